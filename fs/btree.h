@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * btree.h — the one copy-on-write B-tree, used by every tree.
+ *
+ * Items live in leaves, sorted by key (keys.h).  Interior nodes hold
+ * (key, child block, generation).  Every node carries a checksum and the
+ * generation that wrote it (format.h).  A node is copied at most once per
+ * transaction: the first modification in transaction T copies it to a new
+ * location and frees the old one when T commits.
+ *
+ * Locking: searches couple locks from the root down (lock.h), releasing a
+ * parent once the child is locked and the parent cannot change (no split or
+ * merge can propagate to it).  locking=groups:N splits each node's lock
+ * into N groups by slot range; splits, merges and root changes take all of
+ * them.  Callers never lock nodes themselves.
+ */
+#ifndef GLASSFS_BTREE_H
+#define GLASSFS_BTREE_H
+
+#include <stdint.h>
+#include "fs/keys.h"
+#include "fs/core.h"
+#include "fs/txn.h"
+
+#define BTREE_MAX_LEVEL 8
+
+struct node;
+
+/*
+ * A path from the root to a leaf slot.  Owned by one thread; holds
+ * references and locks on the nodes it names until path_release().
+ */
+struct path {
+	struct node *nodes[BTREE_MAX_LEVEL];
+	int slots[BTREE_MAX_LEVEL];
+	uint8_t lock_held[BTREE_MAX_LEVEL];	/* 0 none, 1 read, 2 write; btree.c only */
+	uint8_t lock_group[BTREE_MAX_LEVEL];	/* group held (groups scheme); btree.c only */
+	uint8_t all_groups[BTREE_MAX_LEVEL];	/* every group held; btree.c only */
+	struct root *root;
+	int cow;				/* searched for modification */
+};
+
+void path_init(struct path *p);
+void path_release(struct path *p);
+
+/*
+ * Search root r for key k.
+ *   t       transaction handle; required when cow != 0, else may be NULL.
+ *   ins_len > 0: the caller will insert an item of ins_len data bytes, so
+ *           full nodes are split on the way down; < 0: the caller will
+ *           delete, so underfull nodes are merged on the way down; 0: no
+ *           change of the tree's shape.
+ *   cow     nonzero: every node on the path is copied-on-write (once per
+ *           transaction) and write-locked, so items may be changed in
+ *           place through btree_item_ptr().
+ * Returns 0 when found (p->slots[0] at the item), 1 when not found
+ * (p->slots[0] at the slot where k would be inserted, possibly == nritems),
+ * or -errno (-EIO for a node that fails its checksum or validation).
+ */
+int btree_search(struct txn *t, struct root *r, const struct key *k,
+		 struct path *p, int ins_len, int cow);
+
+/* Insert an item; -EEXIST if the key is present; -ENOSPC. */
+int btree_insert(struct txn *t, struct root *r, const struct key *k,
+		 const void *data, uint32_t size);
+/* Insert an item of size bytes (uninitialised) and leave p at it. */
+int btree_insert_empty(struct txn *t, struct root *r, struct path *p,
+		       const struct key *k, uint32_t size);
+/* Delete nr items starting at p->slots[0] (p from a cow search). */
+int btree_del_items(struct txn *t, struct root *r, struct path *p, int nr);
+/* Resize the item at p->slots[0]: grow (new bytes at the end, zeroed) or
+ * shrink (keeps the front).  p must come from a cow search whose ins_len
+ * covered the growth. */
+int btree_resize_item(struct txn *t, struct root *r, struct path *p,
+		      uint32_t new_size);
+
+/* Convenience: copy the item at k into buf (up to bufsize); returns the
+ * item's size, -ENOENT, or -errno. */
+int btree_lookup(struct root *r, const struct key *k, void *buf, uint32_t bufsize);
+/* Convenience: replace the item at k (any size), or insert it. */
+int btree_update(struct txn *t, struct root *r, const struct key *k,
+		 const void *data, uint32_t size);
+/* Convenience: delete the item at k; -ENOENT if absent. */
+int btree_delete(struct txn *t, struct root *r, const struct key *k);
+
+/* Leaf access at the current path (level 0). */
+uint32_t btree_nritems(const struct path *p);
+void btree_item_key(const struct path *p, int slot, struct key *k);
+void *btree_item_ptr(const struct path *p, int slot, uint32_t *size);
+
+/*
+ * Step to the next / previous item in key order, crossing leaves (may
+ * release and re-search internally; keys stay ordered).  0 moved, 1 no
+ * more items, -errno.  Read-only paths only (cow == 0).
+ */
+int btree_next(struct path *p);
+int btree_prev(struct path *p);
+
+/* Largest item a leaf can hold (for inline data and xattr limits). */
+uint32_t btree_max_item_size(const struct root *r);
+
+/* Tree id of a root (its objectid in the root tree). */
+uint64_t root_id(const struct root *r);
+
+#endif

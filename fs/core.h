@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core.h — the storage core: a volume opened from its devices.
+ *
+ * The core owns devices, the chunk map, the allocator and free-space tree,
+ * the node cache, every B-tree root and the transaction machinery.  The
+ * items layer (inodes, directories, xattrs, file extents: fs/inode.c etc.)
+ * sits on top and only talks to it through core.h, txn.h, btree.h and
+ * data.h.  Nothing here includes FUSE headers.
+ */
+#ifndef GLASSFS_CORE_H
+#define GLASSFS_CORE_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include "fs/lock.h"
+
+struct core;
+struct root;
+
+#define CORE_SECTORSIZE 4096u		/* data block and checksum unit */
+#define CORE_DEFAULT_NODESIZE 16384u
+
+struct core_opts {
+	unsigned commit_interval_s;	/* commit=N, default 30 */
+	enum glock_type locktype;	/* locktype=rwlock|mutex|spin */
+	unsigned lock_groups;		/* locking=node -> 0, locking=groups:N -> N */
+	bool readonly;			/* ro: no transactions, no commit thread */
+	uint64_t cache_bytes;		/* node cache budget, default 256 MiB */
+	uint64_t dirty_thresh_bytes;	/* commit early past this much dirty metadata */
+};
+void core_opts_default(struct core_opts *o);
+
+/* mkfs: format devs (already sized) as one empty volume.  0 or -errno. */
+struct format_opts {
+	const char *label;
+	uint32_t nodesize;		/* 4096..65536, power of two; default 16 KiB */
+	bool force;			/* overwrite an existing signature */
+};
+int core_format(const char *const *devs, int ndevs, const struct format_opts *o);
+
+/*
+ * Open a volume: read and verify the superblock (falling back to a mirror
+ * when the primary is corrupt), load the chunk map and tree roots, start
+ * the periodic-commit thread unless read-only.  Logs the reason on failure.
+ */
+int core_open(const char *const *devs, int ndevs, const struct core_opts *o,
+	      struct core **out);
+/* Final commit (if writable), stop threads, close devices.  First error. */
+int core_close(struct core *c);
+
+/* Tree roots by id: FS_TREE_OBJECTID is the default subvolume. NULL if absent. */
+struct root *core_root(struct core *c, uint64_t tree_id);
+
+uint32_t core_nodesize(const struct core *c);
+const char *core_label(const struct core *c);
+const uint8_t *core_fsid(const struct core *c);	/* 16 bytes */
+bool core_readonly(const struct core *c);		/* ro mount, or forced ro after an abort */
+
+/* statfs: truthful byte counts (data space; metadata reserve excluded from avail). */
+struct core_space {
+	uint64_t total_bytes;
+	uint64_t free_bytes;
+	uint64_t avail_bytes;
+};
+void core_space(struct core *c, struct core_space *s);
+
+/* Counters for tests, benchmarks and `glassctl stats`. Monotonic since open. */
+struct core_stats {
+	uint64_t transid;		/* last committed generation */
+	uint64_t commits;		/* commits completed since open */
+	uint64_t nodes_written;
+	uint64_t dev_read_ios, dev_read_bytes;
+	uint64_t dev_write_ios, dev_write_bytes;
+	uint64_t dev_flushes, dev_discards, dev_discard_bytes;
+	uint64_t cache_hits, cache_misses;
+	uint64_t csum_errors;		/* checksum mismatches seen on reads */
+};
+void core_stats(struct core *c, struct core_stats *s);
+
+#endif

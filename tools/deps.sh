@@ -1,0 +1,28 @@
+#!/bin/sh
+# Install the Debian packages glassfs needs to build, test and demo.
+# Idempotent and quick when everything is present: only missing packages
+# are passed to apt-get.  Set GLASSFS_NO_DEPS=1 to skip (offline builds).
+set -e
+[ "${GLASSFS_NO_DEPS:-0}" = 1 ] && exit 0
+cd "$(dirname "$0")/.."
+want=$(sed -e 's/#.*//' tools/deps.apt | tr -s ' \n' '\n' | sed '/^$/d')
+missing=
+for p in $want; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+	echo "deps: missing packages:$missing (run as root or install them)" >&2
+	exit 1
+fi
+echo "deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get install -y -q --no-install-recommends $missing >/tmp/glassfs-apt.log 2>&1 || {
+	apt-get update -q >/dev/null 2>&1 || true
+	apt-get install -y -q --no-install-recommends $missing >/tmp/glassfs-apt.log 2>&1 || {
+		echo "deps: apt-get failed, see /tmp/glassfs-apt.log" >&2
+		tail -20 /tmp/glassfs-apt.log >&2
+		exit 1
+	}
+}
