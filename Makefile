@@ -1,7 +1,7 @@
 # glassfs — one entry point: make, make test, make bench, make demo, make install.
 #
-# Each area owns a fragment (fs/fs.mk, tools/tools.mk, bpf/bpf.mk,
-# aggregator/aggregator.mk, tests/tests.mk, ...) that appends to the lists
+# Each area owns fragments (fs/fs.mk, tools/tools.mk, bpf/bpf.mk,
+# aggregator/aggregator.mk, tests/AREA/*.mk, ...) that appends to the lists
 # below; this file owns only the flags, the pattern rules and the phony
 # targets.  Everything builds into $(OUT).  Quiet unless V=1.
 
@@ -36,12 +36,9 @@ GEN_HDRS    :=	# generated headers every object may depend on
 .DELETE_ON_ERROR:
 .SUFFIXES:
 
--include fs/fs.mk
--include tools/tools.mk
--include bpf/bpf.mk
--include aggregator/aggregator.mk
--include dashboards/dashboards.mk
--include tests/tests.mk
+# Every area's fragments: AREA/*.mk and tests/*/*.mk (one per owner).
+include $(sort $(wildcard fs/*.mk tools/*.mk bpf/*.mk aggregator/*.mk \
+	dashboards/*.mk tests/*.mk tests/*/*.mk))
 
 # Plain objects and sanitizer objects from the same sources.
 $(OUT)/obj/%.o: %.c | $(GEN_HDRS)

@@ -26,3 +26,11 @@ apt-get install -y -q --no-install-recommends $missing >/tmp/glassfs-apt.log 2>&
 		exit 1
 	}
 }
+
+# Browser tests: playwright-core (drives Debian's /usr/bin/chromium; it never
+# downloads a browser of its own).
+if [ -f tests/browser/package.json ] && [ ! -d tests/browser/node_modules/playwright-core ]; then
+	echo "deps: npm install (tests/browser)"
+	(cd tests/browser && npm install --no-audit --no-fund --silent) || {
+		echo "deps: npm install failed in tests/browser" >&2; exit 1; }
+fi
