@@ -17,3 +17,22 @@ $(TOOLS_LIB_SAN): $(TOOLS_LIB_SRCS:%.c=$(OUT)/asan/%.o)
 	$(call msg,AR,$@)
 	@mkdir -p $(@D)
 	$(Q)rm -f $@ && ar rcs $@ $^
+
+# ---- flame graphs (tools/lib/folded, tools/lib/flamegraph, glass-flamegraph,
+# glass-report).  Unit tests link the sanitizer library; fuzz with
+# `make fuzz-flamegraph` (clang libFuzzer); `make regolden-tools` re-records
+# the golden files after a deliberate format change.
+
+TOOLS_TEST_LIBS := -lm
+
+$(OUT)/test/tools/%: $(OUT)/asan/tests/tools/%.o $(TOOLS_LIB_SAN)
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(FP_FLAGS) $(SAN_FLAGS) -o $@ $^ $(TOOLS_TEST_LIBS)
+
+TEST_BINS += $(OUT)/test/tools/folded_test
+
+.PHONY: regolden-tools
+regolden-tools: $(OUT)/test/tools/folded_test
+	$(Q)GLASSFS_ROOT=$(CURDIR) REGOLDEN=1 $(OUT)/test/tools/folded_test >/dev/null
+	@echo "re-recorded tests/tools golden files: review with git diff"
