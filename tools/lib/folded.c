@@ -383,7 +383,7 @@ static int parse_line(struct folded_set *s, const char *line, size_t len,
 {
 	const char *p, *tok, *stack_end;
 	size_t i, nframes, flen, slen;
-	uint64_t count;
+	uint64_t count = 0;
 	int r;
 
 	if (len && line[len - 1] == '\r')
