@@ -36,3 +36,21 @@ TEST_BINS += $(OUT)/test/tools/folded_test
 regolden-tools: $(OUT)/test/tools/folded_test
 	$(Q)GLASSFS_ROOT=$(CURDIR) REGOLDEN=1 $(OUT)/test/tools/folded_test >/dev/null
 	@echo "re-recorded tests/tools golden files: review with git diff"
+
+# The embedded script: tools/lib/flamegraph.js as a C string.
+GEN_HDRS += $(OUT)/gen/flamegraph_js.h
+$(OUT)/gen/flamegraph_js.h: tools/lib/flamegraph.js
+	$(call msg,GEN,$@)
+	@mkdir -p $(@D)
+	$(Q)if grep -q ']]>' $<; then echo "$<: contains ]]>" >&2; exit 1; fi
+	$(Q){ echo '/* generated from $< — do not edit */'; \
+	  echo 'static const char flamegraph_js[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; \
+	  echo ';'; } > $@
+
+TOOLS_FG_BINS := $(OUT)/bin/glass-flamegraph
+BINS += $(TOOLS_FG_BINS)
+$(OUT)/bin/glass-flamegraph: $(OUT)/obj/tools/glass-flamegraph.o $(TOOLS_LIB)
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(FP_FLAGS) -o $@ $^ -lm
