@@ -33,8 +33,9 @@ $(OUT)/test/tools/%: $(OUT)/asan/tests/tools/%.o $(TOOLS_LIB_SAN)
 TEST_BINS += $(OUT)/test/tools/folded_test
 
 .PHONY: regolden-tools
-regolden-tools: $(OUT)/test/tools/folded_test
+regolden-tools: $(OUT)/test/tools/folded_test $(TOOLS_FG_BINS)
 	$(Q)GLASSFS_ROOT=$(CURDIR) REGOLDEN=1 $(OUT)/test/tools/folded_test >/dev/null
+	$(Q)GLASSFS_ROOT=$(CURDIR) OUT=$(OUT) REGOLDEN=1 tests/tools/flamegraph.test >/dev/null
 	@echo "re-recorded tests/tools golden files: review with git diff"
 
 # The embedded script: tools/lib/flamegraph.js as a C string.
