@@ -21,6 +21,7 @@ FSMARK_TIMEOUT=${FSMARK_TIMEOUT:-300}	# seconds, per fs_mark run
 _b_mounts=()	# "kind<TAB>mountpoint", kind = kernel|fuse
 _b_loops=()	# /dev/loopN
 _b_pids=()	# daemons we started
+_b_fsmark=	# pid (= process group) of a running `timeout fs_mark`
 BENCH_WORK=
 
 bench_say() { printf '%s\n' "$*" >&2; }
@@ -50,17 +51,21 @@ bench_need() {
 	done
 }
 
+# Mount tests read /proc/self/mountinfo and never stat the mount point:
+# a stat on a hung FUSE mount would hang the cleanup too.
+_is_mounted() {
+	awk -v m="$1" '$5 == m { f = 1 } END { exit !f }' /proc/self/mountinfo
+}
+
 # The FUSE connection id of a mount (its minor device number), or "".
 _fuse_conn() {
-	local d
-	d=$(mountpoint -d "$1" 2>/dev/null) || return 0
-	echo "${d#*:}"
+	awk -v m="$1" '$5 == m { split($3, d, ":"); c = d[2] } END { print c }' /proc/self/mountinfo
 }
 
 # Unmount one FUSE mount; if the daemon is hung, abort its connection.
 _fuse_umount() {
 	local m=$1 c
-	mountpoint -q "$m" 2>/dev/null || return 0
+	_is_mounted "$m" || return 0
 	fusermount3 -u "$m" 2>/dev/null && return 0
 	sleep 0.5
 	fusermount3 -u "$m" 2>/dev/null && return 0
@@ -73,7 +78,7 @@ _fuse_umount() {
 
 _kernel_umount() {
 	local m=$1
-	mountpoint -q "$m" 2>/dev/null || return 0
+	_is_mounted "$m" || return 0
 	umount "$m" 2>/dev/null && return 0
 	sleep 0.5
 	umount "$m" 2>/dev/null || { bench_say "cleanup: lazy unmount of $m"; umount -l "$m"; }
@@ -95,6 +100,12 @@ _reap() {
 bench_cleanup() {
 	local rc=$? i kind m p
 	trap - EXIT INT TERM
+	# a running fs_mark first: timeout leads its process group
+	if [ -n "${_b_fsmark:-}" ]; then
+		kill -TERM -- "-$_b_fsmark" 2>/dev/null
+		sleep 0.2
+		kill -KILL -- "-$_b_fsmark" 2>/dev/null
+	fi
 	for ((i = ${#_b_mounts[@]} - 1; i >= 0; i--)); do
 		kind=${_b_mounts[i]%%$'\t'*}; m=${_b_mounts[i]#*$'\t'}
 		if [ "$kind" = fuse ]; then _fuse_umount "$m"; else _kernel_umount "$m"; fi
@@ -133,21 +144,25 @@ bench_umount() {
 		if [ "$kind" = fuse ]; then _fuse_umount "$m"; else _kernel_umount "$m"; fi
 	done
 	_unregister_mount "$m"
-	local var=_b_owner_${m//[^A-Za-z0-9]/_}
-	local owner=${!var-}
-	case $owner in
-	pid:*)	_reap "${owner#pid:}" 10
-		local q keepp=()
-		for q in "${_b_pids[@]}"; do [ "$q" = "${owner#pid:}" ] || keepp+=("$q"); done
-		_b_pids=("${keepp[@]}");;
-	loop:*)	losetup -d "${owner#loop:}" 2>/dev/null
-		local l keep=()
-		for l in "${_b_loops[@]}"; do [ "$l" = "${owner#loop:}" ] || keep+=("$l"); done
-		_b_loops=("${keep[@]}");;
-	esac
+	local var=_b_owner_${m//[^A-Za-z0-9]/_} owner
+	# daemons first (they exit once unmounted), then their devices
+	for owner in ${!var-}; do
+		case $owner in
+		pid:*)	_reap "${owner#pid:}" 10
+			local q keepp=()
+			for q in "${_b_pids[@]}"; do [ "$q" = "${owner#pid:}" ] || keepp+=("$q"); done
+			_b_pids=("${keepp[@]}");;
+		loop:*)	losetup -d "${owner#loop:}" 2>/dev/null ||
+				bench_say "cannot detach ${owner#loop:}"
+			local l keep=()
+			for l in "${_b_loops[@]}"; do [ "$l" = "${owner#loop:}" ] || keep+=("$l"); done
+			_b_loops=("${keep[@]}");;
+		esac
+	done
 	unset "$var"
 }
 
+# _set_owner MNT "pid:N [loop:/dev/loopN]": what bench_umount MNT undoes.
 _set_owner() { printf -v "_b_owner_${1//[^A-Za-z0-9]/_}" '%s' "$2"; }
 
 # bench_image PATH SIZE: a sparse image file.
@@ -184,7 +199,7 @@ bench_mount_kernel() {
 _wait_mounted() {
 	local mnt=$1 pid=$2 i
 	for ((i = 0; i < 200; i++)); do
-		mountpoint -q "$mnt" && return 0
+		_is_mounted "$mnt" && return 0
 		kill -0 "$pid" 2>/dev/null || return 1
 		sleep 0.05
 	done
@@ -281,29 +296,39 @@ bench_glassfs_stat() {
 }
 
 # bench_fsmark N_THREADS N_PER_THREAD DIR FS_MARK-ARGS...: fs_mark with one
-# directory per thread under DIR; prints files/sec.  Fails (and says why)
-# when fs_mark fails, times out or counts a different number of files.
+# directory per thread under DIR; sets FSMARK_RATE (files/sec).  Returns 1
+# (and says why) when fs_mark fails, times out or counts a different number
+# of files.  Call it in the bench's own shell, not in $(...): fs_mark runs
+# in the background under `timeout` (its own process group, which also
+# holds fs_mark's worker processes) and we `wait` for it, so Ctrl-C runs
+# the cleanup trap at once and the cleanup kills that group by its id.
 bench_fsmark() {
 	local t=$1 n=$2 dir=$3; shift 3
-	local args=() i log=$BENCH_WORK/fs_mark.$$.out
+	local args=() i rc log=$BENCH_WORK/fs_mark.out
+	FSMARK_RATE=
 	# Relative directory names: fs_mark rejects -d paths of 39+ characters.
 	for ((i = 0; i < t; i++)); do
 		mkdir -p "$dir/$i" || { bench_say "fs_mark: cannot mkdir $dir/$i"; return 1; }
 		args+=(-d "$i")
 	done
-	if ! (cd "$dir" && exec timeout --foreground -k 10 "$FSMARK_TIMEOUT" fs_mark "${args[@]}" \
-		-t "$t" -n "$n" -L 1 -l "$BENCH_WORK/fs_mark.log" "$@") >"$log" 2>&1; then
-		bench_say "fs_mark ${*} -t $t -n $n on $dir failed or timed out (${FSMARK_TIMEOUT}s): $(tail -3 "$log" | tr '\n' ' ')"
+	(cd "$dir" && exec timeout -k 10 "$FSMARK_TIMEOUT" fs_mark "${args[@]}" \
+		-t "$t" -n "$n" -L 1 -l "$BENCH_WORK/fs_mark.log" "$@") >"$log" 2>&1 </dev/null &
+	_b_fsmark=$!
+	wait "$_b_fsmark"
+	rc=$?
+	_b_fsmark=
+	if [ $rc != 0 ]; then
+		bench_say "fs_mark ${*} -t $t -n $n in $dir: $([ $rc = 124 ] && echo "timed out after ${FSMARK_TIMEOUT}s" || echo "failed (rc=$rc)"): $(tail -2 "$log" | tr '\n\t' '  ')"
 		return 1
 	fi
-	awk -v want=$((t * n)) '
+	FSMARK_RATE=$(awk -v want=$((t * n)) '
 		/^FSUse%/ { hdr = 1; next }
 		hdr && NF >= 5 { count = $2; rate = $4; hdr = 0 }
 		END {
 			if (rate == "") { print "fs_mark: no result line" > "/dev/stderr"; exit 1 }
 			if (count != want) { printf "fs_mark: counted %s files, expected %s\n", count, want > "/dev/stderr"; exit 1 }
 			print rate
-		}' "$log"
+		}' "$log") || return 1
 }
 
 # Formatting: ratio A/B with two decimals, "-" when either is missing.
