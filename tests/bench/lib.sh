@@ -148,7 +148,7 @@ bench_umount() {
 	# daemons first (they exit once unmounted), then their devices
 	for owner in ${!var-}; do
 		case $owner in
-		pid:*)	_reap "${owner#pid:}" 10
+		pid:*)	_reap "${owner#pid:}" 30	# glassfs commits before it exits
 			local q keepp=()
 			for q in "${_b_pids[@]}"; do [ "$q" = "${owner#pid:}" ] || keepp+=("$q"); done
 			_b_pids=("${keepp[@]}");;
@@ -329,6 +329,14 @@ bench_fsmark() {
 			if (count != want) { printf "fs_mark: counted %s files, expected %s\n", count, want > "/dev/stderr"; exit 1 }
 			print rate
 		}' "$log") || return 1
+	# The files must really be there: a filesystem that drops creates
+	# must not post a rate.
+	i=$(find "$dir" -mindepth 2 -maxdepth 2 -type f | wc -l)
+	if [ "$i" != $((t * n)) ]; then
+		bench_say "fs_mark in $dir: found $i files after the run, expected $((t * n))"
+		FSMARK_RATE=
+		return 1
+	fi
 }
 
 # Formatting: ratio A/B with two decimals, "-" when either is missing.
