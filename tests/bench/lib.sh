@@ -30,6 +30,7 @@ bench_die() { printf '%s: error: %s\n' "${BENCH_NAME:-bench}" "$*" >&2; exit 1; 
 # bench_init NAME: scratch directory, traps, results file.
 bench_init() {
 	BENCH_NAME=$1
+	_b_main=$BASHPID
 	[ "$(id -u)" = 0 ] || { echo "SKIPPED: $BENCH_NAME needs root (loop devices, mounts)" >&2; exit 77; }
 	[ -c /dev/fuse ] || { echo "SKIPPED: $BENCH_NAME needs /dev/fuse" >&2; exit 77; }
 	BENCH_WORK=$(mktemp -d "$BENCH_TMP/glassfs-bench.$BENCH_NAME.XXXXXX") ||
@@ -99,6 +100,8 @@ _reap() {
 
 bench_cleanup() {
 	local rc=$? i kind m p
+	# only the bench's own shell cleans up, never a subshell that inherited the trap
+	[ "$BASHPID" = "${_b_main:-}" ] || exit $rc
 	trap - EXIT INT TERM
 	# a running fs_mark first: timeout leads its process group
 	if [ -n "${_b_fsmark:-}" ]; then
@@ -253,7 +256,7 @@ bench_mount_glassfs() {
 	fi
 	GLASSFS_IMG=$dev
 	mkdir -p "$mnt"
-	"$BIN/glassfs" "$dev" "$mnt" -f $GLASSFS_OPTS "$@" >"$BENCH_WORK/glassfs.log" 2>&1 &
+	"$BIN/glassfs" "$dev" "$mnt" -f ${GLASSFS_OPTS:-} "$@" >"$BENCH_WORK/glassfs.log" 2>&1 &
 	local pid=$!
 	_b_pids+=("$pid")
 	_b_mounts+=("fuse"$'\t'"$mnt")
@@ -342,8 +345,9 @@ bench_fsmark() {
 # Formatting: ratio A/B with two decimals, "-" when either is missing.
 bench_ratio() {
 	awk -v a="$1" -v b="$2" 'BEGIN {
-		if (a == "" || b == "" || a == "-" || b == "-" || b + 0 == 0) { print "-"; exit }
-		printf "%.2f\n", a / b }'
+		num = "^[0-9]+([.][0-9]*)?$"
+		if (a !~ num || b !~ num || b + 0 == 0) { print "-"; exit }
+		r = a / b; printf (r < 0.1 ? "%.3f\n" : "%.2f\n"), r }'
 }
 
 bench_tsv() { local IFS=$'\t'; echo "$*" >>"$BENCH_RESULTS"; }
