@@ -210,12 +210,14 @@ _wait_mounted() {
 }
 
 # bench_mount_memfs MNT [-o OPTS]: the FUSE ceiling, served by a memfs we
-# start in the foreground (so we own its pid).
+# start in the foreground (so we own its pid).  $MEMFS_OPTS are added, e.g.
+# to match glassfs's timeouts: MEMFS_OPTS="-o entry_timeout=5,attr_timeout=5".
 bench_mount_memfs() {
 	local mnt=$1; shift
 	[ -x "$MEMFS" ] || { bench_say "$BENCH_NAME: $MEMFS not built (run: make bench)"; return 1; }
 	mkdir -p "$mnt"
-	"$MEMFS" "$mnt" -f "$@" >"$BENCH_WORK/memfs.log" 2>&1 &
+	# shellcheck disable=SC2086
+	"$MEMFS" "$mnt" -f ${MEMFS_OPTS:-} "$@" >"$BENCH_WORK/memfs.log" 2>&1 &
 	local pid=$!
 	_b_pids+=("$pid")
 	_b_mounts+=("fuse"$'\t'"$mnt")
