@@ -258,6 +258,7 @@ bench_mount_glassfs() {
 	fi
 	GLASSFS_IMG=$dev
 	mkdir -p "$mnt"
+	# shellcheck disable=SC2086 # GLASSFS_OPTS is a list of words
 	"$BIN/glassfs" "$dev" "$mnt" -f ${GLASSFS_OPTS:-} "$@" >"$BENCH_WORK/glassfs.log" 2>&1 &
 	local pid=$!
 	_b_pids+=("$pid")

@@ -11,7 +11,7 @@
 #
 # Usage: tests/bench/run.sh [FILTER...]      (OUT=build by default)
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 OUT=${OUT:-build}
 export OUT GLASSFS_ROOT=$PWD
 LOGDIR=$OUT/bench-logs
