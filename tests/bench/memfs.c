@@ -17,7 +17,11 @@
  * leaves it out), no rename, links or xattrs.
  *
  * Usage: memfs MOUNTPOINT [-f] [-s] [-o entry_timeout=S,attr_timeout=S,
- *        negative_timeout=S,writeback,max_threads=N,clone_fd,...]
+ *        negative_timeout=S,threads=N,writeback,...]
+ *
+ * Defaults are glassfs's (fs/main.c): timeouts of 10 s for entries,
+ * attributes and negative entries; at most 16 worker threads, 10 idle; no
+ * clone_fd; parallel dirops on, writeback cache off.
  *
  * Inode numbers handed to the kernel are node pointers (root is 1), as in
  * libfuse's passthrough_ll; st_ino is a separate sequence number.
@@ -816,6 +820,7 @@ static const struct fuse_lowlevel_ops memfs_ops = {
 struct memfs_opts {
 	char *entry_timeout, *attr_timeout, *negative_timeout;
 	int writeback;
+	unsigned threads;
 };
 
 #define MEMFS_OPT(t, p) { t, offsetof(struct memfs_opts, p), 0 }
@@ -824,6 +829,7 @@ static const struct fuse_opt memfs_optspec[] = {
 	MEMFS_OPT("attr_timeout=%s", attr_timeout),
 	MEMFS_OPT("negative_timeout=%s", negative_timeout),
 	{ "writeback", offsetof(struct memfs_opts, writeback), 1 },
+	MEMFS_OPT("threads=%u", threads),
 	FUSE_OPT_END
 };
 
@@ -848,9 +854,10 @@ static void usage(const char *prog)
 {
 	printf("usage: %s MOUNTPOINT [options]\n"
 	       "memfs: in-memory FUSE filesystem, the ceiling for benchmarks.\n"
-	       "    -o entry_timeout=S     dentry cache time (default 1.0)\n"
-	       "    -o attr_timeout=S      attribute cache time (default 1.0)\n"
-	       "    -o negative_timeout=S  cache ENOENT this long (default 1.0, 0 = off)\n"
+	       "    -o entry_timeout=S     dentry cache time (default 10)\n"
+	       "    -o attr_timeout=S      attribute cache time (default 10)\n"
+	       "    -o negative_timeout=S  cache ENOENT this long (default 10, 0 = off)\n"
+	       "    -o threads=N           maximum worker threads (default 16)\n"
 	       "    -o writeback           enable the kernel writeback cache\n",
 	       prog);
 	fuse_cmdline_help();
@@ -885,17 +892,22 @@ int main(int argc, char *argv[])
 			argv[0]);
 		goto out_args;
 	}
+	mopts.threads = 16;
 	if (fuse_opt_parse(&args, &mopts, memfs_optspec, NULL) == -1)
 		goto out_args;
+	if (mopts.threads < 1) {
+		fprintf(stderr, "memfs: threads must be >= 1\n");
+		goto out_args;
+	}
 
 	fs = calloc(1, sizeof(*fs));
 	if (!fs) {
 		fprintf(stderr, "memfs: out of memory\n");
 		goto out_args;
 	}
-	if (parse_seconds("entry_timeout", mopts.entry_timeout, 1.0, &fs->entry_timeout) ||
-	    parse_seconds("attr_timeout", mopts.attr_timeout, 1.0, &fs->attr_timeout) ||
-	    parse_seconds("negative_timeout", mopts.negative_timeout, 1.0,
+	if (parse_seconds("entry_timeout", mopts.entry_timeout, 10.0, &fs->entry_timeout) ||
+	    parse_seconds("attr_timeout", mopts.attr_timeout, 10.0, &fs->attr_timeout) ||
+	    parse_seconds("negative_timeout", mopts.negative_timeout, 10.0,
 			  &fs->negative_timeout))
 		goto out_fs;
 	fs->writeback = mopts.writeback;
@@ -934,9 +946,10 @@ int main(int argc, char *argv[])
 			ret = 1;
 			goto out_unmount;
 		}
+		/* glassfs's loop: threads=N workers at most, up to 10 idle */
 		fuse_loop_cfg_set_clone_fd(lc, copts.clone_fd);
-		fuse_loop_cfg_set_idle_threads(lc, copts.max_idle_threads);
-		fuse_loop_cfg_set_max_threads(lc, copts.max_threads);
+		fuse_loop_cfg_set_max_threads(lc, mopts.threads);
+		fuse_loop_cfg_set_idle_threads(lc, mopts.threads < 10 ? mopts.threads : 10);
 		ret = fuse_session_loop_mt(se, lc);
 		fuse_loop_cfg_destroy(lc);
 	}
