@@ -34,6 +34,7 @@ GEN_HDRS    :=	# generated headers every object may depend on
 
 .DEFAULT_GOAL := all
 .DELETE_ON_ERROR:
+.SECONDARY:
 .SUFFIXES:
 
 # Every area's fragments: AREA/*.mk and tests/*/*.mk (one per owner).

@@ -57,7 +57,8 @@ for f in "${files[@]}"; do
 		grep '^FAIL: ' "$log" | head -20 | sed 's/^/      /'
 		tail -15 "$log" | sed 's/^/    | /'
 	elif [ $rc != 77 ]; then
-		echo "ok    $name ($p passed${s:+, $s skipped}, $((t1 - t0))s)"
+		if [ "$s" != 0 ]; then sk=", $s skipped"; else sk=; fi
+		echo "ok    $name ($p passed$sk, $((t1 - t0))s)"
 	fi
 	grep '^SKIP: ' "$log" | sed 's/^/      /'
 done
