@@ -86,6 +86,7 @@ static struct core *core_alloc(const struct core_opts *o)
 
 static void core_free(struct core *c)
 {
+	discard_close(c);
 	for (int i = 0; i < CT_NR; i++)
 		if (c->roots[i].present)
 			root_release(&c->roots[i].r);
@@ -280,6 +281,9 @@ int core_open(const char *const *devs, int ndevs, const struct core_opts *o,
 		core_log(c, "block groups / free space: %s", strerror(-ret));
 		goto fail;
 	}
+	ret = discard_open(c);
+	if (ret)
+		goto fail;
 	if (!c->readonly) {
 		ret = txn_start_commit_thread(c);
 		if (ret)
@@ -377,7 +381,7 @@ int core_format(const char *const *devs, int ndevs, const struct format_opts *o)
 		}
 		sig = signature(d);
 		if (sig && !o->force) {
-			fprintf(stderr, "glassfs: %s already holds a %s filesystem; use -f to overwrite it\n",
+			fprintf(stderr, "glassfs: %s already contains a %s signature; use -f to overwrite it\n",
 				d->path, sig);
 			ret = -EEXIST;
 			goto out;
