@@ -96,6 +96,8 @@ static __attribute__((unused)) int t_poke(const char *img, uint64_t off, uint8_t
  * Run fsck.glassfs on an image: its exit code, or -1 when the binary is
  * not built (then callers skip).  Output goes to stdout only on failure.
  */
+static bool t_fsck_quiet;	/* an error is what the case expects */
+
 static __attribute__((unused)) int t_fsck(const char *img)
 {
 	const char *out = getenv("OUT") ? getenv("OUT") : "build";
@@ -113,7 +115,7 @@ static __attribute__((unused)) int t_fsck(const char *img)
 	snprintf(cmd, sizeof(cmd), "%s -n %s > %s.fsck 2>&1", bin, img, img);
 	st = system(cmd);
 	st = WIFEXITED(st) ? WEXITSTATUS(st) : 99;
-	if (st) {
+	if (st && !t_fsck_quiet) {
 		snprintf(cmd, sizeof(cmd), "head -30 %s.fsck", img);
 		if (system(cmd) < 0)
 			st = 99;

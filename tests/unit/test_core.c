@@ -103,6 +103,9 @@ static void run(uint32_t nodesize)
 
 	MUST(t_open(img, false, &c));
 	CHECK(N("items survive reopen"), count_items(c, 0, nitems, &err) == nitems && !err);
+	core_stats(c, &st);
+	CHECK(N("node cache counts misses then hits"), st.cache_misses > 0 && st.cache_hits > 0 &&
+	      st.dev_read_ios > 0);
 	memset(rbuf, 0, dlen);
 	CHECK(N("data survives reopen"), data_read(c, logical, rbuf, dlen) == 0 &&
 	      memcmp(rbuf, wbuf, dlen) == 0);
@@ -224,7 +227,9 @@ static void run(uint32_t nodesize)
 		txn_end(t);
 		CHECK(N("damage injected"), r == 0 && core_close(c) == 0);
 		c = NULL;
+		t_fsck_quiet = true;
 		CHECK(N("fsck reports a missing reference item (exit 4)"), t_fsck(img) == 4);
+		t_fsck_quiet = false;
 	}
 out:
 	if (c)
