@@ -145,6 +145,12 @@ static void check_supers(struct fsck *f)
 				fsck_error(f, "%s: superblock copy at %llu is damaged (magic %s, crc32c expected %08x found %08x)",
 					   d->path, (unsigned long long)offs[k],
 					   sb->magic == GLASSFS_MAGIC ? "ok" : "bad", want, crc);
+			else if (sb->generation + 1 == c->generation)
+				/* a crash between the copies of the last commit's
+				 * superblock write: the next commit rewrites it */
+				printf("note: %s: superblock copy at %llu is one commit behind (generation %llu)\n",
+				       d->path, (unsigned long long)offs[k],
+				       (unsigned long long)sb->generation);
 			else if (sb->generation != c->generation)
 				fsck_error(f, "%s: superblock copy at %llu has generation %llu, volume is at %llu",
 					   d->path, (unsigned long long)offs[k],
