@@ -188,6 +188,80 @@ out:
 #undef N
 }
 
+/* Two devices: chunks spread over both, data fills both, reopen in the
+ * other order, fsck clean. */
+static int count_dev_chunks(const struct chunk *ch, void *arg)
+{
+	int *per = arg;
+	per[ch->stripes[0].devid == 1 ? 0 : 1]++;
+	return 0;
+}
+
+static void two_devices(void)
+{
+	char a[256], b[256];
+	const char *devs[2] = { a, b }, *rev[2] = { b, a };
+	struct format_opts fo = { "two", 4096, true };
+	struct core_opts o;
+	struct core *c = NULL;
+	uint64_t total = 0;
+	int ret = 0, per[2] = { 0, 0 };
+
+	a[0] = b[0] = 0;
+	MUST(t_image(a, sizeof(a), 48ull << 20));
+	MUST(t_image(b, sizeof(b), 48ull << 20));
+	CHECK("two devices: format", core_format(devs, 2, &fo) == 0);
+	core_opts_default(&o);
+	MUST(core_open(devs, 2, &o, &c));
+	while (ret == 0) {
+		struct txn *t;
+		uint8_t blk[16384];
+		MUST(txn_join(c, 4, 0, &t));
+		for (int i = 0; i < 16 && ret == 0; i++) {
+			uint64_t l;
+			ret = data_alloc(t, sizeof(blk), &l);
+			if (!ret) {
+				memset(blk, (int)l, sizeof(blk));
+				ret = data_write(t, l, blk, sizeof(blk));
+				total += sizeof(blk);
+			}
+		}
+		txn_end(t);
+	}
+	CHECK("two devices: data fills to ENOSPC", ret == -ENOSPC && total > (56ull << 20));
+	chunk_for_each(c, count_dev_chunks, per);
+	CHECK("two devices: chunks on both", per[0] > 0 && per[1] > 0);
+	CHECK("two devices: close", core_close(c) == 0);
+	c = NULL;
+	CHECK("two devices: reopen in the other order", core_open(rev, 2, &o, &c) == 0);
+	if (c)
+		core_close(c);
+	c = NULL;
+	{
+		/* fsck takes both devices */
+		const char *outd = getenv("OUT") ? getenv("OUT") : "build";
+		const char *root = getenv("GLASSFS_ROOT") ? getenv("GLASSFS_ROOT") : ".";
+		char cmd[1024];
+		if (outd[0] == '/')
+			snprintf(cmd, sizeof(cmd), "%s/bin/fsck.glassfs", outd);
+		else
+			snprintf(cmd, sizeof(cmd), "%s/%s/bin/fsck.glassfs", root, outd);
+		if (access(cmd, X_OK) == 0) {
+			char run[1200];
+			snprintf(run, sizeof(run), "%s %s %s > /dev/null", cmd, a, b);
+			int st = system(run);
+			CHECK("two devices: fsck clean", WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		}
+	}
+out:
+	if (c)
+		core_close(c);
+	if (a[0])
+		unlink(a);
+	if (b[0])
+		unlink(b);
+}
+
 int main(void)
 {
 	const char *ns = getenv("NODESIZE");
@@ -199,5 +273,6 @@ int main(void)
 		run(4096);
 		run(16384);
 	}
+	two_devices();
 	return t_fails ? 1 : 0;
 }
