@@ -825,7 +825,7 @@ static int run_threads(struct core *c, struct root *r, int n, uint64_t count, in
 static void test_threads(enum glock_type type, unsigned groups, int nthreads, uint64_t count)
 {
 	char name[80];
-	struct core *c = fx_create(4096, 200000, type, groups, 64ull << 20);
+	struct core *c = fx_create(4096, 40000, type, groups, 64ull << 20);
 	struct root r;
 	struct shape sh;
 	struct model m = { 0 };
@@ -874,7 +874,7 @@ static void test_threads(enum glock_type type, unsigned groups, int nthreads, ui
 
 static double bench_inserts(enum glock_type type, unsigned groups, int nthreads, uint64_t total)
 {
-	struct core *c = fx_create(16384, 200000, type, groups, 256ull << 20);
+	struct core *c = fx_create(16384, 20000, type, groups, 256ull << 20);
 	struct root r;
 	double t0, dt;
 
