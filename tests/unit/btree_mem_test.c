@@ -744,6 +744,7 @@ struct mt {
 	int tid, nthreads;
 	uint64_t base, count;	/* keys base + i*nthreads + tid, i < count */
 	int phase;		/* 0 insert, 1 delete odd, 2 lookups only */
+	int disjoint;		/* keys base + tid*count + i instead */
 	int err;
 	uint64_t rs;
 };
@@ -755,7 +756,8 @@ static void *mt_worker(void *arg)
 	uint8_t buf[64], want[64];
 
 	for (uint64_t i = 0; i < w->count && !w->err; i++) {
-		uint64_t id = w->base + i * (uint64_t)w->nthreads + (uint64_t)w->tid;
+		uint64_t id = w->disjoint ? w->base + (uint64_t)w->tid * w->count + i
+					  : w->base + i * (uint64_t)w->nthreads + (uint64_t)w->tid;
 		struct key k = { id, 1, 0 };
 		int ret;
 
@@ -774,7 +776,7 @@ static void *mt_worker(void *arg)
 			}
 		}
 		/* a lookup of some key of another thread written in an earlier phase */
-		if (w->phase == 2 || (i % 4) == 0) {
+		if (!w->disjoint && (w->phase == 2 || (i % 4) == 0)) {
 			uint64_t j = rnd(&w->rs) % (w->count ? w->count : 1);
 			int other = (int)(rnd(&w->rs) % (uint64_t)w->nthreads);
 			struct key lk = { w->base + j * (uint64_t)w->nthreads + (uint64_t)other, 1, 0 };
@@ -805,14 +807,16 @@ static void *mt_worker(void *arg)
 	return NULL;
 }
 
-static int run_threads(struct core *c, struct root *r, int n, uint64_t count, int phase)
+static int run_threads_mode(struct core *c, struct root *r, int n, uint64_t count, int phase,
+			    int disjoint)
 {
 	pthread_t th[16];
 	struct mt w[16];
 	int err = 0;
 
 	for (int i = 0; i < n; i++) {
-		w[i] = (struct mt){ c, r, i, n, 1000, count, phase, 0, seed * 31 + (uint64_t)i + 1 };
+		w[i] = (struct mt){ c, r, i, n, 1000, count, phase, disjoint, 0,
+				    seed * 31 + (uint64_t)i + 1 };
 		pthread_create(&th[i], NULL, mt_worker, &w[i]);
 	}
 	for (int i = 0; i < n; i++) {
@@ -820,6 +824,11 @@ static int run_threads(struct core *c, struct root *r, int n, uint64_t count, in
 		err |= w[i].err;
 	}
 	return err;
+}
+
+static int run_threads(struct core *c, struct root *r, int n, uint64_t count, int phase)
+{
+	return run_threads_mode(c, r, n, count, phase, 0);
 }
 
 static void test_threads(enum glock_type type, unsigned groups, int nthreads, uint64_t count)
@@ -872,7 +881,8 @@ static void test_threads(enum glock_type type, unsigned groups, int nthreads, ui
 	free(m.v);
 }
 
-static double bench_inserts(enum glock_type type, unsigned groups, int nthreads, uint64_t total)
+static double bench_inserts(enum glock_type type, unsigned groups, int nthreads, uint64_t total,
+			    int disjoint)
 {
 	struct core *c = fx_create(16384, 20000, type, groups, 256ull << 20);
 	struct root r;
@@ -881,7 +891,8 @@ static double bench_inserts(enum glock_type type, unsigned groups, int nthreads,
 	root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
 	root_create_empty(fx_txn(c), &r);
 	t0 = now_s();
-	run_threads(c, &r, nthreads, total / (uint64_t)nthreads, 0);
+	if (run_threads_mode(c, &r, nthreads, total / (uint64_t)nthreads, 0, disjoint))
+		FAILF("bench", "inserts failed");
 	dt = now_s() - t0;
 	root_release(&r);
 	fx_destroy(c);
@@ -911,12 +922,17 @@ int main(void)
 		test_threads(types[i], 4, 4, quick ? 1000 : 3000);
 	}
 	if (!quick) {
-		double a = bench_inserts(GLOCK_RWLOCK, 0, 1, 100000);
-		double b = bench_inserts(GLOCK_RWLOCK, 0, 2, 100000);
-		double g = bench_inserts(GLOCK_RWLOCK, 16, 2, 100000);
+		for (int d = 0; d < 2; d++) {
+			double a = bench_inserts(GLOCK_RWLOCK, 0, 1, 100000, d);
+			double b = bench_inserts(GLOCK_RWLOCK, 0, 2, 100000, d);
+			double g = bench_inserts(GLOCK_RWLOCK, 16, 2, 100000, d);
+			double m = bench_inserts(GLOCK_MUTEX, 16, 2, 100000, d);
 
-		printf("# inserts/s (ASan build, fixture core, 16 KiB nodes): 1 thread %.0f, "
-		       "2 threads locking=node %.0f, 2 threads groups:16 %.0f\n", a, b, g);
+			printf("# inserts/s (fixture core, 16 KiB nodes, %s keys): 1 thread %.0f; "
+			       "2 threads: locking=node rwlock %.0f, groups:16 rwlock %.0f, "
+			       "groups:16 mutex %.0f\n", d ? "per-thread ranges" : "interleaved",
+			       a, b, g, m);
+		}
 	}
 	printf("# %d failures (seed %llu)\n", fails, seed);
 	return fails ? 1 : 0;
