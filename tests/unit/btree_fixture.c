@@ -90,6 +90,7 @@ int fx_commit(struct core *c)
 		c->fresh[i] = 0;
 	}
 	c->generation = c->txn.transid;
+	c->hint = 0;	/* lowest blocks first: keeps the store's touched pages few */
 	c->txn.transid++;
 	return 0;
 }
