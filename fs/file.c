@@ -3,7 +3,6 @@
  * file.c — file data over copy-on-write extents (see file.h and the
  * EXTENT_DATA table in items_format.h).
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>

@@ -38,6 +38,12 @@ static inline struct glassfs_daemon *D(fuse_req_t req)
 	return fuse_req_userdata(req);
 }
 
+/* FUSE names the root 1; glassfs's root directory is ROOT_DIR_INO. */
+static inline uint64_t I(fuse_ino_t ino)
+{
+	return ino == FUSE_ROOT_ID ? ROOT_DIR_INO : ino;
+}
+
 static inline uint64_t op_start(int op, uint64_t ino)
 {
 	GLASSFS_FUSE_OP_START(op, ino);
@@ -97,8 +103,9 @@ static void gl_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want &= ~(unsigned)FUSE_CAP_POSIX_ACL;	/* ACLs stored, not enforced */
 }
 
-static void gl_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+static void gl_lookup(fuse_req_t req, fuse_ino_t parent_, const char *name)
 {
+	uint64_t parent = I(parent_);
 	struct glassfs_daemon *d = D(req);
 	uint64_t t0 = op_start(OP_LOOKUP, parent);
 	struct stat st;
@@ -115,8 +122,9 @@ static void gl_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	reply_entry(req, OP_LOOKUP, parent, t0, ret, &st);
 }
 
-static void gl_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+static void gl_forget(fuse_req_t req, fuse_ino_t ino_, uint64_t nlookup)
 {
+	uint64_t ino = I(ino_);
 	uint64_t t0 = op_start(OP_FORGET, ino);
 
 	fsops_forget(D(req)->fs, ino, nlookup);
@@ -129,13 +137,14 @@ static void gl_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
 	uint64_t t0 = op_start(OP_BATCH_FORGET, 0);
 
 	for (size_t i = 0; i < count; i++)
-		fsops_forget(D(req)->fs, f[i].ino, f[i].nlookup);
+		fsops_forget(D(req)->fs, I(f[i].ino), f[i].nlookup);
 	op_end(OP_BATCH_FORGET, 0, 0, t0);
 	fuse_reply_none(req);
 }
 
-static void gl_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+static void gl_getattr(fuse_req_t req, fuse_ino_t ino_, struct fuse_file_info *fi)
 {
+	uint64_t ino = I(ino_);
 	struct glassfs_daemon *d = D(req);
 	uint64_t t0 = op_start(OP_GETATTR, ino);
 	struct stat st;
@@ -149,9 +158,10 @@ static void gl_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_attr(req, &st, d->attr_timeout);
 }
 
-static void gl_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+static void gl_setattr(fuse_req_t req, fuse_ino_t ino_, struct stat *attr, int to_set,
 		       struct fuse_file_info *fi)
 {
+	uint64_t ino = I(ino_);
 	struct glassfs_daemon *d = D(req);
 	uint64_t t0 = op_start(OP_SETATTR, ino);
 	struct stat st;
@@ -175,8 +185,9 @@ static void gl_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		fuse_reply_attr(req, &st, d->attr_timeout);
 }
 
-static void gl_readlink(fuse_req_t req, fuse_ino_t ino)
+static void gl_readlink(fuse_req_t req, fuse_ino_t ino_)
 {
+	uint64_t ino = I(ino_);
 	uint64_t t0 = op_start(OP_READLINK, ino);
 	char buf[PATH_MAX + 1];
 	ssize_t n = fsops_readlink(D(req)->fs, ino, buf, sizeof(buf) - 1);
@@ -197,9 +208,10 @@ static struct fsops_cred cred_of(fuse_req_t req)
 	return cr;
 }
 
-static void gl_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+static void gl_mknod(fuse_req_t req, fuse_ino_t parent_, const char *name, mode_t mode,
 		     dev_t rdev)
 {
+	uint64_t parent = I(parent_);
 	uint64_t t0 = op_start(OP_MKNOD, parent);
 	struct fsops_cred cr = cred_of(req);
 	struct stat st;
@@ -208,8 +220,9 @@ static void gl_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	reply_entry(req, OP_MKNOD, parent, t0, ret, &st);
 }
 
-static void gl_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+static void gl_mkdir(fuse_req_t req, fuse_ino_t parent_, const char *name, mode_t mode)
 {
+	uint64_t parent = I(parent_);
 	uint64_t t0 = op_start(OP_MKDIR, parent);
 	struct fsops_cred cr = cred_of(req);
 	struct stat st;
@@ -218,8 +231,9 @@ static void gl_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	reply_entry(req, OP_MKDIR, parent, t0, ret, &st);
 }
 
-static void gl_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+static void gl_symlink(fuse_req_t req, const char *link, fuse_ino_t parent_, const char *name)
 {
+	uint64_t parent = I(parent_);
 	uint64_t t0 = op_start(OP_SYMLINK, parent);
 	struct fsops_cred cr = cred_of(req);
 	struct stat st;
@@ -228,8 +242,10 @@ static void gl_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
 	reply_entry(req, OP_SYMLINK, parent, t0, ret, &st);
 }
 
-static void gl_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+static void gl_link(fuse_req_t req, fuse_ino_t ino_, fuse_ino_t newparent_, const char *newname)
 {
+	uint64_t ino = I(ino_);
+	uint64_t newparent = I(newparent_);
 	uint64_t t0 = op_start(OP_LINK, ino);
 	struct stat st;
 	int ret = fsops_link(D(req)->fs, ino, newparent, newname, &st);
@@ -237,31 +253,36 @@ static void gl_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 	reply_entry(req, OP_LINK, ino, t0, ret, &st);
 }
 
-static void gl_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+static void gl_unlink(fuse_req_t req, fuse_ino_t parent_, const char *name)
 {
+	uint64_t parent = I(parent_);
 	uint64_t t0 = op_start(OP_UNLINK, parent);
 
 	reply_err(req, OP_UNLINK, parent, t0, fsops_unlink(D(req)->fs, parent, name));
 }
 
-static void gl_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+static void gl_rmdir(fuse_req_t req, fuse_ino_t parent_, const char *name)
 {
+	uint64_t parent = I(parent_);
 	uint64_t t0 = op_start(OP_RMDIR, parent);
 
 	reply_err(req, OP_RMDIR, parent, t0, fsops_rmdir(D(req)->fs, parent, name));
 }
 
-static void gl_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
-		      fuse_ino_t newparent, const char *newname, unsigned int flags)
+static void gl_rename(fuse_req_t req, fuse_ino_t parent_, const char *name,
+		      fuse_ino_t newparent_, const char *newname, unsigned int flags)
 {
+	uint64_t parent = I(parent_);
+	uint64_t newparent = I(newparent_);
 	uint64_t t0 = op_start(OP_RENAME2, parent);
 
 	reply_err(req, OP_RENAME2, parent, t0,
 		  fsops_rename(D(req)->fs, parent, name, newparent, newname, flags));
 }
 
-static void gl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+static void gl_open(fuse_req_t req, fuse_ino_t ino_, struct fuse_file_info *fi)
 {
+	uint64_t ino = I(ino_);
 	uint64_t t0 = op_start(OP_OPEN, ino);
 	int ret = fsops_open(D(req)->fs, ino, fi->flags);
 
@@ -274,9 +295,10 @@ static void gl_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_open(req, fi);
 }
 
-static void gl_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+static void gl_create(fuse_req_t req, fuse_ino_t parent_, const char *name, mode_t mode,
 		      struct fuse_file_info *fi)
 {
+	uint64_t parent = I(parent_);
 	struct glassfs_daemon *d = D(req);
 	uint64_t t0 = op_start(OP_CREATE, parent);
 	struct fsops_cred cr = cred_of(req);
@@ -303,9 +325,10 @@ static void gl_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		fsops_forget(d->fs, st.st_ino, 1);
 }
 
-static void gl_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+static void gl_read(fuse_req_t req, fuse_ino_t ino_, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
+	uint64_t ino = I(ino_);
 	uint64_t t0 = op_start(OP_READ, ino);
 	char *buf = malloc(size ? size : 1);
 	ssize_t n;
@@ -324,9 +347,10 @@ static void gl_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	free(buf);
 }
 
-static void gl_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
+static void gl_write(fuse_req_t req, fuse_ino_t ino_, const char *buf, size_t size,
 		     off_t off, struct fuse_file_info *fi)
 {
+	uint64_t ino = I(ino_);
 	uint64_t t0 = op_start(OP_WRITE, ino);
 	ssize_t n = fsops_write(D(req)->fs, ino, buf, size, (uint64_t)off);
 
@@ -338,32 +362,36 @@ static void gl_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		fuse_reply_write(req, (size_t)n);
 }
 
-static void gl_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+static void gl_flush(fuse_req_t req, fuse_ino_t ino_, struct fuse_file_info *fi)
 {
+	uint64_t ino = I(ino_);
 	uint64_t t0 = op_start(OP_FLUSH, ino);
 
 	(void)fi;
 	reply_err(req, OP_FLUSH, ino, t0, 0);
 }
 
-static void gl_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+static void gl_release(fuse_req_t req, fuse_ino_t ino_, struct fuse_file_info *fi)
 {
+	uint64_t ino = I(ino_);
 	uint64_t t0 = op_start(OP_RELEASE, ino);
 
 	(void)fi;
 	reply_err(req, OP_RELEASE, ino, t0, 0);
 }
 
-static void gl_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+static void gl_fsync(fuse_req_t req, fuse_ino_t ino_, int datasync, struct fuse_file_info *fi)
 {
+	uint64_t ino = I(ino_);
 	uint64_t t0 = op_start(OP_FSYNC, ino);
 
 	(void)fi;
 	reply_err(req, OP_FSYNC, ino, t0, fsops_fsync(D(req)->fs, ino, datasync));
 }
 
-static void gl_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+static void gl_opendir(fuse_req_t req, fuse_ino_t ino_, struct fuse_file_info *fi)
 {
+	uint64_t ino = I(ino_);
 	uint64_t t0 = op_start(OP_OPENDIR, ino);
 	int ret = fsops_opendir(D(req)->fs, ino);
 
@@ -424,39 +452,44 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, i
 	free(b.buf);
 }
 
-static void gl_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+static void gl_readdir(fuse_req_t req, fuse_ino_t ino_, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
+	uint64_t ino = I(ino_);
 	(void)fi;
 	do_readdir(req, ino, size, off, 0);
 }
 
-static void gl_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+static void gl_readdirplus(fuse_req_t req, fuse_ino_t ino_, size_t size, off_t off,
 			   struct fuse_file_info *fi)
 {
+	uint64_t ino = I(ino_);
 	(void)fi;
 	do_readdir(req, ino, size, off, 1);
 }
 
-static void gl_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+static void gl_releasedir(fuse_req_t req, fuse_ino_t ino_, struct fuse_file_info *fi)
 {
+	uint64_t ino = I(ino_);
 	uint64_t t0 = op_start(OP_RELEASEDIR, ino);
 
 	(void)fi;
 	reply_err(req, OP_RELEASEDIR, ino, t0, 0);
 }
 
-static void gl_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
+static void gl_fsyncdir(fuse_req_t req, fuse_ino_t ino_, int datasync,
 			struct fuse_file_info *fi)
 {
+	uint64_t ino = I(ino_);
 	uint64_t t0 = op_start(OP_FSYNCDIR, ino);
 
 	(void)fi;
 	reply_err(req, OP_FSYNCDIR, ino, t0, fsops_fsync(D(req)->fs, ino, datasync));
 }
 
-static void gl_statfs(fuse_req_t req, fuse_ino_t ino)
+static void gl_statfs(fuse_req_t req, fuse_ino_t ino_)
 {
+	uint64_t ino = I(ino_);
 	uint64_t t0 = op_start(OP_STATFS, ino);
 	struct statvfs sv;
 	int ret = fsops_statfs(D(req)->fs, &sv);
@@ -468,17 +501,19 @@ static void gl_statfs(fuse_req_t req, fuse_ino_t ino)
 		fuse_reply_statfs(req, &sv);
 }
 
-static void gl_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+static void gl_setxattr(fuse_req_t req, fuse_ino_t ino_, const char *name,
 			const char *value, size_t size, int flags)
 {
+	uint64_t ino = I(ino_);
 	uint64_t t0 = op_start(OP_SETXATTR, ino);
 
 	reply_err(req, OP_SETXATTR, ino, t0,
 		  fsops_setxattr(D(req)->fs, ino, name, value, size, flags));
 }
 
-static void gl_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+static void gl_getxattr(fuse_req_t req, fuse_ino_t ino_, const char *name, size_t size)
 {
+	uint64_t ino = I(ino_);
 	uint64_t t0 = op_start(OP_GETXATTR, ino);
 	char *buf = size ? malloc(size) : NULL;
 	int ret;
@@ -498,8 +533,9 @@ static void gl_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	free(buf);
 }
 
-static void gl_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+static void gl_listxattr(fuse_req_t req, fuse_ino_t ino_, size_t size)
 {
+	uint64_t ino = I(ino_);
 	uint64_t t0 = op_start(OP_LISTXATTR, ino);
 	char *buf = size ? malloc(size) : NULL;
 	int ret;
@@ -519,15 +555,17 @@ static void gl_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	free(buf);
 }
 
-static void gl_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+static void gl_removexattr(fuse_req_t req, fuse_ino_t ino_, const char *name)
 {
+	uint64_t ino = I(ino_);
 	uint64_t t0 = op_start(OP_REMOVEXATTR, ino);
 
 	reply_err(req, OP_REMOVEXATTR, ino, t0, fsops_removexattr(D(req)->fs, ino, name));
 }
 
-static void gl_access(fuse_req_t req, fuse_ino_t ino, int mask)
+static void gl_access(fuse_req_t req, fuse_ino_t ino_, int mask)
 {
+	uint64_t ino = I(ino_);
 	uint64_t t0 = op_start(OP_ACCESS, ino);
 	struct stat st;
 
@@ -535,9 +573,10 @@ static void gl_access(fuse_req_t req, fuse_ino_t ino, int mask)
 	reply_err(req, OP_ACCESS, ino, t0, fsops_getattr(D(req)->fs, ino, &st));
 }
 
-static void gl_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
+static void gl_fallocate(fuse_req_t req, fuse_ino_t ino_, int mode, off_t offset,
 			 off_t length, struct fuse_file_info *fi)
 {
+	uint64_t ino = I(ino_);
 	uint64_t t0 = op_start(OP_FALLOCATE, ino);
 
 	(void)fi;
@@ -549,9 +588,10 @@ static void gl_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
 		  fsops_fallocate(D(req)->fs, ino, mode, (uint64_t)offset, (uint64_t)length));
 }
 
-static void gl_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+static void gl_lseek(fuse_req_t req, fuse_ino_t ino_, off_t off, int whence,
 		     struct fuse_file_info *fi)
 {
+	uint64_t ino = I(ino_);
 	uint64_t t0 = op_start(OP_LSEEK, ino);
 	int64_t r;
 
@@ -568,10 +608,11 @@ static void gl_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 		fuse_reply_lseek(req, (off_t)r);
 }
 
-static void gl_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
+static void gl_ioctl(fuse_req_t req, fuse_ino_t ino_, unsigned int cmd, void *arg,
 		     struct fuse_file_info *fi, unsigned flags, const void *in_buf,
 		     size_t in_bufsz, size_t out_bufsz)
 {
+	uint64_t ino = I(ino_);
 	struct glassfs_daemon *d = D(req);
 	uint64_t t0 = op_start(OP_IOCTL, ino);
 

@@ -340,6 +340,8 @@ int main(int argc, char **argv)
 	if (ret < 0) {
 		fprintf(stderr, "glassfs: cannot open %s: %s\n", o.devspec, strerror(-ret));
 		report(notify, 1);
+		for (int i = 0; i < o.ndevs; i++)
+			free((char *)o.devs[i]);
 		return 1;
 	}
 	ret = fsops_mount(core, &o.core, &fs);
@@ -431,5 +433,7 @@ close_core: {
 		}
 	}
 	report(notify, ret < 0 ? 1 : 0);
+	for (int i = 0; i < o.ndevs; i++)
+		free((char *)o.devs[i]);
 	return ret < 0 ? 1 : 0;
 }
