@@ -463,6 +463,70 @@ static int run(int argc, char **argv)
 		}
 		return close(fd);
 	}
+	if (!strcmp(op, "pathex")) {	/* pathex SEED OFF LEN: the pattern bytes in hex */
+		NEED(4);
+		uint64_t sd = strtoull(argv[1], NULL, 0), off = strtoull(argv[2], NULL, 0);
+		for (uint64_t i = 0; i < strtoull(argv[3], NULL, 0); i++)
+			printf("%02x", pat(sd, off + i));
+		printf("\n");
+		return 0;
+	}
+	if (!strcmp(op, "imgfind")) {	/* imgfind IMG HEX: offsets where the bytes occur */
+		NEED(3);
+		size_t n = strlen(argv[2]) / 2;
+		unsigned char needle[512];
+		if (n == 0 || n > sizeof(needle)) {
+			errno = EINVAL;
+			return -1;
+		}
+		for (size_t i = 0; i < n; i++)
+			sscanf(argv[2] + 2 * i, "%2hhx", &needle[i]);
+		FILE *f = fopen(argv[1], "rb");
+		if (!f)
+			return -1;
+		static unsigned char buf[(1 << 20) + 512];
+		size_t keep = 0;
+		uint64_t base = 0;
+		for (;;) {
+			size_t r = fread(buf + keep, 1, 1 << 20, f);
+			if (r == 0)
+				break;
+			size_t tot = keep + r;
+			for (size_t i = 0; i + n <= tot; i++)
+				if (buf[i] == needle[0] && !memcmp(buf + i, needle, n))
+					printf("%llu\n", (unsigned long long)(base + i));
+			keep = tot < n - 1 ? tot : n - 1;
+			memmove(buf, buf + tot - keep, keep);
+			base += tot - keep;
+		}
+		fclose(f);
+		return 0;
+	}
+	if (!strcmp(op, "flip")) {	/* flip IMG OFFSET: invert one bit */
+		NEED(3);
+		fd = open(argv[1], O_RDWR);
+		if (fd < 0)
+			return -1;
+		unsigned char c;
+		off_t o = strtoll(argv[2], NULL, 0);
+		if (pread(fd, &c, 1, o) != 1)
+			return -1;
+		c ^= 0x10;
+		if (pwrite(fd, &c, 1, o) != 1)
+			return -1;
+		return close(fd);
+	}
+	if (!strcmp(op, "byte")) {	/* byte IMG OFFSET: print one byte (decimal) */
+		NEED(3);
+		fd = open(argv[1], O_RDONLY);
+		if (fd < 0)
+			return -1;
+		unsigned char c;
+		if (pread(fd, &c, 1, strtoll(argv[2], NULL, 0)) != 1)
+			return -1;
+		printf("%u\n", c);
+		return close(fd);
+	}
 	fprintf(stderr, "gfsop: unknown op %s\n", op);
 	exit(2);
 }
