@@ -126,7 +126,7 @@ int fsops_mount(struct core *c, const struct core_opts *o, struct fsctx **out)
 	if (ret < 0)
 		goto fail;
 
-	ret = btree_lookup(fs->root, &k, NULL, 0);
+	ret = btree_lookup(fs->root, &k, &(char){0}, 0);
 	if (ret == -ENOENT) {
 		if (fs->readonly) {
 			fprintf(stderr, "glassfs: no root directory, and mounted read-only\n");

@@ -161,7 +161,7 @@ int inode_get(struct fsctx *fs, uint64_t ino, struct inode **out)
 	if (ip->item.nlink == 0) {
 		/* an orphan still known to the kernel, or being freed */
 		struct key ok = mkkey(ORPHAN_OBJECTID, KEY_ORPHAN_ITEM, ino);
-		ip->orphan = btree_lookup(fs->root, &ok, NULL, 0) >= 0;
+		ip->orphan = btree_lookup(fs->root, &ok, &(char){0}, 0) >= 0;
 	}
 	*out = icache_insert(fs, ip);
 	return 0;
@@ -357,7 +357,7 @@ int inode_drop_link(struct txn *t, struct fsctx *fs, struct inode *ip)
 	inode_touch(ip, T_CTIME);
 	if (ip->item.nlink == 0 && !ip->orphan) {
 		struct key k = mkkey(ORPHAN_OBJECTID, KEY_ORPHAN_ITEM, ip->ino);
-		int ret = btree_insert(t, fs->root, &k, NULL, 0);
+		int ret = btree_insert(t, fs->root, &k, "", 0);
 		if (ret < 0 && ret != -EEXIST)
 			return ret;
 		ip->orphan = true;
