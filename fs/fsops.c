@@ -62,6 +62,14 @@ static int finish(struct txn *t, int ret, bool changed, const char *where)
 	return ret < 0 ? ret : e;
 }
 
+/* Join the running transaction, unless this mount turned read-only. */
+static int join(struct fsctx *fs, unsigned nr_items, unsigned flags, struct txn **t)
+{
+	if (fs->readonly)
+		return -EROFS;
+	return txn_join(fs->core, nr_items, flags, t);
+}
+
 static int check_name(const char *name)
 {
 	size_t len = strlen(name);
@@ -80,7 +88,7 @@ static int create_root(struct fsctx *fs)
 	struct txn *t;
 	struct inode_item it;
 	struct key k = mkkey(ROOT_DIR_INO, KEY_INODE_ITEM, 0);
-	int ret = txn_join(fs->core, 2, 0, &t);
+	int ret = join(fs, 2, 0, &t);
 
 	if (ret < 0)
 		return ret;
@@ -140,17 +148,22 @@ int fsops_mount(struct core *c, const struct core_opts *o, struct fsctx **out)
 		goto fail;
 	}
 	if (!fs->readonly) {
+		/* damage here must not keep the rest of the volume unreachable */
 		ret = inode_orphan_cleanup(fs);
-		if (ret < 0) {
-			fprintf(stderr, "glassfs: orphan cleanup: %s\n", strerror(-ret));
-			goto fail;
-		}
-		if (ret > 0)
+		if (ret < 0)
+			fprintf(stderr, "glassfs: orphan cleanup failed (%s); orphans stay until the next mount\n",
+				strerror(-ret));
+		else if (ret > 0)
 			fprintf(stderr, "glassfs: freed %d orphan inode(s) left by a crash\n", ret);
 	}
 	ret = inode_init_next(fs);
-	if (ret < 0)
-		goto fail;
+	if (ret < 0) {
+		if (fs->readonly)
+			goto fail;
+		fprintf(stderr, "glassfs: cannot find the next free inode number (%s): mounting read-only\n",
+			strerror(-ret));
+		fs->readonly = true;
+	}
 	*out = fs;
 	return 0;
 fail:
@@ -225,7 +238,7 @@ int fsops_setattr(struct fsctx *fs, uint64_t ino, const struct stat *in, int val
 		return ret;
 	if ((valid & FSOPS_SET_SIZE) && (uint64_t)in->st_size < ip->item.size)
 		shrink = true;
-	ret = txn_join(fs->core, 8, shrink ? TXN_USE_RESERVE : 0, &t);
+	ret = join(fs, 8, shrink ? TXN_USE_RESERVE : 0, &t);
 	if (ret < 0) {
 		inode_put(fs, ip);
 		return ret;
@@ -300,7 +313,7 @@ static int make_node(struct fsctx *fs, uint64_t parent, const char *name, mode_t
 	ret = inode_get(fs, parent, &dp);
 	if (ret < 0)
 		return ret;
-	ret = txn_join(fs->core, 8, 0, &t);
+	ret = join(fs, 8, 0, &t);
 	if (ret < 0) {
 		inode_put(fs, dp);
 		return ret;
@@ -404,7 +417,7 @@ int fsops_link(struct fsctx *fs, uint64_t ino, uint64_t newparent, const char *n
 		inode_put(fs, ip);
 		return ret;
 	}
-	ret = txn_join(fs->core, 8, 0, &t);
+	ret = join(fs, 8, 0, &t);
 	if (ret < 0)
 		goto put;
 	struct inode *lk[2] = { ip, dp };
@@ -500,7 +513,7 @@ static int remove_name(struct fsctx *fs, uint64_t parent, const char *name, bool
 		inode_put(fs, dp);
 		return -ENOTDIR;
 	}
-	ret = txn_join(fs->core, 8, TXN_USE_RESERVE, &t);
+	ret = join(fs, 8, TXN_USE_RESERVE, &t);
 	if (ret < 0) {
 		inode_put(fs, dp);
 		return ret;
@@ -580,7 +593,7 @@ int fsops_rename(struct fsctx *fs, uint64_t parent, const char *name,
 		ret = -ENOTDIR;
 		goto put;
 	}
-	ret = txn_join(fs->core, 16, 0, &t);
+	ret = join(fs, 16, 0, &t);
 	if (ret < 0) {
 		t = NULL;
 		goto put;
@@ -764,7 +777,7 @@ ssize_t fsops_write(struct fsctx *fs, uint64_t ino, const void *buf, size_t size
 
 	if (ret < 0)
 		return ret;
-	ret = txn_join(fs->core, 8 + (unsigned)(size / (256 * 1024)) * 4, 0, &t);
+	ret = join(fs, 8 + (unsigned)(size / (256 * 1024)) * 4, 0, &t);
 	if (ret < 0) {
 		inode_put(fs, ip);
 		return ret;
@@ -820,7 +833,7 @@ int fsops_fallocate(struct fsctx *fs, uint64_t ino, int mode, uint64_t off, uint
 
 	if (ret < 0)
 		return ret;
-	ret = txn_join(fs->core, 16, (mode & FALLOC_FL_PUNCH_HOLE) ? TXN_USE_RESERVE : 0, &t);
+	ret = join(fs, 16, (mode & FALLOC_FL_PUNCH_HOLE) ? TXN_USE_RESERVE : 0, &t);
 	if (ret < 0) {
 		inode_put(fs, ip);
 		return ret;
@@ -995,7 +1008,7 @@ static int xattr_change(struct fsctx *fs, uint64_t ino, const char *name,
 
 	if (ret < 0)
 		return ret;
-	ret = txn_join(fs->core, 4, remove ? TXN_USE_RESERVE : 0, &t);
+	ret = join(fs, 4, remove ? TXN_USE_RESERVE : 0, &t);
 	if (ret < 0) {
 		inode_put(fs, ip);
 		return ret;

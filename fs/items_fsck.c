@@ -363,8 +363,13 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 	obj_finish(f, &o);
 	free(o.dents);
 	if (ret < 0) {
+		/* an unreadable node: reported by the core's walk too; the
+		 * cross-object counts below would only echo it */
+		fsck_error(f, "fs tree %llu: items unreadable after (%llu, %u, %llu): %s",
+			   (unsigned long long)root_id(fsroot), (unsigned long long)k.objectid,
+			   k.type, (unsigned long long)k.offset, strerror(-ret));
 		free(m.v);
-		return ret;
+		return 0;
 	}
 
 	/* links, types, orphans */
