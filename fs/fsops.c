@@ -154,7 +154,7 @@ int fsops_mount(struct core *c, const struct core_opts *o, struct fsctx **out)
 			fprintf(stderr, "glassfs: orphan cleanup failed (%s); orphans stay until the next mount\n",
 				strerror(-ret));
 		else if (ret > 0)
-			fprintf(stderr, "glassfs: freed %d orphan inode(s) left by a crash\n", ret);
+			fprintf(stderr, "glassfs: freed %d orphan inode(s) (unlinked while open, then crash or unmount)\n", ret);
 	}
 	ret = inode_init_next(fs);
 	if (ret < 0) {
