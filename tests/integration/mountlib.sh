@@ -74,7 +74,7 @@ fs_setup() {
 	fi
 	need_root
 	need_fuse
-	[ -x "$BIN/glassfs" ] && [ -x "$BIN/mkfs.glassfs" ] || skip_all "glassfs not built ($BIN)"
+	[ -x "$BIN/glassfs" ] && [ -x "$BIN/mkfs.glassfs" ] || skip_all "glassfs or mkfs.glassfs not built in $BIN"
 	TMPD=$(mktemp -d /tmp/glassfs-it.XXXXXX)
 	chmod 755 "$TMPD"	# non-root cases must reach the mount point
 	IMG=$TMPD/img
