@@ -292,6 +292,7 @@ static void gl_open(fuse_req_t req, fuse_ino_t ino_, struct fuse_file_info *fi)
 		return;
 	}
 	fi->keep_cache = 1;	/* every change passes through us: the page cache stays valid */
+	fi->noflush = 1;	/* flush has nothing to do here: spare close() a round trip */
 	fuse_reply_open(req, fi);
 }
 
@@ -321,6 +322,7 @@ static void gl_create(fuse_req_t req, fuse_ino_t parent_, const char *name, mode
 	}
 	fill_entry(d, &e, &st);
 	fi->keep_cache = 1;
+	fi->noflush = 1;
 	if (fuse_reply_create(req, &e, fi) != 0)
 		fsops_forget(d->fs, st.st_ino, 1);
 }
