@@ -1,0 +1,149 @@
+// diff.js — two selections compared (host vs fleet, before vs after a
+// mount-option change): a differential flame graph whose widths are the
+// comparison (right) and whose colour is the change in each frame's share
+// of the total — red grew, blue shrank — plus the frames that moved most.
+
+import * as api from './api.js';
+import * as state from './state.js';
+import {el, clear, fmtValue, fmtPct, notice, errorNotice, debounce} from './util.js';
+import {FlameGraph, buildTree, blameFrame} from './flame.js';
+import {TYPE_INFO, typeSwitch, selectionEditor} from './flameview.js';
+
+// Accept the shapes a diff reply may take and return
+// {leftTotal, rightTotal, stacks: [{stack, left, right}]}.
+export function normalizeDiff(d) {
+	if (!d || typeof d !== 'object') throw new Error('diff reply is not an object');
+	const pick = (o, ...ks) => { for (const k of ks) if (o[k] !== undefined) return Number(o[k]); return undefined; };
+	const list = d.stacks || d.diff || [];
+	const stacks = list.map((x) => ({
+		stack: x.stack,
+		left: pick(x, 'left', 'left_count', 'a', 'before', 'baseline') || 0,
+		right: pick(x, 'right', 'right_count', 'b', 'after', 'count') || 0,
+	}));
+	let leftTotal = pick(d, 'left_total', 'total_left');
+	let rightTotal = pick(d, 'right_total', 'total_right');
+	if (leftTotal === undefined && d.left && typeof d.left === 'object') leftTotal = pick(d.left, 'total');
+	if (rightTotal === undefined && d.right && typeof d.right === 'object') rightTotal = pick(d.right, 'total');
+	if (leftTotal === undefined) leftTotal = stacks.reduce((a, s) => a + s.left, 0);
+	if (rightTotal === undefined) rightTotal = stacks.reduce((a, s) => a + s.right, 0);
+	return {leftTotal, rightTotal, stacks};
+}
+
+// Frames whose share moved the most, each stack blamed on its deepest
+// non-kernel frame (see flame.js blameFrame).
+export function movers(stacks, L, R) {
+	const m = new Map();
+	for (const s of stacks) {
+		const leaf = blameFrame(s.stack);
+		const e = m.get(leaf) || {name: leaf, left: 0, right: 0};
+		e.left += s.left; e.right += s.right;
+		m.set(leaf, e);
+	}
+	for (const e of m.values()) e.delta = e.right / (R || 1) - e.left / (L || 1);
+	return [...m.values()].sort((a, b) => Math.abs(b.delta) - Math.abs(a.delta));
+}
+
+let view = null;
+
+export function render(root, s) {
+	const labels = api.labels();
+	labels.catch(() => {});
+	const info = TYPE_INFO[s.type];
+	const search = el('input', {id: 'diff-search', type: 'search', value: s.search, size: 24,
+		spellcheck: 'false', placeholder: 'regex', 'aria-label': 'Search frames'});
+	search.addEventListener('input', debounce(() => state.set({search: search.value}, false), 200));
+	const name = (sel) => sel ? '{' + sel + '}' : 'fleet';
+	root.append(
+		el('div', {class: 'view-head'},
+			el('h1', {}, 'Diff ', el('span', {class: 'muted'}, '· ' + name(s.left) + ' → ' + name(s.right))),
+			el('p', {class: 'sub'}, info.label + ' stacks. Widths are the comparison; colour is the change in a frame\'s ' +
+				'share of the total against the baseline: ',
+			el('span', {class: 'swatch grew'}), ' grew, ', el('span', {class: 'swatch shrank'}), ' shrank.')),
+		el('div', {class: 'toolbar'}, typeSwitch(s, 'diff-type'),
+			el('button', {type: 'button', class: 'btn', id: 'diff-swap',
+				onclick: () => state.set({left: s.right, right: s.left, zoom: ''})}, '⇄ Swap sides')),
+		el('div', {class: 'toolbar'}, selectionEditor('diff-left', s.left, labels,
+			(v) => state.set({left: v, zoom: ''}), 'Baseline')),
+		el('div', {class: 'toolbar'}, selectionEditor('diff-right', s.right, labels,
+			(v) => state.set({right: v, zoom: ''}), 'Comparison')),
+		el('div', {class: 'toolbar'},
+			el('label', {for: 'diff-search', class: 'search-label'}, 'Search'), search,
+			el('span', {class: 'spacer'}),
+			el('button', {type: 'button', class: 'btn', onclick: () => state.set({zoom: ''})}, 'Reset zoom')),
+		el('div', {id: 'diff-summary', class: 'cards'}),
+		el('div', {class: 'flame-layout'},
+			el('section', {class: 'panel flame-panel', 'aria-label': 'Differential flame graph'},
+				el('div', {id: 'diff-box'}, notice('loading', 'Comparing…'))),
+			el('aside', {class: 'panel side', 'aria-label': 'Biggest changes'},
+				el('h2', {}, 'Biggest changes'), el('div', {id: 'diff-movers'}))));
+	view = {s, fg: null};
+	load(s);
+	return () => { if (view && view.fg) view.fg.destroy(); view = null; };
+}
+
+export function update(s, changes) {
+	if (!view || !view.fg) return false;
+	if (!Object.keys(changes).every((k) => k === 'search' || k === 'zoom')) return false;
+	view.fg.setSearch(s.search);
+	view.fg.setZoom(s.zoom ? s.zoom.split(';') : []);
+	view.fg.render();
+	return true;
+}
+
+async function load(s) {
+	const my = view;
+	const info = TYPE_INFO[s.type];
+	const lq = state.query(s.type, s.left), rq = state.query(s.type, s.right);
+	const box = document.getElementById('diff-box');
+	let d;
+	try {
+		d = normalizeDiff(await api.diff(lq, rq, s.from, s.until));
+	} catch (e) {
+		if (view !== my) return;
+		clear(box).append(e.title ? errorNotice(e, 'the diff') :
+			notice('error', 'glass-aggd\'s diff reply was not understood', String(e.message)));
+		return;
+	}
+	if (view !== my) return;
+	const card = (label, value, note, cls) => el('div', {class: 'card ' + (cls || '')},
+		el('div', {class: 'card-label'}, label), el('div', {class: 'card-value'}, value),
+		note ? el('div', {class: 'card-note'}, note) : null);
+	const ratio = d.leftTotal ? d.rightTotal / d.leftTotal : null;
+	clear(document.getElementById('diff-summary')).append(
+		card('Baseline ' + (s.left ? '{' + s.left + '}' : 'fleet'), fmtValue(d.leftTotal, info.units), lq),
+		card('Comparison ' + (s.right ? '{' + s.right + '}' : 'fleet'), fmtValue(d.rightTotal, info.units), rq),
+		card('Stacks compared', String(d.stacks.length),
+			ratio !== null ? 'comparison is ' + fmtPct(ratio, 0) + ' of baseline' : ''));
+	if (!d.leftTotal || !d.rightTotal) {
+		const missing = !d.leftTotal && !d.rightTotal ? 'either selection' :
+			!d.leftTotal ? 'the baseline ' + lq : 'the comparison ' + rq;
+		clear(box).append(notice('empty', 'No ' + info.label.toLowerCase() + ' stacks for ' + missing + ' in this range',
+			'A diff needs data on both sides between ' + s.from + ' and ' + s.until + '.',
+			el('a', {class: 'btn', href: state.href({from: 'now-24h', until: 'now'})}, 'Last 24 hours')));
+		clear(document.getElementById('diff-movers'));
+		return;
+	}
+	clear(box);
+	const tree = buildTree(d.stacks, {diff: true});
+	const fg = new FlameGraph(box, {units: info.units, diff: true,
+		label: 'Differential flame graph, ' + lq + ' to ' + rq,
+		onZoom: (p) => state.set({zoom: p.join(';')})});
+	view.fg = fg;
+	fg.setData(tree);
+	fg.setSearch(s.search);
+	fg.setZoom(s.zoom ? s.zoom.split(';') : []);
+	fg.render();
+	const mv = movers(d.stacks, d.leftTotal, d.rightTotal).slice(0, 14);
+	const maxd = Math.max(...mv.map((m) => Math.abs(m.delta)), 1e-9);
+	clear(document.getElementById('diff-movers')).append(el('table', {class: 'toplist', 'aria-label': 'Biggest changes'},
+		el('thead', {}, el('tr', {}, el('th', {scope: 'col'}, 'Frame'),
+			el('th', {scope: 'col', class: 'num'}, 'Baseline'), el('th', {scope: 'col', class: 'num'}, 'Change'))),
+		el('tbody', {}, mv.map((m) => el('tr', {},
+			el('td', {class: 'fname'}, m.name),
+			el('td', {class: 'num'}, fmtPct(m.left / d.leftTotal)),
+			el('td', {class: 'num ' + (m.delta > 0 ? 'grew' : 'shrank')},
+				(m.delta > 0 ? '+' : '') + (m.delta * 100).toFixed(1) + ' pts',
+				el('span', {class: 'dbar ' + (m.delta > 0 ? 'grew' : 'shrank'), 'aria-hidden': 'true',
+					style: `width:${(Math.abs(m.delta) / maxd * 48).toFixed(0)}px`})))))));
+	window.glassStatus && window.glassStatus('diff ' + lq + ' → ' + rq);
+}
