@@ -17,3 +17,41 @@ $(TOOLS_LIB_SAN): $(TOOLS_LIB_SRCS:%.c=$(OUT)/asan/%.o)
 	$(call msg,AR,$@)
 	@mkdir -p $(@D)
 	$(Q)rm -f $@ && ar rcs $@ $^
+
+# ---- flame graphs (tools/lib/folded, tools/lib/flamegraph, glass-flamegraph,
+# glass-report).  Unit tests link the sanitizer library; fuzz with
+# `make fuzz-flamegraph` (clang libFuzzer); `make regolden-tools` re-records
+# the golden files after a deliberate format change.
+
+TOOLS_TEST_LIBS := -lm
+
+$(OUT)/test/tools/%: $(OUT)/asan/tests/tools/%.o $(TOOLS_LIB_SAN)
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(FP_FLAGS) $(SAN_FLAGS) -o $@ $^ $(TOOLS_TEST_LIBS)
+
+TEST_BINS += $(OUT)/test/tools/folded_test
+
+.PHONY: regolden-tools
+regolden-tools: $(OUT)/test/tools/folded_test $(TOOLS_FG_BINS)
+	$(Q)GLASSFS_ROOT=$(CURDIR) REGOLDEN=1 $(OUT)/test/tools/folded_test >/dev/null
+	$(Q)GLASSFS_ROOT=$(CURDIR) OUT=$(OUT) REGOLDEN=1 tests/tools/flamegraph.test >/dev/null
+	@echo "re-recorded tests/tools golden files: review with git diff"
+
+# The embedded script: tools/lib/flamegraph.js as a C string.
+GEN_HDRS += $(OUT)/gen/flamegraph_js.h
+$(OUT)/gen/flamegraph_js.h: tools/lib/flamegraph.js
+	$(call msg,GEN,$@)
+	@mkdir -p $(@D)
+	$(Q)if grep -q ']]>' $<; then echo "$<: contains ]]>" >&2; exit 1; fi
+	$(Q){ echo '/* generated from $< — do not edit */'; \
+	  echo 'static const char flamegraph_js[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; \
+	  echo ';'; } > $@
+
+TOOLS_FG_BINS := $(OUT)/bin/glass-flamegraph
+BINS += $(TOOLS_FG_BINS)
+$(OUT)/bin/glass-flamegraph: $(OUT)/obj/tools/glass-flamegraph.o $(TOOLS_LIB)
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(FP_FLAGS) -o $@ $^ -lm

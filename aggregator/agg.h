@@ -1,0 +1,136 @@
+/*
+ * agg.h — types shared by glass-aggd's modules: label sets, windows (one
+ * validated ingest request), selectors, and the small helpers every module
+ * uses.  Storage lives behind store.h; HTTP behind http.c.
+ *
+ * Ownership: an agg_window owns every string and folded_set it points to;
+ * agg_window_free() releases them.  Label sets are kept sorted by key so
+ * their canonical JSON (agg_labels_canon) is stable across agents.
+ */
+#ifndef GLASS_AGG_H
+#define GLASS_AGG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <regex.h>
+
+#include "tools/lib/folded.h"
+
+/* ---- profile types and units ---------------------------------------- */
+
+enum agg_ptype { PT_OFFCPU, PT_WAKEUP, PT_LOCKWAIT, PT_ONCPU, PT_NTYPES };
+enum agg_units { UNITS_NS, UNITS_SAMPLES };
+
+const char *agg_ptype_name(int t);
+int agg_ptype_parse(const char *s);		/* -1 if unknown */
+const char *agg_units_name(int u);
+int agg_units_parse(const char *s);		/* -1 if unknown */
+
+/* ---- labels ----------------------------------------------------------- */
+
+struct agg_label { char *k, *v; };
+struct agg_labels {
+	struct agg_label *kv;	/* sorted by k, keys unique */
+	size_t n;
+};
+
+/* Set k=v (replacing an existing value).  Returns 0 or -ENOMEM. */
+int agg_labels_set(struct agg_labels *l, const char *k, const char *v);
+const char *agg_labels_get(const struct agg_labels *l, const char *k);
+void agg_labels_free(struct agg_labels *l);
+/* Canonical compact JSON object, keys sorted; malloc'ed, NULL on ENOMEM. */
+char *agg_labels_canon(const struct agg_labels *l);
+/* Parse a canonical JSON object back; 0 or -EINVAL/-ENOMEM. */
+int agg_labels_from_json(struct agg_labels *l, const char *json);
+
+/* ---- limits (validation bounds, from the configuration) --------------- */
+
+struct agg_limits {
+	size_t max_body;	/* bytes on the wire */
+	size_t max_decoded;	/* bytes after gunzip */
+	size_t max_depth;	/* frames per stack */
+	size_t max_frame_len;	/* bytes per frame */
+	size_t max_labels;	/* labels per request */
+	size_t max_stacks;	/* distinct stacks per profile */
+	size_t max_profiles;	/* profiles per request */
+};
+
+/* ---- a window: one validated ingest request --------------------------- */
+
+struct agg_profile {
+	int type;		/* enum agg_ptype */
+	int units;		/* enum agg_units */
+	struct folded_set *set;
+};
+
+struct agg_lockwait { char *cls; int64_t ns; };
+
+struct agg_window {
+	char *window_id;
+	char *host;
+	int64_t start_ns, end_ns;
+	struct agg_labels labels;	/* includes host=HOST */
+	struct agg_profile prof[PT_NTYPES];
+	size_t nprof;
+	int has_summary;
+	int64_t commit_p99_ns, commit_count, trim_stall_ns;	/* -1 = absent */
+	struct agg_lockwait *locks;
+	size_t nlocks;
+};
+
+void agg_window_free(struct agg_window *w);
+
+/* ---- ingest (ingest.c) ------------------------------------------------ */
+
+/* Validate an agent-format JSON body completely into *w.  Returns 0, or
+ * -EINVAL with a message in msg (naming the field, profile and line). */
+int ingest_agent_json(const char *body, size_t len,
+		      const struct agg_limits *lim, struct agg_window *w,
+		      char *msg, size_t msglen);
+
+struct pyro_params {
+	const char *name, *from, *until, *format, *units,
+		   *aggregation, *sample_rate, *spy;
+};
+/* Validate a Pyroscope /ingest request (folded body) into *w. */
+int ingest_pyroscope(const struct pyro_params *p, const char *body,
+		     size_t len, const struct agg_limits *lim,
+		     struct agg_window *w, char *msg, size_t msglen);
+
+/* gunzip src into a malloc'ed buffer of at most max bytes.  Returns 0,
+ * -EINVAL (corrupt or truncated: msg says which), -E2BIG (over max). */
+int ingest_gunzip(const void *src, size_t len, size_t max, char **out,
+		  size_t *outlen, char *msg, size_t msglen);
+
+/* ---- selectors (selector.c) ------------------------------------------- */
+
+enum sel_op { SEL_EQ, SEL_NE, SEL_RE, SEL_NRE };
+
+struct sel_matcher {
+	char *name, *value;
+	int op;
+	regex_t re;		/* SEL_RE / SEL_NRE, anchored */
+};
+
+struct selector {
+	char *metric;		/* NULL when absent */
+	struct sel_matcher *m;
+	size_t n;
+};
+
+/* Parse NAME{k="v",k!="v",k=~"re",k!~"re"}; NAME and the braces are each
+ * optional; values may be unquoted (Pyroscope's name=APP{k=v}).
+ * Returns 0 or -EINVAL with msg filled in. */
+int sel_parse(const char *s, struct selector *sel, char *msg, size_t msglen);
+void sel_free(struct selector *sel);
+/* Does the label set satisfy every matcher?  A missing label is "". */
+int sel_match(const struct selector *sel, const struct agg_labels *l);
+
+/* Pyroscope time syntax: "now", "now-1h", "now+5m", unix seconds (or
+ * milli/micro/nanoseconds, told apart by magnitude).  Result in ns.
+ * Returns 0 or -EINVAL. */
+int sel_time(const char *s, int64_t now_ns, int64_t *out_ns);
+
+int64_t agg_now_ns(void);
+
+#endif /* GLASS_AGG_H */

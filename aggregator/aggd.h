@@ -1,0 +1,85 @@
+/*
+ * aggd.h — glass-aggd's service context and the seams between its
+ * modules: configuration (aggd.c), HTTP (http.c), queries (query.c),
+ * metrics (metrics.c).  The context is passed down, never global.
+ */
+#ifndef GLASS_AGGD_H
+#define GLASS_AGGD_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include "aggregator/agg.h"
+#include "aggregator/store.h"
+
+struct aggd_config {
+	char *listen;		/* "127.0.0.1:7470" */
+	char *store;		/* "sqlite:PATH" */
+	char *tokens;		/* token file, NULL = no auth (refused unless --no-auth) */
+	char *ui;		/* static files directory */
+	int no_auth;
+	int threads;
+	int64_t retain_s;	/* 0 = forever */
+	int64_t coarse_after_s;	/* downsample windows older than this */
+	int64_t coarse_bucket_s;
+	int64_t retention_every_s;
+	struct agg_limits lim;
+};
+
+/* Rejection reasons counted by /metrics. */
+enum rej_reason {
+	REJ_UNAUTHORIZED, REJ_BAD_JSON, REJ_BAD_FOLDED, REJ_INVALID, REJ_TOO_LARGE,
+	REJ_BAD_ENCODING, REJ_BAD_METHOD, REJ_STORE, REJ_NREASONS
+};
+
+#define LAT_NBUCKETS 12
+struct lat_hist {
+	_Atomic uint64_t b[LAT_NBUCKETS + 1];	/* last = +Inf */
+	_Atomic uint64_t count, sum_us;
+};
+
+struct aggd_metrics {
+	_Atomic uint64_t ingest_requests[2];	/* agent, pyroscope */
+	_Atomic uint64_t ingest_windows, ingest_stacks, ingest_samples, ingest_duplicates;
+	_Atomic uint64_t rejected[REJ_NREASONS];
+	_Atomic uint64_t queries;
+	_Atomic int64_t inflight, write_waiters;
+	struct lat_hist store_write, store_query;
+	int64_t start_ns;
+};
+
+struct aggd {
+	struct aggd_config cfg;
+	struct store *store;
+	struct aggd_metrics m;
+	pthread_rwlock_t tok_lock;
+	char **tokens;		/* guarded by tok_lock */
+	size_t ntokens;
+};
+
+/* aggd.c */
+int aggd_tokens_load(struct aggd *d, char *msg, size_t msglen);
+int aggd_token_ok(struct aggd *d, const char *tok);
+
+/* http.c */
+struct MHD_Daemon;
+struct MHD_Daemon *http_start(struct aggd *d, char *msg, size_t msglen);
+
+/* query.c: one handler per GET endpoint.  get() returns a query
+ * parameter or NULL.  The result body is malloc'ed. */
+typedef const char *(*query_get_fn)(void *ctx, const char *key);
+struct qresult {
+	int status;
+	const char *ctype;
+	char *body;
+	size_t len;
+};
+int query_dispatch(struct aggd *d, const char *path, query_get_fn get, void *ctx,
+		   struct qresult *r);
+
+/* metrics.c */
+void metrics_observe(struct lat_hist *h, int64_t ns);
+const char *metrics_reason_name(int r);
+char *metrics_render(struct aggd *d, size_t *len);
+
+#endif /* GLASS_AGGD_H */

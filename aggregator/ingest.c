@@ -1,0 +1,499 @@
+/*
+ * ingest.c — validation of everything an agent or a Pyroscope client may
+ * send.  Nothing here touches storage: a request becomes a complete
+ * agg_window or an error message naming the field (and, for folded text,
+ * the profile and the line).  The caller stores the window whole or not
+ * at all.
+ */
+#include "aggregator/agg.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+#include <zlib.h>
+
+#define MAX_ID_LEN	128
+#define MAX_HOST_LEN	253
+#define MAX_KEY_LEN	128
+#define MAX_VAL_LEN	1024
+#define MAX_WINDOW_NS	(86400LL * 1000000000LL)
+#define MAX_LOCK_CLASSES 256
+
+static int ierr(char *msg, size_t msglen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int ierr(char *msg, size_t msglen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, msglen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+int ingest_gunzip(const void *src, size_t len, size_t max, char **out,
+		  size_t *outlen, char *msg, size_t msglen)
+{
+	z_stream zs;
+	size_t cap = len * 4 + 1024, n = 0;
+	char *buf;
+	int zr;
+
+	if (cap > max + 1)
+		cap = max + 1;
+	memset(&zs, 0, sizeof(zs));
+	if (inflateInit2(&zs, 15 + 16) != Z_OK)
+		return -ENOMEM;
+	if (!(buf = malloc(cap + 1))) {
+		inflateEnd(&zs);
+		return -ENOMEM;
+	}
+	zs.next_in = (Bytef *)src;
+	zs.avail_in = len;
+	for (;;) {
+		if (n == cap) {
+			size_t ncap = cap * 2;
+			char *nb;
+
+			if (cap > max) {
+				free(buf);
+				inflateEnd(&zs);
+				snprintf(msg, msglen, "decompressed body exceeds %zu bytes", max);
+				return -E2BIG;
+			}
+			if (ncap > max + 1)
+				ncap = max + 1;
+			if (!(nb = realloc(buf, ncap + 1))) {
+				free(buf);
+				inflateEnd(&zs);
+				return -ENOMEM;
+			}
+			buf = nb;
+			cap = ncap;
+		}
+		zs.next_out = (Bytef *)buf + n;
+		zs.avail_out = cap - n;
+		zr = inflate(&zs, Z_NO_FLUSH);
+		n = cap - zs.avail_out;
+		if (zr == Z_STREAM_END)
+			break;
+		if (zr == Z_OK)
+			continue;
+		if (zr == Z_BUF_ERROR && zs.avail_out == 0)
+			continue;
+		free(buf);
+		inflateEnd(&zs);
+		if (zr == Z_BUF_ERROR)
+			return ierr(msg, msglen, "gzip body is truncated");
+		return ierr(msg, msglen, "gzip body is corrupt: %s", zs.msg ? zs.msg : "inflate failed");
+	}
+	if (n > max) {
+		free(buf);
+		inflateEnd(&zs);
+		snprintf(msg, msglen, "decompressed body exceeds %zu bytes", max);
+		return -E2BIG;
+	}
+	if (zs.avail_in) {
+		free(buf);
+		inflateEnd(&zs);
+		return ierr(msg, msglen, "trailing bytes after gzip stream");
+	}
+	inflateEnd(&zs);
+	buf[n] = 0;
+	*out = buf;
+	*outlen = n;
+	return 0;
+}
+
+/* A label name: [A-Za-z_][A-Za-z0-9_.]* */
+static int valid_key(const char *k)
+{
+	size_t n = strlen(k);
+
+	if (!n || n > MAX_KEY_LEN || !(isalpha((unsigned char)k[0]) || k[0] == '_'))
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		if (!(isalnum((unsigned char)k[i]) || k[i] == '_' || k[i] == '.'))
+			return 0;
+	return 1;
+}
+
+/* A value: no control characters, bounded. */
+static int valid_text(const char *v, size_t max)
+{
+	size_t n = strlen(v);
+
+	if (n > max)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f)
+			return 0;
+	return 1;
+}
+
+static int valid_id(const char *v)
+{
+	size_t n = strlen(v);
+
+	if (!n || n > MAX_ID_LEN)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!(isalnum((unsigned char)v[i]) || strchr("-_.:", v[i])))
+			return 0;
+	return 1;
+}
+
+static int parse_folded(struct agg_window *w, int type, int units,
+			const char *text, size_t len, const struct agg_limits *lim,
+			const char *what, char *msg, size_t msglen)
+{
+	struct folded_limits fl = {
+		.max_frames = lim->max_depth,
+		.max_frame_len = lim->max_frame_len,
+		.max_stacks = lim->max_stacks,
+	};
+	struct folded_error fe = { 0 };
+	struct folded_set *set = folded_set_new();
+	int rc;
+
+	if (!set)
+		return -ENOMEM;
+	rc = folded_parse_buf(set, text, len, &fl, &fe);
+	if (rc == -ENOMEM) {
+		folded_set_free(set);
+		return rc;
+	}
+	if (rc) {
+		folded_set_free(set);
+		if (fe.line)
+			return ierr(msg, msglen, "%s: line %lu: %s", what, fe.line, fe.msg);
+		return ierr(msg, msglen, "%s: %s", what, fe.msg);
+	}
+	w->prof[w->nprof].type = type;
+	w->prof[w->nprof].units = units;
+	w->prof[w->nprof].set = set;
+	w->nprof++;
+	return 0;
+}
+
+/* A non-negative JSON integer. */
+static int get_nonneg(json_t *v, int64_t *out)
+{
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
+		return 0;
+	*out = json_integer_value(v);
+	return 1;
+}
+
+static int parse_summaries(struct agg_window *w, json_t *s, char *msg, size_t msglen)
+{
+	const char *k;
+	json_t *v;
+
+	if (!json_is_object(s))
+		return ierr(msg, msglen, "summaries: must be an object");
+	w->has_summary = 1;
+	json_object_foreach(s, k, v) {
+		int64_t *dst = NULL;
+
+		if (!strcmp(k, "commit_p99_ns"))
+			dst = &w->commit_p99_ns;
+		else if (!strcmp(k, "commit_count"))
+			dst = &w->commit_count;
+		else if (!strcmp(k, "trim_stall_ns"))
+			dst = &w->trim_stall_ns;
+		else if (!strcmp(k, "lock_wait_ns")) {
+			const char *ck;
+			json_t *cv;
+
+			if (!json_is_object(v))
+				return ierr(msg, msglen, "summaries.lock_wait_ns: must be an object of class: ns");
+			if (json_object_size(v) > MAX_LOCK_CLASSES)
+				return ierr(msg, msglen, "summaries.lock_wait_ns: more than %d classes",
+					    MAX_LOCK_CLASSES);
+			w->locks = calloc(json_object_size(v) + 1, sizeof(*w->locks));
+			if (!w->locks)
+				return -ENOMEM;
+			json_object_foreach(v, ck, cv) {
+				int64_t ns;
+
+				if (!valid_key(ck))
+					return ierr(msg, msglen, "summaries.lock_wait_ns: bad class name \"%.64s\"", ck);
+				if (!get_nonneg(cv, &ns))
+					return ierr(msg, msglen, "summaries.lock_wait_ns.%s: must be a non-negative integer", ck);
+				if (!(w->locks[w->nlocks].cls = strdup(ck)))
+					return -ENOMEM;
+				w->locks[w->nlocks++].ns = ns;
+			}
+			continue;
+		} else
+			return ierr(msg, msglen, "summaries: unknown key \"%.64s\"", k);
+		if (!get_nonneg(v, dst))
+			return ierr(msg, msglen, "summaries.%s: must be a non-negative integer", k);
+	}
+	return 0;
+}
+
+static int agent_json(json_t *root, const struct agg_limits *lim,
+		      struct agg_window *w, char *msg, size_t msglen)
+{
+	json_t *v, *labels = NULL, *profiles = NULL, *summ = NULL;
+	const char *k;
+	int have_start = 0, have_end = 0, rc;
+
+	if (!json_is_object(root))
+		return ierr(msg, msglen, "body must be a JSON object");
+	json_object_foreach(root, k, v) {
+		if (!strcmp(k, "window_id")) {
+			if (!json_is_string(v) || !valid_id(json_string_value(v)))
+				return ierr(msg, msglen, "window_id: must be 1-%d characters of [A-Za-z0-9-_.:]", MAX_ID_LEN);
+			if (!(w->window_id = strdup(json_string_value(v))))
+				return -ENOMEM;
+		} else if (!strcmp(k, "host")) {
+			if (!json_is_string(v) || !*json_string_value(v) ||
+			    !valid_text(json_string_value(v), MAX_HOST_LEN))
+				return ierr(msg, msglen, "host: must be a non-empty string of at most %d printable characters", MAX_HOST_LEN);
+			if (!(w->host = strdup(json_string_value(v))))
+				return -ENOMEM;
+		} else if (!strcmp(k, "start_ns")) {
+			if (!get_nonneg(v, &w->start_ns))
+				return ierr(msg, msglen, "start_ns: must be a non-negative integer");
+			have_start = 1;
+		} else if (!strcmp(k, "end_ns")) {
+			if (!get_nonneg(v, &w->end_ns))
+				return ierr(msg, msglen, "end_ns: must be a non-negative integer");
+			have_end = 1;
+		} else if (!strcmp(k, "labels"))
+			labels = v;
+		else if (!strcmp(k, "profiles"))
+			profiles = v;
+		else if (!strcmp(k, "summaries"))
+			summ = v;
+		else
+			return ierr(msg, msglen, "unknown key \"%.64s\"", k);
+	}
+	if (!w->window_id)
+		return ierr(msg, msglen, "window_id: missing");
+	if (!w->host)
+		return ierr(msg, msglen, "host: missing");
+	if (!have_start || !have_end)
+		return ierr(msg, msglen, "%s: missing", have_start ? "end_ns" : "start_ns");
+	if (w->end_ns < w->start_ns)
+		return ierr(msg, msglen, "end_ns: before start_ns");
+	if (w->end_ns - w->start_ns > MAX_WINDOW_NS)
+		return ierr(msg, msglen, "end_ns: window longer than one day");
+	if (labels) {
+		if (!json_is_object(labels))
+			return ierr(msg, msglen, "labels: must be an object of strings");
+		if (json_object_size(labels) > lim->max_labels)
+			return ierr(msg, msglen, "labels: %zu labels, at most %zu allowed",
+				    json_object_size(labels), lim->max_labels);
+		json_object_foreach(labels, k, v) {
+			if (!valid_key(k))
+				return ierr(msg, msglen, "labels: bad label name \"%.64s\" (want [A-Za-z_][A-Za-z0-9_.]*, at most %d bytes)", k, MAX_KEY_LEN);
+			if (!json_is_string(v) || !valid_text(json_string_value(v), MAX_VAL_LEN))
+				return ierr(msg, msglen, "labels.%s: must be a string of at most %d printable characters", k, MAX_VAL_LEN);
+			if (!strcmp(k, "host") && strcmp(json_string_value(v), w->host))
+				return ierr(msg, msglen, "labels.host: differs from host");
+			if ((rc = agg_labels_set(&w->labels, k, json_string_value(v))))
+				return rc;
+		}
+	}
+	if ((rc = agg_labels_set(&w->labels, "host", w->host)))
+		return rc;
+	if (w->labels.n > lim->max_labels + 1)
+		return ierr(msg, msglen, "labels: too many");
+	if (profiles) {
+		size_t i;
+
+		if (!json_is_array(profiles))
+			return ierr(msg, msglen, "profiles: must be an array");
+		if (json_array_size(profiles) > lim->max_profiles || json_array_size(profiles) > PT_NTYPES)
+			return ierr(msg, msglen, "profiles: %zu profiles, at most %d allowed (one per type)",
+				    json_array_size(profiles), PT_NTYPES);
+		json_array_foreach(profiles, i, v) {
+			json_t *t = json_object_get(v, "type"), *u = json_object_get(v, "units"),
+			       *f = json_object_get(v, "folded");
+			int type, units;
+			char what[64];
+
+			if (!json_is_object(v))
+				return ierr(msg, msglen, "profiles[%zu]: must be an object", i);
+			json_object_foreach(v, k, t) {
+				if (strcmp(k, "type") && strcmp(k, "units") && strcmp(k, "folded"))
+					return ierr(msg, msglen, "profiles[%zu]: unknown key \"%.64s\"", i, k);
+			}
+			t = json_object_get(v, "type");
+			if (!json_is_string(t) || (type = agg_ptype_parse(json_string_value(t))) < 0)
+				return ierr(msg, msglen, "profiles[%zu].type: must be offcpu, wakeup, lockwait or oncpu", i);
+			if (!u)
+				units = type == PT_ONCPU ? UNITS_SAMPLES : UNITS_NS;
+			else if (!json_is_string(u) || (units = agg_units_parse(json_string_value(u))) < 0)
+				return ierr(msg, msglen, "profiles[%zu].units: must be ns or samples", i);
+			if (!json_is_string(f))
+				return ierr(msg, msglen, "profiles[%zu].folded: must be a string", i);
+			for (size_t j = 0; j < w->nprof; j++)
+				if (w->prof[j].type == type)
+					return ierr(msg, msglen, "profiles[%zu]: second %s profile", i, agg_ptype_name(type));
+			snprintf(what, sizeof(what), "profiles[%zu] (%s)", i, agg_ptype_name(type));
+			if ((rc = parse_folded(w, type, units, json_string_value(f),
+					       json_string_length(f), lim, what, msg, msglen)))
+				return rc;
+		}
+	}
+	if (summ && (rc = parse_summaries(w, summ, msg, msglen)))
+		return rc;
+	if (!w->nprof && !w->has_summary)
+		return ierr(msg, msglen, "window has neither profiles nor summaries");
+	return 0;
+}
+
+int ingest_agent_json(const char *body, size_t len, const struct agg_limits *lim,
+		      struct agg_window *w, char *msg, size_t msglen)
+{
+	json_error_t je;
+	json_t *root;
+	int rc;
+
+	memset(w, 0, sizeof(*w));
+	w->commit_p99_ns = w->commit_count = w->trim_stall_ns = -1;
+	root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
+	if (!root)
+		return ierr(msg, msglen, "malformed JSON at line %d column %d: %s",
+			    je.line, je.column, je.text);
+	rc = agent_json(root, lim, w, msg, msglen);
+	json_decref(root);
+	if (rc)
+		agg_window_free(w);
+	return rc;
+}
+
+int ingest_pyroscope(const struct pyro_params *p, const char *body, size_t len,
+		     const struct agg_limits *lim, struct agg_window *w,
+		     char *msg, size_t msglen)
+{
+	struct selector sel;
+	char smsg[160];
+	int64_t now = agg_now_ns(), from, until;
+	int type = PT_ONCPU, units = UNITS_SAMPLES, rc;
+	char *app = NULL, *dot;
+
+	memset(w, 0, sizeof(*w));
+	w->commit_p99_ns = w->commit_count = w->trim_stall_ns = -1;
+	if (!p->name || !*p->name)
+		return ierr(msg, msglen, "name: missing (want name=APP{k=v,...})");
+	if (p->format && strcmp(p->format, "folded") && strcmp(p->format, "lines"))
+		return ierr(msg, msglen, "format: only folded is accepted here, not \"%.32s\"", p->format);
+	if (p->aggregation && strcmp(p->aggregation, "sum") && strcmp(p->aggregation, "average"))
+		return ierr(msg, msglen, "aggregationType: must be sum or average");
+	if (p->sample_rate) {
+		char *e;
+		unsigned long r = strtoul(p->sample_rate, &e, 10);
+
+		if (*e || !r)
+			return ierr(msg, msglen, "sampleRate: must be a positive integer");
+	}
+	if (sel_parse(p->name, &sel, smsg, sizeof(smsg)))
+		return ierr(msg, msglen, "name: %s", smsg);
+	if (!sel.metric) {
+		sel_free(&sel);
+		return ierr(msg, msglen, "name: missing application name before '{'");
+	}
+	/* APP.TYPE names the profile type when TYPE is one of ours (cpu = oncpu). */
+	app = sel.metric;
+	if ((dot = strrchr(app, '.'))) {
+		int t = agg_ptype_parse(dot + 1);
+
+		if (t >= 0 || !strcmp(dot + 1, "cpu")) {
+			type = t >= 0 ? t : PT_ONCPU;
+			*dot = 0;
+		}
+	}
+	units = type == PT_ONCPU ? UNITS_SAMPLES : UNITS_NS;
+	if (p->units) {
+		if (!strcmp(p->units, "samples"))
+			units = UNITS_SAMPLES;
+		else if (!strcmp(p->units, "nanoseconds") || !strcmp(p->units, "ns"))
+			units = UNITS_NS;
+		else {
+			sel_free(&sel);
+			return ierr(msg, msglen, "units: must be samples or nanoseconds");
+		}
+	}
+	if (sel.n > lim->max_labels) {
+		sel_free(&sel);
+		return ierr(msg, msglen, "name: %zu labels, at most %zu allowed", sel.n, lim->max_labels);
+	}
+	rc = 0;
+	for (size_t i = 0; i < sel.n && !rc; i++) {
+		if (sel.m[i].op != SEL_EQ)
+			rc = ierr(msg, msglen, "name: label %s must use '='", sel.m[i].name);
+		else if (!valid_key(sel.m[i].name))
+			rc = ierr(msg, msglen, "name: bad label name \"%.64s\"", sel.m[i].name);
+		else if (!valid_text(sel.m[i].value, MAX_VAL_LEN))
+			rc = ierr(msg, msglen, "name: label %s: value too long or not printable", sel.m[i].name);
+		else
+			rc = agg_labels_set(&w->labels, sel.m[i].name, sel.m[i].value);
+	}
+	if (!rc && (!valid_text(app, MAX_VAL_LEN) || !*app))
+		rc = ierr(msg, msglen, "name: bad application name");
+	if (!rc)
+		rc = agg_labels_set(&w->labels, "service_name", app);
+	sel_free(&sel);
+	if (rc)
+		goto fail;
+	const char *h = agg_labels_get(&w->labels, "host");
+	if (!h)
+		h = agg_labels_get(&w->labels, "hostname");
+	if (!h)
+		h = "pyroscope";
+	if (!(w->host = strdup(h)) || (rc = agg_labels_set(&w->labels, "host", w->host))) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	from = now - 10000000000LL;
+	until = now;
+	if (p->from && sel_time(p->from, now, &from)) {
+		rc = ierr(msg, msglen, "from: not a time (unix seconds or now-1h)");
+		goto fail;
+	}
+	if (p->until && sel_time(p->until, now, &until)) {
+		rc = ierr(msg, msglen, "until: not a time (unix seconds or now-1h)");
+		goto fail;
+	}
+	if (until < from || until - from > MAX_WINDOW_NS || from < 0) {
+		rc = ierr(msg, msglen, "until: must follow from, within one day");
+		goto fail;
+	}
+	w->start_ns = from;
+	w->end_ns = until;
+	if ((rc = parse_folded(w, type, units, body, len, lim, "body", msg, msglen)))
+		goto fail;
+	/* Idempotent id: the same push twice is the same window. */
+	{
+		char *canon = agg_labels_canon(&w->labels);
+		uint64_t hsh;
+		char id[80];
+
+		if (!canon) {
+			rc = -ENOMEM;
+			goto fail;
+		}
+		hsh = folded_hash(canon, strlen(canon)) ^ folded_hash(body, len) * 31 ^
+		      (uint64_t)from * 0x9e3779b97f4a7c15ULL ^ (uint64_t)until ^ (uint64_t)type << 56;
+		free(canon);
+		snprintf(id, sizeof(id), "pyro-%016llx", (unsigned long long)hsh);
+		if (!(w->window_id = strdup(id))) {
+			rc = -ENOMEM;
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	agg_window_free(w);
+	return rc;
+}

@@ -1,0 +1,1284 @@
+/*
+ * query.c — the read side of the API: merge, top, diff, outliers, hosts,
+ * labels, timeseries.  Each handler parses its parameters completely,
+ * asks the store for rows, aggregates in C (hash maps keyed by stack id)
+ * and renders JSON, folded text or SVG.
+ *
+ * Work bounds: a merge touches each matching sample row once and fetches
+ * the text of each distinct stack once; outliers keep one counter per
+ * (host, stack) pair; timeseries one per (series, bucket).
+ */
+#include "aggregator/aggd.h"
+#include "aggregator/hmap.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+#ifdef HAVE_FLAMEGRAPH
+#include "tools/lib/flamegraph.h"
+#endif
+
+/* ---- results -------------------------------------------------------------- */
+
+static int qerr(struct qresult *r, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int qerr(struct qresult *r, int status, const char *fmt, ...)
+{
+	char m[512];
+	va_list ap;
+	json_t *o;
+
+	va_start(ap, fmt);
+	vsnprintf(m, sizeof(m), fmt, ap);
+	va_end(ap);
+	o = json_pack("{s:s, s:i}", "error", m, "status", status);
+	r->status = status;
+	r->ctype = "application/json";
+	r->body = json_dumps(o, JSON_COMPACT);
+	r->len = r->body ? strlen(r->body) : 0;
+	json_decref(o);
+	return 0;
+}
+
+static int qjson(struct qresult *r, json_t *o)
+{
+	if (!o)
+		return qerr(r, 500, "out of memory");
+	r->status = 200;
+	r->ctype = "application/json";
+	r->body = json_dumps(o, JSON_COMPACT);
+	r->len = r->body ? strlen(r->body) : 0;
+	json_decref(o);
+	return r->body ? 0 : qerr(r, 500, "out of memory");
+}
+
+/* ---- label sets --------------------------------------------------------------- */
+
+struct lsinfo {
+	int64_t id;
+	struct agg_labels l;
+	const char *host;
+};
+
+struct lsdb {
+	struct lsinfo *v;
+	size_t n, cap;
+};
+
+static int lsdb_cb(void *arg, int64_t id, const char *json)
+{
+	struct lsdb *db = arg;
+
+	if (db->n == db->cap) {
+		size_t nc = db->cap ? db->cap * 2 : 64;
+		struct lsinfo *nv = realloc(db->v, nc * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		db->v = nv;
+		db->cap = nc;
+	}
+	memset(&db->v[db->n], 0, sizeof(db->v[0]));
+	db->v[db->n].id = id;
+	if (agg_labels_from_json(&db->v[db->n].l, json))
+		return 0;	/* unreadable: skip rather than fail every query */
+	db->v[db->n].host = agg_labels_get(&db->v[db->n].l, "host");
+	if (!db->v[db->n].host)
+		db->v[db->n].host = "";
+	db->n++;
+	return 0;
+}
+
+static void lsdb_free(struct lsdb *db)
+{
+	for (size_t i = 0; i < db->n; i++)
+		agg_labels_free(&db->v[i].l);
+	free(db->v);
+	memset(db, 0, sizeof(*db));
+}
+
+static const struct lsinfo *lsdb_find(const struct lsdb *db, int64_t id)
+{
+	size_t lo = 0, hi = db->n;	/* ids arrive in rowid order */
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (db->v[mid].id == id)
+			return &db->v[mid];
+		if (db->v[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = 0; i < db->n; i++)
+		if (db->v[i].id == id)
+			return &db->v[i];
+	return NULL;
+}
+
+/* ---- parameters ------------------------------------------------------------- */
+
+struct qctx {
+	struct aggd *d;
+	query_get_fn get;
+	void *ctx;
+	struct qresult *r;
+	int64_t now;
+};
+
+static const char *P(struct qctx *q, const char *k)
+{
+	const char *v = q->get(q->ctx, k);
+
+	return v && *v ? v : NULL;
+}
+
+/* from/until (with a prefix such as "left_"), defaults now-1h .. now. */
+static int time_range(struct qctx *q, const char *prefix, int64_t *from, int64_t *until)
+{
+	char k1[32], k2[32];
+	const char *f, *u;
+
+	snprintf(k1, sizeof(k1), "%sfrom", prefix);
+	snprintf(k2, sizeof(k2), "%suntil", prefix);
+	f = P(q, k1);
+	u = P(q, k2);
+	if (!f && *prefix)
+		f = P(q, "from");
+	if (!u && *prefix)
+		u = P(q, "until");
+	*from = q->now - 3600LL * 1000000000LL;
+	*until = q->now;
+	if (f && sel_time(f, q->now, from))
+		return qerr(q->r, 400, "%s: not a time (unix seconds, or now-1h)", k1), -1;
+	if (u && sel_time(u, q->now, until))
+		return qerr(q->r, 400, "%s: not a time (unix seconds, or now-1h)", k2), -1;
+	if (*until < *from)
+		return qerr(q->r, 400, "%s is before %s", k2, k1), -1;
+	return 0;
+}
+
+/* Parse a selector; its metric names the profile type (default offcpu). */
+static int parse_query(struct qctx *q, const char *key, struct selector *sel, int *type)
+{
+	const char *s = P(q, key);
+	char msg[200];
+
+	if (!s)
+		s = "offcpu{}";
+	if (sel_parse(s, sel, msg, sizeof(msg)))
+		return qerr(q->r, 400, "%s: %s", key, msg), -1;
+	*type = PT_OFFCPU;
+	if (sel->metric && (*type = agg_ptype_parse(sel->metric)) < 0) {
+		qerr(q->r, 400, "%s: unknown profile type \"%s\" (offcpu, wakeup, lockwait, oncpu)",
+		     key, sel->metric);
+		sel_free(sel);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- merge ------------------------------------------------------------------ */
+
+struct mstack {
+	int64_t id;
+	uint64_t count;
+	char *text;
+};
+
+struct merged {
+	struct hmap m;		/* stack id + 1 -> count */
+	uint64_t total;
+	struct mstack *v;	/* materialised, sorted by count desc */
+	size_t n;
+	size_t nrows;
+};
+
+static int merge_cb(void *arg, int64_t ls, int64_t stack, uint64_t count)
+{
+	struct merged *mg = arg;
+	uint64_t *slot = hmap_slot(&mg->m, (uint64_t)stack + 1);
+
+	(void)ls;
+	if (!slot)
+		return -ENOMEM;
+	*slot += count;
+	mg->total += count;
+	mg->nrows++;
+	return 0;
+}
+
+static int by_count_desc(const void *a, const void *b)
+{
+	const struct mstack *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static void merged_free(struct merged *mg)
+{
+	for (size_t i = 0; i < mg->n; i++)
+		free(mg->v[i].text);
+	free(mg->v);
+	hmap_free(&mg->m);
+	memset(mg, 0, sizeof(*mg));
+}
+
+static int matching_labelsets(const struct lsdb *db, const struct selector *sel,
+			      int64_t **ids, size_t *n)
+{
+	*ids = malloc((db->n + 1) * sizeof(**ids));
+	*n = 0;
+	if (!*ids)
+		return -ENOMEM;
+	for (size_t i = 0; i < db->n; i++)
+		if (sel_match(sel, &db->v[i].l))
+			(*ids)[(*n)++] = db->v[i].id;
+	return 0;
+}
+
+static int materialise(struct store *st, struct merged *mg)
+{
+	size_t k = 0;
+
+	mg->v = calloc(mg->m.n + 1, sizeof(*mg->v));
+	if (!mg->v)
+		return -ENOMEM;
+	for (size_t i = 0; i < mg->m.cap; i++) {
+		if (!mg->m.keys[i] || !mg->m.vals[i])
+			continue;
+		mg->v[k].id = (int64_t)mg->m.keys[i] - 1;
+		mg->v[k].count = mg->m.vals[i];
+		k++;
+	}
+	mg->n = k;
+	qsort(mg->v, mg->n, sizeof(*mg->v), by_count_desc);
+	for (size_t i = 0; i < mg->n; i++) {
+		int rc = st->ops->stack_text(st, mg->v[i].id, &mg->v[i].text);
+
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Merge one selection: the core of merge, top and diff. */
+static int do_merge(struct qctx *q, const struct selector *sel, int type, int64_t from,
+		    int64_t until, int texts, struct merged *mg)
+{
+	struct lsdb db = { 0 };
+	struct store *st = q->d->store;
+	int64_t *ids = NULL, t0 = agg_now_ns();
+	size_t n;
+	int rc;
+
+	memset(mg, 0, sizeof(*mg));
+	if ((rc = st->ops->labelsets(st, lsdb_cb, &db)) ||
+	    (rc = matching_labelsets(&db, sel, &ids, &n)))
+		goto out;
+	rc = st->ops->samples(st, type, ids, n, from, until, merge_cb, mg);
+	if (!rc && texts)
+		rc = materialise(st, mg);
+out:
+	metrics_observe(&q->d->m.store_query, agg_now_ns() - t0);
+	free(ids);
+	lsdb_free(&db);
+	if (rc)
+		qerr(q->r, 503, "store: %s", strerror(-rc));
+	return rc;
+}
+
+static int render_folded(struct qresult *r, const struct merged *mg)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return qerr(r, 500, "out of memory");
+	for (size_t i = 0; i < mg->n; i++)
+		fprintf(f, "%s %llu\n", mg->v[i].text, (unsigned long long)mg->v[i].count);
+	if (fclose(f)) {
+		free(buf);
+		return qerr(r, 500, "out of memory");
+	}
+	r->status = 200;
+	r->ctype = "text/plain; charset=utf-8";
+	r->body = buf;
+	r->len = len;
+	return 0;
+}
+
+#ifdef HAVE_FLAMEGRAPH
+static struct folded_set *to_set(const struct merged *mg)
+{
+	struct folded_set *set = folded_set_new();
+
+	for (size_t i = 0; set && i < mg->n; i++)
+		if (folded_set_add(set, mg->v[i].text, strlen(mg->v[i].text), mg->v[i].count)) {
+			folded_set_free(set);
+			return NULL;
+		}
+	return set;
+}
+
+/* SVG through the project's renderer; right != NULL renders a diff with
+ * left as the baseline. */
+static int render_svg(struct qctx *q, const struct merged *left, const struct merged *right,
+		      const char *title, int type)
+{
+	struct fg_options o;
+	struct folded_set *a = to_set(left), *b = right ? to_set(right) : NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (!a || (right && !b)) {
+		folded_set_free(a);
+		folded_set_free(b);
+		return qerr(q->r, 500, "out of memory");
+	}
+	fg_options_init(&o);
+	o.title = title;
+	o.countname = type == PT_ONCPU ? "samples" : "ns";
+	o.palette = type == PT_WAKEUP ? FG_PALETTE_WAKEUP : type == PT_ONCPU ? FG_PALETTE_HOT
+									  : FG_PALETTE_OFFCPU;
+	o.hash = 1;
+	o.normalize = 1;
+	if (P(q, "width")) {
+		long w = strtol(P(q, "width"), NULL, 10);
+
+		if (w >= 50 && w <= 20000)
+			o.width = (unsigned)w;
+	}
+	rc = right ? fg_render_mem(&buf, &len, a, b, &o) : fg_render_mem(&buf, &len, NULL, a, &o);
+	folded_set_free(a);
+	folded_set_free(b);
+	if (rc == -ENODATA)
+		return qerr(q->r, 404, "no samples for this selection and time range");
+	if (rc)
+		return qerr(q->r, 500, "flame graph: %s", fg_strerror(rc));
+	q->r->status = 200;
+	q->r->ctype = "image/svg+xml";
+	q->r->body = buf;
+	q->r->len = len;
+	return 0;
+}
+#else
+static int render_svg(struct qctx *q, const struct merged *left, const struct merged *right,
+		      const char *title, int type)
+{
+	(void)left; (void)right; (void)title; (void)type;
+	return qerr(q->r, 501, "format=svg: this build has no flame-graph renderer (tools/lib/flamegraph.h)");
+}
+#endif
+
+static int q_merge(struct qctx *q)
+{
+	struct selector sel;
+	struct merged mg;
+	int64_t from, until;
+	int type;
+	const char *fmt = P(q, "format");
+	long limit = 0;
+
+	if (!fmt)
+		fmt = "json";
+	if (strcmp(fmt, "json") && strcmp(fmt, "folded") && strcmp(fmt, "svg"))
+		return qerr(q->r, 400, "format: must be folded, json or svg");
+	if (P(q, "limit")) {
+		char *e;
+
+		limit = strtol(P(q, "limit"), &e, 10);
+		if (*e || limit < 0)
+			return qerr(q->r, 400, "limit: must be a non-negative integer");
+	}
+	if (time_range(q, "", &from, &until) || parse_query(q, "query", &sel, &type))
+		return 0;
+	if (do_merge(q, &sel, type, from, until, 1, &mg)) {
+		sel_free(&sel);
+		return 0;
+	}
+	sel_free(&sel);
+	if (!strcmp(fmt, "folded"))
+		render_folded(q->r, &mg);
+	else if (!strcmp(fmt, "svg"))
+		render_svg(q, &mg, NULL, P(q, "query") ? P(q, "query") : "offcpu{}", type);
+	else {
+		json_t *o = json_object(), *a = json_array();
+		size_t n = limit && (size_t)limit < mg.n ? (size_t)limit : mg.n;
+
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(a, json_pack("{s:s, s:I}", "stack", mg.v[i].text,
+							   "count", (json_int_t)mg.v[i].count));
+		json_object_set_new(o, "type", json_string(agg_ptype_name(type)));
+		json_object_set_new(o, "units", json_string(type == PT_ONCPU ? "samples" : "ns"));
+		json_object_set_new(o, "from", json_integer(from / 1000000000));
+		json_object_set_new(o, "until", json_integer(until / 1000000000));
+		json_object_set_new(o, "total", json_integer((json_int_t)mg.total));
+		json_object_set_new(o, "nstacks", json_integer(mg.n));
+		json_object_set_new(o, "stacks", a);
+		qjson(q->r, o);
+	}
+	merged_free(&mg);
+	return 0;
+}
+
+/* ---- top -------------------------------------------------------------------- */
+
+struct frow { const char *frame; size_t len; uint64_t self, total; };
+
+static int by_frame(const void *a, const void *b, void *arg)
+{
+	const struct frow *x = a, *y = b;
+	int sort_total = *(const int *)arg;
+	uint64_t vx = sort_total ? x->total : x->self, vy = sort_total ? y->total : y->self;
+
+	if (vx != vy)
+		return vx < vy ? 1 : -1;
+	return strcmp(x->frame, y->frame);
+}
+
+static int q_top(struct qctx *q)
+{
+	struct selector sel;
+	struct merged mg;
+	int64_t from, until;
+	int type, by_total;
+	const char *by = P(q, "by"), *ns = P(q, "n");
+	long n = 20;
+	struct folded_set *self = NULL, *total = NULL;
+	struct frow *rows = NULL;
+
+	if (!by)
+		by = "self";
+	if (strcmp(by, "self") && strcmp(by, "total"))
+		return qerr(q->r, 400, "by: must be self or total");
+	by_total = !strcmp(by, "total");
+	if (ns) {
+		char *e;
+
+		n = strtol(ns, &e, 10);
+		if (*e || n <= 0 || n > 100000)
+			return qerr(q->r, 400, "n: must be an integer in 1..100000");
+	}
+	if (time_range(q, "", &from, &until) || parse_query(q, "query", &sel, &type))
+		return 0;
+	if (do_merge(q, &sel, type, from, until, 1, &mg)) {
+		sel_free(&sel);
+		return 0;
+	}
+	sel_free(&sel);
+	self = folded_set_new();
+	total = folded_set_new();
+	if (!self || !total)
+		goto oom;
+	for (size_t i = 0; i < mg.n; i++) {
+		struct folded_iter it;
+		const char *f, *leaf = NULL, *seen[512];
+		size_t fl, leaflen = 0, lens[512], nseen = 0;
+
+		folded_iter_init(&it, mg.v[i].text, strlen(mg.v[i].text));
+		while (folded_iter_next(&it, &f, &fl)) {
+			int dup = 0;
+
+			leaf = f;
+			leaflen = fl;
+			for (size_t j = 0; j < nseen && !dup; j++)
+				dup = lens[j] == fl && !memcmp(seen[j], f, fl);
+			if (dup)
+				continue;	/* recursion: count a frame once per stack */
+			if (nseen < 512) {
+				seen[nseen] = f;
+				lens[nseen++] = fl;
+			}
+			if (folded_set_add(total, f, fl, mg.v[i].count) == -ENOMEM)
+				goto oom;
+		}
+		if (leaf && folded_set_add(self, leaf, leaflen, mg.v[i].count) == -ENOMEM)
+			goto oom;
+	}
+	size_t nf = folded_set_size(total);
+	rows = calloc(nf + 1, sizeof(*rows));
+	if (!rows)
+		goto oom;
+	for (size_t i = 0; i < nf; i++) {
+		const struct folded_stack *t = folded_set_get(total, i);
+		const struct folded_stack *s = folded_set_find(self, t->stack, t->len);
+
+		rows[i].frame = t->stack;
+		rows[i].len = t->len;
+		rows[i].total = t->count;
+		rows[i].self = s ? s->count : 0;
+	}
+	qsort_r(rows, nf, sizeof(*rows), by_frame, &by_total);
+	json_t *o = json_object(), *fa = json_array(), *sa = json_array();
+	for (size_t i = 0; i < nf && i < (size_t)n; i++)
+		json_array_append_new(fa, json_pack("{s:s, s:I, s:I}", "frame", rows[i].frame,
+						    "self", (json_int_t)rows[i].self,
+						    "total", (json_int_t)rows[i].total));
+	for (size_t i = 0; i < mg.n && i < (size_t)n; i++)
+		json_array_append_new(sa, json_pack("{s:s, s:I}", "stack", mg.v[i].text,
+						    "count", (json_int_t)mg.v[i].count));
+	json_object_set_new(o, "type", json_string(agg_ptype_name(type)));
+	json_object_set_new(o, "by", json_string(by));
+	json_object_set_new(o, "total", json_integer((json_int_t)mg.total));
+	json_object_set_new(o, "frames", fa);
+	json_object_set_new(o, "stacks", sa);
+	qjson(q->r, o);
+	goto out;
+oom:
+	qerr(q->r, 500, "out of memory");
+out:
+	free(rows);
+	folded_set_free(self);
+	folded_set_free(total);
+	merged_free(&mg);
+	return 0;
+}
+
+/* ---- diff ------------------------------------------------------------------- */
+
+struct drow { const char *stack; uint64_t left, right; double delta; };
+
+static int by_delta(const void *a, const void *b)
+{
+	const struct drow *x = a, *y = b;
+	double dx = fabs(x->delta), dy = fabs(y->delta);
+
+	if (dx != dy)
+		return dx < dy ? 1 : -1;
+	return strcmp(x->stack, y->stack);
+}
+
+static int q_diff(struct qctx *q)
+{
+	struct selector ls, rs;
+	struct merged lm, rm;
+	int64_t lf, lu, rf, ru;
+	int lt, rt;
+	const char *fmt = P(q, "format");
+	struct hmap idx = { 0 };
+	struct drow *rows = NULL;
+	size_t nrows = 0;
+
+	if (!fmt)
+		fmt = "json";
+	if (strcmp(fmt, "json") && strcmp(fmt, "svg"))
+		return qerr(q->r, 400, "format: must be json or svg");
+	if (!P(q, "left") || !P(q, "right"))
+		return qerr(q->r, 400, "left and right selectors are both required");
+	if (time_range(q, "left_", &lf, &lu) || time_range(q, "right_", &rf, &ru))
+		return 0;
+	if (parse_query(q, "left", &ls, &lt))
+		return 0;
+	if (parse_query(q, "right", &rs, &rt)) {
+		sel_free(&ls);
+		return 0;
+	}
+	if (lt != rt) {
+		sel_free(&ls);
+		sel_free(&rs);
+		return qerr(q->r, 400, "left and right must name the same profile type");
+	}
+	int bad = do_merge(q, &ls, lt, lf, lu, 1, &lm);
+	if (!bad && do_merge(q, &rs, rt, rf, ru, 1, &rm)) {
+		merged_free(&lm);
+		bad = 1;
+	}
+	sel_free(&ls);
+	sel_free(&rs);
+	if (bad)
+		return 0;
+	if (!strcmp(fmt, "svg")) {
+		render_svg(q, &lm, &rm, "diff: left -> right", lt);
+		goto out;
+	}
+	rows = calloc(lm.n + rm.n + 1, sizeof(*rows));
+	if (!rows)
+		goto oom;
+	for (size_t i = 0; i < lm.n; i++) {
+		uint64_t *s = hmap_slot(&idx, (uint64_t)lm.v[i].id + 1);
+
+		if (!s)
+			goto oom;
+		*s = nrows + 1;
+		rows[nrows].stack = lm.v[i].text;
+		rows[nrows++].left = lm.v[i].count;
+	}
+	for (size_t i = 0; i < rm.n; i++) {
+		uint64_t *s = hmap_slot(&idx, (uint64_t)rm.v[i].id + 1);
+
+		if (!s)
+			goto oom;
+		if (!*s) {
+			*s = nrows + 1;
+			rows[nrows++].stack = rm.v[i].text;
+		}
+		rows[*s - 1].right = rm.v[i].count;
+	}
+	for (size_t i = 0; i < nrows; i++) {
+		double l = lm.total ? (double)rows[i].left / lm.total : 0;
+		double r = rm.total ? (double)rows[i].right / rm.total : 0;
+
+		rows[i].delta = r - l;
+	}
+	qsort(rows, nrows, sizeof(*rows), by_delta);
+	json_t *o = json_object(), *a = json_array();
+	for (size_t i = 0; i < nrows; i++) {
+		double l = lm.total ? (double)rows[i].left / lm.total : 0;
+		double r = rm.total ? (double)rows[i].right / rm.total : 0;
+
+		json_array_append_new(a, json_pack("{s:s, s:I, s:I, s:f, s:f, s:f}",
+			"stack", rows[i].stack, "left", (json_int_t)rows[i].left,
+			"right", (json_int_t)rows[i].right, "left_share", l, "right_share", r,
+			"delta", rows[i].delta));
+	}
+	json_object_set_new(o, "type", json_string(agg_ptype_name(lt)));
+	json_object_set_new(o, "left_total", json_integer((json_int_t)lm.total));
+	json_object_set_new(o, "right_total", json_integer((json_int_t)rm.total));
+	json_object_set_new(o, "stacks", a);
+	qjson(q->r, o);
+	goto out;
+oom:
+	qerr(q->r, 500, "out of memory");
+out:
+	free(rows);
+	hmap_free(&idx);
+	merged_free(&lm);
+	merged_free(&rm);
+	return 0;
+}
+
+/* ---- outliers --------------------------------------------------------------- */
+
+struct host_acc { const char *host; uint64_t total, match; double share, ratio; };
+
+struct out_scan {
+	const struct lsdb *db;
+	struct hmap pairs;	/* (host index << 40 | stack id) + 1 -> count */
+	struct hmap hostidx;	/* labelset id + 1 -> host index + 1 */
+	struct host_acc *hosts;
+	size_t nhosts;
+};
+
+static int out_cb(void *arg, int64_t ls, int64_t stack, uint64_t count)
+{
+	struct out_scan *o = arg;
+	uint64_t *h = hmap_get(&o->hostidx, (uint64_t)ls + 1), *p;
+
+	if (!h)
+		return 0;
+	o->hosts[*h - 1].total += count;
+	if (!(p = hmap_slot(&o->pairs, (((*h - 1) << 40) | (uint64_t)stack) + 1)))
+		return -ENOMEM;
+	*p += count;
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int by_share(const void *a, const void *b)
+{
+	const struct host_acc *x = a, *y = b;
+
+	if (x->share != y->share)
+		return x->share < y->share ? 1 : -1;
+	return strcmp(x->host, y->host);
+}
+
+static int q_outliers(struct qctx *q)
+{
+	struct selector sel;
+	struct lsdb db = { 0 };
+	struct out_scan o = { .db = &db };
+	struct hmap match = { 0 };	/* stack id + 1 -> 1 no, 2 yes */
+	struct store *st = q->d->store;
+	int64_t from, until, *ids = NULL;
+	size_t nids;
+	int type, rc;
+	regex_t re;
+	const char *pat = P(q, "pattern"), *thr = P(q, "threshold");
+	double threshold = 2.0, *shares = NULL, median = 0;
+
+	if (!pat)
+		return qerr(q->r, 400, "pattern: required (a POSIX extended regular expression matched against stacks)");
+	if (thr) {
+		char *e;
+
+		threshold = strtod(thr, &e);
+		if (*e || !(threshold > 1.0))
+			return qerr(q->r, 400, "threshold: must be a number > 1");
+	}
+	if ((rc = regcomp(&re, pat, REG_EXTENDED | REG_NOSUB))) {
+		char eb[128];
+
+		regerror(rc, &re, eb, sizeof(eb));
+		return qerr(q->r, 400, "pattern: %s", eb);
+	}
+	if (time_range(q, "", &from, &until) || parse_query(q, "query", &sel, &type)) {
+		regfree(&re);
+		return 0;
+	}
+	int64_t t0 = agg_now_ns();
+	if ((rc = st->ops->labelsets(st, lsdb_cb, &db)) ||
+	    (rc = matching_labelsets(&db, &sel, &ids, &nids)))
+		goto store_err;
+	o.hosts = calloc(nids + 1, sizeof(*o.hosts));
+	if (!o.hosts)
+		goto oom;
+	for (size_t i = 0; i < nids; i++) {
+		const struct lsinfo *li = lsdb_find(&db, ids[i]);
+		size_t h;
+
+		for (h = 0; h < o.nhosts; h++)
+			if (!strcmp(o.hosts[h].host, li->host))
+				break;
+		if (h == o.nhosts)
+			o.hosts[o.nhosts++].host = li->host;
+		uint64_t *s = hmap_slot(&o.hostidx, (uint64_t)ids[i] + 1);
+		if (!s)
+			goto oom;
+		*s = h + 1;
+	}
+	if ((rc = st->ops->samples(st, type, ids, nids, from, until, out_cb, &o)))
+		goto store_err;
+	for (size_t i = 0; i < o.pairs.cap; i++) {
+		uint64_t key, sid, *m;
+
+		if (!o.pairs.keys[i])
+			continue;
+		key = o.pairs.keys[i] - 1;
+		sid = key & ((1ULL << 40) - 1);
+		if (!(m = hmap_slot(&match, sid + 1)))
+			goto oom;
+		if (!*m) {
+			char *text;
+
+			if ((rc = st->ops->stack_text(st, (int64_t)sid, &text)))
+				goto store_err;
+			*m = regexec(&re, text, 0, NULL, 0) ? 1 : 2;
+			free(text);
+		}
+		if (*m == 2)
+			o.hosts[key >> 40].match += o.pairs.vals[i];
+	}
+	metrics_observe(&q->d->m.store_query, agg_now_ns() - t0);
+	size_t nh = 0;
+	shares = calloc(o.nhosts + 1, sizeof(*shares));
+	if (!shares)
+		goto oom;
+	for (size_t h = 0; h < o.nhosts; h++) {
+		if (!o.hosts[h].total)
+			continue;
+		o.hosts[h].share = (double)o.hosts[h].match / o.hosts[h].total;
+		shares[nh++] = o.hosts[h].share;
+	}
+	qsort(shares, nh, sizeof(*shares), cmp_double);
+	if (nh)
+		median = nh % 2 ? shares[nh / 2] : (shares[nh / 2 - 1] + shares[nh / 2]) / 2;
+	qsort(o.hosts, o.nhosts, sizeof(*o.hosts), by_share);
+	json_t *res = json_object(), *a = json_array();
+	for (size_t h = 0; h < o.nhosts; h++) {
+		struct host_acc *x = &o.hosts[h];
+		int outlier;
+		json_t *ratio;
+
+		if (!x->total)
+			continue;
+		if (median > 0) {
+			ratio = json_real(x->share / median);
+			outlier = x->share / median >= threshold;
+		} else {
+			ratio = json_null();
+			outlier = x->share > 0 && nh > 1;
+		}
+		json_array_append_new(a, json_pack("{s:s, s:f, s:I, s:I, s:f, s:o, s:b}",
+			"host", x->host, "share", x->share, "total", (json_int_t)x->total,
+			"matched", (json_int_t)x->match, "fleet_median", median, "ratio", ratio,
+			"outlier", outlier));
+	}
+	json_object_set_new(res, "type", json_string(agg_ptype_name(type)));
+	json_object_set_new(res, "pattern", json_string(pat));
+	json_object_set_new(res, "threshold", json_real(threshold));
+	json_object_set_new(res, "fleet_median", json_real(median));
+	json_object_set_new(res, "hosts", a);
+	qjson(q->r, res);
+	goto out;
+store_err:
+	qerr(q->r, 503, "store: %s", strerror(-rc));
+	goto out;
+oom:
+	qerr(q->r, 500, "out of memory");
+out:
+	free(shares);
+	free(ids);
+	free(o.hosts);
+	hmap_free(&o.pairs);
+	hmap_free(&o.hostidx);
+	hmap_free(&match);
+	lsdb_free(&db);
+	sel_free(&sel);
+	regfree(&re);
+	return 0;
+}
+
+/* ---- hosts ------------------------------------------------------------------ */
+
+struct hrow {
+	const char *host;
+	int64_t ls, last_seen, windows, dur_ns, offcpu_ns, lock_ns, p99, trim, latest_start;
+};
+
+struct hosts_scan {
+	struct hrow *v;
+	size_t n, cap;
+	char **names;	/* owned copies of host strings */
+	struct lsdb *db;
+	const struct selector *sel;
+};
+
+static int hosts_cb(void *arg, const struct store_window_row *w)
+{
+	struct hosts_scan *h = arg;
+	size_t i;
+
+	if (h->sel) {
+		const struct lsinfo *li = lsdb_find(h->db, w->labelset);
+
+		if (!li || !sel_match(h->sel, &li->l))
+			return 0;
+	}
+	for (i = 0; i < h->n; i++)
+		if (!strcmp(h->v[i].host, w->host))
+			break;
+	if (i == h->n) {
+		if (h->n == h->cap) {
+			size_t nc = h->cap ? h->cap * 2 : 64;
+			struct hrow *nv = realloc(h->v, nc * sizeof(*nv));
+			char **nn = realloc(h->names, nc * sizeof(*nn));
+
+			if (nv)
+				h->v = nv;
+			if (nn)
+				h->names = nn;
+			if (!nv || !nn)
+				return -ENOMEM;
+			h->cap = nc;
+		}
+		memset(&h->v[i], 0, sizeof(h->v[i]));
+		if (!(h->names[i] = strdup(w->host)))
+			return -ENOMEM;
+		h->v[i].host = h->names[i];
+		h->v[i].p99 = -1;
+		h->v[i].trim = -1;
+		h->v[i].lock_ns = -1;
+		h->n++;
+	}
+	struct hrow *r = &h->v[i];
+	r->windows++;
+	if (w->end_ns > r->last_seen)
+		r->last_seen = w->end_ns;
+	if (w->start_ns >= r->latest_start) {
+		r->latest_start = w->start_ns;
+		r->ls = w->labelset;
+	}
+	r->dur_ns += w->end_ns - w->start_ns;
+	if (w->units[PT_OFFCPU] == UNITS_NS)
+		r->offcpu_ns += w->total[PT_OFFCPU];
+	if (w->lock_wait_ns >= 0)
+		r->lock_ns = (r->lock_ns < 0 ? 0 : r->lock_ns) + w->lock_wait_ns;
+	if (w->commit_p99_ns > r->p99)
+		r->p99 = w->commit_p99_ns;
+	if (w->trim_stall_ns >= 0)
+		r->trim = (r->trim < 0 ? 0 : r->trim) + w->trim_stall_ns;
+	return 0;
+}
+
+static int by_host(const void *a, const void *b)
+{
+	return strcmp(((const struct hrow *)a)->host, ((const struct hrow *)b)->host);
+}
+
+static json_t *labels_json(const struct agg_labels *l)
+{
+	json_t *o = json_object();
+
+	for (size_t i = 0; l && i < l->n; i++)
+		json_object_set_new(o, l->kv[i].k, json_string(l->kv[i].v));
+	return o;
+}
+
+static json_t *opt_int(int64_t v)
+{
+	return v < 0 ? json_null() : json_integer(v);
+}
+
+static int q_hosts(struct qctx *q)
+{
+	struct lsdb db = { 0 };
+	struct selector sel = { 0 };
+	struct hosts_scan h = { .db = &db };
+	struct store *st = q->d->store;
+	int64_t from, until;
+	int rc, type;
+
+	if (time_range(q, "", &from, &until))
+		return 0;
+	if (P(q, "query")) {
+		if (parse_query(q, "query", &sel, &type))
+			return 0;
+		h.sel = &sel;
+	}
+	int64_t t0 = agg_now_ns();
+	if ((rc = st->ops->labelsets(st, lsdb_cb, &db)) ||
+	    (rc = st->ops->windows(st, from, until, hosts_cb, &h))) {
+		qerr(q->r, 503, "store: %s", strerror(-rc));
+		goto out;
+	}
+	metrics_observe(&q->d->m.store_query, agg_now_ns() - t0);
+	qsort(h.v, h.n, sizeof(*h.v), by_host);
+	json_t *a = json_array();
+	for (size_t i = 0; i < h.n; i++) {
+		struct hrow *r = &h.v[i];
+		const struct lsinfo *li = lsdb_find(&db, r->ls);
+		double per_s = r->dur_ns ? (double)r->offcpu_ns * 1e9 / r->dur_ns : 0;
+		json_t *share = r->lock_ns >= 0 && r->offcpu_ns > 0
+			? json_real((double)r->lock_ns / r->offcpu_ns) : json_null();
+		json_t *o = json_object();
+
+		json_object_set_new(o, "host", json_string(r->host));
+		json_object_set_new(o, "labels", labels_json(li ? &li->l : NULL));
+		json_object_set_new(o, "last_seen", json_integer(r->last_seen / 1000000000));
+		json_object_set_new(o, "windows", json_integer(r->windows));
+		json_object_set_new(o, "offcpu_ns", json_integer(r->offcpu_ns));
+		json_object_set_new(o, "offcpu_ns_per_s", json_real(per_s));
+		json_object_set_new(o, "lock_wait_ns", opt_int(r->lock_ns));
+		json_object_set_new(o, "lock_share", share);
+		json_object_set_new(o, "commit_p99_ns", opt_int(r->p99));
+		json_object_set_new(o, "trim_stall_ns", opt_int(r->trim));
+		json_array_append_new(a, o);
+	}
+	qjson(q->r, a);
+out:
+	for (size_t i = 0; i < h.n; i++)
+		free(h.names[i]);
+	free(h.names);
+	free(h.v);
+	lsdb_free(&db);
+	sel_free(&sel);
+	return 0;
+}
+
+/* ---- labels ----------------------------------------------------------------- */
+
+static int q_labels(struct qctx *q)
+{
+	struct lsdb db = { 0 };
+	struct store *st = q->d->store;
+	json_t *vals = json_object(), *names = json_array(), *types = json_array(), *o;
+	const char *k;
+	json_t *v;
+	int rc;
+
+	if ((rc = st->ops->labelsets(st, lsdb_cb, &db))) {
+		json_decref(vals);
+		json_decref(names);
+		json_decref(types);
+		lsdb_free(&db);
+		return qerr(q->r, 503, "store: %s", strerror(-rc));
+	}
+	for (size_t i = 0; i < db.n; i++) {
+		for (size_t j = 0; j < db.v[i].l.n; j++) {
+			json_t *arr = json_object_get(vals, db.v[i].l.kv[j].k);
+			size_t x;
+			int seen = 0;
+
+			if (!arr) {
+				arr = json_array();
+				json_object_set_new(vals, db.v[i].l.kv[j].k, arr);
+			}
+			json_array_foreach(arr, x, v)
+				if (!strcmp(json_string_value(v), db.v[i].l.kv[j].v)) {
+					seen = 1;
+					break;
+				}
+			if (!seen)
+				json_array_append_new(arr, json_string(db.v[i].l.kv[j].v));
+		}
+	}
+	json_object_foreach(vals, k, v)
+		json_array_append_new(names, json_string(k));
+	for (int t = 0; t < PT_NTYPES; t++)
+		json_array_append_new(types, json_string(agg_ptype_name(t)));
+	lsdb_free(&db);
+	o = json_object();
+	json_object_set_new(o, "names", names);
+	json_object_set_new(o, "values", vals);
+	json_object_set_new(o, "types", types);
+	return qjson(q->r, o);
+}
+
+/* ---- timeseries ----------------------------------------------------------- */
+
+enum { TS_P99, TS_LOCK, TS_TRIM, TS_OFFCPU, TS_WINDOWS };
+
+struct ts_series {
+	char *key;		/* canonical JSON of the series labels */
+	struct agg_labels l;
+	struct hmap pts;	/* bucket + 1 -> value */
+};
+
+struct ts_scan {
+	int metric;
+	int64_t step_ns;
+	const struct selector *sel;
+	const struct lsdb *db;
+	char **by;
+	size_t nby;
+	struct ts_series *v;
+	size_t n, cap;
+	int err;
+};
+
+static struct ts_series *ts_get(struct ts_scan *t, const struct lsinfo *li, const char *cls)
+{
+	struct agg_labels l = { 0 };
+	char *key;
+
+	for (size_t i = 0; i < t->nby; i++) {
+		const char *v = !strcmp(t->by[i], "class") && cls ? cls : agg_labels_get(&li->l, t->by[i]);
+
+		if (v && agg_labels_set(&l, t->by[i], v))
+			goto oom;
+	}
+	if (!(key = agg_labels_canon(&l)))
+		goto oom;
+	for (size_t i = 0; i < t->n; i++)
+		if (!strcmp(t->v[i].key, key)) {
+			free(key);
+			agg_labels_free(&l);
+			return &t->v[i];
+		}
+	if (t->n == t->cap) {
+		size_t nc = t->cap ? t->cap * 2 : 16;
+		struct ts_series *nv = realloc(t->v, nc * sizeof(*nv));
+
+		if (!nv) {
+			free(key);
+			goto oom;
+		}
+		t->v = nv;
+		t->cap = nc;
+	}
+	memset(&t->v[t->n], 0, sizeof(t->v[0]));
+	t->v[t->n].key = key;
+	t->v[t->n].l = l;
+	return &t->v[t->n++];
+oom:
+	agg_labels_free(&l);
+	t->err = -ENOMEM;
+	return NULL;
+}
+
+static int ts_add(struct ts_scan *t, int64_t ls, int64_t start_ns, const char *cls, int64_t val, int max)
+{
+	const struct lsinfo *li = lsdb_find(t->db, ls);
+	struct ts_series *s;
+	uint64_t *p;
+
+	if (!li || (t->sel && !sel_match(t->sel, &li->l)) || val < 0)
+		return 0;
+	if (!(s = ts_get(t, li, cls)))
+		return -ENOMEM;
+	if (!(p = hmap_slot(&s->pts, (uint64_t)(start_ns / t->step_ns) + 1)))
+		return -ENOMEM;
+	/* stored value + 1 so "present with 0" differs from absent */
+	if (max) {
+		if (!*p || (uint64_t)val + 1 > *p)
+			*p = (uint64_t)val + 1;
+	} else
+		*p = (*p ? *p : 1) + (uint64_t)val;
+	return 0;
+}
+
+static int ts_win_cb(void *arg, const struct store_window_row *w)
+{
+	struct ts_scan *t = arg;
+
+	switch (t->metric) {
+	case TS_P99: return ts_add(t, w->labelset, w->start_ns, NULL, w->commit_p99_ns, 1);
+	case TS_TRIM: return ts_add(t, w->labelset, w->start_ns, NULL, w->trim_stall_ns, 0);
+	case TS_OFFCPU:
+		return w->units[PT_OFFCPU] == UNITS_NS
+			? ts_add(t, w->labelset, w->start_ns, NULL, w->total[PT_OFFCPU], 0) : 0;
+	case TS_WINDOWS: return ts_add(t, w->labelset, w->start_ns, NULL, 1, 0);
+	}
+	return 0;
+}
+
+static int ts_lock_cb(void *arg, int64_t ls, const char *host, int64_t start_ns, const char *cls, int64_t ns)
+{
+	(void)host;
+	return ts_add(arg, ls, start_ns, cls, ns, 0);
+}
+
+struct tpt { int64_t t, v; };
+
+static int by_t(const void *a, const void *b)
+{
+	const struct tpt *x = a, *y = b;
+
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+static int by_key(const void *a, const void *b)
+{
+	return strcmp(((const struct ts_series *)a)->key, ((const struct ts_series *)b)->key);
+}
+
+static int q_timeseries(struct qctx *q)
+{
+	static const char *const names[] = { "commit_p99_ns", "lock_wait_ns", "trim_stall_ns",
+					     "offcpu_ns", "ingest_windows" };
+	const char *metric = P(q, "metric"), *step = P(q, "step"), *by = P(q, "by");
+	struct selector sel = { 0 };
+	struct lsdb db = { 0 };
+	struct ts_scan t = { .db = &db };
+	struct store *st = q->d->store;
+	char *bycopy = NULL;
+	int64_t from, until;
+	int type, rc;
+
+	t.metric = -1;
+	for (int i = 0; metric && i < 5; i++)
+		if (!strcmp(metric, names[i]))
+			t.metric = i;
+	if (t.metric < 0)
+		return qerr(q->r, 400, "metric: must be commit_p99_ns, lock_wait_ns, trim_stall_ns, offcpu_ns or ingest_windows");
+	t.step_ns = 60LL * 1000000000LL;
+	if (step) {
+		char *e;
+		long s = strtol(step, &e, 10);
+
+		if (*e || s <= 0 || s > 86400 * 7)
+			return qerr(q->r, 400, "step: must be seconds in 1..604800");
+		t.step_ns = s * 1000000000LL;
+	}
+	if (time_range(q, "", &from, &until))
+		return 0;
+	if ((until - from) / t.step_ns > 100000)
+		return qerr(q->r, 400, "step: too many points (more than 100000)");
+	if (P(q, "query")) {
+		if (parse_query(q, "query", &sel, &type))
+			return 0;
+		t.sel = &sel;
+	}
+	if (!by)
+		by = t.metric == TS_LOCK ? "host,class" : "host";
+	if (!(bycopy = strdup(by)))
+		goto oom;
+	for (char *save = NULL, *tok = strtok_r(bycopy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char **nb = realloc(t.by, (t.nby + 1) * sizeof(*nb));
+
+		if (!nb)
+			goto oom;
+		t.by = nb;
+		t.by[t.nby++] = tok;
+	}
+	int64_t t0 = agg_now_ns();
+	if ((rc = st->ops->labelsets(st, lsdb_cb, &db)) ||
+	    (rc = t.metric == TS_LOCK ? st->ops->locks(st, from, until, ts_lock_cb, &t)
+				      : st->ops->windows(st, from, until, ts_win_cb, &t))) {
+		qerr(q->r, rc == -ENOMEM ? 500 : 503, "store: %s", strerror(-rc));
+		goto out;
+	}
+	metrics_observe(&q->d->m.store_query, agg_now_ns() - t0);
+	qsort(t.v, t.n, sizeof(*t.v), by_key);
+	json_t *o = json_object(), *sa = json_array();
+	for (size_t i = 0; i < t.n; i++) {
+		struct ts_series *s = &t.v[i];
+		struct tpt *pts = calloc(s->pts.n + 1, sizeof(*pts));
+		size_t k = 0;
+		json_t *so = json_object(), *pa = json_array();
+
+		if (!pts) {
+			json_decref(o);
+			json_decref(sa);
+			json_decref(so);
+			json_decref(pa);
+			goto oom;
+		}
+		for (size_t j = 0; j < s->pts.cap; j++)
+			if (s->pts.keys[j]) {
+				pts[k].t = (int64_t)(s->pts.keys[j] - 1) * (t.step_ns / 1000000000);
+				pts[k++].v = (int64_t)s->pts.vals[j] - 1;
+			}
+		qsort(pts, k, sizeof(*pts), by_t);
+		for (size_t j = 0; j < k; j++)
+			json_array_append_new(pa, json_pack("[I, I]", (json_int_t)pts[j].t, (json_int_t)pts[j].v));
+		free(pts);
+		json_object_set_new(so, "labels", labels_json(&s->l));
+		json_object_set_new(so, "points", pa);
+		json_array_append_new(sa, so);
+	}
+	json_object_set_new(o, "metric", json_string(names[t.metric]));
+	json_object_set_new(o, "step", json_integer(t.step_ns / 1000000000));
+	json_object_set_new(o, "from", json_integer(from / 1000000000));
+	json_object_set_new(o, "until", json_integer(until / 1000000000));
+	json_object_set_new(o, "series", sa);
+	qjson(q->r, o);
+	goto out;
+oom:
+	qerr(q->r, 500, "out of memory");
+out:
+	for (size_t i = 0; i < t.n; i++) {
+		free(t.v[i].key);
+		agg_labels_free(&t.v[i].l);
+		hmap_free(&t.v[i].pts);
+	}
+	free(t.v);
+	free(t.by);
+	free(bycopy);
+	lsdb_free(&db);
+	sel_free(&sel);
+	return 0;
+}
+
+/* ---- dispatch --------------------------------------------------------------- */
+
+int query_dispatch(struct aggd *d, const char *path, query_get_fn get, void *ctx,
+		   struct qresult *r)
+{
+	static const struct { const char *path; int (*fn)(struct qctx *); } routes[] = {
+		{ "/api/v1/merge", q_merge },
+		{ "/api/v1/render", q_merge },
+		{ "/api/v1/top", q_top },
+		{ "/api/v1/diff", q_diff },
+		{ "/api/v1/outliers", q_outliers },
+		{ "/api/v1/hosts", q_hosts },
+		{ "/api/v1/labels", q_labels },
+		{ "/api/v1/timeseries", q_timeseries },
+	};
+	struct qctx q = { .d = d, .get = get, .ctx = ctx, .r = r, .now = agg_now_ns() };
+
+	memset(r, 0, sizeof(*r));
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+		if (!strcmp(path, routes[i].path)) {
+			atomic_fetch_add(&d->m.queries, 1);
+			return routes[i].fn(&q);
+		}
+	return -ENOENT;
+}

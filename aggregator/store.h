@@ -1,0 +1,82 @@
+/*
+ * store.h — the storage interface of glass-aggd.  One engine per file
+ * (store_sqlite.c; store_clickhouse.c later) fills in a store_ops table.
+ *
+ * The model:
+ *   stack     — a folded stack string stored once: id + 64-bit hash.
+ *   labelset  — a canonical label set (JSON, keys sorted, includes host).
+ *   window    — one ingested window: key (idempotency), host, labelset,
+ *               start/end, summaries, per-type totals.
+ *   sample    — (type, labelset, time, window, stack) -> count.
+ *
+ * Threads: put() may be called from any thread (engines serialise
+ * writers); the scan functions may run concurrently with put() and with
+ * each other.  Callbacks run on the calling thread and must not call back
+ * into the store.  All functions return 0 or -errno.
+ */
+#ifndef GLASS_STORE_H
+#define GLASS_STORE_H
+
+#include <stdint.h>
+#include "aggregator/agg.h"
+
+struct store;
+
+/* One window row, as scans report it.  Summary fields are -1 if absent. */
+struct store_window_row {
+	int64_t id, labelset, start_ns, end_ns;
+	const char *host;
+	int64_t commit_p99_ns, commit_count, trim_stall_ns, lock_wait_ns;
+	int64_t total[PT_NTYPES];	/* sum of counts per profile type */
+	int units[PT_NTYPES];
+};
+
+typedef int (*store_labelset_cb)(void *arg, int64_t id, const char *json);
+typedef int (*store_sample_cb)(void *arg, int64_t labelset, int64_t stack,
+			       uint64_t count);
+typedef int (*store_window_cb)(void *arg, const struct store_window_row *w);
+typedef int (*store_lock_cb)(void *arg, int64_t labelset, const char *host,
+			     int64_t start_ns, const char *cls, int64_t ns);
+
+struct store_stats {
+	int64_t windows, stacks, samples, labelsets, bytes;
+};
+
+struct store_ops {
+	const char *name;
+	/* Store a validated window in one transaction.  *duplicate = 1 (and
+	 * nothing written) if its window_id is already stored. */
+	int (*put)(struct store *s, const struct agg_window *w, int *duplicate);
+	/* Every label set. */
+	int (*labelsets)(struct store *s, store_labelset_cb cb, void *arg);
+	/* Samples of TYPE in the given label sets with from <= t < until (ns,
+	 * window start).  Counts are per window: callers sum. */
+	int (*samples)(struct store *s, int type, const int64_t *labelsets,
+		       size_t n, int64_t from_ns, int64_t until_ns,
+		       store_sample_cb cb, void *arg);
+	/* The text of stack ID (malloc'ed). */
+	int (*stack_text)(struct store *s, int64_t id, char **text);
+	/* Windows that start in [from, until), by start time. */
+	int (*windows)(struct store *s, int64_t from_ns, int64_t until_ns,
+		       store_window_cb cb, void *arg);
+	/* Lock-wait summaries of windows starting in [from, until). */
+	int (*locks)(struct store *s, int64_t from_ns, int64_t until_ns,
+		     store_lock_cb cb, void *arg);
+	/* Delete windows that start before drop_ns; merge windows that start
+	 * before coarse_ns into one window per (labelset, bucket_s). */
+	int (*retain)(struct store *s, int64_t drop_ns, int64_t coarse_ns,
+		      int64_t bucket_s);
+	int (*stats)(struct store *s, struct store_stats *st);
+	void (*close)(struct store *s);
+};
+
+struct store {
+	const struct store_ops *ops;
+};
+
+/* Open "sqlite:PATH" (or a bare path).  0 or -errno with msg filled. */
+int store_open(const char *uri, struct store **out, char *msg, size_t msglen);
+int store_sqlite_open(const char *path, struct store **out, char *msg,
+		      size_t msglen);
+
+#endif /* GLASS_STORE_H */

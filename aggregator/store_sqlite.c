@@ -1,0 +1,732 @@
+/*
+ * store_sqlite.c — the SQLite engine: one file, WAL, one writer.
+ *
+ * Schema (created on first open; see store.h for the model):
+ *
+ *   stacks(id INTEGER PRIMARY KEY, hash INTEGER, text TEXT)  + index on hash
+ *   labelsets(id INTEGER PRIMARY KEY, canon TEXT UNIQUE, host TEXT)
+ *   windows(id INTEGER PRIMARY KEY, wkey TEXT UNIQUE, host, ls, start_ns,
+ *           end_ns, recv_ns, commit_p99_ns, commit_count, trim_stall_ns,
+ *           lock_wait_ns, tot0..tot3, units, coarse)     + index on start_ns
+ *   locks(win, cls, ns)                       PRIMARY KEY (win, cls)
+ *   samples(type, ls, t, win, stack, count)   PRIMARY KEY (type, ls, t, win,
+ *           stack), WITHOUT ROWID: the table is its own covering index, so
+ *           a merge is one range scan per matching label set.
+ *
+ * Counts are unsigned 64-bit stored bit-for-bit in SQLite's signed INTEGER;
+ * all sums are done in C.
+ *
+ * Locking: s->wlock serialises writers on s->w (the one write connection)
+ * and guards the stack cache.  Readers use one read-only connection per
+ * thread (s->readers, guarded by s->rlock for registration only).
+ */
+#include "aggregator/store.h"
+#include "aggregator/hmap.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sqlite3.h>
+
+struct stack_ent { int64_t id; char *text; };
+
+struct sq_reader {
+	sqlite3 *db;
+	pthread_t tid;
+	struct sq_reader *next;
+};
+
+struct sq_store {
+	struct store base;
+	char *path;
+	pthread_mutex_t wlock;
+	sqlite3 *w;
+	sqlite3_stmt *st_win_exists, *st_win_ins, *st_ls_get, *st_ls_ins,
+		     *st_stack_get, *st_stack_ins, *st_sample_ins, *st_lock_ins;
+	struct hmap stack_cache;	/* hash -> index+1 into ents */
+	struct stack_ent *ents;
+	size_t nents, capents;
+	struct hmap ls_cache;		/* hash(canon) -> labelset id */
+	pthread_mutex_t rlock;
+	struct sq_reader *readers;
+	pthread_key_t rkey;
+};
+
+static const char schema[] =
+	"PRAGMA journal_mode=WAL;"
+	"PRAGMA synchronous=NORMAL;"
+	"CREATE TABLE IF NOT EXISTS stacks(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL, text TEXT NOT NULL);"
+	"CREATE INDEX IF NOT EXISTS stacks_hash ON stacks(hash);"
+	"CREATE TABLE IF NOT EXISTS labelsets(id INTEGER PRIMARY KEY, canon TEXT NOT NULL UNIQUE, host TEXT NOT NULL);"
+	"CREATE TABLE IF NOT EXISTS windows(id INTEGER PRIMARY KEY, wkey TEXT NOT NULL UNIQUE,"
+	" host TEXT NOT NULL, ls INTEGER NOT NULL, start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL,"
+	" recv_ns INTEGER NOT NULL, commit_p99_ns INTEGER, commit_count INTEGER, trim_stall_ns INTEGER,"
+	" lock_wait_ns INTEGER, tot0 INTEGER NOT NULL DEFAULT 0, tot1 INTEGER NOT NULL DEFAULT 0,"
+	" tot2 INTEGER NOT NULL DEFAULT 0, tot3 INTEGER NOT NULL DEFAULT 0, units INTEGER NOT NULL DEFAULT 0,"
+	" coarse INTEGER NOT NULL DEFAULT 0);"
+	"CREATE INDEX IF NOT EXISTS windows_start ON windows(start_ns);"
+	"CREATE TABLE IF NOT EXISTS locks(win INTEGER NOT NULL, cls TEXT NOT NULL, ns INTEGER NOT NULL,"
+	" PRIMARY KEY(win, cls)) WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS samples(type INTEGER NOT NULL, ls INTEGER NOT NULL, t INTEGER NOT NULL,"
+	" win INTEGER NOT NULL, stack INTEGER NOT NULL, count INTEGER NOT NULL,"
+	" PRIMARY KEY(type, ls, t, win, stack)) WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT);"
+	"INSERT OR IGNORE INTO meta VALUES('schema', '1');";
+
+static int sqerr(sqlite3 *db, char *msg, size_t msglen, const char *what)
+{
+	snprintf(msg, msglen, "sqlite: %s: %s", what, db ? sqlite3_errmsg(db) : "out of memory");
+	return -EIO;
+}
+
+static int prep(sqlite3 *db, const char *sql, sqlite3_stmt **st)
+{
+	return sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) == SQLITE_OK
+		? 0 : -EIO;
+}
+
+/* ---- readers ------------------------------------------------------------ */
+
+static sqlite3 *reader(struct sq_store *s)
+{
+	struct sq_reader *r = pthread_getspecific(s->rkey);
+
+	if (r)
+		return r->db;
+	if (!(r = calloc(1, sizeof(*r))))
+		return NULL;
+	if (sqlite3_open_v2(s->path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		sqlite3_close(r->db);
+		free(r);
+		return NULL;
+	}
+	sqlite3_busy_timeout(r->db, 5000);
+	sqlite3_exec(r->db, "PRAGMA cache_size=-65536;", NULL, NULL, NULL);
+	pthread_mutex_lock(&s->rlock);
+	r->next = s->readers;
+	s->readers = r;
+	pthread_mutex_unlock(&s->rlock);
+	pthread_setspecific(s->rkey, r);
+	return r->db;
+}
+
+/* ---- writer ------------------------------------------------------------- */
+
+static int stack_id(struct sq_store *s, const struct folded_stack *fs, int64_t *id,
+		    int *cacheable)
+{
+	uint64_t key = fs->hash ? fs->hash : 1;
+	uint64_t *slot = hmap_get(&s->stack_cache, key);
+	int rc;
+
+	*cacheable = 0;
+	if (slot) {
+		struct stack_ent *e = &s->ents[*slot - 1];
+
+		if (!strcmp(e->text, fs->stack)) {
+			*id = e->id;
+			return 0;
+		}
+	}
+	sqlite3_reset(s->st_stack_get);
+	sqlite3_bind_int64(s->st_stack_get, 1, (int64_t)fs->hash);
+	sqlite3_bind_text(s->st_stack_get, 2, fs->stack, fs->len, SQLITE_STATIC);
+	rc = sqlite3_step(s->st_stack_get);
+	if (rc == SQLITE_ROW) {
+		*id = sqlite3_column_int64(s->st_stack_get, 0);
+		*cacheable = !slot;
+		return 0;
+	}
+	if (rc != SQLITE_DONE)
+		return -EIO;
+	sqlite3_reset(s->st_stack_ins);
+	sqlite3_bind_int64(s->st_stack_ins, 1, (int64_t)fs->hash);
+	sqlite3_bind_text(s->st_stack_ins, 2, fs->stack, fs->len, SQLITE_STATIC);
+	if (sqlite3_step(s->st_stack_ins) != SQLITE_DONE)
+		return -EIO;
+	*id = sqlite3_last_insert_rowid(s->w);
+	*cacheable = !slot;
+	return 0;
+}
+
+struct pending { const struct folded_stack *fs; int64_t id; };
+
+static int labelset_id(struct sq_store *s, const char *canon, const char *host, int64_t *id)
+{
+	uint64_t h = folded_hash(canon, strlen(canon)) | 1;
+	uint64_t *slot = hmap_get(&s->ls_cache, h);
+	int rc;
+
+	sqlite3_reset(s->st_ls_get);
+	sqlite3_bind_text(s->st_ls_get, 1, canon, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s->st_ls_get);
+	if (rc == SQLITE_ROW) {
+		*id = sqlite3_column_int64(s->st_ls_get, 0);
+		(void)slot;
+		return 0;
+	}
+	if (rc != SQLITE_DONE)
+		return -EIO;
+	sqlite3_reset(s->st_ls_ins);
+	sqlite3_bind_text(s->st_ls_ins, 1, canon, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s->st_ls_ins, 2, host, -1, SQLITE_STATIC);
+	if (sqlite3_step(s->st_ls_ins) != SQLITE_DONE)
+		return -EIO;
+	*id = sqlite3_last_insert_rowid(s->w);
+	return 0;
+}
+
+static void bind_opt(sqlite3_stmt *st, int i, int64_t v)
+{
+	if (v < 0)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_int64(st, i, v);
+}
+
+static int sq_put(struct store *base, const struct agg_window *w, int *duplicate)
+{
+	struct sq_store *s = (struct sq_store *)base;
+	char *canon = agg_labels_canon(&w->labels);
+	struct pending *pend = NULL;
+	size_t npend = 0, cappend = 0;
+	int64_t ls, win, locksum = -1, tot[PT_NTYPES] = { 0 };
+	int units = 0, rc = -EIO;
+
+	*duplicate = 0;
+	if (!canon)
+		return -ENOMEM;
+	for (size_t i = 0; i < w->nprof; i++) {
+		tot[w->prof[i].type] = (int64_t)folded_set_total(w->prof[i].set);
+		if (w->prof[i].units == UNITS_SAMPLES)
+			units |= 1 << w->prof[i].type;
+	}
+	for (size_t i = 0; i < w->nlocks; i++)
+		locksum = (locksum < 0 ? 0 : locksum) + w->locks[i].ns;
+	pthread_mutex_lock(&s->wlock);
+	if (sqlite3_exec(s->w, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		goto unlock;
+	sqlite3_reset(s->st_win_exists);
+	sqlite3_bind_text(s->st_win_exists, 1, w->window_id, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s->st_win_exists);
+	if (rc == SQLITE_ROW) {
+		*duplicate = 1;
+		rc = 0;
+		goto rollback;
+	}
+	rc = -EIO;
+	if (labelset_id(s, canon, w->host, &ls))
+		goto rollback;
+	sqlite3_stmt *st = s->st_win_ins;
+	sqlite3_reset(st);
+	sqlite3_bind_text(st, 1, w->window_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, w->host, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, ls);
+	sqlite3_bind_int64(st, 4, w->start_ns);
+	sqlite3_bind_int64(st, 5, w->end_ns);
+	sqlite3_bind_int64(st, 6, agg_now_ns());
+	bind_opt(st, 7, w->commit_p99_ns);
+	bind_opt(st, 8, w->commit_count);
+	bind_opt(st, 9, w->trim_stall_ns);
+	bind_opt(st, 10, locksum);
+	for (int t = 0; t < PT_NTYPES; t++)
+		sqlite3_bind_int64(st, 11 + t, tot[t]);
+	sqlite3_bind_int(st, 15, units);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		goto rollback;
+	win = sqlite3_last_insert_rowid(s->w);
+	for (size_t i = 0; i < w->nlocks; i++) {
+		sqlite3_reset(s->st_lock_ins);
+		sqlite3_bind_int64(s->st_lock_ins, 1, win);
+		sqlite3_bind_text(s->st_lock_ins, 2, w->locks[i].cls, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s->st_lock_ins, 3, w->locks[i].ns);
+		if (sqlite3_step(s->st_lock_ins) != SQLITE_DONE)
+			goto rollback;
+	}
+	for (size_t p = 0; p < w->nprof; p++) {
+		const struct folded_set *set = w->prof[p].set;
+		size_t n = folded_set_size(set);
+
+		for (size_t i = 0; i < n; i++) {
+			const struct folded_stack *fs = folded_set_get(set, i);
+			int64_t sid;
+			int cacheable;
+
+			if (stack_id(s, fs, &sid, &cacheable))
+				goto rollback;
+			if (cacheable) {
+				if (npend == cappend) {
+					struct pending *np;
+
+					cappend = cappend ? cappend * 2 : 256;
+					if (!(np = realloc(pend, cappend * sizeof(*np)))) {
+						rc = -ENOMEM;
+						goto rollback;
+					}
+					pend = np;
+				}
+				pend[npend].fs = fs;
+				pend[npend++].id = sid;
+			}
+			sqlite3_reset(s->st_sample_ins);
+			sqlite3_bind_int(s->st_sample_ins, 1, w->prof[p].type);
+			sqlite3_bind_int64(s->st_sample_ins, 2, ls);
+			sqlite3_bind_int64(s->st_sample_ins, 3, w->start_ns);
+			sqlite3_bind_int64(s->st_sample_ins, 4, win);
+			sqlite3_bind_int64(s->st_sample_ins, 5, sid);
+			sqlite3_bind_int64(s->st_sample_ins, 6, (int64_t)fs->count);
+			if (sqlite3_step(s->st_sample_ins) != SQLITE_DONE)
+				goto rollback;
+		}
+	}
+	if (sqlite3_exec(s->w, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		goto rollback;
+	/* Committed: only now may the cache learn the new ids. */
+	for (size_t i = 0; i < npend; i++) {
+		uint64_t key = pend[i].fs->hash ? pend[i].fs->hash : 1, *slot;
+		char *t;
+
+		if (hmap_get(&s->stack_cache, key))
+			continue;
+		if (s->nents == s->capents) {
+			size_t nc = s->capents ? s->capents * 2 : 4096;
+			struct stack_ent *ne = realloc(s->ents, nc * sizeof(*ne));
+
+			if (!ne)
+				break;
+			s->ents = ne;
+			s->capents = nc;
+		}
+		if (!(t = strdup(pend[i].fs->stack)))
+			break;
+		if (!(slot = hmap_slot(&s->stack_cache, key))) {
+			free(t);
+			break;
+		}
+		s->ents[s->nents].id = pend[i].id;
+		s->ents[s->nents].text = t;
+		*slot = ++s->nents;
+	}
+	rc = 0;
+	goto unlock;
+rollback:
+	sqlite3_exec(s->w, "ROLLBACK", NULL, NULL, NULL);
+unlock:
+	pthread_mutex_unlock(&s->wlock);
+	free(pend);
+	free(canon);
+	return rc;
+}
+
+/* ---- reads -------------------------------------------------------------- */
+
+static int sq_labelsets(struct store *base, store_labelset_cb cb, void *arg)
+{
+	struct sq_store *s = (struct sq_store *)base;
+	sqlite3 *db = reader(s);
+	sqlite3_stmt *st;
+	int rc = 0;
+
+	if (!db || sqlite3_prepare_v2(db, "SELECT id, canon FROM labelsets", -1, &st, NULL))
+		return -EIO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if ((rc = cb(arg, sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1))))
+			break;
+	if (rc == SQLITE_DONE)
+		rc = 0;
+	else if (rc > 0)
+		rc = -EIO;
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int sq_samples(struct store *base, int type, const int64_t *lss, size_t n,
+		      int64_t from, int64_t until, store_sample_cb cb, void *arg)
+{
+	struct sq_store *s = (struct sq_store *)base;
+	sqlite3 *db = reader(s);
+	sqlite3_stmt *st;
+	int rc = 0;
+
+	if (!db || sqlite3_prepare_v2(db, "SELECT stack, count FROM samples WHERE type=? AND ls=?"
+				      " AND t>=? AND t<?", -1, &st, NULL))
+		return -EIO;
+	/* One read transaction: a consistent snapshot across label sets. */
+	sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
+	for (size_t i = 0; i < n && !rc; i++) {
+		sqlite3_reset(st);
+		sqlite3_bind_int(st, 1, type);
+		sqlite3_bind_int64(st, 2, lss[i]);
+		sqlite3_bind_int64(st, 3, from);
+		sqlite3_bind_int64(st, 4, until);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+			if ((rc = cb(arg, lss[i], sqlite3_column_int64(st, 0),
+				     (uint64_t)sqlite3_column_int64(st, 1))))
+				break;
+		if (rc == SQLITE_DONE)
+			rc = 0;
+		else if (rc > 0)
+			rc = -EIO;
+	}
+	sqlite3_finalize(st);
+	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+	return rc;
+}
+
+static int sq_stack_text(struct store *base, int64_t id, char **text)
+{
+	struct sq_store *s = (struct sq_store *)base;
+	sqlite3 *db = reader(s);
+	sqlite3_stmt *st;
+	int rc;
+
+	if (!db || sqlite3_prepare_v2(db, "SELECT text FROM stacks WHERE id=?", -1, &st, NULL))
+		return -EIO;
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*text = strdup((const char *)sqlite3_column_text(st, 0));
+		rc = *text ? 0 : -ENOMEM;
+	} else
+		rc = rc == SQLITE_DONE ? -ENOENT : -EIO;
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int64_t col_opt(sqlite3_stmt *st, int i)
+{
+	return sqlite3_column_type(st, i) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, i);
+}
+
+static int sq_windows(struct store *base, int64_t from, int64_t until,
+		      store_window_cb cb, void *arg)
+{
+	struct sq_store *s = (struct sq_store *)base;
+	sqlite3 *db = reader(s);
+	sqlite3_stmt *st;
+	int rc;
+
+	if (!db || sqlite3_prepare_v2(db, "SELECT id, ls, start_ns, end_ns, host, commit_p99_ns,"
+				      " commit_count, trim_stall_ns, lock_wait_ns, tot0, tot1, tot2, tot3, units"
+				      " FROM windows WHERE start_ns>=? AND start_ns<? ORDER BY start_ns",
+				      -1, &st, NULL))
+		return -EIO;
+	sqlite3_bind_int64(st, 1, from);
+	sqlite3_bind_int64(st, 2, until);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_window_row r = {
+			.id = sqlite3_column_int64(st, 0),
+			.labelset = sqlite3_column_int64(st, 1),
+			.start_ns = sqlite3_column_int64(st, 2),
+			.end_ns = sqlite3_column_int64(st, 3),
+			.host = (const char *)sqlite3_column_text(st, 4),
+			.commit_p99_ns = col_opt(st, 5),
+			.commit_count = col_opt(st, 6),
+			.trim_stall_ns = col_opt(st, 7),
+			.lock_wait_ns = col_opt(st, 8),
+		};
+		int units = sqlite3_column_int(st, 13);
+
+		for (int t = 0; t < PT_NTYPES; t++) {
+			r.total[t] = sqlite3_column_int64(st, 9 + t);
+			r.units[t] = units & (1 << t) ? UNITS_SAMPLES : UNITS_NS;
+		}
+		if ((rc = cb(arg, &r)))
+			break;
+	}
+	if (rc == SQLITE_DONE)
+		rc = 0;
+	else if (rc > 0)
+		rc = -EIO;
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int sq_locks(struct store *base, int64_t from, int64_t until,
+		    store_lock_cb cb, void *arg)
+{
+	struct sq_store *s = (struct sq_store *)base;
+	sqlite3 *db = reader(s);
+	sqlite3_stmt *st;
+	int rc;
+
+	if (!db || sqlite3_prepare_v2(db, "SELECT w.ls, w.host, w.start_ns, l.cls, l.ns FROM windows w"
+				      " JOIN locks l ON l.win = w.id WHERE w.start_ns>=? AND w.start_ns<?"
+				      " ORDER BY w.start_ns", -1, &st, NULL))
+		return -EIO;
+	sqlite3_bind_int64(st, 1, from);
+	sqlite3_bind_int64(st, 2, until);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if ((rc = cb(arg, sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1),
+			     sqlite3_column_int64(st, 2), (const char *)sqlite3_column_text(st, 3),
+			     sqlite3_column_int64(st, 4))))
+			break;
+	if (rc == SQLITE_DONE)
+		rc = 0;
+	else if (rc > 0)
+		rc = -EIO;
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int sq_stats(struct store *base, struct store_stats *out)
+{
+	struct sq_store *s = (struct sq_store *)base;
+	sqlite3 *db = reader(s);
+	sqlite3_stmt *st;
+	struct stat sb;
+
+	memset(out, 0, sizeof(*out));
+	if (!db || sqlite3_prepare_v2(db, "SELECT (SELECT count(*) FROM windows), (SELECT max(id) FROM stacks),"
+				      " (SELECT count(*) FROM labelsets)", -1, &st, NULL))
+		return -EIO;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		out->windows = sqlite3_column_int64(st, 0);
+		out->stacks = sqlite3_column_int64(st, 1);
+		out->labelsets = sqlite3_column_int64(st, 2);
+	}
+	sqlite3_finalize(st);
+	if (!stat(s->path, &sb))
+		out->bytes = sb.st_size;
+	return 0;
+}
+
+/* ---- retention ---------------------------------------------------------- */
+
+static int exec1(sqlite3 *db, const char *sql, int64_t a)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL))
+		return -EIO;
+	sqlite3_bind_int64(st, 1, a);
+	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -EIO;
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static void clear_stack_cache(struct sq_store *s)
+{
+	for (size_t i = 0; i < s->nents; i++)
+		free(s->ents[i].text);
+	s->nents = 0;
+	hmap_free(&s->stack_cache);
+}
+
+/* Merge the fine windows of one (labelset, bucket) into one coarse window. */
+static int coarsen(struct sq_store *s, int64_t coarse_ns, int64_t bucket_ns)
+{
+	sqlite3 *db = s->w;
+	char sql[2048];
+	int rc = 0;
+
+	/* ds: every fine window to fold, with its target bucket. */
+	if (sqlite3_exec(db, "CREATE TEMP TABLE IF NOT EXISTS ds(win INTEGER PRIMARY KEY, ls INTEGER,"
+			 " b INTEGER, cw INTEGER); DELETE FROM ds;", NULL, NULL, NULL))
+		return -EIO;
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO ds(win, ls, b) SELECT id, ls, start_ns / %lld FROM windows"
+		 " WHERE coarse=0 AND start_ns < ?", (long long)bucket_ns);
+	if ((rc = exec1(db, sql, coarse_ns)))
+		return rc;
+	snprintf(sql, sizeof(sql),
+		 "INSERT OR IGNORE INTO windows(wkey, host, ls, start_ns, end_ns, recv_ns, coarse)"
+		 " SELECT 'coarse:' || ds.ls || ':' || ds.b, min(w.host), ds.ls, ds.b * %lld,"
+		 " (ds.b + 1) * %lld, ?, 1 FROM ds JOIN windows w ON w.id = ds.win GROUP BY ds.ls, ds.b",
+		 (long long)bucket_ns, (long long)bucket_ns);
+	if ((rc = exec1(db, sql, agg_now_ns())))
+		return rc;
+	if (sqlite3_exec(db,
+		"UPDATE ds SET cw = (SELECT id FROM windows WHERE wkey = 'coarse:' || ds.ls || ':' || ds.b);"
+		"UPDATE windows SET"
+		" commit_p99_ns = max(coalesce(windows.commit_p99_ns,-1), (SELECT max(coalesce(w.commit_p99_ns,-1))"
+		"   FROM ds JOIN windows w ON w.id = ds.win WHERE ds.cw = windows.id)),"
+		" commit_count = coalesce(windows.commit_count,0) + (SELECT coalesce(sum(w.commit_count),0) FROM ds JOIN windows w ON w.id = ds.win WHERE ds.cw = windows.id),"
+		" trim_stall_ns = coalesce(windows.trim_stall_ns,0) + (SELECT coalesce(sum(w.trim_stall_ns),0) FROM ds JOIN windows w ON w.id = ds.win WHERE ds.cw = windows.id),"
+		" lock_wait_ns = coalesce(windows.lock_wait_ns,0) + (SELECT coalesce(sum(w.lock_wait_ns),0) FROM ds JOIN windows w ON w.id = ds.win WHERE ds.cw = windows.id),"
+		" tot0 = tot0 + (SELECT sum(w.tot0) FROM ds JOIN windows w ON w.id = ds.win WHERE ds.cw = windows.id),"
+		" tot1 = tot1 + (SELECT sum(w.tot1) FROM ds JOIN windows w ON w.id = ds.win WHERE ds.cw = windows.id),"
+		" tot2 = tot2 + (SELECT sum(w.tot2) FROM ds JOIN windows w ON w.id = ds.win WHERE ds.cw = windows.id),"
+		" tot3 = tot3 + (SELECT sum(w.tot3) FROM ds JOIN windows w ON w.id = ds.win WHERE ds.cw = windows.id),"
+		" units = units | (SELECT max(w.units) FROM ds JOIN windows w ON w.id = ds.win WHERE ds.cw = windows.id)"
+		" WHERE id IN (SELECT cw FROM ds);"
+		"UPDATE windows SET commit_p99_ns = NULL WHERE commit_p99_ns = -1 AND id IN (SELECT cw FROM ds);"
+		"INSERT INTO locks(win, cls, ns) SELECT ds.cw, l.cls, sum(l.ns) FROM ds JOIN locks l ON l.win = ds.win"
+		" WHERE true GROUP BY ds.cw, l.cls ON CONFLICT(win, cls) DO UPDATE SET ns = ns + excluded.ns;"
+		"INSERT INTO samples(type, ls, t, win, stack, count)"
+		" SELECT s.type, s.ls, w.start_ns, ds.cw, s.stack, sum(s.count) FROM ds"
+		" JOIN windows w ON w.id = ds.cw JOIN windows fw ON fw.id = ds.win"
+		" JOIN samples s ON s.ls = ds.ls AND s.t = fw.start_ns AND s.win = ds.win AND s.type IN (0,1,2,3)"
+		" WHERE true GROUP BY s.type, s.ls, ds.cw, s.stack"
+		" ON CONFLICT(type, ls, t, win, stack) DO UPDATE SET count = count + excluded.count;"
+		"DELETE FROM samples WHERE (type, ls, t, win) IN (SELECT s.type, s.ls, s.t, s.win FROM ds"
+		" JOIN windows fw ON fw.id = ds.win JOIN samples s ON s.ls = ds.ls AND s.t = fw.start_ns"
+		" AND s.win = ds.win AND s.type IN (0,1,2,3));"
+		"DELETE FROM locks WHERE win IN (SELECT win FROM ds);"
+		"DELETE FROM windows WHERE id IN (SELECT win FROM ds);",
+		NULL, NULL, NULL))
+		return -EIO;
+	return 0;
+}
+
+static int sq_retain(struct store *base, int64_t drop_ns, int64_t coarse_ns, int64_t bucket_s)
+{
+	struct sq_store *s = (struct sq_store *)base;
+	int rc = -EIO;
+	sqlite3_stmt *st = NULL;
+
+	pthread_mutex_lock(&s->wlock);
+	if (sqlite3_exec(s->w, "BEGIN IMMEDIATE", NULL, NULL, NULL))
+		goto out;
+	if (drop_ns > 0) {
+		/* samples: one range delete per (type, labelset) prefix. */
+		if (sqlite3_prepare_v2(s->w, "DELETE FROM samples WHERE type=?1 AND ls=?2 AND t<?3", -1, &st, NULL))
+			goto rollback;
+		sqlite3_stmt *ls;
+		if (sqlite3_prepare_v2(s->w, "SELECT id FROM labelsets", -1, &ls, NULL))
+			goto rollback;
+		while (sqlite3_step(ls) == SQLITE_ROW) {
+			for (int t = 0; t < PT_NTYPES; t++) {
+				sqlite3_reset(st);
+				sqlite3_bind_int(st, 1, t);
+				sqlite3_bind_int64(st, 2, sqlite3_column_int64(ls, 0));
+				sqlite3_bind_int64(st, 3, drop_ns);
+				if (sqlite3_step(st) != SQLITE_DONE) {
+					sqlite3_finalize(ls);
+					goto rollback;
+				}
+			}
+		}
+		sqlite3_finalize(ls);
+		if (exec1(s->w, "DELETE FROM locks WHERE win IN (SELECT id FROM windows WHERE start_ns < ?)", drop_ns) ||
+		    exec1(s->w, "DELETE FROM windows WHERE start_ns < ?", drop_ns))
+			goto rollback;
+		if (sqlite3_changes(s->w) > 0) {
+			if (sqlite3_exec(s->w, "DELETE FROM stacks WHERE id NOT IN (SELECT stack FROM samples)",
+					 NULL, NULL, NULL))
+				goto rollback;
+			clear_stack_cache(s);
+		}
+	}
+	if (coarse_ns > 0 && bucket_s > 0 && coarsen(s, coarse_ns, bucket_s * 1000000000LL))
+		goto rollback;
+	if (sqlite3_exec(s->w, "COMMIT", NULL, NULL, NULL))
+		goto rollback;
+	rc = 0;
+	goto out;
+rollback:
+	fprintf(stderr, "glass-aggd: retention: %s\n", sqlite3_errmsg(s->w));
+	sqlite3_exec(s->w, "ROLLBACK", NULL, NULL, NULL);
+	clear_stack_cache(s);
+out:
+	sqlite3_finalize(st);
+	pthread_mutex_unlock(&s->wlock);
+	return rc;
+}
+
+static void sq_close(struct store *base)
+{
+	struct sq_store *s = (struct sq_store *)base;
+	sqlite3_stmt **sts[] = { &s->st_win_exists, &s->st_win_ins, &s->st_ls_get, &s->st_ls_ins,
+				 &s->st_stack_get, &s->st_stack_ins, &s->st_sample_ins, &s->st_lock_ins };
+
+	if (!s)
+		return;
+	for (size_t i = 0; i < sizeof(sts) / sizeof(sts[0]); i++)
+		sqlite3_finalize(*sts[i]);
+	while (s->readers) {
+		struct sq_reader *r = s->readers;
+
+		s->readers = r->next;
+		sqlite3_close(r->db);
+		free(r);
+	}
+	if (s->w)
+		sqlite3_exec(s->w, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
+	sqlite3_close(s->w);
+	clear_stack_cache(s);
+	free(s->ents);
+	hmap_free(&s->ls_cache);
+	pthread_key_delete(s->rkey);
+	pthread_mutex_destroy(&s->wlock);
+	pthread_mutex_destroy(&s->rlock);
+	free(s->path);
+	free(s);
+}
+
+static const struct store_ops sqlite_ops = {
+	.name = "sqlite",
+	.put = sq_put,
+	.labelsets = sq_labelsets,
+	.samples = sq_samples,
+	.stack_text = sq_stack_text,
+	.windows = sq_windows,
+	.locks = sq_locks,
+	.retain = sq_retain,
+	.stats = sq_stats,
+	.close = sq_close,
+};
+
+int store_sqlite_open(const char *path, struct store **out, char *msg, size_t msglen)
+{
+	struct sq_store *s = calloc(1, sizeof(*s));
+	char *em = NULL;
+
+	if (!s || !(s->path = strdup(path))) {
+		free(s);
+		return -ENOMEM;
+	}
+	s->base.ops = &sqlite_ops;
+	pthread_mutex_init(&s->wlock, NULL);
+	pthread_mutex_init(&s->rlock, NULL);
+	pthread_key_create(&s->rkey, NULL);
+	if (sqlite3_open_v2(path, &s->w, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		int rc = sqerr(s->w, msg, msglen, path);
+
+		sq_close(&s->base);
+		return rc;
+	}
+	sqlite3_busy_timeout(s->w, 5000);
+	if (sqlite3_exec(s->w, schema, NULL, NULL, &em) != SQLITE_OK) {
+		snprintf(msg, msglen, "sqlite: %s: schema: %s", path, em ? em : "?");
+		sqlite3_free(em);
+		sq_close(&s->base);
+		return -EIO;
+	}
+	sqlite3_exec(s->w, "PRAGMA cache_size=-65536;", NULL, NULL, NULL);
+	if (prep(s->w, "SELECT 1 FROM windows WHERE wkey=?", &s->st_win_exists) ||
+	    prep(s->w, "INSERT INTO windows(wkey, host, ls, start_ns, end_ns, recv_ns, commit_p99_ns,"
+		 " commit_count, trim_stall_ns, lock_wait_ns, tot0, tot1, tot2, tot3, units)"
+		 " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &s->st_win_ins) ||
+	    prep(s->w, "SELECT id FROM labelsets WHERE canon=?", &s->st_ls_get) ||
+	    prep(s->w, "INSERT INTO labelsets(canon, host) VALUES(?,?)", &s->st_ls_ins) ||
+	    prep(s->w, "SELECT id FROM stacks WHERE hash=? AND text=?", &s->st_stack_get) ||
+	    prep(s->w, "INSERT INTO stacks(hash, text) VALUES(?,?)", &s->st_stack_ins) ||
+	    prep(s->w, "INSERT INTO samples(type, ls, t, win, stack, count) VALUES(?,?,?,?,?,?)",
+		 &s->st_sample_ins) ||
+	    prep(s->w, "INSERT INTO locks(win, cls, ns) VALUES(?,?,?)", &s->st_lock_ins)) {
+		int rc = sqerr(s->w, msg, msglen, "prepare");
+
+		sq_close(&s->base);
+		return rc;
+	}
+	*out = &s->base;
+	return 0;
+}
+
+int store_open(const char *uri, struct store **out, char *msg, size_t msglen)
+{
+	if (!strncmp(uri, "sqlite:", 7))
+		return store_sqlite_open(uri + 7, out, msg, msglen);
+	if (strstr(uri, "://")) {
+		snprintf(msg, msglen, "store %s: unsupported engine (this build has sqlite:PATH)", uri);
+		return -EINVAL;
+	}
+	return store_sqlite_open(uri, out, msg, msglen);
+}
