@@ -92,5 +92,7 @@ export const diffSvgUrl = (left, right, from, until) =>
 	BASE + 'diff?' + qs({left, right, from, until, format: 'svg'});
 export const outliers = (query, pattern, from, until) =>
 	get('outliers', {query, pattern, from, until});
-export const timeseries = (metric, query, from, until, step) =>
-	get('timeseries', {metric, query, from, until, step});
+// by: label names to group series by (glass-aggd's default: host; for
+// lock_wait_ns host,class); '' = one fleet-wide series.
+export const timeseries = (metric, query, from, until, step, by) =>
+	get('timeseries', {metric, query, from, until, step, by});

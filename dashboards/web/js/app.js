@@ -44,6 +44,7 @@ function route(s, changes) {
 		if (mod.update(s, changes) !== false) return;
 	}
 	if (current.cleanup) current.cleanup();
+	status('');
 	clear(root);
 	current = {view: s.view, cleanup: null};
 	try {

@@ -110,8 +110,8 @@ async function load(s) {
 		note ? el('div', {class: 'card-note'}, note) : null);
 	const ratio = d.leftTotal ? d.rightTotal / d.leftTotal : null;
 	clear(document.getElementById('diff-summary')).append(
-		card('Baseline ' + (s.left ? '{' + s.left + '}' : 'fleet'), fmtValue(d.leftTotal, info.units), lq),
-		card('Comparison ' + (s.right ? '{' + s.right + '}' : 'fleet'), fmtValue(d.rightTotal, info.units), rq),
+		card('Baseline', fmtValue(d.leftTotal, info.units), lq),
+		card('Comparison', fmtValue(d.rightTotal, info.units), rq),
 		card('Stacks compared', String(d.stacks.length),
 			ratio !== null ? 'comparison is ' + fmtPct(ratio, 0) + ' of baseline' : ''));
 	if (!d.leftTotal || !d.rightTotal) {

@@ -122,11 +122,28 @@ export function frameColor(name) {
 	}
 }
 
-// Diff colour: red where the right side grew its share, blue where it shrank.
-export function diffColor(n, root) {
-	const R = root.value || 1, L = root.left || 1;
-	const d = n.value / R - n.left / L;
-	const t = Math.min(1, Math.abs(d) / 0.05);	// 5 points of share = full colour
+// Change of a frame's share of the total, right minus left.
+export function shareDelta(n, root) {
+	return n.value / (root.value || 1) - n.left / (root.left || 1);
+}
+
+// The largest |shareDelta| below the root: the diff's colour scale.
+export function maxDelta(root) {
+	let m = 0;
+	(function walk(n) {
+		for (const c of n.children.values()) {
+			m = Math.max(m, Math.abs(shareDelta(c, root)));
+			walk(c);
+		}
+	})(root);
+	return m;
+}
+
+// Diff colour: red where the right side grew its share, blue where it
+// shrank; saturation relative to the largest change (at least 2 points).
+export function diffColor(n, root, maxd) {
+	const d = shareDelta(n, root);
+	const t = Math.min(1, Math.abs(d) / Math.max(maxd || 0, 0.02));
 	if (Math.abs(d) < 0.001) return 'hsl(0 0% 86%)';
 	return d > 0 ? `hsl(0 ${55 + 30 * t}% ${88 - 30 * t}%)` : `hsl(214 ${55 + 30 * t}% ${88 - 30 * t}%)`;
 }
@@ -185,12 +202,13 @@ export class FlameGraph {
 				(z !== root ? ', zoomed into ' + z.name : ''),
 		});
 		const scale = W / (z.value || 1);
+		const maxd = this.opts.diff ? maxDelta(root) : 0;
 		let drawn = 0;
 		const g = svg('g', {});
 		const frame = (n, x, w, cls) => {
 			const y = n.depth * ROW;
 			const matched = this.re && n.parent && this.re.test(n.name);
-			const fill = this.opts.diff ? diffColor(n, root) : n.parent ? frameColor(n.name) : 'hsl(220 10% 80%)';
+			const fill = this.opts.diff ? diffColor(n, root, maxd) : n.parent ? frameColor(n.name) : 'hsl(220 10% 80%)';
 			const c = ['frame', cls, matched ? 'match' : '', this.re && !matched ? 'dim' : '']
 				.filter(Boolean).join(' ');
 			const gf = svg('g', {class: c, transform: `translate(${x.toFixed(2)},${y})`,

@@ -44,16 +44,17 @@ export function typeSwitch(s, id) {
 	return g;
 }
 
-// Values of one label across the fleet, from /labels (either shape:
-// {"host": ["a", …]} or [{"name": "host", "values": […]}]).
+// Values of one label across the fleet, from /labels
+// ({"names": […], "values": {"host": ["a", …]}, "types": […]}).
 export function labelValues(labels, name) {
 	if (!labels) return [];
 	if (Array.isArray(labels)) {
 		const e = labels.find((x) => x.name === name || x.key === name);
 		return e ? e.values || [] : [];
 	}
+	if (labels.values && typeof labels.values === 'object') return labels.values[name] || [];
 	if (labels.labels) return labelValues(labels.labels, name);
-	return labels[name] || [];
+	return Array.isArray(labels[name]) ? labels[name] : [];
 }
 
 export function withHost(sel, host) {

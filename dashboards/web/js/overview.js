@@ -7,6 +7,7 @@
 
 import * as api from './api.js';
 import * as state from './state.js';
+import {dropIncomplete} from './timeseries.js';
 import {el, svg, clear, fmtNs, fmtPct, fmtAgo, notice, errorNotice, quoteValue, PALETTE} from './util.js';
 
 const COLS = [
@@ -122,6 +123,7 @@ async function load(s) {
 	if (tr.status === 'fulfilled' && tr.value && Array.isArray(tr.value.series))
 		for (const se of tr.value.series)
 			if (se.labels && se.labels.host) trends.set(se.labels.host, se.points || []);
+	for (const [h, pts] of trends) trends.set(h, dropIncomplete([{points: pts}], tr.value.step, s.until)[0].points);
 	const rows = hosts.map((h) => ({...h, out: outs.get(h.host) || null, trend: trends.get(h.host) || null}));
 	view.rows = rows;
 	view.outErr = outErr;

@@ -9,7 +9,7 @@ import {el, svg, clear, fmtNs, fmtCount, fmtTime, notice, errorNotice, PALETTE} 
 
 export const PANELS = [
 	{metric: 'commit_p99_ns', title: 'Commit latency p99', units: 'ns', what: 'per host, p99 of transaction commit time'},
-	{metric: 'lock_wait_ns', title: 'Lock wait by class and B-tree level', units: 'ns', what: 'time spent waiting for glassfs locks'},
+	{metric: 'lock_wait_ns', by: 'class', title: 'Lock wait by class', units: 'ns', what: 'time spent waiting for glassfs locks, summed over hosts'},
 	{metric: 'trim_stall_ns', title: 'Discard (trim) stalls', units: 'ns', what: 'commit time spent waiting for discards'},
 	{metric: 'offcpu_ns', title: 'Off-CPU time', units: 'ns', what: 'per host, blocked time of profiled threads'},
 	{metric: 'ingest_windows', title: 'Ingest health', units: 'windows', what: 'profile windows received per step'},
@@ -82,7 +82,7 @@ export function render(root, s) {
 	const q = state.query('offcpu', s.sel);
 	for (const p of PANELS) {
 		const my = view;
-		api.timeseries(p.metric, q, s.from, s.until, step).then((d) => {
+		api.timeseries(p.metric, q, s.from, s.until, step, p.by).then((d) => {
 			if (view !== my) return;
 			drawPanel(p, d, s);
 		}, (e) => {
@@ -94,9 +94,19 @@ export function render(root, s) {
 	return () => { charts.clear(); view = null; };
 }
 
+// With until=now the newest bucket is still filling: a sum over half a
+// bucket reads as a drop that did not happen.  Leave it out.
+export function dropIncomplete(series, step, until) {
+	if (until !== 'now' || !(step > 0)) return series;
+	const now = Date.now() / 1000;
+	return series.map((x) => ({...x, points: (x.points || []).filter((q) => q[0] + step <= now)}));
+}
+
 function drawPanel(p, d, s) {
 	const body = clear(document.querySelector('#ts-' + p.metric + ' .ts-body'));
-	const series = (d && d.series || []).filter((x) => x.points && x.points.length);
+	let series = (d && d.series || []).filter((x) => x.points && x.points.length);
+	if (p.metric !== 'commit_p99_ns') series = dropIncomplete(series, d.step, s.until);
+	series = series.filter((x) => x.points.length);
 	if (!series.length) {
 		body.append(notice('empty', 'No ' + p.title.toLowerCase() + ' in this range',
 			p.metric === 'commit_p99_ns' || p.metric === 'lock_wait_ns' || p.metric === 'trim_stall_ns'

@@ -109,6 +109,7 @@ export function notice(kind, title, detail, ...actions) {
 // The notice for a failed API call (see api.js ApiError).
 export function errorNotice(err, what) {
 	const title = err && err.title ? err.title : 'Could not load ' + what;
+	if (window.glassStatus) window.glassStatus(title);
 	const detail = err && err.detail ? err.detail : String(err && err.message || err);
 	return notice('error', title, detail,
 		el('button', {type: 'button', class: 'btn', onclick: () => location.reload()}, 'Retry'));

@@ -63,9 +63,13 @@ async function start(opts = {}) {
 	fs.writeFileSync(path.join(dir, 'tokens'), token + '\n', {mode: 0o600});
 	const ui = opts.ui || path.join(ROOT, 'dashboards', 'web');
 	let lastErr = null;
-	for (let attempt = 0; attempt < 3; attempt++) {
-		const port = await freePort();
-		const args = ['--listen', '127.0.0.1:' + port, '--store', 'sqlite:' + path.join(dir, 'agg.db'),
+	// Port 0: glass-aggd binds any free loopback port and writes it to
+	// --port-file once listening (no race with other tests for a port).
+	for (let attempt = 0; attempt < 2; attempt++) {
+		const portFile = path.join(dir, 'port');
+		fs.rmSync(portFile, {force: true});
+		const args = ['--listen', '127.0.0.1:0', '--port-file', portFile,
+			'--store', 'sqlite:' + path.join(dir, 'agg.db'),
 			'--tokens', path.join(dir, 'tokens'), '--ui', ui];
 		const log = fs.openSync(path.join(dir, 'aggd.log'), 'a');
 		const child = spawn(bin, args, {stdio: ['ignore', log, log]});
@@ -73,17 +77,22 @@ async function start(opts = {}) {
 		let exited = null;
 		child.on('exit', (code, sig) => { exited = {code, sig}; });
 		const t0 = Date.now();
+		let port = 0;
 		while (Date.now() - t0 < 10000 && !exited) {
-			try {
-				const r = await request(port, 'GET', '/healthz');
-				if (r.status === 200) {
-					return makeHandle({child, port, dir, token, bin, args});
-				}
-			} catch (e) { lastErr = e; }
-			await sleep(100);
+			if (!port) {
+				try { port = Number(fs.readFileSync(portFile, 'utf8').trim()) || 0; } catch (e) { /* not yet */ }
+			}
+			if (port) {
+				try {
+					const r = await request(port, 'GET', '/healthz');
+					if (r.status === 200)
+						return makeHandle({child, port, dir, token, bin, args});
+				} catch (e) { lastErr = e; }
+			}
+			await sleep(50);
 		}
 		if (!exited) child.kill('SIGKILL');
-		lastErr = new Error('glass-aggd did not become healthy on port ' + port +
+		lastErr = new Error('glass-aggd did not become healthy' + (port ? ' on port ' + port : '') +
 			(exited ? ' (exited ' + JSON.stringify(exited) + ')' : '') + '; log:\n' +
 			tail(path.join(dir, 'aggd.log')));
 	}
