@@ -82,14 +82,14 @@ export const hosts = (from, until) => get('hosts', {from, until});
 export const labels = () => get('labels');
 export const merge = (query, from, until) =>
 	get('merge', {query, from, until, format: 'json'});
-export const mergeSvgUrl = (query, from, until) =>
-	BASE + 'merge?' + qs({query, from, until, format: 'svg'});
+export const mergeSvgUrl = (query, from, until, width) =>
+	BASE + 'merge?' + qs({query, from, until, format: 'svg', width});
 export const top = (query, from, until, by = 'self', n = 20) =>
 	get('top', {query, from, until, by, n});
 export const diff = (left, right, from, until) =>
 	get('diff', {left, right, from, until, format: 'json'});
-export const diffSvgUrl = (left, right, from, until) =>
-	BASE + 'diff?' + qs({left, right, from, until, format: 'svg'});
+export const diffSvgUrl = (left, right, from, until, width) =>
+	BASE + 'diff?' + qs({left, right, from, until, format: 'svg', width});
 export const outliers = (query, pattern, from, until) =>
 	get('outliers', {query, pattern, from, until});
 // by: label names to group series by (glass-aggd's default: host; for

@@ -5,7 +5,7 @@
 
 import * as api from './api.js';
 import * as state from './state.js';
-import {el, clear, fmtValue, fmtPct, notice, errorNotice, debounce} from './util.js';
+import {el, clear, fmtValue, fmtPct, notice, errorNotice, debounce, fmtWhen} from './util.js';
 import {FlameGraph, buildTree, blameFrame} from './flame.js';
 import {TYPE_INFO, typeSwitch, selectionEditor} from './flameview.js';
 
@@ -118,7 +118,7 @@ async function load(s) {
 		const missing = !d.leftTotal && !d.rightTotal ? 'either selection' :
 			!d.leftTotal ? 'the baseline ' + lq : 'the comparison ' + rq;
 		clear(box).append(notice('empty', 'No ' + info.label.toLowerCase() + ' stacks for ' + missing + ' in this range',
-			'A diff needs data on both sides between ' + s.from + ' and ' + s.until + '.',
+			'A diff needs data on both sides between ' + fmtWhen(s.from) + ' and ' + fmtWhen(s.until) + '.',
 			el('a', {class: 'btn', href: state.href({from: 'now-24h', until: 'now'})}, 'Last 24 hours')));
 		clear(document.getElementById('diff-movers'));
 		return;

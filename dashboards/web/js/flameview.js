@@ -6,7 +6,7 @@
 
 import * as api from './api.js';
 import * as state from './state.js';
-import {el, clear, fmtValue, fmtPct, notice, errorNotice, parseSelector, quoteValue, debounce} from './util.js';
+import {el, clear, fmtValue, fmtPct, notice, errorNotice, parseSelector, quoteValue, debounce, fmtWhen} from './util.js';
 import {FlameGraph, buildTree, findPath, searchRegex, searchTotal, blameFrame} from './flame.js';
 
 export const TYPE_INFO = {
@@ -96,8 +96,10 @@ export function render(root, s) {
 	const labels = api.labels();
 	labels.catch(() => {});
 	const info = TYPE_INFO[s.type];
+	const svgMode = s.renderer === 'svg';
 	const search = el('input', {id: 'flame-search', type: 'search', value: s.search, size: 24,
-		spellcheck: 'false', placeholder: 'regex, e.g. glock_|btree_search', 'aria-label': 'Search frames'});
+		spellcheck: 'false', placeholder: 'regex, e.g. glock_|btree_search', 'aria-label': 'Search frames',
+		disabled: svgMode, title: svgMode ? 'The server-rendered graph has its own search (top right of the drawing)' : null});
 	search.addEventListener('input', debounce(() => state.set({search: search.value}, false), 200));
 	const selText = s.sel ? s.sel : 'all hosts';
 	root.append(
@@ -112,7 +114,8 @@ export function render(root, s) {
 			el('label', {for: 'flame-search', class: 'search-label'}, 'Search'), search,
 			el('span', {id: 'flame-match', class: 'match-info', role: 'status', 'aria-live': 'polite'}),
 			el('span', {class: 'spacer'}),
-			el('button', {type: 'button', class: 'btn', id: 'flame-reset',
+			svgMode ? el('span', {class: 'hint'}, 'server-rendered: search and zoom inside the drawing') : null,
+			el('button', {type: 'button', class: 'btn', id: 'flame-reset', disabled: svgMode,
 				onclick: () => state.set({zoom: ''})}, 'Reset zoom'),
 			el('label', {class: 'toggle'}, el('input', {type: 'checkbox', id: 'flame-svg',
 				checked: s.renderer === 'svg',
@@ -164,9 +167,17 @@ async function load(s) {
 	if (s.renderer === 'svg') {
 		// The server's renderer: an <object> keeps its own script (search,
 		// zoom) working; the JSON is still fetched for the side table.
-		clear(box).append(el('object', {class: 'server-svg', type: 'image/svg+xml',
-			data: api.mergeSvgUrl(q, s.from, s.until), 'aria-label': info.label + ' flame graph (server-rendered)'},
-		notice('error', 'The server could not render this flame graph', 'GET ' + api.mergeSvgUrl(q, s.from, s.until))));
+		const url = api.mergeSvgUrl(q, s.from, s.until, Math.max(400, Math.floor(box.clientWidth || 1000)));
+		const obj = el('object', {class: 'server-svg', type: 'image/svg+xml', data: url,
+			'aria-label': info.label + ' flame graph (server-rendered)'},
+		notice('error', 'The server could not render this flame graph', 'GET ' + url));
+		// Fit the frame to the drawing once it has loaded.
+		obj.addEventListener('load', () => {
+			const root = obj.contentDocument && obj.contentDocument.documentElement;
+			const h = root && Number(root.getAttribute('height'));
+			if (h) obj.style.height = h + 'px';
+		});
+		clear(box).append(obj);
 	}
 	let data;
 	try {
@@ -181,7 +192,7 @@ async function load(s) {
 	const stacks = data.stacks || [];
 	if (!stacks.length || !data.total) {
 		clear(box).append(notice('empty', 'No ' + info.label.toLowerCase() + ' stacks for ' + (s.sel ? '{' + s.sel + '}' : 'the fleet') + ' in this range',
-			'Nothing matched ' + q + ' between ' + s.from + ' and ' + s.until + '. ' +
+			'Nothing matched ' + q + ' between ' + fmtWhen(s.from) + ' and ' + fmtWhen(s.until) + '. ' +
 			(s.type === 'lockwait' ? 'Lock-wait stacks come only from hosts running glassfs with the lock profiler. ' :
 				s.type === 'wakeup' ? 'Wakeup stacks are collected only when agents run with wakeup profiling on. ' : '') +
 			'Widen the range or drop a label matcher.',

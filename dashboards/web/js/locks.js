@@ -5,7 +5,7 @@
 
 import * as api from './api.js';
 import * as state from './state.js';
-import {el, clear, fmtNs, fmtPct, notice, errorNotice, quoteValue} from './util.js';
+import {el, clear, fmtNs, fmtPct, notice, errorNotice, quoteValue, fmtWhen} from './util.js';
 
 // Sum lock-wait series into classes: {cls, total, hosts: Map(host -> ns)}.
 export function classTotals(series) {
@@ -35,7 +35,7 @@ export function render(root, s) {
 	root.append(
 		el('div', {class: 'view-head'},
 			el('h1', {}, 'Locks', s.sel ? el('span', {class: 'muted'}, ' · {' + s.sel + '}') : null),
-			el('p', {class: 'sub'}, 'Top contended glassfs lock classes over ', el('code', {}, s.from + ' → ' + s.until),
+			el('p', {class: 'sub'}, 'Top contended glassfs lock classes over ', el('code', {}, fmtWhen(s.from) + ' → ' + fmtWhen(s.until)),
 				', with the stacks of the threads that waited for them. Expand a class to see its waiters.')),
 		el('section', {class: 'panel', id: 'locks-box', 'aria-label': 'Lock classes'}, notice('loading', 'Loading lock waits…')));
 	view = {s};
@@ -89,7 +89,7 @@ function draw(s) {
 	if (view.tsErr) box.append(notice('error', 'Lock-wait summaries unavailable', view.tsErr.detail || view.tsErr.message));
 	if (!cl.length && !view.stacks.length) {
 		box.append(notice('empty', 'No lock waits in this range',
-			'No host running glassfs reported lock-wait time between ' + s.from + ' and ' + s.until +
+			'No host running glassfs reported lock-wait time between ' + fmtWhen(s.from) + ' and ' + fmtWhen(s.until) +
 			'. Lock waits come from agents on hosts with a mounted glassfs and the lock profiler enabled.',
 			el('a', {class: 'btn', href: state.href({from: 'now-24h', until: 'now'})}, 'Last 24 hours')));
 		return;

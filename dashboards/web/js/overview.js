@@ -8,7 +8,7 @@
 import * as api from './api.js';
 import * as state from './state.js';
 import {dropIncomplete} from './timeseries.js';
-import {el, svg, clear, fmtNs, fmtPct, fmtAgo, notice, errorNotice, quoteValue, PALETTE} from './util.js';
+import {el, svg, clear, fmtNs, fmtPct, fmtAgo, notice, errorNotice, quoteValue, PALETTE, fmtWhen} from './util.js';
 
 const COLS = [
 	{key: 'host', label: 'Host', num: false},
@@ -102,7 +102,7 @@ async function load(s) {
 	const hosts = Array.isArray(hr.value) ? hr.value : (hr.value.hosts || []);
 	if (!hosts.length) {
 		clear(table).append(notice('empty', 'No hosts reported in this range',
-			'glass-aggd has no windows between ' + s.from + ' and ' + s.until +
+			'glass-aggd has no windows between ' + fmtWhen(s.from) + ' and ' + fmtWhen(s.until) +
 			'. Agents may be down, or the range is too short.',
 			el('a', {class: 'btn', href: state.href({from: 'now-24h', until: 'now'})}, 'Try the last 24 hours'),
 			el('a', {class: 'btn', href: state.href({from: 'now-7d', until: 'now'})}, 'Last 7 days')));
@@ -131,7 +131,7 @@ async function load(s) {
 	drawCards(rows, s);
 	drawCallout(rows, s, outErr);
 	drawTable(rows, s, false);
-	window.glassStatus && window.glassStatus(rows.length + ' hosts · ' + s.from + ' → ' + s.until);
+	window.glassStatus && window.glassStatus(rows.length + ' hosts · ' + fmtWhen(s.from) + ' → ' + fmtWhen(s.until));
 }
 
 function median(xs) {

@@ -5,7 +5,7 @@
 
 import * as api from './api.js';
 import * as state from './state.js';
-import {el, svg, clear, fmtNs, fmtCount, fmtTime, notice, errorNotice, PALETTE} from './util.js';
+import {el, svg, clear, fmtNs, fmtCount, fmtTime, notice, errorNotice, PALETTE, fmtWhen} from './util.js';
 
 export const PANELS = [
 	{metric: 'commit_p99_ns', title: 'Commit latency p99', units: 'ns', what: 'per host, p99 of transaction commit time'},
@@ -70,7 +70,7 @@ export function render(root, s) {
 	root.append(
 		el('div', {class: 'view-head'},
 			el('h1', {}, 'Time series', s.sel ? el('span', {class: 'muted'}, ' · {' + s.sel + '}') : null),
-			el('p', {class: 'sub'}, 'Every panel shares the range ', el('code', {}, s.from + ' → ' + s.until),
+			el('p', {class: 'sub'}, 'Every panel shares the range ', el('code', {}, fmtWhen(s.from) + ' → ' + fmtWhen(s.until)),
 				'. Hover to compare the same instant across panels; drag across a panel to zoom the range.',
 				s.sel ? [' ', el('a', {href: state.href({sel: ''})}, 'Show the whole fleet')] : null)),
 		el('div', {class: 'ts-grid', id: 'ts-grid'}, PANELS.map((p) =>
@@ -110,8 +110,8 @@ function drawPanel(p, d, s) {
 	if (!series.length) {
 		body.append(notice('empty', 'No ' + p.title.toLowerCase() + ' in this range',
 			p.metric === 'commit_p99_ns' || p.metric === 'lock_wait_ns' || p.metric === 'trim_stall_ns'
-				? 'These come from agents on hosts running a glassfs daemon; none reported between ' + s.from + ' and ' + s.until + '.'
-				: 'No windows between ' + s.from + ' and ' + s.until + '.'));
+				? 'These come from agents on hosts running a glassfs daemon; none reported between ' + fmtWhen(s.from) + ' and ' + fmtWhen(s.until) + '.'
+				: 'No windows between ' + fmtWhen(s.from) + ' and ' + fmtWhen(s.until) + '.'));
 		return;
 	}
 	const names = seriesNames(series);

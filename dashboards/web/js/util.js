@@ -84,6 +84,16 @@ export function fmtTime(tSec, withDate) {
 	return d.getFullYear() + '-' + p(d.getMonth() + 1) + '-' + p(d.getDate()) + ' ' + hm;
 }
 
+// A range bound as written in the URL: relative ones (now-1h) as they are,
+// absolute unix seconds as a local date and time.
+export function fmtWhen(t) {
+	const s = String(t);
+	if (!/^\d+$/.test(s)) return s;
+	let n = Number(s);
+	if (n > 1e15) n /= 1e9; else if (n > 1e12) n /= 1e3;
+	return fmtTime(n, true);
+}
+
 export function fmtAgo(tSec) {
 	const s = Math.max(0, Date.now() / 1000 - tSec);
 	if (s < 90) return Math.round(s) + ' s ago';

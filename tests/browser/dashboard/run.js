@@ -333,6 +333,24 @@ async function runCases(ctx, base, server) {
 		await shot('flame-lockwait-switch');
 	});
 
+	await tcase('server-rendered SVG flame graph embeds', async () => {
+		await go('?view=flame&sel=host%3D%22stor-03%22&renderer=svg');
+		await page.waitForSelector('object.server-svg');
+		await page.waitForFunction(() => {
+			const o = document.querySelector('object.server-svg');
+			return o && o.contentDocument && o.contentDocument.querySelectorAll('rect').length > 10;
+		}, null, {timeout: 10000});
+		const r = await page.$eval('object.server-svg', (o) => ({
+			n: o.contentDocument.querySelectorAll('rect').length,
+			text: o.contentDocument.documentElement.textContent,
+			h: o.getBoundingClientRect().height,
+		}));
+		ok(/glock_wait/.test(r.text) && /btree_search/.test(r.text), 'server SVG names the engine frames');
+		ok(r.h > 150, 'object sized to the drawing: ' + r.h);
+		ok(await page.$eval('#flame-search', (i) => i.disabled), 'browser search disabled in server mode');
+		await shot('flame-server-svg');
+	});
+
 	// ---- diff ----
 	await tcase('diff view renders (fleet vs the outlier)', async () => {
 		await go('?view=diff&right=host%3D%22stor-03%22');
