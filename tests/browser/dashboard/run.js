@@ -32,7 +32,8 @@ function skip(name, why) { console.log('SKIP: ' + name + ': ' + why); }
 
 // Where in this file an assertion failed: "run.js:123".
 function where(err) {
-	const line = String(err && err.stack || '').split('\n').find((l) => l.includes('/dashboard/run.js:'));
+	const line = String(err && err.stack || '').split('\n')
+		.find((l) => l.includes('/dashboard/run.js:') && !/at (ok|tcase|where) /.test(l));
 	const m = line && /(run\.js:\d+)/.exec(line);
 	return m ? m[1] : 'run.js';
 }
@@ -106,6 +107,7 @@ async function main() {
 }
 
 async function runCases(ctx, base, server) {
+	ctx.setDefaultTimeout(10000);
 	const page = await ctx.newPage();
 	const errors = [];
 	page.on('pageerror', (e) => errors.push('pageerror: ' + e.message));
