@@ -55,3 +55,10 @@ $(OUT)/bin/glass-flamegraph: $(OUT)/obj/tools/glass-flamegraph.o $(TOOLS_LIB)
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(FP_FLAGS) -o $@ $^ -lm
+
+TOOLS_FG_BINS += $(OUT)/bin/glass-report
+BINS += $(OUT)/bin/glass-report
+$(OUT)/bin/glass-report: $(OUT)/obj/tools/glass-report.o $(TOOLS_LIB)
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(FP_FLAGS) -o $@ $^ -ljansson -lm
