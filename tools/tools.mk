@@ -30,7 +30,7 @@ $(OUT)/test/tools/%: $(OUT)/asan/tests/tools/%.o $(TOOLS_LIB_SAN)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(FP_FLAGS) $(SAN_FLAGS) -o $@ $^ $(TOOLS_TEST_LIBS)
 
-TEST_BINS += $(OUT)/test/tools/folded_test
+TEST_BINS += $(OUT)/test/tools/folded_test $(OUT)/test/tools/flamegraph_test
 
 .PHONY: regolden-tools
 regolden-tools: $(OUT)/test/tools/folded_test $(TOOLS_FG_BINS)
