@@ -15,7 +15,7 @@ const fs = require('fs');
 const path = require('path');
 const fleet = require('./fleet');
 const aggd = require('./aggd');
-const {launch} = require('./launch');
+const {launch} = require('../launch');	// shared with the flame-graph tests (H1)
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 let OUT = process.env.OUT || 'build';
@@ -93,7 +93,7 @@ async function main() {
 			pass('ingest recorded fleet (' + wins.length + ' windows, ' + (Date.now() - t0) + ' ms)');
 		}
 		try {
-			browser = await launch();
+			browser = await launch({viewport: {width: 1440, height: 900}});
 		} catch (e) {
 			console.log('SKIPPED: chromium cannot start: ' + e.message.split('\n')[0]);
 			console.error('SKIPPED (facility absent): headless chromium cannot start — ' + e.message);
