@@ -86,8 +86,9 @@ export const mergeSvgUrl = (query, from, until, width) =>
 	BASE + 'merge?' + qs({query, from, until, format: 'svg', width});
 export const top = (query, from, until, by = 'self', n = 20) =>
 	get('top', {query, from, until, by, n});
-export const diff = (left, right, from, until) =>
-	get('diff', {left, right, from, until, format: 'json'});
+// sides: optional {left_from, left_until, right_from, right_until}.
+export const diff = (left, right, from, until, sides) =>
+	get('diff', {left, right, from, until, format: 'json', ...(sides || {})});
 export const diffSvgUrl = (left, right, from, until, width) =>
 	BASE + 'diff?' + qs({left, right, from, until, format: 'svg', width});
 export const outliers = (query, pattern, from, until) =>

@@ -45,6 +45,24 @@ export function movers(stacks, L, R) {
 
 let view = null;
 
+// A side's own time range (before vs after a change); empty = shared.
+function rangeEditor(id, caption, from, until, onApply) {
+	const f = el('input', {id: id + '-from', value: from, size: 11, spellcheck: 'false',
+		placeholder: 'shared', 'aria-label': caption + ': from'});
+	const u = el('input', {id: id + '-until', value: until, size: 11, spellcheck: 'false',
+		placeholder: 'shared', 'aria-label': caption + ': until'});
+	return el('form', {class: 'sel-editor range-editor', onsubmit: (ev) => {
+		ev.preventDefault();
+		onApply(f.value.trim(), u.value.trim());
+	}}, el('span', {class: 'hint'}, 'range'), f, el('span', {class: 'hint'}, '→'), u,
+	el('button', {type: 'submit', class: 'btn'}, 'Set'));
+}
+
+function sideRange(s, side) {
+	const f = side === 'l' ? s.lfrom : s.rfrom, u = side === 'l' ? s.luntil : s.runtil;
+	return {from: f || s.from, until: u || s.until, own: !!(f || u)};
+}
+
 export function render(root, s) {
 	const labels = api.labels();
 	labels.catch(() => {});
@@ -61,11 +79,14 @@ export function render(root, s) {
 			el('span', {class: 'swatch grew'}), ' grew, ', el('span', {class: 'swatch shrank'}), ' shrank.')),
 		el('div', {class: 'toolbar'}, typeSwitch(s, 'diff-type'),
 			el('button', {type: 'button', class: 'btn', id: 'diff-swap',
-				onclick: () => state.set({left: s.right, right: s.left, zoom: ''})}, '⇄ Swap sides')),
+				onclick: () => state.set({left: s.right, right: s.left, lfrom: s.rfrom, luntil: s.runtil,
+					rfrom: s.lfrom, runtil: s.luntil, zoom: ''})}, '⇄ Swap sides')),
 		el('div', {class: 'toolbar'}, selectionEditor('diff-left', s.left, labels,
-			(v) => state.set({left: v, zoom: ''}), 'Baseline')),
+			(v) => state.set({left: v, zoom: ''}), 'Baseline'),
+		rangeEditor('diff-lrange', 'Baseline', s.lfrom, s.luntil, (f, u) => state.set({lfrom: f, luntil: u, zoom: ''}))),
 		el('div', {class: 'toolbar'}, selectionEditor('diff-right', s.right, labels,
-			(v) => state.set({right: v, zoom: ''}), 'Comparison')),
+			(v) => state.set({right: v, zoom: ''}), 'Comparison'),
+		rangeEditor('diff-rrange', 'Comparison', s.rfrom, s.runtil, (f, u) => state.set({rfrom: f, runtil: u, zoom: ''}))),
 		el('div', {class: 'toolbar'},
 			el('label', {for: 'diff-search', class: 'search-label'}, 'Search'), search,
 			el('span', {class: 'spacer'}),
@@ -97,7 +118,8 @@ async function load(s) {
 	const box = document.getElementById('diff-box');
 	let d;
 	try {
-		d = normalizeDiff(await api.diff(lq, rq, s.from, s.until));
+		const sides = {left_from: s.lfrom, left_until: s.luntil, right_from: s.rfrom, right_until: s.runtil};
+		d = normalizeDiff(await api.diff(lq, rq, s.from, s.until, sides));
 	} catch (e) {
 		if (view !== my) return;
 		clear(box).append(e.title ? errorNotice(e, 'the diff') :
@@ -109,16 +131,21 @@ async function load(s) {
 		el('div', {class: 'card-label'}, label), el('div', {class: 'card-value'}, value),
 		note ? el('div', {class: 'card-note'}, note) : null);
 	const ratio = d.leftTotal ? d.rightTotal / d.leftTotal : null;
+	const rangeNote = (st, side) => {
+		const r = sideRange(st, side);
+		return r.own ? ' · ' + fmtWhen(r.from) + ' → ' + fmtWhen(r.until) : '';
+	};
 	clear(document.getElementById('diff-summary')).append(
-		card('Baseline', fmtValue(d.leftTotal, info.units), lq),
-		card('Comparison', fmtValue(d.rightTotal, info.units), rq),
+		card('Baseline', fmtValue(d.leftTotal, info.units), lq + rangeNote(s, 'l')),
+		card('Comparison', fmtValue(d.rightTotal, info.units), rq + rangeNote(s, 'r')),
 		card('Stacks compared', String(d.stacks.length),
 			ratio !== null ? 'comparison is ' + fmtPct(ratio, 0) + ' of baseline' : ''));
 	if (!d.leftTotal || !d.rightTotal) {
 		const missing = !d.leftTotal && !d.rightTotal ? 'either selection' :
 			!d.leftTotal ? 'the baseline ' + lq : 'the comparison ' + rq;
 		clear(box).append(notice('empty', 'No ' + info.label.toLowerCase() + ' stacks for ' + missing + ' in this range',
-			'A diff needs data on both sides between ' + fmtWhen(s.from) + ' and ' + fmtWhen(s.until) + '.',
+			'A diff needs data on both sides (baseline ' + fmtWhen(sideRange(s, 'l').from) + ' → ' + fmtWhen(sideRange(s, 'l').until) +
+			', comparison ' + fmtWhen(sideRange(s, 'r').from) + ' → ' + fmtWhen(sideRange(s, 'r').until) + ').',
 			el('a', {class: 'btn', href: state.href({from: 'now-24h', until: 'now'})}, 'Last 24 hours')));
 		clear(document.getElementById('diff-movers'));
 		return;

@@ -248,7 +248,8 @@ function drawTable(rows, s, keepFocus) {
 			el('a', {href: link, tabindex: '-1'}, r.host),
 			outlier ? el('span', {class: 'badge outlier'}, 'outlier') : null,
 			labels.length ? el('div', {class: 'chips'}, labels.slice(0, 4).map(([k, v]) =>
-				el('span', {class: 'chip'}, k + '=' + v))) : null),
+				el('a', {class: 'chip', tabindex: '-1', title: 'Flame graph of every host with ' + k + '=' + v,
+					href: state.href({view: 'flame', sel: k + '=' + quoteValue(v), zoom: ''})}, k + '=' + v))) : null),
 		el('td', {class: 'num'}, fmtNs(r.offcpu_ns_per_s) + '/s', bar(r.offcpu_ns_per_s / maxOff)),
 		el('td', {class: 'num'}, fmtPct(r.lock_share), bar(r.lock_share, r.lock_share > 0.25 ? 'hot' : '')),
 		el('td', {class: 'num'}, fmtNs(r.commit_p99_ns), bar((r.commit_p99_ns || 0) / maxP99)),

@@ -7,6 +7,8 @@
 //   search  regex highlighted in the flame graph
 //   zoom    frame path (a;b;c) the flame graph is zoomed into
 //   left, right   the diff's two selections (label matchers)
+//   lfrom, luntil, rfrom, runtil   per-side ranges of the diff (before vs
+//                 after); empty = the shared range
 //   sort, dir     overview table sort column and direction (asc|desc)
 //   pattern frame regex the outlier ranking uses
 //   lock    the expanded lock class in the lock table
@@ -25,6 +27,10 @@ export const DEFAULTS = {
 	zoom: '',
 	left: '',
 	right: '',
+	lfrom: '',
+	luntil: '',
+	rfrom: '',
+	runtil: '',
 	sort: 'ratio',
 	dir: 'desc',
 	pattern: 'glock_|btree_.*lock',
