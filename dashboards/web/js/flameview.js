@@ -204,7 +204,13 @@ async function load(s) {
 		return;
 	}
 	const tree = buildTree(stacks);
+	// Stacks left out by the limit still count in the total: keep the root
+	// at the true total so every share stays right.
+	tree.value = Math.max(tree.value, Number(data.total) || 0);
 	view.tree = tree;
+	if (data.nstacks > stacks.length)
+		document.getElementById('flame-crumbs').after(el('p', {class: 'hint'},
+			'Showing the ' + stacks.length + ' heaviest of ' + data.nstacks + ' stacks; the rest are narrower than a pixel.'));
 	if (s.renderer !== 'svg') {
 		clear(box);
 		const fg = new FlameGraph(box, {units: info.units, label: info.label + ' flame graph of ' + selTextOf(s),
