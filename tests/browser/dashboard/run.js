@@ -459,6 +459,19 @@ async function runCases(ctx, base, server) {
 		const t = await page.$eval('#flame-box .notice', (n) => n.innerText);
 		ok(t.trim().length > 10, 'notice: ' + t);
 	});
+	await tcase('store down (a 503 injected on /hosts): the page says the store is down', async () => {
+		// Fault injection on one endpoint: the rest is the real service.
+		const p3 = await ctx.newPage();
+		await p3.route('**/api/v1/hosts?**', (route) => route.fulfill({status: 503,
+			contentType: 'application/json', body: '{"error":"store: database disk image is malformed","status":503}'}));
+		await go('?view=overview', p3);
+		await p3.waitForSelector('#ov-table .notice-error');
+		const t = await p3.$eval('#ov-table .notice-error', (n) => n.innerText);
+		ok(/store is down/i.test(t) && /malformed/.test(t) && /503/.test(t), 'error text: ' + t.replace(/\s+/g, ' '));
+		ok(await p3.$eval('#ov-table .notice-error', (n) => n.getAttribute('role')) === 'alert', 'announced as an alert');
+		await shot('store-down', p3);
+		await p3.close();
+	});
 	if (server) {
 		await tcase('store down / service gone: an error that says so', async () => {
 			await go('?view=overview');
