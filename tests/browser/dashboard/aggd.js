@@ -105,6 +105,13 @@ function tail(f) {
 }
 
 function makeHandle({child, port, dir, token, bin, args}) {
+	// Whatever happens to the test (an uncaught error, process.exit), the
+	// daemon and its files do not outlive it.
+	const onExit = () => {
+		try { child.kill('SIGKILL'); } catch (e) { /* gone */ }
+		try { fs.rmSync(dir, {recursive: true, force: true}); } catch (e) { /* gone */ }
+	};
+	process.on('exit', onExit);
 	const h = {
 		port, dir, token, bin, args, child,
 		url: 'http://127.0.0.1:' + port,
@@ -131,6 +138,7 @@ function makeHandle({child, port, dir, token, bin, args}) {
 		async cleanup() {
 			await h.stop();
 			fs.rmSync(dir, {recursive: true, force: true});
+			process.removeListener('exit', onExit);
 		},
 	};
 	return h;
