@@ -88,10 +88,12 @@ function patternForm(s) {
 
 async function load(s) {
 	const my = view;
+	// The overview is always the whole fleet: a selection carried over from
+	// a host's flame graph would make every host its own median.
 	const [hr, or, tr] = await Promise.allSettled([
 		api.hosts(s.from, s.until),
-		api.outliers(state.query('offcpu', s.sel), s.pattern, s.from, s.until),
-		api.timeseries('offcpu_ns', state.query('offcpu', s.sel), s.from, s.until, undefined),
+		api.outliers(state.query('offcpu', ''), s.pattern, s.from, s.until),
+		api.timeseries('offcpu_ns', state.query('offcpu', ''), s.from, s.until, undefined),
 	]);
 	if (view !== my) return;
 	const table = document.getElementById('ov-table');

@@ -322,6 +322,15 @@ async function runCases(ctx, base, server) {
 		const q = await page.evaluate(() => Object.fromEntries(new URLSearchParams(location.search)));
 		ok(q.view === 'flame' && q.sel === 'host="stor-03"' && q.search === 'glock_', 'range change kept the view: ' + JSON.stringify(q));
 	});
+	await tcase('the Overview tab from a host\'s flame graph still ranks the whole fleet', async () => {
+		await go('?view=flame&sel=host%3D%22stor-02%22');
+		await page.waitForSelector('svg.flame g.frame');
+		await page.click('.tabs a[data-view="overview"]');
+		await page.waitForSelector('#hosts-table tbody tr.host-row');
+		const rs = await rows();
+		ok(rs.length === 4, 'all hosts listed: ' + rs.length);
+		ok(rs.filter((r) => r.outlier).map((r) => r.host).join() === 'stor-03', 'stor-03 still the outlier');
+	});
 	await tcase('profile type switch: lock-wait and wakeup stacks', async () => {
 		await go('?view=flame&type=lockwait&sel=host%3D%22stor-03%22');
 		await page.waitForSelector('svg.flame g.frame');
