@@ -1,0 +1,599 @@
+/*
+ * agent.c — glass-agent: profiles its host in windows and pushes them to
+ * glass-aggd.
+ *
+ *   glass-agent --server http://127.0.0.1:7470 --token-file /etc/glass/token
+ *               [--interval 10] [--profiler-cmd CMD] [--summary-cmd CMD]
+ *               [--label k=v ...] [--spool DIR --spool-max-bytes N]
+ *
+ * Two threads.  The profiler thread runs the profiler command once per
+ * window ("{interval}" in CMD becomes the interval in seconds), validates
+ * its folded output with the project's parser, builds the window JSON,
+ * gzips it and puts it in the spool.  The sender thread drains the spool
+ * oldest first: 2xx (stored or duplicate) removes the window; 400/413/415
+ * move it to DIR/rejected/; anything else (connection refused, 5xx, 401)
+ * keeps it and retries after an exponential backoff with full jitter.  So
+ * a window is sent until the aggregator has it, and its window id
+ * (HOST-UUID-SEQ) makes a repeat harmless: every window arrives once.
+ *
+ * SIGTERM/SIGINT: the running profiler gets SIGINT (so it prints what it
+ * has), that last window is spooled, the sender gets --flush-timeout
+ * seconds to deliver, and what remains stays spooled for the next start.
+ */
+#include "aggregator/spool.h"
+#include "tools/lib/folded.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <curl/curl.h>
+#include <jansson.h>
+#include <zlib.h>
+
+struct agent {
+	char *server, *token, *profiler_cmd, *summary_cmd, *host, *type, *units, *spool_dir;
+	json_t *labels;
+	long interval, count, flush_timeout, max_backoff, http_timeout;
+	uint64_t spool_max;
+	char uuid[40];
+	uint64_t seq;
+	struct spool sp;
+	pthread_mutex_t lock;		/* guards sp, producing_done */
+	pthread_cond_t cond;
+	int producing_done;
+	uint64_t sent, duplicates, rejected;
+};
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+static int64_t now_ns(int clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* ---- running commands --------------------------------------------------------- */
+
+/* Run CMD under sh; collect stdout into *out.  When stop_flag rises, the
+ * process group gets SIGINT (then SIGKILL after 5 s).  Returns the exit
+ * status (0 = success), or -errno. */
+static int run_cmd(const char *cmd, char **out, size_t *outlen)
+{
+	int pfd[2], status = 0;
+	pid_t pid;
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	int signalled = 0;
+	int64_t kill_at = 0;
+
+	*out = NULL;
+	*outlen = 0;
+	if (pipe2(pfd, O_CLOEXEC))
+		return -errno;
+	if ((pid = fork()) < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return -errno;
+	}
+	if (pid == 0) {
+		setpgid(0, 0);
+		dup2(pfd[1], 1);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	setpgid(pid, pid);
+	close(pfd[1]);
+	for (;;) {
+		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
+		int r = poll(&p, 1, 200);
+
+		if (stop_flag && !signalled) {
+			kill(-pid, SIGINT);
+			signalled = 1;
+			kill_at = now_ns(CLOCK_MONOTONIC) + 5000000000LL;
+		}
+		if (signalled && now_ns(CLOCK_MONOTONIC) > kill_at) {
+			kill(-pid, SIGKILL);
+			kill_at = INT64_MAX;
+		}
+		if (r < 0 && errno != EINTR)
+			break;
+		if (r <= 0)
+			continue;
+		if (len + 65536 > cap) {
+			char *nb = realloc(buf, cap = cap ? cap * 2 : 131072);
+
+			if (!nb)
+				break;
+			buf = nb;
+		}
+		ssize_t n = read(pfd[0], buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += n;
+	}
+	close(pfd[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (buf)
+		buf[len] = 0;
+	*out = buf;
+	*outlen = len;
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	/* Killed by the SIGINT we sent: its output still counts. */
+	return signalled && WIFSIGNALED(status) && WTERMSIG(status) == SIGINT ? 0 : 128;
+}
+
+/* ---- building a window ---------------------------------------------------------- */
+
+static int gzip_buf(const char *in, size_t len, unsigned char **out, size_t *outlen)
+{
+	z_stream zs = { 0 };
+	size_t cap = compressBound(len) + 64;
+	unsigned char *buf = malloc(cap);
+
+	if (!buf || deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(buf);
+		return -ENOMEM;
+	}
+	zs.next_in = (Bytef *)in;
+	zs.avail_in = len;
+	zs.next_out = buf;
+	zs.avail_out = cap;
+	if (deflate(&zs, Z_FINISH) != Z_STREAM_END) {
+		deflateEnd(&zs);
+		free(buf);
+		return -EIO;
+	}
+	*outlen = cap - zs.avail_out;
+	deflateEnd(&zs);
+	*out = buf;
+	return 0;
+}
+
+static void mount_opts_label(json_t *labels)
+{
+	FILE *f = fopen("/proc/mounts", "r");
+	char line[4096];
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char dev[1024], mnt[1024], fs[256], opts[2048];
+
+		if (sscanf(line, "%1023s %1023s %255s %2047s", dev, mnt, fs, opts) == 4 &&
+		    strstr(fs, "glassfs")) {
+			json_object_set_new(labels, "mount_opts", json_string(opts));
+			break;
+		}
+	}
+	fclose(f);
+}
+
+/* Take one window: run the profiler (and the summary command), spool it.
+ * Returns 0, or -1 when the window was empty or invalid (logged). */
+static int take_window(struct agent *a)
+{
+	char cmd[4096], *out = NULL, *sum = NULL, *p;
+	size_t outlen = 0, sumlen = 0;
+	int64_t start = now_ns(CLOCK_REALTIME), t0 = now_ns(CLOCK_MONOTONIC), end;
+	json_t *w, *profiles = json_array(), *summaries = NULL;
+	int rc;
+
+	/* "{interval}" -> seconds */
+	{
+		const char *src = a->profiler_cmd, *m;
+		size_t n = 0;
+
+		while ((m = strstr(src, "{interval}")) && n + (m - src) + 24 < sizeof(cmd)) {
+			memcpy(cmd + n, src, m - src);
+			n += m - src;
+			n += snprintf(cmd + n, sizeof(cmd) - n, "%ld", a->interval);
+			src = m + 10;
+		}
+		snprintf(cmd + n, sizeof(cmd) - n, "%s", src);
+	}
+	rc = run_cmd(cmd, &out, &outlen);
+	if (rc)
+		fprintf(stderr, "glass-agent: profiler command exited with status %d: %s\n", rc, cmd);
+	/* Pace the windows: a command that returns early (recorded input)
+	 * still yields one window per interval. */
+	while (!stop_flag && now_ns(CLOCK_MONOTONIC) - t0 < a->interval * 1000000000LL)
+		usleep(50000);
+	end = now_ns(CLOCK_REALTIME);
+	if (a->summary_cmd) {
+		json_error_t je;
+
+		if (run_cmd(a->summary_cmd, &sum, &sumlen) == 0 && sum) {
+			summaries = json_loadb(sum, sumlen, 0, &je);
+			if (!json_is_object(summaries)) {
+				fprintf(stderr, "glass-agent: summary command output is not a JSON object\n");
+				json_decref(summaries);
+				summaries = NULL;
+			}
+		}
+		free(sum);
+	}
+	if (rc == 0 && out && outlen) {
+		struct folded_set *set = folded_set_new();
+		struct folded_error fe = { 0 };
+		int prc = set ? folded_parse_buf(set, out, outlen, NULL, &fe) : -ENOMEM;
+
+		folded_set_free(set);
+		if (prc == 0)
+			json_array_append_new(profiles, json_pack("{s:s, s:s, s:s#}", "type", a->type,
+						"units", a->units, "folded", out, outlen));
+		else if (fe.line)
+			fprintf(stderr, "glass-agent: profiler output line %lu: %s (window dropped)\n",
+				fe.line, fe.msg);
+	}
+	free(out);
+	if (!json_array_size(profiles) && !summaries) {
+		json_decref(profiles);
+		fprintf(stderr, "glass-agent: empty window, nothing to send\n");
+		return -1;
+	}
+	a->seq++;
+	char id[128];
+	snprintf(id, sizeof(id), "%s-%s-%llu", a->host, a->uuid, (unsigned long long)a->seq);
+	for (p = id; *p; p++)
+		if (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') &&
+		    !(*p >= '0' && *p <= '9') && !strchr("-_.:", *p))
+			*p = '_';
+	w = json_pack("{s:s, s:s, s:I, s:I, s:O, s:o}", "window_id", id, "host", a->host,
+		      "start_ns", (json_int_t)start, "end_ns", (json_int_t)end,
+		      "labels", a->labels, "profiles", profiles);
+	if (summaries)
+		json_object_set_new(w, "summaries", summaries);
+	char *body = json_dumps(w, JSON_COMPACT);
+	unsigned char *gz = NULL;
+	size_t gzlen = 0;
+
+	json_decref(w);
+	if (!body || gzip_buf(body, strlen(body), &gz, &gzlen)) {
+		free(body);
+		fprintf(stderr, "glass-agent: out of memory building a window\n");
+		return -1;
+	}
+	free(body);
+	pthread_mutex_lock(&a->lock);
+	rc = spool_put(&a->sp, start, a->seq, gz, gzlen);
+	pthread_cond_signal(&a->cond);
+	pthread_mutex_unlock(&a->lock);
+	free(gz);
+	if (rc) {
+		fprintf(stderr, "glass-agent: spool: %s (window %s lost)\n", strerror(-rc), id);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- sending ---------------------------------------------------------------- */
+
+static size_t sink(char *p, size_t sz, size_t n, void *arg)
+{
+	(void)p;
+	(void)arg;
+	return sz * n;
+}
+
+static int read_file(const char *path, char **buf, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	long n;
+
+	if (!f)
+		return -errno;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	*buf = malloc(n + 1);
+	if (!*buf || fread(*buf, 1, n, f) != (size_t)n) {
+		free(*buf);
+		fclose(f);
+		return -EIO;
+	}
+	fclose(f);
+	*len = n;
+	return 0;
+}
+
+/* POST one spooled window; returns the HTTP status or 0 on transport error. */
+static long post(struct agent *a, CURL *c, const char *body, size_t len)
+{
+	struct curl_slist *h = NULL;
+	char url[2048], auth[1100];
+	long code = 0;
+
+	snprintf(url, sizeof(url), "%s/api/v1/ingest", a->server);
+	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", a->token ? a->token : "");
+	h = curl_slist_append(h, "Content-Type: application/json");
+	h = curl_slist_append(h, "Content-Encoding: gzip");
+	h = curl_slist_append(h, auth);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)len);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, a->http_timeout);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	if (curl_easy_perform(c) == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	curl_slist_free_all(h);
+	return code;
+}
+
+static void *sender(void *arg)
+{
+	struct agent *a = arg;
+	CURL *c = curl_easy_init();
+	double backoff = 0;
+	int64_t deadline = 0;
+	unsigned seed = (unsigned)now_ns(CLOCK_MONOTONIC);
+
+	for (;;) {
+		char path[4096], *body = NULL;
+		size_t len = 0;
+		int rc;
+
+		pthread_mutex_lock(&a->lock);
+		rc = spool_oldest(&a->sp, path, sizeof(path));
+		if (rc == -ENOENT && a->producing_done) {
+			pthread_mutex_unlock(&a->lock);
+			break;
+		}
+		if (rc) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 200000000;
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			pthread_cond_timedwait(&a->cond, &a->lock, &ts);
+			pthread_mutex_unlock(&a->lock);
+			continue;
+		}
+		pthread_mutex_unlock(&a->lock);
+		if (a->producing_done && !deadline)
+			deadline = now_ns(CLOCK_MONOTONIC) + a->flush_timeout * 1000000000LL;
+		if (deadline && now_ns(CLOCK_MONOTONIC) > deadline) {
+			fprintf(stderr, "glass-agent: flush timeout: %zu windows stay spooled\n", a->sp.files);
+			break;
+		}
+		if (read_file(path, &body, &len))
+			continue;	/* removed meanwhile */
+		long code = post(a, c, body, len);
+		free(body);
+		pthread_mutex_lock(&a->lock);
+		if (code >= 200 && code < 300) {
+			spool_remove(&a->sp, path);
+			a->sent++;
+			backoff = 0;
+		} else if (code == 400 || code == 413 || code == 415) {
+			fprintf(stderr, "glass-agent: aggregator refused %s (HTTP %ld): moved to rejected/\n",
+				path, code);
+			spool_reject(&a->sp, path);
+			a->rejected++;
+		} else {
+			backoff = backoff ? backoff * 2 : 0.2;
+			if (backoff > a->max_backoff)
+				backoff = a->max_backoff;
+		}
+		pthread_mutex_unlock(&a->lock);
+		if (backoff && !(code >= 200 && code < 300)) {
+			/* full jitter: sleep uniformly in [backoff/2, backoff] */
+			double s = backoff / 2 + (backoff / 2) * (rand_r(&seed) / (double)RAND_MAX);
+			int64_t until = now_ns(CLOCK_MONOTONIC) + (int64_t)(s * 1e9);
+
+			if (code)
+				fprintf(stderr, "glass-agent: aggregator answered HTTP %ld; retry in %.1fs\n", code, s);
+			else
+				fprintf(stderr, "glass-agent: aggregator unreachable; retry in %.1fs (%zu spooled)\n",
+					s, a->sp.files);
+			while (now_ns(CLOCK_MONOTONIC) < until &&
+			       !(deadline && now_ns(CLOCK_MONOTONIC) > deadline))
+				usleep(20000);
+		}
+	}
+	curl_easy_cleanup(c);
+	return NULL;
+}
+
+/* ---- main ------------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: glass-agent [options]\n"
+"  --server URL            aggregator (default http://127.0.0.1:7470)\n"
+"  --token-file FILE       bearer token (first line)\n"
+"  --interval SECONDS      window length (default 10)\n"
+"  --profiler-cmd CMD      folded-stack producer; {interval} is replaced\n"
+"                          (default \"glass-offcputime -f -d {interval}\")\n"
+"  --profile-type TYPE     offcpu|wakeup|lockwait|oncpu (default offcpu)\n"
+"  --units ns|samples      units of the profiler's counts (default ns)\n"
+"  --summary-cmd CMD       prints a JSON object for \"summaries\" (optional)\n"
+"  --host NAME             host label (default: hostname)\n"
+"  --label K=V             extra label (repeatable)\n"
+"  --spool DIR             on-disk queue (default /var/lib/glass-agent/spool)\n"
+"  --spool-max-bytes N     bound of the queue (default 67108864)\n"
+"  --count N               stop after N windows (default 0 = run forever)\n"
+"  --flush-timeout SECONDS delivery time allowed at shutdown (default 5)\n"
+"  --max-backoff SECONDS   longest retry delay (default 60)\n");
+}
+
+static char *read_token(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024];
+
+	if (!f)
+		return NULL;
+	if (!fgets(line, sizeof(line), f)) {
+		fclose(f);
+		return NULL;
+	}
+	fclose(f);
+	line[strcspn(line, "\r\n")] = 0;
+	return strdup(line);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "server", 1, 0, 's' }, { "token-file", 1, 0, 't' }, { "interval", 1, 0, 'i' },
+		{ "profiler-cmd", 1, 0, 'p' }, { "profile-type", 1, 0, 'T' }, { "units", 1, 0, 'u' },
+		{ "summary-cmd", 1, 0, 'S' }, { "host", 1, 0, 'H' }, { "label", 1, 0, 'l' },
+		{ "spool", 1, 0, 'd' }, { "spool-max-bytes", 1, 0, 'm' }, { "count", 1, 0, 'c' },
+		{ "flush-timeout", 1, 0, 'f' }, { "max-backoff", 1, 0, 'b' }, { "help", 0, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	struct agent a = {
+		.server = "http://127.0.0.1:7470", .interval = 10,
+		.profiler_cmd = "glass-offcputime -f -d {interval}", .type = "offcpu", .units = "ns",
+		.spool_dir = "/var/lib/glass-agent/spool", .spool_max = 64ULL << 20,
+		.flush_timeout = 5, .max_backoff = 60, .http_timeout = 30,
+	};
+	char hostname[256], *tokfile = NULL, *e;
+	struct utsname un;
+	pthread_t th;
+	int ch, rc;
+
+	a.labels = json_object();
+	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (ch) {
+		case 's': a.server = optarg; break;
+		case 't': tokfile = optarg; break;
+		case 'i': a.interval = strtol(optarg, &e, 10);
+			if (*e || a.interval < 1) { fprintf(stderr, "glass-agent: --interval: want seconds >= 1\n"); return 2; }
+			break;
+		case 'p': a.profiler_cmd = optarg; break;
+		case 'T': a.type = optarg;
+			if (strcmp(a.type, "offcpu") && strcmp(a.type, "wakeup") && strcmp(a.type, "lockwait") && strcmp(a.type, "oncpu")) {
+				fprintf(stderr, "glass-agent: --profile-type: offcpu, wakeup, lockwait or oncpu\n");
+				return 2;
+			}
+			break;
+		case 'u': a.units = optarg;
+			if (strcmp(a.units, "ns") && strcmp(a.units, "samples")) {
+				fprintf(stderr, "glass-agent: --units: ns or samples\n");
+				return 2;
+			}
+			break;
+		case 'S': a.summary_cmd = optarg; break;
+		case 'H': a.host = optarg; break;
+		case 'l': {
+			char *eq = strchr(optarg, '=');
+
+			if (!eq || eq == optarg) {
+				fprintf(stderr, "glass-agent: --label %s: want KEY=VALUE\n", optarg);
+				return 2;
+			}
+			*eq = 0;
+			json_object_set_new(a.labels, optarg, json_string(eq + 1));
+			break;
+		}
+		case 'd': a.spool_dir = optarg; break;
+		case 'm': a.spool_max = strtoull(optarg, &e, 10);
+			if (*e || !a.spool_max) { fprintf(stderr, "glass-agent: --spool-max-bytes: want bytes\n"); return 2; }
+			break;
+		case 'c': a.count = strtol(optarg, &e, 10);
+			if (*e || a.count < 0) { fprintf(stderr, "glass-agent: --count: want N >= 0\n"); return 2; }
+			break;
+		case 'f': a.flush_timeout = strtol(optarg, &e, 10);
+			if (*e || a.flush_timeout < 0) { fprintf(stderr, "glass-agent: --flush-timeout: want seconds\n"); return 2; }
+			break;
+		case 'b': a.max_backoff = strtol(optarg, &e, 10);
+			if (*e || a.max_backoff < 1) { fprintf(stderr, "glass-agent: --max-backoff: want seconds >= 1\n"); return 2; }
+			break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "glass-agent: unexpected argument \"%s\"\n", argv[optind]);
+		return 2;
+	}
+	if (tokfile && !(a.token = read_token(tokfile))) {
+		fprintf(stderr, "glass-agent: --token-file %s: cannot read a token\n", tokfile);
+		return 1;
+	}
+	if (!a.host) {
+		if (gethostname(hostname, sizeof(hostname)))
+			strcpy(hostname, "unknown");
+		hostname[sizeof(hostname) - 1] = 0;
+		a.host = hostname;
+	}
+	json_object_set_new(a.labels, "host", json_string(a.host));
+	if (!uname(&un) && !json_object_get(a.labels, "kernel"))
+		json_object_set_new(a.labels, "kernel", json_string(un.release));
+	mount_opts_label(a.labels);
+	{
+		FILE *u = fopen("/proc/sys/kernel/random/uuid", "r");
+
+		if (!u || !fgets(a.uuid, sizeof(a.uuid), u))
+			snprintf(a.uuid, sizeof(a.uuid), "%llx%x", (unsigned long long)now_ns(CLOCK_REALTIME),
+				 (unsigned)getpid());
+		if (u)
+			fclose(u);
+		a.uuid[strcspn(a.uuid, "\n")] = 0;
+	}
+	if ((rc = spool_open(&a.sp, a.spool_dir, a.spool_max))) {
+		fprintf(stderr, "glass-agent: --spool %s: %s\n", a.spool_dir, strerror(-rc));
+		return 1;
+	}
+	if (a.sp.files)
+		fprintf(stderr, "glass-agent: %zu windows waiting in %s\n", a.sp.files, a.spool_dir);
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	pthread_mutex_init(&a.lock, NULL);
+	pthread_cond_init(&a.cond, NULL);
+	if (pthread_create(&th, NULL, sender, &a)) {
+		fprintf(stderr, "glass-agent: cannot start the sender thread\n");
+		return 1;
+	}
+	for (long n = 0; !stop_flag && (!a.count || n < a.count); n++)
+		take_window(&a);
+	pthread_mutex_lock(&a.lock);
+	a.producing_done = 1;
+	pthread_cond_signal(&a.cond);
+	pthread_mutex_unlock(&a.lock);
+	pthread_join(th, NULL);
+	fprintf(stderr, "glass-agent: %llu windows delivered (%llu rejected), %zu still spooled, %llu dropped\n",
+		(unsigned long long)a.sent, (unsigned long long)a.rejected, a.sp.files,
+		(unsigned long long)a.sp.dropped);
+	spool_close(&a.sp);
+	json_decref(a.labels);
+	free(a.token);
+	curl_global_cleanup();
+	return 0;
+}

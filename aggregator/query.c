@@ -1153,7 +1153,7 @@ static int q_timeseries(struct qctx *q)
 {
 	static const char *const names[] = { "commit_p99_ns", "lock_wait_ns", "trim_stall_ns",
 					     "offcpu_ns", "ingest_windows" };
-	const char *metric = P(q, "metric"), *step = P(q, "step"), *by = P(q, "by");
+	const char *metric = P(q, "metric"), *step = P(q, "step"), *by = q->get(q->ctx, "by");
 	struct selector sel = { 0 };
 	struct lsdb db = { 0 };
 	struct ts_scan t = { .db = &db };
