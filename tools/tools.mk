@@ -30,7 +30,7 @@ $(OUT)/test/tools/%: $(OUT)/asan/tests/tools/%.o $(TOOLS_LIB_SAN)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(FP_FLAGS) $(SAN_FLAGS) -o $@ $^ $(TOOLS_TEST_LIBS)
 
-TEST_BINS += $(OUT)/test/tools/folded_test
+TEST_BINS += $(OUT)/test/tools/folded_test $(OUT)/test/tools/flamegraph_test
 
 .PHONY: regolden-tools
 regolden-tools: $(OUT)/test/tools/folded_test $(TOOLS_FG_BINS)
@@ -55,3 +55,29 @@ $(OUT)/bin/glass-flamegraph: $(OUT)/obj/tools/glass-flamegraph.o $(TOOLS_LIB)
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(FP_FLAGS) -o $@ $^ -lm
+
+TOOLS_FG_BINS += $(OUT)/bin/glass-report
+BINS += $(OUT)/bin/glass-report
+$(OUT)/bin/glass-report: $(OUT)/obj/tools/glass-report.o $(TOOLS_LIB)
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(FP_FLAGS) -o $@ $^ -ljansson -lm
+
+# Fuzzing: the corpus replay is a unit test; the libFuzzer build is a
+# separate target.  FUZZ_TIME seconds (default 60); crashers are written to
+# tests/tools/corpus/ so the replay keeps them as regression inputs.
+TEST_BINS += $(OUT)/test/tools/fuzz_folded
+FUZZ_TIME ?= 60
+FUZZ_SRCS := tests/tools/fuzz_folded.c tools/lib/folded.c tools/lib/flamegraph.c tools/lib/xmlesc.c
+.PHONY: fuzz-flamegraph
+fuzz-flamegraph: $(OUT)/fuzz/fuzz_folded
+	@mkdir -p $(OUT)/fuzz/corpus
+	$(Q)cp -n tests/tools/folded/*.in tests/tools/corpus/* $(OUT)/fuzz/corpus/ 2>/dev/null || true
+	$(OUT)/fuzz/fuzz_folded -max_total_time=$(FUZZ_TIME) -max_len=4096 -timeout=10 \
+		-artifact_prefix=tests/tools/corpus/ $(OUT)/fuzz/corpus
+$(OUT)/fuzz/fuzz_folded: $(FUZZ_SRCS) $(GEN_HDRS)
+	$(call msg,FUZZ-LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -DFUZZING -I. -I$(OUT)/gen \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-o $@ $(FUZZ_SRCS) -lm

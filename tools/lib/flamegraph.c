@@ -153,9 +153,38 @@ static int tree_push(struct tree *t, const char *name, size_t len,
 	return 0;
 }
 
-/* Merge the stacks, in the given order, into pre-order nodes. */
+/* Nodes path[from..len-1] are complete (the path moved on).  Deepest
+ * first, a node too narrow to draw loses its subtree (the nodes after it
+ * in the array) and becomes a placeholder (name NULL) that keeps only its
+ * count, so the x of later siblings stays right; adjacent placeholder
+ * siblings merge.  Memory thus stays proportional to what is drawn, not
+ * to the input. */
+static void tree_finish(struct tree *t, const size_t *path, size_t from,
+			size_t len, double scale, double minpx)
+{
+	while (len > from) {
+		size_t ni = path[--len];
+		struct node *nd = &t->nodes[ni];
+
+		if (nd->count && (double)nd->count * scale >= minpx)
+			continue;
+		t->n = ni + 1;
+		nd->name = NULL;
+		nd->len = 0;
+		if (ni > 0 && !t->nodes[ni - 1].name &&
+		    t->nodes[ni - 1].depth == nd->depth) {
+			t->nodes[ni - 1].count += nd->count;
+			if (t->before)
+				t->before[ni - 1] += t->before[ni];
+			t->n = ni;
+		}
+	}
+}
+
+/* Merge the stacks, in the given order, into pre-order nodes, dropping
+ * the subtrees of nodes narrower than MINPX as they complete. */
 static int tree_build(struct tree *t, const struct sref *refs, size_t nrefs,
-		      int diff, double bscale)
+		      int diff, double bscale, double scale, double minpx)
 {
 	size_t *path = NULL, pathcap = 0, pathlen = 0, i;
 	int r;
@@ -190,6 +219,7 @@ static int tree_build(struct tree *t, const struct sref *refs, size_t nrefs,
 			    !memcmp(t->nodes[path[d]].name, f, flen)) {
 				ni = path[d];
 			} else {
+				tree_finish(t, path, d, pathlen, scale, minpx);
 				if (d >= UINT32_MAX - 1 ||
 				    (r = tree_push(t, f, flen, (uint32_t)d + 1, diff))) {
 					free(path);
@@ -206,9 +236,12 @@ static int tree_build(struct tree *t, const struct sref *refs, size_t nrefs,
 		}
 		/* A shorter stack ends the path: later stacks must not merge
 		 * below its leaf with what came before (flamechart order). */
-		if (d < pathlen)
+		if (d < pathlen) {
+			tree_finish(t, path, d, pathlen, scale, minpx);
 			pathlen = d;
+		}
 	}
+	tree_finish(t, path, 0, pathlen, scale, minpx);
 	free(path);
 	return 0;
 }
@@ -487,7 +520,7 @@ static long choose_visible(const struct tree *t, const struct layout *L,
 
 	for (i = 0; i < t->n; i++)
 		ncand += (double)t->nodes[i].count * L->scale >= minpx &&
-			 t->nodes[i].count > 0;
+			 t->nodes[i].count > 0 && t->nodes[i].name;
 	if (max && ncand > max) {
 		size_t k = 0;
 
@@ -496,7 +529,7 @@ static long choose_visible(const struct tree *t, const struct layout *L,
 			return -ENOMEM;
 		for (i = 0; i < t->n; i++)
 			if ((double)t->nodes[i].count * L->scale >= minpx &&
-			    t->nodes[i].count > 0)
+			    t->nodes[i].count > 0 && t->nodes[i].name)
 				counts[k++] = t->nodes[i].count;
 		qsort(counts, k, sizeof(*counts), cmp_u64_desc);
 		thresh = counts[max - 1];
@@ -510,7 +543,7 @@ static long choose_visible(const struct tree *t, const struct layout *L,
 	/* Pre-order walk; a hidden node hides its subtree. */
 	for (i = 0; i < t->n; ) {
 		const struct node *nd = &t->nodes[i];
-		int ok = nd->count > 0 &&
+		int ok = nd->count > 0 && nd->name &&
 			 (double)nd->count * L->scale >= minpx &&
 			 nd->count >= thresh;
 
@@ -580,17 +613,16 @@ static int render(FILE *f, const struct folded_set *before,
 		add_refs(refs, &nrefs, before, 1, o->reverse, &rbuf, &rused);
 	if (!o->flamechart)
 		qsort(refs, nrefs, sizeof(*refs), stack_cmp);
-	r = tree_build(&t, refs, nrefs, diff, bscale);
-	free(refs);
-	refs = NULL;
-	if (r)
-		goto out;
-
-	L.total = t.nodes[0].count;
+	L.total = folded_set_total(after);
 	L.diff = diff;
 	L.scale = (double)(o->width - 2 * XPAD) / (double)L.total;
 	minpx = o->minwidth_pct ? o->minwidth / 100.0 * (o->width - 2 * XPAD)
 				: o->minwidth;
+	r = tree_build(&t, refs, nrefs, diff, bscale, L.scale, minpx);
+	free(refs);
+	refs = NULL;
+	if (r)
+		goto out;
 	vis = malloc(t.n);
 	nextx = calloc((size_t)t.maxdepth + 2, sizeof(*nextx));
 	if (!vis || !nextx) {

@@ -1,0 +1,331 @@
+// grafana-check.js — every Grafana dashboard in dashboards/grafana/ loads,
+// is well formed, and queries only what exists:
+//   - PromQL names metrics (and labels) that a real glass-aggd exposes at
+//     /metrics — scraped from one started here and fed the recorded fleet,
+//     so labelled series exist;
+//   - ClickHouse SQL names tables and columns of glass-aggd's ClickHouse
+//     schema (the CREATE TABLE statements in aggregator/).
+// Prints PASS:/FAIL:/SKIP: lines; exit 0, 1, or 77 when nothing could run.
+'use strict';
+
+const fs = require('fs');
+const path = require('path');
+const aggd = require('./aggd');
+const fleet = require('./fleet');
+
+const ROOT = path.resolve(__dirname, '..', '..', '..');
+const DIR = path.join(ROOT, 'dashboards', 'grafana');
+
+let fails = 0, passes = 0;
+const pass = (n) => { passes++; console.log('PASS: ' + n); };
+const fail = (n, w) => { fails++; console.log('FAIL: ' + n + ': grafana-check.js: ' + w); };
+const skip = (n, w) => console.log('SKIP: ' + n + ': ' + w);
+
+// ---- dashboards --------------------------------------------------------
+
+function allPanels(d) {
+	const out = [];
+	(function walk(ps) {
+		for (const p of ps || []) {
+			out.push(p);
+			if (p.panels) walk(p.panels);
+		}
+	})(d.panels);
+	return out;
+}
+
+function dsType(ds, dash) {
+	if (!ds) return null;
+	if (typeof ds === 'string') return ds;
+	if (ds.type) return ds.type;
+	return null;
+}
+
+// Every query of a dashboard: {where, kind: 'prom'|'ch', text}.
+function queriesOf(d, file) {
+	const qs = [];
+	for (const p of allPanels(d)) {
+		if (p.type === 'row') continue;
+		for (const t of p.targets || []) {
+			const ty = dsType(t.datasource) || dsType(p.datasource);
+			const where = file + ' panel ' + p.id + ' "' + p.title + '" ' + (t.refId || '');
+			if (t.expr !== undefined) qs.push({where, kind: 'prom', text: t.expr});
+			else if (t.rawSql !== undefined) qs.push({where, kind: 'ch', text: t.rawSql});
+			else qs.push({where, kind: 'unknown:' + ty, text: JSON.stringify(t)});
+		}
+	}
+	for (const v of (d.templating && d.templating.list) || []) {
+		if (v.type !== 'query') continue;
+		const text = typeof v.query === 'string' ? v.query : v.query && v.query.query;
+		const ty = dsType(v.datasource);
+		qs.push({where: file + ' variable $' + v.name, kind: /clickhouse/.test(ty) ? 'ch' : 'prom', text});
+	}
+	return qs;
+}
+
+function checkStructure(file, d) {
+	const errs = [];
+	for (const k of ['title', 'uid', 'panels', 'schemaVersion'])
+		if (d[k] === undefined) errs.push('missing ' + k);
+	const ids = new Set();
+	for (const p of allPanels(d)) {
+		if (ids.has(p.id)) errs.push('duplicate panel id ' + p.id);
+		ids.add(p.id);
+		if (!p.title) errs.push('panel ' + p.id + ' has no title');
+		if (!p.gridPos || [p.gridPos.x, p.gridPos.y, p.gridPos.w, p.gridPos.h].some((x) => typeof x !== 'number'))
+			errs.push('panel ' + p.id + ' has no gridPos');
+		else if (p.gridPos.x + p.gridPos.w > 24) errs.push('panel ' + p.id + ' wider than the grid');
+		if (p.type !== 'row' && !(p.targets && p.targets.length)) errs.push('panel ' + p.id + ' has no query');
+		if (p.type !== 'row' && !p.description) errs.push('panel ' + p.id + ' has no description');
+		for (const t of p.targets || [])
+			if (!String(t.expr || t.rawSql || '').trim()) errs.push('panel ' + p.id + ' has an empty query');
+	}
+	const vars = new Set(((d.templating && d.templating.list) || []).map((v) => v.name));
+	const used = JSON.stringify(d.panels).match(/\$\{?([A-Za-z_]\w*)/g) || [];
+	for (const u of used) {
+		const n = u.replace(/^\$\{?/, '');
+		if (n.startsWith('__')) continue;	// Grafana's own ($__rate_interval, …)
+		if (!vars.has(n)) errs.push('uses undefined variable $' + n);
+	}
+	return errs;
+}
+
+// ---- PromQL ------------------------------------------------------------
+
+const PROM_WORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'bool',
+	'and', 'or', 'unless', 'offset', 'sum', 'min', 'max', 'avg', 'count', 'stddev', 'stdvar', 'topk',
+	'bottomk', 'quantile', 'count_values', 'group', 'inf', 'nan', 'atan2']);
+// Labels Prometheus itself attaches at scrape time.
+const TARGET_LABELS = new Set(['instance', 'job']);
+
+// {metrics: [names], labels: [{label, metric|null}]}
+function parsePromQL(q) {
+	const labels = [], metrics = [];
+	let s = q.replace(/"(?:[^"\\]|\\.)*"/g, '""');
+	// label_values(metric, label) in variables
+	s = s.replace(/label_values\(\s*([A-Za-z_:][\w:]*)?\s*(?:\{[^}]*\})?\s*,\s*(\w+)\s*\)/g, (m, metric, label) => {
+		if (metric) metrics.push(metric);
+		labels.push({label, metric: metric || null});
+		return ' ';
+	});
+	s = s.replace(/\[[^\]]*\]/g, ' ');
+	s = s.replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\(([^)]*)\)/g, (m, kw, ls) => {
+		for (const l of ls.split(',').map((x) => x.trim()).filter(Boolean)) labels.push({label: l, metric: null});
+		return ' ';
+	});
+	// metric{matchers}: matcher labels belong to that metric
+	s = s.replace(/([A-Za-z_:][\w:]*)?\s*\{([^}]*)\}/g, (m, metric, body) => {
+		for (const mm of body.matchAll(/([A-Za-z_]\w*)\s*(=~|!~|!=|=)/g))
+			labels.push({label: mm[1], metric: metric || null});
+		return metric ? ' ' + metric + ' ' : ' ';
+	});
+	s = s.replace(/\$\{?\w+(:\w+)?\}?/g, ' ');
+	for (const m of s.matchAll(/([A-Za-z_:][\w:]*)(\s*\()?/g)) {
+		if (m[2]) continue;	// a function call
+		if (PROM_WORDS.has(m[1].toLowerCase())) continue;
+		if (/^\d/.test(m[1])) continue;
+		if (/^(e|E)\d*$/.test(m[1])) continue;
+		metrics.push(m[1]);
+	}
+	return {metrics: [...new Set(metrics)], labels};
+}
+
+// Exposition text -> Map(sample name -> Set(label names)), plus families.
+function parseExposition(text) {
+	const samples = new Map(), families = new Map();
+	for (const line of text.split('\n')) {
+		if (!line.trim()) continue;
+		let m = /^# TYPE (\S+) (\S+)/.exec(line);
+		if (m) { families.set(m[1], m[2]); continue; }
+		if (line.startsWith('#')) continue;
+		m = /^([A-Za-z_:][\w:]*)(\{([^}]*)\})?\s+\S+/.exec(line);
+		if (!m) throw new Error('bad exposition line: ' + line);
+		const set = samples.get(m[1]) || new Set();
+		for (const l of (m[3] || '').matchAll(/([A-Za-z_]\w*)="/g)) set.add(l[1]);
+		samples.set(m[1], set);
+	}
+	return {samples, families};
+}
+
+function labelsOfMetric(expo, metric) {
+	return expo.samples.get(metric) || null;
+}
+
+function checkProm(q, expo, legend) {
+	const errs = [];
+	const p = parsePromQL(q);
+	if (!p.metrics.length) errs.push('names no metric');
+	for (const m of p.metrics)
+		if (!expo.samples.has(m)) errs.push('metric ' + m + ' is not exposed by glass-aggd');
+	const known = new Set(TARGET_LABELS);
+	for (const m of p.metrics) for (const l of labelsOfMetric(expo, m) || []) known.add(l);
+	for (const {label, metric} of p.labels) {
+		const set = metric ? new Set([...(labelsOfMetric(expo, metric) || []), ...TARGET_LABELS]) : known;
+		if (!set.has(label)) errs.push('label ' + label + (metric ? ' of ' + metric : '') + ' does not exist');
+	}
+	for (const l of (legend || '').matchAll(/\{\{\s*(\w+)\s*\}\}/g))
+		if (!known.has(l[1])) errs.push('legend label ' + l[1] + ' does not exist');
+	return errs;
+}
+
+// ---- ClickHouse SQL ----------------------------------------------------
+
+// Tables and columns of glass-aggd's ClickHouse schema: the CREATE TABLE
+// statements with an ENGINE clause in aggregator/ sources.
+function clickhouseSchema() {
+	const dir = path.join(ROOT, 'aggregator');
+	if (!fs.existsSync(dir)) return null;
+	const tables = new Map();
+	const files = fs.readdirSync(dir).filter((f) => /\.(c|h|sql)$/.test(f));
+	for (const f of files) {
+		let t = fs.readFileSync(path.join(dir, f), 'utf8');
+		// C string literals joined: "a" "b" -> ab, escapes dropped.
+		t = t.replace(/"\s*\n\s*"/g, '').replace(/\\n|\\t/g, ' ').replace(/\\"/g, '"');
+		for (const m of t.matchAll(/CREATE TABLE\s+(?:IF NOT EXISTS\s+)?(?:[^\s(.]+\.)?(\w+)\s*(?:ON CLUSTER\s+\S+\s*)?\(([\s\S]*?)\)\s*ENGINE/gi)) {
+			const cols = new Set();
+			let depth = 0, cur = '';
+			for (const ch of m[2] + ',') {
+				if (ch === '(') depth++;
+				if (ch === ')') depth--;
+				if (ch === ',' && depth === 0) {
+					const w = /^\s*`?(\w+)`?/.exec(cur);
+					if (w && !/^(INDEX|PRIMARY|CONSTRAINT|PROJECTION)$/i.test(w[1])) cols.add(w[1]);
+					cur = '';
+				} else cur += ch;
+			}
+			tables.set(m[1], new Set([...(tables.get(m[1]) || []), ...cols]));
+		}
+	}
+	return tables.size ? {tables, files} : null;
+}
+
+const SQL_WORDS = new Set(('select from where and or not in as inner left right full outer join on using group by ' +
+	'order desc asc limit interval second minute hour day distinct having with case when then else end ' +
+	'is null between like ilike any all union settings final prewhere array global true false offset').split(' '));
+
+function checkSQL(q, schema) {
+	const errs = [];
+	let s = q.replace(/'(?:[^'\\]|\\.)*'/g, "''");
+	const alias = new Map();	// alias or table name -> table
+	for (const m of s.matchAll(/\b(?:FROM|JOIN)\s+(?:(?:\$\{\w+\}|\w+)\.)?(\w+)(?:\s+(?:AS\s+)?(?!(?:WHERE|INNER|LEFT|RIGHT|JOIN|ON|GROUP|ORDER|LIMIT|FINAL|PREWHERE)\b)(\w+))?/gi)) {
+		if (!schema.tables.has(m[1])) { errs.push('table ' + m[1] + ' does not exist'); continue; }
+		alias.set(m[1], m[1]);
+		if (m[2]) alias.set(m[2], m[1]);
+	}
+	if (!alias.size && !errs.length) errs.push('names no table');
+	s = s.replace(/\$\{[^}]*\}|\$__\w+/g, ' ');
+	const outAlias = new Set([...s.matchAll(/\bAS\s+(\w+)/gi)].map((m) => m[1]));
+	for (const m of s.matchAll(/\b(\w+)\.(\w+)\b/g)) {
+		const t = alias.get(m[1]);
+		if (!t) {
+			if (!schema.tables.has(m[2]) && !/^\d+$/.test(m[1])) errs.push('unknown table alias ' + m[1]);
+			continue;
+		}
+		if (!schema.tables.get(t).has(m[2])) errs.push('column ' + m[1] + '.' + m[2] + ' does not exist in ' + t);
+	}
+	const bare = s.replace(/\b\w+\.\w+\b/g, ' ').replace(/\.\w+/g, ' ');
+	const cols = new Set([...alias.values()].flatMap((t) => [...schema.tables.get(t)]));
+	for (const m of bare.matchAll(/\b([A-Za-z_]\w*)\b(\s*\()?/g)) {
+		const w = m[1];
+		if (m[2] || SQL_WORDS.has(w.toLowerCase()) || outAlias.has(w) || alias.has(w)) continue;
+		if (!cols.has(w)) errs.push('column ' + w + ' does not exist in ' + [...new Set(alias.values())].join(','));
+	}
+	return errs;
+}
+
+// ---- main --------------------------------------------------------------
+
+async function main() {
+	const files = fs.readdirSync(DIR).filter((f) => f.endsWith('.json')).sort();
+	if (!files.length) { fail('dashboards present', 'no JSON in ' + DIR); return 1; }
+	const dashes = [];
+	const uids = new Set();
+	for (const f of files) {
+		let d;
+		try {
+			d = JSON.parse(fs.readFileSync(path.join(DIR, f), 'utf8'));
+		} catch (e) {
+			fail(f + ' loads', e.message);
+			continue;
+		}
+		const errs = checkStructure(f, d);
+		if (uids.has(d.uid)) errs.push('uid ' + d.uid + ' used twice');
+		uids.add(d.uid);
+		if (errs.length) fail(f + ' is well formed', errs.join('; '));
+		else pass(f + ' loads and is well formed (' + allPanels(d).length + ' panels)');
+		dashes.push({f, d, qs: queriesOf(d, f)});
+	}
+	const all = dashes.flatMap((x) => x.qs.map((q) => ({...q, d: x.d})));
+	const unknown = all.filter((q) => q.kind.startsWith('unknown'));
+	if (unknown.length) fail('every query is PromQL or ClickHouse SQL', unknown.map((q) => q.where).join('; '));
+
+	// PromQL against a real glass-aggd's /metrics.
+	const prom = all.filter((q) => q.kind === 'prom');
+	if (prom.length) {
+		let server = null;
+		try {
+			server = await aggd.start();
+		} catch (e) {
+			if (e.notBuilt) skip('PromQL names metrics glass-aggd exposes', 'glass-aggd not built: ' + e.message);
+			else fail('glass-aggd starts', e.message);
+		}
+		if (server) {
+			try {
+				// Feed it a few windows, one duplicate and one bad request so
+				// labelled counters have series.
+				const w = fleet.windows(Math.floor(Date.now() / 1000)).slice(0, 3);
+				await server.ingest(w);
+				await server.ingest(w.slice(0, 1));
+				await server.request('POST', '/api/v1/ingest', '{', {Authorization: 'Bearer ' + server.token, 'Content-Type': 'application/json'});
+				await server.request('GET', '/api/v1/hosts?from=now-1h&until=now');
+				const r = await server.request('GET', '/metrics');
+				if (r.status !== 200) throw new Error('/metrics: HTTP ' + r.status);
+				const expo = parseExposition(r.body);
+				console.log('glass-aggd /metrics exposes ' + expo.samples.size + ' series names');
+				for (const q of prom) {
+					const legend = (allPanels(q.d).flatMap((p) => p.targets || []).find((t) => t.expr === q.text) || {}).legendFormat;
+					const errs = checkProm(q.text, expo, legend);
+					if (errs.length) fail(q.where, errs.join('; ') + ' — in: ' + q.text);
+					else pass(q.where + ': ' + parsePromQL(q.text).metrics.join(', '));
+				}
+				// The checker itself must be able to fail.
+				const neg = checkProm('rate(glass_aggd_no_such_metric_total[5m])', expo).length &&
+					checkProm('sum by (nosuchlabel) (glass_aggd_queries_total)', expo).length;
+				if (neg) pass('the PromQL check rejects an unknown metric and label');
+				else fail('the PromQL check rejects an unknown metric and label', 'it accepted them');
+			} catch (e) {
+				fail('scrape glass-aggd /metrics', e.message);
+			} finally {
+				await server.cleanup();
+			}
+		}
+	}
+
+	// ClickHouse SQL against the schema in aggregator/.
+	const ch = all.filter((q) => q.kind === 'ch');
+	if (ch.length) {
+		const schema = clickhouseSchema();
+		if (!schema) {
+			skip('ClickHouse queries name existing columns',
+				'no ClickHouse CREATE TABLE … ENGINE in aggregator/ yet (glass-aggd\'s ClickHouse store not merged) — ' + ch.length + ' queries unchecked');
+		} else {
+			console.log('ClickHouse schema from aggregator/' + schema.files.join(',') + ': ' +
+				[...schema.tables.keys()].join(', '));
+			for (const q of ch) {
+				const errs = checkSQL(q.text, schema);
+				if (errs.length) fail(q.where, [...new Set(errs)].join('; '));
+				else pass(q.where);
+			}
+			const neg = checkSQL('SELECT w.nosuchcol FROM x.windows AS w', schema).length;
+			if (neg) pass('the SQL check rejects an unknown column');
+			else fail('the SQL check rejects an unknown column', 'it accepted it');
+		}
+	}
+	if (!passes && !fails) return 77;
+	return fails ? 1 : 0;
+}
+
+module.exports = {parsePromQL, parseExposition, checkProm, checkSQL, clickhouseSchema};
+
+if (require.main === module)
+	main().then((rc) => process.exit(rc), (e) => { console.log('FAIL: harness: ' + (e && e.stack || e)); process.exit(1); });

@@ -1,0 +1,693 @@
+/*
+ * glass-report — one self-contained HTML file from a profiling run.
+ *
+ *   glass-report RUNDIR [-o report.html]
+ *   glass-report [--offcpu F] [--wakeup F] [--lockstat F] [--commitlat F]
+ *                [--trimstat F] [--meta F] [--title T] [-o report.html]
+ *
+ * A run directory holds (every file optional, flags override):
+ *
+ *   meta.json       {"host": "...", "kernel": "...", "mount_options": "...",
+ *                    "workload": "...", "duration_s": 60, ...any more keys}
+ *                   optional "offcpu_unit"/"wakeup_unit" (default "us") name
+ *                   the unit of the folded counts.
+ *   offcpu.folded   off-CPU stacks, folded (tools/lib/folded.h)
+ *   wakeup.folded   wakeup stacks, folded
+ *   lockstat.json   {"unit": "ns", "locks": [{"name": "...",
+ *                    "acquisitions": N, "contended": N, "wait_total": N,
+ *                    "wait_max": N, "hist": [HIST...]}, ...]}
+ *   commitlat.json  {"unit": "us", "series": [{"name": "commit",
+ *   trimstat.json    "hist": [HIST...]}, ...]}   (or one top-level "hist")
+ *
+ *   HIST = {"lo": N, "hi": N, "count": N}: COUNT events with a value in
+ *   [lo, hi] of the file's unit (log2 slots or any other buckets).
+ *
+ * The HTML fetches nothing: flame graphs and charts are inline SVG, the
+ * styles and the flame-graph script are embedded.  The output is a
+ * well-formed XML document as well (tests parse it with xmllint) and is
+ * deterministic: no clock is read.  Bad input is reported as FILE: where:
+ * why (FILE:LINE:COL for JSON syntax) and exits 1; usage errors exit 2.
+ */
+#include "tools/lib/flamegraph.h"
+#include "tools/lib/folded.h"
+#include "tools/lib/svgchart.h"
+#include "tools/lib/xmlesc.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *prog = "glass-report";
+
+enum { IN_META, IN_OFFCPU, IN_WAKEUP, IN_LOCKSTAT, IN_COMMITLAT, IN_TRIMSTAT,
+       IN_MAX };
+static const char *const in_files[IN_MAX] = {
+	"meta.json", "offcpu.folded", "wakeup.folded", "lockstat.json",
+	"commitlat.json", "trimstat.json",
+};
+
+struct report {
+	char *path[IN_MAX];	/* NULL: absent */
+	const char *title;
+	json_t *meta, *lockstat, *commitlat, *trimstat;
+	struct folded_set *offcpu, *wakeup;
+};
+
+/* ---- loading ----------------------------------------------------------- */
+
+static int load_json(const char *path, json_t **out)
+{
+	json_error_t e;
+
+	*out = json_load_file(path, JSON_REJECT_DUPLICATES, &e);
+	if (!*out) {
+		if (e.line > 0)
+			fprintf(stderr, "%s: %s:%d:%d: %s\n", prog, path, e.line,
+				e.column, e.text);
+		else
+			fprintf(stderr, "%s: %s: %s\n", prog, path, e.text);
+		return -1;
+	}
+	if (!json_is_object(*out)) {
+		fprintf(stderr, "%s: %s: the top level must be an object\n",
+			prog, path);
+		return -1;
+	}
+	return 0;
+}
+
+static int load_folded(const char *path, struct folded_set **out)
+{
+	struct folded_error e = { 0 };
+	FILE *f = fopen(path, "rb");
+	int r;
+
+	if (!f) {
+		fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
+		return -1;
+	}
+	*out = folded_set_new();
+	r = *out ? folded_parse_file(*out, f, NULL, &e) : -ENOMEM;
+	fclose(f);
+	if (r) {
+		if (e.line)
+			fprintf(stderr, "%s: %s:%lu: %s\n", prog, path, e.line, e.msg);
+		else
+			fprintf(stderr, "%s: %s: %s\n", prog, path,
+				r == -ENOMEM ? "out of memory" : e.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* A JSON number that is a non-negative integer. */
+static int get_count(json_t *v, uint64_t *out)
+{
+	if (json_is_integer(v) && json_integer_value(v) >= 0) {
+		*out = (uint64_t)json_integer_value(v);
+		return 0;
+	}
+	return -1;
+}
+
+static int get_number(json_t *v, double *out)
+{
+	if (!json_is_number(v))
+		return -1;
+	*out = json_number_value(v);
+	return 0;
+}
+
+/* Validate and convert a HIST array.  WHERE names it in messages. */
+static int parse_hist(const char *file, const char *where, json_t *arr,
+		      struct hist_bucket **out, size_t *n)
+{
+	size_t i;
+	json_t *b;
+
+	*out = NULL;
+	*n = 0;
+	if (!arr)
+		return 0;
+	if (!json_is_array(arr)) {
+		fprintf(stderr, "%s: %s: %s: must be an array of "
+			"{\"lo\", \"hi\", \"count\"}\n", prog, file, where);
+		return -1;
+	}
+	*out = calloc(json_array_size(arr) + 1, sizeof(**out));
+	if (!*out)
+		return -1;
+	json_array_foreach(arr, i, b) {
+		struct hist_bucket *h = &(*out)[i];
+
+		if (!json_is_object(b) ||
+		    get_number(json_object_get(b, "lo"), &h->lo) ||
+		    get_number(json_object_get(b, "hi"), &h->hi) ||
+		    get_count(json_object_get(b, "count"), &h->count) ||
+		    h->lo > h->hi) {
+			fprintf(stderr, "%s: %s: %s[%zu]: want {\"lo\": N, \"hi\": N, "
+				"\"count\": N} with lo <= hi and an integer count >= 0\n",
+				prog, file, where, i);
+			free(*out);
+			*out = NULL;
+			return -1;
+		}
+	}
+	*n = json_array_size(arr);
+	return 0;
+}
+
+/* ---- HTML pieces ------------------------------------------------------- */
+
+static const char *unit_of(json_t *o, const char *key, const char *def)
+{
+	json_t *u = o ? json_object_get(o, key) : NULL;
+
+	return json_is_string(u) ? json_string_value(u) : def;
+}
+
+static void put_json_value(FILE *f, json_t *v)
+{
+	char *s;
+
+	if (json_is_string(v)) {
+		xml_escape(f, json_string_value(v), json_string_length(v),
+			   SIZE_MAX);
+		return;
+	}
+	s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS);
+	xml_puts(f, s ? s : "?");
+	free(s);
+}
+
+static void put_meta(FILE *f, json_t *meta)
+{
+	static const char *const known[] = {
+		"host", "kernel", "mount_options", "workload", "duration_s",
+		"started", "ended", "tool",
+	};
+	static const char *const label[] = {
+		"Host", "Kernel", "Mount options", "Workload", "Duration",
+		"Started", "Ended", "Tool",
+	};
+	const char **keys;
+	const char *k;
+	json_t *v;
+	size_t i, j, n = 0;
+	char buf[64];
+
+	fputs("<section id=\"meta\"><h2>Run</h2>\n", f);
+	if (!meta || !json_object_size(meta)) {
+		fputs("<p class=\"absent\">No meta.json in this run.</p></section>\n", f);
+		return;
+	}
+	fputs("<table class=\"meta\">\n", f);
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		v = json_object_get(meta, known[i]);
+		if (!v)
+			continue;
+		fputs("<tr><th>", f);
+		fputs(label[i], f);
+		fputs("</th><td>", f);
+		if (!strcmp(known[i], "duration_s") && json_is_number(v))
+			xml_puts(f, svgchart_fmt(buf, sizeof(buf),
+						 json_number_value(v), "s"));
+		else
+			put_json_value(f, v);
+		fputs("</td></tr>\n", f);
+	}
+	/* The rest, sorted by key so the output is deterministic. */
+	keys = calloc(json_object_size(meta), sizeof(*keys));
+	json_object_foreach(meta, k, v) {
+		for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			if (!strcmp(k, known[i]))
+				break;
+		if (i == sizeof(known) / sizeof(known[0]) && keys)
+			keys[n++] = k;
+	}
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && strcmp(keys[j - 1], keys[j]) > 0; j--) {
+			const char *t = keys[j];
+
+			keys[j] = keys[j - 1];
+			keys[j - 1] = t;
+		}
+	for (i = 0; i < n; i++) {
+		fputs("<tr><th>", f);
+		xml_puts(f, keys[i]);
+		fputs("</th><td>", f);
+		put_json_value(f, json_object_get(meta, keys[i]));
+		fputs("</td></tr>\n", f);
+	}
+	free(keys);
+	fputs("</table></section>\n", f);
+}
+
+/* An inline flame graph: the renderer's SVG minus the XML declaration and
+ * the namespace attribute (HTML needs neither). */
+static int put_flamegraph(FILE *f, const char *id, const char *heading,
+			  struct folded_set *set, const struct fg_options *o,
+			  const char *absent)
+{
+	static const char ns[] = " xmlns=\"http://www.w3.org/2000/svg\"";
+	char *svg = NULL, *p, *q;
+	size_t len;
+	int r;
+
+	fprintf(f, "<section id=\"%s\"><h2>", id);
+	xml_puts(f, heading);
+	fputs("</h2>\n", f);
+	if (!set) {
+		fprintf(f, "<p class=\"absent\">%s</p></section>\n", absent);
+		return 0;
+	}
+	r = fg_render_mem(&svg, &len, NULL, set, o);
+	if (r == -ENODATA) {
+		fputs("<p class=\"absent\">No samples (all counts are zero).</p></section>\n", f);
+		return 0;
+	}
+	if (r) {
+		fprintf(stderr, "%s: %s flame graph: %s\n", prog, id, fg_strerror(r));
+		return -1;
+	}
+	p = svg;
+	if (!strncmp(p, "<?xml", 5) && (q = strstr(p, "?>\n")))
+		p = q + 3;
+	fputs("<div class=\"fg\">", f);
+	q = strstr(p, ns);
+	if (q) {
+		fwrite(p, 1, (size_t)(q - p), f);
+		p = q + sizeof(ns) - 1;
+	}
+	fputs(p, f);
+	fputs("</div></section>\n", f);
+	free(svg);
+	return 0;
+}
+
+static void put_num(FILE *f, uint64_t v)
+{
+	fprintf(f, "%llu", (unsigned long long)v);
+}
+
+struct lockrow {
+	const char *name;
+	uint64_t acq, cont, wait_total, wait_max;
+	int has_max;
+	struct hist_bucket *hist;
+	size_t nhist;
+};
+
+static int cmp_lockrow(const void *a, const void *b)
+{
+	const struct lockrow *x = a, *y = b;
+
+	if (x->wait_total != y->wait_total)
+		return x->wait_total < y->wait_total ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+static int put_locks(FILE *f, json_t *ls, const char *file)
+{
+	const char *unit = unit_of(ls, "unit", "ns");
+	json_t *locks = ls ? json_object_get(ls, "locks") : NULL, *l;
+	struct lockrow *rows;
+	size_t i, n, nh = 0;
+	char b1[32], b2[32], b3[32], b4[32], where[64];
+	int r = 0;
+
+	fputs("<section id=\"locks\"><h2>Lock waits</h2>\n", f);
+	if (!ls) {
+		fputs("<p class=\"absent\">No lockstat.json in this run.</p></section>\n", f);
+		return 0;
+	}
+	if (!json_is_array(locks)) {
+		fprintf(stderr, "%s: %s: \"locks\" must be an array\n", prog, file);
+		return -1;
+	}
+	n = json_array_size(locks);
+	rows = calloc(n + 1, sizeof(*rows));
+	if (!rows)
+		return -1;
+	json_array_foreach(locks, i, l) {
+		struct lockrow *w = &rows[i];
+		json_t *nm = json_object_get(l, "name");
+
+		snprintf(where, sizeof(where), "locks[%zu]", i);
+		if (!json_is_object(l) || !json_is_string(nm) ||
+		    get_count(json_object_get(l, "acquisitions"), &w->acq) ||
+		    get_count(json_object_get(l, "contended"), &w->cont) ||
+		    get_count(json_object_get(l, "wait_total"), &w->wait_total) ||
+		    (json_object_get(l, "wait_max") &&
+		     get_count(json_object_get(l, "wait_max"), &w->wait_max))) {
+			fprintf(stderr, "%s: %s: %s: want {\"name\": \"...\", "
+				"\"acquisitions\": N, \"contended\": N, \"wait_total\": N"
+				"[, \"wait_max\": N, \"hist\": [...]]} with integers >= 0\n",
+				prog, file, where);
+			r = -1;
+			goto out;
+		}
+		w->name = json_string_value(nm);
+		w->has_max = json_object_get(l, "wait_max") != NULL;
+		strncat(where, ".hist", sizeof(where) - strlen(where) - 1);
+		if (parse_hist(file, where, json_object_get(l, "hist"),
+			       &w->hist, &w->nhist)) {
+			r = -1;
+			goto out;
+		}
+	}
+	qsort(rows, n, sizeof(*rows), cmp_lockrow);
+	if (!n) {
+		fputs("<p class=\"absent\">No locks recorded.</p></section>\n", f);
+		goto out;
+	}
+	fputs("<table class=\"locks\">\n<tr><th>Lock</th><th>Acquisitions</th>"
+	      "<th>Contended</th><th>Contended %</th><th>Total wait</th>"
+	      "<th>Mean wait</th><th>p99 wait</th><th>Max wait</th></tr>\n", f);
+	for (i = 0; i < n; i++) {
+		struct lockrow *w = &rows[i];
+
+		fputs("<tr><td class=\"name\">", f);
+		xml_puts(f, w->name);
+		fputs("</td><td>", f);
+		put_num(f, w->acq);
+		fputs("</td><td>", f);
+		put_num(f, w->cont);
+		fprintf(f, "</td><td>%.1f%%</td><td>",
+			w->acq ? 100.0 * (double)w->cont / (double)w->acq : 0.0);
+		xml_puts(f, svgchart_fmt(b1, sizeof(b1), (double)w->wait_total, unit));
+		fputs("</td><td>", f);
+		xml_puts(f, w->cont ? svgchart_fmt(b2, sizeof(b2),
+			(double)w->wait_total / (double)w->cont, unit) : "-");
+		fputs("</td><td>", f);
+		xml_puts(f, w->nhist ? svgchart_fmt(b3, sizeof(b3),
+			svgchart_quantile(w->hist, w->nhist, 0.99), unit) : "-");
+		fputs("</td><td>", f);
+		xml_puts(f, w->has_max ?
+			 svgchart_fmt(b4, sizeof(b4), (double)w->wait_max, unit) : "-");
+		fputs("</td></tr>\n", f);
+	}
+	fputs("</table>\n<div class=\"charts\">\n", f);
+	/* Histograms of the ten locks that waited longest. */
+	for (i = 0; i < n && nh < 10; i++) {
+		char title[160];
+
+		if (!rows[i].nhist)
+			continue;
+		snprintf(title, sizeof(title), "%s: wait time", rows[i].name);
+		svgchart_hist(f, title, unit, rows[i].hist, rows[i].nhist,
+			      560, 220, 1);
+		nh++;
+	}
+	fputs("</div></section>\n", f);
+out:
+	for (i = 0; i < n; i++)
+		free(rows[i].hist);
+	free(rows);
+	return r;
+}
+
+/* commitlat.json / trimstat.json: stats table + one chart per series. */
+static int put_latency(FILE *f, json_t *js, const char *file, const char *id,
+		       const char *heading, const char *defname)
+{
+	const char *unit = unit_of(js, "unit", "us");
+	json_t *series, *s, *one = NULL;
+	size_t i, n;
+	int r = 0;
+
+	fprintf(f, "<section id=\"%s\"><h2>%s</h2>\n", id, heading);
+	if (!js) {
+		fprintf(f, "<p class=\"absent\">No %s in this run.</p></section>\n",
+			file ? file : defname);
+		return 0;
+	}
+	series = json_object_get(js, "series");
+	if (!series && json_object_get(js, "hist")) {
+		/* One unnamed series: {"unit": ..., "hist": [...]} */
+		one = json_array();
+		json_array_append_new(one, json_pack("{s:s,s:O}", "name", defname,
+			"hist", json_object_get(js, "hist")));
+		series = one;
+	}
+	if (!json_is_array(series)) {
+		fprintf(stderr, "%s: %s: want \"series\": [{\"name\": \"...\", "
+			"\"hist\": [...]}] or a top-level \"hist\"\n", prog, file);
+		json_decref(one);
+		return -1;
+	}
+	n = json_array_size(series);
+	fputs("<table class=\"lat\">\n<tr><th>Series</th><th>Count</th>"
+	      "<th>p50</th><th>p90</th><th>p99</th><th>Max bucket</th></tr>\n", f);
+	/* Validate everything first: a bad series fails the whole report. */
+	for (i = 0; i < n; i++) {
+		struct hist_bucket *h;
+		size_t nb, k;
+		uint64_t cnt = 0;
+		char where[48], b[4][32];
+		json_t *nm;
+
+		s = json_array_get(series, i);
+		nm = json_object_get(s, "name");
+		snprintf(where, sizeof(where), "series[%zu].hist", i);
+		if (!json_is_object(s) || !json_is_string(nm)) {
+			fprintf(stderr, "%s: %s: series[%zu]: want {\"name\": \"...\", "
+				"\"hist\": [...]}\n", prog, file, i);
+			r = -1;
+			break;
+		}
+		if (parse_hist(file, where, json_object_get(s, "hist"), &h, &nb)) {
+			r = -1;
+			break;
+		}
+		for (k = 0; k < nb; k++)
+			cnt += h[k].count;
+		fputs("<tr><td class=\"name\">", f);
+		xml_puts(f, json_string_value(nm));
+		fprintf(f, "</td><td>%llu</td>", (unsigned long long)cnt);
+		for (k = 0; k < 3; k++) {
+			static const double qs[] = { 0.5, 0.9, 0.99 };
+
+			fputs("<td>", f);
+			xml_puts(f, cnt ? svgchart_fmt(b[k], sizeof(b[k]),
+				svgchart_quantile(h, nb, qs[k]), unit) : "-");
+			fputs("</td>", f);
+		}
+		fputs("<td>", f);
+		for (k = nb; k > 0 && !h[k - 1].count; k--)
+			;
+		xml_puts(f, k ? svgchart_fmt(b[3], sizeof(b[3]), h[k - 1].hi, unit) : "-");
+		fputs("</td></tr>\n", f);
+		free(h);
+	}
+	fputs("</table>\n<div class=\"charts\">\n", f);
+	for (i = 0; !r && i < n; i++) {
+		struct hist_bucket *h;
+		size_t nb;
+		char where[48];
+
+		s = json_array_get(series, i);
+		snprintf(where, sizeof(where), "series[%zu].hist", i);
+		parse_hist(file, where, json_object_get(s, "hist"), &h, &nb);
+		svgchart_hist(f, json_string_value(json_object_get(s, "name")),
+			      unit, h, nb, 560, 220, 1);
+		free(h);
+	}
+	fputs("</div></section>\n", f);
+	json_decref(one);
+	return r;
+}
+
+static const char css[] =
+"body { font-family: Verdana, sans-serif; margin: 1.5em; color: rgb(30,30,30); }\n"
+"h1 { font-size: 1.5em; } h2 { font-size: 1.2em; border-bottom: 1px solid rgb(200,200,200); }\n"
+"table { border-collapse: collapse; margin: 0.5em 0; font-size: 0.85em; }\n"
+"th, td { border: 1px solid rgb(210,210,210); padding: 0.25em 0.6em; text-align: right; }\n"
+"th { background: rgb(240,240,240); } td.name, table.meta td, table.meta th { text-align: left; }\n"
+".absent { color: rgb(120,120,120); font-style: italic; }\n"
+".charts svg { margin: 0.4em; }\n"
+".fg { overflow-x: auto; }\n"
+"footer { margin-top: 2em; font-size: 0.75em; color: rgb(120,120,120); }\n";
+
+static int write_report(FILE *f, struct report *R)
+{
+	struct fg_options o;
+	json_t *t = R->meta ? json_object_get(R->meta, "title") : NULL;
+	const char *title = R->title ? R->title :
+		json_is_string(t) ? json_string_value(t) : "glassfs profiling report";
+	char sub[512];
+	json_t *host = R->meta ? json_object_get(R->meta, "host") : NULL;
+	json_t *wl = R->meta ? json_object_get(R->meta, "workload") : NULL;
+
+	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
+	      "<meta name=\"generator\" content=\"glass-report\"/>\n<title>", f);
+	xml_puts(f, title);
+	fputs("</title>\n<style>\n", f);
+	fputs(css, f);
+	fputs("</style>\n</head>\n<body>\n<h1>", f);
+	xml_puts(f, title);
+	fputs("</h1>\n", f);
+	put_meta(f, R->meta);
+
+	snprintf(sub, sizeof(sub), "%s%s%s",
+		 json_is_string(host) ? json_string_value(host) : "",
+		 json_is_string(host) && json_is_string(wl) ? " \xe2\x80\x94 " : "",
+		 json_is_string(wl) ? json_string_value(wl) : "");
+	fg_options_init(&o);
+	o.palette = FG_PALETTE_OFFCPU;
+	o.hash = 1;
+	o.title = "Off-CPU Time Flame Graph";
+	o.subtitle = sub[0] ? sub : NULL;
+	o.countname = unit_of(R->meta, "offcpu_unit", "us");
+	if (put_flamegraph(f, "offcpu", "Off-CPU time", R->offcpu, &o,
+			   "No offcpu.folded in this run."))
+		return -1;
+	if (R->wakeup) {
+		o.palette = FG_PALETTE_WAKEUP;
+		o.title = "Wakeup Flame Graph";
+		o.countname = unit_of(R->meta, "wakeup_unit", "us");
+		if (put_flamegraph(f, "wakeup", "Wakeups", R->wakeup, &o, ""))
+			return -1;
+	}
+	if (put_locks(f, R->lockstat, R->path[IN_LOCKSTAT]))
+		return -1;
+	if (put_latency(f, R->commitlat, R->path[IN_COMMITLAT], "commit",
+			"Commit latency", "commit"))
+		return -1;
+	if (put_latency(f, R->trimstat, R->path[IN_TRIMSTAT], "trim",
+			"Trim latency", "trim"))
+		return -1;
+	/* Inline SVG in HTML: onload may not fire, start the scripts here. */
+	fputs("<footer>Generated by glass-report. Click a frame to zoom, "
+	      "Search to highlight by regular expression.</footer>\n"
+	      "<script>\nif (typeof fginit === \"function\")\n"
+	      "\tArray.prototype.forEach.call(document.querySelectorAll(\"svg.flamegraph\"), "
+	      "function (s) { fginit(s); });\n</script>\n</body>\n</html>\n", f);
+	return ferror(f) ? -1 : 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: %s [RUNDIR] [OPTIONS]\n"
+"Write one self-contained HTML report of a profiling run.\n"
+"RUNDIR may hold meta.json, offcpu.folded, wakeup.folded, lockstat.json,\n"
+"commitlat.json, trimstat.json (see the top of tools/glass-report.c).\n"
+"\n"
+"  --meta F, --offcpu F, --wakeup F, --lockstat F, --commitlat F,\n"
+"  --trimstat F       take that input from F (must exist)\n"
+"  --title TEXT       report title (default: meta.json \"title\")\n"
+"  -o, --output FILE  write there (default: standard output)\n"
+"  -h, --help         this text\n", prog);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "meta", required_argument, 0, 256 + IN_META },
+		{ "offcpu", required_argument, 0, 256 + IN_OFFCPU },
+		{ "wakeup", required_argument, 0, 256 + IN_WAKEUP },
+		{ "lockstat", required_argument, 0, 256 + IN_LOCKSTAT },
+		{ "commitlat", required_argument, 0, 256 + IN_COMMITLAT },
+		{ "trimstat", required_argument, 0, 256 + IN_TRIMSTAT },
+		{ "title", required_argument, 0, 'T' },
+		{ "output", required_argument, 0, 'o' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 }
+	};
+	struct report R = { 0 };
+	const char *output = NULL, *dir = NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = NULL, *out;
+	int c, i, rc = 1, any = 0;
+
+	while ((c = getopt_long(argc, argv, "ho:", lopts, NULL)) != -1) {
+		if (c >= 256 && c < 256 + IN_MAX) {
+			free(R.path[c - 256]);
+			R.path[c - 256] = strdup(optarg);
+			continue;
+		}
+		switch (c) {
+		case 'T': R.title = optarg; break;
+		case 'o': output = optarg; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (argc - optind > 1) {
+		fprintf(stderr, "%s: one run directory at most\n", prog);
+		return 2;
+	}
+	if (optind < argc)
+		dir = argv[optind];
+	if (dir && access(dir, R_OK | X_OK)) {
+		fprintf(stderr, "%s: %s: %s\n", prog, dir, strerror(errno));
+		return 1;
+	}
+	for (i = 0; i < IN_MAX; i++) {
+		if (!R.path[i] && dir) {
+			if (asprintf(&R.path[i], "%s/%s", dir, in_files[i]) < 0)
+				goto out;
+			if (access(R.path[i], F_OK)) {
+				free(R.path[i]);
+				R.path[i] = NULL;
+			}
+		}
+		any |= R.path[i] != NULL;
+	}
+	if (!any) {
+		fprintf(stderr, "%s: nothing to report: %s\n", prog,
+			dir ? "the run directory holds none of meta.json, "
+			"offcpu.folded, wakeup.folded, lockstat.json, "
+			"commitlat.json, trimstat.json" : "give a run directory or input flags");
+		rc = dir ? 1 : 2;
+		goto out;
+	}
+	if ((R.path[IN_META] && load_json(R.path[IN_META], &R.meta)) ||
+	    (R.path[IN_OFFCPU] && load_folded(R.path[IN_OFFCPU], &R.offcpu)) ||
+	    (R.path[IN_WAKEUP] && load_folded(R.path[IN_WAKEUP], &R.wakeup)) ||
+	    (R.path[IN_LOCKSTAT] && load_json(R.path[IN_LOCKSTAT], &R.lockstat)) ||
+	    (R.path[IN_COMMITLAT] && load_json(R.path[IN_COMMITLAT], &R.commitlat)) ||
+	    (R.path[IN_TRIMSTAT] && load_json(R.path[IN_TRIMSTAT], &R.trimstat)))
+		goto out;
+
+	/* Into memory first: nothing is written unless all of it worked. */
+	m = open_memstream(&buf, &len);
+	if (!m || write_report(m, &R)) {
+		if (m)
+			fclose(m);
+		m = NULL;
+		goto out;
+	}
+	fclose(m);
+	m = NULL;
+	out = output ? fopen(output, "wb") : stdout;
+	if (!out) {
+		fprintf(stderr, "%s: %s: %s\n", prog, output, strerror(errno));
+		goto out;
+	}
+	if (fwrite(buf, 1, len, out) != len || fflush(out) ||
+	    (output && fclose(out))) {
+		fprintf(stderr, "%s: %s: write error: %s\n", prog,
+			output ? output : "<stdout>", strerror(errno));
+		if (output)
+			unlink(output);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(buf);
+	for (i = 0; i < IN_MAX; i++)
+		free(R.path[i]);
+	json_decref(R.meta);
+	json_decref(R.lockstat);
+	json_decref(R.commitlat);
+	json_decref(R.trimstat);
+	folded_set_free(R.offcpu);
+	folded_set_free(R.wakeup);
+	return rc;
+}

@@ -1,0 +1,36 @@
+/*
+ * svgchart.h — histograms as small self-contained SVG bar charts.
+ *
+ * One bar per bucket [lo, hi] (in UNIT: "ns", "us", "ms", "s" are shown
+ * scaled, e.g. "4.1 ms"; any other unit is printed as it is), height
+ * proportional to its count, a <title> tooltip per bar.  Deterministic,
+ * well-formed XML (labels go through xmlesc), no script, no fetches: fit
+ * for inlining in HTML.
+ */
+#ifndef GLASS_SVGCHART_H
+#define GLASS_SVGCHART_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct hist_bucket {
+	double lo, hi;		/* value range, in the chart's unit */
+	uint64_t count;
+};
+
+/* Write an <svg> bar chart of N buckets (N may be 0: an empty chart that
+ * says so).  inline_html drops the XML namespace attribute (HTML needs
+ * none).  Returns 0 or -EIO. */
+int svgchart_hist(FILE *f, const char *title, const char *unit,
+		  const struct hist_bucket *b, size_t n, unsigned width,
+		  unsigned height, int inline_html);
+
+/* "950 us", "4.1 ms", "12 s": VALUE in UNIT, scaled for people; into buf. */
+const char *svgchart_fmt(char *buf, size_t len, double value, const char *unit);
+
+/* Value at quantile Q (0..1) of the buckets: the upper bound of the bucket
+ * holding it.  0 when the buckets are empty. */
+double svgchart_quantile(const struct hist_bucket *b, size_t n, double q);
+
+#endif /* GLASS_SVGCHART_H */
