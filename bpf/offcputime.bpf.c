@@ -270,11 +270,11 @@ static __always_inline bool in_syscall(struct task_struct *t,
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
 
-	if (!regs || (long)BPF_CORE_READ(regs, orig_ax) < 0)
+	/* Direct loads: bpf_task_pt_regs() gives a BTF pointer. */
+	if (!regs || (long)regs->orig_ax < 0)
 		return false;
-	return !(BPF_CORE_READ(regs, ip) == s->exit_ip &&
-		 BPF_CORE_READ(regs, sp) == s->exit_sp &&
-		 BPF_CORE_READ(regs, bp) == s->exit_bp);
+	return !(regs->ip == s->exit_ip && regs->sp == s->exit_sp &&
+		 regs->bp == s->exit_bp);
 }
 
 static __always_inline void switch_out(void *ctx, struct task_struct *prev,

@@ -28,7 +28,7 @@ static void stars(FILE *f, uint64_t val, uint64_t max, int width)
 		fputc('+', f);
 }
 
-void hist__print_log2(FILE *f, const uint64_t *slots, unsigned nslots,
+void hist__print_log2(FILE *f, const __u64 *slots, unsigned nslots,
 		      const char *unit)
 {
 	unsigned first = nslots, last = 0;
@@ -58,7 +58,7 @@ void hist__print_log2(FILE *f, const uint64_t *slots, unsigned nslots,
 	}
 }
 
-void hist__print_json(FILE *f, const uint64_t *slots, unsigned nslots)
+void hist__print_json(FILE *f, const __u64 *slots, unsigned nslots)
 {
 	int first = 1;
 
@@ -75,7 +75,7 @@ void hist__print_json(FILE *f, const uint64_t *slots, unsigned nslots)
 	fputc(']', f);
 }
 
-uint64_t hist__count(const uint64_t *slots, unsigned nslots)
+uint64_t hist__count(const __u64 *slots, unsigned nslots)
 {
 	uint64_t n = 0;
 
@@ -84,7 +84,7 @@ uint64_t hist__count(const uint64_t *slots, unsigned nslots)
 	return n;
 }
 
-uint64_t hist__percentile(const uint64_t *slots, unsigned nslots, double p)
+uint64_t hist__percentile(const __u64 *slots, unsigned nslots, double p)
 {
 	uint64_t total = hist__count(slots, nslots), acc = 0;
 

@@ -7,6 +7,7 @@
 #ifndef GLASS_HIST_H
 #define GLASS_HIST_H
 
+#include <linux/types.h>	/* __u64: the type BPF maps share */
 #include <stdint.h>
 #include <stdio.h>
 
@@ -14,12 +15,12 @@
 
 /* The slot of v (what BPF code computes with its own log2). */
 unsigned hist__slot(uint64_t v);
-void hist__print_log2(FILE *f, const uint64_t *slots, unsigned nslots,
+void hist__print_log2(FILE *f, const __u64 *slots, unsigned nslots,
 		      const char *unit);
-void hist__print_json(FILE *f, const uint64_t *slots, unsigned nslots);
+void hist__print_json(FILE *f, const __u64 *slots, unsigned nslots);
 /* Summary figures from the slots: total count, and the upper bound of the
  * slot holding the p-th percentile (0 < p <= 100). */
-uint64_t hist__count(const uint64_t *slots, unsigned nslots);
-uint64_t hist__percentile(const uint64_t *slots, unsigned nslots, double p);
+uint64_t hist__count(const __u64 *slots, unsigned nslots);
+uint64_t hist__percentile(const __u64 *slots, unsigned nslots, double p);
 
 #endif
