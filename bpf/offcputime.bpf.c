@@ -16,7 +16,8 @@
  *   syscall exit (tp_btf/sys_exit): ...and its user stack is taken when the
  *     task returns from the syscall it blocked in: the user context that
  *     blocked is still intact there.  Blocks outside a syscall (page fault,
- *     user-mode preemption) take their user stack at switch-out instead.
+ *     user-mode preemption) and runnable switch-outs (preemption, possibly
+ *     past sys_exit) take their user stack at switch-out instead.
  *
  * --eager (`eager` below) is the classic method, both stacks at switch-out,
  * kept to compare the two on the same workload.  --wakeup also records the
@@ -65,9 +66,6 @@ struct task_info {
 	__u32 state;
 	__u32 defer;		/* user stack deferred to syscall exit */
 	struct waker w;		/* --wakeup: who woke the current block */
-	/* User regs at the last syscall exit: a switch-out with the same regs
-	 * is past sys_exit (exit_to_user_mode_loop) and cannot defer. */
-	__u64 exit_ip, exit_sp, exit_bp;
 	__u32 npending;
 	struct pending pend[OFFCPU_PENDING];
 };
@@ -263,18 +261,22 @@ static __always_inline void record(struct task_struct *t, struct task_info *s,
 	count(OC_BLOCKS);
 }
 
-/* Inside a syscall whose sys_exit has not fired yet: its user stack can
- * wait for that sys_exit. */
-static __always_inline bool in_syscall(struct task_struct *t,
-				       struct task_info *s)
+/*
+ * May the user stack wait for this syscall's sys_exit?  Only for a real
+ * sleep (state != R) inside a syscall: a task switched out runnable may be
+ * past sys_exit already (preempted in exit_to_user_mode_loop), so its user
+ * stack is taken now.
+ */
+static __always_inline bool can_defer(struct task_struct *t, unsigned int state,
+				      bool preempt)
 {
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	struct pt_regs *regs;
 
-	/* Direct loads: bpf_task_pt_regs() gives a BTF pointer. */
-	if (!regs || (long)regs->orig_ax < 0)
+	if (preempt || !(state & 3))
 		return false;
-	return !(regs->ip == s->exit_ip && regs->sp == s->exit_sp &&
-		 regs->bp == s->exit_bp);
+	/* Direct load: bpf_task_pt_regs() gives a BTF pointer. */
+	regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	return regs && (long)regs->orig_ax >= 0;
 }
 
 static __always_inline void switch_out(void *ctx, struct task_struct *prev,
@@ -307,7 +309,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	}
 	if (kthread)
 		return;
-	if (!eager && in_syscall(prev, s)) {
+	if (!eager && can_defer(prev, prev_state, preempt)) {
 		s->defer = 1;
 		return;
 	}
@@ -398,12 +400,7 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	t = bpf_get_current_task_btf();
 	s = bpf_task_storage_get(&tasks, t, 0, 0);
-	if (!s)
-		return 0;
-	s->exit_ip = regs->ip;
-	s->exit_sp = regs->sp;
-	s->exit_bp = regs->bp;
-	if (!s->npending)
+	if (!s || !s->npending)
 		return 0;
 	id = bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
 	if (id < 0)
