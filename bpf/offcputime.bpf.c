@@ -1,0 +1,529 @@
+// SPDX-License-Identifier: MIT
+/*
+ * offcputime.bpf.c — off-CPU time with kernel and user stacks, cheap enough
+ * to leave on.
+ *
+ * libbpf-tools' offcputime takes two stacks at every switch-out (~5 us each)
+ * and throws most away when the block turns out short.  Here we time first:
+ *
+ *   switch-out (tp_btf/sched_switch, prev): filter by tgid/pid, user/kernel
+ *     thread and state; store the start time in task storage.  Nothing else.
+ *   switch-in (same tracepoint, next): delta = now - start; drop it unless
+ *     min <= delta <= max.  Only now take the kernel stack of `next` (not
+ *     running, its stack is saved: bpf_get_task_stack).  The user stack
+ *     cannot be read across tasks from here, so the block is parked in the
+ *     task's storage as pending...
+ *   syscall exit (tp_btf/sys_exit): ...and its user stack is taken when the
+ *     task returns from the syscall it blocked in: the user context that
+ *     blocked is still intact there.  Blocks outside a syscall (page fault,
+ *     user-mode preemption) and runnable switch-outs (preemption, possibly
+ *     past sys_exit) take their user stack at switch-out instead.
+ *
+ * --eager (`eager` below) is the classic method, both stacks at switch-out,
+ * kept to compare the two on the same workload.  --wakeup also records the
+ * waker's stacks at sched_waking for blocks already longer than min.
+ * The iter/task program, run once at the end, adds sleeps still in progress.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "offcputime.h"
+
+#define PF_KTHREAD	0x00200000
+#define MAX_ENTRIES	10240
+#define EFAULT		14
+#define ENOMEM		12
+#define EEXIST		17
+
+const volatile __u32 targ_tgid = 0;
+const volatile __u32 targ_pid = 0;
+const volatile bool user_only = false;
+const volatile bool kernel_only = false;
+const volatile int targ_state = -1;	/* -1 any, else prev_state & 3 (0 R, 1 S, 2 D) */
+const volatile __u64 min_ns = 1000;
+const volatile __u64 max_ns = ~0ULL;
+const volatile bool eager = false;
+const volatile bool wakeup = false;
+
+struct waker {
+	__s32 kstack_id, ustack_id;
+	__u32 tgid, pid;
+	char comm[OFFCPU_COMM_LEN];
+};
+
+struct pending {
+	__u64 kstack_hash;
+	__u64 delta;
+	__u32 state;
+	struct waker w;
+};
+
+struct task_info {
+	__u64 start;		/* switch-out time, 0 when not tracked */
+	__s32 kstack_id;	/* eager */
+	__s32 ustack_id;	/* eager, or taken at switch-out outside a syscall */
+	__u32 state;
+	__u32 defer;		/* user stack deferred to syscall exit */
+	struct waker w;		/* --wakeup: who woke the current block */
+	__u32 npending;
+	struct pending pend[OFFCPU_PENDING];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_info);
+} tasks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, OFFCPU_MAX_DEPTH * sizeof(__u64));
+	__uint(max_entries, MAX_ENTRIES);
+} stackmap SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u64);
+	__type(value, struct offcpu_stack);
+	__uint(max_entries, MAX_ENTRIES);
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct offcpu_key);
+	__type(value, struct offcpu_val);
+	__uint(max_entries, MAX_ENTRIES);
+} counts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct offcpu_stack);
+	__uint(max_entries, 1);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, OC_NR);
+} counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, MAX_ENTRIES);
+} seen SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} events SEC(".maps");
+
+static __always_inline void count(__u32 c)
+{
+	__u64 *v = bpf_map_lookup_elem(&counters, &c);
+
+	if (v)
+		(*v)++;
+}
+
+static __always_inline void count_stackid_err(long err)
+{
+	if (err == -EEXIST)
+		count(OC_USTACK_EEXIST);
+	else if (err == -EFAULT)
+		count(OC_USTACK_EFAULT);
+	else if (err == -ENOMEM)
+		count(OC_USTACK_ENOMEM);
+	else
+		count(OC_USTACK_OTHER);
+}
+
+static __always_inline bool allow(struct task_struct *t, unsigned int state,
+				  bool preempt)
+{
+	__u32 pid = t->pid, tgid = t->tgid;
+	bool kthread = t->flags & PF_KTHREAD;
+
+	if (!pid)
+		return false;	/* the idle task */
+	if (targ_tgid && tgid != targ_tgid)
+		return false;
+	if (targ_pid && pid != targ_pid)
+		return false;
+	if (user_only && kthread)
+		return false;
+	if (kernel_only && !kthread)
+		return false;
+	if (targ_state >= 0) {
+		int s = preempt ? 0 : (int)(state & 3);
+
+		if (s != targ_state)
+			return false;
+	}
+	return true;
+}
+
+/* A stack taken from a non-running task goes into `stacks` under its hash. */
+static __always_inline __u64 stack_store(struct offcpu_stack *buf, long bytes)
+{
+	__u64 h = 0xcbf29ce484222325ULL;
+	int n = bytes / 8;
+
+	if (n <= 0)
+		return 0;
+	if (n >= OFFCPU_MAX_DEPTH)
+		count(OC_KSTACK_TRUNC);
+	for (int i = 0; i < OFFCPU_MAX_DEPTH; i++) {
+		if (i >= n) {
+			buf->ips[i] = 0;
+			continue;
+		}
+		h ^= buf->ips[i];
+		h *= 0x100000001b3ULL;
+	}
+	if (!h)
+		h = 1;
+	if (bpf_map_update_elem(&stacks, &h, buf, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&stacks, &h)) {
+		count(OC_STACKS_FULL);
+		return 0;
+	}
+	return h;
+}
+
+static __always_inline void note_tgid(__u32 tgid)
+{
+	__u8 one = 1;
+	struct offcpu_event *e;
+
+	if (bpf_map_lookup_elem(&seen, &tgid))
+		return;
+	if (bpf_map_update_elem(&seen, &tgid, &one, BPF_NOEXIST))
+		return;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e)
+		return;
+	e->type = OFFCPU_EV_NEW;
+	e->tgid = tgid;
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline void record(struct task_struct *t, struct task_info *s,
+				   const struct waker *w,
+				   __u64 kstack_hash, __s32 ustack_id,
+				   __u64 ustack_hash, __u64 delta, __u32 state,
+				   __u32 flags)
+{
+	struct offcpu_key key = {};
+	struct offcpu_val *v, zero = {};
+
+	key.tgid = t->tgid;
+	key.pid = t->pid;
+	bpf_probe_read_kernel_str(key.comm, sizeof(key.comm), t->comm);
+	key.kstack_hash = kstack_hash;
+	key.ustack_hash = ustack_hash;
+	key.kstack_id = s ? s->kstack_id : -1;
+	key.ustack_id = ustack_id;
+	key.w_kstack_id = -1;
+	key.w_ustack_id = -1;
+	key.state = state;
+	key.flags = flags;
+	if (t->flags & PF_KTHREAD)
+		key.flags |= OFFCPU_F_KTHREAD;
+	if (wakeup && w && w->pid) {
+		key.w_kstack_id = w->kstack_id;
+		key.w_ustack_id = w->ustack_id;
+		key.w_tgid = w->tgid;
+		key.w_pid = w->pid;
+		__builtin_memcpy(key.w_comm, w->comm, sizeof(key.w_comm));
+	}
+	v = bpf_map_lookup_elem(&counts, &key);
+	if (!v) {
+		if (bpf_map_update_elem(&counts, &key, &zero, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&counts, &key)) {
+			count(OC_COUNTS_FULL);
+			return;
+		}
+		v = bpf_map_lookup_elem(&counts, &key);
+		if (!v)
+			return;
+		if (!(key.flags & OFFCPU_F_KTHREAD))
+			note_tgid(key.tgid);
+	}
+	__sync_fetch_and_add(&v->total_ns, delta);
+	__sync_fetch_and_add(&v->count, 1);
+	count(OC_BLOCKS);
+}
+
+/*
+ * May the user stack wait for this syscall's sys_exit?  Only for a real
+ * sleep (state != R) inside a syscall: a task switched out runnable may be
+ * past sys_exit already (preempted in exit_to_user_mode_loop), so its user
+ * stack is taken now.
+ */
+static __always_inline bool can_defer(struct task_struct *t, unsigned int state,
+				      bool preempt)
+{
+	struct pt_regs *regs;
+
+	if (preempt || !(state & 3))
+		return false;
+	/* Direct load: bpf_task_pt_regs() gives a BTF pointer. */
+	regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	return regs && (long)regs->orig_ax >= 0;
+}
+
+static __always_inline void switch_out(void *ctx, struct task_struct *prev,
+				       unsigned int prev_state, bool preempt,
+				       __u64 now)
+{
+	struct task_info *s;
+	bool kthread;
+	long id;
+
+	if (!allow(prev, prev_state, preempt))
+		return;
+	s = bpf_task_storage_get(&tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!s) {
+		count(OC_STORAGE_FAIL);
+		return;
+	}
+	kthread = prev->flags & PF_KTHREAD;
+	s->start = now;
+	s->state = preempt ? 0 : prev_state & 3;
+	s->kstack_id = -1;
+	s->ustack_id = -1;
+	s->defer = 0;
+	s->w.pid = 0;
+	if (eager) {
+		id = bpf_get_stackid(ctx, &stackmap, 0);
+		s->kstack_id = id;
+		if (id < 0)
+			count(OC_KSTACK_FAIL);
+	}
+	if (kthread)
+		return;
+	if (!eager && can_defer(prev, prev_state, preempt)) {
+		s->defer = 1;
+		return;
+	}
+	id = bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
+	s->ustack_id = id;
+	if (id < 0)
+		count_stackid_err(id);
+}
+
+/* The pending blocks of a task get its user stack (or none: NOUSER). */
+static __always_inline void flush_pending(struct task_struct *t,
+					  struct task_info *s, __s32 ustack_id,
+					  __u32 flags)
+{
+	__u32 n = s->npending;
+
+	for (int i = 0; i < OFFCPU_PENDING; i++) {
+		if (i >= n)
+			break;
+		record(t, NULL, &s->pend[i].w, s->pend[i].kstack_hash, ustack_id, 0,
+		       s->pend[i].delta, s->pend[i].state, flags);
+	}
+	s->npending = 0;
+}
+
+static __always_inline void switch_in(struct task_struct *next, __u64 now)
+{
+	struct task_info *s;
+	struct offcpu_stack *buf;
+	__u64 delta, kh = 0;
+	__u32 zero = 0, n;
+	long bytes;
+
+	s = bpf_task_storage_get(&tasks, next, 0, 0);
+	if (!s || !s->start)
+		return;
+	delta = now - s->start;
+	s->start = 0;
+	if (delta < min_ns || delta > max_ns)
+		return;
+	if (!eager) {
+		buf = bpf_map_lookup_elem(&scratch, &zero);
+		if (!buf)
+			return;
+		bytes = bpf_get_task_stack(next, buf->ips, sizeof(buf->ips), 0);
+		if (bytes < 0)
+			count(OC_KSTACK_FAIL);
+		else
+			kh = stack_store(buf, bytes);
+	}
+	if (!s->defer) {
+		record(next, s, &s->w, kh, s->ustack_id, 0, delta, s->state, 0);
+		return;
+	}
+	n = s->npending;
+	if (n >= OFFCPU_PENDING) {
+		count(OC_PENDING_OVERFLOW);
+		return;
+	}
+	s->pend[n & (OFFCPU_PENDING - 1)].kstack_hash = kh;
+	s->pend[n & (OFFCPU_PENDING - 1)].delta = delta;
+	s->pend[n & (OFFCPU_PENDING - 1)].state = s->state;
+	if (wakeup)
+		s->pend[n & (OFFCPU_PENDING - 1)].w = s->w;
+	s->npending = n + 1;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev,
+	     struct task_struct *next, unsigned int prev_state)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	switch_out(ctx, prev, prev_state, preempt, now);
+	switch_in(next, now);
+	return 0;
+}
+
+/* Deferred user stacks: the task is back from the syscall it blocked in. */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
+{
+	struct task_struct *t;
+	struct task_info *s;
+	long id;
+
+	if (targ_tgid && (bpf_get_current_pid_tgid() >> 32) != targ_tgid)
+		return 0;
+	t = bpf_get_current_task_btf();
+	s = bpf_task_storage_get(&tasks, t, 0, 0);
+	if (!s || !s->npending)
+		return 0;
+	id = bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
+	if (id < 0)
+		count_stackid_err(id);
+	flush_pending(t, s, id, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(sched_waking, struct task_struct *p)
+{
+	struct task_struct *cur;
+	struct task_info *s;
+
+	if (!wakeup)
+		return 0;
+	s = bpf_task_storage_get(&tasks, p, 0, 0);
+	if (!s || !s->start)
+		return 0;
+	if (bpf_ktime_get_ns() - s->start < min_ns)
+		return 0;
+	cur = bpf_get_current_task_btf();
+	s->w.pid = cur->pid;
+	s->w.tgid = cur->tgid;
+	bpf_probe_read_kernel_str(s->w.comm, sizeof(s->w.comm), cur->comm);
+	s->w.kstack_id = bpf_get_stackid(ctx, &stackmap, 0);
+	s->w.ustack_id = (cur->flags & PF_KTHREAD) ? -1 :
+		bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(sched_process_exit, struct task_struct *t, bool group_dead)
+{
+	struct task_info *s;
+	struct offcpu_event *e;
+	__u32 tgid = t->tgid;
+
+	s = bpf_task_storage_get(&tasks, t, 0, 0);
+	if (s && s->npending) {
+		count(OC_PENDING_EXIT);
+		flush_pending(t, s, -1, OFFCPU_F_NOUSER);
+	}
+	if (!group_dead || !bpf_map_lookup_elem(&seen, &tgid))
+		return 0;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e)
+		return 0;
+	e->type = OFFCPU_EV_EXIT;
+	e->tgid = tgid;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/*
+ * Run once at the end (the loader reads the iterator): tasks still off-CPU
+ * are recorded with the time so far and their kernel stack, flagged
+ * INPROGRESS; blocks still waiting for their syscall to return get NOUSER.
+ */
+SEC("iter/task")
+int inprogress(struct bpf_iter__task *ctx)
+{
+	struct task_struct *t = ctx->task;
+	struct task_info *s;
+	struct offcpu_stack *buf;
+	__u64 now, delta, kh = 0;
+	__u32 zero = 0;
+	long bytes;
+
+	if (!t)
+		return 0;
+	s = bpf_task_storage_get(&tasks, t, 0, 0);
+	if (!s)
+		return 0;
+	if (s->npending)
+		flush_pending(t, s, -1, OFFCPU_F_NOUSER);
+	if (!s->start)
+		return 0;
+	now = bpf_ktime_get_ns();
+	delta = now > s->start ? now - s->start : 0;
+	if (delta < min_ns || delta > max_ns)
+		return 0;
+	s->start = 0;
+	if (s->kstack_id < 0) {
+		buf = bpf_map_lookup_elem(&scratch, &zero);
+		if (!buf)
+			return 0;
+		bytes = bpf_get_task_stack(t, buf->ips, sizeof(buf->ips), 0);
+		if (bytes > 0)
+			kh = stack_store(buf, bytes);
+	}
+	record(t, s, &s->w, kh, s->defer ? -1 : s->ustack_id, 0, delta, s->state,
+	       OFFCPU_F_INPROGRESS | (s->defer ? OFFCPU_F_NOUSER : 0));
+	count(OC_INPROGRESS);
+	return 0;
+}
+
+/*
+ * Run once at the start: tasks already off-CPU get a start time of now, so
+ * a sleep that began before the tool and outlasts it is not missed.
+ */
+SEC("iter/task")
+int seed(struct bpf_iter__task *ctx)
+{
+	struct task_struct *t = ctx->task;
+	struct task_info *s;
+	unsigned int state;
+
+	if (!t || t == bpf_get_current_task_btf())
+		return 0;
+	state = t->__state;
+	if (!state || t->on_cpu || !allow(t, state, false))
+		return 0;
+	s = bpf_task_storage_get(&tasks, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!s || s->start)
+		return 0;
+	s->start = bpf_ktime_get_ns();
+	s->state = state & 3;
+	s->kstack_id = -1;
+	s->ustack_id = -1;
+	s->w.pid = 0;
+	s->defer = !(t->flags & PF_KTHREAD);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";

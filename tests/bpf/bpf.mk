@@ -1,0 +1,13 @@
+# tests/bpf — helper programs for tests/bpf/*.test (not tests themselves:
+# they live outside $(OUT)/test so the runner does not run them).
+
+BPF_TEST_HELPERS := contend
+BPF_TEST_HELPER_BINS := $(BPF_TEST_HELPERS:%=$(OUT)/testbin/bpf/%)
+TEST_BINS += $(BPF_TEST_HELPER_BINS)
+
+# Linked with the engine's lock module (probes included) so stacks and
+# probes are the engine's own.
+$(OUT)/testbin/bpf/%: $(OUT)/obj/tests/bpf/%.o $(OUT)/obj/fs/lock.o $(OUT)/obj/fs/probe.o
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(FP_FLAGS) -o $@ $^ -lpthread

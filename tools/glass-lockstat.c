@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: MIT
+/*
+ * glass-lockstat — wait and hold times of glassfs engine locks, per lock
+ * class and B-tree level, from the glassfs:lock__* USDT probes; the most
+ * contended lock instances; optionally the waiters' user stacks.
+ */
+#include <argp.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <signal.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bpf/lockstat.h"
+#include "lockstat.skel.h"
+#include "fs/lock.h"
+#include "tools/lib/bpfutil.h"
+#include "tools/lib/hist.h"
+#include "tools/lib/syms.h"
+
+static struct env {
+	pid_t pid;
+	const char *binary;
+	unsigned duration, top;
+	bool stacks, hists, json, verbose;
+} env = { .top = 10 };
+
+const char *argp_program_version = "glass-lockstat 0.1";
+static const char doc[] =
+"Engine lock wait/hold times per class and B-tree level (glassfs USDT).\n"
+"\n"
+"USAGE: glass-lockstat (-p PID | -b BINARY) [-d SECONDS] [-n TOP] [-s] [-H] [-j]\n"
+"\n"
+"EXAMPLES:\n"
+"  glass-lockstat -p $(pidof glassfs) -d 10      # tables\n"
+"  glass-lockstat -p $(pidof glassfs) -d 10 -H   # with log2 histograms\n"
+"  glass-lockstat -b /usr/local/bin/glassfs -s   # every glassfs process, waiter stacks\n"
+"  glass-lockstat -p 185 -d 5 -j                 # JSON\n";
+
+static const struct argp_option opts[] = {
+	{ "pid", 'p', "PID", 0, "Trace this glassfs process", 0 },
+	{ "binary", 'b', "PATH", 0, "Trace every process running this binary", 0 },
+	{ "duration", 'd', "SECONDS", 0, "Trace for SECONDS (default: until Ctrl-C)", 0 },
+	{ "top", 'n', "N", 0, "Show the N most contended lock instances (default 10)", 0 },
+	{ "stacks", 's', NULL, 0, "Record the waiters' user stacks", 0 },
+	{ "histograms", 'H', NULL, 0, "Print log2 histograms of wait and hold times", 0 },
+	{ "json", 'j', NULL, 0, "JSON output", 0 },
+	{ "verbose", 'v', NULL, 0, "Verbose libbpf output", 0 },
+	{},
+};
+
+static long parse_num(const char *s, const char *what, long lo, long hi)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < lo || v > hi) {
+		fprintf(stderr, "glass-lockstat: invalid %s: %s\n", what, s);
+		exit(2);
+	}
+	return v;
+}
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'p': env.pid = parse_num(arg, "PID", 1, INT_MAX); break;
+	case 'b': env.binary = arg; break;
+	case 'd': env.duration = parse_num(arg, "duration", 1, INT_MAX); break;
+	case 'n': env.top = parse_num(arg, "top", 0, 100000); break;
+	case 's': env.stacks = true; break;
+	case 'H': env.hists = true; break;
+	case 'j': env.json = true; break;
+	case 'v': env.verbose = true; break;
+	case ARGP_KEY_ARG: argp_usage(state); break;
+	default: return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const char *class_name(int c)
+{
+	switch (c) {
+	case GLOCK_CLASS_NODE: return "node";
+	case GLOCK_CLASS_ROOT: return "root";
+	case GLOCK_CLASS_GROUP: return "group";
+	case GLOCK_CLASS_ALLOC: return "alloc";
+	case GLOCK_CLASS_TXN: return "txn";
+	case GLOCK_CLASS_INODE: return "inode";
+	case GLOCK_CLASS_CACHE: return "cache";
+	case GLOCK_CLASS_DEV: return "dev";
+	case GLOCK_CLASS_CHUNK: return "chunk";
+	case GLOCK_CLASS_MISC: return "misc";
+	default: return "unknown";
+	}
+}
+
+struct row {
+	int cls, level, mode;
+	struct ls_hist wait, hold;
+};
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->wait.total_ns != y->wait.total_ns)
+		return x->wait.total_ns < y->wait.total_ns ? 1 : -1;
+	return x->hold.total_ns < y->hold.total_ns ? 1 : x->hold.total_ns > y->hold.total_ns ? -1 : 0;
+}
+
+struct inst {
+	__u64 addr;
+	struct ls_inst v;
+};
+
+static int inst_cmp(const void *a, const void *b)
+{
+	const struct inst *x = a, *y = b;
+
+	return x->v.wait_ns < y->v.wait_ns ? 1 : x->v.wait_ns > y->v.wait_ns ? -1 : 0;
+}
+
+struct stk {
+	struct ls_skey k;
+	struct ls_sval v;
+};
+
+static int stk_cmp(const void *a, const void *b)
+{
+	const struct stk *x = a, *y = b;
+
+	return x->v.wait_ns < y->v.wait_ns ? 1 : x->v.wait_ns > y->v.wait_ns ? -1 : 0;
+}
+
+static size_t collect_rows(int fd, struct row **out)
+{
+	struct ls_hkey k, *prev = NULL, pk;
+	struct ls_hist h;
+	struct row *rows = NULL;
+	size_t n = 0;
+
+	while (!bpf_map_get_next_key(fd, prev, &k)) {
+		pk = k;
+		prev = &pk;
+		if (bpf_map_lookup_elem(fd, &k, &h))
+			continue;
+		size_t i;
+		for (i = 0; i < n; i++)
+			if (rows[i].cls == k.cls && rows[i].level == k.level &&
+			    rows[i].mode == k.mode)
+				break;
+		if (i == n) {
+			struct row *nr = realloc(rows, (n + 1) * sizeof(*rows));
+
+			if (!nr)
+				break;
+			rows = nr;
+			memset(&rows[n], 0, sizeof(rows[n]));
+			rows[n].cls = k.cls;
+			rows[n].level = k.level;
+			rows[n].mode = k.mode;
+			n++;
+		}
+		if (k.kind == LS_WAIT)
+			rows[i].wait = h;
+		else
+			rows[i].hold = h;
+	}
+	qsort(rows, n, sizeof(*rows), row_cmp);
+	*out = rows;
+	return n;
+}
+
+static size_t collect_insts(int fd, struct inst **out)
+{
+	__u64 k, *prev = NULL, pk;
+	struct inst *v = NULL;
+	size_t n = 0, cap = 0;
+
+	while (!bpf_map_get_next_key(fd, prev, &k)) {
+		pk = k;
+		prev = &pk;
+		if (n == cap) {
+			struct inst *nv;
+
+			cap = cap ? cap * 2 : 256;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv)
+				break;
+			v = nv;
+		}
+		v[n].addr = k;
+		if (!bpf_map_lookup_elem(fd, &k, &v[n].v) && v[n].v.contended)
+			n++;
+	}
+	qsort(v, n, sizeof(*v), inst_cmp);
+	*out = v;
+	return n;
+}
+
+static size_t collect_stacks(int fd, struct stk **out)
+{
+	struct ls_skey k, *prev = NULL, pk;
+	struct stk *v = NULL;
+	size_t n = 0, cap = 0;
+
+	while (!bpf_map_get_next_key(fd, prev, &k)) {
+		pk = k;
+		prev = &pk;
+		if (n == cap) {
+			struct stk *nv;
+
+			cap = cap ? cap * 2 : 256;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv)
+				break;
+			v = nv;
+		}
+		v[n].k = k;
+		if (!bpf_map_lookup_elem(fd, &k, &v[n].v))
+			n++;
+	}
+	qsort(v, n, sizeof(*v), stk_cmp);
+	*out = v;
+	return n;
+}
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", *s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+static __u64 avg(const struct ls_hist *h) { return h->events ? h->total_ns / h->events : 0; }
+
+static void print_stack(struct syms_cache *sc, int smfd, const struct stk *s,
+			bool json)
+{
+	__u64 ips[LS_MAX_DEPTH] = { 0 };
+	__u32 id = s->k.stack_id;
+	bool first = true;
+
+	if (bpf_map_lookup_elem(smfd, &id, ips))
+		return;
+	for (int i = 0; i < LS_MAX_DEPTH && ips[i]; i++) {
+		const char *mod, *n = syms_cache__name(sc, s->k.tgid,
+						       ips[i] - (i ? 1 : 0), &mod);
+		char buf[256];
+
+		if (!n) {
+			snprintf(buf, sizeof(buf), "[%s]", mod ? mod : "unknown");
+			n = buf;
+		}
+		if (json) {
+			printf("%s", first ? "" : ",");
+			json_str(n);
+		} else {
+			printf("      %s\n", n);
+		}
+		first = false;
+	}
+}
+
+static void report(struct lockstat_bpf *skel, struct syms_cache *sc)
+{
+	struct row *rows;
+	struct inst *insts;
+	struct stk *stks = NULL;
+	size_t nr = collect_rows(bpf_map__fd(skel->maps.hists), &rows);
+	size_t ni = collect_insts(bpf_map__fd(skel->maps.insts), &insts);
+	size_t ns = env.stacks ? collect_stacks(bpf_map__fd(skel->maps.wstacks), &stks) : 0;
+	int smfd = bpf_map__fd(skel->maps.stackmap);
+	size_t top = ni < env.top ? ni : env.top;
+
+	if (env.json) {
+		printf("{\"classes\":[");
+		for (size_t i = 0; i < nr; i++) {
+			struct row *r = &rows[i];
+
+			printf("%s{\"class\":\"%s\",\"level\":%d,\"mode\":\"%s\","
+			       "\"acquired\":%llu,\"contended\":%llu,\"wait_ns\":%llu,"
+			       "\"wait_max_ns\":%llu,\"hold_ns\":%llu,\"holds\":%llu,"
+			       "\"hold_max_ns\":%llu,\"wait_hist\":",
+			       i ? "," : "", class_name(r->cls), r->level,
+			       r->mode ? "write" : "read",
+			       (unsigned long long)r->wait.count,
+			       (unsigned long long)r->wait.events,
+			       (unsigned long long)r->wait.total_ns,
+			       (unsigned long long)r->wait.max_ns,
+			       (unsigned long long)r->hold.total_ns,
+			       (unsigned long long)r->hold.events,
+			       (unsigned long long)r->hold.max_ns);
+			hist__print_json(stdout, r->wait.slots, LS_SLOTS);
+			printf(",\"hold_hist\":");
+			hist__print_json(stdout, r->hold.slots, LS_SLOTS);
+			printf("}");
+		}
+		printf("],\"instances\":[");
+		for (size_t i = 0; i < top; i++) {
+			struct inst *in = &insts[i];
+
+			printf("%s{\"addr\":\"0x%llx\",\"class\":\"%s\",\"tree\":%llu,"
+			       "\"level\":%d,\"group\":%d,\"acquired\":%llu,"
+			       "\"contended\":%llu,\"wait_ns\":%llu,\"wait_max_ns\":%llu}",
+			       i ? "," : "", (unsigned long long)in->addr,
+			       class_name(in->v.cls), (unsigned long long)in->v.tree,
+			       in->v.level, in->v.group,
+			       (unsigned long long)in->v.acquired,
+			       (unsigned long long)in->v.contended,
+			       (unsigned long long)in->v.wait_ns,
+			       (unsigned long long)in->v.max_wait_ns);
+		}
+		printf("],\"stacks\":[");
+		for (size_t i = 0; i < ns && i < env.top; i++) {
+			printf("%s{\"class\":\"%s\",\"level\":%d,\"wait_ns\":%llu,\"count\":%llu,\"frames\":[",
+			       i ? "," : "", class_name(stks[i].k.cls), stks[i].k.level,
+			       (unsigned long long)stks[i].v.wait_ns,
+			       (unsigned long long)stks[i].v.count);
+			print_stack(sc, smfd, &stks[i], true);
+			printf("]}");
+		}
+		printf("]}\n");
+		goto out;
+	}
+	printf("Lock waits and holds by class and B-tree level (times in us):\n");
+	printf("%-7s %5s %-5s %10s %10s %12s %9s %9s %9s %12s %9s %9s\n",
+	       "CLASS", "LEVEL", "MODE", "ACQUIRED", "CONTENDED", "WAIT_TOTAL",
+	       "WAIT_AVG", "WAIT_P99", "WAIT_MAX", "HOLD_TOTAL", "HOLD_AVG", "HOLD_MAX");
+	for (size_t i = 0; i < nr; i++) {
+		struct row *r = &rows[i];
+
+		printf("%-7s %5d %-5s %10llu %10llu %12.1f %9.1f %9.1f %9.1f %12.1f %9.1f %9.1f\n",
+		       class_name(r->cls), r->level, r->mode ? "write" : "read",
+		       (unsigned long long)r->wait.count,
+		       (unsigned long long)r->wait.events,
+		       r->wait.total_ns / 1e3, avg(&r->wait) / 1e3,
+		       hist__percentile(r->wait.slots, LS_SLOTS, 99) / 1e3,
+		       r->wait.max_ns / 1e3, r->hold.total_ns / 1e3,
+		       avg(&r->hold) / 1e3, r->hold.max_ns / 1e3);
+	}
+	if (!nr)
+		printf("  (no lock activity)\n");
+	if (env.hists) {
+		for (size_t i = 0; i < nr; i++) {
+			struct row *r = &rows[i];
+
+			printf("\n%s level %d %s: wait (contended acquisitions)\n",
+			       class_name(r->cls), r->level, r->mode ? "write" : "read");
+			hist__print_log2(stdout, r->wait.slots, LS_SLOTS, "nsecs");
+			printf("%s level %d %s: hold\n", class_name(r->cls),
+			       r->level, r->mode ? "write" : "read");
+			hist__print_log2(stdout, r->hold.slots, LS_SLOTS, "nsecs");
+		}
+	}
+	printf("\nTop %zu contended lock instances:\n", top);
+	printf("%-18s %-7s %8s %5s %5s %10s %10s %12s %9s\n", "ADDR", "CLASS",
+	       "TREE", "LEVEL", "GROUP", "ACQUIRED", "CONTENDED", "WAIT_TOTAL", "WAIT_MAX");
+	for (size_t i = 0; i < top; i++) {
+		struct inst *in = &insts[i];
+
+		printf("0x%-16llx %-7s %8llu %5d %5d %10llu %10llu %12.1f %9.1f\n",
+		       (unsigned long long)in->addr, class_name(in->v.cls),
+		       (unsigned long long)in->v.tree, in->v.level, in->v.group,
+		       (unsigned long long)in->v.acquired,
+		       (unsigned long long)in->v.contended,
+		       in->v.wait_ns / 1e3, in->v.max_wait_ns / 1e3);
+	}
+	if (env.stacks) {
+		printf("\nTop waiter stacks:\n");
+		for (size_t i = 0; i < ns && i < env.top; i++) {
+			printf("  %s level %d: %.1f us in %llu waits\n",
+			       class_name(stks[i].k.cls), stks[i].k.level,
+			       stks[i].v.wait_ns / 1e3,
+			       (unsigned long long)stks[i].v.count);
+			print_stack(sc, smfd, &stks[i], false);
+		}
+	}
+out:
+	free(rows);
+	free(insts);
+	free(stks);
+}
+
+static const char *const probes[] = { "lock__acquired", "lock__released" };
+
+int main(int argc, char **argv)
+{
+	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc };
+	struct lockstat_bpf *skel = NULL;
+	struct syms_cache *sc = NULL;
+	char bin[PATH_MAX];
+	int err, n;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return 2;
+	bpfutil__init("glass-lockstat", env.verbose);
+	if (!env.pid && !env.binary) {
+		fprintf(stderr, "glass-lockstat: give -p PID or -b BINARY (see --help)\n");
+		return 2;
+	}
+	if (bpfutil__check_env())
+		return 1;
+	if (env.pid && bpfutil__check_pid(env.pid, false))
+		return 1;
+	if (bpfutil__usdt_binary(env.pid, env.binary, bin, sizeof(bin)))
+		return 1;
+	n = bpfutil__usdt_count(bin, "glassfs");
+	if (n <= 0)
+		return 1;
+
+	skel = lockstat_bpf__open();
+	if (!skel) {
+		fprintf(stderr, "glass-lockstat: cannot open the BPF object: %s\n", strerror(errno));
+		return 1;
+	}
+	skel->rodata->stacks = env.stacks;
+	err = lockstat_bpf__load(skel);
+	if (err) {
+		fprintf(stderr, "glass-lockstat: cannot load the BPF programs: %s\n", strerror(-err));
+		goto out;
+	}
+	skel->links.lock_acquired = bpfutil__usdt_attach(skel->progs.lock_acquired,
+		env.pid ? env.pid : -1, bin, "glassfs", probes[0]);
+	skel->links.lock_released = bpfutil__usdt_attach(skel->progs.lock_released,
+		env.pid ? env.pid : -1, bin, "glassfs", probes[1]);
+	if (!skel->links.lock_acquired || !skel->links.lock_released) {
+		err = -ENOENT;
+		goto out;
+	}
+	sc = syms_cache__new();
+	if (env.pid)
+		syms_cache__snapshot(sc, env.pid);
+	if (!env.json)
+		fprintf(stderr, "Tracing glassfs locks in %s%s... %s\n", bin,
+			env.pid ? "" : " (every process)",
+			env.duration ? "" : "Hit Ctrl-C to end.");
+	bpfutil__run_for(env.duration);
+	while (!bpfutil__exiting()) {
+		usleep(100000);
+		if (env.pid && kill(env.pid, 0) && errno == ESRCH) {
+			fprintf(stderr, "glass-lockstat: process %d exited\n", env.pid);
+			break;
+		}
+	}
+	report(skel, sc);
+	{
+		int ncpu = libbpf_num_possible_cpus();
+		__u64 vals[ncpu > 0 ? ncpu : 1];
+		static const char *names[LSC_NR] = { "probe firings",
+			"lock instances not tracked (map full)", "waiter stacks lost" };
+
+		for (__u32 c = 0; c < LSC_NR; c++) {
+			__u64 s = 0;
+
+			if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.counters), &c, vals))
+				continue;
+			for (int i = 0; i < ncpu; i++)
+				s += vals[i];
+			if (s || c == LSC_FIRED)
+				fprintf(stderr, "glass-lockstat: %llu %s\n",
+					(unsigned long long)s, names[c]);
+		}
+	}
+out:
+	lockstat_bpf__destroy(skel);
+	syms_cache__free(sc);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,549 @@
+// SPDX-License-Identifier: MIT
+/*
+ * glass-offcputime — off-CPU time by kernel + user stack, offcputime style,
+ * at a fraction of the cost: time first, stacks only for blocks that pass
+ * the filters (see bpf/offcputime.bpf.c).
+ *
+ * Output: human-readable stacks (default) or folded (-f, comm as root
+ * frame, user frames, then kernel frames suffixed "_[k]", value in us).
+ * Sleeps still in progress at the end are included; stacks that could not
+ * be taken are counted and reported on stderr, never silently dropped.
+ */
+#include <argp.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bpf/offcputime.h"
+#include "offcputime.skel.h"
+#include "tools/lib/bpfutil.h"
+#include "tools/lib/folded.h"
+#include "tools/lib/syms.h"
+
+static struct env {
+	pid_t pid, tid;
+	bool user_only, kernel_only, folded, wakeup, no_idle, eager, verbose;
+	int state;
+	__u64 min_us, max_us;
+	unsigned duration;
+	const char *pprof;
+} env = { .state = -1, .min_us = 1, .max_us = ~0ULL };
+
+const char *argp_program_version = "glass-offcputime 0.1";
+static const char doc[] =
+"Summarize off-CPU time by kernel and user stack.\n"
+"\n"
+"USAGE: glass-offcputime [-p PID | -t TID] [-u | -k] [-m MIN] [-M MAX] [-f] [-d SECONDS]\n"
+"\n"
+"EXAMPLES:\n"
+"  glass-offcputime -d 5              # all threads, 5 seconds\n"
+"  glass-offcputime -p 185 -f -d 10   # one process, folded for flame graphs\n"
+"  glass-offcputime -m 1000 --state 2 # uninterruptible blocks >= 1 ms\n"
+"  glass-offcputime -p 185 --wakeup -f  # blocked stack joined with its waker's\n"
+"  glass-offcputime -p 185 --no-idle  # hide FUSE workers waiting for requests\n";
+
+enum { OPT_STATE = 1000, OPT_WAKEUP, OPT_NOIDLE, OPT_EAGER, OPT_PPROF };
+
+static const struct argp_option opts[] = {
+	{ "pid", 'p', "PID", 0, "Trace this process only", 0 },
+	{ "tid", 't', "TID", 0, "Trace this thread only", 0 },
+	{ "user-threads-only", 'u', NULL, 0, "User threads only (no kernel threads)", 0 },
+	{ "kernel-threads-only", 'k', NULL, 0, "Kernel threads only (no user threads)", 0 },
+	{ "state", OPT_STATE, "STATE", 0, "Only blocks in this state: 0/R preempted, 1/S interruptible, 2/D uninterruptible", 0 },
+	{ "min-block-time", 'm', "MIN", 0, "Only blocks of at least MIN us (default 1)", 0 },
+	{ "max-block-time", 'M', "MAX", 0, "Only blocks of at most MAX us", 0 },
+	{ "duration", 'd', "SECONDS", 0, "Trace for SECONDS (default: until Ctrl-C)", 0 },
+	{ "folded", 'f', NULL, 0, "Folded output for flame graphs (value: us)", 0 },
+	{ "wakeup", OPT_WAKEUP, NULL, 0, "Join each blocked stack with its waker's stacks", 0 },
+	{ "no-idle", OPT_NOIDLE, NULL, 0, "Hide threads idle in a FUSE request read (fuse_dev_read of /dev/fuse)", 0 },
+	{ "eager", OPT_EAGER, NULL, 0, "Take both stacks at every switch-out (the classic, costly method; for comparison)", 0 },
+	{ "pprof", OPT_PPROF, "FILE", 0, "Write a pprof profile (not in this build)", 0 },
+	{ "verbose", 'v', NULL, 0, "Verbose libbpf output", 0 },
+	{},
+};
+
+static long parse_num(const char *s, const char *what, long lo, long hi)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < lo || v > hi) {
+		fprintf(stderr, "glass-offcputime: invalid %s: %s\n", what, s);
+		exit(2);
+	}
+	return v;
+}
+
+static error_t parse_arg(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case 'p': env.pid = parse_num(arg, "PID", 1, INT_MAX); break;
+	case 't': env.tid = parse_num(arg, "TID", 1, INT_MAX); break;
+	case 'u': env.user_only = true; break;
+	case 'k': env.kernel_only = true; break;
+	case 'f': env.folded = true; break;
+	case 'v': env.verbose = true; break;
+	case 'm': env.min_us = parse_num(arg, "min block time", 0, LONG_MAX); break;
+	case 'M': env.max_us = parse_num(arg, "max block time", 0, LONG_MAX); break;
+	case 'd': env.duration = parse_num(arg, "duration", 1, INT_MAX); break;
+	case OPT_WAKEUP: env.wakeup = true; break;
+	case OPT_NOIDLE: env.no_idle = true; break;
+	case OPT_EAGER: env.eager = true; break;
+	case OPT_PPROF: env.pprof = arg; break;
+	case OPT_STATE:
+		if (!strcmp(arg, "R")) env.state = 0;
+		else if (!strcmp(arg, "S")) env.state = 1;
+		else if (!strcmp(arg, "D")) env.state = 2;
+		else env.state = parse_num(arg, "state", 0, 2);
+		break;
+	case ARGP_KEY_ARG:
+		argp_usage(state);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+struct ctx {
+	struct ksyms *ks;
+	struct syms_cache *sc;
+	int stackmap_fd, stacks_fd;
+};
+
+static int on_event(void *c, void *data, size_t len)
+{
+	struct ctx *x = c;
+	const struct offcpu_event *e = data;
+
+	if (len < sizeof(*e))
+		return 0;
+	/* First sight and exit: snapshot the maps while the process lives. */
+	syms_cache__snapshot(x->sc, e->tgid);
+	return 0;
+}
+
+/* A stack as an array of frame names, leaf first.  Returns frame count. */
+#define MAXF (2 * OFFCPU_MAX_DEPTH + 8)
+
+struct frames {
+	const char *f[MAXF];
+	char *owned[MAXF];
+	size_t n;
+};
+
+static void frames__push(struct frames *fr, const char *name, char *owned)
+{
+	if (fr->n < MAXF) {
+		fr->owned[fr->n] = owned;
+		fr->f[fr->n++] = name;
+	} else {
+		free(owned);
+	}
+}
+
+static void frames__reset(struct frames *fr)
+{
+	for (size_t i = 0; i < fr->n; i++)
+		free(fr->owned[i]);
+	fr->n = 0;
+}
+
+static unsigned user_truncated;
+
+static int read_stack(struct ctx *x, int id, __u64 hash, __u64 *ips)
+{
+	memset(ips, 0, OFFCPU_MAX_DEPTH * sizeof(*ips));
+	if (id >= 0)
+		return bpf_map_lookup_elem(x->stackmap_fd, &id, ips);
+	if (hash)
+		return bpf_map_lookup_elem(x->stacks_fd, &hash, ips);
+	return -ENOENT;
+}
+
+/* Frames of the tracer itself (stacks taken inside our programs). */
+static bool is_tracer_frame(const char *n)
+{
+	return !strncmp(n, "bpf_prog_", 9) || !strncmp(n, "bpf_trace_run", 13) ||
+	       !strncmp(n, "__bpf_trace_", 12) || !strncmp(n, "__traceiter_", 12);
+}
+
+static void push_kernel(struct ctx *x, struct frames *fr, const __u64 *ips,
+			bool folded)
+{
+	for (int i = 0; i < OFFCPU_MAX_DEPTH && ips[i]; i++) {
+		const char *n = ksyms__name(x->ks, ips[i], NULL);
+		char *s;
+
+		if (n && is_tracer_frame(n))
+			continue;
+
+		if (asprintf(&s, "%s%s", n ? n : "[unknown]", folded ? "_[k]" : "") < 0)
+			continue;
+		frames__push(fr, s, s);
+	}
+}
+
+static void push_user(struct ctx *x, struct frames *fr, int tgid,
+		      const __u64 *ips)
+{
+	int i;
+
+	for (i = 0; i < OFFCPU_MAX_DEPTH && ips[i]; i++) {
+		const char *mod, *n;
+		char *s = NULL;
+
+		/* Return addresses: look up the call site. */
+		n = syms_cache__name(x->sc, tgid, ips[i] - (i ? 1 : 0), &mod);
+		if (n)
+			frames__push(fr, n, NULL);
+		else if (mod && asprintf(&s, "[%s]", mod) >= 0)
+			frames__push(fr, s, s);
+		else
+			frames__push(fr, "[unknown]", NULL);
+	}
+	if (i == OFFCPU_MAX_DEPTH)
+		user_truncated++;
+}
+
+static bool is_idle_fuse(struct ctx *x, const __u64 *kips)
+{
+	for (int i = 0; i < OFFCPU_MAX_DEPTH && kips[i]; i++) {
+		const char *n = ksyms__name(x->ks, kips[i], NULL);
+
+		if (n && (!strcmp(n, "fuse_dev_read") ||
+			  !strcmp(n, "fuse_dev_do_read") ||
+			  !strcmp(n, "fuse_dev_splice_read")))
+			return true;
+	}
+	return false;
+}
+
+struct entry {
+	struct offcpu_key k;
+	struct offcpu_val v;
+};
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+
+	return x->v.total_ns < y->v.total_ns ? 1 : x->v.total_ns > y->v.total_ns ? -1 : 0;
+}
+
+static const char *counter_names[OC_NR] = {
+	[OC_BLOCKS] = "blocks recorded",
+	[OC_INPROGRESS] = "sleeps still in progress at the end (included)",
+	[OC_KSTACK_TRUNC] = "kernel stacks truncated at the depth limit",
+	[OC_KSTACK_FAIL] = "kernel stacks lost (could not be read)",
+	[OC_STACKS_FULL] = "kernel stacks lost (stack hash full)",
+	[OC_USTACK_EEXIST] = "user stacks lost (-EEXIST, stack map collision)",
+	[OC_USTACK_EFAULT] = "user stacks lost (-EFAULT, unreadable)",
+	[OC_USTACK_ENOMEM] = "user stacks lost (-ENOMEM, stack map full)",
+	[OC_USTACK_OTHER] = "user stacks lost (other error)",
+	[OC_COUNTS_FULL] = "blocks lost (aggregation map full)",
+	[OC_PENDING_OVERFLOW] = "blocks lost (too many blocks in one syscall)",
+	[OC_PENDING_EXIT] = "user stacks lost (thread exited inside the syscall)",
+	[OC_STORAGE_FAIL] = "blocks lost (task storage allocation failed)",
+};
+
+static int run_iter(struct bpf_link *link)
+{
+	char buf[64];
+	int fd;
+
+	if (!link)
+		return -ENOENT;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0)
+		return fd;
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	close(fd);
+	return 0;
+}
+
+static void report_counters(struct offcputime_bpf *skel, int *lost)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *vals = calloc(ncpu, sizeof(*vals));
+
+	*lost = 0;
+	if (!vals)
+		return;
+	for (__u32 c = 0; c < OC_NR; c++) {
+		__u64 sum = 0;
+
+		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.counters), &c, vals))
+			continue;
+		for (int i = 0; i < ncpu; i++)
+			sum += vals[i];
+		if (c != OC_BLOCKS && c != OC_INPROGRESS && c != OC_KSTACK_TRUNC && sum)
+			*lost += 1;
+		if (sum || c == OC_BLOCKS)
+			fprintf(stderr, "glass-offcputime: %llu %s\n",
+				(unsigned long long)sum, counter_names[c]);
+	}
+	if (user_truncated)
+		fprintf(stderr, "glass-offcputime: %u user stacks truncated at the depth limit\n",
+			user_truncated);
+	free(vals);
+}
+
+static void print_entry(struct ctx *x, const struct entry *e, FILE *out)
+{
+	static __u64 kips[OFFCPU_MAX_DEPTH], uips[OFFCPU_MAX_DEPTH];
+	static __u64 wk[OFFCPU_MAX_DEPTH], wu[OFFCPU_MAX_DEPTH];
+	static struct frames fr;
+	const struct offcpu_key *k = &e->k;
+	bool have_k = !read_stack(x, k->kstack_id, k->kstack_hash, kips);
+	bool have_u = !read_stack(x, k->ustack_id, k->ustack_hash, uips);
+	bool waker = env.wakeup && k->w_pid;
+
+	frames__reset(&fr);
+	if (env.folded) {
+		/* Leaf first: waker's side reversed comes last in the line. */
+		if (waker) {
+			static __u64 tmp[OFFCPU_MAX_DEPTH];
+			struct frames wf = { .n = 0 };
+
+			(void)tmp;
+			frames__push(&fr, k->w_comm, NULL);
+			/* The waker is printed root-last: its frames leaf..root
+			 * after "--", so the line ends with the waker's comm. */
+			if (!read_stack(x, k->w_ustack_id, 0, wu))
+				push_user(x, &wf, k->w_tgid, wu);
+			for (size_t i = 0; i < wf.n; i++)
+				frames__push(&fr, wf.f[wf.n - 1 - i], wf.owned[wf.n - 1 - i]);
+			wf.n = 0;
+			if (!read_stack(x, k->w_kstack_id, 0, wk))
+				push_kernel(x, &wf, wk, true);
+			for (size_t i = 0; i < wf.n; i++)
+				frames__push(&fr, wf.f[wf.n - 1 - i], wf.owned[wf.n - 1 - i]);
+			frames__push(&fr, "--", NULL);
+		}
+		if (have_k)
+			push_kernel(x, &fr, kips, true);
+		if (have_u)
+			push_user(x, &fr, k->tgid, uips);
+		else if (!(k->flags & OFFCPU_F_KTHREAD))
+			frames__push(&fr, "[missing user stack]", NULL);
+		frames__push(&fr, k->comm, NULL);
+		folded_write_stack(out, fr.f, fr.n, e->v.total_ns / 1000,
+				   FOLDED_LEAF_FIRST);
+		return;
+	}
+	if (have_k) {
+		push_kernel(x, &fr, kips, false);
+		for (size_t i = 0; i < fr.n; i++)
+			fprintf(out, "    %s\n", fr.f[i]);
+		frames__reset(&fr);
+	} else {
+		fprintf(out, "    [missing kernel stack]\n");
+	}
+	fprintf(out, "    --\n");
+	if (have_u) {
+		push_user(x, &fr, k->tgid, uips);
+		for (size_t i = 0; i < fr.n; i++)
+			fprintf(out, "    %s\n", fr.f[i]);
+		frames__reset(&fr);
+	} else if (!(k->flags & OFFCPU_F_KTHREAD)) {
+		fprintf(out, "    [missing user stack]\n");
+	}
+	fprintf(out, "    -                %s (%u)%s\n", k->comm, k->pid,
+		k->flags & OFFCPU_F_INPROGRESS ? " [still blocked at end]" : "");
+	if (waker) {
+		fprintf(out, "    --- woken by %s (%u):\n", k->w_comm, k->w_pid);
+		if (!read_stack(x, k->w_kstack_id, 0, wk)) {
+			push_kernel(x, &fr, wk, false);
+			for (size_t i = 0; i < fr.n; i++)
+				fprintf(out, "    %s\n", fr.f[i]);
+			frames__reset(&fr);
+		}
+		fprintf(out, "    --\n");
+		if (!read_stack(x, k->w_ustack_id, 0, wu)) {
+			push_user(x, &fr, k->w_tgid, wu);
+			for (size_t i = 0; i < fr.n; i++)
+				fprintf(out, "    %s\n", fr.f[i]);
+			frames__reset(&fr);
+		}
+	}
+	fprintf(out, "        %llu us (%llu blocks)\n\n",
+		(unsigned long long)(e->v.total_ns / 1000),
+		(unsigned long long)e->v.count);
+}
+
+static int print_all(struct ctx *x, struct offcputime_bpf *skel)
+{
+	int fd = bpf_map__fd(skel->maps.counts);
+	struct offcpu_key k, *prev = NULL;
+	struct entry *ents = NULL;
+	size_t n = 0, cap = 0, hidden = 0;
+	__u64 hidden_ns = 0;
+	static __u64 kips[OFFCPU_MAX_DEPTH];
+
+	while (!bpf_map_get_next_key(fd, prev, &k)) {
+		if (n == cap) {
+			struct entry *ne;
+
+			cap = cap ? cap * 2 : 1024;
+			ne = realloc(ents, cap * sizeof(*ne));
+			if (!ne) {
+				free(ents);
+				return -ENOMEM;
+			}
+			ents = ne;
+		}
+		ents[n].k = k;
+		if (!bpf_map_lookup_elem(fd, &k, &ents[n].v))
+			n++;
+		prev = &ents[n ? n - 1 : 0].k;
+		if (!n)
+			prev = NULL;
+	}
+	qsort(ents, n, sizeof(*ents), entry_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (env.no_idle &&
+		    !read_stack(x, ents[i].k.kstack_id, ents[i].k.kstack_hash, kips) &&
+		    is_idle_fuse(x, kips)) {
+			hidden++;
+			hidden_ns += ents[i].v.total_ns;
+			continue;
+		}
+		print_entry(x, &ents[i], stdout);
+	}
+	if (env.no_idle)
+		fprintf(stderr, "glass-offcputime: --no-idle hid %zu stacks (%llu us) idle in a FUSE request read\n",
+			hidden, (unsigned long long)(hidden_ns / 1000));
+	fflush(stdout);
+	free(ents);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc };
+	struct offcputime_bpf *skel = NULL;
+	struct ring_buffer *rb = NULL;
+	struct ctx x = { 0 };
+	int err, lost = 0;
+
+	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
+	if (err)
+		return 2;
+	bpfutil__init("glass-offcputime", env.verbose);
+	if (env.user_only && env.kernel_only) {
+		fprintf(stderr, "glass-offcputime: -u and -k exclude each other\n");
+		return 2;
+	}
+	if (env.min_us > env.max_us) {
+		fprintf(stderr, "glass-offcputime: -m %llu is above -M %llu\n",
+			(unsigned long long)env.min_us, (unsigned long long)env.max_us);
+		return 2;
+	}
+	if (env.pprof) {
+		fprintf(stderr, "glass-offcputime: --pprof is not available in this build (needs the protobuf-c writer, not written yet); use -f and glass-flamegraph\n");
+		return 2;
+	}
+	if ((err = bpfutil__check_env()))
+		return 1;
+	if (env.pid && bpfutil__check_pid(env.pid, false))
+		return 1;
+	if (env.tid && bpfutil__check_pid(env.tid, true))
+		return 1;
+
+	skel = offcputime_bpf__open();
+	if (!skel) {
+		fprintf(stderr, "glass-offcputime: cannot open the BPF object: %s\n", strerror(errno));
+		return 1;
+	}
+	skel->rodata->targ_tgid = env.pid;
+	skel->rodata->targ_pid = env.tid;
+	skel->rodata->user_only = env.user_only;
+	skel->rodata->kernel_only = env.kernel_only;
+	skel->rodata->targ_state = env.state;
+	skel->rodata->min_ns = env.min_us * 1000;
+	skel->rodata->max_ns = env.max_us > ~0ULL / 1000 ? ~0ULL : env.max_us * 1000;
+	skel->rodata->eager = env.eager;
+	skel->rodata->wakeup = env.wakeup;
+	if (env.eager || getenv("GLASS_EXPERIMENT_NO_SYSEXIT"))
+		bpf_program__set_autoload(skel->progs.sys_exit, false);
+	if (!env.wakeup)
+		bpf_program__set_autoload(skel->progs.sched_waking, false);
+
+	err = offcputime_bpf__load(skel);
+	if (err) {
+		fprintf(stderr, "glass-offcputime: cannot load the BPF programs: %s (run with -v for the verifier log)\n",
+			strerror(-err));
+		goto out;
+	}
+	x.ks = ksyms__load();
+	if (!x.ks) {
+		fprintf(stderr, "glass-offcputime: cannot read kernel symbols from /proc/kallsyms: %s\n",
+			strerror(errno));
+		err = -errno;
+		goto out;
+	}
+	x.sc = syms_cache__new();
+	x.stackmap_fd = bpf_map__fd(skel->maps.stackmap);
+	x.stacks_fd = bpf_map__fd(skel->maps.stacks);
+	if (env.pid)
+		syms_cache__snapshot(x.sc, env.pid);
+
+	err = offcputime_bpf__attach(skel);
+	if (err) {
+		fprintf(stderr, "glass-offcputime: cannot attach: %s\n", strerror(-err));
+		goto out;
+	}
+	/* Sleeps that began before us count from now (in-progress at the end). */
+	if (run_iter(skel->links.seed))
+		fprintf(stderr, "glass-offcputime: could not seed the tasks already sleeping\n");
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, &x, NULL);
+	if (!rb) {
+		err = -errno;
+		fprintf(stderr, "glass-offcputime: cannot open the ring buffer: %s\n", strerror(errno));
+		goto out;
+	}
+	if (!env.folded)
+		fprintf(stderr, "Tracing off-CPU time (us) of %s%s... %s\n",
+			env.pid ? "PID " : env.tid ? "TID " : "all threads",
+			env.pid || env.tid ? "" : "",
+			env.duration ? "" : "Hit Ctrl-C to end.");
+	bpfutil__run_for(env.duration);
+	while (!bpfutil__exiting()) {
+		err = ring_buffer__poll(rb, 100);
+		if (err == -EINTR)
+			break;
+		if (err < 0) {
+			fprintf(stderr, "glass-offcputime: ring buffer: %s\n", strerror(-err));
+			goto out;
+		}
+	}
+	/* Stop tracing, then add what is still off-CPU. */
+	bpf_link__destroy(skel->links.sched_switch);
+	skel->links.sched_switch = NULL;
+	bpf_link__destroy(skel->links.sys_exit);
+	skel->links.sys_exit = NULL;
+	bpf_link__destroy(skel->links.sched_waking);
+	skel->links.sched_waking = NULL;
+	if (run_iter(skel->links.inprogress))
+		fprintf(stderr, "glass-offcputime: could not add sleeps in progress\n");
+	ring_buffer__poll(rb, 0);
+	err = print_all(&x, skel);
+	report_counters(skel, &lost);
+	if (lost)
+		fprintf(stderr, "glass-offcputime: some stacks were lost (counted above)\n");
+out:
+	ring_buffer__free(rb);
+	offcputime_bpf__destroy(skel);
+	syms_cache__free(x.sc);
+	ksyms__free(x.ks);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: MIT
+/* bpfutil.c — shared loader plumbing.  See bpfutil.h. */
+#include "tools/lib/bpfutil.h"
+
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *tool_name = "glass";
+static bool verbose_print;
+static volatile sig_atomic_t exiting;
+static struct timespec deadline;
+static bool have_deadline;
+
+const char *bpfutil__tool(void) { return tool_name; }
+
+static int print_fn(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && !verbose_print)
+		return 0;
+	if (level == LIBBPF_INFO && !verbose_print)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+void bpfutil__init(const char *tool, bool verbose)
+{
+	tool_name = tool;
+	verbose_print = verbose;
+	libbpf_set_print(print_fn);
+}
+
+int bpfutil__check_env(void)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "%s: must run as root (loading BPF programs needs CAP_BPF and CAP_PERFMON)\n",
+			tool_name);
+		return -EPERM;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		fprintf(stderr, "%s: no kernel BTF at /sys/kernel/btf/vmlinux: this kernel was built without CONFIG_DEBUG_INFO_BTF, CO-RE tools cannot run\n",
+			tool_name);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+int bpfutil__check_pid(pid_t pid, bool tid)
+{
+	char path[64];
+
+	if (pid <= 0) {
+		fprintf(stderr, "%s: invalid %s %d\n", tool_name, tid ? "TID" : "PID", pid);
+		return -EINVAL;
+	}
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	if (access(path, F_OK)) {
+		fprintf(stderr, "%s: no such %s: %d (gone?)\n", tool_name,
+			tid ? "thread" : "process", pid);
+		return -ESRCH;
+	}
+	return 0;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	exiting = 1;
+}
+
+void bpfutil__run_for(unsigned seconds)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	have_deadline = seconds > 0;
+	if (have_deadline) {
+		clock_gettime(CLOCK_MONOTONIC, &deadline);
+		deadline.tv_sec += seconds;
+	}
+}
+
+bool bpfutil__exiting(void)
+{
+	struct timespec now;
+
+	if (exiting)
+		return true;
+	if (!have_deadline)
+		return false;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > deadline.tv_sec ||
+	       (now.tv_sec == deadline.tv_sec && now.tv_nsec >= deadline.tv_nsec);
+}
+
+int bpfutil__usdt_binary(pid_t pid, const char *path, char *out, size_t len)
+{
+	ssize_t n;
+	char exe[64];
+
+	if (path) {
+		if (access(path, R_OK)) {
+			fprintf(stderr, "%s: cannot read %s: %s\n", tool_name,
+				path, strerror(errno));
+			return -errno;
+		}
+		snprintf(out, len, "%s", path);
+		return 0;
+	}
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
+	n = readlink(exe, out, len - 1);
+	if (n < 0) {
+		fprintf(stderr, "%s: no such process: %d (gone?)\n", tool_name, pid);
+		return -ESRCH;
+	}
+	out[n] = 0;
+	/* Read through /proc/PID/exe: right in other mount namespaces too. */
+	snprintf(out, len, "/proc/%d/exe", pid);
+	return 0;
+}
+
+int bpfutil__usdt_count(const char *binary, const char *provider)
+{
+	int fd, count = 0;
+	Elf *e;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	fd = open(binary, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "%s: cannot open %s: %s\n", tool_name, binary,
+			strerror(errno));
+		return -errno;
+	}
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF || elf_getshdrstrndx(e, &shstrndx)) {
+		fprintf(stderr, "%s: %s is not an ELF file\n", tool_name, binary);
+		if (e)
+			elf_end(e);
+		close(fd);
+		return -ENOEXEC;
+	}
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		GElf_Nhdr nh;
+		size_t off = 0, noff, doff;
+		const char *sn;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		sn = elf_strptr(e, shstrndx, sh.sh_name);
+		if (!sn || strcmp(sn, ".note.stapsdt"))
+			continue;
+		d = elf_getdata(scn, NULL);
+		while (d && (off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+			const char *desc = (const char *)d->d_buf + doff;
+			size_t skip = 3 * 8;	/* pc, base, semaphore */
+
+			if (nh.n_type != 3 || nh.n_descsz <= skip)
+				continue;
+			if (!strncmp(desc + skip, provider, nh.n_descsz - skip) &&
+			    strlen(provider) < nh.n_descsz - skip &&
+			    desc[skip + strlen(provider)] == 0)
+				count++;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	if (!count)
+		fprintf(stderr, "%s: %s has no USDT probes of provider \"%s\" (not a glassfs binary, or built without probes)\n",
+			tool_name, binary, provider);
+	return count;
+}
+
+struct bpf_link *bpfutil__usdt_attach(struct bpf_program *prog, pid_t pid,
+				      const char *binary, const char *provider,
+				      const char *name)
+{
+	struct bpf_link *l;
+
+	l = bpf_program__attach_usdt(prog, pid, binary, provider, name, NULL);
+	if (!l)
+		fprintf(stderr, "%s: cannot attach to USDT %s:%s in %s: %s\n",
+			tool_name, provider, name, binary, strerror(errno));
+	return l;
+}

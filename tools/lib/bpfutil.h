@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bpfutil.h — what every BPF loader does the same way: the libbpf print
+ * callback (set once), the checks that turn "permission denied" into a
+ * sentence (not root, no BTF, target gone), and USDT helpers (does this
+ * binary carry glassfs probes; attach one program to one probe).
+ *
+ * Every function that can fail prints its own one-line error to stderr,
+ * prefixed with the tool's name, and returns -errno.
+ */
+#ifndef GLASS_BPFUTIL_H
+#define GLASS_BPFUTIL_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct bpf_program;
+struct bpf_link;
+
+/* Install the libbpf print callback: warnings always, debug if verbose. */
+void bpfutil__init(const char *tool, bool verbose);
+/* Root and kernel BTF present; 0 or -EPERM / -ENOENT with a message. */
+int bpfutil__check_env(void);
+/* The process (or thread with tid=true) exists; 0 or -ESRCH. */
+int bpfutil__check_pid(pid_t pid, bool tid);
+/* Run-until: seconds (0 = until Ctrl-C).  Installs SIGINT/SIGTERM handlers;
+ * bpfutil__exiting() turns true on a signal or at the deadline. */
+void bpfutil__run_for(unsigned seconds);
+bool bpfutil__exiting(void);
+
+/*
+ * USDT.  The binary is PATH, or /proc/PID/exe when path is NULL.
+ * bpfutil__usdt_count() returns how many notes of `provider` the binary
+ * has (0 = none, with a clear message printed), or -errno.
+ * bpfutil__usdt_attach() attaches prog to provider:name in the binary
+ * (pid -1 = every process running it); NULL with a message on failure.
+ */
+int bpfutil__usdt_binary(pid_t pid, const char *path, char *out, size_t len);
+int bpfutil__usdt_count(const char *binary, const char *provider);
+struct bpf_link *bpfutil__usdt_attach(struct bpf_program *prog, pid_t pid,
+				      const char *binary, const char *provider,
+				      const char *name);
+
+const char *bpfutil__tool(void);
+
+#endif

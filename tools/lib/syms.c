@@ -1,0 +1,585 @@
+// SPDX-License-Identifier: MIT
+/*
+ * syms.c — kernel and user symbolization.  See syms.h for what it promises.
+ */
+#include "tools/lib/syms.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct sym {
+	uint64_t addr;
+	uint64_t size;
+	const char *name;	/* into the owner's string pool */
+};
+
+static int sym__cmp(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The last symbol starting at or below addr. */
+static const struct sym *sym__find(const struct sym *s, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &s[lo - 1] : NULL;
+}
+
+/* ---- kernel ---------------------------------------------------------- */
+
+struct ksyms {
+	struct sym *syms;
+	size_t n;
+	char *pool;
+};
+
+struct ksyms *ksyms__load(void)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	struct ksyms *ks;
+	char line[512], name[256], type;
+	unsigned long long addr;
+	size_t cap = 0, poolcap = 1 << 20, poollen = 0, nonzero = 0;
+
+	if (!f)
+		return NULL;
+	ks = calloc(1, sizeof(*ks));
+	if (!ks || !(ks->pool = malloc(poolcap)))
+		goto nomem;
+	while (fgets(line, sizeof(line), f)) {
+		size_t len;
+
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
+			continue;
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		if (addr)
+			nonzero++;
+		if (ks->n == cap) {
+			struct sym *ns;
+
+			cap = cap ? cap * 2 : 65536;
+			ns = realloc(ks->syms, cap * sizeof(*ns));
+			if (!ns)
+				goto nomem;
+			ks->syms = ns;
+		}
+		len = strlen(name) + 1;
+		if (poollen + len > poolcap) {
+			/* Pool grows: store offsets now, pointers after. */
+			char *np;
+
+			poolcap *= 2;
+			np = realloc(ks->pool, poolcap);
+			if (!np)
+				goto nomem;
+			ks->pool = np;
+		}
+		memcpy(ks->pool + poollen, name, len);
+		ks->syms[ks->n].addr = addr;
+		ks->syms[ks->n].size = 0;
+		ks->syms[ks->n].name = (const char *)(uintptr_t)poollen;
+		ks->n++;
+		poollen += len;
+	}
+	fclose(f);
+	f = NULL;
+	if (!nonzero) {
+		ksyms__free(ks);
+		errno = EPERM;
+		return NULL;
+	}
+	for (size_t i = 0; i < ks->n; i++)
+		ks->syms[i].name = ks->pool + (uintptr_t)ks->syms[i].name;
+	qsort(ks->syms, ks->n, sizeof(*ks->syms), sym__cmp);
+	return ks;
+nomem:
+	if (f)
+		fclose(f);
+	ksyms__free(ks);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void ksyms__free(struct ksyms *ks)
+{
+	if (!ks)
+		return;
+	free(ks->syms);
+	free(ks->pool);
+	free(ks);
+}
+
+const char *ksyms__name(const struct ksyms *ks, uint64_t addr, uint64_t *off)
+{
+	const struct sym *s = sym__find(ks->syms, ks->n, addr);
+
+	if (!s)
+		return NULL;
+	if (off)
+		*off = addr - s->addr;
+	return s->name;
+}
+
+/* ---- ELF files ----------------------------------------------------------- */
+
+struct seg {
+	uint64_t off, vaddr, filesz;
+};
+
+struct elf_file {
+	dev_t dev;
+	ino_t ino;
+	char *path;
+	struct sym *syms;
+	size_t n;
+	char *pool;
+	struct seg *segs;
+	size_t nsegs;
+	struct elf_file *next;
+};
+
+/* Append the function symbols of section type `type` (SHT_SYMTAB/DYNSYM). */
+static int elf__read_syms(Elf *e, Elf32_Word type, struct elf_file *ef,
+			  size_t *cap, size_t *poolcap, size_t *poollen)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	int found = 0;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		Elf_Data *d;
+		size_t cnt;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d)
+			continue;
+		cnt = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < cnt; i++) {
+			GElf_Sym s;
+			const char *name;
+			size_t len;
+
+			if (!gelf_getsym(d, i, &s))
+				continue;
+			if (GELF_ST_TYPE(s.st_info) != STT_FUNC &&
+			    GELF_ST_TYPE(s.st_info) != STT_GNU_IFUNC)
+				continue;
+			if (!s.st_value || s.st_shndx == SHN_UNDEF)
+				continue;
+			name = elf_strptr(e, sh.sh_link, s.st_name);
+			if (!name || !*name)
+				continue;
+			if (ef->n == *cap) {
+				struct sym *ns;
+
+				*cap = *cap ? *cap * 2 : 1024;
+				ns = realloc(ef->syms, *cap * sizeof(*ns));
+				if (!ns)
+					return -ENOMEM;
+				ef->syms = ns;
+			}
+			len = strlen(name) + 1;
+			while (*poollen + len > *poolcap) {
+				char *np;
+
+				*poolcap = *poolcap ? *poolcap * 2 : 65536;
+				np = realloc(ef->pool, *poolcap);
+				if (!np)
+					return -ENOMEM;
+				ef->pool = np;
+			}
+			memcpy(ef->pool + *poollen, name, len);
+			ef->syms[ef->n].addr = s.st_value;
+			ef->syms[ef->n].size = s.st_size;
+			ef->syms[ef->n].name = (const char *)(uintptr_t)*poollen;
+			ef->n++;
+			*poollen += len;
+			found = 1;
+		}
+	}
+	return found;
+}
+
+static int elf__build_id(Elf *e, char *hex, size_t len)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		Elf_Data *d;
+		GElf_Nhdr nh;
+		size_t off = 0, noff, doff;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d)
+			continue;
+		while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+			const unsigned char *p = (const unsigned char *)d->d_buf + doff;
+
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+			    memcmp((char *)d->d_buf + noff, "GNU", 4))
+				continue;
+			if (nh.n_descsz * 2 + 1 > len || nh.n_descsz < 2)
+				return -1;
+			for (size_t i = 0; i < nh.n_descsz; i++)
+				sprintf(hex + 2 * i, "%02x", p[i]);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int elf__debuglink(Elf *e, char *name, size_t len)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(e, &shstrndx))
+		return -1;
+	while ((scn = elf_nextscn(e, scn))) {
+		Elf_Data *d;
+		const char *sn;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		sn = elf_strptr(e, shstrndx, sh.sh_name);
+		if (!sn || strcmp(sn, ".gnu_debuglink"))
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_size || strnlen(d->d_buf, d->d_size) >= d->d_size)
+			return -1;
+		snprintf(name, len, "%s", (char *)d->d_buf);
+		return 0;
+	}
+	return -1;
+}
+
+static int elf__open(const char *path, int *fd, Elf **e)
+{
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		return -errno;
+	*e = elf_begin(*fd, ELF_C_READ, NULL);
+	if (!*e || elf_kind(*e) != ELF_K_ELF) {
+		if (*e)
+			elf_end(*e);
+		close(*fd);
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
+/* A separate debug file for a stripped binary, by build-id then debuglink. */
+static int elf__debug_file(Elf *e, const char *path, int *dfd, Elf **de)
+{
+	char id[128], link[256], dir[PATH_MAX], cand[PATH_MAX + 300];
+	const char *slash;
+
+	if (!elf__build_id(e, id, sizeof(id))) {
+		snprintf(cand, sizeof(cand), "/usr/lib/debug/.build-id/%.2s/%s.debug",
+			 id, id + 2);
+		if (!elf__open(cand, dfd, de))
+			return 0;
+	}
+	if (elf__debuglink(e, link, sizeof(link)))
+		return -ENOENT;
+	slash = strrchr(path, '/');
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1,
+		 slash ? path : ".");
+	const char *fmts[] = { "/usr/lib/debug%s/%s", "%s/.debug/%s", "%s/%s" };
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(cand, sizeof(cand), fmts[i], dir, link);
+		if (strcmp(cand, path) && !elf__open(cand, dfd, de))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+static struct elf_file *elf_file__load(const char *path, dev_t dev, ino_t ino)
+{
+	struct elf_file *ef = calloc(1, sizeof(*ef));
+	size_t cap = 0, poolcap = 0, poollen = 0, nph;
+	int fd, dfd, r;
+	Elf *e, *de;
+
+	if (!ef)
+		return NULL;
+	ef->dev = dev;
+	ef->ino = ino;
+	ef->path = strdup(path);
+	if (elf__open(path, &fd, &e))
+		return ef;	/* unreadable: an empty entry, still cached */
+	if (!elf_getphdrnum(e, &nph)) {
+		ef->segs = calloc(nph ? nph : 1, sizeof(*ef->segs));
+		for (size_t i = 0; ef->segs && i < nph; i++) {
+			GElf_Phdr ph;
+
+			if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_LOAD)
+				continue;
+			ef->segs[ef->nsegs++] = (struct seg){ ph.p_offset,
+				ph.p_vaddr, ph.p_filesz };
+		}
+	}
+	r = elf__read_syms(e, SHT_SYMTAB, ef, &cap, &poolcap, &poollen);
+	if (r == 0 && !elf__debug_file(e, path, &dfd, &de)) {
+		r = elf__read_syms(de, SHT_SYMTAB, ef, &cap, &poolcap, &poollen);
+		elf_end(de);
+		close(dfd);
+	}
+	if (r == 0)
+		elf__read_syms(e, SHT_DYNSYM, ef, &cap, &poolcap, &poollen);
+	elf_end(e);
+	close(fd);
+	for (size_t i = 0; i < ef->n; i++)
+		ef->syms[i].name = ef->pool + (uintptr_t)ef->syms[i].name;
+	if (ef->n)
+		qsort(ef->syms, ef->n, sizeof(*ef->syms), sym__cmp);
+	return ef;
+}
+
+static void elf_file__free(struct elf_file *ef)
+{
+	free(ef->path);
+	free(ef->syms);
+	free(ef->pool);
+	free(ef->segs);
+	free(ef);
+}
+
+static const char *elf_file__name(const struct elf_file *ef, uint64_t fileoff)
+{
+	const struct sym *s;
+
+	for (size_t i = 0; i < ef->nsegs; i++) {
+		const struct seg *g = &ef->segs[i];
+		uint64_t va;
+
+		if (fileoff < g->off || fileoff >= g->off + g->filesz)
+			continue;
+		va = fileoff - g->off + g->vaddr;
+		s = sym__find(ef->syms, ef->n, va);
+		if (!s || (s->size && va >= s->addr + s->size))
+			return NULL;
+		return s->name;
+	}
+	return NULL;
+}
+
+/* ---- processes ---------------------------------------------------------- */
+
+struct map {
+	uint64_t start, end, off;
+	struct elf_file *ef;	/* NULL: anonymous or special */
+	const char *base;	/* base name of the file */
+};
+
+struct proc {
+	int tgid;
+	struct map *maps;
+	size_t n;
+	struct proc *next;
+};
+
+#define PROC_BUCKETS 256
+
+struct syms_cache {
+	struct proc *procs[PROC_BUCKETS];
+	struct elf_file *files;
+};
+
+struct syms_cache *syms_cache__new(void)
+{
+	static int elf_ready;
+
+	if (!elf_ready) {
+		if (elf_version(EV_CURRENT) == EV_NONE)
+			return NULL;
+		elf_ready = 1;
+	}
+	return calloc(1, sizeof(struct syms_cache));
+}
+
+static void proc__free_maps(struct proc *p)
+{
+	free(p->maps);
+	p->maps = NULL;
+	p->n = 0;
+}
+
+void syms_cache__free(struct syms_cache *sc)
+{
+	if (!sc)
+		return;
+	for (int i = 0; i < PROC_BUCKETS; i++) {
+		struct proc *p = sc->procs[i], *n;
+
+		for (; p; p = n) {
+			n = p->next;
+			proc__free_maps(p);
+			free(p);
+		}
+	}
+	for (struct elf_file *ef = sc->files, *n; ef; ef = n) {
+		n = ef->next;
+		elf_file__free(ef);
+	}
+	free(sc);
+}
+
+static struct elf_file *syms_cache__file(struct syms_cache *sc, int tgid,
+					 const char *path)
+{
+	char full[PATH_MAX + 64];
+	struct elf_file *ef;
+	struct stat st;
+
+	/* Through the process's root: right in other mount namespaces. */
+	snprintf(full, sizeof(full), "/proc/%d/root%s", tgid, path);
+	if (stat(full, &st)) {
+		snprintf(full, sizeof(full), "%s", path);
+		if (stat(full, &st))
+			return NULL;
+	}
+	for (ef = sc->files; ef; ef = ef->next)
+		if (ef->dev == st.st_dev && ef->ino == st.st_ino)
+			return ef;
+	ef = elf_file__load(full, st.st_dev, st.st_ino);
+	if (!ef)
+		return NULL;
+	ef->next = sc->files;
+	sc->files = ef;
+	return ef;
+}
+
+static struct proc *syms_cache__proc(struct syms_cache *sc, int tgid, int create)
+{
+	struct proc **b = &sc->procs[(unsigned)tgid % PROC_BUCKETS], *p;
+
+	for (p = *b; p; p = p->next)
+		if (p->tgid == tgid)
+			return p;
+	if (!create || !(p = calloc(1, sizeof(*p))))
+		return NULL;
+	p->tgid = tgid;
+	p->next = *b;
+	*b = p;
+	return p;
+}
+
+int syms_cache__snapshot(struct syms_cache *sc, int tgid)
+{
+	char path[64], line[PATH_MAX + 128];
+	struct map *maps = NULL;
+	size_t n = 0, cap = 0;
+	struct proc *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", tgid);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long s, e, off;
+		char perm[8], file[PATH_MAX];
+		int pos = 0;
+
+		file[0] = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s%n", &s, &e, perm,
+			   &off, &pos) < 4)
+			continue;
+		if (perm[2] != 'x')
+			continue;
+		sscanf(line + pos, " %4095[^\n]", file);
+		if (n == cap) {
+			struct map *nm;
+
+			cap = cap ? cap * 2 : 64;
+			nm = realloc(maps, cap * sizeof(*nm));
+			if (!nm) {
+				free(maps);
+				fclose(f);
+				return -ENOMEM;
+			}
+			maps = nm;
+		}
+		maps[n] = (struct map){ s, e, off, NULL, NULL };
+		if (!strcmp(file, "[vdso]"))
+			maps[n].base = "vdso";
+		if (file[0] == '/') {
+			maps[n].ef = syms_cache__file(sc, tgid, file);
+			if (maps[n].ef) {
+				const char *sl = strrchr(maps[n].ef->path, '/');
+
+				maps[n].base = sl ? sl + 1 : maps[n].ef->path;
+			}
+		}
+		n++;
+	}
+	fclose(f);
+	if (!n) {		/* a zombie: keep what we had */
+		free(maps);
+		return -ESRCH;
+	}
+	p = syms_cache__proc(sc, tgid, 1);
+	if (!p) {
+		free(maps);
+		return -ENOMEM;
+	}
+	proc__free_maps(p);
+	p->maps = maps;
+	p->n = n;
+	return 0;
+}
+
+const char *syms_cache__name(struct syms_cache *sc, int tgid, uint64_t addr,
+			     const char **module)
+{
+	struct proc *p = syms_cache__proc(sc, tgid, 0);
+
+	if (module)
+		*module = NULL;
+	if (!p) {
+		if (syms_cache__snapshot(sc, tgid))
+			return NULL;
+		p = syms_cache__proc(sc, tgid, 0);
+		if (!p)
+			return NULL;
+	}
+	for (size_t i = 0; i < p->n; i++) {
+		const struct map *m = &p->maps[i];
+
+		if (addr < m->start || addr >= m->end)
+			continue;
+		if (module)
+			*module = m->base;
+		if (!m->ef)
+			return NULL;
+		return elf_file__name(m->ef, addr - m->start + m->off);
+	}
+	return NULL;
+}

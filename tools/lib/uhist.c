@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+/* uhist.c — see uhist.h. */
+#include "tools/lib/uhist.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools/lib/bpfutil.h"
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct uhist_entry *x = a, *y = b;
+
+	if (x->k.what != y->k.what)
+		return x->k.what < y->k.what ? -1 : 1;
+	return x->k.idx < y->k.idx ? -1 : x->k.idx > y->k.idx;
+}
+
+size_t uhist__read(int fd, struct uhist_entry **out)
+{
+	struct uh_key k, pk, *prev = NULL;
+	struct uhist_entry *v = NULL;
+	size_t n = 0, cap = 0;
+
+	while (!bpf_map_get_next_key(fd, prev, &k)) {
+		pk = k;
+		prev = &pk;
+		if (n == cap) {
+			struct uhist_entry *nv;
+
+			cap = cap ? cap * 2 : 32;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv)
+				break;
+			v = nv;
+		}
+		v[n].k = k;
+		if (!bpf_map_lookup_elem(fd, &k, &v[n].v))
+			n++;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), entry_cmp);
+	*out = v;
+	return n;
+}
+
+const struct uh_val *uhist__get(const struct uhist_entry *e, size_t n,
+				__u32 what, __u32 idx)
+{
+	static const struct uh_val zero;
+
+	for (size_t i = 0; i < n; i++)
+		if (e[i].k.what == what && e[i].k.idx == idx)
+			return &e[i].v;
+	return &zero;
+}
+
+int uhist__attach(pid_t pid, const char *binary, struct uhist_probe *p,
+		  size_t n)
+{
+	char bin[PATH_MAX];
+	int c;
+
+	if (!pid && !binary) {
+		fprintf(stderr, "%s: give -p PID or -b BINARY (see --help)\n",
+			bpfutil__tool());
+		return -EINVAL;
+	}
+	if (pid && bpfutil__check_pid(pid, false))
+		return -ESRCH;
+	if (bpfutil__usdt_binary(pid, binary, bin, sizeof(bin)))
+		return -ENOENT;
+	c = bpfutil__usdt_count(bin, "glassfs");
+	if (c <= 0)
+		return c ? c : -ENOENT;
+	for (size_t i = 0; i < n; i++) {
+		p[i].link = bpfutil__usdt_attach(p[i].prog, pid ? pid : -1, bin,
+						 "glassfs", p[i].name);
+		if (!p[i].link) {
+			uhist__detach(p, i);
+			return -ENOENT;
+		}
+	}
+	return 0;
+}
+
+void uhist__detach(struct uhist_probe *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		bpf_link__destroy(p[i].link);
+		p[i].link = NULL;
+	}
+}
+
+void uhist__wait(pid_t pid, unsigned seconds)
+{
+	bpfutil__run_for(seconds);
+	while (!bpfutil__exiting()) {
+		usleep(100000);
+		if (pid && kill(pid, 0) && errno == ESRCH) {
+			fprintf(stderr, "%s: process %d exited\n", bpfutil__tool(), pid);
+			break;
+		}
+	}
+}
