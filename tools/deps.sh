@@ -11,7 +11,7 @@ for p in $want; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
 		missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
+if [ -n "$missing" ]; then
 if [ "$(id -u)" != 0 ]; then
 	echo "deps: missing packages:$missing (run as root or install them)" >&2
 	exit 1
@@ -26,6 +26,7 @@ apt-get install -y -q --no-install-recommends $missing >/tmp/glassfs-apt.log 2>&
 		exit 1
 	}
 }
+fi
 
 # Browser tests: playwright-core (drives Debian's /usr/bin/chromium; it never
 # downloads a browser of its own).
