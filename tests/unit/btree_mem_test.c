@@ -685,6 +685,49 @@ static void test_csum(void)
 		goto out;
 	}
 	printf("PASS: checksum-failure-root\n");
+
+	/* a leaf with a valid checksum whose keys lie outside its parent's
+	 * separators: only the walk's range check can see it */
+	fx_corrupt(c, b, 100);		/* heal the root */
+	root_release(&r);
+	fx_new_cache(c);
+	{
+		uint8_t *nb = malloc(4096);
+		struct key low = { 0, 0, 1 };
+
+		meta_read(c, other, nb, NULL, NULL);
+		nb_set_item_key(nb, 0, &low);
+		node_finalize(nb, 4096, core_fsid(c));
+		meta_write(c, other, nb);
+		free(nb);
+	}
+	root_init(&r, c, FS_TREE_OBJECTID, b, l, g);
+	memset(&bad, 0, sizeof(bad));
+	ret = btree_walk(&r, count_nodes, note_bad, &bad);
+	if (ret || bad.n != 1 || bad.bytenr[0] != other) {
+		FAILF(name, "walk of misplaced keys: ret %d, %d bad (first %" PRIu64 "), want %" PRIu64,
+		      ret, bad.n, bad.n ? bad.bytenr[0] : 0, other);
+		goto out;
+	}
+	printf("PASS: walk-separator-range\n");
+
+	/* lock labels: the root node's lock says ROOT, others NODE, all with the tree id */
+	{
+		struct path q;
+
+		path_init(&q);
+		btree_search(NULL, &r, &k, &q, 0, 0);
+		if (!r.node || r.node->lock.cls != GLOCK_CLASS_ROOT || r.node->lock.tree != FS_TREE_OBJECTID ||
+		    r.node->lock.level != r.level || q.nodes[0]->lock.cls != GLOCK_CLASS_NODE ||
+		    q.nodes[0]->lock.tree != FS_TREE_OBJECTID || q.nodes[0]->lock.level != 0 ||
+		    r.lock.cls != GLOCK_CLASS_ROOT || r.lock.tree != FS_TREE_OBJECTID) {
+			FAILF(name, "lock labels wrong");
+			path_release(&q);
+			goto out;
+		}
+		path_release(&q);
+		printf("PASS: lock-labels\n");
+	}
 out:
 	root_release(&r);
 	fx_destroy(c);
