@@ -85,7 +85,7 @@ struct fsck {
 	struct umap nodes;	/* node bytenr -> times referenced; aux = owner */
 	struct umap data_refs;	/* data extent start -> references; aux = length */
 	bool items_checked;	/* fsck_items_check ran: data refs are complete */
-	uint64_t nodes_seen, items_seen;
+	uint64_t nodes_seen, items_seen, data_bytes;
 };
 
 void fsck_error(struct fsck *f, const char *fmt, ...)
@@ -373,7 +373,48 @@ static int check_bg_leaks(const struct bgroup *bg, void *arg)
 	return 0;
 }
 
-/* Checksum items must lie inside data extents. */
+/* Read the sectors an EXTENT_CSUM item covers, on every copy, and compare
+ * them with their checksums: damaged data is reported, never repaired. */
+static void verify_data(struct fsck *f, uint64_t logical, const uint8_t *csums, uint32_t n)
+{
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	uint64_t len = (uint64_t)n * CORE_SECTORSIZE;
+	uint8_t *buf;
+	int ncp = chunk_map_lookup(f->c, logical, len, cp, NULL);
+
+	if (ncp < 0) {
+		fsck_error(f, "csum tree: checksums for %llu+%llu map to no chunk",
+			   (unsigned long long)logical, (unsigned long long)len);
+		return;
+	}
+	buf = malloc(len);
+	if (!buf) {
+		f->oom = true;
+		return;
+	}
+	f->data_bytes += len;
+	for (int m = 0; m < ncp; m++) {
+		if (dev_read(cp[m].dev, cp[m].physical, buf, len)) {
+			fsck_error(f, "data %llu+%llu: read error on %s", (unsigned long long)logical,
+				   (unsigned long long)len, cp[m].dev->path);
+			continue;
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t want, got = crc32c(0, buf + (uint64_t)i * CORE_SECTORSIZE,
+						    CORE_SECTORSIZE);
+			memcpy(&want, csums + (size_t)i * CSUM_SIZE, CSUM_SIZE);
+			if (got != want)
+				fsck_error(f, "data checksum mismatch: logical %llu on %s physical %llu: expected crc32c %08x, found %08x",
+					   (unsigned long long)(logical + (uint64_t)i * CORE_SECTORSIZE),
+					   cp[m].dev->path,
+					   (unsigned long long)(cp[m].physical + (uint64_t)i * CORE_SECTORSIZE),
+					   want, got);
+		}
+	}
+	free(buf);
+}
+
+/* Checksum items must lie inside data extents, and the data must match. */
 static int check_csums(struct fsck *f, struct ext_scan *s)
 {
 	struct key k = { CSUM_OBJECTID, KEY_EXTENT_CSUM, 0 }, ik;
@@ -417,6 +458,9 @@ static int check_csums(struct fsck *f, struct ext_scan *s)
 			if (size % CSUM_SIZE || !size)
 				fsck_error(f, "csum tree: item at %llu has size %u",
 					   (unsigned long long)ik.offset, size);
+			else
+				verify_data(f, ik.offset, btree_item_ptr(&p, p.slots[0], NULL),
+					    size / CSUM_SIZE);
 		}
 		ret = btree_next(&p);
 		if (ret)
@@ -517,9 +561,9 @@ int main(int argc, char **argv)
 		ret = -ENOMEM;
 		goto operational;
 	}
-	printf("fsck.glassfs: %llu nodes, %llu extent items, %llu errors\n",
+	printf("fsck.glassfs: %llu nodes, %llu extent items, %llu data bytes verified, %llu errors\n",
 	       (unsigned long long)f.nodes_seen, (unsigned long long)f.items_seen,
-	       (unsigned long long)f.errors);
+	       (unsigned long long)f.data_bytes, (unsigned long long)f.errors);
 	core_close(f.c);
 	free(f.nodes.v);
 	free(f.data_refs.v);

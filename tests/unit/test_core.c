@@ -163,6 +163,13 @@ static void run(uint32_t nodesize)
 	CHECK(N("csum error counted, no bad bytes"), st.csum_errors >= 1 && rbuf[dlen / 2] == 0);
 	core_close(c);
 	c = NULL;
+	{
+		t_fsck_quiet = true;
+		int fr = t_fsck(img);
+		t_fsck_quiet = false;
+		if (fr >= 0)
+			CHECK(N("fsck reports the damaged data block (exit 4)"), fr == 4);
+	}
 	MUST(t_poke(img, data_phys + dlen / 2, 0x40));	/* repair */
 
 	/* metadata corruption: the fs tree's root node */
