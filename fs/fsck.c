@@ -471,6 +471,118 @@ out:
 	return ret < 0 ? ret : 0;
 }
 
+/* Iterate every item of tree r: fn(key, data, size) per item. */
+static int for_each_item(struct root *r, void (*fn)(struct fsck *f, const struct key *k,
+						     const void *d, uint32_t size),
+			 struct fsck *f)
+{
+	struct key k = { 0, 0, 0 }, ik;
+	struct path p;
+	int ret;
+
+	path_init(&p);
+	ret = btree_search(NULL, r, &k, &p, 0, 0);
+	if (ret < 0)
+		goto out;
+	if (p.slots[0] >= (int)btree_nritems(&p)) {
+		ret = btree_next(&p);
+		if (ret)
+			goto out;
+	}
+	for (;;) {
+		uint32_t size;
+		const void *d;
+		btree_item_key(&p, p.slots[0], &ik);
+		d = btree_item_ptr(&p, p.slots[0], &size);
+		fn(f, &ik, d, size);
+		ret = btree_next(&p);
+		if (ret)
+			break;
+	}
+out:
+	path_release(&p);
+	return ret < 0 ? ret : 0;
+}
+
+/* Chunks, device extents, device items and block groups agree.  Runs
+ * under the chunk map's read lock and reads trees: fine offline, where
+ * nothing takes the map for writing. */
+static int chunk_has_dev_extent(const struct chunk *ch, void *arg)
+{
+	struct fsck *f = arg;
+	struct core *c = f->c;
+
+	for (int i = 0; i < ch->num_stripes; i++) {
+		struct dev_extent de;
+		struct key k = { ch->stripes[i].devid, KEY_DEV_EXTENT, ch->stripes[i].physical };
+		int r = btree_lookup(core_tree(c, CT_DEV), &k, &de, sizeof(de));
+		if (r != (int)sizeof(de) || de.chunk_offset != ch->logical || de.length != ch->length)
+			fsck_error(f, "dev tree: chunk %llu stripe %d (device %llu at %llu) has no matching device extent",
+				   (unsigned long long)ch->logical, i,
+				   (unsigned long long)ch->stripes[i].devid,
+				   (unsigned long long)ch->stripes[i].physical);
+	}
+	struct block_group_item bgi;
+	struct key bk = { ch->logical, KEY_BLOCK_GROUP_ITEM, ch->length };
+	int r = btree_lookup(core_tree(c, CT_EXTENT), &bk, &bgi, sizeof(bgi));
+	if (r != (int)sizeof(bgi) || (bgi.flags & BG_TYPE_MASK) != (ch->type & BG_TYPE_MASK))
+		fsck_error(f, "extent tree: chunk %llu+%llu has no matching block group item",
+			   (unsigned long long)ch->logical, (unsigned long long)ch->length);
+	return 0;
+}
+
+static void dev_item_seen(struct fsck *f, const struct key *k, const void *d, uint32_t size)
+{
+	if (k->type == KEY_DEV_ITEM) {
+		const struct dev_item *di = d;
+		bool found = false;
+		for (int i = 0; i < f->c->ndevs; i++)
+			if (size == sizeof(*di) && f->c->devs[i]->devid == di->devid &&
+			    !memcmp(f->c->devs[i]->uuid, di->uuid, 16))
+				found = true;
+		if (!found)
+			fsck_error(f, "chunk tree: device item %llu matches no opened device",
+				   (unsigned long long)k->offset);
+	} else if (k->type != KEY_CHUNK_ITEM) {
+		fsck_error(f, "chunk tree: unexpected item type %u", k->type);
+	}
+}
+
+static void dev_extent_seen(struct fsck *f, const struct key *k, const void *d, uint32_t size)
+{
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	const struct dev_extent *de = d;
+	bool ok = false;
+
+	if (k->type != KEY_DEV_EXTENT || size != sizeof(*de)) {
+		fsck_error(f, "dev tree: unexpected item (%llu %u %llu)",
+			   (unsigned long long)k->objectid, k->type, (unsigned long long)k->offset);
+		return;
+	}
+	int n = chunk_map_lookup(f->c, de->chunk_offset, de->length, cp, NULL);
+	for (int i = 0; i < n; i++)
+		if (cp[i].dev->devid == k->objectid && cp[i].physical == k->offset)
+			ok = true;
+	if (!ok)
+		fsck_error(f, "dev tree: device extent %llu:%llu points at no chunk stripe",
+			   (unsigned long long)k->objectid, (unsigned long long)k->offset);
+}
+
+/* Block group items' "used" against the free-space tree's bitmaps. */
+static int bg_used_matches(const struct bgroup *bg, void *arg)
+{
+	struct fsck *f = arg;
+	struct block_group_item bgi;
+	struct key k = { bg->start, KEY_BLOCK_GROUP_ITEM, bg->len };
+
+	if (btree_lookup(core_tree(f->c, CT_EXTENT), &k, &bgi, sizeof(bgi)) == (int)sizeof(bgi) &&
+	    bgi.used != bg->used_bytes)
+		fsck_error(f, "block group %llu: item says %llu bytes used, free-space tree %llu",
+			   (unsigned long long)bg->start, (unsigned long long)bgi.used,
+			   (unsigned long long)bg->used_bytes);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct fsck f;
@@ -554,6 +666,13 @@ int main(int argc, char **argv)
 	compare_refs(&f, &s);
 	struct leak_ctx lc = { &f, &s };
 	alloc_for_each_bg(f.c, check_bg_leaks, &lc);
+	chunk_for_each(f.c, chunk_has_dev_extent, &f);
+	ret = for_each_item(core_tree(f.c, CT_CHUNK), dev_item_seen, &f);
+	if (!ret)
+		ret = for_each_item(core_tree(f.c, CT_DEV), dev_extent_seen, &f);
+	if (ret == -ENOMEM)
+		goto operational;
+	alloc_for_each_bg(f.c, bg_used_matches, &f);
 	ret = check_csums(&f, &s);
 	if (ret == -ENOMEM)
 		goto operational;
