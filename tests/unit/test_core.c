@@ -203,6 +203,27 @@ static void run(uint32_t nodesize)
 		      sb.magic == GLASSFS_MAGIC && sb.generation >= 4);
 	}
 
+	/* an aborted transaction: read-only at once, nothing of it on disk */
+	MUST(t_open(img, false, &c));
+	{
+		struct txn *t;
+		MUST(insert_items(c, 400000, 20, 16));	/* joins the same transaction */
+		MUST(txn_join(c, 2, 0, &t));
+		txn_abort(t, -EIO, "test_core: injected");
+		CHECK(N("abort: txn_end reports it"), txn_end(t) == -EIO);
+		CHECK(N("abort: volume read-only"), core_readonly(c));
+		CHECK(N("abort: new handles refused"), txn_join(c, 1, 0, &t) == -EROFS);
+		CHECK(N("abort: commit refused"), txn_commit(c, COMMIT_SYNC) == -EIO);
+		CHECK(N("abort: close reports it"), core_close(c) == -EIO);
+		c = NULL;
+		MUST(t_open(img, true, &c));
+		CHECK(N("abort: its changes never reached the disk"),
+		      count_items(c, 400000, 20, &err) == 0 && !err);
+		CHECK(N("abort: earlier state intact"), count_items(c, 0, nitems, &err) == nitems);
+		core_close(c);
+		c = NULL;
+	}
+
 	/* data_ref to zero frees the extent after commit */
 	MUST(t_open(img, false, &c));
 	{
