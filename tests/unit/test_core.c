@@ -339,8 +339,6 @@ static void threaded(uint32_t nodesize)
 	struct worker w[6];
 	pthread_t th[6];
 	int nth = 2 + (int)(t_rand() % 5), per = 300 + (int)(t_rand() % 300);
-	if (getenv("FEW_ITEMS"))
-		per = 60;
 	struct core_stats st;
 
 	img[0] = 0;
