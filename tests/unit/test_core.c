@@ -348,6 +348,11 @@ static void threaded(uint32_t nodesize)
 	core_opts_default(&o);
 	o.commit_interval_s = 1;
 	o.dirty_thresh_bytes = 256 << 10;
+	/* every lock scheme the mount options offer, chosen by the seed */
+	o.locktype = (enum glock_type)(t_rand() % 3);
+	o.lock_groups = (t_rand() & 1) ? 0 : 1u + t_rand() % 4;
+	printf("threads: %d, locktype %s, lock groups %u\n", nth, glock_type_name(o.locktype),
+	       o.lock_groups);
 	MUST(core_open(devs, 1, &o, &c));
 	for (int i = 0; i < nth; i++) {
 		w[i] = (struct worker){ .c = c, .id = i + 1, .n = per, .pattern = (uint8_t)(i * 16) };
