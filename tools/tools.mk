@@ -81,3 +81,6 @@ $(OUT)/fuzz/fuzz_folded: $(FUZZ_SRCS) $(GEN_HDRS)
 	$(Q)$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -DFUZZING -I. -I$(OUT)/gen \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-o $@ $(FUZZ_SRCS) -lm
+
+# `make fuzz` runs every area's fuzzers.
+fuzz: fuzz-flamegraph
