@@ -226,7 +226,8 @@ static void put_meta(FILE *f, json_t *meta)
 		for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
 			if (!strcmp(k, known[i]))
 				break;
-		if (i == sizeof(known) / sizeof(known[0]) && keys)
+		if (i == sizeof(known) / sizeof(known[0]) && keys &&
+		    strcmp(k, "title"))	/* already the page's title */
 			keys[n++] = k;
 	}
 	for (i = 1; i < n; i++)

@@ -19,11 +19,18 @@
  *     drawn (the widest ones), so a 1M-line input still gives a viewable
  *     file; work is O(stacks log stacks + total frame bytes).
  *
+ * Embedding: as a file or an <object>/<iframe> the SVG starts itself
+ * (onload).  Inlined into HTML (innerHTML, or a server-built page), call
+ * fginit(svgElement) once it is in the document: all state hangs off that
+ * element, so several graphs can share a page; svgElement.fgSearch(re),
+ * .fgZoom(i), .fgUnzoom() drive it from outside (tools/lib/flamegraph.js).
+ *
  * Differential graphs (fg_render_diff): widths come from AFTER; each
  * frame is coloured by delta = after - before (before scaled by
  * total(after)/total(before) when opts.normalize): red grew, blue shrank,
  * white unchanged, intensity proportional to |delta| / max |delta|.  The
- * tooltip shows both counts and the delta.
+ * tooltip shows both counts and the delta.  Frames absent from AFTER
+ * have no width and are not drawn (as with flamegraph.pl).
  */
 #ifndef GLASS_FLAMEGRAPH_H
 #define GLASS_FLAMEGRAPH_H
