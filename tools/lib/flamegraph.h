@@ -7,13 +7,15 @@
  * equal prefixes merge, or kept in input order with flamechart.  The SVG
  * embeds its own script (click to zoom, "Reset Zoom", search by regular
  * expression with the matched percentage, details on hover) and fetches
- * nothing.
+ * nothing.  ("ic" next to Search makes the search case-insensitive.)
  *
  * Promises:
  *   - deterministic: the same set and options give byte-identical output
  *     (colours come from a fixed-seed generator, or from the name's hash
  *     with opts.hash);
  *   - well-formed XML whatever the frame names hold (tools/lib/xmlesc.h);
+ *   - reentrant: no global state, so threads may render concurrently
+ *     (sets must not change while they are rendered);
  *   - bounded: frames narrower than minwidth are left out (their time
  *     stays in their parent's width), and at most max_frames frames are
  *     drawn (the widest ones), so a 1M-line input still gives a viewable
