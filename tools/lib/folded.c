@@ -388,6 +388,10 @@ static int parse_line(struct folded_set *s, const char *line, size_t len,
 
 	if (len && line[len - 1] == '\r')
 		len--;
+	if (ln == 1 && len >= 3 && !memcmp(line, "\xef\xbb\xbf", 3)) {
+		line += 3;	/* a UTF-8 byte-order mark */
+		len -= 3;
+	}
 	if (lim && lim->max_line_len && len > lim->max_line_len)
 		return perr(err, ln, -E2BIG,
 			    "line is %zu bytes long, the limit is %zu",

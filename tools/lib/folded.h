@@ -13,7 +13,8 @@
  *     other C0 control characters (tab is allowed inside a frame); bytes
  *     >= 0x80 are kept as they are (invalid UTF-8 included — the renderer
  *     escapes, the parser does not judge encodings);
- *   - a trailing '\r' (CRLF files) is ignored; blank lines are skipped;
+ *   - a trailing '\r' (CRLF files) and a UTF-8 byte-order mark at the
+ *     start of the input are ignored; blank lines are skipped;
  *   - an empty frame (";;", a leading or trailing ';') is an error;
  *   - a frame ending in "_[k]" is a kernel frame (a rendering convention
  *     only: the parser treats it as any other name).
