@@ -66,7 +66,8 @@ struct fg_options {
 	int hash;		/* colour by name hash: same name, same colour */
 	int reverse;		/* merge stacks from the leaf */
 	int inverted;		/* icicle: root at the top */
-	int flamechart;		/* keep first-seen order, no sorting */
+	int flamechart;		/* keep first-seen order, no sorting (the set
+				 * sums a repeated stack into its first place) */
 	int normalize;		/* diff: scale BEFORE to AFTER's total */
 };
 
