@@ -2,6 +2,7 @@
  * glass-report — one self-contained HTML file from a profiling run.
  *
  *   glass-report RUNDIR [-o report.html]
+ *   glass-report RUNDIR --baseline EARLIER_RUNDIR      (adds a diff graph)
  *   glass-report [--offcpu F] [--wakeup F] [--lockstat F] [--commitlat F]
  *                [--trimstat F] [--meta F] [--title T] [-o report.html]
  *
@@ -39,6 +40,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *prog = "glass-report";
@@ -55,6 +57,8 @@ struct report {
 	const char *title;
 	json_t *meta, *lockstat, *commitlat, *trimstat;
 	struct folded_set *offcpu, *wakeup;
+	char *baseline_path;	/* --baseline: an earlier run's off-CPU stacks */
+	struct folded_set *baseline;
 };
 
 /* ---- loading ----------------------------------------------------------- */
@@ -251,8 +255,8 @@ static void put_meta(FILE *f, json_t *meta)
 /* An inline flame graph: the renderer's SVG minus the XML declaration and
  * the namespace attribute (HTML needs neither). */
 static int put_flamegraph(FILE *f, const char *id, const char *heading,
-			  struct folded_set *set, const struct fg_options *o,
-			  const char *absent)
+			  struct folded_set *before, struct folded_set *set,
+			  const struct fg_options *o, const char *absent)
 {
 	static const char ns[] = " xmlns=\"http://www.w3.org/2000/svg\"";
 	char *svg = NULL, *p, *q;
@@ -266,7 +270,7 @@ static int put_flamegraph(FILE *f, const char *id, const char *heading,
 		fprintf(f, "<p class=\"absent\">%s</p></section>\n", absent);
 		return 0;
 	}
-	r = fg_render_mem(&svg, &len, NULL, set, o);
+	r = fg_render_mem(&svg, &len, before, set, o);
 	if (r == -ENODATA) {
 		fputs("<p class=\"absent\">No samples (all counts are zero).</p></section>\n", f);
 		return 0;
@@ -453,7 +457,7 @@ static int put_lock_extras(FILE *f, json_t *ls)
 		o.hash = 1;
 		o.title = "Lock Waiter Stacks";
 		o.countname = "ns";
-		r = put_flamegraph(f, "lockwaiters", "Lock waiter stacks", set, &o, "");
+		r = put_flamegraph(f, "lockwaiters", "Lock waiter stacks", NULL, set, &o, "");
 	}
 	folded_set_free(set);
 	return r;
@@ -695,14 +699,25 @@ static int write_report(FILE *f, struct report *R)
 	o.title = "Off-CPU Time Flame Graph";
 	o.subtitle = sub[0] ? sub : NULL;
 	o.countname = unit_of(R->meta, "offcpu_unit", "us");
-	if (put_flamegraph(f, "offcpu", "Off-CPU time", R->offcpu, &o,
+	if (put_flamegraph(f, "offcpu", "Off-CPU time", NULL, R->offcpu, &o,
 			   "No offcpu.folded in this run."))
 		return -1;
+	if (R->baseline) {
+		struct fg_options d = o;
+
+		d.title = "Off-CPU Time: Change Against the Baseline";
+		d.subtitle = "red grew, blue shrank; the baseline is scaled to this run's total";
+		d.normalize = 1;
+		if (put_flamegraph(f, "offcpu-diff", "Off-CPU change against the baseline",
+				   R->baseline, R->offcpu, &d,
+				   "No offcpu.folded in this run to compare with the baseline."))
+			return -1;
+	}
 	if (R->wakeup) {
 		o.palette = FG_PALETTE_WAKEUP;
 		o.title = "Wakeup Flame Graph";
 		o.countname = unit_of(R->meta, "wakeup_unit", "us");
-		if (put_flamegraph(f, "wakeup", "Wakeups", R->wakeup, &o, ""))
+		if (put_flamegraph(f, "wakeup", "Wakeups", NULL, R->wakeup, &o, ""))
 			return -1;
 	}
 	if (R->lockstat)
@@ -735,6 +750,8 @@ static void usage(FILE *f)
 "  --meta F, --offcpu F, --wakeup F, --lockstat F, --commitlat F,\n"
 "  --trimstat F       take that input from F (must exist)\n"
 "  --title TEXT       report title (default: meta.json \"title\")\n"
+"  --baseline PATH    add a differential off-CPU graph against an earlier\n"
+"                     run (its directory, or its offcpu.folded)\n"
 "  -o, --output FILE  write there (default: standard output)\n"
 "  -h, --help         this text\n", prog);
 }
@@ -749,6 +766,7 @@ int main(int argc, char **argv)
 		{ "commitlat", required_argument, 0, 256 + IN_COMMITLAT },
 		{ "trimstat", required_argument, 0, 256 + IN_TRIMSTAT },
 		{ "title", required_argument, 0, 'T' },
+		{ "baseline", required_argument, 0, 'B' },
 		{ "output", required_argument, 0, 'o' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 }
@@ -768,6 +786,18 @@ int main(int argc, char **argv)
 		}
 		switch (c) {
 		case 'T': R.title = optarg; break;
+		case 'B': {
+			struct stat st;
+
+			free(R.baseline_path);
+			if (!stat(optarg, &st) && S_ISDIR(st.st_mode)) {
+				if (asprintf(&R.baseline_path, "%s/offcpu.folded", optarg) < 0)
+					return 1;
+			} else {
+				R.baseline_path = strdup(optarg);
+			}
+			break;
+		}
 		case 'o': output = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -807,7 +837,8 @@ int main(int argc, char **argv)
 	    (R.path[IN_WAKEUP] && load_folded(R.path[IN_WAKEUP], &R.wakeup)) ||
 	    (R.path[IN_LOCKSTAT] && load_json(R.path[IN_LOCKSTAT], &R.lockstat)) ||
 	    (R.path[IN_COMMITLAT] && load_json(R.path[IN_COMMITLAT], &R.commitlat)) ||
-	    (R.path[IN_TRIMSTAT] && load_json(R.path[IN_TRIMSTAT], &R.trimstat)))
+	    (R.path[IN_TRIMSTAT] && load_json(R.path[IN_TRIMSTAT], &R.trimstat)) ||
+	    (R.baseline_path && load_folded(R.baseline_path, &R.baseline)))
 		goto out;
 
 	/* Into memory first: nothing is written unless all of it worked. */
@@ -844,5 +875,7 @@ out:
 	json_decref(R.trimstat);
 	folded_set_free(R.offcpu);
 	folded_set_free(R.wakeup);
+	folded_set_free(R.baseline);
+	free(R.baseline_path);
 	return rc;
 }
