@@ -12,7 +12,8 @@
  *                    "workload": "...", "duration_s": 60, ...any more keys}
  *                   optional "offcpu_unit"/"wakeup_unit" (default "us") name
  *                   the unit of the folded counts.
- *   offcpu.folded   off-CPU stacks, folded (tools/lib/folded.h)
+ *   offcpu.folded   off-CPU stacks, folded (tools/lib/folded.h); an
+ *                   empty file means no samples
  *   wakeup.folded   wakeup stacks, folded
  *   lockstat.json   glass-lockstat -j output as it is, or
  *                   {"unit": "ns", "locks": [{"name": "...",
@@ -97,6 +98,10 @@ static int load_folded(const char *path, struct folded_set **out)
 	*out = folded_set_new();
 	r = *out ? folded_parse_file(*out, f, NULL, &e) : -ENOMEM;
 	fclose(f);
+	/* A profiler that saw nothing writes an empty file: in a report that
+	 * is "no samples", not an error (glass-flamegraph refuses it). */
+	if (r == -EINVAL && !e.line && !folded_set_size(*out))
+		r = 0;
 	if (r) {
 		if (e.line)
 			fprintf(stderr, "%s: %s:%lu: %s\n", prog, path, e.line, e.msg);
