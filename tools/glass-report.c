@@ -805,7 +805,9 @@ int main(int argc, char **argv)
 		}
 		case 'o': output = optarg; break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		default:
+			fprintf(stderr, "Try '%s --help'.\n", prog);
+			return 2;
 		}
 	}
 	if (argc - optind > 1) {
