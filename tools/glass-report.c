@@ -20,7 +20,8 @@
  *                    "acquisitions": N, "contended": N, "wait_total": N,
  *                    "wait_max": N, "hist": [HIST...]}, ...]}
  *   commitlat.json  {"unit": "us", "series": [{"name": "commit",
- *   trimstat.json    "hist": [HIST...]}, ...]}   (or one top-level "hist")
+ *   trimstat.json    "hist": [HIST...]}, ...]}   (or one top-level "hist",
+ *                   or glass-commitlat -j / glass-trimstat -j output as it is)
  *
  *   HIST = {"lo": N, "hi": N, "count": N}: COUNT events with a value in
  *   [lo, hi] of the file's unit (log2 slots or any other buckets).
@@ -572,6 +573,44 @@ out:
 	return r;
 }
 
+/*
+ * The native -j output of glass-commitlat and glass-trimstat, turned into
+ * series so a run directory can hold the tools' output as it is:
+ * commitlat: latency_ns, each phase, blocked; trimstat: done, stalls.
+ * Returns a new array (unit ns), or NULL when js is not such output.
+ */
+static json_t *tool_series(json_t *js)
+{
+	static const struct { const char *key, *name; } keys[] = {
+		{ "latency_ns", "commit latency" }, { "blocked", "blocked behind a commit" },
+		{ "done", "discard latency" }, { "stalls", "stalls caused by discards" },
+	};
+	json_t *out, *o, *ph;
+	size_t i;
+
+	if (!json_object_get(js, "latency_ns") &&
+	    !(json_object_get(js, "done") && json_object_get(js, "stalls")))
+		return NULL;
+	out = json_array();
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		o = json_object_get(js, keys[i].key);
+		if (json_is_object(o) && json_object_get(o, "hist"))
+			json_array_append_new(out, json_pack("{s:s,s:O}", "name",
+				keys[i].name, "hist", json_object_get(o, "hist")));
+	}
+	json_array_foreach(json_object_get(js, "phases"), i, ph) {
+		const char *name = json_string_value(json_object_get(ph, "phase"));
+		char buf[96];
+
+		if (!name || !json_object_get(ph, "hist"))
+			continue;
+		snprintf(buf, sizeof(buf), "phase: %s", name);
+		json_array_append_new(out, json_pack("{s:s,s:O}", "name", buf,
+			"hist", json_object_get(ph, "hist")));
+	}
+	return out;
+}
+
 /* commitlat.json / trimstat.json: stats table + one chart per series. */
 static int put_latency(FILE *f, json_t *js, const char *file, const char *id,
 		       const char *heading, const char *defname)
@@ -588,7 +627,10 @@ static int put_latency(FILE *f, json_t *js, const char *file, const char *id,
 		return 0;
 	}
 	series = json_object_get(js, "series");
-	if (!series && json_object_get(js, "hist")) {
+	if (!series && (one = tool_series(js))) {
+		series = one;
+		unit = "ns";
+	} else if (!series && json_object_get(js, "hist")) {
 		/* One unnamed series: {"unit": ..., "hist": [...]} */
 		one = json_array();
 		json_array_append_new(one, json_pack("{s:s,s:O}", "name", defname,
