@@ -34,7 +34,7 @@
  *
  * locking=node: one lock per node (class ROOT for the root node, NODE
  * otherwise).  locking=groups:N: each node has N locks; slot s belongs to
- * group s*N/capacity.  Rules:
+ * group s*N/nritems (see group_of).  Rules:
  *   - Keys, nritems and item positions change only with every group held
  *     in write mode ("all groups"); node->seq is odd while that is so.
  *   - A search takes only the group of the slot it descends through or
@@ -88,13 +88,23 @@ static void corrupt(const struct root *r, const struct node *n, const char *what
 
 static inline enum glock_mode M(int held) { return held == L_WRITE ? GLOCK_WRITE : GLOCK_READ; }
 
+/*
+ * The group of a slot: slot * N / nritems.  Spread over the slots in use
+ * rather than the capacity, so a root with three children still puts them
+ * in three groups.  nritems changes only with every group held, so a
+ * holder of any one group sees a stable mapping.
+ */
 static int group_of(const struct node *n, int slot)
 {
 	unsigned g = NG(n);
 	uint32_t ns = cache_nodesize(n->nc);
 	uint32_t cap = LVL(n) ? node_ptr_cap(ns) : node_item_cap(ns);
-	uint64_t v = (uint64_t)(slot < 0 ? 0 : slot) * g / cap;
+	uint32_t cnt = nb_nritems(D(n));
+	uint64_t v;
 
+	if (cnt > cap)		/* racy probe of a node being rewritten */
+		cnt = cap;
+	v = (uint64_t)(slot < 0 ? 0 : slot) * g / (cnt ? cnt : 1);
 	return v >= g ? (int)g - 1 : (int)v;
 }
 

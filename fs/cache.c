@@ -281,7 +281,7 @@ struct node *cache_read(struct node_cache *nc, const struct node_expect *e, int 
 			*err = -ESTALE;
 			return NULL;
 		}
-		n->refs++;
+		__atomic_fetch_add(&n->refs, 1, __ATOMIC_RELAXED);
 		lru_del(s, n);
 		glock_unlock(&s->lock, GLOCK_WRITE);
 		__atomic_fetch_add(&nc->hits, 1, __ATOMIC_RELAXED);
@@ -323,7 +323,7 @@ struct node *cache_read(struct node_cache *nc, const struct node_expect *e, int 
 			*err = -ESTALE;
 			return NULL;
 		}
-		n->refs++;
+		__atomic_fetch_add(&n->refs, 1, __ATOMIC_RELAXED);
 		lru_del(s, n);
 		glock_unlock(&s->lock, GLOCK_WRITE);
 		node_free(mine);
@@ -356,7 +356,7 @@ struct node *cache_new(struct node_cache *nc, uint64_t bytenr, uint64_t transid,
 	old = hash_find(nc, s, bytenr);
 	if (old) {
 		unhash(nc, s, old);
-		if (old->refs == 0) {
+		if (__atomic_load_n(&old->refs, __ATOMIC_ACQUIRE) == 0) {
 			old->hnext = freed;
 			freed = old;
 		}
@@ -379,14 +379,10 @@ struct node *cache_new(struct node_cache *nc, uint64_t bytenr, uint64_t transid,
 	return n;
 }
 
+/* The caller holds a reference, so refs >= 1: no lock needed. */
 void cache_get(struct node *n)
 {
-	struct shard *s = shard_of(n->nc, n->bytenr);
-
-	glock_lock(&s->lock, GLOCK_WRITE);
-	n->refs++;
-	lru_del(s, n);
-	glock_unlock(&s->lock, GLOCK_WRITE);
+	__atomic_fetch_add(&n->refs, 1, __ATOMIC_RELAXED);
 }
 
 void cache_put(struct node *n)
@@ -398,9 +394,15 @@ void cache_put(struct node *n)
 	if (!n)
 		return;
 	nc = n->nc;
+	/* Drops that leave a reference need no lock; the last one happens
+	 * under the shard lock, where lookups take references from zero. */
+	for (uint32_t old = __atomic_load_n(&n->refs, __ATOMIC_RELAXED); old > 1;)
+		if (__atomic_compare_exchange_n(&n->refs, &old, old - 1, false,
+						__ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			return;
 	s = shard_of(nc, n->bytenr);
 	glock_lock(&s->lock, GLOCK_WRITE);
-	if (--n->refs == 0) {
+	if (__atomic_sub_fetch(&n->refs, 1, __ATOMIC_ACQ_REL) == 0) {
 		if (!n->hashed) {
 			n->hnext = freed;
 			freed = n;
@@ -460,7 +462,8 @@ void cache_forget(struct node_cache *nc, uint64_t bytenr)
 		glock_unlock(&s->lock, GLOCK_WRITE);
 		return;
 	}
-	n->refs++;		/* hold it while we look at the dirty list */
+	/* hold it while we look at the dirty list */
+	__atomic_fetch_add(&n->refs, 1, __ATOMIC_RELAXED);
 	unhash(nc, s, n);
 	glock_unlock(&s->lock, GLOCK_WRITE);
 	if (undirty(nc, n))

@@ -33,7 +33,8 @@ struct node {
 	uint8_t *data;		/* nodesize bytes; layout in node.h.  Guarded by
 				 * the node's lock (groups: see btree.c) */
 	struct node_cache *nc;	/* fixed */
-	/* guarded by the shard lock */
+	/* guarded by the shard lock, except refs: atomic; it goes from 0 to 1
+	 * and from 1 to 0 only under the shard lock */
 	uint32_t refs;
 	uint8_t hashed;		/* findable by bytenr */
 	uint8_t in_lru;

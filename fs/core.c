@@ -5,6 +5,7 @@
 #include "fs/core_internal.h"
 #include "fs/btree.h"
 #include "fs/crc32c.h"
+#include "fs/cache.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -525,8 +526,10 @@ void core_stats(struct core *c, struct core_stats *s)
 	s->commits = __atomic_load_n(&c->commits, __ATOMIC_RELAXED);
 	s->nodes_written = __atomic_load_n(&c->nodes_written, __ATOMIC_RELAXED);
 	s->csum_errors = __atomic_load_n(&c->csum_errors, __ATOMIC_RELAXED);
-	s->cache_hits = __atomic_load_n(&c->cache_hits, __ATOMIC_RELAXED);
-	s->cache_misses = __atomic_load_n(&c->cache_misses, __ATOMIC_RELAXED);
+	if (c->cache) {
+		uint64_t nodes;
+		cache_stats(c->cache, &s->cache_hits, &s->cache_misses, &nodes);
+	}
 	for (int i = 0; i < c->ndevs; i++) {
 		struct dev_counters d;
 		dev_counters(c->devs[i], &d);

@@ -103,7 +103,6 @@ struct core {
 
 	/* counters (atomic adds) */
 	uint64_t commits, nodes_written, csum_errors;
-	uint64_t cache_hits, cache_misses;	/* for cache.c if it reports here */
 };
 
 /* Corruption and I/O trouble: one line on stderr naming where. */

@@ -744,6 +744,7 @@ struct mt {
 	int tid, nthreads;
 	uint64_t base, count;	/* keys base + i*nthreads + tid, i < count */
 	int phase;		/* 0 insert, 1 delete odd, 2 lookups only */
+	int disjoint;		/* keys base + tid*count + i instead */
 	int err;
 	uint64_t rs;
 };
@@ -755,7 +756,8 @@ static void *mt_worker(void *arg)
 	uint8_t buf[64], want[64];
 
 	for (uint64_t i = 0; i < w->count && !w->err; i++) {
-		uint64_t id = w->base + i * (uint64_t)w->nthreads + (uint64_t)w->tid;
+		uint64_t id = w->disjoint ? w->base + (uint64_t)w->tid * w->count + i
+					  : w->base + i * (uint64_t)w->nthreads + (uint64_t)w->tid;
 		struct key k = { id, 1, 0 };
 		int ret;
 
@@ -774,7 +776,7 @@ static void *mt_worker(void *arg)
 			}
 		}
 		/* a lookup of some key of another thread written in an earlier phase */
-		if (w->phase == 2 || (i % 4) == 0) {
+		if (!w->disjoint && (w->phase == 2 || (i % 4) == 0)) {
 			uint64_t j = rnd(&w->rs) % (w->count ? w->count : 1);
 			int other = (int)(rnd(&w->rs) % (uint64_t)w->nthreads);
 			struct key lk = { w->base + j * (uint64_t)w->nthreads + (uint64_t)other, 1, 0 };
@@ -805,14 +807,16 @@ static void *mt_worker(void *arg)
 	return NULL;
 }
 
-static int run_threads(struct core *c, struct root *r, int n, uint64_t count, int phase)
+static int run_threads_mode(struct core *c, struct root *r, int n, uint64_t count, int phase,
+			    int disjoint)
 {
 	pthread_t th[16];
 	struct mt w[16];
 	int err = 0;
 
 	for (int i = 0; i < n; i++) {
-		w[i] = (struct mt){ c, r, i, n, 1000, count, phase, 0, seed * 31 + (uint64_t)i + 1 };
+		w[i] = (struct mt){ c, r, i, n, 1000, count, phase, disjoint, 0,
+				    seed * 31 + (uint64_t)i + 1 };
 		pthread_create(&th[i], NULL, mt_worker, &w[i]);
 	}
 	for (int i = 0; i < n; i++) {
@@ -820,6 +824,11 @@ static int run_threads(struct core *c, struct root *r, int n, uint64_t count, in
 		err |= w[i].err;
 	}
 	return err;
+}
+
+static int run_threads(struct core *c, struct root *r, int n, uint64_t count, int phase)
+{
+	return run_threads_mode(c, r, n, count, phase, 0);
 }
 
 static void test_threads(enum glock_type type, unsigned groups, int nthreads, uint64_t count)
@@ -872,7 +881,208 @@ static void test_threads(enum glock_type type, unsigned groups, int nthreads, ui
 	free(m.v);
 }
 
-static double bench_inserts(enum glock_type type, unsigned groups, int nthreads, uint64_t total)
+/*
+ * Mixed concurrent churn: each thread owns the keys id % n == tid and keeps
+ * its own model of them; it inserts, updates (size changes), deletes and
+ * looks up its keys, and now and then scans the whole tree with btree_next
+ * checking order and that every key of its own model is there.  Splits
+ * and merges of shared leaves and interior nodes race with all of that.
+ */
+struct mx {
+	struct core *c;
+	struct root *r;
+	int tid, n, err, rounds;
+	uint32_t nkeys;		/* ids [0, nkeys) */
+	uint8_t *present;	/* by id / n */
+	uint32_t *ver;
+	uint64_t rs;
+	int grow;		/* 1: insert-heavy, 0: delete-heavy */
+};
+
+static int mx_scan(struct mx *w)
+{
+	struct path p;
+	struct key k0 = { 0, 0, 0 }, prev = { 0, 0, 0 }, k;
+	uint32_t seen = 0, want = 0;
+	int ret, first = 1;
+
+	for (uint32_t i = w->tid; i < w->nkeys; i += (uint32_t)w->n)
+		want += w->present[i / (uint32_t)w->n];
+	path_init(&p);
+	ret = btree_search(NULL, w->r, &k0, &p, 0, 0);
+	if (ret >= 0 && p.slots[0] >= (int)btree_nritems(&p))
+		ret = btree_next(&p) == 0 ? 0 : 2;
+	while (ret == 0 || ret == 1) {
+		btree_item_key(&p, p.slots[0], &k);
+		if (!first && key_cmp(&prev, &k) >= 0) {
+			fprintf(stderr, "thread %d scan: keys out of order at %" PRIu64 "\n", w->tid,
+				k.objectid);
+			path_release(&p);
+			return -1;
+		}
+		first = 0;
+		prev = k;
+		if (k.objectid % (uint64_t)w->n == (uint64_t)w->tid) {
+			if (!w->present[k.objectid / (uint64_t)w->n]) {
+				fprintf(stderr, "thread %d scan: own key %" PRIu64 " should be absent\n",
+					w->tid, k.objectid);
+				path_release(&p);
+				return -1;
+			}
+			seen++;
+		}
+		ret = btree_next(&p);
+		if (ret == 1)
+			break;
+	}
+	path_release(&p);
+	if (ret < 0 || seen != want) {
+		fprintf(stderr, "thread %d scan: ret %d, saw %u own keys, model %u\n", w->tid, ret,
+			seen, want);
+		return -1;
+	}
+	return 0;
+}
+
+static void *mx_worker(void *arg)
+{
+	struct mx *w = arg;
+	struct txn *tx = fx_txn(w->c);
+	uint8_t buf[400], want[400];
+
+	if (w->grow < 0) {	/* sweep: delete every own key, interleaved with scans */
+		uint32_t cnt = w->nkeys / (uint32_t)w->n;
+
+		for (uint32_t j = 0; j < cnt && !w->err; j++) {
+			uint32_t idx = (j * 7919u) % cnt;	/* a permutation: cnt is not a multiple of 7919 */
+			struct key k = { (uint64_t)idx * (uint64_t)w->n + (uint64_t)w->tid, 1, 0 };
+			int ret;
+
+			if (!w->present[idx])
+				continue;
+			ret = btree_delete(tx, w->r, &k);
+			if (ret) {
+				fprintf(stderr, "thread %d sweep delete: %d\n", w->tid, ret);
+				w->err = 1;
+			}
+			w->present[idx] = 0;
+			if (j % 1000 == 0 && mx_scan(w))
+				w->err = 1;
+		}
+		return NULL;
+	}
+	for (int i = 0; i < w->rounds && !w->err; i++) {
+		uint32_t idx = (uint32_t)(rnd(&w->rs) % (w->nkeys / (uint32_t)w->n));
+		uint64_t id = (uint64_t)idx * (uint64_t)w->n + (uint64_t)w->tid;
+		struct key k = { id, 1, 0 };
+		int what = (int)(rnd(&w->rs) % 100), ret;
+		uint32_t size = (uint32_t)(rnd(&w->rs) % 300);
+
+		if (what < (w->grow ? 55 : 20)) {
+			w->ver[idx]++;
+			fill(buf, &k, size, w->ver[idx]);
+			ret = btree_update(tx, w->r, &k, buf, size);
+			if (ret) {
+				fprintf(stderr, "thread %d update: %d\n", w->tid, ret);
+				w->err = 1;
+			}
+			w->present[idx] = 1;
+			w->ver[idx] = w->ver[idx];
+			/* remember the size in the version's low bits: keep it simple,
+			 * check sizes through lookups below */
+		} else if (what < 90) {
+			ret = btree_delete(tx, w->r, &k);
+			if (w->present[idx] ? ret != 0 : ret != -ENOENT) {
+				fprintf(stderr, "thread %d delete %" PRIu64 " (present %d): %d\n", w->tid,
+					id, w->present[idx], ret);
+				w->err = 1;
+			}
+			w->present[idx] = 0;
+		} else if (what < 99) {
+			ret = btree_lookup(w->r, &k, buf, sizeof(buf));
+			if (!w->present[idx]) {
+				if (ret != -ENOENT) {
+					fprintf(stderr, "thread %d lookup absent: %d\n", w->tid, ret);
+					w->err = 1;
+				}
+			} else if (ret < 0) {
+				fprintf(stderr, "thread %d lookup: %d\n", w->tid, ret);
+				w->err = 1;
+			} else {
+				fill(want, &k, (uint32_t)ret, w->ver[idx]);
+				if (memcmp(buf, want, (size_t)ret)) {
+					fprintf(stderr, "thread %d lookup %" PRIu64 ": content\n", w->tid, id);
+					w->err = 1;
+				}
+			}
+		} else if (mx_scan(w)) {
+			w->err = 1;
+		}
+	}
+	return NULL;
+}
+
+static void test_threads_mixed(enum glock_type type, unsigned groups, int quick)
+{
+	char name[80];
+	enum { N = 4 };
+	uint32_t nkeys = 24000;
+	struct core *c = fx_create(4096, 40000, type, groups, 64ull << 20);
+	struct root r;
+	struct mx w[N];
+	pthread_t th[N];
+	struct shape sh;
+	int err = 0, maxdepth = 0;
+
+	snprintf(name, sizeof(name), "mixed-%s-%s%u", glock_type_name(type),
+		 groups ? "groups:" : "node", groups);
+	root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
+	root_create_empty(fx_txn(c), &r);
+	for (int i = 0; i < N; i++) {
+		w[i] = (struct mx){ c, &r, i, N, 0, 0, nkeys, calloc(nkeys / N, 1),
+				    calloc(nkeys / N, sizeof(uint32_t)), seed * 77 + (uint64_t)i + 1, 1 };
+	}
+	for (int phase = 0; phase < 7 && !err; phase++) {
+		for (int i = 0; i < N; i++) {
+			w[i].grow = phase < 3 ? 1 : phase < 6 ? 0 : -1;
+			w[i].rounds = quick ? 1500 : 4000;
+			pthread_create(&th[i], NULL, mx_worker, &w[i]);
+		}
+		for (int i = 0; i < N; i++) {
+			pthread_join(th[i], NULL);
+			err |= w[i].err;
+		}
+		if (err)
+			break;
+		if (fx_commit(c) || check_tree(&r, &sh, name)) {
+			err = 1;
+			break;
+		}
+		if (sh.depth > maxdepth)
+			maxdepth = sh.depth;
+		if (fx_used_blocks(c) != sh.nodes) {
+			FAILF(name, "blocks %" PRIu64 " != nodes %" PRIu64, fx_used_blocks(c), sh.nodes);
+			err = 1;
+		}
+	}
+	if (!err && (sh.depth != 1 || sh.items != 0)) {
+		FAILF(name, "after deleting everything: depth %d, %" PRIu64 " items", sh.depth, sh.items);
+		err = 2;
+	}
+	if (err == 1)
+		FAILF(name, "see messages above (seed %llu)", seed);
+	else if (!err)
+		printf("PASS: %s (max depth %d, emptied back to one leaf)\n", name, maxdepth);
+	for (int i = 0; i < N; i++) {
+		free(w[i].present);
+		free(w[i].ver);
+	}
+	root_release(&r);
+	fx_destroy(c);
+}
+
+static double bench_inserts(enum glock_type type, unsigned groups, int nthreads, uint64_t total,
+			    int disjoint)
 {
 	struct core *c = fx_create(16384, 20000, type, groups, 256ull << 20);
 	struct root r;
@@ -881,7 +1091,8 @@ static double bench_inserts(enum glock_type type, unsigned groups, int nthreads,
 	root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
 	root_create_empty(fx_txn(c), &r);
 	t0 = now_s();
-	run_threads(c, &r, nthreads, total / (uint64_t)nthreads, 0);
+	if (run_threads_mode(c, &r, nthreads, total / (uint64_t)nthreads, 0, disjoint))
+		FAILF("bench", "inserts failed");
 	dt = now_s() - t0;
 	root_release(&r);
 	fx_destroy(c);
@@ -909,14 +1120,21 @@ int main(void)
 	for (int i = 0; i < 3; i++) {
 		test_threads(types[i], 0, 4, quick ? 1000 : 3000);
 		test_threads(types[i], 4, 4, quick ? 1000 : 3000);
+		test_threads_mixed(types[i], 0, quick);
+		test_threads_mixed(types[i], 4, quick);
 	}
 	if (!quick) {
-		double a = bench_inserts(GLOCK_RWLOCK, 0, 1, 100000);
-		double b = bench_inserts(GLOCK_RWLOCK, 0, 2, 100000);
-		double g = bench_inserts(GLOCK_RWLOCK, 16, 2, 100000);
+		for (int d = 0; d < 2; d++) {
+			double a = bench_inserts(GLOCK_RWLOCK, 0, 1, 100000, d);
+			double b = bench_inserts(GLOCK_RWLOCK, 0, 2, 100000, d);
+			double g = bench_inserts(GLOCK_RWLOCK, 16, 2, 100000, d);
+			double m = bench_inserts(GLOCK_MUTEX, 16, 2, 100000, d);
 
-		printf("# inserts/s (ASan build, fixture core, 16 KiB nodes): 1 thread %.0f, "
-		       "2 threads locking=node %.0f, 2 threads groups:16 %.0f\n", a, b, g);
+			printf("# inserts/s (fixture core, 16 KiB nodes, %s keys): 1 thread %.0f; "
+			       "2 threads: locking=node rwlock %.0f, groups:16 rwlock %.0f, "
+			       "groups:16 mutex %.0f\n", d ? "per-thread ranges" : "interleaved",
+			       a, b, g, m);
+		}
 	}
 	printf("# %d failures (seed %llu)\n", fails, seed);
 	return fails ? 1 : 0;
