@@ -4,11 +4,21 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "fs/dir.h"
+
+/* An item that must exist does not: log where, return -EIO (the caller
+ * aborts the transaction). */
+static int corrupt(const char *what, uint64_t a, uint64_t b)
+{
+	fprintf(stderr, "glassfs: items corrupt: %s (%llu, %llu)\n", what,
+		(unsigned long long)a, (unsigned long long)b);
+	return -EIO;
+}
 
 uint8_t dir_type_of(uint32_t mode)
 {
@@ -143,9 +153,9 @@ static int ref_del(struct txn *t, struct fsctx *fs, uint64_t ino, uint64_t paren
 	size_t off = 0, size;
 
 	if (ret < 0)
-		return ret == -ENOENT ? -EIO : ret;
+		return ret == -ENOENT ? corrupt("no INODE_REF item for", ino, parent) : ret;
 	size = (size_t)ret;
-	ret = -EIO;
+	ret = 1;	/* not found yet */
 	while (off + sizeof(struct inode_ref) <= size) {
 		struct inode_ref *r = (void *)((char *)buf + off);
 		size_t esz = sizeof(*r) + r->name_len;
@@ -156,6 +166,8 @@ static int ref_del(struct txn *t, struct fsctx *fs, uint64_t ino, uint64_t paren
 		off += esz;
 	}
 	free(buf);
+	if (ret == 1)
+		ret = corrupt("name missing in INODE_REF of", ino, parent);
 	return ret;
 }
 
@@ -226,7 +238,7 @@ int dir_remove(struct txn *t, struct fsctx *fs, struct inode *dir, const char *n
 	k = mkkey(dir->ino, KEY_DIR_INDEX, hit->index);
 	ret = btree_delete(t, fs->root, &k);
 	if (ret < 0)
-		return ret == -ENOENT ? -EIO : ret;
+		return ret == -ENOENT ? corrupt("no DIR_INDEX item", dir->ino, hit->index) : ret;
 	ret = ref_del(t, fs, hit->ino, dir->ino, name, len);
 	if (ret < 0)
 		return ret;
