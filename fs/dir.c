@@ -165,9 +165,16 @@ static int ref_del(struct txn *t, struct fsctx *fs, uint64_t ino, uint64_t paren
 		}
 		off += esz;
 	}
-	free(buf);
-	if (ret == 1)
+	if (ret == 1) {
 		ret = corrupt("name missing in INODE_REF of", ino, parent);
+		for (off = 0; off + sizeof(struct inode_ref) <= size;) {
+			struct inode_ref *r = (void *)((char *)buf + off);
+			fprintf(stderr, "  INODE_REF holds index %llu name '%.*s'; wanted '%.*s'\n",
+				(unsigned long long)r->index, (int)r->name_len, r->name, (int)len, name);
+			off += sizeof(*r) + r->name_len;
+		}
+	}
+	free(buf);
 	return ret;
 }
 

@@ -268,15 +268,18 @@ static int parse_args(struct options *o, int argc, char **argv)
 	for (char *d = strtok_r(spec, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
 		if (o->ndevs == MAX_DEVS) {
 			fprintf(stderr, "glassfs: at most %d devices\n", MAX_DEVS);
+			free(spec);
 			return -EINVAL;
 		}
 		char *rp = realpath(d, NULL);
 		if (!rp) {
 			fprintf(stderr, "glassfs: %s: %s\n", d, strerror(errno));
+			free(spec);
 			return -ENOENT;
 		}
 		o->devs[o->ndevs++] = rp;
 	}
+	free(spec);
 	if (o->ndevs == 0) {
 		fprintf(stderr, "glassfs: no device given\n");
 		return -EINVAL;
