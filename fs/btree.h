@@ -13,6 +13,14 @@
  * merge can propagate to it).  locking=groups:N splits each node's lock
  * into N groups by slot range; splits, merges and root changes take all of
  * them.  Callers never lock nodes themselves.
+ *
+ * Usage rules that follow from the locking: a thread holds at most one
+ * path per tree at a time and calls no other btree_* function on that tree
+ * (nor one that could reach it, e.g. through the allocator) while it holds
+ * one — release the path first.  A path from a cow search may change
+ * items in place only at p->slots[0]; btree_del_items/btree_resize_item
+ * take what else they need themselves (they may search again, so p then
+ * points at the same logical position in a possibly different leaf).
  */
 #ifndef GLASSFS_BTREE_H
 #define GLASSFS_BTREE_H
