@@ -99,6 +99,26 @@ int dir_lookup(struct fsctx *fs, uint64_t dir, const char *name, size_t len,
 	return 0;
 }
 
+/* Append an entry to a run item whose current contents are buf (size
+ * bytes, taken over and freed), or create the item when buf is NULL. */
+static int run_append_to(struct txn *t, struct fsctx *fs, const struct key *k,
+			 void *buf, size_t size, const void *entry, size_t esz)
+{
+	int ret;
+
+	if (!buf)
+		return btree_insert(t, fs->root, k, entry, (uint32_t)esz);
+	char *nb = realloc(buf, size + esz);
+	if (!nb) {
+		free(buf);
+		return -ENOMEM;
+	}
+	memcpy(nb + size, entry, esz);
+	ret = btree_update(t, fs->root, k, nb, (uint32_t)(size + esz));
+	free(nb);
+	return ret;
+}
+
 /* Append an entry to a run item (or create it). */
 static int run_append(struct txn *t, struct fsctx *fs, const struct key *k,
 		      const void *entry, size_t esz)
@@ -107,18 +127,10 @@ static int run_append(struct txn *t, struct fsctx *fs, const struct key *k,
 	int ret = read_item(fs, k, &buf);
 
 	if (ret == -ENOENT)
-		return btree_insert(t, fs->root, k, entry, (uint32_t)esz);
+		return run_append_to(t, fs, k, NULL, 0, entry, esz);
 	if (ret < 0)
 		return ret;
-	char *nb = realloc(buf, (size_t)ret + esz);
-	if (!nb) {
-		free(buf);
-		return -ENOMEM;
-	}
-	memcpy(nb + ret, entry, esz);
-	ret = btree_update(t, fs->root, k, nb, (uint32_t)(ret + esz));
-	free(nb);
-	return ret;
+	return run_append_to(t, fs, k, buf, (size_t)ret, entry, esz);
 }
 
 /* Remove the bytes [off, off+esz) from a run item, deleting it when empty. */
@@ -192,12 +204,14 @@ int dir_add(struct txn *t, struct fsctx *fs, struct inode *dir, const char *name
 		return -ENOENT;
 	if (len > DIR_NAME_MAX)
 		return -ENAMETOOLONG;
+	size_t isz = 0;
 	ret = read_item(fs, &k, &buf);
 	if (ret >= 0) {
-		long off = find_entry(buf, (size_t)ret, name, len);
-		free(buf);
-		if (off >= 0)
+		isz = (size_t)ret;
+		if (find_entry(buf, isz, name, len) >= 0) {
+			free(buf);
 			return -EEXIST;
+		}
 	} else if (ret != -ENOENT) {
 		return ret;
 	}
@@ -208,7 +222,7 @@ int dir_add(struct txn *t, struct fsctx *fs, struct inode *dir, const char *name
 	de->type = type;
 	de->name_len = (uint16_t)len;
 	memcpy(de->name, name, len);
-	ret = run_append(t, fs, &k, ebuf, sizeof(*de) + len);
+	ret = run_append_to(t, fs, &k, buf, isz, ebuf, sizeof(*de) + len);
 	if (ret < 0)
 		return ret;
 	k = mkkey(dir->ino, KEY_DIR_INDEX, seq);
