@@ -1068,12 +1068,19 @@ int btree_insert_empty(struct txn *t, struct root *r, struct path *p,
 
 	if (size > btree_max_item_size(r))
 		return -EOVERFLOW;
-	ret = btree_search(t, r, k, p, (int)size, 1);
+	/* ins_len 0 would mean "no change of shape": an empty item still
+	 * needs room for its header */
+	ret = btree_search(t, r, k, p, size ? (int)size : 1, 1);
 	if (ret < 0)
 		return ret;
 	if (ret == 0) {
 		path_release(p);
 		return -EEXIST;
+	}
+	if (node_leaf_free(D(p->nodes[0]), NS(r)) < size + NODE_ITEM_SIZE) {
+		corrupt(r, p->nodes[0], "insert: leaf without room after the search");
+		path_release(p);
+		return -EUCLEAN;
 	}
 	leaf_insert_space(D(p->nodes[0]), NS(r), p->slots[0], k, size);
 	return 0;
@@ -1207,6 +1214,11 @@ int btree_update(struct txn *t, struct root *r, const struct key *k,
 	if (ret < 0)
 		return ret;
 	if (ret == 1) {
+		if (node_leaf_free(D(p.nodes[0]), NS(r)) < size + NODE_ITEM_SIZE) {
+			corrupt(r, p.nodes[0], "update: leaf without room after the search");
+			path_release(&p);
+			return -EUCLEAN;
+		}
 		leaf_insert_space(D(p.nodes[0]), NS(r), p.slots[0], k, size);
 	} else if (nb_item_size(D(p.nodes[0]), p.slots[0]) != size) {
 		ret = btree_resize_item(t, r, &p, size);
