@@ -421,7 +421,7 @@ static void reopen(struct rt *t)
 
 static uint64_t big_cache_misses;
 
-static void test_random(uint32_t nodesize, int quick, uint64_t cache_bytes)
+static void test_random(uint32_t nodesize, int quick, uint64_t cache_bytes, int big)
 {
 	char name[64];
 	struct rt t;
@@ -429,11 +429,17 @@ static void test_random(uint32_t nodesize, int quick, uint64_t cache_bytes)
 	int ops = quick ? 600 : 1500, grow_batches, ret;
 	uint64_t writes0;
 
-	snprintf(name, sizeof(name), "random-%u%s", nodesize, cache_bytes < (1 << 20) ? "-tinycache" : "");
+	snprintf(name, sizeof(name), "random-%u%s%s", nodesize,
+		 cache_bytes < (1 << 20) ? "-tinycache" : "", big ? "-bigitems" : "");
 	memset(&t, 0, sizeof(t));
 	t.rs = seed ^ nodesize;
 	t.maxsz = nodesize == 4096 ? 120 : 600;
 	t.keyspace = nodesize == 4096 ? 20000 : 12000;
+	if (big) {		/* up to the largest item: splits that must isolate a slot */
+		t.maxsz = node_max_item(nodesize);
+		t.keyspace = 3000;
+		ops = quick ? 150 : 300;
+	}
 	t.buf = malloc(2 * 65536);
 	t.c = fx_create(nodesize, 60000, GLOCK_RWLOCK, 0, cache_bytes);
 	root_init(&t.root, t.c, FS_TREE_OBJECTID, 0, 0, 0);
@@ -499,7 +505,7 @@ static void test_random(uint32_t nodesize, int quick, uint64_t cache_bytes)
 		cache_stats(core_cache(t.c), &hits, &misses, &incore);
 		/* the same operations as the run with a big cache: a 128-node
 		 * cache must have read nodes back many more times */
-		if (cache_bytes >= (1 << 20) && nodesize == 4096)
+		if (cache_bytes >= (1 << 20) && nodesize == 4096 && !big)
 			big_cache_misses = misses;
 		if (cache_bytes < (1 << 20) && misses < 2 * big_cache_misses) {
 			FAILF(name, "tiny cache: %" PRIu64 " misses, big cache %" PRIu64
@@ -1176,9 +1182,11 @@ int main(void)
 	if (getenv("BENCH_ONLY"))
 		goto bench;
 
-	test_random(4096, quick, 64ull << 20);
-	test_random(16384, quick, 64ull << 20);
-	test_random(4096, quick, 0);	/* 128 nodes: eviction all the time */
+	test_random(4096, quick, 64ull << 20, 0);
+	test_random(16384, quick, 64ull << 20, 0);
+	test_random(4096, quick, 0, 0);	/* 128 nodes: eviction all the time */
+	test_random(4096, quick, 64ull << 20, 1);
+	test_random(16384, quick, 64ull << 20, 1);
 	test_resize(4096);
 	test_resize(16384);
 	test_csum();
