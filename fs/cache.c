@@ -237,14 +237,15 @@ static struct node *node_alloc(struct node_cache *nc, uint64_t bytenr, uint64_t 
 		return NULL;
 	}
 	if (nc->groups) {
-		n->groups = calloc(nc->groups, sizeof(*n->groups));
+		if (posix_memalign((void **)&n->groups, 64, nc->groups * sizeof(*n->groups)))
+			n->groups = NULL;
 		if (!n->groups) {
 			free(n->data);
 			free(n);
 			return NULL;
 		}
 		for (unsigned g = 0; g < nc->groups; g++)
-			glock_init(&n->groups[g], nc->locktype, GLOCK_CLASS_GROUP, owner, level, (int)g);
+			glock_init(&n->groups[g].l, nc->locktype, GLOCK_CLASS_GROUP, owner, level, (int)g);
 	}
 	glock_init(&n->lock, nc->locktype, GLOCK_CLASS_NODE, owner, level, -1);
 	n->bytenr = bytenr;
@@ -331,7 +332,7 @@ struct node *cache_read(struct node_cache *nc, const struct node_expect *e, int 
 
 		glock_relabel(&mine->lock, GLOCK_CLASS_NODE, owner, level, -1);
 		for (unsigned g = 0; g < nc->groups; g++)
-			glock_relabel(&mine->groups[g], GLOCK_CLASS_GROUP, owner, level, (int)g);
+			glock_relabel(&mine->groups[g].l, GLOCK_CLASS_GROUP, owner, level, (int)g);
 	}
 	glock_lock(&s->lock, GLOCK_WRITE);
 	n = hash_find(nc, s, e->bytenr);

@@ -31,6 +31,12 @@
 #include "fs/meta.h"
 #include "fs/node.h"
 
+/* One lock group on a cache line of its own: groups of a hot node are
+ * taken by different CPUs, and must not bounce one line between them. */
+struct glock_line {
+	struct glock l;
+} __attribute__((aligned(64)));
+
 struct node {
 	uint64_t bytenr;	/* fixed */
 	uint8_t *data;		/* nodesize bytes; layout in node.h.  Guarded by
@@ -53,7 +59,7 @@ struct node {
 	/* locking (btree.c) */
 	uint32_t seq;		/* groups: odd while a writer holds every group */
 	struct glock lock;	/* locking=node */
-	struct glock *groups;	/* locking=groups:N: N locks, else NULL */
+	struct glock_line *groups;	/* locking=groups:N: N locks, else NULL */
 };
 
 /* Referenced node at bytenr: from the cache, or read and verified against
