@@ -663,7 +663,7 @@ struct host_acc { const char *host; uint64_t total, match; double share, ratio; 
 
 struct out_scan {
 	const struct lsdb *db;
-	struct hmap pairs;	/* (host index << 40 | stack id) + 1 -> count */
+	struct hmap *per_host;	/* per host: stack id + 1 -> count */
 	struct hmap hostidx;	/* labelset id + 1 -> host index + 1 */
 	struct host_acc *hosts;
 	size_t nhosts;
@@ -677,7 +677,7 @@ static int out_cb(void *arg, int64_t ls, int64_t stack, uint64_t count)
 	if (!h)
 		return 0;
 	o->hosts[*h - 1].total += count;
-	if (!(p = hmap_slot(&o->pairs, (((*h - 1) << 40) | (uint64_t)stack) + 1)))
+	if (!(p = hmap_slot(&o->per_host[*h - 1], (uint64_t)stack + 1)))
 		return -ENOMEM;
 	*p += count;
 	return 0;
@@ -737,7 +737,8 @@ static int q_outliers(struct qctx *q)
 	    (rc = matching_labelsets(&db, &sel, &ids, &nids)))
 		goto store_err;
 	o.hosts = calloc(nids + 1, sizeof(*o.hosts));
-	if (!o.hosts)
+	o.per_host = calloc(nids + 1, sizeof(*o.per_host));
+	if (!o.hosts || !o.per_host)
 		goto oom;
 	for (size_t i = 0; i < nids; i++) {
 		const struct lsinfo *li = lsdb_find(&db, ids[i]);
@@ -755,13 +756,13 @@ static int q_outliers(struct qctx *q)
 	}
 	if ((rc = st->ops->samples(st, type, ids, nids, from, until, out_cb, &o)))
 		goto store_err;
-	for (size_t i = 0; i < o.pairs.cap; i++) {
-		uint64_t key, sid, *m;
+	for (size_t hx = 0; hx < o.nhosts; hx++)
+	for (size_t i = 0; i < o.per_host[hx].cap; i++) {
+		uint64_t sid, *m;
 
-		if (!o.pairs.keys[i])
+		if (!o.per_host[hx].keys[i])
 			continue;
-		key = o.pairs.keys[i] - 1;
-		sid = key & ((1ULL << 40) - 1);
+		sid = o.per_host[hx].keys[i] - 1;
 		if (!(m = hmap_slot(&match, sid + 1)))
 			goto oom;
 		if (!*m) {
@@ -773,7 +774,7 @@ static int q_outliers(struct qctx *q)
 			free(text);
 		}
 		if (*m == 2)
-			o.hosts[key >> 40].match += o.pairs.vals[i];
+			o.hosts[hx].match += o.per_host[hx].vals[i];
 	}
 	metrics_observe(&q->d->m.store_query, agg_now_ns() - t0);
 	size_t nh = 0;
@@ -825,8 +826,10 @@ oom:
 out:
 	free(shares);
 	free(ids);
+	for (size_t hx = 0; o.per_host && hx < o.nhosts; hx++)
+		hmap_free(&o.per_host[hx]);
+	free(o.per_host);
 	free(o.hosts);
-	hmap_free(&o.pairs);
 	hmap_free(&o.hostidx);
 	hmap_free(&match);
 	lsdb_free(&db);

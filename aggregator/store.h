@@ -74,9 +74,11 @@ struct store {
 	const struct store_ops *ops;
 };
 
-/* Open "sqlite:PATH" (or a bare path).  0 or -errno with msg filled. */
+/* Open "sqlite:PATH" (or a bare path) or "clickhouse://HOST:PORT/DB".  0 or -errno with msg filled. */
 int store_open(const char *uri, struct store **out, char *msg, size_t msglen);
 int store_sqlite_open(const char *path, struct store **out, char *msg,
 		      size_t msglen);
+int store_clickhouse_open(const char *uri, struct store **out, char *msg,
+			  size_t msglen);
 
 #endif /* GLASS_STORE_H */
