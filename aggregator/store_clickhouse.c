@@ -5,14 +5,17 @@
  * TTL, no LowCardinality; retention by ALTER TABLE ... DELETE.
  *
  * Tables (created on first open, in database DB of clickhouse://H:P/DB):
- *   glass_stacks(hash UInt64, text String)         ReplacingMergeTree, ORDER BY hash
- *   glass_labelsets(id UInt64, canon String, host)  ReplacingMergeTree, ORDER BY id
- *   glass_windows(wkey, host, ls, start_ns, end_ns, recv_ns, summaries
- *                 (-1 = absent), tot0..tot3, units) MergeTree ORDER BY (start_ns, wkey)
- *   glass_locks(wkey, ls, host, start_ns, cls, ns)  MergeTree ORDER BY (start_ns, wkey)
- *   glass_samples(type, ls, t, wkey, stack, count)  MergeTree ORDER BY (type, ls, t)
- * Stack and label-set ids are their 64-bit hashes (folded_hash), so every
- * aggd and every shard agrees on them without coordination.
+ *   stacks(id UInt64, text String)                  ReplacingMergeTree, ORDER BY id
+ *   labelsets(id UInt64, canon String, host String)  ReplacingMergeTree, ORDER BY id
+ *   windows(id UInt64, wkey, host, ls, start_ns, end_ns, recv_ns, summaries
+ *           (-1 = absent), tot0..tot3, units)        MergeTree ORDER BY (start_ns, id)
+ *   locks(win UInt64, ls, host, start_ns, cls, ns)   MergeTree ORDER BY (start_ns, win)
+ *   samples(type, ls, t, win, stack, count)          MergeTree ORDER BY (type, ls, t)
+ * The same names and columns as the SQLite engine (samples unpacked: one
+ * row per stack), so SQL dashboards read either.  Stack, label-set and
+ * window ids are 64-bit hashes (folded_hash of the stack, the canonical
+ * labels, the window id), so every aggd and every shard agrees on them
+ * without coordination.
  *
  * Atomicity: ClickHouse has no multi-table transaction.  One window is
  * written as one INSERT per table (each INSERT block is atomic), window row
@@ -217,7 +220,7 @@ static int ch_put(struct store *base, const struct agg_window *w, int *duplicate
 	struct ch_store *s = (struct ch_store *)base;
 	struct buf q = { 0 }, st = { 0 }, sm = { 0 }, lk = { 0 };
 	char *canon = agg_labels_canon(&w->labels);
-	uint64_t ls;
+	uint64_t ls, wid;
 	int64_t locksum = -1, tot[PT_NTYPES] = { 0 };
 	int units = 0, rc = -ENOMEM;
 	long long n = 0;
@@ -226,6 +229,7 @@ static int ch_put(struct store *base, const struct agg_window *w, int *duplicate
 	if (!canon)
 		return -ENOMEM;
 	ls = folded_hash(canon, strlen(canon));
+	wid = folded_hash(w->window_id, strlen(w->window_id));
 	for (size_t i = 0; i < w->nprof; i++) {
 		tot[w->prof[i].type] = (int64_t)folded_set_total(w->prof[i].set);
 		if (w->prof[i].units == UNITS_SAMPLES)
@@ -234,7 +238,7 @@ static int ch_put(struct store *base, const struct agg_window *w, int *duplicate
 	for (size_t i = 0; i < w->nlocks; i++)
 		locksum = (locksum < 0 ? 0 : locksum) + w->locks[i].ns;
 	pthread_mutex_lock(&s->wlock);
-	if (buf_add(&q, "SELECT count() FROM glass_windows WHERE wkey = '", 48) ||
+	if (buf_add(&q, "SELECT count() FROM windows WHERE wkey = '", 42) ||
 	    buf_tsv(&q, w->window_id, 1) || buf_add(&q, "'", 1))
 		goto out;
 	if ((rc = ch_select(s, q.p, count_cb, &n)))
@@ -244,8 +248,8 @@ static int ch_put(struct store *base, const struct agg_window *w, int *duplicate
 		goto out;
 	}
 	rc = -ENOMEM;
-	if (buf_add(&st, "INSERT INTO glass_stacks FORMAT TabSeparated\n", 45) ||
-	    buf_add(&sm, "INSERT INTO glass_samples FORMAT TabSeparated\n", 46))
+	if (buf_add(&st, "INSERT INTO stacks FORMAT TabSeparated\n", 39) ||
+	    buf_add(&sm, "INSERT INTO samples FORMAT TabSeparated\n", 40))
 		goto out;
 	for (size_t p = 0; p < w->nprof; p++)
 		for (size_t i = 0; i < folded_set_size(w->prof[p].set); i++) {
@@ -255,20 +259,20 @@ static int ch_put(struct store *base, const struct agg_window *w, int *duplicate
 			    buf_tsv(&st, fs->stack, 0) || buf_add(&st, "\n", 1) ||
 			    buf_printf(&sm, "%d\t%llu\t%lld\t", w->prof[p].type, (unsigned long long)ls,
 				       (long long)w->start_ns) ||
-			    buf_tsv(&sm, w->window_id, 0) ||
-			    buf_printf(&sm, "\t%llu\t%llu\n", (unsigned long long)fs->hash,
+			    buf_printf(&sm, "%llu\t%llu\t%llu\n", (unsigned long long)wid,
+				       (unsigned long long)fs->hash,
 				       (unsigned long long)fs->count))
 				goto out;
 		}
-	if (buf_add(&lk, "INSERT INTO glass_locks FORMAT TabSeparated\n", 44))
+	if (buf_add(&lk, "INSERT INTO locks FORMAT TabSeparated\n", 38))
 		goto out;
 	for (size_t i = 0; i < w->nlocks; i++)
-		if (buf_tsv(&lk, w->window_id, 0) || buf_printf(&lk, "\t%llu\t", (unsigned long long)ls) ||
+		if (buf_printf(&lk, "%llu\t%llu\t", (unsigned long long)wid, (unsigned long long)ls) ||
 		    buf_tsv(&lk, w->host, 0) || buf_printf(&lk, "\t%lld\t", (long long)w->start_ns) ||
 		    buf_tsv(&lk, w->locks[i].cls, 0) || buf_printf(&lk, "\t%lld\n", (long long)w->locks[i].ns))
 			goto out;
 	q.n = 0;
-	if (buf_add(&q, "INSERT INTO glass_labelsets FORMAT TabSeparated\n", 48) ||
+	if (buf_add(&q, "INSERT INTO labelsets FORMAT TabSeparated\n", 42) ||
 	    buf_printf(&q, "%llu\t", (unsigned long long)ls) || buf_tsv(&q, canon, 0) ||
 	    buf_add(&q, "\t", 1) || buf_tsv(&q, w->host, 0) || buf_add(&q, "\n", 1))
 		goto out;
@@ -279,7 +283,8 @@ static int ch_put(struct store *base, const struct agg_window *w, int *duplicate
 	/* the window row last: it is what makes the window count as stored */
 	q.n = 0;
 	rc = -ENOMEM;
-	if (buf_add(&q, "INSERT INTO glass_windows FORMAT TabSeparated\n", 46) ||
+	if (buf_add(&q, "INSERT INTO windows FORMAT TabSeparated\n", 40) ||
+	    buf_printf(&q, "%llu\t", (unsigned long long)wid) ||
 	    buf_tsv(&q, w->window_id, 0) || buf_add(&q, "\t", 1) || buf_tsv(&q, w->host, 0) ||
 	    buf_printf(&q, "\t%llu\t%lld\t%lld\t%lld\t%lld\t%lld\t%lld\t%lld", (unsigned long long)ls,
 		       (long long)w->start_ns, (long long)w->end_ns, (long long)agg_now_ns(),
@@ -314,7 +319,7 @@ static int ch_labelsets(struct store *base, store_labelset_cb cb, void *arg)
 	struct lscb l = { cb, arg };
 
 	return ch_select((struct ch_store *)base,
-			 "SELECT DISTINCT id, canon, toInt64(id) AS sid FROM glass_labelsets ORDER BY sid",
+			 "SELECT DISTINCT id, canon, toInt64(id) AS sid FROM labelsets ORDER BY sid FORMAT TabSeparated",
 			 ls_row, &l);
 }
 
@@ -338,7 +343,7 @@ static int ch_samples(struct store *base, int type, const int64_t *lss, size_t n
 
 	if (!n)
 		return 0;
-	if (buf_printf(&q, "SELECT ls, stack, sum(count) FROM glass_samples WHERE type = %d AND t >= %lld"
+	if (buf_printf(&q, "SELECT ls, stack, sum(count) FROM samples WHERE type = %d AND t >= %lld"
 		       " AND t < %lld AND ls IN (", type, (long long)from, (long long)until))
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
@@ -370,7 +375,7 @@ static int ch_stack_text(struct store *base, int64_t id, char **text)
 	int rc;
 
 	*text = NULL;
-	snprintf(q, sizeof(q), "SELECT text FROM glass_stacks WHERE hash = %llu LIMIT 1",
+	snprintf(q, sizeof(q), "SELECT text FROM stacks WHERE id = %llu LIMIT 1 FORMAT TabSeparated",
 		 (unsigned long long)id);
 	rc = ch_select((struct ch_store *)base, q, text_row, text);
 	return rc ? rc : *text ? 0 : -ENOENT;
@@ -414,9 +419,9 @@ static int ch_windows(struct store *base, int64_t from, int64_t until, store_win
 	char q[512];
 	struct wcb c = { cb, arg };
 
-	snprintf(q, sizeof(q), "SELECT cityHash64(wkey), ls, start_ns, end_ns, host, commit_p99_ns,"
+	snprintf(q, sizeof(q), "SELECT id, ls, start_ns, end_ns, host, commit_p99_ns,"
 		 " commit_count, trim_stall_ns, lock_wait_ns, tot0, tot1, tot2, tot3, units"
-		 " FROM glass_windows WHERE start_ns >= %lld AND start_ns < %lld ORDER BY start_ns"
+		 " FROM windows WHERE start_ns >= %lld AND start_ns < %lld ORDER BY start_ns"
 		 " FORMAT TabSeparated", (long long)from, (long long)until);
 	return ch_select((struct ch_store *)base, q, win_row, &c);
 }
@@ -436,7 +441,7 @@ static int ch_locks(struct store *base, int64_t from, int64_t until, store_lock_
 	char q[512];
 	struct lkcb c = { cb, arg };
 
-	snprintf(q, sizeof(q), "SELECT ls, host, start_ns, cls, ns FROM glass_locks WHERE start_ns >= %lld"
+	snprintf(q, sizeof(q), "SELECT ls, host, start_ns, cls, ns FROM locks WHERE start_ns >= %lld"
 		 " AND start_ns < %lld ORDER BY start_ns FORMAT TabSeparated", (long long)from, (long long)until);
 	return ch_select((struct ch_store *)base, q, lock_row, &c);
 }
@@ -451,11 +456,11 @@ static int ch_retain(struct store *base, int64_t drop_ns, int64_t coarse_ns, int
 	(void)bucket_s;
 	if (drop_ns <= 0)
 		return 0;
-	snprintf(q, sizeof(q), "ALTER TABLE glass_samples DELETE WHERE t < %lld", (long long)drop_ns);
+	snprintf(q, sizeof(q), "ALTER TABLE samples DELETE WHERE t < %lld", (long long)drop_ns);
 	rc |= ch_exec(s, q);
-	snprintf(q, sizeof(q), "ALTER TABLE glass_locks DELETE WHERE start_ns < %lld", (long long)drop_ns);
+	snprintf(q, sizeof(q), "ALTER TABLE locks DELETE WHERE start_ns < %lld", (long long)drop_ns);
 	rc |= ch_exec(s, q);
-	snprintf(q, sizeof(q), "ALTER TABLE glass_windows DELETE WHERE start_ns < %lld", (long long)drop_ns);
+	snprintf(q, sizeof(q), "ALTER TABLE windows DELETE WHERE start_ns < %lld", (long long)drop_ns);
 	rc |= ch_exec(s, q);
 	return rc ? -EIO : 0;
 }
@@ -477,8 +482,8 @@ static int ch_stats(struct store *base, struct store_stats *st)
 {
 	memset(st, 0, sizeof(*st));
 	return ch_select((struct ch_store *)base,
-			 "SELECT (SELECT count() FROM glass_windows), (SELECT uniqExact(hash) FROM glass_stacks),"
-			 " (SELECT uniqExact(id) FROM glass_labelsets) FORMAT TabSeparated", stats_row, st);
+			 "SELECT (SELECT count() FROM windows), (SELECT uniqExact(id) FROM stacks),"
+			 " (SELECT uniqExact(id) FROM labelsets) FORMAT TabSeparated", stats_row, st);
 }
 
 static void free_handle(void *c)
@@ -515,17 +520,17 @@ static const struct store_ops ch_ops = {
 };
 
 static const char *const ddl[] = {
-	"CREATE TABLE IF NOT EXISTS glass_stacks (hash UInt64, text String)"
-	" ENGINE = ReplacingMergeTree() ORDER BY hash",
-	"CREATE TABLE IF NOT EXISTS glass_labelsets (id UInt64, canon String, host String)"
+	"CREATE TABLE IF NOT EXISTS stacks (id UInt64, text String)"
 	" ENGINE = ReplacingMergeTree() ORDER BY id",
-	"CREATE TABLE IF NOT EXISTS glass_windows (wkey String, host String, ls UInt64, start_ns Int64,"
+	"CREATE TABLE IF NOT EXISTS labelsets (id UInt64, canon String, host String)"
+	" ENGINE = ReplacingMergeTree() ORDER BY id",
+	"CREATE TABLE IF NOT EXISTS windows (id UInt64, wkey String, host String, ls UInt64, start_ns Int64,"
 	" end_ns Int64, recv_ns Int64, commit_p99_ns Int64, commit_count Int64, trim_stall_ns Int64,"
 	" lock_wait_ns Int64, tot0 Int64, tot1 Int64, tot2 Int64, tot3 Int64, units UInt8)"
-	" ENGINE = MergeTree() ORDER BY (start_ns, wkey)",
-	"CREATE TABLE IF NOT EXISTS glass_locks (wkey String, ls UInt64, host String, start_ns Int64,"
-	" cls String, ns Int64) ENGINE = MergeTree() ORDER BY (start_ns, wkey)",
-	"CREATE TABLE IF NOT EXISTS glass_samples (type UInt8, ls UInt64, t Int64, wkey String,"
+	" ENGINE = MergeTree() ORDER BY (start_ns, id)",
+	"CREATE TABLE IF NOT EXISTS locks (win UInt64, ls UInt64, host String, start_ns Int64,"
+	" cls String, ns Int64) ENGINE = MergeTree() ORDER BY (start_ns, win)",
+	"CREATE TABLE IF NOT EXISTS samples (type UInt8, ls UInt64, t Int64, win UInt64,"
 	" stack UInt64, count UInt64) ENGINE = MergeTree() ORDER BY (type, ls, t)",
 };
 
