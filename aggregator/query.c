@@ -244,6 +244,15 @@ static int matching_labelsets(const struct lsdb *db, const struct selector *sel,
 	return 0;
 }
 
+static int set_text(void *arg, size_t i, const char *text)
+{
+	struct merged *mg = arg;
+
+	if (i >= mg->n || mg->v[i].text)
+		return 0;
+	return (mg->v[i].text = strdup(text)) ? 0 : -ENOMEM;
+}
+
 static int materialise(struct store *st, struct merged *mg)
 {
 	size_t k = 0;
@@ -260,6 +269,21 @@ static int materialise(struct store *st, struct merged *mg)
 	}
 	mg->n = k;
 	qsort(mg->v, mg->n, sizeof(*mg->v), by_count_desc);
+	if (st->ops->stack_texts && mg->n) {
+		int64_t *ids = malloc(mg->n * sizeof(*ids));
+		int rc;
+
+		if (!ids)
+			return -ENOMEM;
+		for (size_t i = 0; i < mg->n; i++)
+			ids[i] = mg->v[i].id;
+		rc = st->ops->stack_texts(st, ids, mg->n, set_text, mg);
+		free(ids);
+		for (size_t i = 0; !rc && i < mg->n; i++)
+			if (!mg->v[i].text)
+				rc = -ENOENT;
+		return rc;
+	}
 	for (size_t i = 0; i < mg->n; i++) {
 		int rc = st->ops->stack_text(st, mg->v[i].id, &mg->v[i].text);
 
@@ -699,6 +723,19 @@ static int by_share(const void *a, const void *b)
 	return strcmp(x->host, y->host);
 }
 
+struct match_arg { regex_t *re; struct hmap *match; const int64_t *ids; };
+
+/* Remember whether stack ids[i] matches the pattern: 1 no, 2 yes. */
+static int match_text(void *arg, size_t i, const char *text)
+{
+	struct match_arg *ma = arg;
+	uint64_t *m = hmap_get(ma->match, (uint64_t)ma->ids[i] + 1);
+
+	if (m)
+		*m = regexec(ma->re, text, 0, NULL, 0) ? 1 : 2;
+	return 0;
+}
+
 static int q_outliers(struct qctx *q)
 {
 	struct selector sel;
@@ -756,26 +793,47 @@ static int q_outliers(struct qctx *q)
 	}
 	if ((rc = st->ops->samples(st, type, ids, nids, from, until, out_cb, &o)))
 		goto store_err;
+	/* Distinct stacks first, then their texts (one bulk call where the
+	 * engine has it), then each host's matched share. */
 	for (size_t hx = 0; hx < o.nhosts; hx++)
-	for (size_t i = 0; i < o.per_host[hx].cap; i++) {
-		uint64_t sid, *m;
+		for (size_t i = 0; i < o.per_host[hx].cap; i++)
+			if (o.per_host[hx].keys[i] && !hmap_slot(&match, o.per_host[hx].keys[i]))
+				goto oom;
+	{
+		size_t nd = 0;
+		int64_t *ids = malloc((match.n + 1) * sizeof(*ids));
+		struct match_arg ma = { .re = &re, .match = &match, .ids = ids };
 
-		if (!o.per_host[hx].keys[i])
-			continue;
-		sid = o.per_host[hx].keys[i] - 1;
-		if (!(m = hmap_slot(&match, sid + 1)))
+		if (!ids)
 			goto oom;
-		if (!*m) {
-			char *text;
+		for (size_t i = 0; i < match.cap; i++)
+			if (match.keys[i])
+				ids[nd++] = (int64_t)(match.keys[i] - 1);
+		if (st->ops->stack_texts)
+			rc = st->ops->stack_texts(st, ids, nd, match_text, &ma);
+		else
+			for (size_t i = 0; i < nd && !rc; i++) {
+				char *text;
 
-			if ((rc = st->ops->stack_text(st, (int64_t)sid, &text)))
-				goto store_err;
-			*m = regexec(&re, text, 0, NULL, 0) ? 1 : 2;
-			free(text);
-		}
-		if (*m == 2)
-			o.hosts[hx].match += o.per_host[hx].vals[i];
+				if (!(rc = st->ops->stack_text(st, ids[i], &text))) {
+					rc = match_text(&ma, i, text);
+					free(text);
+				}
+			}
+		free(ids);
+		if (rc)
+			goto store_err;
 	}
+	for (size_t hx = 0; hx < o.nhosts; hx++)
+		for (size_t i = 0; i < o.per_host[hx].cap; i++) {
+			uint64_t *m;
+
+			if (!o.per_host[hx].keys[i])
+				continue;
+			m = hmap_get(&match, o.per_host[hx].keys[i]);
+			if (m && *m == 2)
+				o.hosts[hx].match += o.per_host[hx].vals[i];
+		}
 	metrics_observe(&q->d->m.store_query, agg_now_ns() - t0);
 	size_t nh = 0;
 	shares = calloc(o.nhosts + 1, sizeof(*shares));

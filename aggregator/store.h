@@ -56,6 +56,10 @@ struct store_ops {
 		       store_sample_cb cb, void *arg);
 	/* The text of stack ID (malloc'ed). */
 	int (*stack_text)(struct store *s, int64_t id, char **text);
+	/* Optional: the texts of N stacks at once (engines where a round
+	 * trip costs more than a lookup); cb(arg, index, text). */
+	int (*stack_texts)(struct store *s, const int64_t *ids, size_t n,
+			   int (*cb)(void *arg, size_t i, const char *text), void *arg);
 	/* Windows that start in [from, until), by start time. */
 	int (*windows)(struct store *s, int64_t from_ns, int64_t until_ns,
 		       store_window_cb cb, void *arg);

@@ -25,6 +25,7 @@
  * SQLite engine does not have that gap.  Downsampling is not done here.
  */
 #include "aggregator/store.h"
+#include "aggregator/hmap.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -381,6 +382,58 @@ static int ch_stack_text(struct store *base, int64_t id, char **text)
 	return rc ? rc : *text ? 0 : -ENOENT;
 }
 
+struct txcb {
+	const int64_t *ids;
+	size_t n;
+	struct hmap idx;	/* id + 1 -> index + 1 */
+	int (*cb)(void *arg, size_t i, const char *text);
+	void *arg;
+};
+
+static int texts_row(void *arg, char **f, int nf)
+{
+	struct txcb *t = arg;
+	uint64_t *i;
+
+	if (nf < 2)
+		return -EIO;
+	i = hmap_get(&t->idx, strtoull(f[0], NULL, 10) + 1);
+	return i ? t->cb(t->arg, *i - 1, f[1]) : 0;
+}
+
+/* One query for many stacks, in chunks of 5000 ids. */
+static int ch_stack_texts(struct store *base, const int64_t *ids, size_t n,
+			  int (*cb)(void *arg, size_t i, const char *text), void *arg)
+{
+	struct txcb t = { .ids = ids, .n = n, .cb = cb, .arg = arg };
+	int rc = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t *v = hmap_slot(&t.idx, (uint64_t)ids[i] + 1);
+
+		if (!v) {
+			hmap_free(&t.idx);
+			return -ENOMEM;
+		}
+		if (!*v)
+			*v = i + 1;
+	}
+	for (size_t off = 0; off < n && !rc; off += 5000) {
+		struct buf q = { 0 };
+
+		rc = buf_add(&q, "SELECT id, any(text) FROM stacks WHERE id IN (", 46);
+		for (size_t i = off; !rc && i < n && i < off + 5000; i++)
+			rc = buf_printf(&q, "%s%llu", i > off ? "," : "", (unsigned long long)ids[i]);
+		if (!rc)
+			rc = buf_add(&q, ") GROUP BY id FORMAT TabSeparated", 33);
+		if (!rc)
+			rc = ch_select((struct ch_store *)base, q.p, texts_row, &t);
+		free(q.p);
+	}
+	hmap_free(&t.idx);
+	return rc;
+}
+
 struct wcb { store_window_cb cb; void *arg; };
 static int64_t opt(const char *s)
 {
@@ -512,6 +565,7 @@ static const struct store_ops ch_ops = {
 	.labelsets = ch_labelsets,
 	.samples = ch_samples,
 	.stack_text = ch_stack_text,
+	.stack_texts = ch_stack_texts,
 	.windows = ch_windows,
 	.locks = ch_locks,
 	.retain = ch_retain,
