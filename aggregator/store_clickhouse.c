@@ -40,6 +40,7 @@ struct ch_store {
 	char *url;		/* http://host:port/?database=DB */
 	pthread_mutex_t wlock;
 	pthread_key_t ckey;	/* per-thread CURL handle */
+	struct hmap known;	/* stack/labelset ids this process stored (wlock) */
 };
 
 struct buf { char *p; size_t n, cap; };
@@ -252,12 +253,16 @@ static int ch_put(struct store *base, const struct agg_window *w, int *duplicate
 	if (buf_add(&st, "INSERT INTO stacks FORMAT TabSeparated\n", 39) ||
 	    buf_add(&sm, "INSERT INTO samples FORMAT TabSeparated\n", 40))
 		goto out;
+	size_t nnew = 0;
 	for (size_t p = 0; p < w->nprof; p++)
 		for (size_t i = 0; i < folded_set_size(w->prof[p].set); i++) {
 			const struct folded_stack *fs = folded_set_get(w->prof[p].set, i);
+			int known = hmap_get(&s->known, fs->hash | 1) != NULL;
 
-			if (buf_printf(&st, "%llu\t", (unsigned long long)fs->hash) ||
-			    buf_tsv(&st, fs->stack, 0) || buf_add(&st, "\n", 1) ||
+			if (!known)
+				nnew++;
+			if ((!known && (buf_printf(&st, "%llu\t", (unsigned long long)fs->hash) ||
+					buf_tsv(&st, fs->stack, 0) || buf_add(&st, "\n", 1))) ||
 			    buf_printf(&sm, "%d\t%llu\t%lld\t", w->prof[p].type, (unsigned long long)ls,
 				       (long long)w->start_ns) ||
 			    buf_printf(&sm, "%llu\t%llu\t%llu\n", (unsigned long long)wid,
@@ -278,9 +283,23 @@ static int ch_put(struct store *base, const struct agg_window *w, int *duplicate
 	    buf_add(&q, "\t", 1) || buf_tsv(&q, w->host, 0) || buf_add(&q, "\n", 1))
 		goto out;
 	rc = -EIO;
-	if ((w->nprof && (ch_post(s, st.p, st.n, NULL) || ch_post(s, sm.p, sm.n, NULL))) ||
-	    (w->nlocks && ch_post(s, lk.p, lk.n, NULL)) || ch_post(s, q.p, q.n, NULL))
+	int ls_known = hmap_get(&s->known, ls | 1) != NULL;
+
+	if ((nnew && ch_post(s, st.p, st.n, NULL)) || (w->nprof && ch_post(s, sm.p, sm.n, NULL)) ||
+	    (w->nlocks && ch_post(s, lk.p, lk.n, NULL)) || (!ls_known && ch_post(s, q.p, q.n, NULL)))
 		goto out;
+	/* Stored: later windows need not send these stacks and labels again
+	 * (ReplacingMergeTree would fold the repeats anyway, at a cost). */
+	for (size_t p = 0; p < w->nprof; p++)
+		for (size_t i = 0; i < folded_set_size(w->prof[p].set); i++) {
+			uint64_t *k = hmap_slot(&s->known, folded_set_get(w->prof[p].set, i)->hash | 1);
+
+			if (k)
+				*k = 1;
+		}
+	uint64_t *lk1 = hmap_slot(&s->known, ls | 1);
+	if (lk1)
+		*lk1 = 1;
 	/* the window row last: it is what makes the window count as stored */
 	q.n = 0;
 	rc = -ENOMEM;
@@ -555,6 +574,7 @@ static void ch_close(struct store *base)
 	}
 	pthread_key_delete(s->ckey);
 	pthread_mutex_destroy(&s->wlock);
+	hmap_free(&s->known);
 	free(s->url);
 	free(s);
 }
