@@ -41,6 +41,8 @@ $(OUT)/test/aggregator/%: $(OUT)/asan/tests/aggregator/%.o $(AGG_TEST_OBJS) $(OU
 	$(Q)$(CC) $(FP_FLAGS) $(SAN_FLAGS) -o $@ $^ $(AGG_LIBS)
 
 TEST_BINS += $(OUT)/test/aggregator/agg_unit
+# Keep the sanitizer objects (only pattern rules name them).
+.SECONDARY: $(AGG_TEST_OBJS) $(OUT)/asan/tests/aggregator/agg_unit.o
 
 # Benchmark load generator (tests/bench/aggregator.bench).
 $(OUT)/bench/agg_load: $(OUT)/obj/tests/bench/agg_load.o $(OUT)/obj/aggregator/store_sqlite.o \
