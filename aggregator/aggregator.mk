@@ -14,7 +14,7 @@ GEN_HDRS       += $(AGG_PB_H)
 AGG_CORE_OBJS   = $(AGG_CORE_SRCS:%.c=$(OUT)/obj/%.o) $(OUT)/obj/aggregator/profile.pb-c.o
 AGG_CORE_SAN    = $(AGG_CORE_SRCS:%.c=$(OUT)/asan/%.o) $(OUT)/asan/aggregator/profile.pb-c.o
 
-$(AGG_PB_C) $(AGG_PB_H): aggregator/profile.proto
+$(AGG_PB_C) $(AGG_PB_H) &: aggregator/profile.proto
 	$(call msg,PROTOC,$@)
 	@mkdir -p $(OUT)/gen
 	$(Q)protoc-c --c_out=$(OUT)/gen --proto_path=. $<
