@@ -511,10 +511,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "glass-offcputime: cannot open the ring buffer: %s\n", strerror(errno));
 		goto out;
 	}
-	if (!env.folded)
-		fprintf(stderr, "Tracing off-CPU time (us) of %s%s... %s\n",
-			env.pid ? "PID " : env.tid ? "TID " : "all threads",
-			env.pid || env.tid ? "" : "",
+	/* On stderr, also with -f: scripts wait for it to know we attached. */
+	if (env.pid || env.tid)
+		fprintf(stderr, "Tracing off-CPU time (us) of %s %d... %s\n",
+			env.pid ? "PID" : "TID", env.pid ? env.pid : env.tid,
+			env.duration ? "" : "Hit Ctrl-C to end.");
+	else
+		fprintf(stderr, "Tracing off-CPU time (us) of all threads... %s\n",
 			env.duration ? "" : "Hit Ctrl-C to end.");
 	bpfutil__run_for(env.duration);
 	while (!bpfutil__exiting()) {
