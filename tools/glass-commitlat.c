@@ -189,8 +189,7 @@ int main(int argc, char **argv)
 	err = uhist__attach(env.pid, env.binary, p, np);
 	if (err)
 		goto out;
-	if (!env.json)
-		fprintf(stderr, "Tracing glassfs commits... %s\n",
+	fprintf(stderr, "Tracing glassfs commits... %s\n",
 			env.duration ? "" : "Hit Ctrl-C to end.");
 	uhist__wait(env.pid, env.duration);
 	uhist__detach(p, np);

@@ -445,8 +445,8 @@ int main(int argc, char **argv)
 	sc = syms_cache__new();
 	if (env.pid)
 		syms_cache__snapshot(sc, env.pid);
-	if (!env.json)
-		fprintf(stderr, "Tracing glassfs locks in %s%s... %s\n", bin,
+	/* stderr, also with -j: scripts wait for it to know we attached */
+	fprintf(stderr, "Tracing glassfs locks in %s%s... %s\n", bin,
 			env.pid ? "" : " (every process)",
 			env.duration ? "" : "Hit Ctrl-C to end.");
 	bpfutil__run_for(env.duration);
