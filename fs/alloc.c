@@ -51,6 +51,7 @@ static void bg_free(struct bgroup *bg)
 		return;
 	free(bg->used);
 	free(bg->pinned);
+	free(bg->held);
 	free(bg->seg_dirty);
 	free(bg);
 }
@@ -107,8 +108,9 @@ int alloc_add_bg(struct core *c, uint64_t start, uint64_t len, uint64_t flags, b
 	bg->nsegs = (uint32_t)((bg->nbits + FST_SEG_SECTORS - 1) / FST_SEG_SECTORS);
 	bg->used = calloc(words, 8);
 	bg->pinned = calloc(words, 8);
+	bg->held = calloc(words, 8);
 	bg->seg_dirty = calloc(bg->nsegs, 1);
-	if (!bg->used || !bg->pinned || !bg->seg_dirty) {
+	if (!bg->used || !bg->pinned || !bg->held || !bg->seg_dirty) {
 		bg_free(bg);
 		return -ENOMEM;
 	}
@@ -252,7 +254,7 @@ void alloc_pin(struct core *c, uint64_t logical, uint64_t len)
 	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
 }
 
-void alloc_unpin(struct core *c, void (*fn)(void *arg, uint64_t logical, uint64_t len,
+void alloc_unpin(struct core *c, bool (*fn)(void *arg, uint64_t logical, uint64_t len,
 					    uint64_t flags), void *arg)
 {
 	struct allocator *a = &c->alloc;
@@ -266,6 +268,7 @@ void alloc_unpin(struct core *c, void (*fn)(void *arg, uint64_t logical, uint64_
 			continue;
 		while (i < bg->nbits) {
 			uint64_t j;
+			bool keep = false;
 			if (!bg->pinned[i >> 6]) {
 				i = (i | 63) + 1;
 				continue;
@@ -277,17 +280,40 @@ void alloc_unpin(struct core *c, void (*fn)(void *arg, uint64_t logical, uint64_
 			for (j = i; j < bg->nbits && bit_get(bg->pinned, j); j++)
 				;
 			if (fn)
-				fn(arg, bg->start + i * SECT, (j - i) * SECT, bg->flags);
-			range_clr(bg->used, i, j - i);
+				keep = fn(arg, bg->start + i * SECT, (j - i) * SECT, bg->flags);
 			range_clr(bg->pinned, i, j - i);
-			if (i < bg->cursor)
-				bg->cursor = i;
+			if (keep) {
+				range_set(bg->held, i, j - i);
+				bg->held_bytes += (j - i) * SECT;
+			} else {
+				range_clr(bg->used, i, j - i);
+				bg->used_bytes -= (j - i) * SECT;
+				if (i < bg->cursor)
+					bg->cursor = i;
+			}
 			i = j;
 		}
-		bg->used_bytes -= bg->pinned_bytes;
 		bg->pinned_bytes = 0;
 	}
 	glock_unlock(&a->lock, GLOCK_WRITE);
+}
+
+void alloc_release(struct core *c, uint64_t logical, uint64_t len)
+{
+	struct bgroup *bg;
+
+	glock_lock(&c->alloc.lock, GLOCK_WRITE);
+	bg = range_bg(c, logical, len);
+	if (bg) {
+		uint64_t s = (logical - bg->start) / SECT, n = len / SECT;
+		range_clr(bg->used, s, n);
+		range_clr(bg->held, s, n);
+		bg->used_bytes -= len;
+		bg->held_bytes -= len;
+		if (s < bg->cursor)
+			bg->cursor = s;
+	}
+	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
 }
 
 bool alloc_is_used(struct core *c, uint64_t logical, uint64_t len)
@@ -444,7 +470,8 @@ int alloc_commit_fst(struct txn *t)
 			memset(w[nw].bits, 0, sizeof(w[nw].bits));
 			for (uint32_t i = 0; i < nb; i++) {
 				/* free after this commit: not used, or freed (pinned) in it */
-				if (!bit_get(bg->used, base + i) || bit_get(bg->pinned, base + i))
+				if (!bit_get(bg->used, base + i) || bit_get(bg->pinned, base + i) ||
+				    bit_get(bg->held, base + i))
 					w[nw].bits[i >> 3] |= (uint8_t)(1u << (i & 7));
 			}
 			w[nw].k = (struct key){ bg->start + base * SECT, KEY_FREE_SPACE_BITMAP,
@@ -490,7 +517,7 @@ int alloc_commit_bg_items(struct txn *t)
 		}
 		struct bgroup *bg = a->bg[k];
 		bg->item_dirty = false;
-		it.used = bg->used_bytes - bg->pinned_bytes;
+		it.used = bg->used_bytes - bg->pinned_bytes - bg->held_bytes;
 		it.chunk_objectid = FIRST_CHUNK_OBJECTID;
 		it.flags = bg->flags;
 		key = (struct key){ bg->start, KEY_BLOCK_GROUP_ITEM, bg->len };
@@ -523,7 +550,7 @@ int alloc_insert_bg_items(struct txn *t, uint64_t start)
 		glock_unlock(&c->alloc.lock, GLOCK_WRITE);
 		return -ENOENT;
 	}
-	it = (struct block_group_item){ bg->used_bytes - bg->pinned_bytes,
+	it = (struct block_group_item){ bg->used_bytes - bg->pinned_bytes - bg->held_bytes,
 					FIRST_CHUNK_OBJECTID, bg->flags };
 	key = (struct key){ bg->start, KEY_BLOCK_GROUP_ITEM, bg->len };
 	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
@@ -581,7 +608,7 @@ void alloc_space(struct core *c, uint64_t type, uint64_t *total, uint64_t *free_
 		if ((bg->flags & BG_TYPE_MASK) != type)
 			continue;
 		t += bg->len;
-		f += bg->len - bg->used_bytes;
+		f += bg->len - bg->used_bytes + bg->held_bytes;	/* held: free once discarded */
 	}
 	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
 	*total = t;
@@ -594,7 +621,8 @@ uint64_t alloc_bytes_used(struct core *c)
 
 	glock_lock(&c->alloc.lock, GLOCK_WRITE);
 	for (int k = 0; k < c->alloc.n; k++)
-		u += c->alloc.bg[k]->used_bytes - c->alloc.bg[k]->pinned_bytes;
+		u += c->alloc.bg[k]->used_bytes - c->alloc.bg[k]->pinned_bytes -
+		     c->alloc.bg[k]->held_bytes;
 	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
 	return u;
 }

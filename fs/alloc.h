@@ -29,8 +29,10 @@ struct bgroup {
 	uint64_t nbits;			/* sectors */
 	uint64_t *used;			/* 1 = not allocatable */
 	uint64_t *pinned;		/* 1 = freed in the running transaction */
+	uint64_t *held;			/* 1 = free on disk, kept until discarded */
 	uint64_t used_bytes;		/* bits set in used, as bytes */
 	uint64_t pinned_bytes;
+	uint64_t held_bytes;		/* free on disk, waiting for a discard */
 	uint64_t cursor;		/* next-fit hint (bit index) */
 	uint8_t *seg_dirty;		/* free-space tree segments to rewrite */
 	uint32_t nsegs;
@@ -69,9 +71,13 @@ void alloc_free_now(struct core *c, uint64_t logical, uint64_t len);
 /* Bytes the last commit still references: allocatable after the next. */
 void alloc_pin(struct core *c, uint64_t logical, uint64_t len);
 /* After the superblock is durable: pinned bytes become allocatable.
- * Calls fn(arg, logical, len, flags) per pinned run (cache forget, discard). */
-void alloc_unpin(struct core *c, void (*fn)(void *arg, uint64_t logical, uint64_t len,
+ * Calls fn(arg, logical, len, flags) per pinned run (cache forget,
+ * discard); when fn returns true it keeps the run (queued for discard):
+ * the run stays used until alloc_release(). */
+void alloc_unpin(struct core *c, bool (*fn)(void *arg, uint64_t logical, uint64_t len,
 					    uint64_t flags), void *arg);
+/* A run kept by alloc_unpin's fn is now allocatable (already free on disk). */
+void alloc_release(struct core *c, uint64_t logical, uint64_t len);
 /* Mark bytes used without dirtying the free-space tree (fsck rebuild). */
 bool alloc_is_used(struct core *c, uint64_t logical, uint64_t len);
 

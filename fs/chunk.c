@@ -433,7 +433,7 @@ int chunk_insert_items(struct txn *t, const struct chunk *ch)
 
 int chunk_create(struct core *c, struct txn *t, uint64_t type, uint64_t *logical)
 {
-	uint64_t size = chunk_default_size(c, type), min = (type & BG_DATA) ? 4 * MiB : MiB;
+	uint64_t size = chunk_default_size(c, type), min = MiB;
 	uint64_t meta_keep = (type & BG_DATA) ? chunk_default_size(c, BG_METADATA) : 0;
 	uint64_t best_len = 0, best_start = 0, unalloc = 0, log_end = LOGICAL_START;
 	struct dev *best = NULL;

@@ -5,6 +5,7 @@
 #include "fs/core_internal.h"
 #include "fs/btree.h"
 #include "fs/crc32c.h"
+#include "fs/cache.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -86,6 +87,7 @@ static struct core *core_alloc(const struct core_opts *o)
 
 static void core_free(struct core *c)
 {
+	discard_close(c);
 	for (int i = 0; i < CT_NR; i++)
 		if (c->roots[i].present)
 			root_release(&c->roots[i].r);
@@ -280,6 +282,9 @@ int core_open(const char *const *devs, int ndevs, const struct core_opts *o,
 		core_log(c, "block groups / free space: %s", strerror(-ret));
 		goto fail;
 	}
+	ret = discard_open(c);
+	if (ret)
+		goto fail;
 	if (!c->readonly) {
 		ret = txn_start_commit_thread(c);
 		if (ret)
@@ -377,7 +382,7 @@ int core_format(const char *const *devs, int ndevs, const struct format_opts *o)
 		}
 		sig = signature(d);
 		if (sig && !o->force) {
-			fprintf(stderr, "glassfs: %s already holds a %s filesystem; use -f to overwrite it\n",
+			fprintf(stderr, "glassfs: %s already contains a %s signature; use -f to overwrite it\n",
 				d->path, sig);
 			ret = -EEXIST;
 			goto out;
@@ -521,8 +526,10 @@ void core_stats(struct core *c, struct core_stats *s)
 	s->commits = __atomic_load_n(&c->commits, __ATOMIC_RELAXED);
 	s->nodes_written = __atomic_load_n(&c->nodes_written, __ATOMIC_RELAXED);
 	s->csum_errors = __atomic_load_n(&c->csum_errors, __ATOMIC_RELAXED);
-	s->cache_hits = __atomic_load_n(&c->cache_hits, __ATOMIC_RELAXED);
-	s->cache_misses = __atomic_load_n(&c->cache_misses, __ATOMIC_RELAXED);
+	if (c->cache) {
+		uint64_t nodes;
+		cache_stats(c->cache, &s->cache_hits, &s->cache_misses, &nodes);
+	}
 	for (int i = 0; i < c->ndevs; i++) {
 		struct dev_counters d;
 		dev_counters(c->devs[i], &d);

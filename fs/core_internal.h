@@ -20,6 +20,7 @@
 #include "fs/dev.h"
 #include "fs/chunk.h"
 #include "fs/alloc.h"
+#include "fs/discard.h"
 
 #define CORE_MAX_DEVS 16
 
@@ -98,10 +99,10 @@ struct core {
 	struct node_cache *cache;
 
 	struct txn_state ts;
+	struct discard_queue discard;
 
 	/* counters (atomic adds) */
 	uint64_t commits, nodes_written, csum_errors;
-	uint64_t cache_hits, cache_misses;	/* for cache.c if it reports here */
 };
 
 /* Corruption and I/O trouble: one line on stderr naming where. */

@@ -34,11 +34,14 @@
 
 #define COMMIT_MAX_ROUNDS 64
 
-static uint64_t meta_need(const struct core *c, unsigned nr_items)
+static uint64_t meta_need(const struct core *c, unsigned nr_items, uint64_t meta_total)
 {
 	/* Each item change may copy a path of nodes once per transaction and
-	 * queue refs that change extent and free-space tree paths at commit. */
-	return (uint64_t)(nr_items + 1) * c->nodesize * 6;
+	 * queue refs that change extent and free-space tree paths at commit.
+	 * Many changes share paths, so a big batch is capped: a quarter of
+	 * the metadata space is far more than one transaction copies. */
+	uint64_t n = (uint64_t)(nr_items + 1) * c->nodesize * 4;
+	return n < meta_total / 4 ? n : meta_total / 4;
 }
 
 /* Bytes of metadata kept for TXN_USE_RESERVE handles and the commit. */
@@ -54,9 +57,10 @@ static uint64_t meta_reserve(const struct core *c, uint64_t meta_total)
 static int reserve_meta(struct txn *t, unsigned nr_items)
 {
 	struct core *c = t->c;
-	uint64_t total, free_b, need = meta_need(c, nr_items), reserve;
+	uint64_t total, free_b, need, reserve;
 
 	alloc_space(c, BG_METADATA, &total, &free_b);
+	need = meta_need(c, nr_items, total);
 	reserve = meta_reserve(c, total);
 	if (free_b >= need + reserve * 2) {
 		uint64_t st, sf;
@@ -66,6 +70,7 @@ static int reserve_meta(struct txn *t, unsigned nr_items)
 	}
 	glock_lock(&c->chunk_alloc_lock, GLOCK_WRITE);
 	alloc_space(c, BG_METADATA, &total, &free_b);
+	need = meta_need(c, nr_items, total);
 	reserve = meta_reserve(c, total);
 	if (free_b < need + reserve * 2) {
 		uint64_t l;
@@ -81,6 +86,12 @@ static int reserve_meta(struct txn *t, unsigned nr_items)
 	glock_unlock(&c->chunk_alloc_lock, GLOCK_WRITE);
 	if (free_b >= need + ((t->flags & TXN_USE_RESERVE) ? 0 : reserve))
 		return 0;
+	/* space waiting for its discard is free a moment from now */
+	if (discard_wait_idle(c, t->transid)) {
+		alloc_space(c, BG_METADATA, &total, &free_b);
+		if (free_b >= need + ((t->flags & TXN_USE_RESERVE) ? 0 : reserve))
+			return 0;
+	}
 	return -ENOSPC;
 }
 
@@ -273,13 +284,14 @@ static void phase_end(uint64_t transid, int phase, uint64_t *t0)
 	}
 }
 
-static void unpinned(void *arg, uint64_t logical, uint64_t len, uint64_t flags)
+static bool unpinned(void *arg, uint64_t logical, uint64_t len, uint64_t flags)
 {
 	struct core *c = arg;
 
 	if (flags & (BG_METADATA | BG_SYSTEM))
 		for (uint64_t b = logical; b < logical + len; b += c->nodesize)
 			cache_forget(c->cache, b);
+	return discard_freed(c, logical, len);
 }
 
 /* Write out transaction transid; no handle is open.  0 or -errno; on error
@@ -368,6 +380,8 @@ static int do_commit(struct core *c, uint64_t transid, uint64_t start_ns)
 	c->generation = transid;
 	alloc_unpin(c, unpinned, c);
 	alloc_clear_new(c);
+	if (c->discard.mode == DISCARD_SYNC && PROBE_ON(COMMIT_PHASE))
+		GLASSFS_COMMIT_PHASE(transid, 7, discard_take_sync_ns(c));
 	phase_end(transid, 8, &t0);
 	__atomic_fetch_add(&c->commits, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&c->nodes_written, nodes, __ATOMIC_RELAXED);
