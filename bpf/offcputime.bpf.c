@@ -367,6 +367,12 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	}
 	n = s->npending;
 	if (n >= OFFCPU_PENDING) {
+		/* A syscall that blocks again and again (a FUSE worker's read
+		 * of /dev/fuse): fold into the last block if the stack matches. */
+		if (s->pend[OFFCPU_PENDING - 1].kstack_hash == kh) {
+			s->pend[OFFCPU_PENDING - 1].delta += delta;
+			return;
+		}
 		count(OC_PENDING_OVERFLOW);
 		return;
 	}

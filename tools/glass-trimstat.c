@@ -138,6 +138,9 @@ int main(int argc, char **argv)
 	bpfutil__init("glass-trimstat", env.verbose);
 	if (bpfutil__check_env())
 		return 1;
+	/* Catch Ctrl-C/SIGTERM from the start: a signal that arrives while
+	 * loading must end the run, not be lost (or kill us unreported). */
+	bpfutil__run_for(0);
 	skel = trimstat_bpf__open_and_load();
 	if (!skel) {
 		fprintf(stderr, "glass-trimstat: cannot load the BPF programs: %s\n", strerror(errno));
