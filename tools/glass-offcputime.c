@@ -476,7 +476,7 @@ int main(int argc, char **argv)
 	skel->rodata->max_ns = env.max_us > ~0ULL / 1000 ? ~0ULL : env.max_us * 1000;
 	skel->rodata->eager = env.eager;
 	skel->rodata->wakeup = env.wakeup;
-	if (env.eager || getenv("GLASS_EXPERIMENT_NO_SYSEXIT"))
+	if (env.eager)
 		bpf_program__set_autoload(skel->progs.sys_exit, false);
 	if (!env.wakeup)
 		bpf_program__set_autoload(skel->progs.sched_waking, false);
