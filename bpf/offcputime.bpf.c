@@ -32,6 +32,7 @@
 
 #define PF_KTHREAD	0x00200000
 #define MAX_ENTRIES	10240
+#define OFFCPU_MAX_DEPTH_POW2	128
 #define EFAULT		14
 #define ENOMEM		12
 #define EEXIST		17
@@ -102,7 +103,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, struct offcpu_stack);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);		/* 0: kernel stack, 1: user stack walk */
 } scratch SEC(".maps");
 
 struct {
@@ -170,10 +171,10 @@ static __always_inline bool allow(struct task_struct *t, unsigned int state,
 }
 
 /* A stack taken from a non-running task goes into `stacks` under its hash. */
-static __always_inline __u64 stack_store(struct offcpu_stack *buf, long bytes)
+static __always_inline __u64 stack_store(struct offcpu_stack *buf, __u64 bytes)
 {
 	__u64 h = 0xcbf29ce484222325ULL;
-	int n = bytes / 8;
+	int n = bytes / 8;	/* unsigned: BPF has no signed division */
 
 	if (n <= 0)
 		return 0;
@@ -366,6 +367,12 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	}
 	n = s->npending;
 	if (n >= OFFCPU_PENDING) {
+		/* A syscall that blocks again and again (a FUSE worker's read
+		 * of /dev/fuse): fold into the last block if the stack matches. */
+		if (s->pend[OFFCPU_PENDING - 1].kstack_hash == kh) {
+			s->pend[OFFCPU_PENDING - 1].delta += delta;
+			return;
+		}
 		count(OC_PENDING_OVERFLOW);
 		return;
 	}
@@ -456,18 +463,70 @@ int BPF_PROG(sched_process_exit, struct task_struct *t, bool group_dead)
 }
 
 /*
- * Run once at the end (the loader reads the iterator): tasks still off-CPU
- * are recorded with the time so far and their kernel stack, flagged
- * INPROGRESS; blocks still waiting for their syscall to return get NOUSER.
+ * The user stack of a task that is not running, walked by frame pointers
+ * from its saved user registers (what perf's user unwinder does for the
+ * running task).  Sleepable: reads the task's memory.  0 when unreadable.
  */
-SEC("iter/task")
+struct walk {
+	struct task_struct *t;
+	struct offcpu_stack *buf;
+	__u64 bp;
+	__u64 n;
+};
+
+static long walk_one(__u64 i, void *data)
+{
+	struct walk *w = data;
+	__u64 frame[2], idx;
+
+	if (!w->bp || bpf_copy_from_user_task(frame, sizeof(frame),
+					      (void *)w->bp, w->t, 0))
+		return 1;
+	/* Index from the loop counter, not from w->n: an exact counter would
+	 * make the verifier walk every iteration as a distinct state. */
+	idx = (i + 1) & (OFFCPU_MAX_DEPTH_POW2 - 1);
+	if (!frame[1] || idx >= OFFCPU_MAX_DEPTH)
+		return 1;
+	w->buf->ips[idx] = frame[1];
+	w->n = idx + 1;
+	if (frame[0] <= w->bp)
+		return 1;
+	w->bp = frame[0];
+	return 0;
+}
+
+static __always_inline __u64 user_stack_walk(struct task_struct *t)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	struct walk w = { .t = t, .n = 1 };
+	__u32 one = 1;
+
+	if (!regs || (t->flags & PF_KTHREAD))
+		return 0;
+	w.buf = bpf_map_lookup_elem(&scratch, &one);
+	if (!w.buf)
+		return 0;
+	w.buf->ips[0] = BPF_CORE_READ(regs, ip);
+	w.bp = BPF_CORE_READ(regs, bp);
+	/* bpf_loop: verified once, not once per frame. */
+	bpf_loop(OFFCPU_MAX_DEPTH - 1, walk_one, &w, 0);
+	return stack_store(w.buf, w.n * 8);
+}
+
+/*
+ * Run once at the end (the loader reads the iterator): tasks still off-CPU
+ * are recorded with the time so far, their kernel stack and their user
+ * stack walked from the saved registers, flagged INPROGRESS; blocks still
+ * waiting for their syscall to return get their user stack the same way.
+ */
+SEC("iter.s/task")
 int inprogress(struct bpf_iter__task *ctx)
 {
 	struct task_struct *t = ctx->task;
 	struct task_info *s;
 	struct offcpu_stack *buf;
-	__u64 now, delta, kh = 0;
-	__u32 zero = 0;
+	__u64 now, delta, kh = 0, uh = 0;
+	__u32 zero = 0, flags = OFFCPU_F_INPROGRESS;
 	long bytes;
 
 	if (!t)
@@ -475,8 +534,17 @@ int inprogress(struct bpf_iter__task *ctx)
 	s = bpf_task_storage_get(&tasks, t, 0, 0);
 	if (!s)
 		return 0;
-	if (s->npending)
-		flush_pending(t, s, -1, OFFCPU_F_NOUSER);
+	if (s->npending) {
+		uh = user_stack_walk(t);
+		for (int i = 0; i < OFFCPU_PENDING; i++) {
+			if (i >= s->npending)
+				break;
+			record(t, NULL, &s->pend[i].w, s->pend[i].kstack_hash,
+			       -1, uh, s->pend[i].delta, s->pend[i].state,
+			       uh ? 0 : OFFCPU_F_NOUSER);
+		}
+		s->npending = 0;
+	}
 	if (!s->start)
 		return 0;
 	now = bpf_ktime_get_ns();
@@ -492,8 +560,13 @@ int inprogress(struct bpf_iter__task *ctx)
 		if (bytes > 0)
 			kh = stack_store(buf, bytes);
 	}
-	record(t, s, &s->w, kh, s->defer ? -1 : s->ustack_id, 0, delta, s->state,
-	       OFFCPU_F_INPROGRESS | (s->defer ? OFFCPU_F_NOUSER : 0));
+	if (s->defer) {
+		uh = user_stack_walk(t);
+		if (!uh)
+			flags |= OFFCPU_F_NOUSER;
+	}
+	record(t, s, &s->w, kh, s->defer ? -1 : s->ustack_id, uh, delta,
+	       s->state, flags);
 	count(OC_INPROGRESS);
 	return 0;
 }

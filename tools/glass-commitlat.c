@@ -173,6 +173,9 @@ int main(int argc, char **argv)
 	bpfutil__init("glass-commitlat", env.verbose);
 	if (bpfutil__check_env())
 		return 1;
+	/* Catch Ctrl-C/SIGTERM from the start: a signal that arrives while
+	 * loading must end the run, not be lost (or kill us unreported). */
+	bpfutil__run_for(0);
 	skel = commitlat_bpf__open_and_load();
 	if (!skel) {
 		fprintf(stderr, "glass-commitlat: cannot load the BPF programs: %s\n", strerror(errno));
@@ -189,8 +192,7 @@ int main(int argc, char **argv)
 	err = uhist__attach(env.pid, env.binary, p, np);
 	if (err)
 		goto out;
-	if (!env.json)
-		fprintf(stderr, "Tracing glassfs commits... %s\n",
+	fprintf(stderr, "Tracing glassfs commits... %s\n",
 			env.duration ? "" : "Hit Ctrl-C to end.");
 	uhist__wait(env.pid, env.duration);
 	uhist__detach(p, np);

@@ -415,6 +415,9 @@ int main(int argc, char **argv)
 	}
 	if (bpfutil__check_env())
 		return 1;
+	/* Catch Ctrl-C/SIGTERM from the start: a signal that arrives while
+	 * loading must end the run, not be lost (or kill us unreported). */
+	bpfutil__run_for(0);
 	if (env.pid && bpfutil__check_pid(env.pid, false))
 		return 1;
 	if (bpfutil__usdt_binary(env.pid, env.binary, bin, sizeof(bin)))
@@ -445,8 +448,8 @@ int main(int argc, char **argv)
 	sc = syms_cache__new();
 	if (env.pid)
 		syms_cache__snapshot(sc, env.pid);
-	if (!env.json)
-		fprintf(stderr, "Tracing glassfs locks in %s%s... %s\n", bin,
+	/* stderr, also with -j: scripts wait for it to know we attached */
+	fprintf(stderr, "Tracing glassfs locks in %s%s... %s\n", bin,
 			env.pid ? "" : " (every process)",
 			env.duration ? "" : "Hit Ctrl-C to end.");
 	bpfutil__run_for(env.duration);

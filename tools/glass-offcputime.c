@@ -454,6 +454,9 @@ int main(int argc, char **argv)
 	}
 	if ((err = bpfutil__check_env()))
 		return 1;
+	/* Catch Ctrl-C/SIGTERM from the start: a signal that arrives while
+	 * loading must end the run, not be lost (or kill us unreported). */
+	bpfutil__run_for(0);
 	if (env.pid && bpfutil__check_pid(env.pid, false))
 		return 1;
 	if (env.tid && bpfutil__check_pid(env.tid, true))
@@ -473,7 +476,7 @@ int main(int argc, char **argv)
 	skel->rodata->max_ns = env.max_us > ~0ULL / 1000 ? ~0ULL : env.max_us * 1000;
 	skel->rodata->eager = env.eager;
 	skel->rodata->wakeup = env.wakeup;
-	if (env.eager || getenv("GLASS_EXPERIMENT_NO_SYSEXIT"))
+	if (env.eager)
 		bpf_program__set_autoload(skel->progs.sys_exit, false);
 	if (!env.wakeup)
 		bpf_program__set_autoload(skel->progs.sched_waking, false);
@@ -511,10 +514,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "glass-offcputime: cannot open the ring buffer: %s\n", strerror(errno));
 		goto out;
 	}
-	if (!env.folded)
-		fprintf(stderr, "Tracing off-CPU time (us) of %s%s... %s\n",
-			env.pid ? "PID " : env.tid ? "TID " : "all threads",
-			env.pid || env.tid ? "" : "",
+	/* On stderr, also with -f: scripts wait for it to know we attached. */
+	if (env.pid || env.tid)
+		fprintf(stderr, "Tracing off-CPU time (us) of %s %d... %s\n",
+			env.pid ? "PID" : "TID", env.pid ? env.pid : env.tid,
+			env.duration ? "" : "Hit Ctrl-C to end.");
+	else
+		fprintf(stderr, "Tracing off-CPU time (us) of all threads... %s\n",
 			env.duration ? "" : "Hit Ctrl-C to end.");
 	bpfutil__run_for(env.duration);
 	while (!bpfutil__exiting()) {

@@ -138,6 +138,9 @@ int main(int argc, char **argv)
 	bpfutil__init("glass-trimstat", env.verbose);
 	if (bpfutil__check_env())
 		return 1;
+	/* Catch Ctrl-C/SIGTERM from the start: a signal that arrives while
+	 * loading must end the run, not be lost (or kill us unreported). */
+	bpfutil__run_for(0);
 	skel = trimstat_bpf__open_and_load();
 	if (!skel) {
 		fprintf(stderr, "glass-trimstat: cannot load the BPF programs: %s\n", strerror(errno));
@@ -154,8 +157,7 @@ int main(int argc, char **argv)
 	err = uhist__attach(env.pid, env.binary, p, np);
 	if (err)
 		goto out;
-	if (!env.json)
-		fprintf(stderr, "Tracing glassfs discards... %s\n",
+	fprintf(stderr, "Tracing glassfs discards... %s\n",
 			env.duration ? "" : "Hit Ctrl-C to end.");
 	uhist__wait(env.pid, env.duration);
 	uhist__detach(p, np);

@@ -2,7 +2,7 @@
 /*
  * contend — a controlled lock-contention workload for the bpf tests.
  *
- *   contend SECONDS NTHREADS [HOLD_US]
+ *   contend SECONDS NTHREADS [HOLD_US [GO_FILE]]
  *
  * NTHREADS threads take one "tree root" glock (the engine's lock module,
  * fs/lock.c, firing the lock__* probes) in write mode through named,
@@ -10,6 +10,8 @@
  * go.  Waiters sleep in fs/lock.c's futex wait, so their off-CPU stacks read
  * worker -> contend_root_lock -> glock_lock -> futex kernel path.  Prints
  * the number of acquisitions at the end ("acquired N") and its pid at start.
+ * GO_FILE: start the threads only once this file exists (at most 60 s):
+ * tracers attach to the pid first, then the test creates the file.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -62,6 +64,7 @@ int main(int argc, char **argv)
 	n = atoi(argv[2]);
 	if (argc > 3)
 		hold_us = atoi(argv[3]);
+	const char *go = argc > 4 ? argv[4] : NULL;
 	if (!n || n > 256) {
 		fprintf(stderr, "contend: NTHREADS must be 1..256\n");
 		return 2;
@@ -70,6 +73,8 @@ int main(int argc, char **argv)
 	t = calloc(n, sizeof(*t));
 	printf("pid %d\n", getpid());
 	fflush(stdout);
+	for (int i = 0; go && access(go, F_OK) && i < 6000; i++)
+		usleep(10000);
 	for (unsigned i = 0; i < n; i++)
 		pthread_create(&t[i], NULL, worker, NULL);
 	sleep(secs);

@@ -23,8 +23,10 @@ void bpfutil__init(const char *tool, bool verbose);
 int bpfutil__check_env(void);
 /* The process (or thread with tid=true) exists; 0 or -ESRCH. */
 int bpfutil__check_pid(pid_t pid, bool tid);
-/* Run-until: seconds (0 = until Ctrl-C).  Installs SIGINT/SIGTERM handlers;
- * bpfutil__exiting() turns true on a signal or at the deadline. */
+/* Run-until: seconds (0 = until Ctrl-C).  Installs SIGINT/SIGTERM handlers
+ * (call it once early with 0 so no signal is lost while loading, again
+ * with the duration once attached); bpfutil__exiting() turns true on a
+ * signal or at the deadline. */
 void bpfutil__run_for(unsigned seconds);
 bool bpfutil__exiting(void);
 
