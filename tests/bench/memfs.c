@@ -566,6 +566,7 @@ static void memfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		return;
 	}
 	fi->fh = 0;
+	fi->noflush = 1;	/* as glassfs: close() needs no FLUSH round trip */
 	if (fuse_reply_create(req, &e, fi) == -ENOENT)
 		forget_one(memfs_of(req), e.ino, 1);	/* the caller went away */
 }
@@ -654,6 +655,7 @@ static void memfs_open(fuse_req_t req, fuse_ino_t ino,
 		return;
 	}
 	fi->fh = 0;
+	fi->noflush = 1;
 	fuse_reply_open(req, fi);
 }
 
