@@ -21,7 +21,7 @@
  *
  * Defaults are glassfs's (fs/main.c): timeouts of 10 s for entries,
  * attributes and negative entries; at most 16 worker threads, 10 idle; no
- * clone_fd; parallel dirops on, writeback cache off.
+ * clone_fd; default_permissions; parallel dirops on, writeback cache off.
  *
  * Inode numbers handed to the kernel are node pointers (root is 1), as in
  * libfuse's passthrough_ll; st_ino is a separate sequence number.
@@ -931,6 +931,9 @@ int main(int argc, char *argv[])
 		goto out_fs;
 	}
 
+	/* glassfs mounts with default_permissions: the kernel checks access */
+	if (fuse_opt_add_arg(&args, "-odefault_permissions") != 0)
+		goto out_fs;
 	se = fuse_session_new(&args, &memfs_ops, sizeof(memfs_ops), fs);
 	if (!se)
 		goto out_fs;
