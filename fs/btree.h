@@ -38,6 +38,13 @@ struct path {
 	uint8_t all_groups[BTREE_MAX_LEVEL];	/* every group held; btree.c only */
 	struct root *root;
 	int cow;				/* searched for modification */
+	/* btree.c only: the root's lock while held (0 none, 1 read, 2 write),
+	 * and the leaf's key range as the last search saw it (the separators
+	 * of the nearest ancestors), used by btree_next/prev to cross leaves
+	 * without keeping ancestors locked. */
+	uint8_t root_lock;
+	uint8_t has_lo, has_hi;
+	struct key lo, hi;
 };
 
 void path_init(struct path *p);

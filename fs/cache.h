@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cache.h — the node cache: every B-tree node in memory is a struct node
+ * owned by the cache, found by logical address (bytenr).
+ *
+ *  - Hash by bytenr, cut into shards, each with its own lock (class
+ *    GLOCK_CLASS_CACHE), so lookups by different threads rarely meet.
+ *  - Reference counts: cache_read()/cache_new() return a referenced node,
+ *    cache_put() drops it.  A node nobody references and that is clean sits
+ *    on its shard's LRU list and may be evicted when the shard is over its
+ *    share of the budget.  Dirty nodes are never evicted.
+ *  - Dirty nodes: a node created in transaction T (cache_new) is dirty
+ *    until cache_writeback(T) checksums and writes it.  Nodes are never
+ *    dirtied again: a later change copies the node (btree.c).  The dirty
+ *    list holds a reference of its own.
+ *  - A freed node (cache_drop) or a reused block (cache_forget) leaves the
+ *    hash at once; holders of a reference keep a valid buffer until their
+ *    cache_put.
+ *
+ * Lock order: B-tree node locks > shard lock > dirty lock.  No function
+ * here calls into the core while holding a cache lock.
+ */
+#ifndef GLASSFS_CACHE_H
+#define GLASSFS_CACHE_H
+
+#include <stdint.h>
+#include "fs/lock.h"
+#include "fs/meta.h"
+#include "fs/node.h"
+
+struct node {
+	uint64_t bytenr;	/* fixed */
+	uint8_t *data;		/* nodesize bytes; layout in node.h.  Guarded by
+				 * the node's lock (groups: see btree.c) */
+	struct node_cache *nc;	/* fixed */
+	/* guarded by the shard lock, except refs: atomic; it goes from 0 to 1
+	 * and from 1 to 0 only under the shard lock */
+	uint32_t refs;
+	uint8_t hashed;		/* findable by bytenr */
+	uint8_t in_lru;
+	struct node *hnext;
+	struct node *lru_prev, *lru_next;
+	/* guarded by the dirty lock */
+	uint8_t dirty;
+	uint64_t dirty_trans;
+	struct node *dprev, *dnext;
+	/* locking (btree.c) */
+	uint32_t seq;		/* groups: odd while a writer holds every group */
+	struct glock lock;	/* locking=node */
+	struct glock *groups;	/* locking=groups:N: N locks, else NULL */
+};
+
+/* Referenced node at bytenr: from the cache, or read and verified against
+ * e (e->bytenr must equal bytenr).  *err: 0, -EIO (verification failed),
+ * -ESTALE (a cached node does not match e: the caller followed a pointer
+ * from a node that changed, and should search again), -ENOMEM. */
+struct node *cache_read(struct node_cache *nc, const struct node_expect *e, int *err);
+/* A new node for a block just allocated in transaction transid: zeroed
+ * buffer, dirty, referenced (once for the caller).  NULL on ENOMEM. */
+struct node *cache_new(struct node_cache *nc, uint64_t bytenr, uint64_t transid,
+		       uint64_t owner, int level);
+void cache_get(struct node *n);
+void cache_put(struct node *n);
+/* The tree no longer references n (its block was freed): unhash it and
+ * take it off the dirty list. */
+void cache_drop(struct node *n);
+
+uint32_t cache_nodesize(const struct node_cache *nc);
+struct core *cache_core(const struct node_cache *nc);
+/* Lock scheme read from the core at cache_create. */
+enum glock_type cache_locktype(const struct node_cache *nc);
+unsigned cache_groups(const struct node_cache *nc);
+/* Counters since cache_create. */
+void cache_stats(struct node_cache *nc, uint64_t *hits, uint64_t *misses, uint64_t *nodes);
+
+#endif

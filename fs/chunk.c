@@ -1,0 +1,507 @@
+// SPDX-License-Identifier: MIT
+/*
+ * chunk.c — the chunk map and chunk creation (see chunk.h).
+ */
+#include "fs/core_internal.h"
+#include "fs/btree.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MiB (1ull << 20)
+#define GiB (1ull << 30)
+
+void chunk_map_init(struct chunk_map *m)
+{
+	memset(m, 0, sizeof(*m));
+	glock_init(&m->lock, GLOCK_RWLOCK, GLOCK_CLASS_CHUNK, 0, -1, -1);
+}
+
+void chunk_map_free(struct chunk_map *m)
+{
+	for (int i = 0; i < m->n; i++)
+		free(m->v[i]);
+	free(m->v);
+	m->v = NULL;
+	m->n = m->cap = 0;
+}
+
+static struct dev *dev_by_id(struct core *c, uint64_t devid)
+{
+	for (int i = 0; i < c->ndevs; i++)
+		if (c->devs[i]->devid == devid)
+			return c->devs[i];
+	return NULL;
+}
+
+/* Index of the chunk containing logical, or -1.  Caller holds the lock. */
+static int find_locked(const struct chunk_map *m, uint64_t logical)
+{
+	int lo = 0, hi = m->n - 1;
+
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+		const struct chunk *ch = m->v[mid];
+		if (logical < ch->logical)
+			hi = mid - 1;
+		else if (logical >= ch->logical + ch->length)
+			lo = mid + 1;
+		else
+			return mid;
+	}
+	return -1;
+}
+
+static int insert_locked(struct chunk_map *m, struct chunk *ch)
+{
+	int pos = 0;
+
+	while (pos < m->n && m->v[pos]->logical < ch->logical)
+		pos++;
+	if ((pos < m->n && m->v[pos]->logical < ch->logical + ch->length) ||
+	    (pos > 0 && m->v[pos - 1]->logical + m->v[pos - 1]->length > ch->logical))
+		return -EEXIST;
+	if (m->n == m->cap) {
+		int cap = m->cap ? m->cap * 2 : 16;
+		struct chunk **v = realloc(m->v, (size_t)cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		m->v = v;
+		m->cap = cap;
+	}
+	memmove(&m->v[pos + 1], &m->v[pos], (size_t)(m->n - pos) * sizeof(*m->v));
+	m->v[pos] = ch;
+	m->n++;
+	return 0;
+}
+
+static int add_chunk(struct core *c, struct chunk *ch)
+{
+	int ret;
+
+	glock_write(&c->chunks.lock);
+	ret = insert_locked(&c->chunks, ch);
+	glock_write_unlock(&c->chunks.lock);
+	return ret;
+}
+
+int chunk_map_insert(struct core *c, uint64_t logical, const struct chunk_item *ci,
+		     uint32_t size)
+{
+	struct chunk *ch;
+	int ret;
+
+	if (size < sizeof(*ci) || ci->num_stripes == 0 ||
+	    ci->num_stripes > CHUNK_MAX_STRIPES || size < CHUNK_ITEM_SIZE(ci->num_stripes) ||
+	    ci->length == 0 || (ci->length & (CORE_SECTORSIZE - 1)) ||
+	    (logical & (CORE_SECTORSIZE - 1)) || !(ci->type & BG_TYPE_MASK)) {
+		core_log(c, "chunk item at logical %llu is malformed",
+			 (unsigned long long)logical);
+		return -EUCLEAN;
+	}
+	if (ci->type & BG_RAID0) {
+		core_log(c, "chunk at logical %llu: striped profile not supported",
+			 (unsigned long long)logical);
+		return -EOPNOTSUPP;
+	}
+	ch = calloc(1, sizeof(*ch));
+	if (!ch)
+		return -ENOMEM;
+	ch->logical = logical;
+	ch->length = ci->length;
+	ch->type = ci->type;
+	ch->num_stripes = ci->num_stripes;
+	for (int i = 0; i < ci->num_stripes; i++) {
+		ch->stripes[i].devid = ci->stripes[i].devid;
+		ch->stripes[i].physical = ci->stripes[i].offset;
+		ch->stripes[i].dev = dev_by_id(c, ci->stripes[i].devid);
+		if (!ch->stripes[i].dev) {
+			core_log(c, "chunk at logical %llu needs device id %llu, which is missing",
+				 (unsigned long long)logical,
+				 (unsigned long long)ci->stripes[i].devid);
+			free(ch);
+			return -ENODEV;
+		}
+		if (ch->stripes[i].physical + ch->length > ch->stripes[i].dev->size) {
+			core_log(c, "chunk at logical %llu runs past the end of device %s",
+				 (unsigned long long)logical, ch->stripes[i].dev->path);
+			free(ch);
+			return -EUCLEAN;
+		}
+	}
+	ret = add_chunk(c, ch);
+	if (ret == -EEXIST) {
+		/* The sys_chunk_array and the chunk tree both name system chunks. */
+		free(ch);
+		return 0;
+	}
+	if (ret)
+		free(ch);
+	return ret;
+}
+
+int chunk_map_lookup(struct core *c, uint64_t logical, uint64_t len,
+		     struct chunk_copy *copies, uint64_t *type)
+{
+	const struct chunk *ch;
+	int i, n;
+
+	glock_read(&c->chunks.lock);
+	i = find_locked(&c->chunks, logical);
+	if (i < 0 || logical + len > c->chunks.v[i]->logical + c->chunks.v[i]->length) {
+		glock_read_unlock(&c->chunks.lock);
+		return -EIO;
+	}
+	ch = c->chunks.v[i];
+	n = ch->num_stripes;
+	for (int s = 0; s < n; s++) {
+		copies[s].dev = ch->stripes[s].dev;
+		copies[s].physical = ch->stripes[s].physical + (logical - ch->logical);
+	}
+	if (type)
+		*type = ch->type;
+	glock_read_unlock(&c->chunks.lock);
+	return n;
+}
+
+int chunk_for_each(struct core *c, int (*fn)(const struct chunk *ch, void *arg), void *arg)
+{
+	int ret = 0;
+
+	glock_read(&c->chunks.lock);
+	for (int i = 0; i < c->chunks.n && !ret; i++)
+		ret = fn(c->chunks.v[i], arg);
+	glock_read_unlock(&c->chunks.lock);
+	return ret;
+}
+
+/* ---- superblock bootstrap -------------------------------------------- */
+
+int chunk_load_sys_array(struct core *c, const struct super_block *sb)
+{
+	uint32_t off = 0, size = sb->sys_chunk_array_size;
+
+	if (size > SYS_CHUNK_ARRAY_SIZE)
+		return -EUCLEAN;
+	while (off < size) {
+		struct disk_key k;
+		const struct chunk_item *ci;
+		uint32_t isz;
+		int ret;
+
+		if (size - off < sizeof(k) + sizeof(*ci))
+			return -EUCLEAN;
+		memcpy(&k, sb->sys_chunk_array + off, sizeof(k));
+		off += sizeof(k);
+		ci = (const struct chunk_item *)(sb->sys_chunk_array + off);
+		if (ci->num_stripes == 0 || ci->num_stripes > CHUNK_MAX_STRIPES)
+			return -EUCLEAN;
+		isz = (uint32_t)CHUNK_ITEM_SIZE(ci->num_stripes);
+		if (size - off < isz || k.type != KEY_CHUNK_ITEM)
+			return -EUCLEAN;
+		ret = chunk_map_insert(c, k.offset, ci, isz);
+		if (ret)
+			return ret;
+		off += isz;
+	}
+	return 0;
+}
+
+static void fill_item(const struct chunk *ch, struct chunk_item *ci)
+{
+	ci->length = ch->length;
+	ci->owner = EXTENT_TREE_OBJECTID;
+	ci->stripe_len = 64 << 10;
+	ci->type = ch->type;
+	ci->io_align = ci->io_width = ci->sector_size = CORE_SECTORSIZE;
+	ci->num_stripes = (uint16_t)ch->num_stripes;
+	ci->sub_stripes = 1;
+	for (int i = 0; i < ch->num_stripes; i++) {
+		struct dev *d = ch->stripes[i].dev;
+		ci->stripes[i].devid = ch->stripes[i].devid;
+		ci->stripes[i].offset = ch->stripes[i].physical;
+		memcpy(ci->stripes[i].dev_uuid, d->uuid, 16);
+	}
+}
+
+int chunk_build_sys_array(struct core *c, struct super_block *sb)
+{
+	uint32_t off = 0;
+	int ret = 0;
+
+	memset(sb->sys_chunk_array, 0, sizeof(sb->sys_chunk_array));
+	glock_read(&c->chunks.lock);
+	for (int i = 0; i < c->chunks.n; i++) {
+		const struct chunk *ch = c->chunks.v[i];
+		struct disk_key k = { FIRST_CHUNK_OBJECTID, KEY_CHUNK_ITEM, ch->logical };
+		uint32_t isz = (uint32_t)CHUNK_ITEM_SIZE(ch->num_stripes);
+
+		if (!(ch->type & BG_SYSTEM))
+			continue;
+		if (off + sizeof(k) + isz > SYS_CHUNK_ARRAY_SIZE) {
+			ret = -EFBIG;
+			break;
+		}
+		memcpy(sb->sys_chunk_array + off, &k, sizeof(k));
+		off += sizeof(k);
+		fill_item(ch, (struct chunk_item *)(sb->sys_chunk_array + off));
+		off += isz;
+	}
+	glock_read_unlock(&c->chunks.lock);
+	sb->sys_chunk_array_size = off;
+	return ret;
+}
+
+int chunk_load_tree(struct core *c)
+{
+	struct root *r = core_tree(c, CT_CHUNK);
+	struct key k = { FIRST_CHUNK_OBJECTID, KEY_CHUNK_ITEM, 0 };
+	struct path p;
+	int ret;
+
+	path_init(&p);
+	ret = btree_search(NULL, r, &k, &p, 0, 0);
+	if (ret < 0)
+		goto out;
+	if (p.slots[0] >= (int)btree_nritems(&p)) {
+		ret = btree_next(&p);
+		if (ret)
+			goto out_end;
+	}
+	for (;;) {
+		struct key ik;
+		uint32_t size;
+		void *item;
+
+		btree_item_key(&p, p.slots[0], &ik);
+		if (ik.objectid != FIRST_CHUNK_OBJECTID || ik.type != KEY_CHUNK_ITEM)
+			break;
+		item = btree_item_ptr(&p, p.slots[0], &size);
+		ret = chunk_map_insert(c, ik.offset, item, size);
+		if (ret)
+			goto out;
+		ret = btree_next(&p);
+		if (ret)
+			goto out_end;
+	}
+	ret = 0;
+	goto out;
+out_end:
+	if (ret > 0)
+		ret = 0;
+out:
+	path_release(&p);
+	return ret;
+}
+
+/* ---- creating chunks -------------------------------------------------- */
+
+uint64_t chunk_default_size(const struct core *c, uint64_t type)
+{
+	uint64_t total = 0, sz;
+
+	for (int i = 0; i < c->ndevs; i++)
+		total += c->devs[i]->size;
+	if (type & BG_SYSTEM)
+		return total >= 4 * GiB ? 8 * MiB : (total >= GiB ? 4 * MiB : 2 * MiB);
+	if (type & BG_METADATA) {
+		sz = total / 16;
+		if (sz < 8 * MiB)
+			sz = 8 * MiB;
+		if (sz > 256 * MiB)
+			sz = 256 * MiB;
+	} else {
+		sz = total / 8;
+		if (sz < 8 * MiB)
+			sz = 8 * MiB;
+		if (sz > GiB)
+			sz = GiB;
+	}
+	return sz & ~(MiB - 1);
+}
+
+/* Ranges of d that chunks never use: the superblock copies' megabytes. */
+static bool reserved_at(const struct dev *d, uint64_t off, uint64_t *end)
+{
+	static const uint64_t copies[SUPER_COPIES] = { 0, SUPER_MIRROR1, SUPER_MIRROR2 };
+
+	for (int i = 0; i < SUPER_COPIES; i++) {
+		uint64_t s = copies[i] & ~(SUPER_RESERVED - 1), e = s + SUPER_RESERVED;
+		if (off >= s && off < e && s < d->size) {
+			*end = e;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Caller holds chunks.lock.  Largest free gap of d (or the first one of
+ * at least want bytes); returns its length, start in *start. */
+static uint64_t dev_gap(const struct core *c, const struct dev *d, uint64_t want,
+			uint64_t *start, uint64_t *total_free)
+{
+	uint64_t pos = 0, best = 0, best_start = 0, free_sum = 0;
+
+	while (pos < d->size) {
+		uint64_t next_used = d->size, used_end = 0, rend;
+
+		if (reserved_at(d, pos, &rend)) {
+			pos = rend;
+			continue;
+		}
+		/* the nearest chunk stripe or reserved range at or after pos */
+		for (int i = 0; i < c->chunks.n; i++) {
+			const struct chunk *ch = c->chunks.v[i];
+			for (int s = 0; s < ch->num_stripes; s++) {
+				uint64_t ps = ch->stripes[s].physical, pe = ps + ch->length;
+				if (ch->stripes[s].dev != d)
+					continue;
+				if (ps <= pos && pe > pos) {
+					next_used = pos;
+					used_end = pe;
+				} else if (ps > pos && ps < next_used) {
+					next_used = ps;
+					used_end = pe;
+				}
+			}
+		}
+		for (uint64_t r = (pos + SUPER_RESERVED - 1) & ~(SUPER_RESERVED - 1);
+		     r < next_used; r += SUPER_RESERVED) {
+			if (reserved_at(d, r, &rend)) {
+				next_used = r;
+				used_end = rend;
+				break;
+			}
+		}
+		if (next_used > pos) {
+			uint64_t gap = next_used - pos;
+			free_sum += gap;
+			if (gap > best && best < want) {
+				best = gap;
+				best_start = pos;
+			}
+		}
+		if (next_used >= d->size)
+			break;
+		pos = used_end > next_used ? used_end : next_used + 1;
+	}
+	*start = best_start;
+	if (total_free)
+		*total_free = free_sum;
+	return best;
+}
+
+uint64_t chunk_unallocated(struct core *c)
+{
+	uint64_t sum = 0;
+
+	glock_read(&c->chunks.lock);
+	for (int i = 0; i < c->ndevs; i++) {
+		uint64_t st, f = 0;
+		dev_gap(c, c->devs[i], ~0ull, &st, &f);
+		sum += f;
+	}
+	glock_read_unlock(&c->chunks.lock);
+	return sum;
+}
+
+int chunk_insert_items(struct txn *t, const struct chunk *ch)
+{
+	struct core *c = txn_core(t);
+	union { struct chunk_item ci; uint8_t b[CHUNK_ITEM_SIZE(CHUNK_MAX_STRIPES)]; } u;
+	struct key k;
+	int ret;
+
+	memset(&u, 0, sizeof(u));
+	fill_item(ch, &u.ci);
+	k = (struct key){ FIRST_CHUNK_OBJECTID, KEY_CHUNK_ITEM, ch->logical };
+	ret = btree_insert(t, core_tree(c, CT_CHUNK), &k, &u,
+			   (uint32_t)CHUNK_ITEM_SIZE(ch->num_stripes));
+	if (ret)
+		return ret;
+	for (int i = 0; i < ch->num_stripes; i++) {
+		struct dev_extent de = { CHUNK_TREE_OBJECTID, FIRST_CHUNK_OBJECTID,
+					 ch->logical, ch->length };
+		k = (struct key){ ch->stripes[i].devid, KEY_DEV_EXTENT, ch->stripes[i].physical };
+		ret = btree_insert(t, core_tree(c, CT_DEV), &k, &de, sizeof(de));
+		if (ret)
+			return ret;
+	}
+	return alloc_insert_bg_items(t, ch->logical);
+}
+
+int chunk_create(struct core *c, struct txn *t, uint64_t type, uint64_t *logical)
+{
+	uint64_t size = chunk_default_size(c, type), min = MiB;
+	uint64_t meta_keep = (type & BG_DATA) ? chunk_default_size(c, BG_METADATA) : 0;
+	uint64_t best_len = 0, best_start = 0, unalloc = 0, log_end = LOGICAL_START;
+	struct dev *best = NULL;
+	struct chunk *ch;
+	int ret;
+
+	glock_write(&c->chunks.lock);
+	for (int pass = 0; pass < 2 && !best; pass++) {
+		for (int i = 0; i < c->ndevs; i++) {
+			struct dev *d = c->devs[i];
+			uint64_t st, f, len;
+			/* metadata prefers non-rotational devices (first pass) */
+			if (pass == 0 && !(type & BG_DATA) && d->rotational)
+				continue;
+			len = dev_gap(c, d, size, &st, &f);
+			unalloc += f;
+			if (len > best_len) {
+				best_len = len;
+				best_start = st;
+				best = d;
+			}
+		}
+	}
+	if (type & BG_DATA) {
+		/* leave room for one more metadata chunk, so a filesystem full of
+		 * data can still grow its metadata (unlink needs it) */
+		uint64_t room = unalloc > meta_keep ? unalloc - meta_keep : 0;
+		if (best_len > room)
+			best_len = room;
+	}
+	if (best_len > size)
+		best_len = size;
+	best_len &= ~(MiB - 1);
+	if (!best || best_len < min) {
+		glock_write_unlock(&c->chunks.lock);
+		return -ENOSPC;
+	}
+	for (int i = 0; i < c->chunks.n; i++) {
+		uint64_t e = c->chunks.v[i]->logical + c->chunks.v[i]->length;
+		if (e > log_end)
+			log_end = e;
+	}
+	ch = calloc(1, sizeof(*ch));
+	if (!ch) {
+		glock_write_unlock(&c->chunks.lock);
+		return -ENOMEM;
+	}
+	ch->logical = (log_end + MiB - 1) & ~(MiB - 1);
+	ch->length = best_len;
+	ch->type = type;
+	ch->num_stripes = 1;
+	ch->stripes[0].devid = best->devid;
+	ch->stripes[0].physical = best_start;
+	ch->stripes[0].dev = best;
+	ret = insert_locked(&c->chunks, ch);
+	glock_write_unlock(&c->chunks.lock);
+	if (ret) {
+		free(ch);
+		return ret;
+	}
+	ret = alloc_add_bg(c, ch->logical, ch->length, type, true);
+	if (ret)
+		return ret;
+	if (t) {
+		ret = chunk_insert_items(t, ch);
+		if (ret)
+			return ret;
+	}
+	*logical = ch->logical;
+	return 0;
+}

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core_internal.h — struct core and the storage core's internal seams
+ * (chunk map, allocator, delayed refs, commit).  Only fs/core.c, chunk.c,
+ * alloc.c, extent.c, txn.c, data.c and fsck.c include it.
+ *
+ * Lock order (lock.h): txn.lock > tree roots and nodes > alloc.lock >
+ * chunks.lock > device.  chunk_alloc_lock is taken by a transaction
+ * handle that holds no tree lock, before any of those.
+ */
+#ifndef GLASSFS_CORE_INTERNAL_H
+#define GLASSFS_CORE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include "fs/core.h"
+#include "fs/txn.h"
+#include "fs/meta.h"
+#include "fs/format.h"
+#include "fs/dev.h"
+#include "fs/chunk.h"
+#include "fs/alloc.h"
+#include "fs/discard.h"
+
+#define CORE_MAX_DEVS 16
+
+/* Trees the core knows by id; the order is the order of root items. */
+enum core_tree {
+	CT_ROOT, CT_CHUNK, CT_EXTENT, CT_DEV, CT_CSUM, CT_FST, CT_FS, CT_NR
+};
+
+/* A tree root plus what the last commit recorded about it. */
+struct core_root {
+	struct root r;
+	bool present;
+	uint64_t item_bytenr;	/* root item (or superblock) as last written */
+	int item_level;
+};
+
+/* One delayed reference change (extent.c). */
+struct dref {
+	uint64_t bytenr;
+	uint64_t len;		/* data: extent length; metadata: nodesize */
+	uint64_t owner;		/* tree id of a node; 0 for data */
+	int level;		/* node level; -1 for data */
+	int64_t delta;
+	bool is_data;
+	bool is_new;		/* data: allocated in this transaction */
+};
+
+struct dref_table {
+	struct dref *v;		/* open addressing, bytenr 0 = empty */
+	size_t cap, n;
+};
+
+/* The running transaction and commit machinery (txn.c). */
+struct txn_state {
+	struct glock lock;	/* GLOCK_CLASS_TXN, mutex: guards this struct */
+	struct gcond cond;	/* writers ended, commit finished, commit wanted */
+	uint64_t running;	/* transid of the running transaction, 0 if none */
+	uint64_t started_ns;	/* when it started */
+	unsigned writers;	/* open handles */
+	bool committing;	/* joiners wait while set */
+	int commit_ret;		/* result of the last commit */
+	uint64_t commits_done;	/* counts completed commits (waiters compare) */
+	int want_commit;	/* a commit_reason for the commit thread, or 0 */
+	bool stop;		/* commit thread: exit */
+	pthread_t thread;
+	bool thread_started;
+};
+
+struct txn {
+	struct core *c;
+	uint64_t transid;
+	unsigned flags;
+};
+
+struct core {
+	struct core_opts opts;
+	bool readonly;		/* opened read-only */
+	int aborted;		/* first abort error: volume forced read-only */
+	bool formatting;	/* core_format: no devices' superblocks to trust */
+
+	struct dev *devs[CORE_MAX_DEVS];
+	int ndevs;
+	struct super_block sb;	/* last committed superblock (of devs[0]) */
+	uint32_t nodesize;
+	uint64_t generation;	/* last committed transid */
+
+	struct chunk_map chunks;
+	struct allocator alloc;
+
+	struct glock dref_lock;	/* GLOCK_CLASS_ALLOC: guards drefs */
+	struct dref_table drefs;
+
+	struct glock chunk_alloc_lock;	/* serialises chunk creation */
+
+	struct core_root roots[CT_NR];
+	struct node_cache *cache;
+
+	struct txn_state ts;
+	struct discard_queue discard;
+
+	/* counters (atomic adds) */
+	uint64_t commits, nodes_written, csum_errors;
+};
+
+/* Corruption and I/O trouble: one line on stderr naming where. */
+void core_log(struct core *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Corruption found outside a transaction: log and force read-only. */
+void core_corrupt(struct core *c, const char *where, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+struct root *core_tree(struct core *c, enum core_tree t);
+uint64_t core_tree_id(enum core_tree t);
+
+/* extent.c: delayed references, run at commit. */
+int extent_ref_add(struct core *c, const struct dref *d);
+/* Run every queued ref (one round).  Returns how many ran, or -errno. */
+int extent_run_refs(struct txn *t);
+bool extent_refs_pending(struct core *c);
+void extent_refs_free(struct core *c);
+/* The extent item of a node or data extent. 0, -ENOENT. */
+int extent_lookup(struct core *c, uint64_t bytenr, bool is_data, struct extent_item *ei,
+		  uint64_t *len_or_level);
+
+/* data.c */
+int data_csum_delete(struct txn *t, uint64_t logical, uint64_t len);
+
+/* txn.c */
+int txn_start_commit_thread(struct core *c);
+void txn_stop_commit_thread(struct core *c);
+/* Superblock write for all devices, all copies (commit and mkfs). */
+int core_write_supers(struct core *c, uint64_t transid);
+/* Root item updates for trees whose root moved.  Returns changes or -errno. */
+int core_update_root_items(struct txn *t);
+void core_fill_super(struct core *c, uint64_t transid);
+
+#endif

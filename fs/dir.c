@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dir.c — directory entries and inode back references.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fs/dir.h"
+
+uint8_t dir_type_of(uint32_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG:  return DT_REG;
+	case S_IFDIR:  return DT_DIR;
+	case S_IFLNK:  return DT_LNK;
+	case S_IFCHR:  return DT_CHR;
+	case S_IFBLK:  return DT_BLK;
+	case S_IFIFO:  return DT_FIFO;
+	case S_IFSOCK: return DT_SOCK;
+	}
+	return DT_UNKNOWN;
+}
+
+/* Read a whole item into a malloc'd buffer: size, -ENOENT, -errno. */
+static int read_item(struct fsctx *fs, const struct key *k, void **out)
+{
+	uint32_t cap = 512;
+
+	for (;;) {
+		void *buf = malloc(cap);
+		if (!buf)
+			return -ENOMEM;
+		int ret = btree_lookup(fs->root, k, buf, cap);
+		if (ret < 0 || (uint32_t)ret <= cap) {
+			if (ret < 0)
+				free(buf);
+			else
+				*out = buf;
+			return ret;
+		}
+		free(buf);
+		cap = (uint32_t)ret;
+	}
+}
+
+/* Find name in a packed run of dir_entry; returns its offset or -1. */
+static long find_entry(const char *buf, size_t size, const char *name, size_t len)
+{
+	size_t off = 0;
+
+	while (off + sizeof(struct dir_entry) <= size) {
+		const struct dir_entry *de = (const void *)(buf + off);
+		size_t esz = sizeof(*de) + de->name_len;
+		if (off + esz > size)
+			break;
+		if (de->name_len == len && memcmp(de->name, name, len) == 0)
+			return (long)off;
+		off += esz;
+	}
+	return -1;
+}
+
+int dir_lookup(struct fsctx *fs, uint64_t dir, const char *name, size_t len,
+	       struct dir_hit *hit)
+{
+	struct key k = mkkey(dir, KEY_DIR_ITEM, name_hash(name, len));
+	void *buf;
+	int ret;
+	long off;
+
+	if (len > DIR_NAME_MAX)
+		return -ENAMETOOLONG;
+	ret = read_item(fs, &k, &buf);
+	if (ret < 0)
+		return ret;
+	off = find_entry(buf, (size_t)ret, name, len);
+	if (off < 0) {
+		free(buf);
+		return -ENOENT;
+	}
+	const struct dir_entry *de = (const void *)((char *)buf + off);
+	hit->ino = de->ino;
+	hit->index = de->index;
+	hit->type = de->type;
+	free(buf);
+	return 0;
+}
+
+/* Append an entry to a run item (or create it). */
+static int run_append(struct txn *t, struct fsctx *fs, const struct key *k,
+		      const void *entry, size_t esz)
+{
+	void *buf = NULL;
+	int ret = read_item(fs, k, &buf);
+
+	if (ret == -ENOENT)
+		return btree_insert(t, fs->root, k, entry, (uint32_t)esz);
+	if (ret < 0)
+		return ret;
+	char *nb = realloc(buf, (size_t)ret + esz);
+	if (!nb) {
+		free(buf);
+		return -ENOMEM;
+	}
+	memcpy(nb + ret, entry, esz);
+	ret = btree_update(t, fs->root, k, nb, (uint32_t)(ret + esz));
+	free(nb);
+	return ret;
+}
+
+/* Remove the bytes [off, off+esz) from a run item, deleting it when empty. */
+static int run_cut(struct txn *t, struct fsctx *fs, const struct key *k,
+		   char *buf, size_t size, size_t off, size_t esz)
+{
+	if (size == esz)
+		return btree_delete(t, fs->root, k);
+	memmove(buf + off, buf + off + esz, size - off - esz);
+	return btree_update(t, fs->root, k, buf, (uint32_t)(size - esz));
+}
+
+static int ref_add(struct txn *t, struct fsctx *fs, uint64_t ino, uint64_t parent,
+		   const char *name, size_t len, uint64_t index)
+{
+	char ebuf[sizeof(struct inode_ref) + DIR_NAME_MAX];
+	struct inode_ref *r = (void *)ebuf;
+	struct key k = mkkey(ino, KEY_INODE_REF, parent);
+
+	r->index = index;
+	r->name_len = (uint16_t)len;
+	memcpy(r->name, name, len);
+	return run_append(t, fs, &k, ebuf, sizeof(*r) + len);
+}
+
+static int ref_del(struct txn *t, struct fsctx *fs, uint64_t ino, uint64_t parent,
+		   const char *name, size_t len)
+{
+	struct key k = mkkey(ino, KEY_INODE_REF, parent);
+	void *buf;
+	int ret = read_item(fs, &k, &buf);
+	size_t off = 0, size;
+
+	if (ret < 0)
+		return ret == -ENOENT ? -EIO : ret;
+	size = (size_t)ret;
+	ret = -EIO;
+	while (off + sizeof(struct inode_ref) <= size) {
+		struct inode_ref *r = (void *)((char *)buf + off);
+		size_t esz = sizeof(*r) + r->name_len;
+		if (r->name_len == len && memcmp(r->name, name, len) == 0) {
+			ret = run_cut(t, fs, &k, buf, size, off, esz);
+			break;
+		}
+		off += esz;
+	}
+	free(buf);
+	return ret;
+}
+
+int dir_add(struct txn *t, struct fsctx *fs, struct inode *dir, const char *name,
+	    size_t len, uint64_t ino, uint8_t type)
+{
+	char ebuf[sizeof(struct dir_entry) + DIR_NAME_MAX];
+	struct dir_entry *de = (void *)ebuf;
+	struct key k = mkkey(dir->ino, KEY_DIR_ITEM, name_hash(name, len));
+	void *buf = NULL;
+	uint64_t seq;
+	int ret;
+
+	if (len == 0)
+		return -ENOENT;
+	if (len > DIR_NAME_MAX)
+		return -ENAMETOOLONG;
+	ret = read_item(fs, &k, &buf);
+	if (ret >= 0) {
+		long off = find_entry(buf, (size_t)ret, name, len);
+		free(buf);
+		if (off >= 0)
+			return -EEXIST;
+	} else if (ret != -ENOENT) {
+		return ret;
+	}
+
+	seq = dir->item.dir_seq++;
+	de->ino = ino;
+	de->index = seq;
+	de->type = type;
+	de->name_len = (uint16_t)len;
+	memcpy(de->name, name, len);
+	ret = run_append(t, fs, &k, ebuf, sizeof(*de) + len);
+	if (ret < 0)
+		return ret;
+	k = mkkey(dir->ino, KEY_DIR_INDEX, seq);
+	ret = btree_insert(t, fs->root, &k, ebuf, (uint32_t)(sizeof(*de) + len));
+	if (ret < 0)
+		return ret;
+	ret = ref_add(t, fs, ino, dir->ino, name, len, seq);
+	if (ret < 0)
+		return ret;
+	dir->item.size += 2 * len;
+	inode_touch(dir, T_MTIME | T_CTIME);
+	return inode_update(t, fs, dir);
+}
+
+int dir_remove(struct txn *t, struct fsctx *fs, struct inode *dir, const char *name,
+	       size_t len, const struct dir_hit *hit)
+{
+	struct key k = mkkey(dir->ino, KEY_DIR_ITEM, name_hash(name, len));
+	void *buf;
+	long off;
+	int ret = read_item(fs, &k, &buf);
+
+	if (ret < 0)
+		return ret;
+	off = find_entry(buf, (size_t)ret, name, len);
+	if (off < 0) {
+		free(buf);
+		return -ENOENT;
+	}
+	ret = run_cut(t, fs, &k, buf, (size_t)ret, (size_t)off, sizeof(struct dir_entry) + len);
+	free(buf);
+	if (ret < 0)
+		return ret;
+	k = mkkey(dir->ino, KEY_DIR_INDEX, hit->index);
+	ret = btree_delete(t, fs->root, &k);
+	if (ret < 0)
+		return ret == -ENOENT ? -EIO : ret;
+	ret = ref_del(t, fs, hit->ino, dir->ino, name, len);
+	if (ret < 0)
+		return ret;
+	dir->item.size = dir->item.size >= 2 * len ? dir->item.size - 2 * len : 0;
+	inode_touch(dir, T_MTIME | T_CTIME);
+	return inode_update(t, fs, dir);
+}
+
+int dir_is_empty(struct fsctx *fs, uint64_t dir)
+{
+	struct path p;
+	struct key k = mkkey(dir, KEY_DIR_INDEX, 0), ik;
+	int ret;
+
+	path_init(&p);
+	ret = items_search_ge(fs, &k, &p);
+	if (ret == 0) {
+		btree_item_key(&p, p.slots[0], &ik);
+		ret = !(ik.objectid == dir && ik.type == KEY_DIR_INDEX);
+	} else if (ret > 0) {
+		ret = 1;
+	}
+	path_release(&p);
+	return ret;
+}
+
+int dir_parent(struct fsctx *fs, uint64_t ino, uint64_t *parent)
+{
+	struct path p;
+	struct key k = mkkey(ino, KEY_INODE_REF, 0), ik;
+	int ret;
+
+	*parent = ROOT_DIR_INO;
+	if (ino == ROOT_DIR_INO)
+		return 0;
+	path_init(&p);
+	ret = items_search_ge(fs, &k, &p);
+	if (ret == 0) {
+		btree_item_key(&p, p.slots[0], &ik);
+		if (ik.objectid == ino && ik.type == KEY_INODE_REF)
+			*parent = ik.offset;
+	}
+	path_release(&p);
+	return ret < 0 ? ret : 0;
+}
+
+#define ITER_BATCH 64
+
+struct ent_copy {
+	uint64_t ino, seq;
+	uint8_t type;
+	uint16_t len;
+	char name[DIR_NAME_MAX];
+};
+
+int dir_iterate(struct fsctx *fs, uint64_t dir, uint64_t from, dir_iter_fn fn, void *arg)
+{
+	struct ent_copy *ents = malloc(ITER_BATCH * sizeof(*ents));
+	int ret = 0;
+
+	if (!ents)
+		return -ENOMEM;
+	for (;;) {
+		struct path p;
+		struct key k = mkkey(dir, KEY_DIR_INDEX, from), ik;
+		int n = 0;
+
+		path_init(&p);
+		ret = items_search_ge(fs, &k, &p);
+		while (ret == 0 && n < ITER_BATCH) {
+			uint32_t size;
+			btree_item_key(&p, p.slots[0], &ik);
+			if (ik.objectid != dir || ik.type != KEY_DIR_INDEX) {
+				ret = 1;
+				break;
+			}
+			const struct dir_entry *de = btree_item_ptr(&p, p.slots[0], &size);
+			if (size >= sizeof(*de) && de->name_len <= DIR_NAME_MAX &&
+			    sizeof(*de) + de->name_len <= size) {
+				ents[n].ino = de->ino;
+				ents[n].seq = ik.offset;
+				ents[n].type = de->type;
+				ents[n].len = de->name_len;
+				memcpy(ents[n].name, de->name, de->name_len);
+				n++;
+			}
+			ret = btree_next(&p);
+		}
+		path_release(&p);
+		if (ret < 0)
+			break;
+		int more = ret == 0;	/* batch full, the walk is not over */
+		for (int i = 0; i < n; i++) {
+			int r = fn(arg, ents[i].name, ents[i].len, ents[i].ino,
+				   ents[i].type, ents[i].seq);
+			if (r) {
+				more = 0;
+				break;
+			}
+			from = ents[i].seq + 1;
+		}
+		ret = 0;
+		if (!more)
+			break;
+	}
+	free(ents);
+	return ret;
+}

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: MIT
+/*
+ * discard.c — queued and synchronous discards of freed space (discard.h).
+ */
+#include "fs/core_internal.h"
+#include "fs/probe.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Issue the discard of [logical, +len) on every copy. */
+static void issue(struct core *c, uint64_t logical, uint64_t len)
+{
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	int n = chunk_map_lookup(c, logical, len, cp, NULL);
+
+	for (int i = 0; i < n; i++) {
+		uint64_t t0 = PROBE_ON(DISCARD_DONE) ? glock_now_ns() : 0;
+		if (PROBE_ON(DISCARD_ISSUED))
+			GLASSFS_DISCARD_ISSUED(cp[i].dev->devid, cp[i].physical, len);
+		dev_discard(cp[i].dev, cp[i].physical, len);	/* best effort */
+		if (PROBE_ON(DISCARD_DONE))
+			GLASSFS_DISCARD_DONE(cp[i].dev->devid, cp[i].physical, len,
+					     t0 ? glock_now_ns() - t0 : 0);
+	}
+}
+
+static void *discard_thread(void *arg)
+{
+	struct core *c = arg;
+	struct discard_queue *q = &c->discard;
+
+	glock_write(&q->lock);
+	for (;;) {
+		while (!q->n && !q->stop)
+			gcond_wait(&q->cond, &q->lock);
+		if (!q->n && q->stop)
+			break;
+		struct discard_range r = q->v[q->head];
+		q->head = (q->head + 1) % q->cap;
+		q->n--;
+		q->busy = true;
+		glock_write_unlock(&q->lock);
+
+		issue(c, r.logical, r.len);
+		alloc_release(c, r.logical, r.len);
+
+		glock_write(&q->lock);
+		q->busy = false;
+		if (!q->n)
+			gcond_broadcast(&q->cond);	/* discard_wait_idle */
+	}
+	glock_write_unlock(&q->lock);
+	return NULL;
+}
+
+int discard_open(struct core *c)
+{
+	struct discard_queue *q = &c->discard;
+	const char *e = getenv("GLASSFS_DISCARD");
+
+	glock_init(&q->lock, GLOCK_MUTEX, GLOCK_CLASS_DEV, 0, -1, -1);
+	gcond_init(&q->cond);
+	q->mode = DISCARD_OFF;
+	if (e && strcmp(e, "sync") == 0)
+		q->mode = DISCARD_SYNC;
+	else if (e && strcmp(e, "async") == 0)
+		q->mode = DISCARD_ASYNC;
+	if (c->readonly)
+		q->mode = DISCARD_OFF;
+	if (q->mode == DISCARD_ASYNC) {
+		int err = pthread_create(&q->thread, NULL, discard_thread, c);
+		if (err)
+			return -err;
+		q->started = true;
+	}
+	return 0;
+}
+
+void discard_close(struct core *c)
+{
+	struct discard_queue *q = &c->discard;
+
+	if (q->started) {
+		glock_write(&q->lock);
+		q->stop = true;
+		gcond_broadcast(&q->cond);
+		glock_write_unlock(&q->lock);
+		pthread_join(q->thread, NULL);
+		q->started = false;
+	}
+	free(q->v);
+	q->v = NULL;
+}
+
+bool discard_freed(struct core *c, uint64_t logical, uint64_t len)
+{
+	struct discard_queue *q = &c->discard;
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+
+	if (q->mode == DISCARD_OFF)
+		return false;
+	if (q->mode == DISCARD_SYNC) {
+		uint64_t t0 = glock_now_ns();
+		issue(c, logical, len);
+		q->sync_ns += glock_now_ns() - t0;
+		return false;
+	}
+	glock_write(&q->lock);
+	if (q->n == q->cap) {
+		size_t cap = q->cap ? q->cap * 2 : 256;
+		struct discard_range *v = malloc(cap * sizeof(*v));
+		if (!v) {
+			glock_write_unlock(&q->lock);
+			return false;	/* not discarded: only a missed hint */
+		}
+		for (size_t i = 0; i < q->n; i++)
+			v[i] = q->v[(q->head + i) % q->cap];
+		free(q->v);
+		q->v = v;
+		q->cap = cap;
+		q->head = 0;
+	}
+	q->v[(q->head + q->n) % q->cap] = (struct discard_range){ logical, len };
+	q->n++;
+	gcond_broadcast(&q->cond);
+	glock_write_unlock(&q->lock);
+	if (PROBE_ON(DISCARD_QUEUED) && chunk_map_lookup(c, logical, len, cp, NULL) > 0)
+		GLASSFS_DISCARD_QUEUED(cp[0].dev->devid, cp[0].physical, len);
+	return true;
+}
+
+bool discard_wait_idle(struct core *c, uint64_t transid)
+{
+	struct discard_queue *q = &c->discard;
+	uint64_t t0;
+	bool waited = false;
+
+	if (q->mode != DISCARD_ASYNC)
+		return false;
+	glock_write(&q->lock);
+	t0 = glock_now_ns();
+	while (q->n || q->busy) {
+		waited = true;
+		gcond_wait(&q->cond, &q->lock);
+	}
+	glock_write_unlock(&q->lock);
+	if (waited && PROBE_ON(DISCARD_STALL))
+		GLASSFS_DISCARD_STALL(transid, glock_now_ns() - t0);
+	return waited;
+}
+
+uint64_t discard_take_sync_ns(struct core *c)
+{
+	uint64_t ns = c->discard.sync_ns;
+
+	c->discard.sync_ns = 0;
+	return ns;
+}

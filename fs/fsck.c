@@ -1,0 +1,518 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fsck.glassfs — offline check of a glassfs volume.
+ *
+ *   fsck.glassfs [-n] [-v] DEV...
+ *
+ * Checks, in order: every superblock copy; every node of every tree
+ * (checksum, bytenr, owner, key order, item bounds: btree_walk); the
+ * extent tree's reference counts against the nodes found and the data
+ * references the items layer reports (fsck_data_ref); the free-space tree
+ * against the allocations; checksum items against data extents; then the
+ * items layer's own checks (fsck_items_check) of each fs tree.
+ *
+ * Exit codes (fsck's): 0 clean, 4 errors left uncorrected, 8 operational
+ * error (cannot open, out of memory).  Repair is not implemented: -n is
+ * accepted and is what always happens.
+ */
+#include "fs/core_internal.h"
+#include "fs/btree.h"
+#include "fs/crc32c.h"
+#include "fs/fsck.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The items layer's checks, when linked in (fs/items_fsck.c). */
+int fsck_items_check(struct fsck *f, struct root *fsroot) __attribute__((weak));
+
+#define MAX_REPORTED 50
+
+/* u64 -> (count, aux) open-addressing map; key 0 is empty. */
+struct umap {
+	struct uent { uint64_t key, count, aux; } *v;
+	size_t cap, n;
+};
+
+static struct uent *umap_get(struct umap *m, uint64_t key, bool create)
+{
+	if (create && (m->n + 1) * 2 > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 4096;
+		struct uent *v = calloc(cap, sizeof(*v));
+		if (!v)
+			return NULL;
+		for (size_t i = 0; i < m->cap; i++) {
+			if (!m->v[i].key)
+				continue;
+			size_t j = (m->v[i].key * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+			while (v[j].key)
+				j = (j + 1) & (cap - 1);
+			v[j] = m->v[i];
+		}
+		free(m->v);
+		m->v = v;
+		m->cap = cap;
+	}
+	if (!m->cap)
+		return NULL;
+	size_t j = (key * 0x9e3779b97f4a7c15ull >> 20) & (m->cap - 1);
+	while (m->v[j].key && m->v[j].key != key)
+		j = (j + 1) & (m->cap - 1);
+	if (!m->v[j].key) {
+		if (!create)
+			return NULL;
+		m->v[j].key = key;
+		m->n++;
+	}
+	return &m->v[j];
+}
+
+struct fsck {
+	struct core *c;
+	int verbose;
+	uint64_t errors;
+	bool oom;
+	const char *tree;	/* tree being checked, for messages */
+	uint64_t tree_id;
+	struct umap nodes;	/* node bytenr -> times referenced; aux = owner */
+	struct umap data_refs;	/* data extent start -> references; aux = length */
+	bool items_checked;	/* fsck_items_check ran: data refs are complete */
+	uint64_t nodes_seen, items_seen;
+};
+
+void fsck_error(struct fsck *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	f->errors++;
+	if (f->errors > MAX_REPORTED) {
+		if (f->errors == MAX_REPORTED + 1)
+			printf("ERROR: (further errors counted, not printed)\n");
+		return;
+	}
+	printf("ERROR: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+void fsck_data_ref(struct fsck *f, uint64_t logical, uint64_t extent_len)
+{
+	struct uent *e = umap_get(&f->data_refs, logical, true);
+
+	if (!e) {
+		f->oom = true;
+		return;
+	}
+	e->count++;
+	if (e->aux && e->aux != extent_len)
+		fsck_error(f, "data extent %llu referenced with lengths %llu and %llu",
+			   (unsigned long long)logical, (unsigned long long)e->aux,
+			   (unsigned long long)extent_len);
+	e->aux = extent_len;
+}
+
+/* ---- superblock copies -------------------------------------------------- */
+
+static void check_supers(struct fsck *f)
+{
+	static const uint64_t offs[SUPER_COPIES] = { SUPER_OFFSET, SUPER_MIRROR1, SUPER_MIRROR2 };
+	struct core *c = f->c;
+	struct super_block *sb = aligned_alloc(4096, sizeof(*sb));
+
+	if (!sb) {
+		f->oom = true;
+		return;
+	}
+	for (int i = 0; i < c->ndevs; i++) {
+		struct dev *d = c->devs[i];
+		for (int k = 0; k < SUPER_COPIES; k++) {
+			uint32_t want, crc;
+			if (offs[k] + SUPER_SIZE > d->size)
+				continue;
+			if (dev_read(d, offs[k], sb, SUPER_SIZE)) {
+				fsck_error(f, "%s: superblock copy at %llu: read error", d->path,
+					   (unsigned long long)offs[k]);
+				continue;
+			}
+			crc = crc32c(0, (uint8_t *)sb + 32, SUPER_SIZE - 32);
+			memcpy(&want, sb->csum, 4);
+			if (sb->magic != GLASSFS_MAGIC || crc != want || sb->bytenr != offs[k])
+				fsck_error(f, "%s: superblock copy at %llu is damaged (magic %s, crc32c expected %08x found %08x)",
+					   d->path, (unsigned long long)offs[k],
+					   sb->magic == GLASSFS_MAGIC ? "ok" : "bad", want, crc);
+			else if (sb->generation + 1 == c->generation)
+				/* a crash between the copies of the last commit's
+				 * superblock write: the next commit rewrites it */
+				printf("note: %s: superblock copy at %llu is one commit behind (generation %llu)\n",
+				       d->path, (unsigned long long)offs[k],
+				       (unsigned long long)sb->generation);
+			else if (sb->generation != c->generation)
+				fsck_error(f, "%s: superblock copy at %llu has generation %llu, volume is at %llu",
+					   d->path, (unsigned long long)offs[k],
+					   (unsigned long long)sb->generation,
+					   (unsigned long long)c->generation);
+			else if (memcmp(sb->fsid, c->sb.fsid, 16))
+				fsck_error(f, "%s: superblock copy at %llu has another fsid", d->path,
+					   (unsigned long long)offs[k]);
+		}
+	}
+	free(sb);
+}
+
+/* ---- nodes ---------------------------------------------------------------- */
+
+static int visit_node(const struct node_info *ni, void *arg)
+{
+	struct fsck *f = arg;
+	struct uent *e = umap_get(&f->nodes, ni->bytenr, true);
+
+	if (!e) {
+		f->oom = true;
+		return -ENOMEM;
+	}
+	f->nodes_seen++;
+	if (f->verbose) {
+		struct chunk_copy cp[CHUNK_MAX_STRIPES];
+		int n = chunk_map_lookup(f->c, ni->bytenr, f->c->nodesize, cp, NULL);
+		printf("node %llu level %d tree %s items %u physical %s:%llu\n",
+		       (unsigned long long)ni->bytenr, ni->level, f->tree, ni->nritems,
+		       n > 0 ? cp[0].dev->path : "?", n > 0 ? (unsigned long long)cp[0].physical : 0ull);
+	}
+	if (e->count)
+		fsck_error(f, "%s tree: node %llu is referenced twice", f->tree,
+			   (unsigned long long)ni->bytenr);
+	e->count++;
+	e->aux = ni->owner;
+	if (ni->owner != f->tree_id)
+		fsck_error(f, "%s tree: node %llu says it belongs to tree %llu", f->tree,
+			   (unsigned long long)ni->bytenr, (unsigned long long)ni->owner);
+	if (ni->generation > f->c->generation)
+		fsck_error(f, "%s tree: node %llu has generation %llu, newer than the volume's %llu",
+			   f->tree, (unsigned long long)ni->bytenr,
+			   (unsigned long long)ni->generation, (unsigned long long)f->c->generation);
+	if (!alloc_is_used(f->c, ni->bytenr, f->c->nodesize))
+		fsck_error(f, "%s tree: node %llu (level %d) lies in space the free-space tree calls free",
+			   f->tree, (unsigned long long)ni->bytenr, ni->level);
+	return 0;
+}
+
+static void bad_node(uint64_t bytenr, int level, int err, void *arg)
+{
+	struct fsck *f = arg;
+
+	fsck_error(f, "%s tree: node %llu (level %d) is unreadable or invalid: %s", f->tree,
+		   (unsigned long long)bytenr, level, strerror(-err));
+}
+
+static const char *tree_name(enum core_tree t)
+{
+	static const char *const n[CT_NR] = { "root", "chunk", "extent", "dev", "csum",
+					      "free-space", "fs" };
+	return n[t];
+}
+
+/* ---- extent tree ---------------------------------------------------------- */
+
+struct ext_scan {
+	struct umap meta_items;	/* bytenr -> refs (from METADATA_ITEMs) */
+	struct umap data_items;	/* logical -> refs; aux = len */
+};
+
+/* Walk every item of the extent tree: METADATA_ITEM, EXTENT_ITEM, BG items. */
+static int scan_extent_tree(struct fsck *f, struct ext_scan *s)
+{
+	struct key k = { 0, 0, 0 }, ik;
+	struct path p;
+	int ret;
+
+	path_init(&p);
+	ret = btree_search(NULL, core_tree(f->c, CT_EXTENT), &k, &p, 0, 0);
+	if (ret < 0)
+		goto out;
+	if (p.slots[0] >= (int)btree_nritems(&p)) {
+		ret = btree_next(&p);
+		if (ret)
+			goto out;
+	}
+	for (;;) {
+		uint32_t size;
+		const void *ptr;
+
+		btree_item_key(&p, p.slots[0], &ik);
+		ptr = btree_item_ptr(&p, p.slots[0], &size);
+		f->items_seen++;
+		if (ik.type == KEY_METADATA_ITEM || ik.type == KEY_EXTENT_ITEM) {
+			struct extent_item ei;
+			bool data = ik.type == KEY_EXTENT_ITEM;
+			if (size != sizeof(ei)) {
+				fsck_error(f, "extent tree: item (%llu %u %llu) has size %u",
+					   (unsigned long long)ik.objectid, ik.type,
+					   (unsigned long long)ik.offset, size);
+			} else {
+				memcpy(&ei, ptr, sizeof(ei));
+				struct uent *e = umap_get(data ? &s->data_items : &s->meta_items,
+							  ik.objectid, true);
+				if (!e) {
+					ret = -ENOMEM;
+					goto out;
+				}
+				if (e->count)
+					fsck_error(f, "extent tree: two items for %s %llu",
+						   data ? "data extent" : "node",
+						   (unsigned long long)ik.objectid);
+				e->count = ei.refs ? ei.refs : ~0ull;
+				e->aux = data ? ik.offset : ei.owner;
+				if (!ei.refs)
+					fsck_error(f, "extent tree: %llu has a zero reference count",
+						   (unsigned long long)ik.objectid);
+				uint64_t len = data ? ik.offset : f->c->nodesize;
+				if (!alloc_is_used(f->c, ik.objectid, len))
+					fsck_error(f, "free space: extent %llu+%llu is allocated but the free-space tree calls it free",
+						   (unsigned long long)ik.objectid,
+						   (unsigned long long)len);
+			}
+		}
+		ret = btree_next(&p);
+		if (ret)
+			break;
+	}
+out:
+	path_release(&p);
+	return ret < 0 ? ret : 0;
+}
+
+static void compare_refs(struct fsck *f, struct ext_scan *s)
+{
+	for (size_t i = 0; i < f->nodes.cap; i++) {
+		struct uent *n = &f->nodes.v[i];
+		if (!n->key)
+			continue;
+		struct uent *e = umap_get(&s->meta_items, n->key, false);
+		if (!e)
+			fsck_error(f, "extent tree: node %llu (tree %llu) has no reference item",
+				   (unsigned long long)n->key, (unsigned long long)n->aux);
+		else if (e->count != n->count)
+			fsck_error(f, "extent tree: node %llu has %llu references recorded, %llu found",
+				   (unsigned long long)n->key, (unsigned long long)e->count,
+				   (unsigned long long)n->count);
+	}
+	for (size_t i = 0; i < s->meta_items.cap; i++) {
+		struct uent *e = &s->meta_items.v[i];
+		if (e->key && !umap_get(&f->nodes, e->key, false))
+			fsck_error(f, "extent tree: reference item for node %llu, which no tree uses (leaked)",
+				   (unsigned long long)e->key);
+	}
+	if (!f->items_checked)
+		return;
+	for (size_t i = 0; i < s->data_items.cap; i++) {
+		struct uent *e = &s->data_items.v[i];
+		if (!e->key)
+			continue;
+		struct uent *r = umap_get(&f->data_refs, e->key, false);
+		uint64_t found = r ? r->count : 0;
+		if (found != e->count)
+			fsck_error(f, "extent tree: data extent %llu+%llu has %llu references recorded, %llu found",
+				   (unsigned long long)e->key, (unsigned long long)e->aux,
+				   (unsigned long long)e->count, (unsigned long long)found);
+	}
+	for (size_t i = 0; i < f->data_refs.cap; i++) {
+		struct uent *r = &f->data_refs.v[i];
+		if (r->key && !umap_get(&s->data_items, r->key, false))
+			fsck_error(f, "extent tree: file data at %llu (+%llu) has no extent item",
+				   (unsigned long long)r->key, (unsigned long long)r->aux);
+	}
+}
+
+/* Every sector the free-space tree calls used must belong to a node or a
+ * data extent (leaks); the converse was checked while scanning. */
+struct leak_ctx { struct fsck *f; struct ext_scan *s; };
+
+static int check_bg_leaks(const struct bgroup *bg, void *arg)
+{
+	struct leak_ctx *lc = arg;
+	struct fsck *f = lc->f;
+	uint64_t ns = f->c->nodesize / CORE_SECTORSIZE;
+	uint64_t leaked = 0, first = 0;
+
+	for (uint64_t i = 0; i < bg->nbits;) {
+		uint64_t logical = bg->start + i * CORE_SECTORSIZE;
+		if (!((bg->used[i >> 6] >> (i & 63)) & 1)) {
+			i++;
+			continue;
+		}
+		if (bg->flags & BG_DATA) {
+			/* data extents are found by their start */
+			struct uent *e = umap_get(&lc->s->data_items, logical, false);
+			if (e) {
+				i += e->aux / CORE_SECTORSIZE;
+				continue;
+			}
+		} else if (umap_get(&f->nodes, logical, false)) {
+			i += ns;
+			continue;
+		}
+		if (!leaked)
+			first = logical;
+		leaked += CORE_SECTORSIZE;
+		i++;
+	}
+	if (leaked)
+		fsck_error(f, "free space: block group %llu: %llu bytes marked used that nothing references (first at %llu)",
+			   (unsigned long long)bg->start, (unsigned long long)leaked,
+			   (unsigned long long)first);
+	return 0;
+}
+
+/* Checksum items must lie inside data extents. */
+static int check_csums(struct fsck *f, struct ext_scan *s)
+{
+	struct key k = { CSUM_OBJECTID, KEY_EXTENT_CSUM, 0 }, ik;
+	struct path p;
+	uint64_t ext_start = 0, ext_end = 0;
+	int ret;
+
+	path_init(&p);
+	ret = btree_search(NULL, core_tree(f->c, CT_CSUM), &k, &p, 0, 0);
+	if (ret < 0)
+		goto out;
+	if (p.slots[0] >= (int)btree_nritems(&p)) {
+		ret = btree_next(&p);
+		if (ret)
+			goto out;
+	}
+	for (;;) {
+		uint32_t size;
+		btree_item_key(&p, p.slots[0], &ik);
+		btree_item_ptr(&p, p.slots[0], &size);
+		if (ik.objectid == CSUM_OBJECTID && ik.type == KEY_EXTENT_CSUM) {
+			uint64_t end = ik.offset + (uint64_t)(size / CSUM_SIZE) * CORE_SECTORSIZE;
+			if (!(ik.offset >= ext_start && end <= ext_end)) {
+				/* find the extent containing ik.offset: data extents
+				 * start at or before it; probe sector by sector back */
+				bool ok = false;
+				for (uint64_t b = ik.offset; b + (1ull << 30) > ik.offset && b; b -= CORE_SECTORSIZE) {
+					struct uent *e = umap_get(&s->data_items, b, false);
+					if (e) {
+						ext_start = b;
+						ext_end = b + e->aux;
+						ok = end <= ext_end;
+						break;
+					}
+				}
+				if (!ok)
+					fsck_error(f, "csum tree: checksums for %llu+%llu lie outside any data extent",
+						   (unsigned long long)ik.offset,
+						   (unsigned long long)(end - ik.offset));
+			}
+			if (size % CSUM_SIZE || !size)
+				fsck_error(f, "csum tree: item at %llu has size %u",
+					   (unsigned long long)ik.offset, size);
+		}
+		ret = btree_next(&p);
+		if (ret)
+			break;
+	}
+out:
+	path_release(&p);
+	return ret < 0 ? ret : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct fsck f;
+	struct core_opts o;
+	struct ext_scan s;
+	int opt, ret;
+
+	memset(&f, 0, sizeof(f));
+	memset(&s, 0, sizeof(s));
+	while ((opt = getopt(argc, argv, "nvyh")) != -1) {
+		switch (opt) {
+		case 'n':
+			break;
+		case 'v':
+			f.verbose = 1;
+			break;
+		case 'y':
+			fprintf(stderr, "fsck.glassfs: repair is not implemented; checking only\n");
+			break;
+		case 'h':
+			printf("usage: fsck.glassfs [-n] [-v] DEV...\n");
+			return 0;
+		default:
+			fprintf(stderr, "usage: fsck.glassfs [-n] [-v] DEV...\n");
+			return 8;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "fsck.glassfs: no device given\n");
+		return 8;
+	}
+	core_opts_default(&o);
+	o.readonly = true;
+	ret = core_open((const char *const *)&argv[optind], argc - optind, &o, &f.c);
+	if (ret) {
+		fprintf(stderr, "fsck.glassfs: cannot open the volume: %s\n", strerror(-ret));
+		/* damaged trees needed to open are errors found, not failures to check */
+		if (ret == -EIO || ret == -EUCLEAN) {
+			printf("ERROR: the volume's core trees are damaged (%s)\n", strerror(-ret));
+			return 4;
+		}
+		return 8;
+	}
+	printf("fsck.glassfs: checking %s (generation %llu, nodesize %u)\n", argv[optind],
+	       (unsigned long long)f.c->generation, f.c->nodesize);
+
+	check_supers(&f);
+	for (int t = 0; t < CT_NR; t++) {
+		if (!f.c->roots[t].present)
+			continue;
+		f.tree = tree_name((enum core_tree)t);
+		f.tree_id = core_tree_id((enum core_tree)t);
+		ret = btree_walk(&f.c->roots[t].r, visit_node, bad_node, &f);
+		if (ret < 0 && ret != -EIO && ret != -EUCLEAN)
+			goto operational;
+	}
+	f.tree = "fs";
+	if (fsck_items_check) {
+		ret = fsck_items_check(&f, core_tree(f.c, CT_FS));
+		if (ret < 0)
+			goto operational;
+		f.items_checked = true;
+	} else {
+		printf("note: items-layer checks not linked in; data reference counts not compared\n");
+	}
+	ret = scan_extent_tree(&f, &s);
+	if (ret == -ENOMEM)
+		goto operational;
+	if (ret)
+		fsck_error(&f, "extent tree: cannot iterate: %s", strerror(-ret));
+	compare_refs(&f, &s);
+	struct leak_ctx lc = { &f, &s };
+	alloc_for_each_bg(f.c, check_bg_leaks, &lc);
+	ret = check_csums(&f, &s);
+	if (ret == -ENOMEM)
+		goto operational;
+	if (f.oom) {
+		ret = -ENOMEM;
+		goto operational;
+	}
+	printf("fsck.glassfs: %llu nodes, %llu extent items, %llu errors\n",
+	       (unsigned long long)f.nodes_seen, (unsigned long long)f.items_seen,
+	       (unsigned long long)f.errors);
+	core_close(f.c);
+	free(f.nodes.v);
+	free(f.data_refs.v);
+	free(s.meta_items.v);
+	free(s.data_items.v);
+	return f.errors ? 4 : 0;
+operational:
+	fprintf(stderr, "fsck.glassfs: operational error: %s\n", strerror(-ret));
+	core_close(f.c);
+	return 8;
+}

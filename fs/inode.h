@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * inode.h — the items layer's context and its in-memory inodes.
+ *
+ * struct fsctx is the state of one mounted fs tree: the core, the tree
+ * root, the inode cache and the inode-number allocator.  Everything above
+ * (dir.c, xattr.c, file.c, fsops.c, the FUSE glue) reaches state through
+ * it; there are no globals.
+ *
+ * An in-memory inode caches its INODE_ITEM and is written through on every
+ * change (inode_update) in the caller's transaction.
+ *
+ * Lock order (see lock.h): join the transaction first, then lock inodes
+ * (ascending ino when several), then B-tree nodes (inside btree.c).  The
+ * icache lock is a leaf lock: nothing else is taken while holding it.
+ */
+#ifndef GLASSFS_INODE_H
+#define GLASSFS_INODE_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include "fs/lock.h"
+#include "fs/core.h"
+#include "fs/txn.h"
+#include "fs/btree.h"
+#include "fs/items_format.h"
+
+struct inode {
+	uint64_t ino;			/* fixed */
+	struct glock lock;		/* GLOCK_CLASS_INODE; guards item, orphan and this inode's items */
+	struct inode_item item;		/* cached INODE_ITEM; guarded by lock */
+	bool orphan;			/* has an ORPHAN_ITEM; guarded by lock */
+	/* guarded by the icache lock: */
+	uint64_t nlookup;		/* kernel lookup count (FUSE forget) */
+	uint32_t refs;			/* engine references (inode_get/inode_put) */
+	struct inode *hnext;		/* hash chain */
+};
+
+struct icache {
+	struct glock lock;		/* GLOCK_CLASS_MISC; leaf lock */
+	struct inode **buckets;
+	size_t nbuckets;
+	size_t count;
+};
+
+struct fsctx {
+	struct core *core;		/* fixed */
+	struct root *root;		/* the fs tree; fixed */
+	enum glock_type locktype;	/* for inode locks; fixed */
+	bool readonly;			/* fixed at mount */
+	struct icache icache;
+	struct glock ino_lock;		/* GLOCK_CLASS_MISC; guards next_ino */
+	uint64_t next_ino;
+	uint32_t inline_max;		/* largest inline file; fixed */
+};
+
+int icache_init(struct fsctx *fs);
+void icache_destroy(struct fsctx *fs);
+
+/* The inode ino, referenced.  -ENOENT if it has no INODE_ITEM, -errno. */
+int inode_get(struct fsctx *fs, uint64_t ino, struct inode **out);
+/* Take one more engine reference on an inode already held. */
+void inode_ref(struct fsctx *fs, struct inode *ip);
+/*
+ * Drop a reference.  When no reference and no kernel lookup remains the
+ * inode leaves the cache; if its link count is 0 its items and data are
+ * freed in a transaction of their own (it was an orphan).
+ */
+void inode_put(struct fsctx *fs, struct inode *ip);
+/* FUSE lookup counting: +1 per successful entry reply, -n at forget. */
+void inode_lookup_inc(struct fsctx *fs, struct inode *ip);
+void inode_forget(struct fsctx *fs, uint64_t ino, uint64_t n);
+
+/* Lock one inode, or up to four distinct/duplicate ones in ino order. */
+void inode_lock(struct inode *ip);
+void inode_unlock(struct inode *ip);
+void inode_rlock(struct inode *ip);
+void inode_runlock(struct inode *ip);
+void inode_lock_many(struct inode **ips, int n);
+void inode_unlock_many(struct inode **ips, int n);
+
+/*
+ * A new inode with nlink 1 (2 for directories), its INODE_ITEM written
+ * in t.  Returned referenced and unlocked (nobody else can see it yet).
+ */
+int inode_new(struct txn *t, struct fsctx *fs, uint32_t mode, uint32_t uid,
+	      uint32_t gid, uint64_t rdev, struct inode **out);
+/* Write the cached item back (stamps transid).  Caller holds ip->lock. */
+int inode_update(struct txn *t, struct fsctx *fs, struct inode *ip);
+
+enum { T_ATIME = 1, T_MTIME = 2, T_CTIME = 4 };
+void inode_touch(struct inode *ip, int which);
+void item_time_now(struct item_time *t);
+
+/*
+ * Drop one link (caller holds ip->lock).  At nlink 0 an ORPHAN_ITEM is
+ * written so a crash before the last forget frees it at the next mount.
+ */
+int inode_drop_link(struct txn *t, struct fsctx *fs, struct inode *ip);
+
+/* Delete every item of ino and drop its data references; removes its
+ * orphan item.  Joins its own transactions (may span several). */
+int inode_free_items(struct fsctx *fs, uint64_t ino);
+
+/* At mount: free every orphan left by a crash.  Returns the count or -errno. */
+int inode_orphan_cleanup(struct fsctx *fs);
+/* At mount: find the largest inode number in use. */
+int inode_init_next(struct fsctx *fs);
+
+/* Read-only search for the first item >= k: 0 positioned there, 1 when
+ * no such item, -errno.  p must be released by the caller either way. */
+int items_search_ge(struct fsctx *fs, const struct key *k, struct path *p);
+
+static inline struct key mkkey(uint64_t oid, uint8_t type, uint64_t off)
+{
+	struct key k = { .objectid = oid, .type = type, .offset = off };
+	return k;
+}
+
+#endif

@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: MIT
+/*
+ * main.c — the glassfs daemon.
+ *
+ *   glassfs DEV[:DEV...] MOUNTPOINT [-o opts] [-f] [-d]
+ *
+ * Also the program behind `mount -t fuse.glassfs DEV MNT -o opts` and
+ * fstab entries (mount.fuse3 runs "glassfs DEV MNT -o opts").  Options
+ * are parsed in one place (parse_opt): the engine's own, FUSE mount
+ * options forwarded to the kernel, and mount(8)'s bookkeeping options,
+ * which are ignored.
+ *
+ * Start-up order matters: the daemon forks (unless -f) BEFORE opening the
+ * volume, because the core starts threads; the parent waits on a pipe for
+ * the child's verdict so `glassfs` and `mount` exit non-zero with a clear
+ * message when the image is bad or the mount fails.  Unmounting
+ * (fusermount3 -u, umount, SIGTERM/SIGINT) ends the session loop, then
+ * core_close() writes the final commit: nothing acknowledged is lost.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fs/fuse_ops.h"
+#include "fs/core.h"
+
+#define MAX_DEVS 16
+
+struct options {
+	struct core_opts core;
+	const char *devspec, *mnt;
+	const char *devs[MAX_DEVS];
+	int ndevs;
+	int foreground, debug;
+	unsigned threads;
+	double entry_timeout, attr_timeout, neg_timeout;
+	char fuse_opts[4096];	/* forwarded to libfuse, comma-separated */
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: glassfs DEV[:DEV...] MOUNTPOINT [-o opt[,opt...]] [-f] [-d]\n"
+"  -f                 stay in the foreground\n"
+"  -d                 foreground + FUSE debug output\n"
+"glassfs options:\n"
+"  commit=SECONDS     periodic commit interval (default 30)\n"
+"  locking=node|groups:N   B-tree lock scheme (default node)\n"
+"  locktype=rwlock|mutex|spin   lock primitive (default rwlock)\n"
+"  cache=SIZE         node cache budget, e.g. 256M (default 256 MiB)\n"
+"  dirty=SIZE         commit early past this much dirty metadata\n"
+"  threads=N          maximum FUSE worker threads (default 16)\n"
+"  entry_timeout=S attr_timeout=S negative_timeout=S   kernel cache times\n"
+"  ro | rw            read-only / read-write\n"
+"FUSE options forwarded: allow_other, allow_root, default_permissions (always on),\n"
+"  fsname=, subtype=, max_read=, [no]suid, [no]dev, [no]exec, [no]atime, ...\n"
+"mount(8) options ignored: defaults, auto, noauto, user, users, nouser, nofail, _netdev, x-*\n");
+}
+
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+
+	if (end == s)
+		return -EINVAL;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	case 't': case 'T': v <<= 40; end++; break;
+	}
+	if (*end == 'i' || *end == 'B')
+		end++;
+	if (*end == 'B')
+		end++;
+	if (*end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_uint(const char *s, unsigned *out)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+
+	if (end == s || *end || v > 1000000)
+		return -EINVAL;
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int parse_double(const char *s, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end || v < 0)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static void add_fuse_opt(struct options *o, const char *opt)
+{
+	size_t n = strlen(o->fuse_opts);
+
+	snprintf(o->fuse_opts + n, sizeof(o->fuse_opts) - n, "%s%s", n ? "," : "", opt);
+}
+
+static bool has_prefix(const char *s, const char *p)
+{
+	return strncmp(s, p, strlen(p)) == 0;
+}
+
+/* The one option parser.  0, or -EINVAL after printing why. */
+static int parse_opt(struct options *o, const char *opt)
+{
+	static const char *const forward[] = {
+		"allow_other", "allow_root", "auto_unmount", "suid", "nosuid", "dev", "nodev",
+		"exec", "noexec", "async", "sync", "dirsync", "atime", "noatime", "relatime",
+		"norelatime", "strictatime", "nostrictatime", "lazytime", "nolazytime", NULL,
+	};
+	static const char *const ignore[] = {
+		"defaults", "auto", "noauto", "user", "users", "nouser", "owner", "group",
+		"nofail", "_netdev", "default_permissions", "silent", "loud", NULL,
+	};
+	const char *v = strchr(opt, '=');
+	v = v ? v + 1 : NULL;
+
+	if (!*opt)
+		return 0;
+	for (int i = 0; forward[i]; i++)
+		if (!strcmp(opt, forward[i])) {
+			add_fuse_opt(o, opt);
+			return 0;
+		}
+	for (int i = 0; ignore[i]; i++)
+		if (!strcmp(opt, ignore[i]))
+			return 0;
+	if (has_prefix(opt, "x-") || has_prefix(opt, "comment="))
+		return 0;
+	if (!strcmp(opt, "ro")) {
+		o->core.readonly = true;
+		add_fuse_opt(o, "ro");
+		return 0;
+	}
+	if (!strcmp(opt, "rw")) {
+		o->core.readonly = false;
+		return 0;
+	}
+	if (has_prefix(opt, "fsname=") || has_prefix(opt, "subtype=") ||
+	    has_prefix(opt, "max_read=") || has_prefix(opt, "blksize=") ||
+	    has_prefix(opt, "context=") || has_prefix(opt, "fscontext=") ||
+	    has_prefix(opt, "defcontext=") || has_prefix(opt, "rootcontext=")) {
+		add_fuse_opt(o, opt);
+		return 0;
+	}
+	if (v && has_prefix(opt, "commit=")) {
+		if (parse_uint(v, &o->core.commit_interval_s) == 0 && o->core.commit_interval_s > 0)
+			return 0;
+	} else if (v && has_prefix(opt, "locking=")) {
+		if (!strcmp(v, "node")) {
+			o->core.lock_groups = 0;
+			return 0;
+		}
+		if (has_prefix(v, "groups:") && parse_uint(v + 7, &o->core.lock_groups) == 0 &&
+		    o->core.lock_groups >= 1 && o->core.lock_groups <= 64)
+			return 0;
+	} else if (v && has_prefix(opt, "locktype=")) {
+		if (glock_type_parse(v, &o->core.locktype) == 0)
+			return 0;
+	} else if (v && has_prefix(opt, "cache=")) {
+		if (parse_size(v, &o->core.cache_bytes) == 0 && o->core.cache_bytes >= (1u << 20))
+			return 0;
+	} else if (v && has_prefix(opt, "dirty=")) {
+		if (parse_size(v, &o->core.dirty_thresh_bytes) == 0)
+			return 0;
+	} else if (v && has_prefix(opt, "threads=")) {
+		if (parse_uint(v, &o->threads) == 0 && o->threads >= 1)
+			return 0;
+	} else if (v && has_prefix(opt, "entry_timeout=")) {
+		if (parse_double(v, &o->entry_timeout) == 0)
+			return 0;
+	} else if (v && has_prefix(opt, "attr_timeout=")) {
+		if (parse_double(v, &o->attr_timeout) == 0)
+			return 0;
+	} else if (v && has_prefix(opt, "negative_timeout=")) {
+		if (parse_double(v, &o->neg_timeout) == 0)
+			return 0;
+	} else {
+		fprintf(stderr, "glassfs: unknown option '%s'\n", opt);
+		return -EINVAL;
+	}
+	fprintf(stderr, "glassfs: bad value in option '%s'\n", opt);
+	return -EINVAL;
+}
+
+static int parse_opts(struct options *o, const char *list)
+{
+	char *dup = strdup(list), *save = NULL;
+	int ret = 0;
+
+	if (!dup)
+		return -ENOMEM;
+	for (char *tok = strtok_r(dup, ",", &save); tok && !ret; tok = strtok_r(NULL, ",", &save))
+		ret = parse_opt(o, tok);
+	free(dup);
+	return ret;
+}
+
+static int parse_args(struct options *o, int argc, char **argv)
+{
+	const char *pos[2];
+	int npos = 0;
+
+	memset(o, 0, sizeof(*o));
+	core_opts_default(&o->core);
+	o->threads = 16;
+	o->entry_timeout = o->attr_timeout = o->neg_timeout = 10.0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			exit(0);
+		} else if (!strcmp(a, "-f")) {
+			o->foreground = 1;
+		} else if (!strcmp(a, "-d")) {
+			o->foreground = o->debug = 1;
+		} else if (!strcmp(a, "-s")) {
+			o->threads = 1;
+		} else if (!strcmp(a, "-o")) {
+			if (++i >= argc) {
+				fprintf(stderr, "glassfs: -o needs an argument\n");
+				return -EINVAL;
+			}
+			if (parse_opts(o, argv[i]))
+				return -EINVAL;
+		} else if (has_prefix(a, "-o")) {
+			if (parse_opts(o, a + 2))
+				return -EINVAL;
+		} else if (a[0] == '-' && a[1]) {
+			fprintf(stderr, "glassfs: unknown flag '%s'\n", a);
+			return -EINVAL;
+		} else if (npos < 2) {
+			pos[npos++] = a;
+		} else {
+			fprintf(stderr, "glassfs: unexpected argument '%s'\n", a);
+			return -EINVAL;
+		}
+	}
+	if (npos != 2) {
+		usage(stderr);
+		return -EINVAL;
+	}
+	o->devspec = pos[0];
+	o->mnt = pos[1];
+
+	char *spec = strdup(o->devspec), *save = NULL;
+	if (!spec)
+		return -ENOMEM;
+	for (char *d = strtok_r(spec, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		if (o->ndevs == MAX_DEVS) {
+			fprintf(stderr, "glassfs: at most %d devices\n", MAX_DEVS);
+			return -EINVAL;
+		}
+		char *rp = realpath(d, NULL);
+		if (!rp) {
+			fprintf(stderr, "glassfs: %s: %s\n", d, strerror(errno));
+			return -ENOENT;
+		}
+		o->devs[o->ndevs++] = rp;
+	}
+	if (o->ndevs == 0) {
+		fprintf(stderr, "glassfs: no device given\n");
+		return -EINVAL;
+	}
+	struct stat st;
+	if (stat(o->mnt, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "glassfs: mount point %s: %s\n", o->mnt,
+			errno ? strerror(errno) : "not a directory");
+		return -ENOTDIR;
+	}
+	return 0;
+}
+
+/* Tell the waiting parent how start-up went (bg mode); no-op with -1. */
+static void report(int fd, unsigned char status)
+{
+	if (fd >= 0) {
+		ssize_t r = write(fd, &status, 1);
+		(void)r;
+		close(fd);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	struct glassfs_daemon d;
+	struct core *core = NULL;
+	struct fsctx *fs = NULL;
+	struct fuse_session *se = NULL;
+	struct fuse_loop_config *lc = NULL;
+	int notify = -1, ret;
+
+	if (parse_args(&o, argc, argv) < 0)
+		return 1;
+
+	if (!o.foreground) {
+		int pfd[2];
+		if (pipe(pfd) < 0) {
+			perror("glassfs: pipe");
+			return 1;
+		}
+		pid_t pid = fork();
+		if (pid < 0) {
+			perror("glassfs: fork");
+			return 1;
+		}
+		if (pid > 0) {
+			unsigned char st = 1;
+			close(pfd[1]);
+			if (read(pfd[0], &st, 1) != 1)
+				st = 1;
+			return st;
+		}
+		close(pfd[0]);
+		notify = pfd[1];
+		setsid();
+	}
+
+	ret = core_open(o.devs, o.ndevs, &o.core, &core);
+	if (ret < 0) {
+		fprintf(stderr, "glassfs: cannot open %s: %s\n", o.devspec, strerror(-ret));
+		report(notify, 1);
+		for (int i = 0; i < o.ndevs; i++)
+			free((char *)o.devs[i]);
+		return 1;
+	}
+	ret = fsops_mount(core, &o.core, &fs);
+	if (ret < 0) {
+		fprintf(stderr, "glassfs: cannot mount %s: %s\n", o.devspec, strerror(-ret));
+		goto close_core;
+	}
+
+	char fsname[PATH_MAX + 16];
+	snprintf(fsname, sizeof(fsname), "fsname=%s", o.devspec);
+	char *fargv[8];
+	int fargc = 0;
+	fargv[fargc++] = argv[0];
+	if (o.debug)
+		fargv[fargc++] = "-d";
+	fargv[fargc++] = "-o";
+	char optstr[sizeof(o.fuse_opts) + PATH_MAX + 64];
+	snprintf(optstr, sizeof(optstr), "default_permissions,subtype=glassfs%s%s%s%s",
+		 strstr(o.fuse_opts, "fsname=") ? "" : ",", strstr(o.fuse_opts, "fsname=") ? "" : fsname,
+		 o.fuse_opts[0] ? "," : "", o.fuse_opts);
+	fargv[fargc++] = optstr;
+	fargv[fargc] = NULL;
+	struct fuse_args args = FUSE_ARGS_INIT(fargc, fargv);
+
+	memset(&d, 0, sizeof(d));
+	d.core = core;
+	d.fs = fs;
+	d.entry_timeout = o.entry_timeout;
+	d.attr_timeout = o.attr_timeout;
+	d.neg_timeout = o.neg_timeout;
+	se = fuse_session_new(&args, &glassfs_ll_ops, sizeof(glassfs_ll_ops), &d);
+	if (!se) {
+		fprintf(stderr, "glassfs: cannot start a FUSE session (options: %s)\n", optstr);
+		ret = -EINVAL;
+		goto unmount_fs;
+	}
+	d.se = se;
+	if (fuse_set_signal_handlers(se) != 0) {
+		ret = -EIO;
+		goto destroy;
+	}
+	if (fuse_session_mount(se, o.mnt) != 0) {
+		fprintf(stderr, "glassfs: cannot mount on %s\n", o.mnt);
+		ret = -EIO;
+		goto signals;
+	}
+
+	if (notify >= 0) {
+		int nul = open("/dev/null", O_RDWR);
+		report(notify, 0);
+		notify = -1;
+		if (nul >= 0) {
+			dup2(nul, 0);
+			dup2(nul, 1);
+			dup2(nul, 2);
+			if (nul > 2)
+				close(nul);
+		}
+	}
+	if (chdir("/") < 0)
+		perror("glassfs: chdir /");
+
+	lc = fuse_loop_cfg_create();
+	if (!lc) {
+		ret = -ENOMEM;
+	} else {
+		fuse_loop_cfg_set_clone_fd(lc, 0);
+		fuse_loop_cfg_set_max_threads(lc, o.threads);
+		fuse_loop_cfg_set_idle_threads(lc, o.threads < 10 ? o.threads : 10);
+		ret = fuse_session_loop_mt(se, lc);
+		fuse_loop_cfg_destroy(lc);
+		ret = ret < 0 ? ret : 0;
+	}
+	fuse_session_unmount(se);
+signals:
+	fuse_remove_signal_handlers(se);
+destroy:
+	fuse_session_destroy(se);
+	fuse_opt_free_args(&args);
+unmount_fs:
+	fsops_unmount(fs);
+close_core: {
+		int r = core_close(core);
+		if (r < 0) {
+			fprintf(stderr, "glassfs: final commit of %s failed: %s\n", o.devspec,
+				strerror(-r));
+			if (ret == 0)
+				ret = r;
+		}
+	}
+	report(notify, ret < 0 ? 1 : 0);
+	for (int i = 0; i < o.ndevs; i++)
+		free((char *)o.devs[i]);
+	return ret < 0 ? 1 : 0;
+}

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/* core_test.h — helpers shared by the storage-core unit tests. */
+#ifndef CORE_TEST_H
+#define CORE_TEST_H
+
+#include "fs/core_internal.h"
+#include "fs/btree.h"
+#include "fs/data.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int t_fails;
+static unsigned t_seed;
+
+#define CHECK(name, cond) do { \
+	if (cond) printf("PASS: %s\n", name); \
+	else { printf("FAIL: %s: %s:%d: %s\n", name, __FILE__, __LINE__, #cond); t_fails++; } \
+} while (0)
+/* A step that must succeed for the rest of a case to mean anything. */
+#define MUST(expr) do { long _r = (long)(expr); if (_r < 0) { \
+	printf("FAIL: %s:%d: %s = %ld (%s)\n", __FILE__, __LINE__, #expr, _r, strerror((int)-_r)); \
+	t_fails++; goto out; } } while (0)
+
+static unsigned t_rand(void)
+{
+	t_seed = t_seed * 1103515245u + 12345u;
+	return (t_seed >> 8) & 0xffffff;
+}
+
+static void t_seed_init(void)
+{
+	const char *e = getenv("SEED");
+	t_seed = e ? (unsigned)strtoul(e, NULL, 0) : (unsigned)(time(NULL) ^ getpid());
+	printf("seed: %u\n", t_seed);
+}
+
+/* A sparse image file of size bytes; path in buf. */
+static int t_image(char *buf, size_t n, uint64_t size)
+{
+	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	snprintf(buf, n, "%s/glassfs-unit-XXXXXX", dir);
+	int fd = mkstemp(buf);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)size) < 0) {
+		close(fd);
+		return -errno;
+	}
+	close(fd);
+	return 0;
+}
+
+static int t_format(const char *img, uint32_t nodesize)
+{
+	const char *devs[1] = { img };
+	struct format_opts o = { "unit", nodesize, true };
+	return core_format(devs, 1, &o);
+}
+
+static int t_open(const char *img, bool ro, struct core **c)
+{
+	const char *devs[1] = { img };
+	struct core_opts o;
+	core_opts_default(&o);
+	o.readonly = ro;
+	o.commit_interval_s = 3600;	/* tests commit explicitly */
+	return core_open(devs, 1, &o, c);
+}
+
+/* Patch bytes of a file (corruption tests). */
+static __attribute__((unused)) int t_poke(const char *img, uint64_t off, uint8_t xor_mask)
+{
+	int fd = open(img, O_RDWR);
+	uint8_t b;
+	int ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (pread(fd, &b, 1, (off_t)off) != 1)
+		ret = -EIO;
+	b ^= xor_mask;
+	if (!ret && pwrite(fd, &b, 1, (off_t)off) != 1)
+		ret = -EIO;
+	close(fd);
+	return ret;
+}
+
+/*
+ * Run fsck.glassfs on an image: its exit code, or -1 when the binary is
+ * not built (then callers skip).  Output goes to stdout only on failure.
+ */
+static bool t_fsck_quiet;	/* an error is what the case expects */
+
+static __attribute__((unused)) int t_fsck(const char *img)
+{
+	const char *out = getenv("OUT") ? getenv("OUT") : "build";
+	char bin[512], cmd[1200];
+	int st;
+
+	const char *root = getenv("GLASSFS_ROOT") ? getenv("GLASSFS_ROOT") : ".";
+
+	if (out[0] == '/')
+		snprintf(bin, sizeof(bin), "%s/bin/fsck.glassfs", out);
+	else
+		snprintf(bin, sizeof(bin), "%s/%s/bin/fsck.glassfs", root, out);
+	if (access(bin, X_OK) < 0)
+		return -1;
+	snprintf(cmd, sizeof(cmd), "%s -n %s > %s.fsck 2>&1", bin, img, img);
+	st = system(cmd);
+	st = WIFEXITED(st) ? WEXITSTATUS(st) : 99;
+	if (st && !t_fsck_quiet) {
+		snprintf(cmd, sizeof(cmd), "head -30 %s.fsck", img);
+		if (system(cmd) < 0)
+			st = 99;
+	}
+	snprintf(cmd, sizeof(cmd), "%s.fsck", img);
+	unlink(cmd);
+	return st;
+}
+#define CHECK_FSCK(name, img) do { \
+	int _f = t_fsck(img); \
+	if (_f < 0) printf("SKIP: %s: fsck.glassfs not built\n", name); \
+	else CHECK(name, _f == 0); \
+} while (0)
+
+static struct key t_key(uint64_t i)
+{
+	struct key k = { 1000 + i, KEY_INODE_ITEM, 0 };
+	return k;
+}
+
+#endif

@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_core.c — the storage core end to end on image files: format, open,
+ * B-tree inserts through transactions, commit, reopen; data round trip;
+ * checksum failures on data and metadata; a crash before commit; a
+ * damaged primary superblock.  Runs at two node sizes.  SEED=n replays.
+ */
+#include "core_test.h"
+
+#include <pthread.h>
+
+static int insert_items(struct core *c, uint64_t from, uint64_t n, uint32_t size)
+{
+	uint8_t buf[256];
+	struct txn *t;
+	int ret = txn_join(c, (unsigned)n, 0, &t);
+
+	if (ret)
+		return ret;
+	for (uint64_t i = from; i < from + n && !ret; i++) {
+		struct key k = t_key(i);
+		memset(buf, (int)(i & 0xff), sizeof(buf));
+		memcpy(buf, &i, 8);
+		ret = btree_insert(t, core_root(c, FS_TREE_OBJECTID), &k, buf, size);
+	}
+	int e = txn_end(t);
+	return ret ? ret : e;
+}
+
+/* Count items [from, from+n) present with the right contents. */
+static uint64_t count_items(struct core *c, uint64_t from, uint64_t n, int *err)
+{
+	uint8_t buf[256];
+	uint64_t ok = 0;
+
+	*err = 0;
+	for (uint64_t i = from; i < from + n; i++) {
+		struct key k = t_key(i);
+		int r = btree_lookup(core_root(c, FS_TREE_OBJECTID), &k, buf, sizeof(buf));
+		uint64_t v;
+		if (r < 0 && r != -ENOENT)
+			*err = r;
+		if (r < 8)
+			continue;
+		memcpy(&v, buf, 8);
+		if (v == i)
+			ok++;
+	}
+	return ok;
+}
+
+static uint64_t node_physical(struct core *c, uint64_t bytenr)
+{
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	return chunk_map_lookup(c, bytenr, c->nodesize, cp, NULL) > 0 ? cp[0].physical : 0;
+}
+
+static void run(uint32_t nodesize)
+{
+	char img[256], name[128];
+	struct core *c = NULL;
+	struct core_stats st;
+	uint64_t nitems = 200 + t_rand() % 300, logical = 0, dlen, data_phys = 0;
+	uint8_t *wbuf = NULL, *rbuf = NULL;
+	int err;
+
+	img[0] = 0;
+#define N(s) (snprintf(name, sizeof(name), "[%u] %s", nodesize, s), name)
+	MUST(t_image(img, sizeof(img), 160ull << 20));
+	CHECK(N("format"), t_format(img, nodesize) == 0);
+	MUST(t_open(img, false, &c));
+	CHECK(N("fresh volume: generation 1"), core_generation(c) == 1 &&
+	      core_nodesize(c) == nodesize && strcmp(core_label(c), "unit") == 0);
+	CHECK(N("fs tree present"), core_root(c, FS_TREE_OBJECTID) != NULL);
+
+	/* items through a transaction, commit, reopen */
+	MUST(insert_items(c, 0, nitems, 100));
+	CHECK(N("items visible before commit"), count_items(c, 0, nitems, &err) == nitems);
+	CHECK(N("commit"), txn_commit(c, COMMIT_SYNC) == 0);
+	core_stats(c, &st);
+	CHECK(N("commit advanced the generation"), st.transid == 2 && st.commits == 1 &&
+	      st.nodes_written > 0 && st.dev_flushes >= 2);
+
+	/* data: allocate, write, commit */
+	dlen = (uint64_t)(1 + t_rand() % 64) * CORE_SECTORSIZE;
+	wbuf = malloc(dlen);
+	rbuf = malloc(dlen);
+	MUST(wbuf && rbuf ? 0 : -ENOMEM);
+	for (uint64_t i = 0; i < dlen; i++)
+		wbuf[i] = (uint8_t)t_rand();
+	{
+		struct txn *t;
+		MUST(txn_join(c, 4, 0, &t));
+		int r1 = data_alloc(t, dlen, &logical);
+		int r2 = r1 ? r1 : data_write(t, logical, wbuf, dlen);
+		txn_end(t);
+		CHECK(N("data alloc+write"), r1 == 0 && r2 == 0);
+	}
+	CHECK(N("data read before commit"), data_read(c, logical, rbuf, dlen) == 0 &&
+	      memcmp(rbuf, wbuf, dlen) == 0);
+	CHECK(N("close"), core_close(c) == 0);
+	c = NULL;
+
+	MUST(t_open(img, false, &c));
+	CHECK(N("items survive reopen"), count_items(c, 0, nitems, &err) == nitems && !err);
+	core_stats(c, &st);
+	CHECK(N("node cache counts misses then hits"), st.cache_misses > 0 && st.cache_hits > 0 &&
+	      st.dev_read_ios > 0);
+	memset(rbuf, 0, dlen);
+	CHECK(N("data survives reopen"), data_read(c, logical, rbuf, dlen) == 0 &&
+	      memcmp(rbuf, wbuf, dlen) == 0);
+	CHECK(N("unaligned data read"), dlen < 100 ||
+	      (data_read(c, logical + 37, rbuf, dlen - 50) == 0 &&
+	       memcmp(rbuf, wbuf + 37, dlen - 50) == 0));
+	{
+		struct extent_item ei;
+		uint64_t len = 0;
+		CHECK(N("extent item refcount 1"), extent_lookup(c, logical, true, &ei, &len) == 0 &&
+		      ei.refs == 1 && len == dlen);
+	}
+	{
+		struct chunk_copy cp[CHUNK_MAX_STRIPES];
+		MUST(chunk_map_lookup(c, logical, dlen, cp, NULL));
+		data_phys = cp[0].physical;
+	}
+	uint64_t fs_root_phys = node_physical(c, core_root(c, FS_TREE_OBJECTID)->bytenr);
+	CHECK(N("close after reopen"), core_close(c) == 0);
+	c = NULL;
+
+	/* simulated crash: a child commits some items, adds more, dies */
+	{
+		pid_t pid = fork();
+		if (pid == 0) {
+			struct core *cc;
+			if (t_open(img, false, &cc))
+				_exit(2);
+			if (insert_items(cc, 100000, 50, 64) || txn_commit(cc, COMMIT_SYNC))
+				_exit(3);
+			if (insert_items(cc, 200000, 50, 64))
+				_exit(4);
+			_exit(0);	/* no commit: as if the power went out */
+		}
+		int status = 0;
+		waitpid(pid, &status, 0);
+		CHECK(N("crash child ran"), WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		MUST(t_open(img, false, &c));
+		CHECK(N("crash: committed items present"), count_items(c, 100000, 50, &err) == 50);
+		CHECK(N("crash: uncommitted items absent"), count_items(c, 200000, 50, &err) == 0 && !err);
+		CHECK(N("crash: older items intact"), count_items(c, 0, nitems, &err) == nitems);
+		/* fs tree root may have moved: remember where it is now */
+		fs_root_phys = node_physical(c, core_root(c, FS_TREE_OBJECTID)->bytenr);
+		CHECK(N("close after crash"), core_close(c) == 0);
+		c = NULL;
+		CHECK_FSCK(N("fsck clean after crash and reopen"), img);
+	}
+
+	/* data checksum corruption: -EIO, never the bytes */
+	MUST(t_poke(img, data_phys + dlen / 2, 0x40));
+	MUST(t_open(img, true, &c));
+	memset(rbuf, 0xAA, dlen);
+	CHECK(N("corrupt data -> EIO"), data_read(c, logical, rbuf, dlen) == -EIO);
+	core_stats(c, &st);
+	CHECK(N("csum error counted, no bad bytes"), st.csum_errors >= 1 && rbuf[dlen / 2] == 0);
+	core_close(c);
+	c = NULL;
+	MUST(t_poke(img, data_phys + dlen / 2, 0x40));	/* repair */
+
+	/* metadata corruption: the fs tree's root node */
+	MUST(fs_root_phys ? 0 : -ENOENT);
+	MUST(t_poke(img, fs_root_phys + 200, 0x01));
+	MUST(t_open(img, true, &c));
+	{
+		uint8_t b[256];
+		struct key k = t_key(1);
+		CHECK(N("corrupt node -> EIO"), btree_lookup(core_root(c, FS_TREE_OBJECTID), &k, b,
+							     sizeof(b)) == -EIO);
+	}
+	core_close(c);
+	c = NULL;
+	MUST(t_poke(img, fs_root_phys + 200, 0x01));
+
+	/* damaged primary superblock: the mirror at 64 MiB takes over */
+	MUST(t_poke(img, SUPER_OFFSET + 100, 0xff));
+	MUST(t_open(img, false, &c));
+	CHECK(N("mirror superblock used"), count_items(c, 0, nitems, &err) == nitems);
+	MUST(insert_items(c, 300000, 5, 32));
+	CHECK(N("commit rewrites every copy"), core_close(c) == 0);
+	c = NULL;
+	{
+		struct super_block sb;
+		int fd = open(img, O_RDONLY);
+		ssize_t n = fd >= 0 ? pread(fd, &sb, sizeof(sb), SUPER_OFFSET) : -1;
+		if (fd >= 0)
+			close(fd);
+		CHECK(N("primary superblock repaired"), n == (ssize_t)sizeof(sb) &&
+		      sb.magic == GLASSFS_MAGIC && sb.generation >= 4);
+	}
+
+	/* data_ref to zero frees the extent after commit */
+	MUST(t_open(img, false, &c));
+	{
+		struct txn *t;
+		struct extent_item ei;
+		MUST(txn_join(c, 2, TXN_USE_RESERVE, &t));
+		int r = data_ref(t, logical, dlen, -1);
+		txn_end(t);
+		CHECK(N("data_ref -1"), r == 0 && txn_commit(c, COMMIT_SYNC) == 0);
+		CHECK(N("extent item gone"), extent_lookup(c, logical, true, &ei, NULL) == -ENOENT);
+		discard_wait_idle(c, 0);	/* GLASSFS_DISCARD=async */
+		CHECK(N("space free again"), !alloc_is_used(c, logical, dlen));
+	}
+	CHECK(N("final close"), core_close(c) == 0);
+	c = NULL;
+	CHECK_FSCK(N("fsck clean at the end"), img);
+
+	/* fsck must notice reference-count damage: drop the extent item of
+	 * the fs tree's root node behind the allocator's back */
+	if (t_fsck(img) >= 0) {
+		struct txn *t;
+		MUST(t_open(img, false, &c));
+		uint64_t b = core_root(c, FS_TREE_OBJECTID)->bytenr;
+		MUST(txn_join(c, 2, 0, &t));
+		struct key k = { b, KEY_METADATA_ITEM, (uint64_t)core_root(c, FS_TREE_OBJECTID)->level };
+		/* the fs root may be copied by this very transaction: only the
+		 * extent tree is touched, so b stays the fs root */
+		int r = btree_delete(t, core_root(c, EXTENT_TREE_OBJECTID), &k);
+		txn_end(t);
+		CHECK(N("damage injected"), r == 0 && core_close(c) == 0);
+		c = NULL;
+		t_fsck_quiet = true;
+		CHECK(N("fsck reports a missing reference item (exit 4)"), t_fsck(img) == 4);
+		t_fsck_quiet = false;
+	}
+out:
+	if (c)
+		core_close(c);
+	free(wbuf);
+	free(rbuf);
+	if (img[0])
+		unlink(img);
+#undef N
+}
+
+/*
+ * Concurrency: threads insert items and write data through their own
+ * handles while commits run from txn_commit(), the commit thread (1 s)
+ * and the dirty threshold.  Everything must be there after reopen.
+ */
+struct worker {
+	struct core *c;
+	int id, n;
+	int err;
+	uint64_t logical[8];
+	uint8_t pattern;
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	uint8_t buf[64], *d = malloc(4 * CORE_SECTORSIZE);
+
+	if (!d) {
+		w->err = -ENOMEM;
+		return NULL;
+	}
+	for (int i = 0; i < w->n && !w->err; i++) {
+		struct txn *t;
+		uint64_t id = (uint64_t)w->id * 1000000 + (uint64_t)i;
+		struct key k = t_key(id);
+		int r = txn_join(w->c, 2, 0, &t);
+		if (r) {
+			w->err = r;
+			break;
+		}
+		memcpy(buf, &id, 8);
+		memset(buf + 8, w->id, sizeof(buf) - 8);
+		r = btree_insert(t, core_root(w->c, FS_TREE_OBJECTID), &k, buf, sizeof(buf));
+		if (!r && i >= 5 && i % 3 == 0) {	/* deletes merge nodes meanwhile */
+			struct key dk = t_key(id - 5);
+			r = btree_delete(t, core_root(w->c, FS_TREE_OBJECTID), &dk);
+		}
+		if (!r && i >= 8 && i < 16) {	/* extents freed while others commit */
+			uint64_t l;
+			r = data_alloc(t, 2 * CORE_SECTORSIZE, &l);
+			if (!r)
+				r = data_write(t, l, d, 2 * CORE_SECTORSIZE);
+			if (!r)
+				r = data_ref(t, l, 2 * CORE_SECTORSIZE, -1);
+		}
+		if (!r && i < 8) {
+			memset(d, w->pattern + i, 4 * CORE_SECTORSIZE);
+			r = data_alloc(t, 4 * CORE_SECTORSIZE, &w->logical[i]);
+			if (!r)
+				r = data_write(t, w->logical[i], d, 4 * CORE_SECTORSIZE);
+		}
+		int e = txn_end(t);
+		w->err = r ? r : e;
+		if (i % 97 == 0 && !w->err)
+			w->err = txn_commit(w->c, COMMIT_FSYNC);
+	}
+	free(d);
+	return NULL;
+}
+
+static void threaded(uint32_t nodesize)
+{
+	char img[256], name[128];
+	const char *devs[1] = { img };
+	struct core_opts o;
+	struct core *c = NULL;
+	struct worker w[6];
+	pthread_t th[6];
+	int nth = 2 + (int)(t_rand() % 5), per = 300 + (int)(t_rand() % 300);
+	if (getenv("FEW_ITEMS"))
+		per = 60;
+	struct core_stats st;
+
+	img[0] = 0;
+#define N(s) (snprintf(name, sizeof(name), "[%u] %s", nodesize, s), name)
+	MUST(t_image(img, sizeof(img), 128ull << 20));
+	MUST(t_format(img, nodesize));
+	core_opts_default(&o);
+	o.commit_interval_s = 1;
+	o.dirty_thresh_bytes = 256 << 10;
+	MUST(core_open(devs, 1, &o, &c));
+	for (int i = 0; i < nth; i++) {
+		w[i] = (struct worker){ .c = c, .id = i + 1, .n = per, .pattern = (uint8_t)(i * 16) };
+		pthread_create(&th[i], NULL, worker_main, &w[i]);
+	}
+	int errs = 0;
+	for (int i = 0; i < nth; i++) {
+		pthread_join(th[i], NULL);
+		if (w[i].err) {
+			printf("worker %d: %s\n", i, strerror(-w[i].err));
+			errs++;
+		}
+	}
+	CHECK(N("threads: no errors"), errs == 0);
+	/* the dirty threshold wakes the commit thread without any sync */
+	{
+		struct core_stats st0;
+		struct txn *t;
+		struct key k = t_key(999999999);
+		c->opts.dirty_thresh_bytes = 1;
+		core_stats(c, &st0);
+		MUST(txn_join(c, 1, 0, &t));
+		int r = btree_insert(t, core_root(c, FS_TREE_OBJECTID), &k, "x", 1);
+		txn_end(t);
+		for (int i = 0; i < 300; i++) {
+			core_stats(c, &st);
+			if (st.commits > st0.commits)
+				break;
+			usleep(10000);
+		}
+		CHECK(N("threads: dirty threshold commits"), r == 0 && st.commits > st0.commits);
+	}
+	CHECK(N("threads: close"), core_close(c) == 0);
+	c = NULL;
+	CHECK_FSCK(N("threads: fsck clean"), img);
+	MUST(t_open(img, true, &c));
+	uint64_t found = 0;
+	int data_ok = 1;
+	uint8_t *d = malloc(4 * CORE_SECTORSIZE);
+	uint64_t expect = 0;
+	for (int i = 0; i < nth; i++) {
+		for (int k = 0; k < per; k++) {
+			struct key key = t_key((uint64_t)w[i].id * 1000000 + (uint64_t)k);
+			uint8_t b[64];
+			bool deleted = k + 5 < per && (k + 5) % 3 == 0;
+			int r = btree_lookup(core_root(c, FS_TREE_OBJECTID), &key, b, sizeof(b));
+			expect++;
+			if ((deleted && r == -ENOENT) || (!deleted && r == (int)sizeof(b)))
+				found++;
+		}
+		for (int k = 0; k < 8 && d; k++) {
+			if (data_read(c, w[i].logical[k], d, 4 * CORE_SECTORSIZE) ||
+			    d[0] != (uint8_t)(w[i].pattern + k) ||
+			    d[4 * CORE_SECTORSIZE - 1] != (uint8_t)(w[i].pattern + k))
+				data_ok = 0;
+		}
+	}
+	free(d);
+	CHECK(N("threads: every item (and no deleted one) after reopen"), found == expect);
+	CHECK(N("threads: every data block after reopen"), data_ok);
+out:
+	if (c)
+		core_close(c);
+	if (img[0])
+		unlink(img);
+#undef N
+}
+
+int main(void)
+{
+	const char *ns = getenv("NODESIZE");	/* one node size only */
+
+	t_seed_init();
+	if (ns) {
+		run((uint32_t)strtoul(ns, NULL, 0));
+		threaded((uint32_t)strtoul(ns, NULL, 0));
+	} else {
+		run(4096);
+		run(16384);
+		threaded(4096);
+		threaded(16384);
+	}
+	return t_fails ? 1 : 0;
+}

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_dev.c — fs/dev.c on image files: positional I/O round trips, range
+ * checks, reads past the end, discard punches holes, flush, counters, the
+ * read-only mode and the latency model.  SEED=n replays.
+ */
+#include "fs/dev.h"
+#include "fs/lock.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static int fails;
+#define CHECK(name, cond) do { \
+	if (cond) printf("PASS: %s\n", name); \
+	else { printf("FAIL: %s: %s:%d: %s\n", name, __FILE__, __LINE__, #cond); fails++; } \
+} while (0)
+
+int main(void)
+{
+	const char *e = getenv("SEED");
+	unsigned seed = e ? (unsigned)strtoul(e, NULL, 0) : (unsigned)(time(NULL) ^ getpid());
+	char img[] = "/tmp/glassfs-dev-XXXXXX";
+	const uint64_t size = 8 << 20;
+	struct dev *d = NULL, *ro = NULL;
+	struct dev_counters cnt;
+	uint8_t *a = malloc(1 << 20), *b = malloc(1 << 20);
+	int fd, ok = 1;
+
+	printf("seed: %u\n", seed);
+	srand(seed);
+	fd = mkstemp(img);
+	if (fd < 0 || ftruncate(fd, (off_t)size) < 0 || !a || !b) {
+		printf("FAIL: setup: %s\n", strerror(errno));
+		return 1;
+	}
+	close(fd);
+	CHECK("open image", dev_open(img, false, &d) == 0 && d->size == size && !d->blockdev);
+	if (!d)
+		goto out;
+	for (int r = 0; r < 50; r++) {
+		uint64_t len = 1 + (uint64_t)(rand() % (1 << 20));
+		uint64_t off = (uint64_t)rand() % (size - len);
+		for (uint64_t i = 0; i < len; i++)
+			a[i] = (uint8_t)rand();
+		if (dev_write(d, off, a, len) || dev_read(d, off, b, len) || memcmp(a, b, len))
+			ok = 0;
+	}
+	CHECK("random write/read round trips", ok);
+	CHECK("write past the end refused", dev_write(d, size - 10, a, 20) == -EINVAL);
+	CHECK("read past the end refused", dev_read(d, size, b, 1) == -EINVAL);
+	CHECK("flush", dev_flush(d) == 0);
+
+	memset(a, 0xab, 1 << 20);
+	dev_write(d, 1 << 20, a, 1 << 20);
+	dev_flush(d);
+	struct stat st0, st1;
+	stat(img, &st0);
+	int dr = dev_discard(d, 1 << 20, 1 << 20);
+	stat(img, &st1);
+	if (dr == -EOPNOTSUPP) {
+		printf("SKIP: discard punches a hole: filesystem under /tmp cannot punch holes\n");
+	} else {
+		CHECK("discard punches a hole", dr == 0 && st1.st_blocks < st0.st_blocks);
+		CHECK("discarded range reads as zeros",
+		      dev_read(d, 1 << 20, b, 4096) == 0 && b[0] == 0 && b[4095] == 0);
+		CHECK("discard keeps the size", (uint64_t)st1.st_size == size);
+	}
+	dev_counters(d, &cnt);
+	CHECK("counters", cnt.write_ios >= 51 && cnt.read_ios >= 51 && cnt.flushes == 2 &&
+	      cnt.discards == 1 && cnt.discard_bytes == (1 << 20));
+
+	dev_set_latency(d, DEV_READ, 3 * 1000000ull);
+	uint64_t t0 = glock_now_ns();
+	dev_read(d, 0, b, 4096);
+	CHECK("latency model delays reads", glock_now_ns() - t0 >= 3 * 1000000ull);
+
+	CHECK("open read-only", dev_open(img, true, &ro) == 0);
+	if (ro) {
+		CHECK("read-only device refuses writes", dev_write(ro, 0, a, 16) == -EROFS);
+		dev_close(ro);
+	}
+	setenv("GLASSFS_DEV_LATENCY", "write=2000,flush=1000", 1);
+	CHECK("latency from the environment",
+	      dev_open(img, false, &ro) == 0 && ro->lat_ns[DEV_WRITE] == 2000000 &&
+	      ro->lat_ns[DEV_FLUSH] == 1000000 && ro->lat_ns[DEV_READ] == 0);
+	if (ro)
+		dev_close(ro);
+	unsetenv("GLASSFS_DEV_LATENCY");
+	struct dev *x = NULL;
+	CHECK("a directory is not a device", dev_open("/tmp", false, &x) == -EINVAL);
+	CHECK("a missing file", dev_open("/nonexistent/glassfs.img", false, &x) == -ENOENT);
+out:
+	dev_close(d);
+	unlink(img);
+	free(a);
+	free(b);
+	return fails ? 1 : 0;
+}

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_lock.c — fs/lock.c: rwlock/mutex/spin semantics, contention with an
+ * invariant checked under the lock, writer preference, gcond.
+ * SEED=n replays a run (thread counts and iteration mixes come from it).
+ */
+#include "fs/lock.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int fails;
+#define CHECK(name, cond) do { \
+	if (cond) printf("PASS: %s\n", name); \
+	else { printf("FAIL: %s: %s:%d: %s\n", name, __FILE__, __LINE__, #cond); fails++; } \
+} while (0)
+
+static unsigned seed;
+
+/* ---- contention: a pair of counters that must always be equal --------- */
+struct shared {
+	struct glock l;
+	volatile uint64_t a, b;
+	int iters;
+	volatile int bad;
+	volatile int reads;
+};
+
+static void *writer(void *arg)
+{
+	struct shared *s = arg;
+	for (int i = 0; i < s->iters; i++) {
+		glock_write(&s->l);
+		s->a++;
+		if (i % 7 == 0)
+			sched_yield();	/* widen the window a broken lock would let through */
+		s->b++;
+		glock_write_unlock(&s->l);
+	}
+	return NULL;
+}
+
+static void *reader(void *arg)
+{
+	struct shared *s = arg;
+	for (int i = 0; i < s->iters; i++) {
+		glock_read(&s->l);
+		if (s->a != s->b)
+			s->bad = 1;
+		__atomic_fetch_add(&s->reads, 1, __ATOMIC_RELAXED);
+		glock_read_unlock(&s->l);
+	}
+	return NULL;
+}
+
+static void contention(enum glock_type type, int nw, int nr, int iters)
+{
+	struct shared s;
+	pthread_t th[64];
+	char name[96];
+	int n = 0;
+
+	memset(&s, 0, sizeof(s));
+	glock_init(&s.l, type, GLOCK_CLASS_MISC, 0, -1, -1);
+	s.iters = iters;
+	for (int i = 0; i < nw; i++)
+		pthread_create(&th[n++], NULL, writer, &s);
+	for (int i = 0; i < nr; i++)
+		pthread_create(&th[n++], NULL, reader, &s);
+	for (int i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	snprintf(name, sizeof(name), "contention %s %dw/%dr x%d", glock_type_name(type),
+		 nw, nr, iters);
+	CHECK(name, s.a == (uint64_t)nw * iters && s.b == s.a && !s.bad &&
+		    s.reads == nr * iters && s.l.state == 0);
+}
+
+/* ---- semantics -------------------------------------------------------- */
+static void semantics(void)
+{
+	struct glock l;
+
+	glock_init(&l, GLOCK_RWLOCK, GLOCK_CLASS_NODE, 5, 0, -1);
+	glock_read(&l);
+	CHECK("rwlock: readers share", glock_trylock(&l, GLOCK_READ));
+	CHECK("rwlock: writer excluded by readers", !glock_trylock(&l, GLOCK_WRITE));
+	glock_read_unlock(&l);
+	glock_read_unlock(&l);
+	CHECK("rwlock: free after reads", l.state == 0);
+	glock_write(&l);
+	CHECK("rwlock: reader excluded by writer", !glock_trylock(&l, GLOCK_READ));
+	CHECK("rwlock: writer excluded by writer", !glock_trylock(&l, GLOCK_WRITE));
+	glock_write_unlock(&l);
+	CHECK("rwlock: free after write", l.state == 0 && l.waiters == 0);
+
+	glock_init(&l, GLOCK_MUTEX, GLOCK_CLASS_MISC, 0, -1, -1);
+	glock_read(&l);
+	CHECK("mutex: read is exclusive", !glock_trylock(&l, GLOCK_READ));
+	glock_read_unlock(&l);
+	CHECK("mutex: trylock when free", glock_trylock(&l, GLOCK_WRITE));
+	glock_write_unlock(&l);
+
+	glock_init(&l, GLOCK_SPIN, GLOCK_CLASS_MISC, 0, -1, -1);
+	glock_read(&l);
+	CHECK("spin: read is exclusive", !glock_trylock(&l, GLOCK_WRITE) &&
+	      !glock_trylock(&l, GLOCK_READ));
+	glock_read_unlock(&l);
+	CHECK("spin: free", l.state == 0);
+
+	enum glock_type t;
+	CHECK("parse rwlock", glock_type_parse("rwlock", &t) == 0 && t == GLOCK_RWLOCK);
+	CHECK("parse spin", glock_type_parse("spin", &t) == 0 && t == GLOCK_SPIN);
+	CHECK("parse bad", glock_type_parse("semaphore", &t) == -EINVAL);
+	CHECK("class name", strcmp(glock_class_name(GLOCK_CLASS_ROOT), "root") == 0);
+	glock_relabel(&l, GLOCK_CLASS_NODE, 7, 2, 3);
+	CHECK("relabel", l.cls == GLOCK_CLASS_NODE && l.tree == 7 && l.level == 2 && l.group == 3);
+}
+
+/* Writer preference: once a writer waits, new readers must wait too. */
+struct pref { struct glock l; volatile int writer_got; };
+static void *pref_writer(void *arg)
+{
+	struct pref *p = arg;
+	glock_write(&p->l);
+	p->writer_got = 1;
+	glock_write_unlock(&p->l);
+	return NULL;
+}
+
+static void writer_preference(void)
+{
+	struct pref p = { .writer_got = 0 };
+	pthread_t th;
+	int blocked = 0;
+
+	glock_init(&p.l, GLOCK_RWLOCK, GLOCK_CLASS_MISC, 0, -1, -1);
+	glock_read(&p.l);
+	pthread_create(&th, NULL, pref_writer, &p);
+	for (int i = 0; i < 2000 && !blocked; i++) {	/* up to 2 s for it to announce */
+		if (!glock_trylock(&p.l, GLOCK_READ))
+			blocked = 1;
+		else
+			glock_read_unlock(&p.l);
+		usleep(1000);
+	}
+	CHECK("rwlock: waiting writer blocks new readers", blocked && !p.writer_got);
+	glock_read_unlock(&p.l);
+	pthread_join(th, NULL);
+	CHECK("rwlock: writer ran after readers left", p.writer_got && p.l.state == 0);
+}
+
+/* ---- gcond ------------------------------------------------------------ */
+struct cq { struct glock l; struct gcond c; int items, consumed, done; };
+
+static void *consumer(void *arg)
+{
+	struct cq *q = arg;
+	glock_write(&q->l);
+	for (;;) {
+		while (q->items == 0 && !q->done)
+			gcond_wait(&q->c, &q->l);
+		if (q->items == 0 && q->done)
+			break;
+		q->items--;
+		q->consumed++;
+	}
+	glock_write_unlock(&q->l);
+	return NULL;
+}
+
+static void gcond_tests(int ncons, int nitems)
+{
+	struct cq q = { .items = 0 };
+	pthread_t th[16];
+
+	glock_init(&q.l, GLOCK_MUTEX, GLOCK_CLASS_TXN, 0, -1, -1);
+	gcond_init(&q.c);
+	for (int i = 0; i < ncons; i++)
+		pthread_create(&th[i], NULL, consumer, &q);
+	for (int i = 0; i < nitems; i++) {
+		glock_write(&q.l);
+		q.items++;
+		gcond_broadcast(&q.c);
+		glock_write_unlock(&q.l);
+	}
+	glock_write(&q.l);
+	q.done = 1;
+	gcond_broadcast(&q.c);
+	glock_write_unlock(&q.l);
+	for (int i = 0; i < ncons; i++)
+		pthread_join(th[i], NULL);
+	CHECK("gcond: every item consumed", q.consumed == nitems && q.items == 0);
+
+	uint64_t t0 = glock_now_ns();
+	glock_write(&q.l);
+	bool woke = gcond_timedwait(&q.c, &q.l, 20 * 1000000ull);
+	glock_write_unlock(&q.l);
+	uint64_t dt = glock_now_ns() - t0;
+	CHECK("gcond: timedwait times out", !woke && dt >= 19 * 1000000ull && dt < 2000000000ull);
+}
+
+int main(void)
+{
+	const char *e = getenv("SEED");
+	seed = e ? (unsigned)strtoul(e, NULL, 0) : (unsigned)(glock_now_ns() ^ getpid());
+	printf("seed: %u\n", seed);
+	srand(seed);
+
+	semantics();
+	writer_preference();
+	for (int t = GLOCK_RWLOCK; t <= GLOCK_SPIN; t++) {
+		int nw = 2 + rand() % 6, nr = 1 + rand() % 6;
+		if (t == GLOCK_SPIN) {	/* spinners on a shared 2-CPU box: keep it small */
+			nw = 2;
+			nr = 1;
+		}
+		contention((enum glock_type)t, nw, nr, 5000 + rand() % 10000);
+	}
+	contention(GLOCK_RWLOCK, 16, 16, 2000);
+	gcond_tests(1 + rand() % 8, 1000 + rand() % 5000);
+	return fails ? 1 : 0;
+}
