@@ -798,6 +798,23 @@ static void test_enospc(void)
 	if (compare_forward(&r, &m, name))
 		goto out;
 	printf("PASS: %s (after %" PRIu64 " inserts, tree intact)\n", name, i);
+	/* with no block left, deleting what this transaction wrote must still
+	 * work (every node on those paths is already this transaction's copy) */
+	fx_fail_alloc_after(c, 0);
+	while (m.n) {
+		size_t j = m.n / 2;
+
+		ret = btree_delete(tx, &r, &m.v[j].k);
+		if (ret) {
+			FAILF(name, "delete with no free block: %d (%zu left)", ret, m.n);
+			goto out;
+		}
+		model_del(&m, j);
+	}
+	fx_fail_alloc_after(c, -1);
+	if (compare_forward(&r, &m, name))
+		goto out;
+	printf("PASS: %s-deletes-without-space\n", name);
 out:
 	root_release(&r);
 	fx_destroy(c);
