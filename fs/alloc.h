@@ -78,7 +78,7 @@ void alloc_unpin(struct core *c, bool (*fn)(void *arg, uint64_t logical, uint64_
 					    uint64_t flags), void *arg);
 /* A run kept by alloc_unpin's fn is now allocatable (already free on disk). */
 void alloc_release(struct core *c, uint64_t logical, uint64_t len);
-/* Mark bytes used without dirtying the free-space tree (fsck rebuild). */
+/* True when every sector of the range is allocated (fsck, tests). */
 bool alloc_is_used(struct core *c, uint64_t logical, uint64_t len);
 
 void alloc_note_new(struct core *c, uint64_t bytenr);

@@ -13,6 +13,14 @@
  * merge can propagate to it).  locking=groups:N splits each node's lock
  * into N groups by slot range; splits, merges and root changes take all of
  * them.  Callers never lock nodes themselves.
+ *
+ * Usage rules that follow from the locking: a thread holds at most one
+ * path per tree at a time and calls no other btree_* function on that tree
+ * (nor one that could reach it, e.g. through the allocator) while it holds
+ * one — release the path first.  A path from a cow search may change
+ * items in place only at p->slots[0]; btree_del_items/btree_resize_item
+ * take what else they need themselves (they may search again, so p then
+ * points at the same logical position in a possibly different leaf).
  */
 #ifndef GLASSFS_BTREE_H
 #define GLASSFS_BTREE_H
@@ -54,7 +62,9 @@ void path_release(struct path *p);
  * Search root r for key k.
  *   t       transaction handle; required when cow != 0, else may be NULL.
  *   ins_len > 0: the caller will insert an item of ins_len data bytes, so
- *           full nodes are split on the way down; < 0: the caller will
+ *           full nodes are split on the way down (pass 1 for an item of
+ *           0 bytes: the header needs room too); when the key exists, it
+ *           will grow to ins_len bytes; < 0: the caller will
  *           delete, so underfull nodes are merged on the way down; 0: no
  *           change of the tree's shape.
  *   cow     nonzero: every node on the path is copied-on-write (once per

@@ -365,7 +365,6 @@ int core_format(const char *const *devs, int ndevs, const struct format_opts *o)
 	c = core_alloc(NULL);
 	if (!c)
 		return -ENOMEM;
-	c->formatting = true;
 	c->nodesize = ns;
 	ret = open_devs(c, devs, ndevs, false);
 	if (ret)

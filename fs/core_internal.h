@@ -79,7 +79,6 @@ struct core {
 	struct core_opts opts;
 	bool readonly;		/* opened read-only */
 	int aborted;		/* first abort error: volume forced read-only */
-	bool formatting;	/* core_format: no devices' superblocks to trust */
 
 	struct dev *devs[CORE_MAX_DEVS];
 	int ndevs;

@@ -2,7 +2,12 @@
 /*
  * fsck.glassfs — offline check of a glassfs volume.
  *
- *   fsck.glassfs [-n] [-v] DEV...
+ *   fsck.glassfs [-n] [-v] [-c] DEV...
+ *
+ * -v lists every node (logical and physical address); -c checks only the
+ * storage core (no items-layer checks, data reference counts not compared:
+ * for volumes written by the core's own tests, whose fs trees hold no
+ * files).
  *
  * Checks, in order: every superblock copy; every node of every tree
  * (checksum, bytenr, owner, key order, item bounds: btree_walk); the
@@ -80,7 +85,7 @@ struct fsck {
 	struct umap nodes;	/* node bytenr -> times referenced; aux = owner */
 	struct umap data_refs;	/* data extent start -> references; aux = length */
 	bool items_checked;	/* fsck_items_check ran: data refs are complete */
-	uint64_t nodes_seen, items_seen;
+	uint64_t nodes_seen, items_seen, data_bytes;
 };
 
 void fsck_error(struct fsck *f, const char *fmt, ...)
@@ -368,7 +373,48 @@ static int check_bg_leaks(const struct bgroup *bg, void *arg)
 	return 0;
 }
 
-/* Checksum items must lie inside data extents. */
+/* Read the sectors an EXTENT_CSUM item covers, on every copy, and compare
+ * them with their checksums: damaged data is reported, never repaired. */
+static void verify_data(struct fsck *f, uint64_t logical, const uint8_t *csums, uint32_t n)
+{
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	uint64_t len = (uint64_t)n * CORE_SECTORSIZE;
+	uint8_t *buf;
+	int ncp = chunk_map_lookup(f->c, logical, len, cp, NULL);
+
+	if (ncp < 0) {
+		fsck_error(f, "csum tree: checksums for %llu+%llu map to no chunk",
+			   (unsigned long long)logical, (unsigned long long)len);
+		return;
+	}
+	buf = malloc(len);
+	if (!buf) {
+		f->oom = true;
+		return;
+	}
+	f->data_bytes += len;
+	for (int m = 0; m < ncp; m++) {
+		if (dev_read(cp[m].dev, cp[m].physical, buf, len)) {
+			fsck_error(f, "data %llu+%llu: read error on %s", (unsigned long long)logical,
+				   (unsigned long long)len, cp[m].dev->path);
+			continue;
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t want, got = crc32c(0, buf + (uint64_t)i * CORE_SECTORSIZE,
+						    CORE_SECTORSIZE);
+			memcpy(&want, csums + (size_t)i * CSUM_SIZE, CSUM_SIZE);
+			if (got != want)
+				fsck_error(f, "data checksum mismatch: logical %llu on %s physical %llu: expected crc32c %08x, found %08x",
+					   (unsigned long long)(logical + (uint64_t)i * CORE_SECTORSIZE),
+					   cp[m].dev->path,
+					   (unsigned long long)(cp[m].physical + (uint64_t)i * CORE_SECTORSIZE),
+					   want, got);
+		}
+	}
+	free(buf);
+}
+
+/* Checksum items must lie inside data extents, and the data must match. */
 static int check_csums(struct fsck *f, struct ext_scan *s)
 {
 	struct key k = { CSUM_OBJECTID, KEY_EXTENT_CSUM, 0 }, ik;
@@ -412,6 +458,9 @@ static int check_csums(struct fsck *f, struct ext_scan *s)
 			if (size % CSUM_SIZE || !size)
 				fsck_error(f, "csum tree: item at %llu has size %u",
 					   (unsigned long long)ik.offset, size);
+			else
+				verify_data(f, ik.offset, btree_item_ptr(&p, p.slots[0], NULL),
+					    size / CSUM_SIZE);
 		}
 		ret = btree_next(&p);
 		if (ret)
@@ -420,6 +469,118 @@ static int check_csums(struct fsck *f, struct ext_scan *s)
 out:
 	path_release(&p);
 	return ret < 0 ? ret : 0;
+}
+
+/* Iterate every item of tree r: fn(key, data, size) per item. */
+static int for_each_item(struct root *r, void (*fn)(struct fsck *f, const struct key *k,
+						     const void *d, uint32_t size),
+			 struct fsck *f)
+{
+	struct key k = { 0, 0, 0 }, ik;
+	struct path p;
+	int ret;
+
+	path_init(&p);
+	ret = btree_search(NULL, r, &k, &p, 0, 0);
+	if (ret < 0)
+		goto out;
+	if (p.slots[0] >= (int)btree_nritems(&p)) {
+		ret = btree_next(&p);
+		if (ret)
+			goto out;
+	}
+	for (;;) {
+		uint32_t size;
+		const void *d;
+		btree_item_key(&p, p.slots[0], &ik);
+		d = btree_item_ptr(&p, p.slots[0], &size);
+		fn(f, &ik, d, size);
+		ret = btree_next(&p);
+		if (ret)
+			break;
+	}
+out:
+	path_release(&p);
+	return ret < 0 ? ret : 0;
+}
+
+/* Chunks, device extents, device items and block groups agree.  Runs
+ * under the chunk map's read lock and reads trees: fine offline, where
+ * nothing takes the map for writing. */
+static int chunk_has_dev_extent(const struct chunk *ch, void *arg)
+{
+	struct fsck *f = arg;
+	struct core *c = f->c;
+
+	for (int i = 0; i < ch->num_stripes; i++) {
+		struct dev_extent de;
+		struct key k = { ch->stripes[i].devid, KEY_DEV_EXTENT, ch->stripes[i].physical };
+		int r = btree_lookup(core_tree(c, CT_DEV), &k, &de, sizeof(de));
+		if (r != (int)sizeof(de) || de.chunk_offset != ch->logical || de.length != ch->length)
+			fsck_error(f, "dev tree: chunk %llu stripe %d (device %llu at %llu) has no matching device extent",
+				   (unsigned long long)ch->logical, i,
+				   (unsigned long long)ch->stripes[i].devid,
+				   (unsigned long long)ch->stripes[i].physical);
+	}
+	struct block_group_item bgi;
+	struct key bk = { ch->logical, KEY_BLOCK_GROUP_ITEM, ch->length };
+	int r = btree_lookup(core_tree(c, CT_EXTENT), &bk, &bgi, sizeof(bgi));
+	if (r != (int)sizeof(bgi) || (bgi.flags & BG_TYPE_MASK) != (ch->type & BG_TYPE_MASK))
+		fsck_error(f, "extent tree: chunk %llu+%llu has no matching block group item",
+			   (unsigned long long)ch->logical, (unsigned long long)ch->length);
+	return 0;
+}
+
+static void dev_item_seen(struct fsck *f, const struct key *k, const void *d, uint32_t size)
+{
+	if (k->type == KEY_DEV_ITEM) {
+		const struct dev_item *di = d;
+		bool found = false;
+		for (int i = 0; i < f->c->ndevs; i++)
+			if (size == sizeof(*di) && f->c->devs[i]->devid == di->devid &&
+			    !memcmp(f->c->devs[i]->uuid, di->uuid, 16))
+				found = true;
+		if (!found)
+			fsck_error(f, "chunk tree: device item %llu matches no opened device",
+				   (unsigned long long)k->offset);
+	} else if (k->type != KEY_CHUNK_ITEM) {
+		fsck_error(f, "chunk tree: unexpected item type %u", k->type);
+	}
+}
+
+static void dev_extent_seen(struct fsck *f, const struct key *k, const void *d, uint32_t size)
+{
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	const struct dev_extent *de = d;
+	bool ok = false;
+
+	if (k->type != KEY_DEV_EXTENT || size != sizeof(*de)) {
+		fsck_error(f, "dev tree: unexpected item (%llu %u %llu)",
+			   (unsigned long long)k->objectid, k->type, (unsigned long long)k->offset);
+		return;
+	}
+	int n = chunk_map_lookup(f->c, de->chunk_offset, de->length, cp, NULL);
+	for (int i = 0; i < n; i++)
+		if (cp[i].dev->devid == k->objectid && cp[i].physical == k->offset)
+			ok = true;
+	if (!ok)
+		fsck_error(f, "dev tree: device extent %llu:%llu points at no chunk stripe",
+			   (unsigned long long)k->objectid, (unsigned long long)k->offset);
+}
+
+/* Block group items' "used" against the free-space tree's bitmaps. */
+static int bg_used_matches(const struct bgroup *bg, void *arg)
+{
+	struct fsck *f = arg;
+	struct block_group_item bgi;
+	struct key k = { bg->start, KEY_BLOCK_GROUP_ITEM, bg->len };
+
+	if (btree_lookup(core_tree(f->c, CT_EXTENT), &k, &bgi, sizeof(bgi)) == (int)sizeof(bgi) &&
+	    bgi.used != bg->used_bytes)
+		fsck_error(f, "block group %llu: item says %llu bytes used, free-space tree %llu",
+			   (unsigned long long)bg->start, (unsigned long long)bgi.used,
+			   (unsigned long long)bg->used_bytes);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -431,21 +592,29 @@ int main(int argc, char **argv)
 
 	memset(&f, 0, sizeof(f));
 	memset(&s, 0, sizeof(s));
-	while ((opt = getopt(argc, argv, "nvyh")) != -1) {
+	bool core_only = false;
+
+	while ((opt = getopt(argc, argv, "nvych")) != -1) {
 		switch (opt) {
 		case 'n':
 			break;
 		case 'v':
 			f.verbose = 1;
 			break;
+		case 'c':
+			core_only = true;
+			break;
 		case 'y':
 			fprintf(stderr, "fsck.glassfs: repair is not implemented; checking only\n");
 			break;
 		case 'h':
-			printf("usage: fsck.glassfs [-n] [-v] DEV...\n");
+			printf("usage: fsck.glassfs [-n] [-v] [-c] DEV...\n"
+			       "  -n  check only (the default: repair is not implemented)\n"
+			       "  -v  list every node with its physical address\n"
+			       "  -c  storage core only: skip the items layer's checks\n");
 			return 0;
 		default:
-			fprintf(stderr, "usage: fsck.glassfs [-n] [-v] DEV...\n");
+			fprintf(stderr, "usage: fsck.glassfs [-n] [-v] [-c] DEV...\n");
 			return 8;
 		}
 	}
@@ -479,7 +648,9 @@ int main(int argc, char **argv)
 			goto operational;
 	}
 	f.tree = "fs";
-	if (fsck_items_check) {
+	if (core_only) {
+		printf("note: core checks only (-c); data reference counts not compared\n");
+	} else if (fsck_items_check) {
 		ret = fsck_items_check(&f, core_tree(f.c, CT_FS));
 		if (ret < 0)
 			goto operational;
@@ -495,6 +666,13 @@ int main(int argc, char **argv)
 	compare_refs(&f, &s);
 	struct leak_ctx lc = { &f, &s };
 	alloc_for_each_bg(f.c, check_bg_leaks, &lc);
+	chunk_for_each(f.c, chunk_has_dev_extent, &f);
+	ret = for_each_item(core_tree(f.c, CT_CHUNK), dev_item_seen, &f);
+	if (!ret)
+		ret = for_each_item(core_tree(f.c, CT_DEV), dev_extent_seen, &f);
+	if (ret == -ENOMEM)
+		goto operational;
+	alloc_for_each_bg(f.c, bg_used_matches, &f);
 	ret = check_csums(&f, &s);
 	if (ret == -ENOMEM)
 		goto operational;
@@ -502,9 +680,9 @@ int main(int argc, char **argv)
 		ret = -ENOMEM;
 		goto operational;
 	}
-	printf("fsck.glassfs: %llu nodes, %llu extent items, %llu errors\n",
+	printf("fsck.glassfs: %llu nodes, %llu extent items, %llu data bytes verified, %llu errors\n",
 	       (unsigned long long)f.nodes_seen, (unsigned long long)f.items_seen,
-	       (unsigned long long)f.errors);
+	       (unsigned long long)f.data_bytes, (unsigned long long)f.errors);
 	core_close(f.c);
 	free(f.nodes.v);
 	free(f.data_refs.v);

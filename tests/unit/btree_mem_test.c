@@ -17,9 +17,11 @@
  *     btree_walk reports it;
  *   - multi-threaded stress (inserts, lookups, deletes) under locking=node
  *     and locking=groups:4 with rwlock, mutex and spin;
- *   - inserts/s at 1 and 2 threads (printed, not judged).
+ *   - with BENCH=1 (or BENCH_ONLY=1): inserts/s at 1 and 2 threads per lock
+ *     scheme (printed, never judged).
  *
- * SEED=n replays a run; QUICK=1 shortens it.
+ * SEED=n replays a run; QUICK=1 shortens it; BENCH=1 adds the inserts/s figures
+ * (build without sanitizers for meaningful numbers).
  */
 #include "fs/btree.h"
 #include "fs/cache.h"
@@ -417,7 +419,9 @@ static void reopen(struct rt *t)
 	root_init(&t->root, t->c, FS_TREE_OBJECTID, b, l, g);
 }
 
-static void test_random(uint32_t nodesize, int quick)
+static uint64_t big_cache_misses;
+
+static void test_random(uint32_t nodesize, int quick, uint64_t cache_bytes, int big)
 {
 	char name[64];
 	struct rt t;
@@ -425,13 +429,19 @@ static void test_random(uint32_t nodesize, int quick)
 	int ops = quick ? 600 : 1500, grow_batches, ret;
 	uint64_t writes0;
 
-	snprintf(name, sizeof(name), "random-%u", nodesize);
+	snprintf(name, sizeof(name), "random-%u%s%s", nodesize,
+		 cache_bytes < (1 << 20) ? "-tinycache" : "", big ? "-bigitems" : "");
 	memset(&t, 0, sizeof(t));
 	t.rs = seed ^ nodesize;
 	t.maxsz = nodesize == 4096 ? 120 : 600;
 	t.keyspace = nodesize == 4096 ? 20000 : 12000;
+	if (big) {		/* up to the largest item: splits that must isolate a slot */
+		t.maxsz = node_max_item(nodesize);
+		t.keyspace = 3000;
+		ops = quick ? 150 : 300;
+	}
 	t.buf = malloc(2 * 65536);
-	t.c = fx_create(nodesize, 60000, GLOCK_RWLOCK, 0, 64ull << 20);
+	t.c = fx_create(nodesize, 60000, GLOCK_RWLOCK, 0, cache_bytes);
 	root_init(&t.root, t.c, FS_TREE_OBJECTID, 0, 0, 0);
 	ret = root_create_empty(fx_txn(t.c), &t.root);
 	if (ret) {
@@ -489,7 +499,22 @@ static void test_random(uint32_t nodesize, int quick)
 		      sh.nodes, fx_used_blocks(t.c));
 		goto out;
 	}
-	printf("PASS: %s-shrink (seed %llu)\n", name, seed);
+	{
+		uint64_t hits, misses, incore;
+
+		cache_stats(core_cache(t.c), &hits, &misses, &incore);
+		/* the same operations as the run with a big cache: a 128-node
+		 * cache must have read nodes back many more times */
+		if (cache_bytes >= (1 << 20) && nodesize == 4096 && !big)
+			big_cache_misses = misses;
+		if (cache_bytes < (1 << 20) && misses < 2 * big_cache_misses) {
+			FAILF(name, "tiny cache: %" PRIu64 " misses, big cache %" PRIu64
+			      ": eviction not working", misses, big_cache_misses);
+			goto out;
+		}
+		printf("PASS: %s-shrink (cache: %" PRIu64 " hits, %" PRIu64 " misses, %" PRIu64
+		       " nodes in memory)\n", name, hits, misses, incore);
+	}
 out:
 	root_release(&t.root);
 	fx_destroy(t.c);
@@ -685,6 +710,49 @@ static void test_csum(void)
 		goto out;
 	}
 	printf("PASS: checksum-failure-root\n");
+
+	/* a leaf with a valid checksum whose keys lie outside its parent's
+	 * separators: only the walk's range check can see it */
+	fx_corrupt(c, b, 100);		/* heal the root */
+	root_release(&r);
+	fx_new_cache(c);
+	{
+		uint8_t *nb = malloc(4096);
+		struct key low = { 0, 0, 1 };
+
+		meta_read(c, other, nb, NULL, NULL);
+		nb_set_item_key(nb, 0, &low);
+		node_finalize(nb, 4096, core_fsid(c));
+		meta_write(c, other, nb);
+		free(nb);
+	}
+	root_init(&r, c, FS_TREE_OBJECTID, b, l, g);
+	memset(&bad, 0, sizeof(bad));
+	ret = btree_walk(&r, count_nodes, note_bad, &bad);
+	if (ret || bad.n != 1 || bad.bytenr[0] != other) {
+		FAILF(name, "walk of misplaced keys: ret %d, %d bad (first %" PRIu64 "), want %" PRIu64,
+		      ret, bad.n, bad.n ? bad.bytenr[0] : 0, other);
+		goto out;
+	}
+	printf("PASS: walk-separator-range\n");
+
+	/* lock labels: the root node's lock says ROOT, others NODE, all with the tree id */
+	{
+		struct path q;
+
+		path_init(&q);
+		btree_search(NULL, &r, &k, &q, 0, 0);
+		if (!r.node || r.node->lock.cls != GLOCK_CLASS_ROOT || r.node->lock.tree != FS_TREE_OBJECTID ||
+		    r.node->lock.level != r.level || q.nodes[0]->lock.cls != GLOCK_CLASS_NODE ||
+		    q.nodes[0]->lock.tree != FS_TREE_OBJECTID || q.nodes[0]->lock.level != 0 ||
+		    r.lock.cls != GLOCK_CLASS_ROOT || r.lock.tree != FS_TREE_OBJECTID) {
+			FAILF(name, "lock labels wrong");
+			path_release(&q);
+			goto out;
+		}
+		path_release(&q);
+		printf("PASS: lock-labels\n");
+	}
 out:
 	root_release(&r);
 	fx_destroy(c);
@@ -730,6 +798,23 @@ static void test_enospc(void)
 	if (compare_forward(&r, &m, name))
 		goto out;
 	printf("PASS: %s (after %" PRIu64 " inserts, tree intact)\n", name, i);
+	/* with no block left, deleting what this transaction wrote must still
+	 * work (every node on those paths is already this transaction's copy) */
+	fx_fail_alloc_after(c, 0);
+	while (m.n) {
+		size_t j = m.n / 2;
+
+		ret = btree_delete(tx, &r, &m.v[j].k);
+		if (ret) {
+			FAILF(name, "delete with no free block: %d (%zu left)", ret, m.n);
+			goto out;
+		}
+		model_del(&m, j);
+	}
+	fx_fail_alloc_after(c, -1);
+	if (compare_forward(&r, &m, name))
+		goto out;
+	printf("PASS: %s-deletes-without-space\n", name);
 out:
 	root_release(&r);
 	fx_destroy(c);
@@ -909,6 +994,31 @@ static int mx_scan(struct mx *w)
 	for (uint32_t i = w->tid; i < w->nkeys; i += (uint32_t)w->n)
 		want += w->present[i / (uint32_t)w->n];
 	path_init(&p);
+	if (rnd(&w->rs) & 1) {		/* backwards with btree_prev */
+		struct key kmax = { UINT64_MAX, 255, UINT64_MAX };
+
+		ret = btree_search(NULL, w->r, &kmax, &p, 0, 0);
+		while (ret >= 0 && (ret = btree_prev(&p)) == 0) {
+			btree_item_key(&p, p.slots[0], &k);
+			if (!first && key_cmp(&k, &prev) >= 0) {
+				fprintf(stderr, "thread %d scan back: keys out of order at %" PRIu64 "\n",
+					w->tid, k.objectid);
+				path_release(&p);
+				return -1;
+			}
+			first = 0;
+			prev = k;
+			if (k.objectid % (uint64_t)w->n == (uint64_t)w->tid)
+				seen++;
+		}
+		path_release(&p);
+		if (ret < 0 || seen != want) {
+			fprintf(stderr, "thread %d scan back: ret %d, saw %u own keys, model %u\n",
+				w->tid, ret, seen, want);
+			return -1;
+		}
+		return 0;
+	}
 	ret = btree_search(NULL, w->r, &k0, &p, 0, 0);
 	if (ret >= 0 && p.slots[0] >= (int)btree_nritems(&p))
 		ret = btree_next(&p) == 0 ? 0 : 2;
@@ -1015,27 +1125,28 @@ static void *mx_worker(void *arg)
 					w->err = 1;
 				}
 			}
-		} else if (mx_scan(w)) {
+		} else if (rnd(&w->rs) % 2 == 0 && mx_scan(w)) {
 			w->err = 1;
 		}
 	}
 	return NULL;
 }
 
-static void test_threads_mixed(enum glock_type type, unsigned groups, int quick)
+static void test_threads_mixed(enum glock_type type, unsigned groups, int quick,
+			       uint64_t cache_bytes)
 {
 	char name[80];
 	enum { N = 4 };
 	uint32_t nkeys = 24000;
-	struct core *c = fx_create(4096, 40000, type, groups, 64ull << 20);
+	struct core *c = fx_create(4096, 40000, type, groups, cache_bytes);
 	struct root r;
 	struct mx w[N];
 	pthread_t th[N];
 	struct shape sh;
 	int err = 0, maxdepth = 0;
 
-	snprintf(name, sizeof(name), "mixed-%s-%s%u", glock_type_name(type),
-		 groups ? "groups:" : "node", groups);
+	snprintf(name, sizeof(name), "mixed-%s-%s%u%s", glock_type_name(type),
+		 groups ? "groups:" : "node", groups, cache_bytes < (1 << 20) ? "-tinycache" : "");
 	root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
 	root_create_empty(fx_txn(c), &r);
 	for (int i = 0; i < N; i++) {
@@ -1045,7 +1156,7 @@ static void test_threads_mixed(enum glock_type type, unsigned groups, int quick)
 	for (int phase = 0; phase < 7 && !err; phase++) {
 		for (int i = 0; i < N; i++) {
 			w[i].grow = phase < 3 ? 1 : phase < 6 ? 0 : -1;
-			w[i].rounds = quick ? 1500 : 4000;
+			w[i].rounds = quick ? 1000 : 2000;
 			pthread_create(&th[i], NULL, mx_worker, &w[i]);
 		}
 		for (int i = 0; i < N; i++) {
@@ -1110,9 +1221,14 @@ int main(void)
 		seed = 1;
 	printf("seed: %llu (SEED=%llu to replay)\n", seed, seed);
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (getenv("BENCH_ONLY"))
+		goto bench;
 
-	test_random(4096, quick);
-	test_random(16384, quick);
+	test_random(4096, quick, 64ull << 20, 0);
+	test_random(16384, quick, 64ull << 20, 0);
+	test_random(4096, quick, 0, 0);	/* 128 nodes: eviction all the time */
+	test_random(4096, quick, 64ull << 20, 1);
+	test_random(16384, quick, 64ull << 20, 1);
 	test_resize(4096);
 	test_resize(16384);
 	test_csum();
@@ -1120,10 +1236,11 @@ int main(void)
 	for (int i = 0; i < 3; i++) {
 		test_threads(types[i], 0, 4, quick ? 1000 : 3000);
 		test_threads(types[i], 4, 4, quick ? 1000 : 3000);
-		test_threads_mixed(types[i], 0, quick);
-		test_threads_mixed(types[i], 4, quick);
+		test_threads_mixed(types[i], 0, quick, 64ull << 20);
+		test_threads_mixed(types[i], 4, quick, i == 0 ? 0 : 64ull << 20);
 	}
-	if (!quick) {
+bench:
+	if (getenv("BENCH") || getenv("BENCH_ONLY")) {
 		for (int d = 0; d < 2; d++) {
 			double a = bench_inserts(GLOCK_RWLOCK, 0, 1, 100000, d);
 			double b = bench_inserts(GLOCK_RWLOCK, 0, 2, 100000, d);
