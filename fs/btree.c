@@ -887,6 +887,7 @@ int btree_search(struct txn *t, struct root *r, const struct key *k,
 	uint64_t transid = cow ? txn_transid(t) : 0;
 	int hmode = cow ? L_WRITE : L_READ;
 	int root_w = 0, restarts = 0, eio_retry = 0, ret = 0, l, slot, exact = 0;
+	int no_merge = 0;	/* deletes on a full volume: skip rebalancing */
 	struct node *n;
 
 	if (cow && !t)
@@ -927,7 +928,7 @@ again:
 		int change = nb_generation(D(n)) != transid;
 		int grow = ins_len > 0 && (l ? node_full(D(n), ns)
 					      : !leaf_room(D(n), ns, slot, exact, ins_len));
-		int shrink = ins_len < 0 && l > 0 && nb_nritems(D(n)) == 1;
+		int shrink = ins_len < 0 && !no_merge && l > 0 && nb_nritems(D(n)) == 1;
 
 		if (change || grow || shrink) {
 			if (!root_w || ((grow || shrink) && !p->all_groups[l])) {
@@ -943,6 +944,11 @@ again:
 			}
 			if (grow || shrink) {
 				ret = grow ? grow_root(t, r, p, l) : shrink_root(t, r, p, l);
+				if (ret == -ENOSPC && shrink) {
+					no_merge = 1;
+					root_w = 0;
+					goto again;
+				}
 				if (ret)
 					goto fail;
 				root_w = 0;
@@ -1001,12 +1007,16 @@ again:
 			}
 			if (cl == 0 && !leaf_room(D(c), ns, cslot, cexact, ins_len))
 				safe = 0;
-		} else if (ins_len < 0 && node_low(D(c), ns)) {
+		} else if (ins_len < 0 && !no_merge && node_low(D(c), ns)) {
 			if (!p->all_groups[l] || !p->all_groups[cl]) {
 				need_all[l] = need_all[cl] = 1;
 				goto again;
 			}
 			ret = rebalance(t, r, p, cl);
+			if (ret == -ENOSPC) {	/* a delete must work on a full volume */
+				no_merge = 1;
+				goto again;
+			}
 			if (ret < 0)
 				goto fail;
 			if (ret > 0)
@@ -1146,10 +1156,11 @@ int btree_del_items(struct txn *t, struct root *r, struct path *p, int nr)
 		ret = 0;
 	} else {
 		path_release(p);
-		ret = settle(t, r, &first);
+		/* the items are gone whatever happens here: a rebalance that
+		 * fails (ENOSPC on a full volume) leaves a valid, underfull tree */
+		(void)settle(t, r, &first);
+		ret = 0;
 	}
-	if (ret)
-		return ret;
 	/* leave p where the caller expects it: at the item after the deleted ones */
 	ret = btree_search(t, r, have_after ? &after : &first, p, 0, 1);
 	return ret < 0 ? ret : 0;

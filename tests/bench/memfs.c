@@ -21,7 +21,7 @@
  *
  * Defaults are glassfs's (fs/main.c): timeouts of 10 s for entries,
  * attributes and negative entries; at most 16 worker threads, 10 idle; no
- * clone_fd; parallel dirops on, writeback cache off.
+ * clone_fd; default_permissions; parallel dirops on, writeback cache off.
  *
  * Inode numbers handed to the kernel are node pointers (root is 1), as in
  * libfuse's passthrough_ll; st_ino is a separate sequence number.
@@ -566,6 +566,7 @@ static void memfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		return;
 	}
 	fi->fh = 0;
+	fi->noflush = 1;	/* as glassfs: close() needs no FLUSH round trip */
 	if (fuse_reply_create(req, &e, fi) == -ENOENT)
 		forget_one(memfs_of(req), e.ino, 1);	/* the caller went away */
 }
@@ -654,6 +655,7 @@ static void memfs_open(fuse_req_t req, fuse_ino_t ino,
 		return;
 	}
 	fi->fh = 0;
+	fi->noflush = 1;
 	fuse_reply_open(req, fi);
 }
 
@@ -929,6 +931,9 @@ int main(int argc, char *argv[])
 		goto out_fs;
 	}
 
+	/* glassfs mounts with default_permissions: the kernel checks access */
+	if (fuse_opt_add_arg(&args, "-odefault_permissions") != 0)
+		goto out_fs;
 	se = fuse_session_new(&args, &memfs_ops, sizeof(memfs_ops), fs);
 	if (!se)
 		goto out_fs;

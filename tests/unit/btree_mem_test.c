@@ -798,6 +798,23 @@ static void test_enospc(void)
 	if (compare_forward(&r, &m, name))
 		goto out;
 	printf("PASS: %s (after %" PRIu64 " inserts, tree intact)\n", name, i);
+	/* with no block left, deleting what this transaction wrote must still
+	 * work (every node on those paths is already this transaction's copy) */
+	fx_fail_alloc_after(c, 0);
+	while (m.n) {
+		size_t j = m.n / 2;
+
+		ret = btree_delete(tx, &r, &m.v[j].k);
+		if (ret) {
+			FAILF(name, "delete with no free block: %d (%zu left)", ret, m.n);
+			goto out;
+		}
+		model_del(&m, j);
+	}
+	fx_fail_alloc_after(c, -1);
+	if (compare_forward(&r, &m, name))
+		goto out;
+	printf("PASS: %s-deletes-without-space\n", name);
 out:
 	root_release(&r);
 	fx_destroy(c);
@@ -977,6 +994,31 @@ static int mx_scan(struct mx *w)
 	for (uint32_t i = w->tid; i < w->nkeys; i += (uint32_t)w->n)
 		want += w->present[i / (uint32_t)w->n];
 	path_init(&p);
+	if (rnd(&w->rs) & 1) {		/* backwards with btree_prev */
+		struct key kmax = { UINT64_MAX, 255, UINT64_MAX };
+
+		ret = btree_search(NULL, w->r, &kmax, &p, 0, 0);
+		while (ret >= 0 && (ret = btree_prev(&p)) == 0) {
+			btree_item_key(&p, p.slots[0], &k);
+			if (!first && key_cmp(&k, &prev) >= 0) {
+				fprintf(stderr, "thread %d scan back: keys out of order at %" PRIu64 "\n",
+					w->tid, k.objectid);
+				path_release(&p);
+				return -1;
+			}
+			first = 0;
+			prev = k;
+			if (k.objectid % (uint64_t)w->n == (uint64_t)w->tid)
+				seen++;
+		}
+		path_release(&p);
+		if (ret < 0 || seen != want) {
+			fprintf(stderr, "thread %d scan back: ret %d, saw %u own keys, model %u\n",
+				w->tid, ret, seen, want);
+			return -1;
+		}
+		return 0;
+	}
 	ret = btree_search(NULL, w->r, &k0, &p, 0, 0);
 	if (ret >= 0 && p.slots[0] >= (int)btree_nritems(&p))
 		ret = btree_next(&p) == 0 ? 0 : 2;
