@@ -40,3 +40,12 @@ $(OUT)/test/aggregator/%: $(OUT)/asan/tests/aggregator/%.o $(AGG_TEST_OBJS) $(OU
 	$(Q)$(CC) $(FP_FLAGS) $(SAN_FLAGS) -o $@ $^ $(AGG_LIBS)
 
 TEST_BINS += $(OUT)/test/aggregator/agg_unit
+
+# Benchmark load generator (tests/bench/aggregator.bench).
+$(OUT)/bench/agg_load: $(OUT)/obj/tests/bench/agg_load.o $(OUT)/obj/aggregator/store_sqlite.o \
+		$(AGG_CORE_SRCS:%.c=$(OUT)/obj/%.o) $(OUT)/lib/libglasstools.a
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(FP_FLAGS) -o $@ $^ $(AGENT_LIBS) $(AGG_LIBS)
+
+BENCH_BINS += $(OUT)/bench/agg_load

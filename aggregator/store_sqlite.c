@@ -50,7 +50,6 @@ struct sq_store {
 	struct hmap stack_cache;	/* hash -> index+1 into ents */
 	struct stack_ent *ents;
 	size_t nents, capents;
-	struct hmap ls_cache;		/* hash(canon) -> labelset id */
 	pthread_mutex_t rlock;
 	struct sq_reader *readers;
 	pthread_key_t rkey;
@@ -139,6 +138,7 @@ static int stack_id(struct sq_store *s, const struct folded_stack *fs, int64_t *
 	if (rc == SQLITE_ROW) {
 		*id = sqlite3_column_int64(s->st_stack_get, 0);
 		*cacheable = !slot;
+		sqlite3_reset(s->st_stack_get);	/* an open SELECT would pin the WAL */
 		return 0;
 	}
 	if (rc != SQLITE_DONE)
@@ -157,8 +157,6 @@ struct pending { const struct folded_stack *fs; int64_t id; };
 
 static int labelset_id(struct sq_store *s, const char *canon, const char *host, int64_t *id)
 {
-	uint64_t h = folded_hash(canon, strlen(canon)) | 1;
-	uint64_t *slot = hmap_get(&s->ls_cache, h);
 	int rc;
 
 	sqlite3_reset(s->st_ls_get);
@@ -166,7 +164,7 @@ static int labelset_id(struct sq_store *s, const char *canon, const char *host, 
 	rc = sqlite3_step(s->st_ls_get);
 	if (rc == SQLITE_ROW) {
 		*id = sqlite3_column_int64(s->st_ls_get, 0);
-		(void)slot;
+		sqlite3_reset(s->st_ls_get);
 		return 0;
 	}
 	if (rc != SQLITE_DONE)
@@ -213,6 +211,7 @@ static int sq_put(struct store *base, const struct agg_window *w, int *duplicate
 	sqlite3_reset(s->st_win_exists);
 	sqlite3_bind_text(s->st_win_exists, 1, w->window_id, -1, SQLITE_STATIC);
 	rc = sqlite3_step(s->st_win_exists);
+	sqlite3_reset(s->st_win_exists);
 	if (rc == SQLITE_ROW) {
 		*duplicate = 1;
 		rc = 0;
@@ -651,7 +650,6 @@ static void sq_close(struct store *base)
 	sqlite3_close(s->w);
 	clear_stack_cache(s);
 	free(s->ents);
-	hmap_free(&s->ls_cache);
 	pthread_key_delete(s->rkey);
 	pthread_mutex_destroy(&s->wlock);
 	pthread_mutex_destroy(&s->rlock);

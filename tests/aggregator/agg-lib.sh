@@ -45,10 +45,10 @@ stop_aggd() {
 
 # post BODYFILE [curl args...]: POST to /api/v1/ingest; prints "CODE BODY".
 post() {
-	local f=$1; shift
-	curl -s -o "$T/resp" -w '%{http_code}' -H "Authorization: Bearer $TOKEN" \
+	local f=$1 r=${RESP:-$T/resp}; shift
+	curl -s -o "$r" -w '%{http_code}' -H "Authorization: Bearer $TOKEN" \
 		-H 'Content-Type: application/json' --data-binary @"$f" "$@" "$URL/api/v1/ingest"
-	echo " $(cat "$T/resp")"
+	echo " $(cat "$r")"
 }
 # get PATH: GET, prints the body; exit status 22 on HTTP errors.
 get() { curl -sf "$URL$1"; }

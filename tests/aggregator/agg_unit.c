@@ -1,0 +1,368 @@
+/*
+ * agg_unit.c — unit tests of glass-aggd's pieces under ASan/UBSan:
+ * selectors and time syntax, agent-format and Pyroscope validation, gzip,
+ * and merge/top/diff/outliers arithmetic through a real SQLite store
+ * (query_dispatch with random windows, checked against sums computed
+ * here).  SEED=n replays a run.
+ */
+#include "aggregator/aggd.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <jansson.h>
+#include <zlib.h>
+
+static int fails;
+#define CHECK(name, cond) do { \
+	if (cond) printf("PASS: %s\n", name); \
+	else { printf("FAIL: %s: %s:%d: %s\n", name, __FILE__, __LINE__, #cond); fails++; } \
+} while (0)
+
+static const struct agg_limits lim = {
+	.max_body = 1 << 20, .max_decoded = 1 << 20, .max_depth = 8, .max_frame_len = 32,
+	.max_labels = 4, .max_stacks = 1000, .max_profiles = 4,
+};
+
+static void test_selectors(void)
+{
+	struct selector s;
+	struct agg_labels l = { 0 };
+	char msg[200];
+	int64_t t;
+
+	CHECK("selector parses", !sel_parse("offcpu{host=\"h1\", rack!=\"r2\",dc=~\"eu-.*\",env!~\"te(st|mp)\"}", &s, msg, sizeof(msg)));
+	CHECK("selector metric", s.metric && !strcmp(s.metric, "offcpu"));
+	CHECK("selector 4 matchers", s.n == 4 && s.m[1].op == SEL_NE && s.m[2].op == SEL_RE && s.m[3].op == SEL_NRE);
+	agg_labels_set(&l, "host", "h1");
+	agg_labels_set(&l, "dc", "eu-west");
+	agg_labels_set(&l, "env", "prod");
+	CHECK("selector matches", sel_match(&s, &l));
+	agg_labels_set(&l, "env", "test");
+	CHECK("selector !~ excludes", !sel_match(&s, &l));
+	agg_labels_set(&l, "env", "prod");
+	agg_labels_set(&l, "dc", "xeu-west");
+	CHECK("regex is anchored", !sel_match(&s, &l));
+	sel_free(&s);
+	CHECK("missing label matches empty", !sel_parse("{absent=\"\"}", &s, msg, sizeof(msg)) && sel_match(&s, &l));
+	sel_free(&s);
+	CHECK("escapes in values", !sel_parse("{k=\"a\\\"b\\\\\"}", &s, msg, sizeof(msg)) && !strcmp(s.m[0].value, "a\"b\\"));
+	sel_free(&s);
+	CHECK("bare values (Pyroscope names)", !sel_parse("app.cpu{env=prod,region=eu}", &s, msg, sizeof(msg)) &&
+	      s.n == 2 && !strcmp(s.m[1].value, "eu") && !strcmp(s.metric, "app.cpu"));
+	sel_free(&s);
+	CHECK("empty selector", !sel_parse("", &s, msg, sizeof(msg)) && !s.metric && !s.n);
+	sel_free(&s);
+	CHECK("unterminated brace refused", sel_parse("offcpu{host=\"h\"", &s, msg, sizeof(msg)) == -EINVAL);
+	CHECK("unterminated quote refused", sel_parse("{host=\"h}", &s, msg, sizeof(msg)) == -EINVAL && strstr(msg, "unterminated"));
+	CHECK("bad regex refused", sel_parse("{h=~\"(\"}", &s, msg, sizeof(msg)) == -EINVAL && strstr(msg, "regular expression"));
+	CHECK("bad operator refused", sel_parse("{h>\"1\"}", &s, msg, sizeof(msg)) == -EINVAL);
+	CHECK("trailing junk refused", sel_parse("offcpu{} x", &s, msg, sizeof(msg)) == -EINVAL);
+	agg_labels_free(&l);
+
+	int64_t now = 1700000000LL * 1000000000LL;
+	CHECK("time now", !sel_time("now", now, &t) && t == now);
+	CHECK("time now-1h", !sel_time("now-1h", now, &t) && t == now - 3600LL * 1000000000LL);
+	CHECK("time now+5m", !sel_time("now+5m", now, &t) && t == now + 300LL * 1000000000LL);
+	CHECK("time unix s", !sel_time("1700000000", now, &t) && t == now);
+	CHECK("time unix ms", !sel_time("1700000000123", now, &t) && t == now + 123000000);
+	CHECK("time unix ns", !sel_time("1700000000000000001", now, &t) && t == now + 1);
+	CHECK("time junk refused", sel_time("yesterday", now, &t) && sel_time("now-1y", now, &t) &&
+	      sel_time("", now, &t) && sel_time("99999999999999999999999", now, &t));
+}
+
+static void test_ingest(void)
+{
+	struct agg_window w;
+	char msg[512];
+	const char *ok = "{\"window_id\":\"h-u-1\",\"host\":\"h\",\"start_ns\":10,\"end_ns\":20,"
+		"\"labels\":{\"a\":\"1\"},\"profiles\":[{\"type\":\"offcpu\",\"folded\":\"x;y 18446744073709551615\\n\"}],"
+		"\"summaries\":{\"commit_p99_ns\":9223372036854775807,\"lock_wait_ns\":{\"root\":5}}}";
+
+	CHECK("agent json ok", !ingest_agent_json(ok, strlen(ok), &lim, &w, msg, sizeof(msg)));
+	CHECK("64-bit count exact", w.nprof == 1 && folded_set_get(w.prof[0].set, 0)->count == UINT64_MAX);
+	CHECK("64-bit summary exact", w.commit_p99_ns == INT64_MAX && w.nlocks == 1 && w.locks[0].ns == 5);
+	CHECK("host label added", !strcmp(agg_labels_get(&w.labels, "host"), "h"));
+	char *canon = agg_labels_canon(&w.labels);
+	CHECK("canonical labels sorted", canon && !strcmp(canon, "{\"a\":\"1\",\"host\":\"h\"}"));
+	free(canon);
+	agg_window_free(&w);
+
+	static const struct { const char *body, *want; } bad[] = {
+		{ "{", "malformed JSON" },
+		{ "[]", "JSON object" },
+		{ "{\"host\":\"h\",\"start_ns\":1,\"end_ns\":2}", "window_id: missing" },
+		{ "{\"window_id\":\"a b\",\"host\":\"h\",\"start_ns\":1,\"end_ns\":2}", "window_id" },
+		{ "{\"window_id\":\"a\",\"host\":\"h\",\"start_ns\":3,\"end_ns\":2,\"profiles\":[]}", "before start_ns" },
+		{ "{\"window_id\":\"a\",\"host\":\"h\",\"start_ns\":-1,\"end_ns\":2}", "start_ns" },
+		{ "{\"window_id\":\"a\",\"host\":\"h\",\"start_ns\":1,\"end_ns\":2,\"x\":1}", "unknown key" },
+		{ "{\"window_id\":\"a\",\"host\":\"h\",\"start_ns\":1,\"end_ns\":2,\"profiles\":[{\"type\":\"cpu\",\"folded\":\"a 1\"}]}", "profiles[0].type" },
+		{ "{\"window_id\":\"a\",\"host\":\"h\",\"start_ns\":1,\"end_ns\":2,\"profiles\":[{\"type\":\"offcpu\",\"folded\":\"a;b;c;d;e;f;g;h;i 1\"}]}", "line 1" },
+		{ "{\"window_id\":\"a\",\"host\":\"h\",\"start_ns\":1,\"end_ns\":2,\"profiles\":[{\"type\":\"offcpu\",\"folded\":\"a 1\\nxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx 1\"}]}", "line 2" },
+		{ "{\"window_id\":\"a\",\"host\":\"h\",\"start_ns\":1,\"end_ns\":2,\"profiles\":[{\"type\":\"offcpu\",\"folded\":\"\"}]}", "profiles[0] (offcpu)" },
+		{ "{\"window_id\":\"a\",\"host\":\"h\",\"start_ns\":1,\"end_ns\":2,\"labels\":{\"a\":\"1\",\"b\":\"1\",\"c\":\"1\",\"d\":\"1\",\"e\":\"1\"},\"summaries\":{}}", "labels" },
+		{ "{\"window_id\":\"a\",\"host\":\"h\",\"start_ns\":1,\"end_ns\":2,\"labels\":{\"host\":\"other\"},\"summaries\":{}}", "labels.host" },
+		{ "{\"window_id\":\"a\",\"host\":\"h\",\"start_ns\":1,\"end_ns\":2,\"summaries\":{\"commit_p99_ns\":1.5}}", "commit_p99_ns" },
+		{ "{\"window_id\":\"a\",\"host\":\"h\",\"start_ns\":1,\"end_ns\":2}", "neither" },
+		{ "{\"window_id\":\"a\",\"window_id\":\"b\",\"host\":\"h\",\"start_ns\":1,\"end_ns\":2}", "malformed JSON" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char name[96];
+		int rc = ingest_agent_json(bad[i].body, strlen(bad[i].body), &lim, &w, msg, sizeof(msg));
+
+		snprintf(name, sizeof(name), "agent json refused #%zu (%s)", i, bad[i].want);
+		CHECK(name, rc == -EINVAL && strstr(msg, bad[i].want));
+		if (rc != -EINVAL || !strstr(msg, bad[i].want))
+			printf("  got rc=%d msg=%s\n", rc, msg);
+	}
+
+	struct pyro_params p = { .name = "svc.offcpu{env=prod,host=ph}", .from = "1700000000",
+				 .until = "1700000010", .format = "folded" };
+	const char *body = "a;b 3\na;c 4\n";
+	CHECK("pyroscope ok", !ingest_pyroscope(&p, body, strlen(body), &lim, &w, msg, sizeof(msg)));
+	CHECK("pyroscope type from name", w.nprof == 1 && w.prof[0].type == PT_OFFCPU);
+	CHECK("pyroscope labels", !strcmp(agg_labels_get(&w.labels, "service_name"), "svc") &&
+	      !strcmp(w.host, "ph") && w.start_ns == 1700000000LL * 1000000000LL);
+	char id1[64];
+	snprintf(id1, sizeof(id1), "%s", w.window_id);
+	agg_window_free(&w);
+	CHECK("pyroscope id stable", !ingest_pyroscope(&p, body, strlen(body), &lim, &w, msg, sizeof(msg)) &&
+	      !strcmp(id1, w.window_id));
+	agg_window_free(&w);
+	p.format = "pprof";
+	CHECK("pyroscope other format refused", ingest_pyroscope(&p, body, strlen(body), &lim, &w, msg, sizeof(msg)) == -EINVAL);
+	p.format = NULL;
+	p.name = "{x=1}";
+	CHECK("pyroscope name needs app", ingest_pyroscope(&p, body, strlen(body), &lim, &w, msg, sizeof(msg)) == -EINVAL);
+
+	/* gzip: round trip, truncated, bomb */
+	unsigned char gz[256];
+	z_stream zs = { 0 };
+	const char *text = "hello hello hello hello";
+	char *out;
+	size_t outlen;
+
+	deflateInit2(&zs, 6, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY);
+	zs.next_in = (Bytef *)text;
+	zs.avail_in = strlen(text);
+	zs.next_out = gz;
+	zs.avail_out = sizeof(gz);
+	deflate(&zs, Z_FINISH);
+	size_t gzlen = sizeof(gz) - zs.avail_out;
+	deflateEnd(&zs);
+	CHECK("gunzip round trip", !ingest_gunzip(gz, gzlen, 100, &out, &outlen, msg, sizeof(msg)) &&
+	      outlen == strlen(text) && !memcmp(out, text, outlen));
+	free(out);
+	CHECK("gunzip truncated", ingest_gunzip(gz, gzlen - 5, 100, &out, &outlen, msg, sizeof(msg)) == -EINVAL &&
+	      strstr(msg, "truncated"));
+	CHECK("gunzip over max", ingest_gunzip(gz, gzlen, 10, &out, &outlen, msg, sizeof(msg)) == -E2BIG);
+	CHECK("gunzip garbage", ingest_gunzip("notgzip", 7, 100, &out, &outlen, msg, sizeof(msg)) == -EINVAL);
+}
+
+/* ---- merge/diff arithmetic through a real store ------------------------------- */
+
+struct kv { const char *k, *v; };
+static const char *getp(void *ctx, const char *k)
+{
+	for (struct kv *p = ctx; p->k; p++)
+		if (!strcmp(p->k, k))
+			return p->v;
+	return NULL;
+}
+
+static json_t *run(struct aggd *d, const char *path, struct kv *params, int *status)
+{
+	struct qresult r;
+	json_t *j;
+
+	if (query_dispatch(d, path, getp, params, &r))
+		return NULL;
+	*status = r.status;
+	j = json_loadb(r.body, r.len, 0, NULL);
+	free(r.body);
+	return j;
+}
+
+#define NH 5
+#define NW 6
+#define NS 7
+
+static void test_arith(unsigned seed)
+{
+	char path[] = "/tmp/agg_unit.XXXXXX", msg[256];
+	int fd = mkstemp(path), st;
+	struct aggd d = { 0 };
+	uint64_t want[NH][NS] = { { 0 } }, host_total[NH] = { 0 };
+	char stacks[NS][64];
+
+	close(fd);
+	CHECK("store opens", !store_sqlite_open(path, &d.store, msg, sizeof(msg)));
+	if (!d.store)
+		return;
+	srand(seed);
+	for (int s = 0; s < NS; s++)
+		snprintf(stacks[s], sizeof(stacks[s]), "main;%s;f%d", s % 2 ? "btree_lock" : "io", s);
+	for (int h = 0; h < NH; h++)
+		for (int w = 0; w < NW; w++) {
+			struct agg_window win = { 0 };
+			char id[32], host[8];
+			int dup;
+
+			snprintf(id, sizeof(id), "h%d-%d", h, w);
+			snprintf(host, sizeof(host), "h%d", h);
+			win.window_id = strdup(id);
+			win.host = strdup(host);
+			win.start_ns = (1000 + w * 10) * 1000000000LL;
+			win.end_ns = win.start_ns + 10000000000LL;
+			win.commit_p99_ns = win.commit_count = win.trim_stall_ns = -1;
+			agg_labels_set(&win.labels, "host", host);
+			agg_labels_set(&win.labels, "grp", h % 2 ? "odd" : "even");
+			win.prof[0].type = PT_OFFCPU;
+			win.prof[0].set = folded_set_new();
+			win.nprof = 1;
+			for (int s = 0; s < NS; s++) {
+				uint64_t c = (uint64_t)(rand() % 1000) + (h == 3 && s % 2 ? 5000 : 0);
+
+				if (!c)
+					continue;
+				folded_set_add(win.prof[0].set, stacks[s], strlen(stacks[s]), c);
+				want[h][s] += c;
+				host_total[h] += c;
+			}
+			if (d.store->ops->put(d.store, &win, &dup) || dup)
+				fails++, printf("FAIL: put %s\n", id);
+			agg_window_free(&win);
+		}
+
+	/* merge over everything and over one group */
+	struct kv all[] = { { "query", "offcpu{}" }, { "from", "1000" }, { "until", "2000" }, { 0 } };
+	json_t *j = run(&d, "/api/v1/merge", all, &st);
+	uint64_t total = 0, odd = 0;
+	for (int h = 0; h < NH; h++) {
+		total += host_total[h];
+		if (h % 2)
+			odd += host_total[h];
+	}
+	CHECK("merge total = sum of all windows", j && st == 200 &&
+	      (uint64_t)json_integer_value(json_object_get(j, "total")) == total);
+	int per_stack_ok = 1;
+	size_t i;
+	json_t *e;
+	json_array_foreach(json_object_get(j, "stacks"), i, e) {
+		const char *sname = json_string_value(json_object_get(e, "stack"));
+		uint64_t sum = 0;
+
+		for (int s = 0; s < NS; s++)
+			if (!strcmp(sname, stacks[s]))
+				for (int h = 0; h < NH; h++)
+					sum += want[h][s];
+		per_stack_ok &= sum == (uint64_t)json_integer_value(json_object_get(e, "count"));
+	}
+	CHECK("merge per-stack sums", per_stack_ok && json_array_size(json_object_get(j, "stacks")) == NS);
+	json_decref(j);
+	struct kv grp[] = { { "query", "offcpu{grp=\"odd\"}" }, { "from", "1000" }, { "until", "2000" }, { 0 } };
+	j = run(&d, "/api/v1/merge", grp, &st);
+	CHECK("merge by label", j && (uint64_t)json_integer_value(json_object_get(j, "total")) == odd);
+	json_decref(j);
+	struct kv win2[] = { { "query", "offcpu{}" }, { "from", "1000" }, { "until", "1020" }, { 0 } };
+	j = run(&d, "/api/v1/merge", win2, &st);
+	CHECK("merge time range is [from, until)", j && json_integer_value(json_object_get(j, "total")) > 0 &&
+	      (uint64_t)json_integer_value(json_object_get(j, "total")) < total);
+	json_decref(j);
+
+	/* diff: h0 vs h3, shares and deltas */
+	struct kv df[] = { { "left", "offcpu{host=\"h0\"}" }, { "right", "offcpu{host=\"h3\"}" },
+			   { "from", "1000" }, { "until", "2000" }, { 0 } };
+	j = run(&d, "/api/v1/diff", df, &st);
+	int diff_ok = j && st == 200 &&
+		(uint64_t)json_integer_value(json_object_get(j, "left_total")) == host_total[0] &&
+		(uint64_t)json_integer_value(json_object_get(j, "right_total")) == host_total[3];
+	double prev = 1e9;
+	json_array_foreach(json_object_get(j, "stacks"), i, e) {
+		const char *sname = json_string_value(json_object_get(e, "stack"));
+		int s;
+
+		for (s = 0; s < NS && strcmp(sname, stacks[s]); s++)
+			;
+		double l = (double)want[0][s] / host_total[0], r = (double)want[3][s] / host_total[3];
+		double delta = json_real_value(json_object_get(e, "delta"));
+
+		diff_ok &= (uint64_t)json_integer_value(json_object_get(e, "left")) == want[0][s];
+		diff_ok &= (uint64_t)json_integer_value(json_object_get(e, "right")) == want[3][s];
+		diff_ok &= delta > r - l - 1e-9 && delta < r - l + 1e-9;
+		diff_ok &= delta * delta <= prev + 1e-12;	/* sorted by |delta| desc */
+		prev = delta * delta;
+	}
+	CHECK("diff counts, shares, deltas, order", diff_ok);
+	json_decref(j);
+
+	/* outliers: h3 has much more btree_lock */
+	struct kv ol[] = { { "query", "offcpu{}" }, { "pattern", "btree_lock" }, { "threshold", "1.5" }, { "from", "1000" },
+			   { "until", "2000" }, { 0 } };
+	j = run(&d, "/api/v1/outliers", ol, &st);
+	if (getenv("V")) { char *x = json_dumps(j, 0); printf("%s\n", x); free(x); }
+	json_t *hs = json_object_get(j, "hosts");
+	int nout = 0;
+	json_array_foreach(hs, i, e)
+		nout += json_is_true(json_object_get(e, "outlier"));
+	uint64_t m3 = 0;
+	for (int s = 1; s < NS; s += 2)
+		m3 += want[3][s];
+	json_t *h0 = json_array_get(hs, 0);
+	CHECK("outliers: h3 first and only outlier", h0 && !strcmp(json_string_value(json_object_get(h0, "host")), "h3") &&
+	      nout == 1 && (uint64_t)json_integer_value(json_object_get(h0, "matched")) == m3);
+	json_decref(j);
+
+	/* top: self of leaf frames equals the per-stack sums */
+	struct kv tp[] = { { "query", "offcpu{}" }, { "by", "total" }, { "n", "3" }, { "from", "1000" },
+			   { "until", "2000" }, { 0 } };
+	j = run(&d, "/api/v1/top", tp, &st);
+	json_t *f0 = json_array_get(json_object_get(j, "frames"), 0);
+	CHECK("top by total: root frame = total", f0 && !strcmp(json_string_value(json_object_get(f0, "frame")), "main") &&
+	      (uint64_t)json_integer_value(json_object_get(f0, "total")) == total &&
+	      json_array_size(json_object_get(j, "frames")) == 3);
+	json_decref(j);
+
+	/* errors */
+	struct kv bad[] = { { "query", "offcpu{" }, { 0 } };
+	j = run(&d, "/api/v1/merge", bad, &st);
+	CHECK("bad selector is 400", j && st == 400);
+	json_decref(j);
+	struct qresult r;
+	CHECK("unknown endpoint", query_dispatch(&d, "/api/v1/nope", getp, bad, &r) == -ENOENT);
+
+	/* downsampling keeps the sums */
+	CHECK("retain/downsample runs", !d.store->ops->retain(d.store, 0, 3000LL * 1000000000LL, 300));
+	/* coarse windows start at their bucket (900 s here): widen the range */
+	struct kv wide[] = { { "query", "offcpu{}" }, { "from", "0" }, { "until", "3000" }, { 0 } };
+	j = run(&d, "/api/v1/merge", wide, &st);
+	CHECK("downsampled merge total unchanged", j &&
+	      (uint64_t)json_integer_value(json_object_get(j, "total")) == total);
+	json_decref(j);
+	CHECK("retain drop", !d.store->ops->retain(d.store, 3000LL * 1000000000LL, 0, 0));
+	j = run(&d, "/api/v1/merge", wide, &st);
+	CHECK("dropped windows are gone", j && json_integer_value(json_object_get(j, "total")) == 0);
+	json_decref(j);
+	d.store->ops->close(d.store);
+	unlink(path);
+	char wal[64];
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	unlink(wal);
+	snprintf(wal, sizeof(wal), "%s-shm", path);
+	unlink(wal);
+}
+
+int main(int argc, char **argv)
+{
+	const char *e = getenv("SEED");
+	unsigned seed = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10)
+		      : e ? (unsigned)strtoul(e, NULL, 10) : (unsigned)getpid();
+
+	printf("seed: %u\n", seed);
+	test_selectors();
+	test_ingest();
+	test_arith(seed);
+	return fails ? 1 : 0;
+}
