@@ -42,6 +42,7 @@
 
 struct agent {
 	char *server, *token, *profiler_cmd, *summary_cmd, *host, *type, *units, *spool_dir;
+	int us_to_ns;		/* profiler counts microseconds: send ns */
 	json_t *labels;
 	long interval, count, flush_timeout, max_backoff, http_timeout;
 	uint64_t spool_max;
@@ -242,6 +243,27 @@ static int take_window(struct agent *a)
 		struct folded_error fe = { 0 };
 		int prc = set ? folded_parse_buf(set, out, outlen, NULL, &fe) : -ENOMEM;
 
+		if (prc == 0 && a->us_to_ns) {
+			/* glass-offcputime -f counts microseconds; the wire says ns */
+			char *conv = NULL;
+			size_t clen = 0;
+			FILE *f = open_memstream(&conv, &clen);
+
+			for (size_t i = 0; f && i < folded_set_size(set); i++) {
+				const struct folded_stack *fs = folded_set_get(set, i);
+				uint64_t c = fs->count > UINT64_MAX / 1000 ? UINT64_MAX : fs->count * 1000;
+
+				fprintf(f, "%s %llu\n", fs->stack, (unsigned long long)c);
+			}
+			if (f && !fclose(f)) {
+				free(out);
+				out = conv;
+				outlen = clen;
+			} else {
+				free(conv);
+				prc = -ENOMEM;
+			}
+		}
 		folded_set_free(set);
 		if (prc == 0)
 			json_array_append_new(profiles, json_pack("{s:s, s:s, s:s#}", "type", a->type,
@@ -437,7 +459,8 @@ static void usage(FILE *f)
 "  --profiler-cmd CMD      folded-stack producer; {interval} is replaced\n"
 "                          (default \"glass-offcputime -f -d {interval}\")\n"
 "  --profile-type TYPE     offcpu|wakeup|lockwait|oncpu (default offcpu)\n"
-"  --units ns|samples      units of the profiler's counts (default ns)\n"
+"  --units ns|us|samples   units of the profiler's counts; us is sent as ns\n"
+"                          (default us for the default command, else ns)\n"
 "  --summary-cmd CMD       prints a JSON object for \"summaries\" (optional)\n"
 "  --host NAME             host label (default: hostname)\n"
 "  --label K=V             extra label (repeatable)\n"
@@ -481,6 +504,7 @@ int main(int argc, char **argv)
 		.flush_timeout = 5, .max_backoff = 60, .http_timeout = 30,
 	};
 	char hostname[256], *tokfile = NULL, *e;
+	int custom_cmd = 0, units_given = 0;
 	struct utsname un;
 	pthread_t th;
 	int ch, rc;
@@ -493,16 +517,16 @@ int main(int argc, char **argv)
 		case 'i': a.interval = strtol(optarg, &e, 10);
 			if (*e || a.interval < 1) { fprintf(stderr, "glass-agent: --interval: want seconds >= 1\n"); return 2; }
 			break;
-		case 'p': a.profiler_cmd = optarg; break;
+		case 'p': a.profiler_cmd = optarg; custom_cmd = 1; break;
 		case 'T': a.type = optarg;
 			if (strcmp(a.type, "offcpu") && strcmp(a.type, "wakeup") && strcmp(a.type, "lockwait") && strcmp(a.type, "oncpu")) {
 				fprintf(stderr, "glass-agent: --profile-type: offcpu, wakeup, lockwait or oncpu\n");
 				return 2;
 			}
 			break;
-		case 'u': a.units = optarg;
-			if (strcmp(a.units, "ns") && strcmp(a.units, "samples")) {
-				fprintf(stderr, "glass-agent: --units: ns or samples\n");
+		case 'u': a.units = optarg; units_given = 1;
+			if (strcmp(a.units, "ns") && strcmp(a.units, "us") && strcmp(a.units, "samples")) {
+				fprintf(stderr, "glass-agent: --units: ns, us or samples\n");
 				return 2;
 			}
 			break;
@@ -535,6 +559,13 @@ int main(int argc, char **argv)
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
+	}
+	/* glass-offcputime -f prints microseconds; other commands say their units. */
+	if (!custom_cmd && !strcmp(a.units, "ns") && !units_given)
+		a.units = "us";
+	if (!strcmp(a.units, "us")) {
+		a.us_to_ns = 1;
+		a.units = "ns";
 	}
 	if (optind < argc) {
 		fprintf(stderr, "glass-agent: unexpected argument \"%s\"\n", argv[optind]);

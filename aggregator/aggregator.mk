@@ -49,3 +49,12 @@ $(OUT)/bench/agg_load: $(OUT)/obj/tests/bench/agg_load.o $(OUT)/obj/aggregator/s
 	$(Q)$(CC) $(FP_FLAGS) -o $@ $^ $(AGENT_LIBS) $(AGG_LIBS)
 
 BENCH_BINS += $(OUT)/bench/agg_load
+
+# libFuzzer target for the ingest parser (clang): make fuzz-aggregator.
+.PHONY: fuzz-aggregator
+fuzz-aggregator: $(OUT)/fuzz/fuzz_ingest
+$(OUT)/fuzz/fuzz_ingest: tests/aggregator/fuzz_ingest.c $(AGG_CORE_SRCS) tools/lib/folded.c
+	$(call msg,FUZZ,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
+		-o $@ $^ $(shell pkg-config --libs jansson zlib 2>/dev/null || echo -ljansson -lz)

@@ -845,6 +845,7 @@ struct hrow {
 struct hosts_scan {
 	struct hrow *v;
 	size_t n, cap;
+	struct hmap byls;	/* labelset id + 1 -> host index + 1 */
 	char **names;	/* owned copies of host strings */
 	struct lsdb *db;
 	const struct selector *sel;
@@ -861,9 +862,15 @@ static int hosts_cb(void *arg, const struct store_window_row *w)
 		if (!li || !sel_match(h->sel, &li->l))
 			return 0;
 	}
-	for (i = 0; i < h->n; i++)
-		if (!strcmp(h->v[i].host, w->host))
-			break;
+	uint64_t *c = hmap_get(&h->byls, (uint64_t)w->labelset + 1);
+
+	if (c)
+		i = *c - 1;
+	else {
+		for (i = 0; i < h->n; i++)
+			if (!strcmp(h->v[i].host, w->host))
+				break;
+	}
 	if (i == h->n) {
 		if (h->n == h->cap) {
 			size_t nc = h->cap ? h->cap * 2 : 64;
@@ -886,6 +893,11 @@ static int hosts_cb(void *arg, const struct store_window_row *w)
 		h->v[i].trim = -1;
 		h->v[i].lock_ns = -1;
 		h->n++;
+	}
+	if (!c) {
+		if (!(c = hmap_slot(&h->byls, (uint64_t)w->labelset + 1)))
+			return -ENOMEM;
+		*c = i + 1;
 	}
 	struct hrow *r = &h->v[i];
 	r->windows++;
@@ -977,6 +989,7 @@ out:
 		free(h.names[i]);
 	free(h.names);
 	free(h.v);
+	hmap_free(&h.byls);
 	lsdb_free(&db);
 	sel_free(&sel);
 	return 0;
@@ -1050,6 +1063,8 @@ struct ts_scan {
 	size_t nby;
 	struct ts_series *v;
 	size_t n, cap;
+	struct hmap bykey;	/* hash(key) | 1 -> series index + 1 */
+	struct hmap byls;	/* labelset id + 1 -> series index + 1 (no class) */
 	int err;
 };
 
@@ -1066,7 +1081,14 @@ static struct ts_series *ts_get(struct ts_scan *t, const struct lsinfo *li, cons
 	}
 	if (!(key = agg_labels_canon(&l)))
 		goto oom;
-	for (size_t i = 0; i < t->n; i++)
+	uint64_t kh = folded_hash(key, strlen(key)) | 1, *ks = hmap_get(&t->bykey, kh);
+
+	if (ks && !strcmp(t->v[*ks - 1].key, key)) {
+		free(key);
+		agg_labels_free(&l);
+		return &t->v[*ks - 1];
+	}
+	for (size_t i = 0; ks && i < t->n; i++)	/* hash collision: look properly */
 		if (!strcmp(t->v[i].key, key)) {
 			free(key);
 			agg_labels_free(&l);
@@ -1086,6 +1108,8 @@ static struct ts_series *ts_get(struct ts_scan *t, const struct lsinfo *li, cons
 	memset(&t->v[t->n], 0, sizeof(t->v[0]));
 	t->v[t->n].key = key;
 	t->v[t->n].l = l;
+	if (!ks && (ks = hmap_slot(&t->bykey, kh)))
+		*ks = t->n + 1;
 	return &t->v[t->n++];
 oom:
 	agg_labels_free(&l);
@@ -1099,10 +1123,27 @@ static int ts_add(struct ts_scan *t, int64_t ls, int64_t start_ns, const char *c
 	struct ts_series *s;
 	uint64_t *p;
 
-	if (!li || (t->sel && !sel_match(t->sel, &li->l)) || val < 0)
+	uint64_t *c = cls ? NULL : hmap_get(&t->byls, (uint64_t)ls + 1);
+
+	if (c && !*c)
+		return 0;		/* label set known not to match */
+	if (c)
+		s = &t->v[*c - 1];
+	else {
+		if (!li || val < 0)
+			return 0;
+		if (t->sel && !sel_match(t->sel, &li->l)) {
+			if (!cls && (c = hmap_slot(&t->byls, (uint64_t)ls + 1)))
+				*c = 0;
+			return 0;
+		}
+		if (!(s = ts_get(t, li, cls)))
+			return -ENOMEM;
+		if (!cls && (c = hmap_slot(&t->byls, (uint64_t)ls + 1)))
+			*c = (uint64_t)(s - t->v) + 1;
+	}
+	if (val < 0)
 		return 0;
-	if (!(s = ts_get(t, li, cls)))
-		return -ENOMEM;
 	if (!(p = hmap_slot(&s->pts, (uint64_t)(start_ns / t->step_ns) + 1)))
 		return -ENOMEM;
 	/* stored value + 1 so "present with 0" differs from absent */
@@ -1250,6 +1291,8 @@ out:
 		hmap_free(&t.v[i].pts);
 	}
 	free(t.v);
+	hmap_free(&t.bykey);
+	hmap_free(&t.byls);
 	free(t.by);
 	free(bycopy);
 	lsdb_free(&db);

@@ -9,12 +9,19 @@
  *           end_ns, recv_ns, commit_p99_ns, commit_count, trim_stall_ns,
  *           lock_wait_ns, tot0..tot3, units, coarse)     + index on start_ns
  *   locks(win, cls, ns)                       PRIMARY KEY (win, cls)
- *   samples(type, ls, t, win, stack, count)   PRIMARY KEY (type, ls, t, win,
- *           stack), WITHOUT ROWID: the table is its own covering index, so
- *           a merge is one range scan per matching label set.
+ *   samples(type, ls, t, win, data)           PRIMARY KEY (type, ls, t, win),
+ *           WITHOUT ROWID: the table is its own covering index, so a merge
+ *           is one range scan per matching label set.  DATA packs the
+ *           window's (stack id, count) pairs of one profile type:
  *
- * Counts are unsigned 64-bit stored bit-for-bit in SQLite's signed INTEGER;
- * all sums are done in C.
+ *             pairs sorted by stack id; each pair = varint(id - previous id)
+ *             varint(count), LEB128 unsigned, counts full 64-bit.
+ *
+ *           One row per (window, type) instead of one per stack: a fleet
+ *           merge over 3.6M (window, stack) samples decodes 360k blobs
+ *           (~10x less SQLite work than stepping 3.6M rows; measured).
+ *
+ * All sums are done in C.
  *
  * Locking: s->wlock serialises writers on s->w (the one write connection)
  * and guards the stack cache.  Readers use one read-only connection per
@@ -71,10 +78,89 @@ static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS locks(win INTEGER NOT NULL, cls TEXT NOT NULL, ns INTEGER NOT NULL,"
 	" PRIMARY KEY(win, cls)) WITHOUT ROWID;"
 	"CREATE TABLE IF NOT EXISTS samples(type INTEGER NOT NULL, ls INTEGER NOT NULL, t INTEGER NOT NULL,"
-	" win INTEGER NOT NULL, stack INTEGER NOT NULL, count INTEGER NOT NULL,"
-	" PRIMARY KEY(type, ls, t, win, stack)) WITHOUT ROWID;"
+	" win INTEGER NOT NULL, data BLOB NOT NULL,"
+	" PRIMARY KEY(type, ls, t, win)) WITHOUT ROWID;"
 	"CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT);"
-	"INSERT OR IGNORE INTO meta VALUES('schema', '1');";
+	"INSERT OR IGNORE INTO meta VALUES('schema', '2');";
+
+/* ---- packed samples ------------------------------------------------------- */
+
+struct pair { int64_t id; uint64_t count; };
+
+static int by_id(const void *a, const void *b)
+{
+	const struct pair *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static size_t put_varint(unsigned char *p, uint64_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		p[n++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (unsigned char)v;
+	return n;
+}
+
+static int get_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
+{
+	uint64_t x = 0;
+	int shift = 0;
+
+	while (*p < end && shift < 64) {
+		unsigned char b = *(*p)++;
+
+		x |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = x;
+			return 0;
+		}
+		shift += 7;
+	}
+	return -EIO;
+}
+
+/* Sort PAIRS by id and pack them into a malloc'ed blob. */
+static unsigned char *pack(struct pair *v, size_t n, size_t *len)
+{
+	unsigned char *buf = malloc(n * 20 + 1), *p = buf;
+	int64_t prev = 0;
+
+	if (!buf)
+		return NULL;
+	qsort(v, n, sizeof(*v), by_id);
+	for (size_t i = 0; i < n; i++) {
+		p += put_varint(p, (uint64_t)(v[i].id - prev));
+		p += put_varint(p, v[i].count);
+		prev = v[i].id;
+	}
+	*len = p - buf;
+	return buf;
+}
+
+typedef int (*pair_cb)(void *arg, int64_t id, uint64_t count);
+
+static int unpack(const void *blob, size_t len, pair_cb cb, void *arg)
+{
+	const unsigned char *p = blob, *end = p + len;
+	int64_t id = 0;
+
+	while (p < end) {
+		uint64_t d, c;
+		int rc;
+
+		if (get_varint(&p, end, &d) || get_varint(&p, end, &c))
+			return -EIO;	/* corrupt blob: report, never guess */
+		id += (int64_t)d;
+		if ((rc = cb(arg, id, c)))
+			return rc;
+	}
+	return 0;
+}
 
 static int sqerr(sqlite3 *db, char *msg, size_t msglen, const char *what)
 {
@@ -248,21 +334,30 @@ static int sq_put(struct store *base, const struct agg_window *w, int *duplicate
 	}
 	for (size_t p = 0; p < w->nprof; p++) {
 		const struct folded_set *set = w->prof[p].set;
-		size_t n = folded_set_size(set);
+		size_t n = folded_set_size(set), bloblen;
+		struct pair *pairs = malloc((n + 1) * sizeof(*pairs));
+		unsigned char *blob;
 
+		if (!pairs) {
+			rc = -ENOMEM;
+			goto rollback;
+		}
 		for (size_t i = 0; i < n; i++) {
 			const struct folded_stack *fs = folded_set_get(set, i);
 			int64_t sid;
 			int cacheable;
 
-			if (stack_id(s, fs, &sid, &cacheable))
+			if (stack_id(s, fs, &sid, &cacheable)) {
+				free(pairs);
 				goto rollback;
+			}
 			if (cacheable) {
 				if (npend == cappend) {
 					struct pending *np;
 
 					cappend = cappend ? cappend * 2 : 256;
 					if (!(np = realloc(pend, cappend * sizeof(*np)))) {
+						free(pairs);
 						rc = -ENOMEM;
 						goto rollback;
 					}
@@ -271,16 +366,23 @@ static int sq_put(struct store *base, const struct agg_window *w, int *duplicate
 				pend[npend].fs = fs;
 				pend[npend++].id = sid;
 			}
-			sqlite3_reset(s->st_sample_ins);
-			sqlite3_bind_int(s->st_sample_ins, 1, w->prof[p].type);
-			sqlite3_bind_int64(s->st_sample_ins, 2, ls);
-			sqlite3_bind_int64(s->st_sample_ins, 3, w->start_ns);
-			sqlite3_bind_int64(s->st_sample_ins, 4, win);
-			sqlite3_bind_int64(s->st_sample_ins, 5, sid);
-			sqlite3_bind_int64(s->st_sample_ins, 6, (int64_t)fs->count);
-			if (sqlite3_step(s->st_sample_ins) != SQLITE_DONE)
-				goto rollback;
+			pairs[i].id = sid;
+			pairs[i].count = fs->count;
 		}
+		blob = pack(pairs, n, &bloblen);
+		free(pairs);
+		if (!blob) {
+			rc = -ENOMEM;
+			goto rollback;
+		}
+		sqlite3_reset(s->st_sample_ins);
+		sqlite3_bind_int(s->st_sample_ins, 1, w->prof[p].type);
+		sqlite3_bind_int64(s->st_sample_ins, 2, ls);
+		sqlite3_bind_int64(s->st_sample_ins, 3, w->start_ns);
+		sqlite3_bind_int64(s->st_sample_ins, 4, win);
+		sqlite3_bind_blob(s->st_sample_ins, 5, blob, (int)bloblen, free);
+		if (sqlite3_step(s->st_sample_ins) != SQLITE_DONE)
+			goto rollback;
 	}
 	if (sqlite3_exec(s->w, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
 		goto rollback;
@@ -343,6 +445,19 @@ static int sq_labelsets(struct store *base, store_labelset_cb cb, void *arg)
 	return rc;
 }
 
+struct scan_arg {
+	store_sample_cb cb;
+	void *arg;
+	int64_t ls;
+};
+
+static int scan_pair(void *arg, int64_t id, uint64_t count)
+{
+	struct scan_arg *sa = arg;
+
+	return sa->cb(sa->arg, sa->ls, id, count);
+}
+
 static int sq_samples(struct store *base, int type, const int64_t *lss, size_t n,
 		      int64_t from, int64_t until, store_sample_cb cb, void *arg)
 {
@@ -351,7 +466,9 @@ static int sq_samples(struct store *base, int type, const int64_t *lss, size_t n
 	sqlite3_stmt *st;
 	int rc = 0;
 
-	if (!db || sqlite3_prepare_v2(db, "SELECT stack, count FROM samples WHERE type=? AND ls=?"
+	struct scan_arg sa = { .cb = cb, .arg = arg };
+
+	if (!db || sqlite3_prepare_v2(db, "SELECT data FROM samples WHERE type=? AND ls=?"
 				      " AND t>=? AND t<?", -1, &st, NULL))
 		return -EIO;
 	/* One read transaction: a consistent snapshot across label sets. */
@@ -362,9 +479,10 @@ static int sq_samples(struct store *base, int type, const int64_t *lss, size_t n
 		sqlite3_bind_int64(st, 2, lss[i]);
 		sqlite3_bind_int64(st, 3, from);
 		sqlite3_bind_int64(st, 4, until);
+		sa.ls = lss[i];
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-			if ((rc = cb(arg, lss[i], sqlite3_column_int64(st, 0),
-				     (uint64_t)sqlite3_column_int64(st, 1))))
+			if ((rc = unpack(sqlite3_column_blob(st, 0), sqlite3_column_bytes(st, 0),
+					 scan_pair, &sa)))
 				break;
 		if (rc == SQLITE_DONE)
 			rc = 0;
@@ -518,6 +636,143 @@ static void clear_stack_cache(struct sq_store *s)
 }
 
 /* Merge the fine windows of one (labelset, bucket) into one coarse window. */
+struct acc { struct hmap m; };
+
+static int acc_pair(void *arg, int64_t id, uint64_t count)
+{
+	uint64_t *v = hmap_slot(&((struct acc *)arg)->m, (uint64_t)id + 1);
+
+	if (!v)
+		return -ENOMEM;
+	*v += count;
+	return 0;
+}
+
+/* Write the accumulated pairs as the coarse window's row for TYPE. */
+static int flush_acc(sqlite3 *db, struct acc *a, int type, int64_t ls, int64_t t, int64_t cw)
+{
+	struct pair *v = malloc((a->m.n + 1) * sizeof(*v));
+	sqlite3_stmt *st = NULL;
+	unsigned char *blob;
+	size_t n = 0, len;
+	int rc = -EIO;
+
+	if (!v)
+		return -ENOMEM;
+	/* the coarse window may already hold a row from an earlier pass */
+	if (sqlite3_prepare_v2(db, "SELECT data FROM samples WHERE type=? AND ls=? AND t=? AND win=?",
+			       -1, &st, NULL))
+		goto out;
+	sqlite3_bind_int(st, 1, type);
+	sqlite3_bind_int64(st, 2, ls);
+	sqlite3_bind_int64(st, 3, t);
+	sqlite3_bind_int64(st, 4, cw);
+	if (sqlite3_step(st) == SQLITE_ROW &&
+	    unpack(sqlite3_column_blob(st, 0), sqlite3_column_bytes(st, 0), acc_pair, a))
+		goto out;
+	sqlite3_finalize(st);
+	st = NULL;
+	free(v);
+	if (!(v = malloc((a->m.n + 1) * sizeof(*v))))
+		return -ENOMEM;
+	for (size_t i = 0; i < a->m.cap; i++)
+		if (a->m.keys[i]) {
+			v[n].id = (int64_t)a->m.keys[i] - 1;
+			v[n++].count = a->m.vals[i];
+		}
+	if (!(blob = pack(v, n, &len))) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO samples(type, ls, t, win, data) VALUES(?,?,?,?,?)",
+			       -1, &st, NULL)) {
+		free(blob);
+		goto out;
+	}
+	sqlite3_bind_int(st, 1, type);
+	sqlite3_bind_int64(st, 2, ls);
+	sqlite3_bind_int64(st, 3, t);
+	sqlite3_bind_int64(st, 4, cw);
+	sqlite3_bind_blob(st, 5, blob, (int)len, free);
+	rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -EIO;
+out:
+	sqlite3_finalize(st);
+	free(v);
+	hmap_free(&a->m);
+	return rc;
+}
+
+/* Sum the packed samples of every fine window in ds into its coarse window. */
+static int coarsen_samples(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	struct acc a = { 0 };
+	int64_t cur_cw = -1, cur_ls = 0, cur_t = 0;
+	int cur_type = -1, rc = 0;
+
+	if (sqlite3_prepare_v2(db,
+		"SELECT ds.cw, cw.ls, cw.start_ns, s.type, s.data FROM ds"
+		" JOIN windows fw ON fw.id = ds.win JOIN windows cw ON cw.id = ds.cw"
+		" JOIN samples s ON s.type IN (0,1,2,3) AND s.ls = ds.ls AND s.t = fw.start_ns AND s.win = ds.win"
+		" ORDER BY ds.cw, s.type", -1, &st, NULL))
+		return -EIO;
+	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+		int64_t cw = sqlite3_column_int64(st, 0);
+		int type = sqlite3_column_int(st, 3);
+
+		if ((cw != cur_cw || type != cur_type) && cur_cw >= 0)
+			rc = flush_acc(db, &a, cur_type, cur_ls, cur_t, cur_cw);
+		cur_cw = cw;
+		cur_type = type;
+		cur_ls = sqlite3_column_int64(st, 1);
+		cur_t = sqlite3_column_int64(st, 2);
+		if (!rc)
+			rc = unpack(sqlite3_column_blob(st, 4), sqlite3_column_bytes(st, 4), acc_pair, &a);
+	}
+	sqlite3_finalize(st);
+	if (!rc && cur_cw >= 0)
+		rc = flush_acc(db, &a, cur_type, cur_ls, cur_t, cur_cw);
+	hmap_free(&a.m);
+	return rc;
+}
+
+/* Drop stacks no sample references any more (after retention deleted some). */
+static int gc_stacks(sqlite3 *db)
+{
+	struct acc a = { 0 };
+	sqlite3_stmt *st, *del;
+	int rc = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT data FROM samples", -1, &st, NULL))
+		return -EIO;
+	while (!rc && sqlite3_step(st) == SQLITE_ROW)
+		rc = unpack(sqlite3_column_blob(st, 0), sqlite3_column_bytes(st, 0), acc_pair, &a);
+	sqlite3_finalize(st);
+	if (rc || sqlite3_prepare_v2(db, "SELECT id FROM stacks", -1, &st, NULL)) {
+		hmap_free(&a.m);
+		return rc ? rc : -EIO;
+	}
+	if (sqlite3_prepare_v2(db, "DELETE FROM stacks WHERE id=?", -1, &del, NULL)) {
+		sqlite3_finalize(st);
+		hmap_free(&a.m);
+		return -EIO;
+	}
+	while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+
+		if (hmap_get(&a.m, (uint64_t)id + 1))
+			continue;
+		sqlite3_reset(del);
+		sqlite3_bind_int64(del, 1, id);
+		if (sqlite3_step(del) != SQLITE_DONE)
+			rc = -EIO;
+	}
+	sqlite3_finalize(del);
+	sqlite3_finalize(st);
+	hmap_free(&a.m);
+	return rc;
+}
+
 static int coarsen(struct sq_store *s, int64_t coarse_ns, int64_t bucket_ns)
 {
 	sqlite3 *db = s->w;
@@ -557,12 +812,11 @@ static int coarsen(struct sq_store *s, int64_t coarse_ns, int64_t bucket_ns)
 		"UPDATE windows SET commit_p99_ns = NULL WHERE commit_p99_ns = -1 AND id IN (SELECT cw FROM ds);"
 		"INSERT INTO locks(win, cls, ns) SELECT ds.cw, l.cls, sum(l.ns) FROM ds JOIN locks l ON l.win = ds.win"
 		" WHERE true GROUP BY ds.cw, l.cls ON CONFLICT(win, cls) DO UPDATE SET ns = ns + excluded.ns;"
-		"INSERT INTO samples(type, ls, t, win, stack, count)"
-		" SELECT s.type, s.ls, w.start_ns, ds.cw, s.stack, sum(s.count) FROM ds"
-		" JOIN windows w ON w.id = ds.cw JOIN windows fw ON fw.id = ds.win"
-		" JOIN samples s ON s.ls = ds.ls AND s.t = fw.start_ns AND s.win = ds.win AND s.type IN (0,1,2,3)"
-		" WHERE true GROUP BY s.type, s.ls, ds.cw, s.stack"
-		" ON CONFLICT(type, ls, t, win, stack) DO UPDATE SET count = count + excluded.count;"
+		, NULL, NULL, NULL))
+		return -EIO;
+	if ((rc = coarsen_samples(db)))
+		return rc;
+	if (sqlite3_exec(db,
 		"DELETE FROM samples WHERE (type, ls, t, win) IN (SELECT s.type, s.ls, s.t, s.win FROM ds"
 		" JOIN windows fw ON fw.id = ds.win JOIN samples s ON s.ls = ds.ls AND s.t = fw.start_ns"
 		" AND s.win = ds.win AND s.type IN (0,1,2,3));"
@@ -606,8 +860,7 @@ static int sq_retain(struct store *base, int64_t drop_ns, int64_t coarse_ns, int
 		    exec1(s->w, "DELETE FROM windows WHERE start_ns < ?", drop_ns))
 			goto rollback;
 		if (sqlite3_changes(s->w) > 0) {
-			if (sqlite3_exec(s->w, "DELETE FROM stacks WHERE id NOT IN (SELECT stack FROM samples)",
-					 NULL, NULL, NULL))
+			if (gc_stacks(s->w))
 				goto rollback;
 			clear_stack_cache(s);
 		}
@@ -706,7 +959,7 @@ int store_sqlite_open(const char *path, struct store **out, char *msg, size_t ms
 	    prep(s->w, "INSERT INTO labelsets(canon, host) VALUES(?,?)", &s->st_ls_ins) ||
 	    prep(s->w, "SELECT id FROM stacks WHERE hash=? AND text=?", &s->st_stack_get) ||
 	    prep(s->w, "INSERT INTO stacks(hash, text) VALUES(?,?)", &s->st_stack_ins) ||
-	    prep(s->w, "INSERT INTO samples(type, ls, t, win, stack, count) VALUES(?,?,?,?,?,?)",
+	    prep(s->w, "INSERT INTO samples(type, ls, t, win, data) VALUES(?,?,?,?,?)",
 		 &s->st_sample_ins) ||
 	    prep(s->w, "INSERT INTO locks(win, cls, ns) VALUES(?,?,?)", &s->st_lock_ins)) {
 		int rc = sqerr(s->w, msg, msglen, "prepare");

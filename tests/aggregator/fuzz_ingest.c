@@ -1,0 +1,52 @@
+/*
+ * fuzz_ingest.c — libFuzzer target for glass-aggd's ingest validation:
+ * the agent JSON format, the Pyroscope path (name selector + folded body)
+ * and gunzip, with tight limits so deep paths are reached quickly.
+ *
+ *   make fuzz-aggregator && build/fuzz/fuzz_ingest -max_total_time=60
+ */
+#include "aggregator/agg.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const struct agg_limits lim = {
+	.max_body = 1 << 16, .max_decoded = 1 << 16, .max_depth = 16, .max_frame_len = 64,
+	.max_labels = 8, .max_stacks = 256, .max_profiles = 4,
+};
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
+{
+	struct agg_window w;
+	char msg[512], *out = NULL;
+	size_t outlen;
+
+	if (size && data[0] == 'G') {		/* gzip path */
+		if (!ingest_gunzip(data + 1, size - 1, 1 << 16, &out, &outlen, msg, sizeof(msg))) {
+			if (!ingest_agent_json(out, outlen, &lim, &w, msg, sizeof(msg)))
+				agg_window_free(&w);
+			free(out);
+		}
+		return 0;
+	}
+	if (size && data[0] == 'P') {		/* Pyroscope: name \n body */
+		const unsigned char *nl = memchr(data, '\n', size);
+		char name[256];
+		size_t n = nl ? (size_t)(nl - data - 1) : size - 1;
+
+		if (n >= sizeof(name))
+			n = sizeof(name) - 1;
+		memcpy(name, data + 1, n);
+		name[n] = 0;
+		struct pyro_params p = { .name = name, .from = "1700000000", .until = "1700000010" };
+		const char *body = nl ? (const char *)nl + 1 : "";
+		size_t blen = nl ? size - (nl + 1 - data) : 0;
+
+		if (!ingest_pyroscope(&p, body, blen, &lim, &w, msg, sizeof(msg)))
+			agg_window_free(&w);
+		return 0;
+	}
+	if (!ingest_agent_json((const char *)data, size, &lim, &w, msg, sizeof(msg)))
+		agg_window_free(&w);
+	return 0;
+}
