@@ -5,11 +5,11 @@
 # tests run under ASan/UBSan.
 
 AGG_AGGD_SRCS  := aggregator/aggd.c aggregator/http.c aggregator/query.c \
-		  aggregator/metrics.c aggregator/store_sqlite.c
+		  aggregator/metrics.c aggregator/store_sqlite.c aggregator/store_clickhouse.c
 AGG_CORE_SRCS  := aggregator/labels.c aggregator/selector.c aggregator/ingest.c
 AGG_AGENT_SRCS := aggregator/agent.c aggregator/spool.c
-AGG_LIBS       := $(shell pkg-config --libs libmicrohttpd sqlite3 jansson zlib 2>/dev/null || \
-		    echo -lmicrohttpd -lsqlite3 -ljansson -lz) -lpthread -lm
+AGG_LIBS       := $(shell pkg-config --libs libmicrohttpd sqlite3 jansson zlib libcurl 2>/dev/null || \
+		    echo -lmicrohttpd -lsqlite3 -ljansson -lz -lcurl) -lpthread -lm
 AGENT_LIBS     := $(shell pkg-config --libs libcurl jansson zlib 2>/dev/null || \
 		    echo -lcurl -ljansson -lz) -lpthread
 
@@ -32,7 +32,8 @@ BINS += $(OUT)/bin/glass-aggd $(OUT)/bin/glass-agent
 
 # Unit tests: selectors, ingest validation, merge/diff arithmetic (ASan).
 AGG_TEST_OBJS := $(AGG_CORE_SRCS:%.c=$(OUT)/asan/%.o) $(OUT)/asan/aggregator/query.o \
-		 $(OUT)/asan/aggregator/store_sqlite.o $(OUT)/asan/aggregator/metrics.o
+		 $(OUT)/asan/aggregator/store_sqlite.o $(OUT)/asan/aggregator/store_clickhouse.o \
+		 $(OUT)/asan/aggregator/metrics.o
 
 $(OUT)/test/aggregator/%: $(OUT)/asan/tests/aggregator/%.o $(AGG_TEST_OBJS) $(OUT)/lib/libglasstools-san.a
 	$(call msg,LD,$@)
@@ -43,6 +44,7 @@ TEST_BINS += $(OUT)/test/aggregator/agg_unit
 
 # Benchmark load generator (tests/bench/aggregator.bench).
 $(OUT)/bench/agg_load: $(OUT)/obj/tests/bench/agg_load.o $(OUT)/obj/aggregator/store_sqlite.o \
+		$(OUT)/obj/aggregator/store_clickhouse.o \
 		$(AGG_CORE_SRCS:%.c=$(OUT)/obj/%.o) $(OUT)/lib/libglasstools.a
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)

@@ -244,6 +244,15 @@ static int matching_labelsets(const struct lsdb *db, const struct selector *sel,
 	return 0;
 }
 
+static int set_text(void *arg, size_t i, const char *text)
+{
+	struct merged *mg = arg;
+
+	if (i >= mg->n || mg->v[i].text)
+		return 0;
+	return (mg->v[i].text = strdup(text)) ? 0 : -ENOMEM;
+}
+
 static int materialise(struct store *st, struct merged *mg)
 {
 	size_t k = 0;
@@ -260,6 +269,21 @@ static int materialise(struct store *st, struct merged *mg)
 	}
 	mg->n = k;
 	qsort(mg->v, mg->n, sizeof(*mg->v), by_count_desc);
+	if (st->ops->stack_texts && mg->n) {
+		int64_t *ids = malloc(mg->n * sizeof(*ids));
+		int rc;
+
+		if (!ids)
+			return -ENOMEM;
+		for (size_t i = 0; i < mg->n; i++)
+			ids[i] = mg->v[i].id;
+		rc = st->ops->stack_texts(st, ids, mg->n, set_text, mg);
+		free(ids);
+		for (size_t i = 0; !rc && i < mg->n; i++)
+			if (!mg->v[i].text)
+				rc = -ENOENT;
+		return rc;
+	}
 	for (size_t i = 0; i < mg->n; i++) {
 		int rc = st->ops->stack_text(st, mg->v[i].id, &mg->v[i].text);
 
@@ -663,7 +687,7 @@ struct host_acc { const char *host; uint64_t total, match; double share, ratio; 
 
 struct out_scan {
 	const struct lsdb *db;
-	struct hmap pairs;	/* (host index << 40 | stack id) + 1 -> count */
+	struct hmap *per_host;	/* per host: stack id + 1 -> count */
 	struct hmap hostidx;	/* labelset id + 1 -> host index + 1 */
 	struct host_acc *hosts;
 	size_t nhosts;
@@ -677,7 +701,7 @@ static int out_cb(void *arg, int64_t ls, int64_t stack, uint64_t count)
 	if (!h)
 		return 0;
 	o->hosts[*h - 1].total += count;
-	if (!(p = hmap_slot(&o->pairs, (((*h - 1) << 40) | (uint64_t)stack) + 1)))
+	if (!(p = hmap_slot(&o->per_host[*h - 1], (uint64_t)stack + 1)))
 		return -ENOMEM;
 	*p += count;
 	return 0;
@@ -697,6 +721,19 @@ static int by_share(const void *a, const void *b)
 	if (x->share != y->share)
 		return x->share < y->share ? 1 : -1;
 	return strcmp(x->host, y->host);
+}
+
+struct match_arg { regex_t *re; struct hmap *match; const int64_t *ids; };
+
+/* Remember whether stack ids[i] matches the pattern: 1 no, 2 yes. */
+static int match_text(void *arg, size_t i, const char *text)
+{
+	struct match_arg *ma = arg;
+	uint64_t *m = hmap_get(ma->match, (uint64_t)ma->ids[i] + 1);
+
+	if (m)
+		*m = regexec(ma->re, text, 0, NULL, 0) ? 1 : 2;
+	return 0;
 }
 
 static int q_outliers(struct qctx *q)
@@ -737,7 +774,8 @@ static int q_outliers(struct qctx *q)
 	    (rc = matching_labelsets(&db, &sel, &ids, &nids)))
 		goto store_err;
 	o.hosts = calloc(nids + 1, sizeof(*o.hosts));
-	if (!o.hosts)
+	o.per_host = calloc(nids + 1, sizeof(*o.per_host));
+	if (!o.hosts || !o.per_host)
 		goto oom;
 	for (size_t i = 0; i < nids; i++) {
 		const struct lsinfo *li = lsdb_find(&db, ids[i]);
@@ -755,26 +793,47 @@ static int q_outliers(struct qctx *q)
 	}
 	if ((rc = st->ops->samples(st, type, ids, nids, from, until, out_cb, &o)))
 		goto store_err;
-	for (size_t i = 0; i < o.pairs.cap; i++) {
-		uint64_t key, sid, *m;
+	/* Distinct stacks first, then their texts (one bulk call where the
+	 * engine has it), then each host's matched share. */
+	for (size_t hx = 0; hx < o.nhosts; hx++)
+		for (size_t i = 0; i < o.per_host[hx].cap; i++)
+			if (o.per_host[hx].keys[i] && !hmap_slot(&match, o.per_host[hx].keys[i]))
+				goto oom;
+	{
+		size_t nd = 0;
+		int64_t *ids = malloc((match.n + 1) * sizeof(*ids));
+		struct match_arg ma = { .re = &re, .match = &match, .ids = ids };
 
-		if (!o.pairs.keys[i])
-			continue;
-		key = o.pairs.keys[i] - 1;
-		sid = key & ((1ULL << 40) - 1);
-		if (!(m = hmap_slot(&match, sid + 1)))
+		if (!ids)
 			goto oom;
-		if (!*m) {
-			char *text;
+		for (size_t i = 0; i < match.cap; i++)
+			if (match.keys[i])
+				ids[nd++] = (int64_t)(match.keys[i] - 1);
+		if (st->ops->stack_texts)
+			rc = st->ops->stack_texts(st, ids, nd, match_text, &ma);
+		else
+			for (size_t i = 0; i < nd && !rc; i++) {
+				char *text;
 
-			if ((rc = st->ops->stack_text(st, (int64_t)sid, &text)))
-				goto store_err;
-			*m = regexec(&re, text, 0, NULL, 0) ? 1 : 2;
-			free(text);
-		}
-		if (*m == 2)
-			o.hosts[key >> 40].match += o.pairs.vals[i];
+				if (!(rc = st->ops->stack_text(st, ids[i], &text))) {
+					rc = match_text(&ma, i, text);
+					free(text);
+				}
+			}
+		free(ids);
+		if (rc)
+			goto store_err;
 	}
+	for (size_t hx = 0; hx < o.nhosts; hx++)
+		for (size_t i = 0; i < o.per_host[hx].cap; i++) {
+			uint64_t *m;
+
+			if (!o.per_host[hx].keys[i])
+				continue;
+			m = hmap_get(&match, o.per_host[hx].keys[i]);
+			if (m && *m == 2)
+				o.hosts[hx].match += o.per_host[hx].vals[i];
+		}
 	metrics_observe(&q->d->m.store_query, agg_now_ns() - t0);
 	size_t nh = 0;
 	shares = calloc(o.nhosts + 1, sizeof(*shares));
@@ -825,8 +884,10 @@ oom:
 out:
 	free(shares);
 	free(ids);
+	for (size_t hx = 0; o.per_host && hx < o.nhosts; hx++)
+		hmap_free(&o.per_host[hx]);
+	free(o.per_host);
 	free(o.hosts);
-	hmap_free(&o.pairs);
 	hmap_free(&o.hostidx);
 	hmap_free(&match);
 	lsdb_free(&db);

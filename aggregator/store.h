@@ -56,6 +56,10 @@ struct store_ops {
 		       store_sample_cb cb, void *arg);
 	/* The text of stack ID (malloc'ed). */
 	int (*stack_text)(struct store *s, int64_t id, char **text);
+	/* Optional: the texts of N stacks at once (engines where a round
+	 * trip costs more than a lookup); cb(arg, index, text). */
+	int (*stack_texts)(struct store *s, const int64_t *ids, size_t n,
+			   int (*cb)(void *arg, size_t i, const char *text), void *arg);
 	/* Windows that start in [from, until), by start time. */
 	int (*windows)(struct store *s, int64_t from_ns, int64_t until_ns,
 		       store_window_cb cb, void *arg);
@@ -74,9 +78,11 @@ struct store {
 	const struct store_ops *ops;
 };
 
-/* Open "sqlite:PATH" (or a bare path).  0 or -errno with msg filled. */
+/* Open "sqlite:PATH" (or a bare path) or "clickhouse://HOST:PORT/DB".  0 or -errno with msg filled. */
 int store_open(const char *uri, struct store **out, char *msg, size_t msglen);
 int store_sqlite_open(const char *path, struct store **out, char *msg,
 		      size_t msglen);
+int store_clickhouse_open(const char *uri, struct store **out, char *msg,
+			  size_t msglen);
 
 #endif /* GLASS_STORE_H */

@@ -975,8 +975,10 @@ int store_open(const char *uri, struct store **out, char *msg, size_t msglen)
 {
 	if (!strncmp(uri, "sqlite:", 7))
 		return store_sqlite_open(uri + 7, out, msg, msglen);
+	if (!strncmp(uri, "clickhouse://", 13))
+		return store_clickhouse_open(uri, out, msg, msglen);
 	if (strstr(uri, "://")) {
-		snprintf(msg, msglen, "store %s: unsupported engine (this build has sqlite:PATH)", uri);
+		snprintf(msg, msglen, "store %s: unsupported engine (sqlite:PATH or clickhouse://HOST:PORT/DB)", uri);
 		return -EINVAL;
 	}
 	return store_sqlite_open(uri, out, msg, msglen);

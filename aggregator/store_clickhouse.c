@@ -1,0 +1,666 @@
+/*
+ * store_clickhouse.c — the ClickHouse engine, over HTTP (:8123) with
+ * libcurl.  Written for Debian's clickhouse-server 18.16 and current
+ * ClickHouse alike: no query parameters (values are escaped here), no
+ * TTL, no LowCardinality; retention by ALTER TABLE ... DELETE.
+ *
+ * Tables (created on first open, in database DB of clickhouse://H:P/DB):
+ *   stacks(id UInt64, text String)                  ReplacingMergeTree, ORDER BY id
+ *   labelsets(id UInt64, canon String, host String)  ReplacingMergeTree, ORDER BY id
+ *   windows(id UInt64, wkey, host, ls, start_ns, end_ns, recv_ns, summaries
+ *           (-1 = absent), tot0..tot3, units)        MergeTree ORDER BY (start_ns, id)
+ *   locks(win UInt64, ls, host, start_ns, cls, ns)   MergeTree ORDER BY (start_ns, win)
+ *   samples(type, ls, t, win, stack, count)          MergeTree ORDER BY (type, ls, t)
+ * The same names and columns as the SQLite engine (samples unpacked: one
+ * row per stack), so SQL dashboards read either.  Stack, label-set and
+ * window ids are 64-bit hashes (folded_hash of the stack, the canonical
+ * labels, the window id), so every aggd and every shard agrees on them
+ * without coordination.
+ *
+ * Atomicity: ClickHouse has no multi-table transaction.  One window is
+ * written as one INSERT per table (each INSERT block is atomic), window row
+ * last; a window id already present is a duplicate (checked under this
+ * process's write lock — one aggd per store).  A crash between the samples
+ * and the window INSERT can leave samples that a retry then repeats: the
+ * SQLite engine does not have that gap.  Downsampling is not done here.
+ */
+#include "aggregator/store.h"
+#include "aggregator/hmap.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <curl/curl.h>
+
+struct ch_store {
+	struct store base;
+	char *url;		/* http://host:port/?database=DB */
+	pthread_mutex_t wlock;
+	pthread_key_t ckey;	/* per-thread CURL handle */
+	struct hmap known;	/* stack/labelset ids this process stored (wlock) */
+};
+
+struct buf { char *p; size_t n, cap; };
+
+static int buf_add(struct buf *b, const char *s, size_t n)
+{
+	if (b->n + n + 1 > b->cap) {
+		size_t nc = b->cap ? b->cap * 2 : 4096;
+		char *np;
+
+		while (nc < b->n + n + 1)
+			nc *= 2;
+		if (!(np = realloc(b->p, nc)))
+			return -ENOMEM;
+		b->p = np;
+		b->cap = nc;
+	}
+	memcpy(b->p + b->n, s, n);
+	b->n += n;
+	b->p[b->n] = 0;
+	return 0;
+}
+
+static int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int buf_printf(struct buf *b, const char *fmt, ...)
+{
+	char tmp[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(tmp))
+		return -EINVAL;
+	return buf_add(b, tmp, n);
+}
+
+/* TabSeparated field escaping (also valid inside a quoted SQL literal
+ * once ' is escaped too). */
+static int buf_tsv(struct buf *b, const char *s, int sql)
+{
+	for (; *s; s++) {
+		const char *e = NULL;
+		char c[2] = { *s, 0 };
+
+		switch (*s) {
+		case '\\': e = "\\\\"; break;
+		case '\t': e = "\\t"; break;
+		case '\n': e = "\\n"; break;
+		case '\r': e = "\\r"; break;
+		case '\'': e = sql ? "\\'" : "'"; break;
+		default: e = c; break;
+		}
+		if (buf_add(b, e, strlen(e)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Undo TabSeparated escaping in place; returns the new length. */
+static size_t tsv_unescape(char *s)
+{
+	char *w = s;
+
+	for (char *r = s; *r; r++) {
+		if (*r != '\\' || !r[1]) {
+			*w++ = *r;
+			continue;
+		}
+		r++;
+		switch (*r) {
+		case 't': *w++ = '\t'; break;
+		case 'n': *w++ = '\n'; break;
+		case 'r': *w++ = '\r'; break;
+		case '0': *w++ = 0; break;
+		default: *w++ = *r; break;
+		}
+	}
+	*w = 0;
+	return w - s;
+}
+
+static size_t sink(char *p, size_t sz, size_t n, void *arg)
+{
+	return buf_add(arg, p, sz * n) ? 0 : sz * n;
+}
+
+static CURL *handle(struct ch_store *s)
+{
+	CURL *c = pthread_getspecific(s->ckey);
+
+	if (!c && (c = curl_easy_init()))
+		pthread_setspecific(s->ckey, c);
+	return c;
+}
+
+/* POST BODY (a query, or "INSERT ... FORMAT TabSeparated\n" + rows) and
+ * collect the answer.  Returns 0 or -EIO (message on stderr). */
+static int ch_post(struct ch_store *s, const char *body, size_t len, struct buf *out)
+{
+	CURL *c = handle(s);
+	struct buf tmp = { 0 };
+	long code = 0;
+	CURLcode cr;
+
+	if (!c)
+		return -ENOMEM;
+	if (!out)
+		out = &tmp;
+	curl_easy_setopt(c, CURLOPT_URL, s->url);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)len);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+	cr = curl_easy_perform(c);
+	if (cr == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	if (cr != CURLE_OK || code != 200) {
+		fprintf(stderr, "glass-aggd: clickhouse: %s: %.300s\n",
+			cr != CURLE_OK ? curl_easy_strerror(cr) : "HTTP error", out->p ? out->p : "");
+		free(tmp.p);
+		return -EIO;
+	}
+	free(tmp.p);
+	return 0;
+}
+
+static int ch_exec(struct ch_store *s, const char *sql)
+{
+	return ch_post(s, sql, strlen(sql), NULL);
+}
+
+/* Run a SELECT and hand each TSV line's fields (unescaped) to CB. */
+typedef int (*row_cb)(void *arg, char **f, int nf);
+static int ch_select(struct ch_store *s, const char *sql, row_cb cb, void *arg)
+{
+	struct buf out = { 0 };
+	int rc = ch_post(s, sql, strlen(sql), &out);
+	char *line, *save = NULL;
+
+	if (rc || !out.p) {
+		free(out.p);
+		return rc;
+	}
+	for (line = strtok_r(out.p, "\n", &save); line && !rc; line = strtok_r(NULL, "\n", &save)) {
+		char *f[16];
+		int nf = 0;
+
+		for (char *p = line; nf < 16;) {
+			char *t = strchr(p, '\t');
+
+			f[nf++] = p;
+			if (!t)
+				break;
+			*t = 0;
+			p = t + 1;
+		}
+		for (int i = 0; i < nf; i++)
+			tsv_unescape(f[i]);
+		rc = cb(arg, f, nf);
+	}
+	free(out.p);
+	return rc;
+}
+
+/* ---- put ---------------------------------------------------------------- */
+
+static int count_cb(void *arg, char **f, int nf)
+{
+	*(long long *)arg = nf ? atoll(f[0]) : 0;
+	return 0;
+}
+
+static int ch_put(struct store *base, const struct agg_window *w, int *duplicate)
+{
+	struct ch_store *s = (struct ch_store *)base;
+	struct buf q = { 0 }, st = { 0 }, sm = { 0 }, lk = { 0 };
+	char *canon = agg_labels_canon(&w->labels);
+	uint64_t ls, wid;
+	int64_t locksum = -1, tot[PT_NTYPES] = { 0 };
+	int units = 0, rc = -ENOMEM;
+	long long n = 0;
+
+	*duplicate = 0;
+	if (!canon)
+		return -ENOMEM;
+	ls = folded_hash(canon, strlen(canon));
+	wid = folded_hash(w->window_id, strlen(w->window_id));
+	for (size_t i = 0; i < w->nprof; i++) {
+		tot[w->prof[i].type] = (int64_t)folded_set_total(w->prof[i].set);
+		if (w->prof[i].units == UNITS_SAMPLES)
+			units |= 1 << w->prof[i].type;
+	}
+	for (size_t i = 0; i < w->nlocks; i++)
+		locksum = (locksum < 0 ? 0 : locksum) + w->locks[i].ns;
+	pthread_mutex_lock(&s->wlock);
+	if (buf_add(&q, "SELECT count() FROM windows WHERE wkey = '", 42) ||
+	    buf_tsv(&q, w->window_id, 1) || buf_add(&q, "'", 1))
+		goto out;
+	if ((rc = ch_select(s, q.p, count_cb, &n)))
+		goto out;
+	if (n > 0) {
+		*duplicate = 1;
+		goto out;
+	}
+	rc = -ENOMEM;
+	if (buf_add(&st, "INSERT INTO stacks FORMAT TabSeparated\n", 39) ||
+	    buf_add(&sm, "INSERT INTO samples FORMAT TabSeparated\n", 40))
+		goto out;
+	size_t nnew = 0;
+	for (size_t p = 0; p < w->nprof; p++)
+		for (size_t i = 0; i < folded_set_size(w->prof[p].set); i++) {
+			const struct folded_stack *fs = folded_set_get(w->prof[p].set, i);
+			int known = hmap_get(&s->known, fs->hash | 1) != NULL;
+
+			if (!known)
+				nnew++;
+			if ((!known && (buf_printf(&st, "%llu\t", (unsigned long long)fs->hash) ||
+					buf_tsv(&st, fs->stack, 0) || buf_add(&st, "\n", 1))) ||
+			    buf_printf(&sm, "%d\t%llu\t%lld\t", w->prof[p].type, (unsigned long long)ls,
+				       (long long)w->start_ns) ||
+			    buf_printf(&sm, "%llu\t%llu\t%llu\n", (unsigned long long)wid,
+				       (unsigned long long)fs->hash,
+				       (unsigned long long)fs->count))
+				goto out;
+		}
+	if (buf_add(&lk, "INSERT INTO locks FORMAT TabSeparated\n", 38))
+		goto out;
+	for (size_t i = 0; i < w->nlocks; i++)
+		if (buf_printf(&lk, "%llu\t%llu\t", (unsigned long long)wid, (unsigned long long)ls) ||
+		    buf_tsv(&lk, w->host, 0) || buf_printf(&lk, "\t%lld\t", (long long)w->start_ns) ||
+		    buf_tsv(&lk, w->locks[i].cls, 0) || buf_printf(&lk, "\t%lld\n", (long long)w->locks[i].ns))
+			goto out;
+	q.n = 0;
+	if (buf_add(&q, "INSERT INTO labelsets FORMAT TabSeparated\n", 42) ||
+	    buf_printf(&q, "%llu\t", (unsigned long long)ls) || buf_tsv(&q, canon, 0) ||
+	    buf_add(&q, "\t", 1) || buf_tsv(&q, w->host, 0) || buf_add(&q, "\n", 1))
+		goto out;
+	rc = -EIO;
+	int ls_known = hmap_get(&s->known, ls | 1) != NULL;
+
+	if ((nnew && ch_post(s, st.p, st.n, NULL)) || (w->nprof && ch_post(s, sm.p, sm.n, NULL)) ||
+	    (w->nlocks && ch_post(s, lk.p, lk.n, NULL)) || (!ls_known && ch_post(s, q.p, q.n, NULL)))
+		goto out;
+	/* Stored: later windows need not send these stacks and labels again
+	 * (ReplacingMergeTree would fold the repeats anyway, at a cost). */
+	for (size_t p = 0; p < w->nprof; p++)
+		for (size_t i = 0; i < folded_set_size(w->prof[p].set); i++) {
+			uint64_t *k = hmap_slot(&s->known, folded_set_get(w->prof[p].set, i)->hash | 1);
+
+			if (k)
+				*k = 1;
+		}
+	uint64_t *lk1 = hmap_slot(&s->known, ls | 1);
+	if (lk1)
+		*lk1 = 1;
+	/* the window row last: it is what makes the window count as stored */
+	q.n = 0;
+	rc = -ENOMEM;
+	if (buf_add(&q, "INSERT INTO windows FORMAT TabSeparated\n", 40) ||
+	    buf_printf(&q, "%llu\t", (unsigned long long)wid) ||
+	    buf_tsv(&q, w->window_id, 0) || buf_add(&q, "\t", 1) || buf_tsv(&q, w->host, 0) ||
+	    buf_printf(&q, "\t%llu\t%lld\t%lld\t%lld\t%lld\t%lld\t%lld\t%lld", (unsigned long long)ls,
+		       (long long)w->start_ns, (long long)w->end_ns, (long long)agg_now_ns(),
+		       (long long)w->commit_p99_ns, (long long)w->commit_count,
+		       (long long)w->trim_stall_ns, (long long)locksum) ||
+	    buf_printf(&q, "\t%lld\t%lld\t%lld\t%lld\t%d\n", (long long)tot[0], (long long)tot[1],
+		       (long long)tot[2], (long long)tot[3], units))
+		goto out;
+	rc = ch_post(s, q.p, q.n, NULL);
+out:
+	pthread_mutex_unlock(&s->wlock);
+	free(q.p);
+	free(st.p);
+	free(sm.p);
+	free(lk.p);
+	free(canon);
+	return rc;
+}
+
+/* ---- reads -------------------------------------------------------------- */
+
+struct lscb { store_labelset_cb cb; void *arg; };
+static int ls_row(void *arg, char **f, int nf)
+{
+	struct lscb *l = arg;
+
+	return nf < 2 ? -EIO : l->cb(l->arg, (int64_t)strtoull(f[0], NULL, 10), f[1]);
+}
+
+static int ch_labelsets(struct store *base, store_labelset_cb cb, void *arg)
+{
+	struct lscb l = { cb, arg };
+
+	return ch_select((struct ch_store *)base,
+			 "SELECT DISTINCT id, canon, toInt64(id) AS sid FROM labelsets ORDER BY sid FORMAT TabSeparated",
+			 ls_row, &l);
+}
+
+struct smcb { store_sample_cb cb; void *arg; };
+static int sm_row(void *arg, char **f, int nf)
+{
+	struct smcb *c = arg;
+
+	if (nf < 3)
+		return -EIO;
+	return c->cb(c->arg, (int64_t)strtoull(f[0], NULL, 10), (int64_t)strtoull(f[1], NULL, 10),
+		     strtoull(f[2], NULL, 10));
+}
+
+static int ch_samples(struct store *base, int type, const int64_t *lss, size_t n,
+		      int64_t from, int64_t until, store_sample_cb cb, void *arg)
+{
+	struct buf q = { 0 };
+	struct smcb c = { cb, arg };
+	int rc;
+
+	if (!n)
+		return 0;
+	if (buf_printf(&q, "SELECT ls, stack, sum(count) FROM samples WHERE type = %d AND t >= %lld"
+		       " AND t < %lld AND ls IN (", type, (long long)from, (long long)until))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (buf_printf(&q, "%s%llu", i ? "," : "", (unsigned long long)lss[i])) {
+			free(q.p);
+			return -ENOMEM;
+		}
+	if (buf_add(&q, ") GROUP BY ls, stack FORMAT TabSeparated", 40)) {
+		free(q.p);
+		return -ENOMEM;
+	}
+	rc = ch_select((struct ch_store *)base, q.p, sm_row, &c);
+	free(q.p);
+	return rc;
+}
+
+static int text_row(void *arg, char **f, int nf)
+{
+	char **t = arg;
+
+	if (nf < 1 || *t)
+		return 0;
+	return (*t = strdup(f[0])) ? 0 : -ENOMEM;
+}
+
+static int ch_stack_text(struct store *base, int64_t id, char **text)
+{
+	char q[160];
+	int rc;
+
+	*text = NULL;
+	snprintf(q, sizeof(q), "SELECT text FROM stacks WHERE id = %llu LIMIT 1 FORMAT TabSeparated",
+		 (unsigned long long)id);
+	rc = ch_select((struct ch_store *)base, q, text_row, text);
+	return rc ? rc : *text ? 0 : -ENOENT;
+}
+
+struct txcb {
+	const int64_t *ids;
+	size_t n;
+	struct hmap idx;	/* id + 1 -> index + 1 */
+	int (*cb)(void *arg, size_t i, const char *text);
+	void *arg;
+};
+
+static int texts_row(void *arg, char **f, int nf)
+{
+	struct txcb *t = arg;
+	uint64_t *i;
+
+	if (nf < 2)
+		return -EIO;
+	i = hmap_get(&t->idx, strtoull(f[0], NULL, 10) + 1);
+	return i ? t->cb(t->arg, *i - 1, f[1]) : 0;
+}
+
+/* One query for many stacks, in chunks of 5000 ids. */
+static int ch_stack_texts(struct store *base, const int64_t *ids, size_t n,
+			  int (*cb)(void *arg, size_t i, const char *text), void *arg)
+{
+	struct txcb t = { .ids = ids, .n = n, .cb = cb, .arg = arg };
+	int rc = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t *v = hmap_slot(&t.idx, (uint64_t)ids[i] + 1);
+
+		if (!v) {
+			hmap_free(&t.idx);
+			return -ENOMEM;
+		}
+		if (!*v)
+			*v = i + 1;
+	}
+	for (size_t off = 0; off < n && !rc; off += 5000) {
+		struct buf q = { 0 };
+
+		rc = buf_add(&q, "SELECT id, any(text) FROM stacks WHERE id IN (", 46);
+		for (size_t i = off; !rc && i < n && i < off + 5000; i++)
+			rc = buf_printf(&q, "%s%llu", i > off ? "," : "", (unsigned long long)ids[i]);
+		if (!rc)
+			rc = buf_add(&q, ") GROUP BY id FORMAT TabSeparated", 33);
+		if (!rc)
+			rc = ch_select((struct ch_store *)base, q.p, texts_row, &t);
+		free(q.p);
+	}
+	hmap_free(&t.idx);
+	return rc;
+}
+
+struct wcb { store_window_cb cb; void *arg; };
+static int64_t opt(const char *s)
+{
+	long long v = atoll(s);
+
+	return v < 0 ? -1 : v;
+}
+
+static int win_row(void *arg, char **f, int nf)
+{
+	struct wcb *c = arg;
+	struct store_window_row r = { 0 };
+	int units;
+
+	if (nf < 14)
+		return -EIO;
+	r.id = (int64_t)strtoull(f[0], NULL, 10);
+	r.labelset = (int64_t)strtoull(f[1], NULL, 10);
+	r.start_ns = atoll(f[2]);
+	r.end_ns = atoll(f[3]);
+	r.host = f[4];
+	r.commit_p99_ns = opt(f[5]);
+	r.commit_count = opt(f[6]);
+	r.trim_stall_ns = opt(f[7]);
+	r.lock_wait_ns = opt(f[8]);
+	units = atoi(f[13]);
+	for (int t = 0; t < PT_NTYPES; t++) {
+		r.total[t] = atoll(f[9 + t]);
+		r.units[t] = units & (1 << t) ? UNITS_SAMPLES : UNITS_NS;
+	}
+	return c->cb(c->arg, &r);
+}
+
+static int ch_windows(struct store *base, int64_t from, int64_t until, store_window_cb cb, void *arg)
+{
+	char q[512];
+	struct wcb c = { cb, arg };
+
+	snprintf(q, sizeof(q), "SELECT id, ls, start_ns, end_ns, host, commit_p99_ns,"
+		 " commit_count, trim_stall_ns, lock_wait_ns, tot0, tot1, tot2, tot3, units"
+		 " FROM windows WHERE start_ns >= %lld AND start_ns < %lld ORDER BY start_ns"
+		 " FORMAT TabSeparated", (long long)from, (long long)until);
+	return ch_select((struct ch_store *)base, q, win_row, &c);
+}
+
+struct lkcb { store_lock_cb cb; void *arg; };
+static int lock_row(void *arg, char **f, int nf)
+{
+	struct lkcb *c = arg;
+
+	if (nf < 5)
+		return -EIO;
+	return c->cb(c->arg, (int64_t)strtoull(f[0], NULL, 10), f[1], atoll(f[2]), f[3], atoll(f[4]));
+}
+
+static int ch_locks(struct store *base, int64_t from, int64_t until, store_lock_cb cb, void *arg)
+{
+	char q[512];
+	struct lkcb c = { cb, arg };
+
+	snprintf(q, sizeof(q), "SELECT ls, host, start_ns, cls, ns FROM locks WHERE start_ns >= %lld"
+		 " AND start_ns < %lld ORDER BY start_ns FORMAT TabSeparated", (long long)from, (long long)until);
+	return ch_select((struct ch_store *)base, q, lock_row, &c);
+}
+
+static int ch_retain(struct store *base, int64_t drop_ns, int64_t coarse_ns, int64_t bucket_s)
+{
+	struct ch_store *s = (struct ch_store *)base;
+	char q[256];
+	int rc = 0;
+
+	(void)coarse_ns;
+	(void)bucket_s;
+	if (drop_ns <= 0)
+		return 0;
+	snprintf(q, sizeof(q), "ALTER TABLE samples DELETE WHERE t < %lld", (long long)drop_ns);
+	rc |= ch_exec(s, q);
+	snprintf(q, sizeof(q), "ALTER TABLE locks DELETE WHERE start_ns < %lld", (long long)drop_ns);
+	rc |= ch_exec(s, q);
+	snprintf(q, sizeof(q), "ALTER TABLE windows DELETE WHERE start_ns < %lld", (long long)drop_ns);
+	rc |= ch_exec(s, q);
+	return rc ? -EIO : 0;
+}
+
+struct stcb { struct store_stats *st; };
+static int stats_row(void *arg, char **f, int nf)
+{
+	struct store_stats *st = arg;
+
+	if (nf >= 3) {
+		st->windows = atoll(f[0]);
+		st->stacks = atoll(f[1]);
+		st->labelsets = atoll(f[2]);
+	}
+	return 0;
+}
+
+static int ch_stats(struct store *base, struct store_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	return ch_select((struct ch_store *)base,
+			 "SELECT (SELECT count() FROM windows), (SELECT uniqExact(id) FROM stacks),"
+			 " (SELECT uniqExact(id) FROM labelsets) FORMAT TabSeparated", stats_row, st);
+}
+
+static void free_handle(void *c)
+{
+	curl_easy_cleanup(c);
+}
+
+static void ch_close(struct store *base)
+{
+	struct ch_store *s = (struct ch_store *)base;
+	CURL *c = pthread_getspecific(s->ckey);
+
+	if (c) {
+		pthread_setspecific(s->ckey, NULL);
+		curl_easy_cleanup(c);
+	}
+	pthread_key_delete(s->ckey);
+	pthread_mutex_destroy(&s->wlock);
+	hmap_free(&s->known);
+	free(s->url);
+	free(s);
+}
+
+static const struct store_ops ch_ops = {
+	.name = "clickhouse",
+	.put = ch_put,
+	.labelsets = ch_labelsets,
+	.samples = ch_samples,
+	.stack_text = ch_stack_text,
+	.stack_texts = ch_stack_texts,
+	.windows = ch_windows,
+	.locks = ch_locks,
+	.retain = ch_retain,
+	.stats = ch_stats,
+	.close = ch_close,
+};
+
+static const char *const ddl[] = {
+	"CREATE TABLE IF NOT EXISTS stacks (id UInt64, text String)"
+	" ENGINE = ReplacingMergeTree() ORDER BY id",
+	"CREATE TABLE IF NOT EXISTS labelsets (id UInt64, canon String, host String)"
+	" ENGINE = ReplacingMergeTree() ORDER BY id",
+	"CREATE TABLE IF NOT EXISTS windows (id UInt64, wkey String, host String, ls UInt64, start_ns Int64,"
+	" end_ns Int64, recv_ns Int64, commit_p99_ns Int64, commit_count Int64, trim_stall_ns Int64,"
+	" lock_wait_ns Int64, tot0 Int64, tot1 Int64, tot2 Int64, tot3 Int64, units UInt8)"
+	" ENGINE = MergeTree() ORDER BY (start_ns, id)",
+	"CREATE TABLE IF NOT EXISTS locks (win UInt64, ls UInt64, host String, start_ns Int64,"
+	" cls String, ns Int64) ENGINE = MergeTree() ORDER BY (start_ns, win)",
+	"CREATE TABLE IF NOT EXISTS samples (type UInt8, ls UInt64, t Int64, win UInt64,"
+	" stack UInt64, count UInt64) ENGINE = MergeTree() ORDER BY (type, ls, t)",
+};
+
+/* clickhouse://HOST:PORT/DB */
+int store_clickhouse_open(const char *uri, struct store **out, char *msg, size_t msglen)
+{
+	struct ch_store *s = calloc(1, sizeof(*s));
+	char hostport[256], db[128] = "default", q[256];
+	const char *p = uri + strlen("clickhouse://"), *slash = strchr(p, '/');
+	size_t hl = slash ? (size_t)(slash - p) : strlen(p);
+
+	if (!s)
+		return -ENOMEM;
+	if (!hl || hl >= sizeof(hostport)) {
+		free(s);
+		snprintf(msg, msglen, "store %s: want clickhouse://HOST:PORT/DB", uri);
+		return -EINVAL;
+	}
+	memcpy(hostport, p, hl);
+	hostport[hl] = 0;
+	if (slash && slash[1]) {
+		snprintf(db, sizeof(db), "%s", slash + 1);
+		for (char *c = db; *c; c++)
+			if (!(*c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+			      (*c >= '0' && *c <= '9'))) {
+				free(s);
+				snprintf(msg, msglen, "store %s: database name must be [A-Za-z0-9_]", uri);
+				return -EINVAL;
+			}
+	}
+	s->base.ops = &ch_ops;
+	pthread_mutex_init(&s->wlock, NULL);
+	pthread_key_create(&s->ckey, free_handle);
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	if (asprintf(&s->url, "http://%s/?database=default", hostport) < 0) {
+		ch_close(&s->base);
+		return -ENOMEM;
+	}
+	snprintf(q, sizeof(q), "CREATE DATABASE IF NOT EXISTS %s", db);
+	if (ch_exec(s, q)) {
+		snprintf(msg, msglen, "store %s: cannot reach ClickHouse (see log)", uri);
+		ch_close(&s->base);
+		return -EIO;
+	}
+	free(s->url);
+	if (asprintf(&s->url, "http://%s/?database=%s", hostport, db) < 0) {
+		s->url = NULL;
+		ch_close(&s->base);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < sizeof(ddl) / sizeof(ddl[0]); i++)
+		if (ch_exec(s, ddl[i])) {
+			snprintf(msg, msglen, "store %s: cannot create tables (see log)", uri);
+			ch_close(&s->base);
+			return -EIO;
+		}
+	*out = &s->base;
+	return 0;
+}
