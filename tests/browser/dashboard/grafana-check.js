@@ -175,13 +175,16 @@ function checkProm(q, expo, legend) {
 function clickhouseSchema() {
 	const dir = path.join(ROOT, 'aggregator');
 	if (!fs.existsSync(dir)) return null;
-	const tables = new Map();
+	const tables = new Map(), used = new Set();
 	const files = fs.readdirSync(dir).filter((f) => /\.(c|h|sql)$/.test(f));
 	for (const f of files) {
 		let t = fs.readFileSync(path.join(dir, f), 'utf8');
 		// C string literals joined: "a" "b" -> ab, escapes dropped.
 		t = t.replace(/"\s*\n\s*"/g, '').replace(/\\n|\\t/g, ' ').replace(/\\"/g, '"');
-		for (const m of t.matchAll(/CREATE TABLE\s+(?:IF NOT EXISTS\s+)?(?:[^\s(.]+\.)?(\w+)\s*(?:ON CLUSTER\s+\S+\s*)?\(([\s\S]*?)\)\s*ENGINE/gi)) {
+		// The body may not run into another CREATE TABLE: SQLite's DDL (no
+		// ENGINE clause) must not be read as ClickHouse's.
+		for (const m of t.matchAll(/CREATE TABLE\s+(?:IF NOT EXISTS\s+)?(?:[^\s(.]+\.)?(\w+)\s*(?:ON CLUSTER\s+\S+\s*)?\(((?:(?!CREATE TABLE)[\s\S])*?)\)\s*ENGINE/gi)) {
+			used.add(f);
 			const cols = new Set();
 			let depth = 0, cur = '';
 			for (const ch of m[2] + ',') {
@@ -196,7 +199,7 @@ function clickhouseSchema() {
 			tables.set(m[1], new Set([...(tables.get(m[1]) || []), ...cols]));
 		}
 	}
-	return tables.size ? {tables, files} : null;
+	return tables.size ? {tables, files: [...used]} : null;
 }
 
 const SQL_WORDS = new Set(('select from where and or not in as inner left right full outer join on using group by ' +
