@@ -60,7 +60,11 @@ DB='${database}'
 T='intDiv(w.start_ns, 1000000000)'
 TF=f"w.start_ns >= toUnixTimestamp($__fromTime) * 1000000000 AND w.start_ns < toUnixTimestamp($__toTime) * 1000000000"
 HOSTF="w.host IN (${host:singlequote})"
-BUCKET=f"toStartOfInterval(toDateTime({T}), INTERVAL $__interval_s second)"
+# Bucket start without toStartOfInterval (absent from Debian's ClickHouse
+# 18.16); the same SQL runs on current ClickHouse.  Output aliases never
+# reuse a column's name: ClickHouse resolves aliases everywhere, so
+# max(x) AS x would turn a WHERE on x into an aggregate.
+BUCKET=f"toDateTime(intDiv({T}, $__interval_s) * $__interval_s)"
 def chp(pid,title,desc,ptype,sql,fmt,unit,gp,extra=None):
     p={"id":pid,"type":ptype,"title":title,"description":desc,"datasource":CH,"gridPos":gp,
        "fieldConfig":{"defaults":{"unit":unit},"overrides":[]},
@@ -71,11 +75,11 @@ def chp(pid,title,desc,ptype,sql,fmt,unit,gp,extra=None):
 cp=[]
 cp.append(chp(1,"Hosts","Per host over the range (summaries a window did not report, stored as -1, are left out): off-CPU time per second, the share of it spent waiting for glassfs locks, commit p99 (worst window), trim stalls. Sort by a column; a host far above the others is the one slowing the cluster.","table",
 f"""SELECT w.host AS host,
-  count() AS windows,
+  count() AS nwindows,
   sum(w.tot0) / (sum(w.end_ns - w.start_ns) / 1e9) AS offcpu_ns_per_s,
   sumIf(w.lock_wait_ns, w.lock_wait_ns >= 0) / greatest(sum(w.tot0), 1) AS lock_share,
-  maxIf(w.commit_p99_ns, w.commit_p99_ns >= 0) AS commit_p99_ns,
-  sumIf(w.trim_stall_ns, w.trim_stall_ns >= 0) AS trim_stall_ns,
+  maxIf(w.commit_p99_ns, w.commit_p99_ns >= 0) AS p99_ns,
+  sumIf(w.trim_stall_ns, w.trim_stall_ns >= 0) AS trim_ns,
   max(w.end_ns) AS last_seen_ns
 FROM {DB}.windows AS w
 WHERE {TF} AND {HOSTF}
@@ -84,56 +88,63 @@ ORDER BY lock_share DESC""",1,"short",{"h":9,"w":24,"x":0,"y":0},
  {"fieldConfig":{"defaults":{"unit":"short"},"overrides":[
    {"matcher":{"id":"byName","options":"offcpu_ns_per_s"},"properties":[{"id":"unit","value":"ns"},{"id":"displayName","value":"Off-CPU per second"}]},
    {"matcher":{"id":"byName","options":"lock_share"},"properties":[{"id":"unit","value":"percentunit"},{"id":"displayName","value":"Lock-wait share"},{"id":"custom.cellOptions","value":{"type":"gauge","mode":"basic"}},{"id":"max","value":1}]},
-   {"matcher":{"id":"byName","options":"commit_p99_ns"},"properties":[{"id":"unit","value":"ns"},{"id":"displayName","value":"Commit p99"}]},
-   {"matcher":{"id":"byName","options":"trim_stall_ns"},"properties":[{"id":"unit","value":"ns"},{"id":"displayName","value":"Trim stalls"}]},
-   {"matcher":{"id":"byName","options":"last_seen_ns"},"properties":[{"id":"custom.hidden","value":True}]}]},
+   {"matcher":{"id":"byName","options":"p99_ns"},"properties":[{"id":"unit","value":"ns"},{"id":"displayName","value":"Commit p99"}]},
+   {"matcher":{"id":"byName","options":"trim_ns"},"properties":[{"id":"unit","value":"ns"},{"id":"displayName","value":"Trim stalls"}]},
+   {"matcher":{"id":"byName","options":"last_seen_ns"},"properties":[{"id":"custom.hidden","value":True}]},
+   {"matcher":{"id":"byName","options":"nwindows"},"properties":[{"id":"displayName","value":"Windows"}]}]},
   "options":{"sortBy":[{"displayName":"Lock-wait share","desc":True}]}}))
 cp.append(chp(2,"Commit latency p99","Per host, the worst window's p99 commit time in each interval.","timeseries",
-f"""SELECT {BUCKET} AS time, w.host AS host, max(w.commit_p99_ns) AS commit_p99_ns
+f"""SELECT {BUCKET} AS time, w.host AS host, max(w.commit_p99_ns) AS p99
 FROM {DB}.windows AS w
 WHERE {TF} AND {HOSTF} AND w.commit_p99_ns >= 0
 GROUP BY time, host
 ORDER BY time""",0,"ns",grid(0,y0=9)))
 cp.append(chp(3,"Lock wait by class","Time spent waiting for glassfs locks, by lock class (root, node, group, alloc, txn, dev, …), summed over the selected hosts.","timeseries",
-f"""SELECT {BUCKET.replace('w.start_ns', 'l.start_ns')} AS time, l.cls AS class, sum(l.ns) AS lock_wait_ns
+f"""SELECT {BUCKET.replace('w.start_ns', 'l.start_ns')} AS time, l.cls AS class, sum(l.ns) AS wait
 FROM {DB}.locks AS l
 WHERE {TF.replace('w.start_ns', 'l.start_ns')} AND {HOSTF.replace('w.host', 'l.host')}
 GROUP BY time, class
 ORDER BY time""",0,"ns",grid(1,y0=9),{"fieldConfig":{"defaults":{"unit":"ns","custom":{"stacking":{"mode":"normal"},"fillOpacity":30}},"overrides":[]}}))
 cp.append(chp(4,"Discard (trim) stalls","Commit time spent waiting for discards, per host.","timeseries",
-f"""SELECT {BUCKET} AS time, w.host AS host, sum(w.trim_stall_ns) AS trim_stall_ns
+f"""SELECT {BUCKET} AS time, w.host AS host, sum(w.trim_stall_ns) AS stalls
 FROM {DB}.windows AS w
 WHERE {TF} AND {HOSTF} AND w.trim_stall_ns >= 0
 GROUP BY time, host
 ORDER BY time""",0,"ns",grid(2,y0=9)))
 cp.append(chp(5,"Off-CPU time","Blocked time of profiled threads per host (sum of the off-CPU profile in each window).","timeseries",
-f"""SELECT {BUCKET} AS time, w.host AS host, sum(w.tot0) AS offcpu_ns
+f"""SELECT {BUCKET} AS time, w.host AS host, sum(w.tot0) AS offcpu
 FROM {DB}.windows AS w
 WHERE {TF} AND {HOSTF}
 GROUP BY time, host
 ORDER BY time""",0,"ns",grid(3,y0=9)))
 cp.append(chp(6,"Ingest health","Windows received per interval, per host: a gap is an agent that stopped reporting (its spool will fill and drain when it returns).","timeseries",
-f"""SELECT {BUCKET} AS time, w.host AS host, count() AS windows
+f"""SELECT {BUCKET} AS time, w.host AS host, count() AS received
 FROM {DB}.windows AS w
 WHERE {TF} AND {HOSTF}
 GROUP BY time, host
 ORDER BY time""",0,"short",grid(4,y0=9),{"fieldConfig":{"defaults":{"unit":"short","custom":{"drawStyle":"bars","fillOpacity":60}},"overrides":[]}}))
 cp.append(chp(7,"Top off-CPU stacks","The heaviest off-CPU stacks (folded, root first) across the selected hosts. The same selection as a flame graph: glass-aggd's /api/v1/merge?format=svg.","table",
-f"""SELECT st.text AS stack, sum(s.count) AS offcpu_ns
-FROM {DB}.samples AS s
-INNER JOIN {DB}.stacks AS st ON s.stack = st.id
-INNER JOIN {DB}.windows AS w ON s.win = w.id
-WHERE s.type = 0 AND {TF} AND {HOSTF}
-GROUP BY stack
+f"""SELECT text AS stack, ns AS offcpu_ns
+FROM (
+  SELECT s.stack AS id, sum(s.count) AS ns
+  FROM {DB}.samples AS s
+  WHERE s.type = 0 AND s.t >= toUnixTimestamp($__fromTime) * 1000000000 AND s.t < toUnixTimestamp($__toTime) * 1000000000
+    AND s.ls IN (SELECT l.id FROM {DB}.labelsets AS l WHERE l.host IN (${{host:singlequote}}))
+  GROUP BY id
+)
+ANY INNER JOIN (SELECT st.id AS id, any(st.text) AS text FROM {DB}.stacks AS st GROUP BY id) USING id
 ORDER BY offcpu_ns DESC
 LIMIT 25""",1,"ns",grid(5,y0=9)))
 cp.append(chp(8,"Top lock-wait stacks","Waiters' stacks from the lock-wait profiles (the leaf names the lock class).","table",
-f"""SELECT st.text AS stack, sum(s.count) AS lock_wait_ns
-FROM {DB}.samples AS s
-INNER JOIN {DB}.stacks AS st ON s.stack = st.id
-INNER JOIN {DB}.windows AS w ON s.win = w.id
-WHERE s.type = 2 AND {TF} AND {HOSTF}
-GROUP BY stack
+f"""SELECT text AS stack, ns AS lock_wait_ns
+FROM (
+  SELECT s.stack AS id, sum(s.count) AS ns
+  FROM {DB}.samples AS s
+  WHERE s.type = 2 AND s.t >= toUnixTimestamp($__fromTime) * 1000000000 AND s.t < toUnixTimestamp($__toTime) * 1000000000
+    AND s.ls IN (SELECT l.id FROM {DB}.labelsets AS l WHERE l.host IN (${{host:singlequote}}))
+  GROUP BY id
+)
+ANY INNER JOIN (SELECT st.id AS id, any(st.text) AS text FROM {DB}.stacks AS st GROUP BY id) USING id
 ORDER BY lock_wait_ns DESC
 LIMIT 25""",1,"ns",{"h":9,"w":24,"x":0,"y":33}))
 ch={"title":"glassfs · fleet contention (ClickHouse)","uid":"glassfs-fleet-ch","description":"The glass-aggd web UI's panels over the ClickHouse store (glass-aggd --store clickhouse://HOST:8123/DB): hosts ranked by lock-wait share, commit p99, lock wait by class, trim stalls, off-CPU time, ingest health, top stacks. Needs the grafana-clickhouse-datasource plugin.",
