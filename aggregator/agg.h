@@ -90,12 +90,19 @@ int ingest_agent_json(const char *body, size_t len,
 
 struct pyro_params {
 	const char *name, *from, *until, *format, *units,
-		   *aggregation, *sample_rate, *spy;
+		   *aggregation, *sample_rate, *spy, *sample_type;
 };
 /* Validate a Pyroscope /ingest request (folded body) into *w. */
 int ingest_pyroscope(const struct pyro_params *p, const char *body,
 		     size_t len, const struct agg_limits *lim,
 		     struct agg_window *w, char *msg, size_t msglen);
+
+/* pprof protobuf (optionally gzip'ed) -> folded text (malloc'ed); the
+ * value column is SAMPLE_TYPE (or the default, or the first nanoseconds
+ * one).  0, or -EINVAL with msg, or -E2BIG/-ENOMEM.  (pprof.c) */
+int pprof_to_folded(const void *body, size_t len, const char *sample_type,
+		    const struct agg_limits *lim, char **out, size_t *outlen,
+		    char *msg, size_t msglen);
 
 /* gunzip src into a malloc'ed buffer of at most max bytes.  Returns 0,
  * -EINVAL (corrupt or truncated: msg says which), -E2BIG (over max). */

@@ -6,10 +6,31 @@
 
 AGG_AGGD_SRCS  := aggregator/aggd.c aggregator/http.c aggregator/query.c \
 		  aggregator/metrics.c aggregator/store_sqlite.c aggregator/store_clickhouse.c
-AGG_CORE_SRCS  := aggregator/labels.c aggregator/selector.c aggregator/ingest.c
+AGG_CORE_SRCS  := aggregator/labels.c aggregator/selector.c aggregator/ingest.c aggregator/pprof.c
+# pprof: profile.proto -> $(OUT)/gen/aggregator/profile.pb-c.{c,h} (protoc-c)
+AGG_PB_C       := $(OUT)/gen/aggregator/profile.pb-c.c
+AGG_PB_H       := $(OUT)/gen/aggregator/profile.pb-c.h
+GEN_HDRS       += $(AGG_PB_H)
+AGG_CORE_OBJS   = $(AGG_CORE_SRCS:%.c=$(OUT)/obj/%.o) $(OUT)/obj/aggregator/profile.pb-c.o
+AGG_CORE_SAN    = $(AGG_CORE_SRCS:%.c=$(OUT)/asan/%.o) $(OUT)/asan/aggregator/profile.pb-c.o
+
+$(AGG_PB_C) $(AGG_PB_H) &: aggregator/profile.proto
+	$(call msg,PROTOC,$@)
+	@mkdir -p $(OUT)/gen
+	$(Q)protoc-c --c_out=$(OUT)/gen --proto_path=. $<
+
+$(OUT)/obj/aggregator/profile.pb-c.o: $(AGG_PB_C)
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(OUT)/asan/aggregator/profile.pb-c.o: $(AGG_PB_C)
+	$(call msg,CC-SAN,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -c $< -o $@
 AGG_AGENT_SRCS := aggregator/agent.c aggregator/spool.c
-AGG_LIBS       := $(shell pkg-config --libs libmicrohttpd sqlite3 jansson zlib libcurl 2>/dev/null || \
-		    echo -lmicrohttpd -lsqlite3 -ljansson -lz -lcurl) -lpthread -lm
+AGG_LIBS       := $(shell pkg-config --libs libmicrohttpd sqlite3 jansson zlib libcurl libprotobuf-c 2>/dev/null || \
+		    echo -lmicrohttpd -lsqlite3 -ljansson -lz -lcurl -lprotobuf-c) -lpthread -lm
 AGENT_LIBS     := $(shell pkg-config --libs libcurl jansson zlib 2>/dev/null || \
 		    echo -lcurl -ljansson -lz) -lpthread
 
@@ -18,12 +39,12 @@ ifneq ($(wildcard tools/lib/flamegraph.h),)
 $(OUT)/obj/aggregator/query.o $(OUT)/asan/aggregator/query.o: EXTRA_CFLAGS += -DHAVE_FLAMEGRAPH
 endif
 
-$(OUT)/bin/glass-aggd: $(AGG_AGGD_SRCS:%.c=$(OUT)/obj/%.o) $(AGG_CORE_SRCS:%.c=$(OUT)/obj/%.o) $(OUT)/lib/libglasstools.a
+$(OUT)/bin/glass-aggd: $(AGG_AGGD_SRCS:%.c=$(OUT)/obj/%.o) $(AGG_CORE_OBJS) $(OUT)/lib/libglasstools.a
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(FP_FLAGS) -o $@ $^ $(AGG_LIBS)
 
-$(OUT)/bin/glass-agent: $(AGG_AGENT_SRCS:%.c=$(OUT)/obj/%.o) $(AGG_CORE_SRCS:%.c=$(OUT)/obj/%.o) $(OUT)/lib/libglasstools.a
+$(OUT)/bin/glass-agent: $(AGG_AGENT_SRCS:%.c=$(OUT)/obj/%.o) $(AGG_CORE_OBJS) $(OUT)/lib/libglasstools.a
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(FP_FLAGS) -o $@ $^ $(AGENT_LIBS) $(AGG_LIBS)
@@ -31,7 +52,7 @@ $(OUT)/bin/glass-agent: $(AGG_AGENT_SRCS:%.c=$(OUT)/obj/%.o) $(AGG_CORE_SRCS:%.c
 BINS += $(OUT)/bin/glass-aggd $(OUT)/bin/glass-agent
 
 # Unit tests: selectors, ingest validation, merge/diff arithmetic (ASan).
-AGG_TEST_OBJS := $(AGG_CORE_SRCS:%.c=$(OUT)/asan/%.o) $(OUT)/asan/aggregator/query.o \
+AGG_TEST_OBJS := $(AGG_CORE_SAN) $(OUT)/asan/aggregator/query.o \
 		 $(OUT)/asan/aggregator/store_sqlite.o $(OUT)/asan/aggregator/store_clickhouse.o \
 		 $(OUT)/asan/aggregator/metrics.o
 
@@ -41,11 +62,13 @@ $(OUT)/test/aggregator/%: $(OUT)/asan/tests/aggregator/%.o $(AGG_TEST_OBJS) $(OU
 	$(Q)$(CC) $(FP_FLAGS) $(SAN_FLAGS) -o $@ $^ $(AGG_LIBS)
 
 TEST_BINS += $(OUT)/test/aggregator/agg_unit
+# Keep the sanitizer objects (only pattern rules name them).
+.SECONDARY: $(AGG_TEST_OBJS) $(OUT)/asan/tests/aggregator/agg_unit.o
 
 # Benchmark load generator (tests/bench/aggregator.bench).
 $(OUT)/bench/agg_load: $(OUT)/obj/tests/bench/agg_load.o $(OUT)/obj/aggregator/store_sqlite.o \
 		$(OUT)/obj/aggregator/store_clickhouse.o \
-		$(AGG_CORE_SRCS:%.c=$(OUT)/obj/%.o) $(OUT)/lib/libglasstools.a
+		$(AGG_CORE_OBJS) $(OUT)/lib/libglasstools.a
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(FP_FLAGS) -o $@ $^ $(AGENT_LIBS) $(AGG_LIBS)
@@ -55,8 +78,9 @@ BENCH_BINS += $(OUT)/bench/agg_load
 # libFuzzer target for the ingest parser (clang): make fuzz-aggregator.
 .PHONY: fuzz-aggregator
 fuzz-aggregator: $(OUT)/fuzz/fuzz_ingest
-$(OUT)/fuzz/fuzz_ingest: tests/aggregator/fuzz_ingest.c $(AGG_CORE_SRCS) tools/lib/folded.c
+$(OUT)/fuzz/fuzz_ingest: tests/aggregator/fuzz_ingest.c $(AGG_CORE_SRCS) $(AGG_PB_C) tools/lib/folded.c
 	$(call msg,FUZZ,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
-		-o $@ $^ $(shell pkg-config --libs jansson zlib 2>/dev/null || echo -ljansson -lz)
+		-I$(OUT)/gen -o $@ $^ $(shell pkg-config --libs jansson zlib libprotobuf-c 2>/dev/null || \
+		echo -ljansson -lz -lprotobuf-c)

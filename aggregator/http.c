@@ -197,7 +197,7 @@ static enum MHD_Result handle_ingest(struct aggd *d, struct MHD_Connection *c, s
 			.name = arg(c, "name"), .from = arg(c, "from"), .until = arg(c, "until"),
 			.format = arg(c, "format"), .units = arg(c, "units"),
 			.aggregation = arg(c, "aggregationType"), .sample_rate = arg(c, "sampleRate"),
-			.spy = arg(c, "spyName"),
+			.spy = arg(c, "spyName"), .sample_type = arg(c, "sampleType"),
 		};
 		rc = ingest_pyroscope(&p, body, len, &d->cfg.lim, &w, msg, sizeof(msg));
 	} else

@@ -386,8 +386,9 @@ int ingest_pyroscope(const struct pyro_params *p, const char *body, size_t len,
 	w->commit_p99_ns = w->commit_count = w->trim_stall_ns = -1;
 	if (!p->name || !*p->name)
 		return ierr(msg, msglen, "name: missing (want name=APP{k=v,...})");
-	if (p->format && strcmp(p->format, "folded") && strcmp(p->format, "lines"))
-		return ierr(msg, msglen, "format: only folded is accepted here, not \"%.32s\"", p->format);
+	if (p->format && strcmp(p->format, "folded") && strcmp(p->format, "lines") &&
+	    strcmp(p->format, "pprof"))
+		return ierr(msg, msglen, "format: folded or pprof, not \"%.32s\"", p->format);
 	if (p->aggregation && strcmp(p->aggregation, "sum") && strcmp(p->aggregation, "average"))
 		return ierr(msg, msglen, "aggregationType: must be sum or average");
 	if (p->sample_rate) {
@@ -471,7 +472,17 @@ int ingest_pyroscope(const struct pyro_params *p, const char *body, size_t len,
 	}
 	w->start_ns = from;
 	w->end_ns = until;
-	if ((rc = parse_folded(w, type, units, body, len, lim, "body", msg, msglen)))
+	if (p->format && !strcmp(p->format, "pprof")) {
+		char *text;
+		size_t tlen;
+
+		if ((rc = pprof_to_folded(body, len, p->sample_type, lim, &text, &tlen, msg, msglen)))
+			goto fail;
+		rc = parse_folded(w, type, units, text, tlen, lim, "pprof", msg, msglen);
+		free(text);
+	} else
+		rc = parse_folded(w, type, units, body, len, lim, "body", msg, msglen);
+	if (rc)
 		goto fail;
 	/* Idempotent id: the same push twice is the same window. */
 	{

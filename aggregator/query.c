@@ -1290,6 +1290,8 @@ static int q_timeseries(struct qctx *q)
 	}
 	if (!by)
 		by = t.metric == TS_LOCK ? "host,class" : "host";
+	else if (!strcmp(by, "none"))
+		by = "";		/* one fleet-wide series (also by= empty) */
 	if (!(bycopy = strdup(by)))
 		goto oom;
 	for (char *save = NULL, *tok = strtok_r(bycopy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {

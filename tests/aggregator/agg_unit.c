@@ -6,6 +6,7 @@
  * here).  SEED=n replays a run.
  */
 #include "aggregator/aggd.h"
+#include "aggregator/profile.pb-c.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -159,6 +160,90 @@ static void test_ingest(void)
 	      strstr(msg, "truncated"));
 	CHECK("gunzip over max", ingest_gunzip(gz, gzlen, 10, &out, &outlen, msg, sizeof(msg)) == -E2BIG);
 	CHECK("gunzip garbage", ingest_gunzip("notgzip", 7, 100, &out, &outlen, msg, sizeof(msg)) == -EINVAL);
+}
+
+/* ---- pprof -------------------------------------------------------------------- */
+
+static void test_pprof(void)
+{
+	/* strings: 0 "", 1 samples, 2 count, 3 cpu, 4 nanoseconds, 5 main, 6 work, 7 inl, 8 sleep */
+	char *strs[] = { "", "samples", "count", "cpu", "nanoseconds", "main", "work", "inl", "sleep" };
+	Perftools__Profiles__Profile p = PERFTOOLS__PROFILES__PROFILE__INIT;
+	Perftools__Profiles__ValueType vt[2] = { PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
+						 PERFTOOLS__PROFILES__VALUE_TYPE__INIT };
+	Perftools__Profiles__ValueType *vtp[2] = { &vt[0], &vt[1] };
+	Perftools__Profiles__Function fn[4];
+	Perftools__Profiles__Function *fnp[4];
+	Perftools__Profiles__Line ln[4], *lnp[4];
+	Perftools__Profiles__Location loc[3], *locp[3];
+	Perftools__Profiles__Sample smp[3], *smpp[3];
+	uint64_t ids0[] = { 2, 1 }, ids1[] = { 3, 1 }, ids2[] = { 2, 1 };
+	int64_t v0[] = { 5, 500 }, v1[] = { 1, 70 }, v2[] = { 2, 30 };
+	struct agg_window w;
+	char msg[256];
+
+	vt[0].type = 1; vt[0].unit = 2;
+	vt[1].type = 3; vt[1].unit = 4;
+	for (int i = 0; i < 4; i++) {
+		perftools__profiles__function__init(&fn[i]);
+		fn[i].id = i + 1;
+		fn[i].name = 5 + i;	/* main, work, inl, sleep */
+		fnp[i] = &fn[i];
+		perftools__profiles__line__init(&ln[i]);
+		ln[i].function_id = i + 1;
+		lnp[i] = &ln[i];
+	}
+	for (int i = 0; i < 3; i++) {
+		perftools__profiles__location__init(&loc[i]);
+		loc[i].id = i + 1;
+		locp[i] = &loc[i];
+	}
+	Perftools__Profiles__Line *l2[] = { &ln[2], &ln[1] };	/* inl inlined into work */
+	loc[0].n_line = 1; loc[0].line = &lnp[0];		/* main */
+	loc[1].n_line = 2; loc[1].line = l2;			/* work <- inl */
+	loc[2].n_line = 1; loc[2].line = &lnp[3];		/* sleep */
+	uint64_t *ids[] = { ids0, ids1, ids2 };
+	int64_t *vals[] = { v0, v1, v2 };
+	for (int i = 0; i < 3; i++) {
+		perftools__profiles__sample__init(&smp[i]);
+		smp[i].n_location_id = 2; smp[i].location_id = ids[i];
+		smp[i].n_value = 2; smp[i].value = vals[i];
+		smpp[i] = &smp[i];
+	}
+	p.n_sample_type = 2; p.sample_type = vtp;
+	p.n_sample = 3; p.sample = smpp;
+	p.n_location = 3; p.location = locp;
+	p.n_function = 4; p.function = fnp;
+	p.n_string_table = 9; p.string_table = strs;
+	size_t len = perftools__profiles__profile__get_packed_size(&p);
+	unsigned char *buf = malloc(len);
+	perftools__profiles__profile__pack(&p, buf);
+
+	struct pyro_params pp = { .name = "svc.offcpu{host=pp}", .from = "1700000000",
+				  .until = "1700000010", .format = "pprof" };
+	int rc = ingest_pyroscope(&pp, (char *)buf, len, &lim, &w, msg, sizeof(msg));
+	CHECK("pprof ingest", !rc);
+	if (!rc) {
+		const struct folded_stack *a = folded_set_find(w.prof[0].set, "main;work;inl", 13);
+		const struct folded_stack *b = folded_set_find(w.prof[0].set, "main;sleep", 10);
+
+		CHECK("pprof: nanoseconds column, inlined frames, stacks summed",
+		      a && a->count == 530 && b && b->count == 70 && folded_set_size(w.prof[0].set) == 2);
+		agg_window_free(&w);
+	} else
+		printf("  %s\n", msg);
+	pp.sample_type = "samples";
+	rc = ingest_pyroscope(&pp, (char *)buf, len, &lim, &w, msg, sizeof(msg));
+	CHECK("pprof: sampleType picks the column", !rc && folded_set_total(w.prof[0].set) == 8);
+	if (!rc)
+		agg_window_free(&w);
+	pp.sample_type = "bogus";
+	CHECK("pprof: unknown sampleType refused",
+	      ingest_pyroscope(&pp, (char *)buf, len, &lim, &w, msg, sizeof(msg)) == -EINVAL && strstr(msg, "bogus"));
+	pp.sample_type = NULL;
+	CHECK("pprof: garbage refused",
+	      ingest_pyroscope(&pp, "\xff\xff\xff", 3, &lim, &w, msg, sizeof(msg)) == -EINVAL && strstr(msg, "pprof"));
+	free(buf);
 }
 
 /* ---- merge/diff arithmetic through a real store ------------------------------- */
@@ -363,6 +448,7 @@ int main(int argc, char **argv)
 	printf("seed: %u\n", seed);
 	test_selectors();
 	test_ingest();
+	test_pprof();
 	test_arith(seed);
 	return fails ? 1 : 0;
 }

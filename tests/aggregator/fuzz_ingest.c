@@ -29,6 +29,11 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		}
 		return 0;
 	}
+	if (size && data[0] == 'B') {		/* pprof protobuf */
+		if (!pprof_to_folded(data + 1, size - 1, NULL, &lim, &out, &outlen, msg, sizeof(msg)))
+			free(out);
+		return 0;
+	}
 	if (size && data[0] == 'P') {		/* Pyroscope: name \n body */
 		const unsigned char *nl = memchr(data, '\n', size);
 		char name[256];
