@@ -1,8 +1,8 @@
 # dashboards/ — static files, nothing to build.  `make install` also puts
-# the web UI and the Grafana dashboards under $(PREFIX)/share/glassfs/
-# (run glass-aggd with --ui $(PREFIX)/share/glassfs/web there).
+# the web UI and the Grafana dashboards under $(PREFIX)/share/glassfs/dashboards/
+# (run glass-aggd with --ui $(PREFIX)/share/glassfs/dashboards/web there, as aggregator/systemd/aggd.conf.example does).
 
-DASH_SHARE := $(DESTDIR)$(PREFIX)/share/glassfs
+DASH_SHARE := $(DESTDIR)$(PREFIX)/share/glassfs/dashboards
 
 .PHONY: install-dashboards
 install: install-dashboards

@@ -69,7 +69,7 @@ async function start(opts = {}) {
 		const portFile = path.join(dir, 'port');
 		fs.rmSync(portFile, {force: true});
 		const args = ['--listen', '127.0.0.1:0', '--port-file', portFile,
-			'--store', 'sqlite:' + path.join(dir, 'agg.db'),
+			'--store', opts.store || 'sqlite:' + path.join(dir, 'agg.db'),
 			'--tokens', path.join(dir, 'tokens'), '--ui', ui];
 		const log = fs.openSync(path.join(dir, 'aggd.log'), 'a');
 		const child = spawn(bin, args, {stdio: ['ignore', log, log]});

@@ -175,13 +175,16 @@ function checkProm(q, expo, legend) {
 function clickhouseSchema() {
 	const dir = path.join(ROOT, 'aggregator');
 	if (!fs.existsSync(dir)) return null;
-	const tables = new Map();
+	const tables = new Map(), used = new Set();
 	const files = fs.readdirSync(dir).filter((f) => /\.(c|h|sql)$/.test(f));
 	for (const f of files) {
 		let t = fs.readFileSync(path.join(dir, f), 'utf8');
 		// C string literals joined: "a" "b" -> ab, escapes dropped.
 		t = t.replace(/"\s*\n\s*"/g, '').replace(/\\n|\\t/g, ' ').replace(/\\"/g, '"');
-		for (const m of t.matchAll(/CREATE TABLE\s+(?:IF NOT EXISTS\s+)?(?:[^\s(.]+\.)?(\w+)\s*(?:ON CLUSTER\s+\S+\s*)?\(([\s\S]*?)\)\s*ENGINE/gi)) {
+		// The body may not run into another CREATE TABLE: SQLite's DDL (no
+		// ENGINE clause) must not be read as ClickHouse's.
+		for (const m of t.matchAll(/CREATE TABLE\s+(?:IF NOT EXISTS\s+)?(?:[^\s(.]+\.)?(\w+)\s*(?:ON CLUSTER\s+\S+\s*)?\(((?:(?!CREATE TABLE)[\s\S])*?)\)\s*ENGINE/gi)) {
+			used.add(f);
 			const cols = new Set();
 			let depth = 0, cur = '';
 			for (const ch of m[2] + ',') {
@@ -196,7 +199,7 @@ function clickhouseSchema() {
 			tables.set(m[1], new Set([...(tables.get(m[1]) || []), ...cols]));
 		}
 	}
-	return tables.size ? {tables, files} : null;
+	return tables.size ? {tables, files: [...used]} : null;
 }
 
 const SQL_WORDS = new Set(('select from where and or not in as inner left right full outer join on using group by ' +
@@ -231,6 +234,81 @@ function checkSQL(q, schema) {
 		if (!cols.has(w)) errs.push('column ' + w + ' does not exist in ' + [...new Set(alias.values())].join(','));
 	}
 	return errs;
+}
+
+
+// ---- ClickHouse, for real -----------------------------------------------
+
+// Start Debian's clickhouse-server on free loopback ports with a private
+// data dir, and glass-aggd on it; ingest the recorded fleet.  Returns
+// {query(sql) -> {status, body}, from, until, hosts, cleanup()} or throws.
+async function clickhouseRig() {
+	const {spawn} = require('child_process');
+	const os = require('os');
+	const chs = ['/usr/sbin/clickhouse-server', '/usr/bin/clickhouse-server'].find((f) => fs.existsSync(f));
+	if (!chs) { const e = new Error('clickhouse-server not installed'); e.absent = true; throw e; }
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'glassfs-dash-ch-'));
+	const hp = await aggd.freePort(), tp = await aggd.freePort();
+	fs.writeFileSync(path.join(dir, 'config.xml'), `<?xml version="1.0"?>
+<yandex>
+  <logger><level>warning</level><log>${dir}/server.log</log><errorlog>${dir}/err.log</errorlog></logger>
+  <http_port>${hp}</http_port><tcp_port>${tp}</tcp_port><listen_host>127.0.0.1</listen_host>
+  <path>${dir}/data/</path><tmp_path>${dir}/tmp/</tmp_path><user_files_path>${dir}/uf/</user_files_path>
+  <users_config>/etc/clickhouse-server/users.xml</users_config>
+  <default_profile>default</default_profile><default_database>default</default_database>
+  <mark_cache_size>5368709</mark_cache_size>
+</yandex>
+`);
+	const log = fs.openSync(path.join(dir, 'stdout'), 'a');
+	const ch = spawn(chs, ['--config-file=' + path.join(dir, 'config.xml')], {stdio: ['ignore', log, log]});
+	fs.closeSync(log);
+	const kill = () => { try { ch.kill('SIGKILL'); } catch (e) { /* gone */ } };
+	process.on('exit', kill);
+	let server = null;
+	const cleanup = async () => {
+		if (server) await server.cleanup();
+		if (ch.exitCode === null && ch.signalCode === null) {
+			const gone = new Promise((r) => ch.once('exit', r));
+			ch.kill('SIGTERM');
+			const t = setTimeout(kill, 5000);
+			await gone;
+			clearTimeout(t);
+		}
+		process.removeListener('exit', kill);
+		fs.rmSync(dir, {recursive: true, force: true});
+	};
+	const query = (sql) => aggd.request(hp, 'POST', '/', sql);
+	try {
+		let up = false;
+		for (let i = 0; i < 150 && !up && ch.exitCode === null; i++) {
+			try { up = (await query('SELECT 1')).status === 200; } catch (e) { /* starting */ }
+			if (!up) await new Promise((r) => setTimeout(r, 100));
+		}
+		if (!up) {
+			let why = '';
+			try { why = fs.readFileSync(path.join(dir, 'err.log'), 'utf8').split('\n').slice(-3).join(' '); } catch (e) { /* none */ }
+			throw new Error('clickhouse-server did not start on 127.0.0.1:' + hp + ': ' + why);
+		}
+		server = await aggd.start({store: 'clickhouse://127.0.0.1:' + hp + '/glassfs'});
+		const now = Math.floor(Date.now() / 1000);
+		await server.ingest(fleet.windows(now));
+		const version = (await query('SELECT version()')).body.trim();
+		return {query, version, from: now - 3600, until: now + 60, hosts: fleet.HOSTS.map((h) => h.host), cleanup};
+	} catch (e) {
+		await cleanup();
+		throw e;
+	}
+}
+
+// The Grafana macros and variables this repo's dashboards use, expanded
+// the way grafana-clickhouse-datasource and Grafana expand them.
+function expandMacros(sql, rig) {
+	return sql
+		.replace(/\$\{database\}/g, 'glassfs')
+		.replace(/\$__fromTime/g, 'toDateTime(' + rig.from + ')')
+		.replace(/\$__toTime/g, 'toDateTime(' + rig.until + ')')
+		.replace(/\$__interval_s/g, '60')
+		.replace(/\$\{host:singlequote\}/g, rig.hosts.map((h) => "'" + h + "'").join(','));
 }
 
 // ---- main --------------------------------------------------------------
@@ -319,6 +397,34 @@ async function main() {
 			const neg = checkSQL('SELECT w.nosuchcol FROM x.windows AS w', schema).length;
 			if (neg) pass('the SQL check rejects an unknown column');
 			else fail('the SQL check rejects an unknown column', 'it accepted it');
+		}
+		// Then run every query on a real ClickHouse that glass-aggd filled.
+		let rig = null;
+		try {
+			rig = await clickhouseRig();
+		} catch (e) {
+			if (e.absent || e.notBuilt) skip('ClickHouse queries run on glass-aggd\'s ClickHouse store', e.message);
+			else fail('ClickHouse rig (clickhouse-server + glass-aggd --store clickhouse://)', e.message);
+		}
+		if (rig) {
+			try {
+				console.log('clickhouse-server ' + rig.version + ' filled by glass-aggd with the recorded fleet');
+				for (const q of ch) {
+					const r = await rig.query(expandMacros(q.text, rig) + '\nFORMAT JSON');
+					let rows = -1, data = [];
+					try { ({rows, data} = JSON.parse(r.body)); } catch (e) { /* not JSON: an error */ }
+					// The hosts table must rank the recorded outlier first.
+					if (rows > 0 && / "Hosts" /.test(q.where) && data[0].host !== 'stor-03') {
+						fail(q.where + ' ranks the outlier first', 'first row: ' + JSON.stringify(data[0]));
+						continue;
+					}
+					if (r.status !== 200) fail(q.where + ' runs', 'HTTP ' + r.status + ': ' + r.body.split('\n')[0].slice(0, 300));
+					else if (!(rows > 0)) fail(q.where + ' runs', 'no rows from the recorded fleet');
+					else pass(q.where + ' runs on ClickHouse (' + rows + ' rows)');
+				}
+			} finally {
+				await rig.cleanup();
+			}
 		}
 	}
 	if (!passes && !fails) return 77;
