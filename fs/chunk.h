@@ -10,7 +10,13 @@
  *
  * New chunks are created lazily (chunk_alloc) when a block group type runs
  * out of space: data chunks of up to 1 GiB, metadata up to 256 MiB, both
- * smaller on small filesystems; metadata prefers non-rotational devices.
+ * smaller on small filesystems.  A new chunk gets its type's profile
+ * (core->profile[]; at open, the profile of the newest chunk of the type):
+ * single takes the device with the most unallocated space, dup two
+ * stripes on that device, raid1 one stripe on each of the two devices
+ * with the most unallocated space.  Metadata and system chunks prefer
+ * non-rotational devices, data chunks rotational ones; when that class
+ * has no room (or too few devices for raid1) any device is used.
  */
 #ifndef GLASSFS_CHUNK_H
 #define GLASSFS_CHUNK_H
@@ -72,6 +78,9 @@ int chunk_build_sys_array(struct core *c, struct super_block *sb);
 int chunk_create(struct core *c, struct txn *t, uint64_t type, uint64_t *logical);
 /* Insert the items of an in-memory chunk (mkfs after the trees exist). */
 int chunk_insert_items(struct txn *t, const struct chunk *ch);
+
+/* Set c->profile[] from the chunks loaded (open). */
+void chunk_load_profiles(struct core *c);
 
 uint64_t chunk_default_size(const struct core *c, uint64_t type);
 /* Device bytes not in any chunk (for statfs). */

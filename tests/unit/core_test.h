@@ -60,7 +60,7 @@ static int t_image(char *buf, size_t n, uint64_t size)
 static int t_format(const char *img, uint32_t nodesize)
 {
 	const char *devs[1] = { img };
-	struct format_opts o = { "unit", nodesize, true };
+	struct format_opts o = { .label = "unit", .nodesize = nodesize, .force = true };
 	return core_format(devs, 1, &o);
 }
 
