@@ -24,6 +24,7 @@
 #include "fs/btree.h"
 #include "fs/crc32c.h"
 #include "fs/fsck.h"
+#include "fs/node.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -171,6 +172,36 @@ static void check_supers(struct fsck *f)
 
 /* ---- nodes ---------------------------------------------------------------- */
 
+/* The walk read one good copy; every other copy must verify too. */
+static void check_node_copies(struct fsck *f, uint64_t bytenr)
+{
+	struct core *c = f->c;
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	struct node_expect e = { c->nodesize, bytenr, c->sb.fsid, 0, -1, 0, 0 };
+	int n = chunk_map_lookup(c, bytenr, c->nodesize, cp, NULL);
+	uint8_t *buf;
+	char why[160];
+
+	if (n < 2)
+		return;
+	buf = malloc(c->nodesize);
+	if (!buf) {
+		f->oom = true;
+		return;
+	}
+	for (int m = 0; m < n; m++) {
+		if (dev_read(cp[m].dev, cp[m].physical, buf, c->nodesize))
+			fsck_error(f, "node %llu: copy %d on %s at %llu: read error",
+				   (unsigned long long)bytenr, m + 1, cp[m].dev->path,
+				   (unsigned long long)cp[m].physical);
+		else if (node_verify(buf, &e, why, sizeof(why)))
+			fsck_error(f, "node %llu: copy %d on %s at %llu is bad: %s",
+				   (unsigned long long)bytenr, m + 1, cp[m].dev->path,
+				   (unsigned long long)cp[m].physical, why);
+	}
+	free(buf);
+}
+
 static int visit_node(const struct node_info *ni, void *arg)
 {
 	struct fsck *f = arg;
@@ -181,6 +212,7 @@ static int visit_node(const struct node_info *ni, void *arg)
 		return -ENOMEM;
 	}
 	f->nodes_seen++;
+	check_node_copies(f, ni->bytenr);
 	if (f->verbose) {
 		struct chunk_copy cp[CHUNK_MAX_STRIPES];
 		int n = chunk_map_lookup(f->c, ni->bytenr, f->c->nodesize, cp, NULL);
