@@ -6,6 +6,7 @@
 #include "fs/btree.h"
 #include "fs/crc32c.h"
 #include "fs/cache.h"
+#include "fs/scrub.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -26,6 +27,14 @@ static const uint64_t tree_ids[CT_NR] = {
 	[CT_CSUM] = CSUM_TREE_OBJECTID, [CT_FST] = FREE_SPACE_TREE_OBJECTID,
 	[CT_FS] = FS_TREE_OBJECTID,
 };
+
+/*
+ * Every program that opens a volume links scrub.o (libglassfs.a is an
+ * archive): its USDT probes are then in the daemon's notes from the
+ * start, as tests/bpf/probes.test wants, before the daemon calls it.
+ */
+int (*const core_scrub_entry)(struct core *, struct scrub_opts *, struct scrub_progress *) =
+	core_scrub;
 
 uint64_t core_tree_id(enum core_tree t) { return tree_ids[t]; }
 struct root *core_tree(struct core *c, enum core_tree t) { return &c->roots[t].r; }
