@@ -450,6 +450,50 @@ out:
 	vol_rm(&v);
 }
 
+/* Mount-option fields: discard mode and device latency come from core_opts. */
+static void opts_fields(void)
+{
+	struct vol v;
+	uint64_t sz[1] = { 32ull << 20 };
+	struct core *c = NULL;
+	struct core_opts o;
+
+	MUST(vol_make(&v, 1, sz));
+	MUST(vol_format(&v, 0, 0, NULL));
+	core_opts_default(&o);
+	o.commit_interval_s = 3600;
+	o.discard = CORE_DISCARD_SYNC;
+	o.dev_lat_us[DEV_FLUSH] = 7;
+	MUST(core_open(v.devs, 1, &o, &c));
+	CHECK("core_opts.discard=sync sets the discard mode", c->discard.mode == DISCARD_SYNC);
+	CHECK("core_opts.dev_lat_us sets the device latency model",
+	      c->devs[0]->lat_ns[DEV_FLUSH] == 7000 && c->devs[0]->lat_ns[DEV_READ] == 0);
+	MUST(core_close(c));
+	c = NULL;
+	o.discard = CORE_DISCARD_ASYNC;
+	o.discard_iops = 1000;
+	MUST(core_open(v.devs, 1, &o, &c));
+	CHECK("core_opts.discard=async starts the discard thread",
+	      c->discard.mode == DISCARD_ASYNC && c->discard.started);
+	MUST(core_close(c));
+	c = NULL;
+	setenv("GLASSFS_DISCARD", "sync", 1);
+	o.discard = CORE_DISCARD_OFF;
+	MUST(core_open(v.devs, 1, &o, &c));
+	CHECK("discard=off wins over GLASSFS_DISCARD", c->discard.mode == DISCARD_OFF);
+	MUST(core_close(c));
+	c = NULL;
+	o.discard = CORE_DISCARD_DEFAULT;
+	MUST(core_open(v.devs, 1, &o, &c));
+	CHECK("no discard option: GLASSFS_DISCARD still applies", c->discard.mode == DISCARD_SYNC);
+	unsetenv("GLASSFS_DISCARD");
+out:
+	if (c)
+		core_close(c);
+	c = NULL;
+	vol_rm(&v);
+}
+
 int main(void)
 {
 	t_seed_init();
@@ -459,5 +503,6 @@ int main(void)
 	profile_case("raid1 data, dup metadata", 2, CORE_PROFILE_RAID1, CORE_PROFILE_DUP);
 	failing_device();
 	rotational();
+	opts_fields();
 	return t_fails ? 1 : 0;
 }
