@@ -392,6 +392,59 @@ static uint64_t dev_gap(const struct core *c, const struct dev *d, uint64_t want
 	return best;
 }
 
+static int cmp_range(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+int chunk_unallocated_ranges(struct core *c, const struct dev *d, uint64_t (*out)[2], int max)
+{
+	static const uint64_t sup[SUPER_COPIES] = { 0, SUPER_MIRROR1, SUPER_MIRROR2 };
+	uint64_t (*used)[2];
+	int nu = 0, n = 0, cap = SUPER_COPIES;
+	uint64_t pos = 0;
+
+	glock_read(&c->chunks.lock);
+	for (int i = 0; i < c->chunks.n; i++)
+		cap += c->chunks.v[i]->num_stripes;
+	used = calloc((size_t)cap, sizeof(*used));
+	if (!used) {
+		glock_read_unlock(&c->chunks.lock);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < c->chunks.n; i++) {
+		const struct chunk *ch = c->chunks.v[i];
+		for (int s = 0; s < ch->num_stripes; s++)
+			if (ch->stripes[s].dev == d) {
+				used[nu][0] = ch->stripes[s].physical;
+				used[nu++][1] = ch->stripes[s].physical + ch->length;
+			}
+	}
+	glock_read_unlock(&c->chunks.lock);
+	for (int k = 0; k < SUPER_COPIES; k++) {
+		uint64_t st = sup[k] & ~(SUPER_RESERVED - 1);
+		if (st < d->size) {
+			used[nu][0] = st;
+			used[nu++][1] = st + SUPER_RESERVED;
+		}
+	}
+	qsort(used, (size_t)nu, sizeof(*used), cmp_range);
+	for (int i = 0; i <= nu && n < max; i++) {
+		uint64_t next = i < nu ? used[i][0] : d->size;
+		if (next > d->size)
+			next = d->size;
+		if (next > pos) {
+			out[n][0] = pos;
+			out[n++][1] = next - pos;
+		}
+		if (i < nu && used[i][1] > pos)
+			pos = used[i][1];
+	}
+	free(used);
+	return n;
+}
+
 uint64_t chunk_unallocated(struct core *c)
 {
 	uint64_t sum = 0;

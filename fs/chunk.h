@@ -83,6 +83,13 @@ int chunk_insert_items(struct txn *t, const struct chunk *ch);
 void chunk_load_profiles(struct core *c);
 
 uint64_t chunk_default_size(const struct core *c, uint64_t type);
+/*
+ * Ranges of d in no chunk and outside the superblock megabytes, as
+ * (physical, length) pairs in out (at most max).  The caller holds
+ * c->chunk_alloc_lock so no chunk appears in them meanwhile.  Returns
+ * how many, or -ENOMEM.
+ */
+int chunk_unallocated_ranges(struct core *c, const struct dev *d, uint64_t (*out)[2], int max);
 /* Device bytes not in any chunk (for statfs). */
 uint64_t chunk_unallocated(struct core *c);
 /* Visit every chunk (under the map's read lock; fn must not take it). */
