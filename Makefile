@@ -70,6 +70,11 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS)
 	$(Q)OUT=$(OUT) tests/bench/run.sh $(BENCHES)
 
+# The README's first command: the talk's experiment end to end (tools/demo.sh).
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/demo.sh
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin/

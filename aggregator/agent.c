@@ -242,10 +242,33 @@ static int take_window(struct agent *a)
 		struct folded_error fe = { 0 };
 		int prc = set ? folded_parse_buf(set, out, outlen, NULL, &fe) : -ENOMEM;
 
+		/* glass-offcputime counts microseconds (offcputime's unit); the
+		 * aggregator stores nanoseconds, exactly: scale here, once. */
+		if (prc == 0 && !strcmp(a->units, "us")) {
+			char *scaled = NULL;
+			size_t slen = 0;
+			FILE *mf = open_memstream(&scaled, &slen);
+
+			for (size_t i = 0; mf && i < folded_set_size(set); i++) {
+				const struct folded_stack *st = folded_set_get(set, i);
+
+				fprintf(mf, "%s %llu\n", st->stack,
+					(unsigned long long)st->count * 1000ULL);
+			}
+			if (mf && fclose(mf) == 0) {
+				free(out);
+				out = scaled;
+				outlen = slen;
+			} else {
+				free(scaled);
+				prc = -ENOMEM;
+			}
+		}
 		folded_set_free(set);
 		if (prc == 0)
 			json_array_append_new(profiles, json_pack("{s:s, s:s, s:s#}", "type", a->type,
-						"units", a->units, "folded", out, outlen));
+						"units", strcmp(a->units, "samples") ? "ns" : "samples",
+						"folded", out, outlen));
 		else if (fe.line)
 			fprintf(stderr, "glass-agent: profiler output line %lu: %s (window dropped)\n",
 				fe.line, fe.msg);
@@ -437,7 +460,8 @@ static void usage(FILE *f)
 "  --profiler-cmd CMD      folded-stack producer; {interval} is replaced\n"
 "                          (default \"glass-offcputime -f -d {interval}\")\n"
 "  --profile-type TYPE     offcpu|wakeup|lockwait|oncpu (default offcpu)\n"
-"  --units ns|samples      units of the profiler's counts (default ns)\n"
+"  --units us|ns|samples   units of the profiler's counts (default us, as\n"
+"                          glass-offcputime prints; us is sent as ns)\n"
 "  --summary-cmd CMD       prints a JSON object for \"summaries\" (optional)\n"
 "  --host NAME             host label (default: hostname)\n"
 "  --label K=V             extra label (repeatable)\n"
@@ -476,7 +500,7 @@ int main(int argc, char **argv)
 	};
 	struct agent a = {
 		.server = "http://127.0.0.1:7470", .interval = 10,
-		.profiler_cmd = "glass-offcputime -f -d {interval}", .type = "offcpu", .units = "ns",
+		.profiler_cmd = "glass-offcputime -f -d {interval}", .type = "offcpu", .units = "us",
 		.spool_dir = "/var/lib/glass-agent/spool", .spool_max = 64ULL << 20,
 		.flush_timeout = 5, .max_backoff = 60, .http_timeout = 30,
 	};
@@ -501,8 +525,8 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'u': a.units = optarg;
-			if (strcmp(a.units, "ns") && strcmp(a.units, "samples")) {
-				fprintf(stderr, "glass-agent: --units: ns or samples\n");
+			if (strcmp(a.units, "us") && strcmp(a.units, "ns") && strcmp(a.units, "samples")) {
+				fprintf(stderr, "glass-agent: --units: us, ns or samples\n");
 				return 2;
 			}
 			break;

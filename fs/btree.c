@@ -117,7 +117,7 @@ static void lock_all(struct node *n, int held)
 		return;
 	}
 	for (unsigned i = 0; i < g; i++)
-		glock_lock(&n->groups[i], M(held));
+		glock_lock(&n->groups[i].l, M(held));
 	if (held == L_WRITE)
 		__atomic_fetch_add(&n->seq, 1, __ATOMIC_SEQ_CST);
 }
@@ -133,7 +133,7 @@ static void unlock_all(struct node *n, int held)
 	if (held == L_WRITE)
 		__atomic_fetch_add(&n->seq, 1, __ATOMIC_SEQ_CST);
 	for (unsigned i = g; i-- > 0;)
-		glock_unlock(&n->groups[i], M(held));
+		glock_unlock(&n->groups[i].l, M(held));
 }
 
 /* Record in p that level l holds n locked the way described. */
@@ -154,7 +154,7 @@ static void path_unlock(struct path *p, int l)
 	if (p->all_groups[l])
 		unlock_all(n, p->lock_held[l]);
 	else
-		glock_unlock(&n->groups[p->lock_group[l]], M(p->lock_held[l]));
+		glock_unlock(&n->groups[p->lock_group[l]].l, M(p->lock_held[l]));
 	p->lock_held[l] = L_NONE;
 }
 
@@ -222,7 +222,7 @@ static int lock_for_key(struct path *p, int l, struct node *n, const struct key 
 		/* racy probe: bounds are clamped in node_search, seq validates */
 		slot = node_search(D(n), ns, k, NULL);
 		grp = group_of(n, slot);
-		glock_lock(&n->groups[grp], M(held));
+		glock_lock(&n->groups[grp].l, M(held));
 		if (__atomic_load_n(&n->seq, __ATOMIC_ACQUIRE) == s0) {
 			int s = node_search(D(n), ns, k, exact);
 
@@ -231,7 +231,7 @@ static int lock_for_key(struct path *p, int l, struct node *n, const struct key 
 				return s;
 			}
 		}
-		glock_unlock(&n->groups[grp], M(held));
+		glock_unlock(&n->groups[grp].l, M(held));
 	}
 	lock_all(n, held);
 	path_set(p, l, n, held, 1, -1);
@@ -244,7 +244,7 @@ static void lock_like(struct path *p, int l, struct node *n)
 	if (p->all_groups[l])
 		lock_all(n, p->lock_held[l]);
 	else
-		glock_lock(&n->groups[p->lock_group[l]], M(p->lock_held[l]));
+		glock_lock(&n->groups[p->lock_group[l]].l, M(p->lock_held[l]));
 }
 
 static void unlock_like(struct path *p, int l, struct node *n)
@@ -252,7 +252,7 @@ static void unlock_like(struct path *p, int l, struct node *n)
 	if (p->all_groups[l])
 		unlock_all(n, p->lock_held[l]);
 	else
-		glock_unlock(&n->groups[p->lock_group[l]], M(p->lock_held[l]));
+		glock_unlock(&n->groups[p->lock_group[l]].l, M(p->lock_held[l]));
 }
 
 /* Lock labels: the root node's locks say ROOT. */
@@ -262,7 +262,7 @@ static void label(struct node *n, uint64_t tree, int is_root)
 
 	glock_relabel(&n->lock, is_root ? GLOCK_CLASS_ROOT : GLOCK_CLASS_NODE, tree, level, -1);
 	for (unsigned i = 0; i < NG(n); i++)
-		glock_relabel(&n->groups[i], is_root ? GLOCK_CLASS_ROOT : GLOCK_CLASS_GROUP,
+		glock_relabel(&n->groups[i].l, is_root ? GLOCK_CLASS_ROOT : GLOCK_CLASS_GROUP,
 			      tree, level, (int)i);
 }
 
@@ -1068,12 +1068,19 @@ int btree_insert_empty(struct txn *t, struct root *r, struct path *p,
 
 	if (size > btree_max_item_size(r))
 		return -EOVERFLOW;
-	ret = btree_search(t, r, k, p, (int)size, 1);
+	/* ins_len 0 would mean "no change of shape": an empty item still
+	 * needs room for its header */
+	ret = btree_search(t, r, k, p, size ? (int)size : 1, 1);
 	if (ret < 0)
 		return ret;
 	if (ret == 0) {
 		path_release(p);
 		return -EEXIST;
+	}
+	if (node_leaf_free(D(p->nodes[0]), NS(r)) < size + NODE_ITEM_SIZE) {
+		corrupt(r, p->nodes[0], "insert: leaf without room after the search");
+		path_release(p);
+		return -EUCLEAN;
 	}
 	leaf_insert_space(D(p->nodes[0]), NS(r), p->slots[0], k, size);
 	return 0;
@@ -1207,6 +1214,11 @@ int btree_update(struct txn *t, struct root *r, const struct key *k,
 	if (ret < 0)
 		return ret;
 	if (ret == 1) {
+		if (node_leaf_free(D(p.nodes[0]), NS(r)) < size + NODE_ITEM_SIZE) {
+			corrupt(r, p.nodes[0], "update: leaf without room after the search");
+			path_release(&p);
+			return -EUCLEAN;
+		}
 		leaf_insert_space(D(p.nodes[0]), NS(r), p.slots[0], k, size);
 	} else if (nb_item_size(D(p.nodes[0]), p.slots[0]) != size) {
 		ret = btree_resize_item(t, r, &p, size);
@@ -1249,8 +1261,8 @@ static int move_slot(struct path *p, int slot)
 		return 0;
 	}
 	if (g > p->lock_group[0]) {	/* ascending: no one could have moved items */
-		glock_lock(&n->groups[g], M(p->lock_held[0]));
-		glock_unlock(&n->groups[p->lock_group[0]], M(p->lock_held[0]));
+		glock_lock(&n->groups[g].l, M(p->lock_held[0]));
+		glock_unlock(&n->groups[p->lock_group[0]].l, M(p->lock_held[0]));
 		p->lock_group[0] = (uint8_t)g;
 		p->slots[0] = slot;
 		return 0;
@@ -1396,14 +1408,14 @@ static int walk_node(struct walk *w, struct node *n, const struct key *lo, const
 	copy = malloc(ns);
 	if (!copy)
 		return -ENOMEM;
-	glock_lock(NG(n) ? &n->groups[0] : &n->lock, GLOCK_READ);
+	glock_lock(NG(n) ? &n->groups[0].l : &n->lock, GLOCK_READ);
 	if (NG(n))
 		for (unsigned g = 1; g < NG(n); g++)
-			glock_lock(&n->groups[g], GLOCK_READ);
+			glock_lock(&n->groups[g].l, GLOCK_READ);
 	memcpy(copy, D(n), ns);
 	for (unsigned g = NG(n); g-- > 1;)
-		glock_unlock(&n->groups[g], GLOCK_READ);
-	glock_unlock(NG(n) ? &n->groups[0] : &n->lock, GLOCK_READ);
+		glock_unlock(&n->groups[g].l, GLOCK_READ);
+	glock_unlock(NG(n) ? &n->groups[0].l : &n->lock, GLOCK_READ);
 
 	level = nb_level(copy);
 	cnt = (int)nb_nritems(copy);

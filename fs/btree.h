@@ -62,7 +62,9 @@ void path_release(struct path *p);
  * Search root r for key k.
  *   t       transaction handle; required when cow != 0, else may be NULL.
  *   ins_len > 0: the caller will insert an item of ins_len data bytes, so
- *           full nodes are split on the way down; < 0: the caller will
+ *           full nodes are split on the way down (pass 1 for an item of
+ *           0 bytes: the header needs room too); when the key exists, it
+ *           will grow to ins_len bytes; < 0: the caller will
  *           delete, so underfull nodes are merged on the way down; 0: no
  *           change of the tree's shape.
  *   cow     nonzero: every node on the path is copied-on-write (once per

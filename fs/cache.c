@@ -3,9 +3,10 @@
  * cache.c — the node cache (contract in cache.h and meta.h).
  *
  * Memory bound: the budget is split evenly over the shards; a shard over
- * its share evicts clean, unreferenced nodes from the cold end of its LRU
- * list.  Referenced and dirty nodes may push a shard past its share (they
- * cannot be dropped); the excess goes as soon as they are put or written.
+ * its share evicts clean, unreferenced nodes with a clock (second chance)
+ * over its list.  Referenced and dirty nodes may push a shard past its
+ * share (they cannot be dropped); the excess goes once they are put or
+ * written and the shard next inserts.
  */
 #include "fs/cache.h"
 #include "fs/core.h"
@@ -24,7 +25,8 @@ struct shard {
 	struct node **buckets;		/* nbuckets chains */
 	uint32_t nbuckets;		/* power of two */
 	uint32_t count;			/* hashed nodes */
-	struct node *lru_head, *lru_tail;	/* head: most recently put */
+	struct node *lru_head, *lru_tail;	/* every hashed node; the clock
+						 * hand works from the tail */
 };
 
 struct node_cache {
@@ -73,14 +75,14 @@ struct node_cache *cache_create(struct core *c, uint32_t nodesize, uint64_t budg
 	nc->nodesize = nodesize;
 	core_lock_scheme(c, &nc->locktype, &nc->groups);
 	nc->shard_budget = (uint32_t)(budget_nodes / CACHE_SHARDS);
-	if (nc->shard_budget < 8)
-		nc->shard_budget = 8;
+	if (nc->shard_budget < 2)
+		nc->shard_budget = 2;
 	while (nb < nc->shard_budget && nb < (1u << 16))
 		nb <<= 1;
 	for (unsigned i = 0; i < CACHE_SHARDS; i++) {
 		struct shard *s = &nc->shards[i];
 
-		glock_init(&s->lock, GLOCK_MUTEX, GLOCK_CLASS_CACHE, 0, -1, -1);
+		glock_init(&s->lock, GLOCK_RWLOCK, GLOCK_CLASS_CACHE, 0, -1, -1);
 		s->nbuckets = nb;
 		s->buckets = calloc(nb, sizeof(*s->buckets));
 		if (!s->buckets) {
@@ -175,13 +177,27 @@ static struct node *hash_find(struct node_cache *nc, struct shard *s, uint64_t b
 	return n;
 }
 
-/* Evict cold nodes while the shard is over budget.  Frees into *freed (a
- * chain through hnext) so the caller frees outside the lock. */
+/*
+ * Evict while the shard is over budget (write lock held): a clock over the
+ * list of hashed nodes.  Referenced nodes (dirty ones hold a reference of
+ * the dirty list) go back to the head; a node used since the hand last
+ * passed gets a second chance.  The scan is bounded, so a shard full of
+ * referenced nodes stays over budget rather than spinning.  Frees into
+ * *freed (a chain through hnext) so the caller frees outside the lock.
+ */
 static void evict(struct node_cache *nc, struct shard *s, struct node **freed)
 {
-	while (s->count > nc->shard_budget && s->lru_tail) {
+	uint32_t budget = 2 * (s->count - (s->count > nc->shard_budget ? nc->shard_budget : s->count)) + 16;
+
+	while (s->count > nc->shard_budget && s->lru_tail && budget--) {
 		struct node *n = s->lru_tail;
 
+		if (__atomic_load_n(&n->refs, __ATOMIC_ACQUIRE) ||
+		    __atomic_exchange_n(&n->accessed, 0, __ATOMIC_RELAXED)) {
+			lru_del(s, n);
+			lru_add(s, n);
+			continue;
+		}
 		unhash(nc, s, n);
 		n->hnext = *freed;
 		*freed = n;
@@ -206,6 +222,7 @@ static void hash_insert(struct node_cache *nc, struct shard *s, struct node *n)
 	*b = n;
 	n->hashed = 1;
 	s->count++;
+	lru_add(s, n);
 }
 
 /* Lock labels: the B-tree relabels root nodes (btree.c). */
@@ -220,14 +237,15 @@ static struct node *node_alloc(struct node_cache *nc, uint64_t bytenr, uint64_t 
 		return NULL;
 	}
 	if (nc->groups) {
-		n->groups = calloc(nc->groups, sizeof(*n->groups));
+		if (posix_memalign((void **)&n->groups, 64, nc->groups * sizeof(*n->groups)))
+			n->groups = NULL;
 		if (!n->groups) {
 			free(n->data);
 			free(n);
 			return NULL;
 		}
 		for (unsigned g = 0; g < nc->groups; g++)
-			glock_init(&n->groups[g], nc->locktype, GLOCK_CLASS_GROUP, owner, level, (int)g);
+			glock_init(&n->groups[g].l, nc->locktype, GLOCK_CLASS_GROUP, owner, level, (int)g);
 	}
 	glock_init(&n->lock, nc->locktype, GLOCK_CLASS_NODE, owner, level, -1);
 	n->bytenr = bytenr;
@@ -273,24 +291,26 @@ struct node *cache_read(struct node_cache *nc, const struct node_expect *e, int 
 	struct verify_arg va = { e, nc->core };
 	int ret;
 
-	glock_lock(&s->lock, GLOCK_WRITE);
+	/* hits share the shard lock: nothing but the refcount changes */
+	glock_lock(&s->lock, GLOCK_READ);
 	n = hash_find(nc, s, e->bytenr);
 	if (n) {
 		if (!match(n, e)) {
-			glock_unlock(&s->lock, GLOCK_WRITE);
+			glock_unlock(&s->lock, GLOCK_READ);
 			*err = -ESTALE;
 			return NULL;
 		}
 		__atomic_fetch_add(&n->refs, 1, __ATOMIC_RELAXED);
-		lru_del(s, n);
-		glock_unlock(&s->lock, GLOCK_WRITE);
+		if (!__atomic_load_n(&n->accessed, __ATOMIC_RELAXED))
+			__atomic_store_n(&n->accessed, 1, __ATOMIC_RELAXED);
+		glock_unlock(&s->lock, GLOCK_READ);
 		__atomic_fetch_add(&nc->hits, 1, __ATOMIC_RELAXED);
 		if (PROBE_ON(CACHE_HIT))
 			GLASSFS_CACHE_HIT(e->bytenr, nb_level(n->data));
 		*err = 0;
 		return n;
 	}
-	glock_unlock(&s->lock, GLOCK_WRITE);
+	glock_unlock(&s->lock, GLOCK_READ);
 
 	__atomic_fetch_add(&nc->misses, 1, __ATOMIC_RELAXED);
 	if (PROBE_ON(CACHE_MISS))
@@ -312,7 +332,7 @@ struct node *cache_read(struct node_cache *nc, const struct node_expect *e, int 
 
 		glock_relabel(&mine->lock, GLOCK_CLASS_NODE, owner, level, -1);
 		for (unsigned g = 0; g < nc->groups; g++)
-			glock_relabel(&mine->groups[g], GLOCK_CLASS_GROUP, owner, level, (int)g);
+			glock_relabel(&mine->groups[g].l, GLOCK_CLASS_GROUP, owner, level, (int)g);
 	}
 	glock_lock(&s->lock, GLOCK_WRITE);
 	n = hash_find(nc, s, e->bytenr);
@@ -324,7 +344,6 @@ struct node *cache_read(struct node_cache *nc, const struct node_expect *e, int 
 			return NULL;
 		}
 		__atomic_fetch_add(&n->refs, 1, __ATOMIC_RELAXED);
-		lru_del(s, n);
 		glock_unlock(&s->lock, GLOCK_WRITE);
 		node_free(mine);
 		*err = 0;
@@ -361,8 +380,8 @@ struct node *cache_new(struct node_cache *nc, uint64_t bytenr, uint64_t transid,
 			freed = old;
 		}
 	}
-	hash_insert(nc, s, n);
 	n->refs = 2;		/* the caller's and the dirty list's */
+	hash_insert(nc, s, n);
 	glock_unlock(&s->lock, GLOCK_WRITE);
 	free_chain(freed);
 
@@ -387,33 +406,26 @@ void cache_get(struct node *n)
 
 void cache_put(struct node *n)
 {
-	struct node_cache *nc;
 	struct shard *s;
-	struct node *freed = NULL;
+	int last;
 
 	if (!n)
 		return;
-	nc = n->nc;
-	/* Drops that leave a reference need no lock; the last one happens
-	 * under the shard lock, where lookups take references from zero. */
+	/* Drops that leave a reference need no lock.  The last one happens
+	 * under the shard lock (shared): the evictor and unhash (exclusive)
+	 * then see either a reference or a settled zero. */
 	for (uint32_t old = __atomic_load_n(&n->refs, __ATOMIC_RELAXED); old > 1;)
 		if (__atomic_compare_exchange_n(&n->refs, &old, old - 1, false,
 						__ATOMIC_RELEASE, __ATOMIC_RELAXED))
 			return;
-	s = shard_of(nc, n->bytenr);
-	glock_lock(&s->lock, GLOCK_WRITE);
-	if (__atomic_sub_fetch(&n->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-		if (!n->hashed) {
-			n->hnext = freed;
-			freed = n;
-		} else {
-			/* refs == 0 implies clean: the dirty list holds a ref */
-			lru_add(s, n);
-			evict(nc, s, &freed);
-		}
-	}
-	glock_unlock(&s->lock, GLOCK_WRITE);
-	free_chain(freed);
+	s = shard_of(n->nc, n->bytenr);
+	glock_lock(&s->lock, GLOCK_READ);
+	/* an unhashed node cannot be found again: whoever drops its last
+	 * reference frees it; a hashed one stays for the evictor */
+	last = __atomic_sub_fetch(&n->refs, 1, __ATOMIC_ACQ_REL) == 0 && !n->hashed;
+	glock_unlock(&s->lock, GLOCK_READ);
+	if (last)
+		node_free(n);
 }
 
 /* Take n off the dirty list if it is there; returns 1 if it was (the

@@ -3,12 +3,15 @@
  * cache.h — the node cache: every B-tree node in memory is a struct node
  * owned by the cache, found by logical address (bytenr).
  *
- *  - Hash by bytenr, cut into shards, each with its own lock (class
- *    GLOCK_CLASS_CACHE), so lookups by different threads rarely meet.
+ *  - Hash by bytenr, cut into shards, each with its own rwlock (class
+ *    GLOCK_CLASS_CACHE).  A hit takes it shared and only bumps the
+ *    reference count, so hot interior nodes cost no exclusive lock and no
+ *    cache wait shows up beside the B-tree lock waits in the probes.
  *  - Reference counts: cache_read()/cache_new() return a referenced node,
- *    cache_put() drops it.  A node nobody references and that is clean sits
- *    on its shard's LRU list and may be evicted when the shard is over its
- *    share of the budget.  Dirty nodes are never evicted.
+ *    cache_put() drops it.  Every cached node is on its shard's clock list;
+ *    when the shard is over its share of the budget the hand evicts nodes
+ *    nobody references and nobody used since it last passed.  Dirty nodes
+ *    hold a reference of the dirty list, so they are never evicted.
  *  - Dirty nodes: a node created in transaction T (cache_new) is dirty
  *    until cache_writeback(T) checksums and writes it.  Nodes are never
  *    dirtied again: a later change copies the node (btree.c).  The dirty
@@ -28,16 +31,25 @@
 #include "fs/meta.h"
 #include "fs/node.h"
 
+/* One lock group on a cache line of its own: groups of a hot node are
+ * taken by different CPUs, and must not bounce one line between them. */
+struct glock_line {
+	struct glock l;
+} __attribute__((aligned(64)));
+
 struct node {
 	uint64_t bytenr;	/* fixed */
 	uint8_t *data;		/* nodesize bytes; layout in node.h.  Guarded by
 				 * the node's lock (groups: see btree.c) */
 	struct node_cache *nc;	/* fixed */
-	/* guarded by the shard lock, except refs: atomic; it goes from 0 to 1
-	 * and from 1 to 0 only under the shard lock */
+	/* guarded by the shard lock (write), except refs: atomic; it drops to
+	 * 0 only under the shard lock (read), is raised from 0 only by a
+	 * lookup under the shard lock, and an evictor or unhash (write)
+	 * frees a node only at 0 */
 	uint32_t refs;
 	uint8_t hashed;		/* findable by bytenr */
-	uint8_t in_lru;
+	uint8_t in_lru;		/* on the shard's clock list (== hashed) */
+	uint8_t accessed;	/* atomic: used since the clock hand passed */
 	struct node *hnext;
 	struct node *lru_prev, *lru_next;
 	/* guarded by the dirty lock */
@@ -47,7 +59,7 @@ struct node {
 	/* locking (btree.c) */
 	uint32_t seq;		/* groups: odd while a writer holds every group */
 	struct glock lock;	/* locking=node */
-	struct glock *groups;	/* locking=groups:N: N locks, else NULL */
+	struct glock_line *groups;	/* locking=groups:N: N locks, else NULL */
 };
 
 /* Referenced node at bytenr: from the cache, or read and verified against

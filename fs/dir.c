@@ -4,11 +4,21 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "fs/dir.h"
+
+/* An item that must exist does not: log where, return -EIO (the caller
+ * aborts the transaction). */
+static int corrupt(const char *what, uint64_t a, uint64_t b)
+{
+	fprintf(stderr, "glassfs: items corrupt: %s (%llu, %llu)\n", what,
+		(unsigned long long)a, (unsigned long long)b);
+	return -EIO;
+}
 
 uint8_t dir_type_of(uint32_t mode)
 {
@@ -89,6 +99,26 @@ int dir_lookup(struct fsctx *fs, uint64_t dir, const char *name, size_t len,
 	return 0;
 }
 
+/* Append an entry to a run item whose current contents are buf (size
+ * bytes, taken over and freed), or create the item when buf is NULL. */
+static int run_append_to(struct txn *t, struct fsctx *fs, const struct key *k,
+			 void *buf, size_t size, const void *entry, size_t esz)
+{
+	int ret;
+
+	if (!buf)
+		return btree_insert(t, fs->root, k, entry, (uint32_t)esz);
+	char *nb = realloc(buf, size + esz);
+	if (!nb) {
+		free(buf);
+		return -ENOMEM;
+	}
+	memcpy(nb + size, entry, esz);
+	ret = btree_update(t, fs->root, k, nb, (uint32_t)(size + esz));
+	free(nb);
+	return ret;
+}
+
 /* Append an entry to a run item (or create it). */
 static int run_append(struct txn *t, struct fsctx *fs, const struct key *k,
 		      const void *entry, size_t esz)
@@ -97,18 +127,10 @@ static int run_append(struct txn *t, struct fsctx *fs, const struct key *k,
 	int ret = read_item(fs, k, &buf);
 
 	if (ret == -ENOENT)
-		return btree_insert(t, fs->root, k, entry, (uint32_t)esz);
+		return run_append_to(t, fs, k, NULL, 0, entry, esz);
 	if (ret < 0)
 		return ret;
-	char *nb = realloc(buf, (size_t)ret + esz);
-	if (!nb) {
-		free(buf);
-		return -ENOMEM;
-	}
-	memcpy(nb + ret, entry, esz);
-	ret = btree_update(t, fs->root, k, nb, (uint32_t)(ret + esz));
-	free(nb);
-	return ret;
+	return run_append_to(t, fs, k, buf, (size_t)ret, entry, esz);
 }
 
 /* Remove the bytes [off, off+esz) from a run item, deleting it when empty. */
@@ -143,9 +165,9 @@ static int ref_del(struct txn *t, struct fsctx *fs, uint64_t ino, uint64_t paren
 	size_t off = 0, size;
 
 	if (ret < 0)
-		return ret == -ENOENT ? -EIO : ret;
+		return ret == -ENOENT ? corrupt("no INODE_REF item for", ino, parent) : ret;
 	size = (size_t)ret;
-	ret = -EIO;
+	ret = 1;	/* not found yet */
 	while (off + sizeof(struct inode_ref) <= size) {
 		struct inode_ref *r = (void *)((char *)buf + off);
 		size_t esz = sizeof(*r) + r->name_len;
@@ -154,6 +176,15 @@ static int ref_del(struct txn *t, struct fsctx *fs, uint64_t ino, uint64_t paren
 			break;
 		}
 		off += esz;
+	}
+	if (ret == 1) {
+		ret = corrupt("name missing in INODE_REF of", ino, parent);
+		for (off = 0; off + sizeof(struct inode_ref) <= size;) {
+			struct inode_ref *r = (void *)((char *)buf + off);
+			fprintf(stderr, "  INODE_REF holds index %llu name '%.*s'; wanted '%.*s'\n",
+				(unsigned long long)r->index, (int)r->name_len, r->name, (int)len, name);
+			off += sizeof(*r) + r->name_len;
+		}
 	}
 	free(buf);
 	return ret;
@@ -173,12 +204,14 @@ int dir_add(struct txn *t, struct fsctx *fs, struct inode *dir, const char *name
 		return -ENOENT;
 	if (len > DIR_NAME_MAX)
 		return -ENAMETOOLONG;
+	size_t isz = 0;
 	ret = read_item(fs, &k, &buf);
 	if (ret >= 0) {
-		long off = find_entry(buf, (size_t)ret, name, len);
-		free(buf);
-		if (off >= 0)
+		isz = (size_t)ret;
+		if (find_entry(buf, isz, name, len) >= 0) {
+			free(buf);
 			return -EEXIST;
+		}
 	} else if (ret != -ENOENT) {
 		return ret;
 	}
@@ -189,7 +222,7 @@ int dir_add(struct txn *t, struct fsctx *fs, struct inode *dir, const char *name
 	de->type = type;
 	de->name_len = (uint16_t)len;
 	memcpy(de->name, name, len);
-	ret = run_append(t, fs, &k, ebuf, sizeof(*de) + len);
+	ret = run_append_to(t, fs, &k, buf, isz, ebuf, sizeof(*de) + len);
 	if (ret < 0)
 		return ret;
 	k = mkkey(dir->ino, KEY_DIR_INDEX, seq);
@@ -226,7 +259,7 @@ int dir_remove(struct txn *t, struct fsctx *fs, struct inode *dir, const char *n
 	k = mkkey(dir->ino, KEY_DIR_INDEX, hit->index);
 	ret = btree_delete(t, fs->root, &k);
 	if (ret < 0)
-		return ret == -ENOENT ? -EIO : ret;
+		return ret == -ENOENT ? corrupt("no DIR_INDEX item", dir->ino, hit->index) : ret;
 	ret = ref_del(t, fs, hit->ino, dir->ino, name, len);
 	if (ret < 0)
 		return ret;

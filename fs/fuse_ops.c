@@ -5,8 +5,17 @@
  * Every request fires glassfs:fuse__op__start/end with FUSE's opcode
  * number.  Entries and attributes are replied with timeouts and ENOENT
  * lookups are cached too (the kernel's caches are the fast path of FUSE:
- * ARCHITECTURE.md section 7); all changes pass through this daemon and
- * the kernel updates its caches on the replies, so they stay coherent.
+ * ARCHITECTURE.md section 7).
+ *
+ * Coherence: every change reaches the engine through this daemon, as a
+ * request the kernel made, and the kernel updates or drops its own
+ * entries for it (new entries and attributes from our replies, parent
+ * attributes after a directory change, the target's after unlink/rename,
+ * size/times after writes).  So no fuse_lowlevel_notify_inval_* call is
+ * needed today; one is owed wherever the engine starts changing names or
+ * attributes on its own (a future snapshot/receive/repair service).
+ * Files are opened keep_cache (the page cache stays valid across opens)
+ * and noflush (flush has no work here, close() saves a round trip).
  */
 #include <errno.h>
 #include <fcntl.h>

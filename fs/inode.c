@@ -357,7 +357,7 @@ int inode_drop_link(struct txn *t, struct fsctx *fs, struct inode *ip)
 	inode_touch(ip, T_CTIME);
 	if (ip->item.nlink == 0 && !ip->orphan) {
 		struct key k = mkkey(ORPHAN_OBJECTID, KEY_ORPHAN_ITEM, ip->ino);
-		int ret = btree_insert(t, fs->root, &k, "", 0);
+		int ret = btree_insert(t, fs->root, &k, &ip->ino, sizeof(ip->ino));
 		if (ret < 0 && ret != -EEXIST)
 			return ret;
 		ip->orphan = true;

@@ -63,8 +63,9 @@
  *     6   n  name
  *   6+n   v  value        stored byte for byte (system.posix_acl_* too)
  *
- * ORPHAN_ITEM  key (ORPHAN_OBJECTID, 48, ino)          no data
+ * ORPHAN_ITEM  key (ORPHAN_OBJECTID, 48, ino)          u64 ino (or empty)
  * ------------------------------------------------------------------------
+ *   The data repeats the key's ino (8 bytes); readers accept an empty item.
  *   An inode with nlink 0 that is still open or known to the kernel.
  *   Removed with the inode at the last forget; orphans left by a crash are
  *   freed when the volume is next mounted.

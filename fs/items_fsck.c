@@ -279,7 +279,7 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 			o.dents_sorted = false;
 		}
 		if (k.objectid == ORPHAN_OBJECTID) {
-			if (k.type != KEY_ORPHAN_ITEM || size != 0)
+			if (k.type != KEY_ORPHAN_ITEM || (size != 0 && size != 8))
 				fsck_error(f, "bad item (type %u, %u bytes) in the orphan list", k.type, size);
 			else {
 				struct ino_info *ii = imap_get(&m, k.offset);

@@ -40,6 +40,7 @@ struct options {
 	unsigned threads;
 	double entry_timeout, attr_timeout, neg_timeout;
 	char fuse_opts[4096];	/* forwarded to libfuse, comma-separated */
+	const char *log;	/* log=FILE: daemon messages in the background */
 };
 
 static void usage(FILE *f)
@@ -55,6 +56,7 @@ static void usage(FILE *f)
 "  cache=SIZE         node cache budget, e.g. 256M (default 256 MiB)\n"
 "  dirty=SIZE         commit early past this much dirty metadata\n"
 "  threads=N          maximum FUSE worker threads (default 16)\n"
+"  log=FILE           messages of a background daemon go to FILE (default: dropped)\n"
 "  entry_timeout=S attr_timeout=S negative_timeout=S   kernel cache times\n"
 "  ro | rw            read-only / read-write\n"
 "FUSE options forwarded: allow_other, allow_root, default_permissions (always on),\n"
@@ -182,6 +184,11 @@ static int parse_opt(struct options *o, const char *opt)
 	} else if (v && has_prefix(opt, "dirty=")) {
 		if (parse_size(v, &o->core.dirty_thresh_bytes) == 0)
 			return 0;
+	} else if (v && has_prefix(opt, "log=")) {
+		if (*v) {
+			o->log = strdup(v);
+			return 0;
+		}
 	} else if (v && has_prefix(opt, "threads=")) {
 		if (parse_uint(v, &o->threads) == 0 && o->threads >= 1)
 			return 0;
@@ -268,15 +275,18 @@ static int parse_args(struct options *o, int argc, char **argv)
 	for (char *d = strtok_r(spec, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
 		if (o->ndevs == MAX_DEVS) {
 			fprintf(stderr, "glassfs: at most %d devices\n", MAX_DEVS);
+			free(spec);
 			return -EINVAL;
 		}
 		char *rp = realpath(d, NULL);
 		if (!rp) {
 			fprintf(stderr, "glassfs: %s: %s\n", d, strerror(errno));
+			free(spec);
 			return -ENOENT;
 		}
 		o->devs[o->ndevs++] = rp;
 	}
+	free(spec);
 	if (o->ndevs == 0) {
 		fprintf(stderr, "glassfs: no device given\n");
 		return -EINVAL;
@@ -393,13 +403,16 @@ int main(int argc, char **argv)
 		int nul = open("/dev/null", O_RDWR);
 		report(notify, 0);
 		notify = -1;
+		int logfd = o.log ? open(o.log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644) : -1;
 		if (nul >= 0) {
 			dup2(nul, 0);
 			dup2(nul, 1);
-			dup2(nul, 2);
+			dup2(logfd >= 0 ? logfd : nul, 2);
 			if (nul > 2)
 				close(nul);
 		}
+		if (logfd > 2)
+			close(logfd);
 	}
 	if (chdir("/") < 0)
 		perror("glassfs: chdir /");
@@ -435,5 +448,6 @@ close_core: {
 	report(notify, ret < 0 ? 1 : 0);
 	for (int i = 0; i < o.ndevs; i++)
 		free((char *)o.devs[i]);
+	free((char *)o.log);
 	return ret < 0 ? 1 : 0;
 }

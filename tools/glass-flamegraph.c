@@ -192,7 +192,9 @@ int main(int argc, char **argv)
 		case O_NORMALIZE: o.normalize = 1; break;
 		case 'o': output = optarg; break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		default:
+			fprintf(stderr, "Try '%s --help'.\n", prog);
+			return 2;
 		}
 	}
 	if (diff_before && argc - optind != 1) {

@@ -2,6 +2,7 @@
  * glass-report — one self-contained HTML file from a profiling run.
  *
  *   glass-report RUNDIR [-o report.html]
+ *   glass-report RUNDIR --baseline EARLIER_RUNDIR      (adds a diff graph)
  *   glass-report [--offcpu F] [--wakeup F] [--lockstat F] [--commitlat F]
  *                [--trimstat F] [--meta F] [--title T] [-o report.html]
  *
@@ -11,13 +12,16 @@
  *                    "workload": "...", "duration_s": 60, ...any more keys}
  *                   optional "offcpu_unit"/"wakeup_unit" (default "us") name
  *                   the unit of the folded counts.
- *   offcpu.folded   off-CPU stacks, folded (tools/lib/folded.h)
+ *   offcpu.folded   off-CPU stacks, folded (tools/lib/folded.h); an
+ *                   empty file means no samples
  *   wakeup.folded   wakeup stacks, folded
- *   lockstat.json   {"unit": "ns", "locks": [{"name": "...",
+ *   lockstat.json   glass-lockstat -j output as it is, or
+ *                   {"unit": "ns", "locks": [{"name": "...",
  *                    "acquisitions": N, "contended": N, "wait_total": N,
  *                    "wait_max": N, "hist": [HIST...]}, ...]}
  *   commitlat.json  {"unit": "us", "series": [{"name": "commit",
- *   trimstat.json    "hist": [HIST...]}, ...]}   (or one top-level "hist")
+ *   trimstat.json    "hist": [HIST...]}, ...]}   (or one top-level "hist",
+ *                   or glass-commitlat -j / glass-trimstat -j output as it is)
  *
  *   HIST = {"lo": N, "hi": N, "count": N}: COUNT events with a value in
  *   [lo, hi] of the file's unit (log2 slots or any other buckets).
@@ -38,6 +42,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *prog = "glass-report";
@@ -54,6 +59,8 @@ struct report {
 	const char *title;
 	json_t *meta, *lockstat, *commitlat, *trimstat;
 	struct folded_set *offcpu, *wakeup;
+	char *baseline_path;	/* --baseline: an earlier run's off-CPU stacks */
+	struct folded_set *baseline;
 };
 
 /* ---- loading ----------------------------------------------------------- */
@@ -92,6 +99,10 @@ static int load_folded(const char *path, struct folded_set **out)
 	*out = folded_set_new();
 	r = *out ? folded_parse_file(*out, f, NULL, &e) : -ENOMEM;
 	fclose(f);
+	/* A profiler that saw nothing writes an empty file: in a report that
+	 * is "no samples", not an error (glass-flamegraph refuses it). */
+	if (r == -EINVAL && !e.line && !folded_set_size(*out))
+		r = 0;
 	if (r) {
 		if (e.line)
 			fprintf(stderr, "%s: %s:%lu: %s\n", prog, path, e.line, e.msg);
@@ -225,7 +236,8 @@ static void put_meta(FILE *f, json_t *meta)
 		for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
 			if (!strcmp(k, known[i]))
 				break;
-		if (i == sizeof(known) / sizeof(known[0]) && keys)
+		if (i == sizeof(known) / sizeof(known[0]) && keys &&
+		    strcmp(k, "title"))	/* already the page's title */
 			keys[n++] = k;
 	}
 	for (i = 1; i < n; i++)
@@ -249,8 +261,8 @@ static void put_meta(FILE *f, json_t *meta)
 /* An inline flame graph: the renderer's SVG minus the XML declaration and
  * the namespace attribute (HTML needs neither). */
 static int put_flamegraph(FILE *f, const char *id, const char *heading,
-			  struct folded_set *set, const struct fg_options *o,
-			  const char *absent)
+			  struct folded_set *before, struct folded_set *set,
+			  const struct fg_options *o, const char *absent)
 {
 	static const char ns[] = " xmlns=\"http://www.w3.org/2000/svg\"";
 	char *svg = NULL, *p, *q;
@@ -264,7 +276,7 @@ static int put_flamegraph(FILE *f, const char *id, const char *heading,
 		fprintf(f, "<p class=\"absent\">%s</p></section>\n", absent);
 		return 0;
 	}
-	r = fg_render_mem(&svg, &len, NULL, set, o);
+	r = fg_render_mem(&svg, &len, before, set, o);
 	if (r == -ENODATA) {
 		fputs("<p class=\"absent\">No samples (all counts are zero).</p></section>\n", f);
 		return 0;
@@ -310,6 +322,153 @@ static int cmp_lockrow(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* glass-lockstat -j writes {"classes": [{"class", "level", "mode",
+ * "acquired", "contended", "wait_ns", "wait_max_ns", "hold_ns",
+ * "hold_max_ns", "wait_hist", "hold_hist"}], "instances": [...],
+ * "stacks": [{"class", "level", "wait_ns", "count", "frames": [leaf..]}]}.
+ * Turn its classes into this report's "locks" (unit ns) so one table
+ * serves both; instances and stacks are shown by put_lock_extras(). */
+static void lockstat_normalize(json_t *ls)
+{
+	static const char *const map[][2] = {
+		{ "acquired", "acquisitions" }, { "contended", "contended" },
+		{ "wait_ns", "wait_total" }, { "wait_max_ns", "wait_max" },
+		{ "wait_hist", "hist" }, { "hold_ns", "hold_total" },
+		{ "hold_max_ns", "hold_max" },
+	};
+	json_t *classes = json_object_get(ls, "classes"), *c, *locks;
+	size_t i, k;
+
+	if (json_object_get(ls, "locks") || !json_is_array(classes))
+		return;
+	locks = json_array();
+	json_array_foreach(classes, i, c) {
+		json_t *o = json_object(), *cls = json_object_get(c, "class");
+		json_t *lvl = json_object_get(c, "level"), *mode = json_object_get(c, "mode");
+		char name[160];
+
+		size_t nl;
+
+		snprintf(name, sizeof(name), "%s",
+			 json_is_string(cls) ? json_string_value(cls) : "?");
+		nl = strlen(name);
+		if (json_is_integer(lvl))
+			nl += (size_t)snprintf(name + nl, sizeof(name) - nl, " level %lld",
+					       (long long)json_integer_value(lvl));
+		if (json_is_string(mode) && nl < sizeof(name))
+			snprintf(name + nl, sizeof(name) - nl, " %s", json_string_value(mode));
+		json_object_set_new(o, "name", json_string_nocheck(name));
+		for (k = 0; k < sizeof(map) / sizeof(map[0]); k++) {
+			json_t *v = json_is_object(c) ? json_object_get(c, map[k][0]) : NULL;
+
+			if (v)
+				json_object_set(o, map[k][1], v);
+		}
+		json_array_append_new(locks, o);
+	}
+	json_object_set_new(ls, "locks", locks);
+	json_object_set_new(ls, "from_glass_lockstat", json_true());
+	if (!json_object_get(ls, "unit"))
+		json_object_set_new(ls, "unit", json_string("ns"));
+}
+
+/* glass-lockstat's top contended instances and waiter stacks (its -s),
+ * the latter as a flame graph weighted by wait time. */
+static int put_lock_extras(FILE *f, json_t *ls)
+{
+	json_t *insts = json_object_get(ls, "instances");
+	json_t *stacks = json_object_get(ls, "stacks"), *v;
+	struct folded_set *set = NULL;
+	size_t i, k;
+	char b1[32], b2[32];
+	int r = 0;
+
+	if (json_is_array(insts) && json_array_size(insts)) {
+		static const char *const cols[] = { "addr", "class", "tree", "level",
+			"group", "acquired", "contended" };
+
+		fputs("<h3>Top contended lock instances</h3>\n<table class=\"locks\">\n"
+		      "<tr><th>Address</th><th>Class</th><th>Tree</th><th>Level</th>"
+		      "<th>Group</th><th>Acquired</th><th>Contended</th>"
+		      "<th>Total wait</th><th>Max wait</th></tr>\n", f);
+		json_array_foreach(insts, i, v) {
+			uint64_t w = 0, m = 0;
+
+			fputs("<tr>", f);
+			for (k = 0; k < sizeof(cols) / sizeof(cols[0]); k++) {
+				json_t *c = json_object_get(v, cols[k]);
+
+				fputs(k < 2 ? "<td class=\"name\">" : "<td>", f);
+				if (c)
+					put_json_value(f, c);
+				fputs("</td>", f);
+			}
+			get_count(json_object_get(v, "wait_ns"), &w);
+			get_count(json_object_get(v, "wait_max_ns"), &m);
+			fputs("<td>", f);
+			xml_puts(f, svgchart_fmt(b1, sizeof(b1), (double)w, "ns"));
+			fputs("</td><td>", f);
+			xml_puts(f, svgchart_fmt(b2, sizeof(b2), (double)m, "ns"));
+			fputs("</td></tr>\n", f);
+		}
+		fputs("</table>\n", f);
+	}
+	if (!json_is_array(stacks) || !json_array_size(stacks))
+		return 0;
+	set = folded_set_new();
+	if (!set)
+		return -1;
+	json_array_foreach(stacks, i, v) {
+		json_t *frames = json_object_get(v, "frames"), *fr;
+		json_t *cls = json_object_get(v, "class"), *lvl = json_object_get(v, "level");
+		uint64_t w = 0;
+		char *line = NULL, name[512];
+		size_t len = 0, n;
+		FILE *m;
+
+		if (!json_is_array(frames) || get_count(json_object_get(v, "wait_ns"), &w) || !w)
+			continue;
+		m = open_memstream(&line, &len);
+		if (!m)
+			break;
+		n = json_array_size(frames);
+		for (k = n; k > 0; k--) {	/* leaf first in the JSON */
+			fr = json_array_get(frames, k - 1);
+			folded_sanitize_frame(name, sizeof(name),
+					      json_is_string(fr) ? json_string_value(fr) : NULL);
+			fprintf(m, "%s%s", k == n ? "" : ";", name);
+		}
+		snprintf(name, sizeof(name), "[%s lock%s%lld wait]",
+			 json_is_string(cls) ? json_string_value(cls) : "?",
+			 json_is_integer(lvl) ? " L" : "",
+			 json_is_integer(lvl) ? (long long)json_integer_value(lvl) : 0LL);
+		if (!json_is_integer(lvl))
+			snprintf(name, sizeof(name), "[%s lock wait]",
+				 json_is_string(cls) ? json_string_value(cls) : "?");
+		fprintf(m, "%s", n ? ";" : "");
+		fputs(name, m);
+		fclose(m);
+		if (folded_set_add(set, line, len, w)) {
+			free(line);
+			r = -1;
+			break;
+		}
+		free(line);
+	}
+	if (!r && folded_set_total(set)) {
+		struct fg_options o;
+
+		fg_options_init(&o);
+		o.palette = FG_PALETTE_OFFCPU;
+		o.hash = 1;
+		o.title = "Lock Waiter Stacks";
+		o.countname = "ns";
+		r = put_flamegraph(f, "lockwaiters", "Lock waiter stacks", NULL, set, &o, "");
+	}
+	folded_set_free(set);
+	return r;
+}
+
 static int put_locks(FILE *f, json_t *ls, const char *file)
 {
 	const char *unit = unit_of(ls, "unit", "ns");
@@ -325,7 +484,8 @@ static int put_locks(FILE *f, json_t *ls, const char *file)
 		return 0;
 	}
 	if (!json_is_array(locks)) {
-		fprintf(stderr, "%s: %s: \"locks\" must be an array\n", prog, file);
+		fprintf(stderr, "%s: %s: want \"locks\": [...] (or glass-lockstat -j "
+			"output with \"classes\": [...])\n", prog, file);
 		return -1;
 	}
 	n = json_array_size(locks);
@@ -336,7 +496,8 @@ static int put_locks(FILE *f, json_t *ls, const char *file)
 		struct lockrow *w = &rows[i];
 		json_t *nm = json_object_get(l, "name");
 
-		snprintf(where, sizeof(where), "locks[%zu]", i);
+		snprintf(where, sizeof(where), "%s[%zu]",
+			 json_object_get(ls, "from_glass_lockstat") ? "classes" : "locks", i);
 		if (!json_is_object(l) || !json_is_string(nm) ||
 		    get_count(json_object_get(l, "acquisitions"), &w->acq) ||
 		    get_count(json_object_get(l, "contended"), &w->cont) ||
@@ -402,12 +563,52 @@ static int put_locks(FILE *f, json_t *ls, const char *file)
 			      560, 220, 1);
 		nh++;
 	}
-	fputs("</div></section>\n", f);
+	fputs("</div>\n", f);
+	r = put_lock_extras(f, ls);
+	fputs("</section>\n", f);
 out:
 	for (i = 0; i < n; i++)
 		free(rows[i].hist);
 	free(rows);
 	return r;
+}
+
+/*
+ * The native -j output of glass-commitlat and glass-trimstat, turned into
+ * series so a run directory can hold the tools' output as it is:
+ * commitlat: latency_ns, each phase, blocked; trimstat: done, stalls.
+ * Returns a new array (unit ns), or NULL when js is not such output.
+ */
+static json_t *tool_series(json_t *js)
+{
+	static const struct { const char *key, *name; } keys[] = {
+		{ "latency_ns", "commit latency" }, { "blocked", "blocked behind a commit" },
+		{ "done", "discard latency" }, { "stalls", "stalls caused by discards" },
+	};
+	json_t *out, *o, *ph;
+	size_t i;
+
+	if (!json_object_get(js, "latency_ns") &&
+	    !(json_object_get(js, "done") && json_object_get(js, "stalls")))
+		return NULL;
+	out = json_array();
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		o = json_object_get(js, keys[i].key);
+		if (json_is_object(o) && json_object_get(o, "hist"))
+			json_array_append_new(out, json_pack("{s:s,s:O}", "name",
+				keys[i].name, "hist", json_object_get(o, "hist")));
+	}
+	json_array_foreach(json_object_get(js, "phases"), i, ph) {
+		const char *name = json_string_value(json_object_get(ph, "phase"));
+		char buf[96];
+
+		if (!name || !json_object_get(ph, "hist"))
+			continue;
+		snprintf(buf, sizeof(buf), "phase: %s", name);
+		json_array_append_new(out, json_pack("{s:s,s:O}", "name", buf,
+			"hist", json_object_get(ph, "hist")));
+	}
+	return out;
 }
 
 /* commitlat.json / trimstat.json: stats table + one chart per series. */
@@ -426,7 +627,10 @@ static int put_latency(FILE *f, json_t *js, const char *file, const char *id,
 		return 0;
 	}
 	series = json_object_get(js, "series");
-	if (!series && json_object_get(js, "hist")) {
+	if (!series && (one = tool_series(js))) {
+		series = one;
+		unit = "ns";
+	} else if (!series && json_object_get(js, "hist")) {
 		/* One unnamed series: {"unit": ..., "hist": [...]} */
 		one = json_array();
 		json_array_append_new(one, json_pack("{s:s,s:O}", "name", defname,
@@ -542,16 +746,29 @@ static int write_report(FILE *f, struct report *R)
 	o.title = "Off-CPU Time Flame Graph";
 	o.subtitle = sub[0] ? sub : NULL;
 	o.countname = unit_of(R->meta, "offcpu_unit", "us");
-	if (put_flamegraph(f, "offcpu", "Off-CPU time", R->offcpu, &o,
+	if (put_flamegraph(f, "offcpu", "Off-CPU time", NULL, R->offcpu, &o,
 			   "No offcpu.folded in this run."))
 		return -1;
+	if (R->baseline) {
+		struct fg_options d = o;
+
+		d.title = "Off-CPU Time: Change Against the Baseline";
+		d.subtitle = "red grew, blue shrank; the baseline is scaled to this run's total";
+		d.normalize = 1;
+		if (put_flamegraph(f, "offcpu-diff", "Off-CPU change against the baseline",
+				   R->baseline, R->offcpu, &d,
+				   "No offcpu.folded in this run to compare with the baseline."))
+			return -1;
+	}
 	if (R->wakeup) {
 		o.palette = FG_PALETTE_WAKEUP;
 		o.title = "Wakeup Flame Graph";
 		o.countname = unit_of(R->meta, "wakeup_unit", "us");
-		if (put_flamegraph(f, "wakeup", "Wakeups", R->wakeup, &o, ""))
+		if (put_flamegraph(f, "wakeup", "Wakeups", NULL, R->wakeup, &o, ""))
 			return -1;
 	}
+	if (R->lockstat)
+		lockstat_normalize(R->lockstat);
 	if (put_locks(f, R->lockstat, R->path[IN_LOCKSTAT]))
 		return -1;
 	if (put_latency(f, R->commitlat, R->path[IN_COMMITLAT], "commit",
@@ -580,6 +797,8 @@ static void usage(FILE *f)
 "  --meta F, --offcpu F, --wakeup F, --lockstat F, --commitlat F,\n"
 "  --trimstat F       take that input from F (must exist)\n"
 "  --title TEXT       report title (default: meta.json \"title\")\n"
+"  --baseline PATH    add a differential off-CPU graph against an earlier\n"
+"                     run (its directory, or its offcpu.folded)\n"
 "  -o, --output FILE  write there (default: standard output)\n"
 "  -h, --help         this text\n", prog);
 }
@@ -594,6 +813,7 @@ int main(int argc, char **argv)
 		{ "commitlat", required_argument, 0, 256 + IN_COMMITLAT },
 		{ "trimstat", required_argument, 0, 256 + IN_TRIMSTAT },
 		{ "title", required_argument, 0, 'T' },
+		{ "baseline", required_argument, 0, 'B' },
 		{ "output", required_argument, 0, 'o' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 }
@@ -613,9 +833,23 @@ int main(int argc, char **argv)
 		}
 		switch (c) {
 		case 'T': R.title = optarg; break;
+		case 'B': {
+			struct stat st;
+
+			free(R.baseline_path);
+			if (!stat(optarg, &st) && S_ISDIR(st.st_mode)) {
+				if (asprintf(&R.baseline_path, "%s/offcpu.folded", optarg) < 0)
+					return 1;
+			} else {
+				R.baseline_path = strdup(optarg);
+			}
+			break;
+		}
 		case 'o': output = optarg; break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		default:
+			fprintf(stderr, "Try '%s --help'.\n", prog);
+			return 2;
 		}
 	}
 	if (argc - optind > 1) {
@@ -652,7 +886,8 @@ int main(int argc, char **argv)
 	    (R.path[IN_WAKEUP] && load_folded(R.path[IN_WAKEUP], &R.wakeup)) ||
 	    (R.path[IN_LOCKSTAT] && load_json(R.path[IN_LOCKSTAT], &R.lockstat)) ||
 	    (R.path[IN_COMMITLAT] && load_json(R.path[IN_COMMITLAT], &R.commitlat)) ||
-	    (R.path[IN_TRIMSTAT] && load_json(R.path[IN_TRIMSTAT], &R.trimstat)))
+	    (R.path[IN_TRIMSTAT] && load_json(R.path[IN_TRIMSTAT], &R.trimstat)) ||
+	    (R.baseline_path && load_folded(R.baseline_path, &R.baseline)))
 		goto out;
 
 	/* Into memory first: nothing is written unless all of it worked. */
@@ -689,5 +924,7 @@ out:
 	json_decref(R.trimstat);
 	folded_set_free(R.offcpu);
 	folded_set_free(R.wakeup);
+	folded_set_free(R.baseline);
+	free(R.baseline_path);
 	return rc;
 }

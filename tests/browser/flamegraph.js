@@ -91,6 +91,13 @@ async function main() {
 		const pct = await page.evaluate(() => document.documentElement.fgSearch('^(main|a|b)$'));
 		check('nested matches counted once (main = 60%)', Math.abs(pct - 60) < 0.05, String(pct));
 
+		const pcs = await page.evaluate(() => document.documentElement.fgSearch('^B$'));
+		await page.click('#ignorecase');
+		const pic = await page.evaluate(() => document.getElementById('matched').textContent);
+		check('search is case-sensitive until "ic" is clicked', pcs === 0 && pic === 'Matched: 30.0%', `${pcs} / ${pic}`);
+		await page.click('#ignorecase');
+		await page.click('#search');	// reset
+
 		await page.hover("[id='frames'] > g:nth-child(3) rect");
 		const det = await page.evaluate(() => document.getElementById('details').textContent);
 		check('hover shows name, count and percentage', /^Function: \S+ \(\d+ samples, [\d.]+%\)$/.test(det), det);

@@ -11,7 +11,8 @@
  * appended to MANIFEST (a file outside the tested mount).  Durable files
  * are never changed afterwards; some are deleted, and "del R T N" goes to
  * the manifest BEFORE the unlink.  Between them, scratch work in scratch/:
- * creates, overwrites, truncates, renames, links, mkdir/rmdir, unlinks —
+ * creates, overwrites, truncates, renames, links, mkdir/rmdir, unlinks,
+ * files unlinked while open (orphans) —
  * never checked, there to be interrupted.  Any error other than the
  * expected ones ends the thread (the daemon was killed).
  *
@@ -127,7 +128,21 @@ static int scratch(int t, uint64_t *rs)
 
 	snprintf(a, sizeof(a), "%s/scratch/t%d_%llu", dir, t, (unsigned long long)(rnd(rs) % 40));
 	snprintf(b, sizeof(b), "%s/scratch/t%d_%llu", dir, t, (unsigned long long)(rnd(rs) % 40));
-	switch (rnd(rs) % 8) {
+	switch (rnd(rs) % 9) {
+	case 8:		/* unlinked while open: an orphan until close */
+		fd = open(a, O_CREAT | O_RDWR, 0644);
+		if (fd < 0)
+			return errno == EISDIR || errno == ENOENT ? 0 : -1;
+		if (unlink(a) < 0 && errno != ENOENT) {
+			close(fd);
+			return -1;
+		}
+		if (pwrite(fd, zeros, 1 + rnd(rs) % sizeof(zeros), 0) < 0 ||
+		    (rnd(rs) % 4 == 0 && fsync(fd) < 0)) {
+			close(fd);
+			return -1;
+		}
+		return close(fd);
 	case 0: case 1:
 		fd = open(a, O_CREAT | O_WRONLY, 0644);
 		if (fd < 0)

@@ -5,6 +5,7 @@
 #   fs_fsck NAME                  unmount, fsck.glassfs -n must be clean, remount
 #   t NAME EXPECT OP ARGS...      one gfsop call: PASS/FAIL with file:line
 #
+# NODESIZE=4096 formats with that node size.
 # GLASSFS_TEST_DIR=/some/dir runs the same tests on any directory (tmpfs,
 # ext4, ...) to validate the tests themselves: no mkfs, remounts are
 # no-ops and fsck is skipped.  Everything is unmounted and removed by an
@@ -80,7 +81,7 @@ fs_setup() {
 	IMG=$TMPD/img
 	MNT=$TMPD/mnt
 	mkdir -p "$MNT"
-	"$BIN/mkfs.glassfs" -s "$size" "$IMG" >"$TMPD/mkfs.log" 2>&1 || { cat "$TMPD/mkfs.log" >&2; echo "FAIL: mkfs"; exit 1; }
+	"$BIN/mkfs.glassfs" -s "$size" ${NODESIZE:+-n "$NODESIZE"} "$IMG" >"$TMPD/mkfs.log" 2>&1 || { cat "$TMPD/mkfs.log" >&2; echo "FAIL: mkfs"; exit 1; }
 	fs_mount || { echo "FAIL: mount"; exit 1; }
 }
 

@@ -199,6 +199,17 @@ static void writer(void)
 	free(out);
 	CHECK("sanitize truncates", folded_sanitize_frame(buf, sizeof(buf), "a;b;cdefghijklmnopqrstuvwxyz") == 15 &&
 	      !strcmp(buf, "a:b:cdefghijklm"));
+	{
+		const char *bf[] = { "\xef\xbb\xbf\xef\xbb\xbfmain", "x" };
+		char *o2 = NULL;
+		size_t l2;
+		FILE *m2 = open_memstream(&o2, &l2);
+
+		folded_write_stack(m2, bf, 2, 1, 0);
+		fclose(m2);
+		CHECK("writer drops a byte-order mark opening the line", !strcmp(o2, "main;x 1\n"));
+		free(o2);
+	}
 	CHECK("sanitize null", folded_sanitize_frame(buf, sizeof(buf), NULL) == 9 && !strcmp(buf, "[unknown]"));
 }
 

@@ -419,7 +419,9 @@ static void reopen(struct rt *t)
 	root_init(&t->root, t->c, FS_TREE_OBJECTID, b, l, g);
 }
 
-static void test_random(uint32_t nodesize, int quick)
+static uint64_t big_cache_misses;
+
+static void test_random(uint32_t nodesize, int quick, uint64_t cache_bytes, int big)
 {
 	char name[64];
 	struct rt t;
@@ -427,13 +429,19 @@ static void test_random(uint32_t nodesize, int quick)
 	int ops = quick ? 600 : 1500, grow_batches, ret;
 	uint64_t writes0;
 
-	snprintf(name, sizeof(name), "random-%u", nodesize);
+	snprintf(name, sizeof(name), "random-%u%s%s", nodesize,
+		 cache_bytes < (1 << 20) ? "-tinycache" : "", big ? "-bigitems" : "");
 	memset(&t, 0, sizeof(t));
 	t.rs = seed ^ nodesize;
 	t.maxsz = nodesize == 4096 ? 120 : 600;
 	t.keyspace = nodesize == 4096 ? 20000 : 12000;
+	if (big) {		/* up to the largest item: splits that must isolate a slot */
+		t.maxsz = node_max_item(nodesize);
+		t.keyspace = 3000;
+		ops = quick ? 150 : 300;
+	}
 	t.buf = malloc(2 * 65536);
-	t.c = fx_create(nodesize, 60000, GLOCK_RWLOCK, 0, 64ull << 20);
+	t.c = fx_create(nodesize, 60000, GLOCK_RWLOCK, 0, cache_bytes);
 	root_init(&t.root, t.c, FS_TREE_OBJECTID, 0, 0, 0);
 	ret = root_create_empty(fx_txn(t.c), &t.root);
 	if (ret) {
@@ -491,7 +499,22 @@ static void test_random(uint32_t nodesize, int quick)
 		      sh.nodes, fx_used_blocks(t.c));
 		goto out;
 	}
-	printf("PASS: %s-shrink (seed %llu)\n", name, seed);
+	{
+		uint64_t hits, misses, incore;
+
+		cache_stats(core_cache(t.c), &hits, &misses, &incore);
+		/* the same operations as the run with a big cache: a 128-node
+		 * cache must have read nodes back many more times */
+		if (cache_bytes >= (1 << 20) && nodesize == 4096 && !big)
+			big_cache_misses = misses;
+		if (cache_bytes < (1 << 20) && misses < 2 * big_cache_misses) {
+			FAILF(name, "tiny cache: %" PRIu64 " misses, big cache %" PRIu64
+			      ": eviction not working", misses, big_cache_misses);
+			goto out;
+		}
+		printf("PASS: %s-shrink (cache: %" PRIu64 " hits, %" PRIu64 " misses, %" PRIu64
+		       " nodes in memory)\n", name, hits, misses, incore);
+	}
 out:
 	root_release(&t.root);
 	fx_destroy(t.c);
@@ -1067,20 +1090,21 @@ static void *mx_worker(void *arg)
 	return NULL;
 }
 
-static void test_threads_mixed(enum glock_type type, unsigned groups, int quick)
+static void test_threads_mixed(enum glock_type type, unsigned groups, int quick,
+			       uint64_t cache_bytes)
 {
 	char name[80];
 	enum { N = 4 };
 	uint32_t nkeys = 24000;
-	struct core *c = fx_create(4096, 40000, type, groups, 64ull << 20);
+	struct core *c = fx_create(4096, 40000, type, groups, cache_bytes);
 	struct root r;
 	struct mx w[N];
 	pthread_t th[N];
 	struct shape sh;
 	int err = 0, maxdepth = 0;
 
-	snprintf(name, sizeof(name), "mixed-%s-%s%u", glock_type_name(type),
-		 groups ? "groups:" : "node", groups);
+	snprintf(name, sizeof(name), "mixed-%s-%s%u%s", glock_type_name(type),
+		 groups ? "groups:" : "node", groups, cache_bytes < (1 << 20) ? "-tinycache" : "");
 	root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
 	root_create_empty(fx_txn(c), &r);
 	for (int i = 0; i < N; i++) {
@@ -1158,8 +1182,11 @@ int main(void)
 	if (getenv("BENCH_ONLY"))
 		goto bench;
 
-	test_random(4096, quick);
-	test_random(16384, quick);
+	test_random(4096, quick, 64ull << 20, 0);
+	test_random(16384, quick, 64ull << 20, 0);
+	test_random(4096, quick, 0, 0);	/* 128 nodes: eviction all the time */
+	test_random(4096, quick, 64ull << 20, 1);
+	test_random(16384, quick, 64ull << 20, 1);
 	test_resize(4096);
 	test_resize(16384);
 	test_csum();
@@ -1167,8 +1194,8 @@ int main(void)
 	for (int i = 0; i < 3; i++) {
 		test_threads(types[i], 0, 4, quick ? 1000 : 3000);
 		test_threads(types[i], 4, 4, quick ? 1000 : 3000);
-		test_threads_mixed(types[i], 0, quick);
-		test_threads_mixed(types[i], 4, quick);
+		test_threads_mixed(types[i], 0, quick, 64ull << 20);
+		test_threads_mixed(types[i], 4, quick, i == 0 ? 0 : 64ull << 20);
 	}
 bench:
 	if (getenv("BENCH") || getenv("BENCH_ONLY")) {

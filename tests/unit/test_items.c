@@ -7,6 +7,7 @@
  * names, links, renames, orphans and xattrs.  SEED=n replays.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 
 #include "fs/core.h"
 #include "fs/fsops.h"
+#include "fs/txn.h"
 
 static int fails;
 #define CHECK(name, cond) do { \
@@ -193,6 +195,36 @@ static void names(void)
 		}
 	}
 	CHECK("lookups in a 3000-entry dir", found == (3000 + 6) / 7);
+	{
+		/* unlink in a scrambled order: leaves empty, merge, shift */
+		int bad = 0, order[3000];
+		for (int i = 0; i < 3000; i++)
+			order[i] = i;
+		for (int i = 2999; i > 0; i--) {
+			int j = rand() % (i + 1), x = order[i];
+			order[i] = order[j];
+			order[j] = x;
+		}
+		for (int i = 0; i < 2000; i++) {
+			snprintf(name, sizeof(name), "file-%d", order[i]);
+			int r = fsops_unlink(fs, d.st_ino, name);
+			if (r) {
+				if (!bad)
+					printf("# unlink %s (#%d): %d\n", name, i, r);
+				bad++;
+			}
+		}
+		CHECK("unlink 2000 of 3000 in random order", bad == 0);
+		found = 0;
+		for (int i = 2000; i < 3000; i++) {
+			snprintf(name, sizeof(name), "file-%d", order[i]);
+			if (fsops_lookup(fs, d.st_ino, name, &st) == 0) {
+				found++;
+				fsops_forget(fs, st.st_ino, 1);
+			}
+		}
+		CHECK("the other 1000 remain", found == 1000);
+	}
 	for (int i = 0; i < 40; i++) {
 		snprintf(name, sizeof(name), "user.x%d", i);
 		snprintf(v, sizeof(v), "value-%d", i);
@@ -207,6 +239,83 @@ static void names(void)
 	CHECK("orphan freed at mount", fsops_getattr(fs, a.st_ino, &st) == -ENOENT);
 	CHECK("xattr after remount", fsops_getxattr(fs, d.st_ino, "user.x39", v, sizeof(v)) == 8);
 	CHECK("dir nlink", fsops_getattr(fs, ROOT_DIR_INO, &st) == 0 && st.st_nlink == 3);
+}
+
+/* Threads creating and unlinking in their own directories; each unlink
+ * is followed by the kernel's forget, which frees the inode's items in
+ * that thread while the others change neighbouring leaves. */
+struct worker_arg {
+	int id, bad;
+	unsigned seed;
+};
+
+static void *churn(void *argp)
+{
+	struct worker_arg *a = argp;
+	struct stat d, st;
+	char name[64], dname[32];
+	uint64_t inos[1500];
+
+	snprintf(dname, sizeof(dname), "churn%d", a->id);
+	if (fsops_mkdir(fs, ROOT_DIR_INO, dname, 0755, &root_cr, &d)) {
+		a->bad++;
+		return NULL;
+	}
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < 1500; i++) {
+			snprintf(name, sizeof(name), "%08x~~~~~~~~r%di%d", a->seed + (unsigned)i, round, i);
+			if (fsops_mknod(fs, d.st_ino, name, S_IFREG | 0644, 0, &root_cr, &st)) {
+				a->bad++;
+				return NULL;
+			}
+			inos[i] = st.st_ino;
+		}
+		for (int i = 0; i < 1500; i++) {
+			snprintf(name, sizeof(name), "%08x~~~~~~~~r%di%d", a->seed + (unsigned)i, round, i);
+			int r = fsops_unlink(fs, d.st_ino, name);
+			if (r) {
+				printf("# thread %d: unlink %s: %d\n", a->id, name, r);
+				a->bad++;
+				return NULL;
+			}
+			fsops_forget(fs, inos[i], 1);
+		}
+	}
+	fsops_forget(fs, d.st_ino, 1);
+	return NULL;
+}
+
+static volatile int churning;
+
+static void *committer(void *arg)
+{
+	(void)arg;
+	while (churning) {
+		txn_commit(core, COMMIT_PERIODIC);
+		usleep(20000);
+	}
+	return NULL;
+}
+
+static void threads(unsigned seed)
+{
+	pthread_t th[3], ct;
+	struct worker_arg a[3];
+	int bad = 0;
+
+	churning = 1;
+	pthread_create(&ct, NULL, committer, NULL);
+	for (int i = 0; i < 3; i++) {
+		a[i] = (struct worker_arg){ i, 0, seed * 7 + (unsigned)i };
+		pthread_create(&th[i], NULL, churn, &a[i]);
+	}
+	for (int i = 0; i < 3; i++) {
+		pthread_join(th[i], NULL);
+		bad += a[i].bad;
+	}
+	churning = 0;
+	pthread_join(ct, NULL);
+	CHECK("3 threads create/unlink/forget 4500 files each", bad == 0);
 }
 
 int main(void)
@@ -230,6 +339,7 @@ int main(void)
 	if (fs) {
 		data_model(seed);
 		names();
+		threads(seed);
 		CHECK("final unmount", unmount_it() == 0);
 	}
 	unlink(img);

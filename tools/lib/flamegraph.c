@@ -470,8 +470,9 @@ static void put_header(FILE *f, const struct layout *L, const char *deftitle)
 		"text { font-family: Verdana, sans-serif; font-size: %upx; fill: rgb(0,0,0); }\n"
 		"#title { text-anchor: middle; font-size: %upx; }\n"
 		"#subtitle { text-anchor: middle; fill: rgb(110,110,110); }\n"
-		"#search, #unzoom { cursor: pointer; }\n"
-		"#search { opacity: 0.6; } #search:hover { opacity: 1; }\n"
+		"#search, #unzoom, #ignorecase { cursor: pointer; }\n"
+		"#search, #ignorecase { opacity: 0.6; } #search:hover, #ignorecase:hover { opacity: 1; }\n"
+		"#ignorecase.on { opacity: 1; font-weight: bold; }\n"
 		"#frames > g { cursor: pointer; }\n"
 		"#frames > g:hover > rect { stroke: rgb(0,0,0); stroke-width: 0.5; }\n"
 		"#frames text { pointer-events: none; }\n"
@@ -498,6 +499,8 @@ static void put_header(FILE *f, const struct layout *L, const char *deftitle)
 		"Reset Zoom</text>\n", XPAD, fs * 2);
 	fprintf(f, "<text id=\"search\" x=\"%d\" y=\"%u\">Search</text>\n",
 		W - XPAD - 100, fs * 2);
+	fprintf(f, "<text id=\"ignorecase\" x=\"%d\" y=\"%u\">ic</text>\n",
+		W - XPAD - 16, fs * 2);
 	fprintf(f, "<text id=\"matched\" x=\"%d\" y=\"%.2f\"> </text>\n",
 		W - XPAD - 100, H - L->ypad2 / 2.0);
 }

@@ -7,23 +7,32 @@
  * equal prefixes merge, or kept in input order with flamechart.  The SVG
  * embeds its own script (click to zoom, "Reset Zoom", search by regular
  * expression with the matched percentage, details on hover) and fetches
- * nothing.
+ * nothing.  ("ic" next to Search makes the search case-insensitive.)
  *
  * Promises:
  *   - deterministic: the same set and options give byte-identical output
  *     (colours come from a fixed-seed generator, or from the name's hash
  *     with opts.hash);
  *   - well-formed XML whatever the frame names hold (tools/lib/xmlesc.h);
+ *   - reentrant: no global state, so threads may render concurrently
+ *     (sets must not change while they are rendered);
  *   - bounded: frames narrower than minwidth are left out (their time
  *     stays in their parent's width), and at most max_frames frames are
  *     drawn (the widest ones), so a 1M-line input still gives a viewable
  *     file; work is O(stacks log stacks + total frame bytes).
  *
+ * Embedding: as a file or an <object>/<iframe> the SVG starts itself
+ * (onload).  Inlined into HTML (innerHTML, or a server-built page), call
+ * fginit(svgElement) once it is in the document: all state hangs off that
+ * element, so several graphs can share a page; svgElement.fgSearch(re),
+ * .fgZoom(i), .fgUnzoom() drive it from outside (tools/lib/flamegraph.js).
+ *
  * Differential graphs (fg_render_diff): widths come from AFTER; each
  * frame is coloured by delta = after - before (before scaled by
  * total(after)/total(before) when opts.normalize): red grew, blue shrank,
  * white unchanged, intensity proportional to |delta| / max |delta|.  The
- * tooltip shows both counts and the delta.
+ * tooltip shows both counts and the delta.  Frames absent from AFTER
+ * have no width and are not drawn (as with flamegraph.pl).
  */
 #ifndef GLASS_FLAMEGRAPH_H
 #define GLASS_FLAMEGRAPH_H
@@ -57,7 +66,8 @@ struct fg_options {
 	int hash;		/* colour by name hash: same name, same colour */
 	int reverse;		/* merge stacks from the leaf */
 	int inverted;		/* icicle: root at the top */
-	int flamechart;		/* keep first-seen order, no sorting */
+	int flamechart;		/* keep first-seen order, no sorting (the set
+				 * sums a repeated stack into its first place) */
 	int normalize;		/* diff: scale BEFORE to AFTER's total */
 };
 

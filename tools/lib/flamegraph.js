@@ -18,8 +18,8 @@ function fginit(evt) {
 	var nametype = root.getAttribute("data-nametype") || "";
 	var q = function (id) { return root.querySelector("[id='" + id + "']"); };
 	var details = q("details"), unzoomBtn = q("unzoom"), searchBtn = q("search");
-	var matched = q("matched"), frames = q("frames");
-	var st = { items: [], zoomed: null, term: null };
+	var matched = q("matched"), frames = q("frames"), icBtn = q("ignorecase");
+	var st = { items: [], zoomed: null, term: null, ic: false };
 	root.fgState = st;
 
 	var gs = frames.children;
@@ -95,7 +95,7 @@ function fginit(evt) {
 			return 0;
 		}
 		try {
-			re = new RegExp(term);
+			re = new RegExp(term, st.ic ? "i" : "");
 		} catch (e) {
 			matched.textContent = "Bad regex";
 			return -1;
@@ -147,6 +147,13 @@ function fginit(evt) {
 		var term = window.prompt("Search (regular expression)", "");
 		if (term)
 			search(term);
+	});
+	/* "ic": case-insensitive search, re-applied to the current term. */
+	icBtn.addEventListener("click", function () {
+		st.ic = !st.ic;
+		if (st.ic) icBtn.classList.add("on"); else icBtn.classList.remove("on");
+		if (st.term !== null)
+			search(st.term);
 	});
 	root.fgZoom = function (i) { zoom(st.items[i]); };
 	root.fgUnzoom = unzoom;

@@ -388,6 +388,10 @@ static int parse_line(struct folded_set *s, const char *line, size_t len,
 
 	if (len && line[len - 1] == '\r')
 		len--;
+	while (len >= 3 && !memcmp(line, "\xef\xbb\xbf", 3)) {
+		line += 3;	/* a UTF-8 byte-order mark (of a file, or of */
+		len -= 3;	/* one of several concatenated files) */
+	}
 	if (lim && lim->max_line_len && len > lim->max_line_len)
 		return perr(err, ln, -E2BIG,
 			    "line is %zu bytes long, the limit is %zu",
@@ -605,10 +609,15 @@ int folded_write_stack(FILE *f, const char *const *frames, size_t nframes,
 		fputs("[unknown]", f);
 	for (i = 0; i < nframes; i++) {
 		size_t k = (flags & FOLDED_LEAF_FIRST) ? nframes - 1 - i : i;
+		const char *name = frames[k];
 
+		/* A line never starts with a byte-order mark: the parser
+		 * would drop it. */
+		while (!i && name && !strncmp(name, "\xef\xbb\xbf", 3))
+			name += 3;
 		if (i)
 			putc(';', f);
-		put_frame(f, frames[k], i == nframes - 1);
+		put_frame(f, name, i == nframes - 1);
 	}
 	fprintf(f, " %llu\n", (unsigned long long)count);
 	return ferror(f) ? -EIO : 0;

@@ -13,7 +13,9 @@
  *     other C0 control characters (tab is allowed inside a frame); bytes
  *     >= 0x80 are kept as they are (invalid UTF-8 included — the renderer
  *     escapes, the parser does not judge encodings);
- *   - a trailing '\r' (CRLF files) is ignored; blank lines are skipped;
+ *   - a trailing '\r' (CRLF files) and a UTF-8 byte-order mark at the
+ *     start of a line (of a file, or of concatenated files) are ignored;
+ *     blank lines are skipped;
  *   - an empty frame (";;", a leading or trailing ';') is an error;
  *   - a frame ending in "_[k]" is a kernel frame (a rendering convention
  *     only: the parser treats it as any other name).
@@ -118,7 +120,8 @@ uint64_t folded_hash(const void *data, size_t len);
  * with every frame sanitised so the line parses back to the same frames:
  * ';' becomes ':', '\n', '\r' and other control characters become ' '
  * (tab kept), trailing spaces and tabs of the last frame are trimmed, and
- * an empty or NULL name becomes "[unknown]".  With FOLDED_LEAF_FIRST the
+ * an empty or NULL name becomes "[unknown]", a byte-order mark opening
+ * the line is dropped.  With FOLDED_LEAF_FIRST the
  * array is leaf first (as kernels and unwinders give it) and is printed
  * reversed.  A stack of zero frames prints "[unknown] COUNT".
  * Returns 0 or -EIO (from ferror). */
