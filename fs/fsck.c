@@ -25,6 +25,7 @@
 #include "fs/crc32c.h"
 #include "fs/fsck.h"
 #include "fs/node.h"
+#include "fs/scrub.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -624,10 +625,13 @@ int main(int argc, char **argv)
 
 	memset(&f, 0, sizeof(f));
 	memset(&s, 0, sizeof(s));
-	bool core_only = false;
+	bool core_only = false, scrub = false;
 
-	while ((opt = getopt(argc, argv, "nvych")) != -1) {
+	while ((opt = getopt(argc, argv, "nvycrh")) != -1) {
 		switch (opt) {
+		case 'r':
+			scrub = true;
+			break;
 		case 'n':
 			break;
 		case 'v':
@@ -640,13 +644,15 @@ int main(int argc, char **argv)
 			fprintf(stderr, "fsck.glassfs: repair is not implemented; checking only\n");
 			break;
 		case 'h':
-			printf("usage: fsck.glassfs [-n] [-v] [-c] DEV...\n"
+			printf("usage: fsck.glassfs [-n] [-v] [-c] [-r] DEV...\n"
 			       "  -n  check only (the default: repair is not implemented)\n"
+			       "  -r  first rewrite bad copies of dup/raid1 blocks from good ones\n"
+			       "      (an offline scrub), then check\n"
 			       "  -v  list every node with its physical address\n"
 			       "  -c  storage core only: skip the items layer's checks\n");
 			return 0;
 		default:
-			fprintf(stderr, "usage: fsck.glassfs [-n] [-v] [-c] DEV...\n");
+			fprintf(stderr, "usage: fsck.glassfs [-n] [-v] [-c] [-r] DEV...\n");
 			return 8;
 		}
 	}
@@ -655,6 +661,27 @@ int main(int argc, char **argv)
 		return 8;
 	}
 	core_opts_default(&o);
+	if (scrub) {
+		struct scrub_opts so = { 0 };
+		struct scrub_progress sp;
+		o.commit_interval_s = 3600;
+		ret = core_open((const char *const *)&argv[optind], argc - optind, &o, &f.c);
+		if (ret) {
+			fprintf(stderr, "fsck.glassfs: -r: cannot open the volume read-write: %s\n",
+				strerror(-ret));
+			return 8;
+		}
+		ret = core_scrub(f.c, &so, &sp);
+		int r2 = core_close(f.c);
+		f.c = NULL;
+		printf("fsck.glassfs: scrub: %llu bytes checked, %llu corrected, %llu uncorrectable\n",
+		       (unsigned long long)sp.checked_bytes, (unsigned long long)sp.corrected_bytes,
+		       (unsigned long long)sp.uncorrectable_bytes);
+		if (ret || r2) {
+			fprintf(stderr, "fsck.glassfs: scrub failed: %s\n", strerror(-(ret ? ret : r2)));
+			return 8;
+		}
+	}
 	o.readonly = true;
 	ret = core_open((const char *const *)&argv[optind], argc - optind, &o, &f.c);
 	if (ret) {
