@@ -116,7 +116,10 @@ int chunk_map_insert(struct core *c, uint64_t logical, const struct chunk_item *
 		ch->stripes[i].devid = ci->stripes[i].devid;
 		ch->stripes[i].physical = ci->stripes[i].offset;
 		ch->stripes[i].dev = dev_by_id(c, ci->stripes[i].devid);
+		memcpy(ch->stripes[i].uuid, ci->stripes[i].dev_uuid, 16);
 		if (!ch->stripes[i].dev) {
+			if (c->opts.degraded)
+				continue;	/* served by the other copies */
 			core_log(c, "chunk at logical %llu needs device id %llu, which is missing",
 				 (unsigned long long)logical,
 				 (unsigned long long)ci->stripes[i].devid);
@@ -129,6 +132,15 @@ int chunk_map_insert(struct core *c, uint64_t logical, const struct chunk_item *
 			free(ch);
 			return -EUCLEAN;
 		}
+	}
+	int present = 0;
+	for (int i = 0; i < ch->num_stripes; i++)
+		present += ch->stripes[i].dev != NULL;
+	if (!present) {
+		core_log(c, "chunk at logical %llu (%s) has no copy on the devices given",
+			 (unsigned long long)logical, core_profile_name(ch->type));
+		free(ch);
+		return -ENODEV;
 	}
 	ret = add_chunk(c, ch);
 	if (ret == -EEXIST) {
@@ -154,15 +166,17 @@ int chunk_map_lookup(struct core *c, uint64_t logical, uint64_t len,
 		return -EIO;
 	}
 	ch = c->chunks.v[i];
-	n = ch->num_stripes;
-	for (int s = 0; s < n; s++) {
-		copies[s].dev = ch->stripes[s].dev;
-		copies[s].physical = ch->stripes[s].physical + (logical - ch->logical);
+	n = 0;
+	for (int s = 0; s < ch->num_stripes; s++) {
+		if (!ch->stripes[s].dev)
+			continue;	/* missing device */
+		copies[n].dev = ch->stripes[s].dev;
+		copies[n++].physical = ch->stripes[s].physical + (logical - ch->logical);
 	}
 	if (type)
 		*type = ch->type;
 	glock_read_unlock(&c->chunks.lock);
-	return n;
+	return n ? n : -EIO;
 }
 
 int chunk_for_each(struct core *c, int (*fn)(const struct chunk *ch, void *arg), void *arg)
@@ -218,10 +232,9 @@ static void fill_item(const struct chunk *ch, struct chunk_item *ci)
 	ci->num_stripes = (uint16_t)ch->num_stripes;
 	ci->sub_stripes = 1;
 	for (int i = 0; i < ch->num_stripes; i++) {
-		struct dev *d = ch->stripes[i].dev;
 		ci->stripes[i].devid = ch->stripes[i].devid;
 		ci->stripes[i].offset = ch->stripes[i].physical;
-		memcpy(ci->stripes[i].dev_uuid, d->uuid, 16);
+		memcpy(ci->stripes[i].dev_uuid, ch->stripes[i].uuid, 16);
 	}
 }
 
@@ -613,8 +626,10 @@ int chunk_create(struct core *c, struct txn *t, uint64_t type, uint64_t *logical
 	ch->logical = (log_end + MiB - 1) & ~(MiB - 1);
 	ch->length = len;
 	ch->type = type | prof;
-	for (int i = 0; i < ch->num_stripes; i++)
+	for (int i = 0; i < ch->num_stripes; i++) {
 		ch->stripes[i].devid = ch->stripes[i].dev->devid;
+		memcpy(ch->stripes[i].uuid, ch->stripes[i].dev->uuid, 16);
+	}
 	ret = insert_locked(&c->chunks, ch);
 	glock_write_unlock(&c->chunks.lock);
 	if (ret) {

@@ -36,7 +36,8 @@ struct chunk {
 	struct {
 		uint64_t devid;
 		uint64_t physical;
-		struct dev *dev;
+		struct dev *dev;	/* NULL: device missing (degraded open) */
+		uint8_t uuid[16];	/* device uuid, as in the chunk item */
 	} stripes[CHUNK_MAX_STRIPES];
 };
 
@@ -59,8 +60,9 @@ int chunk_map_insert(struct core *c, uint64_t logical, const struct chunk_item *
 		     uint32_t size);
 /*
  * Map [logical, logical + len), which must lie inside one chunk, to its
- * copies (1 for single).  Returns the number of copies, or -EIO when no
- * chunk maps it.  *type gets the chunk's BG_* flags when type != NULL.
+ * copies (1 for single) on devices that are present (a degraded open
+ * leaves some out).  Returns the number of copies, or -EIO when no chunk
+ * (or no present copy) maps it.  *type gets the chunk's BG_* flags when type != NULL.
  */
 int chunk_map_lookup(struct core *c, uint64_t logical, uint64_t len,
 		     struct chunk_copy *copies, uint64_t *type);

@@ -293,9 +293,17 @@ int core_open(const char *const *devs, int ndevs, const struct core_opts *o,
 			memcpy(sb, s, sizeof(*s));
 		free(s);
 	}
-	if (sb->num_devices != (uint64_t)c->ndevs) {
-		core_log(c, "volume has %llu devices, %d given",
+	if (sb->num_devices > (uint64_t)c->ndevs && c->opts.degraded) {
+		core_log(c, "volume has %llu devices, %d given: opening degraded and read-only",
 			 (unsigned long long)sb->num_devices, c->ndevs);
+		c->readonly = true;
+		for (int i = 0; i < c->ndevs; i++)
+			c->devs[i]->readonly = true;
+	} else if (sb->num_devices != (uint64_t)c->ndevs) {
+		core_log(c, "volume has %llu devices, %d given%s",
+			 (unsigned long long)sb->num_devices, c->ndevs,
+			 sb->num_devices > (uint64_t)c->ndevs ?
+			 " (the degraded option opens it read-only if dup/raid1 copies cover the rest)" : "");
 		ret = -ENODEV;
 		goto fail;
 	}

@@ -41,6 +41,11 @@ struct core_opts {
 	 * variable GLASSFS_DEV_LATENCY still applies when these are 0.
 	 */
 	uint64_t dev_lat_us[4];		/* read, write, flush, discard */
+	/*
+	 * degraded: open with devices missing when every chunk keeps a copy
+	 * on the devices given (dup/raid1); the volume is then read-only.
+	 */
+	bool degraded;
 };
 enum core_discard {
 	CORE_DISCARD_DEFAULT = 0, CORE_DISCARD_OFF = 1, CORE_DISCARD_SYNC = 2,

@@ -547,6 +547,61 @@ out0:
 	free(w);
 }
 
+/* A device missing: refused unless degraded; then read-only, reads served. */
+static void missing_device(void)
+{
+	struct vol v;
+	uint64_t sz[2] = { 64ull << 20, 64ull << 20 }, ext[NEXT];
+	struct core *c = NULL;
+	struct core_opts o;
+
+	MUST(vol_make(&v, 2, sz));
+	MUST(vol_format(&v, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, NULL));
+	MUST(vol_open(&v, &c));
+	MUST(populate(c, ext));
+	MUST(core_close(c));
+	c = NULL;
+	core_opts_default(&o);
+	for (int k = 0; k < 2; k++) {
+		const char *one[1] = { v.devs[k] };
+		o.degraded = false;
+		CHECK(k ? "missing device 1: refused without degraded (ENODEV)"
+			: "missing device 2: refused without degraded (ENODEV)",
+		      core_open(one, 1, &o, &c) == -ENODEV);
+		c = NULL;
+		o.degraded = true;
+		MUST(core_open(one, 1, &o, &c));
+		CHECK(k ? "missing device 1: degraded open is read-only, every read served"
+			: "missing device 2: degraded open is read-only, every read served",
+		      core_readonly(c) && verify_all(c, ext));
+		struct txn *t;
+		CHECK("degraded: no transaction can start (EROFS)", txn_join(c, 1, 0, &t) == -EROFS);
+		MUST(core_close(c));
+		c = NULL;
+	}
+	/* single data on a missing device cannot be served: refused even degraded */
+	MUST(vol_format(&v, 0, CORE_PROFILE_RAID1, NULL));
+	{
+		const char *one[1] = { v.devs[0] };
+		struct core *c2 = NULL;
+		int r0 = core_open(one, 1, &o, &c2), r1;
+		if (!r0)
+			core_close(c2);
+		one[0] = v.devs[1];
+		c2 = NULL;
+		r1 = core_open(one, 1, &o, &c2);
+		if (!r1)
+			core_close(c2);
+		CHECK("degraded: a single-profile chunk with its device missing refuses the open",
+		      r0 == -ENODEV || r1 == -ENODEV);
+	}
+	CHECK_VFSCK("degraded: both devices together still check clean", &v);
+out:
+	if (c)
+		core_close(c);
+	vol_rm(&v);
+}
+
 int main(void)
 {
 	t_seed_init();
@@ -558,5 +613,6 @@ int main(void)
 	rotational();
 	opts_fields();
 	trim_case();
+	missing_device();
 	return t_fails ? 1 : 0;
 }
