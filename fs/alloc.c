@@ -316,6 +316,38 @@ void alloc_release(struct core *c, uint64_t logical, uint64_t len)
 	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
 }
 
+bool alloc_trim_take(struct core *c, uint64_t from, uint64_t maxlen, uint64_t *logical,
+		     uint64_t *len)
+{
+	bool found = false;
+
+	glock_lock(&c->alloc.lock, GLOCK_WRITE);
+	for (int k = 0; k < c->alloc.n && !found; k++) {
+		struct bgroup *bg = c->alloc.bg[k];
+		uint64_t i;
+
+		if (bg->start + bg->len <= from)
+			continue;
+		i = from > bg->start ? (from - bg->start) / SECT : 0;
+		while (i < bg->nbits && bit_get(bg->used, i))
+			i++;
+		if (i >= bg->nbits)
+			continue;
+		uint64_t j = i;
+		while (j < bg->nbits && !bit_get(bg->used, j) && (j - i) * SECT < maxlen)
+			j++;
+		range_set(bg->used, i, j - i);
+		range_set(bg->held, i, j - i);
+		bg->used_bytes += (j - i) * SECT;
+		bg->held_bytes += (j - i) * SECT;
+		*logical = bg->start + i * SECT;
+		*len = (j - i) * SECT;
+		found = true;
+	}
+	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
+	return found;
+}
+
 bool alloc_is_used(struct core *c, uint64_t logical, uint64_t len)
 {
 	struct bgroup *bg;

@@ -79,6 +79,14 @@ void alloc_unpin(struct core *c, bool (*fn)(void *arg, uint64_t logical, uint64_
 /* A run kept by alloc_unpin's fn is now allocatable (already free on disk). */
 void alloc_release(struct core *c, uint64_t logical, uint64_t len);
 /* True when every sector of the range is allocated (fsck, tests). */
+/*
+ * Batch trim: the first free run at or after logical `from` (at most
+ * maxlen bytes) is taken out of the allocator (used + held, still free on
+ * disk) so it can be discarded; alloc_release() gives it back.  false when
+ * no free space is left after from.
+ */
+bool alloc_trim_take(struct core *c, uint64_t from, uint64_t maxlen, uint64_t *logical,
+		     uint64_t *len);
 bool alloc_is_used(struct core *c, uint64_t logical, uint64_t len);
 
 void alloc_note_new(struct core *c, uint64_t bytenr);

@@ -116,7 +116,10 @@ int chunk_map_insert(struct core *c, uint64_t logical, const struct chunk_item *
 		ch->stripes[i].devid = ci->stripes[i].devid;
 		ch->stripes[i].physical = ci->stripes[i].offset;
 		ch->stripes[i].dev = dev_by_id(c, ci->stripes[i].devid);
+		memcpy(ch->stripes[i].uuid, ci->stripes[i].dev_uuid, 16);
 		if (!ch->stripes[i].dev) {
+			if (c->opts.degraded)
+				continue;	/* served by the other copies */
 			core_log(c, "chunk at logical %llu needs device id %llu, which is missing",
 				 (unsigned long long)logical,
 				 (unsigned long long)ci->stripes[i].devid);
@@ -129,6 +132,15 @@ int chunk_map_insert(struct core *c, uint64_t logical, const struct chunk_item *
 			free(ch);
 			return -EUCLEAN;
 		}
+	}
+	int present = 0;
+	for (int i = 0; i < ch->num_stripes; i++)
+		present += ch->stripes[i].dev != NULL;
+	if (!present) {
+		core_log(c, "chunk at logical %llu (%s) has no copy on the devices given",
+			 (unsigned long long)logical, core_profile_name(ch->type));
+		free(ch);
+		return -ENODEV;
 	}
 	ret = add_chunk(c, ch);
 	if (ret == -EEXIST) {
@@ -154,15 +166,17 @@ int chunk_map_lookup(struct core *c, uint64_t logical, uint64_t len,
 		return -EIO;
 	}
 	ch = c->chunks.v[i];
-	n = ch->num_stripes;
-	for (int s = 0; s < n; s++) {
-		copies[s].dev = ch->stripes[s].dev;
-		copies[s].physical = ch->stripes[s].physical + (logical - ch->logical);
+	n = 0;
+	for (int s = 0; s < ch->num_stripes; s++) {
+		if (!ch->stripes[s].dev)
+			continue;	/* missing device */
+		copies[n].dev = ch->stripes[s].dev;
+		copies[n++].physical = ch->stripes[s].physical + (logical - ch->logical);
 	}
 	if (type)
 		*type = ch->type;
 	glock_read_unlock(&c->chunks.lock);
-	return n;
+	return n ? n : -EIO;
 }
 
 int chunk_for_each(struct core *c, int (*fn)(const struct chunk *ch, void *arg), void *arg)
@@ -218,10 +232,9 @@ static void fill_item(const struct chunk *ch, struct chunk_item *ci)
 	ci->num_stripes = (uint16_t)ch->num_stripes;
 	ci->sub_stripes = 1;
 	for (int i = 0; i < ch->num_stripes; i++) {
-		struct dev *d = ch->stripes[i].dev;
 		ci->stripes[i].devid = ch->stripes[i].devid;
 		ci->stripes[i].offset = ch->stripes[i].physical;
-		memcpy(ci->stripes[i].dev_uuid, d->uuid, 16);
+		memcpy(ci->stripes[i].dev_uuid, ch->stripes[i].uuid, 16);
 	}
 }
 
@@ -392,6 +405,59 @@ static uint64_t dev_gap(const struct core *c, const struct dev *d, uint64_t want
 	return best;
 }
 
+static int cmp_range(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+int chunk_unallocated_ranges(struct core *c, const struct dev *d, uint64_t (*out)[2], int max)
+{
+	static const uint64_t sup[SUPER_COPIES] = { 0, SUPER_MIRROR1, SUPER_MIRROR2 };
+	uint64_t (*used)[2];
+	int nu = 0, n = 0, cap = SUPER_COPIES;
+	uint64_t pos = 0;
+
+	glock_read(&c->chunks.lock);
+	for (int i = 0; i < c->chunks.n; i++)
+		cap += c->chunks.v[i]->num_stripes;
+	used = calloc((size_t)cap, sizeof(*used));
+	if (!used) {
+		glock_read_unlock(&c->chunks.lock);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < c->chunks.n; i++) {
+		const struct chunk *ch = c->chunks.v[i];
+		for (int s = 0; s < ch->num_stripes; s++)
+			if (ch->stripes[s].dev == d) {
+				used[nu][0] = ch->stripes[s].physical;
+				used[nu++][1] = ch->stripes[s].physical + ch->length;
+			}
+	}
+	glock_read_unlock(&c->chunks.lock);
+	for (int k = 0; k < SUPER_COPIES; k++) {
+		uint64_t st = sup[k] & ~(SUPER_RESERVED - 1);
+		if (st < d->size) {
+			used[nu][0] = st;
+			used[nu++][1] = st + SUPER_RESERVED;
+		}
+	}
+	qsort(used, (size_t)nu, sizeof(*used), cmp_range);
+	for (int i = 0; i <= nu && n < max; i++) {
+		uint64_t next = i < nu ? used[i][0] : d->size;
+		if (next > d->size)
+			next = d->size;
+		if (next > pos) {
+			out[n][0] = pos;
+			out[n++][1] = next - pos;
+		}
+		if (i < nu && used[i][1] > pos)
+			pos = used[i][1];
+	}
+	free(used);
+	return n;
+}
+
 uint64_t chunk_unallocated(struct core *c)
 {
 	uint64_t sum = 0;
@@ -431,44 +497,125 @@ int chunk_insert_items(struct txn *t, const struct chunk *ch)
 	return alloc_insert_bg_items(t, ch->logical);
 }
 
+/* A device's room for a new chunk (chunk_create). */
+struct cand {
+	struct dev *d;
+	uint64_t len;		/* usable chunk length on it (dup: half its gap) */
+	uint64_t start;		/* gap start */
+	uint64_t free;		/* unallocated bytes on it */
+};
+
+/*
+ * Pick the stripes of a chunk of profile prof among devices of one class
+ * (pass 0: metadata/system on non-rotational, data on rotational devices;
+ * pass 1: any device).  Caller holds chunks.lock for writing.  Returns
+ * the chunk length (0 = no room) and fills ch's stripes.
+ */
+static uint64_t pick_stripes(struct core *c, uint64_t type, uint64_t prof, uint64_t size,
+			     int pass, struct chunk *ch)
+{
+	struct cand cv[CORE_MAX_DEVS], *a = NULL, *b = NULL;
+	int n = 0;
+	bool want_rot = (type & BG_DATA) != 0;
+
+	for (int i = 0; i < c->ndevs; i++) {
+		struct dev *d = c->devs[i];
+		uint64_t st, f, gap;
+
+		if (pass == 0 && d->rotational != want_rot)
+			continue;
+		gap = dev_gap(c, d, (prof & BG_DUP) ? 2 * size : size, &st, &f);
+		cv[n] = (struct cand){ d, (prof & BG_DUP) ? (gap / 2) & ~(MiB - 1) : gap, st, f };
+		n++;
+	}
+	for (int i = 0; i < n; i++) {
+		/* the device with the most free space first (ties: longest gap) */
+		struct cand *x = &cv[i];
+		if (!x->len)
+			continue;
+		if (!a || x->free > a->free || (x->free == a->free && x->len > a->len)) {
+			b = a;
+			a = x;
+		} else if (!b || x->free > b->free || (x->free == b->free && x->len > b->len)) {
+			b = x;
+		}
+	}
+	if (!a)
+		return 0;
+	if (prof & BG_RAID1) {
+		uint64_t len;
+		if (!b)
+			return 0;
+		len = a->len < b->len ? a->len : b->len;
+		if (len > size)
+			len = size;
+		ch->num_stripes = 2;
+		ch->stripes[0].dev = a->d;
+		ch->stripes[0].physical = a->start;
+		ch->stripes[1].dev = b->d;
+		ch->stripes[1].physical = b->start;
+		return len;
+	}
+	if (!(prof & BG_DUP)) {
+		/* single: keep the longest gap among the roomiest devices */
+		for (int i = 0; i < n; i++)
+			if (cv[i].len > a->len && cv[i].len >= size)
+				a = &cv[i];
+	}
+	uint64_t len = a->len > size ? size : a->len;
+	ch->num_stripes = 1;
+	ch->stripes[0].dev = a->d;
+	ch->stripes[0].physical = a->start;
+	if (prof & BG_DUP) {
+		ch->num_stripes = 2;
+		ch->stripes[1].dev = a->d;
+		ch->stripes[1].physical = a->start + len;
+	}
+	return len;
+}
+
 int chunk_create(struct core *c, struct txn *t, uint64_t type, uint64_t *logical)
 {
+	uint64_t prof = c->profile[core_type_index(type)] & BG_PROFILE_MASK;
+	int copies = profile_copies(prof);
 	uint64_t size = chunk_default_size(c, type), min = MiB;
-	uint64_t meta_keep = (type & BG_DATA) ? chunk_default_size(c, BG_METADATA) : 0;
-	uint64_t best_len = 0, best_start = 0, unalloc = 0, log_end = LOGICAL_START;
-	struct dev *best = NULL;
+	uint64_t meta_keep = (type & BG_DATA) ?
+		chunk_default_size(c, BG_METADATA) *
+		(uint64_t)profile_copies(c->profile[core_type_index(BG_METADATA)]) : 0;
+	uint64_t len = 0, unalloc = 0, log_end = LOGICAL_START;
 	struct chunk *ch;
 	int ret;
 
+	if ((prof & BG_RAID1) && c->ndevs < 2) {
+		core_log(c, "raid1 %s chunks need at least 2 devices, the volume has %d",
+			 (type & BG_DATA) ? "data" : "metadata", c->ndevs);
+		return -EINVAL;
+	}
+	ch = calloc(1, sizeof(*ch));
+	if (!ch)
+		return -ENOMEM;
 	glock_write(&c->chunks.lock);
-	for (int pass = 0; pass < 2 && !best; pass++) {
-		for (int i = 0; i < c->ndevs; i++) {
-			struct dev *d = c->devs[i];
-			uint64_t st, f, len;
-			/* metadata prefers non-rotational devices (first pass) */
-			if (pass == 0 && !(type & BG_DATA) && d->rotational)
-				continue;
-			len = dev_gap(c, d, size, &st, &f);
-			unalloc += f;
-			if (len > best_len) {
-				best_len = len;
-				best_start = st;
-				best = d;
-			}
+	for (int i = 0; i < c->ndevs; i++) {
+		uint64_t st, f;
+		dev_gap(c, c->devs[i], ~0ull, &st, &f);
+		unalloc += f;
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		len = pick_stripes(c, type, prof, size, pass, ch);
+		if (type & BG_DATA) {
+			/* leave room for one more metadata chunk, so a filesystem
+			 * full of data can still grow its metadata (unlink needs it) */
+			uint64_t room = unalloc > meta_keep ? unalloc - meta_keep : 0;
+			if (len * (uint64_t)copies > room)
+				len = room / (uint64_t)copies;
 		}
+		len &= ~(MiB - 1);
+		if (len >= min)
+			break;
 	}
-	if (type & BG_DATA) {
-		/* leave room for one more metadata chunk, so a filesystem full of
-		 * data can still grow its metadata (unlink needs it) */
-		uint64_t room = unalloc > meta_keep ? unalloc - meta_keep : 0;
-		if (best_len > room)
-			best_len = room;
-	}
-	if (best_len > size)
-		best_len = size;
-	best_len &= ~(MiB - 1);
-	if (!best || best_len < min) {
+	if (len < min) {
 		glock_write_unlock(&c->chunks.lock);
+		free(ch);
 		return -ENOSPC;
 	}
 	for (int i = 0; i < c->chunks.n; i++) {
@@ -476,18 +623,13 @@ int chunk_create(struct core *c, struct txn *t, uint64_t type, uint64_t *logical
 		if (e > log_end)
 			log_end = e;
 	}
-	ch = calloc(1, sizeof(*ch));
-	if (!ch) {
-		glock_write_unlock(&c->chunks.lock);
-		return -ENOMEM;
-	}
 	ch->logical = (log_end + MiB - 1) & ~(MiB - 1);
-	ch->length = best_len;
-	ch->type = type;
-	ch->num_stripes = 1;
-	ch->stripes[0].devid = best->devid;
-	ch->stripes[0].physical = best_start;
-	ch->stripes[0].dev = best;
+	ch->length = len;
+	ch->type = type | prof;
+	for (int i = 0; i < ch->num_stripes; i++) {
+		ch->stripes[i].devid = ch->stripes[i].dev->devid;
+		memcpy(ch->stripes[i].uuid, ch->stripes[i].dev->uuid, 16);
+	}
 	ret = insert_locked(&c->chunks, ch);
 	glock_write_unlock(&c->chunks.lock);
 	if (ret) {
@@ -504,4 +646,17 @@ int chunk_create(struct core *c, struct txn *t, uint64_t type, uint64_t *logical
 	}
 	*logical = ch->logical;
 	return 0;
+}
+
+/* Profiles of new chunks: those of the newest chunk of each type. */
+static int note_profile(const struct chunk *ch, void *arg)
+{
+	struct core *c = arg;
+	c->profile[core_type_index(ch->type)] = ch->type & BG_PROFILE_MASK;
+	return 0;
+}
+
+void chunk_load_profiles(struct core *c)
+{
+	chunk_for_each(c, note_profile, c);
 }

@@ -10,7 +10,13 @@
  *
  * New chunks are created lazily (chunk_alloc) when a block group type runs
  * out of space: data chunks of up to 1 GiB, metadata up to 256 MiB, both
- * smaller on small filesystems; metadata prefers non-rotational devices.
+ * smaller on small filesystems.  A new chunk gets its type's profile
+ * (core->profile[]; at open, the profile of the newest chunk of the type):
+ * single takes the device with the most unallocated space, dup two
+ * stripes on that device, raid1 one stripe on each of the two devices
+ * with the most unallocated space.  Metadata and system chunks prefer
+ * non-rotational devices, data chunks rotational ones; when that class
+ * has no room (or too few devices for raid1) any device is used.
  */
 #ifndef GLASSFS_CHUNK_H
 #define GLASSFS_CHUNK_H
@@ -30,7 +36,8 @@ struct chunk {
 	struct {
 		uint64_t devid;
 		uint64_t physical;
-		struct dev *dev;
+		struct dev *dev;	/* NULL: device missing (degraded open) */
+		uint8_t uuid[16];	/* device uuid, as in the chunk item */
 	} stripes[CHUNK_MAX_STRIPES];
 };
 
@@ -53,8 +60,9 @@ int chunk_map_insert(struct core *c, uint64_t logical, const struct chunk_item *
 		     uint32_t size);
 /*
  * Map [logical, logical + len), which must lie inside one chunk, to its
- * copies (1 for single).  Returns the number of copies, or -EIO when no
- * chunk maps it.  *type gets the chunk's BG_* flags when type != NULL.
+ * copies (1 for single) on devices that are present (a degraded open
+ * leaves some out).  Returns the number of copies, or -EIO when no chunk
+ * (or no present copy) maps it.  *type gets the chunk's BG_* flags when type != NULL.
  */
 int chunk_map_lookup(struct core *c, uint64_t logical, uint64_t len,
 		     struct chunk_copy *copies, uint64_t *type);
@@ -73,7 +81,17 @@ int chunk_create(struct core *c, struct txn *t, uint64_t type, uint64_t *logical
 /* Insert the items of an in-memory chunk (mkfs after the trees exist). */
 int chunk_insert_items(struct txn *t, const struct chunk *ch);
 
+/* Set c->profile[] from the chunks loaded (open). */
+void chunk_load_profiles(struct core *c);
+
 uint64_t chunk_default_size(const struct core *c, uint64_t type);
+/*
+ * Ranges of d in no chunk and outside the superblock megabytes, as
+ * (physical, length) pairs in out (at most max).  The caller holds
+ * c->chunk_alloc_lock so no chunk appears in them meanwhile.  Returns
+ * how many, or -ENOMEM.
+ */
+int chunk_unallocated_ranges(struct core *c, const struct dev *d, uint64_t (*out)[2], int max);
 /* Device bytes not in any chunk (for statfs). */
 uint64_t chunk_unallocated(struct core *c);
 /* Visit every chunk (under the map's read lock; fn must not take it). */

@@ -6,6 +6,7 @@
 #include "fs/btree.h"
 #include "fs/crc32c.h"
 #include "fs/cache.h"
+#include "fs/scrub.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -26,6 +27,14 @@ static const uint64_t tree_ids[CT_NR] = {
 	[CT_CSUM] = CSUM_TREE_OBJECTID, [CT_FST] = FREE_SPACE_TREE_OBJECTID,
 	[CT_FS] = FS_TREE_OBJECTID,
 };
+
+/*
+ * Every program that opens a volume links scrub.o (libglassfs.a is an
+ * archive): its USDT probes are then in the daemon's notes from the
+ * start, as tests/bpf/probes.test wants, before the daemon calls it.
+ */
+int (*const core_scrub_entry)(struct core *, struct scrub_opts *, struct scrub_progress *) =
+	core_scrub;
 
 uint64_t core_tree_id(enum core_tree t) { return tree_ids[t]; }
 struct root *core_tree(struct core *c, enum core_tree t) { return &c->roots[t].r; }
@@ -54,6 +63,43 @@ void core_corrupt(struct core *c, const char *where, const char *fmt, ...)
 	core_log(c, "corruption in %s: %s", where, buf);
 	__atomic_compare_exchange_n(&c->aborted, &zero, -EUCLEAN, false, __ATOMIC_SEQ_CST,
 				    __ATOMIC_SEQ_CST);
+}
+
+_Static_assert(CORE_PROFILE_RAID1 == BG_RAID1 && CORE_PROFILE_DUP == BG_DUP,
+	       "core.h profiles are the BG_* bits");
+
+int core_profile_parse(const char *s, uint64_t *out)
+{
+	if (!s)
+		return -EINVAL;
+	if (strcmp(s, "single") == 0)
+		*out = CORE_PROFILE_SINGLE;
+	else if (strcmp(s, "dup") == 0)
+		*out = CORE_PROFILE_DUP;
+	else if (strcmp(s, "raid1") == 0)
+		*out = CORE_PROFILE_RAID1;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+const char *core_profile_name(uint64_t p)
+{
+	p &= BG_PROFILE_MASK;
+	return p == BG_RAID1 ? "raid1" : p == BG_DUP ? "dup" : p == 0 ? "single" : "unknown";
+}
+
+int core_discard_parse(const char *s)
+{
+	if (!s)
+		return -EINVAL;
+	if (strcmp(s, "off") == 0 || strcmp(s, "nodiscard") == 0)
+		return CORE_DISCARD_OFF;
+	if (strcmp(s, "sync") == 0)
+		return CORE_DISCARD_SYNC;
+	if (strcmp(s, "async") == 0)
+		return CORE_DISCARD_ASYNC;
+	return -EINVAL;
 }
 
 void core_opts_default(struct core_opts *o)
@@ -114,6 +160,10 @@ static int open_devs(struct core *c, const char *const *devs, int ndevs, bool ro
 			return ret;
 		}
 		c->ndevs++;
+		for (int op = 0; op < 4; op++)
+			if (c->opts.dev_lat_us[op])
+				dev_set_latency(c->devs[i], (enum dev_op)op,
+						c->opts.dev_lat_us[op] * 1000ull);
 	}
 	return 0;
 }
@@ -236,13 +286,24 @@ int core_open(const char *const *devs, int ndevs, const struct core_opts *o,
 		}
 		c->devs[i]->devid = s->dev_item.devid;
 		memcpy(c->devs[i]->uuid, s->dev_item.uuid, 16);
+		/* image files keep the flag mkfs recorded; block devices say */
+		if (!c->devs[i]->blockdev)
+			c->devs[i]->rotational = s->dev_item.rotational != 0;
 		if (i == 0 || s->generation > sb->generation)
 			memcpy(sb, s, sizeof(*s));
 		free(s);
 	}
-	if (sb->num_devices != (uint64_t)c->ndevs) {
-		core_log(c, "volume has %llu devices, %d given",
+	if (sb->num_devices > (uint64_t)c->ndevs && c->opts.degraded) {
+		core_log(c, "volume has %llu devices, %d given: opening degraded and read-only",
 			 (unsigned long long)sb->num_devices, c->ndevs);
+		c->readonly = true;
+		for (int i = 0; i < c->ndevs; i++)
+			c->devs[i]->readonly = true;
+	} else if (sb->num_devices != (uint64_t)c->ndevs) {
+		core_log(c, "volume has %llu devices, %d given%s",
+			 (unsigned long long)sb->num_devices, c->ndevs,
+			 sb->num_devices > (uint64_t)c->ndevs ?
+			 " (the degraded option opens it read-only if dup/raid1 copies cover the rest)" : "");
 		ret = -ENODEV;
 		goto fail;
 	}
@@ -275,6 +336,7 @@ int core_open(const char *const *devs, int ndevs, const struct core_opts *o,
 	ret = load_roots(c);
 	if (ret)
 		goto fail;
+	chunk_load_profiles(c);
 	ret = chunk_for_each(c, add_bg_of_chunk, c);
 	if (!ret)
 		ret = alloc_load(c);
@@ -345,7 +407,7 @@ int txn_commit_format(struct core *c, uint64_t transid);
 
 int core_format(const char *const *devs, int ndevs, const struct format_opts *o)
 {
-	struct format_opts def = { NULL, CORE_DEFAULT_NODESIZE, false };
+	struct format_opts def = { .nodesize = CORE_DEFAULT_NODESIZE };
 	struct core *c;
 	struct txn t;
 	uint64_t l;
@@ -362,13 +424,29 @@ int core_format(const char *const *devs, int ndevs, const struct format_opts *o)
 		fprintf(stderr, "glassfs: label longer than 255 bytes\n");
 		return -EINVAL;
 	}
+	if ((o->data_profile & ~BG_PROFILE_MASK) || (o->meta_profile & ~BG_PROFILE_MASK) ||
+	    (o->data_profile & BG_RAID0) || (o->meta_profile & BG_RAID0)) {
+		fprintf(stderr, "glassfs: unsupported profile (single, dup and raid1 are)\n");
+		return -EINVAL;
+	}
+	if (((o->data_profile | o->meta_profile) & BG_RAID1) && ndevs < 2) {
+		fprintf(stderr, "glassfs: the raid1 profile needs at least 2 devices, %d given\n",
+			ndevs);
+		return -EINVAL;
+	}
 	c = core_alloc(NULL);
 	if (!c)
 		return -ENOMEM;
 	c->nodesize = ns;
+	c->profile[core_type_index(BG_DATA)] = o->data_profile;
+	c->profile[core_type_index(BG_METADATA)] = o->meta_profile;
+	c->profile[core_type_index(BG_SYSTEM)] = o->meta_profile;
 	ret = open_devs(c, devs, ndevs, false);
 	if (ret)
 		goto out;
+	for (int i = 0; o->rotational && i < c->ndevs; i++)
+		if (o->rotational[i] >= 0)
+			c->devs[i]->rotational = o->rotational[i] != 0;
 	for (int i = 0; i < c->ndevs; i++) {
 		struct dev *d = c->devs[i];
 		const char *sig;
@@ -510,6 +588,8 @@ void core_space(struct core *c, struct core_space *s)
 	uint64_t keep = chunk_default_size(c, BG_METADATA);
 	uint64_t for_data = unalloc > keep ? unalloc - keep : 0;
 
+	for_data /= (uint64_t)profile_copies(c->profile[core_type_index(BG_DATA)]);
+
 	alloc_space(c, BG_DATA, &dt, &df);
 	s->total_bytes = 0;
 	for (int i = 0; i < c->ndevs; i++)
@@ -525,6 +605,8 @@ void core_stats(struct core *c, struct core_stats *s)
 	s->commits = __atomic_load_n(&c->commits, __ATOMIC_RELAXED);
 	s->nodes_written = __atomic_load_n(&c->nodes_written, __ATOMIC_RELAXED);
 	s->csum_errors = __atomic_load_n(&c->csum_errors, __ATOMIC_RELAXED);
+	s->degraded = __atomic_load_n(&c->degraded, __ATOMIC_RELAXED);
+	s->repaired = __atomic_load_n(&c->repaired, __ATOMIC_RELAXED);
 	if (c->cache) {
 		uint64_t nodes;
 		cache_stats(c->cache, &s->cache_hits, &s->cache_misses, &nodes);
@@ -558,39 +640,67 @@ int meta_read(struct core *c, uint64_t bytenr, void *buf,
 	for (int i = 0; i < n; i++) {
 		int ret = dev_read(cp[i].dev, cp[i].physical, buf, c->nodesize);
 		if (ret) {
-			core_log(c, "metadata block %llu: read error on %s at %llu: %s",
+			core_log(c, "metadata block %llu: read error on %s at %llu: %s%s",
 				 (unsigned long long)bytenr, cp[i].dev->path,
-				 (unsigned long long)cp[i].physical, strerror(-ret));
+				 (unsigned long long)cp[i].physical, strerror(-ret),
+				 i + 1 < n ? ", trying the next copy" : "");
 			last = -EIO;
 			continue;
 		}
 		ret = verify ? verify(buf, bytenr, arg) : 0;
-		if (!ret)
+		if (!ret) {
+			if (i > 0) {
+				__atomic_fetch_add(&c->degraded, 1, __ATOMIC_RELAXED);
+				core_log(c, "metadata block %llu: degraded, served from copy %d on %s",
+					 (unsigned long long)bytenr, i + 1, cp[i].dev->path);
+			}
 			return 0;
+		}
 		__atomic_fetch_add(&c->csum_errors, 1, __ATOMIC_RELAXED);
-		core_log(c, "metadata block %llu: copy on %s at %llu fails verification",
+		core_log(c, "metadata block %llu: copy on %s at %llu fails verification%s",
 			 (unsigned long long)bytenr, cp[i].dev->path,
-			 (unsigned long long)cp[i].physical);
+			 (unsigned long long)cp[i].physical,
+			 i + 1 < n ? ", trying the next copy" : "");
 		last = -EIO;
 	}
 	memset(buf, 0, c->nodesize);	/* never hand out the bad bytes */
 	return last;
 }
 
-int meta_write(struct core *c, uint64_t bytenr, const void *buf)
+/*
+ * Write buf to every copy of [logical, +len).  With several copies a
+ * failing one degrades (counted, logged) instead of failing the write;
+ * the write fails only when no copy took it.
+ */
+int core_write_copies(struct core *c, uint64_t logical, const void *buf, uint64_t len,
+		      const char *what)
 {
 	struct chunk_copy cp[CHUNK_MAX_STRIPES];
-	int n = chunk_map_lookup(c, bytenr, c->nodesize, cp, NULL);
+	int n = chunk_map_lookup(c, logical, len, cp, NULL), ok = 0, last = 0;
 
 	if (n < 0) {
-		core_log(c, "metadata block %llu is not inside any chunk",
-			 (unsigned long long)bytenr);
+		core_log(c, "%s %llu is not inside any chunk", what, (unsigned long long)logical);
 		return -EIO;
 	}
 	for (int i = 0; i < n; i++) {
-		int ret = dev_write(cp[i].dev, cp[i].physical, buf, c->nodesize);
-		if (ret)
-			return ret;
+		int ret = dev_write(cp[i].dev, cp[i].physical, buf, len);
+		if (!ret) {
+			ok++;
+			continue;
+		}
+		last = ret;
+		if (n > 1) {
+			__atomic_fetch_add(&c->degraded, 1, __ATOMIC_RELAXED);
+			core_log(c, "%s %llu+%llu: write error on %s at %llu: %s; degraded (%d copies left)",
+				 what, (unsigned long long)logical, (unsigned long long)len,
+				 cp[i].dev->path, (unsigned long long)cp[i].physical,
+				 strerror(-ret), n - 1);
+		}
 	}
-	return 0;
+	return ok ? 0 : last;
+}
+
+int meta_write(struct core *c, uint64_t bytenr, const void *buf)
+{
+	return core_write_copies(c, bytenr, buf, c->nodesize, "metadata block");
 }

@@ -28,7 +28,31 @@ struct core_opts {
 	bool readonly;			/* ro: no transactions, no commit thread */
 	uint64_t cache_bytes;		/* node cache budget, default 256 MiB */
 	uint64_t dirty_thresh_bytes;	/* commit early past this much dirty metadata */
+	/*
+	 * discard=off|sync|async (nodiscard = off).  CORE_DISCARD_DEFAULT
+	 * (0) falls back to the GLASSFS_DISCARD environment variable, else off.
+	 */
+	int discard;			/* enum core_discard */
+	uint64_t discard_iops;		/* async: discards per second, 0 = unlimited */
+	uint64_t discard_bytes_per_s;	/* async: bytes per second, 0 = unlimited */
+	/*
+	 * Device latency model for every device, in microseconds per
+	 * operation (0 = none): a test plays a slow disk.  The environment
+	 * variable GLASSFS_DEV_LATENCY still applies when these are 0.
+	 */
+	uint64_t dev_lat_us[4];		/* read, write, flush, discard */
+	/*
+	 * degraded: open with devices missing when every chunk keeps a copy
+	 * on the devices given (dup/raid1); the volume is then read-only.
+	 */
+	bool degraded;
 };
+enum core_discard {
+	CORE_DISCARD_DEFAULT = 0, CORE_DISCARD_OFF = 1, CORE_DISCARD_SYNC = 2,
+	CORE_DISCARD_ASYNC = 3,
+};
+/* "off"/"nodiscard", "sync", "async" -> enum core_discard; -EINVAL otherwise. */
+int core_discard_parse(const char *s);
 void core_opts_default(struct core_opts *o);
 
 /* mkfs: format devs (already sized) as one empty volume.  0 or -errno. */
@@ -36,7 +60,20 @@ struct format_opts {
 	const char *label;
 	uint32_t nodesize;		/* 4096..65536, power of two; default 16 KiB */
 	bool force;			/* overwrite an existing signature */
+	/* Profiles (CORE_PROFILE_*) of data and metadata chunks (system
+	 * chunks follow metadata).  0 = single. */
+	uint64_t data_profile, meta_profile;
+	/* Per device (same order as devs): -1/absent = ask the device
+	 * (sysfs), 0 = non-rotational, 1 = rotational.  NULL = all ask. */
+	const int8_t *rotational;
 };
+/* Profiles: the chunk type's BG_* profile bits (format.h). */
+#define CORE_PROFILE_SINGLE	0ull
+#define CORE_PROFILE_RAID1	(1ull << 4)
+#define CORE_PROFILE_DUP	(1ull << 5)
+/* "single", "dup", "raid1" -> *out; -EINVAL for anything else. */
+int core_profile_parse(const char *s, uint64_t *out);
+const char *core_profile_name(uint64_t profile);
 int core_format(const char *const *devs, int ndevs, const struct format_opts *o);
 
 /*
@@ -65,6 +102,14 @@ struct core_space {
 };
 void core_space(struct core *c, struct core_space *s);
 
+/*
+ * Batch trim (glassctl trim, FITRIM): discard every free range of at
+ * least minlen bytes, inside block groups (every copy) and in no chunk.
+ * *trimmed gets the device bytes discarded.  -EOPNOTSUPP when a device
+ * cannot discard; -EROFS on a read-only volume.
+ */
+int core_trim(struct core *c, uint64_t minlen, uint64_t *trimmed);
+
 /* Counters for tests, benchmarks and `glassctl stats`. Monotonic since open. */
 struct core_stats {
 	uint64_t transid;		/* last committed generation */
@@ -75,6 +120,8 @@ struct core_stats {
 	uint64_t dev_flushes, dev_discards, dev_discard_bytes;
 	uint64_t cache_hits, cache_misses;
 	uint64_t csum_errors;		/* checksum mismatches seen on reads */
+	uint64_t degraded;		/* I/Os served by / written to fewer copies than the profile has */
+	uint64_t repaired;		/* bad copies rewritten from a good one (scrub) */
 };
 void core_stats(struct core *c, struct core_stats *s);
 

@@ -100,9 +100,25 @@ struct core {
 	struct txn_state ts;
 	struct discard_queue discard;
 
+	/* profile bits (BG_RAID1/BG_DUP/0) of new chunks, by core_type_index() */
+	uint64_t profile[3];
+
 	/* counters (atomic adds) */
 	uint64_t commits, nodes_written, csum_errors;
+	uint64_t degraded;	/* reads served by a later copy, writes that missed a copy */
+	uint64_t repaired;	/* bad copies rewritten (scrub) */
 };
+
+/* BG_DATA -> 0, BG_SYSTEM -> 1, BG_METADATA -> 2. */
+static inline int core_type_index(uint64_t type)
+{
+	return (type & BG_DATA) ? 0 : (type & BG_SYSTEM) ? 1 : 2;
+}
+/* Copies a profile keeps: 2 for dup/raid1, else 1. */
+static inline int profile_copies(uint64_t profile)
+{
+	return (profile & (BG_RAID1 | BG_DUP)) ? 2 : 1;
+}
 
 /* Corruption and I/O trouble: one line on stderr naming where. */
 void core_log(struct core *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -123,8 +139,15 @@ void extent_refs_free(struct core *c);
 int extent_lookup(struct core *c, uint64_t bytenr, bool is_data, struct extent_item *ei,
 		  uint64_t *len_or_level);
 
+/* Write every copy; a failing copy degrades when another took it. */
+int core_write_copies(struct core *c, uint64_t logical, const void *buf, uint64_t len,
+		      const char *what);
+
 /* data.c */
 int data_csum_delete(struct txn *t, uint64_t logical, uint64_t len);
+/* Expected checksums of sectors [start, start + n*4K): have[i] = 1 and
+ * exp[i] set where a checksum item covers sector i. */
+int data_load_csums(struct core *c, uint64_t start, uint32_t n, uint32_t *exp, uint8_t *have);
 
 /* txn.c */
 int txn_start_commit_thread(struct core *c);

@@ -67,21 +67,6 @@ int data_ref(struct txn *t, uint64_t logical, uint64_t len, int64_t delta)
 	return extent_ref_add(c, &d);
 }
 
-static int write_copies(struct core *c, uint64_t logical, const void *buf, uint64_t len)
-{
-	struct chunk_copy cp[CHUNK_MAX_STRIPES];
-	int n = chunk_map_lookup(c, logical, len, cp, NULL);
-
-	if (n < 0)
-		return -EIO;
-	for (int i = 0; i < n; i++) {
-		int ret = dev_write(cp[i].dev, cp[i].physical, buf, len);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
 int data_write(struct txn *t, uint64_t logical, const void *buf, uint64_t len)
 {
 	struct core *c = txn_core(t);
@@ -95,7 +80,7 @@ int data_write(struct txn *t, uint64_t logical, const void *buf, uint64_t len)
 		return -EROFS;
 	if (btree_max_item_size(core_tree(c, CT_CSUM)) / CSUM_SIZE < per_item)
 		per_item = btree_max_item_size(core_tree(c, CT_CSUM)) / CSUM_SIZE;
-	ret = write_copies(c, logical, buf, len);
+	ret = core_write_copies(c, logical, buf, len, "data block");
 	if (ret) {
 		core_log(c, "data write at logical %llu+%llu failed: %s",
 			 (unsigned long long)logical, (unsigned long long)len, strerror(-ret));
@@ -120,7 +105,7 @@ int data_write(struct txn *t, uint64_t logical, const void *buf, uint64_t len)
  * Expected checksums of sectors [start, start + n*SECT): have[i] = 1 and
  * exp[i] set where an item covers the sector.
  */
-static int load_csums(struct core *c, uint64_t start, uint32_t n, uint32_t *exp, uint8_t *have)
+int data_load_csums(struct core *c, uint64_t start, uint32_t n, uint32_t *exp, uint8_t *have)
 {
 	struct root *r = core_tree(c, CT_CSUM);
 	struct key k = { CSUM_OBJECTID, KEY_EXTENT_CSUM, start }, ik;
@@ -197,12 +182,32 @@ static int read_sectors(struct core *c, uint64_t start, uint32_t n, uint8_t *buf
 		ret = -EIO;
 		goto out;
 	}
-	ret = load_csums(c, start, n, exp, have);
+	ret = data_load_csums(c, start, n, exp, have);
 	if (ret)
 		goto out;
-	ret = dev_read(cp[0].dev, cp[0].physical, buf, (uint64_t)n * SECT);
-	if (ret)
+	/* the first copy that reads without an I/O error is the primary */
+	int first = -1;
+	for (int m = 0; m < ncp && first < 0; m++) {
+		ret = dev_read(cp[m].dev, cp[m].physical, buf, (uint64_t)n * SECT);
+		if (!ret) {
+			first = m;
+			break;
+		}
+		core_log(c, "data read error on %s at %llu (logical %llu+%llu): %s%s",
+			 cp[m].dev->path, (unsigned long long)cp[m].physical,
+			 (unsigned long long)start, (unsigned long long)n * SECT, strerror(-ret),
+			 m + 1 < ncp ? ", trying the next copy" : "");
+	}
+	if (first < 0) {
+		ret = -EIO;
 		goto out;
+	}
+	if (first > 0) {
+		__atomic_fetch_add(&c->degraded, 1, __ATOMIC_RELAXED);
+		core_log(c, "data logical %llu+%llu: degraded, served from copy %d on %s",
+			 (unsigned long long)start, (unsigned long long)n * SECT, first + 1,
+			 cp[first].dev->path);
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		uint8_t *b = buf + (uint64_t)i * SECT;
 		uint32_t found;
@@ -214,19 +219,26 @@ static int read_sectors(struct core *c, uint64_t start, uint32_t n, uint8_t *buf
 		found = crc32c(0, b, SECT);
 		if (found == exp[i])
 			continue;
+		__atomic_fetch_add(&c->csum_errors, 1, __ATOMIC_RELAXED);
+		core_log(c, "data checksum error: device %s physical %llu logical %llu: expected crc32c %08x, found %08x%s",
+			 cp[first].dev->path,
+			 (unsigned long long)(cp[first].physical + (uint64_t)i * SECT),
+			 (unsigned long long)(start + (uint64_t)i * SECT), exp[i], found,
+			 first + 1 < ncp ? ", trying the next copy" : "");
 		/* try the other copies of this sector */
-		int ok = 0;
-		for (int m = 1; m < ncp && !ok; m++) {
+		int ok = -1;
+		for (int m = first + 1; m < ncp && ok < 0; m++) {
 			if (dev_read(cp[m].dev, cp[m].physical + (uint64_t)i * SECT, b, SECT) == 0 &&
 			    crc32c(0, b, SECT) == exp[i])
-				ok = 1;
+				ok = m;
 		}
-		if (ok)
+		if (ok >= 0) {
+			__atomic_fetch_add(&c->degraded, 1, __ATOMIC_RELAXED);
+			core_log(c, "data logical %llu: degraded, served from copy %d on %s",
+				 (unsigned long long)(start + (uint64_t)i * SECT), ok + 1,
+				 cp[ok].dev->path);
 			continue;
-		__atomic_fetch_add(&c->csum_errors, 1, __ATOMIC_RELAXED);
-		core_log(c, "data checksum error: device %s physical %llu logical %llu: expected crc32c %08x, found %08x",
-			 cp[0].dev->path, (unsigned long long)(cp[0].physical + (uint64_t)i * SECT),
-			 (unsigned long long)(start + (uint64_t)i * SECT), exp[i], found);
+		}
 		ret = -EIO;
 		break;
 	}

@@ -41,6 +41,23 @@ static void lat_from_env(struct dev *d)
 	free(s);
 }
 
+static void fail_from_env(struct dev *d)
+{
+	const char *e = getenv("GLASSFS_DEV_FAIL");
+	static const char *const names[] = { "read", "write", "flush", "discard" };
+	const char *colon;
+	size_t plen, len = strlen(d->path);
+
+	if (!e || !(colon = strchr(e, ':')))
+		return;
+	plen = (size_t)(colon - e);
+	if (plen == 0 || plen > len || strncmp(d->path + len - plen, e, plen))
+		return;
+	for (int i = 0; i < 4; i++)
+		if (strstr(colon + 1, names[i]))
+			d->fail[i] = 1;
+}
+
 /* Rotational flag of a block device from sysfs; image files inherit the
  * flag of the device under their filesystem when we can tell, else 0. */
 static bool sysfs_rotational(dev_t rdev)
@@ -108,6 +125,7 @@ int dev_open(const char *path, bool readonly, struct dev **out)
 		d->rotational = sysfs_rotational(st.st_dev);
 	}
 	lat_from_env(d);
+	fail_from_env(d);
 	*out = d;
 	return 0;
 fail_errno: {
@@ -154,6 +172,14 @@ static void io_end(struct dev *d, enum dev_op op, uint64_t off, uint64_t len,
 
 #define ADD(f, v) __atomic_fetch_add(&d->cnt.f, (v), __ATOMIC_RELAXED)
 
+static bool failing(struct dev *d, enum dev_op op)
+{
+	if (!__atomic_load_n(&d->fail[op], __ATOMIC_RELAXED))
+		return false;
+	__atomic_fetch_add(&d->errors, 1, __ATOMIC_RELAXED);
+	return true;
+}
+
 static int check_range(const struct dev *d, uint64_t off, uint64_t len)
 {
 	if (off > d->size || len > d->size - off)
@@ -169,7 +195,9 @@ int dev_read(struct dev *d, uint64_t off, void *buf, uint64_t len)
 	if (ret)
 		return ret;
 	t0 = io_begin(d, DEV_READ, off, len);
-	while (done < len) {
+	if (failing(d, DEV_READ))
+		ret = -EIO;
+	while (!ret && done < len) {
 		ssize_t n = pread(d->fd, (char *)buf + done, len - done, (off_t)(off + done));
 		if (n < 0) {
 			if (errno == EINTR)
@@ -199,7 +227,9 @@ int dev_write(struct dev *d, uint64_t off, const void *buf, uint64_t len)
 	if (d->readonly)
 		return -EROFS;
 	t0 = io_begin(d, DEV_WRITE, off, len);
-	while (done < len) {
+	if (failing(d, DEV_WRITE))
+		ret = -EIO;
+	while (!ret && done < len) {
 		ssize_t n = pwrite(d->fd, (const char *)buf + done, len - done,
 				   (off_t)(off + done));
 		if (n < 0) {
@@ -228,7 +258,9 @@ int dev_flush(struct dev *d)
 	if (d->readonly)
 		return 0;
 	t0 = io_begin(d, DEV_FLUSH, 0, 0);
-	while (fdatasync(d->fd) < 0) {
+	if (failing(d, DEV_FLUSH))
+		ret = -EIO;
+	while (!ret && fdatasync(d->fd) < 0) {
 		if (errno != EINTR) {
 			ret = -errno;
 			break;
@@ -249,7 +281,9 @@ int dev_discard(struct dev *d, uint64_t off, uint64_t len)
 	if (d->readonly)
 		return -EROFS;
 	t0 = io_begin(d, DEV_DISCARD, off, len);
-	if (d->blockdev) {
+	if (failing(d, DEV_DISCARD))
+		ret = -EIO;
+	else if (d->blockdev) {
 		uint64_t range[2] = { off, len };
 		if (ioctl(d->fd, BLKDISCARD, range) < 0)
 			ret = -errno;
@@ -268,6 +302,11 @@ int dev_discard(struct dev *d, uint64_t off, uint64_t len)
 void dev_set_latency(struct dev *d, enum dev_op op, uint64_t ns)
 {
 	d->lat_ns[op] = ns;
+}
+
+void dev_set_fail(struct dev *d, enum dev_op op, bool on)
+{
+	__atomic_store_n(&d->fail[op], on ? 1 : 0, __ATOMIC_RELAXED);
 }
 
 void dev_counters(const struct dev *d, struct dev_counters *o)

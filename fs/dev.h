@@ -12,6 +12,11 @@
  * any subset) adds a sleep to each operation of every device, or
  * dev_set_latency() per device.
  *
+ * Error model (to play a failing disk): dev_set_fail(d, op, true) makes
+ * every later operation op on d return -EIO without touching the file;
+ * GLASSFS_DEV_FAIL="PATHSUFFIX:read,write" does it at open for every
+ * device whose path ends in PATHSUFFIX.
+ *
  * Thread safety: every function may be called concurrently; counters are
  * atomic; nothing here takes a lock.
  */
@@ -39,6 +44,8 @@ struct dev {
 	bool rotational;
 	bool readonly;
 	uint64_t lat_ns[4];	/* latency model per enum dev_op; 0 = none */
+	int fail[4];		/* error model per enum dev_op: -EIO when set (atomic) */
+	uint64_t errors;	/* operations that returned an error (atomic) */
 	struct dev_counters cnt;	/* atomic adds */
 };
 
@@ -53,6 +60,8 @@ int dev_flush(struct dev *d);
 int dev_discard(struct dev *d, uint64_t off, uint64_t len);
 
 void dev_set_latency(struct dev *d, enum dev_op op, uint64_t ns);
+/* Error injection: op on d fails with -EIO while on. */
+void dev_set_fail(struct dev *d, enum dev_op op, bool on);
 void dev_counters(const struct dev *d, struct dev_counters *out);
 
 #endif

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Issue the discard of [logical, +len) on every copy. */
 static void issue(struct core *c, uint64_t logical, uint64_t len)
@@ -23,6 +24,27 @@ static void issue(struct core *c, uint64_t logical, uint64_t len)
 		if (PROBE_ON(DISCARD_DONE))
 			GLASSFS_DISCARD_DONE(cp[i].dev->devid, cp[i].physical, len,
 					     t0 ? glock_now_ns() - t0 : 0);
+	}
+}
+
+/* Async rate limits: sleep so that one discard of len bytes takes at
+ * least 1/iops seconds and len/bytes_per_s seconds. */
+static void rate_limit(struct core *c, uint64_t len, uint64_t t0)
+{
+	uint64_t want = 0, el = glock_now_ns() - t0;
+
+	if (c->opts.discard_iops)
+		want = 1000000000ull / c->opts.discard_iops;
+	if (c->opts.discard_bytes_per_s) {
+		uint64_t b = (uint64_t)((double)len * 1e9 / (double)c->opts.discard_bytes_per_s);
+		if (b > want)
+			want = b;
+	}
+	if (want > el) {
+		uint64_t ns = want - el;
+		struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
 	}
 }
 
@@ -43,8 +65,10 @@ static void *discard_thread(void *arg)
 		q->busy = true;
 		glock_write_unlock(&q->lock);
 
+		uint64_t t0 = glock_now_ns();
 		issue(c, r.logical, r.len);
 		alloc_release(c, r.logical, r.len);
+		rate_limit(c, r.len, t0);
 
 		glock_write(&q->lock);
 		q->busy = false;
@@ -63,10 +87,17 @@ int discard_open(struct core *c)
 	glock_init(&q->lock, GLOCK_MUTEX, GLOCK_CLASS_DEV, 0, -1, -1);
 	gcond_init(&q->cond);
 	q->mode = DISCARD_OFF;
-	if (e && strcmp(e, "sync") == 0)
-		q->mode = DISCARD_SYNC;
-	else if (e && strcmp(e, "async") == 0)
-		q->mode = DISCARD_ASYNC;
+	switch (c->opts.discard) {	/* the mount option wins over the environment */
+	case CORE_DISCARD_OFF: break;
+	case CORE_DISCARD_SYNC: q->mode = DISCARD_SYNC; break;
+	case CORE_DISCARD_ASYNC: q->mode = DISCARD_ASYNC; break;
+	default:
+		if (e && strcmp(e, "sync") == 0)
+			q->mode = DISCARD_SYNC;
+		else if (e && strcmp(e, "async") == 0)
+			q->mode = DISCARD_ASYNC;
+		break;
+	}
 	if (c->readonly)
 		q->mode = DISCARD_OFF;
 	if (q->mode == DISCARD_ASYNC) {
@@ -157,4 +188,57 @@ uint64_t discard_take_sync_ns(struct core *c)
 
 	c->discard.sync_ns = 0;
 	return ns;
+}
+
+int core_trim(struct core *c, uint64_t minlen, uint64_t *trimmed)
+{
+	uint64_t from = 0, l, len, done = 0;
+	uint64_t (*gaps)[2];
+	int ret = 0;
+
+	if (c->readonly || c->aborted)
+		return -EROFS;
+	if (minlen < CORE_SECTORSIZE)
+		minlen = CORE_SECTORSIZE;
+	/* 1. free space inside block groups: taken from the allocator while
+	 * it is discarded, so nothing is written there meanwhile */
+	while (alloc_trim_take(c, from, 64ull << 20, &l, &len)) {
+		if (len >= minlen) {
+			issue(c, l, len);
+			done += len * (uint64_t)chunk_map_lookup(c, l, len,
+					(struct chunk_copy[CHUNK_MAX_STRIPES]){ 0 }, NULL);
+		}
+		alloc_release(c, l, len);
+		from = l + len;
+	}
+	/* 2. device space in no chunk: no chunk is created meanwhile */
+	gaps = calloc(256, sizeof(*gaps));
+	if (!gaps)
+		return -ENOMEM;
+	glock_lock(&c->chunk_alloc_lock, GLOCK_WRITE);
+	for (int i = 0; i < c->ndevs && !ret; i++) {
+		int n = chunk_unallocated_ranges(c, c->devs[i], gaps, 256);
+		if (n < 0) {
+			ret = n;
+			break;
+		}
+		for (int g = 0; g < n; g++) {
+			if (gaps[g][1] < minlen)
+				continue;
+			int r = dev_discard(c->devs[i], gaps[g][0], gaps[g][1]);
+			if (r == -EOPNOTSUPP) {
+				ret = r;
+				break;
+			}
+			if (!r)
+				done += gaps[g][1];
+		}
+	}
+	glock_unlock(&c->chunk_alloc_lock, GLOCK_WRITE);
+	free(gaps);
+	if (ret == -EOPNOTSUPP)
+		core_log(c, "trim: a device does not support discard");
+	if (trimmed)
+		*trimmed = done;
+	return ret;
 }

@@ -10,8 +10,10 @@
  *          waits for them (discard__stall) — the stall the talk measures;
  *   sync   issued by the commit itself (commit__phase 7) before it ends;
  *   off    never (the default).
- * The mode comes from GLASSFS_DISCARD=off|sync|async at open (the mount
- * option discard= can set it through core_opts once it has the field).
+ * The mode comes from core_opts.discard (mount option discard=off|sync|
+ * async, nodiscard), else from GLASSFS_DISCARD=off|sync|async at open.
+ * Async discards are paced by core_opts.discard_iops and
+ * discard_bytes_per_s (0 = unlimited).
  */
 #ifndef GLASSFS_DISCARD_H
 #define GLASSFS_DISCARD_H

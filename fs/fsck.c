@@ -24,6 +24,8 @@
 #include "fs/btree.h"
 #include "fs/crc32c.h"
 #include "fs/fsck.h"
+#include "fs/node.h"
+#include "fs/scrub.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -171,6 +173,36 @@ static void check_supers(struct fsck *f)
 
 /* ---- nodes ---------------------------------------------------------------- */
 
+/* The walk read one good copy; every other copy must verify too. */
+static void check_node_copies(struct fsck *f, uint64_t bytenr)
+{
+	struct core *c = f->c;
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	struct node_expect e = { c->nodesize, bytenr, c->sb.fsid, 0, -1, 0, 0 };
+	int n = chunk_map_lookup(c, bytenr, c->nodesize, cp, NULL);
+	uint8_t *buf;
+	char why[160];
+
+	if (n < 2)
+		return;
+	buf = malloc(c->nodesize);
+	if (!buf) {
+		f->oom = true;
+		return;
+	}
+	for (int m = 0; m < n; m++) {
+		if (dev_read(cp[m].dev, cp[m].physical, buf, c->nodesize))
+			fsck_error(f, "node %llu: copy %d on %s at %llu: read error",
+				   (unsigned long long)bytenr, m + 1, cp[m].dev->path,
+				   (unsigned long long)cp[m].physical);
+		else if (node_verify(buf, &e, why, sizeof(why)))
+			fsck_error(f, "node %llu: copy %d on %s at %llu is bad: %s",
+				   (unsigned long long)bytenr, m + 1, cp[m].dev->path,
+				   (unsigned long long)cp[m].physical, why);
+	}
+	free(buf);
+}
+
 static int visit_node(const struct node_info *ni, void *arg)
 {
 	struct fsck *f = arg;
@@ -181,6 +213,7 @@ static int visit_node(const struct node_info *ni, void *arg)
 		return -ENOMEM;
 	}
 	f->nodes_seen++;
+	check_node_copies(f, ni->bytenr);
 	if (f->verbose) {
 		struct chunk_copy cp[CHUNK_MAX_STRIPES];
 		int n = chunk_map_lookup(f->c, ni->bytenr, f->c->nodesize, cp, NULL);
@@ -592,10 +625,13 @@ int main(int argc, char **argv)
 
 	memset(&f, 0, sizeof(f));
 	memset(&s, 0, sizeof(s));
-	bool core_only = false;
+	bool core_only = false, scrub = false;
 
-	while ((opt = getopt(argc, argv, "nvych")) != -1) {
+	while ((opt = getopt(argc, argv, "nvycrh")) != -1) {
 		switch (opt) {
+		case 'r':
+			scrub = true;
+			break;
 		case 'n':
 			break;
 		case 'v':
@@ -608,13 +644,15 @@ int main(int argc, char **argv)
 			fprintf(stderr, "fsck.glassfs: repair is not implemented; checking only\n");
 			break;
 		case 'h':
-			printf("usage: fsck.glassfs [-n] [-v] [-c] DEV...\n"
+			printf("usage: fsck.glassfs [-n] [-v] [-c] [-r] DEV...\n"
 			       "  -n  check only (the default: repair is not implemented)\n"
+			       "  -r  first rewrite bad copies of dup/raid1 blocks from good ones\n"
+			       "      (an offline scrub), then check\n"
 			       "  -v  list every node with its physical address\n"
 			       "  -c  storage core only: skip the items layer's checks\n");
 			return 0;
 		default:
-			fprintf(stderr, "usage: fsck.glassfs [-n] [-v] [-c] DEV...\n");
+			fprintf(stderr, "usage: fsck.glassfs [-n] [-v] [-c] [-r] DEV...\n");
 			return 8;
 		}
 	}
@@ -623,6 +661,27 @@ int main(int argc, char **argv)
 		return 8;
 	}
 	core_opts_default(&o);
+	if (scrub) {
+		struct scrub_opts so = { 0 };
+		struct scrub_progress sp;
+		o.commit_interval_s = 3600;
+		ret = core_open((const char *const *)&argv[optind], argc - optind, &o, &f.c);
+		if (ret) {
+			fprintf(stderr, "fsck.glassfs: -r: cannot open the volume read-write: %s\n",
+				strerror(-ret));
+			return 8;
+		}
+		ret = core_scrub(f.c, &so, &sp);
+		int r2 = core_close(f.c);
+		f.c = NULL;
+		printf("fsck.glassfs: scrub: %llu bytes checked, %llu corrected, %llu uncorrectable\n",
+		       (unsigned long long)sp.checked_bytes, (unsigned long long)sp.corrected_bytes,
+		       (unsigned long long)sp.uncorrectable_bytes);
+		if (ret || r2) {
+			fprintf(stderr, "fsck.glassfs: scrub failed: %s\n", strerror(-(ret ? ret : r2)));
+			return 8;
+		}
+	}
 	o.readonly = true;
 	ret = core_open((const char *const *)&argv[optind], argc - optind, &o, &f.c);
 	if (ret) {

@@ -2,7 +2,8 @@
 /*
  * mkfs.glassfs — format image files or block devices as one glassfs volume.
  *
- *   mkfs.glassfs [-L label] [-n nodesize] [-s SIZE] [-f] DEV...
+ *   mkfs.glassfs [-L label] [-n nodesize] [-s SIZE] [-d PROFILE] [-m PROFILE]
+ *                [--rotational DEV=0|1]... [-f] DEV...
  *
  * -s SIZE creates missing image files of SIZE bytes (suffixes K, M, G, T);
  * an existing file is resized only with -f.  An existing glassfs, btrfs,
@@ -21,8 +22,13 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: mkfs.glassfs [-L label] [-n nodesize] [-s SIZE] [-f] DEV...\n"
+	fprintf(f, "usage: mkfs.glassfs [-L label] [-n nodesize] [-s SIZE] [-d PROFILE] [-m PROFILE]\n"
+		   "                    [--rotational DEV=0|1]... [-f] DEV...\n"
 		   "  -L label     volume label (up to 255 bytes)\n"
+		   "  -d PROFILE   data profile: single (default), dup, raid1 (>= 2 devices)\n"
+		   "  -m PROFILE   metadata profile: single (default), dup, raid1 (>= 2 devices)\n"
+		   "  --rotational DEV=0|1  record DEV as rotational (1) or not (0) instead of\n"
+		   "               asking the device (image files: metadata goes to 0 first)\n"
 		   "  -n nodesize  B-tree node size: 4096..65536, power of two (default 16384)\n"
 		   "  -s SIZE      create missing image files with SIZE bytes (K/M/G/T suffixes)\n"
 		   "  -f           overwrite an existing filesystem signature / resize images\n");
@@ -85,12 +91,45 @@ static int make_image(const char *path, uint64_t size, int force)
 
 int main(int argc, char **argv)
 {
-	struct format_opts o = { NULL, CORE_DEFAULT_NODESIZE, false };
+	struct format_opts o = { .nodesize = CORE_DEFAULT_NODESIZE };
 	uint64_t size = 0;
 	int opt, ret;
+	static const struct option longopts[] = {
+		{ "rotational", required_argument, NULL, 'R' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *rot_dev[64];
+	int rot_val[64], nrot = 0;
 
-	while ((opt = getopt(argc, argv, "L:n:s:fh")) != -1) {
+	while ((opt = getopt_long(argc, argv, "L:n:s:d:m:fh", longopts, NULL)) != -1) {
 		switch (opt) {
+		case 'd':
+		case 'm': {
+			uint64_t p;
+			if (core_profile_parse(optarg, &p)) {
+				fprintf(stderr, "mkfs.glassfs: unknown %s profile '%s' (single, dup, raid1)\n",
+					opt == 'd' ? "data" : "metadata", optarg);
+				return 1;
+			}
+			if (opt == 'd')
+				o.data_profile = p;
+			else
+				o.meta_profile = p;
+			break;
+		}
+		case 'R': {
+			char *eq = strrchr(optarg, '=');
+			if (!eq || eq == optarg || (strcmp(eq, "=0") && strcmp(eq, "=1")) || nrot == 64) {
+				fprintf(stderr, "mkfs.glassfs: --rotational wants DEV=0 or DEV=1, not '%s'\n",
+					optarg);
+				return 1;
+			}
+			*eq = 0;
+			rot_dev[nrot] = optarg;
+			rot_val[nrot++] = eq[1] - '0';
+			break;
+		}
 		case 'L':
 			o.label = optarg;
 			break;
@@ -125,6 +164,11 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 1;
 	}
+	if (((o.data_profile | o.meta_profile) & CORE_PROFILE_RAID1) && argc - optind < 2) {
+		fprintf(stderr, "mkfs.glassfs: the raid1 profile needs at least 2 devices, %d given\n",
+			argc - optind);
+		return 1;
+	}
 	for (int i = optind; i < argc; i++) {
 		if (size && make_image(argv[i], size, o.force))
 			return 1;
@@ -134,6 +178,24 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	int8_t rot[64];
+	for (int i = 0; i < argc - optind && i < 64; i++)
+		rot[i] = -1;
+	for (int r = 0; r < nrot; r++) {
+		int found = 0;
+		for (int i = optind; i < argc && i - optind < 64; i++) {
+			if (strcmp(argv[i], rot_dev[r]) == 0) {
+				rot[i - optind] = (int8_t)rot_val[r];
+				found = 1;
+			}
+		}
+		if (!found) {
+			fprintf(stderr, "mkfs.glassfs: --rotational %s: not one of the devices given\n",
+				rot_dev[r]);
+			return 1;
+		}
+	}
+	o.rotational = rot;
 	ret = core_format((const char *const *)&argv[optind], argc - optind, &o);
 	if (ret) {
 		fprintf(stderr, "mkfs.glassfs: formatting failed: %s\n", strerror(-ret));
@@ -156,6 +218,8 @@ int main(int argc, char **argv)
 	printf("glassfs volume created\n  label:    %s\n  uuid:     ", o.label ? o.label : "(none)");
 	for (int i = 0; i < 16; i++)
 		printf("%02x%s", id[i], (i == 3 || i == 5 || i == 7 || i == 9) ? "-" : "");
+	printf("\n  data:     %s\n  metadata: %s", core_profile_name(o.data_profile),
+	       core_profile_name(o.meta_profile));
 	printf("\n  nodesize: %u\n  devices:  %d\n  size:     %llu bytes (%llu MiB free for data)\n",
 	       core_nodesize(c), argc - optind, (unsigned long long)sp.total_bytes,
 	       (unsigned long long)(sp.avail_bytes >> 20));

@@ -28,7 +28,7 @@ static unsigned t_seed;
 	printf("FAIL: %s:%d: %s = %ld (%s)\n", __FILE__, __LINE__, #expr, _r, strerror((int)-_r)); \
 	t_fails++; goto out; } } while (0)
 
-static unsigned t_rand(void)
+static __attribute__((unused)) unsigned t_rand(void)
 {
 	t_seed = t_seed * 1103515245u + 12345u;
 	return (t_seed >> 8) & 0xffffff;
@@ -57,14 +57,14 @@ static int t_image(char *buf, size_t n, uint64_t size)
 	return 0;
 }
 
-static int t_format(const char *img, uint32_t nodesize)
+static __attribute__((unused)) int t_format(const char *img, uint32_t nodesize)
 {
 	const char *devs[1] = { img };
-	struct format_opts o = { "unit", nodesize, true };
+	struct format_opts o = { .label = "unit", .nodesize = nodesize, .force = true };
 	return core_format(devs, 1, &o);
 }
 
-static int t_open(const char *img, bool ro, struct core **c)
+static __attribute__((unused)) int t_open(const char *img, bool ro, struct core **c)
 {
 	const char *devs[1] = { img };
 	struct core_opts o;
@@ -131,7 +131,7 @@ static __attribute__((unused)) int t_fsck(const char *img)
 	else CHECK(name, _f == 0); \
 } while (0)
 
-static struct key t_key(uint64_t i)
+static __attribute__((unused)) struct key t_key(uint64_t i)
 {
 	struct key k = { 1000 + i, KEY_INODE_ITEM, 0 };
 	return k;

@@ -201,7 +201,7 @@ static void two_devices(void)
 {
 	char a[256], b[256];
 	const char *devs[2] = { a, b }, *rev[2] = { b, a };
-	struct format_opts fo = { "two", 4096, true };
+	struct format_opts fo = { .label = "two", .nodesize = 4096, .force = true };
 	struct core_opts o;
 	struct core *c = NULL;
 	uint64_t total = 0;

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * scrub.h — read every copy of every metadata node and data block of a
+ * volume, verify it, and rewrite a bad copy from a good one.
+ *
+ * Online: core_scrub runs in the caller's thread beside the workload.  It
+ * walks the extent tree in batches; each batch holds a transaction handle
+ * (so no commit can free and reuse the extents it is reading) while it
+ * reads, and lets go between batches, where the rate limit sleeps.  Only
+ * committed extents are scrubbed: blocks written by the running
+ * transaction have no extent item yet.
+ *
+ * A copy is bad when it cannot be read, or (node) fails node_verify, or
+ * (data sector) does not match its checksum.  A bad copy is rewritten
+ * from a good copy of the same block; with no good copy the block's bytes
+ * count as uncorrectable and a log line names it.  Sectors without a
+ * checksum (preallocated, never written) are only read.
+ *
+ * Progress counters are updated atomically while scrub runs: another
+ * thread may read them (scrub_progress_read) and cancel (scrub_cancel).
+ * Probes: scrub__progress after each batch and at the end, scrub__error
+ * per bad copy.
+ */
+#ifndef GLASSFS_SCRUB_H
+#define GLASSFS_SCRUB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct core;
+
+struct scrub_opts {
+	uint64_t rate_bytes_per_s;	/* bytes read per second, 0 = unlimited */
+	bool readonly;			/* report only (offline check, ro mount) */
+	int cancel;			/* scrub_cancel() sets it: -ECANCELED */
+};
+
+struct scrub_progress {
+	uint64_t total_bytes;		/* bytes of committed extents (logical, at start) */
+	uint64_t done_bytes;		/* logical bytes of extents finished */
+	uint64_t checked_bytes;		/* bytes read and verified, every copy */
+	uint64_t corrected_bytes;	/* bytes of bad copies rewritten from a good one */
+	uint64_t uncorrectable_bytes;	/* logical bytes with no good copy left */
+	uint64_t meta_errors;		/* bad node copies found */
+	uint64_t data_errors;		/* bad data sector copies found */
+	uint64_t read_errors;		/* copies that could not be read */
+	uint64_t nodes, extents;	/* visited */
+	int running;			/* 1 while core_scrub runs */
+	int result;			/* its return value once finished */
+};
+
+/*
+ * Scrub the whole volume.  0 when every copy was checked (even if some
+ * were uncorrectable: see the counters), -ECANCELED, or -errno when the
+ * walk itself failed.  p is zeroed at start.
+ */
+int core_scrub(struct core *c, struct scrub_opts *o, struct scrub_progress *p);
+void scrub_cancel(struct scrub_opts *o);
+/* A consistent-enough copy of p while another thread scrubs. */
+void scrub_progress_read(const struct scrub_progress *p, struct scrub_progress *out);
+
+#endif

@@ -1,0 +1,618 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_raid.c — chunk profiles (single, dup, raid1) on image files:
+ * mkfs error paths, where chunks land (devices of different sizes,
+ * rotational classes), round trips, one damaged copy of metadata and of
+ * data (reads succeed, scrub repairs, a second scrub finds nothing, fsck
+ * clean), a device that fails its reads or writes (degraded, not failed).
+ */
+#include "core_test.h"
+#include "fs/scrub.h"
+
+#include <sys/stat.h>
+
+#define NITEMS 400
+#define NEXT 4
+#define EXTLEN (64u << 10)
+
+static int insert_items(struct core *c, uint64_t from, uint64_t n, uint32_t size)
+{
+	uint8_t buf[256];
+	struct txn *t;
+	int ret = txn_join(c, (unsigned)n, 0, &t);
+
+	if (ret)
+		return ret;
+	for (uint64_t i = from; i < from + n && !ret; i++) {
+		struct key k = t_key(i);
+		memset(buf, (int)(i & 0xff), sizeof(buf));
+		memcpy(buf, &i, 8);
+		ret = btree_insert(t, core_root(c, FS_TREE_OBJECTID), &k, buf, size);
+	}
+	int e = txn_end(t);
+	return ret ? ret : e;
+}
+
+static uint64_t count_items(struct core *c, uint64_t from, uint64_t n, int *err)
+{
+	uint8_t buf[256];
+	uint64_t ok = 0;
+
+	*err = 0;
+	for (uint64_t i = from; i < from + n; i++) {
+		struct key k = t_key(i);
+		int r = btree_lookup(core_root(c, FS_TREE_OBJECTID), &k, buf, sizeof(buf));
+		uint64_t v;
+		if (r < 0 && r != -ENOENT)
+			*err = r;
+		if (r < 8)
+			continue;
+		memcpy(&v, buf, 8);
+		if (v == i)
+			ok++;
+	}
+	return ok;
+}
+
+struct vol {
+	char img[3][256];
+	const char *devs[3];
+	int n;
+};
+
+static int vol_make(struct vol *v, int n, const uint64_t *sizes)
+{
+	v->n = n;
+	for (int i = 0; i < n; i++) {
+		int ret = t_image(v->img[i], sizeof(v->img[i]), sizes[i]);
+		if (ret)
+			return ret;
+		v->devs[i] = v->img[i];
+	}
+	return 0;
+}
+
+static void vol_rm(struct vol *v)
+{
+	for (int i = 0; i < v->n; i++)
+		unlink(v->img[i]);
+}
+
+static int vol_format(struct vol *v, uint64_t dprof, uint64_t mprof, const int8_t *rot)
+{
+	struct format_opts o = { .label = "raid", .nodesize = 4096, .force = true,
+				 .data_profile = dprof, .meta_profile = mprof, .rotational = rot };
+	return core_format(v->devs, v->n, &o);
+}
+
+static int vol_open(struct vol *v, struct core **c)
+{
+	struct core_opts o;
+	core_opts_default(&o);
+	o.commit_interval_s = 3600;
+	return core_open(v->devs, v->n, &o, c);
+}
+
+static bool vol_fsck_quiet;
+
+/* fsck.glassfs -n -c over every device: exit code, -1 when not built. */
+static int vol_fsck(struct vol *v)
+{
+	const char *out = getenv("OUT") ? getenv("OUT") : "build";
+	const char *root = getenv("GLASSFS_ROOT") ? getenv("GLASSFS_ROOT") : ".";
+	char bin[512], cmd[2048];
+	int st;
+
+	if (out[0] == '/')
+		snprintf(bin, sizeof(bin), "%s/bin/fsck.glassfs", out);
+	else
+		snprintf(bin, sizeof(bin), "%s/%s/bin/fsck.glassfs", root, out);
+	if (access(bin, X_OK) < 0)
+		return -1;
+	snprintf(cmd, sizeof(cmd), "%s -n -c %s %s %s > %s.fsck 2>&1", bin, v->devs[0],
+		 v->n > 1 ? v->devs[1] : "", v->n > 2 ? v->devs[2] : "", v->devs[0]);
+	st = system(cmd);
+	st = WIFEXITED(st) ? WEXITSTATUS(st) : 99;
+	if (st && !vol_fsck_quiet) {
+		snprintf(cmd, sizeof(cmd), "head -20 %s.fsck", v->devs[0]);
+		if (system(cmd) < 0)
+			st = 99;
+	}
+	snprintf(cmd, sizeof(cmd), "%s.fsck", v->devs[0]);
+	unlink(cmd);
+	return st;
+}
+#define CHECK_VFSCK(name, v) do { \
+	int _f = vol_fsck(v); \
+	if (_f < 0) printf("SKIP: %s: fsck.glassfs not built\n", name); \
+	else CHECK(name, _f == 0); \
+} while (0)
+
+/* Chunks of each type: how many, and do they all have the profile? */
+struct prof_check {
+	uint64_t type, prof;
+	int n, wrong;
+	bool want_rot_ok;
+};
+
+static int check_chunk(const struct chunk *ch, void *arg)
+{
+	struct prof_check *pc = arg;
+
+	if (!(ch->type & pc->type))
+		return 0;
+	pc->n++;
+	if ((ch->type & BG_PROFILE_MASK) != pc->prof)
+		pc->wrong++;
+	else if (pc->prof == BG_RAID1 &&
+		 (ch->num_stripes != 2 || ch->stripes[0].dev == ch->stripes[1].dev))
+		pc->wrong++;
+	else if (pc->prof == BG_DUP &&
+		 (ch->num_stripes != 2 || ch->stripes[0].dev != ch->stripes[1].dev ||
+		  (ch->stripes[0].physical < ch->stripes[1].physical + ch->length &&
+		   ch->stripes[1].physical < ch->stripes[0].physical + ch->length)))
+		pc->wrong++;
+	else if (pc->prof == 0 && ch->num_stripes != 1)
+		pc->wrong++;
+	return 0;
+}
+
+static bool profiles_ok(struct core *c, uint64_t dprof, uint64_t mprof)
+{
+	struct prof_check d = { BG_DATA, dprof, 0, 0, true };
+	struct prof_check m = { BG_METADATA | BG_SYSTEM, mprof, 0, 0, true };
+
+	chunk_for_each(c, check_chunk, &d);
+	chunk_for_each(c, check_chunk, &m);
+	return d.n >= 1 && m.n >= 2 && !d.wrong && !m.wrong;
+}
+
+static void fill(uint8_t *b, uint64_t n, unsigned seed)
+{
+	for (uint64_t i = 0; i < n; i++)
+		b[i] = (uint8_t)((i * 131 + seed * 7 + (i >> 9)) ^ seed);
+}
+
+/* Items and data extents (logicals out[]), committed. */
+static int populate(struct core *c, uint64_t *out)
+{
+	uint8_t *b = malloc(EXTLEN);
+	struct txn *t;
+	int ret = insert_items(c, 0, NITEMS, 100);
+
+	if (!b)
+		return -ENOMEM;
+	for (int e = 0; e < NEXT && !ret; e++) {
+		ret = txn_join(c, 4, 0, &t);
+		if (ret)
+			break;
+		fill(b, EXTLEN, (unsigned)e + 1);
+		ret = data_alloc(t, EXTLEN, &out[e]);
+		if (!ret)
+			ret = data_write(t, out[e], b, EXTLEN);
+		int r2 = txn_end(t);
+		ret = ret ? ret : r2;
+	}
+	free(b);
+	return ret ? ret : txn_commit(c, COMMIT_SYNC);
+}
+
+/* Every item and every extent reads back right. */
+static bool verify_all(struct core *c, const uint64_t *ext)
+{
+	uint8_t *b = malloc(EXTLEN), *w = malloc(EXTLEN);
+	int err;
+	bool ok = b && w && count_items(c, 0, NITEMS, &err) == NITEMS && !err;
+
+	for (int e = 0; e < NEXT && ok; e++) {
+		fill(w, EXTLEN, (unsigned)e + 1);
+		ok = data_read(c, ext[e], b, EXTLEN) == 0 && memcmp(b, w, EXTLEN) == 0;
+	}
+	free(b);
+	free(w);
+	return ok;
+}
+
+static uint64_t copy_phys(struct core *c, uint64_t logical, uint64_t len, int m,
+			  const char **path)
+{
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	int n = chunk_map_lookup(c, logical, len, cp, NULL);
+	if (n <= m)
+		return 0;
+	*path = cp[m].dev->path;
+	return cp[m].physical;
+}
+
+static void mkfs_errors(void)
+{
+	struct vol v;
+	uint64_t sz[1] = { 64ull << 20 };
+
+	if (vol_make(&v, 1, sz)) {
+		printf("FAIL: mkfs errors: cannot make an image\n");
+		t_fails++;
+		return;
+	}
+	CHECK("mkfs: raid1 data with one device is refused (EINVAL)",
+	      vol_format(&v, CORE_PROFILE_RAID1, 0, NULL) == -EINVAL);
+	CHECK("mkfs: raid1 metadata with one device is refused (EINVAL)",
+	      vol_format(&v, 0, CORE_PROFILE_RAID1, NULL) == -EINVAL);
+	CHECK("mkfs: an unknown profile bit is refused",
+	      vol_format(&v, 1ull << 3, 0, NULL) == -EINVAL);
+	uint64_t p = 99;
+	CHECK("profile names parse", core_profile_parse("raid1", &p) == 0 && p == CORE_PROFILE_RAID1 &&
+	      core_profile_parse("dup", &p) == 0 && p == CORE_PROFILE_DUP &&
+	      core_profile_parse("single", &p) == 0 && p == 0 &&
+	      core_profile_parse("raid5", &p) == -EINVAL);
+	CHECK("discard option names parse", core_discard_parse("async") == CORE_DISCARD_ASYNC &&
+	      core_discard_parse("nodiscard") == CORE_DISCARD_OFF &&
+	      core_discard_parse("sync") == CORE_DISCARD_SYNC && core_discard_parse("x") < 0);
+	vol_rm(&v);
+}
+
+/*
+ * One profile combination end to end.  corrupt: damage copy 1 of the fs
+ * root node and of one data extent in the closed images, then read,
+ * scrub, scrub again, fsck.
+ */
+static void profile_case(const char *tag, int ndev, uint64_t dprof, uint64_t mprof)
+{
+	struct vol v;
+	uint64_t sz[2] = { 64ull << 20, 96ull << 20 }, ext[NEXT];
+	struct core *c = NULL;
+	struct core_stats st;
+	struct scrub_opts so = { 0 };
+	struct scrub_progress sp;
+	char name[200];
+	const char *np = NULL, *dp = NULL;
+	char npath[256], dpath[256];
+	uint64_t nphys, dphys;
+#define N(s) (snprintf(name, sizeof(name), "%s: %s", tag, s), name)
+
+	MUST(vol_make(&v, ndev, sz));
+	MUST(vol_format(&v, dprof, mprof, NULL));
+	MUST(vol_open(&v, &c));
+	CHECK(N("new chunks have the profiles asked for"), profiles_ok(c, dprof, mprof));
+	MUST(populate(c, ext));
+	CHECK(N("chunks created later keep the profiles"), profiles_ok(c, dprof, mprof));
+	MUST(core_close(c));
+	c = NULL;
+	CHECK_VFSCK(N("fsck clean after the round trip (every copy)"), &v);
+
+	MUST(vol_open(&v, &c));
+	CHECK(N("profiles survive reopen"), profiles_ok(c, dprof, mprof));
+	CHECK(N("items and data read back after reopen"), verify_all(c, ext));
+	nphys = copy_phys(c, core_root(c, FS_TREE_OBJECTID)->bytenr, c->nodesize, 0, &np);
+	dphys = copy_phys(c, ext[1], EXTLEN, 0, &dp);
+	snprintf(npath, sizeof(npath), "%s", np ? np : "");
+	snprintf(dpath, sizeof(dpath), "%s", dp ? dp : "");
+	MUST(core_close(c));
+	c = NULL;
+	if (!nphys || !dphys) {
+		printf("FAIL: %s: no copy found to damage\n", tag);
+		t_fails++;
+		goto out;
+	}
+
+	/* damage copy 1 of the fs root node and of data extent 1 */
+	MUST(t_poke(npath, nphys + 300, 0x5a));
+	MUST(t_poke(dpath, dphys + EXTLEN / 2 + 17, 0x81));
+	vol_fsck_quiet = true;
+	int fr = vol_fsck(&v);
+	vol_fsck_quiet = false;
+	if (fr >= 0)
+		CHECK(N("fsck reports the damaged copies (exit 4)"), fr == 4);
+	MUST(vol_open(&v, &c));
+	CHECK(N("with one copy damaged every read still succeeds"), verify_all(c, ext));
+	core_stats(c, &st);
+	CHECK(N("the damage is counted (csum_errors, degraded)"), st.csum_errors >= 2 && st.degraded >= 2);
+	MUST(core_scrub(c, &so, &sp));
+	CHECK(N("scrub finds both bad copies"), sp.meta_errors >= 1 && sp.data_errors >= 1);
+	CHECK(N("scrub repairs them (corrected node + sector, nothing uncorrectable)"),
+	      sp.corrected_bytes >= c->nodesize + CORE_SECTORSIZE && sp.uncorrectable_bytes == 0);
+	CHECK(N("scrub checked every copy of everything"),
+	      sp.checked_bytes >= 2 * (uint64_t)NEXT * EXTLEN && sp.nodes > 3 && sp.extents == NEXT);
+	MUST(core_scrub(c, &so, &sp));
+	CHECK(N("a second scrub finds nothing"), sp.meta_errors == 0 && sp.data_errors == 0 &&
+	      sp.corrected_bytes == 0 && sp.uncorrectable_bytes == 0 && sp.checked_bytes > 0);
+	MUST(core_close(c));
+	c = NULL;
+	CHECK_VFSCK(N("fsck clean after the repair"), &v);
+out:
+	if (c)
+		core_close(c);
+	vol_rm(&v);
+#undef N
+}
+
+/* raid1 and a device that fails: reads from the other, writes degrade. */
+static void failing_device(void)
+{
+	struct vol v;
+	uint64_t sz[2] = { 64ull << 20, 80ull << 20 }, ext[NEXT], l;
+	struct core *c = NULL;
+	struct core_stats st;
+	struct txn *t;
+	uint8_t *b = malloc(EXTLEN), *r = malloc(EXTLEN);
+
+	if (!b || !r)
+		goto out;
+	MUST(vol_make(&v, 2, sz));
+	MUST(vol_format(&v, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, NULL));
+	MUST(vol_open(&v, &c));
+	MUST(populate(c, ext));
+	MUST(core_close(c));
+	MUST(vol_open(&v, &c));
+	int served = 0;
+	for (int k = 0; k < 2; k++) {
+		/* each device in turn fails its reads, with a cold cache so
+		 * metadata comes from the devices */
+		MUST(core_close(c));
+		MUST(vol_open(&v, &c));
+		dev_set_fail(c->devs[k], DEV_READ, true);
+		core_stats(c, &st);
+		uint64_t d0 = st.degraded;
+		CHECK(k ? "raid1: device 2 failing reads: everything reads"
+			: "raid1: device 1 failing reads: everything reads", verify_all(c, ext));
+		core_stats(c, &st);
+		/* reads that hit the failing device were served by the other */
+		CHECK(k ? "raid1: device 2 failing reads: each failed read counted as degraded"
+			: "raid1: device 1 failing reads: each failed read counted as degraded",
+		      c->devs[k]->errors == 0 || st.degraded > d0);
+		served += c->devs[k]->errors > 0;
+		dev_set_fail(c->devs[k], DEV_READ, false);
+	}
+	CHECK("raid1: the failing device was really asked (and failed)", served >= 1);
+	/* writes: one copy fails, the write does not */
+	dev_set_fail(c->devs[0], DEV_WRITE, true);
+	core_stats(c, &st);
+	uint64_t d1 = st.degraded;
+	MUST(txn_join(c, 4, 0, &t));
+	fill(b, EXTLEN, 77);
+	int wr = data_alloc(t, EXTLEN, &l);
+	if (!wr)
+		wr = data_write(t, l, b, EXTLEN);
+	txn_end(t);
+	core_stats(c, &st);
+	CHECK("raid1: a write with one failing copy succeeds, degraded", wr == 0 && st.degraded > d1);
+	CHECK("raid1: and reads back from the good copy",
+	      data_read(c, l, r, EXTLEN) == 0 && memcmp(r, b, EXTLEN) == 0);
+	dev_set_fail(c->devs[0], DEV_WRITE, false);
+	/* both copies failing: EIO, never bad bytes */
+	dev_set_fail(c->devs[0], DEV_READ, true);
+	dev_set_fail(c->devs[1], DEV_READ, true);
+	memset(r, 0xee, EXTLEN);
+	int rr = data_read(c, ext[0], r, EXTLEN);
+	CHECK("raid1: both copies failing gives EIO", rr == -EIO && r[0] == 0 && r[EXTLEN - 1] == 0);
+	dev_set_fail(c->devs[0], DEV_READ, false);
+	dev_set_fail(c->devs[1], DEV_READ, false);
+	/* scrub rewrites the copy the failed write left stale (once committed) */
+	struct scrub_opts so = { 0 };
+	struct scrub_progress sp;
+	MUST(txn_commit(c, COMMIT_SYNC));
+	MUST(core_scrub(c, &so, &sp));
+	CHECK("raid1: scrub repairs the copy the failed write missed",
+	      sp.data_errors >= EXTLEN / CORE_SECTORSIZE && sp.uncorrectable_bytes == 0 &&
+	      sp.corrected_bytes >= EXTLEN);
+	MUST(core_close(c));
+	c = NULL;
+	CHECK_VFSCK("raid1: fsck clean after the failing device and scrub", &v);
+out:
+	if (c)
+		core_close(c);
+	vol_rm(&v);
+	free(b);
+	free(r);
+}
+
+/* Metadata on non-rotational devices, data on rotational ones. */
+static int where_chunk(const struct chunk *ch, void *arg)
+{
+	int *bad = arg;
+	bool meta = !(ch->type & BG_DATA);
+
+	for (int s = 0; s < ch->num_stripes; s++)
+		if (ch->stripes[s].dev->rotational == meta)
+			(*bad)++;
+	return 0;
+}
+
+static void rotational(void)
+{
+	struct vol v;
+	uint64_t sz[2] = { 48ull << 20, 128ull << 20 }, ext[NEXT];
+	int8_t rot[2] = { 0, 1 };	/* small fast device, big slow one */
+	struct core *c = NULL;
+	int bad = 0;
+
+	MUST(vol_make(&v, 2, sz));
+	MUST(vol_format(&v, 0, 0, rot));
+	MUST(vol_open(&v, &c));
+	CHECK("rotational: flags recorded at mkfs come back at open",
+	      !c->devs[0]->rotational && c->devs[1]->rotational);
+	MUST(populate(c, ext));
+	chunk_for_each(c, where_chunk, &bad);
+	CHECK("rotational: metadata chunks on the non-rotational device, data on the rotational one",
+	      bad == 0);
+	MUST(core_close(c));
+	c = NULL;
+	/* both rotational: metadata falls back to them */
+	int8_t rot2[2] = { 1, 1 };
+	MUST(vol_format(&v, 0, 0, rot2));
+	MUST(vol_open(&v, &c));
+	MUST(populate(c, ext));
+	CHECK("rotational: with no fast device metadata still gets chunks", verify_all(c, ext));
+	MUST(core_close(c));
+	c = NULL;
+	CHECK_VFSCK("rotational: fsck clean", &v);
+out:
+	if (c)
+		core_close(c);
+	vol_rm(&v);
+}
+
+/* Mount-option fields: discard mode and device latency come from core_opts. */
+static void opts_fields(void)
+{
+	struct vol v;
+	uint64_t sz[1] = { 32ull << 20 };
+	struct core *c = NULL;
+	struct core_opts o;
+
+	MUST(vol_make(&v, 1, sz));
+	MUST(vol_format(&v, 0, 0, NULL));
+	core_opts_default(&o);
+	o.commit_interval_s = 3600;
+	o.discard = CORE_DISCARD_SYNC;
+	o.dev_lat_us[DEV_FLUSH] = 7;
+	MUST(core_open(v.devs, 1, &o, &c));
+	CHECK("core_opts.discard=sync sets the discard mode", c->discard.mode == DISCARD_SYNC);
+	CHECK("core_opts.dev_lat_us sets the device latency model",
+	      c->devs[0]->lat_ns[DEV_FLUSH] == 7000 && c->devs[0]->lat_ns[DEV_READ] == 0);
+	MUST(core_close(c));
+	c = NULL;
+	o.discard = CORE_DISCARD_ASYNC;
+	o.discard_iops = 1000;
+	MUST(core_open(v.devs, 1, &o, &c));
+	CHECK("core_opts.discard=async starts the discard thread",
+	      c->discard.mode == DISCARD_ASYNC && c->discard.started);
+	MUST(core_close(c));
+	c = NULL;
+	setenv("GLASSFS_DISCARD", "sync", 1);
+	o.discard = CORE_DISCARD_OFF;
+	MUST(core_open(v.devs, 1, &o, &c));
+	CHECK("discard=off wins over GLASSFS_DISCARD", c->discard.mode == DISCARD_OFF);
+	MUST(core_close(c));
+	c = NULL;
+	o.discard = CORE_DISCARD_DEFAULT;
+	MUST(core_open(v.devs, 1, &o, &c));
+	CHECK("no discard option: GLASSFS_DISCARD still applies", c->discard.mode == DISCARD_SYNC);
+	unsetenv("GLASSFS_DISCARD");
+out:
+	if (c)
+		core_close(c);
+	c = NULL;
+	vol_rm(&v);
+}
+
+static uint64_t disk_bytes(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 ? (uint64_t)st.st_blocks * 512 : 0;
+}
+
+/* Batch trim punches holes where nothing lives, and only there. */
+static void trim_case(void)
+{
+	struct vol v;
+	uint64_t sz[1] = { 64ull << 20 }, ext[NEXT], trimmed = 0;
+	struct core *c = NULL;
+	struct txn *t;
+	uint8_t *b = malloc(EXTLEN), *w = malloc(EXTLEN);
+
+	if (!b || !w)
+		goto out0;
+	MUST(vol_make(&v, 1, sz));
+	MUST(vol_format(&v, CORE_PROFILE_DUP, CORE_PROFILE_DUP, NULL));
+	MUST(vol_open(&v, &c));
+	MUST(populate(c, ext));
+	MUST(txn_join(c, 8, TXN_USE_RESERVE, &t));
+	for (int e = 0; e < NEXT - 1; e++)
+		MUST(data_ref(t, ext[e], EXTLEN, -1));
+	MUST(txn_end(t));
+	MUST(txn_commit(c, COMMIT_SYNC));
+	MUST(txn_commit(c, COMMIT_SYNC));
+	uint64_t before = disk_bytes(v.img[0]);
+	int r = core_trim(c, 0, &trimmed);
+	uint64_t after = disk_bytes(v.img[0]);
+	printf("trim: %llu bytes trimmed, image %llu -> %llu bytes on disk\n",
+	       (unsigned long long)trimmed, (unsigned long long)before, (unsigned long long)after);
+	CHECK("trim: succeeds and reports bytes", r == 0 && trimmed > 0);
+	CHECK("trim: the image holds fewer blocks (freed extents punched, both copies)",
+	      after + 2ull * (NEXT - 1) * EXTLEN <= before);
+	fill(w, EXTLEN, NEXT);
+	CHECK("trim: the live extent and every item still read",
+	      data_read(c, ext[NEXT - 1], b, EXTLEN) == 0 && memcmp(b, w, EXTLEN) == 0 &&
+	      ({ int err; count_items(c, 0, NITEMS, &err) == NITEMS && !err; }));
+	MUST(core_close(c));
+	c = NULL;
+	CHECK_VFSCK("trim: fsck clean after trim", &v);
+out:
+	if (c)
+		core_close(c);
+	vol_rm(&v);
+out0:
+	free(b);
+	free(w);
+}
+
+/* A device missing: refused unless degraded; then read-only, reads served. */
+static void missing_device(void)
+{
+	struct vol v;
+	uint64_t sz[2] = { 64ull << 20, 64ull << 20 }, ext[NEXT];
+	struct core *c = NULL;
+	struct core_opts o;
+
+	MUST(vol_make(&v, 2, sz));
+	MUST(vol_format(&v, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, NULL));
+	MUST(vol_open(&v, &c));
+	MUST(populate(c, ext));
+	MUST(core_close(c));
+	c = NULL;
+	core_opts_default(&o);
+	for (int k = 0; k < 2; k++) {
+		const char *one[1] = { v.devs[k] };
+		o.degraded = false;
+		CHECK(k ? "missing device 1: refused without degraded (ENODEV)"
+			: "missing device 2: refused without degraded (ENODEV)",
+		      core_open(one, 1, &o, &c) == -ENODEV);
+		c = NULL;
+		o.degraded = true;
+		MUST(core_open(one, 1, &o, &c));
+		CHECK(k ? "missing device 1: degraded open is read-only, every read served"
+			: "missing device 2: degraded open is read-only, every read served",
+		      core_readonly(c) && verify_all(c, ext));
+		struct txn *t;
+		CHECK("degraded: no transaction can start (EROFS)", txn_join(c, 1, 0, &t) == -EROFS);
+		MUST(core_close(c));
+		c = NULL;
+	}
+	/* single data on a missing device cannot be served: refused even degraded */
+	MUST(vol_format(&v, 0, CORE_PROFILE_RAID1, NULL));
+	{
+		const char *one[1] = { v.devs[0] };
+		struct core *c2 = NULL;
+		int r0 = core_open(one, 1, &o, &c2), r1;
+		if (!r0)
+			core_close(c2);
+		one[0] = v.devs[1];
+		c2 = NULL;
+		r1 = core_open(one, 1, &o, &c2);
+		if (!r1)
+			core_close(c2);
+		CHECK("degraded: a single-profile chunk with its device missing refuses the open",
+		      r0 == -ENODEV || r1 == -ENODEV);
+	}
+	CHECK_VFSCK("degraded: both devices together still check clean", &v);
+out:
+	if (c)
+		core_close(c);
+	vol_rm(&v);
+}
+
+int main(void)
+{
+	t_seed_init();
+	mkfs_errors();
+	profile_case("dup/dup one device", 1, CORE_PROFILE_DUP, CORE_PROFILE_DUP);
+	profile_case("raid1/raid1 two devices", 2, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1);
+	profile_case("raid1 data, dup metadata", 2, CORE_PROFILE_RAID1, CORE_PROFILE_DUP);
+	failing_device();
+	rotational();
+	opts_fields();
+	trim_case();
+	missing_device();
+	return t_fails ? 1 : 0;
+}
