@@ -64,7 +64,7 @@ for _ in $(seq 50); do [ -s "$DIR/port" ] && break; sleep 0.1; done
 PORT=$(cat "$DIR/port")
 PATH=$BIN:$PATH "$BIN/glass-agent" --server "http://127.0.0.1:$PORT" --token-file "$DIR/token" \
 	--interval 5 --spool "$DIR/spool" --label demo=fsmark --label "locking=$LOCKING" \
-	--profiler-cmd "$BIN/glass-offcputime -f --no-idle -p $FSPID -d {interval}" \
+	--units us --profiler-cmd "$BIN/glass-offcputime -f --no-idle -p $FSPID -d {interval}" \
 	2>"$DIR/agent.log" &
 pids+=($!)
 
