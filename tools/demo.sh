@@ -99,19 +99,23 @@ cat >"$RUN/meta.json" <<JSON
 {"title": "glassfs: fs_mark zero-length creates, off-CPU",
  "host": "$(hostname)", "kernel": "$(uname -r)",
  "mount_options": "locking=$LOCKING", "workload": "fs_mark -s 0 -S 0 -t $THREADS -n $FILES (one directory per thread)",
- "duration_s": $(echo "$t1 - $t0" | bc), "files_per_s": "${rate:-?}"}
+ "duration_s": $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b - a}'), "files_per_s": "${rate:-?}"}
 JSON
 "$BIN/glass-report" "$RUN" -o "$DIR/report.html" || die "glass-report failed"
 
 # The finding: of the daemon's off-CPU time inside filesystem operations
 # (stacks through fsops_*), the share spent waiting for B-tree locks
-# (glock_lock under btree_*), and the root locks' share from glass-lockstat.
+# (glock_lock under btree_*), and the root locks' share of all B-tree lock
+# wait time (root, node and group classes) from glass-lockstat.
 total=$(awk '/;fsops_/ {s += $NF} END {print s + 0}' "$RUN/offcpu.folded")
 locks=$(awk '/;fsops_/ && /;btree_[a-z_]*;.*glock_lock/ {s += $NF} END {print s + 0}' "$RUN/offcpu.folded")
 rootw=$(python3 -c '
 import json,sys
 d=json.load(open(sys.argv[1]))
-print(sum(c.get("wait_ns",0) for c in d.get("classes",[]) if c.get("class")=="root"))' "$RUN/lockstat.json" 2>/dev/null || echo 0)
+cl=d.get("classes",[])
+bt=sum(c.get("wait_ns",0) for c in cl if c.get("class") in ("root","node","group"))
+rt=sum(c.get("wait_ns",0) for c in cl if c.get("class")=="root")
+print(round(100.0*rt/bt) if bt else -1)' "$RUN/lockstat.json" 2>/dev/null || echo -1)
 windows=$(curl -s "http://127.0.0.1:$PORT/api/v1/hosts" | python3 -c 'import json,sys; print(sum(h.get("windows",0) for h in json.load(sys.stdin)))' 2>/dev/null || echo 0)
 
 step "result"
@@ -119,7 +123,7 @@ echo "fs_mark: ${rate:-?} files/s ($THREADS threads, a directory each, locking=$
 if [ "$total" -gt 0 ]; then
 	awk -v l="$locks" -v t="$total" -v r="$rootw" 'BEGIN {
 		printf "finding: %.0f%% of the daemon'"'"'s off-CPU time inside filesystem operations waits on B-tree locks", 100 * l / t;
-		if (r > 0) printf " (root-node locks: %.0f%%)", 100 * (r / 1000) / t;
+		if (r >= 0) printf "; %d%% of B-tree lock wait time is on tree root locks (glass-lockstat)", r;
 		printf "\n" }'
 else
 	echo "finding: no off-CPU samples were captured (see $DIR/offcpu.err)"
