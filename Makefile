@@ -83,3 +83,8 @@ clean:
 	rm -rf $(OUT)
 
 -include $(shell find $(OUT) -name '*.d' 2>/dev/null)
+
+# The README's probe table, regenerated from fs/probes.d.
+.PHONY: readme-probes
+readme-probes:
+	$(Q)tools/readme-probes.sh --write
