@@ -88,3 +88,10 @@ clean:
 .PHONY: readme-probes
 readme-probes:
 	$(Q)tools/readme-probes.sh --write
+
+# Long runs that do not belong in `make test`: 500 crash rounds, a
+# million-entry directory, the crash unit test at many more kills.
+soak: deps
+	$(Q)$(MAKE) --no-print-directory test-build
+	$(Q)CRASH_ROUNDS=$${CRASH_ROUNDS:-500} BIGDIR_FILES=$${BIGDIR_FILES:-1000000} \
+		TEST_TIMEOUT=$${TEST_TIMEOUT:-7200} OUT=$(OUT) tests/run.sh crash.test stress.test

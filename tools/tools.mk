@@ -83,4 +83,4 @@ $(OUT)/fuzz/fuzz_folded: $(FUZZ_SRCS) $(wildcard tools/lib/*.h) $(OUT)/gen/flame
 		-o $@ $(FUZZ_SRCS) -lm
 
 # `make fuzz` runs every area's fuzzer.
-fuzz: fuzz-flamegraph
+fuzz: fuzz-flamegraph fuzz-aggregator
