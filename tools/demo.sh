@@ -126,7 +126,7 @@ if [ "$total" -gt 0 ]; then
 		if (r >= 0) printf "; %d%% of B-tree lock wait time is on tree root locks (glass-lockstat)", r;
 		printf "\n" }'
 else
-	echo "finding: no off-CPU samples were captured (see $DIR/offcpu.err)"
+	echo "finding: no off-CPU time inside filesystem operations was captured (see $DIR/offcpu.err)"
 fi
 echo "aggregator: $windows window(s) stored from the agent (dashboards: http://127.0.0.1:$PORT/ while it runs)"
 echo "flame graph: $DIR/offcpu.svg"
