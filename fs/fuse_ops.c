@@ -29,6 +29,7 @@
 #include "fs/probe.h"
 #include "fs/scrub.h"
 
+#include <linux/fs.h>
 #include <pthread.h>
 
 /* FUSE opcodes (linux/fuse.h enum fuse_opcode), for the probes. */
@@ -806,6 +807,25 @@ static void gl_ioctl(fuse_req_t req, fuse_ino_t ino_, unsigned int cmd, void *ar
 			fuse_reply_err(req, -ret);
 		else
 			fuse_reply_ioctl(req, 0, NULL, 0);
+		return;
+	}
+	if (cmd == FITRIM) {	/* fstrim(8): the whole volume; range.len gets the bytes trimmed */
+		struct fstrim_range r;
+		uint64_t trimmed = 0;
+		int ret;
+
+		if (in_bufsz < sizeof(r) || out_bufsz < sizeof(r)) {
+			reply_err(req, OP_IOCTL, ino, t0, -EINVAL);
+			return;
+		}
+		memcpy(&r, in_buf, sizeof(r));
+		ret = core_trim(d->core, r.minlen, &trimmed);
+		op_end(OP_IOCTL, ino, ret, t0);
+		r.len = trimmed;
+		if (ret < 0)
+			fuse_reply_err(req, -ret);
+		else
+			fuse_reply_ioctl(req, 0, &r, sizeof(r));
 		return;
 	}
 	if (cmd == GLASSFS_IOC_TRIM) {
