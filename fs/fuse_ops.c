@@ -27,6 +27,10 @@
 #include "fs/fuse_ops.h"
 #include "fs/ioctl.h"
 #include "fs/probe.h"
+#include "fs/scrub.h"
+
+#include <linux/fs.h>
+#include <pthread.h>
 
 /* FUSE opcodes (linux/fuse.h enum fuse_opcode), for the probes. */
 enum {
@@ -619,6 +623,112 @@ static void gl_lseek(fuse_req_t req, fuse_ino_t ino_, off_t off, int whence,
 		fuse_reply_lseek(req, (off_t)r);
 }
 
+/*
+ * The daemon's one scrub: a thread running core_scrub, started and
+ * cancelled by ioctl, joined at the next start or at unmount (destroy).
+ */
+static struct {
+	pthread_mutex_t lock;
+	pthread_t thread;
+	bool joinable;			/* a thread was started and not yet joined */
+	int running;			/* 1 from start until core_scrub returned (atomic) */
+	uint32_t started;
+	struct core *core;
+	struct scrub_opts opts;
+	struct scrub_progress prog;
+} scrub = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void *scrub_thread(void *arg)
+{
+	(void)arg;
+	core_scrub(scrub.core, &scrub.opts, &scrub.prog);
+	__atomic_store_n(&scrub.running, 0, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static int scrub_start(struct glassfs_daemon *d, uint64_t rate)
+{
+	int ret = 0;
+
+	if (core_readonly(d->core))
+		return -EROFS;
+	pthread_mutex_lock(&scrub.lock);
+	if (scrub.joinable && __atomic_load_n(&scrub.running, __ATOMIC_ACQUIRE)) {
+		ret = -EBUSY;
+		goto out;
+	}
+	if (scrub.joinable) {
+		pthread_join(scrub.thread, NULL);
+		scrub.joinable = false;
+	}
+	memset(&scrub.opts, 0, sizeof(scrub.opts));
+	memset(&scrub.prog, 0, sizeof(scrub.prog));
+	scrub.opts.rate_bytes_per_s = rate;
+	scrub.core = d->core;
+	scrub.running = 1;		/* before the thread: status sees it at once */
+	ret = -pthread_create(&scrub.thread, NULL, scrub_thread, NULL);
+	if (ret)
+		scrub.running = 0;
+	else {
+		scrub.joinable = true;
+		scrub.started++;
+	}
+out:
+	pthread_mutex_unlock(&scrub.lock);
+	return ret;
+}
+
+static void scrub_status(struct glassfs_ioc_scrub *o)
+{
+	struct scrub_progress p;
+
+	pthread_mutex_lock(&scrub.lock);
+	scrub_progress_read(&scrub.prog, &p);
+	memset(o, 0, sizeof(*o));
+	o->version = 1;
+	o->running = scrub.joinable && __atomic_load_n(&scrub.running, __ATOMIC_ACQUIRE);
+	o->result = p.result;
+	o->started = scrub.started;
+	o->rate_bytes_per_s = scrub.opts.rate_bytes_per_s;
+	o->total_bytes = p.total_bytes;
+	o->done_bytes = p.done_bytes;
+	o->checked_bytes = p.checked_bytes;
+	o->corrected_bytes = p.corrected_bytes;
+	o->uncorrectable_bytes = p.uncorrectable_bytes;
+	o->meta_errors = p.meta_errors;
+	o->data_errors = p.data_errors;
+	o->read_errors = p.read_errors;
+	o->nodes = p.nodes;
+	o->extents = p.extents;
+	pthread_mutex_unlock(&scrub.lock);
+}
+
+static int scrub_cancel_running(void)
+{
+	int ret = -ENOENT;
+
+	pthread_mutex_lock(&scrub.lock);
+	if (scrub.joinable && __atomic_load_n(&scrub.running, __ATOMIC_ACQUIRE)) {
+		scrub_cancel(&scrub.opts);
+		ret = 0;
+	}
+	pthread_mutex_unlock(&scrub.lock);
+	return ret;
+}
+
+/* Unmount: a running scrub is cancelled and joined before the core closes. */
+static void gl_destroy(void *userdata)
+{
+	(void)userdata;
+	pthread_mutex_lock(&scrub.lock);
+	if (scrub.joinable) {
+		scrub_cancel(&scrub.opts);
+		pthread_join(scrub.thread, NULL);
+		scrub.joinable = false;
+	}
+	pthread_mutex_unlock(&scrub.lock);
+}
+
 static void gl_ioctl(fuse_req_t req, fuse_ino_t ino_, unsigned int cmd, void *arg,
 		     struct fuse_file_info *fi, unsigned flags, const void *in_buf,
 		     size_t in_bufsz, size_t out_bufsz)
@@ -627,7 +737,7 @@ static void gl_ioctl(fuse_req_t req, fuse_ino_t ino_, unsigned int cmd, void *ar
 	struct glassfs_daemon *d = D(req);
 	uint64_t t0 = op_start(OP_IOCTL, ino);
 
-	(void)arg; (void)fi; (void)in_buf; (void)in_bufsz;
+	(void)arg; (void)fi;
 	if (flags & FUSE_IOCTL_COMPAT) {
 		reply_err(req, OP_IOCTL, ino, t0, -ENOSYS);
 		return;
@@ -661,11 +771,87 @@ static void gl_ioctl(fuse_req_t req, fuse_ino_t ino_, unsigned int cmd, void *ar
 			fuse_reply_ioctl(req, 0, NULL, 0);
 		return;
 	}
+	if (cmd == GLASSFS_IOC_SCRUB_START) {
+		struct glassfs_ioc_scrub in;
+		int ret;
+
+		if (in_bufsz < sizeof(in)) {
+			reply_err(req, OP_IOCTL, ino, t0, -EINVAL);
+			return;
+		}
+		memcpy(&in, in_buf, sizeof(in));
+		ret = scrub_start(d, in.rate_bytes_per_s);
+		op_end(OP_IOCTL, ino, ret, t0);
+		if (ret < 0)
+			fuse_reply_err(req, -ret);
+		else
+			fuse_reply_ioctl(req, 0, NULL, 0);
+		return;
+	}
+	if (cmd == GLASSFS_IOC_SCRUB_STATUS) {
+		struct glassfs_ioc_scrub out;
+
+		if (out_bufsz < sizeof(out)) {
+			reply_err(req, OP_IOCTL, ino, t0, -EINVAL);
+			return;
+		}
+		scrub_status(&out);
+		op_end(OP_IOCTL, ino, 0, t0);
+		fuse_reply_ioctl(req, 0, &out, sizeof(out));
+		return;
+	}
+	if (cmd == GLASSFS_IOC_SCRUB_CANCEL) {
+		int ret = scrub_cancel_running();
+		op_end(OP_IOCTL, ino, ret, t0);
+		if (ret < 0)
+			fuse_reply_err(req, -ret);
+		else
+			fuse_reply_ioctl(req, 0, NULL, 0);
+		return;
+	}
+	if (cmd == FITRIM) {	/* fstrim(8): the whole volume; range.len gets the bytes trimmed */
+		struct fstrim_range r;
+		uint64_t trimmed = 0;
+		int ret;
+
+		if (in_bufsz < sizeof(r) || out_bufsz < sizeof(r)) {
+			reply_err(req, OP_IOCTL, ino, t0, -EINVAL);
+			return;
+		}
+		memcpy(&r, in_buf, sizeof(r));
+		ret = core_trim(d->core, r.minlen, &trimmed);
+		op_end(OP_IOCTL, ino, ret, t0);
+		r.len = trimmed;
+		if (ret < 0)
+			fuse_reply_err(req, -ret);
+		else
+			fuse_reply_ioctl(req, 0, &r, sizeof(r));
+		return;
+	}
+	if (cmd == GLASSFS_IOC_TRIM) {
+		struct glassfs_ioc_trim io;
+		int ret;
+
+		if (in_bufsz < sizeof(io) || out_bufsz < sizeof(io)) {
+			reply_err(req, OP_IOCTL, ino, t0, -EINVAL);
+			return;
+		}
+		memcpy(&io, in_buf, sizeof(io));
+		io.trimmed = 0;
+		ret = core_trim(d->core, io.minlen, &io.trimmed);
+		op_end(OP_IOCTL, ino, ret, t0);
+		if (ret < 0)
+			fuse_reply_err(req, -ret);
+		else
+			fuse_reply_ioctl(req, 0, &io, sizeof(io));
+		return;
+	}
 	reply_err(req, OP_IOCTL, ino, t0, -ENOTTY);
 }
 
 const struct fuse_lowlevel_ops glassfs_ll_ops = {
 	.init		= gl_init,
+	.destroy	= gl_destroy,
 	.lookup		= gl_lookup,
 	.forget		= gl_forget,
 	.forget_multi	= gl_forget_multi,

@@ -17,7 +17,7 @@
 	X(transid) X(commits) X(nodes_written) \
 	X(dev_read_ios) X(dev_read_bytes) X(dev_write_ios) X(dev_write_bytes) \
 	X(dev_flushes) X(dev_discards) X(dev_discard_bytes) \
-	X(cache_hits) X(cache_misses) X(csum_errors)
+	X(cache_hits) X(cache_misses) X(csum_errors) X(degraded) X(repaired)
 
 #define GLASSFS_STATS_MAX 48
 
@@ -31,5 +31,35 @@ struct glassfs_ioc_stats {
 #define GLASSFS_IOC_STATS	_IOR(GLASSFS_IOC_MAGIC, 1, struct glassfs_ioc_stats)
 /* Commit the running transaction and wait for it (like `sync` for this fs). */
 #define GLASSFS_IOC_COMMIT	_IO(GLASSFS_IOC_MAGIC, 2)
+
+
+/*
+ * Scrub (scrub.h) in a daemon thread.  START takes rate_bytes_per_s
+ * (0 = unlimited) and fails with EBUSY while one runs, EROFS on a
+ * read-only mount; STATUS fills the rest; CANCEL stops a running scrub
+ * (ENOENT if none runs).  Byte counts as in struct scrub_progress.
+ */
+struct glassfs_ioc_scrub {
+	uint32_t version;		/* 1 */
+	uint32_t running;		/* 1 while a scrub runs */
+	int32_t result;			/* last scrub's return (0, -ECANCELED, -errno) */
+	uint32_t started;		/* scrubs started since mount */
+	uint64_t rate_bytes_per_s;	/* START: in; STATUS: the running one's */
+	uint64_t total_bytes, done_bytes, checked_bytes;
+	uint64_t corrected_bytes, uncorrectable_bytes;
+	uint64_t meta_errors, data_errors, read_errors;
+	uint64_t nodes, extents;
+};
+
+/* Batch trim (core_trim): minlen in, trimmed bytes out. */
+struct glassfs_ioc_trim {
+	uint64_t minlen;
+	uint64_t trimmed;
+};
+
+#define GLASSFS_IOC_SCRUB_START	_IOW(GLASSFS_IOC_MAGIC, 3, struct glassfs_ioc_scrub)
+#define GLASSFS_IOC_SCRUB_STATUS _IOR(GLASSFS_IOC_MAGIC, 4, struct glassfs_ioc_scrub)
+#define GLASSFS_IOC_SCRUB_CANCEL _IO(GLASSFS_IOC_MAGIC, 5)
+#define GLASSFS_IOC_TRIM	_IOWR(GLASSFS_IOC_MAGIC, 6, struct glassfs_ioc_trim)
 
 #endif

@@ -59,6 +59,14 @@ static void usage(FILE *f)
 "  log=FILE           messages of a background daemon go to FILE (default: dropped)\n"
 "  entry_timeout=S attr_timeout=S negative_timeout=S   kernel cache times\n"
 "  ro | rw            read-only / read-write\n"
+"  discard=off|sync|async  discard freed extents: never (default), inside the\n"
+"                     commit, or queued in the background; bare 'discard' = sync\n"
+"  nodiscard          same as discard=off\n"
+"  discard_iops=N     async discard rate limit, discards per second (0 = none)\n"
+"  discard_bps=SIZE   async discard rate limit, bytes per second, e.g. 64M (0 = none)\n"
+"  degraded           mount with devices missing when every chunk keeps a copy\n"
+"  dev_latency=read:US,write:US,flush:US,discard:US   device latency model in\n"
+"                     microseconds per operation (any subset, e.g. discard:50000)\n"
 "FUSE options forwarded: allow_other, allow_root, default_permissions (always on),\n"
 "  fsname=, subtype=, max_read=, [no]suid, [no]dev, [no]exec, [no]atime, ...\n"
 "mount(8) options ignored: defaults, auto, noauto, user, users, nouser, nofail, _netdev, x-*\n");
@@ -107,6 +115,39 @@ static int parse_double(const char *s, double *out)
 		return -EINVAL;
 	*out = v;
 	return 0;
+}
+
+/* "read:US,write:US,flush:US,discard:US" (any subset) -> lat[4]. */
+static int parse_dev_latency(const char *s, uint64_t lat[4])
+{
+	static const char *const names[4] = { "read", "write", "flush", "discard" };
+	char *dup = strdup(s), *save = NULL, *tok;
+	int ret = *s ? 0 : -EINVAL;
+
+	if (!dup)
+		return -ENOMEM;
+	for (tok = strtok_r(dup, ",", &save); tok && !ret; tok = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(tok, ':'), *end;
+		unsigned long long us;
+		int i;
+
+		if (!colon) {
+			ret = -EINVAL;
+			break;
+		}
+		*colon = 0;
+		for (i = 0; i < 4 && strcmp(tok, names[i]); i++)
+			;
+		errno = 0;
+		us = strtoull(colon + 1, &end, 10);
+		if (i == 4 || end == colon + 1 || *end || errno || colon[1] == '-' ||
+		    us > 10000000ULL)
+			ret = -EINVAL;
+		else
+			lat[i] = us;
+	}
+	free(dup);
+	return ret;
 }
 
 static void add_fuse_opt(struct options *o, const char *opt)
@@ -164,7 +205,40 @@ static int parse_opt(struct options *o, const char *opt)
 		add_fuse_opt(o, opt);
 		return 0;
 	}
-	if (v && has_prefix(opt, "commit=")) {
+	if (!strcmp(opt, "nodiscard")) {
+		o->core.discard = CORE_DISCARD_OFF;
+		return 0;
+	}
+	if (!strcmp(opt, "discard")) {
+		o->core.discard = CORE_DISCARD_SYNC;
+		return 0;
+	}
+	if (!strcmp(opt, "degraded")) {
+		o->core.degraded = true;
+		return 0;
+	}
+	if (v && has_prefix(opt, "discard=")) {
+		int d = core_discard_parse(v);
+
+		if (d > 0) {
+			o->core.discard = d;
+			return 0;
+		}
+		fprintf(stderr, "glassfs: bad value in option '%s' (discard=off|sync|async)\n", opt);
+		return -EINVAL;
+	} else if (v && has_prefix(opt, "discard_iops=")) {
+		if (v[0] != '-' && parse_size(v, &o->core.discard_iops) == 0)
+			return 0;
+	} else if (v && has_prefix(opt, "discard_bps=")) {
+		if (v[0] != '-' && parse_size(v, &o->core.discard_bytes_per_s) == 0)
+			return 0;
+	} else if (v && has_prefix(opt, "dev_latency=")) {
+		if (parse_dev_latency(v, o->core.dev_lat_us) == 0)
+			return 0;
+		fprintf(stderr, "glassfs: bad value in option '%s' "
+			"(dev_latency=read:US,write:US,flush:US,discard:US)\n", opt);
+		return -EINVAL;
+	} else if (v && has_prefix(opt, "commit=")) {
 		if (parse_uint(v, &o->core.commit_interval_s) == 0 && o->core.commit_interval_s > 0)
 			return 0;
 	} else if (v && has_prefix(opt, "locking=")) {

@@ -194,7 +194,10 @@ void core_fill_super(struct core *c, uint64_t transid)
 	sb->chunk_root_level = (uint8_t)ch->level;
 	sb->chunk_root_generation = transid;
 	sb->bytes_used = alloc_bytes_used(c);
-	sb->num_devices = (uint64_t)c->ndevs;
+	/* num_devices is the volume's, from the superblock: a degraded open
+	 * has fewer devices at hand; only an added device raises it */
+	if (sb->num_devices < (uint64_t)c->ndevs)
+		sb->num_devices = (uint64_t)c->ndevs;
 	sb->total_bytes = 0;
 	for (int i = 0; i < c->ndevs; i++)
 		sb->total_bytes += c->devs[i]->size;
@@ -203,11 +206,17 @@ void core_fill_super(struct core *c, uint64_t transid)
 	sb->csum_type = CSUM_TYPE_CRC32C;
 }
 
+/*
+ * Write every superblock copy of every device, then flush each device.
+ * On a multi-device volume a device whose superblock write or flush
+ * fails is skipped (a log line, the degraded counter) as long as another
+ * device took its superblock: the failure only matters if all fail.
+ */
 int core_write_supers(struct core *c, uint64_t transid)
 {
 	static const uint64_t offs[SUPER_COPIES] = { SUPER_OFFSET, SUPER_MIRROR1, SUPER_MIRROR2 };
 	struct super_block *buf;
-	int ret = 0;
+	int ret = 0, first_err = 0, good = 0;
 
 	core_fill_super(c, transid);
 	ret = chunk_build_sys_array(c, &c->sb);
@@ -218,8 +227,11 @@ int core_write_supers(struct core *c, uint64_t transid)
 	buf = aligned_alloc(4096, sizeof(*buf));
 	if (!buf)
 		return -ENOMEM;
-	for (int i = 0; i < c->ndevs && !ret; i++) {
+	for (int i = 0; i < c->ndevs; i++) {
 		struct dev *d = c->devs[i];
+		const char *what = "write";
+
+		ret = 0;
 		for (int k = 0; k < SUPER_COPIES && !ret; k++) {
 			if (offs[k] + SUPER_SIZE > d->size)
 				continue;
@@ -237,9 +249,29 @@ int core_write_supers(struct core *c, uint64_t transid)
 			memcpy(buf->csum, &crc, 4);
 			ret = dev_write(d, offs[k], buf, SUPER_SIZE);
 		}
+		if (!ret) {
+			what = "flush";
+			ret = dev_flush(d);
+		}
+		if (!ret) {
+			good++;
+			continue;
+		}
+		if (!first_err)
+			first_err = ret;
+		if (c->ndevs > 1) {
+			__atomic_fetch_add(&c->degraded, 1, __ATOMIC_RELAXED);
+			core_log(c, "superblock %llu: %s failed on %s: %s; device skipped, degraded",
+				 (unsigned long long)transid, what, d->path, strerror(-ret));
+		}
 	}
 	free(buf);
-	return ret;
+	if (good == 0) {
+		if (c->ndevs > 1)
+			core_log(c, "superblock %llu: no device took it", (unsigned long long)transid);
+		return first_err ? first_err : -EIO;
+	}
+	return 0;
 }
 
 int core_update_root_items(struct txn *t)
@@ -369,9 +401,7 @@ static int do_commit(struct core *c, uint64_t transid, uint64_t start_ns)
 		ret = c->aborted;
 		goto fail;
 	}
-	ret = core_write_supers(c, transid);
-	for (int i = 0; i < c->ndevs && !ret; i++)
-		ret = dev_flush(c->devs[i]);
+	ret = core_write_supers(c, transid);	/* and flushes them */
 	if (ret) {
 		where = "commit: writing superblocks";
 		goto fail;

@@ -602,6 +602,79 @@ out:
 	vol_rm(&v);
 }
 
+/*
+ * Superblocks on a multi-device volume: a device whose superblock write
+ * or flush fails is skipped (degraded) while another takes it; only all
+ * failing fails the commit.  The volume reopens and checks clean.
+ */
+static void failing_supers(void)
+{
+	struct vol v;
+	uint64_t sz[2] = { 64ull << 20, 64ull << 20 }, ext[NEXT];
+	struct core *c = NULL;
+	struct core_stats st;
+	uint64_t d0, gen;
+
+	MUST(vol_make(&v, 2, sz));
+	MUST(vol_format(&v, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, NULL));
+	MUST(vol_open(&v, &c));
+	MUST(populate(c, ext));
+	/* a commit with device 2 failing every write: nodes and superblock
+	 * go to device 1 only, the commit succeeds */
+	core_stats(c, &st);
+	d0 = st.degraded;
+	dev_set_fail(c->devs[1], DEV_WRITE, true);
+	int r = insert_items(c, 100000, 50, 80);
+	if (!r)
+		r = txn_commit(c, COMMIT_SYNC);
+	dev_set_fail(c->devs[1], DEV_WRITE, false);
+	core_stats(c, &st);
+	CHECK("supers: commit with one device failing writes succeeds, degraded",
+	      r == 0 && st.degraded > d0);
+	CHECK("supers: num_devices stays 2", c->sb.num_devices == 2);
+	/* flush failing on one device: skipped; on both: the error */
+	gen = c->generation;
+	core_stats(c, &st);
+	d0 = st.degraded;
+	dev_set_fail(c->devs[0], DEV_FLUSH, true);
+	r = core_write_supers(c, gen);
+	core_stats(c, &st);
+	CHECK("supers: flush failing on device 1 only: written, degraded",
+	      r == 0 && st.degraded == d0 + 1);
+	dev_set_fail(c->devs[1], DEV_FLUSH, true);
+	r = core_write_supers(c, gen);
+	CHECK("supers: flush failing on both devices: EIO", r == -EIO);
+	dev_set_fail(c->devs[0], DEV_FLUSH, false);
+	dev_set_fail(c->devs[1], DEV_FLUSH, false);
+	dev_set_fail(c->devs[0], DEV_WRITE, true);
+	dev_set_fail(c->devs[1], DEV_WRITE, true);
+	r = core_write_supers(c, gen);
+	CHECK("supers: write failing on both devices: EIO", r == -EIO);
+	dev_set_fail(c->devs[0], DEV_WRITE, false);
+	dev_set_fail(c->devs[1], DEV_WRITE, false);
+	MUST(core_write_supers(c, gen));
+	MUST(core_close(c));
+	c = NULL;
+	/* reopen: everything is there (stale copies on device 2 are served
+	 * from device 1), scrub repairs them, fsck clean */
+	MUST(vol_open(&v, &c));
+	int err = 0;
+	CHECK("supers: reopened, every extent reads", verify_all(c, ext));
+	CHECK("supers: reopened, items written while degraded are there",
+	      count_items(c, 100000, 50, &err) == 50 && err == 0);
+	struct scrub_opts so = { 0 };
+	struct scrub_progress sp;
+	MUST(core_scrub(c, &so, &sp));
+	CHECK("supers: scrub leaves nothing uncorrectable", sp.uncorrectable_bytes == 0);
+	MUST(core_close(c));
+	c = NULL;
+	CHECK_VFSCK("supers: fsck clean after skipped superblocks and scrub", &v);
+out:
+	if (c)
+		core_close(c);
+	vol_rm(&v);
+}
+
 int main(void)
 {
 	t_seed_init();
@@ -614,5 +687,6 @@ int main(void)
 	opts_fields();
 	trim_case();
 	missing_device();
+	failing_supers();
 	return t_fails ? 1 : 0;
 }
