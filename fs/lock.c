@@ -135,8 +135,14 @@ static __attribute__((noinline)) int futex_wait_bits(uint32_t *addr, uint32_t va
 						     uint32_t bits,
 						     const struct timespec *abs)
 {
-	long r = raw_futex(addr, FUTEX_WAIT_BITSET_PRIVATE, val, abs, bits);
+	long r;
 
+	/* A function whose only "call" is inline asm counts as a leaf, and gcc
+	 * gives it no frame even with -mno-omit-leaf-frame-pointer: then the
+	 * unwind from the syscall skips glock_lock.  Asking for our own frame
+	 * address makes gcc set one up. */
+	__asm__ __volatile__("" : : "r"(__builtin_frame_address(0)));
+	r = raw_futex(addr, FUTEX_WAIT_BITSET_PRIVATE, val, abs, bits);
 	return r < 0 ? (int)r : 0;
 }
 
