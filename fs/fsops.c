@@ -129,8 +129,6 @@ int fsops_mount(struct core *c, const struct core_opts *o, struct fsctx **out)
 	fs->inline_max = 2048;
 	if (maxitem < FE_INLINE_HDR + 2048 + 256)
 		fs->inline_max = maxitem > FE_INLINE_HDR + 256 ? maxitem - FE_INLINE_HDR - 256 : 0;
-	glock_init(&fs->ino_lock, o->locktype == GLOCK_SPIN ? GLOCK_SPIN : GLOCK_MUTEX,
-		   GLOCK_CLASS_MISC, FS_TREE_OBJECTID, -1, -1);
 	ret = icache_init(fs);
 	if (ret < 0)
 		goto fail;
@@ -168,8 +166,7 @@ int fsops_mount(struct core *c, const struct core_opts *o, struct fsctx **out)
 	*out = fs;
 	return 0;
 fail:
-	if (fs->icache.buckets)
-		icache_destroy(fs);
+	icache_destroy(fs);
 	free(fs);
 	return ret;
 }

@@ -20,31 +20,48 @@ static size_t hash_ino(uint64_t ino, size_t n)
 	return (size_t)(ino >> 20) & (n - 1);
 }
 
-int icache_init(struct fsctx *fs)
+/* The shard of ino: low bits, so consecutive inode numbers (one create
+ * after another) land in different shards.  hash_ino() picks the bucket
+ * from high bits of the product, independent of the shard. */
+static struct icache *ic_of(struct fsctx *fs, uint64_t ino)
 {
-	struct icache *ic = &fs->icache;
-
-	glock_init(&ic->lock, fs->locktype == GLOCK_SPIN ? GLOCK_SPIN : GLOCK_MUTEX,
-		   GLOCK_CLASS_MISC, root_id(fs->root), -1, -1);
-	ic->nbuckets = ICACHE_MIN_BUCKETS;
-	ic->count = 0;
-	ic->buckets = calloc(ic->nbuckets, sizeof(*ic->buckets));
-	return ic->buckets ? 0 : -ENOMEM;
+	return &fs->icache[ino & (ICACHE_SHARDS - 1)];
 }
 
-void icache_destroy(struct fsctx *fs)
+int icache_init(struct fsctx *fs)
 {
-	struct icache *ic = &fs->icache;
+	for (int i = 0; i < ICACHE_SHARDS; i++) {
+		struct icache *ic = &fs->icache[i];
 
-	for (size_t i = 0; i < ic->nbuckets; i++) {
-		struct inode *ip = ic->buckets[i], *n;
-		for (; ip; ip = n) {
-			n = ip->hnext;
-			free(ip);
+		glock_init(&ic->lock, fs->locktype == GLOCK_SPIN ? GLOCK_SPIN : GLOCK_MUTEX,
+			   GLOCK_CLASS_MISC, root_id(fs->root), -1, -1);
+		ic->nbuckets = ICACHE_MIN_BUCKETS / ICACHE_SHARDS;
+		ic->count = 0;
+		ic->buckets = calloc(ic->nbuckets, sizeof(*ic->buckets));
+		if (!ic->buckets) {
+			icache_destroy(fs);
+			return -ENOMEM;
 		}
 	}
-	free(ic->buckets);
-	ic->buckets = NULL;
+	return 0;
+}
+
+/* Frees every cached inode; safe on a partly initialised cache. */
+void icache_destroy(struct fsctx *fs)
+{
+	for (int s = 0; s < ICACHE_SHARDS; s++) {
+		struct icache *ic = &fs->icache[s];
+
+		for (size_t i = 0; ic->buckets && i < ic->nbuckets; i++) {
+			struct inode *ip = ic->buckets[i], *n;
+			for (; ip; ip = n) {
+				n = ip->hnext;
+				free(ip);
+			}
+		}
+		free(ic->buckets);
+		ic->buckets = NULL;
+	}
 }
 
 /* Caller holds the icache lock. */
@@ -106,7 +123,7 @@ static struct inode *inode_alloc(struct fsctx *fs, uint64_t ino)
  * inode to use (referenced). */
 static struct inode *icache_insert(struct fsctx *fs, struct inode *ip)
 {
-	struct icache *ic = &fs->icache;
+	struct icache *ic = ic_of(fs, ip->ino);
 	struct inode *old;
 
 	glock_write(&ic->lock);
@@ -129,7 +146,7 @@ static struct inode *icache_insert(struct fsctx *fs, struct inode *ip)
 
 int inode_get(struct fsctx *fs, uint64_t ino, struct inode **out)
 {
-	struct icache *ic = &fs->icache;
+	struct icache *ic = ic_of(fs, ino);
 	struct inode *ip;
 	struct key k = mkkey(ino, KEY_INODE_ITEM, 0);
 	int ret;
@@ -169,9 +186,11 @@ int inode_get(struct fsctx *fs, uint64_t ino, struct inode **out)
 
 void inode_ref(struct fsctx *fs, struct inode *ip)
 {
-	glock_write(&fs->icache.lock);
+	struct icache *ic = ic_of(fs, ip->ino);
+
+	glock_write(&ic->lock);
 	ip->refs++;
-	glock_write_unlock(&fs->icache.lock);
+	glock_write_unlock(&ic->lock);
 }
 
 /* Last reference gone: unhash, and free an unlinked inode's items. */
@@ -201,34 +220,39 @@ static bool put_locked(struct icache *ic, struct inode *ip, uint32_t refs, uint6
 
 void inode_put(struct fsctx *fs, struct inode *ip)
 {
+	struct icache *ic;
 	bool last;
 
 	if (!ip)
 		return;
-	glock_write(&fs->icache.lock);
-	last = put_locked(&fs->icache, ip, 1, 0);
-	glock_write_unlock(&fs->icache.lock);
+	ic = ic_of(fs, ip->ino);
+	glock_write(&ic->lock);
+	last = put_locked(ic, ip, 1, 0);
+	glock_write_unlock(&ic->lock);
 	if (last)
 		inode_release(fs, ip);
 }
 
 void inode_lookup_inc(struct fsctx *fs, struct inode *ip)
 {
-	glock_write(&fs->icache.lock);
+	struct icache *ic = ic_of(fs, ip->ino);
+
+	glock_write(&ic->lock);
 	ip->nlookup++;
-	glock_write_unlock(&fs->icache.lock);
+	glock_write_unlock(&ic->lock);
 }
 
 void inode_forget(struct fsctx *fs, uint64_t ino, uint64_t n)
 {
+	struct icache *ic = ic_of(fs, ino);
 	struct inode *ip;
 	bool last = false;
 
-	glock_write(&fs->icache.lock);
-	ip = icache_find(&fs->icache, ino);
+	glock_write(&ic->lock);
+	ip = icache_find(ic, ino);
 	if (ip)
-		last = put_locked(&fs->icache, ip, 0, n);
-	glock_write_unlock(&fs->icache.lock);
+		last = put_locked(ic, ip, 0, n);
+	glock_write_unlock(&ic->lock);
 	if (last)
 		inode_release(fs, ip);
 }
@@ -318,9 +342,9 @@ int inode_new(struct txn *t, struct fsctx *fs, uint32_t mode, uint32_t uid,
 	struct key k;
 	int ret;
 
-	glock_write(&fs->ino_lock);
-	ino = fs->next_ino++;
-	glock_write_unlock(&fs->ino_lock);
+	/* no lock: inode numbers are never reused within a mount, so a
+	 * fetch-add is the whole allocator */
+	ino = __atomic_fetch_add(&fs->next_ino, 1, __ATOMIC_RELAXED);
 	if (ino >= ORPHAN_OBJECTID - 16)
 		return -ENOSPC;
 

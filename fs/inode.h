@@ -36,8 +36,16 @@ struct inode {
 	struct inode *hnext;		/* hash chain */
 };
 
+/*
+ * The inode cache is split into ICACHE_SHARDS independent hash tables, each
+ * with its own leaf lock, chosen by ino: creates and lookups of different
+ * inodes (e.g. one directory per thread) do not funnel through one lock on
+ * their way to the B-tree.  A power of two.
+ */
+#define ICACHE_SHARDS 64
+
 struct icache {
-	struct glock lock;		/* GLOCK_CLASS_MISC; leaf lock */
+	struct glock lock;		/* GLOCK_CLASS_MISC; leaf lock of this shard */
 	struct inode **buckets;
 	size_t nbuckets;
 	size_t count;
@@ -48,9 +56,8 @@ struct fsctx {
 	struct root *root;		/* the fs tree; fixed */
 	enum glock_type locktype;	/* for inode locks; fixed */
 	bool readonly;			/* fixed at mount */
-	struct icache icache;
-	struct glock ino_lock;		/* GLOCK_CLASS_MISC; guards next_ino */
-	uint64_t next_ino;
+	struct icache icache[ICACHE_SHARDS];
+	uint64_t next_ino;		/* atomic (fetch-add); set at mount */
 	uint32_t inline_max;		/* largest inline file; fixed */
 };
 

@@ -23,6 +23,21 @@
  * syscall return at once (no lost wakeup).  glock.waiters counts sleeping
  * readers so a read release with nobody asleep costs no syscall.
  *
+ * Spin before sleep: a contended sleeping lock retries SPIN_BEFORE_SLEEP
+ * rounds of pause (~40 ns each on x86, so well under a microsecond) before it
+ * sleeps.  That covers a holder that is about to release a leaf lock (the
+ * inode-cache locks are held ~0.3 us), but not a B-tree node or root lock,
+ * whose write holds are ~10 us: those waits sleep, and so show up as off-CPU
+ * time in glock_lock -> futex_wait with the B-tree path above it, which is
+ * what the profiling tools are for.  Spinning longer (the old 64 rounds)
+ * hid part of the root-lock contention as on-CPU time and bought nothing on
+ * this 2-core machine, where the holder is often not running at all.
+ *
+ * The futex calls are raw syscalls issued by inline asm from this file, not
+ * glibc's syscall(): that one is built without frame pointers, and a
+ * frame-pointer walk from inside it skips its caller, so the off-CPU user
+ * stack lost glock_lock's caller (the B-tree function that waited).
+ *
  * GLOCK_MUTEX uses the same word with every mode taken as a writer.
  * GLOCK_SPIN uses W only and never sleeps (pause; a sched_yield every
  * SPIN_YIELD rounds so an oversubscribed machine still makes progress).
@@ -52,7 +67,7 @@
 #define WAKE_WRITER	1u
 #define WAKE_READER	2u
 
-#define SPIN_BEFORE_SLEEP 64	/* rounds of pause before a sleeping lock sleeps */
+#define SPIN_BEFORE_SLEEP 8	/* rounds of pause before a sleeping lock sleeps (see top) */
 #define SPIN_YIELD	1024
 
 static inline void cpu_relax(void)
@@ -75,19 +90,65 @@ static inline bool cas(uint32_t *p, uint32_t *old, uint32_t new)
 					   __ATOMIC_SEQ_CST);
 }
 
+/*
+ * futex(2) as a raw syscall from this file: no libc frame between our code
+ * and the kernel, so a frame-pointer unwind from the syscall entry reaches
+ * the caller.  Returns the kernel's result (-errno on failure).
+ */
+static inline long raw_futex(uint32_t *addr, int op, uint32_t val,
+			     const struct timespec *ts, uint32_t bits)
+{
+#if defined(__x86_64__)
+	register long r10 __asm__("r10") = (long)ts;
+	register long r8 __asm__("r8") = 0;	/* uaddr2 */
+	register long r9 __asm__("r9") = (long)bits;
+	long ret;
+
+	__asm__ __volatile__("syscall"
+			     : "=a"(ret)
+			     : "0"((long)SYS_futex), "D"(addr), "S"((long)op),
+			       "d"((long)val), "r"(r10), "r"(r8), "r"(r9)
+			     : "rcx", "r11", "memory");
+	return ret;
+#elif defined(__aarch64__)
+	register long x8 __asm__("x8") = SYS_futex;
+	register long x0 __asm__("x0") = (long)addr;
+	register long x1 __asm__("x1") = op;
+	register long x2 __asm__("x2") = val;
+	register long x3 __asm__("x3") = (long)ts;
+	register long x4 __asm__("x4") = 0;
+	register long x5 __asm__("x5") = (long)bits;
+
+	__asm__ __volatile__("svc 0"
+			     : "+r"(x0)
+			     : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
+			     : "memory");
+	return x0;
+#else
+	long r = syscall(SYS_futex, addr, op, val, ts, NULL, bits);
+	return r < 0 ? -errno : r;
+#endif
+}
+
 /* The one place the engine sleeps on a lock.  noinline keeps it a frame. */
 static __attribute__((noinline)) int futex_wait_bits(uint32_t *addr, uint32_t val,
 						     uint32_t bits,
 						     const struct timespec *abs)
 {
-	int r = syscall(SYS_futex, addr, FUTEX_WAIT_BITSET_PRIVATE, val, abs,
-			NULL, bits);
-	return r < 0 ? -errno : 0;
+	long r;
+
+	/* A function whose only "call" is inline asm counts as a leaf, and gcc
+	 * gives it no frame even with -mno-omit-leaf-frame-pointer: then the
+	 * unwind from the syscall skips glock_lock.  Asking for our own frame
+	 * address makes gcc set one up. */
+	__asm__ __volatile__("" : : "r"(__builtin_frame_address(0)));
+	r = raw_futex(addr, FUTEX_WAIT_BITSET_PRIVATE, val, abs, bits);
+	return r < 0 ? (int)r : 0;
 }
 
 static void futex_wake_bits(uint32_t *addr, int n, uint32_t bits)
 {
-	syscall(SYS_futex, addr, FUTEX_WAKE_BITSET_PRIVATE, n, NULL, NULL, bits);
+	raw_futex(addr, FUTEX_WAKE_BITSET_PRIVATE, (uint32_t)n, NULL, bits);
 }
 
 uint64_t glock_now_ns(void)

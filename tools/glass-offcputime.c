@@ -194,6 +194,7 @@ static void push_kernel(struct ctx *x, struct frames *fr, const __u64 *ips,
 static void push_user(struct ctx *x, struct frames *fr, int tgid,
 		      const __u64 *ips)
 {
+	bool prev_unknown = false;
 	int i;
 
 	for (i = 0; i < OFFCPU_MAX_DEPTH && ips[i]; i++) {
@@ -206,8 +207,12 @@ static void push_user(struct ctx *x, struct frames *fr, int tgid,
 			frames__push(fr, n, NULL);
 		else if (mod && asprintf(&s, "[%s]", mod) >= 0)
 			frames__push(fr, s, s);
-		else
+		else if (!prev_unknown)
 			frames__push(fr, "[unknown]", NULL);
+		/* A frame-pointer walk through frameless code yields runs of
+		 * garbage addresses (up to the depth limit): one [unknown]
+		 * stands for the whole run, or flame graphs grow absurdly tall. */
+		prev_unknown = !n && !s;
 	}
 	if (i == OFFCPU_MAX_DEPTH)
 		user_truncated++;
