@@ -137,4 +137,50 @@ static __attribute__((unused)) struct key t_key(uint64_t i)
 	return k;
 }
 
+/* Insert items [from, from+n) of size bytes into the fs tree, one
+ * transaction; each item starts with its index and is filled with its low
+ * byte, so t_count_items() can tell a right item from a stale one. */
+static __attribute__((unused)) int t_insert_items(struct core *c, uint64_t from,
+						  uint64_t n, uint32_t size)
+{
+	uint8_t buf[256];
+	struct txn *t;
+	int ret = txn_join(c, (unsigned)n, 0, &t);
+
+	if (ret)
+		return ret;
+	for (uint64_t i = from; i < from + n && !ret; i++) {
+		struct key k = t_key(i);
+		memset(buf, (int)(i & 0xff), sizeof(buf));
+		memcpy(buf, &i, 8);
+		ret = btree_insert(t, core_root(c, FS_TREE_OBJECTID), &k, buf, size);
+	}
+	int e = txn_end(t);
+	return ret ? ret : e;
+}
+
+/* Count items [from, from+n) present with the right contents; *err gets
+ * the last lookup error other than -ENOENT. */
+static __attribute__((unused)) uint64_t t_count_items(struct core *c, uint64_t from,
+						      uint64_t n, int *err)
+{
+	uint8_t buf[256];
+	uint64_t ok = 0;
+
+	*err = 0;
+	for (uint64_t i = from; i < from + n; i++) {
+		struct key k = t_key(i);
+		int r = btree_lookup(core_root(c, FS_TREE_OBJECTID), &k, buf, sizeof(buf));
+		uint64_t v;
+		if (r < 0 && r != -ENOENT)
+			*err = r;
+		if (r < 8)
+			continue;
+		memcpy(&v, buf, 8);
+		if (v == i)
+			ok++;
+	}
+	return ok;
+}
+
 #endif

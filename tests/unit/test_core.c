@@ -9,45 +9,6 @@
 
 #include <pthread.h>
 
-static int insert_items(struct core *c, uint64_t from, uint64_t n, uint32_t size)
-{
-	uint8_t buf[256];
-	struct txn *t;
-	int ret = txn_join(c, (unsigned)n, 0, &t);
-
-	if (ret)
-		return ret;
-	for (uint64_t i = from; i < from + n && !ret; i++) {
-		struct key k = t_key(i);
-		memset(buf, (int)(i & 0xff), sizeof(buf));
-		memcpy(buf, &i, 8);
-		ret = btree_insert(t, core_root(c, FS_TREE_OBJECTID), &k, buf, size);
-	}
-	int e = txn_end(t);
-	return ret ? ret : e;
-}
-
-/* Count items [from, from+n) present with the right contents. */
-static uint64_t count_items(struct core *c, uint64_t from, uint64_t n, int *err)
-{
-	uint8_t buf[256];
-	uint64_t ok = 0;
-
-	*err = 0;
-	for (uint64_t i = from; i < from + n; i++) {
-		struct key k = t_key(i);
-		int r = btree_lookup(core_root(c, FS_TREE_OBJECTID), &k, buf, sizeof(buf));
-		uint64_t v;
-		if (r < 0 && r != -ENOENT)
-			*err = r;
-		if (r < 8)
-			continue;
-		memcpy(&v, buf, 8);
-		if (v == i)
-			ok++;
-	}
-	return ok;
-}
 
 static uint64_t node_physical(struct core *c, uint64_t bytenr)
 {
@@ -74,8 +35,8 @@ static void run(uint32_t nodesize)
 	CHECK(N("fs tree present"), core_root(c, FS_TREE_OBJECTID) != NULL);
 
 	/* items through a transaction, commit, reopen */
-	MUST(insert_items(c, 0, nitems, 100));
-	CHECK(N("items visible before commit"), count_items(c, 0, nitems, &err) == nitems);
+	MUST(t_insert_items(c, 0, nitems, 100));
+	CHECK(N("items visible before commit"), t_count_items(c, 0, nitems, &err) == nitems);
 	CHECK(N("commit"), txn_commit(c, COMMIT_SYNC) == 0);
 	core_stats(c, &st);
 	CHECK(N("commit advanced the generation"), st.transid == 2 && st.commits == 1 &&
@@ -102,7 +63,7 @@ static void run(uint32_t nodesize)
 	c = NULL;
 
 	MUST(t_open(img, false, &c));
-	CHECK(N("items survive reopen"), count_items(c, 0, nitems, &err) == nitems && !err);
+	CHECK(N("items survive reopen"), t_count_items(c, 0, nitems, &err) == nitems && !err);
 	core_stats(c, &st);
 	/* hits need a tree deeper than its root (the root node is held) */
 	CHECK(N("node cache counts misses"), st.cache_misses > 0 && st.dev_read_ios > 0);
@@ -134,9 +95,9 @@ static void run(uint32_t nodesize)
 			struct core *cc;
 			if (t_open(img, false, &cc))
 				_exit(2);
-			if (insert_items(cc, 100000, 50, 64) || txn_commit(cc, COMMIT_SYNC))
+			if (t_insert_items(cc, 100000, 50, 64) || txn_commit(cc, COMMIT_SYNC))
 				_exit(3);
-			if (insert_items(cc, 200000, 50, 64))
+			if (t_insert_items(cc, 200000, 50, 64))
 				_exit(4);
 			_exit(0);	/* no commit: as if the power went out */
 		}
@@ -144,9 +105,9 @@ static void run(uint32_t nodesize)
 		waitpid(pid, &status, 0);
 		CHECK(N("crash child ran"), WIFEXITED(status) && WEXITSTATUS(status) == 0);
 		MUST(t_open(img, false, &c));
-		CHECK(N("crash: committed items present"), count_items(c, 100000, 50, &err) == 50);
-		CHECK(N("crash: uncommitted items absent"), count_items(c, 200000, 50, &err) == 0 && !err);
-		CHECK(N("crash: older items intact"), count_items(c, 0, nitems, &err) == nitems);
+		CHECK(N("crash: committed items present"), t_count_items(c, 100000, 50, &err) == 50);
+		CHECK(N("crash: uncommitted items absent"), t_count_items(c, 200000, 50, &err) == 0 && !err);
+		CHECK(N("crash: older items intact"), t_count_items(c, 0, nitems, &err) == nitems);
 		/* fs tree root may have moved: remember where it is now */
 		fs_root_phys = node_physical(c, core_root(c, FS_TREE_OBJECTID)->bytenr);
 		CHECK(N("close after crash"), core_close(c) == 0);
@@ -189,8 +150,8 @@ static void run(uint32_t nodesize)
 	/* damaged primary superblock: the mirror at 64 MiB takes over */
 	MUST(t_poke(img, SUPER_OFFSET + 100, 0xff));
 	MUST(t_open(img, false, &c));
-	CHECK(N("mirror superblock used"), count_items(c, 0, nitems, &err) == nitems);
-	MUST(insert_items(c, 300000, 5, 32));
+	CHECK(N("mirror superblock used"), t_count_items(c, 0, nitems, &err) == nitems);
+	MUST(t_insert_items(c, 300000, 5, 32));
 	CHECK(N("commit rewrites every copy"), core_close(c) == 0);
 	c = NULL;
 	{
@@ -207,7 +168,7 @@ static void run(uint32_t nodesize)
 	MUST(t_open(img, false, &c));
 	{
 		struct txn *t;
-		MUST(insert_items(c, 400000, 20, 16));	/* joins the same transaction */
+		MUST(t_insert_items(c, 400000, 20, 16));	/* joins the same transaction */
 		MUST(txn_join(c, 2, 0, &t));
 		txn_abort(t, -EIO, "test_core: injected");
 		CHECK(N("abort: txn_end reports it"), txn_end(t) == -EIO);
@@ -218,8 +179,8 @@ static void run(uint32_t nodesize)
 		c = NULL;
 		MUST(t_open(img, true, &c));
 		CHECK(N("abort: its changes never reached the disk"),
-		      count_items(c, 400000, 20, &err) == 0 && !err);
-		CHECK(N("abort: earlier state intact"), count_items(c, 0, nitems, &err) == nitems);
+		      t_count_items(c, 400000, 20, &err) == 0 && !err);
+		CHECK(N("abort: earlier state intact"), t_count_items(c, 0, nitems, &err) == nitems);
 		core_close(c);
 		c = NULL;
 	}

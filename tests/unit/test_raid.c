@@ -15,44 +15,6 @@
 #define NEXT 4
 #define EXTLEN (64u << 10)
 
-static int insert_items(struct core *c, uint64_t from, uint64_t n, uint32_t size)
-{
-	uint8_t buf[256];
-	struct txn *t;
-	int ret = txn_join(c, (unsigned)n, 0, &t);
-
-	if (ret)
-		return ret;
-	for (uint64_t i = from; i < from + n && !ret; i++) {
-		struct key k = t_key(i);
-		memset(buf, (int)(i & 0xff), sizeof(buf));
-		memcpy(buf, &i, 8);
-		ret = btree_insert(t, core_root(c, FS_TREE_OBJECTID), &k, buf, size);
-	}
-	int e = txn_end(t);
-	return ret ? ret : e;
-}
-
-static uint64_t count_items(struct core *c, uint64_t from, uint64_t n, int *err)
-{
-	uint8_t buf[256];
-	uint64_t ok = 0;
-
-	*err = 0;
-	for (uint64_t i = from; i < from + n; i++) {
-		struct key k = t_key(i);
-		int r = btree_lookup(core_root(c, FS_TREE_OBJECTID), &k, buf, sizeof(buf));
-		uint64_t v;
-		if (r < 0 && r != -ENOENT)
-			*err = r;
-		if (r < 8)
-			continue;
-		memcpy(&v, buf, 8);
-		if (v == i)
-			ok++;
-	}
-	return ok;
-}
 
 struct vol {
 	char img[3][256];
@@ -178,7 +140,7 @@ static int populate(struct core *c, uint64_t *out)
 {
 	uint8_t *b = malloc(EXTLEN);
 	struct txn *t;
-	int ret = insert_items(c, 0, NITEMS, 100);
+	int ret = t_insert_items(c, 0, NITEMS, 100);
 
 	if (!b)
 		return -ENOMEM;
@@ -202,7 +164,7 @@ static bool verify_all(struct core *c, const uint64_t *ext)
 {
 	uint8_t *b = malloc(EXTLEN), *w = malloc(EXTLEN);
 	int err;
-	bool ok = b && w && count_items(c, 0, NITEMS, &err) == NITEMS && !err;
+	bool ok = b && w && t_count_items(c, 0, NITEMS, &err) == NITEMS && !err;
 
 	for (int e = 0; e < NEXT && ok; e++) {
 		fill(w, EXTLEN, (unsigned)e + 1);
@@ -534,7 +496,7 @@ static void trim_case(void)
 	fill(w, EXTLEN, NEXT);
 	CHECK("trim: the live extent and every item still read",
 	      data_read(c, ext[NEXT - 1], b, EXTLEN) == 0 && memcmp(b, w, EXTLEN) == 0 &&
-	      ({ int err; count_items(c, 0, NITEMS, &err) == NITEMS && !err; }));
+	      ({ int err; t_count_items(c, 0, NITEMS, &err) == NITEMS && !err; }));
 	MUST(core_close(c));
 	c = NULL;
 	CHECK_VFSCK("trim: fsck clean after trim", &v);
@@ -624,7 +586,7 @@ static void failing_supers(void)
 	core_stats(c, &st);
 	d0 = st.degraded;
 	dev_set_fail(c->devs[1], DEV_WRITE, true);
-	int r = insert_items(c, 100000, 50, 80);
+	int r = t_insert_items(c, 100000, 50, 80);
 	if (!r)
 		r = txn_commit(c, COMMIT_SYNC);
 	dev_set_fail(c->devs[1], DEV_WRITE, false);
@@ -661,7 +623,7 @@ static void failing_supers(void)
 	int err = 0;
 	CHECK("supers: reopened, every extent reads", verify_all(c, ext));
 	CHECK("supers: reopened, items written while degraded are there",
-	      count_items(c, 100000, 50, &err) == 50 && err == 0);
+	      t_count_items(c, 100000, 50, &err) == 50 && err == 0);
 	struct scrub_opts so = { 0 };
 	struct scrub_progress sp;
 	MUST(core_scrub(c, &so, &sp));
