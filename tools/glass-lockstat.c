@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,56 +179,31 @@ static size_t collect_rows(int fd, struct row **out)
 	return n;
 }
 
+static bool inst_contended(const void *e)
+{
+	return ((const struct inst *)e)->v.contended != 0;
+}
+
 static size_t collect_insts(int fd, struct inst **out)
 {
-	__u64 k, *prev = NULL, pk;
-	struct inst *v = NULL;
-	size_t n = 0, cap = 0;
+	void *v;
+	size_t n = bpfutil__map_read(fd, sizeof(__u64), offsetof(struct inst, v),
+				     sizeof(struct inst), inst_contended, &v);
 
-	while (!bpf_map_get_next_key(fd, prev, &k)) {
-		pk = k;
-		prev = &pk;
-		if (n == cap) {
-			struct inst *nv;
-
-			cap = cap ? cap * 2 : 256;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv)
-				break;
-			v = nv;
-		}
-		v[n].addr = k;
-		if (!bpf_map_lookup_elem(fd, &k, &v[n].v) && v[n].v.contended)
-			n++;
-	}
-	qsort(v, n, sizeof(*v), inst_cmp);
+	if (n)
+		qsort(v, n, sizeof(struct inst), inst_cmp);
 	*out = v;
 	return n;
 }
 
 static size_t collect_stacks(int fd, struct stk **out)
 {
-	struct ls_skey k, *prev = NULL, pk;
-	struct stk *v = NULL;
-	size_t n = 0, cap = 0;
+	void *v;
+	size_t n = bpfutil__map_read(fd, sizeof(struct ls_skey), offsetof(struct stk, v),
+				     sizeof(struct stk), NULL, &v);
 
-	while (!bpf_map_get_next_key(fd, prev, &k)) {
-		pk = k;
-		prev = &pk;
-		if (n == cap) {
-			struct stk *nv;
-
-			cap = cap ? cap * 2 : 256;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv)
-				break;
-			v = nv;
-		}
-		v[n].k = k;
-		if (!bpf_map_lookup_elem(fd, &k, &v[n].v))
-			n++;
-	}
-	qsort(v, n, sizeof(*v), stk_cmp);
+	if (n)
+		qsort(v, n, sizeof(struct stk), stk_cmp);
 	*out = v;
 	return n;
 }

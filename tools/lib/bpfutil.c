@@ -2,6 +2,7 @@
 /* bpfutil.c — shared loader plumbing.  See bpfutil.h. */
 #include "tools/lib/bpfutil.h"
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +11,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -195,4 +197,42 @@ struct bpf_link *bpfutil__usdt_attach(struct bpf_program *prog, pid_t pid,
 		fprintf(stderr, "%s: cannot attach to USDT %s:%s in %s: %s\n",
 			tool_name, provider, name, binary, strerror(errno));
 	return l;
+}
+
+size_t bpfutil__map_read(int fd, size_t key_size, size_t val_off, size_t elem_size,
+			 bool (*keep)(const void *elem), void **out)
+{
+	char *v = NULL, *prev = malloc(key_size);
+	bool have_prev = false;
+	size_t n = 0, cap = 0;
+
+	*out = NULL;
+	if (!prev)
+		return 0;
+	for (;;) {
+		if (n == cap) {
+			char *nv;
+
+			cap = cap ? cap * 2 : 64;
+			nv = realloc(v, cap * elem_size);
+			if (!nv)
+				break;
+			v = nv;
+		}
+		char *e = v + n * elem_size;
+
+		if (bpf_map_get_next_key(fd, have_prev ? prev : NULL, e))
+			break;
+		memcpy(prev, e, key_size);
+		have_prev = true;
+		if (!bpf_map_lookup_elem(fd, e, e + val_off) && (!keep || keep(e)))
+			n++;
+	}
+	free(prev);
+	if (!n) {
+		free(v);
+		v = NULL;
+	}
+	*out = v;
+	return n;
 }

@@ -45,4 +45,15 @@ struct bpf_link *bpfutil__usdt_attach(struct bpf_program *prog, pid_t pid,
 
 const char *bpfutil__tool(void);
 
+/*
+ * Read every entry of a BPF hash map into one malloc'd array of elements
+ * of elem_size bytes each: the key at offset 0 (key_size bytes), the value
+ * at val_off.  keep (NULL: keep all) drops elements it returns false for;
+ * entries deleted between the key walk and the lookup are skipped.  Out of
+ * memory ends the read early with what was read.  Returns the count; the
+ * caller sorts and frees *out.
+ */
+size_t bpfutil__map_read(int fd, size_t key_size, size_t val_off, size_t elem_size,
+			 bool (*keep)(const void *elem), void **out);
+
 #endif

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,28 +26,13 @@ static int entry_cmp(const void *a, const void *b)
 
 size_t uhist__read(int fd, struct uhist_entry **out)
 {
-	struct uh_key k, pk, *prev = NULL;
-	struct uhist_entry *v = NULL;
-	size_t n = 0, cap = 0;
+	void *v;
+	size_t n = bpfutil__map_read(fd, sizeof(struct uh_key),
+				     offsetof(struct uhist_entry, v),
+				     sizeof(struct uhist_entry), NULL, &v);
 
-	while (!bpf_map_get_next_key(fd, prev, &k)) {
-		pk = k;
-		prev = &pk;
-		if (n == cap) {
-			struct uhist_entry *nv;
-
-			cap = cap ? cap * 2 : 32;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv)
-				break;
-			v = nv;
-		}
-		v[n].k = k;
-		if (!bpf_map_lookup_elem(fd, &k, &v[n].v))
-			n++;
-	}
 	if (n)
-		qsort(v, n, sizeof(*v), entry_cmp);
+		qsort(v, n, sizeof(struct uhist_entry), entry_cmp);
 	*out = v;
 	return n;
 }
