@@ -154,15 +154,9 @@ int main(int argc, char **argv)
 	};
 	const size_t np = sizeof(p) / sizeof(p[0]);
 
-	err = uhist__attach(env.pid, env.binary, p, np);
-	if (err)
-		goto out;
-	fprintf(stderr, "Tracing glassfs discards... %s\n",
-			env.duration ? "" : "Hit Ctrl-C to end.");
-	uhist__wait(env.pid, env.duration);
-	uhist__detach(p, np);
-	report(skel);
-out:
+	err = uhist__trace(env.pid, env.binary, env.duration, p, np, "discards");
+	if (!err)
+		report(skel);
 	trimstat_bpf__destroy(skel);
 	return err ? 1 : 0;
 }

@@ -96,3 +96,17 @@ void uhist__wait(pid_t pid, unsigned seconds)
 		}
 	}
 }
+
+int uhist__trace(pid_t pid, const char *binary, unsigned seconds,
+		 struct uhist_probe *p, size_t n, const char *what)
+{
+	int err = uhist__attach(pid, binary, p, n);
+
+	if (err)
+		return err;
+	fprintf(stderr, "Tracing glassfs %s... %s\n", what,
+		seconds ? "" : "Hit Ctrl-C to end.");
+	uhist__wait(pid, seconds);
+	uhist__detach(p, n);
+	return 0;
+}

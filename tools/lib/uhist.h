@@ -41,5 +41,10 @@ int uhist__attach(pid_t pid, const char *binary, struct uhist_probe *p,
 void uhist__detach(struct uhist_probe *p, size_t n);
 /* Trace for `seconds` (0: until Ctrl-C); stops early if pid exits. */
 void uhist__wait(pid_t pid, unsigned seconds);
+/* The whole run of a probe-histogram tool: attach, say "Tracing glassfs
+ * WHAT...", wait, detach.  0 or -errno (message printed); the caller then
+ * reads its maps and reports. */
+int uhist__trace(pid_t pid, const char *binary, unsigned seconds,
+		 struct uhist_probe *p, size_t n, const char *what);
 
 #endif
