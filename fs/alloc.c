@@ -206,6 +206,29 @@ int alloc_reserve(struct core *c, uint64_t type, uint64_t len, uint64_t align,
 	return ret;
 }
 
+int alloc_claim(struct core *c, uint64_t logical, uint64_t len)
+{
+	struct bgroup *bg;
+	int ret = -EINVAL;
+
+	glock_lock(&c->alloc.lock, GLOCK_WRITE);
+	bg = find_bg(&c->alloc, logical);
+	if (bg && len && logical + len <= bg->start + bg->len && (logical - bg->start) % SECT == 0 &&
+	    len % SECT == 0) {
+		uint64_t s = (logical - bg->start) / SECT, n = len / SECT;
+		if (range_count(bg->used, s, n)) {
+			ret = -EEXIST;
+		} else {
+			range_set(bg->used, s, n);
+			bg->used_bytes += len;
+			mark_dirty(bg, s, n);
+			ret = 0;
+		}
+	}
+	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
+	return ret;
+}
+
 /* Caller holds the lock; returns the group after checking the range. */
 static struct bgroup *range_bg(struct core *c, uint64_t logical, uint64_t len)
 {

@@ -66,6 +66,13 @@ int alloc_load(struct core *c);
  */
 int alloc_reserve(struct core *c, uint64_t type, uint64_t len, uint64_t align,
 		  uint64_t *logical);
+/*
+ * Mark a given free range used (fsync log replay: the log's blocks and the
+ * data extents it references were allocated after the last commit).
+ * -EEXIST when part of it is in use, -EINVAL when it is not inside one
+ * block group.
+ */
+int alloc_claim(struct core *c, uint64_t logical, uint64_t len);
 /* Give back bytes never committed: allocatable at once. */
 void alloc_free_now(struct core *c, uint64_t logical, uint64_t len);
 /* Bytes the last commit still references: allocatable after the next. */

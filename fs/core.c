@@ -3,6 +3,7 @@
  * core.c — open, close and format a volume; tree roots; metadata I/O.
  */
 #include "fs/core_internal.h"
+#include "fs/log.h"
 #include "fs/btree.h"
 #include "fs/crc32c.h"
 #include "fs/cache.h"
@@ -144,6 +145,7 @@ static void core_free(struct core *c)
 	chunk_map_free(&c->chunks);
 	alloc_destroy(&c->alloc);
 	extent_refs_free(c);
+	log_destroy(c);
 	free(c);
 }
 
@@ -345,6 +347,8 @@ int core_open(const char *const *devs, int ndevs, const struct core_opts *o,
 		goto fail;
 	}
 	ret = discard_open(c);
+	if (!ret)
+		ret = log_init(c);
 	if (ret)
 		goto fail;
 	if (!c->readonly) {

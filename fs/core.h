@@ -46,7 +46,11 @@ struct core_opts {
 	 * on the devices given (dup/raid1); the volume is then read-only.
 	 */
 	bool degraded;
+	/* fsync=log (default): fsync writes the file's items to the fsync log
+	 * (log.h); fsync=commit: every fsync is a full commit (the baseline). */
+	int fsync_mode;			/* enum core_fsync */
 };
+enum core_fsync { CORE_FSYNC_LOG = 0, CORE_FSYNC_COMMIT = 1 };
 enum core_discard {
 	CORE_DISCARD_DEFAULT = 0, CORE_DISCARD_OFF = 1, CORE_DISCARD_SYNC = 2,
 	CORE_DISCARD_ASYNC = 3,

@@ -24,6 +24,8 @@
 
 #define CORE_MAX_DEVS 16
 
+struct log_state;
+
 /* Trees the core knows by id; the order is the order of root items. */
 enum core_tree {
 	CT_ROOT, CT_CHUNK, CT_EXTENT, CT_DEV, CT_CSUM, CT_FST, CT_FS, CT_NR
@@ -99,6 +101,7 @@ struct core {
 
 	struct txn_state ts;
 	struct discard_queue discard;
+	struct log_state *log;	/* fsync log (log.c); NULL in mkfs */
 
 	/* profile bits (BG_RAID1/BG_DUP/0) of new chunks, by core_type_index() */
 	uint64_t profile[3];
@@ -154,6 +157,9 @@ int txn_start_commit_thread(struct core *c);
 void txn_stop_commit_thread(struct core *c);
 /* Superblock write for all devices, all copies (commit and mkfs). */
 int core_write_supers(struct core *c, uint64_t transid);
+/* fsync log: write the last committed superblock again with its log_root
+ * (every copy, every device), then flush.  No commit may run meanwhile. */
+int core_write_super_log(struct core *c);
 /* Root item updates for trees whose root moved.  Returns changes or -errno. */
 int core_update_root_items(struct txn *t);
 void core_fill_super(struct core *c, uint64_t transid);

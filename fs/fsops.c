@@ -22,6 +22,7 @@
 #include "fs/xattr.h"
 #include "fs/probe.h"
 #include "fs/meta.h"	/* core_generation() */
+#include "fs/log.h"
 
 #define LINK_MAX_COUNT 65000
 
@@ -146,7 +147,19 @@ int fsops_mount(struct core *c, const struct core_opts *o, struct fsctx **out)
 		fprintf(stderr, "glassfs: reading the root directory: %s\n", strerror(-ret));
 		goto fail;
 	}
+	if (fs->readonly && log_pending(c))
+		fprintf(stderr, "glassfs: an fsync log from a crash is pending; mounted read-only it is "
+			"not replayed: files fsync'd after the last commit show their committed state\n");
 	if (!fs->readonly) {
+		/* files fsync'd after the last commit before a crash: their
+		 * log must be replayed before anything else changes the tree */
+		ret = log_replay(fs);
+		if (ret < 0) {
+			fprintf(stderr, "glassfs: the fsync log cannot be replayed (%s): not mounting; "
+				"fsck.glassfs shows the damage, `-o ro` mounts the last commit\n",
+				strerror(-ret));
+			goto fail;
+		}
 		/* damage here must not keep the rest of the volume unreachable */
 		ret = inode_orphan_cleanup(fs);
 		if (ret < 0)
@@ -442,6 +455,7 @@ int fsops_link(struct fsctx *fs, uint64_t ino, uint64_t newparent, const char *n
 	if (ret != -ENOENT)
 		goto out;
 	changed = true;
+	log_note_names(fs->core, ip->ino);
 	ip->item.nlink++;
 	inode_touch(ip, T_CTIME);
 	ret = inode_update(t, fs, ip);
@@ -538,6 +552,8 @@ static int remove_name(struct fsctx *fs, uint64_t parent, const char *name, bool
 			goto out;
 	}
 	changed = true;
+	log_note_names(fs->core, ip->ino);
+	log_note_dir_removal(fs->core, dp->ino);
 	ret = dir_remove(t, fs, dp, name, strlen(name), &hit);
 	if (ret == 0)
 		ret = inode_drop_link(t, fs, ip);
@@ -638,6 +654,10 @@ int fsops_rename(struct fsctx *fs, uint64_t parent, const char *name,
 			goto out;
 		}
 		changed = true;
+		log_note_names(fs->core, si->ino);
+		log_note_names(fs->core, di->ino);
+		log_note_dir_removal(fs->core, sp->ino);
+		log_note_dir_removal(fs->core, dp->ino);
 		bool sdir = S_ISDIR(si->item.mode), ddir = S_ISDIR(di->item.mode);
 		ret = dir_remove(t, fs, sp, name, slen, &sh);
 		if (!ret) ret = dir_remove(t, fs, dp, newname, dlen, &dh);
@@ -679,7 +699,11 @@ int fsops_rename(struct fsctx *fs, uint64_t parent, const char *name,
 	}
 	changed = true;
 	ret = 0;
+	log_note_names(fs->core, si->ino);
+	log_note_dir_removal(fs->core, sp->ino);
 	if (di) {
+		log_note_names(fs->core, di->ino);
+		log_note_dir_removal(fs->core, dp->ino);
 		ret = dir_remove(t, fs, dp, newname, dlen, &dh);
 		if (!ret) ret = inode_drop_link(t, fs, di);
 		if (!ret && S_ISDIR(di->item.mode) && dp->item.nlink > 2)
@@ -825,8 +849,13 @@ int fsops_fsync(struct fsctx *fs, uint64_t ino, int datasync)
 			inode_runlock(ip);
 			inode_put(fs, ip);
 		}
-		if (stamp > core_generation(fs->core))
-			ret = txn_commit(fs->core, COMMIT_FSYNC);
+		if (stamp > core_generation(fs->core)) {
+			/* the fsync log when it covers the case (log.h), else
+			 * (or when writing the log failed) a full commit */
+			ret = log_fsync(fs, ino);
+			if (ret != 0 && ret != -EROFS && ret != -ENOENT)
+				ret = txn_commit(fs->core, COMMIT_FSYNC);
+		}
 	}
 	if (PROBE_ON(FSYNC_END))
 		GLASSFS_FSYNC_END(ino, ret, t0 ? glock_now_ns() - t0 : 0);

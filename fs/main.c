@@ -55,6 +55,7 @@ static void usage(FILE *f)
 "  locktype=rwlock|mutex|spin   lock primitive (default rwlock)\n"
 "  cache=SIZE         node cache budget, e.g. 256M (default 256 MiB)\n"
 "  dirty=SIZE         commit early past this much dirty metadata\n"
+"  fsync=log|commit   fsync through the fsync log (default) or a full commit\n"
 "  threads=N          maximum FUSE worker threads (default 16)\n"
 "  log=FILE           messages of a background daemon go to FILE (default: dropped)\n"
 "  entry_timeout=S attr_timeout=S negative_timeout=S   kernel cache times\n"
@@ -252,6 +253,17 @@ static int parse_opt(struct options *o, const char *opt)
 	} else if (v && has_prefix(opt, "locktype=")) {
 		if (glock_type_parse(v, &o->core.locktype) == 0)
 			return 0;
+	} else if (v && has_prefix(opt, "fsync=")) {
+		if (!strcmp(v, "log")) {
+			o->core.fsync_mode = CORE_FSYNC_LOG;
+			return 0;
+		}
+		if (!strcmp(v, "commit")) {
+			o->core.fsync_mode = CORE_FSYNC_COMMIT;
+			return 0;
+		}
+		fprintf(stderr, "glassfs: bad value in option '%s' (fsync=log|commit)\n", opt);
+		return -EINVAL;
 	} else if (v && has_prefix(opt, "cache=")) {
 		if (parse_size(v, &o->core.cache_bytes) == 0 && o->core.cache_bytes >= (1u << 20))
 			return 0;

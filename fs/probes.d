@@ -48,6 +48,12 @@ provider glassfs {
 	probe fsync__start(uint64_t ino, int datasync);
 	/* @ fsync/fdatasync returned */
 	probe fsync__end(uint64_t ino, int ret, uint64_t dur_ns);
+	/* @ fsync=log: an fsync starts writing the inode to the fsync log of transaction transid */
+	probe log__sync__start(uint64_t ino, uint64_t transid);
+	/* @ fsync=log: done; ret 0 durable in the log, 1 not covered (full commit follows), <0 -errno; items and bytes of its record */
+	probe log__sync__end(uint64_t ino, int ret, uint64_t items, uint64_t bytes, uint64_t dur_ns);
+	/* @ mount replayed an fsync log left by a crash: inodes and items replayed, ret 0 or -errno */
+	probe log__replay(uint64_t inodes, uint64_t items, int ret, uint64_t dur_ns);
 
 	/* @ a FUSE request entered the engine (opcode: FUSE_* numbers) */
 	probe fuse__op__start(int opcode, uint64_t ino);

@@ -27,6 +27,7 @@
 #include "fs/btree.h"
 #include "fs/crc32c.h"
 #include "fs/probe.h"
+#include "fs/log.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -212,11 +213,11 @@ void core_fill_super(struct core *c, uint64_t transid)
  * fails is skipped (a log line, the degraded counter) as long as another
  * device took its superblock: the failure only matters if all fail.
  */
+static int write_supers(struct core *c, uint64_t transid);
+
 int core_write_supers(struct core *c, uint64_t transid)
 {
-	static const uint64_t offs[SUPER_COPIES] = { SUPER_OFFSET, SUPER_MIRROR1, SUPER_MIRROR2 };
-	struct super_block *buf;
-	int ret = 0, first_err = 0, good = 0;
+	int ret;
 
 	core_fill_super(c, transid);
 	ret = chunk_build_sys_array(c, &c->sb);
@@ -224,6 +225,21 @@ int core_write_supers(struct core *c, uint64_t transid)
 		core_log(c, "superblock: system chunks do not fit in sys_chunk_array");
 		return ret;
 	}
+	return write_supers(c, transid);
+}
+
+int core_write_super_log(struct core *c)
+{
+	return write_supers(c, c->generation);
+}
+
+/* Write c->sb as it is to every copy on every device, then flush. */
+static int write_supers(struct core *c, uint64_t transid)
+{
+	static const uint64_t offs[SUPER_COPIES] = { SUPER_OFFSET, SUPER_MIRROR1, SUPER_MIRROR2 };
+	struct super_block *buf;
+	int ret = 0, first_err = 0, good = 0;
+
 	buf = aligned_alloc(4096, sizeof(*buf));
 	if (!buf)
 		return -ENOMEM;
@@ -336,6 +352,9 @@ static int do_commit(struct core *c, uint64_t transid, uint64_t start_ns)
 	const char *where = "commit";
 
 	phase_end(transid, 1, &t0);
+	/* this commit makes the fsync log obsolete: its blocks are freed
+	 * (pinned) and the superblock below says log_root 0 */
+	log_commit_clear(c);
 	for (rounds = 0; rounds < COMMIT_MAX_ROUNDS; rounds++) {
 		int n = 0, r;
 

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * log.h — the fsync log: fsync without a full commit.
+ *
+ * fsync of a regular file writes a *record* of the file's current items —
+ * its inode item, xattrs, file extents (inline data included) and the
+ * checksum items of data extents written since the last commit — to a
+ * *log segment*: newly allocated metadata blocks, chained to the segment
+ * before it.  Then it flushes every device (the file's data and the
+ * segment), writes the superblocks again with `log_root` pointing at the
+ * newest segment (everything else as the last commit wrote it), and
+ * flushes again.  Only the superblock write makes the record count, so a
+ * crash at any instant leaves either the previous log or the new one.
+ * Concurrent fsyncs are batched: one leader writes every record queued
+ * while the previous batch was in flight (group commit of the log).
+ *
+ * A full commit makes the log obsolete: it pins the log's blocks (free
+ * again once its superblock, with log_root 0, is durable) and forgets the
+ * in-memory state.  At mount a log left by a crash is replayed into the fs
+ * tree in one transaction that is then committed (log_replay): for each
+ * inode its items are replaced by the newest record's; data extents the
+ * record references that the last commit did not know get their extent
+ * items; a file created since the last commit gets its names (dir_add).
+ *
+ * What the log covers and what falls back to a full commit (log_fsync
+ * returns 1 and the caller commits): covered — fsync/fdatasync of a
+ * regular file whose names did not change since the last commit, or that
+ * was created since then in a directory that existed at the last commit
+ * and lost no name since.  Full commit — directories (fsyncdir), symlinks
+ * and special files, a file that was renamed, linked or unlinked (or
+ * replaced by a rename) since the last commit, a new file in a new
+ * directory or in one where a name was removed since the last commit, a
+ * record larger than LOG_MAX_RECORD, a subvolume other than the default
+ * fs tree, any error writing the log, and fsync=commit.
+ *
+ * On disk: see struct log_seg_hdr / log_rec_hdr / log_item_hdr in log.c.
+ */
+#ifndef GLASSFS_LOG_H
+#define GLASSFS_LOG_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+struct core;
+struct fsctx;
+
+int log_init(struct core *c);
+void log_destroy(struct core *c);
+
+/*
+ * Make inode ino durable through the log.  0 durable, 1 not covered (the
+ * caller commits instead), -errno on failure (the caller may commit).
+ */
+int log_fsync(struct fsctx *fs, uint64_t ino);
+
+/* Name changes since the last commit (called by link, unlink, rename):
+ * ino gained or lost a name; dir lost a name. */
+void log_note_names(struct core *c, uint64_t ino);
+void log_note_dir_removal(struct core *c, uint64_t dir);
+
+/* Commit: called by the commit with no handle open, before the free-space
+ * tree is written.  Pins the log's blocks and clears log_root. */
+void log_commit_clear(struct core *c);
+
+/* A log left by a crash waits for replay (the superblock's log_root). */
+bool log_pending(struct core *c);
+
+/* Mount: replay a log left by a crash and commit.  Records replayed
+ * (0 when there was no log), or -errno. */
+int log_replay(struct fsctx *fs);
+
+/*
+ * fsck: read and verify a pending log (headers, checksums, records).
+ * 0 when there is none, the number of records when it is valid, -errno
+ * (with lines on out) when it is damaged.
+ */
+int log_check(struct core *c, FILE *out);
+
+/* Counters for stats. */
+struct log_stats {
+	uint64_t syncs;		/* fsyncs served by the log */
+	uint64_t fallbacks;	/* fsyncs that committed instead */
+	uint64_t batches;	/* segments written */
+	uint64_t bytes;		/* segment bytes written */
+};
+void log_stats(struct core *c, struct log_stats *s);
+
+#endif
