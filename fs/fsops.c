@@ -455,7 +455,7 @@ int fsops_link(struct fsctx *fs, uint64_t ino, uint64_t newparent, const char *n
 	if (ret != -ENOENT)
 		goto out;
 	changed = true;
-	log_note_names(fs->core, ip->ino);
+	log_note_names(t, ip->ino);
 	ip->item.nlink++;
 	inode_touch(ip, T_CTIME);
 	ret = inode_update(t, fs, ip);
@@ -552,8 +552,8 @@ static int remove_name(struct fsctx *fs, uint64_t parent, const char *name, bool
 			goto out;
 	}
 	changed = true;
-	log_note_names(fs->core, ip->ino);
-	log_note_dir_removal(fs->core, dp->ino);
+	log_note_names(t, ip->ino);
+	log_note_dir_removal(t, dp->ino);
 	ret = dir_remove(t, fs, dp, name, strlen(name), &hit);
 	if (ret == 0)
 		ret = inode_drop_link(t, fs, ip);
@@ -654,10 +654,10 @@ int fsops_rename(struct fsctx *fs, uint64_t parent, const char *name,
 			goto out;
 		}
 		changed = true;
-		log_note_names(fs->core, si->ino);
-		log_note_names(fs->core, di->ino);
-		log_note_dir_removal(fs->core, sp->ino);
-		log_note_dir_removal(fs->core, dp->ino);
+		log_note_names(t, si->ino);
+		log_note_names(t, di->ino);
+		log_note_dir_removal(t, sp->ino);
+		log_note_dir_removal(t, dp->ino);
 		bool sdir = S_ISDIR(si->item.mode), ddir = S_ISDIR(di->item.mode);
 		ret = dir_remove(t, fs, sp, name, slen, &sh);
 		if (!ret) ret = dir_remove(t, fs, dp, newname, dlen, &dh);
@@ -699,11 +699,11 @@ int fsops_rename(struct fsctx *fs, uint64_t parent, const char *name,
 	}
 	changed = true;
 	ret = 0;
-	log_note_names(fs->core, si->ino);
-	log_note_dir_removal(fs->core, sp->ino);
+	log_note_names(t, si->ino);
+	log_note_dir_removal(t, sp->ino);
 	if (di) {
-		log_note_names(fs->core, di->ino);
-		log_note_dir_removal(fs->core, dp->ino);
+		log_note_names(t, di->ino);
+		log_note_dir_removal(t, dp->ino);
 		ret = dir_remove(t, fs, dp, newname, dlen, &dh);
 		if (!ret) ret = inode_drop_link(t, fs, di);
 		if (!ret && S_ISDIR(di->item.mode) && dp->item.nlink > 2)

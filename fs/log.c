@@ -5,7 +5,7 @@
  * ## On disk
  *
  * A log is a chain of segments, newest first from the superblock's
- * log_root.  A segment is a run of nodesize blocks in a METADATA chunk,
+ * log_root.  A segment is a run of 4 KiB blocks in a METADATA chunk,
  * allocated in the running transaction (free in the last commit's
  * free-space tree, so a crash leaves them unreferenced by the trees):
  *
@@ -49,7 +49,9 @@
 
 #define LOG_MAGIC	0x474f4c5361616c47ull	/* "GlaaSLOG" */
 #define LOG_MAX_RECORD	(4u << 20)		/* bigger records: full commit */
-#define LOG_MAX_SEGS	4096			/* chain length read at replay */
+#define LOG_MAX_SEGS	65536			/* chain length read at replay */
+#define LOG_BLOCK	4096u			/* segments are multiples of this */
+#define LOG_COMMIT_BYTES (32ull << 20)		/* a log this big asks for a commit */
 
 enum { LOG_FS_ITEM = 1, LOG_CSUM_RESET = 2, LOG_CSUM_ITEM = 3 };
 #define LOG_REC_NEW 1u		/* the inode was created after the last commit */
@@ -148,6 +150,7 @@ struct log_state {
 	struct seg_ref *segs;
 	size_t nsegs, segcap;
 	uint64_t head;			/* newest segment on disk, 0 none */
+	uint64_t txn_bytes;		/* segment bytes of this transaction */
 	struct u64set names;		/* inodes whose names changed */
 	struct u64set dirs;		/* directories that lost a name */
 	struct log_stats st;
@@ -208,26 +211,21 @@ static void sync_transid(struct log_state *ls, uint64_t transid)
 	ls->failed = 0;
 }
 
-static void note(struct core *c, uint64_t ino, bool dir)
+static void note(struct txn *t, uint64_t ino, bool dir)
 {
-	struct log_state *ls = c->log;
-	uint64_t running;
+	struct log_state *ls = txn_core(t)->log;
 
 	if (!ls)
 		return;
-	/* the caller holds a handle: the running transaction is its own */
-	glock_write(&c->ts.lock);
-	running = c->ts.running;
-	glock_write_unlock(&c->ts.lock);
 	glock_write(&ls->lock);
-	sync_transid(ls, running);
+	sync_transid(ls, txn_transid(t));
 	if (set_add(dir ? &ls->dirs : &ls->names, ino))
 		ls->names_oom = true;
 	glock_write_unlock(&ls->lock);
 }
 
-void log_note_names(struct core *c, uint64_t ino) { note(c, ino, false); }
-void log_note_dir_removal(struct core *c, uint64_t dir) { note(c, dir, true); }
+void log_note_names(struct txn *t, uint64_t ino) { note(t, ino, false); }
+void log_note_dir_removal(struct txn *t, uint64_t dir) { note(t, dir, true); }
 
 void log_commit_clear(struct core *c)
 {
@@ -240,6 +238,7 @@ void log_commit_clear(struct core *c)
 		alloc_pin(c, ls->segs[i].logical, ls->segs[i].len);
 	ls->nsegs = 0;
 	ls->head = 0;
+	ls->txn_bytes = 0;
 	ls->transid = 0;
 	set_clear(&ls->names);
 	set_clear(&ls->dirs);
@@ -404,11 +403,11 @@ static int write_batch(struct core *c, struct log_state *ls, const char *recs, s
 		       uint32_t nrec, uint64_t *seg_bytes)
 {
 	size_t used = sizeof(struct log_seg_hdr) + len;
-	uint64_t seglen = (used + c->nodesize - 1) / c->nodesize * c->nodesize, logical;
+	uint64_t seglen = (used + LOG_BLOCK - 1) / LOG_BLOCK * LOG_BLOCK, logical;
 	struct log_seg_hdr *h;
 	int ret;
 
-	ret = alloc_reserve(c, BG_METADATA, seglen, c->nodesize, &logical);
+	ret = alloc_reserve(c, BG_METADATA, seglen, LOG_BLOCK, &logical);
 	if (ret)
 		return ret;
 	glock_write(&ls->lock);
@@ -456,7 +455,18 @@ static int write_batch(struct core *c, struct log_state *ls, const char *recs, s
 	ls->head = logical;
 	ls->st.batches++;
 	ls->st.bytes += seglen;
+	ls->txn_bytes += seglen;
+	bool big = ls->txn_bytes > LOG_COMMIT_BYTES;
 	glock_write_unlock(&ls->lock);
+	if (big) {
+		/* the log's space comes back only at a commit: ask for one */
+		glock_write(&c->ts.lock);
+		if (!c->ts.want_commit) {
+			c->ts.want_commit = COMMIT_DIRTY;
+			gcond_broadcast(&c->ts.cond);
+		}
+		glock_write_unlock(&c->ts.lock);
+	}
 	*seg_bytes = seglen;
 	return 0;
 }
@@ -667,7 +677,7 @@ static int verify_hdr(struct core *c, const void *buf, uint64_t logical, uint64_
 
 	(void)len;
 	if (h->magic != LOG_MAGIC || memcmp(h->fsid, c->sb.fsid, 16) || h->bytenr != logical ||
-	    !h->len || h->len % c->nodesize || h->len > (64u << 20) || h->used > h->len ||
+	    !h->len || h->len % LOG_BLOCK || h->len > (64u << 20) || h->used > h->len ||
 	    h->used < sizeof(*h))
 		return -EUCLEAN;
 	return 0;
@@ -715,15 +725,15 @@ static int read_chain(struct core *c, struct seg **out, int *nout, FILE *msg)
 	uint64_t at = c->sb.log_root;
 
 	while (at) {
-		struct log_seg_hdr *h = aligned_alloc(4096, c->nodesize);
+		struct log_seg_hdr *h = aligned_alloc(4096, LOG_BLOCK);
 		if (!h) {
 			ret = -ENOMEM;
 			break;
 		}
-		ret = read_verified(c, at, h, c->nodesize, verify_hdr);
+		ret = read_verified(c, at, h, LOG_BLOCK, verify_hdr);
 		if (!ret) {
 			uint64_t len = h->len;
-			if (len > c->nodesize) {
+			if (len > LOG_BLOCK) {
 				free(h);
 				h = aligned_alloc(4096, len);
 				ret = h ? read_verified(c, at, h, len, verify_seg) : -ENOMEM;

@@ -44,6 +44,7 @@
 
 struct core;
 struct fsctx;
+struct txn;
 
 int log_init(struct core *c);
 void log_destroy(struct core *c);
@@ -56,8 +57,8 @@ int log_fsync(struct fsctx *fs, uint64_t ino);
 
 /* Name changes since the last commit (called by link, unlink, rename):
  * ino gained or lost a name; dir lost a name. */
-void log_note_names(struct core *c, uint64_t ino);
-void log_note_dir_removal(struct core *c, uint64_t dir);
+void log_note_names(struct txn *t, uint64_t ino);
+void log_note_dir_removal(struct txn *t, uint64_t dir);
 
 /* Commit: called by the commit with no handle open, before the free-space
  * tree is written.  Pins the log's blocks and clears log_root. */
