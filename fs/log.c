@@ -45,13 +45,16 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 
 #define LOG_MAGIC	0x474f4c5361616c47ull	/* "GlaaSLOG" */
 #define LOG_MAX_RECORD	(4u << 20)		/* bigger records: full commit */
 #define LOG_MAX_SEGS	65536			/* chain length read at replay */
 #define LOG_BLOCK	4096u			/* segments are multiples of this */
-#define LOG_COMMIT_BYTES (32ull << 20)		/* a log this big asks for a commit */
+#define LOG_COMMIT_BYTES (64ull << 20)		/* a log this big asks for a commit */
+#define LOG_SLOT_MIN	(16u << 10)		/* slot reserved for the next segment */
+#define LOG_SLOT_MAX	(1u << 20)
 
 enum { LOG_FS_ITEM = 1, LOG_CSUM_RESET = 2, LOG_CSUM_ITEM = 3 };
 #define LOG_REC_NEW 1u		/* the inode was created after the last commit */
@@ -62,12 +65,16 @@ struct log_seg_hdr {
 	uint64_t magic;
 	uint8_t  fsid[16];
 	uint64_t parent_gen;	/* superblock generation this log extends */
+	uint64_t log_id;	/* random, the same in every segment of one log */
+	uint64_t seq;		/* 1, 2, ... along the chain */
 	uint64_t bytenr;	/* where this segment sits */
-	uint64_t len;		/* segment bytes (nodesize multiple) */
+	uint64_t len;		/* segment bytes (LOG_BLOCK multiple) */
 	uint64_t used;		/* header + records */
 	uint64_t prev;		/* older segment, 0 for the first */
+	uint64_t next;		/* slot reserved for the next segment, 0 none */
+	uint64_t next_len;	/* its size: the next segment is at most this long */
 } __attribute__((packed));
-_Static_assert(sizeof(struct log_seg_hdr) == 72, "log segment header layout");
+_Static_assert(sizeof(struct log_seg_hdr) == 104, "log segment header layout");
 
 struct log_rec_hdr {
 	uint32_t len;		/* record bytes including this header */
@@ -150,6 +157,8 @@ struct log_state {
 	struct seg_ref *segs;
 	size_t nsegs, segcap;
 	uint64_t head;			/* newest segment on disk, 0 none */
+	uint64_t head_seq, log_id;
+	uint64_t next_slot, next_len;	/* reserved for the next segment */
 	uint64_t txn_bytes;		/* segment bytes of this transaction */
 	struct u64set names;		/* inodes whose names changed */
 	struct u64set dirs;		/* directories that lost a name */
@@ -238,6 +247,9 @@ void log_commit_clear(struct core *c)
 		alloc_pin(c, ls->segs[i].logical, ls->segs[i].len);
 	ls->nsegs = 0;
 	ls->head = 0;
+	ls->head_seq = 0;
+	ls->log_id = 0;
+	ls->next_slot = ls->next_len = 0;
 	ls->txn_bytes = 0;
 	ls->transid = 0;
 	set_clear(&ls->names);
@@ -399,32 +411,77 @@ static int capture_csums(struct core *c, const struct ext_ref *e, struct buf *b,
 
 /* ---- writing a batch ----------------------------------------------------- */
 
+/* Remember a reserved range so the commit pins it.  Caller holds ls->lock. */
+static int add_seg(struct log_state *ls, uint64_t logical, uint64_t len)
+{
+	if (ls->nsegs == ls->segcap) {
+		size_t nc = ls->segcap ? ls->segcap * 2 : 16;
+		struct seg_ref *ns = realloc(ls->segs, nc * sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		ls->segs = ns;
+		ls->segcap = nc;
+	}
+	ls->segs[ls->nsegs++] = (struct seg_ref){ logical, len };
+	ls->txn_bytes += len;
+	return 0;
+}
+
+/* Reserve len bytes of metadata space for the log. */
+static int reserve(struct core *c, struct log_state *ls, uint64_t len, uint64_t *logical)
+{
+	int ret = alloc_reserve(c, BG_METADATA, len, LOG_BLOCK, logical);
+
+	if (ret)
+		return ret;
+	glock_write(&ls->lock);
+	ret = add_seg(ls, *logical, len);
+	glock_write_unlock(&ls->lock);
+	if (ret)
+		alloc_free_now(c, *logical, len);
+	return ret;
+}
+
+/*
+ * Write one segment.  Each segment names a slot reserved for the next
+ * one, so a batch that fits its slot costs one flush: the segment is
+ * found at replay by following `next` from the segment the superblock
+ * names, as long as segments there are valid and continue the chain
+ * (log_id, seq, prev).  The first segment of a transaction, and one that
+ * does not fit its slot, is written elsewhere and the superblock then
+ * points at it (a second flush).
+ */
 static int write_batch(struct core *c, struct log_state *ls, const char *recs, size_t len,
 		       uint32_t nrec, uint64_t *seg_bytes)
 {
 	size_t used = sizeof(struct log_seg_hdr) + len;
-	uint64_t seglen = (used + LOG_BLOCK - 1) / LOG_BLOCK * LOG_BLOCK, logical;
+	uint64_t seglen = (used + LOG_BLOCK - 1) / LOG_BLOCK * LOG_BLOCK, logical, nslot = 0, nlen;
 	struct log_seg_hdr *h;
+	bool need_super;
 	int ret;
 
-	ret = alloc_reserve(c, BG_METADATA, seglen, LOG_BLOCK, &logical);
-	if (ret)
-		return ret;
 	glock_write(&ls->lock);
-	if (ls->nsegs == ls->segcap) {
-		size_t nc = ls->segcap ? ls->segcap * 2 : 16;
-		struct seg_ref *ns = realloc(ls->segs, nc * sizeof(*ns));
-		if (!ns) {
-			glock_write_unlock(&ls->lock);
-			alloc_free_now(c, logical, seglen);
-			return -ENOMEM;
-		}
-		ls->segs = ns;
-		ls->segcap = nc;
-	}
-	ls->segs[ls->nsegs++] = (struct seg_ref){ logical, seglen };
-	uint64_t prev = ls->head;
+	uint64_t slot = ls->next_slot, slot_len = ls->next_len, prev = ls->head;
+	uint64_t seq = ls->head_seq + 1;
+	while (!ls->log_id)
+		if (getrandom(&ls->log_id, sizeof(ls->log_id), 0) != sizeof(ls->log_id))
+			ls->log_id = glock_now_ns();
+	uint64_t log_id = ls->log_id;
 	glock_write_unlock(&ls->lock);
+
+	need_super = !slot || seglen > slot_len;
+	if (need_super) {
+		ret = reserve(c, ls, seglen, &logical);
+		if (ret)
+			return ret;
+	} else {
+		logical = slot;
+	}
+	/* the next segment's slot: room for twice this batch */
+	nlen = seglen * 2 < LOG_SLOT_MIN ? LOG_SLOT_MIN : seglen * 2 > LOG_SLOT_MAX ? LOG_SLOT_MAX :
+	       seglen * 2;
+	if (reserve(c, ls, nlen, &nslot))
+		nslot = nlen = 0;	/* the next batch rewrites the superblock */
 
 	h = aligned_alloc(4096, seglen);
 	if (!h)
@@ -434,10 +491,14 @@ static int write_batch(struct core *c, struct log_state *ls, const char *recs, s
 	h->magic = LOG_MAGIC;
 	memcpy(h->fsid, c->sb.fsid, 16);
 	h->parent_gen = c->generation;
+	h->log_id = log_id;
+	h->seq = seq;
 	h->bytenr = logical;
 	h->len = seglen;
 	h->used = used;
 	h->prev = prev;
+	h->next = nslot;
+	h->next_len = nlen;
 	memcpy(h + 1, recs, len);
 	h->csum = crc32c(0, (uint8_t *)h + 4, seglen - 4);
 	ret = core_write_copies(c, logical, h, seglen, "fsync log segment");
@@ -446,16 +507,22 @@ static int write_batch(struct core *c, struct log_state *ls, const char *recs, s
 		ret = dev_flush(c->devs[i]);
 	if (ret)
 		return ret;
-	/* no commit can run: every fsync of this batch holds a handle */
-	c->sb.log_root = logical;
-	ret = core_write_super_log(c);
-	if (ret)
-		return ret;
+	if (need_super) {
+		/* no commit can run: every fsync of this batch holds a handle */
+		c->sb.log_root = logical;
+		ret = core_write_super_log(c);
+		if (ret)
+			return ret;
+	}
 	glock_write(&ls->lock);
 	ls->head = logical;
+	ls->head_seq = seq;
+	ls->next_slot = nslot;
+	ls->next_len = nlen;
 	ls->st.batches++;
 	ls->st.bytes += seglen;
-	ls->txn_bytes += seglen;
+	if (need_super)
+		ls->st.supers++;
 	bool big = ls->txn_bytes > LOG_COMMIT_BYTES;
 	glock_write_unlock(&ls->lock);
 	if (big) {
@@ -717,7 +784,53 @@ static int check_record(const char *p, size_t avail)
 	return off == rh->len ? (int)rh->nitems : -EUCLEAN;
 }
 
-/* Read the chain from the superblock's log_root; oldest first in *out. */
+/* Read and verify the segment at `at`: 0 with *out, -errno. */
+static int read_seg(struct core *c, uint64_t at, struct log_seg_hdr **out)
+{
+	struct log_seg_hdr *h = aligned_alloc(4096, LOG_BLOCK);
+	int ret;
+
+	if (!h)
+		return -ENOMEM;
+	ret = read_verified(c, at, h, LOG_BLOCK, verify_hdr);
+	if (!ret) {
+		uint64_t len = h->len;
+		if (len > LOG_BLOCK) {
+			free(h);
+			h = aligned_alloc(4096, len);
+			ret = h ? read_verified(c, at, h, len, verify_seg) : -ENOMEM;
+		} else {
+			ret = verify_seg(c, h, at, len);
+		}
+	}
+	if (ret) {
+		free(h);
+		return ret;
+	}
+	*out = h;
+	return 0;
+}
+
+static int push_seg(struct seg **v, int *n, struct log_seg_hdr *h)
+{
+	struct seg *nv = realloc(*v, (size_t)(*n + 1) * sizeof(*nv));
+
+	if (!nv) {
+		free(h);
+		return -ENOMEM;
+	}
+	*v = nv;
+	nv[(*n)++].h = h;
+	return 0;
+}
+
+/*
+ * The chain, oldest first in *out: back from the superblock's log_root
+ * along `prev` (every segment must be valid: the superblock was written
+ * after they were flushed), then forward along `next` for as long as
+ * valid segments continue it (those were flushed without a superblock
+ * write; the first one that is not there ends the log).
+ */
 static int read_chain(struct core *c, struct seg **out, int *nout, FILE *msg)
 {
 	struct seg *v = NULL;
@@ -725,34 +838,21 @@ static int read_chain(struct core *c, struct seg **out, int *nout, FILE *msg)
 	uint64_t at = c->sb.log_root;
 
 	while (at) {
-		struct log_seg_hdr *h = aligned_alloc(4096, LOG_BLOCK);
-		if (!h) {
-			ret = -ENOMEM;
-			break;
-		}
-		ret = read_verified(c, at, h, LOG_BLOCK, verify_hdr);
-		if (!ret) {
-			uint64_t len = h->len;
-			if (len > LOG_BLOCK) {
-				free(h);
-				h = aligned_alloc(4096, len);
-				ret = h ? read_verified(c, at, h, len, verify_seg) : -ENOMEM;
-			} else {
-				ret = verify_seg(c, h, at, len);
-			}
-		}
-		if (!ret && h->parent_gen != c->generation) {
+		struct log_seg_hdr *h;
+		ret = read_seg(c, at, &h);
+		if (!ret && (h->parent_gen != c->generation ||
+			     (n && (h->log_id != v[n - 1].h->log_id || h->seq + 1 != v[n - 1].h->seq)))) {
 			if (msg)
-				fprintf(msg, "fsync log segment %llu belongs to generation %llu, the superblock is %llu\n",
+				fprintf(msg, "fsync log segment %llu (generation %llu, seq %llu) does not continue the log of superblock generation %llu\n",
 					(unsigned long long)at, (unsigned long long)h->parent_gen,
-					(unsigned long long)c->generation);
+					(unsigned long long)h->seq, (unsigned long long)c->generation);
+			free(h);
 			ret = -EUCLEAN;
 		}
 		if (ret) {
 			if (msg && ret == -EUCLEAN)
 				fprintf(msg, "fsync log segment at %llu is damaged (header or checksum)\n",
 					(unsigned long long)at);
-			free(h);
 			break;
 		}
 		if (n == LOG_MAX_SEGS) {
@@ -762,21 +862,35 @@ static int read_chain(struct core *c, struct seg **out, int *nout, FILE *msg)
 				fprintf(msg, "fsync log: more than %d segments\n", LOG_MAX_SEGS);
 			break;
 		}
-		struct seg *nv = realloc(v, (size_t)(n + 1) * sizeof(*nv));
-		if (!nv) {
-			free(h);
-			ret = -ENOMEM;
+		ret = push_seg(&v, &n, h);
+		if (ret)
 			break;
-		}
-		v = nv;
-		v[n++].h = h;
 		at = h->prev;
+		if (!at && h->seq != 1) {
+			if (msg)
+				fprintf(msg, "fsync log: the first segment has seq %llu\n",
+					(unsigned long long)h->seq);
+			ret = -EUCLEAN;
+		}
 	}
 	/* reverse: oldest first */
 	for (int i = 0; i < n / 2; i++) {
 		struct seg tmp = v[i];
 		v[i] = v[n - 1 - i];
 		v[n - 1 - i] = tmp;
+	}
+	/* forward from the newest the superblock knows */
+	while (!ret && n > 0 && n < LOG_MAX_SEGS && v[n - 1].h->next) {
+		const struct log_seg_hdr *last = v[n - 1].h;
+		struct log_seg_hdr *h;
+		if (read_seg(c, last->next, &h))
+			break;
+		if (h->parent_gen != last->parent_gen || h->log_id != last->log_id ||
+		    h->seq != last->seq + 1 || h->prev != last->bytenr || h->len > last->next_len) {
+			free(h);
+			break;
+		}
+		ret = push_seg(&v, &n, h);
 	}
 	/* every record must parse */
 	for (int i = 0; i < n && !ret; i++) {
@@ -1027,18 +1141,7 @@ int log_replay(struct fsctx *fs)
 			break;
 		}
 		glock_write(&ls->lock);
-		if (ls->nsegs == ls->segcap) {
-			size_t nc = ls->segcap ? ls->segcap * 2 : 16;
-			struct seg_ref *ns = realloc(ls->segs, nc * sizeof(*ns));
-			if (ns) {
-				ls->segs = ns;
-				ls->segcap = nc;
-			}
-		}
-		if (ls->nsegs < ls->segcap)
-			ls->segs[ls->nsegs++] = (struct seg_ref){ v[i].h->bytenr, v[i].h->len };
-		else
-			ret = -ENOMEM;
+		ret = add_seg(ls, v[i].h->bytenr, v[i].h->len);
 		glock_write_unlock(&ls->lock);
 	}
 	if (ret)

@@ -83,6 +83,7 @@ struct log_stats {
 	uint64_t syncs;		/* fsyncs served by the log */
 	uint64_t fallbacks;	/* fsyncs that committed instead */
 	uint64_t batches;	/* segments written */
+	uint64_t supers;	/* of which needed a superblock write */
 	uint64_t bytes;		/* segment bytes written */
 };
 void log_stats(struct core *c, struct log_stats *s);
