@@ -371,6 +371,18 @@ bool alloc_trim_take(struct core *c, uint64_t from, uint64_t maxlen, uint64_t *l
 	return found;
 }
 
+bool alloc_bg_is_new(struct core *c, uint64_t logical)
+{
+	struct bgroup *bg;
+	bool ret;
+
+	glock_lock(&c->alloc.lock, GLOCK_READ);
+	bg = find_bg(&c->alloc, logical);
+	ret = !bg || bg->fst_info_missing;
+	glock_unlock(&c->alloc.lock, GLOCK_READ);
+	return ret;
+}
+
 bool alloc_is_used(struct core *c, uint64_t logical, uint64_t len)
 {
 	struct bgroup *bg;

@@ -343,6 +343,12 @@ static int capture_fs_items(struct fsctx *fs, uint64_t ino, uint64_t transid, st
 		if (ik.type == KEY_EXTENT_DATA && size >= sizeof(struct file_extent)) {
 			const struct file_extent *fe = ptr;
 			if (fe->type != FE_INLINE && fe->generation == transid && fe->disk_logical) {
+				/* in a chunk created since the last commit: replay
+				 * could not claim it, so commit instead */
+				if (alloc_bg_is_new(fs->core, fe->disk_logical)) {
+					b->err = -E2BIG;
+					break;
+				}
 				bool dup = false;
 				for (size_t i = 0; i < *nexts && !dup; i++)
 					dup = (*exts)[i].logical == fe->disk_logical;
@@ -474,13 +480,17 @@ static int write_batch(struct core *c, struct log_state *ls, const char *recs, s
 		ret = reserve(c, ls, seglen, &logical);
 		if (ret)
 			return ret;
+		/* a chunk the last commit does not map cannot be read at
+		 * replay: commit instead (the chunk is then committed) */
+		if (alloc_bg_is_new(c, logical))
+			return -EAGAIN;
 	} else {
 		logical = slot;
 	}
 	/* the next segment's slot: room for twice this batch */
 	nlen = seglen * 2 < LOG_SLOT_MIN ? LOG_SLOT_MIN : seglen * 2 > LOG_SLOT_MAX ? LOG_SLOT_MAX :
 	       seglen * 2;
-	if (reserve(c, ls, nlen, &nslot))
+	if (reserve(c, ls, nlen, &nslot) || alloc_bg_is_new(c, nslot))
 		nslot = nlen = 0;	/* the next batch rewrites the superblock */
 
 	h = aligned_alloc(4096, seglen);
@@ -588,8 +598,9 @@ static int log_write_record(struct core *c, struct log_state *ls, uint64_t trans
 		glock_write(&ls->lock);
 		if (r && !ls->failed) {
 			ls->failed = r;
-			core_log(c, "fsync log: writing a segment failed (%s); fsync commits instead "
-				 "until the next commit", strerror(-r));
+			if (r != -EAGAIN)	/* -EAGAIN: space in a new chunk, not an error */
+				core_log(c, "fsync log: writing a segment failed (%s); fsync commits "
+					 "instead until the next commit", strerror(-r));
 		}
 		ls->done_seq = upto;
 		ls->writing = false;
@@ -1195,8 +1206,17 @@ out:
 	if (ret)
 		fprintf(stderr, "glassfs: replaying the fsync log failed: %s\n", strerror(-ret));
 	else
-		fprintf(stderr, "glassfs: replayed the fsync log: %d inode(s), %u item(s), %d segment(s)\n",
-			nrec, items, n);
+		fprintf(stderr, "glassfs: replayed the fsync log: %d inode(s), %u item(s), %d segment(s) "
+			"on generation %llu\n", nrec, items, n, (unsigned long long)c->generation - 1);
+	for (int i = 0; i < nrec && getenv("GLASSFS_LOG_DEBUG"); i++)
+		fprintf(stderr, "glassfs: fsync log: inode %llu%s, %u items\n",
+			(unsigned long long)recs[i].ino, recs[i].rh->flags & LOG_REC_NEW ? " (new)" : "",
+			recs[i].rh->nitems);
+	for (int i = 0; i < n && getenv("GLASSFS_LOG_DEBUG"); i++)
+		fprintf(stderr, "glassfs: fsync log: segment %llu seq %llu len %llu prev %llu next %llu\n",
+			(unsigned long long)v[i].h->bytenr, (unsigned long long)v[i].h->seq,
+			(unsigned long long)v[i].h->len, (unsigned long long)v[i].h->prev,
+			(unsigned long long)v[i].h->next);
 	free(recs);
 	free(claimed.v);
 	free_chain(v, n);

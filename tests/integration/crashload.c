@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -126,9 +127,22 @@ static int write_pat(int fd, uint64_t key, uint64_t from, uint64_t to, int seq, 
 	return ret;
 }
 
+#define FUSE_SUPER_MAGIC 0x65735546
+
+/* fsync or fdatasync, then make sure the file is on the FUSE mount: once
+ * the daemon is killed and the mount lazily detached, paths lead to the
+ * directory underneath, and nothing written there may enter the manifest. */
 static int do_sync(int fd, uint64_t *rs)
 {
-	return rnd(rs) & 1 ? fsync(fd) : fdatasync(fd);
+	struct statfs sf;
+
+	if ((rnd(rs) & 1 ? fsync(fd) : fdatasync(fd)) < 0)
+		return -1;
+	if (fstatfs(fd, &sf) < 0 || sf.f_type != FUSE_SUPER_MAGIC) {
+		errno = EXDEV;
+		return -1;
+	}
+	return 0;
 }
 
 static void durable_path(char *p, size_t n, int t, long i, int sub)
@@ -168,7 +182,7 @@ static int make_durable(int t, long n, int sub, uint64_t *rs, struct made *m)
 	}
 	if (via_rename) {
 		/* the atomic-replace idiom: the rename then an fsync */
-		if (rename(tmp, path) < 0 || fsync(fd) < 0) {
+		if (rename(tmp, path) < 0 || do_sync(fd, rs) < 0) {
 			close(fd);
 			return -1;
 		}
