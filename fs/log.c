@@ -938,6 +938,14 @@ int log_check(struct core *c, FILE *out)
 
 	if (!c->sb.log_root)
 		return 0;
+	if (out) {
+		/* where the superblock's segment lies: tests damage it there */
+		struct chunk_copy cp[CHUNK_MAX_STRIPES];
+		if (chunk_map_lookup(c, c->sb.log_root, LOG_BLOCK, cp, NULL) > 0)
+			fprintf(out, "fsync log: superblock names segment %llu (%s physical %llu)\n",
+				(unsigned long long)c->sb.log_root, cp[0].dev->path,
+				(unsigned long long)cp[0].physical);
+	}
 	ret = read_chain(c, &v, &n, out);
 	for (int i = 0; i < n && !ret; i++) {
 		recs += (int)v[i].h->nrecords;
