@@ -371,6 +371,21 @@ bool alloc_trim_take(struct core *c, uint64_t from, uint64_t maxlen, uint64_t *l
 	return found;
 }
 
+bool alloc_any_used(struct core *c, uint64_t logical, uint64_t len)
+{
+	struct bgroup *bg;
+	bool r = true;
+
+	glock_lock(&c->alloc.lock, GLOCK_READ);
+	bg = find_bg(&c->alloc, logical);
+	if (bg && logical + len <= bg->start + bg->len) {
+		uint64_t s = (logical - bg->start) / SECT, n = (len + SECT - 1) / SECT;
+		r = range_count(bg->used, s, n) != 0;
+	}
+	glock_unlock(&c->alloc.lock, GLOCK_READ);
+	return r;
+}
+
 bool alloc_bg_is_new(struct core *c, uint64_t logical)
 {
 	struct bgroup *bg;

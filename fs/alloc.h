@@ -95,6 +95,9 @@ void alloc_release(struct core *c, uint64_t logical, uint64_t len);
 bool alloc_trim_take(struct core *c, uint64_t from, uint64_t maxlen, uint64_t *logical,
 		     uint64_t *len);
 bool alloc_is_used(struct core *c, uint64_t logical, uint64_t len);
+/* True when any sector of the range is allocated (or it is outside one
+ * block group). */
+bool alloc_any_used(struct core *c, uint64_t logical, uint64_t len);
 /* True when logical lies in a block group created by the running
  * transaction (not in the last commit's chunk tree), or in none. */
 bool alloc_bg_is_new(struct core *c, uint64_t logical);

@@ -950,11 +950,41 @@ int log_check(struct core *c, FILE *out)
 	for (int i = 0; i < n && !ret; i++) {
 		recs += (int)v[i].h->nrecords;
 		/* the log's blocks were allocated after the last commit */
-		if (alloc_is_used(c, v[i].h->bytenr, v[i].h->len)) {
+		if (alloc_any_used(c, v[i].h->bytenr, v[i].h->len)) {
 			if (out)
 				fprintf(out, "fsync log segment %llu overlaps space the last commit uses\n",
 					(unsigned long long)v[i].h->bytenr);
 			ret = -EUCLEAN;
+		}
+		/* so were the data extents its records reference that the
+		 * last commit does not know */
+		const char *p = (const char *)(v[i].h + 1);
+		for (uint32_t r = 0; r < v[i].h->nrecords && !ret; r++) {
+			const struct log_rec_hdr *rh = (const void *)p;
+			const char *q = (const char *)(rh + 1);
+			p += rh->len;
+			for (uint32_t k = 0; k < rh->nitems && !ret; k++) {
+				const struct log_item_hdr *ih = (const void *)q;
+				const struct file_extent *fe = (const void *)(ih + 1);
+				struct extent_item ei;
+				uint64_t l;
+				q += sizeof(*ih) + ih->size;
+				if (ih->kind != LOG_FS_ITEM || ih->key.type != KEY_EXTENT_DATA ||
+				    ih->size < sizeof(*fe) || fe->type == FE_INLINE || !fe->disk_logical)
+					continue;
+				if (extent_lookup(c, fe->disk_logical, true, &ei, &l) != -ENOENT)
+					continue;
+				if (alloc_bg_is_new(c, fe->disk_logical) ||
+				    alloc_any_used(c, fe->disk_logical, fe->disk_len)) {
+					if (out)
+						fprintf(out, "fsync log: inode %llu references data %llu+%llu, "
+							"which the last commit uses or does not map\n",
+							(unsigned long long)rh->ino,
+							(unsigned long long)fe->disk_logical,
+							(unsigned long long)fe->disk_len);
+					ret = -EUCLEAN;
+				}
+			}
 		}
 	}
 	free_chain(v, n);
