@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_log.c — the fsync log (fs/log.c) under ASan/UBSan, in one process:
+ * files are changed and fsync'd, then the volume is dropped without a
+ * commit (the abort flag stops core_close from writing: what a crash
+ * leaves), reopened read-only (log_check sees the pending log), and read-
+ * write (log_replay): every fsync'd state is back, unsynced changes are
+ * not, and a full commit clears the log.  fsync=commit writes no log.
+ * SEED=n replays.
+ */
+#include "core_test.h"
+#include "fs/fsops.h"
+#include "fs/log.h"
+
+#include <sys/stat.h>
+
+static char img[256];
+static struct core *core;
+static struct fsctx *fs;
+static struct fsops_cred cr = { 0, 0 };
+
+static int mount_rw(int fsync_mode)
+{
+	const char *devs[1] = { img };
+	struct core_opts o;
+	int ret;
+
+	core_opts_default(&o);
+	o.commit_interval_s = 3600;
+	o.fsync_mode = fsync_mode;
+	ret = core_open(devs, 1, &o, &core);
+	if (!ret)
+		ret = fsops_mount(core, &o, &fs);
+	return ret;
+}
+
+/* What a crash leaves: nothing more is written. */
+static void crash(void)
+{
+	txn_stop_commit_thread(core);
+	core->aborted = -EIO;
+	fsops_unmount(fs);
+	fs = NULL;
+	core_close(core);
+	core = NULL;
+}
+
+static void fill(unsigned char *b, size_t n, unsigned key)
+{
+	for (size_t i = 0; i < n; i++)
+		b[i] = (unsigned char)((i * 131 + key * 7) ^ (i >> 9));
+}
+
+/* File parent/name holds exactly n bytes of fill(key)? */
+static bool holds(uint64_t parent, const char *name, size_t n, unsigned key)
+{
+	struct stat st;
+	unsigned char *want = malloc(n + 1), *got = malloc(n + 4096);
+	bool ok = false;
+
+	if (fsops_lookup(fs, parent, name, &st) == 0 && (size_t)st.st_size == n) {
+		fill(want, n, key);
+		ssize_t r = fsops_read(fs, st.st_ino, got, n + 4096, 0);
+		ok = r == (ssize_t)n && memcmp(want, got, n) == 0;
+		fsops_forget(fs, st.st_ino, 1);
+	}
+	free(want);
+	free(got);
+	return ok;
+}
+
+static int put(uint64_t parent, const char *name, size_t n, unsigned key, uint64_t *ino)
+{
+	struct stat st;
+	unsigned char *b = malloc(n + 1);
+	int ret = fsops_mknod(fs, parent, name, S_IFREG | 0644, 0, &cr, &st);
+
+	fill(b, n, key);
+	if (!ret && n)
+		ret = fsops_write(fs, st.st_ino, b, n, 0) == (ssize_t)n ? 0 : -EIO;
+	free(b);
+	*ino = st.st_ino;
+	return ret;
+}
+
+int main(void)
+{
+	struct stat st;
+	uint64_t d, a, b, c, e, big;
+	unsigned char *buf = malloc(1 << 20);
+	char val[64];
+
+	t_seed_init();
+	unsigned k = t_rand();
+	MUST(t_image(img, sizeof(img), 256ull << 20));
+	MUST(t_format(img, 0));
+
+	/* committed state: a directory with b (to append to) and e (to shrink) */
+	MUST(mount_rw(CORE_FSYNC_LOG));
+	MUST(fsops_mkdir(fs, ROOT_DIR_INO, "d", 0755, &cr, &st));
+	d = st.st_ino;
+	MUST(put(d, "b", 10000, k + 1, &b));
+	MUST(put(d, "e", 300000, k + 2, &e));
+	MUST(put(d, "gone", 100, k + 3, &c));
+	MUST(fsops_sync(fs));
+	CHECK("no log after a commit", !log_pending(core));
+	struct core_stats sc;
+	core_stats(core, &sc);
+
+	/* after the last commit: a new file a (several extents), an append to
+	 * b plus an xattr, e truncated, a big new file, each fsync'd; then
+	 * an unsynced file c and an unsynced append to a */
+	MUST(put(d, "a", 70000, k + 4, &a));
+	fill(buf, 70000, k + 4);	/* rewrite a range: a second extent */
+	MUST(fsops_write(fs, a, buf + 65000, 5000, 65000));
+	MUST(fsops_fsync(fs, a, 0));
+	CHECK("fsync of a new file writes the log", log_pending(core));
+	fill(buf, 60000, k + 1);
+	MUST(fsops_write(fs, b, buf + 10000, 50000, 10000));
+	MUST(fsops_setxattr(fs, b, "user.log", "yes", 3, 0));
+	MUST(fsops_fsync(fs, b, 1));
+	struct stat in = { .st_size = 4097 };
+	MUST(fsops_setattr(fs, e, &in, FSOPS_SET_SIZE, &st));
+	MUST(fsops_fsync(fs, e, 0));
+	MUST(put(d, "big", 900000, k + 5, &big));
+	MUST(fsops_fsync(fs, big, 0));
+	struct core_stats s0;
+	core_stats(core, &s0);
+	MUST(put(d, "c", 5000, k + 6, &c));
+	fill(buf, 10, k + 9);
+	MUST(fsops_write(fs, a, buf, 10, 70000));
+	struct log_stats ls;
+	log_stats(core, &ls);
+	CHECK("four fsyncs served by the log", ls.syncs == 4);
+	CHECK("no commit for them", s0.commits == sc.commits);
+	crash();
+
+	/* read-only: the last commit, the log pending and valid */
+	MUST(t_open(img, true, &core));
+	FILE *devnull = fopen("/dev/null", "w");
+	int rc = log_check(core, devnull);
+	fclose(devnull);
+	CHECK("log_check: pending log with 4 records", rc == 4);
+	core_close(core);
+	core = NULL;
+
+	/* read-write: replayed */
+	MUST(mount_rw(CORE_FSYNC_LOG));
+	CHECK("replay commits and clears the log", !log_pending(core));
+	CHECK("new file a: fsync'd state", holds(d, "a", 70000, k + 4));
+	CHECK("b: appended data", holds(d, "b", 60000, k + 1));
+	CHECK("b: xattr", fsops_getxattr(fs, b, "user.log", val, sizeof(val)) == 3 &&
+	      memcmp(val, "yes", 3) == 0);
+	CHECK("e: truncated", holds(d, "e", 4097, k + 2));
+	CHECK("big new file", holds(d, "big", 900000, k + 5));
+	CHECK("unsynced file c: absent", fsops_lookup(fs, d, "c", &st) == -ENOENT);
+	CHECK("untouched file: kept", holds(d, "gone", 100, k + 3));
+
+	/* fsync=commit: a full commit, no log */
+	fsops_unmount(fs);
+	fs = NULL;
+	MUST(core_close(core));
+	core = NULL;
+	MUST(mount_rw(CORE_FSYNC_COMMIT));
+	MUST(fsops_write(fs, b, buf, 100, 0));
+	core_stats(core, &s0);
+	MUST(fsops_fsync(fs, b, 0));
+	struct core_stats s1;
+	core_stats(core, &s1);
+	CHECK("fsync=commit: a commit, no log", s1.commits == s0.commits + 1 && !log_pending(core));
+
+	/* a rename is not covered: a full commit */
+	fsops_unmount(fs);
+	fs = NULL;
+	MUST(core_close(core));
+	core = NULL;
+	MUST(mount_rw(CORE_FSYNC_LOG));
+	MUST(fsops_rename(fs, d, "gone", d, "renamed", 0));
+	core_stats(core, &s0);
+	MUST(fsops_lookup(fs, d, "renamed", &st));
+	MUST(fsops_fsync(fs, st.st_ino, 0));
+	fsops_forget(fs, st.st_ino, 1);
+	core_stats(core, &s1);
+	CHECK("fsync after a rename: a full commit", s1.commits == s0.commits + 1 && !log_pending(core));
+	crash();
+	MUST(mount_rw(CORE_FSYNC_LOG));
+	CHECK("renamed file under its new name", holds(d, "renamed", 100, k + 3));
+	fsops_unmount(fs);
+	fs = NULL;
+	MUST(core_close(core));
+	core = NULL;
+out:
+	if (fs)
+		fsops_unmount(fs);
+	if (core)
+		core_close(core);
+	free(buf);
+	unlink(img);
+	return t_fails ? 1 : 0;
+}
