@@ -637,6 +637,13 @@ int log_fsync(struct fsctx *fs, uint64_t ino)
 	if (ret)
 		return ret == -EROFS ? ret : 1;
 	transid = txn_transid(t);
+	/* the log extends the last commit: with a commit of an earlier
+	 * transaction still in flight (commit pipelining) there is no
+	 * durable base to extend yet — commit instead */
+	if (c->generation + 1 != transid) {
+		txn_end(t);
+		return 1;
+	}
 	ret = inode_get(fs, ino, &ip);
 	if (ret) {
 		txn_end(t);
