@@ -16,8 +16,17 @@
  *
  * Item kinds: LOG_FS_ITEM (an item of the inode in its fs tree),
  * LOG_CSUM_RESET (key.offset = logical, data = le64 len: the checksums of
- * that data extent are replaced by the LOG_CSUM_ITEMs that follow), and
- * LOG_CSUM_ITEM (an EXTENT_CSUM item of the csum tree).
+ * that data extent are replaced by the LOG_CSUM_ITEMs that follow),
+ * LOG_CSUM_ITEM (an EXTENT_CSUM item of the csum tree), and LOG_EXT_KEEP
+ * (key (ino, EXTENT_DATA, 0), data = ascending le64 file offsets).
+ *
+ * File extents: every EXTENT_DATA item written in a transaction carries
+ * that transaction's id as its generation (file.c), so an item of an
+ * older generation is exactly as the last commit wrote it.  A record
+ * holds the items of the running transaction in full and only the keys of
+ * the older ones (LOG_EXT_KEEP): an fsync costs what changed, not the
+ * file's length.  Replay keeps the listed items, deletes the inode's
+ * other committed extents and inserts the logged ones.
  *
  * A segment is valid for superblock generation G only when its
  * parent_gen is G: the commit after G clears log_root in the same
@@ -56,7 +65,7 @@
 #define LOG_SLOT_MIN	(16u << 10)		/* slot reserved for the next segment */
 #define LOG_SLOT_MAX	(1u << 20)
 
-enum { LOG_FS_ITEM = 1, LOG_CSUM_RESET = 2, LOG_CSUM_ITEM = 3 };
+enum { LOG_FS_ITEM = 1, LOG_CSUM_RESET = 2, LOG_CSUM_ITEM = 3, LOG_EXT_KEEP = 4 };
 #define LOG_REC_NEW 1u		/* the inode was created after the last commit */
 
 struct log_seg_hdr {
@@ -316,12 +325,13 @@ struct ext_ref {
  * transaction go to exts (their checksums are logged too). */
 static int capture_fs_items(struct fsctx *fs, uint64_t ino, uint64_t transid, struct buf *b,
 			    uint32_t *nitems, struct ext_ref **exts, size_t *nexts,
-			    uint64_t *parents, int *nparents, int maxparents)
+			    uint64_t *parents, int *nparents, int maxparents,
+			    uint64_t **keep, size_t *nkeep)
 {
 	struct path p;
 	struct key k = mkkey(ino, 0, 0), ik;
 	int ret;
-	size_t cap = 0;
+	size_t cap = 0, keepcap = 0;
 
 	path_init(&p);
 	ret = items_search_ge(fs, &k, &p);
@@ -333,6 +343,23 @@ static int capture_fs_items(struct fsctx *fs, uint64_t ino, uint64_t transid, st
 		if (ik.objectid != ino)
 			break;
 		ptr = btree_item_ptr(&p, p.slots[0], &size);
+		if (ik.type == KEY_EXTENT_DATA && size >= FE_INLINE_HDR &&
+		    ((const struct file_extent *)ptr)->generation != transid) {
+			/* as committed: its key is enough */
+			if (*nkeep == keepcap) {
+				size_t nc = keepcap ? keepcap * 2 : 64;
+				uint64_t *nk = realloc(*keep, nc * sizeof(*nk));
+				if (!nk) {
+					ret = -ENOMEM;
+					break;
+				}
+				*keep = nk;
+				keepcap = nc;
+			}
+			(*keep)[(*nkeep)++] = ik.offset;
+			ret = btree_next(&p);
+			continue;
+		}
 		put_item(b, nitems, LOG_FS_ITEM, &ik, ptr, size);
 		if (ik.type == KEY_INODE_REF) {
 			if (*nparents < maxparents)
@@ -375,6 +402,13 @@ static int capture_fs_items(struct fsctx *fs, uint64_t ino, uint64_t transid, st
 	path_release(&p);
 	if (ret < 0)
 		return ret;
+	if (*nkeep && !b->err) {
+		k = mkkey(ino, KEY_EXTENT_DATA, 0);
+		if (*nkeep * 8 > LOG_MAX_RECORD)
+			b->err = -E2BIG;
+		else
+			put_item(b, nitems, LOG_EXT_KEEP, &k, *keep, (uint32_t)(*nkeep * 8));
+	}
 	return b->err;
 }
 
@@ -619,7 +653,8 @@ int log_fsync(struct fsctx *fs, uint64_t ino)
 	struct log_state *ls = c->log;
 	struct buf b = { 0 };
 	struct ext_ref *exts = NULL;
-	size_t nexts = 0;
+	size_t nexts = 0, nkeep = 0;
+	uint64_t *keep = NULL;
 	uint64_t parents[8];
 	int nparents = 0;
 	uint32_t nitems = 0;
@@ -673,7 +708,7 @@ int log_fsync(struct fsctx *fs, uint64_t ino)
 		goto unlock;
 	}
 	ret = capture_fs_items(fs, ino, transid, &b, &nitems, &exts, &nexts, parents, &nparents,
-			       (int)(sizeof(parents) / sizeof(parents[0])));
+			       (int)(sizeof(parents) / sizeof(parents[0])), &keep, &nkeep);
 	for (size_t i = 0; i < nexts && !ret; i++)
 		ret = capture_csums(c, &exts[i], &b, &nitems);
 	if (ret == -E2BIG) {
@@ -727,6 +762,7 @@ out:
 				     t0 ? glock_now_ns() - t0 : 0);
 	free(b.p);
 	free(exts);
+	free(keep);
 	return ret;
 }
 
@@ -791,7 +827,9 @@ static int check_record(const char *p, size_t avail)
 		const struct log_item_hdr *ih = (const void *)(p + off);
 		if (off + sizeof(*ih) > rh->len || off + sizeof(*ih) + ih->size > rh->len)
 			return -EUCLEAN;
-		if (ih->kind < LOG_FS_ITEM || ih->kind > LOG_CSUM_ITEM)
+		if (ih->kind < LOG_FS_ITEM || ih->kind > LOG_EXT_KEEP)
+			return -EUCLEAN;
+		if (ih->kind == LOG_EXT_KEEP && (ih->key.objectid != rh->ino || ih->size % 8))
 			return -EUCLEAN;
 		if (ih->kind == LOG_FS_ITEM && ih->key.objectid != rh->ino)
 			return -EUCLEAN;
@@ -1012,25 +1050,51 @@ static int cmp_rec(const void *a, const void *b)
 	return x->ino < y->ino ? -1 : x->ino > y->ino;
 }
 
-/* Delete every item of ino except its INODE_REFs, dropping data refs. */
-static int drop_inode_items(struct txn *t, struct fsctx *fs, uint64_t ino)
+static bool kept(const uint64_t *keep, size_t n, uint64_t off)
 {
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (keep[mid] == off)
+			return true;
+		if (keep[mid] < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/*
+ * Delete every item of ino except its INODE_REFs and the EXTENT_DATA items
+ * at the keep offsets (which must all be there), dropping data refs.
+ */
+static int drop_inode_items(struct txn *t, struct fsctx *fs, uint64_t ino,
+			    const uint64_t *keep, size_t nkeep)
+{
+	struct key from = mkkey(ino, 0, 0);
+	size_t seen = 0;
+
 	for (;;) {
-		struct key k = mkkey(ino, 0, 0), ik;
+		struct key ik;
 		struct path p;
 		uint64_t dl = 0, dlen = 0;
 		int ret;
 
 		path_init(&p);
-		ret = items_search_ge(fs, &k, &p);
+		ret = items_search_ge(fs, &from, &p);
 		while (ret == 0) {
 			btree_item_key(&p, p.slots[0], &ik);
 			if (ik.objectid != ino) {
 				ret = 1;
 				break;
 			}
-			if (ik.type != KEY_INODE_REF)
+			if (ik.type == KEY_EXTENT_DATA && kept(keep, nkeep, ik.offset)) {
+				seen++;
+			} else if (ik.type != KEY_INODE_REF) {
 				break;
+			}
 			ret = btree_next(&p);
 		}
 		if (ret == 0 && ik.type == KEY_EXTENT_DATA) {
@@ -1042,13 +1106,23 @@ static int drop_inode_items(struct txn *t, struct fsctx *fs, uint64_t ino)
 			}
 		}
 		path_release(&p);
-		if (ret)
-			return ret > 0 ? 0 : ret;
+		if (ret < 0)
+			return ret;
+		if (ret > 0) {
+			if (seen != nkeep) {
+				fprintf(stderr, "glassfs: fsync log: inode %llu: %zu of its %zu unchanged "
+					"extents are not in the last commit\n", (unsigned long long)ino,
+					nkeep - seen, nkeep);
+				return -EUCLEAN;
+			}
+			return 0;
+		}
 		ret = btree_delete(t, fs->root, &ik);
 		if (!ret && dl)
 			ret = data_ref(t, dl, dlen, -1);
 		if (ret)
 			return ret;
+		from = ik;	/* deleted: the next search lands after it */
 	}
 }
 
@@ -1057,7 +1131,24 @@ static int replay_record(struct txn *t, struct fsctx *fs, const struct log_rec_h
 {
 	struct core *c = fs->core;
 	const char *p = (const char *)(rh + 1);
-	int ret = drop_inode_items(t, fs, rh->ino);
+	uint64_t *keep = NULL;	/* aligned copy: item data is packed */
+	size_t nkeep = 0;
+	int ret = 0;
+
+	for (uint32_t i = 0; i < rh->nitems && !keep; i++) {
+		const struct log_item_hdr *ih = (const void *)p;
+		if (ih->kind == LOG_EXT_KEEP && ih->size) {
+			nkeep = ih->size / 8;
+			keep = malloc(ih->size);
+			if (!keep)
+				return -ENOMEM;
+			memcpy(keep, ih + 1, ih->size);
+		}
+		p += sizeof(*ih) + ih->size;
+	}
+	p = (const char *)(rh + 1);
+	ret = drop_inode_items(t, fs, rh->ino, keep, nkeep);
+	free(keep);
 
 	for (uint32_t i = 0; i < rh->nitems && !ret; i++) {
 		const struct log_item_hdr *ih = (const void *)p;
