@@ -59,6 +59,13 @@
 
 #define LOG_MAGIC	0x474f4c5361616c47ull	/* "GlaaSLOG" */
 #define LOG_MAX_RECORD	(4u << 20)		/* bigger records: full commit */
+/*
+ * A record past this size commits instead: it holds every extent the file
+ * changed since the last commit, so a file appended to and fsync'd again
+ * and again would log more and more; after the commit it logs only keys
+ * for those.
+ */
+#define LOG_RECORD_COMMIT (32u << 10)
 #define LOG_MAX_SEGS	65536			/* chain length read at replay */
 #define LOG_BLOCK	4096u			/* segments are multiples of this */
 #define LOG_COMMIT_BYTES (64ull << 20)		/* a log this big asks for a commit */
@@ -711,7 +718,7 @@ int log_fsync(struct fsctx *fs, uint64_t ino)
 			       (int)(sizeof(parents) / sizeof(parents[0])), &keep, &nkeep);
 	for (size_t i = 0; i < nexts && !ret; i++)
 		ret = capture_csums(c, &exts[i], &b, &nitems);
-	if (ret == -E2BIG) {
+	if (ret == -E2BIG || (!ret && b.len > LOG_RECORD_COMMIT)) {
 		ret = 1;
 		goto unlock;
 	}

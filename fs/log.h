@@ -30,7 +30,8 @@
  * and special files, a file that was renamed, linked or unlinked (or
  * replaced by a rename) since the last commit, a new file in a new
  * directory or in one where a name was removed since the last commit, a
- * record larger than LOG_MAX_RECORD, a subvolume other than the default
+ * record larger than LOG_RECORD_COMMIT (32 KiB: a file with many extents
+ * changed since the last commit), a subvolume other than the default
  * fs tree, any error writing the log, and fsync=commit.
  *
  * On disk: see struct log_seg_hdr / log_rec_hdr / log_item_hdr in log.c.
