@@ -140,6 +140,14 @@ const char *ksyms__name(const struct ksyms *ks, uint64_t addr, uint64_t *off)
 	return s->name;
 }
 
+uint64_t ksyms__addr(const struct ksyms *ks, const char *name)
+{
+	for (size_t i = 0; i < ks->n; i++)
+		if (!strcmp(ks->syms[i].name, name))
+			return ks->syms[i].addr;
+	return 0;
+}
+
 /* ---- ELF files ----------------------------------------------------------- */
 
 struct seg {

@@ -34,6 +34,8 @@ struct ksyms *ksyms__load(void);
 void ksyms__free(struct ksyms *ks);			/* NULL-safe */
 /* The function containing addr, or NULL.  *off gets addr - start. */
 const char *ksyms__name(const struct ksyms *ks, uint64_t addr, uint64_t *off);
+/* The address of a kernel function by name (linear scan), 0 if absent. */
+uint64_t ksyms__addr(const struct ksyms *ks, const char *name);
 
 struct syms_cache *syms_cache__new(void);
 void syms_cache__free(struct syms_cache *sc);		/* NULL-safe */
