@@ -18,12 +18,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bpf/offcputime.h"
 #include "offcputime.skel.h"
 #include "tools/lib/bpfutil.h"
 #include "tools/lib/folded.h"
+#include "tools/lib/pprof.h"
 #include "tools/lib/syms.h"
 
 static struct env {
@@ -65,7 +67,7 @@ static const struct argp_option opts[] = {
 	{ "no-idle", OPT_NOIDLE, NULL, 0, "Ignore threads idle in a FUSE request read (read of /dev/fuse), in the kernel", 0 },
 	{ "stack-storage-size", OPT_STORAGE, "N", 0, "Distinct stacks (and stack pairs) kept; default from the target's thread count, at least 32768", 0 },
 	{ "eager", OPT_EAGER, NULL, 0, "Take both stacks at every switch-out (the classic, costly method; for comparison)", 0 },
-	{ "pprof", OPT_PPROF, "FILE", 0, "Write a pprof profile (not in this build)", 0 },
+	{ "pprof", OPT_PPROF, "FILE", 0, "Also write a gzip'ed pprof profile (values: blocks, off-CPU nanoseconds; frames as in -f)", 0 },
 	{ "verbose", 'v', NULL, 0, "Verbose libbpf output", 0 },
 	{},
 };
@@ -297,49 +299,60 @@ static void report_counters(struct offcputime_bpf *skel, int *lost)
 	free(vals);
 }
 
+/* The folded frames of an entry, leaf first, comm last (also for pprof). */
+static void folded_frames(struct ctx *x, const struct entry *e, struct frames *fr)
+{
+	static __u64 kips[OFFCPU_MAX_DEPTH], uips[OFFCPU_MAX_DEPTH];
+	static __u64 wk[OFFCPU_MAX_DEPTH], wu[OFFCPU_MAX_DEPTH];
+	const struct offcpu_key *k = &e->k;
+	bool have_k = !read_stack(x, k->kstack, kips);
+	bool have_u = !read_stack(x, k->ustack, uips);
+
+	frames__reset(fr);
+	/* Leaf first: the waker's side, reversed, comes last in the line. */
+	if (env.wakeup && k->w_pid) {
+		struct frames wf = { .n = 0 };
+
+		frames__push(fr, k->w_comm, NULL);
+		/* The waker is printed root-last: its frames leaf..root
+		 * after "--", so the line ends with the waker's comm. */
+		if (!read_stack(x, k->w_ustack, wu))
+			push_user(x, &wf, k->w_tgid, wu);
+		for (size_t i = 0; i < wf.n; i++)
+			frames__push(fr, wf.f[wf.n - 1 - i], wf.owned[wf.n - 1 - i]);
+		wf.n = 0;
+		if (!read_stack(x, k->w_kstack, wk))
+			push_kernel(x, &wf, wk, true);
+		for (size_t i = 0; i < wf.n; i++)
+			frames__push(fr, wf.f[wf.n - 1 - i], wf.owned[wf.n - 1 - i]);
+		frames__push(fr, "--", NULL);
+	}
+	if (have_k)
+		push_kernel(x, fr, kips, true);
+	if (have_u)
+		push_user(x, fr, k->tgid, uips);
+	else if (!(k->flags & OFFCPU_F_KTHREAD))
+		frames__push(fr, "[missing user stack]", NULL);
+	frames__push(fr, k->comm, NULL);
+}
+
 static void print_entry(struct ctx *x, const struct entry *e, FILE *out)
 {
 	static __u64 kips[OFFCPU_MAX_DEPTH], uips[OFFCPU_MAX_DEPTH];
 	static __u64 wk[OFFCPU_MAX_DEPTH], wu[OFFCPU_MAX_DEPTH];
 	static struct frames fr;
 	const struct offcpu_key *k = &e->k;
-	bool have_k = !read_stack(x, k->kstack, kips);
-	bool have_u = !read_stack(x, k->ustack, uips);
-	bool waker = env.wakeup && k->w_pid;
+	bool have_k, have_u, waker = env.wakeup && k->w_pid;
 
-	frames__reset(&fr);
 	if (env.folded) {
-		/* Leaf first: waker's side reversed comes last in the line. */
-		if (waker) {
-			static __u64 tmp[OFFCPU_MAX_DEPTH];
-			struct frames wf = { .n = 0 };
-
-			(void)tmp;
-			frames__push(&fr, k->w_comm, NULL);
-			/* The waker is printed root-last: its frames leaf..root
-			 * after "--", so the line ends with the waker's comm. */
-			if (!read_stack(x, k->w_ustack, wu))
-				push_user(x, &wf, k->w_tgid, wu);
-			for (size_t i = 0; i < wf.n; i++)
-				frames__push(&fr, wf.f[wf.n - 1 - i], wf.owned[wf.n - 1 - i]);
-			wf.n = 0;
-			if (!read_stack(x, k->w_kstack, wk))
-				push_kernel(x, &wf, wk, true);
-			for (size_t i = 0; i < wf.n; i++)
-				frames__push(&fr, wf.f[wf.n - 1 - i], wf.owned[wf.n - 1 - i]);
-			frames__push(&fr, "--", NULL);
-		}
-		if (have_k)
-			push_kernel(x, &fr, kips, true);
-		if (have_u)
-			push_user(x, &fr, k->tgid, uips);
-		else if (!(k->flags & OFFCPU_F_KTHREAD))
-			frames__push(&fr, "[missing user stack]", NULL);
-		frames__push(&fr, k->comm, NULL);
+		folded_frames(x, e, &fr);
 		folded_write_stack(out, fr.f, fr.n, e->v.total_ns / 1000,
 				   FOLDED_LEAF_FIRST);
 		return;
 	}
+	frames__reset(&fr);
+	have_k = !read_stack(x, k->kstack, kips);
+	have_u = !read_stack(x, k->ustack, uips);
 	if (have_k) {
 		push_kernel(x, &fr, kips, false);
 		for (size_t i = 0; i < fr.n; i++)
@@ -380,7 +393,7 @@ static void print_entry(struct ctx *x, const struct entry *e, FILE *out)
 		(unsigned long long)e->v.count);
 }
 
-static int print_all(struct ctx *x, struct offcputime_bpf *skel)
+static int print_all(struct ctx *x, struct offcputime_bpf *skel, struct pprof *pp)
 {
 	int fd = bpf_map__fd(skel->maps.counts);
 	struct offcpu_key k, *prev = NULL;
@@ -418,6 +431,17 @@ static int print_all(struct ctx *x, struct offcputime_bpf *skel)
 			continue;
 		}
 		print_entry(x, &ents[i], stdout);
+		if (pp) {
+			static struct frames pf;
+			int64_t vals[2] = { ents[i].v.count, ents[i].v.total_ns };
+
+			folded_frames(x, &ents[i], &pf);
+			if (pprof__add(pp, pf.f, pf.n, vals)) {
+				fprintf(stderr, "glass-offcputime: out of memory building the pprof profile\n");
+				free(ents);
+				return -ENOMEM;
+			}
+		}
 	}
 	if (env.no_idle)
 		fprintf(stderr, "glass-offcputime: --no-idle hid %zu stacks (%llu us) idle in a FUSE request read\n",
@@ -459,6 +483,8 @@ int main(int argc, char **argv)
 	struct offcputime_bpf *skel = NULL;
 	struct ring_buffer *rb = NULL;
 	struct ctx x = { 0 };
+	struct pprof *pp = NULL;
+	struct timespec t_start;
 	int err, lost = 0;
 
 	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
@@ -472,10 +498,6 @@ int main(int argc, char **argv)
 	if (env.min_us > env.max_us) {
 		fprintf(stderr, "glass-offcputime: -m %llu is above -M %llu\n",
 			(unsigned long long)env.min_us, (unsigned long long)env.max_us);
-		return 2;
-	}
-	if (env.pprof) {
-		fprintf(stderr, "glass-offcputime: --pprof is not available in this build (needs the protobuf-c writer, not written yet); use -f and glass-flamegraph\n");
 		return 2;
 	}
 	if ((err = bpfutil__check_env()))
@@ -554,6 +576,7 @@ int main(int argc, char **argv)
 	else
 		fprintf(stderr, "Tracing off-CPU time (us) of all threads... %s\n",
 			env.duration ? "" : "Hit Ctrl-C to end.");
+	clock_gettime(CLOCK_REALTIME, &t_start);
 	bpfutil__run_for(env.duration);
 	while (!bpfutil__exiting()) {
 		err = ring_buffer__poll(rb, 100);
@@ -574,12 +597,31 @@ int main(int argc, char **argv)
 	if (run_iter(skel->links.inprogress))
 		fprintf(stderr, "glass-offcputime: could not add sleeps in progress\n");
 	ring_buffer__poll(rb, 0);
-	err = print_all(&x, skel);
+	if (env.pprof) {
+		static const char *const types[] = { "blocks", "off_cpu" };
+		static const char *const units[] = { "count", "nanoseconds" };
+		struct timespec now;
+
+		pp = pprof__new(2, types, units, "off_cpu");
+		if (!pp) {
+			fprintf(stderr, "glass-offcputime: out of memory\n");
+			err = -ENOMEM;
+			goto out;
+		}
+		clock_gettime(CLOCK_REALTIME, &now);
+		pprof__set_time(pp, (int64_t)t_start.tv_sec * 1000000000 + t_start.tv_nsec,
+				((int64_t)now.tv_sec - t_start.tv_sec) * 1000000000 +
+				now.tv_nsec - t_start.tv_nsec);
+	}
+	err = print_all(&x, skel, pp);
+	if (!err && pp)
+		err = pprof__write(pp, env.pprof, "glass-offcputime");
 	report_counters(skel, &lost);
 	if (lost)
 		fprintf(stderr, "glass-offcputime: some stacks were lost (counted above)\n");
 out:
 	ring_buffer__free(rb);
+	pprof__free(pp);
 	offcputime_bpf__destroy(skel);
 	syms_cache__free(x.sc);
 	ksyms__free(x.ks);
