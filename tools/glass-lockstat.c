@@ -294,10 +294,13 @@ static void report(struct lockstat_bpf *skel, struct syms_cache *sc)
 		for (size_t i = 0; i < nr; i++) {
 			struct row *r = &rows[i];
 
-			char acq[24] = "null";
+			/* Not counted without -a: 0 with "acquired_counted":
+			 * false (readers that want an integer still parse). */
+			char acq[48] = "0,\"acquired_counted\":false";
 
 			if (env.all)
-				snprintf(acq, sizeof(acq), "%llu", (unsigned long long)r->wait.count);
+				snprintf(acq, sizeof(acq), "%llu,\"acquired_counted\":true",
+					 (unsigned long long)r->wait.count);
 			printf("%s{\"class\":\"%s\",\"level\":%d,\"mode\":\"%s\","
 			       "\"acquired\":%s,\"contended\":%llu,\"wait_ns\":%llu,"
 			       "\"wait_max_ns\":%llu,\"hold_ns\":%llu,\"holds\":%llu,"
@@ -319,10 +322,11 @@ static void report(struct lockstat_bpf *skel, struct syms_cache *sc)
 		for (size_t i = 0; i < top; i++) {
 			struct inst *in = &insts[i];
 
-			char acq[24] = "null";
+			char acq[48] = "0,\"acquired_counted\":false";
 
 			if (env.all)
-				snprintf(acq, sizeof(acq), "%llu", (unsigned long long)in->v.acquired);
+				snprintf(acq, sizeof(acq), "%llu,\"acquired_counted\":true",
+					 (unsigned long long)in->v.acquired);
 			printf("%s{\"addr\":\"0x%llx\",\"class\":\"%s\",\"tree\":%llu,"
 			       "\"level\":%d,\"group\":%d,\"acquired\":%s,"
 			       "\"contended\":%llu,\"wait_ns\":%llu,\"wait_max_ns\":%llu}",
