@@ -171,12 +171,18 @@ static __always_inline __u64 stack_store(struct offcpu_stack *buf, __u64 bytes,
 	if (n >= OFFCPU_MAX_DEPTH)
 		count(user ? OC_USTACK_TRUNC : OC_KSTACK_TRUNC);
 	for (int i = 0; i < OFFCPU_MAX_DEPTH; i++) {
-		if (i >= n) {
-			buf->ips[i] = 0;
-			continue;
-		}
+		if (i >= n)
+			break;
 		h ^= buf->ips[i];
 		h *= 0x100000001b3ULL;
+	}
+	/* One terminating 0 (readers stop there), not a cleared tail. */
+	if (n < OFFCPU_MAX_DEPTH) {
+		__u32 k = n;
+
+		barrier_var(k);	/* keep the bound check on k itself */
+		if (k < OFFCPU_MAX_DEPTH)
+			buf->ips[k] = 0;
 	}
 	if (!h)
 		h = 1;
