@@ -352,6 +352,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 		s->defer = 1;
 		return;
 	}
+	count(OC_EARLY_USTACK);
 	s->ustack = take_stack(ctx, SLOT_SWITCH, true);
 }
 

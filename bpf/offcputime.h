@@ -62,6 +62,7 @@ enum offcpu_counter {
 	OC_PENDING_EXIT,	/* task exited before its syscall returned */
 	OC_STORAGE_FAIL,	/* task storage could not be created */
 	OC_IDLE_SKIPPED,	/* --no-idle: blocks in a /dev/fuse read not tracked */
+	OC_EARLY_USTACK,	/* user stacks taken at switch-out, before the block's length was known */
 	OC_NR,
 };
 

@@ -256,6 +256,7 @@ static const char *counter_names[OC_NR] = {
 	[OC_PENDING_EXIT] = "user stacks lost (thread exited inside the syscall)",
 	[OC_STORAGE_FAIL] = "blocks lost (task storage allocation failed)",
 	[OC_IDLE_SKIPPED] = "blocks of idle FUSE workers ignored (--no-idle)",
+	[OC_EARLY_USTACK] = "user stacks taken at switch-out (runnable switch-outs: before the block's length is known)",
 };
 
 static int run_iter(struct bpf_link *link)
@@ -290,8 +291,11 @@ static void report_counters(struct offcputime_bpf *skel, int *lost)
 		for (int i = 0; i < ncpu; i++)
 			sum += vals[i];
 		if (c != OC_BLOCKS && c != OC_INPROGRESS && c != OC_KSTACK_TRUNC &&
-		    c != OC_USTACK_TRUNC && c != OC_IDLE_SKIPPED && sum)
+		    c != OC_USTACK_TRUNC && c != OC_IDLE_SKIPPED &&
+		    c != OC_EARLY_USTACK && sum)
 			*lost += 1;
+		if (c == OC_EARLY_USTACK && !env.verbose)
+			continue;
 		if (sum || c == OC_BLOCKS)
 			fprintf(stderr, "glass-offcputime: %llu %s\n",
 				(unsigned long long)sum, counter_names[c]);
