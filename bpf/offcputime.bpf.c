@@ -37,6 +37,7 @@
 #define PF_KTHREAD	0x00200000
 #define MAX_ENTRIES	10240	/* resized by the loader */
 #define OFFCPU_MAX_DEPTH_POW2	128
+#define ENOSYS		38
 
 /* per-CPU scratch buffers, one per program that may nest on a CPU */
 enum { SLOT_SWITCH, SLOT_WALK, SLOT_SYSEXIT, SLOT_WAKING, SLOT_ITER, NSLOTS };
@@ -302,21 +303,23 @@ static __always_inline void record(struct task_struct *t, struct task_info *s,
 }
 
 /*
- * May the user stack wait for this syscall's sys_exit?  Only for a real
- * sleep (state != R) inside a syscall: a task switched out runnable may be
- * past sys_exit already (preempted in exit_to_user_mode_loop), so its user
- * stack is taken now.
+ * May the user stack wait for this syscall's sys_exit?  Only while the task
+ * is inside a syscall that has not returned yet: the entry code stores
+ * -ENOSYS in pt_regs->ax and the syscall's return value replaces it before
+ * sys_exit, so orig_ax >= 0 with ax == -ENOSYS means "before sys_exit",
+ * whether the task sleeps or was preempted.  A task switched out after its
+ * syscall returned (preempted in exit_to_user_mode_loop, stopped by a
+ * signal) or outside any syscall (page fault, user-mode preemption) gets
+ * its user stack now.  (A syscall that itself returns -ENOSYS makes one
+ * block take the next syscall's user stack: rare, and only that block.)
  */
-static __always_inline bool can_defer(struct task_struct *t, unsigned int state,
-				      bool preempt)
+static __always_inline bool can_defer(struct task_struct *t)
 {
 	struct pt_regs *regs;
 
-	if (preempt || !(state & 3))
-		return false;
-	/* Direct load: bpf_task_pt_regs() gives a BTF pointer. */
+	/* Direct loads: bpf_task_pt_regs() gives a BTF pointer. */
 	regs = (struct pt_regs *)bpf_task_pt_regs(t);
-	return regs && (long)regs->orig_ax >= 0;
+	return regs && (long)regs->orig_ax >= 0 && (long)regs->ax == -ENOSYS;
 }
 
 static __always_inline void switch_out(void *ctx, struct task_struct *prev,
@@ -348,7 +351,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 		s->kstack = take_stack(ctx, SLOT_SWITCH, false);
 	if (kthread)
 		return;
-	if (!eager && can_defer(prev, prev_state, preempt)) {
+	if (!eager && can_defer(prev)) {
 		s->defer = 1;
 		return;
 	}

@@ -250,8 +250,8 @@ static const char *counter_names[OC_NR] = {
 	[OC_USTACK_TRUNC] = "user stacks truncated at the depth limit",
 	[OC_KSTACK_FAIL] = "kernel stacks lost (could not be read)",
 	[OC_USTACK_FAIL] = "user stacks lost (could not be read)",
-	[OC_STACKS_FULL] = "stacks lost (stack table full: raise --stack-storage-size)",
-	[OC_COUNTS_FULL] = "blocks lost (aggregation map full: raise --stack-storage-size)",
+	[OC_STACKS_FULL] = "stacks lost (stack table full or no memory: raise --stack-storage-size if full)",
+	[OC_COUNTS_FULL] = "blocks lost (aggregation map full or no memory: raise --stack-storage-size if full)",
 	[OC_PENDING_OVERFLOW] = "blocks lost (too many blocks in one syscall)",
 	[OC_PENDING_EXIT] = "user stacks lost (thread exited inside the syscall)",
 	[OC_STORAGE_FAIL] = "blocks lost (task storage allocation failed)",
@@ -273,6 +273,21 @@ static int run_iter(struct bpf_link *link)
 		;
 	close(fd);
 	return 0;
+}
+
+/* Entries in a BPF hash map (a key walk). */
+static size_t map_count(int fd, size_t key_size)
+{
+	char k[key_size], nk[key_size];
+	size_t n = 0;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, nk)) {
+		n++;
+		memcpy(k, nk, key_size);
+		prev = k;
+	}
+	return n;
 }
 
 static void report_counters(struct offcputime_bpf *skel, int *lost)
@@ -299,6 +314,15 @@ static void report_counters(struct offcputime_bpf *skel, int *lost)
 		if (sum || c == OC_BLOCKS)
 			fprintf(stderr, "glass-offcputime: %llu %s\n",
 				(unsigned long long)sum, counter_names[c]);
+		if (sum && (c == OC_STACKS_FULL || c == OC_COUNTS_FULL)) {
+			struct bpf_map *m = c == OC_STACKS_FULL ? skel->maps.stacks : skel->maps.counts;
+
+			fprintf(stderr, "glass-offcputime:   (%s holds %zu of %u entries%s)\n",
+				bpf_map__name(m), map_count(bpf_map__fd(m), bpf_map__key_size(m)),
+				bpf_map__max_entries(m),
+				map_count(bpf_map__fd(m), bpf_map__key_size(m)) < bpf_map__max_entries(m) ?
+				": not full, the kernel could not allocate an entry at that moment" : "");
+		}
 	}
 	free(vals);
 }
