@@ -15,9 +15,9 @@
  *     task's storage as pending...
  *   syscall exit (tp_btf/sys_exit): ...and its user stack is taken when the
  *     task returns from the syscall it blocked in: the user context that
- *     blocked is still intact there.  Blocks outside a syscall (page fault,
- *     user-mode preemption) and runnable switch-outs (preemption, possibly
- *     past sys_exit) take their user stack at switch-out instead.
+ *     blocked is still intact there.  Only blocks that begin outside a
+ *     syscall (page fault, user-mode preemption) or after the syscall
+ *     returned take their user stack at switch-out instead (can_defer()).
  *
  * --eager (`eager` below) is the classic method, both stacks at switch-out,
  * kept to compare the two on the same workload.  --wakeup also records the
