@@ -503,6 +503,11 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
+	/* Detach first: the report and the counters are one snapshot. */
+	bpf_link__destroy(skel->links.lock_contended);
+	bpf_link__destroy(skel->links.lock_acquired);
+	bpf_link__destroy(skel->links.lock_released);
+	skel->links.lock_contended = skel->links.lock_acquired = skel->links.lock_released = NULL;
 	report(skel, sc);
 	{
 		int ncpu = libbpf_num_possible_cpus();
