@@ -14,3 +14,11 @@ $(OUT)/testbin/bpf/%: $(OUT)/obj/tests/bpf/%.o $(OUT)/obj/fs/lock.o $(OUT)/obj/f
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(FP_FLAGS) -o $@ $^ -lpthread
+
+# Unit test of the pprof writer (tools/lib/pprof.c) under ASan/UBSan.
+TEST_BINS += $(OUT)/test/bpf/pprof_test
+$(OUT)/test/bpf/pprof_test: $(OUT)/asan/tests/bpf/pprof_test.o $(OUT)/lib/libglasstools-san.a \
+			    $(OUT)/asan/aggregator/profile.pb-c.o
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(FP_FLAGS) $(SAN_FLAGS) -o $@ $^ -lprotobuf-c -lz
