@@ -1064,8 +1064,8 @@ static void exp_cell(FILE *f, json_t *c)
 	else if (json_is_real(c)) {
 		double v = json_real_value(c);
 
-		snprintf(buf, sizeof(buf), fabs(v) >= 100 || v == floor(v) ?
-			 "%.0f" : "%.3g", v);
+		/* three significant digits, kept: 1.00, 0.720, 7.55, 0.0200 */
+		snprintf(buf, sizeof(buf), fabs(v) >= 100 ? "%.0f" : "%#.3g", v);
 		fputs(buf, f);
 	} else
 		fputs("-", f);

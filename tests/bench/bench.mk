@@ -20,3 +20,10 @@ $(OUT)/bench/memfs: $(OUT)/obj/tests/bench/memfs.o
 bench-report: deps
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS)
 	$(Q)OUT=$(OUT) tests/bench/report.sh
+
+# make bench-report-pictures: the README's pictures (docs/img/) from the
+# last bench-report: the key table and experiment 1's flame graph, rendered
+# by headless Chromium (tests/bench/pictures.sh).
+.PHONY: bench-report-pictures
+bench-report-pictures:
+	$(Q)OUT=$(OUT) tests/bench/pictures.sh $(OUT)/report docs/img
