@@ -242,7 +242,8 @@ bench_glassfs_missing() {
 # bench_mount_glassfs MNT [DEV] [-o OPTS]: a fresh glassfs.  Without DEV it
 # formats a new image file (GLASSFS_IMG set to it); with DEV (a block
 # device, e.g. a loop device) it formats that.  The daemon runs in the
-# foreground under our pid; `fusermount3 -u` makes it commit and exit.
+# foreground under our pid (BENCH_PID, e.g. for tracers); `fusermount3 -u`
+# makes it commit and exit.
 bench_mount_glassfs() {
 	local mnt=$1; shift
 	local dev
@@ -261,6 +262,7 @@ bench_mount_glassfs() {
 	# shellcheck disable=SC2086 # GLASSFS_OPTS is a list of words
 	"$BIN/glassfs" "$dev" "$mnt" -f ${GLASSFS_OPTS:-} "$@" >"$BENCH_WORK/glassfs.log" 2>&1 &
 	local pid=$!
+	BENCH_PID=$pid
 	_b_pids+=("$pid")
 	_b_mounts+=("fuse"$'\t'"$mnt")
 	_set_owner "$mnt" "pid:$pid"
