@@ -1131,7 +1131,7 @@ static int exp_chart(FILE *f, json_t *c)
 	r = svgchart_series(f, !strcmp(kind, "line") ? SVGCHART_LINE : SVGCHART_BAR,
 			    json_string_value(json_object_get(c, "title")),
 			    unit_of(c, "unit", ""), unit_of(c, "xlabel", ""),
-			    (const char *const *)xl, nx, ss, ns, 640, 300, 1);
+			    (const char *const *)xl, nx, ss, ns, 580, 300, 1);
 out:
 	for (i = 0; i < nx; i++)
 		free(xl[i]);
