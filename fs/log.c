@@ -58,7 +58,6 @@
 #include <sys/stat.h>
 
 #define LOG_MAGIC	0x474f4c5361616c47ull	/* "GlaaSLOG" */
-#define LOG_MAX_RECORD	(4u << 20)		/* bigger records: full commit */
 /*
  * A record past this size commits instead: it holds every extent the file
  * changed since the last commit, so a file appended to and fsync'd again
@@ -66,6 +65,7 @@
  * for those.
  */
 #define LOG_RECORD_COMMIT (32u << 10)
+#define LOG_MAX_RECORD	(LOG_RECORD_COMMIT + 4096)	/* capture stops here */
 #define LOG_MAX_SEGS	65536			/* chain length read at replay */
 #define LOG_BLOCK	4096u			/* segments are multiples of this */
 #define LOG_COMMIT_BYTES (64ull << 20)		/* a log this big asks for a commit */
