@@ -5,6 +5,7 @@
  *   glass-agent --server http://127.0.0.1:7470 --token-file /etc/glass/token
  *               [--interval 10] [--profiler-cmd CMD] [--summary-cmd CMD]
  *               [--label k=v ...] [--spool DIR --spool-max-bytes N]
+ *               [--lock-cmd CMD | --no-locks]
  *
  * Two threads.  The profiler thread runs the profiler command once per
  * window ("{interval}" in CMD becomes the interval in seconds), validates
@@ -16,10 +17,20 @@
  * a window is sent until the aggregator has it, and its window id
  * (HOST-UUID-SEQ) makes a repeat harmless: every window arrives once.
  *
+ * Lock detail: while the profiler runs, a second command (--lock-cmd; by
+ * default "glass-lockstat -p {pid} -d {interval} -s -j" when the default
+ * profiler runs and a glassfs daemon is found) prints glass-lockstat's
+ * JSON for the same window.  It becomes the window's "locks" (classes,
+ * instances, waiters' stacks; aggregator/locks.c validates it here as
+ * glass-aggd will), its per-class summaries.lock_wait_ns when the summary
+ * command gave none, and a lockwait profile (waiter stacks ending in
+ * lock:CLASS) when the profiler itself is not a lock-wait one.
+ *
  * SIGTERM/SIGINT: the running profiler gets SIGINT (so it prints what it
  * has), that last window is spooled, the sender gets --flush-timeout
  * seconds to deliver, and what remains stays spooled for the next start.
  */
+#include "aggregator/agg.h"
 #include "aggregator/spool.h"
 #include "tools/lib/folded.h"
 
@@ -36,12 +47,15 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <dirent.h>
 #include <curl/curl.h>
 #include <jansson.h>
 #include <zlib.h>
 
 struct agent {
 	char *server, *token, *profiler_cmd, *summary_cmd, *host, *type, *units, *spool_dir;
+	char *lock_cmd;		/* NULL: none (or the default, see lock_cmd_default) */
+	int lock_default;	/* run glass-lockstat when a glassfs daemon runs */
 	int us_to_ns;		/* profiler counts microseconds: send ns */
 	json_t *labels;
 	long interval, count, flush_timeout, max_backoff, http_timeout;
@@ -194,6 +208,126 @@ static void mount_opts_label(json_t *labels)
 	fclose(f);
 }
 
+/* CMD with "{interval}" -> seconds and "{pid}" -> PID into out. */
+static void expand_cmd(const char *src, long interval, long pid, char *out, size_t outlen)
+{
+	size_t n = 0;
+
+	while (*src && n + 24 < outlen) {
+		if (!strncmp(src, "{interval}", 10)) {
+			n += snprintf(out + n, outlen - n, "%ld", interval);
+			src += 10;
+		} else if (!strncmp(src, "{pid}", 5)) {
+			n += snprintf(out + n, outlen - n, "%ld", pid);
+			src += 5;
+		} else
+			out[n++] = *src++;
+	}
+	out[n] = 0;
+}
+
+/* The pid of a running glassfs daemon (comm "glassfs"), or 0. */
+static long glassfs_pid(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	long pid = 0;
+
+	while (d && !pid && (e = readdir(d))) {
+		char path[300], comm[64] = "";
+		FILE *f;
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
+		if (!(f = fopen(path, "r")))
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strcmp(comm, "glassfs\n"))
+			pid = strtol(e->d_name, NULL, 10);
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return pid;
+}
+
+struct lockrun {
+	pthread_t th;
+	char cmd[4096];
+	char *out;
+	size_t len;
+	int rc, started;
+};
+
+static void *lockrun_main(void *arg)
+{
+	struct lockrun *l = arg;
+
+	l->rc = run_cmd(l->cmd, &l->out, &l->len);
+	return NULL;
+}
+
+/* glass-lockstat -j output -> the window's "locks" (histograms dropped),
+ * validated as glass-aggd validates it; also fills summaries.lock_wait_ns
+ * per class when absent and adds a lockwait profile of the waiters'
+ * stacks when there is none.  Invalid output is logged and ignored. */
+static void add_locks(struct agent *a, json_t *w, json_t *profiles, json_t **summaries,
+		      const char *out, size_t len)
+{
+	struct agg_limits lim = { .max_depth = 1024, .max_frame_len = 1024 };
+	struct agg_window tmp = { 0 };
+	json_error_t je;
+	json_t *root = json_loadb(out, len, 0, &je), *c;
+	char msg[256];
+	size_t i;
+
+	if (!json_is_object(root)) {
+		fprintf(stderr, "glass-agent: lock command output is not a JSON object (line %d: %s)\n",
+			je.line, je.text);
+		json_decref(root);
+		return;
+	}
+	json_array_foreach(json_object_get(root, "classes"), i, c) {
+		json_object_del(c, "wait_hist");
+		json_object_del(c, "hold_hist");
+	}
+	if (locks_parse(&tmp, root, &lim, msg, sizeof(msg))) {
+		fprintf(stderr, "glass-agent: lock command output refused: %s\n", msg);
+		agg_window_free(&tmp);
+		json_decref(root);
+		return;
+	}
+	if (tmp.lk.ncls && !(*summaries && json_object_get(*summaries, "lock_wait_ns"))) {
+		json_t *by = json_object();
+
+		for (i = 0; i < tmp.lk.ncls; i++) {
+			json_t *v = json_object_get(by, tmp.lk.cls[i].cls);
+			json_int_t sum = (v ? json_integer_value(v) : 0) + tmp.lk.cls[i].wait_ns;
+
+			json_object_set_new(by, tmp.lk.cls[i].cls, json_integer(sum));
+		}
+		if (!*summaries)
+			*summaries = json_object();
+		json_object_set_new(*summaries, "lock_wait_ns", by);
+	}
+	if (tmp.lk.nstk && strcmp(a->type, "lockwait")) {
+		char *buf = NULL;
+		size_t blen = 0;
+		FILE *f = open_memstream(&buf, &blen);
+
+		for (i = 0; f && i < tmp.lk.nstk; i++)
+			if (tmp.lk.stk[i].wait_ns > 0)
+				fprintf(f, "%s;lock:%s %lld\n", tmp.lk.stk[i].fs.stack, tmp.lk.stk[i].cls,
+					(long long)tmp.lk.stk[i].wait_ns);
+		if (f && !fclose(f) && blen)
+			json_array_append_new(profiles, json_pack("{s:s, s:s, s:s#}", "type", "lockwait",
+						"units", "ns", "folded", buf, blen));
+		free(buf);
+	}
+	json_object_set_new(w, "locks", root);
+	agg_window_free(&tmp);
+}
+
 /* Take one window: run the profiler (and the summary command), spool it.
  * Returns 0, or -1 when the window was empty or invalid (logged). */
 static int take_window(struct agent *a)
@@ -202,21 +336,22 @@ static int take_window(struct agent *a)
 	size_t outlen = 0, sumlen = 0;
 	int64_t start = now_ns(CLOCK_REALTIME), t0 = now_ns(CLOCK_MONOTONIC), end;
 	json_t *w, *profiles = json_array(), *summaries = NULL;
+	struct lockrun lr = { 0 };
 	int rc;
 
-	/* "{interval}" -> seconds */
+	/* The lock command watches the same window, alongside the profiler. */
 	{
-		const char *src = a->profiler_cmd, *m;
-		size_t n = 0;
+		const char *lc = a->lock_cmd;
+		long pid = (lc && strstr(lc, "{pid}")) || (!lc && a->lock_default) ? glassfs_pid() : 0;
 
-		while ((m = strstr(src, "{interval}")) && n + (m - src) + 24 < sizeof(cmd)) {
-			memcpy(cmd + n, src, m - src);
-			n += m - src;
-			n += snprintf(cmd + n, sizeof(cmd) - n, "%ld", a->interval);
-			src = m + 10;
+		if (!lc && a->lock_default && pid)
+			lc = "glass-lockstat -p {pid} -d {interval} -s -j -n 20";
+		if (lc && (pid || !strstr(lc, "{pid}"))) {
+			expand_cmd(lc, a->interval, pid, lr.cmd, sizeof(lr.cmd));
+			lr.started = !pthread_create(&lr.th, NULL, lockrun_main, &lr);
 		}
-		snprintf(cmd + n, sizeof(cmd) - n, "%s", src);
 	}
+	expand_cmd(a->profiler_cmd, a->interval, 0, cmd, sizeof(cmd));
 	rc = run_cmd(cmd, &out, &outlen);
 	if (rc)
 		fprintf(stderr, "glass-agent: profiler command exited with status %d: %s\n", rc, cmd);
@@ -237,6 +372,11 @@ static int take_window(struct agent *a)
 			}
 		}
 		free(sum);
+	}
+	if (lr.started) {
+		pthread_join(lr.th, NULL);
+		if (lr.rc)
+			fprintf(stderr, "glass-agent: lock command exited with status %d: %s\n", lr.rc, lr.cmd);
 	}
 	if (rc == 0 && out && outlen) {
 		struct folded_set *set = folded_set_new();
@@ -273,8 +413,14 @@ static int take_window(struct agent *a)
 				fe.line, fe.msg);
 	}
 	free(out);
-	if (!json_array_size(profiles) && !summaries) {
+	json_t *lk = json_object();	/* holds "locks" until w exists */
+
+	if (lr.started && lr.rc == 0 && lr.out && lr.len)
+		add_locks(a, lk, profiles, &summaries, lr.out, lr.len);
+	free(lr.out);
+	if (!json_array_size(profiles) && !summaries && !json_object_size(lk)) {
 		json_decref(profiles);
+		json_decref(lk);
 		fprintf(stderr, "glass-agent: empty window, nothing to send\n");
 		return -1;
 	}
@@ -290,6 +436,8 @@ static int take_window(struct agent *a)
 		      "labels", a->labels, "profiles", profiles);
 	if (summaries)
 		json_object_set_new(w, "summaries", summaries);
+	json_object_update(w, lk);
+	json_decref(lk);
 	char *body = json_dumps(w, JSON_COMPACT);
 	unsigned char *gz = NULL;
 	size_t gzlen = 0;
@@ -462,6 +610,12 @@ static void usage(FILE *f)
 "  --units ns|us|samples   units of the profiler's counts; us is sent as ns\n"
 "                          (default us for the default command, else ns)\n"
 "  --summary-cmd CMD       prints a JSON object for \"summaries\" (optional)\n"
+"  --lock-cmd CMD          prints glass-lockstat -j JSON for the window, run\n"
+"                          alongside the profiler; {interval}, {pid} (of the\n"
+"                          glassfs daemon) are replaced.  Default with the\n"
+"                          default profiler and a running glassfs:\n"
+"                          \"glass-lockstat -p {pid} -d {interval} -s -j -n 20\"\n"
+"  --no-locks              no lock command\n"
 "  --host NAME             host label (default: hostname)\n"
 "  --label K=V             extra label (repeatable)\n"
 "  --spool DIR             on-disk queue (default /var/lib/glass-agent/spool)\n"
@@ -495,6 +649,7 @@ int main(int argc, char **argv)
 		{ "summary-cmd", 1, 0, 'S' }, { "host", 1, 0, 'H' }, { "label", 1, 0, 'l' },
 		{ "spool", 1, 0, 'd' }, { "spool-max-bytes", 1, 0, 'm' }, { "count", 1, 0, 'c' },
 		{ "flush-timeout", 1, 0, 'f' }, { "max-backoff", 1, 0, 'b' }, { "help", 0, 0, 'h' },
+		{ "lock-cmd", 1, 0, 'L' }, { "no-locks", 0, 0, 'N' },
 		{ 0, 0, 0, 0 },
 	};
 	struct agent a = {
@@ -504,7 +659,7 @@ int main(int argc, char **argv)
 		.flush_timeout = 5, .max_backoff = 60, .http_timeout = 30,
 	};
 	char hostname[256], *tokfile = NULL, *e;
-	int custom_cmd = 0, units_given = 0;
+	int custom_cmd = 0, units_given = 0, no_locks = 0;
 	struct utsname un;
 	pthread_t th;
 	int ch, rc;
@@ -531,6 +686,8 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'S': a.summary_cmd = optarg; break;
+		case 'L': a.lock_cmd = optarg; no_locks = 0; break;
+		case 'N': no_locks = 1; a.lock_cmd = NULL; break;
 		case 'H': a.host = optarg; break;
 		case 'l': {
 			char *eq = strchr(optarg, '=');
@@ -563,6 +720,7 @@ int main(int argc, char **argv)
 	/* glass-offcputime -f prints microseconds; other commands say their units. */
 	if (!custom_cmd && !strcmp(a.units, "ns") && !units_given)
 		a.units = "us";
+	a.lock_default = !custom_cmd && !no_locks && !a.lock_cmd;
 	if (!strcmp(a.units, "us")) {
 		a.us_to_ns = 1;
 		a.units = "ns";

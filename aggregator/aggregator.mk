@@ -6,7 +6,8 @@
 
 AGG_AGGD_SRCS  := aggregator/aggd.c aggregator/http.c aggregator/query.c \
 		  aggregator/metrics.c aggregator/store_sqlite.c aggregator/store_clickhouse.c
-AGG_CORE_SRCS  := aggregator/labels.c aggregator/selector.c aggregator/ingest.c aggregator/pprof.c
+AGG_CORE_SRCS  := aggregator/labels.c aggregator/selector.c aggregator/ingest.c aggregator/pprof.c \
+		  aggregator/locks.c
 # pprof: profile.proto -> $(OUT)/gen/aggregator/profile.pb-c.{c,h} (protoc-c)
 AGG_PB_C       := $(OUT)/gen/aggregator/profile.pb-c.c
 AGG_PB_H       := $(OUT)/gen/aggregator/profile.pb-c.h
