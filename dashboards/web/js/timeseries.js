@@ -10,6 +10,9 @@ import {el, svg, clear, fmtNs, fmtCount, fmtTime, notice, errorNotice, PALETTE, 
 export const PANELS = [
 	{metric: 'commit_p99_ns', title: 'Commit latency p99', units: 'ns', what: 'per host, p99 of transaction commit time'},
 	{metric: 'lock_wait_ns', by: 'class', title: 'Lock wait by class', units: 'ns', what: 'time spent waiting for glassfs locks, summed over hosts'},
+	{id: 'lock_wait_level', metric: 'lock_wait_ns', by: 'level', title: 'Lock wait by B-tree level', units: 'ns',
+		what: 'B-tree node and root locks, summed over classes and hosts (from the agents\' lock detail)',
+		keep: (l) => Number(l.level) >= 0, name: (l) => 'level ' + l.level + (l.level === '0' ? ' (leaf)' : '')},
 	{metric: 'trim_stall_ns', title: 'Discard (trim) stalls', units: 'ns', what: 'commit time spent waiting for discards'},
 	{metric: 'offcpu_ns', title: 'Off-CPU time', units: 'ns', what: 'per host, blocked time of profiled threads'},
 	{metric: 'ingest_windows', title: 'Ingest health', units: 'windows', what: 'profile windows received per step'},
@@ -63,6 +66,7 @@ function seriesNames(series) {
 	});
 }
 
+const pid = (p) => p.id || p.metric;
 const charts = new Set();
 let view = null;
 
@@ -74,8 +78,8 @@ export function render(root, s) {
 				'. Hover to compare the same instant across panels; drag across a panel to zoom the range.',
 				s.sel ? [' ', el('a', {href: state.href({sel: ''})}, 'Show the whole fleet')] : null)),
 		el('div', {class: 'ts-grid', id: 'ts-grid'}, PANELS.map((p) =>
-			el('section', {class: 'panel ts-panel', id: 'ts-' + p.metric, 'aria-labelledby': 'ts-h-' + p.metric},
-				el('h2', {id: 'ts-h-' + p.metric}, p.title, el('span', {class: 'th-unit'}, p.what)),
+			el('section', {class: 'panel ts-panel', id: 'ts-' + pid(p), 'aria-labelledby': 'ts-h-' + pid(p)},
+				el('h2', {id: 'ts-h-' + pid(p)}, p.title, el('span', {class: 'th-unit'}, p.what)),
 				el('div', {class: 'ts-body'}, notice('loading', 'Loading…'))))));
 	view = {s};
 	const step = autoStep(s.from, s.until);
@@ -87,7 +91,7 @@ export function render(root, s) {
 			drawPanel(p, d, s);
 		}, (e) => {
 			if (view !== my) return;
-			const body = document.querySelector('#ts-' + p.metric + ' .ts-body');
+			const body = document.querySelector('#ts-' + pid(p) + ' .ts-body');
 			clear(body).append(errorNotice(e, p.title.toLowerCase()));
 		});
 	}
@@ -103,18 +107,20 @@ export function dropIncomplete(series, step, until) {
 }
 
 function drawPanel(p, d, s) {
-	const body = clear(document.querySelector('#ts-' + p.metric + ' .ts-body'));
-	let series = (d && d.series || []).filter((x) => x.points && x.points.length);
+	const body = clear(document.querySelector('#ts-' + pid(p) + ' .ts-body'));
+	let series = (d && d.series || []).filter((x) => x.points && x.points.length && (!p.keep || p.keep(x.labels || {})));
 	if (p.metric !== 'commit_p99_ns') series = dropIncomplete(series, d.step, s.until);
 	series = series.filter((x) => x.points.length);
 	if (!series.length) {
 		body.append(notice('empty', 'No ' + p.title.toLowerCase() + ' in this range',
-			p.metric === 'commit_p99_ns' || p.metric === 'lock_wait_ns' || p.metric === 'trim_stall_ns'
+			p.id === 'lock_wait_level'
+				? 'Lock wait by B-tree level comes from agents that ship glass-lockstat\'s lock detail (glass-agent --lock-cmd); none did between ' + fmtWhen(s.from) + ' and ' + fmtWhen(s.until) + '.'
+				: p.metric === 'commit_p99_ns' || p.metric === 'lock_wait_ns' || p.metric === 'trim_stall_ns'
 				? 'These come from agents on hosts running a glassfs daemon; none reported between ' + fmtWhen(s.from) + ' and ' + fmtWhen(s.until) + '.'
 				: 'No windows between ' + fmtWhen(s.from) + ' and ' + fmtWhen(s.until) + '.'));
 		return;
 	}
-	const names = seriesNames(series);
+	const names = p.name ? series.map((x) => p.name(x.labels || {})) : seriesNames(series);
 	const chart = new Chart(body, p, series, names, s);
 	charts.add(chart);
 	chart.draw();

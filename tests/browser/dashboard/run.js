@@ -438,19 +438,84 @@ async function runCases(ctx, base, server) {
 	});
 
 	// ---- locks ----
-	await tcase('lock table lists contended classes with waiters\' stacks', async () => {
+	await tcase('lock table: classes by B-tree level with their waiters\' stacks', async () => {
 		await go('?view=locks');
-		await page.waitForSelector('#locks-table tbody tr', {timeout: 10000});
-		const classes = await page.$$eval('#locks-table tbody tr:not(.detail) th', (t) => t.map((x) => x.innerText.replace(/[▸▾\s]/g, '')));
-		ok(classes[0] === 'root', 'root lock most contended: ' + classes.join(','));
-		await page.click('#locks-table button.expand');
+		await page.waitForSelector('#locks-table tbody tr.lock-row', {timeout: 10000});
+		const rowsL = await page.$$eval('#locks-table tbody tr.lock-row', (t) => t.map((x) => ({lock: x.dataset.lock,
+			cls: x.querySelector('th').innerText.replace(/[▸▾\s]/g, ''), level: x.querySelectorAll('td')[0].innerText})));
+		ok(rowsL[0].lock === 'root@2' && rowsL[0].cls === 'root' && rowsL[0].level === '2', 'root (level 2) most contended: ' + JSON.stringify(rowsL[0]));
+		ok(rowsL.some((r) => r.lock === 'group@0' && /leaf/.test(r.level)) && rowsL.some((r) => r.lock === 'alloc@-1' && r.level === '—'),
+			'levels shown (leaf, not a node lock): ' + rowsL.map((r) => r.lock).join(','));
+		const top = await page.$eval('#locks-table tr.lock-row[data-lock="root@2"]', (r) => r.innerText);
+		ok(/stor-03\s+\d+%/.test(top), 'top hosts of the root lock name stor-03 first: ' + top.replace(/\s+/g, ' '));
+		// keyboard: one tab stop, arrows move, Enter expands
+		const stops = await page.$$eval('#locks-table tr.lock-row', (r) => r.filter((x) => x.tabIndex === 0).length);
+		ok(stops === 1, 'one class row in the tab order: ' + stops);
+		await page.focus('#locks-table tr.lock-row[tabindex="0"]');
+		await page.keyboard.press('ArrowDown');
+		ok(await page.evaluate(() => document.activeElement.dataset.lock) === 'node@1', 'ArrowDown moves to node@1');
+		await page.keyboard.press('Home');
+		await page.keyboard.press('Enter');
 		await page.waitForSelector('#locks-table tr.detail ol.stacks li');
-		ok(await page.$eval('#locks-table button.expand', (b) => b.getAttribute('aria-expanded')) === 'true', 'aria-expanded');
+		ok(/lock=root%402|lock=root@2/.test(page.url()), 'expanded class kept in the URL: ' + page.url());
+		ok(await page.$eval('#locks-table tr.lock-row[data-lock="root@2"] button.expand', (b) => b.getAttribute('aria-expanded')) === 'true', 'aria-expanded');
+		ok(await page.evaluate(() => document.activeElement && document.activeElement.dataset.lock) === 'root@2', 'focus stays on the row after expanding');
 		const st = await page.$$eval('#locks-table tr.detail ol.stacks li', (l) => l.map((x) => x.innerText));
-		ok(st.length > 0 && st.every((s) => /lock:root/.test(s)), 'waiters name the class: ' + st.length);
-		ok(/lock=root/.test(page.url()), 'expanded class kept in the URL');
+		ok(st.length === 3 && st.every((x) => /btree_search/.test(x) && /glock_lock/.test(x)), 'the root lock\'s three waiter stacks: ' + st.length);
 	});
 	await shot('locks');
+	await tcase('lock class -> flame graph of exactly its waiters', async () => {
+		const want = JSON.parse((await server_get(base, '/api/v1/lockstacks?class=root&level=2&format=json')));
+		await page.click('#lock-flame');
+		await page.waitForFunction(() => /view=flame/.test(location.search) && /type=lockwait/.test(location.search));
+		await page.waitForSelector('svg.flame g.frame');
+		const names = await page.$$eval('svg.flame g.frame', (g) => g.map((x) => x.dataset.name));
+		ok(names.includes('btree_search') && names.includes('glock_lock_read'), 'root waiters drawn');
+		ok(!names.includes('space_alloc_extent') && !names.includes('glock_lock_group'), 'other classes\' waiters left out');
+		const h1 = await page.textContent('h1');
+		ok(/Lock wait/.test(h1) && /waiters of root · level 2/.test(h1), 'heading names the lock: ' + h1);
+		ok(want.total > 0 && want.nstacks === 3, 'API: three root stacks, total ' + want.total);
+		const status = await page.textContent('#status');
+		ok(status.startsWith('3 stacks'), 'the view drew the API\'s three stacks: ' + status);
+		await shot('flame-lock-waiters');
+		// the profile-type switch leaves the lock filter behind
+		await page.click('#flame-type [data-type="offcpu"]');
+		await page.waitForFunction(() => !/type=/.test(location.search));
+		await page.waitForSelector('svg.flame g.frame[data-name="fuse_session_receive_buf"]');
+		ok(!(await page.$('#flame-lock')), 'off-CPU graph is not filtered by the lock');
+	});
+	await tcase('lock instances: keyboard Enter opens the host\'s waiters of that lock', async () => {
+		await go('?view=locks');
+		await page.waitForSelector('#lockinst-table tbody tr.inst-row');
+		const first = await page.$eval('#lockinst-table tbody tr.inst-row', (r) => ({host: r.dataset.host, lock: r.dataset.lock,
+			addr: r.dataset.addr, text: r.innerText}));
+		ok(first.host === 'stor-03' && first.lock === 'root@2' && /^0x[0-9a-f]+$/.test(first.addr),
+			'most contended instance: stor-03\'s root lock: ' + JSON.stringify(first));
+		ok(/\b5\b/.test(first.text), 'tree id shown: ' + first.text.replace(/\s+/g, ' '));
+		await page.focus('#lockinst-table tr.inst-row[tabindex="0"]');
+		await page.keyboard.press('End');
+		const last = await page.evaluate(() => document.activeElement.dataset.addr);
+		const n = await page.$$eval('#lockinst-table tr.inst-row', (r) => r.length);
+		ok(n >= 5 && last === await page.$eval('#lockinst-table tr.inst-row:last-child', (r) => r.dataset.addr), 'End: last of ' + n + ' rows');
+		await page.keyboard.press('Home');
+		await page.keyboard.press('Enter');
+		await page.waitForFunction(() => /view=flame/.test(location.search));
+		const q = await page.evaluate(() => Object.fromEntries(new URLSearchParams(location.search)));
+		ok(q.type === 'lockwait' && q.lock === 'root@2' && q.sel === 'host="stor-03"', 'flame of stor-03\'s root waiters: ' + JSON.stringify(q));
+		await page.waitForSelector('svg.flame g.frame[data-name="btree_search"]');
+	});
+	await tcase('time series: lock wait by B-tree level', async () => {
+		await go('?view=timeseries');
+		await page.waitForSelector('#ts-lock_wait_level svg.ts path.line', {timeout: 10000});
+		const legend = await page.$$eval('#ts-lock_wait_level .legend li', (l) => l.map((x) => x.innerText.trim()));
+		ok(legend.join() === 'level 0 (leaf),level 1,level 2', 'one line per level, non-node locks left out: ' + legend.join());
+		const cls = await page.$$eval('#ts-lock_wait_ns .legend li', (l) => l.map((x) => x.innerText.trim()));
+		ok(cls.length >= 6 && cls.some((x) => /root/.test(x)), 'lock wait by class: ' + cls.join());
+		const lab = await page.$eval('#ts-lock_wait_level svg.ts', (s) => s.getAttribute('aria-label'));
+		ok(/level 2/.test(lab), 'worst level named: ' + lab);
+		await page.$eval('#ts-lock_wait_level', (e) => e.scrollIntoView());
+		await page.screenshot({path: path.join(ART, 'dashboard-timeseries-locks.png'), fullPage: true});
+	});
 
 	// ---- empty and error states: never a blank page ----
 	await tcase('empty range says what is missing', async () => {
@@ -501,6 +566,17 @@ async function runCases(ctx, base, server) {
 		ok(foreign.length === 0, 'fetched outside the origin: ' + foreign.slice(0, 3).join(', '));
 	});
 	console.log('screenshots: ' + ART + '/dashboard-*.png');
+}
+
+// GET a path of the service under test (Node side, not the page).
+function server_get(base, p) {
+	return new Promise((resolve, reject) => {
+		require('http').get(base + p, (res) => {
+			let b = '';
+			res.on('data', (c) => { b += c; });
+			res.on('end', () => resolve(b));
+		}).on('error', reject);
+	});
 }
 
 async function viewState(p) {
