@@ -922,6 +922,7 @@ out:
 struct hrow {
 	const char *host;
 	int64_t ls, last_seen, windows, dur_ns, offcpu_ns, lock_ns, p99, trim, latest_start;
+	int64_t btree_ns;	/* lock detail: wait for B-tree node locks (level >= 0) */
 };
 
 struct hosts_scan {
@@ -974,6 +975,7 @@ static int hosts_cb(void *arg, const struct store_window_row *w)
 		h->v[i].p99 = -1;
 		h->v[i].trim = -1;
 		h->v[i].lock_ns = -1;
+		h->v[i].btree_ns = -1;
 		h->n++;
 	}
 	if (!c) {
@@ -998,6 +1000,23 @@ static int hosts_cb(void *arg, const struct store_window_row *w)
 		r->p99 = w->commit_p99_ns;
 	if (w->trim_stall_ns >= 0)
 		r->trim = (r->trim < 0 ? 0 : r->trim) + w->trim_stall_ns;
+	return 0;
+}
+
+/* B-tree lock wait from the lock detail, for hosts whose windows matched. */
+static int hosts_lock_cb(void *arg, const struct store_lockrow *lr)
+{
+	struct hosts_scan *h = arg;
+	uint64_t *c = hmap_get(&h->byls, (uint64_t)lr->labelset + 1);
+	struct hrow *r;
+
+	if (!c)
+		return 0;
+	r = &h->v[*c - 1];
+	if (r->btree_ns < 0)
+		r->btree_ns = 0;
+	if (lr->level >= 0)
+		r->btree_ns += lr->wait_ns;
 	return 0;
 }
 
@@ -1038,7 +1057,8 @@ static int q_hosts(struct qctx *q)
 	}
 	int64_t t0 = agg_now_ns();
 	if ((rc = st->ops->labelsets(st, lsdb_cb, &db)) ||
-	    (rc = st->ops->windows(st, from, until, hosts_cb, &h))) {
+	    (rc = st->ops->windows(st, from, until, hosts_cb, &h)) ||
+	    (st->ops->lockrows && (rc = st->ops->lockrows(st, LK_CLASS, from, until, hosts_lock_cb, &h)))) {
 		qerr(q->r, 503, "store: %s", strerror(-rc));
 		goto out;
 	}
@@ -1061,6 +1081,9 @@ static int q_hosts(struct qctx *q)
 		json_object_set_new(o, "offcpu_ns_per_s", json_real(per_s));
 		json_object_set_new(o, "lock_wait_ns", opt_int(r->lock_ns));
 		json_object_set_new(o, "lock_share", share);
+		json_object_set_new(o, "btree_lock_wait_ns", opt_int(r->btree_ns));
+		json_object_set_new(o, "btree_lock_share", r->btree_ns >= 0 && r->offcpu_ns > 0
+				    ? json_real((double)r->btree_ns / r->offcpu_ns) : json_null());
 		json_object_set_new(o, "commit_p99_ns", opt_int(r->p99));
 		json_object_set_new(o, "trim_stall_ns", opt_int(r->trim));
 		json_array_append_new(a, o);

@@ -151,7 +151,7 @@ class Chart {
 			return {max: Math.max(...v), avg: v.reduce((a, b) => a + b, 0) / v.length, last: v[v.length - 1]};
 		};
 		return el('details', {class: 'ts-table'}, el('summary', {}, 'Values'),
-			el('table', {class: 'toplist'},
+			el('table', {class: 'toplist', 'aria-label': this.p.title + ': average, maximum and last value per series'},
 				el('thead', {}, el('tr', {}, el('th', {scope: 'col'}, 'Series'), el('th', {scope: 'col', class: 'num'}, 'Average'),
 					el('th', {scope: 'col', class: 'num'}, 'Max'), el('th', {scope: 'col', class: 'num'}, 'Last'))),
 				el('tbody', {}, this.series.map((x, i) => {

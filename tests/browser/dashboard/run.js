@@ -2,7 +2,8 @@
 // headless Chromium against a real glass-aggd loaded with the recorded
 // fleet (fleet.js: four hosts, stor-03 the outlier).  Prints one line per
 // case (PASS:/FAIL:/SKIP:), saves a screenshot of each view to
-// $OUT/artifacts/, exits 0, 1 (a case failed) or 77 (cannot run at all).
+// $OUT/test-logs/screenshots/ (beside the logs CI keeps; SCREENSHOTS=dir
+// overrides), exits 0, 1 (a case failed) or 77 (cannot run at all).
 //
 //   SEED=n        replay: the seed orders the ingest (any order must give
 //                 the same views) and picks which host row the keyboard
@@ -20,7 +21,7 @@ const {launch} = require('../launch');	// shared with the flame-graph tests (H1)
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 let OUT = process.env.OUT || 'build';
 if (!path.isAbsolute(OUT)) OUT = path.join(ROOT, OUT);
-const ART = path.join(OUT, 'artifacts');
+const ART = process.env.SCREENSHOTS || path.join(OUT, 'test-logs', 'screenshots');
 const SEED = Number(process.env.SEED) || (Math.random() * 2 ** 31) >>> 0;
 console.log('seed: ' + SEED + ' (SEED=' + SEED + ' replays)');
 
@@ -237,6 +238,51 @@ async function runCases(ctx, base, server) {
 			const cur = await page.$eval('.tabs a[aria-current="page"]', (a) => a.dataset.view);
 			ok(cur === v, v + ': current tab marked (aria-current): ' + cur);
 		}
+	});
+
+	await tcase('accessibility: tables named, headers scoped, one tab stop per interactive table, charts described', async () => {
+		for (const v of ['overview', 'locks', 'timeseries', 'diff&right=host%3D%22stor-03%22', 'flame']) {
+			await go('?view=' + v);
+			await page.waitForFunction(() => !document.querySelector('.notice-loading'), null, {timeout: 10000});
+			await page.waitForTimeout(300);
+			const r = await page.evaluate(() => {
+				const named = (e) => !!((e.getAttribute('aria-label') || '').trim() || e.querySelector('caption') ||
+					e.getAttribute('aria-labelledby'));
+				const tables = [...document.querySelectorAll('main table')];
+				return {
+					n: tables.length,
+					unnamed: tables.filter((t) => !named(t)).map((t) => t.id || t.className),
+					unscoped: tables.flatMap((t) => [...t.querySelectorAll('thead th')].filter((th) => th.getAttribute('scope') !== 'col'))
+						.map((th) => th.textContent.trim()).slice(0, 3),
+					stops: ['#hosts-table tr.host-row', '#locks-table tr.lock-row', '#lockinst-table tr.inst-row']
+						.map((q) => [q, document.querySelectorAll(q).length, [...document.querySelectorAll(q)].filter((x) => x.tabIndex === 0).length,
+							[...document.querySelectorAll(q)].filter((x) => !(x.getAttribute('aria-label') || '').trim()).length])
+						.filter((x) => x[1] > 0),
+					charts: [...document.querySelectorAll('svg.ts, svg.flame')].filter((g) => g.getAttribute('role') !== 'img' && !g.getAttribute('aria-label'))
+						.length,
+				};
+			});
+			ok(r.unnamed.length === 0, v + ': tables without a name: ' + r.unnamed.join(','));
+			ok(r.unscoped.length === 0, v + ': column headers without scope=col: ' + r.unscoped.join(','));
+			for (const [q, n, stops, noname] of r.stops) {
+				ok(stops === 1, v + ': ' + q + ': ' + stops + ' of ' + n + ' rows in the tab order (want 1)');
+				ok(noname === 0, v + ': ' + q + ': ' + noname + ' rows without an accessible name');
+			}
+			ok(r.charts === 0, v + ': ' + r.charts + ' charts without a description');
+			if (v === 'locks') ok(r.stops.length === 2, 'locks: both lock tables are keyboard-navigable');
+		}
+	});
+	await tcase('overview: the B-tree lock share comes from the lock detail', async () => {
+		const hosts = JSON.parse(await server_get(base, '/api/v1/hosts'));
+		const by = Object.fromEntries(hosts.map((h) => [h.host, h]));
+		ok(hosts.every((h) => h.btree_lock_share > 0 && h.btree_lock_share <= h.lock_share),
+			'B-tree share within the all-locks share: ' + hosts.map((h) => h.host + ' ' + h.btree_lock_share.toFixed(3) + '/' + h.lock_share.toFixed(3)).join(' '));
+		ok(by['stor-03'].btree_lock_share > 2 * by['stor-01'].btree_lock_share, 'stor-03 spends far more under B-tree locks');
+		await go('?view=overview&sort=lock');
+		await page.waitForSelector('#hosts-table tbody tr.host-row');
+		const cell = await page.$eval('#hosts-table tbody tr[data-host="stor-03"] td:nth-of-type(2)', (td) => ({t: td.innerText, title: td.title}));
+		const pct = (by['stor-03'].btree_lock_share * 100).toFixed(1) + '%';
+		ok(cell.t.includes(pct) && /B-tree node and root locks/.test(cell.title), 'stor-03 shows ' + pct + ': ' + JSON.stringify(cell));
 	});
 
 	// ---- flame graph ----
