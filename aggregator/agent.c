@@ -19,7 +19,7 @@
  *
  * Lock detail: while the profiler runs, a second command (--lock-cmd; by
  * default "glass-lockstat -p {pid} -d {interval} -s -j" when the default
- * profiler runs and a glassfs daemon is found) prints glass-lockstat's
+ * profiler runs and the daemon of the glassfs mount is found) prints glass-lockstat's
  * JSON for the same window.  It becomes the window's "locks" (classes,
  * instances, waiters' stacks; aggregator/locks.c validates it here as
  * glass-aggd will), its per-class summaries.lock_wait_ns when the summary
@@ -34,7 +34,9 @@
 #include "aggregator/spool.h"
 #include "tools/lib/folded.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
@@ -47,7 +49,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <dirent.h>
 #include <curl/curl.h>
 #include <jansson.h>
 #include <zlib.h>
@@ -56,6 +57,8 @@ struct agent {
 	char *server, *token, *profiler_cmd, *summary_cmd, *host, *type, *units, *spool_dir;
 	char *lock_cmd;		/* NULL: none (or the default, see lock_cmd_default) */
 	int lock_default;	/* run glass-lockstat when a glassfs daemon runs */
+	char *mount;		/* --mount: the glassfs mount described (NULL = first) */
+	long glassfs_pid;	/* its daemon, for "{pid}" (0 = not found) */
 	int us_to_ns;		/* profiler counts microseconds: send ns */
 	json_t *labels;
 	long interval, count, flush_timeout, max_backoff, http_timeout;
@@ -189,66 +192,124 @@ static int gzip_buf(const char *in, size_t len, unsigned char **out, size_t *out
 	return 0;
 }
 
-static void mount_opts_label(json_t *labels)
+/* The glassfs mount the windows describe: --mount DIR, else the first
+ * glassfs mount in /proc/mounts.  Its daemon is the glassfs process whose
+ * command line names that mount point; the daemon's -o options become the
+ * "mount_opts" label (/proc/mounts shows only FUSE's generic options, and
+ * the point is locking=, dev_latency=, ...), and its pid replaces "{pid}"
+ * in --profiler-cmd and --summary-cmd, so several glassfs mounts on one
+ * machine (or one per network namespace, tests/aggregator/fleet-lib.sh)
+ * each get their own agent.  Returns 0, or -ENOENT when no such mount. */
+static int find_glassfs(const char *want, char *mnt, size_t mntlen, long *pid,
+			char *opts, size_t optlen)
 {
 	FILE *f = fopen("/proc/mounts", "r");
-	char line[4096];
+	char line[8192], rwant[4096];
+	int found = 0;
+	DIR *d;
+	struct dirent *de;
 
+	*pid = 0;
+	*opts = 0;
 	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		char dev[1024], mnt[1024], fs[256], opts[2048];
+		return -ENOENT;
+	if (want && !realpath(want, rwant))
+		snprintf(rwant, sizeof(rwant), "%s", want);
+	while (!found && fgets(line, sizeof(line), f)) {
+		char dev[1024], m[4096], fs[256], o[2048];
 
-		if (sscanf(line, "%1023s %1023s %255s %2047s", dev, mnt, fs, opts) == 4 &&
-		    strstr(fs, "glassfs")) {
-			json_object_set_new(labels, "mount_opts", json_string(opts));
-			break;
+		if (sscanf(line, "%1023s %4095s %255s %2047s", dev, m, fs, o) == 4 &&
+		    strstr(fs, "glassfs") && (!want || !strcmp(m, rwant))) {
+			snprintf(mnt, mntlen, "%s", m);
+			snprintf(opts, optlen, "%s", o);
+			found = 1;
 		}
 	}
 	fclose(f);
+	if (!found)
+		return -ENOENT;
+	if (!(d = opendir("/proc")))
+		return 0;
+	while (!*pid && (de = readdir(d))) {
+		char path[300], args[8192], *base;
+		ssize_t n;
+		int fd;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		n = read(fd, args, sizeof(args) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		args[n] = 0;
+		base = strrchr(args, '/');
+		if (strcmp(base ? base + 1 : args, "glassfs"))
+			continue;
+		/* argv: does one argument resolve (from the daemon's cwd) to mnt? */
+		int match = 0;
+		char o[2048] = "";
+
+		for (char *arg = args + strlen(args) + 1; arg < args + n; arg += strlen(arg) + 1) {
+			char full[4400], real[4096];
+
+			if (!strncmp(arg, "-o", 2)) {
+				const char *v = arg[2] ? arg + 2 : (arg + 3 < args + n ? arg + 3 : "");
+
+				snprintf(o + strlen(o), sizeof(o) - strlen(o), "%s%s", *o ? "," : "", v);
+				if (!arg[2])
+					arg += strlen(arg) + 1;
+				continue;
+			}
+			if (*arg == '/')
+				snprintf(full, sizeof(full), "%s", arg);
+			else
+				snprintf(full, sizeof(full), "/proc/%s/cwd/%s", de->d_name, arg);
+			if (realpath(full, real) && !strcmp(real, mnt))
+				match = 1;
+		}
+		if (match) {
+			*pid = atol(de->d_name);
+			if (*o)
+				snprintf(opts, optlen, "%s", o);
+		}
+	}
+	closedir(d);
+	return 0;
 }
 
-/* CMD with "{interval}" -> seconds and "{pid}" -> PID into out. */
-static void expand_cmd(const char *src, long interval, long pid, char *out, size_t outlen)
+/* Copy SRC to DST replacing "{interval}" and "{pid}". */
+static void expand_cmd(const struct agent *a, const char *src, char *dst, size_t cap)
 {
 	size_t n = 0;
 
-	while (*src && n + 24 < outlen) {
+	while (*src && n + 32 < cap) {
 		if (!strncmp(src, "{interval}", 10)) {
-			n += snprintf(out + n, outlen - n, "%ld", interval);
+			n += snprintf(dst + n, cap - n, "%ld", a->interval);
 			src += 10;
 		} else if (!strncmp(src, "{pid}", 5)) {
-			n += snprintf(out + n, outlen - n, "%ld", pid);
+			n += snprintf(dst + n, cap - n, "%ld", a->glassfs_pid);
 			src += 5;
 		} else
-			out[n++] = *src++;
+			dst[n++] = *src++;
 	}
-	out[n] = 0;
+	dst[n] = 0;
 }
 
-/* The pid of a running glassfs daemon (comm "glassfs"), or 0. */
-static long glassfs_pid(void)
+/* Re-resolve the mount's daemon (it may have been restarted) and label
+ * the window's options.  Keeps the last known values if it is gone. */
+static void refresh_glassfs(struct agent *a)
 {
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	long pid = 0;
+	char mnt[4096], opts[2048];
+	long pid;
 
-	while (d && !pid && (e = readdir(d))) {
-		char path[300], comm[64] = "";
-		FILE *f;
-
-		if (e->d_name[0] < '1' || e->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
-		if (!(f = fopen(path, "r")))
-			continue;
-		if (fgets(comm, sizeof(comm), f) && !strcmp(comm, "glassfs\n"))
-			pid = strtol(e->d_name, NULL, 10);
-		fclose(f);
-	}
-	if (d)
-		closedir(d);
-	return pid;
+	if (find_glassfs(a->mount, mnt, sizeof(mnt), &pid, opts, sizeof(opts)))
+		return;
+	if (pid)
+		a->glassfs_pid = pid;
+	json_object_set_new(a->labels, "mount_opts", json_string(opts));
 }
 
 struct lockrun {
@@ -339,19 +400,19 @@ static int take_window(struct agent *a)
 	struct lockrun lr = { 0 };
 	int rc;
 
+	refresh_glassfs(a);
 	/* The lock command watches the same window, alongside the profiler. */
 	{
 		const char *lc = a->lock_cmd;
-		long pid = (lc && strstr(lc, "{pid}")) || (!lc && a->lock_default) ? glassfs_pid() : 0;
 
-		if (!lc && a->lock_default && pid)
+		if (!lc && a->lock_default && a->glassfs_pid)
 			lc = "glass-lockstat -p {pid} -d {interval} -s -j -n 20";
-		if (lc && (pid || !strstr(lc, "{pid}"))) {
-			expand_cmd(lc, a->interval, pid, lr.cmd, sizeof(lr.cmd));
+		if (lc && (a->glassfs_pid || !strstr(lc, "{pid}"))) {
+			expand_cmd(a, lc, lr.cmd, sizeof(lr.cmd));
 			lr.started = !pthread_create(&lr.th, NULL, lockrun_main, &lr);
 		}
 	}
-	expand_cmd(a->profiler_cmd, a->interval, 0, cmd, sizeof(cmd));
+	expand_cmd(a, a->profiler_cmd, cmd, sizeof(cmd));
 	rc = run_cmd(cmd, &out, &outlen);
 	if (rc)
 		fprintf(stderr, "glass-agent: profiler command exited with status %d: %s\n", rc, cmd);
@@ -363,7 +424,8 @@ static int take_window(struct agent *a)
 	if (a->summary_cmd) {
 		json_error_t je;
 
-		if (run_cmd(a->summary_cmd, &sum, &sumlen) == 0 && sum) {
+		expand_cmd(a, a->summary_cmd, cmd, sizeof(cmd));
+		if (run_cmd(cmd, &sum, &sumlen) == 0 && sum) {
 			summaries = json_loadb(sum, sumlen, 0, &je);
 			if (!json_is_object(summaries)) {
 				fprintf(stderr, "glass-agent: summary command output is not a JSON object\n");
@@ -604,16 +666,21 @@ static void usage(FILE *f)
 "  --server URL            aggregator (default http://127.0.0.1:7470)\n"
 "  --token-file FILE       bearer token (first line)\n"
 "  --interval SECONDS      window length (default 10)\n"
-"  --profiler-cmd CMD      folded-stack producer; {interval} is replaced\n"
+"  --profiler-cmd CMD      folded-stack producer; {interval} is replaced, and\n"
+"                          {pid} by the pid of the glassfs daemon of --mount\n"
 "                          (default \"glass-offcputime -f -d {interval}\")\n"
 "  --profile-type TYPE     offcpu|wakeup|lockwait|oncpu (default offcpu)\n"
 "  --units ns|us|samples   units of the profiler's counts; us is sent as ns\n"
 "                          (default us for the default command, else ns)\n"
-"  --summary-cmd CMD       prints a JSON object for \"summaries\" (optional)\n"
+"  --summary-cmd CMD       prints a JSON object for \"summaries\" (optional;\n"
+"                          {interval} and {pid} are replaced)\n"
+"  --mount DIR             the glassfs mount this agent describes (default: the\n"
+"                          first one): its daemon's -o options label windows\n"
+"                          as mount_opts, its pid is {pid}\n"
 "  --lock-cmd CMD          prints glass-lockstat -j JSON for the window, run\n"
-"                          alongside the profiler; {interval}, {pid} (of the\n"
-"                          glassfs daemon) are replaced.  Default with the\n"
-"                          default profiler and a running glassfs:\n"
+"                          alongside the profiler ({interval} and {pid} are\n"
+"                          replaced).  Default with the default profiler and\n"
+"                          a glassfs daemon found:\n"
 "                          \"glass-lockstat -p {pid} -d {interval} -s -j -n 20\"\n"
 "  --no-locks              no lock command\n"
 "  --host NAME             host label (default: hostname)\n"
@@ -648,8 +715,8 @@ int main(int argc, char **argv)
 		{ "profiler-cmd", 1, 0, 'p' }, { "profile-type", 1, 0, 'T' }, { "units", 1, 0, 'u' },
 		{ "summary-cmd", 1, 0, 'S' }, { "host", 1, 0, 'H' }, { "label", 1, 0, 'l' },
 		{ "spool", 1, 0, 'd' }, { "spool-max-bytes", 1, 0, 'm' }, { "count", 1, 0, 'c' },
-		{ "flush-timeout", 1, 0, 'f' }, { "max-backoff", 1, 0, 'b' }, { "help", 0, 0, 'h' },
-		{ "lock-cmd", 1, 0, 'L' }, { "no-locks", 0, 0, 'N' },
+		{ "flush-timeout", 1, 0, 'f' }, { "max-backoff", 1, 0, 'b' }, { "mount", 1, 0, 'M' },
+		{ "lock-cmd", 1, 0, 'L' }, { "no-locks", 0, 0, 'N' }, { "help", 0, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	struct agent a = {
@@ -688,6 +755,7 @@ int main(int argc, char **argv)
 		case 'S': a.summary_cmd = optarg; break;
 		case 'L': a.lock_cmd = optarg; no_locks = 0; break;
 		case 'N': no_locks = 1; a.lock_cmd = NULL; break;
+		case 'M': a.mount = optarg; break;
 		case 'H': a.host = optarg; break;
 		case 'l': {
 			char *eq = strchr(optarg, '=');
@@ -742,7 +810,23 @@ int main(int argc, char **argv)
 	json_object_set_new(a.labels, "host", json_string(a.host));
 	if (!uname(&un) && !json_object_get(a.labels, "kernel"))
 		json_object_set_new(a.labels, "kernel", json_string(un.release));
-	mount_opts_label(a.labels);
+	{
+		char mnt[4096], opts[2048];
+
+		if (find_glassfs(a.mount, mnt, sizeof(mnt), &a.glassfs_pid, opts, sizeof(opts)) == 0)
+			json_object_set_new(a.labels, "mount_opts", json_string(opts));
+		else if (a.mount) {
+			fprintf(stderr, "glass-agent: --mount %s: not a mounted glassfs\n", a.mount);
+			return 1;
+		}
+		if (!a.glassfs_pid && (strstr(a.profiler_cmd, "{pid}") ||
+				       (a.summary_cmd && strstr(a.summary_cmd, "{pid}")) ||
+				       (a.lock_cmd && strstr(a.lock_cmd, "{pid}")))) {
+			fprintf(stderr, "glass-agent: {pid} in a command, but no glassfs daemon %s%s found\n",
+				a.mount ? "for " : "", a.mount ? a.mount : "");
+			return 1;
+		}
+	}
 	{
 		FILE *u = fopen("/proc/sys/kernel/random/uuid", "r");
 

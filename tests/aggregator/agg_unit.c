@@ -399,6 +399,20 @@ static void test_arith(unsigned seed)
 	CHECK("outliers: h3 first and only outlier", h0 && !strcmp(json_string_value(json_object_get(h0, "host")), "h3") &&
 	      nout == 1 && (uint64_t)json_integer_value(json_object_get(h0, "matched")) == m3);
 	json_decref(j);
+	/* min_share: a share must also exceed the median by that much */
+	struct kv ol2[] = { { "query", "offcpu{}" }, { "pattern", "btree_lock" }, { "threshold", "1.5" },
+			    { "min_share", "0.99" }, { "from", "1000" }, { "until", "2000" }, { 0 } };
+	j = run(&d, "/api/v1/outliers", ol2, &st);
+	nout = 0;
+	json_array_foreach(json_object_get(j, "hosts"), i, e)
+		nout += json_is_true(json_object_get(e, "outlier"));
+	CHECK("outliers: min_share=0.99 flags nobody", st == 200 && nout == 0 &&
+	      json_array_size(json_object_get(j, "hosts")) == NH);
+	json_decref(j);
+	struct kv ol3[] = { { "query", "offcpu{}" }, { "pattern", "btree_lock" }, { "min_share", "2" }, { 0 } };
+	j = run(&d, "/api/v1/outliers", ol3, &st);
+	CHECK("outliers: min_share=2 is a 400", st == 400);
+	json_decref(j);
 
 	/* top: self of leaf frames equals the per-stack sums */
 	struct kv tp[] = { { "query", "offcpu{}" }, { "by", "total" }, { "n", "3" }, { "from", "1000" },
