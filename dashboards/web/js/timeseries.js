@@ -42,11 +42,23 @@ export function autoStep(from, until) {
 	return steps.find((x) => x >= raw) || 86400;
 }
 
-// "Nice" ticks for [0, max].
-export function niceTicks(max, n = 4) {
+// Steps a nanosecond axis reads well in: 1-2-5 below a second, then
+// whole seconds, minutes and hours (not 50 s, 1.7 min, 2.5 min).
+const NS_STEPS = (() => {
+	const out = [];
+	for (let e = 0; e < 9; e++) for (const m of [1, 2, 5]) out.push(m * 10 ** e);
+	for (const s of [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400])
+		out.push(s * 1e9);
+	return out;
+})();
+
+// "Nice" ticks for [0, max]; units 'ns' picks time-like steps.
+export function niceTicks(max, n = 4, units) {
 	if (!(max > 0)) return [0];
 	const raw = max / n, p = Math.pow(10, Math.floor(Math.log10(raw)));
-	const f = raw / p, step = (f <= 1 ? 1 : f <= 2 ? 2 : f <= 2.5 ? 2.5 : f <= 5 ? 5 : 10) * p;
+	const f = raw / p;
+	let step = (f <= 1 ? 1 : f <= 2 ? 2 : f <= 2.5 ? 2.5 : f <= 5 ? 5 : 10) * p;
+	if (units === 'ns') step = NS_STEPS.find((x) => x >= raw) || step;
 	const out = [];
 	for (let v = 0; v <= max * 1.0001 + step * 0.999; v += step) {
 		out.push(v);
@@ -178,7 +190,7 @@ class Chart {
 		if (dmax < t1 && this.s.until !== 'now') t1 = Math.max(dmax, t0 + 1);
 		if (t1 <= t0) t1 = t0 + 1;
 		const ymax = Math.max(...all.map((q) => q[1]), 0) * 1.08 || 1;
-		const ticks = niceTicks(ymax);
+		const ticks = niceTicks(ymax, 4, this.p.units);
 		const yTop = ticks[ticks.length - 1] || 1;
 		const sx = (t) => M.l + (t - t0) / (t1 - t0) * (W - M.l - M.r);
 		const sy = (v) => H - M.b - v / yTop * (H - M.t - M.b);

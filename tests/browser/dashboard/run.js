@@ -559,7 +559,13 @@ async function runCases(ctx, base, server) {
 		ok(cls.length >= 6 && cls.some((x) => /root/.test(x)), 'lock wait by class: ' + cls.join());
 		const lab = await page.$eval('#ts-lock_wait_level svg.ts', (s) => s.getAttribute('aria-label'));
 		ok(/level 2/.test(lab), 'worst level named: ' + lab);
-		await page.$eval('#ts-lock_wait_level', (e) => e.scrollIntoView());
+		const nt = await page.evaluate(async () => {
+			const m = await import('/js/timeseries.js');
+			return [m.niceTicks(200e9, 4, 'ns'), m.niceTicks(7e6, 4, 'ns'), m.niceTicks(200, 4)];
+		});
+		ok(JSON.stringify(nt) === JSON.stringify([[0, 60e9, 120e9, 180e9, 240e9], [0, 2e6, 4e6, 6e6, 8e6], [0, 50, 100, 150, 200]]),
+			'time axes step in whole minutes/ms, counts in 1-2-5: ' + JSON.stringify(nt));
+		await page.evaluate(() => window.scrollTo(0, 0));
 		await page.screenshot({path: path.join(ART, 'dashboard-timeseries-locks.png'), fullPage: true});
 	});
 
