@@ -549,6 +549,11 @@ async function runCases(ctx, base, server) {
 		const q = await page.evaluate(() => Object.fromEntries(new URLSearchParams(location.search)));
 		ok(q.type === 'lockwait' && q.lock === 'root@2' && q.sel === 'host="stor-03"', 'flame of stor-03\'s root waiters: ' + JSON.stringify(q));
 		await page.waitForSelector('svg.flame g.frame[data-name="btree_search"]');
+		// The Locks tab keeps the selection: one host's locks only.
+		await page.click('.tabs a[data-view="locks"]');
+		await page.waitForSelector('#lockinst-table tbody tr.inst-row');
+		const hs = await page.$$eval('#lockinst-table tbody tr.inst-row', (r) => [...new Set(r.map((x) => x.dataset.host))]);
+		ok(hs.join() === 'stor-03', 'the lock table of {host="stor-03"} lists only its locks: ' + hs.join());
 	});
 	await tcase('time series: lock wait by B-tree level', async () => {
 		await go('?view=timeseries');
