@@ -114,6 +114,7 @@ export function render(root, s) {
 				'frames are focusable with Tab and zoom with Enter.')),
 		el('div', {class: 'toolbar'},
 			typeSwitch(s, 'flame-type'),
+			s.type === 'lockwait' ? lockPicker(s) : null,
 			selectionEditor('flame', s.sel, labels, (v) => state.set({sel: v, zoom: ''}), 'Selection')),
 		el('div', {class: 'toolbar'},
 			el('label', {for: 'flame-search', class: 'search-label'}, 'Search'), search,
@@ -162,6 +163,24 @@ export function update(s, changes) {
 	const inp = document.getElementById('flame-search');
 	if (inp && document.activeElement !== inp) inp.value = s.search;
 	return true;
+}
+
+// With lock-wait stacks: narrow them to the waiters of one lock class and
+// B-tree level (the classes of /locks for this selection and range).
+function lockPicker(s) {
+	const pick = el('select', {id: 'flame-lock-pick', 'aria-label': 'Waiters of which lock',
+		title: 'Only the stacks of threads that waited for this lock (the agents\' lock detail)'},
+	el('option', {value: ''}, 'Every lock'));
+	const cur = parseLock(s.lock);
+	if (cur) pick.append(el('option', {value: s.lock, selected: true}, lockName(cur.cls, cur.level)));
+	api.locks(s.sel ? state.query('lockwait', s.sel) : undefined, s.from, s.until, 1).then((d) => {
+		for (const c of (d && d.classes) || []) {
+			const v = c.class + '@' + c.level;
+			if (v !== s.lock) pick.append(el('option', {value: v}, lockName(c.class, c.level) + ' — ' + fmtValue(c.wait_ns, 'ns')));
+		}
+	}).catch(() => {});
+	pick.addEventListener('change', () => state.set({lock: pick.value, zoom: ''}));
+	return el('label', {class: 'lock-pick'}, 'Lock ', pick);
 }
 
 // Lock-wait stacks narrowed to one lock class (and B-tree level):

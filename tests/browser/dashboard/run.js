@@ -524,6 +524,16 @@ async function runCases(ctx, base, server) {
 		const status = await page.textContent('#status');
 		ok(status.startsWith('3 stacks'), 'the view drew the API\'s three stacks: ' + status);
 		await shot('flame-lock-waiters');
+		// The picker lists the lock classes and switches between them.
+		const opts = await page.$$eval('#flame-lock-pick option', (o) => o.map((x) => x.value));
+		ok(opts[0] === '' && opts[1] === 'root@2' && opts.includes('group@0') && opts.includes('alloc@-1'), 'lock picker: ' + opts.join(','));
+		await page.selectOption('#flame-lock-pick', 'group@0');
+		await page.waitForFunction(() => new URLSearchParams(location.search).get('lock') === 'group@0');
+		await page.waitForSelector('svg.flame g.frame[data-name="glock_lock_group"]');
+		ok(!(await page.$('svg.flame g.frame[data-name="glock_lock_read"]')), 'group waiters only');
+		await page.selectOption('#flame-lock-pick', '');
+		await page.waitForFunction(() => !new URLSearchParams(location.search).get('lock'));
+		await page.waitForSelector('svg.flame g.frame[data-name="lock:root"]');
 		// the profile-type switch leaves the lock filter behind
 		await page.click('#flame-type [data-type="offcpu"]');
 		await page.waitForFunction(() => !/type=/.test(location.search));
