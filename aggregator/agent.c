@@ -58,6 +58,7 @@ struct agent {
 	char *lock_cmd;		/* NULL: none (or the default, see lock_cmd_default) */
 	int lock_default;	/* run glass-lockstat when a glassfs daemon runs */
 	char *mount;		/* --mount: the glassfs mount described (NULL = first) */
+	char *wakeup_cmd;	/* --wakeup-cmd: a second profile (type wakeup) per window */
 	long glassfs_pid;	/* its daemon, for "{pid}" (0 = not found) */
 	int us_to_ns;		/* profiler counts microseconds: send ns */
 	json_t *labels;
@@ -312,19 +313,54 @@ static void refresh_glassfs(struct agent *a)
 	json_object_set_new(a->labels, "mount_opts", json_string(opts));
 }
 
-struct lockrun {
-	pthread_t th;
-	char cmd[4096];
-	char *out;
-	size_t len;
-	int rc, started;
-};
-
-static void *lockrun_main(void *arg)
+/* Validate a command's folded output with the project's parser (the line
+ * is named when it is bad), convert microseconds to ns when the agent
+ * says so, and append it as a profile of TYPE.  Takes OUT (frees it). */
+static void add_profile(struct agent *a, json_t *profiles, const char *type, char *out,
+			size_t outlen, const char *what)
 {
-	struct lockrun *l = arg;
+	struct folded_set *set = folded_set_new();
+	struct folded_error fe = { 0 };
+	int prc = set ? folded_parse_buf(set, out, outlen, NULL, &fe) : -ENOMEM;
 
-	l->rc = run_cmd(l->cmd, &l->out, &l->len);
+	if (prc == 0 && a->us_to_ns) {
+		/* glass-offcputime -f counts microseconds; the wire says ns */
+		char *conv = NULL;
+		size_t clen = 0;
+		FILE *f = open_memstream(&conv, &clen);
+
+		for (size_t i = 0; f && i < folded_set_size(set); i++) {
+			const struct folded_stack *fs = folded_set_get(set, i);
+			uint64_t c = fs->count > UINT64_MAX / 1000 ? UINT64_MAX : fs->count * 1000;
+
+			fprintf(f, "%s %llu\n", fs->stack, (unsigned long long)c);
+		}
+		if (f && !fclose(f)) {
+			free(out);
+			out = conv;
+			outlen = clen;
+		} else {
+			free(conv);
+			prc = -ENOMEM;
+		}
+	}
+	folded_set_free(set);
+	if (prc == 0)
+		json_array_append_new(profiles, json_pack("{s:s, s:s, s:s#}", "type", type,
+					"units", a->units, "folded", out, outlen));
+	else if (fe.line)
+		fprintf(stderr, "glass-agent: %s output line %lu: %s (profile dropped)\n",
+			what, fe.line, fe.msg);
+	free(out);
+}
+
+/* The wakeup command runs on its own thread, alongside the profiler. */
+struct wakeup_run { const char *cmd; char *out; size_t outlen; int rc; };
+static void *wakeup_thread(void *arg)
+{
+	struct wakeup_run *w = arg;
+
+	w->rc = run_cmd(w->cmd, &w->out, &w->outlen);
 	return NULL;
 }
 
@@ -397,8 +433,11 @@ static int take_window(struct agent *a)
 	size_t outlen = 0, sumlen = 0;
 	int64_t start = now_ns(CLOCK_REALTIME), t0 = now_ns(CLOCK_MONOTONIC), end;
 	json_t *w, *profiles = json_array(), *summaries = NULL;
-	struct lockrun lr = { 0 };
 	int rc;
+
+	char wcmd[4096], lcmd[4096];
+	struct wakeup_run wk = { 0 }, lr = { 0 };	/* the same runner serves the lock command */
+	pthread_t wth, lth;
 
 	refresh_glassfs(a);
 	/* The lock command watches the same window, alongside the profiler. */
@@ -408,11 +447,19 @@ static int take_window(struct agent *a)
 		if (!lc && a->lock_default && a->glassfs_pid)
 			lc = "glass-lockstat -p {pid} -d {interval} -s -j -n 20";
 		if (lc && (a->glassfs_pid || !strstr(lc, "{pid}"))) {
-			expand_cmd(a, lc, lr.cmd, sizeof(lr.cmd));
-			lr.started = !pthread_create(&lr.th, NULL, lockrun_main, &lr);
+			expand_cmd(a, lc, lcmd, sizeof(lcmd));
+			lr.cmd = lcmd;
+			if (pthread_create(&lth, NULL, wakeup_thread, &lr))
+				lr.cmd = NULL;
 		}
 	}
 	expand_cmd(a, a->profiler_cmd, cmd, sizeof(cmd));
+	if (a->wakeup_cmd) {
+		expand_cmd(a, a->wakeup_cmd, wcmd, sizeof(wcmd));
+		wk.cmd = wcmd;
+		if (pthread_create(&wth, NULL, wakeup_thread, &wk))
+			wk.cmd = NULL;
+	}
 	rc = run_cmd(cmd, &out, &outlen);
 	if (rc)
 		fprintf(stderr, "glass-agent: profiler command exited with status %d: %s\n", rc, cmd);
@@ -435,50 +482,29 @@ static int take_window(struct agent *a)
 		}
 		free(sum);
 	}
-	if (lr.started) {
-		pthread_join(lr.th, NULL);
+	if (lr.cmd) {
+		pthread_join(lth, NULL);
 		if (lr.rc)
 			fprintf(stderr, "glass-agent: lock command exited with status %d: %s\n", lr.rc, lr.cmd);
 	}
 	if (rc == 0 && out && outlen) {
-		struct folded_set *set = folded_set_new();
-		struct folded_error fe = { 0 };
-		int prc = set ? folded_parse_buf(set, out, outlen, NULL, &fe) : -ENOMEM;
-
-		if (prc == 0 && a->us_to_ns) {
-			/* glass-offcputime -f counts microseconds; the wire says ns */
-			char *conv = NULL;
-			size_t clen = 0;
-			FILE *f = open_memstream(&conv, &clen);
-
-			for (size_t i = 0; f && i < folded_set_size(set); i++) {
-				const struct folded_stack *fs = folded_set_get(set, i);
-				uint64_t c = fs->count > UINT64_MAX / 1000 ? UINT64_MAX : fs->count * 1000;
-
-				fprintf(f, "%s %llu\n", fs->stack, (unsigned long long)c);
-			}
-			if (f && !fclose(f)) {
-				free(out);
-				out = conv;
-				outlen = clen;
-			} else {
-				free(conv);
-				prc = -ENOMEM;
-			}
-		}
-		folded_set_free(set);
-		if (prc == 0)
-			json_array_append_new(profiles, json_pack("{s:s, s:s, s:s#}", "type", a->type,
-						"units", a->units, "folded", out, outlen));
-		else if (fe.line)
-			fprintf(stderr, "glass-agent: profiler output line %lu: %s (window dropped)\n",
-				fe.line, fe.msg);
+		add_profile(a, profiles, a->type, out, outlen, "profiler");
+		out = NULL;	/* add_profile took it */
+	}
+	if (wk.cmd) {
+		pthread_join(wth, NULL);
+		if (wk.rc)
+			fprintf(stderr, "glass-agent: wakeup command exited with status %d: %s\n", wk.rc, wk.cmd);
+		if (!wk.rc && wk.out && wk.outlen)
+			add_profile(a, profiles, "wakeup", wk.out, wk.outlen, "wakeup command");
+		else
+			free(wk.out);
 	}
 	free(out);
 	json_t *lk = json_object();	/* holds "locks" until w exists */
 
-	if (lr.started && lr.rc == 0 && lr.out && lr.len)
-		add_locks(a, lk, profiles, &summaries, lr.out, lr.len);
+	if (lr.cmd && lr.rc == 0 && lr.out && lr.outlen)
+		add_locks(a, lk, profiles, &summaries, lr.out, lr.outlen);
 	free(lr.out);
 	if (!json_array_size(profiles) && !summaries && !json_object_size(lk)) {
 		json_decref(profiles);
@@ -670,6 +696,9 @@ static void usage(FILE *f)
 "                          {pid} by the pid of the glassfs daemon of --mount\n"
 "                          (default \"glass-offcputime -f -d {interval}\")\n"
 "  --profile-type TYPE     offcpu|wakeup|lockwait|oncpu (default offcpu)\n"
+"  --wakeup-cmd CMD        also run CMD (same substitutions, same units) alongside\n"
+"                          the profiler; its folded output is the window's wakeup\n"
+"                          profile (e.g. glass-offcputime --wakeup -f -d {interval})\n"
 "  --units ns|us|samples   units of the profiler's counts; us is sent as ns\n"
 "                          (default us for the default command, else ns)\n"
 "  --summary-cmd CMD       prints a JSON object for \"summaries\" (optional;\n"
@@ -716,7 +745,8 @@ int main(int argc, char **argv)
 		{ "summary-cmd", 1, 0, 'S' }, { "host", 1, 0, 'H' }, { "label", 1, 0, 'l' },
 		{ "spool", 1, 0, 'd' }, { "spool-max-bytes", 1, 0, 'm' }, { "count", 1, 0, 'c' },
 		{ "flush-timeout", 1, 0, 'f' }, { "max-backoff", 1, 0, 'b' }, { "mount", 1, 0, 'M' },
-		{ "lock-cmd", 1, 0, 'L' }, { "no-locks", 0, 0, 'N' }, { "help", 0, 0, 'h' },
+		{ "wakeup-cmd", 1, 0, 'W' }, { "lock-cmd", 1, 0, 'L' }, { "no-locks", 0, 0, 'N' },
+		{ "help", 0, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	struct agent a = {
@@ -756,6 +786,7 @@ int main(int argc, char **argv)
 		case 'L': a.lock_cmd = optarg; no_locks = 0; break;
 		case 'N': no_locks = 1; a.lock_cmd = NULL; break;
 		case 'M': a.mount = optarg; break;
+		case 'W': a.wakeup_cmd = optarg; break;
 		case 'H': a.host = optarg; break;
 		case 'l': {
 			char *eq = strchr(optarg, '=');
@@ -784,6 +815,10 @@ int main(int argc, char **argv)
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
+	}
+	if (a.wakeup_cmd && !strcmp(a.type, "wakeup")) {
+		fprintf(stderr, "glass-agent: --wakeup-cmd adds the wakeup profile: --profile-type must not be wakeup too\n");
+		return 2;
 	}
 	/* glass-offcputime -f prints microseconds; other commands say their units. */
 	if (!custom_cmd && !strcmp(a.units, "ns") && !units_given)

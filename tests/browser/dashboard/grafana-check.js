@@ -170,8 +170,25 @@ function checkProm(q, expo, legend) {
 
 // ---- ClickHouse SQL ----------------------------------------------------
 
-// Tables and columns of glass-aggd's ClickHouse schema: the CREATE TABLE
-// statements with an ENGINE clause in aggregator/ sources.
+// Columns of a column list "a UInt64, b String, c Array(Int64)".
+function columnsOf(list) {
+	const cols = new Set();
+	let depth = 0, cur = '';
+	for (const ch of list + ',') {
+		if (ch === '(') depth++;
+		if (ch === ')') depth--;
+		if (ch === ',' && depth === 0) {
+			const w = /^\s*`?(\w+)`?/.exec(cur);
+			if (w && !/^(INDEX|PRIMARY|CONSTRAINT|PROJECTION)$/i.test(w[1])) cols.add(w[1]);
+			cur = '';
+		} else cur += ch;
+	}
+	return cols;
+}
+
+// Tables and columns of glass-aggd's ClickHouse schema in aggregator/
+// sources: CREATE TABLE statements with an ENGINE clause, or a table of
+// { "name", "columns", "…MergeTree…", … } rows the DDL is built from.
 function clickhouseSchema() {
 	const dir = path.join(ROOT, 'aggregator');
 	if (!fs.existsSync(dir)) return null;
@@ -185,18 +202,13 @@ function clickhouseSchema() {
 		// ENGINE clause) must not be read as ClickHouse's.
 		for (const m of t.matchAll(/CREATE TABLE\s+(?:IF NOT EXISTS\s+)?(?:[^\s(.]+\.)?(\w+)\s*(?:ON CLUSTER\s+\S+\s*)?\(((?:(?!CREATE TABLE)[\s\S])*?)\)\s*ENGINE/gi)) {
 			used.add(f);
-			const cols = new Set();
-			let depth = 0, cur = '';
-			for (const ch of m[2] + ',') {
-				if (ch === '(') depth++;
-				if (ch === ')') depth--;
-				if (ch === ',' && depth === 0) {
-					const w = /^\s*`?(\w+)`?/.exec(cur);
-					if (w && !/^(INDEX|PRIMARY|CONSTRAINT|PROJECTION)$/i.test(w[1])) cols.add(w[1]);
-					cur = '';
-				} else cur += ch;
-			}
-			tables.set(m[1], new Set([...(tables.get(m[1]) || []), ...cols]));
+			tables.set(m[1], new Set([...(tables.get(m[1]) || []), ...columnsOf(m[2])]));
+		}
+		// { "name", "col Type, ...", "XMergeTree() ORDER BY ...", ... }
+		const lit = t.replace(/"\s+"/g, '');	// literals split on one line
+		for (const m of lit.matchAll(/\{\s*"(\w+)",\s*"([^"]*)",\s*"[^"]*MergeTree\(/g)) {
+			used.add(f);
+			tables.set(m[1], new Set([...(tables.get(m[1]) || []), ...columnsOf(m[2])]));
 		}
 	}
 	return tables.size ? {tables, files: [...used]} : null;
