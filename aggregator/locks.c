@@ -14,6 +14,11 @@
  *                    "frames":["leaf", ..., "root"]}, ...]
  *   }
  *
+ * glass-lockstat's own descriptors are accepted and checked, not stored:
+ * "mode": "contended"|"all" (top level: without -a only contended
+ * acquisitions are seen) and "acquired_counted": true|false (classes and
+ * instances; false = "acquired" was not counted and must be 0).
+ *
  * Validation is complete before anything is kept: every key known, every
  * number a non-negative integer (level and group may be -1), class names
  * label-like, at most AGG_MAX_LOCK_ROWS rows per array, stack depth and
@@ -106,6 +111,22 @@ static int fields(json_t *o, struct field *f, size_t nf, const char *const *str_
 	return 0;
 }
 
+/* "acquired_counted": optional boolean; false needs acquired == 0. */
+static int check_counted(json_t *o, int64_t acquired, const char *what, size_t idx,
+			 char *msg, size_t msglen)
+{
+	json_t *v = json_object_get(o, "acquired_counted");
+
+	if (!v)
+		return 0;
+	if (!json_is_boolean(v))
+		return lerr(msg, msglen, "locks.%s[%zu].acquired_counted: must be true or false", what, idx);
+	if (json_is_false(v) && acquired)
+		return lerr(msg, msglen, "locks.%s[%zu].acquired: must be 0 when acquired_counted is false",
+			    what, idx);
+	return 0;
+}
+
 static int get_class(json_t *o, char **out, const char *what, size_t idx, char *msg, size_t msglen)
 {
 	json_t *c = json_object_get(o, "class");
@@ -120,7 +141,7 @@ static int get_class(json_t *o, char **out, const char *what, size_t idx, char *
 
 static int parse_class(struct agg_lockclass *c, json_t *o, size_t i, char *msg, size_t msglen)
 {
-	static const char *const str[] = { "class", "mode", NULL };
+	static const char *const str[] = { "class", "mode", "acquired_counted", NULL };
 	int64_t level = -1;
 	struct field f[] = {
 		{ "level", &level, -1, 1024, 0 },
@@ -143,12 +164,14 @@ static int parse_class(struct agg_lockclass *c, json_t *o, size_t i, char *msg, 
 		return lerr(msg, msglen, "locks.classes[%zu].mode: must be \"read\" or \"write\"", i);
 	c->mode = !strcmp(json_string_value(m), "write");
 	c->level = (int)level;
+	if ((rc = check_counted(o, c->acquired, "classes", i, msg, msglen)))
+		return rc;
 	return get_class(o, &c->cls, "classes", i, msg, msglen);
 }
 
 static int parse_inst(struct agg_lockinst *in, json_t *o, size_t i, char *msg, size_t msglen)
 {
-	static const char *const str[] = { "class", "addr", NULL };
+	static const char *const str[] = { "class", "addr", "acquired_counted", NULL };
 	int64_t level = -1, group = -1, tree = 0;
 	struct field f[] = {
 		{ "level", &level, -1, 1024, 0 },
@@ -174,6 +197,8 @@ static int parse_inst(struct agg_lockinst *in, json_t *o, size_t i, char *msg, s
 	in->tree = (uint64_t)tree;
 	in->level = (int)level;
 	in->group = (int)group;
+	if ((rc = check_counted(o, in->acquired, "instances", i, msg, msglen)))
+		return rc;
 	return get_class(o, &in->cls, "instances", i, msg, msglen);
 }
 
@@ -280,7 +305,11 @@ int locks_parse(struct agg_window *w, json_t *v, const struct agg_limits *lim,
 			ia = x;
 		else if (!strcmp(k, "stacks"))
 			sa = x;
-		else
+		else if (!strcmp(k, "mode")) {
+			if (!json_is_string(x) || (strcmp(json_string_value(x), "contended") &&
+						   strcmp(json_string_value(x), "all")))
+				return lerr(msg, msglen, "locks.mode: must be \"contended\" or \"all\"");
+		} else
 			return lerr(msg, msglen, "locks: unknown key \"%.64s\"", k);
 	}
 	if ((rc = array_of(ca, "classes", &nc, msg, msglen)) ||

@@ -565,7 +565,7 @@ static void test_locks(void)
 	struct agg_window w;
 	char msg[512];
 	const char *ok = "{\"window_id\":\"l1\",\"host\":\"h\",\"start_ns\":10,\"end_ns\":20,\"locks\":{"
-		"\"classes\":[{\"class\":\"root\",\"level\":2,\"mode\":\"write\",\"acquired\":9,\"contended\":3,"
+		"\"mode\":\"contended\",\"classes\":[{\"class\":\"root\",\"level\":2,\"mode\":\"write\",\"acquired\":9,\"contended\":3,\"acquired_counted\":true,"
 		"\"wait_ns\":9223372036854775807,\"wait_max_ns\":5,\"hold_ns\":1,\"holds\":9,\"hold_max_ns\":1},"
 		"{\"class\":\"txn\",\"mode\":\"read\",\"acquired\":1,\"contended\":0,\"wait_ns\":0,\"wait_max_ns\":0,"
 		"\"hold_ns\":0,\"holds\":1,\"hold_max_ns\":0}],"
@@ -591,6 +591,11 @@ static void test_locks(void)
 	static const struct { const char *body, *want; } bad[] = {
 		{ LW("[]"), "locks: must be an object" },
 		{ LW("{\"classes\":{}}"), "locks.classes: must be an array" },
+		{ LW("{\"mode\":\"some\"}"), "locks.mode" },
+		{ LW("{\"instances\":[{\"addr\":\"0x10\",\"class\":\"node\",\"tree\":1,\"acquired\":3,\"acquired_counted\":false,"
+		     "\"contended\":1,\"wait_ns\":1,\"wait_max_ns\":1}]}"), "must be 0 when acquired_counted is false" },
+		{ LW("{\"instances\":[{\"addr\":\"0x10\",\"class\":\"node\",\"tree\":1,\"acquired\":0,\"acquired_counted\":1,"
+		     "\"contended\":1,\"wait_ns\":1,\"wait_max_ns\":1}]}"), "acquired_counted: must be true or false" },
 		{ LW("{\"classes\":[{\"class\":\"root\",\"mode\":\"write\",\"acquired\":1,\"contended\":1,\"wait_ns\":1,"
 		     "\"wait_max_ns\":1,\"hold_ns\":1,\"holds\":1}]}"), "hold_max_ns: missing" },
 		{ LW("{\"classes\":[{\"class\":\"root\",\"mode\":\"write\",\"acquired\":1.5}]}"), "acquired: must be an integer" },
