@@ -91,10 +91,12 @@ static int64_t now_ns(int clock)
 
 /* ---- running commands --------------------------------------------------------- */
 
-/* Run CMD under sh; collect stdout into *out.  When stop_flag rises, the
- * process group gets SIGINT (then SIGKILL after 5 s).  Returns the exit
- * status (0 = success), or -errno. */
-static int run_cmd(const char *cmd, char **out, size_t *outlen)
+/* Run CMD under sh; collect stdout into *out.  A profiler (INTERRUPT set):
+ * when stop_flag rises, the process group gets SIGINT (then SIGKILL after
+ * 5 s).  A summary command runs to its end even then -- it is what the
+ * last window's summaries come from -- but gets SIGKILL after 10 s once
+ * stop_flag is up.  Returns the exit status (0 = success), or -errno. */
+static int run_cmd_opt(const char *cmd, char **out, size_t *outlen, int interrupt)
 {
 	int pfd[2], status = 0;
 	pid_t pid;
@@ -127,9 +129,10 @@ static int run_cmd(const char *cmd, char **out, size_t *outlen)
 		int r = poll(&p, 1, 200);
 
 		if (stop_flag && !signalled) {
-			kill(-pid, SIGINT);
+			if (interrupt)
+				kill(-pid, SIGINT);
 			signalled = 1;
-			kill_at = now_ns(CLOCK_MONOTONIC) + 5000000000LL;
+			kill_at = now_ns(CLOCK_MONOTONIC) + (interrupt ? 5000000000LL : 10000000000LL);
 		}
 		if (signalled && now_ns(CLOCK_MONOTONIC) > kill_at) {
 			kill(-pid, SIGKILL);
@@ -163,7 +166,12 @@ static int run_cmd(const char *cmd, char **out, size_t *outlen)
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	/* Killed by the SIGINT we sent: its output still counts. */
-	return signalled && WIFSIGNALED(status) && WTERMSIG(status) == SIGINT ? 0 : 128;
+	return interrupt && signalled && WIFSIGNALED(status) && WTERMSIG(status) == SIGINT ? 0 : 128;
+}
+
+static int run_cmd(const char *cmd, char **out, size_t *outlen)
+{
+	return run_cmd_opt(cmd, out, outlen, 1);
 }
 
 /* ---- building a window ---------------------------------------------------------- */
@@ -472,7 +480,7 @@ static int take_window(struct agent *a)
 		json_error_t je;
 
 		expand_cmd(a, a->summary_cmd, cmd, sizeof(cmd));
-		if (run_cmd(cmd, &sum, &sumlen) == 0 && sum) {
+		if (run_cmd_opt(cmd, &sum, &sumlen, 0) == 0 && sum) {
 			summaries = json_loadb(sum, sumlen, 0, &je);
 			if (!json_is_object(summaries)) {
 				fprintf(stderr, "glass-agent: summary command output is not a JSON object\n");
