@@ -147,6 +147,21 @@ static void core_free(struct core *c)
 	free(c);
 }
 
+/*
+ * The latency model of device index idx: dev_latency.N= for the
+ * operations it names, else dev_latency=, else what the device has
+ * (GLASSFS_DEV_LATENCY, read at dev_open).
+ */
+void core_apply_latency(struct core *c, struct dev *d, int idx)
+{
+	for (int op = 0; op < 4; op++) {
+		if (idx >= 0 && idx < CORE_MAX_DEVS && (c->opts.dev_lat_dev_set[idx] & (1u << op)))
+			dev_set_latency(d, (enum dev_op)op, c->opts.dev_lat_dev_us[idx][op] * 1000ull);
+		else if (c->opts.dev_lat_us[op])
+			dev_set_latency(d, (enum dev_op)op, c->opts.dev_lat_us[op] * 1000ull);
+	}
+}
+
 static int open_devs(struct core *c, const char *const *devs, int ndevs, bool ro)
 {
 	if (ndevs < 1 || ndevs > CORE_MAX_DEVS) {
@@ -160,10 +175,7 @@ static int open_devs(struct core *c, const char *const *devs, int ndevs, bool ro
 			return ret;
 		}
 		c->ndevs++;
-		for (int op = 0; op < 4; op++)
-			if (c->opts.dev_lat_us[op])
-				dev_set_latency(c->devs[i], (enum dev_op)op,
-						c->opts.dev_lat_us[op] * 1000ull);
+		core_apply_latency(c, c->devs[i], i);
 	}
 	return 0;
 }

@@ -10,7 +10,8 @@
  * Latency model (to play a slow disk or a device whose discards stall):
  * GLASSFS_DEV_LATENCY="read=US,write=US,flush=US,discard=US" (microseconds,
  * any subset) adds a sleep to each operation of every device, or
- * dev_set_latency() per device.
+ * dev_set_latency() per device (the mount options dev_latency= and
+ * dev_latency.N= reach it through core_apply_latency).
  *
  * Error model (to play a failing disk): dev_set_fail(d, op, true) makes
  * every later operation op on d return -EIO without touching the file;
