@@ -94,6 +94,15 @@ struct core {
 	struct dref_table drefs;
 
 	struct glock chunk_alloc_lock;	/* serialises chunk creation */
+	/*
+	 * Writes to devices (core_write_copies) hold it shared from the
+	 * chunk lookup to the last copy written; a relocation takes it
+	 * exclusively to start filling new stripes and to copy each segment,
+	 * so no write lands between its read and its copy (fs/volume.c).
+	 * Taken with no other lock held by the relocation.
+	 */
+	struct glock reloc_lock;
+	struct volume *vol;		/* device add/remove, balance (fs/volume.c) */
 
 	struct core_root roots[CT_NR];
 	struct node_cache *cache;

@@ -44,6 +44,10 @@ struct dev {
 	bool blockdev;
 	bool rotational;
 	bool readonly;
+	/* set by the core (fs/volume.c), read under the chunk map's lock: */
+	bool removing;		/* being removed: no new stripes here */
+	bool stale;		/* its superblock missed commits: read it last */
+	uint64_t sb_generation;	/* generation of its best superblock at open */
 	uint64_t lat_ns[4];	/* latency model per enum dev_op; 0 = none */
 	int fail[4];		/* error model per enum dev_op: -EIO when set (atomic) */
 	uint64_t errors;	/* operations that returned an error (atomic) */
