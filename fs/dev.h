@@ -16,7 +16,8 @@
  * Error model (to play a failing disk): dev_set_fail(d, op, true) makes
  * every later operation op on d return -EIO without touching the file;
  * GLASSFS_DEV_FAIL="PATHSUFFIX:read,write" does it at open for every
- * device whose path ends in PATHSUFFIX.
+ * device whose path ends in PATHSUFFIX ("write@N": after N good writes,
+ * a disk that starts failing; "nodiscard": discards are -EOPNOTSUPP).
  *
  * Thread safety: every function may be called concurrently; counters are
  * atomic; nothing here takes a lock.
@@ -50,6 +51,10 @@ struct dev {
 	uint64_t sb_generation;	/* generation of its best superblock at open */
 	uint64_t lat_ns[4];	/* latency model per enum dev_op; 0 = none */
 	int fail[4];		/* error model per enum dev_op: -EIO when set (atomic) */
+	uint64_t fail_after[4];	/* error model: N + 1 = fail after N good operations (0 = off) */
+	uint64_t op_count[4];	/* operations seen by the error model (atomic) */
+	bool no_discard;	/* error model: discards are -EOPNOTSUPP */
+	int discard_warned;	/* "cannot discard" logged once (atomic) */
 	uint64_t errors;	/* operations that returned an error (atomic) */
 	struct dev_counters cnt;	/* atomic adds */
 };
