@@ -213,8 +213,11 @@ int chunk_map_lookup_write(struct core *c, uint64_t logical, uint64_t len,
 	ch = c->chunks.v[i];
 	for (int s = 0; s < ch->num_stripes + ch->num_new; s++) {
 		const struct chunk_stripe *st = stripe_at(ch, s);
-		if (!st->dev)
-			continue;
+		bool dup = false;
+		for (int k = 0; k < ch->num_stripes && s >= ch->num_stripes; k++)
+			dup |= ch->stripes[k].dev == st->dev && ch->stripes[k].physical == st->physical;
+		if (!st->dev || dup)
+			continue;	/* missing, or a kept stripe written once */
 		copies[n].dev = st->dev;
 		copies[n++].physical = st->physical + (logical - ch->logical);
 	}
@@ -555,7 +558,8 @@ struct cand {
  * the chunk length (0 = no room) and fills ch's stripes.
  */
 static uint64_t pick_stripes(struct core *c, uint64_t type, uint64_t prof, uint64_t size,
-			     int pass, const struct dev *exclude, struct chunk *ch)
+			     int pass, const struct dev *exclude, const struct dev *also,
+			     struct chunk *ch)
 {
 	struct cand cv[CORE_MAX_DEVS], *a = NULL, *b = NULL;
 	int n = 0;
@@ -565,7 +569,7 @@ static uint64_t pick_stripes(struct core *c, uint64_t type, uint64_t prof, uint6
 		struct dev *d = c->devs[i];
 		uint64_t st, f, gap;
 
-		if (d == exclude || d->removing)
+		if (d == exclude || d == also || d->removing)
 			continue;
 		if (pass == 0 && d->rotational != want_rot)
 			continue;
@@ -631,6 +635,15 @@ int chunk_create(struct core *c, struct txn *t, uint64_t type, uint64_t *logical
 	struct chunk *ch;
 	int ret;
 
+	if ((prof & BG_RAID1) && c->ndevs < 2 && c->sb.num_devices > (uint64_t)c->ndevs) {
+		/* degraded mount: like btrfs, keep writing with what is there */
+		prof = (type & BG_DATA) ? 0 : BG_DUP;
+		copies = profile_copies(prof);
+		core_log(c, "degraded: new %s chunk is %s, not raid1; convert it back with "
+			 "glassctl balance start -%cconvert=raid1 once every device is back",
+			 (type & BG_DATA) ? "data" : "metadata", core_profile_name(prof),
+			 (type & BG_DATA) ? 'd' : 'm');
+	}
 	if ((prof & BG_RAID1) && c->ndevs < 2) {
 		core_log(c, "raid1 %s chunks need at least 2 devices, the volume has %d",
 			 (type & BG_DATA) ? "data" : "metadata", c->ndevs);
@@ -646,7 +659,7 @@ int chunk_create(struct core *c, struct txn *t, uint64_t type, uint64_t *logical
 		unalloc += f;
 	}
 	for (int pass = 0; pass < 2; pass++) {
-		len = pick_stripes(c, type, prof, size, pass, NULL, ch);
+		len = pick_stripes(c, type, prof, size, pass, NULL, NULL, ch);
 		if (type & BG_DATA) {
 			/* leave room for one more metadata chunk, so a filesystem
 			 * full of data can still grow its metadata (unlink needs it) */
@@ -716,7 +729,7 @@ static struct chunk *find_chunk_locked(struct core *c, uint64_t logical)
 }
 
 int chunk_reloc_begin(struct core *c, uint64_t logical, uint64_t prof, const struct dev *exclude,
-		      struct chunk_stripe *out, int *nout, uint64_t *length)
+		      struct chunk_stripe *out, int *nout, int *nkeep, uint64_t *length)
 {
 	struct chunk *ch, tmp;
 	uint64_t len = 0;
@@ -735,26 +748,48 @@ int chunk_reloc_begin(struct core *c, uint64_t logical, uint64_t prof, const str
 		ret = -EINVAL;
 		goto out;
 	}
-	for (int pass = 0; pass < 2; pass++) {
-		memset(&tmp, 0, sizeof(tmp));
-		len = pick_stripes(c, ch->type, prof, ch->length, pass, exclude, &tmp);
-		if (len >= ch->length)
-			break;
+	/*
+	 * A conversion keeps a stripe that can stay: to single, one copy of
+	 * the old ones (nothing to copy); to raid1, one old copy plus one new
+	 * stripe on another device.  Everything else gets all new stripes.
+	 */
+	const struct chunk_stripe *keep = NULL;
+	uint64_t cur = ch->type & BG_PROFILE_MASK;
+	if (prof != cur && (prof == 0 || prof == BG_RAID1))
+		for (int i = 0; i < ch->num_stripes && !keep; i++)
+			if (ch->stripes[i].dev && ch->stripes[i].dev != exclude &&
+			    !ch->stripes[i].dev->removing && !ch->stripes[i].dev->stale)
+				keep = &ch->stripes[i];
+	memset(&tmp, 0, sizeof(tmp));
+	if (keep && prof == 0) {
+		len = ch->length;
+	} else {
+		for (int pass = 0; pass < 2; pass++) {
+			memset(&tmp, 0, sizeof(tmp));
+			len = keep ? pick_stripes(c, ch->type, 0, ch->length, pass, exclude, keep->dev, &tmp)
+				   : pick_stripes(c, ch->type, prof, ch->length, pass, exclude, NULL, &tmp);
+			if (len >= ch->length)
+				break;
+		}
 	}
+	*length = ch->length;
 	if (len < ch->length) {
 		ret = -ENOSPC;
 		goto out;
 	}
-	for (int i = 0; i < tmp.num_stripes; i++) {
-		ch->new_stripes[i] = tmp.stripes[i];
-		ch->new_stripes[i].devid = tmp.stripes[i].dev->devid;
-		memcpy(ch->new_stripes[i].uuid, tmp.stripes[i].dev->uuid, 16);
-		out[i] = ch->new_stripes[i];
+	int n = 0;
+	if (keep)
+		ch->new_stripes[n++] = *keep;
+	*nkeep = n;
+	for (int i = 0; i < tmp.num_stripes; i++, n++) {
+		ch->new_stripes[n] = tmp.stripes[i];
+		ch->new_stripes[n].devid = tmp.stripes[i].dev->devid;
+		memcpy(ch->new_stripes[n].uuid, tmp.stripes[i].dev->uuid, 16);
 	}
+	memcpy(out, ch->new_stripes, (size_t)n * sizeof(*out));
 	ch->new_type = (ch->type & ~BG_PROFILE_MASK) | prof;
-	ch->num_new = tmp.num_stripes;	/* reserved from here on (dev_gap) */
-	*nout = tmp.num_stripes;
-	*length = ch->length;
+	ch->num_new = n;	/* reserved from here on (dev_gap) */
+	*nout = n;
 out:
 	glock_write_unlock(&c->chunks.lock);
 	return ret;

@@ -94,13 +94,15 @@ int chunk_map_lookup_write(struct core *c, uint64_t logical, uint64_t len,
  * Relocation (fs/volume.c drives it, one at a time).  begin picks new
  * stripes of profile prof for the whole chunk at logical, on devices other
  * than `exclude` (NULL: any) and not marked removing: -ENOSPC when they do
- * not fit, -EINVAL when raid1 lacks devices.  switch (inside a transaction
+ * not fit, -EINVAL when raid1 lacks devices.  A conversion to single or
+ * raid1 keeps one old stripe where it can (out[0..*nkeep), already holding
+ * the bytes): single then copies nothing, raid1 one new stripe.  switch (inside a transaction
  * handle) makes them the chunk's stripes and rewrites its chunk item and
  * device extents; done (after the commit) frees the retired stripes;
  * abort forgets the new stripes.
  */
 int chunk_reloc_begin(struct core *c, uint64_t logical, uint64_t prof, const struct dev *exclude,
-		      struct chunk_stripe *out, int *nout, uint64_t *length);
+		      struct chunk_stripe *out, int *nout, int *nkeep, uint64_t *length);
 int chunk_reloc_switch(struct txn *t, uint64_t logical);
 void chunk_reloc_done(struct core *c, uint64_t logical);
 void chunk_reloc_abort(struct core *c, uint64_t logical);

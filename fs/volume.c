@@ -145,9 +145,12 @@ static int wipe_supers(struct dev *d)
 static int reloc_copy(struct core *c, uint64_t logical, uint64_t len,
 		      const struct chunk_stripe *ns, int nn, const int *cancel)
 {
-	uint8_t *buf = aligned_alloc(4096, SEG);
+	uint8_t *buf;
 	int ret = 0;
 
+	if (nn == 0)
+		return 0;	/* a kept stripe only: nothing to copy */
+	buf = aligned_alloc(4096, SEG);
 	if (!buf)
 		return -ENOMEM;
 	for (uint64_t off = 0; off < len && !ret; off += SEG) {
@@ -195,11 +198,11 @@ static int relocate(struct core *c, uint64_t logical, uint64_t old_type, uint64_
 	struct chunk_stripe ns[CHUNK_MAX_STRIPES];
 	uint64_t len = 0, t0 = glock_now_ns();
 	struct txn *t;
-	int nn = 0, ret;
+	int nn = 0, nkeep = 0, ret;
 
 	/* exclusive: writes in flight finish, later ones see the new stripes */
 	glock_write(&c->reloc_lock);
-	ret = chunk_reloc_begin(c, logical, prof, exclude, ns, &nn, &len);
+	ret = chunk_reloc_begin(c, logical, prof, exclude, ns, &nn, &nkeep, &len);
 	glock_write_unlock(&c->reloc_lock);
 	if (ret == -ENOSPC)
 		return say(c, ret, msg, mlen, "no room for chunk %llu (%s, %llu MiB) on the other devices",
@@ -211,7 +214,7 @@ static int relocate(struct core *c, uint64_t logical, uint64_t old_type, uint64_
 	if (ret)
 		return say(c, ret, msg, mlen, "chunk %llu: %s", (unsigned long long)logical,
 			   strerror(-ret));
-	ret = reloc_copy(c, logical, len, ns, nn, cancel);
+	ret = reloc_copy(c, logical, len, ns + nkeep, nn - nkeep, cancel);
 	if (!ret)
 		ret = txn_join(c, 16, TXN_USE_RESERVE, &t);
 	else
@@ -607,7 +610,14 @@ static void *balance_thread(void *arg)
 			snprintf(msg, sizeof(msg), "cancelled");
 			break;
 		}
-		ret = relocate(c, l.v[i].logical, type, prof, NULL, &v->cancel, msg, sizeof(msg));
+		/* a conversion touches only the types it names, and leaves
+		 * chunks that have the profile already (btrfs's "soft"); a
+		 * plain balance rewrites every chunk */
+		bool filtered = v->dconv >= 0 || v->mconv >= 0;
+		if (filtered && (conv < 0 || prof == (type & BG_PROFILE_MASK)))
+			ret = 0;
+		else
+			ret = relocate(c, l.v[i].logical, type, prof, NULL, &v->cancel, msg, sizeof(msg));
 		if (!ret) {
 			__atomic_fetch_add(&v->chunks_done, 1, __ATOMIC_RELAXED);
 			__atomic_fetch_add(&v->bytes_done, l.v[i].length, __ATOMIC_RELAXED);
@@ -623,7 +633,7 @@ static void *balance_thread(void *arg)
 	snprintf(v->msg, sizeof(v->msg), "%s", ret ? msg : "");
 	v->busy = false;
 	glock_write_unlock(&v->lock);
-	core_log(c, "balance %s: %llu of %llu chunks moved%s%s",
+	core_log(c, "balance %s: %llu of %llu chunks done%s%s",
 		 ret == -ECANCELED ? "cancelled" : ret ? "stopped" : "finished",
 		 (unsigned long long)v->chunks_done, (unsigned long long)v->chunks_total,
 		 ret && ret != -ECANCELED ? ": " : "", ret && ret != -ECANCELED ? msg : "");

@@ -37,7 +37,10 @@ int volume_set_rotational(struct core *c, const char *path, int rotational,
 /*
  * Balance in a thread: every chunk is rewritten to new stripes, with the
  * data / metadata (and system) profile converted where *_convert >= 0
- * (a CORE_PROFILE_* value); new chunks take the converted profiles.
+ * (a CORE_PROFILE_* value); new chunks take the converted profiles.  A
+ * conversion skips the chunks of that type already in the target profile,
+ * and keeps one old stripe where it can (chunk_reloc_begin), so
+ * single -> raid1 writes one new copy and raid1 -> single copies nothing.
  */
 int volume_balance_start(struct core *c, int64_t data_convert, int64_t meta_convert,
 			 char *msg, size_t msglen);

@@ -749,6 +749,11 @@ static void volume_ops(void)
 	chunk_for_each(c, check_chunk, &pc);
 	CHECK("volume: every data chunk is raid1 after the convert", pc.n > 0 && pc.wrong == 0);
 	CHECK("volume: everything reads after the convert", verify_all(c, ext));
+	CHECK("volume: raid1 -> single -> raid1 data converts (keeping a stripe each way)",
+	      volume_balance_start(c, (int64_t)CORE_PROFILE_SINGLE, -1, msg, sizeof(msg)) == 0 &&
+	      balance_wait(c) == 0 && verify_all(c, ext) &&
+	      volume_balance_start(c, (int64_t)CORE_PROFILE_RAID1, -1, msg, sizeof(msg)) == 0 &&
+	      balance_wait(c) == 0 && verify_all(c, ext));
 	CHECK("volume: removing a device under raid1 with 2 devices is refused",
 	      volume_dev_remove(c, v.devs[0], msg, sizeof(msg)) == -EINVAL);
 	CHECK("volume: add a third device", volume_dev_add(c, v.devs[2], msg, sizeof(msg)) == 0);
