@@ -33,6 +33,10 @@ struct volume {
 	int64_t dconv, mconv;
 	uint64_t chunks_total, chunks_done, bytes_total, bytes_done;	/* atomic */
 	char msg[256];
+	/* removed devices stay open until unmount: a read or discard that
+	 * looked a stripe up before the switch may still be using one */
+	struct dev *gone[CORE_MAX_DEVS];
+	int ngone;
 };
 
 static struct volume *vol_get(struct core *c)
@@ -522,7 +526,13 @@ int volume_dev_remove(struct core *c, const char *path, char *msg, size_t mlen)
 	if (wipe_supers(d))
 		core_log(c, "%s removed, but its superblocks could not be wiped", path);
 	core_log(c, "device %s removed", path);
-	dev_close(d);
+	d->readonly = true;	/* nothing of ours writes it again */
+	glock_write(&v->lock);
+	if (v->ngone < CORE_MAX_DEVS)
+		v->gone[v->ngone++] = d;
+	else
+		dev_close(d);
+	glock_write_unlock(&v->lock);
 out:
 	free(l.v);
 	vol_release(v);
@@ -735,6 +745,8 @@ void volume_close(struct core *c)
 		pthread_join(v->thread, NULL);
 		v->joinable = false;
 	}
+	for (int i = 0; i < v->ngone; i++)
+		dev_close(v->gone[i]);
 	c->vol = NULL;
 	free(v);
 }
