@@ -201,7 +201,7 @@ static int relocate(struct core *c, uint64_t logical, uint64_t old_type, uint64_
 {
 	struct chunk_stripe ns[CHUNK_MAX_STRIPES];
 	uint64_t len = 0, t0 = glock_now_ns();
-	struct txn *t;
+	struct txn *t = NULL;
 	int nn = 0, nkeep = 0, ret;
 
 	/* exclusive: writes in flight finish, later ones see the new stripes */
@@ -219,9 +219,7 @@ static int relocate(struct core *c, uint64_t logical, uint64_t old_type, uint64_
 		return say(c, ret, msg, mlen, "chunk %llu: %s", (unsigned long long)logical,
 			   strerror(-ret));
 	ret = reloc_copy(c, logical, len, ns + nkeep, nn - nkeep, cancel);
-	if (!ret)
-		ret = txn_join(c, 16, TXN_USE_RESERVE, &t);
-	else
+	if (!ret && (ret = txn_join(c, 16, TXN_USE_RESERVE, &t)) != 0)
 		t = NULL;
 	if (t) {
 		ret = chunk_reloc_switch(t, logical);
