@@ -5,6 +5,7 @@
  */
 #include "fs/core_internal.h"
 #include "fs/btree.h"
+#include "fs/crc32c.h"
 #include "fs/ioctl.h"
 #include "fs/probe.h"
 #include "fs/volume.h"
@@ -141,42 +142,131 @@ static int wipe_supers(struct dev *d)
 
 /* ---- relocating one chunk ------------------------------------------------ */
 
+/* Does block [b, b + bs) of the segment verify?  Data: every sector with
+ * a checksum matches it; metadata: a node for this address whose own
+ * checksum matches.  Unused space verifies as data, never as a node. */
+static bool block_ok(const uint8_t *b, uint64_t logical, uint32_t bs,
+		     bool meta, const uint32_t *exp, const uint8_t *have)
+{
+	if (meta) {
+		uint32_t want, got = crc32c(0, b + 32, bs - 32);
+		uint64_t at;
+		memcpy(&want, b, 4);
+		memcpy(&at, b + 48, 8);
+		return want == got && at == logical;
+	}
+	for (uint32_t s = 0; s < bs / CORE_SECTORSIZE; s++)
+		if (have[s] && crc32c(0, b + (size_t)s * CORE_SECTORSIZE, CORE_SECTORSIZE) != exp[s])
+			return false;
+	return true;
+}
+
+/*
+ * The segment in buf came from copy `from` of cp: where a block fails
+ * verification and another copy has it right, take that copy's block, so
+ * a relocation never spreads a bad copy.  Best effort: a block no copy
+ * verifies (free space, or truly lost) stays as read.
+ */
+static void mend_segment(struct core *c, uint8_t *buf, uint64_t logical, uint64_t n, bool meta,
+			 const struct chunk_copy *cp, int ncp, int from,
+			 const uint32_t *exp, const uint8_t *have)
+{
+	uint32_t bs = meta ? c->nodesize : CORE_SECTORSIZE;
+	uint8_t *alt[CHUNK_MAX_STRIPES] = { NULL };
+	bool tried[CHUNK_MAX_STRIPES] = { false };
+
+	for (uint64_t o = 0; o + bs <= n; o += bs) {
+		const uint32_t *e = exp ? exp + o / CORE_SECTORSIZE : NULL;
+		const uint8_t *h = have ? have + o / CORE_SECTORSIZE : NULL;
+		bool any = meta;
+
+		for (uint32_t s = 0; !meta && s < bs / CORE_SECTORSIZE; s++)
+			any |= h[s] != 0;
+		if (!any || block_ok(buf + o, logical + o, bs, meta, e, h))
+			continue;
+		for (int i = 0; i < ncp; i++) {
+			if (i == from)
+				continue;
+			if (!tried[i]) {	/* the other copy's whole segment, once */
+				tried[i] = true;
+				alt[i] = aligned_alloc(4096, n);
+				if (alt[i] && dev_read(cp[i].dev, cp[i].physical, alt[i], n)) {
+					free(alt[i]);
+					alt[i] = NULL;
+				}
+			}
+			if (alt[i] && block_ok(alt[i] + o, logical + o, bs, meta, e, h)) {
+				memcpy(buf + o, alt[i] + o, bs);
+				__atomic_fetch_add(&c->repaired, 1, __ATOMIC_RELAXED);
+				core_log(c, "relocation: block %llu bad on %s, copied from %s",
+					 (unsigned long long)(logical + o), cp[from].dev->path,
+					 cp[i].dev->path);
+				break;
+			}
+		}
+	}
+	for (int i = 0; i < CHUNK_MAX_STRIPES; i++)
+		free(alt[i]);
+}
+
 /*
  * Copy [logical, +len) of one chunk to its new stripes, segment by
- * segment; each segment is read from any good old copy.  Returns 0,
+ * segment; each segment is read from any readable old copy and mended
+ * block by block from the others (mend_segment).  Returns 0,
  * -ECANCELED when *cancel was set, or the I/O error.
  */
-static int reloc_copy(struct core *c, uint64_t logical, uint64_t len,
+static int reloc_copy(struct core *c, uint64_t logical, uint64_t len, uint64_t type,
 		      const struct chunk_stripe *ns, int nn, const int *cancel)
 {
-	uint8_t *buf;
+	uint32_t nsect = (uint32_t)(SEG / CORE_SECTORSIZE);
+	bool meta = !(type & BG_DATA);
+	uint32_t *exp = NULL;
+	uint8_t *buf, *have = NULL;
 	int ret = 0;
 
 	if (nn == 0)
 		return 0;	/* a kept stripe only: nothing to copy */
 	buf = aligned_alloc(4096, SEG);
-	if (!buf)
+	if (!meta) {
+		exp = calloc(nsect, sizeof(*exp));
+		have = calloc(nsect, 1);
+	}
+	if (!buf || (!meta && (!exp || !have))) {
+		free(buf);
+		free(exp);
+		free(have);
 		return -ENOMEM;
+	}
 	for (uint64_t off = 0; off < len && !ret; off += SEG) {
 		struct chunk_copy cp[CHUNK_MAX_STRIPES];
 		uint64_t n = len - off < SEG ? len - off : SEG;
-		int ncp;
+		int ncp, from = -1;
 
 		if (cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED)) {
 			ret = -ECANCELED;
 			break;
 		}
+		/* checksums first, with no relocation lock held: tree
+		 * searches take tree locks, which a writer blocked on
+		 * reloc_lock may hold */
+		if (!meta && data_load_csums(c, logical + off, (uint32_t)(n / CORE_SECTORSIZE),
+					     exp, have))
+			memset(have, 0, nsect);	/* unverified: copied as read */
 		glock_write(&c->reloc_lock);
 		ncp = chunk_map_lookup(c, logical + off, n, cp, NULL);
 		ret = ncp < 0 ? ncp : -EIO;
 		for (int i = 0; i < ncp; i++) {
 			ret = dev_read(cp[i].dev, cp[i].physical, buf, n);
-			if (!ret)
+			if (!ret) {
+				from = i;
 				break;
+			}
 			core_log(c, "relocation: read error on %s at %llu: %s%s", cp[i].dev->path,
 				 (unsigned long long)cp[i].physical, strerror(-ret),
 				 i + 1 < ncp ? ", trying the next copy" : "");
 		}
+		if (!ret && ncp > 1)
+			mend_segment(c, buf, logical + off, n, meta, cp, ncp, from, exp, have);
 		for (int i = 0; !ret && i < nn; i++) {
 			ret = dev_write(ns[i].dev, ns[i].physical + off, buf, n);
 			if (ret)
@@ -189,6 +279,8 @@ static int reloc_copy(struct core *c, uint64_t logical, uint64_t len,
 	for (int i = 0; !ret && i < nn; i++)
 		ret = dev_flush(ns[i].dev);
 	free(buf);
+	free(exp);
+	free(have);
 	return ret;
 }
 
@@ -218,7 +310,7 @@ static int relocate(struct core *c, uint64_t logical, uint64_t old_type, uint64_
 	if (ret)
 		return say(c, ret, msg, mlen, "chunk %llu: %s", (unsigned long long)logical,
 			   strerror(-ret));
-	ret = reloc_copy(c, logical, len, ns + nkeep, nn - nkeep, cancel);
+	ret = reloc_copy(c, logical, len, old_type, ns + nkeep, nn - nkeep, cancel);
 	if (!ret && (ret = txn_join(c, 16, TXN_USE_RESERVE, &t)) != 0)
 		t = NULL;
 	if (t) {
