@@ -52,7 +52,10 @@ struct core_opts {
 	uint8_t dev_lat_dev_set[CORE_OPTS_MAX_DEVS];
 	/*
 	 * degraded: open with devices missing when every chunk keeps a copy
-	 * on the devices given (dup/raid1); the volume is then read-only.
+	 * on the devices given (dup/raid1).  Writable (ro still applies):
+	 * writes go to the copies present, new chunks that cannot be raid1
+	 * are single/dup, and a device that missed commits is resynced at
+	 * the next open that has it (fs/volume.h).
 	 */
 	bool degraded;
 };

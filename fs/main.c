@@ -67,6 +67,7 @@ static void usage(FILE *f)
 "  discard_iops=N     async discard rate limit, discards per second (0 = none)\n"
 "  discard_bps=SIZE   async discard rate limit, bytes per second, e.g. 64M (0 = none)\n"
 "  degraded           mount with devices missing when every chunk keeps a copy\n"
+"                     (writable; a returning device is resynced at its next mount)\n"
 "  dev_latency=read:US,write:US,flush:US,discard:US   device latency model in\n"
 "                     microseconds per operation (any subset, e.g. discard:50000)\n"
 "  dev_latency.N=read:US,...   the same for device N only (0-based, the order of\n"
