@@ -201,9 +201,8 @@ void txn_abort(struct txn *t, int err, const char *where)
 
 /* ---- the commit --------------------------------------------------------- */
 
-void core_fill_super(struct core *c, uint64_t transid)
+static void fill_super(struct core *c, struct super_block *sb, uint64_t transid)
 {
-	struct super_block *sb = &c->sb;
 	struct root *rt = core_tree(c, CT_ROOT), *ch = core_tree(c, CT_CHUNK);
 
 	sb->magic = GLASSFS_MAGIC;
@@ -226,29 +225,59 @@ void core_fill_super(struct core *c, uint64_t transid)
 	sb->csum_type = CSUM_TYPE_CRC32C;
 }
 
+void core_fill_super(struct core *c, uint64_t transid)
+{
+	fill_super(c, &c->sb, transid);
+}
+
 /*
  * Write every superblock copy of every device, then flush each device.
  * On a multi-device volume a device whose superblock write or flush
  * fails is skipped (a log line, the degraded counter) as long as another
  * device took its superblock: the failure only matters if all fail.
  */
-/* Fill c->sb for transid, system chunk array included. */
-static int prepare_super(struct core *c, uint64_t transid)
+/* The superblock for transid into *sb (from c->sb), system chunk array
+ * included. */
+static int prepare_super(struct core *c, struct super_block *sb, uint64_t transid)
 {
 	int ret;
 
-	core_fill_super(c, transid);
-	ret = chunk_build_sys_array(c, &c->sb);
+	if (sb != &c->sb)
+		memcpy(sb, &c->sb, sizeof(*sb));
+	fill_super(c, sb, transid);
+	ret = chunk_build_sys_array(c, sb);
 	if (ret)
 		core_log(c, "superblock: system chunks do not fit in sys_chunk_array");
 	return ret;
+}
+
+/* sb is durable: c->sb (the last committed superblock) takes what the
+ * commit filled in; other fields (label, log root, devices) stay as the
+ * running transaction may have set them meanwhile. */
+static void super_committed(struct core *c, const struct super_block *sb)
+{
+	struct super_block *d = &c->sb;
+
+	d->generation = sb->generation;
+	d->root = sb->root;
+	d->root_level = sb->root_level;
+	d->chunk_root = sb->chunk_root;
+	d->chunk_root_level = sb->chunk_root_level;
+	d->chunk_root_generation = sb->chunk_root_generation;
+	d->bytes_used = sb->bytes_used;
+	if (d->total_bytes < sb->total_bytes)
+		d->total_bytes = sb->total_bytes;
+	if (d->num_devices < sb->num_devices)
+		d->num_devices = sb->num_devices;
+	d->sys_chunk_array_size = sb->sys_chunk_array_size;
+	memcpy(d->sys_chunk_array, sb->sys_chunk_array, sizeof(d->sys_chunk_array));
 }
 
 static int write_supers(struct core *c, const struct super_block *sb, uint64_t transid);
 
 int core_write_supers(struct core *c, uint64_t transid)
 {
-	int ret = prepare_super(c, transid);
+	int ret = prepare_super(c, &c->sb, transid);
 
 	return ret ? ret : write_supers(c, &c->sb, transid);
 }
@@ -423,13 +452,13 @@ static int commit_critical(struct core *c, uint64_t transid, uint64_t *t0,
 		ret = c->aborted;
 		goto fail;
 	}
-	/* capture: from here on the running transaction is the next one */
-	ret = prepare_super(c, transid);
+	/* capture: from here on the running transaction is the next one.
+	 * c->sb stays the last durable superblock until this one is written */
+	ret = prepare_super(c, sb, transid);
 	if (ret) {
 		where = "commit: superblock";
 		goto fail;
 	}
-	memcpy(sb, &c->sb, sizeof(*sb));
 	alloc_capture_pins(c);
 	alloc_clear_new(c);
 	cache_freeze(c->cache, transid);
@@ -475,6 +504,7 @@ static int commit_write(struct core *c, uint64_t transid, const struct super_blo
 		goto fail;
 	}
 	phase_end(transid, 6, t0);
+	super_committed(c, sb);
 	__atomic_store_n(&c->generation, transid, __ATOMIC_RELEASE);
 	alloc_unpin(c, unpinned, c);
 	if (c->discard.mode == DISCARD_SYNC && PROBE_ON(COMMIT_PHASE))
@@ -553,6 +583,24 @@ static int run_commit(struct core *c, enum commit_reason why)
 	ts->commit_ret = ret;
 	gcond_broadcast(&ts->cond);
 	return ret;
+}
+
+void txn_wait_written(struct core *c)
+{
+	struct txn_state *ts = &c->ts;
+	uint64_t w0 = 0, id = 0;
+
+	glock_write(&ts->lock);
+	while (ts->writing && !c->aborted) {
+		if (!w0) {
+			w0 = glock_now_ns();
+			id = ts->writing;
+		}
+		gcond_wait(&ts->cond, &ts->lock);
+	}
+	glock_write_unlock(&ts->lock);
+	if (w0 && PROBE_ON(COMMIT_WAIT))
+		GLASSFS_COMMIT_WAIT(id, glock_now_ns() - w0);
 }
 
 int txn_commit(struct core *c, enum commit_reason why)
