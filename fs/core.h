@@ -58,7 +58,11 @@ struct core_opts {
 	 * the next open that has it (fs/volume.h).
 	 */
 	bool degraded;
+	/* atime updates on read: relatime (default; also "atime"), noatime,
+	 * strictatime (= norelatime) */
+	int atime;			/* enum core_atime */
 };
+enum core_atime { CORE_ATIME_RELATIME = 0, CORE_ATIME_NONE = 1, CORE_ATIME_STRICT = 2 };
 enum core_discard {
 	CORE_DISCARD_DEFAULT = 0, CORE_DISCARD_OFF = 1, CORE_DISCARD_SYNC = 2,
 	CORE_DISCARD_ASYNC = 3,

@@ -54,14 +54,23 @@ struct dref_table {
 	size_t cap, n;
 };
 
-/* The running transaction and commit machinery (txn.c). */
+/*
+ * The running transaction and commit machinery (txn.c).  A commit of
+ * transaction N has a critical section (joiners wait: `committing`) and a
+ * write phase (`writing` = N) during which transaction N+1 runs; only one
+ * commit is busy at a time.
+ */
 struct txn_state {
 	struct glock lock;	/* GLOCK_CLASS_TXN, mutex: guards this struct */
 	struct gcond cond;	/* writers ended, commit finished, commit wanted */
 	uint64_t running;	/* transid of the running transaction, 0 if none */
 	uint64_t started_ns;	/* when it started */
 	unsigned writers;	/* open handles */
-	bool committing;	/* joiners wait while set */
+	bool committing;	/* critical section: joiners wait while set */
+	bool busy;		/* a commit is in its critical section or write phase */
+	uint64_t writing;	/* transid in its write phase, 0 if none */
+	uint64_t writing_bytes;	/* its dirty node bytes (dirty-threshold trigger) */
+	uint64_t durable;	/* last transid whose commit ended (its result: commit_ret) */
 	int commit_ret;		/* result of the last commit */
 	uint64_t commits_done;	/* counts completed commits (waiters compare) */
 	int want_commit;	/* a commit_reason for the commit thread, or 0 */

@@ -114,7 +114,11 @@ static void gl_init(void *userdata, struct fuse_conn_info *conn)
 	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
 		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
 	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
-	conn->want &= ~(unsigned)FUSE_CAP_POSIX_ACL;	/* ACLs stored, not enforced */
+	/* The kernel enforces POSIX ACLs read through getxattr; we keep the
+	 * mode in step and apply default ACLs and the umask at create
+	 * (xattr.c), so the kernel must pass the mode unmasked. */
+	if ((conn->capable & FUSE_CAP_POSIX_ACL) && (conn->capable & FUSE_CAP_DONT_MASK))
+		conn->want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
 }
 
 static void gl_lookup(fuse_req_t req, fuse_ino_t parent_, const char *name)
@@ -218,7 +222,7 @@ static void gl_readlink(fuse_req_t req, fuse_ino_t ino_)
 static struct fsops_cred cred_of(fuse_req_t req)
 {
 	const struct fuse_ctx *c = fuse_req_ctx(req);
-	struct fsops_cred cr = { .uid = c->uid, .gid = c->gid };
+	struct fsops_cred cr = { .uid = c->uid, .gid = c->gid, .umask = c->umask };
 	return cr;
 }
 

@@ -74,6 +74,7 @@ static void usage(FILE *f)
 "                     DEV:DEV...; overrides dev_latency= for the operations it names)\n"
 "FUSE options forwarded: allow_other, allow_root, default_permissions (always on),\n"
 "  fsname=, subtype=, max_read=, [no]suid, [no]dev, [no]exec, [no]atime, ...\n"
+"  atime: relatime (default), strictatime (= norelatime), noatime; lazytime ignored\n"
 "mount(8) options ignored: defaults, auto, noauto, user, users, nouser, nofail, _netdev, x-*\n");
 }
 
@@ -188,8 +189,7 @@ static int parse_opt(struct options *o, const char *opt)
 {
 	static const char *const forward[] = {
 		"allow_other", "allow_root", "auto_unmount", "suid", "nosuid", "dev", "nodev",
-		"exec", "noexec", "async", "sync", "dirsync", "atime", "noatime", "relatime",
-		"norelatime", "strictatime", "nostrictatime", "lazytime", "nolazytime", NULL,
+		"exec", "noexec", "async", "sync", "dirsync", "atime", "noatime", NULL,
 	};
 	static const char *const ignore[] = {
 		"defaults", "auto", "noauto", "user", "users", "nouser", "owner", "group",
@@ -213,8 +213,23 @@ static int parse_opt(struct options *o, const char *opt)
 		return -EINVAL;
 	}
 	o->lat_target = LAT_NONE;
+	/* atime updates are the daemon's (libfuse knows only [no]atime) */
+	if (!strcmp(opt, "relatime") || !strcmp(opt, "nostrictatime")) {
+		o->core.atime = CORE_ATIME_RELATIME;
+		return 0;
+	}
+	if (!strcmp(opt, "strictatime") || !strcmp(opt, "norelatime")) {
+		o->core.atime = CORE_ATIME_STRICT;
+		return 0;
+	}
+	if (!strcmp(opt, "lazytime") || !strcmp(opt, "nolazytime"))
+		return 0;	/* atimes are written with the next commit anyway */
 	for (int i = 0; forward[i]; i++)
 		if (!strcmp(opt, forward[i])) {
+			if (!strcmp(opt, "noatime"))
+				o->core.atime = CORE_ATIME_NONE;
+			else if (!strcmp(opt, "atime"))
+				o->core.atime = CORE_ATIME_RELATIME;
 			add_fuse_opt(o, opt);
 			return 0;
 		}
