@@ -679,12 +679,14 @@ int log_fsync(struct fsctx *fs, uint64_t ino)
 	if (ret)
 		return ret == -EROFS ? ret : 1;
 	transid = txn_transid(t);
-	/* the log extends the last commit: with a commit of an earlier
-	 * transaction still in flight (commit pipelining) there is no
-	 * durable base to extend yet — commit instead */
-	if (c->generation + 1 != transid) {
+	/* the log extends the last durable commit: wait for a commit still
+	 * in its write phase (commits are pipelined, txn.c); holding the
+	 * handle, no other can start writing until we are done */
+	if (__atomic_load_n(&c->generation, __ATOMIC_ACQUIRE) + 1 != transid)
+		txn_wait_written(c);
+	if (__atomic_load_n(&c->generation, __ATOMIC_ACQUIRE) + 1 != transid) {
 		txn_end(t);
-		return 1;
+		return c->aborted ? c->aborted : 1;
 	}
 	ret = inode_get(fs, ino, &ip);
 	if (ret) {

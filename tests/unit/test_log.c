@@ -17,7 +17,7 @@
 static char img[256];
 static struct core *core;
 static struct fsctx *fs;
-static struct fsops_cred cr = { 0, 0 };
+static struct fsops_cred cr = { .uid = 0, .gid = 0 };
 
 static int mount_rw(int fsync_mode)
 {
