@@ -16,6 +16,7 @@
  * bookkeeping of references and pinned space.
  */
 #include "fs/core_internal.h"
+#include "fs/log.h"
 #include "fs/btree.h"
 #include "fs/crc32c.h"
 
@@ -136,9 +137,15 @@ static int run_data(struct txn *t, const struct dref *d)
 						   EXTENT_FLAG_DATA, 0 };
 			return btree_insert(t, ext, &k, &ei, sizeof(ei));
 		}
-		/* never committed: the space is reusable at once */
+		/* never committed: the space is reusable at once — unless
+		 * this transaction's fsync log may reference it: that log is
+		 * what a crash replays until this commit's superblock is
+		 * durable, and the next transaction writes while it is not
+		 * yet (pipelined commits), so keep it pinned until then */
 		ret = data_csum_delete(t, d->bytenr, d->len);
-		if (!ret)
+		if (!ret && log_pins_frees(c))
+			alloc_pin(c, d->bytenr, d->len);
+		else if (!ret)
 			alloc_free_now(c, d->bytenr, d->len);
 		return ret;
 	}

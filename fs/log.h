@@ -65,6 +65,11 @@ void log_note_dir_removal(struct txn *t, uint64_t dir);
  * tree is written.  Pins the log's blocks and clears log_root. */
 void log_commit_clear(struct core *c);
 
+/* During a commit's critical section: the committed transaction had an
+ * fsync log, so data extents it allocated and freed must stay pinned
+ * until its superblock is durable (extent.c), not be reused at once. */
+bool log_pins_frees(struct core *c);
+
 /* A log left by a crash waits for replay (the superblock's log_root). */
 bool log_pending(struct core *c);
 
