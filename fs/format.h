@@ -225,15 +225,40 @@ struct block_group_item {
 	uint64_t flags;		/* BG_* of the chunk */
 } __attribute__((packed));
 
+/*
+ * Root item (root tree: (tree id, ROOT_ITEM, 0)).  Subvolumes (fs trees
+ * with ids >= FIRST_SUBVOL_OBJECTID) use flags, last_snapshot and, while a
+ * deleted subvolume is being freed, drop_progress: every leaf key below it
+ * has been dropped (subvol.c).
+ */
+#define ROOT_F_RDONLY	(1ull << 0)	/* read-only snapshot */
+#define ROOT_F_DEAD	(1ull << 48)	/* deleted (or never linked): the cleaner frees it */
 struct root_item {
 	uint64_t generation;	/* transid that last wrote the root node */
 	uint64_t bytenr;	/* logical address of the root node */
-	uint64_t flags;
+	uint64_t flags;		/* ROOT_F_* */
 	uint64_t refs;		/* 1 */
 	uint8_t  level;
 	uint8_t  pad[7];
-	uint64_t last_snapshot;
-	uint64_t reserved[8];
+	uint64_t last_snapshot;	/* transid of the last snapshot of or from this tree */
+	struct disk_key drop_progress;
+	uint8_t  pad2[7];
+	uint64_t otime;		/* creation time (seconds) */
+	uint64_t reserved[4];
+} __attribute__((packed));
+_Static_assert(sizeof(struct root_item) == 112, "root_item layout");
+
+/*
+ * ROOT_REF (parent tree, ROOT_REF, child tree) and ROOT_BACKREF (child
+ * tree, ROOT_BACKREF, parent tree): the name of a subvolume in its parent
+ * directory (dirid), whose DIR_ITEM/DIR_INDEX (seq = index) point at it
+ * with type DT_SUBVOL (items_format.h).
+ */
+struct root_ref {
+	uint64_t dirid;
+	uint64_t index;
+	uint16_t name_len;
+	char name[];
 } __attribute__((packed));
 
 #define EXTENT_FLAG_DATA	1ull

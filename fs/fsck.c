@@ -26,6 +26,7 @@
 #include "fs/fsck.h"
 #include "fs/node.h"
 #include "fs/scrub.h"
+#include "fs/items_format.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -107,7 +108,20 @@ void fsck_error(struct fsck *f, const char *fmt, ...)
 	printf("\n");
 }
 
+/*
+ * Data references are counted per leaf during the node walk (count_leaf):
+ * a leaf shared by snapshots holds one reference per file-extent item,
+ * however many trees reach it.  The items layer's per-tree reports would
+ * count a shared leaf once per tree, so they are not added up.
+ */
 void fsck_data_ref(struct fsck *f, uint64_t logical, uint64_t extent_len)
+{
+	(void)f;
+	(void)logical;
+	(void)extent_len;
+}
+
+static void count_data_ref(struct fsck *f, uint64_t logical, uint64_t extent_len)
 {
 	struct uent *e = umap_get(&f->data_refs, logical, true);
 
@@ -203,6 +217,29 @@ static void check_node_copies(struct fsck *f, uint64_t bytenr)
 	free(buf);
 }
 
+static bool is_fs_tree(uint64_t id)
+{
+	return id == FS_TREE_OBJECTID || id >= FIRST_SUBVOL_OBJECTID;
+}
+
+/* The data references of an fs tree leaf (file-extent items). */
+static void count_leaf(struct fsck *f, const uint8_t *b)
+{
+	uint32_t n = nb_nritems(b);
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct key k;
+		struct file_extent fe;
+
+		nb_item_key(b, (int)i, &k);
+		if (k.type != KEY_EXTENT_DATA || nb_item_size(b, (int)i) < sizeof(fe))
+			continue;
+		memcpy(&fe, b + nb_item_off(b, (int)i), sizeof(fe));
+		if ((fe.type == FE_REG || fe.type == FE_PREALLOC) && fe.disk_logical)
+			count_data_ref(f, fe.disk_logical, fe.disk_len);
+	}
+}
+
 static int visit_node(const struct node_info *ni, void *arg)
 {
 	struct fsck *f = arg;
@@ -221,14 +258,22 @@ static int visit_node(const struct node_info *ni, void *arg)
 		       (unsigned long long)ni->bytenr, ni->level, f->tree, ni->nritems,
 		       n > 0 ? cp[0].dev->path : "?", n > 0 ? (unsigned long long)cp[0].physical : 0ull);
 	}
-	if (e->count)
-		fsck_error(f, "%s tree: node %llu is referenced twice", f->tree,
-			   (unsigned long long)ni->bytenr);
+	if (e->count) {
+		/* snapshots share nodes between fs trees: each tree reaching
+		 * it is one reference; its subtree was counted the first time */
+		if (!is_fs_tree(f->tree_id) || e->aux == f->tree_id)
+			fsck_error(f, "%s tree: node %llu is referenced twice", f->tree,
+				   (unsigned long long)ni->bytenr);
+		e->count++;
+		return 1;
+	}
 	e->count++;
-	e->aux = ni->owner;
-	if (ni->owner != f->tree_id)
+	e->aux = f->tree_id;
+	if (is_fs_tree(f->tree_id) ? !is_fs_tree(ni->owner) : ni->owner != f->tree_id)
 		fsck_error(f, "%s tree: node %llu says it belongs to tree %llu", f->tree,
 			   (unsigned long long)ni->bytenr, (unsigned long long)ni->owner);
+	if (is_fs_tree(f->tree_id) && ni->level == 0)
+		count_leaf(f, ni->block);
 	if (ni->generation > f->c->generation)
 		fsck_error(f, "%s tree: node %llu has generation %llu, newer than the volume's %llu",
 			   f->tree, (unsigned long long)ni->bytenr,
@@ -706,11 +751,32 @@ int main(int argc, char **argv)
 		if (ret < 0 && ret != -EIO && ret != -EUCLEAN)
 			goto operational;
 	}
+	/* subvolumes and snapshots (a deleted one: what its cleaner has left) */
+	for (int i = 0; i < f.c->subvols.n; i++) {
+		struct core_subvol *sv = f.c->subvols.v[i];
+
+		if (sv->gone)
+			continue;
+		f.tree = "subvolume";
+		f.tree_id = sv->cr.r.id;
+		ret = btree_walk_dropped(&sv->cr.r, (sv->flags & ROOT_F_DEAD) ? &sv->drop.progress : NULL,
+					 visit_node, bad_node, &f);
+		if (ret < 0 && ret != -EIO && ret != -EUCLEAN)
+			goto operational;
+	}
 	f.tree = "fs";
 	if (core_only) {
 		printf("note: core checks only (-c); data reference counts not compared\n");
 	} else if (fsck_items_check) {
 		ret = fsck_items_check(&f, core_tree(f.c, CT_FS));
+		for (int i = 0; i < f.c->subvols.n && ret >= 0; i++) {
+			struct core_subvol *sv = f.c->subvols.v[i];
+
+			if (sv->gone || (sv->flags & ROOT_F_DEAD))
+				continue;
+			printf("fsck.glassfs: subvolume %llu\n", (unsigned long long)sv->cr.r.id);
+			ret = fsck_items_check(&f, &sv->cr.r);
+		}
 		if (ret < 0)
 			goto operational;
 		f.items_checked = true;

@@ -24,4 +24,9 @@ struct glassfs_daemon {
 
 extern const struct fuse_lowlevel_ops glassfs_ll_ops;
 
+/* fuse_subvol.c: the subvolume ioctls (numbers 10-19); replies, returns
+ * 0 or -errno for the probe. */
+int glassfs_subvol_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, const void *in_buf,
+			 size_t in_bufsz, size_t out_bufsz);
+
 #endif

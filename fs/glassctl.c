@@ -21,6 +21,8 @@
 
 #include "fs/ioctl.h"
 
+int glassctl_subvolume(int argc, char **argv);	/* glassctl_subvol.c */
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: glassctl stats MNT\n"
@@ -28,7 +30,9 @@ static void usage(FILE *f)
 		   "       glassctl scrub start [-B] [-r RATE] MNT   (-B: wait; RATE bytes/s, e.g. 64M)\n"
 		   "       glassctl scrub status MNT\n"
 		   "       glassctl scrub cancel MNT\n"
-		   "       glassctl trim MNT\n");
+		   "       glassctl trim MNT\n"
+		   "       glassctl subvolume create|delete|list PATH\n"
+		   "       glassctl subvolume snapshot [-r] SRC DST\n");
 }
 
 static int open_mnt(const char *mnt)
@@ -224,6 +228,8 @@ int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "scrub"))
 		return cmd_scrub(argc - 2, argv + 2);
+	if (argc >= 2 && !strcmp(argv[1], "subvolume"))		/* glassctl_subvol.c */
+		return glassctl_subvolume(argc - 1, argv + 1);
 	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 		usage(stdout);
 		return 0;

@@ -188,12 +188,18 @@ static void check_dir_index(struct fsck *f, struct obj *o, struct imap *m,
 			   (unsigned long long)de->ino);
 	else
 		d->matched = true;
-	struct ino_info *t = imap_get(m, de->ino);
+	/* a subvolume's root lives in its own tree (checked as that tree);
+	 * it counts as a subdirectory here */
+	struct ino_info *t = de->type == DT_SUBVOL ? NULL : imap_get(m, de->ino);
 	if (t) {
 		t->entries++;
 		t->seen_type = de->type;
 	}
-	if (de->type == DT_DIR) {
+	if (de->type == DT_SUBVOL && (de->ino < FIRST_SUBVOL_OBJECTID || de->ino > 0xffff))
+		fsck_error(f, "dir %llu: DIR_INDEX %llu names subvolume %llu, not a subvolume id",
+			   (unsigned long long)k->objectid, (unsigned long long)k->offset,
+			   (unsigned long long)de->ino);
+	if (de->type == DT_DIR || de->type == DT_SUBVOL) {
 		struct ino_info *p = imap_get(m, k->objectid);
 		if (p)
 			p->subdirs++;

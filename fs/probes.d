@@ -68,4 +68,9 @@ provider glassfs {
 	probe scrub__progress(uint64_t checked, uint64_t corrected, uint64_t uncorrectable, uint64_t total);
 	/* @ scrub found a bad copy; meta: 1 node, 0 data; repaired: 1 rewritten from a good copy */
 	probe scrub__error(uint64_t logical, uint64_t devid, uint64_t physical, int meta, int repaired);
+
+	/* @ a snapshot was made inside a commit: source and new tree ids, root level */
+	probe subvol__snapshot(uint64_t src, uint64_t id, int level, uint64_t dur_ns);
+	/* @ the cleaner dropped a batch of a deleted subvolume; done: 1 when nothing is left */
+	probe subvol__drop(uint64_t id, uint64_t transid, int done, uint64_t dur_ns);
 };
