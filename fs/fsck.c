@@ -609,6 +609,84 @@ static int chunk_has_dev_extent(const struct chunk *ch, void *arg)
 	return 0;
 }
 
+/* ---- subvolume names (ROOT_REF / ROOT_BACKREF in the root tree) ---------- */
+
+static struct core_subvol *live_subvol(struct fsck *f, uint64_t id)
+{
+	for (int i = 0; i < f->c->subvols.n; i++) {
+		struct core_subvol *sv = f->c->subvols.v[i];
+		if (sv->cr.r.id == id)
+			return sv->gone || (sv->flags & ROOT_F_DEAD) ? NULL : sv;
+	}
+	return NULL;
+}
+
+/* Each ROOT_REF has its ROOT_BACKREF (same bytes) and names a live
+ * subvolume held by a live one; each BACKREF has its REF. */
+static void root_ref_seen(struct fsck *f, const struct key *k, const void *d, uint32_t size)
+{
+	const struct root_ref *rr = d;
+	bool fwd = k->type == KEY_ROOT_REF;
+	uint64_t parent = fwd ? k->objectid : k->offset, child = fwd ? k->offset : k->objectid;
+	struct key other = { fwd ? child : parent, fwd ? KEY_ROOT_BACKREF : KEY_ROOT_REF,
+			     fwd ? parent : child };
+	char buf[sizeof(struct root_ref) + 256];
+	int n;
+
+	if (k->type != KEY_ROOT_REF && k->type != KEY_ROOT_BACKREF)
+		return;
+	if (size < sizeof(*rr) || sizeof(*rr) + rr->name_len != size || !rr->name_len) {
+		fsck_error(f, "root tree: %s (%llu %u %llu) malformed", fwd ? "ROOT_REF" : "ROOT_BACKREF",
+			   (unsigned long long)k->objectid, k->type, (unsigned long long)k->offset);
+		return;
+	}
+	if (!live_subvol(f, child))
+		fsck_error(f, "root tree: subvolume %llu is named ('%.*s' in %llu) but does not exist",
+			   (unsigned long long)child, (int)rr->name_len, rr->name,
+			   (unsigned long long)parent);
+	if (parent != FS_TREE_OBJECTID && !live_subvol(f, parent))
+		fsck_error(f, "root tree: subvolume %llu is named in subvolume %llu, which does not exist",
+			   (unsigned long long)child, (unsigned long long)parent);
+	n = btree_lookup(core_tree(f->c, CT_ROOT), &other, buf, sizeof(buf));
+	if (n != (int)size || memcmp(buf, d, size))
+		fsck_error(f, "root tree: %s of subvolume %llu in %llu has no matching %s",
+			   fwd ? "ROOT_REF" : "ROOT_BACKREF", (unsigned long long)child,
+			   (unsigned long long)parent, fwd ? "ROOT_BACKREF" : "ROOT_REF");
+}
+
+static void check_subvol_names(struct fsck *f)
+{
+	for (int i = 0; i < f->c->subvols.n; i++) {
+		struct core_subvol *sv = f->c->subvols.v[i];
+		struct key k = { sv->cr.r.id, KEY_ROOT_BACKREF, 0 }, ik;
+		struct path p;
+		int ret, named = 0;
+
+		if (sv->gone)
+			continue;
+		path_init(&p);
+		ret = btree_search(NULL, core_tree(f->c, CT_ROOT), &k, &p, 0, 0);
+		while (ret >= 0) {
+			if (p.slots[0] >= (int)btree_nritems(&p) && btree_next(&p))
+				break;
+			btree_item_key(&p, p.slots[0], &ik);
+			if (ik.objectid != k.objectid || ik.type != KEY_ROOT_BACKREF)
+				break;
+			named++;
+			p.slots[0]++;
+		}
+		path_release(&p);
+		if (sv->flags & ROOT_F_DEAD) {
+			if (named)
+				fsck_error(f, "subvolume %llu is deleted but still named",
+					   (unsigned long long)k.objectid);
+		} else if (named != 1) {
+			fsck_error(f, "subvolume %llu has %d names (ROOT_BACKREF items), expected 1",
+				   (unsigned long long)k.objectid, named);
+		}
+	}
+}
+
 static void dev_item_seen(struct fsck *f, const struct key *k, const void *d, uint32_t size)
 {
 	if (k->type == KEY_DEV_ITEM) {
@@ -792,6 +870,10 @@ int main(int argc, char **argv)
 	struct leak_ctx lc = { &f, &s };
 	alloc_for_each_bg(f.c, check_bg_leaks, &lc);
 	chunk_for_each(f.c, chunk_has_dev_extent, &f);
+	check_subvol_names(&f);
+	ret = for_each_item(core_tree(f.c, CT_ROOT), root_ref_seen, &f);
+	if (ret == -ENOMEM)
+		goto operational;
 	ret = for_each_item(core_tree(f.c, CT_CHUNK), dev_item_seen, &f);
 	if (!ret)
 		ret = for_each_item(core_tree(f.c, CT_DEV), dev_extent_seen, &f);

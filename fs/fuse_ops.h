@@ -20,6 +20,7 @@ struct glassfs_daemon {
 	double attr_timeout;		/* ... and attributes */
 	double neg_timeout;		/* ... and ENOENT lookups */
 	struct fuse_session *se;
+	const char *mountpoint;		/* absolute, or NULL (subvolume delete: busy cwd check) */
 };
 
 extern const struct fuse_lowlevel_ops glassfs_ll_ops;

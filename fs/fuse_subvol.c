@@ -5,13 +5,65 @@
  * kernel that a name changed under it (a name made or removed by an ioctl
  * is not a request the kernel's dentry cache saw).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fs/fuse_ops.h"
 #include "fs/ioctl.h"
 #include "fs/subvol.h"
+
+/*
+ * Is some process's working directory (or root) at or below dir?  The
+ * kernel does not tell a FUSE daemon about working directories, so look
+ * at /proc the way fuser(1) does: a subvolume in use that way is busy.
+ * readlink of /proc/PID/cwd never calls into this filesystem.
+ */
+static bool cwd_inside(const char *dir)
+{
+	size_t len = strlen(dir);
+	DIR *p = opendir("/proc");
+	struct dirent *de;
+	bool found = false;
+
+	if (!p)
+		return false;
+	while (!found && (de = readdir(p))) {
+		static const char *const links[] = { "cwd", "root" };
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		for (int i = 0; i < 2 && !found; i++) {
+			char path[300], target[PATH_MAX];
+			ssize_t n;
+
+			snprintf(path, sizeof(path), "/proc/%s/%s", de->d_name, links[i]);
+			n = readlink(path, target, sizeof(target) - 1);
+			if (n <= 0)
+				continue;
+			target[n] = 0;
+			found = !strncmp(target, dir, len) && (target[len] == 0 || target[len] == '/');
+		}
+	}
+	closedir(p);
+	return found;
+}
+
+/* The subvolume named name in dir of fs: is it some process's cwd? */
+static bool subvol_cwd_busy(struct glassfs_daemon *d, struct fsctx *fs, uint64_t dir,
+			    const char *name)
+{
+	char rel[4096], full[PATH_MAX + 4096];
+
+	if (!d->mountpoint || subvol_dir_path(fs, dir, rel, sizeof(rel)) < 0)
+		return false;
+	snprintf(full, sizeof(full), "%s%s/%s", strcmp(d->mountpoint, "/") ? d->mountpoint : "",
+		 rel, name);
+	return cwd_inside(full);
+}
 
 static void reply(fuse_req_t req, int ret, const void *out, size_t size)
 {
@@ -72,7 +124,8 @@ int glassfs_subvol_ioctl(fuse_req_t req, fuse_ino_t nodeid, unsigned int cmd, co
 		if (cmd == GLASSFS_IOC_SUBVOL_CREATE) {
 			ret = subvol_create(fs, ino, a.name, &cr, &a.id);
 		} else if (cmd == GLASSFS_IOC_SUBVOL_DELETE) {
-			ret = subvol_delete(fs, ino, a.name, &cr, &a.id);
+			ret = subvol_cwd_busy(d, fs, ino, a.name) ? -EBUSY :
+			      subvol_delete(fs, ino, a.name, &cr, &a.id);
 		} else if (a.src_id != FS_TREE_OBJECTID &&
 			   (a.src_id < FIRST_SUBVOL_OBJECTID || a.src_id > SUBVOL_MAX_ID)) {
 			ret = -EINVAL;

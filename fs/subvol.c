@@ -1103,6 +1103,26 @@ static int subvol_path(struct core *c, uint64_t id, char *buf, size_t *pos, uint
 	return 0;
 }
 
+int subvol_dir_path(struct fsctx *fs, uint64_t dir, char *out, size_t size)
+{
+	char buf[4096];
+	size_t pos = sizeof(buf) - 1;
+	uint64_t parent, dirid;
+	int ret;
+
+	if (fs->dead)
+		return -ENOENT;
+	buf[pos] = 0;
+	ret = dir_path(fs->root, dir, buf, &pos);
+	if (ret == 0)
+		ret = subvol_path(fs->core, fs->subvol, buf, &pos, &parent, &dirid);
+	if (ret == 0 && pos == 0)
+		ret = -ENAMETOOLONG;
+	if (ret == 0 && (size_t)snprintf(out, size, "%s", buf + pos) >= size)
+		ret = -ENAMETOOLONG;
+	return ret;
+}
+
 int subvol_list(struct fsctx *any, struct glassfs_ioc_subvol_list *io)
 {
 	struct core *c = any->core;

@@ -92,6 +92,10 @@ int subvol_delete(struct fsctx *pfs, uint64_t dir, const char *name,
 int subvol_info(struct fsctx *fs, uint64_t ino, struct glassfs_ioc_subvol_info *out);
 int subvol_list(struct fsctx *any, struct glassfs_ioc_subvol_list *io);
 
+/* The path of directory dir of fs from the top of the volume ("" for the
+ * top, else "/a/b"), for matching processes' working directories. */
+int subvol_dir_path(struct fsctx *fs, uint64_t dir, char *out, size_t size);
+
 /* Deleted subvolumes still being freed (tests, status). */
 int subvol_cleaner_pending(struct core *c);
 
