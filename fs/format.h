@@ -70,6 +70,8 @@
  *   | tree       | id | root in      | items (key -> payload)                             |
  *   |------------|----|--------------|----------------------------------------------------|
  *   | root       | 1  | superblock   | (tree id, ROOT_ITEM, 0) -> root_item               |
+ *   |            |    |              | (parent, ROOT_REF, subvol) -> root_ref (name)      |
+ *   |            |    |              | (subvol, ROOT_BACKREF, parent) -> root_ref         |
  *   | extent     | 2  | root tree    | (logical, EXTENT_ITEM, len) -> extent_item (data)  |
  *   |            |    |              | (bytenr, METADATA_ITEM, level) -> extent_item      |
  *   |            |    |              | (logical, BLOCK_GROUP_ITEM, len) -> block_group_item|
@@ -77,6 +79,7 @@
  *   |            |    |              | (FIRST_CHUNK, CHUNK_ITEM, logical) -> chunk_item   |
  *   | dev        | 4  | root tree    | (devid, DEV_EXTENT, physical) -> dev_extent        |
  *   | fs         | 5  | root tree    | items layer (items_format.h)                       |
+ *   | subvolume  |256+| root tree    | the same, one tree per subvolume (subvol.h)        |
  *   | csum       | 7  | root tree    | (CSUM_OBJECTID, EXTENT_CSUM, logical) -> le32[]    |
  *   | free space | 10 | root tree    | (bg start, FREE_SPACE_INFO, bg len) -> fs_info     |
  *   |            |    |              | (seg start, FREE_SPACE_BITMAP, seg len) -> bitmap  |
@@ -84,9 +87,12 @@
  * The chunk tree's nodes live in SYSTEM chunks, every other tree's nodes in
  * METADATA chunks, file data in DATA chunks.
  *
- * Reference counts: every tree node has a METADATA_ITEM (refs 1 until
- * snapshots share nodes); every data extent an EXTENT_ITEM whose refs
- * count the file-extent items pointing into it.  The extent tree's and the
+ * Reference counts: every tree node has a METADATA_ITEM whose refs count
+ * the parent pointers (or root items) reaching it: 1 until a snapshot
+ * shares it, then one per tree node pointing at it (lazy reference
+ * counting, subvol.h); every data extent an EXTENT_ITEM whose refs count
+ * the file-extent items pointing into it (an item in a shared leaf counts
+ * once).  The extent tree's and the
  * free-space tree's own nodes are counted too: their changes are applied
  * at commit in a loop that stops when a round changes nothing (each node
  * is copied once per transaction, so the loop converges).

@@ -333,12 +333,20 @@ static void kick_cleaner(struct core *c)
 
 /* ==== items side ========================================================= */
 
+/*
+ * Open fs trees by id: a two-level table read without a lock (pointers are
+ * published with release stores and never change or go away before
+ * unmount), so operations in different subvolumes share nothing on their
+ * way to their own tree.  The lock serialises opening.
+ */
+#define SV_CHUNK 256
+#define SV_CHUNKS ((int)((SUBVOL_MAX_ID + 1) / SV_CHUNK))
+
 struct subvols {
-	struct glock lock;		/* GLOCK_CLASS_MISC: the table */
+	struct glock lock;		/* GLOCK_CLASS_MISC: opening a tree */
 	struct core_opts opts;
 	struct fsctx *deflt;
-	struct fsctx **v;
-	int n, cap;
+	struct fsctx **chunk[SV_CHUNKS];
 };
 
 int subvols_init(struct fsctx *deflt, const struct core_opts *o)
@@ -360,11 +368,16 @@ void subvols_destroy(struct fsctx *deflt)
 
 	if (!svs)
 		return;
-	for (int i = 0; i < svs->n; i++) {
-		icache_destroy(svs->v[i]);
-		free(svs->v[i]);
+	for (int c = 0; c < SV_CHUNKS; c++) {
+		for (int i = 0; svs->chunk[c] && i < SV_CHUNK; i++) {
+			struct fsctx *fs = svs->chunk[c][i];
+			if (fs) {
+				icache_destroy(fs);
+				free(fs);
+			}
+		}
+		free(svs->chunk[c]);
 	}
-	free(svs->v);
 	free(svs);
 	deflt->svs = NULL;
 }
@@ -394,30 +407,34 @@ static struct fsctx *dead_fs(struct fsctx *any, uint64_t id)
 struct fsctx *subvol_fs(struct fsctx *any, uint64_t id)
 {
 	struct subvols *svs = any->svs;
-	struct fsctx *fs = NULL;
+	struct fsctx **ch, *fs;
 
 	if (id == FS_TREE_OBJECTID || !svs)
 		return svs ? svs->deflt : any;
+	if (id > SUBVOL_MAX_ID)
+		id = 0;		/* no such subvolume: slot 0 holds a dead context */
+	ch = __atomic_load_n(&svs->chunk[id / SV_CHUNK], __ATOMIC_ACQUIRE);
+	fs = ch ? __atomic_load_n(&ch[id % SV_CHUNK], __ATOMIC_ACQUIRE) : NULL;
+	if (fs)
+		return fs;
 	glock_write(&svs->lock);
-	for (int i = 0; i < svs->n; i++)
-		if (svs->v[i]->subvol == id) {
-			fs = svs->v[i];
+	ch = svs->chunk[id / SV_CHUNK];
+	if (!ch) {
+		ch = calloc(SV_CHUNK, sizeof(*ch));
+		if (!ch)
 			goto out;
-		}
-	if (svs->n == svs->cap) {
-		int cap = svs->cap ? svs->cap * 2 : 16;
-		struct fsctx **v = realloc(svs->v, (size_t)cap * sizeof(*v));
-		if (!v)
-			goto out;
-		svs->v = v;
-		svs->cap = cap;
+		__atomic_store_n(&svs->chunk[id / SV_CHUNK], ch, __ATOMIC_RELEASE);
 	}
-	if (fsops_mount_tree(any->core, &svs->opts, id,
+	fs = ch[id % SV_CHUNK];
+	if (fs)
+		goto out;
+	if (id < FIRST_SUBVOL_OBJECTID ||
+	    fsops_mount_tree(any->core, &svs->opts, id,
 			     (subvol_flags(any->core, id) & ROOT_F_RDONLY) != 0, &fs) < 0)
 		fs = dead_fs(any, id);
 	if (fs) {
 		fs->svs = svs;
-		svs->v[svs->n++] = fs;
+		__atomic_store_n(&ch[id % SV_CHUNK], fs, __ATOMIC_RELEASE);
 	}
 out:
 	glock_write_unlock(&svs->lock);
