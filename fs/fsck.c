@@ -622,7 +622,32 @@ static struct core_subvol *live_subvol(struct fsck *f, uint64_t id)
 }
 
 /* Each ROOT_REF has its ROOT_BACKREF (same bytes) and names a live
- * subvolume held by a live one; each BACKREF has its REF. */
+ * subvolume held by a live one; each BACKREF has its REF.  Collected
+ * first, checked after the walk (one path per tree at a time). */
+struct rref { struct key k; uint32_t size; uint8_t d[sizeof(struct root_ref) + 256]; };
+static struct rref *rrefs;
+static size_t nrrefs;
+
+static void root_ref_collect(struct fsck *f, const struct key *k, const void *d, uint32_t size)
+{
+	struct rref *v;
+
+	if (k->type != KEY_ROOT_REF && k->type != KEY_ROOT_BACKREF)
+		return;
+	v = realloc(rrefs, (nrrefs + 1) * sizeof(*v));
+	if (!v) {
+		f->oom = true;
+		return;
+	}
+	rrefs = v;
+	v += nrrefs++;
+	v->k = *k;
+	v->size = size < sizeof(v->d) ? size : (uint32_t)sizeof(v->d);
+	memcpy(v->d, d, v->size);
+	if (size > sizeof(v->d))
+		v->size = size;		/* malformed: reported below */
+}
+
 static void root_ref_seen(struct fsck *f, const struct key *k, const void *d, uint32_t size)
 {
 	const struct root_ref *rr = d;
@@ -633,9 +658,8 @@ static void root_ref_seen(struct fsck *f, const struct key *k, const void *d, ui
 	char buf[sizeof(struct root_ref) + 256];
 	int n;
 
-	if (k->type != KEY_ROOT_REF && k->type != KEY_ROOT_BACKREF)
-		return;
-	if (size < sizeof(*rr) || sizeof(*rr) + rr->name_len != size || !rr->name_len) {
+	if (size < sizeof(*rr) || size > sizeof(struct root_ref) + 256 ||
+	    sizeof(*rr) + rr->name_len != size || !rr->name_len) {
 		fsck_error(f, "root tree: %s (%llu %u %llu) malformed", fwd ? "ROOT_REF" : "ROOT_BACKREF",
 			   (unsigned long long)k->objectid, k->type, (unsigned long long)k->offset);
 		return;
@@ -871,9 +895,12 @@ int main(int argc, char **argv)
 	alloc_for_each_bg(f.c, check_bg_leaks, &lc);
 	chunk_for_each(f.c, chunk_has_dev_extent, &f);
 	check_subvol_names(&f);
-	ret = for_each_item(core_tree(f.c, CT_ROOT), root_ref_seen, &f);
+	ret = for_each_item(core_tree(f.c, CT_ROOT), root_ref_collect, &f);
 	if (ret == -ENOMEM)
 		goto operational;
+	for (size_t i = 0; i < nrrefs; i++)
+		root_ref_seen(&f, &rrefs[i].k, rrefs[i].d, rrefs[i].size);
+	free(rrefs);
 	ret = for_each_item(core_tree(f.c, CT_CHUNK), dev_item_seen, &f);
 	if (!ret)
 		ret = for_each_item(core_tree(f.c, CT_DEV), dev_extent_seen, &f);

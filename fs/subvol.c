@@ -349,6 +349,28 @@ struct subvols {
 	struct fsctx **chunk[SV_CHUNKS];
 };
 
+/*
+ * Open every live subvolume now (at mount, and a new one as it is made):
+ * opening frees orphans in a transaction of its own, which must not happen
+ * under a lookup or readdir that holds the parent tree's locks.
+ */
+static void open_all(struct fsctx *deflt)
+{
+	struct core_subvols *s = &deflt->core->subvols;
+	uint64_t *ids;
+	int n = 0;
+
+	glock_write(&s->lock);
+	ids = calloc((size_t)s->n + 1, sizeof(*ids));
+	for (int i = 0; ids && i < s->n; i++)
+		if (!s->v[i]->gone && !(s->v[i]->flags & ROOT_F_DEAD))
+			ids[n++] = s->v[i]->cr.r.id;
+	glock_write_unlock(&s->lock);
+	for (int i = 0; i < n; i++)
+		subvol_fs(deflt, ids[i]);
+	free(ids);
+}
+
 int subvols_init(struct fsctx *deflt, const struct core_opts *o)
 {
 	struct subvols *svs = calloc(1, sizeof(*svs));
@@ -359,6 +381,7 @@ int subvols_init(struct fsctx *deflt, const struct core_opts *o)
 	svs->opts = *o;
 	svs->deflt = deflt;
 	deflt->svs = svs;
+	open_all(deflt);
 	return 0;
 }
 
@@ -608,7 +631,7 @@ int subvol_create(struct fsctx *pfs, uint64_t dir, const char *name,
 	struct txn *t;
 	struct core_subvol *sv;
 	struct inode_item it;
-	uint64_t id;
+	uint64_t id = 0;
 	size_t len;
 	bool changed = false;
 	int ret = check_subvol_name(name, &len);
@@ -668,6 +691,8 @@ out:
 	ret = end_txn(t, ret, changed, "subvolume create");
 	if (ret == 0)	/* durable when the ioctl returns */
 		ret = txn_commit(c, COMMIT_OTHER);
+	if (ret == 0 && id)
+		subvol_fs(pfs, id);	/* opened here, not under a lookup */
 	inode_put(pfs, dp);
 	return ret;
 }
@@ -889,8 +914,10 @@ int subvol_snapshot(struct fsctx *src, struct fsctx *pfs, uint64_t dir, const ch
 	glock_write_unlock(&c->subvols.lock);
 	if (ret < 0)
 		kick_cleaner(c);
-	else
+	else {
+		subvol_fs(pfs, a.id);	/* frees copied orphans now, not under a lookup */
 		*idp = a.id;
+	}
 put:
 	free(a.nested);
 	inode_put(pfs, dp);
