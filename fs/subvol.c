@@ -24,6 +24,7 @@
  * overrides it and GLASSFS_DROP_DELAY_MS pauses between batches (tests
  * make a deletion slow enough to crash in the middle of it). */
 #define DROP_BATCH 32
+#define DROP_PER_TXN 8		/* batches per transaction before the cleaner commits */
 
 static int drop_batch(void)
 {
@@ -255,12 +256,14 @@ static void *cleaner_thread(void *arg)
 	int batch = drop_batch();
 	const char *dl = getenv("GLASSFS_DROP_DELAY_MS");
 	uint64_t delay_ns = dl ? (uint64_t)atoi(dl) * 1000000ull : 0;
+	uint64_t last_trans = 0;
+	int in_trans = 0;
 
 	glock_write(&s->lock);
 	while (!s->stop) {
 		struct core_subvol *sv = c->aborted ? NULL : next_dead(s);
 		struct txn *t;
-		uint64_t t0;
+		uint64_t t0, transid;
 		int ret;
 
 		if (!sv) {
@@ -282,11 +285,18 @@ static void *cleaner_thread(void *arg)
 		glock_write(&s->lock);
 		sv->item_dirty = true;
 		glock_write_unlock(&s->lock);
+		transid = txn_transid(t);
+		if (transid != last_trans) {
+			last_trans = transid;
+			in_trans = 0;
+		}
 		if (PROBE_ON(SUBVOL_DROP))
-			GLASSFS_SUBVOL_DROP(sv->cr.r.id, txn_transid(t), ret == 1,
-					    glock_now_ns() - t0);
+			GLASSFS_SUBVOL_DROP(sv->cr.r.id, transid, ret == 1, glock_now_ns() - t0);
 		txn_end(t);
-		if (ret == 1)	/* gone: let the space come back soon */
+		/* gone: let the space come back soon; and never let one
+		 * transaction gather more than DROP_PER_TXN batches, whose
+		 * frees its commit would have to write in one go */
+		if (ret == 1 || (ret == 0 && ++in_trans >= DROP_PER_TXN))
 			txn_commit(c, COMMIT_OTHER);
 		glock_write(&s->lock);
 		if (delay_ns && !s->stop)
@@ -536,6 +546,20 @@ static int root_refs_del(struct txn *t, uint64_t parent, uint64_t id)
 	k = (struct key){ id, KEY_ROOT_BACKREF, parent };
 	ret = btree_delete(t, core_tree(c, CT_ROOT), &k);
 	return ret == -ENOENT ? 0 : ret;
+}
+
+bool subvol_extent_exclusive(struct fsctx *fs, uint64_t disk_logical)
+{
+	uint64_t ls = __atomic_load_n(&fs->root->last_snapshot, __ATOMIC_RELAXED), len;
+	struct extent_item ei;
+	int ret;
+
+	if (!ls)
+		return true;
+	ret = extent_lookup(fs->core, disk_logical, true, &ei, &len);
+	if (ret == -ENOENT)
+		return true;	/* allocated in the running transaction */
+	return ret == 0 && ei.generation > ls;
 }
 
 bool subvol_linked(struct fsctx *fs, uint64_t dir, uint64_t id)

@@ -82,6 +82,14 @@ struct fsctx *subvol_fs(struct fsctx *any, uint64_t id);
  */
 bool subvol_linked(struct fsctx *fs, uint64_t dir, uint64_t id);
 
+/*
+ * May fs write the data extent at disk_logical in place (a nocow write,
+ * e.g. into a PREALLOC extent)?  Only if no snapshot can share it: it was
+ * allocated after fs's tree was last snapshotted (or the tree never was).
+ * Everything else must copy on write.
+ */
+bool subvol_extent_exclusive(struct fsctx *fs, uint64_t disk_logical);
+
 /* Operations behind the ioctls; parent directory dir of pfs, name in it. */
 int subvol_create(struct fsctx *pfs, uint64_t dir, const char *name,
 		  const struct fsops_cred *cr, uint64_t *id);
