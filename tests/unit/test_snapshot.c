@@ -48,7 +48,7 @@ static int full_fsck(const char *img)
 	else CHECK(name, _f == 0); \
 } while (0)
 
-static const struct fsops_cred root_cr = { 0, 0 };
+static const struct fsops_cred root_cr = { .uid = 0, .gid = 0 };
 
 /* The last child of a tree's root (btree_walk visitor): away from the
  * root directory's items, which the snapshot's link copies on write. */
