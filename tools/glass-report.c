@@ -5,6 +5,9 @@
  *   glass-report RUNDIR --baseline EARLIER_RUNDIR      (adds a diff graph)
  *   glass-report [--offcpu F] [--wakeup F] [--lockstat F] [--commitlat F]
  *                [--trimstat F] [--meta F] [--title T] [-o report.html]
+ *   glass-report --experiments DIR [--title T] [-o report.html]
+ *                (every experiment of the talk on one page: see
+ *                 "--experiments" below for DIR's contents)
  *
  * A run directory holds (every file optional, flags override):
  *
@@ -37,9 +40,11 @@
 #include "tools/lib/svgchart.h"
 #include "tools/lib/xmlesc.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -260,18 +265,19 @@ static void put_meta(FILE *f, json_t *meta)
 
 /* An inline flame graph: the renderer's SVG minus the XML declaration and
  * the namespace attribute (HTML needs neither). */
-static int put_flamegraph(FILE *f, const char *id, const char *heading,
-			  struct folded_set *before, struct folded_set *set,
-			  const struct fg_options *o, const char *absent)
+static int put_flamegraph_h(FILE *f, int level, const char *id,
+			    const char *heading, struct folded_set *before,
+			    struct folded_set *set, const struct fg_options *o,
+			    const char *absent)
 {
 	static const char ns[] = " xmlns=\"http://www.w3.org/2000/svg\"";
 	char *svg = NULL, *p, *q;
 	size_t len;
 	int r;
 
-	fprintf(f, "<section id=\"%s\"><h2>", id);
+	fprintf(f, "<section id=\"%s\"><h%d>", id, level);
 	xml_puts(f, heading);
-	fputs("</h2>\n", f);
+	fprintf(f, "</h%d>\n", level);
 	if (!set) {
 		fprintf(f, "<p class=\"absent\">%s</p></section>\n", absent);
 		return 0;
@@ -298,6 +304,13 @@ static int put_flamegraph(FILE *f, const char *id, const char *heading,
 	fputs("</div></section>\n", f);
 	free(svg);
 	return 0;
+}
+
+static int put_flamegraph(FILE *f, const char *id, const char *heading,
+			  struct folded_set *before, struct folded_set *set,
+			  const struct fg_options *o, const char *absent)
+{
+	return put_flamegraph_h(f, 2, id, heading, before, set, o, absent);
 }
 
 static void put_num(FILE *f, uint64_t v)
@@ -714,6 +727,8 @@ static const char css[] =
 ".absent { color: rgb(120,120,120); font-style: italic; }\n"
 ".charts svg { margin: 0.4em; }\n"
 ".fg { overflow-x: auto; }\n"
+"p.finding { font-size: 1.05em; } pre { background: rgb(245,245,245); padding: 0.5em; overflow-x: auto; }\n"
+"section.exp { margin-bottom: 2.5em; } table.summary th { text-align: left; }\n"
 "footer { margin-top: 2em; font-size: 0.75em; color: rgb(120,120,120); }\n";
 
 static int write_report(FILE *f, struct report *R)
@@ -786,6 +801,575 @@ static int write_report(FILE *f, struct report *R)
 	return ferror(f) ? -1 : 0;
 }
 
+/* ---- --experiments: one page of the talk's experiments ----------------- */
+
+/*
+ * glass-report --experiments DIR reads every DIR/NAME.json written by a bench
+ * (tests/bench/NAME.bench with BENCH_OUT=DIR), the contract of the common
+ * brief:
+ *
+ *   {"experiment": 0..7, "title": "...", "what": "...",
+ *    "commands": ["...", ...],
+ *    "table": {"columns": ["...", ...], "rows": [[CELL, ...], ...]},
+ *    "finding": "...",
+ *    "charts": [{"title": "...", "kind": "bar"|"line", "unit": "...",
+ *                "xlabel": "...", "series": [{"name": "...",
+ *                "points": [[X, Y], ...]}]}],              (optional)
+ *    "flamegraphs": [{"title": "...", "folded": "FILE.folded"
+ *                     [, "unit": "us"]}]}                   (optional)
+ *
+ * CELL is a string, a number or null ("-"); X a string or a number (the
+ * categories of the x axis, in first-seen order); Y a number or null.
+ * "folded" is relative to DIR and may not leave it.  Every field is
+ * checked; an unknown key is an error (a typo would otherwise vanish).
+ * Experiments 1-7 are shown in order, each absent one as "not run" with
+ * the reason from DIR/NAME.notrun (written by `make bench-report` from
+ * the bench's SKIPPED line) when there is one; experiment 0 (any other
+ * bench) follows, by file name.
+ */
+static const struct {
+	const char *bench, *title;
+} talk_exp[8] = {
+	{ NULL, NULL },
+	{ "lockschemes", "B-tree lock schemes: creates/s by scheme, threads and lock type" },
+	{ "io-per-file", "Device bytes and write I/Os per created file" },
+	{ "discard", "Commit latency with discard off, sync and async" },
+	{ "fstsize", "Commit latency vs filesystem size (free-space tree)" },
+	{ "metafast", "Metadata-op latency with metadata on the fast device" },
+	{ "fsync", "fsync latency: log tree vs full commits" },
+	{ "fleet", "The fleet view: finding the host with the slow device" },
+};
+
+struct experiment {
+	char *file;		/* DIR/NAME.json */
+	json_t *js;
+	int num;
+	struct folded_set **fg;	/* one per "flamegraphs" entry */
+	size_t nfg;
+};
+
+static int exp_bad(const char *file, const char *field, const char *why)
+{
+	fprintf(stderr, "%s: %s: %s: %s\n", prog, file, field, why);
+	return -1;
+}
+
+static int exp_string(const char *file, json_t *o, const char *key,
+		      int required, int nonempty)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (!v)
+		return required ? exp_bad(file, key, "missing (a string)") : 0;
+	if (!json_is_string(v))
+		return exp_bad(file, key, "must be a string");
+	if (nonempty && !json_string_length(v))
+		return exp_bad(file, key, "must not be empty");
+	return 0;
+}
+
+/* Every key of O must be in the NULL-terminated KEYS. */
+static int exp_keys(const char *file, const char *where, json_t *o,
+		    const char *const *keys)
+{
+	const char *k, *const *p;
+	json_t *v;
+	char field[160];
+
+	json_object_foreach(o, k, v) {
+		for (p = keys; *p && strcmp(*p, k); p++)
+			;
+		if (!*p) {
+			snprintf(field, sizeof(field), "%s%s%s", where,
+				 *where ? "." : "", k);
+			return exp_bad(file, field, "unknown key (see the bench "
+				       "JSON contract in tools/glass-report.c)");
+		}
+	}
+	return 0;
+}
+
+static int exp_validate_chart(const char *file, size_t ci, json_t *c)
+{
+	static const char *const keys[] = { "title", "kind", "unit", "xlabel",
+					    "series", NULL };
+	json_t *kind, *series, *s, *pts, *pt;
+	char w[160];
+	size_t si, pi;
+
+	snprintf(w, sizeof(w), "charts[%zu]", ci);
+	if (!json_is_object(c))
+		return exp_bad(file, w, "must be an object");
+	if (exp_keys(file, w, c, keys))
+		return -1;
+	snprintf(w, sizeof(w), "charts[%zu].title", ci);
+	if (!json_is_string(json_object_get(c, "title")))
+		return exp_bad(file, w, "missing or not a string");
+	kind = json_object_get(c, "kind");
+	snprintf(w, sizeof(w), "charts[%zu].kind", ci);
+	if (!json_is_string(kind) || (strcmp(json_string_value(kind), "bar") &&
+				      strcmp(json_string_value(kind), "line")))
+		return exp_bad(file, w, "must be \"bar\" or \"line\"");
+	snprintf(w, sizeof(w), "charts[%zu].unit", ci);
+	if (json_object_get(c, "unit") && !json_is_string(json_object_get(c, "unit")))
+		return exp_bad(file, w, "must be a string");
+	snprintf(w, sizeof(w), "charts[%zu].xlabel", ci);
+	if (json_object_get(c, "xlabel") && !json_is_string(json_object_get(c, "xlabel")))
+		return exp_bad(file, w, "must be a string");
+	series = json_object_get(c, "series");
+	snprintf(w, sizeof(w), "charts[%zu].series", ci);
+	if (!json_is_array(series) || !json_array_size(series))
+		return exp_bad(file, w, "must be a non-empty array of "
+			       "{\"name\", \"points\"}");
+	json_array_foreach(series, si, s) {
+		static const char *const skeys[] = { "name", "points", NULL };
+
+		snprintf(w, sizeof(w), "charts[%zu].series[%zu]", ci, si);
+		if (!json_is_object(s))
+			return exp_bad(file, w, "must be an object");
+		if (exp_keys(file, w, s, skeys))
+			return -1;
+		if (!json_is_string(json_object_get(s, "name")))
+			return exp_bad(file, w, "\"name\" missing or not a string");
+		pts = json_object_get(s, "points");
+		if (!json_is_array(pts))
+			return exp_bad(file, w, "\"points\" missing or not an array");
+		json_array_foreach(pts, pi, pt) {
+			json_t *x = json_array_get(pt, 0), *y = json_array_get(pt, 1);
+
+			snprintf(w, sizeof(w), "charts[%zu].series[%zu].points[%zu]",
+				 ci, si, pi);
+			if (!json_is_array(pt) || json_array_size(pt) != 2 ||
+			    !(json_is_string(x) || json_is_number(x)) ||
+			    !(json_is_number(y) || json_is_null(y)))
+				return exp_bad(file, w, "want [X, Y]: X a string or "
+					       "a number, Y a number or null");
+			if (json_is_number(y) && !isfinite(json_number_value(y)))
+				return exp_bad(file, w, "Y must be finite");
+		}
+	}
+	return 0;
+}
+
+/* Check the whole document; names file and field on the first problem. */
+static int exp_validate(const char *file, json_t *js)
+{
+	static const char *const keys[] = { "experiment", "title", "what",
+		"commands", "table", "finding", "charts", "flamegraphs", NULL };
+	json_t *v, *cols, *rows, *row, *cell, *fg;
+	size_t i, j, ncol;
+	char w[160];
+
+	if (exp_keys(file, "", js, keys))
+		return -1;
+	v = json_object_get(js, "experiment");
+	if (!v)
+		return exp_bad(file, "experiment", "missing (an integer 0..7)");
+	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+	    json_integer_value(v) > 7)
+		return exp_bad(file, "experiment", "must be an integer 0..7");
+	if (exp_string(file, js, "title", 1, 1) ||
+	    exp_string(file, js, "what", 1, 1) ||
+	    exp_string(file, js, "finding", 1, 1))
+		return -1;
+	v = json_object_get(js, "commands");
+	if (!json_is_array(v) || !json_array_size(v))
+		return exp_bad(file, "commands", "must be a non-empty array of strings");
+	json_array_foreach(v, i, cell) {
+		snprintf(w, sizeof(w), "commands[%zu]", i);
+		if (!json_is_string(cell))
+			return exp_bad(file, w, "must be a string");
+	}
+	v = json_object_get(js, "table");
+	if (!json_is_object(v))
+		return exp_bad(file, "table", "missing or not an object "
+			       "{\"columns\": [...], \"rows\": [[...], ...]}");
+	{
+		static const char *const tkeys[] = { "columns", "rows", NULL };
+
+		if (exp_keys(file, "table", v, tkeys))
+			return -1;
+	}
+	cols = json_object_get(v, "columns");
+	rows = json_object_get(v, "rows");
+	if (!json_is_array(cols) || !(ncol = json_array_size(cols)))
+		return exp_bad(file, "table.columns", "must be a non-empty array of strings");
+	json_array_foreach(cols, i, cell) {
+		snprintf(w, sizeof(w), "table.columns[%zu]", i);
+		if (!json_is_string(cell))
+			return exp_bad(file, w, "must be a string");
+	}
+	if (!json_is_array(rows))
+		return exp_bad(file, "table.rows", "must be an array of rows");
+	json_array_foreach(rows, i, row) {
+		snprintf(w, sizeof(w), "table.rows[%zu]", i);
+		if (!json_is_array(row) || json_array_size(row) != ncol) {
+			char why[96];
+
+			snprintf(why, sizeof(why), "must be an array of %zu cells "
+				 "(one per column)", ncol);
+			return exp_bad(file, w, why);
+		}
+		json_array_foreach(row, j, cell) {
+			snprintf(w, sizeof(w), "table.rows[%zu][%zu]", i, j);
+			if (!json_is_string(cell) && !json_is_null(cell) &&
+			    !(json_is_number(cell) && isfinite(json_number_value(cell))))
+				return exp_bad(file, w, "must be a string, a finite "
+					       "number or null");
+		}
+	}
+	v = json_object_get(js, "charts");
+	if (v && !json_is_array(v))
+		return exp_bad(file, "charts", "must be an array");
+	json_array_foreach(v, i, cell)
+		if (exp_validate_chart(file, i, cell))
+			return -1;
+	v = json_object_get(js, "flamegraphs");
+	if (v && !json_is_array(v))
+		return exp_bad(file, "flamegraphs", "must be an array");
+	json_array_foreach(v, i, fg) {
+		static const char *const fkeys[] = { "title", "folded", "unit", NULL };
+		json_t *p = json_object_get(fg, "folded");
+		const char *ps;
+
+		snprintf(w, sizeof(w), "flamegraphs[%zu]", i);
+		if (!json_is_object(fg))
+			return exp_bad(file, w, "must be an object {\"title\", \"folded\"}");
+		if (exp_keys(file, w, fg, fkeys))
+			return -1;
+		if (!json_is_string(json_object_get(fg, "title")))
+			return exp_bad(file, w, "\"title\" missing or not a string");
+		if (json_object_get(fg, "unit") && !json_is_string(json_object_get(fg, "unit")))
+			return exp_bad(file, w, "\"unit\" must be a string");
+		snprintf(w, sizeof(w), "flamegraphs[%zu].folded", i);
+		if (!json_is_string(p) || !*(ps = json_string_value(p)))
+			return exp_bad(file, w, "missing or not a file name");
+		if (ps[0] == '/' || !strcmp(ps, "..") || !strncmp(ps, "../", 3) ||
+		    strstr(ps, "/../") || (strlen(ps) >= 3 &&
+					   !strcmp(ps + strlen(ps) - 3, "/..")))
+			return exp_bad(file, w, "must be a path inside the "
+				       "experiments directory (relative, no \"..\")");
+	}
+	return 0;
+}
+
+static void exp_cell(FILE *f, json_t *c)
+{
+	char buf[48];
+
+	if (json_is_string(c))
+		xml_puts(f, json_string_value(c));
+	else if (json_is_integer(c))
+		fprintf(f, "%lld", (long long)json_integer_value(c));
+	else if (json_is_real(c)) {
+		double v = json_real_value(c);
+
+		/* three significant digits, kept: 1.00, 0.720, 7.55, 0.0200 */
+		snprintf(buf, sizeof(buf), fabs(v) >= 100 ? "%.0f" : "%#.3g", v);
+		fputs(buf, f);
+	} else
+		fputs("-", f);
+}
+
+/* X of a point as a category label. */
+static const char *exp_xlabel(json_t *x, char *buf, size_t len)
+{
+	if (json_is_string(x))
+		return json_string_value(x);
+	snprintf(buf, len, "%.6g", json_number_value(x));
+	return buf;
+}
+
+static int exp_chart(FILE *f, json_t *c)
+{
+	json_t *series = json_object_get(c, "series"), *s, *pt;
+	const char *kind = json_string_value(json_object_get(c, "kind"));
+	char **xl = NULL, buf[64];
+	struct svgchart_series *ss = NULL;
+	double *ys = NULL;
+	size_t nx = 0, cap = 0, ns = json_array_size(series), i, j, k;
+	int r = -1;
+
+	/* the categories: every X, in first-seen order */
+	json_array_foreach(series, i, s)
+		json_array_foreach(json_object_get(s, "points"), j, pt) {
+			const char *l = exp_xlabel(json_array_get(pt, 0), buf, sizeof(buf));
+
+			for (k = 0; k < nx && strcmp(xl[k], l); k++)
+				;
+			if (k < nx)
+				continue;
+			if (nx == cap) {
+				char **n = realloc(xl, (cap = cap ? 2 * cap : 16) * sizeof(*xl));
+
+				if (!n)
+					goto out;
+				xl = n;
+			}
+			if (!(xl[nx] = strdup(l)))
+				goto out;
+			nx++;
+		}
+	ss = calloc(ns + 1, sizeof(*ss));
+	ys = malloc((ns * nx + 1) * sizeof(*ys));
+	if (!ss || !ys)
+		goto out;
+	for (i = 0; i < ns * nx; i++)
+		ys[i] = NAN;
+	json_array_foreach(series, i, s) {
+		ss[i].name = json_string_value(json_object_get(s, "name"));
+		ss[i].y = ys + i * nx;
+		json_array_foreach(json_object_get(s, "points"), j, pt) {
+			const char *l = exp_xlabel(json_array_get(pt, 0), buf, sizeof(buf));
+			json_t *y = json_array_get(pt, 1);
+
+			for (k = 0; strcmp(xl[k], l); k++)
+				;
+			ys[i * nx + k] = json_is_number(y) ? json_number_value(y) : NAN;
+		}
+	}
+	r = svgchart_series(f, !strcmp(kind, "line") ? SVGCHART_LINE : SVGCHART_BAR,
+			    json_string_value(json_object_get(c, "title")),
+			    unit_of(c, "unit", ""), unit_of(c, "xlabel", ""),
+			    (const char *const *)xl, nx, ss, ns, 580, 300, 1);
+out:
+	for (i = 0; i < nx; i++)
+		free(xl[i]);
+	free(xl);
+	free(ss);
+	free(ys);
+	return r;
+}
+
+static int exp_section(FILE *f, struct experiment *e)
+{
+	json_t *js = e->js, *t = json_object_get(js, "table"), *v, *row, *c;
+	size_t i, j;
+	char id[32];
+
+	if (e->num)
+		fprintf(f, "<section class=\"exp\" id=\"exp%d\"><h2>%d. ", e->num, e->num);
+	else
+		fputs("<section class=\"exp\"><h2>", f);
+	xml_puts(f, json_string_value(json_object_get(js, "title")));
+	fputs("</h2>\n<p class=\"finding\"><b>Finding:</b> ", f);
+	xml_puts(f, json_string_value(json_object_get(js, "finding")));
+	fputs("</p>\n<p class=\"what\">", f);
+	xml_puts(f, json_string_value(json_object_get(js, "what")));
+	fputs("</p>\n<details open=\"open\"><summary>Commands</summary><pre>", f);
+	json_array_foreach(json_object_get(js, "commands"), i, v) {
+		xml_puts(f, json_string_value(v));
+		fputs("\n", f);
+	}
+	fputs("</pre></details>\n<table class=\"exp\">\n<tr>", f);
+	json_array_foreach(json_object_get(t, "columns"), i, v) {
+		fputs("<th>", f);
+		xml_puts(f, json_string_value(v));
+		fputs("</th>", f);
+	}
+	fputs("</tr>\n", f);
+	json_array_foreach(json_object_get(t, "rows"), i, row) {
+		fputs("<tr>", f);
+		json_array_foreach(row, j, c) {
+			fputs(json_is_string(c) ? "<td class=\"name\">" : "<td>", f);
+			exp_cell(f, c);
+			fputs("</td>", f);
+		}
+		fputs("</tr>\n", f);
+	}
+	fputs("</table>\n", f);
+	v = json_object_get(js, "charts");
+	if (json_array_size(v)) {
+		fputs("<div class=\"charts\">\n", f);
+		json_array_foreach(v, i, c)
+			if (exp_chart(f, c))
+				return -1;
+		fputs("</div>\n", f);
+	}
+	json_array_foreach(json_object_get(js, "flamegraphs"), i, v) {
+		struct fg_options o;
+		const char *title = json_string_value(json_object_get(v, "title"));
+
+		fg_options_init(&o);
+		o.palette = FG_PALETTE_OFFCPU;
+		o.hash = 1;
+		o.title = title;
+		o.countname = unit_of(v, "unit", "us");
+		snprintf(id, sizeof(id), "exp%d-fg%zu", e->num, i);
+		if (put_flamegraph_h(f, 3, id, title, NULL, e->fg[i], &o, ""))
+			return -1;
+	}
+	fputs("</section>\n", f);
+	return ferror(f) ? -1 : 0;
+}
+
+static void exp_notrun(const char *dir, int n, char *reason, size_t len)
+{
+	char *p = NULL;
+	FILE *r;
+
+	snprintf(reason, len, "no %s.json in %s", talk_exp[n].bench, dir);
+	if (asprintf(&p, "%s/%s.notrun", dir, talk_exp[n].bench) < 0)
+		return;
+	r = fopen(p, "r");
+	free(p);
+	if (!r)
+		return;
+	if (fgets(reason, (int)len, r))
+		reason[strcspn(reason, "\r\n")] = 0;
+	if (!*reason)
+		snprintf(reason, len, "%s.bench did not say why", talk_exp[n].bench);
+	fclose(r);
+}
+
+static int exp_is_json(const struct dirent *d)
+{
+	size_t n = strlen(d->d_name);
+
+	return n > 5 && d->d_name[0] != '.' && !strcmp(d->d_name + n - 5, ".json");
+}
+
+static int write_experiments(FILE *f, const char *dir, const char *title,
+			     struct experiment *ex, size_t nex)
+{
+	struct experiment *by[8] = { 0 };
+	char reason[512];
+	size_t i;
+	int n;
+
+	for (i = 0; i < nex; i++)
+		if (ex[i].num)
+			by[ex[i].num] = &ex[i];
+	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
+	      "<meta name=\"generator\" content=\"glass-report\"/>\n<title>", f);
+	xml_puts(f, title);
+	fputs("</title>\n<style>\n", f);
+	fputs(css, f);
+	fputs("</style>\n</head>\n<body>\n<h1>", f);
+	xml_puts(f, title);
+	fputs("</h1>\n<section id=\"summary\"><h2>Summary</h2>\n"
+	      "<table class=\"summary\">\n<tr><th>#</th><th>Experiment</th>"
+	      "<th>Finding</th></tr>\n", f);
+	for (n = 1; n <= 7; n++) {
+		fprintf(f, "<tr><td>%d</td><td class=\"name\"><a href=\"#exp%d\">", n, n);
+		xml_puts(f, by[n] ? json_string_value(json_object_get(by[n]->js, "title"))
+			 : talk_exp[n].title);
+		fputs("</a></td><td class=\"name\">", f);
+		if (by[n]) {
+			xml_puts(f, json_string_value(json_object_get(by[n]->js, "finding")));
+		} else {
+			exp_notrun(dir, n, reason, sizeof(reason));
+			fputs("<span class=\"absent\">not run: ", f);
+			xml_puts(f, reason);
+			fputs("</span>", f);
+		}
+		fputs("</td></tr>\n", f);
+	}
+	fputs("</table></section>\n", f);
+	for (n = 1; n <= 7; n++) {
+		if (by[n]) {
+			if (exp_section(f, by[n]))
+				return -1;
+			continue;
+		}
+		exp_notrun(dir, n, reason, sizeof(reason));
+		fprintf(f, "<section class=\"exp\" id=\"exp%d\"><h2>%d. ", n, n);
+		xml_puts(f, talk_exp[n].title);
+		fputs("</h2>\n<p class=\"absent\">not run: ", f);
+		xml_puts(f, reason);
+		fputs("</p></section>\n", f);
+	}
+	for (i = 0; i < nex; i++)
+		if (!ex[i].num && exp_section(f, &ex[i]))
+			return -1;
+	fputs("<footer>Generated by glass-report --experiments from the benches' "
+	      "JSON (tests/bench/*.bench, BENCH_OUT). Click a flame-graph frame "
+	      "to zoom.</footer>\n"
+	      "<script>\nif (typeof fginit === \"function\")\n"
+	      "\tArray.prototype.forEach.call(document.querySelectorAll(\"svg.flamegraph\"), "
+	      "function (s) { fginit(s); });\n</script>\n</body>\n</html>\n", f);
+	return ferror(f) ? -1 : 0;
+}
+
+/* Load and check every DIR/NAME.json and its flame graphs (the page is
+ * written only when all of them are good). */
+static int experiments_load(const char *dir, struct experiment **out, size_t *nout)
+{
+	struct dirent **names = NULL;
+	struct experiment *ex;
+	int nn, i, r = -1;
+	size_t k, nex = 0;
+
+	nn = scandir(dir, &names, exp_is_json, alphasort);
+	if (nn < 0) {
+		fprintf(stderr, "%s: %s: %s\n", prog, dir, strerror(errno));
+		return -1;
+	}
+	ex = calloc((size_t)nn + 1, sizeof(*ex));
+	if (!ex)
+		goto out;
+	for (i = 0; i < nn; i++) {
+		struct experiment *e = &ex[nex++];
+		json_t *fgs;
+
+		if (asprintf(&e->file, "%s/%s", dir, names[i]->d_name) < 0) {
+			e->file = NULL;
+			goto out;
+		}
+		if (load_json(e->file, &e->js) || exp_validate(e->file, e->js))
+			goto out;
+		e->num = (int)json_integer_value(json_object_get(e->js, "experiment"));
+		for (k = 0; e->num && k + 1 < nex; k++)
+			if (ex[k].num == e->num) {
+				fprintf(stderr, "%s: %s: experiment: %d is also %s's\n",
+					prog, e->file, e->num, ex[k].file);
+				goto out;
+			}
+		fgs = json_object_get(e->js, "flamegraphs");
+		e->nfg = json_array_size(fgs);
+		e->fg = calloc(e->nfg + 1, sizeof(*e->fg));
+		if (!e->fg)
+			goto out;
+		for (k = 0; k < e->nfg; k++) {
+			char *p;
+			int bad;
+
+			if (asprintf(&p, "%s/%s", dir, json_string_value(json_object_get(
+					json_array_get(fgs, k), "folded"))) < 0)
+				goto out;
+			bad = load_folded(p, &e->fg[k]);
+			if (bad)
+				fprintf(stderr, "%s: %s: flamegraphs[%zu].folded: "
+					"cannot use %s\n", prog, e->file, k, p);
+			free(p);
+			if (bad)
+				goto out;
+		}
+	}
+	r = 0;
+out:
+	for (i = 0; i < nn; i++)
+		free(names[i]);
+	free(names);
+	*out = ex;
+	*nout = nex;
+	return r;
+}
+
+static void experiments_free(struct experiment *ex, size_t n)
+{
+	size_t i, k;
+
+	for (i = 0; ex && i < n; i++) {
+		for (k = 0; ex[i].fg && k < ex[i].nfg; k++)
+			folded_set_free(ex[i].fg[k]);
+		free(ex[i].fg);
+		json_decref(ex[i].js);
+		free(ex[i].file);
+	}
+	free(ex);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -799,6 +1383,8 @@ static void usage(FILE *f)
 "  --title TEXT       report title (default: meta.json \"title\")\n"
 "  --baseline PATH    add a differential off-CPU graph against an earlier\n"
 "                     run (its directory, or its offcpu.folded)\n"
+"  --experiments DIR  instead: one page of the talk's experiments from the\n"
+"                     benches' DIR/*.json (BENCH_OUT; `make bench-report`)\n"
 "  -o, --output FILE  write there (default: standard output)\n"
 "  -h, --help         this text\n", prog);
 }
@@ -814,12 +1400,15 @@ int main(int argc, char **argv)
 		{ "trimstat", required_argument, 0, 256 + IN_TRIMSTAT },
 		{ "title", required_argument, 0, 'T' },
 		{ "baseline", required_argument, 0, 'B' },
+		{ "experiments", required_argument, 0, 'E' },
 		{ "output", required_argument, 0, 'o' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 }
 	};
 	struct report R = { 0 };
-	const char *output = NULL, *dir = NULL;
+	const char *output = NULL, *dir = NULL, *expdir = NULL;
+	struct experiment *ex = NULL;
+	size_t nex = 0;
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *m = NULL, *out;
@@ -845,6 +1434,7 @@ int main(int argc, char **argv)
 			}
 			break;
 		}
+		case 'E': expdir = optarg; break;
 		case 'o': output = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default:
@@ -858,6 +1448,28 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc)
 		dir = argv[optind];
+	if (expdir) {
+		for (i = 0; i < IN_MAX; i++)
+			any |= R.path[i] != NULL;
+		if (dir || any || R.baseline_path) {
+			fprintf(stderr, "%s: --experiments takes no run directory, "
+				"input flags or --baseline\n", prog);
+			return 2;
+		}
+		if (experiments_load(expdir, &ex, &nex))
+			goto out;
+		m = open_memstream(&buf, &len);
+		if (!m || write_experiments(m, expdir, R.title ? R.title :
+				"glassfs: the talk's experiments, re-run", ex, nex)) {
+			if (m)
+				fclose(m);
+			m = NULL;
+			goto out;
+		}
+		fclose(m);
+		m = NULL;
+		goto emit;
+	}
 	if (dir && access(dir, R_OK | X_OK)) {
 		fprintf(stderr, "%s: %s: %s\n", prog, dir, strerror(errno));
 		return 1;
@@ -900,6 +1512,7 @@ int main(int argc, char **argv)
 	}
 	fclose(m);
 	m = NULL;
+emit:
 	out = output ? fopen(output, "wb") : stdout;
 	if (!out) {
 		fprintf(stderr, "%s: %s: %s\n", prog, output, strerror(errno));
@@ -916,6 +1529,7 @@ int main(int argc, char **argv)
 	rc = 0;
 out:
 	free(buf);
+	experiments_free(ex, nex);
 	for (i = 0; i < IN_MAX; i++)
 		free(R.path[i]);
 	json_decref(R.meta);

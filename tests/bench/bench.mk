@@ -11,3 +11,19 @@ $(OUT)/bench/memfs: $(OUT)/obj/tests/bench/memfs.o
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(FP_FLAGS) -o $@ $^ $(MEMFS_FUSE_LIBS) -lpthread
+
+# make bench-report: the talk's seven experiments (tests/bench/report.sh
+# runs lockschemes, io-per-file, discard, fstsize, metafast, fsync and
+# fleet with BENCH_OUT=$(OUT)/report) on one page, $(OUT)/report/report.html.
+# REPORT_BENCHES=... runs a subset; BENCH_QUICK=1 tiny parameters.
+.PHONY: bench-report
+bench-report: deps
+	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS)
+	$(Q)OUT=$(OUT) tests/bench/report.sh
+
+# make bench-report-pictures: the README's pictures (docs/img/) from the
+# last bench-report: the key table and experiment 1's flame graph, rendered
+# by headless Chromium (tests/bench/pictures.sh).
+.PHONY: bench-report-pictures
+bench-report-pictures:
+	$(Q)OUT=$(OUT) tests/bench/pictures.sh $(OUT)/report docs/img

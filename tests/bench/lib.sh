@@ -242,7 +242,8 @@ bench_glassfs_missing() {
 # bench_mount_glassfs MNT [DEV] [-o OPTS]: a fresh glassfs.  Without DEV it
 # formats a new image file (GLASSFS_IMG set to it); with DEV (a block
 # device, e.g. a loop device) it formats that.  The daemon runs in the
-# foreground under our pid; `fusermount3 -u` makes it commit and exit.
+# foreground under our pid (BENCH_PID, e.g. for tracers); `fusermount3 -u`
+# makes it commit and exit.
 bench_mount_glassfs() {
 	local mnt=$1; shift
 	local dev
@@ -261,6 +262,7 @@ bench_mount_glassfs() {
 	# shellcheck disable=SC2086 # GLASSFS_OPTS is a list of words
 	"$BIN/glassfs" "$dev" "$mnt" -f ${GLASSFS_OPTS:-} "$@" >"$BENCH_WORK/glassfs.log" 2>&1 &
 	local pid=$!
+	BENCH_PID=$pid
 	_b_pids+=("$pid")
 	_b_mounts+=("fuse"$'\t'"$mnt")
 	_set_owner "$mnt" "pid:$pid"
@@ -354,3 +356,115 @@ bench_ratio() {
 }
 
 bench_tsv() { local IFS=$'\t'; echo "$*" >>"$BENCH_RESULTS"; }
+
+# ---- the report's JSON (BENCH_OUT; the contract of glass-report --experiments)
+#
+# A bench records its experiment as it goes and calls bench_json_write at
+# the end; when BENCH_OUT is set that writes $BENCH_OUT/$BENCH_NAME.json
+# (atomically), otherwise nothing.  Cells and points that look like numbers
+# become JSON numbers; "" and "-" become null.
+#   bench_json_init EXPERIMENT TITLE WHAT
+#   bench_json_cmd "exact command line"          (repeat)
+#   bench_json_columns COL...
+#   bench_json_row CELL...                       (repeat)
+#   bench_json_finding "one line"
+#   bench_json_chart bar|line TITLE UNIT XLABEL   (then its points:)
+#   bench_json_point SERIES X Y                   (into the last chart)
+#   bench_json_flamegraph TITLE FOLDED-FILE [UNIT] (copied into BENCH_OUT)
+#   bench_json_write
+_bj_rec() {
+	[ -n "${_bj_file:-}" ] || bench_die "bench_json_init first"
+	local IFS=$'\x1f' a=("$@")
+	a=("${a[@]//$'\n'/ }")
+	printf '%s\n' "${a[*]}" >>"$_bj_file"
+}
+bench_json_init() {
+	_bj_file=$BENCH_WORK/report.rec
+	_bj_nfg=0
+	: >"$_bj_file"
+	_bj_rec experiment "$1"; _bj_rec title "$2"; _bj_rec what "$3"
+}
+bench_json_cmd() { _bj_rec cmd "$1"; }
+bench_json_columns() { _bj_rec columns "$@"; }
+bench_json_row() { _bj_rec row "$@"; }
+bench_json_finding() { _bj_rec finding "$1"; }
+bench_json_chart() { _bj_rec chart "$1" "$2" "$3" "$4"; }
+bench_json_point() { _bj_rec point "$1" "$2" "$3"; }
+bench_json_flamegraph() {
+	[ -n "${BENCH_OUT:-}" ] || return 0
+	local name=$BENCH_NAME-$_bj_nfg.folded
+	_bj_nfg=$((_bj_nfg + 1))
+	mkdir -p "$BENCH_OUT" && cp "$2" "$BENCH_OUT/$name" ||
+		{ bench_say "cannot copy $2 to $BENCH_OUT"; return 1; }
+	_bj_rec flamegraph "$1" "$name" "${3:-us}"
+}
+bench_json_write() {
+	[ -n "${BENCH_OUT:-}" ] || return 0
+	mkdir -p "$BENCH_OUT" || bench_die "cannot create BENCH_OUT=$BENCH_OUT"
+	python3 - "$_bj_file" "$BENCH_OUT/$BENCH_NAME.json" <<'PY' || bench_die "cannot write $BENCH_OUT/$BENCH_NAME.json"
+import json, os, re, sys
+num = re.compile(r'^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$')
+def val(s):
+    if s in ("", "-"):
+        return None
+    if num.match(s):
+        f = float(s)
+        return int(s) if re.match(r'^-?[0-9]+$', s) else f
+    return s
+d = {"commands": [], "table": {"columns": [], "rows": []}, "charts": [], "flamegraphs": []}
+for line in open(sys.argv[1], encoding="utf-8"):
+    f = line.rstrip("\n").split("\x1f")
+    k, a = f[0], f[1:]
+    if k == "experiment": d["experiment"] = int(a[0])
+    elif k in ("title", "what", "finding"): d[k] = a[0]
+    elif k == "cmd": d["commands"].append(a[0])
+    elif k == "columns": d["table"]["columns"] = a
+    elif k == "row": d["table"]["rows"].append([val(c) for c in a])
+    elif k == "chart":
+        d["charts"].append({"title": a[1], "kind": a[0], "unit": a[2], "xlabel": a[3], "series": []})
+    elif k == "point":
+        ss = d["charts"][-1]["series"]
+        s = next((s for s in ss if s["name"] == a[0]), None)
+        if s is None:
+            s = {"name": a[0], "points": []}
+            ss.append(s)
+        x = val(a[1])
+        s["points"].append([x if x is not None else a[1], val(a[2]) if isinstance(val(a[2]), (int, float)) else None])
+    elif k == "flamegraph": d["flamegraphs"].append({"title": a[0], "folded": a[1], "unit": a[2]})
+d["charts"] = [c for c in d["charts"] if c["series"]]
+tmp = sys.argv[2] + ".tmp"
+with open(tmp, "w", encoding="utf-8") as o:
+    json.dump(d, o, indent=1)
+    o.write("\n")
+os.rename(tmp, sys.argv[2])
+PY
+	echo "report JSON: $BENCH_OUT/$BENCH_NAME.json"
+}
+
+# bench_tracer_start OUT CMD...: run a tracer (glass-offcputime,
+# glass-lockstat, glass-commitlat ...) with stdout to OUT and stderr to
+# OUT.err, registered for cleanup; wait until it says it is tracing.  Sets
+# TRACER_PID; returns 1 (having said why) if it died or never attached.
+bench_tracer_start() {
+	local out=$1 i; shift
+	"$@" >"$out" 2>"$out.err" </dev/null &
+	TRACER_PID=$!
+	_b_pids+=("$TRACER_PID")
+	for ((i = 0; i < 150; i++)); do
+		grep -q '^Tracing' "$out.err" 2>/dev/null && return 0
+		kill -0 "$TRACER_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	bench_say "$BENCH_NAME: $1 did not attach: $(tail -2 "$out.err" | tr '\n' ' ')"
+	bench_tracer_stop "$TRACER_PID"
+	return 1
+}
+
+# bench_tracer_stop PID: Ctrl-C it (it prints its results) and wait.
+bench_tracer_stop() {
+	local p=$1 q keep=()
+	kill -INT "$p" 2>/dev/null && _reap "$p" 20
+	wait "$p" 2>/dev/null
+	for q in "${_b_pids[@]}"; do [ "$q" = "$p" ] || keep+=("$q"); done
+	_b_pids=("${keep[@]}")
+}

@@ -33,4 +33,23 @@ const char *svgchart_fmt(char *buf, size_t len, double value, const char *unit);
  * holding it.  0 when the buckets are empty. */
 double svgchart_quantile(const struct hist_bucket *b, size_t n, double q);
 
+/* One series of a bar or line chart: y[i] is its value at the i-th x
+ * category; NAN where it has none (no bar, a gap in the line). */
+struct svgchart_series {
+	const char *name;
+	const double *y;
+};
+
+enum svgchart_kind { SVGCHART_BAR, SVGCHART_LINE };
+
+/* Write an <svg> chart of NS series over NX categories XLABELS (evenly
+ * spaced, in order): grouped bars or one polyline per series, a y axis
+ * from 0 in UNIT, XLABEL under the axis, a legend when there is more
+ * than one series, a <title> tooltip per value.  Returns 0 or -EIO. */
+int svgchart_series(FILE *f, enum svgchart_kind kind, const char *title,
+		    const char *unit, const char *xlabel,
+		    const char *const *xlabels, size_t nx,
+		    const struct svgchart_series *s, size_t ns,
+		    unsigned width, unsigned height, int inline_html);
+
 #endif /* GLASS_SVGCHART_H */
