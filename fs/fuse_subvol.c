@@ -133,13 +133,14 @@ int glassfs_subvol_ioctl(fuse_req_t req, fuse_ino_t nodeid, unsigned int cmd, co
 			ret = subvol_snapshot(subvol_fs(d->fs, a.src_id), fs, ino, a.name,
 					      (a.flags & GLASSFS_SUBVOL_RDONLY) != 0, &cr, &a.id);
 		}
-		reply(req, ret, &a, sizeof(a));
 		/* the kernel may hold a negative entry for a new name, or the
-		 * removed one: drop it (after the reply, from this worker) */
+		 * removed one: drop it before the caller learns it changed
+		 * (an ioctl holds no lock of the parent's, so no deadlock) */
 		if (ret == 0 && d->se) {
 			fuse_lowlevel_notify_inval_entry(d->se, nodeid, a.name, strlen(a.name));
 			fuse_lowlevel_notify_inval_inode(d->se, nodeid, -1, 0);	/* nlink, times */
 		}
+		reply(req, ret, &a, sizeof(a));
 		return ret;
 	}
 	reply(req, -ENOTTY, NULL, 0);
