@@ -23,7 +23,9 @@
 #include "aggregator/spool.h"
 #include "tools/lib/folded.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
@@ -42,6 +44,9 @@
 
 struct agent {
 	char *server, *token, *profiler_cmd, *summary_cmd, *host, *type, *units, *spool_dir;
+	char *mount;		/* --mount: the glassfs mount described (NULL = first) */
+	char *wakeup_cmd;	/* --wakeup-cmd: a second profile (type wakeup) per window */
+	long glassfs_pid;	/* its daemon, for "{pid}" (0 = not found) */
 	int us_to_ns;		/* profiler counts microseconds: send ns */
 	json_t *labels;
 	long interval, count, flush_timeout, max_backoff, http_timeout;
@@ -175,23 +180,175 @@ static int gzip_buf(const char *in, size_t len, unsigned char **out, size_t *out
 	return 0;
 }
 
-static void mount_opts_label(json_t *labels)
+/* The glassfs mount the windows describe: --mount DIR, else the first
+ * glassfs mount in /proc/mounts.  Its daemon is the glassfs process whose
+ * command line names that mount point; the daemon's -o options become the
+ * "mount_opts" label (/proc/mounts shows only FUSE's generic options, and
+ * the point is locking=, dev_latency=, ...), and its pid replaces "{pid}"
+ * in --profiler-cmd and --summary-cmd, so several glassfs mounts on one
+ * machine (or one per network namespace, tests/aggregator/fleet-lib.sh)
+ * each get their own agent.  Returns 0, or -ENOENT when no such mount. */
+static int find_glassfs(const char *want, char *mnt, size_t mntlen, long *pid,
+			char *opts, size_t optlen)
 {
 	FILE *f = fopen("/proc/mounts", "r");
-	char line[4096];
+	char line[8192], rwant[4096];
+	int found = 0;
+	DIR *d;
+	struct dirent *de;
 
+	*pid = 0;
+	*opts = 0;
 	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		char dev[1024], mnt[1024], fs[256], opts[2048];
+		return -ENOENT;
+	if (want && !realpath(want, rwant))
+		snprintf(rwant, sizeof(rwant), "%s", want);
+	while (!found && fgets(line, sizeof(line), f)) {
+		char dev[1024], m[4096], fs[256], o[2048];
 
-		if (sscanf(line, "%1023s %1023s %255s %2047s", dev, mnt, fs, opts) == 4 &&
-		    strstr(fs, "glassfs")) {
-			json_object_set_new(labels, "mount_opts", json_string(opts));
-			break;
+		if (sscanf(line, "%1023s %4095s %255s %2047s", dev, m, fs, o) == 4 &&
+		    strstr(fs, "glassfs") && (!want || !strcmp(m, rwant))) {
+			snprintf(mnt, mntlen, "%s", m);
+			snprintf(opts, optlen, "%s", o);
+			found = 1;
 		}
 	}
 	fclose(f);
+	if (!found)
+		return -ENOENT;
+	if (!(d = opendir("/proc")))
+		return 0;
+	while (!*pid && (de = readdir(d))) {
+		char path[300], args[8192], *base;
+		ssize_t n;
+		int fd;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		n = read(fd, args, sizeof(args) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		args[n] = 0;
+		base = strrchr(args, '/');
+		if (strcmp(base ? base + 1 : args, "glassfs"))
+			continue;
+		/* argv: does one argument resolve (from the daemon's cwd) to mnt? */
+		int match = 0;
+		char o[2048] = "";
+
+		for (char *arg = args + strlen(args) + 1; arg < args + n; arg += strlen(arg) + 1) {
+			char full[4400], real[4096];
+
+			if (!strncmp(arg, "-o", 2)) {
+				const char *v = arg[2] ? arg + 2 : (arg + 3 < args + n ? arg + 3 : "");
+
+				snprintf(o + strlen(o), sizeof(o) - strlen(o), "%s%s", *o ? "," : "", v);
+				if (!arg[2])
+					arg += strlen(arg) + 1;
+				continue;
+			}
+			if (*arg == '/')
+				snprintf(full, sizeof(full), "%s", arg);
+			else
+				snprintf(full, sizeof(full), "/proc/%s/cwd/%s", de->d_name, arg);
+			if (realpath(full, real) && !strcmp(real, mnt))
+				match = 1;
+		}
+		if (match) {
+			*pid = atol(de->d_name);
+			if (*o)
+				snprintf(opts, optlen, "%s", o);
+		}
+	}
+	closedir(d);
+	return 0;
+}
+
+/* Copy SRC to DST replacing "{interval}" and "{pid}". */
+static void expand_cmd(const struct agent *a, const char *src, char *dst, size_t cap)
+{
+	size_t n = 0;
+
+	while (*src && n + 32 < cap) {
+		if (!strncmp(src, "{interval}", 10)) {
+			n += snprintf(dst + n, cap - n, "%ld", a->interval);
+			src += 10;
+		} else if (!strncmp(src, "{pid}", 5)) {
+			n += snprintf(dst + n, cap - n, "%ld", a->glassfs_pid);
+			src += 5;
+		} else
+			dst[n++] = *src++;
+	}
+	dst[n] = 0;
+}
+
+/* Re-resolve the mount's daemon (it may have been restarted) and label
+ * the window's options.  Keeps the last known values if it is gone. */
+static void refresh_glassfs(struct agent *a)
+{
+	char mnt[4096], opts[2048];
+	long pid;
+
+	if (find_glassfs(a->mount, mnt, sizeof(mnt), &pid, opts, sizeof(opts)))
+		return;
+	if (pid)
+		a->glassfs_pid = pid;
+	json_object_set_new(a->labels, "mount_opts", json_string(opts));
+}
+
+/* Validate a command's folded output with the project's parser (the line
+ * is named when it is bad), convert microseconds to ns when the agent
+ * says so, and append it as a profile of TYPE.  Takes OUT (frees it). */
+static void add_profile(struct agent *a, json_t *profiles, const char *type, char *out,
+			size_t outlen, const char *what)
+{
+	struct folded_set *set = folded_set_new();
+	struct folded_error fe = { 0 };
+	int prc = set ? folded_parse_buf(set, out, outlen, NULL, &fe) : -ENOMEM;
+
+	if (prc == 0 && a->us_to_ns) {
+		/* glass-offcputime -f counts microseconds; the wire says ns */
+		char *conv = NULL;
+		size_t clen = 0;
+		FILE *f = open_memstream(&conv, &clen);
+
+		for (size_t i = 0; f && i < folded_set_size(set); i++) {
+			const struct folded_stack *fs = folded_set_get(set, i);
+			uint64_t c = fs->count > UINT64_MAX / 1000 ? UINT64_MAX : fs->count * 1000;
+
+			fprintf(f, "%s %llu\n", fs->stack, (unsigned long long)c);
+		}
+		if (f && !fclose(f)) {
+			free(out);
+			out = conv;
+			outlen = clen;
+		} else {
+			free(conv);
+			prc = -ENOMEM;
+		}
+	}
+	folded_set_free(set);
+	if (prc == 0)
+		json_array_append_new(profiles, json_pack("{s:s, s:s, s:s#}", "type", type,
+					"units", a->units, "folded", out, outlen));
+	else if (fe.line)
+		fprintf(stderr, "glass-agent: %s output line %lu: %s (profile dropped)\n",
+			what, fe.line, fe.msg);
+	free(out);
+}
+
+/* The wakeup command runs on its own thread, alongside the profiler. */
+struct wakeup_run { const char *cmd; char *out; size_t outlen; int rc; };
+static void *wakeup_thread(void *arg)
+{
+	struct wakeup_run *w = arg;
+
+	w->rc = run_cmd(w->cmd, &w->out, &w->outlen);
+	return NULL;
 }
 
 /* Take one window: run the profiler (and the summary command), spool it.
@@ -204,18 +361,17 @@ static int take_window(struct agent *a)
 	json_t *w, *profiles = json_array(), *summaries = NULL;
 	int rc;
 
-	/* "{interval}" -> seconds */
-	{
-		const char *src = a->profiler_cmd, *m;
-		size_t n = 0;
+	char wcmd[4096];
+	struct wakeup_run wk = { 0 };
+	pthread_t wth;
 
-		while ((m = strstr(src, "{interval}")) && n + (m - src) + 24 < sizeof(cmd)) {
-			memcpy(cmd + n, src, m - src);
-			n += m - src;
-			n += snprintf(cmd + n, sizeof(cmd) - n, "%ld", a->interval);
-			src = m + 10;
-		}
-		snprintf(cmd + n, sizeof(cmd) - n, "%s", src);
+	refresh_glassfs(a);
+	expand_cmd(a, a->profiler_cmd, cmd, sizeof(cmd));
+	if (a->wakeup_cmd) {
+		expand_cmd(a, a->wakeup_cmd, wcmd, sizeof(wcmd));
+		wk.cmd = wcmd;
+		if (pthread_create(&wth, NULL, wakeup_thread, &wk))
+			wk.cmd = NULL;
 	}
 	rc = run_cmd(cmd, &out, &outlen);
 	if (rc)
@@ -228,7 +384,8 @@ static int take_window(struct agent *a)
 	if (a->summary_cmd) {
 		json_error_t je;
 
-		if (run_cmd(a->summary_cmd, &sum, &sumlen) == 0 && sum) {
+		expand_cmd(a, a->summary_cmd, cmd, sizeof(cmd));
+		if (run_cmd(cmd, &sum, &sumlen) == 0 && sum) {
 			summaries = json_loadb(sum, sumlen, 0, &je);
 			if (!json_is_object(summaries)) {
 				fprintf(stderr, "glass-agent: summary command output is not a JSON object\n");
@@ -239,38 +396,17 @@ static int take_window(struct agent *a)
 		free(sum);
 	}
 	if (rc == 0 && out && outlen) {
-		struct folded_set *set = folded_set_new();
-		struct folded_error fe = { 0 };
-		int prc = set ? folded_parse_buf(set, out, outlen, NULL, &fe) : -ENOMEM;
-
-		if (prc == 0 && a->us_to_ns) {
-			/* glass-offcputime -f counts microseconds; the wire says ns */
-			char *conv = NULL;
-			size_t clen = 0;
-			FILE *f = open_memstream(&conv, &clen);
-
-			for (size_t i = 0; f && i < folded_set_size(set); i++) {
-				const struct folded_stack *fs = folded_set_get(set, i);
-				uint64_t c = fs->count > UINT64_MAX / 1000 ? UINT64_MAX : fs->count * 1000;
-
-				fprintf(f, "%s %llu\n", fs->stack, (unsigned long long)c);
-			}
-			if (f && !fclose(f)) {
-				free(out);
-				out = conv;
-				outlen = clen;
-			} else {
-				free(conv);
-				prc = -ENOMEM;
-			}
-		}
-		folded_set_free(set);
-		if (prc == 0)
-			json_array_append_new(profiles, json_pack("{s:s, s:s, s:s#}", "type", a->type,
-						"units", a->units, "folded", out, outlen));
-		else if (fe.line)
-			fprintf(stderr, "glass-agent: profiler output line %lu: %s (window dropped)\n",
-				fe.line, fe.msg);
+		add_profile(a, profiles, a->type, out, outlen, "profiler");
+		out = NULL;	/* add_profile took it */
+	}
+	if (wk.cmd) {
+		pthread_join(wth, NULL);
+		if (wk.rc)
+			fprintf(stderr, "glass-agent: wakeup command exited with status %d: %s\n", wk.rc, wk.cmd);
+		if (!wk.rc && wk.out && wk.outlen)
+			add_profile(a, profiles, "wakeup", wk.out, wk.outlen, "wakeup command");
+		else
+			free(wk.out);
 	}
 	free(out);
 	if (!json_array_size(profiles) && !summaries) {
@@ -456,12 +592,20 @@ static void usage(FILE *f)
 "  --server URL            aggregator (default http://127.0.0.1:7470)\n"
 "  --token-file FILE       bearer token (first line)\n"
 "  --interval SECONDS      window length (default 10)\n"
-"  --profiler-cmd CMD      folded-stack producer; {interval} is replaced\n"
+"  --profiler-cmd CMD      folded-stack producer; {interval} is replaced, and\n"
+"                          {pid} by the pid of the glassfs daemon of --mount\n"
 "                          (default \"glass-offcputime -f -d {interval}\")\n"
 "  --profile-type TYPE     offcpu|wakeup|lockwait|oncpu (default offcpu)\n"
+"  --wakeup-cmd CMD        also run CMD (same substitutions, same units) alongside\n"
+"                          the profiler; its folded output is the window's wakeup\n"
+"                          profile (e.g. glass-offcputime --wakeup -f -d {interval})\n"
 "  --units ns|us|samples   units of the profiler's counts; us is sent as ns\n"
 "                          (default us for the default command, else ns)\n"
-"  --summary-cmd CMD       prints a JSON object for \"summaries\" (optional)\n"
+"  --summary-cmd CMD       prints a JSON object for \"summaries\" (optional;\n"
+"                          {interval} and {pid} are replaced)\n"
+"  --mount DIR             the glassfs mount this agent describes (default: the\n"
+"                          first one): its daemon's -o options label windows\n"
+"                          as mount_opts, its pid is {pid}\n"
 "  --host NAME             host label (default: hostname)\n"
 "  --label K=V             extra label (repeatable)\n"
 "  --spool DIR             on-disk queue (default /var/lib/glass-agent/spool)\n"
@@ -494,7 +638,9 @@ int main(int argc, char **argv)
 		{ "profiler-cmd", 1, 0, 'p' }, { "profile-type", 1, 0, 'T' }, { "units", 1, 0, 'u' },
 		{ "summary-cmd", 1, 0, 'S' }, { "host", 1, 0, 'H' }, { "label", 1, 0, 'l' },
 		{ "spool", 1, 0, 'd' }, { "spool-max-bytes", 1, 0, 'm' }, { "count", 1, 0, 'c' },
-		{ "flush-timeout", 1, 0, 'f' }, { "max-backoff", 1, 0, 'b' }, { "help", 0, 0, 'h' },
+		{ "flush-timeout", 1, 0, 'f' }, { "max-backoff", 1, 0, 'b' }, { "mount", 1, 0, 'M' },
+		{ "wakeup-cmd", 1, 0, 'W' },
+		{ "help", 0, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	struct agent a = {
@@ -531,6 +677,8 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'S': a.summary_cmd = optarg; break;
+		case 'M': a.mount = optarg; break;
+		case 'W': a.wakeup_cmd = optarg; break;
 		case 'H': a.host = optarg; break;
 		case 'l': {
 			char *eq = strchr(optarg, '=');
@@ -560,6 +708,10 @@ int main(int argc, char **argv)
 		default: usage(stderr); return 2;
 		}
 	}
+	if (a.wakeup_cmd && !strcmp(a.type, "wakeup")) {
+		fprintf(stderr, "glass-agent: --wakeup-cmd adds the wakeup profile: --profile-type must not be wakeup too\n");
+		return 2;
+	}
 	/* glass-offcputime -f prints microseconds; other commands say their units. */
 	if (!custom_cmd && !strcmp(a.units, "ns") && !units_given)
 		a.units = "us";
@@ -584,7 +736,22 @@ int main(int argc, char **argv)
 	json_object_set_new(a.labels, "host", json_string(a.host));
 	if (!uname(&un) && !json_object_get(a.labels, "kernel"))
 		json_object_set_new(a.labels, "kernel", json_string(un.release));
-	mount_opts_label(a.labels);
+	{
+		char mnt[4096], opts[2048];
+
+		if (find_glassfs(a.mount, mnt, sizeof(mnt), &a.glassfs_pid, opts, sizeof(opts)) == 0)
+			json_object_set_new(a.labels, "mount_opts", json_string(opts));
+		else if (a.mount) {
+			fprintf(stderr, "glass-agent: --mount %s: not a mounted glassfs\n", a.mount);
+			return 1;
+		}
+		if (!a.glassfs_pid && (strstr(a.profiler_cmd, "{pid}") ||
+				       (a.summary_cmd && strstr(a.summary_cmd, "{pid}")))) {
+			fprintf(stderr, "glass-agent: {pid} in a command, but no glassfs daemon %s%s found\n",
+				a.mount ? "for " : "", a.mount ? a.mount : "");
+			return 1;
+		}
+	}
 	{
 		FILE *u = fopen("/proc/sys/kernel/random/uuid", "r");
 

@@ -91,8 +91,11 @@ int ingest_agent_json(const char *body, size_t len,
 struct pyro_params {
 	const char *name, *from, *until, *format, *units,
 		   *aggregation, *sample_rate, *spy, *sample_type;
+	const char *content_type;	/* multipart/form-data => pprof parts */
 };
-/* Validate a Pyroscope /ingest request (folded body) into *w. */
+/* Validate a Pyroscope /ingest request (folded body, raw pprof, or
+ * multipart/form-data with a "profile" part, as Pyroscope's SDKs send)
+ * into *w. */
 int ingest_pyroscope(const struct pyro_params *p, const char *body,
 		     size_t len, const struct agg_limits *lim,
 		     struct agg_window *w, char *msg, size_t msglen);
@@ -103,6 +106,20 @@ int ingest_pyroscope(const struct pyro_params *p, const char *body,
 int pprof_to_folded(const void *body, size_t len, const char *sample_type,
 		    const struct agg_limits *lim, char **out, size_t *outlen,
 		    char *msg, size_t msglen);
+
+/* One part of a multipart/form-data body (points into the body). */
+struct mp_part {
+	char name[64];
+	const char *data;
+	size_t len;
+};
+#define MP_MAX_PARTS 8
+/* Split a multipart/form-data body (RFC 7578; CONTENT_TYPE carries the
+ * boundary) into at most MP_MAX_PARTS named parts.  The whole body is
+ * checked: every part has a form-data name, names are unique, the closing
+ * delimiter is present.  Returns the number of parts, or -EINVAL with msg. */
+int ingest_multipart(const char *content_type, const char *body, size_t len,
+		     struct mp_part *parts, char *msg, size_t msglen);
 
 /* gunzip src into a malloc'ed buffer of at most max bytes.  Returns 0,
  * -EINVAL (corrupt or truncated: msg says which), -E2BIG (over max). */

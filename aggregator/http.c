@@ -198,6 +198,7 @@ static enum MHD_Result handle_ingest(struct aggd *d, struct MHD_Connection *c, s
 			.format = arg(c, "format"), .units = arg(c, "units"),
 			.aggregation = arg(c, "aggregationType"), .sample_rate = arg(c, "sampleRate"),
 			.spy = arg(c, "spyName"), .sample_type = arg(c, "sampleType"),
+			.content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type"),
 		};
 		rc = ingest_pyroscope(&p, body, len, &d->cfg.lim, &w, msg, sizeof(msg));
 	} else

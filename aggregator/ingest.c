@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <jansson.h>
 #include <zlib.h>
 
@@ -106,6 +107,189 @@ int ingest_gunzip(const void *src, size_t len, size_t max, char **out,
 	buf[n] = 0;
 	*out = buf;
 	*outlen = n;
+	return 0;
+}
+
+/* ---- multipart/form-data ------------------------------------------------ */
+
+static const char *memmem_s(const char *h, size_t hl, const char *n, size_t nl)
+{
+	return memmem(h, hl, n, nl);
+}
+
+/* The boundary parameter of a multipart/form-data content type. */
+static int mp_boundary(const char *ct, char *b, size_t cap, char *msg, size_t msglen)
+{
+	const char *p;
+	size_t n = 0;
+
+	if (strncasecmp(ct, "multipart/form-data", 19))
+		return ierr(msg, msglen, "Content-Type: want multipart/form-data");
+	for (p = ct + 19; (p = strchr(p, ';'));) {
+		p++;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (strncasecmp(p, "boundary=", 9))
+			continue;
+		p += 9;
+		if (*p == '"') {
+			for (p++; *p && *p != '"' && n + 1 < cap; p++)
+				b[n++] = *p;
+			if (*p != '"')
+				return ierr(msg, msglen, "Content-Type: unterminated or too long boundary");
+		} else
+			for (; *p && *p != ';' && *p != ' ' && n + 1 < cap; p++)
+				b[n++] = *p;
+		b[n] = 0;
+		/* RFC 2046: 1 to 70 characters */
+		if (!n || n > 70)
+			return ierr(msg, msglen, "Content-Type: boundary must be 1-70 characters");
+		return 0;
+	}
+	return ierr(msg, msglen, "Content-Type: multipart/form-data without a boundary");
+}
+
+/* name="..." from a Content-Disposition: form-data header value. */
+static int mp_disposition(const char *v, size_t vl, char *name, size_t cap)
+{
+	const char *e = v + vl, *p;
+
+	while (v < e && (*v == ' ' || *v == '\t'))
+		v++;
+	if ((size_t)(e - v) < 9 || strncasecmp(v, "form-data", 9))
+		return -1;
+	for (p = v + 9; p < e; p++) {
+		if (*p != ';')
+			continue;
+		p++;
+		while (p < e && (*p == ' ' || *p == '\t'))
+			p++;
+		if (e - p > 6 && !strncasecmp(p, "name=\"", 6)) {
+			const char *q = p + 6, *z = memchr(q, '"', e - q);
+
+			if (!z || (size_t)(z - q) >= cap || z == q)
+				return -1;
+			memcpy(name, q, z - q);
+			name[z - q] = 0;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int ingest_multipart(const char *ct, const char *body, size_t len, struct mp_part *parts,
+		     char *msg, size_t msglen)
+{
+	char b[80], delim[84];
+	size_t dl, np = 0;
+	const char *p, *e = body + len;
+	int rc;
+
+	if ((rc = mp_boundary(ct, b, sizeof(b), msg, msglen)))
+		return rc;
+	dl = (size_t)snprintf(delim, sizeof(delim), "--%s", b);
+	/* The first delimiter starts the body or a line (a preamble is allowed). */
+	if (len >= dl && !memcmp(body, delim, dl))
+		p = body;
+	else {
+		char crdelim[88];
+		size_t cl = (size_t)snprintf(crdelim, sizeof(crdelim), "\r\n%s", delim);
+
+		if (!(p = memmem_s(body, len, crdelim, cl)))
+			return ierr(msg, msglen, "multipart: no \"--%.70s\" delimiter in the body", b);
+		p += 2;
+	}
+	for (;;) {
+		const char *hdr, *hend, *data, *next;
+		struct mp_part *pt;
+
+		p += dl;
+		if (e - p >= 2 && p[0] == '-' && p[1] == '-')
+			break;	/* close delimiter; the epilogue is ignored */
+		while (p < e && (*p == ' ' || *p == '\t'))
+			p++;
+		if (e - p < 2 || p[0] != '\r' || p[1] != '\n')
+			return ierr(msg, msglen, "multipart: part %zu: delimiter not followed by CRLF", np + 1);
+		hdr = p + 2;
+		if (!(hend = memmem_s(hdr, e - hdr, "\r\n\r\n", 4))) {
+			/* a part without headers starts right after the delimiter line */
+			return ierr(msg, msglen, "multipart: part %zu: headers not terminated", np + 1);
+		}
+		if (np == MP_MAX_PARTS)
+			return ierr(msg, msglen, "multipart: more than %d parts", MP_MAX_PARTS);
+		pt = &parts[np];
+		pt->name[0] = 0;
+		for (const char *l = hdr; l < hend + 2;) {
+			const char *le = memmem_s(l, hend + 2 - l, "\r\n", 2), *colon;
+
+			if (!le)
+				break;
+			colon = memchr(l, ':', le - l);
+			if (!colon)
+				return ierr(msg, msglen, "multipart: part %zu: bad header line", np + 1);
+			if (colon - l == 19 && !strncasecmp(l, "Content-Disposition", 19) &&
+			    mp_disposition(colon + 1, le - colon - 1, pt->name, sizeof(pt->name)))
+				return ierr(msg, msglen, "multipart: part %zu: Content-Disposition must be form-data with a name", np + 1);
+			l = le + 2;
+		}
+		if (!pt->name[0])
+			return ierr(msg, msglen, "multipart: part %zu: no Content-Disposition name", np + 1);
+		for (size_t i = 0; i < np; i++)
+			if (!strcmp(parts[i].name, pt->name))
+				return ierr(msg, msglen, "multipart: part \"%s\" given twice", pt->name);
+		data = hend + 4;
+		{
+			char crdelim[88];
+			size_t cl = (size_t)snprintf(crdelim, sizeof(crdelim), "\r\n%s", delim);
+
+			if (!(next = memmem_s(data, e - data, crdelim, cl)))
+				return ierr(msg, msglen, "multipart: part \"%s\" is not closed (truncated body?)", pt->name);
+		}
+		pt->data = data;
+		pt->len = next - data;
+		np++;
+		p = next + 2;
+	}
+	if (!np)
+		return ierr(msg, msglen, "multipart: no parts");
+	return (int)np;
+}
+
+/* Pyroscope's SDKs: "profile" (pprof), optional "prev_profile" (empty:
+ * they send deltas) and "sample_type_config" (a JSON object). */
+static int pyro_multipart(const struct pyro_params *p, const char *body, size_t len,
+			  const char **prof, size_t *proflen, char *msg, size_t msglen)
+{
+	struct mp_part parts[MP_MAX_PARTS];
+	int n = ingest_multipart(p->content_type, body, len, parts, msg, msglen);
+
+	if (n < 0)
+		return n;
+	*prof = NULL;
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(parts[i].name, "profile")) {
+			*prof = parts[i].data;
+			*proflen = parts[i].len;
+		} else if (!strcmp(parts[i].name, "prev_profile")) {
+			if (parts[i].len)
+				return ierr(msg, msglen, "multipart: prev_profile: cumulative profiles are not "
+					    "supported (send deltas, as current Pyroscope SDKs do)");
+		} else if (!strcmp(parts[i].name, "sample_type_config")) {
+			json_error_t je;
+			json_t *j = json_loadb(parts[i].data, parts[i].len, 0, &je);
+			int ok = json_is_object(j);
+
+			json_decref(j);
+			if (!ok)
+				return ierr(msg, msglen, "multipart: sample_type_config: must be a JSON object");
+		} else
+			return ierr(msg, msglen, "multipart: unknown part \"%.64s\" (want profile, "
+				    "prev_profile, sample_type_config)", parts[i].name);
+	}
+	if (!*prof)
+		return ierr(msg, msglen, "multipart: no \"profile\" part");
+	if (!*proflen)
+		return ierr(msg, msglen, "multipart: \"profile\" part is empty");
 	return 0;
 }
 
@@ -386,9 +570,15 @@ int ingest_pyroscope(const struct pyro_params *p, const char *body, size_t len,
 	w->commit_p99_ns = w->commit_count = w->trim_stall_ns = -1;
 	if (!p->name || !*p->name)
 		return ierr(msg, msglen, "name: missing (want name=APP{k=v,...})");
+	int multipart = p->content_type && !strncasecmp(p->content_type, "multipart/form-data", 19);
+	int is_pprof = multipart || (p->format && !strcmp(p->format, "pprof"));
+
 	if (p->format && strcmp(p->format, "folded") && strcmp(p->format, "lines") &&
 	    strcmp(p->format, "pprof"))
 		return ierr(msg, msglen, "format: folded or pprof, not \"%.32s\"", p->format);
+	if (multipart && p->format && strcmp(p->format, "pprof"))
+		return ierr(msg, msglen, "format: a multipart/form-data body carries pprof, not \"%.32s\"",
+			    p->format);
 	if (p->aggregation && strcmp(p->aggregation, "sum") && strcmp(p->aggregation, "average"))
 		return ierr(msg, msglen, "aggregationType: must be sum or average");
 	if (p->sample_rate) {
@@ -472,7 +662,9 @@ int ingest_pyroscope(const struct pyro_params *p, const char *body, size_t len,
 	}
 	w->start_ns = from;
 	w->end_ns = until;
-	if (p->format && !strcmp(p->format, "pprof")) {
+	if (multipart && (rc = pyro_multipart(p, body, len, &body, &len, msg, msglen)))
+		goto fail;	/* from here on, body is the profile part */
+	if (is_pprof) {
 		char *text;
 		size_t tlen;
 

@@ -747,8 +747,8 @@ static int q_outliers(struct qctx *q)
 	size_t nids;
 	int type, rc;
 	regex_t re;
-	const char *pat = P(q, "pattern"), *thr = P(q, "threshold");
-	double threshold = 2.0, *shares = NULL, median = 0;
+	const char *pat = P(q, "pattern"), *thr = P(q, "threshold"), *ms = P(q, "min_share");
+	double threshold = 2.0, min_share = 0.01, *shares = NULL, median = 0;
 
 	if (!pat)
 		return qerr(q->r, 400, "pattern: required (a POSIX extended regular expression matched against stacks)");
@@ -758,6 +758,13 @@ static int q_outliers(struct qctx *q)
 		threshold = strtod(thr, &e);
 		if (*e || !(threshold > 1.0))
 			return qerr(q->r, 400, "threshold: must be a number > 1");
+	}
+	if (ms) {
+		char *e;
+
+		min_share = strtod(ms, &e);
+		if (*e || !(min_share >= 0 && min_share <= 1))
+			return qerr(q->r, 400, "min_share: must be a number in [0, 1]");
 	}
 	if ((rc = regcomp(&re, pat, REG_EXTENDED | REG_NOSUB))) {
 		char eb[128];
@@ -857,6 +864,9 @@ static int q_outliers(struct qctx *q)
 
 		if (!x->total)
 			continue;
+		/* A ratio alone flags noise when the median is tiny (2e-5 is
+		 * "twice" 1e-5): the share must also exceed the median by
+		 * min_share (an absolute fraction, default 1 point). */
 		if (median > 0) {
 			ratio = json_real(x->share / median);
 			outlier = x->share / median >= threshold;
@@ -864,6 +874,7 @@ static int q_outliers(struct qctx *q)
 			ratio = json_null();
 			outlier = x->share > 0 && nh > 1;
 		}
+		outlier = outlier && x->share - median >= min_share;
 		json_array_append_new(a, json_pack("{s:s, s:f, s:I, s:I, s:f, s:o, s:b}",
 			"host", x->host, "share", x->share, "total", (json_int_t)x->total,
 			"matched", (json_int_t)x->match, "fleet_median", median, "ratio", ratio,
@@ -872,6 +883,7 @@ static int q_outliers(struct qctx *q)
 	json_object_set_new(res, "type", json_string(agg_ptype_name(type)));
 	json_object_set_new(res, "pattern", json_string(pat));
 	json_object_set_new(res, "threshold", json_real(threshold));
+	json_object_set_new(res, "min_share", json_real(min_share));
 	json_object_set_new(res, "fleet_median", json_real(median));
 	json_object_set_new(res, "hosts", a);
 	qjson(q->r, res);

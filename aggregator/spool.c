@@ -51,7 +51,8 @@ static int list(struct spool *sp, char ***out, size_t *n)
 		(*n)++;
 	}
 	closedir(d);
-	qsort(v, *n, sizeof(*v), cmp_str);
+	if (*n)		/* qsort(NULL, 0) is undefined behaviour */
+		qsort(v, *n, sizeof(*v), cmp_str);
 	*out = v;
 	return 0;
 oom:

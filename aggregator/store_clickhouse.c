@@ -22,7 +22,27 @@
  * last; a window id already present is a duplicate (checked under this
  * process's write lock — one aggd per store).  A crash between the samples
  * and the window INSERT can leave samples that a retry then repeats: the
- * SQLite engine does not have that gap.  Downsampling is not done here.
+ * SQLite engine does not have that gap.
+ *
+ * Cluster: clickhouse://HOST:PORT/DB?cluster=NAME (NAME in the server's
+ * remote_servers).  Each table above is then X_local (the same engine) in
+ * every shard replica's database (its default_database, else DB), created
+ * through that replica's HTTP interface (host_address from system.clusters,
+ * the same HTTP port as HOST), and X in DB is a Distributed table over them
+ * sharded by label set (stacks and labelsets by id): one host's data stays
+ * on one shard.  Reads and writes go through the Distributed tables
+ * (inserts with insert_distributed_sync=1, so a stored window is readable
+ * at once); retention's ALTER ... DELETE runs on every replica's local
+ * tables.
+ *
+ * Downsampling (retain with coarse_ns): the fine windows that start before
+ * coarse_ns are summed server-side (INSERT ... SELECT ... GROUP BY) into
+ * one coarse window per (label set, bucket) -- wkey "coarse:PASS:LS:B", the
+ * same summary rules as the SQLite engine -- then deleted with ALTER ...
+ * DELETE, and the pass waits for those mutations.  A pass is skipped while
+ * an earlier mutation is still running.  Not atomic: a crash between the
+ * coarse INSERTs and the deletes counts that pass's windows twice (the
+ * coarse wkeys name the pass, so such a pass can be found and removed).
  */
 #include "aggregator/store.h"
 #include "aggregator/hmap.h"
@@ -33,11 +53,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <curl/curl.h>
 
 struct ch_store {
 	struct store base;
-	char *url;		/* http://host:port/?database=DB */
+	char *url;		/* http://host:port/?database=DB[&insert_distributed_sync=1] */
+	char *db, *cluster;	/* cluster: NULL = plain MergeTree tables in DB */
+	char **shard_url;	/* clustered: every shard replica's HTTP endpoint */
+	char **shard_db;	/* ... and the database holding its *_local tables */
+	size_t nshards;
 	pthread_mutex_t wlock;
 	pthread_key_t ckey;	/* per-thread CURL handle */
 	struct hmap known;	/* stack/labelset ids this process stored (wlock) */
@@ -140,7 +165,8 @@ static CURL *handle(struct ch_store *s)
 
 /* POST BODY (a query, or "INSERT ... FORMAT TabSeparated\n" + rows) and
  * collect the answer.  Returns 0 or -EIO (message on stderr). */
-static int ch_post(struct ch_store *s, const char *body, size_t len, struct buf *out)
+static int ch_post_url(struct ch_store *s, const char *url, const char *body, size_t len,
+		       struct buf *out)
 {
 	CURL *c = handle(s);
 	struct buf tmp = { 0 };
@@ -151,7 +177,7 @@ static int ch_post(struct ch_store *s, const char *body, size_t len, struct buf 
 		return -ENOMEM;
 	if (!out)
 		out = &tmp;
-	curl_easy_setopt(c, CURLOPT_URL, s->url);
+	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
 	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)len);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
@@ -169,6 +195,11 @@ static int ch_post(struct ch_store *s, const char *body, size_t len, struct buf 
 	}
 	free(tmp.p);
 	return 0;
+}
+
+static int ch_post(struct ch_store *s, const char *body, size_t len, struct buf *out)
+{
+	return ch_post_url(s, s->url, body, len, out);
 }
 
 static int ch_exec(struct ch_store *s, const char *sql)
@@ -518,22 +549,146 @@ static int ch_locks(struct store *base, int64_t from, int64_t until, store_lock_
 	return ch_select((struct ch_store *)base, q, lock_row, &c);
 }
 
+/* The tables retention must ALTER: the plain tables, or every replica's
+ * *_local tables.  Runs SQL (with "%T" = the table) on each target. */
+static int ch_alter_all(struct ch_store *s, const char *table, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int ch_alter_all(struct ch_store *s, const char *table, const char *fmt, ...)
+{
+	char where[1024], q[1400];
+	va_list ap;
+	int rc = 0;
+
+	va_start(ap, fmt);
+	vsnprintf(where, sizeof(where), fmt, ap);
+	va_end(ap);
+	if (!s->cluster) {
+		snprintf(q, sizeof(q), "ALTER TABLE %s DELETE WHERE %s", table, where);
+		return ch_exec(s, q);
+	}
+	for (size_t i = 0; i < s->nshards && !rc; i++) {
+		snprintf(q, sizeof(q), "ALTER TABLE %s_local DELETE WHERE %s", table, where);
+		rc = ch_post_url(s, s->shard_url[i], q, strlen(q), NULL);
+	}
+	return rc;
+}
+
+/* Mutations still running on the tables (every replica when clustered). */
+static int ch_pending(struct ch_store *s, long long *n)
+{
+	char q[300];
+	long long k = 0;
+	int rc = 0;
+
+	*n = 0;
+	for (size_t i = 0; i < (s->cluster ? s->nshards : 1) && !rc; i++) {
+		struct buf out = { 0 };
+
+		snprintf(q, sizeof(q), "SELECT count() FROM system.mutations WHERE database = '%s'"
+			 " AND is_done = 0 FORMAT TabSeparated", s->cluster ? s->shard_db[i] : s->db);
+		rc = ch_post_url(s, s->cluster ? s->shard_url[i] : s->url, q, strlen(q), &out);
+		k = rc || !out.p ? 0 : atoll(out.p);
+		*n += k;
+		free(out.p);
+	}
+	return rc;
+}
+
+static int ch_wait_mutations(struct ch_store *s, int seconds)
+{
+	long long n = 0;
+
+	for (int i = 0; i < seconds * 10; i++) {
+		if (ch_pending(s, &n))
+			return -EIO;
+		if (!n)
+			return 0;
+		usleep(100000);
+	}
+	fprintf(stderr, "glass-aggd: clickhouse: %lld mutations still running after %d s\n", n, seconds);
+	return -EBUSY;
+}
+
+#define FINE(cut) "start_ns < " cut " AND wkey NOT LIKE 'coarse:%%'"
+
+/* Fold fine windows older than coarse_ns into one per (labelset, bucket). */
+static int ch_coarsen(struct ch_store *s, int64_t coarse_ns, int64_t bucket_ns)
+{
+	char q[4096], cut[32], key[256];
+	long long n = 0, pending = 0;
+	int64_t pass = agg_now_ns();
+	int rc;
+
+	if (ch_pending(s, &pending) || pending)
+		return pending ? 0 : -EIO;	/* an earlier pass still deleting: next time */
+	snprintf(cut, sizeof(cut), "%lld", (long long)coarse_ns);
+	snprintf(q, sizeof(q), "SELECT count() FROM windows WHERE " FINE("%s") " FORMAT TabSeparated", cut);
+	if ((rc = ch_select(s, q, count_cb, &n)) || !n)
+		return rc;
+	/* wkey of the coarse window of (ls, bucket b); its id is the hash of that */
+	snprintf(key, sizeof(key), "concat('coarse:%lld:', toString(ls), ':', toString(b))", (long long)pass);
+	/* Samples first, the window rows last: an SQL error leaves nothing.
+	 * Through Distributed tables the IN subquery must be GLOBAL (run once
+	 * on this server) -- ClickHouse refuses a double-distributed IN. */
+	const char *in = s->cluster ? "GLOBAL IN" : "IN";
+
+	snprintf(q, sizeof(q),
+		 "INSERT INTO samples SELECT type, ls, b * %lld, sipHash64(%s), stack, sum(count) FROM samples"
+		 " WHERE t < %s AND win %s (SELECT id FROM windows WHERE " FINE("%s") ")"
+		 " GROUP BY type, ls, intDiv(t, %lld) AS b, stack",
+		 (long long)bucket_ns, key, cut, in, cut, (long long)bucket_ns);
+	if ((rc = ch_exec(s, q)))
+		return rc;
+	snprintf(q, sizeof(q),
+		 "INSERT INTO locks SELECT sipHash64(%s), ls, any(host), b * %lld, cls, sum(ns) FROM locks"
+		 " WHERE start_ns < %s AND win %s (SELECT id FROM windows WHERE " FINE("%s") ")"
+		 " GROUP BY ls, intDiv(start_ns, %lld) AS b, cls",
+		 key, (long long)bucket_ns, cut, in, cut, (long long)bucket_ns);
+	if ((rc = ch_exec(s, q)))
+		return rc;
+	snprintf(q, sizeof(q),
+		 "INSERT INTO windows SELECT sipHash64(%s), %s, min(host), ls, b * %lld, (b + 1) * %lld, %lld,"
+		 " max(commit_p99_ns), sumIf(commit_count, commit_count >= 0),"
+		 " sumIf(trim_stall_ns, trim_stall_ns >= 0), sumIf(lock_wait_ns, lock_wait_ns >= 0),"
+		 " sum(tot0), sum(tot1), sum(tot2), sum(tot3), groupBitOr(units)"
+		 " FROM windows WHERE " FINE("%s") " GROUP BY ls, intDiv(start_ns, %lld) AS b",
+		 key, key, (long long)bucket_ns, (long long)bucket_ns, (long long)agg_now_ns(), cut,
+		 (long long)bucket_ns);
+	if ((rc = ch_exec(s, q)))
+		return rc;
+	/* samples and locks first (their WHERE reads windows), then windows.
+	 * All three are sharded by label set: a replica's samples belong to
+	 * windows in its own windows_local. */
+	const char *wt = s->cluster ? "windows_local" : "windows";
+
+	if ((rc = ch_alter_all(s, "samples", "t < %s AND win IN (SELECT id FROM %s WHERE "
+			       FINE("%s") ")", cut, wt, cut)) ||
+	    (rc = ch_alter_all(s, "locks", "start_ns < %s AND win IN (SELECT id FROM %s WHERE "
+			       FINE("%s") ")", cut, wt, cut)) ||
+	    (rc = ch_wait_mutations(s, 120)) ||
+	    (rc = ch_alter_all(s, "windows", FINE("%s"), cut)))
+		return rc;
+	return ch_wait_mutations(s, 120);
+}
+
 static int ch_retain(struct store *base, int64_t drop_ns, int64_t coarse_ns, int64_t bucket_s)
 {
 	struct ch_store *s = (struct ch_store *)base;
-	char q[256];
 	int rc = 0;
 
-	(void)coarse_ns;
-	(void)bucket_s;
-	if (drop_ns <= 0)
-		return 0;
-	snprintf(q, sizeof(q), "ALTER TABLE samples DELETE WHERE t < %lld", (long long)drop_ns);
-	rc |= ch_exec(s, q);
-	snprintf(q, sizeof(q), "ALTER TABLE locks DELETE WHERE start_ns < %lld", (long long)drop_ns);
-	rc |= ch_exec(s, q);
-	snprintf(q, sizeof(q), "ALTER TABLE windows DELETE WHERE start_ns < %lld", (long long)drop_ns);
-	rc |= ch_exec(s, q);
+	pthread_mutex_lock(&s->wlock);
+	if (drop_ns > 0) {
+		rc |= ch_alter_all(s, "samples", "t < %lld", (long long)drop_ns);
+		rc |= ch_alter_all(s, "locks", "start_ns < %lld", (long long)drop_ns);
+		rc |= ch_alter_all(s, "windows", "start_ns < %lld", (long long)drop_ns);
+		if (!rc)
+			rc = ch_wait_mutations(s, 120);
+	}
+	if (!rc && coarse_ns > 0 && bucket_s > 0)
+		rc = ch_coarsen(s, coarse_ns, bucket_s * 1000000000LL);
+	pthread_mutex_unlock(&s->wlock);
+	if (rc)
+		fprintf(stderr, "glass-aggd: clickhouse: retention pass failed\n");
 	return rc ? -EIO : 0;
 }
 
@@ -575,7 +730,15 @@ static void ch_close(struct store *base)
 	pthread_key_delete(s->ckey);
 	pthread_mutex_destroy(&s->wlock);
 	hmap_free(&s->known);
+	for (size_t i = 0; i < s->nshards; i++) {
+		free(s->shard_url[i]);
+		free(s->shard_db[i]);
+	}
+	free(s->shard_url);
+	free(s->shard_db);
 	free(s->url);
+	free(s->db);
+	free(s->cluster);
 	free(s);
 }
 
@@ -593,53 +756,181 @@ static const struct store_ops ch_ops = {
 	.close = ch_close,
 };
 
-static const char *const ddl[] = {
-	"CREATE TABLE IF NOT EXISTS stacks (id UInt64, text String)"
-	" ENGINE = ReplacingMergeTree() ORDER BY id",
-	"CREATE TABLE IF NOT EXISTS labelsets (id UInt64, canon String, host String)"
-	" ENGINE = ReplacingMergeTree() ORDER BY id",
-	"CREATE TABLE IF NOT EXISTS windows (id UInt64, wkey String, host String, ls UInt64, start_ns Int64,"
-	" end_ns Int64, recv_ns Int64, commit_p99_ns Int64, commit_count Int64, trim_stall_ns Int64,"
-	" lock_wait_ns Int64, tot0 Int64, tot1 Int64, tot2 Int64, tot3 Int64, units UInt8)"
-	" ENGINE = MergeTree() ORDER BY (start_ns, id)",
-	"CREATE TABLE IF NOT EXISTS locks (win UInt64, ls UInt64, host String, start_ns Int64,"
-	" cls String, ns Int64) ENGINE = MergeTree() ORDER BY (start_ns, win)",
-	"CREATE TABLE IF NOT EXISTS samples (type UInt8, ls UInt64, t Int64, win UInt64,"
-	" stack UInt64, count UInt64) ENGINE = MergeTree() ORDER BY (type, ls, t)",
+static const struct ch_table {
+	const char *name, *cols, *engine, *shard_key;
+} tables[] = {
+	{ "stacks", "id UInt64, text String", "ReplacingMergeTree() ORDER BY id", "id" },
+	{ "labelsets", "id UInt64, canon String, host String", "ReplacingMergeTree() ORDER BY id", "id" },
+	{ "windows", "id UInt64, wkey String, host String, ls UInt64, start_ns Int64,"
+	  " end_ns Int64, recv_ns Int64, commit_p99_ns Int64, commit_count Int64, trim_stall_ns Int64,"
+	  " lock_wait_ns Int64, tot0 Int64, tot1 Int64, tot2 Int64, tot3 Int64, units UInt8",
+	  "MergeTree() ORDER BY (start_ns, id)", "ls" },
+	{ "locks", "win UInt64, ls UInt64, host String, start_ns Int64, cls String, ns Int64",
+	  "MergeTree() ORDER BY (start_ns, win)", "ls" },
+	{ "samples", "type UInt8, ls UInt64, t Int64, win UInt64, stack UInt64, count UInt64",
+	  "MergeTree() ORDER BY (type, ls, t)", "ls" },
 };
+#define NTABLES (sizeof(tables) / sizeof(tables[0]))
 
-/* clickhouse://HOST:PORT/DB */
+static int ident_ok(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9')))
+			return 0;
+	return 1;
+}
+
+struct shard_scan { struct ch_store *s; const char *port, *db; int err; };
+static int shard_row(void *arg, char **f, int nf)
+{
+	struct shard_scan *sc = arg;
+	struct ch_store *s = sc->s;
+	const char *sdb = nf >= 2 && *f[1] ? f[1] : sc->db;
+	char **nu, **nd;
+	int v6 = strchr(f[0], ':') != NULL;
+
+	if (nf < 1 || !ident_ok(sdb)) {
+		sc->err = 1;
+		return 0;
+	}
+	if (!(nu = realloc(s->shard_url, (s->nshards + 1) * sizeof(*nu))))
+		return -ENOMEM;
+	s->shard_url = nu;
+	if (!(nd = realloc(s->shard_db, (s->nshards + 1) * sizeof(*nd))))
+		return -ENOMEM;
+	s->shard_db = nd;
+	if (asprintf(&nu[s->nshards], "http://%s%s%s:%s/?database=%s", v6 ? "[" : "", f[0],
+		     v6 ? "]" : "", sc->port, sdb) < 0)
+		return -ENOMEM;
+	if (!(nd[s->nshards] = strdup(sdb))) {
+		free(nu[s->nshards]);
+		return -ENOMEM;
+	}
+	s->nshards++;
+	return 0;
+}
+
+struct eng_scan { char bad[128]; };
+static int engine_row(void *arg, char **f, int nf)
+{
+	struct eng_scan *e = arg;
+
+	if (nf >= 2 && strcmp(f[1], "Distributed") && !e->bad[0])
+		snprintf(e->bad, sizeof(e->bad), "%s (%s)", f[0], f[1]);
+	return 0;
+}
+
+/* Local tables on every shard replica, Distributed tables in DB. */
+static int ch_open_cluster(struct ch_store *s, const char *hostport, char *msg, size_t msglen)
+{
+	const char *port = strrchr(hostport, ':');
+	struct shard_scan sc = { .s = s, .port = port ? port + 1 : "8123", .db = s->db };
+	struct eng_scan es = { "" };
+	char q[1024];
+	int rc;
+
+	snprintf(q, sizeof(q), "SELECT host_address, default_database FROM system.clusters WHERE"
+		 " cluster = '%s' ORDER BY shard_num, replica_num FORMAT TabSeparated", s->cluster);
+	if ((rc = ch_select(s, q, shard_row, &sc)) || !s->nshards || sc.err) {
+		snprintf(msg, msglen, rc ? "cluster %s: cannot read system.clusters (see log)" :
+			 sc.err ? "cluster %s: a shard's default_database is not [A-Za-z0-9_]" :
+			 "cluster %s: not in the server's remote_servers (system.clusters)", s->cluster);
+		return rc ? rc : -EINVAL;
+	}
+	/* A database that already holds plain tables is not silently reused. */
+	snprintf(q, sizeof(q), "SELECT name, engine FROM system.tables WHERE database = '%s' AND name IN"
+		 " ('stacks','labelsets','windows','locks','samples') FORMAT TabSeparated", s->db);
+	if ((rc = ch_select(s, q, engine_row, &es)))
+		return rc;
+	if (es.bad[0]) {
+		snprintf(msg, msglen, "cluster %s: database %s already has a non-Distributed table %s;"
+			 " use another database", s->cluster, s->db, es.bad);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < s->nshards; i++) {
+		char *u;
+
+		/* CREATE DATABASE through the replica's default database */
+		if (asprintf(&u, "%.*sdefault", (int)(strstr(s->shard_url[i], "database=") + 9 -
+						     s->shard_url[i]), s->shard_url[i]) < 0)
+			return -ENOMEM;
+		snprintf(q, sizeof(q), "CREATE DATABASE IF NOT EXISTS %s", s->shard_db[i]);
+		rc = ch_post_url(s, u, q, strlen(q), NULL);
+		free(u);
+		for (size_t t = 0; t < NTABLES && !rc; t++) {
+			snprintf(q, sizeof(q), "CREATE TABLE IF NOT EXISTS %s_local (%s) ENGINE = %s",
+				 tables[t].name, tables[t].cols, tables[t].engine);
+			rc = ch_post_url(s, s->shard_url[i], q, strlen(q), NULL);
+		}
+		if (rc) {
+			snprintf(msg, msglen, "cluster %s: cannot create tables on shard replica %s (see log)",
+				 s->cluster, s->shard_url[i]);
+			return rc;
+		}
+	}
+	/* '' = each replica's default_database; if any replica has none, all use DB. */
+	int same = 1;
+	for (size_t i = 0; i < s->nshards; i++)
+		same &= !strcmp(s->shard_db[i], s->db);
+	for (size_t t = 0; t < NTABLES; t++) {
+		snprintf(q, sizeof(q), "CREATE TABLE IF NOT EXISTS %s (%s) ENGINE = Distributed(%s, '%s', %s_local, %s)",
+			 tables[t].name, tables[t].cols, s->cluster, same ? s->db : "", tables[t].name,
+			 tables[t].shard_key);
+		if ((rc = ch_exec(s, q))) {
+			snprintf(msg, msglen, "cluster %s: cannot create the Distributed tables (see log)", s->cluster);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* clickhouse://HOST:PORT/DB[?cluster=NAME] */
 int store_clickhouse_open(const char *uri, struct store **out, char *msg, size_t msglen)
 {
 	struct ch_store *s = calloc(1, sizeof(*s));
 	char hostport[256], db[128] = "default", q[256];
 	const char *p = uri + strlen("clickhouse://"), *slash = strchr(p, '/');
-	size_t hl = slash ? (size_t)(slash - p) : strlen(p);
+	const char *qs = strchr(p, '?');
+	size_t hl = slash ? (size_t)(slash - p) : qs ? (size_t)(qs - p) : strlen(p);
 
 	if (!s)
 		return -ENOMEM;
 	if (!hl || hl >= sizeof(hostport)) {
 		free(s);
-		snprintf(msg, msglen, "store %s: want clickhouse://HOST:PORT/DB", uri);
+		snprintf(msg, msglen, "store %s: want clickhouse://HOST:PORT/DB[?cluster=NAME]", uri);
 		return -EINVAL;
 	}
 	memcpy(hostport, p, hl);
 	hostport[hl] = 0;
-	if (slash && slash[1]) {
-		snprintf(db, sizeof(db), "%s", slash + 1);
-		for (char *c = db; *c; c++)
-			if (!(*c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-			      (*c >= '0' && *c <= '9'))) {
-				free(s);
-				snprintf(msg, msglen, "store %s: database name must be [A-Za-z0-9_]", uri);
-				return -EINVAL;
-			}
+	if (slash && slash[1] && slash[1] != '?') {
+		size_t dl = qs ? (size_t)(qs - slash - 1) : strlen(slash + 1);
+
+		snprintf(db, sizeof(db), "%.*s", (int)dl, slash + 1);
+		if (!ident_ok(db)) {
+			free(s);
+			snprintf(msg, msglen, "store %s: database name must be [A-Za-z0-9_]", uri);
+			return -EINVAL;
+		}
+	}
+	if (qs) {
+		if (strncmp(qs, "?cluster=", 9) || !ident_ok(qs + 9)) {
+			free(s);
+			snprintf(msg, msglen, "store %s: the only option is ?cluster=NAME ([A-Za-z0-9_])", uri);
+			return -EINVAL;
+		}
+		if (!(s->cluster = strdup(qs + 9))) {
+			free(s);
+			return -ENOMEM;
+		}
 	}
 	s->base.ops = &ch_ops;
 	pthread_mutex_init(&s->wlock, NULL);
 	pthread_key_create(&s->ckey, free_handle);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	if (asprintf(&s->url, "http://%s/?database=default", hostport) < 0) {
+	if (!(s->db = strdup(db)) || asprintf(&s->url, "http://%s/?database=default", hostport) < 0) {
 		ch_close(&s->base);
 		return -ENOMEM;
 	}
@@ -650,17 +941,33 @@ int store_clickhouse_open(const char *uri, struct store **out, char *msg, size_t
 		return -EIO;
 	}
 	free(s->url);
-	if (asprintf(&s->url, "http://%s/?database=%s", hostport, db) < 0) {
+	if (asprintf(&s->url, "http://%s/?database=%s%s", hostport, db,
+		     s->cluster ? "&insert_distributed_sync=1" : "") < 0) {
 		s->url = NULL;
 		ch_close(&s->base);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < sizeof(ddl) / sizeof(ddl[0]); i++)
-		if (ch_exec(s, ddl[i])) {
+	if (s->cluster) {
+		int rc = ch_open_cluster(s, hostport, msg, msglen);
+
+		if (rc) {
+			ch_close(&s->base);
+			return rc;
+		}
+		*out = &s->base;
+		return 0;
+	}
+	for (size_t t = 0; t < NTABLES; t++) {
+		char ddl[1024];
+
+		snprintf(ddl, sizeof(ddl), "CREATE TABLE IF NOT EXISTS %s (%s) ENGINE = %s",
+			 tables[t].name, tables[t].cols, tables[t].engine);
+		if (ch_exec(s, ddl)) {
 			snprintf(msg, msglen, "store %s: cannot create tables (see log)", uri);
 			ch_close(&s->base);
 			return -EIO;
 		}
+	}
 	*out = &s->base;
 	return 0;
 }

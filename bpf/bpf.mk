@@ -41,10 +41,12 @@ $(OUT)/gen/%.skel.h: $(OUT)/bpf/%.bpf.o
 # The loader's object needs its skeleton (and the probes list for USDT tools).
 $(BPF_NAMES:%=$(OUT)/obj/tools/glass-%.o): $(OUT)/obj/tools/glass-%.o: $(OUT)/gen/%.skel.h
 
-$(BPF_BINS): $(OUT)/bin/glass-%: $(OUT)/obj/tools/glass-%.o $(OUT)/lib/libglasstools.a
+# tools/lib/pprof.c (--pprof) packs aggregator/profile.proto with protoc-c.
+$(BPF_BINS): $(OUT)/bin/glass-%: $(OUT)/obj/tools/glass-%.o $(OUT)/lib/libglasstools.a \
+	     $(OUT)/obj/aggregator/profile.pb-c.o
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(FP_FLAGS) -o $@ $^ $(BPF_LIBS) -lm
+	$(Q)$(CC) $(FP_FLAGS) -o $@ $^ $(BPF_LIBS) -lprotobuf-c -lm
 
 .PHONY: bpf
 bpf: $(BPF_BINS)

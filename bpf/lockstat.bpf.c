@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * lockstat.bpf.c — wait and hold time of every engine lock, from the
- * glassfs:lock__acquired / lock__released USDT probes (attached by the
- * loader with bpf_program__attach_usdt).  Per (class, level, mode): log2
- * histograms; per lock address: contention; optionally (stacks) the
- * waiter's user stack, taken only for acquisitions that waited.
+ * lockstat.bpf.c — wait and hold times of every engine lock, from the
+ * glassfs lock USDT probes (attached by the loader with
+ * bpf_program__attach_usdt).  See lockstat.h for the cost model:
+ *   lock_contended (always): wait histogram, contended instances, waiter
+ *     stacks (-s) for waits of at least min_wait_ns;
+ *   lock_acquired + lock_released (--all): acquisition counts, hold times.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -16,10 +17,10 @@ const volatile bool stacks = false;
 const volatile __u64 min_wait_ns = 0;
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct ls_hkey);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
 	__type(value, struct ls_hist);
-	__uint(max_entries, 1024);
+	__uint(max_entries, LS_NHIST);
 } hists SEC(".maps");
 
 struct {
@@ -33,14 +34,14 @@ struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, LS_MAX_DEPTH * sizeof(__u64));
-	__uint(max_entries, 4096);
+	__uint(max_entries, 4096);	/* resized by the loader (-S) */
 } stackmap SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, struct ls_skey);
 	__type(value, struct ls_sval);
-	__uint(max_entries, 4096);
+	__uint(max_entries, 4096);	/* resized by the loader (-S) */
 } wstacks SEC(".maps");
 
 struct {
@@ -49,8 +50,6 @@ struct {
 	__type(value, __u64);
 	__uint(max_entries, LSC_NR);
 } counters SEC(".maps");
-
-static struct ls_hist zero_hist;	/* too big for the BPF stack */
 
 static __always_inline void count(__u32 c)
 {
@@ -71,60 +70,71 @@ static __always_inline __u32 log2_slot(__u64 v)
 	return s < LS_SLOTS ? s : LS_SLOTS - 1;
 }
 
-static __always_inline void hist_add(int cls, int level, int mode, int kind,
-				     __u64 ns)
+/* This CPU's histogram: plain increments, nobody else writes it. */
+static __always_inline struct ls_hist *hist(int cls, int level, int mode, int kind)
 {
-	struct ls_hkey k = { cls, level, mode, kind };
-	struct ls_hist *h;
+	__u32 i = LS_HIST_IDX(cls, level, mode, kind);
 
-	h = bpf_map_lookup_elem(&hists, &k);
-	if (!h) {
-		bpf_map_update_elem(&hists, &k, &zero_hist, BPF_NOEXIST);
-		h = bpf_map_lookup_elem(&hists, &k);
-		if (!h)
-			return;
-	}
-	__sync_fetch_and_add(&h->count, 1);
-	if (kind == LS_WAIT && !ns)
-		return;		/* uncontended: counted, not in the histogram */
-	__sync_fetch_and_add(&h->events, 1);
-	__sync_fetch_and_add(&h->total_ns, ns);
-	__sync_fetch_and_add(&h->slots[log2_slot(ns) & (LS_SLOTS - 1)], 1);
-	if (ns > h->max_ns)
-		h->max_ns = ns;	/* racy max: good enough for a report */
+	return bpf_map_lookup_elem(&hists, &i);
 }
 
-SEC("usdt")
-int BPF_USDT(lock_acquired, __u64 addr, int cls, __u64 tree, int level,
-	     int group, int mode, __u64 wait_ns)
+static __always_inline void hist_time(struct ls_hist *h, __u64 ns)
+{
+	h->events++;
+	h->total_ns += ns;
+	h->slots[log2_slot(ns) & (LS_SLOTS - 1)]++;
+	if (ns > h->max_ns)
+		h->max_ns = ns;
+}
+
+static __always_inline struct ls_inst *inst(__u64 addr, int cls, __u64 tree,
+					    int level, int group)
 {
 	struct ls_inst *in, zero = {};
 
-	count(LSC_FIRED);
-	hist_add(cls, level, mode, LS_WAIT, wait_ns);
 	in = bpf_map_lookup_elem(&insts, &addr);
-	if (!in) {
-		zero.cls = cls;
-		zero.level = level;
-		zero.group = group;
-		zero.tree = tree;
-		if (bpf_map_update_elem(&insts, &addr, &zero, BPF_NOEXIST) &&
-		    !bpf_map_lookup_elem(&insts, &addr))
-			count(LSC_INST_FULL);
-		in = bpf_map_lookup_elem(&insts, &addr);
-		if (!in)
-			return 0;
+	if (in) {
+		in->cls = cls;		/* a node may be relabelled (level change) */
+		in->level = level;
+		return in;
 	}
-	in->cls = cls;		/* a node may be relabelled (level change) */
-	in->level = level;
-	__sync_fetch_and_add(&in->acquired, 1);
-	if (!wait_ns)
+	zero.cls = cls;
+	zero.level = level;
+	zero.group = group;
+	zero.tree = tree;
+	if (bpf_map_update_elem(&insts, &addr, &zero, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&insts, &addr)) {
+		count(LSC_INST_FULL);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&insts, &addr);
+}
+
+SEC("usdt")
+int BPF_USDT(lock_contended, __u64 addr, int cls, __u64 tree, int level,
+	     int group, int mode, __u64 wait_ns)
+{
+	struct ls_hist *h;
+	struct ls_inst *in;
+
+	count(LSC_FIRED);
+	h = hist(cls, level, mode, LS_WAIT);
+	if (h)
+		hist_time(h, wait_ns);
+	in = inst(addr, cls, tree, level, group);
+	if (in) {
+		__sync_fetch_and_add(&in->contended, 1);
+		__sync_fetch_and_add(&in->wait_ns, wait_ns);
+		if (wait_ns > in->max_wait_ns)
+			in->max_wait_ns = wait_ns;	/* racy max: good enough */
+	}
+	if (!stacks)
 		return 0;
-	__sync_fetch_and_add(&in->contended, 1);
-	__sync_fetch_and_add(&in->wait_ns, wait_ns);
-	if (wait_ns > in->max_wait_ns)
-		in->max_wait_ns = wait_ns;
-	if (stacks && wait_ns >= min_wait_ns) {
+	if (wait_ns < min_wait_ns) {
+		count(LSC_BELOW_MIN);
+		return 0;
+	}
+	{
 		struct ls_skey sk = { cls, level, 0, bpf_get_current_pid_tgid() >> 32 };
 		struct ls_sval *sv, sz = {};
 		long id = bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
@@ -136,7 +146,11 @@ int BPF_USDT(lock_acquired, __u64 addr, int cls, __u64 tree, int level,
 		sk.stack_id = id;
 		sv = bpf_map_lookup_elem(&wstacks, &sk);
 		if (!sv) {
-			bpf_map_update_elem(&wstacks, &sk, &sz, BPF_NOEXIST);
+			if (bpf_map_update_elem(&wstacks, &sk, &sz, BPF_NOEXIST) &&
+			    !bpf_map_lookup_elem(&wstacks, &sk)) {
+				count(LSC_WSTACKS_FULL);
+				return 0;
+			}
 			sv = bpf_map_lookup_elem(&wstacks, &sk);
 			if (!sv)
 				return 0;
@@ -147,13 +161,39 @@ int BPF_USDT(lock_acquired, __u64 addr, int cls, __u64 tree, int level,
 	return 0;
 }
 
+/* --all: every acquisition (counts) ... */
+SEC("usdt")
+int BPF_USDT(lock_acquired, __u64 addr, int cls, __u64 tree, int level,
+	     int group, int mode)
+{
+	struct ls_hist *h;
+	struct ls_inst *in;
+
+	count(LSC_FIRED);
+	h = hist(cls, level, mode, LS_WAIT);
+	if (h)
+		h->count++;
+	in = inst(addr, cls, tree, level, group);
+	if (in)
+		__sync_fetch_and_add(&in->acquired, 1);
+	return 0;
+}
+
+/* ... and every release (hold times of exclusive holds). */
 SEC("usdt")
 int BPF_USDT(lock_released, __u64 addr, int cls, __u64 tree, int level,
 	     int group, int mode, __u64 hold_ns)
 {
+	struct ls_hist *h;
+
 	count(LSC_FIRED);
-	if (hold_ns)
-		hist_add(cls, level, mode, LS_HOLD, hold_ns);
+	if (!hold_ns)
+		return 0;
+	h = hist(cls, level, mode, LS_HOLD);
+	if (h) {
+		h->count++;
+		hist_time(h, hold_ns);
+	}
 	return 0;
 }
 

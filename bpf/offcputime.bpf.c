@@ -15,13 +15,17 @@
  *     task's storage as pending...
  *   syscall exit (tp_btf/sys_exit): ...and its user stack is taken when the
  *     task returns from the syscall it blocked in: the user context that
- *     blocked is still intact there.  Blocks outside a syscall (page fault,
- *     user-mode preemption) and runnable switch-outs (preemption, possibly
- *     past sys_exit) take their user stack at switch-out instead.
+ *     blocked is still intact there.  Only blocks that begin outside a
+ *     syscall (page fault, user-mode preemption) or after the syscall
+ *     returned take their user stack at switch-out instead (can_defer()).
  *
  * --eager (`eager` below) is the classic method, both stacks at switch-out,
  * kept to compare the two on the same workload.  --wakeup also records the
  * waker's stacks at sched_waking for blocks already longer than min.
+ * --no-idle drops, at switch-out, FUSE workers that block reading requests
+ * from /dev/fuse (a read whose file's read_iter is fuse_dev_read): a FUSE
+ * daemon blocks there once per request, and those blocks are not
+ * contention, so they are neither timed nor unwound.
  * The iter/task program, run once at the end, adds sleeps still in progress.
  */
 #include "vmlinux.h"
@@ -31,11 +35,12 @@
 #include "offcputime.h"
 
 #define PF_KTHREAD	0x00200000
-#define MAX_ENTRIES	10240
+#define MAX_ENTRIES	10240	/* resized by the loader */
 #define OFFCPU_MAX_DEPTH_POW2	128
-#define EFAULT		14
-#define ENOMEM		12
-#define EEXIST		17
+#define ENOSYS		38
+
+/* per-CPU scratch buffers, one per program that may nest on a CPU */
+enum { SLOT_SWITCH, SLOT_WALK, SLOT_SYSEXIT, SLOT_WAKING, SLOT_ITER, NSLOTS };
 
 const volatile __u32 targ_tgid = 0;
 const volatile __u32 targ_pid = 0;
@@ -46,15 +51,17 @@ const volatile __u64 min_ns = 1000;
 const volatile __u64 max_ns = ~0ULL;
 const volatile bool eager = false;
 const volatile bool wakeup = false;
+const volatile bool no_idle = false;
+const volatile __u64 fuse_dev_read_addr = 0;	/* kallsyms fuse_dev_read */
 
 struct waker {
-	__s32 kstack_id, ustack_id;
+	__u64 kstack, ustack;
 	__u32 tgid, pid;
 	char comm[OFFCPU_COMM_LEN];
 };
 
 struct pending {
-	__u64 kstack_hash;
+	__u64 kstack;
 	__u64 delta;
 	__u32 state;
 	struct waker w;
@@ -62,8 +69,8 @@ struct pending {
 
 struct task_info {
 	__u64 start;		/* switch-out time, 0 when not tracked */
-	__s32 kstack_id;	/* eager */
-	__s32 ustack_id;	/* eager, or taken at switch-out outside a syscall */
+	__u64 kstack;		/* eager */
+	__u64 ustack;		/* eager, or taken at switch-out outside a syscall */
 	__u32 state;
 	__u32 defer;		/* user stack deferred to syscall exit */
 	struct waker w;		/* --wakeup: who woke the current block */
@@ -79,14 +86,8 @@ struct {
 } tasks SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, OFFCPU_MAX_DEPTH * sizeof(__u64));
-	__uint(max_entries, MAX_ENTRIES);
-} stackmap SEC(".maps");
-
-struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u64);
 	__type(value, struct offcpu_stack);
 	__uint(max_entries, MAX_ENTRIES);
@@ -94,6 +95,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct offcpu_key);
 	__type(value, struct offcpu_val);
 	__uint(max_entries, MAX_ENTRIES);
@@ -103,7 +105,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, struct offcpu_stack);
-	__uint(max_entries, 2);		/* 0: kernel stack, 1: user stack walk */
+	__uint(max_entries, NSLOTS);
 } scratch SEC(".maps");
 
 struct {
@@ -133,18 +135,6 @@ static __always_inline void count(__u32 c)
 		(*v)++;
 }
 
-static __always_inline void count_stackid_err(long err)
-{
-	if (err == -EEXIST)
-		count(OC_USTACK_EEXIST);
-	else if (err == -EFAULT)
-		count(OC_USTACK_EFAULT);
-	else if (err == -ENOMEM)
-		count(OC_USTACK_ENOMEM);
-	else
-		count(OC_USTACK_OTHER);
-}
-
 static __always_inline bool allow(struct task_struct *t, unsigned int state,
 				  bool preempt)
 {
@@ -170,8 +160,9 @@ static __always_inline bool allow(struct task_struct *t, unsigned int state,
 	return true;
 }
 
-/* A stack taken from a non-running task goes into `stacks` under its hash. */
-static __always_inline __u64 stack_store(struct offcpu_stack *buf, __u64 bytes)
+/* A stack goes into `stacks` under its hash; returns the hash, 0 if lost. */
+static __always_inline __u64 stack_store(struct offcpu_stack *buf, __u64 bytes,
+					 bool user)
 {
 	__u64 h = 0xcbf29ce484222325ULL;
 	int n = bytes / 8;	/* unsigned: BPF has no signed division */
@@ -179,23 +170,77 @@ static __always_inline __u64 stack_store(struct offcpu_stack *buf, __u64 bytes)
 	if (n <= 0)
 		return 0;
 	if (n >= OFFCPU_MAX_DEPTH)
-		count(OC_KSTACK_TRUNC);
+		count(user ? OC_USTACK_TRUNC : OC_KSTACK_TRUNC);
 	for (int i = 0; i < OFFCPU_MAX_DEPTH; i++) {
-		if (i >= n) {
-			buf->ips[i] = 0;
-			continue;
-		}
+		if (i >= n)
+			break;
 		h ^= buf->ips[i];
 		h *= 0x100000001b3ULL;
 	}
+	/* One terminating 0 (readers stop there), not a cleared tail. */
+	if (n < OFFCPU_MAX_DEPTH) {
+		__u32 k = n;
+
+		barrier_var(k);	/* keep the bound check on k itself */
+		if (k < OFFCPU_MAX_DEPTH)
+			buf->ips[k] = 0;
+	}
 	if (!h)
 		h = 1;
+	if (bpf_map_lookup_elem(&stacks, &h))
+		return h;
 	if (bpf_map_update_elem(&stacks, &h, buf, BPF_NOEXIST) &&
 	    !bpf_map_lookup_elem(&stacks, &h)) {
 		count(OC_STACKS_FULL);
 		return 0;
 	}
 	return h;
+}
+
+/* The running task's kernel or user stack, stored; its hash or 0. */
+static __always_inline __u64 take_stack(void *ctx, __u32 slot, bool user)
+{
+	struct offcpu_stack *buf = bpf_map_lookup_elem(&scratch, &slot);
+	long bytes;
+
+	if (!buf)
+		return 0;
+	bytes = bpf_get_stack(ctx, buf->ips, sizeof(buf->ips),
+			      user ? BPF_F_USER_STACK : 0);
+	if (bytes <= 0) {
+		count(user ? OC_USTACK_FAIL : OC_KSTACK_FAIL);
+		return 0;
+	}
+	return stack_store(buf, bytes, user);
+}
+
+/*
+ * --no-idle: is t blocked reading FUSE requests (read/readv/splice on a
+ * file whose read_iter is the kernel's fuse_dev_read)?  x86-64 numbers.
+ */
+static __always_inline bool idle_fuse_read(struct task_struct *t)
+{
+	struct pt_regs *regs;
+	struct file **fda, *f;
+	unsigned int fd, max;
+	long nr;
+
+	if (!no_idle || !fuse_dev_read_addr)
+		return false;
+	regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	if (!regs)
+		return false;
+	nr = regs->orig_ax;
+	if (nr != 0 && nr != 19 && nr != 275)	/* read, readv, splice */
+		return false;
+	fd = regs->di;
+	max = BPF_CORE_READ(t, files, fdt, max_fds);
+	if (fd >= max)
+		return false;
+	fda = BPF_CORE_READ(t, files, fdt, fd);
+	if (!fda || bpf_probe_read_kernel(&f, sizeof(f), &fda[fd]) || !f)
+		return false;
+	return (__u64)BPF_CORE_READ(f, f_op, read_iter) == fuse_dev_read_addr;
 }
 
 static __always_inline void note_tgid(__u32 tgid)
@@ -216,9 +261,8 @@ static __always_inline void note_tgid(__u32 tgid)
 }
 
 static __always_inline void record(struct task_struct *t, struct task_info *s,
-				   const struct waker *w,
-				   __u64 kstack_hash, __s32 ustack_id,
-				   __u64 ustack_hash, __u64 delta, __u32 state,
+				   const struct waker *w, __u64 kstack,
+				   __u64 ustack, __u64 delta, __u32 state,
 				   __u32 flags)
 {
 	struct offcpu_key key = {};
@@ -227,19 +271,15 @@ static __always_inline void record(struct task_struct *t, struct task_info *s,
 	key.tgid = t->tgid;
 	key.pid = t->pid;
 	bpf_probe_read_kernel_str(key.comm, sizeof(key.comm), t->comm);
-	key.kstack_hash = kstack_hash;
-	key.ustack_hash = ustack_hash;
-	key.kstack_id = s ? s->kstack_id : -1;
-	key.ustack_id = ustack_id;
-	key.w_kstack_id = -1;
-	key.w_ustack_id = -1;
+	key.kstack = kstack ? kstack : s ? s->kstack : 0;
+	key.ustack = ustack;
 	key.state = state;
 	key.flags = flags;
 	if (t->flags & PF_KTHREAD)
 		key.flags |= OFFCPU_F_KTHREAD;
 	if (wakeup && w && w->pid) {
-		key.w_kstack_id = w->kstack_id;
-		key.w_ustack_id = w->ustack_id;
+		key.w_kstack = w->kstack;
+		key.w_ustack = w->ustack;
 		key.w_tgid = w->tgid;
 		key.w_pid = w->pid;
 		__builtin_memcpy(key.w_comm, w->comm, sizeof(key.w_comm));
@@ -263,21 +303,23 @@ static __always_inline void record(struct task_struct *t, struct task_info *s,
 }
 
 /*
- * May the user stack wait for this syscall's sys_exit?  Only for a real
- * sleep (state != R) inside a syscall: a task switched out runnable may be
- * past sys_exit already (preempted in exit_to_user_mode_loop), so its user
- * stack is taken now.
+ * May the user stack wait for this syscall's sys_exit?  Only while the task
+ * is inside a syscall that has not returned yet: the entry code stores
+ * -ENOSYS in pt_regs->ax and the syscall's return value replaces it before
+ * sys_exit, so orig_ax >= 0 with ax == -ENOSYS means "before sys_exit",
+ * whether the task sleeps or was preempted.  A task switched out after its
+ * syscall returned (preempted in exit_to_user_mode_loop, stopped by a
+ * signal) or outside any syscall (page fault, user-mode preemption) gets
+ * its user stack now.  (A syscall that itself returns -ENOSYS makes one
+ * block take the next syscall's user stack: rare, and only that block.)
  */
-static __always_inline bool can_defer(struct task_struct *t, unsigned int state,
-				      bool preempt)
+static __always_inline bool can_defer(struct task_struct *t)
 {
 	struct pt_regs *regs;
 
-	if (preempt || !(state & 3))
-		return false;
-	/* Direct load: bpf_task_pt_regs() gives a BTF pointer. */
+	/* Direct loads: bpf_task_pt_regs() gives a BTF pointer. */
 	regs = (struct pt_regs *)bpf_task_pt_regs(t);
-	return regs && (long)regs->orig_ax >= 0;
+	return regs && (long)regs->orig_ax >= 0 && (long)regs->ax == -ENOSYS;
 }
 
 static __always_inline void switch_out(void *ctx, struct task_struct *prev,
@@ -286,10 +328,13 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 {
 	struct task_info *s;
 	bool kthread;
-	long id;
 
 	if (!allow(prev, prev_state, preempt))
 		return;
+	if (no_idle && !preempt && (prev_state & 3) && idle_fuse_read(prev)) {
+		count(OC_IDLE_SKIPPED);
+		return;
+	}
 	s = bpf_task_storage_get(&tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!s) {
 		count(OC_STORAGE_FAIL);
@@ -298,31 +343,25 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	kthread = prev->flags & PF_KTHREAD;
 	s->start = now;
 	s->state = preempt ? 0 : prev_state & 3;
-	s->kstack_id = -1;
-	s->ustack_id = -1;
+	s->kstack = 0;
+	s->ustack = 0;
 	s->defer = 0;
 	s->w.pid = 0;
-	if (eager) {
-		id = bpf_get_stackid(ctx, &stackmap, 0);
-		s->kstack_id = id;
-		if (id < 0)
-			count(OC_KSTACK_FAIL);
-	}
+	if (eager)
+		s->kstack = take_stack(ctx, SLOT_SWITCH, false);
 	if (kthread)
 		return;
-	if (!eager && can_defer(prev, prev_state, preempt)) {
+	if (!eager && can_defer(prev)) {
 		s->defer = 1;
 		return;
 	}
-	id = bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
-	s->ustack_id = id;
-	if (id < 0)
-		count_stackid_err(id);
+	count(OC_EARLY_USTACK);
+	s->ustack = take_stack(ctx, SLOT_SWITCH, true);
 }
 
 /* The pending blocks of a task get its user stack (or none: NOUSER). */
 static __always_inline void flush_pending(struct task_struct *t,
-					  struct task_info *s, __s32 ustack_id,
+					  struct task_info *s, __u64 ustack,
 					  __u32 flags)
 {
 	__u32 n = s->npending;
@@ -330,7 +369,7 @@ static __always_inline void flush_pending(struct task_struct *t,
 	for (int i = 0; i < OFFCPU_PENDING; i++) {
 		if (i >= n)
 			break;
-		record(t, NULL, &s->pend[i].w, s->pend[i].kstack_hash, ustack_id, 0,
+		record(t, NULL, &s->pend[i].w, s->pend[i].kstack, ustack,
 		       s->pend[i].delta, s->pend[i].state, flags);
 	}
 	s->npending = 0;
@@ -341,7 +380,7 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	struct task_info *s;
 	struct offcpu_stack *buf;
 	__u64 delta, kh = 0;
-	__u32 zero = 0, n;
+	__u32 slot = SLOT_SWITCH, n;
 	long bytes;
 
 	s = bpf_task_storage_get(&tasks, next, 0, 0);
@@ -352,31 +391,31 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	if (delta < min_ns || delta > max_ns)
 		return;
 	if (!eager) {
-		buf = bpf_map_lookup_elem(&scratch, &zero);
+		buf = bpf_map_lookup_elem(&scratch, &slot);
 		if (!buf)
 			return;
 		bytes = bpf_get_task_stack(next, buf->ips, sizeof(buf->ips), 0);
-		if (bytes < 0)
+		if (bytes <= 0)
 			count(OC_KSTACK_FAIL);
 		else
-			kh = stack_store(buf, bytes);
+			kh = stack_store(buf, bytes, false);
 	}
 	if (!s->defer) {
-		record(next, s, &s->w, kh, s->ustack_id, 0, delta, s->state, 0);
+		record(next, s, &s->w, kh, s->ustack, delta, s->state, 0);
 		return;
 	}
 	n = s->npending;
 	if (n >= OFFCPU_PENDING) {
 		/* A syscall that blocks again and again (a FUSE worker's read
 		 * of /dev/fuse): fold into the last block if the stack matches. */
-		if (s->pend[OFFCPU_PENDING - 1].kstack_hash == kh) {
+		if (s->pend[OFFCPU_PENDING - 1].kstack == kh) {
 			s->pend[OFFCPU_PENDING - 1].delta += delta;
 			return;
 		}
 		count(OC_PENDING_OVERFLOW);
 		return;
 	}
-	s->pend[n & (OFFCPU_PENDING - 1)].kstack_hash = kh;
+	s->pend[n & (OFFCPU_PENDING - 1)].kstack = kh;
 	s->pend[n & (OFFCPU_PENDING - 1)].delta = delta;
 	s->pend[n & (OFFCPU_PENDING - 1)].state = s->state;
 	if (wakeup)
@@ -401,7 +440,6 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 {
 	struct task_struct *t;
 	struct task_info *s;
-	long id;
 
 	if (targ_tgid && (bpf_get_current_pid_tgid() >> 32) != targ_tgid)
 		return 0;
@@ -409,10 +447,7 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 	s = bpf_task_storage_get(&tasks, t, 0, 0);
 	if (!s || !s->npending)
 		return 0;
-	id = bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
-	if (id < 0)
-		count_stackid_err(id);
-	flush_pending(t, s, id, 0);
+	flush_pending(t, s, take_stack(ctx, SLOT_SYSEXIT, true), 0);
 	return 0;
 }
 
@@ -433,9 +468,9 @@ int BPF_PROG(sched_waking, struct task_struct *p)
 	s->w.pid = cur->pid;
 	s->w.tgid = cur->tgid;
 	bpf_probe_read_kernel_str(s->w.comm, sizeof(s->w.comm), cur->comm);
-	s->w.kstack_id = bpf_get_stackid(ctx, &stackmap, 0);
-	s->w.ustack_id = (cur->flags & PF_KTHREAD) ? -1 :
-		bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
+	s->w.kstack = take_stack(ctx, SLOT_WAKING, false);
+	s->w.ustack = (cur->flags & PF_KTHREAD) ? 0 :
+		take_stack(ctx, SLOT_WAKING, true);
 	return 0;
 }
 
@@ -449,7 +484,7 @@ int BPF_PROG(sched_process_exit, struct task_struct *t, bool group_dead)
 	s = bpf_task_storage_get(&tasks, t, 0, 0);
 	if (s && s->npending) {
 		count(OC_PENDING_EXIT);
-		flush_pending(t, s, -1, OFFCPU_F_NOUSER);
+		flush_pending(t, s, 0, OFFCPU_F_NOUSER);
 	}
 	if (!group_dead || !bpf_map_lookup_elem(&seen, &tgid))
 		return 0;
@@ -499,18 +534,18 @@ static __always_inline __u64 user_stack_walk(struct task_struct *t)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
 	struct walk w = { .t = t, .n = 1 };
-	__u32 one = 1;
+	__u32 slot = SLOT_WALK;
 
 	if (!regs || (t->flags & PF_KTHREAD))
 		return 0;
-	w.buf = bpf_map_lookup_elem(&scratch, &one);
+	w.buf = bpf_map_lookup_elem(&scratch, &slot);
 	if (!w.buf)
 		return 0;
 	w.buf->ips[0] = BPF_CORE_READ(regs, ip);
 	w.bp = BPF_CORE_READ(regs, bp);
 	/* bpf_loop: verified once, not once per frame. */
 	bpf_loop(OFFCPU_MAX_DEPTH - 1, walk_one, &w, 0);
-	return stack_store(w.buf, w.n * 8);
+	return stack_store(w.buf, w.n * 8, true);
 }
 
 /*
@@ -526,7 +561,7 @@ int inprogress(struct bpf_iter__task *ctx)
 	struct task_info *s;
 	struct offcpu_stack *buf;
 	__u64 now, delta, kh = 0, uh = 0;
-	__u32 zero = 0, flags = OFFCPU_F_INPROGRESS;
+	__u32 slot = SLOT_ITER, flags = OFFCPU_F_INPROGRESS;
 	long bytes;
 
 	if (!t)
@@ -539,8 +574,8 @@ int inprogress(struct bpf_iter__task *ctx)
 		for (int i = 0; i < OFFCPU_PENDING; i++) {
 			if (i >= s->npending)
 				break;
-			record(t, NULL, &s->pend[i].w, s->pend[i].kstack_hash,
-			       -1, uh, s->pend[i].delta, s->pend[i].state,
+			record(t, NULL, &s->pend[i].w, s->pend[i].kstack,
+			       uh, s->pend[i].delta, s->pend[i].state,
 			       uh ? 0 : OFFCPU_F_NOUSER);
 		}
 		s->npending = 0;
@@ -552,21 +587,20 @@ int inprogress(struct bpf_iter__task *ctx)
 	if (delta < min_ns || delta > max_ns)
 		return 0;
 	s->start = 0;
-	if (s->kstack_id < 0) {
-		buf = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s->kstack) {
+		buf = bpf_map_lookup_elem(&scratch, &slot);
 		if (!buf)
 			return 0;
 		bytes = bpf_get_task_stack(t, buf->ips, sizeof(buf->ips), 0);
 		if (bytes > 0)
-			kh = stack_store(buf, bytes);
+			kh = stack_store(buf, bytes, false);
 	}
 	if (s->defer) {
 		uh = user_stack_walk(t);
 		if (!uh)
 			flags |= OFFCPU_F_NOUSER;
 	}
-	record(t, s, &s->w, kh, s->defer ? -1 : s->ustack_id, uh, delta,
-	       s->state, flags);
+	record(t, s, &s->w, kh, s->defer ? uh : s->ustack, delta, s->state, flags);
 	count(OC_INPROGRESS);
 	return 0;
 }
@@ -585,15 +619,15 @@ int seed(struct bpf_iter__task *ctx)
 	if (!t || t == bpf_get_current_task_btf())
 		return 0;
 	state = t->__state;
-	if (!state || t->on_cpu || !allow(t, state, false))
+	if (!state || t->on_cpu || !allow(t, state, false) || idle_fuse_read(t))
 		return 0;
 	s = bpf_task_storage_get(&tasks, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!s || s->start)
 		return 0;
 	s->start = bpf_ktime_get_ns();
 	s->state = state & 3;
-	s->kstack_id = -1;
-	s->ustack_id = -1;
+	s->kstack = 0;
+	s->ustack = 0;
 	s->w.pid = 0;
 	s->defer = !(t->flags & PF_KTHREAD);
 	return 0;

@@ -4,12 +4,13 @@
  * share: the aggregation key, its value, the stack buffer and the counters
  * the loader reports at exit.
  *
- * Stacks live in two places.  Stacks taken from the task that runs
- * (bpf_get_stackid) are ids in the `stackmap` STACK_TRACE map.  Stacks taken
- * from a task that is not running (the resuming task's kernel stack at
- * switch-in, via bpf_get_task_stack) are hashed in BPF and stored in the
- * `stacks` hash (hash -> struct offcpu_stack).  A key names each of its
- * stacks by one or the other; an id < 0 and a hash of 0 mean "none".
+ * Every stack (kernel or user, of the blocked task or of its waker) is
+ * hashed in BPF (64-bit FNV-1a over its addresses) and stored once in the
+ * `stacks` hash map (hash -> struct offcpu_stack); a key names its stacks
+ * by hash, 0 meaning "none".  Unlike a STACK_TRACE map (bpf_get_stackid),
+ * whose buckets collide long before it is full (-EEXIST: the stack is
+ * lost), this loses a stack only when the map is really full, and it is
+ * not preallocated, so the loader can size it from the workload.
  */
 #ifndef GLASS_OFFCPUTIME_H
 #define GLASS_OFFCPUTIME_H
@@ -26,12 +27,10 @@
 struct offcpu_key {
 	__u32 tgid;
 	__u32 pid;
-	__u64 kstack_hash;	/* in `stacks`, 0 none */
-	__u64 ustack_hash;	/* in `stacks`, 0 none (in-progress walk) */
-	__s32 kstack_id;	/* in `stackmap`, < 0 none */
-	__s32 ustack_id;	/* in `stackmap`, < 0 none */
-	__s32 w_kstack_id;	/* waker's stacks (--wakeup), < 0 none */
-	__s32 w_ustack_id;
+	__u64 kstack;		/* hashes in `stacks`, 0 none */
+	__u64 ustack;
+	__u64 w_kstack;		/* waker's stacks (--wakeup), 0 none */
+	__u64 w_ustack;
 	__u32 w_tgid;
 	__u32 w_pid;
 	__u32 flags;
@@ -54,16 +53,16 @@ enum offcpu_counter {
 	OC_BLOCKS,		/* blocks that passed the filters */
 	OC_INPROGRESS,		/* ... of which still in progress at the end */
 	OC_KSTACK_TRUNC,	/* kernel stack filled the depth limit */
-	OC_KSTACK_FAIL,		/* bpf_get_task_stack / get_stackid failed */
-	OC_STACKS_FULL,		/* `stacks` hash full */
-	OC_USTACK_EEXIST,	/* stackmap bucket collision */
-	OC_USTACK_EFAULT,	/* user stack unreadable */
-	OC_USTACK_ENOMEM,	/* stackmap full */
-	OC_USTACK_OTHER,
+	OC_USTACK_TRUNC,	/* user stack filled the depth limit */
+	OC_KSTACK_FAIL,		/* kernel stack could not be read */
+	OC_USTACK_FAIL,		/* user stack could not be read (-EFAULT...) */
+	OC_STACKS_FULL,		/* `stacks` map full: stack lost */
 	OC_COUNTS_FULL,		/* aggregation map full: block lost */
 	OC_PENDING_OVERFLOW,	/* > OFFCPU_PENDING blocks in one syscall */
 	OC_PENDING_EXIT,	/* task exited before its syscall returned */
 	OC_STORAGE_FAIL,	/* task storage could not be created */
+	OC_IDLE_SKIPPED,	/* --no-idle: blocks in a /dev/fuse read not tracked */
+	OC_EARLY_USTACK,	/* user stacks taken at switch-out, before the block's length was known */
 	OC_NR,
 };
 

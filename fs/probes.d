@@ -21,6 +21,8 @@ provider glassfs {
 	probe lock__acquired(uint64_t addr, int cls, uint64_t tree, int level, int group, int mode, uint64_t wait_ns);
 	/* @ a lock was released after being held hold_ns (0 for shared holds) */
 	probe lock__released(uint64_t addr, int cls, uint64_t tree, int level, int group, int mode, uint64_t hold_ns);
+	/* @ a lock that could not be taken at once was acquired after waiting wait_ns (fires only on contention: the cheap probe for wait statistics) */
+	probe lock__contended(uint64_t addr, int cls, uint64_t tree, int level, int group, int mode, uint64_t wait_ns);
 
 	/* @ an operation started a new transaction */
 	probe txn__start(uint64_t transid);

@@ -78,7 +78,15 @@ LCK=$!
 "$BIN/glass-commitlat" -p "$FSPID" -d "$PROF_S" -j >"$RUN/commitlat.json" 2>"$DIR/commitlat.err" &
 CML=$!
 pids+=("$OFF" "$WAK" "$LCK" "$CML")
-sleep 2	# let the tracers attach
+# Wait until every tracer has attached (each announces "Tracing ..." on
+# stderr once its programs are live): loading four BPF objects can take
+# seconds on a loaded machine, and a tracer that attaches late misses the
+# workload.
+for err in offcpu wakeup lockstat commitlat; do
+	for _ in $(seq 600); do grep -q '^Tracing' "$DIR/$err.err" 2>/dev/null && break; sleep 0.1; done
+	grep -q '^Tracing' "$DIR/$err.err" 2>/dev/null ||
+		die "the $err tracer did not attach in 60 s: $(grep -v '^libbpf' "$DIR/$err.err" | tail -3)"
+done
 # One directory per thread, as in the talk: creates in one directory are
 # serialised by the kernel's lock on that directory before they reach any
 # filesystem, so only separate directories show the B-tree's own locks.

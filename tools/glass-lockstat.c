@@ -3,6 +3,11 @@
  * glass-lockstat — wait and hold times of glassfs engine locks, per lock
  * class and B-tree level, from the glassfs:lock__* USDT probes; the most
  * contended lock instances; optionally the waiters' user stacks.
+ *
+ * By default only glassfs:lock__contended is attached (fired after a real
+ * wait), so uncontended acquisitions cost the traced daemon nothing; --all
+ * adds lock__acquired/lock__released for acquisition counts and hold times,
+ * at the price of a trap per acquisition and per release (bpf/lockstat.h).
  */
 #include <argp.h>
 #include <bpf/bpf.h>
@@ -27,18 +32,22 @@ static struct env {
 	pid_t pid;
 	const char *binary;
 	unsigned duration, top;
-	bool stacks, hists, json, verbose;
-} env = { .top = 10 };
+	unsigned long stack_entries;
+	__u64 min_wait_us;
+	bool stacks, hists, json, verbose, all;
+} env = { .top = 10, .stack_entries = 16384 };
 
 const char *argp_program_version = "glass-lockstat 0.1";
 static const char doc[] =
 "Engine lock wait/hold times per class and B-tree level (glassfs USDT).\n"
 "\n"
-"USAGE: glass-lockstat (-p PID | -b BINARY) [-d SECONDS] [-n TOP] [-s] [-H] [-j]\n"
+"USAGE: glass-lockstat (-p PID | -b BINARY) [-a] [-d SECONDS] [-n TOP] [-s [-m MIN_US]] [-H] [-j]\n"
 "\n"
 "EXAMPLES:\n"
 "  glass-lockstat -p $(pidof glassfs) -d 10      # tables\n"
 "  glass-lockstat -p $(pidof glassfs) -d 10 -H   # with log2 histograms\n"
+"  glass-lockstat -p $(pidof glassfs) -a -d 10   # + acquisitions and hold times (costly)\n"
+"  glass-lockstat -p $(pidof glassfs) -s -m 100  # waiter stacks of waits >= 100 us\n"
 "  glass-lockstat -b /usr/local/bin/glassfs -s   # every glassfs process, waiter stacks\n"
 "  glass-lockstat -p 185 -d 5 -j                 # JSON\n";
 
@@ -47,7 +56,10 @@ static const struct argp_option opts[] = {
 	{ "binary", 'b', "PATH", 0, "Trace every process running this binary", 0 },
 	{ "duration", 'd', "SECONDS", 0, "Trace for SECONDS (default: until Ctrl-C)", 0 },
 	{ "top", 'n', "N", 0, "Show the N most contended lock instances (default 10)", 0 },
+	{ "all", 'a', NULL, 0, "Every acquisition and release too: acquisition counts and hold times (a trap per lock operation: slows the daemon down several times)", 0 },
 	{ "stacks", 's', NULL, 0, "Record the waiters' user stacks", 0 },
+	{ "min-wait", 'm', "MIN_US", 0, "With -s: stacks only for waits of at least MIN_US us", 0 },
+	{ "stack-storage-size", 'S', "N", 0, "Distinct waiter stacks kept (default 16384); losses are reported", 0 },
 	{ "histograms", 'H', NULL, 0, "Print log2 histograms of wait and hold times", 0 },
 	{ "json", 'j', NULL, 0, "JSON output", 0 },
 	{ "verbose", 'v', NULL, 0, "Verbose libbpf output", 0 },
@@ -76,6 +88,9 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'd': env.duration = parse_num(arg, "duration", 1, INT_MAX); break;
 	case 'n': env.top = parse_num(arg, "top", 0, 100000); break;
 	case 's': env.stacks = true; break;
+	case 'a': env.all = true; break;
+	case 'm': env.min_wait_us = parse_num(arg, "min wait", 0, LONG_MAX / 1000); break;
+	case 'S': env.stack_entries = parse_num(arg, "stack storage size", 16, 1 << 22); break;
 	case 'H': env.hists = true; break;
 	case 'j': env.json = true; break;
 	case 'v': env.verbose = true; break;
@@ -140,42 +155,53 @@ static int stk_cmp(const void *a, const void *b)
 	return x->v.wait_ns < y->v.wait_ns ? 1 : x->v.wait_ns > y->v.wait_ns ? -1 : 0;
 }
 
+/* Sum the per-CPU histograms; one row per (class, level, mode) seen. */
 static size_t collect_rows(int fd, struct row **out)
 {
-	struct ls_hkey k, *prev = NULL, pk;
-	struct ls_hist h;
-	struct row *rows = NULL;
+	int ncpu = libbpf_num_possible_cpus();
+	struct ls_hist *pc = calloc(ncpu > 0 ? ncpu : 1, sizeof(*pc));
+	struct row *rows = calloc(LS_NHIST / 2, sizeof(*rows));
 	size_t n = 0;
 
-	while (!bpf_map_get_next_key(fd, prev, &k)) {
-		pk = k;
-		prev = &pk;
-		if (bpf_map_lookup_elem(fd, &k, &h))
-			continue;
-		size_t i;
-		for (i = 0; i < n; i++)
-			if (rows[i].cls == k.cls && rows[i].level == k.level &&
-			    rows[i].mode == k.mode)
-				break;
-		if (i == n) {
-			struct row *nr = realloc(rows, (n + 1) * sizeof(*rows));
-
-			if (!nr)
-				break;
-			rows = nr;
-			memset(&rows[n], 0, sizeof(rows[n]));
-			rows[n].cls = k.cls;
-			rows[n].level = k.level;
-			rows[n].mode = k.mode;
-			n++;
-		}
-		if (k.kind == LS_WAIT)
-			rows[i].wait = h;
-		else
-			rows[i].hold = h;
-	}
-	qsort(rows, n, sizeof(*rows), row_cmp);
 	*out = rows;
+	if (!pc || !rows) {
+		free(pc);
+		return 0;
+	}
+	for (int cls = 0; cls < LS_CLASSES; cls++)
+	for (int level = -1; level < LS_LEVELS - 1; level++)
+	for (int mode = 0; mode < 2; mode++) {
+		struct row *r = &rows[n];
+		bool any = false;
+
+		for (int kind = LS_WAIT; kind <= LS_HOLD; kind++) {
+			__u32 idx = LS_HIST_IDX(cls, level, mode, kind);
+			struct ls_hist *h = kind == LS_WAIT ? &r->wait : &r->hold;
+
+			if (bpf_map_lookup_elem(fd, &idx, pc))
+				continue;
+			for (int c = 0; c < ncpu; c++) {
+				for (int i = 0; i < LS_SLOTS; i++)
+					h->slots[i] += pc[c].slots[i];
+				h->count += pc[c].count;
+				h->events += pc[c].events;
+				h->total_ns += pc[c].total_ns;
+				if (pc[c].max_ns > h->max_ns)
+					h->max_ns = pc[c].max_ns;
+			}
+			any |= h->count || h->events;
+		}
+		if (any) {
+			r->cls = cls;
+			r->level = level;
+			r->mode = mode;
+			n++;
+		} else {
+			memset(r, 0, sizeof(*r));
+		}
+	}
+	free(pc);
+	qsort(rows, n, sizeof(*rows), row_cmp);
 	return n;
 }
 
@@ -268,13 +294,19 @@ static void report(struct lockstat_bpf *skel, struct syms_cache *sc)
 		for (size_t i = 0; i < nr; i++) {
 			struct row *r = &rows[i];
 
+			/* Not counted without -a: 0 with "acquired_counted":
+			 * false (readers that want an integer still parse). */
+			char acq[48] = "0,\"acquired_counted\":false";
+
+			if (env.all)
+				snprintf(acq, sizeof(acq), "%llu,\"acquired_counted\":true",
+					 (unsigned long long)r->wait.count);
 			printf("%s{\"class\":\"%s\",\"level\":%d,\"mode\":\"%s\","
-			       "\"acquired\":%llu,\"contended\":%llu,\"wait_ns\":%llu,"
+			       "\"acquired\":%s,\"contended\":%llu,\"wait_ns\":%llu,"
 			       "\"wait_max_ns\":%llu,\"hold_ns\":%llu,\"holds\":%llu,"
 			       "\"hold_max_ns\":%llu,\"wait_hist\":",
 			       i ? "," : "", class_name(r->cls), r->level,
-			       r->mode ? "write" : "read",
-			       (unsigned long long)r->wait.count,
+			       r->mode ? "write" : "read", acq,
 			       (unsigned long long)r->wait.events,
 			       (unsigned long long)r->wait.total_ns,
 			       (unsigned long long)r->wait.max_ns,
@@ -290,18 +322,22 @@ static void report(struct lockstat_bpf *skel, struct syms_cache *sc)
 		for (size_t i = 0; i < top; i++) {
 			struct inst *in = &insts[i];
 
+			char acq[48] = "0,\"acquired_counted\":false";
+
+			if (env.all)
+				snprintf(acq, sizeof(acq), "%llu,\"acquired_counted\":true",
+					 (unsigned long long)in->v.acquired);
 			printf("%s{\"addr\":\"0x%llx\",\"class\":\"%s\",\"tree\":%llu,"
-			       "\"level\":%d,\"group\":%d,\"acquired\":%llu,"
+			       "\"level\":%d,\"group\":%d,\"acquired\":%s,"
 			       "\"contended\":%llu,\"wait_ns\":%llu,\"wait_max_ns\":%llu}",
 			       i ? "," : "", (unsigned long long)in->addr,
 			       class_name(in->v.cls), (unsigned long long)in->v.tree,
-			       in->v.level, in->v.group,
-			       (unsigned long long)in->v.acquired,
+			       in->v.level, in->v.group, acq,
 			       (unsigned long long)in->v.contended,
 			       (unsigned long long)in->v.wait_ns,
 			       (unsigned long long)in->v.max_wait_ns);
 		}
-		printf("],\"stacks\":[");
+		printf("],\"mode\":\"%s\",\"stacks\":[", env.all ? "all" : "contended");
 		for (size_t i = 0; i < ns && i < env.top; i++) {
 			printf("%s{\"class\":\"%s\",\"level\":%d,\"wait_ns\":%llu,\"count\":%llu,\"frames\":[",
 			       i ? "," : "", class_name(stks[i].k.cls), stks[i].k.level,
@@ -313,21 +349,27 @@ static void report(struct lockstat_bpf *skel, struct syms_cache *sc)
 		printf("]}\n");
 		goto out;
 	}
-	printf("Lock waits and holds by class and B-tree level (times in us):\n");
+	printf("Lock waits%s by class and B-tree level (times in us)%s:\n",
+	       env.all ? " and holds" : "",
+	       env.all ? "" : "; contended acquisitions only, -a for all and hold times");
 	printf("%-7s %5s %-5s %10s %10s %12s %9s %9s %9s %12s %9s %9s\n",
 	       "CLASS", "LEVEL", "MODE", "ACQUIRED", "CONTENDED", "WAIT_TOTAL",
 	       "WAIT_AVG", "WAIT_P99", "WAIT_MAX", "HOLD_TOTAL", "HOLD_AVG", "HOLD_MAX");
 	for (size_t i = 0; i < nr; i++) {
 		struct row *r = &rows[i];
+		char acq[24] = "-", hold[48] = "           -         -         -";
 
-		printf("%-7s %5d %-5s %10llu %10llu %12.1f %9.1f %9.1f %9.1f %12.1f %9.1f %9.1f\n",
-		       class_name(r->cls), r->level, r->mode ? "write" : "read",
-		       (unsigned long long)r->wait.count,
+		if (env.all) {
+			snprintf(acq, sizeof(acq), "%llu", (unsigned long long)r->wait.count);
+			snprintf(hold, sizeof(hold), "%12.1f %9.1f %9.1f", r->hold.total_ns / 1e3,
+				 avg(&r->hold) / 1e3, r->hold.max_ns / 1e3);
+		}
+		printf("%-7s %5d %-5s %10s %10llu %12.1f %9.1f %9.1f %9.1f %s\n",
+		       class_name(r->cls), r->level, r->mode ? "write" : "read", acq,
 		       (unsigned long long)r->wait.events,
 		       r->wait.total_ns / 1e3, avg(&r->wait) / 1e3,
 		       hist__percentile(r->wait.slots, LS_SLOTS, 99) / 1e3,
-		       r->wait.max_ns / 1e3, r->hold.total_ns / 1e3,
-		       avg(&r->hold) / 1e3, r->hold.max_ns / 1e3);
+		       r->wait.max_ns / 1e3, hold);
 	}
 	if (!nr)
 		printf("  (no lock activity)\n");
@@ -338,6 +380,8 @@ static void report(struct lockstat_bpf *skel, struct syms_cache *sc)
 			printf("\n%s level %d %s: wait (contended acquisitions)\n",
 			       class_name(r->cls), r->level, r->mode ? "write" : "read");
 			hist__print_log2(stdout, r->wait.slots, LS_SLOTS, "nsecs");
+			if (!env.all)
+				continue;
 			printf("%s level %d %s: hold\n", class_name(r->cls),
 			       r->level, r->mode ? "write" : "read");
 			hist__print_log2(stdout, r->hold.slots, LS_SLOTS, "nsecs");
@@ -349,10 +393,13 @@ static void report(struct lockstat_bpf *skel, struct syms_cache *sc)
 	for (size_t i = 0; i < top; i++) {
 		struct inst *in = &insts[i];
 
-		printf("0x%-16llx %-7s %8llu %5d %5d %10llu %10llu %12.1f %9.1f\n",
+		char acq[24] = "-";
+
+		if (env.all)
+			snprintf(acq, sizeof(acq), "%llu", (unsigned long long)in->v.acquired);
+		printf("0x%-16llx %-7s %8llu %5d %5d %10s %10llu %12.1f %9.1f\n",
 		       (unsigned long long)in->addr, class_name(in->v.cls),
-		       (unsigned long long)in->v.tree, in->v.level, in->v.group,
-		       (unsigned long long)in->v.acquired,
+		       (unsigned long long)in->v.tree, in->v.level, in->v.group, acq,
 		       (unsigned long long)in->v.contended,
 		       in->v.wait_ns / 1e3, in->v.max_wait_ns / 1e3);
 	}
@@ -372,7 +419,7 @@ out:
 	free(stks);
 }
 
-static const char *const probes[] = { "lock__acquired", "lock__released" };
+static const char *const probes[] = { "lock__contended", "lock__acquired", "lock__released" };
 
 int main(int argc, char **argv)
 {
@@ -408,18 +455,38 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	skel->rodata->stacks = env.stacks;
+	skel->rodata->min_wait_ns = env.min_wait_us * 1000;
+	if (!env.all) {
+		bpf_program__set_autoload(skel->progs.lock_acquired, false);
+		bpf_program__set_autoload(skel->progs.lock_released, false);
+	}
+	if (env.stacks) {
+		bpf_map__set_max_entries(skel->maps.stackmap, env.stack_entries);
+		bpf_map__set_max_entries(skel->maps.wstacks, env.stack_entries);
+	} else {
+		bpf_map__set_max_entries(skel->maps.stackmap, 1);
+		bpf_map__set_max_entries(skel->maps.wstacks, 1);
+	}
 	err = lockstat_bpf__load(skel);
 	if (err) {
 		fprintf(stderr, "glass-lockstat: cannot load the BPF programs: %s\n", strerror(-err));
 		goto out;
 	}
-	skel->links.lock_acquired = bpfutil__usdt_attach(skel->progs.lock_acquired,
+	skel->links.lock_contended = bpfutil__usdt_attach(skel->progs.lock_contended,
 		env.pid ? env.pid : -1, bin, "glassfs", probes[0]);
-	skel->links.lock_released = bpfutil__usdt_attach(skel->progs.lock_released,
-		env.pid ? env.pid : -1, bin, "glassfs", probes[1]);
-	if (!skel->links.lock_acquired || !skel->links.lock_released) {
+	if (!skel->links.lock_contended) {
 		err = -ENOENT;
 		goto out;
+	}
+	if (env.all) {
+		skel->links.lock_acquired = bpfutil__usdt_attach(skel->progs.lock_acquired,
+			env.pid ? env.pid : -1, bin, "glassfs", probes[1]);
+		skel->links.lock_released = bpfutil__usdt_attach(skel->progs.lock_released,
+			env.pid ? env.pid : -1, bin, "glassfs", probes[2]);
+		if (!skel->links.lock_acquired || !skel->links.lock_released) {
+			err = -ENOENT;
+			goto out;
+		}
 	}
 	sc = syms_cache__new();
 	if (env.pid)
@@ -436,12 +503,22 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
+	/* Detach first: the report and the counters are one snapshot. */
+	bpf_link__destroy(skel->links.lock_contended);
+	bpf_link__destroy(skel->links.lock_acquired);
+	bpf_link__destroy(skel->links.lock_released);
+	skel->links.lock_contended = skel->links.lock_acquired = skel->links.lock_released = NULL;
 	report(skel, sc);
 	{
 		int ncpu = libbpf_num_possible_cpus();
 		__u64 vals[ncpu > 0 ? ncpu : 1];
-		static const char *names[LSC_NR] = { "probe firings",
-			"lock instances not tracked (map full)", "waiter stacks lost" };
+		static const char *names[LSC_NR] = {
+			[LSC_FIRED] = "probe firings",
+			[LSC_INST_FULL] = "lock instances not tracked (instance map full)",
+			[LSC_STACK_LOST] = "waiter stacks lost (stack map full or colliding: raise -S)",
+			[LSC_WSTACKS_FULL] = "waiter stacks lost (stack table full: raise -S)",
+			[LSC_BELOW_MIN] = "waits under -m (in the histograms, no stack)",
+		};
 
 		for (__u32 c = 0; c < LSC_NR; c++) {
 			__u64 s = 0;

@@ -10,6 +10,7 @@
  * be taken are counted and reported on stderr, never silently dropped.
  */
 #include <argp.h>
+#include <dirent.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -17,12 +18,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bpf/offcputime.h"
 #include "offcputime.skel.h"
 #include "tools/lib/bpfutil.h"
 #include "tools/lib/folded.h"
+#include "tools/lib/pprof.h"
 #include "tools/lib/syms.h"
 
 static struct env {
@@ -31,6 +34,7 @@ static struct env {
 	int state;
 	__u64 min_us, max_us;
 	unsigned duration;
+	unsigned long stack_storage;
 	const char *pprof;
 } env = { .state = -1, .min_us = 1, .max_us = ~0ULL };
 
@@ -47,7 +51,7 @@ static const char doc[] =
 "  glass-offcputime -p 185 --wakeup -f  # blocked stack joined with its waker's\n"
 "  glass-offcputime -p 185 --no-idle  # hide FUSE workers waiting for requests\n";
 
-enum { OPT_STATE = 1000, OPT_WAKEUP, OPT_NOIDLE, OPT_EAGER, OPT_PPROF };
+enum { OPT_STATE = 1000, OPT_WAKEUP, OPT_NOIDLE, OPT_EAGER, OPT_PPROF, OPT_STORAGE };
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Trace this process only", 0 },
@@ -60,9 +64,10 @@ static const struct argp_option opts[] = {
 	{ "duration", 'd', "SECONDS", 0, "Trace for SECONDS (default: until Ctrl-C)", 0 },
 	{ "folded", 'f', NULL, 0, "Folded output for flame graphs (value: us)", 0 },
 	{ "wakeup", OPT_WAKEUP, NULL, 0, "Join each blocked stack with its waker's stacks", 0 },
-	{ "no-idle", OPT_NOIDLE, NULL, 0, "Hide threads idle in a FUSE request read (fuse_dev_read of /dev/fuse)", 0 },
+	{ "no-idle", OPT_NOIDLE, NULL, 0, "Ignore threads idle in a FUSE request read (read of /dev/fuse), in the kernel", 0 },
+	{ "stack-storage-size", OPT_STORAGE, "N", 0, "Distinct stacks (and stack pairs) kept; default from the target's thread count, at least 32768", 0 },
 	{ "eager", OPT_EAGER, NULL, 0, "Take both stacks at every switch-out (the classic, costly method; for comparison)", 0 },
-	{ "pprof", OPT_PPROF, "FILE", 0, "Write a pprof profile (not in this build)", 0 },
+	{ "pprof", OPT_PPROF, "FILE", 0, "Also write a gzip'ed pprof profile (values: blocks, off-CPU nanoseconds; frames as in -f)", 0 },
 	{ "verbose", 'v', NULL, 0, "Verbose libbpf output", 0 },
 	{},
 };
@@ -97,6 +102,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_NOIDLE: env.no_idle = true; break;
 	case OPT_EAGER: env.eager = true; break;
 	case OPT_PPROF: env.pprof = arg; break;
+	case OPT_STORAGE: env.stack_storage = parse_num(arg, "stack storage size", 64, 1 << 24); break;
 	case OPT_STATE:
 		if (!strcmp(arg, "R")) env.state = 0;
 		else if (!strcmp(arg, "S")) env.state = 1;
@@ -115,7 +121,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 struct ctx {
 	struct ksyms *ks;
 	struct syms_cache *sc;
-	int stackmap_fd, stacks_fd;
+	int stacks_fd;
 };
 
 static int on_event(void *c, void *data, size_t len)
@@ -156,13 +162,9 @@ static void frames__reset(struct frames *fr)
 	fr->n = 0;
 }
 
-static unsigned user_truncated;
-
-static int read_stack(struct ctx *x, int id, __u64 hash, __u64 *ips)
+static int read_stack(struct ctx *x, __u64 hash, __u64 *ips)
 {
 	memset(ips, 0, OFFCPU_MAX_DEPTH * sizeof(*ips));
-	if (id >= 0)
-		return bpf_map_lookup_elem(x->stackmap_fd, &id, ips);
 	if (hash)
 		return bpf_map_lookup_elem(x->stacks_fd, &hash, ips);
 	return -ENOENT;
@@ -214,8 +216,6 @@ static void push_user(struct ctx *x, struct frames *fr, int tgid,
 		 * stands for the whole run, or flame graphs grow absurdly tall. */
 		prev_unknown = !n && !s;
 	}
-	if (i == OFFCPU_MAX_DEPTH)
-		user_truncated++;
 }
 
 static bool is_idle_fuse(struct ctx *x, const __u64 *kips)
@@ -247,16 +247,16 @@ static const char *counter_names[OC_NR] = {
 	[OC_BLOCKS] = "blocks recorded",
 	[OC_INPROGRESS] = "sleeps still in progress at the end (included)",
 	[OC_KSTACK_TRUNC] = "kernel stacks truncated at the depth limit",
+	[OC_USTACK_TRUNC] = "user stacks truncated at the depth limit",
 	[OC_KSTACK_FAIL] = "kernel stacks lost (could not be read)",
-	[OC_STACKS_FULL] = "kernel stacks lost (stack hash full)",
-	[OC_USTACK_EEXIST] = "user stacks lost (-EEXIST, stack map collision)",
-	[OC_USTACK_EFAULT] = "user stacks lost (-EFAULT, unreadable)",
-	[OC_USTACK_ENOMEM] = "user stacks lost (-ENOMEM, stack map full)",
-	[OC_USTACK_OTHER] = "user stacks lost (other error)",
-	[OC_COUNTS_FULL] = "blocks lost (aggregation map full)",
+	[OC_USTACK_FAIL] = "user stacks lost (could not be read)",
+	[OC_STACKS_FULL] = "stacks lost (stack table full or no memory: raise --stack-storage-size if full)",
+	[OC_COUNTS_FULL] = "blocks lost (aggregation map full or no memory: raise --stack-storage-size if full)",
 	[OC_PENDING_OVERFLOW] = "blocks lost (too many blocks in one syscall)",
 	[OC_PENDING_EXIT] = "user stacks lost (thread exited inside the syscall)",
 	[OC_STORAGE_FAIL] = "blocks lost (task storage allocation failed)",
+	[OC_IDLE_SKIPPED] = "blocks of idle FUSE workers ignored (--no-idle)",
+	[OC_EARLY_USTACK] = "user stacks taken at switch-out (runnable switch-outs: before the block's length is known)",
 };
 
 static int run_iter(struct bpf_link *link)
@@ -275,6 +275,21 @@ static int run_iter(struct bpf_link *link)
 	return 0;
 }
 
+/* Entries in a BPF hash map (a key walk). */
+static size_t map_count(int fd, size_t key_size)
+{
+	char k[key_size], nk[key_size];
+	size_t n = 0;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, nk)) {
+		n++;
+		memcpy(k, nk, key_size);
+		prev = k;
+	}
+	return n;
+}
+
 static void report_counters(struct offcputime_bpf *skel, int *lost)
 {
 	int ncpu = libbpf_num_possible_cpus();
@@ -290,16 +305,63 @@ static void report_counters(struct offcputime_bpf *skel, int *lost)
 			continue;
 		for (int i = 0; i < ncpu; i++)
 			sum += vals[i];
-		if (c != OC_BLOCKS && c != OC_INPROGRESS && c != OC_KSTACK_TRUNC && sum)
+		if (c != OC_BLOCKS && c != OC_INPROGRESS && c != OC_KSTACK_TRUNC &&
+		    c != OC_USTACK_TRUNC && c != OC_IDLE_SKIPPED &&
+		    c != OC_EARLY_USTACK && sum)
 			*lost += 1;
+		if (c == OC_EARLY_USTACK && !env.verbose)
+			continue;
 		if (sum || c == OC_BLOCKS)
 			fprintf(stderr, "glass-offcputime: %llu %s\n",
 				(unsigned long long)sum, counter_names[c]);
+		if (sum && (c == OC_STACKS_FULL || c == OC_COUNTS_FULL)) {
+			struct bpf_map *m = c == OC_STACKS_FULL ? skel->maps.stacks : skel->maps.counts;
+
+			fprintf(stderr, "glass-offcputime:   (%s holds %zu of %u entries%s)\n",
+				bpf_map__name(m), map_count(bpf_map__fd(m), bpf_map__key_size(m)),
+				bpf_map__max_entries(m),
+				map_count(bpf_map__fd(m), bpf_map__key_size(m)) < bpf_map__max_entries(m) ?
+				": not full, the kernel could not allocate an entry at that moment" : "");
+		}
 	}
-	if (user_truncated)
-		fprintf(stderr, "glass-offcputime: %u user stacks truncated at the depth limit\n",
-			user_truncated);
 	free(vals);
+}
+
+/* The folded frames of an entry, leaf first, comm last (also for pprof). */
+static void folded_frames(struct ctx *x, const struct entry *e, struct frames *fr)
+{
+	static __u64 kips[OFFCPU_MAX_DEPTH], uips[OFFCPU_MAX_DEPTH];
+	static __u64 wk[OFFCPU_MAX_DEPTH], wu[OFFCPU_MAX_DEPTH];
+	const struct offcpu_key *k = &e->k;
+	bool have_k = !read_stack(x, k->kstack, kips);
+	bool have_u = !read_stack(x, k->ustack, uips);
+
+	frames__reset(fr);
+	/* Leaf first: the waker's side, reversed, comes last in the line. */
+	if (env.wakeup && k->w_pid) {
+		struct frames wf = { .n = 0 };
+
+		frames__push(fr, k->w_comm, NULL);
+		/* The waker is printed root-last: its frames leaf..root
+		 * after "--", so the line ends with the waker's comm. */
+		if (!read_stack(x, k->w_ustack, wu))
+			push_user(x, &wf, k->w_tgid, wu);
+		for (size_t i = 0; i < wf.n; i++)
+			frames__push(fr, wf.f[wf.n - 1 - i], wf.owned[wf.n - 1 - i]);
+		wf.n = 0;
+		if (!read_stack(x, k->w_kstack, wk))
+			push_kernel(x, &wf, wk, true);
+		for (size_t i = 0; i < wf.n; i++)
+			frames__push(fr, wf.f[wf.n - 1 - i], wf.owned[wf.n - 1 - i]);
+		frames__push(fr, "--", NULL);
+	}
+	if (have_k)
+		push_kernel(x, fr, kips, true);
+	if (have_u)
+		push_user(x, fr, k->tgid, uips);
+	else if (!(k->flags & OFFCPU_F_KTHREAD))
+		frames__push(fr, "[missing user stack]", NULL);
+	frames__push(fr, k->comm, NULL);
 }
 
 static void print_entry(struct ctx *x, const struct entry *e, FILE *out)
@@ -308,43 +370,17 @@ static void print_entry(struct ctx *x, const struct entry *e, FILE *out)
 	static __u64 wk[OFFCPU_MAX_DEPTH], wu[OFFCPU_MAX_DEPTH];
 	static struct frames fr;
 	const struct offcpu_key *k = &e->k;
-	bool have_k = !read_stack(x, k->kstack_id, k->kstack_hash, kips);
-	bool have_u = !read_stack(x, k->ustack_id, k->ustack_hash, uips);
-	bool waker = env.wakeup && k->w_pid;
+	bool have_k, have_u, waker = env.wakeup && k->w_pid;
 
-	frames__reset(&fr);
 	if (env.folded) {
-		/* Leaf first: waker's side reversed comes last in the line. */
-		if (waker) {
-			static __u64 tmp[OFFCPU_MAX_DEPTH];
-			struct frames wf = { .n = 0 };
-
-			(void)tmp;
-			frames__push(&fr, k->w_comm, NULL);
-			/* The waker is printed root-last: its frames leaf..root
-			 * after "--", so the line ends with the waker's comm. */
-			if (!read_stack(x, k->w_ustack_id, 0, wu))
-				push_user(x, &wf, k->w_tgid, wu);
-			for (size_t i = 0; i < wf.n; i++)
-				frames__push(&fr, wf.f[wf.n - 1 - i], wf.owned[wf.n - 1 - i]);
-			wf.n = 0;
-			if (!read_stack(x, k->w_kstack_id, 0, wk))
-				push_kernel(x, &wf, wk, true);
-			for (size_t i = 0; i < wf.n; i++)
-				frames__push(&fr, wf.f[wf.n - 1 - i], wf.owned[wf.n - 1 - i]);
-			frames__push(&fr, "--", NULL);
-		}
-		if (have_k)
-			push_kernel(x, &fr, kips, true);
-		if (have_u)
-			push_user(x, &fr, k->tgid, uips);
-		else if (!(k->flags & OFFCPU_F_KTHREAD))
-			frames__push(&fr, "[missing user stack]", NULL);
-		frames__push(&fr, k->comm, NULL);
+		folded_frames(x, e, &fr);
 		folded_write_stack(out, fr.f, fr.n, e->v.total_ns / 1000,
 				   FOLDED_LEAF_FIRST);
 		return;
 	}
+	frames__reset(&fr);
+	have_k = !read_stack(x, k->kstack, kips);
+	have_u = !read_stack(x, k->ustack, uips);
 	if (have_k) {
 		push_kernel(x, &fr, kips, false);
 		for (size_t i = 0; i < fr.n; i++)
@@ -366,14 +402,14 @@ static void print_entry(struct ctx *x, const struct entry *e, FILE *out)
 		k->flags & OFFCPU_F_INPROGRESS ? " [still blocked at end]" : "");
 	if (waker) {
 		fprintf(out, "    --- woken by %s (%u):\n", k->w_comm, k->w_pid);
-		if (!read_stack(x, k->w_kstack_id, 0, wk)) {
+		if (!read_stack(x, k->w_kstack, wk)) {
 			push_kernel(x, &fr, wk, false);
 			for (size_t i = 0; i < fr.n; i++)
 				fprintf(out, "    %s\n", fr.f[i]);
 			frames__reset(&fr);
 		}
 		fprintf(out, "    --\n");
-		if (!read_stack(x, k->w_ustack_id, 0, wu)) {
+		if (!read_stack(x, k->w_ustack, wu)) {
 			push_user(x, &fr, k->w_tgid, wu);
 			for (size_t i = 0; i < fr.n; i++)
 				fprintf(out, "    %s\n", fr.f[i]);
@@ -385,7 +421,7 @@ static void print_entry(struct ctx *x, const struct entry *e, FILE *out)
 		(unsigned long long)e->v.count);
 }
 
-static int print_all(struct ctx *x, struct offcputime_bpf *skel)
+static int print_all(struct ctx *x, struct offcputime_bpf *skel, struct pprof *pp)
 {
 	int fd = bpf_map__fd(skel->maps.counts);
 	struct offcpu_key k, *prev = NULL;
@@ -416,13 +452,24 @@ static int print_all(struct ctx *x, struct offcputime_bpf *skel)
 	qsort(ents, n, sizeof(*ents), entry_cmp);
 	for (size_t i = 0; i < n; i++) {
 		if (env.no_idle &&
-		    !read_stack(x, ents[i].k.kstack_id, ents[i].k.kstack_hash, kips) &&
+		    !read_stack(x, ents[i].k.kstack, kips) &&
 		    is_idle_fuse(x, kips)) {
 			hidden++;
 			hidden_ns += ents[i].v.total_ns;
 			continue;
 		}
 		print_entry(x, &ents[i], stdout);
+		if (pp) {
+			static struct frames pf;
+			int64_t vals[2] = { ents[i].v.count, ents[i].v.total_ns };
+
+			folded_frames(x, &ents[i], &pf);
+			if (pprof__add(pp, pf.f, pf.n, vals)) {
+				fprintf(stderr, "glass-offcputime: out of memory building the pprof profile\n");
+				free(ents);
+				return -ENOMEM;
+			}
+		}
 	}
 	if (env.no_idle)
 		fprintf(stderr, "glass-offcputime: --no-idle hid %zu stacks (%llu us) idle in a FUSE request read\n",
@@ -432,12 +479,40 @@ static int print_all(struct ctx *x, struct offcputime_bpf *skel)
 	return 0;
 }
 
+/*
+ * Stack storage: the maps are not preallocated, so this is a bound, not
+ * memory spent up front.  Distinct stacks grow with the threads traced
+ * (each thread blocks in its own few places): 2048 per thread of the
+ * target, at least 32768 (every thread of the machine: 65536).
+ */
+static unsigned long default_storage(pid_t pid)
+{
+	char path[64];
+	unsigned long n = 0, v;
+	struct dirent *d;
+	DIR *dir;
+
+	if (!pid)
+		return 65536;
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return 32768;
+	while ((d = readdir(dir)))
+		n += d->d_name[0] != '.';
+	closedir(dir);
+	v = n * 2048;
+	return v < 32768 ? 32768 : v > (1UL << 20) ? 1UL << 20 : v;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc };
 	struct offcputime_bpf *skel = NULL;
 	struct ring_buffer *rb = NULL;
 	struct ctx x = { 0 };
+	struct pprof *pp = NULL;
+	struct timespec t_start;
 	int err, lost = 0;
 
 	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
@@ -453,10 +528,6 @@ int main(int argc, char **argv)
 			(unsigned long long)env.min_us, (unsigned long long)env.max_us);
 		return 2;
 	}
-	if (env.pprof) {
-		fprintf(stderr, "glass-offcputime: --pprof is not available in this build (needs the protobuf-c writer, not written yet); use -f and glass-flamegraph\n");
-		return 2;
-	}
 	if ((err = bpfutil__check_env()))
 		return 1;
 	/* Catch Ctrl-C/SIGTERM from the start: a signal that arrives while
@@ -467,6 +538,12 @@ int main(int argc, char **argv)
 	if (env.tid && bpfutil__check_pid(env.tid, true))
 		return 1;
 
+	x.ks = ksyms__load();
+	if (!x.ks) {
+		fprintf(stderr, "glass-offcputime: cannot read kernel symbols from /proc/kallsyms: %s\n",
+			strerror(errno));
+		return 1;
+	}
 	skel = offcputime_bpf__open();
 	if (!skel) {
 		fprintf(stderr, "glass-offcputime: cannot open the BPF object: %s\n", strerror(errno));
@@ -481,6 +558,14 @@ int main(int argc, char **argv)
 	skel->rodata->max_ns = env.max_us > ~0ULL / 1000 ? ~0ULL : env.max_us * 1000;
 	skel->rodata->eager = env.eager;
 	skel->rodata->wakeup = env.wakeup;
+	skel->rodata->no_idle = env.no_idle;
+	skel->rodata->fuse_dev_read_addr = ksyms__addr(x.ks, "fuse_dev_read");
+	if (env.no_idle && !skel->rodata->fuse_dev_read_addr && env.verbose)
+		fprintf(stderr, "glass-offcputime: no fuse_dev_read in kallsyms: idle FUSE workers are filtered by stack only\n");
+	if (!env.stack_storage)
+		env.stack_storage = default_storage(env.pid);
+	bpf_map__set_max_entries(skel->maps.stacks, env.stack_storage);
+	bpf_map__set_max_entries(skel->maps.counts, env.stack_storage);
 	if (env.eager)
 		bpf_program__set_autoload(skel->progs.sys_exit, false);
 	if (!env.wakeup)
@@ -492,15 +577,7 @@ int main(int argc, char **argv)
 			strerror(-err));
 		goto out;
 	}
-	x.ks = ksyms__load();
-	if (!x.ks) {
-		fprintf(stderr, "glass-offcputime: cannot read kernel symbols from /proc/kallsyms: %s\n",
-			strerror(errno));
-		err = -errno;
-		goto out;
-	}
 	x.sc = syms_cache__new();
-	x.stackmap_fd = bpf_map__fd(skel->maps.stackmap);
 	x.stacks_fd = bpf_map__fd(skel->maps.stacks);
 	if (env.pid)
 		syms_cache__snapshot(x.sc, env.pid);
@@ -527,6 +604,7 @@ int main(int argc, char **argv)
 	else
 		fprintf(stderr, "Tracing off-CPU time (us) of all threads... %s\n",
 			env.duration ? "" : "Hit Ctrl-C to end.");
+	clock_gettime(CLOCK_REALTIME, &t_start);
 	bpfutil__run_for(env.duration);
 	while (!bpfutil__exiting()) {
 		err = ring_buffer__poll(rb, 100);
@@ -547,12 +625,31 @@ int main(int argc, char **argv)
 	if (run_iter(skel->links.inprogress))
 		fprintf(stderr, "glass-offcputime: could not add sleeps in progress\n");
 	ring_buffer__poll(rb, 0);
-	err = print_all(&x, skel);
+	if (env.pprof) {
+		static const char *const types[] = { "blocks", "off_cpu" };
+		static const char *const units[] = { "count", "nanoseconds" };
+		struct timespec now;
+
+		pp = pprof__new(2, types, units, "off_cpu");
+		if (!pp) {
+			fprintf(stderr, "glass-offcputime: out of memory\n");
+			err = -ENOMEM;
+			goto out;
+		}
+		clock_gettime(CLOCK_REALTIME, &now);
+		pprof__set_time(pp, (int64_t)t_start.tv_sec * 1000000000 + t_start.tv_nsec,
+				((int64_t)now.tv_sec - t_start.tv_sec) * 1000000000 +
+				now.tv_nsec - t_start.tv_nsec);
+	}
+	err = print_all(&x, skel, pp);
+	if (!err && pp)
+		err = pprof__write(pp, env.pprof, "glass-offcputime");
 	report_counters(skel, &lost);
 	if (lost)
 		fprintf(stderr, "glass-offcputime: some stacks were lost (counted above)\n");
 out:
 	ring_buffer__free(rb);
+	pprof__free(pp);
 	offcputime_bpf__destroy(skel);
 	syms_cache__free(x.sc);
 	ksyms__free(x.ks);

@@ -162,6 +162,107 @@ static void test_ingest(void)
 	CHECK("gunzip garbage", ingest_gunzip("notgzip", 7, 100, &out, &outlen, msg, sizeof(msg)) == -EINVAL);
 }
 
+/* ---- multipart/form-data (Pyroscope SDKs) ---------------------------------- */
+
+/* A multipart body as Go's mime/multipart writes it: parts "name:data"
+ * separated by ',' in SPEC (data "@" = the pprof buffer), boundary B. */
+static size_t mp_body(char *out, size_t cap, const char *b, const char *spec,
+		      const unsigned char *pb, size_t pblen, int close)
+{
+	char tmp[512], *save = NULL, *tok;
+	size_t n = 0;
+
+	snprintf(tmp, sizeof(tmp), "%s", spec);
+	n += snprintf(out + n, cap - n, "preamble to ignore\r\n");
+	for (tok = strtok_r(tmp, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(tok, ':');
+
+		*colon = 0;
+		n += snprintf(out + n, cap - n, "--%s\r\nContent-Disposition: form-data; name=\"%s\"; "
+			      "filename=\"%s.pprof\"\r\nContent-Type: application/octet-stream\r\n\r\n",
+			      b, tok, tok);
+		if (!strcmp(colon + 1, "@")) {
+			memcpy(out + n, pb, pblen);
+			n += pblen;
+		} else
+			n += snprintf(out + n, cap - n, "%s", colon + 1);
+		n += snprintf(out + n, cap - n, "\r\n");
+	}
+	if (close)
+		n += snprintf(out + n, cap - n, "--%s--\r\n", b);
+	return n;
+}
+
+static void test_multipart(const unsigned char *pb, size_t pblen)
+{
+	static char body[8192];
+	char msg[256], ct[128], *id1 = NULL;
+	struct agg_window w;
+	struct pyro_params pp = { .name = "svc.offcpu{host=mp}", .from = "1700000000",
+				  .until = "1700000010", .content_type = ct };
+	size_t n;
+	int rc;
+
+	snprintf(ct, sizeof(ct), "multipart/form-data; boundary=abc123XYZ");
+	n = mp_body(body, sizeof(body), "abc123XYZ", "profile:@,sample_type_config:{\"cpu\":{\"units\":\"samples\"}},prev_profile:", pb, pblen, 1);
+	rc = ingest_pyroscope(&pp, body, n, &lim, &w, msg, sizeof(msg));
+	CHECK("multipart: profile part ingested as pprof", !rc && w.nprof == 1 &&
+	      folded_set_total(w.prof[0].set) == 600 && w.prof[0].type == PT_OFFCPU);
+	if (!rc) {
+		id1 = strdup(w.window_id);
+		agg_window_free(&w);
+	} else
+		printf("  %s\n", msg);
+	/* the same profile under another (quoted) boundary: the same window id */
+	snprintf(ct, sizeof(ct), "multipart/form-data; charset=x; boundary=\"other-b\"");
+	n = mp_body(body, sizeof(body), "other-b", "profile:@", pb, pblen, 1);
+	rc = ingest_pyroscope(&pp, body, n, &lim, &w, msg, sizeof(msg));
+	CHECK("multipart: quoted boundary; retry with a new boundary = same window id",
+	      !rc && id1 && !strcmp(id1, w.window_id));
+	if (!rc)
+		agg_window_free(&w);
+	free(id1);
+	struct { const char *what, *ct, *b, *spec, *format, *want; int close; } bad[] = {
+		{ "no boundary", "multipart/form-data", "b1", "profile:@", NULL, "boundary", 1 },
+		{ "not closed", "multipart/form-data; boundary=b1", "b1", "profile:@", NULL, "not closed", 0 },
+		{ "no profile part", "multipart/form-data; boundary=b1", "b1", "sample_type_config:{}", NULL, "no \"profile\"", 1 },
+		{ "unknown part", "multipart/form-data; boundary=b1", "b1", "profile:@,junk:1", NULL, "unknown part", 1 },
+		{ "part twice", "multipart/form-data; boundary=b1", "b1", "profile:@,profile:@", NULL, "twice", 1 },
+		{ "cumulative", "multipart/form-data; boundary=b1", "b1", "profile:@,prev_profile:@", NULL, "cumulative", 1 },
+		{ "bad config", "multipart/form-data; boundary=b1", "b1", "profile:@,sample_type_config:[1]", NULL, "JSON object", 1 },
+		{ "empty profile", "multipart/form-data; boundary=b1", "b1", "profile:", NULL, "empty", 1 },
+		{ "format=folded", "multipart/form-data; boundary=b1", "b1", "profile:@", "folded", "carries pprof", 1 },
+		{ "wrong boundary", "multipart/form-data; boundary=zz", "b1", "profile:@", NULL, "delimiter", 1 },
+		{ "garbage profile", "multipart/form-data; boundary=b1", "b1", "profile:notpprof", NULL, "pprof", 1 },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char name[96];
+
+		snprintf(ct, sizeof(ct), "%s", bad[i].ct);
+		pp.format = bad[i].format;
+		n = mp_body(body, sizeof(body), bad[i].b, bad[i].spec, pb, pblen, bad[i].close);
+		rc = ingest_pyroscope(&pp, body, n, &lim, &w, msg, sizeof(msg));
+		snprintf(name, sizeof(name), "multipart refused: %s", bad[i].what);
+		CHECK(name, rc == -EINVAL && strstr(msg, bad[i].want));
+		if (!rc)
+			agg_window_free(&w);
+		else if (rc != -EINVAL || !strstr(msg, bad[i].want))
+			printf("  got %d: %s\n", rc, msg);
+	}
+	/* every prefix of a valid body is refused, never crashes */
+	snprintf(ct, sizeof(ct), "multipart/form-data; boundary=b1");
+	pp.format = NULL;
+	n = mp_body(body, sizeof(body), "b1", "profile:@", pb, pblen, 1);
+	int prefixes_ok = 1;
+	for (size_t k = 0; k + 4 < n; k++) {	/* up to the close delimiter's "--" */
+		rc = ingest_pyroscope(&pp, body, k, &lim, &w, msg, sizeof(msg));
+		if (!rc)
+			agg_window_free(&w);
+		prefixes_ok &= rc == -EINVAL;
+	}
+	CHECK("multipart: every truncation refused", prefixes_ok);
+}
+
 /* ---- pprof -------------------------------------------------------------------- */
 
 static void test_pprof(void)
@@ -243,6 +344,7 @@ static void test_pprof(void)
 	pp.sample_type = NULL;
 	CHECK("pprof: garbage refused",
 	      ingest_pyroscope(&pp, "\xff\xff\xff", 3, &lim, &w, msg, sizeof(msg)) == -EINVAL && strstr(msg, "pprof"));
+	test_multipart(buf, len);
 	free(buf);
 }
 
@@ -398,6 +500,20 @@ static void test_arith(unsigned seed)
 	json_t *h0 = json_array_get(hs, 0);
 	CHECK("outliers: h3 first and only outlier", h0 && !strcmp(json_string_value(json_object_get(h0, "host")), "h3") &&
 	      nout == 1 && (uint64_t)json_integer_value(json_object_get(h0, "matched")) == m3);
+	json_decref(j);
+	/* min_share: a share must also exceed the median by that much */
+	struct kv ol2[] = { { "query", "offcpu{}" }, { "pattern", "btree_lock" }, { "threshold", "1.5" },
+			    { "min_share", "0.99" }, { "from", "1000" }, { "until", "2000" }, { 0 } };
+	j = run(&d, "/api/v1/outliers", ol2, &st);
+	nout = 0;
+	json_array_foreach(json_object_get(j, "hosts"), i, e)
+		nout += json_is_true(json_object_get(e, "outlier"));
+	CHECK("outliers: min_share=0.99 flags nobody", st == 200 && nout == 0 &&
+	      json_array_size(json_object_get(j, "hosts")) == NH);
+	json_decref(j);
+	struct kv ol3[] = { { "query", "offcpu{}" }, { "pattern", "btree_lock" }, { "min_share", "2" }, { 0 } };
+	j = run(&d, "/api/v1/outliers", ol3, &st);
+	CHECK("outliers: min_share=2 is a 400", st == 400);
 	json_decref(j);
 
 	/* top: self of leaf frames equals the per-stack sums */

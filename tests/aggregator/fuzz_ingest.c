@@ -1,12 +1,13 @@
 /*
  * fuzz_ingest.c — libFuzzer target for glass-aggd's ingest validation:
- * the agent JSON format, the Pyroscope path (name selector + folded body)
- * and gunzip, with tight limits so deep paths are reached quickly.
+ * the agent JSON format, the Pyroscope path (name selector + folded body),
+ * multipart/form-data pprof uploads, pprof and gunzip, with tight limits so deep paths are reached quickly.
  *
  *   make fuzz-aggregator && build/fuzz/fuzz_ingest -max_total_time=60
  */
 #include "aggregator/agg.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +33,23 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	if (size && data[0] == 'B') {		/* pprof protobuf */
 		if (!pprof_to_folded(data + 1, size - 1, NULL, &lim, &out, &outlen, msg, sizeof(msg)))
 			free(out);
+		return 0;
+	}
+	if (size && data[0] == 'M') {		/* multipart/form-data: boundary \n body */
+		const unsigned char *nl = memchr(data, '\n', size);
+		char ct[160];
+		size_t n = nl ? (size_t)(nl - data - 1) : size - 1;
+
+		if (n > 100)
+			n = 100;
+		snprintf(ct, sizeof(ct), "multipart/form-data; boundary=%.*s", (int)n, (const char *)data + 1);
+		struct pyro_params p = { .name = "app.offcpu{}", .from = "1700000000",
+					 .until = "1700000010", .content_type = ct };
+		const char *body = nl ? (const char *)nl + 1 : "";
+		size_t blen = nl ? size - (nl + 1 - data) : 0;
+
+		if (!ingest_pyroscope(&p, body, blen, &lim, &w, msg, sizeof(msg)))
+			agg_window_free(&w);
 		return 0;
 	}
 	if (size && data[0] == 'P') {		/* Pyroscope: name \n body */

@@ -9,8 +9,10 @@
  *     offset through its mapping, then into the ELF's virtual address
  *     through the PT_LOAD segment that holds that offset (the load bias);
  *   - .symtab, else .dynsym; stripped files through their separate debug
- *     file, by build-id (/usr/lib/debug/.build-id/xx/yyyy.debug) or by
- *     .gnu_debuglink (/usr/lib/debug/DIR, DIR/.debug, DIR);
+ *     file, by build-id (/usr/lib/debug/.build-id/xx/yyyy.debug), by
+ *     .gnu_debuglink (/usr/lib/debug/DIR, DIR/.debug, DIR), else from a
+ *     debuginfod server when DEBUGINFOD_URLS is set (libdebuginfod.so.1,
+ *     loaded at run time);
  *   - other mount namespaces: files are opened as /proc/PID/root/PATH;
  *   - processes that exit: a snapshot taken while the process lived stays
  *     usable (take one when a process is first seen and again at its exit,
@@ -34,6 +36,8 @@ struct ksyms *ksyms__load(void);
 void ksyms__free(struct ksyms *ks);			/* NULL-safe */
 /* The function containing addr, or NULL.  *off gets addr - start. */
 const char *ksyms__name(const struct ksyms *ks, uint64_t addr, uint64_t *off);
+/* The address of a kernel function by name (linear scan), 0 if absent. */
+uint64_t ksyms__addr(const struct ksyms *ks, const char *name);
 
 struct syms_cache *syms_cache__new(void);
 void syms_cache__free(struct syms_cache *sc);		/* NULL-safe */
