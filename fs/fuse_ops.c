@@ -26,6 +26,7 @@
 
 #include "fs/fuse_ops.h"
 #include "fs/ioctl.h"
+#include "fs/volume.h"
 #include "fs/probe.h"
 #include "fs/scrub.h"
 
@@ -740,6 +741,19 @@ static void gl_ioctl(fuse_req_t req, fuse_ino_t ino_, unsigned int cmd, void *ar
 	(void)arg; (void)fi;
 	if (flags & FUSE_IOCTL_COMPAT) {
 		reply_err(req, OP_IOCTL, ino, t0, -ENOSYS);
+		return;
+	}
+	if (_IOC_TYPE(cmd) == GLASSFS_IOC_MAGIC && _IOC_NR(cmd) >= 20 && _IOC_NR(cmd) <= 29) {
+		/* devices and balance: fs/volume.c (which may take a while) */
+		char out[2048];
+		size_t outsz = out_bufsz < sizeof(out) ? out_bufsz : sizeof(out);
+		int ret = volume_ioctl(d->core, cmd, in_buf, in_bufsz, out, &outsz);
+
+		op_end(OP_IOCTL, ino, ret, t0);
+		if (ret < 0)
+			fuse_reply_err(req, -ret);
+		else
+			fuse_reply_ioctl(req, 0, out, outsz);
 		return;
 	}
 	if (cmd == GLASSFS_IOC_STATS) {
