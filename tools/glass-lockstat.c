@@ -100,21 +100,14 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/* fs/lock.h names the classes; bpf/lockstat.h keeps LS_CLASSES of them. */
+_Static_assert(GLOCK_CLASS_NR <= LS_CLASSES, "bpf/lockstat.h: raise LS_CLASSES");
+
 static const char *class_name(int c)
 {
-	switch (c) {
-	case GLOCK_CLASS_NODE: return "node";
-	case GLOCK_CLASS_ROOT: return "root";
-	case GLOCK_CLASS_GROUP: return "group";
-	case GLOCK_CLASS_ALLOC: return "alloc";
-	case GLOCK_CLASS_TXN: return "txn";
-	case GLOCK_CLASS_INODE: return "inode";
-	case GLOCK_CLASS_CACHE: return "cache";
-	case GLOCK_CLASS_DEV: return "dev";
-	case GLOCK_CLASS_CHUNK: return "chunk";
-	case GLOCK_CLASS_MISC: return "misc";
-	default: return "unknown";
-	}
+	const char *s = glock_class_str(c);
+
+	return s ? s : "unknown";
 }
 
 struct row {
