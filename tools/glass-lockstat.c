@@ -24,6 +24,7 @@
 #include "bpf/lockstat.h"
 #include "lockstat.skel.h"
 #include "fs/lock.h"
+#include "tools/lib/args.h"
 #include "tools/lib/bpfutil.h"
 #include "tools/lib/hist.h"
 #include "tools/lib/syms.h"
@@ -68,16 +69,7 @@ static const struct argp_option opts[] = {
 
 static long parse_num(const char *s, const char *what, long lo, long hi)
 {
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || end == s || v < lo || v > hi) {
-		fprintf(stderr, "glass-lockstat: invalid %s: %s\n", what, s);
-		exit(2);
-	}
-	return v;
+	return args__num("glass-lockstat", s, what, lo, hi);
 }
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)

@@ -23,6 +23,7 @@
 
 #include "bpf/offcputime.h"
 #include "offcputime.skel.h"
+#include "tools/lib/args.h"
 #include "tools/lib/bpfutil.h"
 #include "tools/lib/folded.h"
 #include "tools/lib/pprof.h"
@@ -74,16 +75,7 @@ static const struct argp_option opts[] = {
 
 static long parse_num(const char *s, const char *what, long lo, long hi)
 {
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || end == s || v < lo || v > hi) {
-		fprintf(stderr, "glass-offcputime: invalid %s: %s\n", what, s);
-		exit(2);
-	}
-	return v;
+	return args__num("glass-offcputime", s, what, lo, hi);
 }
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
