@@ -233,6 +233,30 @@ static void json_str(const char *s)
 	putchar('"');
 }
 
+/*
+ * Acquisitions are counted only with -a (lock__acquired attached).  Text:
+ * the count, or "-".  JSON: the count and "acquired_counted":true, or 0
+ * and "acquired_counted":false (readers that want an integer still parse).
+ */
+struct acq_buf { char s[48]; };
+
+static const char *acquired_text(struct acq_buf *b, __u64 n)
+{
+	if (!env.all)
+		return "-";
+	snprintf(b->s, sizeof(b->s), "%llu", (unsigned long long)n);
+	return b->s;
+}
+
+static const char *acquired_json(struct acq_buf *b, __u64 n)
+{
+	if (!env.all)
+		return "0,\"acquired_counted\":false";
+	snprintf(b->s, sizeof(b->s), "%llu,\"acquired_counted\":true",
+		 (unsigned long long)n);
+	return b->s;
+}
+
 static __u64 avg(const struct ls_hist *h) { return h->events ? h->total_ns / h->events : 0; }
 
 static void print_stack(struct syms_cache *sc, int smfd, const struct stk *s,
@@ -278,20 +302,15 @@ static void report(struct lockstat_bpf *skel, struct syms_cache *sc)
 		printf("{\"classes\":[");
 		for (size_t i = 0; i < nr; i++) {
 			struct row *r = &rows[i];
+			struct acq_buf acq;
 
-			/* Not counted without -a: 0 with "acquired_counted":
-			 * false (readers that want an integer still parse). */
-			char acq[48] = "0,\"acquired_counted\":false";
-
-			if (env.all)
-				snprintf(acq, sizeof(acq), "%llu,\"acquired_counted\":true",
-					 (unsigned long long)r->wait.count);
 			printf("%s{\"class\":\"%s\",\"level\":%d,\"mode\":\"%s\","
 			       "\"acquired\":%s,\"contended\":%llu,\"wait_ns\":%llu,"
 			       "\"wait_max_ns\":%llu,\"hold_ns\":%llu,\"holds\":%llu,"
 			       "\"hold_max_ns\":%llu,\"wait_hist\":",
 			       i ? "," : "", class_name(r->cls), r->level,
-			       r->mode ? "write" : "read", acq,
+			       r->mode ? "write" : "read",
+			       acquired_json(&acq, r->wait.count),
 			       (unsigned long long)r->wait.events,
 			       (unsigned long long)r->wait.total_ns,
 			       (unsigned long long)r->wait.max_ns,
@@ -306,18 +325,15 @@ static void report(struct lockstat_bpf *skel, struct syms_cache *sc)
 		printf("],\"instances\":[");
 		for (size_t i = 0; i < top; i++) {
 			struct inst *in = &insts[i];
+			struct acq_buf acq;
 
-			char acq[48] = "0,\"acquired_counted\":false";
-
-			if (env.all)
-				snprintf(acq, sizeof(acq), "%llu,\"acquired_counted\":true",
-					 (unsigned long long)in->v.acquired);
 			printf("%s{\"addr\":\"0x%llx\",\"class\":\"%s\",\"tree\":%llu,"
 			       "\"level\":%d,\"group\":%d,\"acquired\":%s,"
 			       "\"contended\":%llu,\"wait_ns\":%llu,\"wait_max_ns\":%llu}",
 			       i ? "," : "", (unsigned long long)in->addr,
 			       class_name(in->v.cls), (unsigned long long)in->v.tree,
-			       in->v.level, in->v.group, acq,
+			       in->v.level, in->v.group,
+			       acquired_json(&acq, in->v.acquired),
 			       (unsigned long long)in->v.contended,
 			       (unsigned long long)in->v.wait_ns,
 			       (unsigned long long)in->v.max_wait_ns);
@@ -342,15 +358,15 @@ static void report(struct lockstat_bpf *skel, struct syms_cache *sc)
 	       "WAIT_AVG", "WAIT_P99", "WAIT_MAX", "HOLD_TOTAL", "HOLD_AVG", "HOLD_MAX");
 	for (size_t i = 0; i < nr; i++) {
 		struct row *r = &rows[i];
-		char acq[24] = "-", hold[48] = "           -         -         -";
+		struct acq_buf acq;
+		char hold[48] = "           -         -         -";
 
-		if (env.all) {
-			snprintf(acq, sizeof(acq), "%llu", (unsigned long long)r->wait.count);
+		if (env.all)
 			snprintf(hold, sizeof(hold), "%12.1f %9.1f %9.1f", r->hold.total_ns / 1e3,
 				 avg(&r->hold) / 1e3, r->hold.max_ns / 1e3);
-		}
 		printf("%-7s %5d %-5s %10s %10llu %12.1f %9.1f %9.1f %9.1f %s\n",
-		       class_name(r->cls), r->level, r->mode ? "write" : "read", acq,
+		       class_name(r->cls), r->level, r->mode ? "write" : "read",
+		       acquired_text(&acq, r->wait.count),
 		       (unsigned long long)r->wait.events,
 		       r->wait.total_ns / 1e3, avg(&r->wait) / 1e3,
 		       hist__percentile(r->wait.slots, LS_SLOTS, 99) / 1e3,
@@ -377,14 +393,12 @@ static void report(struct lockstat_bpf *skel, struct syms_cache *sc)
 	       "TREE", "LEVEL", "GROUP", "ACQUIRED", "CONTENDED", "WAIT_TOTAL", "WAIT_MAX");
 	for (size_t i = 0; i < top; i++) {
 		struct inst *in = &insts[i];
+		struct acq_buf acq;
 
-		char acq[24] = "-";
-
-		if (env.all)
-			snprintf(acq, sizeof(acq), "%llu", (unsigned long long)in->v.acquired);
 		printf("0x%-16llx %-7s %8llu %5d %5d %10s %10llu %12.1f %9.1f\n",
 		       (unsigned long long)in->addr, class_name(in->v.cls),
-		       (unsigned long long)in->v.tree, in->v.level, in->v.group, acq,
+		       (unsigned long long)in->v.tree, in->v.level, in->v.group,
+		       acquired_text(&acq, in->v.acquired),
 		       (unsigned long long)in->v.contended,
 		       in->v.wait_ns / 1e3, in->v.max_wait_ns / 1e3);
 	}
