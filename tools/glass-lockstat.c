@@ -509,8 +509,6 @@ int main(int argc, char **argv)
 	skel->links.lock_contended = skel->links.lock_acquired = skel->links.lock_released = NULL;
 	report(skel, sc);
 	{
-		int ncpu = libbpf_num_possible_cpus();
-		__u64 vals[ncpu > 0 ? ncpu : 1];
 		static const char *names[LSC_NR] = {
 			[LSC_FIRED] = "probe firings",
 			[LSC_INST_FULL] = "lock instances not tracked (instance map full)",
@@ -520,15 +518,12 @@ int main(int argc, char **argv)
 		};
 
 		for (__u32 c = 0; c < LSC_NR; c++) {
-			__u64 s = 0;
+			unsigned long long s;
 
-			if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.counters), &c, vals))
+			if (bpfutil__percpu_sum(bpf_map__fd(skel->maps.counters), c, &s))
 				continue;
-			for (int i = 0; i < ncpu; i++)
-				s += vals[i];
 			if (s || c == LSC_FIRED)
-				fprintf(stderr, "glass-lockstat: %llu %s\n",
-					(unsigned long long)s, names[c]);
+				fprintf(stderr, "glass-lockstat: %llu %s\n", s, names[c]);
 		}
 	}
 out:
