@@ -5,6 +5,7 @@
  *   glass-agent --server http://127.0.0.1:7470 --token-file /etc/glass/token
  *               [--interval 10] [--profiler-cmd CMD] [--summary-cmd CMD]
  *               [--label k=v ...] [--spool DIR --spool-max-bytes N]
+ *               [--lock-cmd CMD | --no-locks]
  *
  * Two threads.  The profiler thread runs the profiler command once per
  * window ("{interval}" in CMD becomes the interval in seconds), validates
@@ -16,10 +17,20 @@
  * a window is sent until the aggregator has it, and its window id
  * (HOST-UUID-SEQ) makes a repeat harmless: every window arrives once.
  *
+ * Lock detail: while the profiler runs, a second command (--lock-cmd; by
+ * default "glass-lockstat -p {pid} -d {interval} -s -j" when the default
+ * profiler runs and the daemon of the glassfs mount is found) prints glass-lockstat's
+ * JSON for the same window.  It becomes the window's "locks" (classes,
+ * instances, waiters' stacks; aggregator/locks.c validates it here as
+ * glass-aggd will), its per-class summaries.lock_wait_ns when the summary
+ * command gave none, and a lockwait profile (waiter stacks ending in
+ * lock:CLASS) when the profiler itself is not a lock-wait one.
+ *
  * SIGTERM/SIGINT: the running profiler gets SIGINT (so it prints what it
  * has), that last window is spooled, the sender gets --flush-timeout
  * seconds to deliver, and what remains stays spooled for the next start.
  */
+#include "aggregator/agg.h"
 #include "aggregator/spool.h"
 #include "tools/lib/folded.h"
 
@@ -44,6 +55,8 @@
 
 struct agent {
 	char *server, *token, *profiler_cmd, *summary_cmd, *host, *type, *units, *spool_dir;
+	char *lock_cmd;		/* NULL: none (or the default, see lock_cmd_default) */
+	int lock_default;	/* run glass-lockstat when a glassfs daemon runs */
 	char *mount;		/* --mount: the glassfs mount described (NULL = first) */
 	char *wakeup_cmd;	/* --wakeup-cmd: a second profile (type wakeup) per window */
 	long glassfs_pid;	/* its daemon, for "{pid}" (0 = not found) */
@@ -78,10 +91,12 @@ static int64_t now_ns(int clock)
 
 /* ---- running commands --------------------------------------------------------- */
 
-/* Run CMD under sh; collect stdout into *out.  When stop_flag rises, the
- * process group gets SIGINT (then SIGKILL after 5 s).  Returns the exit
- * status (0 = success), or -errno. */
-static int run_cmd(const char *cmd, char **out, size_t *outlen)
+/* Run CMD under sh; collect stdout into *out.  A profiler (INTERRUPT set):
+ * when stop_flag rises, the process group gets SIGINT (then SIGKILL after
+ * 5 s).  A summary command runs to its end even then -- it is what the
+ * last window's summaries come from -- but gets SIGKILL after 10 s once
+ * stop_flag is up.  Returns the exit status (0 = success), or -errno. */
+static int run_cmd_opt(const char *cmd, char **out, size_t *outlen, int interrupt)
 {
 	int pfd[2], status = 0;
 	pid_t pid;
@@ -114,9 +129,10 @@ static int run_cmd(const char *cmd, char **out, size_t *outlen)
 		int r = poll(&p, 1, 200);
 
 		if (stop_flag && !signalled) {
-			kill(-pid, SIGINT);
+			if (interrupt)
+				kill(-pid, SIGINT);
 			signalled = 1;
-			kill_at = now_ns(CLOCK_MONOTONIC) + 5000000000LL;
+			kill_at = now_ns(CLOCK_MONOTONIC) + (interrupt ? 5000000000LL : 10000000000LL);
 		}
 		if (signalled && now_ns(CLOCK_MONOTONIC) > kill_at) {
 			kill(-pid, SIGKILL);
@@ -150,7 +166,12 @@ static int run_cmd(const char *cmd, char **out, size_t *outlen)
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	/* Killed by the SIGINT we sent: its output still counts. */
-	return signalled && WIFSIGNALED(status) && WTERMSIG(status) == SIGINT ? 0 : 128;
+	return interrupt && signalled && WIFSIGNALED(status) && WTERMSIG(status) == SIGINT ? 0 : 128;
+}
+
+static int run_cmd(const char *cmd, char **out, size_t *outlen)
+{
+	return run_cmd_opt(cmd, out, outlen, 1);
 }
 
 /* ---- building a window ---------------------------------------------------------- */
@@ -351,6 +372,67 @@ static void *wakeup_thread(void *arg)
 	return NULL;
 }
 
+/* glass-lockstat -j output -> the window's "locks" (histograms dropped),
+ * validated as glass-aggd validates it; also fills summaries.lock_wait_ns
+ * per class when absent and adds a lockwait profile of the waiters'
+ * stacks when there is none.  Invalid output is logged and ignored. */
+static void add_locks(struct agent *a, json_t *w, json_t *profiles, json_t **summaries,
+		      const char *out, size_t len)
+{
+	struct agg_limits lim = { .max_depth = 1024, .max_frame_len = 1024 };
+	struct agg_window tmp = { 0 };
+	json_error_t je;
+	json_t *root = json_loadb(out, len, 0, &je), *c;
+	char msg[256];
+	size_t i;
+
+	if (!json_is_object(root)) {
+		fprintf(stderr, "glass-agent: lock command output is not a JSON object (line %d: %s)\n",
+			je.line, je.text);
+		json_decref(root);
+		return;
+	}
+	json_array_foreach(json_object_get(root, "classes"), i, c) {
+		json_object_del(c, "wait_hist");
+		json_object_del(c, "hold_hist");
+	}
+	if (locks_parse(&tmp, root, &lim, msg, sizeof(msg))) {
+		fprintf(stderr, "glass-agent: lock command output refused: %s\n", msg);
+		agg_window_free(&tmp);
+		json_decref(root);
+		return;
+	}
+	if (tmp.lk.ncls && !(*summaries && json_object_get(*summaries, "lock_wait_ns"))) {
+		json_t *by = json_object();
+
+		for (i = 0; i < tmp.lk.ncls; i++) {
+			json_t *v = json_object_get(by, tmp.lk.cls[i].cls);
+			json_int_t sum = (v ? json_integer_value(v) : 0) + tmp.lk.cls[i].wait_ns;
+
+			json_object_set_new(by, tmp.lk.cls[i].cls, json_integer(sum));
+		}
+		if (!*summaries)
+			*summaries = json_object();
+		json_object_set_new(*summaries, "lock_wait_ns", by);
+	}
+	if (tmp.lk.nstk && strcmp(a->type, "lockwait")) {
+		char *buf = NULL;
+		size_t blen = 0;
+		FILE *f = open_memstream(&buf, &blen);
+
+		for (i = 0; f && i < tmp.lk.nstk; i++)
+			if (tmp.lk.stk[i].wait_ns > 0)
+				fprintf(f, "%s;lock:%s %lld\n", tmp.lk.stk[i].fs.stack, tmp.lk.stk[i].cls,
+					(long long)tmp.lk.stk[i].wait_ns);
+		if (f && !fclose(f) && blen)
+			json_array_append_new(profiles, json_pack("{s:s, s:s, s:s#}", "type", "lockwait",
+						"units", "ns", "folded", buf, blen));
+		free(buf);
+	}
+	json_object_set_new(w, "locks", root);
+	agg_window_free(&tmp);
+}
+
 /* Take one window: run the profiler (and the summary command), spool it.
  * Returns 0, or -1 when the window was empty or invalid (logged). */
 static int take_window(struct agent *a)
@@ -361,11 +443,24 @@ static int take_window(struct agent *a)
 	json_t *w, *profiles = json_array(), *summaries = NULL;
 	int rc;
 
-	char wcmd[4096];
-	struct wakeup_run wk = { 0 };
-	pthread_t wth;
+	char wcmd[4096], lcmd[4096];
+	struct wakeup_run wk = { 0 }, lr = { 0 };	/* the same runner serves the lock command */
+	pthread_t wth, lth;
 
 	refresh_glassfs(a);
+	/* The lock command watches the same window, alongside the profiler. */
+	{
+		const char *lc = a->lock_cmd;
+
+		if (!lc && a->lock_default && a->glassfs_pid)
+			lc = "glass-lockstat -p {pid} -d {interval} -s -j -n 20";
+		if (lc && (a->glassfs_pid || !strstr(lc, "{pid}"))) {
+			expand_cmd(a, lc, lcmd, sizeof(lcmd));
+			lr.cmd = lcmd;
+			if (pthread_create(&lth, NULL, wakeup_thread, &lr))
+				lr.cmd = NULL;
+		}
+	}
 	expand_cmd(a, a->profiler_cmd, cmd, sizeof(cmd));
 	if (a->wakeup_cmd) {
 		expand_cmd(a, a->wakeup_cmd, wcmd, sizeof(wcmd));
@@ -385,7 +480,7 @@ static int take_window(struct agent *a)
 		json_error_t je;
 
 		expand_cmd(a, a->summary_cmd, cmd, sizeof(cmd));
-		if (run_cmd(cmd, &sum, &sumlen) == 0 && sum) {
+		if (run_cmd_opt(cmd, &sum, &sumlen, 0) == 0 && sum) {
 			summaries = json_loadb(sum, sumlen, 0, &je);
 			if (!json_is_object(summaries)) {
 				fprintf(stderr, "glass-agent: summary command output is not a JSON object\n");
@@ -394,6 +489,11 @@ static int take_window(struct agent *a)
 			}
 		}
 		free(sum);
+	}
+	if (lr.cmd) {
+		pthread_join(lth, NULL);
+		if (lr.rc)
+			fprintf(stderr, "glass-agent: lock command exited with status %d: %s\n", lr.rc, lr.cmd);
 	}
 	if (rc == 0 && out && outlen) {
 		add_profile(a, profiles, a->type, out, outlen, "profiler");
@@ -409,8 +509,14 @@ static int take_window(struct agent *a)
 			free(wk.out);
 	}
 	free(out);
-	if (!json_array_size(profiles) && !summaries) {
+	json_t *lk = json_object();	/* holds "locks" until w exists */
+
+	if (lr.cmd && lr.rc == 0 && lr.out && lr.outlen)
+		add_locks(a, lk, profiles, &summaries, lr.out, lr.outlen);
+	free(lr.out);
+	if (!json_array_size(profiles) && !summaries && !json_object_size(lk)) {
 		json_decref(profiles);
+		json_decref(lk);
 		fprintf(stderr, "glass-agent: empty window, nothing to send\n");
 		return -1;
 	}
@@ -426,6 +532,8 @@ static int take_window(struct agent *a)
 		      "labels", a->labels, "profiles", profiles);
 	if (summaries)
 		json_object_set_new(w, "summaries", summaries);
+	json_object_update(w, lk);
+	json_decref(lk);
 	char *body = json_dumps(w, JSON_COMPACT);
 	unsigned char *gz = NULL;
 	size_t gzlen = 0;
@@ -606,6 +714,12 @@ static void usage(FILE *f)
 "  --mount DIR             the glassfs mount this agent describes (default: the\n"
 "                          first one): its daemon's -o options label windows\n"
 "                          as mount_opts, its pid is {pid}\n"
+"  --lock-cmd CMD          prints glass-lockstat -j JSON for the window, run\n"
+"                          alongside the profiler ({interval} and {pid} are\n"
+"                          replaced).  Default with the default profiler and\n"
+"                          a glassfs daemon found:\n"
+"                          \"glass-lockstat -p {pid} -d {interval} -s -j -n 20\"\n"
+"  --no-locks              no lock command\n"
 "  --host NAME             host label (default: hostname)\n"
 "  --label K=V             extra label (repeatable)\n"
 "  --spool DIR             on-disk queue (default /var/lib/glass-agent/spool)\n"
@@ -639,7 +753,7 @@ int main(int argc, char **argv)
 		{ "summary-cmd", 1, 0, 'S' }, { "host", 1, 0, 'H' }, { "label", 1, 0, 'l' },
 		{ "spool", 1, 0, 'd' }, { "spool-max-bytes", 1, 0, 'm' }, { "count", 1, 0, 'c' },
 		{ "flush-timeout", 1, 0, 'f' }, { "max-backoff", 1, 0, 'b' }, { "mount", 1, 0, 'M' },
-		{ "wakeup-cmd", 1, 0, 'W' },
+		{ "wakeup-cmd", 1, 0, 'W' }, { "lock-cmd", 1, 0, 'L' }, { "no-locks", 0, 0, 'N' },
 		{ "help", 0, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -650,7 +764,7 @@ int main(int argc, char **argv)
 		.flush_timeout = 5, .max_backoff = 60, .http_timeout = 30,
 	};
 	char hostname[256], *tokfile = NULL, *e;
-	int custom_cmd = 0, units_given = 0;
+	int custom_cmd = 0, units_given = 0, no_locks = 0;
 	struct utsname un;
 	pthread_t th;
 	int ch, rc;
@@ -677,6 +791,8 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'S': a.summary_cmd = optarg; break;
+		case 'L': a.lock_cmd = optarg; no_locks = 0; break;
+		case 'N': no_locks = 1; a.lock_cmd = NULL; break;
 		case 'M': a.mount = optarg; break;
 		case 'W': a.wakeup_cmd = optarg; break;
 		case 'H': a.host = optarg; break;
@@ -715,6 +831,7 @@ int main(int argc, char **argv)
 	/* glass-offcputime -f prints microseconds; other commands say their units. */
 	if (!custom_cmd && !strcmp(a.units, "ns") && !units_given)
 		a.units = "us";
+	a.lock_default = !custom_cmd && !no_locks && !a.lock_cmd;
 	if (!strcmp(a.units, "us")) {
 		a.us_to_ns = 1;
 		a.units = "ns";
@@ -746,7 +863,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		if (!a.glassfs_pid && (strstr(a.profiler_cmd, "{pid}") ||
-				       (a.summary_cmd && strstr(a.summary_cmd, "{pid}")))) {
+				       (a.summary_cmd && strstr(a.summary_cmd, "{pid}")) ||
+				       (a.lock_cmd && strstr(a.lock_cmd, "{pid}")))) {
 			fprintf(stderr, "glass-agent: {pid} in a command, but no glassfs daemon %s%s found\n",
 				a.mount ? "for " : "", a.mount ? a.mount : "");
 			return 1;

@@ -65,6 +65,33 @@ struct agg_profile {
 
 struct agg_lockwait { char *cls; int64_t ns; };
 
+/* Lock detail of one window: glass-lockstat -j's classes (per class, B-tree
+ * level and mode), its most contended instances, and its waiters' stacks
+ * (aggregator/locks.c validates them; level -1 = not a B-tree node lock). */
+struct agg_lockclass {
+	char *cls;
+	int level, mode;			/* mode 0 read, 1 write */
+	int64_t acquired, contended, wait_ns, wait_max_ns, hold_ns, holds, hold_max_ns;
+};
+struct agg_lockinst {
+	char *cls;
+	uint64_t addr, tree;
+	int level, group;
+	int64_t acquired, contended, wait_ns, wait_max_ns;
+};
+struct agg_lockstack {
+	char *cls;
+	int level;
+	struct folded_stack fs;		/* root first; fs.count = wait_ns */
+	int64_t wait_ns, count;		/* time waited, waits */
+};
+struct agg_lockdetail {
+	struct agg_lockclass *cls;
+	struct agg_lockinst *inst;
+	struct agg_lockstack *stk;
+	size_t ncls, ninst, nstk;
+};
+
 struct agg_window {
 	char *window_id;
 	char *host;
@@ -76,6 +103,8 @@ struct agg_window {
 	int64_t commit_p99_ns, commit_count, trim_stall_ns;	/* -1 = absent */
 	struct agg_lockwait *locks;
 	size_t nlocks;
+	int has_lk;			/* "locks" present */
+	struct agg_lockdetail lk;
 };
 
 void agg_window_free(struct agg_window *w);
@@ -125,6 +154,18 @@ int ingest_multipart(const char *content_type, const char *body, size_t len,
  * -EINVAL (corrupt or truncated: msg says which), -E2BIG (over max). */
 int ingest_gunzip(const void *src, size_t len, size_t max, char **out,
 		  size_t *outlen, char *msg, size_t msglen);
+
+/* ---- lock detail (locks.c) -------------------------------------------- */
+
+#define AGG_MAX_LOCK_ROWS 1024	/* classes, instances, stacks: each */
+
+/* Validate the "locks" object of an agent window into w->lk (all or
+ * nothing).  0, or -EINVAL with msg naming the field, or -ENOMEM. */
+struct json_t;
+int locks_parse(struct agg_window *w, struct json_t *v, const struct agg_limits *lim,
+		char *msg, size_t msglen);
+void locks_free(struct agg_lockdetail *lk);
+const char *locks_mode_name(int mode);
 
 /* ---- selectors (selector.c) ------------------------------------------- */
 

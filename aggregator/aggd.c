@@ -343,6 +343,7 @@ int main(int argc, char **argv)
 	if (d.cfg.coarse_after_s && d.cfg.retain_s && d.cfg.coarse_after_s >= d.cfg.retain_s)
 		d.cfg.coarse_after_s = 0;	/* nothing would live long enough to coarsen */
 	pthread_rwlock_init(&d.tok_lock, NULL);
+	pthread_mutex_init(&d.fm.lock, NULL);
 	if (aggd_tokens_load(&d, msg, sizeof(msg))) {
 		fprintf(stderr, "glass-aggd: tokens: %s\n", msg);
 		return 1;
@@ -399,6 +400,7 @@ int main(int argc, char **argv)
 	rc = 0;
 out:
 	d.store->ops->close(d.store);
+	fleetm_free(&d.fm);
 	for (size_t i = 0; i < d.ntokens; i++)
 		free(d.tokens[i]);
 	free(d.tokens);

@@ -7,6 +7,7 @@
 #define GLASS_AGGD_H
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include "aggregator/agg.h"
@@ -48,10 +49,21 @@ struct aggd_metrics {
 	int64_t start_ns;
 };
 
+/* Per-host series of /metrics (fleetmetrics.c), from the windows stored
+ * since start: counters reset when glass-aggd restarts. */
+struct fleetm_host;
+struct fleetm {
+	pthread_mutex_t lock;		/* guards everything below */
+	struct fleetm_host *v;
+	size_t n, cap;
+	uint64_t dropped;		/* series refused by the bounds */
+};
+
 struct aggd {
 	struct aggd_config cfg;
 	struct store *store;
 	struct aggd_metrics m;
+	struct fleetm fm;
 	pthread_rwlock_t tok_lock;
 	char **tokens;		/* guarded by tok_lock */
 	size_t ntokens;
@@ -81,5 +93,10 @@ int query_dispatch(struct aggd *d, const char *path, query_get_fn get, void *ctx
 void metrics_observe(struct lat_hist *h, int64_t ns);
 const char *metrics_reason_name(int r);
 char *metrics_render(struct aggd *d, size_t *len);
+
+/* fleetmetrics.c: count a stored window; print the per-host series. */
+void fleetm_observe(struct fleetm *fm, const struct agg_window *w);
+void fleetm_render(struct fleetm *fm, FILE *f);
+void fleetm_free(struct fleetm *fm);
 
 #endif /* GLASS_AGGD_H */

@@ -5,8 +5,9 @@
 # tests run under ASan/UBSan.
 
 AGG_AGGD_SRCS  := aggregator/aggd.c aggregator/http.c aggregator/query.c \
-		  aggregator/metrics.c aggregator/store_sqlite.c aggregator/store_clickhouse.c
-AGG_CORE_SRCS  := aggregator/labels.c aggregator/selector.c aggregator/ingest.c aggregator/pprof.c
+		  aggregator/metrics.c aggregator/fleetmetrics.c aggregator/store_sqlite.c aggregator/store_clickhouse.c
+AGG_CORE_SRCS  := aggregator/labels.c aggregator/selector.c aggregator/ingest.c aggregator/pprof.c \
+		  aggregator/locks.c
 # pprof: profile.proto -> $(OUT)/gen/aggregator/profile.pb-c.{c,h} (protoc-c)
 AGG_PB_C       := $(OUT)/gen/aggregator/profile.pb-c.c
 AGG_PB_H       := $(OUT)/gen/aggregator/profile.pb-c.h
@@ -54,7 +55,7 @@ BINS += $(OUT)/bin/glass-aggd $(OUT)/bin/glass-agent
 # Unit tests: selectors, ingest validation, merge/diff arithmetic (ASan).
 AGG_TEST_OBJS := $(AGG_CORE_SAN) $(OUT)/asan/aggregator/query.o \
 		 $(OUT)/asan/aggregator/store_sqlite.o $(OUT)/asan/aggregator/store_clickhouse.o \
-		 $(OUT)/asan/aggregator/metrics.o
+		 $(OUT)/asan/aggregator/metrics.o $(OUT)/asan/aggregator/fleetmetrics.o
 
 $(OUT)/test/aggregator/%: $(OUT)/asan/tests/aggregator/%.o $(AGG_TEST_OBJS) $(OUT)/lib/libglasstools-san.a
 	$(call msg,LD,$@)

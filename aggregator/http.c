@@ -228,6 +228,7 @@ static enum MHD_Result handle_ingest(struct aggd *d, struct MHD_Connection *c, s
 	else {
 		atomic_fetch_add(&d->m.ingest_windows, 1);
 		atomic_fetch_add(&d->m.ingest_stacks, nstacks);
+		fleetm_observe(&d->fm, &w);
 	}
 	json_t *o = json_pack("{s:s, s:s, s:I}", "status", dup ? "duplicate" : "stored",
 			      "window_id", w.window_id, "stacks", (json_int_t)nstacks);

@@ -425,7 +425,7 @@ static int parse_summaries(struct agg_window *w, json_t *s, char *msg, size_t ms
 static int agent_json(json_t *root, const struct agg_limits *lim,
 		      struct agg_window *w, char *msg, size_t msglen)
 {
-	json_t *v, *labels = NULL, *profiles = NULL, *summ = NULL;
+	json_t *v, *labels = NULL, *profiles = NULL, *summ = NULL, *locks = NULL;
 	const char *k;
 	int have_start = 0, have_end = 0, rc;
 
@@ -457,6 +457,8 @@ static int agent_json(json_t *root, const struct agg_limits *lim,
 			profiles = v;
 		else if (!strcmp(k, "summaries"))
 			summ = v;
+		else if (!strcmp(k, "locks"))
+			locks = v;
 		else
 			return ierr(msg, msglen, "unknown key \"%.64s\"", k);
 	}
@@ -531,8 +533,10 @@ static int agent_json(json_t *root, const struct agg_limits *lim,
 	}
 	if (summ && (rc = parse_summaries(w, summ, msg, msglen)))
 		return rc;
-	if (!w->nprof && !w->has_summary)
-		return ierr(msg, msglen, "window has neither profiles nor summaries");
+	if (locks && (rc = locks_parse(w, locks, lim, msg, msglen)))
+		return rc;
+	if (!w->nprof && !w->has_summary && !w->has_lk)
+		return ierr(msg, msglen, "window has neither profiles nor summaries nor locks");
 	return 0;
 }
 

@@ -159,5 +159,6 @@ void agg_window_free(struct agg_window *w)
 	for (size_t i = 0; i < w->nlocks; i++)
 		free(w->locks[i].cls);
 	free(w->locks);
+	locks_free(&w->lk);
 	memset(w, 0, sizeof(*w));
 }

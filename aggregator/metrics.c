@@ -101,6 +101,7 @@ char *metrics_render(struct aggd *d, size_t *len)
 	G("glass_aggd_start_time_seconds", "Start time of the process.", m->start_ns / 1000000000);
 #undef C
 #undef G
+	fleetm_render(&d->fm, f);
 	if (fclose(f)) {
 		free(buf);
 		return NULL;

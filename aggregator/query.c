@@ -404,37 +404,60 @@ static int render_svg(struct qctx *q, const struct merged *left, const struct me
 }
 #endif
 
+/* format= and limit= of merge-shaped answers: "" = bad (answered). */
+static const char *merge_format(struct qctx *q, long *limit)
+{
+	const char *fmt = P(q, "format");
+
+	*limit = 0;
+	if (!fmt)
+		fmt = "json";
+	if (strcmp(fmt, "json") && strcmp(fmt, "folded") && strcmp(fmt, "svg"))
+		return qerr(q->r, 400, "format: must be folded, json or svg"), "";
+	if (P(q, "limit")) {
+		char *e;
+
+		*limit = strtol(P(q, "limit"), &e, 10);
+		if (*e || *limit < 0)
+			return qerr(q->r, 400, "limit: must be a non-negative integer"), "";
+	}
+	return fmt;
+}
+
+static void reply_merged(struct qctx *q, const struct merged *mg, const char *fmt, long limit,
+			 int type, int64_t from, int64_t until, const char *title);
+
 static int q_merge(struct qctx *q)
 {
 	struct selector sel;
 	struct merged mg;
 	int64_t from, until;
 	int type;
-	const char *fmt = P(q, "format");
-	long limit = 0;
+	long limit;
+	const char *fmt = merge_format(q, &limit);
 
-	if (!fmt)
-		fmt = "json";
-	if (strcmp(fmt, "json") && strcmp(fmt, "folded") && strcmp(fmt, "svg"))
-		return qerr(q->r, 400, "format: must be folded, json or svg");
-	if (P(q, "limit")) {
-		char *e;
-
-		limit = strtol(P(q, "limit"), &e, 10);
-		if (*e || limit < 0)
-			return qerr(q->r, 400, "limit: must be a non-negative integer");
-	}
-	if (time_range(q, "", &from, &until) || parse_query(q, "query", &sel, &type))
+	if (!*fmt || time_range(q, "", &from, &until) || parse_query(q, "query", &sel, &type))
 		return 0;
 	if (do_merge(q, &sel, type, from, until, 1, &mg)) {
 		sel_free(&sel);
 		return 0;
 	}
 	sel_free(&sel);
+	reply_merged(q, &mg, fmt, limit, type, from, until, P(q, "query") ? P(q, "query") : "offcpu{}");
+	merged_free(&mg);
+	return 0;
+}
+
+/* Answer a materialised merge as folded text, SVG or JSON. */
+static void reply_merged(struct qctx *q, const struct merged *mg_, const char *fmt, long limit,
+			 int type, int64_t from, int64_t until, const char *title)
+{
+	const struct merged mg = *mg_;
+
 	if (!strcmp(fmt, "folded"))
 		render_folded(q->r, &mg);
 	else if (!strcmp(fmt, "svg"))
-		render_svg(q, &mg, NULL, P(q, "query") ? P(q, "query") : "offcpu{}", type);
+		render_svg(q, &mg, NULL, title, type);
 	else {
 		json_t *o = json_object(), *a = json_array();
 		size_t n = limit && (size_t)limit < mg.n ? (size_t)limit : mg.n;
@@ -451,8 +474,6 @@ static int q_merge(struct qctx *q)
 		json_object_set_new(o, "stacks", a);
 		qjson(q->r, o);
 	}
-	merged_free(&mg);
-	return 0;
 }
 
 /* ---- top -------------------------------------------------------------------- */
@@ -913,6 +934,7 @@ out:
 struct hrow {
 	const char *host;
 	int64_t ls, last_seen, windows, dur_ns, offcpu_ns, lock_ns, p99, trim, latest_start;
+	int64_t btree_ns;	/* lock detail: wait for B-tree node locks (level >= 0) */
 };
 
 struct hosts_scan {
@@ -965,6 +987,7 @@ static int hosts_cb(void *arg, const struct store_window_row *w)
 		h->v[i].p99 = -1;
 		h->v[i].trim = -1;
 		h->v[i].lock_ns = -1;
+		h->v[i].btree_ns = -1;
 		h->n++;
 	}
 	if (!c) {
@@ -989,6 +1012,23 @@ static int hosts_cb(void *arg, const struct store_window_row *w)
 		r->p99 = w->commit_p99_ns;
 	if (w->trim_stall_ns >= 0)
 		r->trim = (r->trim < 0 ? 0 : r->trim) + w->trim_stall_ns;
+	return 0;
+}
+
+/* B-tree lock wait from the lock detail, for hosts whose windows matched. */
+static int hosts_lock_cb(void *arg, const struct store_lockrow *lr)
+{
+	struct hosts_scan *h = arg;
+	uint64_t *c = hmap_get(&h->byls, (uint64_t)lr->labelset + 1);
+	struct hrow *r;
+
+	if (!c)
+		return 0;
+	r = &h->v[*c - 1];
+	if (r->btree_ns < 0)
+		r->btree_ns = 0;
+	if (lr->level >= 0)
+		r->btree_ns += lr->wait_ns;
 	return 0;
 }
 
@@ -1029,7 +1069,8 @@ static int q_hosts(struct qctx *q)
 	}
 	int64_t t0 = agg_now_ns();
 	if ((rc = st->ops->labelsets(st, lsdb_cb, &db)) ||
-	    (rc = st->ops->windows(st, from, until, hosts_cb, &h))) {
+	    (rc = st->ops->windows(st, from, until, hosts_cb, &h)) ||
+	    (st->ops->lockrows && (rc = st->ops->lockrows(st, LK_CLASS, from, until, hosts_lock_cb, &h)))) {
 		qerr(q->r, 503, "store: %s", strerror(-rc));
 		goto out;
 	}
@@ -1052,6 +1093,9 @@ static int q_hosts(struct qctx *q)
 		json_object_set_new(o, "offcpu_ns_per_s", json_real(per_s));
 		json_object_set_new(o, "lock_wait_ns", opt_int(r->lock_ns));
 		json_object_set_new(o, "lock_share", share);
+		json_object_set_new(o, "btree_lock_wait_ns", opt_int(r->btree_ns));
+		json_object_set_new(o, "btree_lock_share", r->btree_ns >= 0 && r->offcpu_ns > 0
+				    ? json_real((double)r->btree_ns / r->offcpu_ns) : json_null());
 		json_object_set_new(o, "commit_p99_ns", opt_int(r->p99));
 		json_object_set_new(o, "trim_stall_ns", opt_int(r->trim));
 		json_array_append_new(a, o);
@@ -1138,6 +1182,7 @@ struct ts_scan {
 	size_t n, cap;
 	struct hmap bykey;	/* hash(key) | 1 -> series index + 1 */
 	struct hmap byls;	/* labelset id + 1 -> series index + 1 (no class) */
+	const char *lvl;	/* the B-tree level of the lock row being added */
 	int err;
 };
 
@@ -1147,7 +1192,9 @@ static struct ts_series *ts_get(struct ts_scan *t, const struct lsinfo *li, cons
 	char *key;
 
 	for (size_t i = 0; i < t->nby; i++) {
-		const char *v = !strcmp(t->by[i], "class") && cls ? cls : agg_labels_get(&li->l, t->by[i]);
+		const char *v = !strcmp(t->by[i], "class") && cls ? cls
+			      : !strcmp(t->by[i], "level") && t->lvl ? t->lvl
+			      : agg_labels_get(&li->l, t->by[i]);
 
 		if (v && agg_labels_set(&l, t->by[i], v))
 			goto oom;
@@ -1249,6 +1296,20 @@ static int ts_lock_cb(void *arg, int64_t ls, const char *host, int64_t start_ns,
 	return ts_add(arg, ls, start_ns, cls, ns, 0);
 }
 
+/* lock_wait_ns by level: from the lock detail's classes (per B-tree level). */
+static int ts_lockrow_cb(void *arg, const struct store_lockrow *r)
+{
+	struct ts_scan *t = arg;
+	char lvl[16];
+	int rc;
+
+	snprintf(lvl, sizeof(lvl), "%d", r->level);
+	t->lvl = lvl;
+	rc = ts_add(t, r->labelset, r->start_ns, r->cls, r->wait_ns, 0);
+	t->lvl = NULL;
+	return rc;
+}
+
 struct tpt { int64_t t, v; };
 
 static int by_t(const void *a, const void *b)
@@ -1315,8 +1376,17 @@ static int q_timeseries(struct qctx *q)
 		t.by[t.nby++] = tok;
 	}
 	int64_t t0 = agg_now_ns();
+	int by_level = 0;
+
+	for (size_t i = 0; i < t.nby; i++)
+		by_level |= !strcmp(t.by[i], "level");
+	if (by_level && t.metric == TS_LOCK && !st->ops->lockrows) {
+		qerr(q->r, 501, "by=level: this store keeps no lock detail");
+		goto out;
+	}
 	if ((rc = st->ops->labelsets(st, lsdb_cb, &db)) ||
-	    (rc = t.metric == TS_LOCK ? st->ops->locks(st, from, until, ts_lock_cb, &t)
+	    (rc = t.metric == TS_LOCK && by_level ? st->ops->lockrows(st, LK_CLASS, from, until, ts_lockrow_cb, &t)
+	        : t.metric == TS_LOCK ? st->ops->locks(st, from, until, ts_lock_cb, &t)
 				      : st->ops->windows(st, from, until, ts_win_cb, &t))) {
 		qerr(q->r, rc == -ENOMEM ? 500 : 503, "store: %s", strerror(-rc));
 		goto out;
@@ -1375,6 +1445,384 @@ out:
 	return 0;
 }
 
+/* ---- lock detail ------------------------------------------------------------ */
+
+/* Rows of the lock detail (aggregator/locks.c) summed by a key:
+ * classes by (class, level), instances by (host, addr, class, tree,
+ * level, group), stacks by (class, level, stack), class x host for the
+ * top hosts of each class.  One hash map from the key's hash to the row;
+ * a collision is looked up properly. */
+struct lkrow {
+	char *key;
+	char *host, *cls;
+	int level, group;
+	uint64_t addr, tree;
+	int64_t stack;
+	int64_t acquired, contended, wait_ns, wait_max_ns, hold_ns, holds, hold_max_ns, count;
+	int64_t windows;
+	struct hmap hosts;	/* hash(host) | 1 -> 1: distinct hosts */
+	char *text;
+};
+
+struct lktab {
+	struct lkrow *v;
+	size_t n, cap;
+	struct hmap idx;
+};
+
+static struct lkrow *lktab_get(struct lktab *t, const char *key, int *isnew)
+{
+	uint64_t h = folded_hash(key, strlen(key)) | 1, *ix = hmap_get(&t->idx, h);
+
+	*isnew = 0;
+	if (ix && !strcmp(t->v[*ix - 1].key, key))
+		return &t->v[*ix - 1];
+	for (size_t i = 0; ix && i < t->n; i++)
+		if (!strcmp(t->v[i].key, key))
+			return &t->v[i];
+	if (t->n == t->cap) {
+		size_t nc = t->cap ? t->cap * 2 : 64;
+		struct lkrow *nv = realloc(t->v, nc * sizeof(*nv));
+
+		if (!nv)
+			return NULL;
+		t->v = nv;
+		t->cap = nc;
+	}
+	memset(&t->v[t->n], 0, sizeof(t->v[0]));
+	if (!(t->v[t->n].key = strdup(key)))
+		return NULL;
+	if (!ix && (ix = hmap_slot(&t->idx, h)))
+		*ix = t->n + 1;
+	*isnew = 1;
+	return &t->v[t->n++];
+}
+
+static void lktab_free(struct lktab *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		free(t->v[i].key);
+		free(t->v[i].host);
+		free(t->v[i].cls);
+		free(t->v[i].text);
+		hmap_free(&t->v[i].hosts);
+	}
+	free(t->v);
+	hmap_free(&t->idx);
+	memset(t, 0, sizeof(*t));
+}
+
+struct lkscan {
+	const struct lsdb *db;
+	const struct selector *sel;
+	struct hmap match;		/* labelset + 1 -> 1 match, 2 no match */
+	const char *cls;		/* lockstacks: only this class (NULL = all) */
+	int level, any_level;
+	struct lktab classes, insts, stacks, chost;
+	struct merged *mg;		/* lockstacks: stack id -> wait */
+	int64_t total_wait;
+};
+
+static int lk_match(struct lkscan *k, int64_t ls)
+{
+	uint64_t *m = hmap_slot(&k->match, (uint64_t)ls + 1);
+	const struct lsinfo *li;
+
+	if (!m)
+		return -ENOMEM;
+	if (!*m) {
+		li = lsdb_find(k->db, ls);
+		*m = li && (!k->sel || sel_match(k->sel, &li->l)) ? 1 : 2;
+	}
+	return *m == 1;
+}
+
+static int lk_add(struct lkrow *e, int isnew, const struct store_lockrow *r)
+{
+	uint64_t *hs = hmap_slot(&e->hosts, folded_hash(r->host, strlen(r->host)) | 1);
+
+	if (!hs)
+		return -ENOMEM;
+	*hs = 1;
+	if (isnew) {
+		if (!(e->host = strdup(r->host)) || !(e->cls = strdup(r->cls)))
+			return -ENOMEM;
+		e->level = r->level;
+		e->group = r->group;
+		e->addr = r->addr;
+		e->tree = r->tree;
+		e->stack = r->stack;
+	}
+	e->acquired += r->acquired;
+	e->contended += r->contended;
+	e->wait_ns += r->wait_ns;
+	e->hold_ns += r->hold_ns;
+	e->holds += r->holds;
+	e->count += r->count;
+	e->windows++;
+	if (r->wait_max_ns > e->wait_max_ns)
+		e->wait_max_ns = r->wait_max_ns;
+	if (r->hold_max_ns > e->hold_max_ns)
+		e->hold_max_ns = r->hold_max_ns;
+	return 0;
+}
+
+static int lk_cb(void *arg, const struct store_lockrow *r)
+{
+	struct lkscan *k = arg;
+	char key[1400];
+	struct lkrow *e;
+	int m = lk_match(k, r->labelset), isnew, rc;
+
+	if (m <= 0)
+		return m;
+	switch (r->kind) {
+	case LK_CLASS:
+		snprintf(key, sizeof(key), "%s\x1f%d", r->cls, r->level);
+		if (!(e = lktab_get(&k->classes, key, &isnew)) || (rc = lk_add(e, isnew, r)))
+			return -ENOMEM;
+		snprintf(key, sizeof(key), "%s\x1f%d\x1f%s", r->cls, r->level, r->host);
+		if (!(e = lktab_get(&k->chost, key, &isnew)) || (rc = lk_add(e, isnew, r)))
+			return -ENOMEM;
+		k->total_wait += r->wait_ns;
+		return 0;
+	case LK_INST:
+		snprintf(key, sizeof(key), "%s\x1f%llx\x1f%s\x1f%llu\x1f%d\x1f%d", r->host,
+			 (unsigned long long)r->addr, r->cls, (unsigned long long)r->tree, r->level, r->group);
+		if (!(e = lktab_get(&k->insts, key, &isnew)) || (rc = lk_add(e, isnew, r)))
+			return -ENOMEM;
+		return 0;
+	default:
+		if (k->cls && strcmp(k->cls, r->cls))
+			return 0;
+		if (!k->any_level && r->level != k->level)
+			return 0;
+		if (k->mg) {
+			uint64_t *slot = hmap_slot(&k->mg->m, (uint64_t)r->stack + 1);
+
+			if (!slot)
+				return -ENOMEM;
+			*slot += (uint64_t)r->wait_ns;
+			k->mg->total += (uint64_t)r->wait_ns;
+			return 0;
+		}
+		snprintf(key, sizeof(key), "%s\x1f%d\x1f%lld", r->cls, r->level, (long long)r->stack);
+		if (!(e = lktab_get(&k->stacks, key, &isnew)) || (rc = lk_add(e, isnew, r)))
+			return -ENOMEM;
+		return 0;
+	}
+}
+
+static int by_wait_desc(const void *a, const void *b)
+{
+	const struct lkrow *x = a, *y = b;
+
+	if (x->wait_ns != y->wait_ns)
+		return x->wait_ns < y->wait_ns ? 1 : -1;
+	return strcmp(x->key, y->key);
+}
+
+static void lkscan_free(struct lkscan *k)
+{
+	lktab_free(&k->classes);
+	lktab_free(&k->insts);
+	lktab_free(&k->stacks);
+	lktab_free(&k->chost);
+	hmap_free(&k->match);
+}
+
+/* class=NAME and level=N|all of lockstacks; 0 or -1 (answered). */
+static int lk_params(struct qctx *q, struct lkscan *k)
+{
+	const char *c = P(q, "class"), *l = P(q, "level");
+
+	k->any_level = 1;
+	if (c) {
+		for (const char *p = c; *p; p++)
+			if (!(*p == '_' || *p == '.' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			      (*p >= '0' && *p <= '9')))
+				return qerr(q->r, 400, "class: not a lock class name"), -1;
+		k->cls = c;
+	}
+	if (l && strcmp(l, "all")) {
+		char *e;
+		long v = strtol(l, &e, 10);
+
+		if (*e || v < -1 || v > 1024)
+			return qerr(q->r, 400, "level: a B-tree level (-1 = not a node lock) or all"), -1;
+		k->level = (int)v;
+		k->any_level = 0;
+	}
+	return 0;
+}
+
+/* Scan KINDS (bit per enum store_lock_kind) for the query's selection. */
+static int lk_scan(struct qctx *q, struct lkscan *k, unsigned kinds, int64_t from, int64_t until,
+		   struct selector *sel, struct lsdb *db)
+{
+	struct store *st = q->d->store;
+	int64_t t0 = agg_now_ns();
+	int rc = 0, type;
+
+	if (P(q, "query")) {
+		if (parse_query(q, "query", sel, &type))
+			return -1;
+		k->sel = sel;
+	}
+	k->db = db;
+	if (!st->ops->lockrows) {
+		qerr(q->r, 501, "this store keeps no lock detail");
+		return -1;
+	}
+	if ((rc = st->ops->labelsets(st, lsdb_cb, db)))
+		goto out;
+	for (int kind = LK_CLASS; !rc && kind <= LK_STACK; kind++)
+		if (kinds & (1u << kind))
+			rc = st->ops->lockrows(st, kind, from, until, lk_cb, k);
+out:
+	metrics_observe(&q->d->m.store_query, agg_now_ns() - t0);
+	if (rc) {
+		qerr(q->r, rc == -ENOMEM ? 500 : 503, "store: %s", strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+static int lk_texts(struct store *st, struct lktab *t, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int rc = st->ops->stack_text(st, t->v[i].stack, &t->v[i].text);
+
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* GET /api/v1/locks: the fleet's lock table. */
+static int q_locks(struct qctx *q)
+{
+	struct lkscan k = { 0 };
+	struct selector sel = { 0 };
+	struct lsdb db = { 0 };
+	int64_t from, until;
+	long n = 20;
+	json_t *o, *ca, *ia, *sa;
+
+	if (P(q, "n")) {
+		char *e;
+
+		n = strtol(P(q, "n"), &e, 10);
+		if (*e || n < 1 || n > 1000)
+			return qerr(q->r, 400, "n: must be 1..1000");
+	}
+	if (time_range(q, "", &from, &until))
+		return 0;
+	k.any_level = 1;
+	if (lk_scan(q, &k, 7, from, until, &sel, &db))
+		goto out;
+	qsort(k.classes.v, k.classes.n, sizeof(struct lkrow), by_wait_desc);
+	qsort(k.insts.v, k.insts.n, sizeof(struct lkrow), by_wait_desc);
+	qsort(k.stacks.v, k.stacks.n, sizeof(struct lkrow), by_wait_desc);
+	qsort(k.chost.v, k.chost.n, sizeof(struct lkrow), by_wait_desc);
+	{
+		int rc = lk_texts(q->d->store, &k.stacks, k.stacks.n < (size_t)n ? k.stacks.n : (size_t)n);
+
+		if (rc) {
+			qerr(q->r, 503, "store: %s", strerror(-rc));
+			goto out;
+		}
+	}
+	o = json_object();
+	ca = json_array();
+	ia = json_array();
+	sa = json_array();
+	for (size_t i = 0; i < k.classes.n; i++) {
+		struct lkrow *c = &k.classes.v[i];
+		json_t *th = json_array();
+
+		/* chost is sorted by wait: the first three of this class */
+		for (size_t j = 0; j < k.chost.n && json_array_size(th) < 3; j++)
+			if (!strcmp(k.chost.v[j].cls, c->cls) && k.chost.v[j].level == c->level &&
+			    k.chost.v[j].wait_ns > 0)
+				json_array_append_new(th, json_pack("{s:s, s:I}", "host", k.chost.v[j].host,
+						      "wait_ns", (json_int_t)k.chost.v[j].wait_ns));
+		json_array_append_new(ca, json_pack("{s:s, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
+			"class", c->cls, "level", c->level, "acquired", (json_int_t)c->acquired,
+			"contended", (json_int_t)c->contended, "wait_ns", (json_int_t)c->wait_ns,
+			"wait_max_ns", (json_int_t)c->wait_max_ns, "hold_ns", (json_int_t)c->hold_ns,
+			"holds", (json_int_t)c->holds, "hold_max_ns", (json_int_t)c->hold_max_ns,
+			"hosts", (json_int_t)c->hosts.n, "top_hosts", th));
+	}
+	for (size_t i = 0; i < k.insts.n && i < (size_t)n; i++) {
+		struct lkrow *in = &k.insts.v[i];
+		char addr[24];
+
+		snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)in->addr);
+		json_array_append_new(ia, json_pack("{s:s, s:s, s:s, s:I, s:i, s:i, s:I, s:I, s:I, s:I, s:I}",
+			"host", in->host, "addr", addr, "class", in->cls, "tree", (json_int_t)in->tree,
+			"level", in->level, "group", in->group, "acquired", (json_int_t)in->acquired,
+			"contended", (json_int_t)in->contended, "wait_ns", (json_int_t)in->wait_ns,
+			"wait_max_ns", (json_int_t)in->wait_max_ns, "windows", (json_int_t)in->windows));
+	}
+	for (size_t i = 0; i < k.stacks.n && i < (size_t)n; i++) {
+		struct lkrow *st = &k.stacks.v[i];
+
+		json_array_append_new(sa, json_pack("{s:s, s:i, s:s, s:I, s:I, s:I}",
+			"class", st->cls, "level", st->level, "stack", st->text ? st->text : "",
+			"wait_ns", (json_int_t)st->wait_ns, "count", (json_int_t)st->count,
+			"hosts", (json_int_t)st->hosts.n));
+	}
+	json_object_set_new(o, "from", json_integer(from / 1000000000));
+	json_object_set_new(o, "until", json_integer(until / 1000000000));
+	json_object_set_new(o, "wait_ns", json_integer(k.total_wait));
+	json_object_set_new(o, "classes", ca);
+	json_object_set_new(o, "instances", ia);
+	json_object_set_new(o, "stacks", sa);
+	qjson(q->r, o);
+out:
+	lkscan_free(&k);
+	lsdb_free(&db);
+	sel_free(&sel);
+	return 0;
+}
+
+/* GET /api/v1/lockstacks: the waiters' stacks of one class (and level),
+ * merge-shaped (json, folded, svg) so the flame-graph view draws them. */
+static int q_lockstacks(struct qctx *q)
+{
+	struct lkscan k = { 0 };
+	struct selector sel = { 0 };
+	struct lsdb db = { 0 };
+	struct merged mg = { 0 };
+	int64_t from, until;
+	long limit;
+	const char *fmt = merge_format(q, &limit);
+	char title[160];
+	int rc;
+
+	if (!*fmt || time_range(q, "", &from, &until) || lk_params(q, &k))
+		return 0;
+	k.mg = &mg;
+	if (lk_scan(q, &k, 1u << LK_STACK, from, until, &sel, &db))
+		goto out;
+	if ((rc = materialise(q->d->store, &mg))) {
+		qerr(q->r, 503, "store: %s", strerror(-rc));
+		goto out;
+	}
+	if (k.any_level)
+		snprintf(title, sizeof(title), "Waiters of %s locks", k.cls ? k.cls : "all");
+	else
+		snprintf(title, sizeof(title), "Waiters of %s locks at B-tree level %d", k.cls ? k.cls : "all", k.level);
+	reply_merged(q, &mg, fmt, limit, PT_LOCKWAIT, from, until, title);
+out:
+	merged_free(&mg);
+	lkscan_free(&k);
+	lsdb_free(&db);
+	sel_free(&sel);
+	return 0;
+}
+
 /* ---- dispatch --------------------------------------------------------------- */
 
 int query_dispatch(struct aggd *d, const char *path, query_get_fn get, void *ctx,
@@ -1389,6 +1837,8 @@ int query_dispatch(struct aggd *d, const char *path, query_get_fn get, void *ctx
 		{ "/api/v1/hosts", q_hosts },
 		{ "/api/v1/labels", q_labels },
 		{ "/api/v1/timeseries", q_timeseries },
+		{ "/api/v1/locks", q_locks },
+		{ "/api/v1/lockstacks", q_lockstacks },
 	};
 	struct qctx q = { .d = d, .get = get, .ctx = ctx, .r = r, .now = agg_now_ns() };
 

@@ -38,6 +38,22 @@ typedef int (*store_window_cb)(void *arg, const struct store_window_row *w);
 typedef int (*store_lock_cb)(void *arg, int64_t labelset, const char *host,
 			     int64_t start_ns, const char *cls, int64_t ns);
 
+/* Lock detail rows (aggregator/locks.c), as lockrows() reports them:
+ * LK_CLASS fills cls, level, mode, acquired..hold_max_ns; LK_INST cls,
+ * addr, tree, level, group, acquired..wait_max_ns; LK_STACK cls, level,
+ * stack (an id for stack_text), wait_ns, count. */
+enum store_lock_kind { LK_CLASS, LK_INST, LK_STACK };
+struct store_lockrow {
+	int kind;
+	int64_t labelset, start_ns;
+	const char *host, *cls;
+	int level, mode, group;
+	uint64_t addr, tree;
+	int64_t stack;
+	int64_t acquired, contended, wait_ns, wait_max_ns, hold_ns, holds, hold_max_ns, count;
+};
+typedef int (*store_lockrow_cb)(void *arg, const struct store_lockrow *r);
+
 struct store_stats {
 	int64_t windows, stacks, samples, labelsets, bytes;
 };
@@ -66,6 +82,9 @@ struct store_ops {
 	/* Lock-wait summaries of windows starting in [from, until). */
 	int (*locks)(struct store *s, int64_t from_ns, int64_t until_ns,
 		     store_lock_cb cb, void *arg);
+	/* Lock detail rows of KIND of windows starting in [from, until). */
+	int (*lockrows)(struct store *s, int kind, int64_t from_ns, int64_t until_ns,
+			store_lockrow_cb cb, void *arg);
 	/* Delete windows that start before drop_ns; merge windows that start
 	 * before coarse_ns into one window per (labelset, bucket_s). */
 	int (*retain)(struct store *s, int64_t drop_ns, int64_t coarse_ns,

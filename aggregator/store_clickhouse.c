@@ -11,6 +11,9 @@
  *           (-1 = absent), tot0..tot3, units)        MergeTree ORDER BY (start_ns, id)
  *   locks(win UInt64, ls, host, start_ns, cls, ns)   MergeTree ORDER BY (start_ns, win)
  *   samples(type, ls, t, win, stack, count)          MergeTree ORDER BY (type, ls, t)
+ *   lockclasses, lockinst, lockstacks                MergeTree ORDER BY (start_ns, win)
+ *           the lock detail (aggregator/locks.c), each row with the
+ *           window's win, ls, host, start_ns like locks
  * The same names and columns as the SQLite engine (samples unpacked: one
  * row per stack), so SQL dashboards read either.  Stack, label-set and
  * window ids are 64-bit hashes (folded_hash of the stack, the canonical
@@ -248,10 +251,65 @@ static int count_cb(void *arg, char **f, int nf)
 	return 0;
 }
 
+/* The lock detail's INSERTs into B, each ended by a NUL (one per table
+ * with rows).  0 or -ENOMEM. */
+static int put_lockdetail(struct buf *b, const struct agg_window *w, uint64_t wid, uint64_t ls)
+{
+	const struct agg_lockdetail *lk = &w->lk;
+	char pre[128];
+	int n = snprintf(pre, sizeof(pre), "%llu\t%llu\t", (unsigned long long)wid, (unsigned long long)ls);
+
+	if (lk->ncls && buf_add(b, "INSERT INTO lockclasses FORMAT TabSeparated\n", 44))
+		return -ENOMEM;
+	for (size_t i = 0; i < lk->ncls; i++) {
+		const struct agg_lockclass *c = &lk->cls[i];
+
+		if (buf_add(b, pre, n) || buf_tsv(b, w->host, 0) ||
+		    buf_printf(b, "\t%lld\t", (long long)w->start_ns) || buf_tsv(b, c->cls, 0) ||
+		    buf_printf(b, "\t%d\t%d\t%lld\t%lld\t%lld", c->level, c->mode, (long long)c->acquired,
+			       (long long)c->contended, (long long)c->wait_ns) ||
+		    buf_printf(b, "\t%lld\t%lld\t%lld\t%lld\n", (long long)c->wait_max_ns,
+			       (long long)c->hold_ns, (long long)c->holds, (long long)c->hold_max_ns))
+			return -ENOMEM;
+	}
+	if (lk->ncls && buf_add(b, "", 1))
+		return -ENOMEM;
+	if (lk->ninst && buf_add(b, "INSERT INTO lockinst FORMAT TabSeparated\n", 41))
+		return -ENOMEM;
+	for (size_t i = 0; i < lk->ninst; i++) {
+		const struct agg_lockinst *in = &lk->inst[i];
+
+		if (buf_add(b, pre, n) || buf_tsv(b, w->host, 0) ||
+		    buf_printf(b, "\t%lld\t%llu\t", (long long)w->start_ns, (unsigned long long)in->addr) ||
+		    buf_tsv(b, in->cls, 0) ||
+		    buf_printf(b, "\t%llu\t%d\t%d\t%lld", (unsigned long long)in->tree, in->level, in->group,
+			       (long long)in->acquired) ||
+		    buf_printf(b, "\t%lld\t%lld\t%lld\n", (long long)in->contended, (long long)in->wait_ns,
+			       (long long)in->wait_max_ns))
+			return -ENOMEM;
+	}
+	if (lk->ninst && buf_add(b, "", 1))
+		return -ENOMEM;
+	if (lk->nstk && buf_add(b, "INSERT INTO lockstacks FORMAT TabSeparated\n", 43))
+		return -ENOMEM;
+	for (size_t i = 0; i < lk->nstk; i++) {
+		const struct agg_lockstack *k = &lk->stk[i];
+
+		if (buf_add(b, pre, n) || buf_tsv(b, w->host, 0) ||
+		    buf_printf(b, "\t%lld\t", (long long)w->start_ns) || buf_tsv(b, k->cls, 0) ||
+		    buf_printf(b, "\t%d\t%llu\t%lld\t%lld\n", k->level, (unsigned long long)k->fs.hash,
+			       (long long)k->wait_ns, (long long)k->count))
+			return -ENOMEM;
+	}
+	if (lk->nstk && buf_add(b, "", 1))
+		return -ENOMEM;
+	return 0;
+}
+
 static int ch_put(struct store *base, const struct agg_window *w, int *duplicate)
 {
 	struct ch_store *s = (struct ch_store *)base;
-	struct buf q = { 0 }, st = { 0 }, sm = { 0 }, lk = { 0 };
+	struct buf q = { 0 }, st = { 0 }, sm = { 0 }, lk = { 0 }, ld = { 0 };
 	char *canon = agg_labels_canon(&w->labels);
 	uint64_t ls, wid;
 	int64_t locksum = -1, tot[PT_NTYPES] = { 0 };
@@ -308,6 +366,19 @@ static int ch_put(struct store *base, const struct agg_window *w, int *duplicate
 		    buf_tsv(&lk, w->host, 0) || buf_printf(&lk, "\t%lld\t", (long long)w->start_ns) ||
 		    buf_tsv(&lk, w->locks[i].cls, 0) || buf_printf(&lk, "\t%lld\n", (long long)w->locks[i].ns))
 			goto out;
+	/* lock detail: one INSERT per table; the waiters' stacks go to stacks */
+	for (size_t i = 0; i < w->lk.nstk; i++) {
+		const struct folded_stack *fs = &w->lk.stk[i].fs;
+
+		if (!hmap_get(&s->known, fs->hash | 1)) {
+			nnew++;
+			if (buf_printf(&st, "%llu\t", (unsigned long long)fs->hash) ||
+			    buf_tsv(&st, fs->stack, 0) || buf_add(&st, "\n", 1))
+				goto out;
+		}
+	}
+	if (put_lockdetail(&ld, w, wid, ls))
+		goto out;
 	q.n = 0;
 	if (buf_add(&q, "INSERT INTO labelsets FORMAT TabSeparated\n", 42) ||
 	    buf_printf(&q, "%llu\t", (unsigned long long)ls) || buf_tsv(&q, canon, 0) ||
@@ -319,6 +390,19 @@ static int ch_put(struct store *base, const struct agg_window *w, int *duplicate
 	if ((nnew && ch_post(s, st.p, st.n, NULL)) || (w->nprof && ch_post(s, sm.p, sm.n, NULL)) ||
 	    (w->nlocks && ch_post(s, lk.p, lk.n, NULL)) || (!ls_known && ch_post(s, q.p, q.n, NULL)))
 		goto out;
+	for (char *p = ld.p, *e; p && *p; p = e + 1) {	/* NUL-separated INSERTs */
+		e = p + strlen(p);
+		if (ch_post(s, p, e - p, NULL))
+			goto out;
+		if (e >= ld.p + ld.n)
+			break;
+	}
+	for (size_t i = 0; i < w->lk.nstk; i++) {
+		uint64_t *k = hmap_slot(&s->known, w->lk.stk[i].fs.hash | 1);
+
+		if (k)
+			*k = 1;
+	}
 	/* Stored: later windows need not send these stacks and labels again
 	 * (ReplacingMergeTree would fold the repeats anyway, at a cost). */
 	for (size_t p = 0; p < w->nprof; p++)
@@ -351,6 +435,7 @@ out:
 	free(st.p);
 	free(sm.p);
 	free(lk.p);
+	free(ld.p);
 	free(canon);
 	return rc;
 }
@@ -549,6 +634,71 @@ static int ch_locks(struct store *base, int64_t from, int64_t until, store_lock_
 	return ch_select((struct ch_store *)base, q, lock_row, &c);
 }
 
+struct lrcb { store_lockrow_cb cb; void *arg; int kind; };
+static int lockrow_row(void *arg, char **f, int nf)
+{
+	struct lrcb *c = arg;
+	struct store_lockrow r = { .kind = c->kind };
+
+	if (nf < 8)
+		return -EIO;
+	r.labelset = (int64_t)strtoull(f[0], NULL, 10);
+	r.host = f[1];
+	r.start_ns = atoll(f[2]);
+	r.cls = f[3];
+	r.level = atoi(f[4]);
+	switch (c->kind) {
+	case LK_CLASS:
+		if (nf < 13)
+			return -EIO;
+		r.mode = atoi(f[5]);
+		r.acquired = atoll(f[6]);
+		r.contended = atoll(f[7]);
+		r.wait_ns = atoll(f[8]);
+		r.wait_max_ns = atoll(f[9]);
+		r.hold_ns = atoll(f[10]);
+		r.holds = atoll(f[11]);
+		r.hold_max_ns = atoll(f[12]);
+		break;
+	case LK_INST:
+		if (nf < 12)
+			return -EIO;
+		r.addr = strtoull(f[5], NULL, 10);
+		r.tree = strtoull(f[6], NULL, 10);
+		r.group = atoi(f[7]);
+		r.acquired = atoll(f[8]);
+		r.contended = atoll(f[9]);
+		r.wait_ns = atoll(f[10]);
+		r.wait_max_ns = atoll(f[11]);
+		break;
+	default:
+		r.stack = (int64_t)strtoull(f[5], NULL, 10);
+		r.wait_ns = atoll(f[6]);
+		r.count = atoll(f[7]);
+		break;
+	}
+	return c->cb(c->arg, &r);
+}
+
+static int ch_lockrows(struct store *base, int kind, int64_t from, int64_t until,
+		       store_lockrow_cb cb, void *arg)
+{
+	static const char *const cols[] = {
+		[LK_CLASS] = "mode, acquired, contended, wait_ns, wait_max_ns, hold_ns, holds, hold_max_ns FROM lockclasses",
+		[LK_INST] = "addr, tree, grp, acquired, contended, wait_ns, wait_max_ns FROM lockinst",
+		[LK_STACK] = "stack, wait_ns, count FROM lockstacks",
+	};
+	struct lrcb c = { cb, arg, kind };
+	char q[512];
+
+	if (kind < LK_CLASS || kind > LK_STACK)
+		return -EINVAL;
+	snprintf(q, sizeof(q), "SELECT ls, host, start_ns, cls, level, %s WHERE start_ns >= %lld"
+		 " AND start_ns < %lld ORDER BY start_ns FORMAT TabSeparated", cols[kind],
+		 (long long)from, (long long)until);
+	return ch_select((struct ch_store *)base, q, lockrow_row, &c);
+}
+
 /* The tables retention must ALTER: the plain tables, or every replica's
  * *_local tables.  Runs SQL (with "%T" = the table) on each target. */
 static int ch_alter_all(struct ch_store *s, const char *table, const char *fmt, ...)
@@ -680,6 +830,9 @@ static int ch_retain(struct store *base, int64_t drop_ns, int64_t coarse_ns, int
 	if (drop_ns > 0) {
 		rc |= ch_alter_all(s, "samples", "t < %lld", (long long)drop_ns);
 		rc |= ch_alter_all(s, "locks", "start_ns < %lld", (long long)drop_ns);
+		rc |= ch_alter_all(s, "lockclasses", "start_ns < %lld", (long long)drop_ns);
+		rc |= ch_alter_all(s, "lockinst", "start_ns < %lld", (long long)drop_ns);
+		rc |= ch_alter_all(s, "lockstacks", "start_ns < %lld", (long long)drop_ns);
 		rc |= ch_alter_all(s, "windows", "start_ns < %lld", (long long)drop_ns);
 		if (!rc)
 			rc = ch_wait_mutations(s, 120);
@@ -751,6 +904,7 @@ static const struct store_ops ch_ops = {
 	.stack_texts = ch_stack_texts,
 	.windows = ch_windows,
 	.locks = ch_locks,
+	.lockrows = ch_lockrows,
 	.retain = ch_retain,
 	.stats = ch_stats,
 	.close = ch_close,
@@ -767,6 +921,16 @@ static const struct ch_table {
 	  "MergeTree() ORDER BY (start_ns, id)", "ls" },
 	{ "locks", "win UInt64, ls UInt64, host String, start_ns Int64, cls String, ns Int64",
 	  "MergeTree() ORDER BY (start_ns, win)", "ls" },
+	/* the lock detail (aggregator/locks.c); downsampling leaves these rows
+	 * at their own window times (sums unchanged), retention drops them */
+	{ "lockclasses", "win UInt64, ls UInt64, host String, start_ns Int64, cls String, level Int32,"
+	  " mode UInt8, acquired Int64, contended Int64, wait_ns Int64, wait_max_ns Int64, hold_ns Int64,"
+	  " holds Int64, hold_max_ns Int64", "MergeTree() ORDER BY (start_ns, win)", "ls" },
+	{ "lockinst", "win UInt64, ls UInt64, host String, start_ns Int64, addr UInt64, cls String,"
+	  " tree UInt64, level Int32, grp Int32, acquired Int64, contended Int64, wait_ns Int64,"
+	  " wait_max_ns Int64", "MergeTree() ORDER BY (start_ns, win)", "ls" },
+	{ "lockstacks", "win UInt64, ls UInt64, host String, start_ns Int64, cls String, level Int32,"
+	  " stack UInt64, wait_ns Int64, count Int64", "MergeTree() ORDER BY (start_ns, win)", "ls" },
 	{ "samples", "type UInt8, ls UInt64, t Int64, win UInt64, stack UInt64, count UInt64",
 	  "MergeTree() ORDER BY (type, ls, t)", "ls" },
 };
@@ -842,7 +1006,8 @@ static int ch_open_cluster(struct ch_store *s, const char *hostport, char *msg, 
 	}
 	/* A database that already holds plain tables is not silently reused. */
 	snprintf(q, sizeof(q), "SELECT name, engine FROM system.tables WHERE database = '%s' AND name IN"
-		 " ('stacks','labelsets','windows','locks','samples') FORMAT TabSeparated", s->db);
+		 " ('stacks','labelsets','windows','locks','samples','lockclasses','lockinst','lockstacks')"
+		 " FORMAT TabSeparated", s->db);
 	if ((rc = ch_select(s, q, engine_row, &es)))
 		return rc;
 	if (es.bad[0]) {

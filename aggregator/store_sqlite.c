@@ -9,6 +9,13 @@
  *           end_ns, recv_ns, commit_p99_ns, commit_count, trim_stall_ns,
  *           lock_wait_ns, tot0..tot3, units, coarse)     + index on start_ns
  *   locks(win, cls, ns)                       PRIMARY KEY (win, cls)
+ *   lockclasses(win, cls, level, mode, acquired, contended, wait_ns,
+ *           wait_max_ns, hold_ns, holds, hold_max_ns)      + index on win
+ *   lockinst(win, addr, cls, tree, level, grp, acquired, contended,
+ *           wait_ns, wait_max_ns)                          + index on win
+ *   lockstacks(win, cls, level, stack, wait_ns, count)     + index on win
+ *           the lock detail of aggregator/locks.c; plain row tables
+ *           (queries sum), stack = stacks.id
  *   samples(type, ls, t, win, data)           PRIMARY KEY (type, ls, t, win),
  *           WITHOUT ROWID: the table is its own covering index, so a merge
  *           is one range scan per matching label set.  DATA packs the
@@ -53,7 +60,8 @@ struct sq_store {
 	pthread_mutex_t wlock;
 	sqlite3 *w;
 	sqlite3_stmt *st_win_exists, *st_win_ins, *st_ls_get, *st_ls_ins,
-		     *st_stack_get, *st_stack_ins, *st_sample_ins, *st_lock_ins;
+		     *st_stack_get, *st_stack_ins, *st_sample_ins, *st_lock_ins,
+		     *st_lkc_ins, *st_lki_ins, *st_lks_ins;
 	struct hmap stack_cache;	/* hash -> index+1 into ents */
 	struct stack_ent *ents;
 	size_t nents, capents;
@@ -80,6 +88,17 @@ static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS samples(type INTEGER NOT NULL, ls INTEGER NOT NULL, t INTEGER NOT NULL,"
 	" win INTEGER NOT NULL, data BLOB NOT NULL,"
 	" PRIMARY KEY(type, ls, t, win)) WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS lockclasses(win INTEGER NOT NULL, cls TEXT NOT NULL, level INTEGER NOT NULL,"
+	" mode INTEGER NOT NULL, acquired INTEGER NOT NULL, contended INTEGER NOT NULL, wait_ns INTEGER NOT NULL,"
+	" wait_max_ns INTEGER NOT NULL, hold_ns INTEGER NOT NULL, holds INTEGER NOT NULL, hold_max_ns INTEGER NOT NULL);"
+	"CREATE INDEX IF NOT EXISTS lockclasses_win ON lockclasses(win);"
+	"CREATE TABLE IF NOT EXISTS lockinst(win INTEGER NOT NULL, addr INTEGER NOT NULL, cls TEXT NOT NULL,"
+	" tree INTEGER NOT NULL, level INTEGER NOT NULL, grp INTEGER NOT NULL, acquired INTEGER NOT NULL,"
+	" contended INTEGER NOT NULL, wait_ns INTEGER NOT NULL, wait_max_ns INTEGER NOT NULL);"
+	"CREATE INDEX IF NOT EXISTS lockinst_win ON lockinst(win);"
+	"CREATE TABLE IF NOT EXISTS lockstacks(win INTEGER NOT NULL, cls TEXT NOT NULL, level INTEGER NOT NULL,"
+	" stack INTEGER NOT NULL, wait_ns INTEGER NOT NULL, count INTEGER NOT NULL);"
+	"CREATE INDEX IF NOT EXISTS lockstacks_win ON lockstacks(win);"
 	"CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT);"
 	"INSERT OR IGNORE INTO meta VALUES('schema', '2');";
 
@@ -241,6 +260,87 @@ static int stack_id(struct sq_store *s, const struct folded_stack *fs, int64_t *
 
 struct pending { const struct folded_stack *fs; int64_t id; };
 
+static int pend_add(struct pending **pend, size_t *n, size_t *cap,
+		    const struct folded_stack *fs, int64_t id)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 256;
+		struct pending *np = realloc(*pend, nc * sizeof(*np));
+
+		if (!np)
+			return -ENOMEM;
+		*pend = np;
+		*cap = nc;
+	}
+	(*pend)[*n].fs = fs;
+	(*pend)[(*n)++].id = id;
+	return 0;
+}
+
+/* The lock detail of window WIN (inside the put transaction). */
+static int put_lockdetail(struct sq_store *s, int64_t win, const struct agg_lockdetail *lk,
+			  struct pending **pend, size_t *npend, size_t *cappend)
+{
+	for (size_t i = 0; i < lk->ncls; i++) {
+		const struct agg_lockclass *c = &lk->cls[i];
+		sqlite3_stmt *st = s->st_lkc_ins;
+
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, win);
+		sqlite3_bind_text(st, 2, c->cls, -1, SQLITE_STATIC);
+		sqlite3_bind_int(st, 3, c->level);
+		sqlite3_bind_int(st, 4, c->mode);
+		sqlite3_bind_int64(st, 5, c->acquired);
+		sqlite3_bind_int64(st, 6, c->contended);
+		sqlite3_bind_int64(st, 7, c->wait_ns);
+		sqlite3_bind_int64(st, 8, c->wait_max_ns);
+		sqlite3_bind_int64(st, 9, c->hold_ns);
+		sqlite3_bind_int64(st, 10, c->holds);
+		sqlite3_bind_int64(st, 11, c->hold_max_ns);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			return -EIO;
+	}
+	for (size_t i = 0; i < lk->ninst; i++) {
+		const struct agg_lockinst *in = &lk->inst[i];
+		sqlite3_stmt *st = s->st_lki_ins;
+
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, win);
+		sqlite3_bind_int64(st, 2, (int64_t)in->addr);
+		sqlite3_bind_text(st, 3, in->cls, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 4, (int64_t)in->tree);
+		sqlite3_bind_int(st, 5, in->level);
+		sqlite3_bind_int(st, 6, in->group);
+		sqlite3_bind_int64(st, 7, in->acquired);
+		sqlite3_bind_int64(st, 8, in->contended);
+		sqlite3_bind_int64(st, 9, in->wait_ns);
+		sqlite3_bind_int64(st, 10, in->wait_max_ns);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			return -EIO;
+	}
+	for (size_t i = 0; i < lk->nstk; i++) {
+		const struct agg_lockstack *k = &lk->stk[i];
+		sqlite3_stmt *st = s->st_lks_ins;
+		int64_t sid;
+		int cacheable;
+
+		if (stack_id(s, &k->fs, &sid, &cacheable))
+			return -EIO;
+		if (cacheable && pend_add(pend, npend, cappend, &k->fs, sid))
+			return -ENOMEM;
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, win);
+		sqlite3_bind_text(st, 2, k->cls, -1, SQLITE_STATIC);
+		sqlite3_bind_int(st, 3, k->level);
+		sqlite3_bind_int64(st, 4, sid);
+		sqlite3_bind_int64(st, 5, k->wait_ns);
+		sqlite3_bind_int64(st, 6, k->count);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			return -EIO;
+	}
+	return 0;
+}
+
 static int labelset_id(struct sq_store *s, const char *canon, const char *host, int64_t *id)
 {
 	int rc;
@@ -332,6 +432,9 @@ static int sq_put(struct store *base, const struct agg_window *w, int *duplicate
 		if (sqlite3_step(s->st_lock_ins) != SQLITE_DONE)
 			goto rollback;
 	}
+	if ((rc = put_lockdetail(s, win, &w->lk, &pend, &npend, &cappend)))
+		goto rollback;
+	rc = -EIO;
 	for (size_t p = 0; p < w->nprof; p++) {
 		const struct folded_set *set = w->prof[p].set;
 		size_t n = folded_set_size(set), bloblen;
@@ -351,20 +454,10 @@ static int sq_put(struct store *base, const struct agg_window *w, int *duplicate
 				free(pairs);
 				goto rollback;
 			}
-			if (cacheable) {
-				if (npend == cappend) {
-					struct pending *np;
-
-					cappend = cappend ? cappend * 2 : 256;
-					if (!(np = realloc(pend, cappend * sizeof(*np)))) {
-						free(pairs);
-						rc = -ENOMEM;
-						goto rollback;
-					}
-					pend = np;
-				}
-				pend[npend].fs = fs;
-				pend[npend++].id = sid;
+			if (cacheable && pend_add(&pend, &npend, &cappend, fs, sid)) {
+				free(pairs);
+				rc = -ENOMEM;
+				goto rollback;
 			}
 			pairs[i].id = sid;
 			pairs[i].count = fs->count;
@@ -590,6 +683,82 @@ static int sq_locks(struct store *base, int64_t from, int64_t until,
 	return rc;
 }
 
+static int sq_lockrows(struct store *base, int kind, int64_t from, int64_t until,
+		       store_lockrow_cb cb, void *arg)
+{
+	static const char *const sql[] = {
+		[LK_CLASS] = "SELECT w.ls, w.host, w.start_ns, c.cls, c.level, c.mode, c.acquired, c.contended,"
+			     " c.wait_ns, c.wait_max_ns, c.hold_ns, c.holds, c.hold_max_ns"
+			     " FROM windows w JOIN lockclasses c ON c.win = w.id"
+			     " WHERE w.start_ns>=? AND w.start_ns<? ORDER BY w.start_ns",
+		[LK_INST] = "SELECT w.ls, w.host, w.start_ns, i.cls, i.level, i.addr, i.tree, i.grp, i.acquired,"
+			    " i.contended, i.wait_ns, i.wait_max_ns"
+			    " FROM windows w JOIN lockinst i ON i.win = w.id"
+			    " WHERE w.start_ns>=? AND w.start_ns<? ORDER BY w.start_ns",
+		[LK_STACK] = "SELECT w.ls, w.host, w.start_ns, k.cls, k.level, k.stack, k.wait_ns, k.count"
+			     " FROM windows w JOIN lockstacks k ON k.win = w.id"
+			     " WHERE w.start_ns>=? AND w.start_ns<? ORDER BY w.start_ns",
+	};
+	struct sq_store *s = (struct sq_store *)base;
+	sqlite3 *db = reader(s);
+	sqlite3_stmt *st;
+	int rc;
+
+	if (kind < LK_CLASS || kind > LK_STACK)
+		return -EINVAL;
+	if (!db || sqlite3_prepare_v2(db, sql[kind], -1, &st, NULL))
+		return -EIO;
+	sqlite3_bind_int64(st, 1, from);
+	sqlite3_bind_int64(st, 2, until);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_lockrow r = {
+			.kind = kind,
+			.labelset = sqlite3_column_int64(st, 0),
+			.host = (const char *)sqlite3_column_text(st, 1),
+			.start_ns = sqlite3_column_int64(st, 2),
+			.cls = (const char *)sqlite3_column_text(st, 3),
+			.level = sqlite3_column_int(st, 4),
+		};
+
+		switch (kind) {
+		case LK_CLASS:
+			r.mode = sqlite3_column_int(st, 5);
+			r.acquired = sqlite3_column_int64(st, 6);
+			r.contended = sqlite3_column_int64(st, 7);
+			r.wait_ns = sqlite3_column_int64(st, 8);
+			r.wait_max_ns = sqlite3_column_int64(st, 9);
+			r.hold_ns = sqlite3_column_int64(st, 10);
+			r.holds = sqlite3_column_int64(st, 11);
+			r.hold_max_ns = sqlite3_column_int64(st, 12);
+			break;
+		case LK_INST:
+			r.addr = (uint64_t)sqlite3_column_int64(st, 5);
+			r.tree = (uint64_t)sqlite3_column_int64(st, 6);
+			r.group = sqlite3_column_int(st, 7);
+			r.acquired = sqlite3_column_int64(st, 8);
+			r.contended = sqlite3_column_int64(st, 9);
+			r.wait_ns = sqlite3_column_int64(st, 10);
+			r.wait_max_ns = sqlite3_column_int64(st, 11);
+			break;
+		default:
+			r.stack = sqlite3_column_int64(st, 5);
+			r.wait_ns = sqlite3_column_int64(st, 6);
+			r.count = sqlite3_column_int64(st, 7);
+			break;
+		}
+		if (!r.host || !r.cls)
+			continue;
+		if ((rc = cb(arg, &r)))
+			break;
+	}
+	if (rc == SQLITE_DONE)
+		rc = 0;
+	else if (rc > 0)
+		rc = -EIO;
+	sqlite3_finalize(st);
+	return rc;
+}
+
 static int sq_stats(struct store *base, struct store_stats *out)
 {
 	struct sq_store *s = (struct sq_store *)base;
@@ -748,6 +917,12 @@ static int gc_stacks(sqlite3 *db)
 	while (!rc && sqlite3_step(st) == SQLITE_ROW)
 		rc = unpack(sqlite3_column_blob(st, 0), sqlite3_column_bytes(st, 0), acc_pair, &a);
 	sqlite3_finalize(st);
+	/* the lock detail's waiter stacks are references too */
+	if (!rc && sqlite3_prepare_v2(db, "SELECT DISTINCT stack FROM lockstacks", -1, &st, NULL) == SQLITE_OK) {
+		while (!rc && sqlite3_step(st) == SQLITE_ROW)
+			rc = acc_pair(&a, sqlite3_column_int64(st, 0), 1);
+		sqlite3_finalize(st);
+	}
 	if (rc || sqlite3_prepare_v2(db, "SELECT id FROM stacks", -1, &st, NULL)) {
 		hmap_free(&a.m);
 		return rc ? rc : -EIO;
@@ -821,6 +996,9 @@ static int coarsen(struct sq_store *s, int64_t coarse_ns, int64_t bucket_ns)
 		" JOIN windows fw ON fw.id = ds.win JOIN samples s ON s.ls = ds.ls AND s.t = fw.start_ns"
 		" AND s.win = ds.win AND s.type IN (0,1,2,3));"
 		"DELETE FROM locks WHERE win IN (SELECT win FROM ds);"
+		"UPDATE lockclasses SET win = (SELECT cw FROM ds WHERE ds.win = lockclasses.win) WHERE win IN (SELECT win FROM ds);"
+		"UPDATE lockinst SET win = (SELECT cw FROM ds WHERE ds.win = lockinst.win) WHERE win IN (SELECT win FROM ds);"
+		"UPDATE lockstacks SET win = (SELECT cw FROM ds WHERE ds.win = lockstacks.win) WHERE win IN (SELECT win FROM ds);"
 		"DELETE FROM windows WHERE id IN (SELECT win FROM ds);",
 		NULL, NULL, NULL))
 		return -EIO;
@@ -857,6 +1035,9 @@ static int sq_retain(struct store *base, int64_t drop_ns, int64_t coarse_ns, int
 		}
 		sqlite3_finalize(ls);
 		if (exec1(s->w, "DELETE FROM locks WHERE win IN (SELECT id FROM windows WHERE start_ns < ?)", drop_ns) ||
+		    exec1(s->w, "DELETE FROM lockclasses WHERE win IN (SELECT id FROM windows WHERE start_ns < ?)", drop_ns) ||
+		    exec1(s->w, "DELETE FROM lockinst WHERE win IN (SELECT id FROM windows WHERE start_ns < ?)", drop_ns) ||
+		    exec1(s->w, "DELETE FROM lockstacks WHERE win IN (SELECT id FROM windows WHERE start_ns < ?)", drop_ns) ||
 		    exec1(s->w, "DELETE FROM windows WHERE start_ns < ?", drop_ns))
 			goto rollback;
 		if (sqlite3_changes(s->w) > 0) {
@@ -885,7 +1066,8 @@ static void sq_close(struct store *base)
 {
 	struct sq_store *s = (struct sq_store *)base;
 	sqlite3_stmt **sts[] = { &s->st_win_exists, &s->st_win_ins, &s->st_ls_get, &s->st_ls_ins,
-				 &s->st_stack_get, &s->st_stack_ins, &s->st_sample_ins, &s->st_lock_ins };
+				 &s->st_stack_get, &s->st_stack_ins, &s->st_sample_ins, &s->st_lock_ins,
+				 &s->st_lkc_ins, &s->st_lki_ins, &s->st_lks_ins };
 
 	if (!s)
 		return;
@@ -918,6 +1100,7 @@ static const struct store_ops sqlite_ops = {
 	.stack_text = sq_stack_text,
 	.windows = sq_windows,
 	.locks = sq_locks,
+	.lockrows = sq_lockrows,
 	.retain = sq_retain,
 	.stats = sq_stats,
 	.close = sq_close,
@@ -961,7 +1144,13 @@ int store_sqlite_open(const char *path, struct store **out, char *msg, size_t ms
 	    prep(s->w, "INSERT INTO stacks(hash, text) VALUES(?,?)", &s->st_stack_ins) ||
 	    prep(s->w, "INSERT INTO samples(type, ls, t, win, data) VALUES(?,?,?,?,?)",
 		 &s->st_sample_ins) ||
-	    prep(s->w, "INSERT INTO locks(win, cls, ns) VALUES(?,?,?)", &s->st_lock_ins)) {
+	    prep(s->w, "INSERT INTO locks(win, cls, ns) VALUES(?,?,?)", &s->st_lock_ins) ||
+	    prep(s->w, "INSERT INTO lockclasses(win, cls, level, mode, acquired, contended, wait_ns,"
+		 " wait_max_ns, hold_ns, holds, hold_max_ns) VALUES(?,?,?,?,?,?,?,?,?,?,?)", &s->st_lkc_ins) ||
+	    prep(s->w, "INSERT INTO lockinst(win, addr, cls, tree, level, grp, acquired, contended,"
+		 " wait_ns, wait_max_ns) VALUES(?,?,?,?,?,?,?,?,?,?)", &s->st_lki_ins) ||
+	    prep(s->w, "INSERT INTO lockstacks(win, cls, level, stack, wait_ns, count) VALUES(?,?,?,?,?,?)",
+		 &s->st_lks_ins)) {
 		int rc = sqerr(s->w, msg, msglen, "prepare");
 
 		sq_close(&s->base);

@@ -51,6 +51,7 @@ static void bg_free(struct bgroup *bg)
 		return;
 	free(bg->used);
 	free(bg->pinned);
+	free(bg->cpinned);
 	free(bg->held);
 	free(bg->seg_dirty);
 	free(bg);
@@ -108,9 +109,10 @@ int alloc_add_bg(struct core *c, uint64_t start, uint64_t len, uint64_t flags, b
 	bg->nsegs = (uint32_t)((bg->nbits + FST_SEG_SECTORS - 1) / FST_SEG_SECTORS);
 	bg->used = calloc(words, 8);
 	bg->pinned = calloc(words, 8);
+	bg->cpinned = calloc(words, 8);
 	bg->held = calloc(words, 8);
 	bg->seg_dirty = calloc(bg->nsegs, 1);
-	if (!bg->used || !bg->pinned || !bg->held || !bg->seg_dirty) {
+	if (!bg->used || !bg->pinned || !bg->cpinned || !bg->held || !bg->seg_dirty) {
 		bg_free(bg);
 		return -ENOMEM;
 	}
@@ -254,6 +256,33 @@ void alloc_pin(struct core *c, uint64_t logical, uint64_t len)
 	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
 }
 
+void alloc_capture_pins(struct core *c)
+{
+	struct allocator *a = &c->alloc;
+
+	glock_lock(&a->lock, GLOCK_WRITE);
+	for (int k = 0; k < a->n; k++) {
+		struct bgroup *bg = a->bg[k];
+		uint64_t words = (bg->nbits + 63) / 64;
+
+		if (!bg->pinned_bytes)
+			continue;
+		if (!bg->cpinned_bytes) {	/* the usual case: the last commit unpinned */
+			uint64_t *x = bg->cpinned;
+			bg->cpinned = bg->pinned;
+			bg->pinned = x;
+		} else {
+			for (uint64_t w = 0; w < words; w++) {
+				bg->cpinned[w] |= bg->pinned[w];
+				bg->pinned[w] = 0;
+			}
+		}
+		bg->cpinned_bytes = range_count(bg->cpinned, 0, bg->nbits) * SECT;
+		bg->pinned_bytes = 0;
+	}
+	glock_unlock(&a->lock, GLOCK_WRITE);
+}
+
 void alloc_unpin(struct core *c, bool (*fn)(void *arg, uint64_t logical, uint64_t len,
 					    uint64_t flags), void *arg)
 {
@@ -264,24 +293,24 @@ void alloc_unpin(struct core *c, bool (*fn)(void *arg, uint64_t logical, uint64_
 		struct bgroup *bg = a->bg[k];
 		uint64_t i = 0;
 
-		if (!bg->pinned_bytes)
+		if (!bg->cpinned_bytes)
 			continue;
 		while (i < bg->nbits) {
 			uint64_t j;
 			bool keep = false;
-			if (!bg->pinned[i >> 6]) {
+			if (!bg->cpinned[i >> 6]) {
 				i = (i | 63) + 1;
 				continue;
 			}
-			if (!bit_get(bg->pinned, i)) {
+			if (!bit_get(bg->cpinned, i)) {
 				i++;
 				continue;
 			}
-			for (j = i; j < bg->nbits && bit_get(bg->pinned, j); j++)
+			for (j = i; j < bg->nbits && bit_get(bg->cpinned, j); j++)
 				;
 			if (fn)
 				keep = fn(arg, bg->start + i * SECT, (j - i) * SECT, bg->flags);
-			range_clr(bg->pinned, i, j - i);
+			range_clr(bg->cpinned, i, j - i);
 			if (keep) {
 				range_set(bg->held, i, j - i);
 				bg->held_bytes += (j - i) * SECT;
@@ -293,7 +322,7 @@ void alloc_unpin(struct core *c, bool (*fn)(void *arg, uint64_t logical, uint64_
 			}
 			i = j;
 		}
-		bg->pinned_bytes = 0;
+		bg->cpinned_bytes = 0;
 	}
 	glock_unlock(&a->lock, GLOCK_WRITE);
 }
@@ -503,7 +532,7 @@ int alloc_commit_fst(struct txn *t)
 			for (uint32_t i = 0; i < nb; i++) {
 				/* free after this commit: not used, or freed (pinned) in it */
 				if (!bit_get(bg->used, base + i) || bit_get(bg->pinned, base + i) ||
-				    bit_get(bg->held, base + i))
+				    bit_get(bg->cpinned, base + i) || bit_get(bg->held, base + i))
 					w[nw].bits[i >> 3] |= (uint8_t)(1u << (i & 7));
 			}
 			w[nw].k = (struct key){ bg->start + base * SECT, KEY_FREE_SPACE_BITMAP,
@@ -549,7 +578,7 @@ int alloc_commit_bg_items(struct txn *t)
 		}
 		struct bgroup *bg = a->bg[k];
 		bg->item_dirty = false;
-		it.used = bg->used_bytes - bg->pinned_bytes - bg->held_bytes;
+		it.used = bg->used_bytes - bg->pinned_bytes - bg->cpinned_bytes - bg->held_bytes;
 		it.chunk_objectid = FIRST_CHUNK_OBJECTID;
 		it.flags = bg->flags;
 		key = (struct key){ bg->start, KEY_BLOCK_GROUP_ITEM, bg->len };
@@ -582,7 +611,7 @@ int alloc_insert_bg_items(struct txn *t, uint64_t start)
 		glock_unlock(&c->alloc.lock, GLOCK_WRITE);
 		return -ENOENT;
 	}
-	it = (struct block_group_item){ bg->used_bytes - bg->pinned_bytes - bg->held_bytes,
+	it = (struct block_group_item){ bg->used_bytes - bg->pinned_bytes - bg->cpinned_bytes - bg->held_bytes,
 					FIRST_CHUNK_OBJECTID, bg->flags };
 	key = (struct key){ bg->start, KEY_BLOCK_GROUP_ITEM, bg->len };
 	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
@@ -654,7 +683,7 @@ uint64_t alloc_bytes_used(struct core *c)
 	glock_lock(&c->alloc.lock, GLOCK_WRITE);
 	for (int k = 0; k < c->alloc.n; k++)
 		u += c->alloc.bg[k]->used_bytes - c->alloc.bg[k]->pinned_bytes -
-		     c->alloc.bg[k]->held_bytes;
+		     c->alloc.bg[k]->cpinned_bytes - c->alloc.bg[k]->held_bytes;
 	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
 	return u;
 }

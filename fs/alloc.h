@@ -29,9 +29,11 @@ struct bgroup {
 	uint64_t nbits;			/* sectors */
 	uint64_t *used;			/* 1 = not allocatable */
 	uint64_t *pinned;		/* 1 = freed in the running transaction */
+	uint64_t *cpinned;		/* 1 = freed in the transaction being written */
 	uint64_t *held;			/* 1 = free on disk, kept until discarded */
 	uint64_t used_bytes;		/* bits set in used, as bytes */
 	uint64_t pinned_bytes;
+	uint64_t cpinned_bytes;
 	uint64_t held_bytes;		/* free on disk, waiting for a discard */
 	uint64_t cursor;		/* next-fit hint (bit index) */
 	uint8_t *seg_dirty;		/* free-space tree segments to rewrite */
@@ -70,7 +72,14 @@ int alloc_reserve(struct core *c, uint64_t type, uint64_t len, uint64_t align,
 void alloc_free_now(struct core *c, uint64_t logical, uint64_t len);
 /* Bytes the last commit still references: allocatable after the next. */
 void alloc_pin(struct core *c, uint64_t logical, uint64_t len);
-/* After the superblock is durable: pinned bytes become allocatable.
+/*
+ * Commit, at the end of its critical section: the running transaction's
+ * pins become the committing transaction's (alloc_unpin releases exactly
+ * those); pins made from now on belong to the next transaction, which
+ * runs while this one is written.
+ */
+void alloc_capture_pins(struct core *c);
+/* After the superblock is durable: the captured pins become allocatable.
  * Calls fn(arg, logical, len, flags) per pinned run (cache forget,
  * discard); when fn returns true it keeps the run (queued for discard):
  * the run stays used until alloc_release(). */

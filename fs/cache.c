@@ -40,6 +40,9 @@ struct node_cache {
 	struct glock dirty_lock;	/* GLOCK_CLASS_CACHE: the dirty list */
 	struct node *dirty_head;
 	uint64_t dirty_nodes;
+	/* atomic: dirty nodes of transactions <= frozen belong to a commit
+	 * that is writing them (cache_freeze); a drop leaves them listed */
+	uint64_t frozen;
 
 	uint64_t hits, misses;		/* atomic */
 	uint64_t nodes;			/* atomic: nodes in memory */
@@ -451,6 +454,20 @@ static int undirty(struct node_cache *nc, struct node *n)
 	return was;
 }
 
+/* Is n a dirty node of a transaction a commit is writing?  Then its
+ * writeback, not a drop, takes it off the dirty list: the superblock of
+ * that commit points at it even though the running transaction freed it.
+ * dirty_trans is fixed at cache_new. */
+static bool frozen(struct node_cache *nc, struct node *n)
+{
+	return n->dirty_trans && n->dirty_trans <= __atomic_load_n(&nc->frozen, __ATOMIC_ACQUIRE);
+}
+
+void cache_freeze(struct node_cache *nc, uint64_t transid)
+{
+	__atomic_store_n(&nc->frozen, transid, __ATOMIC_RELEASE);
+}
+
 void cache_drop(struct node *n)
 {
 	struct node_cache *nc = n->nc;
@@ -459,7 +476,7 @@ void cache_drop(struct node *n)
 	glock_lock(&s->lock, GLOCK_WRITE);
 	unhash(nc, s, n);
 	glock_unlock(&s->lock, GLOCK_WRITE);
-	if (undirty(nc, n))
+	if (!frozen(nc, n) && undirty(nc, n))
 		cache_put(n);
 }
 
@@ -478,7 +495,7 @@ void cache_forget(struct node_cache *nc, uint64_t bytenr)
 	__atomic_fetch_add(&n->refs, 1, __ATOMIC_RELAXED);
 	unhash(nc, s, n);
 	glock_unlock(&s->lock, GLOCK_WRITE);
-	if (undirty(nc, n))
+	if (!frozen(nc, n) && undirty(nc, n))
 		cache_put(n);
 	cache_put(n);
 }
@@ -521,9 +538,12 @@ int cache_writeback(struct node_cache *nc, uint64_t transid,
 		}
 		v[cnt++] = n;
 	}
-	/* the dirty list's references keep them alive: only writeback (the
-	 * committer, with no transaction handle open) and cache_drop/forget
-	 * take nodes off the list, and neither runs during a commit */
+	/* the dirty list's references keep them alive: only writeback (one
+	 * commit at a time) takes frozen nodes off the list; cache_drop and
+	 * cache_forget leave them (cache_freeze).  The next transaction never
+	 * changes them in place (their generation is older): it copies them,
+	 * reading the buffer while node_finalize below sets the checksum in
+	 * the header, which the copy overwrites with its own. */
 	glock_unlock(&nc->dirty_lock, GLOCK_WRITE);
 
 	if (cnt)

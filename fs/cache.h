@@ -15,7 +15,10 @@
  *  - Dirty nodes: a node created in transaction T (cache_new) is dirty
  *    until cache_writeback(T) checksums and writes it.  Nodes are never
  *    dirtied again: a later change copies the node (btree.c).  The dirty
- *    list holds a reference of its own.
+ *    list holds a reference of its own.  Commits are pipelined (txn.c):
+ *    cache_freeze(T) marks T's dirty nodes as the writing commit's, and
+ *    transaction T+1, running meanwhile, may copy and drop them without
+ *    taking them off the dirty list.
  *  - A freed node (cache_drop) or a reused block (cache_forget) leaves the
  *    hash at once; holders of a reference keep a valid buffer until their
  *    cache_put.
@@ -76,6 +79,10 @@ void cache_put(struct node *n);
 /* The tree no longer references n (its block was freed): unhash it and
  * take it off the dirty list. */
 void cache_drop(struct node *n);
+
+/* Dirty nodes of transactions <= transid are being written by a commit:
+ * cache_drop/cache_forget leave them on the dirty list for it. */
+void cache_freeze(struct node_cache *nc, uint64_t transid);
 
 uint32_t cache_nodesize(const struct node_cache *nc);
 struct core *cache_core(const struct node_cache *nc);

@@ -35,6 +35,22 @@ static struct dev *dev_by_id(struct core *c, uint64_t devid)
 	return NULL;
 }
 
+/* Every stripe holding device space: current, being filled, retired. */
+static int all_stripes(const struct chunk *ch)
+{
+	return ch->num_stripes + ch->num_new + ch->num_retired;
+}
+
+static const struct chunk_stripe *stripe_at(const struct chunk *ch, int k)
+{
+	if (k < ch->num_stripes)
+		return &ch->stripes[k];
+	k -= ch->num_stripes;
+	if (k < ch->num_new)
+		return &ch->new_stripes[k];
+	return &ch->retired_stripes[k - ch->num_new];
+}
+
 /* Index of the chunk containing logical, or -1.  Caller holds the lock. */
 static int find_locked(const struct chunk_map *m, uint64_t logical)
 {
@@ -167,14 +183,44 @@ int chunk_map_lookup(struct core *c, uint64_t logical, uint64_t len,
 	}
 	ch = c->chunks.v[i];
 	n = 0;
-	for (int s = 0; s < ch->num_stripes; s++) {
-		if (!ch->stripes[s].dev)
-			continue;	/* missing device */
-		copies[n].dev = ch->stripes[s].dev;
-		copies[n++].physical = ch->stripes[s].physical + (logical - ch->logical);
-	}
+	/* fresh devices first, then those whose superblock missed commits */
+	for (int pass = 0; pass < 2; pass++)
+		for (int s = 0; s < ch->num_stripes; s++) {
+			const struct dev *d = ch->stripes[s].dev;
+			if (!d || d->stale != (pass == 1))
+				continue;	/* missing device, or not this pass */
+			copies[n].dev = ch->stripes[s].dev;
+			copies[n++].physical = ch->stripes[s].physical + (logical - ch->logical);
+		}
 	if (type)
 		*type = ch->type;
+	glock_read_unlock(&c->chunks.lock);
+	return n ? n : -EIO;
+}
+
+int chunk_map_lookup_write(struct core *c, uint64_t logical, uint64_t len,
+			   struct chunk_copy *copies)
+{
+	const struct chunk *ch;
+	int i, n = 0;
+
+	glock_read(&c->chunks.lock);
+	i = find_locked(&c->chunks, logical);
+	if (i < 0 || logical + len > c->chunks.v[i]->logical + c->chunks.v[i]->length) {
+		glock_read_unlock(&c->chunks.lock);
+		return -EIO;
+	}
+	ch = c->chunks.v[i];
+	for (int s = 0; s < ch->num_stripes + ch->num_new; s++) {
+		const struct chunk_stripe *st = stripe_at(ch, s);
+		bool dup = false;
+		for (int k = 0; k < ch->num_stripes && s >= ch->num_stripes; k++)
+			dup |= ch->stripes[k].dev == st->dev && ch->stripes[k].physical == st->physical;
+		if (!st->dev || dup)
+			continue;	/* missing, or a kept stripe written once */
+		copies[n].dev = st->dev;
+		copies[n++].physical = st->physical + (logical - ch->logical);
+	}
 	glock_read_unlock(&c->chunks.lock);
 	return n ? n : -EIO;
 }
@@ -366,9 +412,9 @@ static uint64_t dev_gap(const struct core *c, const struct dev *d, uint64_t want
 		/* the nearest chunk stripe or reserved range at or after pos */
 		for (int i = 0; i < c->chunks.n; i++) {
 			const struct chunk *ch = c->chunks.v[i];
-			for (int s = 0; s < ch->num_stripes; s++) {
-				uint64_t ps = ch->stripes[s].physical, pe = ps + ch->length;
-				if (ch->stripes[s].dev != d)
+			for (int s = 0; s < all_stripes(ch); s++) {
+				uint64_t ps = stripe_at(ch, s)->physical, pe = ps + ch->length;
+				if (stripe_at(ch, s)->dev != d)
 					continue;
 				if (ps <= pos && pe > pos) {
 					next_used = pos;
@@ -420,7 +466,7 @@ int chunk_unallocated_ranges(struct core *c, const struct dev *d, uint64_t (*out
 
 	glock_read(&c->chunks.lock);
 	for (int i = 0; i < c->chunks.n; i++)
-		cap += c->chunks.v[i]->num_stripes;
+		cap += all_stripes(c->chunks.v[i]);
 	used = calloc((size_t)cap, sizeof(*used));
 	if (!used) {
 		glock_read_unlock(&c->chunks.lock);
@@ -428,10 +474,10 @@ int chunk_unallocated_ranges(struct core *c, const struct dev *d, uint64_t (*out
 	}
 	for (int i = 0; i < c->chunks.n; i++) {
 		const struct chunk *ch = c->chunks.v[i];
-		for (int s = 0; s < ch->num_stripes; s++)
-			if (ch->stripes[s].dev == d) {
-				used[nu][0] = ch->stripes[s].physical;
-				used[nu++][1] = ch->stripes[s].physical + ch->length;
+		for (int s = 0; s < all_stripes(ch); s++)
+			if (stripe_at(ch, s)->dev == d) {
+				used[nu][0] = stripe_at(ch, s)->physical;
+				used[nu++][1] = stripe_at(ch, s)->physical + ch->length;
 			}
 	}
 	glock_read_unlock(&c->chunks.lock);
@@ -512,7 +558,8 @@ struct cand {
  * the chunk length (0 = no room) and fills ch's stripes.
  */
 static uint64_t pick_stripes(struct core *c, uint64_t type, uint64_t prof, uint64_t size,
-			     int pass, struct chunk *ch)
+			     int pass, const struct dev *exclude, const struct dev *also,
+			     struct chunk *ch)
 {
 	struct cand cv[CORE_MAX_DEVS], *a = NULL, *b = NULL;
 	int n = 0;
@@ -522,6 +569,8 @@ static uint64_t pick_stripes(struct core *c, uint64_t type, uint64_t prof, uint6
 		struct dev *d = c->devs[i];
 		uint64_t st, f, gap;
 
+		if (d == exclude || d == also || d->removing)
+			continue;
 		if (pass == 0 && d->rotational != want_rot)
 			continue;
 		gap = dev_gap(c, d, (prof & BG_DUP) ? 2 * size : size, &st, &f);
@@ -586,6 +635,15 @@ int chunk_create(struct core *c, struct txn *t, uint64_t type, uint64_t *logical
 	struct chunk *ch;
 	int ret;
 
+	if ((prof & BG_RAID1) && c->ndevs < 2 && c->sb.num_devices > (uint64_t)c->ndevs) {
+		/* degraded mount: like btrfs, keep writing with what is there */
+		prof = (type & BG_DATA) ? 0 : BG_DUP;
+		copies = profile_copies(prof);
+		core_log(c, "degraded: new %s chunk is %s, not raid1; convert it back with "
+			 "glassctl balance start -%cconvert=raid1 once every device is back",
+			 (type & BG_DATA) ? "data" : "metadata", core_profile_name(prof),
+			 (type & BG_DATA) ? 'd' : 'm');
+	}
 	if ((prof & BG_RAID1) && c->ndevs < 2) {
 		core_log(c, "raid1 %s chunks need at least 2 devices, the volume has %d",
 			 (type & BG_DATA) ? "data" : "metadata", c->ndevs);
@@ -601,7 +659,7 @@ int chunk_create(struct core *c, struct txn *t, uint64_t type, uint64_t *logical
 		unalloc += f;
 	}
 	for (int pass = 0; pass < 2; pass++) {
-		len = pick_stripes(c, type, prof, size, pass, ch);
+		len = pick_stripes(c, type, prof, size, pass, NULL, NULL, ch);
 		if (type & BG_DATA) {
 			/* leave room for one more metadata chunk, so a filesystem
 			 * full of data can still grow its metadata (unlink needs it) */
@@ -659,4 +717,139 @@ static int note_profile(const struct chunk *ch, void *arg)
 void chunk_load_profiles(struct core *c)
 {
 	chunk_for_each(c, note_profile, c);
+}
+
+/* ---- relocation (fs/volume.c) ------------------------------------------ */
+
+static struct chunk *find_chunk_locked(struct core *c, uint64_t logical)
+{
+	int i = find_locked(&c->chunks, logical);
+
+	return i >= 0 && c->chunks.v[i]->logical == logical ? c->chunks.v[i] : NULL;
+}
+
+int chunk_reloc_begin(struct core *c, uint64_t logical, uint64_t prof, const struct dev *exclude,
+		      struct chunk_stripe *out, int *nout, int *nkeep, uint64_t *length)
+{
+	struct chunk *ch, tmp;
+	uint64_t len = 0;
+	int usable = 0, ret = 0;
+
+	prof &= BG_PROFILE_MASK;
+	glock_write(&c->chunks.lock);
+	ch = find_chunk_locked(c, logical);
+	if (!ch || ch->num_new || ch->num_retired) {
+		ret = ch ? -EBUSY : -ENOENT;
+		goto out;
+	}
+	for (int i = 0; i < c->ndevs; i++)
+		usable += c->devs[i] != exclude && !c->devs[i]->removing;
+	if ((prof & BG_RAID1) && usable < 2) {
+		ret = -EINVAL;
+		goto out;
+	}
+	/*
+	 * A conversion keeps a stripe that can stay: to single, one copy of
+	 * the old ones (nothing to copy); to raid1, one old copy plus one new
+	 * stripe on another device.  Everything else gets all new stripes.
+	 */
+	const struct chunk_stripe *keep = NULL;
+	uint64_t cur = ch->type & BG_PROFILE_MASK;
+	if (prof != cur && (prof == 0 || prof == BG_RAID1))
+		for (int i = 0; i < ch->num_stripes && !keep; i++)
+			if (ch->stripes[i].dev && ch->stripes[i].dev != exclude &&
+			    !ch->stripes[i].dev->removing && !ch->stripes[i].dev->stale)
+				keep = &ch->stripes[i];
+	memset(&tmp, 0, sizeof(tmp));
+	if (keep && prof == 0) {
+		len = ch->length;
+	} else {
+		for (int pass = 0; pass < 2; pass++) {
+			memset(&tmp, 0, sizeof(tmp));
+			len = keep ? pick_stripes(c, ch->type, 0, ch->length, pass, exclude, keep->dev, &tmp)
+				   : pick_stripes(c, ch->type, prof, ch->length, pass, exclude, NULL, &tmp);
+			if (len >= ch->length)
+				break;
+		}
+	}
+	*length = ch->length;
+	if (len < ch->length) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	int n = 0;
+	if (keep)
+		ch->new_stripes[n++] = *keep;
+	*nkeep = n;
+	for (int i = 0; i < tmp.num_stripes; i++, n++) {
+		ch->new_stripes[n] = tmp.stripes[i];
+		ch->new_stripes[n].devid = tmp.stripes[i].dev->devid;
+		memcpy(ch->new_stripes[n].uuid, tmp.stripes[i].dev->uuid, 16);
+	}
+	memcpy(out, ch->new_stripes, (size_t)n * sizeof(*out));
+	ch->new_type = (ch->type & ~BG_PROFILE_MASK) | prof;
+	ch->num_new = n;	/* reserved from here on (dev_gap) */
+	*nout = n;
+out:
+	glock_write_unlock(&c->chunks.lock);
+	return ret;
+}
+
+void chunk_reloc_abort(struct core *c, uint64_t logical)
+{
+	struct chunk *ch;
+
+	glock_write(&c->chunks.lock);
+	ch = find_chunk_locked(c, logical);
+	if (ch)
+		ch->num_new = 0;
+	glock_write_unlock(&c->chunks.lock);
+}
+
+int chunk_reloc_switch(struct txn *t, uint64_t logical)
+{
+	struct core *c = txn_core(t);
+	struct chunk *ch;
+	struct key k;
+	int ret;
+
+	glock_write(&c->chunks.lock);
+	ch = find_chunk_locked(c, logical);
+	if (!ch || !ch->num_new) {
+		glock_write_unlock(&c->chunks.lock);
+		return -ENOENT;
+	}
+	memcpy(ch->retired_stripes, ch->stripes, sizeof(ch->stripes));
+	ch->num_retired = ch->num_stripes;
+	memcpy(ch->stripes, ch->new_stripes, sizeof(ch->stripes));
+	ch->num_stripes = ch->num_new;
+	ch->num_new = 0;
+	ch->type = ch->new_type;
+	glock_write_unlock(&c->chunks.lock);
+
+	/* the chunk item and device extents: delete the old, insert the new
+	 * (the map is ours: one relocation at a time, the chunk stays) */
+	k = (struct key){ FIRST_CHUNK_OBJECTID, KEY_CHUNK_ITEM, logical };
+	ret = btree_delete(t, core_tree(c, CT_CHUNK), &k);
+	for (int i = 0; !ret && i < ch->num_retired; i++) {
+		k = (struct key){ ch->retired_stripes[i].devid, KEY_DEV_EXTENT,
+				  ch->retired_stripes[i].physical };
+		ret = btree_delete(t, core_tree(c, CT_DEV), &k);
+		if (ret == -ENOENT && !ch->retired_stripes[i].dev)
+			ret = 0;	/* a missing device's extent that never was */
+	}
+	if (!ret)
+		ret = chunk_insert_items(t, ch);
+	return ret;
+}
+
+void chunk_reloc_done(struct core *c, uint64_t logical)
+{
+	struct chunk *ch;
+
+	glock_write(&c->chunks.lock);
+	ch = find_chunk_locked(c, logical);
+	if (ch)
+		ch->num_retired = 0;
+	glock_write_unlock(&c->chunks.lock);
 }

@@ -30,15 +30,31 @@ struct core;
 struct txn;
 struct dev;
 
+struct chunk_stripe {
+	uint64_t devid;
+	uint64_t physical;
+	struct dev *dev;	/* NULL: device missing (degraded open) */
+	uint8_t uuid[16];	/* device uuid, as in the chunk item */
+};
+
+/*
+ * A chunk.  Relocation (balance, device removal; fs/volume.c) moves a
+ * chunk to new stripes without changing its logical range, so no tree
+ * changes: while the new stripes are filled they sit in new_stripes
+ * (writes go to both sets, reads only to stripes); the switch makes them
+ * the stripes and keeps the old ones in retired_stripes, still counted
+ * as used device space, until the commit that records the switch is
+ * durable (chunk_reloc_done).  All under the chunk map's lock.
+ */
 struct chunk {
 	uint64_t logical, length, type;
 	int num_stripes;
-	struct {
-		uint64_t devid;
-		uint64_t physical;
-		struct dev *dev;	/* NULL: device missing (degraded open) */
-		uint8_t uuid[16];	/* device uuid, as in the chunk item */
-	} stripes[CHUNK_MAX_STRIPES];
+	struct chunk_stripe stripes[CHUNK_MAX_STRIPES];
+	int num_new;		/* relocation in progress: stripes being filled */
+	uint64_t new_type;	/* type | profile they make up */
+	struct chunk_stripe new_stripes[CHUNK_MAX_STRIPES];
+	int num_retired;	/* stripes switched away from, not yet committed */
+	struct chunk_stripe retired_stripes[CHUNK_MAX_STRIPES];
 };
 
 struct chunk_map {
@@ -66,6 +82,30 @@ int chunk_map_insert(struct core *c, uint64_t logical, const struct chunk_item *
  */
 int chunk_map_lookup(struct core *c, uint64_t logical, uint64_t len,
 		     struct chunk_copy *copies, uint64_t *type);
+
+/*
+ * Like chunk_map_lookup, for writes: also the stripes a relocation is
+ * filling.  Callers hold c->reloc_lock shared across lookup and writes.
+ */
+int chunk_map_lookup_write(struct core *c, uint64_t logical, uint64_t len,
+			   struct chunk_copy *copies);
+
+/*
+ * Relocation (fs/volume.c drives it, one at a time).  begin picks new
+ * stripes of profile prof for the whole chunk at logical, on devices other
+ * than `exclude` (NULL: any) and not marked removing: -ENOSPC when they do
+ * not fit, -EINVAL when raid1 lacks devices.  A conversion to single or
+ * raid1 keeps one old stripe where it can (out[0..*nkeep), already holding
+ * the bytes): single then copies nothing, raid1 one new stripe.  switch (inside a transaction
+ * handle) makes them the chunk's stripes and rewrites its chunk item and
+ * device extents; done (after the commit) frees the retired stripes;
+ * abort forgets the new stripes.
+ */
+int chunk_reloc_begin(struct core *c, uint64_t logical, uint64_t prof, const struct dev *exclude,
+		      struct chunk_stripe *out, int *nout, int *nkeep, uint64_t *length);
+int chunk_reloc_switch(struct txn *t, uint64_t logical);
+void chunk_reloc_done(struct core *c, uint64_t logical);
+void chunk_reloc_abort(struct core *c, uint64_t logical);
 
 int chunk_load_sys_array(struct core *c, const struct super_block *sb);
 int chunk_load_tree(struct core *c);

@@ -7,6 +7,7 @@
 #include "fs/crc32c.h"
 #include "fs/cache.h"
 #include "fs/scrub.h"
+#include "fs/volume.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -126,6 +127,7 @@ static struct core *core_alloc(const struct core_opts *o)
 	alloc_init(&c->alloc);
 	glock_init(&c->dref_lock, GLOCK_MUTEX, GLOCK_CLASS_ALLOC, 0, -1, -1);
 	glock_init(&c->chunk_alloc_lock, GLOCK_MUTEX, GLOCK_CLASS_CHUNK, 0, -1, -1);
+	glock_init(&c->reloc_lock, GLOCK_RWLOCK, GLOCK_CLASS_CHUNK, 0, -1, -1);
 	glock_init(&c->ts.lock, GLOCK_MUTEX, GLOCK_CLASS_TXN, 0, -1, -1);
 	gcond_init(&c->ts.cond);
 	return c;
@@ -133,6 +135,7 @@ static struct core *core_alloc(const struct core_opts *o)
 
 static void core_free(struct core *c)
 {
+	volume_close(c);
 	discard_close(c);
 	for (int i = 0; i < CT_NR; i++)
 		if (c->roots[i].present)
@@ -145,6 +148,21 @@ static void core_free(struct core *c)
 	alloc_destroy(&c->alloc);
 	extent_refs_free(c);
 	free(c);
+}
+
+/*
+ * The latency model of device index idx: dev_latency.N= for the
+ * operations it names, else dev_latency=, else what the device has
+ * (GLASSFS_DEV_LATENCY, read at dev_open).
+ */
+void core_apply_latency(struct core *c, struct dev *d, int idx)
+{
+	for (int op = 0; op < 4; op++) {
+		if (idx >= 0 && idx < CORE_MAX_DEVS && (c->opts.dev_lat_dev_set[idx] & (1u << op)))
+			dev_set_latency(d, (enum dev_op)op, c->opts.dev_lat_dev_us[idx][op] * 1000ull);
+		else if (c->opts.dev_lat_us[op])
+			dev_set_latency(d, (enum dev_op)op, c->opts.dev_lat_us[op] * 1000ull);
+	}
 }
 
 static int open_devs(struct core *c, const char *const *devs, int ndevs, bool ro)
@@ -160,10 +178,7 @@ static int open_devs(struct core *c, const char *const *devs, int ndevs, bool ro
 			return ret;
 		}
 		c->ndevs++;
-		for (int op = 0; op < 4; op++)
-			if (c->opts.dev_lat_us[op])
-				dev_set_latency(c->devs[i], (enum dev_op)op,
-						c->opts.dev_lat_us[op] * 1000ull);
+		core_apply_latency(c, c->devs[i], i);
 	}
 	return 0;
 }
@@ -285,7 +300,17 @@ int core_open(const char *const *devs, int ndevs, const struct core_opts *o,
 			goto fail;
 		}
 		c->devs[i]->devid = s->dev_item.devid;
+		c->devs[i]->sb_generation = s->generation;
 		memcpy(c->devs[i]->uuid, s->dev_item.uuid, 16);
+		for (int j = 0; j < i; j++)
+			if (c->devs[j]->devid == s->dev_item.devid) {
+				core_log(c, "%s and %s are the same device of the volume (id %llu)",
+					 c->devs[j]->path, c->devs[i]->path,
+					 (unsigned long long)s->dev_item.devid);
+				free(s);
+				ret = -EINVAL;
+				goto fail;
+			}
 		/* image files keep the flag mkfs recorded; block devices say */
 		if (!c->devs[i]->blockdev)
 			c->devs[i]->rotational = s->dev_item.rotational != 0;
@@ -294,19 +319,21 @@ int core_open(const char *const *devs, int ndevs, const struct core_opts *o,
 		free(s);
 	}
 	if (sb->num_devices > (uint64_t)c->ndevs && c->opts.degraded) {
-		core_log(c, "volume has %llu devices, %d given: opening degraded and read-only",
-			 (unsigned long long)sb->num_devices, c->ndevs);
-		c->readonly = true;
-		for (int i = 0; i < c->ndevs; i++)
-			c->devs[i]->readonly = true;
+		/* writable, like btrfs: the missing devices miss these commits
+		 * and are resynced when they come back (volume_open_check) */
+		core_log(c, "volume has %llu devices, %d given: opening degraded%s",
+			 (unsigned long long)sb->num_devices, c->ndevs,
+			 c->readonly ? " (read-only)" : "; the missing devices are resynced when they return");
 	} else if (sb->num_devices != (uint64_t)c->ndevs) {
 		core_log(c, "volume has %llu devices, %d given%s",
 			 (unsigned long long)sb->num_devices, c->ndevs,
 			 sb->num_devices > (uint64_t)c->ndevs ?
-			 " (the degraded option opens it read-only if dup/raid1 copies cover the rest)" : "");
+			 " (the degraded option opens it if dup/raid1 copies cover the rest)" : "");
 		ret = -ENODEV;
 		goto fail;
 	}
+	for (int i = 0; i < c->ndevs; i++)
+		c->devs[i]->stale = c->devs[i]->sb_generation < sb->generation;
 	c->nodesize = sb->nodesize;
 	if (c->nodesize < 4096 || c->nodesize > 65536 || (c->nodesize & (c->nodesize - 1)) ||
 	    sb->sectorsize != CORE_SECTORSIZE || sb->csum_type != CSUM_TYPE_CRC32C) {
@@ -344,9 +371,23 @@ int core_open(const char *const *devs, int ndevs, const struct core_opts *o,
 		core_log(c, "block groups / free space: %s", strerror(-ret));
 		goto fail;
 	}
+	int resynced = volume_open_check(c);	/* stale devices: resync them */
 	ret = discard_open(c);
 	if (ret)
 		goto fail;
+	if (resynced > 0) {
+		/* a commit now, so the resynced devices get current superblocks */
+		struct txn *t;
+		ret = txn_join(c, 0, TXN_USE_RESERVE, &t);
+		if (!ret)
+			ret = txn_end(t);
+		if (!ret)
+			ret = txn_commit(c, COMMIT_OTHER);
+		if (ret) {
+			core_log(c, "commit after resync: %s", strerror(-ret));
+			goto fail;
+		}
+	}
 	if (!c->readonly) {
 		ret = txn_start_commit_thread(c);
 		if (ret)
@@ -365,6 +406,7 @@ int core_close(struct core *c)
 
 	if (!c)
 		return 0;
+	volume_close(c);	/* a running balance stops first */
 	txn_stop_commit_thread(c);
 	if (!c->readonly && !c->aborted)
 		ret = txn_commit(c, COMMIT_UNMOUNT);
@@ -675,10 +717,13 @@ int meta_read(struct core *c, uint64_t bytenr, void *buf,
 int core_write_copies(struct core *c, uint64_t logical, const void *buf, uint64_t len,
 		      const char *what)
 {
-	struct chunk_copy cp[CHUNK_MAX_STRIPES];
-	int n = chunk_map_lookup(c, logical, len, cp, NULL), ok = 0, last = 0;
+	struct chunk_copy cp[2 * CHUNK_MAX_STRIPES];
+	int n, ok = 0, last = 0;
 
+	glock_read(&c->reloc_lock);
+	n = chunk_map_lookup_write(c, logical, len, cp);
 	if (n < 0) {
+		glock_read_unlock(&c->reloc_lock);
 		core_log(c, "%s %llu is not inside any chunk", what, (unsigned long long)logical);
 		return -EIO;
 	}
@@ -697,6 +742,7 @@ int core_write_copies(struct core *c, uint64_t logical, const void *buf, uint64_
 				 strerror(-ret), n - 1);
 		}
 	}
+	glock_read_unlock(&c->reloc_lock);
 	return ok ? 0 : last;
 }
 

@@ -20,6 +20,7 @@ struct root;
 
 #define CORE_SECTORSIZE 4096u		/* data block and checksum unit */
 #define CORE_DEFAULT_NODESIZE 16384u
+#define CORE_OPTS_MAX_DEVS 16		/* = CORE_MAX_DEVS (core_internal.h) */
 
 struct core_opts {
 	unsigned commit_interval_s;	/* commit=N, default 30 */
@@ -42,11 +43,26 @@ struct core_opts {
 	 */
 	uint64_t dev_lat_us[4];		/* read, write, flush, discard */
 	/*
+	 * dev_latency.N=...: device index N only (0-based, the order of the
+	 * devices given at open; a device added online gets the next index).
+	 * Bit op of dev_lat_dev_set[N] says which of dev_lat_dev_us[N][op]
+	 * were given; those replace the every-device value for that device.
+	 */
+	uint64_t dev_lat_dev_us[CORE_OPTS_MAX_DEVS][4];
+	uint8_t dev_lat_dev_set[CORE_OPTS_MAX_DEVS];
+	/*
 	 * degraded: open with devices missing when every chunk keeps a copy
-	 * on the devices given (dup/raid1); the volume is then read-only.
+	 * on the devices given (dup/raid1).  Writable (ro still applies):
+	 * writes go to the copies present, new chunks that cannot be raid1
+	 * are single/dup, and a device that missed commits is resynced at
+	 * the next open that has it (fs/volume.h).
 	 */
 	bool degraded;
+	/* atime updates on read: relatime (default; also "atime"), noatime,
+	 * strictatime (= norelatime) */
+	int atime;			/* enum core_atime */
 };
+enum core_atime { CORE_ATIME_RELATIME = 0, CORE_ATIME_NONE = 1, CORE_ATIME_STRICT = 2 };
 enum core_discard {
 	CORE_DISCARD_DEFAULT = 0, CORE_DISCARD_OFF = 1, CORE_DISCARD_SYNC = 2,
 	CORE_DISCARD_ASYNC = 3,

@@ -23,6 +23,7 @@
 #include "fs/discard.h"
 
 #define CORE_MAX_DEVS 16
+_Static_assert(CORE_MAX_DEVS == CORE_OPTS_MAX_DEVS, "core_opts covers every device");
 
 /* Trees the core knows by id; the order is the order of root items. */
 enum core_tree {
@@ -53,14 +54,23 @@ struct dref_table {
 	size_t cap, n;
 };
 
-/* The running transaction and commit machinery (txn.c). */
+/*
+ * The running transaction and commit machinery (txn.c).  A commit of
+ * transaction N has a critical section (joiners wait: `committing`) and a
+ * write phase (`writing` = N) during which transaction N+1 runs; only one
+ * commit is busy at a time.
+ */
 struct txn_state {
 	struct glock lock;	/* GLOCK_CLASS_TXN, mutex: guards this struct */
 	struct gcond cond;	/* writers ended, commit finished, commit wanted */
 	uint64_t running;	/* transid of the running transaction, 0 if none */
 	uint64_t started_ns;	/* when it started */
 	unsigned writers;	/* open handles */
-	bool committing;	/* joiners wait while set */
+	bool committing;	/* critical section: joiners wait while set */
+	bool busy;		/* a commit is in its critical section or write phase */
+	uint64_t writing;	/* transid in its write phase, 0 if none */
+	uint64_t writing_bytes;	/* its dirty node bytes (dirty-threshold trigger) */
+	uint64_t durable;	/* last transid whose commit ended (its result: commit_ret) */
 	int commit_ret;		/* result of the last commit */
 	uint64_t commits_done;	/* counts completed commits (waiters compare) */
 	int want_commit;	/* a commit_reason for the commit thread, or 0 */
@@ -93,6 +103,15 @@ struct core {
 	struct dref_table drefs;
 
 	struct glock chunk_alloc_lock;	/* serialises chunk creation */
+	/*
+	 * Writes to devices (core_write_copies) hold it shared from the
+	 * chunk lookup to the last copy written; a relocation takes it
+	 * exclusively to start filling new stripes and to copy each segment,
+	 * so no write lands between its read and its copy (fs/volume.c).
+	 * Taken with no other lock held by the relocation.
+	 */
+	struct glock reloc_lock;
+	struct volume *vol;		/* device add/remove, balance (fs/volume.c) */
 
 	struct core_root roots[CT_NR];
 	struct node_cache *cache;
@@ -119,6 +138,9 @@ static inline int profile_copies(uint64_t profile)
 {
 	return (profile & (BG_RAID1 | BG_DUP)) ? 2 : 1;
 }
+
+/* Apply the latency model of device index idx (core_opts) to d. */
+void core_apply_latency(struct core *c, struct dev *d, int idx);
 
 /* Corruption and I/O trouble: one line on stderr naming where. */
 void core_log(struct core *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -41,21 +41,46 @@ static void lat_from_env(struct dev *d)
 	free(s);
 }
 
+/*
+ * GLASSFS_DEV_FAIL="PATHSUFFIX:LIST": LIST is comma-separated op names
+ * (read, write, flush, discard), each failing with -EIO from the start,
+ * or after N good operations of its kind with "write@N"; "nodiscard" plays a
+ * device that cannot discard (-EOPNOTSUPP).
+ */
 static void fail_from_env(struct dev *d)
 {
 	const char *e = getenv("GLASSFS_DEV_FAIL");
 	static const char *const names[] = { "read", "write", "flush", "discard" };
 	const char *colon;
 	size_t plen, len = strlen(d->path);
+	char *s, *tok, *save = NULL;
 
 	if (!e || !(colon = strchr(e, ':')))
 		return;
 	plen = (size_t)(colon - e);
 	if (plen == 0 || plen > len || strncmp(d->path + len - plen, e, plen))
 		return;
-	for (int i = 0; i < 4; i++)
-		if (strstr(colon + 1, names[i]))
-			d->fail[i] = 1;
+	s = strdup(colon + 1);
+	if (!s)
+		return;
+	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *at = strchr(tok, '@');
+		if (at)
+			*at = 0;
+		if (strcmp(tok, "nodiscard") == 0) {
+			d->no_discard = true;
+			continue;
+		}
+		for (int i = 0; i < 4; i++) {
+			if (strcmp(tok, names[i]))
+				continue;
+			if (at)
+				d->fail_after[i] = strtoull(at + 1, NULL, 10) + 1;
+			else
+				d->fail[i] = 1;
+		}
+	}
+	free(s);
 }
 
 /* Rotational flag of a block device from sysfs; image files inherit the
@@ -174,6 +199,9 @@ static void io_end(struct dev *d, enum dev_op op, uint64_t off, uint64_t len,
 
 static bool failing(struct dev *d, enum dev_op op)
 {
+	if (d->fail_after[op] &&
+	    __atomic_add_fetch(&d->op_count[op], 1, __ATOMIC_RELAXED) >= d->fail_after[op])
+		__atomic_store_n(&d->fail[op], 1, __ATOMIC_RELAXED);
 	if (!__atomic_load_n(&d->fail[op], __ATOMIC_RELAXED))
 		return false;
 	__atomic_fetch_add(&d->errors, 1, __ATOMIC_RELAXED);
@@ -283,6 +311,8 @@ int dev_discard(struct dev *d, uint64_t off, uint64_t len)
 	t0 = io_begin(d, DEV_DISCARD, off, len);
 	if (failing(d, DEV_DISCARD))
 		ret = -EIO;
+	else if (d->no_discard)
+		ret = -EOPNOTSUPP;
 	else if (d->blockdev) {
 		uint64_t range[2] = { off, len };
 		if (ioctl(d->fd, BLKDISCARD, range) < 0)

@@ -10,12 +10,14 @@
  * Latency model (to play a slow disk or a device whose discards stall):
  * GLASSFS_DEV_LATENCY="read=US,write=US,flush=US,discard=US" (microseconds,
  * any subset) adds a sleep to each operation of every device, or
- * dev_set_latency() per device.
+ * dev_set_latency() per device (the mount options dev_latency= and
+ * dev_latency.N= reach it through core_apply_latency).
  *
  * Error model (to play a failing disk): dev_set_fail(d, op, true) makes
  * every later operation op on d return -EIO without touching the file;
  * GLASSFS_DEV_FAIL="PATHSUFFIX:read,write" does it at open for every
- * device whose path ends in PATHSUFFIX.
+ * device whose path ends in PATHSUFFIX ("write@N": after N good writes,
+ * a disk that starts failing; "nodiscard": discards are -EOPNOTSUPP).
  *
  * Thread safety: every function may be called concurrently; counters are
  * atomic; nothing here takes a lock.
@@ -43,8 +45,16 @@ struct dev {
 	bool blockdev;
 	bool rotational;
 	bool readonly;
+	/* set by the core (fs/volume.c), read under the chunk map's lock: */
+	bool removing;		/* being removed: no new stripes here */
+	bool stale;		/* its superblock missed commits: read it last */
+	uint64_t sb_generation;	/* generation of its best superblock at open */
 	uint64_t lat_ns[4];	/* latency model per enum dev_op; 0 = none */
 	int fail[4];		/* error model per enum dev_op: -EIO when set (atomic) */
+	uint64_t fail_after[4];	/* error model: N + 1 = fail after N good operations (0 = off) */
+	uint64_t op_count[4];	/* operations seen by the error model (atomic) */
+	bool no_discard;	/* error model: discards are -EOPNOTSUPP */
+	int discard_warned;	/* "cannot discard" logged once (atomic) */
 	uint64_t errors;	/* operations that returned an error (atomic) */
 	struct dev_counters cnt;	/* atomic adds */
 };

@@ -34,6 +34,11 @@ uint8_t dir_type_of(uint32_t mode)
 	return DT_UNKNOWN;
 }
 
+__attribute__((weak)) uint64_t dir_name_hash(const char *name, size_t len)
+{
+	return name_hash(name, len);
+}
+
 /* Read a whole item into a malloc'd buffer: size, -ENOENT, -errno. */
 static int read_item(struct fsctx *fs, const struct key *k, void **out)
 {
@@ -73,10 +78,26 @@ static long find_entry(const char *buf, size_t size, const char *name, size_t le
 	return -1;
 }
 
+int dir_room(struct fsctx *fs, uint64_t dir, const char *name, size_t len)
+{
+	struct key k = mkkey(dir, KEY_DIR_ITEM, dir_name_hash(name, len));
+	void *buf;
+	int ret = read_item(fs, &k, &buf);
+
+	if (ret == -ENOENT)
+		return 0;
+	if (ret < 0)
+		return ret;
+	free(buf);
+	if ((size_t)ret + sizeof(struct dir_entry) + len > btree_max_item_size(fs->root))
+		return -EOVERFLOW;
+	return 0;
+}
+
 int dir_lookup(struct fsctx *fs, uint64_t dir, const char *name, size_t len,
 	       struct dir_hit *hit)
 {
-	struct key k = mkkey(dir, KEY_DIR_ITEM, name_hash(name, len));
+	struct key k = mkkey(dir, KEY_DIR_ITEM, dir_name_hash(name, len));
 	void *buf;
 	int ret;
 	long off;
@@ -195,7 +216,7 @@ int dir_add(struct txn *t, struct fsctx *fs, struct inode *dir, const char *name
 {
 	char ebuf[sizeof(struct dir_entry) + DIR_NAME_MAX];
 	struct dir_entry *de = (void *)ebuf;
-	struct key k = mkkey(dir->ino, KEY_DIR_ITEM, name_hash(name, len));
+	struct key k = mkkey(dir->ino, KEY_DIR_ITEM, dir_name_hash(name, len));
 	void *buf = NULL;
 	uint64_t seq;
 	int ret;
@@ -240,7 +261,7 @@ int dir_add(struct txn *t, struct fsctx *fs, struct inode *dir, const char *name
 int dir_remove(struct txn *t, struct fsctx *fs, struct inode *dir, const char *name,
 	       size_t len, const struct dir_hit *hit)
 {
-	struct key k = mkkey(dir->ino, KEY_DIR_ITEM, name_hash(name, len));
+	struct key k = mkkey(dir->ino, KEY_DIR_ITEM, dir_name_hash(name, len));
 	void *buf;
 	long off;
 	int ret = read_item(fs, &k, &buf);

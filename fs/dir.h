@@ -21,6 +21,17 @@ struct dir_hit {
 	uint8_t type;		/* DT_* */
 };
 
+/*
+ * The DIR_ITEM key offset of a name: name_hash() (items_format.h).  A
+ * weak symbol, so a unit test can force collisions by defining its own;
+ * nothing else overrides it.
+ */
+uint64_t dir_name_hash(const char *name, size_t len);
+
+/* Can name be added to dir?  0, or -EOVERFLOW when the names that share
+ * its hash already fill their item (checked before any change). */
+int dir_room(struct fsctx *fs, uint64_t dir, const char *name, size_t len);
+
 /* Find name in dir: 0 and *hit, -ENOENT, -errno. */
 int dir_lookup(struct fsctx *fs, uint64_t dir, const char *name, size_t len,
 	       struct dir_hit *hit);

@@ -10,9 +10,12 @@
 #include <string.h>
 #include <time.h>
 
-/* Issue the discard of [logical, +len) on every copy. */
-static void issue(struct core *c, uint64_t logical, uint64_t len)
+/* Issue the discard of [logical, +len) on every copy.  -EOPNOTSUPP when
+ * a device cannot discard, else 0 (discards are hints: errors ignored). */
+static int issue(struct core *c, uint64_t logical, uint64_t len)
 {
+	int unsupported = 0;
+
 	struct chunk_copy cp[CHUNK_MAX_STRIPES];
 	int n = chunk_map_lookup(c, logical, len, cp, NULL);
 
@@ -20,11 +23,18 @@ static void issue(struct core *c, uint64_t logical, uint64_t len)
 		uint64_t t0 = PROBE_ON(DISCARD_DONE) ? glock_now_ns() : 0;
 		if (PROBE_ON(DISCARD_ISSUED))
 			GLASSFS_DISCARD_ISSUED(cp[i].dev->devid, cp[i].physical, len);
-		dev_discard(cp[i].dev, cp[i].physical, len);	/* best effort */
+		int r = dev_discard(cp[i].dev, cp[i].physical, len);	/* best effort */
+		if (r == -EOPNOTSUPP && !__atomic_exchange_n(&cp[i].dev->discard_warned, 1,
+							      __ATOMIC_RELAXED))
+			core_log(c, "%s does not support discard: freed space on it is not discarded "
+				 "(the discard= mount option has no effect there)", cp[i].dev->path);
+		if (r == -EOPNOTSUPP)
+			unsupported = r;
 		if (PROBE_ON(DISCARD_DONE))
 			GLASSFS_DISCARD_DONE(cp[i].dev->devid, cp[i].physical, len,
 					     t0 ? glock_now_ns() - t0 : 0);
 	}
+	return unsupported;
 }
 
 /* Async rate limits: sleep so that one discard of len bytes takes at
@@ -204,7 +214,11 @@ int core_trim(struct core *c, uint64_t minlen, uint64_t *trimmed)
 	 * it is discarded, so nothing is written there meanwhile */
 	while (alloc_trim_take(c, from, 64ull << 20, &l, &len)) {
 		if (len >= minlen) {
-			issue(c, l, len);
+			if (issue(c, l, len) == -EOPNOTSUPP) {
+				alloc_release(c, l, len);
+				ret = -EOPNOTSUPP;
+				break;
+			}
 			done += len * (uint64_t)chunk_map_lookup(c, l, len,
 					(struct chunk_copy[CHUNK_MAX_STRIPES]){ 0 }, NULL);
 		}
@@ -212,6 +226,12 @@ int core_trim(struct core *c, uint64_t minlen, uint64_t *trimmed)
 		from = l + len;
 	}
 	/* 2. device space in no chunk: no chunk is created meanwhile */
+	if (ret == -EOPNOTSUPP) {
+		core_log(c, "trim: a device does not support discard (nothing more trimmed)");
+		if (trimmed)
+			*trimmed = done;
+		return ret;
+	}
 	gaps = calloc(256, sizeof(*gaps));
 	if (!gaps)
 		return -ENOMEM;
@@ -237,7 +257,7 @@ int core_trim(struct core *c, uint64_t minlen, uint64_t *trimmed)
 	glock_unlock(&c->chunk_alloc_lock, GLOCK_WRITE);
 	free(gaps);
 	if (ret == -EOPNOTSUPP)
-		core_log(c, "trim: a device does not support discard");
+		core_log(c, "trim: a device does not support discard (nothing more trimmed)");
 	if (trimmed)
 		*trimmed = done;
 	return ret;

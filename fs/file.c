@@ -237,6 +237,71 @@ static int write_blocks(struct txn *t, struct fsctx *fs, struct inode *ip,
 	return 0;
 }
 
+/*
+ * Write [a, a+len) (aligned) in place when PREALLOC extents map all of it:
+ * fallocate reserved those blocks, so the write must not need new space
+ * (no ENOSPC).  Safe against a crash: the committed items still say
+ * PREALLOC (reads as zeros) until this transaction's items, which turn
+ * the written part into REG, are committed.  Returns 1 when written,
+ * 0 when the range is not all preallocated (the caller copies on write),
+ * -errno.
+ */
+static int write_prealloc(struct txn *t, struct fsctx *fs, struct inode *ip,
+			  uint64_t a, const char *buf, uint64_t len)
+{
+	struct fext v[BATCH];
+	uint64_t end = a + len, cur = a;
+	int n = ext_collect(fs, ip->ino, a, end, v, BATCH), ret = 0;
+
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++)
+		if (v[i].type != FE_PREALLOC || v[i].off > cur ||
+		    (cur = v[i].off + v[i].len) < v[i].off)
+			goto cow;
+	if (cur < end)
+		goto cow;
+	for (int i = 0; i < n && ret == 0; i++) {
+		struct fext *e = &v[i];
+		uint64_t s = e->off > a ? e->off : a;
+		uint64_t x = e->off + e->len < end ? e->off + e->len : end;
+		uint64_t disk = e->disk_logical + e->doff + (s - e->off);
+		int pieces = 0;
+
+		ret = data_write(t, disk, buf + (s - a), x - s);
+		if (ret == 0 && e->off < s) {
+			struct fext front = *e;
+			front.len = s - e->off;
+			ret = fe_write(t, fs, ip->ino, &front);	/* key e->off: replaces */
+			pieces++;
+		}
+		if (ret == 0) {
+			struct fext mid = *e;
+			mid.type = FE_REG;
+			mid.off = s;
+			mid.doff = e->doff + (s - e->off);
+			mid.len = x - s;
+			ret = fe_write(t, fs, ip->ino, &mid);
+			pieces++;
+		}
+		if (ret == 0 && x < e->off + e->len) {
+			struct fext tail = *e;
+			tail.off = x;
+			tail.doff = e->doff + (x - e->off);
+			tail.len = e->off + e->len - x;
+			ret = fe_write(t, fs, ip->ino, &tail);
+			pieces++;
+		}
+		if (ret == 0 && pieces > 1)	/* each item holds one reference */
+			ret = data_ref(t, e->disk_logical, e->disk_len, pieces - 1);
+	}
+	fext_free(v, n);
+	return ret < 0 ? fail(t, ret, "file write into prealloc") : 1;
+cow:
+	fext_free(v, n);
+	return 0;
+}
+
 ssize_t file_read(struct fsctx *fs, struct inode *ip, void *buf, size_t len, uint64_t off)
 {
 	uint64_t size = ip->item.size, end, cur;
@@ -427,7 +492,9 @@ ssize_t file_write(struct txn *t, struct fsctx *fs, struct inode *ip,
 			}
 		}
 		memcpy(buf + (ws - pa), (const char *)ubuf + (ws - off), we - ws);
-		ret = write_blocks(t, fs, ip, pa, buf, plen);
+		ret = write_prealloc(t, fs, ip, pa, buf, plen);
+		if (ret == 0)
+			ret = write_blocks(t, fs, ip, pa, buf, plen);
 		if (ret < 0)
 			break;
 		done += we - ws;
@@ -555,9 +622,17 @@ static int punch(struct txn *t, struct fsctx *fs, struct inode *ip, uint64_t off
 static int prealloc_gap(struct txn *t, struct fsctx *fs, struct inode *ip,
 			uint64_t g0, uint64_t g1)
 {
+	uint64_t max = MAX_PREALLOC;
+
 	while (g0 < g1) {
-		uint64_t plen = g1 - g0 > MAX_PREALLOC ? MAX_PREALLOC : g1 - g0, logical;
+		uint64_t plen = g1 - g0 > max ? max : g1 - g0, logical;
 		int ret = data_alloc(t, plen, &logical);
+		if (ret == -ENOSPC && plen > BS) {
+			/* no free run that long (small chunks, fragmentation):
+			 * smaller extents still reserve the space */
+			max = RUP(plen / 2);
+			continue;
+		}
 		if (ret < 0)
 			return ret;
 		struct fext e = { .off = g0, .len = plen, .type = FE_PREALLOC,
@@ -571,6 +646,161 @@ static int prealloc_gap(struct txn *t, struct fsctx *fs, struct inode *ip,
 	return 0;
 }
 
+/*
+ * Move every file-extent item at or past from by delta bytes (negative:
+ * down).  No item may straddle from, and the target range must be free
+ * of items (the caller split or dropped them).  Items are re-keyed, their
+ * extents' reference counts do not change.
+ */
+static int shift_extents(struct txn *t, struct fsctx *fs, struct inode *ip, uint64_t from,
+			 int64_t delta)
+{
+	struct fext *all = NULL;
+	size_t cnt = 0, cap = 0;
+	uint64_t cur = from;
+	int n, ret = 0;
+
+	do {		/* collect first: re-keying under a cursor would revisit items */
+		if (cap - cnt < BATCH) {
+			struct fext *nv = realloc(all, (cap + 4 * BATCH) * sizeof(*all));
+			if (!nv) {
+				ret = -ENOMEM;
+				break;
+			}
+			all = nv;
+			cap += 4 * BATCH;
+		}
+		n = ext_collect(fs, ip->ino, cur, UINT64_MAX, all + cnt, BATCH);
+		if (n < 0) {
+			ret = n;
+			break;
+		}
+		for (int i = 0; i < n; i++)
+			if (all[cnt + i].off + all[cnt + i].len > cur)
+				cur = all[cnt + i].off + all[cnt + i].len;
+		cnt += (size_t)n;
+	} while (n == BATCH);
+	for (size_t k = 0; k < cnt && ret == 0; k++) {
+		/* down: lowest first; up: highest first, so no key collides */
+		struct fext *e = &all[delta < 0 ? k : cnt - 1 - k];
+		struct key ok = mkkey(ip->ino, KEY_EXTENT_DATA, e->off);
+
+		if (e->off < from || e->type == FE_INLINE) {
+			ret = -EIO;
+			break;
+		}
+		ret = btree_delete(t, fs->root, &ok);
+		e->off = (uint64_t)((int64_t)e->off + delta);
+		if (ret == 0)
+			ret = fe_write(t, fs, ip->ino, e);
+	}
+	fext_free(all, (int)cnt);
+	free(all);
+	return ret;
+}
+
+/* Split the regular or prealloc extent item that straddles off (if any)
+ * into two items that each hold a reference. */
+static int split_at(struct txn *t, struct fsctx *fs, struct inode *ip, uint64_t off)
+{
+	struct fext e;
+	int n = ext_collect(fs, ip->ino, off, off + 1, &e, 1), ret = 0;
+
+	if (n <= 0)
+		return n;
+	if (e.off < off && e.type != FE_INLINE) {
+		struct fext front = e, tail = e;
+		front.len = off - e.off;
+		tail.off = off;
+		tail.doff = e.doff + (off - e.off);
+		tail.len = e.off + e.len - off;
+		ret = fe_write(t, fs, ip->ino, &front);
+		if (ret == 0)
+			ret = fe_write(t, fs, ip->ino, &tail);
+		if (ret == 0)
+			ret = data_ref(t, e.disk_logical, e.disk_len, 1);
+	}
+	fext_free(&e, 1);
+	return ret;
+}
+
+/* FALLOC_FL_COLLAPSE_RANGE: remove [off, off+len) and pull the rest down.
+ * Block-aligned, and the range must end before EOF (the kernel's rules). */
+static int collapse(struct txn *t, struct fsctx *fs, struct inode *ip, uint64_t off,
+		    uint64_t len)
+{
+	int ret;
+
+	if (off % BS || len % BS || off + len >= ip->item.size)
+		return -EINVAL;
+	ret = uninline(t, fs, ip);
+	if (ret == 0)
+		ret = drop_range(t, fs, ip, off, off + len);
+	if (ret == 0)
+		ret = shift_extents(t, fs, ip, off + len, -(int64_t)len);
+	if (ret < 0)
+		return fail(t, ret, "fallocate collapse range");
+	ip->item.size -= len;
+	return 0;
+}
+
+/* FALLOC_FL_INSERT_RANGE: a hole of len bytes at off, the rest pushed up.
+ * Block-aligned, off inside the file. */
+static int insert(struct txn *t, struct fsctx *fs, struct inode *ip, uint64_t off,
+		  uint64_t len)
+{
+	int ret;
+
+	if (off % BS || len % BS || off >= ip->item.size)
+		return -EINVAL;
+	if (ip->item.size + len > FILE_MAX_SIZE || ip->item.size + len < len)
+		return -EFBIG;
+	ret = uninline(t, fs, ip);
+	if (ret < 0)
+		return ret;
+	ret = split_at(t, fs, ip, off);
+	if (ret == 0)
+		ret = shift_extents(t, fs, ip, off, (int64_t)len);
+	if (ret < 0)
+		return fail(t, ret, "fallocate insert range");
+	ip->item.size += len;
+	return 0;
+}
+
+static int prealloc_range(struct txn *t, struct fsctx *fs, struct inode *ip, uint64_t a,
+			  uint64_t b);
+
+/* FALLOC_FL_ZERO_RANGE: the range reads as zeros and its whole blocks
+ * stay allocated (preallocated extents), as on ext4 and xfs. */
+static int zero_range(struct txn *t, struct fsctx *fs, struct inode *ip, int mode,
+		      uint64_t off, uint64_t end)
+{
+	uint64_t a = RUP(off), b = RDOWN(end);
+	int ret = uninline(t, fs, ip);
+
+	if (ret < 0)
+		return ret;
+	if (RDOWN(off) == RDOWN(end - 1) && (off % BS || end % BS)) {
+		ret = zero_partial(t, fs, ip, RDOWN(off), off, end);
+	} else {
+		if (off % BS)
+			ret = zero_partial(t, fs, ip, RDOWN(off), off, RDOWN(off) + BS);
+		if (ret == 0 && end % BS)
+			ret = zero_partial(t, fs, ip, RDOWN(end), RDOWN(end), end);
+		if (ret == 0 && a < b) {
+			ret = drop_range(t, fs, ip, a, b);
+			if (ret < 0)
+				return fail(t, ret, "fallocate zero range");
+			ret = prealloc_range(t, fs, ip, a, b);
+		}
+	}
+	if (ret < 0)
+		return ret;
+	if (!(mode & FALLOC_FL_KEEP_SIZE) && end > ip->item.size)
+		ip->item.size = end;
+	return 0;
+}
+
 int file_fallocate(struct txn *t, struct fsctx *fs, struct inode *ip, int mode,
 		   uint64_t off, uint64_t len)
 {
@@ -581,21 +811,46 @@ int file_fallocate(struct txn *t, struct fsctx *fs, struct inode *ip, int mode,
 		return -EINVAL;
 	if (end < off || end > FILE_MAX_SIZE)
 		return -EFBIG;
-	if (mode & FALLOC_FL_PUNCH_HOLE) {
-		if (!(mode & FALLOC_FL_KEEP_SIZE) ||
-		    (mode & ~(FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE)))
-			return -EOPNOTSUPP;
-		return punch(t, fs, ip, off, end);
-	}
-	if (mode & ~FALLOC_FL_KEEP_SIZE)
+	/* the VFS's rules (vfs_fallocate), for callers that are not the kernel */
+	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE |
+		     FALLOC_FL_COLLAPSE_RANGE | FALLOC_FL_INSERT_RANGE))
 		return -EOPNOTSUPP;
+	if ((mode & FALLOC_FL_PUNCH_HOLE) && (mode & FALLOC_FL_ZERO_RANGE))
+		return -EOPNOTSUPP;
+	if ((mode & FALLOC_FL_PUNCH_HOLE) && !(mode & FALLOC_FL_KEEP_SIZE))
+		return -EOPNOTSUPP;
+	if ((mode & FALLOC_FL_COLLAPSE_RANGE) && mode != FALLOC_FL_COLLAPSE_RANGE)
+		return -EINVAL;
+	if ((mode & FALLOC_FL_INSERT_RANGE) && mode != FALLOC_FL_INSERT_RANGE)
+		return -EINVAL;
+	if (mode & FALLOC_FL_PUNCH_HOLE)
+		return punch(t, fs, ip, off, end);
+	if (mode & FALLOC_FL_COLLAPSE_RANGE)
+		return collapse(t, fs, ip, off, len);
+	if (mode & FALLOC_FL_INSERT_RANGE)
+		return insert(t, fs, ip, off, len);
+	if (mode & FALLOC_FL_ZERO_RANGE)
+		return zero_range(t, fs, ip, mode, off, end);
 
 	ret = uninline(t, fs, ip);
 	if (ret < 0)
 		return ret;
-	uint64_t a = RDOWN(off), b = RUP(end), cur = a;
+	ret = prealloc_range(t, fs, ip, RDOWN(off), RUP(end));
+	if (ret < 0)
+		return ret;
+	if (!(mode & FALLOC_FL_KEEP_SIZE) && end > ip->item.size)
+		ip->item.size = end;
+	return 0;
+}
+
+/* PREALLOC extents for every hole in [a, b) (aligned). */
+static int prealloc_range(struct txn *t, struct fsctx *fs, struct inode *ip, uint64_t a,
+			  uint64_t b)
+{
 	struct fext v[BATCH];
-	int n;
+	uint64_t cur = a;
+	int n, ret;
+
 	do {
 		n = ext_collect(fs, ip->ino, cur, b, v, BATCH);
 		if (n < 0)
@@ -611,13 +866,8 @@ int file_fallocate(struct txn *t, struct fsctx *fs, struct inode *ip, int mode,
 		if (ret < 0)
 			return ret;
 	} while (n == BATCH && cur < b);
-	if (cur < b) {
-		ret = prealloc_gap(t, fs, ip, cur, b);
-		if (ret < 0)
-			return ret;
-	}
-	if (!(mode & FALLOC_FL_KEEP_SIZE) && end > ip->item.size)
-		ip->item.size = end;
+	if (cur < b)
+		return prealloc_gap(t, fs, ip, cur, b);
 	return 0;
 }
 

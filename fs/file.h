@@ -26,7 +26,12 @@ ssize_t file_read(struct fsctx *fs, struct inode *ip, void *buf, size_t len, uin
 ssize_t file_write(struct txn *t, struct fsctx *fs, struct inode *ip,
 		   const void *buf, size_t len, uint64_t off);
 int file_truncate(struct txn *t, struct fsctx *fs, struct inode *ip, uint64_t size);
-/* mode: 0, FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE|FALLOC_FL_KEEP_SIZE. */
+/*
+ * mode: 0 or FALLOC_FL_KEEP_SIZE (PREALLOC extents: a later write into
+ * them is done in place and cannot fail with ENOSPC), PUNCH_HOLE|KEEP_SIZE,
+ * ZERO_RANGE[|KEEP_SIZE], COLLAPSE_RANGE, INSERT_RANGE (block-aligned),
+ * with the kernel's EINVAL/EOPNOTSUPP rules.
+ */
 int file_fallocate(struct txn *t, struct fsctx *fs, struct inode *ip, int mode,
 		   uint64_t off, uint64_t len);
 /* SEEK_DATA / SEEK_HOLE: the offset, or -ENXIO. */

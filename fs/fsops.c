@@ -124,6 +124,7 @@ int fsops_mount(struct core *c, const struct core_opts *o, struct fsctx **out)
 		return -EUCLEAN;
 	}
 	fs->locktype = o->locktype;
+	fs->atime = o->atime;
 	fs->readonly = o->readonly || core_readonly(c);
 	uint32_t maxitem = btree_max_item_size(fs->root);
 	fs->inline_max = 2048;
@@ -262,8 +263,12 @@ int fsops_setattr(struct fsctx *fs, uint64_t ino, const struct stat *in, int val
 		inode_touch(ip, T_MTIME | T_CTIME);
 	}
 	changed = true;
-	if (valid & FSOPS_SET_MODE)
+	if (valid & FSOPS_SET_MODE) {
 		ip->item.mode = (ip->item.mode & S_IFMT) | (in->st_mode & 07777);
+		ret = acl_chmod(t, fs, ip);
+		if (ret < 0)
+			goto out;
+	}
 	if (valid & FSOPS_SET_UID)
 		ip->item.uid = in->st_uid;
 	if (valid & FSOPS_SET_GID)
@@ -302,6 +307,8 @@ static int make_node(struct fsctx *fs, uint64_t parent, const char *name, mode_t
 	size_t len = strlen(name);
 	bool changed = false;
 	uint32_t gid = cr->gid;
+	void *acl = NULL;
+	size_t acl_size = 0;
 	int ret = check_name(name);
 
 	if (ret < 0)
@@ -339,8 +346,18 @@ static int make_node(struct fsctx *fs, uint64_t parent, const char *name, mode_t
 		if (S_ISDIR(mode))
 			mode |= S_ISGID;
 	}
+	uint32_t nmode = (uint32_t)mode;
+	ret = dir_room(fs, parent, name, len);
+	if (ret == 0)
+		ret = acl_create(fs, dp, &nmode, cr->umask, &acl, &acl_size);
+	if (ret < 0)
+		goto out;
 	changed = true;
-	ret = inode_new(t, fs, (uint32_t)mode, cr->uid, gid, rdev, &ip);
+	ret = inode_new(t, fs, nmode, cr->uid, gid, rdev, &ip);
+	if (ret == 0 && acl) {
+		ret = acl_create_finish(t, fs, ip, acl, acl_size);
+		acl = NULL;
+	}
 	if (ret < 0)
 		goto out;
 	if (symtarget) {
@@ -356,6 +373,7 @@ static int make_node(struct fsctx *fs, uint64_t parent, const char *name, mode_t
 	if (ret == 0)
 		stat_of(ip, st);
 out:
+	free(acl);
 	inode_unlock(dp);
 	ret = finish(t, ret, changed, "create");
 	if (ret == 0)
@@ -439,7 +457,9 @@ int fsops_link(struct fsctx *fs, uint64_t ino, uint64_t newparent, const char *n
 	ret = dir_lookup(fs, newparent, newname, strlen(newname), &hit);
 	if (ret == 0)
 		ret = -EEXIST;
-	if (ret != -ENOENT)
+	if (ret == -ENOENT)
+		ret = dir_room(fs, newparent, newname, strlen(newname));
+	if (ret < 0)
 		goto out;
 	changed = true;
 	ip->item.nlink++;
@@ -676,6 +696,10 @@ int fsops_rename(struct fsctx *fs, uint64_t parent, const char *name,
 			ret = -EISDIR;
 			goto out;
 		}
+	} else {
+		ret = dir_room(fs, newparent, newname, dlen);
+		if (ret < 0)
+			goto out;
 	}
 	changed = true;
 	ret = 0;
@@ -752,6 +776,7 @@ int fsops_open(struct fsctx *fs, uint64_t ino, int flags)
 ssize_t fsops_read(struct fsctx *fs, uint64_t ino, void *buf, size_t size, uint64_t off)
 {
 	struct inode *ip;
+	bool stale = false;
 	ssize_t ret = inode_get(fs, ino, &ip);
 
 	if (ret < 0)
@@ -761,7 +786,24 @@ ssize_t fsops_read(struct fsctx *fs, uint64_t ino, void *buf, size_t size, uint6
 		ret = -EISDIR;
 	else
 		ret = file_read(fs, ip, buf, size, off);
+	if (ret >= 0 && !fs->readonly)
+		stale = inode_atime_stale(ip, fs->atime);
 	inode_runlock(ip);
+	if (stale) {
+		/* best effort: a read does not fail for want of an atime */
+		struct txn *t;
+		if (join(fs, 1, 0, &t) == 0) {
+			inode_lock(ip);
+			if (inode_atime_stale(ip, fs->atime)) {
+				inode_touch(ip, T_ATIME);
+				int r = inode_update(t, fs, ip);
+				if (r < 0)
+					txn_abort(t, r, "atime");
+			}
+			inode_unlock(ip);
+			txn_end(t);
+		}
+	}
 	inode_put(fs, ip);
 	return ret;
 }
@@ -846,7 +888,8 @@ int fsops_fallocate(struct fsctx *fs, uint64_t ino, int mode, uint64_t off, uint
 
 	if (ret < 0)
 		return ret;
-	ret = join(fs, 16, (mode & FALLOC_FL_PUNCH_HOLE) ? TXN_USE_RESERVE : 0, &t);
+	ret = join(fs, 16, (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_COLLAPSE_RANGE)) ?
+		   TXN_USE_RESERVE : 0, &t);
 	if (ret < 0) {
 		inode_put(fs, ip);
 		return ret;
@@ -860,7 +903,7 @@ int fsops_fallocate(struct fsctx *fs, uint64_t ino, int mode, uint64_t off, uint
 		uint64_t oldsize = ip->item.size;
 		ret = file_fallocate(t, fs, ip, mode, off, len);
 		if (ret == 0) {
-			if ((mode & FALLOC_FL_PUNCH_HOLE) || ip->item.size != oldsize)
+			if ((mode & ~FALLOC_FL_KEEP_SIZE) || ip->item.size != oldsize)
 				inode_touch(ip, T_MTIME | T_CTIME);
 			ret = inode_update(t, fs, ip);
 			if (ret < 0)
@@ -1027,11 +1070,14 @@ static int xattr_change(struct fsctx *fs, uint64_t ino, const char *name,
 		return ret;
 	}
 	inode_lock(ip);
-	if (remove)
+	uint32_t mode;
+	ret = acl_set_check(ip, name, value, remove ? 0 : size, &mode);
+	if (ret == 0 && remove)
 		ret = xattr_remove(t, fs, ino, name);
-	else
+	else if (ret == 0)
 		ret = xattr_set(t, fs, ino, name, value, size, flags);
 	if (ret == 0) {
+		ip->item.mode = mode;
 		inode_touch(ip, T_CTIME);
 		ret = inode_update(t, fs, ip);
 		if (ret < 0)

@@ -30,6 +30,7 @@ void fsops_unmount(struct fsctx *fs);
 
 struct fsops_cred {
 	uint32_t uid, gid;
+	uint32_t umask;		/* applied here unless a default ACL rules */
 };
 
 int fsops_lookup(struct fsctx *fs, uint64_t parent, const char *name, struct stat *st);

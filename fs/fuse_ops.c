@@ -26,6 +26,7 @@
 
 #include "fs/fuse_ops.h"
 #include "fs/ioctl.h"
+#include "fs/volume.h"
 #include "fs/probe.h"
 #include "fs/scrub.h"
 
@@ -113,7 +114,11 @@ static void gl_init(void *userdata, struct fuse_conn_info *conn)
 	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
 		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
 	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
-	conn->want &= ~(unsigned)FUSE_CAP_POSIX_ACL;	/* ACLs stored, not enforced */
+	/* The kernel enforces POSIX ACLs read through getxattr; we keep the
+	 * mode in step and apply default ACLs and the umask at create
+	 * (xattr.c), so the kernel must pass the mode unmasked. */
+	if ((conn->capable & FUSE_CAP_POSIX_ACL) && (conn->capable & FUSE_CAP_DONT_MASK))
+		conn->want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
 }
 
 static void gl_lookup(fuse_req_t req, fuse_ino_t parent_, const char *name)
@@ -217,7 +222,7 @@ static void gl_readlink(fuse_req_t req, fuse_ino_t ino_)
 static struct fsops_cred cred_of(fuse_req_t req)
 {
 	const struct fuse_ctx *c = fuse_req_ctx(req);
-	struct fsops_cred cr = { .uid = c->uid, .gid = c->gid };
+	struct fsops_cred cr = { .uid = c->uid, .gid = c->gid, .umask = c->umask };
 	return cr;
 }
 
@@ -740,6 +745,19 @@ static void gl_ioctl(fuse_req_t req, fuse_ino_t ino_, unsigned int cmd, void *ar
 	(void)arg; (void)fi;
 	if (flags & FUSE_IOCTL_COMPAT) {
 		reply_err(req, OP_IOCTL, ino, t0, -ENOSYS);
+		return;
+	}
+	if (_IOC_TYPE(cmd) == GLASSFS_IOC_MAGIC && _IOC_NR(cmd) >= 20 && _IOC_NR(cmd) <= 29) {
+		/* devices and balance: fs/volume.c (which may take a while) */
+		char out[2048];
+		size_t outsz = out_bufsz < sizeof(out) ? out_bufsz : sizeof(out);
+		int ret = volume_ioctl(d->core, cmd, in_buf, in_bufsz, out, &outsz);
+
+		op_end(OP_IOCTL, ino, ret, t0);
+		if (ret < 0)
+			fuse_reply_err(req, -ret);
+		else
+			fuse_reply_ioctl(req, 0, out, outsz);
 		return;
 	}
 	if (cmd == GLASSFS_IOC_STATS) {

@@ -8,6 +8,7 @@
  *                          print the result; RATE bytes/s, suffix K/M/G)
  *   glassctl scrub status MNT | scrub cancel MNT
  *   glassctl trim MNT      discard every free range (like fstrim)
+ *   glassctl device ... | balance ...   fs/glassctl_device.c
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,7 +29,11 @@ static void usage(FILE *f)
 		   "       glassctl scrub start [-B] [-r RATE] MNT   (-B: wait; RATE bytes/s, e.g. 64M)\n"
 		   "       glassctl scrub status MNT\n"
 		   "       glassctl scrub cancel MNT\n"
-		   "       glassctl trim MNT\n");
+		   "       glassctl trim MNT\n"
+		   "       glassctl device add|remove DEV MNT\n"
+		   "       glassctl device set-rotational DEV 0|1 MNT\n"
+		   "       glassctl balance start [-dconvert=P] [-mconvert=P] [-B] MNT   (P: single|dup|raid1)\n"
+		   "       glassctl balance status|cancel MNT\n");
 }
 
 static int open_mnt(const char *mnt)
@@ -220,10 +225,17 @@ static int cmd_trim(const char *mnt)
 	return 0;
 }
 
+int glassctl_device(int argc, char **argv);	/* fs/glassctl_device.c */
+int glassctl_balance(int argc, char **argv);
+
 int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "scrub"))
 		return cmd_scrub(argc - 2, argv + 2);
+	if (argc >= 2 && !strcmp(argv[1], "device"))
+		return glassctl_device(argc - 2, argv + 2);
+	if (argc >= 2 && !strcmp(argv[1], "balance"))
+		return glassctl_balance(argc - 2, argv + 2);
 	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 		usage(stdout);
 		return 0;

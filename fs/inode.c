@@ -313,6 +313,28 @@ void item_time_now(struct item_time *t)
 	t->nsec = (uint32_t)ts.tv_nsec;
 }
 
+static int time_cmp(const struct item_time *a, const struct item_time *b)
+{
+	if (a->sec != b->sec)
+		return a->sec < b->sec ? -1 : 1;
+	return a->nsec < b->nsec ? -1 : a->nsec > b->nsec;
+}
+
+bool inode_atime_stale(const struct inode *ip, int mode)
+{
+	struct item_time now;
+
+	if (mode == CORE_ATIME_NONE)
+		return false;
+	if (mode == CORE_ATIME_STRICT)
+		return true;
+	if (time_cmp(&ip->item.atime, &ip->item.mtime) <= 0 ||
+	    time_cmp(&ip->item.atime, &ip->item.ctime) <= 0)
+		return true;
+	item_time_now(&now);
+	return (int64_t)now.sec - (int64_t)ip->item.atime.sec >= 24 * 3600;
+}
+
 void inode_touch(struct inode *ip, int which)
 {
 	struct item_time now;

@@ -30,6 +30,8 @@ struct inode {
 	struct glock lock;		/* GLOCK_CLASS_INODE; guards item, orphan and this inode's items */
 	struct inode_item item;		/* cached INODE_ITEM; guarded by lock */
 	bool orphan;			/* has an ORPHAN_ITEM; guarded by lock */
+	/* does the directory have a default ACL (xattr.c); guarded by lock */
+	enum { DEF_ACL_UNKNOWN = 0, DEF_ACL_NONE, DEF_ACL_PRESENT } def_acl;
 	/* guarded by the icache lock: */
 	uint64_t nlookup;		/* kernel lookup count (FUSE forget) */
 	uint32_t refs;			/* engine references (inode_get/inode_put) */
@@ -59,6 +61,7 @@ struct fsctx {
 	struct icache icache[ICACHE_SHARDS];
 	uint64_t next_ino;		/* atomic (fetch-add); set at mount */
 	uint32_t inline_max;		/* largest inline file; fixed */
+	int atime;			/* enum core_atime; fixed */
 };
 
 int icache_init(struct fsctx *fs);
@@ -98,6 +101,10 @@ int inode_update(struct txn *t, struct fsctx *fs, struct inode *ip);
 enum { T_ATIME = 1, T_MTIME = 2, T_CTIME = 4 };
 void inode_touch(struct inode *ip, int which);
 void item_time_now(struct item_time *t);
+/* Does a read have to update ip's atime under mode (enum core_atime)?
+ * relatime: when atime is not after mtime or ctime, or a day old.
+ * Caller holds ip->lock (read is enough). */
+bool inode_atime_stale(const struct inode *ip, int mode);
 
 /*
  * Drop one link (caller holds ip->lock).  At nlink 0 an ORPHAN_ITEM is

@@ -62,4 +62,35 @@ struct glassfs_ioc_trim {
 #define GLASSFS_IOC_SCRUB_CANCEL _IO(GLASSFS_IOC_MAGIC, 5)
 #define GLASSFS_IOC_TRIM	_IOWR(GLASSFS_IOC_MAGIC, 6, struct glassfs_ioc_trim)
 
+/*
+ * Devices and balance (fs/volume.h), numbers 20-29.  Requests that can
+ * fail for a reason the user must read come back with the ioctl itself
+ * succeeding and result = -errno, msg = the reason.
+ */
+struct glassfs_ioc_vol {
+	uint32_t version;		/* 1 */
+	int32_t result;			/* out: 0 or -errno */
+	int64_t arg0, arg1;		/* set-rotational: arg0 = 0|1; balance start:
+					 * data, metadata profile to convert to (-1 keep) */
+	char path[1024];		/* device path, absolute */
+	char msg[512];			/* out: why it failed */
+};
+
+struct glassfs_ioc_balance {
+	uint32_t version;		/* 1 */
+	int32_t running;		/* 1 while a balance runs */
+	int32_t result;			/* last balance: 0, -ECANCELED, -errno */
+	uint32_t started;		/* balances started since mount */
+	uint64_t chunks_total, chunks_done;
+	uint64_t bytes_total, bytes_done;
+	char msg[256];			/* why the last one stopped */
+};
+
+#define GLASSFS_IOC_DEV_ADD		_IOWR(GLASSFS_IOC_MAGIC, 20, struct glassfs_ioc_vol)
+#define GLASSFS_IOC_DEV_REMOVE		_IOWR(GLASSFS_IOC_MAGIC, 21, struct glassfs_ioc_vol)
+#define GLASSFS_IOC_DEV_ROTATIONAL	_IOWR(GLASSFS_IOC_MAGIC, 22, struct glassfs_ioc_vol)
+#define GLASSFS_IOC_BALANCE_START	_IOWR(GLASSFS_IOC_MAGIC, 23, struct glassfs_ioc_vol)
+#define GLASSFS_IOC_BALANCE_STATUS	_IOR(GLASSFS_IOC_MAGIC, 24, struct glassfs_ioc_balance)
+#define GLASSFS_IOC_BALANCE_CANCEL	_IOWR(GLASSFS_IOC_MAGIC, 25, struct glassfs_ioc_vol)
+
 #endif

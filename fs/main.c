@@ -41,7 +41,9 @@ struct options {
 	double entry_timeout, attr_timeout, neg_timeout;
 	char fuse_opts[4096];	/* forwarded to libfuse, comma-separated */
 	const char *log;	/* log=FILE: daemon messages in the background */
+	int lat_target;		/* parse_opt: the dev_latency option being continued */
 };
+#define LAT_NONE (-2)		/* lat_target: none; -1 = every device; N = device N */
 
 static void usage(FILE *f)
 {
@@ -65,10 +67,14 @@ static void usage(FILE *f)
 "  discard_iops=N     async discard rate limit, discards per second (0 = none)\n"
 "  discard_bps=SIZE   async discard rate limit, bytes per second, e.g. 64M (0 = none)\n"
 "  degraded           mount with devices missing when every chunk keeps a copy\n"
+"                     (writable; a returning device is resynced at its next mount)\n"
 "  dev_latency=read:US,write:US,flush:US,discard:US   device latency model in\n"
 "                     microseconds per operation (any subset, e.g. discard:50000)\n"
+"  dev_latency.N=read:US,...   the same for device N only (0-based, the order of\n"
+"                     DEV:DEV...; overrides dev_latency= for the operations it names)\n"
 "FUSE options forwarded: allow_other, allow_root, default_permissions (always on),\n"
 "  fsname=, subtype=, max_read=, [no]suid, [no]dev, [no]exec, [no]atime, ...\n"
+"  atime: relatime (default), strictatime (= norelatime), noatime; lazytime ignored\n"
 "mount(8) options ignored: defaults, auto, noauto, user, users, nouser, nofail, _netdev, x-*\n");
 }
 
@@ -117,8 +123,11 @@ static int parse_double(const char *s, double *out)
 	return 0;
 }
 
-/* "read:US,write:US,flush:US,discard:US" (any subset) -> lat[4]. */
-static int parse_dev_latency(const char *s, uint64_t lat[4])
+/*
+ * "read:US,write:US,flush:US,discard:US" (any subset) -> lat[4]; bit op of
+ * *set for each operation named.
+ */
+static int parse_dev_latency(const char *s, uint64_t lat[4], uint8_t *set)
 {
 	static const char *const names[4] = { "read", "write", "flush", "discard" };
 	char *dup = strdup(s), *save = NULL, *tok;
@@ -141,13 +150,26 @@ static int parse_dev_latency(const char *s, uint64_t lat[4])
 		errno = 0;
 		us = strtoull(colon + 1, &end, 10);
 		if (i == 4 || end == colon + 1 || *end || errno || colon[1] == '-' ||
-		    us > 10000000ULL)
+		    us > 10000000ULL) {
 			ret = -EINVAL;
-		else
+		} else {
 			lat[i] = us;
+			*set |= (uint8_t)(1u << i);
+		}
 	}
 	free(dup);
 	return ret;
+}
+
+/* A "read:US"-style token: the rest of a dev_latency list that -o split at its commas. */
+static bool is_latency_item(const char *tok)
+{
+	static const char *const names[4] = { "read:", "write:", "flush:", "discard:" };
+
+	for (int i = 0; i < 4; i++)
+		if (strncmp(tok, names[i], strlen(names[i])) == 0)
+			return true;
+	return false;
 }
 
 static void add_fuse_opt(struct options *o, const char *opt)
@@ -167,8 +189,7 @@ static int parse_opt(struct options *o, const char *opt)
 {
 	static const char *const forward[] = {
 		"allow_other", "allow_root", "auto_unmount", "suid", "nosuid", "dev", "nodev",
-		"exec", "noexec", "async", "sync", "dirsync", "atime", "noatime", "relatime",
-		"norelatime", "strictatime", "nostrictatime", "lazytime", "nolazytime", NULL,
+		"exec", "noexec", "async", "sync", "dirsync", "atime", "noatime", NULL,
 	};
 	static const char *const ignore[] = {
 		"defaults", "auto", "noauto", "user", "users", "nouser", "owner", "group",
@@ -179,8 +200,36 @@ static int parse_opt(struct options *o, const char *opt)
 
 	if (!*opt)
 		return 0;
+	if (o->lat_target != LAT_NONE && !v && is_latency_item(opt)) {
+		/* "-o dev_latency=read:10,write:20": the comma split it */
+		uint8_t set = 0;
+		int n = o->lat_target;
+
+		if (parse_dev_latency(opt, n < 0 ? o->core.dev_lat_us : o->core.dev_lat_dev_us[n],
+				      n < 0 ? &set : &o->core.dev_lat_dev_set[n]) == 0)
+			return 0;
+		fprintf(stderr, "glassfs: bad value in option '%s' "
+			"(dev_latency=read:US,write:US,flush:US,discard:US)\n", opt);
+		return -EINVAL;
+	}
+	o->lat_target = LAT_NONE;
+	/* atime updates are the daemon's (libfuse knows only [no]atime) */
+	if (!strcmp(opt, "relatime") || !strcmp(opt, "nostrictatime")) {
+		o->core.atime = CORE_ATIME_RELATIME;
+		return 0;
+	}
+	if (!strcmp(opt, "strictatime") || !strcmp(opt, "norelatime")) {
+		o->core.atime = CORE_ATIME_STRICT;
+		return 0;
+	}
+	if (!strcmp(opt, "lazytime") || !strcmp(opt, "nolazytime"))
+		return 0;	/* atimes are written with the next commit anyway */
 	for (int i = 0; forward[i]; i++)
 		if (!strcmp(opt, forward[i])) {
+			if (!strcmp(opt, "noatime"))
+				o->core.atime = CORE_ATIME_NONE;
+			else if (!strcmp(opt, "atime"))
+				o->core.atime = CORE_ATIME_RELATIME;
 			add_fuse_opt(o, opt);
 			return 0;
 		}
@@ -233,10 +282,31 @@ static int parse_opt(struct options *o, const char *opt)
 		if (v[0] != '-' && parse_size(v, &o->core.discard_bytes_per_s) == 0)
 			return 0;
 	} else if (v && has_prefix(opt, "dev_latency=")) {
-		if (parse_dev_latency(v, o->core.dev_lat_us) == 0)
+		uint8_t set = 0;
+
+		o->lat_target = -1;
+		if (parse_dev_latency(v, o->core.dev_lat_us, &set) == 0)
 			return 0;
 		fprintf(stderr, "glassfs: bad value in option '%s' "
 			"(dev_latency=read:US,write:US,flush:US,discard:US)\n", opt);
+		return -EINVAL;
+	} else if (v && has_prefix(opt, "dev_latency.")) {
+		char *end;
+		unsigned long n;
+
+		errno = 0;
+		n = strtoul(opt + 12, &end, 10);
+		if (end == opt + 12 || *end != '=' || errno || n >= CORE_OPTS_MAX_DEVS) {
+			fprintf(stderr, "glassfs: bad device index in option '%s' "
+				"(dev_latency.N=read:US,...; N from 0 to %d, the order of the devices)\n",
+				opt, CORE_OPTS_MAX_DEVS - 1);
+			return -EINVAL;
+		}
+		o->lat_target = (int)n;
+		if (parse_dev_latency(v, o->core.dev_lat_dev_us[n], &o->core.dev_lat_dev_set[n]) == 0)
+			return 0;
+		fprintf(stderr, "glassfs: bad value in option '%s' "
+			"(dev_latency.N=read:US,write:US,flush:US,discard:US)\n", opt);
 		return -EINVAL;
 	} else if (v && has_prefix(opt, "commit=")) {
 		if (parse_uint(v, &o->core.commit_interval_s) == 0 && o->core.commit_interval_s > 0)
@@ -302,6 +372,7 @@ static int parse_args(struct options *o, int argc, char **argv)
 	int npos = 0;
 
 	memset(o, 0, sizeof(*o));
+	o->lat_target = LAT_NONE;
 	core_opts_default(&o->core);
 	o->threads = 16;
 	o->entry_timeout = o->attr_timeout = o->neg_timeout = 10.0;

@@ -70,4 +70,9 @@ provider glassfs {
 	probe scrub__progress(uint64_t checked, uint64_t corrected, uint64_t uncorrectable, uint64_t total);
 	/* @ scrub found a bad copy; meta: 1 node, 0 data; repaired: 1 rewritten from a good copy */
 	probe scrub__error(uint64_t logical, uint64_t devid, uint64_t physical, int meta, int repaired);
+
+	/* @ balance or device removal moved one chunk to new stripes (ret 0) or gave up on it (ret -errno); types are BG_* type|profile bits */
+	probe balance__chunk(uint64_t logical, uint64_t length, uint64_t from_type, uint64_t to_type, int ret, uint64_t dur_ns);
+	/* @ balance finished a chunk; counts so far */
+	probe balance__progress(uint64_t chunks_done, uint64_t chunks_total, uint64_t bytes_done);
 };

@@ -279,6 +279,11 @@ int core_scrub(struct core *c, struct scrub_opts *o, struct scrub_progress *p)
 
 	memset(p, 0, sizeof(*p));
 	__atomic_store_n(&p->running, 1, __ATOMIC_RELAXED);
+	/* the total below counts allocated space, which includes blocks of
+	 * the running transaction that have no extent item yet (e.g. an
+	 * atime update): commit first so that total and walk agree */
+	if (!c->readonly && !c->aborted)
+		txn_commit(c, COMMIT_OTHER);
 	for (uint64_t ty = BG_DATA; ty <= BG_METADATA; ty <<= 1) {
 		uint64_t t;
 		alloc_space(c, ty, &t, &fr);
@@ -305,13 +310,17 @@ int core_scrub(struct core *c, struct scrub_opts *o, struct scrub_progress *p)
 			break;
 		}
 		/* hold a handle: no commit (which could free and reuse what we
-		 * read) runs while this batch reads */
+		 * read) runs while this batch reads; and let a commit still
+		 * writing the last transaction's nodes finish first (commits
+		 * are pipelined): the extent tree already lists them */
 		if (!c->readonly && !c->aborted) {
 			ret = txn_join(c, 0, TXN_USE_RESERVE, &t);
 			if (ret == -EROFS)
 				ret = 0;	/* aborted meanwhile: nothing changes */
 			if (ret)
 				break;
+			if (t)
+				txn_wait_written(c);
 		}
 		n = collect(c, &cursor, keys, BATCH_ITEMS);
 		if (n < BATCH_ITEMS)

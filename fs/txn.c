@@ -2,21 +2,37 @@
 /*
  * txn.c — transactions and the commit (see txn.h).
  *
- * One transaction runs at a time.  Handles join it; a commit closes it to
- * new handles (they wait, firing commit__wait), waits for the open ones to
- * end, then writes it out in phases, each timed by commit__phase:
+ * Handles join the running transaction.  A commit of transaction N closes
+ * it to new handles (they wait, firing commit__wait), waits for the open
+ * ones to end, then runs its critical section:
  *
  *   1 wait writers
  *   2 run delayed refs        \
  *   3 free-space tree,         > looped until a round changes nothing:
  *     block group items,      |  each round's copy-on-write queues refs
  *     root items              /   and free-space changes for the next
- *   4 write dirty nodes (cache_writeback)
+ *     capture                 the superblock (root tree and chunk root,
+ *                             system chunk array), N's pinned extents
+ *                             (alloc_capture_pins), N's dirty nodes
+ *                             (cache_freeze)
+ *
+ * and opens transaction N+1 to joiners (btrfs's TRANS_STATE_UNBLOCKED)
+ * before its write phase, which runs while N+1 changes the trees:
+ *
+ *   4 write N's dirty nodes (cache_writeback(N))
  *   5 flush devices           every node durable before a superblock
  *                             points at it
- *   6 superblocks (every copy, every device), flush
- *   8 unpin                   space freed by this transaction becomes
- *                             allocatable only now
+ *   6 the captured superblock (every copy, every device), flush
+ *   8 unpin                   space freed by N becomes allocatable only now
+ *
+ * N's nodes are immutable once captured: their generation is N, so N+1
+ * copies them (a node is still copied at most once per transaction), and
+ * a node of N that N+1 frees stays on the dirty list for N's writeback
+ * (cache.c) while its block stays pinned until N+1 commits (it is not
+ * "new" in N+1: alloc_clear_new at capture).  Pins made by N+1 are N+1's;
+ * the free-space tree and block group items N+1 changes are written by
+ * N+1's critical section.  Only one commit is busy at a time: the commit
+ * of N+1 starts after N's superblocks and unpin.
  *
  * A crash before phase 6 completes leaves the previous superblocks, which
  * point only at blocks this transaction never overwrote (copy-on-write,
@@ -25,6 +41,7 @@
  */
 #include "fs/core_internal.h"
 #include "fs/btree.h"
+#include "fs/cache.h"
 #include "fs/crc32c.h"
 #include "fs/probe.h"
 
@@ -120,7 +137,9 @@ int txn_join(struct core *c, unsigned nr_items, unsigned flags, struct txn **out
 		return -EROFS;
 	}
 	if (!ts->running) {
-		ts->running = c->generation + 1;
+		/* the transaction being written (if any) is newer than the
+		 * last committed one */
+		ts->running = (ts->writing > c->generation ? ts->writing : c->generation) + 1;
 		ts->started_ns = glock_now_ns();
 		if (PROBE_ON(TXN_START))
 			GLASSFS_TXN_START(ts->running);
@@ -152,8 +171,9 @@ int txn_end(struct txn *t)
 	ts->writers--;
 	if (ts->committing && ts->writers == 0)
 		gcond_broadcast(&ts->cond);
+	/* nodes a commit is still writing are not this transaction's */
 	if (!ts->committing && !ts->want_commit && c->opts.dirty_thresh_bytes && c->cache &&
-	    cache_dirty_bytes(c->cache) > c->opts.dirty_thresh_bytes) {
+	    cache_dirty_bytes(c->cache) > c->opts.dirty_thresh_bytes + (ts->writing ? ts->writing_bytes : 0)) {
 		ts->want_commit = COMMIT_DIRTY;
 		gcond_broadcast(&ts->cond);
 	}
@@ -181,9 +201,8 @@ void txn_abort(struct txn *t, int err, const char *where)
 
 /* ---- the commit --------------------------------------------------------- */
 
-void core_fill_super(struct core *c, uint64_t transid)
+static void fill_super(struct core *c, struct super_block *sb, uint64_t transid)
 {
-	struct super_block *sb = &c->sb;
 	struct root *rt = core_tree(c, CT_ROOT), *ch = core_tree(c, CT_CHUNK);
 
 	sb->magic = GLASSFS_MAGIC;
@@ -206,24 +225,70 @@ void core_fill_super(struct core *c, uint64_t transid)
 	sb->csum_type = CSUM_TYPE_CRC32C;
 }
 
+void core_fill_super(struct core *c, uint64_t transid)
+{
+	fill_super(c, &c->sb, transid);
+}
+
 /*
  * Write every superblock copy of every device, then flush each device.
  * On a multi-device volume a device whose superblock write or flush
  * fails is skipped (a log line, the degraded counter) as long as another
  * device took its superblock: the failure only matters if all fail.
  */
+/* The superblock for transid into *sb (from c->sb), system chunk array
+ * included. */
+static int prepare_super(struct core *c, struct super_block *sb, uint64_t transid)
+{
+	int ret;
+
+	if (sb != &c->sb)
+		memcpy(sb, &c->sb, sizeof(*sb));
+	fill_super(c, sb, transid);
+	ret = chunk_build_sys_array(c, sb);
+	if (ret)
+		core_log(c, "superblock: system chunks do not fit in sys_chunk_array");
+	return ret;
+}
+
+/* sb is durable: c->sb (the last committed superblock) takes what the
+ * commit filled in; other fields (label, log root, devices) stay as the
+ * running transaction may have set them meanwhile. */
+static void super_committed(struct core *c, const struct super_block *sb)
+{
+	struct super_block *d = &c->sb;
+
+	d->generation = sb->generation;
+	d->root = sb->root;
+	d->root_level = sb->root_level;
+	d->chunk_root = sb->chunk_root;
+	d->chunk_root_level = sb->chunk_root_level;
+	d->chunk_root_generation = sb->chunk_root_generation;
+	d->bytes_used = sb->bytes_used;
+	if (d->total_bytes < sb->total_bytes)
+		d->total_bytes = sb->total_bytes;
+	if (d->num_devices < sb->num_devices)
+		d->num_devices = sb->num_devices;
+	d->sys_chunk_array_size = sb->sys_chunk_array_size;
+	memcpy(d->sys_chunk_array, sb->sys_chunk_array, sizeof(d->sys_chunk_array));
+}
+
+static int write_supers(struct core *c, const struct super_block *sb, uint64_t transid);
+
 int core_write_supers(struct core *c, uint64_t transid)
+{
+	int ret = prepare_super(c, &c->sb, transid);
+
+	return ret ? ret : write_supers(c, &c->sb, transid);
+}
+
+/* Write sb (prepared for transid) to every copy of every device. */
+static int write_supers(struct core *c, const struct super_block *sb, uint64_t transid)
 {
 	static const uint64_t offs[SUPER_COPIES] = { SUPER_OFFSET, SUPER_MIRROR1, SUPER_MIRROR2 };
 	struct super_block *buf;
 	int ret = 0, first_err = 0, good = 0;
 
-	core_fill_super(c, transid);
-	ret = chunk_build_sys_array(c, &c->sb);
-	if (ret) {
-		core_log(c, "superblock: system chunks do not fit in sys_chunk_array");
-		return ret;
-	}
 	buf = aligned_alloc(4096, sizeof(*buf));
 	if (!buf)
 		return -ENOMEM;
@@ -235,7 +300,7 @@ int core_write_supers(struct core *c, uint64_t transid)
 		for (int k = 0; k < SUPER_COPIES && !ret; k++) {
 			if (offs[k] + SUPER_SIZE > d->size)
 				continue;
-			memcpy(buf, &c->sb, sizeof(*buf));
+			memcpy(buf, sb, sizeof(*buf));
 			buf->bytenr = offs[k];
 			buf->dev_item.devid = d->devid;
 			buf->dev_item.total_bytes = d->size;
@@ -243,7 +308,7 @@ int core_write_supers(struct core *c, uint64_t transid)
 			buf->dev_item.rotational = d->rotational;
 			buf->dev_item.generation = transid;
 			memcpy(buf->dev_item.uuid, d->uuid, 16);
-			memcpy(buf->dev_item.fsid, c->sb.fsid, 16);
+			memcpy(buf->dev_item.fsid, sb->fsid, 16);
 			memset(buf->csum, 0, sizeof(buf->csum));
 			uint32_t crc = crc32c(0, (uint8_t *)buf + 32, SUPER_SIZE - 32);
 			memcpy(buf->csum, &crc, 4);
@@ -326,16 +391,20 @@ static bool unpinned(void *arg, uint64_t logical, uint64_t len, uint64_t flags)
 	return discard_freed(c, logical, len);
 }
 
-/* Write out transaction transid; no handle is open.  0 or -errno; on error
- * the superblocks were not written and the volume is aborted. */
-static int do_commit(struct core *c, uint64_t transid, uint64_t start_ns)
+/*
+ * The critical section of transaction transid's commit (no handle is
+ * open): run delayed refs, write free-space tree, block group and root
+ * items until nothing changes, then capture what the write phase needs
+ * (*sb; pins; dirty nodes).  0 or -errno (the volume is aborted).
+ */
+static int commit_critical(struct core *c, uint64_t transid, uint64_t *t0,
+			   struct super_block *sb)
 {
 	struct txn th = { c, transid, TXN_USE_RESERVE };
-	uint64_t t0 = start_ns, nodes = 0, bytes = 0;
 	int ret = 0, rounds;
 	const char *where = "commit";
 
-	phase_end(transid, 1, &t0);
+	phase_end(transid, 1, t0);
 	for (rounds = 0; rounds < COMMIT_MAX_ROUNDS; rounds++) {
 		int n = 0, r;
 
@@ -349,7 +418,7 @@ static int do_commit(struct core *c, uint64_t transid, uint64_t start_ns)
 			n += r;
 		}
 		if (rounds == 0)
-			phase_end(transid, 2, &t0);
+			phase_end(transid, 2, t0);
 		r = alloc_commit_fst(&th);
 		if (r < 0) {
 			where = "commit: free-space tree";
@@ -379,40 +448,68 @@ static int do_commit(struct core *c, uint64_t transid, uint64_t start_ns)
 		ret = -ELOOP;
 		goto fail;
 	}
-	phase_end(transid, 3, &t0);
 	if (c->aborted) {
 		ret = c->aborted;
 		goto fail;
 	}
+	/* capture: from here on the running transaction is the next one.
+	 * c->sb stays the last durable superblock until this one is written */
+	ret = prepare_super(c, sb, transid);
+	if (ret) {
+		where = "commit: superblock";
+		goto fail;
+	}
+	alloc_capture_pins(c);
+	alloc_clear_new(c);
+	cache_freeze(c->cache, transid);
+	phase_end(transid, 3, t0);
+	return 0;
+fail:
+	txn_abort(&th, ret, where);
+	return ret;
+}
+
+/* The write phase of transid's commit, while the next transaction runs:
+ * its nodes, a flush, the superblock sb, then its pins are released.
+ * 0 or -errno (the volume is aborted; the old superblocks stay). */
+static int commit_write(struct core *c, uint64_t transid, const struct super_block *sb,
+			uint64_t *t0, uint64_t start_ns)
+{
+	struct txn th = { c, transid, TXN_USE_RESERVE };
+	uint64_t nodes = 0, bytes = 0;
+	const char *where;
+	int ret;
+
 	ret = cache_writeback(c->cache, transid, &nodes, &bytes);
 	if (ret) {
 		where = "commit: writing nodes";
 		goto fail;
 	}
-	phase_end(transid, 4, &t0);
+	phase_end(transid, 4, t0);
 	for (int i = 0; i < c->ndevs && !ret; i++)
 		ret = dev_flush(c->devs[i]);
 	if (ret) {
 		where = "commit: flushing nodes";
 		goto fail;
 	}
-	phase_end(transid, 5, &t0);
+	phase_end(transid, 5, t0);
 	if (c->aborted) {	/* an abort during writeback: keep the old supers */
 		ret = c->aborted;
+		where = "commit";
 		goto fail;
 	}
-	ret = core_write_supers(c, transid);	/* and flushes them */
+	ret = write_supers(c, sb, transid);	/* and flushes them */
 	if (ret) {
 		where = "commit: writing superblocks";
 		goto fail;
 	}
-	phase_end(transid, 6, &t0);
-	c->generation = transid;
+	phase_end(transid, 6, t0);
+	super_committed(c, sb);
+	__atomic_store_n(&c->generation, transid, __ATOMIC_RELEASE);
 	alloc_unpin(c, unpinned, c);
-	alloc_clear_new(c);
 	if (c->discard.mode == DISCARD_SYNC && PROBE_ON(COMMIT_PHASE))
 		GLASSFS_COMMIT_PHASE(transid, 7, discard_take_sync_ns(c));
-	phase_end(transid, 8, &t0);
+	phase_end(transid, 8, t0);
 	__atomic_fetch_add(&c->commits, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&c->nodes_written, nodes, __ATOMIC_RELAXED);
 	if (PROBE_ON(COMMIT_END))
@@ -428,57 +525,118 @@ fail:
 int txn_commit_format(struct core *c, uint64_t transid);
 int txn_commit_format(struct core *c, uint64_t transid)
 {
-	return do_commit(c, transid, 0);
+	struct super_block sb;
+	uint64_t t0 = 0;
+	int ret = commit_critical(c, transid, &t0, &sb);
+
+	return ret ? ret : commit_write(c, transid, &sb, &t0, 0);
 }
 
-int txn_commit(struct core *c, enum commit_reason why)
+/*
+ * Commit the running transaction, with ts->lock held and ts->busy clear;
+ * returns with the lock held.  Joiners wait only for the critical
+ * section; the write phase runs with the lock dropped and the next
+ * transaction open.
+ */
+static int run_commit(struct core *c, enum commit_reason why)
 {
 	struct txn_state *ts = &c->ts;
-	uint64_t transid, t0;
+	struct super_block *sb = aligned_alloc(64, sizeof(*sb));
+	uint64_t transid = ts->running, t0, writing_bytes;
 	int ret;
 
-	if (c->readonly)
-		return 0;
-	glock_write(&ts->lock);
-	if (c->aborted) {
-		glock_write_unlock(&ts->lock);
-		return c->aborted;
-	}
-	if (ts->committing) {
-		/* our changes are in the transaction being written: wait for it */
-		uint64_t done = ts->commits_done, w0 = glock_now_ns(), id = ts->running;
-		while (ts->commits_done == done)
-			gcond_wait(&ts->cond, &ts->lock);
-		ret = ts->commit_ret;
-		glock_write_unlock(&ts->lock);
-		if (PROBE_ON(COMMIT_WAIT))
-			GLASSFS_COMMIT_WAIT(id, glock_now_ns() - w0);
-		return ret;
-	}
-	if (!ts->running) {
-		glock_write_unlock(&ts->lock);
-		return 0;
-	}
+	ts->busy = true;
 	ts->committing = true;
-	transid = ts->running;
+	ts->want_commit = 0;
 	t0 = PROBE_ON(COMMIT_START) || PROBE_ON(COMMIT_PHASE) || PROBE_ON(COMMIT_END)
 		? glock_now_ns() : 0;
+	uint64_t start_ns = t0;
 	if (PROBE_ON(COMMIT_START))
 		GLASSFS_COMMIT_START(transid, (int)why);
 	while (ts->writers)
 		gcond_wait(&ts->cond, &ts->lock);
 	glock_write_unlock(&ts->lock);
 
-	ret = do_commit(c, transid, t0);
+	ret = sb ? commit_critical(c, transid, &t0, sb) : -ENOMEM;
+	writing_bytes = c->cache ? cache_dirty_bytes(c->cache) : 0;
 
 	glock_write(&ts->lock);
-	ts->running = 0;
 	ts->committing = false;
-	ts->want_commit = 0;
+	ts->running = 0;
+	ts->writing = transid;
+	ts->writing_bytes = writing_bytes;
+	gcond_broadcast(&ts->cond);	/* joiners start transaction transid + 1 */
+	glock_write_unlock(&ts->lock);
+
+	if (ret == 0)
+		ret = commit_write(c, transid, sb, &t0, start_ns);
+	else if (ret == -ENOMEM && !c->aborted)
+		txn_abort(&(struct txn){ c, transid, 0 }, ret, "commit");
+	free(sb);
+
+	glock_write(&ts->lock);
+	ts->writing = 0;
+	ts->writing_bytes = 0;
+	ts->busy = false;
+	ts->durable = transid;
 	ts->commits_done++;
 	ts->commit_ret = ret;
 	gcond_broadcast(&ts->cond);
+	return ret;
+}
+
+void txn_wait_written(struct core *c)
+{
+	struct txn_state *ts = &c->ts;
+	uint64_t w0 = 0, id = 0;
+
+	glock_write(&ts->lock);
+	while (ts->writing && !c->aborted) {
+		if (!w0) {
+			w0 = glock_now_ns();
+			id = ts->writing;
+		}
+		gcond_wait(&ts->cond, &ts->lock);
+	}
 	glock_write_unlock(&ts->lock);
+	if (w0 && PROBE_ON(COMMIT_WAIT))
+		GLASSFS_COMMIT_WAIT(id, glock_now_ns() - w0);
+}
+
+int txn_commit(struct core *c, enum commit_reason why)
+{
+	struct txn_state *ts = &c->ts;
+	uint64_t target, w0 = 0;
+	int ret = 0;
+
+	if (c->readonly)
+		return 0;
+	glock_write(&ts->lock);
+	/* everything joined so far: the running transaction, else the one
+	 * being written */
+	target = ts->running ? ts->running : ts->writing;
+	for (;;) {
+		if (c->aborted) {
+			ret = c->aborted;
+			break;
+		}
+		if (!target || ts->durable >= target)
+			break;
+		if (!ts->busy && ts->running == target) {
+			ret = run_commit(c, why);
+			if (ret)
+				break;
+			continue;
+		}
+		/* another thread's commit holds what we wait for, or must
+		 * finish before ours can start */
+		if (!w0)
+			w0 = glock_now_ns();
+		gcond_wait(&ts->cond, &ts->lock);
+	}
+	glock_write_unlock(&ts->lock);
+	if (w0 && PROBE_ON(COMMIT_WAIT))
+		GLASSFS_COMMIT_WAIT(target, glock_now_ns() - w0);
 	return ret;
 }
 
@@ -496,15 +654,16 @@ static void *commit_thread(void *arg)
 		int why = ts->want_commit;
 		uint64_t now = glock_now_ns();
 
-		if (!why && ts->running && !ts->committing && now - ts->started_ns >= interval)
+		if (!why && ts->running && !ts->busy && now - ts->started_ns >= interval)
 			why = COMMIT_PERIODIC;
-		if (why && ts->running && !ts->committing && !c->aborted) {
+		if (why && ts->running && !ts->busy && !c->aborted) {
 			glock_write_unlock(&ts->lock);
 			txn_commit(c, (enum commit_reason)why);
 			glock_write(&ts->lock);
 			continue;
 		}
-		ts->want_commit = 0;
+		if (!ts->busy)	/* else: wanted again once that commit ends */
+			ts->want_commit = 0;
 		uint64_t wait = interval;
 		if (ts->running && now - ts->started_ns < interval)
 			wait = interval - (now - ts->started_ns);

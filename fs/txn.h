@@ -42,8 +42,18 @@ int txn_end(struct txn *t);
 uint64_t txn_transid(const struct txn *t);
 struct core *txn_core(const struct txn *t);
 
-/* Commit the running transaction and wait until it is durable. */
+/* Commit the running transaction and wait until it is durable (and the
+ * one being written, if any: commits are pipelined, see txn.c). */
 int txn_commit(struct core *c, enum commit_reason why);
+
+/*
+ * Wait until no commit is in its write phase.  For code that writes the
+ * superblock outside a commit (the fsync log): afterwards c->sb and
+ * core_generation() describe the last durable commit, and while the
+ * caller holds a handle no commit can start writing.  A handle may be
+ * held (the write phase never waits for handles).
+ */
+void txn_wait_written(struct core *c);
 
 /*
  * Corruption or an I/O error in the middle of changes: log where, abort

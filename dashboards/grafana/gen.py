@@ -147,6 +147,48 @@ FROM (
 ANY INNER JOIN (SELECT st.id AS id, any(st.text) AS text FROM {DB}.stacks AS st GROUP BY id) USING id
 ORDER BY lock_wait_ns DESC
 LIMIT 25""",1,"ns",{"h":9,"w":24,"x":0,"y":33}))
+LTF=TF.replace('w.start_ns', 'c.start_ns')
+LHOSTF=HOSTF.replace('w.host', 'c.host')
+cp.append(chp(9,"Lock wait by B-tree level","Time waited for B-tree node and root locks by the level of the node (0 = leaves), summed over classes and the selected hosts: which level of the tree the threads queue on. From the agents' lock detail (glass-lockstat).","timeseries",
+f"""SELECT {BUCKET.replace('w.start_ns', 'c.start_ns')} AS time, concat('level ', toString(c.level)) AS level_name, sum(c.wait_ns) AS wait
+FROM {DB}.lockclasses AS c
+WHERE {LTF} AND {LHOSTF} AND c.level >= 0
+GROUP BY time, level_name
+ORDER BY time""",0,"ns",{"h":8,"w":12,"x":0,"y":42},{"fieldConfig":{"defaults":{"unit":"ns","custom":{"stacking":{"mode":"normal"},"fillOpacity":30}},"overrides":[]}}))
+cp.append(chp(10,"Lock classes by level","Lock classes across the selected hosts by total wait: contended acquisitions, worst single wait, hosts that waited.","table",
+f"""SELECT c.cls AS lock_class, c.level AS btree_level, sum(c.wait_ns) AS wait_ns, sum(c.contended) AS contended,
+  sum(c.acquired) AS acquired, max(c.wait_max_ns) AS worst_wait_ns, uniqExact(c.host) AS hosts
+FROM {DB}.lockclasses AS c
+WHERE {LTF} AND {LHOSTF}
+GROUP BY lock_class, btree_level
+ORDER BY wait_ns DESC
+LIMIT 50""",1,"short",{"h":8,"w":12,"x":12,"y":42},
+ {"fieldConfig":{"defaults":{"unit":"short"},"overrides":[
+   {"matcher":{"id":"byName","options":"wait_ns"},"properties":[{"id":"unit","value":"ns"}]},
+   {"matcher":{"id":"byName","options":"worst_wait_ns"},"properties":[{"id":"unit","value":"ns"}]}]}}))
+cp.append(chp(11,"Most contended lock instances","One row per lock (host, address) across the fleet: its class, tree, B-tree level and lock group, time waited for it and contended acquisitions.","table",
+f"""SELECT c.host AS lock_host, concat('0x', lower(hex(c.addr))) AS address, c.cls AS lock_class, c.tree AS tree_id,
+  c.level AS btree_level, c.grp AS lock_group, sum(c.wait_ns) AS wait_ns, sum(c.contended) AS contended, max(c.wait_max_ns) AS worst_wait_ns
+FROM {DB}.lockinst AS c
+WHERE {LTF} AND {LHOSTF}
+GROUP BY lock_host, address, lock_class, tree_id, btree_level, lock_group
+ORDER BY wait_ns DESC
+LIMIT 25""",1,"short",{"h":9,"w":24,"x":0,"y":50},
+ {"fieldConfig":{"defaults":{"unit":"short"},"overrides":[
+   {"matcher":{"id":"byName","options":"wait_ns"},"properties":[{"id":"unit","value":"ns"}]},
+   {"matcher":{"id":"byName","options":"worst_wait_ns"},"properties":[{"id":"unit","value":"ns"}]}]}}))
+cp.append(chp(12,"Waiters' stacks by lock","The stacks of the threads that waited, per lock class and B-tree level (folded, root first), from the agents' lock detail. The same as a flame graph: glass-aggd's /api/v1/lockstacks?class=CLASS&level=N&format=svg.","table",
+f"""SELECT lock_class, btree_level, text AS stack, ns AS wait_ns, waits
+FROM (
+  SELECT c.stack AS id, c.cls AS lock_class, c.level AS btree_level, sum(c.wait_ns) AS ns, sum(c.count) AS waits
+  FROM {DB}.lockstacks AS c
+  WHERE {LTF} AND {LHOSTF}
+  GROUP BY id, lock_class, btree_level
+)
+ANY INNER JOIN (SELECT st.id AS id, any(st.text) AS text FROM {DB}.stacks AS st GROUP BY id) USING id
+ORDER BY wait_ns DESC
+LIMIT 25""",1,"short",{"h":9,"w":24,"x":0,"y":59},
+ {"fieldConfig":{"defaults":{"unit":"short"},"overrides":[{"matcher":{"id":"byName","options":"wait_ns"},"properties":[{"id":"unit","value":"ns"}]}]}}))
 ch={"title":"glassfs · fleet contention (ClickHouse)","uid":"glassfs-fleet-ch","description":"The glass-aggd web UI's panels over the ClickHouse store (glass-aggd --store clickhouse://HOST:8123/DB): hosts ranked by lock-wait share, commit p99, lock wait by class, trim stalls, off-CPU time, ingest health, top stacks. Needs the grafana-clickhouse-datasource plugin.",
   "tags":["glassfs","clickhouse","fleet"],"timezone":"browser","schemaVersion":39,"version":1,"editable":True,"graphTooltip":1,
   "time":{"from":"now-1h","to":"now"},"refresh":"1m",
@@ -156,3 +198,34 @@ ch={"title":"glassfs · fleet contention (ClickHouse)","uid":"glassfs-fleet-ch",
     {"name":"host","label":"Host","type":"query","datasource":CH,"query":f"SELECT DISTINCT w.host FROM {DB}.windows AS w ORDER BY w.host","definition":f"SELECT DISTINCT w.host FROM {DB}.windows AS w ORDER BY w.host","includeAll":True,"multi":True,"current":{"text":"All","value":"$__all"},"refresh":2}]},
   "annotations":{"list":[]},"panels":cp}
 json.dump(ch,open(OUT+'glassfs-fleet-clickhouse.json','w'),indent=1); open(OUT+'glassfs-fleet-clickhouse.json','a').write('\n')
+
+# The fleet over glass-aggd's per-host series (/metrics, label host=...).
+hsel='instance=~"$instance", host=~"$host"'
+fp=[]
+fp.append(ts(1,"Off-CPU time per host","Blocked time of profiled threads per second of wall time, per host (glass_host_offcpu_seconds_total): a host far above the others is blocked more.",
+  [(f'sum by (host) (rate(glass_host_offcpu_seconds_total{{{hsel}}}{R}))',"{{host}}")],"s",grid(0)))
+fp.append(ts(2,"Share of off-CPU time under glassfs locks","Lock wait over off-CPU time per host (the overview's 'share under B-tree locks'): the outlier of a contended lock scheme stands out.",
+  [(f'sum by (host) (rate(glass_host_lock_wait_seconds_total{{{hsel}}}{R})) / sum by (host) (rate(glass_host_offcpu_seconds_total{{{hsel}}}{R}))',"{{host}}")],"percentunit",grid(1)))
+fp.append(ts(3,"Commit latency p99","Per host, the p99 commit time of its newest window (glass_host_commit_p99_seconds).",
+  [(f'max by (host) (glass_host_commit_p99_seconds{{{hsel}}})',"{{host}}")],"s",grid(2)))
+fp.append(ts(4,"Discard (trim) stalls","Commit time spent waiting for discards, per second, per host.",
+  [(f'sum by (host) (rate(glass_host_trim_stall_seconds_total{{{hsel}}}{R}))',"{{host}}")],"s",grid(3)))
+fp.append(ts(5,"Lock wait by class","Time waited for glassfs locks per second by lock class (root, node, group, alloc, txn, dev …), summed over the selected hosts.",
+  [(f'sum by (class) (rate(glass_host_lock_wait_seconds_total{{{hsel}}}{R}))',"{{class}}")],"s",grid(4),stack=True))
+fp.append(ts(6,"Lock wait by B-tree level","Time waited for B-tree node and root locks per second by the node's level (0 = leaves), from the agents' lock detail; level -1 (not a node lock) left out.",
+  [(f'sum by (level) (rate(glass_host_lock_level_wait_seconds_total{{{hsel}, level!="-1"}}{R}))',"level {{level}}")],"s",grid(5),stack=True))
+fp.append(ts(7,"Contended lock acquisitions by class and level","Acquisitions that had to wait, per second, by lock class and B-tree level.",
+  [(f'sum by (class, level) (rate(glass_host_lock_contended_total{{{hsel}}}{R}))',"{{class}} L{{level}}")],"ops",grid(6)))
+fp.append(ts(8,"Ingest health","Windows stored per host per second, and seconds since each host's newest window: a host that stops reporting shows as a gap and a growing age.",
+  [(f'sum by (host) (rate(glass_host_windows_total{{{hsel}}}{R}))',"{{host}} windows/s"),
+   (f'time() - max by (host) (glass_host_last_window_timestamp_seconds{{{hsel}}})',"{{host}} age (s)")],"short",grid(7)))
+fleet={"title":"glassfs · fleet contention (Prometheus)","uid":"glassfs-fleet-prom","description":"The glass-aggd web UI's fleet panels over glass-aggd's per-host series on /metrics (glass_host_*{host=...}): off-CPU time, the share of it under glassfs locks, commit p99, trim stalls, lock wait by class and by B-tree level, contended acquisitions, ingest health. The counters restart with glass-aggd (rate() handles that). Stacks and the lock table are in the web UI and on the ClickHouse dashboard.",
+  "tags":["glassfs","fleet","prometheus"],"timezone":"browser","schemaVersion":39,"version":1,"editable":True,"graphTooltip":1,
+  "time":{"from":"now-1h","to":"now"},"refresh":"30s",
+  "links":[{"title":"glass-aggd web UI","type":"link","url":"http://127.0.0.1:7470/?view=locks","targetBlank":True}],
+  "templating":{"list":[
+    {"name":"datasource","label":"Prometheus","type":"datasource","query":"prometheus","current":{}},
+    {"name":"instance","label":"glass-aggd","type":"query","datasource":PROM,"query":{"query":"label_values(glass_aggd_start_time_seconds, instance)","refId":"instance"},"definition":"label_values(glass_aggd_start_time_seconds, instance)","includeAll":True,"multi":True,"allValue":".*","current":{"text":"All","value":"$__all"},"refresh":2},
+    {"name":"host","label":"Host","type":"query","datasource":PROM,"query":{"query":"label_values(glass_host_windows_total, host)","refId":"host"},"definition":"label_values(glass_host_windows_total, host)","includeAll":True,"multi":True,"allValue":".*","current":{"text":"All","value":"$__all"},"refresh":2}]},
+  "annotations":{"list":[]},"panels":fp}
+json.dump(fleet,open(OUT+'glassfs-fleet-prometheus.json','w'),indent=1); open(OUT+'glassfs-fleet-prometheus.json','a').write('\n')

@@ -555,6 +555,74 @@ static void test_arith(unsigned seed)
 	unlink(wal);
 }
 
+/* The lock detail (aggregator/locks.c): parsed whole, frames root first and
+ * sanitised; any bad row refuses the window (ASan checks the partial
+ * parses free what they took). */
+static void test_locks(void)
+{
+	struct agg_limits lim = { .max_depth = 4, .max_frame_len = 16, .max_labels = 4, .max_stacks = 10,
+				  .max_profiles = 4 };
+	struct agg_window w;
+	char msg[512];
+	const char *ok = "{\"window_id\":\"l1\",\"host\":\"h\",\"start_ns\":10,\"end_ns\":20,\"locks\":{"
+		"\"mode\":\"contended\",\"classes\":[{\"class\":\"root\",\"level\":2,\"mode\":\"write\",\"acquired\":9,\"contended\":3,\"acquired_counted\":true,"
+		"\"wait_ns\":9223372036854775807,\"wait_max_ns\":5,\"hold_ns\":1,\"holds\":9,\"hold_max_ns\":1},"
+		"{\"class\":\"txn\",\"mode\":\"read\",\"acquired\":1,\"contended\":0,\"wait_ns\":0,\"wait_max_ns\":0,"
+		"\"hold_ns\":0,\"holds\":1,\"hold_max_ns\":0}],"
+		"\"instances\":[{\"addr\":\"0xffffffffffffffff\",\"class\":\"node\",\"tree\":5,\"level\":0,\"group\":3,"
+		"\"acquired\":1,\"contended\":1,\"wait_ns\":7,\"wait_max_ns\":7}],"
+		"\"stacks\":[{\"class\":\"root\",\"level\":2,\"wait_ns\":40,\"count\":2,\"frames\":[\"leaf\",\"mid;x\",\"main\"]}]}}";
+
+	CHECK("locks ok", !ingest_agent_json(ok, strlen(ok), &lim, &w, msg, sizeof(msg)));
+	if (!w.has_lk)
+		printf("  msg=%s\n", msg);
+	CHECK("locks: rows kept", w.has_lk && w.lk.ncls == 2 && w.lk.ninst == 1 && w.lk.nstk == 1);
+	CHECK("locks: 64-bit wait exact, mode", w.lk.ncls == 2 && w.lk.cls[0].wait_ns == INT64_MAX && w.lk.cls[0].mode == 1 &&
+	      w.lk.cls[1].mode == 0);
+	CHECK("locks: level defaults to -1", w.lk.ncls == 2 && w.lk.cls[1].level == -1 && w.lk.cls[0].level == 2);
+	CHECK("locks: 64-bit address, group", w.lk.ninst == 1 && w.lk.inst[0].addr == UINT64_MAX && w.lk.inst[0].group == 3);
+	CHECK("locks: frames root first, ';' sanitised",
+	      w.lk.nstk == 1 && !strcmp(w.lk.stk[0].fs.stack, "main;mid:x;leaf") &&
+	      w.lk.stk[0].fs.hash == folded_hash("main;mid:x;leaf", 15) && w.lk.stk[0].fs.count == 40);
+	agg_window_free(&w);
+
+#define LW(x) "{\"window_id\":\"l\",\"host\":\"h\",\"start_ns\":1,\"end_ns\":2,\"locks\":" x "}"
+#define STK(fr) LW("{\"stacks\":[{\"class\":\"root\",\"level\":1,\"wait_ns\":1,\"count\":1,\"frames\":" fr "}]}")
+	static const struct { const char *body, *want; } bad[] = {
+		{ LW("[]"), "locks: must be an object" },
+		{ LW("{\"classes\":{}}"), "locks.classes: must be an array" },
+		{ LW("{\"mode\":\"some\"}"), "locks.mode" },
+		{ LW("{\"instances\":[{\"addr\":\"0x10\",\"class\":\"node\",\"tree\":1,\"acquired\":3,\"acquired_counted\":false,"
+		     "\"contended\":1,\"wait_ns\":1,\"wait_max_ns\":1}]}"), "must be 0 when acquired_counted is false" },
+		{ LW("{\"instances\":[{\"addr\":\"0x10\",\"class\":\"node\",\"tree\":1,\"acquired\":0,\"acquired_counted\":1,"
+		     "\"contended\":1,\"wait_ns\":1,\"wait_max_ns\":1}]}"), "acquired_counted: must be true or false" },
+		{ LW("{\"classes\":[{\"class\":\"root\",\"mode\":\"write\",\"acquired\":1,\"contended\":1,\"wait_ns\":1,"
+		     "\"wait_max_ns\":1,\"hold_ns\":1,\"holds\":1}]}"), "hold_max_ns: missing" },
+		{ LW("{\"classes\":[{\"class\":\"root\",\"mode\":\"write\",\"acquired\":1.5}]}"), "acquired: must be an integer" },
+		{ LW("{\"classes\":[{\"class\":\"root\",\"level\":-2,\"mode\":\"write\"}]}"), "level: must be an integer in -1" },
+		{ LW("{\"instances\":[{\"addr\":\"0x1ffffffffffffffff\",\"class\":\"node\",\"tree\":1,\"acquired\":1,"
+		     "\"contended\":1,\"wait_ns\":1,\"wait_max_ns\":1}]}"), "addr" },
+		{ LW("{\"instances\":[{\"addr\":\"0x10\",\"class\":\"9node\",\"tree\":1,\"acquired\":1,"
+		     "\"contended\":1,\"wait_ns\":1,\"wait_max_ns\":1}]}"), "instances[0].class" },
+		{ STK("[\"a\",\"b\",\"c\",\"d\",\"e\"]"), "5 frames, at most 4" },
+		{ STK("[\"aaaaaaaaaaaaaaaaa\"]"), "frames[0]: longer than 16" },
+		{ STK("[\"a\",\"\"]"), "frames[1]: must be a non-empty string" },
+		{ STK("[]"), "frames: must be a non-empty array" },
+		{ LW("{\"stacks\":[{\"class\":\"root\",\"wait_ns\":1,\"count\":1,\"frames\":[\"a\"],\"x\":1}]}"), "unknown key \"x\"" },
+	};
+#undef STK
+#undef LW
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char name[96];
+		int rc = ingest_agent_json(bad[i].body, strlen(bad[i].body), &lim, &w, msg, sizeof(msg));
+
+		snprintf(name, sizeof(name), "locks refused #%zu (%s)", i, bad[i].want);
+		CHECK(name, rc == -EINVAL && strstr(msg, bad[i].want));
+		if (rc != -EINVAL || !strstr(msg, bad[i].want))
+			printf("  got rc=%d msg=%s\n", rc, msg);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *e = getenv("SEED");
@@ -564,6 +632,7 @@ int main(int argc, char **argv)
 	printf("seed: %u\n", seed);
 	test_selectors();
 	test_ingest();
+	test_locks();
 	test_pprof();
 	test_arith(seed);
 	return fails ? 1 : 0;

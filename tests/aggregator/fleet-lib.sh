@@ -55,6 +55,13 @@ fleet_need() {
 	for c in glassfs mkfs.glassfs glass-aggd glass-agent glass-offcputime; do
 		[ -x "$BIN/$c" ] || { echo "SKIPPED: $BIN/$c not built (make)"; exit 77; }
 	done
+	# The hosts' stacks come from the BPF off-CPU profiler: it must load here.
+	if ! timeout 60 "$BIN/glass-offcputime" -p $$ -d 1 -f >/dev/null 2>"${TMPDIR:-/tmp}/fleet-bpf.$$"; then
+		echo "SKIPPED: glass-offcputime does not run here (BPF): $(tail -1 "${TMPDIR:-/tmp}/fleet-bpf.$$")"
+		rm -f "${TMPDIR:-/tmp}/fleet-bpf.$$"
+		exit 77
+	fi
+	rm -f "${TMPDIR:-/tmp}/fleet-bpf.$$"
 }
 
 # fleet_init DIR: DIR should be on tmpfs (/dev/shm) so that the images'

@@ -10,7 +10,10 @@
  * and a tool that collapses runs of [unknown] must print one [unknown]
  * between the two names.  x86-64 only.
  *
- * usage: fakeframes SECONDS   (prints "pid N" first)
+ * usage: fakeframes SECONDS [DISTINCT]   (prints "pid N" first)
+ * With DISTINCT > 0 the first garbage address cycles through DISTINCT
+ * values and the sleeps are 20 us: that many distinct user stacks, fast,
+ * to fill a stack table on purpose.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -48,11 +51,12 @@ static void __attribute__((noinline)) sleep_under_fake_frames(struct frame *chai
 #endif
 }
 
-void __attribute__((noinline)) fake_root(unsigned secs)
+void __attribute__((noinline)) fake_root(unsigned secs, unsigned distinct)
 {
 	struct frame chain[NFAKE + 1];
-	struct timespec ts = { 0, 2 * 1000 * 1000 };	/* 2 ms */
+	struct timespec ts = { 0, distinct ? 20 * 1000 : 2 * 1000 * 1000 };
 	time_t end = time(NULL) + secs;
+	unsigned long i = 0;
 
 	for (int i = 0; i < NFAKE; i++) {
 		chain[i].next = (uint64_t)(uintptr_t)&chain[i + 1];
@@ -60,18 +64,21 @@ void __attribute__((noinline)) fake_root(unsigned secs)
 	}
 	chain[NFAKE].next = 0;			/* the walk ends here */
 	chain[NFAKE].ret = (uint64_t)(uintptr_t)fake_root + 1;
-	while (time(NULL) < end)
+	while (time(NULL) < end) {
+		if (distinct)	/* below vm.mmap_min_addr: never mapped */
+			chain[0].ret = 0x1000 + 8 * (i++ % distinct);
 		sleep_under_fake_frames(chain, &ts);
+	}
 }
 
 int main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: fakeframes SECONDS\n");
+	if (argc != 2 && argc != 3) {
+		fprintf(stderr, "usage: fakeframes SECONDS [DISTINCT]\n");
 		return 2;
 	}
 	printf("pid %d\n", getpid());
 	fflush(stdout);
-	fake_root(atoi(argv[1]));
+	fake_root(atoi(argv[1]), argc == 3 ? atoi(argv[2]) : 0);
 	return 0;
 }

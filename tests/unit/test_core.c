@@ -3,7 +3,9 @@
  * test_core.c — the storage core end to end on image files: format, open,
  * B-tree inserts through transactions, commit, reopen; data round trip;
  * checksum failures on data and metadata; a crash before commit; a
- * damaged primary superblock.  Runs at two node sizes.  SEED=n replays.
+ * damaged primary superblock; pipelined commits (N+1 runs while N is
+ * written, and a crash in that window).  Runs at two node sizes.
+ * SEED=n replays.
  */
 #include "core_test.h"
 
@@ -382,6 +384,161 @@ out:
 #undef N
 }
 
+/* ---- pipelined commits ---------------------------------------------------- */
+
+static void *commit_main(void *arg)
+{
+	struct core *c = arg;
+	intptr_t r = txn_commit(c, COMMIT_SYNC);
+	return (void *)r;
+}
+
+/* Wait (up to 5 s) until a commit is in its write phase: its transid. */
+static uint64_t wait_writing(struct core *c)
+{
+	for (int i = 0; i < 5000; i++) {
+		glock_write(&c->ts.lock);
+		uint64_t w = c->ts.writing;
+		glock_write_unlock(&c->ts.lock);
+		if (w)
+			return w;
+		usleep(1000);
+	}
+	return 0;
+}
+
+static int open_slow_flush(const char *img, struct core **c)
+{
+	const char *devs[1] = { img };
+	struct core_opts o;
+
+	core_opts_default(&o);
+	o.commit_interval_s = 3600;
+	o.dev_lat_us[2] = 300000;	/* every flush 300 ms: a long write phase */
+	return core_open(devs, 1, &o, c);
+}
+
+/*
+ * While commit N writes its nodes (slow flushes), handles join N+1 at
+ * once, change the trees (copying and freeing N's nodes) and end before N
+ * is durable; both end up on disk in order.  A crash in N's write phase
+ * leaves N-1 (or N) intact and fsck clean.
+ */
+static void pipelined(uint32_t nodesize)
+{
+	char img[256], name[128];
+	struct core *c = NULL;
+	pthread_t th;
+	bool th_started = false;
+	void *tr = NULL;
+	int err;
+
+	img[0] = 0;
+#define N(s) (snprintf(name, sizeof(name), "[%u] pipeline: %s", nodesize, s), name)
+	MUST(t_image(img, sizeof(img), 128ull << 20));
+	MUST(t_format(img, nodesize));
+	MUST(open_slow_flush(img, &c));
+	MUST(t_insert_items(c, 0, 2000, 100));
+	MUST(pthread_create(&th, NULL, commit_main, c));
+	th_started = true;
+	uint64_t n = wait_writing(c);
+	CHECK(N("commit reaches its write phase"), n != 0);
+	uint64_t t0 = glock_now_ns();
+	struct txn *t;
+	MUST(txn_join(c, 4, 0, &t));
+	uint64_t joined = txn_transid(t);
+	txn_end(t);
+	/* N+1 copies and frees N's nodes: deletes all over N's leaves */
+	MUST(t_insert_items(c, 2000, 1000, 100));
+	MUST(txn_join(c, 1000, TXN_USE_RESERVE, &t));
+	int r = 0;
+	for (uint64_t i = 0; i < 1000 && !r; i++) {
+		struct key k = t_key(i * 2);
+		r = btree_delete(t, core_root(c, FS_TREE_OBJECTID), &k);
+	}
+	txn_end(t);
+	uint64_t took = glock_now_ns() - t0;
+	glock_write(&c->ts.lock);
+	uint64_t still = c->ts.writing;
+	glock_write_unlock(&c->ts.lock);
+	printf("# N=%llu, joined %llu, N+1's changes took %.1f ms, still writing: %llu\n",
+	       (unsigned long long)n, (unsigned long long)joined, took / 1e6,
+	       (unsigned long long)still);
+	CHECK(N("deletes in N+1"), r == 0);
+	CHECK(N("a handle joins N+1 while N is written"), joined == n + 1);
+	CHECK(N("N+1 changes before N is durable"), still == n);
+	pthread_join(th, &tr);
+	th_started = false;
+	CHECK(N("commit N"), tr == NULL);
+	CHECK(N("N is durable"), core_generation(c) == n);
+	CHECK(N("commit N+1"), txn_commit(c, COMMIT_SYNC) == 0 && core_generation(c) == n + 1);
+	CHECK(N("close"), core_close(c) == 0);
+	c = NULL;
+	CHECK_FSCK(N("fsck clean"), img);
+	MUST(t_open(img, true, &c));
+	uint64_t odd = 0;
+	for (uint64_t i = 1; i < 2000; i += 2)
+		odd += t_count_items(c, i, 1, &err);
+	CHECK(N("N's items that N+1 kept"), odd == 1000 && err == 0);
+	CHECK(N("N's items that N+1 deleted are gone"), t_count_items(c, 0, 1, &err) == 0 &&
+	      t_count_items(c, 1998, 1, &err) == 0);
+	CHECK(N("N+1's items"), t_count_items(c, 2000, 1000, &err) == 1000 && err == 0);
+	core_close(c);
+	c = NULL;
+
+	/* crashes (process exit, nothing more written) while N+1 runs: in N's
+	 * write phase (N all or nothing), and just after N is durable (N
+	 * whole, with the nodes N+1 copied and freed meanwhile) */
+	for (int after = 0; after < 2; after++) {
+		uint64_t base = 5000 + (uint64_t)after * 2000;
+		fflush(stdout);
+		pid_t pid = fork();
+		if (pid == 0) {
+			struct core *cc;
+			pthread_t ct;
+			if (open_slow_flush(img, &cc) || t_insert_items(cc, base, 500, 100))
+				_exit(2);
+			pthread_create(&ct, NULL, commit_main, cc);
+			if (!wait_writing(cc))
+				_exit(3);
+			struct txn *tt;
+			if (t_insert_items(cc, base + 1000, 500, 100) ||
+			    txn_join(cc, 500, TXN_USE_RESERVE, &tt))
+				_exit(4);
+			for (uint64_t i = base; i < base + 500; i += 2) {
+				struct key k = t_key(i);
+				btree_delete(tt, core_root(cc, FS_TREE_OBJECTID), &k);
+			}
+			txn_end(tt);
+			if (after)
+				pthread_join(ct, NULL);
+			_exit(0);
+		}
+		int st = 0;
+		waitpid(pid, &st, 0);
+		CHECK(N("crash child ran"), WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		CHECK_FSCK(N("fsck clean after a crash"), img);
+		MUST(t_open(img, true, &c));
+		uint64_t nn = t_count_items(c, base, 500, &err);
+		if (after)
+			CHECK(N("crash after N: N whole"), nn == 500 && err == 0);
+		else
+			CHECK(N("crash in N's write phase: N all or nothing"), (nn == 0 || nn == 500) && err == 0);
+		CHECK(N("crash: nothing of N+1"), t_count_items(c, base + 1000, 500, &err) == 0 &&
+		      t_count_items(c, 1, 1, &err) == 1 && t_count_items(c, 2000, 1000, &err) == 1000);
+		core_close(c);
+		c = NULL;
+	}
+out:
+	if (th_started)
+		pthread_join(th, NULL);
+	if (c)
+		core_close(c);
+	if (img[0])
+		unlink(img);
+#undef N
+}
+
 int main(void)
 {
 	const char *ns = getenv("NODESIZE");	/* one node size only */
@@ -390,11 +547,14 @@ int main(void)
 	if (ns) {
 		run((uint32_t)strtoul(ns, NULL, 0));
 		threaded((uint32_t)strtoul(ns, NULL, 0));
+		pipelined((uint32_t)strtoul(ns, NULL, 0));
 	} else {
 		run(4096);
 		run(16384);
 		threaded(4096);
 		threaded(16384);
+		pipelined(4096);
+		pipelined(16384);
 	}
 	return t_fails ? 1 : 0;
 }

@@ -2,7 +2,7 @@
 /*
  * test_dev.c — fs/dev.c on image files: positional I/O round trips, range
  * checks, reads past the end, discard punches holes, flush, counters, the
- * read-only mode and the latency model.  SEED=n replays.
+ * read-only mode, the latency model and the error model.  SEED=n replays.
  */
 #include "fs/dev.h"
 #include "fs/lock.h"
@@ -93,6 +93,31 @@ int main(void)
 	if (ro)
 		dev_close(ro);
 	unsetenv("GLASSFS_DEV_LATENCY");
+	/* error model: a disk that starts failing after 3 writes, one that
+	 * cannot discard; other paths are untouched */
+	char spec[256];
+	snprintf(spec, sizeof(spec), "%s:write@3,nodiscard", img + 5);
+	setenv("GLASSFS_DEV_FAIL", spec, 1);
+	ro = NULL;
+	if (dev_open(img, false, &ro) == 0) {
+		int w[5];
+		for (int i = 0; i < 5; i++)
+			w[i] = dev_write(ro, 4096 * (uint64_t)i, a, 4096);
+		CHECK("write@3: three writes succeed, then -EIO",
+		      !w[0] && !w[1] && !w[2] && w[3] == -EIO && w[4] == -EIO && ro->errors == 2);
+		CHECK("write@3: reads still work", dev_read(ro, 0, b, 4096) == 0);
+		CHECK("nodiscard: discard is -EOPNOTSUPP", dev_discard(ro, 0, 4096) == -EOPNOTSUPP);
+		dev_close(ro);
+	} else {
+		CHECK("open with GLASSFS_DEV_FAIL", 0);
+	}
+	setenv("GLASSFS_DEV_FAIL", "/elsewhere.img:write", 1);
+	ro = NULL;
+	CHECK("GLASSFS_DEV_FAIL leaves other paths alone",
+	      dev_open(img, false, &ro) == 0 && dev_write(ro, 0, a, 4096) == 0);
+	if (ro)
+		dev_close(ro);
+	unsetenv("GLASSFS_DEV_FAIL");
 	struct dev *x = NULL;
 	CHECK("a directory is not a device", dev_open("/tmp", false, &x) == -EINVAL);
 	CHECK("a missing file", dev_open("/nonexistent/glassfs.img", false, &x) == -ENOENT);

@@ -2,7 +2,8 @@
 /*
  * test_items.c — the items layer (fsops over a real volume on an image
  * file), under ASan/UBSan: a random model test of one file's data (writes,
- * truncates, punches, fallocate, inline <-> extents, sparse offsets)
+ * truncates, punches, fallocate with every mode (preallocate, zero,
+ * collapse and insert range), inline <-> extents, sparse offsets)
  * compared byte for byte with an in-memory model, also after a remount;
  * names, links, renames, orphans and xattrs.  SEED=n replays.
  */
@@ -29,7 +30,7 @@ static int fails;
 static char img[] = "/tmp/glassfs-items-XXXXXX";
 static struct core *core;
 static struct fsctx *fs;
-static struct fsops_cred root_cr = { 0, 0 };
+static struct fsops_cred root_cr = { 0, 0, 0 };
 
 static int mount_it(void)
 {
@@ -82,13 +83,13 @@ static void data_model(unsigned seed)
 	unsigned char *w = malloc(1 << 20);
 	uint64_t msize = 0;
 	struct stat st;
-	int ok = 1, op;
+	int ok = 1, op, shifted[2] = { 0, 0 };
 
 	srand(seed);
 	CHECK("create data file", fsops_mknod(fs, ROOT_DIR_INO, "data", S_IFREG | 0644, 0, &root_cr, &st) == 0);
 	uint64_t ino = st.st_ino;
 	for (op = 0; op < 400 && ok; op++) {
-		int kind = rand() % 10;
+		int kind = rand() % 13;
 		uint64_t off, len;
 		/* small offsets often, to cross the inline limit both ways */
 		uint64_t span = rand() % 3 == 0 ? 4096 : MODEL_MAX - (1 << 20);
@@ -125,7 +126,7 @@ static void data_model(unsigned seed)
 			}
 			if (off < msize)
 				memset(model + off, 0, (off + len < msize ? off + len : msize) - off);
-		} else {
+		} else if (kind < 10) {
 			int keep = rand() & 1;
 			if (fsops_fallocate(fs, ino, keep ? FALLOC_FL_KEEP_SIZE : 0, off, len)) {
 				ok = 0;
@@ -133,6 +134,50 @@ static void data_model(unsigned seed)
 			}
 			if (!keep && off + len > msize)
 				msize = off + len;
+		} else if (kind == 10) {
+			int keep = rand() & 1;
+			int r = fsops_fallocate(fs, ino, FALLOC_FL_ZERO_RANGE | (keep ? FALLOC_FL_KEEP_SIZE : 0),
+						off, len);
+			if (r) {
+				printf("# op %d: zero range %llu@%llu -> %d\n", op, (unsigned long long)len,
+				       (unsigned long long)off, r);
+				ok = 0;
+				break;
+			}
+			uint64_t zend = keep && off + len > msize ? msize : off + len;
+			if (off < zend)
+				memset(model + off, 0, zend - off);
+			if (!keep && off + len > msize)
+				msize = off + len;
+		} else {
+			/* collapse or insert, block-aligned; the kernel's EINVAL cases too */
+			int ins = kind == 12;
+			off &= ~4095ull;
+			len = (len + 4095) & ~4095ull;
+			int want = ins ? (off < msize && msize + len <= MODEL_MAX ? 0 : -EINVAL)
+				       : (off + len < msize ? 0 : -EINVAL);
+			if (ins && off < msize && msize + len > MODEL_MAX)
+				continue;	/* valid for the engine, too big for the model */
+			int r = fsops_fallocate(fs, ino, ins ? FALLOC_FL_INSERT_RANGE : FALLOC_FL_COLLAPSE_RANGE,
+						off, len);
+			if (r != want) {
+				printf("# op %d: %s %llu@%llu (size %llu) -> %d, want %d\n", op,
+				       ins ? "insert" : "collapse", (unsigned long long)len,
+				       (unsigned long long)off, (unsigned long long)msize, r, want);
+				ok = 0;
+				break;
+			}
+			if (r == 0)
+				shifted[ins]++;
+			if (r == 0 && ins) {
+				memmove(model + off + len, model + off, msize - off);
+				memset(model + off, 0, len);
+				msize += len;
+			} else if (r == 0) {
+				memmove(model + off, model + off + len, msize - off - len);
+				memset(model + msize - len, 0, len);
+				msize -= len;
+			}
 		}
 		if (op % 20 == 0 && !compare(ino, model, msize, buf)) {
 			printf("# mismatch after op %d (kind %d off %llu len %llu)\n", op, kind,
@@ -141,6 +186,8 @@ static void data_model(unsigned seed)
 		}
 	}
 	CHECK("random data ops match the model", ok && compare(ino, model, msize, buf));
+	printf("# %d collapse, %d insert range\n", shifted[0], shifted[1]);
+	CHECK("collapse and insert range ran", shifted[0] > 0 && shifted[1] > 0);
 	CHECK("unmount", unmount_it() == 0);
 	CHECK("remount", mount_it() == 0);
 	CHECK("data after remount", compare(ino, model, msize, buf));

@@ -8,6 +8,7 @@
  */
 #include "core_test.h"
 #include "fs/scrub.h"
+#include "fs/volume.h"
 
 #include <sys/stat.h>
 
@@ -531,15 +532,19 @@ static void missing_device(void)
 			: "missing device 2: refused without degraded (ENODEV)",
 		      core_open(one, 1, &o, &c) == -ENODEV);
 		c = NULL;
+		/* read-only here: a writable degraded open of each device in
+		 * turn would let the two copies diverge (see stale_device) */
 		o.degraded = true;
+		o.readonly = true;
 		MUST(core_open(one, 1, &o, &c));
-		CHECK(k ? "missing device 1: degraded open is read-only, every read served"
-			: "missing device 2: degraded open is read-only, every read served",
+		CHECK(k ? "missing device 1: degraded ro open, every read served"
+			: "missing device 2: degraded ro open, every read served",
 		      core_readonly(c) && verify_all(c, ext));
 		struct txn *t;
-		CHECK("degraded: no transaction can start (EROFS)", txn_join(c, 1, 0, &t) == -EROFS);
+		CHECK("degraded ro: no transaction can start (EROFS)", txn_join(c, 1, 0, &t) == -EROFS);
 		MUST(core_close(c));
 		c = NULL;
+		o.readonly = false;
 	}
 	/* single data on a missing device cannot be served: refused even degraded */
 	MUST(vol_format(&v, 0, CORE_PROFILE_RAID1, NULL));
@@ -637,6 +642,145 @@ out:
 	vol_rm(&v);
 }
 
+/*
+ * A writable degraded open (device 2 missing) commits without device 2;
+ * the next full open finds device 2's superblock stale, rewrites its
+ * copies from device 1 and commits, so device 2 alone then serves
+ * everything written while it was away.
+ */
+static void stale_device(void)
+{
+	struct vol v;
+	uint64_t sz[2] = { 64ull << 20, 64ull << 20 }, ext[NEXT];
+	struct core *c = NULL;
+	struct core_opts o;
+	struct core_stats st;
+	const char *one[1];
+
+	MUST(vol_make(&v, 2, sz));
+	MUST(vol_format(&v, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, NULL));
+	core_opts_default(&o);
+	o.commit_interval_s = 3600;
+	o.degraded = true;
+	one[0] = v.devs[0];
+	MUST(core_open(one, 1, &o, &c));
+	CHECK("stale: a degraded open is writable", !core_readonly(c));
+	MUST(populate(c, ext));
+	MUST(core_close(c));
+	c = NULL;
+	o.degraded = false;
+	MUST(core_open(v.devs, 2, &o, &c));
+	core_stats(c, &st);
+	CHECK("stale: the full open resyncs the device that missed commits",
+	      st.repaired == 1 && !c->devs[1]->stale && c->devs[1]->sb_generation < c->generation);
+	CHECK("stale: everything reads after the resync", verify_all(c, ext));
+	MUST(core_close(c));
+	c = NULL;
+	o.degraded = true;
+	o.readonly = true;
+	one[0] = v.devs[1];
+	MUST(core_open(one, 1, &o, &c));
+	CHECK("stale: the resynced device alone serves what was written while it was away",
+	      c->generation > 2 && verify_all(c, ext));
+	MUST(core_close(c));
+	c = NULL;
+	CHECK_VFSCK("stale: fsck clean over both devices", &v);
+out:
+	if (c)
+		core_close(c);
+	vol_rm(&v);
+}
+
+/* Wait for a balance to end; its result. */
+static int balance_wait(struct core *c)
+{
+	struct volume_balance_status s;
+
+	for (int i = 0; i < 3000; i++) {
+		volume_balance_status(c, &s);
+		if (!s.running)
+			return s.result;
+		usleep(10000);
+	}
+	return -ETIMEDOUT;
+}
+
+static int count_on(const struct chunk *ch, void *arg)
+{
+	const struct dev *d = ((const struct dev **)arg)[0];
+	int *n = ((int **)arg)[1];
+
+	for (int i = 0; i < ch->num_stripes; i++)
+		*n += ch->stripes[i].dev == d;
+	return 0;
+}
+
+/*
+ * Online device add, balance with conversion, device remove, through the
+ * engine API (the ioctls call the same functions).
+ */
+static void volume_ops(void)
+{
+	struct vol v;
+	uint64_t sz[3] = { 64ull << 20, 64ull << 20, 64ull << 20 }, ext[NEXT];
+	struct core *c = NULL;
+	char msg[512];
+	int n;
+
+	MUST(vol_make(&v, 3, sz));
+	v.n = 1;
+	MUST(vol_format(&v, 0, CORE_PROFILE_DUP, NULL));
+	MUST(vol_open(&v, &c));
+	MUST(populate(c, ext));
+	CHECK("volume: raid1 convert on one device is refused",
+	      volume_balance_start(c, (int64_t)CORE_PROFILE_RAID1, -1, msg, sizeof(msg)) == -EINVAL &&
+	      strstr(msg, "needs 2 devices"));
+	CHECK("volume: removing the last device is refused",
+	      volume_dev_remove(c, v.devs[0], msg, sizeof(msg)) == -EINVAL && strstr(msg, "last device"));
+	CHECK("volume: add a device", volume_dev_add(c, v.devs[1], msg, sizeof(msg)) == 0 &&
+	      c->ndevs == 2 && c->sb.num_devices == 2);
+	CHECK("volume: adding it again is refused (EEXIST)",
+	      volume_dev_add(c, v.devs[1], msg, sizeof(msg)) == -EEXIST);
+	CHECK("volume: balance to raid1/raid1 starts",
+	      volume_balance_start(c, (int64_t)CORE_PROFILE_RAID1, (int64_t)CORE_PROFILE_RAID1,
+				   msg, sizeof(msg)) == 0);
+	CHECK("volume: balance finishes", balance_wait(c) == 0);
+	struct prof_check pc = { BG_DATA, BG_RAID1, 0, 0, false };
+	chunk_for_each(c, check_chunk, &pc);
+	CHECK("volume: every data chunk is raid1 after the convert", pc.n > 0 && pc.wrong == 0);
+	CHECK("volume: everything reads after the convert", verify_all(c, ext));
+	CHECK("volume: raid1 -> single -> raid1 data converts (keeping a stripe each way)",
+	      volume_balance_start(c, (int64_t)CORE_PROFILE_SINGLE, -1, msg, sizeof(msg)) == 0 &&
+	      balance_wait(c) == 0 && verify_all(c, ext) &&
+	      volume_balance_start(c, (int64_t)CORE_PROFILE_RAID1, -1, msg, sizeof(msg)) == 0 &&
+	      balance_wait(c) == 0 && verify_all(c, ext));
+	CHECK("volume: removing a device under raid1 with 2 devices is refused",
+	      volume_dev_remove(c, v.devs[0], msg, sizeof(msg)) == -EINVAL);
+	CHECK("volume: add a third device", volume_dev_add(c, v.devs[2], msg, sizeof(msg)) == 0);
+	CHECK("volume: remove the first one (its stripes move)",
+	      volume_dev_remove(c, v.devs[0], msg, sizeof(msg)) == 0 && c->ndevs == 2);
+	n = 0;
+	const void *arg[2] = { NULL, &n };
+	chunk_for_each(c, count_on, arg);	/* no stripe points at a NULL device */
+	CHECK("volume: no stripe left without a device", n == 0);
+	CHECK("volume: everything reads after the removal", verify_all(c, ext));
+	MUST(core_close(c));
+	c = NULL;
+	v.devs[0] = v.img[1];
+	v.devs[1] = v.img[2];
+	v.n = 2;
+	MUST(vol_open(&v, &c));
+	CHECK("volume: reopens from the two devices left, everything reads", verify_all(c, ext));
+	MUST(core_close(c));
+	c = NULL;
+	CHECK_VFSCK("volume: fsck clean after add, convert and remove", &v);
+out:
+	if (c)
+		core_close(c);
+	v.n = 3;
+	vol_rm(&v);
+}
+
 int main(void)
 {
 	t_seed_init();
@@ -650,5 +794,7 @@ int main(void)
 	trim_case();
 	missing_device();
 	failing_supers();
+	stale_device();
+	volume_ops();
 	return t_fails ? 1 : 0;
 }

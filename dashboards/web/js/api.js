@@ -100,3 +100,11 @@ export const outliers = (query, pattern, from, until) =>
 // lock_wait_ns host,class); '' = one fleet-wide series.
 export const timeseries = (metric, query, from, until, step, by) =>
 	get('timeseries', {metric, query, from, until, step, by});
+// The fleet's lock table from the agents' lock detail (classes by B-tree
+// level, contended instances, waiters' stacks).
+export const locks = (query, from, until, n = 20) => get('locks', {query, from, until, n});
+// The waiters' stacks of one lock class (and level), shaped like merge.
+export const lockstacks = (cls, level, query, from, until, limit = MERGE_LIMIT) =>
+	get('lockstacks', {class: cls, level: level === null ? undefined : level, query, from, until, format: 'json', limit});
+export const lockstacksSvgUrl = (cls, level, query, from, until, width) =>
+	BASE + 'lockstacks?' + qs({class: cls, level: level === null ? undefined : level, query, from, until, format: 'svg', width});

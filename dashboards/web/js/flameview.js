@@ -6,7 +6,7 @@
 
 import * as api from './api.js';
 import * as state from './state.js';
-import {el, clear, fmtValue, fmtPct, notice, errorNotice, parseSelector, quoteValue, debounce, fmtWhen} from './util.js';
+import {el, clear, fmtValue, fmtPct, notice, errorNotice, parseSelector, quoteValue, debounce, fmtWhen, parseLock, lockName} from './util.js';
 import {FlameGraph, buildTree, findPath, searchRegex, searchTotal, blameFrame} from './flame.js';
 
 export const TYPE_INFO = {
@@ -102,13 +102,19 @@ export function render(root, s) {
 		disabled: svgMode, title: svgMode ? 'The server-rendered graph has its own search (top right of the drawing)' : null});
 	search.addEventListener('input', debounce(() => state.set({search: search.value}, false), 200));
 	const selText = s.sel ? s.sel : 'all hosts';
+	const lk = lockFilter(s);
 	root.append(
 		el('div', {class: 'view-head'},
-			el('h1', {}, info.label + ' flame graph ', el('span', {class: 'muted'}, '· ' + selText)),
+			el('h1', {}, info.label + ' flame graph ', el('span', {class: 'muted'}, '· ' + selText),
+				lk ? el('span', {class: 'muted', id: 'flame-lock'}, ' · waiters of ' + lockName(lk.cls, lk.level)) : null),
+			lk ? el('p', {class: 'sub'}, 'Only the stacks of threads that waited for ',
+				el('code', {}, lockName(lk.cls, lk.level)), ' locks (the agents\' lock detail). ',
+				el('a', {href: state.href({lock: '', zoom: ''}), id: 'flame-lock-clear'}, 'All lock-wait stacks')) : null,
 			el('p', {class: 'sub'}, 'Width is ' + info.what + '. Click a frame to zoom, Escape to zoom out; ' +
 				'frames are focusable with Tab and zoom with Enter.')),
 		el('div', {class: 'toolbar'},
 			typeSwitch(s, 'flame-type'),
+			s.type === 'lockwait' ? lockPicker(s) : null,
 			selectionEditor('flame', s.sel, labels, (v) => state.set({sel: v, zoom: ''}), 'Selection')),
 		el('div', {class: 'toolbar'},
 			el('label', {for: 'flame-search', class: 'search-label'}, 'Search'), search,
@@ -159,15 +165,42 @@ export function update(s, changes) {
 	return true;
 }
 
+// With lock-wait stacks: narrow them to the waiters of one lock class and
+// B-tree level (the classes of /locks for this selection and range).
+function lockPicker(s) {
+	const pick = el('select', {id: 'flame-lock-pick', 'aria-label': 'Waiters of which lock',
+		title: 'Only the stacks of threads that waited for this lock (the agents\' lock detail)'},
+	el('option', {value: ''}, 'Every lock'));
+	const cur = parseLock(s.lock);
+	if (cur) pick.append(el('option', {value: s.lock, selected: true}, lockName(cur.cls, cur.level)));
+	api.locks(s.sel ? state.query('lockwait', s.sel) : undefined, s.from, s.until, 1).then((d) => {
+		for (const c of (d && d.classes) || []) {
+			const v = c.class + '@' + c.level;
+			if (v !== s.lock) pick.append(el('option', {value: v}, lockName(c.class, c.level) + ' — ' + fmtValue(c.wait_ns, 'ns')));
+		}
+	}).catch(() => {});
+	pick.addEventListener('change', () => state.set({lock: pick.value, zoom: ''}));
+	return el('label', {class: 'lock-pick'}, 'Lock ', pick);
+}
+
+// Lock-wait stacks narrowed to one lock class (and B-tree level):
+// lock=CLASS@LEVEL in the URL, only with type=lockwait.
+export function lockFilter(s) {
+	return s.type === 'lockwait' ? parseLock(s.lock) : null;
+}
+
 async function load(s) {
 	const my = view;
 	const q = state.query(s.type, s.sel);
 	const box = document.getElementById('flame-box');
 	const info = TYPE_INFO[s.type];
+	const lk = lockFilter(s);
 	if (s.renderer === 'svg') {
 		// The server's renderer: an <object> keeps its own script (search,
 		// zoom) working; the JSON is still fetched for the side table.
-		const url = api.mergeSvgUrl(q, s.from, s.until, Math.max(400, Math.floor(box.clientWidth || 1000)));
+		const w = Math.max(400, Math.floor(box.clientWidth || 1000));
+		const url = lk ? api.lockstacksSvgUrl(lk.cls, lk.level, q, s.from, s.until, w)
+			: api.mergeSvgUrl(q, s.from, s.until, w);
 		const obj = el('object', {class: 'server-svg', type: 'image/svg+xml', data: url,
 			'aria-label': info.label + ' flame graph (server-rendered)'},
 		notice('error', 'The server could not render this flame graph', 'GET ' + url));
@@ -181,7 +214,7 @@ async function load(s) {
 	}
 	let data;
 	try {
-		data = await api.merge(q, s.from, s.until);
+		data = lk ? await api.lockstacks(lk.cls, lk.level, q, s.from, s.until) : await api.merge(q, s.from, s.until);
 	} catch (e) {
 		if (view !== my) return;
 		clear(box).append(errorNotice(e, 'the flame graph'));
@@ -191,13 +224,15 @@ async function load(s) {
 	if (view !== my) return;
 	const stacks = data.stacks || [];
 	if (!stacks.length || !data.total) {
-		clear(box).append(notice('empty', 'No ' + info.label.toLowerCase() + ' stacks for ' + (s.sel ? '{' + s.sel + '}' : 'the fleet') + ' in this range',
-			'Nothing matched ' + q + ' between ' + fmtWhen(s.from) + ' and ' + fmtWhen(s.until) + '. ' +
+		clear(box).append(notice('empty', 'No ' + info.label.toLowerCase() + ' stacks for ' + (s.sel ? '{' + s.sel + '}' : 'the fleet') +
+			(lk ? ' waiting for ' + lockName(lk.cls, lk.level) : '') + ' in this range',
+			'Nothing matched ' + q + (lk ? ' (lock ' + s.lock + ')' : '') + ' between ' + fmtWhen(s.from) + ' and ' + fmtWhen(s.until) + '. ' +
 			(s.type === 'lockwait' ? 'Lock-wait stacks come only from hosts running glassfs with the lock profiler. ' :
 				s.type === 'wakeup' ? 'Wakeup stacks are collected only when agents run with wakeup profiling on. ' : '') +
 			'Widen the range or drop a label matcher.',
 			el('a', {class: 'btn', href: state.href({from: 'now-24h', until: 'now'})}, 'Last 24 hours'),
 			s.sel ? el('a', {class: 'btn', href: state.href({sel: '', zoom: ''})}, 'Whole fleet') : null,
+			lk ? el('a', {class: 'btn', href: state.href({lock: '', zoom: ''})}, 'Every lock') : null,
 			s.type !== 'offcpu' ? el('a', {class: 'btn', href: state.href({type: 'offcpu', zoom: ''})}, 'Off-CPU stacks') : null));
 		clear(document.getElementById('flame-top'));
 		document.getElementById('flame-match').textContent = '';

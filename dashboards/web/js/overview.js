@@ -8,7 +8,7 @@
 import * as api from './api.js';
 import * as state from './state.js';
 import {dropIncomplete} from './timeseries.js';
-import {el, svg, clear, fmtNs, fmtPct, fmtAgo, notice, errorNotice, quoteValue, PALETTE, fmtWhen} from './util.js';
+import {el, svg, clear, fmtNs, fmtPct, fmtAgo, notice, errorNotice, quoteValue, PALETTE, fmtWhen, rowNav} from './util.js';
 
 const COLS = [
 	{key: 'host', label: 'Host', num: false},
@@ -21,11 +21,18 @@ const COLS = [
 	{key: 'seen', label: 'Last seen', num: true},
 ];
 
+// The share of off-CPU time spent waiting for B-tree node and root locks:
+// from the agents' lock detail (classes at a B-tree level), else — agents
+// that send only per-class summaries — the share under any glassfs lock.
+export function btreeShare(r) {
+	return r.btree_lock_share !== null && r.btree_lock_share !== undefined ? r.btree_lock_share : r.lock_share;
+}
+
 function sortValue(r, key) {
 	switch (key) {
 	case 'host': return r.host;
 	case 'offcpu': return r.offcpu_ns_per_s;
-	case 'lock': return r.lock_share;
+	case 'lock': return btreeShare(r);
 	case 'p99': return r.commit_p99_ns;
 	case 'trim': return r.trim_stall_ns;
 	case 'ratio': return r.out ? r.out.ratio : -1;
@@ -154,7 +161,7 @@ function drawCards(rows, s) {
 	clear(document.getElementById('ov-cards')).append(
 		card('Hosts', String(n), nout ? nout + ' outlier' + (nout > 1 ? 's' : '') : 'no outliers', nout ? 'warn' : 'ok'),
 		card('Fleet off-CPU', fmtNs(offSum) + '/s', 'summed over hosts'),
-		card('Median B-tree lock share', fmtPct(median(rows.map((r) => r.lock_share))), 'of off-CPU time'),
+		card('Median B-tree lock share', fmtPct(median(rows.map(btreeShare))), 'of off-CPU time'),
 		card('Worst commit p99', fmtNs(worst && worst.commit_p99_ns), worst ? worst.host : ''),
 		card('Trim stalls', fmtNs(trim), 'fleet total in range'));
 }
@@ -253,7 +260,10 @@ function drawTable(rows, s, keepFocus) {
 				el('a', {class: 'chip', tabindex: '-1', title: 'Flame graph of every host with ' + k + '=' + v,
 					href: state.href({view: 'flame', sel: k + '=' + quoteValue(v), zoom: ''})}, k + '=' + v))) : null),
 		el('td', {class: 'num'}, fmtNs(r.offcpu_ns_per_s) + '/s', bar(r.offcpu_ns_per_s / maxOff)),
-		el('td', {class: 'num'}, fmtPct(r.lock_share), bar(r.lock_share, r.lock_share > 0.25 ? 'hot' : '')),
+		el('td', {class: 'num', title: r.btree_lock_share !== null && r.btree_lock_share !== undefined
+			? 'B-tree node and root locks; all glassfs locks: ' + fmtPct(r.lock_share)
+			: 'all glassfs locks (this host sends no per-lock detail)'},
+		fmtPct(btreeShare(r)), bar(btreeShare(r), btreeShare(r) > 0.25 ? 'hot' : '')),
 		el('td', {class: 'num'}, fmtNs(r.commit_p99_ns), bar((r.commit_p99_ns || 0) / maxP99)),
 		el('td', {class: 'num'}, fmtNs(r.trim_stall_ns), bar((r.trim_stall_ns || 0) / maxTrim)),
 		el('td', {class: 'num'}, r.out ? [fmtPct(r.out.share), ' ',
@@ -268,7 +278,7 @@ function drawTable(rows, s, keepFocus) {
 		'aria-label': 'Hosts, ' + rows.length + ' rows; arrow keys move between rows, Enter opens the flame graph'},
 	el('caption', {class: 'sr-only'}, 'Hosts sorted by ' + s.sort + ' ' + s.dir + 'ending'),
 	el('thead', {}, head), body);
-	table.addEventListener('keydown', onKey);
+	const focusRow = rowNav(table, 'tr.host-row', (tr) => openHost(tr.dataset.host));
 	table.addEventListener('click', (ev) => {
 		const tr = ev.target.closest('tr.host-row');
 		if (!tr || ev.target.closest('a')) return;
@@ -285,29 +295,3 @@ function openHost(host) {
 	state.set({view: 'flame', sel: 'host=' + quoteValue(host), zoom: ''});
 }
 
-function focusRow(tr) {
-	for (const r of tr.parentNode.querySelectorAll('tr.host-row')) r.tabIndex = -1;
-	tr.tabIndex = 0;
-	tr.focus();
-}
-
-function onKey(ev) {
-	const tr = ev.target.closest && ev.target.closest('tr.host-row');
-	if (!tr) return;
-	const rows = [...tr.parentNode.querySelectorAll('tr.host-row')];
-	const i = rows.indexOf(tr);
-	let j = -1;
-	switch (ev.key) {
-	case 'ArrowDown': j = Math.min(rows.length - 1, i + 1); break;
-	case 'ArrowUp': j = Math.max(0, i - 1); break;
-	case 'Home': j = 0; break;
-	case 'End': j = rows.length - 1; break;
-	case 'Enter': case ' ':
-		ev.preventDefault();
-		openHost(tr.dataset.host);
-		return;
-	default: return;
-	}
-	ev.preventDefault();
-	focusRow(rows[j]);
-}

@@ -11,7 +11,8 @@
 //                 after); empty = the shared range
 //   sort, dir     overview table sort column and direction (asc|desc)
 //   pattern frame regex the outlier ranking uses
-//   lock    the expanded lock class in the lock table
+//   lock    the lock in focus, CLASS@LEVEL (or CLASS): expanded in the lock
+//           table; with type=lockwait the flame graph shows only its waiters
 //   renderer js | svg  (browser or server-rendered flame graphs)
 
 export const VIEWS = ['overview', 'flame', 'diff', 'timeseries', 'locks'];

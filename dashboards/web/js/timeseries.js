@@ -10,6 +10,9 @@ import {el, svg, clear, fmtNs, fmtCount, fmtTime, notice, errorNotice, PALETTE, 
 export const PANELS = [
 	{metric: 'commit_p99_ns', title: 'Commit latency p99', units: 'ns', what: 'per host, p99 of transaction commit time'},
 	{metric: 'lock_wait_ns', by: 'class', title: 'Lock wait by class', units: 'ns', what: 'time spent waiting for glassfs locks, summed over hosts'},
+	{id: 'lock_wait_level', metric: 'lock_wait_ns', by: 'level', title: 'Lock wait by B-tree level', units: 'ns',
+		what: 'B-tree node and root locks, summed over classes and hosts (from the agents\' lock detail)',
+		keep: (l) => Number(l.level) >= 0, name: (l) => 'level ' + l.level + (l.level === '0' ? ' (leaf)' : '')},
 	{metric: 'trim_stall_ns', title: 'Discard (trim) stalls', units: 'ns', what: 'commit time spent waiting for discards'},
 	{metric: 'offcpu_ns', title: 'Off-CPU time', units: 'ns', what: 'per host, blocked time of profiled threads'},
 	{metric: 'ingest_windows', title: 'Ingest health', units: 'windows', what: 'profile windows received per step'},
@@ -39,11 +42,23 @@ export function autoStep(from, until) {
 	return steps.find((x) => x >= raw) || 86400;
 }
 
-// "Nice" ticks for [0, max].
-export function niceTicks(max, n = 4) {
+// Steps a nanosecond axis reads well in: 1-2-5 below a second, then
+// whole seconds, minutes and hours (not 50 s, 1.7 min, 2.5 min).
+const NS_STEPS = (() => {
+	const out = [];
+	for (let e = 0; e < 9; e++) for (const m of [1, 2, 5]) out.push(m * 10 ** e);
+	for (const s of [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400])
+		out.push(s * 1e9);
+	return out;
+})();
+
+// "Nice" ticks for [0, max]; units 'ns' picks time-like steps.
+export function niceTicks(max, n = 4, units) {
 	if (!(max > 0)) return [0];
 	const raw = max / n, p = Math.pow(10, Math.floor(Math.log10(raw)));
-	const f = raw / p, step = (f <= 1 ? 1 : f <= 2 ? 2 : f <= 2.5 ? 2.5 : f <= 5 ? 5 : 10) * p;
+	const f = raw / p;
+	let step = (f <= 1 ? 1 : f <= 2 ? 2 : f <= 2.5 ? 2.5 : f <= 5 ? 5 : 10) * p;
+	if (units === 'ns') step = NS_STEPS.find((x) => x >= raw) || step;
 	const out = [];
 	for (let v = 0; v <= max * 1.0001 + step * 0.999; v += step) {
 		out.push(v);
@@ -63,6 +78,7 @@ function seriesNames(series) {
 	});
 }
 
+const pid = (p) => p.id || p.metric;
 const charts = new Set();
 let view = null;
 
@@ -74,8 +90,8 @@ export function render(root, s) {
 				'. Hover to compare the same instant across panels; drag across a panel to zoom the range.',
 				s.sel ? [' ', el('a', {href: state.href({sel: ''})}, 'Show the whole fleet')] : null)),
 		el('div', {class: 'ts-grid', id: 'ts-grid'}, PANELS.map((p) =>
-			el('section', {class: 'panel ts-panel', id: 'ts-' + p.metric, 'aria-labelledby': 'ts-h-' + p.metric},
-				el('h2', {id: 'ts-h-' + p.metric}, p.title, el('span', {class: 'th-unit'}, p.what)),
+			el('section', {class: 'panel ts-panel', id: 'ts-' + pid(p), 'aria-labelledby': 'ts-h-' + pid(p)},
+				el('h2', {id: 'ts-h-' + pid(p)}, p.title, el('span', {class: 'th-unit'}, p.what)),
 				el('div', {class: 'ts-body'}, notice('loading', 'Loading…'))))));
 	view = {s};
 	const step = autoStep(s.from, s.until);
@@ -87,7 +103,7 @@ export function render(root, s) {
 			drawPanel(p, d, s);
 		}, (e) => {
 			if (view !== my) return;
-			const body = document.querySelector('#ts-' + p.metric + ' .ts-body');
+			const body = document.querySelector('#ts-' + pid(p) + ' .ts-body');
 			clear(body).append(errorNotice(e, p.title.toLowerCase()));
 		});
 	}
@@ -103,18 +119,20 @@ export function dropIncomplete(series, step, until) {
 }
 
 function drawPanel(p, d, s) {
-	const body = clear(document.querySelector('#ts-' + p.metric + ' .ts-body'));
-	let series = (d && d.series || []).filter((x) => x.points && x.points.length);
+	const body = clear(document.querySelector('#ts-' + pid(p) + ' .ts-body'));
+	let series = (d && d.series || []).filter((x) => x.points && x.points.length && (!p.keep || p.keep(x.labels || {})));
 	if (p.metric !== 'commit_p99_ns') series = dropIncomplete(series, d.step, s.until);
 	series = series.filter((x) => x.points.length);
 	if (!series.length) {
 		body.append(notice('empty', 'No ' + p.title.toLowerCase() + ' in this range',
-			p.metric === 'commit_p99_ns' || p.metric === 'lock_wait_ns' || p.metric === 'trim_stall_ns'
+			p.id === 'lock_wait_level'
+				? 'Lock wait by B-tree level comes from agents that ship glass-lockstat\'s lock detail (glass-agent --lock-cmd); none did between ' + fmtWhen(s.from) + ' and ' + fmtWhen(s.until) + '.'
+				: p.metric === 'commit_p99_ns' || p.metric === 'lock_wait_ns' || p.metric === 'trim_stall_ns'
 				? 'These come from agents on hosts running a glassfs daemon; none reported between ' + fmtWhen(s.from) + ' and ' + fmtWhen(s.until) + '.'
 				: 'No windows between ' + fmtWhen(s.from) + ' and ' + fmtWhen(s.until) + '.'));
 		return;
 	}
-	const names = seriesNames(series);
+	const names = p.name ? series.map((x) => p.name(x.labels || {})) : seriesNames(series);
 	const chart = new Chart(body, p, series, names, s);
 	charts.add(chart);
 	chart.draw();
@@ -145,7 +163,7 @@ class Chart {
 			return {max: Math.max(...v), avg: v.reduce((a, b) => a + b, 0) / v.length, last: v[v.length - 1]};
 		};
 		return el('details', {class: 'ts-table'}, el('summary', {}, 'Values'),
-			el('table', {class: 'toplist'},
+			el('table', {class: 'toplist', 'aria-label': this.p.title + ': average, maximum and last value per series'},
 				el('thead', {}, el('tr', {}, el('th', {scope: 'col'}, 'Series'), el('th', {scope: 'col', class: 'num'}, 'Average'),
 					el('th', {scope: 'col', class: 'num'}, 'Max'), el('th', {scope: 'col', class: 'num'}, 'Last'))),
 				el('tbody', {}, this.series.map((x, i) => {
@@ -172,7 +190,7 @@ class Chart {
 		if (dmax < t1 && this.s.until !== 'now') t1 = Math.max(dmax, t0 + 1);
 		if (t1 <= t0) t1 = t0 + 1;
 		const ymax = Math.max(...all.map((q) => q[1]), 0) * 1.08 || 1;
-		const ticks = niceTicks(ymax);
+		const ticks = niceTicks(ymax, 4, this.p.units);
 		const yTop = ticks[ticks.length - 1] || 1;
 		const sx = (t) => M.l + (t - t0) / (t1 - t0) * (W - M.l - M.r);
 		const sy = (v) => H - M.b - v / yTop * (H - M.t - M.b);

@@ -161,3 +161,49 @@ export function debounce(f, ms) {
 	let t = 0;
 	return (...a) => { clearTimeout(t); t = setTimeout(() => f(...a), ms); };
 }
+
+// Keyboard navigation of a table's rows (one tab stop, roving tabindex):
+// ↑/↓/Home/End move between rows matching `rowSel`, Enter or Space calls
+// open(row).  Returns focus(row) for restoring focus after a redraw.
+export function rowNav(table, rowSel, open) {
+	const focus = (tr) => {
+		for (const r of table.querySelectorAll(rowSel)) r.tabIndex = -1;
+		tr.tabIndex = 0;
+		tr.focus();
+	};
+	const first = table.querySelector(rowSel);
+	if (first && !table.querySelector(rowSel + '[tabindex="0"]')) first.tabIndex = 0;
+	table.addEventListener('keydown', (ev) => {
+		const tr = ev.target.closest && ev.target.closest(rowSel);
+		if (!tr || ev.target !== tr) return;
+		const rows = [...table.querySelectorAll(rowSel)];
+		const i = rows.indexOf(tr);
+		let j = -1;
+		switch (ev.key) {
+		case 'ArrowDown': j = Math.min(rows.length - 1, i + 1); break;
+		case 'ArrowUp': j = Math.max(0, i - 1); break;
+		case 'Home': j = 0; break;
+		case 'End': j = rows.length - 1; break;
+		case 'Enter': case ' ':
+			ev.preventDefault();
+			open(tr);
+			return;
+		default: return;
+		}
+		ev.preventDefault();
+		focus(rows[j]);
+	});
+	return focus;
+}
+
+// The lock in focus, `lock=CLASS@LEVEL` in the URL (level -1 = not a
+// B-tree node lock; no @ = every level).
+export function parseLock(v) {
+	const m = /^([A-Za-z_][A-Za-z0-9_.]*)(?:@(-?\d+))?$/.exec(v || '');
+	return m ? {cls: m[1], level: m[2] === undefined ? null : Number(m[2])} : null;
+}
+
+export function lockName(cls, level) {
+	return level === null || level === undefined ? cls
+		: level < 0 ? cls : cls + ' · level ' + level + (level === 0 ? ' (leaf)' : '');
+}

@@ -53,17 +53,56 @@ const WAKEUP = [
 ];
 
 // Waiters' stacks, with the lock class as the leaf pseudo-frame the
-// lockwait tool appends (lock:CLASS, level for node locks).
+// agent appends to glass-lockstat's waiter stacks (lock:CLASS), and the
+// B-tree level the lock sat at (-1: not a node lock): the root of the fs
+// tree is level 2, its children level 1, leaves level 0.
 const LOCKWAIT = [
-	[`${WORKER};fsops_create;txn_join;dir_insert;btree_insert;btree_search;glock_lock;lock:root`, 'root', 0.9e9, 16],
-	[`${WORKER};fsops_create;txn_join;inode_insert;btree_insert;btree_search;glock_lock;lock:root`, 'root', 0.5e9, 14],
-	[`${WORKER};fsops_lookup;dir_lookup;btree_lookup;btree_search;glock_lock_read;lock:root`, 'root', 0.3e9, 10],
-	[`${WORKER};fsops_create;txn_join;dir_insert;btree_insert;btree_search;glock_lock;lock:node`, 'node', 0.6e9, 2.5],
-	[`${WORKER};fsops_create;txn_join;dir_insert;btree_insert;btree_search;glock_lock_group;lock:group`, 'group', 0.8e9, 0.02],
-	[`${COMMITTER};alloc_reserve;space_alloc_extent;glock_lock;lock:alloc`, 'alloc', 0.25e9, 1.5],
-	[`${WORKER};fsops_fsync;txn_commit_sync;glock_lock;lock:txn`, 'txn', 0.2e9, 3],
-	[`${COMMITTER};discard_flush;discard_queue_drain;glock_lock;lock:dev`, 'dev', 0.04e9, 40],
+	[`${WORKER};fsops_create;txn_join;dir_insert;btree_insert;btree_search;glock_lock;lock:root`, 'root', 0.9e9, 16, 2],
+	[`${WORKER};fsops_create;txn_join;inode_insert;btree_insert;btree_search;glock_lock;lock:root`, 'root', 0.5e9, 14, 2],
+	[`${WORKER};fsops_lookup;dir_lookup;btree_lookup;btree_search;glock_lock_read;lock:root`, 'root', 0.3e9, 10, 2],
+	[`${WORKER};fsops_create;txn_join;dir_insert;btree_insert;btree_search;glock_lock;lock:node`, 'node', 0.6e9, 2.5, 1],
+	[`${WORKER};fsops_create;txn_join;dir_insert;btree_insert;btree_search;glock_lock_group;lock:group`, 'group', 0.8e9, 0.02, 0],
+	[`${COMMITTER};alloc_reserve;space_alloc_extent;glock_lock;lock:alloc`, 'alloc', 0.25e9, 1.5, -1],
+	[`${WORKER};fsops_fsync;txn_commit_sync;glock_lock;lock:txn`, 'txn', 0.2e9, 3, -1],
+	[`${COMMITTER};discard_flush;discard_queue_drain;glock_lock;lock:dev`, 'dev', 0.04e9, 40, -1],
 ];
+
+// The window's lock detail as glass-agent ships it (glass-lockstat -s -j
+// without histograms): classes by (class, level), the contended instances
+// (addresses fixed per host), the waiters' stacks leaf first.
+function lockDetail(hostIdx, waits, bad, jit) {
+	const classes = new Map();
+	const stacks = [];
+	LOCKWAIT.forEach(([s, cls, , , level], i) => {
+		const v = waits[i];
+		const k = cls + '@' + level;
+		const waitsN = Math.max(1, Math.round(v / (bad ? 2.5e6 : 0.9e6)));
+		const c = classes.get(k) || {class: cls, level, mode: cls === 'root' && i === 2 ? 'read' : 'write',
+			acquired: 0, contended: 0, wait_ns: 0, wait_max_ns: 0, hold_ns: 0, holds: 0, hold_max_ns: 0};
+		c.acquired += waitsN * 6; c.contended += waitsN; c.wait_ns += v;
+		c.wait_max_ns = Math.max(c.wait_max_ns, Math.round(v / waitsN * 4));
+		c.hold_ns += Math.round(v / 5); c.holds += waitsN * 6; c.hold_max_ns = Math.max(c.hold_max_ns, jit(2e5));
+		classes.set(k, c);
+		const frames = s.split(';').slice(0, -1).reverse();
+		stacks.push({class: cls, level, wait_ns: v, count: waitsN, frames});
+	});
+	const cl = [...classes.values()];
+	const base = 0x7f3a00000000 + hostIdx * 0x1000000;
+	const inst = [];
+	for (const c of cl) {
+		if (c.level < 0 && c.class !== 'alloc') continue;
+		const parts = c.class === 'root' ? 1 : 3;	// the root is one lock; nodes many
+		for (let p = 0; p < parts; p++) {
+			const share = parts === 1 ? 1 : [0.6, 0.3, 0.1][p];
+			inst.push({addr: '0x' + (base + (c.level + 2) * 0x10000 + p * 0x4000).toString(16), class: c.class,
+				tree: c.class === 'alloc' ? 10 : 5, level: c.level, group: c.class === 'group' ? p : -1,
+				acquired: Math.round(c.acquired * share), contended: Math.round(c.contended * share),
+				wait_ns: Math.round(c.wait_ns * share), wait_max_ns: c.wait_max_ns});
+		}
+	}
+	inst.sort((a, b) => b.wait_ns - a.wait_ns);
+	return {classes: cl, instances: inst.slice(0, 10), stacks};
+}
 
 function mulberry32(a) {
 	return function () {
@@ -82,7 +121,7 @@ function windows(nowSec, seed = 20160823) {
 	const jit = (x, f = 0.15) => Math.round(x * (1 + (rnd() * 2 - 1) * f));
 	const out = [];
 	const end = Math.floor(nowSec / 10) * 10 - 10;
-	for (const h of HOSTS) {
+	HOSTS.forEach((h, hi) => {
 		for (let w = 0; w < WINDOWS; w++) {
 			const startSec = end - (WINDOWS - w) * 10;
 			// The outlier's trouble starts a minute in: the first windows
@@ -90,10 +129,11 @@ function windows(nowSec, seed = 20160823) {
 			const bad = h.outlier && w >= 6;
 			const k = (mult) => (bad ? mult : 1);
 			const folded = (list) => list.map(([s, base, mult]) => `${s} ${jit(base * k(mult))}`).join('\n') + '\n';
-			const lw = {};
+			const lw = {}, waits = [];
 			const lockFolded = LOCKWAIT.map(([s, cls, base, mult]) => {
 				const v = jit(base * k(mult));
 				lw[cls] = (lw[cls] || 0) + v;
+				waits.push(v);
 				return `${s} ${v}`;
 			}).join('\n') + '\n';
 			out.push({
@@ -113,9 +153,10 @@ function windows(nowSec, seed = 20160823) {
 					lock_wait_ns: lw,
 					trim_stall_ns: jit(bad ? 820e6 : 1.5e6, 0.3),
 				},
+				locks: lockDetail(hi, waits, bad, jit),
 			});
 		}
-	}
+	});
 	return out;
 }
 

@@ -2,7 +2,8 @@
 // headless Chromium against a real glass-aggd loaded with the recorded
 // fleet (fleet.js: four hosts, stor-03 the outlier).  Prints one line per
 // case (PASS:/FAIL:/SKIP:), saves a screenshot of each view to
-// $OUT/artifacts/, exits 0, 1 (a case failed) or 77 (cannot run at all).
+// $OUT/test-logs/screenshots/ (beside the logs CI keeps; SCREENSHOTS=dir
+// overrides), exits 0, 1 (a case failed) or 77 (cannot run at all).
 //
 //   SEED=n        replay: the seed orders the ingest (any order must give
 //                 the same views) and picks which host row the keyboard
@@ -20,7 +21,7 @@ const {launch} = require('../launch');	// shared with the flame-graph tests (H1)
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 let OUT = process.env.OUT || 'build';
 if (!path.isAbsolute(OUT)) OUT = path.join(ROOT, OUT);
-const ART = path.join(OUT, 'artifacts');
+const ART = process.env.SCREENSHOTS || path.join(OUT, 'test-logs', 'screenshots');
 const SEED = Number(process.env.SEED) || (Math.random() * 2 ** 31) >>> 0;
 console.log('seed: ' + SEED + ' (SEED=' + SEED + ' replays)');
 
@@ -239,6 +240,51 @@ async function runCases(ctx, base, server) {
 		}
 	});
 
+	await tcase('accessibility: tables named, headers scoped, one tab stop per interactive table, charts described', async () => {
+		for (const v of ['overview', 'locks', 'timeseries', 'diff&right=host%3D%22stor-03%22', 'flame']) {
+			await go('?view=' + v);
+			await page.waitForFunction(() => !document.querySelector('.notice-loading'), null, {timeout: 10000});
+			await page.waitForTimeout(300);
+			const r = await page.evaluate(() => {
+				const named = (e) => !!((e.getAttribute('aria-label') || '').trim() || e.querySelector('caption') ||
+					e.getAttribute('aria-labelledby'));
+				const tables = [...document.querySelectorAll('main table')];
+				return {
+					n: tables.length,
+					unnamed: tables.filter((t) => !named(t)).map((t) => t.id || t.className),
+					unscoped: tables.flatMap((t) => [...t.querySelectorAll('thead th')].filter((th) => th.getAttribute('scope') !== 'col'))
+						.map((th) => th.textContent.trim()).slice(0, 3),
+					stops: ['#hosts-table tr.host-row', '#locks-table tr.lock-row', '#lockinst-table tr.inst-row']
+						.map((q) => [q, document.querySelectorAll(q).length, [...document.querySelectorAll(q)].filter((x) => x.tabIndex === 0).length,
+							[...document.querySelectorAll(q)].filter((x) => !(x.getAttribute('aria-label') || '').trim()).length])
+						.filter((x) => x[1] > 0),
+					charts: [...document.querySelectorAll('svg.ts, svg.flame')].filter((g) => g.getAttribute('role') !== 'img' && !g.getAttribute('aria-label'))
+						.length,
+				};
+			});
+			ok(r.unnamed.length === 0, v + ': tables without a name: ' + r.unnamed.join(','));
+			ok(r.unscoped.length === 0, v + ': column headers without scope=col: ' + r.unscoped.join(','));
+			for (const [q, n, stops, noname] of r.stops) {
+				ok(stops === 1, v + ': ' + q + ': ' + stops + ' of ' + n + ' rows in the tab order (want 1)');
+				ok(noname === 0, v + ': ' + q + ': ' + noname + ' rows without an accessible name');
+			}
+			ok(r.charts === 0, v + ': ' + r.charts + ' charts without a description');
+			if (v === 'locks') ok(r.stops.length === 2, 'locks: both lock tables are keyboard-navigable');
+		}
+	});
+	await tcase('overview: the B-tree lock share comes from the lock detail', async () => {
+		const hosts = JSON.parse(await server_get(base, '/api/v1/hosts'));
+		const by = Object.fromEntries(hosts.map((h) => [h.host, h]));
+		ok(hosts.every((h) => h.btree_lock_share > 0 && h.btree_lock_share <= h.lock_share),
+			'B-tree share within the all-locks share: ' + hosts.map((h) => h.host + ' ' + h.btree_lock_share.toFixed(3) + '/' + h.lock_share.toFixed(3)).join(' '));
+		ok(by['stor-03'].btree_lock_share > 2 * by['stor-01'].btree_lock_share, 'stor-03 spends far more under B-tree locks');
+		await go('?view=overview&sort=lock');
+		await page.waitForSelector('#hosts-table tbody tr.host-row');
+		const cell = await page.$eval('#hosts-table tbody tr[data-host="stor-03"] td:nth-of-type(2)', (td) => ({t: td.innerText, title: td.title}));
+		const pct = (by['stor-03'].btree_lock_share * 100).toFixed(1) + '%';
+		ok(cell.t.includes(pct) && /B-tree node and root locks/.test(cell.title), 'stor-03 shows ' + pct + ': ' + JSON.stringify(cell));
+	});
+
 	// ---- flame graph ----
 	await tcase('clicking a host opens its flame graph', async () => {
 		await go('?view=overview');
@@ -438,19 +484,105 @@ async function runCases(ctx, base, server) {
 	});
 
 	// ---- locks ----
-	await tcase('lock table lists contended classes with waiters\' stacks', async () => {
+	await tcase('lock table: classes by B-tree level with their waiters\' stacks', async () => {
 		await go('?view=locks');
-		await page.waitForSelector('#locks-table tbody tr', {timeout: 10000});
-		const classes = await page.$$eval('#locks-table tbody tr:not(.detail) th', (t) => t.map((x) => x.innerText.replace(/[▸▾\s]/g, '')));
-		ok(classes[0] === 'root', 'root lock most contended: ' + classes.join(','));
-		await page.click('#locks-table button.expand');
+		await page.waitForSelector('#locks-table tbody tr.lock-row', {timeout: 10000});
+		const rowsL = await page.$$eval('#locks-table tbody tr.lock-row', (t) => t.map((x) => ({lock: x.dataset.lock,
+			cls: x.querySelector('th').innerText.replace(/[▸▾\s]/g, ''), level: x.querySelectorAll('td')[0].innerText})));
+		ok(rowsL[0].lock === 'root@2' && rowsL[0].cls === 'root' && rowsL[0].level === '2', 'root (level 2) most contended: ' + JSON.stringify(rowsL[0]));
+		ok(rowsL.some((r) => r.lock === 'group@0' && /leaf/.test(r.level)) && rowsL.some((r) => r.lock === 'alloc@-1' && r.level === '—'),
+			'levels shown (leaf, not a node lock): ' + rowsL.map((r) => r.lock).join(','));
+		const top = await page.$eval('#locks-table tr.lock-row[data-lock="root@2"]', (r) => r.innerText);
+		ok(/stor-03\s+\d+%/.test(top), 'top hosts of the root lock name stor-03 first: ' + top.replace(/\s+/g, ' '));
+		// keyboard: one tab stop, arrows move, Enter expands
+		const stops = await page.$$eval('#locks-table tr.lock-row', (r) => r.filter((x) => x.tabIndex === 0).length);
+		ok(stops === 1, 'one class row in the tab order: ' + stops);
+		await page.focus('#locks-table tr.lock-row[tabindex="0"]');
+		await page.keyboard.press('ArrowDown');
+		ok(await page.evaluate(() => document.activeElement.dataset.lock) === 'node@1', 'ArrowDown moves to node@1');
+		await page.keyboard.press('Home');
+		await page.keyboard.press('Enter');
 		await page.waitForSelector('#locks-table tr.detail ol.stacks li');
-		ok(await page.$eval('#locks-table button.expand', (b) => b.getAttribute('aria-expanded')) === 'true', 'aria-expanded');
+		ok(/lock=root%402|lock=root@2/.test(page.url()), 'expanded class kept in the URL: ' + page.url());
+		ok(await page.$eval('#locks-table tr.lock-row[data-lock="root@2"] button.expand', (b) => b.getAttribute('aria-expanded')) === 'true', 'aria-expanded');
+		ok(await page.evaluate(() => document.activeElement && document.activeElement.dataset.lock) === 'root@2', 'focus stays on the row after expanding');
 		const st = await page.$$eval('#locks-table tr.detail ol.stacks li', (l) => l.map((x) => x.innerText));
-		ok(st.length > 0 && st.every((s) => /lock:root/.test(s)), 'waiters name the class: ' + st.length);
-		ok(/lock=root/.test(page.url()), 'expanded class kept in the URL');
+		ok(st.length === 3 && st.every((x) => /btree_search/.test(x) && /glock_lock/.test(x)), 'the root lock\'s three waiter stacks: ' + st.length);
 	});
 	await shot('locks');
+	await tcase('lock class -> flame graph of exactly its waiters', async () => {
+		const want = JSON.parse((await server_get(base, '/api/v1/lockstacks?class=root&level=2&format=json')));
+		await page.click('#lock-flame');
+		await page.waitForFunction(() => /view=flame/.test(location.search) && /type=lockwait/.test(location.search));
+		await page.waitForSelector('svg.flame g.frame');
+		const names = await page.$$eval('svg.flame g.frame', (g) => g.map((x) => x.dataset.name));
+		ok(names.includes('btree_search') && names.includes('glock_lock_read'), 'root waiters drawn');
+		ok(!names.includes('space_alloc_extent') && !names.includes('glock_lock_group'), 'other classes\' waiters left out');
+		const h1 = await page.textContent('h1');
+		ok(/Lock wait/.test(h1) && /waiters of root · level 2/.test(h1), 'heading names the lock: ' + h1);
+		ok(want.total > 0 && want.nstacks === 3, 'API: three root stacks, total ' + want.total);
+		const status = await page.textContent('#status');
+		ok(status.startsWith('3 stacks'), 'the view drew the API\'s three stacks: ' + status);
+		await shot('flame-lock-waiters');
+		// The picker lists the lock classes and switches between them.
+		const opts = await page.$$eval('#flame-lock-pick option', (o) => o.map((x) => x.value));
+		ok(opts[0] === '' && opts[1] === 'root@2' && opts.includes('group@0') && opts.includes('alloc@-1'), 'lock picker: ' + opts.join(','));
+		await page.selectOption('#flame-lock-pick', 'group@0');
+		await page.waitForFunction(() => new URLSearchParams(location.search).get('lock') === 'group@0');
+		await page.waitForSelector('svg.flame g.frame[data-name="glock_lock_group"]');
+		ok(!(await page.$('svg.flame g.frame[data-name="glock_lock_read"]')), 'group waiters only');
+		await page.selectOption('#flame-lock-pick', '');
+		await page.waitForFunction(() => !new URLSearchParams(location.search).get('lock'));
+		await page.waitForSelector('svg.flame g.frame[data-name="lock:root"]');
+		// the profile-type switch leaves the lock filter behind
+		await page.click('#flame-type [data-type="offcpu"]');
+		await page.waitForFunction(() => !/type=/.test(location.search));
+		await page.waitForSelector('svg.flame g.frame[data-name="fuse_session_receive_buf"]');
+		ok(!(await page.$('#flame-lock')), 'off-CPU graph is not filtered by the lock');
+	});
+	await tcase('lock instances: keyboard Enter opens the host\'s waiters of that lock', async () => {
+		await go('?view=locks');
+		await page.waitForSelector('#lockinst-table tbody tr.inst-row');
+		const first = await page.$eval('#lockinst-table tbody tr.inst-row', (r) => ({host: r.dataset.host, lock: r.dataset.lock,
+			addr: r.dataset.addr, text: r.innerText}));
+		ok(first.host === 'stor-03' && first.lock === 'root@2' && /^0x[0-9a-f]+$/.test(first.addr),
+			'most contended instance: stor-03\'s root lock: ' + JSON.stringify(first));
+		ok(/\b5\b/.test(first.text), 'tree id shown: ' + first.text.replace(/\s+/g, ' '));
+		await page.focus('#lockinst-table tr.inst-row[tabindex="0"]');
+		await page.keyboard.press('End');
+		const last = await page.evaluate(() => document.activeElement.dataset.addr);
+		const n = await page.$$eval('#lockinst-table tr.inst-row', (r) => r.length);
+		ok(n >= 5 && last === await page.$eval('#lockinst-table tr.inst-row:last-child', (r) => r.dataset.addr), 'End: last of ' + n + ' rows');
+		await page.keyboard.press('Home');
+		await page.keyboard.press('Enter');
+		await page.waitForFunction(() => /view=flame/.test(location.search));
+		const q = await page.evaluate(() => Object.fromEntries(new URLSearchParams(location.search)));
+		ok(q.type === 'lockwait' && q.lock === 'root@2' && q.sel === 'host="stor-03"', 'flame of stor-03\'s root waiters: ' + JSON.stringify(q));
+		await page.waitForSelector('svg.flame g.frame[data-name="btree_search"]');
+		// The Locks tab keeps the selection: one host's locks only.
+		await page.click('.tabs a[data-view="locks"]');
+		await page.waitForSelector('#lockinst-table tbody tr.inst-row');
+		const hs = await page.$$eval('#lockinst-table tbody tr.inst-row', (r) => [...new Set(r.map((x) => x.dataset.host))]);
+		ok(hs.join() === 'stor-03', 'the lock table of {host="stor-03"} lists only its locks: ' + hs.join());
+	});
+	await tcase('time series: lock wait by B-tree level', async () => {
+		await go('?view=timeseries');
+		await page.waitForSelector('#ts-lock_wait_level svg.ts path.line', {timeout: 10000});
+		const legend = await page.$$eval('#ts-lock_wait_level .legend li', (l) => l.map((x) => x.innerText.trim()));
+		ok(legend.join() === 'level 0 (leaf),level 1,level 2', 'one line per level, non-node locks left out: ' + legend.join());
+		const cls = await page.$$eval('#ts-lock_wait_ns .legend li', (l) => l.map((x) => x.innerText.trim()));
+		ok(cls.length >= 6 && cls.some((x) => /root/.test(x)), 'lock wait by class: ' + cls.join());
+		const lab = await page.$eval('#ts-lock_wait_level svg.ts', (s) => s.getAttribute('aria-label'));
+		ok(/level 2/.test(lab), 'worst level named: ' + lab);
+		const nt = await page.evaluate(async () => {
+			const m = await import('/js/timeseries.js');
+			return [m.niceTicks(200e9, 4, 'ns'), m.niceTicks(7e6, 4, 'ns'), m.niceTicks(200, 4)];
+		});
+		ok(JSON.stringify(nt) === JSON.stringify([[0, 60e9, 120e9, 180e9, 240e9], [0, 2e6, 4e6, 6e6, 8e6], [0, 50, 100, 150, 200]]),
+			'time axes step in whole minutes/ms, counts in 1-2-5: ' + JSON.stringify(nt));
+		await page.evaluate(() => window.scrollTo(0, 0));
+		await page.screenshot({path: path.join(ART, 'dashboard-timeseries-locks.png'), fullPage: true});
+	});
 
 	// ---- empty and error states: never a blank page ----
 	await tcase('empty range says what is missing', async () => {
@@ -501,6 +633,17 @@ async function runCases(ctx, base, server) {
 		ok(foreign.length === 0, 'fetched outside the origin: ' + foreign.slice(0, 3).join(', '));
 	});
 	console.log('screenshots: ' + ART + '/dashboard-*.png');
+}
+
+// GET a path of the service under test (Node side, not the page).
+function server_get(base, p) {
+	return new Promise((resolve, reject) => {
+		require('http').get(base + p, (res) => {
+			let b = '';
+			res.on('data', (c) => { b += c; });
+			res.on('end', () => resolve(b));
+		}).on('error', reject);
+	});
 }
 
 async function viewState(p) {

@@ -1,0 +1,981 @@
+// SPDX-License-Identifier: MIT
+/*
+ * volume.c — device add/remove, rotational flag, balance, stale-device
+ * resync (see volume.h for the design).
+ */
+#include "fs/core_internal.h"
+#include "fs/btree.h"
+#include "fs/crc32c.h"
+#include "fs/ioctl.h"
+#include "fs/probe.h"
+#include "fs/volume.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+
+#define SEG (1ull << 20)	/* relocation copy unit */
+
+struct volume {
+	struct glock lock;		/* GLOCK_CLASS_MISC mutex: one operation at a time (busy) */
+	bool busy;			/* an add/remove/rotational/balance runs */
+	/* balance (fields below guarded by lock, progress counters atomic) */
+	pthread_t thread;
+	bool joinable;
+	int running;			/* atomic */
+	int cancel;			/* atomic: stop after the current segment */
+	int result;
+	unsigned started;
+	int64_t dconv, mconv;
+	uint64_t chunks_total, chunks_done, bytes_total, bytes_done;	/* atomic */
+	char msg[256];
+	/* removed devices stay open until unmount: a read or discard that
+	 * looked a stripe up before the switch may still be using one */
+	struct dev *gone[CORE_MAX_DEVS];
+	int ngone;
+};
+
+static struct volume *vol_get(struct core *c)
+{
+	struct volume *v = __atomic_load_n(&c->vol, __ATOMIC_ACQUIRE);
+
+	if (v)
+		return v;
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return NULL;
+	glock_init(&v->lock, GLOCK_MUTEX, GLOCK_CLASS_MISC, 0, -1, -1);
+	struct volume *none = NULL;
+	if (!__atomic_compare_exchange_n(&c->vol, &none, v, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		free(v);
+		return none;
+	}
+	return v;
+}
+
+/* The reason, to msg and the daemon log; returns err. */
+static int say(struct core *c, int err, char *msg, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static int say(struct core *c, int err, char *msg, size_t len, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (msg && len)
+		snprintf(msg, len, "%s", buf);
+	core_log(c, "%s", buf);
+	return err;
+}
+
+/* Claim the one volume operation slot.  -EBUSY if taken. */
+static int vol_claim(struct core *c, struct volume **out, char *msg, size_t len)
+{
+	struct volume *v = vol_get(c);
+	int ret = 0;
+
+	if (!v)
+		return -ENOMEM;
+	if (core_readonly(c))
+		return say(c, -EROFS, msg, len, "the volume is read-only");
+	glock_write(&v->lock);
+	if (v->busy)
+		ret = say(c, -EBUSY, msg, len, "another device or balance operation is running");
+	else
+		v->busy = true;
+	glock_write_unlock(&v->lock);
+	*out = v;
+	return ret;
+}
+
+static void vol_release(struct volume *v)
+{
+	glock_write(&v->lock);
+	v->busy = false;
+	glock_write_unlock(&v->lock);
+}
+
+/* The device of the volume at path (same file), or NULL. */
+static struct dev *dev_by_path(struct core *c, const char *path)
+{
+	struct stat a, b;
+
+	if (stat(path, &a) < 0)
+		return NULL;
+	for (int i = 0; i < c->ndevs; i++) {
+		if (stat(c->devs[i]->path, &b) < 0)
+			continue;
+		if (S_ISBLK(a.st_mode) ? (S_ISBLK(b.st_mode) && a.st_rdev == b.st_rdev)
+				       : (a.st_dev == b.st_dev && a.st_ino == b.st_ino))
+			return c->devs[i];
+	}
+	return NULL;
+}
+
+static const uint64_t super_offs[SUPER_COPIES] = { SUPER_OFFSET, SUPER_MIRROR1, SUPER_MIRROR2 };
+
+/* Zero every superblock copy of d (a device leaving or joining). */
+static int wipe_supers(struct dev *d)
+{
+	uint8_t *z = aligned_alloc(4096, SUPER_SIZE);
+	int ret = 0;
+
+	if (!z)
+		return -ENOMEM;
+	memset(z, 0, SUPER_SIZE);
+	for (int k = 0; k < SUPER_COPIES && !ret; k++)
+		if (super_offs[k] + SUPER_SIZE <= d->size)
+			ret = dev_write(d, super_offs[k], z, SUPER_SIZE);
+	if (!ret)
+		ret = dev_flush(d);
+	free(z);
+	return ret;
+}
+
+/* ---- relocating one chunk ------------------------------------------------ */
+
+/* Does block [b, b + bs) of the segment verify?  Data: every sector with
+ * a checksum matches it; metadata: a node for this address whose own
+ * checksum matches.  Unused space verifies as data, never as a node. */
+static bool block_ok(const uint8_t *b, uint64_t logical, uint32_t bs,
+		     bool meta, const uint32_t *exp, const uint8_t *have)
+{
+	if (meta) {
+		uint32_t want, got = crc32c(0, b + 32, bs - 32);
+		uint64_t at;
+		memcpy(&want, b, 4);
+		memcpy(&at, b + 48, 8);
+		return want == got && at == logical;
+	}
+	for (uint32_t s = 0; s < bs / CORE_SECTORSIZE; s++)
+		if (have[s] && crc32c(0, b + (size_t)s * CORE_SECTORSIZE, CORE_SECTORSIZE) != exp[s])
+			return false;
+	return true;
+}
+
+/*
+ * The segment in buf came from copy `from` of cp: where a block fails
+ * verification and another copy has it right, take that copy's block, so
+ * a relocation never spreads a bad copy.  Best effort: a block no copy
+ * verifies (free space, or truly lost) stays as read.
+ */
+static void mend_segment(struct core *c, uint8_t *buf, uint64_t logical, uint64_t n, bool meta,
+			 const struct chunk_copy *cp, int ncp, int from,
+			 const uint32_t *exp, const uint8_t *have)
+{
+	uint32_t bs = meta ? c->nodesize : CORE_SECTORSIZE;
+	uint8_t *alt[CHUNK_MAX_STRIPES] = { NULL };
+	bool tried[CHUNK_MAX_STRIPES] = { false };
+
+	for (uint64_t o = 0; o + bs <= n; o += bs) {
+		const uint32_t *e = exp ? exp + o / CORE_SECTORSIZE : NULL;
+		const uint8_t *h = have ? have + o / CORE_SECTORSIZE : NULL;
+		bool any = meta;
+
+		for (uint32_t s = 0; !meta && s < bs / CORE_SECTORSIZE; s++)
+			any |= h[s] != 0;
+		if (!any || block_ok(buf + o, logical + o, bs, meta, e, h))
+			continue;
+		for (int i = 0; i < ncp; i++) {
+			if (i == from)
+				continue;
+			if (!tried[i]) {	/* the other copy's whole segment, once */
+				tried[i] = true;
+				alt[i] = aligned_alloc(4096, n);
+				if (alt[i] && dev_read(cp[i].dev, cp[i].physical, alt[i], n)) {
+					free(alt[i]);
+					alt[i] = NULL;
+				}
+			}
+			if (alt[i] && block_ok(alt[i] + o, logical + o, bs, meta, e, h)) {
+				memcpy(buf + o, alt[i] + o, bs);
+				__atomic_fetch_add(&c->repaired, 1, __ATOMIC_RELAXED);
+				core_log(c, "relocation: block %llu bad on %s, copied from %s",
+					 (unsigned long long)(logical + o), cp[from].dev->path,
+					 cp[i].dev->path);
+				break;
+			}
+		}
+	}
+	for (int i = 0; i < CHUNK_MAX_STRIPES; i++)
+		free(alt[i]);
+}
+
+/*
+ * Copy [logical, +len) of one chunk to its new stripes, segment by
+ * segment; each segment is read from any readable old copy and mended
+ * block by block from the others (mend_segment).  Returns 0,
+ * -ECANCELED when *cancel was set, or the I/O error.
+ */
+static int reloc_copy(struct core *c, uint64_t logical, uint64_t len, uint64_t type,
+		      const struct chunk_stripe *ns, int nn, const int *cancel)
+{
+	uint32_t nsect = (uint32_t)(SEG / CORE_SECTORSIZE);
+	bool meta = !(type & BG_DATA);
+	uint32_t *exp = NULL;
+	uint8_t *buf, *have = NULL;
+	int ret = 0;
+
+	if (nn == 0)
+		return 0;	/* a kept stripe only: nothing to copy */
+	buf = aligned_alloc(4096, SEG);
+	if (!meta) {
+		exp = calloc(nsect, sizeof(*exp));
+		have = calloc(nsect, 1);
+	}
+	if (!buf || (!meta && (!exp || !have))) {
+		free(buf);
+		free(exp);
+		free(have);
+		return -ENOMEM;
+	}
+	for (uint64_t off = 0; off < len && !ret; off += SEG) {
+		struct chunk_copy cp[CHUNK_MAX_STRIPES];
+		uint64_t n = len - off < SEG ? len - off : SEG;
+		int ncp, from = -1;
+
+		if (cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED)) {
+			ret = -ECANCELED;
+			break;
+		}
+		/* checksums first, with no relocation lock held: tree
+		 * searches take tree locks, which a writer blocked on
+		 * reloc_lock may hold */
+		if (!meta && data_load_csums(c, logical + off, (uint32_t)(n / CORE_SECTORSIZE),
+					     exp, have))
+			memset(have, 0, nsect);	/* unverified: copied as read */
+		glock_write(&c->reloc_lock);
+		ncp = chunk_map_lookup(c, logical + off, n, cp, NULL);
+		ret = ncp < 0 ? ncp : -EIO;
+		for (int i = 0; i < ncp; i++) {
+			ret = dev_read(cp[i].dev, cp[i].physical, buf, n);
+			if (!ret) {
+				from = i;
+				break;
+			}
+			core_log(c, "relocation: read error on %s at %llu: %s%s", cp[i].dev->path,
+				 (unsigned long long)cp[i].physical, strerror(-ret),
+				 i + 1 < ncp ? ", trying the next copy" : "");
+		}
+		if (!ret && ncp > 1)
+			mend_segment(c, buf, logical + off, n, meta, cp, ncp, from, exp, have);
+		for (int i = 0; !ret && i < nn; i++) {
+			ret = dev_write(ns[i].dev, ns[i].physical + off, buf, n);
+			if (ret)
+				core_log(c, "relocation: write error on %s at %llu: %s",
+					 ns[i].dev->path, (unsigned long long)(ns[i].physical + off),
+					 strerror(-ret));
+		}
+		glock_write_unlock(&c->reloc_lock);
+	}
+	for (int i = 0; !ret && i < nn; i++)
+		ret = dev_flush(ns[i].dev);
+	free(buf);
+	free(exp);
+	free(have);
+	return ret;
+}
+
+/*
+ * Move the chunk at logical to new stripes of profile prof, off exclude.
+ * On failure the chunk keeps its stripes and nothing is lost.
+ */
+static int relocate(struct core *c, uint64_t logical, uint64_t old_type, uint64_t prof,
+		    const struct dev *exclude, const int *cancel, char *msg, size_t mlen)
+{
+	struct chunk_stripe ns[CHUNK_MAX_STRIPES];
+	uint64_t len = 0, t0 = glock_now_ns();
+	struct txn *t = NULL;
+	int nn = 0, nkeep = 0, ret;
+
+	/* exclusive: writes in flight finish, later ones see the new stripes */
+	glock_write(&c->reloc_lock);
+	ret = chunk_reloc_begin(c, logical, prof, exclude, ns, &nn, &nkeep, &len);
+	glock_write_unlock(&c->reloc_lock);
+	if (ret == -ENOSPC)
+		return say(c, ret, msg, mlen, "no room for chunk %llu (%s, %llu MiB) on the other devices",
+			   (unsigned long long)logical, core_profile_name(prof),
+			   (unsigned long long)(len >> 20));
+	if (ret == -EINVAL)
+		return say(c, ret, msg, mlen, "raid1 needs at least 2 devices to place chunk %llu on",
+			   (unsigned long long)logical);
+	if (ret)
+		return say(c, ret, msg, mlen, "chunk %llu: %s", (unsigned long long)logical,
+			   strerror(-ret));
+	ret = reloc_copy(c, logical, len, old_type, ns + nkeep, nn - nkeep, cancel);
+	if (!ret && (ret = txn_join(c, 16, TXN_USE_RESERVE, &t)) != 0)
+		t = NULL;
+	if (t) {
+		ret = chunk_reloc_switch(t, logical);
+		if (ret)
+			txn_abort(t, ret, "balance: switching a chunk to its new stripes");
+		int r = txn_end(t);
+		if (!ret)
+			ret = r;
+		if (!ret)
+			ret = txn_commit(c, COMMIT_OTHER);
+		if (!ret)
+			chunk_reloc_done(c, logical);
+	} else {
+		chunk_reloc_abort(c, logical);
+	}
+	if (PROBE_ON(BALANCE_CHUNK))
+		GLASSFS_BALANCE_CHUNK(logical, len, old_type, (old_type & BG_TYPE_MASK) | prof, ret,
+				      glock_now_ns() - t0);
+	if (ret == -ECANCELED)
+		return say(c, ret, msg, mlen, "cancelled");
+	if (ret)
+		return say(c, ret, msg, mlen, "chunk %llu could not be moved: %s (it keeps its old stripes)",
+			   (unsigned long long)logical, strerror(-ret));
+	return 0;
+}
+
+struct chunk_ref { uint64_t logical, length, type; bool on_dev; };
+struct chunk_list { struct chunk_ref *v; int n, cap; const struct dev *dev; };
+
+static int collect(const struct chunk *ch, void *arg)
+{
+	struct chunk_list *l = arg;
+	bool on = false;
+
+	for (int i = 0; i < ch->num_stripes; i++)
+		on |= l->dev && ch->stripes[i].dev == l->dev;
+	if (l->dev && !on)
+		return 0;
+	if (l->n == l->cap) {
+		int cap = l->cap ? l->cap * 2 : 32;
+		struct chunk_ref *v = realloc(l->v, (size_t)cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = (struct chunk_ref){ ch->logical, ch->length, ch->type, on };
+	return 0;
+}
+
+/* Present devices that can take new stripes (not being removed, not excluded). */
+static int usable_devs(struct core *c, const struct dev *exclude)
+{
+	int n = 0;
+
+	for (int i = 0; i < c->ndevs; i++)
+		n += c->devs[i] != exclude && !c->devs[i]->removing;
+	return n;
+}
+
+/* ---- add, remove, rotational --------------------------------------------- */
+
+static uint64_t next_devid(struct core *c)
+{
+	uint64_t max = 0;
+	struct key k = { DEV_ITEMS_OBJECTID, KEY_DEV_ITEM, 0 };
+	struct path p;
+
+	for (int i = 0; i < c->ndevs; i++)
+		if (c->devs[i]->devid > max)
+			max = c->devs[i]->devid;
+	/* a missing device's id is in the chunk tree */
+	path_init(&p);
+	if (btree_search(NULL, core_tree(c, CT_CHUNK), &k, &p, 0, 0) >= 0) {
+		int r = 0;
+		if (p.slots[0] >= (int)btree_nritems(&p))
+			r = btree_next(&p);
+		while (r == 0) {
+			struct key ik;
+			btree_item_key(&p, p.slots[0], &ik);
+			if (ik.objectid != DEV_ITEMS_OBJECTID || ik.type != KEY_DEV_ITEM)
+				break;
+			if (ik.offset > max)
+				max = ik.offset;
+			r = btree_next(&p);
+		}
+	}
+	path_release(&p);
+	return max + 1;
+}
+
+int volume_dev_add(struct core *c, const char *path, char *msg, size_t mlen)
+{
+	struct super_block *sb = NULL;
+	struct volume *v;
+	struct dev *d = NULL;
+	struct txn *t;
+	int ret = vol_claim(c, &v, msg, mlen);
+
+	if (ret)
+		return ret;
+	if (dev_by_path(c, path)) {
+		ret = say(c, -EEXIST, msg, mlen, "%s is already part of this filesystem", path);
+		goto out;
+	}
+	if (c->ndevs >= CORE_MAX_DEVS) {
+		ret = say(c, -EMLINK, msg, mlen, "the volume has %d devices, the most it can", c->ndevs);
+		goto out;
+	}
+	ret = dev_open(path, false, &d);
+	if (ret) {
+		ret = say(c, ret, msg, mlen, "%s: %s", path, strerror(-ret));
+		d = NULL;
+		goto out;
+	}
+	if (d->size < DEV_MIN_SIZE) {
+		ret = say(c, -ENOSPC, msg, mlen, "%s: %llu bytes is too small (minimum %llu MiB)", path,
+			  (unsigned long long)d->size, (unsigned long long)(DEV_MIN_SIZE >> 20));
+		goto out;
+	}
+	sb = aligned_alloc(4096, SUPER_SIZE);
+	if (!sb) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (int k = 0; k < SUPER_COPIES; k++) {
+		if (super_offs[k] + SUPER_SIZE > d->size || dev_read(d, super_offs[k], sb, SUPER_SIZE))
+			continue;
+		if (sb->magic != GLASSFS_MAGIC)
+			continue;
+		if (!memcmp(sb->fsid, c->sb.fsid, 16))
+			ret = say(c, -EEXIST, msg, mlen,
+				  "%s is already part of this filesystem (device id %llu%s)", path,
+				  (unsigned long long)sb->dev_item.devid,
+				  c->opts.degraded ? ", missing from this degraded mount: remount with it" : "");
+		else
+			ret = say(c, -EEXIST, msg, mlen,
+				  "%s holds another glassfs volume; wipe it first (wipefs -a, or dd over its first MiB)",
+				  path);
+		goto out;
+	}
+	d->devid = next_devid(c);
+	if (getrandom(d->uuid, 16, 0) != 16) {
+		ret = -EIO;
+		goto out;
+	}
+	ret = wipe_supers(d);
+	if (ret) {
+		ret = say(c, ret, msg, mlen, "%s: cannot write: %s", path, strerror(-ret));
+		goto out;
+	}
+	ret = txn_join(c, 4, TXN_USE_RESERVE, &t);
+	if (ret) {
+		ret = say(c, ret, msg, mlen, "cannot start a transaction: %s", strerror(-ret));
+		goto out;
+	}
+	struct dev_item di;
+	struct key k = { DEV_ITEMS_OBJECTID, KEY_DEV_ITEM, d->devid };
+	memset(&di, 0, sizeof(di));
+	di.devid = d->devid;
+	di.total_bytes = d->size;
+	di.sector_size = di.io_align = di.io_width = CORE_SECTORSIZE;
+	di.generation = txn_transid(t);
+	di.rotational = d->rotational;
+	memcpy(di.uuid, d->uuid, 16);
+	memcpy(di.fsid, c->sb.fsid, 16);
+	ret = btree_insert(t, core_tree(c, CT_CHUNK), &k, &di, sizeof(di));
+	if (!ret) {
+		int idx = c->ndevs;
+		core_apply_latency(c, d, idx);
+		glock_write(&c->chunks.lock);
+		c->devs[idx] = d;
+		__atomic_store_n(&c->ndevs, idx + 1, __ATOMIC_RELEASE);
+		c->sb.num_devices++;
+		glock_write_unlock(&c->chunks.lock);
+		d = NULL;	/* the volume's now */
+	} else {
+		txn_abort(t, ret, "device add: inserting the device item");
+	}
+	int r = txn_end(t);
+	if (!ret)
+		ret = r;
+	if (!ret)
+		ret = txn_commit(c, COMMIT_OTHER);
+	if (ret)
+		say(c, ret, msg, mlen, "adding %s failed: %s", path, strerror(-ret));
+	else
+		core_log(c, "device %s added (id %llu, %s)", path,
+			 (unsigned long long)c->devs[c->ndevs - 1]->devid,
+			 c->devs[c->ndevs - 1]->rotational ? "rotational" : "non-rotational");
+out:
+	free(sb);
+	dev_close(d);
+	vol_release(v);
+	return ret;
+}
+
+/* Profiles of the chunks present, by type index (OR of their profile bits). */
+static int note_prof(const struct chunk *ch, void *arg)
+{
+	uint64_t *p = arg;
+
+	p[core_type_index(ch->type)] |= ch->type & BG_PROFILE_MASK;
+	return 0;
+}
+
+int volume_dev_remove(struct core *c, const char *path, char *msg, size_t mlen)
+{
+	struct chunk_list l = { 0 };
+	uint64_t profs[3] = { 0 };
+	struct volume *v;
+	struct dev *d;
+	struct txn *t;
+	int ret = vol_claim(c, &v, msg, mlen), idx = -1;
+
+	if (ret)
+		return ret;
+	d = dev_by_path(c, path);
+	if (!d) {
+		ret = say(c, -ENODEV, msg, mlen, "%s is not a device of this filesystem", path);
+		goto out;
+	}
+	if (c->ndevs == 1 && c->sb.num_devices <= 1) {
+		ret = say(c, -EINVAL, msg, mlen, "%s is the last device: a filesystem needs one", path);
+		goto out;
+	}
+	if (c->sb.num_devices > (uint64_t)c->ndevs) {
+		ret = say(c, -EINVAL, msg, mlen,
+			  "devices are missing from this mount: remove only with every device present");
+		goto out;
+	}
+	chunk_for_each(c, note_prof, profs);
+	for (int i = 0; i < 3; i++)
+		profs[i] |= c->profile[i];
+	for (int i = 0; i < 3; i++)
+		if ((profs[i] & BG_RAID1) && usable_devs(c, d) < 2) {
+			ret = say(c, -EINVAL, msg, mlen,
+				  "%s chunks are raid1, which needs 2 devices; %d would be left: "
+				  "convert first (glassctl balance start -%cconvert=single|dup)",
+				  i == 0 ? "data" : i == 1 ? "system" : "metadata", usable_devs(c, d),
+				  i == 0 ? 'd' : 'm');
+			goto out;
+		}
+	glock_write(&c->chunks.lock);
+	d->removing = true;		/* no new stripes here from now on */
+	glock_write_unlock(&c->chunks.lock);
+	l.dev = d;
+	ret = chunk_for_each(c, collect, &l);
+	for (int i = 0; !ret && i < l.n; i++)
+		ret = relocate(c, l.v[i].logical, l.v[i].type, l.v[i].type & BG_PROFILE_MASK, d,
+			       NULL, msg, mlen);
+	if (ret) {
+		glock_write(&c->chunks.lock);
+		d->removing = false;
+		glock_write_unlock(&c->chunks.lock);
+		say(c, ret, msg, mlen, "removing %s stopped, the device stays: %s", path,
+		    msg && *msg ? msg : strerror(-ret));
+		goto out;
+	}
+	/* new chunks may have raced onto it before removing was set */
+	l.n = 0;
+	chunk_for_each(c, collect, &l);
+	if (l.n) {
+		glock_write(&c->chunks.lock);
+		d->removing = false;
+		glock_write_unlock(&c->chunks.lock);
+		ret = say(c, -EAGAIN, msg, mlen, "%s still holds %d chunks; try again", path, l.n);
+		goto out;
+	}
+	ret = txn_join(c, 4, TXN_USE_RESERVE, &t);
+	if (ret) {
+		say(c, ret, msg, mlen, "cannot start a transaction: %s", strerror(-ret));
+		goto out;
+	}
+	struct key k = { DEV_ITEMS_OBJECTID, KEY_DEV_ITEM, d->devid };
+	ret = btree_delete(t, core_tree(c, CT_CHUNK), &k);
+	if (ret == -ENOENT)
+		ret = 0;
+	if (!ret) {
+		glock_write(&c->chunks.lock);
+		for (int i = 0; i < c->ndevs; i++)
+			if (c->devs[i] == d)
+				idx = i;
+		for (int i = idx; i + 1 < c->ndevs; i++)
+			c->devs[i] = c->devs[i + 1];
+		__atomic_store_n(&c->ndevs, c->ndevs - 1, __ATOMIC_RELEASE);
+		c->sb.num_devices--;
+		glock_write_unlock(&c->chunks.lock);
+	} else {
+		txn_abort(t, ret, "device remove: deleting the device item");
+	}
+	int r = txn_end(t);
+	if (!ret)
+		ret = r;
+	if (!ret)
+		ret = txn_commit(c, COMMIT_OTHER);
+	if (ret) {
+		say(c, ret, msg, mlen, "removing %s failed at the last commit: %s", path, strerror(-ret));
+		goto out;	/* aborted volume: keep d open, it may still be named */
+	}
+	/* no superblock of ours is left to claim the device */
+	if (wipe_supers(d))
+		core_log(c, "%s removed, but its superblocks could not be wiped", path);
+	core_log(c, "device %s removed", path);
+	d->readonly = true;	/* nothing of ours writes it again */
+	glock_write(&v->lock);
+	if (v->ngone < CORE_MAX_DEVS)
+		v->gone[v->ngone++] = d;
+	else
+		dev_close(d);
+	glock_write_unlock(&v->lock);
+out:
+	free(l.v);
+	vol_release(v);
+	return ret;
+}
+
+int volume_set_rotational(struct core *c, const char *path, int rot, char *msg, size_t mlen)
+{
+	struct volume *v;
+	struct dev *d;
+	struct txn *t;
+	struct dev_item di;
+	int ret;
+
+	if (rot != 0 && rot != 1)
+		return say(c, -EINVAL, msg, mlen, "rotational must be 0 or 1");
+	ret = vol_claim(c, &v, msg, mlen);
+	if (ret)
+		return ret;
+	d = dev_by_path(c, path);
+	if (!d) {
+		ret = say(c, -ENODEV, msg, mlen, "%s is not a device of this filesystem", path);
+		goto out;
+	}
+	struct key k = { DEV_ITEMS_OBJECTID, KEY_DEV_ITEM, d->devid };
+	ret = txn_join(c, 2, TXN_USE_RESERVE, &t);
+	if (ret) {
+		say(c, ret, msg, mlen, "cannot start a transaction: %s", strerror(-ret));
+		goto out;
+	}
+	ret = btree_lookup(core_tree(c, CT_CHUNK), &k, &di, sizeof(di));
+	if (ret == (int)sizeof(di)) {
+		di.rotational = (uint8_t)rot;
+		di.generation = txn_transid(t);
+		ret = btree_update(t, core_tree(c, CT_CHUNK), &k, &di, sizeof(di));
+	} else {
+		ret = ret < 0 ? ret : -EUCLEAN;
+	}
+	if (!ret) {
+		glock_write(&c->chunks.lock);
+		d->rotational = rot;	/* new chunks follow it; the superblock records it */
+		glock_write_unlock(&c->chunks.lock);
+	} else {
+		txn_abort(t, ret, "set-rotational: updating the device item");
+	}
+	int r = txn_end(t);
+	if (!ret)
+		ret = r;
+	if (!ret)
+		ret = txn_commit(c, COMMIT_OTHER);
+	if (ret)
+		say(c, ret, msg, mlen, "set-rotational %s failed: %s", path, strerror(-ret));
+	else
+		core_log(c, "device %s is now %s", path, rot ? "rotational" : "non-rotational");
+out:
+	vol_release(v);
+	return ret;
+}
+
+/* ---- balance -------------------------------------------------------------- */
+
+static void *balance_thread(void *arg)
+{
+	struct core *c = arg;
+	struct volume *v = c->vol;
+	struct chunk_list l = { 0 };
+	char msg[256] = "";
+	int ret;
+
+	ret = chunk_for_each(c, collect, &l);
+	if (!ret) {
+		uint64_t bytes = 0;
+		for (int i = 0; i < l.n; i++)
+			bytes += l.v[i].length;
+		__atomic_store_n(&v->chunks_total, (uint64_t)l.n, __ATOMIC_RELAXED);
+		__atomic_store_n(&v->bytes_total, bytes, __ATOMIC_RELAXED);
+	}
+	for (int i = 0; !ret && i < l.n; i++) {
+		uint64_t type = l.v[i].type;
+		int64_t conv = (type & BG_DATA) ? v->dconv : v->mconv;
+		uint64_t prof = conv >= 0 ? (uint64_t)conv : (type & BG_PROFILE_MASK);
+
+		if (__atomic_load_n(&v->cancel, __ATOMIC_RELAXED)) {
+			ret = -ECANCELED;
+			snprintf(msg, sizeof(msg), "cancelled");
+			break;
+		}
+		/* a conversion touches only the types it names, and leaves
+		 * chunks that have the profile already (btrfs's "soft"); a
+		 * plain balance rewrites every chunk */
+		bool filtered = v->dconv >= 0 || v->mconv >= 0;
+		if (filtered && (conv < 0 || prof == (type & BG_PROFILE_MASK)))
+			ret = 0;
+		else
+			ret = relocate(c, l.v[i].logical, type, prof, NULL, &v->cancel, msg, sizeof(msg));
+		if (!ret) {
+			__atomic_fetch_add(&v->chunks_done, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&v->bytes_done, l.v[i].length, __ATOMIC_RELAXED);
+		}
+		if (PROBE_ON(BALANCE_PROGRESS))
+			GLASSFS_BALANCE_PROGRESS(__atomic_load_n(&v->chunks_done, __ATOMIC_RELAXED),
+						 (uint64_t)l.n,
+						 __atomic_load_n(&v->bytes_done, __ATOMIC_RELAXED));
+	}
+	free(l.v);
+	glock_write(&v->lock);
+	v->result = ret;
+	snprintf(v->msg, sizeof(v->msg), "%s", ret ? msg : "");
+	v->busy = false;
+	glock_write_unlock(&v->lock);
+	core_log(c, "balance %s: %llu of %llu chunks done%s%s",
+		 ret == -ECANCELED ? "cancelled" : ret ? "stopped" : "finished",
+		 (unsigned long long)v->chunks_done, (unsigned long long)v->chunks_total,
+		 ret && ret != -ECANCELED ? ": " : "", ret && ret != -ECANCELED ? msg : "");
+	__atomic_store_n(&v->running, 0, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+int volume_balance_start(struct core *c, int64_t dconv, int64_t mconv, char *msg, size_t mlen)
+{
+	struct volume *v;
+	int ret;
+
+	for (int i = 0; i < 2; i++) {
+		int64_t p = i ? mconv : dconv;
+		if (p >= 0 && ((uint64_t)p & ~(BG_RAID1 | BG_DUP)))
+			return say(c, -EINVAL, msg, mlen, "unsupported profile %lld", (long long)p);
+		if (p >= 0 && ((uint64_t)p & BG_RAID1) && usable_devs(c, NULL) < 2)
+			return say(c, -EINVAL, msg, mlen,
+				   "cannot convert %s to raid1: it needs 2 devices, the volume has %d",
+				   i ? "metadata" : "data", usable_devs(c, NULL));
+	}
+	ret = vol_claim(c, &v, msg, mlen);
+	if (ret)
+		return ret;
+	glock_write(&v->lock);
+	if (v->joinable) {
+		glock_write_unlock(&v->lock);
+		pthread_join(v->thread, NULL);	/* finished: busy was clear */
+		glock_write(&v->lock);
+		v->joinable = false;
+	}
+	v->dconv = dconv;
+	v->mconv = mconv;
+	v->cancel = 0;
+	v->result = 0;
+	v->msg[0] = 0;
+	v->chunks_total = v->chunks_done = v->bytes_total = v->bytes_done = 0;
+	/* new chunks take the converted profiles from now on */
+	if (dconv >= 0)
+		c->profile[core_type_index(BG_DATA)] = (uint64_t)dconv;
+	if (mconv >= 0) {
+		c->profile[core_type_index(BG_METADATA)] = (uint64_t)mconv;
+		c->profile[core_type_index(BG_SYSTEM)] = (uint64_t)mconv;
+	}
+	v->running = 1;
+	ret = -pthread_create(&v->thread, NULL, balance_thread, c);
+	if (ret) {
+		v->running = 0;
+		v->busy = false;
+	} else {
+		v->joinable = true;
+		v->started++;
+	}
+	glock_write_unlock(&v->lock);
+	if (!ret)
+		core_log(c, "balance started (data %s, metadata %s)",
+			 dconv >= 0 ? core_profile_name((uint64_t)dconv) : "keep",
+			 mconv >= 0 ? core_profile_name((uint64_t)mconv) : "keep");
+	return ret;
+}
+
+void volume_balance_status(struct core *c, struct volume_balance_status *s)
+{
+	struct volume *v = vol_get(c);
+
+	memset(s, 0, sizeof(*s));
+	if (!v)
+		return;
+	glock_write(&v->lock);
+	s->running = __atomic_load_n(&v->running, __ATOMIC_ACQUIRE);
+	s->result = v->result;
+	s->started = v->started;
+	s->chunks_total = __atomic_load_n(&v->chunks_total, __ATOMIC_RELAXED);
+	s->chunks_done = __atomic_load_n(&v->chunks_done, __ATOMIC_RELAXED);
+	s->bytes_total = __atomic_load_n(&v->bytes_total, __ATOMIC_RELAXED);
+	s->bytes_done = __atomic_load_n(&v->bytes_done, __ATOMIC_RELAXED);
+	snprintf(s->msg, sizeof(s->msg), "%s", v->msg);
+	glock_write_unlock(&v->lock);
+}
+
+int volume_balance_cancel(struct core *c)
+{
+	struct volume *v = vol_get(c);
+
+	if (!v || !__atomic_load_n(&v->running, __ATOMIC_ACQUIRE))
+		return -ENOENT;
+	__atomic_store_n(&v->cancel, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+void volume_close(struct core *c)
+{
+	struct volume *v = c->vol;
+
+	if (!v)
+		return;
+	if (v->joinable) {
+		__atomic_store_n(&v->cancel, 1, __ATOMIC_RELAXED);
+		pthread_join(v->thread, NULL);
+		v->joinable = false;
+	}
+	for (int i = 0; i < v->ngone; i++)
+		dev_close(v->gone[i]);
+	c->vol = NULL;
+	free(v);
+}
+
+/* ---- stale devices at open ------------------------------------------------- */
+
+struct resync { struct core *c; struct dev *d; uint64_t copied, single; int ret; };
+
+static int resync_chunk(const struct chunk *ch, void *arg)
+{
+	struct resync *r = arg;
+	int mine = -1, good = -1;
+
+	for (int i = 0; i < ch->num_stripes; i++) {
+		if (ch->stripes[i].dev == r->d)
+			mine = i;
+		else if (ch->stripes[i].dev && !ch->stripes[i].dev->stale)
+			good = i;
+	}
+	if (mine < 0)
+		return 0;
+	if (good < 0) {
+		r->single++;
+		return 0;
+	}
+	/* under the map's read lock: nothing else runs yet (open) */
+	uint8_t *buf = aligned_alloc(4096, SEG);
+	if (!buf)
+		return -ENOMEM;
+	for (uint64_t off = 0; off < ch->length && !r->ret; off += SEG) {
+		uint64_t n = ch->length - off < SEG ? ch->length - off : SEG;
+		r->ret = dev_read(ch->stripes[good].dev, ch->stripes[good].physical + off, buf, n);
+		if (!r->ret)
+			r->ret = dev_write(r->d, ch->stripes[mine].physical + off, buf, n);
+	}
+	free(buf);
+	r->copied += ch->length;
+	return r->ret;
+}
+
+int volume_open_check(struct core *c)
+{
+	int done = 0;
+
+	for (int i = 0; i < c->ndevs; i++) {
+		struct dev *d = c->devs[i];
+		struct resync r = { c, d, 0, 0, 0 };
+
+		if (!d->stale)
+			continue;
+		core_log(c, "%s: stale superblock (generation %llu, the volume is at %llu): it missed commits%s",
+			 d->path, (unsigned long long)d->sb_generation,
+			 (unsigned long long)c->generation,
+			 c->readonly ? "; read-only: its copies are read last" :
+			 "; rewriting its copies from the other devices");
+		if (c->readonly)
+			continue;
+		int ret = chunk_for_each(c, resync_chunk, &r);
+		if (!ret)
+			ret = dev_flush(d);
+		if (ret) {
+			core_log(c, "%s: resync failed (%s); its copies stay last to be read",
+				 d->path, strerror(-ret));
+			continue;
+		}
+		core_log(c, "%s: resynced %llu MiB%s", d->path, (unsigned long long)(r.copied >> 20),
+			 r.single ? "; chunks with no other copy kept as they are (checksums judge them)" : "");
+		d->stale = false;	/* the next commit writes its superblock */
+		__atomic_fetch_add(&c->repaired, 1, __ATOMIC_RELAXED);
+		done++;
+	}
+	return done;
+}
+
+/* ---- ioctls ---------------------------------------------------------------- */
+
+int volume_ioctl(struct core *c, unsigned cmd, const void *in, size_t insz, void *out,
+		 size_t *outsz)
+{
+	if (cmd == GLASSFS_IOC_BALANCE_STATUS) {
+		struct glassfs_ioc_balance o;
+		struct volume_balance_status s;
+
+		if (*outsz < sizeof(o))
+			return -EINVAL;
+		volume_balance_status(c, &s);
+		memset(&o, 0, sizeof(o));
+		o.version = 1;
+		o.running = s.running;
+		o.result = s.result;
+		o.started = s.started;
+		o.chunks_total = s.chunks_total;
+		o.chunks_done = s.chunks_done;
+		o.bytes_total = s.bytes_total;
+		o.bytes_done = s.bytes_done;
+		snprintf(o.msg, sizeof(o.msg), "%s", s.msg);
+		memcpy(out, &o, sizeof(o));
+		*outsz = sizeof(o);
+		return 0;
+	}
+	if (cmd != GLASSFS_IOC_DEV_ADD && cmd != GLASSFS_IOC_DEV_REMOVE &&
+	    cmd != GLASSFS_IOC_DEV_ROTATIONAL && cmd != GLASSFS_IOC_BALANCE_START &&
+	    cmd != GLASSFS_IOC_BALANCE_CANCEL)
+		return -ENOTTY;
+
+	struct glassfs_ioc_vol *io = malloc(sizeof(*io));
+	int ret;
+
+	if (!io)
+		return -ENOMEM;
+	if (insz < sizeof(*io) || *outsz < sizeof(*io)) {
+		free(io);
+		return -EINVAL;
+	}
+	memcpy(io, in, sizeof(*io));
+	io->path[sizeof(io->path) - 1] = 0;
+	io->msg[0] = 0;
+	switch (cmd) {
+	case GLASSFS_IOC_DEV_ADD:
+		ret = volume_dev_add(c, io->path, io->msg, sizeof(io->msg));
+		break;
+	case GLASSFS_IOC_DEV_REMOVE:
+		ret = volume_dev_remove(c, io->path, io->msg, sizeof(io->msg));
+		break;
+	case GLASSFS_IOC_DEV_ROTATIONAL:
+		ret = volume_set_rotational(c, io->path, (int)io->arg0, io->msg, sizeof(io->msg));
+		break;
+	case GLASSFS_IOC_BALANCE_START:
+		ret = volume_balance_start(c, io->arg0, io->arg1, io->msg, sizeof(io->msg));
+		break;
+	default:
+		ret = volume_balance_cancel(c);
+		if (ret == -ENOENT)
+			snprintf(io->msg, sizeof(io->msg), "no balance running");
+		break;
+	}
+	io->result = ret;
+	memcpy(out, io, sizeof(*io));
+	*outsz = sizeof(*io);
+	free(io);
+	return 0;
+}
