@@ -413,17 +413,7 @@ const char *glock_type_name(enum glock_type t)
 
 const char *glock_class_name(enum glock_class c)
 {
-	switch (c) {
-	case GLOCK_CLASS_NODE: return "node";
-	case GLOCK_CLASS_ROOT: return "root";
-	case GLOCK_CLASS_GROUP: return "group";
-	case GLOCK_CLASS_ALLOC: return "alloc";
-	case GLOCK_CLASS_TXN: return "txn";
-	case GLOCK_CLASS_INODE: return "inode";
-	case GLOCK_CLASS_CACHE: return "cache";
-	case GLOCK_CLASS_DEV: return "dev";
-	case GLOCK_CLASS_CHUNK: return "chunk";
-	case GLOCK_CLASS_MISC: return "misc";
-	}
-	return "?";
+	const char *s = glock_class_str(c);
+
+	return s ? s : "?";
 }

@@ -28,6 +28,7 @@
 
 #include <stdint.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 enum glock_class {		/* the probe's "class" argument */
 	GLOCK_CLASS_NODE  = 1,	/* a B-tree node (level > 0 below the root, or leaf) */
@@ -40,6 +41,7 @@ enum glock_class {		/* the probe's "class" argument */
 	GLOCK_CLASS_DEV   = 8,	/* device state, discard queue */
 	GLOCK_CLASS_CHUNK = 9,	/* chunk map */
 	GLOCK_CLASS_MISC  = 10,
+	GLOCK_CLASS_NR,		/* one past the last class */
 };
 
 enum glock_type {
@@ -106,6 +108,35 @@ uint64_t glock_now_ns(void);
 /* The locktype= mount option: "rwlock", "mutex", "spin". 0 or -EINVAL. */
 int glock_type_parse(const char *s, enum glock_type *out);
 const char *glock_type_name(enum glock_type t);
+/* The class's name, "?" for a number that is no class. */
 const char *glock_class_name(enum glock_class c);
+
+/*
+ * The class's name ("node", "root", ...), or NULL for a number that is no
+ * class (e.g. a probe's class argument from another build).  The one table
+ * of class names: the engine (glock_class_name) and the tools that decode
+ * the probes' class argument (glass-lockstat) both name classes through it,
+ * so a new class is named once, here.  Inline so that a tool uses it
+ * without linking the engine.
+ */
+static inline const char *glock_class_str(unsigned c)
+{
+	static const char *const names[] = {
+		[GLOCK_CLASS_NODE]  = "node",
+		[GLOCK_CLASS_ROOT]  = "root",
+		[GLOCK_CLASS_GROUP] = "group",
+		[GLOCK_CLASS_ALLOC] = "alloc",
+		[GLOCK_CLASS_TXN]   = "txn",
+		[GLOCK_CLASS_INODE] = "inode",
+		[GLOCK_CLASS_CACHE] = "cache",
+		[GLOCK_CLASS_DEV]   = "dev",
+		[GLOCK_CLASS_CHUNK] = "chunk",
+		[GLOCK_CLASS_MISC]  = "misc",
+	};
+
+	_Static_assert(sizeof(names) / sizeof(names[0]) == GLOCK_CLASS_NR,
+		       "every glock class needs a name here");
+	return c < GLOCK_CLASS_NR ? names[c] : NULL;
+}
 
 #endif

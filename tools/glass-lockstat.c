@@ -24,6 +24,7 @@
 #include "bpf/lockstat.h"
 #include "lockstat.skel.h"
 #include "fs/lock.h"
+#include "tools/lib/args.h"
 #include "tools/lib/bpfutil.h"
 #include "tools/lib/hist.h"
 #include "tools/lib/syms.h"
@@ -68,16 +69,7 @@ static const struct argp_option opts[] = {
 
 static long parse_num(const char *s, const char *what, long lo, long hi)
 {
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || end == s || v < lo || v > hi) {
-		fprintf(stderr, "glass-lockstat: invalid %s: %s\n", what, s);
-		exit(2);
-	}
-	return v;
+	return args__num("glass-lockstat", s, what, lo, hi);
 }
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
@@ -100,21 +92,14 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/* fs/lock.h names the classes; bpf/lockstat.h keeps LS_CLASSES of them. */
+_Static_assert(GLOCK_CLASS_NR <= LS_CLASSES, "bpf/lockstat.h: raise LS_CLASSES");
+
 static const char *class_name(int c)
 {
-	switch (c) {
-	case GLOCK_CLASS_NODE: return "node";
-	case GLOCK_CLASS_ROOT: return "root";
-	case GLOCK_CLASS_GROUP: return "group";
-	case GLOCK_CLASS_ALLOC: return "alloc";
-	case GLOCK_CLASS_TXN: return "txn";
-	case GLOCK_CLASS_INODE: return "inode";
-	case GLOCK_CLASS_CACHE: return "cache";
-	case GLOCK_CLASS_DEV: return "dev";
-	case GLOCK_CLASS_CHUNK: return "chunk";
-	case GLOCK_CLASS_MISC: return "misc";
-	default: return "unknown";
-	}
+	const char *s = glock_class_str(c);
+
+	return s ? s : "unknown";
 }
 
 struct row {
@@ -248,6 +233,30 @@ static void json_str(const char *s)
 	putchar('"');
 }
 
+/*
+ * Acquisitions are counted only with -a (lock__acquired attached).  Text:
+ * the count, or "-".  JSON: the count and "acquired_counted":true, or 0
+ * and "acquired_counted":false (readers that want an integer still parse).
+ */
+struct acq_buf { char s[48]; };
+
+static const char *acquired_text(struct acq_buf *b, __u64 n)
+{
+	if (!env.all)
+		return "-";
+	snprintf(b->s, sizeof(b->s), "%llu", (unsigned long long)n);
+	return b->s;
+}
+
+static const char *acquired_json(struct acq_buf *b, __u64 n)
+{
+	if (!env.all)
+		return "0,\"acquired_counted\":false";
+	snprintf(b->s, sizeof(b->s), "%llu,\"acquired_counted\":true",
+		 (unsigned long long)n);
+	return b->s;
+}
+
 static __u64 avg(const struct ls_hist *h) { return h->events ? h->total_ns / h->events : 0; }
 
 static void print_stack(struct syms_cache *sc, int smfd, const struct stk *s,
@@ -293,20 +302,15 @@ static void report(struct lockstat_bpf *skel, struct syms_cache *sc)
 		printf("{\"classes\":[");
 		for (size_t i = 0; i < nr; i++) {
 			struct row *r = &rows[i];
+			struct acq_buf acq;
 
-			/* Not counted without -a: 0 with "acquired_counted":
-			 * false (readers that want an integer still parse). */
-			char acq[48] = "0,\"acquired_counted\":false";
-
-			if (env.all)
-				snprintf(acq, sizeof(acq), "%llu,\"acquired_counted\":true",
-					 (unsigned long long)r->wait.count);
 			printf("%s{\"class\":\"%s\",\"level\":%d,\"mode\":\"%s\","
 			       "\"acquired\":%s,\"contended\":%llu,\"wait_ns\":%llu,"
 			       "\"wait_max_ns\":%llu,\"hold_ns\":%llu,\"holds\":%llu,"
 			       "\"hold_max_ns\":%llu,\"wait_hist\":",
 			       i ? "," : "", class_name(r->cls), r->level,
-			       r->mode ? "write" : "read", acq,
+			       r->mode ? "write" : "read",
+			       acquired_json(&acq, r->wait.count),
 			       (unsigned long long)r->wait.events,
 			       (unsigned long long)r->wait.total_ns,
 			       (unsigned long long)r->wait.max_ns,
@@ -321,18 +325,15 @@ static void report(struct lockstat_bpf *skel, struct syms_cache *sc)
 		printf("],\"instances\":[");
 		for (size_t i = 0; i < top; i++) {
 			struct inst *in = &insts[i];
+			struct acq_buf acq;
 
-			char acq[48] = "0,\"acquired_counted\":false";
-
-			if (env.all)
-				snprintf(acq, sizeof(acq), "%llu,\"acquired_counted\":true",
-					 (unsigned long long)in->v.acquired);
 			printf("%s{\"addr\":\"0x%llx\",\"class\":\"%s\",\"tree\":%llu,"
 			       "\"level\":%d,\"group\":%d,\"acquired\":%s,"
 			       "\"contended\":%llu,\"wait_ns\":%llu,\"wait_max_ns\":%llu}",
 			       i ? "," : "", (unsigned long long)in->addr,
 			       class_name(in->v.cls), (unsigned long long)in->v.tree,
-			       in->v.level, in->v.group, acq,
+			       in->v.level, in->v.group,
+			       acquired_json(&acq, in->v.acquired),
 			       (unsigned long long)in->v.contended,
 			       (unsigned long long)in->v.wait_ns,
 			       (unsigned long long)in->v.max_wait_ns);
@@ -357,15 +358,15 @@ static void report(struct lockstat_bpf *skel, struct syms_cache *sc)
 	       "WAIT_AVG", "WAIT_P99", "WAIT_MAX", "HOLD_TOTAL", "HOLD_AVG", "HOLD_MAX");
 	for (size_t i = 0; i < nr; i++) {
 		struct row *r = &rows[i];
-		char acq[24] = "-", hold[48] = "           -         -         -";
+		struct acq_buf acq;
+		char hold[48] = "           -         -         -";
 
-		if (env.all) {
-			snprintf(acq, sizeof(acq), "%llu", (unsigned long long)r->wait.count);
+		if (env.all)
 			snprintf(hold, sizeof(hold), "%12.1f %9.1f %9.1f", r->hold.total_ns / 1e3,
 				 avg(&r->hold) / 1e3, r->hold.max_ns / 1e3);
-		}
 		printf("%-7s %5d %-5s %10s %10llu %12.1f %9.1f %9.1f %9.1f %s\n",
-		       class_name(r->cls), r->level, r->mode ? "write" : "read", acq,
+		       class_name(r->cls), r->level, r->mode ? "write" : "read",
+		       acquired_text(&acq, r->wait.count),
 		       (unsigned long long)r->wait.events,
 		       r->wait.total_ns / 1e3, avg(&r->wait) / 1e3,
 		       hist__percentile(r->wait.slots, LS_SLOTS, 99) / 1e3,
@@ -392,14 +393,12 @@ static void report(struct lockstat_bpf *skel, struct syms_cache *sc)
 	       "TREE", "LEVEL", "GROUP", "ACQUIRED", "CONTENDED", "WAIT_TOTAL", "WAIT_MAX");
 	for (size_t i = 0; i < top; i++) {
 		struct inst *in = &insts[i];
+		struct acq_buf acq;
 
-		char acq[24] = "-";
-
-		if (env.all)
-			snprintf(acq, sizeof(acq), "%llu", (unsigned long long)in->v.acquired);
 		printf("0x%-16llx %-7s %8llu %5d %5d %10s %10llu %12.1f %9.1f\n",
 		       (unsigned long long)in->addr, class_name(in->v.cls),
-		       (unsigned long long)in->v.tree, in->v.level, in->v.group, acq,
+		       (unsigned long long)in->v.tree, in->v.level, in->v.group,
+		       acquired_text(&acq, in->v.acquired),
 		       (unsigned long long)in->v.contended,
 		       in->v.wait_ns / 1e3, in->v.max_wait_ns / 1e3);
 	}
@@ -510,8 +509,6 @@ int main(int argc, char **argv)
 	skel->links.lock_contended = skel->links.lock_acquired = skel->links.lock_released = NULL;
 	report(skel, sc);
 	{
-		int ncpu = libbpf_num_possible_cpus();
-		__u64 vals[ncpu > 0 ? ncpu : 1];
 		static const char *names[LSC_NR] = {
 			[LSC_FIRED] = "probe firings",
 			[LSC_INST_FULL] = "lock instances not tracked (instance map full)",
@@ -521,15 +518,12 @@ int main(int argc, char **argv)
 		};
 
 		for (__u32 c = 0; c < LSC_NR; c++) {
-			__u64 s = 0;
+			unsigned long long s;
 
-			if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.counters), &c, vals))
+			if (bpfutil__percpu_sum(bpf_map__fd(skel->maps.counters), c, &s))
 				continue;
-			for (int i = 0; i < ncpu; i++)
-				s += vals[i];
 			if (s || c == LSC_FIRED)
-				fprintf(stderr, "glass-lockstat: %llu %s\n",
-					(unsigned long long)s, names[c]);
+				fprintf(stderr, "glass-lockstat: %llu %s\n", s, names[c]);
 		}
 	}
 out:

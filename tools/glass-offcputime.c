@@ -23,6 +23,7 @@
 
 #include "bpf/offcputime.h"
 #include "offcputime.skel.h"
+#include "tools/lib/args.h"
 #include "tools/lib/bpfutil.h"
 #include "tools/lib/folded.h"
 #include "tools/lib/pprof.h"
@@ -74,16 +75,7 @@ static const struct argp_option opts[] = {
 
 static long parse_num(const char *s, const char *what, long lo, long hi)
 {
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || end == s || v < lo || v > hi) {
-		fprintf(stderr, "glass-offcputime: invalid %s: %s\n", what, s);
-		exit(2);
-	}
-	return v;
+	return args__num("glass-offcputime", s, what, lo, hi);
 }
 
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
@@ -292,19 +284,12 @@ static size_t map_count(int fd, size_t key_size)
 
 static void report_counters(struct offcputime_bpf *skel, int *lost)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	__u64 *vals = calloc(ncpu, sizeof(*vals));
-
 	*lost = 0;
-	if (!vals)
-		return;
 	for (__u32 c = 0; c < OC_NR; c++) {
-		__u64 sum = 0;
+		unsigned long long sum;
 
-		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.counters), &c, vals))
+		if (bpfutil__percpu_sum(bpf_map__fd(skel->maps.counters), c, &sum))
 			continue;
-		for (int i = 0; i < ncpu; i++)
-			sum += vals[i];
 		if (c != OC_BLOCKS && c != OC_INPROGRESS && c != OC_KSTACK_TRUNC &&
 		    c != OC_USTACK_TRUNC && c != OC_IDLE_SKIPPED &&
 		    c != OC_EARLY_USTACK && sum)
@@ -312,8 +297,8 @@ static void report_counters(struct offcputime_bpf *skel, int *lost)
 		if (c == OC_EARLY_USTACK && !env.verbose)
 			continue;
 		if (sum || c == OC_BLOCKS)
-			fprintf(stderr, "glass-offcputime: %llu %s\n",
-				(unsigned long long)sum, counter_names[c]);
+			fprintf(stderr, "glass-offcputime: %llu %s\n", sum,
+				counter_names[c]);
 		if (sum && (c == OC_STACKS_FULL || c == OC_COUNTS_FULL)) {
 			struct bpf_map *m = c == OC_STACKS_FULL ? skel->maps.stacks : skel->maps.counts;
 
@@ -324,7 +309,6 @@ static void report_counters(struct offcputime_bpf *skel, int *lost)
 				": not full, the kernel could not allocate an entry at that moment" : "");
 		}
 	}
-	free(vals);
 }
 
 /* The folded frames of an entry, leaf first, comm last (also for pprof). */

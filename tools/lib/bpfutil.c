@@ -236,3 +236,25 @@ size_t bpfutil__map_read(int fd, size_t key_size, size_t val_off, size_t elem_si
 	*out = v;
 	return n;
 }
+
+int bpfutil__percpu_sum(int fd, unsigned key, unsigned long long *sum)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *vals;
+	__u32 k = key;
+	int err = 0;
+
+	*sum = 0;
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(fd, &k, vals))
+		err = -errno;
+	else
+		for (int i = 0; i < ncpu; i++)
+			*sum += vals[i];
+	free(vals);
+	return err;
+}

@@ -56,4 +56,11 @@ const char *bpfutil__tool(void);
 size_t bpfutil__map_read(int fd, size_t key_size, size_t val_off, size_t elem_size,
 			 bool (*keep)(const void *elem), void **out);
 
+/*
+ * A counter of a per-CPU array of __u64 (the tools' "lost"/"fired"
+ * counters): *sum = the value at key summed over every possible CPU.
+ * 0, or -errno (no such key, out of memory) with *sum = 0.
+ */
+int bpfutil__percpu_sum(int fd, unsigned key, unsigned long long *sum);
+
 #endif

@@ -13,7 +13,46 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tools/lib/args.h"
 #include "tools/lib/bpfutil.h"
+#include "tools/lib/hist.h"
+
+const struct argp_option uhist_options[] = {
+	{ "pid", 'p', "PID", 0, "Trace this glassfs process", 0 },
+	{ "binary", 'b', "PATH", 0, "Trace every process running this binary", 0 },
+	{ "duration", 'd', "SECONDS", 0, "Trace for SECONDS (default: until Ctrl-C)", 0 },
+	{ "json", 'j', NULL, 0, "JSON output", 0 },
+	{ "verbose", 'v', NULL, 0, "Verbose libbpf output", 0 },
+	{},
+};
+
+error_t uhist__parse_arg(int key, char *arg, struct argp_state *state)
+{
+	struct uhist_env *env = state->input;
+
+	switch (key) {
+	case 'p': env->pid = args__num(env->tool, arg, "PID", 1, INT_MAX); break;
+	case 'd': env->duration = args__num(env->tool, arg, "duration", 1, INT_MAX); break;
+	case 'b': env->binary = arg; break;
+	case 'j': env->json = true; break;
+	case 'v': env->verbose = true; break;
+	case ARGP_KEY_ARG: argp_usage(state); break;
+	default: return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+int uhist__start(const struct uhist_env *env)
+{
+	int err;
+
+	bpfutil__init(env->tool, env->verbose);
+	err = bpfutil__check_env();
+	if (err)
+		return err;
+	bpfutil__run_for(0);
+	return 0;
+}
 
 static int entry_cmp(const void *a, const void *b)
 {
@@ -109,4 +148,29 @@ int uhist__trace(pid_t pid, const char *binary, unsigned seconds,
 	uhist__wait(pid, seconds);
 	uhist__detach(p, n);
 	return 0;
+}
+
+void uhist__print_latency(FILE *f, const char *title, const struct uh_val *v)
+{
+	fprintf(f, "%s:\n", title);
+	hist__print_log2(f, v->slots, UH_SLOTS, "nsecs");
+	if (v->count)
+		fprintf(f, "avg %.1f us, max %.1f us\n", v->total_ns / 1e3 / v->count,
+			v->max_ns / 1e3);
+}
+
+void uhist__print_waits(FILE *f, const char *title, const struct uh_val *v)
+{
+	fprintf(f, "%s: %llu, total %.1f us, max %.1f us\n", title,
+		(unsigned long long)v->count, v->total_ns / 1e3, v->max_ns / 1e3);
+	if (v->count)
+		hist__print_log2(f, v->slots, UH_SLOTS, "nsecs");
+}
+
+void uhist__print_json_waits(FILE *f, const struct uh_val *v)
+{
+	fprintf(f, "\"count\":%llu,\"total_ns\":%llu,\"max_ns\":%llu,\"hist\":",
+		(unsigned long long)v->count, (unsigned long long)v->total_ns,
+		(unsigned long long)v->max_ns);
+	hist__print_json(f, v->slots, UH_SLOTS);
 }
