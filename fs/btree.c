@@ -318,12 +318,20 @@ void root_release(struct root *r)
 
 uint64_t root_id(const struct root *r) { return r->id; }
 
+/* Trees that snapshots may share nodes between: a node of such a tree may
+ * have been written by (be owned by) another fs tree, so its owner is not
+ * checked against the tree read through. */
+static inline uint64_t expect_owner(const struct root *r)
+{
+	return r->id == FS_TREE_OBJECTID || r->id >= FIRST_SUBVOL_OBJECTID ? 0 : r->id;
+}
+
 /* Load the root node (root->lock held for writing). */
 static int load_root(struct root *r)
 {
 	struct node_expect e = {
 		.nodesize = NS(r), .bytenr = r->bytenr, .fsid = core_fsid(r->core),
-		.owner = r->id, .level = r->level, .generation = 0,
+		.owner = expect_owner(r), .level = r->level, .generation = 0,
 		.max_generation = r->generation,
 	};
 	struct node *n;
@@ -347,7 +355,7 @@ static struct node *read_child(struct root *r, struct node *parent, int slot, in
 		.nodesize = NS(r),
 		.bytenr = nb_ptr_blockptr(D(parent), slot),
 		.fsid = core_fsid(r->core),
-		.owner = r->id,
+		.owner = expect_owner(r),
 		.level = LVL(parent) - 1,
 		.generation = nb_ptr_gen(D(parent), slot),
 	};
@@ -357,6 +365,54 @@ static struct node *read_child(struct root *r, struct node *parent, int slot, in
 /* ---- copy-on-write ------------------------------------------------- */
 
 /*
+ * Shared nodes (lazy reference counting, Rodeh "B-trees, Shadowing, and
+ * Clones"): a snapshot shares its source's nodes; each node's extent item
+ * counts the parent pointers (or root items) that reach it.  A node can
+ * only be shared if it is no younger than the tree's last snapshot, so
+ * trees never snapshotted never ask.  Copying a shared node gives the copy
+ * one more reference on every child (data extents of a leaf's file-extent
+ * items) and drops one on the node, which stays for its other owners;
+ * copying an unshared node moves its references to the copy and frees it.
+ */
+static int ref_children(struct txn *t, struct root *r, const uint8_t *b, int level, int delta)
+{
+	uint32_t n = nb_nritems(b);
+	int ret = 0;
+
+	for (uint32_t i = 0; i < n && !ret; i++) {
+		if (level > 0) {
+			ret = meta_ref(t, r->id, level - 1, nb_ptr_blockptr(b, (int)i), delta);
+		} else {
+			struct key k;
+			nb_item_key(b, (int)i, &k);
+			ret = meta_leaf_item_ref(t, &k, b + nb_item_off(b, (int)i),
+						 nb_item_size(b, (int)i), delta);
+		}
+	}
+	return ret;
+}
+
+static int maybe_shared(const struct root *r, const struct node *n)
+{
+	return r->last_snapshot && nb_generation(D(n)) <= r->last_snapshot;
+}
+
+/* The tree stops pointing at old (now copied to nn, or NULL when the node
+ * is just dropped): free it, or drop one reference if it is shared. */
+static int release_old(struct txn *t, struct root *r, struct node *old, struct node *nn, int l)
+{
+	int shared = maybe_shared(r, old) ? meta_shared_drop(t, r->id, l, old->bytenr) : 0;
+
+	if (shared < 0)
+		return shared;
+	if (shared)
+		return nn ? ref_children(t, r, D(nn), l, +1) : 0;
+	cache_drop(old);
+	meta_free(t, r->id, l, old->bytenr);
+	return 0;
+}
+
+/*
  * Copy the node at level l of p (locked for writing) into a new block,
  * point its parent (level l+1, its slot held for writing) or the root
  * (root->lock held for writing) at the copy, free the old block.
@@ -364,7 +420,7 @@ static struct node *read_child(struct root *r, struct node *parent, int slot, in
 static int cow_node(struct txn *t, struct root *r, struct path *p, int l)
 {
 	struct node *old = p->nodes[l], *nn;
-	uint64_t transid = txn_transid(t), b, ob;
+	uint64_t transid = txn_transid(t), b;
 	int is_root = (l + 1 >= BTREE_MAX_LEVEL || !p->nodes[l + 1]);
 	int ret = meta_alloc(t, r->id, l, &b);
 
@@ -394,12 +450,10 @@ static int cow_node(struct txn *t, struct root *r, struct path *p, int l)
 		nb_set_ptr(D(parent), p->slots[l + 1], b, transid);
 	}
 	unlock_like(p, l, old);
-	ob = old->bytenr;
-	cache_drop(old);
-	cache_put(old);
 	p->nodes[l] = nn;
-	meta_free(t, r->id, l, ob);
-	return 0;
+	ret = release_old(t, r, old, nn, l);
+	cache_put(old);
+	return ret;
 }
 
 /* ---- leaf and pointer array edits (the node is held as needed) ----- */
@@ -773,7 +827,7 @@ static struct node *cow_sibling(struct txn *t, struct root *r, struct node *pare
 	lock_all(nn, L_WRITE);
 	nb_set_ptr(D(parent), pslot, nn->bytenr, txn_transid(t));
 	unlock_all(s, L_WRITE);
-	free_node(t, r, s);
+	*err = release_old(t, r, s, nn, level);	/* on error nn is linked: the caller fails */
 	cache_put(s);
 	return nn;
 }
@@ -807,6 +861,11 @@ static int rebalance(struct txn *t, struct root *r, struct path *p, int l)
 			return err;
 		}
 		s = nn;
+		if (err) {
+			unlock_all(s, L_WRITE);
+			cache_put(s);
+			return err;
+		}
 	}
 	L = left_is_c ? c : s;
 	R = left_is_c ? s : c;
@@ -1388,6 +1447,7 @@ struct walk {
 	int (*visit)(const struct node_info *ni, void *arg);
 	void (*bad)(uint64_t bytenr, int level, int err, void *arg);
 	void *arg;
+	const struct key *dropped;	/* a deleted tree: subtrees ending at or below it are gone */
 };
 
 static void report(struct walk *w, uint64_t bytenr, int level, int err, const char *fmt, ...)
@@ -1451,14 +1511,19 @@ static int walk_node(struct walk *w, struct node *n, const struct key *lo, const
 			goto out;
 		}
 	}
-	ni = (struct node_info){ n->bytenr, nb_generation(copy), nb_owner(copy), level, (uint32_t)cnt };
+	ni = (struct node_info){ n->bytenr, nb_generation(copy), nb_owner(copy), level, (uint32_t)cnt,
+				 copy };
 	ret = w->visit ? w->visit(&ni, w->arg) : 0;
 	if (ret < 0 || level == 0)
 		goto out;
+	if (ret > 0) {		/* seen through another tree already */
+		ret = 0;
+		goto out;
+	}
 	for (int i = 0; i < cnt && ret >= 0; i++) {
 		struct node_expect e = {
 			.nodesize = ns, .bytenr = nb_ptr_blockptr(copy, i),
-			.fsid = core_fsid(w->r->core), .owner = w->r->id, .level = level - 1,
+			.fsid = core_fsid(w->r->core), .owner = expect_owner(w->r), .level = level - 1,
 			.generation = nb_ptr_gen(copy, i),
 		};
 		struct key klo, khi;
@@ -1474,6 +1539,8 @@ static int walk_node(struct walk *w, struct node *n, const struct key *lo, const
 			nb_ptr_key(copy, i + 1, &khi);
 			chi = &khi;
 		}
+		if (w->dropped && chi && key_cmp(chi, w->dropped) <= 0)
+			continue;
 		c = cache_read(NC(w->r), &e, &err);
 		if (!c) {
 			report(w, e.bytenr, level - 1, err == -ESTALE ? -EIO : err,
@@ -1494,7 +1561,15 @@ int btree_walk(struct root *r,
 	       void (*bad)(uint64_t bytenr, int level, int err, void *arg),
 	       void *arg)
 {
-	struct walk w = { r, visit, bad, arg };
+	return btree_walk_dropped(r, NULL, visit, bad, arg);
+}
+
+int btree_walk_dropped(struct root *r, const struct key *dropped,
+		       int (*visit)(const struct node_info *ni, void *arg),
+		       void (*bad)(uint64_t bytenr, int level, int err, void *arg),
+		       void *arg)
+{
+	struct walk w = { r, visit, bad, arg, dropped };
 	struct node *n;
 	int ret;
 
@@ -1513,5 +1588,151 @@ int btree_walk(struct root *r,
 	glock_write_unlock(&r->lock);
 	ret = walk_node(&w, n, NULL, NULL);
 	cache_put(n);
+	return ret;
+}
+
+/* ---- snapshots and dropping a tree ------------------------------------ */
+
+int btree_snapshot_root(struct txn *t, struct root *src, struct root *dst)
+{
+	uint64_t transid = txn_transid(t), b;
+	struct node *old, *nn;
+	int level, ret;
+
+	glock_write(&src->lock);
+	if (!src->node && (ret = load_root(src)))
+		goto out;
+	old = src->node;
+	level = LVL(old);
+	ret = meta_alloc(t, dst->id, level, &b);
+	if (ret)
+		goto out;
+	nn = cache_new(NC(src), b, transid, dst->id, level);
+	if (!nn) {
+		meta_free(t, dst->id, level, b);
+		ret = -ENOMEM;
+		goto out;
+	}
+	lock_all(old, L_READ);
+	memcpy(D(nn), D(old), NS(src));
+	unlock_all(old, L_READ);
+	nb_set_bytenr(D(nn), b);
+	nb_set_generation(D(nn), transid);
+	nb_set_owner(D(nn), dst->id);
+	label(nn, dst->id, 1);
+	ret = ref_children(t, dst, D(nn), level, +1);
+	glock_write(&dst->lock);
+	if (dst->node)
+		cache_put(dst->node);
+	dst->node = nn;			/* cache_new's reference */
+	dst->bytenr = b;
+	dst->level = level;
+	dst->generation = transid;
+	dst->dirty_trans = transid;
+	dst->last_snapshot = transid;
+	glock_write_unlock(&dst->lock);
+	src->last_snapshot = transid;
+out:
+	glock_write_unlock(&src->lock);
+	return ret;
+}
+
+struct drop_ctx {
+	struct txn *t;
+	struct root *r;
+	struct btree_drop *d;
+	int budget;
+};
+
+static void drop_advance(struct drop_ctx *dc, const struct key *hi)
+{
+	if (hi)
+		dc->d->progress = *hi;
+	else
+		dc->d->all = 1;
+}
+
+/* Drop node n (reached exclusively: refs 1) covering [lo, hi) (hi NULL:
+ * no upper bound), skipping what progress says is done.  1 when n is
+ * gone, 0 when the budget ran out first, -errno. */
+static int drop_node(struct drop_ctx *dc, struct node *n, const struct key *lo,
+		     const struct key *hi)
+{
+	struct root *r = dc->r;
+	int level = LVL(n), nr = (int)nb_nritems(D(n)), ret;
+
+	if (level == 0) {
+		ret = ref_children(dc->t, r, D(n), 0, -1);
+		if (ret)
+			return ret;
+		dc->budget--;
+		drop_advance(dc, hi);
+	}
+	for (int i = 0; level > 0 && i < nr; i++) {
+		struct key clo, chi_k;
+		const struct key *chi = hi;
+		struct node *c;
+
+		if (i == 0)
+			clo = *lo;
+		else
+			nb_ptr_key(D(n), i, &clo);
+		if (i + 1 < nr) {
+			nb_ptr_key(D(n), i + 1, &chi_k);
+			chi = &chi_k;
+		}
+		if (chi && key_cmp(chi, &dc->d->progress) <= 0)
+			continue;			/* dropped by an earlier batch */
+		if (dc->budget <= 0)
+			return 0;
+		if (key_cmp(&clo, &dc->d->progress) >= 0 && r->last_snapshot &&
+		    nb_ptr_gen(D(n), i) <= r->last_snapshot) {
+			int sh = meta_shared_drop(dc->t, r->id, level - 1, nb_ptr_blockptr(D(n), i));
+
+			if (sh < 0)
+				return sh;
+			if (sh) {			/* another tree keeps it */
+				dc->budget--;
+				drop_advance(dc, chi);
+				continue;
+			}
+		}
+		c = read_child(r, n, i, &ret);
+		if (!c)
+			return ret == -ESTALE ? -EIO : ret;
+		ret = drop_node(dc, c, &clo, chi);
+		cache_put(c);
+		if (ret <= 0)
+			return ret;
+	}
+	cache_drop(n);
+	meta_free(dc->t, r->id, level, n->bytenr);
+	return 1;
+}
+
+int btree_drop_batch(struct txn *t, struct root *r, struct btree_drop *d, int budget)
+{
+	struct drop_ctx dc = { t, r, d, budget };
+	struct key lo = { 0, 0, 0 };
+	int ret;
+
+	glock_write(&r->lock);
+	if (!r->bytenr || d->all) {
+		ret = 1;
+		goto out;
+	}
+	if (!r->node && (ret = load_root(r)))
+		goto out;
+	ret = drop_node(&dc, r->node, &lo, NULL);
+	if (ret == 1) {
+		cache_put(r->node);
+		r->node = NULL;
+		r->bytenr = 0;
+		r->level = 0;
+		r->dirty_trans = txn_transid(t);
+		d->all = 1;
+	}
+out:
+	glock_write_unlock(&r->lock);
 	return ret;
 }

@@ -116,6 +116,31 @@ int btree_prev(struct path *p);
 /* Largest item a leaf can hold (for inline data and xattr limits). */
 uint32_t btree_max_item_size(const struct root *r);
 
+/*
+ * Snapshots (subvol.c).  btree_snapshot_root: dst (root_init'ed for a new
+ * tree id) gets a copy of src's root node; every child of it (or, for a
+ * leaf root, every data extent of its file-extent items) gains a
+ * reference, so both trees share everything below their roots.  Sets both
+ * trees' last_snapshot.  No handle may change src meanwhile: the caller
+ * runs inside a commit (core_commit_with).
+ */
+int btree_snapshot_root(struct txn *t, struct root *src, struct root *dst);
+
+/*
+ * Dropping a deleted tree in bounded batches.  progress: every leaf key
+ * below it has been dropped; all: nothing is left.  Each batch drops at
+ * most budget leaves or shared subtrees (a shared subtree loses one
+ * reference and is not entered), frees the nodes it empties and advances
+ * progress; the caller stores progress with the root item, so a crash
+ * resumes from the last commit.  1 when the tree is gone, 0 when more is
+ * left, -errno.
+ */
+struct btree_drop {
+	struct key progress;
+	int all;
+};
+int btree_drop_batch(struct txn *t, struct root *r, struct btree_drop *d, int budget);
+
 /* Tree id of a root (its objectid in the root tree). */
 uint64_t root_id(const struct root *r);
 

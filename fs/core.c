@@ -127,6 +127,7 @@ static struct core *core_alloc(const struct core_opts *o)
 	alloc_init(&c->alloc);
 	glock_init(&c->dref_lock, GLOCK_MUTEX, GLOCK_CLASS_ALLOC, 0, -1, -1);
 	glock_init(&c->chunk_alloc_lock, GLOCK_MUTEX, GLOCK_CLASS_CHUNK, 0, -1, -1);
+	glock_init(&c->share_lock, GLOCK_MUTEX, GLOCK_CLASS_MISC, 0, -1, -1);
 	glock_init(&c->reloc_lock, GLOCK_RWLOCK, GLOCK_CLASS_CHUNK, 0, -1, -1);
 	glock_init(&c->ts.lock, GLOCK_MUTEX, GLOCK_CLASS_TXN, 0, -1, -1);
 	gcond_init(&c->ts.cond);
@@ -137,6 +138,7 @@ static void core_free(struct core *c)
 {
 	volume_close(c);
 	discard_close(c);
+	subvol_core_free(c);
 	for (int i = 0; i < CT_NR; i++)
 		if (c->roots[i].present)
 			root_release(&c->roots[i].r);
@@ -255,8 +257,10 @@ static int load_roots(struct core *c)
 			return ret < 0 && ret != -ENOENT ? ret : -EUCLEAN;
 		}
 		setup_root(c, (enum core_tree)t, ri.bytenr, ri.level, ri.generation);
+		c->roots[t].r.last_snapshot = ri.last_snapshot;
+		c->roots[t].item_last_snapshot = ri.last_snapshot;
 	}
-	return 0;
+	return subvol_core_open(c);
 }
 
 static int add_bg_of_chunk(const struct chunk *ch, void *arg)
@@ -390,6 +394,8 @@ int core_open(const char *const *devs, int ndevs, const struct core_opts *o,
 	}
 	if (!c->readonly) {
 		ret = txn_start_commit_thread(c);
+		if (!ret)
+			ret = subvol_cleaner_start(c);
 		if (ret)
 			goto fail;
 	}
@@ -406,6 +412,7 @@ int core_close(struct core *c)
 
 	if (!c)
 		return 0;
+	subvol_core_stop(c);
 	volume_close(c);	/* a running balance stops first */
 	txn_stop_commit_thread(c);
 	if (!c->readonly && !c->aborted)
@@ -605,6 +612,8 @@ out:
 
 struct root *core_root(struct core *c, uint64_t tree_id)
 {
+	if (tree_id >= FIRST_SUBVOL_OBJECTID)
+		return subvol_core_root(c, tree_id);
 	for (int i = 0; i < CT_NR; i++)
 		if (tree_ids[i] == tree_id && c->roots[i].present)
 			return &c->roots[i].r;

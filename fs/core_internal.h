@@ -21,6 +21,7 @@
 #include "fs/chunk.h"
 #include "fs/alloc.h"
 #include "fs/discard.h"
+#include "fs/btree.h"
 
 #define CORE_MAX_DEVS 16
 _Static_assert(CORE_MAX_DEVS == CORE_OPTS_MAX_DEVS, "core_opts covers every device");
@@ -36,6 +37,43 @@ struct core_root {
 	bool present;
 	uint64_t item_bytenr;	/* root item (or superblock) as last written */
 	int item_level;
+	uint64_t item_last_snapshot;	/* r.last_snapshot as last written */
+};
+
+/*
+ * Subvolume trees (ids >= FIRST_SUBVOL_OBJECTID; subvol.c), all loaded at
+ * open.  Entries are never freed before close, so a struct root pointer
+ * stays valid; a dropped subvolume's entry is marked gone.
+ */
+struct core_subvol {
+	struct core_root cr;
+	uint64_t flags;			/* ROOT_F_* (format.h) */
+	uint64_t otime;
+	struct btree_drop drop;		/* ROOT_F_DEAD: the cleaner's progress */
+	bool item_dirty;		/* flags/progress changed: rewrite the item */
+	bool gone;			/* dropped, root item deleted */
+	bool linking;			/* new snapshot, name not linked yet: not the cleaner's */
+};
+
+struct core_subvols {
+	struct glock lock;		/* GLOCK_CLASS_MISC: the table and flags */
+	struct core_subvol **v;
+	int n, cap;
+	uint64_t next_id;
+	/* the cleaner thread: frees deleted subvolumes in batches */
+	struct gcond cond;
+	bool stop, started, busy;
+	pthread_t thread;
+	uint64_t dropped_batches;
+};
+
+/* Work run inside a commit once writers are gone (core_commit_with). */
+struct core_pending {
+	int (*fn)(struct txn *t, void *arg);
+	void *arg;
+	int ret;
+	bool done;
+	struct core_pending *next;
 };
 
 /* One delayed reference change (extent.c). */
@@ -103,6 +141,7 @@ struct core {
 	struct dref_table drefs;
 
 	struct glock chunk_alloc_lock;	/* serialises chunk creation */
+	struct glock share_lock;	/* meta_shared_drop: check and drop as one */
 	/*
 	 * Writes to devices (core_write_copies) hold it shared from the
 	 * chunk lookup to the last copy written; a relocation takes it
@@ -114,6 +153,8 @@ struct core {
 	struct volume *vol;		/* device add/remove, balance (fs/volume.c) */
 
 	struct core_root roots[CT_NR];
+	struct core_subvols subvols;	/* subvol.c */
+	struct core_pending *pending;	/* guarded by ts.lock */
 	struct node_cache *cache;
 
 	struct txn_state ts;
@@ -179,5 +220,16 @@ int core_write_supers(struct core *c, uint64_t transid);
 /* Root item updates for trees whose root moved.  Returns changes or -errno. */
 int core_update_root_items(struct txn *t);
 void core_fill_super(struct core *c, uint64_t transid);
+/* Run fn(t, arg) inside the commit of the running transaction, after every
+ * handle ended (no tree changes under it): snapshots.  fn's result. */
+int core_commit_with(struct core *c, int (*fn)(struct txn *t, void *arg), void *arg);
+
+/* subvol.c (core side) */
+int subvol_core_open(struct core *c);		/* load subvolume roots, start the cleaner */
+int subvol_cleaner_start(struct core *c);	/* after the commit thread */
+void subvol_core_stop(struct core *c);		/* stop the cleaner (before the last commit) */
+void subvol_core_free(struct core *c);
+struct root *subvol_core_root(struct core *c, uint64_t id);
+int subvol_update_root_items(struct txn *t);	/* commit: changes made, or -errno */
 
 #endif

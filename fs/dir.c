@@ -250,7 +250,8 @@ int dir_add(struct txn *t, struct fsctx *fs, struct inode *dir, const char *name
 	ret = btree_insert(t, fs->root, &k, ebuf, (uint32_t)(sizeof(*de) + len));
 	if (ret < 0)
 		return ret;
-	ret = ref_add(t, fs, ino, dir->ino, name, len, seq);
+	if (type != DT_SUBVOL)	/* a subvolume's name is its ROOT_REF */
+		ret = ref_add(t, fs, ino, dir->ino, name, len, seq);
 	if (ret < 0)
 		return ret;
 	dir->item.size += 2 * len;
@@ -281,7 +282,8 @@ int dir_remove(struct txn *t, struct fsctx *fs, struct inode *dir, const char *n
 	ret = btree_delete(t, fs->root, &k);
 	if (ret < 0)
 		return ret == -ENOENT ? corrupt("no DIR_INDEX item", dir->ino, hit->index) : ret;
-	ret = ref_del(t, fs, hit->ino, dir->ino, name, len);
+	if (hit->type != DT_SUBVOL)
+		ret = ref_del(t, fs, hit->ino, dir->ino, name, len);
 	if (ret < 0)
 		return ret;
 	dir->item.size = dir->item.size >= 2 * len ? dir->item.size - 2 * len : 0;

@@ -18,6 +18,8 @@
 #include "fs/core_internal.h"
 #include "fs/btree.h"
 #include "fs/crc32c.h"
+#include "fs/data.h"
+#include "fs/items_format.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -97,23 +99,51 @@ void extent_refs_free(struct core *c)
 	memset(&c->drefs, 0, sizeof(c->drefs));
 }
 
+/*
+ * A node's extent item counts the pointers (parent slots, root items) that
+ * reach it: 1 until snapshots share it.  New nodes insert their item; a
+ * change to an existing node's count reads it in the one search that
+ * rewrites or deletes it.
+ */
 static int run_meta(struct txn *t, const struct dref *d)
 {
 	struct core *c = txn_core(t);
 	struct root *ext = core_tree(c, CT_EXTENT);
 	struct key k = { d->bytenr, KEY_METADATA_ITEM, (uint64_t)d->level };
+	struct path p;
 	int ret;
 
 	if (d->delta == 0)
 		return 0;
-	if (d->delta == 1) {
-		struct extent_item ei = { 1, txn_transid(t), EXTENT_FLAG_TREE_BLOCK, d->owner };
+	if (d->is_new && d->delta > 0) {
+		struct extent_item ei = { (uint64_t)d->delta, txn_transid(t),
+					  EXTENT_FLAG_TREE_BLOCK, d->owner };
 		ret = btree_insert(t, ext, &k, &ei, sizeof(ei));
-	} else if (d->delta == -1) {
-		ret = btree_delete(t, ext, &k);
-	} else {
-		ret = -EUCLEAN;
+		goto out;
 	}
+	path_init(&p);
+	ret = btree_search(t, ext, &k, &p, d->delta < 0 ? -1 : 0, 1);
+	if (ret == 0) {
+		uint32_t size;
+		struct extent_item *ei = btree_item_ptr(&p, p.slots[0], &size);
+		int64_t refs = size == sizeof(*ei) ? (int64_t)ei->refs + d->delta : -1;
+
+		if (refs < 0)
+			ret = -EUCLEAN;
+		else if (refs == 0)
+			ret = btree_del_items(t, ext, &p, 1);
+		else
+			ei->refs = (uint64_t)refs;
+	} else if (ret == 1) {
+		ret = -ENOENT;
+	}
+	path_release(&p);
+	if (ret == -ENOENT && d->delta > 0) {	/* first reference of an old node */
+		struct extent_item ei = { (uint64_t)d->delta, txn_transid(t),
+					  EXTENT_FLAG_TREE_BLOCK, d->owner };
+		ret = btree_insert(t, ext, &k, &ei, sizeof(ei));
+	}
+out:
 	if (ret == -EEXIST || ret == -ENOENT || ret == -EUCLEAN) {
 		core_log(c, "extent tree: node %llu level %d: reference change %lld does not apply (%d)",
 			 (unsigned long long)d->bytenr, d->level, (long long)d->delta, ret);
@@ -227,6 +257,74 @@ out:
 }
 
 /* ---- meta.h ------------------------------------------------------------ */
+
+/* The pending (not yet run) change of a node's references. */
+static int64_t pending_delta(struct core *c, uint64_t bytenr, int level)
+{
+	struct dref_table *tb = &c->drefs;
+	int64_t delta = 0;
+
+	glock_lock(&c->dref_lock, GLOCK_WRITE);
+	if (tb->cap) {
+		size_t j = dref_slot(bytenr, level, tb->cap);
+		while (tb->v[j].bytenr) {
+			if (tb->v[j].bytenr == bytenr && tb->v[j].level == level && !tb->v[j].is_data) {
+				delta = tb->v[j].delta;
+				break;
+			}
+			j = (j + 1) & (tb->cap - 1);
+		}
+	}
+	glock_unlock(&c->dref_lock, GLOCK_WRITE);
+	return delta;
+}
+
+int meta_shared_drop(struct txn *t, uint64_t owner, int level, uint64_t bytenr)
+{
+	struct core *c = txn_core(t);
+	struct extent_item ei;
+	uint64_t lvl;
+	int64_t refs;
+	int ret;
+
+	glock_lock(&c->share_lock, GLOCK_WRITE);
+	ret = extent_lookup(c, bytenr, false, &ei, &lvl);
+	if (ret == -ENOENT) {
+		ei.refs = 0;
+		ret = 0;
+	}
+	if (ret)
+		goto out;
+	refs = (int64_t)ei.refs + pending_delta(c, bytenr, level);
+	if (refs > 1) {
+		struct dref d = { bytenr, c->nodesize, owner, level, -1, false, false };
+		ret = extent_ref_add(c, &d);
+		if (!ret)
+			ret = 1;
+	}
+out:
+	glock_unlock(&c->share_lock, GLOCK_WRITE);
+	return ret;
+}
+
+int meta_ref(struct txn *t, uint64_t owner, int level, uint64_t bytenr, int delta)
+{
+	struct core *c = txn_core(t);
+	struct dref d = { bytenr, c->nodesize, owner, level, delta, false, false };
+
+	return extent_ref_add(c, &d);
+}
+
+int meta_leaf_item_ref(struct txn *t, const struct key *k, const void *data, uint32_t size,
+		       int delta)
+{
+	const struct file_extent *fe = data;
+
+	if (k->type != KEY_EXTENT_DATA || size < sizeof(*fe) || fe->type == FE_INLINE ||
+	    !fe->disk_logical)
+		return 0;
+	return data_ref(t, fe->disk_logical, fe->disk_len, delta);
+}
 
 int meta_alloc(struct txn *t, uint64_t owner, int level, uint64_t *bytenr)
 {

@@ -13,6 +13,7 @@
 
 #include "fs/file.h"
 #include "fs/data.h"
+#include "fs/subvol.h"
 
 #define BS		CORE_SECTORSIZE
 #define RDOWN(x)	((x) & ~(uint64_t)(BS - 1))
@@ -257,7 +258,8 @@ static int write_prealloc(struct txn *t, struct fsctx *fs, struct inode *ip,
 		return n;
 	for (int i = 0; i < n; i++)
 		if (v[i].type != FE_PREALLOC || v[i].off > cur ||
-		    (cur = v[i].off + v[i].len) < v[i].off)
+		    (cur = v[i].off + v[i].len) < v[i].off ||
+		    !subvol_extent_exclusive(fs, v[i].disk_logical))	/* a snapshot may share it */
 			goto cow;
 	if (cur < end)
 		goto cow;

@@ -70,6 +70,8 @@
  *   | tree       | id | root in      | items (key -> payload)                             |
  *   |------------|----|--------------|----------------------------------------------------|
  *   | root       | 1  | superblock   | (tree id, ROOT_ITEM, 0) -> root_item               |
+ *   |            |    |              | (parent, ROOT_REF, subvol) -> root_ref (name)      |
+ *   |            |    |              | (subvol, ROOT_BACKREF, parent) -> root_ref         |
  *   | extent     | 2  | root tree    | (logical, EXTENT_ITEM, len) -> extent_item (data)  |
  *   |            |    |              | (bytenr, METADATA_ITEM, level) -> extent_item      |
  *   |            |    |              | (logical, BLOCK_GROUP_ITEM, len) -> block_group_item|
@@ -77,6 +79,7 @@
  *   |            |    |              | (FIRST_CHUNK, CHUNK_ITEM, logical) -> chunk_item   |
  *   | dev        | 4  | root tree    | (devid, DEV_EXTENT, physical) -> dev_extent        |
  *   | fs         | 5  | root tree    | items layer (items_format.h)                       |
+ *   | subvolume  |256+| root tree    | the same, one tree per subvolume (subvol.h)        |
  *   | csum       | 7  | root tree    | (CSUM_OBJECTID, EXTENT_CSUM, logical) -> le32[]    |
  *   | free space | 10 | root tree    | (bg start, FREE_SPACE_INFO, bg len) -> fs_info     |
  *   |            |    |              | (seg start, FREE_SPACE_BITMAP, seg len) -> bitmap  |
@@ -84,9 +87,12 @@
  * The chunk tree's nodes live in SYSTEM chunks, every other tree's nodes in
  * METADATA chunks, file data in DATA chunks.
  *
- * Reference counts: every tree node has a METADATA_ITEM (refs 1 until
- * snapshots share nodes); every data extent an EXTENT_ITEM whose refs
- * count the file-extent items pointing into it.  The extent tree's and the
+ * Reference counts: every tree node has a METADATA_ITEM whose refs count
+ * the parent pointers (or root items) reaching it: 1 until a snapshot
+ * shares it, then one per tree node pointing at it (lazy reference
+ * counting, subvol.h); every data extent an EXTENT_ITEM whose refs count
+ * the file-extent items pointing into it (an item in a shared leaf counts
+ * once).  The extent tree's and the
  * free-space tree's own nodes are counted too: their changes are applied
  * at commit in a loop that stops when a round changes nothing (each node
  * is copied once per transaction, so the loop converges).
@@ -225,15 +231,40 @@ struct block_group_item {
 	uint64_t flags;		/* BG_* of the chunk */
 } __attribute__((packed));
 
+/*
+ * Root item (root tree: (tree id, ROOT_ITEM, 0)).  Subvolumes (fs trees
+ * with ids >= FIRST_SUBVOL_OBJECTID) use flags, last_snapshot and, while a
+ * deleted subvolume is being freed, drop_progress: every leaf key below it
+ * has been dropped (subvol.c).
+ */
+#define ROOT_F_RDONLY	(1ull << 0)	/* read-only snapshot */
+#define ROOT_F_DEAD	(1ull << 48)	/* deleted (or never linked): the cleaner frees it */
 struct root_item {
 	uint64_t generation;	/* transid that last wrote the root node */
 	uint64_t bytenr;	/* logical address of the root node */
-	uint64_t flags;
+	uint64_t flags;		/* ROOT_F_* */
 	uint64_t refs;		/* 1 */
 	uint8_t  level;
 	uint8_t  pad[7];
-	uint64_t last_snapshot;
-	uint64_t reserved[8];
+	uint64_t last_snapshot;	/* transid of the last snapshot of or from this tree */
+	struct disk_key drop_progress;
+	uint8_t  pad2[7];
+	uint64_t otime;		/* creation time (seconds) */
+	uint64_t reserved[4];
+} __attribute__((packed));
+_Static_assert(sizeof(struct root_item) == 112, "root_item layout");
+
+/*
+ * ROOT_REF (parent tree, ROOT_REF, child tree) and ROOT_BACKREF (child
+ * tree, ROOT_BACKREF, parent tree): the name of a subvolume in its parent
+ * directory (dirid), whose DIR_ITEM/DIR_INDEX (seq = index) point at it
+ * with type DT_SUBVOL (items_format.h).
+ */
+struct root_ref {
+	uint64_t dirid;
+	uint64_t index;
+	uint16_t name_len;
+	char name[];
 } __attribute__((packed));
 
 #define EXTENT_FLAG_DATA	1ull

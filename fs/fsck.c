@@ -26,6 +26,7 @@
 #include "fs/fsck.h"
 #include "fs/node.h"
 #include "fs/scrub.h"
+#include "fs/items_format.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -107,7 +108,20 @@ void fsck_error(struct fsck *f, const char *fmt, ...)
 	printf("\n");
 }
 
+/*
+ * Data references are counted per leaf during the node walk (count_leaf):
+ * a leaf shared by snapshots holds one reference per file-extent item,
+ * however many trees reach it.  The items layer's per-tree reports would
+ * count a shared leaf once per tree, so they are not added up.
+ */
 void fsck_data_ref(struct fsck *f, uint64_t logical, uint64_t extent_len)
+{
+	(void)f;
+	(void)logical;
+	(void)extent_len;
+}
+
+static void count_data_ref(struct fsck *f, uint64_t logical, uint64_t extent_len)
 {
 	struct uent *e = umap_get(&f->data_refs, logical, true);
 
@@ -203,6 +217,29 @@ static void check_node_copies(struct fsck *f, uint64_t bytenr)
 	free(buf);
 }
 
+static bool is_fs_tree(uint64_t id)
+{
+	return id == FS_TREE_OBJECTID || id >= FIRST_SUBVOL_OBJECTID;
+}
+
+/* The data references of an fs tree leaf (file-extent items). */
+static void count_leaf(struct fsck *f, const uint8_t *b)
+{
+	uint32_t n = nb_nritems(b);
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct key k;
+		struct file_extent fe;
+
+		nb_item_key(b, (int)i, &k);
+		if (k.type != KEY_EXTENT_DATA || nb_item_size(b, (int)i) < sizeof(fe))
+			continue;
+		memcpy(&fe, b + nb_item_off(b, (int)i), sizeof(fe));
+		if ((fe.type == FE_REG || fe.type == FE_PREALLOC) && fe.disk_logical)
+			count_data_ref(f, fe.disk_logical, fe.disk_len);
+	}
+}
+
 static int visit_node(const struct node_info *ni, void *arg)
 {
 	struct fsck *f = arg;
@@ -221,14 +258,22 @@ static int visit_node(const struct node_info *ni, void *arg)
 		       (unsigned long long)ni->bytenr, ni->level, f->tree, ni->nritems,
 		       n > 0 ? cp[0].dev->path : "?", n > 0 ? (unsigned long long)cp[0].physical : 0ull);
 	}
-	if (e->count)
-		fsck_error(f, "%s tree: node %llu is referenced twice", f->tree,
-			   (unsigned long long)ni->bytenr);
+	if (e->count) {
+		/* snapshots share nodes between fs trees: each tree reaching
+		 * it is one reference; its subtree was counted the first time */
+		if (!is_fs_tree(f->tree_id) || e->aux == f->tree_id)
+			fsck_error(f, "%s tree: node %llu is referenced twice", f->tree,
+				   (unsigned long long)ni->bytenr);
+		e->count++;
+		return 1;
+	}
 	e->count++;
-	e->aux = ni->owner;
-	if (ni->owner != f->tree_id)
+	e->aux = f->tree_id;
+	if (is_fs_tree(f->tree_id) ? !is_fs_tree(ni->owner) : ni->owner != f->tree_id)
 		fsck_error(f, "%s tree: node %llu says it belongs to tree %llu", f->tree,
 			   (unsigned long long)ni->bytenr, (unsigned long long)ni->owner);
+	if (is_fs_tree(f->tree_id) && ni->level == 0)
+		count_leaf(f, ni->block);
 	if (ni->generation > f->c->generation)
 		fsck_error(f, "%s tree: node %llu has generation %llu, newer than the volume's %llu",
 			   f->tree, (unsigned long long)ni->bytenr,
@@ -564,6 +609,108 @@ static int chunk_has_dev_extent(const struct chunk *ch, void *arg)
 	return 0;
 }
 
+/* ---- subvolume names (ROOT_REF / ROOT_BACKREF in the root tree) ---------- */
+
+static struct core_subvol *live_subvol(struct fsck *f, uint64_t id)
+{
+	for (int i = 0; i < f->c->subvols.n; i++) {
+		struct core_subvol *sv = f->c->subvols.v[i];
+		if (sv->cr.r.id == id)
+			return sv->gone || (sv->flags & ROOT_F_DEAD) ? NULL : sv;
+	}
+	return NULL;
+}
+
+/* Each ROOT_REF has its ROOT_BACKREF (same bytes) and names a live
+ * subvolume held by a live one; each BACKREF has its REF.  Collected
+ * first, checked after the walk (one path per tree at a time). */
+struct rref { struct key k; uint32_t size; uint8_t d[sizeof(struct root_ref) + 256]; };
+static struct rref *rrefs;
+static size_t nrrefs;
+
+static void root_ref_collect(struct fsck *f, const struct key *k, const void *d, uint32_t size)
+{
+	struct rref *v;
+
+	if (k->type != KEY_ROOT_REF && k->type != KEY_ROOT_BACKREF)
+		return;
+	v = realloc(rrefs, (nrrefs + 1) * sizeof(*v));
+	if (!v) {
+		f->oom = true;
+		return;
+	}
+	rrefs = v;
+	v += nrrefs++;
+	v->k = *k;
+	v->size = size < sizeof(v->d) ? size : (uint32_t)sizeof(v->d);
+	memcpy(v->d, d, v->size);
+	if (size > sizeof(v->d))
+		v->size = size;		/* malformed: reported below */
+}
+
+static void root_ref_seen(struct fsck *f, const struct key *k, const void *d, uint32_t size)
+{
+	const struct root_ref *rr = d;
+	bool fwd = k->type == KEY_ROOT_REF;
+	uint64_t parent = fwd ? k->objectid : k->offset, child = fwd ? k->offset : k->objectid;
+	struct key other = { fwd ? child : parent, fwd ? KEY_ROOT_BACKREF : KEY_ROOT_REF,
+			     fwd ? parent : child };
+	char buf[sizeof(struct root_ref) + 256];
+	int n;
+
+	if (size < sizeof(*rr) || size > sizeof(struct root_ref) + 256 ||
+	    sizeof(*rr) + rr->name_len != size || !rr->name_len) {
+		fsck_error(f, "root tree: %s (%llu %u %llu) malformed", fwd ? "ROOT_REF" : "ROOT_BACKREF",
+			   (unsigned long long)k->objectid, k->type, (unsigned long long)k->offset);
+		return;
+	}
+	if (!live_subvol(f, child))
+		fsck_error(f, "root tree: subvolume %llu is named ('%.*s' in %llu) but does not exist",
+			   (unsigned long long)child, (int)rr->name_len, rr->name,
+			   (unsigned long long)parent);
+	if (parent != FS_TREE_OBJECTID && !live_subvol(f, parent))
+		fsck_error(f, "root tree: subvolume %llu is named in subvolume %llu, which does not exist",
+			   (unsigned long long)child, (unsigned long long)parent);
+	n = btree_lookup(core_tree(f->c, CT_ROOT), &other, buf, sizeof(buf));
+	if (n != (int)size || memcmp(buf, d, size))
+		fsck_error(f, "root tree: %s of subvolume %llu in %llu has no matching %s",
+			   fwd ? "ROOT_REF" : "ROOT_BACKREF", (unsigned long long)child,
+			   (unsigned long long)parent, fwd ? "ROOT_BACKREF" : "ROOT_REF");
+}
+
+static void check_subvol_names(struct fsck *f)
+{
+	for (int i = 0; i < f->c->subvols.n; i++) {
+		struct core_subvol *sv = f->c->subvols.v[i];
+		struct key k = { sv->cr.r.id, KEY_ROOT_BACKREF, 0 }, ik;
+		struct path p;
+		int ret, named = 0;
+
+		if (sv->gone)
+			continue;
+		path_init(&p);
+		ret = btree_search(NULL, core_tree(f->c, CT_ROOT), &k, &p, 0, 0);
+		while (ret >= 0) {
+			if (p.slots[0] >= (int)btree_nritems(&p) && btree_next(&p))
+				break;
+			btree_item_key(&p, p.slots[0], &ik);
+			if (ik.objectid != k.objectid || ik.type != KEY_ROOT_BACKREF)
+				break;
+			named++;
+			p.slots[0]++;
+		}
+		path_release(&p);
+		if (sv->flags & ROOT_F_DEAD) {
+			if (named)
+				fsck_error(f, "subvolume %llu is deleted but still named",
+					   (unsigned long long)k.objectid);
+		} else if (named != 1) {
+			fsck_error(f, "subvolume %llu has %d names (ROOT_BACKREF items), expected 1",
+				   (unsigned long long)k.objectid, named);
+		}
+	}
+}
+
 static void dev_item_seen(struct fsck *f, const struct key *k, const void *d, uint32_t size)
 {
 	if (k->type == KEY_DEV_ITEM) {
@@ -706,11 +853,32 @@ int main(int argc, char **argv)
 		if (ret < 0 && ret != -EIO && ret != -EUCLEAN)
 			goto operational;
 	}
+	/* subvolumes and snapshots (a deleted one: what its cleaner has left) */
+	for (int i = 0; i < f.c->subvols.n; i++) {
+		struct core_subvol *sv = f.c->subvols.v[i];
+
+		if (sv->gone)
+			continue;
+		f.tree = "subvolume";
+		f.tree_id = sv->cr.r.id;
+		ret = btree_walk_dropped(&sv->cr.r, (sv->flags & ROOT_F_DEAD) ? &sv->drop.progress : NULL,
+					 visit_node, bad_node, &f);
+		if (ret < 0 && ret != -EIO && ret != -EUCLEAN)
+			goto operational;
+	}
 	f.tree = "fs";
 	if (core_only) {
 		printf("note: core checks only (-c); data reference counts not compared\n");
 	} else if (fsck_items_check) {
 		ret = fsck_items_check(&f, core_tree(f.c, CT_FS));
+		for (int i = 0; i < f.c->subvols.n && ret >= 0; i++) {
+			struct core_subvol *sv = f.c->subvols.v[i];
+
+			if (sv->gone || (sv->flags & ROOT_F_DEAD))
+				continue;
+			printf("fsck.glassfs: subvolume %llu\n", (unsigned long long)sv->cr.r.id);
+			ret = fsck_items_check(&f, &sv->cr.r);
+		}
 		if (ret < 0)
 			goto operational;
 		f.items_checked = true;
@@ -726,6 +894,13 @@ int main(int argc, char **argv)
 	struct leak_ctx lc = { &f, &s };
 	alloc_for_each_bg(f.c, check_bg_leaks, &lc);
 	chunk_for_each(f.c, chunk_has_dev_extent, &f);
+	check_subvol_names(&f);
+	ret = for_each_item(core_tree(f.c, CT_ROOT), root_ref_collect, &f);
+	if (ret == -ENOMEM)
+		goto operational;
+	for (size_t i = 0; i < nrrefs; i++)
+		root_ref_seen(&f, &rrefs[i].k, rrefs[i].d, rrefs[i].size);
+	free(rrefs);
 	ret = for_each_item(core_tree(f.c, CT_CHUNK), dev_item_seen, &f);
 	if (!ret)
 		ret = for_each_item(core_tree(f.c, CT_DEV), dev_extent_seen, &f);

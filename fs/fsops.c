@@ -8,6 +8,7 @@
  * the transaction (the volume turns read-only) rather than leave half an
  * operation behind.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
@@ -22,15 +23,16 @@
 #include "fs/xattr.h"
 #include "fs/probe.h"
 #include "fs/meta.h"	/* core_generation() */
+#include "fs/subvol.h"
 
 #define LINK_MAX_COUNT 65000
 
-static void fill_stat(const struct inode *ip, struct stat *st)
+static void fill_stat(const struct fsctx *fs, const struct inode *ip, struct stat *st)
 {
 	const struct inode_item *it = &ip->item;
 
 	memset(st, 0, sizeof(*st));
-	st->st_ino = ip->ino;
+	st->st_ino = fs->ino_base | ip->ino;	/* the FUSE nodeid (subvol.h) */
 	st->st_mode = it->mode;
 	st->st_nlink = it->nlink;
 	st->st_uid = it->uid;
@@ -47,10 +49,10 @@ static void fill_stat(const struct inode *ip, struct stat *st)
 	st->st_ctim.tv_nsec = it->ctime.nsec;
 }
 
-static void stat_of(struct inode *ip, struct stat *st)
+static void stat_of(const struct fsctx *fs, struct inode *ip, struct stat *st)
 {
 	inode_rlock(ip);
-	fill_stat(ip, st);
+	fill_stat(fs, ip, st);
 	inode_runlock(ip);
 }
 
@@ -109,6 +111,21 @@ static int create_root(struct fsctx *fs)
 
 int fsops_mount(struct core *c, const struct core_opts *o, struct fsctx **out)
 {
+	int ret = fsops_mount_tree(c, o, FS_TREE_OBJECTID, false, out);
+
+	if (ret == 0) {
+		ret = subvols_init(*out, o);
+		if (ret < 0) {
+			fsops_unmount(*out);
+			*out = NULL;
+		}
+	}
+	return ret;
+}
+
+int fsops_mount_tree(struct core *c, const struct core_opts *o, uint64_t tree_id,
+		     bool rdonly, struct fsctx **out)
+{
 	struct fsctx *fs = calloc(1, sizeof(*fs));
 	struct key k = mkkey(ROOT_DIR_INO, KEY_INODE_ITEM, 0);
 	int ret;
@@ -116,16 +133,18 @@ int fsops_mount(struct core *c, const struct core_opts *o, struct fsctx **out)
 	if (!fs)
 		return -ENOMEM;
 	fs->core = c;
-	fs->root = core_root(c, FS_TREE_OBJECTID);
+	fs->subvol = tree_id;
+	fs->ino_base = subvol_nodeid(tree_id, 0);
+	fs->root = core_root(c, tree_id);
 	if (!fs->root) {
 		fprintf(stderr, "glassfs: the volume has no fs tree (id %llu)\n",
-			(unsigned long long)FS_TREE_OBJECTID);
+			(unsigned long long)tree_id);
 		free(fs);
-		return -EUCLEAN;
+		return tree_id == FS_TREE_OBJECTID ? -EUCLEAN : -ENOENT;
 	}
 	fs->locktype = o->locktype;
 	fs->atime = o->atime;
-	fs->readonly = o->readonly || core_readonly(c);
+	fs->readonly = o->readonly || core_readonly(c) || rdonly;
 	uint32_t maxitem = btree_max_item_size(fs->root);
 	fs->inline_max = 2048;
 	if (maxitem < FE_INLINE_HDR + 2048 + 256)
@@ -176,6 +195,8 @@ void fsops_unmount(struct fsctx *fs)
 {
 	if (!fs)
 		return;
+	if (fs->subvol == FS_TREE_OBJECTID)
+		subvols_destroy(fs);
 	icache_destroy(fs);
 	free(fs);
 }
@@ -193,10 +214,16 @@ int fsops_lookup(struct fsctx *fs, uint64_t parent, const char *name, struct sta
 	ret = dir_lookup(fs, parent, name, strlen(name), &hit);
 	if (ret < 0)
 		return ret;
+	if (hit.type == DT_SUBVOL) {	/* the root directory of a subvolume */
+		if (!subvol_linked(fs, parent, hit.ino))
+			return -ENOENT;	/* a snapshot's stub */
+		fs = subvol_fs(fs, hit.ino);
+		hit.ino = ROOT_DIR_INO;
+	}
 	ret = inode_get(fs, hit.ino, &ip);
 	if (ret < 0)
 		return ret == -ENOENT ? -EIO : ret;	/* dangling entry */
-	stat_of(ip, st);
+	stat_of(fs, ip, st);
 	inode_lookup_inc(fs, ip);
 	inode_put(fs, ip);
 	return 0;
@@ -214,7 +241,7 @@ int fsops_getattr(struct fsctx *fs, uint64_t ino, struct stat *st)
 
 	if (ret < 0)
 		return ret;
-	stat_of(ip, st);
+	stat_of(fs, ip, st);
 	inode_put(fs, ip);
 	return 0;
 }
@@ -287,7 +314,7 @@ int fsops_setattr(struct fsctx *fs, uint64_t ino, const struct stat *in, int val
 		inode_touch(ip, T_CTIME);
 	ret = inode_update(t, fs, ip);
 	if (ret == 0 && out)
-		fill_stat(ip, out);
+		fill_stat(fs, ip, out);
 out:
 	inode_unlock(ip);
 	ret = finish(t, ret, changed, "setattr");
@@ -371,7 +398,7 @@ static int make_node(struct fsctx *fs, uint64_t parent, const char *name, mode_t
 		dp->item.nlink++;
 	ret = dir_add(t, fs, dp, name, len, ip->ino, dir_type_of((uint32_t)mode));
 	if (ret == 0)
-		stat_of(ip, st);
+		stat_of(fs, ip, st);
 out:
 	free(acl);
 	inode_unlock(dp);
@@ -469,7 +496,7 @@ int fsops_link(struct fsctx *fs, uint64_t ino, uint64_t newparent, const char *n
 		ret = dir_add(t, fs, dp, newname, strlen(newname), ip->ino,
 			      dir_type_of(ip->item.mode));
 	if (ret == 0)
-		fill_stat(ip, st);
+		fill_stat(fs, ip, st);
 out:
 	inode_unlock_many(lk, 2);
 	ret = finish(t, ret, changed, "link");
@@ -497,6 +524,8 @@ static int lock_dir_and_child(struct fsctx *fs, struct inode *dp, const char *na
 		int ret = dir_lookup(fs, dp->ino, name, len, hit);
 		if (ret < 0)
 			return ret;
+		if (hit->type == DT_SUBVOL)	/* glassctl subvolume delete */
+			return -EPERM;
 		ret = inode_get(fs, hit->ino, &ip);
 		if (ret < 0)
 			return ret == -ENOENT ? -EIO : ret;
@@ -512,6 +541,35 @@ static int lock_dir_and_child(struct fsctx *fs, struct inode *dp, const char *na
 		if (ret < 0)
 			return ret;
 	}
+}
+
+/*
+ * name in dp is a subvolume entry: a linked one is glassctl's to delete
+ * (EPERM), a snapshot's stub (subvol_linked) goes like an empty
+ * directory.  1 when name is no subvolume entry (nothing done).
+ */
+static int remove_stub(struct txn *t, struct fsctx *fs, struct inode *dp, const char *name,
+		       bool isdir)
+{
+	struct dir_hit hit;
+	size_t len = strlen(name);
+	int ret;
+
+	inode_lock(dp);
+	ret = dir_lookup(fs, dp->ino, name, len, &hit);
+	if (ret < 0 || hit.type != DT_SUBVOL)
+		ret = ret < 0 ? ret : 1;
+	else if (subvol_linked(fs, dp->ino, hit.ino))
+		ret = -EPERM;
+	else if (!isdir)
+		ret = -EISDIR;
+	else if ((ret = dir_remove(t, fs, dp, name, len, &hit)) == 0) {
+		if (dp->item.nlink > 2)
+			dp->item.nlink--;
+		ret = inode_update(t, fs, dp);
+	}
+	inode_unlock(dp);
+	return ret;
 }
 
 static int remove_name(struct fsctx *fs, uint64_t parent, const char *name, bool isdir)
@@ -533,6 +591,12 @@ static int remove_name(struct fsctx *fs, uint64_t parent, const char *name, bool
 	}
 	ret = join(fs, 8, TXN_USE_RESERVE, &t);
 	if (ret < 0) {
+		inode_put(fs, dp);
+		return ret;
+	}
+	ret = remove_stub(t, fs, dp, name, isdir);
+	if (ret != 1) {
+		ret = finish(t, ret, ret == 0, "rmdir");
 		inode_put(fs, dp);
 		return ret;
 	}
@@ -625,6 +689,10 @@ int fsops_rename(struct fsctx *fs, uint64_t parent, const char *name,
 		if (ret < 0 && ret != -ENOENT)
 			goto out;
 		have_dst = ret == 0;
+		if (sh.type == DT_SUBVOL || (have_dst && dh.type == DT_SUBVOL)) {
+			ret = -EPERM;	/* subvolumes keep their names */
+			goto out;
+		}
 		if ((ret = inode_get(fs, sh.ino, &si)) < 0)
 			goto out;
 		if (have_dst && (ret = inode_get(fs, dh.ino, &di)) < 0)
@@ -955,6 +1023,7 @@ int fsops_opendir(struct fsctx *fs, uint64_t ino)
 
 struct rd_state {
 	struct fsctx *fs;
+	uint64_t dir;
 	int plus;
 	fsops_emit_fn emit;
 	void *arg;
@@ -971,23 +1040,32 @@ static int rd_one(void *arg, const char *name, size_t len, uint64_t ino, uint8_t
 
 	memcpy(nm, name, len);
 	nm[len] = 0;
+	struct fsctx *fs = s->fs;
+
 	memset(&st, 0, sizeof(st));
-	st.st_ino = ino;
+	if (type == DT_SUBVOL) {	/* another subvolume's root directory */
+		if (!subvol_linked(s->fs, s->dir, ino))
+			return 0;	/* a snapshot's stub: not listed */
+		fs = subvol_fs(s->fs, ino);
+		ino = ROOT_DIR_INO;
+		type = DT_DIR;
+	}
+	st.st_ino = fs->ino_base | ino;
 	st.st_mode = (mode_t)type << 12;
 	if (s->plus) {
-		int ret = inode_get(s->fs, ino, &ip);
+		int ret = inode_get(fs, ino, &ip);
 		if (ret < 0) {
 			s->err = ret == -ENOENT ? -EIO : ret;
 			return 1;
 		}
-		stat_of(ip, &st);
-		inode_lookup_inc(s->fs, ip);
+		stat_of(fs, ip, &st);
+		inode_lookup_inc(fs, ip);
 	}
 	int full = s->emit(s->arg, nm, &st, seq + 1);
 	if (ip) {
 		if (full)
-			inode_forget(s->fs, ino, 1);
-		inode_put(s->fs, ip);
+			inode_forget(fs, ino, 1);
+		inode_put(fs, ip);
 	}
 	return full;
 }
@@ -995,7 +1073,7 @@ static int rd_one(void *arg, const char *name, size_t len, uint64_t ino, uint8_t
 int fsops_readdir(struct fsctx *fs, uint64_t ino, uint64_t off, int plus,
 		  fsops_emit_fn emit, void *arg)
 {
-	struct rd_state s = { fs, plus, emit, arg, 0 };
+	struct rd_state s = { fs, ino, plus, emit, arg, 0 };
 	struct inode *ip;
 	struct stat st;
 	int ret = inode_get(fs, ino, &ip);
@@ -1009,7 +1087,7 @@ int fsops_readdir(struct fsctx *fs, uint64_t ino, uint64_t off, int plus,
 	memset(&st, 0, sizeof(st));
 	st.st_mode = S_IFDIR;
 	if (off == 0) {
-		st.st_ino = ino;
+		st.st_ino = fs->ino_base | ino;
 		if (emit(arg, ".", &st, 1))
 			goto done;
 	}
@@ -1018,7 +1096,7 @@ int fsops_readdir(struct fsctx *fs, uint64_t ino, uint64_t off, int plus,
 		ret = dir_parent(fs, ino, &parent);
 		if (ret < 0)
 			goto done;
-		st.st_ino = parent;
+		st.st_ino = fs->ino_base | parent;
 		if (emit(arg, "..", &st, 2))
 			goto done;
 	}

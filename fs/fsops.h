@@ -26,6 +26,10 @@
 /* Mount the default fs tree: create the root directory on first mount,
  * free orphans left by a crash, find the next inode number. */
 int fsops_mount(struct core *c, const struct core_opts *o, struct fsctx **out);
+/* The same for one subvolume's fs tree (subvol.c opens them on first use;
+ * rdonly: a read-only snapshot).  -ENOENT if the tree does not exist. */
+int fsops_mount_tree(struct core *c, const struct core_opts *o, uint64_t tree_id,
+		     bool rdonly, struct fsctx **out);
 void fsops_unmount(struct fsctx *fs);
 
 struct fsops_cred {

@@ -29,6 +29,7 @@
 #include "fs/volume.h"
 #include "fs/probe.h"
 #include "fs/scrub.h"
+#include "fs/subvol.h"
 
 #include <linux/fs.h>
 #include <pthread.h>
@@ -52,10 +53,40 @@ static inline struct glassfs_daemon *D(fuse_req_t req)
 	return fuse_req_userdata(req);
 }
 
-/* FUSE names the root 1; glassfs's root directory is ROOT_DIR_INO. */
+/*
+ * Node ids (subvol.h): FUSE names the root 1, glassfs's root directory is
+ * ROOT_DIR_INO of the default subvolume; other subvolumes' inodes carry
+ * the subvolume id in the high bits.  I() is the inode number in its
+ * tree, FS() the tree's context.
+ */
 static inline uint64_t I(fuse_ino_t ino)
 {
-	return ino == FUSE_ROOT_ID ? ROOT_DIR_INO : ino;
+	return ino == FUSE_ROOT_ID ? ROOT_DIR_INO : ino & SUBVOL_INO_MASK;
+}
+
+static inline struct fsctx *FS(fuse_req_t req, fuse_ino_t ino)
+{
+	struct fsctx *fs = fuse_req_userdata(req) ? ((struct glassfs_daemon *)fuse_req_userdata(req))->fs : NULL;
+	uint64_t id = subvol_of_nodeid(ino);
+
+	return id == FS_TREE_OBJECTID ? fs : subvol_fs(fs, id);
+}
+
+/* Open files and directories per subvolume: a subvolume with any is busy
+ * for deletion (subvol_delete). */
+static void opened(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int n)
+{
+	struct fsctx *fs = FS(req, ino);
+
+	__atomic_fetch_add(&fs->open_files, n, __ATOMIC_SEQ_CST);
+	if (fuse_reply_open(req, fi) != 0)	/* interrupted: no release will come */
+		__atomic_fetch_sub(&fs->open_files, n, __ATOMIC_SEQ_CST);
+}
+
+/* Give back a lookup counted for a reply that did not reach the kernel. */
+static void forget_nodeid(fuse_req_t req, uint64_t nodeid, uint64_t n)
+{
+	fsops_forget(FS(req, nodeid), I(nodeid), n);
 }
 
 static inline uint64_t op_start(int op, uint64_t ino)
@@ -101,7 +132,7 @@ static void reply_entry(fuse_req_t req, int op, uint64_t ino, uint64_t t0, int r
 	}
 	fill_entry(d, &e, st);
 	if (fuse_reply_entry(req, &e) != 0)	/* request interrupted */
-		fsops_forget(d->fs, st->st_ino, 1);
+		forget_nodeid(req, st->st_ino, 1);
 }
 
 static void gl_init(void *userdata, struct fuse_conn_info *conn)
@@ -127,7 +158,7 @@ static void gl_lookup(fuse_req_t req, fuse_ino_t parent_, const char *name)
 	struct glassfs_daemon *d = D(req);
 	uint64_t t0 = op_start(OP_LOOKUP, parent);
 	struct stat st;
-	int ret = fsops_lookup(d->fs, parent, name, &st);
+	int ret = fsops_lookup(FS(req, parent_), parent, name, &st);
 
 	if (ret == -ENOENT && d->neg_timeout > 0) {
 		struct fuse_entry_param e;
@@ -145,7 +176,7 @@ static void gl_forget(fuse_req_t req, fuse_ino_t ino_, uint64_t nlookup)
 	uint64_t ino = I(ino_);
 	uint64_t t0 = op_start(OP_FORGET, ino);
 
-	fsops_forget(D(req)->fs, ino, nlookup);
+	fsops_forget(FS(req, ino_), ino, nlookup);
 	op_end(OP_FORGET, ino, 0, t0);
 	fuse_reply_none(req);
 }
@@ -155,7 +186,7 @@ static void gl_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
 	uint64_t t0 = op_start(OP_BATCH_FORGET, 0);
 
 	for (size_t i = 0; i < count; i++)
-		fsops_forget(D(req)->fs, I(f[i].ino), f[i].nlookup);
+		fsops_forget(FS(req, f[i].ino), I(f[i].ino), f[i].nlookup);
 	op_end(OP_BATCH_FORGET, 0, 0, t0);
 	fuse_reply_none(req);
 }
@@ -166,7 +197,7 @@ static void gl_getattr(fuse_req_t req, fuse_ino_t ino_, struct fuse_file_info *f
 	struct glassfs_daemon *d = D(req);
 	uint64_t t0 = op_start(OP_GETATTR, ino);
 	struct stat st;
-	int ret = fsops_getattr(d->fs, ino, &st);
+	int ret = fsops_getattr(FS(req, ino_), ino, &st);
 
 	(void)fi;
 	op_end(OP_GETATTR, ino, ret, t0);
@@ -195,7 +226,7 @@ static void gl_setattr(fuse_req_t req, fuse_ino_t ino_, struct stat *attr, int t
 	if (to_set & FUSE_SET_ATTR_ATIME_NOW)	valid |= FSOPS_SET_ATIME_NOW;
 	if (to_set & FUSE_SET_ATTR_MTIME_NOW)	valid |= FSOPS_SET_MTIME_NOW;
 	if (to_set & FUSE_SET_ATTR_CTIME)	valid |= FSOPS_SET_CTIME;
-	ret = fsops_setattr(d->fs, ino, attr, valid, &st);
+	ret = fsops_setattr(FS(req, ino_), ino, attr, valid, &st);
 	op_end(OP_SETATTR, ino, ret, t0);
 	if (ret < 0)
 		fuse_reply_err(req, -ret);
@@ -208,7 +239,7 @@ static void gl_readlink(fuse_req_t req, fuse_ino_t ino_)
 	uint64_t ino = I(ino_);
 	uint64_t t0 = op_start(OP_READLINK, ino);
 	char buf[PATH_MAX + 1];
-	ssize_t n = fsops_readlink(D(req)->fs, ino, buf, sizeof(buf) - 1);
+	ssize_t n = fsops_readlink(FS(req, ino_), ino, buf, sizeof(buf) - 1);
 
 	if (n < 0) {
 		reply_err(req, OP_READLINK, ino, t0, (int)n);
@@ -233,7 +264,7 @@ static void gl_mknod(fuse_req_t req, fuse_ino_t parent_, const char *name, mode_
 	uint64_t t0 = op_start(OP_MKNOD, parent);
 	struct fsops_cred cr = cred_of(req);
 	struct stat st;
-	int ret = fsops_mknod(D(req)->fs, parent, name, mode, rdev, &cr, &st);
+	int ret = fsops_mknod(FS(req, parent_), parent, name, mode, rdev, &cr, &st);
 
 	reply_entry(req, OP_MKNOD, parent, t0, ret, &st);
 }
@@ -244,7 +275,7 @@ static void gl_mkdir(fuse_req_t req, fuse_ino_t parent_, const char *name, mode_
 	uint64_t t0 = op_start(OP_MKDIR, parent);
 	struct fsops_cred cr = cred_of(req);
 	struct stat st;
-	int ret = fsops_mkdir(D(req)->fs, parent, name, mode, &cr, &st);
+	int ret = fsops_mkdir(FS(req, parent_), parent, name, mode, &cr, &st);
 
 	reply_entry(req, OP_MKDIR, parent, t0, ret, &st);
 }
@@ -255,7 +286,7 @@ static void gl_symlink(fuse_req_t req, const char *link, fuse_ino_t parent_, con
 	uint64_t t0 = op_start(OP_SYMLINK, parent);
 	struct fsops_cred cr = cred_of(req);
 	struct stat st;
-	int ret = fsops_symlink(D(req)->fs, parent, name, link, &cr, &st);
+	int ret = fsops_symlink(FS(req, parent_), parent, name, link, &cr, &st);
 
 	reply_entry(req, OP_SYMLINK, parent, t0, ret, &st);
 }
@@ -266,7 +297,8 @@ static void gl_link(fuse_req_t req, fuse_ino_t ino_, fuse_ino_t newparent_, cons
 	uint64_t newparent = I(newparent_);
 	uint64_t t0 = op_start(OP_LINK, ino);
 	struct stat st;
-	int ret = fsops_link(D(req)->fs, ino, newparent, newname, &st);
+	int ret = FS(req, ino_) != FS(req, newparent_) ? -EXDEV :	/* across subvolumes */
+		  fsops_link(FS(req, ino_), ino, newparent, newname, &st);
 
 	reply_entry(req, OP_LINK, ino, t0, ret, &st);
 }
@@ -276,7 +308,7 @@ static void gl_unlink(fuse_req_t req, fuse_ino_t parent_, const char *name)
 	uint64_t parent = I(parent_);
 	uint64_t t0 = op_start(OP_UNLINK, parent);
 
-	reply_err(req, OP_UNLINK, parent, t0, fsops_unlink(D(req)->fs, parent, name));
+	reply_err(req, OP_UNLINK, parent, t0, fsops_unlink(FS(req, parent_), parent, name));
 }
 
 static void gl_rmdir(fuse_req_t req, fuse_ino_t parent_, const char *name)
@@ -284,7 +316,7 @@ static void gl_rmdir(fuse_req_t req, fuse_ino_t parent_, const char *name)
 	uint64_t parent = I(parent_);
 	uint64_t t0 = op_start(OP_RMDIR, parent);
 
-	reply_err(req, OP_RMDIR, parent, t0, fsops_rmdir(D(req)->fs, parent, name));
+	reply_err(req, OP_RMDIR, parent, t0, fsops_rmdir(FS(req, parent_), parent, name));
 }
 
 static void gl_rename(fuse_req_t req, fuse_ino_t parent_, const char *name,
@@ -295,14 +327,15 @@ static void gl_rename(fuse_req_t req, fuse_ino_t parent_, const char *name,
 	uint64_t t0 = op_start(OP_RENAME2, parent);
 
 	reply_err(req, OP_RENAME2, parent, t0,
-		  fsops_rename(D(req)->fs, parent, name, newparent, newname, flags));
+		  FS(req, parent_) != FS(req, newparent_) ? -EXDEV :	/* across subvolumes */
+		  fsops_rename(FS(req, parent_), parent, name, newparent, newname, flags));
 }
 
 static void gl_open(fuse_req_t req, fuse_ino_t ino_, struct fuse_file_info *fi)
 {
 	uint64_t ino = I(ino_);
 	uint64_t t0 = op_start(OP_OPEN, ino);
-	int ret = fsops_open(D(req)->fs, ino, fi->flags);
+	int ret = fsops_open(FS(req, ino_), ino, fi->flags);
 
 	op_end(OP_OPEN, ino, ret, t0);
 	if (ret < 0) {
@@ -311,7 +344,7 @@ static void gl_open(fuse_req_t req, fuse_ino_t ino_, struct fuse_file_info *fi)
 	}
 	fi->keep_cache = 1;	/* every change passes through us: the page cache stays valid */
 	fi->noflush = 1;	/* flush has nothing to do here: spare close() a round trip */
-	fuse_reply_open(req, fi);
+	opened(req, ino_, fi, 1);
 }
 
 static void gl_create(fuse_req_t req, fuse_ino_t parent_, const char *name, mode_t mode,
@@ -323,13 +356,13 @@ static void gl_create(fuse_req_t req, fuse_ino_t parent_, const char *name, mode
 	struct fsops_cred cr = cred_of(req);
 	struct fuse_entry_param e;
 	struct stat st;
-	int ret = fsops_mknod(d->fs, parent, name, S_IFREG | (mode & 07777), 0, &cr, &st);
+	int ret = fsops_mknod(FS(req, parent_), parent, name, S_IFREG | (mode & 07777), 0, &cr, &st);
 
 	if (ret == -EEXIST && !(fi->flags & O_EXCL)) {
 		/* lost a race with another creator: open what is there */
-		ret = fsops_lookup(d->fs, parent, name, &st);
+		ret = fsops_lookup(FS(req, parent_), parent, name, &st);
 		if (ret == 0 && S_ISDIR(st.st_mode)) {
-			fsops_forget(d->fs, st.st_ino, 1);
+			forget_nodeid(req, st.st_ino, 1);
 			ret = -EISDIR;
 		}
 	}
@@ -341,8 +374,11 @@ static void gl_create(fuse_req_t req, fuse_ino_t parent_, const char *name, mode
 	fill_entry(d, &e, &st);
 	fi->keep_cache = 1;
 	fi->noflush = 1;
-	if (fuse_reply_create(req, &e, fi) != 0)
-		fsops_forget(d->fs, st.st_ino, 1);
+	__atomic_fetch_add(&FS(req, parent_)->open_files, 1, __ATOMIC_SEQ_CST);
+	if (fuse_reply_create(req, &e, fi) != 0) {
+		__atomic_fetch_sub(&FS(req, parent_)->open_files, 1, __ATOMIC_SEQ_CST);
+		forget_nodeid(req, st.st_ino, 1);
+	}
 }
 
 static void gl_read(fuse_req_t req, fuse_ino_t ino_, size_t size, off_t off,
@@ -358,7 +394,7 @@ static void gl_read(fuse_req_t req, fuse_ino_t ino_, size_t size, off_t off,
 		reply_err(req, OP_READ, ino, t0, -ENOMEM);
 		return;
 	}
-	n = fsops_read(D(req)->fs, ino, buf, size, (uint64_t)off);
+	n = fsops_read(FS(req, ino_), ino, buf, size, (uint64_t)off);
 	op_end(OP_READ, ino, n < 0 ? (int)n : 0, t0);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
@@ -372,7 +408,7 @@ static void gl_write(fuse_req_t req, fuse_ino_t ino_, const char *buf, size_t si
 {
 	uint64_t ino = I(ino_);
 	uint64_t t0 = op_start(OP_WRITE, ino);
-	ssize_t n = fsops_write(D(req)->fs, ino, buf, size, (uint64_t)off);
+	ssize_t n = fsops_write(FS(req, ino_), ino, buf, size, (uint64_t)off);
 
 	(void)fi;
 	op_end(OP_WRITE, ino, n < 0 ? (int)n : 0, t0);
@@ -397,6 +433,7 @@ static void gl_release(fuse_req_t req, fuse_ino_t ino_, struct fuse_file_info *f
 	uint64_t t0 = op_start(OP_RELEASE, ino);
 
 	(void)fi;
+	__atomic_fetch_sub(&FS(req, ino_)->open_files, 1, __ATOMIC_SEQ_CST);
 	reply_err(req, OP_RELEASE, ino, t0, 0);
 }
 
@@ -406,20 +443,20 @@ static void gl_fsync(fuse_req_t req, fuse_ino_t ino_, int datasync, struct fuse_
 	uint64_t t0 = op_start(OP_FSYNC, ino);
 
 	(void)fi;
-	reply_err(req, OP_FSYNC, ino, t0, fsops_fsync(D(req)->fs, ino, datasync));
+	reply_err(req, OP_FSYNC, ino, t0, fsops_fsync(FS(req, ino_), ino, datasync));
 }
 
 static void gl_opendir(fuse_req_t req, fuse_ino_t ino_, struct fuse_file_info *fi)
 {
 	uint64_t ino = I(ino_);
 	uint64_t t0 = op_start(OP_OPENDIR, ino);
-	int ret = fsops_opendir(D(req)->fs, ino);
+	int ret = fsops_opendir(FS(req, ino_), ino);
 
 	op_end(OP_OPENDIR, ino, ret, t0);
 	if (ret < 0)
 		fuse_reply_err(req, -ret);
 	else
-		fuse_reply_open(req, fi);
+		opened(req, ino_, fi, 1);
 }
 
 struct rd_buf {
@@ -463,7 +500,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, i
 		reply_err(req, op, ino, t0, -ENOMEM);
 		return;
 	}
-	ret = fsops_readdir(b.d->fs, ino, (uint64_t)off, plus, rd_emit, &b);
+	ret = fsops_readdir(FS(req, ino), I(ino), (uint64_t)off, plus, rd_emit, &b);
 	op_end(op, ino, ret, t0);
 	if (ret < 0 && b.pos == 0)
 		fuse_reply_err(req, -ret);
@@ -475,17 +512,15 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, i
 static void gl_readdir(fuse_req_t req, fuse_ino_t ino_, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
-	uint64_t ino = I(ino_);
 	(void)fi;
-	do_readdir(req, ino, size, off, 0);
+	do_readdir(req, ino_, size, off, 0);
 }
 
 static void gl_readdirplus(fuse_req_t req, fuse_ino_t ino_, size_t size, off_t off,
 			   struct fuse_file_info *fi)
 {
-	uint64_t ino = I(ino_);
 	(void)fi;
-	do_readdir(req, ino, size, off, 1);
+	do_readdir(req, ino_, size, off, 1);
 }
 
 static void gl_releasedir(fuse_req_t req, fuse_ino_t ino_, struct fuse_file_info *fi)
@@ -494,6 +529,7 @@ static void gl_releasedir(fuse_req_t req, fuse_ino_t ino_, struct fuse_file_info
 	uint64_t t0 = op_start(OP_RELEASEDIR, ino);
 
 	(void)fi;
+	__atomic_fetch_sub(&FS(req, ino_)->open_files, 1, __ATOMIC_SEQ_CST);
 	reply_err(req, OP_RELEASEDIR, ino, t0, 0);
 }
 
@@ -504,7 +540,7 @@ static void gl_fsyncdir(fuse_req_t req, fuse_ino_t ino_, int datasync,
 	uint64_t t0 = op_start(OP_FSYNCDIR, ino);
 
 	(void)fi;
-	reply_err(req, OP_FSYNCDIR, ino, t0, fsops_fsync(D(req)->fs, ino, datasync));
+	reply_err(req, OP_FSYNCDIR, ino, t0, fsops_fsync(FS(req, ino_), ino, datasync));
 }
 
 static void gl_statfs(fuse_req_t req, fuse_ino_t ino_)
@@ -512,7 +548,7 @@ static void gl_statfs(fuse_req_t req, fuse_ino_t ino_)
 	uint64_t ino = I(ino_);
 	uint64_t t0 = op_start(OP_STATFS, ino);
 	struct statvfs sv;
-	int ret = fsops_statfs(D(req)->fs, &sv);
+	int ret = fsops_statfs(FS(req, ino_), &sv);
 
 	op_end(OP_STATFS, ino, ret, t0);
 	if (ret < 0)
@@ -528,7 +564,7 @@ static void gl_setxattr(fuse_req_t req, fuse_ino_t ino_, const char *name,
 	uint64_t t0 = op_start(OP_SETXATTR, ino);
 
 	reply_err(req, OP_SETXATTR, ino, t0,
-		  fsops_setxattr(D(req)->fs, ino, name, value, size, flags));
+		  fsops_setxattr(FS(req, ino_), ino, name, value, size, flags));
 }
 
 static void gl_getxattr(fuse_req_t req, fuse_ino_t ino_, const char *name, size_t size)
@@ -542,7 +578,7 @@ static void gl_getxattr(fuse_req_t req, fuse_ino_t ino_, const char *name, size_
 		reply_err(req, OP_GETXATTR, ino, t0, -ENOMEM);
 		return;
 	}
-	ret = fsops_getxattr(D(req)->fs, ino, name, buf, size);
+	ret = fsops_getxattr(FS(req, ino_), ino, name, buf, size);
 	op_end(OP_GETXATTR, ino, ret < 0 ? ret : 0, t0);
 	if (ret < 0)
 		fuse_reply_err(req, -ret);
@@ -564,7 +600,7 @@ static void gl_listxattr(fuse_req_t req, fuse_ino_t ino_, size_t size)
 		reply_err(req, OP_LISTXATTR, ino, t0, -ENOMEM);
 		return;
 	}
-	ret = fsops_listxattr(D(req)->fs, ino, buf, size);
+	ret = fsops_listxattr(FS(req, ino_), ino, buf, size);
 	op_end(OP_LISTXATTR, ino, ret < 0 ? ret : 0, t0);
 	if (ret < 0)
 		fuse_reply_err(req, -ret);
@@ -580,7 +616,7 @@ static void gl_removexattr(fuse_req_t req, fuse_ino_t ino_, const char *name)
 	uint64_t ino = I(ino_);
 	uint64_t t0 = op_start(OP_REMOVEXATTR, ino);
 
-	reply_err(req, OP_REMOVEXATTR, ino, t0, fsops_removexattr(D(req)->fs, ino, name));
+	reply_err(req, OP_REMOVEXATTR, ino, t0, fsops_removexattr(FS(req, ino_), ino, name));
 }
 
 static void gl_access(fuse_req_t req, fuse_ino_t ino_, int mask)
@@ -590,7 +626,7 @@ static void gl_access(fuse_req_t req, fuse_ino_t ino_, int mask)
 	struct stat st;
 
 	(void)mask;	/* default_permissions: the kernel checks modes */
-	reply_err(req, OP_ACCESS, ino, t0, fsops_getattr(D(req)->fs, ino, &st));
+	reply_err(req, OP_ACCESS, ino, t0, fsops_getattr(FS(req, ino_), ino, &st));
 }
 
 static void gl_fallocate(fuse_req_t req, fuse_ino_t ino_, int mode, off_t offset,
@@ -605,7 +641,7 @@ static void gl_fallocate(fuse_req_t req, fuse_ino_t ino_, int mode, off_t offset
 		return;
 	}
 	reply_err(req, OP_FALLOCATE, ino, t0,
-		  fsops_fallocate(D(req)->fs, ino, mode, (uint64_t)offset, (uint64_t)length));
+		  fsops_fallocate(FS(req, ino_), ino, mode, (uint64_t)offset, (uint64_t)length));
 }
 
 static void gl_lseek(fuse_req_t req, fuse_ino_t ino_, off_t off, int whence,
@@ -620,7 +656,7 @@ static void gl_lseek(fuse_req_t req, fuse_ino_t ino_, off_t off, int whence,
 		reply_err(req, OP_LSEEK, ino, t0, -EINVAL);
 		return;
 	}
-	r = fsops_lseek(D(req)->fs, ino, (uint64_t)off, whence);
+	r = fsops_lseek(FS(req, ino_), ino, (uint64_t)off, whence);
 	op_end(OP_LSEEK, ino, r < 0 ? (int)r : 0, t0);
 	if (r < 0)
 		fuse_reply_err(req, (int)-r);
@@ -747,6 +783,11 @@ static void gl_ioctl(fuse_req_t req, fuse_ino_t ino_, unsigned int cmd, void *ar
 		reply_err(req, OP_IOCTL, ino, t0, -ENOSYS);
 		return;
 	}
+	if (_IOC_TYPE(cmd) == GLASSFS_IOC_MAGIC && _IOC_NR(cmd) >= 10 && _IOC_NR(cmd) <= 19) {
+		int ret = glassfs_subvol_ioctl(req, ino_, cmd, in_buf, in_bufsz, out_bufsz);
+		op_end(OP_IOCTL, ino, ret, t0);
+		return;
+	}
 	if (_IOC_TYPE(cmd) == GLASSFS_IOC_MAGIC && _IOC_NR(cmd) >= 20 && _IOC_NR(cmd) <= 29) {
 		/* devices and balance: fs/volume.c (which may take a while) */
 		char out[2048];
@@ -781,7 +822,7 @@ static void gl_ioctl(fuse_req_t req, fuse_ino_t ino_, unsigned int cmd, void *ar
 		return;
 	}
 	if (cmd == GLASSFS_IOC_COMMIT) {
-		int ret = fsops_sync(d->fs);
+		int ret = fsops_sync(FS(req, ino_));
 		op_end(OP_IOCTL, ino, ret, t0);
 		if (ret < 0)
 			fuse_reply_err(req, -ret);

@@ -20,8 +20,14 @@ struct glassfs_daemon {
 	double attr_timeout;		/* ... and attributes */
 	double neg_timeout;		/* ... and ENOENT lookups */
 	struct fuse_session *se;
+	const char *mountpoint;		/* absolute, or NULL (subvolume delete: busy cwd check) */
 };
 
 extern const struct fuse_lowlevel_ops glassfs_ll_ops;
+
+/* fuse_subvol.c: the subvolume ioctls (numbers 10-19); replies, returns
+ * 0 or -errno for the probe. */
+int glassfs_subvol_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, const void *in_buf,
+			 size_t in_bufsz, size_t out_bufsz);
 
 #endif

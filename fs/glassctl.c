@@ -9,6 +9,7 @@
  *   glassctl scrub status MNT | scrub cancel MNT
  *   glassctl trim MNT      discard every free range (like fstrim)
  *   glassctl device ... | balance ...   fs/glassctl_device.c
+ *   glassctl subvolume ...               fs/glassctl_subvol.c
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +23,8 @@
 
 #include "fs/ioctl.h"
 
+int glassctl_subvolume(int argc, char **argv);	/* glassctl_subvol.c */
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: glassctl stats MNT\n"
@@ -30,6 +33,8 @@ static void usage(FILE *f)
 		   "       glassctl scrub status MNT\n"
 		   "       glassctl scrub cancel MNT\n"
 		   "       glassctl trim MNT\n"
+		   "       glassctl subvolume create|delete|list PATH\n"
+		   "       glassctl subvolume snapshot [-r] SRC DST\n"
 		   "       glassctl device add|remove DEV MNT\n"
 		   "       glassctl device set-rotational DEV 0|1 MNT\n"
 		   "       glassctl balance start [-dconvert=P] [-mconvert=P] [-B] MNT   (P: single|dup|raid1)\n"
@@ -232,6 +237,8 @@ int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "scrub"))
 		return cmd_scrub(argc - 2, argv + 2);
+	if (argc >= 2 && !strcmp(argv[1], "subvolume"))		/* glassctl_subvol.c */
+		return glassctl_subvolume(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "device"))
 		return glassctl_device(argc - 2, argv + 2);
 	if (argc >= 2 && !strcmp(argv[1], "balance"))

@@ -152,6 +152,10 @@ int inode_get(struct fsctx *fs, uint64_t ino, struct inode **out)
 	int ret;
 
 	glock_write(&ic->lock);
+	if (__atomic_load_n(&fs->dead, __ATOMIC_SEQ_CST)) {	/* a deleted subvolume */
+		glock_write_unlock(&ic->lock);
+		return -ENOENT;
+	}
 	ip = icache_find(ic, ino);
 	if (ip) {
 		ip->refs++;
@@ -198,7 +202,8 @@ static void inode_release(struct fsctx *fs, struct inode *ip)
 {
 	bool unlinked = ip->item.nlink == 0;
 
-	if (unlinked && !fs->readonly) {
+	/* a deleted subvolume's tree belongs to the cleaner now */
+	if (unlinked && !fs->readonly && !__atomic_load_n(&fs->dead, __ATOMIC_SEQ_CST)) {
 		int ret = inode_free_items(fs, ip->ino);
 		if (ret < 0)
 			fprintf(stderr, "glassfs: freeing unlinked inode %llu: %s (left as orphan)\n",

@@ -62,6 +62,12 @@ struct fsctx {
 	uint64_t next_ino;		/* atomic (fetch-add); set at mount */
 	uint32_t inline_max;		/* largest inline file; fixed */
 	int atime;			/* enum core_atime; fixed */
+	/* subvolumes (subvol.h): */
+	uint64_t subvol;		/* tree id of this fs tree; fixed */
+	uint64_t ino_base;		/* FUSE nodeid = ino_base | ino; fixed */
+	struct subvols *svs;		/* every open fs tree of the volume; fixed */
+	bool dead;			/* deleted: inode_get says ENOENT */
+	uint64_t open_files;		/* open files and dirs (atomic; FUSE glue) */
 };
 
 int icache_init(struct fsctx *fs);

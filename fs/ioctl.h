@@ -63,6 +63,57 @@ struct glassfs_ioc_trim {
 #define GLASSFS_IOC_TRIM	_IOWR(GLASSFS_IOC_MAGIC, 6, struct glassfs_ioc_trim)
 
 /*
+ * Subvolumes and snapshots (10-19; fs/subvol.h, glassctl subvolume ...).
+ * CREATE, SNAP_CREATE and DELETE are issued on the parent directory and
+ * name the entry in it; SNAP_CREATE names its source by the id that
+ * SUBVOL_INFO (on the source directory) returned.  Errors: EEXIST (name
+ * taken), EINVAL (the source is not a subvolume's root directory, or the
+ * name is not a subvolume), EBUSY (open files in the subvolume), EPERM
+ * (the default subvolume, or not the owner), EACCES (no write+exec on the
+ * parent), ENOTEMPTY (the subvolume holds other subvolumes), EROFS.
+ */
+#define GLASSFS_SUBVOL_NAME_MAX	255
+#define GLASSFS_SUBVOL_RDONLY	(1ull << 0)	/* = ROOT_F_RDONLY */
+#define GLASSFS_SUBVOL_DELETED	(1ull << 48)	/* list: being freed (ROOT_F_DEAD) */
+
+struct glassfs_ioc_subvol_info {
+	uint64_t id;			/* out: tree id of the subvolume the file is in */
+	uint64_t ino;			/* out: its inode number there */
+	uint64_t flags;			/* out: GLASSFS_SUBVOL_* */
+	uint32_t is_root;		/* out: 1 if it is the subvolume's root directory */
+	uint32_t pad;
+};
+
+struct glassfs_ioc_subvol_args {
+	uint64_t src_id;		/* SNAP_CREATE: the source subvolume */
+	uint64_t flags;			/* SNAP_CREATE: GLASSFS_SUBVOL_RDONLY */
+	uint64_t id;			/* out: the new (or deleted) subvolume */
+	char name[GLASSFS_SUBVOL_NAME_MAX + 1];	/* NUL-terminated */
+};
+
+#define GLASSFS_SUBVOL_PATH_MAX	208
+struct glassfs_subvol_entry {
+	uint64_t id, parent, dirid;	/* parent: subvolume holding its name; dirid: directory there */
+	uint64_t generation;		/* transid that last wrote its root */
+	uint64_t flags;			/* GLASSFS_SUBVOL_* */
+	uint64_t otime;			/* creation time, seconds */
+	char path[GLASSFS_SUBVOL_PATH_MAX];	/* from the top of the volume; "" while deleted */
+};
+#define GLASSFS_SUBVOL_LIST_MAX	48
+struct glassfs_ioc_subvol_list {
+	uint64_t start_id;		/* in: first id to report */
+	uint32_t count;			/* out: entries filled */
+	uint32_t more;			/* out: 1 if ids above the last one remain */
+	struct glassfs_subvol_entry e[GLASSFS_SUBVOL_LIST_MAX];
+};
+
+#define GLASSFS_IOC_SUBVOL_INFO	_IOR(GLASSFS_IOC_MAGIC, 10, struct glassfs_ioc_subvol_info)
+#define GLASSFS_IOC_SUBVOL_CREATE _IOWR(GLASSFS_IOC_MAGIC, 11, struct glassfs_ioc_subvol_args)
+#define GLASSFS_IOC_SNAP_CREATE	_IOWR(GLASSFS_IOC_MAGIC, 12, struct glassfs_ioc_subvol_args)
+#define GLASSFS_IOC_SUBVOL_DELETE _IOWR(GLASSFS_IOC_MAGIC, 13, struct glassfs_ioc_subvol_args)
+#define GLASSFS_IOC_SUBVOL_LIST	_IOWR(GLASSFS_IOC_MAGIC, 14, struct glassfs_ioc_subvol_list)
+
+/*
  * Devices and balance (fs/volume.h), numbers 20-29.  Requests that can
  * fail for a reason the user must read come back with the ioctl itself
  * succeeding and result = -errno, msg = the reason.

@@ -49,9 +49,12 @@
  *   seq is taken from the directory's dir_seq at insertion, so readdir
  *   offsets stay stable while the directory changes (offset = seq + 1;
  *   offsets 1 and 2 are "." and "..").
- *     0   8  ino          target inode
+ *     0   8  ino          target inode (DT_SUBVOL: the subvolume's tree id)
  *     8   8  index        seq of the DIR_INDEX (DIR_ITEM) / same seq (DIR_INDEX)
- *    16   1  type         DT_* of the target (dirent type)
+ *    16   1  type         DT_* of the target (dirent type), or DT_SUBVOL:
+ *                         the root directory of another subvolume, named
+ *                         by ROOT_REF/ROOT_BACKREF in the root tree, with
+ *                         no INODE_REF (it lives in another tree)
  *    17   2  name_len     1..255
  *    19   n  name
  *
@@ -121,7 +124,10 @@ struct inode_item {
 } __attribute__((packed));
 _Static_assert(sizeof(struct inode_item) == 120, "inode_item layout");
 
-#define DIR_SEQ_FIRST 2		/* offsets 1, 2 of readdir are "." and ".." */
+#define DIR_SEQ_FIRST 2
+
+/* dir_entry.type of a subvolume's entry in its parent (a directory). */
+#define DT_SUBVOL 0x84		/* offsets 1, 2 of readdir are "." and ".." */
 
 struct inode_ref {
 	uint64_t index;

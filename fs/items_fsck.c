@@ -19,6 +19,7 @@
 #include "fs/fsck.h"
 #include "fs/btree.h"
 #include "fs/items_format.h"
+#include "fs/format.h"
 
 #define BS CORE_SECTORSIZE
 
@@ -165,6 +166,8 @@ static void check_dir_item(struct fsck *f, struct obj *o, const struct key *k,
 	}
 }
 
+static struct root *cur_tree;	/* the fs tree being checked */
+
 static void check_dir_index(struct fsck *f, struct obj *o, struct imap *m,
 			    const struct key *k, const char *buf, uint32_t size)
 {
@@ -188,12 +191,31 @@ static void check_dir_index(struct fsck *f, struct obj *o, struct imap *m,
 			   (unsigned long long)de->ino);
 	else
 		d->matched = true;
-	struct ino_info *t = imap_get(m, de->ino);
+	/* a subvolume's root lives in its own tree (checked as that tree);
+	 * it counts as a subdirectory here */
+	struct ino_info *t = de->type == DT_SUBVOL ? NULL : imap_get(m, de->ino);
 	if (t) {
 		t->entries++;
 		t->seen_type = de->type;
 	}
-	if (de->type == DT_DIR) {
+	if (de->type == DT_SUBVOL && (de->ino < FIRST_SUBVOL_OBJECTID || de->ino > 0xffff))
+		fsck_error(f, "dir %llu: DIR_INDEX %llu names subvolume %llu, not a subvolume id",
+			   (unsigned long long)k->objectid, (unsigned long long)k->offset,
+			   (unsigned long long)de->ino);
+	else if (de->type == DT_SUBVOL && cur_tree) {
+		/* the subvolume's ROOT_REF says the same name, directory and index */
+		char rb[sizeof(struct root_ref) + 256];
+		const struct root_ref *rr = (const void *)rb;
+		struct key rk = { root_id(cur_tree), KEY_ROOT_REF, de->ino };
+		int n = btree_lookup(core_root(cur_tree->core, ROOT_TREE_OBJECTID), &rk, rb, sizeof(rb));
+
+		if (n < (int)sizeof(*rr) || rr->dirid != k->objectid || rr->index != k->offset ||
+		    rr->name_len != de->name_len || memcmp(rr->name, de->name, de->name_len))
+			fsck_error(f, "dir %llu: entry '%.*s' names subvolume %llu, whose ROOT_REF does not match",
+				   (unsigned long long)k->objectid, (int)de->name_len, de->name,
+				   (unsigned long long)de->ino);
+	}
+	if (de->type == DT_DIR || de->type == DT_SUBVOL) {
 		struct ino_info *p = imap_get(m, k->objectid);
 		if (p)
 			p->subdirs++;
@@ -251,6 +273,7 @@ static void check_extent(struct fsck *f, struct obj *o, const struct key *k,
 
 int fsck_items_check(struct fsck *f, struct root *fsroot)
 {
+	cur_tree = fsroot;
 	struct imap m = { 0 };
 	struct obj o;
 	struct path p;

@@ -527,6 +527,7 @@ int main(int argc, char **argv)
 	d.entry_timeout = o.entry_timeout;
 	d.attr_timeout = o.attr_timeout;
 	d.neg_timeout = o.neg_timeout;
+	d.mountpoint = realpath(o.mnt, NULL);	/* freed at exit */
 	se = fuse_session_new(&args, &glassfs_ll_ops, sizeof(glassfs_ll_ops), &d);
 	if (!se) {
 		fprintf(stderr, "glassfs: cannot start a FUSE session (options: %s)\n", optstr);

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include "fs/core.h"
+#include "fs/keys.h"
 #include "fs/txn.h"
 #include "fs/lock.h"
 
@@ -36,6 +37,8 @@ struct root {
 	int level;		/* its level (0: a leaf) */
 	uint64_t generation;	/* transid that wrote it */
 	uint64_t dirty_trans;	/* transid in which bytenr/level changed, else 0 */
+	uint64_t last_snapshot;	/* transid of the last snapshot of (or from) this
+				 * tree: older nodes may be shared (btree.c) */
 	void *priv;		/* for the layer that owns the tree's items */
 };
 
@@ -61,6 +64,19 @@ int meta_alloc(struct txn *t, uint64_t owner, int level, uint64_t *bytenr);
  * otherwise it stays pinned until t commits.
  */
 void meta_free(struct txn *t, uint64_t owner, int level, uint64_t bytenr);
+/*
+ * Shared nodes (snapshots).  meta_shared_drop: if the node at bytenr has
+ * more than one reference (committed refcount plus the running
+ * transaction's pending changes), drop one and return 1: the caller must
+ * not free it.  Returns 0 (nothing queued: the caller frees it with
+ * meta_free) when it has one.  Atomic against other callers.
+ * meta_ref: queue a reference change on a node; meta_leaf_item_ref: on
+ * what a leaf item references (a file-extent item's data extent).
+ */
+int meta_shared_drop(struct txn *t, uint64_t owner, int level, uint64_t bytenr);
+int meta_ref(struct txn *t, uint64_t owner, int level, uint64_t bytenr, int delta);
+int meta_leaf_item_ref(struct txn *t, const struct key *k, const void *data, uint32_t size,
+		       int delta);
 /*
  * Read the node block at logical bytenr: tries each mirror in turn until
  * verify(buf, arg) returns 0; -EIO (and a log line) when no mirror passes.
@@ -100,10 +116,21 @@ struct node_info {
 	uint64_t bytenr, generation, owner;
 	int level;
 	uint32_t nritems;
+	const void *block;	/* the node's bytes (node.h), valid during visit() */
 };
 int btree_walk(struct root *r,
 	       int (*visit)(const struct node_info *ni, void *arg),
 	       void (*bad)(uint64_t bytenr, int level, int err, void *arg),
 	       void *arg);
+/*
+ * Shared trees (snapshots): visit() returning 1 skips the node's subtree
+ * (already walked through another tree).  btree_walk_dropped: a deleted
+ * tree being freed (btree_drop_batch): subtrees whose keys all lie below
+ * dropped are gone and not visited.
+ */
+int btree_walk_dropped(struct root *r, const struct key *dropped,
+		       int (*visit)(const struct node_info *ni, void *arg),
+		       void (*bad)(uint64_t bytenr, int level, int err, void *arg),
+		       void *arg);
 
 #endif

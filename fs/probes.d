@@ -71,6 +71,10 @@ provider glassfs {
 	/* @ scrub found a bad copy; meta: 1 node, 0 data; repaired: 1 rewritten from a good copy */
 	probe scrub__error(uint64_t logical, uint64_t devid, uint64_t physical, int meta, int repaired);
 
+	/* @ a snapshot was made inside a commit: source and new tree ids, root level */
+	probe subvol__snapshot(uint64_t src, uint64_t id, int level, uint64_t dur_ns);
+	/* @ the cleaner dropped a batch of a deleted subvolume; done: 1 when nothing is left */
+	probe subvol__drop(uint64_t id, uint64_t transid, int done, uint64_t dur_ns);
 	/* @ balance or device removal moved one chunk to new stripes (ret 0) or gave up on it (ret -errno); types are BG_* type|profile bits */
 	probe balance__chunk(uint64_t logical, uint64_t length, uint64_t from_type, uint64_t to_type, int ret, uint64_t dur_ns);
 	/* @ balance finished a chunk; counts so far */

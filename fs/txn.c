@@ -352,22 +352,82 @@ int core_update_root_items(struct txn *t)
 
 		if (i == CT_CHUNK || !cr->present)
 			continue;
-		if (cr->item_bytenr == cr->r.bytenr && cr->item_level == cr->r.level)
+		if (cr->item_bytenr == cr->r.bytenr && cr->item_level == cr->r.level &&
+		    cr->item_last_snapshot == cr->r.last_snapshot)
 			continue;
 		memset(&ri, 0, sizeof(ri));
 		ri.generation = t->transid;
 		ri.bytenr = cr->r.bytenr;
 		ri.level = (uint8_t)cr->r.level;
 		ri.refs = 1;
+		ri.last_snapshot = cr->r.last_snapshot;
 		k = (struct key){ cr->r.id, KEY_ROOT_ITEM, 0 };
 		ret = btree_update(t, core_tree(c, CT_ROOT), &k, &ri, sizeof(ri));
 		if (ret)
 			return ret;
 		cr->item_bytenr = cr->r.bytenr;
 		cr->item_level = cr->r.level;
+		cr->item_last_snapshot = cr->r.last_snapshot;
 		changes++;
 	}
-	return changes;
+	int r = subvol_update_root_items(t);
+	return r < 0 ? r : changes + r;
+}
+
+/* Work queued by core_commit_with for this commit (no handle is open). */
+static int run_pending(struct core *c, struct txn *th)
+{
+	struct core_pending *list, *p;
+	int ret = 0;
+
+	glock_write(&c->ts.lock);
+	list = c->pending;
+	c->pending = NULL;
+	glock_write_unlock(&c->ts.lock);
+	for (p = list; p; p = p->next)
+		p->ret = ret ? ret : p->fn(th, p->arg);
+	glock_write(&c->ts.lock);
+	for (p = list; p; p = p->next)
+		p->done = true;
+	glock_write_unlock(&c->ts.lock);
+	for (p = list; p && !ret; p = p->next)
+		if (p->ret < 0 && c->aborted)
+			ret = p->ret;
+	return ret;
+}
+
+int core_commit_with(struct core *c, int (*fn)(struct txn *t, void *arg), void *arg)
+{
+	struct core_pending p = { fn, arg, 0, false, NULL };
+	struct txn *t;
+	int ret = txn_join(c, 1, TXN_USE_RESERVE, &t);
+
+	if (ret)
+		return ret;
+	/* our handle keeps this transaction from committing until queued */
+	glock_write(&c->ts.lock);
+	p.next = c->pending;
+	c->pending = &p;
+	glock_write_unlock(&c->ts.lock);
+	txn_end(t);
+	for (;;) {
+		ret = txn_commit(c, COMMIT_OTHER);
+		glock_write(&c->ts.lock);
+		bool done = p.done;
+		glock_write_unlock(&c->ts.lock);
+		if (done)
+			return ret ? ret : p.ret;
+		if (ret) {
+			glock_write(&c->ts.lock);
+			for (struct core_pending **pp = &c->pending; *pp; pp = &(*pp)->next)
+				if (*pp == &p) {
+					*pp = p.next;
+					break;
+				}
+			glock_write_unlock(&c->ts.lock);
+			return ret;
+		}
+	}
 }
 
 static void phase_end(uint64_t transid, int phase, uint64_t *t0)
@@ -405,6 +465,11 @@ static int commit_critical(struct core *c, uint64_t transid, uint64_t *t0,
 	const char *where = "commit";
 
 	phase_end(transid, 1, t0);
+	ret = run_pending(c, &th);
+	if (ret) {
+		where = "commit: snapshots";
+		goto fail;
+	}
 	for (rounds = 0; rounds < COMMIT_MAX_ROUNDS; rounds++) {
 		int n = 0, r;
 

@@ -164,6 +164,26 @@ void meta_free(struct txn *t, uint64_t owner, int level, uint64_t bytenr)
 	glock_unlock(&c->lock, GLOCK_WRITE);
 }
 
+/* No snapshots in the in-memory core: nothing is ever shared. */
+int meta_shared_drop(struct txn *t, uint64_t owner, int level, uint64_t bytenr)
+{
+	(void)t; (void)owner; (void)level; (void)bytenr;
+	return 0;
+}
+
+int meta_ref(struct txn *t, uint64_t owner, int level, uint64_t bytenr, int delta)
+{
+	(void)t; (void)owner; (void)level; (void)bytenr; (void)delta;
+	return 0;
+}
+
+int meta_leaf_item_ref(struct txn *t, const struct key *k, const void *data, uint32_t size,
+		       int delta)
+{
+	(void)t; (void)k; (void)data; (void)size; (void)delta;
+	return 0;
+}
+
 int meta_read(struct core *c, uint64_t bytenr, void *buf,
 	      int (*verify)(const void *buf, uint64_t bytenr, void *arg), void *arg)
 {
