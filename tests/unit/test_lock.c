@@ -116,6 +116,11 @@ static void semantics(void)
 	CHECK("parse spin", glock_type_parse("spin", &t) == 0 && t == GLOCK_SPIN);
 	CHECK("parse bad", glock_type_parse("semaphore", &t) == -EINVAL);
 	CHECK("class name", strcmp(glock_class_name(GLOCK_CLASS_ROOT), "root") == 0);
+	CHECK("class name: last class", strcmp(glock_class_name(GLOCK_CLASS_MISC), "misc") == 0);
+	CHECK("class name: not a class", strcmp(glock_class_name(0), "?") == 0 &&
+	      strcmp(glock_class_name(GLOCK_CLASS_NR), "?") == 0 &&
+	      !glock_class_str(0) && !glock_class_str(GLOCK_CLASS_NR) &&
+	      !glock_class_str(-1u));
 	glock_relabel(&l, GLOCK_CLASS_NODE, 7, 2, 3);
 	CHECK("relabel", l.cls == GLOCK_CLASS_NODE && l.tree == 7 && l.level == 2 && l.group == 3);
 }
