@@ -12,6 +12,13 @@ $(OUT)/bench/memfs: $(OUT)/obj/tests/bench/memfs.o
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(FP_FLAGS) -o $@ $^ $(MEMFS_FUSE_LIBS) -lpthread
 
+# fsynclat: times each fsync of the fsync bench (experiment 6).
+BENCH_BINS += $(OUT)/bench/fsynclat
+$(OUT)/bench/fsynclat: $(OUT)/obj/tests/bench/fsynclat.o
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(FP_FLAGS) -o $@ $^ -lpthread
+
 # make bench-report: the talk's seven experiments (tests/bench/report.sh
 # runs lockschemes, io-per-file, discard, fstsize, metafast, fsync and
 # fleet with BENCH_OUT=$(OUT)/report) on one page, $(OUT)/report/report.html.
