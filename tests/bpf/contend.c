@@ -43,11 +43,27 @@ static void __attribute__((noinline)) contend_root_lock(void)
 	glock_write_unlock(&root_lock);
 }
 
+/*
+ * Work outside the lock between acquisitions (half the hold time).
+ * Without it the thread that lets go takes the lock straight back (the
+ * fast path barges past the sleeping waiters), waiters starve, and a
+ * one-second tracing window could see no contended acquisition at all.
+ */
+static void __attribute__((noinline)) think(void)
+{
+	uint64_t end = glock_now_ns() + hold_us * 500ULL;
+
+	while (glock_now_ns() < end)
+		__asm__ volatile("pause");
+}
+
 static void *worker(void *arg)
 {
 	(void)arg;
-	while (!atomic_load(&stop))
+	while (!atomic_load(&stop)) {
 		contend_root_lock();
+		think();
+	}
 	return NULL;
 }
 
