@@ -53,7 +53,7 @@ static void usage(FILE *f)
 "  -d                 foreground + FUSE debug output\n"
 "glassfs options:\n"
 "  commit=SECONDS     periodic commit interval (default 30)\n"
-"  locking=node|groups:N   B-tree lock scheme (default node)\n"
+"  locking=node|groups:N   B-tree lock scheme (default node; N: power of two, 1-64)\n"
 "  locktype=rwlock|mutex|spin   lock primitive (default rwlock)\n"
 "  cache=SIZE         node cache budget, e.g. 256M (default 256 MiB)\n"
 "  dirty=SIZE         commit early past this much dirty metadata\n"
@@ -318,8 +318,12 @@ static int parse_opt(struct options *o, const char *opt)
 			return 0;
 		}
 		if (has_prefix(v, "groups:") && parse_uint(v + 7, &o->core.lock_groups) == 0 &&
-		    o->core.lock_groups >= 1 && o->core.lock_groups <= 64)
+		    o->core.lock_groups >= 1 && o->core.lock_groups <= 64 &&
+		    !(o->core.lock_groups & (o->core.lock_groups - 1)))
 			return 0;
+		fprintf(stderr, "glassfs: bad value in option '%s' (locking=node or "
+			"locking=groups:N, N a power of two from 1 to 64)\n", opt);
+		return -EINVAL;
 	} else if (v && has_prefix(opt, "locktype=")) {
 		if (glock_type_parse(v, &o->core.locktype) == 0)
 			return 0;
