@@ -26,16 +26,23 @@ die() { echo "demo: $*" >&2; exit 1; }
 
 MNT=$DIR/mnt IMG=$DIR/glassfs.img RUN=$DIR/run
 pids=()
+# Is $1 mounted?  /proc/mounts, not mountpoint(1): a FUSE mount whose
+# daemon died fails stat() and looks unmounted to mountpoint.
+mounted() { grep -qs " $1 fuse" /proc/mounts; }
 cleanup() {
 	trap - EXIT INT TERM
+	# Unmount first: the daemon makes its final commit and exits by
+	# itself.  Killing it first (and kill -9 after 0.3 s) could cut that
+	# commit short and leave a dead mount behind.
+	if mounted "$MNT"; then
+		fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
+	fi
+	[ -n "${FSPID:-}" ] && for _ in $(seq 300); do kill -0 "$FSPID" 2>/dev/null || break; sleep 0.1; done
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	sleep 0.3
 	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-	if mountpoint -q "$MNT" 2>/dev/null; then
-		fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
-	fi
-	# The daemon commits and exits after the unmount; wait for it.
-	[ -n "${FSPID:-}" ] && for _ in $(seq 50); do kill -0 "$FSPID" 2>/dev/null || break; sleep 0.1; done
+	mounted "$MNT" && umount -l "$MNT" 2>/dev/null
+	return 0
 }
 trap cleanup EXIT
 trap 'echo "demo: interrupted" >&2; exit 130' INT TERM
@@ -43,7 +50,7 @@ trap 'echo "demo: interrupted" >&2; exit 130' INT TERM
 step() { printf '\n==> %s\n' "$*"; }
 
 # A previous run may have been killed hard: unmount what it left.
-mountpoint -q "$MNT" 2>/dev/null && { fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT"; }
+mounted "$MNT" && { fusermount3 -u "$MNT" 2>/dev/null || umount -l "$MNT"; }
 rm -rf "$DIR"; mkdir -p "$MNT" "$RUN" "$DIR/spool"
 
 step "mkfs.glassfs (2 GiB image) and mount with locking=$LOCKING"
