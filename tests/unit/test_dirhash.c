@@ -21,6 +21,7 @@
 #include "fs/core.h"
 #include "fs/dir.h"
 #include "fs/fsops.h"
+#include "items_test.h"
 
 static int fails;
 #define CHECK(name, cond) do { \
@@ -37,31 +38,8 @@ uint64_t dir_name_hash(const char *name, size_t len)
 }
 
 static char img[] = "/tmp/glassfs-dirhash-XXXXXX";
-static struct core *core;
-static struct fsctx *fs;
 static const struct fsops_cred cr = { 0, 0, 022 };
 
-static int mount_it(void)
-{
-	const char *devs[] = { img };
-	struct core_opts o;
-
-	core_opts_default(&o);
-	o.commit_interval_s = 3600;
-	int ret = core_open(devs, 1, &o, &core);
-	if (ret == 0)
-		ret = fsops_mount(core, &o, &fs);
-	return ret;
-}
-
-static int unmount_it(void)
-{
-	fsops_unmount(fs);
-	fs = NULL;
-	int ret = core_close(core);
-	core = NULL;
-	return ret;
-}
 
 /* readdir that takes at most `room` entries per call, like a small reply. */
 struct rd {
@@ -231,8 +209,8 @@ static void collisions(unsigned seed)
 	      fsops_mknod(fs, ROOT_DIR_INO, "after", S_IFREG | 0644, 0, &cr, &st) == 0);
 	fsops_forget(fs, st.st_ino, 1);
 
-	CHECK("unmount", unmount_it() == 0);
-	CHECK("remount", mount_it() == 0);
+	CHECK("unmount", items_unmount() == 0);
+	CHECK("remount", items_mount(img) == 0);
 	if (!fs)
 		return;
 	CHECK("lookups after remount", lookups_match(d.st_ino, want, inos));
@@ -256,11 +234,11 @@ int main(void)
 	if (getenv("NODESIZE"))
 		fo.nodesize = (uint32_t)atoi(getenv("NODESIZE"));
 	CHECK("format", core_format(devs, 1, &fo) == 0);
-	CHECK("mount", mount_it() == 0);
+	CHECK("mount", items_mount(img) == 0);
 	if (fs) {
 		collisions(seed);
 		if (fs)
-			CHECK("final unmount", unmount_it() == 0);
+			CHECK("final unmount", items_unmount() == 0);
 	}
 	unlink(img);
 	return fails ? 1 : 0;

@@ -20,6 +20,7 @@
 #include "fs/core.h"
 #include "fs/fsops.h"
 #include "fs/txn.h"
+#include "items_test.h"
 
 static int fails;
 #define CHECK(name, cond) do { \
@@ -28,31 +29,8 @@ static int fails;
 } while (0)
 
 static char img[] = "/tmp/glassfs-items-XXXXXX";
-static struct core *core;
-static struct fsctx *fs;
 static struct fsops_cred root_cr = { 0, 0, 0 };
 
-static int mount_it(void)
-{
-	const char *devs[] = { img };
-	struct core_opts o;
-
-	core_opts_default(&o);
-	o.commit_interval_s = 3600;
-	int ret = core_open(devs, 1, &o, &core);
-	if (ret == 0)
-		ret = fsops_mount(core, &o, &fs);
-	return ret;
-}
-
-static int unmount_it(void)
-{
-	fsops_unmount(fs);
-	fs = NULL;
-	int ret = core_close(core);
-	core = NULL;
-	return ret;
-}
 
 #define MODEL_MAX (6u << 20)
 
@@ -188,8 +166,8 @@ static void data_model(unsigned seed)
 	CHECK("random data ops match the model", ok && compare(ino, model, msize, buf));
 	printf("# %d collapse, %d insert range\n", shifted[0], shifted[1]);
 	CHECK("collapse and insert range ran", shifted[0] > 0 && shifted[1] > 0);
-	CHECK("unmount", unmount_it() == 0);
-	CHECK("remount", mount_it() == 0);
+	CHECK("unmount", items_unmount() == 0);
+	CHECK("remount", items_mount(img) == 0);
 	CHECK("data after remount", compare(ino, model, msize, buf));
 
 	/* sparse beyond 4 GiB, SEEK_DATA / SEEK_HOLE */
@@ -281,8 +259,8 @@ static void names(void)
 	int len = fsops_listxattr(fs, d.st_ino, NULL, 0);
 	CHECK("listxattr size", len > 0);
 	CHECK("getxattr", fsops_getxattr(fs, d.st_ino, "user.x17", v, sizeof(v)) == 8 && !memcmp(v, "value-17", 8));
-	CHECK("unmount 2", unmount_it() == 0);
-	CHECK("remount 2 (frees the orphan)", mount_it() == 0);
+	CHECK("unmount 2", items_unmount() == 0);
+	CHECK("remount 2 (frees the orphan)", items_mount(img) == 0);
 	CHECK("orphan freed at mount", fsops_getattr(fs, a.st_ino, &st) == -ENOENT);
 	CHECK("xattr after remount", fsops_getxattr(fs, d.st_ino, "user.x39", v, sizeof(v)) == 8);
 	CHECK("dir nlink", fsops_getattr(fs, ROOT_DIR_INO, &st) == 0 && st.st_nlink == 3);
@@ -382,12 +360,12 @@ int main(void)
 	if (getenv("NODESIZE"))
 		fo.nodesize = (uint32_t)atoi(getenv("NODESIZE"));
 	CHECK("format", core_format(devs, 1, &fo) == 0);
-	CHECK("mount", mount_it() == 0);
+	CHECK("mount", items_mount(img) == 0);
 	if (fs) {
 		data_model(seed);
 		names();
 		threads(seed);
-		CHECK("final unmount", unmount_it() == 0);
+		CHECK("final unmount", items_unmount() == 0);
 	}
 	unlink(img);
 	return fails ? 1 : 0;
