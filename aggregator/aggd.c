@@ -35,6 +35,8 @@ static void usage(FILE *f)
 "  --retain DUR            drop windows older than DUR (e.g. 7d; 0 = keep)\n"
 "  --downsample-after DUR  merge windows older than DUR into coarser ones (default 1d; 0 = off)\n"
 "  --downsample-step DUR   size of a coarse window (default 5m)\n"
+"  --downsample2-after DUR second tier: merge windows older than DUR again (default 7d; 0 = off)\n"
+"  --downsample2-step DUR  size of a second-tier window (default 1h)\n"
 "  --retention-every DUR   how often retention runs (default 10m)\n"
 "  --max-body BYTES        request body limit on the wire (default 16M)\n"
 "  --max-decoded BYTES     limit after gunzip (default 64M)\n"
@@ -111,6 +113,8 @@ static int config_set(struct opts *o, const char *k, const char *v)
 	} else if (!strcmp(k, "retain")) dp = &c->retain_s;
 	else if (!strcmp(k, "downsample-after")) dp = &c->coarse_after_s;
 	else if (!strcmp(k, "downsample-step")) dp = &c->coarse_bucket_s;
+	else if (!strcmp(k, "downsample2-after")) dp = &c->coarse2_after_s;
+	else if (!strcmp(k, "downsample2-step")) dp = &c->coarse2_bucket_s;
 	else if (!strcmp(k, "retention-every")) dp = &c->retention_every_s;
 	else if (!strcmp(k, "max-body")) zp = &c->lim.max_body;
 	else if (!strcmp(k, "max-decoded")) zp = &c->lim.max_decoded;
@@ -184,6 +188,7 @@ static const struct option longopts[] = {
 	{ "listen", 1, 0, 0 }, { "store", 1, 0, 0 }, { "tokens", 1, 0, 0 }, { "ui", 1, 0, 0 },
 	{ "no-auth", 0, 0, 0 }, { "threads", 1, 0, 0 }, { "retain", 1, 0, 0 },
 	{ "downsample-after", 1, 0, 0 }, { "downsample-step", 1, 0, 0 },
+	{ "downsample2-after", 1, 0, 0 }, { "downsample2-step", 1, 0, 0 },
 	{ "retention-every", 1, 0, 0 }, { "max-body", 1, 0, 0 }, { "max-decoded", 1, 0, 0 },
 	{ "max-depth", 1, 0, 0 }, { "max-frame-len", 1, 0, 0 }, { "max-labels", 1, 0, 0 },
 	{ "max-stacks", 1, 0, 0 }, { "port-file", 1, 0, 0 }, { "config", 1, 0, 0 },
@@ -307,10 +312,13 @@ static void run_retention(struct aggd *d)
 {
 	int64_t now = agg_now_ns();
 	int64_t drop = d->cfg.retain_s ? now - d->cfg.retain_s * 1000000000LL : 0;
-	int64_t coarse = d->cfg.coarse_after_s ? now - d->cfg.coarse_after_s * 1000000000LL : 0;
+	struct store_tier t[2] = {
+		{ d->cfg.coarse_after_s ? now - d->cfg.coarse_after_s * 1000000000LL : 0, d->cfg.coarse_bucket_s },
+		{ d->cfg.coarse2_after_s ? now - d->cfg.coarse2_after_s * 1000000000LL : 0, d->cfg.coarse2_bucket_s },
+	};
 
-	if (drop || coarse)
-		d->store->ops->retain(d->store, drop, coarse, d->cfg.coarse_bucket_s);
+	if (drop || t[0].before_ns > 0 || t[1].before_ns > 0)
+		d->store->ops->retain(d->store, drop, t, 2);
 }
 
 int main(int argc, char **argv)
@@ -328,6 +336,8 @@ int main(int argc, char **argv)
 	d.cfg.threads = 4;
 	d.cfg.coarse_after_s = 86400;
 	d.cfg.coarse_bucket_s = 300;
+	d.cfg.coarse2_after_s = 7 * 86400;
+	d.cfg.coarse2_bucket_s = 3600;
 	d.cfg.retention_every_s = 600;
 	d.cfg.lim = (struct agg_limits){
 		.max_body = 16 << 20, .max_decoded = 64 << 20, .max_depth = 1024,
@@ -342,6 +352,16 @@ int main(int argc, char **argv)
 	}
 	if (d.cfg.coarse_after_s && d.cfg.retain_s && d.cfg.coarse_after_s >= d.cfg.retain_s)
 		d.cfg.coarse_after_s = 0;	/* nothing would live long enough to coarsen */
+	if (d.cfg.coarse2_after_s && d.cfg.retain_s && d.cfg.coarse2_after_s >= d.cfg.retain_s)
+		d.cfg.coarse2_after_s = 0;
+	if (d.cfg.coarse2_after_s && d.cfg.coarse_after_s && d.cfg.coarse2_after_s <= d.cfg.coarse_after_s) {
+		fprintf(stderr, "glass-aggd: --downsample2-after must be longer than --downsample-after\n");
+		return 2;
+	}
+	if (d.cfg.coarse2_after_s && d.cfg.coarse_after_s && d.cfg.coarse2_bucket_s <= d.cfg.coarse_bucket_s) {
+		fprintf(stderr, "glass-aggd: --downsample2-step must be longer than --downsample-step\n");
+		return 2;
+	}
 	pthread_rwlock_init(&d.tok_lock, NULL);
 	pthread_mutex_init(&d.fm.lock, NULL);
 	if (aggd_tokens_load(&d, msg, sizeof(msg))) {

@@ -23,6 +23,8 @@ struct aggd_config {
 	int64_t retain_s;	/* 0 = forever */
 	int64_t coarse_after_s;	/* downsample windows older than this */
 	int64_t coarse_bucket_s;
+	int64_t coarse2_after_s;	/* second tier: coarse windows older than this */
+	int64_t coarse2_bucket_s;	/* ... become windows this long */
 	int64_t retention_every_s;
 	struct agg_limits lim;
 };

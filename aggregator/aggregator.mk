@@ -5,7 +5,8 @@
 # tests run under ASan/UBSan.
 
 AGG_AGGD_SRCS  := aggregator/aggd.c aggregator/http.c aggregator/query.c \
-		  aggregator/metrics.c aggregator/fleetmetrics.c aggregator/store_sqlite.c aggregator/store_clickhouse.c
+		  aggregator/metrics.c aggregator/fleetmetrics.c aggregator/store.c aggregator/store_sqlite.c \
+		  aggregator/store_clickhouse.c
 AGG_CORE_SRCS  := aggregator/labels.c aggregator/selector.c aggregator/ingest.c aggregator/pprof.c \
 		  aggregator/locks.c
 # pprof: profile.proto -> $(OUT)/gen/aggregator/profile.pb-c.{c,h} (protoc-c)
@@ -54,7 +55,8 @@ BINS += $(OUT)/bin/glass-aggd $(OUT)/bin/glass-agent
 
 # Unit tests: selectors, ingest validation, merge/diff arithmetic (ASan).
 AGG_TEST_OBJS := $(AGG_CORE_SAN) $(OUT)/asan/aggregator/query.o \
-		 $(OUT)/asan/aggregator/store_sqlite.o $(OUT)/asan/aggregator/store_clickhouse.o \
+		 $(OUT)/asan/aggregator/store.o $(OUT)/asan/aggregator/store_sqlite.o \
+		 $(OUT)/asan/aggregator/store_clickhouse.o \
 		 $(OUT)/asan/aggregator/metrics.o $(OUT)/asan/aggregator/fleetmetrics.o
 
 $(OUT)/test/aggregator/%: $(OUT)/asan/tests/aggregator/%.o $(AGG_TEST_OBJS) $(OUT)/lib/libglasstools-san.a
@@ -67,7 +69,8 @@ TEST_BINS += $(OUT)/test/aggregator/agg_unit
 .SECONDARY: $(AGG_TEST_OBJS) $(OUT)/asan/tests/aggregator/agg_unit.o
 
 # Benchmark load generator (tests/bench/aggregator.bench).
-$(OUT)/bench/agg_load: $(OUT)/obj/tests/bench/agg_load.o $(OUT)/obj/aggregator/store_sqlite.o \
+$(OUT)/bench/agg_load: $(OUT)/obj/tests/bench/agg_load.o $(OUT)/obj/aggregator/store.o \
+		$(OUT)/obj/aggregator/store_sqlite.o \
 		$(OUT)/obj/aggregator/store_clickhouse.o \
 		$(AGG_CORE_OBJS) $(OUT)/lib/libglasstools.a
 	$(call msg,LD,$@)

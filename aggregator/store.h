@@ -54,6 +54,11 @@ struct store_lockrow {
 };
 typedef int (*store_lockrow_cb)(void *arg, const struct store_lockrow *r);
 
+/* One downsampling tier: windows older than before_ns become bucket_s
+ * windows (before_ns <= 0 or bucket_s <= 0: tier off). */
+struct store_tier { int64_t before_ns, bucket_s; };
+#define STORE_MAX_TIERS 3
+
 struct store_stats {
 	int64_t windows, stacks, samples, labelsets, bytes;
 };
@@ -85,10 +90,15 @@ struct store_ops {
 	/* Lock detail rows of KIND of windows starting in [from, until). */
 	int (*lockrows)(struct store *s, int kind, int64_t from_ns, int64_t until_ns,
 			store_lockrow_cb cb, void *arg);
-	/* Delete windows that start before drop_ns; merge windows that start
-	 * before coarse_ns into one window per (labelset, bucket_s). */
-	int (*retain)(struct store *s, int64_t drop_ns, int64_t coarse_ns,
-		      int64_t bucket_s);
+	/* Delete windows that start before drop_ns (0 = keep); then, for
+	 * each downsampling tier k = 1..ntiers (tiers[k-1], finest first),
+	 * fold the windows of a level below k that start before its
+	 * before_ns (rounded down to its bucket) into one level-k window per
+	 * (labelset, bucket_s).  Sums are kept exactly.  Safe against a
+	 * crash at any point: after a restart every window is counted once
+	 * (see each engine's header comment for how). */
+	int (*retain)(struct store *s, int64_t drop_ns, const struct store_tier *tiers,
+		      int ntiers);
 	int (*stats)(struct store *s, struct store_stats *st);
 	void (*close)(struct store *s);
 };
@@ -96,6 +106,15 @@ struct store_ops {
 struct store {
 	const struct store_ops *ops;
 };
+
+/* store.c: what both engines share. */
+/* Per-type totals, the samples-units bit mask and the lock-wait sum (-1 =
+ * no lock summary) of window W. */
+void store_window_sums(const struct agg_window *w, int64_t tot[PT_NTYPES], int *units,
+		       int64_t *locksum);
+/* Test seam: if $GLASS_AGGD_CRASH names POINT, die here at once (SIGKILL,
+ * no cleanup), as a power cut or kill -9 would. */
+void store_crashpoint(const char *point);
 
 /* Open "sqlite:PATH" (or a bare path) or "clickhouse://HOST:PORT/DB".  0 or -errno with msg filled. */
 int store_open(const char *uri, struct store **out, char *msg, size_t msglen);

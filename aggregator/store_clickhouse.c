@@ -69,7 +69,16 @@ struct ch_store {
 	pthread_mutex_t wlock;
 	pthread_key_t ckey;	/* per-thread CURL handle */
 	struct hmap known;	/* stack/labelset ids this process stored (wlock) */
+	/* Downsampling passes not finished (running, or left by a crash):
+	 * queries leave out what such a pass must hide.  Changed under wlock
+	 * and hlock, read under hlock. */
+	pthread_mutex_t hlock;
+	struct ch_pass { uint64_t pass; int tier, state; int64_t cut, recv, bucket; } open[8];
+	int nopen;
 };
+
+/* A pass's states, as rows of the passes table (the highest counts). */
+enum { PASS_STAGING = 1, PASS_WRITTEN = 2, PASS_DONE = 3, PASS_UNDONE = 4 };
 
 struct buf { char *p; size_t n, cap; };
 
@@ -245,6 +254,13 @@ static int ch_select(struct ch_store *s, const char *sql, row_cb cb, void *arg)
 
 /* ---- put ---------------------------------------------------------------- */
 
+/* Ingest names its columns: pass (the downsampling pass that wrote a row)
+ * takes its default, 0 = as ingested. */
+#define SAMPLES_INS "INSERT INTO samples (type, ls, t, win, stack, count) FORMAT TabSeparated\n"
+#define LOCKS_INS "INSERT INTO locks (win, ls, host, start_ns, cls, ns) FORMAT TabSeparated\n"
+#define WINDOWS_INS "INSERT INTO windows (id, wkey, host, ls, start_ns, end_ns, recv_ns, commit_p99_ns," \
+	" commit_count, trim_stall_ns, lock_wait_ns, tot0, tot1, tot2, tot3, units) FORMAT TabSeparated\n"
+
 static int count_cb(void *arg, char **f, int nf)
 {
 	*(long long *)arg = nf ? atoll(f[0]) : 0;
@@ -312,8 +328,8 @@ static int ch_put(struct store *base, const struct agg_window *w, int *duplicate
 	struct buf q = { 0 }, st = { 0 }, sm = { 0 }, lk = { 0 }, ld = { 0 };
 	char *canon = agg_labels_canon(&w->labels);
 	uint64_t ls, wid;
-	int64_t locksum = -1, tot[PT_NTYPES] = { 0 };
-	int units = 0, rc = -ENOMEM;
+	int64_t locksum, tot[PT_NTYPES];
+	int units, rc = -ENOMEM;
 	long long n = 0;
 
 	*duplicate = 0;
@@ -321,13 +337,7 @@ static int ch_put(struct store *base, const struct agg_window *w, int *duplicate
 		return -ENOMEM;
 	ls = folded_hash(canon, strlen(canon));
 	wid = folded_hash(w->window_id, strlen(w->window_id));
-	for (size_t i = 0; i < w->nprof; i++) {
-		tot[w->prof[i].type] = (int64_t)folded_set_total(w->prof[i].set);
-		if (w->prof[i].units == UNITS_SAMPLES)
-			units |= 1 << w->prof[i].type;
-	}
-	for (size_t i = 0; i < w->nlocks; i++)
-		locksum = (locksum < 0 ? 0 : locksum) + w->locks[i].ns;
+	store_window_sums(w, tot, &units, &locksum);
 	pthread_mutex_lock(&s->wlock);
 	if (buf_add(&q, "SELECT count() FROM windows WHERE wkey = '", 42) ||
 	    buf_tsv(&q, w->window_id, 1) || buf_add(&q, "'", 1))
@@ -340,7 +350,7 @@ static int ch_put(struct store *base, const struct agg_window *w, int *duplicate
 	}
 	rc = -ENOMEM;
 	if (buf_add(&st, "INSERT INTO stacks FORMAT TabSeparated\n", 39) ||
-	    buf_add(&sm, "INSERT INTO samples FORMAT TabSeparated\n", 40))
+	    buf_add(&sm, SAMPLES_INS, strlen(SAMPLES_INS)))
 		goto out;
 	size_t nnew = 0;
 	for (size_t p = 0; p < w->nprof; p++)
@@ -359,7 +369,7 @@ static int ch_put(struct store *base, const struct agg_window *w, int *duplicate
 				       (unsigned long long)fs->count))
 				goto out;
 		}
-	if (buf_add(&lk, "INSERT INTO locks FORMAT TabSeparated\n", 38))
+	if (buf_add(&lk, LOCKS_INS, strlen(LOCKS_INS)))
 		goto out;
 	for (size_t i = 0; i < w->nlocks; i++)
 		if (buf_printf(&lk, "%llu\t%llu\t", (unsigned long long)wid, (unsigned long long)ls) ||
@@ -418,7 +428,7 @@ static int ch_put(struct store *base, const struct agg_window *w, int *duplicate
 	/* the window row last: it is what makes the window count as stored */
 	q.n = 0;
 	rc = -ENOMEM;
-	if (buf_add(&q, "INSERT INTO windows FORMAT TabSeparated\n", 40) ||
+	if (buf_add(&q, WINDOWS_INS, strlen(WINDOWS_INS)) ||
 	    buf_printf(&q, "%llu\t", (unsigned long long)wid) ||
 	    buf_tsv(&q, w->window_id, 0) || buf_add(&q, "\t", 1) || buf_tsv(&q, w->host, 0) ||
 	    buf_printf(&q, "\t%llu\t%lld\t%lld\t%lld\t%lld\t%lld\t%lld\t%lld", (unsigned long long)ls,
@@ -441,6 +451,28 @@ out:
 }
 
 /* ---- reads -------------------------------------------------------------- */
+
+/* Append the conditions that leave out what unfinished downsampling passes
+ * hide, for a table (samples, locks, windows) whose time column is TCOL:
+ * a staging pass's own rows (not all written yet), or a written pass's
+ * sources (their coarse copies are in; the deletes may still run). */
+static int ch_hide(struct ch_store *s, struct buf *q, const char *tcol)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&s->hlock);
+	for (int i = 0; i < s->nopen && !rc; i++) {
+		const struct ch_pass *p = &s->open[i];
+
+		if (p->state == PASS_STAGING)
+			rc = buf_printf(q, " AND pass != %llu", (unsigned long long)p->pass);
+		else
+			rc = buf_printf(q, " AND NOT (%s < %lld AND pass %% 4 < %d AND pass != %llu)", tcol,
+					(long long)p->cut, p->tier, (unsigned long long)p->pass);
+	}
+	pthread_mutex_unlock(&s->hlock);
+	return rc;
+}
 
 struct lscb { store_labelset_cb cb; void *arg; };
 static int ls_row(void *arg, char **f, int nf)
@@ -487,7 +519,8 @@ static int ch_samples(struct store *base, int type, const int64_t *lss, size_t n
 			free(q.p);
 			return -ENOMEM;
 		}
-	if (buf_add(&q, ") GROUP BY ls, stack FORMAT TabSeparated", 40)) {
+	if (buf_add(&q, ")", 1) || ch_hide((struct ch_store *)base, &q, "t") ||
+	    buf_add(&q, " GROUP BY ls, stack FORMAT TabSeparated", 39)) {
 		free(q.p);
 		return -ENOMEM;
 	}
@@ -604,14 +637,19 @@ static int win_row(void *arg, char **f, int nf)
 
 static int ch_windows(struct store *base, int64_t from, int64_t until, store_window_cb cb, void *arg)
 {
-	char q[512];
+	struct ch_store *s = (struct ch_store *)base;
+	struct buf q = { 0 };
 	struct wcb c = { cb, arg };
+	int rc;
 
-	snprintf(q, sizeof(q), "SELECT id, ls, start_ns, end_ns, host, commit_p99_ns,"
-		 " commit_count, trim_stall_ns, lock_wait_ns, tot0, tot1, tot2, tot3, units"
-		 " FROM windows WHERE start_ns >= %lld AND start_ns < %lld ORDER BY start_ns"
-		 " FORMAT TabSeparated", (long long)from, (long long)until);
-	return ch_select((struct ch_store *)base, q, win_row, &c);
+	if (!(rc = buf_printf(&q, "SELECT id, ls, start_ns, end_ns, host, commit_p99_ns, commit_count,"
+			      " trim_stall_ns, lock_wait_ns, tot0, tot1, tot2, tot3, units FROM windows"
+			      " WHERE start_ns >= %lld AND start_ns < %lld", (long long)from, (long long)until)) &&
+	    !(rc = ch_hide(s, &q, "start_ns")) &&
+	    !(rc = buf_printf(&q, " ORDER BY start_ns FORMAT TabSeparated")))
+		rc = ch_select(s, q.p, win_row, &c);
+	free(q.p);
+	return rc;
 }
 
 struct lkcb { store_lock_cb cb; void *arg; };
@@ -626,12 +664,18 @@ static int lock_row(void *arg, char **f, int nf)
 
 static int ch_locks(struct store *base, int64_t from, int64_t until, store_lock_cb cb, void *arg)
 {
-	char q[512];
+	struct ch_store *s = (struct ch_store *)base;
+	struct buf q = { 0 };
 	struct lkcb c = { cb, arg };
+	int rc;
 
-	snprintf(q, sizeof(q), "SELECT ls, host, start_ns, cls, ns FROM locks WHERE start_ns >= %lld"
-		 " AND start_ns < %lld ORDER BY start_ns FORMAT TabSeparated", (long long)from, (long long)until);
-	return ch_select((struct ch_store *)base, q, lock_row, &c);
+	if (!(rc = buf_printf(&q, "SELECT ls, host, start_ns, cls, ns FROM locks WHERE start_ns >= %lld"
+			      " AND start_ns < %lld", (long long)from, (long long)until)) &&
+	    !(rc = ch_hide(s, &q, "start_ns")) &&
+	    !(rc = buf_printf(&q, " ORDER BY start_ns FORMAT TabSeparated")))
+		rc = ch_select(s, q.p, lock_row, &c);
+	free(q.p);
+	return rc;
 }
 
 struct lrcb { store_lockrow_cb cb; void *arg; int kind; };
@@ -759,75 +803,283 @@ static int ch_wait_mutations(struct ch_store *s, int seconds)
 	return -EBUSY;
 }
 
-#define FINE(cut) "start_ns < " cut " AND wkey NOT LIKE 'coarse:%%'"
+/* ---- downsampling passes ----------------------------------------------------
+ *
+ * ClickHouse 18.16 has no transactions and deletes are asynchronous
+ * mutations, so a pass is a small journal (table passes, one row per state
+ * reached) plus rows that say which pass wrote them (column pass):
+ *
+ *   pass id P   = time of the pass with the tier in its low two bits, so
+ *                 "pass % 4" is a row's level (0 = as ingested).
+ *   sources     = windows of a level below the tier, starting before the
+ *                 cut (rounded to the bucket) and received before P began
+ *                 (recv_ns < R): later arrivals wait for the next pass.
+ *   STAGING     : coarse samples, locks and windows are INSERTed with pass
+ *                 = P (wkey "coarse:P:LS:B", "coarse2:P:LS:B" for tier 2);
+ *                 queries leave out pass P.  Then the coarse rows are
+ *                 checked against their sources (counts and sums).
+ *   WRITTEN     : queries leave out the sources instead; the sources are
+ *                 deleted (samples and locks, then windows) and the pass
+ *                 waits for those mutations.
+ *   DONE        : nothing hidden any more.
+ *
+ * A pass found unfinished (after a crash, or a mutation that outlived its
+ * wait) is finished before any new one: STAGING is undone (its rows deleted
+ * once no query of the dead pass still runs), WRITTEN is rolled forward
+ * (the deletes are repeated; they are idempotent).  At every instant a
+ * query counts each sample exactly once.
+ */
+#define SRC_W "start_ns < %lld AND pass %% 4 < %d AND recv_ns < %lld"
 
-/* Fold fine windows older than coarse_ns into one per (labelset, bucket). */
-static int ch_coarsen(struct ch_store *s, int64_t coarse_ns, int64_t bucket_ns)
+static void open_set(struct ch_store *s, const struct ch_pass *p)
 {
-	char q[4096], cut[32], key[256];
-	long long n = 0, pending = 0;
-	int64_t pass = agg_now_ns();
+	int i;
+
+	pthread_mutex_lock(&s->hlock);
+	for (i = 0; i < s->nopen && s->open[i].pass != p->pass; i++)
+		;
+	if (i < (int)(sizeof(s->open) / sizeof(s->open[0]))) {
+		s->open[i] = *p;
+		if (i == s->nopen)
+			s->nopen++;
+	}
+	pthread_mutex_unlock(&s->hlock);
+}
+
+static void open_drop(struct ch_store *s, uint64_t pass)
+{
+	pthread_mutex_lock(&s->hlock);
+	for (int i = 0; i < s->nopen; i++)
+		if (s->open[i].pass == pass) {
+			s->open[i] = s->open[--s->nopen];
+			break;
+		}
+	pthread_mutex_unlock(&s->hlock);
+}
+
+/* Run one statement of pass P, named by query_id glass-pass-P-STEP so a
+ * later recovery can wait for it to end on the server. */
+static int pass_exec(struct ch_store *s, const struct ch_pass *p, const char *step, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int pass_exec(struct ch_store *s, const struct ch_pass *p, const char *step, const char *fmt, ...)
+{
+	char *q = NULL, *url = NULL;
+	va_list ap;
+	int n, rc;
+
+	va_start(ap, fmt);
+	n = vasprintf(&q, fmt, ap);
+	va_end(ap);
+	if (n < 0 || asprintf(&url, "%s&query_id=glass-pass-%llu-%s", s->url,
+			      (unsigned long long)p->pass, step) < 0) {
+		free(q);
+		return -ENOMEM;
+	}
+	rc = ch_post_url(s, url, q, n, NULL);
+	free(url);
+	free(q);
+	return rc;
+}
+
+static int pass_state(struct ch_store *s, struct ch_pass *p, int state)
+{
+	char q[400];
 	int rc;
 
-	if (ch_pending(s, &pending) || pending)
-		return pending ? 0 : -EIO;	/* an earlier pass still deleting: next time */
-	snprintf(cut, sizeof(cut), "%lld", (long long)coarse_ns);
-	snprintf(q, sizeof(q), "SELECT count() FROM windows WHERE " FINE("%s") " FORMAT TabSeparated", cut);
-	if ((rc = ch_select(s, q, count_cb, &n)) || !n)
+	snprintf(q, sizeof(q), "INSERT INTO passes VALUES (%llu, %d, %lld, %lld, %lld, %d, %lld)",
+		 (unsigned long long)p->pass, p->tier, (long long)p->cut, (long long)p->recv,
+		 (long long)p->bucket, state, (long long)agg_now_ns());
+	if ((rc = ch_exec(s, q)))
 		return rc;
-	/* wkey of the coarse window of (ls, bucket b); its id is the hash of that */
-	snprintf(key, sizeof(key), "concat('coarse:%lld:', toString(ls), ':', toString(b))", (long long)pass);
-	/* Samples first, the window rows last: an SQL error leaves nothing.
-	 * Through Distributed tables the IN subquery must be GLOBAL (run once
-	 * on this server) -- ClickHouse refuses a double-distributed IN. */
-	const char *in = s->cluster ? "GLOBAL IN" : "IN";
+	p->state = state;
+	if (state >= PASS_DONE)
+		open_drop(s, p->pass);
+	else
+		open_set(s, p);
+	return 0;
+}
 
-	snprintf(q, sizeof(q),
-		 "INSERT INTO samples SELECT type, ls, b * %lld, sipHash64(%s), stack, sum(count) FROM samples"
-		 " WHERE t < %s AND win %s (SELECT id FROM windows WHERE " FINE("%s") ")"
-		 " GROUP BY type, ls, intDiv(t, %lld) AS b, stack",
-		 (long long)bucket_ns, key, cut, in, cut, (long long)bucket_ns);
-	if ((rc = ch_exec(s, q)))
-		return rc;
-	snprintf(q, sizeof(q),
-		 "INSERT INTO locks SELECT sipHash64(%s), ls, any(host), b * %lld, cls, sum(ns) FROM locks"
-		 " WHERE start_ns < %s AND win %s (SELECT id FROM windows WHERE " FINE("%s") ")"
-		 " GROUP BY ls, intDiv(start_ns, %lld) AS b, cls",
-		 key, (long long)bucket_ns, cut, in, cut, (long long)bucket_ns);
-	if ((rc = ch_exec(s, q)))
-		return rc;
-	snprintf(q, sizeof(q),
-		 "INSERT INTO windows SELECT sipHash64(%s), %s, min(host), ls, b * %lld, (b + 1) * %lld, %lld,"
-		 " max(commit_p99_ns), sumIf(commit_count, commit_count >= 0),"
-		 " sumIf(trim_stall_ns, trim_stall_ns >= 0), sumIf(lock_wait_ns, lock_wait_ns >= 0),"
-		 " sum(tot0), sum(tot1), sum(tot2), sum(tot3), groupBitOr(units)"
-		 " FROM windows WHERE " FINE("%s") " GROUP BY ls, intDiv(start_ns, %lld) AS b",
-		 key, key, (long long)bucket_ns, (long long)bucket_ns, (long long)agg_now_ns(), cut,
-		 (long long)bucket_ns);
-	if ((rc = ch_exec(s, q)))
-		return rc;
-	/* samples and locks first (their WHERE reads windows), then windows.
-	 * All three are sharded by label set: a replica's samples belong to
-	 * windows in its own windows_local. */
+/* Delete pass P's sources: samples and locks first (their WHERE reads the
+ * windows), then the windows.  All three are sharded by label set, so a
+ * replica's samples belong to windows in its own windows_local. */
+static int pass_delete_sources(struct ch_store *s, const struct ch_pass *p)
+{
 	const char *wt = s->cluster ? "windows_local" : "windows";
+	long long c = p->cut, r = p->recv;
+	int rc;
 
-	if ((rc = ch_alter_all(s, "samples", "t < %s AND win IN (SELECT id FROM %s WHERE "
-			       FINE("%s") ")", cut, wt, cut)) ||
-	    (rc = ch_alter_all(s, "locks", "start_ns < %s AND win IN (SELECT id FROM %s WHERE "
-			       FINE("%s") ")", cut, wt, cut)) ||
-	    (rc = ch_wait_mutations(s, 120)) ||
-	    (rc = ch_alter_all(s, "windows", FINE("%s"), cut)))
+	if ((rc = ch_alter_all(s, "samples", "t < %lld AND pass %% 4 < %d AND win IN (SELECT id FROM %s WHERE "
+			       SRC_W ")", c, p->tier, wt, c, p->tier, r)) ||
+	    (rc = ch_alter_all(s, "locks", "start_ns < %lld AND pass %% 4 < %d AND win IN (SELECT id FROM %s"
+			       " WHERE " SRC_W ")", c, p->tier, wt, c, p->tier, r)))
+		return rc;
+	store_crashpoint("ch-deleting");
+	if ((rc = ch_wait_mutations(s, 120)) ||
+	    (rc = ch_alter_all(s, "windows", SRC_W, c, p->tier, r)))
 		return rc;
 	return ch_wait_mutations(s, 120);
 }
 
-static int ch_retain(struct store *base, int64_t drop_ns, int64_t coarse_ns, int64_t bucket_s)
+/* Undo a STAGING pass: once none of its INSERTs still runs, delete its rows. */
+static int pass_undo(struct ch_store *s, struct ch_pass *p)
 {
-	struct ch_store *s = (struct ch_store *)base;
+	char q[300];
+	long long n = 1;
 	int rc = 0;
 
+	snprintf(q, sizeof(q), "SELECT count() FROM system.processes WHERE query_id LIKE 'glass-pass-%llu-%%'"
+		 " FORMAT TabSeparated", (unsigned long long)p->pass);
+	for (int i = 0; i < 600 && n && !rc; i++) {
+		if (!(rc = ch_select(s, q, count_cb, &n)) && n)
+			usleep(100000);
+	}
+	if (rc || n)
+		return rc ? rc : -EBUSY;
+	if ((rc = ch_alter_all(s, "samples", "pass = %llu", (unsigned long long)p->pass)) ||
+	    (rc = ch_alter_all(s, "locks", "pass = %llu", (unsigned long long)p->pass)) ||
+	    (rc = ch_alter_all(s, "windows", "pass = %llu", (unsigned long long)p->pass)) ||
+	    (rc = ch_wait_mutations(s, 120)))
+		return rc;
+	return pass_state(s, p, PASS_UNDONE);
+}
+
+/* Finish what earlier passes left (wlock held). */
+static int ch_recover(struct ch_store *s)
+{
+	int rc = 0;
+
+	for (;;) {
+		struct ch_pass p;
+
+		pthread_mutex_lock(&s->hlock);
+		if (!s->nopen) {
+			pthread_mutex_unlock(&s->hlock);
+			return 0;
+		}
+		p = s->open[0];
+		pthread_mutex_unlock(&s->hlock);
+		fprintf(stderr, "glass-aggd: clickhouse: downsampling pass %llu left %s: %s it\n",
+			(unsigned long long)p.pass, p.state == PASS_STAGING ? "staging" : "written",
+			p.state == PASS_STAGING ? "undoing" : "finishing");
+		if (p.state == PASS_STAGING)
+			rc = pass_undo(s, &p);
+		else if (!(rc = pass_delete_sources(s, &p)))
+			rc = pass_state(s, &p, PASS_DONE);
+		if (rc)
+			return rc;
+	}
+}
+
+struct verify { long long v[8]; int n; };
+static int verify_row(void *arg, char **f, int nf)
+{
+	struct verify *vf = arg;
+
+	for (vf->n = 0; vf->n < nf && vf->n < 8; vf->n++)
+		vf->v[vf->n] = atoll(f[vf->n]);
+	return 0;
+}
+
+/* Fold tier TIER's sources older than CUT (bucket-aligned) into BUCKET_NS
+ * windows, as the comment above describes.  wlock held. */
+static int ch_coarsen(struct ch_store *s, int tier, int64_t cut, int64_t bucket_ns)
+{
+	struct ch_pass p = { .tier = tier, .cut = cut, .bucket = bucket_ns };
+	const char *in = s->cluster ? "GLOBAL IN" : "IN";	/* no double-distributed IN */
+	char key[128], pre[16], src[256], ssrc[512], lsrc[512], q[2048];
+	long long n = 0, pending = 0;
+	struct verify vf = { .n = 0 };
+	int rc;
+
+	if (ch_pending(s, &pending) || pending)
+		return pending ? 0 : -EIO;	/* an earlier delete still running: next time */
+	p.recv = agg_now_ns();
+	p.pass = ((uint64_t)p.recv & ~3ULL) | (uint64_t)tier;
+	snprintf(src, sizeof(src), SRC_W, (long long)cut, tier, (long long)p.recv);
+	snprintf(q, sizeof(q), "SELECT count() FROM windows WHERE %s FORMAT TabSeparated", src);
+	if ((rc = ch_select(s, q, count_cb, &n)) || !n)
+		return rc;
+	snprintf(ssrc, sizeof(ssrc), "t < %lld AND pass %% 4 < %d AND win %s (SELECT id FROM windows WHERE %s)",
+		 (long long)cut, tier, in, src);
+	snprintf(lsrc, sizeof(lsrc), "start_ns < %lld AND pass %% 4 < %d AND win %s (SELECT id FROM windows WHERE %s)",
+		 (long long)cut, tier, in, src);
+	/* wkey of the coarse window of (ls, bucket b); its id is the hash of that */
+	if (tier == 1)
+		snprintf(pre, sizeof(pre), "coarse");
+	else
+		snprintf(pre, sizeof(pre), "coarse%d", tier);
+	snprintf(key, sizeof(key), "concat('%s:%llu:', toString(ls), ':', toString(b))", pre,
+		 (unsigned long long)p.pass);
+	if ((rc = pass_state(s, &p, PASS_STAGING)))
+		return rc;
+	store_crashpoint("ch-staging");
+	if ((rc = pass_exec(s, &p, "samples",
+			    "INSERT INTO samples (type, ls, t, win, stack, count, pass) SELECT type, ls, b * %lld,"
+			    " sipHash64(%s), stack, sum(count), %llu FROM samples WHERE %s"
+			    " GROUP BY type, ls, intDiv(t, %lld) AS b, stack",
+			    (long long)bucket_ns, key, (unsigned long long)p.pass, ssrc, (long long)bucket_ns)))
+		goto undo;
+	store_crashpoint("ch-samples");
+	if ((rc = pass_exec(s, &p, "locks",
+			    "INSERT INTO locks (win, ls, host, start_ns, cls, ns, pass) SELECT sipHash64(%s), ls,"
+			    " any(host), b * %lld, cls, sum(ns), %llu FROM locks WHERE %s"
+			    " GROUP BY ls, intDiv(start_ns, %lld) AS b, cls",
+			    key, (long long)bucket_ns, (unsigned long long)p.pass, lsrc, (long long)bucket_ns)) ||
+	    (rc = pass_exec(s, &p, "windows",
+			    "INSERT INTO windows (id, wkey, host, ls, start_ns, end_ns, recv_ns, commit_p99_ns,"
+			    " commit_count, trim_stall_ns, lock_wait_ns, tot0, tot1, tot2, tot3, units, pass)"
+			    " SELECT sipHash64(%s), %s, min(host), ls, b * %lld, (b + 1) * %lld, %lld,"
+			    " max(commit_p99_ns), sumIf(commit_count, commit_count >= 0),"
+			    " sumIf(trim_stall_ns, trim_stall_ns >= 0), sumIf(lock_wait_ns, lock_wait_ns >= 0),"
+			    " sum(tot0), sum(tot1), sum(tot2), sum(tot3), groupBitOr(units), %llu"
+			    " FROM windows WHERE %s GROUP BY ls, intDiv(start_ns, %lld) AS b",
+			    key, key, (long long)bucket_ns, (long long)bucket_ns, (long long)p.recv,
+			    (unsigned long long)p.pass, src, (long long)bucket_ns)))
+		goto undo;
+	store_crashpoint("ch-windows");
+	/* Verify before anything is deleted: one coarse window per (ls,
+	 * bucket), and the same sums of window totals, samples and locks. */
+	snprintf(q, sizeof(q), "SELECT (SELECT count() FROM windows WHERE pass = %llu),"
+		 " (SELECT uniqExact(ls, intDiv(start_ns, %lld)) FROM windows WHERE %s),"
+		 " (SELECT sum(tot0 + tot1 + tot2 + tot3) FROM windows WHERE pass = %llu),"
+		 " (SELECT sum(tot0 + tot1 + tot2 + tot3) FROM windows WHERE %s),"
+		 " (SELECT sum(count) FROM samples WHERE pass = %llu), (SELECT sum(count) FROM samples WHERE %s),"
+		 " (SELECT sum(ns) FROM locks WHERE pass = %llu), (SELECT sum(ns) FROM locks WHERE %s)"
+		 " FORMAT TabSeparated",
+		 (unsigned long long)p.pass, (long long)bucket_ns, src, (unsigned long long)p.pass, src,
+		 (unsigned long long)p.pass, ssrc, (unsigned long long)p.pass, lsrc);
+	if ((rc = ch_select(s, q, verify_row, &vf)))
+		goto undo;
+	if (vf.n != 8 || vf.v[0] != vf.v[1] || vf.v[2] != vf.v[3] || vf.v[4] != vf.v[5] || vf.v[6] != vf.v[7]) {
+		fprintf(stderr, "glass-aggd: clickhouse: downsampling pass %llu does not add up (windows %lld/%lld,"
+			" totals %lld/%lld, samples %lld/%lld, locks %lld/%lld): undone\n",
+			(unsigned long long)p.pass, vf.v[0], vf.v[1], vf.v[2], vf.v[3], vf.v[4], vf.v[5],
+			vf.v[6], vf.v[7]);
+		rc = -EIO;
+		goto undo;
+	}
+	if ((rc = pass_state(s, &p, PASS_WRITTEN)))
+		goto undo;
+	store_crashpoint("ch-written");
+	if ((rc = pass_delete_sources(s, &p)))
+		return rc;	/* stays WRITTEN: finished by the next pass */
+	store_crashpoint("ch-deleted");
+	return pass_state(s, &p, PASS_DONE);
+undo:
+	if (pass_undo(s, &p))
+		fprintf(stderr, "glass-aggd: clickhouse: pass %llu: undo failed; retried next time\n",
+			(unsigned long long)p.pass);
+	return rc;
+}
+
+static int ch_retain(struct store *base, int64_t drop_ns, const struct store_tier *tiers, int ntiers)
+{
+	struct ch_store *s = (struct ch_store *)base;
+	int rc;
+
 	pthread_mutex_lock(&s->wlock);
-	if (drop_ns > 0) {
+	rc = ch_recover(s);
+	if (!rc && drop_ns > 0) {
 		rc |= ch_alter_all(s, "samples", "t < %lld", (long long)drop_ns);
 		rc |= ch_alter_all(s, "locks", "start_ns < %lld", (long long)drop_ns);
 		rc |= ch_alter_all(s, "lockclasses", "start_ns < %lld", (long long)drop_ns);
@@ -837,8 +1089,13 @@ static int ch_retain(struct store *base, int64_t drop_ns, int64_t coarse_ns, int
 		if (!rc)
 			rc = ch_wait_mutations(s, 120);
 	}
-	if (!rc && coarse_ns > 0 && bucket_s > 0)
-		rc = ch_coarsen(s, coarse_ns, bucket_s * 1000000000LL);
+	/* coarsest tier first, as the SQLite engine */
+	for (int k = ntiers; k >= 1 && !rc; k--) {
+		int64_t b = tiers[k - 1].bucket_s * 1000000000LL, cut = tiers[k - 1].before_ns;
+
+		if (cut > 0 && b > 0)
+			rc = ch_coarsen(s, k, cut / b * b, b);
+	}
 	pthread_mutex_unlock(&s->wlock);
 	if (rc)
 		fprintf(stderr, "glass-aggd: clickhouse: retention pass failed\n");
@@ -882,6 +1139,7 @@ static void ch_close(struct store *base)
 	}
 	pthread_key_delete(s->ckey);
 	pthread_mutex_destroy(&s->wlock);
+	pthread_mutex_destroy(&s->hlock);
 	hmap_free(&s->known);
 	for (size_t i = 0; i < s->nshards; i++) {
 		free(s->shard_url[i]);
@@ -910,6 +1168,13 @@ static const struct store_ops ch_ops = {
 	.close = ch_close,
 };
 
+/* The downsampling pass that wrote a row (0 = ingested); windows, locks
+ * and samples have it.  Added to tables of earlier releases on open. */
+#define PASS_COL "pass UInt64 DEFAULT 0"
+static const char passes_ddl[] =
+	"CREATE TABLE IF NOT EXISTS passes (pass UInt64, tier UInt8, cut Int64, recv Int64, bucket Int64,"
+	" state UInt8, at Int64) ENGINE = MergeTree() ORDER BY pass";
+
 static const struct ch_table {
 	const char *name, *cols, *engine, *shard_key;
 } tables[] = {
@@ -917,9 +1182,9 @@ static const struct ch_table {
 	{ "labelsets", "id UInt64, canon String, host String", "ReplacingMergeTree() ORDER BY id", "id" },
 	{ "windows", "id UInt64, wkey String, host String, ls UInt64, start_ns Int64,"
 	  " end_ns Int64, recv_ns Int64, commit_p99_ns Int64, commit_count Int64, trim_stall_ns Int64,"
-	  " lock_wait_ns Int64, tot0 Int64, tot1 Int64, tot2 Int64, tot3 Int64, units UInt8",
+	  " lock_wait_ns Int64, tot0 Int64, tot1 Int64, tot2 Int64, tot3 Int64, units UInt8, " PASS_COL,
 	  "MergeTree() ORDER BY (start_ns, id)", "ls" },
-	{ "locks", "win UInt64, ls UInt64, host String, start_ns Int64, cls String, ns Int64",
+	{ "locks", "win UInt64, ls UInt64, host String, start_ns Int64, cls String, ns Int64, " PASS_COL,
 	  "MergeTree() ORDER BY (start_ns, win)", "ls" },
 	/* the lock detail (aggregator/locks.c); downsampling leaves these rows
 	 * at their own window times (sums unchanged), retention drops them */
@@ -931,7 +1196,7 @@ static const struct ch_table {
 	  " wait_max_ns Int64", "MergeTree() ORDER BY (start_ns, win)", "ls" },
 	{ "lockstacks", "win UInt64, ls UInt64, host String, start_ns Int64, cls String, level Int32,"
 	  " stack UInt64, wait_ns Int64, count Int64", "MergeTree() ORDER BY (start_ns, win)", "ls" },
-	{ "samples", "type UInt8, ls UInt64, t Int64, win UInt64, stack UInt64, count UInt64",
+	{ "samples", "type UInt8, ls UInt64, t Int64, win UInt64, stack UInt64, count UInt64, " PASS_COL,
 	  "MergeTree() ORDER BY (type, ls, t)", "ls" },
 };
 #define NTABLES (sizeof(tables) / sizeof(tables[0]))
@@ -1052,6 +1317,70 @@ static int ch_open_cluster(struct ch_store *s, const char *hostport, char *msg, 
 	return 0;
 }
 
+/* Give TABLE in DB (at URL) the pass column if it predates it. */
+static int add_pass_col(struct ch_store *s, const char *url, const char *db, const char *table)
+{
+	char q[400];
+	long long n = 0;
+	int rc;
+
+	snprintf(q, sizeof(q), "SELECT count() FROM system.columns WHERE database = '%s' AND table = '%s'"
+		 " AND name = 'pass' FORMAT TabSeparated", db, table);
+	{
+		struct buf out = { 0 };
+
+		if ((rc = ch_post_url(s, url, q, strlen(q), &out)))
+			return rc;
+		n = out.p ? atoll(out.p) : 0;
+		free(out.p);
+	}
+	if (n)
+		return 0;
+	snprintf(q, sizeof(q), "ALTER TABLE %s.%s ADD COLUMN " PASS_COL, db, table);
+	return ch_post_url(s, url, q, strlen(q), NULL);
+}
+
+static int pass_row(void *arg, char **f, int nf)
+{
+	struct ch_store *s = arg;
+	struct ch_pass p;
+
+	if (nf < 6)
+		return -EIO;
+	p.pass = strtoull(f[0], NULL, 10);
+	p.state = atoi(f[1]);
+	p.tier = atoi(f[2]);
+	p.cut = atoll(f[3]);
+	p.recv = atoll(f[4]);
+	p.bucket = atoll(f[5]);
+	open_set(s, &p);
+	return 0;
+}
+
+/* The journal: its table, the pass column, and the passes a crash left
+ * unfinished (hidden from queries at once; finished by the next retain). */
+static int ch_open_passes(struct ch_store *s)
+{
+	static const char *const t[] = { "windows", "locks", "samples" };
+	int rc = ch_exec(s, passes_ddl);
+
+	for (size_t i = 0; i < 3 && !rc; i++) {
+		for (size_t k = 0; s->cluster && k < s->nshards && !rc; k++) {
+			char lt[32];
+
+			snprintf(lt, sizeof(lt), "%s_local", t[i]);
+			rc = add_pass_col(s, s->shard_url[k], s->shard_db[k], lt);
+		}
+		if (!rc)
+			rc = add_pass_col(s, s->url, s->db, t[i]);
+	}
+	if (!rc)
+		rc = ch_select(s, "SELECT pass, max(state), any(tier), any(cut), any(recv), any(bucket)"
+			       " FROM passes GROUP BY pass HAVING max(state) < 3 ORDER BY pass"
+			       " FORMAT TabSeparated", pass_row, s);
+	return rc;
+}
+
 /* clickhouse://HOST:PORT/DB[?cluster=NAME] */
 int store_clickhouse_open(const char *uri, struct store **out, char *msg, size_t msglen)
 {
@@ -1093,6 +1422,7 @@ int store_clickhouse_open(const char *uri, struct store **out, char *msg, size_t
 	}
 	s->base.ops = &ch_ops;
 	pthread_mutex_init(&s->wlock, NULL);
+	pthread_mutex_init(&s->hlock, NULL);
 	pthread_key_create(&s->ckey, free_handle);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	if (!(s->db = strdup(db)) || asprintf(&s->url, "http://%s/?database=default", hostport) < 0) {
@@ -1119,10 +1449,8 @@ int store_clickhouse_open(const char *uri, struct store **out, char *msg, size_t
 			ch_close(&s->base);
 			return rc;
 		}
-		*out = &s->base;
-		return 0;
 	}
-	for (size_t t = 0; t < NTABLES; t++) {
+	for (size_t t = 0; t < NTABLES && !s->cluster; t++) {
 		char ddl[1024];
 
 		snprintf(ddl, sizeof(ddl), "CREATE TABLE IF NOT EXISTS %s (%s) ENGINE = %s",
@@ -1132,6 +1460,11 @@ int store_clickhouse_open(const char *uri, struct store **out, char *msg, size_t
 			ch_close(&s->base);
 			return -EIO;
 		}
+	}
+	if (ch_open_passes(s)) {
+		snprintf(msg, msglen, "store %s: cannot set up the downsampling journal (see log)", uri);
+		ch_close(&s->base);
+		return -EIO;
 	}
 	*out = &s->base;
 	return 0;

@@ -8,6 +8,8 @@
  *   windows(id INTEGER PRIMARY KEY, wkey TEXT UNIQUE, host, ls, start_ns,
  *           end_ns, recv_ns, commit_p99_ns, commit_count, trim_stall_ns,
  *           lock_wait_ns, tot0..tot3, units, coarse)     + index on start_ns
+ *           coarse = the downsampling level: 0 a window as ingested, k one
+ *           folded by tier k (wkey "coarse:LS:B" for 1, "coarseK:LS:B" above)
  *   locks(win, cls, ns)                       PRIMARY KEY (win, cls)
  *   lockclasses(win, cls, level, mode, acquired, contended, wait_ns,
  *           wait_max_ns, hold_ns, holds, hold_max_ns)      + index on win
@@ -29,6 +31,10 @@
  *           (~10x less SQLite work than stepping 3.6M rows; measured).
  *
  * All sums are done in C.
+ *
+ * Retention and downsampling (sq_retain) run as one transaction: a crash
+ * or kill -9 anywhere in a pass leaves the database as it was before the
+ * pass (tests/aggregator/downsample.test kills it there and checks).
  *
  * Locking: s->wlock serialises writers on s->w (the one write connection)
  * and guards the stack cache.  Readers use one read-only connection per
@@ -193,6 +199,64 @@ static int prep(sqlite3 *db, const char *sql, sqlite3_stmt **st)
 		? 0 : -EIO;
 }
 
+/* Reset ST, bind the arguments TYPES names -- 'i' int64, 'n' int64 or NULL
+ * when negative (an absent summary), 'd' int, 't' text (NUL-terminated,
+ * static for the statement's life) -- and step once.  Returns 0 on
+ * SQLITE_DONE, 1 on SQLITE_ROW (the row stays readable until the next
+ * reset), -EIO on error.  The one bind-and-step loop of this file. */
+static int sq_step(sqlite3_stmt *st, const char *types, ...)
+{
+	va_list ap;
+	int i = 1, rc;
+
+	sqlite3_reset(st);
+	va_start(ap, types);
+	for (const char *t = types; *t; t++, i++) {
+		switch (*t) {
+		case 'i': sqlite3_bind_int64(st, i, va_arg(ap, int64_t)); break;
+		case 'd': sqlite3_bind_int(st, i, va_arg(ap, int)); break;
+		case 't': sqlite3_bind_text(st, i, va_arg(ap, const char *), -1, SQLITE_STATIC); break;
+		case 'n': {
+			int64_t v = va_arg(ap, int64_t);
+
+			if (v < 0)
+				sqlite3_bind_null(st, i);
+			else
+				sqlite3_bind_int64(st, i, v);
+			break;
+		}
+		}
+	}
+	va_end(ap);
+	rc = sqlite3_step(st);
+	return rc == SQLITE_DONE ? 0 : rc == SQLITE_ROW ? 1 : -EIO;
+}
+
+/* Prepare SQL on DB, bind FROM and UNTIL to ?1 and ?2, and hand every row
+ * to ROW; stops at the first non-zero return.  0, ROW's code or -EIO. */
+typedef int (*sq_row_fn)(sqlite3_stmt *st, void *arg);
+static int sq_scan(sqlite3 *db, const char *sql, int64_t from, int64_t until, sq_row_fn row, void *arg)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (!db || sqlite3_prepare_v2(db, sql, -1, &st, NULL))
+		return -EIO;
+	if (sqlite3_bind_parameter_count(st) >= 2) {
+		sqlite3_bind_int64(st, 1, from);
+		sqlite3_bind_int64(st, 2, until);
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if ((rc = row(st, arg)))
+			break;
+	if (rc == SQLITE_DONE)
+		rc = 0;
+	else if (rc > 0)
+		rc = -EIO;
+	sqlite3_finalize(st);
+	return rc;
+}
+
 /* ---- readers ------------------------------------------------------------ */
 
 static sqlite3 *reader(struct sq_store *s)
@@ -236,22 +300,15 @@ static int stack_id(struct sq_store *s, const struct folded_stack *fs, int64_t *
 			return 0;
 		}
 	}
-	sqlite3_reset(s->st_stack_get);
-	sqlite3_bind_int64(s->st_stack_get, 1, (int64_t)fs->hash);
-	sqlite3_bind_text(s->st_stack_get, 2, fs->stack, fs->len, SQLITE_STATIC);
-	rc = sqlite3_step(s->st_stack_get);
-	if (rc == SQLITE_ROW) {
+	/* fs->stack is NUL-terminated at fs->len (folded.h) */
+	rc = sq_step(s->st_stack_get, "it", (int64_t)fs->hash, fs->stack);
+	if (rc == 1) {
 		*id = sqlite3_column_int64(s->st_stack_get, 0);
 		*cacheable = !slot;
 		sqlite3_reset(s->st_stack_get);	/* an open SELECT would pin the WAL */
 		return 0;
 	}
-	if (rc != SQLITE_DONE)
-		return -EIO;
-	sqlite3_reset(s->st_stack_ins);
-	sqlite3_bind_int64(s->st_stack_ins, 1, (int64_t)fs->hash);
-	sqlite3_bind_text(s->st_stack_ins, 2, fs->stack, fs->len, SQLITE_STATIC);
-	if (sqlite3_step(s->st_stack_ins) != SQLITE_DONE)
+	if (rc || sq_step(s->st_stack_ins, "it", (int64_t)fs->hash, fs->stack))
 		return -EIO;
 	*id = sqlite3_last_insert_rowid(s->w);
 	*cacheable = !slot;
@@ -283,44 +340,23 @@ static int put_lockdetail(struct sq_store *s, int64_t win, const struct agg_lock
 {
 	for (size_t i = 0; i < lk->ncls; i++) {
 		const struct agg_lockclass *c = &lk->cls[i];
-		sqlite3_stmt *st = s->st_lkc_ins;
 
-		sqlite3_reset(st);
-		sqlite3_bind_int64(st, 1, win);
-		sqlite3_bind_text(st, 2, c->cls, -1, SQLITE_STATIC);
-		sqlite3_bind_int(st, 3, c->level);
-		sqlite3_bind_int(st, 4, c->mode);
-		sqlite3_bind_int64(st, 5, c->acquired);
-		sqlite3_bind_int64(st, 6, c->contended);
-		sqlite3_bind_int64(st, 7, c->wait_ns);
-		sqlite3_bind_int64(st, 8, c->wait_max_ns);
-		sqlite3_bind_int64(st, 9, c->hold_ns);
-		sqlite3_bind_int64(st, 10, c->holds);
-		sqlite3_bind_int64(st, 11, c->hold_max_ns);
-		if (sqlite3_step(st) != SQLITE_DONE)
+		if (sq_step(s->st_lkc_ins, "itddiiiiiii", win, c->cls, c->level, c->mode,
+			    (int64_t)c->acquired, (int64_t)c->contended, (int64_t)c->wait_ns,
+			    (int64_t)c->wait_max_ns, (int64_t)c->hold_ns, (int64_t)c->holds,
+			    (int64_t)c->hold_max_ns))
 			return -EIO;
 	}
 	for (size_t i = 0; i < lk->ninst; i++) {
 		const struct agg_lockinst *in = &lk->inst[i];
-		sqlite3_stmt *st = s->st_lki_ins;
 
-		sqlite3_reset(st);
-		sqlite3_bind_int64(st, 1, win);
-		sqlite3_bind_int64(st, 2, (int64_t)in->addr);
-		sqlite3_bind_text(st, 3, in->cls, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 4, (int64_t)in->tree);
-		sqlite3_bind_int(st, 5, in->level);
-		sqlite3_bind_int(st, 6, in->group);
-		sqlite3_bind_int64(st, 7, in->acquired);
-		sqlite3_bind_int64(st, 8, in->contended);
-		sqlite3_bind_int64(st, 9, in->wait_ns);
-		sqlite3_bind_int64(st, 10, in->wait_max_ns);
-		if (sqlite3_step(st) != SQLITE_DONE)
+		if (sq_step(s->st_lki_ins, "iitiddiiii", win, (int64_t)in->addr, in->cls,
+			    (int64_t)in->tree, in->level, in->group, (int64_t)in->acquired,
+			    (int64_t)in->contended, (int64_t)in->wait_ns, (int64_t)in->wait_max_ns))
 			return -EIO;
 	}
 	for (size_t i = 0; i < lk->nstk; i++) {
 		const struct agg_lockstack *k = &lk->stk[i];
-		sqlite3_stmt *st = s->st_lks_ins;
 		int64_t sid;
 		int cacheable;
 
@@ -328,14 +364,8 @@ static int put_lockdetail(struct sq_store *s, int64_t win, const struct agg_lock
 			return -EIO;
 		if (cacheable && pend_add(pend, npend, cappend, &k->fs, sid))
 			return -ENOMEM;
-		sqlite3_reset(st);
-		sqlite3_bind_int64(st, 1, win);
-		sqlite3_bind_text(st, 2, k->cls, -1, SQLITE_STATIC);
-		sqlite3_bind_int(st, 3, k->level);
-		sqlite3_bind_int64(st, 4, sid);
-		sqlite3_bind_int64(st, 5, k->wait_ns);
-		sqlite3_bind_int64(st, 6, k->count);
-		if (sqlite3_step(st) != SQLITE_DONE)
+		if (sq_step(s->st_lks_ins, "itdiii", win, k->cls, k->level, sid,
+			    (int64_t)k->wait_ns, (int64_t)k->count))
 			return -EIO;
 	}
 	return 0;
@@ -345,31 +375,16 @@ static int labelset_id(struct sq_store *s, const char *canon, const char *host, 
 {
 	int rc;
 
-	sqlite3_reset(s->st_ls_get);
-	sqlite3_bind_text(s->st_ls_get, 1, canon, -1, SQLITE_STATIC);
-	rc = sqlite3_step(s->st_ls_get);
-	if (rc == SQLITE_ROW) {
+	rc = sq_step(s->st_ls_get, "t", canon);
+	if (rc == 1) {
 		*id = sqlite3_column_int64(s->st_ls_get, 0);
 		sqlite3_reset(s->st_ls_get);
 		return 0;
 	}
-	if (rc != SQLITE_DONE)
-		return -EIO;
-	sqlite3_reset(s->st_ls_ins);
-	sqlite3_bind_text(s->st_ls_ins, 1, canon, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s->st_ls_ins, 2, host, -1, SQLITE_STATIC);
-	if (sqlite3_step(s->st_ls_ins) != SQLITE_DONE)
+	if (rc || sq_step(s->st_ls_ins, "tt", canon, host))
 		return -EIO;
 	*id = sqlite3_last_insert_rowid(s->w);
 	return 0;
-}
-
-static void bind_opt(sqlite3_stmt *st, int i, int64_t v)
-{
-	if (v < 0)
-		sqlite3_bind_null(st, i);
-	else
-		sqlite3_bind_int64(st, i, v);
 }
 
 static int sq_put(struct store *base, const struct agg_window *w, int *duplicate)
@@ -378,27 +393,19 @@ static int sq_put(struct store *base, const struct agg_window *w, int *duplicate
 	char *canon = agg_labels_canon(&w->labels);
 	struct pending *pend = NULL;
 	size_t npend = 0, cappend = 0;
-	int64_t ls, win, locksum = -1, tot[PT_NTYPES] = { 0 };
-	int units = 0, rc = -EIO;
+	int64_t ls, win, locksum, tot[PT_NTYPES];
+	int units, rc = -EIO;
 
 	*duplicate = 0;
 	if (!canon)
 		return -ENOMEM;
-	for (size_t i = 0; i < w->nprof; i++) {
-		tot[w->prof[i].type] = (int64_t)folded_set_total(w->prof[i].set);
-		if (w->prof[i].units == UNITS_SAMPLES)
-			units |= 1 << w->prof[i].type;
-	}
-	for (size_t i = 0; i < w->nlocks; i++)
-		locksum = (locksum < 0 ? 0 : locksum) + w->locks[i].ns;
+	store_window_sums(w, tot, &units, &locksum);
 	pthread_mutex_lock(&s->wlock);
 	if (sqlite3_exec(s->w, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
 		goto unlock;
+	rc = sq_step(s->st_win_exists, "t", w->window_id);
 	sqlite3_reset(s->st_win_exists);
-	sqlite3_bind_text(s->st_win_exists, 1, w->window_id, -1, SQLITE_STATIC);
-	rc = sqlite3_step(s->st_win_exists);
-	sqlite3_reset(s->st_win_exists);
-	if (rc == SQLITE_ROW) {
+	if (rc == 1) {
 		*duplicate = 1;
 		rc = 0;
 		goto rollback;
@@ -406,32 +413,16 @@ static int sq_put(struct store *base, const struct agg_window *w, int *duplicate
 	rc = -EIO;
 	if (labelset_id(s, canon, w->host, &ls))
 		goto rollback;
-	sqlite3_stmt *st = s->st_win_ins;
-	sqlite3_reset(st);
-	sqlite3_bind_text(st, 1, w->window_id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, w->host, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 3, ls);
-	sqlite3_bind_int64(st, 4, w->start_ns);
-	sqlite3_bind_int64(st, 5, w->end_ns);
-	sqlite3_bind_int64(st, 6, agg_now_ns());
-	bind_opt(st, 7, w->commit_p99_ns);
-	bind_opt(st, 8, w->commit_count);
-	bind_opt(st, 9, w->trim_stall_ns);
-	bind_opt(st, 10, locksum);
-	for (int t = 0; t < PT_NTYPES; t++)
-		sqlite3_bind_int64(st, 11 + t, tot[t]);
-	sqlite3_bind_int(st, 15, units);
-	if (sqlite3_step(st) != SQLITE_DONE)
+	_Static_assert(PT_NTYPES == 4, "windows has tot0..tot3: one column per profile type");
+	if (sq_step(s->st_win_ins, "ttiiiinnnniiiid", w->window_id, w->host, ls, (int64_t)w->start_ns,
+		    (int64_t)w->end_ns, agg_now_ns(), (int64_t)w->commit_p99_ns,
+		    (int64_t)w->commit_count, (int64_t)w->trim_stall_ns, locksum,
+		    tot[0], tot[1], tot[2], tot[3], units))
 		goto rollback;
 	win = sqlite3_last_insert_rowid(s->w);
-	for (size_t i = 0; i < w->nlocks; i++) {
-		sqlite3_reset(s->st_lock_ins);
-		sqlite3_bind_int64(s->st_lock_ins, 1, win);
-		sqlite3_bind_text(s->st_lock_ins, 2, w->locks[i].cls, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s->st_lock_ins, 3, w->locks[i].ns);
-		if (sqlite3_step(s->st_lock_ins) != SQLITE_DONE)
+	for (size_t i = 0; i < w->nlocks; i++)
+		if (sq_step(s->st_lock_ins, "iti", win, w->locks[i].cls, (int64_t)w->locks[i].ns))
 			goto rollback;
-	}
 	if ((rc = put_lockdetail(s, win, &w->lk, &pend, &npend, &cappend)))
 		goto rollback;
 	rc = -EIO;
@@ -518,24 +509,19 @@ unlock:
 
 /* ---- reads -------------------------------------------------------------- */
 
+struct ls_scan { store_labelset_cb cb; void *arg; };
+static int ls_row(sqlite3_stmt *st, void *arg)
+{
+	struct ls_scan *l = arg;
+
+	return l->cb(l->arg, sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1));
+}
+
 static int sq_labelsets(struct store *base, store_labelset_cb cb, void *arg)
 {
-	struct sq_store *s = (struct sq_store *)base;
-	sqlite3 *db = reader(s);
-	sqlite3_stmt *st;
-	int rc = 0;
+	struct ls_scan l = { cb, arg };
 
-	if (!db || sqlite3_prepare_v2(db, "SELECT id, canon FROM labelsets", -1, &st, NULL))
-		return -EIO;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		if ((rc = cb(arg, sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1))))
-			break;
-	if (rc == SQLITE_DONE)
-		rc = 0;
-	else if (rc > 0)
-		rc = -EIO;
-	sqlite3_finalize(st);
-	return rc;
+	return sq_scan(reader((struct sq_store *)base), "SELECT id, canon FROM labelsets", 0, 0, ls_row, &l);
 }
 
 struct scan_arg {
@@ -612,75 +598,105 @@ static int64_t col_opt(sqlite3_stmt *st, int i)
 	return sqlite3_column_type(st, i) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, i);
 }
 
+struct win_scan { store_window_cb cb; void *arg; };
+static int win_row(sqlite3_stmt *st, void *arg)
+{
+	struct win_scan *ws = arg;
+	struct store_window_row r = {
+		.id = sqlite3_column_int64(st, 0),
+		.labelset = sqlite3_column_int64(st, 1),
+		.start_ns = sqlite3_column_int64(st, 2),
+		.end_ns = sqlite3_column_int64(st, 3),
+		.host = (const char *)sqlite3_column_text(st, 4),
+		.commit_p99_ns = col_opt(st, 5),
+		.commit_count = col_opt(st, 6),
+		.trim_stall_ns = col_opt(st, 7),
+		.lock_wait_ns = col_opt(st, 8),
+	};
+	int units = sqlite3_column_int(st, 13);
+
+	for (int t = 0; t < PT_NTYPES; t++) {
+		r.total[t] = sqlite3_column_int64(st, 9 + t);
+		r.units[t] = units & (1 << t) ? UNITS_SAMPLES : UNITS_NS;
+	}
+	return ws->cb(ws->arg, &r);
+}
+
 static int sq_windows(struct store *base, int64_t from, int64_t until,
 		      store_window_cb cb, void *arg)
 {
-	struct sq_store *s = (struct sq_store *)base;
-	sqlite3 *db = reader(s);
-	sqlite3_stmt *st;
-	int rc;
+	struct win_scan ws = { cb, arg };
 
-	if (!db || sqlite3_prepare_v2(db, "SELECT id, ls, start_ns, end_ns, host, commit_p99_ns,"
-				      " commit_count, trim_stall_ns, lock_wait_ns, tot0, tot1, tot2, tot3, units"
-				      " FROM windows WHERE start_ns>=? AND start_ns<? ORDER BY start_ns",
-				      -1, &st, NULL))
-		return -EIO;
-	sqlite3_bind_int64(st, 1, from);
-	sqlite3_bind_int64(st, 2, until);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct store_window_row r = {
-			.id = sqlite3_column_int64(st, 0),
-			.labelset = sqlite3_column_int64(st, 1),
-			.start_ns = sqlite3_column_int64(st, 2),
-			.end_ns = sqlite3_column_int64(st, 3),
-			.host = (const char *)sqlite3_column_text(st, 4),
-			.commit_p99_ns = col_opt(st, 5),
-			.commit_count = col_opt(st, 6),
-			.trim_stall_ns = col_opt(st, 7),
-			.lock_wait_ns = col_opt(st, 8),
-		};
-		int units = sqlite3_column_int(st, 13);
+	return sq_scan(reader((struct sq_store *)base),
+		       "SELECT id, ls, start_ns, end_ns, host, commit_p99_ns,"
+		       " commit_count, trim_stall_ns, lock_wait_ns, tot0, tot1, tot2, tot3, units"
+		       " FROM windows WHERE start_ns>=?1 AND start_ns<?2 ORDER BY start_ns", from, until,
+		       win_row, &ws);
+}
 
-		for (int t = 0; t < PT_NTYPES; t++) {
-			r.total[t] = sqlite3_column_int64(st, 9 + t);
-			r.units[t] = units & (1 << t) ? UNITS_SAMPLES : UNITS_NS;
-		}
-		if ((rc = cb(arg, &r)))
-			break;
-	}
-	if (rc == SQLITE_DONE)
-		rc = 0;
-	else if (rc > 0)
-		rc = -EIO;
-	sqlite3_finalize(st);
-	return rc;
+struct lock_scan { store_lock_cb cb; void *arg; };
+static int lock_row(sqlite3_stmt *st, void *arg)
+{
+	struct lock_scan *l = arg;
+
+	return l->cb(l->arg, sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1),
+		     sqlite3_column_int64(st, 2), (const char *)sqlite3_column_text(st, 3),
+		     sqlite3_column_int64(st, 4));
 }
 
 static int sq_locks(struct store *base, int64_t from, int64_t until,
 		    store_lock_cb cb, void *arg)
 {
-	struct sq_store *s = (struct sq_store *)base;
-	sqlite3 *db = reader(s);
-	sqlite3_stmt *st;
-	int rc;
+	struct lock_scan l = { cb, arg };
 
-	if (!db || sqlite3_prepare_v2(db, "SELECT w.ls, w.host, w.start_ns, l.cls, l.ns FROM windows w"
-				      " JOIN locks l ON l.win = w.id WHERE w.start_ns>=? AND w.start_ns<?"
-				      " ORDER BY w.start_ns", -1, &st, NULL))
-		return -EIO;
-	sqlite3_bind_int64(st, 1, from);
-	sqlite3_bind_int64(st, 2, until);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		if ((rc = cb(arg, sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1),
-			     sqlite3_column_int64(st, 2), (const char *)sqlite3_column_text(st, 3),
-			     sqlite3_column_int64(st, 4))))
-			break;
-	if (rc == SQLITE_DONE)
-		rc = 0;
-	else if (rc > 0)
-		rc = -EIO;
-	sqlite3_finalize(st);
-	return rc;
+	return sq_scan(reader((struct sq_store *)base),
+		       "SELECT w.ls, w.host, w.start_ns, l.cls, l.ns FROM windows w"
+		       " JOIN locks l ON l.win = w.id WHERE w.start_ns>=?1 AND w.start_ns<?2"
+		       " ORDER BY w.start_ns", from, until, lock_row, &l);
+}
+
+struct lockrow_scan { store_lockrow_cb cb; void *arg; int kind; };
+static int lockrow_row(sqlite3_stmt *st, void *arg)
+{
+	struct lockrow_scan *l = arg;
+	struct store_lockrow r = {
+		.kind = l->kind,
+		.labelset = sqlite3_column_int64(st, 0),
+		.host = (const char *)sqlite3_column_text(st, 1),
+		.start_ns = sqlite3_column_int64(st, 2),
+		.cls = (const char *)sqlite3_column_text(st, 3),
+		.level = sqlite3_column_int(st, 4),
+	};
+
+	switch (l->kind) {
+	case LK_CLASS:
+		r.mode = sqlite3_column_int(st, 5);
+		r.acquired = sqlite3_column_int64(st, 6);
+		r.contended = sqlite3_column_int64(st, 7);
+		r.wait_ns = sqlite3_column_int64(st, 8);
+		r.wait_max_ns = sqlite3_column_int64(st, 9);
+		r.hold_ns = sqlite3_column_int64(st, 10);
+		r.holds = sqlite3_column_int64(st, 11);
+		r.hold_max_ns = sqlite3_column_int64(st, 12);
+		break;
+	case LK_INST:
+		r.addr = (uint64_t)sqlite3_column_int64(st, 5);
+		r.tree = (uint64_t)sqlite3_column_int64(st, 6);
+		r.group = sqlite3_column_int(st, 7);
+		r.acquired = sqlite3_column_int64(st, 8);
+		r.contended = sqlite3_column_int64(st, 9);
+		r.wait_ns = sqlite3_column_int64(st, 10);
+		r.wait_max_ns = sqlite3_column_int64(st, 11);
+		break;
+	default:
+		r.stack = sqlite3_column_int64(st, 5);
+		r.wait_ns = sqlite3_column_int64(st, 6);
+		r.count = sqlite3_column_int64(st, 7);
+		break;
+	}
+	if (!r.host || !r.cls)
+		return 0;
+	return l->cb(l->arg, &r);
 }
 
 static int sq_lockrows(struct store *base, int kind, int64_t from, int64_t until,
@@ -690,73 +706,20 @@ static int sq_lockrows(struct store *base, int kind, int64_t from, int64_t until
 		[LK_CLASS] = "SELECT w.ls, w.host, w.start_ns, c.cls, c.level, c.mode, c.acquired, c.contended,"
 			     " c.wait_ns, c.wait_max_ns, c.hold_ns, c.holds, c.hold_max_ns"
 			     " FROM windows w JOIN lockclasses c ON c.win = w.id"
-			     " WHERE w.start_ns>=? AND w.start_ns<? ORDER BY w.start_ns",
+			     " WHERE w.start_ns>=?1 AND w.start_ns<?2 ORDER BY w.start_ns",
 		[LK_INST] = "SELECT w.ls, w.host, w.start_ns, i.cls, i.level, i.addr, i.tree, i.grp, i.acquired,"
 			    " i.contended, i.wait_ns, i.wait_max_ns"
 			    " FROM windows w JOIN lockinst i ON i.win = w.id"
-			    " WHERE w.start_ns>=? AND w.start_ns<? ORDER BY w.start_ns",
+			    " WHERE w.start_ns>=?1 AND w.start_ns<?2 ORDER BY w.start_ns",
 		[LK_STACK] = "SELECT w.ls, w.host, w.start_ns, k.cls, k.level, k.stack, k.wait_ns, k.count"
 			     " FROM windows w JOIN lockstacks k ON k.win = w.id"
-			     " WHERE w.start_ns>=? AND w.start_ns<? ORDER BY w.start_ns",
+			     " WHERE w.start_ns>=?1 AND w.start_ns<?2 ORDER BY w.start_ns",
 	};
-	struct sq_store *s = (struct sq_store *)base;
-	sqlite3 *db = reader(s);
-	sqlite3_stmt *st;
-	int rc;
+	struct lockrow_scan l = { cb, arg, kind };
 
 	if (kind < LK_CLASS || kind > LK_STACK)
 		return -EINVAL;
-	if (!db || sqlite3_prepare_v2(db, sql[kind], -1, &st, NULL))
-		return -EIO;
-	sqlite3_bind_int64(st, 1, from);
-	sqlite3_bind_int64(st, 2, until);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct store_lockrow r = {
-			.kind = kind,
-			.labelset = sqlite3_column_int64(st, 0),
-			.host = (const char *)sqlite3_column_text(st, 1),
-			.start_ns = sqlite3_column_int64(st, 2),
-			.cls = (const char *)sqlite3_column_text(st, 3),
-			.level = sqlite3_column_int(st, 4),
-		};
-
-		switch (kind) {
-		case LK_CLASS:
-			r.mode = sqlite3_column_int(st, 5);
-			r.acquired = sqlite3_column_int64(st, 6);
-			r.contended = sqlite3_column_int64(st, 7);
-			r.wait_ns = sqlite3_column_int64(st, 8);
-			r.wait_max_ns = sqlite3_column_int64(st, 9);
-			r.hold_ns = sqlite3_column_int64(st, 10);
-			r.holds = sqlite3_column_int64(st, 11);
-			r.hold_max_ns = sqlite3_column_int64(st, 12);
-			break;
-		case LK_INST:
-			r.addr = (uint64_t)sqlite3_column_int64(st, 5);
-			r.tree = (uint64_t)sqlite3_column_int64(st, 6);
-			r.group = sqlite3_column_int(st, 7);
-			r.acquired = sqlite3_column_int64(st, 8);
-			r.contended = sqlite3_column_int64(st, 9);
-			r.wait_ns = sqlite3_column_int64(st, 10);
-			r.wait_max_ns = sqlite3_column_int64(st, 11);
-			break;
-		default:
-			r.stack = sqlite3_column_int64(st, 5);
-			r.wait_ns = sqlite3_column_int64(st, 6);
-			r.count = sqlite3_column_int64(st, 7);
-			break;
-		}
-		if (!r.host || !r.cls)
-			continue;
-		if ((rc = cb(arg, &r)))
-			break;
-	}
-	if (rc == SQLITE_DONE)
-		rc = 0;
-	else if (rc > 0)
-		rc = -EIO;
-	sqlite3_finalize(st);
-	return rc;
+	return sq_scan(reader((struct sq_store *)base), sql[kind], from, until, lockrow_row, &l);
 }
 
 static int sq_stats(struct store *base, struct store_stats *out)
@@ -948,11 +911,20 @@ static int gc_stacks(sqlite3 *db)
 	return rc;
 }
 
-static int coarsen(struct sq_store *s, int64_t coarse_ns, int64_t bucket_ns)
+/* Fold the windows below level TIER that start before coarse_ns into one
+ * level-TIER window per (labelset, bucket): wkey "coarse:LS:B" for tier 1
+ * (the name earlier releases used), "coarseN:LS:B" above.  Runs inside
+ * sq_retain's transaction, so a crash anywhere leaves the fine windows. */
+static int coarsen(struct sq_store *s, int64_t coarse_ns, int64_t bucket_ns, int tier)
 {
 	sqlite3 *db = s->w;
-	char sql[2048];
+	char sql[2048], prefix[16];
 	int rc = 0;
+
+	if (tier == 1)
+		snprintf(prefix, sizeof(prefix), "coarse:");
+	else
+		snprintf(prefix, sizeof(prefix), "coarse%d:", tier);
 
 	/* ds: every fine window to fold, with its target bucket. */
 	if (sqlite3_exec(db, "CREATE TEMP TABLE IF NOT EXISTS ds(win INTEGER PRIMARY KEY, ls INTEGER,"
@@ -960,18 +932,21 @@ static int coarsen(struct sq_store *s, int64_t coarse_ns, int64_t bucket_ns)
 		return -EIO;
 	snprintf(sql, sizeof(sql),
 		 "INSERT INTO ds(win, ls, b) SELECT id, ls, start_ns / %lld FROM windows"
-		 " WHERE coarse=0 AND start_ns < ?", (long long)bucket_ns);
+		 " WHERE coarse < %d AND start_ns < ?", (long long)bucket_ns, tier);
 	if ((rc = exec1(db, sql, coarse_ns)))
 		return rc;
 	snprintf(sql, sizeof(sql),
 		 "INSERT OR IGNORE INTO windows(wkey, host, ls, start_ns, end_ns, recv_ns, coarse)"
-		 " SELECT 'coarse:' || ds.ls || ':' || ds.b, min(w.host), ds.ls, ds.b * %lld,"
-		 " (ds.b + 1) * %lld, ?, 1 FROM ds JOIN windows w ON w.id = ds.win GROUP BY ds.ls, ds.b",
-		 (long long)bucket_ns, (long long)bucket_ns);
+		 " SELECT '%s' || ds.ls || ':' || ds.b, min(w.host), ds.ls, ds.b * %lld,"
+		 " (ds.b + 1) * %lld, ?, %d FROM ds JOIN windows w ON w.id = ds.win GROUP BY ds.ls, ds.b",
+		 prefix, (long long)bucket_ns, (long long)bucket_ns, tier);
 	if ((rc = exec1(db, sql, agg_now_ns())))
 		return rc;
+	snprintf(sql, sizeof(sql),
+		 "UPDATE ds SET cw = (SELECT id FROM windows WHERE wkey = '%s' || ds.ls || ':' || ds.b)", prefix);
+	if (sqlite3_exec(db, sql, NULL, NULL, NULL))
+		return -EIO;
 	if (sqlite3_exec(db,
-		"UPDATE ds SET cw = (SELECT id FROM windows WHERE wkey = 'coarse:' || ds.ls || ':' || ds.b);"
 		"UPDATE windows SET"
 		" commit_p99_ns = max(coalesce(windows.commit_p99_ns,-1), (SELECT max(coalesce(w.commit_p99_ns,-1))"
 		"   FROM ds JOIN windows w ON w.id = ds.win WHERE ds.cw = windows.id)),"
@@ -1005,7 +980,7 @@ static int coarsen(struct sq_store *s, int64_t coarse_ns, int64_t bucket_ns)
 	return 0;
 }
 
-static int sq_retain(struct store *base, int64_t drop_ns, int64_t coarse_ns, int64_t bucket_s)
+static int sq_retain(struct store *base, int64_t drop_ns, const struct store_tier *tiers, int ntiers)
 {
 	struct sq_store *s = (struct sq_store *)base;
 	int rc = -EIO;
@@ -1046,8 +1021,17 @@ static int sq_retain(struct store *base, int64_t drop_ns, int64_t coarse_ns, int
 			clear_stack_cache(s);
 		}
 	}
-	if (coarse_ns > 0 && bucket_s > 0 && coarsen(s, coarse_ns, bucket_s * 1000000000LL))
-		goto rollback;
+	/* Coarsest tier first: what it folds, the finer tiers need not fold
+	 * only for it to be folded again. */
+	for (int k = ntiers; k >= 1; k--) {
+		int64_t b = tiers[k - 1].bucket_s * 1000000000LL, cut = tiers[k - 1].before_ns;
+
+		if (cut <= 0 || b <= 0)
+			continue;
+		if (coarsen(s, cut / b * b, b, k))
+			goto rollback;
+		store_crashpoint(k == 1 ? "sqlite-tier1" : "sqlite-tier2");
+	}
 	if (sqlite3_exec(s->w, "COMMIT", NULL, NULL, NULL))
 		goto rollback;
 	rc = 0;
@@ -1158,17 +1142,4 @@ int store_sqlite_open(const char *path, struct store **out, char *msg, size_t ms
 	}
 	*out = &s->base;
 	return 0;
-}
-
-int store_open(const char *uri, struct store **out, char *msg, size_t msglen)
-{
-	if (!strncmp(uri, "sqlite:", 7))
-		return store_sqlite_open(uri + 7, out, msg, msglen);
-	if (!strncmp(uri, "clickhouse://", 13))
-		return store_clickhouse_open(uri, out, msg, msglen);
-	if (strstr(uri, "://")) {
-		snprintf(msg, msglen, "store %s: unsupported engine (sqlite:PATH or clickhouse://HOST:PORT/DB)", uri);
-		return -EINVAL;
-	}
-	return store_sqlite_open(uri, out, msg, msglen);
 }

@@ -535,14 +535,14 @@ static void test_arith(unsigned seed)
 	CHECK("unknown endpoint", query_dispatch(&d, "/api/v1/nope", getp, bad, &r) == -ENOENT);
 
 	/* downsampling keeps the sums */
-	CHECK("retain/downsample runs", !d.store->ops->retain(d.store, 0, 3000LL * 1000000000LL, 300));
+	CHECK("retain/downsample runs", !d.store->ops->retain(d.store, 0, &(struct store_tier){ 3000LL * 1000000000LL, 300 }, 1));
 	/* coarse windows start at their bucket (900 s here): widen the range */
 	struct kv wide[] = { { "query", "offcpu{}" }, { "from", "0" }, { "until", "3000" }, { 0 } };
 	j = run(&d, "/api/v1/merge", wide, &st);
 	CHECK("downsampled merge total unchanged", j &&
 	      (uint64_t)json_integer_value(json_object_get(j, "total")) == total);
 	json_decref(j);
-	CHECK("retain drop", !d.store->ops->retain(d.store, 3000LL * 1000000000LL, 0, 0));
+	CHECK("retain drop", !d.store->ops->retain(d.store, 3000LL * 1000000000LL, NULL, 0));
 	j = run(&d, "/api/v1/merge", wide, &st);
 	CHECK("dropped windows are gone", j && json_integer_value(json_object_get(j, "total")) == 0);
 	json_decref(j);
