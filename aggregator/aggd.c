@@ -317,8 +317,9 @@ static void run_retention(struct aggd *d)
 		{ d->cfg.coarse2_after_s ? now - d->cfg.coarse2_after_s * 1000000000LL : 0, d->cfg.coarse2_bucket_s },
 	};
 
-	if (drop || t[0].before_ns > 0 || t[1].before_ns > 0)
-		d->store->ops->retain(d->store, drop, t, 2);
+	/* Called even with nothing to drop or fold: an engine finishes here
+	 * what a crashed pass left (ClickHouse's journal). */
+	d->store->ops->retain(d->store, drop, t, 2);
 }
 
 int main(int argc, char **argv)

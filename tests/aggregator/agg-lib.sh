@@ -68,3 +68,49 @@ if a[5]: w["summaries"] = json.loads(a[5])
 print(json.dumps(w))
 PY
 }
+
+# ch_start: install (root) and start Debian's clickhouse-server on loopback
+# with a private data dir and free ports; sets CHP (HTTP), CHT (TCP), ver,
+# and a two-shard cluster two_$SEED (shard databases glass_s1_$SEED,
+# glass_s2_$SEED on this one server).  skip_all if it cannot run.
+chq() { curl -s "http://127.0.0.1:$CHP/" --data-binary "$1"; }
+ch_start() {
+	local chs
+	chs=$(command -v clickhouse-server || ls /usr/sbin/clickhouse-server /usr/bin/clickhouse-server 2>/dev/null | head -1)
+	if [ -z "$chs" ] && [ "$(id -u)" = 0 ]; then
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends clickhouse-server \
+			>"$T/apt.log" 2>&1
+		chs=$(command -v clickhouse-server || ls /usr/sbin/clickhouse-server 2>/dev/null | head -1)
+	fi
+	[ -n "$chs" ] || skip_all "clickhouse-server is not installed and could not be installed (tools/deps.apt)"
+	freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+	CHP=$(freeport); CHT=$(freeport)
+	mkdir -p "$T/ch"
+	cat > "$T/ch/config.xml" <<XML
+<?xml version="1.0"?>
+<yandex>
+  <logger><level>warning</level><log>$T/ch/server.log</log><errorlog>$T/ch/err.log</errorlog></logger>
+  <http_port>$CHP</http_port><tcp_port>$CHT</tcp_port><listen_host>127.0.0.1</listen_host>
+  <path>$T/ch/data/</path><tmp_path>$T/ch/tmp/</tmp_path><user_files_path>$T/ch/uf/</user_files_path>
+  <users_config>/etc/clickhouse-server/users.xml</users_config>
+  <default_profile>default</default_profile><default_database>default</default_database>
+  <mark_cache_size>5368709</mark_cache_size>
+  <remote_servers>
+    <two_$SEED>
+      <shard><replica><host>127.0.0.1</host><port>$CHT</port><default_database>glass_s1_$SEED</default_database></replica></shard>
+      <shard><replica><host>127.0.0.1</host><port>$CHT</port><default_database>glass_s2_$SEED</default_database></replica></shard>
+    </two_$SEED>
+  </remote_servers>
+</yandex>
+XML
+	"$chs" --config-file="$T/ch/config.xml" >"$T/ch/stdout" 2>&1 &
+	CH_PID=$!
+	EXTRA_PIDS="${EXTRA_PIDS:+$EXTRA_PIDS }$CH_PID"
+	for _ in $(seq 100); do
+		curl -sf "http://127.0.0.1:$CHP/" --data-binary 'SELECT 1' >/dev/null 2>&1 && break
+		kill -0 $CH_PID 2>/dev/null || break
+		sleep 0.1
+	done
+	ver=$(curl -sf "http://127.0.0.1:$CHP/" --data-binary 'SELECT version()') ||
+		skip_all "clickhouse-server did not start on 127.0.0.1:$CHP: $(tail -2 "$T/ch/err.log" "$T/ch/stdout" 2>/dev/null | tr '\n' ' ')"
+}
