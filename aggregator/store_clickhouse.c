@@ -38,14 +38,15 @@
  * at once); retention's ALTER ... DELETE runs on every replica's local
  * tables.
  *
- * Downsampling (retain with coarse_ns): the fine windows that start before
- * coarse_ns are summed server-side (INSERT ... SELECT ... GROUP BY) into
- * one coarse window per (label set, bucket) -- wkey "coarse:PASS:LS:B", the
- * same summary rules as the SQLite engine -- then deleted with ALTER ...
- * DELETE, and the pass waits for those mutations.  A pass is skipped while
- * an earlier mutation is still running.  Not atomic: a crash between the
- * coarse INSERTs and the deletes counts that pass's windows twice (the
- * coarse wkeys name the pass, so such a pass can be found and removed).
+ * Downsampling (retain, per tier): the windows below the tier's level that
+ * start before its cut are summed server-side (INSERT ... SELECT ... GROUP
+ * BY) into one window per (label set, bucket) -- wkey "coarse:PASS:LS:B"
+ * (tier 1) or "coarse2:PASS:LS:B", the same summary rules as the SQLite
+ * engine -- checked against their sources, then the sources are deleted
+ * with ALTER ... DELETE.  A pass is journaled (table passes) and every row
+ * it writes carries its id (column pass), so queries never count a sample
+ * twice or lose one, and a pass killed at any point is undone or finished
+ * on the next start: see "downsampling passes" below.
  */
 #include "aggregator/store.h"
 #include "aggregator/hmap.h"
