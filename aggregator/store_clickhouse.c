@@ -69,7 +69,13 @@ struct ch_store {
 	size_t nshards;
 	pthread_mutex_t wlock;
 	pthread_key_t ckey;	/* per-thread CURL handle */
-	struct hmap known;	/* stack/labelset ids this process stored (wlock) */
+	struct hmap known;	/* stack/labelset ids this process stored (klock) */
+	pthread_mutex_t klock;
+	/* put's group commit: queued windows, and whether a put is writing */
+	pthread_mutex_t qlock;	/* guards qhead, qtail, leader, each job's done */
+	pthread_cond_t qcond;
+	struct ch_job *qhead, **qtail;
+	int leader;
 	/* Downsampling passes not finished (running, or left by a crash):
 	 * queries leave out what such a pass must hide.  Changed under wlock
 	 * and hlock, read under hlock. */
@@ -268,16 +274,75 @@ static int count_cb(void *arg, char **f, int nf)
 	return 0;
 }
 
-/* The lock detail's INSERTs into B, each ended by a NUL (one per table
- * with rows).  0 or -ENOMEM. */
-static int put_lockdetail(struct buf *b, const struct agg_window *w, uint64_t wid, uint64_t ls)
+/* ---- put: group commit ---------------------------------------------------
+ *
+ * Each put formats its window's rows (one buffer per table) on its own
+ * thread and queues them; the first queued put becomes the leader, takes
+ * every queued window (up to CH_BATCH_BYTES), and writes them all with one
+ * duplicate check and one INSERT per table -- windows rows last -- while
+ * later puts queue behind it.  Every put returns only once its own window
+ * is written (or refused): nothing is acknowledged early, and a lone agent
+ * waits for no timer.  ClickHouse makes a part per INSERT, so fewer,
+ * larger INSERTs are what it wants (tests/bench/aggregator.bench).
+ */
+enum { T_STACKS, T_SAMPLES, T_LOCKS, T_LOCKCLASSES, T_LOCKINST, T_LOCKSTACKS, T_LABELSETS,
+       T_WINDOWS, T_NPUT };
+static const char *const put_head[T_NPUT] = {
+	[T_STACKS] = "INSERT INTO stacks FORMAT TabSeparated\n",
+	[T_SAMPLES] = SAMPLES_INS,
+	[T_LOCKS] = LOCKS_INS,
+	[T_LOCKCLASSES] = "INSERT INTO lockclasses FORMAT TabSeparated\n",
+	[T_LOCKINST] = "INSERT INTO lockinst FORMAT TabSeparated\n",
+	[T_LOCKSTACKS] = "INSERT INTO lockstacks FORMAT TabSeparated\n",
+	[T_LABELSETS] = "INSERT INTO labelsets FORMAT TabSeparated\n",
+	[T_WINDOWS] = WINDOWS_INS,
+};
+#define CH_BATCH_BYTES (32u << 20)
+
+struct ch_job {
+	struct buf rows[T_NPUT];	/* TSV rows, no INSERT line */
+	char *wkey;
+	uint64_t ls, *hashes;		/* stacks sent: known once written */
+	size_t nhashes;
+	int rc, duplicate, done;
+	struct ch_job *next;
+};
+
+static void job_free(struct ch_job *j)
+{
+	for (int t = 0; t < T_NPUT; t++)
+		free(j->rows[t].p);
+	free(j->wkey);
+	free(j->hashes);
+	free(j);
+}
+
+/* A stack row, unless this process already stored it. */
+static int job_stack(struct ch_store *s, struct ch_job *j, const struct folded_stack *fs)
+{
+	int known;
+
+	pthread_mutex_lock(&s->klock);
+	known = hmap_get(&s->known, fs->hash | 1) != NULL;
+	pthread_mutex_unlock(&s->klock);
+	if (known)
+		return 0;
+	j->hashes[j->nhashes++] = fs->hash;
+	if (buf_printf(&j->rows[T_STACKS], "%llu\t", (unsigned long long)fs->hash) ||
+	    buf_tsv(&j->rows[T_STACKS], fs->stack, 0) || buf_add(&j->rows[T_STACKS], "\n", 1))
+		return -ENOMEM;
+	return 0;
+}
+
+/* The lock detail's rows (aggregator/locks.c). */
+static int job_lockdetail(struct ch_job *j, const struct agg_window *w, uint64_t wid, uint64_t ls)
 {
 	const struct agg_lockdetail *lk = &w->lk;
+	struct buf *b;
 	char pre[128];
 	int n = snprintf(pre, sizeof(pre), "%llu\t%llu\t", (unsigned long long)wid, (unsigned long long)ls);
 
-	if (lk->ncls && buf_add(b, "INSERT INTO lockclasses FORMAT TabSeparated\n", 44))
-		return -ENOMEM;
+	b = &j->rows[T_LOCKCLASSES];
 	for (size_t i = 0; i < lk->ncls; i++) {
 		const struct agg_lockclass *c = &lk->cls[i];
 
@@ -289,10 +354,7 @@ static int put_lockdetail(struct buf *b, const struct agg_window *w, uint64_t wi
 			       (long long)c->hold_ns, (long long)c->holds, (long long)c->hold_max_ns))
 			return -ENOMEM;
 	}
-	if (lk->ncls && buf_add(b, "", 1))
-		return -ENOMEM;
-	if (lk->ninst && buf_add(b, "INSERT INTO lockinst FORMAT TabSeparated\n", 41))
-		return -ENOMEM;
+	b = &j->rows[T_LOCKINST];
 	for (size_t i = 0; i < lk->ninst; i++) {
 		const struct agg_lockinst *in = &lk->inst[i];
 
@@ -305,10 +367,7 @@ static int put_lockdetail(struct buf *b, const struct agg_window *w, uint64_t wi
 			       (long long)in->wait_max_ns))
 			return -ENOMEM;
 	}
-	if (lk->ninst && buf_add(b, "", 1))
-		return -ENOMEM;
-	if (lk->nstk && buf_add(b, "INSERT INTO lockstacks FORMAT TabSeparated\n", 43))
-		return -ENOMEM;
+	b = &j->rows[T_LOCKSTACKS];
 	for (size_t i = 0; i < lk->nstk; i++) {
 		const struct agg_lockstack *k = &lk->stk[i];
 
@@ -318,136 +377,202 @@ static int put_lockdetail(struct buf *b, const struct agg_window *w, uint64_t wi
 			       (long long)k->wait_ns, (long long)k->count))
 			return -ENOMEM;
 	}
-	if (lk->nstk && buf_add(b, "", 1))
-		return -ENOMEM;
 	return 0;
+}
+
+/* Format window W's rows into a new job.  0 or -ENOMEM. */
+static int job_make(struct ch_store *s, const struct agg_window *w, struct ch_job **out)
+{
+	struct ch_job *j = calloc(1, sizeof(*j));
+	char *canon = agg_labels_canon(&w->labels);
+	size_t nst = w->lk.nstk;
+	int64_t locksum, tot[PT_NTYPES];
+	uint64_t wid;
+	int units, known, rc = -ENOMEM;
+
+	if (!j || !canon || !(j->wkey = strdup(w->window_id)))
+		goto fail;
+	for (size_t p = 0; p < w->nprof; p++)
+		nst += folded_set_size(w->prof[p].set);
+	if (!(j->hashes = malloc((nst + 1) * sizeof(*j->hashes))))
+		goto fail;
+	j->ls = folded_hash(canon, strlen(canon));
+	wid = folded_hash(w->window_id, strlen(w->window_id));
+	store_window_sums(w, tot, &units, &locksum);
+	for (size_t p = 0; p < w->nprof; p++)
+		for (size_t i = 0; i < folded_set_size(w->prof[p].set); i++) {
+			const struct folded_stack *fs = folded_set_get(w->prof[p].set, i);
+
+			if (job_stack(s, j, fs) ||
+			    buf_printf(&j->rows[T_SAMPLES], "%d\t%llu\t%lld\t%llu\t%llu\t%llu\n", w->prof[p].type,
+				       (unsigned long long)j->ls, (long long)w->start_ns,
+				       (unsigned long long)wid, (unsigned long long)fs->hash,
+				       (unsigned long long)fs->count))
+				goto fail;
+		}
+	for (size_t i = 0; i < w->nlocks; i++) {
+		struct buf *b = &j->rows[T_LOCKS];
+
+		if (buf_printf(b, "%llu\t%llu\t", (unsigned long long)wid, (unsigned long long)j->ls) ||
+		    buf_tsv(b, w->host, 0) || buf_printf(b, "\t%lld\t", (long long)w->start_ns) ||
+		    buf_tsv(b, w->locks[i].cls, 0) || buf_printf(b, "\t%lld\n", (long long)w->locks[i].ns))
+			goto fail;
+	}
+	/* the waiters' stacks go to stacks too */
+	for (size_t i = 0; i < w->lk.nstk; i++)
+		if (job_stack(s, j, &w->lk.stk[i].fs))
+			goto fail;
+	if (job_lockdetail(j, w, wid, j->ls))
+		goto fail;
+	pthread_mutex_lock(&s->klock);
+	known = hmap_get(&s->known, j->ls | 1) != NULL;
+	pthread_mutex_unlock(&s->klock);
+	if (!known && (buf_printf(&j->rows[T_LABELSETS], "%llu\t", (unsigned long long)j->ls) ||
+		       buf_tsv(&j->rows[T_LABELSETS], canon, 0) || buf_add(&j->rows[T_LABELSETS], "\t", 1) ||
+		       buf_tsv(&j->rows[T_LABELSETS], w->host, 0) || buf_add(&j->rows[T_LABELSETS], "\n", 1)))
+		goto fail;
+	struct buf *b = &j->rows[T_WINDOWS];
+	if (buf_printf(b, "%llu\t", (unsigned long long)wid) ||
+	    buf_tsv(b, w->window_id, 0) || buf_add(b, "\t", 1) || buf_tsv(b, w->host, 0) ||
+	    buf_printf(b, "\t%llu\t%lld\t%lld\t%lld\t%lld\t%lld\t%lld\t%lld", (unsigned long long)j->ls,
+		       (long long)w->start_ns, (long long)w->end_ns, (long long)agg_now_ns(),
+		       (long long)w->commit_p99_ns, (long long)w->commit_count,
+		       (long long)w->trim_stall_ns, (long long)locksum) ||
+	    buf_printf(b, "\t%lld\t%lld\t%lld\t%lld\t%d\n", (long long)tot[0], (long long)tot[1],
+		       (long long)tot[2], (long long)tot[3], units))
+		goto fail;
+	free(canon);
+	*out = j;
+	return 0;
+fail:
+	free(canon);
+	if (j)
+		job_free(j);
+	return rc;
+}
+
+struct dupscan { char **keys; size_t n; int err; };
+static int dup_row(void *arg, char **f, int nf)
+{
+	struct dupscan *d = arg;
+	char **nk;
+
+	if (nf < 1)
+		return 0;
+	if (!(nk = realloc(d->keys, (d->n + 1) * sizeof(*nk))) || !(nk[d->n] = strdup(f[0]))) {
+		if (nk)
+			d->keys = nk;
+		return -ENOMEM;
+	}
+	d->keys = nk;
+	d->n++;
+	return 0;
+}
+
+/* Write the jobs of one batch (wlock held): one duplicate check, then one
+ * INSERT per table, windows last.  Sets each job's rc and duplicate. */
+static void ch_write_batch(struct ch_store *s, struct ch_job *batch)
+{
+	struct buf q = { 0 }, body[T_NPUT] = { { 0 } };
+	struct dupscan ds = { 0 };
+	int rc;
+
+	rc = buf_add(&q, "SELECT wkey FROM windows WHERE wkey IN (", 40);
+	for (struct ch_job *j = batch; j && !rc; j = j->next)
+		rc = buf_add(&q, j == batch ? "'" : ",'", j == batch ? 1 : 2) || buf_tsv(&q, j->wkey, 1) ||
+		     buf_add(&q, "'", 1);
+	if (!rc)
+		rc = buf_add(&q, ") FORMAT TabSeparated", 21);
+	if (!rc)
+		rc = ch_select(s, q.p, dup_row, &ds);
+	/* a duplicate: stored before, or earlier in this batch */
+	for (struct ch_job *j = batch; j && !rc; j = j->next) {
+		for (size_t i = 0; i < ds.n && !j->duplicate; i++)
+			j->duplicate = !strcmp(ds.keys[i], j->wkey);
+		for (struct ch_job *k = batch; k != j && !j->duplicate; k = k->next)
+			j->duplicate = !k->duplicate && !strcmp(k->wkey, j->wkey);
+	}
+	for (int t = 0; t < T_NPUT && !rc; t++) {
+		for (struct ch_job *j = batch; j && !rc; j = j->next)
+			if (!j->duplicate && j->rows[t].n)
+				rc = (!body[t].n && buf_add(&body[t], put_head[t], strlen(put_head[t]))) ||
+				     buf_add(&body[t], j->rows[t].p, j->rows[t].n);
+		if (rc)
+			rc = -ENOMEM;
+	}
+	/* everything but windows, then windows: what makes a window stored */
+	for (int t = 0; t < T_NPUT && !rc; t++)
+		if (body[t].n)
+			rc = ch_post(s, body[t].p, body[t].n, NULL);
+	if (!rc) {	/* later windows need not send these stacks and labels again */
+		pthread_mutex_lock(&s->klock);
+		for (struct ch_job *j = batch; j; j = j->next) {
+			uint64_t *k;
+
+			if (j->duplicate)
+				continue;
+			for (size_t i = 0; i < j->nhashes; i++)
+				if ((k = hmap_slot(&s->known, j->hashes[i] | 1)))
+					*k = 1;
+			if ((k = hmap_slot(&s->known, j->ls | 1)))
+				*k = 1;
+		}
+		pthread_mutex_unlock(&s->klock);
+	}
+	for (struct ch_job *j = batch; j; j = j->next)
+		j->rc = j->duplicate ? 0 : rc;
+	for (int t = 0; t < T_NPUT; t++)
+		free(body[t].p);
+	free(q.p);
+	for (size_t i = 0; i < ds.n; i++)
+		free(ds.keys[i]);
+	free(ds.keys);
 }
 
 static int ch_put(struct store *base, const struct agg_window *w, int *duplicate)
 {
 	struct ch_store *s = (struct ch_store *)base;
-	struct buf q = { 0 }, st = { 0 }, sm = { 0 }, lk = { 0 }, ld = { 0 };
-	char *canon = agg_labels_canon(&w->labels);
-	uint64_t ls, wid;
-	int64_t locksum, tot[PT_NTYPES];
-	int units, rc = -ENOMEM;
-	long long n = 0;
+	struct ch_job *j;
+	int rc;
 
 	*duplicate = 0;
-	if (!canon)
-		return -ENOMEM;
-	ls = folded_hash(canon, strlen(canon));
-	wid = folded_hash(w->window_id, strlen(w->window_id));
-	store_window_sums(w, tot, &units, &locksum);
-	pthread_mutex_lock(&s->wlock);
-	if (buf_add(&q, "SELECT count() FROM windows WHERE wkey = '", 42) ||
-	    buf_tsv(&q, w->window_id, 1) || buf_add(&q, "'", 1))
-		goto out;
-	if ((rc = ch_select(s, q.p, count_cb, &n)))
-		goto out;
-	if (n > 0) {
-		*duplicate = 1;
-		goto out;
-	}
-	rc = -ENOMEM;
-	if (buf_add(&st, "INSERT INTO stacks FORMAT TabSeparated\n", 39) ||
-	    buf_add(&sm, SAMPLES_INS, strlen(SAMPLES_INS)))
-		goto out;
-	size_t nnew = 0;
-	for (size_t p = 0; p < w->nprof; p++)
-		for (size_t i = 0; i < folded_set_size(w->prof[p].set); i++) {
-			const struct folded_stack *fs = folded_set_get(w->prof[p].set, i);
-			int known = hmap_get(&s->known, fs->hash | 1) != NULL;
-
-			if (!known)
-				nnew++;
-			if ((!known && (buf_printf(&st, "%llu\t", (unsigned long long)fs->hash) ||
-					buf_tsv(&st, fs->stack, 0) || buf_add(&st, "\n", 1))) ||
-			    buf_printf(&sm, "%d\t%llu\t%lld\t", w->prof[p].type, (unsigned long long)ls,
-				       (long long)w->start_ns) ||
-			    buf_printf(&sm, "%llu\t%llu\t%llu\n", (unsigned long long)wid,
-				       (unsigned long long)fs->hash,
-				       (unsigned long long)fs->count))
-				goto out;
+	if ((rc = job_make(s, w, &j)))
+		return rc;
+	pthread_mutex_lock(&s->qlock);
+	*s->qtail = j;
+	s->qtail = &j->next;
+	while (!j->done) {
+		if (s->leader) {
+			pthread_cond_wait(&s->qcond, &s->qlock);
+			continue;
 		}
-	if (buf_add(&lk, LOCKS_INS, strlen(LOCKS_INS)))
-		goto out;
-	for (size_t i = 0; i < w->nlocks; i++)
-		if (buf_printf(&lk, "%llu\t%llu\t", (unsigned long long)wid, (unsigned long long)ls) ||
-		    buf_tsv(&lk, w->host, 0) || buf_printf(&lk, "\t%lld\t", (long long)w->start_ns) ||
-		    buf_tsv(&lk, w->locks[i].cls, 0) || buf_printf(&lk, "\t%lld\n", (long long)w->locks[i].ns))
-			goto out;
-	/* lock detail: one INSERT per table; the waiters' stacks go to stacks */
-	for (size_t i = 0; i < w->lk.nstk; i++) {
-		const struct folded_stack *fs = &w->lk.stk[i].fs;
+		/* lead: take the queue (bounded), write it, wake its owners */
+		struct ch_job *batch = s->qhead, **end = &s->qhead;
+		size_t bytes = 0;
 
-		if (!hmap_get(&s->known, fs->hash | 1)) {
-			nnew++;
-			if (buf_printf(&st, "%llu\t", (unsigned long long)fs->hash) ||
-			    buf_tsv(&st, fs->stack, 0) || buf_add(&st, "\n", 1))
-				goto out;
+		while (*end && (end == &s->qhead || bytes + (*end)->rows[T_SAMPLES].n < CH_BATCH_BYTES)) {
+			bytes += (*end)->rows[T_SAMPLES].n + (*end)->rows[T_STACKS].n;
+			end = &(*end)->next;
 		}
+		s->qhead = *end;
+		if (!s->qhead)
+			s->qtail = &s->qhead;
+		*end = NULL;
+		s->leader = 1;
+		pthread_mutex_unlock(&s->qlock);
+		pthread_mutex_lock(&s->wlock);
+		ch_write_batch(s, batch);
+		pthread_mutex_unlock(&s->wlock);
+		pthread_mutex_lock(&s->qlock);
+		for (struct ch_job *k = batch; k; k = k->next)
+			k->done = 1;
+		s->leader = 0;
+		pthread_cond_broadcast(&s->qcond);
 	}
-	if (put_lockdetail(&ld, w, wid, ls))
-		goto out;
-	q.n = 0;
-	if (buf_add(&q, "INSERT INTO labelsets FORMAT TabSeparated\n", 42) ||
-	    buf_printf(&q, "%llu\t", (unsigned long long)ls) || buf_tsv(&q, canon, 0) ||
-	    buf_add(&q, "\t", 1) || buf_tsv(&q, w->host, 0) || buf_add(&q, "\n", 1))
-		goto out;
-	rc = -EIO;
-	int ls_known = hmap_get(&s->known, ls | 1) != NULL;
-
-	if ((nnew && ch_post(s, st.p, st.n, NULL)) || (w->nprof && ch_post(s, sm.p, sm.n, NULL)) ||
-	    (w->nlocks && ch_post(s, lk.p, lk.n, NULL)) || (!ls_known && ch_post(s, q.p, q.n, NULL)))
-		goto out;
-	for (char *p = ld.p, *e; p && *p; p = e + 1) {	/* NUL-separated INSERTs */
-		e = p + strlen(p);
-		if (ch_post(s, p, e - p, NULL))
-			goto out;
-		if (e >= ld.p + ld.n)
-			break;
-	}
-	for (size_t i = 0; i < w->lk.nstk; i++) {
-		uint64_t *k = hmap_slot(&s->known, w->lk.stk[i].fs.hash | 1);
-
-		if (k)
-			*k = 1;
-	}
-	/* Stored: later windows need not send these stacks and labels again
-	 * (ReplacingMergeTree would fold the repeats anyway, at a cost). */
-	for (size_t p = 0; p < w->nprof; p++)
-		for (size_t i = 0; i < folded_set_size(w->prof[p].set); i++) {
-			uint64_t *k = hmap_slot(&s->known, folded_set_get(w->prof[p].set, i)->hash | 1);
-
-			if (k)
-				*k = 1;
-		}
-	uint64_t *lk1 = hmap_slot(&s->known, ls | 1);
-	if (lk1)
-		*lk1 = 1;
-	/* the window row last: it is what makes the window count as stored */
-	q.n = 0;
-	rc = -ENOMEM;
-	if (buf_add(&q, WINDOWS_INS, strlen(WINDOWS_INS)) ||
-	    buf_printf(&q, "%llu\t", (unsigned long long)wid) ||
-	    buf_tsv(&q, w->window_id, 0) || buf_add(&q, "\t", 1) || buf_tsv(&q, w->host, 0) ||
-	    buf_printf(&q, "\t%llu\t%lld\t%lld\t%lld\t%lld\t%lld\t%lld\t%lld", (unsigned long long)ls,
-		       (long long)w->start_ns, (long long)w->end_ns, (long long)agg_now_ns(),
-		       (long long)w->commit_p99_ns, (long long)w->commit_count,
-		       (long long)w->trim_stall_ns, (long long)locksum) ||
-	    buf_printf(&q, "\t%lld\t%lld\t%lld\t%lld\t%d\n", (long long)tot[0], (long long)tot[1],
-		       (long long)tot[2], (long long)tot[3], units))
-		goto out;
-	rc = ch_post(s, q.p, q.n, NULL);
-out:
-	pthread_mutex_unlock(&s->wlock);
-	free(q.p);
-	free(st.p);
-	free(sm.p);
-	free(lk.p);
-	free(ld.p);
-	free(canon);
+	pthread_mutex_unlock(&s->qlock);
+	rc = j->rc;
+	*duplicate = j->duplicate;
+	job_free(j);
 	return rc;
 }
 
@@ -1141,6 +1266,9 @@ static void ch_close(struct store *base)
 	pthread_key_delete(s->ckey);
 	pthread_mutex_destroy(&s->wlock);
 	pthread_mutex_destroy(&s->hlock);
+	pthread_mutex_destroy(&s->klock);
+	pthread_mutex_destroy(&s->qlock);
+	pthread_cond_destroy(&s->qcond);
 	hmap_free(&s->known);
 	for (size_t i = 0; i < s->nshards; i++) {
 		free(s->shard_url[i]);
@@ -1424,6 +1552,10 @@ int store_clickhouse_open(const char *uri, struct store **out, char *msg, size_t
 	s->base.ops = &ch_ops;
 	pthread_mutex_init(&s->wlock, NULL);
 	pthread_mutex_init(&s->hlock, NULL);
+	pthread_mutex_init(&s->klock, NULL);
+	pthread_mutex_init(&s->qlock, NULL);
+	pthread_cond_init(&s->qcond, NULL);
+	s->qtail = &s->qhead;
 	pthread_key_create(&s->ckey, free_handle);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	if (!(s->db = strdup(db)) || asprintf(&s->url, "http://%s/?database=default", hostport) < 0) {

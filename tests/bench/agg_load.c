@@ -131,8 +131,10 @@ static void ch_add(struct chbuf *b, const char *head, const char *fmt, ...)
 
 static int chgen(const char *uri, int hosts, int windows, int stacks)
 {
-	static const char *const H_SM = "INSERT INTO samples FORMAT TabSeparated\n",
-		*H_W = "INSERT INTO windows FORMAT TabSeparated\n",
+	/* column lists: the engine's tables have more (pass, default 0) */
+	static const char *const H_SM = "INSERT INTO samples (type, ls, t, win, stack, count) FORMAT TabSeparated\n",
+		*H_W = "INSERT INTO windows (id, wkey, host, ls, start_ns, end_ns, recv_ns, commit_p99_ns,"
+		       " commit_count, trim_stall_ns, lock_wait_ns, tot0, tot1, tot2, tot3, units) FORMAT TabSeparated\n",
 		*H_ST = "INSERT INTO stacks FORMAT TabSeparated\n",
 		*H_LS = "INSERT INTO labelsets FORMAT TabSeparated\n";
 	struct store *st;
