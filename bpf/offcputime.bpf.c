@@ -38,6 +38,7 @@
 #define MAX_ENTRIES	10240	/* resized by the loader */
 #define OFFCPU_MAX_DEPTH_POW2	128
 #define ENOSYS		38
+#define TASK_DEAD	0x80
 
 /* per-CPU scratch buffers, one per program that may nest on a CPU */
 enum { SLOT_SWITCH, SLOT_WALK, SLOT_SYSEXIT, SLOT_WAKING, SLOT_ITER, NSLOTS };
@@ -52,6 +53,7 @@ const volatile __u64 max_ns = ~0ULL;
 const volatile bool eager = false;
 const volatile bool wakeup = false;
 const volatile bool no_idle = false;
+const volatile bool defer_ustack = true;	/* user stacks at sys_exit (else at switch-out) */
 const volatile __u64 fuse_dev_read_addr = 0;	/* kallsyms fuse_dev_read */
 
 struct waker {
@@ -221,8 +223,11 @@ static __always_inline __u64 take_stack(void *ctx, __u32 slot, bool user)
 static __always_inline bool idle_fuse_read(struct task_struct *t)
 {
 	struct pt_regs *regs;
+	struct fdtable *fdt;
 	struct file **fda, *f;
-	unsigned int fd, max;
+	const struct file_operations *fop;
+	void *read_iter;
+	unsigned int fd;
 	long nr;
 
 	if (!no_idle || !fuse_dev_read_addr)
@@ -234,13 +239,20 @@ static __always_inline bool idle_fuse_read(struct task_struct *t)
 	if (nr != 0 && nr != 19 && nr != 275)	/* read, readv, splice */
 		return false;
 	fd = regs->di;
-	max = BPF_CORE_READ(t, files, fdt, max_fds);
-	if (fd >= max)
+	/* t is a BTF pointer: t->files->fdt->... are plain (fault-safe)
+	 * loads, not helper calls — this runs at most switch-outs of a
+	 * FUSE daemon.  Only the fd slot and the file need reads. */
+	if (!t->files)
 		return false;
-	fda = BPF_CORE_READ(t, files, fdt, fd);
-	if (!fda || bpf_probe_read_kernel(&f, sizeof(f), &fda[fd]) || !f)
+	fdt = t->files->fdt;
+	if (!fdt || fd >= fdt->max_fds)
 		return false;
-	return (__u64)BPF_CORE_READ(f, f_op, read_iter) == fuse_dev_read_addr;
+	fda = fdt->fd;
+	if (!fda || bpf_probe_read_kernel(&f, sizeof(f), &fda[fd]) || !f ||
+	    bpf_probe_read_kernel(&fop, sizeof(fop), &f->f_op) || !fop ||
+	    bpf_probe_read_kernel(&read_iter, sizeof(read_iter), &fop->read_iter))
+		return false;
+	return (__u64)read_iter == fuse_dev_read_addr;
 }
 
 static __always_inline void note_tgid(__u32 tgid)
@@ -322,13 +334,24 @@ static __always_inline bool can_defer(struct task_struct *t)
 	return regs && (long)regs->orig_ax >= 0 && (long)regs->ax == -ENOSYS;
 }
 
+/* One clock read per sched_switch, and none when neither side is traced. */
+static __always_inline __u64 clock(__u64 *now)
+{
+	if (!*now)
+		*now = bpf_ktime_get_ns();
+	return *now;
+}
+
 static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 				       unsigned int prev_state, bool preempt,
-				       __u64 now)
+				       __u64 *now)
 {
 	struct task_info *s;
 	bool kthread;
 
+	/* A task's last switch-out (do_task_dead): it never comes back. */
+	if (!preempt && (prev_state & TASK_DEAD))
+		return;
 	if (!allow(prev, prev_state, preempt))
 		return;
 	if (no_idle && !preempt && (prev_state & 3) && idle_fuse_read(prev)) {
@@ -341,7 +364,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 		return;
 	}
 	kthread = prev->flags & PF_KTHREAD;
-	s->start = now;
+	s->start = clock(now);
 	s->state = preempt ? 0 : prev_state & 3;
 	s->kstack = 0;
 	s->ustack = 0;
@@ -351,7 +374,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 		s->kstack = take_stack(ctx, SLOT_SWITCH, false);
 	if (kthread)
 		return;
-	if (!eager && can_defer(prev)) {
+	if (!eager && defer_ustack && can_defer(prev)) {
 		s->defer = 1;
 		return;
 	}
@@ -375,7 +398,7 @@ static __always_inline void flush_pending(struct task_struct *t,
 	s->npending = 0;
 }
 
-static __always_inline void switch_in(struct task_struct *next, __u64 now)
+static __always_inline void switch_in(struct task_struct *next, __u64 *now)
 {
 	struct task_info *s;
 	struct offcpu_stack *buf;
@@ -383,10 +406,15 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now)
 	__u32 slot = SLOT_SWITCH, n;
 	long bytes;
 
+	/* Only tasks that passed switch_out() have a start time: the same
+	 * cheap filter first, the task storage only for those. */
+	if ((targ_tgid && next->tgid != targ_tgid) ||
+	    (targ_pid && next->pid != targ_pid) || !next->pid)
+		return;
 	s = bpf_task_storage_get(&tasks, next, 0, 0);
 	if (!s || !s->start)
 		return;
-	delta = now - s->start;
+	delta = clock(now) - s->start;
 	s->start = 0;
 	if (delta < min_ns || delta > max_ns)
 		return;
@@ -427,10 +455,10 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next, unsigned int prev_state)
 {
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = 0;
 
-	switch_out(ctx, prev, prev_state, preempt, now);
-	switch_in(next, now);
+	switch_out(ctx, prev, prev_state, preempt, &now);
+	switch_in(next, &now);
 	return 0;
 }
 
@@ -607,9 +635,12 @@ int inprogress(struct bpf_iter__task *ctx)
 
 /*
  * Run once at the start: tasks already off-CPU get a start time of now, so
- * a sleep that began before the tool and outlasts it is not missed.
+ * a sleep that began before the tool and outlasts it is not missed.  Their
+ * user stack is deferred to the syscall exit, or, when user stacks are
+ * taken at switch-out, walked now from the saved registers (the task is
+ * asleep: its user stack cannot change before it runs).
  */
-SEC("iter/task")
+SEC("iter.s/task")
 int seed(struct bpf_iter__task *ctx)
 {
 	struct task_struct *t = ctx->task;
@@ -629,7 +660,13 @@ int seed(struct bpf_iter__task *ctx)
 	s->kstack = 0;
 	s->ustack = 0;
 	s->w.pid = 0;
-	s->defer = !(t->flags & PF_KTHREAD);
+	s->defer = 0;
+	if (t->flags & PF_KTHREAD)
+		return 0;
+	if (defer_ustack && !eager)
+		s->defer = 1;
+	else
+		s->ustack = user_stack_walk(t);
 	return 0;
 }
 

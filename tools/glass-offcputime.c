@@ -33,11 +33,24 @@ static struct env {
 	pid_t pid, tid;
 	bool user_only, kernel_only, folded, wakeup, no_idle, eager, verbose;
 	int state;
+	int ustack_at;		/* USTACK_AUTO, USTACK_SWITCH, USTACK_EXIT */
 	__u64 min_us, max_us;
 	unsigned duration;
 	unsigned long stack_storage;
 	const char *pprof;
 } env = { .state = -1, .min_us = 1, .max_us = ~0ULL };
+
+/*
+ * Where user stacks are taken (--ustack-at).  At the syscall exit, a block
+ * shorter than -m costs no user stack, but the sys_exit program then runs
+ * at every syscall of every process (and puts every syscall on the
+ * kernel's slow path).  That only pays when -m filters out many blocks:
+ * "auto" defers from -m DEFER_MIN_US on and takes them at switch-out
+ * (only for blocks that passed the other filters) below it, where nearly
+ * every block is kept anyway.  The stacks are the same either way.
+ */
+enum { USTACK_AUTO, USTACK_SWITCH, USTACK_EXIT };
+#define DEFER_MIN_US	100
 
 const char *argp_program_version = "glass-offcputime 0.1";
 static const char doc[] =
@@ -50,9 +63,12 @@ static const char doc[] =
 "  glass-offcputime -p 185 -f -d 10   # one process, folded for flame graphs\n"
 "  glass-offcputime -m 1000 --state 2 # uninterruptible blocks >= 1 ms\n"
 "  glass-offcputime -p 185 --wakeup -f  # blocked stack joined with its waker's\n"
-"  glass-offcputime -p 185 --no-idle  # hide FUSE workers waiting for requests\n";
+"  glass-offcputime -p 185 --no-idle  # hide FUSE workers waiting for requests\n"
+"\n"
+"User stacks are taken at switch-out below -m 100 and at the syscall's exit\n"
+"from -m 100 on (--ustack-at): the same stacks, at a different cost.\n";
 
-enum { OPT_STATE = 1000, OPT_WAKEUP, OPT_NOIDLE, OPT_EAGER, OPT_PPROF, OPT_STORAGE };
+enum { OPT_STATE = 1000, OPT_WAKEUP, OPT_NOIDLE, OPT_EAGER, OPT_PPROF, OPT_STORAGE, OPT_USTACK_AT };
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Trace this process only", 0 },
@@ -67,6 +83,7 @@ static const struct argp_option opts[] = {
 	{ "wakeup", OPT_WAKEUP, NULL, 0, "Join each blocked stack with its waker's stacks", 0 },
 	{ "no-idle", OPT_NOIDLE, NULL, 0, "Ignore threads idle in a FUSE request read (read of /dev/fuse), in the kernel", 0 },
 	{ "stack-storage-size", OPT_STORAGE, "N", 0, "Distinct stacks (and stack pairs) kept; default from the target's thread count, at least 32768", 0 },
+	{ "ustack-at", OPT_USTACK_AT, "WHEN", 0, "Take user stacks at 'switch' (switch-out of blocks that pass the filters), 'exit' (the blocked syscall's exit, only for blocks of at least -m) or 'auto' (default: exit from -m 100 on)", 0 },
 	{ "eager", OPT_EAGER, NULL, 0, "Take both stacks at every switch-out (the classic, costly method; for comparison)", 0 },
 	{ "pprof", OPT_PPROF, "FILE", 0, "Also write a gzip'ed pprof profile (values: blocks, off-CPU nanoseconds; frames as in -f)", 0 },
 	{ "verbose", 'v', NULL, 0, "Verbose libbpf output", 0 },
@@ -94,6 +111,15 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_NOIDLE: env.no_idle = true; break;
 	case OPT_EAGER: env.eager = true; break;
 	case OPT_PPROF: env.pprof = arg; break;
+	case OPT_USTACK_AT:
+		if (!strcmp(arg, "auto")) env.ustack_at = USTACK_AUTO;
+		else if (!strcmp(arg, "switch")) env.ustack_at = USTACK_SWITCH;
+		else if (!strcmp(arg, "exit")) env.ustack_at = USTACK_EXIT;
+		else {
+			fprintf(stderr, "glass-offcputime: --ustack-at: '%s' is not one of auto, switch, exit\n", arg);
+			argp_usage(state);
+		}
+		break;
 	case OPT_STORAGE: env.stack_storage = parse_num(arg, "stack storage size", 64, 1 << 24); break;
 	case OPT_STATE:
 		if (!strcmp(arg, "R")) env.state = 0;
@@ -541,6 +567,9 @@ int main(int argc, char **argv)
 	skel->rodata->min_ns = env.min_us * 1000;
 	skel->rodata->max_ns = env.max_us > ~0ULL / 1000 ? ~0ULL : env.max_us * 1000;
 	skel->rodata->eager = env.eager;
+	if (env.ustack_at == USTACK_AUTO)
+		env.ustack_at = env.min_us >= DEFER_MIN_US ? USTACK_EXIT : USTACK_SWITCH;
+	skel->rodata->defer_ustack = !env.eager && env.ustack_at == USTACK_EXIT;
 	skel->rodata->wakeup = env.wakeup;
 	skel->rodata->no_idle = env.no_idle;
 	skel->rodata->fuse_dev_read_addr = ksyms__addr(x.ks, "fuse_dev_read");
@@ -550,8 +579,13 @@ int main(int argc, char **argv)
 		env.stack_storage = default_storage(env.pid);
 	bpf_map__set_max_entries(skel->maps.stacks, env.stack_storage);
 	bpf_map__set_max_entries(skel->maps.counts, env.stack_storage);
-	if (env.eager)
+	if (!skel->rodata->defer_ustack)
 		bpf_program__set_autoload(skel->progs.sys_exit, false);
+	if (env.verbose)
+		fprintf(stderr, "glass-offcputime: user stacks taken at %s\n",
+			env.eager ? "every switch-out (--eager)" :
+			skel->rodata->defer_ustack ? "the blocked syscall's exit" :
+			"switch-out of the blocks that pass the filters");
 	if (!env.wakeup)
 		bpf_program__set_autoload(skel->progs.sched_waking, false);
 
