@@ -515,6 +515,25 @@ static unsigned long default_storage(pid_t pid)
 	return v < 32768 ? 32768 : v > (1UL << 20) ? 1UL << 20 : v;
 }
 
+/*
+ * vm.mmap_min_addr: no user mapping below it, so the BPF user-stack walk
+ * need not try to read there (a page fault that can only fail).  If it
+ * cannot be read, 4096: page 0 is never mapped on this architecture's
+ * defaults (a read there faults and ends the walk all the same).
+ */
+static unsigned long long mmap_min_addr(void)
+{
+	unsigned long long v = 4096;
+	FILE *f = fopen("/proc/sys/vm/mmap_min_addr", "r");
+
+	if (f) {
+		if (fscanf(f, "%llu", &v) != 1)
+			v = 4096;
+		fclose(f);
+	}
+	return v;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc };
@@ -573,6 +592,7 @@ int main(int argc, char **argv)
 	skel->rodata->wakeup = env.wakeup;
 	skel->rodata->no_idle = env.no_idle;
 	skel->rodata->fuse_dev_read_addr = ksyms__addr(x.ks, "fuse_dev_read");
+	skel->rodata->user_min_addr = mmap_min_addr();
 	if (env.no_idle && !skel->rodata->fuse_dev_read_addr && env.verbose)
 		fprintf(stderr, "glass-offcputime: no fuse_dev_read in kallsyms: idle FUSE workers are filtered by stack only\n");
 	if (!env.stack_storage)
