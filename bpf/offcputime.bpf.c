@@ -54,6 +54,7 @@ const volatile bool eager = false;
 const volatile bool wakeup = false;
 const volatile bool no_idle = false;
 const volatile bool defer_ustack = true;	/* user stacks at sys_exit (else at switch-out) */
+const volatile bool resume_ustack = false;	/* ... at the return to user mode (rseq_update) */
 const volatile __u64 fuse_dev_read_addr = 0;	/* kallsyms fuse_dev_read */
 const volatile __u64 user_min_addr = 4096;	/* vm.mmap_min_addr: nothing is mapped below */
 
@@ -405,6 +406,33 @@ static __always_inline __u64 clock(__u64 *now)
 	return *now;
 }
 
+/*
+ * --ustack-at=resume: a task with an rseq area registered (glibc does it
+ * for every thread since 2.35) is flagged at each switch-out (rseq_preempt)
+ * and, on its way back to user mode, passes the rseq_update tracepoint in
+ * its own context with its user registers as they were when it left user
+ * mode — whether it blocked in a syscall, was preempted after the syscall
+ * returned or in user mode, or took a page fault.  Its user stack can be
+ * taken there for every kind of block, and that tracepoint fires about
+ * once per context switch of the task, not at every syscall of the
+ * machine.  Tasks without rseq take theirs at switch-out.  The task_struct
+ * layout of that code (rseq pointer + rseq_event_mask, up to 6.18) is
+ * checked at load: elsewhere this is false and the switch-out path is used.
+ */
+struct task_struct___rseq {
+	struct rseq *rseq;
+	unsigned long rseq_event_mask;
+} __attribute__((preserve_access_index));
+
+static __always_inline bool has_rseq(struct task_struct *t)
+{
+	struct task_struct___rseq *r = (void *)t;
+
+	if (!bpf_core_field_exists(r->rseq_event_mask))
+		return false;
+	return BPF_CORE_READ(r, rseq) != NULL;
+}
+
 static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 				       unsigned int prev_state, bool preempt,
 				       __u64 *now)
@@ -437,7 +465,8 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 		s->kstack = take_stack(ctx, SLOT_SWITCH, false);
 	if (kthread)
 		return;
-	if (!eager && defer_ustack && can_defer(prev)) {
+	if (!eager && ((resume_ustack && has_rseq(prev)) ||
+		       (defer_ustack && can_defer(prev)))) {
 		s->defer = 1;
 		return;
 	}
@@ -531,6 +560,22 @@ SEC("tp_btf/sys_exit")
 int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 {
 	struct task_struct *t;
+	struct task_info *s;
+
+	if (targ_tgid && (bpf_get_current_pid_tgid() >> 32) != targ_tgid)
+		return 0;
+	t = bpf_get_current_task_btf();
+	s = bpf_task_storage_get(&tasks, t, 0, 0);
+	if (!s || !s->npending)
+		return 0;
+	flush_pending(t, s, take_ustack(ctx, SLOT_SYSEXIT), 0);
+	return 0;
+}
+
+/* --ustack-at=resume: the task is on its way back to user mode. */
+SEC("tp_btf/rseq_update")
+int BPF_PROG(rseq_update, struct task_struct *t)
+{
 	struct task_info *s;
 
 	if (targ_tgid && (bpf_get_current_pid_tgid() >> 32) != targ_tgid)
@@ -727,7 +772,7 @@ int seed(struct bpf_iter__task *ctx)
 	s->defer = 0;
 	if (t->flags & PF_KTHREAD)
 		return 0;
-	if (defer_ustack && !eager)
+	if (!eager && (defer_ustack || (resume_ustack && has_rseq(t))))
 		s->defer = 1;
 	else
 		s->ustack = user_stack_walk(t);

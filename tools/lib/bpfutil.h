@@ -46,6 +46,15 @@ struct bpf_link *bpfutil__usdt_attach(struct bpf_program *prog, pid_t pid,
 const char *bpfutil__tool(void);
 
 /*
+ * Does the running kernel's BTF have a tracepoint usable by tp_btf
+ * (`btf_trace_NAME`), and, if member is not NULL, does `struct STRUCT`
+ * have that member?  For a program that only some kernels can load (do
+ * not autoload it elsewhere).  Quiet: false when the BTF cannot be read.
+ */
+bool bpfutil__kernel_has_tp(const char *tp);
+bool bpfutil__kernel_has_member(const char *strct, const char *member);
+
+/*
  * Read every entry of a BPF hash map into one malloc'd array of elements
  * of elem_size bytes each: the key at offset 0 (key_size bytes), the value
  * at val_off.  keep (NULL: keep all) drops elements it returns false for;
