@@ -89,13 +89,7 @@ struct {
 	__type(value, struct task_info);
 } tasks SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, __u64);
-	__type(value, struct offcpu_stack);
-	__uint(max_entries, MAX_ENTRIES);
-} stacks SEC(".maps");
+STACKTAB(stacks, MAX_ENTRIES);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -108,7 +102,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
-	__type(value, struct offcpu_stack);
+	__type(value, struct stack_ips);
 	__uint(max_entries, NSLOTS);
 } scratch SEC(".maps");
 
@@ -165,46 +159,23 @@ static __always_inline bool allow(struct task_struct *t, unsigned int state,
 }
 
 /* A stack goes into `stacks` under its hash; returns the hash, 0 if lost. */
-static __always_inline __u64 stack_store(struct offcpu_stack *buf, __u64 bytes,
+static __always_inline __u64 stack_store(struct stack_ips *buf, __u64 bytes,
 					 bool user)
 {
-	__u64 h = 0xcbf29ce484222325ULL;
-	int n = bytes / 8;	/* unsigned: BPF has no signed division */
+	__u64 h;
 
-	if (n <= 0)
-		return 0;
-	if (n >= OFFCPU_MAX_DEPTH)
+	if (bytes / 8 >= OFFCPU_MAX_DEPTH)
 		count(user ? OC_USTACK_TRUNC : OC_KSTACK_TRUNC);
-	for (int i = 0; i < OFFCPU_MAX_DEPTH; i++) {
-		if (i >= n)
-			break;
-		h ^= buf->ips[i];
-		h *= 0x100000001b3ULL;
-	}
-	/* One terminating 0 (readers stop there), not a cleared tail. */
-	if (n < OFFCPU_MAX_DEPTH) {
-		__u32 k = n;
-
-		barrier_var(k);	/* keep the bound check on k itself */
-		if (k < OFFCPU_MAX_DEPTH)
-			buf->ips[k] = 0;
-	}
-	if (!h)
-		h = 1;
-	if (bpf_map_lookup_elem(&stacks, &h))
-		return h;
-	if (bpf_map_update_elem(&stacks, &h, buf, BPF_NOEXIST) &&
-	    !bpf_map_lookup_elem(&stacks, &h)) {
+	h = stacktab_put(&stacks, buf, bytes);
+	if (!h && bytes >= 8)
 		count(OC_STACKS_FULL);
-		return 0;
-	}
 	return h;
 }
 
 /* The running task's kernel or user stack, stored; its hash or 0. */
 static __always_inline __u64 take_stack(void *ctx, __u32 slot, bool user)
 {
-	struct offcpu_stack *buf = bpf_map_lookup_elem(&scratch, &slot);
+	struct stack_ips *buf = bpf_map_lookup_elem(&scratch, &slot);
 	long bytes;
 
 	if (!buf)
@@ -236,7 +207,7 @@ static __always_inline __u64 take_stack(void *ctx, __u32 slot, bool user)
 #define USER64_CS	0x33
 
 struct uwalk {
-	struct offcpu_stack *buf;
+	struct stack_ips *buf;
 	__u64 bp;
 	__u32 n;
 };
@@ -494,7 +465,7 @@ static __always_inline void flush_pending(struct task_struct *t,
 static __always_inline void switch_in(struct task_struct *next, __u64 *now)
 {
 	struct task_info *s;
-	struct offcpu_stack *buf;
+	struct stack_ips *buf;
 	__u64 delta, kh = 0;
 	__u32 slot = SLOT_SWITCH, n;
 	long bytes;
@@ -641,7 +612,7 @@ int BPF_PROG(sched_process_exit, struct task_struct *t, bool group_dead)
  */
 struct walk {
 	struct task_struct *t;
-	struct offcpu_stack *buf;
+	struct stack_ips *buf;
 	__u64 bp;
 	__u64 n;
 };
@@ -696,7 +667,7 @@ int inprogress(struct bpf_iter__task *ctx)
 {
 	struct task_struct *t = ctx->task;
 	struct task_info *s;
-	struct offcpu_stack *buf;
+	struct stack_ips *buf;
 	__u64 now, delta, kh = 0, uh = 0;
 	__u32 slot = SLOT_ITER, flags = OFFCPU_F_INPROGRESS;
 	long bytes;
