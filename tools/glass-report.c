@@ -37,6 +37,7 @@
  */
 #include "tools/lib/flamegraph.h"
 #include "tools/lib/folded.h"
+#include "tools/lib/outfile.h"
 #include "tools/lib/svgchart.h"
 #include "tools/lib/xmlesc.h"
 
@@ -1411,7 +1412,7 @@ int main(int argc, char **argv)
 	size_t nex = 0;
 	char *buf = NULL;
 	size_t len = 0;
-	FILE *m = NULL, *out;
+	FILE *m = NULL;
 	int c, i, rc = 1, any = 0;
 
 	while ((c = getopt_long(argc, argv, "ho:", lopts, NULL)) != -1) {
@@ -1513,19 +1514,8 @@ int main(int argc, char **argv)
 	fclose(m);
 	m = NULL;
 emit:
-	out = output ? fopen(output, "wb") : stdout;
-	if (!out) {
-		fprintf(stderr, "%s: %s: %s\n", prog, output, strerror(errno));
+	if (out_write_whole(prog, output, buf, len))
 		goto out;
-	}
-	if (fwrite(buf, 1, len, out) != len || fflush(out) ||
-	    (output && fclose(out))) {
-		fprintf(stderr, "%s: %s: write error: %s\n", prog,
-			output ? output : "<stdout>", strerror(errno));
-		if (output)
-			unlink(output);
-		goto out;
-	}
 	rc = 0;
 out:
 	free(buf);
