@@ -50,6 +50,8 @@ const volatile bool kernel_only = false;
 const volatile int targ_state = -1;	/* -1 any, else prev_state & 3 (0 R, 1 S, 2 D) */
 const volatile __u64 min_ns = 1000;
 const volatile __u64 max_ns = ~0ULL;
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+
 const volatile bool eager = false;
 const volatile bool wakeup = false;
 const volatile bool no_idle = false;
@@ -283,10 +285,13 @@ static __always_inline bool idle_fuse_read(struct task_struct *t)
 	if (!fdt || fd >= fdt->max_fds)
 		return false;
 	fda = fdt->fd;
-	if (!fda || bpf_probe_read_kernel(&f, sizeof(f), &fda[fd]) || !f ||
-	    bpf_probe_read_kernel(&fop, sizeof(fop), &f->f_op) || !fop ||
-	    bpf_probe_read_kernel(&read_iter, sizeof(read_iter), &fop->read_iter))
+	if (!fda || bpf_probe_read_kernel(&f, sizeof(f), &fda[fd]) || !f)
 		return false;
+	f = bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file));
+	fop = f->f_op;
+	if (!fop)
+		return false;
+	read_iter = fop->read_iter;
 	return (__u64)read_iter == fuse_dev_read_addr;
 }
 
