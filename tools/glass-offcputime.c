@@ -672,8 +672,10 @@ int main(int argc, char **argv)
 			env.duration ? "" : "Hit Ctrl-C to end.");
 	clock_gettime(CLOCK_REALTIME, &t_start);
 	bpfutil__run_for(env.duration);
+	/* Sleep until an event (a process seen first or exiting), a signal
+	 * or the end of -d: no polling while the programs do the work. */
 	while (!bpfutil__exiting()) {
-		err = ring_buffer__poll(rb, 100);
+		err = ring_buffer__poll(rb, bpfutil__wait_ms());
 		if (err == -EINTR)
 			break;
 		if (err < 0) {

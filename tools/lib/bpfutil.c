@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -133,6 +134,19 @@ void bpfutil__run_for(unsigned seconds)
 		clock_gettime(CLOCK_MONOTONIC, &deadline);
 		deadline.tv_sec += seconds;
 	}
+}
+
+int bpfutil__wait_ms(void)
+{
+	struct timespec now;
+	long long ms;
+
+	if (!have_deadline)
+		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (deadline.tv_sec - now.tv_sec) * 1000LL +
+	     (deadline.tv_nsec - now.tv_nsec + 999999) / 1000000;
+	return ms < 0 ? 0 : ms > INT_MAX ? INT_MAX : (int)ms;
 }
 
 bool bpfutil__exiting(void)

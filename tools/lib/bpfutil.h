@@ -29,6 +29,10 @@ int bpfutil__check_pid(pid_t pid, bool tid);
  * signal or at the deadline. */
 void bpfutil__run_for(unsigned seconds);
 bool bpfutil__exiting(void);
+/* Milliseconds left until the deadline (rounded up), -1 without one: the
+ * timeout for a poll that should sleep until an event, a signal (EINTR:
+ * the handlers are installed without SA_RESTART) or the deadline. */
+int bpfutil__wait_ms(void);
 
 /*
  * USDT.  The binary is PATH, or /proc/PID/exe when path is NULL.
