@@ -8,16 +8,23 @@
  *
  *   switch-out (tp_btf/sched_switch, prev): filter by tgid/pid, user/kernel
  *     thread and state; store the start time in task storage.  Nothing else.
- *   switch-in (same tracepoint, next): delta = now - start; drop it unless
- *     min <= delta <= max.  Only now take the kernel stack of `next` (not
- *     running, its stack is saved: bpf_get_task_stack).  The user stack
- *     cannot be read across tasks from here, so the block is parked in the
- *     task's storage as pending...
- *   syscall exit (tp_btf/sys_exit): ...and its user stack is taken when the
- *     task returns from the syscall it blocked in: the user context that
- *     blocked is still intact there.  Only blocks that begin outside a
- *     syscall (page fault, user-mode preemption) or after the syscall
- *     returned take their user stack at switch-out instead (can_defer()).
+ *   switch-in (same tracepoint, next): the same pid filter, then delta =
+ *     now - start; drop it unless min <= delta <= max.  Only now take the
+ *     kernel stack of `next` (not running, its stack is saved:
+ *     bpf_get_task_stack).
+ *   The user stack (take_ustack(): a frame-pointer walk in BPF) can only
+ *     be read in the task's own context.  The loader picks where
+ *     (--ustack-at; the stacks are the same):
+ *     switch  at switch-out, for the blocks that passed the filters there:
+ *             no other program (the default below -m 100, where nearly
+ *             every block passes);
+ *     resume  the block is parked in the task's storage as pending and its
+ *             user stack taken at tp_btf/rseq_update, on the task's way
+ *             back to user mode (see has_rseq());
+ *     exit    parked, and taken at tp_btf/sys_exit when the task returns
+ *             from the syscall it blocked in: only blocks that begin
+ *             inside a syscall that has not returned (can_defer()).
+ *     Blocks that cannot be parked take their user stack at switch-out.
  *
  * --eager (`eager` below) is the classic method, both stacks at switch-out,
  * kept to compare the two on the same workload.  --wakeup also records the
@@ -40,6 +47,8 @@
 #define ENOSYS		38
 #define TASK_DEAD	0x80
 
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+
 /* per-CPU scratch buffers, one per program that may nest on a CPU */
 enum { SLOT_SWITCH, SLOT_WALK, SLOT_SYSEXIT, SLOT_WAKING, SLOT_ITER, NSLOTS };
 
@@ -50,8 +59,6 @@ const volatile bool kernel_only = false;
 const volatile int targ_state = -1;	/* -1 any, else prev_state & 3 (0 R, 1 S, 2 D) */
 const volatile __u64 min_ns = 1000;
 const volatile __u64 max_ns = ~0ULL;
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
-
 const volatile bool eager = false;
 const volatile bool wakeup = false;
 const volatile bool no_idle = false;
