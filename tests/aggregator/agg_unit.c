@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -542,6 +543,29 @@ static void test_arith(unsigned seed)
 	CHECK("downsampled merge total unchanged", j &&
 	      (uint64_t)json_integer_value(json_object_get(j, "total")) == total);
 	json_decref(j);
+	/* the second tier folds the 5-minute windows again into 15-minute ones */
+	struct store_tier two[2] = { { 3000LL * 1000000000LL, 300 }, { 3000LL * 1000000000LL, 900 } };
+	CHECK("retain/second tier runs", !d.store->ops->retain(d.store, 0, two, 2));
+	j = run(&d, "/api/v1/merge", wide, &st);
+	CHECK("second tier: merge total unchanged", j &&
+	      (uint64_t)json_integer_value(json_object_get(j, "total")) == total);
+	json_decref(j);
+	{
+		sqlite3 *db;
+		sqlite3_stmt *q;
+		long long lv = -1, nw = -1;
+
+		if (sqlite3_open(path, &db) == SQLITE_OK &&
+		    sqlite3_prepare_v2(db, "SELECT min(coarse), count(*) FROM windows", -1, &q, NULL) == SQLITE_OK) {
+			if (sqlite3_step(q) == SQLITE_ROW) {
+				lv = sqlite3_column_int64(q, 0);
+				nw = sqlite3_column_int64(q, 1);
+			}
+			sqlite3_finalize(q);
+		}
+		sqlite3_close(db);
+		CHECK("second tier: every window at level 2", lv == 2 && nw > 0);
+	}
 	CHECK("retain drop", !d.store->ops->retain(d.store, 3000LL * 1000000000LL, NULL, 0));
 	j = run(&d, "/api/v1/merge", wide, &st);
 	CHECK("dropped windows are gone", j && json_integer_value(json_object_get(j, "total")) == 0);
