@@ -728,6 +728,23 @@ static int ch_stack_texts(struct store *base, const int64_t *ids, size_t n,
 	return rc;
 }
 
+/* HEAD ("SELECT ... FROM T") over the rows of T that start in [from,
+ * until), less what unfinished passes hide, by start time. */
+static int ch_select_range(struct ch_store *s, const char *head, int64_t from, int64_t until,
+			   row_cb cb, void *arg)
+{
+	struct buf q = { 0 };
+	int rc;
+
+	if (!(rc = buf_printf(&q, "%s WHERE start_ns >= %lld AND start_ns < %lld", head,
+			      (long long)from, (long long)until)) &&
+	    !(rc = ch_hide(s, &q, "start_ns")) &&
+	    !(rc = buf_printf(&q, " ORDER BY start_ns FORMAT TabSeparated")))
+		rc = ch_select(s, q.p, cb, arg);
+	free(q.p);
+	return rc;
+}
+
 struct wcb { store_window_cb cb; void *arg; };
 static int64_t opt(const char *s)
 {
@@ -763,19 +780,11 @@ static int win_row(void *arg, char **f, int nf)
 
 static int ch_windows(struct store *base, int64_t from, int64_t until, store_window_cb cb, void *arg)
 {
-	struct ch_store *s = (struct ch_store *)base;
-	struct buf q = { 0 };
 	struct wcb c = { cb, arg };
-	int rc;
 
-	if (!(rc = buf_printf(&q, "SELECT id, ls, start_ns, end_ns, host, commit_p99_ns, commit_count,"
-			      " trim_stall_ns, lock_wait_ns, tot0, tot1, tot2, tot3, units FROM windows"
-			      " WHERE start_ns >= %lld AND start_ns < %lld", (long long)from, (long long)until)) &&
-	    !(rc = ch_hide(s, &q, "start_ns")) &&
-	    !(rc = buf_printf(&q, " ORDER BY start_ns FORMAT TabSeparated")))
-		rc = ch_select(s, q.p, win_row, &c);
-	free(q.p);
-	return rc;
+	return ch_select_range((struct ch_store *)base, "SELECT id, ls, start_ns, end_ns, host, commit_p99_ns,"
+			       " commit_count, trim_stall_ns, lock_wait_ns, tot0, tot1, tot2, tot3, units FROM windows",
+			       from, until, win_row, &c);
 }
 
 struct lkcb { store_lock_cb cb; void *arg; };
@@ -790,18 +799,10 @@ static int lock_row(void *arg, char **f, int nf)
 
 static int ch_locks(struct store *base, int64_t from, int64_t until, store_lock_cb cb, void *arg)
 {
-	struct ch_store *s = (struct ch_store *)base;
-	struct buf q = { 0 };
 	struct lkcb c = { cb, arg };
-	int rc;
 
-	if (!(rc = buf_printf(&q, "SELECT ls, host, start_ns, cls, ns FROM locks WHERE start_ns >= %lld"
-			      " AND start_ns < %lld", (long long)from, (long long)until)) &&
-	    !(rc = ch_hide(s, &q, "start_ns")) &&
-	    !(rc = buf_printf(&q, " ORDER BY start_ns FORMAT TabSeparated")))
-		rc = ch_select(s, q.p, lock_row, &c);
-	free(q.p);
-	return rc;
+	return ch_select_range((struct ch_store *)base, "SELECT ls, host, start_ns, cls, ns FROM locks",
+			       from, until, lock_row, &c);
 }
 
 struct lrcb { store_lockrow_cb cb; void *arg; int kind; };
