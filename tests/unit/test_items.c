@@ -22,15 +22,10 @@
 #include "fs/txn.h"
 #include "items_test.h"
 
-static int fails;
-#define CHECK(name, cond) do { \
-	if (cond) printf("PASS: %s\n", name); \
-	else { printf("FAIL: %s: %s:%d: %s\n", name, __FILE__, __LINE__, #cond); fails++; } \
-} while (0)
+#include "check.h"
 
 static char img[] = "/tmp/glassfs-items-XXXXXX";
 static struct fsops_cred root_cr = { 0, 0, 0 };
-
 
 #define MODEL_MAX (6u << 20)
 
