@@ -953,9 +953,10 @@ int btree_search(struct txn *t, struct root *r, const struct key *k,
 	 * — copying it (its first change in this transaction, which also
 	 * rewrites its parent's pointer), a split or a merge (which change
 	 * the parent) — wlevel rises to the parent's level and the search
-	 * starts again.
+	 * starts again.  cowlock=path (core.h) keeps every level
+	 * write-locked, the baseline this is measured against.
 	 */
-	int wlevel = 0;
+	int wlevel = core_cow_lock_path(r->core) ? BTREE_MAX_LEVEL : 0;
 #define HMODE(lvl) (cow && (lvl) <= wlevel ? L_WRITE : L_READ)
 	int root_w = 0, restarts = 0, eio_retry = 0, ret = 0, l, slot, exact = 0;
 	int no_merge = 0;	/* deletes on a full volume: skip rebalancing */

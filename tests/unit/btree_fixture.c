@@ -216,6 +216,7 @@ void core_lock_scheme(const struct core *c, enum glock_type *type, unsigned *gro
 	*type = c->type;
 	*groups = c->groups;
 }
+bool core_cow_lock_path(const struct core *c) { (void)c; return false; }
 uint64_t core_generation(const struct core *c) { return c->generation; }
 const uint8_t *core_fsid(const struct core *c) { return c->fsid; }
 uint32_t core_nodesize(const struct core *c) { return c->nodesize; }
