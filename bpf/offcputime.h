@@ -15,7 +15,7 @@
 
 #define OFFCPU_MAX_DEPTH	STACK_MAX_DEPTH
 #define OFFCPU_COMM_LEN		16
-#define OFFCPU_PENDING		4	/* blocks waiting for a user stack, per task */
+#define OFFCPU_PENDING		8	/* blocks waiting for a user stack, per task */
 
 /* key.flags */
 #define OFFCPU_F_INPROGRESS	0x1	/* still off-CPU when the run ended */
