@@ -751,11 +751,16 @@ int chunk_reloc_begin(struct core *c, uint64_t logical, uint64_t prof, const str
 	/*
 	 * A conversion keeps a stripe that can stay: to single, one copy of
 	 * the old ones (nothing to copy); to raid1, one old copy plus one new
-	 * stripe on another device.  Everything else gets all new stripes.
+	 * stripe on another device.  So does a raid1 chunk that lost a copy
+	 * with a missing device (device remove missing).  Everything else gets
+	 * all new stripes.
 	 */
 	const struct chunk_stripe *keep = NULL;
 	uint64_t cur = ch->type & BG_PROFILE_MASK;
-	if (prof != cur && (prof == 0 || prof == BG_RAID1))
+	bool missing = false;	/* rebuilding a copy a missing device had */
+	for (int i = 0; i < ch->num_stripes; i++)
+		missing |= !ch->stripes[i].dev;
+	if ((prof != cur || missing) && (prof == 0 || prof == BG_RAID1))
 		for (int i = 0; i < ch->num_stripes && !keep; i++)
 			if (ch->stripes[i].dev && ch->stripes[i].dev != exclude &&
 			    !ch->stripes[i].dev->removing && !ch->stripes[i].dev->stale)
@@ -852,4 +857,70 @@ void chunk_reloc_done(struct core *c, uint64_t logical)
 	if (ch)
 		ch->num_retired = 0;
 	glock_write_unlock(&c->chunks.lock);
+}
+
+/* ---- flushing with redundancy (chunk.h) ------------------------------------ */
+
+struct flush_cover {
+	const struct dev *failed[CORE_MAX_DEVS];
+	int nfailed;
+	uint64_t lost, lost_logical;	/* chunks with no copy that flushed */
+};
+
+static int flush_covered(const struct chunk *ch, void *arg)
+{
+	struct flush_cover *fc = arg;
+	int good = 0;
+
+	for (int i = 0; i < ch->num_stripes; i++) {
+		const struct dev *d = ch->stripes[i].dev;
+		bool bad = !d;
+		for (int k = 0; k < fc->nfailed && !bad; k++)
+			bad = fc->failed[k] == d;
+		good += !bad;
+	}
+	if (!good && !fc->lost++)
+		fc->lost_logical = ch->logical;
+	return 0;
+}
+
+int chunk_flush_devs(struct core *c, const char *what)
+{
+	struct flush_cover fc = { .nfailed = 0 };
+	int err[CORE_MAX_DEVS], first = 0, n = __atomic_load_n(&c->ndevs, __ATOMIC_ACQUIRE);
+
+	for (int i = 0; i < n; i++) {
+		int r = dev_flush(c->devs[i]);
+		if (!r)
+			continue;
+		if (!first)
+			first = r;
+		err[fc.nfailed] = r;
+		fc.failed[fc.nfailed++] = c->devs[i];
+	}
+	if (!fc.nfailed)
+		return 0;
+	if (n == 1)
+		return first;	/* nothing to fall back on: the caller says it */
+	chunk_for_each(c, flush_covered, &fc);
+	if (fc.lost) {
+		core_log(c, "%s: flush failed on %s (%s), and %llu chunk%s (the first at logical %llu) "
+			 "had no copy on a device that flushed", what, fc.failed[0]->path,
+			 strerror(-first), (unsigned long long)fc.lost, fc.lost > 1 ? "s" : "",
+			 (unsigned long long)fc.lost_logical);
+		return first;
+	}
+	glock_write(&c->chunks.lock);
+	for (int k = 0; k < fc.nfailed; k++)
+		((struct dev *)fc.failed[k])->stale = true;	/* read its copies last */
+	glock_write_unlock(&c->chunks.lock);
+	for (int k = 0; k < fc.nfailed; k++) {
+		struct dev *d = (struct dev *)fc.failed[k];
+		__atomic_fetch_add(&c->degraded, 1, __ATOMIC_RELAXED);
+		if (!__atomic_exchange_n(&d->flush_failed, 1, __ATOMIC_RELAXED))
+			core_log(c, "%s: flush failed on %s: %s; degraded: going on with the copies on "
+				 "the other devices (%s is read last and resynced at the next full mount)",
+				 what, d->path, strerror(-err[k]), d->path);
+	}
+	return 0;
 }

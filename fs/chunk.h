@@ -134,6 +134,16 @@ uint64_t chunk_default_size(const struct core *c, uint64_t type);
 int chunk_unallocated_ranges(struct core *c, const struct dev *d, uint64_t (*out)[2], int max);
 /* Device bytes not in any chunk (for statfs). */
 uint64_t chunk_unallocated(struct core *c);
+/*
+ * Flush every device (a commit after writing its nodes, an fsync after
+ * its log segment; what names it in messages).  A device whose flush
+ * fails does not fail the caller while every chunk keeps a copy on a
+ * device that flushed (raid1/dup on others: redundancy lost, not data):
+ * it is marked stale (read last; its superblock misses the commit, so the
+ * next full mount resyncs it), c->degraded counts it, and the first
+ * failure per device is logged.  Otherwise the first error.
+ */
+int chunk_flush_devs(struct core *c, const char *what);
 /* Visit every chunk (under the map's read lock; fn must not take it). */
 int chunk_for_each(struct core *c, int (*fn)(const struct chunk *ch, void *arg), void *arg);
 

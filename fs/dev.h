@@ -60,6 +60,7 @@ struct dev {
 	uint64_t op_count[4];	/* operations seen by the error model (atomic) */
 	bool no_discard;	/* error model: discards are -EOPNOTSUPP */
 	int discard_warned;	/* "cannot discard" logged once (atomic) */
+	int flush_failed;	/* a commit's flush failed here: logged once (atomic) */
 	uint64_t errors;	/* operations that returned an error (atomic) */
 	struct dev_counters cnt;	/* atomic adds */
 };

@@ -557,8 +557,7 @@ static int commit_write(struct core *c, uint64_t transid, const struct super_blo
 		goto fail;
 	}
 	phase_end(transid, 4, t0);
-	for (int i = 0; i < c->ndevs && !ret; i++)
-		ret = dev_flush(c->devs[i]);
+	ret = chunk_flush_devs(c, "commit");
 	if (ret) {
 		where = "commit: flushing nodes";
 		goto fail;
