@@ -312,46 +312,48 @@ int chunk_build_sys_array(struct core *c, struct super_block *sb)
 	return ret;
 }
 
-int chunk_load_tree(struct core *c)
+int chunk_tree_items(struct core *c, uint64_t objectid, uint8_t type,
+		     int (*fn)(struct core *c, const struct key *k, const void *item,
+			       uint32_t size, void *arg), void *arg)
 {
-	struct root *r = core_tree(c, CT_CHUNK);
-	struct key k = { FIRST_CHUNK_OBJECTID, KEY_CHUNK_ITEM, 0 };
+	struct key k = { objectid, type, 0 };
 	struct path p;
 	int ret;
 
 	path_init(&p);
-	ret = btree_search(NULL, r, &k, &p, 0, 0);
-	if (ret < 0)
-		goto out;
-	if (p.slots[0] >= (int)btree_nritems(&p)) {
+	ret = btree_search(NULL, core_tree(c, CT_CHUNK), &k, &p, 0, 0);
+	if (ret >= 0 && p.slots[0] >= (int)btree_nritems(&p))
 		ret = btree_next(&p);
-		if (ret)
-			goto out_end;
-	}
-	for (;;) {
+	else if (ret >= 0)
+		ret = 0;
+	while (ret == 0) {
 		struct key ik;
 		uint32_t size;
 		void *item;
 
 		btree_item_key(&p, p.slots[0], &ik);
-		if (ik.objectid != FIRST_CHUNK_OBJECTID || ik.type != KEY_CHUNK_ITEM)
+		if (ik.objectid != objectid || ik.type != type)
 			break;
 		item = btree_item_ptr(&p, p.slots[0], &size);
-		ret = chunk_map_insert(c, ik.offset, item, size);
+		ret = fn(c, &ik, item, size, arg);
 		if (ret)
-			goto out;
+			break;
 		ret = btree_next(&p);
-		if (ret)
-			goto out_end;
 	}
-	ret = 0;
-	goto out;
-out_end:
-	if (ret > 0)
-		ret = 0;
-out:
 	path_release(&p);
-	return ret;
+	return ret < 0 ? ret : 0;	/* > 0: the end of the tree, or fn stopped */
+}
+
+static int load_chunk_item(struct core *c, const struct key *k, const void *item,
+			   uint32_t size, void *arg)
+{
+	(void)arg;
+	return chunk_map_insert(c, k->offset, item, size);
+}
+
+int chunk_load_tree(struct core *c)
+{
+	return chunk_tree_items(c, FIRST_CHUNK_OBJECTID, KEY_CHUNK_ITEM, load_chunk_item, NULL);
 }
 
 /* ---- creating chunks -------------------------------------------------- */

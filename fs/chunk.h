@@ -109,6 +109,15 @@ void chunk_reloc_abort(struct core *c, uint64_t logical);
 
 int chunk_load_sys_array(struct core *c, const struct super_block *sb);
 int chunk_load_tree(struct core *c);
+/*
+ * Visit the chunk tree's items of (objectid, type) in key order (chunk
+ * items, device items): fn returns 0 to go on, > 0 to stop, < 0 an error
+ * (returned).  0 or -errno.
+ */
+struct key;
+int chunk_tree_items(struct core *c, uint64_t objectid, uint8_t type,
+		     int (*fn)(struct core *c, const struct key *k, const void *item,
+			       uint32_t size, void *arg), void *arg);
 int chunk_build_sys_array(struct core *c, struct super_block *sb);
 
 /*

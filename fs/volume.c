@@ -426,40 +426,14 @@ static int usable_devs(struct core *c, const struct dev *exclude)
 
 /* ---- add, remove, rotational --------------------------------------------- */
 
-/* Visit the ids of the device items in the chunk tree (present and
- * missing devices); fn returns nonzero to stop.  0 or -errno. */
-static int for_each_dev_item(struct core *c, int (*fn)(uint64_t devid, void *arg), void *arg)
-{
-	struct key k = { DEV_ITEMS_OBJECTID, KEY_DEV_ITEM, 0 };
-	struct path p;
-	int r;
-
-	path_init(&p);
-	r = btree_search(NULL, core_tree(c, CT_CHUNK), &k, &p, 0, 0);
-	if (r >= 0) {
-		r = 0;
-		if (p.slots[0] >= (int)btree_nritems(&p))
-			r = btree_next(&p);
-		while (r == 0) {
-			struct key ik;
-			btree_item_key(&p, p.slots[0], &ik);
-			if (ik.objectid != DEV_ITEMS_OBJECTID || ik.type != KEY_DEV_ITEM)
-				break;
-			if (fn(ik.offset, arg))
-				break;
-			r = btree_next(&p);
-		}
-	}
-	path_release(&p);
-	return r < 0 ? r : 0;
-}
-
-static int note_max(uint64_t devid, void *arg)
+static int note_max(struct core *c, const struct key *k, const void *item, uint32_t size,
+		    void *arg)
 {
 	uint64_t *max = arg;
 
-	if (devid > *max)
-		*max = devid;
+	(void)c, (void)item, (void)size;
+	if (k->offset > *max)
+		*max = k->offset;
 	return 0;
 }
 
@@ -470,7 +444,8 @@ static uint64_t next_devid(struct core *c)
 	for (int i = 0; i < c->ndevs; i++)
 		if (c->devs[i]->devid > max)
 			max = c->devs[i]->devid;
-	for_each_dev_item(c, note_max, &max);	/* a missing device's id too */
+	/* a missing device's id too */
+	chunk_tree_items(c, DEV_ITEMS_OBJECTID, KEY_DEV_ITEM, note_max, &max);
 	return max + 1;
 }
 
@@ -603,10 +578,13 @@ static int raid1_keeps_two(struct core *c, const struct dev *exclude, char *msg,
 /* Device items whose device is not open (missing from a degraded mount). */
 struct absent { struct core *c; uint64_t ids[CORE_MAX_DEVS]; int n; };
 
-static int note_absent(uint64_t devid, void *arg)
+static int note_absent(struct core *c, const struct key *k, const void *item, uint32_t size,
+		       void *arg)
 {
 	struct absent *a = arg;
+	uint64_t devid = k->offset;
 
+	(void)c, (void)item, (void)size;
 	for (int i = 0; i < a->c->ndevs; i++)
 		if (a->c->devs[i]->devid == devid)
 			return 0;
@@ -665,7 +643,7 @@ static int remove_missing(struct core *c, char *msg, size_t mlen)
 		    msg && *msg ? msg : strerror(-ret));
 		goto out;
 	}
-	ret = for_each_dev_item(c, note_absent, &a);
+	ret = chunk_tree_items(c, DEV_ITEMS_OBJECTID, KEY_DEV_ITEM, note_absent, &a);
 	if (ret) {
 		say(c, ret, msg, mlen, "reading the device items: %s", strerror(-ret));
 		goto out;
