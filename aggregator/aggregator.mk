@@ -62,9 +62,10 @@ $(OUT)/test/aggregator/%: $(OUT)/asan/tests/aggregator/%.o $(AGG_TEST_OBJS) $(OU
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(FP_FLAGS) $(SAN_FLAGS) -o $@ $^ $(AGG_LIBS)
 
-TEST_BINS += $(OUT)/test/aggregator/agg_unit
+TEST_BINS += $(OUT)/test/aggregator/agg_unit $(OUT)/test/aggregator/fuzz_ingest
 # Keep the sanitizer objects (only pattern rules name them).
-.SECONDARY: $(AGG_TEST_OBJS) $(OUT)/asan/tests/aggregator/agg_unit.o
+.SECONDARY: $(AGG_TEST_OBJS) $(OUT)/asan/tests/aggregator/agg_unit.o \
+	    $(OUT)/asan/tests/aggregator/fuzz_ingest.o
 
 # Benchmark load generator (tests/bench/aggregator.bench).
 $(OUT)/bench/agg_load: $(OUT)/obj/tests/bench/agg_load.o $(OUT)/obj/aggregator/store_sqlite.o \
@@ -76,12 +77,19 @@ $(OUT)/bench/agg_load: $(OUT)/obj/tests/bench/agg_load.o $(OUT)/obj/aggregator/s
 
 BENCH_BINS += $(OUT)/bench/agg_load
 
-# libFuzzer target for the ingest parser (clang): make fuzz-aggregator.
+# libFuzzer on the ingest parser (clang), FUZZ_TIME seconds: make
+# fuzz-aggregator.  It starts from tests/aggregator/corpus/ (seeds) in a
+# scratch copy and writes crashers back there, where the fuzz_ingest unit
+# test (make test) replays them.
 .PHONY: fuzz-aggregator
 fuzz-aggregator: $(OUT)/fuzz/fuzz_ingest
+	@mkdir -p $(OUT)/fuzz/ingest-corpus
+	$(Q)cp -n tests/aggregator/corpus/* $(OUT)/fuzz/ingest-corpus/ 2>/dev/null || true
+	$(OUT)/fuzz/fuzz_ingest -max_total_time=$(FUZZ_TIME) -max_len=8192 -timeout=10 \
+		-artifact_prefix=tests/aggregator/corpus/ $(OUT)/fuzz/ingest-corpus
 $(OUT)/fuzz/fuzz_ingest: tests/aggregator/fuzz_ingest.c $(AGG_CORE_SRCS) $(AGG_PB_C) tools/lib/folded.c
 	$(call msg,FUZZ,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined \
+	$(Q)$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -DFUZZING -I. -fsanitize=fuzzer,address,undefined \
 		-I$(OUT)/gen -o $@ $^ $(shell pkg-config --libs jansson zlib libprotobuf-c 2>/dev/null || \
 		echo -ljansson -lz -lprotobuf-c)

@@ -9,6 +9,7 @@
  */
 #include "tools/lib/flamegraph.h"
 #include "tools/lib/folded.h"
+#include "tools/lib/outfile.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -124,7 +125,6 @@ int main(int argc, char **argv)
 	size_t len = 0;
 	unsigned long v;
 	int c, i, r, rc = 1;
-	FILE *out;
 
 	fg_options_init(&o);
 	while ((c = getopt_long(argc, argv, "ho:", lopts, NULL)) != -1) {
@@ -234,19 +234,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "%s: %s\n", prog, fg_strerror(r));
 		goto out;
 	}
-	out = output ? fopen(output, "wb") : stdout;
-	if (!out) {
-		fprintf(stderr, "%s: %s: %s\n", prog, output, strerror(errno));
+	if (out_write_whole(prog, output, buf, len))
 		goto out;
-	}
-	if (fwrite(buf, 1, len, out) != len || fflush(out) ||
-	    (output && fclose(out))) {
-		fprintf(stderr, "%s: %s: write error: %s\n", prog,
-			output ? output : "<stdout>", strerror(errno));
-		if (output)
-			unlink(output);
-		goto out;
-	}
 	rc = 0;
 out:
 	free(buf);

@@ -37,6 +37,7 @@
  */
 #include "tools/lib/flamegraph.h"
 #include "tools/lib/folded.h"
+#include "tools/lib/outfile.h"
 #include "tools/lib/svgchart.h"
 #include "tools/lib/xmlesc.h"
 
@@ -731,6 +732,20 @@ static const char css[] =
 "section.exp { margin-bottom: 2.5em; } table.summary th { text-align: left; }\n"
 "footer { margin-top: 2em; font-size: 0.75em; color: rgb(120,120,120); }\n";
 
+/* Both reports open the same way: doctype, head with the title and the
+ * stylesheet, and the title again as the page heading. */
+static void html_open(FILE *f, const char *title)
+{
+	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
+	      "<meta name=\"generator\" content=\"glass-report\"/>\n<title>", f);
+	xml_puts(f, title);
+	fputs("</title>\n<style>\n", f);
+	fputs(css, f);
+	fputs("</style>\n</head>\n<body>\n<h1>", f);
+	xml_puts(f, title);
+	fputs("</h1>\n", f);
+}
+
 static int write_report(FILE *f, struct report *R)
 {
 	struct fg_options o;
@@ -741,14 +756,7 @@ static int write_report(FILE *f, struct report *R)
 	json_t *host = R->meta ? json_object_get(R->meta, "host") : NULL;
 	json_t *wl = R->meta ? json_object_get(R->meta, "workload") : NULL;
 
-	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
-	      "<meta name=\"generator\" content=\"glass-report\"/>\n<title>", f);
-	xml_puts(f, title);
-	fputs("</title>\n<style>\n", f);
-	fputs(css, f);
-	fputs("</style>\n</head>\n<body>\n<h1>", f);
-	xml_puts(f, title);
-	fputs("</h1>\n", f);
+	html_open(f, title);
 	put_meta(f, R->meta);
 
 	snprintf(sub, sizeof(sub), "%s%s%s",
@@ -1240,14 +1248,8 @@ static int write_experiments(FILE *f, const char *dir, const char *title,
 	for (i = 0; i < nex; i++)
 		if (ex[i].num)
 			by[ex[i].num] = &ex[i];
-	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
-	      "<meta name=\"generator\" content=\"glass-report\"/>\n<title>", f);
-	xml_puts(f, title);
-	fputs("</title>\n<style>\n", f);
-	fputs(css, f);
-	fputs("</style>\n</head>\n<body>\n<h1>", f);
-	xml_puts(f, title);
-	fputs("</h1>\n<section id=\"summary\"><h2>Summary</h2>\n"
+	html_open(f, title);
+	fputs("<section id=\"summary\"><h2>Summary</h2>\n"
 	      "<table class=\"summary\">\n<tr><th>#</th><th>Experiment</th>"
 	      "<th>Finding</th></tr>\n", f);
 	for (n = 1; n <= 7; n++) {
@@ -1411,7 +1413,7 @@ int main(int argc, char **argv)
 	size_t nex = 0;
 	char *buf = NULL;
 	size_t len = 0;
-	FILE *m = NULL, *out;
+	FILE *m = NULL;
 	int c, i, rc = 1, any = 0;
 
 	while ((c = getopt_long(argc, argv, "ho:", lopts, NULL)) != -1) {
@@ -1513,19 +1515,8 @@ int main(int argc, char **argv)
 	fclose(m);
 	m = NULL;
 emit:
-	out = output ? fopen(output, "wb") : stdout;
-	if (!out) {
-		fprintf(stderr, "%s: %s: %s\n", prog, output, strerror(errno));
+	if (out_write_whole(prog, output, buf, len))
 		goto out;
-	}
-	if (fwrite(buf, 1, len, out) != len || fflush(out) ||
-	    (output && fclose(out))) {
-		fprintf(stderr, "%s: %s: write error: %s\n", prog,
-			output ? output : "<stdout>", strerror(errno));
-		if (output)
-			unlink(output);
-		goto out;
-	}
 	rc = 0;
 out:
 	free(buf);

@@ -4,6 +4,9 @@
 # edit here and re-run: python3 dashboards/grafana/gen.py).
 import json, os
 OUT=os.path.dirname(os.path.abspath(__file__))+'/'
+def dump(name, board):
+    with open(OUT+name,'w') as f:
+        json.dump(board,f,indent=1); f.write('\n')
 def grid(i, w=12, h=8, per_row=2, y0=0):
     return {"h":h,"w":w,"x":(i%per_row)*w,"y":y0+(i//per_row)*h}
 PROM={"type":"prometheus","uid":"${datasource}"}
@@ -53,7 +56,7 @@ prom={"title":"glassfs · glass-aggd service","uid":"glassfs-aggd","description"
     {"name":"datasource","label":"Prometheus","type":"datasource","query":"prometheus","current":{}},
     {"name":"instance","label":"glass-aggd","type":"query","datasource":PROM,"query":{"query":"label_values(glass_aggd_start_time_seconds, instance)","refId":"instance"},"definition":"label_values(glass_aggd_start_time_seconds, instance)","includeAll":True,"multi":True,"allValue":".*","current":{"text":"All","value":"$__all"},"refresh":2}]},
   "annotations":{"list":[]},"panels":panels}
-json.dump(prom,open(OUT+'glass-aggd.json','w'),indent=1); open(OUT+'glass-aggd.json','a').write('\n')
+dump('glass-aggd.json',prom)
 
 CH={"type":"grafana-clickhouse-datasource","uid":"${datasource}"}
 DB='${database}'
@@ -72,6 +75,25 @@ def chp(pid,title,desc,ptype,sql,fmt,unit,gp,extra=None):
     if ptype=="timeseries": p["options"]={"legend":{"displayMode":"table","placement":"bottom","calcs":["mean","max"]},"tooltip":{"mode":"multi"}}
     if extra: p.update(extra)
     return p
+def top_stacks(stype, col):
+    """The 25 heaviest stacks of sample type STYPE (0 off-CPU, 2 lock wait) over
+    the selected hosts and range, their text joined from the stacks table."""
+    return f"""SELECT text AS stack, ns AS {col}
+FROM (
+  SELECT s.stack AS id, sum(s.count) AS ns
+  FROM {DB}.samples AS s
+  WHERE s.type = {stype} AND s.t >= toUnixTimestamp($__fromTime) * 1000000000 AND s.t < toUnixTimestamp($__toTime) * 1000000000
+    AND s.ls IN (SELECT l.id FROM {DB}.labelsets AS l WHERE l.host IN (${{host:singlequote}}))
+  GROUP BY id
+)
+ANY INNER JOIN (SELECT st.id AS id, any(st.text) AS text FROM {DB}.stacks AS st GROUP BY id) USING id
+ORDER BY {col} DESC
+LIMIT 25"""
+def ns_columns(*cols):
+    """Table defaults in plain numbers, the named columns in nanoseconds."""
+    return {"fieldConfig":{"defaults":{"unit":"short"},"overrides":[
+        {"matcher":{"id":"byName","options":c},"properties":[{"id":"unit","value":"ns"}]} for c in cols]}}
+STACKED_NS={"fieldConfig":{"defaults":{"unit":"ns","custom":{"stacking":{"mode":"normal"},"fillOpacity":30}},"overrides":[]}}
 cp=[]
 cp.append(chp(1,"Hosts","Per host over the range (summaries a window did not report, stored as -1, are left out): off-CPU time per second, the share of it spent waiting for glassfs locks, commit p99 (worst window), trim stalls. Sort by a column; a host far above the others is the one slowing the cluster.","table",
 f"""SELECT w.host AS host,
@@ -104,7 +126,7 @@ f"""SELECT {BUCKET.replace('w.start_ns', 'l.start_ns')} AS time, l.cls AS class,
 FROM {DB}.locks AS l
 WHERE {TF.replace('w.start_ns', 'l.start_ns')} AND {HOSTF.replace('w.host', 'l.host')}
 GROUP BY time, class
-ORDER BY time""",0,"ns",grid(1,y0=9),{"fieldConfig":{"defaults":{"unit":"ns","custom":{"stacking":{"mode":"normal"},"fillOpacity":30}},"overrides":[]}}))
+ORDER BY time""",0,"ns",grid(1,y0=9),STACKED_NS))
 cp.append(chp(4,"Discard (trim) stalls","Commit time spent waiting for discards, per host.","timeseries",
 f"""SELECT {BUCKET} AS time, w.host AS host, sum(w.trim_stall_ns) AS stalls
 FROM {DB}.windows AS w
@@ -124,29 +146,9 @@ WHERE {TF} AND {HOSTF}
 GROUP BY time, host
 ORDER BY time""",0,"short",grid(4,y0=9),{"fieldConfig":{"defaults":{"unit":"short","custom":{"drawStyle":"bars","fillOpacity":60}},"overrides":[]}}))
 cp.append(chp(7,"Top off-CPU stacks","The heaviest off-CPU stacks (folded, root first) across the selected hosts. The same selection as a flame graph: glass-aggd's /api/v1/merge?format=svg.","table",
-f"""SELECT text AS stack, ns AS offcpu_ns
-FROM (
-  SELECT s.stack AS id, sum(s.count) AS ns
-  FROM {DB}.samples AS s
-  WHERE s.type = 0 AND s.t >= toUnixTimestamp($__fromTime) * 1000000000 AND s.t < toUnixTimestamp($__toTime) * 1000000000
-    AND s.ls IN (SELECT l.id FROM {DB}.labelsets AS l WHERE l.host IN (${{host:singlequote}}))
-  GROUP BY id
-)
-ANY INNER JOIN (SELECT st.id AS id, any(st.text) AS text FROM {DB}.stacks AS st GROUP BY id) USING id
-ORDER BY offcpu_ns DESC
-LIMIT 25""",1,"ns",grid(5,y0=9)))
+top_stacks(0, "offcpu_ns"),1,"ns",grid(5,y0=9)))
 cp.append(chp(8,"Top lock-wait stacks","Waiters' stacks from the lock-wait profiles (the leaf names the lock class).","table",
-f"""SELECT text AS stack, ns AS lock_wait_ns
-FROM (
-  SELECT s.stack AS id, sum(s.count) AS ns
-  FROM {DB}.samples AS s
-  WHERE s.type = 2 AND s.t >= toUnixTimestamp($__fromTime) * 1000000000 AND s.t < toUnixTimestamp($__toTime) * 1000000000
-    AND s.ls IN (SELECT l.id FROM {DB}.labelsets AS l WHERE l.host IN (${{host:singlequote}}))
-  GROUP BY id
-)
-ANY INNER JOIN (SELECT st.id AS id, any(st.text) AS text FROM {DB}.stacks AS st GROUP BY id) USING id
-ORDER BY lock_wait_ns DESC
-LIMIT 25""",1,"ns",{"h":9,"w":24,"x":0,"y":33}))
+top_stacks(2, "lock_wait_ns"),1,"ns",{"h":9,"w":24,"x":0,"y":33}))
 LTF=TF.replace('w.start_ns', 'c.start_ns')
 LHOSTF=HOSTF.replace('w.host', 'c.host')
 cp.append(chp(9,"Lock wait by B-tree level","Time waited for B-tree node and root locks by the level of the node (0 = leaves), summed over classes and the selected hosts: which level of the tree the threads queue on. From the agents' lock detail (glass-lockstat).","timeseries",
@@ -154,7 +156,7 @@ f"""SELECT {BUCKET.replace('w.start_ns', 'c.start_ns')} AS time, concat('level '
 FROM {DB}.lockclasses AS c
 WHERE {LTF} AND {LHOSTF} AND c.level >= 0
 GROUP BY time, level_name
-ORDER BY time""",0,"ns",{"h":8,"w":12,"x":0,"y":42},{"fieldConfig":{"defaults":{"unit":"ns","custom":{"stacking":{"mode":"normal"},"fillOpacity":30}},"overrides":[]}}))
+ORDER BY time""",0,"ns",{"h":8,"w":12,"x":0,"y":42},STACKED_NS))
 cp.append(chp(10,"Lock classes by level","Lock classes across the selected hosts by total wait: contended acquisitions, worst single wait, hosts that waited.","table",
 f"""SELECT c.cls AS lock_class, c.level AS btree_level, sum(c.wait_ns) AS wait_ns, sum(c.contended) AS contended,
   sum(c.acquired) AS acquired, max(c.wait_max_ns) AS worst_wait_ns, uniqExact(c.host) AS hosts
@@ -163,9 +165,7 @@ WHERE {LTF} AND {LHOSTF}
 GROUP BY lock_class, btree_level
 ORDER BY wait_ns DESC
 LIMIT 50""",1,"short",{"h":8,"w":12,"x":12,"y":42},
- {"fieldConfig":{"defaults":{"unit":"short"},"overrides":[
-   {"matcher":{"id":"byName","options":"wait_ns"},"properties":[{"id":"unit","value":"ns"}]},
-   {"matcher":{"id":"byName","options":"worst_wait_ns"},"properties":[{"id":"unit","value":"ns"}]}]}}))
+ ns_columns("wait_ns", "worst_wait_ns")))
 cp.append(chp(11,"Most contended lock instances","One row per lock (host, address) across the fleet: its class, tree, B-tree level and lock group, time waited for it and contended acquisitions.","table",
 f"""SELECT c.host AS lock_host, concat('0x', lower(hex(c.addr))) AS address, c.cls AS lock_class, c.tree AS tree_id,
   c.level AS btree_level, c.grp AS lock_group, sum(c.wait_ns) AS wait_ns, sum(c.contended) AS contended, max(c.wait_max_ns) AS worst_wait_ns
@@ -174,9 +174,7 @@ WHERE {LTF} AND {LHOSTF}
 GROUP BY lock_host, address, lock_class, tree_id, btree_level, lock_group
 ORDER BY wait_ns DESC
 LIMIT 25""",1,"short",{"h":9,"w":24,"x":0,"y":50},
- {"fieldConfig":{"defaults":{"unit":"short"},"overrides":[
-   {"matcher":{"id":"byName","options":"wait_ns"},"properties":[{"id":"unit","value":"ns"}]},
-   {"matcher":{"id":"byName","options":"worst_wait_ns"},"properties":[{"id":"unit","value":"ns"}]}]}}))
+ ns_columns("wait_ns", "worst_wait_ns")))
 cp.append(chp(12,"Waiters' stacks by lock","The stacks of the threads that waited, per lock class and B-tree level (folded, root first), from the agents' lock detail. The same as a flame graph: glass-aggd's /api/v1/lockstacks?class=CLASS&level=N&format=svg.","table",
 f"""SELECT lock_class, btree_level, text AS stack, ns AS wait_ns, waits
 FROM (
@@ -188,7 +186,7 @@ FROM (
 ANY INNER JOIN (SELECT st.id AS id, any(st.text) AS text FROM {DB}.stacks AS st GROUP BY id) USING id
 ORDER BY wait_ns DESC
 LIMIT 25""",1,"short",{"h":9,"w":24,"x":0,"y":59},
- {"fieldConfig":{"defaults":{"unit":"short"},"overrides":[{"matcher":{"id":"byName","options":"wait_ns"},"properties":[{"id":"unit","value":"ns"}]}]}}))
+ ns_columns("wait_ns")))
 ch={"title":"glassfs · fleet contention (ClickHouse)","uid":"glassfs-fleet-ch","description":"The glass-aggd web UI's panels over the ClickHouse store (glass-aggd --store clickhouse://HOST:8123/DB): hosts ranked by lock-wait share, commit p99, lock wait by class, trim stalls, off-CPU time, ingest health, top stacks. Needs the grafana-clickhouse-datasource plugin.",
   "tags":["glassfs","clickhouse","fleet"],"timezone":"browser","schemaVersion":39,"version":1,"editable":True,"graphTooltip":1,
   "time":{"from":"now-1h","to":"now"},"refresh":"1m",
@@ -197,7 +195,7 @@ ch={"title":"glassfs · fleet contention (ClickHouse)","uid":"glassfs-fleet-ch",
     {"name":"database","label":"Database","type":"custom","query":"glassfs","current":{"text":"glassfs","value":"glassfs"},"options":[{"text":"glassfs","value":"glassfs","selected":True}]},
     {"name":"host","label":"Host","type":"query","datasource":CH,"query":f"SELECT DISTINCT w.host FROM {DB}.windows AS w ORDER BY w.host","definition":f"SELECT DISTINCT w.host FROM {DB}.windows AS w ORDER BY w.host","includeAll":True,"multi":True,"current":{"text":"All","value":"$__all"},"refresh":2}]},
   "annotations":{"list":[]},"panels":cp}
-json.dump(ch,open(OUT+'glassfs-fleet-clickhouse.json','w'),indent=1); open(OUT+'glassfs-fleet-clickhouse.json','a').write('\n')
+dump('glassfs-fleet-clickhouse.json',ch)
 
 # The fleet over glass-aggd's per-host series (/metrics, label host=...).
 hsel='instance=~"$instance", host=~"$host"'
@@ -228,4 +226,4 @@ fleet={"title":"glassfs · fleet contention (Prometheus)","uid":"glassfs-fleet-p
     {"name":"instance","label":"glass-aggd","type":"query","datasource":PROM,"query":{"query":"label_values(glass_aggd_start_time_seconds, instance)","refId":"instance"},"definition":"label_values(glass_aggd_start_time_seconds, instance)","includeAll":True,"multi":True,"allValue":".*","current":{"text":"All","value":"$__all"},"refresh":2},
     {"name":"host","label":"Host","type":"query","datasource":PROM,"query":{"query":"label_values(glass_host_windows_total, host)","refId":"host"},"definition":"label_values(glass_host_windows_total, host)","includeAll":True,"multi":True,"allValue":".*","current":{"text":"All","value":"$__all"},"refresh":2}]},
   "annotations":{"list":[]},"panels":fp}
-json.dump(fleet,open(OUT+'glassfs-fleet-prometheus.json','w'),indent=1); open(OUT+'glassfs-fleet-prometheus.json','a').write('\n')
+dump('glassfs-fleet-prometheus.json',fleet)

@@ -3,10 +3,20 @@
  * the agent JSON format, the Pyroscope path (name selector + folded body),
  * multipart/form-data pprof uploads, pprof and gunzip, with tight limits so deep paths are reached quickly.
  *
- *   make fuzz-aggregator && build/fuzz/fuzz_ingest -max_total_time=60
+ *   make fuzz-aggregator   clang -DFUZZING: libFuzzer drives it for
+ *                          FUZZ_TIME seconds from tests/aggregator/corpus/
+ *                          (seeds: one input of each kind); crashers land
+ *                          there too — commit them;
+ *   make test              gcc ASan/UBSan with a main() that replays every
+ *                          file of tests/aggregator/corpus/, so a crasher
+ *                          once found stays fixed.
+ * The first byte picks the path: 'G' gzip + agent JSON, 'B' pprof, 'M'
+ * multipart (boundary, newline, body), 'P' Pyroscope (name, newline,
+ * folded body); anything else is agent JSON.
  */
 #include "aggregator/agg.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +26,7 @@ static const struct agg_limits lim = {
 	.max_labels = 8, .max_stacks = 256, .max_profiles = 4,
 };
 
-int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
+static int fuzz_one(const unsigned char *data, size_t size)
 {
 	struct agg_window w;
 	char msg[512], *out = NULL;
@@ -73,3 +83,58 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		agg_window_free(&w);
 	return 0;
 }
+
+#ifdef FUZZING
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
+{
+	return fuzz_one(data, size);
+}
+#else
+/* Replay: every corpus file through the same paths under ASan/UBSan; a
+ * sanitizer report aborts the program, which the runner sees as a failure. */
+int main(void)
+{
+	const char *root = getenv("GLASSFS_ROOT") ? getenv("GLASSFS_ROOT") : ".";
+	char dir[4096];
+	struct dirent **names;
+	int n, i, done = 0, unread = 0;
+
+	snprintf(dir, sizeof(dir), "%s/tests/aggregator/corpus", root);
+	n = scandir(dir, &names, NULL, alphasort);
+	if (n < 0) {
+		printf("FAIL: replay ingest fuzz corpus: %s: cannot list\n", dir);
+		return 1;
+	}
+	for (i = 0; i < n; i++) {
+		char path[4352];
+		unsigned char *buf;
+		size_t len;
+		FILE *f;
+
+		if (names[i]->d_name[0] == '.') {
+			free(names[i]);
+			continue;
+		}
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name);
+		free(names[i]);
+		buf = malloc(1 << 20);
+		f = buf ? fopen(path, "rb") : NULL;
+		if (!f) {
+			printf("FAIL: replay %s: cannot read\n", path);
+			unread++;
+			free(buf);
+			continue;
+		}
+		len = fread(buf, 1, 1 << 20, f);
+		fclose(f);
+		fuzz_one(buf, len);
+		free(buf);
+		done++;
+	}
+	free(names);
+	/* The seeds alone are five inputs: fewer means the corpus is gone. */
+	printf("%s: replay ingest fuzz corpus (%d inputs)\n",
+	       unread || done < 5 ? "FAIL" : "PASS", done);
+	return unread || done < 5 ? 1 : 0;
+}
+#endif

@@ -49,6 +49,23 @@ double svgchart_quantile(const struct hist_bucket *b, size_t n, double q)
 	return b[n - 1].hi;
 }
 
+/* The frame every chart starts with: the <svg> element (namespaced unless
+ * it is inlined in HTML), a light background and the centred title. */
+static void chart_open(FILE *f, unsigned width, unsigned height,
+		       const char *title, int inline_html)
+{
+	fprintf(f, "<svg class=\"chart\" width=\"%u\" height=\"%u\" "
+		"viewBox=\"0 0 %u %u\"%s>\n", width, height, width, height,
+		inline_html ? "" : " xmlns=\"http://www.w3.org/2000/svg\"");
+	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%u\" "
+		"fill=\"rgb(250,250,250)\" stroke=\"rgb(220,220,220)\"/>\n",
+		width, height);
+	fprintf(f, "<text x=\"%.1f\" y=\"18\" font-family=\"Verdana, sans-serif\" "
+		"font-size=\"13\" text-anchor=\"middle\">", width / 2.0);
+	xml_puts(f, title);
+	fputs("</text>\n", f);
+}
+
 int svgchart_hist(FILE *f, const char *title, const char *unit,
 		  const struct hist_bucket *b, size_t n, unsigned width,
 		  unsigned height, int inline_html)
@@ -62,16 +79,7 @@ int svgchart_hist(FILE *f, const char *title, const char *unit,
 	for (i = 0; i < n; i++)
 		if (b[i].count > max)
 			max = b[i].count;
-	fprintf(f, "<svg class=\"chart\" width=\"%u\" height=\"%u\" "
-		"viewBox=\"0 0 %u %u\"%s>\n", width, height, width, height,
-		inline_html ? "" : " xmlns=\"http://www.w3.org/2000/svg\"");
-	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%u\" "
-		"fill=\"rgb(250,250,250)\" stroke=\"rgb(220,220,220)\"/>\n",
-		width, height);
-	fprintf(f, "<text x=\"%.1f\" y=\"18\" font-family=\"Verdana, sans-serif\" "
-		"font-size=\"13\" text-anchor=\"middle\">", width / 2.0);
-	xml_puts(f, title);
-	fputs("</text>\n", f);
+	chart_open(f, width, height, title, inline_html);
 	if (!max) {
 		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-family=\"Verdana, "
 			"sans-serif\" font-size=\"12\" text-anchor=\"middle\" "
@@ -160,16 +168,8 @@ int svgchart_series(FILE *f, enum svgchart_kind kind, const char *title,
 		for (i = 0; i < nx; i++)
 			if (!isnan(s[j].y[i]) && s[j].y[i] > max)
 				max = s[j].y[i];
-	fprintf(f, "<svg class=\"chart\" width=\"%u\" height=\"%u\" "
-		"viewBox=\"0 0 %u %u\"%s>\n", width, height, width, height,
-		inline_html ? "" : " xmlns=\"http://www.w3.org/2000/svg\"");
-	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%u\" "
-		"fill=\"rgb(250,250,250)\" stroke=\"rgb(220,220,220)\"/>\n",
-		width, height);
-	fprintf(f, "<text x=\"%.1f\" y=\"18\" font-family=\"Verdana, sans-serif\" "
-		"font-size=\"13\" text-anchor=\"middle\">", width / 2.0);
-	xml_puts(f, title);
-	fputs("</text>\n<g font-family=\"Verdana, sans-serif\" font-size=\"10\" "
+	chart_open(f, width, height, title, inline_html);
+	fputs("<g font-family=\"Verdana, sans-serif\" font-size=\"10\" "
 	      "fill=\"rgb(80,80,80)\">\n", f);
 	/* legend: three entries a row under the title */
 	for (j = 0; ns > 1 && j < ns; j++) {

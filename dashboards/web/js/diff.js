@@ -6,8 +6,8 @@
 import * as api from './api.js';
 import * as state from './state.js';
 import {el, clear, fmtValue, fmtPct, notice, errorNotice, debounce, fmtWhen} from './util.js';
-import {FlameGraph, buildTree, blameFrame} from './flame.js';
-import {TYPE_INFO, typeSwitch, selectionEditor} from './flameview.js';
+import {buildTree, blameFrame} from './flame.js';
+import {TYPE_INFO, typeSwitch, selectionEditor, showFlame} from './flameview.js';
 
 // Accept the shapes a diff reply may take and return
 // {leftTotal, rightTotal, stacks: [{stack, left, right}]}.
@@ -152,14 +152,8 @@ async function load(s) {
 	}
 	clear(box);
 	const tree = buildTree(d.stacks, {diff: true});
-	const fg = new FlameGraph(box, {units: info.units, diff: true,
-		label: 'Differential flame graph, ' + lq + ' to ' + rq,
-		onZoom: (p) => state.set({zoom: p.join(';')})});
-	view.fg = fg;
-	fg.setData(tree);
-	fg.setSearch(s.search);
-	fg.setZoom(s.zoom ? s.zoom.split(';') : []);
-	fg.render();
+	view.fg = showFlame(box, tree, s, {units: info.units, diff: true,
+		label: 'Differential flame graph, ' + lq + ' to ' + rq});
 	const mv = movers(d.stacks, d.leftTotal, d.rightTotal).slice(0, 14);
 	const maxd = Math.max(...mv.map((m) => Math.abs(m.delta)), 1e-9);
 	clear(document.getElementById('diff-movers')).append(el('table', {class: 'toplist', 'aria-label': 'Biggest changes'},

@@ -46,6 +46,18 @@ export function typeSwitch(s, id) {
 
 // Values of one label across the fleet, from /labels
 // ({"names": […], "values": {"host": ["a", …]}, "types": […]}).
+/* Draw TREE into BOX as an interactive flame graph (OPTS as for
+ * FlameGraph) with the URL state's search and zoom, and keep zooming in the
+ * URL so back/forward and shared links restore it.  Returns the graph. */
+export function showFlame(box, tree, s, opts) {
+	const fg = new FlameGraph(box, {...opts, onZoom: (p) => state.set({zoom: p.join(';')})});
+	fg.setData(tree);
+	fg.setSearch(s.search);
+	fg.setZoom(s.zoom ? s.zoom.split(';') : []);
+	fg.render();
+	return fg;
+}
+
 export function labelValues(labels, name) {
 	if (!labels) return [];
 	if (Array.isArray(labels)) {
@@ -248,13 +260,7 @@ async function load(s) {
 			'Showing the ' + stacks.length + ' heaviest of ' + data.nstacks + ' stacks; the rest are narrower than a pixel.'));
 	if (s.renderer !== 'svg') {
 		clear(box);
-		const fg = new FlameGraph(box, {units: info.units, label: info.label + ' flame graph of ' + selTextOf(s),
-			onZoom: (p) => state.set({zoom: p.join(';')})});
-		view.fg = fg;
-		fg.setData(tree);
-		fg.setSearch(s.search);
-		fg.setZoom(s.zoom ? s.zoom.split(';') : []);
-		fg.render();
+		view.fg = showFlame(box, tree, s, {units: info.units, label: info.label + ' flame graph of ' + selTextOf(s)});
 	}
 	drawCrumbs(s);
 	drawMatch(s);
