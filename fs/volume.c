@@ -987,9 +987,26 @@ void volume_close(struct core *c)
 
 /* ---- stale devices at open ------------------------------------------------- */
 
-struct resync { struct core *c; struct dev *d; uint64_t copied, single; int ret; };
+/*
+ * A device whose superblock missed commits gets, chunk by chunk, the
+ * allocated parts of its stripes rewritten from a fresh copy; free space
+ * (no block of the last commit lives there) is skipped, so the resync
+ * costs what is in use, not the size of the chunks — unless an fsync log
+ * waits for replay (its blocks are claimed only then): all is copied.  Chunks are listed
+ * under the map's lock and copied outside it (the copy reads the
+ * allocator).
+ */
+struct resync_item { uint64_t logical, length; struct chunk_stripe from, to; };
+struct resync {
+	struct core *c;
+	struct dev *d;
+	struct resync_item *v;
+	int n, cap;
+	bool all;	/* copy free space too: a log to replay claims some */
+	uint64_t copied, skipped, single;
+};
 
-static int resync_chunk(const struct chunk *ch, void *arg)
+static int resync_note(const struct chunk *ch, void *arg)
 {
 	struct resync *r = arg;
 	int mine = -1, good = -1;
@@ -1006,19 +1023,45 @@ static int resync_chunk(const struct chunk *ch, void *arg)
 		r->single++;
 		return 0;
 	}
-	/* under the map's read lock: nothing else runs yet (open) */
-	uint8_t *buf = aligned_alloc(4096, SEG);
+	if (r->n == r->cap) {
+		int cap = r->cap ? r->cap * 2 : 32;
+		struct resync_item *v = realloc(r->v, (size_t)cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		r->v = v;
+		r->cap = cap;
+	}
+	r->v[r->n++] = (struct resync_item){ ch->logical, ch->length, ch->stripes[good],
+					     ch->stripes[mine] };
+	return 0;
+}
+
+static int resync_dev(struct resync *r)
+{
+	uint8_t *buf;
+	int ret = chunk_for_each(r->c, resync_note, r);
+
+	if (ret)
+		return ret;
+	buf = aligned_alloc(4096, SEG);
 	if (!buf)
 		return -ENOMEM;
-	for (uint64_t off = 0; off < ch->length && !r->ret; off += SEG) {
-		uint64_t n = ch->length - off < SEG ? ch->length - off : SEG;
-		r->ret = dev_read(ch->stripes[good].dev, ch->stripes[good].physical + off, buf, n);
-		if (!r->ret)
-			r->ret = dev_write(r->d, ch->stripes[mine].physical + off, buf, n);
+	for (int i = 0; i < r->n && !ret; i++) {
+		const struct resync_item *it = &r->v[i];
+		for (uint64_t off = 0; off < it->length && !ret; off += SEG) {
+			uint64_t n = it->length - off < SEG ? it->length - off : SEG;
+			if (!r->all && !alloc_any_used(r->c, it->logical + off, n)) {
+				r->skipped += n;
+				continue;
+			}
+			ret = dev_read(it->from.dev, it->from.physical + off, buf, n);
+			if (!ret)
+				ret = dev_write(r->d, it->to.physical + off, buf, n);
+			r->copied += n;
+		}
 	}
 	free(buf);
-	r->copied += ch->length;
-	return r->ret;
+	return ret ? ret : dev_flush(r->d);
 }
 
 int volume_open_check(struct core *c)
@@ -1027,7 +1070,9 @@ int volume_open_check(struct core *c)
 
 	for (int i = 0; i < c->ndevs; i++) {
 		struct dev *d = c->devs[i];
-		struct resync r = { c, d, 0, 0, 0 };
+		/* an fsync log not yet replayed references blocks the allocator
+		 * does not count yet (replay claims them later) */
+		struct resync r = { .c = c, .d = d, .all = c->sb.log_root != 0 };
 
 		if (!d->stale)
 			continue;
@@ -1038,15 +1083,15 @@ int volume_open_check(struct core *c)
 			 "; rewriting its copies from the other devices");
 		if (c->readonly)
 			continue;
-		int ret = chunk_for_each(c, resync_chunk, &r);
-		if (!ret)
-			ret = dev_flush(d);
+		int ret = resync_dev(&r);
+		free(r.v);
 		if (ret) {
 			core_log(c, "%s: resync failed (%s); its copies stay last to be read",
 				 d->path, strerror(-ret));
 			continue;
 		}
-		core_log(c, "%s: resynced %llu MiB%s", d->path, (unsigned long long)(r.copied >> 20),
+		core_log(c, "%s: resynced %llu MiB (%llu MiB of free space skipped)%s", d->path,
+			 (unsigned long long)(r.copied >> 20), (unsigned long long)(r.skipped >> 20),
 			 r.single ? "; chunks with no other copy kept as they are (checksums judge them)" : "");
 		d->stale = false;	/* the next commit writes its superblock */
 		__atomic_fetch_add(&c->repaired, 1, __ATOMIC_RELAXED);
