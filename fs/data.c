@@ -44,6 +44,8 @@ int data_alloc(struct txn *t, uint64_t len, uint64_t *logical)
 		}
 		glock_unlock(&c->chunk_alloc_lock, GLOCK_WRITE);
 	}
+	if (ret == -ENOSPC && discard_wait_inflight(c, txn_transid(t)))
+		ret = alloc_reserve(c, BG_DATA, len, SECT, logical);
 	if (ret)
 		return ret;
 	d = (struct dref){ *logical, len, 0, -1, +1, true, true };

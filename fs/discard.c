@@ -68,7 +68,9 @@ static void discard_free_part(struct core *c, uint64_t logical, uint64_t len)
 {
 	uint64_t end = logical + len, from = logical, l, n;
 
-	while (from < end && alloc_trim_take(c, from, end - from, &l, &n)) {
+	/* at most 64 MiB out of the allocator at a time */
+	while (from < end && alloc_trim_take(c, from, end - from < (64ull << 20) ? end - from :
+					     64ull << 20, &l, &n)) {
 		if (l < end)
 			issue(c, l, (l + n < end ? l + n : end) - l);
 		alloc_release(c, l, n);
@@ -99,8 +101,8 @@ static void *discard_thread(void *arg)
 
 		glock_write(&q->lock);
 		q->busy = false;
-		if (!q->n)
-			gcond_broadcast(&q->cond);	/* discard_wait_idle */
+		q->done++;
+		gcond_broadcast(&q->cond);	/* discard_wait_idle, discard_wait_inflight */
 	}
 	glock_write_unlock(&q->lock);
 	return NULL;
@@ -216,6 +218,27 @@ bool discard_wait_idle(struct core *c, uint64_t transid)
 		gcond_wait(&q->cond, &q->lock);
 	}
 	glock_write_unlock(&q->lock);
+	return waited;
+}
+
+bool discard_wait_inflight(struct core *c, uint64_t transid)
+{
+	struct discard_queue *q = &c->discard;
+	uint64_t t0, seq;
+	bool waited = false;
+
+	if (q->mode != DISCARD_ASYNC)
+		return false;
+	glock_write(&q->lock);
+	t0 = glock_now_ns();
+	seq = q->done;
+	while (q->busy && q->done == seq) {	/* that one range, not the queue */
+		waited = true;
+		gcond_wait(&q->cond, &q->lock);
+	}
+	glock_write_unlock(&q->lock);
+	if (waited && PROBE_ON(DISCARD_STALL))
+		GLASSFS_DISCARD_STALL(transid, glock_now_ns() - t0);
 	return waited;
 }
 

@@ -8,7 +8,10 @@
  *          once; a discard thread later takes whatever of each queued
  *          range is still free out of the allocator, discards it
  *          (discard__issued/done) and gives it back.  Nothing waits for
- *          the queue (no commit, no allocation): a discard is a hint, and
+ *          the queue (no commit, no allocation); only an allocation that
+ *          finds no space waits for the one range being discarded at that
+ *          moment (discard__stall), since that space is out of the
+ *          allocator just then.  A discard is a hint, and
  *          space allocated again before its turn is simply not discarded
  *          — like btrfs's async discard, and like a device whose flush
  *          orders writes but does not wait for queued discards;
@@ -45,6 +48,7 @@ struct discard_queue {
 	struct discard_range *v;	/* FIFO of freed ranges to discard */
 	size_t head, n, cap;
 	bool busy;			/* the thread is issuing one range */
+	uint64_t done;			/* ranges issued (discard_wait_inflight) */
 	uint64_t dropped;		/* ranges not queued: queue full */
 	bool stop;
 	enum discard_mode mode;		/* fixed after open */
@@ -66,6 +70,10 @@ bool discard_freed(struct core *c, uint64_t logical, uint64_t len);
  * anything that wants "everything freed so far is discarded"; never the
  * commit or an allocation).  true if there was something to wait for. */
 bool discard_wait_idle(struct core *c, uint64_t transid);
+/* An allocation found no space: wait until the range the thread is
+ * discarding right now (if any) is back in the allocator — one discard,
+ * never the queue.  true if it waited. */
+bool discard_wait_inflight(struct core *c, uint64_t transid);
 /* Time sync discards took since the last call (for commit__phase 7). */
 uint64_t discard_take_sync_ns(struct core *c);
 

@@ -104,6 +104,12 @@ static int reserve_meta(struct txn *t, unsigned nr_items)
 	glock_unlock(&c->chunk_alloc_lock, GLOCK_WRITE);
 	if (free_b >= need + ((t->flags & TXN_USE_RESERVE) ? 0 : reserve))
 		return 0;
+	/* the range being discarded right now is free a moment from now */
+	if (discard_wait_inflight(c, t->transid)) {
+		alloc_space(c, BG_METADATA, &total, &free_b);
+		if (free_b >= need + ((t->flags & TXN_USE_RESERVE) ? 0 : reserve))
+			return 0;
+	}
 	return -ENOSPC;
 }
 
