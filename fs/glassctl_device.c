@@ -30,14 +30,22 @@
 
 int glassctl_device(int argc, char **argv);
 int glassctl_balance(int argc, char **argv);
+void glassctl_device_usage(FILE *f, const char *first);
+
+/* The device and balance lines of the usage; first prefixes the first
+ * line ("usage: " alone, "       " after glassctl's other lines). */
+void glassctl_device_usage(FILE *f, const char *first)
+{
+	fprintf(f, "%sglassctl device add|remove DEV MNT\n"
+		   "       glassctl device remove missing MNT   (drop the devices a degraded mount lacks)\n"
+		   "       glassctl device set-rotational DEV 0|1 MNT\n"
+		   "       glassctl balance start [-dconvert=P] [-mconvert=P] [-B] MNT   (P: single|dup|raid1)\n"
+		   "       glassctl balance status|cancel MNT\n", first);
+}
 
 static void usage_dev(void)
 {
-	fprintf(stderr, "usage: glassctl device add|remove DEV MNT\n"
-			"       glassctl device remove missing MNT   (drop the devices a degraded mount lacks)\n"
-			"       glassctl device set-rotational DEV 0|1 MNT\n"
-			"       glassctl balance start [-dconvert=P] [-mconvert=P] [-B] MNT   (P: single|dup|raid1)\n"
-			"       glassctl balance status|cancel MNT\n");
+	glassctl_device_usage(stderr, "usage: ");
 }
 
 static int open_mnt(const char *mnt)
