@@ -802,15 +802,23 @@ out:
 	return ret;
 }
 
-void chunk_reloc_abort(struct core *c, uint64_t logical)
+/* Forget the chunk's new (abort) or retired (done) stripes. */
+static void reloc_forget(struct core *c, uint64_t logical, bool retired)
 {
 	struct chunk *ch;
 
 	glock_write(&c->chunks.lock);
 	ch = find_chunk_locked(c, logical);
-	if (ch)
+	if (ch && retired)
+		ch->num_retired = 0;
+	else if (ch)
 		ch->num_new = 0;
 	glock_write_unlock(&c->chunks.lock);
+}
+
+void chunk_reloc_abort(struct core *c, uint64_t logical)
+{
+	reloc_forget(c, logical, false);
 }
 
 int chunk_reloc_switch(struct txn *t, uint64_t logical)
@@ -852,13 +860,7 @@ int chunk_reloc_switch(struct txn *t, uint64_t logical)
 
 void chunk_reloc_done(struct core *c, uint64_t logical)
 {
-	struct chunk *ch;
-
-	glock_write(&c->chunks.lock);
-	ch = find_chunk_locked(c, logical);
-	if (ch)
-		ch->num_retired = 0;
-	glock_write_unlock(&c->chunks.lock);
+	reloc_forget(c, logical, true);
 }
 
 /* ---- flushing with redundancy (chunk.h) ------------------------------------ */

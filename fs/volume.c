@@ -366,6 +366,21 @@ static int relocate(struct core *c, uint64_t logical, uint64_t old_type, uint64_
 	return 0;
 }
 
+/* Room for element n of the array *v (capacity *cap, elements of sz
+ * bytes), doubling it when full.  0 or -ENOMEM. */
+static int grow(void **v, int *cap, int n, size_t sz)
+{
+	if (n < *cap)
+		return 0;
+	int ncap = *cap ? *cap * 2 : 32;
+	void *nv = realloc(*v, (size_t)ncap * sz);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = ncap;
+	return 0;
+}
+
 struct chunk_ref { uint64_t logical, length, type; bool on_dev; };
 struct chunk_list {
 	struct chunk_ref *v;
@@ -402,14 +417,8 @@ static int collect(const struct chunk *ch, void *arg)
 		l->lost_logical = ch->logical;
 		l->lost_type = ch->type;
 	}
-	if (l->n == l->cap) {
-		int cap = l->cap ? l->cap * 2 : 32;
-		struct chunk_ref *v = realloc(l->v, (size_t)cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
+	if (grow((void **)&l->v, &l->cap, l->n, sizeof(*l->v)))
+		return -ENOMEM;
 	l->v[l->n++] = (struct chunk_ref){ ch->logical, ch->length, ch->type, on };
 	return 0;
 }
@@ -1023,14 +1032,8 @@ static int resync_note(const struct chunk *ch, void *arg)
 		r->single++;
 		return 0;
 	}
-	if (r->n == r->cap) {
-		int cap = r->cap ? r->cap * 2 : 32;
-		struct resync_item *v = realloc(r->v, (size_t)cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		r->v = v;
-		r->cap = cap;
-	}
+	if (grow((void **)&r->v, &r->cap, r->n, sizeof(*r->v)))
+		return -ENOMEM;
 	r->v[r->n++] = (struct resync_item){ ch->logical, ch->length, ch->stripes[good],
 					     ch->stripes[mine] };
 	return 0;
