@@ -68,6 +68,11 @@ static void discard_free_part(struct core *c, uint64_t logical, uint64_t len)
 {
 	uint64_t end = logical + len, from = logical, l, n;
 
+	/* all of it allocated again (common: freed space is reused fast):
+	 * nothing to do, and no scan for free space past the range under
+	 * the allocator's write lock */
+	if (alloc_is_used(c, logical, len))
+		return;
 	/* at most 64 MiB out of the allocator at a time */
 	while (from < end && alloc_trim_take(c, from, end - from < (64ull << 20) ? end - from :
 					     64ull << 20, &l, &n)) {
