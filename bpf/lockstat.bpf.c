@@ -30,12 +30,14 @@ struct {
 	__uint(max_entries, 65536);
 } insts SEC(".maps");
 
+STACKTAB(ustacks, 4096);		/* resized by the loader (-S) */
+
 struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, LS_MAX_DEPTH * sizeof(__u64));
-	__uint(max_entries, 4096);	/* resized by the loader (-S) */
-} stackmap SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct stack_ips);
+	__uint(max_entries, 1);
+} scratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -135,15 +137,21 @@ int BPF_USDT(lock_contended, __u64 addr, int cls, __u64 tree, int level,
 		return 0;
 	}
 	{
-		struct ls_skey sk = { cls, level, 0, bpf_get_current_pid_tgid() >> 32 };
+		struct ls_skey sk = { cls, level, bpf_get_current_pid_tgid() >> 32 };
 		struct ls_sval *sv, sz = {};
-		long id = bpf_get_stackid(ctx, &stackmap, BPF_F_USER_STACK);
+		struct stack_ips *buf;
+		__u32 zero = 0;
+		long bytes;
 
-		if (id < 0) {
+		buf = bpf_map_lookup_elem(&scratch, &zero);
+		if (!buf)
+			return 0;
+		bytes = bpf_get_stack(ctx, buf->ips, sizeof(buf->ips), BPF_F_USER_STACK);
+		sk.stack = stacktab_put(&ustacks, buf, bytes);
+		if (!sk.stack) {
 			count(LSC_STACK_LOST);
 			return 0;
 		}
-		sk.stack_id = id;
 		sv = bpf_map_lookup_elem(&wstacks, &sk);
 		if (!sv) {
 			if (bpf_map_update_elem(&wstacks, &sk, &sz, BPF_NOEXIST) &&

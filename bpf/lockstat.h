@@ -17,8 +17,10 @@
 #ifndef GLASS_LOCKSTAT_H
 #define GLASS_LOCKSTAT_H
 
+#include "stacktab.h"
+
 #define LS_SLOTS	64	/* log2 slots, tools/lib/hist.h's HIST_SLOTS */
-#define LS_MAX_DEPTH	127
+#define LS_MAX_DEPTH	STACK_MAX_DEPTH
 
 #define LS_CLASSES	16	/* fs/lock.h GLOCK_CLASS_* (0..15) */
 #define LS_LEVELS	10	/* level -1 (not a B-tree lock) .. 8 */
@@ -52,12 +54,14 @@ struct ls_inst {
 	__u64 max_wait_ns;
 };
 
-/* Waiter user stacks (-s): time waited per (class, level, stack). */
+/* Waiter user stacks (-s): time waited per (class, level, stack); the
+ * stack is a hash in the `stacks` table (bpf/stacktab.h). */
 struct ls_skey {
 	__s32 cls;
 	__s32 level;
-	__s32 stack_id;
 	__u32 tgid;
+	__u32 pad;
+	__u64 stack;
 };
 
 struct ls_sval {
@@ -68,7 +72,7 @@ struct ls_sval {
 enum ls_counter {
 	LSC_FIRED,		/* probe firings (traps paid) */
 	LSC_INST_FULL,		/* instances map full: instance not tracked */
-	LSC_STACK_LOST,		/* waiter stack not taken (stack map full/collision) */
+	LSC_STACK_LOST,		/* waiter stack not taken (stack table full, unreadable) */
 	LSC_WSTACKS_FULL,	/* waiter stacks map full */
 	LSC_BELOW_MIN,		/* contended waits under --min-wait: histogram only */
 	LSC_NR,

@@ -8,16 +8,23 @@
  *
  *   switch-out (tp_btf/sched_switch, prev): filter by tgid/pid, user/kernel
  *     thread and state; store the start time in task storage.  Nothing else.
- *   switch-in (same tracepoint, next): delta = now - start; drop it unless
- *     min <= delta <= max.  Only now take the kernel stack of `next` (not
- *     running, its stack is saved: bpf_get_task_stack).  The user stack
- *     cannot be read across tasks from here, so the block is parked in the
- *     task's storage as pending...
- *   syscall exit (tp_btf/sys_exit): ...and its user stack is taken when the
- *     task returns from the syscall it blocked in: the user context that
- *     blocked is still intact there.  Only blocks that begin outside a
- *     syscall (page fault, user-mode preemption) or after the syscall
- *     returned take their user stack at switch-out instead (can_defer()).
+ *   switch-in (same tracepoint, next): the same pid filter, then delta =
+ *     now - start; drop it unless min <= delta <= max.  Only now take the
+ *     kernel stack of `next` (not running, its stack is saved:
+ *     bpf_get_task_stack).
+ *   The user stack (take_ustack(): a frame-pointer walk in BPF) can only
+ *     be read in the task's own context.  The loader picks where
+ *     (--ustack-at; the stacks are the same):
+ *     switch  at switch-out, for the blocks that passed the filters there:
+ *             no other program (the default below -m 100, where nearly
+ *             every block passes);
+ *     resume  the block is parked in the task's storage as pending and its
+ *             user stack taken at tp_btf/rseq_update, on the task's way
+ *             back to user mode (see has_rseq());
+ *     exit    parked, and taken at tp_btf/sys_exit when the task returns
+ *             from the syscall it blocked in: only blocks that begin
+ *             inside a syscall that has not returned (can_defer()).
+ *     Blocks that cannot be parked take their user stack at switch-out.
  *
  * --eager (`eager` below) is the classic method, both stacks at switch-out,
  * kept to compare the two on the same workload.  --wakeup also records the
@@ -38,6 +45,9 @@
 #define MAX_ENTRIES	10240	/* resized by the loader */
 #define OFFCPU_MAX_DEPTH_POW2	128
 #define ENOSYS		38
+#define TASK_DEAD	0x80
+
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 
 /* per-CPU scratch buffers, one per program that may nest on a CPU */
 enum { SLOT_SWITCH, SLOT_WALK, SLOT_SYSEXIT, SLOT_WAKING, SLOT_ITER, NSLOTS };
@@ -52,7 +62,10 @@ const volatile __u64 max_ns = ~0ULL;
 const volatile bool eager = false;
 const volatile bool wakeup = false;
 const volatile bool no_idle = false;
+const volatile bool defer_ustack = true;	/* user stacks at sys_exit (else at switch-out) */
+const volatile bool resume_ustack = false;	/* ... at the return to user mode (rseq_update) */
 const volatile __u64 fuse_dev_read_addr = 0;	/* kallsyms fuse_dev_read */
+const volatile __u64 user_min_addr = 4096;	/* vm.mmap_min_addr: nothing is mapped below */
 
 struct waker {
 	__u64 kstack, ustack;
@@ -85,13 +98,7 @@ struct {
 	__type(value, struct task_info);
 } tasks SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, __u64);
-	__type(value, struct offcpu_stack);
-	__uint(max_entries, MAX_ENTRIES);
-} stacks SEC(".maps");
+STACKTAB(stacks, MAX_ENTRIES);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -104,7 +111,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
-	__type(value, struct offcpu_stack);
+	__type(value, struct stack_ips);
 	__uint(max_entries, NSLOTS);
 } scratch SEC(".maps");
 
@@ -161,46 +168,23 @@ static __always_inline bool allow(struct task_struct *t, unsigned int state,
 }
 
 /* A stack goes into `stacks` under its hash; returns the hash, 0 if lost. */
-static __always_inline __u64 stack_store(struct offcpu_stack *buf, __u64 bytes,
+static __always_inline __u64 stack_store(struct stack_ips *buf, __u64 bytes,
 					 bool user)
 {
-	__u64 h = 0xcbf29ce484222325ULL;
-	int n = bytes / 8;	/* unsigned: BPF has no signed division */
+	__u64 h;
 
-	if (n <= 0)
-		return 0;
-	if (n >= OFFCPU_MAX_DEPTH)
+	if (bytes / 8 >= OFFCPU_MAX_DEPTH)
 		count(user ? OC_USTACK_TRUNC : OC_KSTACK_TRUNC);
-	for (int i = 0; i < OFFCPU_MAX_DEPTH; i++) {
-		if (i >= n)
-			break;
-		h ^= buf->ips[i];
-		h *= 0x100000001b3ULL;
-	}
-	/* One terminating 0 (readers stop there), not a cleared tail. */
-	if (n < OFFCPU_MAX_DEPTH) {
-		__u32 k = n;
-
-		barrier_var(k);	/* keep the bound check on k itself */
-		if (k < OFFCPU_MAX_DEPTH)
-			buf->ips[k] = 0;
-	}
-	if (!h)
-		h = 1;
-	if (bpf_map_lookup_elem(&stacks, &h))
-		return h;
-	if (bpf_map_update_elem(&stacks, &h, buf, BPF_NOEXIST) &&
-	    !bpf_map_lookup_elem(&stacks, &h)) {
+	h = stacktab_put(&stacks, buf, bytes);
+	if (!h && bytes >= 8)
 		count(OC_STACKS_FULL);
-		return 0;
-	}
 	return h;
 }
 
 /* The running task's kernel or user stack, stored; its hash or 0. */
 static __always_inline __u64 take_stack(void *ctx, __u32 slot, bool user)
 {
-	struct offcpu_stack *buf = bpf_map_lookup_elem(&scratch, &slot);
+	struct stack_ips *buf = bpf_map_lookup_elem(&scratch, &slot);
 	long bytes;
 
 	if (!buf)
@@ -215,14 +199,79 @@ static __always_inline __u64 take_stack(void *ctx, __u32 slot, bool user)
 }
 
 /*
+ * The running task's user stack by its frame pointers, as the kernel's
+ * perf unwinder walks it for bpf_get_stack(BPF_F_USER_STACK): the saved
+ * user ip, then (next frame, return address) pairs read from bp on, until
+ * a read fails (unmapped, not present, not a user address) or the depth
+ * limit; a zero return address is stored and ends the stack for readers
+ * as it does there.  The same stacks, cheaper: code built without frame
+ * pointers (Debian's glibc, libfuse) leaves bp holding a small integer or
+ * 0, and reading there is a page fault (~1.2 us here, fixed up because
+ * page faults are disabled) that ends the stack after one frame.  Nothing
+ * can be mapped below vm.mmap_min_addr, so a bp below it ends the stack
+ * without the read: the result is the one the fault gives.  --eager keeps
+ * the helper (the libbpf-tools method it stands for); offcpu.test compares
+ * the two.  32-bit tasks (other code segment) use the helper.
+ */
+#define USER64_CS	0x33
+
+struct uwalk {
+	struct stack_ips *buf;
+	__u64 bp;
+	__u32 n;
+};
+
+static long uwalk_one(__u64 i, void *data)
+{
+	struct uwalk *w = data;
+	__u64 frame[2], idx;
+
+	if (w->bp < user_min_addr ||
+	    bpf_probe_read_user(frame, sizeof(frame), (void *)w->bp))
+		return 1;
+	idx = (i + 1) & (OFFCPU_MAX_DEPTH_POW2 - 1);
+	if (idx >= OFFCPU_MAX_DEPTH)
+		return 1;
+	w->buf->ips[idx] = frame[1];
+	w->n = idx + 1;
+	w->bp = frame[0];
+	return 0;
+}
+
+static __always_inline __u64 take_ustack(void *ctx, __u32 slot)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct pt_regs *regs;
+	struct uwalk w = { .n = 1 };
+
+	if (!t->mm) {		/* exiting: the helper fails there too */
+		count(OC_USTACK_FAIL);
+		return 0;
+	}
+	regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	if (!regs || regs->cs != USER64_CS)
+		return take_stack(ctx, slot, true);
+	w.buf = bpf_map_lookup_elem(&scratch, &slot);
+	if (!w.buf)
+		return 0;
+	w.buf->ips[0] = regs->ip;
+	w.bp = regs->bp;
+	bpf_loop(OFFCPU_MAX_DEPTH - 1, uwalk_one, &w, 0);
+	return stack_store(w.buf, w.n * 8, true);
+}
+
+/*
  * --no-idle: is t blocked reading FUSE requests (read/readv/splice on a
  * file whose read_iter is the kernel's fuse_dev_read)?  x86-64 numbers.
  */
 static __always_inline bool idle_fuse_read(struct task_struct *t)
 {
 	struct pt_regs *regs;
+	struct fdtable *fdt;
 	struct file **fda, *f;
-	unsigned int fd, max;
+	const struct file_operations *fop;
+	void *read_iter;
+	unsigned int fd;
 	long nr;
 
 	if (!no_idle || !fuse_dev_read_addr)
@@ -234,13 +283,23 @@ static __always_inline bool idle_fuse_read(struct task_struct *t)
 	if (nr != 0 && nr != 19 && nr != 275)	/* read, readv, splice */
 		return false;
 	fd = regs->di;
-	max = BPF_CORE_READ(t, files, fdt, max_fds);
-	if (fd >= max)
+	/* t is a BTF pointer: t->files->fdt->... are plain (fault-safe)
+	 * loads, not helper calls — this runs at most switch-outs of a
+	 * FUSE daemon.  Only the fd slot and the file need reads. */
+	if (!t->files)
 		return false;
-	fda = BPF_CORE_READ(t, files, fdt, fd);
+	fdt = t->files->fdt;
+	if (!fdt || fd >= fdt->max_fds)
+		return false;
+	fda = fdt->fd;
 	if (!fda || bpf_probe_read_kernel(&f, sizeof(f), &fda[fd]) || !f)
 		return false;
-	return (__u64)BPF_CORE_READ(f, f_op, read_iter) == fuse_dev_read_addr;
+	f = bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file));
+	fop = f->f_op;
+	if (!fop)
+		return false;
+	read_iter = fop->read_iter;
+	return (__u64)read_iter == fuse_dev_read_addr;
 }
 
 static __always_inline void note_tgid(__u32 tgid)
@@ -322,13 +381,51 @@ static __always_inline bool can_defer(struct task_struct *t)
 	return regs && (long)regs->orig_ax >= 0 && (long)regs->ax == -ENOSYS;
 }
 
+/* One clock read per sched_switch, and none when neither side is traced. */
+static __always_inline __u64 clock(__u64 *now)
+{
+	if (!*now)
+		*now = bpf_ktime_get_ns();
+	return *now;
+}
+
+/*
+ * --ustack-at=resume: a task with an rseq area registered (glibc does it
+ * for every thread since 2.35) is flagged at each switch-out (rseq_preempt)
+ * and, on its way back to user mode, passes the rseq_update tracepoint in
+ * its own context with its user registers as they were when it left user
+ * mode — whether it blocked in a syscall, was preempted after the syscall
+ * returned or in user mode, or took a page fault.  Its user stack can be
+ * taken there for every kind of block, and that tracepoint fires about
+ * once per context switch of the task, not at every syscall of the
+ * machine.  Tasks without rseq take theirs at switch-out.  The task_struct
+ * layout of that code (rseq pointer + rseq_event_mask, up to 6.18) is
+ * checked at load: elsewhere this is false and the switch-out path is used.
+ */
+struct task_struct___rseq {
+	struct rseq *rseq;
+	unsigned long rseq_event_mask;
+} __attribute__((preserve_access_index));
+
+static __always_inline bool has_rseq(struct task_struct *t)
+{
+	struct task_struct___rseq *r = (void *)t;
+
+	if (!bpf_core_field_exists(r->rseq_event_mask))
+		return false;
+	return BPF_CORE_READ(r, rseq) != NULL;
+}
+
 static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 				       unsigned int prev_state, bool preempt,
-				       __u64 now)
+				       __u64 *now)
 {
 	struct task_info *s;
 	bool kthread;
 
+	/* A task's last switch-out (do_task_dead): it never comes back. */
+	if (!preempt && (prev_state & TASK_DEAD))
+		return;
 	if (!allow(prev, prev_state, preempt))
 		return;
 	if (no_idle && !preempt && (prev_state & 3) && idle_fuse_read(prev)) {
@@ -341,7 +438,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 		return;
 	}
 	kthread = prev->flags & PF_KTHREAD;
-	s->start = now;
+	s->start = clock(now);
 	s->state = preempt ? 0 : prev_state & 3;
 	s->kstack = 0;
 	s->ustack = 0;
@@ -351,12 +448,14 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 		s->kstack = take_stack(ctx, SLOT_SWITCH, false);
 	if (kthread)
 		return;
-	if (!eager && can_defer(prev)) {
+	if (!eager && ((resume_ustack && has_rseq(prev)) ||
+		       (defer_ustack && can_defer(prev)))) {
 		s->defer = 1;
 		return;
 	}
 	count(OC_EARLY_USTACK);
-	s->ustack = take_stack(ctx, SLOT_SWITCH, true);
+	s->ustack = eager ? take_stack(ctx, SLOT_SWITCH, true) :
+			    take_ustack(ctx, SLOT_SWITCH);
 }
 
 /* The pending blocks of a task get its user stack (or none: NOUSER). */
@@ -375,18 +474,23 @@ static __always_inline void flush_pending(struct task_struct *t,
 	s->npending = 0;
 }
 
-static __always_inline void switch_in(struct task_struct *next, __u64 now)
+static __always_inline void switch_in(struct task_struct *next, __u64 *now)
 {
 	struct task_info *s;
-	struct offcpu_stack *buf;
+	struct stack_ips *buf;
 	__u64 delta, kh = 0;
 	__u32 slot = SLOT_SWITCH, n;
 	long bytes;
 
+	/* Only tasks that passed switch_out() have a start time: the same
+	 * cheap filter first, the task storage only for those. */
+	if ((targ_tgid && next->tgid != targ_tgid) ||
+	    (targ_pid && next->pid != targ_pid) || !next->pid)
+		return;
 	s = bpf_task_storage_get(&tasks, next, 0, 0);
 	if (!s || !s->start)
 		return;
-	delta = now - s->start;
+	delta = clock(now) - s->start;
 	s->start = 0;
 	if (delta < min_ns || delta > max_ns)
 		return;
@@ -427,10 +531,10 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next, unsigned int prev_state)
 {
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = 0;
 
-	switch_out(ctx, prev, prev_state, preempt, now);
-	switch_in(next, now);
+	switch_out(ctx, prev, prev_state, preempt, &now);
+	switch_in(next, &now);
 	return 0;
 }
 
@@ -447,7 +551,23 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 	s = bpf_task_storage_get(&tasks, t, 0, 0);
 	if (!s || !s->npending)
 		return 0;
-	flush_pending(t, s, take_stack(ctx, SLOT_SYSEXIT, true), 0);
+	flush_pending(t, s, take_ustack(ctx, SLOT_SYSEXIT), 0);
+	return 0;
+}
+
+/* --ustack-at=resume: the task is on its way back to user mode. */
+SEC("tp_btf/rseq_update")
+int BPF_PROG(rseq_update, struct task_struct *t)
+{
+	struct task_info *s;
+
+	if (targ_tgid && (bpf_get_current_pid_tgid() >> 32) != targ_tgid)
+		return 0;
+	t = bpf_get_current_task_btf();
+	s = bpf_task_storage_get(&tasks, t, 0, 0);
+	if (!s || !s->npending)
+		return 0;
+	flush_pending(t, s, take_ustack(ctx, SLOT_SYSEXIT), 0);
 	return 0;
 }
 
@@ -470,7 +590,7 @@ int BPF_PROG(sched_waking, struct task_struct *p)
 	bpf_probe_read_kernel_str(s->w.comm, sizeof(s->w.comm), cur->comm);
 	s->w.kstack = take_stack(ctx, SLOT_WAKING, false);
 	s->w.ustack = (cur->flags & PF_KTHREAD) ? 0 :
-		take_stack(ctx, SLOT_WAKING, true);
+		take_ustack(ctx, SLOT_WAKING);
 	return 0;
 }
 
@@ -504,7 +624,7 @@ int BPF_PROG(sched_process_exit, struct task_struct *t, bool group_dead)
  */
 struct walk {
 	struct task_struct *t;
-	struct offcpu_stack *buf;
+	struct stack_ips *buf;
 	__u64 bp;
 	__u64 n;
 };
@@ -559,7 +679,7 @@ int inprogress(struct bpf_iter__task *ctx)
 {
 	struct task_struct *t = ctx->task;
 	struct task_info *s;
-	struct offcpu_stack *buf;
+	struct stack_ips *buf;
 	__u64 now, delta, kh = 0, uh = 0;
 	__u32 slot = SLOT_ITER, flags = OFFCPU_F_INPROGRESS;
 	long bytes;
@@ -607,9 +727,12 @@ int inprogress(struct bpf_iter__task *ctx)
 
 /*
  * Run once at the start: tasks already off-CPU get a start time of now, so
- * a sleep that began before the tool and outlasts it is not missed.
+ * a sleep that began before the tool and outlasts it is not missed.  Their
+ * user stack is deferred to the syscall exit, or, when user stacks are
+ * taken at switch-out, walked now from the saved registers (the task is
+ * asleep: its user stack cannot change before it runs).
  */
-SEC("iter/task")
+SEC("iter.s/task")
 int seed(struct bpf_iter__task *ctx)
 {
 	struct task_struct *t = ctx->task;
@@ -629,7 +752,13 @@ int seed(struct bpf_iter__task *ctx)
 	s->kstack = 0;
 	s->ustack = 0;
 	s->w.pid = 0;
-	s->defer = !(t->flags & PF_KTHREAD);
+	s->defer = 0;
+	if (t->flags & PF_KTHREAD)
+		return 0;
+	if (!eager && (defer_ustack || (resume_ustack && has_rseq(t))))
+		s->defer = 1;
+	else
+		s->ustack = user_stack_walk(t);
 	return 0;
 }
 

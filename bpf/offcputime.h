@@ -5,17 +5,15 @@
  * the loader reports at exit.
  *
  * Every stack (kernel or user, of the blocked task or of its waker) is
- * hashed in BPF (64-bit FNV-1a over its addresses) and stored once in the
- * `stacks` hash map (hash -> struct offcpu_stack); a key names its stacks
- * by hash, 0 meaning "none".  Unlike a STACK_TRACE map (bpf_get_stackid),
- * whose buckets collide long before it is full (-EEXIST: the stack is
- * lost), this loses a stack only when the map is really full, and it is
- * not preallocated, so the loader can size it from the workload.
+ * stored once in the `stacks` table (bpf/stacktab.h: hash -> struct
+ * stack_ips); a key names its stacks by hash, 0 meaning "none".
  */
 #ifndef GLASS_OFFCPUTIME_H
 #define GLASS_OFFCPUTIME_H
 
-#define OFFCPU_MAX_DEPTH	127	/* PERF_MAX_STACK_DEPTH */
+#include "stacktab.h"
+
+#define OFFCPU_MAX_DEPTH	STACK_MAX_DEPTH
 #define OFFCPU_COMM_LEN		16
 #define OFFCPU_PENDING		4	/* blocks waiting for a user stack, per task */
 
@@ -42,10 +40,6 @@ struct offcpu_key {
 struct offcpu_val {
 	__u64 total_ns;
 	__u64 count;
-};
-
-struct offcpu_stack {
-	__u64 ips[OFFCPU_MAX_DEPTH];
 };
 
 /* Per-CPU counters (array index), summed and printed at exit. */

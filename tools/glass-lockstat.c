@@ -263,7 +263,7 @@ static void print_stack(struct syms_cache *sc, int smfd, const struct stk *s,
 			bool json)
 {
 	__u64 ips[LS_MAX_DEPTH] = { 0 };
-	__u32 id = s->k.stack_id;
+	__u64 id = s->k.stack;
 	bool first = true;
 
 	if (bpf_map_lookup_elem(smfd, &id, ips))
@@ -295,7 +295,7 @@ static void report(struct lockstat_bpf *skel, struct syms_cache *sc)
 	size_t nr = collect_rows(bpf_map__fd(skel->maps.hists), &rows);
 	size_t ni = collect_insts(bpf_map__fd(skel->maps.insts), &insts);
 	size_t ns = env.stacks ? collect_stacks(bpf_map__fd(skel->maps.wstacks), &stks) : 0;
-	int smfd = bpf_map__fd(skel->maps.stackmap);
+	int smfd = bpf_map__fd(skel->maps.ustacks);
 	size_t top = ni < env.top ? ni : env.top;
 
 	if (env.json) {
@@ -460,10 +460,10 @@ int main(int argc, char **argv)
 		bpf_program__set_autoload(skel->progs.lock_released, false);
 	}
 	if (env.stacks) {
-		bpf_map__set_max_entries(skel->maps.stackmap, env.stack_entries);
+		bpf_map__set_max_entries(skel->maps.ustacks, env.stack_entries);
 		bpf_map__set_max_entries(skel->maps.wstacks, env.stack_entries);
 	} else {
-		bpf_map__set_max_entries(skel->maps.stackmap, 1);
+		bpf_map__set_max_entries(skel->maps.ustacks, 1);
 		bpf_map__set_max_entries(skel->maps.wstacks, 1);
 	}
 	err = lockstat_bpf__load(skel);
@@ -512,7 +512,7 @@ int main(int argc, char **argv)
 		static const char *names[LSC_NR] = {
 			[LSC_FIRED] = "probe firings",
 			[LSC_INST_FULL] = "lock instances not tracked (instance map full)",
-			[LSC_STACK_LOST] = "waiter stacks lost (stack map full or colliding: raise -S)",
+			[LSC_STACK_LOST] = "waiter stacks lost (stack table full: raise -S; or unreadable)",
 			[LSC_WSTACKS_FULL] = "waiter stacks lost (stack table full: raise -S)",
 			[LSC_BELOW_MIN] = "waits under -m (in the histograms, no stack)",
 		};

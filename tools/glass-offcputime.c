@@ -33,11 +33,41 @@ static struct env {
 	pid_t pid, tid;
 	bool user_only, kernel_only, folded, wakeup, no_idle, eager, verbose;
 	int state;
+	int ustack_at;		/* USTACK_AUTO, USTACK_SWITCH, ... */
 	__u64 min_us, max_us;
 	unsigned duration;
 	unsigned long stack_storage;
 	const char *pprof;
 } env = { .state = -1, .min_us = 1, .max_us = ~0ULL };
+
+/*
+ * Where user stacks are taken (--ustack-at); the stacks are the same, the
+ * cost is not.  Deferred until the block's length is known, a block
+ * shorter than -m costs no user stack:
+ *   exit    at the blocked syscall's exit: the sys_exit program then runs
+ *           at every syscall of every process (and puts every syscall on
+ *           the kernel's slow path); blocks that do not begin inside a
+ *           syscall (preempted after it returned, in user mode, page
+ *           faults) still take theirs at switch-out.
+ *   resume  on the way back to user mode (rseq_update, for tasks with an
+ *           rseq area: glibc >= 2.35 threads): every kind of block, and
+ *           the program runs about once per context switch of a traced
+ *           task rather than at every syscall; tasks without rseq take
+ *           theirs at switch-out.  Needs the 6.18-and-earlier rseq code.
+ *   switch  at switch-out, for blocks that passed the other filters; no
+ *           extra program at all.
+ * Deferring only pays when -m filters out many blocks: "auto" defers
+ * (resume, else exit) from -m DEFER_MIN_US on and takes them at switch-out
+ * below it, where nearly every block is kept anyway.
+ */
+enum { USTACK_AUTO, USTACK_SWITCH, USTACK_EXIT, USTACK_RESUME };
+#define DEFER_MIN_US	100
+
+static bool kernel_has_resume(void)
+{
+	return bpfutil__kernel_has_tp("rseq_update") &&
+	       bpfutil__kernel_has_member("task_struct", "rseq_event_mask");
+}
 
 const char *argp_program_version = "glass-offcputime 0.1";
 static const char doc[] =
@@ -50,9 +80,12 @@ static const char doc[] =
 "  glass-offcputime -p 185 -f -d 10   # one process, folded for flame graphs\n"
 "  glass-offcputime -m 1000 --state 2 # uninterruptible blocks >= 1 ms\n"
 "  glass-offcputime -p 185 --wakeup -f  # blocked stack joined with its waker's\n"
-"  glass-offcputime -p 185 --no-idle  # hide FUSE workers waiting for requests\n";
+"  glass-offcputime -p 185 --no-idle  # hide FUSE workers waiting for requests\n"
+"\n"
+"User stacks are taken at switch-out below -m 100 and, from -m 100 on, when\n"
+"the task returns to user mode (--ustack-at): the same stacks, at a lower cost.\n";
 
-enum { OPT_STATE = 1000, OPT_WAKEUP, OPT_NOIDLE, OPT_EAGER, OPT_PPROF, OPT_STORAGE };
+enum { OPT_STATE = 1000, OPT_WAKEUP, OPT_NOIDLE, OPT_EAGER, OPT_PPROF, OPT_STORAGE, OPT_USTACK_AT };
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Trace this process only", 0 },
@@ -67,6 +100,7 @@ static const struct argp_option opts[] = {
 	{ "wakeup", OPT_WAKEUP, NULL, 0, "Join each blocked stack with its waker's stacks", 0 },
 	{ "no-idle", OPT_NOIDLE, NULL, 0, "Ignore threads idle in a FUSE request read (read of /dev/fuse), in the kernel", 0 },
 	{ "stack-storage-size", OPT_STORAGE, "N", 0, "Distinct stacks (and stack pairs) kept; default from the target's thread count, at least 32768", 0 },
+	{ "ustack-at", OPT_USTACK_AT, "WHEN", 0, "Take user stacks at 'switch' (switch-out of blocks that pass the filters), 'exit' (the blocked syscall's exit, only for blocks of at least -m), 'resume' (the return to user mode, only for blocks of at least -m) or 'auto' (default: resume, else exit, from -m 100 on)", 0 },
 	{ "eager", OPT_EAGER, NULL, 0, "Take both stacks at every switch-out (the classic, costly method; for comparison)", 0 },
 	{ "pprof", OPT_PPROF, "FILE", 0, "Also write a gzip'ed pprof profile (values: blocks, off-CPU nanoseconds; frames as in -f)", 0 },
 	{ "verbose", 'v', NULL, 0, "Verbose libbpf output", 0 },
@@ -94,6 +128,16 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case OPT_NOIDLE: env.no_idle = true; break;
 	case OPT_EAGER: env.eager = true; break;
 	case OPT_PPROF: env.pprof = arg; break;
+	case OPT_USTACK_AT:
+		if (!strcmp(arg, "auto")) env.ustack_at = USTACK_AUTO;
+		else if (!strcmp(arg, "switch")) env.ustack_at = USTACK_SWITCH;
+		else if (!strcmp(arg, "exit")) env.ustack_at = USTACK_EXIT;
+		else if (!strcmp(arg, "resume")) env.ustack_at = USTACK_RESUME;
+		else {
+			fprintf(stderr, "glass-offcputime: --ustack-at: '%s' is not one of auto, switch, exit, resume\n", arg);
+			argp_usage(state);
+		}
+		break;
 	case OPT_STORAGE: env.stack_storage = parse_num(arg, "stack storage size", 64, 1 << 24); break;
 	case OPT_STATE:
 		if (!strcmp(arg, "R")) env.state = 0;
@@ -489,6 +533,25 @@ static unsigned long default_storage(pid_t pid)
 	return v < 32768 ? 32768 : v > (1UL << 20) ? 1UL << 20 : v;
 }
 
+/*
+ * vm.mmap_min_addr: no user mapping below it, so the BPF user-stack walk
+ * need not try to read there (a page fault that can only fail).  If it
+ * cannot be read, 4096: page 0 is never mapped on this architecture's
+ * defaults (a read there faults and ends the walk all the same).
+ */
+static unsigned long long mmap_min_addr(void)
+{
+	unsigned long long v = 4096;
+	FILE *f = fopen("/proc/sys/vm/mmap_min_addr", "r");
+
+	if (f) {
+		if (fscanf(f, "%llu", &v) != 1)
+			v = 4096;
+		fclose(f);
+	}
+	return v;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc };
@@ -541,17 +604,36 @@ int main(int argc, char **argv)
 	skel->rodata->min_ns = env.min_us * 1000;
 	skel->rodata->max_ns = env.max_us > ~0ULL / 1000 ? ~0ULL : env.max_us * 1000;
 	skel->rodata->eager = env.eager;
+	if (env.ustack_at == USTACK_AUTO)
+		env.ustack_at = env.min_us < DEFER_MIN_US ? USTACK_SWITCH :
+				kernel_has_resume() ? USTACK_RESUME : USTACK_EXIT;
+	if (env.ustack_at == USTACK_RESUME && !env.eager && !kernel_has_resume()) {
+		fprintf(stderr, "glass-offcputime: --ustack-at=resume: this kernel has no rseq_update tracepoint with the rseq fields it needs (task_struct.rseq_event_mask); use exit or switch\n");
+		err = -ENOTSUP;
+		goto out;
+	}
+	skel->rodata->defer_ustack = !env.eager && env.ustack_at == USTACK_EXIT;
+	skel->rodata->resume_ustack = !env.eager && env.ustack_at == USTACK_RESUME;
 	skel->rodata->wakeup = env.wakeup;
 	skel->rodata->no_idle = env.no_idle;
 	skel->rodata->fuse_dev_read_addr = ksyms__addr(x.ks, "fuse_dev_read");
+	skel->rodata->user_min_addr = mmap_min_addr();
 	if (env.no_idle && !skel->rodata->fuse_dev_read_addr && env.verbose)
 		fprintf(stderr, "glass-offcputime: no fuse_dev_read in kallsyms: idle FUSE workers are filtered by stack only\n");
 	if (!env.stack_storage)
 		env.stack_storage = default_storage(env.pid);
 	bpf_map__set_max_entries(skel->maps.stacks, env.stack_storage);
 	bpf_map__set_max_entries(skel->maps.counts, env.stack_storage);
-	if (env.eager)
+	if (!skel->rodata->defer_ustack)
 		bpf_program__set_autoload(skel->progs.sys_exit, false);
+	if (!skel->rodata->resume_ustack)
+		bpf_program__set_autoload(skel->progs.rseq_update, false);
+	if (env.verbose)
+		fprintf(stderr, "glass-offcputime: user stacks taken at %s\n",
+			env.eager ? "every switch-out (--eager)" :
+			skel->rodata->defer_ustack ? "the blocked syscall's exit" :
+			skel->rodata->resume_ustack ? "the return to user mode (rseq), switch-out for tasks without rseq" :
+			"switch-out of the blocks that pass the filters");
 	if (!env.wakeup)
 		bpf_program__set_autoload(skel->progs.sched_waking, false);
 
@@ -590,8 +672,10 @@ int main(int argc, char **argv)
 			env.duration ? "" : "Hit Ctrl-C to end.");
 	clock_gettime(CLOCK_REALTIME, &t_start);
 	bpfutil__run_for(env.duration);
+	/* Sleep until an event (a process seen first or exiting), a signal
+	 * or the end of -d: no polling while the programs do the work. */
 	while (!bpfutil__exiting()) {
-		err = ring_buffer__poll(rb, 100);
+		err = ring_buffer__poll(rb, bpfutil__wait_ms());
 		if (err == -EINTR)
 			break;
 		if (err < 0) {
@@ -604,6 +688,8 @@ int main(int argc, char **argv)
 	skel->links.sched_switch = NULL;
 	bpf_link__destroy(skel->links.sys_exit);
 	skel->links.sys_exit = NULL;
+	bpf_link__destroy(skel->links.rseq_update);
+	skel->links.rseq_update = NULL;
 	bpf_link__destroy(skel->links.sched_waking);
 	skel->links.sched_waking = NULL;
 	if (run_iter(skel->links.inprogress))

@@ -3,11 +3,13 @@
 #include "tools/lib/bpfutil.h"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,6 +25,49 @@ static struct timespec deadline;
 static bool have_deadline;
 
 const char *bpfutil__tool(void) { return tool_name; }
+
+static struct btf *vmlinux_btf(void)
+{
+	static struct btf *btf;
+	static bool tried;
+
+	if (!tried) {
+		tried = true;
+		btf = btf__load_vmlinux_btf();
+		if (libbpf_get_error(btf))
+			btf = NULL;
+	}
+	return btf;
+}
+
+bool bpfutil__kernel_has_tp(const char *tp)
+{
+	struct btf *btf = vmlinux_btf();
+	char name[128];
+
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	return btf && btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF) > 0;
+}
+
+bool bpfutil__kernel_has_member(const char *strct, const char *member)
+{
+	struct btf *btf = vmlinux_btf();
+	const struct btf_type *t;
+	const struct btf_member *m;
+	int id;
+
+	if (!btf || (id = btf__find_by_name_kind(btf, strct, BTF_KIND_STRUCT)) <= 0)
+		return false;
+	t = btf__type_by_id(btf, id);
+	m = btf_members(t);
+	for (int i = 0; i < btf_vlen(t); i++, m++) {
+		const char *n = btf__name_by_offset(btf, m->name_off);
+
+		if (n && !strcmp(n, member))
+			return true;
+	}
+	return false;
+}
 
 static int print_fn(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -89,6 +134,19 @@ void bpfutil__run_for(unsigned seconds)
 		clock_gettime(CLOCK_MONOTONIC, &deadline);
 		deadline.tv_sec += seconds;
 	}
+}
+
+int bpfutil__wait_ms(void)
+{
+	struct timespec now;
+	long long ms;
+
+	if (!have_deadline)
+		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (deadline.tv_sec - now.tv_sec) * 1000LL +
+	     (deadline.tv_nsec - now.tv_nsec + 999999) / 1000000;
+	return ms < 0 ? 0 : ms > INT_MAX ? INT_MAX : (int)ms;
 }
 
 bool bpfutil__exiting(void)

@@ -29,6 +29,10 @@ int bpfutil__check_pid(pid_t pid, bool tid);
  * signal or at the deadline. */
 void bpfutil__run_for(unsigned seconds);
 bool bpfutil__exiting(void);
+/* Milliseconds left until the deadline (rounded up), -1 without one: the
+ * timeout for a poll that should sleep until an event, a signal (EINTR:
+ * the handlers are installed without SA_RESTART) or the deadline. */
+int bpfutil__wait_ms(void);
 
 /*
  * USDT.  The binary is PATH, or /proc/PID/exe when path is NULL.
@@ -44,6 +48,15 @@ struct bpf_link *bpfutil__usdt_attach(struct bpf_program *prog, pid_t pid,
 				      const char *name);
 
 const char *bpfutil__tool(void);
+
+/*
+ * Does the running kernel's BTF have a tracepoint usable by tp_btf
+ * (`btf_trace_NAME`), and, if member is not NULL, does `struct STRUCT`
+ * have that member?  For a program that only some kernels can load (do
+ * not autoload it elsewhere).  Quiet: false when the BTF cannot be read.
+ */
+bool bpfutil__kernel_has_tp(const char *tp);
+bool bpfutil__kernel_has_member(const char *strct, const char *member);
 
 /*
  * Read every entry of a BPF hash map into one malloc'd array of elements
