@@ -169,20 +169,28 @@ int chunk_map_insert(struct core *c, uint64_t logical, const struct chunk_item *
 	return ret;
 }
 
+/* Caller holds chunks.lock: the chunk holding all of [logical, +len), or NULL. */
+static const struct chunk *covering_locked(struct core *c, uint64_t logical, uint64_t len)
+{
+	int i = find_locked(&c->chunks, logical);
+
+	if (i < 0 || logical + len > c->chunks.v[i]->logical + c->chunks.v[i]->length)
+		return NULL;
+	return c->chunks.v[i];
+}
+
 int chunk_map_lookup(struct core *c, uint64_t logical, uint64_t len,
 		     struct chunk_copy *copies, uint64_t *type)
 {
 	const struct chunk *ch;
-	int i, n;
+	int n = 0;
 
 	glock_read(&c->chunks.lock);
-	i = find_locked(&c->chunks, logical);
-	if (i < 0 || logical + len > c->chunks.v[i]->logical + c->chunks.v[i]->length) {
+	ch = covering_locked(c, logical, len);
+	if (!ch) {
 		glock_read_unlock(&c->chunks.lock);
 		return -EIO;
 	}
-	ch = c->chunks.v[i];
-	n = 0;
 	/* fresh devices first, then those whose superblock missed commits */
 	for (int pass = 0; pass < 2; pass++)
 		for (int s = 0; s < ch->num_stripes; s++) {
@@ -202,15 +210,14 @@ int chunk_map_lookup_write(struct core *c, uint64_t logical, uint64_t len,
 			   struct chunk_copy *copies)
 {
 	const struct chunk *ch;
-	int i, n = 0;
+	int n = 0;
 
 	glock_read(&c->chunks.lock);
-	i = find_locked(&c->chunks, logical);
-	if (i < 0 || logical + len > c->chunks.v[i]->logical + c->chunks.v[i]->length) {
+	ch = covering_locked(c, logical, len);
+	if (!ch) {
 		glock_read_unlock(&c->chunks.lock);
 		return -EIO;
 	}
-	ch = c->chunks.v[i];
 	for (int s = 0; s < ch->num_stripes + ch->num_new; s++) {
 		const struct chunk_stripe *st = stripe_at(ch, s);
 		bool dup = false;
