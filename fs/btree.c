@@ -944,7 +944,20 @@ int btree_search(struct txn *t, struct root *r, const struct key *k,
 	uint8_t need_all[BTREE_MAX_LEVEL] = { 0 };
 	uint32_t ns = NS(r);
 	uint64_t transid = cow ? txn_transid(t) : 0;
-	int hmode = cow ? L_WRITE : L_READ;
+	/*
+	 * A cow search write-locks only the levels it may change: levels
+	 * <= wlevel.  It starts with the leaf alone, as btrfs's
+	 * write_lock_level does; the levels above are read-locked, so
+	 * concurrent changes in different leaves share the root and the
+	 * upper nodes.  When a node above wlevel turns out to need a change
+	 * — copying it (its first change in this transaction, which also
+	 * rewrites its parent's pointer), a split or a merge (which change
+	 * the parent) — wlevel rises to the parent's level and the search
+	 * starts again.  cowlock=path (core.h) keeps every level
+	 * write-locked, the baseline this is measured against.
+	 */
+	int wlevel = core_cow_lock_path(r->core) ? BTREE_MAX_LEVEL : 0;
+#define HMODE(lvl) (cow && (lvl) <= wlevel ? L_WRITE : L_READ)
 	int root_w = 0, restarts = 0, eio_retry = 0, ret = 0, l, slot, exact = 0;
 	int no_merge = 0;	/* deletes on a full volume: skip rebalancing */
 	struct node *n;
@@ -981,7 +994,7 @@ again:
 		ret = -EUCLEAN;
 		goto fail;
 	}
-	slot = lock_for_key(p, l, n, k, hmode, cow && (need_all[l] || (l == 0 && ins_len)), &exact);
+	slot = lock_for_key(p, l, n, k, HMODE(l), cow && (need_all[l] || (l == 0 && ins_len)), &exact);
 	p->slots[l] = slot;
 	if (cow) {
 		int change = nb_generation(D(n)) != transid;
@@ -990,6 +1003,10 @@ again:
 		int shrink = ins_len < 0 && !no_merge && l > 0 && nb_nritems(D(n)) == 1;
 
 		if (change || grow || shrink) {
+			if (l > wlevel) {	/* the root node is read-locked */
+				wlevel = l;
+				goto again;
+			}
 			if (!root_w || ((grow || shrink) && !p->all_groups[l])) {
 				root_w = 1;
 				if (grow || shrink)
@@ -1038,7 +1055,7 @@ again:
 				goto again;
 			goto fail;
 		}
-		cslot = lock_for_key(p, cl, c, k, hmode,
+		cslot = lock_for_key(p, cl, c, k, HMODE(cl),
 				     cow && (need_all[cl] || (cl == 0 && ins_len)), &cexact);
 		p->slots[cl] = cslot;
 		exact = cexact;
@@ -1048,6 +1065,10 @@ again:
 			continue;
 		}
 		if (nb_generation(D(c)) != transid) {
+			if (l > wlevel) {	/* the copy rewrites the parent's pointer */
+				wlevel = l;
+				goto again;
+			}
 			ret = cow_node(t, r, p, cl);
 			if (ret)
 				goto fail;
@@ -1055,6 +1076,10 @@ again:
 		}
 		if (ins_len > 0) {
 			if (cl > 0 && node_full(D(c), ns)) {
+				if (l > wlevel) {
+					wlevel = l;
+					goto again;
+				}
 				if (!p->all_groups[l] || !p->all_groups[cl]) {
 					need_all[l] = need_all[cl] = 1;
 					goto again;
@@ -1064,9 +1089,18 @@ again:
 					goto fail;
 				goto again;
 			}
-			if (cl == 0 && !leaf_room(D(c), ns, cslot, cexact, ins_len))
+			if (cl == 0 && !leaf_room(D(c), ns, cslot, cexact, ins_len)) {
+				if (l > wlevel) {	/* split_leaf below changes the parent */
+					wlevel = l;
+					goto again;
+				}
 				safe = 0;
+			}
 		} else if (ins_len < 0 && !no_merge && node_low(D(c), ns)) {
+			if (l > wlevel) {
+				wlevel = l;
+				goto again;
+			}
 			if (!p->all_groups[l] || !p->all_groups[cl]) {
 				need_all[l] = need_all[cl] = 1;
 				goto again;
@@ -1087,6 +1121,10 @@ again:
 		l = cl;
 	}
 	if (cow && ins_len > 0 && !leaf_room(D(p->nodes[0]), ns, p->slots[0], exact, ins_len)) {
+		if (p->nodes[1] && p->lock_held[1] != L_WRITE) {
+			wlevel = wlevel > 1 ? wlevel : 1;
+			goto again;
+		}
 		if (!p->nodes[1] || !p->all_groups[1] || !p->all_groups[0]) {
 			need_all[1] = need_all[0] = 1;
 			goto again;
@@ -1100,6 +1138,7 @@ again:
 fail:
 	path_release(p);
 	return ret;
+#undef HMODE
 }
 
 /* ---- leaf access ------------------------------------------------------ */

@@ -637,6 +637,11 @@ void core_lock_scheme(const struct core *c, enum glock_type *type, unsigned *gro
 	*groups = c->opts.lock_groups;
 }
 
+bool core_cow_lock_path(const struct core *c)
+{
+	return c->opts.cow_lock_path;
+}
+
 void core_space(struct core *c, struct core_space *s)
 {
 	uint64_t dt, df, unalloc = chunk_unallocated(c);

@@ -26,6 +26,13 @@ struct core_opts {
 	unsigned commit_interval_s;	/* commit=N, default 30 */
 	enum glock_type locktype;	/* locktype=rwlock|mutex|spin */
 	unsigned lock_groups;		/* locking=node -> 0, locking=groups:N -> N */
+	/*
+	 * cowlock=leaf|path: a modifying B-tree descent write-locks only the
+	 * levels it changes (leaf, the default; read locks above), or every
+	 * level from the root down (path: the talk's baseline, where every
+	 * change serializes on the root node).
+	 */
+	bool cow_lock_path;
 	bool readonly;			/* ro: no transactions, no commit thread */
 	uint64_t cache_bytes;		/* node cache budget, default 256 MiB */
 	uint64_t dirty_thresh_bytes;	/* commit early past this much dirty metadata */

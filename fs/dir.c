@@ -78,6 +78,14 @@ static long find_entry(const char *buf, size_t size, const char *name, size_t le
 	return -1;
 }
 
+/* Would an entry of a len-byte name still fit in a run of size bytes? */
+static int run_room(struct fsctx *fs, size_t size, size_t len)
+{
+	if (size + sizeof(struct dir_entry) + len > btree_max_item_size(fs->root))
+		return -EOVERFLOW;
+	return 0;
+}
+
 int dir_room(struct fsctx *fs, uint64_t dir, const char *name, size_t len)
 {
 	struct key k = mkkey(dir, KEY_DIR_ITEM, dir_name_hash(name, len));
@@ -89,8 +97,21 @@ int dir_room(struct fsctx *fs, uint64_t dir, const char *name, size_t len)
 	if (ret < 0)
 		return ret;
 	free(buf);
-	if ((size_t)ret + sizeof(struct dir_entry) + len > btree_max_item_size(fs->root))
-		return -EOVERFLOW;
+	return run_room(fs, (size_t)ret, len);
+}
+
+/* The entry for name in a run, copied to hit: 0, or -ENOENT. */
+static int run_find(const char *buf, size_t size, const char *name, size_t len,
+		    struct dir_hit *hit)
+{
+	long off = find_entry(buf, size, name, len);
+
+	if (off < 0)
+		return -ENOENT;
+	const struct dir_entry *de = (const void *)(buf + off);
+	hit->ino = de->ino;
+	hit->index = de->index;
+	hit->type = de->type;
 	return 0;
 }
 
@@ -100,24 +121,52 @@ int dir_lookup(struct fsctx *fs, uint64_t dir, const char *name, size_t len,
 	struct key k = mkkey(dir, KEY_DIR_ITEM, dir_name_hash(name, len));
 	void *buf;
 	int ret;
-	long off;
 
 	if (len > DIR_NAME_MAX)
 		return -ENAMETOOLONG;
 	ret = read_item(fs, &k, &buf);
 	if (ret < 0)
 		return ret;
-	off = find_entry(buf, (size_t)ret, name, len);
-	if (off < 0) {
-		free(buf);
-		return -ENOENT;
-	}
-	const struct dir_entry *de = (const void *)((char *)buf + off);
-	hit->ino = de->ino;
-	hit->index = de->index;
-	hit->type = de->type;
+	ret = run_find(buf, (size_t)ret, name, len, hit);
 	free(buf);
+	return ret;
+}
+
+int dir_prepare(struct fsctx *fs, uint64_t dir, const char *name, size_t len,
+		struct dir_hit *hit, struct dir_slot *s)
+{
+	struct key k = mkkey(dir, KEY_DIR_ITEM, dir_name_hash(name, len));
+	void *buf;
+	int ret;
+
+	s->buf = NULL;
+	s->size = 0;
+	if (len > DIR_NAME_MAX)
+		return -ENAMETOOLONG;
+	ret = read_item(fs, &k, &buf);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret < 0)
+		return ret;
+	if (run_find(buf, (size_t)ret, name, len, hit) == 0) {
+		free(buf);
+		return -EEXIST;
+	}
+	s->buf = buf;
+	s->size = (size_t)ret;
 	return 0;
+}
+
+int dir_slot_room(struct fsctx *fs, const struct dir_slot *s, size_t len)
+{
+	return s->buf ? run_room(fs, s->size, len) : 0;
+}
+
+void dir_slot_free(struct dir_slot *s)
+{
+	free(s->buf);
+	s->buf = NULL;
+	s->size = 0;
 }
 
 /* Append an entry to a run item whose current contents are buf (size
@@ -164,8 +213,10 @@ static int run_cut(struct txn *t, struct fsctx *fs, const struct key *k,
 	return btree_update(t, fs->root, k, buf, (uint32_t)(size - esz));
 }
 
-static int ref_add(struct txn *t, struct fsctx *fs, uint64_t ino, uint64_t parent,
-		   const char *name, size_t len, uint64_t index)
+/* Add a name to ino's INODE_REF run for parent (append, or create the
+ * item: ref_insert when the caller knows there is none). */
+static int ref_put(struct txn *t, struct fsctx *fs, uint64_t ino, uint64_t parent,
+		   const char *name, size_t len, uint64_t index, bool exists_maybe)
 {
 	char ebuf[sizeof(struct inode_ref) + DIR_NAME_MAX];
 	struct inode_ref *r = (void *)ebuf;
@@ -174,7 +225,21 @@ static int ref_add(struct txn *t, struct fsctx *fs, uint64_t ino, uint64_t paren
 	r->index = index;
 	r->name_len = (uint16_t)len;
 	memcpy(r->name, name, len);
+	if (!exists_maybe)
+		return btree_insert(t, fs->root, &k, ebuf, (uint32_t)(sizeof(*r) + len));
 	return run_append(t, fs, &k, ebuf, sizeof(*r) + len);
+}
+
+static int ref_add(struct txn *t, struct fsctx *fs, uint64_t ino, uint64_t parent,
+		   const char *name, size_t len, uint64_t index)
+{
+	return ref_put(t, fs, ino, parent, name, len, index, true);
+}
+
+static int ref_insert(struct txn *t, struct fsctx *fs, uint64_t ino, uint64_t parent,
+		      const char *name, size_t len, uint64_t index)
+{
+	return ref_put(t, fs, ino, parent, name, len, index, false);
 }
 
 static int ref_del(struct txn *t, struct fsctx *fs, uint64_t ino, uint64_t parent,
@@ -211,52 +276,62 @@ static int ref_del(struct txn *t, struct fsctx *fs, uint64_t ino, uint64_t paren
 	return ret;
 }
 
-int dir_add(struct txn *t, struct fsctx *fs, struct inode *dir, const char *name,
-	    size_t len, uint64_t ino, uint8_t type)
+int dir_add_prepared(struct txn *t, struct fsctx *fs, struct inode *dir, const char *name,
+		     size_t len, uint64_t ino, uint8_t type, struct dir_slot *s,
+		     bool new_ino)
 {
 	char ebuf[sizeof(struct dir_entry) + DIR_NAME_MAX];
 	struct dir_entry *de = (void *)ebuf;
 	struct key k = mkkey(dir->ino, KEY_DIR_ITEM, dir_name_hash(name, len));
-	void *buf = NULL;
+	size_t esz = sizeof(*de) + len;
 	uint64_t seq;
 	int ret;
 
-	if (len == 0)
-		return -ENOENT;
-	if (len > DIR_NAME_MAX)
-		return -ENAMETOOLONG;
-	size_t isz = 0;
-	ret = read_item(fs, &k, &buf);
-	if (ret >= 0) {
-		isz = (size_t)ret;
-		if (find_entry(buf, isz, name, len) >= 0) {
-			free(buf);
-			return -EEXIST;
-		}
-	} else if (ret != -ENOENT) {
-		return ret;
+	if (len == 0 || len > DIR_NAME_MAX) {
+		dir_slot_free(s);
+		return len ? -ENAMETOOLONG : -ENOENT;
 	}
-
 	seq = dir->item.dir_seq++;
 	de->ino = ino;
 	de->index = seq;
 	de->type = type;
 	de->name_len = (uint16_t)len;
 	memcpy(de->name, name, len);
-	ret = run_append_to(t, fs, &k, buf, isz, ebuf, sizeof(*de) + len);
+	ret = run_append_to(t, fs, &k, s->buf, s->size, ebuf, esz);	/* takes s->buf */
+	s->buf = NULL;
+	s->size = 0;
 	if (ret < 0)
 		return ret;
 	k = mkkey(dir->ino, KEY_DIR_INDEX, seq);
-	ret = btree_insert(t, fs->root, &k, ebuf, (uint32_t)(sizeof(*de) + len));
+	ret = btree_insert(t, fs->root, &k, ebuf, (uint32_t)esz);
 	if (ret < 0)
 		return ret;
-	if (type != DT_SUBVOL)	/* a subvolume's name is its ROOT_REF */
+	if (type == DT_SUBVOL)		/* a subvolume's name is its ROOT_REF */
+		;
+	else if (new_ino)		/* no INODE_REF item yet: nothing to read */
+		ret = ref_insert(t, fs, ino, dir->ino, name, len, seq);
+	else
 		ret = ref_add(t, fs, ino, dir->ino, name, len, seq);
 	if (ret < 0)
 		return ret;
 	dir->item.size += 2 * len;
 	inode_touch(dir, T_MTIME | T_CTIME);
 	return inode_update(t, fs, dir);
+}
+
+int dir_add(struct txn *t, struct fsctx *fs, struct inode *dir, const char *name,
+	    size_t len, uint64_t ino, uint8_t type)
+{
+	struct dir_hit hit;
+	struct dir_slot s;
+	int ret;
+
+	if (len == 0)
+		return -ENOENT;
+	ret = dir_prepare(fs, dir->ino, name, len, &hit, &s);
+	if (ret < 0)
+		return ret;
+	return dir_add_prepared(t, fs, dir, name, len, ino, type, &s, false);
 }
 
 int dir_remove(struct txn *t, struct fsctx *fs, struct inode *dir, const char *name,

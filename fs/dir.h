@@ -10,6 +10,7 @@
 #ifndef GLASSFS_DIR_H
 #define GLASSFS_DIR_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "fs/inode.h"
 
@@ -44,6 +45,31 @@ int dir_lookup(struct fsctx *fs, uint64_t dir, const char *name, size_t len,
  */
 int dir_add(struct txn *t, struct fsctx *fs, struct inode *dir, const char *name,
 	    size_t len, uint64_t ino, uint8_t type);
+
+/*
+ * Creating a name in one B-tree read instead of three (lookup, room
+ * check, add): dir_prepare reads the DIR_ITEM run of the name's hash into
+ * s, dir_add_prepared appends to it.  The caller holds dir's lock from
+ * dir_prepare to dir_add_prepared, so the run cannot change in between.
+ *   dir_prepare: 0 (name absent), -EEXIST (*hit filled), -ENAMETOOLONG,
+ *     -errno; s is filled only on 0 and then owned by the caller until
+ *     dir_add_prepared or dir_slot_free.
+ *   dir_slot_room: 0, or -EOVERFLOW as dir_room.
+ *   dir_add_prepared: dir_add with s (consumed, also on error).  new_ino:
+ *     ino was created in this operation and has no name yet, so its
+ *     INODE_REF item is inserted without being looked for.
+ */
+struct dir_slot {
+	void *buf;		/* the run, or NULL when no item has this hash */
+	size_t size;
+};
+int dir_prepare(struct fsctx *fs, uint64_t dir, const char *name, size_t len,
+		struct dir_hit *hit, struct dir_slot *s);
+int dir_slot_room(struct fsctx *fs, const struct dir_slot *s, size_t len);
+void dir_slot_free(struct dir_slot *s);
+int dir_add_prepared(struct txn *t, struct fsctx *fs, struct inode *dir, const char *name,
+		     size_t len, uint64_t ino, uint8_t type, struct dir_slot *s,
+		     bool new_ino);
 /* Remove name (which must map to hit) from dir; updates dir as dir_add. */
 int dir_remove(struct txn *t, struct fsctx *fs, struct inode *dir, const char *name,
 	       size_t len, const struct dir_hit *hit);

@@ -873,6 +873,11 @@ static int prealloc_range(struct txn *t, struct fsctx *fs, struct inode *ip, uin
 	return 0;
 }
 
+/*
+ * SEEK_DATA / SEEK_HOLE.  Data is what inline and regular extents map;
+ * holes are the gaps between items and the preallocated (never written)
+ * extents, which read as zeros — as btrfs and xfs report them.
+ */
 int64_t file_seek(struct fsctx *fs, struct inode *ip, uint64_t off, int whence)
 {
 	uint64_t size = ip->item.size, cur = off;
@@ -889,6 +894,14 @@ int64_t file_seek(struct fsctx *fs, struct inode *ip, uint64_t off, int whence)
 			uint64_t e0 = v[i].off, e1 = v[i].off + v[i].len;
 			if (e1 <= cur)
 				continue;
+			if (v[i].type == FE_PREALLOC) {
+				if (whence == SEEK_HOLE) {	/* cur is in it or before it */
+					fext_free(v, n);
+					return (int64_t)cur;
+				}
+				cur = e1;
+				continue;
+			}
 			if (whence == SEEK_DATA) {
 				fext_free(v, n);
 				uint64_t r = e0 > cur ? e0 : cur;

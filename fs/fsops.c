@@ -343,6 +343,7 @@ static int make_node(struct fsctx *fs, uint64_t parent, const char *name, mode_t
 {
 	struct inode *dp, *ip = NULL;
 	struct dir_hit hit;
+	struct dir_slot slot = { NULL, 0 };
 	struct txn *t;
 	size_t len = strlen(name);
 	bool changed = false;
@@ -372,10 +373,8 @@ static int make_node(struct fsctx *fs, uint64_t parent, const char *name, mode_t
 		ret = -ENOENT;
 		goto out;
 	}
-	ret = dir_lookup(fs, parent, name, len, &hit);
-	if (ret == 0)
-		ret = -EEXIST;
-	if (ret != -ENOENT)
+	ret = dir_prepare(fs, parent, name, len, &hit, &slot);	/* the one read of the name's run */
+	if (ret < 0)
 		goto out;
 	if (S_ISDIR(mode) && dp->item.nlink >= LINK_MAX_COUNT) {
 		ret = -EMLINK;
@@ -387,7 +386,7 @@ static int make_node(struct fsctx *fs, uint64_t parent, const char *name, mode_t
 			mode |= S_ISGID;
 	}
 	uint32_t nmode = (uint32_t)mode;
-	ret = dir_room(fs, parent, name, len);
+	ret = dir_slot_room(fs, &slot, len);
 	if (ret == 0)
 		ret = acl_create(fs, dp, &nmode, cr->umask, &acl, &acl_size);
 	if (ret < 0)
@@ -409,10 +408,12 @@ static int make_node(struct fsctx *fs, uint64_t parent, const char *name, mode_t
 	}
 	if (S_ISDIR(mode))
 		dp->item.nlink++;
-	ret = dir_add(t, fs, dp, name, len, ip->ino, dir_type_of((uint32_t)mode));
+	ret = dir_add_prepared(t, fs, dp, name, len, ip->ino, dir_type_of((uint32_t)mode),
+			       &slot, true);
 	if (ret == 0)
 		stat_of(fs, ip, st);
 out:
+	dir_slot_free(&slot);
 	free(acl);
 	inode_unlock(dp);
 	ret = finish(t, ret, changed, "create");

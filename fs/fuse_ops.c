@@ -108,6 +108,20 @@ static void reply_err(fuse_req_t req, int op, uint64_t ino, uint64_t t0, int err
 	fuse_reply_err(req, -err);
 }
 
+/*
+ * The common tail of an op: end its probe with ret and, when ret is an
+ * error, reply it.  Returns true when it replied (the caller is done),
+ * false when the caller still owes the success reply.
+ */
+static bool replied_err(fuse_req_t req, int op, uint64_t ino, uint64_t t0, int64_t ret)
+{
+	op_end(op, ino, ret < 0 ? (int)ret : 0, t0);
+	if (ret >= 0)
+		return false;
+	fuse_reply_err(req, (int)-ret);
+	return true;
+}
+
 static void fill_entry(struct glassfs_daemon *d, struct fuse_entry_param *e,
 		       const struct stat *st)
 {
@@ -125,11 +139,8 @@ static void reply_entry(fuse_req_t req, int op, uint64_t ino, uint64_t t0, int r
 	struct glassfs_daemon *d = D(req);
 	struct fuse_entry_param e;
 
-	op_end(op, ino, ret, t0);
-	if (ret < 0) {
-		fuse_reply_err(req, -ret);
+	if (replied_err(req, op, ino, t0, ret))
 		return;
-	}
 	fill_entry(d, &e, st);
 	if (fuse_reply_entry(req, &e) != 0)	/* request interrupted */
 		forget_nodeid(req, st->st_ino, 1);
@@ -200,10 +211,7 @@ static void gl_getattr(fuse_req_t req, fuse_ino_t ino_, struct fuse_file_info *f
 	int ret = fsops_getattr(FS(req, ino_), ino, &st);
 
 	(void)fi;
-	op_end(OP_GETATTR, ino, ret, t0);
-	if (ret < 0)
-		fuse_reply_err(req, -ret);
-	else
+	if (!replied_err(req, OP_GETATTR, ino, t0, ret))
 		fuse_reply_attr(req, &st, d->attr_timeout);
 }
 
@@ -227,10 +235,7 @@ static void gl_setattr(fuse_req_t req, fuse_ino_t ino_, struct stat *attr, int t
 	if (to_set & FUSE_SET_ATTR_MTIME_NOW)	valid |= FSOPS_SET_MTIME_NOW;
 	if (to_set & FUSE_SET_ATTR_CTIME)	valid |= FSOPS_SET_CTIME;
 	ret = fsops_setattr(FS(req, ino_), ino, attr, valid, &st);
-	op_end(OP_SETATTR, ino, ret, t0);
-	if (ret < 0)
-		fuse_reply_err(req, -ret);
-	else
+	if (!replied_err(req, OP_SETATTR, ino, t0, ret))
 		fuse_reply_attr(req, &st, d->attr_timeout);
 }
 
@@ -337,11 +342,8 @@ static void gl_open(fuse_req_t req, fuse_ino_t ino_, struct fuse_file_info *fi)
 	uint64_t t0 = op_start(OP_OPEN, ino);
 	int ret = fsops_open(FS(req, ino_), ino, fi->flags);
 
-	op_end(OP_OPEN, ino, ret, t0);
-	if (ret < 0) {
-		fuse_reply_err(req, -ret);
+	if (replied_err(req, OP_OPEN, ino, t0, ret))
 		return;
-	}
 	fi->keep_cache = 1;	/* every change passes through us: the page cache stays valid */
 	fi->noflush = 1;	/* flush has nothing to do here: spare close() a round trip */
 	opened(req, ino_, fi, 1);
@@ -366,11 +368,8 @@ static void gl_create(fuse_req_t req, fuse_ino_t parent_, const char *name, mode
 			ret = -EISDIR;
 		}
 	}
-	op_end(OP_CREATE, parent, ret, t0);
-	if (ret < 0) {
-		fuse_reply_err(req, -ret);
+	if (replied_err(req, OP_CREATE, parent, t0, ret))
 		return;
-	}
 	fill_entry(d, &e, &st);
 	fi->keep_cache = 1;
 	fi->noflush = 1;
@@ -395,10 +394,7 @@ static void gl_read(fuse_req_t req, fuse_ino_t ino_, size_t size, off_t off,
 		return;
 	}
 	n = fsops_read(FS(req, ino_), ino, buf, size, (uint64_t)off);
-	op_end(OP_READ, ino, n < 0 ? (int)n : 0, t0);
-	if (n < 0)
-		fuse_reply_err(req, (int)-n);
-	else
+	if (!replied_err(req, OP_READ, ino, t0, n))
 		fuse_reply_buf(req, buf, (size_t)n);
 	free(buf);
 }
@@ -411,10 +407,7 @@ static void gl_write(fuse_req_t req, fuse_ino_t ino_, const char *buf, size_t si
 	ssize_t n = fsops_write(FS(req, ino_), ino, buf, size, (uint64_t)off);
 
 	(void)fi;
-	op_end(OP_WRITE, ino, n < 0 ? (int)n : 0, t0);
-	if (n < 0)
-		fuse_reply_err(req, (int)-n);
-	else
+	if (!replied_err(req, OP_WRITE, ino, t0, n))
 		fuse_reply_write(req, (size_t)n);
 }
 
@@ -452,10 +445,7 @@ static void gl_opendir(fuse_req_t req, fuse_ino_t ino_, struct fuse_file_info *f
 	uint64_t t0 = op_start(OP_OPENDIR, ino);
 	int ret = fsops_opendir(FS(req, ino_), ino);
 
-	op_end(OP_OPENDIR, ino, ret, t0);
-	if (ret < 0)
-		fuse_reply_err(req, -ret);
-	else
+	if (!replied_err(req, OP_OPENDIR, ino, t0, ret))
 		opened(req, ino_, fi, 1);
 }
 
@@ -550,10 +540,7 @@ static void gl_statfs(fuse_req_t req, fuse_ino_t ino_)
 	struct statvfs sv;
 	int ret = fsops_statfs(FS(req, ino_), &sv);
 
-	op_end(OP_STATFS, ino, ret, t0);
-	if (ret < 0)
-		fuse_reply_err(req, -ret);
-	else
+	if (!replied_err(req, OP_STATFS, ino, t0, ret))
 		fuse_reply_statfs(req, &sv);
 }
 
@@ -579,13 +566,12 @@ static void gl_getxattr(fuse_req_t req, fuse_ino_t ino_, const char *name, size_
 		return;
 	}
 	ret = fsops_getxattr(FS(req, ino_), ino, name, buf, size);
-	op_end(OP_GETXATTR, ino, ret < 0 ? ret : 0, t0);
-	if (ret < 0)
-		fuse_reply_err(req, -ret);
-	else if (size == 0)
-		fuse_reply_xattr(req, (size_t)ret);
-	else
-		fuse_reply_buf(req, buf, (size_t)ret);
+	if (!replied_err(req, OP_GETXATTR, ino, t0, ret)) {
+		if (size == 0)
+			fuse_reply_xattr(req, (size_t)ret);
+		else
+			fuse_reply_buf(req, buf, (size_t)ret);
+	}
 	free(buf);
 }
 
@@ -601,13 +587,12 @@ static void gl_listxattr(fuse_req_t req, fuse_ino_t ino_, size_t size)
 		return;
 	}
 	ret = fsops_listxattr(FS(req, ino_), ino, buf, size);
-	op_end(OP_LISTXATTR, ino, ret < 0 ? ret : 0, t0);
-	if (ret < 0)
-		fuse_reply_err(req, -ret);
-	else if (size == 0)
-		fuse_reply_xattr(req, (size_t)ret);
-	else
-		fuse_reply_buf(req, buf, (size_t)ret);
+	if (!replied_err(req, OP_LISTXATTR, ino, t0, ret)) {
+		if (size == 0)
+			fuse_reply_xattr(req, (size_t)ret);
+		else
+			fuse_reply_buf(req, buf, (size_t)ret);
+	}
 	free(buf);
 }
 
@@ -657,10 +642,7 @@ static void gl_lseek(fuse_req_t req, fuse_ino_t ino_, off_t off, int whence,
 		return;
 	}
 	r = fsops_lseek(FS(req, ino_), ino, (uint64_t)off, whence);
-	op_end(OP_LSEEK, ino, r < 0 ? (int)r : 0, t0);
-	if (r < 0)
-		fuse_reply_err(req, (int)-r);
-	else
+	if (!replied_err(req, OP_LSEEK, ino, t0, r))
 		fuse_reply_lseek(req, (off_t)r);
 }
 
@@ -794,10 +776,7 @@ static void gl_ioctl(fuse_req_t req, fuse_ino_t ino_, unsigned int cmd, void *ar
 		size_t outsz = out_bufsz < sizeof(out) ? out_bufsz : sizeof(out);
 		int ret = volume_ioctl(d->core, cmd, in_buf, in_bufsz, out, &outsz);
 
-		op_end(OP_IOCTL, ino, ret, t0);
-		if (ret < 0)
-			fuse_reply_err(req, -ret);
-		else
+		if (!replied_err(req, OP_IOCTL, ino, t0, ret))
 			fuse_reply_ioctl(req, 0, out, outsz);
 		return;
 	}
@@ -823,10 +802,7 @@ static void gl_ioctl(fuse_req_t req, fuse_ino_t ino_, unsigned int cmd, void *ar
 	}
 	if (cmd == GLASSFS_IOC_COMMIT) {
 		int ret = fsops_sync(FS(req, ino_));
-		op_end(OP_IOCTL, ino, ret, t0);
-		if (ret < 0)
-			fuse_reply_err(req, -ret);
-		else
+		if (!replied_err(req, OP_IOCTL, ino, t0, ret))
 			fuse_reply_ioctl(req, 0, NULL, 0);
 		return;
 	}
@@ -840,10 +816,7 @@ static void gl_ioctl(fuse_req_t req, fuse_ino_t ino_, unsigned int cmd, void *ar
 		}
 		memcpy(&in, in_buf, sizeof(in));
 		ret = scrub_start(d, in.rate_bytes_per_s);
-		op_end(OP_IOCTL, ino, ret, t0);
-		if (ret < 0)
-			fuse_reply_err(req, -ret);
-		else
+		if (!replied_err(req, OP_IOCTL, ino, t0, ret))
 			fuse_reply_ioctl(req, 0, NULL, 0);
 		return;
 	}
@@ -861,10 +834,7 @@ static void gl_ioctl(fuse_req_t req, fuse_ino_t ino_, unsigned int cmd, void *ar
 	}
 	if (cmd == GLASSFS_IOC_SCRUB_CANCEL) {
 		int ret = scrub_cancel_running();
-		op_end(OP_IOCTL, ino, ret, t0);
-		if (ret < 0)
-			fuse_reply_err(req, -ret);
-		else
+		if (!replied_err(req, OP_IOCTL, ino, t0, ret))
 			fuse_reply_ioctl(req, 0, NULL, 0);
 		return;
 	}
@@ -898,10 +868,7 @@ static void gl_ioctl(fuse_req_t req, fuse_ino_t ino_, unsigned int cmd, void *ar
 		memcpy(&io, in_buf, sizeof(io));
 		io.trimmed = 0;
 		ret = core_trim(d->core, io.minlen, &io.trimmed);
-		op_end(OP_IOCTL, ino, ret, t0);
-		if (ret < 0)
-			fuse_reply_err(req, -ret);
-		else
+		if (!replied_err(req, OP_IOCTL, ino, t0, ret))
 			fuse_reply_ioctl(req, 0, &io, sizeof(io));
 		return;
 	}

@@ -55,6 +55,8 @@ static void usage(FILE *f)
 "  commit=SECONDS     periodic commit interval (default 30)\n"
 "  locking=node|groups:N   B-tree lock scheme (default node; N: power of two, 1-64)\n"
 "  locktype=rwlock|mutex|spin   lock primitive (default rwlock)\n"
+"  cowlock=leaf|path  a B-tree change write-locks the levels it changes (leaf,\n"
+"                     default) or every level from the root (path: the baseline)\n"
 "  cache=SIZE         node cache budget, e.g. 256M (default 256 MiB)\n"
 "  dirty=SIZE         commit early past this much dirty metadata\n"
 "  fsync=log|commit   fsync through the fsync log (default) or a full commit\n"
@@ -327,6 +329,13 @@ static int parse_opt(struct options *o, const char *opt)
 	} else if (v && has_prefix(opt, "locktype=")) {
 		if (glock_type_parse(v, &o->core.locktype) == 0)
 			return 0;
+	} else if (v && has_prefix(opt, "cowlock=")) {
+		if (!strcmp(v, "leaf") || !strcmp(v, "path")) {
+			o->core.cow_lock_path = !strcmp(v, "path");
+			return 0;
+		}
+		fprintf(stderr, "glassfs: bad value in option '%s' (cowlock=leaf or cowlock=path)\n", opt);
+		return -EINVAL;
 	} else if (v && has_prefix(opt, "fsync=")) {
 		if (!strcmp(v, "log")) {
 			o->core.fsync_mode = CORE_FSYNC_LOG;

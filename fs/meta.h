@@ -88,6 +88,8 @@ int meta_write(struct core *c, uint64_t bytenr, const void *buf);
 
 struct node_cache *core_cache(struct core *c);
 void core_lock_scheme(const struct core *c, enum glock_type *type, unsigned *groups);
+/* cowlock=path (core_opts.cow_lock_path in core.h)? */
+bool core_cow_lock_path(const struct core *c);
 uint64_t core_generation(const struct core *c);	/* last committed transid */
 
 /* ---- implemented by the B-tree side (cache.c, node.c) ---- */

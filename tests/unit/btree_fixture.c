@@ -35,6 +35,7 @@ struct core {
 	uint8_t fsid[16];
 	uint64_t writes;
 	int64_t fail_after;
+	bool cow_lock_path;
 };
 
 struct core *fx_create(uint32_t nodesize, uint64_t nblocks, enum glock_type type,
@@ -216,6 +217,8 @@ void core_lock_scheme(const struct core *c, enum glock_type *type, unsigned *gro
 	*type = c->type;
 	*groups = c->groups;
 }
+bool core_cow_lock_path(const struct core *c) { return c->cow_lock_path; }
+void fx_set_cow_lock_path(struct core *c, bool on) { c->cow_lock_path = on; }
 uint64_t core_generation(const struct core *c) { return c->generation; }
 const uint8_t *core_fsid(const struct core *c) { return c->fsid; }
 uint32_t core_nodesize(const struct core *c) { return c->nodesize; }

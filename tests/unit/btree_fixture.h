@@ -9,6 +9,7 @@
 #ifndef BTREE_FIXTURE_H
 #define BTREE_FIXTURE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "fs/core.h"
 #include "fs/txn.h"
@@ -30,5 +31,7 @@ uint64_t fx_used_blocks(struct core *c);
 uint64_t fx_writes(struct core *c);
 /* Make meta_alloc fail with -ENOSPC after n more allocations (-1: never). */
 void fx_fail_alloc_after(struct core *c, int64_t n);
+/* cowlock=path (every level of a change write-locked) instead of leaf. */
+void fx_set_cow_lock_path(struct core *c, bool on);
 
 #endif

@@ -1133,7 +1133,7 @@ static void *mx_worker(void *arg)
 }
 
 static void test_threads_mixed(enum glock_type type, unsigned groups, int quick,
-			       uint64_t cache_bytes)
+			       uint64_t cache_bytes, bool cow_path)
 {
 	char name[80];
 	enum { N = 4 };
@@ -1145,8 +1145,10 @@ static void test_threads_mixed(enum glock_type type, unsigned groups, int quick,
 	struct shape sh;
 	int err = 0, maxdepth = 0;
 
-	snprintf(name, sizeof(name), "mixed-%s-%s%u%s", glock_type_name(type),
-		 groups ? "groups:" : "node", groups, cache_bytes < (1 << 20) ? "-tinycache" : "");
+	fx_set_cow_lock_path(c, cow_path);
+	snprintf(name, sizeof(name), "mixed-%s-%s%u%s%s", glock_type_name(type),
+		 groups ? "groups:" : "node", groups, cache_bytes < (1 << 20) ? "-tinycache" : "",
+		 cow_path ? "-cowlock=path" : "");
 	root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
 	root_create_empty(fx_txn(c), &r);
 	for (int i = 0; i < N; i++) {
@@ -1236,9 +1238,11 @@ int main(void)
 	for (int i = 0; i < 3; i++) {
 		test_threads(types[i], 0, 4, quick ? 1000 : 3000);
 		test_threads(types[i], 4, 4, quick ? 1000 : 3000);
-		test_threads_mixed(types[i], 0, quick, 64ull << 20);
-		test_threads_mixed(types[i], 4, quick, i == 0 ? 0 : 64ull << 20);
+		test_threads_mixed(types[i], 0, quick, 64ull << 20, false);
+		test_threads_mixed(types[i], 4, quick, i == 0 ? 0 : 64ull << 20, false);
 	}
+	/* the baseline descent (every level write-locked) stays correct too */
+	test_threads_mixed(GLOCK_RWLOCK, 0, quick, 64ull << 20, true);
 bench:
 	if (getenv("BENCH") || getenv("BENCH_ONLY")) {
 		for (int d = 0; d < 2; d++) {

@@ -16,17 +16,14 @@
 #include <time.h>
 #include <unistd.h>
 
-static int t_fails;
+#include "check.h"
+
 static unsigned t_seed;
 
-#define CHECK(name, cond) do { \
-	if (cond) printf("PASS: %s\n", name); \
-	else { printf("FAIL: %s: %s:%d: %s\n", name, __FILE__, __LINE__, #cond); t_fails++; } \
-} while (0)
 /* A step that must succeed for the rest of a case to mean anything. */
 #define MUST(expr) do { long _r = (long)(expr); if (_r < 0) { \
 	printf("FAIL: %s:%d: %s = %ld (%s)\n", __FILE__, __LINE__, #expr, _r, strerror((int)-_r)); \
-	t_fails++; goto out; } } while (0)
+	fails++; goto out; } } while (0)
 
 static __attribute__((unused)) unsigned t_rand(void)
 {

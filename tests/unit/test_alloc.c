@@ -274,5 +274,5 @@ int main(void)
 		run(16384);
 	}
 	two_devices();
-	return t_fails ? 1 : 0;
+	return fails ? 1 : 0;
 }

@@ -556,5 +556,5 @@ int main(void)
 		pipelined(4096);
 		pipelined(16384);
 	}
-	return t_fails ? 1 : 0;
+	return fails ? 1 : 0;
 }

@@ -159,5 +159,5 @@ out:
 		core_close(c);
 	if (img[0])
 		unlink(img);
-	return t_fails ? 1 : 0;
+	return fails ? 1 : 0;
 }

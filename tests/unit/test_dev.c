@@ -17,11 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int fails;
-#define CHECK(name, cond) do { \
-	if (cond) printf("PASS: %s\n", name); \
-	else { printf("FAIL: %s: %s:%d: %s\n", name, __FILE__, __LINE__, #cond); fails++; } \
-} while (0)
+#include "check.h"
 
 struct slow_discard { struct dev *d; int done; };
 

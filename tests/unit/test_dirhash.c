@@ -23,11 +23,7 @@
 #include "fs/fsops.h"
 #include "items_test.h"
 
-static int fails;
-#define CHECK(name, cond) do { \
-	if (cond) printf("PASS: %s\n", name); \
-	else { printf("FAIL: %s: %s:%d: %s\n", name, __FILE__, __LINE__, #cond); fails++; } \
-} while (0)
+#include "check.h"
 
 #define HASH_MASK 3u
 #define NNAMES 120
@@ -39,7 +35,6 @@ uint64_t dir_name_hash(const char *name, size_t len)
 
 static char img[] = "/tmp/glassfs-dirhash-XXXXXX";
 static const struct fsops_cred cr = { 0, 0, 022 };
-
 
 /* readdir that takes at most `room` entries per call, like a small reply. */
 struct rd {

@@ -22,15 +22,10 @@
 #include "fs/txn.h"
 #include "items_test.h"
 
-static int fails;
-#define CHECK(name, cond) do { \
-	if (cond) printf("PASS: %s\n", name); \
-	else { printf("FAIL: %s: %s:%d: %s\n", name, __FILE__, __LINE__, #cond); fails++; } \
-} while (0)
+#include "check.h"
 
 static char img[] = "/tmp/glassfs-items-XXXXXX";
 static struct fsops_cred root_cr = { 0, 0, 0 };
-
 
 #define MODEL_MAX (6u << 20)
 
@@ -180,6 +175,37 @@ static void data_model(unsigned seed)
 	CHECK("seek hole at eof", fsops_lseek(fs, sp, far, SEEK_HOLE) == (int64_t)(far + 8192));
 	CHECK("seek past eof", fsops_lseek(fs, sp, far + 9000, SEEK_DATA) == -ENXIO);
 	CHECK("hole reads zero", fsops_read(fs, sp, buf, 4096, far - 4096) == 4096 && buf[0] == 0 && buf[4095] == 0);
+
+	/* preallocated extents are holes to SEEK_DATA / SEEK_HOLE (as on btrfs, xfs) */
+	CHECK("create pa", fsops_mknod(fs, ROOT_DIR_INO, "pa", S_IFREG | 0644, 0, &root_cr, &st) == 0);
+	uint64_t pa = st.st_ino;
+	CHECK("fallocate 1 MiB", fsops_fallocate(fs, pa, 0, 0, 1 << 20) == 0);
+	CHECK("prealloc: no data", fsops_lseek(fs, pa, 0, SEEK_DATA) == -ENXIO);
+	CHECK("prealloc: hole at 0", fsops_lseek(fs, pa, 0, SEEK_HOLE) == 0);
+	CHECK("prealloc: hole mid", fsops_lseek(fs, pa, 12345, SEEK_HOLE) == 12345);
+	CHECK("write into prealloc", fsops_write(fs, pa, w, 8192, 65536) == 8192);
+	CHECK("partly written: data", fsops_lseek(fs, pa, 0, SEEK_DATA) == 65536);
+	CHECK("partly written: data inside", fsops_lseek(fs, pa, 70000, SEEK_DATA) == 70000);
+	CHECK("partly written: hole at 0", fsops_lseek(fs, pa, 0, SEEK_HOLE) == 0);
+	CHECK("partly written: hole after", fsops_lseek(fs, pa, 65536, SEEK_HOLE) == 65536 + 8192);
+	CHECK("partly written: no data after", fsops_lseek(fs, pa, 65536 + 8192, SEEK_DATA) == -ENXIO);
+	CHECK("keep size beyond eof", fsops_fallocate(fs, pa, FALLOC_FL_KEEP_SIZE, 1 << 20, 1 << 20) == 0);
+	CHECK("keep size: size unchanged", fsops_getattr(fs, pa, &st) == 0 && st.st_size == 1 << 20);
+	CHECK("keep size: hole inside", fsops_lseek(fs, pa, 100000, SEEK_HOLE) == 100000);
+	CHECK("keep size: past eof", fsops_lseek(fs, pa, 1 << 20, SEEK_HOLE) == -ENXIO);
+	/* more prealloc items than one batch before the data */
+	CHECK("create pb", fsops_mknod(fs, ROOT_DIR_INO, "pb", S_IFREG | 0644, 0, &root_cr, &st) == 0);
+	uint64_t pb = st.st_ino;
+	int fa_ok = 1;
+	for (int i = 0; i < 150; i++)
+		fa_ok &= fsops_fallocate(fs, pb, 0, (uint64_t)i * 8192, 4096) == 0;
+	CHECK("150 separate preallocs", fa_ok);
+	CHECK("write after them", fsops_write(fs, pb, w, 4096, 150 * 8192) == 4096);
+	CHECK("many preallocs: data", fsops_lseek(fs, pb, 0, SEEK_DATA) == 150 * 8192);
+	CHECK("many preallocs: hole", fsops_lseek(fs, pb, 0, SEEK_HOLE) == 0);
+	CHECK("many preallocs: hole after data", fsops_lseek(fs, pb, 150 * 8192, SEEK_HOLE) == 150 * 8192 + 4096);
+	fsops_forget(fs, pa, 1);
+	fsops_forget(fs, pb, 1);
 	fsops_forget(fs, ino, 1);
 	fsops_forget(fs, sp, 1);
 	free(model);

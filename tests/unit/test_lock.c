@@ -13,11 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int fails;
-#define CHECK(name, cond) do { \
-	if (cond) printf("PASS: %s\n", name); \
-	else { printf("FAIL: %s: %s:%d: %s\n", name, __FILE__, __LINE__, #cond); fails++; } \
-} while (0)
+#include "check.h"
 
 static unsigned seed;
 

@@ -196,5 +196,5 @@ out:
 		core_close(core);
 	free(buf);
 	unlink(img);
-	return t_fails ? 1 : 0;
+	return fails ? 1 : 0;
 }

@@ -16,18 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int fails;
-
-static void check(const char *name, int cond, const char *file, int line, const char *what)
-{
-	if (cond)
-		printf("PASS: %s\n", name);
-	else {
-		printf("FAIL: %s: %s:%d: %s\n", name, file, line, what);
-		fails++;
-	}
-}
-#define CHECK(name, cond) check(name, (cond), __FILE__, __LINE__, #cond)
+#include "check.h"
 
 static const uint8_t fsid[16] = "0123456789abcdef";
 

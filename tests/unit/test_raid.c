@@ -195,7 +195,7 @@ static void mkfs_errors(void)
 
 	if (vol_make(&v, 1, sz)) {
 		printf("FAIL: mkfs errors: cannot make an image\n");
-		t_fails++;
+		fails++;
 		return;
 	}
 	CHECK("mkfs: raid1 data with one device is refused (EINVAL)",
@@ -255,7 +255,7 @@ static void profile_case(const char *tag, int ndev, uint64_t dprof, uint64_t mpr
 	c = NULL;
 	if (!nphys || !dphys) {
 		printf("FAIL: %s: no copy found to damage\n", tag);
-		t_fails++;
+		fails++;
 		goto out;
 	}
 
@@ -885,5 +885,5 @@ int main(void)
 	failing_supers();
 	stale_device();
 	volume_ops();
-	return t_fails ? 1 : 0;
+	return fails ? 1 : 0;
 }

@@ -123,7 +123,7 @@ int main(void)
 			int r = core_scrub(c, &so, &sp);
 			if (r) {
 				printf("FAIL: online scrub returned %d (%s)\n", r, strerror(-r));
-				t_fails++;
+				fails++;
 				break;
 			}
 			errs += sp.meta_errors + sp.data_errors + sp.read_errors + sp.uncorrectable_bytes;
@@ -181,7 +181,7 @@ int main(void)
 		int n = chunk_map_lookup(c, ext[3], EXTLEN, cp, NULL);
 		if (n != 2) {
 			printf("FAIL: raid1 extent has %d copies\n", n);
-			t_fails++;
+			fails++;
 			goto out;
 		}
 		snprintf(p0, sizeof(p0), "%s", cp[0].dev->path);
@@ -217,5 +217,5 @@ out:
 		unlink(a);
 	if (b[0])
 		unlink(b);
-	return t_fails ? 1 : 0;
+	return fails ? 1 : 0;
 }

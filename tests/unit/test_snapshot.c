@@ -335,5 +335,5 @@ int main(void)
 	t_seed_init();
 	run(4096);
 	run(16384);
-	return t_fails ? 1 : 0;
+	return fails ? 1 : 0;
 }
