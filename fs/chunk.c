@@ -169,20 +169,28 @@ int chunk_map_insert(struct core *c, uint64_t logical, const struct chunk_item *
 	return ret;
 }
 
+/* Caller holds chunks.lock: the chunk holding all of [logical, +len), or NULL. */
+static const struct chunk *covering_locked(struct core *c, uint64_t logical, uint64_t len)
+{
+	int i = find_locked(&c->chunks, logical);
+
+	if (i < 0 || logical + len > c->chunks.v[i]->logical + c->chunks.v[i]->length)
+		return NULL;
+	return c->chunks.v[i];
+}
+
 int chunk_map_lookup(struct core *c, uint64_t logical, uint64_t len,
 		     struct chunk_copy *copies, uint64_t *type)
 {
 	const struct chunk *ch;
-	int i, n;
+	int n = 0;
 
 	glock_read(&c->chunks.lock);
-	i = find_locked(&c->chunks, logical);
-	if (i < 0 || logical + len > c->chunks.v[i]->logical + c->chunks.v[i]->length) {
+	ch = covering_locked(c, logical, len);
+	if (!ch) {
 		glock_read_unlock(&c->chunks.lock);
 		return -EIO;
 	}
-	ch = c->chunks.v[i];
-	n = 0;
 	/* fresh devices first, then those whose superblock missed commits */
 	for (int pass = 0; pass < 2; pass++)
 		for (int s = 0; s < ch->num_stripes; s++) {
@@ -202,15 +210,14 @@ int chunk_map_lookup_write(struct core *c, uint64_t logical, uint64_t len,
 			   struct chunk_copy *copies)
 {
 	const struct chunk *ch;
-	int i, n = 0;
+	int n = 0;
 
 	glock_read(&c->chunks.lock);
-	i = find_locked(&c->chunks, logical);
-	if (i < 0 || logical + len > c->chunks.v[i]->logical + c->chunks.v[i]->length) {
+	ch = covering_locked(c, logical, len);
+	if (!ch) {
 		glock_read_unlock(&c->chunks.lock);
 		return -EIO;
 	}
-	ch = c->chunks.v[i];
 	for (int s = 0; s < ch->num_stripes + ch->num_new; s++) {
 		const struct chunk_stripe *st = stripe_at(ch, s);
 		bool dup = false;
@@ -312,46 +319,48 @@ int chunk_build_sys_array(struct core *c, struct super_block *sb)
 	return ret;
 }
 
-int chunk_load_tree(struct core *c)
+int chunk_tree_items(struct core *c, uint64_t objectid, uint8_t type,
+		     int (*fn)(struct core *c, const struct key *k, const void *item,
+			       uint32_t size, void *arg), void *arg)
 {
-	struct root *r = core_tree(c, CT_CHUNK);
-	struct key k = { FIRST_CHUNK_OBJECTID, KEY_CHUNK_ITEM, 0 };
+	struct key k = { objectid, type, 0 };
 	struct path p;
 	int ret;
 
 	path_init(&p);
-	ret = btree_search(NULL, r, &k, &p, 0, 0);
-	if (ret < 0)
-		goto out;
-	if (p.slots[0] >= (int)btree_nritems(&p)) {
+	ret = btree_search(NULL, core_tree(c, CT_CHUNK), &k, &p, 0, 0);
+	if (ret >= 0 && p.slots[0] >= (int)btree_nritems(&p))
 		ret = btree_next(&p);
-		if (ret)
-			goto out_end;
-	}
-	for (;;) {
+	else if (ret >= 0)
+		ret = 0;
+	while (ret == 0) {
 		struct key ik;
 		uint32_t size;
 		void *item;
 
 		btree_item_key(&p, p.slots[0], &ik);
-		if (ik.objectid != FIRST_CHUNK_OBJECTID || ik.type != KEY_CHUNK_ITEM)
+		if (ik.objectid != objectid || ik.type != type)
 			break;
 		item = btree_item_ptr(&p, p.slots[0], &size);
-		ret = chunk_map_insert(c, ik.offset, item, size);
+		ret = fn(c, &ik, item, size, arg);
 		if (ret)
-			goto out;
+			break;
 		ret = btree_next(&p);
-		if (ret)
-			goto out_end;
 	}
-	ret = 0;
-	goto out;
-out_end:
-	if (ret > 0)
-		ret = 0;
-out:
 	path_release(&p);
-	return ret;
+	return ret < 0 ? ret : 0;	/* > 0: the end of the tree, or fn stopped */
+}
+
+static int load_chunk_item(struct core *c, const struct key *k, const void *item,
+			   uint32_t size, void *arg)
+{
+	(void)arg;
+	return chunk_map_insert(c, k->offset, item, size);
+}
+
+int chunk_load_tree(struct core *c)
+{
+	return chunk_tree_items(c, FIRST_CHUNK_OBJECTID, KEY_CHUNK_ITEM, load_chunk_item, NULL);
 }
 
 /* ---- creating chunks -------------------------------------------------- */
@@ -751,11 +760,16 @@ int chunk_reloc_begin(struct core *c, uint64_t logical, uint64_t prof, const str
 	/*
 	 * A conversion keeps a stripe that can stay: to single, one copy of
 	 * the old ones (nothing to copy); to raid1, one old copy plus one new
-	 * stripe on another device.  Everything else gets all new stripes.
+	 * stripe on another device.  So does a raid1 chunk that lost a copy
+	 * with a missing device (device remove missing).  Everything else gets
+	 * all new stripes.
 	 */
 	const struct chunk_stripe *keep = NULL;
 	uint64_t cur = ch->type & BG_PROFILE_MASK;
-	if (prof != cur && (prof == 0 || prof == BG_RAID1))
+	bool missing = false;	/* rebuilding a copy a missing device had */
+	for (int i = 0; i < ch->num_stripes; i++)
+		missing |= !ch->stripes[i].dev;
+	if ((prof != cur || missing) && (prof == 0 || prof == BG_RAID1))
 		for (int i = 0; i < ch->num_stripes && !keep; i++)
 			if (ch->stripes[i].dev && ch->stripes[i].dev != exclude &&
 			    !ch->stripes[i].dev->removing && !ch->stripes[i].dev->stale)
@@ -795,15 +809,23 @@ out:
 	return ret;
 }
 
-void chunk_reloc_abort(struct core *c, uint64_t logical)
+/* Forget the chunk's new (abort) or retired (done) stripes. */
+static void reloc_forget(struct core *c, uint64_t logical, bool retired)
 {
 	struct chunk *ch;
 
 	glock_write(&c->chunks.lock);
 	ch = find_chunk_locked(c, logical);
-	if (ch)
+	if (ch && retired)
+		ch->num_retired = 0;
+	else if (ch)
 		ch->num_new = 0;
 	glock_write_unlock(&c->chunks.lock);
+}
+
+void chunk_reloc_abort(struct core *c, uint64_t logical)
+{
+	reloc_forget(c, logical, false);
 }
 
 int chunk_reloc_switch(struct txn *t, uint64_t logical)
@@ -845,11 +867,71 @@ int chunk_reloc_switch(struct txn *t, uint64_t logical)
 
 void chunk_reloc_done(struct core *c, uint64_t logical)
 {
-	struct chunk *ch;
+	reloc_forget(c, logical, true);
+}
 
+/* ---- flushing with redundancy (chunk.h) ------------------------------------ */
+
+struct flush_cover {
+	const struct dev *failed[CORE_MAX_DEVS];
+	int nfailed;
+	uint64_t lost, lost_logical;	/* chunks with no copy that flushed */
+};
+
+static int flush_covered(const struct chunk *ch, void *arg)
+{
+	struct flush_cover *fc = arg;
+	int good = 0;
+
+	for (int i = 0; i < ch->num_stripes; i++) {
+		const struct dev *d = ch->stripes[i].dev;
+		bool bad = !d;
+		for (int k = 0; k < fc->nfailed && !bad; k++)
+			bad = fc->failed[k] == d;
+		good += !bad;
+	}
+	if (!good && !fc->lost++)
+		fc->lost_logical = ch->logical;
+	return 0;
+}
+
+int chunk_flush_devs(struct core *c, const char *what)
+{
+	struct flush_cover fc = { .nfailed = 0 };
+	int err[CORE_MAX_DEVS], first = 0, n = __atomic_load_n(&c->ndevs, __ATOMIC_ACQUIRE);
+
+	for (int i = 0; i < n; i++) {
+		int r = dev_flush(c->devs[i]);
+		if (!r)
+			continue;
+		if (!first)
+			first = r;
+		err[fc.nfailed] = r;
+		fc.failed[fc.nfailed++] = c->devs[i];
+	}
+	if (!fc.nfailed)
+		return 0;
+	if (n == 1)
+		return first;	/* nothing to fall back on: the caller says it */
+	chunk_for_each(c, flush_covered, &fc);
+	if (fc.lost) {
+		core_log(c, "%s: flush failed on %s (%s), and %llu chunk%s (the first at logical %llu) "
+			 "had no copy on a device that flushed", what, fc.failed[0]->path,
+			 strerror(-first), (unsigned long long)fc.lost, fc.lost > 1 ? "s" : "",
+			 (unsigned long long)fc.lost_logical);
+		return first;
+	}
 	glock_write(&c->chunks.lock);
-	ch = find_chunk_locked(c, logical);
-	if (ch)
-		ch->num_retired = 0;
+	for (int k = 0; k < fc.nfailed; k++)
+		((struct dev *)fc.failed[k])->stale = true;	/* read its copies last */
 	glock_write_unlock(&c->chunks.lock);
+	for (int k = 0; k < fc.nfailed; k++) {
+		struct dev *d = (struct dev *)fc.failed[k];
+		__atomic_fetch_add(&c->degraded, 1, __ATOMIC_RELAXED);
+		if (!__atomic_exchange_n(&d->flush_failed, 1, __ATOMIC_RELAXED))
+			core_log(c, "%s: flush failed on %s: %s; degraded: going on with the copies on "
+				 "the other devices (%s is read last and resynced at the next full mount)",
+				 what, d->path, strerror(-err[k]), d->path);
+	}
+	return 0;
 }

@@ -109,6 +109,15 @@ void chunk_reloc_abort(struct core *c, uint64_t logical);
 
 int chunk_load_sys_array(struct core *c, const struct super_block *sb);
 int chunk_load_tree(struct core *c);
+/*
+ * Visit the chunk tree's items of (objectid, type) in key order (chunk
+ * items, device items): fn returns 0 to go on, > 0 to stop, < 0 an error
+ * (returned).  0 or -errno.
+ */
+struct key;
+int chunk_tree_items(struct core *c, uint64_t objectid, uint8_t type,
+		     int (*fn)(struct core *c, const struct key *k, const void *item,
+			       uint32_t size, void *arg), void *arg);
 int chunk_build_sys_array(struct core *c, struct super_block *sb);
 
 /*
@@ -134,6 +143,16 @@ uint64_t chunk_default_size(const struct core *c, uint64_t type);
 int chunk_unallocated_ranges(struct core *c, const struct dev *d, uint64_t (*out)[2], int max);
 /* Device bytes not in any chunk (for statfs). */
 uint64_t chunk_unallocated(struct core *c);
+/*
+ * Flush every device (a commit after writing its nodes, an fsync after
+ * its log segment; what names it in messages).  A device whose flush
+ * fails does not fail the caller while every chunk keeps a copy on a
+ * device that flushed (raid1/dup on others: redundancy lost, not data):
+ * it is marked stale (read last; its superblock misses the commit, so the
+ * next full mount resyncs it), c->degraded counts it, and the first
+ * failure per device is logged.  Otherwise the first error.
+ */
+int chunk_flush_devs(struct core *c, const char *what);
 /* Visit every chunk (under the map's read lock; fn must not take it). */
 int chunk_for_each(struct core *c, int (*fn)(const struct chunk *ch, void *arg), void *arg);
 

@@ -44,7 +44,7 @@ int data_alloc(struct txn *t, uint64_t len, uint64_t *logical)
 		}
 		glock_unlock(&c->chunk_alloc_lock, GLOCK_WRITE);
 	}
-	if (ret == -ENOSPC && discard_wait_idle(c, txn_transid(t)))
+	if (ret == -ENOSPC && discard_wait_inflight(c, txn_transid(t)))
 		ret = alloc_reserve(c, BG_DATA, len, SECT, logical);
 	if (ret)
 		return ret;

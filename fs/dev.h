@@ -11,7 +11,12 @@
  * GLASSFS_DEV_LATENCY="read=US,write=US,flush=US,discard=US" (microseconds,
  * any subset) adds a sleep to each operation of every device, or
  * dev_set_latency() per device (the mount options dev_latency= and
- * dev_latency.N= reach it through core_apply_latency).
+ * dev_latency.N= reach it through core_apply_latency).  The sleep is
+ * the calling thread's own: operations of different threads overlap, as
+ * on a device with a deep queue.  In particular a flush does not wait for
+ * discards in flight (a real cache flush orders writes; discards are
+ * advisory and sit in their own queue), so the async discard thread never
+ * delays a commit's flush.
  *
  * Error model (to play a failing disk): dev_set_fail(d, op, true) makes
  * every later operation op on d return -EIO without touching the file;
@@ -55,6 +60,7 @@ struct dev {
 	uint64_t op_count[4];	/* operations seen by the error model (atomic) */
 	bool no_discard;	/* error model: discards are -EOPNOTSUPP */
 	int discard_warned;	/* "cannot discard" logged once (atomic) */
+	int flush_failed;	/* a commit's flush failed here: logged once (atomic) */
 	uint64_t errors;	/* operations that returned an error (atomic) */
 	struct dev_counters cnt;	/* atomic adds */
 };

@@ -58,6 +58,31 @@ static void rate_limit(struct core *c, uint64_t len, uint64_t t0)
 	}
 }
 
+/*
+ * Discard what is still free of [logical, +len): each free run is taken
+ * out of the allocator while it is discarded (nothing can be written
+ * there meanwhile), then given back.  Parts allocated again since the
+ * range was queued are skipped: the discard was only a hint.
+ */
+static void discard_free_part(struct core *c, uint64_t logical, uint64_t len)
+{
+	uint64_t end = logical + len, from = logical, l, n;
+
+	/* all of it allocated again (common: freed space is reused fast):
+	 * nothing to do, and no scan for free space past the range under
+	 * the allocator's write lock */
+	if (alloc_is_used(c, logical, len))
+		return;
+	/* at most 64 MiB out of the allocator at a time */
+	while (from < end && alloc_trim_take(c, from, end - from < (64ull << 20) ? end - from :
+					     64ull << 20, &l, &n)) {
+		if (l < end)
+			issue(c, l, (l + n < end ? l + n : end) - l);
+		alloc_release(c, l, n);
+		from = l + n;
+	}
+}
+
 static void *discard_thread(void *arg)
 {
 	struct core *c = arg;
@@ -76,14 +101,13 @@ static void *discard_thread(void *arg)
 		glock_write_unlock(&q->lock);
 
 		uint64_t t0 = glock_now_ns();
-		issue(c, r.logical, r.len);
-		alloc_release(c, r.logical, r.len);
+		discard_free_part(c, r.logical, r.len);
 		rate_limit(c, r.len, t0);
 
 		glock_write(&q->lock);
 		q->busy = false;
-		if (!q->n)
-			gcond_broadcast(&q->cond);	/* discard_wait_idle */
+		q->done++;
+		gcond_broadcast(&q->cond);	/* discard_wait_idle, discard_wait_inflight */
 	}
 	glock_write_unlock(&q->lock);
 	return NULL;
@@ -143,18 +167,29 @@ bool discard_freed(struct core *c, uint64_t logical, uint64_t len)
 	if (q->mode == DISCARD_OFF)
 		return false;
 	if (q->mode == DISCARD_SYNC) {
-		uint64_t t0 = glock_now_ns();
+		uint64_t t0 = glock_now_ns(), ns;
 		issue(c, logical, len);
-		q->sync_ns += glock_now_ns() - t0;
+		ns = glock_now_ns() - t0;
+		q->sync_ns += ns;
+		/* the commit waited for this discard: the stall the talk shows */
+		if (PROBE_ON(DISCARD_STALL))
+			GLASSFS_DISCARD_STALL(__atomic_load_n(&c->generation, __ATOMIC_ACQUIRE), ns);
 		return false;
 	}
 	glock_write(&q->lock);
+	if (q->n && q->v[(q->head + q->n - 1) % q->cap].logical +
+		    q->v[(q->head + q->n - 1) % q->cap].len == logical) {
+		q->v[(q->head + q->n - 1) % q->cap].len += len;	/* one discard for both */
+		goto queued;
+	}
 	if (q->n == q->cap) {
 		size_t cap = q->cap ? q->cap * 2 : 256;
-		struct discard_range *v = malloc(cap * sizeof(*v));
+		struct discard_range *v = cap <= DISCARD_QUEUE_MAX ? malloc(cap * sizeof(*v)) : NULL;
 		if (!v) {
+			/* not discarded: only a missed hint (glassctl trim gets it) */
+			q->dropped++;
 			glock_write_unlock(&q->lock);
-			return false;	/* not discarded: only a missed hint */
+			return false;
 		}
 		for (size_t i = 0; i < q->n; i++)
 			v[i] = q->v[(q->head + i) % q->cap];
@@ -165,24 +200,44 @@ bool discard_freed(struct core *c, uint64_t logical, uint64_t len)
 	}
 	q->v[(q->head + q->n) % q->cap] = (struct discard_range){ logical, len };
 	q->n++;
+queued:
 	gcond_broadcast(&q->cond);
 	glock_write_unlock(&q->lock);
 	if (PROBE_ON(DISCARD_QUEUED) && chunk_map_lookup(c, logical, len, cp, NULL) > 0)
 		GLASSFS_DISCARD_QUEUED(cp[0].dev->devid, cp[0].physical, len);
-	return true;
+	/* free at once: the discard thread discards what is still free then */
+	return false;
 }
 
 bool discard_wait_idle(struct core *c, uint64_t transid)
 {
 	struct discard_queue *q = &c->discard;
-	uint64_t t0;
+	bool waited = false;
+
+	(void)transid;
+	if (q->mode != DISCARD_ASYNC)
+		return false;
+	glock_write(&q->lock);
+	while (q->n || q->busy) {
+		waited = true;
+		gcond_wait(&q->cond, &q->lock);
+	}
+	glock_write_unlock(&q->lock);
+	return waited;
+}
+
+bool discard_wait_inflight(struct core *c, uint64_t transid)
+{
+	struct discard_queue *q = &c->discard;
+	uint64_t t0, seq;
 	bool waited = false;
 
 	if (q->mode != DISCARD_ASYNC)
 		return false;
 	glock_write(&q->lock);
 	t0 = glock_now_ns();
-	while (q->n || q->busy) {
+	seq = q->done;
+	while (q->busy && q->done == seq) {	/* that one range, not the queue */
 		waited = true;
 		gcond_wait(&q->cond, &q->lock);
 	}

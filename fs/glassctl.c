@@ -25,6 +25,8 @@
 
 int glassctl_subvolume(int argc, char **argv);	/* glassctl_subvol.c */
 
+void glassctl_device_usage(FILE *f, const char *first);	/* fs/glassctl_device.c */
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: glassctl stats MNT\n"
@@ -34,11 +36,8 @@ static void usage(FILE *f)
 		   "       glassctl scrub cancel MNT\n"
 		   "       glassctl trim MNT\n"
 		   "       glassctl subvolume create|delete|list PATH\n"
-		   "       glassctl subvolume snapshot [-r] SRC DST\n"
-		   "       glassctl device add|remove DEV MNT\n"
-		   "       glassctl device set-rotational DEV 0|1 MNT\n"
-		   "       glassctl balance start [-dconvert=P] [-mconvert=P] [-B] MNT   (P: single|dup|raid1)\n"
-		   "       glassctl balance status|cancel MNT\n");
+		   "       glassctl subvolume snapshot [-r] SRC DST\n");
+	glassctl_device_usage(f, "       ");	/* fs/glassctl_device.c */
 }
 
 static int open_mnt(const char *mnt)

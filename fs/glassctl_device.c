@@ -4,6 +4,8 @@
  *
  *   glassctl device add DEV MNT
  *   glassctl device remove DEV MNT     (moves every stripe off DEV first)
+ *   glassctl device remove missing MNT (degraded mount: rebuilds the copies
+ *                                      the missing devices had, drops them)
  *   glassctl device set-rotational DEV 0|1 MNT
  *   glassctl balance start [-dconvert=P] [-mconvert=P] [-B] MNT
  *                                      (P: single, dup, raid1; -B: wait)
@@ -28,13 +30,22 @@
 
 int glassctl_device(int argc, char **argv);
 int glassctl_balance(int argc, char **argv);
+void glassctl_device_usage(FILE *f, const char *first);
+
+/* The device and balance lines of the usage; first prefixes the first
+ * line ("usage: " alone, "       " after glassctl's other lines). */
+void glassctl_device_usage(FILE *f, const char *first)
+{
+	fprintf(f, "%sglassctl device add|remove DEV MNT\n"
+		   "       glassctl device remove missing MNT   (drop the devices a degraded mount lacks)\n"
+		   "       glassctl device set-rotational DEV 0|1 MNT\n"
+		   "       glassctl balance start [-dconvert=P] [-mconvert=P] [-B] MNT   (P: single|dup|raid1)\n"
+		   "       glassctl balance status|cancel MNT\n", first);
+}
 
 static void usage_dev(void)
 {
-	fprintf(stderr, "usage: glassctl device add|remove DEV MNT\n"
-			"       glassctl device set-rotational DEV 0|1 MNT\n"
-			"       glassctl balance start [-dconvert=P] [-mconvert=P] [-B] MNT   (P: single|dup|raid1)\n"
-			"       glassctl balance status|cancel MNT\n");
+	glassctl_device_usage(stderr, "usage: ");
 }
 
 static int open_mnt(const char *mnt)
@@ -95,8 +106,11 @@ int glassctl_device(int argc, char **argv)
 		usage_dev();
 		return 2;
 	}
-	/* the daemon runs in / : give it an absolute path */
-	if (!realpath(argv[1], rp)) {
+	/* "missing" is a keyword (as in btrfs), not a path; otherwise the
+	 * daemon runs in / : give it an absolute path */
+	if (cmd == GLASSFS_IOC_DEV_REMOVE && !strcmp(argv[1], "missing")) {
+		strcpy(rp, "missing");
+	} else if (!realpath(argv[1], rp)) {
 		fprintf(stderr, "glassctl: %s: %s\n", argv[1], strerror(errno));
 		return 1;
 	}
@@ -109,6 +123,8 @@ int glassctl_device(int argc, char **argv)
 		return 1;
 	if (cmd == GLASSFS_IOC_DEV_ADD)
 		printf("%s: added %s\n", argv[argc - 1], rp);
+	else if (cmd == GLASSFS_IOC_DEV_REMOVE && !strcmp(rp, "missing"))
+		printf("%s: %s\n", argv[argc - 1], io.msg);
 	else if (cmd == GLASSFS_IOC_DEV_REMOVE)
 		printf("%s: removed %s\n", argv[argc - 1], rp);
 	else

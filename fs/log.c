@@ -561,8 +561,8 @@ static int write_batch(struct core *c, struct log_state *ls, const char *recs, s
 	h->csum = crc32c(0, (uint8_t *)h + 4, seglen - 4);
 	ret = core_write_copies(c, logical, h, seglen, "fsync log segment");
 	free(h);
-	for (int i = 0; i < c->ndevs && !ret; i++)
-		ret = dev_flush(c->devs[i]);
+	if (!ret)
+		ret = chunk_flush_devs(c, "fsync log");
 	if (ret)
 		return ret;
 	if (need_super) {

@@ -104,8 +104,8 @@ static int reserve_meta(struct txn *t, unsigned nr_items)
 	glock_unlock(&c->chunk_alloc_lock, GLOCK_WRITE);
 	if (free_b >= need + ((t->flags & TXN_USE_RESERVE) ? 0 : reserve))
 		return 0;
-	/* space waiting for its discard is free a moment from now */
-	if (discard_wait_idle(c, t->transid)) {
+	/* the range being discarded right now is free a moment from now */
+	if (discard_wait_inflight(c, t->transid)) {
 		alloc_space(c, BG_METADATA, &total, &free_b);
 		if (free_b >= need + ((t->flags & TXN_USE_RESERVE) ? 0 : reserve))
 			return 0;
@@ -563,8 +563,7 @@ static int commit_write(struct core *c, uint64_t transid, const struct super_blo
 		goto fail;
 	}
 	phase_end(transid, 4, t0);
-	for (int i = 0; i < c->ndevs && !ret; i++)
-		ret = dev_flush(c->devs[i]);
+	ret = chunk_flush_devs(c, "commit");
 	if (ret) {
 		where = "commit: flushing nodes";
 		goto fail;

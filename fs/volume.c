@@ -103,6 +103,38 @@ static void vol_release(struct volume *v)
 	glock_write_unlock(&v->lock);
 }
 
+/* A handle for a volume operation; says why when there is none. */
+static int vol_join(struct core *c, unsigned items, struct txn **t, char *msg, size_t mlen)
+{
+	int ret = txn_join(c, items, TXN_USE_RESERVE, t);
+
+	if (ret)
+		say(c, ret, msg, mlen, "cannot start a transaction: %s", strerror(-ret));
+	return ret;
+}
+
+/*
+ * The end of every volume operation's transaction: end handle t (ret is
+ * the operation's own result so far), commit if all went well, then say
+ * why it failed ("WHAT failed: reason", to msg and the log; what NULL:
+ * nothing said) or log ok (NULL: nothing).  Returns 0 or -errno.
+ */
+static int vol_commit(struct core *c, struct txn *t, int ret, char *msg, size_t mlen,
+		      const char *what, const char *ok)
+{
+	int r = txn_end(t);
+
+	if (!ret)
+		ret = r;
+	if (!ret)
+		ret = txn_commit(c, COMMIT_OTHER);
+	if (ret && what)
+		say(c, ret, msg, mlen, "%s failed: %s", what, strerror(-ret));
+	else if (!ret && ok)
+		core_log(c, "%s", ok);
+	return ret;
+}
+
 /* The device of the volume at path (same file), or NULL. */
 static struct dev *dev_by_path(struct core *c, const char *path)
 {
@@ -317,11 +349,7 @@ static int relocate(struct core *c, uint64_t logical, uint64_t old_type, uint64_
 		ret = chunk_reloc_switch(t, logical);
 		if (ret)
 			txn_abort(t, ret, "balance: switching a chunk to its new stripes");
-		int r = txn_end(t);
-		if (!ret)
-			ret = r;
-		if (!ret)
-			ret = txn_commit(c, COMMIT_OTHER);
+		ret = vol_commit(c, t, ret, NULL, 0, NULL, NULL);
 		if (!ret)
 			chunk_reloc_done(c, logical);
 	} else {
@@ -338,26 +366,59 @@ static int relocate(struct core *c, uint64_t logical, uint64_t old_type, uint64_
 	return 0;
 }
 
+/* Room for element n of the array *v (capacity *cap, elements of sz
+ * bytes), doubling it when full.  0 or -ENOMEM. */
+static int grow(void **v, int *cap, int n, size_t sz)
+{
+	if (n < *cap)
+		return 0;
+	int ncap = *cap ? *cap * 2 : 32;
+	void *nv = realloc(*v, (size_t)ncap * sz);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = ncap;
+	return 0;
+}
+
 struct chunk_ref { uint64_t logical, length, type; bool on_dev; };
-struct chunk_list { struct chunk_ref *v; int n, cap; const struct dev *dev; };
+struct chunk_list {
+	struct chunk_ref *v;
+	int n, cap;
+	const struct dev *dev;	/* only chunks with a stripe on dev */
+	bool missing;		/* only chunks with a stripe on a missing device */
+	int lost;		/* (missing) chunks with no present stripe at all */
+	uint64_t lost_logical, lost_type;	/* the first of them */
+	uint64_t missing_ids[CORE_MAX_DEVS];	/* (missing) device ids seen */
+	int nmissing;
+};
 
 static int collect(const struct chunk *ch, void *arg)
 {
 	struct chunk_list *l = arg;
-	bool on = false;
+	bool on = false, present = false;
 
-	for (int i = 0; i < ch->num_stripes; i++)
-		on |= l->dev && ch->stripes[i].dev == l->dev;
-	if (l->dev && !on)
-		return 0;
-	if (l->n == l->cap) {
-		int cap = l->cap ? l->cap * 2 : 32;
-		struct chunk_ref *v = realloc(l->v, (size_t)cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
+	for (int i = 0; i < ch->num_stripes; i++) {
+		const struct chunk_stripe *st = &ch->stripes[i];
+		on |= l->dev && st->dev == l->dev;
+		present |= st->dev != NULL;
+		if (l->missing && !st->dev) {
+			on = true;
+			int k = 0;
+			while (k < l->nmissing && l->missing_ids[k] != st->devid)
+				k++;
+			if (k == l->nmissing && k < CORE_MAX_DEVS)
+				l->missing_ids[l->nmissing++] = st->devid;
+		}
 	}
+	if ((l->dev || l->missing) && !on)
+		return 0;
+	if (!present && !l->lost++) {
+		l->lost_logical = ch->logical;
+		l->lost_type = ch->type;
+	}
+	if (grow((void **)&l->v, &l->cap, l->n, sizeof(*l->v)))
+		return -ENOMEM;
 	l->v[l->n++] = (struct chunk_ref){ ch->logical, ch->length, ch->type, on };
 	return 0;
 }
@@ -374,32 +435,26 @@ static int usable_devs(struct core *c, const struct dev *exclude)
 
 /* ---- add, remove, rotational --------------------------------------------- */
 
+static int note_max(struct core *c, const struct key *k, const void *item, uint32_t size,
+		    void *arg)
+{
+	uint64_t *max = arg;
+
+	(void)c, (void)item, (void)size;
+	if (k->offset > *max)
+		*max = k->offset;
+	return 0;
+}
+
 static uint64_t next_devid(struct core *c)
 {
 	uint64_t max = 0;
-	struct key k = { DEV_ITEMS_OBJECTID, KEY_DEV_ITEM, 0 };
-	struct path p;
 
 	for (int i = 0; i < c->ndevs; i++)
 		if (c->devs[i]->devid > max)
 			max = c->devs[i]->devid;
-	/* a missing device's id is in the chunk tree */
-	path_init(&p);
-	if (btree_search(NULL, core_tree(c, CT_CHUNK), &k, &p, 0, 0) >= 0) {
-		int r = 0;
-		if (p.slots[0] >= (int)btree_nritems(&p))
-			r = btree_next(&p);
-		while (r == 0) {
-			struct key ik;
-			btree_item_key(&p, p.slots[0], &ik);
-			if (ik.objectid != DEV_ITEMS_OBJECTID || ik.type != KEY_DEV_ITEM)
-				break;
-			if (ik.offset > max)
-				max = ik.offset;
-			r = btree_next(&p);
-		}
-	}
-	path_release(&p);
+	/* a missing device's id too */
+	chunk_tree_items(c, DEV_ITEMS_OBJECTID, KEY_DEV_ITEM, note_max, &max);
 	return max + 1;
 }
 
@@ -463,11 +518,9 @@ int volume_dev_add(struct core *c, const char *path, char *msg, size_t mlen)
 		ret = say(c, ret, msg, mlen, "%s: cannot write: %s", path, strerror(-ret));
 		goto out;
 	}
-	ret = txn_join(c, 4, TXN_USE_RESERVE, &t);
-	if (ret) {
-		ret = say(c, ret, msg, mlen, "cannot start a transaction: %s", strerror(-ret));
+	ret = vol_join(c, 4, &t, msg, mlen);
+	if (ret)
 		goto out;
-	}
 	struct dev_item di;
 	struct key k = { DEV_ITEMS_OBJECTID, KEY_DEV_ITEM, d->devid };
 	memset(&di, 0, sizeof(di));
@@ -478,6 +531,10 @@ int volume_dev_add(struct core *c, const char *path, char *msg, size_t mlen)
 	di.rotational = d->rotational;
 	memcpy(di.uuid, d->uuid, 16);
 	memcpy(di.fsid, c->sb.fsid, 16);
+	char what[PATH_MAX + 32], ok[PATH_MAX + 64];
+	snprintf(what, sizeof(what), "adding %s", path);
+	snprintf(ok, sizeof(ok), "device %s added (id %llu, %s)", path,
+		 (unsigned long long)d->devid, d->rotational ? "rotational" : "non-rotational");
 	ret = btree_insert(t, core_tree(c, CT_CHUNK), &k, &di, sizeof(di));
 	if (!ret) {
 		int idx = c->ndevs;
@@ -491,17 +548,7 @@ int volume_dev_add(struct core *c, const char *path, char *msg, size_t mlen)
 	} else {
 		txn_abort(t, ret, "device add: inserting the device item");
 	}
-	int r = txn_end(t);
-	if (!ret)
-		ret = r;
-	if (!ret)
-		ret = txn_commit(c, COMMIT_OTHER);
-	if (ret)
-		say(c, ret, msg, mlen, "adding %s failed: %s", path, strerror(-ret));
-	else
-		core_log(c, "device %s added (id %llu, %s)", path,
-			 (unsigned long long)c->devs[c->ndevs - 1]->devid,
-			 c->devs[c->ndevs - 1]->rotational ? "rotational" : "non-rotational");
+	ret = vol_commit(c, t, ret, msg, mlen, what, ok);
 out:
 	free(sb);
 	dev_close(d);
@@ -518,15 +565,142 @@ static int note_prof(const struct chunk *ch, void *arg)
 	return 0;
 }
 
+/* raid1 chunks (or a raid1 profile for new ones) need 2 usable devices
+ * besides exclude: -EINVAL with the way out when they would not have. */
+static int raid1_keeps_two(struct core *c, const struct dev *exclude, char *msg, size_t mlen)
+{
+	uint64_t profs[3] = { 0 };
+
+	chunk_for_each(c, note_prof, profs);
+	for (int i = 0; i < 3; i++)
+		profs[i] |= c->profile[i];
+	for (int i = 0; i < 3; i++)
+		if ((profs[i] & BG_RAID1) && usable_devs(c, exclude) < 2)
+			return say(c, -EINVAL, msg, mlen,
+				   "%s chunks are raid1, which needs 2 devices; %d would be left: "
+				   "convert first (glassctl balance start -%cconvert=single|dup)",
+				   i == 0 ? "data" : i == 1 ? "system" : "metadata",
+				   usable_devs(c, exclude), i == 0 ? 'd' : 'm');
+	return 0;
+}
+
+/* Device items whose device is not open (missing from a degraded mount). */
+struct absent { struct core *c; uint64_t ids[CORE_MAX_DEVS]; int n; };
+
+static int note_absent(struct core *c, const struct key *k, const void *item, uint32_t size,
+		       void *arg)
+{
+	struct absent *a = arg;
+	uint64_t devid = k->offset;
+
+	(void)c, (void)item, (void)size;
+	for (int i = 0; i < a->c->ndevs; i++)
+		if (a->c->devs[i]->devid == devid)
+			return 0;
+	if (a->n < CORE_MAX_DEVS)
+		a->ids[a->n++] = devid;
+	return 0;
+}
+
+/*
+ * `device remove missing` (btrfs's way out of a degraded mount): every
+ * chunk with a stripe on a missing device gets its copies back on the
+ * present ones, rebuilt from the surviving copies (same profile; a raid1
+ * chunk keeps its present copy and gains one), then the missing devices'
+ * items go and the volume stops counting them.  Refused, with nothing
+ * changed, when a chunk had every copy on missing devices (that data is
+ * gone) or raid1 would have too few devices.  A failure midway leaves the
+ * chunks moved so far moved (each switch is committed) and the rest as
+ * they were: running it again continues.
+ */
+static int remove_missing(struct core *c, char *msg, size_t mlen)
+{
+	struct chunk_list l = { .missing = true };
+	struct absent a = { .c = c };
+	struct volume *v;
+	struct txn *t;
+	char ok[256];
+	int ret = vol_claim(c, &v, msg, mlen), len;
+
+	if (ret)
+		return ret;
+	if (c->sb.num_devices <= (uint64_t)c->ndevs) {
+		ret = say(c, -ENODEV, msg, mlen,
+			  "no device is missing from this mount (all %d are present)", c->ndevs);
+		goto out;
+	}
+	ret = raid1_keeps_two(c, NULL, msg, mlen);
+	if (ret)
+		goto out;
+	ret = chunk_for_each(c, collect, &l);
+	if (ret)
+		goto out;
+	if (l.lost) {
+		ret = say(c, -EIO, msg, mlen,
+			  "%d chunk%s (the first at logical %llu, %s) had every copy on the missing "
+			  "device%s: that data is gone; nothing removed (mount with the device, or "
+			  "copy what is readable elsewhere)", l.lost, l.lost > 1 ? "s" : "",
+			  (unsigned long long)l.lost_logical, core_profile_name(l.lost_type & BG_PROFILE_MASK),
+			  c->sb.num_devices - (uint64_t)c->ndevs > 1 ? "s" : "");
+		goto out;
+	}
+	for (int i = 0; !ret && i < l.n; i++)
+		ret = relocate(c, l.v[i].logical, l.v[i].type, l.v[i].type & BG_PROFILE_MASK, NULL,
+			       NULL, msg, mlen);
+	if (ret) {
+		say(c, ret, msg, mlen, "removing the missing devices stopped, they stay: %s",
+		    msg && *msg ? msg : strerror(-ret));
+		goto out;
+	}
+	ret = chunk_tree_items(c, DEV_ITEMS_OBJECTID, KEY_DEV_ITEM, note_absent, &a);
+	if (ret) {
+		say(c, ret, msg, mlen, "reading the device items: %s", strerror(-ret));
+		goto out;
+	}
+	ret = vol_join(c, 2 * (unsigned)a.n + 2, &t, msg, mlen);
+	if (ret)
+		goto out;
+	len = snprintf(ok, sizeof(ok), "missing device%s", a.n > 1 ? "s" : "");
+	for (int i = 0; !ret && i < a.n; i++) {
+		struct key k = { DEV_ITEMS_OBJECTID, KEY_DEV_ITEM, a.ids[i] };
+		ret = btree_delete(t, core_tree(c, CT_CHUNK), &k);
+		if (ret == -ENOENT)
+			ret = 0;
+		if (len > 0 && (size_t)len < sizeof(ok))
+			len += snprintf(ok + len, sizeof(ok) - (size_t)len, "%s id %llu", i ? "," : "",
+					(unsigned long long)a.ids[i]);
+	}
+	if (!ret) {
+		glock_write(&c->chunks.lock);
+		c->sb.num_devices = (uint64_t)c->ndevs;	/* no longer degraded */
+		glock_write_unlock(&c->chunks.lock);
+	} else {
+		txn_abort(t, ret, "device remove missing: deleting the device items");
+	}
+	if (len > 0 && (size_t)len < sizeof(ok))
+		snprintf(ok + len, sizeof(ok) - (size_t)len,
+			 " removed: %d chunk%s rebuilt on the %d present device%s", l.n,
+			 l.n == 1 ? "" : "s", c->ndevs, c->ndevs == 1 ? "" : "s");
+	ret = vol_commit(c, t, ret, msg, mlen, "removing the missing devices", ok);
+	if (!ret && msg && mlen)
+		snprintf(msg, mlen, "%s", ok);
+out:
+	free(l.v);
+	vol_release(v);
+	return ret;
+}
+
 int volume_dev_remove(struct core *c, const char *path, char *msg, size_t mlen)
 {
 	struct chunk_list l = { 0 };
-	uint64_t profs[3] = { 0 };
 	struct volume *v;
 	struct dev *d;
 	struct txn *t;
-	int ret = vol_claim(c, &v, msg, mlen), idx = -1;
+	int ret, idx = -1;
 
+	if (!strcmp(path, "missing"))
+		return remove_missing(c, msg, mlen);
+	ret = vol_claim(c, &v, msg, mlen);
 	if (ret)
 		return ret;
 	d = dev_by_path(c, path);
@@ -540,21 +714,13 @@ int volume_dev_remove(struct core *c, const char *path, char *msg, size_t mlen)
 	}
 	if (c->sb.num_devices > (uint64_t)c->ndevs) {
 		ret = say(c, -EINVAL, msg, mlen,
-			  "devices are missing from this mount: remove only with every device present");
+			  "devices are missing from this mount: drop them first "
+			  "(glassctl device remove missing MNT), then remove %s", path);
 		goto out;
 	}
-	chunk_for_each(c, note_prof, profs);
-	for (int i = 0; i < 3; i++)
-		profs[i] |= c->profile[i];
-	for (int i = 0; i < 3; i++)
-		if ((profs[i] & BG_RAID1) && usable_devs(c, d) < 2) {
-			ret = say(c, -EINVAL, msg, mlen,
-				  "%s chunks are raid1, which needs 2 devices; %d would be left: "
-				  "convert first (glassctl balance start -%cconvert=single|dup)",
-				  i == 0 ? "data" : i == 1 ? "system" : "metadata", usable_devs(c, d),
-				  i == 0 ? 'd' : 'm');
-			goto out;
-		}
+	ret = raid1_keeps_two(c, d, msg, mlen);
+	if (ret)
+		goto out;
 	glock_write(&c->chunks.lock);
 	d->removing = true;		/* no new stripes here from now on */
 	glock_write_unlock(&c->chunks.lock);
@@ -581,11 +747,9 @@ int volume_dev_remove(struct core *c, const char *path, char *msg, size_t mlen)
 		ret = say(c, -EAGAIN, msg, mlen, "%s still holds %d chunks; try again", path, l.n);
 		goto out;
 	}
-	ret = txn_join(c, 4, TXN_USE_RESERVE, &t);
-	if (ret) {
-		say(c, ret, msg, mlen, "cannot start a transaction: %s", strerror(-ret));
+	ret = vol_join(c, 4, &t, msg, mlen);
+	if (ret)
 		goto out;
-	}
 	struct key k = { DEV_ITEMS_OBJECTID, KEY_DEV_ITEM, d->devid };
 	ret = btree_delete(t, core_tree(c, CT_CHUNK), &k);
 	if (ret == -ENOENT)
@@ -603,15 +767,11 @@ int volume_dev_remove(struct core *c, const char *path, char *msg, size_t mlen)
 	} else {
 		txn_abort(t, ret, "device remove: deleting the device item");
 	}
-	int r = txn_end(t);
-	if (!ret)
-		ret = r;
-	if (!ret)
-		ret = txn_commit(c, COMMIT_OTHER);
-	if (ret) {
-		say(c, ret, msg, mlen, "removing %s failed at the last commit: %s", path, strerror(-ret));
+	char what[PATH_MAX + 48];
+	snprintf(what, sizeof(what), "removing %s at the last commit", path);
+	ret = vol_commit(c, t, ret, msg, mlen, what, NULL);
+	if (ret)
 		goto out;	/* aborted volume: keep d open, it may still be named */
-	}
 	/* no superblock of ours is left to claim the device */
 	if (wipe_supers(d))
 		core_log(c, "%s removed, but its superblocks could not be wiped", path);
@@ -648,11 +808,9 @@ int volume_set_rotational(struct core *c, const char *path, int rot, char *msg, 
 		goto out;
 	}
 	struct key k = { DEV_ITEMS_OBJECTID, KEY_DEV_ITEM, d->devid };
-	ret = txn_join(c, 2, TXN_USE_RESERVE, &t);
-	if (ret) {
-		say(c, ret, msg, mlen, "cannot start a transaction: %s", strerror(-ret));
+	ret = vol_join(c, 2, &t, msg, mlen);
+	if (ret)
 		goto out;
-	}
 	ret = btree_lookup(core_tree(c, CT_CHUNK), &k, &di, sizeof(di));
 	if (ret == (int)sizeof(di)) {
 		di.rotational = (uint8_t)rot;
@@ -668,15 +826,10 @@ int volume_set_rotational(struct core *c, const char *path, int rot, char *msg, 
 	} else {
 		txn_abort(t, ret, "set-rotational: updating the device item");
 	}
-	int r = txn_end(t);
-	if (!ret)
-		ret = r;
-	if (!ret)
-		ret = txn_commit(c, COMMIT_OTHER);
-	if (ret)
-		say(c, ret, msg, mlen, "set-rotational %s failed: %s", path, strerror(-ret));
-	else
-		core_log(c, "device %s is now %s", path, rot ? "rotational" : "non-rotational");
+	char what[PATH_MAX + 32], ok[PATH_MAX + 32];
+	snprintf(what, sizeof(what), "set-rotational %s", path);
+	snprintf(ok, sizeof(ok), "device %s is now %s", path, rot ? "rotational" : "non-rotational");
+	ret = vol_commit(c, t, ret, msg, mlen, what, ok);
 out:
 	vol_release(v);
 	return ret;
@@ -843,9 +996,26 @@ void volume_close(struct core *c)
 
 /* ---- stale devices at open ------------------------------------------------- */
 
-struct resync { struct core *c; struct dev *d; uint64_t copied, single; int ret; };
+/*
+ * A device whose superblock missed commits gets, chunk by chunk, the
+ * allocated parts of its stripes rewritten from a fresh copy; free space
+ * (no block of the last commit lives there) is skipped, so the resync
+ * costs what is in use, not the size of the chunks — unless an fsync log
+ * waits for replay (its blocks are claimed only then): all is copied.  Chunks are listed
+ * under the map's lock and copied outside it (the copy reads the
+ * allocator).
+ */
+struct resync_item { uint64_t logical, length; struct chunk_stripe from, to; };
+struct resync {
+	struct core *c;
+	struct dev *d;
+	struct resync_item *v;
+	int n, cap;
+	bool all;	/* copy free space too: a log to replay claims some */
+	uint64_t copied, skipped, single;
+};
 
-static int resync_chunk(const struct chunk *ch, void *arg)
+static int resync_note(const struct chunk *ch, void *arg)
 {
 	struct resync *r = arg;
 	int mine = -1, good = -1;
@@ -862,19 +1032,39 @@ static int resync_chunk(const struct chunk *ch, void *arg)
 		r->single++;
 		return 0;
 	}
-	/* under the map's read lock: nothing else runs yet (open) */
-	uint8_t *buf = aligned_alloc(4096, SEG);
+	if (grow((void **)&r->v, &r->cap, r->n, sizeof(*r->v)))
+		return -ENOMEM;
+	r->v[r->n++] = (struct resync_item){ ch->logical, ch->length, ch->stripes[good],
+					     ch->stripes[mine] };
+	return 0;
+}
+
+static int resync_dev(struct resync *r)
+{
+	uint8_t *buf;
+	int ret = chunk_for_each(r->c, resync_note, r);
+
+	if (ret)
+		return ret;
+	buf = aligned_alloc(4096, SEG);
 	if (!buf)
 		return -ENOMEM;
-	for (uint64_t off = 0; off < ch->length && !r->ret; off += SEG) {
-		uint64_t n = ch->length - off < SEG ? ch->length - off : SEG;
-		r->ret = dev_read(ch->stripes[good].dev, ch->stripes[good].physical + off, buf, n);
-		if (!r->ret)
-			r->ret = dev_write(r->d, ch->stripes[mine].physical + off, buf, n);
+	for (int i = 0; i < r->n && !ret; i++) {
+		const struct resync_item *it = &r->v[i];
+		for (uint64_t off = 0; off < it->length && !ret; off += SEG) {
+			uint64_t n = it->length - off < SEG ? it->length - off : SEG;
+			if (!r->all && !alloc_any_used(r->c, it->logical + off, n)) {
+				r->skipped += n;
+				continue;
+			}
+			ret = dev_read(it->from.dev, it->from.physical + off, buf, n);
+			if (!ret)
+				ret = dev_write(r->d, it->to.physical + off, buf, n);
+			r->copied += n;
+		}
 	}
 	free(buf);
-	r->copied += ch->length;
-	return r->ret;
+	return ret ? ret : dev_flush(r->d);
 }
 
 int volume_open_check(struct core *c)
@@ -883,7 +1073,9 @@ int volume_open_check(struct core *c)
 
 	for (int i = 0; i < c->ndevs; i++) {
 		struct dev *d = c->devs[i];
-		struct resync r = { c, d, 0, 0, 0 };
+		/* an fsync log not yet replayed references blocks the allocator
+		 * does not count yet (replay claims them later) */
+		struct resync r = { .c = c, .d = d, .all = c->sb.log_root != 0 };
 
 		if (!d->stale)
 			continue;
@@ -894,15 +1086,15 @@ int volume_open_check(struct core *c)
 			 "; rewriting its copies from the other devices");
 		if (c->readonly)
 			continue;
-		int ret = chunk_for_each(c, resync_chunk, &r);
-		if (!ret)
-			ret = dev_flush(d);
+		int ret = resync_dev(&r);
+		free(r.v);
 		if (ret) {
 			core_log(c, "%s: resync failed (%s); its copies stay last to be read",
 				 d->path, strerror(-ret));
 			continue;
 		}
-		core_log(c, "%s: resynced %llu MiB%s", d->path, (unsigned long long)(r.copied >> 20),
+		core_log(c, "%s: resynced %llu MiB (%llu MiB of free space skipped)%s", d->path,
+			 (unsigned long long)(r.copied >> 20), (unsigned long long)(r.skipped >> 20),
 			 r.single ? "; chunks with no other copy kept as they are (checksums judge them)" : "");
 		d->stale = false;	/* the next commit writes its superblock */
 		__atomic_fetch_add(&c->repaired, 1, __ATOMIC_RELAXED);

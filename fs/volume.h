@@ -29,7 +29,10 @@ struct core;
 
 int volume_dev_add(struct core *c, const char *path, char *msg, size_t msglen);
 /* Moves every stripe on the device elsewhere first; fails cleanly (the
- * device stays) when the others lack room or a profile needs it. */
+ * device stays) when the others lack room or a profile needs it.
+ * path "missing" (a degraded mount): the copies the missing devices had
+ * are rebuilt on the present ones from the surviving copies, then the
+ * missing devices are dropped; msg gets the summary on success too. */
 int volume_dev_remove(struct core *c, const char *path, char *msg, size_t msglen);
 int volume_set_rotational(struct core *c, const char *path, int rotational,
 			  char *msg, size_t msglen);
@@ -61,8 +64,9 @@ int volume_balance_cancel(struct core *c);
 int volume_ioctl(struct core *c, unsigned cmd, const void *in, size_t insz,
 		 void *out, size_t *outsz);
 
-/* core_open: devices whose superblock missed commits get their copies
- * rewritten from fresh ones (writable opens), and are read last.
+/* core_open: devices whose superblock missed commits get the allocated
+ * parts of their copies rewritten from fresh ones (writable opens;
+ * everything when an fsync log awaits replay), and are read last.
  * Returns how many were resynced (the caller commits so they get
  * current superblocks). */
 int volume_open_check(struct core *c);

@@ -8,6 +8,7 @@
 #include "fs/lock.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,17 @@
 #include <unistd.h>
 
 #include "check.h"
+
+struct slow_discard { struct dev *d; int done; };
+
+static void *discard_bg(void *arg)
+{
+	struct slow_discard *sd = arg;
+
+	dev_discard(sd->d, 2 << 20, 1 << 20);
+	__atomic_store_n(&sd->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
 
 int main(void)
 {
@@ -76,6 +88,25 @@ int main(void)
 	uint64_t t0 = glock_now_ns();
 	dev_read(d, 0, b, 4096);
 	CHECK("latency model delays reads", glock_now_ns() - t0 >= 3 * 1000000ull);
+	dev_set_latency(d, DEV_READ, 0);
+
+	/* a flush orders writes, it does not wait for a discard in flight
+	 * (the async discard thread must never delay a commit's flush) */
+	{
+		struct slow_discard sd = { d, 0 };
+		pthread_t th;
+		dev_set_latency(d, DEV_DISCARD, 1000 * 1000000ull);
+		if (pthread_create(&th, NULL, discard_bg, &sd) == 0) {
+			/* counted when issued: then it sleeps its 1 s */
+			while (__atomic_load_n(&d->cnt.discards, __ATOMIC_ACQUIRE) < 2)
+				usleep(1000);
+			CHECK("flush and write while a discard is in flight",
+			      dev_write(d, 1 << 20, a, 4096) == 0 && dev_flush(d) == 0);
+			CHECK("... do not wait for it", !__atomic_load_n(&sd.done, __ATOMIC_ACQUIRE));
+			pthread_join(th, NULL);
+		}
+		dev_set_latency(d, DEV_DISCARD, 0);
+	}
 
 	CHECK("open read-only", dev_open(img, true, &ro) == 0);
 	if (ro) {
