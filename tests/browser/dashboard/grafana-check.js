@@ -196,6 +196,10 @@ function clickhouseSchema() {
 	const files = fs.readdirSync(dir).filter((f) => /\.(c|h|sql)$/.test(f));
 	for (const f of files) {
 		let t = fs.readFileSync(path.join(dir, f), 'utf8');
+		// String macros (#define NAME "text") spelled out where they are
+		// used, so a column list built as "a, " NAME reads as one literal.
+		for (const m of [...t.matchAll(/^#define\s+(\w+)\s+("(?:[^"\\\n]|\\.)*")\s*$/gm)])
+			t = t.replace(new RegExp('(?<!#define\\s+)\\b' + m[1] + '\\b', 'g'), m[2]);
 		// C string literals joined: "a" "b" -> ab, escapes dropped.
 		t = t.replace(/"\s*\n\s*"/g, '').replace(/\\n|\\t/g, ' ').replace(/\\"/g, '"');
 		// The body may not run into another CREATE TABLE: SQLite's DDL (no
