@@ -7,8 +7,15 @@
 #ifndef ITEMS_TEST_H
 #define ITEMS_TEST_H
 
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "fs/core.h"
 #include "fs/fsops.h"
+#include "check.h"
 
 static struct core *core;
 static struct fsctx *fs;
@@ -33,6 +40,34 @@ static int items_unmount(void)
 	int ret = core_close(core);
 	core = NULL;
 	return ret;
+}
+
+/*
+ * The start of every items-layer test: the seed (SEED=n replays one; it is
+ * printed either way), a SIZE-byte image made from the mkstemp template
+ * IMG, formatted (NODESIZE=n from the environment picks the node size)
+ * and mounted.  Returns the seed; -1 when the image cannot even be made.
+ * A failed format or mount is a FAIL, and leaves `fs` NULL.
+ */
+static long items_setup(char *img, const char *label, off_t size)
+{
+	const char *e = getenv("SEED");
+	unsigned seed = e ? (unsigned)strtoul(e, NULL, 0) : (unsigned)(time(NULL) ^ getpid());
+	const char *devs[] = { img };
+	struct format_opts fo = { .label = label, .nodesize = 0, .force = true };
+
+	printf("seed: %u\n", seed);
+	int fd = mkstemp(img);
+	if (fd < 0 || ftruncate(fd, size) < 0) {
+		printf("FAIL: setup: %s\n", strerror(errno));
+		return -1;
+	}
+	close(fd);
+	if (getenv("NODESIZE"))
+		fo.nodesize = (uint32_t)atoi(getenv("NODESIZE"));
+	CHECK("format", core_format(devs, 1, &fo) == 0);
+	CHECK("mount", items_mount(img) == 0);
+	return seed;
 }
 
 #endif

@@ -214,22 +214,11 @@ static void collisions(unsigned seed)
 
 int main(void)
 {
-	const char *e = getenv("SEED");
-	unsigned seed = e ? (unsigned)strtoul(e, NULL, 0) : (unsigned)(time(NULL) ^ getpid());
-	const char *devs[] = { img };
-	struct format_opts fo = { .label = "dirhash", .nodesize = 0, .force = true };
+	long r = items_setup(img, "dirhash", (off_t)128 << 20);
 
-	printf("seed: %u\n", seed);
-	int fd = mkstemp(img);
-	if (fd < 0 || ftruncate(fd, 128 << 20) < 0) {
-		printf("FAIL: setup: %s\n", strerror(errno));
+	if (r < 0)
 		return 1;
-	}
-	close(fd);
-	if (getenv("NODESIZE"))
-		fo.nodesize = (uint32_t)atoi(getenv("NODESIZE"));
-	CHECK("format", core_format(devs, 1, &fo) == 0);
-	CHECK("mount", items_mount(img) == 0);
+	unsigned seed = (unsigned)r;
 	if (fs) {
 		collisions(seed);
 		if (fs)
