@@ -89,6 +89,20 @@ static __attribute__((unused)) int t_poke(const char *img, uint64_t off, uint8_t
 	return ret;
 }
 
+/* The fsck.glassfs this build made ($OUT/bin, relative to GLASSFS_ROOT
+ * unless absolute) into BIN; -1 when it is not built (callers skip). */
+static __attribute__((unused)) int t_fsck_bin(char *bin, size_t n)
+{
+	const char *out = getenv("OUT") ? getenv("OUT") : "build";
+	const char *root = getenv("GLASSFS_ROOT") ? getenv("GLASSFS_ROOT") : ".";
+
+	if (out[0] == '/')
+		snprintf(bin, n, "%s/bin/fsck.glassfs", out);
+	else
+		snprintf(bin, n, "%s/%s/bin/fsck.glassfs", root, out);
+	return access(bin, X_OK) < 0 ? -1 : 0;
+}
+
 /*
  * Run fsck.glassfs on an image: its exit code, or -1 when the binary is
  * not built (then callers skip).  Output goes to stdout only on failure.
@@ -97,17 +111,10 @@ static bool t_fsck_quiet;	/* an error is what the case expects */
 
 static __attribute__((unused)) int t_fsck(const char *img)
 {
-	const char *out = getenv("OUT") ? getenv("OUT") : "build";
 	char bin[512], cmd[1200];
 	int st;
 
-	const char *root = getenv("GLASSFS_ROOT") ? getenv("GLASSFS_ROOT") : ".";
-
-	if (out[0] == '/')
-		snprintf(bin, sizeof(bin), "%s/bin/fsck.glassfs", out);
-	else
-		snprintf(bin, sizeof(bin), "%s/%s/bin/fsck.glassfs", root, out);
-	if (access(bin, X_OK) < 0)
+	if (t_fsck_bin(bin, sizeof(bin)))
 		return -1;
 	/* -c: these volumes hold raw test items, not files */
 	snprintf(cmd, sizeof(cmd), "%s -n -c %s > %s.fsck 2>&1", bin, img, img);

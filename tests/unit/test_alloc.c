@@ -239,14 +239,8 @@ static void two_devices(void)
 	c = NULL;
 	{
 		/* fsck takes both devices */
-		const char *outd = getenv("OUT") ? getenv("OUT") : "build";
-		const char *root = getenv("GLASSFS_ROOT") ? getenv("GLASSFS_ROOT") : ".";
 		char cmd[1024];
-		if (outd[0] == '/')
-			snprintf(cmd, sizeof(cmd), "%s/bin/fsck.glassfs", outd);
-		else
-			snprintf(cmd, sizeof(cmd), "%s/%s/bin/fsck.glassfs", root, outd);
-		if (access(cmd, X_OK) == 0) {
+		if (t_fsck_bin(cmd, sizeof(cmd)) == 0) {
 			char run[1200];
 			snprintf(run, sizeof(run), "%s -c %s %s > /dev/null", cmd, a, b);
 			int st = system(run);

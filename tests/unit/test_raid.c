@@ -62,16 +62,10 @@ static bool vol_fsck_quiet;
 /* fsck.glassfs -n -c over every device: exit code, -1 when not built. */
 static int vol_fsck(struct vol *v)
 {
-	const char *out = getenv("OUT") ? getenv("OUT") : "build";
-	const char *root = getenv("GLASSFS_ROOT") ? getenv("GLASSFS_ROOT") : ".";
 	char bin[512], cmd[2048];
 	int st;
 
-	if (out[0] == '/')
-		snprintf(bin, sizeof(bin), "%s/bin/fsck.glassfs", out);
-	else
-		snprintf(bin, sizeof(bin), "%s/%s/bin/fsck.glassfs", root, out);
-	if (access(bin, X_OK) < 0)
+	if (t_fsck_bin(bin, sizeof(bin)))
 		return -1;
 	snprintf(cmd, sizeof(cmd), "%s -n -c %s %s %s > %s.fsck 2>&1", bin, v->devs[0],
 		 v->n > 1 ? v->devs[1] : "", v->n > 2 ? v->devs[2] : "", v->devs[0]);

@@ -22,16 +22,10 @@ struct model {
 
 static int full_fsck(const char *img)
 {
-	const char *out = getenv("OUT") ? getenv("OUT") : "build";
-	const char *root = getenv("GLASSFS_ROOT") ? getenv("GLASSFS_ROOT") : ".";
 	char bin[512], cmd[1400];
 	int st;
 
-	if (out[0] == '/')
-		snprintf(bin, sizeof(bin), "%s/bin/fsck.glassfs", out);
-	else
-		snprintf(bin, sizeof(bin), "%s/%s/bin/fsck.glassfs", root, out);
-	if (access(bin, X_OK) < 0)
+	if (t_fsck_bin(bin, sizeof(bin)))
 		return -1;
 	snprintf(cmd, sizeof(cmd), "%s -n %s > %s.fsck 2>&1 || %s head -20 %s.fsck", bin, img, img,
 		 t_fsck_quiet ? "true ||" : "", img);
