@@ -1397,6 +1397,17 @@ static int key_dec(struct key *k)
 	return k->objectid-- ? 0 : -1;
 }
 
+int btree_search_ge(struct root *r, const struct key *k, struct path *p)
+{
+	int ret = btree_search(NULL, r, k, p, 0, 0);
+
+	if (ret < 0)
+		return ret;
+	if (p->slots[0] >= (int)btree_nritems(p))
+		return btree_next(p);
+	return 0;
+}
+
 int btree_next(struct path *p)
 {
 	struct root *r = p->root;

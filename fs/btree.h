@@ -112,6 +112,12 @@ void *btree_item_ptr(const struct path *p, int slot, uint32_t *size);
  */
 int btree_next(struct path *p);
 int btree_prev(struct path *p);
+/*
+ * Read-only search positioned at the first item with key >= K (crossing to
+ * the next leaf when K sorts after the last item of the leaf it lands in):
+ * 0 positioned, 1 no such item, -errno.  The start of every range walk.
+ */
+int btree_search_ge(struct root *r, const struct key *k, struct path *p);
 
 /* Largest item a leaf can hold (for inline data and xattr limits). */
 uint32_t btree_max_item_size(const struct root *r);

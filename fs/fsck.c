@@ -315,14 +315,9 @@ static int scan_extent_tree(struct fsck *f, struct ext_scan *s)
 	int ret;
 
 	path_init(&p);
-	ret = btree_search(NULL, core_tree(f->c, CT_EXTENT), &k, &p, 0, 0);
-	if (ret < 0)
+	ret = btree_search_ge(core_tree(f->c, CT_EXTENT), &k, &p);
+	if (ret)
 		goto out;
-	if (p.slots[0] >= (int)btree_nritems(&p)) {
-		ret = btree_next(&p);
-		if (ret)
-			goto out;
-	}
 	for (;;) {
 		uint32_t size;
 		const void *ptr;
@@ -502,14 +497,9 @@ static int check_csums(struct fsck *f, struct ext_scan *s)
 	int ret;
 
 	path_init(&p);
-	ret = btree_search(NULL, core_tree(f->c, CT_CSUM), &k, &p, 0, 0);
-	if (ret < 0)
+	ret = btree_search_ge(core_tree(f->c, CT_CSUM), &k, &p);
+	if (ret)
 		goto out;
-	if (p.slots[0] >= (int)btree_nritems(&p)) {
-		ret = btree_next(&p);
-		if (ret)
-			goto out;
-	}
 	for (;;) {
 		uint32_t size;
 		btree_item_key(&p, p.slots[0], &ik);
@@ -560,14 +550,9 @@ static int for_each_item(struct root *r, void (*fn)(struct fsck *f, const struct
 	int ret;
 
 	path_init(&p);
-	ret = btree_search(NULL, r, &k, &p, 0, 0);
-	if (ret < 0)
+	ret = btree_search_ge(r, &k, &p);
+	if (ret)
 		goto out;
-	if (p.slots[0] >= (int)btree_nritems(&p)) {
-		ret = btree_next(&p);
-		if (ret)
-			goto out;
-	}
 	for (;;) {
 		uint32_t size;
 		const void *d;

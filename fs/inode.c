@@ -418,13 +418,7 @@ int inode_drop_link(struct txn *t, struct fsctx *fs, struct inode *ip)
 
 int items_search_ge(struct fsctx *fs, const struct key *k, struct path *p)
 {
-	int ret = btree_search(NULL, fs->root, k, p, 0, 0);
-
-	if (ret < 0)
-		return ret;
-	if (p->slots[0] >= (int)btree_nritems(p))
-		return btree_next(p);
-	return 0;
+	return btree_search_ge(fs->root, k, p);
 }
 
 /* ---- freeing an inode's items ------------------------------------- */

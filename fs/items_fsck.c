@@ -282,11 +282,7 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 
 	memset(&o, 0, sizeof(o));
 	path_init(&p);
-	ret = btree_search(NULL, fsroot, &k, &p, 0, 0);
-	if (ret >= 0 && p.slots[0] >= (int)btree_nritems(&p))
-		ret = btree_next(&p);
-	else if (ret > 0)
-		ret = 0;
+	ret = btree_search_ge(fsroot, &k, &p);
 	while (ret == 0) {
 		uint32_t size;
 		btree_item_key(&p, p.slots[0], &k);

@@ -438,11 +438,7 @@ static int capture_csums(struct core *c, const struct ext_ref *e, struct buf *b,
 
 	put_item(b, nitems, LOG_CSUM_RESET, &k, &len, sizeof(len));
 	path_init(&p);
-	ret = btree_search(NULL, r, &k, &p, 0, 0);
-	if (ret >= 0 && p.slots[0] >= (int)btree_nritems(&p))
-		ret = btree_next(&p);
-	else if (ret > 0)
-		ret = 0;
+	ret = btree_search_ge(r, &k, &p);
 	while (ret == 0) {
 		uint32_t size;
 		void *ptr;

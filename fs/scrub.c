@@ -242,14 +242,9 @@ static int collect(struct core *c, struct key *cursor, struct key *out, int max)
 	int n = 0, ret;
 
 	path_init(&p);
-	ret = btree_search(NULL, core_tree(c, CT_EXTENT), cursor, &p, 0, 0);
-	if (ret < 0)
+	ret = btree_search_ge(core_tree(c, CT_EXTENT), cursor, &p);
+	if (ret)
 		goto out;
-	if (p.slots[0] >= (int)btree_nritems(&p)) {
-		ret = btree_next(&p);
-		if (ret)
-			goto out;
-	}
 	while (n < max) {
 		struct key k;
 		btree_item_key(&p, p.slots[0], &k);
