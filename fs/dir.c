@@ -213,33 +213,32 @@ static int run_cut(struct txn *t, struct fsctx *fs, const struct key *k,
 	return btree_update(t, fs->root, k, buf, (uint32_t)(size - esz));
 }
 
-/* Add a name to ino's INODE_REF run for parent (append, or create the
- * item: ref_insert when the caller knows there is none). */
-static int ref_put(struct txn *t, struct fsctx *fs, uint64_t ino, uint64_t parent,
-		   const char *name, size_t len, uint64_t index, bool exists_maybe)
+/* One INODE_REF entry (index, name) in buf; its size. */
+static uint32_t ref_entry(void *buf, const char *name, size_t len, uint64_t index)
 {
-	char ebuf[sizeof(struct inode_ref) + DIR_NAME_MAX];
-	struct inode_ref *r = (void *)ebuf;
-	struct key k = mkkey(ino, KEY_INODE_REF, parent);
+	struct inode_ref *r = buf;
 
 	r->index = index;
 	r->name_len = (uint16_t)len;
 	memcpy(r->name, name, len);
-	if (!exists_maybe)
-		return btree_insert(t, fs->root, &k, ebuf, (uint32_t)(sizeof(*r) + len));
-	return run_append(t, fs, &k, ebuf, sizeof(*r) + len);
+	return (uint32_t)(sizeof(*r) + len);
 }
 
+uint32_t dir_new_ref(struct inode *dir, const char *name, size_t len, void *buf,
+		     uint64_t *index)
+{
+	*index = dir->item.dir_seq++;
+	return ref_entry(buf, name, len, *index);
+}
+
+/* Add a name to ino's INODE_REF run for parent (append, or create it). */
 static int ref_add(struct txn *t, struct fsctx *fs, uint64_t ino, uint64_t parent,
 		   const char *name, size_t len, uint64_t index)
 {
-	return ref_put(t, fs, ino, parent, name, len, index, true);
-}
+	char ebuf[DIR_REF_MAX];
+	struct key k = mkkey(ino, KEY_INODE_REF, parent);
 
-static int ref_insert(struct txn *t, struct fsctx *fs, uint64_t ino, uint64_t parent,
-		      const char *name, size_t len, uint64_t index)
-{
-	return ref_put(t, fs, ino, parent, name, len, index, false);
+	return run_append(t, fs, &k, ebuf, ref_entry(ebuf, name, len, index));
 }
 
 static int ref_del(struct txn *t, struct fsctx *fs, uint64_t ino, uint64_t parent,
@@ -278,7 +277,7 @@ static int ref_del(struct txn *t, struct fsctx *fs, uint64_t ino, uint64_t paren
 
 int dir_add_prepared(struct txn *t, struct fsctx *fs, struct inode *dir, const char *name,
 		     size_t len, uint64_t ino, uint8_t type, struct dir_slot *s,
-		     bool new_ino)
+		     const uint64_t *linked)
 {
 	char ebuf[sizeof(struct dir_entry) + DIR_NAME_MAX];
 	struct dir_entry *de = (void *)ebuf;
@@ -291,7 +290,7 @@ int dir_add_prepared(struct txn *t, struct fsctx *fs, struct inode *dir, const c
 		dir_slot_free(s);
 		return len ? -ENAMETOOLONG : -ENOENT;
 	}
-	seq = dir->item.dir_seq++;
+	seq = linked ? *linked : dir->item.dir_seq++;
 	de->ino = ino;
 	de->index = seq;
 	de->type = type;
@@ -308,8 +307,8 @@ int dir_add_prepared(struct txn *t, struct fsctx *fs, struct inode *dir, const c
 		return ret;
 	if (type == DT_SUBVOL)		/* a subvolume's name is its ROOT_REF */
 		;
-	else if (new_ino)		/* no INODE_REF item yet: nothing to read */
-		ret = ref_insert(t, fs, ino, dir->ino, name, len, seq);
+	else if (linked)		/* written with the new inode's INODE_ITEM */
+		;
 	else
 		ret = ref_add(t, fs, ino, dir->ino, name, len, seq);
 	if (ret < 0)
@@ -331,7 +330,7 @@ int dir_add(struct txn *t, struct fsctx *fs, struct inode *dir, const char *name
 	ret = dir_prepare(fs, dir->ino, name, len, &hit, &s);
 	if (ret < 0)
 		return ret;
-	return dir_add_prepared(t, fs, dir, name, len, ino, type, &s, false);
+	return dir_add_prepared(t, fs, dir, name, len, ino, type, &s, NULL);
 }
 
 int dir_remove(struct txn *t, struct fsctx *fs, struct inode *dir, const char *name,
