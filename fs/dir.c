@@ -119,16 +119,22 @@ int dir_lookup(struct fsctx *fs, uint64_t dir, const char *name, size_t len,
 	       struct dir_hit *hit)
 {
 	struct key k = mkkey(dir, KEY_DIR_ITEM, dir_name_hash(name, len));
-	void *buf;
+	struct path p;
 	int ret;
 
 	if (len > DIR_NAME_MAX)
 		return -ENAMETOOLONG;
-	ret = read_item(fs, &k, &buf);
-	if (ret < 0)
-		return ret;
-	ret = run_find(buf, (size_t)ret, name, len, hit);
-	free(buf);
+	/* read in place under the leaf's read lock: the run is not copied */
+	path_init(&p);
+	ret = btree_search(NULL, fs->root, &k, &p, 0, 0);
+	if (ret == 0) {
+		uint32_t size;
+		const char *run = btree_item_ptr(&p, p.slots[0], &size);
+		ret = run_find(run, size, name, len, hit);
+	} else if (ret == 1) {
+		ret = -ENOENT;
+	}
+	path_release(&p);
 	return ret;
 }
 
