@@ -115,8 +115,14 @@ static int run_find(const char *buf, size_t size, const char *name, size_t len,
 	return 0;
 }
 
-int dir_lookup(struct fsctx *fs, uint64_t dir, const char *name, size_t len,
-	       struct dir_hit *hit)
+/*
+ * Look name up in its DIR_ITEM run, in place under the leaf's read lock
+ * (the run is not copied): 0 and *hit when present, -ENOENT when not,
+ * -errno.  With copy, a run that exists but lacks the name is copied
+ * there (what dir_add_prepared appends to); else copy->buf stays NULL.
+ */
+static int run_lookup(struct fsctx *fs, uint64_t dir, const char *name, size_t len,
+		      struct dir_hit *hit, struct dir_slot *copy)
 {
 	struct key k = mkkey(dir, KEY_DIR_ITEM, dir_name_hash(name, len));
 	struct path p;
@@ -124,13 +130,22 @@ int dir_lookup(struct fsctx *fs, uint64_t dir, const char *name, size_t len,
 
 	if (len > DIR_NAME_MAX)
 		return -ENAMETOOLONG;
-	/* read in place under the leaf's read lock: the run is not copied */
 	path_init(&p);
 	ret = btree_search(NULL, fs->root, &k, &p, 0, 0);
 	if (ret == 0) {
 		uint32_t size;
 		const char *run = btree_item_ptr(&p, p.slots[0], &size);
+
 		ret = run_find(run, size, name, len, hit);
+		if (ret == -ENOENT && copy) {
+			copy->buf = malloc(size ? size : 1);
+			if (copy->buf) {
+				memcpy(copy->buf, run, size);
+				copy->size = size;
+			} else {
+				ret = -ENOMEM;
+			}
+		}
 	} else if (ret == 1) {
 		ret = -ENOENT;
 	}
@@ -138,29 +153,23 @@ int dir_lookup(struct fsctx *fs, uint64_t dir, const char *name, size_t len,
 	return ret;
 }
 
+int dir_lookup(struct fsctx *fs, uint64_t dir, const char *name, size_t len,
+	       struct dir_hit *hit)
+{
+	return run_lookup(fs, dir, name, len, hit, NULL);
+}
+
 int dir_prepare(struct fsctx *fs, uint64_t dir, const char *name, size_t len,
 		struct dir_hit *hit, struct dir_slot *s)
 {
-	struct key k = mkkey(dir, KEY_DIR_ITEM, dir_name_hash(name, len));
-	void *buf;
 	int ret;
 
 	s->buf = NULL;
 	s->size = 0;
-	if (len > DIR_NAME_MAX)
-		return -ENAMETOOLONG;
-	ret = read_item(fs, &k, &buf);
-	if (ret == -ENOENT)
-		return 0;
-	if (ret < 0)
-		return ret;
-	if (run_find(buf, (size_t)ret, name, len, hit) == 0) {
-		free(buf);
+	ret = run_lookup(fs, dir, name, len, hit, s);
+	if (ret == 0)
 		return -EEXIST;
-	}
-	s->buf = buf;
-	s->size = (size_t)ret;
-	return 0;
+	return ret == -ENOENT ? 0 : ret;
 }
 
 int dir_slot_room(struct fsctx *fs, const struct dir_slot *s, size_t len)
