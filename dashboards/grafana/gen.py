@@ -68,6 +68,30 @@ HOSTF="w.host IN (${host:singlequote})"
 # reuse a column's name: ClickHouse resolves aliases everywhere, so
 # max(x) AS x would turn a WHERE on x into an aggregate.
 BUCKET=f"toDateTime(intDiv({T}, $__interval_s) * $__interval_s)"
+# Downsampling passes (aggregator/store_clickhouse.c, "downsampling
+# passes") that are not finished -- running, or left by a crash until
+# glass-aggd's next start -- must be hidden as glass-aggd's own queries
+# hide them (ch_hide()), or a panel counts a window twice (coarse rows and
+# their sources) or counts rows that will be undone.  A pass is unfinished
+# while max(state) < 3 in the passes table: STAGING (1) hides the pass's own
+# rows; WRITTEN (2) hides its sources, the rows of a level (pass % 4) below
+# its tier older than its cut -- i.e. a row of level L is hidden when its
+# time is below the largest cut of a written pass whose tier exceeds L (the
+# pass's own rows are of level = tier, never hidden).  Only samples, locks
+# and windows have the pass column: the lock detail tables (lockclasses,
+# lockinst, lockstacks) are never downsampled.  Written without lambdas
+# (18.16 does not see a column used only inside a lambda in WHERE) and
+# without correlated subqueries: an IN subquery and a scalar array indexed
+# by the row's level.
+def open_passes(state):
+    return (f"SELECT p.pass AS pass_id, max(p.state) AS pass_state, any(p.tier) AS pass_tier, any(p.cut) AS pass_cut "
+            f"FROM {DB}.passes AS p GROUP BY pass_id HAVING pass_state = {state}")
+def hide(a, tcol):
+    """The condition keeping the rows of table alias A (time column TCOL)
+    that no unfinished downsampling pass hides."""
+    return (f"{a}.pass NOT IN (SELECT pass_id FROM ({open_passes(1)}))\n"
+            f"    AND {a}.{tcol} >= (SELECT [maxIf(pass_cut, pass_tier > 0), maxIf(pass_cut, pass_tier > 1), "
+            f"maxIf(pass_cut, pass_tier > 2), 0] FROM ({open_passes(2)}))[{a}.pass % 4 + 1]")
 def chp(pid,title,desc,ptype,sql,fmt,unit,gp,extra=None):
     p={"id":pid,"type":ptype,"title":title,"description":desc,"datasource":CH,"gridPos":gp,
        "fieldConfig":{"defaults":{"unit":unit},"overrides":[]},
@@ -84,6 +108,7 @@ FROM (
   FROM {DB}.samples AS s
   WHERE s.type = {stype} AND s.t >= toUnixTimestamp($__fromTime) * 1000000000 AND s.t < toUnixTimestamp($__toTime) * 1000000000
     AND s.ls IN (SELECT l.id FROM {DB}.labelsets AS l WHERE l.host IN (${{host:singlequote}}))
+    AND {hide('s', 't')}
   GROUP BY id
 )
 ANY INNER JOIN (SELECT st.id AS id, any(st.text) AS text FROM {DB}.stacks AS st GROUP BY id) USING id
@@ -105,6 +130,7 @@ f"""SELECT w.host AS host,
   max(w.end_ns) AS last_seen_ns
 FROM {DB}.windows AS w
 WHERE {TF} AND {HOSTF}
+  AND {hide('w', 'start_ns')}
 GROUP BY host
 ORDER BY lock_share DESC""",1,"short",{"h":9,"w":24,"x":0,"y":0},
  {"fieldConfig":{"defaults":{"unit":"short"},"overrides":[
@@ -118,31 +144,36 @@ ORDER BY lock_share DESC""",1,"short",{"h":9,"w":24,"x":0,"y":0},
 cp.append(chp(2,"Commit latency p99","Per host, the worst window's p99 commit time in each interval.","timeseries",
 f"""SELECT {BUCKET} AS time, w.host AS host, max(w.commit_p99_ns) AS p99
 FROM {DB}.windows AS w
-WHERE {TF} AND {HOSTF} AND w.commit_p99_ns >= 0
+WHERE {TF} AND {HOSTF}
+  AND {hide('w', 'start_ns')} AND w.commit_p99_ns >= 0
 GROUP BY time, host
 ORDER BY time""",0,"ns",grid(0,y0=9)))
 cp.append(chp(3,"Lock wait by class","Time spent waiting for glassfs locks, by lock class (root, node, group, alloc, txn, dev, …), summed over the selected hosts.","timeseries",
 f"""SELECT {BUCKET.replace('w.start_ns', 'l.start_ns')} AS time, l.cls AS class, sum(l.ns) AS wait
 FROM {DB}.locks AS l
 WHERE {TF.replace('w.start_ns', 'l.start_ns')} AND {HOSTF.replace('w.host', 'l.host')}
+  AND {hide('l', 'start_ns')}
 GROUP BY time, class
 ORDER BY time""",0,"ns",grid(1,y0=9),STACKED_NS))
 cp.append(chp(4,"Discard (trim) stalls","Commit time spent waiting for discards, per host.","timeseries",
 f"""SELECT {BUCKET} AS time, w.host AS host, sum(w.trim_stall_ns) AS stalls
 FROM {DB}.windows AS w
-WHERE {TF} AND {HOSTF} AND w.trim_stall_ns >= 0
+WHERE {TF} AND {HOSTF}
+  AND {hide('w', 'start_ns')} AND w.trim_stall_ns >= 0
 GROUP BY time, host
 ORDER BY time""",0,"ns",grid(2,y0=9)))
 cp.append(chp(5,"Off-CPU time","Blocked time of profiled threads per host (sum of the off-CPU profile in each window).","timeseries",
 f"""SELECT {BUCKET} AS time, w.host AS host, sum(w.tot0) AS offcpu
 FROM {DB}.windows AS w
 WHERE {TF} AND {HOSTF}
+  AND {hide('w', 'start_ns')}
 GROUP BY time, host
 ORDER BY time""",0,"ns",grid(3,y0=9)))
 cp.append(chp(6,"Ingest health","Windows received per interval, per host: a gap is an agent that stopped reporting (its spool will fill and drain when it returns).","timeseries",
 f"""SELECT {BUCKET} AS time, w.host AS host, count() AS received
 FROM {DB}.windows AS w
 WHERE {TF} AND {HOSTF}
+  AND {hide('w', 'start_ns')}
 GROUP BY time, host
 ORDER BY time""",0,"short",grid(4,y0=9),{"fieldConfig":{"defaults":{"unit":"short","custom":{"drawStyle":"bars","fillOpacity":60}},"overrides":[]}}))
 cp.append(chp(7,"Top off-CPU stacks","The heaviest off-CPU stacks (folded, root first) across the selected hosts. The same selection as a flame graph: glass-aggd's /api/v1/merge?format=svg.","table",
@@ -187,13 +218,14 @@ ANY INNER JOIN (SELECT st.id AS id, any(st.text) AS text FROM {DB}.stacks AS st 
 ORDER BY wait_ns DESC
 LIMIT 25""",1,"short",{"h":9,"w":24,"x":0,"y":59},
  ns_columns("wait_ns")))
+HOSTQ=f"SELECT DISTINCT w.host FROM {DB}.windows AS w WHERE {hide('w', 'start_ns')} ORDER BY w.host"
 ch={"title":"glassfs · fleet contention (ClickHouse)","uid":"glassfs-fleet-ch","description":"The glass-aggd web UI's panels over the ClickHouse store (glass-aggd --store clickhouse://HOST:8123/DB): hosts ranked by lock-wait share, commit p99, lock wait by class, trim stalls, off-CPU time, ingest health, top stacks. Needs the grafana-clickhouse-datasource plugin.",
   "tags":["glassfs","clickhouse","fleet"],"timezone":"browser","schemaVersion":39,"version":1,"editable":True,"graphTooltip":1,
   "time":{"from":"now-1h","to":"now"},"refresh":"1m",
   "templating":{"list":[
     {"name":"datasource","label":"ClickHouse","type":"datasource","query":"grafana-clickhouse-datasource","current":{}},
     {"name":"database","label":"Database","type":"custom","query":"glassfs","current":{"text":"glassfs","value":"glassfs"},"options":[{"text":"glassfs","value":"glassfs","selected":True}]},
-    {"name":"host","label":"Host","type":"query","datasource":CH,"query":f"SELECT DISTINCT w.host FROM {DB}.windows AS w ORDER BY w.host","definition":f"SELECT DISTINCT w.host FROM {DB}.windows AS w ORDER BY w.host","includeAll":True,"multi":True,"current":{"text":"All","value":"$__all"},"refresh":2}]},
+    {"name":"host","label":"Host","type":"query","datasource":CH,"query":HOSTQ,"definition":HOSTQ,"includeAll":True,"multi":True,"current":{"text":"All","value":"$__all"},"refresh":2}]},
   "annotations":{"list":[]},"panels":cp}
 dump('glassfs-fleet-clickhouse.json',ch)
 

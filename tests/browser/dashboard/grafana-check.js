@@ -321,10 +321,12 @@ async function clickhouseRig() {
 }
 
 // The Grafana macros and variables this repo's dashboards use, expanded
-// the way grafana-clickhouse-datasource and Grafana expand them.
+// the way grafana-clickhouse-datasource and Grafana expand them.  RIG:
+// {from, until (Unix seconds), hosts: [names], database (default glassfs)};
+// also used by grafana-sums.js (tests/aggregator/downsample.test).
 function expandMacros(sql, rig) {
 	return sql
-		.replace(/\$\{database\}/g, 'glassfs')
+		.replace(/\$\{database\}/g, rig.database || 'glassfs')
 		.replace(/\$__fromTime/g, 'toDateTime(' + rig.from + ')')
 		.replace(/\$__toTime/g, 'toDateTime(' + rig.until + ')')
 		.replace(/\$__interval_s/g, '60')
@@ -494,7 +496,7 @@ async function main() {
 	return fails ? 1 : 0;
 }
 
-module.exports = {parsePromQL, parseExposition, checkProm, checkSQL, clickhouseSchema};
+module.exports = {parsePromQL, parseExposition, checkProm, checkSQL, clickhouseSchema, expandMacros, queriesOf, allPanels};
 
 if (require.main === module)
 	main().then((rc) => process.exit(rc), (e) => { console.log('FAIL: harness: ' + (e && e.stack || e)); process.exit(1); });
