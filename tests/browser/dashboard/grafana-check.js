@@ -252,6 +252,24 @@ function checkSQL(q, schema) {
 	return errs;
 }
 
+// Tables with a pass column (samples, locks, windows) hold, while a
+// downsampling pass is unfinished, rows glass-aggd's own queries leave out
+// (store_clickhouse.c, ch_hide()): a query over one of them must leave them
+// out too -- gen.py's hide(), which names the alias's pass in an IN
+// subquery over the passes table and indexes the written passes' cuts by
+// the row's level.  Returns what is missing.
+function checkHide(q, schema) {
+	const errs = [];
+	for (const m of q.matchAll(/\b(?:FROM|JOIN)\s+(?:(?:\$\{\w+\}|\w+)\.)?(\w+)(?:\s+(?:AS\s+)?(?!(?:WHERE|INNER|LEFT|RIGHT|JOIN|ON|GROUP|ORDER|LIMIT|FINAL|PREWHERE)\b)(\w+))?/gi)) {
+		const cols = schema.tables.get(m[1]);
+		if (m[1] === 'passes' || !cols || !cols.has('pass')) continue;
+		const a = m[2] || m[1];
+		if (!new RegExp('\\b' + a + '\\.pass NOT IN \\(SELECT pass_id FROM \\(SELECT .*\\.passes .*HAVING pass_state = 1\\)\\)').test(q) ||
+		    !new RegExp('\\b' + a + '\\.\\w+ >= \\(SELECT \\[maxIf\\(.*\\.passes .*HAVING pass_state = 2\\)\\)\\[' + a + '\\.pass % 4 \\+ 1\\]').test(q))
+			errs.push(m[1] + ' AS ' + a + ' does not hide unfinished downsampling passes (gen.py hide())');
+	}
+	return errs;
+}
 
 // ---- ClickHouse, for real -----------------------------------------------
 
@@ -454,13 +472,18 @@ async function main() {
 			console.log('ClickHouse schema from aggregator/' + schema.files.join(',') + ': ' +
 				[...schema.tables.keys()].join(', '));
 			for (const q of ch) {
-				const errs = checkSQL(q.text, schema);
+				const errs = checkSQL(q.text, schema).concat(checkHide(q.text, schema));
 				if (errs.length) fail(q.where, [...new Set(errs)].join('; '));
 				else pass(q.where);
 			}
 			const neg = checkSQL('SELECT w.nosuchcol FROM x.windows AS w', schema).length;
 			if (neg) pass('the SQL check rejects an unknown column');
 			else fail('the SQL check rejects an unknown column', 'it accepted it');
+			const hid = ch.filter((q) => /\.(samples|locks|windows) AS/.test(q.text));
+			const negh = checkHide('SELECT sum(w.tot0) FROM x.windows AS w WHERE w.host = \'a\'', schema).length &&
+				hid.length && hid.every((q) => checkHide(q.text.replace(/\.pass NOT IN/g, '.pass IN'), schema).length);
+			if (negh) pass('the SQL check rejects a query over samples, locks or windows that does not hide unfinished passes (' + hid.length + ' queries)');
+			else fail('the SQL check rejects a query that does not hide unfinished passes', 'it accepted one');
 		}
 		// Then run every query on a real ClickHouse that glass-aggd filled.
 		let rig = null;
@@ -496,7 +519,7 @@ async function main() {
 	return fails ? 1 : 0;
 }
 
-module.exports = {parsePromQL, parseExposition, checkProm, checkSQL, clickhouseSchema, expandMacros, queriesOf, allPanels};
+module.exports = {parsePromQL, parseExposition, checkProm, checkSQL, checkHide, clickhouseSchema, expandMacros, queriesOf, allPanels};
 
 if (require.main === module)
 	main().then((rc) => process.exit(rc), (e) => { console.log('FAIL: harness: ' + (e && e.stack || e)); process.exit(1); });
