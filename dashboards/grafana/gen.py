@@ -73,25 +73,30 @@ BUCKET=f"toDateTime(intDiv({T}, $__interval_s) * $__interval_s)"
 # glass-aggd's next start -- must be hidden as glass-aggd's own queries
 # hide them (ch_hide()), or a panel counts a window twice (coarse rows and
 # their sources) or counts rows that will be undone.  A pass is unfinished
-# while max(state) < 3 in the passes table: STAGING (1) hides the pass's own
-# rows; WRITTEN (2) hides its sources, the rows of a level (pass % 4) below
-# its tier older than its cut -- i.e. a row of level L is hidden when its
-# time is below the largest cut of a written pass whose tier exceeds L (the
-# pass's own rows are of level = tier, never hidden).  Only samples, locks
-# and windows have the pass column: the lock detail tables (lockclasses,
-# lockinst, lockstacks) are never downsampled.  Written without lambdas
-# (18.16 does not see a column used only inside a lambda in WHERE) and
-# without correlated subqueries: an IN subquery and a scalar array indexed
-# by the row's level.
-def open_passes(state):
+# while max(state) < 3 in the passes table (1 STAGING, 2 WRITTEN, 3 DONE,
+# 4 UNDONE); only samples, locks and windows have the pass column (the lock
+# detail tables, lockclasses, lockinst and lockstacks, are never
+# downsampled).
+#   - STAGING hides the pass's own rows.  Written the other way round: a
+#     coarse row (pass != 0) counts once its pass is WRITTEN or DONE, so a
+#     query that read passes just before a pass began cannot count the
+#     pass's first coarse rows either, and an undone pass's rows never count.
+#   - WRITTEN hides its sources: rows of a level (pass % 4) below its tier
+#     older than its cut.  So a row of level L is hidden when its time is
+#     below the largest cut of the written passes whose tier exceeds L (a
+#     pass's own rows are of level = tier and never hidden).
+# ClickHouse 18.16 has no correlated subqueries and does not see a column
+# used only inside a lambda in WHERE ("Unknown identifier"), so: an IN
+# subquery, and a scalar array of cuts indexed by the row's level.
+def passes_where(having):
     return (f"SELECT p.pass AS pass_id, max(p.state) AS pass_state, any(p.tier) AS pass_tier, any(p.cut) AS pass_cut "
-            f"FROM {DB}.passes AS p GROUP BY pass_id HAVING pass_state = {state}")
+            f"FROM {DB}.passes AS p GROUP BY pass_id HAVING {having}")
 def hide(a, tcol):
     """The condition keeping the rows of table alias A (time column TCOL)
     that no unfinished downsampling pass hides."""
-    return (f"{a}.pass NOT IN (SELECT pass_id FROM ({open_passes(1)}))\n"
+    return (f"({a}.pass = 0 OR {a}.pass IN (SELECT pass_id FROM ({passes_where('pass_state IN (2, 3)')})))\n"
             f"    AND {a}.{tcol} >= (SELECT [maxIf(pass_cut, pass_tier > 0), maxIf(pass_cut, pass_tier > 1), "
-            f"maxIf(pass_cut, pass_tier > 2), 0] FROM ({open_passes(2)}))[{a}.pass % 4 + 1]")
+            f"maxIf(pass_cut, pass_tier > 2), 0] FROM ({passes_where('pass_state = 2')}))[{a}.pass % 4 + 1]")
 def chp(pid,title,desc,ptype,sql,fmt,unit,gp,extra=None):
     p={"id":pid,"type":ptype,"title":title,"description":desc,"datasource":CH,"gridPos":gp,
        "fieldConfig":{"defaults":{"unit":unit},"overrides":[]},
