@@ -87,14 +87,19 @@ BUCKET=f"toDateTime(intDiv({T}, $__interval_s) * $__interval_s)"
 #     pass's own rows are of level = tier and never hidden).
 # ClickHouse 18.16 has no correlated subqueries and does not see a column
 # used only inside a lambda in WHERE ("Unknown identifier"), so: an IN
-# subquery, and a scalar array of cuts indexed by the row's level.
+# subquery, and a scalar array of cuts indexed by the row's level.  On a
+# cluster (glass-aggd --store ...?cluster=) the tables are Distributed and
+# passes exists only where glass-aggd writes: GLOBAL IN evaluates the set
+# there and ships it to the shards (the scalar subquery is a constant by
+# then), as it must for labelsets, itself Distributed (a plain IN over it is
+# refused: "Double-distributed IN/JOIN subqueries is denied").
 def passes_where(having):
     return (f"SELECT p.pass AS pass_id, max(p.state) AS pass_state, any(p.tier) AS pass_tier, any(p.cut) AS pass_cut "
             f"FROM {DB}.passes AS p GROUP BY pass_id HAVING {having}")
 def hide(a, tcol):
     """The condition keeping the rows of table alias A (time column TCOL)
     that no unfinished downsampling pass hides."""
-    return (f"({a}.pass = 0 OR {a}.pass IN (SELECT pass_id FROM ({passes_where('pass_state IN (2, 3)')})))\n"
+    return (f"({a}.pass = 0 OR {a}.pass GLOBAL IN (SELECT pass_id FROM ({passes_where('pass_state IN (2, 3)')})))\n"
             f"    AND {a}.{tcol} >= (SELECT [maxIf(pass_cut, pass_tier > 0), maxIf(pass_cut, pass_tier > 1), "
             f"maxIf(pass_cut, pass_tier > 2), 0] FROM ({passes_where('pass_state = 2')}))[{a}.pass % 4 + 1]")
 def chp(pid,title,desc,ptype,sql,fmt,unit,gp,extra=None):
@@ -112,7 +117,7 @@ FROM (
   SELECT s.stack AS id, sum(s.count) AS ns
   FROM {DB}.samples AS s
   WHERE s.type = {stype} AND s.t >= toUnixTimestamp($__fromTime) * 1000000000 AND s.t < toUnixTimestamp($__toTime) * 1000000000
-    AND s.ls IN (SELECT l.id FROM {DB}.labelsets AS l WHERE l.host IN (${{host:singlequote}}))
+    AND s.ls GLOBAL IN (SELECT l.id FROM {DB}.labelsets AS l WHERE l.host IN (${{host:singlequote}}))
     AND {hide('s', 't')}
   GROUP BY id
 )

@@ -4,7 +4,10 @@
 //     /metrics — scraped from one started here and fed the recorded fleet,
 //     so labelled series exist;
 //   - ClickHouse SQL names tables and columns of glass-aggd's ClickHouse
-//     schema (the CREATE TABLE statements in aggregator/).
+//     schema (the CREATE TABLE statements in aggregator/), hides unfinished
+//     downsampling passes where a table has a pass column, runs on a real
+//     clickhouse-server filled by glass-aggd, and answers the same there on
+//     a two-shard cluster (?cluster=) as on plain tables.
 // Prints PASS:/FAIL:/SKIP: lines; exit 0, 1, or 77 when nothing could run.
 'use strict';
 
@@ -264,7 +267,7 @@ function checkHide(q, schema) {
 		const cols = schema.tables.get(m[1]);
 		if (m[1] === 'passes' || !cols || !cols.has('pass')) continue;
 		const a = m[2] || m[1];
-		if (!new RegExp('\\(' + a + '\\.pass = 0 OR ' + a + '\\.pass IN \\(SELECT pass_id FROM \\(SELECT .*\\.passes .*HAVING pass_state IN \\(2, 3\\)\\)\\)\\)').test(q) ||
+		if (!new RegExp('\\(' + a + '\\.pass = 0 OR ' + a + '\\.pass (?:GLOBAL )?IN \\(SELECT pass_id FROM \\(SELECT .*\\.passes .*HAVING pass_state IN \\(2, 3\\)\\)\\)\\)').test(q) ||
 		    !new RegExp('\\b' + a + '\\.\\w+ >= \\(SELECT \\[maxIf\\(.*\\.passes .*HAVING pass_state = 2\\)\\)\\[' + a + '\\.pass % 4 \\+ 1\\]').test(q))
 			errs.push(m[1] + ' AS ' + a + ' does not hide unfinished downsampling passes (gen.py hide())');
 	}
@@ -291,6 +294,12 @@ async function clickhouseRig() {
   <users_config>/etc/clickhouse-server/users.xml</users_config>
   <default_profile>default</default_profile><default_database>default</default_database>
   <mark_cache_size>5368709</mark_cache_size>
+  <remote_servers>
+    <two>
+      <shard><replica><host>127.0.0.1</host><port>${tp}</port><default_database>glassfs_s1</default_database></replica></shard>
+      <shard><replica><host>127.0.0.1</host><port>${tp}</port><default_database>glassfs_s2</default_database></replica></shard>
+    </two>
+  </remote_servers>
 </yandex>
 `);
 	const log = fs.openSync(path.join(dir, 'stdout'), 'a');
@@ -298,9 +307,10 @@ async function clickhouseRig() {
 	fs.closeSync(log);
 	const kill = () => { try { ch.kill('SIGKILL'); } catch (e) { /* gone */ } };
 	process.on('exit', kill);
-	let server = null;
+	let server = null, cluster = null;
 	const cleanup = async () => {
 		if (server) await server.cleanup();
+		if (cluster) await cluster.cleanup();
 		if (ch.exitCode === null && ch.signalCode === null) {
 			const gone = new Promise((r) => ch.once('exit', r));
 			ch.kill('SIGTERM');
@@ -330,6 +340,10 @@ async function clickhouseRig() {
 		const windows = fleet.windows(now).filter((w, i) => i % 3 === 0);
 		await server.ingest(windows);
 		const ms = Date.now() - t0;
+		// The same windows in a two-shard cluster (Distributed tables in
+		// glassfs_c over glassfs_s1 and glassfs_s2 on this one server).
+		cluster = await aggd.start({store: 'clickhouse://127.0.0.1:' + hp + '/glassfs_c?cluster=two'});
+		await cluster.ingest(windows);
 		const version = (await query('SELECT version()')).body.trim();
 		return {query, version, ms, windows, from: now - 3600, until: now + 60, hosts: fleet.HOSTS.map((h) => h.host), cleanup, server, now};
 	} catch (e) {
@@ -349,6 +363,13 @@ function expandMacros(sql, rig) {
 		.replace(/\$__toTime/g, 'toDateTime(' + rig.until + ')')
 		.replace(/\$__interval_s/g, '60')
 		.replace(/\$\{host:singlequote\}/g, rig.hosts.map((h) => "'" + h + "'").join(','));
+}
+
+// Rows in a canonical order, floats to 9 digits (sums in another order
+// may differ in the last bits).
+function canonRows(data) {
+	return JSON.stringify(data.map((r) => JSON.stringify(Object.keys(r).sort().map((k) =>
+		[k, typeof r[k] === 'number' ? Number(r[k].toPrecision(9)) : r[k]]))).sort());
 }
 
 // The lock detail read back from ClickHouse equals SQLite's for the same
@@ -508,6 +529,16 @@ async function main() {
 					if (r.status !== 200) fail(q.where + ' runs', 'HTTP ' + r.status + ': ' + r.body.split('\n')[0].slice(0, 300));
 					else if (!(rows > 0)) fail(q.where + ' runs', 'no rows from the recorded fleet');
 					else pass(q.where + ' runs on ClickHouse (' + rows + ' rows)');
+					// The same answer from the two-shard cluster (Distributed
+					// tables: an IN over another Distributed table, or one
+					// the shards lack -- passes -- must be GLOBAL IN).
+					const rc = await rig.query(expandMacros(q.text, {...rig, database: 'glassfs_c'}) + '\nFORMAT JSON');
+					let cdata = null;
+					try { cdata = JSON.parse(rc.body).data; } catch (e) { /* not JSON: an error */ }
+					if (rc.status !== 200 || !cdata) fail(q.where + ' runs on a two-shard cluster', 'HTTP ' + rc.status + ': ' + rc.body.split('\n')[0].slice(0, 300));
+					else if (canonRows(cdata) !== canonRows(data)) fail(q.where + ' answers the same on a two-shard cluster',
+						'cluster ' + canonRows(cdata).slice(0, 300) + '\n  plain ' + canonRows(data).slice(0, 300));
+					else pass(q.where + ' answers the same on a two-shard cluster');
 				}
 				await compareLocks(rig);
 			} finally {
