@@ -345,7 +345,7 @@ async function clickhouseRig() {
 		cluster = await aggd.start({store: 'clickhouse://127.0.0.1:' + hp + '/glassfs_c?cluster=two'});
 		await cluster.ingest(windows);
 		const version = (await query('SELECT version()')).body.trim();
-		return {query, version, ms, windows, from: now - 3600, until: now + 60, hosts: fleet.HOSTS.map((h) => h.host), cleanup, server, now};
+		return {query, version, ms, windows, from: now - 3600, until: now + 60, hosts: fleet.HOSTS.map((h) => h.host), cleanup, server, now, port: hp};
 	} catch (e) {
 		await cleanup();
 		throw e;
@@ -370,6 +370,54 @@ function expandMacros(sql, rig) {
 function canonRows(data) {
 	return JSON.stringify(data.map((r) => JSON.stringify(Object.keys(r).sort().map((k) =>
 		[k, typeof r[k] === 'number' ? Number(r[k].toPrecision(9)) : r[k]]))).sort());
+}
+
+// Unfinished downsampling passes are hidden on the cluster too (through
+// Distributed tables: the passes set is built where the query runs).  A
+// fake pass P of tier 1 copies every window of glassfs_c at level 1 (as
+// its coarse rows); the "Off-CPU time" panel must show the sums it showed
+// before while P is STAGING (its copies hidden) and once it is WRITTEN
+// (its sources hidden instead), and twice them when passes is ignored.
+// Run last: it changes glassfs_c.  (downsample.test kills a real pass at
+// every step on plain tables.)
+async function clusterPasses(rig, board) {
+	const name = 'hides an unfinished downsampling pass on a two-shard cluster';
+	const panel = allPanels(board).find((p) => p.title === 'Off-CPU time');
+	if (!panel) { fail(name, 'no "Off-CPU time" panel'); return; }
+	const crig = {...rig, database: 'glassfs_c'};
+	const exec = async (sql) => {
+		const r = await aggd.request(rig.port, 'POST', '/?insert_distributed_sync=1', sql);
+		if (r.status !== 200) throw new Error('HTTP ' + r.status + ': ' + r.body.split('\n')[0].slice(0, 300) + ' — in: ' + sql.slice(0, 200));
+		return r.body;
+	};
+	const sums = async (sql) => {
+		const out = {};
+		for (const r of JSON.parse(await exec(sql + '\nFORMAT JSON')).data)
+			out[r.host] = (out[r.host] || 0) + Number(r.offcpu);
+		return JSON.stringify(Object.keys(out).sort().map((h) => [h, out[h]]));
+	};
+	const dash = () => sums(expandMacros(panel.targets[0].rawSql, crig));
+	try {
+		const before = await dash();
+		const P = 4 * rig.now + 1, cut = (rig.until + 1) + '000000000';	// level 1; ns past 2^53 as text
+		await exec(`INSERT INTO glassfs_c.windows (id, wkey, host, ls, start_ns, end_ns, recv_ns, commit_p99_ns,
+ commit_count, trim_stall_ns, lock_wait_ns, tot0, tot1, tot2, tot3, units, pass)
+SELECT id + 1, concat('fake:', wkey), host, ls, start_ns, end_ns, recv_ns, commit_p99_ns, commit_count,
+ trim_stall_ns, lock_wait_ns, tot0, tot1, tot2, tot3, units, ${P} FROM glassfs_c.windows WHERE pass = 0`);
+		const pass_row = (state) => exec(`INSERT INTO glassfs_c.passes VALUES (${P}, 1, ${cut}, ${rig.now}000000000, 60000000000, ${state}, 0)`);
+		await pass_row(1);
+		const staging = await dash();
+		await pass_row(2);
+		const written = await dash();
+		const raw = await sums(`SELECT w.host AS host, w.tot0 AS offcpu FROM glassfs_c.windows AS w WHERE w.start_ns >= ${rig.from}000000000 AND w.start_ns < ${rig.until}000000000`);
+		const twice = JSON.stringify(JSON.parse(before).map(([h, n]) => [h, 2 * n]));
+		if (before.length > 4 && staging === before && written === before && raw === twice)
+			pass(name + ' (off-CPU per host the same while it is staging and written, twice that without the passes table)');
+		else fail(name, 'off-CPU per host before ' + before + ', staging ' + staging + ', written ' + written +
+			', ignoring passes ' + raw + ' (want twice before)');
+	} catch (e) {
+		fail(name, e.message);
+	}
 }
 
 // The lock detail read back from ClickHouse equals SQLite's for the same
@@ -541,6 +589,7 @@ async function main() {
 					else pass(q.where + ' answers the same on a two-shard cluster');
 				}
 				await compareLocks(rig);
+				await clusterPasses(rig, dashes.find((x) => x.f === 'glassfs-fleet-clickhouse.json').d);
 			} finally {
 				await rig.cleanup();
 			}
