@@ -149,6 +149,7 @@ struct core_stats {
 	uint64_t csum_errors;		/* checksum mismatches seen on reads */
 	uint64_t degraded;		/* I/Os served by / written to fewer copies than the profile has */
 	uint64_t repaired;		/* bad copies rewritten from a good one (scrub) */
+	uint64_t discard_dropped;	/* freed ranges not discarded: async queue full */
 };
 void core_stats(struct core *c, struct core_stats *s);
 
