@@ -318,31 +318,32 @@ static int reloc_copy(struct core *c, uint64_t logical, uint64_t len, uint64_t t
 
 /*
  * Move the chunk at logical to new stripes of profile prof, off exclude.
- * On failure the chunk keeps its stripes and nothing is lost.
+ * On failure the chunk keeps its stripes and nothing is lost.  Returns 1
+ * (nothing said, nothing changed) when the new stripes do not fit whole:
+ * *len is the chunk's length, *fit the longest that would fit.
  */
-static int relocate(struct core *c, uint64_t logical, uint64_t old_type, uint64_t prof,
-		    const struct dev *exclude, const int *cancel, char *msg, size_t mlen)
+static int relocate_one(struct core *c, uint64_t logical, uint64_t old_type, uint64_t prof,
+			const struct dev *exclude, const int *cancel, char *msg, size_t mlen,
+			uint64_t *len, uint64_t *fit)
 {
 	struct chunk_stripe ns[CHUNK_MAX_STRIPES];
-	uint64_t len = 0, t0 = glock_now_ns();
+	uint64_t t0 = glock_now_ns();
 	struct txn *t = NULL;
 	int nn = 0, nkeep = 0, ret;
 
 	/* exclusive: writes in flight finish, later ones see the new stripes */
 	glock_write(&c->reloc_lock);
-	ret = chunk_reloc_begin(c, logical, prof, exclude, ns, &nn, &nkeep, &len);
+	ret = chunk_reloc_begin(c, logical, prof, exclude, ns, &nn, &nkeep, len, fit);
 	glock_write_unlock(&c->reloc_lock);
 	if (ret == -ENOSPC)
-		return say(c, ret, msg, mlen, "no room for chunk %llu (%s, %llu MiB) on the other devices",
-			   (unsigned long long)logical, core_profile_name(prof),
-			   (unsigned long long)(len >> 20));
+		return 1;
 	if (ret == -EINVAL)
 		return say(c, ret, msg, mlen, "raid1 needs at least 2 devices to place chunk %llu on",
 			   (unsigned long long)logical);
 	if (ret)
 		return say(c, ret, msg, mlen, "chunk %llu: %s", (unsigned long long)logical,
 			   strerror(-ret));
-	ret = reloc_copy(c, logical, len, old_type, ns + nkeep, nn - nkeep, cancel);
+	ret = reloc_copy(c, logical, *len, old_type, ns + nkeep, nn - nkeep, cancel);
 	if (!ret && (ret = txn_join(c, 16, TXN_USE_RESERVE, &t)) != 0)
 		t = NULL;
 	if (t) {
@@ -356,7 +357,7 @@ static int relocate(struct core *c, uint64_t logical, uint64_t old_type, uint64_
 		chunk_reloc_abort(c, logical);
 	}
 	if (PROBE_ON(BALANCE_CHUNK))
-		GLASSFS_BALANCE_CHUNK(logical, len, old_type, (old_type & BG_TYPE_MASK) | prof, ret,
+		GLASSFS_BALANCE_CHUNK(logical, *len, old_type, (old_type & BG_TYPE_MASK) | prof, ret,
 				      glock_now_ns() - t0);
 	if (ret == -ECANCELED)
 		return say(c, ret, msg, mlen, "cancelled");
@@ -364,6 +365,81 @@ static int relocate(struct core *c, uint64_t logical, uint64_t old_type, uint64_
 		return say(c, ret, msg, mlen, "chunk %llu could not be moved: %s (it keeps its old stripes)",
 			   (unsigned long long)logical, strerror(-ret));
 	return 0;
+}
+
+/*
+ * The chunk at logical (len bytes) does not fit whole on the devices it
+ * must move to, but fit bytes would: split it at the largest MiB boundary
+ * at most fit that no extent crosses (down to 1 MiB), as btrfs shrinks a
+ * new chunk to the holes there are.  The group is fenced first (no new
+ * extent crosses a boundary below fit) and a commit puts every older one
+ * in the extent tree, where chunk_split_point looks.  Says why when it
+ * cannot split.
+ */
+static int split_to_fit(struct core *c, uint64_t logical, uint64_t len, uint64_t fit,
+			uint64_t type, uint64_t prof, char *msg, size_t mlen)
+{
+	uint64_t upto = fit < len ? fit : len - SEG, cut = 0;
+	struct txn *t;
+	int ret = -ENOSPC;
+
+	if (fit >= SEG && !(type & BG_SYSTEM)) {
+		ret = alloc_fence(c, logical, upto);
+		if (!ret)
+			ret = txn_commit(c, COMMIT_OTHER);
+		if (!ret)
+			ret = vol_join(c, 16, &t, msg, mlen);
+		if (ret) {
+			alloc_fence(c, logical, 0);
+			return say(c, ret, msg, mlen, "splitting chunk %llu to fit: %s",
+				   (unsigned long long)logical, strerror(-ret));
+		}
+		for (ret = -EBUSY, cut = len; ret == -EBUSY;) {
+			cut = chunk_split_point(c, logical, upto, cut);
+			ret = cut ? chunk_split(t, logical, cut) : -ENOSPC;
+		}
+		if (ret)
+			alloc_fence(c, logical, 0);
+		if (ret == -ENOSPC) {	/* nothing changed */
+			txn_end(t);
+		} else {
+			ret = vol_commit(c, t, ret, msg, mlen, "splitting a chunk to fit", NULL);
+			if (!ret)
+				core_log(c, "chunk %llu (%llu MiB) split at %llu MiB: no hole for all of it",
+					 (unsigned long long)logical, (unsigned long long)(len >> 20),
+					 (unsigned long long)(cut >> 20));
+			return ret;
+		}
+	}
+	return say(c, ret, msg, mlen, "no room for chunk %llu (%s %s, %llu MiB) on the other devices: "
+		   "their largest free hole is %llu MiB (%llu MiB unallocated on all devices)%s",
+		   (unsigned long long)logical, core_profile_name(prof),
+		   (type & BG_DATA) ? "data" : (type & BG_SYSTEM) ? "system" : "metadata",
+		   (unsigned long long)(len >> 20), (unsigned long long)(fit >> 20),
+		   (unsigned long long)(chunk_unallocated(c) >> 20),
+		   fit < SEG ? "" : (type & BG_SYSTEM) ? ", and a system chunk is not split" :
+		   ", and extents cross every MiB boundary below that, where it could be split");
+}
+
+/* Relocate the chunk at logical, split into pieces that fit when needed. */
+static int relocate(struct core *c, uint64_t logical, uint64_t old_type, uint64_t prof,
+		    const struct dev *exclude, const int *cancel, char *msg, size_t mlen)
+{
+	uint64_t end = 0;
+
+	for (;;) {
+		uint64_t len = 0, fit = 0;
+		int ret = relocate_one(c, logical, old_type, prof, exclude, cancel, msg, mlen,
+				       &len, &fit);
+		if (!end)
+			end = logical + len;
+		if (ret == 1)
+			ret = split_to_fit(c, logical, len, fit, old_type, prof, msg, mlen);
+		else if (!ret)
+			logical += len;
+		if (ret || logical >= end)
+			return ret;
+	}
 }
 
 /* Room for element n of the array *v (capacity *cap, elements of sz
@@ -837,6 +913,31 @@ out:
 
 /* ---- balance -------------------------------------------------------------- */
 
+/*
+ * A conversion that adds copies needs that much more device space in all
+ * (where it lies is relocate's business: it splits chunks to fit holes).
+ * -ENOSPC, said, when the devices do not have it.
+ */
+static int convert_fits(struct core *c, const struct volume *v, const struct chunk_list *l,
+			char *msg, size_t mlen)
+{
+	uint64_t need = 0, have = chunk_unallocated(c);
+
+	for (int i = 0; i < l->n; i++) {
+		uint64_t type = l->v[i].type, cur = type & BG_PROFILE_MASK;
+		int64_t conv = (type & BG_DATA) ? v->dconv : v->mconv;
+		int more = conv < 0 ? 0 : profile_copies((uint64_t)conv) - profile_copies(cur);
+
+		if (more > 0)
+			need += l->v[i].length * (uint64_t)more;
+	}
+	if (need <= have)
+		return 0;
+	return say(c, -ENOSPC, msg, mlen, "not enough space to convert: the new copies need %llu MiB, "
+		   "the devices have %llu MiB unallocated (nothing was moved)",
+		   (unsigned long long)(need >> 20), (unsigned long long)(have >> 20));
+}
+
 static void *balance_thread(void *arg)
 {
 	struct core *c = arg;
@@ -852,6 +953,7 @@ static void *balance_thread(void *arg)
 			bytes += l.v[i].length;
 		__atomic_store_n(&v->chunks_total, (uint64_t)l.n, __ATOMIC_RELAXED);
 		__atomic_store_n(&v->bytes_total, bytes, __ATOMIC_RELAXED);
+		ret = convert_fits(c, v, &l, msg, sizeof(msg));
 	}
 	for (int i = 0; !ret && i < l.n; i++) {
 		uint64_t type = l.v[i].type;
