@@ -150,6 +150,8 @@ struct core_stats {
 	uint64_t degraded;		/* I/Os served by / written to fewer copies than the profile has */
 	uint64_t repaired;		/* bad copies rewritten from a good one (scrub) */
 	uint64_t discard_dropped;	/* freed ranges not discarded: async queue full */
+	uint64_t resync_bytes;		/* stale devices: bytes of their chunks to resync */
+	uint64_t resync_done_bytes;	/* ... gone through (= resync_bytes: finished) */
 };
 void core_stats(struct core *c, struct core_stats *s);
 

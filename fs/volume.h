@@ -64,12 +64,20 @@ int volume_balance_cancel(struct core *c);
 int volume_ioctl(struct core *c, unsigned cmd, const void *in, size_t insz,
 		 void *out, size_t *outsz);
 
-/* core_open: devices whose superblock missed commits get the allocated
- * parts of their copies rewritten from fresh ones (writable opens;
- * everything when an fsync log awaits replay), and are read last.
- * Returns how many were resynced (the caller commits so they get
- * current superblocks). */
+/*
+ * core_open: devices whose superblock missed commits (or whose last
+ * resync did not finish) are read last and get the allocated parts of
+ * their copies rewritten from fresh ones: on writable opens, in a thread
+ * once the open is done (the device item is flagged in the transaction
+ * the caller commits), or at once, everything, when an fsync log awaits
+ * replay.  Returns how many devices are resynced or being resynced (the
+ * caller commits).  Progress: volume_resync_progress (bytes of stale
+ * chunks to go through and gone through; glassctl stats).
+ */
 int volume_open_check(struct core *c);
+void volume_resync_progress(struct core *c, uint64_t *total, uint64_t *done);
+/* Tests: wait until no resync thread runs. */
+void volume_resync_wait(struct core *c);
 /* core_close/core_free: stop a running balance, free the state. */
 void volume_close(struct core *c);
 
