@@ -40,6 +40,8 @@ struct volume {
 	bool resync_joinable;
 	int resync_cancel;		/* atomic: unmount */
 	int resync_running;		/* atomic */
+	uint64_t resync_ids[CORE_MAX_DEVS];	/* the devices stale at open */
+	int nresync;
 	uint64_t resync_total, resync_done;	/* atomic: bytes to copy / copied */
 	/* removed devices stay open until unmount: a read or discard that
 	 * looked a stripe up before the switch may still be using one */
@@ -94,7 +96,10 @@ static int vol_claim(struct core *c, struct volume **out, char *msg, size_t len)
 	if (core_readonly(c))
 		return say(c, -EROFS, msg, len, "the volume is read-only");
 	glock_write(&v->lock);
-	if (v->busy)
+	if (v->busy && __atomic_load_n(&v->resync_running, __ATOMIC_ACQUIRE))
+		ret = say(c, -EBUSY, msg, len, "a stale device's resync is running; try again when it "
+			  "ends (glassctl stats: resync_done_bytes reaches resync_bytes)");
+	else if (v->busy)
 		ret = say(c, -EBUSY, msg, len, "another device or balance operation is running");
 	else
 		v->busy = true;
@@ -1244,8 +1249,11 @@ static void *resync_thread(void *arg)
 		uint64_t t0 = glock_now_ns();
 		struct txn *t;
 
-		if (!d->stale)
-			continue;
+		bool mine = false;
+		for (int k = 0; k < v->nresync; k++)
+			mine |= v->resync_ids[k] == d->devid;
+		if (!d->stale || !mine)
+			continue;	/* a device stale since (a failed flush): the next mount */
 		ret = resync_dev(&r, v);
 		free(r.v);
 		if (ret == -ECANCELED)
@@ -1356,6 +1364,9 @@ int volume_open_check(struct core *c)
 		ret = txn_end(t);
 		if (!ret && bg && vol_claim(c, &v, NULL, 0) == 0) {
 			v->resync_running = 1;
+			for (int i = 0; i < c->ndevs; i++)
+				if (c->devs[i]->stale)
+					v->resync_ids[v->nresync++] = c->devs[i]->devid;
 			ret = -pthread_create(&v->resync_thread, NULL, resync_thread, c);
 			if (ret) {
 				v->resync_running = 0;
