@@ -5,7 +5,8 @@
  * device whose superblock missed commits.
  *
  * Design: logical addresses never change, so nothing here touches the
- * B-trees beyond the chunk tree and the device tree.  A chunk moves at
+ * B-trees beyond the chunk and device trees (and, to split a chunk, its
+ * block group and free-space items).  A chunk moves at
  * the chunk level (chunk.h, "relocation"): new stripes are picked (the
  * target profile, off the device being removed), every write to the chunk
  * goes to old and new stripes meanwhile, its bytes are copied segment by
@@ -13,7 +14,12 @@
  * slips between the read and the copy), then one transaction switches the
  * chunk item and device extents and commits; the old stripes stay
  * reserved until that commit is durable.  A crash at any point leaves the
- * old chunk item, whose stripes are intact.
+ * old chunk item, whose stripes are intact.  A chunk whose new stripes
+ * find no hole big enough is first split in two at a MiB boundary that
+ * fits and that no extent crosses (chunk_split: chunk, device extent,
+ * block group and free-space items, one transaction), as btrfs shrinks a
+ * new chunk to the space there is; a conversion that needs more device
+ * space than there is unallocated is refused before anything moves.
  *
  * One volume operation runs at a time (add, remove, set-rotational and
  * balance exclude each other: -EBUSY).  Errors come back as -errno with a
