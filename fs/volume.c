@@ -1345,20 +1345,17 @@ int volume_open_check(struct core *c)
 		}
 		ret = resync_dev(&r, NULL);
 		free(r.v);
-		/* a flag left by a background resync that did not finish */
-		if (!ret)
-			ret = t ? 0 : txn_join(c, 2, TXN_USE_RESERVE, &t);
-		if (!ret && (ret = resync_flag(t, d, false)) != 0)
-			txn_abort(t, ret, "resync: clearing the device item's flag");
 		if (ret) {
 			core_log(c, "%s: resync failed (%s); its copies stay last to be read",
 				 d->path, strerror(-ret));
 			continue;
 		}
 		resync_log(c, &r, "");
-		d->stale = false;	/* the next commit writes its superblock */
+		/* no commit now: it would drop the log before its replay (the
+		 * first commit after it writes this superblock; a flag left by
+		 * an unfinished resync stays until the next mount's) */
+		d->stale = false;
 		__atomic_fetch_add(&c->repaired, 1, __ATOMIC_RELAXED);
-		done++;
 	}
 	if (t) {
 		ret = txn_end(t);

@@ -76,8 +76,9 @@ int volume_ioctl(struct core *c, unsigned cmd, const void *in, size_t insz,
  * their copies rewritten from fresh ones: on writable opens, in a thread
  * once the open is done (the device item is flagged in the transaction
  * the caller commits), or at once, everything, when an fsync log awaits
- * replay.  Returns how many devices are resynced or being resynced (the
- * caller commits).  Progress: volume_resync_progress (bytes of stale
+ * replay (then no transaction: the replay comes first).  Returns how many
+ * devices are being resynced in the background (the caller commits, so
+ * their flag and current superblocks are written together).  Progress: volume_resync_progress (bytes of stale
  * chunks to go through and gone through; glassctl stats).
  */
 int volume_open_check(struct core *c);
