@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "fs/inode.h"
+#include "fs/dcache.h"
 #include "fs/data.h"
 
 #define ICACHE_MIN_BUCKETS 1024
@@ -49,6 +50,8 @@ int icache_init(struct fsctx *fs)
 /* Frees every cached inode; safe on a partly initialised cache. */
 void icache_destroy(struct fsctx *fs)
 {
+	dcache_free(fs->dcache);	/* the name cache goes with the inodes */
+	fs->dcache = NULL;
 	for (int s = 0; s < ICACHE_SHARDS; s++) {
 		struct icache *ic = &fs->icache[s];
 
@@ -362,7 +365,8 @@ int inode_update(struct txn *t, struct fsctx *fs, struct inode *ip)
 }
 
 int inode_new(struct txn *t, struct fsctx *fs, uint32_t mode, uint32_t uid,
-	      uint32_t gid, uint64_t rdev, struct inode **out)
+	      uint32_t gid, uint64_t rdev, const struct inode_link *link,
+	      struct inode **out)
 {
 	struct inode *ip;
 	uint64_t ino;
@@ -390,7 +394,13 @@ int inode_new(struct txn *t, struct fsctx *fs, uint32_t mode, uint32_t uid,
 	ip->item.atime = ip->item.mtime = ip->item.ctime = ip->item.otime;
 
 	k = mkkey(ino, KEY_INODE_ITEM, 0);
-	ret = btree_insert(t, fs->root, &k, &ip->item, sizeof(ip->item));
+	if (link) {
+		struct key rk = mkkey(ino, KEY_INODE_REF, link->parent);
+		ret = btree_insert_pair(t, fs->root, &k, &ip->item, sizeof(ip->item),
+					&rk, link->ref, link->ref_size);
+	} else {
+		ret = btree_insert(t, fs->root, &k, &ip->item, sizeof(ip->item));
+	}
 	if (ret < 0) {
 		free(ip);
 		return ret == -EEXIST ? -EIO : ret;
