@@ -894,10 +894,14 @@ void chunk_reloc_done(struct core *c, uint64_t logical)
 	reloc_forget(c, logical, true);
 }
 
+/* chunk_split_point's walk: which MiB boundaries of [logical, +upto] an
+ * extent crosses */
+struct split_walk { uint64_t logical, upto; uint8_t *crossed; };
+
 static int note_crossed(struct core *c, const struct key *k, const void *item, uint32_t size,
 			void *arg)
 {
-	struct { uint64_t logical, upto; uint8_t *crossed; } *w = arg;
+	struct split_walk *w = arg;
 
 	(void)c, (void)item, (void)size;
 	if (k->objectid >= w->logical + w->upto)
@@ -912,7 +916,7 @@ static int note_crossed(struct core *c, const struct key *k, const void *item, u
 
 uint64_t chunk_split_point(struct core *c, uint64_t logical, uint64_t upto, uint64_t below)
 {
-	struct { uint64_t logical, upto; uint8_t *crossed; } w = { logical, upto, NULL };
+	struct split_walk w = { logical, upto, NULL };
 	uint64_t at = 0;
 
 	w.crossed = calloc(upto / MiB + 1, 1);
