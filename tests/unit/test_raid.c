@@ -1049,21 +1049,21 @@ static void stale_device(void)
 	MUST(core_close(c));
 	c = NULL;
 	o.degraded = false;
-	/* slow writes on device 2 (10 ms each): the resync takes a while,
+	/* slow writes on device 2 (50 ms each): the resync takes a while,
 	 * the open does not wait for it; closed in the middle, the next
 	 * open starts over */
-	o.dev_lat_dev_us[1][DEV_WRITE] = 10000;
+	o.dev_lat_dev_us[1][DEV_WRITE] = 50000;
 	o.dev_lat_dev_set[1] = 1u << DEV_WRITE;
 	uint64_t t0 = glock_now_ns();
 	MUST(core_open(v.devs, 2, &o, &c));
 	uint64_t open_ns = glock_now_ns() - t0;
 	CHECK("stale: the open does not wait for the resync: the device is still read last",
 	      c->devs[1]->stale);
-	for (int i = 0; i < 300; i++) {
+	for (int i = 0; i < 3000; i++) {
 		core_stats(c, &st);
 		if (st.resync_done_bytes)
 			break;
-		usleep(10000);
+		usleep(1000);
 	}
 	CHECK("stale: resync progress in core_stats",
 	      st.resync_bytes > 0 && st.resync_done_bytes > 0 && st.resync_done_bytes < st.resync_bytes);
