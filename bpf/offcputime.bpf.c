@@ -355,6 +355,8 @@ static __always_inline void record(struct task_struct *t, struct task_info *s,
 			return;
 		if (!(key.flags & OFFCPU_F_KTHREAD))
 			note_tgid(key.tgid);
+		if (key.w_ustack)	/* the waker's user frames too */
+			note_tgid(key.w_tgid);
 	}
 	__sync_fetch_and_add(&v->total_ns, delta);
 	__sync_fetch_and_add(&v->count, 1);
@@ -591,6 +593,31 @@ int BPF_PROG(sched_waking, struct task_struct *p)
 	s->w.kstack = take_stack(ctx, SLOT_WAKING, false);
 	s->w.ustack = (cur->flags & PF_KTHREAD) ? 0 :
 		take_ustack(ctx, SLOT_WAKING);
+	return 0;
+}
+
+/*
+ * A process often blocks before its exec (a shell's child between fork and
+ * execve): first seen then, its snapshot holds the parent's image and the
+ * stacks it takes after the exec would resolve against it.  Tell the loader
+ * to read the maps again.  Stacks from before the exec resolve against the
+ * new image too (the stack key has no exec generation): they are few.
+ */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid,
+	     struct linux_binprm *bprm)
+{
+	struct offcpu_event *e;
+	__u32 tgid = p->tgid;
+
+	if (!bpf_map_lookup_elem(&seen, &tgid))
+		return 0;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e)
+		return 0;
+	e->type = OFFCPU_EV_EXEC;
+	e->tgid = tgid;
+	bpf_ringbuf_submit(e, 0);
 	return 0;
 }
 

@@ -167,7 +167,9 @@ static int on_event(void *c, void *data, size_t len)
 
 	if (len < sizeof(*e))
 		return 0;
-	/* First sight and exit: snapshot the maps while the process lives. */
+	/* First sight, exec and exit: snapshot the maps while the process
+	 * lives.  Only the maps: symbols are read when the stacks are
+	 * printed, so this keeps up with any rate of new processes. */
 	syms_cache__snapshot(x->sc, e->tgid);
 	return 0;
 }
@@ -712,6 +714,14 @@ int main(int argc, char **argv)
 				now.tv_nsec - t_start.tv_nsec);
 	}
 	err = print_all(&x, skel, pp);
+	if (env.verbose) {
+		struct syms_stats st;
+
+		syms_cache__stats(x.sc, &st);
+		fprintf(stderr, "glass-offcputime: symbols: %zu maps snapshots of %zu processes in %.1f ms, %zu of %zu mapped files loaded in %.1f ms\n",
+			st.snapshots, st.procs, st.snapshot_ns / 1e6,
+			st.files_loaded, st.files, st.load_ns / 1e6);
+	}
 	if (!err && pp)
 		err = pprof__write(pp, env.pprof, "glass-offcputime");
 	report_counters(skel, &lost);

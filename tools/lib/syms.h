@@ -14,11 +14,18 @@
  *     debuginfod server when DEBUGINFOD_URLS is set (libdebuginfod.so.1,
  *     loaded at run time);
  *   - other mount namespaces: files are opened as /proc/PID/root/PATH;
- *   - processes that exit: a snapshot taken while the process lived stays
- *     usable (take one when a process is first seen and again at its exit,
- *     syms_cache__snapshot()); an address of a pid never snapshotted is
- *     snapshotted on first use if the process still lives.
- * ELF files are loaded once per (device, inode) and shared by processes.
+ *   - processes that exit: syms_cache__snapshot() only reads
+ *     /proc/PID/maps (microseconds) and opens each file it has not met
+ *     before (through /proc/PID/map_files, else /proc/PID/root/PATH), so a
+ *     tool can snapshot every process the moment it first sees it, however
+ *     many there are; the symbol tables are read later, on the first lookup
+ *     in each file, from that descriptor — after the process exited, its
+ *     binary was deleted or its mount namespace went away.  An address of
+ *     a pid never snapshotted is snapshotted on first use if the process
+ *     still lives.
+ * Files are keyed by the (device, inode) the maps show: processes of one
+ * binary share one entry and one table.  A descriptor is held from a
+ * file's first sight to its first lookup (one per distinct file).
  * Not thread-safe.
  */
 #ifndef GLASS_SYMS_H
@@ -41,12 +48,25 @@ uint64_t ksyms__addr(const struct ksyms *ks, const char *name);
 
 struct syms_cache *syms_cache__new(void);
 void syms_cache__free(struct syms_cache *sc);		/* NULL-safe */
-/* (Re)read /proc/TGID/maps and load the mapped ELF files.  A failed
- * re-read (process gone) keeps the previous snapshot.  0 or -errno. */
+/* (Re)read /proc/TGID/maps: the executable mappings, and a descriptor of
+ * each file not met before.  No symbol is read here.  A failed re-read
+ * (process gone: -ENOENT, zombie: -ESRCH) keeps the previous snapshot.
+ * 0 or -errno. */
 int syms_cache__snapshot(struct syms_cache *sc, int tgid);
 /* The function containing addr in tgid, or NULL.  *module (may be NULL)
  * gets the mapped file's base name when the address is in a mapping. */
 const char *syms_cache__name(struct syms_cache *sc, int tgid, uint64_t addr,
 			     const char **module);
+
+/* What the cache did, for -v and the tests. */
+struct syms_stats {
+	size_t procs;		/* processes with a snapshot */
+	size_t snapshots;	/* successful reads of /proc/PID/maps */
+	size_t files;		/* distinct mapped files met */
+	size_t files_loaded;	/* of those, symbol tables read */
+	uint64_t snapshot_ns;	/* time in snapshots (maps + opens) */
+	uint64_t load_ns;	/* time reading symbol tables */
+};
+void syms_cache__stats(const struct syms_cache *sc, struct syms_stats *st);
 
 #endif
