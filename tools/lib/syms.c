@@ -509,8 +509,10 @@ struct map {
 
 struct proc {
 	int tgid;
-	struct map *maps;	/* the last successful snapshot */
+	struct map *maps;	/* the last snapshot + mappings added since */
 	size_t n;
+	bool whole;		/* maps hold the whole image: snapshotted, or
+				 * every mapping added since its exec */
 	struct proc *next;
 };
 
@@ -623,6 +625,30 @@ static struct proc *syms_cache__proc(struct syms_cache *sc, int tgid, int create
 	return p;
 }
 
+/* *m for the file mapped at [start, end); 0 or -ENOMEM. */
+static int map__set(struct syms_cache *sc, int tgid, struct map *m,
+		    uint64_t start, uint64_t end, uint64_t off, dev_t dev,
+		    ino_t ino, const char *path)
+{
+	char file[PATH_MAX];
+	size_t len;
+
+	*m = (struct map){ start, end, off, NULL, NULL };
+	if (!strcmp(path, "[vdso]"))
+		m->base = "vdso";
+	if (path[0] != '/' || !ino)
+		return 0;
+	snprintf(file, sizeof(file), "%s", path);
+	len = strlen(file);
+	if (len > 10 && !strcmp(file + len - 10, " (deleted)"))
+		file[len - 10] = 0;
+	m->ef = syms_cache__file(sc, tgid, start, end, dev, ino, file);
+	if (!m->ef)
+		return -ENOMEM;
+	m->base = m->ef->base;
+	return 0;
+}
+
 /* One executable mapping of a /proc/PID/maps line into *m; 0 if the line
  * is not one (not executable, or unparsable). */
 static int parse_map(struct syms_cache *sc, int tgid, const char *line,
@@ -632,26 +658,14 @@ static int parse_map(struct syms_cache *sc, int tgid, const char *line,
 	unsigned maj, min;
 	char perm[8], file[PATH_MAX];
 	int pos = 0;
-	size_t len;
 
 	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu%n", &s, &e, perm, &off,
 		   &maj, &min, &ino, &pos) < 7 || perm[2] != 'x')
 		return 0;
 	file[0] = 0;
 	sscanf(line + pos, " %4095[^\n]", file);
-	*m = (struct map){ s, e, off, NULL, NULL };
-	if (!strcmp(file, "[vdso]"))
-		m->base = "vdso";
-	if (file[0] != '/' || !ino)
-		return 1;
-	len = strlen(file);
-	if (len > 10 && !strcmp(file + len - 10, " (deleted)"))
-		file[len - 10] = 0;
-	m->ef = syms_cache__file(sc, tgid, s, e, makedev(maj, min), ino, file);
-	if (!m->ef)
+	if (map__set(sc, tgid, m, s, e, off, makedev(maj, min), ino, file))
 		*nomem = 1;
-	else
-		m->base = m->ef->base;
 	return 1;
 }
 
@@ -698,8 +712,62 @@ int syms_cache__snapshot(struct syms_cache *sc, int tgid)
 	proc__free_maps(p);
 	p->maps = maps;
 	p->n = n;
+	p->whole = true;
 	sc->st.snapshots++;
 	sc->st.snapshot_ns += now_ns() - t0;
+	return 0;
+}
+
+int syms_cache__add_map(struct syms_cache *sc, int tgid, uint64_t start,
+			uint64_t end, uint64_t off, unsigned maj, unsigned min,
+			uint64_t ino, const char *path)
+{
+	struct proc *p = syms_cache__proc(sc, tgid, 1);
+	struct map *nm;
+
+	if (!p)
+		return -ENOMEM;
+	/* Grown one at a time: a process maps a handful of files. */
+	nm = realloc(p->maps, (p->n + 1) * sizeof(*nm));
+	if (!nm)
+		return -ENOMEM;
+	p->maps = nm;
+	if (map__set(sc, tgid, &nm[p->n], start, end, off, makedev(maj, min),
+		     ino, path))
+		return -ENOMEM;
+	p->n++;
+	sc->st.added++;
+	return 0;
+}
+
+void syms_cache__exec(struct syms_cache *sc, int tgid)
+{
+	struct proc *p = syms_cache__proc(sc, tgid, 1);
+
+	if (p) {
+		proc__free_maps(p);
+		p->whole = true;
+	}
+}
+
+int syms_cache__fork(struct syms_cache *sc, int parent, int child)
+{
+	struct proc *pp = syms_cache__proc(sc, parent, 0), *cp;
+	struct map *maps;
+
+	if (!pp || !pp->n)
+		return 0;
+	maps = malloc(pp->n * sizeof(*maps));
+	cp = maps ? syms_cache__proc(sc, child, 1) : NULL;
+	if (!cp) {
+		free(maps);
+		return -ENOMEM;
+	}
+	memcpy(maps, pp->maps, pp->n * sizeof(*maps));
+	proc__free_maps(cp);
+	cp->maps = maps;
+	cp->n = pp->n;
+	cp->whole = pp->whole;
 	return 0;
 }
 
@@ -710,14 +778,17 @@ const char *syms_cache__name(struct syms_cache *sc, int tgid, uint64_t addr,
 
 	if (module)
 		*module = NULL;
-	if (!p) {
-		if (syms_cache__snapshot(sc, tgid))
-			return NULL;
+	/* Never snapshotted (or only some mappings added): while the
+	 * process lives, its maps are one read away. */
+	if (!p || !p->whole) {
+		syms_cache__snapshot(sc, tgid);
 		p = syms_cache__proc(sc, tgid, 0);
 		if (!p)
 			return NULL;
+		p->whole = true;	/* gone: what we have is all there is */
 	}
-	for (size_t i = 0; i < p->n; i++) {
+	/* Newest first: a mapping added later replaces what it overlaps. */
+	for (size_t i = p->n; i-- > 0;) {
 		const struct map *m = &p->maps[i];
 
 		if (addr < m->start || addr >= m->end)

@@ -53,6 +53,17 @@ void syms_cache__free(struct syms_cache *sc);		/* NULL-safe */
  * (process gone: -ENOENT, zombie: -ESRCH) keeps the previous snapshot.
  * 0 or -errno. */
 int syms_cache__snapshot(struct syms_cache *sc, int tgid);
+/* One executable mapping of tgid as the kernel logged it when it was made
+ * (tools/lib/mmapwatch.c): added to tgid's maps, newer than what it
+ * overlaps.  0 or -ENOMEM. */
+int syms_cache__add_map(struct syms_cache *sc, int tgid, uint64_t start,
+			uint64_t end, uint64_t off, unsigned maj, unsigned min,
+			uint64_t ino, const char *path);
+/* tgid exec'ed: forget its maps (the new image's follow). */
+void syms_cache__exec(struct syms_cache *sc, int tgid);
+/* parent forked child: child starts with a copy of parent's maps (none if
+ * parent is unknown).  0 or -ENOMEM. */
+int syms_cache__fork(struct syms_cache *sc, int parent, int child);
 /* The function containing addr in tgid, or NULL.  *module (may be NULL)
  * gets the mapped file's base name when the address is in a mapping. */
 const char *syms_cache__name(struct syms_cache *sc, int tgid, uint64_t addr,
@@ -62,6 +73,7 @@ const char *syms_cache__name(struct syms_cache *sc, int tgid, uint64_t addr,
 struct syms_stats {
 	size_t procs;		/* processes with a snapshot */
 	size_t snapshots;	/* successful reads of /proc/PID/maps */
+	size_t added;		/* mappings added by syms_cache__add_map() */
 	size_t files;		/* distinct mapped files met */
 	size_t files_loaded;	/* of those, symbol tables read */
 	uint64_t snapshot_ns;	/* time in snapshots (maps + opens) */
