@@ -302,21 +302,28 @@ static __always_inline bool idle_fuse_read(struct task_struct *t)
 	return (__u64)read_iter == fuse_dev_read_addr;
 }
 
+/* Tell the loader to snapshot tgid's maps (a full ring drops it: the
+ * loader still snapshots at print time, and logs mmaps anyway). */
+static __always_inline void send_event(__u32 type, __u32 tgid)
+{
+	struct offcpu_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e)
+		return;
+	e->type = type;
+	e->tgid = tgid;
+	bpf_ringbuf_submit(e, 0);
+}
+
 static __always_inline void note_tgid(__u32 tgid)
 {
 	__u8 one = 1;
-	struct offcpu_event *e;
 
 	if (bpf_map_lookup_elem(&seen, &tgid))
 		return;
 	if (bpf_map_update_elem(&seen, &tgid, &one, BPF_NOEXIST))
 		return;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e)
-		return;
-	e->type = OFFCPU_EV_NEW;
-	e->tgid = tgid;
-	bpf_ringbuf_submit(e, 0);
+	send_event(OFFCPU_EV_NEW, tgid);
 }
 
 static __always_inline void record(struct task_struct *t, struct task_info *s,
@@ -607,17 +614,10 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid,
 	     struct linux_binprm *bprm)
 {
-	struct offcpu_event *e;
 	__u32 tgid = p->tgid;
 
-	if (!bpf_map_lookup_elem(&seen, &tgid))
-		return 0;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e)
-		return 0;
-	e->type = OFFCPU_EV_EXEC;
-	e->tgid = tgid;
-	bpf_ringbuf_submit(e, 0);
+	if (bpf_map_lookup_elem(&seen, &tgid))
+		send_event(OFFCPU_EV_EXEC, tgid);
 	return 0;
 }
 
@@ -625,7 +625,6 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(sched_process_exit, struct task_struct *t, bool group_dead)
 {
 	struct task_info *s;
-	struct offcpu_event *e;
 	__u32 tgid = t->tgid;
 
 	s = bpf_task_storage_get(&tasks, t, 0, 0);
@@ -633,14 +632,8 @@ int BPF_PROG(sched_process_exit, struct task_struct *t, bool group_dead)
 		count(OC_PENDING_EXIT);
 		flush_pending(t, s, 0, OFFCPU_F_NOUSER);
 	}
-	if (!group_dead || !bpf_map_lookup_elem(&seen, &tgid))
-		return 0;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e)
-		return 0;
-	e->type = OFFCPU_EV_EXIT;
-	e->tgid = tgid;
-	bpf_ringbuf_submit(e, 0);
+	if (group_dead && bpf_map_lookup_elem(&seen, &tgid))
+		send_event(OFFCPU_EV_EXIT, tgid);
 	return 0;
 }
 
