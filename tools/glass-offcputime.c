@@ -159,6 +159,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 struct ctx {
 	struct ksyms *ks;
 	struct syms_cache *sc;
+	struct mmapwatch *mw;	/* NULL: no mmap log, snapshots only */
 	int stacks_fd;
 };
 
@@ -171,7 +172,10 @@ static int on_event(void *c, void *data, size_t len)
 		return 0;
 	/* First sight, exec and exit: snapshot the maps while the process
 	 * lives.  Only the maps: symbols are read when the stacks are
-	 * printed, so this keeps up with any rate of new processes. */
+	 * printed.  A process born during the run is in the mmap log
+	 * already, which stays current through its execs: nothing to read. */
+	if (x->mw && syms_cache__has(x->sc, e->tgid))
+		return 0;
 	syms_cache__snapshot(x->sc, e->tgid);
 	return 0;
 }
@@ -562,6 +566,7 @@ int main(int argc, char **argv)
 	struct offcputime_bpf *skel = NULL;
 	struct ring_buffer *rb = NULL;
 	struct mmapwatch *mw = NULL;
+	struct mmapwatch_stats mws = { 0 };
 	int ep = -1;
 	struct ctx x = { 0 };
 	struct pprof *pp = NULL;
@@ -658,7 +663,7 @@ int main(int argc, char **argv)
 	x.stacks_fd = bpf_map__fd(skel->maps.stacks);
 	/* Before the first block is recorded: every executable mapping made
 	 * from now on is known even if its process is gone before we look. */
-	mw = mmapwatch__new();
+	x.mw = mw = mmapwatch__new();
 	if (!mw)
 		fprintf(stderr, "glass-offcputime: cannot log mmaps (perf_event_open: %s): processes that exit early may print [unknown] user frames\n",
 			strerror(errno));
@@ -735,9 +740,11 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	ring_buffer__consume(rb);
-	if (mw && mmapwatch__lost(mw))
+	if (mw)
+		mmapwatch__stats(mw, &mws);
+	if (mws.lost)
 		fprintf(stderr, "glass-offcputime: %llu mmap records lost (log full): some exited processes may print [unknown] user frames\n",
-			(unsigned long long)mmapwatch__lost(mw));
+			(unsigned long long)mws.lost);
 	if (env.pprof) {
 		static const char *const types[] = { "blocks", "off_cpu" };
 		static const char *const units[] = { "count", "nanoseconds" };
@@ -759,8 +766,9 @@ int main(int argc, char **argv)
 		struct syms_stats st;
 
 		syms_cache__stats(x.sc, &st);
-		fprintf(stderr, "glass-offcputime: symbols: %zu processes, %zu maps snapshots in %.1f ms, %zu logged mappings, %zu of %zu mapped files loaded in %.1f ms\n",
-			st.procs, st.snapshots, st.snapshot_ns / 1e6, st.added,
+		fprintf(stderr, "glass-offcputime: symbols: %zu processes, %zu maps snapshots in %.1f ms, %llu mmap log records (%zu mappings) in %.1f ms, %zu of %zu mapped files loaded in %.1f ms\n",
+			st.procs, st.snapshots, st.snapshot_ns / 1e6,
+			(unsigned long long)mws.records, st.added, mws.drain_ns / 1e6,
 			st.files_loaded, st.files, st.load_ns / 1e6);
 	}
 	if (!err && pp)

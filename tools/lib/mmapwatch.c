@@ -12,6 +12,7 @@
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tools/lib/syms.h"
@@ -39,7 +40,8 @@ struct mmapwatch {
 	struct ring *rings;
 	int nrings;
 	size_t mmap_len;
-	uint64_t lost, seq;
+	struct mmapwatch_stats st;
+	uint64_t seq;
 	struct rec *recs;
 	size_t nrecs, cap;
 };
@@ -131,9 +133,9 @@ int mmapwatch__add_to_epoll(struct mmapwatch *mw, int ep)
 	return 0;
 }
 
-uint64_t mmapwatch__lost(const struct mmapwatch *mw)
+void mmapwatch__stats(const struct mmapwatch *mw, struct mmapwatch_stats *st)
 {
-	return mw->lost;
+	*st = mw->st;
 }
 
 /* Fixed parts of the records we read (after perf_event_header). */
@@ -173,7 +175,7 @@ static int rec__parse(struct mmapwatch *mw, const struct perf_event_header *h)
 	const struct pid_body *pb = (const void *)p;
 
 	if (h->type == PERF_RECORD_LOST) {
-		mw->lost += ((const uint64_t *)p)[1];
+		mw->st.lost += ((const uint64_t *)p)[1];
 		return 0;
 	}
 	if (h->size < sizeof(*h) + sizeof(uint64_t))
@@ -261,8 +263,17 @@ static int rec__cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 int mmapwatch__drain(struct mmapwatch *mw, struct syms_cache *sc)
 {
+	uint64_t t0 = now_ns();
 	int err = 0;
 
 	for (int i = 0; i < mw->nrings; i++)
@@ -285,6 +296,8 @@ int mmapwatch__drain(struct mmapwatch *mw, struct syms_cache *sc)
 			err = syms_cache__fork(sc, r->ppid, r->pid);
 		free(r->path);
 	}
+	mw->st.records += mw->nrecs;
 	mw->nrecs = 0;
+	mw->st.drain_ns += now_ns() - t0;
 	return err;
 }

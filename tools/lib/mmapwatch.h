@@ -32,7 +32,12 @@ void mmapwatch__free(struct mmapwatch *mw);		/* NULL-safe */
 int mmapwatch__add_to_epoll(struct mmapwatch *mw, int ep);
 /* Apply every record logged so far to sc, in time order.  0 or -ENOMEM. */
 int mmapwatch__drain(struct mmapwatch *mw, struct syms_cache *sc);
-/* Records the kernel dropped (a buffer was full), for the report. */
-uint64_t mmapwatch__lost(const struct mmapwatch *mw);
+/* What the log did, for the report and -v. */
+struct mmapwatch_stats {
+	uint64_t records;	/* mmap/exec/fork records applied */
+	uint64_t lost;		/* records the kernel dropped (a ring was full) */
+	uint64_t drain_ns;	/* time in mmapwatch__drain() */
+};
+void mmapwatch__stats(const struct mmapwatch *mw, struct mmapwatch_stats *st);
 
 #endif

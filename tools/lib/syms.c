@@ -771,6 +771,13 @@ int syms_cache__fork(struct syms_cache *sc, int parent, int child)
 	return 0;
 }
 
+bool syms_cache__has(struct syms_cache *sc, int tgid)
+{
+	struct proc *p = syms_cache__proc(sc, tgid, 0);
+
+	return p && p->whole;
+}
+
 const char *syms_cache__name(struct syms_cache *sc, int tgid, uint64_t addr,
 			     const char **module)
 {

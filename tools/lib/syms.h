@@ -31,6 +31,7 @@
 #ifndef GLASS_SYMS_H
 #define GLASS_SYMS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -64,6 +65,10 @@ void syms_cache__exec(struct syms_cache *sc, int tgid);
 /* parent forked child: child starts with a copy of parent's maps (none if
  * parent is unknown).  0 or -ENOMEM. */
 int syms_cache__fork(struct syms_cache *sc, int parent, int child);
+/* Does sc hold tgid's whole image (snapshotted, or logged since its exec
+ * or its fork from a process it held whole)?  Then, with the mmap log
+ * running, a snapshot would add nothing. */
+bool syms_cache__has(struct syms_cache *sc, int tgid);
 /* The function containing addr in tgid, or NULL.  *module (may be NULL)
  * gets the mapped file's base name when the address is in a mapping. */
 const char *syms_cache__name(struct syms_cache *sc, int tgid, uint64_t addr,
