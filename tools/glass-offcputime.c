@@ -708,7 +708,9 @@ int main(int argc, char **argv)
 	while (!bpfutil__exiting()) {
 		struct epoll_event evs[8];
 
-		if (epoll_wait(ep, evs, 8, bpfutil__wait_ms()) < 0) {
+		/* EINTR: our signals end the loop through bpfutil__exiting();
+		 * any other (SIGCONT after a stop) only wakes us. */
+		if (epoll_wait(ep, evs, 8, bpfutil__wait_ms()) < 0 && errno != EINTR) {
 			err = -errno;
 			break;
 		}
@@ -718,7 +720,7 @@ int main(int argc, char **argv)
 		if (err < 0)
 			break;
 	}
-	if (err < 0 && err != -EINTR) {
+	if (err < 0) {
 		fprintf(stderr, "glass-offcputime: waiting for events: %s\n", strerror(-err));
 		goto out;
 	}
