@@ -173,10 +173,12 @@ static int on_event(void *c, void *data, size_t len)
 	/* First sight, exec and exit: snapshot the maps while the process
 	 * lives.  Only the maps: symbols are read when the stacks are
 	 * printed.  A process born during the run is in the mmap log
-	 * already, which stays current through its execs: nothing to read. */
+	 * already, which stays current through its execs: only open its
+	 * files (a deleted binary stays readable). */
 	if (x->mw && syms_cache__has(x->sc, e->tgid))
-		return 0;
-	syms_cache__snapshot(x->sc, e->tgid);
+		syms_cache__pin(x->sc, e->tgid);
+	else
+		syms_cache__snapshot(x->sc, e->tgid);
 	return 0;
 }
 
@@ -768,10 +770,10 @@ int main(int argc, char **argv)
 		struct syms_stats st;
 
 		syms_cache__stats(x.sc, &st);
-		fprintf(stderr, "glass-offcputime: symbols: %zu processes, %zu maps snapshots in %.1f ms, %llu mmap log records (%zu mappings) in %.1f ms, %zu of %zu mapped files loaded in %.1f ms\n",
+		fprintf(stderr, "glass-offcputime: symbols: %zu processes, %zu maps snapshots in %.1f ms, %llu mmap log records (%zu mappings) in %.1f ms, %zu files opened, %zu of %zu loaded in %.1f ms\n",
 			st.procs, st.snapshots, st.snapshot_ns / 1e6,
 			(unsigned long long)mws.records, st.added, mws.drain_ns / 1e6,
-			st.files_loaded, st.files, st.load_ns / 1e6);
+			st.pinned, st.files_loaded, st.files, st.load_ns / 1e6);
 	}
 	if (!err && pp)
 		err = pprof__write(pp, env.pprof, "glass-offcputime");

@@ -8,6 +8,7 @@
  *
  * Usage: syms_test [SEED]   (the seed picks the fake pids; printed)
  *        syms_test --child  (internal: print marker's address, wait)
+ * Runs as any user; as root map_files is used, else /proc/PID/root/PATH.
  */
 #include "tools/lib/syms.h"
 
@@ -197,6 +198,16 @@ static void logged_maps(unsigned seed)
 	CHECK("newest mapping wins", !syms_cache__name(sc, base + 1, a, &mod) && !mod);
 	syms_cache__stats(sc, &st);
 	CHECK("stats count the added mappings", st.added == 2 && st.snapshots == 0);
+	CHECK("logged mappings open no file", st.pinned == 0);
+	syms_cache__free(sc);
+
+	/* Pinning opens the files of a live process the log holds. */
+	sc = syms_cache__new();
+	syms_cache__add_map(sc, getpid(), s, e, off, maj, min, ino, path);
+	syms_cache__pin(sc, getpid());
+	syms_cache__pin(sc, getpid());
+	syms_cache__stats(sc, &st);
+	CHECK("pin opens a logged file once", st.pinned == 1 && st.files == 1);
 	syms_cache__free(sc);
 }
 

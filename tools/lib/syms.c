@@ -567,45 +567,67 @@ void syms_cache__free(struct syms_cache *sc)
 }
 
 /*
+ * Open ef through tgid, which maps it at [start, end), unless it is open or
+ * loaded already (1 if opened now): map_files names the mapped file itself, wherever it lives
+ * (deleted, another mount namespace), but needs CAP_SYS_ADMIN (or
+ * CAP_CHECKPOINT_RESTORE); else the path through tgid's root.  Failing
+ * both (tgid gone, out of descriptors) the load opens the path.
+ */
+static int elf_file__pin(struct elf_file *ef, int tgid, uint64_t start,
+			 uint64_t end)
+{
+	char via[PATH_MAX + 64];
+
+	if (ef->fd >= 0 || ef->loaded)
+		return 0;
+	snprintf(via, sizeof(via), "/proc/%d/map_files/%llx-%llx", tgid,
+		 (unsigned long long)start, (unsigned long long)end);
+	ef->fd = open(via, O_RDONLY | O_CLOEXEC);
+	if (ef->fd < 0) {
+		snprintf(via, sizeof(via), "/proc/%d/root%s", tgid, ef->path);
+		ef->fd = open(via, O_RDONLY | O_CLOEXEC);
+	}
+	if (ef->fd < 0)
+		return 0;
+	ef->tgid = tgid;
+	return 1;
+}
+
+/*
  * The entry of the file mapped at [start, end) in tgid, created on first
- * sight with a descriptor opened while tgid lives.  NULL only without
+ * sight, and opened (pinned) now when pin is set.  NULL only without
  * memory.
  */
 static struct elf_file *syms_cache__file(struct syms_cache *sc, int tgid,
 					 uint64_t start, uint64_t end,
-					 dev_t dev, ino_t ino, const char *path)
+					 dev_t dev, ino_t ino, const char *path,
+					 bool pin)
 {
 	struct elf_file **b = &sc->files[(unsigned)(dev * 31 + ino) % FILE_BUCKETS];
-	char via[PATH_MAX + 64];
 	struct elf_file *ef;
 	const char *sl;
 
 	for (ef = *b; ef; ef = ef->next)
 		if (ef->dev == dev && ef->ino == ino)
-			return ef;
-	ef = calloc(1, sizeof(*ef));
-	if (!ef || !(ef->path = strdup(path))) {
-		free(ef);
-		return NULL;
+			break;
+	if (!ef) {
+		ef = calloc(1, sizeof(*ef));
+		if (!ef || !(ef->path = strdup(path))) {
+			free(ef);
+			return NULL;
+		}
+		ef->dev = dev;
+		ef->ino = ino;
+		ef->tgid = tgid;
+		ef->fd = -1;
+		sl = strrchr(ef->path, '/');
+		ef->base = sl ? sl + 1 : ef->path;
+		ef->next = *b;
+		*b = ef;
+		sc->st.files++;
 	}
-	ef->dev = dev;
-	ef->ino = ino;
-	ef->tgid = tgid;
-	sl = strrchr(ef->path, '/');
-	ef->base = sl ? sl + 1 : ef->path;
-	/* map_files names the mapped file itself, wherever it lives, but
-	 * needs CAP_SYS_ADMIN (or CAP_CHECKPOINT_RESTORE); out of
-	 * descriptors (EMFILE) the load opens the path instead. */
-	snprintf(via, sizeof(via), "/proc/%d/map_files/%llx-%llx", tgid,
-		 (unsigned long long)start, (unsigned long long)end);
-	ef->fd = open(via, O_RDONLY | O_CLOEXEC);
-	if (ef->fd < 0) {
-		snprintf(via, sizeof(via), "/proc/%d/root%s", tgid, path);
-		ef->fd = open(via, O_RDONLY | O_CLOEXEC);
-	}
-	ef->next = *b;
-	*b = ef;
-	sc->st.files++;
+	if (pin)
+		sc->st.pinned += elf_file__pin(ef, tgid, start, end);
 	return ef;
 }
 
@@ -628,7 +650,7 @@ static struct proc *syms_cache__proc(struct syms_cache *sc, int tgid, int create
 /* *m for the file mapped at [start, end); 0 or -ENOMEM. */
 static int map__set(struct syms_cache *sc, int tgid, struct map *m,
 		    uint64_t start, uint64_t end, uint64_t off, dev_t dev,
-		    ino_t ino, const char *path)
+		    ino_t ino, const char *path, bool pin)
 {
 	char file[PATH_MAX];
 	size_t len;
@@ -642,7 +664,7 @@ static int map__set(struct syms_cache *sc, int tgid, struct map *m,
 	len = strlen(file);
 	if (len > 10 && !strcmp(file + len - 10, " (deleted)"))
 		file[len - 10] = 0;
-	m->ef = syms_cache__file(sc, tgid, start, end, dev, ino, file);
+	m->ef = syms_cache__file(sc, tgid, start, end, dev, ino, file, pin);
 	if (!m->ef)
 		return -ENOMEM;
 	m->base = m->ef->base;
@@ -664,7 +686,7 @@ static int parse_map(struct syms_cache *sc, int tgid, const char *line,
 		return 0;
 	file[0] = 0;
 	sscanf(line + pos, " %4095[^\n]", file);
-	if (map__set(sc, tgid, m, s, e, off, makedev(maj, min), ino, file))
+	if (map__set(sc, tgid, m, s, e, off, makedev(maj, min), ino, file, true))
 		*nomem = 1;
 	return 1;
 }
@@ -733,7 +755,7 @@ int syms_cache__add_map(struct syms_cache *sc, int tgid, uint64_t start,
 		return -ENOMEM;
 	p->maps = nm;
 	if (map__set(sc, tgid, &nm[p->n], start, end, off, makedev(maj, min),
-		     ino, path))
+		     ino, path, false))
 		return -ENOMEM;
 	p->n++;
 	sc->st.added++;
@@ -769,6 +791,17 @@ int syms_cache__fork(struct syms_cache *sc, int parent, int child)
 	cp->n = pp->n;
 	cp->whole = pp->whole;
 	return 0;
+}
+
+void syms_cache__pin(struct syms_cache *sc, int tgid)
+{
+	struct proc *p = syms_cache__proc(sc, tgid, 0);
+
+	for (size_t i = 0; p && i < p->n; i++)
+		if (p->maps[i].ef)
+			sc->st.pinned += elf_file__pin(p->maps[i].ef, tgid,
+						       p->maps[i].start,
+						       p->maps[i].end);
 }
 
 bool syms_cache__has(struct syms_cache *sc, int tgid)

@@ -25,7 +25,8 @@
  *     still lives.
  * Files are keyed by the (device, inode) the maps show: processes of one
  * binary share one entry and one table.  A descriptor is held from a
- * file's first sight to its first lookup (one per distinct file).
+ * file's first sight in a snapshot or syms_cache__pin() to its first
+ * lookup (one per distinct file).
  * Not thread-safe.
  */
 #ifndef GLASS_SYMS_H
@@ -56,7 +57,9 @@ void syms_cache__free(struct syms_cache *sc);		/* NULL-safe */
 int syms_cache__snapshot(struct syms_cache *sc, int tgid);
 /* One executable mapping of tgid as the kernel logged it when it was made
  * (tools/lib/mmapwatch.c): added to tgid's maps, newer than what it
- * overlaps.  0 or -ENOMEM. */
+ * overlaps.  The file is not opened (the log covers every process of the
+ * system): syms_cache__pin() does that for the processes that matter.
+ * 0 or -ENOMEM. */
 int syms_cache__add_map(struct syms_cache *sc, int tgid, uint64_t start,
 			uint64_t end, uint64_t off, unsigned maj, unsigned min,
 			uint64_t ino, const char *path);
@@ -69,6 +72,10 @@ int syms_cache__fork(struct syms_cache *sc, int parent, int child);
  * or its fork from a process it held whole)?  Then, with the mmap log
  * running, a snapshot would add nothing. */
 bool syms_cache__has(struct syms_cache *sc, int tgid);
+/* Open, while tgid lives, the files it maps that are neither open nor
+ * loaded yet, as a snapshot does: they then resolve after tgid exits, its
+ * binary is deleted or its mount namespace goes. */
+void syms_cache__pin(struct syms_cache *sc, int tgid);
 /* The function containing addr in tgid, or NULL.  *module (may be NULL)
  * gets the mapped file's base name when the address is in a mapping. */
 const char *syms_cache__name(struct syms_cache *sc, int tgid, uint64_t addr,
@@ -80,6 +87,7 @@ struct syms_stats {
 	size_t snapshots;	/* successful reads of /proc/PID/maps */
 	size_t added;		/* mappings added by syms_cache__add_map() */
 	size_t files;		/* distinct mapped files met */
+	size_t pinned;		/* files opened to be read later */
 	size_t files_loaded;	/* of those, symbol tables read */
 	uint64_t snapshot_ns;	/* time in snapshots (maps + opens) */
 	uint64_t load_ns;	/* time reading symbol tables */
