@@ -1208,6 +1208,69 @@ int btree_insert(struct txn *t, struct root *r, const struct key *k,
 	return ret;
 }
 
+/*
+ * Insert two items of one new object in one descent.  Both keys must have
+ * the same objectid, k1 < k2, and the object must have no items yet (an
+ * inode number just handed out): then nothing can sort between the two
+ * keys, in this leaf or any other, so they go to adjacent slots.  The
+ * search announces room for both, so the leaf is split once if at all.
+ */
+int btree_insert_pair(struct txn *t, struct root *r,
+		      const struct key *k1, const void *d1, uint32_t s1,
+		      const struct key *k2, const void *d2, uint32_t s2)
+{
+	uint32_t both = s1 + s2 + NODE_ITEM_SIZE;
+	struct path p;
+	int ret;
+
+	if (k1->objectid != k2->objectid || key_cmp(k1, k2) >= 0)
+		return -EINVAL;
+	if (both > btree_max_item_size(r))	/* too big for one leaf: two descents */
+		return btree_insert(t, r, k1, d1, s1) ?: btree_insert(t, r, k2, d2, s2);
+	path_init(&p);
+	ret = btree_search(t, r, k1, &p, (int)both, 1);
+	if (ret < 0)
+		goto out;
+	if (ret == 0) {
+		ret = -EEXIST;
+		goto out;
+	}
+	uint8_t *b = D(p.nodes[0]);
+	int slot = p.slots[0];
+	struct key near;
+	/* the neighbours in this leaf prove the object new here; the
+	 * contract covers the other leaves */
+	if (slot > 0) {
+		nb_item_key(b, slot - 1, &near);
+		if (near.objectid == k1->objectid) {
+			ret = -EINVAL;
+			goto out;
+		}
+	}
+	if (slot < (int)nb_nritems(b)) {
+		nb_item_key(b, slot, &near);
+		if (near.objectid == k1->objectid) {
+			ret = key_cmp(&near, k2) == 0 ? -EEXIST : -EINVAL;
+			goto out;
+		}
+	}
+	if (node_leaf_free(b, NS(r)) < both + NODE_ITEM_SIZE) {
+		corrupt(r, p.nodes[0], "insert: leaf without room after the search");
+		ret = -EUCLEAN;
+		goto out;
+	}
+	leaf_insert_space(b, NS(r), slot, k1, s1);
+	leaf_insert_space(b, NS(r), slot + 1, k2, s2);
+	if (s1)
+		memcpy(btree_item_ptr(&p, slot, NULL), d1, s1);
+	if (s2)
+		memcpy(btree_item_ptr(&p, slot + 1, NULL), d2, s2);
+	ret = 0;
+out:
+	path_release(&p);
+	return ret;
+}
+
 /* After deletions left the leaf low (or empty) with no parent held:
  * search again for k as a delete, which rebalances on the way down. */
 static int settle(struct txn *t, struct root *r, const struct key *k)

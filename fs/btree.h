@@ -80,6 +80,12 @@ int btree_search(struct txn *t, struct root *r, const struct key *k,
 /* Insert an item; -EEXIST if the key is present; -ENOSPC. */
 int btree_insert(struct txn *t, struct root *r, const struct key *k,
 		 const void *data, uint32_t size);
+/* Insert two items of a new object (same objectid, k1 < k2, no items of
+ * that objectid yet) in one descent; -EEXIST, -EINVAL if the object
+ * already has items, -ENOSPC. */
+int btree_insert_pair(struct txn *t, struct root *r,
+		      const struct key *k1, const void *d1, uint32_t s1,
+		      const struct key *k2, const void *d2, uint32_t s2);
 /* Insert an item of size bytes (uninitialised) and leave p at it. */
 int btree_insert_empty(struct txn *t, struct root *r, struct path *p,
 		       const struct key *k, uint32_t size);

@@ -115,46 +115,61 @@ static int run_find(const char *buf, size_t size, const char *name, size_t len,
 	return 0;
 }
 
-int dir_lookup(struct fsctx *fs, uint64_t dir, const char *name, size_t len,
-	       struct dir_hit *hit)
+/*
+ * Look name up in its DIR_ITEM run, in place under the leaf's read lock
+ * (the run is not copied): 0 and *hit when present, -ENOENT when not,
+ * -errno.  With copy, a run that exists but lacks the name is copied
+ * there (what dir_add_prepared appends to); else copy->buf stays NULL.
+ */
+static int run_lookup(struct fsctx *fs, uint64_t dir, const char *name, size_t len,
+		      struct dir_hit *hit, struct dir_slot *copy)
 {
 	struct key k = mkkey(dir, KEY_DIR_ITEM, dir_name_hash(name, len));
-	void *buf;
+	struct path p;
 	int ret;
 
 	if (len > DIR_NAME_MAX)
 		return -ENAMETOOLONG;
-	ret = read_item(fs, &k, &buf);
-	if (ret < 0)
-		return ret;
-	ret = run_find(buf, (size_t)ret, name, len, hit);
-	free(buf);
+	path_init(&p);
+	ret = btree_search(NULL, fs->root, &k, &p, 0, 0);
+	if (ret == 0) {
+		uint32_t size;
+		const char *run = btree_item_ptr(&p, p.slots[0], &size);
+
+		ret = run_find(run, size, name, len, hit);
+		if (ret == -ENOENT && copy) {
+			copy->buf = malloc(size ? size : 1);
+			if (copy->buf) {
+				memcpy(copy->buf, run, size);
+				copy->size = size;
+			} else {
+				ret = -ENOMEM;
+			}
+		}
+	} else if (ret == 1) {
+		ret = -ENOENT;
+	}
+	path_release(&p);
 	return ret;
+}
+
+int dir_lookup(struct fsctx *fs, uint64_t dir, const char *name, size_t len,
+	       struct dir_hit *hit)
+{
+	return run_lookup(fs, dir, name, len, hit, NULL);
 }
 
 int dir_prepare(struct fsctx *fs, uint64_t dir, const char *name, size_t len,
 		struct dir_hit *hit, struct dir_slot *s)
 {
-	struct key k = mkkey(dir, KEY_DIR_ITEM, dir_name_hash(name, len));
-	void *buf;
 	int ret;
 
 	s->buf = NULL;
 	s->size = 0;
-	if (len > DIR_NAME_MAX)
-		return -ENAMETOOLONG;
-	ret = read_item(fs, &k, &buf);
-	if (ret == -ENOENT)
-		return 0;
-	if (ret < 0)
-		return ret;
-	if (run_find(buf, (size_t)ret, name, len, hit) == 0) {
-		free(buf);
+	ret = run_lookup(fs, dir, name, len, hit, s);
+	if (ret == 0)
 		return -EEXIST;
-	}
-	s->buf = buf;
-	s->size = (size_t)ret;
-	return 0;
+	return ret == -ENOENT ? 0 : ret;
 }
 
 int dir_slot_room(struct fsctx *fs, const struct dir_slot *s, size_t len)
@@ -213,33 +228,32 @@ static int run_cut(struct txn *t, struct fsctx *fs, const struct key *k,
 	return btree_update(t, fs->root, k, buf, (uint32_t)(size - esz));
 }
 
-/* Add a name to ino's INODE_REF run for parent (append, or create the
- * item: ref_insert when the caller knows there is none). */
-static int ref_put(struct txn *t, struct fsctx *fs, uint64_t ino, uint64_t parent,
-		   const char *name, size_t len, uint64_t index, bool exists_maybe)
+/* One INODE_REF entry (index, name) in buf; its size. */
+static uint32_t ref_entry(void *buf, const char *name, size_t len, uint64_t index)
 {
-	char ebuf[sizeof(struct inode_ref) + DIR_NAME_MAX];
-	struct inode_ref *r = (void *)ebuf;
-	struct key k = mkkey(ino, KEY_INODE_REF, parent);
+	struct inode_ref *r = buf;
 
 	r->index = index;
 	r->name_len = (uint16_t)len;
 	memcpy(r->name, name, len);
-	if (!exists_maybe)
-		return btree_insert(t, fs->root, &k, ebuf, (uint32_t)(sizeof(*r) + len));
-	return run_append(t, fs, &k, ebuf, sizeof(*r) + len);
+	return (uint32_t)(sizeof(*r) + len);
 }
 
+uint32_t dir_new_ref(struct inode *dir, const char *name, size_t len, void *buf,
+		     uint64_t *index)
+{
+	*index = dir->item.dir_seq++;
+	return ref_entry(buf, name, len, *index);
+}
+
+/* Add a name to ino's INODE_REF run for parent (append, or create it). */
 static int ref_add(struct txn *t, struct fsctx *fs, uint64_t ino, uint64_t parent,
 		   const char *name, size_t len, uint64_t index)
 {
-	return ref_put(t, fs, ino, parent, name, len, index, true);
-}
+	char ebuf[DIR_REF_MAX];
+	struct key k = mkkey(ino, KEY_INODE_REF, parent);
 
-static int ref_insert(struct txn *t, struct fsctx *fs, uint64_t ino, uint64_t parent,
-		      const char *name, size_t len, uint64_t index)
-{
-	return ref_put(t, fs, ino, parent, name, len, index, false);
+	return run_append(t, fs, &k, ebuf, ref_entry(ebuf, name, len, index));
 }
 
 static int ref_del(struct txn *t, struct fsctx *fs, uint64_t ino, uint64_t parent,
@@ -278,7 +292,7 @@ static int ref_del(struct txn *t, struct fsctx *fs, uint64_t ino, uint64_t paren
 
 int dir_add_prepared(struct txn *t, struct fsctx *fs, struct inode *dir, const char *name,
 		     size_t len, uint64_t ino, uint8_t type, struct dir_slot *s,
-		     bool new_ino)
+		     const uint64_t *linked)
 {
 	char ebuf[sizeof(struct dir_entry) + DIR_NAME_MAX];
 	struct dir_entry *de = (void *)ebuf;
@@ -291,7 +305,7 @@ int dir_add_prepared(struct txn *t, struct fsctx *fs, struct inode *dir, const c
 		dir_slot_free(s);
 		return len ? -ENAMETOOLONG : -ENOENT;
 	}
-	seq = dir->item.dir_seq++;
+	seq = linked ? *linked : dir->item.dir_seq++;
 	de->ino = ino;
 	de->index = seq;
 	de->type = type;
@@ -308,8 +322,8 @@ int dir_add_prepared(struct txn *t, struct fsctx *fs, struct inode *dir, const c
 		return ret;
 	if (type == DT_SUBVOL)		/* a subvolume's name is its ROOT_REF */
 		;
-	else if (new_ino)		/* no INODE_REF item yet: nothing to read */
-		ret = ref_insert(t, fs, ino, dir->ino, name, len, seq);
+	else if (linked)		/* written with the new inode's INODE_ITEM */
+		;
 	else
 		ret = ref_add(t, fs, ino, dir->ino, name, len, seq);
 	if (ret < 0)
@@ -331,7 +345,7 @@ int dir_add(struct txn *t, struct fsctx *fs, struct inode *dir, const char *name
 	ret = dir_prepare(fs, dir->ino, name, len, &hit, &s);
 	if (ret < 0)
 		return ret;
-	return dir_add_prepared(t, fs, dir, name, len, ino, type, &s, false);
+	return dir_add_prepared(t, fs, dir, name, len, ino, type, &s, NULL);
 }
 
 int dir_remove(struct txn *t, struct fsctx *fs, struct inode *dir, const char *name,

@@ -55,9 +55,13 @@ int dir_add(struct txn *t, struct fsctx *fs, struct inode *dir, const char *name
  *     -errno; s is filled only on 0 and then owned by the caller until
  *     dir_add_prepared or dir_slot_free.
  *   dir_slot_room: 0, or -EOVERFLOW as dir_room.
- *   dir_add_prepared: dir_add with s (consumed, also on error).  new_ino:
- *     ino was created in this operation and has no name yet, so its
- *     INODE_REF item is inserted without being looked for.
+ *   dir_add_prepared: dir_add with s (consumed, also on error).
+ *     linked: NULL, or the index a new inode's INODE_REF already holds
+ *     (inode_new wrote it with the INODE_ITEM, in one descent: see
+ *     dir_new_ref), so no INODE_REF is written here.
+ *   dir_new_ref: take dir's next index for name and build the INODE_REF
+ *     entry a new inode's link carries (buf: DIR_REF_MAX bytes); returns
+ *     its size.  The caller holds dir's lock.
  */
 struct dir_slot {
 	void *buf;		/* the run, or NULL when no item has this hash */
@@ -69,7 +73,10 @@ int dir_slot_room(struct fsctx *fs, const struct dir_slot *s, size_t len);
 void dir_slot_free(struct dir_slot *s);
 int dir_add_prepared(struct txn *t, struct fsctx *fs, struct inode *dir, const char *name,
 		     size_t len, uint64_t ino, uint8_t type, struct dir_slot *s,
-		     bool new_ino);
+		     const uint64_t *linked);
+#define DIR_REF_MAX (sizeof(struct inode_ref) + DIR_NAME_MAX)
+uint32_t dir_new_ref(struct inode *dir, const char *name, size_t len, void *buf,
+		     uint64_t *index);
 /* Remove name (which must map to hit) from dir; updates dir as dir_add. */
 int dir_remove(struct txn *t, struct fsctx *fs, struct inode *dir, const char *name,
 	       size_t len, const struct dir_hit *hit);

@@ -392,7 +392,10 @@ static int make_node(struct fsctx *fs, uint64_t parent, const char *name, mode_t
 	if (ret < 0)
 		goto out;
 	changed = true;
-	ret = inode_new(t, fs, nmode, cr->uid, gid, rdev, &ip);
+	char ref[DIR_REF_MAX];
+	uint64_t index;
+	struct inode_link link = { parent, ref, dir_new_ref(dp, name, len, ref, &index) };
+	ret = inode_new(t, fs, nmode, cr->uid, gid, rdev, &link, &ip);
 	if (ret == 0 && acl) {
 		ret = acl_create_finish(t, fs, ip, acl, acl_size);
 		acl = NULL;
@@ -409,7 +412,7 @@ static int make_node(struct fsctx *fs, uint64_t parent, const char *name, mode_t
 	if (S_ISDIR(mode))
 		dp->item.nlink++;
 	ret = dir_add_prepared(t, fs, dp, name, len, ip->ino, dir_type_of((uint32_t)mode),
-			       &slot, true);
+			       &slot, &index);
 	if (ret == 0)
 		stat_of(fs, ip, st);
 out:

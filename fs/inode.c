@@ -362,7 +362,8 @@ int inode_update(struct txn *t, struct fsctx *fs, struct inode *ip)
 }
 
 int inode_new(struct txn *t, struct fsctx *fs, uint32_t mode, uint32_t uid,
-	      uint32_t gid, uint64_t rdev, struct inode **out)
+	      uint32_t gid, uint64_t rdev, const struct inode_link *link,
+	      struct inode **out)
 {
 	struct inode *ip;
 	uint64_t ino;
@@ -390,7 +391,13 @@ int inode_new(struct txn *t, struct fsctx *fs, uint32_t mode, uint32_t uid,
 	ip->item.atime = ip->item.mtime = ip->item.ctime = ip->item.otime;
 
 	k = mkkey(ino, KEY_INODE_ITEM, 0);
-	ret = btree_insert(t, fs->root, &k, &ip->item, sizeof(ip->item));
+	if (link) {
+		struct key rk = mkkey(ino, KEY_INODE_REF, link->parent);
+		ret = btree_insert_pair(t, fs->root, &k, &ip->item, sizeof(ip->item),
+					&rk, link->ref, link->ref_size);
+	} else {
+		ret = btree_insert(t, fs->root, &k, &ip->item, sizeof(ip->item));
+	}
 	if (ret < 0) {
 		free(ip);
 		return ret == -EEXIST ? -EIO : ret;

@@ -98,9 +98,18 @@ void inode_unlock_many(struct inode **ips, int n);
 /*
  * A new inode with nlink 1 (2 for directories), its INODE_ITEM written
  * in t.  Returned referenced and unlocked (nobody else can see it yet).
+ * link, when given, is its first name's INODE_REF (parent and entry, as
+ * dir_new_ref builds it): the two items are adjacent keys of a new
+ * object, written in one B-tree descent.
  */
+struct inode_link {
+	uint64_t parent;
+	const void *ref;
+	uint32_t ref_size;
+};
 int inode_new(struct txn *t, struct fsctx *fs, uint32_t mode, uint32_t uid,
-	      uint32_t gid, uint64_t rdev, struct inode **out);
+	      uint32_t gid, uint64_t rdev, const struct inode_link *link,
+	      struct inode **out);
 /* Write the cached item back (stamps transid).  Caller holds ip->lock. */
 int inode_update(struct txn *t, struct fsctx *fs, struct inode *ip);
 

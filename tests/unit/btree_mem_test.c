@@ -46,6 +46,8 @@ static unsigned long long seed;
 	printf(__VA_ARGS__); printf("\n"); fails++; \
 } while (0)
 #define CHECK(name, cond, ...) do { if (!(cond)) { FAILF(name, __VA_ARGS__); return -1; } } while (0)
+/* CHECK for a function with an "out:" cleanup label */
+#define CHECKV(name, cond, ...) do { if (!(cond)) { FAILF(name, __VA_ARGS__); goto out; } } while (0)
 
 /* xorshift64*, per thread */
 static uint64_t rnd(uint64_t *s)
@@ -609,6 +611,102 @@ out:
 	root_release(&r);
 	fx_destroy(c);
 	return 0;
+}
+
+/* ---- two items of a new object in one descent (btree_insert_pair) ------- */
+
+static void test_pair(uint32_t nodesize)
+{
+	char name[32];
+	struct core *c = fx_create(nodesize, 40000, GLOCK_RWLOCK, 0, 16ull << 20);
+	struct root r;
+	struct txn *tx = fx_txn(c);
+	struct model m = { 0 };
+	uint8_t *b1 = malloc(nodesize), *b2 = malloc(nodesize);
+	uint64_t rs = seed + 11, n = 4000, *order = malloc(n * sizeof(*order));
+	uint32_t max = 0;
+	int ret = 0, splits_seen = 0;
+
+	snprintf(name, sizeof(name), "insert-pair-%u", nodesize);
+	root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
+	root_create_empty(tx, &r);
+	max = btree_max_item_size(&r);
+	/* the neighbours: even objectids with one item each */
+	for (uint64_t i = 0; i < n && !ret; i++) {
+		struct key k = { 2 * i, 1, 0 };
+		uint32_t sz = (uint32_t)(rnd(&rs) % 200);
+
+		fill(b1, &k, sz, 1);
+		ret = btree_insert(tx, &r, &k, b1, sz);
+		model_put(&m, &k, sz, 1);
+	}
+	if (ret) {
+		FAILF(name, "insert neighbours: %d", ret);
+		goto out;
+	}
+	/* new objects at odd objectids, in random order, sizes from tiny to
+	 * "too big for one leaf together" (the two-descent fallback) */
+	for (uint64_t i = 0; i < n; i++)
+		order[i] = 2 * i + 1;
+	for (uint64_t i = n - 1; i > 0; i--) {
+		uint64_t j = rnd(&rs) % (i + 1), t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		struct key k1 = { order[i], 1, 0 }, k2 = { order[i], 12, rnd(&rs) % 1000 };
+		uint32_t cap = i % 97 == 0 ? max : 300;
+		uint32_t s1 = (uint32_t)(rnd(&rs) % cap), s2 = (uint32_t)(rnd(&rs) % cap);
+		uint64_t leaves0 = fx_used_blocks(c);
+
+		fill(b1, &k1, s1, 2);
+		fill(b2, &k2, s2, 2);
+		ret = btree_insert_pair(tx, &r, &k1, b1, s1, &k2, b2, s2);
+		if (ret) {
+			FAILF(name, "pair %" PRIu64 " (%u + %u bytes): %d", order[i], s1, s2, ret);
+			goto out;
+		}
+		model_put(&m, &k1, s1, 2);
+		model_put(&m, &k2, s2, 2);
+		splits_seen += fx_used_blocks(c) > leaves0;
+		if (i % 1000 == 999)
+			fx_commit(c);
+	}
+	/* refusals: an object that has items, keys out of order, two objects */
+	{
+		struct key a = { order[0], 1, 0 }, b = { order[0], 12, 5000 };
+		struct key e = { 2, 5, 0 }, f = { 2, 6, 0 };
+		struct key x = { 1u << 30, 1, 0 }, y = { (1u << 30) + 1, 1, 0 };
+
+		CHECKV(name, btree_insert_pair(tx, &r, &a, b1, 8, &b, b2, 8) == -EEXIST,
+		       "pair over an existing object's first key not -EEXIST");
+		CHECKV(name, btree_insert_pair(tx, &r, &e, b1, 8, &f, b2, 8) == -EINVAL,
+		       "pair for an object with items not -EINVAL");
+		CHECKV(name, btree_insert_pair(tx, &r, &b, b1, 8, &a, b2, 8) == -EINVAL,
+		       "keys out of order not -EINVAL");
+		CHECKV(name, btree_insert_pair(tx, &r, &x, b1, 8, &y, b2, 8) == -EINVAL,
+		       "two objects not -EINVAL");
+	}
+	fx_commit(c);
+	{
+		struct shape sh;
+
+		if (check_tree(&r, &sh, name) || compare_forward(&r, &m, name))
+			goto out;
+		if (sh.items != m.n) {
+			FAILF(name, "%" PRIu64 " items, model %zu", sh.items, m.n);
+			goto out;
+		}
+		CHECKV(name, splits_seen > 10, "only %d pair inserts split a leaf", splits_seen);
+	}
+	printf("PASS: %s\n", name);
+out:
+	free(m.v);
+	free(order);
+	free(b1);
+	free(b2);
+	root_release(&r);
+	fx_destroy(c);
 }
 
 /* ---- checksum failure -------------------------------------------------- */
@@ -1233,6 +1331,8 @@ int main(void)
 	test_random(16384, quick, 64ull << 20, 1);
 	test_resize(4096);
 	test_resize(16384);
+	test_pair(4096);
+	test_pair(16384);
 	test_csum();
 	test_enospc();
 	for (int i = 0; i < 3; i++) {
