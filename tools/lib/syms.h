@@ -14,15 +14,17 @@
  *     debuginfod server when DEBUGINFOD_URLS is set (libdebuginfod.so.1,
  *     loaded at run time);
  *   - other mount namespaces: files are opened as /proc/PID/root/PATH;
- *   - processes that exit: syms_cache__snapshot() only reads
- *     /proc/PID/maps (microseconds) and opens each file it has not met
- *     before (through /proc/PID/map_files, else /proc/PID/root/PATH), so a
- *     tool can snapshot every process the moment it first sees it, however
- *     many there are; the symbol tables are read later, on the first lookup
- *     in each file, from that descriptor — after the process exited, its
- *     binary was deleted or its mount namespace went away.  An address of
- *     a pid never snapshotted is snapshotted on first use if the process
- *     still lives.
+ *   - processes that exit: a process's maps come from a snapshot of
+ *     /proc/PID/maps (syms_cache__snapshot(): tens of microseconds, no
+ *     symbol read) and from the kernel's mmap log (syms_cache__add_map(),
+ *     __exec(), __fork(), fed by tools/lib/mmapwatch.c), which knows the
+ *     maps of a process that exited before anyone could read them; the
+ *     symbol tables are read later, on the first lookup in each file, from
+ *     a descriptor opened while a process mapping it lived (map_files,
+ *     else /proc/PID/root/PATH) or by path — after the process exited,
+ *     its binary was deleted or its mount namespace went away.  An
+ *     address of a pid never seen is snapshotted on first use if the
+ *     process still lives.
  * Files are keyed by the (device, inode) the maps show: processes of one
  * binary share one entry and one table.  A descriptor is held from a
  * file's first sight in a snapshot or syms_cache__pin() to its first
