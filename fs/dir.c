@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "fs/dir.h"
+#include "fs/dcache.h"
 
 /* An item that must exist does not: log where, return -EIO (the caller
  * aborts the transaction). */
@@ -115,8 +116,25 @@ static int run_find(const char *buf, size_t size, const char *name, size_t len,
 	return 0;
 }
 
+/* The fs tree's lookup cache (dcache.h), made at first use; NULL (no
+ * caching) if memory is short. */
+static struct dcache *dcache_of(struct fsctx *fs)
+{
+	struct dcache *dc = __atomic_load_n(&fs->dcache, __ATOMIC_ACQUIRE), *none = NULL;
+
+	if (dc)
+		return dc;
+	dc = dcache_new(root_id(fs->root));
+	if (dc && !__atomic_compare_exchange_n(&fs->dcache, &none, dc, false,
+					       __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		dcache_free(dc);	/* another thread's is in place */
+		dc = none;
+	}
+	return dc;
+}
+
 /*
- * Look name up in its DIR_ITEM run, in place under the leaf's read lock
+ * Look name up (the cache first, then) in its DIR_ITEM run, in place under the leaf's read lock
  * (the run is not copied): 0 and *hit when present, -ENOENT when not,
  * -errno.  With copy, a run that exists but lacks the name is copied
  * there (what dir_add_prepared appends to); else copy->buf stays NULL.
@@ -125,11 +143,18 @@ static int run_lookup(struct fsctx *fs, uint64_t dir, const char *name, size_t l
 		      struct dir_hit *hit, struct dir_slot *copy)
 {
 	struct key k = mkkey(dir, KEY_DIR_ITEM, dir_name_hash(name, len));
+	struct dcache *dc = dcache_of(fs);
 	struct path p;
+	uint64_t seq = 0;
 	int ret;
 
 	if (len > DIR_NAME_MAX)
 		return -ENAMETOOLONG;
+	if (dc) {
+		if (dcache_get(dc, dir, name, len, hit))
+			return 0;
+		seq = dcache_seq(dc);
+	}
 	path_init(&p);
 	ret = btree_search(NULL, fs->root, &k, &p, 0, 0);
 	if (ret == 0) {
@@ -137,6 +162,8 @@ static int run_lookup(struct fsctx *fs, uint64_t dir, const char *name, size_t l
 		const char *run = btree_item_ptr(&p, p.slots[0], &size);
 
 		ret = run_find(run, size, name, len, hit);
+		if (ret == 0 && dc)
+			dcache_put(dc, seq, dir, name, len, hit);
 		if (ret == -ENOENT && copy) {
 			copy->buf = malloc(size ? size : 1);
 			if (copy->buf) {
@@ -365,6 +392,10 @@ int dir_remove(struct txn *t, struct fsctx *fs, struct inode *dir, const char *n
 	}
 	ret = run_cut(t, fs, &k, buf, (size_t)ret, (size_t)off, sizeof(struct dir_entry) + len);
 	free(buf);
+	/* after the tree change, also when it failed half way (dcache.h) */
+	struct dcache *dc = __atomic_load_n(&fs->dcache, __ATOMIC_ACQUIRE);
+	if (dc)
+		dcache_drop(dc, dir->ino, name, len);
 	if (ret < 0)
 		return ret;
 	k = mkkey(dir->ino, KEY_DIR_INDEX, hit->index);

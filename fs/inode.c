@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "fs/inode.h"
+#include "fs/dcache.h"
 #include "fs/data.h"
 
 #define ICACHE_MIN_BUCKETS 1024
@@ -49,6 +50,8 @@ int icache_init(struct fsctx *fs)
 /* Frees every cached inode; safe on a partly initialised cache. */
 void icache_destroy(struct fsctx *fs)
 {
+	dcache_free(fs->dcache);	/* the name cache goes with the inodes */
+	fs->dcache = NULL;
 	for (int s = 0; s < ICACHE_SHARDS; s++) {
 		struct icache *ic = &fs->icache[s];
 

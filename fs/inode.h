@@ -53,6 +53,7 @@ struct icache {
 	size_t count;
 };
 
+struct dcache;
 struct fsctx {
 	struct core *core;		/* fixed */
 	struct root *root;		/* the fs tree; fixed */
@@ -68,6 +69,7 @@ struct fsctx {
 	struct subvols *svs;		/* every open fs tree of the volume; fixed */
 	bool dead;			/* deleted: inode_get says ENOENT */
 	uint64_t open_files;		/* open files and dirs (atomic; FUSE glue) */
+	struct dcache *dcache;		/* positive lookups (dir.c); made at first use */
 };
 
 int icache_init(struct fsctx *fs);
