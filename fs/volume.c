@@ -1132,7 +1132,6 @@ void volume_close(struct core *c)
  * over.  The thread holds the volume operation slot (balance and device
  * changes wait for it: -EBUSY).
  */
-#define DEV_ITEM_RESYNC	(1ull << 0)	/* dev_item.type: resync not finished */
 
 struct resync_item { uint64_t logical, length; struct chunk_stripe from, to; };
 struct resync {
