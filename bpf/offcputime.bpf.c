@@ -302,21 +302,28 @@ static __always_inline bool idle_fuse_read(struct task_struct *t)
 	return (__u64)read_iter == fuse_dev_read_addr;
 }
 
+/* Tell the loader to snapshot tgid's maps (a full ring drops it: the
+ * loader still snapshots at print time, and logs mmaps anyway). */
+static __always_inline void send_event(__u32 type, __u32 tgid)
+{
+	struct offcpu_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e)
+		return;
+	e->type = type;
+	e->tgid = tgid;
+	bpf_ringbuf_submit(e, 0);
+}
+
 static __always_inline void note_tgid(__u32 tgid)
 {
 	__u8 one = 1;
-	struct offcpu_event *e;
 
 	if (bpf_map_lookup_elem(&seen, &tgid))
 		return;
 	if (bpf_map_update_elem(&seen, &tgid, &one, BPF_NOEXIST))
 		return;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e)
-		return;
-	e->type = OFFCPU_EV_NEW;
-	e->tgid = tgid;
-	bpf_ringbuf_submit(e, 0);
+	send_event(OFFCPU_EV_NEW, tgid);
 }
 
 static __always_inline void record(struct task_struct *t, struct task_info *s,
@@ -355,6 +362,8 @@ static __always_inline void record(struct task_struct *t, struct task_info *s,
 			return;
 		if (!(key.flags & OFFCPU_F_KTHREAD))
 			note_tgid(key.tgid);
+		if (key.w_ustack)	/* the waker's user frames too */
+			note_tgid(key.w_tgid);
 	}
 	__sync_fetch_and_add(&v->total_ns, delta);
 	__sync_fetch_and_add(&v->count, 1);
@@ -594,11 +603,28 @@ int BPF_PROG(sched_waking, struct task_struct *p)
 	return 0;
 }
 
+/*
+ * A process often blocks before its exec (a shell's child between fork and
+ * execve): first seen then, its snapshot holds the parent's image and the
+ * stacks it takes after the exec would resolve against it.  Tell the loader
+ * to read the maps again.  Stacks from before the exec resolve against the
+ * new image too (the stack key has no exec generation): they are few.
+ */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(sched_process_exec, struct task_struct *p, pid_t old_pid,
+	     struct linux_binprm *bprm)
+{
+	__u32 tgid = p->tgid;
+
+	if (bpf_map_lookup_elem(&seen, &tgid))
+		send_event(OFFCPU_EV_EXEC, tgid);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(sched_process_exit, struct task_struct *t, bool group_dead)
 {
 	struct task_info *s;
-	struct offcpu_event *e;
 	__u32 tgid = t->tgid;
 
 	s = bpf_task_storage_get(&tasks, t, 0, 0);
@@ -606,14 +632,8 @@ int BPF_PROG(sched_process_exit, struct task_struct *t, bool group_dead)
 		count(OC_PENDING_EXIT);
 		flush_pending(t, s, 0, OFFCPU_F_NOUSER);
 	}
-	if (!group_dead || !bpf_map_lookup_elem(&seen, &tgid))
-		return 0;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e)
-		return 0;
-	e->type = OFFCPU_EV_EXIT;
-	e->tgid = tgid;
-	bpf_ringbuf_submit(e, 0);
+	if (group_dead && bpf_map_lookup_elem(&seen, &tgid))
+		send_event(OFFCPU_EV_EXIT, tgid);
 	return 0;
 }
 

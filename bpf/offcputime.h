@@ -61,8 +61,9 @@ enum offcpu_counter {
 };
 
 /* Ring buffer events: a process seen for the first time (snapshot its
- * maps now) and a process that exits (snapshot again while we can). */
-enum offcpu_event_type { OFFCPU_EV_NEW = 1, OFFCPU_EV_EXIT = 2 };
+ * maps now), a process seen before that execs (its maps are new: snapshot
+ * again) and a process that exits (snapshot again while we can). */
+enum offcpu_event_type { OFFCPU_EV_NEW = 1, OFFCPU_EV_EXIT = 2, OFFCPU_EV_EXEC = 3 };
 struct offcpu_event {
 	__u32 type;
 	__u32 tgid;

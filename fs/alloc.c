@@ -11,6 +11,7 @@
 #include <string.h>
 
 #define SECT CORE_SECTORSIZE
+#define MIB_BITS ((1ull << 20) / SECT)	/* sectors per MiB: split boundaries */
 
 static inline bool bit_get(const uint64_t *bm, uint64_t i)
 {
@@ -148,6 +149,138 @@ out:
 	return ret;
 }
 
+/*
+ * Split the block group starting at start at offset at (alloc.h).  The
+ * second half gets its own bitmaps (at is a MiB multiple, so whole
+ * words); the first keeps its arrays, cut short.
+ */
+int alloc_split_bg(struct core *c, uint64_t start, uint64_t at)
+{
+	struct allocator *a = &c->alloc;
+	struct bgroup *bg, *nb = NULL;
+	uint64_t cut = at / SECT;
+	int pos, ret = 0;
+
+	if (at % (1ull << 20))
+		return -EINVAL;
+	glock_lock(&a->lock, GLOCK_WRITE);
+	bg = find_bg(a, start);
+	if (!bg || bg->start != start || at == 0 || at >= bg->len) {
+		ret = -EINVAL;
+		goto out;
+	}
+	/* extents: the caller checked (alloc_fence); a run taken for a
+	 * discard must be given back in one group */
+	if (bit_get(bg->held, cut - 1) && bit_get(bg->held, cut)) {
+		ret = -EBUSY;
+		goto out;
+	}
+	if (a->n == a->cap) {
+		int cap = a->cap * 2;
+		struct bgroup **v = realloc(a->bg, (size_t)cap * sizeof(*v));
+		if (!v) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		a->bg = v;
+		a->cap = cap;
+	}
+	nb = calloc(1, sizeof(*nb));
+	if (!nb) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	nb->start = start + at;
+	nb->len = bg->len - at;
+	nb->flags = bg->flags;
+	nb->nbits = nb->len / SECT;
+	nb->nsegs = (uint32_t)((nb->nbits + FST_SEG_SECTORS - 1) / FST_SEG_SECTORS);
+	size_t words = (nb->nbits + 63) / 64;
+	nb->used = malloc(words * 8);
+	nb->pinned = malloc(words * 8);
+	nb->cpinned = malloc(words * 8);
+	nb->held = malloc(words * 8);
+	nb->seg_dirty = malloc(nb->nsegs);
+	if (!nb->used || !nb->pinned || !nb->cpinned || !nb->held || !nb->seg_dirty) {
+		bg_free(nb);
+		nb = NULL;
+		ret = -ENOMEM;
+		goto out;
+	}
+	memcpy(nb->used, bg->used + cut / 64, words * 8);
+	memcpy(nb->pinned, bg->pinned + cut / 64, words * 8);
+	memcpy(nb->cpinned, bg->cpinned + cut / 64, words * 8);
+	memcpy(nb->held, bg->held + cut / 64, words * 8);
+	nb->used_bytes = range_count(nb->used, 0, nb->nbits) * SECT;
+	nb->pinned_bytes = range_count(nb->pinned, 0, nb->nbits) * SECT;
+	nb->cpinned_bytes = range_count(nb->cpinned, 0, nb->nbits) * SECT;
+	nb->held_bytes = range_count(nb->held, 0, nb->nbits) * SECT;
+	nb->cursor = bg->cursor > cut ? bg->cursor - cut : 0;
+	bg->len = at;
+	bg->nbits = cut;
+	bg->nsegs = (uint32_t)((cut + FST_SEG_SECTORS - 1) / FST_SEG_SECTORS);
+	bg->used_bytes -= nb->used_bytes;
+	bg->pinned_bytes -= nb->pinned_bytes;
+	bg->cpinned_bytes -= nb->cpinned_bytes;
+	bg->held_bytes -= nb->held_bytes;
+	if (bg->cursor > cut)
+		bg->cursor = 0;
+	bg->fence = 0;
+	/* both halves' info, bitmaps and items are (re)written at commit;
+	 * alloc_split_items deletes the old ones */
+	for (struct bgroup *x = bg; x; x = x == bg ? nb : NULL) {
+		memset(x->seg_dirty, 1, x->nsegs);
+		x->dirty = x->item_dirty = x->fst_info_missing = true;
+	}
+	for (pos = 0; a->bg[pos] != bg; pos++)
+		;
+	pos++;
+	memmove(&a->bg[pos + 1], &a->bg[pos], (size_t)(a->n - pos) * sizeof(*a->bg));
+	a->bg[pos] = nb;
+	a->n++;
+out:
+	glock_unlock(&a->lock, GLOCK_WRITE);
+	return ret;
+}
+
+int alloc_fence(struct core *c, uint64_t start, uint64_t upto)
+{
+	struct bgroup *bg;
+	int ret = -EINVAL;
+
+	glock_lock(&c->alloc.lock, GLOCK_WRITE);
+	bg = find_bg(&c->alloc, start);
+	if (bg && bg->start == start) {
+		bg->fence = (upto < bg->len ? upto : bg->len) / SECT;
+		ret = 0;
+	}
+	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
+	return ret;
+}
+
+int alloc_split_items(struct txn *t, uint64_t start, uint64_t len, uint64_t at)
+{
+	struct core *c = txn_core(t);
+	uint64_t segb = (uint64_t)FST_SEG_SECTORS * SECT;
+	struct key k = { start, KEY_BLOCK_GROUP_ITEM, len };
+	int ret = btree_delete(t, core_tree(c, CT_EXTENT), &k);
+
+	/* a group created in this transaction has no items on disk yet */
+	if (ret == -ENOENT)
+		ret = 0;
+	k = (struct key){ start, KEY_FREE_SPACE_INFO, len };
+	if (!ret && (ret = btree_delete(t, core_tree(c, CT_FST), &k)) == -ENOENT)
+		ret = 0;
+	/* bitmaps from the one the cut falls in: their keys change */
+	for (uint64_t off = at / segb * segb; !ret && off < len; off += segb) {
+		k = (struct key){ start + off, KEY_FREE_SPACE_BITMAP,
+				  len - off < segb ? len - off : segb };
+		if ((ret = btree_delete(t, core_tree(c, CT_FST), &k)) == -ENOENT)
+			ret = 0;
+	}
+	return ret;
+}
+
 /* First run of n clear bits at or after `from`, aligned to al bits
  * (relative to the group start).  Returns the bit or UINT64_MAX. */
 static uint64_t find_run(const struct bgroup *bg, uint64_t from, uint64_t to,
@@ -156,7 +289,11 @@ static uint64_t find_run(const struct bgroup *bg, uint64_t from, uint64_t to,
 	uint64_t i = (from + al - 1) / al * al;
 
 	while (i + n <= to) {
-		uint64_t j;
+		uint64_t j, b = (i / MIB_BITS + 1) * MIB_BITS;
+		if (i + n > b && b <= bg->fence) {	/* a split is being prepared at b */
+			i = (b + al - 1) / al * al;
+			continue;
+		}
 		if (bg->used[i >> 6] == ~0ull && (i & 63) == 0) {
 			i += 64;
 			i = (i + al - 1) / al * al;
@@ -386,7 +523,8 @@ bool alloc_trim_take(struct core *c, uint64_t from, uint64_t maxlen, uint64_t *l
 		if (i >= bg->nbits)
 			continue;
 		uint64_t j = i;
-		while (j < bg->nbits && !bit_get(bg->used, j) && (j - i) * SECT < maxlen)
+		while (j < bg->nbits && !bit_get(bg->used, j) && (j - i) * SECT < maxlen &&
+		       !(j > i && j % MIB_BITS == 0 && j <= bg->fence))
 			j++;
 		range_set(bg->used, i, j - i);
 		range_set(bg->held, i, j - i);

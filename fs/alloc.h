@@ -36,6 +36,8 @@ struct bgroup {
 	uint64_t cpinned_bytes;
 	uint64_t held_bytes;		/* free on disk, waiting for a discard */
 	uint64_t cursor;		/* next-fit hint (bit index) */
+	uint64_t fence;			/* no new run crosses a MiB boundary below this bit
+					 * (a split being prepared; 0: none) */
 	uint8_t *seg_dirty;		/* free-space tree segments to rewrite */
 	uint32_t nsegs;
 	bool dirty;			/* some seg_dirty set */
@@ -59,6 +61,23 @@ void alloc_destroy(struct allocator *a);
 
 /* A new, empty block group (fresh: a new chunk, its items to be written). */
 int alloc_add_bg(struct core *c, uint64_t start, uint64_t len, uint64_t flags, bool fresh);
+/*
+ * Splitting a block group (chunk relocation that finds no hole for the
+ * whole chunk).  alloc_fence(start, upto) keeps new allocations and trim
+ * runs in the group at start from crossing any MiB boundary below offset
+ * upto (0 lifts it): after the next commit every extent that can cross
+ * one is in the extent tree, where the caller looks for a boundary none
+ * crosses.  alloc_split_bg then splits the group at offset at (a MiB
+ * multiple) into [start, +at) and the rest and lifts the fence; -EBUSY
+ * when a run held for discard crosses the cut, -EINVAL when start is no
+ * group's start or at not inside it.  Both halves are written whole at
+ * the next commit: alloc_split_items(), in the same transaction, deletes
+ * the old group's block group item, free-space info and the bitmaps
+ * whose keys change.
+ */
+int alloc_fence(struct core *c, uint64_t start, uint64_t upto);
+int alloc_split_bg(struct core *c, uint64_t start, uint64_t at);
+int alloc_split_items(struct txn *t, uint64_t start, uint64_t len, uint64_t at);
 /* Load every block group's bitmap from the free-space tree at open. */
 int alloc_load(struct core *c);
 

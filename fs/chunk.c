@@ -319,28 +319,22 @@ int chunk_build_sys_array(struct core *c, struct super_block *sb)
 	return ret;
 }
 
-int chunk_tree_items(struct core *c, uint64_t objectid, uint8_t type,
-		     int (*fn)(struct core *c, const struct key *k, const void *item,
-			       uint32_t size, void *arg), void *arg)
+/* Visit the items of r from key k on until fn returns non-zero. */
+static int tree_items_from(struct core *c, struct root *r, const struct key *k,
+			   int (*fn)(struct core *c, const struct key *k, const void *item,
+				     uint32_t size, void *arg), void *arg)
 {
-	struct key k = { objectid, type, 0 };
 	struct path p;
 	int ret;
 
 	path_init(&p);
-	ret = btree_search(NULL, core_tree(c, CT_CHUNK), &k, &p, 0, 0);
-	if (ret >= 0 && p.slots[0] >= (int)btree_nritems(&p))
-		ret = btree_next(&p);
-	else if (ret >= 0)
-		ret = 0;
+	ret = btree_search_ge(r, k, &p);
 	while (ret == 0) {
 		struct key ik;
 		uint32_t size;
 		void *item;
 
 		btree_item_key(&p, p.slots[0], &ik);
-		if (ik.objectid != objectid || ik.type != type)
-			break;
 		item = btree_item_ptr(&p, p.slots[0], &size);
 		ret = fn(c, &ik, item, size, arg);
 		if (ret)
@@ -349,6 +343,33 @@ int chunk_tree_items(struct core *c, uint64_t objectid, uint8_t type,
 	}
 	path_release(&p);
 	return ret < 0 ? ret : 0;	/* > 0: the end of the tree, or fn stopped */
+}
+
+struct type_walk {
+	uint64_t objectid;
+	uint8_t type;
+	int (*fn)(struct core *c, const struct key *k, const void *item, uint32_t size, void *arg);
+	void *arg;
+};
+
+static int only_type(struct core *c, const struct key *k, const void *item, uint32_t size,
+		     void *arg)
+{
+	struct type_walk *w = arg;
+
+	if (k->objectid != w->objectid || k->type != w->type)
+		return 1;
+	return w->fn(c, k, item, size, w->arg);
+}
+
+int chunk_tree_items(struct core *c, uint64_t objectid, uint8_t type,
+		     int (*fn)(struct core *c, const struct key *k, const void *item,
+			       uint32_t size, void *arg), void *arg)
+{
+	struct type_walk w = { objectid, type, fn, arg };
+
+	return tree_items_from(c, core_tree(c, CT_CHUNK), &(struct key){ objectid, type, 0 },
+			       only_type, &w);
 }
 
 static int load_chunk_item(struct core *c, const struct key *k, const void *item,
@@ -738,13 +759,15 @@ static struct chunk *find_chunk_locked(struct core *c, uint64_t logical)
 }
 
 int chunk_reloc_begin(struct core *c, uint64_t logical, uint64_t prof, const struct dev *exclude,
-		      struct chunk_stripe *out, int *nout, int *nkeep, uint64_t *length)
+		      struct chunk_stripe *out, int *nout, int *nkeep, uint64_t *length,
+		      uint64_t *fit)
 {
 	struct chunk *ch, tmp;
 	uint64_t len = 0;
 	int usable = 0, ret = 0;
 
 	prof &= BG_PROFILE_MASK;
+	*fit = 0;
 	glock_write(&c->chunks.lock);
 	ch = find_chunk_locked(c, logical);
 	if (!ch || ch->num_new || ch->num_retired) {
@@ -788,6 +811,7 @@ int chunk_reloc_begin(struct core *c, uint64_t logical, uint64_t prof, const str
 	}
 	*length = ch->length;
 	if (len < ch->length) {
+		*fit = len & ~(MiB - 1);
 		ret = -ENOSPC;
 		goto out;
 	}
@@ -868,6 +892,112 @@ int chunk_reloc_switch(struct txn *t, uint64_t logical)
 void chunk_reloc_done(struct core *c, uint64_t logical)
 {
 	reloc_forget(c, logical, true);
+}
+
+/* chunk_split_point's walk: which MiB boundaries of [logical, +upto] an
+ * extent crosses */
+struct split_walk { uint64_t logical, upto; uint8_t *crossed; };
+
+static int note_crossed(struct core *c, const struct key *k, const void *item, uint32_t size,
+			void *arg)
+{
+	struct split_walk *w = arg;
+
+	(void)c, (void)item, (void)size;
+	if (k->objectid >= w->logical + w->upto)
+		return 1;
+	if (k->type != KEY_EXTENT_ITEM)
+		return 0;	/* nodes are aligned: they cross no MiB boundary */
+	for (uint64_t b = (k->objectid - w->logical) / MiB + 1;
+	     b * MiB < k->objectid - w->logical + k->offset && b * MiB <= w->upto; b++)
+		w->crossed[b] = 1;
+	return 0;
+}
+
+uint64_t chunk_split_point(struct core *c, uint64_t logical, uint64_t upto, uint64_t below)
+{
+	struct split_walk w = { logical, upto, NULL };
+	uint64_t at = 0;
+
+	w.crossed = calloc(upto / MiB + 1, 1);
+	if (!w.crossed)
+		return 0;
+	if (tree_items_from(c, core_tree(c, CT_EXTENT), &(struct key){ logical, 0, 0 },
+			    note_crossed, &w) == 0)
+		for (uint64_t b = upto / MiB; b >= 1 && !at; b--)
+			if (!w.crossed[b] && b * MiB < below)
+				at = b * MiB;
+	free(w.crossed);
+	return at;
+}
+
+/*
+ * Split the chunk at logical into [logical, +at) and the rest (chunk.h):
+ * the allocator's block group first, then the map, then the items.
+ */
+int chunk_split(struct txn *t, uint64_t logical, uint64_t at)
+{
+	struct core *c = txn_core(t);
+	struct chunk *ch, *rest = calloc(1, sizeof(*rest));
+	uint64_t len = 0;
+	struct key k;
+	int ret = 0;
+
+	if (!rest)
+		return -ENOMEM;
+	glock_read(&c->chunks.lock);
+	ch = find_chunk_locked(c, logical);
+	if (!ch || ch->num_new || ch->num_retired)
+		ret = ch ? -EBUSY : -ENOENT;
+	else if ((ch->type & BG_SYSTEM) || at % MiB || !at || at >= ch->length)
+		ret = -EINVAL;	/* system chunks stay whole: the superblock lists them */
+	else
+		len = ch->length;
+	glock_read_unlock(&c->chunks.lock);
+	if (!ret)
+		ret = alloc_split_bg(c, logical, at);
+	if (ret) {
+		free(rest);
+		return ret;
+	}
+	/* relocations run one at a time and nothing else changes a chunk's
+	 * range: ch is still the one checked above */
+	glock_write(&c->chunks.lock);
+	ch = find_chunk_locked(c, logical);
+	*rest = *ch;
+	rest->logical = logical + at;
+	rest->length = len - at;
+	for (int i = 0; i < rest->num_stripes; i++)
+		rest->stripes[i].physical += at;
+	ch->length = at;
+	ret = insert_locked(&c->chunks, rest);	/* room: it was ch's */
+	if (ret)
+		ch->length = len;
+	glock_write_unlock(&c->chunks.lock);
+	if (ret) {
+		free(rest);
+		txn_abort(t, ret, "chunk split: the chunk map");	/* the allocator is split */
+		return ret;
+	}
+	/* the items: old chunk item, device extents, block group and
+	 * free-space items out; both halves' in */
+	k = (struct key){ FIRST_CHUNK_OBJECTID, KEY_CHUNK_ITEM, logical };
+	ret = btree_delete(t, core_tree(c, CT_CHUNK), &k);
+	for (int i = 0; !ret && i < ch->num_stripes; i++) {
+		k = (struct key){ ch->stripes[i].devid, KEY_DEV_EXTENT, ch->stripes[i].physical };
+		ret = btree_delete(t, core_tree(c, CT_DEV), &k);
+		if (ret == -ENOENT && !ch->stripes[i].dev)
+			ret = 0;	/* a missing device's extent that never was */
+	}
+	if (!ret)
+		ret = alloc_split_items(t, logical, len, at);
+	if (!ret)
+		ret = chunk_insert_items(t, ch);
+	if (!ret)
+		ret = chunk_insert_items(t, rest);
+	if (ret)
+		txn_abort(t, ret, "chunk split: the chunk, device extent and block group items");
+	return ret;
 }
 
 /* ---- flushing with redundancy (chunk.h) ------------------------------------ */

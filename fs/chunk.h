@@ -94,7 +94,8 @@ int chunk_map_lookup_write(struct core *c, uint64_t logical, uint64_t len,
  * Relocation (fs/volume.c drives it, one at a time).  begin picks new
  * stripes of profile prof for the whole chunk at logical, on devices other
  * than `exclude` (NULL: any) and not marked removing: -ENOSPC when they do
- * not fit, -EINVAL when raid1 lacks devices.  A conversion to single or
+ * not fit (*fit: the longest MiB multiple that would), -EINVAL when raid1
+ * lacks devices.  A conversion to single or
  * raid1 keeps one old stripe where it can (out[0..*nkeep), already holding
  * the bytes): single then copies nothing, raid1 one new stripe.  switch (inside a transaction
  * handle) makes them the chunk's stripes and rewrites its chunk item and
@@ -102,7 +103,24 @@ int chunk_map_lookup_write(struct core *c, uint64_t logical, uint64_t len,
  * abort forgets the new stripes.
  */
 int chunk_reloc_begin(struct core *c, uint64_t logical, uint64_t prof, const struct dev *exclude,
-		      struct chunk_stripe *out, int *nout, int *nkeep, uint64_t *length);
+		      struct chunk_stripe *out, int *nout, int *nkeep, uint64_t *length,
+		      uint64_t *fit);
+/*
+ * Split the chunk at logical in two at offset at (a MiB multiple): what a
+ * relocation does when the new stripes do not fit whole (-ENOSPC from
+ * begin, *fit = the longest length they would take).  The halves keep
+ * the chunk's stripes (the second at physical + at), profile and
+ * contents; its chunk item, device extents, block group item and
+ * free-space items are replaced by both halves' (inside a transaction
+ * handle t).  The cut must be one no extent crosses: fence the group
+ * (alloc_fence), commit, then chunk_split_point() finds the largest MiB
+ * offset at most upto and below `below` that no extent item crosses (0:
+ * none).  -EBUSY when a discard holds a run across the cut or the chunk
+ * is being relocated, -EINVAL for a system chunk (the superblock's list
+ * of them stays short) or a cut outside it.
+ */
+uint64_t chunk_split_point(struct core *c, uint64_t logical, uint64_t upto, uint64_t below);
+int chunk_split(struct txn *t, uint64_t logical, uint64_t at);
 int chunk_reloc_switch(struct txn *t, uint64_t logical);
 void chunk_reloc_done(struct core *c, uint64_t logical);
 void chunk_reloc_abort(struct core *c, uint64_t logical);

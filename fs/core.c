@@ -667,6 +667,8 @@ void core_stats(struct core *c, struct core_stats *s)
 	s->csum_errors = __atomic_load_n(&c->csum_errors, __ATOMIC_RELAXED);
 	s->degraded = __atomic_load_n(&c->degraded, __ATOMIC_RELAXED);
 	s->repaired = __atomic_load_n(&c->repaired, __ATOMIC_RELAXED);
+	s->discard_dropped = __atomic_load_n(&c->discard.dropped, __ATOMIC_RELAXED);
+	volume_resync_progress(c, &s->resync_bytes, &s->resync_done_bytes);
 	if (c->cache) {
 		uint64_t nodes;
 		cache_stats(c->cache, &s->cache_hits, &s->cache_misses, &nodes);

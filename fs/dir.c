@@ -133,6 +133,15 @@ static struct dcache *dcache_of(struct fsctx *fs)
 	return dc;
 }
 
+void dir_cache_counts(struct fsctx *fs, uint64_t *hits, uint64_t *misses)
+{
+	struct dcache *dc = __atomic_load_n(&fs->dcache, __ATOMIC_ACQUIRE);
+
+	*hits = *misses = 0;
+	if (dc)
+		dcache_counts(dc, hits, misses);
+}
+
 /*
  * Look name up (the cache first, then) in its DIR_ITEM run, in place under the leaf's read lock
  * (the run is not copied): 0 and *hit when present, -ENOENT when not,

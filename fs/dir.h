@@ -81,6 +81,10 @@ uint32_t dir_new_ref(struct inode *dir, const char *name, size_t len, void *buf,
 int dir_remove(struct txn *t, struct fsctx *fs, struct inode *dir, const char *name,
 	       size_t len, const struct dir_hit *hit);
 
+/* Lookups the fs tree's name cache (dcache.h) answered, and those it sent
+ * to the tree (both 0 before its first lookup). */
+void dir_cache_counts(struct fsctx *fs, uint64_t *hits, uint64_t *misses);
+
 /* 1 if dir has no entries, 0 if it has, -errno. */
 int dir_is_empty(struct fsctx *fs, uint64_t dir);
 /* The parent of directory ino (from its INODE_REF); the root is its own. */

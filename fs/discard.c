@@ -121,6 +121,7 @@ int discard_open(struct core *c)
 	glock_init(&q->lock, GLOCK_MUTEX, GLOCK_CLASS_DEV, 0, -1, -1);
 	gcond_init(&q->cond);
 	q->mode = DISCARD_OFF;
+	q->max = DISCARD_QUEUE_MAX;
 	switch (c->opts.discard) {	/* the mount option wins over the environment */
 	case CORE_DISCARD_OFF: break;
 	case CORE_DISCARD_SYNC: q->mode = DISCARD_SYNC; break;
@@ -182,15 +183,17 @@ bool discard_freed(struct core *c, uint64_t logical, uint64_t len)
 		q->v[(q->head + q->n - 1) % q->cap].len += len;	/* one discard for both */
 		goto queued;
 	}
+	if (q->n >= q->max)
+		goto drop;
 	if (q->n == q->cap) {
 		size_t cap = q->cap ? q->cap * 2 : 256;
-		struct discard_range *v = cap <= DISCARD_QUEUE_MAX ? malloc(cap * sizeof(*v)) : NULL;
-		if (!v) {
-			/* not discarded: only a missed hint (glassctl trim gets it) */
-			q->dropped++;
-			glock_write_unlock(&q->lock);
-			return false;
-		}
+		struct discard_range *v;
+
+		if (cap > q->max)
+			cap = q->max;
+		v = malloc(cap * sizeof(*v));
+		if (!v)
+			goto drop;
 		for (size_t i = 0; i < q->n; i++)
 			v[i] = q->v[(q->head + i) % q->cap];
 		free(q->v);
@@ -206,6 +209,12 @@ queued:
 	if (PROBE_ON(DISCARD_QUEUED) && chunk_map_lookup(c, logical, len, cp, NULL) > 0)
 		GLASSFS_DISCARD_QUEUED(cp[0].dev->devid, cp[0].physical, len);
 	/* free at once: the discard thread discards what is still free then */
+	return false;
+drop:
+	/* not discarded: only a missed hint (glassctl trim gets it); read
+	 * without the lock by core_stats */
+	__atomic_store_n(&q->dropped, q->dropped + 1, __ATOMIC_RELAXED);
+	glock_write_unlock(&q->lock);
 	return false;
 }
 

@@ -23,8 +23,8 @@
  * async, nodiscard), else from GLASSFS_DISCARD=off|sync|async at open.
  * Async discards are paced by core_opts.discard_iops and
  * discard_bytes_per_s (0 = unlimited); a queue longer than
- * DISCARD_QUEUE_MAX ranges drops new ones (counted; glassctl trim still
- * reaches that space).
+ * DISCARD_QUEUE_MAX ranges drops new ones (counted: discard_dropped in
+ * glassctl stats; glassctl trim still reaches that space).
  */
 #ifndef GLASSFS_DISCARD_H
 #define GLASSFS_DISCARD_H
@@ -47,6 +47,7 @@ struct discard_queue {
 	struct gcond cond;		/* work queued / queue drained / stop */
 	struct discard_range *v;	/* FIFO of freed ranges to discard */
 	size_t head, n, cap;
+	size_t max;			/* longest queue (DISCARD_QUEUE_MAX; tests lower it) */
 	bool busy;			/* the thread is issuing one range */
 	uint64_t done;			/* ranges issued (discard_wait_inflight) */
 	uint64_t dropped;		/* ranges not queued: queue full */

@@ -146,7 +146,7 @@ struct dev_item {
 	uint32_t io_align;
 	uint32_t io_width;
 	uint32_t sector_size;
-	uint64_t type;		/* 0 */
+	uint64_t type;		/* DEV_ITEM_* flags */
 	uint64_t generation;	/* transid that last changed it */
 	uint8_t  rotational;	/* 1 if the device said it is rotational at mkfs */
 	uint8_t  pad;
@@ -185,6 +185,9 @@ struct super_block {
 } __attribute__((packed));
 _Static_assert(sizeof(struct super_block) == SUPER_SIZE, "superblock is 4 KiB");
 _Static_assert(sizeof(struct dev_item) == 98, "dev_item layout");
+/* dev_item.type: the device came back stale and its resync (volume.c) has
+ * not committed its end; the next full mount starts the resync over. */
+#define DEV_ITEM_RESYNC	(1ull << 0)
 
 /* Block group / chunk type bits (Btrfs values). */
 #define BG_DATA		(1ull << 0)

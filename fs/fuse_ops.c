@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "fs/fuse_ops.h"
+#include "fs/dir.h"
 #include "fs/ioctl.h"
 #include "fs/volume.h"
 #include "fs/probe.h"
@@ -790,6 +791,7 @@ static void gl_ioctl(fuse_req_t req, fuse_ino_t ino_, unsigned int cmd, void *ar
 			return;
 		}
 		core_stats(d->core, &s);
+		dir_cache_counts(FS(req, ino_), &s.name_cache_hits, &s.name_cache_misses);
 		memset(&out, 0, sizeof(out));
 		out.version = 1;
 #define X(f) out.values[i++] = s.f;

@@ -12,12 +12,15 @@
 
 #define GLASSFS_IOC_MAGIC 0xb7
 
-/* The counters of struct core_stats (core.h), in this order. */
+/* The counters of struct core_stats (core.h), in this order.  Append only:
+ * glassctl prints values[i] under the i-th name. */
 #define GLASSFS_STATS_FIELDS(X) \
 	X(transid) X(commits) X(nodes_written) \
 	X(dev_read_ios) X(dev_read_bytes) X(dev_write_ios) X(dev_write_bytes) \
 	X(dev_flushes) X(dev_discards) X(dev_discard_bytes) \
-	X(cache_hits) X(cache_misses) X(csum_errors) X(degraded) X(repaired)
+	X(cache_hits) X(cache_misses) X(csum_errors) X(degraded) X(repaired) \
+	X(discard_dropped) X(resync_bytes) X(resync_done_bytes) \
+	X(name_cache_hits) X(name_cache_misses)
 
 #define GLASSFS_STATS_MAX 48
 

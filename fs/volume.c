@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define SEG (1ull << 20)	/* relocation copy unit */
 
@@ -34,6 +35,14 @@ struct volume {
 	int64_t dconv, mconv;
 	uint64_t chunks_total, chunks_done, bytes_total, bytes_done;	/* atomic */
 	char msg[256];
+	/* background resync of stale devices (volume_open_check) */
+	pthread_t resync_thread;
+	bool resync_joinable;
+	int resync_cancel;		/* atomic: unmount */
+	int resync_running;		/* atomic */
+	uint64_t resync_ids[CORE_MAX_DEVS];	/* the devices stale at open */
+	int nresync;
+	uint64_t resync_total, resync_done;	/* atomic: bytes to copy / copied */
 	/* removed devices stay open until unmount: a read or discard that
 	 * looked a stripe up before the switch may still be using one */
 	struct dev *gone[CORE_MAX_DEVS];
@@ -87,7 +96,10 @@ static int vol_claim(struct core *c, struct volume **out, char *msg, size_t len)
 	if (core_readonly(c))
 		return say(c, -EROFS, msg, len, "the volume is read-only");
 	glock_write(&v->lock);
-	if (v->busy)
+	if (v->busy && __atomic_load_n(&v->resync_running, __ATOMIC_ACQUIRE))
+		ret = say(c, -EBUSY, msg, len, "a stale device's resync is running; try again when it "
+			  "ends (glassctl stats: resync_done_bytes reaches resync_bytes)");
+	else if (v->busy)
 		ret = say(c, -EBUSY, msg, len, "another device or balance operation is running");
 	else
 		v->busy = true;
@@ -318,31 +330,32 @@ static int reloc_copy(struct core *c, uint64_t logical, uint64_t len, uint64_t t
 
 /*
  * Move the chunk at logical to new stripes of profile prof, off exclude.
- * On failure the chunk keeps its stripes and nothing is lost.
+ * On failure the chunk keeps its stripes and nothing is lost.  Returns 1
+ * (nothing said, nothing changed) when the new stripes do not fit whole:
+ * *len is the chunk's length, *fit the longest that would fit.
  */
-static int relocate(struct core *c, uint64_t logical, uint64_t old_type, uint64_t prof,
-		    const struct dev *exclude, const int *cancel, char *msg, size_t mlen)
+static int relocate_one(struct core *c, uint64_t logical, uint64_t old_type, uint64_t prof,
+			const struct dev *exclude, const int *cancel, char *msg, size_t mlen,
+			uint64_t *len, uint64_t *fit)
 {
 	struct chunk_stripe ns[CHUNK_MAX_STRIPES];
-	uint64_t len = 0, t0 = glock_now_ns();
+	uint64_t t0 = glock_now_ns();
 	struct txn *t = NULL;
 	int nn = 0, nkeep = 0, ret;
 
 	/* exclusive: writes in flight finish, later ones see the new stripes */
 	glock_write(&c->reloc_lock);
-	ret = chunk_reloc_begin(c, logical, prof, exclude, ns, &nn, &nkeep, &len);
+	ret = chunk_reloc_begin(c, logical, prof, exclude, ns, &nn, &nkeep, len, fit);
 	glock_write_unlock(&c->reloc_lock);
 	if (ret == -ENOSPC)
-		return say(c, ret, msg, mlen, "no room for chunk %llu (%s, %llu MiB) on the other devices",
-			   (unsigned long long)logical, core_profile_name(prof),
-			   (unsigned long long)(len >> 20));
+		return 1;
 	if (ret == -EINVAL)
 		return say(c, ret, msg, mlen, "raid1 needs at least 2 devices to place chunk %llu on",
 			   (unsigned long long)logical);
 	if (ret)
 		return say(c, ret, msg, mlen, "chunk %llu: %s", (unsigned long long)logical,
 			   strerror(-ret));
-	ret = reloc_copy(c, logical, len, old_type, ns + nkeep, nn - nkeep, cancel);
+	ret = reloc_copy(c, logical, *len, old_type, ns + nkeep, nn - nkeep, cancel);
 	if (!ret && (ret = txn_join(c, 16, TXN_USE_RESERVE, &t)) != 0)
 		t = NULL;
 	if (t) {
@@ -356,7 +369,7 @@ static int relocate(struct core *c, uint64_t logical, uint64_t old_type, uint64_
 		chunk_reloc_abort(c, logical);
 	}
 	if (PROBE_ON(BALANCE_CHUNK))
-		GLASSFS_BALANCE_CHUNK(logical, len, old_type, (old_type & BG_TYPE_MASK) | prof, ret,
+		GLASSFS_BALANCE_CHUNK(logical, *len, old_type, (old_type & BG_TYPE_MASK) | prof, ret,
 				      glock_now_ns() - t0);
 	if (ret == -ECANCELED)
 		return say(c, ret, msg, mlen, "cancelled");
@@ -364,6 +377,81 @@ static int relocate(struct core *c, uint64_t logical, uint64_t old_type, uint64_
 		return say(c, ret, msg, mlen, "chunk %llu could not be moved: %s (it keeps its old stripes)",
 			   (unsigned long long)logical, strerror(-ret));
 	return 0;
+}
+
+/*
+ * The chunk at logical (len bytes) does not fit whole on the devices it
+ * must move to, but fit bytes would: split it at the largest MiB boundary
+ * at most fit that no extent crosses (down to 1 MiB), as btrfs shrinks a
+ * new chunk to the holes there are.  The group is fenced first (no new
+ * extent crosses a boundary below fit) and a commit puts every older one
+ * in the extent tree, where chunk_split_point looks.  Says why when it
+ * cannot split.
+ */
+static int split_to_fit(struct core *c, uint64_t logical, uint64_t len, uint64_t fit,
+			uint64_t type, uint64_t prof, char *msg, size_t mlen)
+{
+	uint64_t upto = fit < len ? fit : len - SEG, cut = 0;
+	struct txn *t;
+	int ret = -ENOSPC;
+
+	if (fit >= SEG && !(type & BG_SYSTEM)) {
+		ret = alloc_fence(c, logical, upto);
+		if (!ret)
+			ret = txn_commit(c, COMMIT_OTHER);
+		if (!ret)
+			ret = vol_join(c, 16, &t, msg, mlen);
+		if (ret) {
+			alloc_fence(c, logical, 0);
+			return say(c, ret, msg, mlen, "splitting chunk %llu to fit: %s",
+				   (unsigned long long)logical, strerror(-ret));
+		}
+		for (ret = -EBUSY, cut = len; ret == -EBUSY;) {
+			cut = chunk_split_point(c, logical, upto, cut);
+			ret = cut ? chunk_split(t, logical, cut) : -ENOSPC;
+		}
+		if (ret)
+			alloc_fence(c, logical, 0);
+		if (ret == -ENOSPC) {	/* nothing changed */
+			txn_end(t);
+		} else {
+			ret = vol_commit(c, t, ret, msg, mlen, "splitting a chunk to fit", NULL);
+			if (!ret)
+				core_log(c, "chunk %llu (%llu MiB) split at %llu MiB: no hole for all of it",
+					 (unsigned long long)logical, (unsigned long long)(len >> 20),
+					 (unsigned long long)(cut >> 20));
+			return ret;
+		}
+	}
+	return say(c, ret, msg, mlen, "no room for chunk %llu (%s %s, %llu MiB) on the other devices: "
+		   "their largest free hole is %llu MiB (%llu MiB unallocated on all devices)%s",
+		   (unsigned long long)logical, core_profile_name(prof),
+		   (type & BG_DATA) ? "data" : (type & BG_SYSTEM) ? "system" : "metadata",
+		   (unsigned long long)(len >> 20), (unsigned long long)(fit >> 20),
+		   (unsigned long long)(chunk_unallocated(c) >> 20),
+		   fit < SEG ? "" : (type & BG_SYSTEM) ? ", and a system chunk is not split" :
+		   ", and extents cross every MiB boundary below that, where it could be split");
+}
+
+/* Relocate the chunk at logical, split into pieces that fit when needed. */
+static int relocate(struct core *c, uint64_t logical, uint64_t old_type, uint64_t prof,
+		    const struct dev *exclude, const int *cancel, char *msg, size_t mlen)
+{
+	uint64_t end = 0;
+
+	for (;;) {
+		uint64_t len = 0, fit = 0;
+		int ret = relocate_one(c, logical, old_type, prof, exclude, cancel, msg, mlen,
+				       &len, &fit);
+		if (!end)
+			end = logical + len;
+		if (ret == 1)
+			ret = split_to_fit(c, logical, len, fit, old_type, prof, msg, mlen);
+		else if (!ret)
+			logical += len;
+		if (ret || logical >= end)
+			return ret;
+	}
 }
 
 /* Room for element n of the array *v (capacity *cap, elements of sz
@@ -837,6 +925,31 @@ out:
 
 /* ---- balance -------------------------------------------------------------- */
 
+/*
+ * A conversion that adds copies needs that much more device space in all
+ * (where it lies is relocate's business: it splits chunks to fit holes).
+ * -ENOSPC, said, when the devices do not have it.
+ */
+static int convert_fits(struct core *c, const struct volume *v, const struct chunk_list *l,
+			char *msg, size_t mlen)
+{
+	uint64_t need = 0, have = chunk_unallocated(c);
+
+	for (int i = 0; i < l->n; i++) {
+		uint64_t type = l->v[i].type, cur = type & BG_PROFILE_MASK;
+		int64_t conv = (type & BG_DATA) ? v->dconv : v->mconv;
+		int more = conv < 0 ? 0 : profile_copies((uint64_t)conv) - profile_copies(cur);
+
+		if (more > 0)
+			need += l->v[i].length * (uint64_t)more;
+	}
+	if (need <= have)
+		return 0;
+	return say(c, -ENOSPC, msg, mlen, "not enough space to convert: the new copies need %llu MiB, "
+		   "the devices have %llu MiB unallocated (nothing was moved)",
+		   (unsigned long long)(need >> 20), (unsigned long long)(have >> 20));
+}
+
 static void *balance_thread(void *arg)
 {
 	struct core *c = arg;
@@ -852,6 +965,7 @@ static void *balance_thread(void *arg)
 			bytes += l.v[i].length;
 		__atomic_store_n(&v->chunks_total, (uint64_t)l.n, __ATOMIC_RELAXED);
 		__atomic_store_n(&v->bytes_total, bytes, __ATOMIC_RELAXED);
+		ret = convert_fits(c, v, &l, msg, sizeof(msg));
 	}
 	for (int i = 0; !ret && i < l.n; i++) {
 		uint64_t type = l.v[i].type;
@@ -983,6 +1097,12 @@ void volume_close(struct core *c)
 
 	if (!v)
 		return;
+	if (v->resync_joinable) {
+		/* the device stays flagged: the next full mount resyncs it */
+		__atomic_store_n(&v->resync_cancel, 1, __ATOMIC_RELAXED);
+		pthread_join(v->resync_thread, NULL);
+		v->resync_joinable = false;
+	}
 	if (v->joinable) {
 		__atomic_store_n(&v->cancel, 1, __ATOMIC_RELAXED);
 		pthread_join(v->thread, NULL);
@@ -994,17 +1114,25 @@ void volume_close(struct core *c)
 	free(v);
 }
 
-/* ---- stale devices at open ------------------------------------------------- */
+/* ---- stale devices ---------------------------------------------------------- */
 
 /*
  * A device whose superblock missed commits gets, chunk by chunk, the
  * allocated parts of its stripes rewritten from a fresh copy; free space
  * (no block of the last commit lives there) is skipped, so the resync
  * costs what is in use, not the size of the chunks — unless an fsync log
- * waits for replay (its blocks are claimed only then): all is copied.  Chunks are listed
- * under the map's lock and copied outside it (the copy reads the
- * allocator).
+ * waits for replay (its blocks are claimed only then): all is copied, at
+ * open, before the replay.  Otherwise the copy runs in a thread after the
+ * mount (volume_open_check), each segment under c->reloc_lock held
+ * exclusively like a relocation's, so no write slips between its read
+ * and its copy; until it ends the device stays stale (its copies read
+ * last) and its device item carries DEV_ITEM_RESYNC, committed with the
+ * first superblock that calls the device current, so a crash or an
+ * unmount before the end leaves the flag and the next full mount starts
+ * over.  The thread holds the volume operation slot (balance and device
+ * changes wait for it: -EBUSY).
  */
+
 struct resync_item { uint64_t logical, length; struct chunk_stripe from, to; };
 struct resync {
 	struct core *c;
@@ -1039,7 +1167,8 @@ static int resync_note(const struct chunk *ch, void *arg)
 	return 0;
 }
 
-static int resync_dev(struct resync *r)
+/* Copy what r->d misses; v (NULL at open) gets progress and may cancel. */
+static int resync_dev(struct resync *r, struct volume *v)
 {
 	uint8_t *buf;
 	int ret = chunk_for_each(r->c, resync_note, r);
@@ -1049,17 +1178,27 @@ static int resync_dev(struct resync *r)
 	buf = aligned_alloc(4096, SEG);
 	if (!buf)
 		return -ENOMEM;
+	for (int i = 0; v && i < r->n; i++)
+		__atomic_fetch_add(&v->resync_total, r->v[i].length, __ATOMIC_RELAXED);
 	for (int i = 0; i < r->n && !ret; i++) {
 		const struct resync_item *it = &r->v[i];
 		for (uint64_t off = 0; off < it->length && !ret; off += SEG) {
 			uint64_t n = it->length - off < SEG ? it->length - off : SEG;
+			if (v && __atomic_load_n(&v->resync_cancel, __ATOMIC_RELAXED)) {
+				ret = -ECANCELED;
+				break;
+			}
+			if (v)
+				__atomic_fetch_add(&v->resync_done, n, __ATOMIC_RELAXED);
 			if (!r->all && !alloc_any_used(r->c, it->logical + off, n)) {
 				r->skipped += n;
 				continue;
 			}
+			glock_write(&r->c->reloc_lock);
 			ret = dev_read(it->from.dev, it->from.physical + off, buf, n);
 			if (!ret)
 				ret = dev_write(r->d, it->to.physical + off, buf, n);
+			glock_write_unlock(&r->c->reloc_lock);
 			r->copied += n;
 		}
 	}
@@ -1067,40 +1206,191 @@ static int resync_dev(struct resync *r)
 	return ret ? ret : dev_flush(r->d);
 }
 
+/* Set or clear DEV_ITEM_RESYNC in d's device item (inside handle t). */
+static int resync_flag(struct txn *t, struct dev *d, bool on)
+{
+	struct core *c = txn_core(t);
+	struct key k = { DEV_ITEMS_OBJECTID, KEY_DEV_ITEM, d->devid };
+	struct dev_item di;
+	int ret = btree_lookup(core_tree(c, CT_CHUNK), &k, &di, sizeof(di));
+
+	if (ret != (int)sizeof(di))
+		return ret < 0 ? ret : -EUCLEAN;
+	if (!(di.type & DEV_ITEM_RESYNC) == !on)
+		return 0;
+	di.type = on ? di.type | DEV_ITEM_RESYNC : di.type & ~DEV_ITEM_RESYNC;
+	di.generation = txn_transid(t);
+	return btree_update(t, core_tree(c, CT_CHUNK), &k, &di, sizeof(di));
+}
+
+static void resync_log(struct core *c, const struct resync *r, const char *when)
+{
+	core_log(c, "%s: resynced %llu MiB (%llu MiB of free space skipped)%s%s", r->d->path,
+		 (unsigned long long)(r->copied >> 20), (unsigned long long)(r->skipped >> 20),
+		 r->single ? "; chunks with no other copy kept as they are (checksums judge them)" : "",
+		 when);
+}
+
+static void *resync_thread(void *arg)
+{
+	struct core *c = arg;
+	struct volume *v = c->vol;
+	int ret = 0;
+
+	/* transactions only once the open is complete (the cleaner is the
+	 * last thing it starts) */
+	while (!__atomic_load_n(&c->subvols.started, __ATOMIC_ACQUIRE) &&
+	       !__atomic_load_n(&v->resync_cancel, __ATOMIC_RELAXED))
+		usleep(10000);
+	for (int i = 0; i < c->ndevs && !ret; i++) {
+		struct dev *d = c->devs[i];
+		struct resync r = { .c = c, .d = d };
+		uint64_t t0 = glock_now_ns();
+		struct txn *t;
+
+		bool mine = false;
+		for (int k = 0; k < v->nresync; k++)
+			mine |= v->resync_ids[k] == d->devid;
+		if (!d->stale || !mine)
+			continue;	/* a device stale since (a failed flush): the next mount */
+		ret = resync_dev(&r, v);
+		free(r.v);
+		if (ret == -ECANCELED)
+			break;
+		if (ret) {
+			core_log(c, "%s: resync failed (%s); its copies stay last to be read, and the "
+				 "next full mount tries again", d->path, strerror(-ret));
+			ret = 0;
+			continue;
+		}
+		glock_write(&c->chunks.lock);
+		d->stale = false;	/* every copy is current from here on */
+		glock_write_unlock(&c->chunks.lock);
+		ret = vol_join(c, 2, &t, NULL, 0);
+		if (!ret) {
+			int r2 = resync_flag(t, d, false);
+			if (r2)
+				txn_abort(t, r2, "resync: clearing the device item's flag");
+			ret = vol_commit(c, t, r2, NULL, 0, "resync: recording the end", NULL);
+		}
+		if (!ret) {
+			char when[64];
+			snprintf(when, sizeof(when), " in %.1f s, in the background",
+				 (double)(glock_now_ns() - t0) / 1e9);
+			resync_log(c, &r, when);
+			__atomic_fetch_add(&c->repaired, 1, __ATOMIC_RELAXED);
+		}
+	}
+	__atomic_store_n(&v->resync_running, 0, __ATOMIC_RELEASE);
+	vol_release(v);
+	return NULL;
+}
+
+/* Devices whose device item says a resync did not finish are stale too. */
+static int note_resync(struct core *c, const struct key *k, const void *item, uint32_t size,
+		       void *arg)
+{
+	const struct dev_item *di = item;
+
+	(void)arg;
+	if (size != sizeof(*di) || !(di->type & DEV_ITEM_RESYNC))
+		return 0;
+	for (int i = 0; i < c->ndevs; i++)
+		if (c->devs[i]->devid == k->offset)
+			c->devs[i]->stale = true;
+	return 0;
+}
+
 int volume_open_check(struct core *c)
 {
-	int done = 0;
+	/* an fsync log not yet replayed references blocks the allocator
+	 * does not count yet (replay claims them later): copy everything,
+	 * now, before the replay */
+	bool now = c->sb.log_root != 0;
+	struct volume *v = NULL;
+	struct txn *t = NULL;
+	int done = 0, bg = 0, ret;
 
+	if (chunk_tree_items(c, DEV_ITEMS_OBJECTID, KEY_DEV_ITEM, note_resync, NULL))
+		core_log(c, "reading the device items for unfinished resyncs failed");
 	for (int i = 0; i < c->ndevs; i++) {
 		struct dev *d = c->devs[i];
-		/* an fsync log not yet replayed references blocks the allocator
-		 * does not count yet (replay claims them later) */
-		struct resync r = { .c = c, .d = d, .all = c->sb.log_root != 0 };
+		struct resync r = { .c = c, .d = d, .all = true };
 
 		if (!d->stale)
 			continue;
-		core_log(c, "%s: stale superblock (generation %llu, the volume is at %llu): it missed commits%s",
-			 d->path, (unsigned long long)d->sb_generation,
-			 (unsigned long long)c->generation,
+		core_log(c, "%s: %s%s", d->path, d->sb_generation < c->generation ?
+			 "stale superblock: it missed commits" : "its last resync did not finish",
 			 c->readonly ? "; read-only: its copies are read last" :
-			 "; rewriting its copies from the other devices");
+			 now ? "; rewriting its copies from the other devices" :
+			 "; its copies are read last and rewritten from the others in the background");
 		if (c->readonly)
 			continue;
-		int ret = resync_dev(&r);
+		if (!now) {
+			/* flagged in the commit that makes its superblock current */
+			ret = t ? 0 : txn_join(c, 2, TXN_USE_RESERVE, &t);
+			if (!ret)
+				ret = resync_flag(t, d, true);
+			if (ret) {
+				core_log(c, "%s: cannot record the resync (%s); its copies stay last to "
+					 "be read", d->path, strerror(-ret));
+				if (t)
+					txn_abort(t, ret, "resync: flagging the device item");
+				break;
+			}
+			done++;
+			bg++;
+			continue;
+		}
+		ret = resync_dev(&r, NULL);
 		free(r.v);
 		if (ret) {
 			core_log(c, "%s: resync failed (%s); its copies stay last to be read",
 				 d->path, strerror(-ret));
 			continue;
 		}
-		core_log(c, "%s: resynced %llu MiB (%llu MiB of free space skipped)%s", d->path,
-			 (unsigned long long)(r.copied >> 20), (unsigned long long)(r.skipped >> 20),
-			 r.single ? "; chunks with no other copy kept as they are (checksums judge them)" : "");
-		d->stale = false;	/* the next commit writes its superblock */
+		resync_log(c, &r, "");
+		/* no commit now: it would drop the log before its replay (the
+		 * first commit after it writes this superblock; a flag left by
+		 * an unfinished resync stays until the next mount's) */
+		d->stale = false;
 		__atomic_fetch_add(&c->repaired, 1, __ATOMIC_RELAXED);
-		done++;
+	}
+	if (t) {
+		ret = txn_end(t);
+		if (!ret && bg && vol_claim(c, &v, NULL, 0) == 0) {
+			v->resync_running = 1;
+			for (int i = 0; i < c->ndevs; i++)
+				if (c->devs[i]->stale)
+					v->resync_ids[v->nresync++] = c->devs[i]->devid;
+			ret = -pthread_create(&v->resync_thread, NULL, resync_thread, c);
+			if (ret) {
+				v->resync_running = 0;
+				vol_release(v);
+				core_log(c, "resync thread: %s; the stale copies are read last",
+					 strerror(-ret));
+			} else {
+				v->resync_joinable = true;
+			}
+		}
 	}
 	return done;
+}
+
+void volume_resync_wait(struct core *c)
+{
+	struct volume *v = __atomic_load_n(&c->vol, __ATOMIC_ACQUIRE);
+
+	while (v && __atomic_load_n(&v->resync_running, __ATOMIC_ACQUIRE))
+		usleep(10000);
+}
+
+void volume_resync_progress(struct core *c, uint64_t *total, uint64_t *done)
+{
+	struct volume *v = __atomic_load_n(&c->vol, __ATOMIC_ACQUIRE);
+
+	*total = v ? __atomic_load_n(&v->resync_total, __ATOMIC_RELAXED) : 0;
+	*done = v ? __atomic_load_n(&v->resync_done, __ATOMIC_RELAXED) : 0;
 }
 
 /* ---- ioctls ---------------------------------------------------------------- */

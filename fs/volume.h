@@ -5,7 +5,8 @@
  * device whose superblock missed commits.
  *
  * Design: logical addresses never change, so nothing here touches the
- * B-trees beyond the chunk tree and the device tree.  A chunk moves at
+ * B-trees beyond the chunk and device trees (and, to split a chunk, its
+ * block group and free-space items).  A chunk moves at
  * the chunk level (chunk.h, "relocation"): new stripes are picked (the
  * target profile, off the device being removed), every write to the chunk
  * goes to old and new stripes meanwhile, its bytes are copied segment by
@@ -13,7 +14,12 @@
  * slips between the read and the copy), then one transaction switches the
  * chunk item and device extents and commits; the old stripes stay
  * reserved until that commit is durable.  A crash at any point leaves the
- * old chunk item, whose stripes are intact.
+ * old chunk item, whose stripes are intact.  A chunk whose new stripes
+ * find no hole big enough is first split in two at a MiB boundary that
+ * fits and that no extent crosses (chunk_split: chunk, device extent,
+ * block group and free-space items, one transaction), as btrfs shrinks a
+ * new chunk to the space there is; a conversion that needs more device
+ * space than there is unallocated is refused before anything moves.
  *
  * One volume operation runs at a time (add, remove, set-rotational and
  * balance exclude each other: -EBUSY).  Errors come back as -errno with a
@@ -64,12 +70,21 @@ int volume_balance_cancel(struct core *c);
 int volume_ioctl(struct core *c, unsigned cmd, const void *in, size_t insz,
 		 void *out, size_t *outsz);
 
-/* core_open: devices whose superblock missed commits get the allocated
- * parts of their copies rewritten from fresh ones (writable opens;
- * everything when an fsync log awaits replay), and are read last.
- * Returns how many were resynced (the caller commits so they get
- * current superblocks). */
+/*
+ * core_open: devices whose superblock missed commits (or whose last
+ * resync did not finish) are read last and get the allocated parts of
+ * their copies rewritten from fresh ones: on writable opens, in a thread
+ * once the open is done (the device item is flagged in the transaction
+ * the caller commits), or at once, everything, when an fsync log awaits
+ * replay (then no transaction: the replay comes first).  Returns how many
+ * devices are being resynced in the background (the caller commits, so
+ * their flag and current superblocks are written together).  Progress: volume_resync_progress (bytes of stale
+ * chunks to go through and gone through; glassctl stats).
+ */
 int volume_open_check(struct core *c);
+void volume_resync_progress(struct core *c, uint64_t *total, uint64_t *done);
+/* Tests: wait until no resync thread runs. */
+void volume_resync_wait(struct core *c);
 /* core_close/core_free: stop a running balance, free the state. */
 void volume_close(struct core *c);
 

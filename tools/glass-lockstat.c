@@ -27,6 +27,7 @@
 #include "tools/lib/args.h"
 #include "tools/lib/bpfutil.h"
 #include "tools/lib/hist.h"
+#include "tools/lib/mmapwatch.h"
 #include "tools/lib/syms.h"
 
 static struct env {
@@ -425,6 +426,7 @@ int main(int argc, char **argv)
 	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc };
 	struct lockstat_bpf *skel = NULL;
 	struct syms_cache *sc = NULL;
+	struct mmapwatch *mw = NULL;
 	char bin[PATH_MAX];
 	int err, n;
 
@@ -488,8 +490,18 @@ int main(int argc, char **argv)
 		}
 	}
 	sc = syms_cache__new();
+	if (!sc) {
+		fprintf(stderr, "glass-lockstat: cannot start the symbolizer (libelf)\n");
+		err = -ENOMEM;
+		goto out;
+	}
 	if (env.pid)
 		syms_cache__snapshot(sc, env.pid);
+	/* Every process of the binary: one may start and exit within the
+	 * run, and its waiter stacks are printed after it is gone. */
+	if (env.stacks && !env.pid && !(mw = mmapwatch__new()))
+		fprintf(stderr, "glass-lockstat: cannot log mmaps (perf_event_open: %s): processes that exit during the run may print [unknown] frames\n",
+			strerror(errno));
 	/* stderr, also with -j: scripts wait for it to know we attached */
 	fprintf(stderr, "Tracing glassfs locks in %s%s... %s\n", bin,
 			env.pid ? "" : " (every process)",
@@ -497,6 +509,11 @@ int main(int argc, char **argv)
 	bpfutil__run_for(env.duration);
 	while (!bpfutil__exiting()) {
 		usleep(100000);
+		if (mw && mmapwatch__drain(mw, sc)) {
+			fprintf(stderr, "glass-lockstat: symbolizer: out of memory\n");
+			err = -ENOMEM;
+			goto out;
+		}
 		if (env.pid && kill(env.pid, 0) && errno == ESRCH) {
 			fprintf(stderr, "glass-lockstat: process %d exited\n", env.pid);
 			break;
@@ -507,6 +524,11 @@ int main(int argc, char **argv)
 	bpf_link__destroy(skel->links.lock_acquired);
 	bpf_link__destroy(skel->links.lock_released);
 	skel->links.lock_contended = skel->links.lock_acquired = skel->links.lock_released = NULL;
+	if (mw && mmapwatch__drain(mw, sc)) {
+		fprintf(stderr, "glass-lockstat: symbolizer: out of memory\n");
+		err = -ENOMEM;
+		goto out;
+	}
 	report(skel, sc);
 	{
 		static const char *names[LSC_NR] = {
@@ -528,6 +550,7 @@ int main(int argc, char **argv)
 	}
 out:
 	lockstat_bpf__destroy(skel);
+	mmapwatch__free(mw);
 	syms_cache__free(sc);
 	return err ? 1 : 0;
 }

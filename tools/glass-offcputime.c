@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,6 +27,7 @@
 #include "tools/lib/args.h"
 #include "tools/lib/bpfutil.h"
 #include "tools/lib/folded.h"
+#include "tools/lib/mmapwatch.h"
 #include "tools/lib/pprof.h"
 #include "tools/lib/syms.h"
 
@@ -157,6 +159,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 struct ctx {
 	struct ksyms *ks;
 	struct syms_cache *sc;
+	struct mmapwatch *mw;	/* NULL: no mmap log, snapshots only */
 	int stacks_fd;
 };
 
@@ -167,8 +170,15 @@ static int on_event(void *c, void *data, size_t len)
 
 	if (len < sizeof(*e))
 		return 0;
-	/* First sight and exit: snapshot the maps while the process lives. */
-	syms_cache__snapshot(x->sc, e->tgid);
+	/* First sight, exec and exit: snapshot the maps while the process
+	 * lives.  Only the maps: symbols are read when the stacks are
+	 * printed.  A process born during the run is in the mmap log
+	 * already, which stays current through its execs: only open its
+	 * files (a deleted binary stays readable). */
+	if (x->mw && syms_cache__has(x->sc, e->tgid))
+		syms_cache__pin(x->sc, e->tgid);
+	else
+		syms_cache__snapshot(x->sc, e->tgid);
 	return 0;
 }
 
@@ -557,6 +567,9 @@ int main(int argc, char **argv)
 	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc };
 	struct offcputime_bpf *skel = NULL;
 	struct ring_buffer *rb = NULL;
+	struct mmapwatch *mw = NULL;
+	struct mmapwatch_stats mws = { 0 };
+	int ep = -1;
 	struct ctx x = { 0 };
 	struct pprof *pp = NULL;
 	struct timespec t_start;
@@ -644,7 +657,18 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	x.sc = syms_cache__new();
+	if (!x.sc) {
+		fprintf(stderr, "glass-offcputime: cannot start the symbolizer (libelf)\n");
+		err = -ENOMEM;
+		goto out;
+	}
 	x.stacks_fd = bpf_map__fd(skel->maps.stacks);
+	/* Before the first block is recorded: every executable mapping made
+	 * from now on is known even if its process is gone before we look. */
+	x.mw = mw = mmapwatch__new();
+	if (!mw)
+		fprintf(stderr, "glass-offcputime: cannot log mmaps (perf_event_open: %s): processes that exit early may print [unknown] user frames\n",
+			strerror(errno));
 	if (env.pid)
 		syms_cache__snapshot(x.sc, env.pid);
 
@@ -672,17 +696,37 @@ int main(int argc, char **argv)
 			env.duration ? "" : "Hit Ctrl-C to end.");
 	clock_gettime(CLOCK_REALTIME, &t_start);
 	bpfutil__run_for(env.duration);
-	/* Sleep until an event (a process seen first or exiting), a signal
-	 * or the end of -d: no polling while the programs do the work. */
-	while (!bpfutil__exiting()) {
-		err = ring_buffer__poll(rb, bpfutil__wait_ms());
-		if (err == -EINTR)
-			break;
-		if (err < 0) {
-			fprintf(stderr, "glass-offcputime: ring buffer: %s\n", strerror(-err));
-			goto out;
-		}
+	/* Sleep until an event (a process seen first, exec'ing or exiting;
+	 * a quarter-full mmap log), a signal or the end of -d: no polling
+	 * while the programs do the work. */
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, ring_buffer__epoll_fd(rb),
+				&(struct epoll_event){ .events = EPOLLIN }) ||
+	    (mw && mmapwatch__add_to_epoll(mw, ep))) {
+		err = -errno;
+		fprintf(stderr, "glass-offcputime: epoll: %s\n", strerror(errno));
+		goto out;
 	}
+	while (!bpfutil__exiting()) {
+		struct epoll_event evs[8];
+
+		/* EINTR: our signals end the loop through bpfutil__exiting();
+		 * any other (SIGCONT after a stop) only wakes us. */
+		if (epoll_wait(ep, evs, 8, bpfutil__wait_ms()) < 0 && errno != EINTR) {
+			err = -errno;
+			break;
+		}
+		if (mw && (err = mmapwatch__drain(mw, x.sc)) < 0)
+			break;
+		err = ring_buffer__consume(rb);
+		if (err < 0)
+			break;
+	}
+	if (err < 0) {
+		fprintf(stderr, "glass-offcputime: waiting for events: %s\n", strerror(-err));
+		goto out;
+	}
+	err = 0;
 	/* Stop tracing, then add what is still off-CPU. */
 	bpf_link__destroy(skel->links.sched_switch);
 	skel->links.sched_switch = NULL;
@@ -694,7 +738,17 @@ int main(int argc, char **argv)
 	skel->links.sched_waking = NULL;
 	if (run_iter(skel->links.inprogress))
 		fprintf(stderr, "glass-offcputime: could not add sleeps in progress\n");
-	ring_buffer__poll(rb, 0);
+	if (mw && mmapwatch__drain(mw, x.sc)) {
+		err = -ENOMEM;
+		fprintf(stderr, "glass-offcputime: symbolizer: out of memory\n");
+		goto out;
+	}
+	ring_buffer__consume(rb);
+	if (mw)
+		mmapwatch__stats(mw, &mws);
+	if (mws.lost)
+		fprintf(stderr, "glass-offcputime: %llu mmap records lost (log full): some exited processes may print [unknown] user frames\n",
+			(unsigned long long)mws.lost);
 	if (env.pprof) {
 		static const char *const types[] = { "blocks", "off_cpu" };
 		static const char *const units[] = { "count", "nanoseconds" };
@@ -712,12 +766,24 @@ int main(int argc, char **argv)
 				now.tv_nsec - t_start.tv_nsec);
 	}
 	err = print_all(&x, skel, pp);
+	if (env.verbose) {
+		struct syms_stats st;
+
+		syms_cache__stats(x.sc, &st);
+		fprintf(stderr, "glass-offcputime: symbols: %zu processes, %zu maps snapshots in %.1f ms, %llu mmap log records (%zu mappings) in %.1f ms, %zu files opened, %zu of %zu loaded in %.1f ms\n",
+			st.procs, st.snapshots, st.snapshot_ns / 1e6,
+			(unsigned long long)mws.records, st.added, mws.drain_ns / 1e6,
+			st.pinned, st.files_loaded, st.files, st.load_ns / 1e6);
+	}
 	if (!err && pp)
 		err = pprof__write(pp, env.pprof, "glass-offcputime");
 	report_counters(skel, &lost);
 	if (lost)
 		fprintf(stderr, "glass-offcputime: some stacks were lost (counted above)\n");
 out:
+	if (ep >= 0)
+		close(ep);
+	mmapwatch__free(mw);
 	ring_buffer__free(rb);
 	pprof__free(pp);
 	offcputime_bpf__destroy(skel);

@@ -53,6 +53,9 @@ $(OUT)/bin/glass-report: $(OUT)/obj/tools/glass-report.o $(TOOLS_LIB)
 TOOLS_TEST_LIBS := -lm
 TEST_BINS += $(OUT)/test/tools/folded_test $(OUT)/test/tools/flamegraph_test \
 	     $(OUT)/test/tools/fuzz_folded
+# syms_test: the symbolizer (tools/lib/syms.c) reads ELF files.
+TEST_BINS += $(OUT)/test/tools/syms_test
+$(OUT)/test/tools/syms_test: TOOLS_TEST_LIBS += -lelf -ldl
 $(OUT)/test/tools/%: $(OUT)/asan/tests/tools/%.o $(TOOLS_LIB_SAN)
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)

@@ -4,6 +4,9 @@
  *
  *   contend SECONDS NTHREADS [HOLD_US [GO_FILE]]
  *
+ * SECONDS may be a fraction (0.2: a short-lived process for the
+ * symbolizer's tests).
+ *
  * NTHREADS threads take one "tree root" glock (the engine's lock module,
  * fs/lock.c, firing the lock__* probes) in write mode through named,
  * never-inlined functions, hold it HOLD_US microseconds spinning, and let
@@ -13,6 +16,7 @@
  * GO_FILE: start the threads only once this file exists (at most 60 s):
  * tracers attach to the pid first, then the test creates the file.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -69,14 +73,16 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	unsigned secs, n;
+	double secs;
+	struct timespec run;
+	unsigned n;
 	pthread_t *t;
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: contend SECONDS NTHREADS [HOLD_US]\n");
 		return 2;
 	}
-	secs = atoi(argv[1]);
+	secs = strtod(argv[1], NULL);
 	n = atoi(argv[2]);
 	if (argc > 3)
 		hold_us = atoi(argv[3]);
@@ -93,7 +99,10 @@ int main(int argc, char **argv)
 		usleep(10000);
 	for (unsigned i = 0; i < n; i++)
 		pthread_create(&t[i], NULL, worker, NULL);
-	sleep(secs);
+	run.tv_sec = (time_t)secs;
+	run.tv_nsec = (long)((secs - (double)run.tv_sec) * 1e9);
+	while (nanosleep(&run, &run) && errno == EINTR)
+		;
 	atomic_store(&stop, 1);
 	for (unsigned i = 0; i < n; i++)
 		pthread_join(t[i], NULL);

@@ -479,6 +479,37 @@ static int drop_extent(struct core *c, uint64_t l, uint64_t len)
 	return ret ? ret : txn_commit(c, COMMIT_SYNC);
 }
 
+/* A 64 MiB volume mounted discard=async, each discard taking lat_us. */
+static int async_open(struct vol *v, uint32_t lat_us, struct core **c)
+{
+	uint64_t sz[1] = { 64ull << 20 };
+	struct core_opts o;
+	int ret = vol_make(v, 1, sz);
+
+	if (!ret)
+		ret = vol_format(v, 0, 0, NULL);
+	core_opts_default(&o);
+	o.commit_interval_s = 3600;
+	o.discard = CORE_DISCARD_ASYNC;
+	o.dev_lat_us[DEV_DISCARD] = lat_us;
+	return ret ? ret : core_open(v->devs, 1, &o, c);
+}
+
+/* Wait (up to 2 s) until the discard thread is issuing a range. */
+static bool discard_busy(struct core *c)
+{
+	bool busy = false;
+
+	for (int i = 0; i < 2000 && !busy; i++) {
+		glock_write(&c->discard.lock);
+		busy = c->discard.busy;
+		glock_write_unlock(&c->discard.lock);
+		if (!busy)
+			usleep(1000);
+	}
+	return busy;
+}
+
 /*
  * discard=async never holds freed space hostage: with every discard
  * taking 0.3 s and the thread busy with one, ranges A and B freed meanwhile
@@ -489,32 +520,17 @@ static int drop_extent(struct core *c, uint64_t l, uint64_t len)
  */
 static void async_discard_frees_at_once(void)
 {
-	struct vol v;
-	uint64_t sz[1] = { 64ull << 20 }, a, x, b, y, len = 1 << 20;
+	struct vol v = { .n = 0 };
+	uint64_t a, x, b, y, len = 1 << 20;
 	struct core *c = NULL;
-	struct core_opts o;
-	bool busy = false;
 
-	MUST(vol_make(&v, 1, sz));
-	MUST(vol_format(&v, 0, 0, NULL));
-	core_opts_default(&o);
-	o.commit_interval_s = 3600;
-	o.discard = CORE_DISCARD_ASYNC;
-	o.dev_lat_us[DEV_DISCARD] = 300000;
-	MUST(core_open(v.devs, 1, &o, &c));
+	MUST(async_open(&v, 300000, &c));
 	MUST(one_extent(c, len, &a));
 	MUST(one_extent(c, len, &x));	/* keeps A and B apart */
 	MUST(one_extent(c, len, &b));
 	MUST(one_extent(c, len, &y));
 	MUST(drop_extent(c, y, len));	/* the thread starts a 0.3 s discard */
-	for (int i = 0; i < 2000 && !busy; i++) {
-		glock_write(&c->discard.lock);
-		busy = c->discard.busy;
-		glock_write_unlock(&c->discard.lock);
-		if (!busy)
-			usleep(1000);
-	}
-	CHECK("async discard: the thread is discarding", busy);
+	CHECK("async discard: the thread is discarding", discard_busy(c));
 	MUST(drop_extent(c, a, len));
 	MUST(drop_extent(c, b, len));
 	glock_write(&c->discard.lock);
@@ -535,6 +551,287 @@ static void async_discard_frees_at_once(void)
 	MUST(core_close(c));
 	c = NULL;
 	CHECK_VFSCK("async discard: fsck clean", &v);
+out:
+	if (c)
+		core_close(c);
+	vol_rm(&v);
+}
+
+/*
+ * A full async discard queue drops new ranges and counts them in
+ * core_stats().discard_dropped (glassctl stats): with the thread busy on a
+ * 0.5 s discard and the queue lowered to one range, freeing three
+ * separate extents (and the metadata their commits free) queues one range
+ * and drops the rest, and the dropped space is free all the same.
+ */
+static void async_discard_queue_full(void)
+{
+	struct vol v = { .n = 0 };
+	uint64_t e[7], len = 1 << 20, done0;
+	struct core *c = NULL;
+	struct core_stats st;
+	bool busy;
+
+	MUST(async_open(&v, 500000, &c));
+	for (int i = 0; i < 7; i++)
+		MUST(one_extent(c, len, &e[i]));
+	core_stats(c, &st);
+	CHECK("discard queue full: nothing dropped yet", st.discard_dropped == 0);
+	MUST(drop_extent(c, e[6], len));	/* the thread starts a 0.5 s discard */
+	busy = discard_busy(c);
+	glock_write(&c->discard.lock);
+	c->discard.max = 1;
+	done0 = c->discard.done;
+	glock_write_unlock(&c->discard.lock);
+	CHECK("discard queue full: the thread is discarding", busy);
+	for (int i = 0; i < 6; i += 2)	/* e0, e2, e4: not adjacent, not merged */
+		MUST(drop_extent(c, e[i], len));
+	core_stats(c, &st);
+	glock_write(&c->discard.lock);
+	bool same = c->discard.done == done0;
+	uint64_t dropped = c->discard.dropped;
+	glock_write_unlock(&c->discard.lock);
+	/* each commit also frees metadata blocks: more ranges than the three
+	 * extents compete for the one slot; with the thread busy throughout,
+	 * at least two extents were dropped */
+	if (!(dropped >= (same ? 2u : 1u) && st.discard_dropped == dropped))
+		printf("# dropped %llu, stats %llu, thread %s\n", (unsigned long long)dropped,
+		       (unsigned long long)st.discard_dropped, same ? "busy throughout" : "moved on");
+	CHECK("discard queue full: new ranges dropped and counted in core_stats",
+	      dropped >= (same ? 2u : 1u) && st.discard_dropped == dropped);
+	discard_wait_idle(c, 0);
+	CHECK("discard queue full: dropped ranges are free all the same",
+	      !alloc_any_used(c, e[0], len) && !alloc_any_used(c, e[2], len) &&
+	      !alloc_any_used(c, e[4], len) && alloc_is_used(c, e[1], len));
+	MUST(core_close(c));
+	c = NULL;
+	CHECK_VFSCK("discard queue full: fsck clean", &v);
+out:
+	if (c)
+		core_close(c);
+	vol_rm(&v);
+}
+
+/* A data extent of len bytes holding fill(seed), committed. */
+static int put_extent(struct core *c, uint64_t len, unsigned seed, uint64_t *l)
+{
+	uint8_t *b = malloc(len);
+	struct txn *t;
+	int ret = b ? txn_join(c, 4, 0, &t) : -ENOMEM;
+
+	if (!ret) {
+		fill(b, len, seed);
+		ret = data_alloc(t, len, l);
+		if (!ret)
+			ret = data_write(t, *l, b, len);
+		int r2 = txn_end(t);
+		ret = ret ? ret : r2;
+	}
+	free(b);
+	return ret ? ret : txn_commit(c, COMMIT_SYNC);
+}
+
+static bool extent_reads(struct core *c, uint64_t l, uint64_t len, unsigned seed)
+{
+	uint8_t *b = malloc(len), *w = malloc(len);
+	bool ok = b && w;
+
+	if (ok) {
+		fill(w, len, seed);
+		ok = data_read(c, l, b, len) == 0 && memcmp(b, w, len) == 0;
+	}
+	free(b);
+	free(w);
+	return ok;
+}
+
+/* The chunk holding logical: start, length, first stripe's physical. */
+struct chunk_at { uint64_t logical, start, len, phys, type; int n; };
+static int find_chunk(const struct chunk *ch, void *arg)
+{
+	struct chunk_at *a = arg;
+
+	a->n++;
+	if (a->logical >= ch->logical && a->logical < ch->logical + ch->length) {
+		a->start = ch->logical;
+		a->len = ch->length;
+		a->phys = ch->stripes[0].physical;
+		a->type = ch->type;
+	}
+	return 0;
+}
+static struct chunk_at chunk_of(struct core *c, uint64_t logical)
+{
+	struct chunk_at a = { .logical = logical };
+	chunk_for_each(c, find_chunk, &a);
+	return a;
+}
+
+/* Items of the extent and free-space trees that name block groups, each
+ * checked against the allocator's groups: no stray, none missing. */
+struct bg_items { int bg, info, bitmap, bad; };
+static int match_bg(const struct bgroup *bg, void *arg)
+{
+	const struct key *k = arg;
+	uint64_t off = k->objectid - bg->start, segb = (uint64_t)FST_SEG_SECTORS * 4096;
+
+	if (k->objectid < bg->start || k->objectid >= bg->start + bg->len)
+		return 0;
+	if (k->type == KEY_FREE_SPACE_BITMAP)
+		return off % segb == 0 && k->offset == (bg->len - off < segb ? bg->len - off : segb);
+	return off == 0 && k->offset == bg->len;
+}
+static struct bg_items count_bg_items(struct core *c)
+{
+	struct bg_items n = { 0, 0, 0, 0 };
+	struct root *r[2] = { core_tree(c, CT_EXTENT), core_tree(c, CT_FST) };
+
+	for (int i = 0; i < 2; i++) {
+		struct path p;
+		int ret;
+		path_init(&p);
+		ret = btree_search_ge(r[i], &(struct key){ 0, 0, 0 }, &p);
+		while (ret == 0) {
+			struct key k;
+			btree_item_key(&p, p.slots[0], &k);
+			if (k.type == KEY_BLOCK_GROUP_ITEM || k.type == KEY_FREE_SPACE_INFO ||
+			    k.type == KEY_FREE_SPACE_BITMAP) {
+				n.bg += k.type == KEY_BLOCK_GROUP_ITEM;
+				n.info += k.type == KEY_FREE_SPACE_INFO;
+				n.bitmap += k.type == KEY_FREE_SPACE_BITMAP;
+				n.bad += alloc_for_each_bg(c, match_bg, &k) != 1;
+			}
+			ret = btree_next(&p);
+		}
+		path_release(&p);
+	}
+	return n;
+}
+static int count_segs(const struct bgroup *bg, void *arg)
+{
+	*(int *)arg += (int)bg->nsegs;
+	return 0;
+}
+
+/*
+ * A chunk split (what a relocation does when no hole takes the whole
+ * chunk): extents of 1.5 MiB cross every MiB boundary but each third one;
+ * chunk_split_point finds only those, the fence keeps new extents off every
+ * boundary below it, and the split replaces the chunk's items with both
+ * halves' (no stray or missing block group / free-space item), the data
+ * reads the same before and after a reopen, fsck is clean.
+ */
+static void chunk_split_case(void)
+{
+	struct vol v;
+	uint64_t sz[1] = { 128ull << 20 }, ext[10], f[3], MB = 1ull << 20, len = 3 * MB / 2;
+	struct core *c = NULL;
+	struct txn *t;
+	struct chunk_at ch;
+	int nx = 0;
+	bool ok;
+
+	MUST(vol_make(&v, 1, sz));
+	MUST(vol_format(&v, 0, 0, NULL));
+	MUST(vol_open(&v, &c));
+	/* fence first: three 768 KiB extents on an empty chunk skip the MiB
+	 * boundaries they would cross */
+	MUST(one_extent(c, 4096, &f[0]));
+	ch = chunk_of(c, f[0]);
+	MUST(drop_extent(c, f[0], 4096));
+	MUST(txn_commit(c, COMMIT_SYNC));
+	CHECK("split: an empty data chunk of 16 MiB", ch.len == 16 * MB && (ch.type & BG_DATA));
+	MUST(alloc_fence(c, ch.start, ch.len));
+	ok = true;
+	for (int i = 0; i < 3; i++) {
+		MUST(one_extent(c, 768 << 10, &f[i]));
+		ok &= (f[i] - ch.start) / MB == (f[i] - ch.start + (768 << 10) - 1) / MB;
+	}
+	CHECK("split: a fence keeps new extents off the MiB boundaries below it", ok);
+	MUST(alloc_fence(c, ch.start, 0));
+	for (int i = 0; i < 3; i++)
+		MUST(drop_extent(c, f[i], 768 << 10));
+	MUST(txn_commit(c, COMMIT_SYNC));
+	MUST(txn_commit(c, COMMIT_SYNC));
+	/* 10 extents of 1.5 MiB from the chunk's start */
+	for (int i = 0; i < 10; i++) {
+		MUST(put_extent(c, len, (unsigned)i + 1, &ext[i]));
+		nx += ext[i] == ch.start + (uint64_t)i * len;
+	}
+	CHECK("split: extents laid out from the chunk's start", nx == 10);
+	/* oracle: a boundary b is free when no extent crosses it */
+	ok = true;
+	for (uint64_t upto = 1; upto <= 15; upto++) {
+		uint64_t want = 0;
+		for (uint64_t b = upto; b >= 1 && !want; b--) {
+			bool crossed = false;
+			for (int i = 0; i < 10; i++)
+				crossed |= ext[i] < ch.start + b * MB && ext[i] + len > ch.start + b * MB;
+			if (!crossed)
+				want = b * MB;
+		}
+		uint64_t got = chunk_split_point(c, ch.start, upto * MB, ch.len);
+		if (got != want) {
+			printf("# upto %llu MiB: split point %llu, want %llu\n", (unsigned long long)upto,
+			       (unsigned long long)got, (unsigned long long)want);
+			ok = false;
+		}
+	}
+	CHECK("split: chunk_split_point finds the boundaries no extent crosses", ok &&
+	      chunk_split_point(c, ch.start, 12 * MB, 12 * MB) == 9 * MB);
+	{
+		struct chunk_at sys = { 0 };
+		for (uint64_t l = 0; l < (1ull << 30) && !(sys.type & BG_SYSTEM); l += MB) {
+			sys = chunk_of(c, l);
+			if (!sys.len)
+				sys.type = 0;
+		}
+		MUST(txn_join(c, 4, 0, &t));
+		CHECK("split: a system chunk is not split", (sys.type & BG_SYSTEM) &&
+		      chunk_split(t, sys.start, MB) == -EINVAL);
+		CHECK("split: a cut that is no MiB multiple is refused",
+		      chunk_split(t, ch.start, MB + 4096) == -EINVAL);
+		txn_end(t);
+	}
+	struct bg_items b0 = count_bg_items(c);
+	MUST(alloc_fence(c, ch.start, 12 * MB));
+	MUST(txn_commit(c, COMMIT_SYNC));
+	MUST(txn_join(c, 16, 0, &t));
+	int r = chunk_split(t, ch.start, chunk_split_point(c, ch.start, 12 * MB, ch.len));
+	int r2 = txn_end(t);
+	MUST(r ? r : r2);
+	MUST(txn_commit(c, COMMIT_SYNC));
+	struct chunk_at h1 = chunk_of(c, ch.start), h2 = chunk_of(c, ch.start + 12 * MB);
+	CHECK("split: two chunks, stripes cut at the same offset",
+	      h1.start == ch.start && h1.len == 12 * MB && h2.start == ch.start + 12 * MB &&
+	      h2.len == 4 * MB && h2.phys == ch.phys + 12 * MB && h2.n == ch.n + 1);
+	struct bg_items b1 = count_bg_items(c);
+	int segs = 0;
+	alloc_for_each_bg(c, count_segs, &segs);
+	if (b1.bad || b1.bg != b0.bg + 1 || b1.info != b0.info + 1 || b1.bitmap != segs)
+		printf("# items before: bg %d info %d bitmap %d; after: bg %d info %d bitmap %d "
+		       "(segments %d), %d stray\n", b0.bg, b0.info, b0.bitmap, b1.bg, b1.info,
+		       b1.bitmap, segs, b1.bad);
+	CHECK("split: block group and free-space items replaced, none stray",
+	      !b1.bad && b1.bg == b0.bg + 1 && b1.info == b0.info + 1 && b1.bitmap == segs);
+	ok = true;
+	for (int i = 0; i < 10; i++)
+		ok &= extent_reads(c, ext[i], len, (unsigned)i + 1);
+	CHECK("split: every extent reads", ok);
+	/* the halves take new extents (the fence is gone) and frees */
+	MUST(drop_extent(c, ext[9], len));
+	MUST(txn_commit(c, COMMIT_SYNC));
+	MUST(put_extent(c, MB, 99, &f[0]));
+	MUST(core_close(c));
+	c = NULL;
+	MUST(vol_open(&v, &c));
+	ok = extent_reads(c, f[0], MB, 99);
+	for (int i = 0; i < 9; i++)
+		ok &= extent_reads(c, ext[i], len, (unsigned)i + 1);
+	CHECK("split: reopened, every extent reads", ok);
+	MUST(core_close(c));
+	c = NULL;
+	CHECK_VFSCK("split: fsck clean", &v);
 out:
 	if (c)
 		core_close(c);
@@ -726,9 +1023,10 @@ out:
 
 /*
  * A writable degraded open (device 2 missing) commits without device 2;
- * the next full open finds device 2's superblock stale, rewrites its
- * copies from device 1 and commits, so device 2 alone then serves
- * everything written while it was away.
+ * the next full open finds device 2's superblock stale and rewrites its
+ * copies from device 1 in the background (reads meanwhile are served from
+ * device 1 first); closed before the end, the next open starts over;
+ * then device 2 alone serves everything written while it was away.
  */
 static void stale_device(void)
 {
@@ -751,11 +1049,43 @@ static void stale_device(void)
 	MUST(core_close(c));
 	c = NULL;
 	o.degraded = false;
+	/* slow writes on device 2 (50 ms each): the resync takes a while,
+	 * the open does not wait for it; closed in the middle, the next
+	 * open starts over */
+	o.dev_lat_dev_us[1][DEV_WRITE] = 50000;
+	o.dev_lat_dev_set[1] = 1u << DEV_WRITE;
+	uint64_t t0 = glock_now_ns();
 	MUST(core_open(v.devs, 2, &o, &c));
+	uint64_t open_ns = glock_now_ns() - t0;
+	CHECK("stale: the open does not wait for the resync: the device is still read last",
+	      c->devs[1]->stale);
+	for (int i = 0; i < 3000; i++) {
+		core_stats(c, &st);
+		if (st.resync_done_bytes)
+			break;
+		usleep(1000);
+	}
+	CHECK("stale: resync progress in core_stats",
+	      st.resync_bytes > 0 && st.resync_done_bytes > 0 && st.resync_done_bytes < st.resync_bytes);
+	CHECK("stale: everything reads during the resync", verify_all(c, ext));
+	MUST(core_close(c));	/* cancels it */
+	c = NULL;
+	o.dev_lat_dev_set[1] = 0;
+	MUST(core_open(v.devs, 2, &o, &c));
+	CHECK("stale: a resync cut short starts over at the next open", c->devs[1]->stale);
+	volume_resync_wait(c);
 	core_stats(c, &st);
-	CHECK("stale: the full open resyncs the device that missed commits",
-	      st.repaired == 1 && !c->devs[1]->stale && c->devs[1]->sb_generation < c->generation);
+	CHECK("stale: the resync finishes in the background",
+	      st.repaired == 1 && !c->devs[1]->stale && st.resync_done_bytes == st.resync_bytes &&
+	      st.resync_bytes > 0);
+	if (open_ns > 2000000000ull)
+		printf("# the open took %.1f s\n", (double)open_ns / 1e9);
 	CHECK("stale: everything reads after the resync", verify_all(c, ext));
+	MUST(core_close(c));
+	c = NULL;
+	MUST(core_open(v.devs, 2, &o, &c));
+	CHECK("stale: after a finished resync the next open finds nothing stale",
+	      !c->devs[0]->stale && !c->devs[1]->stale);
 	MUST(core_close(c));
 	c = NULL;
 	o.degraded = true;
@@ -874,6 +1204,8 @@ int main(void)
 	rotational();
 	opts_fields();
 	async_discard_frees_at_once();
+	async_discard_queue_full();
+	chunk_split_case();
 	trim_case();
 	missing_device();
 	failing_supers();

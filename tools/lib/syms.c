@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 struct sym {
@@ -156,16 +158,30 @@ struct seg {
 	uint64_t off, vaddr, filesz;
 };
 
+/*
+ * A mapped file, keyed by the (device, inode) that /proc/PID/maps shows, so
+ * every process mapping the same binary shares one entry (and one table).
+ * Created when a snapshot first meets the file, cheaply: the path and, while
+ * the mapping process still lives, an open descriptor (through
+ * /proc/PID/map_files, else /proc/PID/root/PATH) that keeps the file
+ * readable after the process exits, the file is deleted or its mount
+ * namespace goes away.  The symbol table is read on the first lookup
+ * (elf_file__load()), and the descriptor closed then.
+ */
 struct elf_file {
 	dev_t dev;
 	ino_t ino;
-	char *path;
+	char *path;		/* as mapped, " (deleted)" cut off */
+	const char *base;	/* base name, into path */
+	int tgid;		/* a process that mapped it: its root for paths */
+	int fd;			/* until loaded; -1: none, load opens the path */
+	bool loaded;		/* table read (or found unreadable) */
 	struct sym *syms;
 	size_t n;
 	char *pool;
 	struct seg *segs;
 	size_t nsegs;
-	struct elf_file *next;
+	struct elf_file *next;	/* hash chain */
 };
 
 /* Append the function symbols of section type `type` (SHT_SYMTAB/DYNSYM). */
@@ -289,19 +305,25 @@ static int elf__debuglink(Elf *e, char *name, size_t len)
 	return -1;
 }
 
+/* An ELF handle on fd, which it then owns: on failure fd is closed. */
+static int elf__begin(int fd, Elf **e)
+{
+	*e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!*e || elf_kind(*e) != ELF_K_ELF) {
+		if (*e)
+			elf_end(*e);
+		close(fd);
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
 static int elf__open(const char *path, int *fd, Elf **e)
 {
 	*fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (*fd < 0)
 		return -errno;
-	*e = elf_begin(*fd, ELF_C_READ, NULL);
-	if (!*e || elf_kind(*e) != ELF_K_ELF) {
-		if (*e)
-			elf_end(*e);
-		close(*fd);
-		return -ENOEXEC;
-	}
-	return 0;
+	return elf__begin(*fd, e);
 }
 
 /*
@@ -375,31 +397,49 @@ static int elf__debug_file(Elf *e, const char *path, int *dfd, Elf **de)
 			return 0;
 	}
 remote:
-	if (have_id && (*dfd = debuginfod_fetch(id)) >= 0) {
-		*de = elf_begin(*dfd, ELF_C_READ, NULL);
-		if (*de && elf_kind(*de) == ELF_K_ELF)
-			return 0;
-		if (*de)
-			elf_end(*de);
-		close(*dfd);
-	}
+	if (have_id && (*dfd = debuginfod_fetch(id)) >= 0 && !elf__begin(*dfd, de))
+		return 0;
 	return -ENOENT;
 }
 
-static struct elf_file *elf_file__load(const char *path, dev_t dev, ino_t ino)
+static uint64_t now_ns(void)
 {
-	struct elf_file *ef = calloc(1, sizeof(*ef));
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * The path to reach ef by name from here: through its process's root while
+ * that process lives (right in other mount namespaces), else as mapped.
+ */
+static void elf_file__local_path(const struct elf_file *ef, char *buf, size_t len)
+{
+	snprintf(buf, len, "/proc/%d/root%s", ef->tgid, ef->path);
+	if (access(buf, F_OK))
+		snprintf(buf, len, "%s", ef->path);
+}
+
+/*
+ * Read ef's load segments and function symbols: .symtab, else the separate
+ * debug file's, else .dynsym.  Runs once per file, on its first lookup; a
+ * file that cannot be read stays an empty table (its frames print as
+ * [file]).  Returns the time it took.
+ */
+static uint64_t elf_file__load(struct elf_file *ef)
+{
 	size_t cap = 0, poolcap = 0, poollen = 0, nph;
-	int fd, dfd, r;
+	char local[PATH_MAX + 64];
+	uint64_t t0 = now_ns();
+	int fd = ef->fd, dfd, r;
 	Elf *e, *de;
 
-	if (!ef)
-		return NULL;
-	ef->dev = dev;
-	ef->ino = ino;
-	ef->path = strdup(path);
-	if (elf__open(path, &fd, &e))
-		return ef;	/* unreadable: an empty entry, still cached */
+	ef->loaded = true;
+	ef->fd = -1;
+	elf_file__local_path(ef, local, sizeof(local));
+	if (fd >= 0 ? elf__begin(fd, &e) : elf__open(local, &fd, &e))
+		return now_ns() - t0;
 	if (!elf_getphdrnum(e, &nph)) {
 		ef->segs = calloc(nph ? nph : 1, sizeof(*ef->segs));
 		for (size_t i = 0; ef->segs && i < nph; i++) {
@@ -412,7 +452,7 @@ static struct elf_file *elf_file__load(const char *path, dev_t dev, ino_t ino)
 		}
 	}
 	r = elf__read_syms(e, SHT_SYMTAB, ef, &cap, &poolcap, &poollen);
-	if (r == 0 && !elf__debug_file(e, path, &dfd, &de)) {
+	if (r == 0 && !elf__debug_file(e, local, &dfd, &de)) {
 		r = elf__read_syms(de, SHT_SYMTAB, ef, &cap, &poolcap, &poollen);
 		elf_end(de);
 		close(dfd);
@@ -425,11 +465,13 @@ static struct elf_file *elf_file__load(const char *path, dev_t dev, ino_t ino)
 		ef->syms[i].name = ef->pool + (uintptr_t)ef->syms[i].name;
 	if (ef->n)
 		qsort(ef->syms, ef->n, sizeof(*ef->syms), sym__cmp);
-	return ef;
+	return now_ns() - t0;
 }
 
 static void elf_file__free(struct elf_file *ef)
 {
+	if (ef->fd >= 0)
+		close(ef->fd);
 	free(ef->path);
 	free(ef->syms);
 	free(ef->pool);
@@ -458,24 +500,29 @@ static const char *elf_file__name(const struct elf_file *ef, uint64_t fileoff)
 
 /* ---- processes ---------------------------------------------------------- */
 
+/* An executable mapping of a snapshot. */
 struct map {
 	uint64_t start, end, off;
 	struct elf_file *ef;	/* NULL: anonymous or special */
-	const char *base;	/* base name of the file */
+	const char *base;	/* base name of the file, "vdso" or NULL */
 };
 
 struct proc {
 	int tgid;
-	struct map *maps;
+	struct map *maps;	/* the last snapshot + mappings added since */
 	size_t n;
+	bool whole;		/* maps hold the whole image: snapshotted, or
+				 * every mapping added since its exec */
 	struct proc *next;
 };
 
 #define PROC_BUCKETS 256
+#define FILE_BUCKETS 256
 
 struct syms_cache {
 	struct proc *procs[PROC_BUCKETS];
-	struct elf_file *files;
+	struct elf_file *files[FILE_BUCKETS];	/* the one file cache */
+	struct syms_stats st;
 };
 
 struct syms_cache *syms_cache__new(void)
@@ -510,35 +557,77 @@ void syms_cache__free(struct syms_cache *sc)
 			free(p);
 		}
 	}
-	for (struct elf_file *ef = sc->files, *n; ef; ef = n) {
-		n = ef->next;
-		elf_file__free(ef);
+	for (int i = 0; i < FILE_BUCKETS; i++) {
+		for (struct elf_file *ef = sc->files[i], *n; ef; ef = n) {
+			n = ef->next;
+			elf_file__free(ef);
+		}
 	}
 	free(sc);
 }
 
-static struct elf_file *syms_cache__file(struct syms_cache *sc, int tgid,
-					 const char *path)
+/*
+ * Open ef through tgid, which maps it at [start, end), unless it is open or
+ * loaded already (1 if opened now): map_files names the mapped file itself, wherever it lives
+ * (deleted, another mount namespace), but needs CAP_SYS_ADMIN (or
+ * CAP_CHECKPOINT_RESTORE); else the path through tgid's root.  Failing
+ * both (tgid gone, out of descriptors) the load opens the path.
+ */
+static int elf_file__pin(struct elf_file *ef, int tgid, uint64_t start,
+			 uint64_t end)
 {
-	char full[PATH_MAX + 64];
-	struct elf_file *ef;
-	struct stat st;
+	char via[PATH_MAX + 64];
 
-	/* Through the process's root: right in other mount namespaces. */
-	snprintf(full, sizeof(full), "/proc/%d/root%s", tgid, path);
-	if (stat(full, &st)) {
-		snprintf(full, sizeof(full), "%s", path);
-		if (stat(full, &st))
-			return NULL;
+	if (ef->fd >= 0 || ef->loaded)
+		return 0;
+	snprintf(via, sizeof(via), "/proc/%d/map_files/%llx-%llx", tgid,
+		 (unsigned long long)start, (unsigned long long)end);
+	ef->fd = open(via, O_RDONLY | O_CLOEXEC);
+	if (ef->fd < 0) {
+		snprintf(via, sizeof(via), "/proc/%d/root%s", tgid, ef->path);
+		ef->fd = open(via, O_RDONLY | O_CLOEXEC);
 	}
-	for (ef = sc->files; ef; ef = ef->next)
-		if (ef->dev == st.st_dev && ef->ino == st.st_ino)
-			return ef;
-	ef = elf_file__load(full, st.st_dev, st.st_ino);
-	if (!ef)
-		return NULL;
-	ef->next = sc->files;
-	sc->files = ef;
+	if (ef->fd < 0)
+		return 0;
+	ef->tgid = tgid;
+	return 1;
+}
+
+/*
+ * The entry of the file mapped at [start, end) in tgid, created on first
+ * sight, and opened (pinned) now when pin is set.  NULL only without
+ * memory.
+ */
+static struct elf_file *syms_cache__file(struct syms_cache *sc, int tgid,
+					 uint64_t start, uint64_t end,
+					 dev_t dev, ino_t ino, const char *path,
+					 bool pin)
+{
+	struct elf_file **b = &sc->files[(unsigned)(dev * 31 + ino) % FILE_BUCKETS];
+	struct elf_file *ef;
+	const char *sl;
+
+	for (ef = *b; ef; ef = ef->next)
+		if (ef->dev == dev && ef->ino == ino)
+			break;
+	if (!ef) {
+		ef = calloc(1, sizeof(*ef));
+		if (!ef || !(ef->path = strdup(path))) {
+			free(ef);
+			return NULL;
+		}
+		ef->dev = dev;
+		ef->ino = ino;
+		ef->tgid = tgid;
+		ef->fd = -1;
+		sl = strrchr(ef->path, '/');
+		ef->base = sl ? sl + 1 : ef->path;
+		ef->next = *b;
+		*b = ef;
+		sc->st.files++;
+	}
+	if (pin)
+		sc->st.pinned += elf_file__pin(ef, tgid, start, end);
 	return ef;
 }
 
@@ -554,7 +643,52 @@ static struct proc *syms_cache__proc(struct syms_cache *sc, int tgid, int create
 	p->tgid = tgid;
 	p->next = *b;
 	*b = p;
+	sc->st.procs++;
 	return p;
+}
+
+/* *m for the file mapped at [start, end); 0 or -ENOMEM. */
+static int map__set(struct syms_cache *sc, int tgid, struct map *m,
+		    uint64_t start, uint64_t end, uint64_t off, dev_t dev,
+		    ino_t ino, const char *path, bool pin)
+{
+	char file[PATH_MAX];
+	size_t len;
+
+	*m = (struct map){ start, end, off, NULL, NULL };
+	if (!strcmp(path, "[vdso]"))
+		m->base = "vdso";
+	if (path[0] != '/' || !ino)
+		return 0;
+	snprintf(file, sizeof(file), "%s", path);
+	len = strlen(file);
+	if (len > 10 && !strcmp(file + len - 10, " (deleted)"))
+		file[len - 10] = 0;
+	m->ef = syms_cache__file(sc, tgid, start, end, dev, ino, file, pin);
+	if (!m->ef)
+		return -ENOMEM;
+	m->base = m->ef->base;
+	return 0;
+}
+
+/* One executable mapping of a /proc/PID/maps line into *m; 0 if the line
+ * is not one (not executable, or unparsable). */
+static int parse_map(struct syms_cache *sc, int tgid, const char *line,
+		     struct map *m, int *nomem)
+{
+	unsigned long long s, e, off, ino;
+	unsigned maj, min;
+	char perm[8], file[PATH_MAX];
+	int pos = 0;
+
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu%n", &s, &e, perm, &off,
+		   &maj, &min, &ino, &pos) < 7 || perm[2] != 'x')
+		return 0;
+	file[0] = 0;
+	sscanf(line + pos, " %4095[^\n]", file);
+	if (map__set(sc, tgid, m, s, e, off, makedev(maj, min), ino, file, true))
+		*nomem = 1;
+	return 1;
 }
 
 int syms_cache__snapshot(struct syms_cache *sc, int tgid)
@@ -562,6 +696,8 @@ int syms_cache__snapshot(struct syms_cache *sc, int tgid)
 	char path[64], line[PATH_MAX + 128];
 	struct map *maps = NULL;
 	size_t n = 0, cap = 0;
+	uint64_t t0 = now_ns();
+	int nomem = 0, err = 0;
 	struct proc *p;
 	FILE *f;
 
@@ -569,57 +705,110 @@ int syms_cache__snapshot(struct syms_cache *sc, int tgid)
 	f = fopen(path, "r");
 	if (!f)
 		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long s, e, off;
-		char perm[8], file[PATH_MAX];
-		int pos = 0;
-
-		file[0] = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s%n", &s, &e, perm,
-			   &off, &pos) < 4)
-			continue;
-		if (perm[2] != 'x')
-			continue;
-		sscanf(line + pos, " %4095[^\n]", file);
+	while (!nomem && fgets(line, sizeof(line), f)) {
 		if (n == cap) {
 			struct map *nm;
 
 			cap = cap ? cap * 2 : 64;
 			nm = realloc(maps, cap * sizeof(*nm));
 			if (!nm) {
-				free(maps);
-				fclose(f);
-				return -ENOMEM;
+				nomem = 1;
+				break;
 			}
 			maps = nm;
 		}
-		maps[n] = (struct map){ s, e, off, NULL, NULL };
-		if (!strcmp(file, "[vdso]"))
-			maps[n].base = "vdso";
-		if (file[0] == '/') {
-			maps[n].ef = syms_cache__file(sc, tgid, file);
-			if (maps[n].ef) {
-				const char *sl = strrchr(maps[n].ef->path, '/');
-
-				maps[n].base = sl ? sl + 1 : maps[n].ef->path;
-			}
-		}
-		n++;
+		n += parse_map(sc, tgid, line, &maps[n], &nomem);
 	}
 	fclose(f);
-	if (!n) {		/* a zombie: keep what we had */
+	p = NULL;
+	if (nomem)
+		err = -ENOMEM;
+	else if (!n)		/* a zombie: keep what we had */
+		err = -ESRCH;
+	else if (!(p = syms_cache__proc(sc, tgid, 1)))
+		err = -ENOMEM;
+	if (err) {
 		free(maps);
-		return -ESRCH;
-	}
-	p = syms_cache__proc(sc, tgid, 1);
-	if (!p) {
-		free(maps);
-		return -ENOMEM;
+		return err;
 	}
 	proc__free_maps(p);
 	p->maps = maps;
 	p->n = n;
+	p->whole = true;
+	sc->st.snapshots++;
+	sc->st.snapshot_ns += now_ns() - t0;
 	return 0;
+}
+
+int syms_cache__add_map(struct syms_cache *sc, int tgid, uint64_t start,
+			uint64_t end, uint64_t off, unsigned maj, unsigned min,
+			uint64_t ino, const char *path)
+{
+	struct proc *p = syms_cache__proc(sc, tgid, 1);
+	struct map *nm;
+
+	if (!p)
+		return -ENOMEM;
+	/* Grown one at a time: a process maps a handful of files. */
+	nm = realloc(p->maps, (p->n + 1) * sizeof(*nm));
+	if (!nm)
+		return -ENOMEM;
+	p->maps = nm;
+	if (map__set(sc, tgid, &nm[p->n], start, end, off, makedev(maj, min),
+		     ino, path, false))
+		return -ENOMEM;
+	p->n++;
+	sc->st.added++;
+	return 0;
+}
+
+void syms_cache__exec(struct syms_cache *sc, int tgid)
+{
+	struct proc *p = syms_cache__proc(sc, tgid, 1);
+
+	if (p) {
+		proc__free_maps(p);
+		p->whole = true;
+	}
+}
+
+int syms_cache__fork(struct syms_cache *sc, int parent, int child)
+{
+	struct proc *pp = syms_cache__proc(sc, parent, 0), *cp;
+	struct map *maps;
+
+	if (!pp || !pp->n)
+		return 0;
+	maps = malloc(pp->n * sizeof(*maps));
+	cp = maps ? syms_cache__proc(sc, child, 1) : NULL;
+	if (!cp) {
+		free(maps);
+		return -ENOMEM;
+	}
+	memcpy(maps, pp->maps, pp->n * sizeof(*maps));
+	proc__free_maps(cp);
+	cp->maps = maps;
+	cp->n = pp->n;
+	cp->whole = pp->whole;
+	return 0;
+}
+
+void syms_cache__pin(struct syms_cache *sc, int tgid)
+{
+	struct proc *p = syms_cache__proc(sc, tgid, 0);
+
+	for (size_t i = 0; p && i < p->n; i++)
+		if (p->maps[i].ef)
+			sc->st.pinned += elf_file__pin(p->maps[i].ef, tgid,
+						       p->maps[i].start,
+						       p->maps[i].end);
+}
+
+bool syms_cache__has(struct syms_cache *sc, int tgid)
+{
+	struct proc *p = syms_cache__proc(sc, tgid, 0);
+
+	return p && p->whole;
 }
 
 const char *syms_cache__name(struct syms_cache *sc, int tgid, uint64_t addr,
@@ -629,14 +818,17 @@ const char *syms_cache__name(struct syms_cache *sc, int tgid, uint64_t addr,
 
 	if (module)
 		*module = NULL;
-	if (!p) {
-		if (syms_cache__snapshot(sc, tgid))
-			return NULL;
+	/* Never snapshotted (or only some mappings added): while the
+	 * process lives, its maps are one read away. */
+	if (!p || !p->whole) {
+		syms_cache__snapshot(sc, tgid);
 		p = syms_cache__proc(sc, tgid, 0);
 		if (!p)
 			return NULL;
+		p->whole = true;	/* gone: what we have is all there is */
 	}
-	for (size_t i = 0; i < p->n; i++) {
+	/* Newest first: a mapping added later replaces what it overlaps. */
+	for (size_t i = p->n; i-- > 0;) {
 		const struct map *m = &p->maps[i];
 
 		if (addr < m->start || addr >= m->end)
@@ -645,7 +837,16 @@ const char *syms_cache__name(struct syms_cache *sc, int tgid, uint64_t addr,
 			*module = m->base;
 		if (!m->ef)
 			return NULL;
+		if (!m->ef->loaded) {
+			sc->st.load_ns += elf_file__load(m->ef);
+			sc->st.files_loaded++;
+		}
 		return elf_file__name(m->ef, addr - m->start + m->off);
 	}
 	return NULL;
+}
+
+void syms_cache__stats(const struct syms_cache *sc, struct syms_stats *st)
+{
+	*st = sc->st;
 }
