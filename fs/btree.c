@@ -1211,9 +1211,14 @@ int btree_insert(struct txn *t, struct root *r, const struct key *k,
 /*
  * Insert two items of one new object in one descent.  Both keys must have
  * the same objectid, k1 < k2, and the object must have no items yet (an
- * inode number just handed out): then nothing can sort between the two
- * keys, in this leaf or any other, so they go to adjacent slots.  The
- * search announces room for both, so the leaf is split once if at all.
+ * inode number just handed out).  The search is for k2, so the leaf is
+ * the one k2 belongs in; k1 goes right before it, which is its place too
+ * when the item before that slot is in this leaf (it belongs to a smaller
+ * objectid, so it sorts below k1, and it is not below the leaf's lower
+ * bound).  At slot 0 the lower bound is the parent's separator, which may
+ * be a key of an earlier object with this number (numbers freed before a
+ * remount are handed out again) and so sort between k1 and k2: then the
+ * two go in one at a time.  The search announces room for both.
  */
 int btree_insert_pair(struct txn *t, struct root *r,
 		      const struct key *k1, const void *d1, uint32_t s1,
@@ -1221,14 +1226,15 @@ int btree_insert_pair(struct txn *t, struct root *r,
 {
 	uint32_t both = s1 + s2 + NODE_ITEM_SIZE;
 	struct path p;
+	struct key near;
 	int ret;
 
 	if (k1->objectid != k2->objectid || key_cmp(k1, k2) >= 0)
 		return -EINVAL;
-	if (both > btree_max_item_size(r))	/* too big for one leaf: two descents */
-		return btree_insert(t, r, k1, d1, s1) ?: btree_insert(t, r, k2, d2, s2);
+	if (both > btree_max_item_size(r))	/* too big for one leaf */
+		goto one_at_a_time;
 	path_init(&p);
-	ret = btree_search(t, r, k1, &p, (int)both, 1);
+	ret = btree_search(t, r, k2, &p, (int)both, 1);
 	if (ret < 0)
 		goto out;
 	if (ret == 0) {
@@ -1237,22 +1243,21 @@ int btree_insert_pair(struct txn *t, struct root *r,
 	}
 	uint8_t *b = D(p.nodes[0]);
 	int slot = p.slots[0];
-	struct key near;
-	/* the neighbours in this leaf prove the object new here; the
-	 * contract covers the other leaves */
-	if (slot > 0) {
-		nb_item_key(b, slot - 1, &near);
-		if (near.objectid == k1->objectid) {
+	if (slot < (int)nb_nritems(b)) {
+		nb_item_key(b, slot, &near);
+		if (near.objectid == k1->objectid) {	/* the object is not new */
 			ret = -EINVAL;
 			goto out;
 		}
 	}
-	if (slot < (int)nb_nritems(b)) {
-		nb_item_key(b, slot, &near);
-		if (near.objectid == k1->objectid) {
-			ret = key_cmp(&near, k2) == 0 ? -EEXIST : -EINVAL;
-			goto out;
-		}
+	if (slot == 0) {
+		path_release(&p);
+		goto one_at_a_time;
+	}
+	nb_item_key(b, slot - 1, &near);
+	if (near.objectid == k1->objectid) {
+		ret = key_cmp(&near, k1) == 0 ? -EEXIST : -EINVAL;
+		goto out;
 	}
 	if (node_leaf_free(b, NS(r)) < both + NODE_ITEM_SIZE) {
 		corrupt(r, p.nodes[0], "insert: leaf without room after the search");
@@ -1269,6 +1274,9 @@ int btree_insert_pair(struct txn *t, struct root *r,
 out:
 	path_release(&p);
 	return ret;
+one_at_a_time:
+	ret = btree_insert(t, r, k1, d1, s1);
+	return ret ? ret : btree_insert(t, r, k2, d2, s2);
 }
 
 /* After deletions left the leaf low (or empty) with no parent held:
