@@ -78,8 +78,10 @@ bool dcache_get(struct dcache *dc, uint64_t dir, const char *name, size_t len,
 	uint32_t s;
 	bool found = false;
 
-	if (len > DCACHE_NAME_MAX)
+	if (len > DCACHE_NAME_MAX) {	/* never kept: always the tree's */
+		__atomic_fetch_add(&dc->misses, 1, __ATOMIC_RELAXED);
 		return false;
+	}
 	s = slot_of(dir, name, len);
 	glock_read(lock_of(dc, s));
 	const struct dslot *e = &dc->slot[s];

@@ -143,10 +143,11 @@ void dir_cache_counts(struct fsctx *fs, uint64_t *hits, uint64_t *misses)
 }
 
 /*
- * Look name up (the cache first, then) in its DIR_ITEM run, in place under the leaf's read lock
- * (the run is not copied): 0 and *hit when present, -ENOENT when not,
- * -errno.  With copy, a run that exists but lacks the name is copied
- * there (what dir_add_prepared appends to); else copy->buf stays NULL.
+ * Look name up: in the name cache, else in its DIR_ITEM run, in place
+ * under the leaf's read lock (the run is not copied).  0 and *hit when
+ * present, -ENOENT when not, -errno.  With copy, a run that exists but
+ * lacks the name is copied there (what dir_add_prepared appends to); else
+ * copy->buf stays NULL.
  */
 static int run_lookup(struct fsctx *fs, uint64_t dir, const char *name, size_t len,
 		      struct dir_hit *hit, struct dir_slot *copy)
@@ -171,8 +172,6 @@ static int run_lookup(struct fsctx *fs, uint64_t dir, const char *name, size_t l
 		const char *run = btree_item_ptr(&p, p.slots[0], &size);
 
 		ret = run_find(run, size, name, len, hit);
-		if (ret == 0 && dc)
-			dcache_put(dc, seq, dir, name, len, hit);
 		if (ret == -ENOENT && copy) {
 			copy->buf = malloc(size ? size : 1);
 			if (copy->buf) {
@@ -186,6 +185,8 @@ static int run_lookup(struct fsctx *fs, uint64_t dir, const char *name, size_t l
 		ret = -ENOENT;
 	}
 	path_release(&p);
+	if (ret == 0 && dc)	/* outside the leaf's lock: none is nested */
+		dcache_put(dc, seq, dir, name, len, hit);
 	return ret;
 }
 
