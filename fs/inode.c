@@ -486,6 +486,8 @@ out:
 int inode_free_items(struct fsctx *fs, uint64_t ino)
 {
 	struct doomed *d = malloc(FREE_BATCH * sizeof(*d));
+	struct key ok = mkkey(ORPHAN_OBJECTID, KEY_ORPHAN_ITEM, ino);
+	bool last;
 	int ret, n;
 
 	if (!d)
@@ -497,9 +499,8 @@ int inode_free_items(struct fsctx *fs, uint64_t ino)
 			ret = n;
 			goto out;
 		}
-		if (n == 0)
-			break;
-		ret = txn_join(fs->core, n, TXN_USE_RESERVE, &t);
+		last = n < FREE_BATCH;
+		ret = txn_join(fs->core, n + 1, TXN_USE_RESERVE, &t);
 		if (ret < 0)
 			goto out;
 		/* delete the inode item last so a crash mid-way leaves a
@@ -509,6 +510,14 @@ int inode_free_items(struct fsctx *fs, uint64_t ino)
 			if (ret == 0 && d[i].len)
 				ret = data_ref(t, d[i].logical, d[i].len, -1);
 		}
+		/* and the orphan item with it, in the same transaction: a
+		 * commit between the two would leave an orphan item naming no
+		 * inode (fsck: "orphan item for missing inode") */
+		if (ret == 0 && last) {
+			ret = btree_delete(t, fs->root, &ok);
+			if (ret == -ENOENT)
+				ret = 0;
+		}
 		if (ret < 0)
 			txn_abort(t, ret, "inode_free_items");
 		int e = txn_end(t);
@@ -516,21 +525,7 @@ int inode_free_items(struct fsctx *fs, uint64_t ino)
 			ret = e;
 		if (ret < 0)
 			goto out;
-	} while (n == FREE_BATCH);
-
-	{
-		struct txn *t;
-		struct key ok = mkkey(ORPHAN_OBJECTID, KEY_ORPHAN_ITEM, ino);
-		ret = txn_join(fs->core, 1, TXN_USE_RESERVE, &t);
-		if (ret < 0)
-			goto out;
-		ret = btree_delete(t, fs->root, &ok);
-		if (ret == -ENOENT)
-			ret = 0;
-		int e = txn_end(t);
-		if (ret == 0)
-			ret = e;
-	}
+	} while (!last);
 out:
 	free(d);
 	return ret;
