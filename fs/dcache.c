@@ -24,21 +24,28 @@ struct dslot {
 	char name[DCACHE_NAME_MAX];
 };
 
+/* A shard's lock with its counters on the same cache line: a lookup
+ * touches only its shard's line, not one shared by every thread. */
+struct dshard {
+	struct glock lock;
+	uint64_t hits, misses;	/* atomic, relaxed */
+} __attribute__((aligned(64)));
+
 struct dcache {
 	uint64_t rm_seq;	/* atomic: bumped by every dcache_drop */
-	uint64_t hits, misses;	/* atomic, relaxed */
-	struct glock lock[DCACHE_SHARDS];
+	struct dshard shard[DCACHE_SHARDS];
 	struct dslot slot[DCACHE_SLOTS];
 };
 
 struct dcache *dcache_new(uint64_t tree)
 {
-	struct dcache *dc = calloc(1, sizeof(*dc));
+	struct dcache *dc = aligned_alloc(64, sizeof(*dc));	/* the shards' alignment */
 
 	if (!dc)
 		return NULL;
+	memset(dc, 0, sizeof(*dc));
 	for (int i = 0; i < DCACHE_SHARDS; i++)
-		glock_init(&dc->lock[i], GLOCK_RWLOCK, GLOCK_CLASS_CACHE, tree, -1, -1);
+		glock_init(&dc->shard[i].lock, GLOCK_RWLOCK, GLOCK_CLASS_CACHE, tree, -1, -1);
 	return dc;
 }
 
@@ -57,9 +64,9 @@ static uint32_t slot_of(uint64_t dir, const char *name, size_t len)
 	return (uint32_t)(h ^ (h >> 29)) & (DCACHE_SLOTS - 1);
 }
 
-static struct glock *lock_of(struct dcache *dc, uint32_t s)
+static struct dshard *shard_of(struct dcache *dc, uint32_t s)
 {
-	return &dc->lock[s & (DCACHE_SHARDS - 1)];
+	return &dc->shard[s & (DCACHE_SHARDS - 1)];
 }
 
 static bool matches(const struct dslot *e, uint64_t dir, const char *name, size_t len)
@@ -75,15 +82,15 @@ uint64_t dcache_seq(struct dcache *dc)
 bool dcache_get(struct dcache *dc, uint64_t dir, const char *name, size_t len,
 		struct dir_hit *hit)
 {
-	uint32_t s;
+	uint32_t s = slot_of(dir, name, len);
+	struct dshard *sh = shard_of(dc, s);
 	bool found = false;
 
 	if (len > DCACHE_NAME_MAX) {	/* never kept: always the tree's */
-		__atomic_fetch_add(&dc->misses, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&sh->misses, 1, __ATOMIC_RELAXED);
 		return false;
 	}
-	s = slot_of(dir, name, len);
-	glock_read(lock_of(dc, s));
+	glock_read(&sh->lock);
 	const struct dslot *e = &dc->slot[s];
 	if (matches(e, dir, name, len)) {
 		hit->ino = e->ino;
@@ -91,8 +98,8 @@ bool dcache_get(struct dcache *dc, uint64_t dir, const char *name, size_t len,
 		hit->type = e->type;
 		found = true;
 	}
-	glock_read_unlock(lock_of(dc, s));
-	__atomic_fetch_add(found ? &dc->hits : &dc->misses, 1, __ATOMIC_RELAXED);
+	glock_read_unlock(&sh->lock);
+	__atomic_fetch_add(found ? &sh->hits : &sh->misses, 1, __ATOMIC_RELAXED);
 	return found;
 }
 
@@ -104,7 +111,7 @@ void dcache_put(struct dcache *dc, uint64_t seq, uint64_t dir, const char *name,
 	if (len > DCACHE_NAME_MAX || dir == 0)
 		return;
 	s = slot_of(dir, name, len);
-	glock_write(lock_of(dc, s));
+	glock_write(&shard_of(dc, s)->lock);
 	/* under the slot's lock: a drop that bumped the sequence after our
 	 * search either ran its drop already (we see the bump) or will run
 	 * it after us (it clears what we store) */
@@ -117,7 +124,7 @@ void dcache_put(struct dcache *dc, uint64_t seq, uint64_t dir, const char *name,
 		e->len = (uint8_t)len;
 		memcpy(e->name, name, len);
 	}
-	glock_write_unlock(lock_of(dc, s));
+	glock_write_unlock(&shard_of(dc, s)->lock);
 }
 
 void dcache_drop(struct dcache *dc, uint64_t dir, const char *name, size_t len)
@@ -128,14 +135,17 @@ void dcache_drop(struct dcache *dc, uint64_t dir, const char *name, size_t len)
 	if (len > DCACHE_NAME_MAX)
 		return;
 	s = slot_of(dir, name, len);
-	glock_write(lock_of(dc, s));
+	glock_write(&shard_of(dc, s)->lock);
 	if (matches(&dc->slot[s], dir, name, len))
 		dc->slot[s].dir = 0;
-	glock_write_unlock(lock_of(dc, s));
+	glock_write_unlock(&shard_of(dc, s)->lock);
 }
 
 void dcache_counts(struct dcache *dc, uint64_t *hits, uint64_t *misses)
 {
-	*hits = __atomic_load_n(&dc->hits, __ATOMIC_RELAXED);
-	*misses = __atomic_load_n(&dc->misses, __ATOMIC_RELAXED);
+	*hits = *misses = 0;
+	for (int i = 0; i < DCACHE_SHARDS; i++) {
+		*hits += __atomic_load_n(&dc->shard[i].hits, __ATOMIC_RELAXED);
+		*misses += __atomic_load_n(&dc->shard[i].misses, __ATOMIC_RELAXED);
+	}
 }
