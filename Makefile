@@ -38,7 +38,7 @@ GEN_HDRS    :=	# generated headers every object may depend on
 .SUFFIXES:
 
 # Every area's fragments: AREA/*.mk and tests/*/*.mk (one per owner).
-include $(sort $(wildcard fs/*.mk tools/*.mk bpf/*.mk aggregator/*.mk \
+include $(sort $(wildcard fs/*.mk fs/*/*.mk tools/*.mk bpf/*.mk aggregator/*.mk \
 	dashboards/*.mk tests/*.mk tests/*/*.mk))
 
 # Plain objects and sanitizer objects from the same sources.
@@ -84,7 +84,7 @@ clean:
 
 -include $(shell find $(OUT) -name '*.d' 2>/dev/null)
 
-# The README's probe table, regenerated from fs/probes.d.
+# The README's probe table, regenerated from fs/base/probes.d.
 .PHONY: readme-probes
 readme-probes:
 	$(Q)tools/readme-probes.sh --write

@@ -6,7 +6,7 @@
 
 enum cl_what {
 	CL_COMMIT = 1,		/* idx 0: commit__end dur_ns, bytes, nodes */
-	CL_PHASE = 2,		/* idx = phase (fs/probes.d numbering) */
+	CL_PHASE = 2,		/* idx = phase (fs/base/probes.d numbering) */
 	CL_WAIT = 3,		/* commit__wait: operations blocked behind a commit */
 	CL_START = 4,		/* idx = reason; count only */
 };

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lockstat.h — shared by bpf/lockstat.bpf.c and tools/glass-lockstat.c.
- * Fed by the glassfs:lock__* USDT probes (fs/probes.d, fired by fs/lock.c).
+ * Fed by the glassfs:lock__* USDT probes (fs/base/probes.d, fired by fs/base/lock.c).
  *
  * Cost model.  A USDT probe costs a trap into the kernel every time it
  * fires (~1-2 us here), whatever the BPF program does.  The engine takes
@@ -22,7 +22,7 @@
 #define LS_SLOTS	64	/* log2 slots, tools/lib/hist.h's HIST_SLOTS */
 #define LS_MAX_DEPTH	STACK_MAX_DEPTH
 
-#define LS_CLASSES	16	/* fs/lock.h GLOCK_CLASS_* (0..15) */
+#define LS_CLASSES	16	/* fs/base/lock.h GLOCK_CLASS_* (0..15) */
 #define LS_LEVELS	10	/* level -1 (not a B-tree lock) .. 8 */
 enum ls_kind { LS_WAIT = 0, LS_HOLD = 1 };
 

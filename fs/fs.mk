@@ -1,13 +1,16 @@
-# fs/ — the engine, the daemon and its offline tools.
+# fs/ — the engine, the daemon and its offline tools, one folder per layer
+# (fs/*/README.md; the order and the rules: tests/unit/layers.test).
 #
-# Every fs/*.c is part of the engine library except the programs' mains
-# (FS_MAINS) and the FUSE glue (fs/fuse_*.c, linked into the daemon only,
-# so the engine links into unit tests with no FUSE at all).
-# Adding a file needs no edit here.
+# Every fs/*/*.c is part of the engine library except the programs
+# (fs/cmd/) and the FUSE glue (fs/fuse/, linked into the daemon only, so the
+# engine links into unit tests with no FUSE at all).  Adding a file needs no
+# edit here.  Each layer may add its own rules as fs/LAYER/*.mk.
 
-FS_MAINS     := fs/main.c fs/mkfs.c fs/fsck.c fs/glassctl.c
-FS_FUSE_SRCS := $(wildcard fs/fuse_*.c)
-FS_LIB_SRCS  := $(filter-out $(FS_MAINS) $(FS_FUSE_SRCS),$(wildcard fs/*.c))
+FS_LAYERS    := base format core store btree trees txn items services ops fuse cmd
+FS_MAINS     := fs/cmd/main.c fs/cmd/mkfs.c fs/cmd/fsck.c fs/cmd/glassctl.c
+FS_CMD_SRCS  := $(wildcard fs/cmd/*.c)
+FS_FUSE_SRCS := $(wildcard fs/fuse/*.c)
+FS_LIB_SRCS  := $(filter-out $(FS_CMD_SRCS) $(FS_FUSE_SRCS),$(wildcard fs/*/*.c))
 FS_LIB_OBJS  := $(FS_LIB_SRCS:%.c=$(OUT)/obj/%.o)
 FS_LIB_SAN   := $(FS_LIB_SRCS:%.c=$(OUT)/asan/%.o)
 FS_LIBS      := -lpthread
@@ -15,9 +18,9 @@ FS_LIBS      := -lpthread
 FUSE_CFLAGS  := $(shell pkg-config --cflags fuse3 2>/dev/null)
 FUSE_LIBS    := $(shell pkg-config --libs fuse3 2>/dev/null || echo -lfuse3)
 
-# USDT probes: one list (fs/probes.d) -> one generated header.
+# USDT probes: one list (fs/base/probes.d) -> one generated header.
 GEN_HDRS += $(OUT)/gen/probes.h
-$(OUT)/gen/probes.h: fs/probes.d
+$(OUT)/gen/probes.h: fs/base/probes.d
 	$(call msg,DTRACE,$@)
 	@mkdir -p $(@D)
 	$(Q)dtrace -h -s $< -o $@
@@ -32,26 +35,28 @@ $(OUT)/lib/libglassfs-san.a: $(FS_LIB_SAN)
 	@mkdir -p $(@D)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(FS_FUSE_SRCS:%.c=$(OUT)/obj/%.o) $(OUT)/obj/fs/main.o: EXTRA_CFLAGS += $(FUSE_CFLAGS)
+$(FS_FUSE_SRCS:%.c=$(OUT)/obj/%.o) $(OUT)/obj/fs/cmd/main.o: EXTRA_CFLAGS += $(FUSE_CFLAGS)
 
-ifneq ($(wildcard fs/main.c),)
+ifneq ($(wildcard fs/cmd/main.c),)
 BINS += $(OUT)/bin/glassfs
-$(OUT)/bin/glassfs: $(OUT)/obj/fs/main.o $(FS_FUSE_SRCS:%.c=$(OUT)/obj/%.o) $(OUT)/lib/libglassfs.a
+$(OUT)/bin/glassfs: $(OUT)/obj/fs/cmd/main.o $(FS_FUSE_SRCS:%.c=$(OUT)/obj/%.o) $(OUT)/lib/libglassfs.a
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(FP_FLAGS) -o $@ $^ $(FUSE_LIBS) $(FS_LIBS)
 endif
 
 # The offline tools: one main each, linked against the engine library.
-FS_TOOL_MAINS := $(filter-out fs/main.c,$(wildcard $(FS_MAINS)))
-FS_TOOL_BINS  := $(patsubst fs/%.c,$(OUT)/bin/%.glassfs,$(filter fs/mkfs.c fs/fsck.c,$(FS_TOOL_MAINS))) \
-		 $(if $(wildcard fs/glassctl.c),$(OUT)/bin/glassctl)
+FS_TOOL_MAINS := $(filter-out fs/cmd/main.c,$(wildcard $(FS_MAINS)))
+FS_TOOL_BINS  := $(patsubst fs/cmd/%.c,$(OUT)/bin/%.glassfs,$(filter fs/cmd/mkfs.c fs/cmd/fsck.c,$(FS_TOOL_MAINS))) \
+		 $(if $(wildcard fs/cmd/glassctl.c),$(OUT)/bin/glassctl)
+# glassctl's subcommand files (fs/cmd/glassctl_*.c) link into glassctl only.
+GLASSCTL_PARTS := $(wildcard fs/cmd/glassctl_*.c)
 BINS += $(FS_TOOL_BINS)
-$(OUT)/bin/%.glassfs: $(OUT)/obj/fs/%.o $(OUT)/lib/libglassfs.a
+$(OUT)/bin/%.glassfs: $(OUT)/obj/fs/cmd/%.o $(OUT)/lib/libglassfs.a
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(FP_FLAGS) -o $@ $^ $(FS_LIBS)
-$(OUT)/bin/glassctl: $(OUT)/obj/fs/glassctl.o $(OUT)/lib/libglassfs.a
+$(OUT)/bin/glassctl: $(OUT)/obj/fs/cmd/glassctl.o $(GLASSCTL_PARTS:%.c=$(OUT)/obj/%.o) $(OUT)/lib/libglassfs.a
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(FP_FLAGS) -o $@ $^ $(FS_LIBS)

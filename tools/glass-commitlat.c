@@ -28,7 +28,7 @@ static const char doc[] =
 "  glass-commitlat -p $(pidof glassfs) -d 30\n"
 "  glass-commitlat -b /usr/local/bin/glassfs -j\n";
 
-/* fs/probes.d's numbering. */
+/* fs/base/probes.d's numbering. */
 static const char *const phases[] = { "?", "wait writers", "run refs",
 	"free space", "write nodes", "flush", "super", "discard", "unpin" };
 static const char *const reasons[] = { "?", "periodic", "sync", "unmount",

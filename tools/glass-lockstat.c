@@ -23,7 +23,7 @@
 
 #include "bpf/lockstat.h"
 #include "lockstat.skel.h"
-#include "fs/lock.h"
+#include "fs/base/lock.h"
 #include "tools/lib/args.h"
 #include "tools/lib/bpfutil.h"
 #include "tools/lib/hist.h"
@@ -93,7 +93,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-/* fs/lock.h names the classes; bpf/lockstat.h keeps LS_CLASSES of them. */
+/* fs/base/lock.h names the classes; bpf/lockstat.h keeps LS_CLASSES of them. */
 _Static_assert(GLOCK_CLASS_NR <= LS_CLASSES, "bpf/lockstat.h: raise LS_CLASSES");
 
 static const char *class_name(int c)

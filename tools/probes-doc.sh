@@ -1,9 +1,9 @@
 #!/bin/sh
-# probes-doc.sh — print the README's probe table (markdown) from fs/probes.d.
+# probes-doc.sh — print the README's probe table (markdown) from fs/base/probes.d.
 # Each probe is documented by the "/* @ when it fires */" comment above it.
-# Usage: tools/probes-doc.sh [fs/probes.d]
+# Usage: tools/probes-doc.sh [fs/base/probes.d]
 set -eu
-f=${1:-$(dirname "$0")/../fs/probes.d}
+f=${1:-$(dirname "$0")/../fs/base/probes.d}
 [ -r "$f" ] || { echo "probes-doc.sh: cannot read $f" >&2; exit 1; }
 echo "| probe | arguments | fires when |"
 echo "| --- | --- | --- |"

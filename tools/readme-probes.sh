@@ -1,6 +1,6 @@
 #!/bin/sh
 # Check (default) or rewrite (--write) the probe table in README.md between
-# <!-- probes:begin --> and <!-- probes:end -->, from fs/probes.d.
+# <!-- probes:begin --> and <!-- probes:end -->, from fs/base/probes.d.
 set -e
 cd "$(dirname "$0")/.."
 new=$(mktemp); trap 'rm -f "$new"' EXIT

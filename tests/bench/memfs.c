@@ -19,7 +19,7 @@
  * Usage: memfs MOUNTPOINT [-f] [-s] [-o entry_timeout=S,attr_timeout=S,
  *        negative_timeout=S,threads=N,writeback,...]
  *
- * Defaults are glassfs's (fs/main.c): timeouts of 10 s for entries,
+ * Defaults are glassfs's (fs/cmd/main.c): timeouts of 10 s for entries,
  * attributes and negative entries; at most 16 worker threads, 10 idle; no
  * clone_fd; default_permissions; parallel dirops on, writeback cache off.
  *

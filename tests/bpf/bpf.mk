@@ -10,7 +10,7 @@ $(OUT)/obj/tests/bpf/fakeframes.o: EXTRA_CFLAGS += -mno-red-zone
 
 # Linked with the engine's lock module (probes included) so stacks and
 # probes are the engine's own.
-$(OUT)/testbin/bpf/%: $(OUT)/obj/tests/bpf/%.o $(OUT)/obj/fs/lock.o $(OUT)/obj/fs/probe.o
+$(OUT)/testbin/bpf/%: $(OUT)/obj/tests/bpf/%.o $(OUT)/obj/fs/base/lock.o $(OUT)/obj/fs/base/probe.o
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(FP_FLAGS) -o $@ $^ -lpthread

@@ -8,9 +8,9 @@
  * symbolizer's tests).
  *
  * NTHREADS threads take one "tree root" glock (the engine's lock module,
- * fs/lock.c, firing the lock__* probes) in write mode through named,
+ * fs/base/lock.c, firing the lock__* probes) in write mode through named,
  * never-inlined functions, hold it HOLD_US microseconds spinning, and let
- * go.  Waiters sleep in fs/lock.c's futex wait, so their off-CPU stacks read
+ * go.  Waiters sleep in fs/base/lock.c's futex wait, so their off-CPU stacks read
  * worker -> contend_root_lock -> glock_lock -> futex kernel path.  Prints
  * the number of acquisitions at the end ("acquired N") and its pid at start.
  * GO_FILE: start the threads only once this file exists (at most 60 s):
@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fs/lock.h"
+#include "fs/base/lock.h"
 
 static struct glock root_lock;
 static atomic_ulong acquired;

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * btree_fixture.c — see btree_fixture.h.  Implements the core side of
- * fs/meta.h and the txn accessors for tests/unit/btree_mem only.
+ * fs/btree/meta.h and the txn accessors for tests/unit/btree_mem only.
  */
 #include "tests/unit/btree_fixture.h"
-#include "fs/meta.h"
+#include "fs/btree/meta.h"
 
 #include <errno.h>
 #include <stdio.h>

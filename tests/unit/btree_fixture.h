@@ -11,9 +11,9 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "fs/core.h"
-#include "fs/txn.h"
-#include "fs/lock.h"
+#include "fs/core/core.h"
+#include "fs/txn/txn.h"
+#include "fs/base/lock.h"
 
 struct core *fx_create(uint32_t nodesize, uint64_t nblocks, enum glock_type type,
 		       unsigned groups, uint64_t cache_bytes);

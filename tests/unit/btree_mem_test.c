@@ -23,10 +23,10 @@
  * SEED=n replays a run; QUICK=1 shortens it; BENCH=1 adds the inserts/s figures
  * (build without sanitizers for meaningful numbers).
  */
-#include "fs/btree.h"
-#include "fs/cache.h"
-#include "fs/meta.h"
-#include "fs/node.h"
+#include "fs/btree/btree.h"
+#include "fs/btree/cache.h"
+#include "fs/btree/meta.h"
+#include "fs/btree/node.h"
 #include "tests/unit/btree_fixture.h"
 
 #include <errno.h>

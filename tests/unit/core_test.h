@@ -3,9 +3,9 @@
 #ifndef CORE_TEST_H
 #define CORE_TEST_H
 
-#include "fs/core_internal.h"
-#include "fs/btree.h"
-#include "fs/data.h"
+#include "fs/core/core_internal.h"
+#include "fs/btree/btree.h"
+#include "fs/trees/data.h"
 
 #include <errno.h>
 #include <fcntl.h>

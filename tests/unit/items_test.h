@@ -13,8 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fs/core.h"
-#include "fs/fsops.h"
+#include "fs/core/core.h"
+#include "fs/ops/fsops.h"
 #include "check.h"
 
 static struct core *core;

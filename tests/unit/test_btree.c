@@ -9,12 +9,12 @@
  *
  * SEED=n replays a run.
  */
-#include "fs/btree.h"
-#include "fs/core.h"
-#include "fs/meta.h"
-#include "fs/txn.h"
-#include "fs/node.h"
-#include "fs/cache.h"
+#include "fs/btree/btree.h"
+#include "fs/core/core.h"
+#include "fs/btree/meta.h"
+#include "fs/txn/txn.h"
+#include "fs/btree/node.h"
+#include "fs/btree/cache.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* test_crc32c.c — CRC-32C test vectors (RFC 3720 B.4) and hw == sw on random data. */
-#include "fs/crc32c.h"
+#include "fs/base/crc32c.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_dcache.c — the positive lookup cache (fs/dcache.h) never answers
+ * test_dcache.c — the positive lookup cache (fs/items/dcache.h) never answers
  * with a name that has left the tree.
  *
  * Single-threaded: a repeated lookup is a hit; unlink, rename (plain,
@@ -20,12 +20,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fs/btree.h"
-#include "fs/core.h"
-#include "fs/dcache.h"
-#include "fs/dir.h"
-#include "fs/fsops.h"
-#include "fs/items_format.h"
+#include "fs/btree/btree.h"
+#include "fs/core/core.h"
+#include "fs/items/dcache.h"
+#include "fs/items/dir.h"
+#include "fs/ops/fsops.h"
+#include "fs/format/items_format.h"
 #include "items_test.h"
 
 #include "check.h"

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_dev.c — fs/dev.c on image files: positional I/O round trips, range
+ * test_dev.c — fs/store/dev.c on image files: positional I/O round trips, range
  * checks, reads past the end, discard punches holes, flush, counters, the
  * read-only mode, the latency model and the error model.  SEED=n replays.
  */
-#include "fs/dev.h"
-#include "fs/lock.h"
+#include "fs/store/dev.h"
+#include "fs/base/lock.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -18,9 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fs/core.h"
-#include "fs/dir.h"
-#include "fs/fsops.h"
+#include "fs/core/core.h"
+#include "fs/items/dir.h"
+#include "fs/ops/fsops.h"
 #include "items_test.h"
 
 #include "check.h"

@@ -17,9 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fs/core.h"
-#include "fs/fsops.h"
-#include "fs/txn.h"
+#include "fs/core/core.h"
+#include "fs/ops/fsops.h"
+#include "fs/txn/txn.h"
 #include "items_test.h"
 
 #include "check.h"

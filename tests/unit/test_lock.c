@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_lock.c — fs/lock.c: rwlock/mutex/spin semantics, contention with an
+ * test_lock.c — fs/base/lock.c: rwlock/mutex/spin semantics, contention with an
  * invariant checked under the lock, writer preference, gcond.
  * SEED=n replays a run (thread counts and iteration mixes come from it).
  */
-#include "fs/lock.h"
+#include "fs/base/lock.h"
 
 #include <errno.h>
 #include <pthread.h>

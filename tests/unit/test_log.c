@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_log.c — the fsync log (fs/log.c) under ASan/UBSan, in one process:
+ * test_log.c — the fsync log (fs/items/log.c) under ASan/UBSan, in one process:
  * files are changed and fsync'd, then the volume is dropped without a
  * commit (the abort flag stops core_close from writing: what a crash
  * leaves), reopened read-only (log_check sees the pending log), and read-
@@ -9,8 +9,8 @@
  * SEED=n replays.
  */
 #include "core_test.h"
-#include "fs/fsops.h"
-#include "fs/log.h"
+#include "fs/ops/fsops.h"
+#include "fs/items/log.h"
 
 #include <sys/stat.h>
 

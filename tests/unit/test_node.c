@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_node.c — fs/node.c: the node layout, little-endian accessors,
+ * test_node.c — fs/btree/node.c: the node layout, little-endian accessors,
  * checksums and validation.  Each kind of damage must be caught and named
  * (checksum, bytenr, fsid, owner, level, generation, key order, item
  * bounds/overlap, nritems, child pointers), at node sizes 4096 and 16384.
  * SEED=n replays the random item sizes.
  */
-#include "fs/node.h"
-#include "fs/crc32c.h"
+#include "fs/btree/node.h"
+#include "fs/base/crc32c.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -7,8 +7,8 @@
  * clean), a device that fails its reads or writes (degraded, not failed).
  */
 #include "core_test.h"
-#include "fs/scrub.h"
-#include "fs/volume.h"
+#include "fs/services/scrub.h"
+#include "fs/services/volume.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -6,7 +6,7 @@
  * (uncorrectable, reads give EIO).
  */
 #include "core_test.h"
-#include "fs/scrub.h"
+#include "fs/services/scrub.h"
 
 #include <pthread.h>
 

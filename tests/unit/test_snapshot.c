@@ -9,8 +9,8 @@
  * trees and of data extents shared by several leaves.  SEED=n replays.
  */
 #include "core_test.h"
-#include "fs/fsops.h"
-#include "fs/subvol.h"
+#include "fs/ops/fsops.h"
+#include "fs/items/subvol.h"
 
 #define NFILES 24
 #define MAXSZ (96 * 1024)

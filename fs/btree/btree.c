@@ -1,0 +1,1859 @@
+// SPDX-License-Identifier: MIT
+/*
+ * btree.c — the one copy-on-write B-tree (contract in btree.h, node format
+ * in node.h, node cache in cache.h).
+ *
+ * ## Copy-on-write
+ * A node whose generation is not the running transid is never changed in
+ * place: the first modifying search in transaction T that passes it copies
+ * it to a newly allocated block (cow_node), points the parent (or the root)
+ * at the copy and frees the old block (meta_free: pinned until T commits).
+ * A node whose generation is T was created in T and is changed in place.
+ *
+ * ## Shape changes
+ * Searches fix the shape on the way down and then start again from the
+ * root ("restart"), so every change is made with a fresh, locked path:
+ *   - ins_len > 0: an interior node with fewer than 2 free pointers is
+ *     split before descending into it (so a child split always finds room
+ *     in its parent); a leaf without room for the item is split; a root
+ *     that needs splitting first grows a new root above it.
+ *   - ins_len < 0: a node below a quarter full is merged with, or refilled
+ *     from, a sibling; a root with a single child is replaced by the child.
+ * Separators follow B+-tree rules (node.h), so no change ever has to
+ * rewrite keys in ancestors.
+ *
+ * ## Locking (lock.h order: root lock > nodes top-down > groups ascending)
+ * root->lock (always a rwlock) is held, read mode, while the root node is
+ * locked, so the root pointer cannot change under a searcher; changing the
+ * root (its COW, growth or shrink) restarts the search with root->lock in
+ * write mode.  Then lock coupling: a child is locked before its parent is
+ * released.  Readers release the parent at once.  Modifying searches keep
+ * ancestors only while the child could still push a change up to them
+ * (unlock_up): a child that is neither nearly full (inserts) nor low
+ * (deletes) releases every ancestor.
+ *
+ * locking=node: one lock per node (class ROOT for the root node, NODE
+ * otherwise).  locking=groups:N: each node has N locks; slot s belongs to
+ * group s*N/nritems (see group_of).  Rules:
+ *   - Keys, nritems and item positions change only with every group held
+ *     in write mode ("all groups"); node->seq is odd while that is so.
+ *   - A search takes only the group of the slot it descends through or
+ *     reads: it finds the slot optimistically (reading seq, searching,
+ *     locking the slot's group, checking seq did not move) and falls back
+ *     to all groups after a few misses.
+ *   - With one group held in write mode a thread may change only its own
+ *     slot's child pointer (COW of a child) or its own item's bytes in
+ *     place; copying the node itself (COW) needs no group beyond that,
+ *     because a node of an older generation is never changed in place and
+ *     the parent's slot (held) serialises copiers.
+ *   - Leaf inserts, deletes and resizes shift other items: all groups.
+ *   - A split, merge or root change needs all groups of the node and of
+ *     its parent; when a search finds it holds fewer it restarts with
+ *     need_all[] set for those levels.
+ * The root node's group locks carry class ROOT (with their group index),
+ * so root waits stay identifiable in both schemes.
+ */
+#include "fs/btree/btree.h"
+#include "fs/btree/cache.h"
+#include "fs/btree/meta.h"
+#include "fs/btree/node.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_RESTARTS 10000
+
+enum { L_NONE = 0, L_READ = 1, L_WRITE = 2 };
+
+/* ---- helpers: the node cache of a root ------------------------------ */
+
+static inline struct node_cache *NC(const struct root *r) { return core_cache(r->core); }
+static inline uint32_t NS(const struct root *r) { return cache_nodesize(NC(r)); }
+static inline unsigned NG(const struct node *n) { return cache_groups(n->nc); }
+static inline uint8_t *D(const struct node *n) { return n->data; }
+static inline int LVL(const struct node *n) { return nb_level(n->data); }
+
+static void corrupt(const struct root *r, const struct node *n, const char *what)
+{
+	fprintf(stderr, "glassfs: tree %" PRIu64 " node %" PRIu64 ": %s\n",
+		r->id, n ? n->bytenr : 0, what);
+}
+
+/* ---- node locks ------------------------------------------------------- */
+
+static inline enum glock_mode M(int held) { return held == L_WRITE ? GLOCK_WRITE : GLOCK_READ; }
+
+/*
+ * The group of a slot: slot * N / nritems.  Spread over the slots in use
+ * rather than the capacity, so a root with three children still puts them
+ * in three groups.  nritems changes only with every group held, so a
+ * holder of any one group sees a stable mapping.
+ */
+static int group_of(const struct node *n, int slot)
+{
+	unsigned g = NG(n);
+	uint32_t ns = cache_nodesize(n->nc);
+	uint32_t cap = LVL(n) ? node_ptr_cap(ns) : node_item_cap(ns);
+	uint32_t cnt = nb_nritems(D(n));
+	uint64_t v;
+
+	if (cnt > cap)		/* racy probe of a node being rewritten */
+		cnt = cap;
+	v = (uint64_t)(slot < 0 ? 0 : slot) * g / (cnt ? cnt : 1);
+	return v >= g ? (int)g - 1 : (int)v;
+}
+
+static void lock_all(struct node *n, int held)
+{
+	unsigned g = NG(n);
+
+	if (!g) {
+		glock_lock(&n->lock, M(held));
+		return;
+	}
+	for (unsigned i = 0; i < g; i++)
+		glock_lock(&n->groups[i].l, M(held));
+	if (held == L_WRITE)
+		__atomic_fetch_add(&n->seq, 1, __ATOMIC_SEQ_CST);
+}
+
+static void unlock_all(struct node *n, int held)
+{
+	unsigned g = NG(n);
+
+	if (!g) {
+		glock_unlock(&n->lock, M(held));
+		return;
+	}
+	if (held == L_WRITE)
+		__atomic_fetch_add(&n->seq, 1, __ATOMIC_SEQ_CST);
+	for (unsigned i = g; i-- > 0;)
+		glock_unlock(&n->groups[i].l, M(held));
+}
+
+/* Record in p that level l holds n locked the way described. */
+static void path_set(struct path *p, int l, struct node *n, int held, int all, int group)
+{
+	p->nodes[l] = n;
+	p->lock_held[l] = (uint8_t)held;
+	p->all_groups[l] = (uint8_t)(all || !NG(n));
+	p->lock_group[l] = (uint8_t)(group < 0 ? 0 : group);
+}
+
+static void path_unlock(struct path *p, int l)
+{
+	struct node *n = p->nodes[l];
+
+	if (!n || !p->lock_held[l])
+		return;
+	if (p->all_groups[l])
+		unlock_all(n, p->lock_held[l]);
+	else
+		glock_unlock(&n->groups[p->lock_group[l]].l, M(p->lock_held[l]));
+	p->lock_held[l] = L_NONE;
+}
+
+static void path_drop(struct path *p, int l)
+{
+	path_unlock(p, l);
+	if (p->nodes[l])
+		cache_put(p->nodes[l]);
+	p->nodes[l] = NULL;
+	p->all_groups[l] = 0;
+}
+
+static void root_unlock(struct path *p)
+{
+	if (p->root_lock && p->root)
+		glock_unlock(&p->root->lock, M(p->root_lock));
+	p->root_lock = L_NONE;
+}
+
+/* Release every level above l (unlock_up). */
+static void release_above(struct path *p, int l)
+{
+	for (int i = l + 1; i < BTREE_MAX_LEVEL; i++)
+		path_drop(p, i);
+	root_unlock(p);
+}
+
+void path_init(struct path *p)
+{
+	memset(p, 0, sizeof(*p));
+}
+
+void path_release(struct path *p)
+{
+	for (int i = 0; i < BTREE_MAX_LEVEL; i++)
+		path_drop(p, i);
+	root_unlock(p);
+	p->has_lo = p->has_hi = 0;
+}
+
+/*
+ * Lock n for a search of k in mode held: every group when want_all (or
+ * locking=node), else the group of the slot k leads to.  Records the lock
+ * in p at level l and returns the slot, found under the lock.
+ */
+static int lock_for_key(struct path *p, int l, struct node *n, const struct key *k,
+			int held, int want_all, int *exact)
+{
+	uint32_t ns = cache_nodesize(n->nc);
+	unsigned g = NG(n);
+
+	if (!g || want_all) {
+		lock_all(n, held);
+		path_set(p, l, n, held, 1, -1);
+		return node_search(D(n), ns, k, exact);
+	}
+	for (int tries = 0; tries < 8; tries++) {
+		uint32_t s0 = __atomic_load_n(&n->seq, __ATOMIC_ACQUIRE);
+		int slot, grp;
+
+		if (s0 & 1) {
+			sched_yield();
+			continue;
+		}
+		/* racy probe: bounds are clamped in node_search, seq validates */
+		slot = node_search(D(n), ns, k, NULL);
+		grp = group_of(n, slot);
+		glock_lock(&n->groups[grp].l, M(held));
+		if (__atomic_load_n(&n->seq, __ATOMIC_ACQUIRE) == s0) {
+			int s = node_search(D(n), ns, k, exact);
+
+			if (group_of(n, s) == grp) {
+				path_set(p, l, n, held, 0, grp);
+				return s;
+			}
+		}
+		glock_unlock(&n->groups[grp].l, M(held));
+	}
+	lock_all(n, held);
+	path_set(p, l, n, held, 1, -1);
+	return node_search(D(n), ns, k, exact);
+}
+
+/* Lock n (a fresh copy, or a sibling) exactly like level l holds its node. */
+static void lock_like(struct path *p, int l, struct node *n)
+{
+	if (p->all_groups[l])
+		lock_all(n, p->lock_held[l]);
+	else
+		glock_lock(&n->groups[p->lock_group[l]].l, M(p->lock_held[l]));
+}
+
+static void unlock_like(struct path *p, int l, struct node *n)
+{
+	if (p->all_groups[l])
+		unlock_all(n, p->lock_held[l]);
+	else
+		glock_unlock(&n->groups[p->lock_group[l]].l, M(p->lock_held[l]));
+}
+
+/* Lock labels: the root node's locks say ROOT. */
+static void label(struct node *n, uint64_t tree, int is_root)
+{
+	int level = LVL(n);
+
+	glock_relabel(&n->lock, is_root ? GLOCK_CLASS_ROOT : GLOCK_CLASS_NODE, tree, level, -1);
+	for (unsigned i = 0; i < NG(n); i++)
+		glock_relabel(&n->groups[i].l, is_root ? GLOCK_CLASS_ROOT : GLOCK_CLASS_GROUP,
+			      tree, level, (int)i);
+}
+
+/* ---- roots ------------------------------------------------------------ */
+
+void root_init(struct root *r, struct core *c, uint64_t id, uint64_t bytenr,
+	       int level, uint64_t generation)
+{
+	memset(r, 0, sizeof(*r));
+	r->id = id;
+	r->core = c;
+	/* always a rwlock: searchers share it while they lock the root node */
+	glock_init(&r->lock, GLOCK_RWLOCK, GLOCK_CLASS_ROOT, id, -1, -1);
+	r->bytenr = bytenr;
+	r->level = level;
+	r->generation = generation;
+}
+
+int root_create_empty(struct txn *t, struct root *r)
+{
+	uint64_t b;
+	struct node *n;
+	int ret = meta_alloc(t, r->id, 0, &b);
+
+	if (ret)
+		return ret;
+	n = cache_new(NC(r), b, txn_transid(t), r->id, 0);
+	if (!n) {
+		meta_free(t, r->id, 0, b);
+		return -ENOMEM;
+	}
+	node_init(D(n), NS(r), b, r->id, 0, txn_transid(t));
+	label(n, r->id, 1);
+	glock_write(&r->lock);
+	if (r->node) {
+		cache_put(r->node);
+	}
+	r->node = n;
+	r->bytenr = b;
+	r->level = 0;
+	r->generation = txn_transid(t);
+	r->dirty_trans = txn_transid(t);
+	glock_write_unlock(&r->lock);
+	return 0;
+}
+
+void root_release(struct root *r)
+{
+	if (r->node)
+		cache_put(r->node);
+	r->node = NULL;
+}
+
+uint64_t root_id(const struct root *r) { return r->id; }
+
+/* Trees that snapshots may share nodes between: a node of such a tree may
+ * have been written by (be owned by) another fs tree, so its owner is not
+ * checked against the tree read through. */
+static inline uint64_t expect_owner(const struct root *r)
+{
+	return r->id == FS_TREE_OBJECTID || r->id >= FIRST_SUBVOL_OBJECTID ? 0 : r->id;
+}
+
+/* Load the root node (root->lock held for writing). */
+static int load_root(struct root *r)
+{
+	struct node_expect e = {
+		.nodesize = NS(r), .bytenr = r->bytenr, .fsid = core_fsid(r->core),
+		.owner = expect_owner(r), .level = r->level, .generation = 0,
+		.max_generation = r->generation,
+	};
+	struct node *n;
+	int err;
+
+	if (!r->bytenr)
+		return -ENOENT;
+	n = cache_read(NC(r), &e, &err);
+	if (!n)
+		return err == -ESTALE ? -EIO : err;
+	label(n, r->id, 1);
+	r->node = n;
+	return 0;
+}
+
+/* ---- reading children ---------------------------------------------- */
+
+static struct node *read_child(struct root *r, struct node *parent, int slot, int *err)
+{
+	struct node_expect e = {
+		.nodesize = NS(r),
+		.bytenr = nb_ptr_blockptr(D(parent), slot),
+		.fsid = core_fsid(r->core),
+		.owner = expect_owner(r),
+		.level = LVL(parent) - 1,
+		.generation = nb_ptr_gen(D(parent), slot),
+	};
+	return cache_read(NC(r), &e, err);
+}
+
+/* ---- copy-on-write ------------------------------------------------- */
+
+/*
+ * Shared nodes (lazy reference counting, Rodeh "B-trees, Shadowing, and
+ * Clones"): a snapshot shares its source's nodes; each node's extent item
+ * counts the parent pointers (or root items) that reach it.  A node can
+ * only be shared if it is no younger than the tree's last snapshot, so
+ * trees never snapshotted never ask.  Copying a shared node gives the copy
+ * one more reference on every child (data extents of a leaf's file-extent
+ * items) and drops one on the node, which stays for its other owners;
+ * copying an unshared node moves its references to the copy and frees it.
+ */
+static int ref_children(struct txn *t, struct root *r, const uint8_t *b, int level, int delta)
+{
+	uint32_t n = nb_nritems(b);
+	int ret = 0;
+
+	for (uint32_t i = 0; i < n && !ret; i++) {
+		if (level > 0) {
+			ret = meta_ref(t, r->id, level - 1, nb_ptr_blockptr(b, (int)i), delta);
+		} else {
+			struct key k;
+			nb_item_key(b, (int)i, &k);
+			ret = meta_leaf_item_ref(t, &k, b + nb_item_off(b, (int)i),
+						 nb_item_size(b, (int)i), delta);
+		}
+	}
+	return ret;
+}
+
+static int maybe_shared(const struct root *r, const struct node *n)
+{
+	return r->last_snapshot && nb_generation(D(n)) <= r->last_snapshot;
+}
+
+/* The tree stops pointing at old (now copied to nn, or NULL when the node
+ * is just dropped): free it, or drop one reference if it is shared. */
+static int release_old(struct txn *t, struct root *r, struct node *old, struct node *nn, int l)
+{
+	int shared = maybe_shared(r, old) ? meta_shared_drop(t, r->id, l, old->bytenr) : 0;
+
+	if (shared < 0)
+		return shared;
+	if (shared)
+		return nn ? ref_children(t, r, D(nn), l, +1) : 0;
+	cache_drop(old);
+	meta_free(t, r->id, l, old->bytenr);
+	return 0;
+}
+
+/*
+ * Copy the node at level l of p (locked for writing) into a new block,
+ * point its parent (level l+1, its slot held for writing) or the root
+ * (root->lock held for writing) at the copy, free the old block.
+ */
+static int cow_node(struct txn *t, struct root *r, struct path *p, int l)
+{
+	struct node *old = p->nodes[l], *nn;
+	uint64_t transid = txn_transid(t), b;
+	int is_root = (l + 1 >= BTREE_MAX_LEVEL || !p->nodes[l + 1]);
+	int ret = meta_alloc(t, r->id, l, &b);
+
+	if (ret)
+		return ret;
+	nn = cache_new(NC(r), b, transid, r->id, l);
+	if (!nn) {
+		meta_free(t, r->id, l, b);
+		return -ENOMEM;
+	}
+	memcpy(D(nn), D(old), NS(r));
+	nb_set_bytenr(D(nn), b);
+	nb_set_generation(D(nn), transid);
+	nb_set_owner(D(nn), r->id);
+	label(nn, r->id, is_root);
+	lock_like(p, l, nn);
+	if (is_root) {
+		r->node = nn;
+		cache_get(nn);		/* the root's reference */
+		r->bytenr = b;
+		r->generation = transid;
+		r->dirty_trans = transid;
+		cache_put(old);		/* was the root's reference */
+	} else {
+		struct node *parent = p->nodes[l + 1];
+
+		nb_set_ptr(D(parent), p->slots[l + 1], b, transid);
+	}
+	unlock_like(p, l, old);
+	p->nodes[l] = nn;
+	ret = release_old(t, r, old, nn, l);
+	cache_put(old);
+	return ret;
+}
+
+/* ---- leaf and pointer array edits (the node is held as needed) ----- */
+
+static inline uint32_t item_end(const uint8_t *b, uint32_t ns, int slot)
+{
+	return slot == 0 ? ns : nb_item_off(b, slot - 1);
+}
+
+/* Make room for an item of size bytes at slot (the leaf has the room). */
+static void leaf_insert_space(uint8_t *b, uint32_t ns, int slot, const struct key *k, uint32_t size)
+{
+	int n = (int)nb_nritems(b);
+	uint32_t end = item_end(b, ns, slot), start = node_leaf_data_start(b, ns);
+
+	if (slot < n) {
+		memmove(b + start - size, b + start, end - start);
+		for (int i = slot; i < n; i++)
+			nb_set_item_off(b, i, nb_item_off(b, i) - size);
+		memmove(nb_item(b, slot + 1), nb_item(b, slot), (size_t)(n - slot) * NODE_ITEM_SIZE);
+	}
+	nb_set_item_key(b, slot, k);
+	nb_set_item_off(b, slot, end - size);
+	nb_set_item_size(b, slot, size);
+	memset(b + end - size, 0, size);
+	nb_set_nritems(b, (uint32_t)n + 1);
+}
+
+static void leaf_del(uint8_t *b, uint32_t ns, int slot, int nr)
+{
+	int n = (int)nb_nritems(b);
+	uint32_t start = node_leaf_data_start(b, ns);
+	uint32_t last_off = nb_item_off(b, slot + nr - 1);
+	uint32_t dsize = item_end(b, ns, slot) - last_off;
+
+	if (slot + nr < n) {
+		memmove(b + start + dsize, b + start, last_off - start);
+		for (int i = slot + nr; i < n; i++)
+			nb_set_item_off(b, i, nb_item_off(b, i) + dsize);
+		memmove(nb_item(b, slot), nb_item(b, slot + nr),
+			(size_t)(n - slot - nr) * NODE_ITEM_SIZE);
+	}
+	nb_set_nritems(b, (uint32_t)(n - nr));
+	/* keep freed space zero so blocks compress and leak nothing */
+	memset(nb_item(b, n - nr), 0, (size_t)nr * NODE_ITEM_SIZE);
+	memset(b + start, 0, dsize);
+}
+
+static void leaf_resize(uint8_t *b, uint32_t ns, int slot, uint32_t new_size)
+{
+	int n = (int)nb_nritems(b);
+	uint32_t old = nb_item_size(b, slot), off = nb_item_off(b, slot);
+	uint32_t start = node_leaf_data_start(b, ns);
+	uint32_t keep = old < new_size ? old : new_size;
+	int64_t diff = (int64_t)new_size - old;
+
+	if (!diff)
+		return;
+	memmove(b + (int64_t)start - diff, b + start, off + keep - start);
+	for (int i = slot; i < n; i++)
+		nb_set_item_off(b, i, (uint32_t)((int64_t)nb_item_off(b, i) - diff));
+	if (diff > 0)
+		memset(b + off - diff + old, 0, (size_t)diff);
+	else
+		memset(b + start, 0, (size_t)-diff);
+	nb_set_item_size(b, slot, new_size);
+}
+
+/* Concatenate the items of L and R (L's keys below R's) and deal the
+ * first m to L, the rest to R. */
+static int leaf_repack(uint8_t *L, uint8_t *R, uint32_t ns, int m)
+{
+	int nl = (int)nb_nritems(L), nr = (int)nb_nritems(R), total = nl + nr;
+	struct it { struct key k; uint32_t off, size; } *v = malloc(sizeof(*v) * (size_t)(total ? total : 1));
+	uint8_t *tmp = malloc(2 * (size_t)ns);
+	uint32_t used = 0;
+
+	if (!v || !tmp) {
+		free(v);
+		free(tmp);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < total; i++) {
+		const uint8_t *b = i < nl ? L : R;
+		int j = i < nl ? i : i - nl;
+
+		nb_item_key(b, j, &v[i].k);
+		v[i].size = nb_item_size(b, j);
+		v[i].off = used;
+		memcpy(tmp + used, b + nb_item_off(b, j), v[i].size);
+		used += v[i].size;
+	}
+	for (int side = 0; side < 2; side++) {
+		uint8_t *b = side ? R : L;
+		int from = side ? m : 0, to = side ? total : m;
+		uint32_t end = ns;
+
+		memset(b + NODE_HDR_SIZE, 0, ns - NODE_HDR_SIZE);
+		for (int i = from; i < to; i++) {
+			end -= v[i].size;
+			memcpy(b + end, tmp + v[i].off, v[i].size);
+			nb_set_item_key(b, i - from, &v[i].k);
+			nb_set_item_off(b, i - from, end);
+			nb_set_item_size(b, i - from, v[i].size);
+		}
+		nb_set_nritems(b, (uint32_t)(to - from));
+	}
+	free(v);
+	free(tmp);
+	return 0;
+}
+
+static void ptr_insert(uint8_t *b, int slot, const struct key *k, uint64_t blockptr, uint64_t gen)
+{
+	int n = (int)nb_nritems(b);
+
+	memmove(nb_ptr(b, slot + 1), nb_ptr(b, slot), (size_t)(n - slot) * NODE_PTR_SIZE);
+	nb_set_ptr_key(b, slot, k);
+	nb_set_ptr(b, slot, blockptr, gen);
+	nb_set_nritems(b, (uint32_t)n + 1);
+}
+
+static void ptr_del(uint8_t *b, int slot)
+{
+	int n = (int)nb_nritems(b);
+
+	memmove(nb_ptr(b, slot), nb_ptr(b, slot + 1), (size_t)(n - slot - 1) * NODE_PTR_SIZE);
+	memset(nb_ptr(b, n - 1), 0, NODE_PTR_SIZE);
+	nb_set_nritems(b, (uint32_t)n - 1);
+}
+
+static int ptr_repack(uint8_t *L, uint8_t *R, uint32_t ns, int m)
+{
+	int nl = (int)nb_nritems(L), nr = (int)nb_nritems(R), total = nl + nr;
+	uint8_t *tmp = malloc((size_t)(total ? total : 1) * NODE_PTR_SIZE);
+
+	if (!tmp)
+		return -ENOMEM;
+	memcpy(tmp, nb_ptr(L, 0), (size_t)nl * NODE_PTR_SIZE);
+	memcpy(tmp + (size_t)nl * NODE_PTR_SIZE, nb_ptr(R, 0), (size_t)nr * NODE_PTR_SIZE);
+	memset(L + NODE_HDR_SIZE, 0, ns - NODE_HDR_SIZE);
+	memset(R + NODE_HDR_SIZE, 0, ns - NODE_HDR_SIZE);
+	memcpy(nb_ptr(L, 0), tmp, (size_t)m * NODE_PTR_SIZE);
+	memcpy(nb_ptr(R, 0), tmp + (size_t)m * NODE_PTR_SIZE, (size_t)(total - m) * NODE_PTR_SIZE);
+	nb_set_nritems(L, (uint32_t)m);
+	nb_set_nritems(R, (uint32_t)(total - m));
+	free(tmp);
+	return 0;
+}
+
+/* ---- shape predicates ----------------------------------------------- */
+
+/* The leaf has room for the change a search with ins_len announced. */
+static int leaf_room(const uint8_t *b, uint32_t ns, int slot, int exact, int ins_len)
+{
+	uint32_t fr = node_leaf_free(b, ns);
+
+	if (ins_len <= 0)
+		return 1;
+	if (exact) {
+		uint32_t cur = nb_item_size(b, slot);
+
+		return (uint32_t)ins_len <= cur || fr >= (uint32_t)ins_len - cur;
+	}
+	return fr >= (uint32_t)ins_len + NODE_ITEM_SIZE;
+}
+
+/* An interior node that could not take two more pointers. */
+static int node_full(const uint8_t *b, uint32_t ns)
+{
+	return nb_nritems(b) + 2 > node_ptr_cap(ns);
+}
+
+static int node_low(const uint8_t *b, uint32_t ns)
+{
+	if (nb_level(b) == 0)
+		return node_leaf_used(b) < node_leaf_space(ns) / 4;
+	return nb_nritems(b) < node_ptr_cap(ns) / 4;
+}
+
+/* Item i's bytes in a leaf (header + data). */
+static inline uint32_t item_bytes(const uint8_t *b, int i)
+{
+	return NODE_ITEM_SIZE + nb_item_size(b, i);
+}
+
+/* ---- splits, merges, root changes ---------------------------------- */
+
+static struct node *new_node(struct txn *t, struct root *r, int level, int *err)
+{
+	uint64_t b;
+	struct node *n;
+
+	*err = meta_alloc(t, r->id, level, &b);
+	if (*err)
+		return NULL;
+	n = cache_new(NC(r), b, txn_transid(t), r->id, level);
+	if (!n) {
+		meta_free(t, r->id, level, b);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	node_init(D(n), NS(r), b, r->id, level, txn_transid(t));
+	label(n, r->id, 0);
+	return n;
+}
+
+/* Free a node the tree stops referencing (n stays valid for its holders). */
+static void free_node(struct txn *t, struct root *r, struct node *n)
+{
+	int level = LVL(n);
+
+	cache_drop(n);
+	meta_free(t, r->id, level, n->bytenr);
+}
+
+/* Split interior node at level l (all groups; parent too). */
+static int split_interior(struct txn *t, struct root *r, struct path *p, int l)
+{
+	struct node *c = p->nodes[l], *parent = p->nodes[l + 1], *rn;
+	int n = (int)nb_nritems(D(c)), err;
+	struct key sep;
+
+	rn = new_node(t, r, l, &err);
+	if (!rn)
+		return err;
+	err = ptr_repack(D(c), D(rn), NS(r), n / 2);
+	if (!err) {
+		nb_ptr_key(D(rn), 0, &sep);
+		ptr_insert(D(parent), p->slots[l + 1] + 1, &sep, rn->bytenr, txn_transid(t));
+	}
+	cache_put(rn);
+	return err;
+}
+
+/*
+ * Split the leaf so that the item (k, ins_len) fits in the side k lands on
+ * when the search restarts.  Appending past the leaf's last key starts an
+ * empty right leaf whose separator is k (sequential inserts fill leaves).
+ */
+static int split_leaf(struct txn *t, struct root *r, struct path *p, const struct key *k,
+		      int exact, int ins_len)
+{
+	struct node *c = p->nodes[0], *parent = p->nodes[1], *rn;
+	uint8_t *b = D(c);
+	uint32_t ns = NS(r), space = node_leaf_space(ns);
+	int n = (int)nb_nritems(b), slot = p->slots[0], m = -1, err;
+	uint32_t need, total = node_leaf_used(b), left = 0, best = UINT32_MAX;
+	struct key sep;
+
+	if (exact) {
+		uint32_t cur = nb_item_size(b, slot);
+		need = (uint32_t)ins_len > cur ? (uint32_t)ins_len - cur : 0;
+	} else {
+		need = (uint32_t)ins_len + NODE_ITEM_SIZE;
+	}
+	if (node_full(D(parent), ns)) {
+		corrupt(r, parent, "leaf split: parent unexpectedly full");
+		return -EUCLEAN;
+	}
+	if (!exact && slot == n && n > 0) {
+		m = n;		/* append: empty right leaf, separator k */
+	} else {
+		for (int i = 0; i <= n; i++) {	/* left = items [0, i) */
+			uint32_t right = total - left, diff;
+			int goes_left = exact ? slot < i : slot <= i;
+			int ok = i < n && (goes_left ? left + need <= space : right + need <= space);
+
+			if (ok) {
+				diff = left > right ? left - right : right - left;
+				if (diff < best) {
+					best = diff;
+					m = i;
+				}
+			}
+			if (i < n)
+				left += item_bytes(b, i);
+		}
+		if (m < 0)	/* no single split makes room: isolate the slot */
+			m = exact ? (slot > 0 ? slot : 1) : slot;
+		if (m <= 0 && !(slot == 0 && !exact))
+			m = 1;
+	}
+	rn = new_node(t, r, 0, &err);
+	if (!rn)
+		return err;
+	if (m < n) {
+		err = leaf_repack(b, D(rn), ns, m);
+		if (err) {
+			free_node(t, r, rn);
+			cache_put(rn);
+			return err;
+		}
+		nb_item_key(D(rn), 0, &sep);
+	} else {
+		sep = *k;
+	}
+	ptr_insert(D(parent), p->slots[1] + 1, &sep, rn->bytenr, txn_transid(t));
+	cache_put(rn);
+	return 0;
+}
+
+/* A new root above the current one (root->lock and the root held). */
+static int grow_root(struct txn *t, struct root *r, struct path *p, int l)
+{
+	struct node *old = p->nodes[l], *nr;
+	struct key k0 = { 0, 0, 0 };
+	int err;
+
+	if (l + 1 >= BTREE_MAX_LEVEL) {
+		corrupt(r, old, "tree too tall");
+		return -EUCLEAN;
+	}
+	nr = new_node(t, r, l + 1, &err);
+	if (!nr)
+		return err;
+	ptr_insert(D(nr), 0, &k0, old->bytenr, txn_transid(t));
+	label(nr, r->id, 1);
+	label(old, r->id, 0);
+	r->node = nr;			/* takes cache_new's reference */
+	cache_put(old);			/* the root's reference */
+	r->bytenr = nr->bytenr;
+	r->level = l + 1;
+	r->generation = txn_transid(t);
+	r->dirty_trans = txn_transid(t);
+	return 0;
+}
+
+/* Replace a root with one child by that child. */
+static int shrink_root(struct txn *t, struct root *r, struct path *p, int l)
+{
+	struct node *old = p->nodes[l], *c;
+	int err;
+
+	c = read_child(r, old, 0, &err);
+	if (!c)
+		return err == -ESTALE ? -EIO : err;
+	lock_all(c, L_WRITE);
+	path_set(p, l - 1, c, L_WRITE, 1, -1);
+	p->slots[l] = 0;
+	if (nb_generation(D(c)) != txn_transid(t)) {
+		err = cow_node(t, r, p, l - 1);
+		if (err)
+			return err;
+		c = p->nodes[l - 1];
+	}
+	cache_get(c);
+	label(c, r->id, 1);
+	r->node = c;
+	r->bytenr = c->bytenr;
+	r->level = l - 1;
+	r->generation = txn_transid(t);
+	r->dirty_trans = txn_transid(t);
+	free_node(t, r, old);
+	cache_put(old);			/* the root's reference */
+	return 0;
+}
+
+/* Copy a sibling (all groups held for writing) whose parent slot we hold. */
+static struct node *cow_sibling(struct txn *t, struct root *r, struct node *parent, int pslot,
+				struct node *s, int *err)
+{
+	struct node *nn;
+	int level = LVL(s);
+
+	nn = new_node(t, r, level, err);
+	if (!nn)
+		return NULL;
+	memcpy(D(nn) + NODE_HDR_SIZE, D(s) + NODE_HDR_SIZE, NS(r) - NODE_HDR_SIZE);
+	nb_set_nritems(D(nn), nb_nritems(D(s)));
+	lock_all(nn, L_WRITE);
+	nb_set_ptr(D(parent), pslot, nn->bytenr, txn_transid(t));
+	unlock_all(s, L_WRITE);
+	*err = release_old(t, r, s, nn, level);	/* on error nn is linked: the caller fails */
+	cache_put(s);
+	return nn;
+}
+
+/*
+ * The node at level l is low: merge it with a sibling or move items over
+ * (node, parent and sibling all held for writing with every group).
+ * 1 changed, 0 nothing could be done, -errno.
+ */
+static int rebalance(struct txn *t, struct root *r, struct path *p, int l)
+{
+	struct node *c = p->nodes[l], *parent = p->nodes[l + 1], *s, *L, *R;
+	uint8_t *pb = D(parent);
+	uint32_t ns = NS(r);
+	int ps = p->slots[l + 1], np = (int)nb_nritems(pb), err, ss, rs, left_is_c, changed = 1;
+
+	if (np < 2)
+		return 0;
+	left_is_c = ps == 0;
+	ss = left_is_c ? ps + 1 : ps - 1;
+	s = read_child(r, parent, ss, &err);
+	if (!s)
+		return err == -ESTALE ? -EIO : err;
+	lock_all(s, L_WRITE);
+	if (nb_generation(D(s)) != txn_transid(t)) {
+		struct node *nn = cow_sibling(t, r, parent, ss, s, &err);
+
+		if (!nn) {
+			unlock_all(s, L_WRITE);
+			cache_put(s);
+			return err;
+		}
+		s = nn;
+		if (err) {
+			unlock_all(s, L_WRITE);
+			cache_put(s);
+			return err;
+		}
+	}
+	L = left_is_c ? c : s;
+	R = left_is_c ? s : c;
+	rs = left_is_c ? ss : ps;
+	if (l == 0) {
+		uint32_t ul = node_leaf_used(D(L)), ur = node_leaf_used(D(R));
+		uint32_t space = node_leaf_space(ns), tot = ul + ur, acc = 0, best = UINT32_MAX;
+		int nl = (int)nb_nritems(D(L)), nr = (int)nb_nritems(D(R)), m = -1;
+
+		if (tot <= space - space / 4 || nl == 0 || nr == 0) {
+			err = leaf_repack(D(L), D(R), ns, nl + nr);
+			if (!err && nb_nritems(D(R)) == 0) {
+				ptr_del(pb, rs);
+				free_node(t, r, R);
+			} else if (!err) {	/* one side was empty but it did not all fit */
+				struct key k;
+				nb_item_key(D(R), 0, &k);
+				nb_set_ptr_key(pb, rs, &k);
+			}
+		} else {
+			for (int i = 0; i < nl + nr; i++) {	/* left = [0, i) */
+				uint32_t right = tot - acc, diff = acc > right ? acc - right : right - acc;
+
+				if (i > 0 && acc <= space && right <= space && diff < best) {
+					best = diff;
+					m = i;
+				}
+				acc += item_bytes(i < nl ? D(L) : D(R), i < nl ? i : i - nl);
+			}
+			if (m < 0 || m == nl) {
+				changed = 0;
+				err = 0;
+			} else {
+				struct key k;
+
+				err = leaf_repack(D(L), D(R), ns, m);
+				if (!err) {
+					nb_item_key(D(R), 0, &k);
+					nb_set_ptr_key(pb, rs, &k);
+				}
+			}
+		}
+	} else {
+		int nl = (int)nb_nritems(D(L)), nr = (int)nb_nritems(D(R));
+		struct key k;
+
+		nb_ptr_key(pb, rs, &k);		/* R's key 0 becomes its separator */
+		nb_set_ptr_key(D(R), 0, &k);
+		if ((uint32_t)(nl + nr) + 2 <= node_ptr_cap(ns)) {
+			err = ptr_repack(D(L), D(R), ns, nl + nr);
+			if (!err) {
+				ptr_del(pb, rs);
+				free_node(t, r, R);
+			}
+		} else if ((nl + nr) / 2 == nl) {
+			changed = 0;
+			err = 0;
+		} else {
+			err = ptr_repack(D(L), D(R), ns, (nl + nr) / 2);
+			if (!err) {
+				nb_ptr_key(D(R), 0, &k);
+				nb_set_ptr_key(pb, rs, &k);
+			}
+		}
+	}
+	unlock_all(s, L_WRITE);
+	cache_put(s);
+	return err ? err : changed;
+}
+
+/* ---- search ---------------------------------------------------------- */
+
+int btree_search(struct txn *t, struct root *r, const struct key *k,
+		 struct path *p, int ins_len, int cow)
+{
+	uint8_t need_all[BTREE_MAX_LEVEL] = { 0 };
+	uint32_t ns = NS(r);
+	uint64_t transid = cow ? txn_transid(t) : 0;
+	/*
+	 * A cow search write-locks only the levels it may change: levels
+	 * <= wlevel.  It starts with the leaf alone, as btrfs's
+	 * write_lock_level does; the levels above are read-locked, so
+	 * concurrent changes in different leaves share the root and the
+	 * upper nodes.  When a node above wlevel turns out to need a change
+	 * — copying it (its first change in this transaction, which also
+	 * rewrites its parent's pointer), a split or a merge (which change
+	 * the parent) — wlevel rises to the parent's level and the search
+	 * starts again.  cowlock=path (core.h) keeps every level
+	 * write-locked, the baseline this is measured against.
+	 */
+	int wlevel = core_cow_lock_path(r->core) ? BTREE_MAX_LEVEL : 0;
+#define HMODE(lvl) (cow && (lvl) <= wlevel ? L_WRITE : L_READ)
+	int root_w = 0, restarts = 0, eio_retry = 0, ret = 0, l, slot, exact = 0;
+	int no_merge = 0;	/* deletes on a full volume: skip rebalancing */
+	struct node *n;
+
+	if (cow && !t)
+		return -EINVAL;
+	if (!cow)
+		ins_len = 0;
+again:
+	path_release(p);
+	p->root = r;
+	p->cow = cow;
+	if (++restarts > MAX_RESTARTS) {
+		corrupt(r, NULL, "search does not converge");
+		return -EUCLEAN;
+	}
+	glock_lock(&r->lock, root_w ? GLOCK_WRITE : GLOCK_READ);
+	p->root_lock = root_w ? L_WRITE : L_READ;
+	if (!r->node) {
+		if (!root_w) {
+			root_w = 1;
+			goto again;
+		}
+		ret = load_root(r);
+		if (ret)
+			goto fail;
+	}
+	n = r->node;
+	cache_get(n);
+	l = LVL(n);
+	if (l >= BTREE_MAX_LEVEL) {
+		cache_put(n);
+		corrupt(r, n, "root level out of range");
+		ret = -EUCLEAN;
+		goto fail;
+	}
+	slot = lock_for_key(p, l, n, k, HMODE(l), cow && (need_all[l] || (l == 0 && ins_len)), &exact);
+	p->slots[l] = slot;
+	if (cow) {
+		int change = nb_generation(D(n)) != transid;
+		int grow = ins_len > 0 && (l ? node_full(D(n), ns)
+					      : !leaf_room(D(n), ns, slot, exact, ins_len));
+		int shrink = ins_len < 0 && !no_merge && l > 0 && nb_nritems(D(n)) == 1;
+
+		if (change || grow || shrink) {
+			if (l > wlevel) {	/* the root node is read-locked */
+				wlevel = l;
+				goto again;
+			}
+			if (!root_w || ((grow || shrink) && !p->all_groups[l])) {
+				root_w = 1;
+				if (grow || shrink)
+					need_all[l] = 1;
+				goto again;
+			}
+			if (change) {
+				ret = cow_node(t, r, p, l);
+				if (ret)
+					goto fail;
+			}
+			if (grow || shrink) {
+				ret = grow ? grow_root(t, r, p, l) : shrink_root(t, r, p, l);
+				if (ret == -ENOSPC && shrink) {
+					no_merge = 1;
+					root_w = 0;
+					goto again;
+				}
+				if (ret)
+					goto fail;
+				root_w = 0;
+				goto again;
+			}
+			root_w = 0;	/* later restarts need not exclude readers */
+		}
+	}
+	root_unlock(p);
+
+	while (l > 0) {
+		struct node *c;
+		int cl = l - 1, cslot, cexact = 0, safe = 1;
+
+		n = p->nodes[l];
+		slot = p->slots[l];
+		if (slot + 1 < (int)nb_nritems(D(n))) {
+			nb_ptr_key(D(n), slot + 1, &p->hi);
+			p->has_hi = 1;
+		}
+		if (slot > 0) {
+			nb_ptr_key(D(n), slot, &p->lo);
+			p->has_lo = 1;
+		}
+		c = read_child(r, n, slot, &ret);
+		if (!c) {
+			if (ret == -ESTALE || (ret == -EIO && !eio_retry++))
+				goto again;
+			goto fail;
+		}
+		cslot = lock_for_key(p, cl, c, k, HMODE(cl),
+				     cow && (need_all[cl] || (cl == 0 && ins_len)), &cexact);
+		p->slots[cl] = cslot;
+		exact = cexact;
+		if (!cow) {
+			path_drop(p, l);
+			l = cl;
+			continue;
+		}
+		if (nb_generation(D(c)) != transid) {
+			if (l > wlevel) {	/* the copy rewrites the parent's pointer */
+				wlevel = l;
+				goto again;
+			}
+			ret = cow_node(t, r, p, cl);
+			if (ret)
+				goto fail;
+			c = p->nodes[cl];
+		}
+		if (ins_len > 0) {
+			if (cl > 0 && node_full(D(c), ns)) {
+				if (l > wlevel) {
+					wlevel = l;
+					goto again;
+				}
+				if (!p->all_groups[l] || !p->all_groups[cl]) {
+					need_all[l] = need_all[cl] = 1;
+					goto again;
+				}
+				ret = split_interior(t, r, p, cl);
+				if (ret)
+					goto fail;
+				goto again;
+			}
+			if (cl == 0 && !leaf_room(D(c), ns, cslot, cexact, ins_len)) {
+				if (l > wlevel) {	/* split_leaf below changes the parent */
+					wlevel = l;
+					goto again;
+				}
+				safe = 0;
+			}
+		} else if (ins_len < 0 && !no_merge && node_low(D(c), ns)) {
+			if (l > wlevel) {
+				wlevel = l;
+				goto again;
+			}
+			if (!p->all_groups[l] || !p->all_groups[cl]) {
+				need_all[l] = need_all[cl] = 1;
+				goto again;
+			}
+			ret = rebalance(t, r, p, cl);
+			if (ret == -ENOSPC) {	/* a delete must work on a full volume */
+				no_merge = 1;
+				goto again;
+			}
+			if (ret < 0)
+				goto fail;
+			if (ret > 0)
+				goto again;
+			safe = 0;
+		}
+		if (safe)
+			release_above(p, cl);
+		l = cl;
+	}
+	if (cow && ins_len > 0 && !leaf_room(D(p->nodes[0]), ns, p->slots[0], exact, ins_len)) {
+		if (p->nodes[1] && p->lock_held[1] != L_WRITE) {
+			wlevel = wlevel > 1 ? wlevel : 1;
+			goto again;
+		}
+		if (!p->nodes[1] || !p->all_groups[1] || !p->all_groups[0]) {
+			need_all[1] = need_all[0] = 1;
+			goto again;
+		}
+		ret = split_leaf(t, r, p, k, exact, ins_len);
+		if (ret)
+			goto fail;
+		goto again;
+	}
+	return exact ? 0 : 1;
+fail:
+	path_release(p);
+	return ret;
+#undef HMODE
+}
+
+/* ---- leaf access ------------------------------------------------------ */
+
+uint32_t btree_nritems(const struct path *p)
+{
+	return p->nodes[0] ? nb_nritems(D(p->nodes[0])) : 0;
+}
+
+void btree_item_key(const struct path *p, int slot, struct key *k)
+{
+	nb_item_key(D(p->nodes[0]), slot, k);
+}
+
+void *btree_item_ptr(const struct path *p, int slot, uint32_t *size)
+{
+	uint8_t *b = D(p->nodes[0]);
+
+	if (size)
+		*size = nb_item_size(b, slot);
+	return b + nb_item_off(b, slot);
+}
+
+uint32_t btree_max_item_size(const struct root *r)
+{
+	return node_max_item(NS(r));
+}
+
+/* ---- modifications ----------------------------------------------------- */
+
+int btree_insert_empty(struct txn *t, struct root *r, struct path *p,
+		       const struct key *k, uint32_t size)
+{
+	int ret;
+
+	if (size > btree_max_item_size(r))
+		return -EOVERFLOW;
+	/* ins_len 0 would mean "no change of shape": an empty item still
+	 * needs room for its header */
+	ret = btree_search(t, r, k, p, size ? (int)size : 1, 1);
+	if (ret < 0)
+		return ret;
+	if (ret == 0) {
+		path_release(p);
+		return -EEXIST;
+	}
+	if (node_leaf_free(D(p->nodes[0]), NS(r)) < size + NODE_ITEM_SIZE) {
+		corrupt(r, p->nodes[0], "insert: leaf without room after the search");
+		path_release(p);
+		return -EUCLEAN;
+	}
+	leaf_insert_space(D(p->nodes[0]), NS(r), p->slots[0], k, size);
+	return 0;
+}
+
+int btree_insert(struct txn *t, struct root *r, const struct key *k,
+		 const void *data, uint32_t size)
+{
+	struct path p;
+	int ret;
+
+	path_init(&p);
+	ret = btree_insert_empty(t, r, &p, k, size);
+	if (!ret && size)
+		memcpy(btree_item_ptr(&p, p.slots[0], NULL), data, size);
+	path_release(&p);
+	return ret;
+}
+
+/*
+ * Insert two items of one new object in one descent.  Both keys must have
+ * the same objectid, k1 < k2, and the object must have no items yet (an
+ * inode number just handed out).  The search is for k2, so the leaf is
+ * the one k2 belongs in; k1 goes right before it, which is its place too
+ * when the item before that slot is in this leaf (it belongs to a smaller
+ * objectid, so it sorts below k1, and it is not below the leaf's lower
+ * bound).  At slot 0 the lower bound is the parent's separator, which may
+ * be a key of an earlier object with this number (numbers freed before a
+ * remount are handed out again) and so sort between k1 and k2: then the
+ * two go in one at a time.  The search announces room for both.
+ */
+int btree_insert_pair(struct txn *t, struct root *r,
+		      const struct key *k1, const void *d1, uint32_t s1,
+		      const struct key *k2, const void *d2, uint32_t s2)
+{
+	uint32_t both = s1 + s2 + NODE_ITEM_SIZE;
+	struct path p;
+	struct key near;
+	int ret;
+
+	if (k1->objectid != k2->objectid || key_cmp(k1, k2) >= 0)
+		return -EINVAL;
+	if (both > btree_max_item_size(r))	/* too big for one leaf */
+		goto one_at_a_time;
+	path_init(&p);
+	ret = btree_search(t, r, k2, &p, (int)both, 1);
+	if (ret < 0)
+		goto out;
+	if (ret == 0) {
+		ret = -EEXIST;
+		goto out;
+	}
+	uint8_t *b = D(p.nodes[0]);
+	int slot = p.slots[0];
+	if (slot < (int)nb_nritems(b)) {
+		nb_item_key(b, slot, &near);
+		if (near.objectid == k1->objectid) {	/* the object is not new */
+			ret = -EINVAL;
+			goto out;
+		}
+	}
+	if (slot == 0) {
+		path_release(&p);
+		goto one_at_a_time;
+	}
+	nb_item_key(b, slot - 1, &near);
+	if (near.objectid == k1->objectid) {
+		ret = key_cmp(&near, k1) == 0 ? -EEXIST : -EINVAL;
+		goto out;
+	}
+	if (node_leaf_free(b, NS(r)) < both + NODE_ITEM_SIZE) {
+		corrupt(r, p.nodes[0], "insert: leaf without room after the search");
+		ret = -EUCLEAN;
+		goto out;
+	}
+	leaf_insert_space(b, NS(r), slot, k1, s1);
+	leaf_insert_space(b, NS(r), slot + 1, k2, s2);
+	if (s1)
+		memcpy(btree_item_ptr(&p, slot, NULL), d1, s1);
+	if (s2)
+		memcpy(btree_item_ptr(&p, slot + 1, NULL), d2, s2);
+	ret = 0;
+out:
+	path_release(&p);
+	return ret;
+one_at_a_time:
+	ret = btree_insert(t, r, k1, d1, s1);
+	return ret ? ret : btree_insert(t, r, k2, d2, s2);
+}
+
+/* After deletions left the leaf low (or empty) with no parent held:
+ * search again for k as a delete, which rebalances on the way down. */
+static int settle(struct txn *t, struct root *r, const struct key *k)
+{
+	struct path q;
+	int ret;
+
+	path_init(&q);
+	ret = btree_search(t, r, k, &q, -1, 1);
+	path_release(&q);
+	return ret < 0 ? ret : 0;
+}
+
+int btree_del_items(struct txn *t, struct root *r, struct path *p, int nr)
+{
+	struct node *leaf = p->nodes[0];
+	uint32_t ns = NS(r);
+	struct key first, after;
+	int slot = p->slots[0], n, ret, have_after;
+
+	if (!leaf || !p->cow || nr <= 0)
+		return -EINVAL;
+	n = (int)nb_nritems(D(leaf));
+	if (slot < 0 || slot + nr > n)
+		return -EINVAL;
+	nb_item_key(D(leaf), slot, &first);
+	if (!p->all_groups[0]) {	/* the deletion shifts other items */
+		ret = btree_search(t, r, &first, p, -1, 1);
+		if (ret)
+			return ret < 0 ? ret : -ENOENT;
+		return btree_del_items(t, r, p, nr);
+	}
+	have_after = slot + nr < n;
+	if (have_after)
+		nb_item_key(D(leaf), slot + nr, &after);
+	leaf_del(D(leaf), ns, slot, nr);
+	if (leaf == __atomic_load_n(&r->node, __ATOMIC_ACQUIRE) || !node_low(D(leaf), ns))
+		return 0;		/* the root leaf, or still full enough */
+	if (p->lock_held[1] == L_WRITE && p->all_groups[1] && nb_nritems(D(leaf)) == 0 &&
+	    nb_nritems(D(p->nodes[1])) > 1) {
+		ptr_del(D(p->nodes[1]), p->slots[1]);
+		free_node(t, r, leaf);
+		path_release(p);
+		ret = 0;
+	} else {
+		path_release(p);
+		/* the items are gone whatever happens here: a rebalance that
+		 * fails (ENOSPC on a full volume) leaves a valid, underfull tree */
+		(void)settle(t, r, &first);
+		ret = 0;
+	}
+	/* leave p where the caller expects it: at the item after the deleted ones */
+	ret = btree_search(t, r, have_after ? &after : &first, p, 0, 1);
+	return ret < 0 ? ret : 0;
+}
+
+int btree_resize_item(struct txn *t, struct root *r, struct path *p, uint32_t new_size)
+{
+	struct node *leaf = p->nodes[0];
+	uint32_t ns = NS(r), cur;
+	int slot = p->slots[0], ret;
+	struct key k;
+
+	if (!leaf || !p->cow || slot >= (int)nb_nritems(D(leaf)))
+		return -EINVAL;
+	if (new_size > btree_max_item_size(r))
+		return -EOVERFLOW;
+	cur = nb_item_size(D(leaf), slot);
+	if (new_size == cur)
+		return 0;
+	if (!p->all_groups[0] || (new_size > cur && node_leaf_free(D(leaf), ns) < new_size - cur)) {
+		nb_item_key(D(leaf), slot, &k);
+		ret = btree_search(t, r, &k, p, (int)new_size, 1);
+		if (ret)
+			return ret < 0 ? ret : -ENOENT;
+		leaf = p->nodes[0];
+		slot = p->slots[0];
+	}
+	leaf_resize(D(leaf), ns, slot, new_size);
+	return 0;
+}
+
+int btree_lookup(struct root *r, const struct key *k, void *buf, uint32_t bufsize)
+{
+	struct path p;
+	uint32_t size;
+	void *ptr;
+	int ret;
+
+	path_init(&p);
+	ret = btree_search(NULL, r, k, &p, 0, 0);
+	if (ret == 0) {
+		ptr = btree_item_ptr(&p, p.slots[0], &size);
+		memcpy(buf, ptr, size < bufsize ? size : bufsize);
+		ret = (int)size;
+	} else if (ret == 1) {
+		ret = -ENOENT;
+	}
+	path_release(&p);
+	return ret;
+}
+
+int btree_update(struct txn *t, struct root *r, const struct key *k,
+		 const void *data, uint32_t size)
+{
+	struct path p;
+	int ret;
+
+	if (size > btree_max_item_size(r))
+		return -EOVERFLOW;
+	path_init(&p);
+	ret = btree_search(t, r, k, &p, size ? (int)size : 1, 1);
+	if (ret < 0)
+		return ret;
+	if (ret == 1) {
+		if (node_leaf_free(D(p.nodes[0]), NS(r)) < size + NODE_ITEM_SIZE) {
+			corrupt(r, p.nodes[0], "update: leaf without room after the search");
+			path_release(&p);
+			return -EUCLEAN;
+		}
+		leaf_insert_space(D(p.nodes[0]), NS(r), p.slots[0], k, size);
+	} else if (nb_item_size(D(p.nodes[0]), p.slots[0]) != size) {
+		ret = btree_resize_item(t, r, &p, size);
+		if (ret) {
+			path_release(&p);
+			return ret;
+		}
+	}
+	if (size)
+		memcpy(btree_item_ptr(&p, p.slots[0], NULL), data, size);
+	path_release(&p);
+	return 0;
+}
+
+int btree_delete(struct txn *t, struct root *r, const struct key *k)
+{
+	struct path p;
+	int ret;
+
+	path_init(&p);
+	ret = btree_search(t, r, k, &p, -1, 1);
+	if (ret == 0)
+		ret = btree_del_items(t, r, &p, 1);
+	else if (ret == 1)
+		ret = -ENOENT;
+	path_release(&p);
+	return ret;
+}
+
+/* ---- iteration ---------------------------------------------------------- */
+
+/* Move a read path to another slot of its leaf (groups: the slot's group). */
+static int move_slot(struct path *p, int slot)
+{
+	struct node *n = p->nodes[0];
+	int g;
+
+	if (p->all_groups[0] || (g = group_of(n, slot)) == p->lock_group[0]) {
+		p->slots[0] = slot;
+		return 0;
+	}
+	if (g > p->lock_group[0]) {	/* ascending: no one could have moved items */
+		glock_lock(&n->groups[g].l, M(p->lock_held[0]));
+		glock_unlock(&n->groups[p->lock_group[0]].l, M(p->lock_held[0]));
+		p->lock_group[0] = (uint8_t)g;
+		p->slots[0] = slot;
+		return 0;
+	}
+	return 1;	/* caller searches again */
+}
+
+static int key_inc(struct key *k)
+{
+	if (++k->offset)
+		return 0;
+	if (++k->type)
+		return 0;
+	return ++k->objectid ? 0 : -1;
+}
+
+static int key_dec(struct key *k)
+{
+	if (k->offset--)
+		return 0;
+	if (k->type--)
+		return 0;
+	return k->objectid-- ? 0 : -1;
+}
+
+int btree_search_ge(struct root *r, const struct key *k, struct path *p)
+{
+	int ret = btree_search(NULL, r, k, p, 0, 0);
+
+	if (ret < 0)
+		return ret;
+	if (p->slots[0] >= (int)btree_nritems(p))
+		return btree_next(p);
+	return 0;
+}
+
+int btree_next(struct path *p)
+{
+	struct root *r = p->root;
+	struct node *leaf = p->nodes[0];
+	struct key target;
+	int slot, n, ret;
+
+	if (!leaf || p->cow)
+		return -EINVAL;
+	slot = p->slots[0];
+	n = (int)nb_nritems(D(leaf));
+	if (slot + 1 < n) {
+		struct key cur;
+
+		if (!move_slot(p, slot + 1))
+			return 0;
+		nb_item_key(D(leaf), slot, &cur);
+		target = cur;
+		if (key_inc(&target))
+			return 1;
+	} else {
+		if (!p->has_hi)
+			return 1;
+		target = p->hi;
+	}
+	for (;;) {
+		ret = btree_search(NULL, r, &target, p, 0, 0);
+		if (ret < 0)
+			return ret;
+		if (p->slots[0] < (int)btree_nritems(p))
+			return 0;
+		if (!p->has_hi)
+			return 1;
+		target = p->hi;
+	}
+}
+
+int btree_prev(struct path *p)
+{
+	struct root *r = p->root;
+	struct node *leaf = p->nodes[0];
+	struct key target;
+	int slot, n, ret;
+
+	if (!leaf || p->cow)
+		return -EINVAL;
+	slot = p->slots[0];
+	n = (int)nb_nritems(D(leaf));
+	if (slot > n)
+		slot = n;
+	if (slot > 0) {
+		if (!move_slot(p, slot - 1))
+			return 0;
+		nb_item_key(D(leaf), slot - 1, &target);
+	} else {
+		if (!p->has_lo)
+			return 1;
+		target = p->lo;
+		if (key_dec(&target))
+			return 1;
+	}
+	for (;;) {
+		ret = btree_search(NULL, r, &target, p, 0, 0);
+		if (ret < 0)
+			return ret;
+		if (ret == 0)
+			return 0;
+		if (p->slots[0] > 0) {
+			if (move_slot(p, p->slots[0] - 1)) {
+				nb_item_key(D(p->nodes[0]), p->slots[0] - 1, &target);
+				continue;
+			}
+			return 0;
+		}
+		if (!p->has_lo)
+			return 1;
+		target = p->lo;
+		if (key_dec(&target))
+			return 1;
+	}
+}
+
+/* ---- walk (fsck, scrub) ------------------------------------------------ */
+
+struct walk {
+	struct root *r;
+	int (*visit)(const struct node_info *ni, void *arg);
+	void (*bad)(uint64_t bytenr, int level, int err, void *arg);
+	void *arg;
+	const struct key *dropped;	/* a deleted tree: subtrees ending at or below it are gone */
+};
+
+static void report(struct walk *w, uint64_t bytenr, int level, int err, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static void report(struct walk *w, uint64_t bytenr, int level, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "glassfs: tree %" PRIu64 " node %" PRIu64 " level %d: ", w->r->id,
+		bytenr, level);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	if (w->bad)
+		w->bad(bytenr, level, err, w->arg);
+}
+
+/* Visit n (referenced, not locked) and its subtree; keys must lie in
+ * [lo, hi) (NULL: unbounded). */
+static int walk_node(struct walk *w, struct node *n, const struct key *lo, const struct key *hi)
+{
+	uint32_t ns = NS(w->r);
+	struct node_info ni;
+	uint8_t *copy;
+	int ret = 0, level, cnt;
+	char why[200];
+
+	copy = malloc(ns);
+	if (!copy)
+		return -ENOMEM;
+	glock_lock(NG(n) ? &n->groups[0].l : &n->lock, GLOCK_READ);
+	if (NG(n))
+		for (unsigned g = 1; g < NG(n); g++)
+			glock_lock(&n->groups[g].l, GLOCK_READ);
+	memcpy(copy, D(n), ns);
+	for (unsigned g = NG(n); g-- > 1;)
+		glock_unlock(&n->groups[g].l, GLOCK_READ);
+	glock_unlock(NG(n) ? &n->groups[0].l : &n->lock, GLOCK_READ);
+
+	level = nb_level(copy);
+	cnt = (int)nb_nritems(copy);
+	if (node_check(copy, ns, why, sizeof(why))) {
+		report(w, n->bytenr, level, -EUCLEAN, "%s", why);
+		goto out;
+	}
+	if (cnt > 0 && (lo || hi)) {
+		struct key first, last;
+
+		if (level == 0) {
+			nb_item_key(copy, 0, &first);
+			nb_item_key(copy, cnt - 1, &last);
+		} else {
+			nb_ptr_key(copy, cnt > 1 ? 1 : 0, &first);
+			nb_ptr_key(copy, cnt - 1, &last);
+		}
+		if ((level == 0 || cnt > 1) &&
+		    ((lo && key_cmp(&first, lo) < 0) || (hi && key_cmp(&last, hi) >= 0))) {
+			report(w, n->bytenr, level, -EUCLEAN,
+			       "keys outside the range its parent's separators give");
+			goto out;
+		}
+	}
+	ni = (struct node_info){ n->bytenr, nb_generation(copy), nb_owner(copy), level, (uint32_t)cnt,
+				 copy };
+	ret = w->visit ? w->visit(&ni, w->arg) : 0;
+	if (ret < 0 || level == 0)
+		goto out;
+	if (ret > 0) {		/* seen through another tree already */
+		ret = 0;
+		goto out;
+	}
+	for (int i = 0; i < cnt && ret >= 0; i++) {
+		struct node_expect e = {
+			.nodesize = ns, .bytenr = nb_ptr_blockptr(copy, i),
+			.fsid = core_fsid(w->r->core), .owner = expect_owner(w->r), .level = level - 1,
+			.generation = nb_ptr_gen(copy, i),
+		};
+		struct key klo, khi;
+		const struct key *clo = lo, *chi = hi;
+		struct node *c;
+		int err;
+
+		if (i > 0) {
+			nb_ptr_key(copy, i, &klo);
+			clo = &klo;
+		}
+		if (i + 1 < cnt) {
+			nb_ptr_key(copy, i + 1, &khi);
+			chi = &khi;
+		}
+		if (w->dropped && chi && key_cmp(chi, w->dropped) <= 0)
+			continue;
+		c = cache_read(NC(w->r), &e, &err);
+		if (!c) {
+			report(w, e.bytenr, level - 1, err == -ESTALE ? -EIO : err,
+			       "child %d of node %" PRIu64 " unreadable or not what its parent expects (%s)",
+			       i, n->bytenr, strerror(-err));
+			continue;
+		}
+		ret = walk_node(w, c, clo, chi);
+		cache_put(c);
+	}
+out:
+	free(copy);
+	return ret < 0 ? ret : 0;
+}
+
+int btree_walk(struct root *r,
+	       int (*visit)(const struct node_info *ni, void *arg),
+	       void (*bad)(uint64_t bytenr, int level, int err, void *arg),
+	       void *arg)
+{
+	return btree_walk_dropped(r, NULL, visit, bad, arg);
+}
+
+int btree_walk_dropped(struct root *r, const struct key *dropped,
+		       int (*visit)(const struct node_info *ni, void *arg),
+		       void (*bad)(uint64_t bytenr, int level, int err, void *arg),
+		       void *arg)
+{
+	struct walk w = { r, visit, bad, arg, dropped };
+	struct node *n;
+	int ret;
+
+	glock_write(&r->lock);
+	if (!r->node) {
+		ret = load_root(r);
+		if (ret) {
+			glock_write_unlock(&r->lock);
+			if (bad)
+				bad(r->bytenr, r->level, ret, arg);
+			return ret == -EIO ? 0 : ret;
+		}
+	}
+	n = r->node;
+	cache_get(n);
+	glock_write_unlock(&r->lock);
+	ret = walk_node(&w, n, NULL, NULL);
+	cache_put(n);
+	return ret;
+}
+
+/* ---- snapshots and dropping a tree ------------------------------------ */
+
+int btree_snapshot_root(struct txn *t, struct root *src, struct root *dst)
+{
+	uint64_t transid = txn_transid(t), b;
+	struct node *old, *nn;
+	int level, ret;
+
+	glock_write(&src->lock);
+	if (!src->node && (ret = load_root(src)))
+		goto out;
+	old = src->node;
+	level = LVL(old);
+	ret = meta_alloc(t, dst->id, level, &b);
+	if (ret)
+		goto out;
+	nn = cache_new(NC(src), b, transid, dst->id, level);
+	if (!nn) {
+		meta_free(t, dst->id, level, b);
+		ret = -ENOMEM;
+		goto out;
+	}
+	lock_all(old, L_READ);
+	memcpy(D(nn), D(old), NS(src));
+	unlock_all(old, L_READ);
+	nb_set_bytenr(D(nn), b);
+	nb_set_generation(D(nn), transid);
+	nb_set_owner(D(nn), dst->id);
+	label(nn, dst->id, 1);
+	ret = ref_children(t, dst, D(nn), level, +1);
+	glock_write(&dst->lock);
+	if (dst->node)
+		cache_put(dst->node);
+	dst->node = nn;			/* cache_new's reference */
+	dst->bytenr = b;
+	dst->level = level;
+	dst->generation = transid;
+	dst->dirty_trans = transid;
+	dst->last_snapshot = transid;
+	glock_write_unlock(&dst->lock);
+	src->last_snapshot = transid;
+out:
+	glock_write_unlock(&src->lock);
+	return ret;
+}
+
+struct drop_ctx {
+	struct txn *t;
+	struct root *r;
+	struct btree_drop *d;
+	int budget;
+};
+
+static void drop_advance(struct drop_ctx *dc, const struct key *hi)
+{
+	if (hi)
+		dc->d->progress = *hi;
+	else
+		dc->d->all = 1;
+}
+
+/* Drop node n (reached exclusively: refs 1) covering [lo, hi) (hi NULL:
+ * no upper bound), skipping what progress says is done.  1 when n is
+ * gone, 0 when the budget ran out first, -errno. */
+static int drop_node(struct drop_ctx *dc, struct node *n, const struct key *lo,
+		     const struct key *hi)
+{
+	struct root *r = dc->r;
+	int level = LVL(n), nr = (int)nb_nritems(D(n)), ret;
+
+	if (level == 0) {
+		ret = ref_children(dc->t, r, D(n), 0, -1);
+		if (ret)
+			return ret;
+		dc->budget--;
+		drop_advance(dc, hi);
+	}
+	for (int i = 0; level > 0 && i < nr; i++) {
+		struct key clo, chi_k;
+		const struct key *chi = hi;
+		struct node *c;
+
+		if (i == 0)
+			clo = *lo;
+		else
+			nb_ptr_key(D(n), i, &clo);
+		if (i + 1 < nr) {
+			nb_ptr_key(D(n), i + 1, &chi_k);
+			chi = &chi_k;
+		}
+		if (chi && key_cmp(chi, &dc->d->progress) <= 0)
+			continue;			/* dropped by an earlier batch */
+		if (dc->budget <= 0)
+			return 0;
+		if (key_cmp(&clo, &dc->d->progress) >= 0 && r->last_snapshot &&
+		    nb_ptr_gen(D(n), i) <= r->last_snapshot) {
+			int sh = meta_shared_drop(dc->t, r->id, level - 1, nb_ptr_blockptr(D(n), i));
+
+			if (sh < 0)
+				return sh;
+			if (sh) {			/* another tree keeps it */
+				dc->budget--;
+				drop_advance(dc, chi);
+				continue;
+			}
+		}
+		c = read_child(r, n, i, &ret);
+		if (!c)
+			return ret == -ESTALE ? -EIO : ret;
+		ret = drop_node(dc, c, &clo, chi);
+		cache_put(c);
+		if (ret <= 0)
+			return ret;
+	}
+	cache_drop(n);
+	meta_free(dc->t, r->id, level, n->bytenr);
+	return 1;
+}
+
+int btree_drop_batch(struct txn *t, struct root *r, struct btree_drop *d, int budget)
+{
+	struct drop_ctx dc = { t, r, d, budget };
+	struct key lo = { 0, 0, 0 };
+	int ret;
+
+	glock_write(&r->lock);
+	if (!r->bytenr || d->all) {
+		ret = 1;
+		goto out;
+	}
+	if (!r->node && (ret = load_root(r)))
+		goto out;
+	ret = drop_node(&dc, r->node, &lo, NULL);
+	if (ret == 1) {
+		cache_put(r->node);
+		r->node = NULL;
+		r->bytenr = 0;
+		r->level = 0;
+		r->dirty_trans = txn_transid(t);
+		d->all = 1;
+	}
+out:
+	glock_write_unlock(&r->lock);
+	return ret;
+}

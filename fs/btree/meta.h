@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * meta.h — the seam between the B-tree (btree.c, node.c, cache.c) and the
+ * rest of the storage core (allocator, chunks, devices, transactions).
+ *
+ * The B-tree side implements struct root's node handling, the node cache
+ * and the cache_* functions; the core side implements meta_* and core_*
+ * accessors.  Neither side reaches into the other's structs beyond what
+ * is declared here.
+ */
+#ifndef GLASSFS_META_H
+#define GLASSFS_META_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include "fs/core/core.h"
+#include "fs/format/keys.h"
+#include "fs/txn/txn.h"
+#include "fs/base/lock.h"
+
+struct node;
+struct node_cache;
+
+/*
+ * An in-memory tree root.  One per tree (root tree, extent tree, chunk
+ * tree, device tree, csum tree, free-space tree, each fs tree).
+ * Lock order: see lock.h; `lock` is class GLOCK_CLASS_ROOT and guards the
+ * swap of node/bytenr/level (a new root after COW, a split or a merge of
+ * the root).  The root node's own lock is taken while holding `lock`.
+ */
+struct root {
+	uint64_t id;		/* tree id (keys.h); fixed */
+	struct core *core;	/* fixed */
+	struct glock lock;	/* GLOCK_CLASS_ROOT; guards the fields below */
+	struct node *node;	/* root node in the cache, referenced; NULL until loaded */
+	uint64_t bytenr;	/* logical address of the root node */
+	int level;		/* its level (0: a leaf) */
+	uint64_t generation;	/* transid that wrote it */
+	uint64_t dirty_trans;	/* transid in which bytenr/level changed, else 0 */
+	uint64_t last_snapshot;	/* transid of the last snapshot of (or from) this
+				 * tree: older nodes may be shared (btree.c) */
+	void *priv;		/* for the layer that owns the tree's items */
+};
+
+/* Set up r for tree id, rooted at (bytenr, level, generation) on disk. */
+void root_init(struct root *r, struct core *c, uint64_t id, uint64_t bytenr,
+	       int level, uint64_t generation);
+/* Create a tree with one empty leaf in transaction t. */
+int root_create_empty(struct txn *t, struct root *r);
+/* Drop the cached root node reference (at close). */
+void root_release(struct root *r);
+
+/* ---- implemented by the core (alloc.c, chunk.c, txn.c, core.c) ---- */
+
+/*
+ * A new node block for tree `owner` at `level` in transaction t (the
+ * allocator prefers metadata chunks).  The extent reference is recorded.
+ * -ENOSPC.
+ */
+int meta_alloc(struct txn *t, uint64_t owner, int level, uint64_t *bytenr);
+/*
+ * The tree stops referencing the node at bytenr in transaction t.  If the
+ * node was allocated in t (never committed) its block is reusable at once;
+ * otherwise it stays pinned until t commits.
+ */
+void meta_free(struct txn *t, uint64_t owner, int level, uint64_t bytenr);
+/*
+ * Shared nodes (snapshots).  meta_shared_drop: if the node at bytenr has
+ * more than one reference (committed refcount plus the running
+ * transaction's pending changes), drop one and return 1: the caller must
+ * not free it.  Returns 0 (nothing queued: the caller frees it with
+ * meta_free) when it has one.  Atomic against other callers.
+ * meta_ref: queue a reference change on a node; meta_leaf_item_ref: on
+ * what a leaf item references (a file-extent item's data extent).
+ */
+int meta_shared_drop(struct txn *t, uint64_t owner, int level, uint64_t bytenr);
+int meta_ref(struct txn *t, uint64_t owner, int level, uint64_t bytenr, int delta);
+int meta_leaf_item_ref(struct txn *t, const struct key *k, const void *data, uint32_t size,
+		       int delta);
+/*
+ * Read the node block at logical bytenr: tries each mirror in turn until
+ * verify(buf, arg) returns 0; -EIO (and a log line) when no mirror passes.
+ */
+int meta_read(struct core *c, uint64_t bytenr, void *buf,
+	      int (*verify)(const void *buf, uint64_t bytenr, void *arg), void *arg);
+/* Write a finished node block (checksum already set) to every mirror. */
+int meta_write(struct core *c, uint64_t bytenr, const void *buf);
+
+struct node_cache *core_cache(struct core *c);
+void core_lock_scheme(const struct core *c, enum glock_type *type, unsigned *groups);
+/* cowlock=path (core_opts.cow_lock_path in core.h)? */
+bool core_cow_lock_path(const struct core *c);
+uint64_t core_generation(const struct core *c);	/* last committed transid */
+
+/* ---- implemented by the B-tree side (cache.c, node.c) ---- */
+
+struct node_cache *cache_create(struct core *c, uint32_t nodesize, uint64_t budget_bytes);
+void cache_destroy(struct node_cache *nc);
+/*
+ * Commit: finalize (checksum) and write every node dirtied in transid,
+ * then mark them clean.  Counts nodes and bytes written.
+ */
+int cache_writeback(struct node_cache *nc, uint64_t transid,
+		    uint64_t *nodes, uint64_t *bytes);
+/* Bytes of dirty nodes (for the dirty-threshold commit trigger). */
+uint64_t cache_dirty_bytes(struct node_cache *nc);
+/* Forget a node block (freed and reused), so a stale copy is never served. */
+void cache_forget(struct node_cache *nc, uint64_t bytenr);
+
+/*
+ * Offline checks (fsck) and scrub: visit every node of r top-down, each
+ * read and verified (checksum, bytenr, owner, key order, item bounds).
+ * visit() returns 0 to go on, <0 to stop.  Nodes that fail verification
+ * are reported through bad() and their subtree skipped.  Item-level checks
+ * use btree_search()/btree_next() on the tree.
+ */
+struct node_info {
+	uint64_t bytenr, generation, owner;
+	int level;
+	uint32_t nritems;
+	const void *block;	/* the node's bytes (node.h), valid during visit() */
+};
+int btree_walk(struct root *r,
+	       int (*visit)(const struct node_info *ni, void *arg),
+	       void (*bad)(uint64_t bytenr, int level, int err, void *arg),
+	       void *arg);
+/*
+ * Shared trees (snapshots): visit() returning 1 skips the node's subtree
+ * (already walked through another tree).  btree_walk_dropped: a deleted
+ * tree being freed (btree_drop_batch): subtrees whose keys all lie below
+ * dropped are gone and not visited.
+ */
+int btree_walk_dropped(struct root *r, const struct key *dropped,
+		       int (*visit)(const struct node_info *ni, void *arg),
+		       void (*bad)(uint64_t bytenr, int level, int err, void *arg),
+		       void *arg);
+
+#endif

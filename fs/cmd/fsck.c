@@ -1,0 +1,938 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fsck.glassfs — offline check of a glassfs volume.
+ *
+ *   fsck.glassfs [-n] [-v] [-c] DEV...
+ *
+ * -v lists every node (logical and physical address); -c checks only the
+ * storage core (no items-layer checks, data reference counts not compared:
+ * for volumes written by the core's own tests, whose fs trees hold no
+ * files).
+ *
+ * Checks, in order: every superblock copy; every node of every tree
+ * (checksum, bytenr, owner, key order, item bounds: btree_walk); the
+ * extent tree's reference counts against the nodes found and the data
+ * references the items layer reports (fsck_data_ref); the free-space tree
+ * against the allocations; checksum items against data extents; then the
+ * items layer's own checks (fsck_items_check) of each fs tree.
+ *
+ * Exit codes (fsck's): 0 clean, 4 errors left uncorrected, 8 operational
+ * error (cannot open, out of memory).  Repair is not implemented: -n is
+ * accepted and is what always happens.
+ */
+#include "fs/core/core_internal.h"
+#include "fs/btree/btree.h"
+#include "fs/base/crc32c.h"
+#include "fs/items/fsck.h"
+#include "fs/items/log.h"
+#include "fs/btree/node.h"
+#include "fs/services/scrub.h"
+#include "fs/format/items_format.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The items layer's checks, when linked in (fs/items/items_fsck.c). */
+int fsck_items_check(struct fsck *f, struct root *fsroot) __attribute__((weak));
+
+#define MAX_REPORTED 50
+
+/* u64 -> (count, aux) open-addressing map; key 0 is empty. */
+struct umap {
+	struct uent { uint64_t key, count, aux; } *v;
+	size_t cap, n;
+};
+
+static struct uent *umap_get(struct umap *m, uint64_t key, bool create)
+{
+	if (create && (m->n + 1) * 2 > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 4096;
+		struct uent *v = calloc(cap, sizeof(*v));
+		if (!v)
+			return NULL;
+		for (size_t i = 0; i < m->cap; i++) {
+			if (!m->v[i].key)
+				continue;
+			size_t j = (m->v[i].key * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+			while (v[j].key)
+				j = (j + 1) & (cap - 1);
+			v[j] = m->v[i];
+		}
+		free(m->v);
+		m->v = v;
+		m->cap = cap;
+	}
+	if (!m->cap)
+		return NULL;
+	size_t j = (key * 0x9e3779b97f4a7c15ull >> 20) & (m->cap - 1);
+	while (m->v[j].key && m->v[j].key != key)
+		j = (j + 1) & (m->cap - 1);
+	if (!m->v[j].key) {
+		if (!create)
+			return NULL;
+		m->v[j].key = key;
+		m->n++;
+	}
+	return &m->v[j];
+}
+
+struct fsck {
+	struct core *c;
+	int verbose;
+	uint64_t errors;
+	bool oom;
+	const char *tree;	/* tree being checked, for messages */
+	uint64_t tree_id;
+	struct umap nodes;	/* node bytenr -> times referenced; aux = owner */
+	struct umap data_refs;	/* data extent start -> references; aux = length */
+	bool items_checked;	/* fsck_items_check ran: data refs are complete */
+	uint64_t nodes_seen, items_seen, data_bytes;
+};
+
+void fsck_error(struct fsck *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	f->errors++;
+	if (f->errors > MAX_REPORTED) {
+		if (f->errors == MAX_REPORTED + 1)
+			printf("ERROR: (further errors counted, not printed)\n");
+		return;
+	}
+	printf("ERROR: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+/*
+ * Data references are counted per leaf during the node walk (count_leaf):
+ * a leaf shared by snapshots holds one reference per file-extent item,
+ * however many trees reach it.  The items layer's per-tree reports would
+ * count a shared leaf once per tree, so they are not added up.
+ */
+void fsck_data_ref(struct fsck *f, uint64_t logical, uint64_t extent_len)
+{
+	(void)f;
+	(void)logical;
+	(void)extent_len;
+}
+
+static void count_data_ref(struct fsck *f, uint64_t logical, uint64_t extent_len)
+{
+	struct uent *e = umap_get(&f->data_refs, logical, true);
+
+	if (!e) {
+		f->oom = true;
+		return;
+	}
+	e->count++;
+	if (e->aux && e->aux != extent_len)
+		fsck_error(f, "data extent %llu referenced with lengths %llu and %llu",
+			   (unsigned long long)logical, (unsigned long long)e->aux,
+			   (unsigned long long)extent_len);
+	e->aux = extent_len;
+}
+
+/* ---- superblock copies -------------------------------------------------- */
+
+static void check_supers(struct fsck *f)
+{
+	static const uint64_t offs[SUPER_COPIES] = { SUPER_OFFSET, SUPER_MIRROR1, SUPER_MIRROR2 };
+	struct core *c = f->c;
+	struct super_block *sb = aligned_alloc(4096, sizeof(*sb));
+
+	if (!sb) {
+		f->oom = true;
+		return;
+	}
+	for (int i = 0; i < c->ndevs; i++) {
+		struct dev *d = c->devs[i];
+		for (int k = 0; k < SUPER_COPIES; k++) {
+			uint32_t want, crc;
+			if (offs[k] + SUPER_SIZE > d->size)
+				continue;
+			if (dev_read(d, offs[k], sb, SUPER_SIZE)) {
+				fsck_error(f, "%s: superblock copy at %llu: read error", d->path,
+					   (unsigned long long)offs[k]);
+				continue;
+			}
+			crc = crc32c(0, (uint8_t *)sb + 32, SUPER_SIZE - 32);
+			memcpy(&want, sb->csum, 4);
+			if (sb->magic != GLASSFS_MAGIC || crc != want || sb->bytenr != offs[k])
+				fsck_error(f, "%s: superblock copy at %llu is damaged (magic %s, crc32c expected %08x found %08x)",
+					   d->path, (unsigned long long)offs[k],
+					   sb->magic == GLASSFS_MAGIC ? "ok" : "bad", want, crc);
+			else if (sb->generation + 1 == c->generation)
+				/* a crash between the copies of the last commit's
+				 * superblock write: the next commit rewrites it */
+				printf("note: %s: superblock copy at %llu is one commit behind (generation %llu)\n",
+				       d->path, (unsigned long long)offs[k],
+				       (unsigned long long)sb->generation);
+			else if (sb->generation != c->generation)
+				fsck_error(f, "%s: superblock copy at %llu has generation %llu, volume is at %llu",
+					   d->path, (unsigned long long)offs[k],
+					   (unsigned long long)sb->generation,
+					   (unsigned long long)c->generation);
+			else if (memcmp(sb->fsid, c->sb.fsid, 16))
+				fsck_error(f, "%s: superblock copy at %llu has another fsid", d->path,
+					   (unsigned long long)offs[k]);
+		}
+	}
+	free(sb);
+}
+
+/* ---- nodes ---------------------------------------------------------------- */
+
+/* The walk read one good copy; every other copy must verify too. */
+static void check_node_copies(struct fsck *f, uint64_t bytenr)
+{
+	struct core *c = f->c;
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	struct node_expect e = { c->nodesize, bytenr, c->sb.fsid, 0, -1, 0, 0 };
+	int n = chunk_map_lookup(c, bytenr, c->nodesize, cp, NULL);
+	uint8_t *buf;
+	char why[160];
+
+	if (n < 2)
+		return;
+	buf = malloc(c->nodesize);
+	if (!buf) {
+		f->oom = true;
+		return;
+	}
+	for (int m = 0; m < n; m++) {
+		if (dev_read(cp[m].dev, cp[m].physical, buf, c->nodesize))
+			fsck_error(f, "node %llu: copy %d on %s at %llu: read error",
+				   (unsigned long long)bytenr, m + 1, cp[m].dev->path,
+				   (unsigned long long)cp[m].physical);
+		else if (node_verify(buf, &e, why, sizeof(why)))
+			fsck_error(f, "node %llu: copy %d on %s at %llu is bad: %s",
+				   (unsigned long long)bytenr, m + 1, cp[m].dev->path,
+				   (unsigned long long)cp[m].physical, why);
+	}
+	free(buf);
+}
+
+static bool is_fs_tree(uint64_t id)
+{
+	return id == FS_TREE_OBJECTID || id >= FIRST_SUBVOL_OBJECTID;
+}
+
+/* The data references of an fs tree leaf (file-extent items). */
+static void count_leaf(struct fsck *f, const uint8_t *b)
+{
+	uint32_t n = nb_nritems(b);
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct key k;
+		struct file_extent fe;
+
+		nb_item_key(b, (int)i, &k);
+		if (k.type != KEY_EXTENT_DATA || nb_item_size(b, (int)i) < sizeof(fe))
+			continue;
+		memcpy(&fe, b + nb_item_off(b, (int)i), sizeof(fe));
+		if ((fe.type == FE_REG || fe.type == FE_PREALLOC) && fe.disk_logical)
+			count_data_ref(f, fe.disk_logical, fe.disk_len);
+	}
+}
+
+static int visit_node(const struct node_info *ni, void *arg)
+{
+	struct fsck *f = arg;
+	struct uent *e = umap_get(&f->nodes, ni->bytenr, true);
+
+	if (!e) {
+		f->oom = true;
+		return -ENOMEM;
+	}
+	f->nodes_seen++;
+	check_node_copies(f, ni->bytenr);
+	if (f->verbose) {
+		struct chunk_copy cp[CHUNK_MAX_STRIPES];
+		int n = chunk_map_lookup(f->c, ni->bytenr, f->c->nodesize, cp, NULL);
+		printf("node %llu level %d tree %s items %u physical %s:%llu\n",
+		       (unsigned long long)ni->bytenr, ni->level, f->tree, ni->nritems,
+		       n > 0 ? cp[0].dev->path : "?", n > 0 ? (unsigned long long)cp[0].physical : 0ull);
+	}
+	if (e->count) {
+		/* snapshots share nodes between fs trees: each tree reaching
+		 * it is one reference; its subtree was counted the first time */
+		if (!is_fs_tree(f->tree_id) || e->aux == f->tree_id)
+			fsck_error(f, "%s tree: node %llu is referenced twice", f->tree,
+				   (unsigned long long)ni->bytenr);
+		e->count++;
+		return 1;
+	}
+	e->count++;
+	e->aux = f->tree_id;
+	if (is_fs_tree(f->tree_id) ? !is_fs_tree(ni->owner) : ni->owner != f->tree_id)
+		fsck_error(f, "%s tree: node %llu says it belongs to tree %llu", f->tree,
+			   (unsigned long long)ni->bytenr, (unsigned long long)ni->owner);
+	if (is_fs_tree(f->tree_id) && ni->level == 0)
+		count_leaf(f, ni->block);
+	if (ni->generation > f->c->generation)
+		fsck_error(f, "%s tree: node %llu has generation %llu, newer than the volume's %llu",
+			   f->tree, (unsigned long long)ni->bytenr,
+			   (unsigned long long)ni->generation, (unsigned long long)f->c->generation);
+	if (!alloc_is_used(f->c, ni->bytenr, f->c->nodesize))
+		fsck_error(f, "%s tree: node %llu (level %d) lies in space the free-space tree calls free",
+			   f->tree, (unsigned long long)ni->bytenr, ni->level);
+	return 0;
+}
+
+static void bad_node(uint64_t bytenr, int level, int err, void *arg)
+{
+	struct fsck *f = arg;
+
+	fsck_error(f, "%s tree: node %llu (level %d) is unreadable or invalid: %s", f->tree,
+		   (unsigned long long)bytenr, level, strerror(-err));
+}
+
+static const char *tree_name(enum core_tree t)
+{
+	static const char *const n[CT_NR] = { "root", "chunk", "extent", "dev", "csum",
+					      "free-space", "fs" };
+	return n[t];
+}
+
+/* ---- extent tree ---------------------------------------------------------- */
+
+struct ext_scan {
+	struct umap meta_items;	/* bytenr -> refs (from METADATA_ITEMs) */
+	struct umap data_items;	/* logical -> refs; aux = len */
+};
+
+/* Walk every item of the extent tree: METADATA_ITEM, EXTENT_ITEM, BG items. */
+static int scan_extent_tree(struct fsck *f, struct ext_scan *s)
+{
+	struct key k = { 0, 0, 0 }, ik;
+	struct path p;
+	int ret;
+
+	path_init(&p);
+	ret = btree_search_ge(core_tree(f->c, CT_EXTENT), &k, &p);
+	if (ret)
+		goto out;
+	for (;;) {
+		uint32_t size;
+		const void *ptr;
+
+		btree_item_key(&p, p.slots[0], &ik);
+		ptr = btree_item_ptr(&p, p.slots[0], &size);
+		f->items_seen++;
+		if (ik.type == KEY_METADATA_ITEM || ik.type == KEY_EXTENT_ITEM) {
+			struct extent_item ei;
+			bool data = ik.type == KEY_EXTENT_ITEM;
+			if (size != sizeof(ei)) {
+				fsck_error(f, "extent tree: item (%llu %u %llu) has size %u",
+					   (unsigned long long)ik.objectid, ik.type,
+					   (unsigned long long)ik.offset, size);
+			} else {
+				memcpy(&ei, ptr, sizeof(ei));
+				struct uent *e = umap_get(data ? &s->data_items : &s->meta_items,
+							  ik.objectid, true);
+				if (!e) {
+					ret = -ENOMEM;
+					goto out;
+				}
+				if (e->count)
+					fsck_error(f, "extent tree: two items for %s %llu",
+						   data ? "data extent" : "node",
+						   (unsigned long long)ik.objectid);
+				e->count = ei.refs ? ei.refs : ~0ull;
+				e->aux = data ? ik.offset : ei.owner;
+				if (!ei.refs)
+					fsck_error(f, "extent tree: %llu has a zero reference count",
+						   (unsigned long long)ik.objectid);
+				uint64_t len = data ? ik.offset : f->c->nodesize;
+				if (!alloc_is_used(f->c, ik.objectid, len))
+					fsck_error(f, "free space: extent %llu+%llu is allocated but the free-space tree calls it free",
+						   (unsigned long long)ik.objectid,
+						   (unsigned long long)len);
+			}
+		}
+		ret = btree_next(&p);
+		if (ret)
+			break;
+	}
+out:
+	path_release(&p);
+	return ret < 0 ? ret : 0;
+}
+
+static void compare_refs(struct fsck *f, struct ext_scan *s)
+{
+	for (size_t i = 0; i < f->nodes.cap; i++) {
+		struct uent *n = &f->nodes.v[i];
+		if (!n->key)
+			continue;
+		struct uent *e = umap_get(&s->meta_items, n->key, false);
+		if (!e)
+			fsck_error(f, "extent tree: node %llu (tree %llu) has no reference item",
+				   (unsigned long long)n->key, (unsigned long long)n->aux);
+		else if (e->count != n->count)
+			fsck_error(f, "extent tree: node %llu has %llu references recorded, %llu found",
+				   (unsigned long long)n->key, (unsigned long long)e->count,
+				   (unsigned long long)n->count);
+	}
+	for (size_t i = 0; i < s->meta_items.cap; i++) {
+		struct uent *e = &s->meta_items.v[i];
+		if (e->key && !umap_get(&f->nodes, e->key, false))
+			fsck_error(f, "extent tree: reference item for node %llu, which no tree uses (leaked)",
+				   (unsigned long long)e->key);
+	}
+	if (!f->items_checked)
+		return;
+	for (size_t i = 0; i < s->data_items.cap; i++) {
+		struct uent *e = &s->data_items.v[i];
+		if (!e->key)
+			continue;
+		struct uent *r = umap_get(&f->data_refs, e->key, false);
+		uint64_t found = r ? r->count : 0;
+		if (found != e->count)
+			fsck_error(f, "extent tree: data extent %llu+%llu has %llu references recorded, %llu found",
+				   (unsigned long long)e->key, (unsigned long long)e->aux,
+				   (unsigned long long)e->count, (unsigned long long)found);
+	}
+	for (size_t i = 0; i < f->data_refs.cap; i++) {
+		struct uent *r = &f->data_refs.v[i];
+		if (r->key && !umap_get(&s->data_items, r->key, false))
+			fsck_error(f, "extent tree: file data at %llu (+%llu) has no extent item",
+				   (unsigned long long)r->key, (unsigned long long)r->aux);
+	}
+}
+
+/* Every sector the free-space tree calls used must belong to a node or a
+ * data extent (leaks); the converse was checked while scanning. */
+struct leak_ctx { struct fsck *f; struct ext_scan *s; };
+
+static int check_bg_leaks(const struct bgroup *bg, void *arg)
+{
+	struct leak_ctx *lc = arg;
+	struct fsck *f = lc->f;
+	uint64_t ns = f->c->nodesize / CORE_SECTORSIZE;
+	uint64_t leaked = 0, first = 0;
+
+	for (uint64_t i = 0; i < bg->nbits;) {
+		uint64_t logical = bg->start + i * CORE_SECTORSIZE;
+		if (!((bg->used[i >> 6] >> (i & 63)) & 1)) {
+			i++;
+			continue;
+		}
+		if (bg->flags & BG_DATA) {
+			/* data extents are found by their start */
+			struct uent *e = umap_get(&lc->s->data_items, logical, false);
+			if (e) {
+				i += e->aux / CORE_SECTORSIZE;
+				continue;
+			}
+		} else if (umap_get(&f->nodes, logical, false)) {
+			i += ns;
+			continue;
+		}
+		if (!leaked)
+			first = logical;
+		leaked += CORE_SECTORSIZE;
+		i++;
+	}
+	if (leaked)
+		fsck_error(f, "free space: block group %llu: %llu bytes marked used that nothing references (first at %llu)",
+			   (unsigned long long)bg->start, (unsigned long long)leaked,
+			   (unsigned long long)first);
+	return 0;
+}
+
+/* Read the sectors an EXTENT_CSUM item covers, on every copy, and compare
+ * them with their checksums: damaged data is reported, never repaired. */
+static void verify_data(struct fsck *f, uint64_t logical, const uint8_t *csums, uint32_t n)
+{
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	uint64_t len = (uint64_t)n * CORE_SECTORSIZE;
+	uint8_t *buf;
+	int ncp = chunk_map_lookup(f->c, logical, len, cp, NULL);
+
+	if (ncp < 0) {
+		fsck_error(f, "csum tree: checksums for %llu+%llu map to no chunk",
+			   (unsigned long long)logical, (unsigned long long)len);
+		return;
+	}
+	buf = malloc(len);
+	if (!buf) {
+		f->oom = true;
+		return;
+	}
+	f->data_bytes += len;
+	for (int m = 0; m < ncp; m++) {
+		if (dev_read(cp[m].dev, cp[m].physical, buf, len)) {
+			fsck_error(f, "data %llu+%llu: read error on %s", (unsigned long long)logical,
+				   (unsigned long long)len, cp[m].dev->path);
+			continue;
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t want, got = crc32c(0, buf + (uint64_t)i * CORE_SECTORSIZE,
+						    CORE_SECTORSIZE);
+			memcpy(&want, csums + (size_t)i * CSUM_SIZE, CSUM_SIZE);
+			if (got != want)
+				fsck_error(f, "data checksum mismatch: logical %llu on %s physical %llu: expected crc32c %08x, found %08x",
+					   (unsigned long long)(logical + (uint64_t)i * CORE_SECTORSIZE),
+					   cp[m].dev->path,
+					   (unsigned long long)(cp[m].physical + (uint64_t)i * CORE_SECTORSIZE),
+					   want, got);
+		}
+	}
+	free(buf);
+}
+
+/* Checksum items must lie inside data extents, and the data must match. */
+static int check_csums(struct fsck *f, struct ext_scan *s)
+{
+	struct key k = { CSUM_OBJECTID, KEY_EXTENT_CSUM, 0 }, ik;
+	struct path p;
+	uint64_t ext_start = 0, ext_end = 0;
+	int ret;
+
+	path_init(&p);
+	ret = btree_search_ge(core_tree(f->c, CT_CSUM), &k, &p);
+	if (ret)
+		goto out;
+	for (;;) {
+		uint32_t size;
+		btree_item_key(&p, p.slots[0], &ik);
+		btree_item_ptr(&p, p.slots[0], &size);
+		if (ik.objectid == CSUM_OBJECTID && ik.type == KEY_EXTENT_CSUM) {
+			uint64_t end = ik.offset + (uint64_t)(size / CSUM_SIZE) * CORE_SECTORSIZE;
+			if (!(ik.offset >= ext_start && end <= ext_end)) {
+				/* find the extent containing ik.offset: data extents
+				 * start at or before it; probe sector by sector back */
+				bool ok = false;
+				for (uint64_t b = ik.offset; b + (1ull << 30) > ik.offset && b; b -= CORE_SECTORSIZE) {
+					struct uent *e = umap_get(&s->data_items, b, false);
+					if (e) {
+						ext_start = b;
+						ext_end = b + e->aux;
+						ok = end <= ext_end;
+						break;
+					}
+				}
+				if (!ok)
+					fsck_error(f, "csum tree: checksums for %llu+%llu lie outside any data extent",
+						   (unsigned long long)ik.offset,
+						   (unsigned long long)(end - ik.offset));
+			}
+			if (size % CSUM_SIZE || !size)
+				fsck_error(f, "csum tree: item at %llu has size %u",
+					   (unsigned long long)ik.offset, size);
+			else
+				verify_data(f, ik.offset, btree_item_ptr(&p, p.slots[0], NULL),
+					    size / CSUM_SIZE);
+		}
+		ret = btree_next(&p);
+		if (ret)
+			break;
+	}
+out:
+	path_release(&p);
+	return ret < 0 ? ret : 0;
+}
+
+/* Iterate every item of tree r: fn(key, data, size) per item. */
+static int for_each_item(struct root *r, void (*fn)(struct fsck *f, const struct key *k,
+						     const void *d, uint32_t size),
+			 struct fsck *f)
+{
+	struct key k = { 0, 0, 0 }, ik;
+	struct path p;
+	int ret;
+
+	path_init(&p);
+	ret = btree_search_ge(r, &k, &p);
+	if (ret)
+		goto out;
+	for (;;) {
+		uint32_t size;
+		const void *d;
+		btree_item_key(&p, p.slots[0], &ik);
+		d = btree_item_ptr(&p, p.slots[0], &size);
+		fn(f, &ik, d, size);
+		ret = btree_next(&p);
+		if (ret)
+			break;
+	}
+out:
+	path_release(&p);
+	return ret < 0 ? ret : 0;
+}
+
+/* Chunks, device extents, device items and block groups agree.  Runs
+ * under the chunk map's read lock and reads trees: fine offline, where
+ * nothing takes the map for writing. */
+static int chunk_has_dev_extent(const struct chunk *ch, void *arg)
+{
+	struct fsck *f = arg;
+	struct core *c = f->c;
+
+	for (int i = 0; i < ch->num_stripes; i++) {
+		struct dev_extent de;
+		struct key k = { ch->stripes[i].devid, KEY_DEV_EXTENT, ch->stripes[i].physical };
+		int r = btree_lookup(core_tree(c, CT_DEV), &k, &de, sizeof(de));
+		if (r != (int)sizeof(de) || de.chunk_offset != ch->logical || de.length != ch->length)
+			fsck_error(f, "dev tree: chunk %llu stripe %d (device %llu at %llu) has no matching device extent",
+				   (unsigned long long)ch->logical, i,
+				   (unsigned long long)ch->stripes[i].devid,
+				   (unsigned long long)ch->stripes[i].physical);
+	}
+	struct block_group_item bgi;
+	struct key bk = { ch->logical, KEY_BLOCK_GROUP_ITEM, ch->length };
+	int r = btree_lookup(core_tree(c, CT_EXTENT), &bk, &bgi, sizeof(bgi));
+	if (r != (int)sizeof(bgi) || (bgi.flags & BG_TYPE_MASK) != (ch->type & BG_TYPE_MASK))
+		fsck_error(f, "extent tree: chunk %llu+%llu has no matching block group item",
+			   (unsigned long long)ch->logical, (unsigned long long)ch->length);
+	return 0;
+}
+
+/* ---- subvolume names (ROOT_REF / ROOT_BACKREF in the root tree) ---------- */
+
+static struct core_subvol *live_subvol(struct fsck *f, uint64_t id)
+{
+	for (int i = 0; i < f->c->subvols.n; i++) {
+		struct core_subvol *sv = f->c->subvols.v[i];
+		if (sv->cr.r.id == id)
+			return sv->gone || (sv->flags & ROOT_F_DEAD) ? NULL : sv;
+	}
+	return NULL;
+}
+
+/* Each ROOT_REF has its ROOT_BACKREF (same bytes) and names a live
+ * subvolume held by a live one; each BACKREF has its REF.  Collected
+ * first, checked after the walk (one path per tree at a time). */
+struct rref { struct key k; uint32_t size; uint8_t d[sizeof(struct root_ref) + 256]; };
+static struct rref *rrefs;
+static size_t nrrefs;
+
+static void root_ref_collect(struct fsck *f, const struct key *k, const void *d, uint32_t size)
+{
+	struct rref *v;
+
+	if (k->type != KEY_ROOT_REF && k->type != KEY_ROOT_BACKREF)
+		return;
+	v = realloc(rrefs, (nrrefs + 1) * sizeof(*v));
+	if (!v) {
+		f->oom = true;
+		return;
+	}
+	rrefs = v;
+	v += nrrefs++;
+	v->k = *k;
+	v->size = size < sizeof(v->d) ? size : (uint32_t)sizeof(v->d);
+	memcpy(v->d, d, v->size);
+	if (size > sizeof(v->d))
+		v->size = size;		/* malformed: reported below */
+}
+
+static void root_ref_seen(struct fsck *f, const struct key *k, const void *d, uint32_t size)
+{
+	const struct root_ref *rr = d;
+	bool fwd = k->type == KEY_ROOT_REF;
+	uint64_t parent = fwd ? k->objectid : k->offset, child = fwd ? k->offset : k->objectid;
+	struct key other = { fwd ? child : parent, fwd ? KEY_ROOT_BACKREF : KEY_ROOT_REF,
+			     fwd ? parent : child };
+	char buf[sizeof(struct root_ref) + 256];
+	int n;
+
+	if (size < sizeof(*rr) || size > sizeof(struct root_ref) + 256 ||
+	    sizeof(*rr) + rr->name_len != size || !rr->name_len) {
+		fsck_error(f, "root tree: %s (%llu %u %llu) malformed", fwd ? "ROOT_REF" : "ROOT_BACKREF",
+			   (unsigned long long)k->objectid, k->type, (unsigned long long)k->offset);
+		return;
+	}
+	if (!live_subvol(f, child))
+		fsck_error(f, "root tree: subvolume %llu is named ('%.*s' in %llu) but does not exist",
+			   (unsigned long long)child, (int)rr->name_len, rr->name,
+			   (unsigned long long)parent);
+	if (parent != FS_TREE_OBJECTID && !live_subvol(f, parent))
+		fsck_error(f, "root tree: subvolume %llu is named in subvolume %llu, which does not exist",
+			   (unsigned long long)child, (unsigned long long)parent);
+	n = btree_lookup(core_tree(f->c, CT_ROOT), &other, buf, sizeof(buf));
+	if (n != (int)size || memcmp(buf, d, size))
+		fsck_error(f, "root tree: %s of subvolume %llu in %llu has no matching %s",
+			   fwd ? "ROOT_REF" : "ROOT_BACKREF", (unsigned long long)child,
+			   (unsigned long long)parent, fwd ? "ROOT_BACKREF" : "ROOT_REF");
+}
+
+static void check_subvol_names(struct fsck *f)
+{
+	for (int i = 0; i < f->c->subvols.n; i++) {
+		struct core_subvol *sv = f->c->subvols.v[i];
+		struct key k = { sv->cr.r.id, KEY_ROOT_BACKREF, 0 }, ik;
+		struct path p;
+		int ret, named = 0;
+
+		if (sv->gone)
+			continue;
+		path_init(&p);
+		ret = btree_search(NULL, core_tree(f->c, CT_ROOT), &k, &p, 0, 0);
+		while (ret >= 0) {
+			if (p.slots[0] >= (int)btree_nritems(&p) && btree_next(&p))
+				break;
+			btree_item_key(&p, p.slots[0], &ik);
+			if (ik.objectid != k.objectid || ik.type != KEY_ROOT_BACKREF)
+				break;
+			named++;
+			p.slots[0]++;
+		}
+		path_release(&p);
+		if (sv->flags & ROOT_F_DEAD) {
+			if (named)
+				fsck_error(f, "subvolume %llu is deleted but still named",
+					   (unsigned long long)k.objectid);
+		} else if (named != 1) {
+			fsck_error(f, "subvolume %llu has %d names (ROOT_BACKREF items), expected 1",
+				   (unsigned long long)k.objectid, named);
+		}
+	}
+}
+
+static void dev_item_seen(struct fsck *f, const struct key *k, const void *d, uint32_t size)
+{
+	if (k->type == KEY_DEV_ITEM) {
+		const struct dev_item *di = d;
+		bool found = false;
+		for (int i = 0; i < f->c->ndevs; i++)
+			if (size == sizeof(*di) && f->c->devs[i]->devid == di->devid &&
+			    !memcmp(f->c->devs[i]->uuid, di->uuid, 16))
+				found = true;
+		if (!found)
+			fsck_error(f, "chunk tree: device item %llu matches no opened device",
+				   (unsigned long long)k->offset);
+	} else if (k->type != KEY_CHUNK_ITEM) {
+		fsck_error(f, "chunk tree: unexpected item type %u", k->type);
+	}
+}
+
+static void dev_extent_seen(struct fsck *f, const struct key *k, const void *d, uint32_t size)
+{
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	const struct dev_extent *de = d;
+	bool ok = false;
+
+	if (k->type != KEY_DEV_EXTENT || size != sizeof(*de)) {
+		fsck_error(f, "dev tree: unexpected item (%llu %u %llu)",
+			   (unsigned long long)k->objectid, k->type, (unsigned long long)k->offset);
+		return;
+	}
+	int n = chunk_map_lookup(f->c, de->chunk_offset, de->length, cp, NULL);
+	for (int i = 0; i < n; i++)
+		if (cp[i].dev->devid == k->objectid && cp[i].physical == k->offset)
+			ok = true;
+	if (!ok)
+		fsck_error(f, "dev tree: device extent %llu:%llu points at no chunk stripe",
+			   (unsigned long long)k->objectid, (unsigned long long)k->offset);
+}
+
+/* Block group items' "used" against the free-space tree's bitmaps. */
+static int bg_used_matches(const struct bgroup *bg, void *arg)
+{
+	struct fsck *f = arg;
+	struct block_group_item bgi;
+	struct key k = { bg->start, KEY_BLOCK_GROUP_ITEM, bg->len };
+
+	if (btree_lookup(core_tree(f->c, CT_EXTENT), &k, &bgi, sizeof(bgi)) == (int)sizeof(bgi) &&
+	    bgi.used != bg->used_bytes)
+		fsck_error(f, "block group %llu: item says %llu bytes used, free-space tree %llu",
+			   (unsigned long long)bg->start, (unsigned long long)bgi.used,
+			   (unsigned long long)bg->used_bytes);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct fsck f;
+	struct core_opts o;
+	struct ext_scan s;
+	int opt, ret;
+
+	memset(&f, 0, sizeof(f));
+	memset(&s, 0, sizeof(s));
+	bool core_only = false, scrub = false;
+
+	while ((opt = getopt(argc, argv, "nvycrh")) != -1) {
+		switch (opt) {
+		case 'r':
+			scrub = true;
+			break;
+		case 'n':
+			break;
+		case 'v':
+			f.verbose = 1;
+			break;
+		case 'c':
+			core_only = true;
+			break;
+		case 'y':
+			fprintf(stderr, "fsck.glassfs: repair is not implemented; checking only\n");
+			break;
+		case 'h':
+			printf("usage: fsck.glassfs [-n] [-v] [-c] [-r] DEV...\n"
+			       "  -n  check only (the default: repair is not implemented)\n"
+			       "  -r  first rewrite bad copies of dup/raid1 blocks from good ones\n"
+			       "      (an offline scrub), then check\n"
+			       "  -v  list every node with its physical address\n"
+			       "  -c  storage core only: skip the items layer's checks\n");
+			return 0;
+		default:
+			fprintf(stderr, "usage: fsck.glassfs [-n] [-v] [-c] [-r] DEV...\n");
+			return 8;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "fsck.glassfs: no device given\n");
+		return 8;
+	}
+	core_opts_default(&o);
+	if (scrub) {
+		struct scrub_opts so = { 0 };
+		struct scrub_progress sp;
+		o.commit_interval_s = 3600;
+		ret = core_open((const char *const *)&argv[optind], argc - optind, &o, &f.c);
+		if (ret) {
+			fprintf(stderr, "fsck.glassfs: -r: cannot open the volume read-write: %s\n",
+				strerror(-ret));
+			return 8;
+		}
+		if (f.c->sb.log_root) {
+			fprintf(stderr, "fsck.glassfs: -r: an fsync log is pending: mount the volume once "
+				"(it replays the log), unmount, then repair\n");
+			core_close(f.c);
+			return 8;
+		}
+		ret = core_scrub(f.c, &so, &sp);
+		int r2 = core_close(f.c);
+		f.c = NULL;
+		printf("fsck.glassfs: scrub: %llu bytes checked, %llu corrected, %llu uncorrectable\n",
+		       (unsigned long long)sp.checked_bytes, (unsigned long long)sp.corrected_bytes,
+		       (unsigned long long)sp.uncorrectable_bytes);
+		if (ret || r2) {
+			fprintf(stderr, "fsck.glassfs: scrub failed: %s\n", strerror(-(ret ? ret : r2)));
+			return 8;
+		}
+	}
+	o.readonly = true;
+	ret = core_open((const char *const *)&argv[optind], argc - optind, &o, &f.c);
+	if (ret) {
+		fprintf(stderr, "fsck.glassfs: cannot open the volume: %s\n", strerror(-ret));
+		/* damaged trees needed to open are errors found, not failures to check */
+		if (ret == -EIO || ret == -EUCLEAN) {
+			printf("ERROR: the volume's core trees are damaged (%s)\n", strerror(-ret));
+			return 4;
+		}
+		return 8;
+	}
+	printf("fsck.glassfs: checking %s (generation %llu, nodesize %u)\n", argv[optind],
+	       (unsigned long long)f.c->generation, f.c->nodesize);
+
+	check_supers(&f);
+	for (int t = 0; t < CT_NR; t++) {
+		if (!f.c->roots[t].present)
+			continue;
+		f.tree = tree_name((enum core_tree)t);
+		f.tree_id = core_tree_id((enum core_tree)t);
+		ret = btree_walk(&f.c->roots[t].r, visit_node, bad_node, &f);
+		if (ret < 0 && ret != -EIO && ret != -EUCLEAN)
+			goto operational;
+	}
+	/* subvolumes and snapshots (a deleted one: what its cleaner has left) */
+	for (int i = 0; i < f.c->subvols.n; i++) {
+		struct core_subvol *sv = f.c->subvols.v[i];
+
+		if (sv->gone)
+			continue;
+		f.tree = "subvolume";
+		f.tree_id = sv->cr.r.id;
+		ret = btree_walk_dropped(&sv->cr.r, (sv->flags & ROOT_F_DEAD) ? &sv->drop.progress : NULL,
+					 visit_node, bad_node, &f);
+		if (ret < 0 && ret != -EIO && ret != -EUCLEAN)
+			goto operational;
+	}
+	f.tree = "fs";
+	if (core_only) {
+		printf("note: core checks only (-c); data reference counts not compared\n");
+	} else if (fsck_items_check) {
+		ret = fsck_items_check(&f, core_tree(f.c, CT_FS));
+		for (int i = 0; i < f.c->subvols.n && ret >= 0; i++) {
+			struct core_subvol *sv = f.c->subvols.v[i];
+
+			if (sv->gone || (sv->flags & ROOT_F_DEAD))
+				continue;
+			printf("fsck.glassfs: subvolume %llu\n", (unsigned long long)sv->cr.r.id);
+			ret = fsck_items_check(&f, &sv->cr.r);
+		}
+		if (ret < 0)
+			goto operational;
+		f.items_checked = true;
+	} else {
+		printf("note: items-layer checks not linked in; data reference counts not compared\n");
+	}
+	ret = scan_extent_tree(&f, &s);
+	if (ret == -ENOMEM)
+		goto operational;
+	if (ret)
+		fsck_error(&f, "extent tree: cannot iterate: %s", strerror(-ret));
+	compare_refs(&f, &s);
+	struct leak_ctx lc = { &f, &s };
+	alloc_for_each_bg(f.c, check_bg_leaks, &lc);
+	chunk_for_each(f.c, chunk_has_dev_extent, &f);
+	check_subvol_names(&f);
+	ret = for_each_item(core_tree(f.c, CT_ROOT), root_ref_collect, &f);
+	if (ret == -ENOMEM)
+		goto operational;
+	for (size_t i = 0; i < nrrefs; i++)
+		root_ref_seen(&f, &rrefs[i].k, rrefs[i].d, rrefs[i].size);
+	free(rrefs);
+	ret = for_each_item(core_tree(f.c, CT_CHUNK), dev_item_seen, &f);
+	if (!ret)
+		ret = for_each_item(core_tree(f.c, CT_DEV), dev_extent_seen, &f);
+	if (ret == -ENOMEM)
+		goto operational;
+	alloc_for_each_bg(f.c, bg_used_matches, &f);
+	ret = check_csums(&f, &s);
+	if (ret == -ENOMEM)
+		goto operational;
+	/*
+	 * A pending fsync log (a crash after fsyncs, before the next commit)
+	 * is checked, not replayed: the trees above are the last commit's,
+	 * consistent on their own; the log must read back whole (headers,
+	 * checksums, records) and sit in space the last commit left free.
+	 * The next read-write mount replays it.
+	 */
+	ret = log_check(f.c, stdout);
+	if (ret == -ENOMEM)
+		goto operational;
+	if (ret < 0)
+		fsck_error(&f, "fsync log: damaged (%s); the files it holds are lost, "
+			   "the last commit is intact", strerror(-ret));
+	else if (ret > 0)
+		printf("fsck.glassfs: fsync log pending: %d record(s), valid; the next read-write "
+		       "mount replays it\n", ret);
+	if (f.oom) {
+		ret = -ENOMEM;
+		goto operational;
+	}
+	printf("fsck.glassfs: %llu nodes, %llu extent items, %llu data bytes verified, %llu errors\n",
+	       (unsigned long long)f.nodes_seen, (unsigned long long)f.items_seen,
+	       (unsigned long long)f.data_bytes, (unsigned long long)f.errors);
+	core_close(f.c);
+	free(f.nodes.v);
+	free(f.data_refs.v);
+	free(s.meta_items.v);
+	free(s.data_items.v);
+	return f.errors ? 4 : 0;
+operational:
+	fprintf(stderr, "fsck.glassfs: operational error: %s\n", strerror(-ret));
+	core_close(f.c);
+	return 8;
+}

@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: MIT
+/*
+ * glassctl — talk to a mounted glassfs through ioctls on its mount point.
+ *
+ *   glassctl stats MNT     counters as "key value" lines
+ *   glassctl commit MNT    commit the running transaction and wait
+ *   glassctl scrub start [-B] [-r RATE] MNT   scrub in the daemon (-B: wait,
+ *                          print the result; RATE bytes/s, suffix K/M/G)
+ *   glassctl scrub status MNT | scrub cancel MNT
+ *   glassctl trim MNT      discard every free range (like fstrim)
+ *   glassctl device ... | balance ...   fs/cmd/glassctl_device.c
+ *   glassctl subvolume ...               fs/cmd/glassctl_subvol.c
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "fs/format/ioctl.h"
+
+int glassctl_subvolume(int argc, char **argv);	/* glassctl_subvol.c */
+
+void glassctl_device_usage(FILE *f, const char *first);	/* fs/cmd/glassctl_device.c */
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: glassctl stats MNT\n"
+		   "       glassctl commit MNT\n"
+		   "       glassctl scrub start [-B] [-r RATE] MNT   (-B: wait; RATE bytes/s, e.g. 64M)\n"
+		   "       glassctl scrub status MNT\n"
+		   "       glassctl scrub cancel MNT\n"
+		   "       glassctl trim MNT\n"
+		   "       glassctl subvolume create|delete|list PATH\n"
+		   "       glassctl subvolume snapshot [-r] SRC DST\n");
+	glassctl_device_usage(f, "       ");	/* fs/cmd/glassctl_device.c */
+}
+
+static int open_mnt(const char *mnt)
+{
+	int fd = open(mnt, O_RDONLY | O_DIRECTORY);
+
+	if (fd < 0)
+		fprintf(stderr, "glassctl: %s: %s\n", mnt, strerror(errno));
+	return fd;
+}
+
+static int cmd_stats(const char *mnt)
+{
+	static const char *const names[] = {
+#define X(f) #f,
+		GLASSFS_STATS_FIELDS(X)
+#undef X
+	};
+	struct glassfs_ioc_stats s;
+	int fd = open_mnt(mnt);
+
+	if (fd < 0)
+		return 1;
+	memset(&s, 0, sizeof(s));
+	if (ioctl(fd, GLASSFS_IOC_STATS, &s) < 0) {
+		fprintf(stderr, "glassctl: %s: stats ioctl: %s%s\n", mnt, strerror(errno),
+			errno == ENOTTY ? " (not a glassfs mount?)" : "");
+		close(fd);
+		return 1;
+	}
+	close(fd);
+	for (uint32_t i = 0; i < s.count && i < sizeof(names) / sizeof(names[0]); i++)
+		printf("%s %llu\n", names[i], (unsigned long long)s.values[i]);
+	return 0;
+}
+
+static int cmd_commit(const char *mnt)
+{
+	int fd = open_mnt(mnt);
+
+	if (fd < 0)
+		return 1;
+	if (ioctl(fd, GLASSFS_IOC_COMMIT) < 0) {
+		fprintf(stderr, "glassctl: %s: commit: %s\n", mnt, strerror(errno));
+		close(fd);
+		return 1;
+	}
+	close(fd);
+	return 0;
+}
+
+static const char *hint(int e)
+{
+	return e == ENOTTY || e == ENOSYS || e == EINVAL ? " (not a glassfs mount?)" : "";
+}
+
+static void print_scrub(const struct glassfs_ioc_scrub *s)
+{
+	printf("status %s\n", s->running ? "running" : s->started == 0 ? "never-run" :
+	       s->result == -ECANCELED ? "cancelled" : s->result ? "failed" : "finished");
+	if (!s->running && s->started && s->result && s->result != -ECANCELED)
+		printf("error %s\n", strerror(-s->result));
+	printf("progress %.1f%%\n", s->total_bytes ?
+	       100.0 * (double)s->done_bytes / (double)s->total_bytes : (s->running ? 0.0 : 100.0));
+	printf("total_bytes %llu\ndone_bytes %llu\nchecked %llu\ncorrected %llu\n"
+	       "uncorrectable %llu\nmeta_errors %llu\ndata_errors %llu\nread_errors %llu\n"
+	       "nodes %llu\nextents %llu\n",
+	       (unsigned long long)s->total_bytes, (unsigned long long)s->done_bytes,
+	       (unsigned long long)s->checked_bytes, (unsigned long long)s->corrected_bytes,
+	       (unsigned long long)s->uncorrectable_bytes, (unsigned long long)s->meta_errors,
+	       (unsigned long long)s->data_errors, (unsigned long long)s->read_errors,
+	       (unsigned long long)s->nodes, (unsigned long long)s->extents);
+}
+
+static int scrub_status_fd(int fd, const char *mnt, struct glassfs_ioc_scrub *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (ioctl(fd, GLASSFS_IOC_SCRUB_STATUS, s) < 0) {
+		fprintf(stderr, "glassctl: %s: scrub status: %s%s\n", mnt, strerror(errno), hint(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_rate(const char *a, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(a, &end, 10);
+	if (end == a || errno || *a == '-')
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	}
+	if (*end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int cmd_scrub(int argc, char **argv)
+{
+	struct glassfs_ioc_scrub s;
+	const char *sub = argv[0], *mnt;
+	bool wait = false;
+	uint64_t rate = 0;
+	int i, fd, rc = 0;
+
+	for (i = 1; i < argc - 1; i++) {
+		if (!strcmp(sub, "start") && !strcmp(argv[i], "-B"))
+			wait = true;
+		else if (!strcmp(sub, "start") && !strcmp(argv[i], "-r") && i + 1 < argc - 1) {
+			if (parse_rate(argv[++i], &rate)) {
+				fprintf(stderr, "glassctl: bad rate '%s' (bytes/s, e.g. 64M)\n", argv[i]);
+				return 2;
+			}
+		} else {
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (argc < 2 || (strcmp(sub, "start") && strcmp(sub, "status") && strcmp(sub, "cancel"))) {
+		usage(stderr);
+		return 2;
+	}
+	mnt = argv[argc - 1];
+	fd = open_mnt(mnt);
+	if (fd < 0)
+		return 1;
+	if (!strcmp(sub, "status")) {
+		if (scrub_status_fd(fd, mnt, &s))
+			rc = 1;
+		else
+			print_scrub(&s);
+	} else if (!strcmp(sub, "cancel")) {
+		if (ioctl(fd, GLASSFS_IOC_SCRUB_CANCEL) < 0) {
+			fprintf(stderr, "glassctl: %s: scrub cancel: %s%s\n", mnt,
+				errno == ENOENT ? "no scrub running" : strerror(errno), hint(errno));
+			rc = 1;
+		}
+	} else {
+		memset(&s, 0, sizeof(s));
+		s.version = 1;
+		s.rate_bytes_per_s = rate;
+		if (ioctl(fd, GLASSFS_IOC_SCRUB_START, &s) < 0) {
+			fprintf(stderr, "glassctl: %s: scrub start: %s%s\n", mnt,
+				errno == EBUSY ? "a scrub is already running" : strerror(errno), hint(errno));
+			rc = 1;
+		} else if (wait) {
+			struct timespec ts = { 0, 100 * 1000 * 1000 };
+			do {
+				nanosleep(&ts, NULL);
+				if (scrub_status_fd(fd, mnt, &s)) {
+					rc = 1;
+					break;
+				}
+			} while (s.running);
+			if (!rc) {
+				print_scrub(&s);
+				rc = s.result ? 1 : s.uncorrectable_bytes ? 3 : 0;
+			}
+		} else {
+			printf("scrub started on %s\n", mnt);
+		}
+	}
+	close(fd);
+	return rc;
+}
+
+static int cmd_trim(const char *mnt)
+{
+	struct glassfs_ioc_trim t = { 0, 0 };
+	int fd = open_mnt(mnt);
+
+	if (fd < 0)
+		return 1;
+	if (ioctl(fd, GLASSFS_IOC_TRIM, &t) < 0) {
+		fprintf(stderr, "glassctl: %s: trim: %s%s\n", mnt,
+			errno == EOPNOTSUPP ? "a device cannot discard" : strerror(errno), hint(errno));
+		close(fd);
+		return 1;
+	}
+	close(fd);
+	printf("%s: %llu bytes trimmed\n", mnt, (unsigned long long)t.trimmed);
+	return 0;
+}
+
+int glassctl_device(int argc, char **argv);	/* fs/cmd/glassctl_device.c */
+int glassctl_balance(int argc, char **argv);
+
+int main(int argc, char **argv)
+{
+	if (argc >= 3 && !strcmp(argv[1], "scrub"))
+		return cmd_scrub(argc - 2, argv + 2);
+	if (argc >= 2 && !strcmp(argv[1], "subvolume"))		/* glassctl_subvol.c */
+		return glassctl_subvolume(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "device"))
+		return glassctl_device(argc - 2, argv + 2);
+	if (argc >= 2 && !strcmp(argv[1], "balance"))
+		return glassctl_balance(argc - 2, argv + 2);
+	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc != 3) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "stats"))
+		return cmd_stats(argv[2]);
+	if (!strcmp(argv[1], "commit"))
+		return cmd_commit(argv[2]);
+	if (!strcmp(argv[1], "trim"))
+		return cmd_trim(argv[2]);
+	fprintf(stderr, "glassctl: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,624 @@
+// SPDX-License-Identifier: MIT
+/*
+ * main.c — the glassfs daemon.
+ *
+ *   glassfs DEV[:DEV...] MOUNTPOINT [-o opts] [-f] [-d]
+ *
+ * Also the program behind `mount -t fuse.glassfs DEV MNT -o opts` and
+ * fstab entries (mount.fuse3 runs "glassfs DEV MNT -o opts").  Options
+ * are parsed in one place (parse_opt): the engine's own, FUSE mount
+ * options forwarded to the kernel, and mount(8)'s bookkeeping options,
+ * which are ignored.
+ *
+ * Start-up order matters: the daemon forks (unless -f) BEFORE opening the
+ * volume, because the core starts threads; the parent waits on a pipe for
+ * the child's verdict so `glassfs` and `mount` exit non-zero with a clear
+ * message when the image is bad or the mount fails.  Unmounting
+ * (fusermount3 -u, umount, SIGTERM/SIGINT) ends the session loop, then
+ * core_close() writes the final commit: nothing acknowledged is lost.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fs/fuse/fuse_ops.h"
+#include "fs/core/core.h"
+
+#define MAX_DEVS 16
+
+struct options {
+	struct core_opts core;
+	const char *devspec, *mnt;
+	const char *devs[MAX_DEVS];
+	int ndevs;
+	int foreground, debug;
+	unsigned threads;
+	double entry_timeout, attr_timeout, neg_timeout;
+	char fuse_opts[4096];	/* forwarded to libfuse, comma-separated */
+	const char *log;	/* log=FILE: daemon messages in the background */
+	int lat_target;		/* parse_opt: the dev_latency option being continued */
+};
+#define LAT_NONE (-2)		/* lat_target: none; -1 = every device; N = device N */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: glassfs DEV[:DEV...] MOUNTPOINT [-o opt[,opt...]] [-f] [-d]\n"
+"  -f                 stay in the foreground\n"
+"  -d                 foreground + FUSE debug output\n"
+"glassfs options:\n"
+"  commit=SECONDS     periodic commit interval (default 30)\n"
+"  locking=node|groups:N   B-tree lock scheme (default node; N: power of two, 1-64)\n"
+"  locktype=rwlock|mutex|spin   lock primitive (default rwlock)\n"
+"  cowlock=leaf|path  a B-tree change write-locks the levels it changes (leaf,\n"
+"                     default) or every level from the root (path: the baseline)\n"
+"  cache=SIZE         node cache budget, e.g. 256M (default 256 MiB)\n"
+"  dirty=SIZE         commit early past this much dirty metadata\n"
+"  fsync=log|commit   fsync through the fsync log (default) or a full commit\n"
+"  threads=N          maximum FUSE worker threads (default 16)\n"
+"  log=FILE           messages of a background daemon go to FILE (default: dropped)\n"
+"  entry_timeout=S attr_timeout=S negative_timeout=S   kernel cache times\n"
+"  ro | rw            read-only / read-write\n"
+"  discard=off|sync|async  discard freed extents: never (default), inside the\n"
+"                     commit, or queued in the background; bare 'discard' = sync\n"
+"  nodiscard          same as discard=off\n"
+"  discard_iops=N     async discard rate limit, discards per second (0 = none)\n"
+"  discard_bps=SIZE   async discard rate limit, bytes per second, e.g. 64M (0 = none)\n"
+"  degraded           mount with devices missing when every chunk keeps a copy\n"
+"                     (writable; a returning device is resynced at its next mount)\n"
+"  dev_latency=read:US,write:US,flush:US,discard:US   device latency model in\n"
+"                     microseconds per operation (any subset, e.g. discard:50000)\n"
+"  dev_latency.N=read:US,...   the same for device N only (0-based, the order of\n"
+"                     DEV:DEV...; overrides dev_latency= for the operations it names)\n"
+"FUSE options forwarded: allow_other, allow_root, default_permissions (always on),\n"
+"  fsname=, subtype=, max_read=, [no]suid, [no]dev, [no]exec, [no]atime, ...\n"
+"  atime: relatime (default), strictatime (= norelatime), noatime; lazytime ignored\n"
+"mount(8) options ignored: defaults, auto, noauto, user, users, nouser, nofail, _netdev, x-*\n");
+}
+
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+
+	if (end == s)
+		return -EINVAL;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	case 't': case 'T': v <<= 40; end++; break;
+	}
+	if (*end == 'i' || *end == 'B')
+		end++;
+	if (*end == 'B')
+		end++;
+	if (*end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_uint(const char *s, unsigned *out)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+
+	if (end == s || *end || v > 1000000)
+		return -EINVAL;
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int parse_double(const char *s, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end || v < 0)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/*
+ * "read:US,write:US,flush:US,discard:US" (any subset) -> lat[4]; bit op of
+ * *set for each operation named.
+ */
+static int parse_dev_latency(const char *s, uint64_t lat[4], uint8_t *set)
+{
+	static const char *const names[4] = { "read", "write", "flush", "discard" };
+	char *dup = strdup(s), *save = NULL, *tok;
+	int ret = *s ? 0 : -EINVAL;
+
+	if (!dup)
+		return -ENOMEM;
+	for (tok = strtok_r(dup, ",", &save); tok && !ret; tok = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(tok, ':'), *end;
+		unsigned long long us;
+		int i;
+
+		if (!colon) {
+			ret = -EINVAL;
+			break;
+		}
+		*colon = 0;
+		for (i = 0; i < 4 && strcmp(tok, names[i]); i++)
+			;
+		errno = 0;
+		us = strtoull(colon + 1, &end, 10);
+		if (i == 4 || end == colon + 1 || *end || errno || colon[1] == '-' ||
+		    us > 10000000ULL) {
+			ret = -EINVAL;
+		} else {
+			lat[i] = us;
+			*set |= (uint8_t)(1u << i);
+		}
+	}
+	free(dup);
+	return ret;
+}
+
+/* A "read:US"-style token: the rest of a dev_latency list that -o split at its commas. */
+static bool is_latency_item(const char *tok)
+{
+	static const char *const names[4] = { "read:", "write:", "flush:", "discard:" };
+
+	for (int i = 0; i < 4; i++)
+		if (strncmp(tok, names[i], strlen(names[i])) == 0)
+			return true;
+	return false;
+}
+
+static void add_fuse_opt(struct options *o, const char *opt)
+{
+	size_t n = strlen(o->fuse_opts);
+
+	snprintf(o->fuse_opts + n, sizeof(o->fuse_opts) - n, "%s%s", n ? "," : "", opt);
+}
+
+static bool has_prefix(const char *s, const char *p)
+{
+	return strncmp(s, p, strlen(p)) == 0;
+}
+
+/* The one option parser.  0, or -EINVAL after printing why. */
+static int parse_opt(struct options *o, const char *opt)
+{
+	static const char *const forward[] = {
+		"allow_other", "allow_root", "auto_unmount", "suid", "nosuid", "dev", "nodev",
+		"exec", "noexec", "async", "sync", "dirsync", "atime", "noatime", NULL,
+	};
+	static const char *const ignore[] = {
+		"defaults", "auto", "noauto", "user", "users", "nouser", "owner", "group",
+		"nofail", "_netdev", "default_permissions", "silent", "loud", NULL,
+	};
+	const char *v = strchr(opt, '=');
+	v = v ? v + 1 : NULL;
+
+	if (!*opt)
+		return 0;
+	if (o->lat_target != LAT_NONE && !v && is_latency_item(opt)) {
+		/* "-o dev_latency=read:10,write:20": the comma split it */
+		uint8_t set = 0;
+		int n = o->lat_target;
+
+		if (parse_dev_latency(opt, n < 0 ? o->core.dev_lat_us : o->core.dev_lat_dev_us[n],
+				      n < 0 ? &set : &o->core.dev_lat_dev_set[n]) == 0)
+			return 0;
+		fprintf(stderr, "glassfs: bad value in option '%s' "
+			"(dev_latency=read:US,write:US,flush:US,discard:US)\n", opt);
+		return -EINVAL;
+	}
+	o->lat_target = LAT_NONE;
+	/* atime updates are the daemon's (libfuse knows only [no]atime) */
+	if (!strcmp(opt, "relatime") || !strcmp(opt, "nostrictatime")) {
+		o->core.atime = CORE_ATIME_RELATIME;
+		return 0;
+	}
+	if (!strcmp(opt, "strictatime") || !strcmp(opt, "norelatime")) {
+		o->core.atime = CORE_ATIME_STRICT;
+		return 0;
+	}
+	if (!strcmp(opt, "lazytime") || !strcmp(opt, "nolazytime"))
+		return 0;	/* atimes are written with the next commit anyway */
+	for (int i = 0; forward[i]; i++)
+		if (!strcmp(opt, forward[i])) {
+			if (!strcmp(opt, "noatime"))
+				o->core.atime = CORE_ATIME_NONE;
+			else if (!strcmp(opt, "atime"))
+				o->core.atime = CORE_ATIME_RELATIME;
+			add_fuse_opt(o, opt);
+			return 0;
+		}
+	for (int i = 0; ignore[i]; i++)
+		if (!strcmp(opt, ignore[i]))
+			return 0;
+	if (has_prefix(opt, "x-") || has_prefix(opt, "comment="))
+		return 0;
+	if (!strcmp(opt, "ro")) {
+		o->core.readonly = true;
+		add_fuse_opt(o, "ro");
+		return 0;
+	}
+	if (!strcmp(opt, "rw")) {
+		o->core.readonly = false;
+		return 0;
+	}
+	if (has_prefix(opt, "fsname=") || has_prefix(opt, "subtype=") ||
+	    has_prefix(opt, "max_read=") || has_prefix(opt, "blksize=") ||
+	    has_prefix(opt, "context=") || has_prefix(opt, "fscontext=") ||
+	    has_prefix(opt, "defcontext=") || has_prefix(opt, "rootcontext=")) {
+		add_fuse_opt(o, opt);
+		return 0;
+	}
+	if (!strcmp(opt, "nodiscard")) {
+		o->core.discard = CORE_DISCARD_OFF;
+		return 0;
+	}
+	if (!strcmp(opt, "discard")) {
+		o->core.discard = CORE_DISCARD_SYNC;
+		return 0;
+	}
+	if (!strcmp(opt, "degraded")) {
+		o->core.degraded = true;
+		return 0;
+	}
+	if (v && has_prefix(opt, "discard=")) {
+		int d = core_discard_parse(v);
+
+		if (d > 0) {
+			o->core.discard = d;
+			return 0;
+		}
+		fprintf(stderr, "glassfs: bad value in option '%s' (discard=off|sync|async)\n", opt);
+		return -EINVAL;
+	} else if (v && has_prefix(opt, "discard_iops=")) {
+		if (v[0] != '-' && parse_size(v, &o->core.discard_iops) == 0)
+			return 0;
+	} else if (v && has_prefix(opt, "discard_bps=")) {
+		if (v[0] != '-' && parse_size(v, &o->core.discard_bytes_per_s) == 0)
+			return 0;
+	} else if (v && has_prefix(opt, "dev_latency=")) {
+		uint8_t set = 0;
+
+		o->lat_target = -1;
+		if (parse_dev_latency(v, o->core.dev_lat_us, &set) == 0)
+			return 0;
+		fprintf(stderr, "glassfs: bad value in option '%s' "
+			"(dev_latency=read:US,write:US,flush:US,discard:US)\n", opt);
+		return -EINVAL;
+	} else if (v && has_prefix(opt, "dev_latency.")) {
+		char *end;
+		unsigned long n;
+
+		errno = 0;
+		n = strtoul(opt + 12, &end, 10);
+		if (end == opt + 12 || *end != '=' || errno || n >= CORE_OPTS_MAX_DEVS) {
+			fprintf(stderr, "glassfs: bad device index in option '%s' "
+				"(dev_latency.N=read:US,...; N from 0 to %d, the order of the devices)\n",
+				opt, CORE_OPTS_MAX_DEVS - 1);
+			return -EINVAL;
+		}
+		o->lat_target = (int)n;
+		if (parse_dev_latency(v, o->core.dev_lat_dev_us[n], &o->core.dev_lat_dev_set[n]) == 0)
+			return 0;
+		fprintf(stderr, "glassfs: bad value in option '%s' "
+			"(dev_latency.N=read:US,write:US,flush:US,discard:US)\n", opt);
+		return -EINVAL;
+	} else if (v && has_prefix(opt, "commit=")) {
+		if (parse_uint(v, &o->core.commit_interval_s) == 0 && o->core.commit_interval_s > 0)
+			return 0;
+	} else if (v && has_prefix(opt, "locking=")) {
+		if (!strcmp(v, "node")) {
+			o->core.lock_groups = 0;
+			return 0;
+		}
+		if (has_prefix(v, "groups:") && parse_uint(v + 7, &o->core.lock_groups) == 0 &&
+		    o->core.lock_groups >= 1 && o->core.lock_groups <= 64 &&
+		    !(o->core.lock_groups & (o->core.lock_groups - 1)))
+			return 0;
+		fprintf(stderr, "glassfs: bad value in option '%s' (locking=node or "
+			"locking=groups:N, N a power of two from 1 to 64)\n", opt);
+		return -EINVAL;
+	} else if (v && has_prefix(opt, "locktype=")) {
+		if (glock_type_parse(v, &o->core.locktype) == 0)
+			return 0;
+	} else if (v && has_prefix(opt, "cowlock=")) {
+		if (!strcmp(v, "leaf") || !strcmp(v, "path")) {
+			o->core.cow_lock_path = !strcmp(v, "path");
+			return 0;
+		}
+		fprintf(stderr, "glassfs: bad value in option '%s' (cowlock=leaf or cowlock=path)\n", opt);
+		return -EINVAL;
+	} else if (v && has_prefix(opt, "fsync=")) {
+		if (!strcmp(v, "log")) {
+			o->core.fsync_mode = CORE_FSYNC_LOG;
+			return 0;
+		}
+		if (!strcmp(v, "commit")) {
+			o->core.fsync_mode = CORE_FSYNC_COMMIT;
+			return 0;
+		}
+		fprintf(stderr, "glassfs: bad value in option '%s' (fsync=log|commit)\n", opt);
+		return -EINVAL;
+	} else if (v && has_prefix(opt, "cache=")) {
+		if (parse_size(v, &o->core.cache_bytes) == 0 && o->core.cache_bytes >= (1u << 20))
+			return 0;
+	} else if (v && has_prefix(opt, "dirty=")) {
+		if (parse_size(v, &o->core.dirty_thresh_bytes) == 0)
+			return 0;
+	} else if (v && has_prefix(opt, "log=")) {
+		if (*v) {
+			o->log = strdup(v);
+			return 0;
+		}
+	} else if (v && has_prefix(opt, "threads=")) {
+		if (parse_uint(v, &o->threads) == 0 && o->threads >= 1)
+			return 0;
+	} else if (v && has_prefix(opt, "entry_timeout=")) {
+		if (parse_double(v, &o->entry_timeout) == 0)
+			return 0;
+	} else if (v && has_prefix(opt, "attr_timeout=")) {
+		if (parse_double(v, &o->attr_timeout) == 0)
+			return 0;
+	} else if (v && has_prefix(opt, "negative_timeout=")) {
+		if (parse_double(v, &o->neg_timeout) == 0)
+			return 0;
+	} else {
+		fprintf(stderr, "glassfs: unknown option '%s'\n", opt);
+		return -EINVAL;
+	}
+	fprintf(stderr, "glassfs: bad value in option '%s'\n", opt);
+	return -EINVAL;
+}
+
+static int parse_opts(struct options *o, const char *list)
+{
+	char *dup = strdup(list), *save = NULL;
+	int ret = 0;
+
+	if (!dup)
+		return -ENOMEM;
+	for (char *tok = strtok_r(dup, ",", &save); tok && !ret; tok = strtok_r(NULL, ",", &save))
+		ret = parse_opt(o, tok);
+	free(dup);
+	return ret;
+}
+
+static int parse_args(struct options *o, int argc, char **argv)
+{
+	const char *pos[2];
+	int npos = 0;
+
+	memset(o, 0, sizeof(*o));
+	o->lat_target = LAT_NONE;
+	core_opts_default(&o->core);
+	o->threads = 16;
+	o->entry_timeout = o->attr_timeout = o->neg_timeout = 10.0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			exit(0);
+		} else if (!strcmp(a, "-f")) {
+			o->foreground = 1;
+		} else if (!strcmp(a, "-d")) {
+			o->foreground = o->debug = 1;
+		} else if (!strcmp(a, "-s")) {
+			o->threads = 1;
+		} else if (!strcmp(a, "-o")) {
+			if (++i >= argc) {
+				fprintf(stderr, "glassfs: -o needs an argument\n");
+				return -EINVAL;
+			}
+			if (parse_opts(o, argv[i]))
+				return -EINVAL;
+		} else if (has_prefix(a, "-o")) {
+			if (parse_opts(o, a + 2))
+				return -EINVAL;
+		} else if (a[0] == '-' && a[1]) {
+			fprintf(stderr, "glassfs: unknown flag '%s'\n", a);
+			return -EINVAL;
+		} else if (npos < 2) {
+			pos[npos++] = a;
+		} else {
+			fprintf(stderr, "glassfs: unexpected argument '%s'\n", a);
+			return -EINVAL;
+		}
+	}
+	if (npos != 2) {
+		usage(stderr);
+		return -EINVAL;
+	}
+	o->devspec = pos[0];
+	o->mnt = pos[1];
+
+	char *spec = strdup(o->devspec), *save = NULL;
+	if (!spec)
+		return -ENOMEM;
+	for (char *d = strtok_r(spec, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		if (o->ndevs == MAX_DEVS) {
+			fprintf(stderr, "glassfs: at most %d devices\n", MAX_DEVS);
+			free(spec);
+			return -EINVAL;
+		}
+		char *rp = realpath(d, NULL);
+		if (!rp) {
+			fprintf(stderr, "glassfs: %s: %s\n", d, strerror(errno));
+			free(spec);
+			return -ENOENT;
+		}
+		o->devs[o->ndevs++] = rp;
+	}
+	free(spec);
+	if (o->ndevs == 0) {
+		fprintf(stderr, "glassfs: no device given\n");
+		return -EINVAL;
+	}
+	struct stat st;
+	if (stat(o->mnt, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "glassfs: mount point %s: %s\n", o->mnt,
+			errno ? strerror(errno) : "not a directory");
+		return -ENOTDIR;
+	}
+	return 0;
+}
+
+/* Tell the waiting parent how start-up went (bg mode); no-op with -1. */
+static void report(int fd, unsigned char status)
+{
+	if (fd >= 0) {
+		ssize_t r = write(fd, &status, 1);
+		(void)r;
+		close(fd);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	struct glassfs_daemon d;
+	struct core *core = NULL;
+	struct fsctx *fs = NULL;
+	struct fuse_session *se = NULL;
+	struct fuse_loop_config *lc = NULL;
+	int notify = -1, ret;
+
+	if (parse_args(&o, argc, argv) < 0)
+		return 1;
+
+	if (!o.foreground) {
+		int pfd[2];
+		if (pipe(pfd) < 0) {
+			perror("glassfs: pipe");
+			return 1;
+		}
+		pid_t pid = fork();
+		if (pid < 0) {
+			perror("glassfs: fork");
+			return 1;
+		}
+		if (pid > 0) {
+			unsigned char st = 1;
+			close(pfd[1]);
+			if (read(pfd[0], &st, 1) != 1)
+				st = 1;
+			return st;
+		}
+		close(pfd[0]);
+		notify = pfd[1];
+		setsid();
+	}
+
+	ret = core_open(o.devs, o.ndevs, &o.core, &core);
+	if (ret < 0) {
+		fprintf(stderr, "glassfs: cannot open %s: %s\n", o.devspec, strerror(-ret));
+		report(notify, 1);
+		for (int i = 0; i < o.ndevs; i++)
+			free((char *)o.devs[i]);
+		return 1;
+	}
+	ret = fsops_mount(core, &o.core, &fs);
+	if (ret < 0) {
+		fprintf(stderr, "glassfs: cannot mount %s: %s\n", o.devspec, strerror(-ret));
+		goto close_core;
+	}
+
+	char fsname[PATH_MAX + 16];
+	snprintf(fsname, sizeof(fsname), "fsname=%s", o.devspec);
+	char *fargv[8];
+	int fargc = 0;
+	fargv[fargc++] = argv[0];
+	if (o.debug)
+		fargv[fargc++] = "-d";
+	fargv[fargc++] = "-o";
+	char optstr[sizeof(o.fuse_opts) + PATH_MAX + 64];
+	snprintf(optstr, sizeof(optstr), "default_permissions,subtype=glassfs%s%s%s%s",
+		 strstr(o.fuse_opts, "fsname=") ? "" : ",", strstr(o.fuse_opts, "fsname=") ? "" : fsname,
+		 o.fuse_opts[0] ? "," : "", o.fuse_opts);
+	fargv[fargc++] = optstr;
+	fargv[fargc] = NULL;
+	struct fuse_args args = FUSE_ARGS_INIT(fargc, fargv);
+
+	memset(&d, 0, sizeof(d));
+	d.core = core;
+	d.fs = fs;
+	d.entry_timeout = o.entry_timeout;
+	d.attr_timeout = o.attr_timeout;
+	d.neg_timeout = o.neg_timeout;
+	d.mountpoint = realpath(o.mnt, NULL);	/* freed at exit */
+	se = fuse_session_new(&args, &glassfs_ll_ops, sizeof(glassfs_ll_ops), &d);
+	if (!se) {
+		fprintf(stderr, "glassfs: cannot start a FUSE session (options: %s)\n", optstr);
+		ret = -EINVAL;
+		goto unmount_fs;
+	}
+	d.se = se;
+	if (fuse_set_signal_handlers(se) != 0) {
+		ret = -EIO;
+		goto destroy;
+	}
+	if (fuse_session_mount(se, o.mnt) != 0) {
+		fprintf(stderr, "glassfs: cannot mount on %s\n", o.mnt);
+		ret = -EIO;
+		goto signals;
+	}
+
+	if (notify >= 0) {
+		int nul = open("/dev/null", O_RDWR);
+		report(notify, 0);
+		notify = -1;
+		int logfd = o.log ? open(o.log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644) : -1;
+		if (nul >= 0) {
+			dup2(nul, 0);
+			dup2(nul, 1);
+			dup2(logfd >= 0 ? logfd : nul, 2);
+			if (nul > 2)
+				close(nul);
+		}
+		if (logfd > 2)
+			close(logfd);
+	}
+	if (chdir("/") < 0)
+		perror("glassfs: chdir /");
+
+	lc = fuse_loop_cfg_create();
+	if (!lc) {
+		ret = -ENOMEM;
+	} else {
+		fuse_loop_cfg_set_clone_fd(lc, 0);
+		fuse_loop_cfg_set_max_threads(lc, o.threads);
+		fuse_loop_cfg_set_idle_threads(lc, o.threads < 10 ? o.threads : 10);
+		ret = fuse_session_loop_mt(se, lc);
+		fuse_loop_cfg_destroy(lc);
+		ret = ret < 0 ? ret : 0;
+	}
+	fuse_session_unmount(se);
+signals:
+	fuse_remove_signal_handlers(se);
+destroy:
+	fuse_session_destroy(se);
+	fuse_opt_free_args(&args);
+unmount_fs:
+	fsops_unmount(fs);
+close_core: {
+		int r = core_close(core);
+		if (r < 0) {
+			fprintf(stderr, "glassfs: final commit of %s failed: %s\n", o.devspec,
+				strerror(-r));
+			if (ret == 0)
+				ret = r;
+		}
+	}
+	report(notify, ret < 0 ? 1 : 0);
+	for (int i = 0; i < o.ndevs; i++)
+		free((char *)o.devs[i]);
+	free((char *)o.log);
+	return ret < 0 ? 1 : 0;
+}

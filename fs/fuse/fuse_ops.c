@@ -1,0 +1,917 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fuse_ops.c — libfuse3 low-level operations: decode, call fsops, reply.
+ *
+ * Every request fires glassfs:fuse__op__start/end with FUSE's opcode
+ * number.  Entries and attributes are replied with timeouts and ENOENT
+ * lookups are cached too (the kernel's caches are the fast path of FUSE:
+ * ARCHITECTURE.md section 7).
+ *
+ * Coherence: every change reaches the engine through this daemon, as a
+ * request the kernel made, and the kernel updates or drops its own
+ * entries for it (new entries and attributes from our replies, parent
+ * attributes after a directory change, the target's after unlink/rename,
+ * size/times after writes).  So no fuse_lowlevel_notify_inval_* call is
+ * needed today; one is owed wherever the engine starts changing names or
+ * attributes on its own (a future snapshot/receive/repair service).
+ * Files are opened keep_cache (the page cache stays valid across opens)
+ * and noflush (flush has no work here, close() saves a round trip).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs/fuse/fuse_ops.h"
+#include "fs/items/dir.h"
+#include "fs/format/ioctl.h"
+#include "fs/services/volume.h"
+#include "fs/base/probe.h"
+#include "fs/services/scrub.h"
+#include "fs/items/subvol.h"
+
+#include <linux/fs.h>
+#include <pthread.h>
+
+/* FUSE opcodes (linux/fuse.h enum fuse_opcode), for the probes. */
+enum {
+	OP_LOOKUP = 1, OP_FORGET = 2, OP_GETATTR = 3, OP_SETATTR = 4,
+	OP_READLINK = 5, OP_SYMLINK = 6, OP_MKNOD = 8, OP_MKDIR = 9,
+	OP_UNLINK = 10, OP_RMDIR = 11, OP_RENAME = 12, OP_LINK = 13,
+	OP_OPEN = 14, OP_READ = 15, OP_WRITE = 16, OP_STATFS = 17,
+	OP_RELEASE = 18, OP_FSYNC = 20, OP_SETXATTR = 21, OP_GETXATTR = 22,
+	OP_LISTXATTR = 23, OP_REMOVEXATTR = 24, OP_FLUSH = 25, OP_INIT = 26,
+	OP_OPENDIR = 27, OP_READDIR = 28, OP_RELEASEDIR = 29, OP_FSYNCDIR = 30,
+	OP_ACCESS = 34, OP_CREATE = 35, OP_DESTROY = 38, OP_IOCTL = 39,
+	OP_BATCH_FORGET = 42, OP_FALLOCATE = 43, OP_READDIRPLUS = 44,
+	OP_RENAME2 = 45, OP_LSEEK = 46,
+};
+
+static inline struct glassfs_daemon *D(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+/*
+ * Node ids (subvol.h): FUSE names the root 1, glassfs's root directory is
+ * ROOT_DIR_INO of the default subvolume; other subvolumes' inodes carry
+ * the subvolume id in the high bits.  I() is the inode number in its
+ * tree, FS() the tree's context.
+ */
+static inline uint64_t I(fuse_ino_t ino)
+{
+	return ino == FUSE_ROOT_ID ? ROOT_DIR_INO : ino & SUBVOL_INO_MASK;
+}
+
+static inline struct fsctx *FS(fuse_req_t req, fuse_ino_t ino)
+{
+	struct fsctx *fs = fuse_req_userdata(req) ? ((struct glassfs_daemon *)fuse_req_userdata(req))->fs : NULL;
+	uint64_t id = subvol_of_nodeid(ino);
+
+	return id == FS_TREE_OBJECTID ? fs : subvol_fs(fs, id);
+}
+
+/* Open files and directories per subvolume: a subvolume with any is busy
+ * for deletion (subvol_delete). */
+static void opened(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int n)
+{
+	struct fsctx *fs = FS(req, ino);
+
+	__atomic_fetch_add(&fs->open_files, n, __ATOMIC_SEQ_CST);
+	if (fuse_reply_open(req, fi) != 0)	/* interrupted: no release will come */
+		__atomic_fetch_sub(&fs->open_files, n, __ATOMIC_SEQ_CST);
+}
+
+/* Give back a lookup counted for a reply that did not reach the kernel. */
+static void forget_nodeid(fuse_req_t req, uint64_t nodeid, uint64_t n)
+{
+	fsops_forget(FS(req, nodeid), I(nodeid), n);
+}
+
+static inline uint64_t op_start(int op, uint64_t ino)
+{
+	GLASSFS_FUSE_OP_START(op, ino);
+	return PROBE_ON(FUSE_OP_END) ? glock_now_ns() : 0;
+}
+
+static inline void op_end(int op, uint64_t ino, int ret, uint64_t t0)
+{
+	if (PROBE_ON(FUSE_OP_END))
+		GLASSFS_FUSE_OP_END(op, ino, ret, t0 ? glock_now_ns() - t0 : 0);
+}
+
+/* Reply helpers that also end the probe. */
+static void reply_err(fuse_req_t req, int op, uint64_t ino, uint64_t t0, int err)
+{
+	op_end(op, ino, err, t0);
+	fuse_reply_err(req, -err);
+}
+
+/*
+ * The common tail of an op: end its probe with ret and, when ret is an
+ * error, reply it.  Returns true when it replied (the caller is done),
+ * false when the caller still owes the success reply.
+ */
+static bool replied_err(fuse_req_t req, int op, uint64_t ino, uint64_t t0, int64_t ret)
+{
+	op_end(op, ino, ret < 0 ? (int)ret : 0, t0);
+	if (ret >= 0)
+		return false;
+	fuse_reply_err(req, (int)-ret);
+	return true;
+}
+
+static void fill_entry(struct glassfs_daemon *d, struct fuse_entry_param *e,
+		       const struct stat *st)
+{
+	memset(e, 0, sizeof(*e));
+	e->ino = st->st_ino;
+	e->generation = 0;
+	e->attr = *st;
+	e->attr_timeout = d->attr_timeout;
+	e->entry_timeout = d->entry_timeout;
+}
+
+static void reply_entry(fuse_req_t req, int op, uint64_t ino, uint64_t t0, int ret,
+			const struct stat *st)
+{
+	struct glassfs_daemon *d = D(req);
+	struct fuse_entry_param e;
+
+	if (replied_err(req, op, ino, t0, ret))
+		return;
+	fill_entry(d, &e, st);
+	if (fuse_reply_entry(req, &e) != 0)	/* request interrupted */
+		forget_nodeid(req, st->st_ino, 1);
+}
+
+static void gl_init(void *userdata, struct fuse_conn_info *conn)
+{
+	(void)userdata;
+	if (conn->capable & FUSE_CAP_IOCTL_DIR)
+		conn->want |= FUSE_CAP_IOCTL_DIR;
+	if (conn->capable & FUSE_CAP_READDIRPLUS)
+		conn->want |= FUSE_CAP_READDIRPLUS;
+	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
+		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
+	/* The kernel enforces POSIX ACLs read through getxattr; we keep the
+	 * mode in step and apply default ACLs and the umask at create
+	 * (xattr.c), so the kernel must pass the mode unmasked. */
+	if ((conn->capable & FUSE_CAP_POSIX_ACL) && (conn->capable & FUSE_CAP_DONT_MASK))
+		conn->want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
+}
+
+static void gl_lookup(fuse_req_t req, fuse_ino_t parent_, const char *name)
+{
+	uint64_t parent = I(parent_);
+	struct glassfs_daemon *d = D(req);
+	uint64_t t0 = op_start(OP_LOOKUP, parent);
+	struct stat st;
+	int ret = fsops_lookup(FS(req, parent_), parent, name, &st);
+
+	if (ret == -ENOENT && d->neg_timeout > 0) {
+		struct fuse_entry_param e;
+		memset(&e, 0, sizeof(e));
+		e.entry_timeout = d->neg_timeout;
+		op_end(OP_LOOKUP, parent, ret, t0);
+		fuse_reply_entry(req, &e);
+		return;
+	}
+	reply_entry(req, OP_LOOKUP, parent, t0, ret, &st);
+}
+
+static void gl_forget(fuse_req_t req, fuse_ino_t ino_, uint64_t nlookup)
+{
+	uint64_t ino = I(ino_);
+	uint64_t t0 = op_start(OP_FORGET, ino);
+
+	fsops_forget(FS(req, ino_), ino, nlookup);
+	op_end(OP_FORGET, ino, 0, t0);
+	fuse_reply_none(req);
+}
+
+static void gl_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *f)
+{
+	uint64_t t0 = op_start(OP_BATCH_FORGET, 0);
+
+	for (size_t i = 0; i < count; i++)
+		fsops_forget(FS(req, f[i].ino), I(f[i].ino), f[i].nlookup);
+	op_end(OP_BATCH_FORGET, 0, 0, t0);
+	fuse_reply_none(req);
+}
+
+static void gl_getattr(fuse_req_t req, fuse_ino_t ino_, struct fuse_file_info *fi)
+{
+	uint64_t ino = I(ino_);
+	struct glassfs_daemon *d = D(req);
+	uint64_t t0 = op_start(OP_GETATTR, ino);
+	struct stat st;
+	int ret = fsops_getattr(FS(req, ino_), ino, &st);
+
+	(void)fi;
+	if (!replied_err(req, OP_GETATTR, ino, t0, ret))
+		fuse_reply_attr(req, &st, d->attr_timeout);
+}
+
+static void gl_setattr(fuse_req_t req, fuse_ino_t ino_, struct stat *attr, int to_set,
+		       struct fuse_file_info *fi)
+{
+	uint64_t ino = I(ino_);
+	struct glassfs_daemon *d = D(req);
+	uint64_t t0 = op_start(OP_SETATTR, ino);
+	struct stat st;
+	int valid = 0, ret;
+
+	(void)fi;
+	if (to_set & FUSE_SET_ATTR_MODE)	valid |= FSOPS_SET_MODE;
+	if (to_set & FUSE_SET_ATTR_UID)		valid |= FSOPS_SET_UID;
+	if (to_set & FUSE_SET_ATTR_GID)		valid |= FSOPS_SET_GID;
+	if (to_set & FUSE_SET_ATTR_SIZE)	valid |= FSOPS_SET_SIZE;
+	if (to_set & FUSE_SET_ATTR_ATIME)	valid |= FSOPS_SET_ATIME;
+	if (to_set & FUSE_SET_ATTR_MTIME)	valid |= FSOPS_SET_MTIME;
+	if (to_set & FUSE_SET_ATTR_ATIME_NOW)	valid |= FSOPS_SET_ATIME_NOW;
+	if (to_set & FUSE_SET_ATTR_MTIME_NOW)	valid |= FSOPS_SET_MTIME_NOW;
+	if (to_set & FUSE_SET_ATTR_CTIME)	valid |= FSOPS_SET_CTIME;
+	ret = fsops_setattr(FS(req, ino_), ino, attr, valid, &st);
+	if (!replied_err(req, OP_SETATTR, ino, t0, ret))
+		fuse_reply_attr(req, &st, d->attr_timeout);
+}
+
+static void gl_readlink(fuse_req_t req, fuse_ino_t ino_)
+{
+	uint64_t ino = I(ino_);
+	uint64_t t0 = op_start(OP_READLINK, ino);
+	char buf[PATH_MAX + 1];
+	ssize_t n = fsops_readlink(FS(req, ino_), ino, buf, sizeof(buf) - 1);
+
+	if (n < 0) {
+		reply_err(req, OP_READLINK, ino, t0, (int)n);
+		return;
+	}
+	buf[n] = 0;
+	op_end(OP_READLINK, ino, 0, t0);
+	fuse_reply_readlink(req, buf);
+}
+
+static struct fsops_cred cred_of(fuse_req_t req)
+{
+	const struct fuse_ctx *c = fuse_req_ctx(req);
+	struct fsops_cred cr = { .uid = c->uid, .gid = c->gid, .umask = c->umask };
+	return cr;
+}
+
+static void gl_mknod(fuse_req_t req, fuse_ino_t parent_, const char *name, mode_t mode,
+		     dev_t rdev)
+{
+	uint64_t parent = I(parent_);
+	uint64_t t0 = op_start(OP_MKNOD, parent);
+	struct fsops_cred cr = cred_of(req);
+	struct stat st;
+	int ret = fsops_mknod(FS(req, parent_), parent, name, mode, rdev, &cr, &st);
+
+	reply_entry(req, OP_MKNOD, parent, t0, ret, &st);
+}
+
+static void gl_mkdir(fuse_req_t req, fuse_ino_t parent_, const char *name, mode_t mode)
+{
+	uint64_t parent = I(parent_);
+	uint64_t t0 = op_start(OP_MKDIR, parent);
+	struct fsops_cred cr = cred_of(req);
+	struct stat st;
+	int ret = fsops_mkdir(FS(req, parent_), parent, name, mode, &cr, &st);
+
+	reply_entry(req, OP_MKDIR, parent, t0, ret, &st);
+}
+
+static void gl_symlink(fuse_req_t req, const char *link, fuse_ino_t parent_, const char *name)
+{
+	uint64_t parent = I(parent_);
+	uint64_t t0 = op_start(OP_SYMLINK, parent);
+	struct fsops_cred cr = cred_of(req);
+	struct stat st;
+	int ret = fsops_symlink(FS(req, parent_), parent, name, link, &cr, &st);
+
+	reply_entry(req, OP_SYMLINK, parent, t0, ret, &st);
+}
+
+static void gl_link(fuse_req_t req, fuse_ino_t ino_, fuse_ino_t newparent_, const char *newname)
+{
+	uint64_t ino = I(ino_);
+	uint64_t newparent = I(newparent_);
+	uint64_t t0 = op_start(OP_LINK, ino);
+	struct stat st;
+	int ret = FS(req, ino_) != FS(req, newparent_) ? -EXDEV :	/* across subvolumes */
+		  fsops_link(FS(req, ino_), ino, newparent, newname, &st);
+
+	reply_entry(req, OP_LINK, ino, t0, ret, &st);
+}
+
+static void gl_unlink(fuse_req_t req, fuse_ino_t parent_, const char *name)
+{
+	uint64_t parent = I(parent_);
+	uint64_t t0 = op_start(OP_UNLINK, parent);
+
+	reply_err(req, OP_UNLINK, parent, t0, fsops_unlink(FS(req, parent_), parent, name));
+}
+
+static void gl_rmdir(fuse_req_t req, fuse_ino_t parent_, const char *name)
+{
+	uint64_t parent = I(parent_);
+	uint64_t t0 = op_start(OP_RMDIR, parent);
+
+	reply_err(req, OP_RMDIR, parent, t0, fsops_rmdir(FS(req, parent_), parent, name));
+}
+
+static void gl_rename(fuse_req_t req, fuse_ino_t parent_, const char *name,
+		      fuse_ino_t newparent_, const char *newname, unsigned int flags)
+{
+	uint64_t parent = I(parent_);
+	uint64_t newparent = I(newparent_);
+	uint64_t t0 = op_start(OP_RENAME2, parent);
+
+	reply_err(req, OP_RENAME2, parent, t0,
+		  FS(req, parent_) != FS(req, newparent_) ? -EXDEV :	/* across subvolumes */
+		  fsops_rename(FS(req, parent_), parent, name, newparent, newname, flags));
+}
+
+static void gl_open(fuse_req_t req, fuse_ino_t ino_, struct fuse_file_info *fi)
+{
+	uint64_t ino = I(ino_);
+	uint64_t t0 = op_start(OP_OPEN, ino);
+	int ret = fsops_open(FS(req, ino_), ino, fi->flags);
+
+	if (replied_err(req, OP_OPEN, ino, t0, ret))
+		return;
+	fi->keep_cache = 1;	/* every change passes through us: the page cache stays valid */
+	fi->noflush = 1;	/* flush has nothing to do here: spare close() a round trip */
+	opened(req, ino_, fi, 1);
+}
+
+static void gl_create(fuse_req_t req, fuse_ino_t parent_, const char *name, mode_t mode,
+		      struct fuse_file_info *fi)
+{
+	uint64_t parent = I(parent_);
+	struct glassfs_daemon *d = D(req);
+	uint64_t t0 = op_start(OP_CREATE, parent);
+	struct fsops_cred cr = cred_of(req);
+	struct fuse_entry_param e;
+	struct stat st;
+	int ret = fsops_mknod(FS(req, parent_), parent, name, S_IFREG | (mode & 07777), 0, &cr, &st);
+
+	if (ret == -EEXIST && !(fi->flags & O_EXCL)) {
+		/* lost a race with another creator: open what is there */
+		ret = fsops_lookup(FS(req, parent_), parent, name, &st);
+		if (ret == 0 && S_ISDIR(st.st_mode)) {
+			forget_nodeid(req, st.st_ino, 1);
+			ret = -EISDIR;
+		}
+	}
+	if (replied_err(req, OP_CREATE, parent, t0, ret))
+		return;
+	fill_entry(d, &e, &st);
+	fi->keep_cache = 1;
+	fi->noflush = 1;
+	__atomic_fetch_add(&FS(req, parent_)->open_files, 1, __ATOMIC_SEQ_CST);
+	if (fuse_reply_create(req, &e, fi) != 0) {
+		__atomic_fetch_sub(&FS(req, parent_)->open_files, 1, __ATOMIC_SEQ_CST);
+		forget_nodeid(req, st.st_ino, 1);
+	}
+}
+
+static void gl_read(fuse_req_t req, fuse_ino_t ino_, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	uint64_t ino = I(ino_);
+	uint64_t t0 = op_start(OP_READ, ino);
+	char *buf = malloc(size ? size : 1);
+	ssize_t n;
+
+	(void)fi;
+	if (!buf) {
+		reply_err(req, OP_READ, ino, t0, -ENOMEM);
+		return;
+	}
+	n = fsops_read(FS(req, ino_), ino, buf, size, (uint64_t)off);
+	if (!replied_err(req, OP_READ, ino, t0, n))
+		fuse_reply_buf(req, buf, (size_t)n);
+	free(buf);
+}
+
+static void gl_write(fuse_req_t req, fuse_ino_t ino_, const char *buf, size_t size,
+		     off_t off, struct fuse_file_info *fi)
+{
+	uint64_t ino = I(ino_);
+	uint64_t t0 = op_start(OP_WRITE, ino);
+	ssize_t n = fsops_write(FS(req, ino_), ino, buf, size, (uint64_t)off);
+
+	(void)fi;
+	if (!replied_err(req, OP_WRITE, ino, t0, n))
+		fuse_reply_write(req, (size_t)n);
+}
+
+static void gl_flush(fuse_req_t req, fuse_ino_t ino_, struct fuse_file_info *fi)
+{
+	uint64_t ino = I(ino_);
+	uint64_t t0 = op_start(OP_FLUSH, ino);
+
+	(void)fi;
+	reply_err(req, OP_FLUSH, ino, t0, 0);
+}
+
+static void gl_release(fuse_req_t req, fuse_ino_t ino_, struct fuse_file_info *fi)
+{
+	uint64_t ino = I(ino_);
+	uint64_t t0 = op_start(OP_RELEASE, ino);
+
+	(void)fi;
+	__atomic_fetch_sub(&FS(req, ino_)->open_files, 1, __ATOMIC_SEQ_CST);
+	reply_err(req, OP_RELEASE, ino, t0, 0);
+}
+
+static void gl_fsync(fuse_req_t req, fuse_ino_t ino_, int datasync, struct fuse_file_info *fi)
+{
+	uint64_t ino = I(ino_);
+	uint64_t t0 = op_start(OP_FSYNC, ino);
+
+	(void)fi;
+	reply_err(req, OP_FSYNC, ino, t0, fsops_fsync(FS(req, ino_), ino, datasync));
+}
+
+static void gl_opendir(fuse_req_t req, fuse_ino_t ino_, struct fuse_file_info *fi)
+{
+	uint64_t ino = I(ino_);
+	uint64_t t0 = op_start(OP_OPENDIR, ino);
+	int ret = fsops_opendir(FS(req, ino_), ino);
+
+	if (!replied_err(req, OP_OPENDIR, ino, t0, ret))
+		opened(req, ino_, fi, 1);
+}
+
+struct rd_buf {
+	fuse_req_t req;
+	struct glassfs_daemon *d;
+	char *buf;
+	size_t size, pos;
+	int plus;
+};
+
+static int rd_emit(void *arg, const char *name, const struct stat *st, uint64_t next_off)
+{
+	struct rd_buf *b = arg;
+	size_t need;
+
+	if (b->plus) {
+		struct fuse_entry_param e;
+		fill_entry(b->d, &e, st);
+		if (name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2])))
+			e.ino = 0;	/* "." and "..": no lookup is counted */
+		need = fuse_add_direntry_plus(b->req, b->buf + b->pos, b->size - b->pos,
+					      name, &e, (off_t)next_off);
+	} else {
+		need = fuse_add_direntry(b->req, b->buf + b->pos, b->size - b->pos,
+					 name, st, (off_t)next_off);
+	}
+	if (need > b->size - b->pos)
+		return 1;
+	b->pos += need;
+	return 0;
+}
+
+static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, int plus)
+{
+	int op = plus ? OP_READDIRPLUS : OP_READDIR;
+	uint64_t t0 = op_start(op, ino);
+	struct rd_buf b = { req, D(req), malloc(size), size, 0, plus };
+	int ret;
+
+	if (!b.buf) {
+		reply_err(req, op, ino, t0, -ENOMEM);
+		return;
+	}
+	ret = fsops_readdir(FS(req, ino), I(ino), (uint64_t)off, plus, rd_emit, &b);
+	op_end(op, ino, ret, t0);
+	if (ret < 0 && b.pos == 0)
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_buf(req, b.buf, b.pos);
+	free(b.buf);
+}
+
+static void gl_readdir(fuse_req_t req, fuse_ino_t ino_, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	(void)fi;
+	do_readdir(req, ino_, size, off, 0);
+}
+
+static void gl_readdirplus(fuse_req_t req, fuse_ino_t ino_, size_t size, off_t off,
+			   struct fuse_file_info *fi)
+{
+	(void)fi;
+	do_readdir(req, ino_, size, off, 1);
+}
+
+static void gl_releasedir(fuse_req_t req, fuse_ino_t ino_, struct fuse_file_info *fi)
+{
+	uint64_t ino = I(ino_);
+	uint64_t t0 = op_start(OP_RELEASEDIR, ino);
+
+	(void)fi;
+	__atomic_fetch_sub(&FS(req, ino_)->open_files, 1, __ATOMIC_SEQ_CST);
+	reply_err(req, OP_RELEASEDIR, ino, t0, 0);
+}
+
+static void gl_fsyncdir(fuse_req_t req, fuse_ino_t ino_, int datasync,
+			struct fuse_file_info *fi)
+{
+	uint64_t ino = I(ino_);
+	uint64_t t0 = op_start(OP_FSYNCDIR, ino);
+
+	(void)fi;
+	reply_err(req, OP_FSYNCDIR, ino, t0, fsops_fsync(FS(req, ino_), ino, datasync));
+}
+
+static void gl_statfs(fuse_req_t req, fuse_ino_t ino_)
+{
+	uint64_t ino = I(ino_);
+	uint64_t t0 = op_start(OP_STATFS, ino);
+	struct statvfs sv;
+	int ret = fsops_statfs(FS(req, ino_), &sv);
+
+	if (!replied_err(req, OP_STATFS, ino, t0, ret))
+		fuse_reply_statfs(req, &sv);
+}
+
+static void gl_setxattr(fuse_req_t req, fuse_ino_t ino_, const char *name,
+			const char *value, size_t size, int flags)
+{
+	uint64_t ino = I(ino_);
+	uint64_t t0 = op_start(OP_SETXATTR, ino);
+
+	reply_err(req, OP_SETXATTR, ino, t0,
+		  fsops_setxattr(FS(req, ino_), ino, name, value, size, flags));
+}
+
+static void gl_getxattr(fuse_req_t req, fuse_ino_t ino_, const char *name, size_t size)
+{
+	uint64_t ino = I(ino_);
+	uint64_t t0 = op_start(OP_GETXATTR, ino);
+	char *buf = size ? malloc(size) : NULL;
+	int ret;
+
+	if (size && !buf) {
+		reply_err(req, OP_GETXATTR, ino, t0, -ENOMEM);
+		return;
+	}
+	ret = fsops_getxattr(FS(req, ino_), ino, name, buf, size);
+	if (!replied_err(req, OP_GETXATTR, ino, t0, ret)) {
+		if (size == 0)
+			fuse_reply_xattr(req, (size_t)ret);
+		else
+			fuse_reply_buf(req, buf, (size_t)ret);
+	}
+	free(buf);
+}
+
+static void gl_listxattr(fuse_req_t req, fuse_ino_t ino_, size_t size)
+{
+	uint64_t ino = I(ino_);
+	uint64_t t0 = op_start(OP_LISTXATTR, ino);
+	char *buf = size ? malloc(size) : NULL;
+	int ret;
+
+	if (size && !buf) {
+		reply_err(req, OP_LISTXATTR, ino, t0, -ENOMEM);
+		return;
+	}
+	ret = fsops_listxattr(FS(req, ino_), ino, buf, size);
+	if (!replied_err(req, OP_LISTXATTR, ino, t0, ret)) {
+		if (size == 0)
+			fuse_reply_xattr(req, (size_t)ret);
+		else
+			fuse_reply_buf(req, buf, (size_t)ret);
+	}
+	free(buf);
+}
+
+static void gl_removexattr(fuse_req_t req, fuse_ino_t ino_, const char *name)
+{
+	uint64_t ino = I(ino_);
+	uint64_t t0 = op_start(OP_REMOVEXATTR, ino);
+
+	reply_err(req, OP_REMOVEXATTR, ino, t0, fsops_removexattr(FS(req, ino_), ino, name));
+}
+
+static void gl_access(fuse_req_t req, fuse_ino_t ino_, int mask)
+{
+	uint64_t ino = I(ino_);
+	uint64_t t0 = op_start(OP_ACCESS, ino);
+	struct stat st;
+
+	(void)mask;	/* default_permissions: the kernel checks modes */
+	reply_err(req, OP_ACCESS, ino, t0, fsops_getattr(FS(req, ino_), ino, &st));
+}
+
+static void gl_fallocate(fuse_req_t req, fuse_ino_t ino_, int mode, off_t offset,
+			 off_t length, struct fuse_file_info *fi)
+{
+	uint64_t ino = I(ino_);
+	uint64_t t0 = op_start(OP_FALLOCATE, ino);
+
+	(void)fi;
+	if (offset < 0 || length <= 0) {
+		reply_err(req, OP_FALLOCATE, ino, t0, -EINVAL);
+		return;
+	}
+	reply_err(req, OP_FALLOCATE, ino, t0,
+		  fsops_fallocate(FS(req, ino_), ino, mode, (uint64_t)offset, (uint64_t)length));
+}
+
+static void gl_lseek(fuse_req_t req, fuse_ino_t ino_, off_t off, int whence,
+		     struct fuse_file_info *fi)
+{
+	uint64_t ino = I(ino_);
+	uint64_t t0 = op_start(OP_LSEEK, ino);
+	int64_t r;
+
+	(void)fi;
+	if (off < 0) {
+		reply_err(req, OP_LSEEK, ino, t0, -EINVAL);
+		return;
+	}
+	r = fsops_lseek(FS(req, ino_), ino, (uint64_t)off, whence);
+	if (!replied_err(req, OP_LSEEK, ino, t0, r))
+		fuse_reply_lseek(req, (off_t)r);
+}
+
+/*
+ * The daemon's one scrub: a thread running core_scrub, started and
+ * cancelled by ioctl, joined at the next start or at unmount (destroy).
+ */
+static struct {
+	pthread_mutex_t lock;
+	pthread_t thread;
+	bool joinable;			/* a thread was started and not yet joined */
+	int running;			/* 1 from start until core_scrub returned (atomic) */
+	uint32_t started;
+	struct core *core;
+	struct scrub_opts opts;
+	struct scrub_progress prog;
+} scrub = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void *scrub_thread(void *arg)
+{
+	(void)arg;
+	core_scrub(scrub.core, &scrub.opts, &scrub.prog);
+	__atomic_store_n(&scrub.running, 0, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static int scrub_start(struct glassfs_daemon *d, uint64_t rate)
+{
+	int ret = 0;
+
+	if (core_readonly(d->core))
+		return -EROFS;
+	pthread_mutex_lock(&scrub.lock);
+	if (scrub.joinable && __atomic_load_n(&scrub.running, __ATOMIC_ACQUIRE)) {
+		ret = -EBUSY;
+		goto out;
+	}
+	if (scrub.joinable) {
+		pthread_join(scrub.thread, NULL);
+		scrub.joinable = false;
+	}
+	memset(&scrub.opts, 0, sizeof(scrub.opts));
+	memset(&scrub.prog, 0, sizeof(scrub.prog));
+	scrub.opts.rate_bytes_per_s = rate;
+	scrub.core = d->core;
+	scrub.running = 1;		/* before the thread: status sees it at once */
+	ret = -pthread_create(&scrub.thread, NULL, scrub_thread, NULL);
+	if (ret)
+		scrub.running = 0;
+	else {
+		scrub.joinable = true;
+		scrub.started++;
+	}
+out:
+	pthread_mutex_unlock(&scrub.lock);
+	return ret;
+}
+
+static void scrub_status(struct glassfs_ioc_scrub *o)
+{
+	struct scrub_progress p;
+
+	pthread_mutex_lock(&scrub.lock);
+	scrub_progress_read(&scrub.prog, &p);
+	memset(o, 0, sizeof(*o));
+	o->version = 1;
+	o->running = scrub.joinable && __atomic_load_n(&scrub.running, __ATOMIC_ACQUIRE);
+	o->result = p.result;
+	o->started = scrub.started;
+	o->rate_bytes_per_s = scrub.opts.rate_bytes_per_s;
+	o->total_bytes = p.total_bytes;
+	o->done_bytes = p.done_bytes;
+	o->checked_bytes = p.checked_bytes;
+	o->corrected_bytes = p.corrected_bytes;
+	o->uncorrectable_bytes = p.uncorrectable_bytes;
+	o->meta_errors = p.meta_errors;
+	o->data_errors = p.data_errors;
+	o->read_errors = p.read_errors;
+	o->nodes = p.nodes;
+	o->extents = p.extents;
+	pthread_mutex_unlock(&scrub.lock);
+}
+
+static int scrub_cancel_running(void)
+{
+	int ret = -ENOENT;
+
+	pthread_mutex_lock(&scrub.lock);
+	if (scrub.joinable && __atomic_load_n(&scrub.running, __ATOMIC_ACQUIRE)) {
+		scrub_cancel(&scrub.opts);
+		ret = 0;
+	}
+	pthread_mutex_unlock(&scrub.lock);
+	return ret;
+}
+
+/* Unmount: a running scrub is cancelled and joined before the core closes. */
+static void gl_destroy(void *userdata)
+{
+	(void)userdata;
+	pthread_mutex_lock(&scrub.lock);
+	if (scrub.joinable) {
+		scrub_cancel(&scrub.opts);
+		pthread_join(scrub.thread, NULL);
+		scrub.joinable = false;
+	}
+	pthread_mutex_unlock(&scrub.lock);
+}
+
+static void gl_ioctl(fuse_req_t req, fuse_ino_t ino_, unsigned int cmd, void *arg,
+		     struct fuse_file_info *fi, unsigned flags, const void *in_buf,
+		     size_t in_bufsz, size_t out_bufsz)
+{
+	uint64_t ino = I(ino_);
+	struct glassfs_daemon *d = D(req);
+	uint64_t t0 = op_start(OP_IOCTL, ino);
+
+	(void)arg; (void)fi;
+	if (flags & FUSE_IOCTL_COMPAT) {
+		reply_err(req, OP_IOCTL, ino, t0, -ENOSYS);
+		return;
+	}
+	if (_IOC_TYPE(cmd) == GLASSFS_IOC_MAGIC && _IOC_NR(cmd) >= 10 && _IOC_NR(cmd) <= 19) {
+		int ret = glassfs_subvol_ioctl(req, ino_, cmd, in_buf, in_bufsz, out_bufsz);
+		op_end(OP_IOCTL, ino, ret, t0);
+		return;
+	}
+	if (_IOC_TYPE(cmd) == GLASSFS_IOC_MAGIC && _IOC_NR(cmd) >= 20 && _IOC_NR(cmd) <= 29) {
+		/* devices and balance: fs/services/volume.c (which may take a while) */
+		char out[2048];
+		size_t outsz = out_bufsz < sizeof(out) ? out_bufsz : sizeof(out);
+		int ret = volume_ioctl(d->core, cmd, in_buf, in_bufsz, out, &outsz);
+
+		if (!replied_err(req, OP_IOCTL, ino, t0, ret))
+			fuse_reply_ioctl(req, 0, out, outsz);
+		return;
+	}
+	if (cmd == GLASSFS_IOC_STATS) {
+		struct glassfs_ioc_stats out;
+		struct core_stats s;
+		uint32_t i = 0;
+
+		if (out_bufsz < sizeof(out)) {
+			reply_err(req, OP_IOCTL, ino, t0, -EINVAL);
+			return;
+		}
+		core_stats(d->core, &s);
+		dir_cache_counts(FS(req, ino_), &s.name_cache_hits, &s.name_cache_misses);
+		memset(&out, 0, sizeof(out));
+		out.version = 1;
+#define X(f) out.values[i++] = s.f;
+		GLASSFS_STATS_FIELDS(X)
+#undef X
+		out.count = i;
+		op_end(OP_IOCTL, ino, 0, t0);
+		fuse_reply_ioctl(req, 0, &out, sizeof(out));
+		return;
+	}
+	if (cmd == GLASSFS_IOC_COMMIT) {
+		int ret = fsops_sync(FS(req, ino_));
+		if (!replied_err(req, OP_IOCTL, ino, t0, ret))
+			fuse_reply_ioctl(req, 0, NULL, 0);
+		return;
+	}
+	if (cmd == GLASSFS_IOC_SCRUB_START) {
+		struct glassfs_ioc_scrub in;
+		int ret;
+
+		if (in_bufsz < sizeof(in)) {
+			reply_err(req, OP_IOCTL, ino, t0, -EINVAL);
+			return;
+		}
+		memcpy(&in, in_buf, sizeof(in));
+		ret = scrub_start(d, in.rate_bytes_per_s);
+		if (!replied_err(req, OP_IOCTL, ino, t0, ret))
+			fuse_reply_ioctl(req, 0, NULL, 0);
+		return;
+	}
+	if (cmd == GLASSFS_IOC_SCRUB_STATUS) {
+		struct glassfs_ioc_scrub out;
+
+		if (out_bufsz < sizeof(out)) {
+			reply_err(req, OP_IOCTL, ino, t0, -EINVAL);
+			return;
+		}
+		scrub_status(&out);
+		op_end(OP_IOCTL, ino, 0, t0);
+		fuse_reply_ioctl(req, 0, &out, sizeof(out));
+		return;
+	}
+	if (cmd == GLASSFS_IOC_SCRUB_CANCEL) {
+		int ret = scrub_cancel_running();
+		if (!replied_err(req, OP_IOCTL, ino, t0, ret))
+			fuse_reply_ioctl(req, 0, NULL, 0);
+		return;
+	}
+	if (cmd == FITRIM) {	/* fstrim(8): the whole volume; range.len gets the bytes trimmed */
+		struct fstrim_range r;
+		uint64_t trimmed = 0;
+		int ret;
+
+		if (in_bufsz < sizeof(r) || out_bufsz < sizeof(r)) {
+			reply_err(req, OP_IOCTL, ino, t0, -EINVAL);
+			return;
+		}
+		memcpy(&r, in_buf, sizeof(r));
+		ret = core_trim(d->core, r.minlen, &trimmed);
+		op_end(OP_IOCTL, ino, ret, t0);
+		r.len = trimmed;
+		if (ret < 0)
+			fuse_reply_err(req, -ret);
+		else
+			fuse_reply_ioctl(req, 0, &r, sizeof(r));
+		return;
+	}
+	if (cmd == GLASSFS_IOC_TRIM) {
+		struct glassfs_ioc_trim io;
+		int ret;
+
+		if (in_bufsz < sizeof(io) || out_bufsz < sizeof(io)) {
+			reply_err(req, OP_IOCTL, ino, t0, -EINVAL);
+			return;
+		}
+		memcpy(&io, in_buf, sizeof(io));
+		io.trimmed = 0;
+		ret = core_trim(d->core, io.minlen, &io.trimmed);
+		if (!replied_err(req, OP_IOCTL, ino, t0, ret))
+			fuse_reply_ioctl(req, 0, &io, sizeof(io));
+		return;
+	}
+	reply_err(req, OP_IOCTL, ino, t0, -ENOTTY);
+}
+
+const struct fuse_lowlevel_ops glassfs_ll_ops = {
+	.init		= gl_init,
+	.destroy	= gl_destroy,
+	.lookup		= gl_lookup,
+	.forget		= gl_forget,
+	.forget_multi	= gl_forget_multi,
+	.getattr	= gl_getattr,
+	.setattr	= gl_setattr,
+	.readlink	= gl_readlink,
+	.mknod		= gl_mknod,
+	.mkdir		= gl_mkdir,
+	.unlink		= gl_unlink,
+	.rmdir		= gl_rmdir,
+	.symlink	= gl_symlink,
+	.rename		= gl_rename,
+	.link		= gl_link,
+	.open		= gl_open,
+	.read		= gl_read,
+	.write		= gl_write,
+	.flush		= gl_flush,
+	.release	= gl_release,
+	.fsync		= gl_fsync,
+	.opendir	= gl_opendir,
+	.readdir	= gl_readdir,
+	.readdirplus	= gl_readdirplus,
+	.releasedir	= gl_releasedir,
+	.fsyncdir	= gl_fsyncdir,
+	.statfs		= gl_statfs,
+	.setxattr	= gl_setxattr,
+	.getxattr	= gl_getxattr,
+	.listxattr	= gl_listxattr,
+	.removexattr	= gl_removexattr,
+	.access		= gl_access,
+	.create		= gl_create,
+	.fallocate	= gl_fallocate,
+	.lseek		= gl_lseek,
+	.ioctl		= gl_ioctl,
+};

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fuse_ops.h — the libfuse3 low-level glue: one thin function per FUSE
+ * request that calls fsops.h and replies.  The daemon state is reached
+ * through fuse_req_userdata(), never a global.
+ */
+#ifndef GLASSFS_FUSE_OPS_H
+#define GLASSFS_FUSE_OPS_H
+
+#ifndef FUSE_USE_VERSION
+#define FUSE_USE_VERSION 312
+#endif
+#include <fuse_lowlevel.h>
+#include "fs/ops/fsops.h"
+
+struct glassfs_daemon {
+	struct core *core;		/* fixed while mounted */
+	struct fsctx *fs;		/* fixed while mounted */
+	double entry_timeout;		/* seconds the kernel may cache names */
+	double attr_timeout;		/* ... and attributes */
+	double neg_timeout;		/* ... and ENOENT lookups */
+	struct fuse_session *se;
+	const char *mountpoint;		/* absolute, or NULL (subvolume delete: busy cwd check) */
+};
+
+extern const struct fuse_lowlevel_ops glassfs_ll_ops;
+
+/* fuse_subvol.c: the subvolume ioctls (numbers 10-19); replies, returns
+ * 0 or -errno for the probe. */
+int glassfs_subvol_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, const void *in_buf,
+			 size_t in_bufsz, size_t out_bufsz);
+
+#endif

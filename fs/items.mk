@@ -1,7 +1,0 @@
-# fs/items.mk — the items layer's link needs (owned by the items layer).
-#
-# fsck.c calls fsck_items_check() through a weak reference, which does not
-# pull items_fsck.o out of libglassfs.a: link it into fsck.glassfs directly.
-ifneq ($(wildcard fs/fsck.c),)
-$(OUT)/bin/fsck.glassfs: $(OUT)/obj/fs/items_fsck.o
-endif

@@ -1,0 +1,935 @@
+// SPDX-License-Identifier: MIT
+/*
+ * file.c — file data over copy-on-write extents (see file.h and the
+ * EXTENT_DATA table in items_format.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fs/items/file.h"
+#include "fs/trees/data.h"
+#include "fs/items/subvol.h"
+
+#define BS		CORE_SECTORSIZE
+#define RDOWN(x)	((x) & ~(uint64_t)(BS - 1))
+#define RUP(x)		(((x) + BS - 1) & ~(uint64_t)(BS - 1))
+#define MAX_EXTENT	(1024ULL * 1024)	/* bytes per data extent on write */
+#define MAX_PREALLOC	(64ULL * 1024 * 1024)
+#define BATCH		64
+
+/* A copied file-extent item. */
+struct fext {
+	uint64_t off;		/* file offset (key) */
+	uint64_t len;		/* file bytes covered */
+	uint8_t type;
+	uint64_t disk_logical, disk_len, doff;
+	uint64_t generation;
+	char *idata;		/* inline bytes (len of them), malloc'd */
+};
+
+static void fext_free(struct fext *v, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(v[i].idata);
+		v[i].idata = NULL;
+	}
+}
+
+/* Parse the item at the path into e; 0, or -EIO for a malformed item. */
+static int fext_parse(const struct path *p, uint64_t off, struct fext *e)
+{
+	uint32_t size;
+	const struct file_extent *fe = btree_item_ptr(p, p->slots[0], &size);
+
+	memset(e, 0, sizeof(*e));
+	e->off = off;
+	if (size < FE_INLINE_HDR)
+		return -EIO;
+	e->type = fe->type;
+	e->generation = fe->generation;
+	if (fe->type == FE_INLINE) {
+		uint64_t n = size - FE_INLINE_HDR;
+		if (fe->ram_bytes < n)
+			n = fe->ram_bytes;
+		e->len = n;
+		e->idata = malloc(n ? n : 1);
+		if (!e->idata)
+			return -ENOMEM;
+		memcpy(e->idata, (const char *)fe + FE_INLINE_HDR, n);
+		return 0;
+	}
+	if (size < sizeof(*fe) || (fe->type != FE_REG && fe->type != FE_PREALLOC))
+		return -EIO;
+	e->len = fe->num_bytes;
+	e->disk_logical = fe->disk_logical;
+	e->disk_len = fe->disk_len;
+	e->doff = fe->offset;
+	return 0;
+}
+
+static bool is_ext(const struct key *k, uint64_t ino)
+{
+	return k->objectid == ino && k->type == KEY_EXTENT_DATA;
+}
+
+/*
+ * Copy up to max file-extent items of ino that overlap [start, end), in
+ * offset order.  Returns the count or -errno.
+ */
+static int ext_collect(struct fsctx *fs, uint64_t ino, uint64_t start, uint64_t end,
+		       struct fext *v, int max)
+{
+	struct path p;
+	struct key k = mkkey(ino, KEY_EXTENT_DATA, start), ik;
+	int n = 0, ret;
+
+	path_init(&p);
+	ret = btree_search(NULL, fs->root, &k, &p, 0, 0);
+	if (ret < 0)
+		goto out;
+	if (ret == 1) {
+		/* an item starting before start may reach into the range */
+		int r = btree_prev(&p);
+		if (r < 0) {
+			ret = r;
+			goto out;
+		}
+		if (r == 0) {
+			btree_item_key(&p, p.slots[0], &ik);
+			if (is_ext(&ik, ino)) {
+				ret = fext_parse(&p, ik.offset, &v[n]);
+				if (ret < 0)
+					goto out;
+				if (v[n].off + v[n].len > start)
+					n++;
+				else
+					fext_free(&v[n], 1);
+			}
+		}
+		path_release(&p);
+		path_init(&p);
+		ret = items_search_ge(fs, &k, &p);
+	}
+	while (ret == 0 && n < max) {
+		btree_item_key(&p, p.slots[0], &ik);
+		if (!is_ext(&ik, ino) || ik.offset >= end)
+			break;
+		ret = fext_parse(&p, ik.offset, &v[n]);
+		if (ret < 0)
+			goto out;
+		n++;
+		ret = btree_next(&p);
+	}
+	ret = ret < 0 ? ret : n;
+out:
+	path_release(&p);
+	if (ret < 0)
+		fext_free(v, n);
+	return ret;
+}
+
+static int fe_write(struct txn *t, struct fsctx *fs, uint64_t ino, const struct fext *e)
+{
+	struct file_extent fe = {
+		.generation = txn_transid(t),
+		.ram_bytes = e->disk_len,
+		.type = e->type,
+		.disk_logical = e->disk_logical,
+		.disk_len = e->disk_len,
+		.offset = e->doff,
+		.num_bytes = e->len,
+	};
+	struct key k = mkkey(ino, KEY_EXTENT_DATA, e->off);
+	return btree_update(t, fs->root, &k, &fe, sizeof(fe));
+}
+
+static int fail(struct txn *t, int err, const char *where)
+{
+	txn_abort(t, err, where);
+	return err;
+}
+
+/*
+ * Remove the file's mapping of [start, end) (block-aligned, end may be
+ * UINT64_MAX), splitting items that straddle an edge.  Inline items
+ * overlapping the range are deleted whole.
+ */
+static int drop_range(struct txn *t, struct fsctx *fs, struct inode *ip,
+		      uint64_t start, uint64_t end)
+{
+	struct fext v[BATCH];
+	int n, ret = 0;
+
+	do {
+		n = ext_collect(fs, ip->ino, start, end, v, BATCH);
+		if (n < 0)
+			return n;
+		for (int i = 0; i < n && ret == 0; i++) {
+			struct fext *e = &v[i];
+			uint64_t eend = e->off + e->len;
+			struct key k = mkkey(ip->ino, KEY_EXTENT_DATA, e->off);
+
+			if (e->type == FE_INLINE) {
+				ret = btree_delete(t, fs->root, &k);
+				ip->item.nbytes -= ip->item.nbytes >= e->len ? e->len : ip->item.nbytes;
+				continue;
+			}
+			uint64_t cut0 = e->off > start ? e->off : start;
+			uint64_t cut1 = eend < end ? eend : end;
+			ip->item.nbytes -= ip->item.nbytes >= cut1 - cut0 ? cut1 - cut0 : ip->item.nbytes;
+			if (e->off < start) {
+				struct fext front = *e;
+				front.len = start - e->off;
+				ret = fe_write(t, fs, ip->ino, &front);
+				if (ret == 0 && eend > end) {
+					struct fext tail = *e;
+					tail.off = end;
+					tail.doff = e->doff + (end - e->off);
+					tail.len = eend - end;
+					ret = fe_write(t, fs, ip->ino, &tail);
+					if (ret == 0)
+						ret = data_ref(t, e->disk_logical, e->disk_len, 1);
+				}
+			} else {
+				ret = btree_delete(t, fs->root, &k);
+				if (ret == 0 && eend > end) {
+					struct fext tail = *e;
+					tail.off = end;
+					tail.doff = e->doff + (end - e->off);
+					tail.len = eend - end;
+					ret = fe_write(t, fs, ip->ino, &tail);
+				} else if (ret == 0) {
+					ret = data_ref(t, e->disk_logical, e->disk_len, -1);
+				}
+			}
+		}
+		fext_free(v, n);
+		if (ret < 0)
+			return ret;
+	} while (n == BATCH);
+	return 0;
+}
+
+/* Map [a, a+len) (aligned) to a new extent holding buf. */
+static int write_blocks(struct txn *t, struct fsctx *fs, struct inode *ip,
+			uint64_t a, const void *buf, uint64_t len)
+{
+	uint64_t logical;
+	int ret = data_alloc(t, len, &logical);
+
+	if (ret < 0)
+		return ret;
+	ret = data_write(t, logical, buf, len);
+	if (ret == 0)
+		ret = drop_range(t, fs, ip, a, a + len);
+	if (ret == 0) {
+		struct fext e = { .off = a, .len = len, .type = FE_REG,
+				  .disk_logical = logical, .disk_len = len };
+		ret = fe_write(t, fs, ip->ino, &e);
+	}
+	if (ret < 0)
+		return fail(t, ret, "file write_blocks");
+	ip->item.nbytes += len;
+	return 0;
+}
+
+/*
+ * Write [a, a+len) (aligned) in place when PREALLOC extents map all of it:
+ * fallocate reserved those blocks, so the write must not need new space
+ * (no ENOSPC).  Safe against a crash: the committed items still say
+ * PREALLOC (reads as zeros) until this transaction's items, which turn
+ * the written part into REG, are committed.  Returns 1 when written,
+ * 0 when the range is not all preallocated (the caller copies on write),
+ * -errno.
+ */
+static int write_prealloc(struct txn *t, struct fsctx *fs, struct inode *ip,
+			  uint64_t a, const char *buf, uint64_t len)
+{
+	struct fext v[BATCH];
+	uint64_t end = a + len, cur = a;
+	int n = ext_collect(fs, ip->ino, a, end, v, BATCH), ret = 0;
+
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++)
+		if (v[i].type != FE_PREALLOC || v[i].off > cur ||
+		    (cur = v[i].off + v[i].len) < v[i].off ||
+		    !subvol_extent_exclusive(fs, v[i].disk_logical))	/* a snapshot may share it */
+			goto cow;
+	if (cur < end)
+		goto cow;
+	for (int i = 0; i < n && ret == 0; i++) {
+		struct fext *e = &v[i];
+		uint64_t s = e->off > a ? e->off : a;
+		uint64_t x = e->off + e->len < end ? e->off + e->len : end;
+		uint64_t disk = e->disk_logical + e->doff + (s - e->off);
+		int pieces = 0;
+
+		ret = data_write(t, disk, buf + (s - a), x - s);
+		if (ret == 0 && e->off < s) {
+			struct fext front = *e;
+			front.len = s - e->off;
+			ret = fe_write(t, fs, ip->ino, &front);	/* key e->off: replaces */
+			pieces++;
+		}
+		if (ret == 0) {
+			struct fext mid = *e;
+			mid.type = FE_REG;
+			mid.off = s;
+			mid.doff = e->doff + (s - e->off);
+			mid.len = x - s;
+			ret = fe_write(t, fs, ip->ino, &mid);
+			pieces++;
+		}
+		if (ret == 0 && x < e->off + e->len) {
+			struct fext tail = *e;
+			tail.off = x;
+			tail.doff = e->doff + (x - e->off);
+			tail.len = e->off + e->len - x;
+			ret = fe_write(t, fs, ip->ino, &tail);
+			pieces++;
+		}
+		if (ret == 0 && pieces > 1)	/* each item holds one reference */
+			ret = data_ref(t, e->disk_logical, e->disk_len, pieces - 1);
+	}
+	fext_free(v, n);
+	return ret < 0 ? fail(t, ret, "file write into prealloc") : 1;
+cow:
+	fext_free(v, n);
+	return 0;
+}
+
+ssize_t file_read(struct fsctx *fs, struct inode *ip, void *buf, size_t len, uint64_t off)
+{
+	uint64_t size = ip->item.size, end, cur;
+	struct fext v[BATCH];
+	char *tmp = NULL;
+	size_t tmpcap = 0;
+	int n, ret = 0;
+
+	if (off >= size || len == 0)
+		return 0;
+	if (len > size - off)
+		len = size - off;
+	end = off + len;
+	memset(buf, 0, len);
+	cur = off;
+	do {
+		n = ext_collect(fs, ip->ino, cur, end, v, BATCH);
+		if (n < 0) {
+			ret = n;
+			break;
+		}
+		for (int i = 0; i < n && ret == 0; i++) {
+			struct fext *e = &v[i];
+			uint64_t s = e->off > off ? e->off : off;
+			uint64_t x = e->off + e->len < end ? e->off + e->len : end;
+			if (s >= x)
+				continue;
+			if (e->type == FE_INLINE) {
+				memcpy((char *)buf + (s - off), e->idata + (s - e->off), x - s);
+			} else if (e->type == FE_REG) {
+				uint64_t sa = RDOWN(s), xa = RUP(x);
+				uint64_t disk = e->disk_logical + e->doff + (sa - e->off);
+				if (xa - sa > tmpcap) {
+					free(tmp);
+					tmpcap = xa - sa;
+					tmp = malloc(tmpcap);
+					if (!tmp) {
+						ret = -ENOMEM;
+						break;
+					}
+				}
+				ret = data_read(fs->core, disk, tmp, xa - sa);
+				if (ret == 0)
+					memcpy((char *)buf + (s - off), tmp + (s - sa), x - s);
+			}
+			cur = e->off + e->len;
+		}
+		fext_free(v, n);
+	} while (ret == 0 && n == BATCH && cur < end);
+	free(tmp);
+	return ret < 0 ? ret : (ssize_t)len;
+}
+
+/* The file's only item if it is inline: 1 and *e, 0 if not inline. */
+static int get_inline(struct fsctx *fs, struct inode *ip, struct fext *e)
+{
+	int n = ext_collect(fs, ip->ino, 0, UINT64_MAX, e, 1);
+
+	if (n <= 0)
+		return n;
+	if (e->type == FE_INLINE && e->off == 0)
+		return 1;
+	fext_free(e, 1);
+	return 0;
+}
+
+static int has_items(struct fsctx *fs, struct inode *ip)
+{
+	struct fext e;
+	int n = ext_collect(fs, ip->ino, 0, UINT64_MAX, &e, 1);
+
+	if (n > 0)
+		fext_free(&e, 1);
+	return n;
+}
+
+static int put_inline(struct txn *t, struct fsctx *fs, struct inode *ip,
+		      const char *data, uint64_t len, uint64_t old_len)
+{
+	size_t sz = FE_INLINE_HDR + len;
+	struct file_extent *fe = malloc(sz);
+	struct key k = mkkey(ip->ino, KEY_EXTENT_DATA, 0);
+	int ret;
+
+	if (!fe)
+		return -ENOMEM;
+	memset(fe, 0, FE_INLINE_HDR);
+	fe->generation = txn_transid(t);
+	fe->ram_bytes = len;
+	fe->type = FE_INLINE;
+	memcpy((char *)fe + FE_INLINE_HDR, data, len);
+	ret = btree_update(t, fs->root, &k, fe, (uint32_t)sz);
+	free(fe);
+	if (ret == 0)
+		ip->item.nbytes = ip->item.nbytes - (ip->item.nbytes >= old_len ? old_len : 0) + len;
+	return ret;
+}
+
+/* Turn an inline file into one regular block extent at 0. */
+static int uninline(struct txn *t, struct fsctx *fs, struct inode *ip)
+{
+	struct fext e;
+	int ret = get_inline(fs, ip, &e);
+
+	if (ret <= 0)
+		return ret;
+	uint64_t blen = RUP(e.len ? e.len : 1);
+	char *buf = calloc(1, blen);
+	if (!buf) {
+		fext_free(&e, 1);
+		return -ENOMEM;
+	}
+	memcpy(buf, e.idata, e.len);
+	fext_free(&e, 1);
+	ret = write_blocks(t, fs, ip, 0, buf, blen);	/* drops the inline item */
+	free(buf);
+	return ret;
+}
+
+ssize_t file_write(struct txn *t, struct fsctx *fs, struct inode *ip,
+		   const void *ubuf, size_t len, uint64_t off)
+{
+	uint64_t end = off + len, size = ip->item.size;
+	uint64_t newsize = end > size ? end : size;
+	int ret;
+
+	if (len == 0)
+		return 0;
+	if (off >= FILE_MAX_SIZE || end > FILE_MAX_SIZE || end < off)
+		return -EFBIG;
+
+	if (newsize <= fs->inline_max) {
+		struct fext e;
+		int inl = get_inline(fs, ip, &e);
+		if (inl < 0)
+			return inl;
+		if (inl || has_items(fs, ip) == 0) {
+			char *buf = calloc(1, newsize);
+			uint64_t old = inl ? e.len : 0;
+			if (!buf) {
+				if (inl)
+					fext_free(&e, 1);
+				return -ENOMEM;
+			}
+			if (inl) {
+				memcpy(buf, e.idata, e.len < newsize ? e.len : newsize);
+				fext_free(&e, 1);
+			}
+			memcpy(buf + off, ubuf, len);
+			ret = put_inline(t, fs, ip, buf, newsize, old);
+			free(buf);
+			if (ret < 0)
+				return ret == -ENOSPC ? ret : fail(t, ret, "file inline write");
+			ip->item.size = newsize;
+			return (ssize_t)len;
+		}
+	}
+
+	/* allocate before touching anything so ENOSPC leaves the file as is */
+	ret = uninline(t, fs, ip);
+	if (ret < 0)
+		return ret;
+
+	uint64_t pa = RDOWN(off);
+	size_t done = 0;
+	char *buf = malloc(MAX_EXTENT);
+	if (!buf)
+		return -ENOMEM;
+	while (pa < end) {
+		uint64_t pb = pa + MAX_EXTENT;
+		if (pb > RUP(end))
+			pb = RUP(end);
+		uint64_t ws = off > pa ? off : pa, we = end < pb ? end : pb;
+		uint64_t plen = pb - pa;
+		memset(buf, 0, plen);
+		if (ws > pa) {		/* head of the first block */
+			ssize_t r = file_read(fs, ip, buf, ws - pa, pa);
+			if (r < 0) {
+				ret = (int)r;
+				break;
+			}
+		}
+		if (we < pb && we < ip->item.size) {	/* tail of the last block */
+			ssize_t r = file_read(fs, ip, buf + (we - pa), pb - we, we);
+			if (r < 0) {
+				ret = (int)r;
+				break;
+			}
+		}
+		memcpy(buf + (ws - pa), (const char *)ubuf + (ws - off), we - ws);
+		ret = write_prealloc(t, fs, ip, pa, buf, plen);
+		if (ret == 0)
+			ret = write_blocks(t, fs, ip, pa, buf, plen);
+		if (ret < 0)
+			break;
+		done += we - ws;
+		if (we > ip->item.size)
+			ip->item.size = we;
+		pa = pb;
+	}
+	free(buf);
+	if (done == 0 && ret < 0)
+		return ret;
+	return (ssize_t)done;
+}
+
+/* Zero [from, to) inside the block at blk if a regular extent maps it. */
+static int zero_partial(struct txn *t, struct fsctx *fs, struct inode *ip,
+			uint64_t blk, uint64_t from, uint64_t to)
+{
+	struct fext e;
+	int n = ext_collect(fs, ip->ino, blk, blk + BS, &e, 1);
+	char *buf;
+	int ret;
+
+	if (n <= 0)
+		return n;
+	bool reg = e.type == FE_REG;
+	fext_free(&e, 1);
+	if (!reg)
+		return 0;
+	buf = calloc(1, BS);
+	if (!buf)
+		return -ENOMEM;
+	ssize_t r = file_read(fs, ip, buf, BS, blk);
+	ret = r < 0 ? (int)r : 0;
+	if (ret == 0) {
+		memset(buf + (from - blk), 0, to - from);
+		ret = write_blocks(t, fs, ip, blk, buf, BS);
+	}
+	free(buf);
+	return ret;
+}
+
+int file_truncate(struct txn *t, struct fsctx *fs, struct inode *ip, uint64_t size)
+{
+	uint64_t old = ip->item.size;
+	int ret;
+
+	if (size > FILE_MAX_SIZE)
+		return -EFBIG;
+	if (size >= old) {
+		ip->item.size = size;
+		return 0;
+	}
+	struct fext e;
+	int inl = get_inline(fs, ip, &e);
+	if (inl < 0)
+		return inl;
+	if (inl) {
+		if (size == 0) {
+			struct key k = mkkey(ip->ino, KEY_EXTENT_DATA, 0);
+			ret = btree_delete(t, fs->root, &k);
+			if (ret == 0)
+				ip->item.nbytes -= ip->item.nbytes >= e.len ? e.len : ip->item.nbytes;
+		} else {
+			ret = put_inline(t, fs, ip, e.idata, e.len < size ? e.len : size, e.len);
+		}
+		fext_free(&e, 1);
+		if (ret < 0)
+			return fail(t, ret, "file_truncate inline");
+		ip->item.size = size;
+		return 0;
+	}
+	/* keep "bytes past i_size are zero" for a later extension */
+	if (size % BS) {
+		ret = zero_partial(t, fs, ip, RDOWN(size), size, RDOWN(size) + BS);
+		if (ret < 0)
+			return ret;
+	}
+	ret = drop_range(t, fs, ip, RUP(size), UINT64_MAX);
+	if (ret < 0)
+		return fail(t, ret, "file_truncate");
+	ip->item.size = size;
+	return 0;
+}
+
+static int punch(struct txn *t, struct fsctx *fs, struct inode *ip, uint64_t off, uint64_t end)
+{
+	struct fext e;
+	int ret, inl;
+
+	if (end > ip->item.size)
+		end = ip->item.size;
+	if (off >= end)
+		return 0;
+	inl = get_inline(fs, ip, &e);
+	if (inl < 0)
+		return inl;
+	if (inl) {
+		if (off < e.len)
+			memset(e.idata + off, 0, (end < e.len ? end : e.len) - off);
+		ret = put_inline(t, fs, ip, e.idata, e.len, e.len);
+		fext_free(&e, 1);
+		return ret < 0 ? fail(t, ret, "punch inline") : 0;
+	}
+	uint64_t a = RUP(off), b = RDOWN(end);
+	if (RDOWN(off) == RDOWN(end - 1) && (off % BS || end % BS))
+		return zero_partial(t, fs, ip, RDOWN(off), off, end);	/* inside one block */
+	if (off % BS) {
+		ret = zero_partial(t, fs, ip, RDOWN(off), off, RDOWN(off) + BS);
+		if (ret < 0)
+			return ret;
+	}
+	if (end % BS) {
+		ret = zero_partial(t, fs, ip, RDOWN(end), RDOWN(end), end);
+		if (ret < 0)
+			return ret;
+	}
+	if (a < b) {
+		ret = drop_range(t, fs, ip, a, b);
+		if (ret < 0)
+			return fail(t, ret, "punch");
+	}
+	return 0;
+}
+
+static int prealloc_gap(struct txn *t, struct fsctx *fs, struct inode *ip,
+			uint64_t g0, uint64_t g1)
+{
+	uint64_t max = MAX_PREALLOC;
+
+	while (g0 < g1) {
+		uint64_t plen = g1 - g0 > max ? max : g1 - g0, logical;
+		int ret = data_alloc(t, plen, &logical);
+		if (ret == -ENOSPC && plen > BS) {
+			/* no free run that long (small chunks, fragmentation):
+			 * smaller extents still reserve the space */
+			max = RUP(plen / 2);
+			continue;
+		}
+		if (ret < 0)
+			return ret;
+		struct fext e = { .off = g0, .len = plen, .type = FE_PREALLOC,
+				  .disk_logical = logical, .disk_len = plen };
+		ret = fe_write(t, fs, ip->ino, &e);
+		if (ret < 0)
+			return fail(t, ret, "fallocate");
+		ip->item.nbytes += plen;
+		g0 += plen;
+	}
+	return 0;
+}
+
+/*
+ * Move every file-extent item at or past from by delta bytes (negative:
+ * down).  No item may straddle from, and the target range must be free
+ * of items (the caller split or dropped them).  Items are re-keyed, their
+ * extents' reference counts do not change.
+ */
+static int shift_extents(struct txn *t, struct fsctx *fs, struct inode *ip, uint64_t from,
+			 int64_t delta)
+{
+	struct fext *all = NULL;
+	size_t cnt = 0, cap = 0;
+	uint64_t cur = from;
+	int n, ret = 0;
+
+	do {		/* collect first: re-keying under a cursor would revisit items */
+		if (cap - cnt < BATCH) {
+			struct fext *nv = realloc(all, (cap + 4 * BATCH) * sizeof(*all));
+			if (!nv) {
+				ret = -ENOMEM;
+				break;
+			}
+			all = nv;
+			cap += 4 * BATCH;
+		}
+		n = ext_collect(fs, ip->ino, cur, UINT64_MAX, all + cnt, BATCH);
+		if (n < 0) {
+			ret = n;
+			break;
+		}
+		for (int i = 0; i < n; i++)
+			if (all[cnt + i].off + all[cnt + i].len > cur)
+				cur = all[cnt + i].off + all[cnt + i].len;
+		cnt += (size_t)n;
+	} while (n == BATCH);
+	for (size_t k = 0; k < cnt && ret == 0; k++) {
+		/* down: lowest first; up: highest first, so no key collides */
+		struct fext *e = &all[delta < 0 ? k : cnt - 1 - k];
+		struct key ok = mkkey(ip->ino, KEY_EXTENT_DATA, e->off);
+
+		if (e->off < from || e->type == FE_INLINE) {
+			ret = -EIO;
+			break;
+		}
+		ret = btree_delete(t, fs->root, &ok);
+		e->off = (uint64_t)((int64_t)e->off + delta);
+		if (ret == 0)
+			ret = fe_write(t, fs, ip->ino, e);
+	}
+	fext_free(all, (int)cnt);
+	free(all);
+	return ret;
+}
+
+/* Split the regular or prealloc extent item that straddles off (if any)
+ * into two items that each hold a reference. */
+static int split_at(struct txn *t, struct fsctx *fs, struct inode *ip, uint64_t off)
+{
+	struct fext e;
+	int n = ext_collect(fs, ip->ino, off, off + 1, &e, 1), ret = 0;
+
+	if (n <= 0)
+		return n;
+	if (e.off < off && e.type != FE_INLINE) {
+		struct fext front = e, tail = e;
+		front.len = off - e.off;
+		tail.off = off;
+		tail.doff = e.doff + (off - e.off);
+		tail.len = e.off + e.len - off;
+		ret = fe_write(t, fs, ip->ino, &front);
+		if (ret == 0)
+			ret = fe_write(t, fs, ip->ino, &tail);
+		if (ret == 0)
+			ret = data_ref(t, e.disk_logical, e.disk_len, 1);
+	}
+	fext_free(&e, 1);
+	return ret;
+}
+
+/* FALLOC_FL_COLLAPSE_RANGE: remove [off, off+len) and pull the rest down.
+ * Block-aligned, and the range must end before EOF (the kernel's rules). */
+static int collapse(struct txn *t, struct fsctx *fs, struct inode *ip, uint64_t off,
+		    uint64_t len)
+{
+	int ret;
+
+	if (off % BS || len % BS || off + len >= ip->item.size)
+		return -EINVAL;
+	ret = uninline(t, fs, ip);
+	if (ret == 0)
+		ret = drop_range(t, fs, ip, off, off + len);
+	if (ret == 0)
+		ret = shift_extents(t, fs, ip, off + len, -(int64_t)len);
+	if (ret < 0)
+		return fail(t, ret, "fallocate collapse range");
+	ip->item.size -= len;
+	return 0;
+}
+
+/* FALLOC_FL_INSERT_RANGE: a hole of len bytes at off, the rest pushed up.
+ * Block-aligned, off inside the file. */
+static int insert(struct txn *t, struct fsctx *fs, struct inode *ip, uint64_t off,
+		  uint64_t len)
+{
+	int ret;
+
+	if (off % BS || len % BS || off >= ip->item.size)
+		return -EINVAL;
+	if (ip->item.size + len > FILE_MAX_SIZE || ip->item.size + len < len)
+		return -EFBIG;
+	ret = uninline(t, fs, ip);
+	if (ret < 0)
+		return ret;
+	ret = split_at(t, fs, ip, off);
+	if (ret == 0)
+		ret = shift_extents(t, fs, ip, off, (int64_t)len);
+	if (ret < 0)
+		return fail(t, ret, "fallocate insert range");
+	ip->item.size += len;
+	return 0;
+}
+
+static int prealloc_range(struct txn *t, struct fsctx *fs, struct inode *ip, uint64_t a,
+			  uint64_t b);
+
+/* FALLOC_FL_ZERO_RANGE: the range reads as zeros and its whole blocks
+ * stay allocated (preallocated extents), as on ext4 and xfs. */
+static int zero_range(struct txn *t, struct fsctx *fs, struct inode *ip, int mode,
+		      uint64_t off, uint64_t end)
+{
+	uint64_t a = RUP(off), b = RDOWN(end);
+	int ret = uninline(t, fs, ip);
+
+	if (ret < 0)
+		return ret;
+	if (RDOWN(off) == RDOWN(end - 1) && (off % BS || end % BS)) {
+		ret = zero_partial(t, fs, ip, RDOWN(off), off, end);
+	} else {
+		if (off % BS)
+			ret = zero_partial(t, fs, ip, RDOWN(off), off, RDOWN(off) + BS);
+		if (ret == 0 && end % BS)
+			ret = zero_partial(t, fs, ip, RDOWN(end), RDOWN(end), end);
+		if (ret == 0 && a < b) {
+			ret = drop_range(t, fs, ip, a, b);
+			if (ret < 0)
+				return fail(t, ret, "fallocate zero range");
+			ret = prealloc_range(t, fs, ip, a, b);
+		}
+	}
+	if (ret < 0)
+		return ret;
+	if (!(mode & FALLOC_FL_KEEP_SIZE) && end > ip->item.size)
+		ip->item.size = end;
+	return 0;
+}
+
+int file_fallocate(struct txn *t, struct fsctx *fs, struct inode *ip, int mode,
+		   uint64_t off, uint64_t len)
+{
+	uint64_t end = off + len;
+	int ret;
+
+	if (len == 0)
+		return -EINVAL;
+	if (end < off || end > FILE_MAX_SIZE)
+		return -EFBIG;
+	/* the VFS's rules (vfs_fallocate), for callers that are not the kernel */
+	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE |
+		     FALLOC_FL_COLLAPSE_RANGE | FALLOC_FL_INSERT_RANGE))
+		return -EOPNOTSUPP;
+	if ((mode & FALLOC_FL_PUNCH_HOLE) && (mode & FALLOC_FL_ZERO_RANGE))
+		return -EOPNOTSUPP;
+	if ((mode & FALLOC_FL_PUNCH_HOLE) && !(mode & FALLOC_FL_KEEP_SIZE))
+		return -EOPNOTSUPP;
+	if ((mode & FALLOC_FL_COLLAPSE_RANGE) && mode != FALLOC_FL_COLLAPSE_RANGE)
+		return -EINVAL;
+	if ((mode & FALLOC_FL_INSERT_RANGE) && mode != FALLOC_FL_INSERT_RANGE)
+		return -EINVAL;
+	if (mode & FALLOC_FL_PUNCH_HOLE)
+		return punch(t, fs, ip, off, end);
+	if (mode & FALLOC_FL_COLLAPSE_RANGE)
+		return collapse(t, fs, ip, off, len);
+	if (mode & FALLOC_FL_INSERT_RANGE)
+		return insert(t, fs, ip, off, len);
+	if (mode & FALLOC_FL_ZERO_RANGE)
+		return zero_range(t, fs, ip, mode, off, end);
+
+	ret = uninline(t, fs, ip);
+	if (ret < 0)
+		return ret;
+	ret = prealloc_range(t, fs, ip, RDOWN(off), RUP(end));
+	if (ret < 0)
+		return ret;
+	if (!(mode & FALLOC_FL_KEEP_SIZE) && end > ip->item.size)
+		ip->item.size = end;
+	return 0;
+}
+
+/* PREALLOC extents for every hole in [a, b) (aligned). */
+static int prealloc_range(struct txn *t, struct fsctx *fs, struct inode *ip, uint64_t a,
+			  uint64_t b)
+{
+	struct fext v[BATCH];
+	uint64_t cur = a;
+	int n, ret;
+
+	do {
+		n = ext_collect(fs, ip->ino, cur, b, v, BATCH);
+		if (n < 0)
+			return n;
+		ret = 0;
+		for (int i = 0; i < n && ret == 0; i++) {
+			if (v[i].off > cur)
+				ret = prealloc_gap(t, fs, ip, cur, v[i].off < b ? v[i].off : b);
+			if (v[i].off + v[i].len > cur)
+				cur = v[i].off + v[i].len;
+		}
+		fext_free(v, n);
+		if (ret < 0)
+			return ret;
+	} while (n == BATCH && cur < b);
+	if (cur < b)
+		return prealloc_gap(t, fs, ip, cur, b);
+	return 0;
+}
+
+/*
+ * SEEK_DATA / SEEK_HOLE.  Data is what inline and regular extents map;
+ * holes are the gaps between items and the preallocated (never written)
+ * extents, which read as zeros — as btrfs and xfs report them.
+ */
+int64_t file_seek(struct fsctx *fs, struct inode *ip, uint64_t off, int whence)
+{
+	uint64_t size = ip->item.size, cur = off;
+	struct fext v[BATCH];
+	int n;
+
+	if (off >= size)
+		return -ENXIO;
+	do {
+		n = ext_collect(fs, ip->ino, cur, size, v, BATCH);
+		if (n < 0)
+			return n;
+		for (int i = 0; i < n; i++) {
+			uint64_t e0 = v[i].off, e1 = v[i].off + v[i].len;
+			if (e1 <= cur)
+				continue;
+			if (v[i].type == FE_PREALLOC) {
+				if (whence == SEEK_HOLE) {	/* cur is in it or before it */
+					fext_free(v, n);
+					return (int64_t)cur;
+				}
+				cur = e1;
+				continue;
+			}
+			if (whence == SEEK_DATA) {
+				fext_free(v, n);
+				uint64_t r = e0 > cur ? e0 : cur;
+				return r < size ? (int64_t)r : -ENXIO;
+			}
+			if (e0 > cur) {
+				fext_free(v, n);
+				return (int64_t)cur;
+			}
+			cur = e1;
+		}
+		fext_free(v, n);
+	} while (n == BATCH && cur < size);
+	if (whence == SEEK_DATA)
+		return -ENXIO;
+	return (int64_t)(cur < size ? cur : size);
+}
+
+int file_set_symlink(struct txn *t, struct fsctx *fs, struct inode *ip,
+		     const char *target, size_t len)
+{
+	int ret;
+
+	if (FE_INLINE_HDR + len > btree_max_item_size(fs->root))
+		return -ENAMETOOLONG;
+	ret = put_inline(t, fs, ip, target, len, 0);
+	if (ret < 0)
+		return ret;
+	ip->item.size = len;
+	return 0;
+}

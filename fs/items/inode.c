@@ -1,0 +1,586 @@
+// SPDX-License-Identifier: MIT
+/*
+ * inode.c — in-memory inodes: cache, lookup counts, link counts, orphans.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/stat.h>
+
+#include "fs/items/inode.h"
+#include "fs/items/dcache.h"
+#include "fs/trees/data.h"
+
+#define ICACHE_MIN_BUCKETS 1024
+
+static size_t hash_ino(uint64_t ino, size_t n)
+{
+	ino *= 0x9e3779b97f4a7c15ULL;
+	return (size_t)(ino >> 20) & (n - 1);
+}
+
+/* The shard of ino: low bits, so consecutive inode numbers (one create
+ * after another) land in different shards.  hash_ino() picks the bucket
+ * from high bits of the product, independent of the shard. */
+static struct icache *ic_of(struct fsctx *fs, uint64_t ino)
+{
+	return &fs->icache[ino & (ICACHE_SHARDS - 1)];
+}
+
+int icache_init(struct fsctx *fs)
+{
+	for (int i = 0; i < ICACHE_SHARDS; i++) {
+		struct icache *ic = &fs->icache[i];
+
+		glock_init(&ic->lock, fs->locktype == GLOCK_SPIN ? GLOCK_SPIN : GLOCK_MUTEX,
+			   GLOCK_CLASS_MISC, root_id(fs->root), -1, -1);
+		ic->nbuckets = ICACHE_MIN_BUCKETS / ICACHE_SHARDS;
+		ic->count = 0;
+		ic->buckets = calloc(ic->nbuckets, sizeof(*ic->buckets));
+		if (!ic->buckets) {
+			icache_destroy(fs);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* Frees every cached inode; safe on a partly initialised cache. */
+void icache_destroy(struct fsctx *fs)
+{
+	dcache_free(fs->dcache);	/* the name cache goes with the inodes */
+	fs->dcache = NULL;
+	for (int s = 0; s < ICACHE_SHARDS; s++) {
+		struct icache *ic = &fs->icache[s];
+
+		for (size_t i = 0; ic->buckets && i < ic->nbuckets; i++) {
+			struct inode *ip = ic->buckets[i], *n;
+			for (; ip; ip = n) {
+				n = ip->hnext;
+				free(ip);
+			}
+		}
+		free(ic->buckets);
+		ic->buckets = NULL;
+	}
+}
+
+/* Caller holds the icache lock. */
+static void icache_grow(struct icache *ic)
+{
+	size_t n = ic->nbuckets * 2;
+	struct inode **nb = calloc(n, sizeof(*nb));
+
+	if (!nb)
+		return;
+	for (size_t i = 0; i < ic->nbuckets; i++) {
+		struct inode *ip = ic->buckets[i], *next;
+		for (; ip; ip = next) {
+			next = ip->hnext;
+			size_t h = hash_ino(ip->ino, n);
+			ip->hnext = nb[h];
+			nb[h] = ip;
+		}
+	}
+	free(ic->buckets);
+	ic->buckets = nb;
+	ic->nbuckets = n;
+}
+
+static struct inode *icache_find(struct icache *ic, uint64_t ino)
+{
+	struct inode *ip = ic->buckets[hash_ino(ino, ic->nbuckets)];
+
+	while (ip && ip->ino != ino)
+		ip = ip->hnext;
+	return ip;
+}
+
+static void icache_unhash(struct icache *ic, struct inode *ip)
+{
+	struct inode **pp = &ic->buckets[hash_ino(ip->ino, ic->nbuckets)];
+
+	while (*pp && *pp != ip)
+		pp = &(*pp)->hnext;
+	if (*pp) {
+		*pp = ip->hnext;
+		ic->count--;
+	}
+}
+
+static struct inode *inode_alloc(struct fsctx *fs, uint64_t ino)
+{
+	struct inode *ip = calloc(1, sizeof(*ip));
+
+	if (!ip)
+		return NULL;
+	ip->ino = ino;
+	glock_init(&ip->lock, fs->locktype, GLOCK_CLASS_INODE, root_id(fs->root), -1, -1);
+	ip->refs = 1;
+	return ip;
+}
+
+/* Insert ip unless another thread inserted the same ino first; returns the
+ * inode to use (referenced). */
+static struct inode *icache_insert(struct fsctx *fs, struct inode *ip)
+{
+	struct icache *ic = ic_of(fs, ip->ino);
+	struct inode *old;
+
+	glock_write(&ic->lock);
+	old = icache_find(ic, ip->ino);
+	if (old) {
+		old->refs++;
+		glock_write_unlock(&ic->lock);
+		free(ip);
+		return old;
+	}
+	if (ic->count >= ic->nbuckets * 2)
+		icache_grow(ic);
+	size_t h = hash_ino(ip->ino, ic->nbuckets);
+	ip->hnext = ic->buckets[h];
+	ic->buckets[h] = ip;
+	ic->count++;
+	glock_write_unlock(&ic->lock);
+	return ip;
+}
+
+int inode_get(struct fsctx *fs, uint64_t ino, struct inode **out)
+{
+	struct icache *ic = ic_of(fs, ino);
+	struct inode *ip;
+	struct key k = mkkey(ino, KEY_INODE_ITEM, 0);
+	int ret;
+
+	glock_write(&ic->lock);
+	if (__atomic_load_n(&fs->dead, __ATOMIC_SEQ_CST)) {	/* a deleted subvolume */
+		glock_write_unlock(&ic->lock);
+		return -ENOENT;
+	}
+	ip = icache_find(ic, ino);
+	if (ip) {
+		ip->refs++;
+		glock_write_unlock(&ic->lock);
+		*out = ip;
+		return 0;
+	}
+	glock_write_unlock(&ic->lock);
+
+	ip = inode_alloc(fs, ino);
+	if (!ip)
+		return -ENOMEM;
+	ret = btree_lookup(fs->root, &k, &ip->item, sizeof(ip->item));
+	if (ret < 0) {
+		free(ip);
+		return ret;
+	}
+	if ((size_t)ret < sizeof(ip->item)) {
+		fprintf(stderr, "glassfs: inode %llu: item of %d bytes, expected %zu\n",
+			(unsigned long long)ino, ret, sizeof(ip->item));
+		free(ip);
+		return -EIO;
+	}
+	if (ip->item.nlink == 0) {
+		/* an orphan still known to the kernel, or being freed */
+		struct key ok = mkkey(ORPHAN_OBJECTID, KEY_ORPHAN_ITEM, ino);
+		ip->orphan = btree_lookup(fs->root, &ok, &(char){0}, 0) >= 0;
+	}
+	*out = icache_insert(fs, ip);
+	return 0;
+}
+
+void inode_ref(struct fsctx *fs, struct inode *ip)
+{
+	struct icache *ic = ic_of(fs, ip->ino);
+
+	glock_write(&ic->lock);
+	ip->refs++;
+	glock_write_unlock(&ic->lock);
+}
+
+/* Last reference gone: unhash, and free an unlinked inode's items. */
+static void inode_release(struct fsctx *fs, struct inode *ip)
+{
+	bool unlinked = ip->item.nlink == 0;
+
+	/* a deleted subvolume's tree belongs to the cleaner now */
+	if (unlinked && !fs->readonly && !__atomic_load_n(&fs->dead, __ATOMIC_SEQ_CST)) {
+		int ret = inode_free_items(fs, ip->ino);
+		if (ret < 0)
+			fprintf(stderr, "glassfs: freeing unlinked inode %llu: %s (left as orphan)\n",
+				(unsigned long long)ip->ino, strerror(-ret));
+	}
+	free(ip);
+}
+
+static bool put_locked(struct icache *ic, struct inode *ip, uint32_t refs, uint64_t lookups)
+{
+	ip->refs -= refs;
+	ip->nlookup = ip->nlookup > lookups ? ip->nlookup - lookups : 0;
+	if (ip->refs == 0 && ip->nlookup == 0) {
+		icache_unhash(ic, ip);
+		return true;
+	}
+	return false;
+}
+
+void inode_put(struct fsctx *fs, struct inode *ip)
+{
+	struct icache *ic;
+	bool last;
+
+	if (!ip)
+		return;
+	ic = ic_of(fs, ip->ino);
+	glock_write(&ic->lock);
+	last = put_locked(ic, ip, 1, 0);
+	glock_write_unlock(&ic->lock);
+	if (last)
+		inode_release(fs, ip);
+}
+
+void inode_lookup_inc(struct fsctx *fs, struct inode *ip)
+{
+	struct icache *ic = ic_of(fs, ip->ino);
+
+	glock_write(&ic->lock);
+	ip->nlookup++;
+	glock_write_unlock(&ic->lock);
+}
+
+void inode_forget(struct fsctx *fs, uint64_t ino, uint64_t n)
+{
+	struct icache *ic = ic_of(fs, ino);
+	struct inode *ip;
+	bool last = false;
+
+	glock_write(&ic->lock);
+	ip = icache_find(ic, ino);
+	if (ip)
+		last = put_locked(ic, ip, 0, n);
+	glock_write_unlock(&ic->lock);
+	if (last)
+		inode_release(fs, ip);
+}
+
+void inode_lock(struct inode *ip)   { glock_write(&ip->lock); }
+void inode_unlock(struct inode *ip) { glock_write_unlock(&ip->lock); }
+void inode_rlock(struct inode *ip)  { glock_read(&ip->lock); }
+void inode_runlock(struct inode *ip) { glock_read_unlock(&ip->lock); }
+
+/* Sort a small array by ino; NULLs and duplicates are skipped by callers. */
+static int sorted_unique(struct inode **ips, int n, struct inode **out)
+{
+	int m = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (!ips[i])
+			continue;
+		bool dup = false;
+		for (int j = 0; j < m; j++)
+			if (out[j] == ips[i])
+				dup = true;
+		if (!dup)
+			out[m++] = ips[i];
+	}
+	for (int i = 1; i < m; i++)
+		for (int j = i; j > 0 && out[j - 1]->ino > out[j]->ino; j--) {
+			struct inode *x = out[j];
+			out[j] = out[j - 1];
+			out[j - 1] = x;
+		}
+	return m;
+}
+
+void inode_lock_many(struct inode **ips, int n)
+{
+	struct inode *s[8];
+	int m = sorted_unique(ips, n, s);
+
+	for (int i = 0; i < m; i++)
+		inode_lock(s[i]);
+}
+
+void inode_unlock_many(struct inode **ips, int n)
+{
+	struct inode *s[8];
+	int m = sorted_unique(ips, n, s);
+
+	for (int i = m - 1; i >= 0; i--)
+		inode_unlock(s[i]);
+}
+
+void item_time_now(struct item_time *t)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	t->sec = ts.tv_sec;
+	t->nsec = (uint32_t)ts.tv_nsec;
+}
+
+static int time_cmp(const struct item_time *a, const struct item_time *b)
+{
+	if (a->sec != b->sec)
+		return a->sec < b->sec ? -1 : 1;
+	return a->nsec < b->nsec ? -1 : a->nsec > b->nsec;
+}
+
+bool inode_atime_stale(const struct inode *ip, int mode)
+{
+	struct item_time now;
+
+	if (mode == CORE_ATIME_NONE)
+		return false;
+	if (mode == CORE_ATIME_STRICT)
+		return true;
+	if (time_cmp(&ip->item.atime, &ip->item.mtime) <= 0 ||
+	    time_cmp(&ip->item.atime, &ip->item.ctime) <= 0)
+		return true;
+	item_time_now(&now);
+	return (int64_t)now.sec - (int64_t)ip->item.atime.sec >= 24 * 3600;
+}
+
+void inode_touch(struct inode *ip, int which)
+{
+	struct item_time now;
+
+	item_time_now(&now);
+	if (which & T_ATIME)
+		ip->item.atime = now;
+	if (which & T_MTIME)
+		ip->item.mtime = now;
+	if (which & T_CTIME)
+		ip->item.ctime = now;
+}
+
+int inode_update(struct txn *t, struct fsctx *fs, struct inode *ip)
+{
+	struct key k = mkkey(ip->ino, KEY_INODE_ITEM, 0);
+
+	ip->item.transid = txn_transid(t);
+	return btree_update(t, fs->root, &k, &ip->item, sizeof(ip->item));
+}
+
+int inode_new(struct txn *t, struct fsctx *fs, uint32_t mode, uint32_t uid,
+	      uint32_t gid, uint64_t rdev, const struct inode_link *link,
+	      struct inode **out)
+{
+	struct inode *ip;
+	uint64_t ino;
+	struct key k;
+	int ret;
+
+	/* no lock: inode numbers are never reused within a mount, so a
+	 * fetch-add is the whole allocator */
+	ino = __atomic_fetch_add(&fs->next_ino, 1, __ATOMIC_RELAXED);
+	if (ino >= ORPHAN_OBJECTID - 16)
+		return -ENOSPC;
+
+	ip = inode_alloc(fs, ino);
+	if (!ip)
+		return -ENOMEM;
+	ip->item.generation = txn_transid(t);
+	ip->item.transid = txn_transid(t);
+	ip->item.mode = mode;
+	ip->item.uid = uid;
+	ip->item.gid = gid;
+	ip->item.rdev = rdev;
+	ip->item.nlink = S_ISDIR(mode) ? 2 : 1;
+	ip->item.dir_seq = DIR_SEQ_FIRST;
+	item_time_now(&ip->item.otime);
+	ip->item.atime = ip->item.mtime = ip->item.ctime = ip->item.otime;
+
+	k = mkkey(ino, KEY_INODE_ITEM, 0);
+	if (link) {
+		struct key rk = mkkey(ino, KEY_INODE_REF, link->parent);
+		ret = btree_insert_pair(t, fs->root, &k, &ip->item, sizeof(ip->item),
+					&rk, link->ref, link->ref_size);
+	} else {
+		ret = btree_insert(t, fs->root, &k, &ip->item, sizeof(ip->item));
+	}
+	if (ret < 0) {
+		free(ip);
+		return ret == -EEXIST ? -EIO : ret;
+	}
+	*out = icache_insert(fs, ip);
+	return 0;
+}
+
+int inode_drop_link(struct txn *t, struct fsctx *fs, struct inode *ip)
+{
+	if (ip->item.nlink > 0)
+		ip->item.nlink--;
+	if (S_ISDIR(ip->item.mode) && ip->item.nlink == 1)
+		ip->item.nlink = 0;	/* a removed directory: "." no longer counts */
+	inode_touch(ip, T_CTIME);
+	if (ip->item.nlink == 0 && !ip->orphan) {
+		struct key k = mkkey(ORPHAN_OBJECTID, KEY_ORPHAN_ITEM, ip->ino);
+		int ret = btree_insert(t, fs->root, &k, &ip->ino, sizeof(ip->ino));
+		if (ret < 0 && ret != -EEXIST)
+			return ret;
+		ip->orphan = true;
+	}
+	return inode_update(t, fs, ip);
+}
+
+int items_search_ge(struct fsctx *fs, const struct key *k, struct path *p)
+{
+	return btree_search_ge(fs->root, k, p);
+}
+
+/* ---- freeing an inode's items ------------------------------------- */
+
+struct doomed {
+	struct key k;
+	uint64_t logical, len;	/* data extent to unreference, len 0 if none */
+};
+
+#define FREE_BATCH 128
+
+/* Collect up to FREE_BATCH items of ino.  Returns the count or -errno. */
+static int collect_items(struct fsctx *fs, uint64_t ino, struct doomed *d)
+{
+	struct path p;
+	struct key k = mkkey(ino, 0, 0);
+	int n = 0, ret;
+
+	path_init(&p);
+	ret = items_search_ge(fs, &k, &p);
+	if (ret < 0)
+		goto out;
+	if (ret)
+		goto done;
+	for (;;) {
+		struct key ik;
+		uint32_t size;
+		btree_item_key(&p, p.slots[0], &ik);
+		if (ik.objectid != ino)
+			break;
+		d[n].k = ik;
+		d[n].len = 0;
+		if (ik.type == KEY_EXTENT_DATA) {
+			struct file_extent *fe = btree_item_ptr(&p, p.slots[0], &size);
+			if (size >= sizeof(*fe) && fe->type != FE_INLINE) {
+				d[n].logical = fe->disk_logical;
+				d[n].len = fe->disk_len;
+			}
+		}
+		if (++n == FREE_BATCH)
+			break;
+		ret = btree_next(&p);
+		if (ret < 0)
+			goto out;
+		if (ret)
+			break;
+	}
+done:
+	ret = n;
+out:
+	path_release(&p);
+	return ret;
+}
+
+int inode_free_items(struct fsctx *fs, uint64_t ino)
+{
+	struct doomed *d = malloc(FREE_BATCH * sizeof(*d));
+	struct key ok = mkkey(ORPHAN_OBJECTID, KEY_ORPHAN_ITEM, ino);
+	bool last;
+	int ret, n;
+
+	if (!d)
+		return -ENOMEM;
+	do {
+		struct txn *t;
+		n = collect_items(fs, ino, d);
+		if (n < 0) {
+			ret = n;
+			goto out;
+		}
+		last = n < FREE_BATCH;
+		ret = txn_join(fs->core, n + 1, TXN_USE_RESERVE, &t);
+		if (ret < 0)
+			goto out;
+		/* delete the inode item last so a crash mid-way leaves a
+		 * findable orphan: items are sorted by type, INODE_ITEM first */
+		for (int i = n - 1; i >= 0 && ret == 0; i--) {
+			ret = btree_delete(t, fs->root, &d[i].k);
+			if (ret == 0 && d[i].len)
+				ret = data_ref(t, d[i].logical, d[i].len, -1);
+		}
+		/* and the orphan item with it, in the same transaction: a
+		 * commit between the two would leave an orphan item naming no
+		 * inode (fsck: "orphan item for missing inode") */
+		if (ret == 0 && last) {
+			ret = btree_delete(t, fs->root, &ok);
+			if (ret == -ENOENT)
+				ret = 0;
+		}
+		if (ret < 0)
+			txn_abort(t, ret, "inode_free_items");
+		int e = txn_end(t);
+		if (ret == 0)
+			ret = e;
+		if (ret < 0)
+			goto out;
+	} while (!last);
+out:
+	free(d);
+	return ret;
+}
+
+int inode_orphan_cleanup(struct fsctx *fs)
+{
+	int count = 0;
+
+	for (;;) {
+		struct path p;
+		struct key k = mkkey(ORPHAN_OBJECTID, KEY_ORPHAN_ITEM, 0), ik;
+		int ret;
+
+		path_init(&p);
+		ret = items_search_ge(fs, &k, &p);
+		if (ret == 0) {
+			btree_item_key(&p, p.slots[0], &ik);
+			if (ik.objectid != ORPHAN_OBJECTID || ik.type != KEY_ORPHAN_ITEM)
+				ret = 1;
+		}
+		path_release(&p);
+		if (ret < 0)
+			return ret;
+		if (ret)
+			break;
+		ret = inode_free_items(fs, ik.offset);
+		if (ret < 0)
+			return ret;
+		count++;
+	}
+	return count;
+}
+
+int inode_init_next(struct fsctx *fs)
+{
+	struct path p;
+	struct key k = mkkey(ORPHAN_OBJECTID - 16, 0, 0), ik;
+	int ret;
+
+	fs->next_ino = FIRST_FREE_INO;
+	path_init(&p);
+	ret = btree_search(NULL, fs->root, &k, &p, 0, 0);
+	if (ret < 0)
+		goto out;
+	ret = btree_prev(&p);
+	if (ret < 0)
+		goto out;
+	if (ret == 0) {
+		btree_item_key(&p, p.slots[0], &ik);
+		if (ik.objectid >= FIRST_FREE_INO && ik.objectid < ORPHAN_OBJECTID - 16)
+			fs->next_ino = ik.objectid + 1;
+	}
+	ret = 0;
+out:
+	path_release(&p);
+	return ret;
+}

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * inode.h — the items layer's context and its in-memory inodes.
+ *
+ * struct fsctx is the state of one mounted fs tree: the core, the tree
+ * root, the inode cache and the inode-number allocator.  Everything above
+ * (dir.c, xattr.c, file.c, fsops.c, the FUSE glue) reaches state through
+ * it; there are no globals.
+ *
+ * An in-memory inode caches its INODE_ITEM and is written through on every
+ * change (inode_update) in the caller's transaction.
+ *
+ * Lock order (see lock.h): join the transaction first, then lock inodes
+ * (ascending ino when several), then B-tree nodes (inside btree.c).  The
+ * icache lock is a leaf lock: nothing else is taken while holding it.
+ */
+#ifndef GLASSFS_INODE_H
+#define GLASSFS_INODE_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include "fs/base/lock.h"
+#include "fs/core/core.h"
+#include "fs/txn/txn.h"
+#include "fs/btree/btree.h"
+#include "fs/format/items_format.h"
+
+struct inode {
+	uint64_t ino;			/* fixed */
+	struct glock lock;		/* GLOCK_CLASS_INODE; guards item, orphan and this inode's items */
+	struct inode_item item;		/* cached INODE_ITEM; guarded by lock */
+	bool orphan;			/* has an ORPHAN_ITEM; guarded by lock */
+	/* does the directory have a default ACL (xattr.c); guarded by lock */
+	enum { DEF_ACL_UNKNOWN = 0, DEF_ACL_NONE, DEF_ACL_PRESENT } def_acl;
+	/* guarded by the icache lock: */
+	uint64_t nlookup;		/* kernel lookup count (FUSE forget) */
+	uint32_t refs;			/* engine references (inode_get/inode_put) */
+	struct inode *hnext;		/* hash chain */
+};
+
+/*
+ * The inode cache is split into ICACHE_SHARDS independent hash tables, each
+ * with its own leaf lock, chosen by ino: creates and lookups of different
+ * inodes (e.g. one directory per thread) do not funnel through one lock on
+ * their way to the B-tree.  A power of two.
+ */
+#define ICACHE_SHARDS 64
+
+struct icache {
+	struct glock lock;		/* GLOCK_CLASS_MISC; leaf lock of this shard */
+	struct inode **buckets;
+	size_t nbuckets;
+	size_t count;
+};
+
+struct dcache;
+struct fsctx {
+	struct core *core;		/* fixed */
+	struct root *root;		/* the fs tree; fixed */
+	enum glock_type locktype;	/* for inode locks; fixed */
+	bool readonly;			/* fixed at mount */
+	struct icache icache[ICACHE_SHARDS];
+	uint64_t next_ino;		/* atomic (fetch-add); set at mount */
+	uint32_t inline_max;		/* largest inline file; fixed */
+	int atime;			/* enum core_atime; fixed */
+	/* subvolumes (subvol.h): */
+	uint64_t subvol;		/* tree id of this fs tree; fixed */
+	uint64_t ino_base;		/* FUSE nodeid = ino_base | ino; fixed */
+	struct subvols *svs;		/* every open fs tree of the volume; fixed */
+	bool dead;			/* deleted: inode_get says ENOENT */
+	uint64_t open_files;		/* open files and dirs (atomic; FUSE glue) */
+	struct dcache *dcache;		/* positive lookups (dir.c); made at first use */
+};
+
+int icache_init(struct fsctx *fs);
+void icache_destroy(struct fsctx *fs);
+
+/* The inode ino, referenced.  -ENOENT if it has no INODE_ITEM, -errno. */
+int inode_get(struct fsctx *fs, uint64_t ino, struct inode **out);
+/* Take one more engine reference on an inode already held. */
+void inode_ref(struct fsctx *fs, struct inode *ip);
+/*
+ * Drop a reference.  When no reference and no kernel lookup remains the
+ * inode leaves the cache; if its link count is 0 its items and data are
+ * freed in a transaction of their own (it was an orphan).
+ */
+void inode_put(struct fsctx *fs, struct inode *ip);
+/* FUSE lookup counting: +1 per successful entry reply, -n at forget. */
+void inode_lookup_inc(struct fsctx *fs, struct inode *ip);
+void inode_forget(struct fsctx *fs, uint64_t ino, uint64_t n);
+
+/* Lock one inode, or up to four distinct/duplicate ones in ino order. */
+void inode_lock(struct inode *ip);
+void inode_unlock(struct inode *ip);
+void inode_rlock(struct inode *ip);
+void inode_runlock(struct inode *ip);
+void inode_lock_many(struct inode **ips, int n);
+void inode_unlock_many(struct inode **ips, int n);
+
+/*
+ * A new inode with nlink 1 (2 for directories), its INODE_ITEM written
+ * in t.  Returned referenced and unlocked (nobody else can see it yet).
+ * link, when given, is its first name's INODE_REF (parent and entry, as
+ * dir_new_ref builds it): the two items are adjacent keys of a new
+ * object, written in one B-tree descent.
+ */
+struct inode_link {
+	uint64_t parent;
+	const void *ref;
+	uint32_t ref_size;
+};
+int inode_new(struct txn *t, struct fsctx *fs, uint32_t mode, uint32_t uid,
+	      uint32_t gid, uint64_t rdev, const struct inode_link *link,
+	      struct inode **out);
+/* Write the cached item back (stamps transid).  Caller holds ip->lock. */
+int inode_update(struct txn *t, struct fsctx *fs, struct inode *ip);
+
+enum { T_ATIME = 1, T_MTIME = 2, T_CTIME = 4 };
+void inode_touch(struct inode *ip, int which);
+void item_time_now(struct item_time *t);
+/* Does a read have to update ip's atime under mode (enum core_atime)?
+ * relatime: when atime is not after mtime or ctime, or a day old.
+ * Caller holds ip->lock (read is enough). */
+bool inode_atime_stale(const struct inode *ip, int mode);
+
+/*
+ * Drop one link (caller holds ip->lock).  At nlink 0 an ORPHAN_ITEM is
+ * written so a crash before the last forget frees it at the next mount.
+ */
+int inode_drop_link(struct txn *t, struct fsctx *fs, struct inode *ip);
+
+/* Delete every item of ino and drop its data references; removes its
+ * orphan item.  Joins its own transactions (may span several). */
+int inode_free_items(struct fsctx *fs, uint64_t ino);
+
+/* At mount: free every orphan left by a crash.  Returns the count or -errno. */
+int inode_orphan_cleanup(struct fsctx *fs);
+/* At mount: find the largest inode number in use. */
+int inode_init_next(struct fsctx *fs);
+
+/* Read-only search for the first item >= k: 0 positioned there, 1 when
+ * no such item, -errno.  p must be released by the caller either way. */
+int items_search_ge(struct fsctx *fs, const struct key *k, struct path *p);
+
+static inline struct key mkkey(uint64_t oid, uint8_t type, uint64_t off)
+{
+	struct key k = { .objectid = oid, .type = type, .offset = off };
+	return k;
+}
+
+#endif

@@ -1,0 +1,440 @@
+// SPDX-License-Identifier: MIT
+/*
+ * items_fsck.c — offline checks of one fs tree (fsck.h): every item well
+ * formed, directory entries vs directory index, link counts vs entries
+ * and back references, directory sizes and subdirectory counts, orphan
+ * items, file-extent layout and sizes; each data-extent reference is
+ * reported to fsck.c (fsck_data_ref) to be compared with the extent tree.
+ *
+ * One pass in key order: all items of an object are adjacent (keys sort
+ * by objectid first), so per-object checks run when the objectid changes;
+ * counts that span objects (links) are settled at the end.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fs/items/fsck.h"
+#include "fs/btree/btree.h"
+#include "fs/format/items_format.h"
+#include "fs/format/format.h"
+
+#define BS CORE_SECTORSIZE
+
+struct ino_info {
+	uint64_t ino;			/* 0: empty slot */
+	uint32_t mode, nlink;
+	uint32_t refs;			/* names in INODE_REF items */
+	uint32_t entries;		/* DIR_INDEX entries naming it */
+	uint32_t subdirs;		/* DIR_INDEX entries of type DT_DIR in it */
+	uint8_t seen_type;		/* DT_* of the last entry naming it */
+	bool has_item, orphan;
+};
+
+struct imap {
+	struct ino_info *v;
+	size_t cap, n;
+};
+
+static struct ino_info *imap_get(struct imap *m, uint64_t ino)
+{
+	if (m->n * 2 >= m->cap) {
+		size_t ncap = m->cap ? m->cap * 2 : 4096;
+		struct ino_info *nv = calloc(ncap, sizeof(*nv));
+		if (!nv)
+			return NULL;
+		for (size_t i = 0; i < m->cap; i++) {
+			if (!m->v[i].ino)
+				continue;
+			size_t h = (m->v[i].ino * 0x9e3779b97f4a7c15ULL) & (ncap - 1);
+			while (nv[h].ino)
+				h = (h + 1) & (ncap - 1);
+			nv[h] = m->v[i];
+		}
+		free(m->v);
+		m->v = nv;
+		m->cap = ncap;
+	}
+	size_t h = (ino * 0x9e3779b97f4a7c15ULL) & (m->cap - 1);
+	while (m->v[h].ino && m->v[h].ino != ino)
+		h = (h + 1) & (m->cap - 1);
+	if (!m->v[h].ino) {
+		m->v[h].ino = ino;
+		m->n++;
+	}
+	return &m->v[h];
+}
+
+struct dent {			/* one DIR_ITEM entry of the current directory */
+	uint64_t index, ino, hash;
+	uint8_t type;
+	bool matched;
+};
+
+struct obj {			/* per-object state while walking its items */
+	uint64_t ino;
+	bool has_item;
+	struct inode_item it;
+	struct dent *dents;
+	size_t ndents, capdents;
+	uint64_t name_bytes;
+	uint64_t ext_end, ext_bytes;
+	int nexts;
+	bool inline_seen;
+	bool dents_sorted;
+};
+
+static uint8_t dt_of(uint32_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG: return DT_REG;
+	case S_IFDIR: return DT_DIR;
+	case S_IFLNK: return DT_LNK;
+	case S_IFCHR: return DT_CHR;
+	case S_IFBLK: return DT_BLK;
+	case S_IFIFO: return DT_FIFO;
+	case S_IFSOCK: return DT_SOCK;
+	}
+	return DT_UNKNOWN;
+}
+
+static int cmp_dent(const void *a, const void *b)
+{
+	const struct dent *x = a, *y = b;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static void obj_finish(struct fsck *f, struct obj *o)
+{
+	if (!o->ino)
+		return;
+	for (size_t i = 0; i < o->ndents; i++)
+		if (!o->dents[i].matched)
+			fsck_error(f, "dir %llu: entry (index %llu -> %llu) has no DIR_INDEX item",
+				   (unsigned long long)o->ino, (unsigned long long)o->dents[i].index,
+				   (unsigned long long)o->dents[i].ino);
+	if (o->has_item) {
+		if (S_ISDIR(o->it.mode) && o->it.size != o->name_bytes)
+			fsck_error(f, "dir %llu: size %llu, its names account for %llu",
+				   (unsigned long long)o->ino, (unsigned long long)o->it.size,
+				   (unsigned long long)o->name_bytes);
+		if (o->ext_bytes != o->it.nbytes)
+			fsck_error(f, "inode %llu: nbytes %llu, its extents hold %llu",
+				   (unsigned long long)o->ino, (unsigned long long)o->it.nbytes,
+				   (unsigned long long)o->ext_bytes);
+		if (o->nexts && !S_ISREG(o->it.mode) && !S_ISLNK(o->it.mode))
+			fsck_error(f, "inode %llu: mode %o has file extents",
+				   (unsigned long long)o->ino, o->it.mode);
+	}
+	o->ndents = 0;
+}
+
+static void check_dir_item(struct fsck *f, struct obj *o, const struct key *k,
+			   const char *buf, uint32_t size)
+{
+	uint32_t off = 0;
+
+	if (size == 0)
+		fsck_error(f, "dir %llu: empty DIR_ITEM %llu", (unsigned long long)k->objectid,
+			   (unsigned long long)k->offset);
+	while (off < size) {
+		const struct dir_entry *de = (const void *)(buf + off);
+		if (off + sizeof(*de) > size || off + sizeof(*de) + de->name_len > size ||
+		    de->name_len == 0 || de->name_len > 255) {
+			fsck_error(f, "dir %llu: DIR_ITEM %llu: entry overruns the item",
+				   (unsigned long long)k->objectid, (unsigned long long)k->offset);
+			return;
+		}
+		uint64_t h = name_hash(de->name, de->name_len);
+		if (h != k->offset)
+			fsck_error(f, "dir %llu: DIR_ITEM %llu holds a name hashing to %llu",
+				   (unsigned long long)k->objectid, (unsigned long long)k->offset,
+				   (unsigned long long)h);
+		if (o->ndents == o->capdents) {
+			size_t nc = o->capdents ? o->capdents * 2 : 256;
+			struct dent *nd = realloc(o->dents, nc * sizeof(*nd));
+			if (!nd)
+				return;
+			o->dents = nd;
+			o->capdents = nc;
+		}
+		o->dents[o->ndents++] = (struct dent){ de->index, de->ino, h, de->type, false };
+		o->name_bytes += 2ULL * de->name_len;
+		off += (uint32_t)sizeof(*de) + de->name_len;
+	}
+}
+
+static struct root *cur_tree;	/* the fs tree being checked */
+
+static void check_dir_index(struct fsck *f, struct obj *o, struct imap *m,
+			    const struct key *k, const char *buf, uint32_t size)
+{
+	const struct dir_entry *de = (const void *)buf;
+
+	if (size < sizeof(*de) || sizeof(*de) + de->name_len != size || de->name_len == 0) {
+		fsck_error(f, "dir %llu: DIR_INDEX %llu malformed", (unsigned long long)k->objectid,
+			   (unsigned long long)k->offset);
+		return;
+	}
+	if (o->has_item && k->offset >= o->it.dir_seq)
+		fsck_error(f, "dir %llu: DIR_INDEX %llu beyond dir_seq %llu",
+			   (unsigned long long)k->objectid, (unsigned long long)k->offset,
+			   (unsigned long long)o->it.dir_seq);
+	struct dent key = { .index = k->offset };
+	struct dent *d = o->ndents ? bsearch(&key, o->dents, o->ndents, sizeof(key), cmp_dent) : NULL;
+	uint64_t h = name_hash(de->name, de->name_len);
+	if (!d || d->hash != h || d->ino != de->ino || d->type != de->type)
+		fsck_error(f, "dir %llu: DIR_INDEX %llu (-> %llu) has no matching DIR_ITEM entry",
+			   (unsigned long long)k->objectid, (unsigned long long)k->offset,
+			   (unsigned long long)de->ino);
+	else
+		d->matched = true;
+	/* a subvolume's root lives in its own tree (checked as that tree);
+	 * it counts as a subdirectory here */
+	struct ino_info *t = de->type == DT_SUBVOL ? NULL : imap_get(m, de->ino);
+	if (t) {
+		t->entries++;
+		t->seen_type = de->type;
+	}
+	if (de->type == DT_SUBVOL && (de->ino < FIRST_SUBVOL_OBJECTID || de->ino > 0xffff))
+		fsck_error(f, "dir %llu: DIR_INDEX %llu names subvolume %llu, not a subvolume id",
+			   (unsigned long long)k->objectid, (unsigned long long)k->offset,
+			   (unsigned long long)de->ino);
+	else if (de->type == DT_SUBVOL && cur_tree) {
+		/* the subvolume's ROOT_REF says the same name, directory and index */
+		char rb[sizeof(struct root_ref) + 256];
+		const struct root_ref *rr = (const void *)rb;
+		struct key rk = { root_id(cur_tree), KEY_ROOT_REF, de->ino };
+		int n = btree_lookup(core_root(cur_tree->core, ROOT_TREE_OBJECTID), &rk, rb, sizeof(rb));
+
+		if (n < (int)sizeof(*rr) || rr->dirid != k->objectid || rr->index != k->offset ||
+		    rr->name_len != de->name_len || memcmp(rr->name, de->name, de->name_len))
+			fsck_error(f, "dir %llu: entry '%.*s' names subvolume %llu, whose ROOT_REF does not match",
+				   (unsigned long long)k->objectid, (int)de->name_len, de->name,
+				   (unsigned long long)de->ino);
+	}
+	if (de->type == DT_DIR || de->type == DT_SUBVOL) {
+		struct ino_info *p = imap_get(m, k->objectid);
+		if (p)
+			p->subdirs++;
+	}
+}
+
+static void check_extent(struct fsck *f, struct obj *o, const struct key *k,
+			 const char *buf, uint32_t size)
+{
+	const struct file_extent *fe = (const void *)buf;
+	unsigned long long ino = k->objectid, off = k->offset;
+
+	o->nexts++;
+	if (size < FE_INLINE_HDR) {
+		fsck_error(f, "inode %llu: EXTENT_DATA %llu too small (%u)", ino, off, size);
+		return;
+	}
+	if (off < o->ext_end)
+		fsck_error(f, "inode %llu: extent at %llu overlaps the previous one (ends %llu)",
+			   ino, off, (unsigned long long)o->ext_end);
+	if (fe->type == FE_INLINE) {
+		if (off != 0 || o->nexts != 1)
+			fsck_error(f, "inode %llu: inline extent at %llu is not the only one at 0", ino, off);
+		if (fe->ram_bytes != size - FE_INLINE_HDR)
+			fsck_error(f, "inode %llu: inline extent says %llu bytes, holds %u", ino,
+				   (unsigned long long)fe->ram_bytes, size - (uint32_t)FE_INLINE_HDR);
+		if (o->has_item && fe->ram_bytes > o->it.size)
+			fsck_error(f, "inode %llu: inline data (%llu) beyond i_size %llu", ino,
+				   (unsigned long long)fe->ram_bytes, (unsigned long long)o->it.size);
+		o->ext_bytes += fe->ram_bytes;
+		o->ext_end = fe->ram_bytes;
+		o->inline_seen = true;
+		return;
+	}
+	if (o->inline_seen)
+		fsck_error(f, "inode %llu: extent at %llu after an inline extent", ino, off);
+	if (size != sizeof(*fe) || (fe->type != FE_REG && fe->type != FE_PREALLOC)) {
+		fsck_error(f, "inode %llu: EXTENT_DATA %llu: bad type %u or size %u", ino, off,
+			   fe->type, size);
+		return;
+	}
+	if (off % BS || fe->offset % BS || fe->num_bytes % BS || fe->disk_len % BS ||
+	    fe->disk_logical % BS || fe->num_bytes == 0)
+		fsck_error(f, "inode %llu: extent at %llu not block aligned", ino, off);
+	if (fe->offset + fe->num_bytes > fe->disk_len)
+		fsck_error(f, "inode %llu: extent at %llu reaches past its data extent", ino, off);
+	if (fe->type == FE_REG && o->has_item &&
+	    off + fe->num_bytes > ((o->it.size + BS - 1) & ~(uint64_t)(BS - 1)))
+		fsck_error(f, "inode %llu: extent at %llu ends past i_size %llu", ino, off,
+			   (unsigned long long)o->it.size);
+	o->ext_bytes += fe->num_bytes;
+	o->ext_end = off + fe->num_bytes;
+	fsck_data_ref(f, fe->disk_logical, fe->disk_len);
+}
+
+int fsck_items_check(struct fsck *f, struct root *fsroot)
+{
+	cur_tree = fsroot;
+	struct imap m = { 0 };
+	struct obj o;
+	struct path p;
+	struct key k = { 0, 0, 0 };
+	int ret;
+
+	memset(&o, 0, sizeof(o));
+	path_init(&p);
+	ret = btree_search_ge(fsroot, &k, &p);
+	while (ret == 0) {
+		uint32_t size;
+		btree_item_key(&p, p.slots[0], &k);
+		const char *buf = btree_item_ptr(&p, p.slots[0], &size);
+
+		if (k.objectid != o.ino) {
+			obj_finish(f, &o);
+			o.ino = k.objectid;
+			o.has_item = false;
+			o.name_bytes = o.ext_end = o.ext_bytes = 0;
+			o.nexts = 0;
+			o.inline_seen = false;
+			o.dents_sorted = false;
+		}
+		if (k.objectid == ORPHAN_OBJECTID) {
+			if (k.type != KEY_ORPHAN_ITEM || (size != 0 && size != 8))
+				fsck_error(f, "bad item (type %u, %u bytes) in the orphan list", k.type, size);
+			else {
+				struct ino_info *ii = imap_get(&m, k.offset);
+				if (ii)
+					ii->orphan = true;
+			}
+		} else if (k.type == KEY_INODE_ITEM) {
+			if (size != sizeof(struct inode_item) || k.offset != 0) {
+				fsck_error(f, "inode %llu: INODE_ITEM of %u bytes", (unsigned long long)k.objectid, size);
+			} else {
+				memcpy(&o.it, buf, sizeof(o.it));
+				o.has_item = true;
+				struct ino_info *ii = imap_get(&m, k.objectid);
+				if (ii) {
+					ii->has_item = true;
+					ii->mode = o.it.mode;
+					ii->nlink = o.it.nlink;
+				}
+				if (dt_of(o.it.mode) == DT_UNKNOWN)
+					fsck_error(f, "inode %llu: bad mode %o", (unsigned long long)k.objectid, o.it.mode);
+			}
+		} else {
+			if (!o.has_item)
+				fsck_error(f, "object %llu: item type %u without an INODE_ITEM",
+					   (unsigned long long)k.objectid, k.type);
+			switch (k.type) {
+			case KEY_INODE_REF: {
+				uint32_t off = 0;
+				struct ino_info *ii = imap_get(&m, k.objectid);
+				while (off < size) {
+					const struct inode_ref *r = (const void *)(buf + off);
+					if (off + sizeof(*r) > size || off + sizeof(*r) + r->name_len > size) {
+						fsck_error(f, "inode %llu: INODE_REF overruns its item",
+							   (unsigned long long)k.objectid);
+						break;
+					}
+					if (ii)
+						ii->refs++;
+					off += (uint32_t)sizeof(*r) + r->name_len;
+				}
+				break;
+			}
+			case KEY_XATTR_ITEM: {
+				uint32_t off = 0;
+				while (off < size) {
+					const struct xattr_entry *x = (const void *)(buf + off);
+					if (off + sizeof(*x) > size ||
+					    off + sizeof(*x) + x->name_len + (uint64_t)x->value_len > size) {
+						fsck_error(f, "inode %llu: XATTR_ITEM overruns its item",
+							   (unsigned long long)k.objectid);
+						break;
+					}
+					if (name_hash(x->name, x->name_len) != k.offset)
+						fsck_error(f, "inode %llu: xattr name in the wrong hash slot",
+							   (unsigned long long)k.objectid);
+					off += (uint32_t)sizeof(*x) + x->name_len + x->value_len;
+				}
+				break;
+			}
+			case KEY_DIR_ITEM:
+				check_dir_item(f, &o, &k, buf, size);
+				break;
+			case KEY_DIR_INDEX:
+				if (!o.dents_sorted) {
+					qsort(o.dents, o.ndents, sizeof(*o.dents), cmp_dent);
+					o.dents_sorted = true;
+				}
+				check_dir_index(f, &o, &m, &k, buf, size);
+				break;
+			case KEY_EXTENT_DATA:
+				check_extent(f, &o, &k, buf, size);
+				break;
+			default:
+				fsck_error(f, "object %llu: unknown item type %u",
+					   (unsigned long long)k.objectid, k.type);
+			}
+		}
+		ret = btree_next(&p);
+	}
+	path_release(&p);
+	obj_finish(f, &o);
+	free(o.dents);
+	if (ret < 0) {
+		/* an unreadable node: reported by the core's walk too; the
+		 * cross-object counts below would only echo it */
+		fsck_error(f, "fs tree %llu: items unreadable after (%llu, %u, %llu): %s",
+			   (unsigned long long)root_id(fsroot), (unsigned long long)k.objectid,
+			   k.type, (unsigned long long)k.offset, strerror(-ret));
+		free(m.v);
+		return 0;
+	}
+
+	/* links, types, orphans */
+	bool root_ok = false;
+	for (size_t i = 0; i < m.cap; i++) {
+		struct ino_info *ii = &m.v[i];
+		unsigned long long ino = ii->ino;
+		if (!ino)
+			continue;
+		if (!ii->has_item) {
+			if (ii->entries)
+				fsck_error(f, "inode %llu: named by %u directory entries but missing",
+					   ino, ii->entries);
+			if (ii->orphan)
+				fsck_error(f, "orphan item for missing inode %llu", ino);
+			continue;
+		}
+		if (ino == ROOT_DIR_INO) {
+			root_ok = S_ISDIR(ii->mode);
+			if (ii->entries)
+				fsck_error(f, "root directory is named by %u entries", ii->entries);
+		}
+		if (ii->entries && ii->seen_type != dt_of(ii->mode))
+			fsck_error(f, "inode %llu: entry type %u, inode mode %o", ino,
+				   ii->seen_type, ii->mode);
+		if (ii->refs != ii->entries)
+			fsck_error(f, "inode %llu: %u back references, %u directory entries", ino,
+				   ii->refs, ii->entries);
+		if (S_ISDIR(ii->mode)) {
+			uint32_t want = ii->nlink == 0 ? 0 : 2 + ii->subdirs;
+			if (ii->nlink != want)
+				fsck_error(f, "dir %llu: nlink %u, expected %u", ino, ii->nlink, want);
+			if (ino != ROOT_DIR_INO && ii->nlink && ii->entries != 1)
+				fsck_error(f, "dir %llu: named by %u entries", ino, ii->entries);
+		} else if (ii->nlink != ii->entries) {
+			fsck_error(f, "inode %llu: nlink %u, %u directory entries", ino, ii->nlink,
+				   ii->entries);
+		}
+		if (ii->nlink == 0 && !ii->orphan)
+			fsck_error(f, "inode %llu: nlink 0 but no orphan item", ino);
+		if (ii->nlink != 0 && ii->orphan)
+			fsck_error(f, "inode %llu: orphan item but nlink %u", ino, ii->nlink);
+	}
+	if (!root_ok && m.n)	/* an empty tree: the root is made at first mount */
+		fsck_error(f, "root directory %llu missing or not a directory",
+			   (unsigned long long)ROOT_DIR_INO);
+	free(m.v);
+	return 0;
+}

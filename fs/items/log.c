@@ -1,0 +1,1372 @@
+// SPDX-License-Identifier: MIT
+/*
+ * log.c — the fsync log (see log.h for what it covers).
+ *
+ * ## On disk
+ *
+ * A log is a chain of segments, newest first from the superblock's
+ * log_root.  A segment is a run of 4 KiB blocks in a METADATA chunk,
+ * allocated in the running transaction (free in the last commit's
+ * free-space tree, so a crash leaves them unreferenced by the trees):
+ *
+ *   struct log_seg_hdr   (72 bytes; csum = crc32c of bytes [4, len))
+ *   records, `used` bytes in all, each:
+ *     struct log_rec_hdr   (len: bytes of the record incl. header)
+ *     nitems x (struct log_item_hdr, size bytes of item data)
+ *
+ * Item kinds: LOG_FS_ITEM (an item of the inode in its fs tree),
+ * LOG_CSUM_RESET (key.offset = logical, data = le64 len: the checksums of
+ * that data extent are replaced by the LOG_CSUM_ITEMs that follow),
+ * LOG_CSUM_ITEM (an EXTENT_CSUM item of the csum tree), and LOG_EXT_KEEP
+ * (key (ino, EXTENT_DATA, 0), data = ascending le64 file offsets).
+ *
+ * File extents: every EXTENT_DATA item written in a transaction carries
+ * that transaction's id as its generation (file.c), so an item of an
+ * older generation is exactly as the last commit wrote it.  A record
+ * holds the items of the running transaction in full and only the keys of
+ * the older ones (LOG_EXT_KEEP): an fsync costs what changed, not the
+ * file's length.  Replay keeps the listed items, deletes the inode's
+ * other committed extents and inserts the logged ones.
+ *
+ * A segment is valid for superblock generation G only when its
+ * parent_gen is G: the commit after G clears log_root in the same
+ * superblock write, so a log never outlives its transaction.
+ *
+ * ## Ordering
+ *
+ * fsync: join the running transaction (so it cannot commit under us),
+ * read the inode's items under its lock, queue the record, then either
+ * wait for the leader writing the log or become it.  The leader writes a
+ * segment of every queued record, flushes every device (the files' data
+ * went to their extents at write time; the flush makes data and segment
+ * durable), writes the superblocks with log_root = the segment and
+ * flushes again.  Then each waiter ends its handle.
+ */
+#include "fs/items/log.h"
+#include "fs/core/core_internal.h"
+#include "fs/btree/btree.h"
+#include "fs/base/crc32c.h"
+#include "fs/trees/data.h"
+#include "fs/items/dir.h"
+#include "fs/items/inode.h"
+#include "fs/base/probe.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+
+#define LOG_MAGIC	0x474f4c5361616c47ull	/* "GlaaSLOG" */
+/*
+ * A record past this size commits instead: it holds every extent the file
+ * changed since the last commit, so a file appended to and fsync'd again
+ * and again would log more and more; after the commit it logs only keys
+ * for those.
+ */
+#define LOG_RECORD_COMMIT (32u << 10)
+#define LOG_MAX_RECORD	(LOG_RECORD_COMMIT + 4096)	/* capture stops here */
+#define LOG_MAX_SEGS	65536			/* chain length read at replay */
+#define LOG_BLOCK	4096u			/* segments are multiples of this */
+#define LOG_COMMIT_BYTES (64ull << 20)		/* a log this big asks for a commit */
+#define LOG_SLOT_MIN	(16u << 10)		/* slot reserved for the next segment */
+#define LOG_SLOT_MAX	(1u << 20)
+
+enum { LOG_FS_ITEM = 1, LOG_CSUM_RESET = 2, LOG_CSUM_ITEM = 3, LOG_EXT_KEEP = 4 };
+#define LOG_REC_NEW 1u		/* the inode was created after the last commit */
+
+struct log_seg_hdr {
+	uint32_t csum;
+	uint32_t nrecords;
+	uint64_t magic;
+	uint8_t  fsid[16];
+	uint64_t parent_gen;	/* superblock generation this log extends */
+	uint64_t log_id;	/* random, the same in every segment of one log */
+	uint64_t seq;		/* 1, 2, ... along the chain */
+	uint64_t bytenr;	/* where this segment sits */
+	uint64_t len;		/* segment bytes (LOG_BLOCK multiple) */
+	uint64_t used;		/* header + records */
+	uint64_t prev;		/* older segment, 0 for the first */
+	uint64_t next;		/* slot reserved for the next segment, 0 none */
+	uint64_t next_len;	/* its size: the next segment is at most this long */
+} __attribute__((packed));
+_Static_assert(sizeof(struct log_seg_hdr) == 104, "log segment header layout");
+
+struct log_rec_hdr {
+	uint32_t len;		/* record bytes including this header */
+	uint32_t nitems;
+	uint64_t tree;		/* fs tree id */
+	uint64_t ino;
+	uint32_t flags;		/* LOG_REC_* */
+	uint32_t pad;
+} __attribute__((packed));
+
+struct log_item_hdr {
+	uint8_t kind;
+	struct disk_key key;
+	uint32_t size;
+} __attribute__((packed));
+
+/* A set of inode numbers (open addressing, 0 = empty). */
+struct u64set {
+	uint64_t *v;
+	size_t cap, n;
+};
+
+static bool set_has(const struct u64set *s, uint64_t x)
+{
+	if (!s->cap)
+		return false;
+	for (size_t i = (x * 0x9e3779b97f4a7c15ull) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+		if (s->v[i] == x)
+			return true;
+		if (!s->v[i])
+			return false;
+	}
+}
+
+static int set_add(struct u64set *s, uint64_t x)
+{
+	if (set_has(s, x))
+		return 0;
+	if ((s->n + 1) * 2 > s->cap) {
+		struct u64set ns = { calloc(s->cap ? s->cap * 2 : 64, 8), s->cap ? s->cap * 2 : 64, 0 };
+		if (!ns.v)
+			return -ENOMEM;
+		for (size_t i = 0; i < s->cap; i++)
+			if (s->v[i])
+				set_add(&ns, s->v[i]);
+		free(s->v);
+		*s = ns;
+	}
+	size_t i = (x * 0x9e3779b97f4a7c15ull) & (s->cap - 1);
+	while (s->v[i])
+		i = (i + 1) & (s->cap - 1);
+	s->v[i] = x;
+	s->n++;
+	return 0;
+}
+
+static void set_clear(struct u64set *s)
+{
+	if (s->n)
+		memset(s->v, 0, s->cap * 8);
+	s->n = 0;
+}
+
+struct seg_ref {
+	uint64_t logical, len;
+};
+
+struct log_state {
+	struct glock lock;	/* GLOCK_CLASS_MISC, mutex */
+	struct gcond cond;	/* a batch was written */
+	uint64_t transid;	/* transaction these sets/segments belong to */
+	/* queued records (the next batch) */
+	char *pend;
+	size_t pend_len, pend_cap;
+	uint32_t pend_nrec;
+	uint64_t enq_seq, done_seq;	/* records queued / made durable */
+	bool writing;			/* a leader is writing a batch */
+	int failed;			/* a batch failed in this transaction */
+	/* segments of this transaction (pinned at commit) */
+	struct seg_ref *segs;
+	size_t nsegs, segcap;
+	uint64_t head;			/* newest segment on disk, 0 none */
+	uint64_t head_seq, log_id;
+	uint64_t next_slot, next_len;	/* reserved for the next segment */
+	uint64_t txn_bytes;		/* segment bytes of this transaction */
+	bool commit_had_log;		/* set by log_commit_clear for its commit */
+	struct u64set names;		/* inodes whose names changed */
+	struct u64set dirs;		/* directories that lost a name */
+	struct log_stats st;
+	bool names_oom;			/* a set insert failed: cover nothing */
+};
+
+int log_init(struct core *c)
+{
+	struct log_state *ls = calloc(1, sizeof(*ls));
+
+	if (!ls)
+		return -ENOMEM;
+	glock_init(&ls->lock, GLOCK_MUTEX, GLOCK_CLASS_MISC, LOG_TREE_OBJECTID, -1, -1);
+	gcond_init(&ls->cond);
+	c->log = ls;
+	return 0;
+}
+
+void log_destroy(struct core *c)
+{
+	struct log_state *ls = c->log;
+
+	if (!ls)
+		return;
+	free(ls->pend);
+	free(ls->segs);
+	free(ls->names.v);
+	free(ls->dirs.v);
+	free(ls);
+	c->log = NULL;
+}
+
+bool log_pins_frees(struct core *c)
+{
+	return c->log && __atomic_load_n(&c->log->commit_had_log, __ATOMIC_RELAXED);
+}
+
+bool log_pending(struct core *c)
+{
+	return c->sb.log_root != 0;
+}
+
+void log_stats(struct core *c, struct log_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (!c->log)
+		return;
+	glock_write(&c->log->lock);
+	*s = c->log->st;
+	glock_write_unlock(&c->log->lock);
+}
+
+/* Caller holds ls->lock: the sets and segments belong to transid. */
+static void sync_transid(struct log_state *ls, uint64_t transid)
+{
+	if (ls->transid == transid)
+		return;
+	/* a commit cleared everything; a new transaction starts empty */
+	ls->transid = transid;
+	set_clear(&ls->names);
+	set_clear(&ls->dirs);
+	ls->names_oom = false;
+	ls->failed = 0;
+}
+
+static void note(struct txn *t, uint64_t ino, bool dir)
+{
+	struct log_state *ls = txn_core(t)->log;
+
+	if (!ls)
+		return;
+	glock_write(&ls->lock);
+	sync_transid(ls, txn_transid(t));
+	if (set_add(dir ? &ls->dirs : &ls->names, ino))
+		ls->names_oom = true;
+	glock_write_unlock(&ls->lock);
+}
+
+void log_note_names(struct txn *t, uint64_t ino) { note(t, ino, false); }
+void log_note_dir_removal(struct txn *t, uint64_t dir) { note(t, dir, true); }
+
+void log_commit_clear(struct core *c)
+{
+	struct log_state *ls = c->log;
+
+	if (!ls)
+		return;
+	glock_write(&ls->lock);
+	ls->commit_had_log = ls->nsegs > 0;
+	for (size_t i = 0; i < ls->nsegs; i++)
+		alloc_pin(c, ls->segs[i].logical, ls->segs[i].len);
+	ls->nsegs = 0;
+	ls->head = 0;
+	ls->head_seq = 0;
+	ls->log_id = 0;
+	ls->next_slot = ls->next_len = 0;
+	ls->txn_bytes = 0;
+	ls->transid = 0;
+	set_clear(&ls->names);
+	set_clear(&ls->dirs);
+	ls->names_oom = false;
+	ls->failed = 0;
+	c->sb.log_root = 0;
+	c->sb.log_root_level = 0;
+	glock_write_unlock(&ls->lock);
+}
+
+/* ---- building a record ----------------------------------------------------- */
+
+struct buf {
+	char *p;
+	size_t len, cap;
+	int err;
+};
+
+static void *buf_grow(struct buf *b, size_t n)
+{
+	if (b->err)
+		return NULL;
+	if (b->len + n > LOG_MAX_RECORD) {
+		b->err = -E2BIG;
+		return NULL;
+	}
+	if (b->len + n > b->cap) {
+		size_t nc = b->cap ? b->cap * 2 : 4096;
+		while (nc < b->len + n)
+			nc *= 2;
+		char *np = realloc(b->p, nc);
+		if (!np) {
+			b->err = -ENOMEM;
+			return NULL;
+		}
+		b->p = np;
+		b->cap = nc;
+	}
+	void *r = b->p + b->len;
+	b->len += n;
+	return r;
+}
+
+static void put_item(struct buf *b, uint32_t *nitems, int kind, const struct key *k,
+		     const void *data, uint32_t size)
+{
+	struct log_item_hdr *h = buf_grow(b, sizeof(*h) + size);
+
+	if (!h)
+		return;
+	h->kind = (uint8_t)kind;
+	h->key = (struct disk_key){ k->objectid, k->type, k->offset };
+	h->size = size;
+	memcpy(h + 1, data, size);
+	(*nitems)++;
+}
+
+struct ext_ref {
+	uint64_t logical, len;
+};
+
+/* Every item of ino in the fs tree; REG/PREALLOC extents written in this
+ * transaction go to exts (their checksums are logged too). */
+static int capture_fs_items(struct fsctx *fs, uint64_t ino, uint64_t transid, struct buf *b,
+			    uint32_t *nitems, struct ext_ref **exts, size_t *nexts,
+			    uint64_t *parents, int *nparents, int maxparents,
+			    uint64_t **keep, size_t *nkeep)
+{
+	struct path p;
+	struct key k = mkkey(ino, 0, 0), ik;
+	int ret;
+	size_t cap = 0, keepcap = 0;
+
+	path_init(&p);
+	ret = items_search_ge(fs, &k, &p);
+	while (ret == 0) {
+		uint32_t size;
+		void *ptr;
+
+		btree_item_key(&p, p.slots[0], &ik);
+		if (ik.objectid != ino)
+			break;
+		ptr = btree_item_ptr(&p, p.slots[0], &size);
+		if (ik.type == KEY_EXTENT_DATA && size >= FE_INLINE_HDR &&
+		    ((const struct file_extent *)ptr)->generation != transid) {
+			/* as committed: its key is enough */
+			if (*nkeep == keepcap) {
+				size_t nc = keepcap ? keepcap * 2 : 64;
+				uint64_t *nk = realloc(*keep, nc * sizeof(*nk));
+				if (!nk) {
+					ret = -ENOMEM;
+					break;
+				}
+				*keep = nk;
+				keepcap = nc;
+			}
+			(*keep)[(*nkeep)++] = ik.offset;
+			ret = btree_next(&p);
+			continue;
+		}
+		put_item(b, nitems, LOG_FS_ITEM, &ik, ptr, size);
+		if (ik.type == KEY_INODE_REF) {
+			if (*nparents < maxparents)
+				parents[(*nparents)++] = ik.offset;
+			else
+				b->err = -E2BIG;
+		}
+		if (ik.type == KEY_EXTENT_DATA && size >= sizeof(struct file_extent)) {
+			const struct file_extent *fe = ptr;
+			if (fe->type != FE_INLINE && fe->generation == transid && fe->disk_logical) {
+				/* in a chunk created since the last commit: replay
+				 * could not claim it, so commit instead */
+				if (alloc_bg_is_new(fs->core, fe->disk_logical)) {
+					b->err = -E2BIG;
+					break;
+				}
+				bool dup = false;
+				for (size_t i = 0; i < *nexts && !dup; i++)
+					dup = (*exts)[i].logical == fe->disk_logical;
+				if (!dup) {
+					if (*nexts == cap) {
+						size_t nc = cap ? cap * 2 : 16;
+						struct ext_ref *ne = realloc(*exts, nc * sizeof(*ne));
+						if (!ne) {
+							ret = -ENOMEM;
+							break;
+						}
+						*exts = ne;
+						cap = nc;
+					}
+					(*exts)[(*nexts)++] = (struct ext_ref){ fe->disk_logical,
+										 fe->disk_len };
+				}
+			}
+		}
+		if (b->err)
+			break;
+		ret = btree_next(&p);
+	}
+	path_release(&p);
+	if (ret < 0)
+		return ret;
+	if (*nkeep && !b->err) {
+		k = mkkey(ino, KEY_EXTENT_DATA, 0);
+		if (*nkeep * 8 > LOG_MAX_RECORD)
+			b->err = -E2BIG;
+		else
+			put_item(b, nitems, LOG_EXT_KEEP, &k, *keep, (uint32_t)(*nkeep * 8));
+	}
+	return b->err;
+}
+
+/* The csum items of the data extent [logical, +len). */
+static int capture_csums(struct core *c, const struct ext_ref *e, struct buf *b,
+			 uint32_t *nitems)
+{
+	struct root *r = core_tree(c, CT_CSUM);
+	struct key k = { CSUM_OBJECTID, KEY_EXTENT_CSUM, e->logical }, ik;
+	uint64_t len = e->len;
+	struct path p;
+	int ret;
+
+	put_item(b, nitems, LOG_CSUM_RESET, &k, &len, sizeof(len));
+	path_init(&p);
+	ret = btree_search_ge(r, &k, &p);
+	while (ret == 0) {
+		uint32_t size;
+		void *ptr;
+
+		btree_item_key(&p, p.slots[0], &ik);
+		if (ik.objectid != CSUM_OBJECTID || ik.type != KEY_EXTENT_CSUM ||
+		    ik.offset >= e->logical + e->len)
+			break;
+		ptr = btree_item_ptr(&p, p.slots[0], &size);
+		put_item(b, nitems, LOG_CSUM_ITEM, &ik, ptr, size);
+		if (b->err)
+			break;
+		ret = btree_next(&p);
+	}
+	path_release(&p);
+	if (ret < 0)
+		return ret;
+	return b->err;
+}
+
+/* ---- writing a batch ----------------------------------------------------- */
+
+/* Remember a reserved range so the commit pins it.  Caller holds ls->lock. */
+static int add_seg(struct log_state *ls, uint64_t logical, uint64_t len)
+{
+	if (ls->nsegs == ls->segcap) {
+		size_t nc = ls->segcap ? ls->segcap * 2 : 16;
+		struct seg_ref *ns = realloc(ls->segs, nc * sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		ls->segs = ns;
+		ls->segcap = nc;
+	}
+	ls->segs[ls->nsegs++] = (struct seg_ref){ logical, len };
+	ls->txn_bytes += len;
+	return 0;
+}
+
+/* Reserve len bytes of metadata space for the log. */
+static int reserve(struct core *c, struct log_state *ls, uint64_t len, uint64_t *logical)
+{
+	int ret = alloc_reserve(c, BG_METADATA, len, LOG_BLOCK, logical);
+
+	if (ret)
+		return ret;
+	glock_write(&ls->lock);
+	ret = add_seg(ls, *logical, len);
+	glock_write_unlock(&ls->lock);
+	if (ret)
+		alloc_free_now(c, *logical, len);
+	return ret;
+}
+
+/*
+ * Write one segment.  Each segment names a slot reserved for the next
+ * one, so a batch that fits its slot costs one flush: the segment is
+ * found at replay by following `next` from the segment the superblock
+ * names, as long as segments there are valid and continue the chain
+ * (log_id, seq, prev).  The first segment of a transaction, and one that
+ * does not fit its slot, is written elsewhere and the superblock then
+ * points at it (a second flush).
+ */
+static int write_batch(struct core *c, struct log_state *ls, const char *recs, size_t len,
+		       uint32_t nrec, uint64_t *seg_bytes)
+{
+	size_t used = sizeof(struct log_seg_hdr) + len;
+	uint64_t seglen = (used + LOG_BLOCK - 1) / LOG_BLOCK * LOG_BLOCK, logical, nslot = 0, nlen;
+	struct log_seg_hdr *h;
+	bool need_super;
+	int ret;
+
+	glock_write(&ls->lock);
+	uint64_t slot = ls->next_slot, slot_len = ls->next_len, prev = ls->head;
+	uint64_t seq = ls->head_seq + 1;
+	while (!ls->log_id)
+		if (getrandom(&ls->log_id, sizeof(ls->log_id), 0) != sizeof(ls->log_id))
+			ls->log_id = glock_now_ns();
+	uint64_t log_id = ls->log_id;
+	glock_write_unlock(&ls->lock);
+
+	need_super = !slot || seglen > slot_len;
+	if (need_super) {
+		ret = reserve(c, ls, seglen, &logical);
+		if (ret)
+			return ret;
+		/* a chunk the last commit does not map cannot be read at
+		 * replay: commit instead (the chunk is then committed) */
+		if (alloc_bg_is_new(c, logical))
+			return -EAGAIN;
+	} else {
+		logical = slot;
+	}
+	/* the next segment's slot: room for twice this batch */
+	nlen = seglen * 2 < LOG_SLOT_MIN ? LOG_SLOT_MIN : seglen * 2 > LOG_SLOT_MAX ? LOG_SLOT_MAX :
+	       seglen * 2;
+	if (reserve(c, ls, nlen, &nslot) || alloc_bg_is_new(c, nslot))
+		nslot = nlen = 0;	/* the next batch rewrites the superblock */
+
+	h = aligned_alloc(4096, seglen);
+	if (!h)
+		return -ENOMEM;
+	memset(h, 0, seglen);
+	h->nrecords = nrec;
+	h->magic = LOG_MAGIC;
+	memcpy(h->fsid, c->sb.fsid, 16);
+	h->parent_gen = c->generation;
+	h->log_id = log_id;
+	h->seq = seq;
+	h->bytenr = logical;
+	h->len = seglen;
+	h->used = used;
+	h->prev = prev;
+	h->next = nslot;
+	h->next_len = nlen;
+	memcpy(h + 1, recs, len);
+	h->csum = crc32c(0, (uint8_t *)h + 4, seglen - 4);
+	ret = core_write_copies(c, logical, h, seglen, "fsync log segment");
+	free(h);
+	if (!ret)
+		ret = chunk_flush_devs(c, "fsync log");
+	if (ret)
+		return ret;
+	if (need_super) {
+		/* no commit can run: every fsync of this batch holds a handle */
+		c->sb.log_root = logical;
+		ret = core_write_super_log(c);
+		if (ret)
+			return ret;
+	}
+	glock_write(&ls->lock);
+	ls->head = logical;
+	ls->head_seq = seq;
+	ls->next_slot = nslot;
+	ls->next_len = nlen;
+	ls->st.batches++;
+	ls->st.bytes += seglen;
+	if (need_super)
+		ls->st.supers++;
+	bool big = ls->txn_bytes > LOG_COMMIT_BYTES;
+	glock_write_unlock(&ls->lock);
+	if (big) {
+		/* the log's space comes back only at a commit: ask for one */
+		glock_write(&c->ts.lock);
+		if (!c->ts.want_commit) {
+			c->ts.want_commit = COMMIT_DIRTY;
+			gcond_broadcast(&c->ts.cond);
+		}
+		glock_write_unlock(&c->ts.lock);
+	}
+	*seg_bytes = seglen;
+	return 0;
+}
+
+/* Queue a record and wait until a batch holding it is durable. */
+static int log_write_record(struct core *c, struct log_state *ls, uint64_t transid,
+			    const char *rec, size_t len)
+{
+	uint64_t my;
+	int ret = 0;
+
+	glock_write(&ls->lock);
+	sync_transid(ls, transid);
+	if (ls->failed) {
+		ret = ls->failed;
+		glock_write_unlock(&ls->lock);
+		return ret;
+	}
+	if (ls->pend_len + len > ls->pend_cap) {
+		size_t nc = ls->pend_cap ? ls->pend_cap * 2 : 65536;
+		while (nc < ls->pend_len + len)
+			nc *= 2;
+		char *np = realloc(ls->pend, nc);
+		if (!np) {
+			glock_write_unlock(&ls->lock);
+			return -ENOMEM;
+		}
+		ls->pend = np;
+		ls->pend_cap = nc;
+	}
+	memcpy(ls->pend + ls->pend_len, rec, len);
+	ls->pend_len += len;
+	ls->pend_nrec++;
+	my = ++ls->enq_seq;
+	while (ls->done_seq < my) {
+		if (ls->writing) {
+			gcond_wait(&ls->cond, &ls->lock);
+			continue;
+		}
+		/* lead: take every queued record */
+		char *recs = ls->pend;
+		size_t rlen = ls->pend_len;
+		uint32_t nrec = ls->pend_nrec;
+		uint64_t upto = ls->enq_seq, segb = 0;
+		ls->pend = NULL;
+		ls->pend_len = ls->pend_cap = 0;
+		ls->pend_nrec = 0;
+		ls->writing = true;
+		glock_write_unlock(&ls->lock);
+		int r = write_batch(c, ls, recs, rlen, nrec, &segb);
+		free(recs);
+		glock_write(&ls->lock);
+		if (r && !ls->failed) {
+			ls->failed = r;
+			if (r != -EAGAIN)	/* -EAGAIN: space in a new chunk, not an error */
+				core_log(c, "fsync log: writing a segment failed (%s); fsync commits "
+					 "instead until the next commit", strerror(-r));
+		}
+		ls->done_seq = upto;
+		ls->writing = false;
+		gcond_broadcast(&ls->cond);
+	}
+	ret = ls->failed;
+	glock_write_unlock(&ls->lock);
+	return ret;
+}
+
+/* ---- fsync ----------------------------------------------------------------- */
+
+int log_fsync(struct fsctx *fs, uint64_t ino)
+{
+	struct core *c = fs->core;
+	struct log_state *ls = c->log;
+	struct buf b = { 0 };
+	struct ext_ref *exts = NULL;
+	size_t nexts = 0, nkeep = 0;
+	uint64_t *keep = NULL;
+	uint64_t parents[8];
+	int nparents = 0;
+	uint32_t nitems = 0;
+	struct inode *ip;
+	struct txn *t;
+	uint64_t transid, t0 = 0;
+	bool isnew;
+	int ret;
+
+	if (!ls || c->opts.fsync_mode == CORE_FSYNC_COMMIT || root_id(fs->root) != FS_TREE_OBJECTID)
+		return 1;
+	if (PROBE_ON(LOG_SYNC_START) || PROBE_ON(LOG_SYNC_END))
+		t0 = glock_now_ns();
+	ret = txn_join(c, 1, 0, &t);
+	if (ret)
+		return ret == -EROFS ? ret : 1;
+	transid = txn_transid(t);
+	/* the log extends the last durable commit: wait for a commit still
+	 * in its write phase (commits are pipelined, txn.c); holding the
+	 * handle, no other can start writing until we are done */
+	if (__atomic_load_n(&c->generation, __ATOMIC_ACQUIRE) + 1 != transid)
+		txn_wait_written(c);
+	if (__atomic_load_n(&c->generation, __ATOMIC_ACQUIRE) + 1 != transid) {
+		txn_end(t);
+		return c->aborted ? c->aborted : 1;
+	}
+	ret = inode_get(fs, ino, &ip);
+	if (ret) {
+		txn_end(t);
+		return ret;
+	}
+	if (PROBE_ON(LOG_SYNC_START))
+		GLASSFS_LOG_SYNC_START(ino, transid);
+	inode_rlock(ip);
+	if (ip->item.transid < transid) {	/* nothing since the last commit */
+		ret = 0;
+		goto unlock;
+	}
+	ret = 1;
+	if (!S_ISREG(ip->item.mode) || ip->item.nlink == 0)
+		goto unlock;
+	isnew = ip->item.generation == transid;
+	glock_write(&ls->lock);
+	sync_transid(ls, transid);
+	bool names_changed = ls->names_oom || set_has(&ls->names, ino) || ls->failed;
+	glock_write_unlock(&ls->lock);
+	if (names_changed)
+		goto unlock;
+
+	struct log_rec_hdr *rh = buf_grow(&b, sizeof(*rh));
+	if (!rh) {
+		ret = b.err;
+		goto unlock;
+	}
+	ret = capture_fs_items(fs, ino, transid, &b, &nitems, &exts, &nexts, parents, &nparents,
+			       (int)(sizeof(parents) / sizeof(parents[0])), &keep, &nkeep);
+	for (size_t i = 0; i < nexts && !ret; i++)
+		ret = capture_csums(c, &exts[i], &b, &nitems);
+	if (ret == -E2BIG || (!ret && b.len > LOG_RECORD_COMMIT)) {
+		ret = 1;
+		goto unlock;
+	}
+	if (ret)
+		goto unlock;
+	if (isnew) {
+		/* its names go in at replay: each parent must be in the last
+		 * commit and must not have lost a name since (a name removed
+		 * there may be the one this file now has) */
+		for (int i = 0; i < nparents && ret == 0; i++) {
+			struct inode_item pi;
+			struct key pk = mkkey(parents[i], KEY_INODE_ITEM, 0);
+			int r = btree_lookup(fs->root, &pk, &pi, sizeof(pi));
+			if (r != (int)sizeof(pi) || pi.generation >= transid || !S_ISDIR(pi.mode))
+				ret = 1;
+			glock_write(&ls->lock);
+			if (set_has(&ls->dirs, parents[i]) || ls->names_oom)
+				ret = 1;
+			glock_write_unlock(&ls->lock);
+		}
+		if (nparents == 0)
+			ret = 1;
+		if (ret)
+			goto unlock;
+	}
+	inode_runlock(ip);
+	rh = (struct log_rec_hdr *)b.p;
+	*rh = (struct log_rec_hdr){ (uint32_t)b.len, nitems, root_id(fs->root), ino,
+				    isnew ? LOG_REC_NEW : 0, 0 };
+	ret = log_write_record(c, ls, transid, b.p, b.len);
+	glock_write(&ls->lock);
+	if (ret == 0)
+		ls->st.syncs++;
+	glock_write_unlock(&ls->lock);
+	goto out;
+unlock:
+	inode_runlock(ip);
+out:
+	inode_put(fs, ip);
+	txn_end(t);
+	if (ret == 1) {
+		glock_write(&ls->lock);
+		ls->st.fallbacks++;
+		glock_write_unlock(&ls->lock);
+	}
+	if (PROBE_ON(LOG_SYNC_END))
+		GLASSFS_LOG_SYNC_END(ino, ret, nitems, (uint64_t)b.len,
+				     t0 ? glock_now_ns() - t0 : 0);
+	free(b.p);
+	free(exts);
+	free(keep);
+	return ret;
+}
+
+/* ---- reading a log ----------------------------------------------------------- */
+
+struct seg {
+	struct log_seg_hdr *h;	/* whole segment */
+};
+
+/* Read [logical, +len) from the first copy that passes verify. */
+static int read_verified(struct core *c, uint64_t logical, void *buf, uint64_t len,
+			 int (*verify)(struct core *c, const void *buf, uint64_t logical, uint64_t len))
+{
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	uint64_t type = 0;
+	int n = chunk_map_lookup(c, logical, len, cp, &type), last = -EIO;
+
+	if (n < 0 || !(type & BG_METADATA))
+		return -EUCLEAN;
+	for (int i = 0; i < n; i++) {
+		if (dev_read(cp[i].dev, cp[i].physical, buf, len))
+			continue;
+		last = verify(c, buf, logical, len);
+		if (!last)
+			return 0;
+	}
+	return last;
+}
+
+static int verify_hdr(struct core *c, const void *buf, uint64_t logical, uint64_t len)
+{
+	const struct log_seg_hdr *h = buf;
+
+	(void)len;
+	if (h->magic != LOG_MAGIC || memcmp(h->fsid, c->sb.fsid, 16) || h->bytenr != logical ||
+	    !h->len || h->len % LOG_BLOCK || h->len > (64u << 20) || h->used > h->len ||
+	    h->used < sizeof(*h))
+		return -EUCLEAN;
+	return 0;
+}
+
+static int verify_seg(struct core *c, const void *buf, uint64_t logical, uint64_t len)
+{
+	const struct log_seg_hdr *h = buf;
+
+	if (verify_hdr(c, buf, logical, len) || h->len != len)
+		return -EUCLEAN;
+	if (crc32c(0, (const uint8_t *)buf + 4, len - 4) != h->csum)
+		return -EUCLEAN;
+	return 0;
+}
+
+/* Check one record's structure; returns its item count or -EUCLEAN. */
+static int check_record(const char *p, size_t avail)
+{
+	const struct log_rec_hdr *rh = (const void *)p;
+	size_t off = sizeof(*rh);
+
+	if (avail < sizeof(*rh) || rh->len < sizeof(*rh) || rh->len > avail)
+		return -EUCLEAN;
+	for (uint32_t i = 0; i < rh->nitems; i++) {
+		const struct log_item_hdr *ih = (const void *)(p + off);
+		if (off + sizeof(*ih) > rh->len || off + sizeof(*ih) + ih->size > rh->len)
+			return -EUCLEAN;
+		if (ih->kind < LOG_FS_ITEM || ih->kind > LOG_EXT_KEEP)
+			return -EUCLEAN;
+		if (ih->kind == LOG_EXT_KEEP && (ih->key.objectid != rh->ino || ih->size % 8))
+			return -EUCLEAN;
+		if (ih->kind == LOG_FS_ITEM && ih->key.objectid != rh->ino)
+			return -EUCLEAN;
+		if (ih->kind == LOG_CSUM_RESET && ih->size != 8)
+			return -EUCLEAN;
+		off += sizeof(*ih) + ih->size;
+	}
+	return off == rh->len ? (int)rh->nitems : -EUCLEAN;
+}
+
+/* Read and verify the segment at `at`: 0 with *out, -errno. */
+static int read_seg(struct core *c, uint64_t at, struct log_seg_hdr **out)
+{
+	struct log_seg_hdr *h = aligned_alloc(4096, LOG_BLOCK);
+	int ret;
+
+	if (!h)
+		return -ENOMEM;
+	ret = read_verified(c, at, h, LOG_BLOCK, verify_hdr);
+	if (!ret) {
+		uint64_t len = h->len;
+		if (len > LOG_BLOCK) {
+			free(h);
+			h = aligned_alloc(4096, len);
+			ret = h ? read_verified(c, at, h, len, verify_seg) : -ENOMEM;
+		} else {
+			ret = verify_seg(c, h, at, len);
+		}
+	}
+	if (ret) {
+		free(h);
+		return ret;
+	}
+	*out = h;
+	return 0;
+}
+
+static int push_seg(struct seg **v, int *n, struct log_seg_hdr *h)
+{
+	struct seg *nv = realloc(*v, (size_t)(*n + 1) * sizeof(*nv));
+
+	if (!nv) {
+		free(h);
+		return -ENOMEM;
+	}
+	*v = nv;
+	nv[(*n)++].h = h;
+	return 0;
+}
+
+/*
+ * The chain, oldest first in *out: back from the superblock's log_root
+ * along `prev` (every segment must be valid: the superblock was written
+ * after they were flushed), then forward along `next` for as long as
+ * valid segments continue it (those were flushed without a superblock
+ * write; the first one that is not there ends the log).
+ */
+static int read_chain(struct core *c, struct seg **out, int *nout, FILE *msg)
+{
+	struct seg *v = NULL;
+	int n = 0, ret = 0;
+	uint64_t at = c->sb.log_root;
+
+	while (at) {
+		struct log_seg_hdr *h;
+		ret = read_seg(c, at, &h);
+		if (!ret && (h->parent_gen != c->generation ||
+			     (n && (h->log_id != v[n - 1].h->log_id || h->seq + 1 != v[n - 1].h->seq)))) {
+			if (msg)
+				fprintf(msg, "fsync log segment %llu (generation %llu, seq %llu) does not continue the log of superblock generation %llu\n",
+					(unsigned long long)at, (unsigned long long)h->parent_gen,
+					(unsigned long long)h->seq, (unsigned long long)c->generation);
+			free(h);
+			ret = -EUCLEAN;
+		}
+		if (ret) {
+			if (msg && ret == -EUCLEAN)
+				fprintf(msg, "fsync log segment at %llu is damaged (header or checksum)\n",
+					(unsigned long long)at);
+			break;
+		}
+		if (n == LOG_MAX_SEGS) {
+			free(h);
+			ret = -EUCLEAN;
+			if (msg)
+				fprintf(msg, "fsync log: more than %d segments\n", LOG_MAX_SEGS);
+			break;
+		}
+		ret = push_seg(&v, &n, h);
+		if (ret)
+			break;
+		at = h->prev;
+		if (!at && h->seq != 1) {
+			if (msg)
+				fprintf(msg, "fsync log: the first segment has seq %llu\n",
+					(unsigned long long)h->seq);
+			ret = -EUCLEAN;
+		}
+	}
+	/* reverse: oldest first */
+	for (int i = 0; i < n / 2; i++) {
+		struct seg tmp = v[i];
+		v[i] = v[n - 1 - i];
+		v[n - 1 - i] = tmp;
+	}
+	/* forward from the newest the superblock knows */
+	while (!ret && n > 0 && n < LOG_MAX_SEGS && v[n - 1].h->next) {
+		const struct log_seg_hdr *last = v[n - 1].h;
+		struct log_seg_hdr *h;
+		if (read_seg(c, last->next, &h))
+			break;
+		if (h->parent_gen != last->parent_gen || h->log_id != last->log_id ||
+		    h->seq != last->seq + 1 || h->prev != last->bytenr || h->len > last->next_len) {
+			free(h);
+			break;
+		}
+		ret = push_seg(&v, &n, h);
+	}
+	/* every record must parse */
+	for (int i = 0; i < n && !ret; i++) {
+		const char *p = (const char *)(v[i].h + 1);
+		size_t avail = v[i].h->used - sizeof(struct log_seg_hdr), off = 0;
+		for (uint32_t r = 0; r < v[i].h->nrecords && !ret; r++) {
+			int k = check_record(p + off, avail - off);
+			if (k < 0) {
+				if (msg)
+					fprintf(msg, "fsync log segment %llu: record %u is malformed\n",
+						(unsigned long long)v[i].h->bytenr, r);
+				ret = k;
+				break;
+			}
+			off += ((const struct log_rec_hdr *)(p + off))->len;
+		}
+	}
+	*out = v;
+	*nout = n;
+	return ret;
+}
+
+static void free_chain(struct seg *v, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(v[i].h);
+	free(v);
+}
+
+int log_check(struct core *c, FILE *out)
+{
+	struct seg *v;
+	int n, ret, recs = 0;
+
+	if (!c->sb.log_root)
+		return 0;
+	if (out) {
+		/* where the superblock's segment lies: tests damage it there */
+		struct chunk_copy cp[CHUNK_MAX_STRIPES];
+		if (chunk_map_lookup(c, c->sb.log_root, LOG_BLOCK, cp, NULL) > 0)
+			fprintf(out, "fsync log: superblock names segment %llu (%s physical %llu)\n",
+				(unsigned long long)c->sb.log_root, cp[0].dev->path,
+				(unsigned long long)cp[0].physical);
+	}
+	ret = read_chain(c, &v, &n, out);
+	for (int i = 0; i < n && !ret; i++) {
+		recs += (int)v[i].h->nrecords;
+		/* the log's blocks were allocated after the last commit */
+		if (alloc_any_used(c, v[i].h->bytenr, v[i].h->len)) {
+			if (out)
+				fprintf(out, "fsync log segment %llu overlaps space the last commit uses\n",
+					(unsigned long long)v[i].h->bytenr);
+			ret = -EUCLEAN;
+		}
+		/* so were the data extents its records reference that the
+		 * last commit does not know */
+		const char *p = (const char *)(v[i].h + 1);
+		for (uint32_t r = 0; r < v[i].h->nrecords && !ret; r++) {
+			const struct log_rec_hdr *rh = (const void *)p;
+			const char *q = (const char *)(rh + 1);
+			p += rh->len;
+			for (uint32_t k = 0; k < rh->nitems && !ret; k++) {
+				const struct log_item_hdr *ih = (const void *)q;
+				const struct file_extent *fe = (const void *)(ih + 1);
+				struct extent_item ei;
+				uint64_t l;
+				q += sizeof(*ih) + ih->size;
+				if (ih->kind != LOG_FS_ITEM || ih->key.type != KEY_EXTENT_DATA ||
+				    ih->size < sizeof(*fe) || fe->type == FE_INLINE || !fe->disk_logical)
+					continue;
+				if (extent_lookup(c, fe->disk_logical, true, &ei, &l) != -ENOENT)
+					continue;
+				if (alloc_bg_is_new(c, fe->disk_logical) ||
+				    alloc_any_used(c, fe->disk_logical, fe->disk_len)) {
+					if (out)
+						fprintf(out, "fsync log: inode %llu references data %llu+%llu, "
+							"which the last commit uses or does not map\n",
+							(unsigned long long)rh->ino,
+							(unsigned long long)fe->disk_logical,
+							(unsigned long long)fe->disk_len);
+					ret = -EUCLEAN;
+				}
+			}
+		}
+	}
+	free_chain(v, n);
+	return ret ? ret : (recs ? recs : 1);
+}
+
+/* ---- replay ---------------------------------------------------------------------- */
+
+struct rec_ref {
+	uint64_t ino;
+	const struct log_rec_hdr *rh;
+};
+
+static int cmp_rec(const void *a, const void *b)
+{
+	const struct rec_ref *x = a, *y = b;
+
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+static bool kept(const uint64_t *keep, size_t n, uint64_t off)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (keep[mid] == off)
+			return true;
+		if (keep[mid] < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/*
+ * Delete every item of ino except its INODE_REFs and the EXTENT_DATA items
+ * at the keep offsets (which must all be there), dropping data refs.
+ */
+static int drop_inode_items(struct txn *t, struct fsctx *fs, uint64_t ino,
+			    const uint64_t *keep, size_t nkeep)
+{
+	struct key from = mkkey(ino, 0, 0);
+	size_t seen = 0;
+
+	for (;;) {
+		struct key ik;
+		struct path p;
+		uint64_t dl = 0, dlen = 0;
+		int ret;
+
+		path_init(&p);
+		ret = items_search_ge(fs, &from, &p);
+		while (ret == 0) {
+			btree_item_key(&p, p.slots[0], &ik);
+			if (ik.objectid != ino) {
+				ret = 1;
+				break;
+			}
+			if (ik.type == KEY_EXTENT_DATA && kept(keep, nkeep, ik.offset)) {
+				seen++;
+			} else if (ik.type != KEY_INODE_REF) {
+				break;
+			}
+			ret = btree_next(&p);
+		}
+		if (ret == 0 && ik.type == KEY_EXTENT_DATA) {
+			uint32_t size;
+			const struct file_extent *fe = btree_item_ptr(&p, p.slots[0], &size);
+			if (size >= sizeof(*fe) && fe->type != FE_INLINE && fe->disk_logical) {
+				dl = fe->disk_logical;
+				dlen = fe->disk_len;
+			}
+		}
+		path_release(&p);
+		if (ret < 0)
+			return ret;
+		if (ret > 0) {
+			if (seen != nkeep) {
+				fprintf(stderr, "glassfs: fsync log: inode %llu: %zu of its %zu unchanged "
+					"extents are not in the last commit\n", (unsigned long long)ino,
+					nkeep - seen, nkeep);
+				return -EUCLEAN;
+			}
+			return 0;
+		}
+		ret = btree_delete(t, fs->root, &ik);
+		if (!ret && dl)
+			ret = data_ref(t, dl, dlen, -1);
+		if (ret)
+			return ret;
+		from = ik;	/* deleted: the next search lands after it */
+	}
+}
+
+static int replay_record(struct txn *t, struct fsctx *fs, const struct log_rec_hdr *rh,
+			 struct u64set *claimed, unsigned *items)
+{
+	struct core *c = fs->core;
+	const char *p = (const char *)(rh + 1);
+	uint64_t *keep = NULL;	/* aligned copy: item data is packed */
+	size_t nkeep = 0;
+	int ret = 0;
+
+	for (uint32_t i = 0; i < rh->nitems && !keep; i++) {
+		const struct log_item_hdr *ih = (const void *)p;
+		if (ih->kind == LOG_EXT_KEEP && ih->size) {
+			nkeep = ih->size / 8;
+			keep = malloc(ih->size);
+			if (!keep)
+				return -ENOMEM;
+			memcpy(keep, ih + 1, ih->size);
+		}
+		p += sizeof(*ih) + ih->size;
+	}
+	p = (const char *)(rh + 1);
+	ret = drop_inode_items(t, fs, rh->ino, keep, nkeep);
+	free(keep);
+
+	for (uint32_t i = 0; i < rh->nitems && !ret; i++) {
+		const struct log_item_hdr *ih = (const void *)p;
+		const void *data = ih + 1;
+		struct key k = { ih->key.objectid, ih->key.type, ih->key.offset };
+
+		p += sizeof(*ih) + ih->size;
+		(*items)++;
+		switch (ih->kind) {
+		case LOG_FS_ITEM:
+			if (k.type == KEY_INODE_REF)
+				break;	/* names: kept, or added by dir_add below */
+			if (k.type == KEY_EXTENT_DATA && ih->size >= sizeof(struct file_extent)) {
+				const struct file_extent *fe = data;
+				if (fe->type != FE_INLINE && fe->disk_logical) {
+					struct extent_item ei;
+					uint64_t l;
+					int r = extent_lookup(c, fe->disk_logical, true, &ei, &l);
+					if (r == -ENOENT) {
+						/* written after the last commit: claim it once */
+						r = 0;
+						if (!set_has(claimed, fe->disk_logical)) {
+							r = alloc_claim(c, fe->disk_logical, fe->disk_len);
+							if (r == -EEXIST)
+								fprintf(stderr, "glassfs: fsync log: data extent %llu+%llu of inode %llu overlaps allocated space\n",
+									(unsigned long long)fe->disk_logical,
+									(unsigned long long)fe->disk_len,
+									(unsigned long long)rh->ino);
+							if (r)
+								r = -EUCLEAN;
+							else
+								r = set_add(claimed, fe->disk_logical);
+						}
+						if (!r) {
+							struct dref d = { fe->disk_logical, fe->disk_len, 0,
+									  -1, +1, true, true };
+							r = extent_ref_add(c, &d);
+						}
+					} else if (r == 0) {
+						r = data_ref(t, fe->disk_logical, fe->disk_len, +1);
+					}
+					if (r) {
+						ret = r;
+						break;
+					}
+				}
+			}
+			ret = btree_insert(t, fs->root, &k, data, ih->size);
+			break;
+		case LOG_CSUM_RESET: {
+			uint64_t len;
+			memcpy(&len, data, 8);
+			ret = data_csum_delete(t, k.offset, len);
+			break;
+		}
+		case LOG_CSUM_ITEM:
+			ret = btree_insert(t, core_tree(c, CT_CSUM), &k, data, ih->size);
+			break;
+		}
+	}
+	return ret;
+}
+
+/* A new inode's names: DIR_ITEM/DIR_INDEX/INODE_REF through dir_add. */
+static int replay_names(struct txn *t, struct fsctx *fs, const struct log_rec_hdr *rh)
+{
+	const char *p = (const char *)(rh + 1);
+	uint32_t mode = 0;
+	int ret = 0;
+
+	for (uint32_t i = 0; i < rh->nitems; i++) {
+		const struct log_item_hdr *ih = (const void *)p;
+		if (ih->kind == LOG_FS_ITEM && ih->key.type == KEY_INODE_ITEM &&
+		    ih->size >= sizeof(struct inode_item))
+			mode = ((const struct inode_item *)(ih + 1))->mode;
+		p += sizeof(*ih) + ih->size;
+	}
+	p = (const char *)(rh + 1);
+	for (uint32_t i = 0; i < rh->nitems && !ret; i++) {
+		const struct log_item_hdr *ih = (const void *)p;
+		p += sizeof(*ih) + ih->size;
+		if (ih->kind != LOG_FS_ITEM || ih->key.type != KEY_INODE_REF)
+			continue;
+		const char *e = (const char *)(ih + 1), *end = e + ih->size;
+		struct inode *dp;
+		ret = inode_get(fs, ih->key.offset, &dp);
+		if (ret) {
+			fprintf(stderr, "glassfs: fsync log: directory %llu of inode %llu: %s\n",
+				(unsigned long long)ih->key.offset, (unsigned long long)rh->ino,
+				strerror(-ret));
+			break;
+		}
+		inode_lock(dp);
+		while (!ret && e + sizeof(struct inode_ref) <= end) {
+			const struct inode_ref *r = (const void *)e;
+			e += sizeof(*r) + r->name_len;
+			if (e > end) {
+				ret = -EUCLEAN;
+				break;
+			}
+			ret = dir_add(t, fs, dp, r->name, r->name_len, rh->ino, dir_type_of(mode));
+			if (ret == -EEXIST)
+				fprintf(stderr, "glassfs: fsync log: name '%.*s' of inode %llu is taken in directory %llu\n",
+					(int)r->name_len, r->name, (unsigned long long)rh->ino,
+					(unsigned long long)dp->ino);
+		}
+		inode_unlock(dp);
+		inode_put(fs, dp);
+	}
+	return ret;
+}
+
+int log_replay(struct fsctx *fs)
+{
+	struct core *c = fs->core;
+	struct log_state *ls = c->log;
+	struct seg *v = NULL;
+	struct rec_ref *recs = NULL;
+	int n = 0, nrec = 0, ret;
+	unsigned items = 0;
+	uint64_t t0 = glock_now_ns();
+	struct txn *t = NULL;
+	struct u64set claimed = { 0 };
+
+	if (!c->sb.log_root || !ls || c->readonly)
+		return 0;
+	ret = read_chain(c, &v, &n, stderr);
+	if (ret)
+		goto out;
+	/* the log's blocks stay out of reach until the replay is committed */
+	for (int i = 0; i < n && !ret; i++) {
+		ret = alloc_claim(c, v[i].h->bytenr, v[i].h->len);
+		if (ret) {
+			fprintf(stderr, "glassfs: fsync log segment %llu overlaps allocated space\n",
+				(unsigned long long)v[i].h->bytenr);
+			ret = -EUCLEAN;
+			break;
+		}
+		glock_write(&ls->lock);
+		ret = add_seg(ls, v[i].h->bytenr, v[i].h->len);
+		glock_write_unlock(&ls->lock);
+	}
+	if (ret)
+		goto out;
+	/* newest record per inode (later ones replace earlier ones) */
+	for (int i = 0; i < n; i++) {
+		const char *p = (const char *)(v[i].h + 1);
+		for (uint32_t r = 0; r < v[i].h->nrecords; r++) {
+			const struct log_rec_hdr *rh = (const void *)p;
+			p += rh->len;
+			if (rh->tree != root_id(fs->root)) {
+				fprintf(stderr, "glassfs: fsync log record for tree %llu, not the fs tree\n",
+					(unsigned long long)rh->tree);
+				ret = -EUCLEAN;
+				goto out;
+			}
+			int k;
+			for (k = 0; k < nrec && recs[k].ino != rh->ino; k++)
+				;
+			if (k == nrec) {
+				struct rec_ref *nr = realloc(recs, (size_t)(nrec + 1) * sizeof(*nr));
+				if (!nr) {
+					ret = -ENOMEM;
+					goto out;
+				}
+				recs = nr;
+				nrec++;
+			}
+			recs[k] = (struct rec_ref){ rh->ino, rh };
+		}
+	}
+	qsort(recs, (size_t)nrec, sizeof(*recs), cmp_rec);
+	ret = txn_join(c, 16, TXN_USE_RESERVE, &t);
+	if (ret)
+		goto out;
+	for (int i = 0; i < nrec && !ret; i++)
+		ret = replay_record(t, fs, recs[i].rh, &claimed, &items);
+	for (int i = 0; i < nrec && !ret; i++)
+		if (recs[i].rh->flags & LOG_REC_NEW)
+			ret = replay_names(t, fs, recs[i].rh);
+	if (ret)
+		txn_abort(t, ret, "fsync log replay");
+	int e = txn_end(t);
+	if (!ret)
+		ret = e;
+	if (!ret)
+		ret = txn_commit(c, COMMIT_OTHER);
+out:
+	if (PROBE_ON(LOG_REPLAY))
+		GLASSFS_LOG_REPLAY((uint64_t)nrec, items, ret, glock_now_ns() - t0);
+	if (ret)
+		fprintf(stderr, "glassfs: replaying the fsync log failed: %s\n", strerror(-ret));
+	else
+		fprintf(stderr, "glassfs: replayed the fsync log: %d inode(s), %u item(s), %d segment(s) "
+			"on generation %llu\n", nrec, items, n, (unsigned long long)c->generation - 1);
+	for (int i = 0; i < nrec && getenv("GLASSFS_LOG_DEBUG"); i++)
+		fprintf(stderr, "glassfs: fsync log: inode %llu%s, %u items\n",
+			(unsigned long long)recs[i].ino, recs[i].rh->flags & LOG_REC_NEW ? " (new)" : "",
+			recs[i].rh->nitems);
+	for (int i = 0; i < n && getenv("GLASSFS_LOG_DEBUG"); i++)
+		fprintf(stderr, "glassfs: fsync log: segment %llu seq %llu len %llu prev %llu next %llu\n",
+			(unsigned long long)v[i].h->bytenr, (unsigned long long)v[i].h->seq,
+			(unsigned long long)v[i].h->len, (unsigned long long)v[i].h->prev,
+			(unsigned long long)v[i].h->next);
+	free(recs);
+	free(claimed.v);
+	free_chain(v, n);
+	return ret ? ret : nrec;
+}

@@ -1,0 +1,1240 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fsops.c — POSIX operations over the items layer (see fsops.h).
+ *
+ * Shape of a modifying operation: join the transaction, get the inodes,
+ * lock them in ino order, check everything that can fail without side
+ * effects, then change items.  A failure after the first change aborts
+ * the transaction (the volume turns read-only) rather than leave half an
+ * operation behind.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fs/ops/fsops.h"
+#include "fs/items/dir.h"
+#include "fs/items/file.h"
+#include "fs/items/xattr.h"
+#include "fs/base/probe.h"
+#include "fs/btree/meta.h"	/* core_generation() */
+#include "fs/items/log.h"
+#include "fs/items/subvol.h"
+
+#define LINK_MAX_COUNT 65000
+
+static void fill_stat(const struct fsctx *fs, const struct inode *ip, struct stat *st)
+{
+	const struct inode_item *it = &ip->item;
+
+	memset(st, 0, sizeof(*st));
+	st->st_ino = fs->ino_base | ip->ino;	/* the FUSE nodeid (subvol.h) */
+	st->st_mode = it->mode;
+	st->st_nlink = it->nlink;
+	st->st_uid = it->uid;
+	st->st_gid = it->gid;
+	st->st_rdev = it->rdev;
+	st->st_size = (off_t)it->size;
+	st->st_blksize = CORE_SECTORSIZE;
+	st->st_blocks = (blkcnt_t)((it->nbytes + 511) / 512);
+	st->st_atim.tv_sec = it->atime.sec;
+	st->st_atim.tv_nsec = it->atime.nsec;
+	st->st_mtim.tv_sec = it->mtime.sec;
+	st->st_mtim.tv_nsec = it->mtime.nsec;
+	st->st_ctim.tv_sec = it->ctime.sec;
+	st->st_ctim.tv_nsec = it->ctime.nsec;
+}
+
+static void stat_of(const struct fsctx *fs, struct inode *ip, struct stat *st)
+{
+	inode_rlock(ip);
+	fill_stat(fs, ip, st);
+	inode_runlock(ip);
+}
+
+/* End a handle; an error after changes began aborts the transaction. */
+static int finish(struct txn *t, int ret, bool changed, const char *where)
+{
+	if (ret < 0 && changed)
+		txn_abort(t, ret, where);
+	int e = txn_end(t);
+	return ret < 0 ? ret : e;
+}
+
+/* Join the running transaction, unless this mount turned read-only. */
+static int join(struct fsctx *fs, unsigned nr_items, unsigned flags, struct txn **t)
+{
+	if (fs->readonly)
+		return -EROFS;
+	return txn_join(fs->core, nr_items, flags, t);
+}
+
+static int check_name(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (len == 0)
+		return -ENOENT;
+	if (len > DIR_NAME_MAX)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* ---- mount ------------------------------------------------------------ */
+
+static int create_root(struct fsctx *fs)
+{
+	struct txn *t;
+	struct inode_item it;
+	struct key k = mkkey(ROOT_DIR_INO, KEY_INODE_ITEM, 0);
+	int ret = join(fs, 2, 0, &t);
+
+	if (ret < 0)
+		return ret;
+	memset(&it, 0, sizeof(it));
+	it.generation = it.transid = txn_transid(t);
+	it.mode = S_IFDIR | 0755;
+	it.nlink = 2;
+	it.dir_seq = DIR_SEQ_FIRST;
+	item_time_now(&it.otime);
+	it.atime = it.mtime = it.ctime = it.otime;
+	ret = btree_insert(t, fs->root, &k, &it, sizeof(it));
+	ret = finish(t, ret, true, "create_root");
+	if (ret == 0)
+		ret = txn_commit(fs->core, COMMIT_OTHER);
+	return ret;
+}
+
+int fsops_mount(struct core *c, const struct core_opts *o, struct fsctx **out)
+{
+	int ret = fsops_mount_tree(c, o, FS_TREE_OBJECTID, false, out);
+
+	if (ret == 0) {
+		ret = subvols_init(*out, o);
+		if (ret < 0) {
+			fsops_unmount(*out);
+			*out = NULL;
+		}
+	}
+	return ret;
+}
+
+int fsops_mount_tree(struct core *c, const struct core_opts *o, uint64_t tree_id,
+		     bool rdonly, struct fsctx **out)
+{
+	struct fsctx *fs = calloc(1, sizeof(*fs));
+	struct key k = mkkey(ROOT_DIR_INO, KEY_INODE_ITEM, 0);
+	int ret;
+
+	if (!fs)
+		return -ENOMEM;
+	fs->core = c;
+	fs->subvol = tree_id;
+	fs->ino_base = subvol_nodeid(tree_id, 0);
+	fs->root = core_root(c, tree_id);
+	if (!fs->root) {
+		fprintf(stderr, "glassfs: the volume has no fs tree (id %llu)\n",
+			(unsigned long long)tree_id);
+		free(fs);
+		return tree_id == FS_TREE_OBJECTID ? -EUCLEAN : -ENOENT;
+	}
+	fs->locktype = o->locktype;
+	fs->atime = o->atime;
+	fs->readonly = o->readonly || core_readonly(c) || rdonly;
+	uint32_t maxitem = btree_max_item_size(fs->root);
+	fs->inline_max = 2048;
+	if (maxitem < FE_INLINE_HDR + 2048 + 256)
+		fs->inline_max = maxitem > FE_INLINE_HDR + 256 ? maxitem - FE_INLINE_HDR - 256 : 0;
+	ret = icache_init(fs);
+	if (ret < 0)
+		goto fail;
+
+	ret = btree_lookup(fs->root, &k, &(char){0}, 0);
+	if (ret == -ENOENT) {
+		if (fs->readonly) {
+			fprintf(stderr, "glassfs: no root directory, and mounted read-only\n");
+			ret = -EROFS;
+			goto fail;
+		}
+		ret = create_root(fs);
+	}
+	if (ret < 0) {
+		fprintf(stderr, "glassfs: reading the root directory: %s\n", strerror(-ret));
+		goto fail;
+	}
+	if (fs->readonly && log_pending(c))
+		fprintf(stderr, "glassfs: an fsync log from a crash is pending; mounted read-only it is "
+			"not replayed: files fsync'd after the last commit show their committed state\n");
+	if (!fs->readonly) {
+		/* files fsync'd after the last commit before a crash: their
+		 * log must be replayed before anything else changes the tree */
+		ret = log_replay(fs);
+		if (ret < 0) {
+			fprintf(stderr, "glassfs: the fsync log cannot be replayed (%s): not mounting; "
+				"fsck.glassfs shows the damage, `-o ro` mounts the last commit\n",
+				strerror(-ret));
+			goto fail;
+		}
+		/* damage here must not keep the rest of the volume unreachable */
+		ret = inode_orphan_cleanup(fs);
+		if (ret < 0)
+			fprintf(stderr, "glassfs: orphan cleanup failed (%s); orphans stay until the next mount\n",
+				strerror(-ret));
+		else if (ret > 0)
+			fprintf(stderr, "glassfs: freed %d orphan inode(s) (unlinked while open, then crash or unmount)\n", ret);
+	}
+	ret = inode_init_next(fs);
+	if (ret < 0) {
+		if (fs->readonly)
+			goto fail;
+		fprintf(stderr, "glassfs: cannot find the next free inode number (%s): mounting read-only\n",
+			strerror(-ret));
+		fs->readonly = true;
+	}
+	*out = fs;
+	return 0;
+fail:
+	icache_destroy(fs);
+	free(fs);
+	return ret;
+}
+
+void fsops_unmount(struct fsctx *fs)
+{
+	if (!fs)
+		return;
+	if (fs->subvol == FS_TREE_OBJECTID)
+		subvols_destroy(fs);
+	icache_destroy(fs);
+	free(fs);
+}
+
+/* ---- lookups and attributes -------------------------------------------- */
+
+int fsops_lookup(struct fsctx *fs, uint64_t parent, const char *name, struct stat *st)
+{
+	struct dir_hit hit;
+	struct inode *ip;
+	int ret = check_name(name);
+
+	if (ret < 0)
+		return ret;
+	ret = dir_lookup(fs, parent, name, strlen(name), &hit);
+	if (ret < 0)
+		return ret;
+	if (hit.type == DT_SUBVOL) {	/* the root directory of a subvolume */
+		if (!subvol_linked(fs, parent, hit.ino))
+			return -ENOENT;	/* a snapshot's stub */
+		fs = subvol_fs(fs, hit.ino);
+		hit.ino = ROOT_DIR_INO;
+	}
+	ret = inode_get(fs, hit.ino, &ip);
+	if (ret < 0)
+		return ret == -ENOENT ? -EIO : ret;	/* dangling entry */
+	stat_of(fs, ip, st);
+	inode_lookup_inc(fs, ip);
+	inode_put(fs, ip);
+	return 0;
+}
+
+void fsops_forget(struct fsctx *fs, uint64_t ino, uint64_t nlookup)
+{
+	inode_forget(fs, ino, nlookup);
+}
+
+int fsops_getattr(struct fsctx *fs, uint64_t ino, struct stat *st)
+{
+	struct inode *ip;
+	int ret = inode_get(fs, ino, &ip);
+
+	if (ret < 0)
+		return ret;
+	stat_of(fs, ip, st);
+	inode_put(fs, ip);
+	return 0;
+}
+
+static void set_time(struct item_time *it, const struct timespec *ts)
+{
+	it->sec = ts->tv_sec;
+	it->nsec = (uint32_t)ts->tv_nsec;
+}
+
+int fsops_setattr(struct fsctx *fs, uint64_t ino, const struct stat *in, int valid,
+		  struct stat *out)
+{
+	struct inode *ip;
+	struct txn *t;
+	bool shrink = false, changed = false;
+	int ret = inode_get(fs, ino, &ip);
+
+	if (ret < 0)
+		return ret;
+	if ((valid & FSOPS_SET_SIZE) && (uint64_t)in->st_size < ip->item.size)
+		shrink = true;
+	ret = join(fs, 8, shrink ? TXN_USE_RESERVE : 0, &t);
+	if (ret < 0) {
+		inode_put(fs, ip);
+		return ret;
+	}
+	inode_lock(ip);
+	if (valid & FSOPS_SET_SIZE) {
+		if (S_ISDIR(ip->item.mode)) {
+			ret = -EISDIR;
+			goto out;
+		}
+		if (!S_ISREG(ip->item.mode)) {
+			ret = -EINVAL;
+			goto out;
+		}
+		if (in->st_size < 0) {
+			ret = -EINVAL;
+			goto out;
+		}
+		changed = true;
+		ret = file_truncate(t, fs, ip, (uint64_t)in->st_size);
+		if (ret < 0)
+			goto out;
+		inode_touch(ip, T_MTIME | T_CTIME);
+	}
+	changed = true;
+	if (valid & FSOPS_SET_MODE) {
+		ip->item.mode = (ip->item.mode & S_IFMT) | (in->st_mode & 07777);
+		ret = acl_chmod(t, fs, ip);
+		if (ret < 0)
+			goto out;
+	}
+	if (valid & FSOPS_SET_UID)
+		ip->item.uid = in->st_uid;
+	if (valid & FSOPS_SET_GID)
+		ip->item.gid = in->st_gid;
+	if (valid & FSOPS_SET_ATIME_NOW)
+		inode_touch(ip, T_ATIME);
+	else if (valid & FSOPS_SET_ATIME)
+		set_time(&ip->item.atime, &in->st_atim);
+	if (valid & FSOPS_SET_MTIME_NOW)
+		inode_touch(ip, T_MTIME);
+	else if (valid & FSOPS_SET_MTIME)
+		set_time(&ip->item.mtime, &in->st_mtim);
+	if (valid & FSOPS_SET_CTIME)
+		set_time(&ip->item.ctime, &in->st_ctim);
+	else
+		inode_touch(ip, T_CTIME);
+	ret = inode_update(t, fs, ip);
+	if (ret == 0 && out)
+		fill_stat(fs, ip, out);
+out:
+	inode_unlock(ip);
+	ret = finish(t, ret, changed, "setattr");
+	inode_put(fs, ip);
+	return ret;
+}
+
+/* ---- creating names ---------------------------------------------------- */
+
+static int make_node(struct fsctx *fs, uint64_t parent, const char *name, mode_t mode,
+		     dev_t rdev, const struct fsops_cred *cr, const char *symtarget,
+		     struct stat *st)
+{
+	struct inode *dp, *ip = NULL;
+	struct dir_hit hit;
+	struct dir_slot slot = { NULL, 0 };
+	struct txn *t;
+	size_t len = strlen(name);
+	bool changed = false;
+	uint32_t gid = cr->gid;
+	void *acl = NULL;
+	size_t acl_size = 0;
+	int ret = check_name(name);
+
+	if (ret < 0)
+		return ret;
+	if (symtarget && strlen(symtarget) >= 4096)
+		return -ENAMETOOLONG;
+	ret = inode_get(fs, parent, &dp);
+	if (ret < 0)
+		return ret;
+	ret = join(fs, 8, 0, &t);
+	if (ret < 0) {
+		inode_put(fs, dp);
+		return ret;
+	}
+	inode_lock(dp);
+	if (!S_ISDIR(dp->item.mode)) {
+		ret = -ENOTDIR;
+		goto out;
+	}
+	if (dp->item.nlink == 0) {
+		ret = -ENOENT;
+		goto out;
+	}
+	ret = dir_prepare(fs, parent, name, len, &hit, &slot);	/* the one read of the name's run */
+	if (ret < 0)
+		goto out;
+	if (S_ISDIR(mode) && dp->item.nlink >= LINK_MAX_COUNT) {
+		ret = -EMLINK;
+		goto out;
+	}
+	if (dp->item.mode & S_ISGID) {
+		gid = dp->item.gid;
+		if (S_ISDIR(mode))
+			mode |= S_ISGID;
+	}
+	uint32_t nmode = (uint32_t)mode;
+	ret = dir_slot_room(fs, &slot, len);
+	if (ret == 0)
+		ret = acl_create(fs, dp, &nmode, cr->umask, &acl, &acl_size);
+	if (ret < 0)
+		goto out;
+	changed = true;
+	char ref[DIR_REF_MAX];
+	uint64_t index;
+	struct inode_link link = { parent, ref, dir_new_ref(dp, name, len, ref, &index) };
+	ret = inode_new(t, fs, nmode, cr->uid, gid, rdev, &link, &ip);
+	if (ret == 0 && acl) {
+		ret = acl_create_finish(t, fs, ip, acl, acl_size);
+		acl = NULL;
+	}
+	if (ret < 0)
+		goto out;
+	if (symtarget) {
+		ret = file_set_symlink(t, fs, ip, symtarget, strlen(symtarget));
+		if (ret == 0)
+			ret = inode_update(t, fs, ip);
+		if (ret < 0)
+			goto out;
+	}
+	if (S_ISDIR(mode))
+		dp->item.nlink++;
+	ret = dir_add_prepared(t, fs, dp, name, len, ip->ino, dir_type_of((uint32_t)mode),
+			       &slot, &index);
+	if (ret == 0)
+		stat_of(fs, ip, st);
+out:
+	dir_slot_free(&slot);
+	free(acl);
+	inode_unlock(dp);
+	ret = finish(t, ret, changed, "create");
+	if (ret == 0)
+		inode_lookup_inc(fs, ip);
+	inode_put(fs, ip);
+	inode_put(fs, dp);
+	return ret;
+}
+
+int fsops_mknod(struct fsctx *fs, uint64_t parent, const char *name, mode_t mode,
+		dev_t rdev, const struct fsops_cred *cr, struct stat *st)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG: case S_IFCHR: case S_IFBLK: case S_IFIFO: case S_IFSOCK:
+		break;
+	case 0:
+		mode |= S_IFREG;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (!S_ISCHR(mode) && !S_ISBLK(mode))
+		rdev = 0;
+	return make_node(fs, parent, name, mode, rdev, cr, NULL, st);
+}
+
+int fsops_mkdir(struct fsctx *fs, uint64_t parent, const char *name, mode_t mode,
+		const struct fsops_cred *cr, struct stat *st)
+{
+	return make_node(fs, parent, name, S_IFDIR | (mode & 07777), 0, cr, NULL, st);
+}
+
+int fsops_symlink(struct fsctx *fs, uint64_t parent, const char *name,
+		  const char *target, const struct fsops_cred *cr, struct stat *st)
+{
+	if (!target[0])
+		return -ENOENT;
+	return make_node(fs, parent, name, S_IFLNK | 0777, 0, cr, target, st);
+}
+
+int fsops_link(struct fsctx *fs, uint64_t ino, uint64_t newparent, const char *newname,
+	       struct stat *st)
+{
+	struct inode *ip, *dp;
+	struct dir_hit hit;
+	struct txn *t;
+	bool changed = false;
+	int ret = check_name(newname);
+
+	if (ret < 0)
+		return ret;
+	ret = inode_get(fs, ino, &ip);
+	if (ret < 0)
+		return ret;
+	ret = inode_get(fs, newparent, &dp);
+	if (ret < 0) {
+		inode_put(fs, ip);
+		return ret;
+	}
+	ret = join(fs, 8, 0, &t);
+	if (ret < 0)
+		goto put;
+	struct inode *lk[2] = { ip, dp };
+	inode_lock_many(lk, 2);
+	if (S_ISDIR(ip->item.mode)) {
+		ret = -EPERM;
+		goto out;
+	}
+	if (!S_ISDIR(dp->item.mode)) {
+		ret = -ENOTDIR;
+		goto out;
+	}
+	if (dp->item.nlink == 0 || ip->item.nlink == 0) {
+		ret = -ENOENT;
+		goto out;
+	}
+	if (ip->item.nlink >= LINK_MAX_COUNT) {
+		ret = -EMLINK;
+		goto out;
+	}
+	ret = dir_lookup(fs, newparent, newname, strlen(newname), &hit);
+	if (ret == 0)
+		ret = -EEXIST;
+	if (ret == -ENOENT)
+		ret = dir_room(fs, newparent, newname, strlen(newname));
+	if (ret < 0)
+		goto out;
+	changed = true;
+	log_note_names(t, ip->ino);
+	ip->item.nlink++;
+	inode_touch(ip, T_CTIME);
+	ret = inode_update(t, fs, ip);
+	if (ret == 0)
+		ret = dir_add(t, fs, dp, newname, strlen(newname), ip->ino,
+			      dir_type_of(ip->item.mode));
+	if (ret == 0)
+		fill_stat(fs, ip, st);
+out:
+	inode_unlock_many(lk, 2);
+	ret = finish(t, ret, changed, "link");
+	if (ret == 0)
+		inode_lookup_inc(fs, ip);
+put:
+	inode_put(fs, dp);
+	inode_put(fs, ip);
+	return ret;
+}
+
+/*
+ * Find name in the locked-to-be directory dp and lock dp with its target:
+ * returns 0 with *ipp referenced and both locked, or -errno with nothing
+ * locked.  Retries when the name changed between lookup and locking.
+ */
+static int lock_dir_and_child(struct fsctx *fs, struct inode *dp, const char *name,
+			      struct dir_hit *hit, struct inode **ipp)
+{
+	size_t len = strlen(name);
+
+	for (;;) {
+		struct dir_hit again;
+		struct inode *ip;
+		int ret = dir_lookup(fs, dp->ino, name, len, hit);
+		if (ret < 0)
+			return ret;
+		if (hit->type == DT_SUBVOL)	/* glassctl subvolume delete */
+			return -EPERM;
+		ret = inode_get(fs, hit->ino, &ip);
+		if (ret < 0)
+			return ret == -ENOENT ? -EIO : ret;
+		struct inode *lk[2] = { dp, ip };
+		inode_lock_many(lk, 2);
+		ret = dir_lookup(fs, dp->ino, name, len, &again);
+		if (ret == 0 && again.ino == hit->ino && again.index == hit->index) {
+			*ipp = ip;
+			return 0;
+		}
+		inode_unlock_many(lk, 2);
+		inode_put(fs, ip);
+		if (ret < 0)
+			return ret;
+	}
+}
+
+/*
+ * name in dp is a subvolume entry: a linked one is glassctl's to delete
+ * (EPERM), a snapshot's stub (subvol_linked) goes like an empty
+ * directory.  1 when name is no subvolume entry (nothing done).
+ */
+static int remove_stub(struct txn *t, struct fsctx *fs, struct inode *dp, const char *name,
+		       bool isdir)
+{
+	struct dir_hit hit;
+	size_t len = strlen(name);
+	int ret;
+
+	inode_lock(dp);
+	ret = dir_lookup(fs, dp->ino, name, len, &hit);
+	if (ret < 0 || hit.type != DT_SUBVOL)
+		ret = ret < 0 ? ret : 1;
+	else if (subvol_linked(fs, dp->ino, hit.ino))
+		ret = -EPERM;
+	else if (!isdir)
+		ret = -EISDIR;
+	else if ((ret = dir_remove(t, fs, dp, name, len, &hit)) == 0) {
+		if (dp->item.nlink > 2)
+			dp->item.nlink--;
+		ret = inode_update(t, fs, dp);
+	}
+	inode_unlock(dp);
+	return ret;
+}
+
+static int remove_name(struct fsctx *fs, uint64_t parent, const char *name, bool isdir)
+{
+	struct inode *dp, *ip = NULL;
+	struct dir_hit hit;
+	struct txn *t;
+	bool changed = false;
+	int ret = check_name(name);
+
+	if (ret < 0)
+		return ret;
+	ret = inode_get(fs, parent, &dp);
+	if (ret < 0)
+		return ret;
+	if (!S_ISDIR(dp->item.mode)) {
+		inode_put(fs, dp);
+		return -ENOTDIR;
+	}
+	ret = join(fs, 8, TXN_USE_RESERVE, &t);
+	if (ret < 0) {
+		inode_put(fs, dp);
+		return ret;
+	}
+	ret = remove_stub(t, fs, dp, name, isdir);
+	if (ret != 1) {
+		ret = finish(t, ret, ret == 0, "rmdir");
+		inode_put(fs, dp);
+		return ret;
+	}
+	ret = lock_dir_and_child(fs, dp, name, &hit, &ip);
+	if (ret < 0) {
+		ret = finish(t, ret, false, "unlink");
+		inode_put(fs, dp);
+		return ret;
+	}
+	if (isdir && !S_ISDIR(ip->item.mode)) {
+		ret = -ENOTDIR;
+		goto out;
+	}
+	if (!isdir && S_ISDIR(ip->item.mode)) {
+		ret = -EISDIR;
+		goto out;
+	}
+	if (isdir) {
+		ret = dir_is_empty(fs, ip->ino);
+		if (ret == 0)
+			ret = -ENOTEMPTY;
+		if (ret < 0)
+			goto out;
+	}
+	changed = true;
+	log_note_names(t, ip->ino);
+	log_note_dir_removal(t, dp->ino);
+	ret = dir_remove(t, fs, dp, name, strlen(name), &hit);
+	if (ret == 0)
+		ret = inode_drop_link(t, fs, ip);
+	if (ret == 0 && isdir) {
+		if (dp->item.nlink > 2)
+			dp->item.nlink--;
+		ret = inode_update(t, fs, dp);
+	}
+out:
+	{
+		struct inode *lk[2] = { dp, ip };
+		inode_unlock_many(lk, 2);
+	}
+	ret = finish(t, ret, changed, isdir ? "rmdir" : "unlink");
+	inode_put(fs, ip);
+	inode_put(fs, dp);
+	return ret;
+}
+
+int fsops_unlink(struct fsctx *fs, uint64_t parent, const char *name)
+{
+	return remove_name(fs, parent, name, false);
+}
+
+int fsops_rmdir(struct fsctx *fs, uint64_t parent, const char *name)
+{
+	return remove_name(fs, parent, name, true);
+}
+
+int fsops_rename(struct fsctx *fs, uint64_t parent, const char *name,
+		 uint64_t newparent, const char *newname, unsigned flags)
+{
+	struct inode *sp = NULL, *dp = NULL, *si = NULL, *di = NULL;
+	struct dir_hit sh, dh, s2, d2;
+	struct txn *t = NULL;
+	bool changed = false, locked = false;
+	size_t slen = strlen(name), dlen = strlen(newname);
+	int ret;
+
+	if (flags & ~(unsigned)(FSOPS_RENAME_NOREPLACE | FSOPS_RENAME_EXCHANGE))
+		return -EINVAL;
+	if ((flags & FSOPS_RENAME_NOREPLACE) && (flags & FSOPS_RENAME_EXCHANGE))
+		return -EINVAL;
+	if ((ret = check_name(name)) < 0 || (ret = check_name(newname)) < 0)
+		return ret;
+	if ((ret = inode_get(fs, parent, &sp)) < 0)
+		return ret;
+	if ((ret = inode_get(fs, newparent, &dp)) < 0)
+		goto put;
+	if (!S_ISDIR(sp->item.mode) || !S_ISDIR(dp->item.mode)) {
+		ret = -ENOTDIR;
+		goto put;
+	}
+	ret = join(fs, 16, 0, &t);
+	if (ret < 0) {
+		t = NULL;
+		goto put;
+	}
+	for (;;) {
+		bool have_dst;
+		ret = dir_lookup(fs, parent, name, slen, &sh);
+		if (ret < 0)
+			goto out;
+		ret = dir_lookup(fs, newparent, newname, dlen, &dh);
+		if (ret < 0 && ret != -ENOENT)
+			goto out;
+		have_dst = ret == 0;
+		if (sh.type == DT_SUBVOL || (have_dst && dh.type == DT_SUBVOL)) {
+			ret = -EPERM;	/* subvolumes keep their names */
+			goto out;
+		}
+		if ((ret = inode_get(fs, sh.ino, &si)) < 0)
+			goto out;
+		if (have_dst && (ret = inode_get(fs, dh.ino, &di)) < 0)
+			goto out;
+		struct inode *lk[4] = { sp, dp, si, di };
+		inode_lock_many(lk, 4);
+		locked = true;
+		int r1 = dir_lookup(fs, parent, name, slen, &s2);
+		int r2 = dir_lookup(fs, newparent, newname, dlen, &d2);
+		if (r1 == 0 && s2.ino == sh.ino && s2.index == sh.index &&
+		    ((have_dst && r2 == 0 && d2.ino == dh.ino && d2.index == dh.index) ||
+		     (!have_dst && r2 == -ENOENT)))
+			break;
+		inode_unlock_many(lk, 4);
+		locked = false;
+		inode_put(fs, si);
+		inode_put(fs, di);
+		si = di = NULL;
+	}
+	if (sp->item.nlink == 0 || dp->item.nlink == 0) {
+		ret = -ENOENT;
+		goto out;
+	}
+	if (flags & FSOPS_RENAME_EXCHANGE) {
+		if (!di) {
+			ret = -ENOENT;
+			goto out;
+		}
+		if (si == di) {
+			ret = 0;
+			goto out;
+		}
+		changed = true;
+		log_note_names(t, si->ino);
+		log_note_names(t, di->ino);
+		log_note_dir_removal(t, sp->ino);
+		log_note_dir_removal(t, dp->ino);
+		bool sdir = S_ISDIR(si->item.mode), ddir = S_ISDIR(di->item.mode);
+		ret = dir_remove(t, fs, sp, name, slen, &sh);
+		if (!ret) ret = dir_remove(t, fs, dp, newname, dlen, &dh);
+		if (sp != dp && sdir != ddir) {
+			if (sdir) { sp->item.nlink--; dp->item.nlink++; }
+			else      { dp->item.nlink--; sp->item.nlink++; }
+		}
+		if (!ret) ret = dir_add(t, fs, sp, name, slen, di->ino, dir_type_of(di->item.mode));
+		if (!ret) ret = dir_add(t, fs, dp, newname, dlen, si->ino, dir_type_of(si->item.mode));
+		inode_touch(si, T_CTIME);
+		inode_touch(di, T_CTIME);
+		if (!ret) ret = inode_update(t, fs, si);
+		if (!ret) ret = inode_update(t, fs, di);
+		goto out;
+	}
+	if (di) {
+		if (flags & FSOPS_RENAME_NOREPLACE) {
+			ret = -EEXIST;
+			goto out;
+		}
+		if (si == di) {		/* two links to one inode: nothing to do */
+			ret = 0;
+			goto out;
+		}
+		if (S_ISDIR(si->item.mode)) {
+			if (!S_ISDIR(di->item.mode)) {
+				ret = -ENOTDIR;
+				goto out;
+			}
+			ret = dir_is_empty(fs, di->ino);
+			if (ret == 0)
+				ret = -ENOTEMPTY;
+			if (ret < 0)
+				goto out;
+		} else if (S_ISDIR(di->item.mode)) {
+			ret = -EISDIR;
+			goto out;
+		}
+	} else {
+		ret = dir_room(fs, newparent, newname, dlen);
+		if (ret < 0)
+			goto out;
+	}
+	changed = true;
+	ret = 0;
+	log_note_names(t, si->ino);
+	log_note_dir_removal(t, sp->ino);
+	if (di) {
+		log_note_names(t, di->ino);
+		log_note_dir_removal(t, dp->ino);
+		ret = dir_remove(t, fs, dp, newname, dlen, &dh);
+		if (!ret) ret = inode_drop_link(t, fs, di);
+		if (!ret && S_ISDIR(di->item.mode) && dp->item.nlink > 2)
+			dp->item.nlink--;
+	}
+	if (!ret) ret = dir_remove(t, fs, sp, name, slen, &sh);
+	if (!ret) ret = dir_add(t, fs, dp, newname, dlen, si->ino, dir_type_of(si->item.mode));
+	if (!ret && S_ISDIR(si->item.mode) && sp != dp) {
+		if (sp->item.nlink > 2)
+			sp->item.nlink--;
+		dp->item.nlink++;
+		ret = inode_update(t, fs, sp);
+		if (!ret) ret = inode_update(t, fs, dp);
+	}
+	inode_touch(si, T_CTIME);
+	if (!ret) ret = inode_update(t, fs, si);
+out:
+	if (locked) {
+		struct inode *lk[4] = { sp, dp, si, di };
+		inode_unlock_many(lk, 4);
+	}
+	ret = finish(t, ret, changed, "rename");
+	t = NULL;
+put:
+	if (t)
+		txn_end(t);
+	inode_put(fs, di);
+	inode_put(fs, si);
+	inode_put(fs, dp);
+	inode_put(fs, sp);
+	return ret;
+}
+
+ssize_t fsops_readlink(struct fsctx *fs, uint64_t ino, char *buf, size_t size)
+{
+	struct inode *ip;
+	ssize_t ret = inode_get(fs, ino, &ip);
+
+	if (ret < 0)
+		return ret;
+	inode_rlock(ip);
+	if (!S_ISLNK(ip->item.mode))
+		ret = -EINVAL;
+	else
+		ret = file_read(fs, ip, buf, size, 0);
+	inode_runlock(ip);
+	inode_put(fs, ip);
+	if (ret >= 0 && (size_t)ret < size)
+		buf[ret] = 0;
+	return ret;
+}
+
+/* ---- file data --------------------------------------------------------- */
+
+int fsops_open(struct fsctx *fs, uint64_t ino, int flags)
+{
+	struct inode *ip;
+	int ret = inode_get(fs, ino, &ip);
+
+	if (ret < 0)
+		return ret;
+	if (S_ISDIR(ip->item.mode) && (flags & O_ACCMODE) != O_RDONLY)
+		ret = -EISDIR;
+	else if ((flags & O_ACCMODE) != O_RDONLY && fs->readonly)
+		ret = -EROFS;
+	inode_put(fs, ip);
+	return ret;
+}
+
+ssize_t fsops_read(struct fsctx *fs, uint64_t ino, void *buf, size_t size, uint64_t off)
+{
+	struct inode *ip;
+	bool stale = false;
+	ssize_t ret = inode_get(fs, ino, &ip);
+
+	if (ret < 0)
+		return ret;
+	inode_rlock(ip);
+	if (S_ISDIR(ip->item.mode))
+		ret = -EISDIR;
+	else
+		ret = file_read(fs, ip, buf, size, off);
+	if (ret >= 0 && !fs->readonly)
+		stale = inode_atime_stale(ip, fs->atime);
+	inode_runlock(ip);
+	if (stale) {
+		/* best effort: a read does not fail for want of an atime */
+		struct txn *t;
+		if (join(fs, 1, 0, &t) == 0) {
+			inode_lock(ip);
+			if (inode_atime_stale(ip, fs->atime)) {
+				inode_touch(ip, T_ATIME);
+				int r = inode_update(t, fs, ip);
+				if (r < 0)
+					txn_abort(t, r, "atime");
+			}
+			inode_unlock(ip);
+			txn_end(t);
+		}
+	}
+	inode_put(fs, ip);
+	return ret;
+}
+
+ssize_t fsops_write(struct fsctx *fs, uint64_t ino, const void *buf, size_t size,
+		    uint64_t off)
+{
+	struct inode *ip;
+	struct txn *t;
+	ssize_t ret = inode_get(fs, ino, &ip);
+
+	if (ret < 0)
+		return ret;
+	ret = join(fs, 8 + (unsigned)(size / (256 * 1024)) * 4, 0, &t);
+	if (ret < 0) {
+		inode_put(fs, ip);
+		return ret;
+	}
+	inode_lock(ip);
+	if (!S_ISREG(ip->item.mode)) {
+		ret = -EINVAL;
+	} else {
+		ret = file_write(t, fs, ip, buf, size, off);
+		if (ret > 0) {
+			if (ip->item.mode & (S_ISUID | S_ISGID))
+				ip->item.mode &= ~(uint32_t)(S_ISUID | ((ip->item.mode & S_IXGRP) ? S_ISGID : 0));
+			inode_touch(ip, T_MTIME | T_CTIME);
+			int r = inode_update(t, fs, ip);
+			if (r < 0) {
+				txn_abort(t, r, "write");
+				ret = r;
+			}
+		}
+	}
+	inode_unlock(ip);
+	int e = txn_end(t);
+	if (ret >= 0 && e < 0)
+		ret = e;
+	inode_put(fs, ip);
+	return ret;
+}
+
+int fsops_fsync(struct fsctx *fs, uint64_t ino, int datasync)
+{
+	uint64_t t0 = 0;
+	int ret;
+
+	if (PROBE_ON(FSYNC_START) || PROBE_ON(FSYNC_END))
+		t0 = glock_now_ns();
+	GLASSFS_FSYNC_START(ino, datasync);
+	ret = 0;
+	if (!fs->readonly) {
+		/* every change to an inode, its data or its names stamps the
+		 * inode item with the running transid: nothing to wait for
+		 * when that transaction is already on disk */
+		struct inode *ip;
+		uint64_t stamp = UINT64_MAX;
+		if (inode_get(fs, ino, &ip) == 0) {
+			inode_rlock(ip);
+			stamp = ip->item.transid;
+			inode_runlock(ip);
+			inode_put(fs, ip);
+		}
+		if (stamp > core_generation(fs->core)) {
+			/* the fsync log when it covers the case (log.h), else
+			 * (or when writing the log failed) a full commit */
+			ret = log_fsync(fs, ino);
+			if (ret != 0 && ret != -EROFS && ret != -ENOENT)
+				ret = txn_commit(fs->core, COMMIT_FSYNC);
+		}
+	}
+	if (PROBE_ON(FSYNC_END))
+		GLASSFS_FSYNC_END(ino, ret, t0 ? glock_now_ns() - t0 : 0);
+	return ret;
+}
+
+int fsops_sync(struct fsctx *fs)
+{
+	return fs->readonly ? 0 : txn_commit(fs->core, COMMIT_SYNC);
+}
+
+int fsops_fallocate(struct fsctx *fs, uint64_t ino, int mode, uint64_t off, uint64_t len)
+{
+	struct inode *ip;
+	struct txn *t;
+	int ret = inode_get(fs, ino, &ip);
+
+	if (ret < 0)
+		return ret;
+	ret = join(fs, 16, (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_COLLAPSE_RANGE)) ?
+		   TXN_USE_RESERVE : 0, &t);
+	if (ret < 0) {
+		inode_put(fs, ip);
+		return ret;
+	}
+	inode_lock(ip);
+	if (S_ISDIR(ip->item.mode))
+		ret = -EISDIR;
+	else if (!S_ISREG(ip->item.mode))
+		ret = -ENODEV;
+	else {
+		uint64_t oldsize = ip->item.size;
+		ret = file_fallocate(t, fs, ip, mode, off, len);
+		if (ret == 0) {
+			if ((mode & ~FALLOC_FL_KEEP_SIZE) || ip->item.size != oldsize)
+				inode_touch(ip, T_MTIME | T_CTIME);
+			ret = inode_update(t, fs, ip);
+			if (ret < 0)
+				txn_abort(t, ret, "fallocate");
+		} else if (ret == -ENOSPC) {
+			/* earlier pieces stay allocated; record them */
+			int r = inode_update(t, fs, ip);
+			if (r < 0)
+				txn_abort(t, r, "fallocate");
+		}
+	}
+	inode_unlock(ip);
+	int e = txn_end(t);
+	inode_put(fs, ip);
+	return ret < 0 ? ret : e;
+}
+
+int64_t fsops_lseek(struct fsctx *fs, uint64_t ino, uint64_t off, int whence)
+{
+	struct inode *ip;
+	int64_t ret = inode_get(fs, ino, &ip);
+
+	if (ret < 0)
+		return ret;
+	inode_rlock(ip);
+	if (whence == SEEK_DATA || whence == SEEK_HOLE)
+		ret = file_seek(fs, ip, off, whence);
+	else
+		ret = -EINVAL;
+	inode_runlock(ip);
+	inode_put(fs, ip);
+	return ret;
+}
+
+/* ---- directories ------------------------------------------------------- */
+
+int fsops_opendir(struct fsctx *fs, uint64_t ino)
+{
+	struct inode *ip;
+	int ret = inode_get(fs, ino, &ip);
+
+	if (ret < 0)
+		return ret;
+	if (!S_ISDIR(ip->item.mode))
+		ret = -ENOTDIR;
+	inode_put(fs, ip);
+	return ret;
+}
+
+struct rd_state {
+	struct fsctx *fs;
+	uint64_t dir;
+	int plus;
+	fsops_emit_fn emit;
+	void *arg;
+	int err;
+};
+
+static int rd_one(void *arg, const char *name, size_t len, uint64_t ino, uint8_t type,
+		  uint64_t seq)
+{
+	struct rd_state *s = arg;
+	char nm[DIR_NAME_MAX + 1];
+	struct stat st;
+	struct inode *ip = NULL;
+
+	memcpy(nm, name, len);
+	nm[len] = 0;
+	struct fsctx *fs = s->fs;
+
+	memset(&st, 0, sizeof(st));
+	if (type == DT_SUBVOL) {	/* another subvolume's root directory */
+		if (!subvol_linked(s->fs, s->dir, ino))
+			return 0;	/* a snapshot's stub: not listed */
+		fs = subvol_fs(s->fs, ino);
+		ino = ROOT_DIR_INO;
+		type = DT_DIR;
+	}
+	st.st_ino = fs->ino_base | ino;
+	st.st_mode = (mode_t)type << 12;
+	if (s->plus) {
+		int ret = inode_get(fs, ino, &ip);
+		if (ret < 0) {
+			s->err = ret == -ENOENT ? -EIO : ret;
+			return 1;
+		}
+		stat_of(fs, ip, &st);
+		inode_lookup_inc(fs, ip);
+	}
+	int full = s->emit(s->arg, nm, &st, seq + 1);
+	if (ip) {
+		if (full)
+			inode_forget(fs, ino, 1);
+		inode_put(fs, ip);
+	}
+	return full;
+}
+
+int fsops_readdir(struct fsctx *fs, uint64_t ino, uint64_t off, int plus,
+		  fsops_emit_fn emit, void *arg)
+{
+	struct rd_state s = { fs, ino, plus, emit, arg, 0 };
+	struct inode *ip;
+	struct stat st;
+	int ret = inode_get(fs, ino, &ip);
+
+	if (ret < 0)
+		return ret;
+	if (!S_ISDIR(ip->item.mode)) {
+		inode_put(fs, ip);
+		return -ENOTDIR;
+	}
+	memset(&st, 0, sizeof(st));
+	st.st_mode = S_IFDIR;
+	if (off == 0) {
+		st.st_ino = fs->ino_base | ino;
+		if (emit(arg, ".", &st, 1))
+			goto done;
+	}
+	if (off <= 1) {
+		uint64_t parent;
+		ret = dir_parent(fs, ino, &parent);
+		if (ret < 0)
+			goto done;
+		st.st_ino = fs->ino_base | parent;
+		if (emit(arg, "..", &st, 2))
+			goto done;
+	}
+	if (ip->item.nlink == 0)	/* removed while open: empty */
+		goto done;
+	ret = dir_iterate(fs, ino, off < DIR_SEQ_FIRST ? DIR_SEQ_FIRST : off, rd_one, &s);
+	if (ret == 0)
+		ret = s.err;
+done:
+	inode_put(fs, ip);
+	return ret;
+}
+
+int fsops_statfs(struct fsctx *fs, struct statvfs *sv)
+{
+	struct core_space sp;
+
+	core_space(fs->core, &sp);
+	memset(sv, 0, sizeof(*sv));
+	sv->f_bsize = CORE_SECTORSIZE;
+	sv->f_frsize = CORE_SECTORSIZE;
+	sv->f_blocks = sp.total_bytes / CORE_SECTORSIZE;
+	sv->f_bfree = sp.free_bytes / CORE_SECTORSIZE;
+	sv->f_bavail = sp.avail_bytes / CORE_SECTORSIZE;
+	/* inodes are items: as many as there is room for, about one per 1 KiB */
+	sv->f_files = sp.total_bytes / 1024 + 1024;
+	sv->f_ffree = sp.avail_bytes / 1024;
+	sv->f_favail = sv->f_ffree;
+	sv->f_namemax = DIR_NAME_MAX;
+	if (fs->readonly)
+		sv->f_flag |= ST_RDONLY;
+	return 0;
+}
+
+/* ---- xattrs ------------------------------------------------------------ */
+
+static int xattr_change(struct fsctx *fs, uint64_t ino, const char *name,
+			const void *value, size_t size, int flags, bool remove)
+{
+	struct inode *ip;
+	struct txn *t;
+	int ret = inode_get(fs, ino, &ip);
+
+	if (ret < 0)
+		return ret;
+	ret = join(fs, 4, remove ? TXN_USE_RESERVE : 0, &t);
+	if (ret < 0) {
+		inode_put(fs, ip);
+		return ret;
+	}
+	inode_lock(ip);
+	uint32_t mode;
+	ret = acl_set_check(ip, name, value, remove ? 0 : size, &mode);
+	if (ret == 0 && remove)
+		ret = xattr_remove(t, fs, ino, name);
+	else if (ret == 0)
+		ret = xattr_set(t, fs, ino, name, value, size, flags);
+	if (ret == 0) {
+		ip->item.mode = mode;
+		inode_touch(ip, T_CTIME);
+		ret = inode_update(t, fs, ip);
+		if (ret < 0)
+			txn_abort(t, ret, "xattr");
+	}
+	inode_unlock(ip);
+	int e = txn_end(t);
+	inode_put(fs, ip);
+	return ret < 0 ? ret : e;
+}
+
+int fsops_setxattr(struct fsctx *fs, uint64_t ino, const char *name, const void *value,
+		   size_t size, int flags)
+{
+	return xattr_change(fs, ino, name, value, size, flags, false);
+}
+
+int fsops_removexattr(struct fsctx *fs, uint64_t ino, const char *name)
+{
+	return xattr_change(fs, ino, name, NULL, 0, 0, true);
+}
+
+int fsops_getxattr(struct fsctx *fs, uint64_t ino, const char *name, void *buf, size_t size)
+{
+	struct inode *ip;
+	int ret = inode_get(fs, ino, &ip);
+
+	if (ret < 0)
+		return ret;
+	inode_rlock(ip);
+	ret = xattr_get(fs, ino, name, buf, size);
+	inode_runlock(ip);
+	inode_put(fs, ip);
+	return ret;
+}
+
+int fsops_listxattr(struct fsctx *fs, uint64_t ino, char *buf, size_t size)
+{
+	struct inode *ip;
+	int ret = inode_get(fs, ino, &ip);
+
+	if (ret < 0)
+		return ret;
+	inode_rlock(ip);
+	ret = xattr_list(fs, ino, buf, size);
+	inode_runlock(ip);
+	inode_put(fs, ip);
+	return ret;
+}

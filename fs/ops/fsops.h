@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fsops.h — the POSIX-level operations the FUSE glue calls.
+ *
+ * Each operation is one function returning 0 (or a byte count) or -errno;
+ * it joins the running transaction for its changes (txn_join, with
+ * TXN_USE_RESERVE for those that free space), locks the inodes it touches
+ * in ino order, and writes items through dir.c, xattr.c and file.c.  The
+ * state is reached through struct fsctx (inode.h); there are no globals.
+ * Nothing here includes FUSE headers.
+ *
+ * Lookup counting (FUSE's forget protocol): every function that returns
+ * an entry (lookup, create, mknod, mkdir, symlink, link) counts one kernel
+ * lookup on the inode it returns; fsops_forget() gives them back.
+ * Permission checks are the kernel's (default_permissions).
+ */
+#ifndef GLASSFS_FSOPS_H
+#define GLASSFS_FSOPS_H
+
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/types.h>
+#include "fs/items/inode.h"
+
+/* Mount the default fs tree: create the root directory on first mount,
+ * free orphans left by a crash, find the next inode number. */
+int fsops_mount(struct core *c, const struct core_opts *o, struct fsctx **out);
+/* The same for one subvolume's fs tree (subvol.c opens them on first use;
+ * rdonly: a read-only snapshot).  -ENOENT if the tree does not exist. */
+int fsops_mount_tree(struct core *c, const struct core_opts *o, uint64_t tree_id,
+		     bool rdonly, struct fsctx **out);
+void fsops_unmount(struct fsctx *fs);
+
+struct fsops_cred {
+	uint32_t uid, gid;
+	uint32_t umask;		/* applied here unless a default ACL rules */
+};
+
+int fsops_lookup(struct fsctx *fs, uint64_t parent, const char *name, struct stat *st);
+void fsops_forget(struct fsctx *fs, uint64_t ino, uint64_t nlookup);
+int fsops_getattr(struct fsctx *fs, uint64_t ino, struct stat *st);
+
+enum {				/* fsops_setattr's valid mask */
+	FSOPS_SET_MODE = 1 << 0,
+	FSOPS_SET_UID = 1 << 1,
+	FSOPS_SET_GID = 1 << 2,
+	FSOPS_SET_SIZE = 1 << 3,
+	FSOPS_SET_ATIME = 1 << 4,
+	FSOPS_SET_MTIME = 1 << 5,
+	FSOPS_SET_ATIME_NOW = 1 << 6,
+	FSOPS_SET_MTIME_NOW = 1 << 7,
+	FSOPS_SET_CTIME = 1 << 8,
+};
+int fsops_setattr(struct fsctx *fs, uint64_t ino, const struct stat *in, int valid,
+		  struct stat *out);
+
+int fsops_mknod(struct fsctx *fs, uint64_t parent, const char *name, mode_t mode,
+		dev_t rdev, const struct fsops_cred *cr, struct stat *st);
+int fsops_mkdir(struct fsctx *fs, uint64_t parent, const char *name, mode_t mode,
+		const struct fsops_cred *cr, struct stat *st);
+int fsops_symlink(struct fsctx *fs, uint64_t parent, const char *name,
+		  const char *target, const struct fsops_cred *cr, struct stat *st);
+int fsops_link(struct fsctx *fs, uint64_t ino, uint64_t newparent, const char *newname,
+	       struct stat *st);
+int fsops_unlink(struct fsctx *fs, uint64_t parent, const char *name);
+int fsops_rmdir(struct fsctx *fs, uint64_t parent, const char *name);
+#define FSOPS_RENAME_NOREPLACE 1	/* = RENAME_NOREPLACE */
+#define FSOPS_RENAME_EXCHANGE 2		/* = RENAME_EXCHANGE */
+int fsops_rename(struct fsctx *fs, uint64_t parent, const char *name,
+		 uint64_t newparent, const char *newname, unsigned flags);
+/* Target into buf (NUL-terminated when it fits); length or -errno. */
+ssize_t fsops_readlink(struct fsctx *fs, uint64_t ino, char *buf, size_t size);
+
+int fsops_open(struct fsctx *fs, uint64_t ino, int flags);
+ssize_t fsops_read(struct fsctx *fs, uint64_t ino, void *buf, size_t size, uint64_t off);
+ssize_t fsops_write(struct fsctx *fs, uint64_t ino, const void *buf, size_t size,
+		    uint64_t off);
+int fsops_fsync(struct fsctx *fs, uint64_t ino, int datasync);
+int fsops_fallocate(struct fsctx *fs, uint64_t ino, int mode, uint64_t off, uint64_t len);
+int64_t fsops_lseek(struct fsctx *fs, uint64_t ino, uint64_t off, int whence);
+
+/*
+ * readdir from offset off (0 = start; an entry's offset is where the next
+ * call resumes).  emit() returns nonzero when the reply is full (that
+ * entry was not taken).  With plus, st is filled and the entry counts one
+ * lookup when emit() took it (fsops_readdir undoes it otherwise).
+ */
+typedef int (*fsops_emit_fn)(void *arg, const char *name, const struct stat *st,
+			     uint64_t next_off);
+int fsops_readdir(struct fsctx *fs, uint64_t ino, uint64_t off, int plus,
+		  fsops_emit_fn emit, void *arg);
+int fsops_opendir(struct fsctx *fs, uint64_t ino);
+
+int fsops_statfs(struct fsctx *fs, struct statvfs *sv);
+
+int fsops_setxattr(struct fsctx *fs, uint64_t ino, const char *name, const void *value,
+		   size_t size, int flags);
+int fsops_getxattr(struct fsctx *fs, uint64_t ino, const char *name, void *buf, size_t size);
+int fsops_listxattr(struct fsctx *fs, uint64_t ino, char *buf, size_t size);
+int fsops_removexattr(struct fsctx *fs, uint64_t ino, const char *name);
+
+/* Commit and wait (sync, syncfs). */
+int fsops_sync(struct fsctx *fs);
+
+#endif

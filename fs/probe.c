@@ -1,8 +1,0 @@
-// SPDX-License-Identifier: MIT
-/*
- * probe.c — the definitions of the USDT semaphores declared by probes.h.
- * A tracer attaching to a probe increments its semaphore; PROBE_ON() reads it.
- * The list is generated from fs/probes.d (fs/core.mk).
- */
-#include "fs/probe.h"
-#include "probes_sem.h"

@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: MIT
+/*
+ * scrub.c — verify and repair every copy of every block (scrub.h).
+ */
+#include "fs/core/core_internal.h"
+#include "fs/services/scrub.h"
+#include "fs/btree/btree.h"
+#include "fs/btree/node.h"
+#include "fs/base/crc32c.h"
+#include "fs/base/probe.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define SECT CORE_SECTORSIZE
+#define BATCH_ITEMS 32		/* extents per transaction handle */
+#define PIECE_SECTORS 64	/* data read per step: 256 KiB */
+
+#define PADD(f, v) __atomic_fetch_add(&p->f, (v), __ATOMIC_RELAXED)
+
+struct scrub {
+	struct core *c;
+	struct scrub_opts *o;
+	struct scrub_progress *p;
+	uint64_t t0, read_bytes;	/* for the rate limit */
+	uint8_t *buf[CHUNK_MAX_STRIPES];
+	uint32_t *exp;
+	uint8_t *have;
+};
+
+void scrub_cancel(struct scrub_opts *o)
+{
+	__atomic_store_n(&o->cancel, 1, __ATOMIC_RELAXED);
+}
+
+void scrub_progress_read(const struct scrub_progress *p, struct scrub_progress *o)
+{
+#define RD(f) o->f = __atomic_load_n(&p->f, __ATOMIC_RELAXED)
+	RD(total_bytes); RD(done_bytes); RD(checked_bytes); RD(corrected_bytes);
+	RD(uncorrectable_bytes); RD(meta_errors); RD(data_errors); RD(read_errors);
+	RD(nodes); RD(extents); RD(running); RD(result);
+#undef RD
+}
+
+static bool cancelled(const struct scrub *s)
+{
+	return __atomic_load_n(&s->o->cancel, __ATOMIC_RELAXED) != 0;
+}
+
+/* Sleep until read_bytes fits the rate since t0. */
+static void rate_wait(struct scrub *s)
+{
+	uint64_t rate = s->o->rate_bytes_per_s, want, el;
+
+	if (!rate)
+		return;
+	want = (uint64_t)((double)s->read_bytes * 1e9 / (double)rate);
+	el = glock_now_ns() - s->t0;
+	while (want > el && !cancelled(s)) {
+		uint64_t ns = want - el;
+		if (ns > 50000000ull)
+			ns = 50000000ull;	/* wake to notice a cancel */
+		struct timespec ts = { 0, (long)ns };
+		nanosleep(&ts, NULL);
+		el = glock_now_ns() - s->t0;
+	}
+}
+
+/* Rewrite copy cp at byte offset off of the block from good. */
+static bool repair(struct scrub *s, const struct chunk_copy *cp, uint64_t off,
+		   const void *good, uint64_t len, uint64_t logical)
+{
+	struct scrub_progress *p = s->p;
+	int ret;
+
+	if (s->o->readonly)
+		return false;
+	ret = dev_write(cp->dev, cp->physical + off, good, len);
+	if (ret) {
+		core_log(s->c, "scrub: repairing logical %llu on %s at %llu failed: %s",
+			 (unsigned long long)logical, cp->dev->path,
+			 (unsigned long long)(cp->physical + off), strerror(-ret));
+		return false;
+	}
+	PADD(corrected_bytes, len);
+	__atomic_fetch_add(&s->c->repaired, 1, __ATOMIC_RELAXED);
+	return true;
+}
+
+static void scrub_node(struct scrub *s, uint64_t bytenr)
+{
+	struct core *c = s->c;
+	struct scrub_progress *p = s->p;
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	struct node_expect e = { c->nodesize, bytenr, c->sb.fsid, 0, -1, 0, 0 };
+	bool bad[CHUNK_MAX_STRIPES] = { false };
+	int n = chunk_map_lookup(c, bytenr, c->nodesize, cp, NULL), good = -1;
+	char why[160];
+
+	PADD(nodes, 1);
+	if (n < 0) {
+		core_log(c, "scrub: node %llu maps to no chunk", (unsigned long long)bytenr);
+		PADD(uncorrectable_bytes, c->nodesize);
+		return;
+	}
+	for (int m = 0; m < n; m++) {
+		int ret = dev_read(cp[m].dev, cp[m].physical, s->buf[m], c->nodesize);
+		s->read_bytes += c->nodesize;
+		if (ret) {
+			PADD(read_errors, 1);
+			bad[m] = true;
+			core_log(c, "scrub: node %llu: read error on %s at %llu: %s",
+				 (unsigned long long)bytenr, cp[m].dev->path,
+				 (unsigned long long)cp[m].physical, strerror(-ret));
+			continue;
+		}
+		PADD(checked_bytes, c->nodesize);
+		if (node_verify(s->buf[m], &e, why, sizeof(why))) {
+			bad[m] = true;
+			PADD(meta_errors, 1);
+			core_log(c, "scrub: node %llu: copy on %s at %llu is bad: %s",
+				 (unsigned long long)bytenr, cp[m].dev->path,
+				 (unsigned long long)cp[m].physical, why);
+		} else if (good < 0) {
+			good = m;
+		}
+	}
+	for (int m = 0; m < n; m++) {
+		bool fixed;
+		if (!bad[m])
+			continue;
+		fixed = good >= 0 && repair(s, &cp[m], 0, s->buf[good], c->nodesize, bytenr);
+		if (PROBE_ON(SCRUB_ERROR))
+			GLASSFS_SCRUB_ERROR(bytenr, cp[m].dev->devid, cp[m].physical, 1, fixed);
+		if (fixed)
+			core_log(c, "scrub: node %llu: copy on %s rewritten from the copy on %s",
+				 (unsigned long long)bytenr, cp[m].dev->path, cp[good].dev->path);
+	}
+	if (good < 0) {
+		PADD(uncorrectable_bytes, c->nodesize);
+		core_log(c, "scrub: node %llu: no good copy left (uncorrectable)",
+			 (unsigned long long)bytenr);
+	}
+}
+
+/* Sectors [start, start + n*SECT) of one data extent. */
+static int scrub_data_piece(struct scrub *s, uint64_t start, uint32_t n)
+{
+	struct core *c = s->c;
+	struct scrub_progress *p = s->p;
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	bool rerr[CHUNK_MAX_STRIPES] = { false };
+	uint64_t len = (uint64_t)n * SECT;
+	int ncp = chunk_map_lookup(c, start, len, cp, NULL), ret;
+
+	if (ncp < 0) {
+		core_log(c, "scrub: data %llu+%llu maps to no chunk", (unsigned long long)start,
+			 (unsigned long long)len);
+		PADD(uncorrectable_bytes, len);
+		return 0;
+	}
+	ret = data_load_csums(c, start, n, s->exp, s->have);
+	if (ret)
+		return ret;
+	for (int m = 0; m < ncp; m++) {
+		ret = dev_read(cp[m].dev, cp[m].physical, s->buf[m], len);
+		s->read_bytes += len;
+		if (ret) {
+			rerr[m] = true;
+			PADD(read_errors, 1);
+			core_log(c, "scrub: data %llu+%llu: read error on %s at %llu: %s",
+				 (unsigned long long)start, (unsigned long long)len, cp[m].dev->path,
+				 (unsigned long long)cp[m].physical, strerror(-ret));
+		} else {
+			PADD(checked_bytes, len);
+		}
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t off = (uint64_t)i * SECT, logical = start + off;
+		bool bad[CHUNK_MAX_STRIPES];
+		int good = -1, nbad = 0;
+
+		if (!s->have[i])
+			continue;	/* no checksum: nothing to verify against */
+		for (int m = 0; m < ncp; m++) {
+			bad[m] = rerr[m] || crc32c(0, s->buf[m] + off, SECT) != s->exp[i];
+			if (!bad[m] && good < 0)
+				good = m;
+			nbad += bad[m];
+		}
+		if (!nbad)
+			continue;
+		for (int m = 0; m < ncp; m++) {
+			bool fixed;
+			if (!bad[m])
+				continue;
+			if (!rerr[m]) {
+				PADD(data_errors, 1);
+				core_log(c, "scrub: data checksum error: logical %llu on %s physical %llu: expected crc32c %08x, found %08x",
+					 (unsigned long long)logical, cp[m].dev->path,
+					 (unsigned long long)(cp[m].physical + off), s->exp[i],
+					 crc32c(0, s->buf[m] + off, SECT));
+			}
+			fixed = good >= 0 && repair(s, &cp[m], off, s->buf[good] + off, SECT, logical);
+			if (PROBE_ON(SCRUB_ERROR))
+				GLASSFS_SCRUB_ERROR(logical, cp[m].dev->devid, cp[m].physical + off, 0,
+						    fixed);
+		}
+		if (good < 0) {
+			PADD(uncorrectable_bytes, SECT);
+			core_log(c, "scrub: data logical %llu: no good copy left (uncorrectable)",
+				 (unsigned long long)logical);
+		}
+	}
+	return 0;
+}
+
+static int scrub_data(struct scrub *s, uint64_t logical, uint64_t len)
+{
+	struct scrub_progress *p = s->p;
+
+	PADD(extents, 1);
+	for (uint64_t pos = logical; pos < logical + len;) {
+		uint64_t n = (logical + len - pos) / SECT;
+		int ret;
+		if (n > PIECE_SECTORS)
+			n = PIECE_SECTORS;
+		ret = scrub_data_piece(s, pos, (uint32_t)n);
+		if (ret)
+			return ret;
+		pos += n * SECT;
+	}
+	return 0;
+}
+
+/* Up to max extent/metadata keys at or after *cursor. Returns how many. */
+static int collect(struct core *c, struct key *cursor, struct key *out, int max)
+{
+	struct path p;
+	int n = 0, ret;
+
+	path_init(&p);
+	ret = btree_search_ge(core_tree(c, CT_EXTENT), cursor, &p);
+	if (ret)
+		goto out;
+	while (n < max) {
+		struct key k;
+		btree_item_key(&p, p.slots[0], &k);
+		if (k.type == KEY_EXTENT_ITEM || k.type == KEY_METADATA_ITEM)
+			out[n++] = k;
+		*cursor = k;
+		ret = btree_next(&p);
+		if (ret)
+			break;
+	}
+out:
+	path_release(&p);
+	if (ret < 0)
+		return ret;
+	if (n == 0 && ret > 0)
+		return 0;
+	return n;
+}
+
+int core_scrub(struct core *c, struct scrub_opts *o, struct scrub_progress *p)
+{
+	struct scrub s = { c, o, p, glock_now_ns(), 0, { NULL }, NULL, NULL };
+	struct key cursor = { 0, 0, 0 }, keys[BATCH_ITEMS];
+	uint64_t tot = 0, fr;
+	bool end = false;
+	int ret = 0;
+
+	memset(p, 0, sizeof(*p));
+	__atomic_store_n(&p->running, 1, __ATOMIC_RELAXED);
+	/* the total below counts allocated space, which includes blocks of
+	 * the running transaction that have no extent item yet (e.g. an
+	 * atime update): commit first so that total and walk agree */
+	if (!c->readonly && !c->aborted)
+		txn_commit(c, COMMIT_OTHER);
+	for (uint64_t ty = BG_DATA; ty <= BG_METADATA; ty <<= 1) {
+		uint64_t t;
+		alloc_space(c, ty, &t, &fr);
+		tot += t - fr;
+	}
+	__atomic_store_n(&p->total_bytes, tot, __ATOMIC_RELAXED);
+	for (int m = 0; m < CHUNK_MAX_STRIPES; m++) {
+		uint32_t sz = PIECE_SECTORS * SECT > c->nodesize ? PIECE_SECTORS * SECT : c->nodesize;
+		s.buf[m] = malloc(sz);
+		if (!s.buf[m])
+			ret = -ENOMEM;
+	}
+	s.exp = malloc(PIECE_SECTORS * sizeof(*s.exp));
+	s.have = malloc(PIECE_SECTORS);
+	if (!s.exp || !s.have)
+		ret = -ENOMEM;
+
+	while (!ret && !end) {
+		struct txn *t = NULL;
+		int n;
+
+		if (cancelled(&s)) {
+			ret = -ECANCELED;
+			break;
+		}
+		/* hold a handle: no commit (which could free and reuse what we
+		 * read) runs while this batch reads; and let a commit still
+		 * writing the last transaction's nodes finish first (commits
+		 * are pipelined): the extent tree already lists them */
+		if (!c->readonly && !c->aborted) {
+			ret = txn_join(c, 0, TXN_USE_RESERVE, &t);
+			if (ret == -EROFS)
+				ret = 0;	/* aborted meanwhile: nothing changes */
+			if (ret)
+				break;
+			if (t)
+				txn_wait_written(c);
+		}
+		n = collect(c, &cursor, keys, BATCH_ITEMS);
+		if (n < BATCH_ITEMS)
+			end = true;
+		for (int i = 0; i < n && n > 0 && !ret; i++) {
+			if (keys[i].type == KEY_METADATA_ITEM) {
+				scrub_node(&s, keys[i].objectid);
+				PADD(done_bytes, c->nodesize);
+			} else {
+				ret = scrub_data(&s, keys[i].objectid, keys[i].offset);
+				PADD(done_bytes, keys[i].offset);
+			}
+		}
+		if (n < 0)
+			ret = n;
+		if (t) {
+			int r2 = txn_end(t);
+			if (!ret && r2 && r2 != -EROFS)
+				ret = r2;
+		}
+		if (n > 0) {
+			/* continue after the last key seen */
+			if (++cursor.offset == 0 && ++cursor.type == 0)
+				cursor.objectid++;
+		}
+		if (PROBE_ON(SCRUB_PROGRESS))
+			GLASSFS_SCRUB_PROGRESS(p->checked_bytes, p->corrected_bytes,
+					       p->uncorrectable_bytes, p->total_bytes);
+		rate_wait(&s);
+	}
+	for (int m = 0; m < CHUNK_MAX_STRIPES; m++)
+		free(s.buf[m]);
+	free(s.exp);
+	free(s.have);
+	if (PROBE_ON(SCRUB_PROGRESS))
+		GLASSFS_SCRUB_PROGRESS(p->checked_bytes, p->corrected_bytes,
+				       p->uncorrectable_bytes, p->total_bytes);
+	core_log(c, "scrub %s: %llu bytes checked, %llu corrected, %llu uncorrectable (%llu node, %llu data, %llu read errors)",
+		 ret == -ECANCELED ? "cancelled" : ret ? "failed" : "done",
+		 (unsigned long long)p->checked_bytes, (unsigned long long)p->corrected_bytes,
+		 (unsigned long long)p->uncorrectable_bytes, (unsigned long long)p->meta_errors,
+		 (unsigned long long)p->data_errors, (unsigned long long)p->read_errors);
+	__atomic_store_n(&p->result, ret, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->running, 0, __ATOMIC_RELAXED);
+	return ret;
+}

@@ -1,0 +1,888 @@
+// SPDX-License-Identifier: MIT
+/*
+ * alloc.c — block groups, in-memory free space bitmaps, the free-space
+ * tree and the pinned-extent rule (see alloc.h).
+ */
+#include "fs/core/core_internal.h"
+#include "fs/btree/btree.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SECT CORE_SECTORSIZE
+#define MIB_BITS ((1ull << 20) / SECT)	/* sectors per MiB: split boundaries */
+
+static inline bool bit_get(const uint64_t *bm, uint64_t i)
+{
+	return (bm[i >> 6] >> (i & 63)) & 1;
+}
+static inline void bit_set(uint64_t *bm, uint64_t i) { bm[i >> 6] |= 1ull << (i & 63); }
+static inline void bit_clr(uint64_t *bm, uint64_t i) { bm[i >> 6] &= ~(1ull << (i & 63)); }
+
+static void range_set(uint64_t *bm, uint64_t s, uint64_t n)
+{
+	for (uint64_t i = s; i < s + n; i++)
+		bit_set(bm, i);
+}
+
+static void range_clr(uint64_t *bm, uint64_t s, uint64_t n)
+{
+	for (uint64_t i = s; i < s + n; i++)
+		bit_clr(bm, i);
+}
+
+static uint64_t range_count(const uint64_t *bm, uint64_t s, uint64_t n)
+{
+	uint64_t k = 0;
+	for (uint64_t i = s; i < s + n; i++)
+		k += bit_get(bm, i);
+	return k;
+}
+
+void alloc_init(struct allocator *a)
+{
+	memset(a, 0, sizeof(*a));
+	glock_init(&a->lock, GLOCK_MUTEX, GLOCK_CLASS_ALLOC, 0, -1, -1);
+}
+
+static void bg_free(struct bgroup *bg)
+{
+	if (!bg)
+		return;
+	free(bg->used);
+	free(bg->pinned);
+	free(bg->cpinned);
+	free(bg->held);
+	free(bg->seg_dirty);
+	free(bg);
+}
+
+void alloc_destroy(struct allocator *a)
+{
+	for (int i = 0; i < a->n; i++)
+		bg_free(a->bg[i]);
+	free(a->bg);
+	free(a->newset);
+	memset(a, 0, sizeof(*a));
+}
+
+/* Caller holds the lock. */
+static struct bgroup *find_bg(struct allocator *a, uint64_t logical)
+{
+	int lo = 0, hi = a->n - 1;
+
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+		struct bgroup *bg = a->bg[mid];
+		if (logical < bg->start)
+			hi = mid - 1;
+		else if (logical >= bg->start + bg->len)
+			lo = mid + 1;
+		else
+			return bg;
+	}
+	return NULL;
+}
+
+static void mark_dirty(struct bgroup *bg, uint64_t s, uint64_t n)
+{
+	for (uint64_t seg = s / FST_SEG_SECTORS; seg <= (s + n - 1) / FST_SEG_SECTORS; seg++)
+		bg->seg_dirty[seg] = 1;
+	bg->dirty = true;
+	bg->item_dirty = true;
+}
+
+int alloc_add_bg(struct core *c, uint64_t start, uint64_t len, uint64_t flags, bool fresh)
+{
+	struct allocator *a = &c->alloc;
+	struct bgroup *bg = calloc(1, sizeof(*bg));
+	size_t words;
+	int pos, ret = 0;
+
+	if (!bg)
+		return -ENOMEM;
+	bg->start = start;
+	bg->len = len;
+	bg->flags = flags;
+	bg->nbits = len / SECT;
+	words = (bg->nbits + 63) / 64;
+	bg->nsegs = (uint32_t)((bg->nbits + FST_SEG_SECTORS - 1) / FST_SEG_SECTORS);
+	bg->used = calloc(words, 8);
+	bg->pinned = calloc(words, 8);
+	bg->cpinned = calloc(words, 8);
+	bg->held = calloc(words, 8);
+	bg->seg_dirty = calloc(bg->nsegs, 1);
+	if (!bg->used || !bg->pinned || !bg->cpinned || !bg->held || !bg->seg_dirty) {
+		bg_free(bg);
+		return -ENOMEM;
+	}
+	if (fresh) {
+		/* every segment and the info item are written by the next commit */
+		memset(bg->seg_dirty, 1, bg->nsegs);
+		bg->dirty = bg->item_dirty = bg->fst_info_missing = true;
+	}
+	glock_lock(&a->lock, GLOCK_WRITE);
+	if (a->n == a->cap) {
+		int cap = a->cap ? a->cap * 2 : 16;
+		struct bgroup **v = realloc(a->bg, (size_t)cap * sizeof(*v));
+		if (!v) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		a->bg = v;
+		a->cap = cap;
+	}
+	for (pos = 0; pos < a->n && a->bg[pos]->start < start; pos++)
+		;
+	if (pos < a->n && a->bg[pos]->start == start) {
+		ret = -EEXIST;
+		goto out;
+	}
+	memmove(&a->bg[pos + 1], &a->bg[pos], (size_t)(a->n - pos) * sizeof(*a->bg));
+	a->bg[pos] = bg;
+	a->n++;
+out:
+	glock_unlock(&a->lock, GLOCK_WRITE);
+	if (ret)
+		bg_free(bg);
+	return ret;
+}
+
+/*
+ * Split the block group starting at start at offset at (alloc.h).  The
+ * second half gets its own bitmaps (at is a MiB multiple, so whole
+ * words); the first keeps its arrays, cut short.
+ */
+int alloc_split_bg(struct core *c, uint64_t start, uint64_t at)
+{
+	struct allocator *a = &c->alloc;
+	struct bgroup *bg, *nb = NULL;
+	uint64_t cut = at / SECT;
+	int pos, ret = 0;
+
+	if (at % (1ull << 20))
+		return -EINVAL;
+	glock_lock(&a->lock, GLOCK_WRITE);
+	bg = find_bg(a, start);
+	if (!bg || bg->start != start || at == 0 || at >= bg->len) {
+		ret = -EINVAL;
+		goto out;
+	}
+	/* extents: the caller checked (alloc_fence); a run taken for a
+	 * discard must be given back in one group */
+	if (bit_get(bg->held, cut - 1) && bit_get(bg->held, cut)) {
+		ret = -EBUSY;
+		goto out;
+	}
+	if (a->n == a->cap) {
+		int cap = a->cap * 2;
+		struct bgroup **v = realloc(a->bg, (size_t)cap * sizeof(*v));
+		if (!v) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		a->bg = v;
+		a->cap = cap;
+	}
+	nb = calloc(1, sizeof(*nb));
+	if (!nb) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	nb->start = start + at;
+	nb->len = bg->len - at;
+	nb->flags = bg->flags;
+	nb->nbits = nb->len / SECT;
+	nb->nsegs = (uint32_t)((nb->nbits + FST_SEG_SECTORS - 1) / FST_SEG_SECTORS);
+	size_t words = (nb->nbits + 63) / 64;
+	nb->used = malloc(words * 8);
+	nb->pinned = malloc(words * 8);
+	nb->cpinned = malloc(words * 8);
+	nb->held = malloc(words * 8);
+	nb->seg_dirty = malloc(nb->nsegs);
+	if (!nb->used || !nb->pinned || !nb->cpinned || !nb->held || !nb->seg_dirty) {
+		bg_free(nb);
+		nb = NULL;
+		ret = -ENOMEM;
+		goto out;
+	}
+	memcpy(nb->used, bg->used + cut / 64, words * 8);
+	memcpy(nb->pinned, bg->pinned + cut / 64, words * 8);
+	memcpy(nb->cpinned, bg->cpinned + cut / 64, words * 8);
+	memcpy(nb->held, bg->held + cut / 64, words * 8);
+	nb->used_bytes = range_count(nb->used, 0, nb->nbits) * SECT;
+	nb->pinned_bytes = range_count(nb->pinned, 0, nb->nbits) * SECT;
+	nb->cpinned_bytes = range_count(nb->cpinned, 0, nb->nbits) * SECT;
+	nb->held_bytes = range_count(nb->held, 0, nb->nbits) * SECT;
+	nb->cursor = bg->cursor > cut ? bg->cursor - cut : 0;
+	bg->len = at;
+	bg->nbits = cut;
+	bg->nsegs = (uint32_t)((cut + FST_SEG_SECTORS - 1) / FST_SEG_SECTORS);
+	bg->used_bytes -= nb->used_bytes;
+	bg->pinned_bytes -= nb->pinned_bytes;
+	bg->cpinned_bytes -= nb->cpinned_bytes;
+	bg->held_bytes -= nb->held_bytes;
+	if (bg->cursor > cut)
+		bg->cursor = 0;
+	bg->fence = 0;
+	/* both halves' info, bitmaps and items are (re)written at commit;
+	 * alloc_split_items deletes the old ones */
+	for (struct bgroup *x = bg; x; x = x == bg ? nb : NULL) {
+		memset(x->seg_dirty, 1, x->nsegs);
+		x->dirty = x->item_dirty = x->fst_info_missing = true;
+	}
+	for (pos = 0; a->bg[pos] != bg; pos++)
+		;
+	pos++;
+	memmove(&a->bg[pos + 1], &a->bg[pos], (size_t)(a->n - pos) * sizeof(*a->bg));
+	a->bg[pos] = nb;
+	a->n++;
+out:
+	glock_unlock(&a->lock, GLOCK_WRITE);
+	return ret;
+}
+
+int alloc_fence(struct core *c, uint64_t start, uint64_t upto)
+{
+	struct bgroup *bg;
+	int ret = -EINVAL;
+
+	glock_lock(&c->alloc.lock, GLOCK_WRITE);
+	bg = find_bg(&c->alloc, start);
+	if (bg && bg->start == start) {
+		bg->fence = (upto < bg->len ? upto : bg->len) / SECT;
+		ret = 0;
+	}
+	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
+	return ret;
+}
+
+int alloc_split_items(struct txn *t, uint64_t start, uint64_t len, uint64_t at)
+{
+	struct core *c = txn_core(t);
+	uint64_t segb = (uint64_t)FST_SEG_SECTORS * SECT;
+	struct key k = { start, KEY_BLOCK_GROUP_ITEM, len };
+	int ret = btree_delete(t, core_tree(c, CT_EXTENT), &k);
+
+	/* a group created in this transaction has no items on disk yet */
+	if (ret == -ENOENT)
+		ret = 0;
+	k = (struct key){ start, KEY_FREE_SPACE_INFO, len };
+	if (!ret && (ret = btree_delete(t, core_tree(c, CT_FST), &k)) == -ENOENT)
+		ret = 0;
+	/* bitmaps from the one the cut falls in: their keys change */
+	for (uint64_t off = at / segb * segb; !ret && off < len; off += segb) {
+		k = (struct key){ start + off, KEY_FREE_SPACE_BITMAP,
+				  len - off < segb ? len - off : segb };
+		if ((ret = btree_delete(t, core_tree(c, CT_FST), &k)) == -ENOENT)
+			ret = 0;
+	}
+	return ret;
+}
+
+/* First run of n clear bits at or after `from`, aligned to al bits
+ * (relative to the group start).  Returns the bit or UINT64_MAX. */
+static uint64_t find_run(const struct bgroup *bg, uint64_t from, uint64_t to,
+			 uint64_t n, uint64_t al)
+{
+	uint64_t i = (from + al - 1) / al * al;
+
+	while (i + n <= to) {
+		uint64_t j, b = (i / MIB_BITS + 1) * MIB_BITS;
+		if (i + n > b && b <= bg->fence) {	/* a split is being prepared at b */
+			i = (b + al - 1) / al * al;
+			continue;
+		}
+		if (bg->used[i >> 6] == ~0ull && (i & 63) == 0) {
+			i += 64;
+			i = (i + al - 1) / al * al;
+			continue;
+		}
+		for (j = 0; j < n && !bit_get(bg->used, i + j); j++)
+			;
+		if (j == n)
+			return i;
+		i = (i + j + 1 + al - 1) / al * al;
+	}
+	return UINT64_MAX;
+}
+
+int alloc_reserve(struct core *c, uint64_t type, uint64_t len, uint64_t align,
+		  uint64_t *logical)
+{
+	struct allocator *a = &c->alloc;
+	uint64_t n = len / SECT, al = align > SECT ? align / SECT : 1;
+	int ret = -ENOSPC;
+
+	if (!len || len % SECT)
+		return -EINVAL;
+	glock_lock(&a->lock, GLOCK_WRITE);
+	for (int k = 0; k < a->n; k++) {
+		/* start at the group used last for this type: fewer scans */
+		int idx = (int)((a->meta_cursor_bg + (uint64_t)k) % (uint64_t)a->n);
+		struct bgroup *bg = a->bg[idx];
+		uint64_t bit;
+
+		if ((bg->flags & BG_TYPE_MASK) != type || bg->len - bg->used_bytes < len)
+			continue;
+		bit = find_run(bg, bg->cursor, bg->nbits, n, al);
+		if (bit == UINT64_MAX && bg->cursor)
+			bit = find_run(bg, 0, bg->nbits, n, al);
+		if (bit == UINT64_MAX)
+			continue;
+		range_set(bg->used, bit, n);
+		bg->used_bytes += len;
+		bg->cursor = bit + n;
+		mark_dirty(bg, bit, n);
+		if (type != BG_DATA)
+			a->meta_cursor_bg = (uint64_t)idx;
+		*logical = bg->start + bit * SECT;
+		ret = 0;
+		break;
+	}
+	glock_unlock(&a->lock, GLOCK_WRITE);
+	return ret;
+}
+
+int alloc_claim(struct core *c, uint64_t logical, uint64_t len)
+{
+	struct bgroup *bg;
+	int ret = -EINVAL;
+
+	glock_lock(&c->alloc.lock, GLOCK_WRITE);
+	bg = find_bg(&c->alloc, logical);
+	if (bg && len && logical + len <= bg->start + bg->len && (logical - bg->start) % SECT == 0 &&
+	    len % SECT == 0) {
+		uint64_t s = (logical - bg->start) / SECT, n = len / SECT;
+		if (range_count(bg->used, s, n)) {
+			ret = -EEXIST;
+		} else {
+			range_set(bg->used, s, n);
+			bg->used_bytes += len;
+			mark_dirty(bg, s, n);
+			ret = 0;
+		}
+	}
+	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
+	return ret;
+}
+
+/* Caller holds the lock; returns the group after checking the range. */
+static struct bgroup *range_bg(struct core *c, uint64_t logical, uint64_t len)
+{
+	struct bgroup *bg = find_bg(&c->alloc, logical);
+
+	if (!bg || logical + len > bg->start + bg->len || (logical - bg->start) % SECT ||
+	    len % SECT) {
+		core_corrupt(c, "alloc", "range %llu+%llu is not inside one block group",
+			     (unsigned long long)logical, (unsigned long long)len);
+		return NULL;
+	}
+	return bg;
+}
+
+void alloc_free_now(struct core *c, uint64_t logical, uint64_t len)
+{
+	struct bgroup *bg;
+
+	glock_lock(&c->alloc.lock, GLOCK_WRITE);
+	bg = range_bg(c, logical, len);
+	if (bg) {
+		uint64_t s = (logical - bg->start) / SECT, n = len / SECT;
+		uint64_t was = range_count(bg->used, s, n);
+		range_clr(bg->used, s, n);
+		bg->used_bytes -= was * SECT;
+		if (s < bg->cursor)
+			bg->cursor = s;
+		mark_dirty(bg, s, n);
+	}
+	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
+}
+
+void alloc_pin(struct core *c, uint64_t logical, uint64_t len)
+{
+	struct bgroup *bg;
+
+	glock_lock(&c->alloc.lock, GLOCK_WRITE);
+	bg = range_bg(c, logical, len);
+	if (bg) {
+		uint64_t s = (logical - bg->start) / SECT, n = len / SECT;
+		uint64_t was = range_count(bg->pinned, s, n);
+		range_set(bg->pinned, s, n);
+		bg->pinned_bytes += (n - was) * SECT;
+		mark_dirty(bg, s, n);
+	}
+	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
+}
+
+void alloc_capture_pins(struct core *c)
+{
+	struct allocator *a = &c->alloc;
+
+	glock_lock(&a->lock, GLOCK_WRITE);
+	for (int k = 0; k < a->n; k++) {
+		struct bgroup *bg = a->bg[k];
+		uint64_t words = (bg->nbits + 63) / 64;
+
+		if (!bg->pinned_bytes)
+			continue;
+		if (!bg->cpinned_bytes) {	/* the usual case: the last commit unpinned */
+			uint64_t *x = bg->cpinned;
+			bg->cpinned = bg->pinned;
+			bg->pinned = x;
+		} else {
+			for (uint64_t w = 0; w < words; w++) {
+				bg->cpinned[w] |= bg->pinned[w];
+				bg->pinned[w] = 0;
+			}
+		}
+		bg->cpinned_bytes = range_count(bg->cpinned, 0, bg->nbits) * SECT;
+		bg->pinned_bytes = 0;
+	}
+	glock_unlock(&a->lock, GLOCK_WRITE);
+}
+
+void alloc_unpin(struct core *c, bool (*fn)(void *arg, uint64_t logical, uint64_t len,
+					    uint64_t flags), void *arg)
+{
+	struct allocator *a = &c->alloc;
+
+	glock_lock(&a->lock, GLOCK_WRITE);
+	for (int k = 0; k < a->n; k++) {
+		struct bgroup *bg = a->bg[k];
+		uint64_t i = 0;
+
+		if (!bg->cpinned_bytes)
+			continue;
+		while (i < bg->nbits) {
+			uint64_t j;
+			bool keep = false;
+			if (!bg->cpinned[i >> 6]) {
+				i = (i | 63) + 1;
+				continue;
+			}
+			if (!bit_get(bg->cpinned, i)) {
+				i++;
+				continue;
+			}
+			for (j = i; j < bg->nbits && bit_get(bg->cpinned, j); j++)
+				;
+			if (fn)
+				keep = fn(arg, bg->start + i * SECT, (j - i) * SECT, bg->flags);
+			range_clr(bg->cpinned, i, j - i);
+			if (keep) {
+				range_set(bg->held, i, j - i);
+				bg->held_bytes += (j - i) * SECT;
+			} else {
+				range_clr(bg->used, i, j - i);
+				bg->used_bytes -= (j - i) * SECT;
+				if (i < bg->cursor)
+					bg->cursor = i;
+			}
+			i = j;
+		}
+		bg->cpinned_bytes = 0;
+	}
+	glock_unlock(&a->lock, GLOCK_WRITE);
+}
+
+void alloc_release(struct core *c, uint64_t logical, uint64_t len)
+{
+	struct bgroup *bg;
+
+	glock_lock(&c->alloc.lock, GLOCK_WRITE);
+	bg = range_bg(c, logical, len);
+	if (bg) {
+		uint64_t s = (logical - bg->start) / SECT, n = len / SECT;
+		range_clr(bg->used, s, n);
+		range_clr(bg->held, s, n);
+		bg->used_bytes -= len;
+		bg->held_bytes -= len;
+		if (s < bg->cursor)
+			bg->cursor = s;
+	}
+	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
+}
+
+bool alloc_trim_take(struct core *c, uint64_t from, uint64_t maxlen, uint64_t *logical,
+		     uint64_t *len)
+{
+	bool found = false;
+
+	glock_lock(&c->alloc.lock, GLOCK_WRITE);
+	for (int k = 0; k < c->alloc.n && !found; k++) {
+		struct bgroup *bg = c->alloc.bg[k];
+		uint64_t i;
+
+		if (bg->start + bg->len <= from)
+			continue;
+		i = from > bg->start ? (from - bg->start) / SECT : 0;
+		while (i < bg->nbits && bit_get(bg->used, i))
+			i++;
+		if (i >= bg->nbits)
+			continue;
+		uint64_t j = i;
+		while (j < bg->nbits && !bit_get(bg->used, j) && (j - i) * SECT < maxlen &&
+		       !(j > i && j % MIB_BITS == 0 && j <= bg->fence))
+			j++;
+		range_set(bg->used, i, j - i);
+		range_set(bg->held, i, j - i);
+		bg->used_bytes += (j - i) * SECT;
+		bg->held_bytes += (j - i) * SECT;
+		*logical = bg->start + i * SECT;
+		*len = (j - i) * SECT;
+		found = true;
+	}
+	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
+	return found;
+}
+
+bool alloc_any_used(struct core *c, uint64_t logical, uint64_t len)
+{
+	struct bgroup *bg;
+	bool r = true;
+
+	glock_lock(&c->alloc.lock, GLOCK_READ);
+	bg = find_bg(&c->alloc, logical);
+	if (bg && logical + len <= bg->start + bg->len) {
+		uint64_t s = (logical - bg->start) / SECT, n = (len + SECT - 1) / SECT;
+		r = range_count(bg->used, s, n) != 0;
+	}
+	glock_unlock(&c->alloc.lock, GLOCK_READ);
+	return r;
+}
+
+bool alloc_bg_is_new(struct core *c, uint64_t logical)
+{
+	struct bgroup *bg;
+	bool ret;
+
+	glock_lock(&c->alloc.lock, GLOCK_READ);
+	bg = find_bg(&c->alloc, logical);
+	ret = !bg || bg->fst_info_missing;
+	glock_unlock(&c->alloc.lock, GLOCK_READ);
+	return ret;
+}
+
+bool alloc_is_used(struct core *c, uint64_t logical, uint64_t len)
+{
+	struct bgroup *bg;
+	bool r = false;
+
+	glock_lock(&c->alloc.lock, GLOCK_WRITE);
+	bg = find_bg(&c->alloc, logical);
+	if (bg && logical + len <= bg->start + bg->len) {
+		uint64_t s = (logical - bg->start) / SECT, n = (len + SECT - 1) / SECT;
+		r = range_count(bg->used, s, n) == n;
+	}
+	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
+	return r;
+}
+
+/* ---- blocks allocated in the running transaction ----------------------- */
+
+static size_t h64(uint64_t x, size_t cap)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return (size_t)x & (cap - 1);
+}
+
+static int newset_grow(struct allocator *a)
+{
+	size_t cap = a->new_cap ? a->new_cap * 2 : 1024;
+	uint64_t *v = calloc(cap, 8);
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->new_cap; i++) {
+		uint64_t x = a->newset[i];
+		if (!x || x == 1)	/* 1 marks a deleted slot */
+			continue;
+		size_t j = h64(x, cap);
+		while (v[j])
+			j = (j + 1) & (cap - 1);
+		v[j] = x;
+	}
+	free(a->newset);
+	a->newset = v;
+	a->new_cap = cap;
+	return 0;
+}
+
+void alloc_note_new(struct core *c, uint64_t bytenr)
+{
+	struct allocator *a = &c->alloc;
+
+	glock_lock(&a->lock, GLOCK_WRITE);
+	if ((a->new_n + 1) * 2 > a->new_cap && newset_grow(a)) {
+		glock_unlock(&a->lock, GLOCK_WRITE);
+		return;		/* only costs reuse-at-once; the block stays pinned */
+	}
+	size_t j = h64(bytenr, a->new_cap);
+	while (a->newset[j] && a->newset[j] != bytenr)
+		j = (j + 1) & (a->new_cap - 1);
+	if (!a->newset[j]) {
+		a->newset[j] = bytenr;
+		a->new_n++;
+	}
+	glock_unlock(&a->lock, GLOCK_WRITE);
+}
+
+bool alloc_take_new(struct core *c, uint64_t bytenr)
+{
+	struct allocator *a = &c->alloc;
+	bool found = false;
+
+	glock_lock(&a->lock, GLOCK_WRITE);
+	if (a->new_cap) {
+		size_t j = h64(bytenr, a->new_cap);
+		while (a->newset[j]) {
+			if (a->newset[j] == bytenr) {
+				a->newset[j] = 1;	/* tombstone keeps probe chains */
+				found = true;
+				break;
+			}
+			j = (j + 1) & (a->new_cap - 1);
+		}
+	}
+	glock_unlock(&a->lock, GLOCK_WRITE);
+	return found;
+}
+
+void alloc_clear_new(struct core *c)
+{
+	struct allocator *a = &c->alloc;
+
+	glock_lock(&a->lock, GLOCK_WRITE);
+	if (a->newset)
+		memset(a->newset, 0, a->new_cap * 8);
+	a->new_n = 0;
+	glock_unlock(&a->lock, GLOCK_WRITE);
+}
+
+/* ---- persistence -------------------------------------------------------- */
+
+static uint32_t seg_bits(const struct bgroup *bg, uint32_t seg)
+{
+	uint64_t left = bg->nbits - (uint64_t)seg * FST_SEG_SECTORS;
+	return left < FST_SEG_SECTORS ? (uint32_t)left : FST_SEG_SECTORS;
+}
+
+struct seg_write {
+	struct key k;
+	uint32_t size;
+	uint8_t bits[FST_SEG_BYTES];
+};
+
+int alloc_commit_fst(struct txn *t)
+{
+	struct core *c = txn_core(t);
+	struct allocator *a = &c->alloc;
+	struct root *fst = core_tree(c, CT_FST);
+	int changes = 0;
+
+	for (int k = 0;; k++) {
+		struct seg_write *w = NULL;
+		struct free_space_info info = { 0, FREE_SPACE_USING_BITMAPS };
+		uint64_t start = 0, len = 0;
+		bool need_info = false;
+		int nw = 0, ret = 0;
+
+		glock_lock(&a->lock, GLOCK_WRITE);
+		while (k < a->n && !a->bg[k]->dirty)
+			k++;
+		if (k >= a->n) {
+			glock_unlock(&a->lock, GLOCK_WRITE);
+			break;
+		}
+		struct bgroup *bg = a->bg[k];
+		w = malloc((size_t)bg->nsegs * sizeof(*w));
+		if (!w) {
+			glock_unlock(&a->lock, GLOCK_WRITE);
+			return -ENOMEM;
+		}
+		start = bg->start;
+		len = bg->len;
+		info.extent_count = bg->nsegs;
+		need_info = bg->fst_info_missing;
+		bg->fst_info_missing = false;
+		bg->dirty = false;
+		for (uint32_t s = 0; s < bg->nsegs; s++) {
+			uint32_t nb = seg_bits(bg, s);
+			uint64_t base = (uint64_t)s * FST_SEG_SECTORS;
+			if (!bg->seg_dirty[s])
+				continue;
+			bg->seg_dirty[s] = 0;
+			memset(w[nw].bits, 0, sizeof(w[nw].bits));
+			for (uint32_t i = 0; i < nb; i++) {
+				/* free after this commit: not used, or freed (pinned) in it */
+				if (!bit_get(bg->used, base + i) || bit_get(bg->pinned, base + i) ||
+				    bit_get(bg->cpinned, base + i) || bit_get(bg->held, base + i))
+					w[nw].bits[i >> 3] |= (uint8_t)(1u << (i & 7));
+			}
+			w[nw].k = (struct key){ bg->start + base * SECT, KEY_FREE_SPACE_BITMAP,
+						(uint64_t)nb * SECT };
+			w[nw].size = (nb + 7) / 8;
+			nw++;
+		}
+		glock_unlock(&a->lock, GLOCK_WRITE);
+
+		if (need_info) {
+			struct key ik = { start, KEY_FREE_SPACE_INFO, len };
+			ret = btree_update(t, fst, &ik, &info, sizeof(info));
+			changes++;
+		}
+		for (int i = 0; i < nw && !ret; i++) {
+			ret = btree_update(t, fst, &w[i].k, w[i].bits, w[i].size);
+			changes++;
+		}
+		free(w);
+		if (ret)
+			return ret;
+	}
+	return changes;
+}
+
+int alloc_commit_bg_items(struct txn *t)
+{
+	struct core *c = txn_core(t);
+	struct allocator *a = &c->alloc;
+	int changes = 0;
+
+	for (int k = 0;; k++) {
+		struct block_group_item it;
+		struct key key;
+		int ret;
+
+		glock_lock(&a->lock, GLOCK_WRITE);
+		while (k < a->n && !a->bg[k]->item_dirty)
+			k++;
+		if (k >= a->n) {
+			glock_unlock(&a->lock, GLOCK_WRITE);
+			break;
+		}
+		struct bgroup *bg = a->bg[k];
+		bg->item_dirty = false;
+		it.used = bg->used_bytes - bg->pinned_bytes - bg->cpinned_bytes - bg->held_bytes;
+		it.chunk_objectid = FIRST_CHUNK_OBJECTID;
+		it.flags = bg->flags;
+		key = (struct key){ bg->start, KEY_BLOCK_GROUP_ITEM, bg->len };
+		glock_unlock(&a->lock, GLOCK_WRITE);
+
+		/* compare first: an unchanged item costs no copy-on-write */
+		struct block_group_item old;
+		if (btree_lookup(core_tree(c, CT_EXTENT), &key, &old, sizeof(old)) ==
+			    (int)sizeof(old) && memcmp(&old, &it, sizeof(it)) == 0)
+			continue;
+		ret = btree_update(t, core_tree(c, CT_EXTENT), &key, &it, sizeof(it));
+		if (ret)
+			return ret;
+		changes++;
+	}
+	return changes;
+}
+
+/* A new chunk's block group item; the free-space info and bitmaps follow at
+ * commit (alloc_commit_fst), as the group is marked fresh. */
+int alloc_insert_bg_items(struct txn *t, uint64_t start)
+{
+	struct core *c = txn_core(t);
+	struct block_group_item it;
+	struct key key;
+
+	glock_lock(&c->alloc.lock, GLOCK_WRITE);
+	struct bgroup *bg = find_bg(&c->alloc, start);
+	if (!bg) {
+		glock_unlock(&c->alloc.lock, GLOCK_WRITE);
+		return -ENOENT;
+	}
+	it = (struct block_group_item){ bg->used_bytes - bg->pinned_bytes - bg->cpinned_bytes - bg->held_bytes,
+					FIRST_CHUNK_OBJECTID, bg->flags };
+	key = (struct key){ bg->start, KEY_BLOCK_GROUP_ITEM, bg->len };
+	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
+	return btree_update(t, core_tree(c, CT_EXTENT), &key, &it, sizeof(it));
+}
+
+int alloc_load(struct core *c)
+{
+	struct allocator *a = &c->alloc;
+	struct root *fst = core_tree(c, CT_FST);
+	uint8_t bits[FST_SEG_BYTES];
+
+	/* Groups are added from the chunk map before this; the list does not
+	 * change while we load, so we can read the tree without the lock. */
+	for (int k = 0; k < a->n; k++) {
+		struct bgroup *bg = a->bg[k];
+		struct free_space_info info;
+		struct key ik = { bg->start, KEY_FREE_SPACE_INFO, bg->len };
+		int ret = btree_lookup(fst, &ik, &info, sizeof(info));
+
+		if (ret != (int)sizeof(info)) {
+			core_log(c, "free-space tree: no info for block group %llu+%llu (%d)",
+				 (unsigned long long)bg->start, (unsigned long long)bg->len, ret);
+			return ret < 0 && ret != -ENOENT ? ret : -EUCLEAN;
+		}
+		for (uint32_t s = 0; s < bg->nsegs; s++) {
+			uint32_t nb = seg_bits(bg, s);
+			uint64_t base = (uint64_t)s * FST_SEG_SECTORS;
+			struct key sk = { bg->start + base * SECT, KEY_FREE_SPACE_BITMAP,
+					  (uint64_t)nb * SECT };
+			ret = btree_lookup(fst, &sk, bits, sizeof(bits));
+			if (ret != (int)((nb + 7) / 8)) {
+				core_log(c, "free-space tree: bitmap %llu missing or wrong size (%d)",
+					 (unsigned long long)sk.objectid, ret);
+				return ret < 0 && ret != -ENOENT ? ret : -EUCLEAN;
+			}
+			for (uint32_t i = 0; i < nb; i++) {
+				if (!((bits[i >> 3] >> (i & 7)) & 1)) {
+					bit_set(bg->used, base + i);
+					bg->used_bytes += SECT;
+				}
+			}
+		}
+	}
+	return 0;
+}
+
+void alloc_space(struct core *c, uint64_t type, uint64_t *total, uint64_t *free_b)
+{
+	uint64_t t = 0, f = 0;
+
+	glock_lock(&c->alloc.lock, GLOCK_WRITE);
+	for (int k = 0; k < c->alloc.n; k++) {
+		struct bgroup *bg = c->alloc.bg[k];
+		if ((bg->flags & BG_TYPE_MASK) != type)
+			continue;
+		t += bg->len;
+		f += bg->len - bg->used_bytes + bg->held_bytes;	/* held: free once discarded */
+	}
+	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
+	*total = t;
+	*free_b = f;
+}
+
+uint64_t alloc_bytes_used(struct core *c)
+{
+	uint64_t u = 0;
+
+	glock_lock(&c->alloc.lock, GLOCK_WRITE);
+	for (int k = 0; k < c->alloc.n; k++)
+		u += c->alloc.bg[k]->used_bytes - c->alloc.bg[k]->pinned_bytes -
+		     c->alloc.bg[k]->cpinned_bytes - c->alloc.bg[k]->held_bytes;
+	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
+	return u;
+}
+
+int alloc_for_each_bg(struct core *c, int (*fn)(const struct bgroup *bg, void *arg), void *arg)
+{
+	int ret = 0;
+
+	glock_lock(&c->alloc.lock, GLOCK_WRITE);
+	for (int k = 0; k < c->alloc.n && !ret; k++)
+		ret = fn(c->alloc.bg[k], arg);
+	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
+	return ret;
+}

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * alloc.h — block groups and free space.
+ *
+ * Each chunk is one block group with an in-memory bitmap, one bit per
+ * 4 KiB sector: `used` (allocated, or freed but still pinned) and `pinned`
+ * (freed in the running transaction: the last commit still references it,
+ * so it becomes allocatable only after the next commit).  The free-space
+ * tree (format.h, bitmap form) is the persistent copy: a commit rewrites
+ * only the bitmap segments whose bits changed, so commit cost does not
+ * depend on the filesystem's size, and open loads the bitmaps instead of
+ * scanning the extent tree.
+ *
+ * All functions take alloc.lock themselves; none calls into the B-tree
+ * while holding it (the B-tree calls meta_alloc with node locks held).
+ */
+#ifndef GLASSFS_ALLOC_H
+#define GLASSFS_ALLOC_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include "fs/base/lock.h"
+
+struct core;
+struct txn;
+
+struct bgroup {
+	uint64_t start, len, flags;	/* fixed */
+	uint64_t nbits;			/* sectors */
+	uint64_t *used;			/* 1 = not allocatable */
+	uint64_t *pinned;		/* 1 = freed in the running transaction */
+	uint64_t *cpinned;		/* 1 = freed in the transaction being written */
+	uint64_t *held;			/* 1 = free on disk, kept until discarded */
+	uint64_t used_bytes;		/* bits set in used, as bytes */
+	uint64_t pinned_bytes;
+	uint64_t cpinned_bytes;
+	uint64_t held_bytes;		/* free on disk, waiting for a discard */
+	uint64_t cursor;		/* next-fit hint (bit index) */
+	uint64_t fence;			/* no new run crosses a MiB boundary below this bit
+					 * (a split being prepared; 0: none) */
+	uint8_t *seg_dirty;		/* free-space tree segments to rewrite */
+	uint32_t nsegs;
+	bool dirty;			/* some seg_dirty set */
+	bool fst_info_missing;		/* new block group: info not yet inserted */
+	bool item_dirty;		/* block group item needs rewriting */
+};
+
+struct allocator {
+	struct glock lock;		/* GLOCK_CLASS_ALLOC: guards everything here */
+	struct bgroup **bg;		/* sorted by start */
+	int n, cap;
+	/* Node blocks allocated in the running transaction (freeing one makes
+	 * it reusable at once).  Open addressing, 0 = empty. */
+	uint64_t *newset;
+	size_t new_cap, new_n;
+	uint64_t meta_cursor_bg;	/* hint: index of the last metadata bg used */
+};
+
+void alloc_init(struct allocator *a);
+void alloc_destroy(struct allocator *a);
+
+/* A new, empty block group (fresh: a new chunk, its items to be written). */
+int alloc_add_bg(struct core *c, uint64_t start, uint64_t len, uint64_t flags, bool fresh);
+/*
+ * Splitting a block group (chunk relocation that finds no hole for the
+ * whole chunk).  alloc_fence(start, upto) keeps new allocations and trim
+ * runs in the group at start from crossing any MiB boundary below offset
+ * upto (0 lifts it): after the next commit every extent that can cross
+ * one is in the extent tree, where the caller looks for a boundary none
+ * crosses.  alloc_split_bg then splits the group at offset at (a MiB
+ * multiple) into [start, +at) and the rest and lifts the fence; -EBUSY
+ * when a run held for discard crosses the cut, -EINVAL when start is no
+ * group's start or at not inside it.  Both halves are written whole at
+ * the next commit: alloc_split_items(), in the same transaction, deletes
+ * the old group's block group item, free-space info and the bitmaps
+ * whose keys change.
+ */
+int alloc_fence(struct core *c, uint64_t start, uint64_t upto);
+int alloc_split_bg(struct core *c, uint64_t start, uint64_t at);
+int alloc_split_items(struct txn *t, uint64_t start, uint64_t len, uint64_t at);
+/* Load every block group's bitmap from the free-space tree at open. */
+int alloc_load(struct core *c);
+
+/*
+ * Find and mark used len bytes in a block group of type (BG_DATA,
+ * BG_METADATA or BG_SYSTEM), aligned to align bytes.  -ENOSPC.
+ */
+int alloc_reserve(struct core *c, uint64_t type, uint64_t len, uint64_t align,
+		  uint64_t *logical);
+/*
+ * Mark a given free range used (fsync log replay: the log's blocks and the
+ * data extents it references were allocated after the last commit).
+ * -EEXIST when part of it is in use, -EINVAL when it is not inside one
+ * block group.
+ */
+int alloc_claim(struct core *c, uint64_t logical, uint64_t len);
+/* Give back bytes never committed: allocatable at once. */
+void alloc_free_now(struct core *c, uint64_t logical, uint64_t len);
+/* Bytes the last commit still references: allocatable after the next. */
+void alloc_pin(struct core *c, uint64_t logical, uint64_t len);
+/*
+ * Commit, at the end of its critical section: the running transaction's
+ * pins become the committing transaction's (alloc_unpin releases exactly
+ * those); pins made from now on belong to the next transaction, which
+ * runs while this one is written.
+ */
+void alloc_capture_pins(struct core *c);
+/* After the superblock is durable: the captured pins become allocatable.
+ * Calls fn(arg, logical, len, flags) per pinned run (cache forget,
+ * discard); when fn returns true it keeps the run (queued for discard):
+ * the run stays used until alloc_release(). */
+void alloc_unpin(struct core *c, bool (*fn)(void *arg, uint64_t logical, uint64_t len,
+					    uint64_t flags), void *arg);
+/* A run kept by alloc_unpin's fn is now allocatable (already free on disk). */
+void alloc_release(struct core *c, uint64_t logical, uint64_t len);
+/* True when every sector of the range is allocated (fsck, tests). */
+/*
+ * Batch trim: the first free run at or after logical `from` (at most
+ * maxlen bytes) is taken out of the allocator (used + held, still free on
+ * disk) so it can be discarded; alloc_release() gives it back.  false when
+ * no free space is left after from.
+ */
+bool alloc_trim_take(struct core *c, uint64_t from, uint64_t maxlen, uint64_t *logical,
+		     uint64_t *len);
+bool alloc_is_used(struct core *c, uint64_t logical, uint64_t len);
+/* True when any sector of the range is allocated (or it is outside one
+ * block group). */
+bool alloc_any_used(struct core *c, uint64_t logical, uint64_t len);
+/* True when logical lies in a block group created by the running
+ * transaction (not in the last commit's chunk tree), or in none. */
+bool alloc_bg_is_new(struct core *c, uint64_t logical);
+
+void alloc_note_new(struct core *c, uint64_t bytenr);
+bool alloc_take_new(struct core *c, uint64_t bytenr);	/* true if it was new; forgets it */
+void alloc_clear_new(struct core *c);
+
+/* Commit: write dirty free-space segments / block group items.
+ * Return how many items changed (0: nothing left), or -errno. */
+int alloc_commit_fst(struct txn *t);
+int alloc_commit_bg_items(struct txn *t);
+int alloc_insert_bg_items(struct txn *t, uint64_t start);
+
+/* Free and total bytes of block groups of type; used (committed view). */
+void alloc_space(struct core *c, uint64_t type, uint64_t *total, uint64_t *free);
+uint64_t alloc_bytes_used(struct core *c);
+/* Iterate block groups (read-only snapshot under the lock). */
+int alloc_for_each_bg(struct core *c, int (*fn)(const struct bgroup *bg, void *arg), void *arg);
+
+#endif

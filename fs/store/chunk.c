@@ -1,0 +1,1067 @@
+// SPDX-License-Identifier: MIT
+/*
+ * chunk.c — the chunk map and chunk creation (see chunk.h).
+ */
+#include "fs/core/core_internal.h"
+#include "fs/btree/btree.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MiB (1ull << 20)
+#define GiB (1ull << 30)
+
+void chunk_map_init(struct chunk_map *m)
+{
+	memset(m, 0, sizeof(*m));
+	glock_init(&m->lock, GLOCK_RWLOCK, GLOCK_CLASS_CHUNK, 0, -1, -1);
+}
+
+void chunk_map_free(struct chunk_map *m)
+{
+	for (int i = 0; i < m->n; i++)
+		free(m->v[i]);
+	free(m->v);
+	m->v = NULL;
+	m->n = m->cap = 0;
+}
+
+static struct dev *dev_by_id(struct core *c, uint64_t devid)
+{
+	for (int i = 0; i < c->ndevs; i++)
+		if (c->devs[i]->devid == devid)
+			return c->devs[i];
+	return NULL;
+}
+
+/* Every stripe holding device space: current, being filled, retired. */
+static int all_stripes(const struct chunk *ch)
+{
+	return ch->num_stripes + ch->num_new + ch->num_retired;
+}
+
+static const struct chunk_stripe *stripe_at(const struct chunk *ch, int k)
+{
+	if (k < ch->num_stripes)
+		return &ch->stripes[k];
+	k -= ch->num_stripes;
+	if (k < ch->num_new)
+		return &ch->new_stripes[k];
+	return &ch->retired_stripes[k - ch->num_new];
+}
+
+/* Index of the chunk containing logical, or -1.  Caller holds the lock. */
+static int find_locked(const struct chunk_map *m, uint64_t logical)
+{
+	int lo = 0, hi = m->n - 1;
+
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+		const struct chunk *ch = m->v[mid];
+		if (logical < ch->logical)
+			hi = mid - 1;
+		else if (logical >= ch->logical + ch->length)
+			lo = mid + 1;
+		else
+			return mid;
+	}
+	return -1;
+}
+
+static int insert_locked(struct chunk_map *m, struct chunk *ch)
+{
+	int pos = 0;
+
+	while (pos < m->n && m->v[pos]->logical < ch->logical)
+		pos++;
+	if ((pos < m->n && m->v[pos]->logical < ch->logical + ch->length) ||
+	    (pos > 0 && m->v[pos - 1]->logical + m->v[pos - 1]->length > ch->logical))
+		return -EEXIST;
+	if (m->n == m->cap) {
+		int cap = m->cap ? m->cap * 2 : 16;
+		struct chunk **v = realloc(m->v, (size_t)cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		m->v = v;
+		m->cap = cap;
+	}
+	memmove(&m->v[pos + 1], &m->v[pos], (size_t)(m->n - pos) * sizeof(*m->v));
+	m->v[pos] = ch;
+	m->n++;
+	return 0;
+}
+
+static int add_chunk(struct core *c, struct chunk *ch)
+{
+	int ret;
+
+	glock_write(&c->chunks.lock);
+	ret = insert_locked(&c->chunks, ch);
+	glock_write_unlock(&c->chunks.lock);
+	return ret;
+}
+
+int chunk_map_insert(struct core *c, uint64_t logical, const struct chunk_item *ci,
+		     uint32_t size)
+{
+	struct chunk *ch;
+	int ret;
+
+	if (size < sizeof(*ci) || ci->num_stripes == 0 ||
+	    ci->num_stripes > CHUNK_MAX_STRIPES || size < CHUNK_ITEM_SIZE(ci->num_stripes) ||
+	    ci->length == 0 || (ci->length & (CORE_SECTORSIZE - 1)) ||
+	    (logical & (CORE_SECTORSIZE - 1)) || !(ci->type & BG_TYPE_MASK)) {
+		core_log(c, "chunk item at logical %llu is malformed",
+			 (unsigned long long)logical);
+		return -EUCLEAN;
+	}
+	if (ci->type & BG_RAID0) {
+		core_log(c, "chunk at logical %llu: striped profile not supported",
+			 (unsigned long long)logical);
+		return -EOPNOTSUPP;
+	}
+	ch = calloc(1, sizeof(*ch));
+	if (!ch)
+		return -ENOMEM;
+	ch->logical = logical;
+	ch->length = ci->length;
+	ch->type = ci->type;
+	ch->num_stripes = ci->num_stripes;
+	for (int i = 0; i < ci->num_stripes; i++) {
+		ch->stripes[i].devid = ci->stripes[i].devid;
+		ch->stripes[i].physical = ci->stripes[i].offset;
+		ch->stripes[i].dev = dev_by_id(c, ci->stripes[i].devid);
+		memcpy(ch->stripes[i].uuid, ci->stripes[i].dev_uuid, 16);
+		if (!ch->stripes[i].dev) {
+			if (c->opts.degraded)
+				continue;	/* served by the other copies */
+			core_log(c, "chunk at logical %llu needs device id %llu, which is missing",
+				 (unsigned long long)logical,
+				 (unsigned long long)ci->stripes[i].devid);
+			free(ch);
+			return -ENODEV;
+		}
+		if (ch->stripes[i].physical + ch->length > ch->stripes[i].dev->size) {
+			core_log(c, "chunk at logical %llu runs past the end of device %s",
+				 (unsigned long long)logical, ch->stripes[i].dev->path);
+			free(ch);
+			return -EUCLEAN;
+		}
+	}
+	int present = 0;
+	for (int i = 0; i < ch->num_stripes; i++)
+		present += ch->stripes[i].dev != NULL;
+	if (!present) {
+		core_log(c, "chunk at logical %llu (%s) has no copy on the devices given",
+			 (unsigned long long)logical, core_profile_name(ch->type));
+		free(ch);
+		return -ENODEV;
+	}
+	ret = add_chunk(c, ch);
+	if (ret == -EEXIST) {
+		/* The sys_chunk_array and the chunk tree both name system chunks. */
+		free(ch);
+		return 0;
+	}
+	if (ret)
+		free(ch);
+	return ret;
+}
+
+/* Caller holds chunks.lock: the chunk holding all of [logical, +len), or NULL. */
+static const struct chunk *covering_locked(struct core *c, uint64_t logical, uint64_t len)
+{
+	int i = find_locked(&c->chunks, logical);
+
+	if (i < 0 || logical + len > c->chunks.v[i]->logical + c->chunks.v[i]->length)
+		return NULL;
+	return c->chunks.v[i];
+}
+
+int chunk_map_lookup(struct core *c, uint64_t logical, uint64_t len,
+		     struct chunk_copy *copies, uint64_t *type)
+{
+	const struct chunk *ch;
+	int n = 0;
+
+	glock_read(&c->chunks.lock);
+	ch = covering_locked(c, logical, len);
+	if (!ch) {
+		glock_read_unlock(&c->chunks.lock);
+		return -EIO;
+	}
+	/* fresh devices first, then those whose superblock missed commits */
+	for (int pass = 0; pass < 2; pass++)
+		for (int s = 0; s < ch->num_stripes; s++) {
+			const struct dev *d = ch->stripes[s].dev;
+			if (!d || d->stale != (pass == 1))
+				continue;	/* missing device, or not this pass */
+			copies[n].dev = ch->stripes[s].dev;
+			copies[n++].physical = ch->stripes[s].physical + (logical - ch->logical);
+		}
+	if (type)
+		*type = ch->type;
+	glock_read_unlock(&c->chunks.lock);
+	return n ? n : -EIO;
+}
+
+int chunk_map_lookup_write(struct core *c, uint64_t logical, uint64_t len,
+			   struct chunk_copy *copies)
+{
+	const struct chunk *ch;
+	int n = 0;
+
+	glock_read(&c->chunks.lock);
+	ch = covering_locked(c, logical, len);
+	if (!ch) {
+		glock_read_unlock(&c->chunks.lock);
+		return -EIO;
+	}
+	for (int s = 0; s < ch->num_stripes + ch->num_new; s++) {
+		const struct chunk_stripe *st = stripe_at(ch, s);
+		bool dup = false;
+		for (int k = 0; k < ch->num_stripes && s >= ch->num_stripes; k++)
+			dup |= ch->stripes[k].dev == st->dev && ch->stripes[k].physical == st->physical;
+		if (!st->dev || dup)
+			continue;	/* missing, or a kept stripe written once */
+		copies[n].dev = st->dev;
+		copies[n++].physical = st->physical + (logical - ch->logical);
+	}
+	glock_read_unlock(&c->chunks.lock);
+	return n ? n : -EIO;
+}
+
+int chunk_for_each(struct core *c, int (*fn)(const struct chunk *ch, void *arg), void *arg)
+{
+	int ret = 0;
+
+	glock_read(&c->chunks.lock);
+	for (int i = 0; i < c->chunks.n && !ret; i++)
+		ret = fn(c->chunks.v[i], arg);
+	glock_read_unlock(&c->chunks.lock);
+	return ret;
+}
+
+/* ---- superblock bootstrap -------------------------------------------- */
+
+int chunk_load_sys_array(struct core *c, const struct super_block *sb)
+{
+	uint32_t off = 0, size = sb->sys_chunk_array_size;
+
+	if (size > SYS_CHUNK_ARRAY_SIZE)
+		return -EUCLEAN;
+	while (off < size) {
+		struct disk_key k;
+		const struct chunk_item *ci;
+		uint32_t isz;
+		int ret;
+
+		if (size - off < sizeof(k) + sizeof(*ci))
+			return -EUCLEAN;
+		memcpy(&k, sb->sys_chunk_array + off, sizeof(k));
+		off += sizeof(k);
+		ci = (const struct chunk_item *)(sb->sys_chunk_array + off);
+		if (ci->num_stripes == 0 || ci->num_stripes > CHUNK_MAX_STRIPES)
+			return -EUCLEAN;
+		isz = (uint32_t)CHUNK_ITEM_SIZE(ci->num_stripes);
+		if (size - off < isz || k.type != KEY_CHUNK_ITEM)
+			return -EUCLEAN;
+		ret = chunk_map_insert(c, k.offset, ci, isz);
+		if (ret)
+			return ret;
+		off += isz;
+	}
+	return 0;
+}
+
+static void fill_item(const struct chunk *ch, struct chunk_item *ci)
+{
+	ci->length = ch->length;
+	ci->owner = EXTENT_TREE_OBJECTID;
+	ci->stripe_len = 64 << 10;
+	ci->type = ch->type;
+	ci->io_align = ci->io_width = ci->sector_size = CORE_SECTORSIZE;
+	ci->num_stripes = (uint16_t)ch->num_stripes;
+	ci->sub_stripes = 1;
+	for (int i = 0; i < ch->num_stripes; i++) {
+		ci->stripes[i].devid = ch->stripes[i].devid;
+		ci->stripes[i].offset = ch->stripes[i].physical;
+		memcpy(ci->stripes[i].dev_uuid, ch->stripes[i].uuid, 16);
+	}
+}
+
+int chunk_build_sys_array(struct core *c, struct super_block *sb)
+{
+	uint32_t off = 0;
+	int ret = 0;
+
+	memset(sb->sys_chunk_array, 0, sizeof(sb->sys_chunk_array));
+	glock_read(&c->chunks.lock);
+	for (int i = 0; i < c->chunks.n; i++) {
+		const struct chunk *ch = c->chunks.v[i];
+		struct disk_key k = { FIRST_CHUNK_OBJECTID, KEY_CHUNK_ITEM, ch->logical };
+		uint32_t isz = (uint32_t)CHUNK_ITEM_SIZE(ch->num_stripes);
+
+		if (!(ch->type & BG_SYSTEM))
+			continue;
+		if (off + sizeof(k) + isz > SYS_CHUNK_ARRAY_SIZE) {
+			ret = -EFBIG;
+			break;
+		}
+		memcpy(sb->sys_chunk_array + off, &k, sizeof(k));
+		off += sizeof(k);
+		fill_item(ch, (struct chunk_item *)(sb->sys_chunk_array + off));
+		off += isz;
+	}
+	glock_read_unlock(&c->chunks.lock);
+	sb->sys_chunk_array_size = off;
+	return ret;
+}
+
+/* Visit the items of r from key k on until fn returns non-zero. */
+static int tree_items_from(struct core *c, struct root *r, const struct key *k,
+			   int (*fn)(struct core *c, const struct key *k, const void *item,
+				     uint32_t size, void *arg), void *arg)
+{
+	struct path p;
+	int ret;
+
+	path_init(&p);
+	ret = btree_search_ge(r, k, &p);
+	while (ret == 0) {
+		struct key ik;
+		uint32_t size;
+		void *item;
+
+		btree_item_key(&p, p.slots[0], &ik);
+		item = btree_item_ptr(&p, p.slots[0], &size);
+		ret = fn(c, &ik, item, size, arg);
+		if (ret)
+			break;
+		ret = btree_next(&p);
+	}
+	path_release(&p);
+	return ret < 0 ? ret : 0;	/* > 0: the end of the tree, or fn stopped */
+}
+
+struct type_walk {
+	uint64_t objectid;
+	uint8_t type;
+	int (*fn)(struct core *c, const struct key *k, const void *item, uint32_t size, void *arg);
+	void *arg;
+};
+
+static int only_type(struct core *c, const struct key *k, const void *item, uint32_t size,
+		     void *arg)
+{
+	struct type_walk *w = arg;
+
+	if (k->objectid != w->objectid || k->type != w->type)
+		return 1;
+	return w->fn(c, k, item, size, w->arg);
+}
+
+int chunk_tree_items(struct core *c, uint64_t objectid, uint8_t type,
+		     int (*fn)(struct core *c, const struct key *k, const void *item,
+			       uint32_t size, void *arg), void *arg)
+{
+	struct type_walk w = { objectid, type, fn, arg };
+
+	return tree_items_from(c, core_tree(c, CT_CHUNK), &(struct key){ objectid, type, 0 },
+			       only_type, &w);
+}
+
+static int load_chunk_item(struct core *c, const struct key *k, const void *item,
+			   uint32_t size, void *arg)
+{
+	(void)arg;
+	return chunk_map_insert(c, k->offset, item, size);
+}
+
+int chunk_load_tree(struct core *c)
+{
+	return chunk_tree_items(c, FIRST_CHUNK_OBJECTID, KEY_CHUNK_ITEM, load_chunk_item, NULL);
+}
+
+/* ---- creating chunks -------------------------------------------------- */
+
+uint64_t chunk_default_size(const struct core *c, uint64_t type)
+{
+	uint64_t total = 0, sz;
+
+	for (int i = 0; i < c->ndevs; i++)
+		total += c->devs[i]->size;
+	if (type & BG_SYSTEM)
+		return total >= 4 * GiB ? 8 * MiB : (total >= GiB ? 4 * MiB : 2 * MiB);
+	if (type & BG_METADATA) {
+		sz = total / 16;
+		if (sz < 8 * MiB)
+			sz = 8 * MiB;
+		if (sz > 256 * MiB)
+			sz = 256 * MiB;
+	} else {
+		sz = total / 8;
+		if (sz < 8 * MiB)
+			sz = 8 * MiB;
+		if (sz > GiB)
+			sz = GiB;
+	}
+	return sz & ~(MiB - 1);
+}
+
+/* Ranges of d that chunks never use: the superblock copies' megabytes. */
+static bool reserved_at(const struct dev *d, uint64_t off, uint64_t *end)
+{
+	static const uint64_t copies[SUPER_COPIES] = { 0, SUPER_MIRROR1, SUPER_MIRROR2 };
+
+	for (int i = 0; i < SUPER_COPIES; i++) {
+		uint64_t s = copies[i] & ~(SUPER_RESERVED - 1), e = s + SUPER_RESERVED;
+		if (off >= s && off < e && s < d->size) {
+			*end = e;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Caller holds chunks.lock.  Largest free gap of d (or the first one of
+ * at least want bytes); returns its length, start in *start. */
+static uint64_t dev_gap(const struct core *c, const struct dev *d, uint64_t want,
+			uint64_t *start, uint64_t *total_free)
+{
+	uint64_t pos = 0, best = 0, best_start = 0, free_sum = 0;
+
+	while (pos < d->size) {
+		uint64_t next_used = d->size, used_end = 0, rend;
+
+		if (reserved_at(d, pos, &rend)) {
+			pos = rend;
+			continue;
+		}
+		/* the nearest chunk stripe or reserved range at or after pos */
+		for (int i = 0; i < c->chunks.n; i++) {
+			const struct chunk *ch = c->chunks.v[i];
+			for (int s = 0; s < all_stripes(ch); s++) {
+				uint64_t ps = stripe_at(ch, s)->physical, pe = ps + ch->length;
+				if (stripe_at(ch, s)->dev != d)
+					continue;
+				if (ps <= pos && pe > pos) {
+					next_used = pos;
+					used_end = pe;
+				} else if (ps > pos && ps < next_used) {
+					next_used = ps;
+					used_end = pe;
+				}
+			}
+		}
+		for (uint64_t r = (pos + SUPER_RESERVED - 1) & ~(SUPER_RESERVED - 1);
+		     r < next_used; r += SUPER_RESERVED) {
+			if (reserved_at(d, r, &rend)) {
+				next_used = r;
+				used_end = rend;
+				break;
+			}
+		}
+		if (next_used > pos) {
+			uint64_t gap = next_used - pos;
+			free_sum += gap;
+			if (gap > best && best < want) {
+				best = gap;
+				best_start = pos;
+			}
+		}
+		if (next_used >= d->size)
+			break;
+		pos = used_end > next_used ? used_end : next_used + 1;
+	}
+	*start = best_start;
+	if (total_free)
+		*total_free = free_sum;
+	return best;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+int chunk_unallocated_ranges(struct core *c, const struct dev *d, uint64_t (*out)[2], int max)
+{
+	static const uint64_t sup[SUPER_COPIES] = { 0, SUPER_MIRROR1, SUPER_MIRROR2 };
+	uint64_t (*used)[2];
+	int nu = 0, n = 0, cap = SUPER_COPIES;
+	uint64_t pos = 0;
+
+	glock_read(&c->chunks.lock);
+	for (int i = 0; i < c->chunks.n; i++)
+		cap += all_stripes(c->chunks.v[i]);
+	used = calloc((size_t)cap, sizeof(*used));
+	if (!used) {
+		glock_read_unlock(&c->chunks.lock);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < c->chunks.n; i++) {
+		const struct chunk *ch = c->chunks.v[i];
+		for (int s = 0; s < all_stripes(ch); s++)
+			if (stripe_at(ch, s)->dev == d) {
+				used[nu][0] = stripe_at(ch, s)->physical;
+				used[nu++][1] = stripe_at(ch, s)->physical + ch->length;
+			}
+	}
+	glock_read_unlock(&c->chunks.lock);
+	for (int k = 0; k < SUPER_COPIES; k++) {
+		uint64_t st = sup[k] & ~(SUPER_RESERVED - 1);
+		if (st < d->size) {
+			used[nu][0] = st;
+			used[nu++][1] = st + SUPER_RESERVED;
+		}
+	}
+	qsort(used, (size_t)nu, sizeof(*used), cmp_range);
+	for (int i = 0; i <= nu && n < max; i++) {
+		uint64_t next = i < nu ? used[i][0] : d->size;
+		if (next > d->size)
+			next = d->size;
+		if (next > pos) {
+			out[n][0] = pos;
+			out[n++][1] = next - pos;
+		}
+		if (i < nu && used[i][1] > pos)
+			pos = used[i][1];
+	}
+	free(used);
+	return n;
+}
+
+uint64_t chunk_unallocated(struct core *c)
+{
+	uint64_t sum = 0;
+
+	glock_read(&c->chunks.lock);
+	for (int i = 0; i < c->ndevs; i++) {
+		uint64_t st, f = 0;
+		dev_gap(c, c->devs[i], ~0ull, &st, &f);
+		sum += f;
+	}
+	glock_read_unlock(&c->chunks.lock);
+	return sum;
+}
+
+int chunk_insert_items(struct txn *t, const struct chunk *ch)
+{
+	struct core *c = txn_core(t);
+	union { struct chunk_item ci; uint8_t b[CHUNK_ITEM_SIZE(CHUNK_MAX_STRIPES)]; } u;
+	struct key k;
+	int ret;
+
+	memset(&u, 0, sizeof(u));
+	fill_item(ch, &u.ci);
+	k = (struct key){ FIRST_CHUNK_OBJECTID, KEY_CHUNK_ITEM, ch->logical };
+	ret = btree_insert(t, core_tree(c, CT_CHUNK), &k, &u,
+			   (uint32_t)CHUNK_ITEM_SIZE(ch->num_stripes));
+	if (ret)
+		return ret;
+	for (int i = 0; i < ch->num_stripes; i++) {
+		struct dev_extent de = { CHUNK_TREE_OBJECTID, FIRST_CHUNK_OBJECTID,
+					 ch->logical, ch->length };
+		k = (struct key){ ch->stripes[i].devid, KEY_DEV_EXTENT, ch->stripes[i].physical };
+		ret = btree_insert(t, core_tree(c, CT_DEV), &k, &de, sizeof(de));
+		if (ret)
+			return ret;
+	}
+	return alloc_insert_bg_items(t, ch->logical);
+}
+
+/* A device's room for a new chunk (chunk_create). */
+struct cand {
+	struct dev *d;
+	uint64_t len;		/* usable chunk length on it (dup: half its gap) */
+	uint64_t start;		/* gap start */
+	uint64_t free;		/* unallocated bytes on it */
+};
+
+/*
+ * Pick the stripes of a chunk of profile prof among devices of one class
+ * (pass 0: metadata/system on non-rotational, data on rotational devices;
+ * pass 1: any device).  Caller holds chunks.lock for writing.  Returns
+ * the chunk length (0 = no room) and fills ch's stripes.
+ */
+static uint64_t pick_stripes(struct core *c, uint64_t type, uint64_t prof, uint64_t size,
+			     int pass, const struct dev *exclude, const struct dev *also,
+			     struct chunk *ch)
+{
+	struct cand cv[CORE_MAX_DEVS], *a = NULL, *b = NULL;
+	int n = 0;
+	bool want_rot = (type & BG_DATA) != 0;
+
+	for (int i = 0; i < c->ndevs; i++) {
+		struct dev *d = c->devs[i];
+		uint64_t st, f, gap;
+
+		if (d == exclude || d == also || d->removing)
+			continue;
+		if (pass == 0 && d->rotational != want_rot)
+			continue;
+		gap = dev_gap(c, d, (prof & BG_DUP) ? 2 * size : size, &st, &f);
+		cv[n] = (struct cand){ d, (prof & BG_DUP) ? (gap / 2) & ~(MiB - 1) : gap, st, f };
+		n++;
+	}
+	for (int i = 0; i < n; i++) {
+		/* the device with the most free space first (ties: longest gap) */
+		struct cand *x = &cv[i];
+		if (!x->len)
+			continue;
+		if (!a || x->free > a->free || (x->free == a->free && x->len > a->len)) {
+			b = a;
+			a = x;
+		} else if (!b || x->free > b->free || (x->free == b->free && x->len > b->len)) {
+			b = x;
+		}
+	}
+	if (!a)
+		return 0;
+	if (prof & BG_RAID1) {
+		uint64_t len;
+		if (!b)
+			return 0;
+		len = a->len < b->len ? a->len : b->len;
+		if (len > size)
+			len = size;
+		ch->num_stripes = 2;
+		ch->stripes[0].dev = a->d;
+		ch->stripes[0].physical = a->start;
+		ch->stripes[1].dev = b->d;
+		ch->stripes[1].physical = b->start;
+		return len;
+	}
+	if (!(prof & BG_DUP)) {
+		/* single: keep the longest gap among the roomiest devices */
+		for (int i = 0; i < n; i++)
+			if (cv[i].len > a->len && cv[i].len >= size)
+				a = &cv[i];
+	}
+	uint64_t len = a->len > size ? size : a->len;
+	ch->num_stripes = 1;
+	ch->stripes[0].dev = a->d;
+	ch->stripes[0].physical = a->start;
+	if (prof & BG_DUP) {
+		ch->num_stripes = 2;
+		ch->stripes[1].dev = a->d;
+		ch->stripes[1].physical = a->start + len;
+	}
+	return len;
+}
+
+int chunk_create(struct core *c, struct txn *t, uint64_t type, uint64_t *logical)
+{
+	uint64_t prof = c->profile[core_type_index(type)] & BG_PROFILE_MASK;
+	int copies = profile_copies(prof);
+	uint64_t size = chunk_default_size(c, type), min = MiB;
+	uint64_t meta_keep = (type & BG_DATA) ?
+		chunk_default_size(c, BG_METADATA) *
+		(uint64_t)profile_copies(c->profile[core_type_index(BG_METADATA)]) : 0;
+	uint64_t len = 0, unalloc = 0, log_end = LOGICAL_START;
+	struct chunk *ch;
+	int ret;
+
+	if ((prof & BG_RAID1) && c->ndevs < 2 && c->sb.num_devices > (uint64_t)c->ndevs) {
+		/* degraded mount: like btrfs, keep writing with what is there */
+		prof = (type & BG_DATA) ? 0 : BG_DUP;
+		copies = profile_copies(prof);
+		core_log(c, "degraded: new %s chunk is %s, not raid1; convert it back with "
+			 "glassctl balance start -%cconvert=raid1 once every device is back",
+			 (type & BG_DATA) ? "data" : "metadata", core_profile_name(prof),
+			 (type & BG_DATA) ? 'd' : 'm');
+	}
+	if ((prof & BG_RAID1) && c->ndevs < 2) {
+		core_log(c, "raid1 %s chunks need at least 2 devices, the volume has %d",
+			 (type & BG_DATA) ? "data" : "metadata", c->ndevs);
+		return -EINVAL;
+	}
+	ch = calloc(1, sizeof(*ch));
+	if (!ch)
+		return -ENOMEM;
+	glock_write(&c->chunks.lock);
+	for (int i = 0; i < c->ndevs; i++) {
+		uint64_t st, f;
+		dev_gap(c, c->devs[i], ~0ull, &st, &f);
+		unalloc += f;
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		len = pick_stripes(c, type, prof, size, pass, NULL, NULL, ch);
+		if (type & BG_DATA) {
+			/* leave room for one more metadata chunk, so a filesystem
+			 * full of data can still grow its metadata (unlink needs it) */
+			uint64_t room = unalloc > meta_keep ? unalloc - meta_keep : 0;
+			if (len * (uint64_t)copies > room)
+				len = room / (uint64_t)copies;
+		}
+		len &= ~(MiB - 1);
+		if (len >= min)
+			break;
+	}
+	if (len < min) {
+		glock_write_unlock(&c->chunks.lock);
+		free(ch);
+		return -ENOSPC;
+	}
+	for (int i = 0; i < c->chunks.n; i++) {
+		uint64_t e = c->chunks.v[i]->logical + c->chunks.v[i]->length;
+		if (e > log_end)
+			log_end = e;
+	}
+	ch->logical = (log_end + MiB - 1) & ~(MiB - 1);
+	ch->length = len;
+	ch->type = type | prof;
+	for (int i = 0; i < ch->num_stripes; i++) {
+		ch->stripes[i].devid = ch->stripes[i].dev->devid;
+		memcpy(ch->stripes[i].uuid, ch->stripes[i].dev->uuid, 16);
+	}
+	ret = insert_locked(&c->chunks, ch);
+	glock_write_unlock(&c->chunks.lock);
+	if (ret) {
+		free(ch);
+		return ret;
+	}
+	ret = alloc_add_bg(c, ch->logical, ch->length, type, true);
+	if (ret)
+		return ret;
+	if (t) {
+		ret = chunk_insert_items(t, ch);
+		if (ret)
+			return ret;
+	}
+	*logical = ch->logical;
+	return 0;
+}
+
+/* Profiles of new chunks: those of the newest chunk of each type. */
+static int note_profile(const struct chunk *ch, void *arg)
+{
+	struct core *c = arg;
+	c->profile[core_type_index(ch->type)] = ch->type & BG_PROFILE_MASK;
+	return 0;
+}
+
+void chunk_load_profiles(struct core *c)
+{
+	chunk_for_each(c, note_profile, c);
+}
+
+/* ---- relocation (fs/services/volume.c) ------------------------------------------ */
+
+static struct chunk *find_chunk_locked(struct core *c, uint64_t logical)
+{
+	int i = find_locked(&c->chunks, logical);
+
+	return i >= 0 && c->chunks.v[i]->logical == logical ? c->chunks.v[i] : NULL;
+}
+
+int chunk_reloc_begin(struct core *c, uint64_t logical, uint64_t prof, const struct dev *exclude,
+		      struct chunk_stripe *out, int *nout, int *nkeep, uint64_t *length,
+		      uint64_t *fit)
+{
+	struct chunk *ch, tmp;
+	uint64_t len = 0;
+	int usable = 0, ret = 0;
+
+	prof &= BG_PROFILE_MASK;
+	*fit = 0;
+	glock_write(&c->chunks.lock);
+	ch = find_chunk_locked(c, logical);
+	if (!ch || ch->num_new || ch->num_retired) {
+		ret = ch ? -EBUSY : -ENOENT;
+		goto out;
+	}
+	for (int i = 0; i < c->ndevs; i++)
+		usable += c->devs[i] != exclude && !c->devs[i]->removing;
+	if ((prof & BG_RAID1) && usable < 2) {
+		ret = -EINVAL;
+		goto out;
+	}
+	/*
+	 * A conversion keeps a stripe that can stay: to single, one copy of
+	 * the old ones (nothing to copy); to raid1, one old copy plus one new
+	 * stripe on another device.  So does a raid1 chunk that lost a copy
+	 * with a missing device (device remove missing).  Everything else gets
+	 * all new stripes.
+	 */
+	const struct chunk_stripe *keep = NULL;
+	uint64_t cur = ch->type & BG_PROFILE_MASK;
+	bool missing = false;	/* rebuilding a copy a missing device had */
+	for (int i = 0; i < ch->num_stripes; i++)
+		missing |= !ch->stripes[i].dev;
+	if ((prof != cur || missing) && (prof == 0 || prof == BG_RAID1))
+		for (int i = 0; i < ch->num_stripes && !keep; i++)
+			if (ch->stripes[i].dev && ch->stripes[i].dev != exclude &&
+			    !ch->stripes[i].dev->removing && !ch->stripes[i].dev->stale)
+				keep = &ch->stripes[i];
+	memset(&tmp, 0, sizeof(tmp));
+	if (keep && prof == 0) {
+		len = ch->length;
+	} else {
+		for (int pass = 0; pass < 2; pass++) {
+			memset(&tmp, 0, sizeof(tmp));
+			len = keep ? pick_stripes(c, ch->type, 0, ch->length, pass, exclude, keep->dev, &tmp)
+				   : pick_stripes(c, ch->type, prof, ch->length, pass, exclude, NULL, &tmp);
+			if (len >= ch->length)
+				break;
+		}
+	}
+	*length = ch->length;
+	if (len < ch->length) {
+		*fit = len & ~(MiB - 1);
+		ret = -ENOSPC;
+		goto out;
+	}
+	int n = 0;
+	if (keep)
+		ch->new_stripes[n++] = *keep;
+	*nkeep = n;
+	for (int i = 0; i < tmp.num_stripes; i++, n++) {
+		ch->new_stripes[n] = tmp.stripes[i];
+		ch->new_stripes[n].devid = tmp.stripes[i].dev->devid;
+		memcpy(ch->new_stripes[n].uuid, tmp.stripes[i].dev->uuid, 16);
+	}
+	memcpy(out, ch->new_stripes, (size_t)n * sizeof(*out));
+	ch->new_type = (ch->type & ~BG_PROFILE_MASK) | prof;
+	ch->num_new = n;	/* reserved from here on (dev_gap) */
+	*nout = n;
+out:
+	glock_write_unlock(&c->chunks.lock);
+	return ret;
+}
+
+/* Forget the chunk's new (abort) or retired (done) stripes. */
+static void reloc_forget(struct core *c, uint64_t logical, bool retired)
+{
+	struct chunk *ch;
+
+	glock_write(&c->chunks.lock);
+	ch = find_chunk_locked(c, logical);
+	if (ch && retired)
+		ch->num_retired = 0;
+	else if (ch)
+		ch->num_new = 0;
+	glock_write_unlock(&c->chunks.lock);
+}
+
+void chunk_reloc_abort(struct core *c, uint64_t logical)
+{
+	reloc_forget(c, logical, false);
+}
+
+int chunk_reloc_switch(struct txn *t, uint64_t logical)
+{
+	struct core *c = txn_core(t);
+	struct chunk *ch;
+	struct key k;
+	int ret;
+
+	glock_write(&c->chunks.lock);
+	ch = find_chunk_locked(c, logical);
+	if (!ch || !ch->num_new) {
+		glock_write_unlock(&c->chunks.lock);
+		return -ENOENT;
+	}
+	memcpy(ch->retired_stripes, ch->stripes, sizeof(ch->stripes));
+	ch->num_retired = ch->num_stripes;
+	memcpy(ch->stripes, ch->new_stripes, sizeof(ch->stripes));
+	ch->num_stripes = ch->num_new;
+	ch->num_new = 0;
+	ch->type = ch->new_type;
+	glock_write_unlock(&c->chunks.lock);
+
+	/* the chunk item and device extents: delete the old, insert the new
+	 * (the map is ours: one relocation at a time, the chunk stays) */
+	k = (struct key){ FIRST_CHUNK_OBJECTID, KEY_CHUNK_ITEM, logical };
+	ret = btree_delete(t, core_tree(c, CT_CHUNK), &k);
+	for (int i = 0; !ret && i < ch->num_retired; i++) {
+		k = (struct key){ ch->retired_stripes[i].devid, KEY_DEV_EXTENT,
+				  ch->retired_stripes[i].physical };
+		ret = btree_delete(t, core_tree(c, CT_DEV), &k);
+		if (ret == -ENOENT && !ch->retired_stripes[i].dev)
+			ret = 0;	/* a missing device's extent that never was */
+	}
+	if (!ret)
+		ret = chunk_insert_items(t, ch);
+	return ret;
+}
+
+void chunk_reloc_done(struct core *c, uint64_t logical)
+{
+	reloc_forget(c, logical, true);
+}
+
+/* chunk_split_point's walk: which MiB boundaries of [logical, +upto] an
+ * extent crosses */
+struct split_walk { uint64_t logical, upto; uint8_t *crossed; };
+
+static int note_crossed(struct core *c, const struct key *k, const void *item, uint32_t size,
+			void *arg)
+{
+	struct split_walk *w = arg;
+
+	(void)c, (void)item, (void)size;
+	if (k->objectid >= w->logical + w->upto)
+		return 1;
+	if (k->type != KEY_EXTENT_ITEM)
+		return 0;	/* nodes are aligned: they cross no MiB boundary */
+	for (uint64_t b = (k->objectid - w->logical) / MiB + 1;
+	     b * MiB < k->objectid - w->logical + k->offset && b * MiB <= w->upto; b++)
+		w->crossed[b] = 1;
+	return 0;
+}
+
+uint64_t chunk_split_point(struct core *c, uint64_t logical, uint64_t upto, uint64_t below)
+{
+	struct split_walk w = { logical, upto, NULL };
+	uint64_t at = 0;
+
+	w.crossed = calloc(upto / MiB + 1, 1);
+	if (!w.crossed)
+		return 0;
+	if (tree_items_from(c, core_tree(c, CT_EXTENT), &(struct key){ logical, 0, 0 },
+			    note_crossed, &w) == 0)
+		for (uint64_t b = upto / MiB; b >= 1 && !at; b--)
+			if (!w.crossed[b] && b * MiB < below)
+				at = b * MiB;
+	free(w.crossed);
+	return at;
+}
+
+/*
+ * Split the chunk at logical into [logical, +at) and the rest (chunk.h):
+ * the allocator's block group first, then the map, then the items.
+ */
+int chunk_split(struct txn *t, uint64_t logical, uint64_t at)
+{
+	struct core *c = txn_core(t);
+	struct chunk *ch, *rest = calloc(1, sizeof(*rest));
+	uint64_t len = 0;
+	struct key k;
+	int ret = 0;
+
+	if (!rest)
+		return -ENOMEM;
+	glock_read(&c->chunks.lock);
+	ch = find_chunk_locked(c, logical);
+	if (!ch || ch->num_new || ch->num_retired)
+		ret = ch ? -EBUSY : -ENOENT;
+	else if ((ch->type & BG_SYSTEM) || at % MiB || !at || at >= ch->length)
+		ret = -EINVAL;	/* system chunks stay whole: the superblock lists them */
+	else
+		len = ch->length;
+	glock_read_unlock(&c->chunks.lock);
+	if (!ret)
+		ret = alloc_split_bg(c, logical, at);
+	if (ret) {
+		free(rest);
+		return ret;
+	}
+	/* relocations run one at a time and nothing else changes a chunk's
+	 * range: ch is still the one checked above */
+	glock_write(&c->chunks.lock);
+	ch = find_chunk_locked(c, logical);
+	*rest = *ch;
+	rest->logical = logical + at;
+	rest->length = len - at;
+	for (int i = 0; i < rest->num_stripes; i++)
+		rest->stripes[i].physical += at;
+	ch->length = at;
+	ret = insert_locked(&c->chunks, rest);	/* room: it was ch's */
+	if (ret)
+		ch->length = len;
+	glock_write_unlock(&c->chunks.lock);
+	if (ret) {
+		free(rest);
+		txn_abort(t, ret, "chunk split: the chunk map");	/* the allocator is split */
+		return ret;
+	}
+	/* the items: old chunk item, device extents, block group and
+	 * free-space items out; both halves' in */
+	k = (struct key){ FIRST_CHUNK_OBJECTID, KEY_CHUNK_ITEM, logical };
+	ret = btree_delete(t, core_tree(c, CT_CHUNK), &k);
+	for (int i = 0; !ret && i < ch->num_stripes; i++) {
+		k = (struct key){ ch->stripes[i].devid, KEY_DEV_EXTENT, ch->stripes[i].physical };
+		ret = btree_delete(t, core_tree(c, CT_DEV), &k);
+		if (ret == -ENOENT && !ch->stripes[i].dev)
+			ret = 0;	/* a missing device's extent that never was */
+	}
+	if (!ret)
+		ret = alloc_split_items(t, logical, len, at);
+	if (!ret)
+		ret = chunk_insert_items(t, ch);
+	if (!ret)
+		ret = chunk_insert_items(t, rest);
+	if (ret)
+		txn_abort(t, ret, "chunk split: the chunk, device extent and block group items");
+	return ret;
+}
+
+/* ---- flushing with redundancy (chunk.h) ------------------------------------ */
+
+struct flush_cover {
+	const struct dev *failed[CORE_MAX_DEVS];
+	int nfailed;
+	uint64_t lost, lost_logical;	/* chunks with no copy that flushed */
+};
+
+static int flush_covered(const struct chunk *ch, void *arg)
+{
+	struct flush_cover *fc = arg;
+	int good = 0;
+
+	for (int i = 0; i < ch->num_stripes; i++) {
+		const struct dev *d = ch->stripes[i].dev;
+		bool bad = !d;
+		for (int k = 0; k < fc->nfailed && !bad; k++)
+			bad = fc->failed[k] == d;
+		good += !bad;
+	}
+	if (!good && !fc->lost++)
+		fc->lost_logical = ch->logical;
+	return 0;
+}
+
+int chunk_flush_devs(struct core *c, const char *what)
+{
+	struct flush_cover fc = { .nfailed = 0 };
+	int err[CORE_MAX_DEVS], first = 0, n = __atomic_load_n(&c->ndevs, __ATOMIC_ACQUIRE);
+
+	for (int i = 0; i < n; i++) {
+		int r = dev_flush(c->devs[i]);
+		if (!r)
+			continue;
+		if (!first)
+			first = r;
+		err[fc.nfailed] = r;
+		fc.failed[fc.nfailed++] = c->devs[i];
+	}
+	if (!fc.nfailed)
+		return 0;
+	if (n == 1)
+		return first;	/* nothing to fall back on: the caller says it */
+	chunk_for_each(c, flush_covered, &fc);
+	if (fc.lost) {
+		core_log(c, "%s: flush failed on %s (%s), and %llu chunk%s (the first at logical %llu) "
+			 "had no copy on a device that flushed", what, fc.failed[0]->path,
+			 strerror(-first), (unsigned long long)fc.lost, fc.lost > 1 ? "s" : "",
+			 (unsigned long long)fc.lost_logical);
+		return first;
+	}
+	glock_write(&c->chunks.lock);
+	for (int k = 0; k < fc.nfailed; k++)
+		((struct dev *)fc.failed[k])->stale = true;	/* read its copies last */
+	glock_write_unlock(&c->chunks.lock);
+	for (int k = 0; k < fc.nfailed; k++) {
+		struct dev *d = (struct dev *)fc.failed[k];
+		__atomic_fetch_add(&c->degraded, 1, __ATOMIC_RELAXED);
+		if (!__atomic_exchange_n(&d->flush_failed, 1, __ATOMIC_RELAXED))
+			core_log(c, "%s: flush failed on %s: %s; degraded: going on with the copies on "
+				 "the other devices (%s is read last and resynced at the next full mount)",
+				 what, d->path, strerror(-err[k]), d->path);
+	}
+	return 0;
+}

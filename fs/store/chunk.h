@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * chunk.h — the chunk map: logical ranges -> stripes on devices.
+ *
+ * Loaded at open from the superblock's sys_chunk_array (SYSTEM chunks,
+ * enough to read the chunk tree) and then the chunk tree.  A chunk has a
+ * profile (format.h BG_*): single is one stripe; dup and raid1 keep one
+ * full copy per stripe (reads try each copy, writes go to all).  Striped
+ * profiles are refused at open for now.
+ *
+ * New chunks are created lazily (chunk_alloc) when a block group type runs
+ * out of space: data chunks of up to 1 GiB, metadata up to 256 MiB, both
+ * smaller on small filesystems.  A new chunk gets its type's profile
+ * (core->profile[]; at open, the profile of the newest chunk of the type):
+ * single takes the device with the most unallocated space, dup two
+ * stripes on that device, raid1 one stripe on each of the two devices
+ * with the most unallocated space.  Metadata and system chunks prefer
+ * non-rotational devices, data chunks rotational ones; when that class
+ * has no room (or too few devices for raid1) any device is used.
+ */
+#ifndef GLASSFS_CHUNK_H
+#define GLASSFS_CHUNK_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include "fs/base/lock.h"
+#include "fs/format/format.h"
+
+struct core;
+struct txn;
+struct dev;
+
+struct chunk_stripe {
+	uint64_t devid;
+	uint64_t physical;
+	struct dev *dev;	/* NULL: device missing (degraded open) */
+	uint8_t uuid[16];	/* device uuid, as in the chunk item */
+};
+
+/*
+ * A chunk.  Relocation (balance, device removal; fs/services/volume.c) moves a
+ * chunk to new stripes without changing its logical range, so no tree
+ * changes: while the new stripes are filled they sit in new_stripes
+ * (writes go to both sets, reads only to stripes); the switch makes them
+ * the stripes and keeps the old ones in retired_stripes, still counted
+ * as used device space, until the commit that records the switch is
+ * durable (chunk_reloc_done).  All under the chunk map's lock.
+ */
+struct chunk {
+	uint64_t logical, length, type;
+	int num_stripes;
+	struct chunk_stripe stripes[CHUNK_MAX_STRIPES];
+	int num_new;		/* relocation in progress: stripes being filled */
+	uint64_t new_type;	/* type | profile they make up */
+	struct chunk_stripe new_stripes[CHUNK_MAX_STRIPES];
+	int num_retired;	/* stripes switched away from, not yet committed */
+	struct chunk_stripe retired_stripes[CHUNK_MAX_STRIPES];
+};
+
+struct chunk_map {
+	struct glock lock;	/* GLOCK_CLASS_CHUNK, rwlock: guards v/n */
+	struct chunk **v;	/* sorted by logical, never overlapping */
+	int n, cap;
+};
+
+struct chunk_copy {
+	struct dev *dev;
+	uint64_t physical;
+};
+
+void chunk_map_init(struct chunk_map *m);
+void chunk_map_free(struct chunk_map *m);
+
+/* Add a chunk from its item (validated: -EUCLEAN when malformed). */
+int chunk_map_insert(struct core *c, uint64_t logical, const struct chunk_item *ci,
+		     uint32_t size);
+/*
+ * Map [logical, logical + len), which must lie inside one chunk, to its
+ * copies (1 for single) on devices that are present (a degraded open
+ * leaves some out).  Returns the number of copies, or -EIO when no chunk
+ * (or no present copy) maps it.  *type gets the chunk's BG_* flags when type != NULL.
+ */
+int chunk_map_lookup(struct core *c, uint64_t logical, uint64_t len,
+		     struct chunk_copy *copies, uint64_t *type);
+
+/*
+ * Like chunk_map_lookup, for writes: also the stripes a relocation is
+ * filling.  Callers hold c->reloc_lock shared across lookup and writes.
+ */
+int chunk_map_lookup_write(struct core *c, uint64_t logical, uint64_t len,
+			   struct chunk_copy *copies);
+
+/*
+ * Relocation (fs/services/volume.c drives it, one at a time).  begin picks new
+ * stripes of profile prof for the whole chunk at logical, on devices other
+ * than `exclude` (NULL: any) and not marked removing: -ENOSPC when they do
+ * not fit (*fit: the longest MiB multiple that would), -EINVAL when raid1
+ * lacks devices.  A conversion to single or
+ * raid1 keeps one old stripe where it can (out[0..*nkeep), already holding
+ * the bytes): single then copies nothing, raid1 one new stripe.  switch (inside a transaction
+ * handle) makes them the chunk's stripes and rewrites its chunk item and
+ * device extents; done (after the commit) frees the retired stripes;
+ * abort forgets the new stripes.
+ */
+int chunk_reloc_begin(struct core *c, uint64_t logical, uint64_t prof, const struct dev *exclude,
+		      struct chunk_stripe *out, int *nout, int *nkeep, uint64_t *length,
+		      uint64_t *fit);
+/*
+ * Split the chunk at logical in two at offset at (a MiB multiple): what a
+ * relocation does when the new stripes do not fit whole (-ENOSPC from
+ * begin, *fit = the longest length they would take).  The halves keep
+ * the chunk's stripes (the second at physical + at), profile and
+ * contents; its chunk item, device extents, block group item and
+ * free-space items are replaced by both halves' (inside a transaction
+ * handle t).  The cut must be one no extent crosses: fence the group
+ * (alloc_fence), commit, then chunk_split_point() finds the largest MiB
+ * offset at most upto and below `below` that no extent item crosses (0:
+ * none).  -EBUSY when a discard holds a run across the cut or the chunk
+ * is being relocated, -EINVAL for a system chunk (the superblock's list
+ * of them stays short) or a cut outside it.
+ */
+uint64_t chunk_split_point(struct core *c, uint64_t logical, uint64_t upto, uint64_t below);
+int chunk_split(struct txn *t, uint64_t logical, uint64_t at);
+int chunk_reloc_switch(struct txn *t, uint64_t logical);
+void chunk_reloc_done(struct core *c, uint64_t logical);
+void chunk_reloc_abort(struct core *c, uint64_t logical);
+
+int chunk_load_sys_array(struct core *c, const struct super_block *sb);
+int chunk_load_tree(struct core *c);
+/*
+ * Visit the chunk tree's items of (objectid, type) in key order (chunk
+ * items, device items): fn returns 0 to go on, > 0 to stop, < 0 an error
+ * (returned).  0 or -errno.
+ */
+struct key;
+int chunk_tree_items(struct core *c, uint64_t objectid, uint8_t type,
+		     int (*fn)(struct core *c, const struct key *k, const void *item,
+			       uint32_t size, void *arg), void *arg);
+int chunk_build_sys_array(struct core *c, struct super_block *sb);
+
+/*
+ * Create a chunk of block-group type `type` (BG_DATA / BG_METADATA /
+ * BG_SYSTEM): device space, chunk map entry and block group in memory;
+ * with t != NULL also its chunk item, dev extent, block group item and
+ * free-space info.  -ENOSPC when no device has room.
+ */
+int chunk_create(struct core *c, struct txn *t, uint64_t type, uint64_t *logical);
+/* Insert the items of an in-memory chunk (mkfs after the trees exist). */
+int chunk_insert_items(struct txn *t, const struct chunk *ch);
+
+/* Set c->profile[] from the chunks loaded (open). */
+void chunk_load_profiles(struct core *c);
+
+uint64_t chunk_default_size(const struct core *c, uint64_t type);
+/*
+ * Ranges of d in no chunk and outside the superblock megabytes, as
+ * (physical, length) pairs in out (at most max).  The caller holds
+ * c->chunk_alloc_lock so no chunk appears in them meanwhile.  Returns
+ * how many, or -ENOMEM.
+ */
+int chunk_unallocated_ranges(struct core *c, const struct dev *d, uint64_t (*out)[2], int max);
+/* Device bytes not in any chunk (for statfs). */
+uint64_t chunk_unallocated(struct core *c);
+/*
+ * Flush every device (a commit after writing its nodes, an fsync after
+ * its log segment; what names it in messages).  A device whose flush
+ * fails does not fail the caller while every chunk keeps a copy on a
+ * device that flushed (raid1/dup on others: redundancy lost, not data):
+ * it is marked stale (read last; its superblock misses the commit, so the
+ * next full mount resyncs it), c->degraded counts it, and the first
+ * failure per device is logged.  Otherwise the first error.
+ */
+int chunk_flush_devs(struct core *c, const char *what);
+/* Visit every chunk (under the map's read lock; fn must not take it). */
+int chunk_for_each(struct core *c, int (*fn)(const struct chunk *ch, void *arg), void *arg);
+
+#endif

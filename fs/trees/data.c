@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: MIT
+/*
+ * data.c — data extents: allocation, checksummed writes and reads,
+ * reference counts (see data.h).
+ *
+ * Checksums: one crc32c per 4 KiB sector in EXTENT_CSUM items of the csum
+ * tree (format.h).  Each data_write adds items for exactly the sectors it
+ * wrote, at most CSUM_ITEM_SECTORS per item; writes inside one extent in
+ * one transaction must not overlap except by rewriting the same range.
+ * A sector with no checksum item was never written (preallocated) and
+ * reads as zeros.
+ */
+#include "fs/core/core_internal.h"
+#include "fs/btree/btree.h"
+#include "fs/base/crc32c.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SECT CORE_SECTORSIZE
+#define CSUM_ITEM_SECTORS 256u	/* 1 KiB items: fits every node size */
+
+int data_alloc(struct txn *t, uint64_t len, uint64_t *logical)
+{
+	struct core *c = txn_core(t);
+	struct dref d;
+	int ret;
+
+	if (!len || len % SECT)
+		return -EINVAL;
+	if (c->aborted)
+		return -EROFS;
+	ret = alloc_reserve(c, BG_DATA, len, SECT, logical);
+	if (ret == -ENOSPC) {
+		/* grow: one thread creates the chunk, the others retry after it */
+		glock_lock(&c->chunk_alloc_lock, GLOCK_WRITE);
+		ret = alloc_reserve(c, BG_DATA, len, SECT, logical);
+		if (ret == -ENOSPC) {
+			uint64_t l;
+			ret = chunk_create(c, t, BG_DATA, &l);
+			if (!ret)
+				ret = alloc_reserve(c, BG_DATA, len, SECT, logical);
+		}
+		glock_unlock(&c->chunk_alloc_lock, GLOCK_WRITE);
+	}
+	if (ret == -ENOSPC && discard_wait_inflight(c, txn_transid(t)))
+		ret = alloc_reserve(c, BG_DATA, len, SECT, logical);
+	if (ret)
+		return ret;
+	d = (struct dref){ *logical, len, 0, -1, +1, true, true };
+	ret = extent_ref_add(c, &d);
+	if (ret)
+		alloc_free_now(c, *logical, len);
+	return ret;
+}
+
+int data_ref(struct txn *t, uint64_t logical, uint64_t len, int64_t delta)
+{
+	struct core *c = txn_core(t);
+	struct dref d = { logical, len, 0, -1, delta, true, false };
+
+	if (!logical || !len || len % SECT)
+		return -EINVAL;
+	if (c->aborted)
+		return -EROFS;
+	return extent_ref_add(c, &d);
+}
+
+int data_write(struct txn *t, uint64_t logical, const void *buf, uint64_t len)
+{
+	struct core *c = txn_core(t);
+	uint32_t csums[CSUM_ITEM_SECTORS];
+	uint32_t per_item = CSUM_ITEM_SECTORS;
+	int ret;
+
+	if (!len || len % SECT || logical % SECT)
+		return -EINVAL;
+	if (c->aborted)
+		return -EROFS;
+	if (btree_max_item_size(core_tree(c, CT_CSUM)) / CSUM_SIZE < per_item)
+		per_item = btree_max_item_size(core_tree(c, CT_CSUM)) / CSUM_SIZE;
+	ret = core_write_copies(c, logical, buf, len, "data block");
+	if (ret) {
+		core_log(c, "data write at logical %llu+%llu failed: %s",
+			 (unsigned long long)logical, (unsigned long long)len, strerror(-ret));
+		return ret;
+	}
+	for (uint64_t off = 0; off < len;) {
+		uint32_t n = (uint32_t)((len - off) / SECT);
+		if (n > per_item)
+			n = per_item;
+		for (uint32_t i = 0; i < n; i++)
+			csums[i] = crc32c(0, (const uint8_t *)buf + off + (uint64_t)i * SECT, SECT);
+		struct key k = { CSUM_OBJECTID, KEY_EXTENT_CSUM, logical + off };
+		ret = btree_update(t, core_tree(c, CT_CSUM), &k, csums, n * CSUM_SIZE);
+		if (ret)
+			return ret;
+		off += (uint64_t)n * SECT;
+	}
+	return 0;
+}
+
+/*
+ * Expected checksums of sectors [start, start + n*SECT): have[i] = 1 and
+ * exp[i] set where an item covers the sector.
+ */
+int data_load_csums(struct core *c, uint64_t start, uint32_t n, uint32_t *exp, uint8_t *have)
+{
+	struct root *r = core_tree(c, CT_CSUM);
+	struct key k = { CSUM_OBJECTID, KEY_EXTENT_CSUM, start }, ik;
+	uint64_t end = start + (uint64_t)n * SECT;
+	struct path p;
+	int ret;
+
+	memset(have, 0, n);
+	path_init(&p);
+	ret = btree_search(NULL, r, &k, &p, 0, 0);
+	if (ret < 0)
+		goto out;
+	if (ret == 1) {
+		/* the item before may cover start */
+		ret = btree_prev(&p);
+		if (ret < 0)
+			goto out;
+		if (ret == 1) {	/* nothing before: restart at the first item */
+			path_release(&p);
+			path_init(&p);
+			ret = btree_search(NULL, r, &k, &p, 0, 0);
+			if (ret < 0)
+				goto out;
+		}
+	}
+	if (p.slots[0] >= (int)btree_nritems(&p)) {
+		ret = btree_next(&p);
+		if (ret) {
+			ret = ret > 0 ? 0 : ret;
+			goto out;
+		}
+	}
+	for (;;) {
+		uint32_t size;
+		const uint8_t *item;
+
+		btree_item_key(&p, p.slots[0], &ik);
+		if (ik.objectid != CSUM_OBJECTID || ik.type != KEY_EXTENT_CSUM || ik.offset >= end)
+			break;
+		item = btree_item_ptr(&p, p.slots[0], &size);
+		for (uint32_t i = 0; i < size / CSUM_SIZE; i++) {
+			uint64_t s = ik.offset + (uint64_t)i * SECT;
+			if (s < start || s >= end)
+				continue;
+			memcpy(&exp[(s - start) / SECT], item + i * CSUM_SIZE, CSUM_SIZE);
+			have[(s - start) / SECT] = 1;
+		}
+		ret = btree_next(&p);
+		if (ret)
+			break;
+	}
+	ret = ret > 0 ? 0 : ret;
+out:
+	path_release(&p);
+	return ret;
+}
+
+/* Read and verify whole sectors [start, start + n*SECT) into buf. */
+static int read_sectors(struct core *c, uint64_t start, uint32_t n, uint8_t *buf)
+{
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	uint32_t *exp = malloc((size_t)n * 4);
+	uint8_t *have = malloc(n);
+	int ncp, ret;
+
+	if (!exp || !have) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ncp = chunk_map_lookup(c, start, (uint64_t)n * SECT, cp, NULL);
+	if (ncp < 0) {
+		core_log(c, "data read: logical %llu+%llu is not inside one chunk",
+			 (unsigned long long)start, (unsigned long long)n * SECT);
+		ret = -EIO;
+		goto out;
+	}
+	ret = data_load_csums(c, start, n, exp, have);
+	if (ret)
+		goto out;
+	/* the first copy that reads without an I/O error is the primary */
+	int first = -1;
+	for (int m = 0; m < ncp && first < 0; m++) {
+		ret = dev_read(cp[m].dev, cp[m].physical, buf, (uint64_t)n * SECT);
+		if (!ret) {
+			first = m;
+			break;
+		}
+		core_log(c, "data read error on %s at %llu (logical %llu+%llu): %s%s",
+			 cp[m].dev->path, (unsigned long long)cp[m].physical,
+			 (unsigned long long)start, (unsigned long long)n * SECT, strerror(-ret),
+			 m + 1 < ncp ? ", trying the next copy" : "");
+	}
+	if (first < 0) {
+		ret = -EIO;
+		goto out;
+	}
+	if (first > 0) {
+		__atomic_fetch_add(&c->degraded, 1, __ATOMIC_RELAXED);
+		core_log(c, "data logical %llu+%llu: degraded, served from copy %d on %s",
+			 (unsigned long long)start, (unsigned long long)n * SECT, first + 1,
+			 cp[first].dev->path);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t *b = buf + (uint64_t)i * SECT;
+		uint32_t found;
+
+		if (!have[i]) {		/* never written (preallocated) */
+			memset(b, 0, SECT);
+			continue;
+		}
+		found = crc32c(0, b, SECT);
+		if (found == exp[i])
+			continue;
+		__atomic_fetch_add(&c->csum_errors, 1, __ATOMIC_RELAXED);
+		core_log(c, "data checksum error: device %s physical %llu logical %llu: expected crc32c %08x, found %08x%s",
+			 cp[first].dev->path,
+			 (unsigned long long)(cp[first].physical + (uint64_t)i * SECT),
+			 (unsigned long long)(start + (uint64_t)i * SECT), exp[i], found,
+			 first + 1 < ncp ? ", trying the next copy" : "");
+		/* try the other copies of this sector */
+		int ok = -1;
+		for (int m = first + 1; m < ncp && ok < 0; m++) {
+			if (dev_read(cp[m].dev, cp[m].physical + (uint64_t)i * SECT, b, SECT) == 0 &&
+			    crc32c(0, b, SECT) == exp[i])
+				ok = m;
+		}
+		if (ok >= 0) {
+			__atomic_fetch_add(&c->degraded, 1, __ATOMIC_RELAXED);
+			core_log(c, "data logical %llu: degraded, served from copy %d on %s",
+				 (unsigned long long)(start + (uint64_t)i * SECT), ok + 1,
+				 cp[ok].dev->path);
+			continue;
+		}
+		ret = -EIO;
+		break;
+	}
+out:
+	free(exp);
+	free(have);
+	return ret;
+}
+
+int data_read(struct core *c, uint64_t logical, void *buf, uint64_t len)
+{
+	uint64_t s = logical & ~(uint64_t)(SECT - 1);
+	uint64_t e = (logical + len + SECT - 1) & ~(uint64_t)(SECT - 1);
+	uint8_t *bounce = NULL;
+	int ret = 0;
+
+	if (!len)
+		return 0;
+	if (!logical)
+		return -EINVAL;
+	/* in pieces of at most 1 MiB, each inside one chunk (extents never
+	 * cross chunks, so piece boundaries inside an extent are safe) */
+	bounce = malloc(1u << 20);
+	if (!bounce)
+		return -ENOMEM;
+	for (uint64_t pos = s; pos < e && !ret;) {
+		uint64_t pe = pos + (1u << 20);
+		if (pe > e)
+			pe = e;
+		ret = read_sectors(c, pos, (uint32_t)((pe - pos) / SECT), bounce);
+		if (ret)
+			break;
+		uint64_t cs = pos > logical ? pos : logical;
+		uint64_t ce = pe < logical + len ? pe : logical + len;
+		memcpy((uint8_t *)buf + (cs - logical), bounce + (cs - pos), ce - cs);
+		pos = pe;
+	}
+	free(bounce);
+	if (ret)
+		memset(buf, 0, len);	/* never the bad bytes */
+	return ret;
+}
+
+int data_csum_delete(struct txn *t, uint64_t logical, uint64_t len)
+{
+	struct core *c = txn_core(t);
+	struct root *r = core_tree(c, CT_CSUM);
+
+	for (;;) {
+		struct key k = { CSUM_OBJECTID, KEY_EXTENT_CSUM, logical }, ik;
+		struct path p;
+		int ret;
+
+		path_init(&p);
+		ret = btree_search(NULL, r, &k, &p, 0, 0);
+		if (ret >= 0 && p.slots[0] >= (int)btree_nritems(&p)) {
+			ret = btree_next(&p);
+			if (ret == 1) {		/* no item at or after logical */
+				path_release(&p);
+				return 0;
+			}
+		}
+		if (ret < 0) {
+			path_release(&p);
+			return ret;
+		}
+		btree_item_key(&p, p.slots[0], &ik);
+		path_release(&p);
+		if (ik.objectid != CSUM_OBJECTID || ik.type != KEY_EXTENT_CSUM ||
+		    ik.offset >= logical + len)
+			return 0;
+		ret = btree_delete(t, r, &ik);
+		if (ret)
+			return ret;
+	}
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * data.h — file data extents: allocation, checksummed I/O, reference counts.
+ *
+ * A data extent is a run of logical bytes (a multiple of CORE_SECTORSIZE)
+ * with an EXTENT_ITEM in the extent tree holding its reference count and
+ * one crc32c per 4 KiB block in the checksum tree.  The items layer keeps
+ * file-extent items that point into extents; it never touches the extent
+ * or checksum trees itself.
+ */
+#ifndef GLASSFS_DATA_H
+#define GLASSFS_DATA_H
+
+#include <stdint.h>
+#include "fs/core/core.h"
+#include "fs/txn/txn.h"
+
+/* Allocate a data extent of len bytes with refcount 1.  -ENOSPC. */
+int data_alloc(struct txn *t, uint64_t len, uint64_t *logical);
+
+/*
+ * Write len bytes at logical (inside an extent allocated by this
+ * transaction) to every mirror, recording their checksums.  Durable only
+ * after the next commit (or an explicit txn_commit()).
+ */
+int data_write(struct txn *t, uint64_t logical, const void *buf, uint64_t len);
+
+/*
+ * Read and verify.  A block whose checksum does not match on any mirror
+ * gives -EIO and one log line naming device, logical address, expected and
+ * found checksums; the bad bytes are never returned.
+ */
+int data_read(struct core *c, uint64_t logical, void *buf, uint64_t len);
+
+/*
+ * Add delta to the reference count of the extent that starts at logical
+ * (len is its full length).  At 0 the extent and its checksums are freed;
+ * the space is reused only after the commit that stops referencing it.
+ */
+int data_ref(struct txn *t, uint64_t logical, uint64_t len, int64_t delta);
+
+#endif

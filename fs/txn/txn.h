@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * txn.h — transactions.
+ *
+ * Every modifying operation joins the running transaction with a handle,
+ * changes items through btree.h/data.h with that handle, then ends it.
+ * A commit waits for the handles of its transaction to end, writes every
+ * dirty node to new locations, flushes the devices, then writes the
+ * superblocks: a crash at any instant leaves the previous commit intact.
+ * Commits happen periodically (commit=), on txn_commit() (sync, fsync,
+ * unmount) and when dirty metadata crosses core_opts.dirty_thresh_bytes.
+ */
+#ifndef GLASSFS_TXN_H
+#define GLASSFS_TXN_H
+
+#include <stdint.h>
+#include "fs/core/core.h"
+
+struct txn;
+
+enum txn_flags {
+	/* May dip into the metadata reserve: operations that free space
+	 * (unlink, rmdir, truncate down, punch hole) so they work on a full
+	 * filesystem. */
+	TXN_USE_RESERVE = 1 << 0,
+};
+
+enum commit_reason {		/* the commit__start probe's "reason" */
+	COMMIT_PERIODIC = 1, COMMIT_SYNC = 2, COMMIT_UNMOUNT = 3,
+	COMMIT_DIRTY = 4, COMMIT_FSYNC = 5, COMMIT_OTHER = 6,
+};
+
+/*
+ * Join (or start) the running transaction, reserving metadata space for
+ * about nr_items item changes.  -ENOSPC when the space is not there;
+ * -EROFS when the volume is read-only or aborted.  May block while a
+ * commit is writing out (fires commit__wait).
+ */
+int txn_join(struct core *c, unsigned nr_items, unsigned flags, struct txn **out);
+/* End a handle.  Returns the transaction's error, if it was aborted. */
+int txn_end(struct txn *t);
+uint64_t txn_transid(const struct txn *t);
+struct core *txn_core(const struct txn *t);
+
+/* Commit the running transaction and wait until it is durable (and the
+ * one being written, if any: commits are pipelined, see txn.c). */
+int txn_commit(struct core *c, enum commit_reason why);
+
+/*
+ * Wait until no commit is in its write phase.  For code that writes the
+ * superblock outside a commit (the fsync log): afterwards c->sb and
+ * core_generation() describe the last durable commit, and while the
+ * caller holds a handle no commit can start writing.  A handle may be
+ * held (the write phase never waits for handles).
+ */
+void txn_wait_written(struct core *c);
+
+/*
+ * Corruption or an I/O error in the middle of changes: log where, abort
+ * the transaction, turn the volume read-only.  Nothing of the aborted
+ * transaction reaches the disk.
+ */
+void txn_abort(struct txn *t, int err, const char *where);
+
+#endif
