@@ -1,0 +1,579 @@
+// SPDX-License-Identifier: MIT
+/*
+ * mount.c — open, close and format a volume: the orchestration of every
+ * layer below (devices, chunks, allocator, node cache, roots, transactions,
+ * fsync log, subvolumes, volume checks); space and statistics.
+ */
+#include "fs/core/core_internal.h"
+#include "fs/items/log.h"
+#include "fs/btree/btree.h"
+#include "fs/base/crc32c.h"
+#include "fs/btree/cache.h"
+#include "fs/services/scrub.h"
+#include "fs/services/volume.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+/*
+ * Every program that opens a volume links scrub.o (libglassfs.a is an
+ * archive): its USDT probes are then in the daemon's notes from the
+ * start, as tests/bpf/probes.test wants, before the daemon calls it.
+ */
+int (*const core_scrub_entry)(struct core *, struct scrub_opts *, struct scrub_progress *) =
+	core_scrub;
+
+static struct core *core_alloc(const struct core_opts *o)
+{
+	struct core *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	if (o)
+		c->opts = *o;
+	else
+		core_opts_default(&c->opts);
+	chunk_map_init(&c->chunks);
+	alloc_init(&c->alloc);
+	glock_init(&c->dref_lock, GLOCK_MUTEX, GLOCK_CLASS_ALLOC, 0, -1, -1);
+	glock_init(&c->chunk_alloc_lock, GLOCK_MUTEX, GLOCK_CLASS_CHUNK, 0, -1, -1);
+	glock_init(&c->share_lock, GLOCK_MUTEX, GLOCK_CLASS_MISC, 0, -1, -1);
+	glock_init(&c->reloc_lock, GLOCK_RWLOCK, GLOCK_CLASS_CHUNK, 0, -1, -1);
+	glock_init(&c->ts.lock, GLOCK_MUTEX, GLOCK_CLASS_TXN, 0, -1, -1);
+	gcond_init(&c->ts.cond);
+	return c;
+}
+
+static void core_free(struct core *c)
+{
+	volume_close(c);
+	discard_close(c);
+	subvol_core_free(c);
+	for (int i = 0; i < CT_NR; i++)
+		if (c->roots[i].present)
+			root_release(&c->roots[i].r);
+	if (c->cache)
+		cache_destroy(c->cache);
+	for (int i = 0; i < c->ndevs; i++)
+		dev_close(c->devs[i]);
+	chunk_map_free(&c->chunks);
+	alloc_destroy(&c->alloc);
+	extent_refs_free(c);
+	log_destroy(c);
+	free(c);
+}
+
+/*
+ * The latency model of device index idx: dev_latency.N= for the
+ * operations it names, else dev_latency=, else what the device has
+ * (GLASSFS_DEV_LATENCY, read at dev_open).
+ */
+void core_apply_latency(struct core *c, struct dev *d, int idx)
+{
+	for (int op = 0; op < 4; op++) {
+		if (idx >= 0 && idx < CORE_MAX_DEVS && (c->opts.dev_lat_dev_set[idx] & (1u << op)))
+			dev_set_latency(d, (enum dev_op)op, c->opts.dev_lat_dev_us[idx][op] * 1000ull);
+		else if (c->opts.dev_lat_us[op])
+			dev_set_latency(d, (enum dev_op)op, c->opts.dev_lat_us[op] * 1000ull);
+	}
+}
+
+static int open_devs(struct core *c, const char *const *devs, int ndevs, bool ro)
+{
+	if (ndevs < 1 || ndevs > CORE_MAX_DEVS) {
+		core_log(c, "need 1 to %d devices, got %d", CORE_MAX_DEVS, ndevs);
+		return -EINVAL;
+	}
+	for (int i = 0; i < ndevs; i++) {
+		int ret = dev_open(devs[i], ro, &c->devs[i]);
+		if (ret) {
+			fprintf(stderr, "glassfs: %s: %s\n", devs[i], strerror(-ret));
+			return ret;
+		}
+		c->ndevs++;
+		core_apply_latency(c, c->devs[i], i);
+	}
+	return 0;
+}
+
+/* ---- superblocks ---------------------------------------------------------- */
+
+static bool super_valid(const struct super_block *sb, uint64_t at)
+{
+	uint32_t crc, want;
+
+	if (sb->magic != GLASSFS_MAGIC || sb->bytenr != at)
+		return false;
+	crc = crc32c(0, (const uint8_t *)sb + 32, SUPER_SIZE - 32);
+	memcpy(&want, sb->csum, 4);
+	return crc == want;
+}
+
+/* Best valid copy on d (highest generation): 0, or -ENOENT. */
+static int read_best_super(struct core *c, struct dev *d, struct super_block *best)
+{
+	static const uint64_t offs[SUPER_COPIES] = { SUPER_OFFSET, SUPER_MIRROR1, SUPER_MIRROR2 };
+	struct super_block *sb = aligned_alloc(4096, sizeof(*sb));
+	bool found = false;
+
+	if (!sb)
+		return -ENOMEM;
+	for (int k = 0; k < SUPER_COPIES; k++) {
+		if (offs[k] + SUPER_SIZE > d->size)
+			continue;
+		if (dev_read(d, offs[k], sb, SUPER_SIZE))
+			continue;
+		if (!super_valid(sb, offs[k])) {
+			if (sb->magic == GLASSFS_MAGIC)
+				core_log(c, "%s: superblock copy at %llu fails its checksum, trying mirrors",
+					 d->path, (unsigned long long)offs[k]);
+			continue;
+		}
+		if (!found || sb->generation > best->generation) {
+			memcpy(best, sb, sizeof(*sb));
+			found = true;
+		}
+	}
+	free(sb);
+	return found ? 0 : -ENOENT;
+}
+
+/* ---- tree roots ------------------------------------------------------------ */
+
+static void setup_root(struct core *c, enum core_tree t, uint64_t bytenr, int level,
+		       uint64_t gen)
+{
+	struct core_root *cr = &c->roots[t];
+
+	root_init(&cr->r, c, core_tree_id(t), bytenr, level, gen);
+	cr->present = true;
+	cr->item_bytenr = bytenr;
+	cr->item_level = level;
+}
+
+static int load_roots(struct core *c)
+{
+	for (int t = CT_EXTENT; t < CT_NR; t++) {
+		struct root_item ri;
+		struct key k = { core_tree_id(t), KEY_ROOT_ITEM, 0 };
+		int ret;
+
+		if (t == CT_CHUNK)
+			continue;
+		ret = btree_lookup(core_tree(c, CT_ROOT), &k, &ri, sizeof(ri));
+		if (ret != (int)sizeof(ri)) {
+			core_log(c, "root tree: no usable root item for tree %llu (%s)",
+				 (unsigned long long)core_tree_id(t),
+				 ret < 0 ? strerror(-ret) : "wrong size");
+			return ret < 0 && ret != -ENOENT ? ret : -EUCLEAN;
+		}
+		setup_root(c, (enum core_tree)t, ri.bytenr, ri.level, ri.generation);
+		c->roots[t].r.last_snapshot = ri.last_snapshot;
+		c->roots[t].item_last_snapshot = ri.last_snapshot;
+	}
+	return subvol_core_open(c);
+}
+
+static int add_bg_of_chunk(const struct chunk *ch, void *arg)
+{
+	return alloc_add_bg(arg, ch->logical, ch->length, ch->type & BG_TYPE_MASK, false);
+}
+
+int core_open(const char *const *devs, int ndevs, const struct core_opts *o,
+	      struct core **out)
+{
+	struct core *c = core_alloc(o);
+	struct super_block *sb;
+	int ret;
+
+	if (!c)
+		return -ENOMEM;
+	c->readonly = c->opts.readonly;
+	sb = &c->sb;
+	ret = open_devs(c, devs, ndevs, c->readonly);
+	if (ret)
+		goto fail;
+
+	/* every device's best superblock copy; the volume's is the newest */
+	for (int i = 0; i < c->ndevs; i++) {
+		struct super_block *s = aligned_alloc(4096, sizeof(*s));
+		if (!s) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+		ret = read_best_super(c, c->devs[i], s);
+		if (ret) {
+			core_log(c, "%s: no valid glassfs superblock", c->devs[i]->path);
+			free(s);
+			ret = -EINVAL;
+			goto fail;
+		}
+		if (i > 0 && memcmp(s->fsid, sb->fsid, 16)) {
+			core_log(c, "%s belongs to another volume", c->devs[i]->path);
+			free(s);
+			ret = -EINVAL;
+			goto fail;
+		}
+		c->devs[i]->devid = s->dev_item.devid;
+		c->devs[i]->sb_generation = s->generation;
+		memcpy(c->devs[i]->uuid, s->dev_item.uuid, 16);
+		for (int j = 0; j < i; j++)
+			if (c->devs[j]->devid == s->dev_item.devid) {
+				core_log(c, "%s and %s are the same device of the volume (id %llu)",
+					 c->devs[j]->path, c->devs[i]->path,
+					 (unsigned long long)s->dev_item.devid);
+				free(s);
+				ret = -EINVAL;
+				goto fail;
+			}
+		/* image files keep the flag mkfs recorded; block devices say */
+		if (!c->devs[i]->blockdev)
+			c->devs[i]->rotational = s->dev_item.rotational != 0;
+		if (i == 0 || s->generation > sb->generation)
+			memcpy(sb, s, sizeof(*s));
+		free(s);
+	}
+	if (sb->num_devices > (uint64_t)c->ndevs && c->opts.degraded) {
+		/* writable, like btrfs: the missing devices miss these commits
+		 * and are resynced when they come back (volume_open_check) */
+		core_log(c, "volume has %llu devices, %d given: opening degraded%s",
+			 (unsigned long long)sb->num_devices, c->ndevs,
+			 c->readonly ? " (read-only)" : "; the missing devices are resynced when they return");
+	} else if (sb->num_devices != (uint64_t)c->ndevs) {
+		core_log(c, "volume has %llu devices, %d given%s",
+			 (unsigned long long)sb->num_devices, c->ndevs,
+			 sb->num_devices > (uint64_t)c->ndevs ?
+			 " (the degraded option opens it if dup/raid1 copies cover the rest)" : "");
+		ret = -ENODEV;
+		goto fail;
+	}
+	for (int i = 0; i < c->ndevs; i++)
+		c->devs[i]->stale = c->devs[i]->sb_generation < sb->generation;
+	c->nodesize = sb->nodesize;
+	if (c->nodesize < 4096 || c->nodesize > 65536 || (c->nodesize & (c->nodesize - 1)) ||
+	    sb->sectorsize != CORE_SECTORSIZE || sb->csum_type != CSUM_TYPE_CRC32C) {
+		core_log(c, "superblock: unsupported nodesize %u / sectorsize %u / csum %u",
+			 sb->nodesize, sb->sectorsize, sb->csum_type);
+		ret = -EUCLEAN;
+		goto fail;
+	}
+	c->generation = sb->generation;
+	ret = chunk_load_sys_array(c, sb);
+	if (ret) {
+		core_log(c, "superblock: bad sys_chunk_array (%s)", strerror(-ret));
+		goto fail;
+	}
+	c->cache = cache_create(c, c->nodesize, c->opts.cache_bytes);
+	if (!c->cache) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	setup_root(c, CT_CHUNK, sb->chunk_root, sb->chunk_root_level, sb->chunk_root_generation);
+	ret = chunk_load_tree(c);
+	if (ret) {
+		core_log(c, "chunk tree: %s", strerror(-ret));
+		goto fail;
+	}
+	setup_root(c, CT_ROOT, sb->root, sb->root_level, sb->generation);
+	ret = load_roots(c);
+	if (ret)
+		goto fail;
+	chunk_load_profiles(c);
+	ret = chunk_for_each(c, add_bg_of_chunk, c);
+	if (!ret)
+		ret = alloc_load(c);
+	if (ret) {
+		core_log(c, "block groups / free space: %s", strerror(-ret));
+		goto fail;
+	}
+	int resynced = volume_open_check(c);	/* stale devices: resync them */
+	ret = discard_open(c);
+	if (!ret)
+		ret = log_init(c);
+	if (ret)
+		goto fail;
+	if (resynced > 0) {
+		/* a commit now, so the resynced devices get current superblocks */
+		struct txn *t;
+		ret = txn_join(c, 0, TXN_USE_RESERVE, &t);
+		if (!ret)
+			ret = txn_end(t);
+		if (!ret)
+			ret = txn_commit(c, COMMIT_OTHER);
+		if (ret) {
+			core_log(c, "commit after resync: %s", strerror(-ret));
+			goto fail;
+		}
+	}
+	if (!c->readonly) {
+		ret = txn_start_commit_thread(c);
+		if (!ret)
+			ret = subvol_cleaner_start(c);
+		if (ret)
+			goto fail;
+	}
+	*out = c;
+	return 0;
+fail:
+	core_free(c);
+	return ret;
+}
+
+int core_close(struct core *c)
+{
+	int ret = 0;
+
+	if (!c)
+		return 0;
+	subvol_core_stop(c);
+	volume_close(c);	/* a running balance stops first */
+	txn_stop_commit_thread(c);
+	if (!c->readonly && !c->aborted)
+		ret = txn_commit(c, COMMIT_UNMOUNT);
+	if (!ret && c->aborted)
+		ret = c->aborted;
+	core_free(c);
+	return ret;
+}
+
+/* ---- format -------------------------------------------------------------- */
+
+/* Another filesystem's (or our) signature on d: its name, or NULL. */
+static const char *signature(struct dev *d)
+{
+	uint8_t *b = aligned_alloc(4096, 128 << 10);
+	const char *what = NULL;
+
+	if (!b)
+		return NULL;
+	if (d->size >= (128 << 10) && dev_read(d, 0, b, 128 << 10) == 0) {
+		uint64_t m;
+		memcpy(&m, b + SUPER_OFFSET + 64, 8);
+		if (m == GLASSFS_MAGIC)
+			what = "glassfs";
+		else if (memcmp(b + SUPER_OFFSET + 64, "_BHRfS_M", 8) == 0)
+			what = "btrfs";
+		else if (memcmp(b, "XFSB", 4) == 0)
+			what = "xfs";
+		else if (b[1024 + 56] == 0x53 && b[1024 + 57] == 0xef)
+			what = "ext2/3/4";
+		else if (memcmp(b + 4096 - 10, "SWAPSPACE2", 10) == 0 ||
+			 memcmp(b + 4096 - 10, "SWAP-SPACE", 10) == 0)
+			what = "swap";
+	}
+	free(b);
+	return what;
+}
+
+int txn_commit_format(struct core *c, uint64_t transid);
+
+int core_format(const char *const *devs, int ndevs, const struct format_opts *o)
+{
+	struct format_opts def = { .nodesize = CORE_DEFAULT_NODESIZE };
+	struct core *c;
+	struct txn t;
+	uint64_t l;
+	int ret;
+
+	if (!o)
+		o = &def;
+	uint32_t ns = o->nodesize ? o->nodesize : CORE_DEFAULT_NODESIZE;
+	if (ns < 4096 || ns > 65536 || (ns & (ns - 1))) {
+		fprintf(stderr, "glassfs: nodesize %u: must be a power of two from 4096 to 65536\n", ns);
+		return -EINVAL;
+	}
+	if (o->label && strlen(o->label) >= sizeof(((struct super_block *)0)->label)) {
+		fprintf(stderr, "glassfs: label longer than 255 bytes\n");
+		return -EINVAL;
+	}
+	if ((o->data_profile & ~BG_PROFILE_MASK) || (o->meta_profile & ~BG_PROFILE_MASK) ||
+	    (o->data_profile & BG_RAID0) || (o->meta_profile & BG_RAID0)) {
+		fprintf(stderr, "glassfs: unsupported profile (single, dup and raid1 are)\n");
+		return -EINVAL;
+	}
+	if (((o->data_profile | o->meta_profile) & BG_RAID1) && ndevs < 2) {
+		fprintf(stderr, "glassfs: the raid1 profile needs at least 2 devices, %d given\n",
+			ndevs);
+		return -EINVAL;
+	}
+	c = core_alloc(NULL);
+	if (!c)
+		return -ENOMEM;
+	c->nodesize = ns;
+	c->profile[core_type_index(BG_DATA)] = o->data_profile;
+	c->profile[core_type_index(BG_METADATA)] = o->meta_profile;
+	c->profile[core_type_index(BG_SYSTEM)] = o->meta_profile;
+	ret = open_devs(c, devs, ndevs, false);
+	if (ret)
+		goto out;
+	for (int i = 0; o->rotational && i < c->ndevs; i++)
+		if (o->rotational[i] >= 0)
+			c->devs[i]->rotational = o->rotational[i] != 0;
+	for (int i = 0; i < c->ndevs; i++) {
+		struct dev *d = c->devs[i];
+		const char *sig;
+		if (d->size < DEV_MIN_SIZE) {
+			core_log(c, "%s: %llu bytes is too small (minimum %llu MiB)", d->path,
+				 (unsigned long long)d->size,
+				 (unsigned long long)(DEV_MIN_SIZE >> 20));
+			ret = -ENOSPC;
+			goto out;
+		}
+		sig = signature(d);
+		if (sig && !o->force) {
+			fprintf(stderr, "glassfs: %s already contains a %s signature; use -f to overwrite it\n",
+				d->path, sig);
+			ret = -EEXIST;
+			goto out;
+		}
+		for (int j = 0; j < i; j++) {
+			if (strcmp(c->devs[j]->path, d->path) == 0) {
+				fprintf(stderr, "glassfs: %s given twice\n", d->path);
+				ret = -EINVAL;
+				goto out;
+			}
+		}
+	}
+
+	/* identity */
+	struct super_block *sb = &c->sb;
+	memset(sb, 0, sizeof(*sb));
+	if (getrandom(sb->fsid, 16, 0) != 16) {
+		ret = -EIO;
+		goto out;
+	}
+	for (int i = 0; i < c->ndevs; i++) {
+		c->devs[i]->devid = (uint64_t)i + 1;
+		if (getrandom(c->devs[i]->uuid, 16, 0) != 16) {
+			ret = -EIO;
+			goto out;
+		}
+	}
+	if (o->label)
+		snprintf(sb->label, sizeof(sb->label), "%s", o->label);
+
+	/* wipe every superblock copy first: a mkfs cut short is not a volume */
+	uint8_t *zero = aligned_alloc(4096, SUPER_SIZE);
+	if (!zero) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	memset(zero, 0, SUPER_SIZE);
+	static const uint64_t offs[SUPER_COPIES] = { SUPER_OFFSET, SUPER_MIRROR1, SUPER_MIRROR2 };
+	for (int i = 0; i < c->ndevs && !ret; i++)
+		for (int k = 0; k < SUPER_COPIES && !ret; k++)
+			if (offs[k] + SUPER_SIZE <= c->devs[i]->size)
+				ret = dev_write(c->devs[i], offs[k], zero, SUPER_SIZE);
+	free(zero);
+	if (ret)
+		goto out;
+
+	c->cache = cache_create(c, c->nodesize, c->opts.cache_bytes);
+	if (!c->cache) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	/* the first chunks exist in memory; their items go in with the trees */
+	ret = chunk_create(c, NULL, BG_SYSTEM, &l);
+	if (!ret)
+		ret = chunk_create(c, NULL, BG_METADATA, &l);
+	if (!ret)
+		ret = chunk_create(c, NULL, BG_DATA, &l);
+	if (ret) {
+		core_log(c, "no room for the first chunks (%s)", strerror(-ret));
+		goto out;
+	}
+
+	/* transaction 1 creates every tree */
+	c->ts.running = 1;
+	t = (struct txn){ c, 1, TXN_USE_RESERVE };
+	for (int i = 0; i < CT_NR && !ret; i++) {
+		setup_root(c, (enum core_tree)i, 0, 0, 0);
+		c->roots[i].item_bytenr = 0;
+		ret = root_create_empty(&t, &c->roots[i].r);
+	}
+	for (int i = 0; i < c->ndevs && !ret; i++) {
+		struct dev *d = c->devs[i];
+		struct dev_item di;
+		struct key k = { DEV_ITEMS_OBJECTID, KEY_DEV_ITEM, d->devid };
+		memset(&di, 0, sizeof(di));
+		di.devid = d->devid;
+		di.total_bytes = d->size;
+		di.sector_size = di.io_align = di.io_width = CORE_SECTORSIZE;
+		di.generation = 1;
+		di.rotational = d->rotational;
+		memcpy(di.uuid, d->uuid, 16);
+		memcpy(di.fsid, sb->fsid, 16);
+		ret = btree_insert(&t, core_tree(c, CT_CHUNK), &k, &di, sizeof(di));
+	}
+	for (int i = 0; i < c->chunks.n && !ret; i++)
+		ret = chunk_insert_items(&t, c->chunks.v[i]);
+	if (ret) {
+		core_log(c, "creating the trees: %s", strerror(-ret));
+		goto out;
+	}
+	ret = txn_commit_format(c, 1);
+	c->ts.running = 0;
+out:
+	core_free(c);
+	return ret;
+}
+
+/* ---- accessors ------------------------------------------------------------ */
+
+struct root *core_root(struct core *c, uint64_t tree_id)
+{
+	if (tree_id >= FIRST_SUBVOL_OBJECTID)
+		return subvol_core_root(c, tree_id);
+	for (int i = 0; i < CT_NR; i++)
+		if (core_tree_id(i) == tree_id && c->roots[i].present)
+			return &c->roots[i].r;
+	return NULL;
+}
+
+void core_space(struct core *c, struct core_space *s)
+{
+	uint64_t dt, df, unalloc = chunk_unallocated(c);
+	uint64_t keep = chunk_default_size(c, BG_METADATA);
+	uint64_t for_data = unalloc > keep ? unalloc - keep : 0;
+
+	for_data /= (uint64_t)profile_copies(c->profile[core_type_index(BG_DATA)]);
+
+	alloc_space(c, BG_DATA, &dt, &df);
+	s->total_bytes = 0;
+	for (int i = 0; i < c->ndevs; i++)
+		s->total_bytes += c->devs[i]->size;
+	s->free_bytes = df + for_data;
+	s->avail_bytes = s->free_bytes;
+}
+
+void core_stats(struct core *c, struct core_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->transid = c->generation;
+	s->commits = __atomic_load_n(&c->commits, __ATOMIC_RELAXED);
+	s->nodes_written = __atomic_load_n(&c->nodes_written, __ATOMIC_RELAXED);
+	s->csum_errors = __atomic_load_n(&c->csum_errors, __ATOMIC_RELAXED);
+	s->degraded = __atomic_load_n(&c->degraded, __ATOMIC_RELAXED);
+	s->repaired = __atomic_load_n(&c->repaired, __ATOMIC_RELAXED);
+	s->discard_dropped = __atomic_load_n(&c->discard.dropped, __ATOMIC_RELAXED);
+	volume_resync_progress(c, &s->resync_bytes, &s->resync_done_bytes);
+	if (c->cache) {
+		uint64_t nodes;
+		cache_stats(c->cache, &s->cache_hits, &s->cache_misses, &nodes);
+	}
+	for (int i = 0; i < c->ndevs; i++) {
+		struct dev_counters d;
+		dev_counters(c->devs[i], &d);
+		s->dev_read_ios += d.read_ios;
+		s->dev_read_bytes += d.read_bytes;
+		s->dev_write_ios += d.write_ios;
+		s->dev_write_bytes += d.write_bytes;
+		s->dev_flushes += d.flushes;
+		s->dev_discards += d.discards;
+		s->dev_discard_bytes += d.discard_bytes;
+	}
+}

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+/*
+ * meta_io.c — metadata I/O: read a node block from the first good copy,
+ * write a block to every copy of its chunk.
+ */
+#include "fs/core/core_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+int meta_read(struct core *c, uint64_t bytenr, void *buf,
+	      int (*verify)(const void *buf, uint64_t bytenr, void *arg), void *arg)
+{
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	int n = chunk_map_lookup(c, bytenr, c->nodesize, cp, NULL), last = -EIO;
+
+	if (n < 0) {
+		core_log(c, "metadata block %llu is not inside any chunk",
+			 (unsigned long long)bytenr);
+		return -EIO;
+	}
+	for (int i = 0; i < n; i++) {
+		int ret = dev_read(cp[i].dev, cp[i].physical, buf, c->nodesize);
+		if (ret) {
+			core_log(c, "metadata block %llu: read error on %s at %llu: %s%s",
+				 (unsigned long long)bytenr, cp[i].dev->path,
+				 (unsigned long long)cp[i].physical, strerror(-ret),
+				 i + 1 < n ? ", trying the next copy" : "");
+			last = -EIO;
+			continue;
+		}
+		ret = verify ? verify(buf, bytenr, arg) : 0;
+		if (!ret) {
+			if (i > 0) {
+				__atomic_fetch_add(&c->degraded, 1, __ATOMIC_RELAXED);
+				core_log(c, "metadata block %llu: degraded, served from copy %d on %s",
+					 (unsigned long long)bytenr, i + 1, cp[i].dev->path);
+			}
+			return 0;
+		}
+		__atomic_fetch_add(&c->csum_errors, 1, __ATOMIC_RELAXED);
+		core_log(c, "metadata block %llu: copy on %s at %llu fails verification%s",
+			 (unsigned long long)bytenr, cp[i].dev->path,
+			 (unsigned long long)cp[i].physical,
+			 i + 1 < n ? ", trying the next copy" : "");
+		last = -EIO;
+	}
+	memset(buf, 0, c->nodesize);	/* never hand out the bad bytes */
+	return last;
+}
+
+/*
+ * Write buf to every copy of [logical, +len).  With several copies a
+ * failing one degrades (counted, logged) instead of failing the write;
+ * the write fails only when no copy took it.
+ */
+int core_write_copies(struct core *c, uint64_t logical, const void *buf, uint64_t len,
+		      const char *what)
+{
+	struct chunk_copy cp[2 * CHUNK_MAX_STRIPES];
+	int n, ok = 0, last = 0;
+
+	glock_read(&c->reloc_lock);
+	n = chunk_map_lookup_write(c, logical, len, cp);
+	if (n < 0) {
+		glock_read_unlock(&c->reloc_lock);
+		core_log(c, "%s %llu is not inside any chunk", what, (unsigned long long)logical);
+		return -EIO;
+	}
+	for (int i = 0; i < n; i++) {
+		int ret = dev_write(cp[i].dev, cp[i].physical, buf, len);
+		if (!ret) {
+			ok++;
+			continue;
+		}
+		last = ret;
+		if (n > 1) {
+			__atomic_fetch_add(&c->degraded, 1, __ATOMIC_RELAXED);
+			core_log(c, "%s %llu+%llu: write error on %s at %llu: %s; degraded (%d copies left)",
+				 what, (unsigned long long)logical, (unsigned long long)len,
+				 cp[i].dev->path, (unsigned long long)cp[i].physical,
+				 strerror(-ret), n - 1);
+		}
+	}
+	glock_read_unlock(&c->reloc_lock);
+	return ok ? 0 : last;
+}
+
+int meta_write(struct core *c, uint64_t bytenr, const void *buf)
+{
+	return core_write_copies(c, bytenr, buf, c->nodesize, "metadata block");
+}
