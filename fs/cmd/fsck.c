@@ -35,9 +35,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The items layer's checks, when linked in (fs/items/items_fsck.c). */
-int fsck_items_check(struct fsck *f, struct root *fsroot) __attribute__((weak));
-
 #define MAX_REPORTED 50
 
 /* u64 -> (count, aux) open-addressing map; key 0 is empty. */
@@ -861,7 +858,7 @@ int main(int argc, char **argv)
 	f.tree = "fs";
 	if (core_only) {
 		printf("note: core checks only (-c); data reference counts not compared\n");
-	} else if (fsck_items_check) {
+	} else {
 		ret = fsck_items_check(&f, core_tree(f.c, CT_FS));
 		for (int i = 0; i < f.c->subvols.n && ret >= 0; i++) {
 			struct core_subvol *sv = f.c->subvols.v[i];
@@ -874,8 +871,6 @@ int main(int argc, char **argv)
 		if (ret < 0)
 			goto operational;
 		f.items_checked = true;
-	} else {
-		printf("note: items-layer checks not linked in; data reference counts not compared\n");
 	}
 	ret = scan_extent_tree(&f, &s);
 	if (ret == -ENOMEM)

@@ -35,9 +35,16 @@ uint8_t dir_type_of(uint32_t mode)
 	return DT_UNKNOWN;
 }
 
-__attribute__((weak)) uint64_t dir_name_hash(const char *name, size_t len)
+static uint64_t (*name_hash_fn)(const char *name, size_t len) = name_hash;
+
+void dir_set_name_hash(uint64_t (*fn)(const char *name, size_t len))
 {
-	return name_hash(name, len);
+	name_hash_fn = fn ? fn : name_hash;
+}
+
+uint64_t dir_name_hash(const char *name, size_t len)
+{
+	return name_hash_fn(name, len);
 }
 
 /* Read a whole item into a malloc'd buffer: size, -ENOENT, -errno. */

@@ -23,11 +23,13 @@ struct dir_hit {
 };
 
 /*
- * The DIR_ITEM key offset of a name: name_hash() (items_format.h).  A
- * weak symbol, so a unit test can force collisions by defining its own;
- * nothing else overrides it.
+ * The DIR_ITEM key offset of a name: name_hash() (items_format.h), or the
+ * function a unit test passed to dir_set_name_hash() to force collisions
+ * (NULL: back to name_hash).  Set it before any volume is mounted; nothing
+ * but tests calls it.
  */
 uint64_t dir_name_hash(const char *name, size_t len);
+void dir_set_name_hash(uint64_t (*fn)(const char *name, size_t len));
 
 /* Can name be added to dir?  0, or -EOVERFLOW when the names that share
  * its hash already fill their item (checked before any change). */
