@@ -33,7 +33,6 @@
 #include "fs/items/subvol.h"
 
 #include <linux/fs.h>
-#include <pthread.h>
 
 /* FUSE opcodes (linux/fuse.h enum fuse_opcode), for the probes. */
 enum {
@@ -149,7 +148,9 @@ static void reply_entry(fuse_req_t req, int op, uint64_t ino, uint64_t t0, int r
 
 static void gl_init(void *userdata, struct fuse_conn_info *conn)
 {
-	(void)userdata;
+	struct glassfs_daemon *d = userdata;
+
+	d->scrub = scrub_service_new(d->core);	/* NULL: scrub ioctls say ENOMEM */
 	if (conn->capable & FUSE_CAP_IOCTL_DIR)
 		conn->want |= FUSE_CAP_IOCTL_DIR;
 	if (conn->capable & FUSE_CAP_READDIRPLUS)
@@ -647,110 +648,13 @@ static void gl_lseek(fuse_req_t req, fuse_ino_t ino_, off_t off, int whence,
 		fuse_reply_lseek(req, (off_t)r);
 }
 
-/*
- * The daemon's one scrub: a thread running core_scrub, started and
- * cancelled by ioctl, joined at the next start or at unmount (destroy).
- */
-static struct {
-	pthread_mutex_t lock;
-	pthread_t thread;
-	bool joinable;			/* a thread was started and not yet joined */
-	int running;			/* 1 from start until core_scrub returned (atomic) */
-	uint32_t started;
-	struct core *core;
-	struct scrub_opts opts;
-	struct scrub_progress prog;
-} scrub = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
-static void *scrub_thread(void *arg)
-{
-	(void)arg;
-	core_scrub(scrub.core, &scrub.opts, &scrub.prog);
-	__atomic_store_n(&scrub.running, 0, __ATOMIC_RELEASE);
-	return NULL;
-}
-
-static int scrub_start(struct glassfs_daemon *d, uint64_t rate)
-{
-	int ret = 0;
-
-	if (core_readonly(d->core))
-		return -EROFS;
-	pthread_mutex_lock(&scrub.lock);
-	if (scrub.joinable && __atomic_load_n(&scrub.running, __ATOMIC_ACQUIRE)) {
-		ret = -EBUSY;
-		goto out;
-	}
-	if (scrub.joinable) {
-		pthread_join(scrub.thread, NULL);
-		scrub.joinable = false;
-	}
-	memset(&scrub.opts, 0, sizeof(scrub.opts));
-	memset(&scrub.prog, 0, sizeof(scrub.prog));
-	scrub.opts.rate_bytes_per_s = rate;
-	scrub.core = d->core;
-	scrub.running = 1;		/* before the thread: status sees it at once */
-	ret = -pthread_create(&scrub.thread, NULL, scrub_thread, NULL);
-	if (ret)
-		scrub.running = 0;
-	else {
-		scrub.joinable = true;
-		scrub.started++;
-	}
-out:
-	pthread_mutex_unlock(&scrub.lock);
-	return ret;
-}
-
-static void scrub_status(struct glassfs_ioc_scrub *o)
-{
-	struct scrub_progress p;
-
-	pthread_mutex_lock(&scrub.lock);
-	scrub_progress_read(&scrub.prog, &p);
-	memset(o, 0, sizeof(*o));
-	o->version = 1;
-	o->running = scrub.joinable && __atomic_load_n(&scrub.running, __ATOMIC_ACQUIRE);
-	o->result = p.result;
-	o->started = scrub.started;
-	o->rate_bytes_per_s = scrub.opts.rate_bytes_per_s;
-	o->total_bytes = p.total_bytes;
-	o->done_bytes = p.done_bytes;
-	o->checked_bytes = p.checked_bytes;
-	o->corrected_bytes = p.corrected_bytes;
-	o->uncorrectable_bytes = p.uncorrectable_bytes;
-	o->meta_errors = p.meta_errors;
-	o->data_errors = p.data_errors;
-	o->read_errors = p.read_errors;
-	o->nodes = p.nodes;
-	o->extents = p.extents;
-	pthread_mutex_unlock(&scrub.lock);
-}
-
-static int scrub_cancel_running(void)
-{
-	int ret = -ENOENT;
-
-	pthread_mutex_lock(&scrub.lock);
-	if (scrub.joinable && __atomic_load_n(&scrub.running, __ATOMIC_ACQUIRE)) {
-		scrub_cancel(&scrub.opts);
-		ret = 0;
-	}
-	pthread_mutex_unlock(&scrub.lock);
-	return ret;
-}
-
 /* Unmount: a running scrub is cancelled and joined before the core closes. */
 static void gl_destroy(void *userdata)
 {
-	(void)userdata;
-	pthread_mutex_lock(&scrub.lock);
-	if (scrub.joinable) {
-		scrub_cancel(&scrub.opts);
-		pthread_join(scrub.thread, NULL);
-		scrub.joinable = false;
-	}
-	pthread_mutex_unlock(&scrub.lock);
+	struct glassfs_daemon *d = userdata;
+
+	scrub_service_free(d->scrub);
+	d->scrub = NULL;
 }
 
 static void gl_ioctl(fuse_req_t req, fuse_ino_t ino_, unsigned int cmd, void *arg,
@@ -817,7 +721,7 @@ static void gl_ioctl(fuse_req_t req, fuse_ino_t ino_, unsigned int cmd, void *ar
 			return;
 		}
 		memcpy(&in, in_buf, sizeof(in));
-		ret = scrub_start(d, in.rate_bytes_per_s);
+		ret = scrub_service_start(d->scrub, in.rate_bytes_per_s);
 		if (!replied_err(req, OP_IOCTL, ino, t0, ret))
 			fuse_reply_ioctl(req, 0, NULL, 0);
 		return;
@@ -829,13 +733,13 @@ static void gl_ioctl(fuse_req_t req, fuse_ino_t ino_, unsigned int cmd, void *ar
 			reply_err(req, OP_IOCTL, ino, t0, -EINVAL);
 			return;
 		}
-		scrub_status(&out);
+		scrub_service_status(d->scrub, &out);
 		op_end(OP_IOCTL, ino, 0, t0);
 		fuse_reply_ioctl(req, 0, &out, sizeof(out));
 		return;
 	}
 	if (cmd == GLASSFS_IOC_SCRUB_CANCEL) {
-		int ret = scrub_cancel_running();
+		int ret = scrub_service_cancel(d->scrub);
 		if (!replied_err(req, OP_IOCTL, ino, t0, ret))
 			fuse_reply_ioctl(req, 0, NULL, 0);
 		return;

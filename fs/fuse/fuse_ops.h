@@ -21,6 +21,7 @@ struct glassfs_daemon {
 	double neg_timeout;		/* ... and ENOENT lookups */
 	struct fuse_session *se;
 	const char *mountpoint;		/* absolute, or NULL (subvolume delete: busy cwd check) */
+	struct scrub_service *scrub;	/* fs/services/scrub.h: made at init, freed at destroy */
 };
 
 extern const struct fuse_lowlevel_ops glassfs_ll_ops;

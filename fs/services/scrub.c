@@ -8,6 +8,9 @@
 #include "fs/btree/node.h"
 #include "fs/base/crc32c.h"
 #include "fs/base/probe.h"
+#include "fs/format/ioctl.h"
+
+#include <pthread.h>
 
 #include <errno.h>
 #include <stdlib.h>
@@ -361,4 +364,126 @@ int core_scrub(struct core *c, struct scrub_opts *o, struct scrub_progress *p)
 	__atomic_store_n(&p->result, ret, __ATOMIC_RELAXED);
 	__atomic_store_n(&p->running, 0, __ATOMIC_RELAXED);
 	return ret;
+}
+
+/* ---- the service: one scrub thread per mounted volume ------------------ */
+
+struct scrub_service {
+	struct glock lock;		/* guards the fields below */
+	struct core *core;		/* fixed */
+	pthread_t thread;
+	bool joinable;			/* a thread was started and not yet joined */
+	int running;			/* 1 from start until core_scrub returned (atomic) */
+	uint32_t started;
+	struct scrub_opts opts;
+	struct scrub_progress prog;
+};
+
+struct scrub_service *scrub_service_new(struct core *c)
+{
+	struct scrub_service *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	glock_init(&s->lock, GLOCK_MUTEX, GLOCK_CLASS_MISC, 0, -1, -1);
+	s->core = c;
+	return s;
+}
+
+static void *scrub_thread(void *arg)
+{
+	struct scrub_service *s = arg;
+
+	core_scrub(s->core, &s->opts, &s->prog);
+	__atomic_store_n(&s->running, 0, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+int scrub_service_start(struct scrub_service *s, uint64_t rate)
+{
+	int ret = 0;
+
+	if (!s)
+		return -ENOMEM;
+	if (core_readonly(s->core))
+		return -EROFS;
+	glock_write(&s->lock);
+	if (s->joinable && __atomic_load_n(&s->running, __ATOMIC_ACQUIRE)) {
+		ret = -EBUSY;
+		goto out;
+	}
+	if (s->joinable) {
+		pthread_join(s->thread, NULL);
+		s->joinable = false;
+	}
+	memset(&s->opts, 0, sizeof(s->opts));
+	memset(&s->prog, 0, sizeof(s->prog));
+	s->opts.rate_bytes_per_s = rate;
+	s->running = 1;		/* before the thread: status sees it at once */
+	ret = -pthread_create(&s->thread, NULL, scrub_thread, s);
+	if (ret)
+		s->running = 0;
+	else {
+		s->joinable = true;
+		s->started++;
+	}
+out:
+	glock_write_unlock(&s->lock);
+	return ret;
+}
+
+void scrub_service_status(struct scrub_service *s, struct glassfs_ioc_scrub *o)
+{
+	struct scrub_progress p;
+
+	memset(o, 0, sizeof(*o));
+	o->version = 1;
+	if (!s)
+		return;
+	glock_write(&s->lock);
+	scrub_progress_read(&s->prog, &p);
+	o->running = s->joinable && __atomic_load_n(&s->running, __ATOMIC_ACQUIRE);
+	o->result = p.result;
+	o->started = s->started;
+	o->rate_bytes_per_s = s->opts.rate_bytes_per_s;
+	o->total_bytes = p.total_bytes;
+	o->done_bytes = p.done_bytes;
+	o->checked_bytes = p.checked_bytes;
+	o->corrected_bytes = p.corrected_bytes;
+	o->uncorrectable_bytes = p.uncorrectable_bytes;
+	o->meta_errors = p.meta_errors;
+	o->data_errors = p.data_errors;
+	o->read_errors = p.read_errors;
+	o->nodes = p.nodes;
+	o->extents = p.extents;
+	glock_write_unlock(&s->lock);
+}
+
+int scrub_service_cancel(struct scrub_service *s)
+{
+	int ret = -ENOENT;
+
+	if (!s)
+		return ret;
+	glock_write(&s->lock);
+	if (s->joinable && __atomic_load_n(&s->running, __ATOMIC_ACQUIRE)) {
+		scrub_cancel(&s->opts);
+		ret = 0;
+	}
+	glock_write_unlock(&s->lock);
+	return ret;
+}
+
+void scrub_service_free(struct scrub_service *s)
+{
+	if (!s)
+		return;
+	glock_write(&s->lock);
+	if (s->joinable) {
+		scrub_cancel(&s->opts);
+		pthread_join(s->thread, NULL);
+		s->joinable = false;
+	}
+	glock_write_unlock(&s->lock);
+	free(s);
 }

@@ -59,4 +59,24 @@ void scrub_cancel(struct scrub_opts *o);
 /* A consistent-enough copy of p while another thread scrubs. */
 void scrub_progress_read(const struct scrub_progress *p, struct scrub_progress *out);
 
+/*
+ * The scrub service of a mounted volume: one scrub at a time in a thread
+ * of its own, started, watched and cancelled by ioctl (fs/fuse), joined at
+ * the next start or when the service is freed (unmount, before the core
+ * closes).  Its lock (GLOCK_CLASS_MISC) guards the fields of one service
+ * and is taken with no other lock held.
+ */
+struct scrub_service;
+struct glassfs_ioc_scrub;
+/* NULL when out of memory. */
+struct scrub_service *scrub_service_new(struct core *c);
+/* Cancel and join a running scrub, then free.  NULL is a no-op. */
+void scrub_service_free(struct scrub_service *s);
+/* 0, -EROFS on a read-only volume, -EBUSY while one runs, -errno. */
+int scrub_service_start(struct scrub_service *s, uint64_t rate_bytes_per_s);
+/* The last (or running) scrub's progress, as the ioctl returns it. */
+void scrub_service_status(struct scrub_service *s, struct glassfs_ioc_scrub *o);
+/* Ask the running scrub to stop: 0, or -ENOENT if none runs. */
+int scrub_service_cancel(struct scrub_service *s);
+
 #endif
