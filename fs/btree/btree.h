@@ -28,7 +28,7 @@
 #include <stdint.h>
 #include "fs/format/keys.h"
 #include "fs/core/core.h"
-#include "fs/txn/txn.h"
+#include "fs/core/txn_handle.h"
 
 #define BTREE_MAX_LEVEL 8
 

@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include "fs/core/core.h"
 #include "fs/format/keys.h"
-#include "fs/txn/txn.h"
+#include "fs/core/txn_handle.h"
 #include "fs/base/lock.h"
 
 struct node;
@@ -50,41 +50,68 @@ int root_create_empty(struct txn *t, struct root *r);
 /* Drop the cached root node reference (at close). */
 void root_release(struct root *r);
 
-/* ---- implemented by the core (alloc.c, chunk.c, txn.c, core.c) ---- */
+/* ---- the block ops: implemented above the B-tree, set at mount ---- */
 
 /*
- * A new node block for tree `owner` at `level` in transaction t (the
- * allocator prefers metadata chunks).  The extent reference is recorded.
- * -ENOSPC.
+ * The B-tree allocates, frees and counts references of node blocks only
+ * through these, so it never names the layer that keeps the extent tree
+ * (fs/trees/extent.c: extent_meta_ops, set by core_open/core_format; the
+ * unit tests' in-memory core: its own).
+ *
+ * alloc: a new node block for tree `owner` at `level` in transaction t
+ * (the allocator prefers metadata chunks).  The extent reference is
+ * recorded.  -ENOSPC.
+ *
+ * free: the tree stops referencing the node at bytenr in transaction t.
+ * If the node was allocated in t (never committed) its block is reusable
+ * at once; otherwise it stays pinned until t commits.
+ *
+ * shared_drop (snapshots): if the node at bytenr has more than one
+ * reference (committed refcount plus the running transaction's pending
+ * changes), drop one and return 1: the caller must not free it.  Returns
+ * 0 (nothing queued: the caller frees it with free) when it has one.
+ * Atomic against other callers.
+ * ref: queue a reference change on a node; leaf_item_ref: on what a leaf
+ * item references (a file-extent item's data extent).
  */
-int meta_alloc(struct txn *t, uint64_t owner, int level, uint64_t *bytenr);
-/*
- * The tree stops referencing the node at bytenr in transaction t.  If the
- * node was allocated in t (never committed) its block is reusable at once;
- * otherwise it stays pinned until t commits.
- */
-void meta_free(struct txn *t, uint64_t owner, int level, uint64_t bytenr);
-/*
- * Shared nodes (snapshots).  meta_shared_drop: if the node at bytenr has
- * more than one reference (committed refcount plus the running
- * transaction's pending changes), drop one and return 1: the caller must
- * not free it.  Returns 0 (nothing queued: the caller frees it with
- * meta_free) when it has one.  Atomic against other callers.
- * meta_ref: queue a reference change on a node; meta_leaf_item_ref: on
- * what a leaf item references (a file-extent item's data extent).
- */
-int meta_shared_drop(struct txn *t, uint64_t owner, int level, uint64_t bytenr);
-int meta_ref(struct txn *t, uint64_t owner, int level, uint64_t bytenr, int delta);
-int meta_leaf_item_ref(struct txn *t, const struct key *k, const void *data, uint32_t size,
-		       int delta);
-/*
- * Read the node block at logical bytenr: tries each mirror in turn until
- * verify(buf, arg) returns 0; -EIO (and a log line) when no mirror passes.
- */
-int meta_read(struct core *c, uint64_t bytenr, void *buf,
-	      int (*verify)(const void *buf, uint64_t bytenr, void *arg), void *arg);
-/* Write a finished node block (checksum already set) to every mirror. */
-int meta_write(struct core *c, uint64_t bytenr, const void *buf);
+struct meta_ops {
+	int (*alloc)(struct txn *t, uint64_t owner, int level, uint64_t *bytenr);
+	void (*free)(struct txn *t, uint64_t owner, int level, uint64_t bytenr);
+	int (*shared_drop)(struct txn *t, uint64_t owner, int level, uint64_t bytenr);
+	int (*ref)(struct txn *t, uint64_t owner, int level, uint64_t bytenr, int delta);
+	int (*leaf_item_ref)(struct txn *t, const struct key *k, const void *data,
+			     uint32_t size, int delta);
+};
+/* The ops of c's trees (fs/core: set at open, fixed while open). */
+const struct meta_ops *core_meta_ops(const struct core *c);
+
+static inline int meta_alloc(struct txn *t, uint64_t owner, int level, uint64_t *bytenr)
+{
+	return core_meta_ops(txn_core(t))->alloc(t, owner, level, bytenr);
+}
+static inline void meta_free(struct txn *t, uint64_t owner, int level, uint64_t bytenr)
+{
+	core_meta_ops(txn_core(t))->free(t, owner, level, bytenr);
+}
+static inline int meta_shared_drop(struct txn *t, uint64_t owner, int level, uint64_t bytenr)
+{
+	return core_meta_ops(txn_core(t))->shared_drop(t, owner, level, bytenr);
+}
+static inline int meta_ref(struct txn *t, uint64_t owner, int level, uint64_t bytenr,
+			   int delta)
+{
+	return core_meta_ops(txn_core(t))->ref(t, owner, level, bytenr, delta);
+}
+static inline int meta_leaf_item_ref(struct txn *t, const struct key *k, const void *data,
+				     uint32_t size, int delta)
+{
+	return core_meta_ops(txn_core(t))->leaf_item_ref(t, k, data, size, delta);
+}
+
+/* ---- implemented below the B-tree (fs/store/meta_io.c, fs/core) ---- */
+
+#include "fs/store/meta_io.h"
+
 
 struct node_cache *core_cache(struct core *c);
 void core_lock_scheme(const struct core *c, enum glock_type *type, unsigned *groups);

@@ -21,6 +21,7 @@
  * accepted and is what always happens.
  */
 #include "fs/core/core_internal.h"
+#include "fs/txn/txn.h"
 #include "fs/btree/btree.h"
 #include "fs/base/crc32c.h"
 #include "fs/items/fsck.h"

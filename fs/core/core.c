@@ -101,6 +101,7 @@ const char *core_label(const struct core *c) { return c->sb.label; }
 const uint8_t *core_fsid(const struct core *c) { return c->sb.fsid; }
 bool core_readonly(const struct core *c) { return c->readonly || c->aborted; }
 struct node_cache *core_cache(struct core *c) { return c->cache; }
+const struct meta_ops *core_meta_ops(const struct core *c) { return c->meta_ops; }
 uint64_t core_generation(const struct core *c) { return c->generation; }
 
 void core_lock_scheme(const struct core *c, enum glock_type *type, unsigned *groups)

@@ -14,7 +14,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include "fs/core/core.h"
-#include "fs/txn/txn.h"
+#include "fs/core/txn_handle.h"
 #include "fs/btree/meta.h"
 #include "fs/format/format.h"
 #include "fs/store/dev.h"
@@ -158,6 +158,7 @@ struct core {
 	struct core_subvols subvols;	/* subvol.c */
 	struct core_pending *pending;	/* guarded by ts.lock */
 	struct node_cache *cache;
+	const struct meta_ops *meta_ops;	/* the B-tree's block ops (meta.h); fixed */
 
 	struct txn_state ts;
 	struct discard_queue discard;
@@ -195,6 +196,8 @@ void core_corrupt(struct core *c, const char *where, const char *fmt, ...)
 struct root *core_tree(struct core *c, enum core_tree t);
 uint64_t core_tree_id(enum core_tree t);
 
+/* extent.c: the B-tree's block ops of a volume (meta.h). */
+extern const struct meta_ops extent_meta_ops;
 /* extent.c: delayed references, run at commit. */
 int extent_ref_add(struct core *c, const struct dref *d);
 /* Run every queued ref (one round).  Returns how many ran, or -errno. */

@@ -44,6 +44,7 @@
  */
 #include "fs/items/log.h"
 #include "fs/core/core_internal.h"
+#include "fs/txn/txn.h"
 #include "fs/btree/btree.h"
 #include "fs/base/crc32c.h"
 #include "fs/trees/data.h"

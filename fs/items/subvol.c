@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "fs/core/core_internal.h"
+#include "fs/txn/txn.h"
 #include "fs/items/subvol.h"
 #include "fs/items/inode.h"
 #include "fs/items/dir.h"

@@ -5,6 +5,7 @@
  * fsync log, subvolumes, volume checks); space and statistics.
  */
 #include "fs/core/core_internal.h"
+#include "fs/txn/txn.h"
 #include "fs/items/log.h"
 #include "fs/btree/btree.h"
 #include "fs/base/crc32c.h"
@@ -36,6 +37,7 @@ static struct core *core_alloc(const struct core_opts *o)
 		c->opts = *o;
 	else
 		core_opts_default(&c->opts);
+	c->meta_ops = &extent_meta_ops;
 	chunk_map_init(&c->chunks);
 	alloc_init(&c->alloc);
 	glock_init(&c->dref_lock, GLOCK_MUTEX, GLOCK_CLASS_ALLOC, 0, -1, -1);

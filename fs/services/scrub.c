@@ -3,6 +3,7 @@
  * scrub.c — verify and repair every copy of every block (scrub.h).
  */
 #include "fs/core/core_internal.h"
+#include "fs/txn/txn.h"
 #include "fs/services/scrub.h"
 #include "fs/btree/btree.h"
 #include "fs/btree/node.h"

@@ -4,6 +4,7 @@
  * resync (see volume.h for the design).
  */
 #include "fs/core/core_internal.h"
+#include "fs/txn/txn.h"
 #include "fs/btree/btree.h"
 #include "fs/base/crc32c.h"
 #include "fs/format/ioctl.h"

@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 #include "fs/core/core.h"
-#include "fs/txn/txn.h"
+#include "fs/core/txn_handle.h"
 
 /* Allocate a data extent of len bytes with refcount 1.  -ENOSPC. */
 int data_alloc(struct txn *t, uint64_t len, uint64_t *logical);

@@ -286,7 +286,7 @@ static int64_t pending_delta(struct core *c, uint64_t bytenr, int level)
 	return delta;
 }
 
-int meta_shared_drop(struct txn *t, uint64_t owner, int level, uint64_t bytenr)
+static int extent_meta_shared_drop(struct txn *t, uint64_t owner, int level, uint64_t bytenr)
 {
 	struct core *c = txn_core(t);
 	struct extent_item ei;
@@ -314,7 +314,7 @@ out:
 	return ret;
 }
 
-int meta_ref(struct txn *t, uint64_t owner, int level, uint64_t bytenr, int delta)
+static int extent_meta_ref(struct txn *t, uint64_t owner, int level, uint64_t bytenr, int delta)
 {
 	struct core *c = txn_core(t);
 	struct dref d = { bytenr, c->nodesize, owner, level, delta, false, false };
@@ -322,8 +322,8 @@ int meta_ref(struct txn *t, uint64_t owner, int level, uint64_t bytenr, int delt
 	return extent_ref_add(c, &d);
 }
 
-int meta_leaf_item_ref(struct txn *t, const struct key *k, const void *data, uint32_t size,
-		       int delta)
+static int extent_meta_leaf_item_ref(struct txn *t, const struct key *k, const void *data,
+				     uint32_t size, int delta)
 {
 	const struct file_extent *fe = data;
 
@@ -333,7 +333,7 @@ int meta_leaf_item_ref(struct txn *t, const struct key *k, const void *data, uin
 	return data_ref(t, fe->disk_logical, fe->disk_len, delta);
 }
 
-int meta_alloc(struct txn *t, uint64_t owner, int level, uint64_t *bytenr)
+static int extent_meta_alloc(struct txn *t, uint64_t owner, int level, uint64_t *bytenr)
 {
 	struct core *c = txn_core(t);
 	uint64_t type = owner == CHUNK_TREE_OBJECTID ? BG_SYSTEM : BG_METADATA;
@@ -356,7 +356,7 @@ int meta_alloc(struct txn *t, uint64_t owner, int level, uint64_t *bytenr)
 	return 0;
 }
 
-void meta_free(struct txn *t, uint64_t owner, int level, uint64_t bytenr)
+static void extent_meta_free(struct txn *t, uint64_t owner, int level, uint64_t bytenr)
 {
 	struct core *c = txn_core(t);
 	struct dref d = { bytenr, c->nodesize, owner, level, -1, false, false };
@@ -370,3 +370,12 @@ void meta_free(struct txn *t, uint64_t owner, int level, uint64_t bytenr)
 	else
 		alloc_pin(c, bytenr, c->nodesize);
 }
+
+/* The B-tree's block ops (meta.h) of a volume: set by core_open and core_format. */
+const struct meta_ops extent_meta_ops = {
+	.alloc = extent_meta_alloc,
+	.free = extent_meta_free,
+	.shared_drop = extent_meta_shared_drop,
+	.ref = extent_meta_ref,
+	.leaf_item_ref = extent_meta_leaf_item_ref,
+};

@@ -40,6 +40,7 @@
  * and from the commit thread (commit= interval, dirty threshold).
  */
 #include "fs/core/core_internal.h"
+#include "fs/txn/txn.h"
 #include "fs/btree/btree.h"
 #include "fs/btree/cache.h"
 #include "fs/base/crc32c.h"
@@ -182,22 +183,6 @@ int txn_end(struct txn *t)
 	ret = c->aborted;
 	free(t);
 	return ret;
-}
-
-uint64_t txn_transid(const struct txn *t) { return t->transid; }
-struct core *txn_core(const struct txn *t) { return t->c; }
-
-void txn_abort(struct txn *t, int err, const char *where)
-{
-	struct core *c = t->c;
-	int zero = 0;
-
-	if (err >= 0)
-		err = -EIO;
-	if (__atomic_compare_exchange_n(&c->aborted, &zero, err, false, __ATOMIC_SEQ_CST,
-					__ATOMIC_SEQ_CST))
-		core_log(c, "transaction %llu aborted in %s: %s; the volume is now read-only",
-			 (unsigned long long)t->transid, where, strerror(-err));
 }
 
 /* ---- the commit --------------------------------------------------------- */

@@ -15,6 +15,7 @@
 
 #include <stdint.h>
 #include "fs/core/core.h"
+#include "fs/core/txn_handle.h"
 
 struct txn;
 
@@ -39,8 +40,7 @@ enum commit_reason {		/* the commit__start probe's "reason" */
 int txn_join(struct core *c, unsigned nr_items, unsigned flags, struct txn **out);
 /* End a handle.  Returns the transaction's error, if it was aborted. */
 int txn_end(struct txn *t);
-uint64_t txn_transid(const struct txn *t);
-struct core *txn_core(const struct txn *t);
+/* txn_transid, txn_core, txn_abort: fs/core/txn_handle.h */
 
 /* Commit the running transaction and wait until it is durable (and the
  * one being written, if any: commits are pipelined, see txn.c). */
@@ -55,11 +55,5 @@ int txn_commit(struct core *c, enum commit_reason why);
  */
 void txn_wait_written(struct core *c);
 
-/*
- * Corruption or an I/O error in the middle of changes: log where, abort
- * the transaction, turn the volume read-only.  Nothing of the aborted
- * transaction reaches the disk.
- */
-void txn_abort(struct txn *t, int err, const char *where);
 
 #endif

@@ -113,7 +113,7 @@ void fx_fail_alloc_after(struct core *c, int64_t n) { c->fail_after = n; }
 
 /* ---- meta.h, core side ---- */
 
-int meta_alloc(struct txn *t, uint64_t owner, int level, uint64_t *bytenr)
+static int fx_meta_alloc(struct txn *t, uint64_t owner, int level, uint64_t *bytenr)
 {
 	struct core *c = t->c;
 	uint64_t i;
@@ -140,7 +140,7 @@ int meta_alloc(struct txn *t, uint64_t owner, int level, uint64_t *bytenr)
 	return 0;
 }
 
-void meta_free(struct txn *t, uint64_t owner, int level, uint64_t bytenr)
+static void fx_meta_free(struct txn *t, uint64_t owner, int level, uint64_t bytenr)
 {
 	struct core *c = t->c;
 	uint64_t i = bytenr / c->nodesize - 1;
@@ -166,24 +166,35 @@ void meta_free(struct txn *t, uint64_t owner, int level, uint64_t bytenr)
 }
 
 /* No snapshots in the in-memory core: nothing is ever shared. */
-int meta_shared_drop(struct txn *t, uint64_t owner, int level, uint64_t bytenr)
+static int fx_meta_shared_drop(struct txn *t, uint64_t owner, int level, uint64_t bytenr)
 {
 	(void)t; (void)owner; (void)level; (void)bytenr;
 	return 0;
 }
 
-int meta_ref(struct txn *t, uint64_t owner, int level, uint64_t bytenr, int delta)
+static int fx_meta_ref(struct txn *t, uint64_t owner, int level, uint64_t bytenr, int delta)
 {
 	(void)t; (void)owner; (void)level; (void)bytenr; (void)delta;
 	return 0;
 }
 
-int meta_leaf_item_ref(struct txn *t, const struct key *k, const void *data, uint32_t size,
-		       int delta)
+static int fx_meta_leaf_item_ref(struct txn *t, const struct key *k, const void *data,
+				 uint32_t size, int delta)
 {
 	(void)t; (void)k; (void)data; (void)size; (void)delta;
 	return 0;
 }
+
+/* The B-tree's block ops of the in-memory core (meta.h). */
+static const struct meta_ops fx_meta_ops = {
+	.alloc = fx_meta_alloc,
+	.free = fx_meta_free,
+	.shared_drop = fx_meta_shared_drop,
+	.ref = fx_meta_ref,
+	.leaf_item_ref = fx_meta_leaf_item_ref,
+};
+
+const struct meta_ops *core_meta_ops(const struct core *c) { (void)c; return &fx_meta_ops; }
 
 int meta_read(struct core *c, uint64_t bytenr, void *buf,
 	      int (*verify)(const void *buf, uint64_t bytenr, void *arg), void *arg)

@@ -4,6 +4,7 @@
 #define CORE_TEST_H
 
 #include "fs/core/core_internal.h"
+#include "fs/txn/txn.h"
 #include "fs/btree/btree.h"
 #include "fs/trees/data.h"
 

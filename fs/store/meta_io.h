@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * meta_io.h — metadata block I/O over the chunk map (meta_io.c); the node
+ * cache (fs/btree/cache.c) reads and writes nodes through it.
+ */
+#ifndef GLASSFS_META_IO_H
+#define GLASSFS_META_IO_H
+
+#include <stdint.h>
+
+struct core;
+
+/*
+ * Read the node block at logical bytenr: tries each mirror in turn until
+ * verify(buf, arg) returns 0; -EIO (and a log line) when no mirror passes.
+ */
+int meta_read(struct core *c, uint64_t bytenr, void *buf,
+	      int (*verify)(const void *buf, uint64_t bytenr, void *arg), void *arg);
+/* Write a finished node block (checksum already set) to every mirror. */
+int meta_write(struct core *c, uint64_t bytenr, const void *buf);
+
+#endif
