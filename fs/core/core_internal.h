@@ -117,6 +117,10 @@ struct txn_state {
 	bool stop;		/* commit thread: exit */
 	pthread_t thread;
 	bool thread_started;
+	/* commit hooks of the layers above (txn_set_commit_hooks, txn.h);
+	 * fixed after open, NULL: none */
+	int (*hook_root_items)(struct txn *t);
+	void (*hook_critical)(struct core *c);
 };
 
 struct txn {
@@ -163,6 +167,13 @@ struct core {
 	struct txn_state ts;
 	struct discard_queue discard;
 	struct log_state *log;	/* fsync log (log.c); NULL in mkfs */
+	/*
+	 * Set by the fsync log in each commit's critical section (atomic):
+	 * the committed transaction had a log, so data extents it allocated
+	 * and freed stay pinned until its superblock is durable (extent.c),
+	 * not reused at once.
+	 */
+	bool log_pins_frees;
 
 	/* profile bits (BG_RAID1/BG_DUP/0) of new chunks, by core_type_index() */
 	uint64_t profile[3];
@@ -239,6 +250,6 @@ int subvol_cleaner_start(struct core *c);	/* after the commit thread */
 void subvol_core_stop(struct core *c);		/* stop the cleaner (before the last commit) */
 void subvol_core_free(struct core *c);
 struct root *subvol_core_root(struct core *c, uint64_t id);
-int subvol_update_root_items(struct txn *t);	/* commit: changes made, or -errno */
+int subvol_update_root_items(struct txn *t);	/* commit hook: changes made, or -errno */
 
 #endif

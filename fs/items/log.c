@@ -177,7 +177,6 @@ struct log_state {
 	uint64_t head_seq, log_id;
 	uint64_t next_slot, next_len;	/* reserved for the next segment */
 	uint64_t txn_bytes;		/* segment bytes of this transaction */
-	bool commit_had_log;		/* set by log_commit_clear for its commit */
 	struct u64set names;		/* inodes whose names changed */
 	struct u64set dirs;		/* directories that lost a name */
 	struct log_stats st;
@@ -208,11 +207,6 @@ void log_destroy(struct core *c)
 	free(ls->dirs.v);
 	free(ls);
 	c->log = NULL;
-}
-
-bool log_pins_frees(struct core *c)
-{
-	return c->log && __atomic_load_n(&c->log->commit_had_log, __ATOMIC_RELAXED);
 }
 
 bool log_pending(struct core *c)
@@ -266,7 +260,7 @@ void log_commit_clear(struct core *c)
 	if (!ls)
 		return;
 	glock_write(&ls->lock);
-	ls->commit_had_log = ls->nsegs > 0;
+	__atomic_store_n(&c->log_pins_frees, ls->nsegs > 0, __ATOMIC_RELAXED);
 	for (size_t i = 0; i < ls->nsegs; i++)
 		alloc_pin(c, ls->segs[i].logical, ls->segs[i].len);
 	ls->nsegs = 0;

@@ -62,13 +62,10 @@ void log_note_names(struct txn *t, uint64_t ino);
 void log_note_dir_removal(struct txn *t, uint64_t dir);
 
 /* Commit: called by the commit with no handle open, before the free-space
- * tree is written.  Pins the log's blocks and clears log_root. */
+ * tree is written (the commit hook fs/ops/mount.c registers).  Pins the
+ * log's blocks and clears log_root; sets core.log_pins_frees for the
+ * commit. */
 void log_commit_clear(struct core *c);
-
-/* During a commit's critical section: the committed transaction had an
- * fsync log, so data extents it allocated and freed must stay pinned
- * until its superblock is durable (extent.c), not be reused at once. */
-bool log_pins_frees(struct core *c);
 
 /* A log left by a crash waits for replay (the superblock's log_root). */
 bool log_pending(struct core *c);

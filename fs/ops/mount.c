@@ -38,6 +38,12 @@ static struct core *core_alloc(const struct core_opts *o)
 	else
 		core_opts_default(&c->opts);
 	c->meta_ops = &extent_meta_ops;
+	/* the commit's moments of the layers above txn: the subvolumes'
+	 * root items, the fsync log's blocks (both no-ops until opened) */
+	txn_set_commit_hooks(c, &(struct txn_commit_hooks){
+		.root_items = subvol_update_root_items,
+		.critical = log_commit_clear,
+	});
 	chunk_map_init(&c->chunks);
 	alloc_init(&c->alloc);
 	glock_init(&c->dref_lock, GLOCK_MUTEX, GLOCK_CLASS_ALLOC, 0, -1, -1);

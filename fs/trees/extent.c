@@ -16,7 +16,6 @@
  * bookkeeping of references and pinned space.
  */
 #include "fs/core/core_internal.h"
-#include "fs/items/log.h"
 #include "fs/btree/btree.h"
 #include "fs/base/crc32c.h"
 #include "fs/trees/data.h"
@@ -173,7 +172,7 @@ static int run_data(struct txn *t, const struct dref *d)
 		 * durable, and the next transaction writes while it is not
 		 * yet (pipelined commits), so keep it pinned until then */
 		ret = data_csum_delete(t, d->bytenr, d->len);
-		if (!ret && log_pins_frees(c))
+		if (!ret && __atomic_load_n(&c->log_pins_frees, __ATOMIC_RELAXED))
 			alloc_pin(c, d->bytenr, d->len);
 		else if (!ret)
 			alloc_free_now(c, d->bytenr, d->len);

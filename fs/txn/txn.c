@@ -45,7 +45,6 @@
 #include "fs/btree/cache.h"
 #include "fs/base/crc32c.h"
 #include "fs/base/probe.h"
-#include "fs/items/log.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -183,6 +182,12 @@ int txn_end(struct txn *t)
 	ret = c->aborted;
 	free(t);
 	return ret;
+}
+
+void txn_set_commit_hooks(struct core *c, const struct txn_commit_hooks *h)
+{
+	c->ts.hook_root_items = h->root_items;
+	c->ts.hook_critical = h->critical;
 }
 
 /* ---- the commit --------------------------------------------------------- */
@@ -363,7 +368,7 @@ int core_update_root_items(struct txn *t)
 		cr->item_last_snapshot = cr->r.last_snapshot;
 		changes++;
 	}
-	int r = subvol_update_root_items(t);
+	int r = c->ts.hook_root_items ? c->ts.hook_root_items(t) : 0;
 	return r < 0 ? r : changes + r;
 }
 
@@ -461,7 +466,8 @@ static int commit_critical(struct core *c, uint64_t transid, uint64_t *t0,
 	/* this commit makes the fsync log obsolete: its blocks are freed
 	 * (pinned: this commit's pins) and the superblock captured below says
 	 * log_root 0 */
-	log_commit_clear(c);
+	if (c->ts.hook_critical)
+		c->ts.hook_critical(c);
 	ret = run_pending(c, &th);
 	if (ret) {
 		where = "commit: snapshots";

@@ -42,6 +42,22 @@ int txn_join(struct core *c, unsigned nr_items, unsigned flags, struct txn **out
 int txn_end(struct txn *t);
 /* txn_transid, txn_core, txn_abort: fs/core/txn_handle.h */
 
+/*
+ * Commit hooks: what a layer above must do at a moment of every commit,
+ * registered at open (fs/ops/mount.c), so txn names none of them.
+ *   root_items: with the commit's own root items, no handle open: write
+ *     the root items that layer keeps (subvolumes).  Changes made, or
+ *     -errno (aborts the commit).
+ *   critical: in the critical section, before the free-space tree is
+ *     written (the fsync log pins its blocks and forgets its root).
+ * NULL: nothing to do.
+ */
+struct txn_commit_hooks {
+	int (*root_items)(struct txn *t);
+	void (*critical)(struct core *c);
+};
+void txn_set_commit_hooks(struct core *c, const struct txn_commit_hooks *h);
+
 /* Commit the running transaction and wait until it is durable (and the
  * one being written, if any: commits are pipelined, see txn.c). */
 int txn_commit(struct core *c, enum commit_reason why);
