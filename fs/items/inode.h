@@ -72,6 +72,19 @@ struct fsctx {
 	struct dcache *dcache;		/* positive lookups (dir.c); made at first use */
 };
 
+/* The credentials an operation runs with (the FUSE request's). */
+struct fsops_cred {
+	uint32_t uid, gid;
+	uint32_t umask;		/* applied here unless a default ACL rules */
+};
+
+/* Open the fs tree tree_id (fsctx.c): create the root directory on first
+ * mount, replay the fsync log, free orphans left by a crash, find the next
+ * inode number (rdonly: a read-only snapshot).  -ENOENT if the tree does
+ * not exist (-EUCLEAN for the default tree). */
+int fsctx_mount_tree(struct core *c, const struct core_opts *o, uint64_t tree_id,
+		     bool rdonly, struct fsctx **out);
+
 int icache_init(struct fsctx *fs);
 void icache_destroy(struct fsctx *fs);
 

@@ -149,6 +149,17 @@ struct root *subvol_core_root(struct core *c, uint64_t id)
 	return r;
 }
 
+/* core.h: the fixed trees by id, then the subvolumes (here, above the core). */
+struct root *core_root(struct core *c, uint64_t tree_id)
+{
+	if (tree_id >= FIRST_SUBVOL_OBJECTID)
+		return subvol_core_root(c, tree_id);
+	for (int i = 0; i < CT_NR; i++)
+		if (core_tree_id(i) == tree_id && c->roots[i].present)
+			return &c->roots[i].r;
+	return NULL;
+}
+
 static uint64_t subvol_flags(struct core *c, uint64_t id)
 {
 	struct core_subvols *s = &c->subvols;
@@ -463,7 +474,7 @@ struct fsctx *subvol_fs(struct fsctx *any, uint64_t id)
 	if (fs)
 		goto out;
 	if (id < FIRST_SUBVOL_OBJECTID ||
-	    fsops_mount_tree(any->core, &svs->opts, id,
+	    fsctx_mount_tree(any->core, &svs->opts, id,
 			     (subvol_flags(any->core, id) & ROOT_F_RDONLY) != 0, &fs) < 0)
 		fs = dead_fs(any, id);
 	if (fs) {

@@ -46,7 +46,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "fs/format/keys.h"
-#include "fs/ops/fsops.h"
+#include "fs/items/inode.h"
 #include "fs/format/ioctl.h"
 
 #define SUBVOL_NODEID_SHIFT	48

@@ -87,32 +87,9 @@ static int check_name(const char *name)
 
 /* ---- mount ------------------------------------------------------------ */
 
-static int create_root(struct fsctx *fs)
-{
-	struct txn *t;
-	struct inode_item it;
-	struct key k = mkkey(ROOT_DIR_INO, KEY_INODE_ITEM, 0);
-	int ret = join(fs, 2, 0, &t);
-
-	if (ret < 0)
-		return ret;
-	memset(&it, 0, sizeof(it));
-	it.generation = it.transid = txn_transid(t);
-	it.mode = S_IFDIR | 0755;
-	it.nlink = 2;
-	it.dir_seq = DIR_SEQ_FIRST;
-	item_time_now(&it.otime);
-	it.atime = it.mtime = it.ctime = it.otime;
-	ret = btree_insert(t, fs->root, &k, &it, sizeof(it));
-	ret = finish(t, ret, true, "create_root");
-	if (ret == 0)
-		ret = txn_commit(fs->core, COMMIT_OTHER);
-	return ret;
-}
-
 int fsops_mount(struct core *c, const struct core_opts *o, struct fsctx **out)
 {
-	int ret = fsops_mount_tree(c, o, FS_TREE_OBJECTID, false, out);
+	int ret = fsctx_mount_tree(c, o, FS_TREE_OBJECTID, false, out);
 
 	if (ret == 0) {
 		ret = subvols_init(*out, o);
@@ -121,86 +98,6 @@ int fsops_mount(struct core *c, const struct core_opts *o, struct fsctx **out)
 			*out = NULL;
 		}
 	}
-	return ret;
-}
-
-int fsops_mount_tree(struct core *c, const struct core_opts *o, uint64_t tree_id,
-		     bool rdonly, struct fsctx **out)
-{
-	struct fsctx *fs = calloc(1, sizeof(*fs));
-	struct key k = mkkey(ROOT_DIR_INO, KEY_INODE_ITEM, 0);
-	int ret;
-
-	if (!fs)
-		return -ENOMEM;
-	fs->core = c;
-	fs->subvol = tree_id;
-	fs->ino_base = subvol_nodeid(tree_id, 0);
-	fs->root = core_root(c, tree_id);
-	if (!fs->root) {
-		fprintf(stderr, "glassfs: the volume has no fs tree (id %llu)\n",
-			(unsigned long long)tree_id);
-		free(fs);
-		return tree_id == FS_TREE_OBJECTID ? -EUCLEAN : -ENOENT;
-	}
-	fs->locktype = o->locktype;
-	fs->atime = o->atime;
-	fs->readonly = o->readonly || core_readonly(c) || rdonly;
-	uint32_t maxitem = btree_max_item_size(fs->root);
-	fs->inline_max = 2048;
-	if (maxitem < FE_INLINE_HDR + 2048 + 256)
-		fs->inline_max = maxitem > FE_INLINE_HDR + 256 ? maxitem - FE_INLINE_HDR - 256 : 0;
-	ret = icache_init(fs);
-	if (ret < 0)
-		goto fail;
-
-	ret = btree_lookup(fs->root, &k, &(char){0}, 0);
-	if (ret == -ENOENT) {
-		if (fs->readonly) {
-			fprintf(stderr, "glassfs: no root directory, and mounted read-only\n");
-			ret = -EROFS;
-			goto fail;
-		}
-		ret = create_root(fs);
-	}
-	if (ret < 0) {
-		fprintf(stderr, "glassfs: reading the root directory: %s\n", strerror(-ret));
-		goto fail;
-	}
-	if (fs->readonly && log_pending(c))
-		fprintf(stderr, "glassfs: an fsync log from a crash is pending; mounted read-only it is "
-			"not replayed: files fsync'd after the last commit show their committed state\n");
-	if (!fs->readonly) {
-		/* files fsync'd after the last commit before a crash: their
-		 * log must be replayed before anything else changes the tree */
-		ret = log_replay(fs);
-		if (ret < 0) {
-			fprintf(stderr, "glassfs: the fsync log cannot be replayed (%s): not mounting; "
-				"fsck.glassfs shows the damage, `-o ro` mounts the last commit\n",
-				strerror(-ret));
-			goto fail;
-		}
-		/* damage here must not keep the rest of the volume unreachable */
-		ret = inode_orphan_cleanup(fs);
-		if (ret < 0)
-			fprintf(stderr, "glassfs: orphan cleanup failed (%s); orphans stay until the next mount\n",
-				strerror(-ret));
-		else if (ret > 0)
-			fprintf(stderr, "glassfs: freed %d orphan inode(s) (unlinked while open, then crash or unmount)\n", ret);
-	}
-	ret = inode_init_next(fs);
-	if (ret < 0) {
-		if (fs->readonly)
-			goto fail;
-		fprintf(stderr, "glassfs: cannot find the next free inode number (%s): mounting read-only\n",
-			strerror(-ret));
-		fs->readonly = true;
-	}
-	*out = fs;
-	return 0;
-fail:
-	icache_destroy(fs);
-	free(fs);
 	return ret;
 }
 

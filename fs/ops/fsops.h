@@ -26,16 +26,10 @@
 /* Mount the default fs tree: create the root directory on first mount,
  * free orphans left by a crash, find the next inode number. */
 int fsops_mount(struct core *c, const struct core_opts *o, struct fsctx **out);
-/* The same for one subvolume's fs tree (subvol.c opens them on first use;
- * rdonly: a read-only snapshot).  -ENOENT if the tree does not exist. */
-int fsops_mount_tree(struct core *c, const struct core_opts *o, uint64_t tree_id,
-		     bool rdonly, struct fsctx **out);
+/* One subvolume's fs tree: fsctx_mount_tree (fs/items/inode.h). */
 void fsops_unmount(struct fsctx *fs);
 
-struct fsops_cred {
-	uint32_t uid, gid;
-	uint32_t umask;		/* applied here unless a default ACL rules */
-};
+/* struct fsops_cred: fs/items/inode.h */
 
 int fsops_lookup(struct fsctx *fs, uint64_t parent, const char *name, struct stat *st);
 void fsops_forget(struct fsctx *fs, uint64_t ino, uint64_t nlookup);

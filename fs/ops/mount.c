@@ -74,21 +74,6 @@ static void core_free(struct core *c)
 	free(c);
 }
 
-/*
- * The latency model of device index idx: dev_latency.N= for the
- * operations it names, else dev_latency=, else what the device has
- * (GLASSFS_DEV_LATENCY, read at dev_open).
- */
-void core_apply_latency(struct core *c, struct dev *d, int idx)
-{
-	for (int op = 0; op < 4; op++) {
-		if (idx >= 0 && idx < CORE_MAX_DEVS && (c->opts.dev_lat_dev_set[idx] & (1u << op)))
-			dev_set_latency(d, (enum dev_op)op, c->opts.dev_lat_dev_us[idx][op] * 1000ull);
-		else if (c->opts.dev_lat_us[op])
-			dev_set_latency(d, (enum dev_op)op, c->opts.dev_lat_us[op] * 1000ull);
-	}
-}
-
 static int open_devs(struct core *c, const char *const *devs, int ndevs, bool ro)
 {
 	if (ndevs < 1 || ndevs > CORE_MAX_DEVS) {
@@ -528,18 +513,6 @@ int core_format(const char *const *devs, int ndevs, const struct format_opts *o)
 out:
 	core_free(c);
 	return ret;
-}
-
-/* ---- accessors ------------------------------------------------------------ */
-
-struct root *core_root(struct core *c, uint64_t tree_id)
-{
-	if (tree_id >= FIRST_SUBVOL_OBJECTID)
-		return subvol_core_root(c, tree_id);
-	for (int i = 0; i < CT_NR; i++)
-		if (core_tree_id(i) == tree_id && c->roots[i].present)
-			return &c->roots[i].r;
-	return NULL;
 }
 
 void core_space(struct core *c, struct core_space *s)
