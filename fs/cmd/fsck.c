@@ -24,7 +24,7 @@
 #include "fs/txn/txn.h"
 #include "fs/btree/btree.h"
 #include "fs/base/crc32c.h"
-#include "fs/items/fsck.h"
+#include "fs/cmd/fsck.h"
 #include "fs/items/log.h"
 #include "fs/btree/node.h"
 #include "fs/services/scrub.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * items_fsck.c — offline checks of one fs tree (fsck.h): every item well
+ * fsck_items.c — offline checks of one fs tree (fsck.h): every item well
  * formed, directory entries vs directory index, link counts vs entries
  * and back references, directory sizes and subdirectory counts, orphan
  * items, file-extent layout and sizes; each data-extent reference is
@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "fs/items/fsck.h"
+#include "fs/cmd/fsck.h"
 #include "fs/btree/btree.h"
 #include "fs/format/items_format.h"
 #include "fs/format/format.h"

@@ -2,7 +2,7 @@
 /*
  * fsck.h — the seam between fsck.glassfs's core checks (fs/cmd/fsck.c:
  * checksums, tree invariants, extent reference counts, free space vs
- * allocations) and the items layer's checks (fs/items/items_fsck.c: directory
+ * allocations) and the items layer's checks (fs/cmd/fsck_items.c: directory
  * index vs entries, link counts, inode sizes vs extents).
  */
 #ifndef GLASSFS_FSCK_H
