@@ -29,6 +29,7 @@
 #include "fs/format/keys.h"
 #include "fs/core/core.h"
 #include "fs/core/txn_handle.h"
+#include "fs/btree/btree_types.h"
 
 #define BTREE_MAX_LEVEL 8
 
@@ -147,10 +148,6 @@ int btree_snapshot_root(struct txn *t, struct root *src, struct root *dst);
  * resumes from the last commit.  1 when the tree is gone, 0 when more is
  * left, -errno.
  */
-struct btree_drop {
-	struct key progress;
-	int all;
-};
 int btree_drop_batch(struct txn *t, struct root *r, struct btree_drop *d, int budget);
 
 /* Tree id of a root (its objectid in the root tree). */

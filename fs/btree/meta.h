@@ -17,30 +17,11 @@
 #include "fs/format/keys.h"
 #include "fs/core/txn_handle.h"
 #include "fs/base/lock.h"
+#include "fs/btree/btree_types.h"
 
 struct node;
 struct node_cache;
 
-/*
- * An in-memory tree root.  One per tree (root tree, extent tree, chunk
- * tree, device tree, csum tree, free-space tree, each fs tree).
- * Lock order: see lock.h; `lock` is class GLOCK_CLASS_ROOT and guards the
- * swap of node/bytenr/level (a new root after COW, a split or a merge of
- * the root).  The root node's own lock is taken while holding `lock`.
- */
-struct root {
-	uint64_t id;		/* tree id (keys.h); fixed */
-	struct core *core;	/* fixed */
-	struct glock lock;	/* GLOCK_CLASS_ROOT; guards the fields below */
-	struct node *node;	/* root node in the cache, referenced; NULL until loaded */
-	uint64_t bytenr;	/* logical address of the root node */
-	int level;		/* its level (0: a leaf) */
-	uint64_t generation;	/* transid that wrote it */
-	uint64_t dirty_trans;	/* transid in which bytenr/level changed, else 0 */
-	uint64_t last_snapshot;	/* transid of the last snapshot of (or from) this
-				 * tree: older nodes may be shared (btree.c) */
-	void *priv;		/* for the layer that owns the tree's items */
-};
 
 /* Set up r for tree id, rooted at (bytenr, level, generation) on disk. */
 void root_init(struct root *r, struct core *c, uint64_t id, uint64_t bytenr,

@@ -20,7 +20,10 @@
  * error (cannot open, out of memory).  Repair is not implemented: -n is
  * accepted and is what always happens.
  */
-#include "fs/core/core_internal.h"
+#include "fs/core/core_types.h"
+#include "fs/store/alloc.h"
+#include "fs/store/chunk.h"
+#include "fs/store/dev.h"
 #include "fs/txn/txn.h"
 #include "fs/btree/btree.h"
 #include "fs/base/crc32c.h"

@@ -4,7 +4,7 @@
  * helper, option parsing, the trees the core knows by id, accessors.
  * Calls nothing above fs/core (tests/unit/layers.test).
  */
-#include "fs/core/core_internal.h"
+#include "fs/core/core_types.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * txn_handle.c — what a transaction handle answers below fs/txn
  * (txn_handle.h): its transid, its volume, and abort.
  */
-#include "fs/core/core_internal.h"
+#include "fs/core/core_types.h"
 
 #include <errno.h>
 #include <string.h>

@@ -43,7 +43,12 @@
  * flushes again.  Then each waiter ends its handle.
  */
 #include "fs/items/log.h"
-#include "fs/core/core_internal.h"
+#include "fs/core/core_types.h"
+#include "fs/store/alloc.h"
+#include "fs/store/chunk.h"
+#include "fs/store/dev.h"
+#include "fs/store/meta_io.h"
+#include "fs/trees/extent.h"
 #include "fs/txn/txn.h"
 #include "fs/btree/btree.h"
 #include "fs/base/crc32c.h"

@@ -14,7 +14,9 @@
 #include <time.h>
 #include <sys/stat.h>
 
-#include "fs/core/core_internal.h"
+#include "fs/core/core_types.h"
+#include "fs/btree/meta.h"
+#include "fs/trees/extent.h"
 #include "fs/txn/txn.h"
 #include "fs/items/subvol.h"
 #include "fs/items/inode.h"

@@ -107,4 +107,15 @@ int subvol_dir_path(struct fsctx *fs, uint64_t dir, char *out, size_t size);
 /* Deleted subvolumes still being freed (tests, status). */
 int subvol_cleaner_pending(struct core *c);
 
+/* ---- the subvolume table in struct core (open, close, commit hook) ---- */
+struct core;
+struct root;
+struct txn;
+int subvol_core_open(struct core *c);		/* load subvolume roots, start the cleaner */
+int subvol_cleaner_start(struct core *c);	/* after the commit thread */
+void subvol_core_stop(struct core *c);		/* stop the cleaner (before the last commit) */
+void subvol_core_free(struct core *c);
+struct root *subvol_core_root(struct core *c, uint64_t id);
+int subvol_update_root_items(struct txn *t);	/* commit hook: changes made, or -errno */
+
 #endif

@@ -4,7 +4,13 @@
  * layer below (devices, chunks, allocator, node cache, roots, transactions,
  * fsync log, subvolumes, volume checks); space and statistics.
  */
-#include "fs/core/core_internal.h"
+#include "fs/core/core_types.h"
+#include "fs/items/subvol.h"
+#include "fs/store/alloc.h"
+#include "fs/store/chunk.h"
+#include "fs/store/dev.h"
+#include "fs/store/discard.h"
+#include "fs/trees/extent.h"
 #include "fs/txn/txn.h"
 #include "fs/items/log.h"
 #include "fs/btree/btree.h"

@@ -2,7 +2,11 @@
 /*
  * scrub.c — verify and repair every copy of every block (scrub.h).
  */
-#include "fs/core/core_internal.h"
+#include "fs/core/core_types.h"
+#include "fs/store/alloc.h"
+#include "fs/store/chunk.h"
+#include "fs/store/dev.h"
+#include "fs/trees/data.h"
 #include "fs/txn/txn.h"
 #include "fs/services/scrub.h"
 #include "fs/btree/btree.h"

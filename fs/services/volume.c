@@ -3,7 +3,11 @@
  * volume.c — device add/remove, rotational flag, balance, stale-device
  * resync (see volume.h for the design).
  */
-#include "fs/core/core_internal.h"
+#include "fs/core/core_types.h"
+#include "fs/store/alloc.h"
+#include "fs/store/chunk.h"
+#include "fs/store/dev.h"
+#include "fs/trees/data.h"
 #include "fs/txn/txn.h"
 #include "fs/btree/btree.h"
 #include "fs/base/crc32c.h"

@@ -3,7 +3,7 @@
  * alloc.c — block groups, in-memory free space bitmaps, the free-space
  * tree and the pinned-extent rule (see alloc.h).
  */
-#include "fs/core/core_internal.h"
+#include "fs/core/core_types.h"
 #include "fs/btree/btree.h"
 
 #include <errno.h>

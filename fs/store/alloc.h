@@ -20,41 +20,11 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include "fs/base/lock.h"
+#include "fs/store/alloc_types.h"
 
 struct core;
 struct txn;
 
-struct bgroup {
-	uint64_t start, len, flags;	/* fixed */
-	uint64_t nbits;			/* sectors */
-	uint64_t *used;			/* 1 = not allocatable */
-	uint64_t *pinned;		/* 1 = freed in the running transaction */
-	uint64_t *cpinned;		/* 1 = freed in the transaction being written */
-	uint64_t *held;			/* 1 = free on disk, kept until discarded */
-	uint64_t used_bytes;		/* bits set in used, as bytes */
-	uint64_t pinned_bytes;
-	uint64_t cpinned_bytes;
-	uint64_t held_bytes;		/* free on disk, waiting for a discard */
-	uint64_t cursor;		/* next-fit hint (bit index) */
-	uint64_t fence;			/* no new run crosses a MiB boundary below this bit
-					 * (a split being prepared; 0: none) */
-	uint8_t *seg_dirty;		/* free-space tree segments to rewrite */
-	uint32_t nsegs;
-	bool dirty;			/* some seg_dirty set */
-	bool fst_info_missing;		/* new block group: info not yet inserted */
-	bool item_dirty;		/* block group item needs rewriting */
-};
-
-struct allocator {
-	struct glock lock;		/* GLOCK_CLASS_ALLOC: guards everything here */
-	struct bgroup **bg;		/* sorted by start */
-	int n, cap;
-	/* Node blocks allocated in the running transaction (freeing one makes
-	 * it reusable at once).  Open addressing, 0 = empty. */
-	uint64_t *newset;
-	size_t new_cap, new_n;
-	uint64_t meta_cursor_bg;	/* hint: index of the last metadata bg used */
-};
 
 void alloc_init(struct allocator *a);
 void alloc_destroy(struct allocator *a);

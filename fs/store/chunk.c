@@ -2,7 +2,9 @@
 /*
  * chunk.c — the chunk map and chunk creation (see chunk.h).
  */
-#include "fs/core/core_internal.h"
+#include "fs/core/core_types.h"
+#include "fs/store/alloc.h"
+#include "fs/store/dev.h"
 #include "fs/btree/btree.h"
 
 #include <errno.h>

@@ -32,38 +32,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "fs/store/dev_types.h"
 
-enum dev_op { DEV_READ = 0, DEV_WRITE = 1, DEV_FLUSH = 2, DEV_DISCARD = 3 };
-
-struct dev_counters {
-	uint64_t read_ios, read_bytes;
-	uint64_t write_ios, write_bytes;
-	uint64_t flushes, discards, discard_bytes;
-};
-
-struct dev {
-	char *path;		/* fixed after open */
-	int fd;
-	uint64_t devid;		/* set by the core once the superblock is read */
-	uint8_t uuid[16];	/* device uuid, from the superblock */
-	uint64_t size;		/* bytes */
-	bool blockdev;
-	bool rotational;
-	bool readonly;
-	/* set by the core (fs/services/volume.c), read under the chunk map's lock: */
-	bool removing;		/* being removed: no new stripes here */
-	bool stale;		/* its superblock missed commits: read it last */
-	uint64_t sb_generation;	/* generation of its best superblock at open */
-	uint64_t lat_ns[4];	/* latency model per enum dev_op; 0 = none */
-	int fail[4];		/* error model per enum dev_op: -EIO when set (atomic) */
-	uint64_t fail_after[4];	/* error model: N + 1 = fail after N good operations (0 = off) */
-	uint64_t op_count[4];	/* operations seen by the error model (atomic) */
-	bool no_discard;	/* error model: discards are -EOPNOTSUPP */
-	int discard_warned;	/* "cannot discard" logged once (atomic) */
-	int flush_failed;	/* a commit's flush failed here: logged once (atomic) */
-	uint64_t errors;	/* operations that returned an error (atomic) */
-	struct dev_counters cnt;	/* atomic adds */
-};
 
 /* Open path (O_RDWR unless readonly; O_EXCL on block devices). */
 int dev_open(const char *path, bool readonly, struct dev **out);
@@ -79,5 +49,9 @@ void dev_set_latency(struct dev *d, enum dev_op op, uint64_t ns);
 /* Error injection: op on d fails with -EIO while on. */
 void dev_set_fail(struct dev *d, enum dev_op op, bool on);
 void dev_counters(const struct dev *d, struct dev_counters *out);
+
+struct core;
+/* dev_latency.c: apply the latency model of device index idx (core_opts) to d. */
+void core_apply_latency(struct core *c, struct dev *d, int idx);
 
 #endif

@@ -4,7 +4,8 @@
  * dev_latency=, dev_latency.N=) applied to one device of the volume, at
  * open (fs/ops/mount.c) and when a device is added (fs/services/volume.c).
  */
-#include "fs/core/core_internal.h"
+#include "fs/core/core_types.h"
+#include "fs/store/dev.h"
 
 /*
  * The latency model of device index idx: dev_latency.N= for the

@@ -2,7 +2,10 @@
 /*
  * discard.c — queued and synchronous discards of freed space (discard.h).
  */
-#include "fs/core/core_internal.h"
+#include "fs/core/core_types.h"
+#include "fs/store/alloc.h"
+#include "fs/store/chunk.h"
+#include "fs/store/dev.h"
 #include "fs/base/probe.h"
 
 #include <errno.h>

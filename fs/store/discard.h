@@ -33,30 +33,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "fs/base/lock.h"
+#include "fs/store/discard_types.h"
 
 struct core;
 
-enum discard_mode { DISCARD_OFF = 0, DISCARD_SYNC = 1, DISCARD_ASYNC = 2 };
-
-struct discard_range { uint64_t logical, len; };
-
-#define DISCARD_QUEUE_MAX 65536
-
-struct discard_queue {
-	struct glock lock;		/* GLOCK_CLASS_DEV: guards the fields below */
-	struct gcond cond;		/* work queued / queue drained / stop */
-	struct discard_range *v;	/* FIFO of freed ranges to discard */
-	size_t head, n, cap;
-	size_t max;			/* longest queue (DISCARD_QUEUE_MAX; tests lower it) */
-	bool busy;			/* the thread is issuing one range */
-	uint64_t done;			/* ranges issued (discard_wait_inflight) */
-	uint64_t dropped;		/* ranges not queued: queue full */
-	bool stop;
-	enum discard_mode mode;		/* fixed after open */
-	uint64_t sync_ns;		/* time spent in sync discards (commit) */
-	pthread_t thread;
-	bool started;
-};
 
 int discard_open(struct core *c);
 /* Issue everything queued, then stop the thread. */

@@ -3,7 +3,9 @@
  * meta_io.c — metadata I/O: read a node block from the first good copy,
  * write a block to every copy of its chunk.
  */
-#include "fs/core/core_internal.h"
+#include "fs/core/core_types.h"
+#include "fs/store/chunk.h"
+#include "fs/store/dev.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -10,7 +10,13 @@
  * A sector with no checksum item was never written (preallocated) and
  * reads as zeros.
  */
-#include "fs/core/core_internal.h"
+#include "fs/core/core_types.h"
+#include "fs/store/alloc.h"
+#include "fs/store/chunk.h"
+#include "fs/store/dev.h"
+#include "fs/store/discard.h"
+#include "fs/store/meta_io.h"
+#include "fs/trees/extent.h"
 #include "fs/btree/btree.h"
 #include "fs/base/crc32c.h"
 

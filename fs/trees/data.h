@@ -39,4 +39,10 @@ int data_read(struct core *c, uint64_t logical, void *buf, uint64_t len);
  */
 int data_ref(struct txn *t, uint64_t logical, uint64_t len, int64_t delta);
 
+/* data.c */
+int data_csum_delete(struct txn *t, uint64_t logical, uint64_t len);
+/* Expected checksums of sectors [start, start + n*4K): have[i] = 1 and
+ * exp[i] set where a checksum item covers sector i. */
+int data_load_csums(struct core *c, uint64_t start, uint32_t n, uint32_t *exp, uint8_t *have);
+
 #endif

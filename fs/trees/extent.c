@@ -15,7 +15,9 @@
  * meta_alloc / meta_free (meta.h) live here because they are mostly
  * bookkeeping of references and pinned space.
  */
-#include "fs/core/core_internal.h"
+#include "fs/core/core_types.h"
+#include "fs/btree/meta.h"
+#include "fs/store/alloc.h"
 #include "fs/btree/btree.h"
 #include "fs/base/crc32c.h"
 #include "fs/trees/data.h"

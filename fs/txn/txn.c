@@ -39,7 +39,12 @@
  * pinned frees).  Commits run from txn_commit() (sync, fsync, unmount)
  * and from the commit thread (commit= interval, dirty threshold).
  */
-#include "fs/core/core_internal.h"
+#include "fs/core/core_types.h"
+#include "fs/store/alloc.h"
+#include "fs/store/chunk.h"
+#include "fs/store/dev.h"
+#include "fs/store/discard.h"
+#include "fs/trees/extent.h"
 #include "fs/txn/txn.h"
 #include "fs/btree/btree.h"
 #include "fs/btree/cache.h"

@@ -3,7 +3,7 @@
 #ifndef CORE_TEST_H
 #define CORE_TEST_H
 
-#include "fs/core/core_internal.h"
+#include "fs/core/core_types.h"
 #include "fs/txn/txn.h"
 #include "fs/btree/btree.h"
 #include "fs/trees/data.h"

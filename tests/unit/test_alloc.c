@@ -9,6 +9,9 @@
  * SEED=n replays.
  */
 #include "core_test.h"
+#include "fs/store/alloc.h"
+#include "fs/store/chunk.h"
+#include "fs/store/discard.h"
 
 struct ext { uint64_t logical, len; };
 

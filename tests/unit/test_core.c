@@ -8,6 +8,11 @@
  * SEED=n replays.
  */
 #include "core_test.h"
+#include "fs/btree/meta.h"
+#include "fs/store/alloc.h"
+#include "fs/store/chunk.h"
+#include "fs/store/discard.h"
+#include "fs/trees/extent.h"
 
 #include <pthread.h>
 

@@ -7,6 +7,10 @@
  * clean), a device that fails its reads or writes (degraded, not failed).
  */
 #include "core_test.h"
+#include "fs/store/alloc.h"
+#include "fs/store/chunk.h"
+#include "fs/store/dev.h"
+#include "fs/store/discard.h"
 #include "fs/services/scrub.h"
 #include "fs/services/volume.h"
 

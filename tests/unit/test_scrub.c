@@ -6,6 +6,7 @@
  * (uncorrectable, reads give EIO).
  */
 #include "core_test.h"
+#include "fs/store/chunk.h"
 #include "fs/services/scrub.h"
 
 #include <pthread.h>

@@ -9,6 +9,8 @@
  * trees and of data extents shared by several leaves.  SEED=n replays.
  */
 #include "core_test.h"
+#include "fs/btree/meta.h"
+#include "fs/trees/extent.h"
 #include "fs/ops/fsops.h"
 #include "fs/items/subvol.h"
 

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dev_types.h — one device's in-memory state (dev.h has the functions);
+ * struct core holds the volume's devices and core_log names the first.
+ */
+#ifndef GLASSFS_DEV_TYPES_H
+#define GLASSFS_DEV_TYPES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum dev_op { DEV_READ = 0, DEV_WRITE = 1, DEV_FLUSH = 2, DEV_DISCARD = 3 };
+
+struct dev_counters {
+	uint64_t read_ios, read_bytes;
+	uint64_t write_ios, write_bytes;
+	uint64_t flushes, discards, discard_bytes;
+};
+
+struct dev {
+	char *path;		/* fixed after open */
+	int fd;
+	uint64_t devid;		/* set by the core once the superblock is read */
+	uint8_t uuid[16];	/* device uuid, from the superblock */
+	uint64_t size;		/* bytes */
+	bool blockdev;
+	bool rotational;
+	bool readonly;
+	/* set by the core (fs/services/volume.c), read under the chunk map's lock: */
+	bool removing;		/* being removed: no new stripes here */
+	bool stale;		/* its superblock missed commits: read it last */
+	uint64_t sb_generation;	/* generation of its best superblock at open */
+	uint64_t lat_ns[4];	/* latency model per enum dev_op; 0 = none */
+	int fail[4];		/* error model per enum dev_op: -EIO when set (atomic) */
+	uint64_t fail_after[4];	/* error model: N + 1 = fail after N good operations (0 = off) */
+	uint64_t op_count[4];	/* operations seen by the error model (atomic) */
+	bool no_discard;	/* error model: discards are -EOPNOTSUPP */
+	int discard_warned;	/* "cannot discard" logged once (atomic) */
+	int flush_failed;	/* a commit's flush failed here: logged once (atomic) */
+	uint64_t errors;	/* operations that returned an error (atomic) */
+	struct dev_counters cnt;	/* atomic adds */
+};
+
+#endif

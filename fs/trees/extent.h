@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * extent.h — the extent tree: delayed reference changes queued by the
+ * B-tree (through extent_meta_ops) and by data extents, run at commit.
+ */
+#ifndef GLASSFS_EXTENT_H
+#define GLASSFS_EXTENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "fs/format/format.h"
+#include "fs/trees/trees_types.h"
+
+struct core;
+struct txn;
+struct meta_ops;
+
+/* extent.c: the B-tree's block ops of a volume (meta.h). */
+extern const struct meta_ops extent_meta_ops;
+/* extent.c: delayed references, run at commit. */
+int extent_ref_add(struct core *c, const struct dref *d);
+/* Run every queued ref (one round).  Returns how many ran, or -errno. */
+int extent_run_refs(struct txn *t);
+bool extent_refs_pending(struct core *c);
+void extent_refs_free(struct core *c);
+/* The extent item of a node or data extent. 0, -ENOENT. */
+int extent_lookup(struct core *c, uint64_t bytenr, bool is_data, struct extent_item *ei,
+		  uint64_t *len_or_level);
+
+#endif
