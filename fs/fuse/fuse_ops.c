@@ -679,7 +679,7 @@ static void gl_ioctl(fuse_req_t req, fuse_ino_t ino_, unsigned int cmd, void *ar
 		/* devices and balance: fs/services/volume.c (which may take a while) */
 		char out[2048];
 		size_t outsz = out_bufsz < sizeof(out) ? out_bufsz : sizeof(out);
-		int ret = volume_ioctl(d->core, cmd, in_buf, in_bufsz, out, &outsz);
+		int ret = glassfs_volume_ioctl(d->core, cmd, in_buf, in_bufsz, out, &outsz);
 
 		if (!replied_err(req, OP_IOCTL, ino, t0, ret))
 			fuse_reply_ioctl(req, 0, out, outsz);

@@ -65,10 +65,7 @@ void volume_balance_status(struct core *c, struct volume_balance_status *s);
 /* -ENOENT when none runs. */
 int volume_balance_cancel(struct core *c);
 
-/* ioctls 20-29 (fs/format/ioctl.h), engine side: in/out as the FUSE request
- * carries them.  Returns -ENOTTY for other commands. */
-int volume_ioctl(struct core *c, unsigned cmd, const void *in, size_t insz,
-		 void *out, size_t *outsz);
+/* The ioctls 20-29 that call these are decoded in fs/fuse/fuse_volume.c. */
 
 /*
  * core_open: devices whose superblock missed commits (or whose last
