@@ -5,8 +5,10 @@
  * fsync log, subvolumes, volume checks); space and statistics.
  */
 #include "fs/core/core_types.h"
+#include "fs/trees/chunk_tree.h"
 #include "fs/items/subvol.h"
 #include "fs/store/alloc.h"
+#include "fs/trees/alloc_tree.h"
 #include "fs/store/chunk.h"
 #include "fs/store/dev.h"
 #include "fs/store/discard.h"

@@ -4,6 +4,7 @@
  * resync (see volume.h for the design).
  */
 #include "fs/core/core_types.h"
+#include "fs/trees/chunk_tree.h"
 #include "fs/store/alloc.h"
 #include "fs/store/chunk.h"
 #include "fs/store/dev.h"

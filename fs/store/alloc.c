@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * alloc.c — block groups, in-memory free space bitmaps, the free-space
- * tree and the pinned-extent rule (see alloc.h).
+ * alloc.c — block groups, in-memory free space bitmaps and the
+ * pinned-extent rule (see alloc.h); their items (block-group items, the
+ * free-space tree) are fs/trees/alloc_tree.c.
  */
 #include "fs/core/core_types.h"
-#include "fs/btree/btree.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -67,8 +67,7 @@ void alloc_destroy(struct allocator *a)
 	memset(a, 0, sizeof(*a));
 }
 
-/* Caller holds the lock. */
-static struct bgroup *find_bg(struct allocator *a, uint64_t logical)
+struct bgroup *alloc_find_bg_locked(struct allocator *a, uint64_t logical)
 {
 	int lo = 0, hi = a->n - 1;
 
@@ -164,7 +163,7 @@ int alloc_split_bg(struct core *c, uint64_t start, uint64_t at)
 	if (at % (1ull << 20))
 		return -EINVAL;
 	glock_lock(&a->lock, GLOCK_WRITE);
-	bg = find_bg(a, start);
+	bg = alloc_find_bg_locked(a, start);
 	if (!bg || bg->start != start || at == 0 || at >= bg->len) {
 		ret = -EINVAL;
 		goto out;
@@ -249,35 +248,12 @@ int alloc_fence(struct core *c, uint64_t start, uint64_t upto)
 	int ret = -EINVAL;
 
 	glock_lock(&c->alloc.lock, GLOCK_WRITE);
-	bg = find_bg(&c->alloc, start);
+	bg = alloc_find_bg_locked(&c->alloc, start);
 	if (bg && bg->start == start) {
 		bg->fence = (upto < bg->len ? upto : bg->len) / SECT;
 		ret = 0;
 	}
 	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
-	return ret;
-}
-
-int alloc_split_items(struct txn *t, uint64_t start, uint64_t len, uint64_t at)
-{
-	struct core *c = txn_core(t);
-	uint64_t segb = (uint64_t)FST_SEG_SECTORS * SECT;
-	struct key k = { start, KEY_BLOCK_GROUP_ITEM, len };
-	int ret = btree_delete(t, core_tree(c, CT_EXTENT), &k);
-
-	/* a group created in this transaction has no items on disk yet */
-	if (ret == -ENOENT)
-		ret = 0;
-	k = (struct key){ start, KEY_FREE_SPACE_INFO, len };
-	if (!ret && (ret = btree_delete(t, core_tree(c, CT_FST), &k)) == -ENOENT)
-		ret = 0;
-	/* bitmaps from the one the cut falls in: their keys change */
-	for (uint64_t off = at / segb * segb; !ret && off < len; off += segb) {
-		k = (struct key){ start + off, KEY_FREE_SPACE_BITMAP,
-				  len - off < segb ? len - off : segb };
-		if ((ret = btree_delete(t, core_tree(c, CT_FST), &k)) == -ENOENT)
-			ret = 0;
-	}
 	return ret;
 }
 
@@ -351,7 +327,7 @@ int alloc_claim(struct core *c, uint64_t logical, uint64_t len)
 	int ret = -EINVAL;
 
 	glock_lock(&c->alloc.lock, GLOCK_WRITE);
-	bg = find_bg(&c->alloc, logical);
+	bg = alloc_find_bg_locked(&c->alloc, logical);
 	if (bg && len && logical + len <= bg->start + bg->len && (logical - bg->start) % SECT == 0 &&
 	    len % SECT == 0) {
 		uint64_t s = (logical - bg->start) / SECT, n = len / SECT;
@@ -371,7 +347,7 @@ int alloc_claim(struct core *c, uint64_t logical, uint64_t len)
 /* Caller holds the lock; returns the group after checking the range. */
 static struct bgroup *range_bg(struct core *c, uint64_t logical, uint64_t len)
 {
-	struct bgroup *bg = find_bg(&c->alloc, logical);
+	struct bgroup *bg = alloc_find_bg_locked(&c->alloc, logical);
 
 	if (!bg || logical + len > bg->start + bg->len || (logical - bg->start) % SECT ||
 	    len % SECT) {
@@ -544,7 +520,7 @@ bool alloc_any_used(struct core *c, uint64_t logical, uint64_t len)
 	bool r = true;
 
 	glock_lock(&c->alloc.lock, GLOCK_READ);
-	bg = find_bg(&c->alloc, logical);
+	bg = alloc_find_bg_locked(&c->alloc, logical);
 	if (bg && logical + len <= bg->start + bg->len) {
 		uint64_t s = (logical - bg->start) / SECT, n = (len + SECT - 1) / SECT;
 		r = range_count(bg->used, s, n) != 0;
@@ -559,7 +535,7 @@ bool alloc_bg_is_new(struct core *c, uint64_t logical)
 	bool ret;
 
 	glock_lock(&c->alloc.lock, GLOCK_READ);
-	bg = find_bg(&c->alloc, logical);
+	bg = alloc_find_bg_locked(&c->alloc, logical);
 	ret = !bg || bg->fst_info_missing;
 	glock_unlock(&c->alloc.lock, GLOCK_READ);
 	return ret;
@@ -571,7 +547,7 @@ bool alloc_is_used(struct core *c, uint64_t logical, uint64_t len)
 	bool r = false;
 
 	glock_lock(&c->alloc.lock, GLOCK_WRITE);
-	bg = find_bg(&c->alloc, logical);
+	bg = alloc_find_bg_locked(&c->alloc, logical);
 	if (bg && logical + len <= bg->start + bg->len) {
 		uint64_t s = (logical - bg->start) / SECT, n = (len + SECT - 1) / SECT;
 		r = range_count(bg->used, s, n) == n;
@@ -661,190 +637,6 @@ void alloc_clear_new(struct core *c)
 		memset(a->newset, 0, a->new_cap * 8);
 	a->new_n = 0;
 	glock_unlock(&a->lock, GLOCK_WRITE);
-}
-
-/* ---- persistence -------------------------------------------------------- */
-
-static uint32_t seg_bits(const struct bgroup *bg, uint32_t seg)
-{
-	uint64_t left = bg->nbits - (uint64_t)seg * FST_SEG_SECTORS;
-	return left < FST_SEG_SECTORS ? (uint32_t)left : FST_SEG_SECTORS;
-}
-
-struct seg_write {
-	struct key k;
-	uint32_t size;
-	uint8_t bits[FST_SEG_BYTES];
-};
-
-int alloc_commit_fst(struct txn *t)
-{
-	struct core *c = txn_core(t);
-	struct allocator *a = &c->alloc;
-	struct root *fst = core_tree(c, CT_FST);
-	int changes = 0;
-
-	for (int k = 0;; k++) {
-		struct seg_write *w = NULL;
-		struct free_space_info info = { 0, FREE_SPACE_USING_BITMAPS };
-		uint64_t start = 0, len = 0;
-		bool need_info = false;
-		int nw = 0, ret = 0;
-
-		glock_lock(&a->lock, GLOCK_WRITE);
-		while (k < a->n && !a->bg[k]->dirty)
-			k++;
-		if (k >= a->n) {
-			glock_unlock(&a->lock, GLOCK_WRITE);
-			break;
-		}
-		struct bgroup *bg = a->bg[k];
-		w = malloc((size_t)bg->nsegs * sizeof(*w));
-		if (!w) {
-			glock_unlock(&a->lock, GLOCK_WRITE);
-			return -ENOMEM;
-		}
-		start = bg->start;
-		len = bg->len;
-		info.extent_count = bg->nsegs;
-		need_info = bg->fst_info_missing;
-		bg->fst_info_missing = false;
-		bg->dirty = false;
-		for (uint32_t s = 0; s < bg->nsegs; s++) {
-			uint32_t nb = seg_bits(bg, s);
-			uint64_t base = (uint64_t)s * FST_SEG_SECTORS;
-			if (!bg->seg_dirty[s])
-				continue;
-			bg->seg_dirty[s] = 0;
-			memset(w[nw].bits, 0, sizeof(w[nw].bits));
-			for (uint32_t i = 0; i < nb; i++) {
-				/* free after this commit: not used, or freed (pinned) in it */
-				if (!bit_get(bg->used, base + i) || bit_get(bg->pinned, base + i) ||
-				    bit_get(bg->cpinned, base + i) || bit_get(bg->held, base + i))
-					w[nw].bits[i >> 3] |= (uint8_t)(1u << (i & 7));
-			}
-			w[nw].k = (struct key){ bg->start + base * SECT, KEY_FREE_SPACE_BITMAP,
-						(uint64_t)nb * SECT };
-			w[nw].size = (nb + 7) / 8;
-			nw++;
-		}
-		glock_unlock(&a->lock, GLOCK_WRITE);
-
-		if (need_info) {
-			struct key ik = { start, KEY_FREE_SPACE_INFO, len };
-			ret = btree_update(t, fst, &ik, &info, sizeof(info));
-			changes++;
-		}
-		for (int i = 0; i < nw && !ret; i++) {
-			ret = btree_update(t, fst, &w[i].k, w[i].bits, w[i].size);
-			changes++;
-		}
-		free(w);
-		if (ret)
-			return ret;
-	}
-	return changes;
-}
-
-int alloc_commit_bg_items(struct txn *t)
-{
-	struct core *c = txn_core(t);
-	struct allocator *a = &c->alloc;
-	int changes = 0;
-
-	for (int k = 0;; k++) {
-		struct block_group_item it;
-		struct key key;
-		int ret;
-
-		glock_lock(&a->lock, GLOCK_WRITE);
-		while (k < a->n && !a->bg[k]->item_dirty)
-			k++;
-		if (k >= a->n) {
-			glock_unlock(&a->lock, GLOCK_WRITE);
-			break;
-		}
-		struct bgroup *bg = a->bg[k];
-		bg->item_dirty = false;
-		it.used = bg->used_bytes - bg->pinned_bytes - bg->cpinned_bytes - bg->held_bytes;
-		it.chunk_objectid = FIRST_CHUNK_OBJECTID;
-		it.flags = bg->flags;
-		key = (struct key){ bg->start, KEY_BLOCK_GROUP_ITEM, bg->len };
-		glock_unlock(&a->lock, GLOCK_WRITE);
-
-		/* compare first: an unchanged item costs no copy-on-write */
-		struct block_group_item old;
-		if (btree_lookup(core_tree(c, CT_EXTENT), &key, &old, sizeof(old)) ==
-			    (int)sizeof(old) && memcmp(&old, &it, sizeof(it)) == 0)
-			continue;
-		ret = btree_update(t, core_tree(c, CT_EXTENT), &key, &it, sizeof(it));
-		if (ret)
-			return ret;
-		changes++;
-	}
-	return changes;
-}
-
-/* A new chunk's block group item; the free-space info and bitmaps follow at
- * commit (alloc_commit_fst), as the group is marked fresh. */
-int alloc_insert_bg_items(struct txn *t, uint64_t start)
-{
-	struct core *c = txn_core(t);
-	struct block_group_item it;
-	struct key key;
-
-	glock_lock(&c->alloc.lock, GLOCK_WRITE);
-	struct bgroup *bg = find_bg(&c->alloc, start);
-	if (!bg) {
-		glock_unlock(&c->alloc.lock, GLOCK_WRITE);
-		return -ENOENT;
-	}
-	it = (struct block_group_item){ bg->used_bytes - bg->pinned_bytes - bg->cpinned_bytes - bg->held_bytes,
-					FIRST_CHUNK_OBJECTID, bg->flags };
-	key = (struct key){ bg->start, KEY_BLOCK_GROUP_ITEM, bg->len };
-	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
-	return btree_update(t, core_tree(c, CT_EXTENT), &key, &it, sizeof(it));
-}
-
-int alloc_load(struct core *c)
-{
-	struct allocator *a = &c->alloc;
-	struct root *fst = core_tree(c, CT_FST);
-	uint8_t bits[FST_SEG_BYTES];
-
-	/* Groups are added from the chunk map before this; the list does not
-	 * change while we load, so we can read the tree without the lock. */
-	for (int k = 0; k < a->n; k++) {
-		struct bgroup *bg = a->bg[k];
-		struct free_space_info info;
-		struct key ik = { bg->start, KEY_FREE_SPACE_INFO, bg->len };
-		int ret = btree_lookup(fst, &ik, &info, sizeof(info));
-
-		if (ret != (int)sizeof(info)) {
-			core_log(c, "free-space tree: no info for block group %llu+%llu (%d)",
-				 (unsigned long long)bg->start, (unsigned long long)bg->len, ret);
-			return ret < 0 && ret != -ENOENT ? ret : -EUCLEAN;
-		}
-		for (uint32_t s = 0; s < bg->nsegs; s++) {
-			uint32_t nb = seg_bits(bg, s);
-			uint64_t base = (uint64_t)s * FST_SEG_SECTORS;
-			struct key sk = { bg->start + base * SECT, KEY_FREE_SPACE_BITMAP,
-					  (uint64_t)nb * SECT };
-			ret = btree_lookup(fst, &sk, bits, sizeof(bits));
-			if (ret != (int)((nb + 7) / 8)) {
-				core_log(c, "free-space tree: bitmap %llu missing or wrong size (%d)",
-					 (unsigned long long)sk.objectid, ret);
-				return ret < 0 && ret != -ENOENT ? ret : -EUCLEAN;
-			}
-			for (uint32_t i = 0; i < nb; i++) {
-				if (!((bits[i >> 3] >> (i & 7)) & 1)) {
-					bit_set(bg->used, base + i);
-					bg->used_bytes += SECT;
-				}
-			}
-		}
-	}
-	return 0;
 }
 
 void alloc_space(struct core *c, uint64_t type, uint64_t *total, uint64_t *free_b)

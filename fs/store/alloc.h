@@ -41,15 +41,13 @@ int alloc_add_bg(struct core *c, uint64_t start, uint64_t len, uint64_t flags, b
  * multiple) into [start, +at) and the rest and lifts the fence; -EBUSY
  * when a run held for discard crosses the cut, -EINVAL when start is no
  * group's start or at not inside it.  Both halves are written whole at
- * the next commit: alloc_split_items(), in the same transaction, deletes
+ * the next commit: alloc_split_items() (fs/trees/alloc_tree.h), in the
+ * same transaction, deletes
  * the old group's block group item, free-space info and the bitmaps
  * whose keys change.
  */
 int alloc_fence(struct core *c, uint64_t start, uint64_t upto);
 int alloc_split_bg(struct core *c, uint64_t start, uint64_t at);
-int alloc_split_items(struct txn *t, uint64_t start, uint64_t len, uint64_t at);
-/* Load every block group's bitmap from the free-space tree at open. */
-int alloc_load(struct core *c);
 
 /*
  * Find and mark used len bytes in a block group of type (BG_DATA,
@@ -104,11 +102,9 @@ void alloc_note_new(struct core *c, uint64_t bytenr);
 bool alloc_take_new(struct core *c, uint64_t bytenr);	/* true if it was new; forgets it */
 void alloc_clear_new(struct core *c);
 
-/* Commit: write dirty free-space segments / block group items.
- * Return how many items changed (0: nothing left), or -errno. */
-int alloc_commit_fst(struct txn *t);
-int alloc_commit_bg_items(struct txn *t);
-int alloc_insert_bg_items(struct txn *t, uint64_t start);
+/* The block group at logical, or NULL; caller holds alloc.lock. */
+struct bgroup *alloc_find_bg_locked(struct allocator *a, uint64_t logical);
+
 
 /* Free and total bytes of block groups of type; used (committed view). */
 void alloc_space(struct core *c, uint64_t type, uint64_t *total, uint64_t *free);

@@ -5,7 +5,6 @@
 #include "fs/core/core_types.h"
 #include "fs/store/alloc.h"
 #include "fs/store/dev.h"
-#include "fs/btree/btree.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -277,7 +276,7 @@ int chunk_load_sys_array(struct core *c, const struct super_block *sb)
 	return 0;
 }
 
-static void fill_item(const struct chunk *ch, struct chunk_item *ci)
+void chunk_fill_item(const struct chunk *ch, struct chunk_item *ci)
 {
 	ci->length = ch->length;
 	ci->owner = EXTENT_TREE_OBJECTID;
@@ -313,77 +312,12 @@ int chunk_build_sys_array(struct core *c, struct super_block *sb)
 		}
 		memcpy(sb->sys_chunk_array + off, &k, sizeof(k));
 		off += sizeof(k);
-		fill_item(ch, (struct chunk_item *)(sb->sys_chunk_array + off));
+		chunk_fill_item(ch, (struct chunk_item *)(sb->sys_chunk_array + off));
 		off += isz;
 	}
 	glock_read_unlock(&c->chunks.lock);
 	sb->sys_chunk_array_size = off;
 	return ret;
-}
-
-/* Visit the items of r from key k on until fn returns non-zero. */
-static int tree_items_from(struct core *c, struct root *r, const struct key *k,
-			   int (*fn)(struct core *c, const struct key *k, const void *item,
-				     uint32_t size, void *arg), void *arg)
-{
-	struct path p;
-	int ret;
-
-	path_init(&p);
-	ret = btree_search_ge(r, k, &p);
-	while (ret == 0) {
-		struct key ik;
-		uint32_t size;
-		void *item;
-
-		btree_item_key(&p, p.slots[0], &ik);
-		item = btree_item_ptr(&p, p.slots[0], &size);
-		ret = fn(c, &ik, item, size, arg);
-		if (ret)
-			break;
-		ret = btree_next(&p);
-	}
-	path_release(&p);
-	return ret < 0 ? ret : 0;	/* > 0: the end of the tree, or fn stopped */
-}
-
-struct type_walk {
-	uint64_t objectid;
-	uint8_t type;
-	int (*fn)(struct core *c, const struct key *k, const void *item, uint32_t size, void *arg);
-	void *arg;
-};
-
-static int only_type(struct core *c, const struct key *k, const void *item, uint32_t size,
-		     void *arg)
-{
-	struct type_walk *w = arg;
-
-	if (k->objectid != w->objectid || k->type != w->type)
-		return 1;
-	return w->fn(c, k, item, size, w->arg);
-}
-
-int chunk_tree_items(struct core *c, uint64_t objectid, uint8_t type,
-		     int (*fn)(struct core *c, const struct key *k, const void *item,
-			       uint32_t size, void *arg), void *arg)
-{
-	struct type_walk w = { objectid, type, fn, arg };
-
-	return tree_items_from(c, core_tree(c, CT_CHUNK), &(struct key){ objectid, type, 0 },
-			       only_type, &w);
-}
-
-static int load_chunk_item(struct core *c, const struct key *k, const void *item,
-			   uint32_t size, void *arg)
-{
-	(void)arg;
-	return chunk_map_insert(c, k->offset, item, size);
-}
-
-int chunk_load_tree(struct core *c)
-{
-	return chunk_tree_items(c, FIRST_CHUNK_OBJECTID, KEY_CHUNK_ITEM, load_chunk_item, NULL);
 }
 
 /* ---- creating chunks -------------------------------------------------- */
@@ -550,31 +484,6 @@ uint64_t chunk_unallocated(struct core *c)
 	return sum;
 }
 
-int chunk_insert_items(struct txn *t, const struct chunk *ch)
-{
-	struct core *c = txn_core(t);
-	union { struct chunk_item ci; uint8_t b[CHUNK_ITEM_SIZE(CHUNK_MAX_STRIPES)]; } u;
-	struct key k;
-	int ret;
-
-	memset(&u, 0, sizeof(u));
-	fill_item(ch, &u.ci);
-	k = (struct key){ FIRST_CHUNK_OBJECTID, KEY_CHUNK_ITEM, ch->logical };
-	ret = btree_insert(t, core_tree(c, CT_CHUNK), &k, &u,
-			   (uint32_t)CHUNK_ITEM_SIZE(ch->num_stripes));
-	if (ret)
-		return ret;
-	for (int i = 0; i < ch->num_stripes; i++) {
-		struct dev_extent de = { CHUNK_TREE_OBJECTID, FIRST_CHUNK_OBJECTID,
-					 ch->logical, ch->length };
-		k = (struct key){ ch->stripes[i].devid, KEY_DEV_EXTENT, ch->stripes[i].physical };
-		ret = btree_insert(t, core_tree(c, CT_DEV), &k, &de, sizeof(de));
-		if (ret)
-			return ret;
-	}
-	return alloc_insert_bg_items(t, ch->logical);
-}
-
 /* A device's room for a new chunk (chunk_create). */
 struct cand {
 	struct dev *d;
@@ -655,7 +564,7 @@ static uint64_t pick_stripes(struct core *c, uint64_t type, uint64_t prof, uint6
 	return len;
 }
 
-int chunk_create(struct core *c, struct txn *t, uint64_t type, uint64_t *logical)
+int chunk_map_create(struct core *c, uint64_t type, const struct chunk **out)
 {
 	uint64_t prof = c->profile[core_type_index(type)] & BG_PROFILE_MASK;
 	int copies = profile_copies(prof);
@@ -729,12 +638,7 @@ int chunk_create(struct core *c, struct txn *t, uint64_t type, uint64_t *logical
 	ret = alloc_add_bg(c, ch->logical, ch->length, type, true);
 	if (ret)
 		return ret;
-	if (t) {
-		ret = chunk_insert_items(t, ch);
-		if (ret)
-			return ret;
-	}
-	*logical = ch->logical;
+	*out = ch;
 	return 0;
 }
 
@@ -854,12 +758,9 @@ void chunk_reloc_abort(struct core *c, uint64_t logical)
 	reloc_forget(c, logical, false);
 }
 
-int chunk_reloc_switch(struct txn *t, uint64_t logical)
+int chunk_reloc_switch_map(struct core *c, uint64_t logical, struct chunk **out)
 {
-	struct core *c = txn_core(t);
 	struct chunk *ch;
-	struct key k;
-	int ret;
 
 	glock_write(&c->chunks.lock);
 	ch = find_chunk_locked(c, logical);
@@ -874,21 +775,8 @@ int chunk_reloc_switch(struct txn *t, uint64_t logical)
 	ch->num_new = 0;
 	ch->type = ch->new_type;
 	glock_write_unlock(&c->chunks.lock);
-
-	/* the chunk item and device extents: delete the old, insert the new
-	 * (the map is ours: one relocation at a time, the chunk stays) */
-	k = (struct key){ FIRST_CHUNK_OBJECTID, KEY_CHUNK_ITEM, logical };
-	ret = btree_delete(t, core_tree(c, CT_CHUNK), &k);
-	for (int i = 0; !ret && i < ch->num_retired; i++) {
-		k = (struct key){ ch->retired_stripes[i].devid, KEY_DEV_EXTENT,
-				  ch->retired_stripes[i].physical };
-		ret = btree_delete(t, core_tree(c, CT_DEV), &k);
-		if (ret == -ENOENT && !ch->retired_stripes[i].dev)
-			ret = 0;	/* a missing device's extent that never was */
-	}
-	if (!ret)
-		ret = chunk_insert_items(t, ch);
-	return ret;
+	*out = ch;
+	return 0;
 }
 
 void chunk_reloc_done(struct core *c, uint64_t logical)
@@ -896,53 +784,17 @@ void chunk_reloc_done(struct core *c, uint64_t logical)
 	reloc_forget(c, logical, true);
 }
 
-/* chunk_split_point's walk: which MiB boundaries of [logical, +upto] an
- * extent crosses */
-struct split_walk { uint64_t logical, upto; uint8_t *crossed; };
-
-static int note_crossed(struct core *c, const struct key *k, const void *item, uint32_t size,
-			void *arg)
-{
-	struct split_walk *w = arg;
-
-	(void)c, (void)item, (void)size;
-	if (k->objectid >= w->logical + w->upto)
-		return 1;
-	if (k->type != KEY_EXTENT_ITEM)
-		return 0;	/* nodes are aligned: they cross no MiB boundary */
-	for (uint64_t b = (k->objectid - w->logical) / MiB + 1;
-	     b * MiB < k->objectid - w->logical + k->offset && b * MiB <= w->upto; b++)
-		w->crossed[b] = 1;
-	return 0;
-}
-
-uint64_t chunk_split_point(struct core *c, uint64_t logical, uint64_t upto, uint64_t below)
-{
-	struct split_walk w = { logical, upto, NULL };
-	uint64_t at = 0;
-
-	w.crossed = calloc(upto / MiB + 1, 1);
-	if (!w.crossed)
-		return 0;
-	if (tree_items_from(c, core_tree(c, CT_EXTENT), &(struct key){ logical, 0, 0 },
-			    note_crossed, &w) == 0)
-		for (uint64_t b = upto / MiB; b >= 1 && !at; b--)
-			if (!w.crossed[b] && b * MiB < below)
-				at = b * MiB;
-	free(w.crossed);
-	return at;
-}
-
 /*
- * Split the chunk at logical into [logical, +at) and the rest (chunk.h):
- * the allocator's block group first, then the map, then the items.
+ * The in-memory half of chunk_split (fs/trees/chunk_tree.c): the
+ * allocator's block group first, then the map.  *first and *rest are the
+ * two halves in the map; a failure after the block group split aborts t.
  */
-int chunk_split(struct txn *t, uint64_t logical, uint64_t at)
+int chunk_split_map(struct txn *t, uint64_t logical, uint64_t at, struct chunk **first,
+		    struct chunk **restp)
 {
 	struct core *c = txn_core(t);
 	struct chunk *ch, *rest = calloc(1, sizeof(*rest));
 	uint64_t len = 0;
-	struct key k;
 	int ret = 0;
 
 	if (!rest)
@@ -981,25 +833,9 @@ int chunk_split(struct txn *t, uint64_t logical, uint64_t at)
 		txn_abort(t, ret, "chunk split: the chunk map");	/* the allocator is split */
 		return ret;
 	}
-	/* the items: old chunk item, device extents, block group and
-	 * free-space items out; both halves' in */
-	k = (struct key){ FIRST_CHUNK_OBJECTID, KEY_CHUNK_ITEM, logical };
-	ret = btree_delete(t, core_tree(c, CT_CHUNK), &k);
-	for (int i = 0; !ret && i < ch->num_stripes; i++) {
-		k = (struct key){ ch->stripes[i].devid, KEY_DEV_EXTENT, ch->stripes[i].physical };
-		ret = btree_delete(t, core_tree(c, CT_DEV), &k);
-		if (ret == -ENOENT && !ch->stripes[i].dev)
-			ret = 0;	/* a missing device's extent that never was */
-	}
-	if (!ret)
-		ret = alloc_split_items(t, logical, len, at);
-	if (!ret)
-		ret = chunk_insert_items(t, ch);
-	if (!ret)
-		ret = chunk_insert_items(t, rest);
-	if (ret)
-		txn_abort(t, ret, "chunk split: the chunk, device extent and block group items");
-	return ret;
+	*first = ch;
+	*restp = rest;
+	return 0;
 }
 
 /* ---- flushing with redundancy (chunk.h) ------------------------------------ */

@@ -83,34 +83,24 @@ int chunk_reloc_begin(struct core *c, uint64_t logical, uint64_t prof, const str
  * is being relocated, -EINVAL for a system chunk (the superblock's list
  * of them stays short) or a cut outside it.
  */
-uint64_t chunk_split_point(struct core *c, uint64_t logical, uint64_t upto, uint64_t below);
-int chunk_split(struct txn *t, uint64_t logical, uint64_t at);
-int chunk_reloc_switch(struct txn *t, uint64_t logical);
+/* The in-memory halves of chunk_reloc_switch and chunk_split
+ * (fs/trees/chunk_tree.h), which then rewrite the items. */
+int chunk_reloc_switch_map(struct core *c, uint64_t logical, struct chunk **out);
+int chunk_split_map(struct txn *t, uint64_t logical, uint64_t at, struct chunk **first,
+		    struct chunk **rest);
 void chunk_reloc_done(struct core *c, uint64_t logical);
 void chunk_reloc_abort(struct core *c, uint64_t logical);
 
 int chunk_load_sys_array(struct core *c, const struct super_block *sb);
-int chunk_load_tree(struct core *c);
-/*
- * Visit the chunk tree's items of (objectid, type) in key order (chunk
- * items, device items): fn returns 0 to go on, > 0 to stop, < 0 an error
- * (returned).  0 or -errno.
- */
-struct key;
-int chunk_tree_items(struct core *c, uint64_t objectid, uint8_t type,
-		     int (*fn)(struct core *c, const struct key *k, const void *item,
-			       uint32_t size, void *arg), void *arg);
 int chunk_build_sys_array(struct core *c, struct super_block *sb);
 
-/*
- * Create a chunk of block-group type `type` (BG_DATA / BG_METADATA /
- * BG_SYSTEM): device space, chunk map entry and block group in memory;
- * with t != NULL also its chunk item, dev extent, block group item and
- * free-space info.  -ENOSPC when no device has room.
- */
-int chunk_create(struct core *c, struct txn *t, uint64_t type, uint64_t *logical);
-/* Insert the items of an in-memory chunk (mkfs after the trees exist). */
-int chunk_insert_items(struct txn *t, const struct chunk *ch);
+
+/* The in-memory half of chunk_create (fs/trees/chunk_tree.h): device
+ * space, chunk map entry and block group in memory.  -ENOSPC when no
+ * device has room. */
+int chunk_map_create(struct core *c, uint64_t type, const struct chunk **out);
+/* A chunk's chunk item (the chunk tree and the superblock's sys array). */
+void chunk_fill_item(const struct chunk *ch, struct chunk_item *ci);
 
 /* Set c->profile[] from the chunks loaded (open). */
 void chunk_load_profiles(struct core *c);

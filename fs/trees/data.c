@@ -11,6 +11,7 @@
  * reads as zeros.
  */
 #include "fs/core/core_types.h"
+#include "fs/trees/chunk_tree.h"
 #include "fs/store/alloc.h"
 #include "fs/store/chunk.h"
 #include "fs/store/dev.h"

@@ -40,7 +40,9 @@
  * and from the commit thread (commit= interval, dirty threshold).
  */
 #include "fs/core/core_types.h"
+#include "fs/trees/chunk_tree.h"
 #include "fs/store/alloc.h"
+#include "fs/trees/alloc_tree.h"
 #include "fs/store/chunk.h"
 #include "fs/store/dev.h"
 #include "fs/store/discard.h"

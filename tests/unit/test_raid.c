@@ -7,6 +7,7 @@
  * clean), a device that fails its reads or writes (degraded, not failed).
  */
 #include "core_test.h"
+#include "fs/trees/chunk_tree.h"
 #include "fs/store/alloc.h"
 #include "fs/store/chunk.h"
 #include "fs/store/dev.h"
