@@ -20,7 +20,7 @@ struct root;
 
 #define CORE_SECTORSIZE 4096u		/* data block and checksum unit */
 #define CORE_DEFAULT_NODESIZE 16384u
-#define CORE_OPTS_MAX_DEVS 16		/* = CORE_MAX_DEVS (core_internal.h) */
+#define CORE_OPTS_MAX_DEVS 16		/* = CORE_MAX_DEVS (core_types.h) */
 
 struct core_opts {
 	unsigned commit_interval_s;	/* commit=N, default 30 */
