@@ -854,6 +854,34 @@ ssize_t fsops_readlink(struct fsctx *fs, uint64_t ino, char *buf, size_t size)
 
 /* ---- file data --------------------------------------------------------- */
 
+/*
+ * open(O_TRUNC) of an existing regular file.  The INIT reply takes FUSE's
+ * atomic O_TRUNC (libfuse's default), so no SETATTR follows the OPEN: the
+ * open itself truncates.  mtime and ctime move even when the file is
+ * already empty, as the kernel's do_truncate(ATTR_MTIME|ATTR_CTIME) does
+ * for every filesystem; O_RDONLY|O_TRUNC truncates too (the kernel asked
+ * for write permission before it sent the OPEN).  setuid, and setgid on a
+ * group-executable file, go as on a write (FUSE_CAP_HANDLE_KILLPRIV).
+ */
+static int open_truncate(struct fsctx *fs, struct inode *ip)
+{
+	struct txn *t;
+	int ret = join(fs, 8, TXN_USE_RESERVE, &t);
+
+	if (ret < 0)
+		return ret;
+	inode_lock(ip);
+	ret = file_truncate(t, fs, ip, 0);
+	if (ret == 0) {
+		if (ip->item.mode & (S_ISUID | S_ISGID))
+			ip->item.mode &= ~(uint32_t)(S_ISUID | ((ip->item.mode & S_IXGRP) ? S_ISGID : 0));
+		inode_touch(ip, T_MTIME | T_CTIME);
+		ret = inode_update(t, fs, ip);
+	}
+	inode_unlock(ip);
+	return finish(t, ret, true, "open O_TRUNC");
+}
+
 int fsops_open(struct fsctx *fs, uint64_t ino, int flags)
 {
 	struct inode *ip;
@@ -865,6 +893,8 @@ int fsops_open(struct fsctx *fs, uint64_t ino, int flags)
 		ret = -EISDIR;
 	else if ((flags & O_ACCMODE) != O_RDONLY && fs->readonly)
 		ret = -EROFS;
+	else if ((flags & O_TRUNC) && S_ISREG(ip->item.mode))
+		ret = open_truncate(fs, ip);
 	inode_put(fs, ip);
 	return ret;
 }
