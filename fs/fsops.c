@@ -899,6 +899,29 @@ int fsops_open(struct fsctx *fs, uint64_t ino, int flags)
 	return ret;
 }
 
+/*
+ * The atime of a read or a readdir, which the caller found stale for the
+ * mount's mode (inode_atime_stale: relatime, strictatime, noatime) under
+ * ip's read lock; checked again under the write lock.  Best effort: a read
+ * does not fail for want of an atime.
+ */
+static void atime_touch(struct fsctx *fs, struct inode *ip)
+{
+	struct txn *t;
+
+	if (join(fs, 1, 0, &t) < 0)
+		return;
+	inode_lock(ip);
+	if (inode_atime_stale(ip, fs->atime)) {
+		inode_touch(ip, T_ATIME);
+		int r = inode_update(t, fs, ip);
+		if (r < 0)
+			txn_abort(t, r, "atime");
+	}
+	inode_unlock(ip);
+	txn_end(t);
+}
+
 ssize_t fsops_read(struct fsctx *fs, uint64_t ino, void *buf, size_t size, uint64_t off)
 {
 	struct inode *ip;
@@ -915,21 +938,8 @@ ssize_t fsops_read(struct fsctx *fs, uint64_t ino, void *buf, size_t size, uint6
 	if (ret >= 0 && !fs->readonly)
 		stale = inode_atime_stale(ip, fs->atime);
 	inode_runlock(ip);
-	if (stale) {
-		/* best effort: a read does not fail for want of an atime */
-		struct txn *t;
-		if (join(fs, 1, 0, &t) == 0) {
-			inode_lock(ip);
-			if (inode_atime_stale(ip, fs->atime)) {
-				inode_touch(ip, T_ATIME);
-				int r = inode_update(t, fs, ip);
-				if (r < 0)
-					txn_abort(t, r, "atime");
-			}
-			inode_unlock(ip);
-			txn_end(t);
-		}
-	}
+	if (stale)
+		atime_touch(fs, ip);
 	inode_put(fs, ip);
 	return ret;
 }
@@ -1169,6 +1179,16 @@ int fsops_readdir(struct fsctx *fs, uint64_t ino, uint64_t off, int plus,
 	if (ret == 0)
 		ret = s.err;
 done:
+	/* every getdents is an access, as the kernel's iterate_dir counts it */
+	if (ret >= 0 && !fs->readonly) {
+		bool stale;
+
+		inode_rlock(ip);
+		stale = inode_atime_stale(ip, fs->atime);
+		inode_runlock(ip);
+		if (stale)
+			atime_touch(fs, ip);
+	}
 	inode_put(fs, ip);
 	return ret;
 }
