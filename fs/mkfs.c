@@ -33,7 +33,8 @@ static void usage(FILE *f)
 		   "               asking the device (image files: metadata goes to 0 first)\n"
 		   "  -n nodesize  B-tree node size: 4096..65536, power of two (default 16384)\n"
 		   "  -s SIZE      create missing image files with SIZE bytes (K/M/G/T suffixes)\n"
-		   "  -f           overwrite an existing filesystem signature / resize images\n");
+		   "  -f           overwrite an existing filesystem signature / resize images\n"
+		   "               (a device a mount or fsck holds is refused all the same)\n");
 }
 
 static int parse_size(const char *s, uint64_t *out)
