@@ -18,7 +18,9 @@
  *
  * Exit codes (fsck's): 0 clean, 4 errors left uncorrected, 8 operational
  * error (cannot open, out of memory).  Repair is not implemented: -n is
- * accepted and is what always happens.
+ * accepted and is what always happens.  A volume a mount holds (dev.h)
+ * is refused with exit 8, as e2fsck refuses a mounted filesystem; with -n
+ * it is checked anyway, read-only and unclaimed.
  */
 #include "fs/core/core_types.h"
 #include "fs/store/alloc.h"
@@ -759,7 +761,7 @@ int main(int argc, char **argv)
 
 	memset(&f, 0, sizeof(f));
 	memset(&s, 0, sizeof(s));
-	bool core_only = false, scrub = false;
+	bool core_only = false, scrub = false, nflag = false;
 
 	while ((opt = getopt(argc, argv, "nvycrh")) != -1) {
 		switch (opt) {
@@ -767,6 +769,7 @@ int main(int argc, char **argv)
 			scrub = true;
 			break;
 		case 'n':
+			nflag = true;
 			break;
 		case 'v':
 			f.verbose = 1;
@@ -779,7 +782,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			printf("usage: fsck.glassfs [-n] [-v] [-c] [-r] DEV...\n"
-			       "  -n  check only (the default: repair is not implemented)\n"
+			       "  -n  check only (the default: repair is not implemented); also\n"
+			       "      checks a volume that a mount holds, which is refused (exit 8)\n"
+			       "      without -n\n"
 			       "  -r  first rewrite bad copies of dup/raid1 blocks from good ones\n"
 			       "      (an offline scrub), then check\n"
 			       "  -v  list every node with its physical address\n"
@@ -824,6 +829,18 @@ int main(int argc, char **argv)
 	}
 	o.readonly = true;
 	ret = core_open((const char *const *)&argv[optind], argc - optind, &o, &f.c);
+	if (ret == -EBUSY && nflag) {
+		/* as e2fsck -n on a mounted filesystem: look, change nothing */
+		fprintf(stderr, "fsck.glassfs: checking it anyway, read-only (-n): what the mount "
+			"has not committed is not seen, and its commits during the check may show "
+			"as errors\n");
+		o.noclaim = true;
+		ret = core_open((const char *const *)&argv[optind], argc - optind, &o, &f.c);
+	} else if (ret == -EBUSY) {
+		fprintf(stderr, "fsck.glassfs: not checked: the volume is in use (mounted?); "
+			"fsck.glassfs -n checks it read-only anyway\n");
+		return 8;
+	}
 	if (ret) {
 		fprintf(stderr, "fsck.glassfs: cannot open the volume: %s\n", strerror(-ret));
 		/* damaged trees needed to open are errors found, not failures to check */

@@ -22,6 +22,7 @@
 #include "fs/services/volume.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,14 +83,43 @@ static void core_free(struct core *c)
 	free(c);
 }
 
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (stat(a, &sa) < 0 || stat(b, &sb) < 0)
+		return false;
+	if (S_ISBLK(sa.st_mode))
+		return S_ISBLK(sb.st_mode) && sa.st_rdev == sb.st_rdev;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 static int open_devs(struct core *c, const char *const *devs, int ndevs, bool ro)
 {
 	if (ndevs < 1 || ndevs > CORE_MAX_DEVS) {
 		core_log(c, "need 1 to %d devices, got %d", CORE_MAX_DEVS, ndevs);
 		return -EINVAL;
 	}
+	unsigned flags = (ro ? DEV_RDONLY : 0) | (c->opts.noclaim ? DEV_NOCLAIM : 0);
+
 	for (int i = 0; i < ndevs; i++) {
-		int ret = dev_open(devs[i], ro, &c->devs[i]);
+		int ret;
+
+		/* named twice, our own claim would refuse it as in use */
+		for (int j = 0; j < i; j++)
+			if (same_file(devs[i], devs[j])) {
+				fprintf(stderr, "glassfs: %s and %s are the same device, given twice\n",
+					devs[j], devs[i]);
+				return -EINVAL;
+			}
+		ret = dev_open(devs[i], flags, &c->devs[i]);
+		if (ret == -EBUSY) {
+			char who[512];
+			dev_holder(devs[i], who, sizeof(who));
+			fprintf(stderr, "glassfs: %s is in use by %s: a device serves one mount, "
+				"mkfs or fsck at a time\n", devs[i], who);
+			return ret;
+		}
 		if (ret) {
 			fprintf(stderr, "glassfs: %s: %s\n", devs[i], strerror(-ret));
 			return ret;
@@ -329,6 +359,9 @@ int core_close(struct core *c)
 
 	if (!c)
 		return 0;
+	/* the mount is gone: whoever opens a device now waits for this close */
+	for (int i = 0; i < c->ndevs; i++)
+		dev_closing(c->devs[i]);
 	subvol_core_stop(c);
 	volume_close(c);	/* a running balance stops first */
 	txn_stop_commit_thread(c);

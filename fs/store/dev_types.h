@@ -26,6 +26,7 @@ struct dev {
 	bool blockdev;
 	bool rotational;
 	bool readonly;
+	bool unclaimed;		/* dev_unclaim(): no longer held exclusively */
 	/* set by the core (fs/services/volume.c), read under the chunk map's lock: */
 	bool removing;		/* being removed: no new stripes here */
 	bool stale;		/* its superblock missed commits: read it last */
