@@ -73,7 +73,7 @@ bench: deps
 # The README's first command: the talk's experiment end to end (tools/demo.sh).
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)tools/demo.sh
+	$(Q)OUT=$(OUT) tools/demo.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
