@@ -370,7 +370,7 @@ static void report(struct lockstat_bpf *skel, struct syms_cache *sc)
 		       acquired_text(&acq, r->wait.count),
 		       (unsigned long long)r->wait.events,
 		       r->wait.total_ns / 1e3, avg(&r->wait) / 1e3,
-		       hist__percentile(r->wait.slots, LS_SLOTS, 99) / 1e3,
+		       hist__percentile(r->wait.slots, LS_SLOTS, 99, r->wait.max_ns) / 1e3,
 		       r->wait.max_ns / 1e3, hold);
 	}
 	if (!nr)
