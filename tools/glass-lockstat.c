@@ -54,7 +54,7 @@ static const char doc[] =
 "  glass-lockstat -p 185 -d 5 -j                 # JSON\n";
 
 static const struct argp_option opts[] = {
-	{ "pid", 'p', "PID", 0, "Trace this glassfs process", 0 },
+	{ "pid", 'p', "PID", 0, "Trace this glassfs process (or the daemon of a glassfs mount point, e.g. -p /mnt/g)", 0 },
 	{ "binary", 'b', "PATH", 0, "Trace every process running this binary", 0 },
 	{ "duration", 'd', "SECONDS", 0, "Trace for SECONDS (default: until Ctrl-C)", 0 },
 	{ "top", 'n', "N", 0, "Show the N most contended lock instances (default 10)", 0 },
@@ -76,7 +76,7 @@ static long parse_num(const char *s, const char *what, long lo, long hi)
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
-	case 'p': env.pid = parse_num(arg, "PID", 1, INT_MAX); break;
+	case 'p': env.pid = args__pid("glass-lockstat", arg); break;
 	case 'b': env.binary = arg; break;
 	case 'd': env.duration = parse_num(arg, "duration", 1, INT_MAX); break;
 	case 'n': env.top = parse_num(arg, "top", 0, 100000); break;
@@ -87,7 +87,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'H': env.hists = true; break;
 	case 'j': env.json = true; break;
 	case 'v': env.verbose = true; break;
-	case ARGP_KEY_ARG: argp_usage(state); break;
+	case ARGP_KEY_ARG: args__unexpected(state, arg); break;
 	default: return ARGP_ERR_UNKNOWN;
 	}
 	return 0;
