@@ -84,10 +84,14 @@ clean:
 
 -include $(shell find $(OUT) -name '*.d' 2>/dev/null)
 
-# The README's probe table, regenerated from fs/probes.d.
-.PHONY: readme-probes
-readme-probes:
+# The probe reference (docs/probes.md), regenerated from fs/probes.d.
+.PHONY: docs-probes readme-probes demo-picture
+docs-probes readme-probes:
 	$(Q)tools/readme-probes.sh --write
+
+# The README's picture from the last `make demo` (tools/demo-picture.sh).
+demo-picture:
+	$(Q)tools/demo-picture.sh
 
 # Long runs that do not belong in `make test`: 500 crash rounds, a
 # million-entry directory, the crash unit test at many more kills.
