@@ -52,12 +52,17 @@ $(OUT)/asan/%.o: %.c | $(GEN_HDRS)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -c $< -o $@
 
-.PHONY: all deps test test-build bench soak fuzz demo install clean
+.PHONY: all deps deps-demo test test-build bench soak fuzz demo install clean
 
 all: $(BINS)
 
+# What the tests need (tools/deps-demo.apt + tools/deps.apt, npm), and what
+# only the build and the demo need (tools/deps-demo.apt).
 deps:
-	$(Q)tools/deps.sh
+	$(Q)tools/deps.sh test
+
+deps-demo:
+	$(Q)tools/deps.sh demo
 
 test-build: all $(TEST_BINS)
 
@@ -71,7 +76,7 @@ bench: deps
 	$(Q)OUT=$(OUT) tests/bench/run.sh $(BENCHES)
 
 # The README's first command: the talk's experiment end to end (tools/demo.sh).
-demo: deps
+demo: deps-demo
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)OUT=$(OUT) tools/demo.sh
 
