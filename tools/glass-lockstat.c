@@ -374,7 +374,10 @@ static void report(struct lockstat_bpf *skel, struct syms_cache *sc)
 		       r->wait.max_ns / 1e3, hold);
 	}
 	if (!nr)
-		printf("  (no lock activity)\n");
+		printf(env.all ? "  (no lock activity)\n" :
+		       "  (no contended lock: every lock was free when asked; the probe fires only\n"
+		       "   after a wait.  A tracer that slows the daemon, e.g. glass-offcputime, can\n"
+		       "   itself create waits.  -a counts every acquisition)\n");
 	if (env.hists) {
 		for (size_t i = 0; i < nr; i++) {
 			struct row *r = &rows[i];
