@@ -200,12 +200,14 @@ static bool super_valid(const struct super_block *sb, uint64_t at)
 	return crc == want;
 }
 
-/* Best valid copy on d (highest generation): 0, or -ENOENT. */
+/* Best valid copy on d (highest generation): 0; -EUCLEAN when copies carry
+ * glassfs's magic but none is valid (a damaged glassfs), -ENOENT when none
+ * does (not a glassfs device). */
 static int read_best_super(struct core *c, struct dev *d, struct super_block *best)
 {
 	static const uint64_t offs[SUPER_COPIES] = { SUPER_OFFSET, SUPER_MIRROR1, SUPER_MIRROR2 };
 	struct super_block *sb = aligned_alloc(4096, sizeof(*sb));
-	bool found = false;
+	bool found = false, magic = false;
 
 	if (!sb)
 		return -ENOMEM;
@@ -215,9 +217,11 @@ static int read_best_super(struct core *c, struct dev *d, struct super_block *be
 		if (dev_read(d, offs[k], sb, SUPER_SIZE))
 			continue;
 		if (!super_valid(sb, offs[k])) {
-			if (sb->magic == GLASSFS_MAGIC)
+			if (sb->magic == GLASSFS_MAGIC) {
 				core_log(c, "%s: superblock copy at %llu fails its checksum, trying mirrors",
 					 d->path, (unsigned long long)offs[k]);
+				magic = true;
+			}
 			continue;
 		}
 		if (!found || sb->generation > best->generation) {
@@ -226,7 +230,7 @@ static int read_best_super(struct core *c, struct dev *d, struct super_block *be
 		}
 	}
 	free(sb);
-	return found ? 0 : -ENOENT;
+	return found ? 0 : magic ? -EUCLEAN : -ENOENT;
 }
 
 /* ---- tree roots ------------------------------------------------------------ */
@@ -294,9 +298,10 @@ int core_open(const char *const *devs, int ndevs, const struct core_opts *o,
 		}
 		ret = read_best_super(c, c->devs[i], s);
 		if (ret) {
-			core_log(c, "%s: no valid glassfs superblock", c->devs[i]->path);
+			core_log(c, ret == -EUCLEAN ? "%s: every glassfs superblock copy is damaged" :
+				 "%s: no valid glassfs superblock", c->devs[i]->path);
 			free(s);
-			ret = -EINVAL;
+			ret = ret == -EUCLEAN || ret == -ENOMEM ? ret : -EINVAL;
 			goto fail;
 		}
 		if (i > 0 && memcmp(s->fsid, sb->fsid, 16)) {
