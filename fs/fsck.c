@@ -844,7 +844,8 @@ check:
 	o.readonly = true;
 	ret = core_open((const char *const *)&argv[optind], argc - optind, &o, &f.c);
 	if (ret) {
-		fprintf(stderr, "fsck.glassfs: cannot open the volume: %s\n", strerror(-ret));
+		if (!core_failure_reported())
+			fprintf(stderr, "fsck.glassfs: cannot open the volume: %s\n", strerror(-ret));
 		/* damaged superblocks or trees needed to open are errors found,
 		 * not failures to check (a device with no glassfs magic is 8) */
 		if (ret == -EIO || ret == -EUCLEAN) {

@@ -198,7 +198,8 @@ int main(int argc, char **argv)
 	o.rotational = rot;
 	ret = core_format((const char *const *)&argv[optind], argc - optind, &o);
 	if (ret) {
-		fprintf(stderr, "mkfs.glassfs: formatting failed: %s\n", strerror(-ret));
+		if (!core_failure_reported())
+			fprintf(stderr, "mkfs.glassfs: formatting failed: %s\n", strerror(-ret));
 		return 1;
 	}
 
