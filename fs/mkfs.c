@@ -10,6 +10,7 @@
  * xfs, ext2/3/4 or swap signature is refused without -f.
  */
 #include "fs/core.h"
+#include "fs/mkfs_wipe.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -201,6 +202,12 @@ int main(int argc, char **argv)
 		if (!core_failure_reported())
 			fprintf(stderr, "mkfs.glassfs: formatting failed: %s\n", strerror(-ret));
 		return 1;
+	}
+	for (int i = optind; i < argc; i++) {	/* what the format left of others */
+		ret = mkfs_wipe_signatures(argv[i]);
+		if (ret < 0)
+			fprintf(stderr, "mkfs.glassfs: %s: wiping other signatures failed: %s\n",
+				argv[i], strerror(-ret));
 	}
 
 	/* open it back read-only: proves the result and gives the fsid */
