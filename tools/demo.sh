@@ -108,7 +108,7 @@ FSPID=$!; pids+=("$FSPID")
 for _ in $(seq 100); do mounted "$MNT" && break; kill -0 "$FSPID" 2>/dev/null || break; sleep 0.1; done
 mounted "$MNT" || { why "$DIR/glassfs.log"; die "glassfs did not mount"; }
 
-step "glass-aggd (SQLite) and a glass-agent shipping the daemon's off-CPU stacks"
+step "glass-aggd (SQLite) and a glass-agent shipping the daemon's off-CPU stacks, lock waits and commit latency"
 head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$DIR/token"
 "$BIN/glass-aggd" --listen 127.0.0.1:0 --port-file "$DIR/port" \
 	--store "sqlite:$DIR/agg.db" --tokens "$DIR/token" --ui "$ROOT/dashboards/web" \
@@ -119,9 +119,7 @@ for _ in $(seq 50); do [ -s "$DIR/port" ] && break; sleep 0.1; done
 PORT=$(cat "$DIR/port")
 PATH=$BIN:$PATH "$BIN/glass-agent" --server "http://127.0.0.1:$PORT" --token-file "$DIR/token" \
 	--interval 5 --spool "$DIR/spool" --label demo=fsmark --label "locking=$LOCKING" --label "cowlock=$COWLOCK" \
-	--mount "$MNT" --units us --profiler-cmd "$BIN/glass-offcputime -f --no-idle -p $FSPID -d {interval}" \
-	--lock-cmd "$BIN/glass-lockstat -p $FSPID -d {interval} -s -j -n 20" \
-	2>"$DIR/agent.log" &
+	--mount "$MNT" 2>"$DIR/agent.log" &
 AGENT=$!; pids+=("$AGENT")
 
 step "fs_mark: $THREADS threads, a directory each, zero-length files in rounds of $FILES per thread for ${PROF_S}s, profiled"
