@@ -80,9 +80,36 @@ demo: deps-demo
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)OUT=$(OUT) tools/demo.sh
 
+# Programs, the reference pages (the systemd units' Documentation= points
+# there) and the systemd units (systemd reads $(PREFIX)/lib/systemd/system).
+DOC_DIR  = $(DESTDIR)$(PREFIX)/share/doc/glassfs
+UNIT_DIR = $(DESTDIR)$(PREFIX)/lib/systemd/system
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
+	install -d $(DOC_DIR)/docs/img $(DOC_DIR)/aggregator $(UNIT_DIR)
+	install -m 644 README.md $(DOC_DIR)/
+	install -m 644 docs/*.md $(DOC_DIR)/docs/
+	install -m 644 docs/img/*.png $(DOC_DIR)/docs/img/
+	install -m 644 aggregator/API.md $(DOC_DIR)/aggregator/
+	install -m 644 aggregator/systemd/*.service $(UNIT_DIR)/
+
+# The targets, one line each.
+.PHONY: help
+help:
+	@echo 'make              build everything into $(OUT)/ (V=1 shows the commands)'
+	@echo 'make demo         as root: the talk'"'"'s experiment end to end (tools/demo.sh; DEMO_SERVE=1 keeps the dashboards up)'
+	@echo 'make test         as root: install what the tests need, build, run every test (TESTS=FILTER...)'
+	@echo 'make test-build   build the programs and the test programs'
+	@echo 'make bench        the benchmarks (BENCHES="NAME ..."); docs/benchmarks.md'
+	@echo 'make bench-report the talk'"'"'s seven experiments as one HTML page'
+	@echo 'make soak         long crash and big-directory runs'
+	@echo 'make fuzz         the libFuzzer targets (FUZZ_TIME seconds each)'
+	@echo 'make deps         install the Debian packages the tests need (deps-demo: the demo'"'"'s only)'
+	@echo 'make docs-probes  regenerate docs/probes.md from fs/probes.d'
+	@echo 'make demo-picture the README'"'"'s picture from the last make demo'
+	@echo 'make install      programs, dashboards, docs, systemd units under PREFIX=$(PREFIX) (DESTDIR honoured)'
+	@echo 'make clean        remove $(OUT)/'
 
 clean:
 	rm -rf $(OUT)
