@@ -22,7 +22,9 @@ endif
 FP_FLAGS := -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 WFLAGS   := -Wall -Wextra -Werror
 CFLAGS   ?= -O2 -g
-ALL_CFLAGS = $(CFLAGS) $(FP_FLAGS) $(WFLAGS) -std=gnu11 -D_GNU_SOURCE \
+# What every program's --version prints.
+VERSION  := 0.1
+ALL_CFLAGS = $(CFLAGS) $(FP_FLAGS) $(WFLAGS) -std=gnu11 -D_GNU_SOURCE -DGLASSFS_VERSION='"$(VERSION)"' \
 	     -D_FILE_OFFSET_BITS=64 -MMD -MP -I$(OUT)/gen -I. $(EXTRA_CFLAGS)
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 

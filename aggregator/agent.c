@@ -805,6 +805,10 @@ static char *read_token(const char *path)
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		printf("glass-agent %s\n", GLASSFS_VERSION);
+		return 0;
+	}
 	static const struct option lo[] = {
 		{ "server", 1, 0, 's' }, { "token-file", 1, 0, 't' }, { "interval", 1, 0, 'i' },
 		{ "profiler-cmd", 1, 0, 'p' }, { "profile-type", 1, 0, 'T' }, { "units", 1, 0, 'u' },

@@ -324,6 +324,10 @@ static void run_retention(struct aggd *d)
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		printf("glass-aggd %s\n", GLASSFS_VERSION);
+		return 0;
+	}
 	struct aggd d = { 0 };
 	struct opts o = { .c = &d.cfg };
 	struct MHD_Daemon *md;

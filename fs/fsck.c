@@ -751,6 +751,10 @@ static int bg_used_matches(const struct bgroup *bg, void *arg)
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		printf("fsck.glassfs %s\n", GLASSFS_VERSION);
+		return 0;
+	}
 	struct fsck f;
 	struct core_opts o;
 	struct ext_scan s;

@@ -511,6 +511,10 @@ static void report(int fd, unsigned char status)
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		printf("glassfs %s\n", GLASSFS_VERSION);
+		return 0;
+	}
 	struct options o;
 	struct glassfs_daemon d;
 	struct core *core = NULL;

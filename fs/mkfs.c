@@ -92,6 +92,10 @@ static int make_image(const char *path, uint64_t size, int force)
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		printf("mkfs.glassfs %s\n", GLASSFS_VERSION);
+		return 0;
+	}
 	struct format_opts o = { .nodesize = CORE_DEFAULT_NODESIZE };
 	uint64_t size = 0;
 	int opt, ret;

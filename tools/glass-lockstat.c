@@ -39,7 +39,7 @@ static struct env {
 	bool stacks, hists, json, verbose, all;
 } env = { .top = 10, .stack_entries = 16384 };
 
-const char *argp_program_version = "glass-lockstat 0.1";
+const char *argp_program_version = "glass-lockstat " GLASSFS_VERSION;
 static const char doc[] =
 "Engine lock wait/hold times per class and B-tree level (glassfs USDT).\n"
 "\n"

@@ -71,7 +71,7 @@ static bool kernel_has_resume(void)
 	       bpfutil__kernel_has_member("task_struct", "rseq_event_mask");
 }
 
-const char *argp_program_version = "glass-offcputime 0.1";
+const char *argp_program_version = "glass-offcputime " GLASSFS_VERSION;
 static const char doc[] =
 "Summarize off-CPU time by kernel and user stack.\n"
 "\n"

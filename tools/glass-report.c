@@ -1447,6 +1447,10 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		printf("glass-report %s\n", GLASSFS_VERSION);
+		return 0;
+	}
 	static const struct option lopts[] = {
 		{ "meta", required_argument, 0, 256 + IN_META },
 		{ "offcpu", required_argument, 0, 256 + IN_OFFCPU },
