@@ -95,6 +95,20 @@ install: all
 	install -m 644 docs/img/*.png $(DOC_DIR)/docs/img/
 	install -m 644 aggregator/API.md $(DOC_DIR)/aggregator/
 	install -m 644 aggregator/systemd/*.service $(UNIT_DIR)/
+	install -d $(DESTDIR)$(PREFIX)/share/man/man8
+	install -m 644 $(MANS) $(DESTDIR)$(PREFIX)/share/man/man8/
+
+# A man page for every program, from its --help and --version (help2man:
+# one source, the text the program prints).  Section 8: they run as root.
+MANS = $(BINS:$(OUT)/bin/%=$(OUT)/man/%.8)
+.PHONY: man
+man: $(MANS)
+install: $(MANS)
+$(OUT)/man/%.8: $(OUT)/bin/%
+	$(call msg,MAN,$@)
+	@mkdir -p $(@D)
+	$(Q)help2man -N -s 8 --no-discard-stderr -o $@ $< >/dev/null 2>&1 || \
+		{ echo "man: help2man failed for $< (apt-get install help2man)" >&2; exit 1; }
 
 # The targets, one line each.
 .PHONY: help
@@ -110,7 +124,8 @@ help:
 	@echo 'make deps         install the Debian packages the tests need (deps-demo: the demo'"'"'s only)'
 	@echo 'make docs-probes  regenerate docs/probes.md from fs/probes.d'
 	@echo 'make demo-picture the README'"'"'s picture from the last make demo'
-	@echo 'make install      programs, dashboards, docs, systemd units under PREFIX=$(PREFIX) (DESTDIR honoured)'
+	@echo 'make man          a man page for every program, from its --help (help2man)'
+	@echo 'make install      programs, man pages, dashboards, docs, systemd units under PREFIX=$(PREFIX) (DESTDIR honoured)'
 	@echo 'make clean        remove $(OUT)/'
 
 clean:

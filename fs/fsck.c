@@ -755,6 +755,8 @@ int main(int argc, char **argv)
 		printf("fsck.glassfs %s\n", GLASSFS_VERSION);
 		return 0;
 	}
+	if (argc == 2 && !strcmp(argv[1], "--help"))
+		argv[1] = "-h";
 	struct fsck f;
 	struct core_opts o;
 	struct ext_scan s;
