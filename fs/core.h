@@ -113,6 +113,9 @@ int core_format(const char *const *devs, int ndevs, const struct format_opts *o)
  */
 int core_open(const char *const *devs, int ndevs, const struct core_opts *o,
 	      struct core **out);
+/* Whether the last core_open() or core_format() of this thread that failed
+ * already said why on stderr (the caller then adds no second message). */
+bool core_failure_reported(void);
 /* Final commit (if writable), stop threads, close devices.  First error. */
 int core_close(struct core *c);
 
