@@ -1,0 +1,856 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_powerloss.c — crash states of power loss, replayed from a write log
+ * (issue 19): what kill -9 cannot show, because it keeps every write the
+ * daemon issued.
+ *
+ * Each workload runs in-process on a fresh volume with the device layer's
+ * recorder on (dev_set_recorder, through core_opts.dev_recorder): every
+ * write with its bytes, every flush, in order.  The model notes, for each
+ * name in the work directory, the content at each fsync call (a version)
+ * and the log position at which an fsync, fdatasync or fsync of the
+ * directory that covered it returned (its acknowledgement).
+ *
+ * From the image as it was when recording started and the log, crash
+ * images are built: a cut point in the log; every write before the last
+ * flush before the cut is on the device; of the writes after that flush
+ * and before the cut (in flight), a subset, some torn (4 KiB sectors of
+ * a write, some new and the rest old).  States, per workload:
+ *   - flush:  at every flush, nothing in flight;
+ *   - only:   per epoch (the writes between two flushes), each write alone;
+ *   - drop:   per epoch, every write but one;
+ *   - random: RANDOM_STATES random (cut, subset, tears) from the seed.
+ * The first three are deterministic: they are the regression states (a
+ * failure names workload, class, epoch and write).
+ *
+ * For each image: fsck.glassfs -n (the last commit and a pending log must
+ * check clean), mount (which replays the log), each name holds one of the
+ * versions from its last acknowledged one on (or is absent when that is
+ * the version), reads never fail, then fsck again after the replay.
+ *
+ * SEED=n replays the random states; WORKLOAD=name runs one workload;
+ * RANDOM_STATES=n per workload (default 40; make soak sets more).
+ */
+#include "core_test.h"
+#include "fs/fsops.h"
+#include "fs/log.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#define IMG_SIZE (64ull << 20)
+#define MAXNAMES 16
+#define MAXVER 64
+
+/* ---- the write log ------------------------------------------------------ */
+
+struct wrec {
+	int op;			/* DEV_WRITE, DEV_FLUSH, DEV_DISCARD */
+	uint64_t off, len;
+	uint8_t *data;		/* writes only */
+};
+
+struct wlog {
+	pthread_mutex_t mu;
+	struct wrec *v;
+	size_t n, cap;
+	bool ranges_only;	/* a check's mount: what it dirtied, no bytes */
+};
+
+static struct wlog wl = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static void record(void *arg, const struct dev *d, int op, uint64_t off, const void *buf,
+		   uint64_t len)
+{
+	struct wlog *l = arg;
+
+	(void)d;	/* one device */
+	pthread_mutex_lock(&l->mu);
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 1024;
+		l->v = realloc(l->v, l->cap * sizeof(*l->v));
+		if (!l->v)
+			abort();
+	}
+	struct wrec *r = &l->v[l->n++];
+	*r = (struct wrec){ op, off, len, NULL };
+	if (op == DEV_WRITE && !l->ranges_only) {
+		r->data = malloc(len);
+		if (!r->data)
+			abort();
+		memcpy(r->data, buf, len);
+	}
+	pthread_mutex_unlock(&l->mu);
+}
+
+static void wlog_clear(struct wlog *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i].data);
+	l->n = 0;
+}
+
+/* ---- the model ------------------------------------------------------------ */
+
+struct version {
+	bool present;
+	uint8_t *data;
+	size_t len;
+	size_t ack;		/* log position its acknowledgement returned at */
+};
+
+struct name {
+	char name[32];
+	uint64_t ino;		/* while the workload runs */
+	bool present;
+	uint8_t *cur;		/* content now */
+	size_t len;
+	struct version v[MAXVER];
+	int nv;
+};
+
+static struct names {
+	struct name n[MAXNAMES];
+	int nn;
+} m;
+
+static char img[256], work[300];
+static struct core *core;
+static struct fsctx *fs;
+static struct fsops_cred cr = { .uid = 0, .gid = 0 };
+static uint64_t dir_ino;
+static int wfail;		/* a workload step failed: skip its states */
+static bool recording;		/* names made now did not exist at the start */
+
+static struct name *nm(const char *s)
+{
+	for (int i = 0; i < m.nn; i++)
+		if (strcmp(m.n[i].name, s) == 0)
+			return &m.n[i];
+	struct name *n = &m.n[m.nn++];
+	memset(n, 0, sizeof(*n));
+	snprintf(n->name, sizeof(n->name), "%s", s);
+	if (recording) {	/* absent at the start: acknowledged */
+		n->v[0] = (struct version){ false, NULL, 0, 0 };
+		n->nv = 1;
+	}
+	return n;
+}
+
+static void model_reset(void)
+{
+	for (int i = 0; i < m.nn; i++) {
+		free(m.n[i].cur);
+		for (int j = 0; j < m.n[i].nv; j++)
+			free(m.n[i].v[j].data);
+	}
+	memset(&m, 0, sizeof(m));
+}
+
+static bool same(const struct name *n, const struct version *v)
+{
+	return v->present == n->present && (!n->present ||
+	       (v->len == n->len && (!n->len || memcmp(v->data, n->cur, n->len) == 0)));
+}
+
+/* A version of every name whose content changed since its last one. */
+static void snapshot(void)
+{
+	for (int i = 0; i < m.nn; i++) {
+		struct name *n = &m.n[i];
+		if (n->nv && same(n, &n->v[n->nv - 1]))
+			continue;
+		if (n->nv == MAXVER) {
+			printf("FAIL: model: more than %d versions of %s\n", MAXVER, n->name);
+			wfail++;
+			continue;
+		}
+		struct version *v = &n->v[n->nv++];
+		v->present = n->present;
+		v->len = n->len;
+		v->data = malloc(n->len + 1);
+		if (n->len)
+			memcpy(v->data, n->cur, n->len);
+		v->ack = SIZE_MAX;
+	}
+}
+
+static void ack(struct name *n, size_t pos)
+{
+	if (n->nv && n->v[n->nv - 1].ack > pos)
+		n->v[n->nv - 1].ack = pos;
+}
+
+static size_t logpos(void)
+{
+	pthread_mutex_lock(&wl.mu);
+	size_t p = wl.n;
+	pthread_mutex_unlock(&wl.mu);
+	return p;
+}
+
+/* ---- workload steps (each also updates the model) -------------------------- */
+
+#define STEP(expr) do { long _r = (long)(expr); if (_r < 0) { \
+	printf("FAIL: workload step %s:%d: %s = %ld (%s)\n", __FILE__, __LINE__, #expr, _r, \
+	       strerror((int)-_r)); wfail++; return; } } while (0)
+
+static void fill(uint8_t *b, size_t n, unsigned key, size_t at)
+{
+	for (size_t i = 0; i < n; i++)
+		b[i] = (uint8_t)(((at + i) * 131 + key * 7) ^ ((at + i) >> 9) ^ (key >> 3));
+}
+
+static void w_create(const char *s)
+{
+	struct stat st;
+	struct name *n = nm(s);
+
+	STEP(fsops_mknod(fs, dir_ino, s, S_IFREG | 0644, 0, &cr, &st));
+	n->ino = st.st_ino;
+	n->present = true;
+	n->len = 0;
+	fsops_forget(fs, st.st_ino, 1);
+}
+
+static void w_write(const char *s, size_t off, size_t len, unsigned key)
+{
+	struct name *n = nm(s);
+	uint8_t *b = malloc(len + 1);
+
+	fill(b, len, key, off);
+	ssize_t r = fsops_write(fs, n->ino, b, len, off);
+	if (r != (ssize_t)len) {
+		printf("FAIL: workload: write %s %zu+%zu: %zd\n", s, off, len, r);
+		wfail++;
+		free(b);
+		return;
+	}
+	/* every name of the inode sees it */
+	for (int i = 0; i < m.nn; i++) {
+		struct name *o = &m.n[i];
+		if (!o->present || o->ino != n->ino)
+			continue;
+		if (off + len > o->len) {
+			o->cur = realloc(o->cur, off + len);
+			memset(o->cur + o->len, 0, off + len - o->len);
+			o->len = off + len;
+		}
+		memcpy(o->cur + off, b, len);
+	}
+	free(b);
+}
+
+static void w_fsync(const char *s, int datasync)
+{
+	struct name *n = nm(s);
+
+	snapshot();
+	STEP(fsops_fsync(fs, n->ino, datasync));
+	size_t pos = logpos();
+	for (int i = 0; i < m.nn; i++)	/* the inode under each of its names */
+		if (m.n[i].present && m.n[i].ino == n->ino)
+			ack(&m.n[i], pos);
+}
+
+/* fsync of the directory: its entries (and here the files they name,
+ * each fsync'd before) */
+static void w_fsyncdir(void)
+{
+	snapshot();
+	STEP(fsops_fsync(fs, dir_ino, 0));
+	size_t pos = logpos();
+	for (int i = 0; i < m.nn; i++)
+		ack(&m.n[i], pos);
+}
+
+static void w_rename(const char *from, const char *to)
+{
+	struct name *a = nm(from), *b = nm(to);
+
+	STEP(fsops_rename(fs, dir_ino, from, dir_ino, to, 0));
+	free(b->cur);
+	b->cur = a->cur;
+	b->len = a->len;
+	b->ino = a->ino;
+	b->present = true;
+	a->cur = NULL;
+	a->len = 0;
+	a->present = false;
+}
+
+static void w_link(const char *from, const char *to)
+{
+	struct name *a = nm(from), *b = nm(to);
+	struct stat st;
+
+	STEP(fsops_link(fs, a->ino, dir_ino, to, &st));
+	fsops_forget(fs, st.st_ino, 1);
+	b->cur = malloc(a->len + 1);
+	if (a->len)
+		memcpy(b->cur, a->cur, a->len);
+	b->len = a->len;
+	b->ino = a->ino;
+	b->present = true;
+}
+
+/* ---- workloads -------------------------------------------------------------- */
+
+/* Before recording: committed state.  After: the recorded steps. */
+struct workload {
+	const char *name;
+	void (*setup)(unsigned k);
+	void (*run)(unsigned k);
+};
+
+static void create_setup(unsigned k) { (void)k; }
+static void create_run(unsigned k)
+{
+	static const size_t sizes[] = { 0, 100, 2014, 4096, 7320, 70000 };
+	char s[16];
+
+	for (int i = 0; i < 6; i++) {
+		snprintf(s, sizeof(s), "f%d", i);
+		w_create(s);
+		if (sizes[i])
+			w_write(s, 0, sizes[i], k + (unsigned)i);
+		w_fsync(s, 0);
+	}
+}
+
+static void append_setup(unsigned k) { w_create("a"); (void)k; }
+static void append_run(unsigned k)
+{
+	static const size_t sizes[] = { 7320, 7320, 1000, 5000, 300, 9000 };
+	size_t at = 0;
+
+	for (int i = 0; i < 6; i++) {
+		w_write("a", at, sizes[i], k + (unsigned)i);
+		at += sizes[i];
+		w_fsync("a", 1);
+	}
+}
+
+static void overwrite_setup(unsigned k) { w_create("o"); w_write("o", 0, 65536, k); }
+static void overwrite_run(unsigned k)
+{
+	static const size_t at[][2] = { { 49152, 12288 }, { 3000, 1000 }, { 8192, 8192 },
+					{ 49152, 4096 }, { 60000, 5536 }, { 100, 30000 } };
+
+	for (int i = 0; i < 6; i++) {
+		w_write("o", at[i][0], at[i][1], k + 1 + (unsigned)i);
+		w_fsync("o", 1);
+	}
+}
+
+static void inline_setup(unsigned k) { w_create("keep"); w_write("keep", 0, 500, k); }
+static void inline_run(unsigned k)
+{
+	w_create("s");
+	w_write("s", 0, 2014, k + 1);
+	w_fsync("s", 0);
+	w_write("s", 2014, 500, k + 2);
+	w_fsync("s", 0);
+	w_write("s", 0, 100, k + 3);
+	w_fsync("s", 1);
+	w_write("s", 2514, 3000, k + 4);	/* no longer inline */
+	w_fsync("s", 0);
+	w_write("keep", 0, 200, k + 5);
+	w_fsync("keep", 0);
+}
+
+static void rename_setup(unsigned k) { w_create("target"); w_write("target", 0, 6000, k); }
+static void rename_run(unsigned k)
+{
+	for (int i = 0; i < 2; i++) {
+		w_create("tmp");
+		w_write("tmp", 0, 5000 + 3000 * (size_t)i, k + 1 + (unsigned)i);
+		w_fsync("tmp", 0);
+		w_rename("tmp", "target");
+		w_fsyncdir();
+	}
+}
+
+static void link_setup(unsigned k) { w_create("orig"); w_write("orig", 0, 9000, k); }
+static void link_run(unsigned k)
+{
+	w_link("orig", "lnk");
+	w_fsync("orig", 0);
+	w_write("orig", 9000, 3000, k + 1);
+	w_fsync("lnk", 1);
+	w_create("new");
+	w_write("new", 0, 4000, k + 2);
+	w_fsync("new", 0);
+	w_link("new", "new2");
+	w_fsync("new2", 0);
+}
+
+static const struct workload workloads[] = {
+	{ "create_fsync", create_setup, create_run },
+	{ "append_fdatasync", append_setup, append_run },
+	{ "overwrite_fdatasync", overwrite_setup, overwrite_run },
+	{ "inline_fsync", inline_setup, inline_run },
+	{ "rename_over_fsyncdir", rename_setup, rename_run },
+	{ "link_fsync", link_setup, link_run },
+};
+
+/* ---- crash images ----------------------------------------------------------- */
+
+static uint8_t *base;		/* the image when recording started */
+static struct wrec *rec;	/* the workload's log */
+static size_t nrec;
+static int wfd = -1;		/* the crash image */
+/* what the last state changed in the crash image: restored from base */
+static struct { uint64_t off, len; } *dirty;
+static size_t ndirty, dirtycap;
+
+static void note_dirty(uint64_t off, uint64_t len)
+{
+	if (ndirty == dirtycap) {
+		dirtycap = dirtycap ? dirtycap * 2 : 1024;
+		dirty = realloc(dirty, dirtycap * sizeof(*dirty));
+		if (!dirty)
+			abort();
+	}
+	dirty[ndirty].off = off;
+	dirty[ndirty].len = len;
+	ndirty++;
+}
+
+static int pw(const void *b, uint64_t len, uint64_t off)
+{
+	return pwrite(wfd, b, len, (off_t)off) == (ssize_t)len ? 0 : -EIO;
+}
+
+/*
+ * A state: the cut, and for each write in flight (from the last flush
+ * before the cut up to it) whether it is on the device: sel[i] = 0 no,
+ * 1 whole, 2 torn (tear[i]: bit s = 4 KiB sector s written).
+ */
+struct state {
+	size_t cut, from;	/* in flight: rec[from, cut) */
+	uint8_t *sel;
+	uint64_t *tear;
+};
+
+static int build(const struct state *s)
+{
+	for (size_t i = 0; i < ndirty; i++)
+		if (pw(base + dirty[i].off, dirty[i].len, dirty[i].off))
+			return -EIO;
+	ndirty = 0;
+	for (size_t i = 0; i < s->cut; i++) {
+		const struct wrec *r = &rec[i];
+		int how = i < s->from ? 1 : s->sel[i - s->from];
+		if (r->op == DEV_FLUSH || !how)
+			continue;
+		static const uint8_t zero[4096];
+		for (uint64_t o = 0; o < r->len; o += 4096) {
+			uint64_t n = r->len - o < 4096 ? r->len - o : 4096;
+			if (how == 2 && (o / 4096 >= 64 || !(s->tear[i - s->from] >> (o / 4096) & 1)))
+				continue;
+			if (pw(r->op == DEV_WRITE ? r->data + o : zero, n, r->off + o))
+				return -EIO;
+		}
+		note_dirty(r->off, r->len);
+	}
+	return 0;
+}
+
+/* fsck.glassfs -n on the crash image: its exit code (-1 not built). */
+static int fsck_img(const char *what, const char *label)
+{
+	char bin[512], cmd[1400];
+
+	if (t_fsck_bin(bin, sizeof(bin)))
+		return -1;
+	snprintf(cmd, sizeof(cmd), "%s -n %s > %s.fsck 2>&1", bin, work, work);
+	int st = system(cmd);
+	st = WIFEXITED(st) ? WEXITSTATUS(st) : 99;
+	if (st) {
+		printf("  fsck %s (%s): exit %d\n", what, label, st);
+		snprintf(cmd, sizeof(cmd), "grep -v '^fsck.glassfs: checking' %s.fsck | head -8 | sed 's/^/    | /'", work);
+		if (system(cmd) < 0)
+			st = 99;
+	}
+	snprintf(cmd, sizeof(cmd), "%s.fsck", work);
+	unlink(cmd);
+	return st;
+}
+
+struct tally {
+	size_t states, lost, garbage, eio, fsck_pre, fsck_post, mount;
+	size_t files_lost;	/* (state, name): the acknowledged version not back */
+};
+
+/* Check one name on the mounted crash image against its versions. */
+static int check_name(const struct name *n, size_t cut, const char *label)
+{
+	struct stat st;
+	int from = 0;	/* the last version acknowledged at the cut */
+
+	for (int j = 0; j < n->nv; j++)
+		if (n->v[j].ack <= cut)
+			from = j;
+	int r = fsops_lookup(fs, dir_ino, n->name, &st);
+	bool present = r == 0;
+	uint8_t *got = NULL;
+	ssize_t len = 0;
+	if (r && r != -ENOENT) {
+		printf("  %s: %s: lookup: %s\n", label, n->name, strerror(-r));
+		return 2;
+	}
+	if (present) {
+		got = malloc((size_t)st.st_size + 4096);
+		len = fsops_read(fs, st.st_ino, got, (size_t)st.st_size + 4096, 0);
+		fsops_forget(fs, st.st_ino, 1);
+		if (len < 0) {
+			printf("  %s: %s: read of %lld bytes: %s (versions from %d of %d)\n", label,
+			       n->name, (long long)st.st_size, strerror((int)-len), from, n->nv);
+			free(got);
+			return 3;
+		}
+	}
+	int match = -1;
+	for (int j = n->nv - 1; j >= 0 && match < from; j--) {
+		const struct version *v = &n->v[j];
+		if (v->present == present && (!present ||
+		    (v->len == (size_t)len && (!len || memcmp(v->data, got, (size_t)len) == 0))))
+			match = j;
+	}
+	free(got);
+	if (match >= from)
+		return 0;
+	printf("  %s: %s: %s %zd bytes: %s (acknowledged version %d of %d: %s %zu bytes)\n", label,
+	       n->name, present ? "holds" : "absent,", len,
+	       match >= 0 ? "an older version" : "no version it ever had",
+	       from, n->nv, n->v[from].present ? "present," : "absent,", n->v[from].len);
+	return match >= 0 ? 1 : 2;
+}
+
+static bool verbose;
+
+static void check_state(const struct state *s, const char *label, struct tally *t)
+{
+	t->states++;
+	if (build(s)) {
+		printf("FAIL: %s: building the image\n", label);
+		fails++;
+		return;
+	}
+	int bad = 0;
+	int pre = fsck_img("before mount", label);
+	if (pre > 0) {
+		t->fsck_pre++;
+		bad = 1;
+	}
+	/* mount: replays the log; what it writes is restored after */
+	const char *devs[1] = { work };
+	struct core_opts o;
+	core_opts_default(&o);
+	o.commit_interval_s = 3600;
+	o.dev_recorder = record;
+	o.dev_recorder_arg = &wl;
+	wlog_clear(&wl);
+	wl.ranges_only = true;
+	int r = core_open(devs, 1, &o, &core);
+	bool had_log = !r && log_pending(core);
+	if (!r)
+		r = fsops_mount(core, &o, &fs);
+	if (r) {
+		printf("  %s: mount: %s\n", label, strerror(-r));
+		t->mount++;
+		bad = 1;
+	} else {
+		int worst = 0;
+		for (int i = 0; i < m.nn; i++) {
+			int c = check_name(&m.n[i], s->cut, label);
+			worst = c > worst ? c : worst;
+			if (c)
+				t->files_lost++;
+		}
+		if (worst == 1)
+			t->lost++;
+		else if (worst == 2)
+			t->garbage++;
+		else if (worst == 3)
+			t->eio++;
+		if (worst)
+			bad = 1;
+	}
+	/* what a crash right after the replay leaves */
+	if (core) {
+		txn_stop_commit_thread(core);
+		core->aborted = -EIO;
+	}
+	if (fs)
+		fsops_unmount(fs);
+	fs = NULL;
+	if (core)
+		core_close(core);
+	core = NULL;
+	pthread_mutex_lock(&wl.mu);
+	for (size_t i = 0; i < wl.n; i++)
+		if (wl.v[i].op != DEV_FLUSH)
+			note_dirty(wl.v[i].off, wl.v[i].len);
+	pthread_mutex_unlock(&wl.mu);
+	wlog_clear(&wl);
+	if (!r && had_log && fsck_img("after the mount's replay", label) > 0) {
+		t->fsck_post++;
+		bad = 1;
+	}
+	if (bad) {
+		printf("FAIL: %s\n", label);
+		fails++;
+	} else if (verbose) {
+		printf("PASS: %s\n", label);
+	}
+}
+
+/* ---- running a workload ------------------------------------------------------ */
+
+static int mount_live(bool recording)
+{
+	const char *devs[1] = { img };
+	struct core_opts o;
+
+	core_opts_default(&o);
+	o.commit_interval_s = 3600;
+	if (recording) {
+		o.dev_recorder = record;
+		o.dev_recorder_arg = &wl;
+	}
+	int ret = core_open(devs, 1, &o, &core);
+	if (!ret)
+		ret = fsops_mount(core, &o, &fs);
+	return ret;
+}
+
+static void unmount_live(bool crash)
+{
+	if (crash) {
+		txn_stop_commit_thread(core);
+		core->aborted = -EIO;
+	}
+	fsops_unmount(fs);
+	fs = NULL;
+	core_close(core);
+	core = NULL;
+}
+
+static void run_workload(const struct workload *w, unsigned seed, size_t nrandom,
+			 struct tally *t)
+{
+	struct stat st;
+	unsigned k = seed % 1000;
+	char label[160];
+
+	model_reset();
+	wfail = 0;
+	if (t_format(img, 0) || mount_live(false)) {
+		printf("FAIL: %s: format/mount\n", w->name);
+		fails++;
+		return;
+	}
+	if (fsops_mkdir(fs, ROOT_DIR_INO, "d", 0755, &cr, &st)) {
+		printf("FAIL: %s: mkdir\n", w->name);
+		fails++;
+		unmount_live(false);
+		return;
+	}
+	dir_ino = st.st_ino;
+	w->setup(k);
+	unmount_live(false);	/* committed */
+	/* the starting image: as it is on the device now */
+	int fd = open(img, O_RDONLY);
+	if (fd < 0 || pread(fd, base, IMG_SIZE, 0) != (ssize_t)IMG_SIZE) {
+		printf("FAIL: %s: reading the image\n", w->name);
+		fails++;
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	close(fd);
+	snapshot();	/* what setup left is committed: acknowledged */
+	for (int i = 0; i < m.nn; i++)
+		m.n[i].v[0].ack = 0;
+
+	wlog_clear(&wl);
+	wl.ranges_only = false;
+	if (mount_live(true)) {
+		printf("FAIL: %s: mount\n", w->name);
+		fails++;
+		return;
+	}
+	for (int i = 0; i < m.nn; i++) {
+		struct stat s2;
+		if (m.n[i].present && fsops_lookup(fs, dir_ino, m.n[i].name, &s2) == 0)
+			m.n[i].ino = s2.st_ino;
+	}
+	recording = true;
+	w->run(k);
+	recording = false;
+	snapshot();
+	unmount_live(true);	/* power off: nothing more reaches the device */
+	if (wfail) {
+		fails++;
+		return;
+	}
+	/* take the log over */
+	pthread_mutex_lock(&wl.mu);
+	rec = wl.v;
+	nrec = wl.n;
+	wl.v = NULL;
+	wl.n = wl.cap = 0;
+	pthread_mutex_unlock(&wl.mu);
+
+	/* the crash image starts as the base */
+	ndirty = 0;
+	if (ftruncate(wfd, 0) || ftruncate(wfd, (off_t)IMG_SIZE) || pw(base, IMG_SIZE, 0)) {
+		printf("FAIL: %s: crash image\n", w->name);
+		fails++;
+		return;
+	}
+
+	size_t nflush = 0, nwrites = 0;
+	for (size_t i = 0; i < nrec; i++)
+		rec[i].op == DEV_FLUSH ? nflush++ : nwrites++;
+	printf("%s: %zu writes, %zu flushes recorded\n", w->name, nwrites, nflush);
+
+	struct state s = { 0 };
+	s.sel = calloc(nrec + 1, 1);
+	s.tear = calloc(nrec + 1, sizeof(*s.tear));
+	size_t before = t->states;
+
+	/* every flush point, and the end of the log: nothing in flight */
+	for (size_t i = 0; i <= nrec; i++) {
+		if (i < nrec && rec[i].op != DEV_FLUSH)
+			continue;
+		s.cut = s.from = i;
+		snprintf(label, sizeof(label), "%s flush@%zu", w->name, i);
+		check_state(&s, label, t);
+	}
+	/* per epoch: each write alone, and every write but one */
+	size_t ep = 0;
+	for (size_t f = 0; f < nrec; ep++) {
+		size_t e = f;
+		while (e < nrec && rec[e].op != DEV_FLUSH)
+			e++;
+		size_t n = e - f;
+		for (size_t w1 = 0; n && w1 < n; w1++) {
+			for (int mode = 0; mode < 2; mode++) {
+				if (mode == 1 && n == 1)
+					continue;	/* = the flush point */
+				s.from = f;
+				s.cut = e;
+				for (size_t i = 0; i < n; i++)
+					s.sel[i] = (uint8_t)(mode == 0 ? i == w1 : i != w1);
+				snprintf(label, sizeof(label), "%s %s epoch %zu write %zu (%s %llu at %llu)",
+					 w->name, mode ? "drop" : "only", ep, w1,
+					 rec[f + w1].op == DEV_WRITE ? "write" : "discard",
+					 (unsigned long long)rec[f + w1].len,
+					 (unsigned long long)rec[f + w1].off);
+				check_state(&s, label, t);
+			}
+		}
+		f = e + 1;
+	}
+	/* random: a cut, a subset in flight, torn writes */
+	unsigned rs = seed ^ (unsigned)(w - workloads) * 2654435761u;
+	for (size_t j = 0; j < nrandom; j++) {
+		rs = rs * 1103515245u + 12345u;
+		size_t cut = (rs >> 8) % (nrec + 1);
+		size_t from = cut;
+		while (from > 0 && rec[from - 1].op != DEV_FLUSH)
+			from--;
+		s.cut = cut;
+		s.from = from;
+		rs = rs * 1103515245u + 12345u;
+		unsigned p = 1 + (rs >> 8) % 3;	/* in flight on the device: p/4 */
+		for (size_t i = 0; i < cut - from; i++) {
+			rs = rs * 1103515245u + 12345u;
+			unsigned x = (rs >> 8) & 0xffff;
+			s.sel[i] = (uint8_t)((x & 3) < p);
+			if (s.sel[i] && rec[from + i].len > 4096 && (x >> 4) % 4 == 0) {
+				rs = rs * 1103515245u + 12345u;
+				s.sel[i] = 2;
+				s.tear[i] = ((uint64_t)rs << 32) ^ (rs * 2654435761u);
+			}
+		}
+		snprintf(label, sizeof(label), "%s random %zu (SEED=%u)", w->name, j, seed);
+		check_state(&s, label, t);
+	}
+	printf("%s: %zu crash states\n", w->name, t->states - before);
+	free(s.sel);
+	free(s.tear);
+	for (size_t i = 0; i < nrec; i++)
+		free(rec[i].data);
+	free(rec);
+	rec = NULL;
+	nrec = 0;
+}
+
+int main(void)
+{
+	t_seed_init();
+	unsigned seed = t_seed;
+	size_t nrandom = getenv("RANDOM_STATES") ? strtoul(getenv("RANDOM_STATES"), NULL, 0) : 40;
+	const char *only = getenv("WORKLOAD");
+	char bin[512];
+	struct tally all = { 0 };
+
+	verbose = getenv("VERBOSE") != NULL;
+	if (t_fsck_bin(bin, sizeof(bin))) {
+		printf("SKIP: power-loss states: fsck.glassfs not built\n");
+		return 77;
+	}
+	base = malloc(IMG_SIZE);
+	MUST(base ? 0 : -ENOMEM);
+	/* flushes are the point here, not their cost: tmpfs unless told */
+	if (!getenv("TMPDIR") && access("/dev/shm", W_OK) == 0)
+		setenv("TMPDIR", "/dev/shm", 1);
+	MUST(t_image(img, sizeof(img), IMG_SIZE));
+	snprintf(work, sizeof(work), "%s.crash", img);
+	wfd = open(work, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	MUST(wfd < 0 ? -errno : 0);
+
+	for (size_t i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++) {
+		if (only && !strstr(workloads[i].name, only))
+			continue;
+		struct tally t = { 0 };
+		run_workload(&workloads[i], seed, nrandom, &t);
+		printf("%s: %zu states: %zu fsync'd files lost (%zu states with an older version, "
+		       "%zu with a read failure (EIO), %zu with garbage), %zu mount failures, "
+		       "%zu fsck unclean before mount, %zu after the replay\n", workloads[i].name,
+		       t.states, t.files_lost, t.lost, t.eio, t.garbage, t.mount, t.fsck_pre,
+		       t.fsck_post);
+		char name[128];
+		snprintf(name, sizeof(name), "%s: every crash state recovers", workloads[i].name);
+		CHECK(name, t.states && !t.lost && !t.eio && !t.garbage && !t.mount && !t.fsck_pre &&
+		      !t.fsck_post);
+		all.states += t.states;
+		all.lost += t.lost;
+		all.files_lost += t.files_lost;
+		all.eio += t.eio;
+		all.garbage += t.garbage;
+		all.mount += t.mount;
+		all.fsck_pre += t.fsck_pre;
+		all.fsck_post += t.fsck_post;
+	}
+	printf("total: %zu states: %zu fsync'd files lost (states: %zu older version, %zu EIO, "
+	       "%zu garbage), %zu mount failures, %zu fsck unclean before mount, %zu after the "
+	       "replay (SEED=%u)\n", all.states, all.files_lost, all.lost, all.eio, all.garbage,
+	       all.mount, all.fsck_pre, all.fsck_post, seed);
+out:
+	model_reset();
+	if (wfd >= 0)
+		close(wfd);
+	unlink(img);
+	unlink(work);
+	free(base);
+	free(dirty);
+	wlog_clear(&wl);
+	free(wl.v);
+	return fails ? 1 : 0;
+}
