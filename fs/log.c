@@ -1030,6 +1030,60 @@ static void free_chain(struct seg *v, int n)
 	free(v);
 }
 
+/*
+ * The data sectors one LOG_CSUM_ITEM covers, [logical, +n sectors), read
+ * from every copy: 0 when each sector matches its logged checksum on some
+ * copy, -EUCLEAN (a line on out for the first bad sector) when one does
+ * not, -errno.  Replay would make those sectors reachable as they are.
+ */
+static int check_logged_data(struct core *c, uint64_t ino, uint64_t logical, const void *csums,
+			     uint32_t n, FILE *out)
+{
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	uint64_t type = 0, len = (uint64_t)n * CORE_SECTORSIZE;
+	uint8_t *buf, *good;
+	int ncp = chunk_map_lookup(c, logical, len, cp, &type), ret = 0;
+
+	if (ncp <= 0 || !(type & BG_DATA)) {
+		if (out)
+			fprintf(out, "fsync log: inode %llu: data %llu+%llu is not inside one data chunk\n",
+				(unsigned long long)ino, (unsigned long long)logical,
+				(unsigned long long)len);
+		return -EUCLEAN;
+	}
+	buf = aligned_alloc(4096, len);
+	good = calloc(n, 1);
+	if (!buf || !good) {
+		free(buf);
+		free(good);
+		return -ENOMEM;
+	}
+	for (int m = 0; m < ncp; m++) {
+		if (dev_read(cp[m].dev, cp[m].physical, buf, len))
+			continue;
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t want;
+			memcpy(&want, (const uint8_t *)csums + (size_t)i * CSUM_SIZE, CSUM_SIZE);
+			if (crc32c(0, buf + (size_t)i * CORE_SECTORSIZE, CORE_SECTORSIZE) == want)
+				good[i] = 1;
+		}
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		if (good[i])
+			continue;
+		if (out)
+			fprintf(out, "fsync log: inode %llu: data logical %llu does not match its "
+				"logged checksum on any copy: the log references data that did not "
+				"reach the device\n", (unsigned long long)ino,
+				(unsigned long long)(logical + (uint64_t)i * CORE_SECTORSIZE));
+		ret = -EUCLEAN;
+		break;
+	}
+	free(buf);
+	free(good);
+	return ret;
+}
+
 int log_check(struct core *c, FILE *out)
 {
 	struct seg *v;
@@ -1068,6 +1122,13 @@ int log_check(struct core *c, FILE *out)
 				struct extent_item ei;
 				uint64_t l;
 				q += sizeof(*ih) + ih->size;
+				/* the data written since the last commit: what
+				 * replay makes reachable must be on the device */
+				if (ih->kind == LOG_CSUM_ITEM) {
+					ret = check_logged_data(c, rh->ino, ih->key.offset, ih + 1,
+								ih->size / CSUM_SIZE, out);
+					continue;
+				}
 				if (ih->kind != LOG_FS_ITEM || ih->key.type != KEY_EXTENT_DATA ||
 				    ih->size < sizeof(*fe) || fe->type == FE_INLINE || !fe->disk_logical)
 					continue;

@@ -93,7 +93,9 @@ bool log_pending(struct core *c);
 int log_replay(struct fsctx *fs);
 
 /*
- * fsck: read and verify a pending log (headers, checksums, records).
+ * fsck: read and verify a pending log (headers, checksums, records, and
+ * the data written since the last commit that its records reference,
+ * against the checksums they carry: what replay would make reachable).
  * 0 when there is none, the number of records when it is valid, -errno
  * (with lines on out) when it is damaged.
  */

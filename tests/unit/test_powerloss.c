@@ -481,18 +481,30 @@ static int fsck_img(const char *what, const char *label)
 
 struct tally {
 	size_t states, lost, garbage, eio, fsck_pre, fsck_post, mount;
-	size_t files_lost;	/* (state, name): the acknowledged version not back */
+	size_t files_lost;	/* (state, name): a version acknowledged after the
+				 * start not back (older, garbage or EIO) */
 };
 
-/* Check one name on the mounted crash image against its versions. */
-static int check_name(const struct name *n, size_t cut, const char *label)
+/* The version acknowledged at the cut. */
+static int acked_at(const struct name *n, size_t cut)
 {
-	struct stat st;
-	int from = 0;	/* the last version acknowledged at the cut */
+	int from = 0;
 
 	for (int j = 0; j < n->nv; j++)
 		if (n->v[j].ack <= cut)
 			from = j;
+	return from;
+}
+
+/*
+ * Check one name on the mounted crash image against its versions: 0 one
+ * of them from the acknowledged one on, 1 an older one, 2 no version it
+ * ever had, 3 the read failed.
+ */
+static int check_name(const struct name *n, size_t cut, const char *label)
+{
+	struct stat st;
+	int from = acked_at(n, cut);
 	int r = fsops_lookup(fs, dir_ino, n->name, &st);
 	bool present = r == 0;
 	uint8_t *got = NULL;
@@ -567,7 +579,9 @@ static void check_state(const struct state *s, const char *label, struct tally *
 		for (int i = 0; i < m.nn; i++) {
 			int c = check_name(&m.n[i], s->cut, label);
 			worst = c > worst ? c : worst;
-			if (c)
+			/* fsync'd: a version it got back from an fsync, or
+			 * a name its directory's fsync took away */
+			if (c && acked_at(&m.n[i], s->cut) > 0)
 				t->files_lost++;
 		}
 		if (worst == 1)
