@@ -90,8 +90,12 @@ readme-probes:
 	$(Q)tools/readme-probes.sh --write
 
 # Long runs that do not belong in `make test`: 500 crash rounds, a
-# million-entry directory, the crash unit test at many more kills.
+# million-entry directory, the crash unit test at many more kills, and
+# power-loss crash states (test_powerloss) at 1,700 random states per
+# workload (over 10,000 in all; RANDOM_STATES=n, SEED=n).
 soak: deps
 	$(Q)$(MAKE) --no-print-directory test-build
 	$(Q)CRASH_ROUNDS=$${CRASH_ROUNDS:-500} BIGDIR_FILES=$${BIGDIR_FILES:-1000000} \
-		TEST_TIMEOUT=$${TEST_TIMEOUT:-7200} OUT=$(OUT) tests/run.sh crash.test stress.test
+		RANDOM_STATES=$${RANDOM_STATES:-1700} \
+		TEST_TIMEOUT=$${TEST_TIMEOUT:-7200} OUT=$(OUT) tests/run.sh crash.test stress.test \
+		test_powerloss
