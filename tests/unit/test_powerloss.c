@@ -35,6 +35,8 @@
 #include "fs/fsops.h"
 #include "fs/log.h"
 
+#include <fcntl.h>
+#include <linux/falloc.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -295,6 +297,48 @@ static void w_link(const char *from, const char *to)
 	b->present = true;
 }
 
+static void w_truncate(const char *s, size_t size)
+{
+	struct name *n = nm(s);
+	struct stat in = { .st_size = (off_t)size }, st;
+
+	STEP(fsops_setattr(fs, n->ino, &in, FSOPS_SET_SIZE, &st));
+	for (int i = 0; i < m.nn; i++) {
+		struct name *o = &m.n[i];
+		if (!o->present || o->ino != n->ino)
+			continue;
+		if (size > o->len) {
+			o->cur = realloc(o->cur, size);
+			memset(o->cur + o->len, 0, size - o->len);
+		}
+		o->len = size;
+	}
+}
+
+static void w_punch(const char *s, size_t off, size_t len)
+{
+	struct name *n = nm(s);
+
+	STEP(fsops_fallocate(fs, n->ino, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, len));
+	for (int i = 0; i < m.nn; i++) {
+		struct name *o = &m.n[i];
+		if (!o->present || o->ino != n->ino || off >= o->len)
+			continue;
+		memset(o->cur + off, 0, off + len > o->len ? o->len - off : len);
+	}
+}
+
+static void w_unlink(const char *s)
+{
+	struct name *n = nm(s);
+
+	STEP(fsops_unlink(fs, dir_ino, s));
+	free(n->cur);
+	n->cur = NULL;
+	n->len = 0;
+	n->present = false;
+}
+
 /* ---- workloads -------------------------------------------------------------- */
 
 /* Before recording: committed state.  After: the recorded steps. */
@@ -386,6 +430,50 @@ static void link_run(unsigned k)
 	w_fsync("new2", 0);
 }
 
+static void truncate_setup(unsigned k) { w_create("t"); w_write("t", 0, 30000, k); }
+static void truncate_run(unsigned k)
+{
+	w_truncate("t", 7320);
+	w_fsync("t", 0);
+	w_truncate("t", 20000);	/* up: zeros past the old end */
+	w_fsync("t", 0);
+	w_write("t", 20000, 3000, k + 1);
+	w_truncate("t", 4096);
+	w_fsync("t", 1);
+	w_truncate("t", 100);
+	w_fsync("t", 0);
+}
+
+static void punch_setup(unsigned k) { w_create("p"); w_write("p", 0, 40000, k); }
+static void punch_run(unsigned k)
+{
+	w_punch("p", 8192, 8192);
+	w_fsync("p", 0);
+	w_punch("p", 1000, 2000);	/* inside one block: zeroed in place of a copy */
+	w_fsync("p", 1);
+	w_write("p", 8192, 4096, k + 1);
+	w_punch("p", 30000, 20000);
+	w_fsync("p", 0);
+}
+
+static void unlink_setup(unsigned k)
+{
+	w_create("u1");
+	w_write("u1", 0, 5000, k);
+	w_create("u2");
+	w_write("u2", 0, 100, k + 1);
+}
+static void unlink_run(unsigned k)
+{
+	w_unlink("u1");
+	w_fsyncdir();
+	w_create("u3");
+	w_write("u3", 0, 9000, k + 2);
+	w_fsync("u3", 0);
+	w_unlink("u2");
+	w_fsyncdir();
+}
+
 static const struct workload workloads[] = {
 	{ "create_fsync", create_setup, create_run },
 	{ "append_fdatasync", append_setup, append_run },
@@ -393,6 +481,9 @@ static const struct workload workloads[] = {
 	{ "inline_fsync", inline_setup, inline_run },
 	{ "rename_over_fsyncdir", rename_setup, rename_run },
 	{ "link_fsync", link_setup, link_run },
+	{ "truncate_fsync", truncate_setup, truncate_run },
+	{ "punch_fsync", punch_setup, punch_run },
+	{ "unlink_fsyncdir", unlink_setup, unlink_run },
 };
 
 /* ---- crash images ----------------------------------------------------------- */
