@@ -11,11 +11,16 @@
  * and the log position at which an fsync, fdatasync or fsync of the
  * directory that covered it returned (its acknowledgement).
  *
- * From the image as it was when recording started and the log, crash
+ * Every workload runs on one device (single) and on two (raid1 data and
+ * metadata), where each device's flushes are its own.
+ *
+ * From the images as they were when recording started and the log, crash
  * images are built: a cut point in the log; every write before the last
- * flush before the cut is on the device; of the writes after that flush
- * and before the cut (in flight), a subset, some torn (4 KiB sectors of
- * a write, some new and the rest old).  States, per workload:
+ * flush of its device before the cut is on that device (so a cut between
+ * the flushes of two devices has a flush that reached one and not the
+ * other); of the writes after it and before the cut (in flight), a
+ * subset, some torn (4 KiB sectors of a write, some new and the rest
+ * old).  States, per workload:
  *   - flush:  at every flush, nothing in flight;
  *   - only:   per epoch (the writes between two flushes), each write alone;
  *   - drop:   per epoch, every write but one;
@@ -28,8 +33,10 @@
  * versions from its last acknowledged one on (or is absent when that is
  * the version), reads never fail, then fsck again after the replay.
  *
- * SEED=n replays the random states; WORKLOAD=name runs one workload;
- * RANDOM_STATES=n per workload (default 40; make soak sets more).
+ * SEED=n replays the random states; WORKLOAD=name runs the workloads
+ * whose name holds it; PROFILE=single|raid1 one of the two; RANDOM_STATES=n
+ * per workload and profile (default 40; make soak sets more); VERBOSE=1
+ * prints every state.
  */
 #include "core_test.h"
 #include "fs/fsops.h"
@@ -42,13 +49,18 @@
 #include <sys/stat.h>
 
 #define IMG_SIZE (64ull << 20)
+#define MAXDEV 2
 #define MAXNAMES 16
 #define MAXVER 64
 
 /* ---- the write log ------------------------------------------------------ */
 
+static int ndev = 1;		/* 2: a raid1 volume */
+static char img[MAXDEV][256], work[MAXDEV][300];
+
 struct wrec {
 	int op;			/* DEV_WRITE, DEV_FLUSH, DEV_DISCARD */
+	int dev;		/* index in img[] / work[] */
 	uint64_t off, len;
 	uint8_t *data;		/* writes only */
 };
@@ -66,8 +78,11 @@ static void record(void *arg, const struct dev *d, int op, uint64_t off, const v
 		   uint64_t len)
 {
 	struct wlog *l = arg;
+	int dev = 0;
 
-	(void)d;	/* one device */
+	for (int i = 0; i < ndev; i++)
+		if (strcmp(d->path, img[i]) == 0 || strcmp(d->path, work[i]) == 0)
+			dev = i;
 	pthread_mutex_lock(&l->mu);
 	if (l->n == l->cap) {
 		l->cap = l->cap ? l->cap * 2 : 1024;
@@ -76,7 +91,7 @@ static void record(void *arg, const struct dev *d, int op, uint64_t off, const v
 			abort();
 	}
 	struct wrec *r = &l->v[l->n++];
-	*r = (struct wrec){ op, off, len, NULL };
+	*r = (struct wrec){ op, dev, off, len, NULL };
 	if (op == DEV_WRITE && !l->ranges_only) {
 		r->data = malloc(len);
 		if (!r->data)
@@ -117,7 +132,6 @@ static struct names {
 	int nn;
 } m;
 
-static char img[256], work[300];
 static struct core *core;
 static struct fsctx *fs;
 static struct fsops_cred cr = { .uid = 0, .gid = 0 };
@@ -488,15 +502,15 @@ static const struct workload workloads[] = {
 
 /* ---- crash images ----------------------------------------------------------- */
 
-static uint8_t *base;		/* the image when recording started */
+static uint8_t *base[MAXDEV];	/* the images when recording started */
 static struct wrec *rec;	/* the workload's log */
 static size_t nrec;
-static int wfd = -1;		/* the crash image */
-/* what the last state changed in the crash image: restored from base */
-static struct { uint64_t off, len; } *dirty;
+static int wfd[MAXDEV] = { -1, -1 };	/* the crash images */
+/* what the last state changed in the crash images: restored from base */
+static struct { int dev; uint64_t off, len; } *dirty;
 static size_t ndirty, dirtycap;
 
-static void note_dirty(uint64_t off, uint64_t len)
+static void note_dirty(int dev, uint64_t off, uint64_t len)
 {
 	if (ndirty == dirtycap) {
 		dirtycap = dirtycap ? dirtycap * 2 : 1024;
@@ -504,36 +518,61 @@ static void note_dirty(uint64_t off, uint64_t len)
 		if (!dirty)
 			abort();
 	}
+	dirty[ndirty].dev = dev;
 	dirty[ndirty].off = off;
 	dirty[ndirty].len = len;
 	ndirty++;
 }
 
-static int pw(const void *b, uint64_t len, uint64_t off)
+static int pw(int dev, const void *b, uint64_t len, uint64_t off)
 {
-	return pwrite(wfd, b, len, (off_t)off) == (ssize_t)len ? 0 : -EIO;
+	return pwrite(wfd[dev], b, len, (off_t)off) == (ssize_t)len ? 0 : -EIO;
 }
 
 /*
- * A state: the cut, and for each write in flight (from the last flush
- * before the cut up to it) whether it is on the device: sel[i] = 0 no,
- * 1 whole, 2 torn (tear[i]: bit s = 4 KiB sector s written).
+ * A state: the cut, and for each write in flight (after the last flush
+ * of its device before the cut) whether it is on the device: sel[i] = 0
+ * no, 1 whole, 2 torn (tear[i]: bit s = 4 KiB sector s written).  A
+ * flush of one device says nothing about the others: between the flushes
+ * of one chunk_flush_devs, some devices have it and others not.
  */
 struct state {
-	size_t cut, from;	/* in flight: rec[from, cut) */
-	uint8_t *sel;
+	size_t cut, from;	/* rec[from, cut) holds every write in flight */
+	size_t last[MAXDEV];	/* after each device's last flush before the cut */
+	uint8_t *sel;		/* for rec[from, cut) */
 	uint64_t *tear;
 };
+
+/* Set s->from and s->last for s->cut. */
+static void state_cut(struct state *s, size_t cut)
+{
+	s->cut = cut;
+	for (int d = 0; d < ndev; d++)
+		s->last[d] = 0;
+	for (size_t i = 0; i < cut; i++)
+		if (rec[i].op == DEV_FLUSH)
+			s->last[rec[i].dev] = i + 1;
+	s->from = cut;
+	for (int d = 0; d < ndev; d++)
+		if (s->last[d] < s->from)
+			s->from = s->last[d];
+}
+
+/* Write i is in flight in s (else it is on the device or past the cut). */
+static bool in_flight(const struct state *s, size_t i)
+{
+	return i >= s->from && i < s->cut && rec[i].op != DEV_FLUSH && i >= s->last[rec[i].dev];
+}
 
 static int build(const struct state *s)
 {
 	for (size_t i = 0; i < ndirty; i++)
-		if (pw(base + dirty[i].off, dirty[i].len, dirty[i].off))
+		if (pw(dirty[i].dev, base[dirty[i].dev] + dirty[i].off, dirty[i].len, dirty[i].off))
 			return -EIO;
 	ndirty = 0;
 	for (size_t i = 0; i < s->cut; i++) {
 		const struct wrec *r = &rec[i];
-		int how = i < s->from ? 1 : s->sel[i - s->from];
+		int how = in_flight(s, i) ? s->sel[i - s->from] : 1;
 		if (r->op == DEV_FLUSH || !how)
 			continue;
 		static const uint8_t zero[4096];
@@ -541,10 +580,10 @@ static int build(const struct state *s)
 			uint64_t n = r->len - o < 4096 ? r->len - o : 4096;
 			if (how == 2 && (o / 4096 >= 64 || !(s->tear[i - s->from] >> (o / 4096) & 1)))
 				continue;
-			if (pw(r->op == DEV_WRITE ? r->data + o : zero, n, r->off + o))
+			if (pw(r->dev, r->op == DEV_WRITE ? r->data + o : zero, n, r->off + o))
 				return -EIO;
 		}
-		note_dirty(r->off, r->len);
+		note_dirty(r->dev, r->off, r->len);
 	}
 	return 0;
 }
@@ -552,20 +591,21 @@ static int build(const struct state *s)
 /* fsck.glassfs -n on the crash image: its exit code (-1 not built). */
 static int fsck_img(const char *what, const char *label)
 {
-	char bin[512], cmd[1400];
+	char bin[512], cmd[2048];
 
 	if (t_fsck_bin(bin, sizeof(bin)))
 		return -1;
-	snprintf(cmd, sizeof(cmd), "%s -n %s > %s.fsck 2>&1", bin, work, work);
+	snprintf(cmd, sizeof(cmd), "%s -n %s %s > %s.fsck 2>&1", bin, work[0],
+		 ndev > 1 ? work[1] : "", work[0]);
 	int st = system(cmd);
 	st = WIFEXITED(st) ? WEXITSTATUS(st) : 99;
 	if (st) {
 		printf("  fsck %s (%s): exit %d\n", what, label, st);
-		snprintf(cmd, sizeof(cmd), "grep -v '^fsck.glassfs: checking' %s.fsck | head -8 | sed 's/^/    | /'", work);
+		snprintf(cmd, sizeof(cmd), "grep -v '^fsck.glassfs: checking' %s.fsck | head -8 | sed 's/^/    | /'", work[0]);
 		if (system(cmd) < 0)
 			st = 99;
 	}
-	snprintf(cmd, sizeof(cmd), "%s.fsck", work);
+	snprintf(cmd, sizeof(cmd), "%s.fsck", work[0]);
 	unlink(cmd);
 	return st;
 }
@@ -649,7 +689,7 @@ static void check_state(const struct state *s, const char *label, struct tally *
 		bad = 1;
 	}
 	/* mount: replays the log; what it writes is restored after */
-	const char *devs[1] = { work };
+	const char *devs[MAXDEV] = { work[0], work[1] };
 	struct core_opts o;
 	core_opts_default(&o);
 	o.commit_interval_s = 3600;
@@ -657,7 +697,7 @@ static void check_state(const struct state *s, const char *label, struct tally *
 	o.dev_recorder_arg = &wl;
 	wlog_clear(&wl);
 	wl.ranges_only = true;
-	int r = core_open(devs, 1, &o, &core);
+	int r = core_open(devs, ndev, &o, &core);
 	bool had_log = !r && log_pending(core);
 	if (!r)
 		r = fsops_mount(core, &o, &fs);
@@ -698,7 +738,7 @@ static void check_state(const struct state *s, const char *label, struct tally *
 	pthread_mutex_lock(&wl.mu);
 	for (size_t i = 0; i < wl.n; i++)
 		if (wl.v[i].op != DEV_FLUSH)
-			note_dirty(wl.v[i].off, wl.v[i].len);
+			note_dirty(wl.v[i].dev, wl.v[i].off, wl.v[i].len);
 	pthread_mutex_unlock(&wl.mu);
 	wlog_clear(&wl);
 	if (!r && had_log && fsck_img("after the mount's replay", label) > 0) {
@@ -724,15 +764,15 @@ static unsigned random_seed(unsigned seed, size_t workload)
 static void random_state(unsigned *rs, struct state *s)
 {
 	*rs = *rs * 1103515245u + 12345u;
-	size_t cut = (*rs >> 8) % (nrec + 1), from = cut;
+	size_t cut = (*rs >> 8) % (nrec + 1), from;
 
-	while (from > 0 && rec[from - 1].op != DEV_FLUSH)
-		from--;
-	s->cut = cut;
-	s->from = from;
+	state_cut(s, cut);
+	from = s->from;
 	*rs = *rs * 1103515245u + 12345u;
 	unsigned p = 1 + (*rs >> 8) % 3;	/* in flight on the device: p/4 */
 	for (size_t i = 0; i < cut - from; i++) {
+		if (!in_flight(s, from + i))
+			continue;
 		*rs = *rs * 1103515245u + 12345u;
 		unsigned x = (*rs >> 8) & 0xffff;
 		s->sel[i] = (uint8_t)((x & 3) < p);
@@ -766,7 +806,7 @@ static const struct {
 
 static int mount_live(bool recording)
 {
-	const char *devs[1] = { img };
+	const char *devs[MAXDEV] = { img[0], img[1] };
 	struct core_opts o;
 
 	core_opts_default(&o);
@@ -775,7 +815,7 @@ static int mount_live(bool recording)
 		o.dev_recorder = record;
 		o.dev_recorder_arg = &wl;
 	}
-	int ret = core_open(devs, 1, &o, &core);
+	int ret = core_open(devs, ndev, &o, &core);
 	if (!ret)
 		ret = fsops_mount(core, &o, &fs);
 	return ret;
@@ -793,6 +833,8 @@ static void unmount_live(bool crash)
 	core = NULL;
 }
 
+static char wname[64];		/* the workload, "raid1/" before it on two devices */
+
 static void run_workload(const struct workload *w, unsigned seed, size_t nrandom,
 			 struct tally *t)
 {
@@ -802,13 +844,17 @@ static void run_workload(const struct workload *w, unsigned seed, size_t nrandom
 
 	model_reset();
 	wfail = 0;
-	if (t_format(img, 0) || mount_live(false)) {
-		printf("FAIL: %s: format/mount\n", w->name);
+	const char *devs[MAXDEV] = { img[0], img[1] };
+	struct format_opts fo = { .label = "powerloss", .force = true };
+	if (ndev > 1)
+		fo.data_profile = fo.meta_profile = CORE_PROFILE_RAID1;
+	if (core_format(devs, ndev, &fo) || mount_live(false)) {
+		printf("FAIL: %s: format/mount\n", wname);
 		fails++;
 		return;
 	}
 	if (fsops_mkdir(fs, ROOT_DIR_INO, "d", 0755, &cr, &st)) {
-		printf("FAIL: %s: mkdir\n", w->name);
+		printf("FAIL: %s: mkdir\n", wname);
 		fails++;
 		unmount_live(false);
 		return;
@@ -816,16 +862,18 @@ static void run_workload(const struct workload *w, unsigned seed, size_t nrandom
 	dir_ino = st.st_ino;
 	w->setup(k);
 	unmount_live(false);	/* committed */
-	/* the starting image: as it is on the device now */
-	int fd = open(img, O_RDONLY);
-	if (fd < 0 || pread(fd, base, IMG_SIZE, 0) != (ssize_t)IMG_SIZE) {
-		printf("FAIL: %s: reading the image\n", w->name);
-		fails++;
-		if (fd >= 0)
-			close(fd);
-		return;
+	/* the starting images: as they are on the devices now */
+	for (int d = 0; d < ndev; d++) {
+		int fd = open(img[d], O_RDONLY);
+		if (fd < 0 || pread(fd, base[d], IMG_SIZE, 0) != (ssize_t)IMG_SIZE) {
+			printf("FAIL: %s: reading the image\n", wname);
+			fails++;
+			if (fd >= 0)
+				close(fd);
+			return;
+		}
+		close(fd);
 	}
-	close(fd);
 	snapshot();	/* what setup left is committed: acknowledged */
 	for (int i = 0; i < m.nn; i++)
 		m.n[i].v[0].ack = 0;
@@ -833,7 +881,7 @@ static void run_workload(const struct workload *w, unsigned seed, size_t nrandom
 	wlog_clear(&wl);
 	wl.ranges_only = false;
 	if (mount_live(true)) {
-		printf("FAIL: %s: mount\n", w->name);
+		printf("FAIL: %s: mount\n", wname);
 		fails++;
 		return;
 	}
@@ -861,16 +909,19 @@ static void run_workload(const struct workload *w, unsigned seed, size_t nrandom
 
 	/* the crash image starts as the base */
 	ndirty = 0;
-	if (ftruncate(wfd, 0) || ftruncate(wfd, (off_t)IMG_SIZE) || pw(base, IMG_SIZE, 0)) {
-		printf("FAIL: %s: crash image\n", w->name);
-		fails++;
-		return;
+	for (int d = 0; d < ndev; d++) {
+		if (ftruncate(wfd[d], 0) || ftruncate(wfd[d], (off_t)IMG_SIZE) ||
+		    pw(d, base[d], IMG_SIZE, 0)) {
+			printf("FAIL: %s: crash image\n", wname);
+			fails++;
+			return;
+		}
 	}
 
 	size_t nflush = 0, nwrites = 0;
 	for (size_t i = 0; i < nrec; i++)
 		rec[i].op == DEV_FLUSH ? nflush++ : nwrites++;
-	printf("%s: %zu writes, %zu flushes recorded\n", w->name, nwrites, nflush);
+	printf("%s: %zu writes, %zu flushes recorded\n", wname, nwrites, nflush);
 
 	struct state s = { 0 };
 	s.sel = calloc(nrec + 1, 1);
@@ -881,8 +932,9 @@ static void run_workload(const struct workload *w, unsigned seed, size_t nrandom
 	for (size_t i = 0; i <= nrec; i++) {
 		if (i < nrec && rec[i].op != DEV_FLUSH)
 			continue;
-		s.cut = s.from = i;
-		snprintf(label, sizeof(label), "%s flush@%zu", w->name, i);
+		state_cut(&s, i);
+		memset(s.sel, 0, nrec + 1);
+		snprintf(label, sizeof(label), "%s flush@%zu", wname, i);
 		check_state(&s, label, t);
 	}
 	/* per epoch: each write alone, and every write but one */
@@ -896,12 +948,12 @@ static void run_workload(const struct workload *w, unsigned seed, size_t nrandom
 			for (int mode = 0; mode < 2; mode++) {
 				if (mode == 1 && n == 1)
 					continue;	/* = the flush point */
-				s.from = f;
-				s.cut = e;
-				for (size_t i = 0; i < n; i++)
-					s.sel[i] = (uint8_t)(mode == 0 ? i == w1 : i != w1);
+				state_cut(&s, e);
+				for (size_t i = s.from; i < e; i++)
+					s.sel[i - s.from] = (uint8_t)(mode == 0 ? i == f + w1 :
+								      i != f + w1);
 				snprintf(label, sizeof(label), "%s %s epoch %zu write %zu (%s %llu at %llu)",
-					 w->name, mode ? "drop" : "only", ep, w1,
+					 wname, mode ? "drop" : "only", ep, w1,
 					 rec[f + w1].op == DEV_WRITE ? "write" : "discard",
 					 (unsigned long long)rec[f + w1].len,
 					 (unsigned long long)rec[f + w1].off);
@@ -915,21 +967,21 @@ static void run_workload(const struct workload *w, unsigned seed, size_t nrandom
 	unsigned rs = random_seed(seed, wi);
 	for (size_t j = 0; j < nrandom; j++) {
 		random_state(&rs, &s);
-		snprintf(label, sizeof(label), "%s random %zu (SEED=%u)", w->name, j, seed);
+		snprintf(label, sizeof(label), "%s random %zu (SEED=%u)", wname, j, seed);
 		check_state(&s, label, t);
 	}
 	/* random states that showed a bug once: kept whatever the seed */
 	for (size_t i = 0; i < sizeof(regress) / sizeof(regress[0]); i++) {
-		if (strcmp(regress[i].workload, w->name))
+		if (strcmp(regress[i].workload, wname))
 			continue;
 		rs = random_seed(regress[i].seed, wi);
 		for (unsigned j = 0; j <= regress[i].index; j++)
 			random_state(&rs, &s);
-		snprintf(label, sizeof(label), "%s regression: random %u (SEED=%u)", w->name,
+		snprintf(label, sizeof(label), "%s regression: random %u (SEED=%u)", wname,
 			 regress[i].index, regress[i].seed);
 		check_state(&s, label, t);
 	}
-	printf("%s: %zu crash states\n", w->name, t->states - before);
+	printf("%s: %zu crash states\n", wname, t->states - before);
 	free(s.sel);
 	free(s.tear);
 	for (size_t i = 0; i < nrec; i++)
@@ -944,7 +996,7 @@ int main(void)
 	t_seed_init();
 	unsigned seed = t_seed;
 	size_t nrandom = getenv("RANDOM_STATES") ? strtoul(getenv("RANDOM_STATES"), NULL, 0) : 40;
-	const char *only = getenv("WORKLOAD");
+	const char *only = getenv("WORKLOAD"), *prof = getenv("PROFILE");
 	char bin[512];
 	struct tally all = { 0 };
 
@@ -953,38 +1005,48 @@ int main(void)
 		printf("SKIP: power-loss states: fsck.glassfs not built\n");
 		return 77;
 	}
-	base = malloc(IMG_SIZE);
-	MUST(base ? 0 : -ENOMEM);
 	/* flushes are the point here, not their cost: tmpfs unless told */
 	if (!getenv("TMPDIR") && access("/dev/shm", W_OK) == 0)
 		setenv("TMPDIR", "/dev/shm", 1);
-	MUST(t_image(img, sizeof(img), IMG_SIZE));
-	snprintf(work, sizeof(work), "%s.crash", img);
-	wfd = open(work, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	MUST(wfd < 0 ? -errno : 0);
+	for (int d = 0; d < MAXDEV; d++) {
+		base[d] = malloc(IMG_SIZE);
+		MUST(base[d] ? 0 : -ENOMEM);
+		MUST(t_image(img[d], sizeof(img[d]), IMG_SIZE));
+		snprintf(work[d], sizeof(work[d]), "%s.crash", img[d]);
+		wfd[d] = open(work[d], O_RDWR | O_CREAT | O_TRUNC, 0600);
+		MUST(wfd[d] < 0 ? -errno : 0);
+	}
 
-	for (size_t i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++) {
-		if (only && !strstr(workloads[i].name, only))
+	/* PROFILE=single|raid1: one of them; both by default */
+	for (ndev = 1; ndev <= MAXDEV; ndev++) {
+		const char *pname = ndev == 1 ? "single" : "raid1";
+		if (prof && strcmp(prof, pname))
 			continue;
-		struct tally t = { 0 };
-		run_workload(&workloads[i], seed, nrandom, &t);
-		printf("%s: %zu states: %zu fsync'd files lost (%zu states with an older version, "
-		       "%zu with a read failure (EIO), %zu with garbage), %zu mount failures, "
-		       "%zu fsck unclean before mount, %zu after the replay\n", workloads[i].name,
-		       t.states, t.files_lost, t.lost, t.eio, t.garbage, t.mount, t.fsck_pre,
-		       t.fsck_post);
-		char name[128];
-		snprintf(name, sizeof(name), "%s: every crash state recovers", workloads[i].name);
-		CHECK(name, t.states && !t.lost && !t.eio && !t.garbage && !t.mount && !t.fsck_pre &&
-		      !t.fsck_post);
-		all.states += t.states;
-		all.lost += t.lost;
-		all.files_lost += t.files_lost;
-		all.eio += t.eio;
-		all.garbage += t.garbage;
-		all.mount += t.mount;
-		all.fsck_pre += t.fsck_pre;
-		all.fsck_post += t.fsck_post;
+		for (size_t i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++) {
+			if (only && !strstr(workloads[i].name, only))
+				continue;
+			snprintf(wname, sizeof(wname), "%s%s", ndev > 1 ? "raid1/" : "",
+				 workloads[i].name);
+			struct tally t = { 0 };
+			run_workload(&workloads[i], seed, nrandom, &t);
+			printf("%s: %zu states: %zu fsync'd files lost (%zu states with an older "
+			       "version, %zu with a read failure (EIO), %zu with garbage), %zu mount "
+			       "failures, %zu fsck unclean before mount, %zu after the replay\n", wname,
+			       t.states, t.files_lost, t.lost, t.eio, t.garbage, t.mount, t.fsck_pre,
+			       t.fsck_post);
+			char name[128];
+			snprintf(name, sizeof(name), "%s: every crash state recovers", wname);
+			CHECK(name, t.states && !t.lost && !t.eio && !t.garbage && !t.mount &&
+			      !t.fsck_pre && !t.fsck_post);
+			all.states += t.states;
+			all.lost += t.lost;
+			all.files_lost += t.files_lost;
+			all.eio += t.eio;
+			all.garbage += t.garbage;
+			all.mount += t.mount;
+			all.fsck_pre += t.fsck_pre;
+			all.fsck_post += t.fsck_post;
+		}
 	}
 	printf("total: %zu states: %zu fsync'd files lost (states: %zu older version, %zu EIO, "
 	       "%zu garbage), %zu mount failures, %zu fsck unclean before mount, %zu after the "
@@ -992,11 +1054,15 @@ int main(void)
 	       all.mount, all.fsck_pre, all.fsck_post, seed);
 out:
 	model_reset();
-	if (wfd >= 0)
-		close(wfd);
-	unlink(img);
-	unlink(work);
-	free(base);
+	for (int d = 0; d < MAXDEV; d++) {
+		if (wfd[d] >= 0)
+			close(wfd[d]);
+		if (img[d][0])
+			unlink(img[d]);
+		if (work[d][0])
+			unlink(work[d]);
+		free(base[d]);
+	}
 	free(dirty);
 	wlog_clear(&wl);
 	free(wl.v);
