@@ -1031,17 +1031,18 @@ static void free_chain(struct seg *v, int n)
 }
 
 /*
- * The data sectors one LOG_CSUM_ITEM covers, [logical, +n sectors), read
- * from every copy: 0 when each sector matches its logged checksum on some
- * copy, -EUCLEAN (a line on out for the first bad sector) when one does
- * not, -errno.  Replay would make those sectors reachable as they are.
+ * The data sectors one LOG_CSUM_ITEM covers, [logical, +n sectors), on
+ * every copy: 0 when each matches its logged checksum, -EUCLEAN (a line
+ * on out for the first bad sector) when one does not, -errno.  Replay
+ * makes them reachable as they are, and fsck holds every copy of
+ * reachable data to its checksum (a copy a flush missed included).
  */
 static int check_logged_data(struct core *c, uint64_t ino, uint64_t logical, const void *csums,
 			     uint32_t n, FILE *out)
 {
 	struct chunk_copy cp[CHUNK_MAX_STRIPES];
 	uint64_t type = 0, len = (uint64_t)n * CORE_SECTORSIZE;
-	uint8_t *buf, *good;
+	uint8_t *buf;
 	int ncp = chunk_map_lookup(c, logical, len, cp, &type), ret = 0;
 
 	if (ncp <= 0 || !(type & BG_DATA)) {
@@ -1052,35 +1053,34 @@ static int check_logged_data(struct core *c, uint64_t ino, uint64_t logical, con
 		return -EUCLEAN;
 	}
 	buf = aligned_alloc(4096, len);
-	good = calloc(n, 1);
-	if (!buf || !good) {
-		free(buf);
-		free(good);
+	if (!buf)
 		return -ENOMEM;
-	}
-	for (int m = 0; m < ncp; m++) {
-		if (dev_read(cp[m].dev, cp[m].physical, buf, len))
-			continue;
+	for (int m = 0; m < ncp && !ret; m++) {
+		if (dev_read(cp[m].dev, cp[m].physical, buf, len)) {
+			if (out)
+				fprintf(out, "fsync log: inode %llu: data %llu+%llu: read error on %s\n",
+					(unsigned long long)ino, (unsigned long long)logical,
+					(unsigned long long)len, cp[m].dev->path);
+			ret = -EIO;
+			break;
+		}
 		for (uint32_t i = 0; i < n; i++) {
 			uint32_t want;
 			memcpy(&want, (const uint8_t *)csums + (size_t)i * CSUM_SIZE, CSUM_SIZE);
 			if (crc32c(0, buf + (size_t)i * CORE_SECTORSIZE, CORE_SECTORSIZE) == want)
-				good[i] = 1;
+				continue;
+			if (out)
+				fprintf(out, "fsync log: inode %llu: data logical %llu on %s physical %llu "
+					"does not match its logged checksum: the log references data "
+					"that did not reach the device\n", (unsigned long long)ino,
+					(unsigned long long)(logical + (uint64_t)i * CORE_SECTORSIZE),
+					cp[m].dev->path,
+					(unsigned long long)(cp[m].physical + (uint64_t)i * CORE_SECTORSIZE));
+			ret = -EUCLEAN;
+			break;
 		}
 	}
-	for (uint32_t i = 0; i < n; i++) {
-		if (good[i])
-			continue;
-		if (out)
-			fprintf(out, "fsync log: inode %llu: data logical %llu does not match its "
-				"logged checksum on any copy: the log references data that did not "
-				"reach the device\n", (unsigned long long)ino,
-				(unsigned long long)(logical + (uint64_t)i * CORE_SECTORSIZE));
-		ret = -EUCLEAN;
-		break;
-	}
 	free(buf);
-	free(good);
 	return ret;
 }
 

@@ -35,7 +35,7 @@
  *
  * SEED=n replays the random states; WORKLOAD=name runs the workloads
  * whose name holds it; PROFILE=single|raid1 one of the two; RANDOM_STATES=n
- * per workload and profile (default 40; make soak sets more); VERBOSE=1
+ * per workload and profile (default 20; make soak sets more); VERBOSE=1
  * prints every state.
  */
 #include "core_test.h"
@@ -995,7 +995,7 @@ int main(void)
 {
 	t_seed_init();
 	unsigned seed = t_seed;
-	size_t nrandom = getenv("RANDOM_STATES") ? strtoul(getenv("RANDOM_STATES"), NULL, 0) : 40;
+	size_t nrandom = getenv("RANDOM_STATES") ? strtoul(getenv("RANDOM_STATES"), NULL, 0) : 20;
 	const char *only = getenv("WORKLOAD"), *prof = getenv("PROFILE");
 	char bin[512];
 	struct tally all = { 0 };
