@@ -488,6 +488,87 @@ static void unlink_run(unsigned k)
 	w_fsyncdir();
 }
 
+/* fsync(2) of nothing in particular: a full commit */
+static void w_sync(void)
+{
+	snapshot();
+	STEP(fsops_sync(fs));
+	size_t pos = logpos();
+	for (int i = 0; i < m.nn; i++)
+		ack(&m.n[i], pos);
+}
+
+/*
+ * Mixed: MIXED_STEPS (default 25) random steps from the seed over six
+ * names — writes anywhere (appends, overwrites, holes), truncates,
+ * creates, renames over and unlinks with an fsync of the directory, hard
+ * links, fsync and fdatasync, now and then a commit.
+ */
+static unsigned mixed_rs;
+static unsigned mrand(void)
+{
+	mixed_rs = mixed_rs * 1103515245u + 12345u;
+	return (mixed_rs >> 8) & 0xffffff;
+}
+
+static void mixed_setup(unsigned k)
+{
+	w_create("m0");
+	w_write("m0", 0, 10000, k);
+	w_create("m1");
+	w_write("m1", 0, 300, k + 1);
+}
+
+static void mixed_run(unsigned k)
+{
+	unsigned steps = getenv("MIXED_STEPS") ? (unsigned)atoi(getenv("MIXED_STEPS")) : 25;
+	char a[8], b[8];
+
+	mixed_rs = k * 2654435761u + 1;
+	for (unsigned st = 0; st < steps && !wfail; st++) {
+		unsigned r = mrand() % 100;
+		snprintf(a, sizeof(a), "m%u", mrand() % 6);
+		snprintf(b, sizeof(b), "m%u", mrand() % 6);
+		struct name *na = nm(a), *nb = nm(b);
+		if (!na->present) {
+			w_create(a);
+			w_write(a, 0, 1 + mrand() % 9000, k + st);
+			w_fsync(a, 0);
+			continue;
+		}
+		if (r < 35) {
+			size_t off = mrand() % (na->len + 8192), len = 1 + mrand() % 20000;
+			if (off + len > (256u << 10))
+				off = 0;
+			w_write(a, off, len, k + st);
+			if (mrand() % 3)
+				w_fsync(a, (int)(mrand() % 2));
+		} else if (r < 45) {
+			w_truncate(a, mrand() % (na->len + 5000));
+			w_fsync(a, 0);
+		} else if (r < 52) {
+			if (strcmp(a, b)) {
+				if (nb->present && nb->ino == na->ino)
+					continue;	/* rename between links of one inode: a no-op */
+				w_rename(a, b);
+				w_fsyncdir();
+			}
+		} else if (r < 58) {
+			w_unlink(a);
+			w_fsyncdir();
+		} else if (r < 63) {
+			if (!nb->present) {
+				w_link(a, b);
+				w_fsync(b, 0);
+			}
+		} else if (r < 68) {
+			w_sync();
+		} else {
+			w_fsync(a, (int)(mrand() % 2));
+		}
+	}
+}
+
 static const struct workload workloads[] = {
 	{ "create_fsync", create_setup, create_run },
 	{ "append_fdatasync", append_setup, append_run },
@@ -498,6 +579,7 @@ static const struct workload workloads[] = {
 	{ "truncate_fsync", truncate_setup, truncate_run },
 	{ "punch_fsync", punch_setup, punch_run },
 	{ "unlink_fsyncdir", unlink_setup, unlink_run },
+	{ "mixed", mixed_setup, mixed_run },
 };
 
 /* ---- crash images ----------------------------------------------------------- */
@@ -612,6 +694,7 @@ static int fsck_img(const char *what, const char *label)
 
 struct tally {
 	size_t states, lost, garbage, eio, fsck_pre, fsck_post, mount;
+	size_t repeats;		/* states that repeated one checked before */
 	size_t files_lost;	/* (state, name): a version acknowledged after the
 				 * start not back (older, garbage or EIO) */
 };
@@ -674,8 +757,64 @@ static int check_name(const struct name *n, size_t cut, const char *label)
 
 static bool verbose;
 
+/*
+ * States already checked in this workload: the writes on the devices and
+ * what was acknowledged at the cut.  Random states often repeat a flush
+ * point or each other; a repeat is not checked or counted again.
+ */
+static uint64_t *seen;
+static size_t seencap, nseen;
+
+static bool seen_before(const struct state *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+#define MIX(x) (h = (h ^ (uint64_t)(x)) * 0x100000001b3ull)
+	for (size_t i = 0; i < s->cut; i++) {
+		if (rec[i].op == DEV_FLUSH)
+			continue;
+		int how = in_flight(s, i) ? s->sel[i - s->from] : 1;
+		if (!how)
+			continue;
+		MIX(i);
+		MIX(how == 2 ? s->tear[i - s->from] | 1ull << 63 : 0);
+	}
+	for (int i = 0; i < m.nn; i++)
+		MIX(acked_at(&m.n[i], s->cut));
+#undef MIX
+	if (!h)
+		h = 1;
+	if ((nseen + 1) * 2 > seencap) {
+		size_t nc = seencap ? seencap * 2 : 1024;
+		uint64_t *nv = calloc(nc, sizeof(*nv));
+		if (!nv)
+			abort();
+		for (size_t i = 0; i < seencap; i++) {
+			if (!seen[i])
+				continue;
+			size_t j = seen[i] & (nc - 1);
+			while (nv[j])
+				j = (j + 1) & (nc - 1);
+			nv[j] = seen[i];
+		}
+		free(seen);
+		seen = nv;
+		seencap = nc;
+	}
+	size_t j = h & (seencap - 1);
+	for (; seen[j]; j = (j + 1) & (seencap - 1))
+		if (seen[j] == h)
+			return true;
+	seen[j] = h;
+	nseen++;
+	return false;
+}
+
 static void check_state(const struct state *s, const char *label, struct tally *t)
 {
+	if (seen_before(s)) {
+		t->repeats++;
+		return;
+	}
 	t->states++;
 	if (build(s)) {
 		printf("FAIL: %s: building the image\n", label);
@@ -927,6 +1066,9 @@ static void run_workload(const struct workload *w, unsigned seed, size_t nrandom
 	s.sel = calloc(nrec + 1, 1);
 	s.tear = calloc(nrec + 1, sizeof(*s.tear));
 	size_t before = t->states;
+	if (seen)
+		memset(seen, 0, seencap * sizeof(*seen));
+	nseen = 0;
 
 	/* every flush point, and the end of the log: nothing in flight */
 	for (size_t i = 0; i <= nrec; i++) {
@@ -981,7 +1123,8 @@ static void run_workload(const struct workload *w, unsigned seed, size_t nrandom
 			 regress[i].index, regress[i].seed);
 		check_state(&s, label, t);
 	}
-	printf("%s: %zu crash states\n", wname, t->states - before);
+	printf("%s: %zu crash states (%zu repeats not checked again)\n", wname,
+	       t->states - before, t->repeats);
 	free(s.sel);
 	free(s.tear);
 	for (size_t i = 0; i < nrec; i++)
@@ -1064,6 +1207,7 @@ out:
 		free(base[d]);
 	}
 	free(dirty);
+	free(seen);
 	wlog_clear(&wl);
 	free(wl.v);
 	return fails ? 1 : 0;
