@@ -143,8 +143,13 @@ demo-picture:
 	$(Q)tools/demo-picture.sh
 
 # Long runs that do not belong in `make test`: 500 crash rounds, a
-# million-entry directory, the crash unit test at many more kills.
+# million-entry directory, the crash unit test at many more kills, and
+# power-loss crash states (test_powerloss): 2,000 random states per
+# workload and profile and a mixed workload of 500 steps (RANDOM_STATES=n,
+# MIXED_STEPS=n, SEED=n; repeats of a state are not counted).
 soak: deps
 	$(Q)$(MAKE) --no-print-directory test-build
 	$(Q)CRASH_ROUNDS=$${CRASH_ROUNDS:-500} BIGDIR_FILES=$${BIGDIR_FILES:-1000000} \
-		TEST_TIMEOUT=$${TEST_TIMEOUT:-7200} OUT=$(OUT) tests/run.sh crash.test stress.test
+		RANDOM_STATES=$${RANDOM_STATES:-2000} MIXED_STEPS=$${MIXED_STEPS:-500} \
+		TEST_TIMEOUT=$${TEST_TIMEOUT:-7200} OUT=$(OUT) tests/run.sh crash.test stress.test \
+		test_powerloss

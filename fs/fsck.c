@@ -952,15 +952,16 @@ check:
 	 * A pending fsync log (a crash after fsyncs, before the next commit)
 	 * is checked, not replayed: the trees above are the last commit's,
 	 * consistent on their own; the log must read back whole (headers,
-	 * checksums, records) and sit in space the last commit left free.
+	 * checksums, records), sit in space the last commit left free, and
+	 * the data it makes reachable must match the checksums it logged.
 	 * The next read-write mount replays it.
 	 */
 	ret = log_check(f.c, stdout);
 	if (ret == -ENOMEM)
 		goto operational;
 	if (ret < 0)
-		fsck_error(&f, "fsync log: damaged (%s); the files it holds are lost, "
-			   "the last commit is intact", strerror(-ret));
+		fsck_error(&f, "fsync log: damaged, or references data that is not on the "
+			   "device (%s; lines above); the last commit is intact", strerror(-ret));
 	else if (ret > 0)
 		printf("fsck.glassfs: fsync log pending: %d record(s), valid; the next read-write "
 		       "mount replays it\n", ret);
