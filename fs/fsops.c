@@ -854,6 +854,34 @@ ssize_t fsops_readlink(struct fsctx *fs, uint64_t ino, char *buf, size_t size)
 
 /* ---- file data --------------------------------------------------------- */
 
+/*
+ * open(O_TRUNC) of an existing regular file.  The INIT reply takes FUSE's
+ * atomic O_TRUNC (libfuse's default), so no SETATTR follows the OPEN: the
+ * open itself truncates.  mtime and ctime move even when the file is
+ * already empty, as the kernel's do_truncate(ATTR_MTIME|ATTR_CTIME) does
+ * for every filesystem; O_RDONLY|O_TRUNC truncates too (the kernel asked
+ * for write permission before it sent the OPEN).  setuid, and setgid on a
+ * group-executable file, go as on a write (FUSE_CAP_HANDLE_KILLPRIV).
+ */
+static int open_truncate(struct fsctx *fs, struct inode *ip)
+{
+	struct txn *t;
+	int ret = join(fs, 8, TXN_USE_RESERVE, &t);
+
+	if (ret < 0)
+		return ret;
+	inode_lock(ip);
+	ret = file_truncate(t, fs, ip, 0);
+	if (ret == 0) {
+		if (ip->item.mode & (S_ISUID | S_ISGID))
+			ip->item.mode &= ~(uint32_t)(S_ISUID | ((ip->item.mode & S_IXGRP) ? S_ISGID : 0));
+		inode_touch(ip, T_MTIME | T_CTIME);
+		ret = inode_update(t, fs, ip);
+	}
+	inode_unlock(ip);
+	return finish(t, ret, true, "open O_TRUNC");
+}
+
 int fsops_open(struct fsctx *fs, uint64_t ino, int flags)
 {
 	struct inode *ip;
@@ -865,8 +893,33 @@ int fsops_open(struct fsctx *fs, uint64_t ino, int flags)
 		ret = -EISDIR;
 	else if ((flags & O_ACCMODE) != O_RDONLY && fs->readonly)
 		ret = -EROFS;
+	else if ((flags & O_TRUNC) && S_ISREG(ip->item.mode))
+		ret = open_truncate(fs, ip);
 	inode_put(fs, ip);
 	return ret;
+}
+
+/*
+ * The atime of a read or a readdir, which the caller found stale for the
+ * mount's mode (inode_atime_stale: relatime, strictatime, noatime) under
+ * ip's read lock; checked again under the write lock.  Best effort: a read
+ * does not fail for want of an atime.
+ */
+static void atime_touch(struct fsctx *fs, struct inode *ip)
+{
+	struct txn *t;
+
+	if (join(fs, 1, 0, &t) < 0)
+		return;
+	inode_lock(ip);
+	if (inode_atime_stale(ip, fs->atime)) {
+		inode_touch(ip, T_ATIME);
+		int r = inode_update(t, fs, ip);
+		if (r < 0)
+			txn_abort(t, r, "atime");
+	}
+	inode_unlock(ip);
+	txn_end(t);
 }
 
 ssize_t fsops_read(struct fsctx *fs, uint64_t ino, void *buf, size_t size, uint64_t off)
@@ -885,21 +938,8 @@ ssize_t fsops_read(struct fsctx *fs, uint64_t ino, void *buf, size_t size, uint6
 	if (ret >= 0 && !fs->readonly)
 		stale = inode_atime_stale(ip, fs->atime);
 	inode_runlock(ip);
-	if (stale) {
-		/* best effort: a read does not fail for want of an atime */
-		struct txn *t;
-		if (join(fs, 1, 0, &t) == 0) {
-			inode_lock(ip);
-			if (inode_atime_stale(ip, fs->atime)) {
-				inode_touch(ip, T_ATIME);
-				int r = inode_update(t, fs, ip);
-				if (r < 0)
-					txn_abort(t, r, "atime");
-			}
-			inode_unlock(ip);
-			txn_end(t);
-		}
-	}
+	if (stale)
+		atime_touch(fs, ip);
 	inode_put(fs, ip);
 	return ret;
 }
@@ -1139,6 +1179,16 @@ int fsops_readdir(struct fsctx *fs, uint64_t ino, uint64_t off, int plus,
 	if (ret == 0)
 		ret = s.err;
 done:
+	/* every getdents is an access, as the kernel's iterate_dir counts it */
+	if (ret >= 0 && !fs->readonly) {
+		bool stale;
+
+		inode_rlock(ip);
+		stale = inode_atime_stale(ip, fs->atime);
+		inode_runlock(ip);
+		if (stale)
+			atime_touch(fs, ip);
+	}
 	inode_put(fs, ip);
 	return ret;
 }

@@ -367,6 +367,13 @@ static void gl_create(fuse_req_t req, fuse_ino_t parent_, const char *name, mode
 		if (ret == 0 && S_ISDIR(st.st_mode)) {
 			forget_nodeid(req, st.st_ino, 1);
 			ret = -EISDIR;
+		} else if (ret == 0 && (fi->flags & O_TRUNC)) {
+			/* the kernel takes the file for new and will not truncate it */
+			ret = fsops_open(FS(req, parent_), I(st.st_ino), fi->flags);
+			if (ret == 0)
+				ret = fsops_getattr(FS(req, parent_), I(st.st_ino), &st);
+			if (ret < 0)
+				forget_nodeid(req, st.st_ino, 1);
 		}
 	}
 	if (replied_err(req, OP_CREATE, parent, t0, ret))
