@@ -271,6 +271,7 @@ int fsops_setattr(struct fsctx *fs, uint64_t ino, const struct stat *in, int val
 	struct inode *ip;
 	struct txn *t;
 	bool shrink = false, changed = false;
+	int touch = 0;		/* the times set to now: one now for all of them */
 	int ret = inode_get(fs, ino, &ip);
 
 	if (ret < 0)
@@ -300,7 +301,7 @@ int fsops_setattr(struct fsctx *fs, uint64_t ino, const struct stat *in, int val
 		ret = file_truncate(t, fs, ip, (uint64_t)in->st_size);
 		if (ret < 0)
 			goto out;
-		inode_touch(ip, T_MTIME | T_CTIME);
+		touch |= T_MTIME | T_CTIME;
 	}
 	changed = true;
 	if (valid & FSOPS_SET_MODE) {
@@ -314,17 +315,25 @@ int fsops_setattr(struct fsctx *fs, uint64_t ino, const struct stat *in, int val
 	if (valid & FSOPS_SET_GID)
 		ip->item.gid = in->st_gid;
 	if (valid & FSOPS_SET_ATIME_NOW)
-		inode_touch(ip, T_ATIME);
+		touch |= T_ATIME;
 	else if (valid & FSOPS_SET_ATIME)
 		set_time(&ip->item.atime, &in->st_atim);
 	if (valid & FSOPS_SET_MTIME_NOW)
-		inode_touch(ip, T_MTIME);
-	else if (valid & FSOPS_SET_MTIME)
+		touch |= T_MTIME;
+	else if (valid & FSOPS_SET_MTIME) {
 		set_time(&ip->item.mtime, &in->st_mtim);
-	if (valid & FSOPS_SET_CTIME)
+		touch &= ~T_MTIME;
+	}
+	if (valid & FSOPS_SET_CTIME) {
 		set_time(&ip->item.ctime, &in->st_ctim);
-	else
-		inode_touch(ip, T_CTIME);
+		touch &= ~T_CTIME;
+	} else {
+		touch |= T_CTIME;
+	}
+	/* one clock reading: a kernel filesystem gives ftruncate's mtime
+	 * and ctime (utimensat's "now"s and ctime) one instant, and a
+	 * reading each made mtime < ctime */
+	inode_touch(ip, touch);
 	ret = inode_update(t, fs, ip);
 	if (ret == 0 && out)
 		fill_stat(fs, ip, out);
