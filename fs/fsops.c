@@ -1050,11 +1050,12 @@ int fsops_fallocate(struct fsctx *fs, uint64_t ino, int mode, uint64_t off, uint
 	else if (!S_ISREG(ip->item.mode))
 		ret = -ENODEV;
 	else {
-		uint64_t oldsize = ip->item.size;
 		ret = file_fallocate(t, fs, ip, mode, off, len);
 		if (ret == 0) {
-			if ((mode & ~FALLOC_FL_KEEP_SIZE) || ip->item.size != oldsize)
-				inode_touch(ip, T_MTIME | T_CTIME);
+			/* every fallocate that succeeds modifies the file, as
+			 * tmpfs, ext4 and xfs count it (file_modified), even one
+			 * that keeps the size over blocks already there */
+			inode_touch(ip, T_MTIME | T_CTIME);
 			ret = inode_update(t, fs, ip);
 			if (ret < 0)
 				txn_abort(t, ret, "fallocate");
