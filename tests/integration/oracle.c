@@ -332,7 +332,8 @@ static void do_op(struct side *s, const struct op *o, struct res *r)
 		if (fd >= 0)
 			close(fd);
 		s->fd[o->slot] = -1;
-		rv = openat(dfd, p1, o->flags, o->mode);
+		/* (root: no setuid/setgid regular files, see K_CHMOD) */
+		rv = openat(dfd, p1, o->flags, as_user ? o->mode : o->mode & ~(mode_t)(S_ISUID | S_ISGID));
 		if (rv >= 0) {
 			s->fd[o->slot] = (int)rv;
 			rv = 0;
@@ -359,7 +360,15 @@ static void do_op(struct side *s, const struct op *o, struct res *r)
 		rv = o->kind == K_WRITE ? write(fd, buf, n) : pwrite(fd, buf, n, o->off);
 		break;
 	}
-	case K_LSEEK:
+	case K_LSEEK: {
+		/* ALLOWED: lseek on a directory is each filesystem's own
+		 * (tmpfs refuses SEEK_END, ext4 and FUSE take it): not run */
+		struct stat st;
+		if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+			out_txt(r, "directory");
+			break;
+		}
+	}
 		rv = lseek(fd, o->flags == SEEK_SET ? o->off : o->off % 5000 - 2500, o->flags);
 		break;
 	case K_FTRUNC:	rv = ftruncate(fd, o->off); break;
@@ -369,7 +378,17 @@ static void do_op(struct side *s, const struct op *o, struct res *r)
 		rv = truncate(path, o->off);
 		break;
 	}
-	case K_FALLOC:	rv = fallocate(fd, o->flags, o->off, o->len); break;
+	case K_FALLOC:
+		rv = fallocate(fd, o->flags, o->off, o->len);
+		/* ALLOWED: tmpfs has no FALLOC_FL_ZERO_RANGE, ext4, xfs and
+		 * glassfs have: on the oracle it is a punched hole allocated
+		 * again, which leaves the same size, data and times */
+		if (rv < 0 && errno == EOPNOTSUPP && s == &S[1] && o->flags == FALLOC_FL_ZERO_RANGE) {
+			rv = fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, o->off, o->len);
+			if (rv == 0)
+				rv = fallocate(fd, 0, o->off, o->len);
+		}
+		break;
 	case K_FSYNC:	rv = o->flags ? fdatasync(fd) : fsync(fd); break;
 	case K_FSTAT: {
 		struct stat st;
@@ -406,8 +425,21 @@ static void do_op(struct side *s, const struct op *o, struct res *r)
 		break;
 	}
 	case K_MKFIFO:	rv = mkfifoat(dfd, p1, o->mode); break;
-	case K_CHMOD:	rv = fchmodat(dfd, p1, o->mode, 0); break;
-	case K_FCHMOD:	rv = fchmod(fd, o->mode); break;
+	case K_CHMOD: case K_FCHMOD: {
+		mode_t m = o->mode;
+		struct stat st;
+		/* KNOWN BUG (glassfs, reported in issue 15's oracle note): a
+		 * write or O_TRUNC by root clears setuid, and setgid on a
+		 * group-executable file, where the kernel lets CAP_FSETID keep
+		 * them (FUSE_CAP_HANDLE_KILLPRIV v1 does not say who writes).
+		 * So root makes no setuid/setgid regular files here; the user
+		 * runs keep them (the kernel clears them for a user on both). */
+		if (!as_user && (o->kind == K_CHMOD ? fstatat(dfd, p1, &st, 0) : fstat(fd, &st)) == 0 &&
+		    S_ISREG(st.st_mode))
+			m &= ~(mode_t)(S_ISUID | S_ISGID);
+		rv = o->kind == K_CHMOD ? fchmodat(dfd, p1, m, 0) : fchmod(fd, m);
+		break;
+	}
 	case K_CHOWN:	rv = fchownat(dfd, p1, pick_uid(o->a), pick_gid(o->b), o->flags); break;
 	case K_UTIMENS: {
 		struct timespec ts[2];
@@ -584,6 +616,10 @@ static void ent_xattrs(int dfd, const char *name, struct ent *e)
 	}
 }
 
+static const struct tree *walk_prev;	/* the side's tree of the last step, or NULL */
+static int tscmp(const struct timespec *a, const struct timespec *b);
+static const struct ent *find(const struct tree *t, const char *path);
+
 static void walk(int dfd, const char *rel, struct tree *t, int depth)
 {
 	int d = openat(dfd, ".", O_RDONLY | O_DIRECTORY);
@@ -612,8 +648,21 @@ static void walk(int dfd, const char *rel, struct tree *t, int depth)
 			e->cerr = errno;
 			continue;
 		}
-		ent_content(d, v[i], e);
-		ent_xattrs(d, v[i], e);
+		/* data and xattrs read again when the inode's times or size
+		 * moved, all of them every full_every steps */
+		const struct ent *pe = walk_prev ? find(walk_prev, e->path) : NULL;
+		if (pe && pe->st.st_ino == e->st.st_ino && pe->st.st_size == e->st.st_size &&
+		    pe->st.st_mode == e->st.st_mode && !tscmp(&pe->st.st_mtim, &e->st.st_mtim) &&
+		    !tscmp(&pe->st.st_ctim, &e->st.st_ctim)) {
+			e->content = pe->content;
+			e->cerr = pe->cerr;
+			e->xh = pe->xh;
+			e->xerr = pe->xerr;
+			e->nx = pe->nx;
+		} else {
+			ent_content(d, v[i], e);
+			ent_xattrs(d, v[i], e);
+		}
 		if (S_ISDIR(e->st.st_mode) && depth < MAXDEPTH) {
 			char sub[128];
 			int sd = openat(d, v[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
@@ -657,6 +706,8 @@ static void tree_read(int root, struct tree *t)
 }
 
 static char why[1024];
+static int step_kind = -1;	/* the kind of the step being compared */
+static struct timespec tick_floor;	/* two coarse ticks before the step began */
 #define DIVERGE(...) (snprintf(why, sizeof(why), __VA_ARGS__), false)
 
 static int tscmp(const struct timespec *a, const struct timespec *b)
@@ -694,6 +745,12 @@ static bool times_agree(const struct ent *a, const struct ent *b)
 	if (!pa || !pb || (pa->st.st_mode & S_IFMT) != (a->st.st_mode & S_IFMT) ||
 	    pa->st.st_ino != a->st.st_ino || pb->st.st_ino != b->st.st_ino)
 		return true;	/* another object now: nothing to say what moved */
+	/* ALLOWED: reading and writing a fifo moves its times in the kernel's
+	 * inode only: FUSE never hears of the pipe's I/O, so a fifo on any
+	 * FUSE filesystem keeps the times it had */
+	if (S_ISFIFO(a->st.st_mode) && (step_kind == K_READ || step_kind == K_WRITE ||
+					step_kind == K_PREAD || step_kind == K_PWRITE))
+		return true;
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
 		const struct timespec *ta = (const void *)((const char *)&a->st + f[i].off);
 		const struct timespec *tb = (const void *)((const char *)&b->st + f[i].off);
@@ -701,6 +758,17 @@ static bool times_agree(const struct ent *a, const struct ent *b)
 		const struct timespec *tpb = (const void *)((const char *)&pb->st + f[i].off);
 		bool ma = tscmp(ta, tpa) != 0, mb = tscmp(tb, tpb) != 0;
 		if (f[i].dir_only && !S_ISDIR(a->st.st_mode))
+			continue;
+		/* ALLOWED: timestamp granularity.  A kernel filesystem stamps
+		 * with the coarse clock (one tick: a few ms) unless the old
+		 * value was looked at (multigrain, ctime and mtime only), so a
+		 * second update in one tick can leave the value as it was;
+		 * glassfs reads the fine clock.  Not an answer either way. */
+		if (ma && !mb && tscmp(tpb, &tick_floor) >= 0)
+			continue;
+		/* ALLOWED: truncate(2) to the size a file has: tmpfs leaves
+		 * mtime and ctime, ext4 moves them, glassfs does as ext4 */
+		if (ma && !mb && step_kind == K_TRUNC && a->st.st_size == pa->st.st_size)
 			continue;
 		if (ma != mb)
 			return DIVERGE("%s: %s %s on glassfs, %s on the oracle", a->path, f[i].n,
@@ -764,13 +832,15 @@ static bool ent_agree(const struct ent *a, const struct ent *b)
 }
 
 /* Read both trees and compare them; the previous step's trees kept for times. */
-static bool trees_agree(void)
+static bool trees_agree(bool full)
 {
 	bool ok = true;
 
 	memcpy(prev, cur, sizeof(cur));
-	tree_read(S[0].root, &cur[0]);
-	tree_read(S[1].root, &cur[1]);
+	for (int i = 0; i < 2; i++) {
+		walk_prev = have_prev && !full ? &prev[i] : NULL;
+		tree_read(S[i].root, &cur[i]);
+	}
 	if (cur[0].overflow || cur[1].overflow)
 		ok = DIVERGE("tree too large to compare");
 	for (int i = 0; ok && i < cur[0].n && i < cur[1].n; i++)
@@ -892,9 +962,11 @@ static void ex_stop(void)
 
 static uint64_t seed;
 static int run_no;
+static struct timespec tick;	/* the coarse clock's resolution */
 static const char *remount_cmd;
 static bool verbose, keep;
 static int check_every = 1;
+static int full_every = 50;	/* every file's data read again */
 static char run_name[64];
 
 static void op_str(const struct op *o, char *b, size_t n)
@@ -1063,7 +1135,8 @@ static int run_seq(const struct op *ops, const int *idx, int n, int remount_at, 
 		prepare(open_run_dir(i, true));
 	}
 	have_prev = false;
-	if (!trees_agree()) {
+	step_kind = -1;
+	if (!trees_agree(true)) {
 		fprintf(stderr, "oracle: the prepared trees differ: %s\n", why);
 		exit(2);
 	}
@@ -1085,7 +1158,7 @@ static int run_seq(const struct op *ops, const int *idx, int n, int remount_at, 
 			open_run_dir(1, false);
 			if (loud)
 				printf("remounted before step %d\n", i);
-			if (!trees_agree()) {
+			if (!trees_agree(true)) {
 				memmove(why + 20, why, sizeof(why) - 20);
 				memcpy(why, "after the remount: ", 19);
 				why[19] = ' ';
@@ -1095,13 +1168,21 @@ static int run_seq(const struct op *ops, const int *idx, int n, int remount_at, 
 			}
 			ex_start();
 		}
+		clock_gettime(CLOCK_REALTIME_COARSE, &tick_floor);
+		tick_floor.tv_nsec -= 2 * tick.tv_nsec;
+		if (tick_floor.tv_nsec < 0) {
+			tick_floor.tv_nsec += 1000000000;
+			tick_floor.tv_sec--;
+		}
 		ex_step(o, r);
+		step_kind = o->kind;
 		if (verbose) {
 			op_str(o, s, sizeof(s));
 			printf("%6d #%-6d %-60s %lld/%d %lld/%d %s\n", i, idx[i], s, (long long)r[0].rv,
 			       r[0].err, (long long)r[1].rv, r[1].err, r[0].txt);
 		}
-		if (!res_agree(r) || ((i % check_every == 0 || i == n - 1) && !trees_agree()))
+		if (!res_agree(r) || ((i % check_every == 0 || i == n - 1) &&
+					!trees_agree(i % full_every == 0 || i == n - 1)))
 			bad = i;
 	}
 	ex_stop();
@@ -1115,6 +1196,7 @@ static int run_seq(const struct op *ops, const int *idx, int n, int remount_at, 
 /* ---- shrinking ------------------------------------------------------------------------- */
 
 static int shrink_runs;
+static char shrink_why[1024];	/* the divergence of the last subset that failed */
 static time_t shrink_deadline;
 
 /* Does this subset still diverge?  On yes, cut it after the failing step. */
@@ -1128,6 +1210,7 @@ static bool still_fails(const struct op *ops, int *idx, int *n)
 	b = run_seq(ops, idx, *n, -1, false);
 	if (b < 0)
 		return false;
+	memcpy(shrink_why, why, sizeof(why));
 	*n = b + 1;
 	return true;
 }
@@ -1214,6 +1297,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < NPATH; i++)
 		snprintf(pathbuf[i], sizeof(pathbuf[i]), "%s%s", prefixes[i / NNAME], names[i % NNAME]);
 	signal(SIGPIPE, SIG_IGN);
+	clock_getres(CLOCK_REALTIME_COARSE, &tick);
 	umask(022);
 	printf("seed: %" PRIu64 "%s\n", seed, as_user ? " (as a user)" : "");
 	ops = calloc((size_t)nops, sizeof(*ops));
@@ -1255,7 +1339,11 @@ int main(int argc, char **argv)
 		} else {
 			m = shrink(ops, idx, m);
 			bad = run_seq(ops, idx, m, -1, false);
-			printf("shrunk to %d operations in %d runs: %s\n", m, shrink_runs, bad >= 0 ? why : "(no longer fails?)");
+			if (bad >= 0)
+				printf("shrunk to %d operations in %d runs: %s\n", m, shrink_runs, why);
+			else
+				printf("shrunk to %d operations in %d runs, which diverged once (%s) and not on a rerun: timing\n",
+				       m, shrink_runs, shrink_why);
 		}
 		n = m;
 	} else {
