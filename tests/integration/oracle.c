@@ -507,7 +507,8 @@ static void do_op(struct side *s, const struct op *o, struct res *r)
 				switch (o->b / 4 % 3) {
 				case 0: e = mkdirat(d, mn, 0755); break;
 				case 1: e = unlinkat(d, mn, 0); break;
-				case 2: e = close(openat(d, mn, O_CREAT | O_WRONLY | O_NONBLOCK, 0644)); break;
+				/* O_EXCL: no new name through a symlink */
+				case 2: e = close(openat(d, mn, O_CREAT | O_EXCL | O_WRONLY, 0644)); break;
 				}
 				out_txt(r, "[mod %d/%d] ", e, e ? errno : 0);
 			}
