@@ -90,8 +90,12 @@ readme-probes:
 	$(Q)tools/readme-probes.sh --write
 
 # Long runs that do not belong in `make test`: 500 crash rounds, a
-# million-entry directory, the crash unit test at many more kills.
+# million-entry directory, the crash unit test at many more kills, and the
+# oracle test at a million operations per node size (50 random seeds of
+# 20,000 each, on top of the fixed ones; about 2 hours each at ~150 ops/s).
 soak: deps
 	$(Q)$(MAKE) --no-print-directory test-build
 	$(Q)CRASH_ROUNDS=$${CRASH_ROUNDS:-500} BIGDIR_FILES=$${BIGDIR_FILES:-1000000} \
 		TEST_TIMEOUT=$${TEST_TIMEOUT:-7200} OUT=$(OUT) tests/run.sh crash.test stress.test
+	$(Q)ORACLE_ROUNDS=$${ORACLE_ROUNDS:-50} ORACLE_OPS=$${ORACLE_OPS:-20000} \
+		TEST_TIMEOUT=$${ORACLE_TIMEOUT:-28800} OUT=$(OUT) tests/run.sh oracle
