@@ -175,8 +175,17 @@ static int open_devs(struct core *c, const char *const *devs, int ndevs, bool ro
 		core_log(c, "need 1 to %d devices, got %d", CORE_MAX_DEVS, ndevs);
 		return -EINVAL;
 	}
+	unsigned flags = (ro ? DEV_RDONLY : 0) | (c->opts.noclaim ? DEV_NOCLAIM : 0);
+
 	for (int i = 0; i < ndevs; i++) {
-		int ret = dev_open(devs[i], ro, &c->devs[i]);
+		int ret = dev_open(devs[i], flags, &c->devs[i]);
+		if (ret == -EBUSY) {
+			char who[512];
+			dev_holder(devs[i], who, sizeof(who));
+			fprintf(stderr, "glassfs: %s is in use by %s: a device serves one mount, "
+				"mkfs or fsck at a time\n", devs[i], who);
+			return ret;
+		}
 		if (ret) {
 			fprintf(stderr, "glassfs: %s: %s\n", devs[i], strerror(-ret));
 			return ret;
@@ -416,6 +425,9 @@ int core_close(struct core *c)
 
 	if (!c)
 		return 0;
+	/* the mount is gone: whoever opens a device now waits for this close */
+	for (int i = 0; i < c->ndevs; i++)
+		dev_closing(c->devs[i]);
 	subvol_core_stop(c);
 	volume_close(c);	/* a running balance stops first */
 	txn_stop_commit_thread(c);

@@ -71,6 +71,9 @@ struct core_opts {
 	/* atime updates on read: relatime (default; also "atime"), noatime,
 	 * strictatime (= norelatime) */
 	int atime;			/* enum core_atime */
+	/* Open the devices without claiming them (dev.h DEV_NOCLAIM): fsck -n
+	 * of a volume that a mount holds.  With readonly only. */
+	bool noclaim;
 };
 enum core_fsync { CORE_FSYNC_LOG = 0, CORE_FSYNC_COMMIT = 1 };
 enum core_atime { CORE_ATIME_RELATIME = 0, CORE_ATIME_NONE = 1, CORE_ATIME_STRICT = 2 };

@@ -3,6 +3,7 @@
  * dev.c — devices (see dev.h).
  */
 #include "fs/dev.h"
+#include "fs/dev_claim.h"
 #include "fs/lock.h"
 #include "fs/probe.h"
 
@@ -107,11 +108,12 @@ static bool sysfs_rotational(dev_t rdev)
 	return v == 1;
 }
 
-int dev_open(const char *path, bool readonly, struct dev **out)
+int dev_open(const char *path, unsigned flags, struct dev **out)
 {
 	struct stat st;
 	struct dev *d;
-	int flags = (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC;
+	bool readonly = flags & DEV_RDONLY;
+	int oflags = (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC;
 
 	d = calloc(1, sizeof(*d));
 	if (!d)
@@ -123,15 +125,23 @@ int dev_open(const char *path, bool readonly, struct dev **out)
 	}
 	if (stat(path, &st) < 0)
 		goto fail_errno;
-	if (S_ISBLK(st.st_mode))
-		flags |= O_EXCL;	/* no one else writes a mounted block device */
-	else if (!S_ISREG(st.st_mode)) {
+	if (!S_ISBLK(st.st_mode) && !S_ISREG(st.st_mode)) {
 		errno = EINVAL;
 		goto fail_errno;
 	}
-	d->fd = open(path, flags);
-	if (d->fd < 0)
-		goto fail_errno;
+	if (flags & DEV_NOCLAIM) {
+		d->fd = open(path, oflags);
+		d->unclaimed = true;
+		if (d->fd < 0)
+			goto fail_errno;
+	} else {
+		int ret = dev_claim_open(path, oflags, S_ISBLK(st.st_mode), readonly, &d->fd);
+		if (ret < 0) {
+			free(d->path);
+			free(d);
+			return ret;
+		}
+	}
 	d->readonly = readonly;
 	if (S_ISBLK(st.st_mode)) {
 		uint64_t sz = 0;

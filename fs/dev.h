@@ -24,13 +24,19 @@
  * device whose path ends in PATHSUFFIX ("write@N": after N good writes,
  * a disk that starts failing; "nodiscard": discards are -EOPNOTSUPP).
  *
+ * Exclusive open (dev_claim.h): an open device is held for as long as it
+ * is open, so one image or block device serves one mount, mkfs or fsck at
+ * a time; read-only opens share.  dev_open returns -EBUSY when another
+ * program holds the device and dev_holder() says who.
+ *
  * Thread safety: every function may be called concurrently; counters are
- * atomic; nothing here takes a lock.
+ * atomic; nothing here takes a lock (of ours: the claim is a file lock).
  */
 #ifndef GLASSFS_DEV_H
 #define GLASSFS_DEV_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum dev_op { DEV_READ = 0, DEV_WRITE = 1, DEV_FLUSH = 2, DEV_DISCARD = 3 };
@@ -50,6 +56,7 @@ struct dev {
 	bool blockdev;
 	bool rotational;
 	bool readonly;
+	bool unclaimed;		/* dev_unclaim(): no longer held exclusively */
 	/* set by the core (fs/volume.c), read under the chunk map's lock: */
 	bool removing;		/* being removed: no new stripes here */
 	bool stale;		/* its superblock missed commits: read it last */
@@ -65,9 +72,29 @@ struct dev {
 	struct dev_counters cnt;	/* atomic adds */
 };
 
-/* Open path (O_RDWR unless readonly; O_EXCL on block devices). */
-int dev_open(const char *path, bool readonly, struct dev **out);
+enum {				/* dev_open's flags */
+	DEV_RDONLY = 1 << 0,	/* O_RDONLY, a shared claim */
+	/* No claim at all: fsck -n reading a volume that a mount holds
+	 * (what the mount has not committed yet is not seen). */
+	DEV_NOCLAIM = 1 << 1,
+};
+/*
+ * Open path (O_RDWR unless DEV_RDONLY) and claim it: O_EXCL on a block
+ * device and an OFD lock (dev_claim.h).  -EBUSY when another program holds
+ * it, after waiting for a holder that is closing it.
+ */
+int dev_open(const char *path, unsigned flags, struct dev **out);
 void dev_close(struct dev *d);
+/* The holder starts closing d (a final commit after an unmount): an
+ * opener of d waits for the close instead of failing at once. */
+void dev_closing(struct dev *d);
+/* d is no longer the volume's (removed from it) though it stays open for
+ * reads in flight: let go of the claim on an image file (a block
+ * device's O_EXCL lasts until dev_close). */
+void dev_unclaim(struct dev *d);
+/* Who holds path, for a message: "pid N (command line)", "the kernel's
+ * mount on DIR", or "another program" when that cannot be told. */
+void dev_holder(const char *path, char *buf, size_t len);
 
 int dev_read(struct dev *d, uint64_t off, void *buf, uint64_t len);
 int dev_write(struct dev *d, uint64_t off, const void *buf, uint64_t len);

@@ -758,7 +758,7 @@ int main(int argc, char **argv)
 
 	memset(&f, 0, sizeof(f));
 	memset(&s, 0, sizeof(s));
-	bool core_only = false, scrub = false;
+	bool core_only = false, scrub = false, nflag = false;
 
 	while ((opt = getopt(argc, argv, "nvycrh")) != -1) {
 		switch (opt) {
@@ -766,6 +766,7 @@ int main(int argc, char **argv)
 			scrub = true;
 			break;
 		case 'n':
+			nflag = true;
 			break;
 		case 'v':
 			f.verbose = 1;
@@ -778,7 +779,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			printf("usage: fsck.glassfs [-n] [-v] [-c] [-r] DEV...\n"
-			       "  -n  check only (the default: repair is not implemented)\n"
+			       "  -n  check only (the default: repair is not implemented); also\n"
+			       "      checks a volume that a mount holds, which is refused (exit 8)\n"
+			       "      without -n\n"
 			       "  -r  first rewrite bad copies of dup/raid1 blocks from good ones\n"
 			       "      (an offline scrub), then check\n"
 			       "  -v  list every node with its physical address\n"
@@ -823,6 +826,18 @@ int main(int argc, char **argv)
 	}
 	o.readonly = true;
 	ret = core_open((const char *const *)&argv[optind], argc - optind, &o, &f.c);
+	if (ret == -EBUSY && nflag) {
+		/* as e2fsck -n on a mounted filesystem: look, change nothing */
+		fprintf(stderr, "fsck.glassfs: checking it anyway, read-only (-n): what the mount "
+			"has not committed is not seen, and its commits during the check may show "
+			"as errors\n");
+		o.noclaim = true;
+		ret = core_open((const char *const *)&argv[optind], argc - optind, &o, &f.c);
+	} else if (ret == -EBUSY) {
+		fprintf(stderr, "fsck.glassfs: not checked: the volume is in use (mounted?); "
+			"fsck.glassfs -n checks it read-only anyway\n");
+		return 8;
+	}
 	if (ret) {
 		fprintf(stderr, "fsck.glassfs: cannot open the volume: %s\n", strerror(-ret));
 		/* damaged trees needed to open are errors found, not failures to check */

@@ -870,9 +870,11 @@ ssize_t fsops_readlink(struct fsctx *fs, uint64_t ino, char *buf, size_t size)
  * already empty, as the kernel's do_truncate(ATTR_MTIME|ATTR_CTIME) does
  * for every filesystem; O_RDONLY|O_TRUNC truncates too (the kernel asked
  * for write permission before it sent the OPEN).  setuid, and setgid on a
- * group-executable file, go as on a write (FUSE_CAP_HANDLE_KILLPRIV).
+ * group-executable file, go (FUSE_CAP_HANDLE_KILLPRIV makes that ours)
+ * unless root truncates: the kernel keeps them for a caller with
+ * CAP_FSETID, which a daemon cannot see, and root stands for it.
  */
-static int open_truncate(struct fsctx *fs, struct inode *ip)
+static int open_truncate(struct fsctx *fs, struct inode *ip, const struct fsops_cred *cr)
 {
 	struct txn *t;
 	int ret = join(fs, 8, TXN_USE_RESERVE, &t);
@@ -882,7 +884,7 @@ static int open_truncate(struct fsctx *fs, struct inode *ip)
 	inode_lock(ip);
 	ret = file_truncate(t, fs, ip, 0);
 	if (ret == 0) {
-		if (ip->item.mode & (S_ISUID | S_ISGID))
+		if ((ip->item.mode & (S_ISUID | S_ISGID)) && cr->uid != 0)
 			ip->item.mode &= ~(uint32_t)(S_ISUID | ((ip->item.mode & S_IXGRP) ? S_ISGID : 0));
 		inode_touch(ip, T_MTIME | T_CTIME);
 		ret = inode_update(t, fs, ip);
@@ -891,7 +893,7 @@ static int open_truncate(struct fsctx *fs, struct inode *ip)
 	return finish(t, ret, true, "open O_TRUNC");
 }
 
-int fsops_open(struct fsctx *fs, uint64_t ino, int flags)
+int fsops_open(struct fsctx *fs, uint64_t ino, int flags, const struct fsops_cred *cr)
 {
 	struct inode *ip;
 	int ret = inode_get(fs, ino, &ip);
@@ -903,7 +905,7 @@ int fsops_open(struct fsctx *fs, uint64_t ino, int flags)
 	else if ((flags & O_ACCMODE) != O_RDONLY && fs->readonly)
 		ret = -EROFS;
 	else if ((flags & O_TRUNC) && S_ISREG(ip->item.mode))
-		ret = open_truncate(fs, ip);
+		ret = open_truncate(fs, ip, cr);
 	inode_put(fs, ip);
 	return ret;
 }

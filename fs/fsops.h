@@ -73,8 +73,9 @@ int fsops_rename(struct fsctx *fs, uint64_t parent, const char *name,
 ssize_t fsops_readlink(struct fsctx *fs, uint64_t ino, char *buf, size_t size);
 
 /* Checks the open flags; O_TRUNC on a regular file truncates it to 0 and
- * moves mtime and ctime (FUSE's atomic O_TRUNC: no SETATTR follows). */
-int fsops_open(struct fsctx *fs, uint64_t ino, int flags);
+ * moves mtime and ctime (FUSE's atomic O_TRUNC: no SETATTR follows); cr
+ * is the caller's (only its uid counts: setuid survives root's O_TRUNC). */
+int fsops_open(struct fsctx *fs, uint64_t ino, int flags, const struct fsops_cred *cr);
 ssize_t fsops_read(struct fsctx *fs, uint64_t ino, void *buf, size_t size, uint64_t off);
 ssize_t fsops_write(struct fsctx *fs, uint64_t ino, const void *buf, size_t size,
 		    uint64_t off);

@@ -341,7 +341,8 @@ static void gl_open(fuse_req_t req, fuse_ino_t ino_, struct fuse_file_info *fi)
 {
 	uint64_t ino = I(ino_);
 	uint64_t t0 = op_start(OP_OPEN, ino);
-	int ret = fsops_open(FS(req, ino_), ino, fi->flags);
+	struct fsops_cred cr = cred_of(req);
+	int ret = fsops_open(FS(req, ino_), ino, fi->flags, &cr);
 
 	if (replied_err(req, OP_OPEN, ino, t0, ret))
 		return;
@@ -369,7 +370,7 @@ static void gl_create(fuse_req_t req, fuse_ino_t parent_, const char *name, mode
 			ret = -EISDIR;
 		} else if (ret == 0 && (fi->flags & O_TRUNC)) {
 			/* the kernel takes the file for new and will not truncate it */
-			ret = fsops_open(FS(req, parent_), I(st.st_ino), fi->flags);
+			ret = fsops_open(FS(req, parent_), I(st.st_ino), fi->flags, &cr);
 			if (ret == 0)
 				ret = fsops_getattr(FS(req, parent_), I(st.st_ino), &st);
 			if (ret < 0)

@@ -8,7 +8,11 @@
  * fstab entries (mount.fuse3 runs "glassfs DEV MNT -o opts").  Options
  * are parsed in one place (parse_opt): the engine's own, FUSE mount
  * options forwarded to the kernel, and mount(8)'s bookkeeping options,
- * which are ignored.
+ * which are ignored.  Root's mounts get allow_other unless noallow_other.
+ *
+ * The daemon holds every device for the mount's life (dev.h: an OFD lock,
+ * which follows the open file description, not the process that took it):
+ * a second mount of a device fails in core_open with who holds it.
  *
  * Start-up order matters: the daemon forks (unless -f) BEFORE opening the
  * volume, because the core starts threads; the parent waits on a pipe for
@@ -37,6 +41,7 @@ struct options {
 	const char *devs[MAX_DEVS];
 	int ndevs;
 	int foreground, debug;
+	bool noallow_other;	/* noallow_other: only the mounter, even as root */
 	unsigned threads;
 	double entry_timeout, attr_timeout, neg_timeout;
 	char fuse_opts[4096];	/* forwarded to libfuse, comma-separated */
@@ -75,6 +80,8 @@ static void usage(FILE *f)
 "                     microseconds per operation (any subset, e.g. discard:50000)\n"
 "  dev_latency.N=read:US,...   the same for device N only (0-based, the order of\n"
 "                     DEV:DEV...; overrides dev_latency= for the operations it names)\n"
+"  noallow_other      serve only the user who mounts (root's mounts serve every\n"
+"                     user by default, as a kernel filesystem does: allow_other)\n"
 "FUSE options forwarded: allow_other, allow_root, default_permissions (always on),\n"
 "  fsname=, subtype=, max_read=, [no]suid, [no]dev, [no]exec, [no]atime, ...\n"
 "  atime: relatime (default), strictatime (= norelatime), noatime; lazytime ignored\n"
@@ -182,6 +189,17 @@ static void add_fuse_opt(struct options *o, const char *opt)
 	snprintf(o->fuse_opts + n, sizeof(o->fuse_opts) - n, "%s%s", n ? "," : "", opt);
 }
 
+/* Was FUSE option opt (a whole word) forwarded? */
+static bool has_fuse_opt(const struct options *o, const char *opt)
+{
+	size_t n = strlen(opt);
+
+	for (const char *s = o->fuse_opts; (s = strstr(s, opt)); s += n)
+		if ((s == o->fuse_opts || s[-1] == ',') && (s[n] == ',' || s[n] == 0))
+			return true;
+	return false;
+}
+
 static bool has_prefix(const char *s, const char *p)
 {
 	return strncmp(s, p, strlen(p)) == 0;
@@ -227,6 +245,10 @@ static int parse_opt(struct options *o, const char *opt)
 	}
 	if (!strcmp(opt, "lazytime") || !strcmp(opt, "nolazytime"))
 		return 0;	/* atimes are written with the next commit anyway */
+	if (!strcmp(opt, "noallow_other")) {
+		o->noallow_other = true;
+		return 0;
+	}
 	for (int i = 0; forward[i]; i++)
 		if (!strcmp(opt, forward[i])) {
 			if (!strcmp(opt, "noatime"))
@@ -436,6 +458,17 @@ static int parse_args(struct options *o, int argc, char **argv)
 		usage(stderr);
 		return -EINVAL;
 	}
+	/*
+	 * A volume root mounts (fstab, mount -t fuse.glassfs) serves every
+	 * user by their permissions, as a kernel filesystem does: without
+	 * allow_other the kernel's FUSE layer answers EACCES to every uid but
+	 * the mounter's, stat included.  Safe because default_permissions is
+	 * always on: the kernel checks modes and ACLs.  allow_root and
+	 * allow_other exclude each other (libfuse).
+	 */
+	if (geteuid() == 0 && !o->noallow_other && !has_fuse_opt(o, "allow_other") &&
+	    !has_fuse_opt(o, "allow_root"))
+		add_fuse_opt(o, "allow_other");
 	o->devspec = pos[0];
 	o->mnt = pos[1];
 

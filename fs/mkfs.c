@@ -7,9 +7,11 @@
  *
  * -s SIZE creates missing image files of SIZE bytes (suffixes K, M, G, T);
  * an existing file is resized only with -f.  An existing glassfs, btrfs,
- * xfs, ext2/3/4 or swap signature is refused without -f.
+ * xfs, ext2/3/4 or swap signature is refused without -f; a device in use
+ * (a mounted volume's) always.
  */
 #include "fs/core.h"
+#include "fs/dev.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,7 +33,8 @@ static void usage(FILE *f)
 		   "               asking the device (image files: metadata goes to 0 first)\n"
 		   "  -n nodesize  B-tree node size: 4096..65536, power of two (default 16384)\n"
 		   "  -s SIZE      create missing image files with SIZE bytes (K/M/G/T suffixes)\n"
-		   "  -f           overwrite an existing filesystem signature / resize images\n");
+		   "  -f           overwrite an existing filesystem signature / resize images\n"
+		   "               (a device a mount or fsck holds is refused all the same)\n");
 }
 
 static int parse_size(const char *s, uint64_t *out)
@@ -87,6 +90,29 @@ static int make_image(const char *path, uint64_t size, int force)
 	}
 	close(fd);
 	return 0;
+}
+
+/*
+ * A device that a mount (or fsck) holds is refused, -f or not: resizing
+ * or formatting it under the mount would destroy both.  core_format
+ * claims the devices for the format itself (dev.h); this looks first,
+ * before make_image resizes anything.
+ */
+static bool in_use(const char *path)
+{
+	struct dev *d;
+	char who[512];
+	int ret = dev_open(path, 0, &d);
+
+	if (ret == 0) {
+		dev_close(d);
+		return false;
+	}
+	if (ret != -EBUSY)
+		return false;	/* missing, not a device: said below */
+	dev_holder(path, who, sizeof(who));
+	fprintf(stderr, "mkfs.glassfs: %s is in use by %s; not formatted\n", path, who);
+	return true;
 }
 
 int main(int argc, char **argv)
@@ -170,6 +196,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (int i = optind; i < argc; i++) {
+		if (in_use(argv[i]))
+			return 1;
 		if (size && make_image(argv[i], size, o.force))
 			return 1;
 		if (access(argv[i], F_OK) < 0) {
