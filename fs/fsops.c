@@ -958,6 +958,12 @@ ssize_t fsops_read(struct fsctx *fs, uint64_t ino, void *buf, size_t size, uint6
 ssize_t fsops_write(struct fsctx *fs, uint64_t ino, const void *buf, size_t size,
 		    uint64_t off)
 {
+	return fsops_write_as(fs, ino, buf, size, off, NULL);
+}
+
+ssize_t fsops_write_as(struct fsctx *fs, uint64_t ino, const void *buf, size_t size,
+		       uint64_t off, const struct fsops_cred *cr)
+{
 	struct inode *ip;
 	struct txn *t;
 	ssize_t ret = inode_get(fs, ino, &ip);
@@ -975,7 +981,8 @@ ssize_t fsops_write(struct fsctx *fs, uint64_t ino, const void *buf, size_t size
 	} else {
 		ret = file_write(t, fs, ip, buf, size, off);
 		if (ret > 0) {
-			if (ip->item.mode & (S_ISUID | S_ISGID))
+			/* as open_truncate: root stands for CAP_FSETID */
+			if ((ip->item.mode & (S_ISUID | S_ISGID)) && !(cr && cr->uid == 0))
 				ip->item.mode &= ~(uint32_t)(S_ISUID | ((ip->item.mode & S_IXGRP) ? S_ISGID : 0));
 			inode_touch(ip, T_MTIME | T_CTIME);
 			int r = inode_update(t, fs, ip);

@@ -413,7 +413,8 @@ static void gl_write(fuse_req_t req, fuse_ino_t ino_, const char *buf, size_t si
 {
 	uint64_t ino = I(ino_);
 	uint64_t t0 = op_start(OP_WRITE, ino);
-	ssize_t n = fsops_write(FS(req, ino_), ino, buf, size, (uint64_t)off);
+	struct fsops_cred cr = cred_of(req);
+	ssize_t n = fsops_write_as(FS(req, ino_), ino, buf, size, (uint64_t)off, &cr);
 
 	(void)fi;
 	if (!replied_err(req, OP_WRITE, ino, t0, n))
