@@ -351,8 +351,7 @@ static void do_op(struct side *s, const struct op *o, struct res *r)
 		if (fd >= 0)
 			close(fd);
 		s->fd[o->slot] = -1;
-		/* (root: no setuid/setgid regular files, see K_CHMOD) */
-		rv = openat(dfd, p1, o->flags, as_user ? o->mode : o->mode & ~(mode_t)(S_ISUID | S_ISGID));
+		rv = openat(dfd, p1, o->flags, o->mode);
 		if (rv >= 0) {
 			s->fd[o->slot] = (int)rv;
 			rv = 0;
@@ -444,21 +443,8 @@ static void do_op(struct side *s, const struct op *o, struct res *r)
 		break;
 	}
 	case K_MKFIFO:	rv = mkfifoat(dfd, p1, o->mode); break;
-	case K_CHMOD: case K_FCHMOD: {
-		mode_t m = o->mode;
-		struct stat st;
-		/* KNOWN BUG (glassfs, reported in issue 15's oracle note): a
-		 * write or O_TRUNC by root clears setuid, and setgid on a
-		 * group-executable file, where the kernel lets CAP_FSETID keep
-		 * them (FUSE_CAP_HANDLE_KILLPRIV v1 does not say who writes).
-		 * So root makes no setuid/setgid regular files here; the user
-		 * runs keep them (the kernel clears them for a user on both). */
-		if (!as_user && (o->kind == K_CHMOD ? fstatat(dfd, p1, &st, 0) : fstat(fd, &st)) == 0 &&
-		    S_ISREG(st.st_mode))
-			m &= ~(mode_t)(S_ISUID | S_ISGID);
-		rv = o->kind == K_CHMOD ? fchmodat(dfd, p1, m, 0) : fchmod(fd, m);
-		break;
-	}
+	case K_CHMOD:	rv = fchmodat(dfd, p1, o->mode, 0); break;
+	case K_FCHMOD:	rv = fchmod(fd, o->mode); break;
 	case K_CHOWN:	rv = fchownat(dfd, p1, pick_uid(o->a), pick_gid(o->b), o->flags); break;
 	case K_UTIMENS: {
 		struct timespec ts[2];
