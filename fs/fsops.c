@@ -864,6 +864,30 @@ ssize_t fsops_readlink(struct fsctx *fs, uint64_t ino, char *buf, size_t size)
 /* ---- file data --------------------------------------------------------- */
 
 /*
+ * What a write or a truncate by cr leaves of setuid and setgid, by the
+ * kernel's rule (setattr_should_drop_suidgid): FUSE_CAP_HANDLE_KILLPRIV
+ * makes it the daemon's to apply.  Root stands for CAP_FSETID, which a
+ * daemon cannot see, and keeps both; anyone else loses setuid, and setgid
+ * when the file is group-executable or the caller is not in its group.
+ * cr NULL: a caller with no privilege and no group.
+ */
+static void drop_privs(struct inode *ip, const struct fsops_cred *cr)
+{
+	uint32_t m = ip->item.mode;
+
+	if (!(m & (S_ISUID | S_ISGID)) || (cr && cr->uid == 0))
+		return;
+	m &= ~(uint32_t)S_ISUID;
+	if ((m & S_ISGID) && ((m & S_IXGRP) || !cr ||
+			      (cr->gid != ip->item.gid &&
+			       !(cr->in_group && cr->in_group(cr, ip->item.gid)))))
+		m &= ~(uint32_t)S_ISGID;
+	if (m != ip->item.mode && cr && cr->dropped_privs)
+		*cr->dropped_privs = true;
+	ip->item.mode = m;
+}
+
+/*
  * open(O_TRUNC) of an existing regular file.  The INIT reply takes FUSE's
  * atomic O_TRUNC (libfuse's default), so no SETATTR follows the OPEN: the
  * open itself truncates.  mtime and ctime move even when the file is
@@ -884,8 +908,7 @@ static int open_truncate(struct fsctx *fs, struct inode *ip, const struct fsops_
 	inode_lock(ip);
 	ret = file_truncate(t, fs, ip, 0);
 	if (ret == 0) {
-		if ((ip->item.mode & (S_ISUID | S_ISGID)) && cr->uid != 0)
-			ip->item.mode &= ~(uint32_t)(S_ISUID | ((ip->item.mode & S_IXGRP) ? S_ISGID : 0));
+		drop_privs(ip, cr);
 		inode_touch(ip, T_MTIME | T_CTIME);
 		ret = inode_update(t, fs, ip);
 	}
@@ -981,9 +1004,7 @@ ssize_t fsops_write_as(struct fsctx *fs, uint64_t ino, const void *buf, size_t s
 	} else {
 		ret = file_write(t, fs, ip, buf, size, off);
 		if (ret > 0) {
-			/* as open_truncate: root stands for CAP_FSETID */
-			if ((ip->item.mode & (S_ISUID | S_ISGID)) && !(cr && cr->uid == 0))
-				ip->item.mode &= ~(uint32_t)(S_ISUID | ((ip->item.mode & S_IXGRP) ? S_ISGID : 0));
+			drop_privs(ip, cr);
 			inode_touch(ip, T_MTIME | T_CTIME);
 			int r = inode_update(t, fs, ip);
 			if (r < 0) {
