@@ -1082,6 +1082,7 @@ static void prepare(int r)
 	const struct { const char *p; mode_t m; uid_t u; gid_t g; } f[] = {
 		{ "a", 0644, 0, 0 }, { "d1/a", 0666, U2, G2 }, { "d0/a", 0640, U1, G3 },
 		{ "d0/d1/b", 0664, 0, G2 }, { "d1/b", 0644, U1, G1 },
+		{ "d0/b", 02666, U2, G3 },	/* setgid, a group the user is not in */
 	};
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
 		fd = openat(r, f[i].p, O_CREAT | O_EXCL | O_WRONLY, f[i].m);
