@@ -265,8 +265,16 @@ static void set_time(struct item_time *it, const struct timespec *ts)
 	it->nsec = (uint32_t)ts->tv_nsec;
 }
 
+static void drop_privs(struct inode *ip, const struct fsops_cred *cr);
+
 int fsops_setattr(struct fsctx *fs, uint64_t ino, const struct stat *in, int valid,
 		  struct stat *out)
+{
+	return fsops_setattr_as(fs, ino, in, valid, out, NULL);
+}
+
+int fsops_setattr_as(struct fsctx *fs, uint64_t ino, const struct stat *in, int valid,
+		     struct stat *out, const struct fsops_cred *cr)
 {
 	struct inode *ip;
 	struct txn *t;
@@ -302,6 +310,9 @@ int fsops_setattr(struct fsctx *fs, uint64_t ino, const struct stat *in, int val
 		if (ret < 0)
 			goto out;
 		touch |= T_MTIME | T_CTIME;
+		/* the kernel leaves it to us (FUSE_CAP_HANDLE_KILLPRIV) */
+		if (!(valid & FSOPS_SET_MODE))
+			drop_privs(ip, cr);
 	}
 	changed = true;
 	if (valid & FSOPS_SET_MODE) {

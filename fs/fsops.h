@@ -59,6 +59,10 @@ enum {				/* fsops_setattr's valid mask */
 };
 int fsops_setattr(struct fsctx *fs, uint64_t ino, const struct stat *in, int valid,
 		  struct stat *out);
+/* The same, by a caller: a truncate (size without mode) drops setuid and
+ * setgid by the rule of a write (fsops_write_as); fsops_setattr: cr NULL. */
+int fsops_setattr_as(struct fsctx *fs, uint64_t ino, const struct stat *in, int valid,
+		     struct stat *out, const struct fsops_cred *cr);
 
 int fsops_mknod(struct fsctx *fs, uint64_t parent, const char *name, mode_t mode,
 		dev_t rdev, const struct fsops_cred *cr, struct stat *st);

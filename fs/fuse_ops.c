@@ -218,6 +218,8 @@ static void gl_getattr(fuse_req_t req, fuse_ino_t ino_, struct fuse_file_info *f
 		fuse_reply_attr(req, &st, d->attr_timeout);
 }
 
+static struct fsops_cred cred_of(fuse_req_t req);
+
 static void gl_setattr(fuse_req_t req, fuse_ino_t ino_, struct stat *attr, int to_set,
 		       struct fuse_file_info *fi)
 {
@@ -225,6 +227,7 @@ static void gl_setattr(fuse_req_t req, fuse_ino_t ino_, struct stat *attr, int t
 	struct glassfs_daemon *d = D(req);
 	uint64_t t0 = op_start(OP_SETATTR, ino);
 	struct stat st;
+	struct fsops_cred cr;
 	int valid = 0, ret;
 
 	(void)fi;
@@ -237,7 +240,8 @@ static void gl_setattr(fuse_req_t req, fuse_ino_t ino_, struct stat *attr, int t
 	if (to_set & FUSE_SET_ATTR_ATIME_NOW)	valid |= FSOPS_SET_ATIME_NOW;
 	if (to_set & FUSE_SET_ATTR_MTIME_NOW)	valid |= FSOPS_SET_MTIME_NOW;
 	if (to_set & FUSE_SET_ATTR_CTIME)	valid |= FSOPS_SET_CTIME;
-	ret = fsops_setattr(FS(req, ino_), ino, attr, valid, &st);
+	cr = cred_of(req);
+	ret = fsops_setattr_as(FS(req, ino_), ino, attr, valid, &st, &cr);
 	if (!replied_err(req, OP_SETATTR, ino, t0, ret))
 		fuse_reply_attr(req, &st, d->attr_timeout);
 }
