@@ -11,6 +11,7 @@
 #include "fs/volume.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,6 +170,17 @@ void core_apply_latency(struct core *c, struct dev *d, int idx)
 	}
 }
 
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (stat(a, &sa) < 0 || stat(b, &sb) < 0)
+		return false;
+	if (S_ISBLK(sa.st_mode))
+		return S_ISBLK(sb.st_mode) && sa.st_rdev == sb.st_rdev;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 static int open_devs(struct core *c, const char *const *devs, int ndevs, bool ro)
 {
 	if (ndevs < 1 || ndevs > CORE_MAX_DEVS) {
@@ -178,7 +190,16 @@ static int open_devs(struct core *c, const char *const *devs, int ndevs, bool ro
 	unsigned flags = (ro ? DEV_RDONLY : 0) | (c->opts.noclaim ? DEV_NOCLAIM : 0);
 
 	for (int i = 0; i < ndevs; i++) {
-		int ret = dev_open(devs[i], flags, &c->devs[i]);
+		int ret;
+
+		/* named twice, our own claim would refuse it as in use */
+		for (int j = 0; j < i; j++)
+			if (same_file(devs[i], devs[j])) {
+				fprintf(stderr, "glassfs: %s and %s are the same device, given twice\n",
+					devs[j], devs[i]);
+				return -EINVAL;
+			}
+		ret = dev_open(devs[i], flags, &c->devs[i]);
 		if (ret == -EBUSY) {
 			char who[512];
 			dev_holder(devs[i], who, sizeof(who));

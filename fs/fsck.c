@@ -18,7 +18,9 @@
  *
  * Exit codes (fsck's): 0 clean, 4 errors left uncorrected, 8 operational
  * error (cannot open, out of memory).  Repair is not implemented: -n is
- * accepted and is what always happens.
+ * accepted and is what always happens.  A volume a mount holds (dev.h)
+ * is refused with exit 8, as e2fsck refuses a mounted filesystem; with -n
+ * it is checked anyway, read-only and unclaimed.
  */
 #include "fs/core_internal.h"
 #include "fs/btree.h"
