@@ -14,8 +14,8 @@
  *                    again), then compare the whole tree
  *     -o I,J,K...    run only these operations of the seed's sequence (a
  *                    reproducer, as printed after a shrink)
- *     -c N           compare the whole tree every N steps (default 1); the
- *                    step's own paths are compared every step anyway
+ *     -c N           compare the tree every N steps (default 1: every step;
+ *                    results are compared at every step whatever N)
  *     -S             no shrinking on a divergence
  *     -v             print each operation and both results
  *     -k             keep the run directories
@@ -32,7 +32,10 @@
  * tree: for every name, type, mode, nlink, size, uid, gid, rdev, hard-link
  * structure, file contents, symlink targets, user.* xattrs, and which of
  * mtime, ctime (and a directory's atime) moved since the last step and how
- * they are ordered.  Exit 0: no divergence, 1: a divergence, 2: usage/setup.
+ * they are ordered.  A file's data and xattrs are read again when its
+ * size, mtime or ctime moved, and all of them every 50 steps, at the end
+ * and after the remount (so data changed without a time moving is caught
+ * within 50 steps).  Exit 0: no divergence, 1: a divergence, 2: usage/setup.
  *
  * Divergences allowed, each because any filesystem behind FUSE or another
  * kernel filesystem differs the same way (the `ALLOWED:` comments below):
