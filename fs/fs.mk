@@ -58,6 +58,10 @@ $(OUT)/bin/%.glassfs: $(OUT)/obj/fs/cmd/%.o $(OUT)/lib/libglassfs.a
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(FP_FLAGS) -o $@ $^ $(FS_LIBS)
+# mkfs.glassfs's libblkid wipe (fs/cmd/mkfs_wipe.c), kept out of the engine library.
+FS_MKFS_SRCS := fs/cmd/mkfs_wipe.c
+$(OUT)/bin/mkfs.glassfs: $(FS_MKFS_SRCS:%.c=$(OUT)/obj/%.o)
+$(OUT)/bin/mkfs.glassfs: FS_LIBS += -lblkid
 $(OUT)/bin/glassctl: $(OUT)/obj/fs/cmd/glassctl.o $(GLASSCTL_PARTS:%.c=$(OUT)/obj/%.o) $(OUT)/lib/libglassfs.a
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)

@@ -91,10 +91,11 @@ static void usage(FILE *f)
 static int parse_size(const char *s, uint64_t *out)
 {
 	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
+	unsigned long long v;
 
-	if (end == s)
+	if (*s < '0' || *s > '9')	/* strtoull takes "-5" as a huge number */
 		return -EINVAL;
+	v = strtoull(s, &end, 10);
 	switch (*end) {
 	case 'k': case 'K': v <<= 10; end++; break;
 	case 'm': case 'M': v <<= 20; end++; break;
@@ -114,9 +115,12 @@ static int parse_size(const char *s, uint64_t *out)
 static int parse_uint(const char *s, unsigned *out)
 {
 	char *end;
-	unsigned long v = strtoul(s, &end, 10);
+	unsigned long v;
 
-	if (end == s || *end || v > 1000000)
+	if (*s < '0' || *s > '9')	/* strtoul takes "-1" as a huge number */
+		return -EINVAL;
+	v = strtoul(s, &end, 10);
+	if (*end || v > 1000000)
 		return -EINVAL;
 	*out = (unsigned)v;
 	return 0;
@@ -203,6 +207,29 @@ static bool has_fuse_opt(const struct options *o, const char *opt)
 static bool has_prefix(const char *s, const char *p)
 {
 	return strncmp(s, p, strlen(p)) == 0;
+}
+
+/* What a valid value of the option opt ("name=value") is, for its error. */
+static const char *opt_range(const char *opt)
+{
+	static const char *const r[][2] = {
+		{ "commit=", "commit=SECONDS, 1 to 1000000" },
+		{ "cache=", "cache=SIZE, at least 1M, e.g. 256M" },
+		{ "dirty=", "dirty=SIZE, e.g. 64M; 0: commit only on time and sync" },
+		{ "threads=", "threads=N, 1 to 1000000" },
+		{ "locktype=", "locktype=rwlock, mutex or spin" },
+		{ "discard_iops=", "discard_iops=N per second, 0 for no limit" },
+		{ "discard_bps=", "discard_bps=SIZE per second, e.g. 64M, 0 for no limit" },
+		{ "log=", "log=FILE" },
+		{ "entry_timeout=", "seconds, 0 or more, e.g. 1.5" },
+		{ "attr_timeout=", "seconds, 0 or more, e.g. 1.5" },
+		{ "negative_timeout=", "seconds, 0 or more, e.g. 1.5" },
+	};
+
+	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
+		if (has_prefix(opt, r[i][0]))
+			return r[i][1];
+	return "see glassfs -h";
 }
 
 /* The one option parser.  0, or -EINVAL after printing why. */
@@ -396,7 +423,7 @@ static int parse_opt(struct options *o, const char *opt)
 		fprintf(stderr, "glassfs: unknown option '%s'\n", opt);
 		return -EINVAL;
 	}
-	fprintf(stderr, "glassfs: bad value in option '%s'\n", opt);
+	fprintf(stderr, "glassfs: bad value in option '%s' (%s)\n", opt, opt_range(opt));
 	return -EINVAL;
 }
 
@@ -496,8 +523,10 @@ static int parse_args(struct options *o, int argc, char **argv)
 	}
 	struct stat st;
 	if (stat(o->mnt, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "glassfs: mount point %s: %s\n", o->mnt,
-			errno ? strerror(errno) : "not a directory");
+		fprintf(stderr, "glassfs: mount point %s: %s%s%s\n", o->mnt,
+			errno ? strerror(errno) : "not a directory",
+			errno == ENOTCONN ? "; the daemon that served it died: unmount it first, "
+			"fusermount3 -u " : "", errno == ENOTCONN ? o->mnt : "");
 		return -ENOTDIR;
 	}
 	return 0;
@@ -515,6 +544,10 @@ static void report(int fd, unsigned char status)
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		printf("glassfs %s\n", GLASSFS_VERSION);
+		return 0;
+	}
 	struct options o;
 	struct glassfs_daemon d;
 	struct core *core = NULL;
@@ -551,7 +584,8 @@ int main(int argc, char **argv)
 
 	ret = core_open(o.devs, o.ndevs, &o.core, &core);
 	if (ret < 0) {
-		fprintf(stderr, "glassfs: cannot open %s: %s\n", o.devspec, strerror(-ret));
+		if (!core_failure_reported())
+			fprintf(stderr, "glassfs: cannot open %s: %s\n", o.devspec, strerror(-ret));
 		report(notify, 1);
 		for (int i = 0; i < o.ndevs; i++)
 			free((char *)o.devs[i]);

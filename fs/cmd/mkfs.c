@@ -12,6 +12,7 @@
  */
 #include "fs/core/core.h"
 #include "fs/store/dev.h"
+#include "fs/cmd/mkfs_wipe.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -117,6 +118,10 @@ static bool in_use(const char *path)
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		printf("mkfs.glassfs %s\n", GLASSFS_VERSION);
+		return 0;
+	}
 	struct format_opts o = { .nodesize = CORE_DEFAULT_NODESIZE };
 	uint64_t size = 0;
 	int opt, ret;
@@ -226,8 +231,15 @@ int main(int argc, char **argv)
 	o.rotational = rot;
 	ret = core_format((const char *const *)&argv[optind], argc - optind, &o);
 	if (ret) {
-		fprintf(stderr, "mkfs.glassfs: formatting failed: %s\n", strerror(-ret));
+		if (!core_failure_reported())
+			fprintf(stderr, "mkfs.glassfs: formatting failed: %s\n", strerror(-ret));
 		return 1;
+	}
+	for (int i = optind; i < argc; i++) {	/* what the format left of others */
+		ret = mkfs_wipe_signatures(argv[i]);
+		if (ret < 0)
+			fprintf(stderr, "mkfs.glassfs: %s: wiping other signatures failed: %s\n",
+				argv[i], strerror(-ret));
 	}
 
 	/* open it back read-only: proves the result and gives the fsid */

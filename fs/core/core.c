@@ -21,11 +21,27 @@ static const uint64_t tree_ids[CT_NR] = {
 uint64_t core_tree_id(enum core_tree t) { return tree_ids[t]; }
 struct root *core_tree(struct core *c, enum core_tree t) { return &c->roots[t].r; }
 
+/* Set by every message: core_open() and core_format() clear it first
+ * (core_report_reset), so after a failure it tells whether the reason was
+ * printed. */
+static __thread bool reported;
+
+bool core_failure_reported(void)
+{
+	return reported;
+}
+
+void core_report_reset(void)
+{
+	reported = false;
+}
+
 void core_log(struct core *c, const char *fmt, ...)
 {
 	va_list ap;
 	char buf[512];
 
+	reported = true;
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);

@@ -12,8 +12,10 @@
  * entries for it (new entries and attributes from our replies, parent
  * attributes after a directory change, the target's after unlink/rename,
  * size/times after writes).  So no fuse_lowlevel_notify_inval_* call is
- * needed today; one is owed wherever the engine starts changing names or
- * attributes on its own (a future snapshot/receive/repair service).
+ * needed but one: a write that cleared setuid/setgid (gl_write), since the
+ * kernel does not refresh the mode after a write; one is owed wherever the
+ * engine starts changing names or attributes on its own (a future
+ * snapshot/receive/repair service).
  * Files are opened keep_cache (the page cache stays valid across opens)
  * and noflush (flush has no work here, close() saves a round trip).
  */
@@ -217,6 +219,8 @@ static void gl_getattr(fuse_req_t req, fuse_ino_t ino_, struct fuse_file_info *f
 		fuse_reply_attr(req, &st, d->attr_timeout);
 }
 
+static struct fsops_cred cred_of(fuse_req_t req);
+
 static void gl_setattr(fuse_req_t req, fuse_ino_t ino_, struct stat *attr, int to_set,
 		       struct fuse_file_info *fi)
 {
@@ -224,6 +228,7 @@ static void gl_setattr(fuse_req_t req, fuse_ino_t ino_, struct stat *attr, int t
 	struct glassfs_daemon *d = D(req);
 	uint64_t t0 = op_start(OP_SETATTR, ino);
 	struct stat st;
+	struct fsops_cred cr;
 	int valid = 0, ret;
 
 	(void)fi;
@@ -236,7 +241,8 @@ static void gl_setattr(fuse_req_t req, fuse_ino_t ino_, struct stat *attr, int t
 	if (to_set & FUSE_SET_ATTR_ATIME_NOW)	valid |= FSOPS_SET_ATIME_NOW;
 	if (to_set & FUSE_SET_ATTR_MTIME_NOW)	valid |= FSOPS_SET_MTIME_NOW;
 	if (to_set & FUSE_SET_ATTR_CTIME)	valid |= FSOPS_SET_CTIME;
-	ret = fsops_setattr(FS(req, ino_), ino, attr, valid, &st);
+	cr = cred_of(req);
+	ret = fsops_setattr_as(FS(req, ino_), ino, attr, valid, &st, &cr);
 	if (!replied_err(req, OP_SETATTR, ino, t0, ret))
 		fuse_reply_attr(req, &st, d->attr_timeout);
 }
@@ -257,10 +263,24 @@ static void gl_readlink(fuse_req_t req, fuse_ino_t ino_)
 	fuse_reply_readlink(req, buf);
 }
 
+/* The caller's supplementary groups, from /proc by libfuse: only asked
+ * for a write or O_TRUNC on a setgid file (drop_privs in fsops.c). */
+static bool req_in_group(const struct fsops_cred *cr, uint32_t gid)
+{
+	gid_t g[256];
+	int n = fuse_req_getgroups(cr->ctx, 256, g);
+
+	for (int i = 0; i < n && i < 256; i++)
+		if (g[i] == gid)
+			return true;
+	return false;
+}
+
 static struct fsops_cred cred_of(fuse_req_t req)
 {
 	const struct fuse_ctx *c = fuse_req_ctx(req);
-	struct fsops_cred cr = { .uid = c->uid, .gid = c->gid, .umask = c->umask };
+	struct fsops_cred cr = { .uid = c->uid, .gid = c->gid, .umask = c->umask,
+				 .in_group = req_in_group, .ctx = req };
 	return cr;
 }
 
@@ -414,7 +434,17 @@ static void gl_write(fuse_req_t req, fuse_ino_t ino_, const char *buf, size_t si
 {
 	uint64_t ino = I(ino_);
 	uint64_t t0 = op_start(OP_WRITE, ino);
-	ssize_t n = fsops_write(FS(req, ino_), ino, buf, size, (uint64_t)off);
+	struct fsops_cred cr = cred_of(req);
+	bool dropped = false;
+	ssize_t n;
+
+	cr.dropped_privs = &dropped;
+	n = fsops_write_as(FS(req, ino_), ino, buf, size, (uint64_t)off, &cr);
+	/* the kernel refreshes size and times after a write, not the mode:
+	 * a setuid/setgid bit the write cleared would stay in its cache for
+	 * attr_timeout (attributes only, no pages: safe inside the write) */
+	if (dropped)
+		fuse_lowlevel_notify_inval_inode(D(req)->se, ino_, -1, 0);
 
 	(void)fi;
 	if (!replied_err(req, OP_WRITE, ino, t0, n))

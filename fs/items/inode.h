@@ -76,6 +76,11 @@ struct fsctx {
 struct fsops_cred {
 	uint32_t uid, gid;
 	uint32_t umask;		/* applied here unless a default ACL rules */
+	/* Is the caller in group gid by its supplementary groups?  Asked only
+	 * when it matters (a write to a setgid file); NULL: it is not. */
+	bool (*in_group)(const struct fsops_cred *cr, uint32_t gid);
+	void *ctx;		/* in_group's */
+	bool *dropped_privs;	/* set when a write cleared setuid/setgid, or NULL */
 };
 
 /* Open the fs tree tree_id (fsctx.c): create the root directory on first

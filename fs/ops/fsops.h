@@ -48,6 +48,10 @@ enum {				/* fsops_setattr's valid mask */
 };
 int fsops_setattr(struct fsctx *fs, uint64_t ino, const struct stat *in, int valid,
 		  struct stat *out);
+/* The same, by a caller: a truncate (size without mode) drops setuid and
+ * setgid by the rule of a write (fsops_write_as); fsops_setattr: cr NULL. */
+int fsops_setattr_as(struct fsctx *fs, uint64_t ino, const struct stat *in, int valid,
+		     struct stat *out, const struct fsops_cred *cr);
 
 int fsops_mknod(struct fsctx *fs, uint64_t parent, const char *name, mode_t mode,
 		dev_t rdev, const struct fsops_cred *cr, struct stat *st);
@@ -73,6 +77,12 @@ int fsops_open(struct fsctx *fs, uint64_t ino, int flags, const struct fsops_cre
 ssize_t fsops_read(struct fsctx *fs, uint64_t ino, void *buf, size_t size, uint64_t off);
 ssize_t fsops_write(struct fsctx *fs, uint64_t ino, const void *buf, size_t size,
 		    uint64_t off);
+/* The same, by a caller: a write clears setuid (and setgid on a
+ * group-executable file), as FUSE_CAP_HANDLE_KILLPRIV makes it the
+ * daemon's to do, unless cr is root's — the kernel keeps them for a caller
+ * with CAP_FSETID, which a daemon cannot see.  fsops_write: cr NULL. */
+ssize_t fsops_write_as(struct fsctx *fs, uint64_t ino, const void *buf, size_t size,
+		       uint64_t off, const struct fsops_cred *cr);
 int fsops_fsync(struct fsctx *fs, uint64_t ino, int datasync);
 int fsops_fallocate(struct fsctx *fs, uint64_t ino, int mode, uint64_t off, uint64_t len);
 int64_t fsops_lseek(struct fsctx *fs, uint64_t ino, uint64_t off, int whence);

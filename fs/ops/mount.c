@@ -104,28 +104,35 @@ static int open_devs(struct core *c, const char *const *devs, int ndevs, bool ro
 
 	for (int i = 0; i < ndevs; i++) {
 		int ret;
+		struct stat st;
 
 		/* named twice, our own claim would refuse it as in use */
 		for (int j = 0; j < i; j++)
 			if (same_file(devs[i], devs[j])) {
-				fprintf(stderr, "glassfs: %s and %s are the same device, given twice\n",
-					devs[j], devs[i]);
+				core_log(NULL, "%s and %s are the same device, given twice",
+					 devs[j], devs[i]);
 				return -EINVAL;
 			}
 		ret = dev_open(devs[i], flags, &c->devs[i]);
 		if (ret == -EBUSY) {
 			char who[512];
 			dev_holder(devs[i], who, sizeof(who));
-			fprintf(stderr, "glassfs: %s is in use by %s: a device serves one mount, "
-				"mkfs or fsck at a time\n", devs[i], who);
+			core_log(NULL, "%s is in use by %s: a device serves one mount, "
+				 "mkfs or fsck at a time", devs[i], who);
 			return ret;
 		}
 		if (ret) {
-			fprintf(stderr, "glassfs: %s: %s\n", devs[i], strerror(-ret));
+			if (ret == -EINVAL && stat(devs[i], &st) == 0 && S_ISDIR(st.st_mode))
+				core_log(NULL, "%s is a directory: give a block device or an image file",
+					 devs[i]);
+			else
+				core_log(NULL, "%s: %s", devs[i], strerror(-ret));
 			return ret;
 		}
 		c->ndevs++;
 		core_apply_latency(c, c->devs[i], i);
+		if (c->opts.dev_recorder)
+			dev_set_recorder(c->devs[i], c->opts.dev_recorder, c->opts.dev_recorder_arg);
 	}
 	return 0;
 }
@@ -143,12 +150,14 @@ static bool super_valid(const struct super_block *sb, uint64_t at)
 	return crc == want;
 }
 
-/* Best valid copy on d (highest generation): 0, or -ENOENT. */
-static int read_best_super(struct core *c, struct dev *d, struct super_block *best)
+/* Best valid copy on d (highest generation): 0; -EUCLEAN when copies carry
+ * glassfs's magic but none is valid (a damaged glassfs), -ENOENT when none
+ * does (not a glassfs device). */
+static int read_best_super(struct dev *d, struct super_block *best)
 {
 	static const uint64_t offs[SUPER_COPIES] = { SUPER_OFFSET, SUPER_MIRROR1, SUPER_MIRROR2 };
 	struct super_block *sb = aligned_alloc(4096, sizeof(*sb));
-	bool found = false;
+	bool found = false, magic = false;
 
 	if (!sb)
 		return -ENOMEM;
@@ -158,9 +167,11 @@ static int read_best_super(struct core *c, struct dev *d, struct super_block *be
 		if (dev_read(d, offs[k], sb, SUPER_SIZE))
 			continue;
 		if (!super_valid(sb, offs[k])) {
-			if (sb->magic == GLASSFS_MAGIC)
-				core_log(c, "%s: superblock copy at %llu fails its checksum, trying mirrors",
+			if (sb->magic == GLASSFS_MAGIC) {
+				core_log(NULL, "%s: superblock copy at %llu fails its checksum, trying mirrors",
 					 d->path, (unsigned long long)offs[k]);
+				magic = true;
+			}
 			continue;
 		}
 		if (!found || sb->generation > best->generation) {
@@ -169,7 +180,7 @@ static int read_best_super(struct core *c, struct dev *d, struct super_block *be
 		}
 	}
 	free(sb);
-	return found ? 0 : -ENOENT;
+	return found ? 0 : magic ? -EUCLEAN : -ENOENT;
 }
 
 /* ---- tree roots ------------------------------------------------------------ */
@@ -220,6 +231,7 @@ int core_open(const char *const *devs, int ndevs, const struct core_opts *o,
 	struct super_block *sb;
 	int ret;
 
+	core_report_reset();
 	if (!c)
 		return -ENOMEM;
 	c->readonly = c->opts.readonly;
@@ -235,15 +247,16 @@ int core_open(const char *const *devs, int ndevs, const struct core_opts *o,
 			ret = -ENOMEM;
 			goto fail;
 		}
-		ret = read_best_super(c, c->devs[i], s);
+		ret = read_best_super(c->devs[i], s);
 		if (ret) {
-			core_log(c, "%s: no valid glassfs superblock", c->devs[i]->path);
+			core_log(NULL, ret == -EUCLEAN ? "%s: every glassfs superblock copy is damaged" :
+				 "%s: no valid glassfs superblock", c->devs[i]->path);
 			free(s);
-			ret = -EINVAL;
+			ret = ret == -EUCLEAN || ret == -ENOMEM ? ret : -EINVAL;
 			goto fail;
 		}
 		if (i > 0 && memcmp(s->fsid, sb->fsid, 16)) {
-			core_log(c, "%s belongs to another volume", c->devs[i]->path);
+			core_log(NULL, "%s belongs to another volume", c->devs[i]->path);
 			free(s);
 			ret = -EINVAL;
 			goto fail;
@@ -412,25 +425,25 @@ int core_format(const char *const *devs, int ndevs, const struct format_opts *o)
 	uint64_t l;
 	int ret;
 
+	core_report_reset();
 	if (!o)
 		o = &def;
 	uint32_t ns = o->nodesize ? o->nodesize : CORE_DEFAULT_NODESIZE;
 	if (ns < 4096 || ns > 65536 || (ns & (ns - 1))) {
-		fprintf(stderr, "glassfs: nodesize %u: must be a power of two from 4096 to 65536\n", ns);
+		core_log(NULL, "nodesize %u: must be a power of two from 4096 to 65536", ns);
 		return -EINVAL;
 	}
 	if (o->label && strlen(o->label) >= sizeof(((struct super_block *)0)->label)) {
-		fprintf(stderr, "glassfs: label longer than 255 bytes\n");
+		core_log(NULL, "label longer than 255 bytes");
 		return -EINVAL;
 	}
 	if ((o->data_profile & ~BG_PROFILE_MASK) || (o->meta_profile & ~BG_PROFILE_MASK) ||
 	    (o->data_profile & BG_RAID0) || (o->meta_profile & BG_RAID0)) {
-		fprintf(stderr, "glassfs: unsupported profile (single, dup and raid1 are)\n");
+		core_log(NULL, "unsupported profile (single, dup and raid1 are)");
 		return -EINVAL;
 	}
 	if (((o->data_profile | o->meta_profile) & BG_RAID1) && ndevs < 2) {
-		fprintf(stderr, "glassfs: the raid1 profile needs at least 2 devices, %d given\n",
-			ndevs);
+		core_log(NULL, "the raid1 profile needs at least 2 devices, %d given", ndevs);
 		return -EINVAL;
 	}
 	c = core_alloc(NULL);
@@ -450,7 +463,7 @@ int core_format(const char *const *devs, int ndevs, const struct format_opts *o)
 		struct dev *d = c->devs[i];
 		const char *sig;
 		if (d->size < DEV_MIN_SIZE) {
-			core_log(c, "%s: %llu bytes is too small (minimum %llu MiB)", d->path,
+			core_log(NULL, "%s: %llu bytes is too small (minimum %llu MiB)", d->path,
 				 (unsigned long long)d->size,
 				 (unsigned long long)(DEV_MIN_SIZE >> 20));
 			ret = -ENOSPC;
@@ -458,14 +471,14 @@ int core_format(const char *const *devs, int ndevs, const struct format_opts *o)
 		}
 		sig = signature(d);
 		if (sig && !o->force) {
-			fprintf(stderr, "glassfs: %s already contains a %s signature; use -f to overwrite it\n",
-				d->path, sig);
+			core_log(NULL, "%s already contains %s %s signature; use -f to overwrite it",
+				 d->path, sig[0] == 'e' || sig[0] == 'x' ? "an" : "a", sig);
 			ret = -EEXIST;
 			goto out;
 		}
 		for (int j = 0; j < i; j++) {
 			if (strcmp(c->devs[j]->path, d->path) == 0) {
-				fprintf(stderr, "glassfs: %s given twice\n", d->path);
+				core_log(NULL, "%s given twice", d->path);
 				ret = -EINVAL;
 				goto out;
 			}

@@ -284,6 +284,8 @@ int dev_write(struct dev *d, uint64_t off, const void *buf, uint64_t len)
 	}
 	ADD(write_ios, 1);
 	ADD(write_bytes, len);
+	if (!ret && d->recorder)
+		d->recorder(d->recorder_arg, d, DEV_WRITE, off, buf, len);
 	io_end(d, DEV_WRITE, off, len, ret, t0);
 	return ret;
 }
@@ -298,6 +300,8 @@ int dev_flush(struct dev *d)
 	t0 = io_begin(d, DEV_FLUSH, 0, 0);
 	if (failing(d, DEV_FLUSH))
 		ret = -EIO;
+	else if (d->recorder)	/* before: it covers what was reported so far */
+		d->recorder(d->recorder_arg, d, DEV_FLUSH, 0, NULL, 0);
 	while (!ret && fdatasync(d->fd) < 0) {
 		if (errno != EINTR) {
 			ret = -errno;
@@ -333,6 +337,8 @@ int dev_discard(struct dev *d, uint64_t off, uint64_t len)
 	}
 	if (ret == -ENOTTY || ret == -EINVAL)
 		ret = -EOPNOTSUPP;
+	if (!ret && d->recorder)
+		d->recorder(d->recorder_arg, d, DEV_DISCARD, off, NULL, len);
 	ADD(discards, 1);
 	ADD(discard_bytes, len);
 	io_end(d, DEV_DISCARD, off, len, ret, t0);
@@ -358,4 +364,10 @@ void dev_counters(const struct dev *d, struct dev_counters *o)
 	o->flushes = __atomic_load_n(&d->cnt.flushes, __ATOMIC_RELAXED);
 	o->discards = __atomic_load_n(&d->cnt.discards, __ATOMIC_RELAXED);
 	o->discard_bytes = __atomic_load_n(&d->cnt.discard_bytes, __ATOMIC_RELAXED);
+}
+
+void dev_set_recorder(struct dev *d, dev_record_fn fn, void *arg)
+{
+	d->recorder_arg = arg;
+	d->recorder = fn;
 }

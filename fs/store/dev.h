@@ -75,6 +75,8 @@ void dev_set_latency(struct dev *d, enum dev_op op, uint64_t ns);
 /* Error injection: op on d fails with -EIO while on. */
 void dev_set_fail(struct dev *d, enum dev_op op, bool on);
 void dev_counters(const struct dev *d, struct dev_counters *out);
+/* Report every later write, discard and flush of d to fn (NULL: stop). */
+void dev_set_recorder(struct dev *d, dev_record_fn fn, void *arg);
 
 struct core;
 /* dev_latency.c: apply the latency model of device index idx (core_opts) to d. */

@@ -11,6 +11,22 @@
 
 enum dev_op { DEV_READ = 0, DEV_WRITE = 1, DEV_FLUSH = 2, DEV_DISCARD = 3 };
 
+struct dev;
+/*
+ * Write log (crash-state tests, tests/unit/test_powerloss.c): a recorder
+ * sees every write and discard that reached the device, once it returned
+ * (buf: the bytes written; NULL for a discard), and every flush before it
+ * is issued (off = len = 0), so a flush covers exactly the writes reported
+ * before it: replaying the log up to a flush, with any subset of the
+ * writes after it, gives a state power loss can leave.  Failed operations
+ * are not reported.  op is an enum dev_op.  What reaches the device does
+ * not change.  The recorder runs in the thread doing the I/O, with no
+ * lock held, and orders concurrent calls itself.  There is no FUA: every
+ * write, superblocks included, is durable only at the next flush.
+ */
+typedef void (*dev_record_fn)(void *arg, const struct dev *d, int op, uint64_t off,
+			      const void *buf, uint64_t len);
+
 struct dev_counters {
 	uint64_t read_ios, read_bytes;
 	uint64_t write_ios, write_bytes;
@@ -40,6 +56,9 @@ struct dev {
 	int flush_failed;	/* a commit's flush failed here: logged once (atomic) */
 	uint64_t errors;	/* operations that returned an error (atomic) */
 	struct dev_counters cnt;	/* atomic adds */
+	/* write log: set before I/O starts (core_open), fixed after */
+	dev_record_fn recorder;
+	void *recorder_arg;
 };
 
 #endif
