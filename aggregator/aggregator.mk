@@ -4,10 +4,10 @@
 # fragment is included before tools/tools.mk defines TOOLS_LIB).  Unit
 # tests run under ASan/UBSan.
 
-AGG_AGGD_SRCS  := aggregator/aggd.c aggregator/http.c aggregator/query.c \
+AGG_AGGD_SRCS  := aggregator/aggd.c aggregator/tokens.c aggregator/http.c aggregator/query.c \
 		  aggregator/metrics.c aggregator/fleetmetrics.c aggregator/store.c aggregator/store_sqlite.c \
 		  aggregator/store_clickhouse.c
-AGG_CORE_SRCS  := aggregator/labels.c aggregator/selector.c aggregator/ingest.c aggregator/pprof.c \
+AGG_CORE_SRCS  := aggregator/labels.c aggregator/selector.c aggregator/ingest.c aggregator/gunzip.c aggregator/pprof.c \
 		  aggregator/locks.c
 # pprof: profile.proto -> $(OUT)/gen/aggregator/profile.pb-c.{c,h} (protoc-c)
 AGG_PB_C       := $(OUT)/gen/aggregator/profile.pb-c.c
