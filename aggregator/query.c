@@ -605,6 +605,23 @@ static void reply_merged(struct qctx *q, const struct merged *mg_, const char *f
 
 struct frow { const char *frame; size_t len; uint64_t self, total; };
 
+/* A frame's count += COUNT, saturating: the folded set interns the name
+ * (added with 0, so its own 64-bit total never overflows) and the count
+ * is kept here — a frame in every stack of a 10^18 profile 20 frames deep
+ * is 2*10^19, which folded_set_add refuses with -EOVERFLOW. */
+static int frame_add(struct folded_set *set, const char *f, size_t fl, uint64_t count, int *sat)
+{
+	struct folded_stack *fs;
+	int rc = folded_set_add(set, f, fl, 0);
+
+	if (rc)
+		return rc;
+	if (!(fs = (struct folded_stack *)folded_set_find(set, f, fl)))
+		return -ENOMEM;
+	fs->count = sat_add(fs->count, count, sat);
+	return 0;
+}
+
 static int by_frame(const void *a, const void *b, void *arg)
 {
 	const struct frow *x = a, *y = b;
@@ -669,10 +686,10 @@ static int q_top(struct qctx *q)
 				seen[nseen] = f;
 				lens[nseen++] = fl;
 			}
-			if (folded_set_add(total, f, fl, mg.v[i].count) == -ENOMEM)
+			if (frame_add(total, f, fl, mg.v[i].count, &mg.saturated))
 				goto oom;
 		}
-		if (leaf && folded_set_add(self, leaf, leaflen, mg.v[i].count) == -ENOMEM)
+		if (leaf && frame_add(self, leaf, leaflen, mg.v[i].count, &mg.saturated))
 			goto oom;
 	}
 	size_t nf = folded_set_size(total);
@@ -700,6 +717,8 @@ static int q_top(struct qctx *q)
 	json_object_set_new(o, "type", json_string(agg_ptype_name(type)));
 	json_object_set_new(o, "by", json_string(by));
 	json_object_set_new(o, "total", json_integer((json_int_t)mg.total));
+	if (mg.saturated)
+		json_object_set_new(o, "saturated", json_true());
 	json_object_set_new(o, "frames", fa);
 	json_object_set_new(o, "stacks", sa);
 	qjson(q->r, o);
