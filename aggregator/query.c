@@ -150,12 +150,13 @@ static int budget_tick(struct qbudget *b)
 	return 0;
 }
 
-/* a + b, at most INT64_MAX; *sat set when it would have been more. */
+/* a + b, at most INT64_MAX; *sat set when it would have been more, or
+ * when a stored count already is INT64_MAX (downsampling saturated it). */
 static uint64_t sat_add(uint64_t a, uint64_t b, int *sat)
 {
 	uint64_t r = a + b;
 
-	if (r < a || r > (uint64_t)INT64_MAX) {
+	if (r < a || r >= (uint64_t)INT64_MAX) {
 		*sat = 1;
 		return (uint64_t)INT64_MAX;
 	}
@@ -437,8 +438,10 @@ out:
 	metrics_observe(&q->d->m.store_query, agg_now_ns() - t0);
 	free(ids);
 	lsdb_free(&db);
-	if (rc)
+	if (rc) {
+		merged_free(mg);	/* a cut query has half a merge: the caller frees none */
 		store_fail(q, rc);
+	}
 	return rc;
 }
 

@@ -422,6 +422,63 @@ static json_t *run(struct aggd *d, const char *path, struct kv *params, int *sta
 	return j;
 }
 
+/* issue 16: one bucket whose sums pass INT64_MAX must not stop SQLite's
+ * downsampling (sum() raised "integer overflow" on every pass): it
+ * saturates, and merge says so. */
+static void test_sat_downsample(void)
+{
+	char path[] = "/tmp/agg_unit.XXXXXX", msg[256];
+	int fd = mkstemp(path), st;
+	struct aggd d = { 0 };
+
+	close(fd);
+	CHECK("store opens (saturation)", !store_sqlite_open(path, &d.store, msg, sizeof(msg)));
+	if (!d.store)
+		return;
+	for (int w = 0; w < 11; w++) {
+		struct agg_window win = { 0 };
+		char id[32];
+		int dup;
+
+		snprintf(id, sizeof(id), "sat-%d", w);
+		win.window_id = strdup(id);
+		win.host = strdup("s");
+		win.start_ns = (1000 + w * 10) * 1000000000LL;
+		win.end_ns = win.start_ns + 10000000000LL;
+		win.commit_p99_ns = win.commit_count = -1;
+		win.trim_stall_ns = (int64_t)AGG_MAX_COUNT;
+		win.has_summary = 1;
+		agg_labels_set(&win.labels, "host", "s");
+		win.prof[0].type = PT_OFFCPU;
+		win.prof[0].set = folded_set_new();
+		win.nprof = 1;
+		folded_set_add(win.prof[0].set, "a;b", 3, 900000000000000000ULL);
+		CHECK("saturating window stored", !d.store->ops->put(d.store, &win, &dup) && !dup);
+		agg_window_free(&win);
+	}
+	CHECK("downsampling a bucket past INT64_MAX runs",
+	      !d.store->ops->retain(d.store, 0, &(struct store_tier){ 3000LL * 1000000000LL, 300 }, 1));
+	struct kv all[] = { { "query", "offcpu{}" }, { "from", "0" }, { "until", "3000" }, { 0 } };
+	json_t *j = run(&d, "/api/v1/merge", all, &st);
+	CHECK("downsampled bucket saturates at INT64_MAX, flagged", j && st == 200 &&
+	      json_integer_value(json_object_get(j, "total")) == INT64_MAX &&
+	      json_is_true(json_object_get(j, "saturated")));
+	json_decref(j);
+	struct kv hs[] = { { "from", "0" }, { "until", "3000" }, { 0 } };
+	j = run(&d, "/api/v1/hosts", hs, &st);
+	CHECK("one coarse window, trim stall saturated", j && json_array_size(j) == 1 &&
+	      json_integer_value(json_object_get(json_array_get(j, 0), "windows")) == 1 &&
+	      json_integer_value(json_object_get(json_array_get(j, 0), "trim_stall_ns")) == INT64_MAX);
+	json_decref(j);
+	d.store->ops->close(d.store);
+	unlink(path);
+	char wal[64];
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	unlink(wal);
+	snprintf(wal, sizeof(wal), "%s-shm", path);
+	unlink(wal);
+}
+
 #define NH 5
 #define NW 6
 #define NS 7
@@ -584,6 +641,20 @@ static void test_arith(unsigned seed)
 	struct qresult r;
 	CHECK("unknown endpoint", query_dispatch(&d, "/api/v1/nope", getp, bad, &r) == -ENOENT);
 
+	/* issue 16: the query budget, rows and time, each named when it cuts */
+	struct kv budq[] = { { "query", "offcpu{}" }, { "from", "0" }, { "until", "3000" }, { 0 } };
+	struct qresult qr;
+	d.cfg.max_query_rows = 5;
+	CHECK("query over --max-query-samples: 422 naming it", !query_dispatch(&d, "/api/v1/merge", getp, budq, &qr) &&
+	      qr.status == 422 && qr.body && strstr(qr.body, "--max-query-samples"));
+	free(qr.body);
+	d.cfg.max_query_rows = 0;
+	d.cfg.max_query_ns = 1;
+	CHECK("query over --max-query-time: 503 naming it", !query_dispatch(&d, "/api/v1/merge", getp, budq, &qr) &&
+	      qr.status == 503 && qr.body && strstr(qr.body, "--max-query-time"));
+	free(qr.body);
+	d.cfg.max_query_ns = 0;
+
 	/* downsampling keeps the sums */
 	CHECK("retain/downsample runs", !d.store->ops->retain(d.store, 0, &(struct store_tier){ 3000LL * 1000000000LL, 300 }, 1));
 	/* coarse windows start at their bucket (900 s here): widen the range */
@@ -708,5 +779,6 @@ int main(int argc, char **argv)
 	test_locks();
 	test_pprof();
 	test_arith(seed);
+	test_sat_downsample();
 	return fails ? 1 : 0;
 }
