@@ -22,7 +22,9 @@ endif
 FP_FLAGS := -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 WFLAGS   := -Wall -Wextra -Werror
 CFLAGS   ?= -O2 -g
-ALL_CFLAGS = $(CFLAGS) $(FP_FLAGS) $(WFLAGS) -std=gnu11 -D_GNU_SOURCE \
+# What every program's --version prints.
+VERSION  := 0.1
+ALL_CFLAGS = $(CFLAGS) $(FP_FLAGS) $(WFLAGS) -std=gnu11 -D_GNU_SOURCE -DGLASSFS_VERSION='"$(VERSION)"' \
 	     -D_FILE_OFFSET_BITS=64 -MMD -MP -I$(OUT)/gen -I. $(EXTRA_CFLAGS)
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 
@@ -52,12 +54,17 @@ $(OUT)/asan/%.o: %.c | $(GEN_HDRS)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -c $< -o $@
 
-.PHONY: all deps test test-build bench soak fuzz demo install clean
+.PHONY: all deps deps-demo test test-build bench soak fuzz demo install clean
 
 all: $(BINS)
 
+# What the tests need (tools/deps-demo.apt + tools/deps.apt, npm), and what
+# only the build and the demo need (tools/deps-demo.apt).
 deps:
-	$(Q)tools/deps.sh
+	$(Q)tools/deps.sh test
+
+deps-demo:
+	$(Q)tools/deps.sh demo
 
 test-build: all $(TEST_BINS)
 
@@ -71,27 +78,82 @@ bench: deps
 	$(Q)OUT=$(OUT) tests/bench/run.sh $(BENCHES)
 
 # The README's first command: the talk's experiment end to end (tools/demo.sh).
-demo: deps
+demo: deps-demo
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)tools/demo.sh
+	$(Q)OUT=$(OUT) tools/demo.sh
 
+# Programs, the reference pages (the systemd units' Documentation= points
+# there) and the systemd units (systemd reads $(PREFIX)/lib/systemd/system).
+DOC_DIR  = $(DESTDIR)$(PREFIX)/share/doc/glassfs
+UNIT_DIR = $(DESTDIR)$(PREFIX)/lib/systemd/system
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
+	install -d $(DOC_DIR)/docs/img $(DOC_DIR)/aggregator $(UNIT_DIR)
+	install -m 644 README.md $(DOC_DIR)/
+	install -m 644 docs/*.md $(DOC_DIR)/docs/
+	install -m 644 docs/img/*.png $(DOC_DIR)/docs/img/
+	install -m 644 aggregator/API.md $(DOC_DIR)/aggregator/
+	install -m 644 aggregator/systemd/*.service $(UNIT_DIR)/
+	install -d $(DESTDIR)$(PREFIX)/share/man/man8
+	install -m 644 $(MANS) $(DESTDIR)$(PREFIX)/share/man/man8/
+
+# A man page for every program, from its --help and --version (help2man:
+# one source, the text the program prints).  Section 8: they run as root.
+MANS = $(BINS:$(OUT)/bin/%=$(OUT)/man/%.8)
+.PHONY: man
+man: $(MANS)
+install: $(MANS)
+$(OUT)/man/%.8: $(OUT)/bin/%
+	$(call msg,MAN,$@)
+	@mkdir -p $(@D)
+	$(Q)help2man -N -s 8 --no-discard-stderr -o $@ $< >/dev/null 2>&1 || \
+		{ echo "man: help2man failed for $< (apt-get install help2man)" >&2; exit 1; }
+
+# The targets, one line each.
+.PHONY: help
+help:
+	@echo 'make              build everything into $(OUT)/ (V=1 shows the commands)'
+	@echo 'make demo         as root: the talk'"'"'s experiment end to end (tools/demo.sh; DEMO_SERVE=1 keeps the dashboards up)'
+	@echo 'make test         as root: install what the tests need, build, run every test (TESTS=FILTER...)'
+	@echo 'make test-build   build the programs and the test programs'
+	@echo 'make bench        the benchmarks (BENCHES="NAME ..."); docs/benchmarks.md'
+	@echo 'make bench-report the talk'"'"'s seven experiments as one HTML page'
+	@echo 'make soak         long crash and big-directory runs'
+	@echo 'make fuzz         the libFuzzer targets (FUZZ_TIME seconds each)'
+	@echo 'make deps         install the Debian packages the tests need (deps-demo: the demo'"'"'s only)'
+	@echo 'make docs-probes  regenerate docs/probes.md from fs/probes.d'
+	@echo 'make demo-picture the README'"'"'s picture from the last make demo'
+	@echo 'make man          a man page for every program, from its --help (help2man)'
+	@echo 'make install      programs, man pages, dashboards, docs, systemd units under PREFIX=$(PREFIX) (DESTDIR honoured)'
+	@echo 'make clean        remove $(OUT)/'
 
 clean:
 	rm -rf $(OUT)
 
 -include $(shell find $(OUT) -name '*.d' 2>/dev/null)
 
-# The README's probe table, regenerated from fs/probes.d.
-.PHONY: readme-probes
-readme-probes:
+# The probe reference (docs/probes.md), regenerated from fs/probes.d.
+.PHONY: docs-probes readme-probes demo-picture
+docs-probes readme-probes:
 	$(Q)tools/readme-probes.sh --write
 
+# The README's picture from the last `make demo` (tools/demo-picture.sh).
+demo-picture:
+	$(Q)tools/demo-picture.sh
+
 # Long runs that do not belong in `make test`: 500 crash rounds, a
-# million-entry directory, the crash unit test at many more kills.
+# million-entry directory, the crash unit test at many more kills,
+# power-loss crash states (test_powerloss): 2,000 random states per
+# workload and profile and a mixed workload of 500 steps (RANDOM_STATES=n,
+# MIXED_STEPS=n, SEED=n; repeats of a state are not counted), and the
+# oracle test at a million operations per node size (50 random seeds of
+# 20,000 each, on top of the fixed ones; about 2 hours each at ~150 ops/s).
 soak: deps
 	$(Q)$(MAKE) --no-print-directory test-build
 	$(Q)CRASH_ROUNDS=$${CRASH_ROUNDS:-500} BIGDIR_FILES=$${BIGDIR_FILES:-1000000} \
-		TEST_TIMEOUT=$${TEST_TIMEOUT:-7200} OUT=$(OUT) tests/run.sh crash.test stress.test
+		RANDOM_STATES=$${RANDOM_STATES:-2000} MIXED_STEPS=$${MIXED_STEPS:-500} \
+		TEST_TIMEOUT=$${TEST_TIMEOUT:-7200} OUT=$(OUT) tests/run.sh crash.test stress.test \
+		test_powerloss
+	$(Q)ORACLE_ROUNDS=$${ORACLE_ROUNDS:-50} ORACLE_OPS=$${ORACLE_OPS:-20000} \
+		TEST_TIMEOUT=$${ORACLE_TIMEOUT:-28800} OUT=$(OUT) tests/run.sh oracle

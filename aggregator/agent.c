@@ -57,6 +57,7 @@ struct agent {
 	char *server, *token, *profiler_cmd, *summary_cmd, *host, *type, *units, *spool_dir;
 	char *lock_cmd;		/* NULL: none (or the default, see lock_cmd_default) */
 	int lock_default;	/* run glass-lockstat when a glassfs daemon runs */
+	int commit_default;	/* no --summary-cmd: glass-commitlat gives the commit summaries */
 	char *mount;		/* --mount: the glassfs mount described (NULL = first) */
 	char *wakeup_cmd;	/* --wakeup-cmd: a second profile (type wakeup) per window */
 	long glassfs_pid;	/* its daemon, for "{pid}" (0 = not found) */
@@ -433,6 +434,42 @@ static void add_locks(struct agent *a, json_t *w, json_t *profiles, json_t **sum
 	agg_window_free(&tmp);
 }
 
+/* glass-commitlat -j's output as the window's summaries: commit_count, and
+ * commit_p99_ns from its log2 histogram, capped at the largest commit seen
+ * (a bucket's upper bound can lie far above it). */
+static void add_commits(json_t **summaries, const char *out, size_t outlen)
+{
+	json_t *js = json_loadb(out, outlen, 0, NULL), *lat, *b;
+	json_int_t n, total = 0, acc = 0, p99 = 0, max;
+	size_t i;
+
+	lat = json_object_get(js, "latency_ns");
+	if (!json_is_integer(json_object_get(js, "commits")) || !json_is_object(lat)) {
+		fprintf(stderr, "glass-agent: commit command output is not glass-commitlat -j's\n");
+		json_decref(js);
+		return;
+	}
+	n = json_integer_value(json_object_get(js, "commits"));
+	max = json_integer_value(json_object_get(lat, "max"));
+	json_array_foreach(json_object_get(lat, "hist"), i, b)
+		total += json_integer_value(json_object_get(b, "count"));
+	json_array_foreach(json_object_get(lat, "hist"), i, b) {
+		acc += json_integer_value(json_object_get(b, "count"));
+		p99 = json_integer_value(json_object_get(b, "hi"));
+		if (total && acc * 100 >= total * 99)
+			break;
+	}
+	if (max > 0 && p99 > max)
+		p99 = max;
+	if (!*summaries)
+		*summaries = json_object();
+	if (!json_object_get(*summaries, "commit_count"))
+		json_object_set_new(*summaries, "commit_count", json_integer(n));
+	if (total && !json_object_get(*summaries, "commit_p99_ns"))
+		json_object_set_new(*summaries, "commit_p99_ns", json_integer(p99));
+	json_decref(js);
+}
+
 /* Take one window: run the profiler (and the summary command), spool it.
  * Returns 0, or -1 when the window was empty or invalid (logged). */
 static int take_window(struct agent *a)
@@ -443,9 +480,10 @@ static int take_window(struct agent *a)
 	json_t *w, *profiles = json_array(), *summaries = NULL;
 	int rc;
 
-	char wcmd[4096], lcmd[4096];
-	struct wakeup_run wk = { 0 }, lr = { 0 };	/* the same runner serves the lock command */
-	pthread_t wth, lth;
+	char wcmd[4096], lcmd[4096], ccmd[4096];
+	/* the same runner serves the lock and commit commands */
+	struct wakeup_run wk = { 0 }, lr = { 0 }, cr = { 0 };
+	pthread_t wth, lth, cth;
 
 	refresh_glassfs(a);
 	/* The lock command watches the same window, alongside the profiler. */
@@ -460,6 +498,12 @@ static int take_window(struct agent *a)
 			if (pthread_create(&lth, NULL, wakeup_thread, &lr))
 				lr.cmd = NULL;
 		}
+	}
+	if (a->commit_default && a->glassfs_pid) {
+		expand_cmd(a, "glass-commitlat -p {pid} -d {interval} -j", ccmd, sizeof(ccmd));
+		cr.cmd = ccmd;
+		if (pthread_create(&cth, NULL, wakeup_thread, &cr))
+			cr.cmd = NULL;
 	}
 	expand_cmd(a, a->profiler_cmd, cmd, sizeof(cmd));
 	if (a->wakeup_cmd) {
@@ -489,6 +533,14 @@ static int take_window(struct agent *a)
 			}
 		}
 		free(sum);
+	}
+	if (cr.cmd) {
+		pthread_join(cth, NULL);
+		if (cr.rc)
+			fprintf(stderr, "glass-agent: commit command exited with status %d: %s\n", cr.rc, cr.cmd);
+		else if (cr.out && cr.outlen)
+			add_commits(&summaries, cr.out, cr.outlen);
+		free(cr.out);
 	}
 	if (lr.cmd) {
 		pthread_join(lth, NULL);
@@ -702,15 +754,21 @@ static void usage(FILE *f)
 "  --interval SECONDS      window length (default 10)\n"
 "  --profiler-cmd CMD      folded-stack producer; {interval} is replaced, and\n"
 "                          {pid} by the pid of the glassfs daemon of --mount\n"
-"                          (default \"glass-offcputime -f -d {interval}\")\n"
+"                          (default with a glassfs daemon found:\n"
+"                          \"glass-offcputime -f --no-idle -p {pid} -d {interval}\",\n"
+"                          else \"glass-offcputime -f -d {interval}\": every process)\n"
 "  --profile-type TYPE     offcpu|wakeup|lockwait|oncpu (default offcpu)\n"
 "  --wakeup-cmd CMD        also run CMD (same substitutions, same units) alongside\n"
 "                          the profiler; its folded output is the window's wakeup\n"
 "                          profile (e.g. glass-offcputime --wakeup -f -d {interval})\n"
 "  --units ns|us|samples   units of the profiler's counts; us is sent as ns\n"
 "                          (default us for the default command, else ns)\n"
-"  --summary-cmd CMD       prints a JSON object for \"summaries\" (optional;\n"
-"                          {interval} and {pid} are replaced)\n"
+"  --summary-cmd CMD       prints a JSON object for \"summaries\" ({interval} and\n"
+"                          {pid} are replaced).  Default with the default\n"
+"                          profiler and a glassfs daemon found:\n"
+"                          commit_count and commit_p99_ns from\n"
+"                          \"glass-commitlat -p {pid} -d {interval} -j\",\n"
+"                          run alongside the profiler\n"
 "  --mount DIR             the glassfs mount this agent describes (default: the\n"
 "                          first one): its daemon's -o options label windows\n"
 "                          as mount_opts, its pid is {pid}\n"
@@ -747,6 +805,10 @@ static char *read_token(const char *path)
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		printf("glass-agent %s\n", GLASSFS_VERSION);
+		return 0;
+	}
 	static const struct option lo[] = {
 		{ "server", 1, 0, 's' }, { "token-file", 1, 0, 't' }, { "interval", 1, 0, 'i' },
 		{ "profiler-cmd", 1, 0, 'p' }, { "profile-type", 1, 0, 'T' }, { "units", 1, 0, 'u' },
@@ -832,6 +894,7 @@ int main(int argc, char **argv)
 	if (!custom_cmd && !strcmp(a.units, "ns") && !units_given)
 		a.units = "us";
 	a.lock_default = !custom_cmd && !no_locks && !a.lock_cmd;
+	a.commit_default = !custom_cmd && !a.summary_cmd;
 	if (!strcmp(a.units, "us")) {
 		a.us_to_ns = 1;
 		a.units = "ns";
@@ -862,6 +925,12 @@ int main(int argc, char **argv)
 			fprintf(stderr, "glass-agent: --mount %s: not a mounted glassfs\n", a.mount);
 			return 1;
 		}
+		/* The default profiles the glassfs daemon when there is one
+		 * (its stacks are what the dashboards read), else every process. */
+		if (!custom_cmd && a.glassfs_pid)
+			a.profiler_cmd = "glass-offcputime -f --no-idle -p {pid} -d {interval}";
+		else if (!custom_cmd)
+			fprintf(stderr, "glass-agent: no glassfs mount found: profiling every process\n");
 		if (!a.glassfs_pid && (strstr(a.profiler_cmd, "{pid}") ||
 				       (a.summary_cmd && strstr(a.summary_cmd, "{pid}")) ||
 				       (a.lock_cmd && strstr(a.lock_cmd, "{pid}")))) {

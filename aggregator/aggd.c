@@ -31,7 +31,9 @@ static void usage(FILE *f)
 "  --store URI             sqlite:PATH (default sqlite:glass-agg.db)\n"
 "  --tokens FILE           bearer tokens, one per line (reloaded on SIGHUP)\n"
 "  --no-auth               accept ingest without a token (tests, loopback only)\n"
-"  --ui DIR                static files (default dashboards/web)\n"
+"  --ui DIR                static files (default: the installed dashboards,\n"
+"                          PREFIX/share/glassfs/dashboards/web beside the\n"
+"                          program; from a build tree, its dashboards/web)\n"
 "  --threads N             HTTP thread pool size (default 4)\n"
 "  --retain DUR            drop windows older than DUR (e.g. 7d; 0 = keep)\n"
 "  --downsample-after DUR  merge windows older than DUR into coarser ones (default 1d; 0 = off)\n"
@@ -274,8 +276,44 @@ static void run_retention(struct aggd *d)
 	d->store->ops->retain(d->store, drop, t, 2);
 }
 
+/* Does dir hold the web UI? */
+static int ui_present(const char *dir)
+{
+	char p[4200];
+
+	snprintf(p, sizeof(p), "%s/index.html", dir ? dir : "");
+	return dir && access(p, R_OK) == 0;
+}
+
+/* The dashboards beside the program: installed (BIN/../share/glassfs/
+ * dashboards/web), or in the build tree it runs from (OUT/bin/../../
+ * dashboards/web); else dashboards/web of the working directory. */
+static char *default_ui(void)
+{
+	static const char *const rel[] = { "../share/glassfs/dashboards/web",
+					   "../../dashboards/web" };
+	char exe[4096], p[4200], *slash;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n > 0) {
+		exe[n] = 0;
+		if ((slash = strrchr(exe, '/')))
+			*slash = 0;
+		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+			snprintf(p, sizeof(p), "%s/%s", exe, rel[i]);
+			if (ui_present(p))
+				return strdup(p);
+		}
+	}
+	return strdup("dashboards/web");
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		printf("glass-aggd %s\n", GLASSFS_VERSION);
+		return 0;
+	}
 	struct aggd d = { 0 };
 	struct opts o = { .c = &d.cfg };
 	struct MHD_Daemon *md;
@@ -285,7 +323,7 @@ int main(int argc, char **argv)
 
 	d.cfg.listen = strdup("127.0.0.1:7470");
 	d.cfg.store = strdup("sqlite:glass-agg.db");
-	d.cfg.ui = strdup("dashboards/web");
+	d.cfg.ui = NULL;	/* default_ui() after the flags and the config file */
 	d.cfg.threads = 4;
 	d.cfg.coarse_after_s = 86400;
 	d.cfg.coarse_bucket_s = 300;
@@ -306,6 +344,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "glass-aggd: --tokens FILE is required (or --no-auth for tests)\n");
 		return 2;
 	}
+	if (!d.cfg.ui)
+		d.cfg.ui = default_ui();
+	if (!ui_present(d.cfg.ui))
+		fprintf(stderr, "glass-aggd: no dashboards in %s (no index.html): the web UI "
+			"answers 404, the API works; --ui DIR names them\n", d.cfg.ui ? d.cfg.ui : "?");
 	if (d.cfg.coarse_after_s && d.cfg.retain_s && d.cfg.coarse_after_s >= d.cfg.retain_s)
 		d.cfg.coarse_after_s = 0;	/* nothing would live long enough to coarsen */
 	if (d.cfg.coarse2_after_s && d.cfg.retain_s && d.cfg.coarse2_after_s >= d.cfg.retain_s)

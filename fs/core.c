@@ -11,6 +11,7 @@
 #include "fs/volume.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,11 +42,21 @@ int (*const core_scrub_entry)(struct core *, struct scrub_opts *, struct scrub_p
 uint64_t core_tree_id(enum core_tree t) { return tree_ids[t]; }
 struct root *core_tree(struct core *c, enum core_tree t) { return &c->roots[t].r; }
 
+/* Set by every message: core_open() and core_format() clear it first, so
+ * after a failure it tells whether the reason was printed. */
+static __thread bool reported;
+
+bool core_failure_reported(void)
+{
+	return reported;
+}
+
 void core_log(struct core *c, const char *fmt, ...)
 {
 	va_list ap;
 	char buf[512];
 
+	reported = true;
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
@@ -169,20 +180,56 @@ void core_apply_latency(struct core *c, struct dev *d, int idx)
 	}
 }
 
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (stat(a, &sa) < 0 || stat(b, &sb) < 0)
+		return false;
+	if (S_ISBLK(sa.st_mode))
+		return S_ISBLK(sb.st_mode) && sa.st_rdev == sb.st_rdev;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 static int open_devs(struct core *c, const char *const *devs, int ndevs, bool ro)
 {
 	if (ndevs < 1 || ndevs > CORE_MAX_DEVS) {
 		core_log(c, "need 1 to %d devices, got %d", CORE_MAX_DEVS, ndevs);
 		return -EINVAL;
 	}
+	unsigned flags = (ro ? DEV_RDONLY : 0) | (c->opts.noclaim ? DEV_NOCLAIM : 0);
+
 	for (int i = 0; i < ndevs; i++) {
-		int ret = dev_open(devs[i], ro, &c->devs[i]);
+		int ret;
+		struct stat st;
+
+		/* named twice, our own claim would refuse it as in use */
+		for (int j = 0; j < i; j++)
+			if (same_file(devs[i], devs[j])) {
+				core_log(NULL, "%s and %s are the same device, given twice",
+					 devs[j], devs[i]);
+				return -EINVAL;
+			}
+		ret = dev_open(devs[i], flags, &c->devs[i]);
+		if (ret == -EBUSY) {
+			char who[512];
+			dev_holder(devs[i], who, sizeof(who));
+			core_log(NULL, "%s is in use by %s: a device serves one mount, "
+				 "mkfs or fsck at a time", devs[i], who);
+			return ret;
+		}
 		if (ret) {
-			fprintf(stderr, "glassfs: %s: %s\n", devs[i], strerror(-ret));
+			if (ret == -EINVAL && stat(devs[i], &st) == 0 && S_ISDIR(st.st_mode))
+				core_log(NULL, "%s is a directory: give a block device or an image file",
+					 devs[i]);
+			else
+				core_log(NULL, "%s: %s", devs[i], strerror(-ret));
 			return ret;
 		}
 		c->ndevs++;
 		core_apply_latency(c, c->devs[i], i);
+		if (c->opts.dev_recorder)
+			dev_set_recorder(c->devs[i], c->opts.dev_recorder, c->opts.dev_recorder_arg);
 	}
 	return 0;
 }
@@ -200,12 +247,14 @@ static bool super_valid(const struct super_block *sb, uint64_t at)
 	return crc == want;
 }
 
-/* Best valid copy on d (highest generation): 0, or -ENOENT. */
-static int read_best_super(struct core *c, struct dev *d, struct super_block *best)
+/* Best valid copy on d (highest generation): 0; -EUCLEAN when copies carry
+ * glassfs's magic but none is valid (a damaged glassfs), -ENOENT when none
+ * does (not a glassfs device). */
+static int read_best_super(struct dev *d, struct super_block *best)
 {
 	static const uint64_t offs[SUPER_COPIES] = { SUPER_OFFSET, SUPER_MIRROR1, SUPER_MIRROR2 };
 	struct super_block *sb = aligned_alloc(4096, sizeof(*sb));
-	bool found = false;
+	bool found = false, magic = false;
 
 	if (!sb)
 		return -ENOMEM;
@@ -215,9 +264,11 @@ static int read_best_super(struct core *c, struct dev *d, struct super_block *be
 		if (dev_read(d, offs[k], sb, SUPER_SIZE))
 			continue;
 		if (!super_valid(sb, offs[k])) {
-			if (sb->magic == GLASSFS_MAGIC)
-				core_log(c, "%s: superblock copy at %llu fails its checksum, trying mirrors",
+			if (sb->magic == GLASSFS_MAGIC) {
+				core_log(NULL, "%s: superblock copy at %llu fails its checksum, trying mirrors",
 					 d->path, (unsigned long long)offs[k]);
+				magic = true;
+			}
 			continue;
 		}
 		if (!found || sb->generation > best->generation) {
@@ -226,7 +277,7 @@ static int read_best_super(struct core *c, struct dev *d, struct super_block *be
 		}
 	}
 	free(sb);
-	return found ? 0 : -ENOENT;
+	return found ? 0 : magic ? -EUCLEAN : -ENOENT;
 }
 
 /* ---- tree roots ------------------------------------------------------------ */
@@ -277,6 +328,7 @@ int core_open(const char *const *devs, int ndevs, const struct core_opts *o,
 	struct super_block *sb;
 	int ret;
 
+	reported = false;
 	if (!c)
 		return -ENOMEM;
 	c->readonly = c->opts.readonly;
@@ -292,15 +344,16 @@ int core_open(const char *const *devs, int ndevs, const struct core_opts *o,
 			ret = -ENOMEM;
 			goto fail;
 		}
-		ret = read_best_super(c, c->devs[i], s);
+		ret = read_best_super(c->devs[i], s);
 		if (ret) {
-			core_log(c, "%s: no valid glassfs superblock", c->devs[i]->path);
+			core_log(NULL, ret == -EUCLEAN ? "%s: every glassfs superblock copy is damaged" :
+				 "%s: no valid glassfs superblock", c->devs[i]->path);
 			free(s);
-			ret = -EINVAL;
+			ret = ret == -EUCLEAN || ret == -ENOMEM ? ret : -EINVAL;
 			goto fail;
 		}
 		if (i > 0 && memcmp(s->fsid, sb->fsid, 16)) {
-			core_log(c, "%s belongs to another volume", c->devs[i]->path);
+			core_log(NULL, "%s belongs to another volume", c->devs[i]->path);
 			free(s);
 			ret = -EINVAL;
 			goto fail;
@@ -416,6 +469,9 @@ int core_close(struct core *c)
 
 	if (!c)
 		return 0;
+	/* the mount is gone: whoever opens a device now waits for this close */
+	for (int i = 0; i < c->ndevs; i++)
+		dev_closing(c->devs[i]);
 	subvol_core_stop(c);
 	volume_close(c);	/* a running balance stops first */
 	txn_stop_commit_thread(c);
@@ -466,25 +522,25 @@ int core_format(const char *const *devs, int ndevs, const struct format_opts *o)
 	uint64_t l;
 	int ret;
 
+	reported = false;
 	if (!o)
 		o = &def;
 	uint32_t ns = o->nodesize ? o->nodesize : CORE_DEFAULT_NODESIZE;
 	if (ns < 4096 || ns > 65536 || (ns & (ns - 1))) {
-		fprintf(stderr, "glassfs: nodesize %u: must be a power of two from 4096 to 65536\n", ns);
+		core_log(NULL, "nodesize %u: must be a power of two from 4096 to 65536", ns);
 		return -EINVAL;
 	}
 	if (o->label && strlen(o->label) >= sizeof(((struct super_block *)0)->label)) {
-		fprintf(stderr, "glassfs: label longer than 255 bytes\n");
+		core_log(NULL, "label longer than 255 bytes");
 		return -EINVAL;
 	}
 	if ((o->data_profile & ~BG_PROFILE_MASK) || (o->meta_profile & ~BG_PROFILE_MASK) ||
 	    (o->data_profile & BG_RAID0) || (o->meta_profile & BG_RAID0)) {
-		fprintf(stderr, "glassfs: unsupported profile (single, dup and raid1 are)\n");
+		core_log(NULL, "unsupported profile (single, dup and raid1 are)");
 		return -EINVAL;
 	}
 	if (((o->data_profile | o->meta_profile) & BG_RAID1) && ndevs < 2) {
-		fprintf(stderr, "glassfs: the raid1 profile needs at least 2 devices, %d given\n",
-			ndevs);
+		core_log(NULL, "the raid1 profile needs at least 2 devices, %d given", ndevs);
 		return -EINVAL;
 	}
 	c = core_alloc(NULL);
@@ -504,7 +560,7 @@ int core_format(const char *const *devs, int ndevs, const struct format_opts *o)
 		struct dev *d = c->devs[i];
 		const char *sig;
 		if (d->size < DEV_MIN_SIZE) {
-			core_log(c, "%s: %llu bytes is too small (minimum %llu MiB)", d->path,
+			core_log(NULL, "%s: %llu bytes is too small (minimum %llu MiB)", d->path,
 				 (unsigned long long)d->size,
 				 (unsigned long long)(DEV_MIN_SIZE >> 20));
 			ret = -ENOSPC;
@@ -512,14 +568,14 @@ int core_format(const char *const *devs, int ndevs, const struct format_opts *o)
 		}
 		sig = signature(d);
 		if (sig && !o->force) {
-			fprintf(stderr, "glassfs: %s already contains a %s signature; use -f to overwrite it\n",
-				d->path, sig);
+			core_log(NULL, "%s already contains %s %s signature; use -f to overwrite it",
+				 d->path, sig[0] == 'e' || sig[0] == 'x' ? "an" : "a", sig);
 			ret = -EEXIST;
 			goto out;
 		}
 		for (int j = 0; j < i; j++) {
 			if (strcmp(c->devs[j]->path, d->path) == 0) {
-				fprintf(stderr, "glassfs: %s given twice\n", d->path);
+				core_log(NULL, "%s given twice", d->path);
 				ret = -EINVAL;
 				goto out;
 			}

@@ -17,6 +17,7 @@
 
 struct core;
 struct root;
+struct dev;
 
 #define CORE_SECTORSIZE 4096u		/* data block and checksum unit */
 #define CORE_DEFAULT_NODESIZE 16384u
@@ -71,6 +72,16 @@ struct core_opts {
 	/* atime updates on read: relatime (default; also "atime"), noatime,
 	 * strictatime (= norelatime) */
 	int atime;			/* enum core_atime */
+	/* Open the devices without claiming them (dev.h DEV_NOCLAIM): fsck -n
+	 * of a volume that a mount holds.  With readonly only. */
+	bool noclaim;
+	/*
+	 * Test hook: the write log of every device (dev_set_recorder, dev.h;
+	 * op is an enum dev_op), set as each device is opened.  NULL = none.
+	 */
+	void (*dev_recorder)(void *arg, const struct dev *d, int op, uint64_t off,
+			     const void *buf, uint64_t len);
+	void *dev_recorder_arg;
 };
 enum core_fsync { CORE_FSYNC_LOG = 0, CORE_FSYNC_COMMIT = 1 };
 enum core_atime { CORE_ATIME_RELATIME = 0, CORE_ATIME_NONE = 1, CORE_ATIME_STRICT = 2 };
@@ -110,6 +121,9 @@ int core_format(const char *const *devs, int ndevs, const struct format_opts *o)
  */
 int core_open(const char *const *devs, int ndevs, const struct core_opts *o,
 	      struct core **out);
+/* Whether the last core_open() or core_format() of this thread that failed
+ * already said why on stderr (the caller then adds no second message). */
+bool core_failure_reported(void);
 /* Final commit (if writable), stop threads, close devices.  First error. */
 int core_close(struct core *c);
 

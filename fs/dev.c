@@ -3,6 +3,7 @@
  * dev.c — devices (see dev.h).
  */
 #include "fs/dev.h"
+#include "fs/dev_claim.h"
 #include "fs/lock.h"
 #include "fs/probe.h"
 
@@ -107,11 +108,12 @@ static bool sysfs_rotational(dev_t rdev)
 	return v == 1;
 }
 
-int dev_open(const char *path, bool readonly, struct dev **out)
+int dev_open(const char *path, unsigned flags, struct dev **out)
 {
 	struct stat st;
 	struct dev *d;
-	int flags = (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC;
+	bool readonly = flags & DEV_RDONLY;
+	int oflags = (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC;
 
 	d = calloc(1, sizeof(*d));
 	if (!d)
@@ -123,15 +125,23 @@ int dev_open(const char *path, bool readonly, struct dev **out)
 	}
 	if (stat(path, &st) < 0)
 		goto fail_errno;
-	if (S_ISBLK(st.st_mode))
-		flags |= O_EXCL;	/* no one else writes a mounted block device */
-	else if (!S_ISREG(st.st_mode)) {
+	if (!S_ISBLK(st.st_mode) && !S_ISREG(st.st_mode)) {
 		errno = EINVAL;
 		goto fail_errno;
 	}
-	d->fd = open(path, flags);
-	if (d->fd < 0)
-		goto fail_errno;
+	if (flags & DEV_NOCLAIM) {
+		d->fd = open(path, oflags);
+		d->unclaimed = true;
+		if (d->fd < 0)
+			goto fail_errno;
+	} else {
+		int ret = dev_claim_open(path, oflags, S_ISBLK(st.st_mode), readonly, &d->fd);
+		if (ret < 0) {
+			free(d->path);
+			free(d);
+			return ret;
+		}
+	}
 	d->readonly = readonly;
 	if (S_ISBLK(st.st_mode)) {
 		uint64_t sz = 0;
@@ -274,6 +284,8 @@ int dev_write(struct dev *d, uint64_t off, const void *buf, uint64_t len)
 	}
 	ADD(write_ios, 1);
 	ADD(write_bytes, len);
+	if (!ret && d->recorder)
+		d->recorder(d->recorder_arg, d, DEV_WRITE, off, buf, len);
 	io_end(d, DEV_WRITE, off, len, ret, t0);
 	return ret;
 }
@@ -288,6 +300,8 @@ int dev_flush(struct dev *d)
 	t0 = io_begin(d, DEV_FLUSH, 0, 0);
 	if (failing(d, DEV_FLUSH))
 		ret = -EIO;
+	else if (d->recorder)	/* before: it covers what was reported so far */
+		d->recorder(d->recorder_arg, d, DEV_FLUSH, 0, NULL, 0);
 	while (!ret && fdatasync(d->fd) < 0) {
 		if (errno != EINTR) {
 			ret = -errno;
@@ -323,6 +337,8 @@ int dev_discard(struct dev *d, uint64_t off, uint64_t len)
 	}
 	if (ret == -ENOTTY || ret == -EINVAL)
 		ret = -EOPNOTSUPP;
+	if (!ret && d->recorder)
+		d->recorder(d->recorder_arg, d, DEV_DISCARD, off, NULL, len);
 	ADD(discards, 1);
 	ADD(discard_bytes, len);
 	io_end(d, DEV_DISCARD, off, len, ret, t0);
@@ -348,4 +364,10 @@ void dev_counters(const struct dev *d, struct dev_counters *o)
 	o->flushes = __atomic_load_n(&d->cnt.flushes, __ATOMIC_RELAXED);
 	o->discards = __atomic_load_n(&d->cnt.discards, __ATOMIC_RELAXED);
 	o->discard_bytes = __atomic_load_n(&d->cnt.discard_bytes, __ATOMIC_RELAXED);
+}
+
+void dev_set_recorder(struct dev *d, dev_record_fn fn, void *arg)
+{
+	d->recorder_arg = arg;
+	d->recorder = fn;
 }

@@ -545,14 +545,21 @@ int file_truncate(struct txn *t, struct fsctx *fs, struct inode *ip, uint64_t si
 
 	if (size > FILE_MAX_SIZE)
 		return -EFBIG;
-	if (size >= old) {
+	if (size > old) {
 		ip->item.size = size;
 		return 0;
 	}
+	/* to the size it has: no data moves, but blocks preallocated past
+	 * EOF (fallocate KEEP_SIZE) go, as tmpfs and ext4 free them on any
+	 * truncate that does not grow the file ('>f' on an empty file) */
 	struct fext e;
 	int inl = get_inline(fs, ip, &e);
 	if (inl < 0)
 		return inl;
+	if (inl && size == old) {
+		fext_free(&e, 1);
+		return 0;
+	}
 	if (inl) {
 		if (size == 0) {
 			struct key k = mkkey(ip->ino, KEY_EXTENT_DATA, 0);
@@ -569,7 +576,7 @@ int file_truncate(struct txn *t, struct fsctx *fs, struct inode *ip, uint64_t si
 		return 0;
 	}
 	/* keep "bytes past i_size are zero" for a later extension */
-	if (size % BS) {
+	if (size % BS && size < old) {
 		ret = zero_partial(t, fs, ip, RDOWN(size), size, RDOWN(size) + BS);
 		if (ret < 0)
 			return ret;

@@ -6,8 +6,10 @@
 # Adding a file needs no edit here.
 
 FS_MAINS     := fs/main.c fs/mkfs.c fs/fsck.c fs/glassctl.c
+# mkfs.glassfs's libblkid wipe, kept out of the engine library.
+FS_MKFS_SRCS := fs/mkfs_wipe.c
 FS_FUSE_SRCS := $(wildcard fs/fuse_*.c)
-FS_LIB_SRCS  := $(filter-out $(FS_MAINS) $(FS_FUSE_SRCS),$(wildcard fs/*.c))
+FS_LIB_SRCS  := $(filter-out $(FS_MAINS) $(FS_MKFS_SRCS) $(FS_FUSE_SRCS),$(wildcard fs/*.c))
 FS_LIB_OBJS  := $(FS_LIB_SRCS:%.c=$(OUT)/obj/%.o)
 FS_LIB_SAN   := $(FS_LIB_SRCS:%.c=$(OUT)/asan/%.o)
 FS_LIBS      := -lpthread
@@ -51,6 +53,8 @@ $(OUT)/bin/%.glassfs: $(OUT)/obj/fs/%.o $(OUT)/lib/libglassfs.a
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(FP_FLAGS) -o $@ $^ $(FS_LIBS)
+$(OUT)/bin/mkfs.glassfs: $(FS_MKFS_SRCS:%.c=$(OUT)/obj/%.o)
+$(OUT)/bin/mkfs.glassfs: FS_LIBS += -lblkid
 $(OUT)/bin/glassctl: $(OUT)/obj/fs/glassctl.o $(OUT)/lib/libglassfs.a
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)

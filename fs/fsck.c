@@ -18,7 +18,9 @@
  *
  * Exit codes (fsck's): 0 clean, 4 errors left uncorrected, 8 operational
  * error (cannot open, out of memory).  Repair is not implemented: -n is
- * accepted and is what always happens.
+ * accepted and is what always happens.  A volume a mount holds (dev.h)
+ * is refused with exit 8, as e2fsck refuses a mounted filesystem; with -n
+ * it is checked anyway, read-only and unclaimed.
  */
 #include "fs/core_internal.h"
 #include "fs/btree.h"
@@ -751,6 +753,12 @@ static int bg_used_matches(const struct bgroup *bg, void *arg)
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		printf("fsck.glassfs %s\n", GLASSFS_VERSION);
+		return 0;
+	}
+	if (argc == 2 && !strcmp(argv[1], "--help"))
+		argv[1] = "-h";
 	struct fsck f;
 	struct core_opts o;
 	struct ext_scan s;
@@ -758,14 +766,22 @@ int main(int argc, char **argv)
 
 	memset(&f, 0, sizeof(f));
 	memset(&s, 0, sizeof(s));
-	bool core_only = false, scrub = false;
+	bool core_only = false, scrub = false, preen = false, nflag = false;
+	uint64_t corrected = 0;
 
-	while ((opt = getopt(argc, argv, "nvycrh")) != -1) {
+	/* Exit status as fsck(8): 0 clean, 1 errors corrected, 4 errors left
+	 * uncorrected, 8 operational error, 16 usage error. */
+	while ((opt = getopt(argc, argv, "nvycrhap")) != -1) {
 		switch (opt) {
 		case 'r':
 			scrub = true;
 			break;
+		case 'a':
+		case 'p':	/* preen (boot, fstab): the safe repairs, no questions */
+			scrub = preen = true;
+			break;
 		case 'n':
+			nflag = true;
 			break;
 		case 'v':
 			f.verbose = 1;
@@ -777,21 +793,27 @@ int main(int argc, char **argv)
 			fprintf(stderr, "fsck.glassfs: repair is not implemented; checking only\n");
 			break;
 		case 'h':
-			printf("usage: fsck.glassfs [-n] [-v] [-c] [-r] DEV...\n"
-			       "  -n  check only (the default: repair is not implemented)\n"
+			printf("usage: fsck.glassfs [-n] [-v] [-c] [-r] [-p|-a] DEV...\n"
+			       "  -n  check only (the default: repair is not implemented); also\n"
+			       "      checks a volume that a mount holds, which is refused (exit 8)\n"
+			       "      without -n\n"
 			       "  -r  first rewrite bad copies of dup/raid1 blocks from good ones\n"
 			       "      (an offline scrub), then check\n"
+			       "  -p, -a  preen, as boot does from fstab: -r without questions\n"
+			       "      (skipped while an fsync log awaits its replay at mount)\n"
+			       "exit: 0 clean, 1 errors corrected, 4 errors left, 8 operational\n"
+			       "      error, 16 usage error (fsck(8))\n"
 			       "  -v  list every node with its physical address\n"
 			       "  -c  storage core only: skip the items layer's checks\n");
 			return 0;
 		default:
-			fprintf(stderr, "usage: fsck.glassfs [-n] [-v] [-c] [-r] DEV...\n");
-			return 8;
+			fprintf(stderr, "usage: fsck.glassfs [-n] [-v] [-c] [-r] [-p|-a] DEV...\n");
+			return 16;
 		}
 	}
 	if (optind >= argc) {
 		fprintf(stderr, "fsck.glassfs: no device given\n");
-		return 8;
+		return 16;
 	}
 	core_opts_default(&o);
 	if (scrub) {
@@ -803,6 +825,13 @@ int main(int argc, char **argv)
 			fprintf(stderr, "fsck.glassfs: -r: cannot open the volume read-write: %s\n",
 				strerror(-ret));
 			return 8;
+		}
+		if (f.c->sb.log_root && preen) {
+			printf("fsck.glassfs: an fsync log is pending (the next mount replays it): "
+			       "no rewrite, checking only\n");
+			core_close(f.c);
+			f.c = NULL;
+			goto check;
 		}
 		if (f.c->sb.log_root) {
 			fprintf(stderr, "fsck.glassfs: -r: an fsync log is pending: mount the volume once "
@@ -820,14 +849,31 @@ int main(int argc, char **argv)
 			fprintf(stderr, "fsck.glassfs: scrub failed: %s\n", strerror(-(ret ? ret : r2)));
 			return 8;
 		}
+		corrected = sp.corrected_bytes;
 	}
+check:
 	o.readonly = true;
 	ret = core_open((const char *const *)&argv[optind], argc - optind, &o, &f.c);
+	if (ret == -EBUSY && nflag) {
+		/* as e2fsck -n on a mounted filesystem: look, change nothing */
+		fprintf(stderr, "fsck.glassfs: checking it anyway, read-only (-n): what the mount "
+			"has not committed is not seen, and its commits during the check may show "
+			"as errors\n");
+		o.noclaim = true;
+		ret = core_open((const char *const *)&argv[optind], argc - optind, &o, &f.c);
+	} else if (ret == -EBUSY) {
+		fprintf(stderr, "fsck.glassfs: not checked: the volume is in use (mounted?); "
+			"fsck.glassfs -n checks it read-only anyway\n");
+		return 8;
+	}
 	if (ret) {
-		fprintf(stderr, "fsck.glassfs: cannot open the volume: %s\n", strerror(-ret));
-		/* damaged trees needed to open are errors found, not failures to check */
+		if (!core_failure_reported())
+			fprintf(stderr, "fsck.glassfs: cannot open the volume: %s\n", strerror(-ret));
+		/* damaged superblocks or trees needed to open are errors found,
+		 * not failures to check (a device with no glassfs magic is 8) */
 		if (ret == -EIO || ret == -EUCLEAN) {
-			printf("ERROR: the volume's core trees are damaged (%s)\n", strerror(-ret));
+			printf("ERROR: the volume's superblocks or core trees are damaged (%s)\n",
+			       strerror(-ret));
 			return 4;
 		}
 		return 8;
@@ -906,15 +952,16 @@ int main(int argc, char **argv)
 	 * A pending fsync log (a crash after fsyncs, before the next commit)
 	 * is checked, not replayed: the trees above are the last commit's,
 	 * consistent on their own; the log must read back whole (headers,
-	 * checksums, records) and sit in space the last commit left free.
+	 * checksums, records), sit in space the last commit left free, and
+	 * the data it makes reachable must match the checksums it logged.
 	 * The next read-write mount replays it.
 	 */
 	ret = log_check(f.c, stdout);
 	if (ret == -ENOMEM)
 		goto operational;
 	if (ret < 0)
-		fsck_error(&f, "fsync log: damaged (%s); the files it holds are lost, "
-			   "the last commit is intact", strerror(-ret));
+		fsck_error(&f, "fsync log: damaged, or references data that is not on the "
+			   "device (%s; lines above); the last commit is intact", strerror(-ret));
 	else if (ret > 0)
 		printf("fsck.glassfs: fsync log pending: %d record(s), valid; the next read-write "
 		       "mount replays it\n", ret);
@@ -930,7 +977,7 @@ int main(int argc, char **argv)
 	free(f.data_refs.v);
 	free(s.meta_items.v);
 	free(s.data_items.v);
-	return f.errors ? 4 : 0;
+	return f.errors ? 4 : corrected ? 1 : 0;
 operational:
 	fprintf(stderr, "fsck.glassfs: operational error: %s\n", strerror(-ret));
 	core_close(f.c);

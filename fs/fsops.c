@@ -265,12 +265,21 @@ static void set_time(struct item_time *it, const struct timespec *ts)
 	it->nsec = (uint32_t)ts->tv_nsec;
 }
 
+static void drop_privs(struct inode *ip, const struct fsops_cred *cr);
+
 int fsops_setattr(struct fsctx *fs, uint64_t ino, const struct stat *in, int valid,
 		  struct stat *out)
+{
+	return fsops_setattr_as(fs, ino, in, valid, out, NULL);
+}
+
+int fsops_setattr_as(struct fsctx *fs, uint64_t ino, const struct stat *in, int valid,
+		     struct stat *out, const struct fsops_cred *cr)
 {
 	struct inode *ip;
 	struct txn *t;
 	bool shrink = false, changed = false;
+	int touch = 0;		/* the times set to now: one now for all of them */
 	int ret = inode_get(fs, ino, &ip);
 
 	if (ret < 0)
@@ -300,7 +309,10 @@ int fsops_setattr(struct fsctx *fs, uint64_t ino, const struct stat *in, int val
 		ret = file_truncate(t, fs, ip, (uint64_t)in->st_size);
 		if (ret < 0)
 			goto out;
-		inode_touch(ip, T_MTIME | T_CTIME);
+		touch |= T_MTIME | T_CTIME;
+		/* the kernel leaves it to us (FUSE_CAP_HANDLE_KILLPRIV) */
+		if (!(valid & FSOPS_SET_MODE))
+			drop_privs(ip, cr);
 	}
 	changed = true;
 	if (valid & FSOPS_SET_MODE) {
@@ -314,17 +326,25 @@ int fsops_setattr(struct fsctx *fs, uint64_t ino, const struct stat *in, int val
 	if (valid & FSOPS_SET_GID)
 		ip->item.gid = in->st_gid;
 	if (valid & FSOPS_SET_ATIME_NOW)
-		inode_touch(ip, T_ATIME);
+		touch |= T_ATIME;
 	else if (valid & FSOPS_SET_ATIME)
 		set_time(&ip->item.atime, &in->st_atim);
 	if (valid & FSOPS_SET_MTIME_NOW)
-		inode_touch(ip, T_MTIME);
-	else if (valid & FSOPS_SET_MTIME)
+		touch |= T_MTIME;
+	else if (valid & FSOPS_SET_MTIME) {
 		set_time(&ip->item.mtime, &in->st_mtim);
-	if (valid & FSOPS_SET_CTIME)
+		touch &= ~T_MTIME;
+	}
+	if (valid & FSOPS_SET_CTIME) {
 		set_time(&ip->item.ctime, &in->st_ctim);
-	else
-		inode_touch(ip, T_CTIME);
+		touch &= ~T_CTIME;
+	} else {
+		touch |= T_CTIME;
+	}
+	/* one clock reading: a kernel filesystem gives ftruncate's mtime
+	 * and ctime (utimensat's "now"s and ctime) one instant, and a
+	 * reading each made mtime < ctime */
+	inode_touch(ip, touch);
 	ret = inode_update(t, fs, ip);
 	if (ret == 0 && out)
 		fill_stat(fs, ip, out);
@@ -854,7 +874,60 @@ ssize_t fsops_readlink(struct fsctx *fs, uint64_t ino, char *buf, size_t size)
 
 /* ---- file data --------------------------------------------------------- */
 
-int fsops_open(struct fsctx *fs, uint64_t ino, int flags)
+/*
+ * What a write or a truncate by cr leaves of setuid and setgid, by the
+ * kernel's rule (setattr_should_drop_suidgid): FUSE_CAP_HANDLE_KILLPRIV
+ * makes it the daemon's to apply.  Root stands for CAP_FSETID, which a
+ * daemon cannot see, and keeps both; anyone else loses setuid, and setgid
+ * when the file is group-executable or the caller is not in its group.
+ * cr NULL: a caller with no privilege and no group.
+ */
+static void drop_privs(struct inode *ip, const struct fsops_cred *cr)
+{
+	uint32_t m = ip->item.mode;
+
+	if (!(m & (S_ISUID | S_ISGID)) || (cr && cr->uid == 0))
+		return;
+	m &= ~(uint32_t)S_ISUID;
+	if ((m & S_ISGID) && ((m & S_IXGRP) || !cr ||
+			      (cr->gid != ip->item.gid &&
+			       !(cr->in_group && cr->in_group(cr, ip->item.gid)))))
+		m &= ~(uint32_t)S_ISGID;
+	if (m != ip->item.mode && cr && cr->dropped_privs)
+		*cr->dropped_privs = true;
+	ip->item.mode = m;
+}
+
+/*
+ * open(O_TRUNC) of an existing regular file.  The INIT reply takes FUSE's
+ * atomic O_TRUNC (libfuse's default), so no SETATTR follows the OPEN: the
+ * open itself truncates.  mtime and ctime move even when the file is
+ * already empty, as the kernel's do_truncate(ATTR_MTIME|ATTR_CTIME) does
+ * for every filesystem; O_RDONLY|O_TRUNC truncates too (the kernel asked
+ * for write permission before it sent the OPEN).  setuid, and setgid on a
+ * group-executable file, go (FUSE_CAP_HANDLE_KILLPRIV makes that ours)
+ * unless root truncates: the kernel keeps them for a caller with
+ * CAP_FSETID, which a daemon cannot see, and root stands for it.
+ */
+static int open_truncate(struct fsctx *fs, struct inode *ip, const struct fsops_cred *cr)
+{
+	struct txn *t;
+	int ret = join(fs, 8, TXN_USE_RESERVE, &t);
+
+	if (ret < 0)
+		return ret;
+	inode_lock(ip);
+	ret = file_truncate(t, fs, ip, 0);
+	if (ret == 0) {
+		drop_privs(ip, cr);
+		inode_touch(ip, T_MTIME | T_CTIME);
+		ret = inode_update(t, fs, ip);
+	}
+	inode_unlock(ip);
+	return finish(t, ret, true, "open O_TRUNC");
+}
+
+int fsops_open(struct fsctx *fs, uint64_t ino, int flags, const struct fsops_cred *cr)
 {
 	struct inode *ip;
 	int ret = inode_get(fs, ino, &ip);
@@ -865,8 +938,33 @@ int fsops_open(struct fsctx *fs, uint64_t ino, int flags)
 		ret = -EISDIR;
 	else if ((flags & O_ACCMODE) != O_RDONLY && fs->readonly)
 		ret = -EROFS;
+	else if ((flags & O_TRUNC) && S_ISREG(ip->item.mode))
+		ret = open_truncate(fs, ip, cr);
 	inode_put(fs, ip);
 	return ret;
+}
+
+/*
+ * The atime of a read or a readdir, which the caller found stale for the
+ * mount's mode (inode_atime_stale: relatime, strictatime, noatime) under
+ * ip's read lock; checked again under the write lock.  Best effort: a read
+ * does not fail for want of an atime.
+ */
+static void atime_touch(struct fsctx *fs, struct inode *ip)
+{
+	struct txn *t;
+
+	if (join(fs, 1, 0, &t) < 0)
+		return;
+	inode_lock(ip);
+	if (inode_atime_stale(ip, fs->atime)) {
+		inode_touch(ip, T_ATIME);
+		int r = inode_update(t, fs, ip);
+		if (r < 0)
+			txn_abort(t, r, "atime");
+	}
+	inode_unlock(ip);
+	txn_end(t);
 }
 
 ssize_t fsops_read(struct fsctx *fs, uint64_t ino, void *buf, size_t size, uint64_t off)
@@ -885,27 +983,20 @@ ssize_t fsops_read(struct fsctx *fs, uint64_t ino, void *buf, size_t size, uint6
 	if (ret >= 0 && !fs->readonly)
 		stale = inode_atime_stale(ip, fs->atime);
 	inode_runlock(ip);
-	if (stale) {
-		/* best effort: a read does not fail for want of an atime */
-		struct txn *t;
-		if (join(fs, 1, 0, &t) == 0) {
-			inode_lock(ip);
-			if (inode_atime_stale(ip, fs->atime)) {
-				inode_touch(ip, T_ATIME);
-				int r = inode_update(t, fs, ip);
-				if (r < 0)
-					txn_abort(t, r, "atime");
-			}
-			inode_unlock(ip);
-			txn_end(t);
-		}
-	}
+	if (stale)
+		atime_touch(fs, ip);
 	inode_put(fs, ip);
 	return ret;
 }
 
 ssize_t fsops_write(struct fsctx *fs, uint64_t ino, const void *buf, size_t size,
 		    uint64_t off)
+{
+	return fsops_write_as(fs, ino, buf, size, off, NULL);
+}
+
+ssize_t fsops_write_as(struct fsctx *fs, uint64_t ino, const void *buf, size_t size,
+		       uint64_t off, const struct fsops_cred *cr)
 {
 	struct inode *ip;
 	struct txn *t;
@@ -924,8 +1015,7 @@ ssize_t fsops_write(struct fsctx *fs, uint64_t ino, const void *buf, size_t size
 	} else {
 		ret = file_write(t, fs, ip, buf, size, off);
 		if (ret > 0) {
-			if (ip->item.mode & (S_ISUID | S_ISGID))
-				ip->item.mode &= ~(uint32_t)(S_ISUID | ((ip->item.mode & S_IXGRP) ? S_ISGID : 0));
+			drop_privs(ip, cr);
 			inode_touch(ip, T_MTIME | T_CTIME);
 			int r = inode_update(t, fs, ip);
 			if (r < 0) {
@@ -1001,11 +1091,12 @@ int fsops_fallocate(struct fsctx *fs, uint64_t ino, int mode, uint64_t off, uint
 	else if (!S_ISREG(ip->item.mode))
 		ret = -ENODEV;
 	else {
-		uint64_t oldsize = ip->item.size;
 		ret = file_fallocate(t, fs, ip, mode, off, len);
 		if (ret == 0) {
-			if ((mode & ~FALLOC_FL_KEEP_SIZE) || ip->item.size != oldsize)
-				inode_touch(ip, T_MTIME | T_CTIME);
+			/* every fallocate that succeeds modifies the file, as
+			 * tmpfs, ext4 and xfs count it (file_modified), even one
+			 * that keeps the size over blocks already there */
+			inode_touch(ip, T_MTIME | T_CTIME);
 			ret = inode_update(t, fs, ip);
 			if (ret < 0)
 				txn_abort(t, ret, "fallocate");
@@ -1139,6 +1230,16 @@ int fsops_readdir(struct fsctx *fs, uint64_t ino, uint64_t off, int plus,
 	if (ret == 0)
 		ret = s.err;
 done:
+	/* every getdents is an access, as the kernel's iterate_dir counts it */
+	if (ret >= 0 && !fs->readonly) {
+		bool stale;
+
+		inode_rlock(ip);
+		stale = inode_atime_stale(ip, fs->atime);
+		inode_runlock(ip);
+		if (stale)
+			atime_touch(fs, ip);
+	}
 	inode_put(fs, ip);
 	return ret;
 }

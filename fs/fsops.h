@@ -35,6 +35,11 @@ void fsops_unmount(struct fsctx *fs);
 struct fsops_cred {
 	uint32_t uid, gid;
 	uint32_t umask;		/* applied here unless a default ACL rules */
+	/* Is the caller in group gid by its supplementary groups?  Asked only
+	 * when it matters (a write to a setgid file); NULL: it is not. */
+	bool (*in_group)(const struct fsops_cred *cr, uint32_t gid);
+	void *ctx;		/* in_group's */
+	bool *dropped_privs;	/* set when a write cleared setuid/setgid, or NULL */
 };
 
 int fsops_lookup(struct fsctx *fs, uint64_t parent, const char *name, struct stat *st);
@@ -54,6 +59,10 @@ enum {				/* fsops_setattr's valid mask */
 };
 int fsops_setattr(struct fsctx *fs, uint64_t ino, const struct stat *in, int valid,
 		  struct stat *out);
+/* The same, by a caller: a truncate (size without mode) drops setuid and
+ * setgid by the rule of a write (fsops_write_as); fsops_setattr: cr NULL. */
+int fsops_setattr_as(struct fsctx *fs, uint64_t ino, const struct stat *in, int valid,
+		     struct stat *out, const struct fsops_cred *cr);
 
 int fsops_mknod(struct fsctx *fs, uint64_t parent, const char *name, mode_t mode,
 		dev_t rdev, const struct fsops_cred *cr, struct stat *st);
@@ -72,10 +81,19 @@ int fsops_rename(struct fsctx *fs, uint64_t parent, const char *name,
 /* Target into buf (NUL-terminated when it fits); length or -errno. */
 ssize_t fsops_readlink(struct fsctx *fs, uint64_t ino, char *buf, size_t size);
 
-int fsops_open(struct fsctx *fs, uint64_t ino, int flags);
+/* Checks the open flags; O_TRUNC on a regular file truncates it to 0 and
+ * moves mtime and ctime (FUSE's atomic O_TRUNC: no SETATTR follows); cr
+ * is the caller's (only its uid counts: setuid survives root's O_TRUNC). */
+int fsops_open(struct fsctx *fs, uint64_t ino, int flags, const struct fsops_cred *cr);
 ssize_t fsops_read(struct fsctx *fs, uint64_t ino, void *buf, size_t size, uint64_t off);
 ssize_t fsops_write(struct fsctx *fs, uint64_t ino, const void *buf, size_t size,
 		    uint64_t off);
+/* The same, by a caller: a write clears setuid (and setgid on a
+ * group-executable file), as FUSE_CAP_HANDLE_KILLPRIV makes it the
+ * daemon's to do, unless cr is root's — the kernel keeps them for a caller
+ * with CAP_FSETID, which a daemon cannot see.  fsops_write: cr NULL. */
+ssize_t fsops_write_as(struct fsctx *fs, uint64_t ino, const void *buf, size_t size,
+		       uint64_t off, const struct fsops_cred *cr);
 int fsops_fsync(struct fsctx *fs, uint64_t ino, int datasync);
 int fsops_fallocate(struct fsctx *fs, uint64_t ino, int mode, uint64_t off, uint64_t len);
 int64_t fsops_lseek(struct fsctx *fs, uint64_t ino, uint64_t off, int whence);

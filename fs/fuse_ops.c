@@ -12,8 +12,10 @@
  * entries for it (new entries and attributes from our replies, parent
  * attributes after a directory change, the target's after unlink/rename,
  * size/times after writes).  So no fuse_lowlevel_notify_inval_* call is
- * needed today; one is owed wherever the engine starts changing names or
- * attributes on its own (a future snapshot/receive/repair service).
+ * needed but one: a write that cleared setuid/setgid (gl_write), since the
+ * kernel does not refresh the mode after a write; one is owed wherever the
+ * engine starts changing names or attributes on its own (a future
+ * snapshot/receive/repair service).
  * Files are opened keep_cache (the page cache stays valid across opens)
  * and noflush (flush has no work here, close() saves a round trip).
  */
@@ -216,6 +218,8 @@ static void gl_getattr(fuse_req_t req, fuse_ino_t ino_, struct fuse_file_info *f
 		fuse_reply_attr(req, &st, d->attr_timeout);
 }
 
+static struct fsops_cred cred_of(fuse_req_t req);
+
 static void gl_setattr(fuse_req_t req, fuse_ino_t ino_, struct stat *attr, int to_set,
 		       struct fuse_file_info *fi)
 {
@@ -223,6 +227,7 @@ static void gl_setattr(fuse_req_t req, fuse_ino_t ino_, struct stat *attr, int t
 	struct glassfs_daemon *d = D(req);
 	uint64_t t0 = op_start(OP_SETATTR, ino);
 	struct stat st;
+	struct fsops_cred cr;
 	int valid = 0, ret;
 
 	(void)fi;
@@ -235,7 +240,8 @@ static void gl_setattr(fuse_req_t req, fuse_ino_t ino_, struct stat *attr, int t
 	if (to_set & FUSE_SET_ATTR_ATIME_NOW)	valid |= FSOPS_SET_ATIME_NOW;
 	if (to_set & FUSE_SET_ATTR_MTIME_NOW)	valid |= FSOPS_SET_MTIME_NOW;
 	if (to_set & FUSE_SET_ATTR_CTIME)	valid |= FSOPS_SET_CTIME;
-	ret = fsops_setattr(FS(req, ino_), ino, attr, valid, &st);
+	cr = cred_of(req);
+	ret = fsops_setattr_as(FS(req, ino_), ino, attr, valid, &st, &cr);
 	if (!replied_err(req, OP_SETATTR, ino, t0, ret))
 		fuse_reply_attr(req, &st, d->attr_timeout);
 }
@@ -256,10 +262,24 @@ static void gl_readlink(fuse_req_t req, fuse_ino_t ino_)
 	fuse_reply_readlink(req, buf);
 }
 
+/* The caller's supplementary groups, from /proc by libfuse: only asked
+ * for a write or O_TRUNC on a setgid file (drop_privs in fsops.c). */
+static bool req_in_group(const struct fsops_cred *cr, uint32_t gid)
+{
+	gid_t g[256];
+	int n = fuse_req_getgroups(cr->ctx, 256, g);
+
+	for (int i = 0; i < n && i < 256; i++)
+		if (g[i] == gid)
+			return true;
+	return false;
+}
+
 static struct fsops_cred cred_of(fuse_req_t req)
 {
 	const struct fuse_ctx *c = fuse_req_ctx(req);
-	struct fsops_cred cr = { .uid = c->uid, .gid = c->gid, .umask = c->umask };
+	struct fsops_cred cr = { .uid = c->uid, .gid = c->gid, .umask = c->umask,
+				 .in_group = req_in_group, .ctx = req };
 	return cr;
 }
 
@@ -341,7 +361,8 @@ static void gl_open(fuse_req_t req, fuse_ino_t ino_, struct fuse_file_info *fi)
 {
 	uint64_t ino = I(ino_);
 	uint64_t t0 = op_start(OP_OPEN, ino);
-	int ret = fsops_open(FS(req, ino_), ino, fi->flags);
+	struct fsops_cred cr = cred_of(req);
+	int ret = fsops_open(FS(req, ino_), ino, fi->flags, &cr);
 
 	if (replied_err(req, OP_OPEN, ino, t0, ret))
 		return;
@@ -367,6 +388,13 @@ static void gl_create(fuse_req_t req, fuse_ino_t parent_, const char *name, mode
 		if (ret == 0 && S_ISDIR(st.st_mode)) {
 			forget_nodeid(req, st.st_ino, 1);
 			ret = -EISDIR;
+		} else if (ret == 0 && (fi->flags & O_TRUNC)) {
+			/* the kernel takes the file for new and will not truncate it */
+			ret = fsops_open(FS(req, parent_), I(st.st_ino), fi->flags, &cr);
+			if (ret == 0)
+				ret = fsops_getattr(FS(req, parent_), I(st.st_ino), &st);
+			if (ret < 0)
+				forget_nodeid(req, st.st_ino, 1);
 		}
 	}
 	if (replied_err(req, OP_CREATE, parent, t0, ret))
@@ -405,7 +433,17 @@ static void gl_write(fuse_req_t req, fuse_ino_t ino_, const char *buf, size_t si
 {
 	uint64_t ino = I(ino_);
 	uint64_t t0 = op_start(OP_WRITE, ino);
-	ssize_t n = fsops_write(FS(req, ino_), ino, buf, size, (uint64_t)off);
+	struct fsops_cred cr = cred_of(req);
+	bool dropped = false;
+	ssize_t n;
+
+	cr.dropped_privs = &dropped;
+	n = fsops_write_as(FS(req, ino_), ino, buf, size, (uint64_t)off, &cr);
+	/* the kernel refreshes size and times after a write, not the mode:
+	 * a setuid/setgid bit the write cleared would stay in its cache for
+	 * attr_timeout (attributes only, no pages: safe inside the write) */
+	if (dropped)
+		fuse_lowlevel_notify_inval_inode(D(req)->se, ino_, -1, 0);
 
 	(void)fi;
 	if (!replied_err(req, OP_WRITE, ino, t0, n))

@@ -234,6 +234,10 @@ int glassctl_balance(int argc, char **argv);
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		printf("glassctl %s\n", GLASSFS_VERSION);
+		return 0;
+	}
 	if (argc >= 3 && !strcmp(argv[1], "scrub"))
 		return cmd_scrub(argc - 2, argv + 2);
 	if (argc >= 2 && !strcmp(argv[1], "subvolume"))		/* glassctl_subvol.c */

@@ -37,10 +37,12 @@
  * fsync: join the running transaction (so it cannot commit under us),
  * read the inode's items under its lock, queue the record, then either
  * wait for the leader writing the log or become it.  The leader writes a
- * segment of every queued record, flushes every device (the files' data
- * went to their extents at write time; the flush makes data and segment
- * durable), writes the superblocks with log_root = the segment and
- * flushes again.  Then each waiter ends its handle.
+ * segment of every queued record (the files' data went to their extents
+ * at write time) and makes it count as log.h says: in a reserved slot,
+ * flush (the data), segment, flush; elsewhere, segment, flush (data and
+ * segment), superblocks with log_root = the segment, flush.  The first
+ * flush is skipped when no device was written since the leader's last
+ * flush began.  Then each waiter ends its handle.
  */
 #include "fs/log.h"
 #include "fs/core_internal.h"
@@ -176,6 +178,7 @@ struct log_state {
 	uint64_t head_seq, log_id;
 	uint64_t next_slot, next_len;	/* reserved for the next segment */
 	uint64_t txn_bytes;		/* segment bytes of this transaction */
+	uint64_t durable_writes;	/* dev_writes() before the leader's last flush */
 	bool commit_had_log;		/* set by log_commit_clear for its commit */
 	struct u64set names;		/* inodes whose names changed */
 	struct u64set dirs;		/* directories that lost a name */
@@ -493,13 +496,32 @@ static int reserve(struct core *c, struct log_state *ls, uint64_t len, uint64_t 
 }
 
 /*
+ * Device writes issued so far (every device): equal to a value read
+ * before a flush began means nothing was written since, so that flush
+ * made everything written so far durable.
+ */
+static uint64_t dev_writes(struct core *c)
+{
+	int n = __atomic_load_n(&c->ndevs, __ATOMIC_ACQUIRE);
+	uint64_t w = 0;
+
+	for (int i = 0; i < n; i++)
+		w += __atomic_load_n(&c->devs[i]->cnt.write_ios, __ATOMIC_RELAXED);
+	return w;
+}
+
+/*
  * Write one segment.  Each segment names a slot reserved for the next
- * one, so a batch that fits its slot costs one flush: the segment is
- * found at replay by following `next` from the segment the superblock
- * names, as long as segments there are valid and continue the chain
- * (log_id, seq, prev).  The first segment of a transaction, and one that
- * does not fit its slot, is written elsewhere and the superblock then
- * points at it (a second flush).
+ * one, so a batch that fits its slot needs no superblock write: the
+ * segment is found at replay by following `next` from the segment the
+ * superblock names, as long as segments there are valid and continue the
+ * chain (log_id, seq, prev).  Being there is what makes it count, so the
+ * data its records reference is flushed before it is written.  The
+ * first segment of a transaction, and one that does not fit its slot, is
+ * written elsewhere and the superblock then points at it.  Two flushes
+ * either way; one for a slot when no device was written since the last
+ * batch's flush began (an fsync of metadata only, or of data another
+ * batch's flush covered).
  */
 static int write_batch(struct core *c, struct log_state *ls, const char *recs, size_t len,
 		       uint32_t nrec, uint64_t *seg_bytes)
@@ -555,8 +577,24 @@ static int write_batch(struct core *c, struct log_state *ls, const char *recs, s
 	h->next_len = nlen;
 	memcpy(h + 1, recs, len);
 	h->csum = crc32c(0, (uint8_t *)h + 4, seglen - 4);
+	/*
+	 * A segment in the slot counts as soon as it is on the device whole
+	 * (replay follows `next` to it): the data its records reference must
+	 * be durable before it is written, or power loss can keep the
+	 * segment and lose the data it makes reachable — acknowledged bytes
+	 * of a rewritten last block with it.  A segment the superblock names
+	 * counts only at that write, after the flush below.
+	 */
+	if (!need_super && dev_writes(c) != ls->durable_writes) {
+		ret = chunk_flush_devs(c, "fsync log data");
+		if (ret) {
+			free(h);
+			return ret;
+		}
+	}
 	ret = core_write_copies(c, logical, h, seglen, "fsync log segment");
 	free(h);
+	uint64_t seen = dev_writes(c);
 	if (!ret)
 		ret = chunk_flush_devs(c, "fsync log");
 	if (ret)
@@ -568,6 +606,9 @@ static int write_batch(struct core *c, struct log_state *ls, const char *recs, s
 		if (ret)
 			return ret;
 	}
+	/* read before the flush above began; only the leader (ls->writing)
+	 * touches it.  The superblock writes since count as not flushed. */
+	ls->durable_writes = seen;
 	glock_write(&ls->lock);
 	ls->head = logical;
 	ls->head_seq = seq;
@@ -896,8 +937,9 @@ static int push_seg(struct seg **v, int *n, struct log_seg_hdr *h)
  * The chain, oldest first in *out: back from the superblock's log_root
  * along `prev` (every segment must be valid: the superblock was written
  * after they were flushed), then forward along `next` for as long as
- * valid segments continue it (those were flushed without a superblock
- * write; the first one that is not there ends the log).
+ * valid segments continue it (those were written without a superblock
+ * write, each after the data it references was flushed: one that is
+ * there whole counts; the first one that is not ends the log).
  */
 static int read_chain(struct core *c, struct seg **out, int *nout, FILE *msg)
 {
@@ -988,6 +1030,60 @@ static void free_chain(struct seg *v, int n)
 	free(v);
 }
 
+/*
+ * The data sectors one LOG_CSUM_ITEM covers, [logical, +n sectors), on
+ * every copy: 0 when each matches its logged checksum, -EUCLEAN (a line
+ * on out for the first bad sector) when one does not, -errno.  Replay
+ * makes them reachable as they are, and fsck holds every copy of
+ * reachable data to its checksum (a copy a flush missed included).
+ */
+static int check_logged_data(struct core *c, uint64_t ino, uint64_t logical, const void *csums,
+			     uint32_t n, FILE *out)
+{
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	uint64_t type = 0, len = (uint64_t)n * CORE_SECTORSIZE;
+	uint8_t *buf;
+	int ncp = chunk_map_lookup(c, logical, len, cp, &type), ret = 0;
+
+	if (ncp <= 0 || !(type & BG_DATA)) {
+		if (out)
+			fprintf(out, "fsync log: inode %llu: data %llu+%llu is not inside one data chunk\n",
+				(unsigned long long)ino, (unsigned long long)logical,
+				(unsigned long long)len);
+		return -EUCLEAN;
+	}
+	buf = aligned_alloc(4096, len);
+	if (!buf)
+		return -ENOMEM;
+	for (int m = 0; m < ncp && !ret; m++) {
+		if (dev_read(cp[m].dev, cp[m].physical, buf, len)) {
+			if (out)
+				fprintf(out, "fsync log: inode %llu: data %llu+%llu: read error on %s\n",
+					(unsigned long long)ino, (unsigned long long)logical,
+					(unsigned long long)len, cp[m].dev->path);
+			ret = -EIO;
+			break;
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t want;
+			memcpy(&want, (const uint8_t *)csums + (size_t)i * CSUM_SIZE, CSUM_SIZE);
+			if (crc32c(0, buf + (size_t)i * CORE_SECTORSIZE, CORE_SECTORSIZE) == want)
+				continue;
+			if (out)
+				fprintf(out, "fsync log: inode %llu: data logical %llu on %s physical %llu "
+					"does not match its logged checksum: the log references data "
+					"that did not reach the device\n", (unsigned long long)ino,
+					(unsigned long long)(logical + (uint64_t)i * CORE_SECTORSIZE),
+					cp[m].dev->path,
+					(unsigned long long)(cp[m].physical + (uint64_t)i * CORE_SECTORSIZE));
+			ret = -EUCLEAN;
+			break;
+		}
+	}
+	free(buf);
+	return ret;
+}
+
 int log_check(struct core *c, FILE *out)
 {
 	struct seg *v;
@@ -1026,6 +1122,13 @@ int log_check(struct core *c, FILE *out)
 				struct extent_item ei;
 				uint64_t l;
 				q += sizeof(*ih) + ih->size;
+				/* the data written since the last commit: what
+				 * replay makes reachable must be on the device */
+				if (ih->kind == LOG_CSUM_ITEM) {
+					ret = check_logged_data(c, rh->ino, ih->key.offset, ih + 1,
+								ih->size / CSUM_SIZE, out);
+					continue;
+				}
 				if (ih->kind != LOG_FS_ITEM || ih->key.type != KEY_EXTENT_DATA ||
 				    ih->size < sizeof(*fe) || fe->type == FE_INLINE || !fe->disk_logical)
 					continue;

@@ -6,13 +6,28 @@
  * its inode item, xattrs, file extents (inline data included) and the
  * checksum items of data extents written since the last commit — to a
  * *log segment*: newly allocated metadata blocks, chained to the segment
- * before it.  Then it flushes every device (the file's data and the
- * segment), writes the superblocks again with `log_root` pointing at the
- * newest segment (everything else as the last commit wrote it), and
- * flushes again.  Only the superblock write makes the record count, so a
- * crash at any instant leaves either the previous log or the new one.
- * Concurrent fsyncs are batched: one leader writes every record queued
- * while the previous batch was in flight (group commit of the log).
+ * before it.  A record counts once its commit point is on the device, and
+ * everything it makes reachable is durable before that point:
+ *   - the first segment of a transaction (or one too big for its slot):
+ *     flush every device (the file's data and the segment), write the
+ *     superblocks with `log_root` naming the segment (everything else as
+ *     the last commit wrote it), flush again.  The commit point is the
+ *     superblock write.
+ *   - a later segment goes to the slot the segment before it reserved,
+ *     where replay finds it by following the chain forward (log.c), with
+ *     no superblock write: flush every device (the data), write the
+ *     segment, flush again.  The commit point is the segment itself,
+ *     whole on the device (its checksum covers every byte: a torn or
+ *     unwritten segment ends the chain).
+ * So a crash at any instant leaves the previous log or the new one, and
+ * never a record whose data did not reach the device (issue 19: one flush
+ * for data and segment let power loss keep the segment and lose the data,
+ * with it the acknowledged bytes of a rewritten last block).  Data
+ * extents a record references are not reused before the commit after
+ * the log is durable (extent.c), so an older record stays valid until a
+ * newer one counts.  Concurrent fsyncs are batched: one leader writes
+ * every record queued while the previous batch was in flight (group
+ * commit of the log).
  *
  * A full commit makes the log obsolete: it pins the log's blocks (free
  * again once its superblock, with log_root 0, is durable) and forgets the
@@ -78,7 +93,9 @@ bool log_pending(struct core *c);
 int log_replay(struct fsctx *fs);
 
 /*
- * fsck: read and verify a pending log (headers, checksums, records).
+ * fsck: read and verify a pending log (headers, checksums, records, and
+ * the data written since the last commit that its records reference,
+ * against the checksums they carry: what replay would make reachable).
  * 0 when there is none, the number of records when it is valid, -errno
  * (with lines on out) when it is damaged.
  */

@@ -8,7 +8,11 @@
  * fstab entries (mount.fuse3 runs "glassfs DEV MNT -o opts").  Options
  * are parsed in one place (parse_opt): the engine's own, FUSE mount
  * options forwarded to the kernel, and mount(8)'s bookkeeping options,
- * which are ignored.
+ * which are ignored.  Root's mounts get allow_other unless noallow_other.
+ *
+ * The daemon holds every device for the mount's life (dev.h: an OFD lock,
+ * which follows the open file description, not the process that took it):
+ * a second mount of a device fails in core_open with who holds it.
  *
  * Start-up order matters: the daemon forks (unless -f) BEFORE opening the
  * volume, because the core starts threads; the parent waits on a pipe for
@@ -37,6 +41,7 @@ struct options {
 	const char *devs[MAX_DEVS];
 	int ndevs;
 	int foreground, debug;
+	bool noallow_other;	/* noallow_other: only the mounter, even as root */
 	unsigned threads;
 	double entry_timeout, attr_timeout, neg_timeout;
 	char fuse_opts[4096];	/* forwarded to libfuse, comma-separated */
@@ -75,6 +80,8 @@ static void usage(FILE *f)
 "                     microseconds per operation (any subset, e.g. discard:50000)\n"
 "  dev_latency.N=read:US,...   the same for device N only (0-based, the order of\n"
 "                     DEV:DEV...; overrides dev_latency= for the operations it names)\n"
+"  noallow_other      serve only the user who mounts (root's mounts serve every\n"
+"                     user by default, as a kernel filesystem does: allow_other)\n"
 "FUSE options forwarded: allow_other, allow_root, default_permissions (always on),\n"
 "  fsname=, subtype=, max_read=, [no]suid, [no]dev, [no]exec, [no]atime, ...\n"
 "  atime: relatime (default), strictatime (= norelatime), noatime; lazytime ignored\n"
@@ -84,10 +91,11 @@ static void usage(FILE *f)
 static int parse_size(const char *s, uint64_t *out)
 {
 	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
+	unsigned long long v;
 
-	if (end == s)
+	if (*s < '0' || *s > '9')	/* strtoull takes "-5" as a huge number */
 		return -EINVAL;
+	v = strtoull(s, &end, 10);
 	switch (*end) {
 	case 'k': case 'K': v <<= 10; end++; break;
 	case 'm': case 'M': v <<= 20; end++; break;
@@ -107,9 +115,12 @@ static int parse_size(const char *s, uint64_t *out)
 static int parse_uint(const char *s, unsigned *out)
 {
 	char *end;
-	unsigned long v = strtoul(s, &end, 10);
+	unsigned long v;
 
-	if (end == s || *end || v > 1000000)
+	if (*s < '0' || *s > '9')	/* strtoul takes "-1" as a huge number */
+		return -EINVAL;
+	v = strtoul(s, &end, 10);
+	if (*end || v > 1000000)
 		return -EINVAL;
 	*out = (unsigned)v;
 	return 0;
@@ -182,9 +193,43 @@ static void add_fuse_opt(struct options *o, const char *opt)
 	snprintf(o->fuse_opts + n, sizeof(o->fuse_opts) - n, "%s%s", n ? "," : "", opt);
 }
 
+/* Was FUSE option opt (a whole word) forwarded? */
+static bool has_fuse_opt(const struct options *o, const char *opt)
+{
+	size_t n = strlen(opt);
+
+	for (const char *s = o->fuse_opts; (s = strstr(s, opt)); s += n)
+		if ((s == o->fuse_opts || s[-1] == ',') && (s[n] == ',' || s[n] == 0))
+			return true;
+	return false;
+}
+
 static bool has_prefix(const char *s, const char *p)
 {
 	return strncmp(s, p, strlen(p)) == 0;
+}
+
+/* What a valid value of the option opt ("name=value") is, for its error. */
+static const char *opt_range(const char *opt)
+{
+	static const char *const r[][2] = {
+		{ "commit=", "commit=SECONDS, 1 to 1000000" },
+		{ "cache=", "cache=SIZE, at least 1M, e.g. 256M" },
+		{ "dirty=", "dirty=SIZE, e.g. 64M; 0: commit only on time and sync" },
+		{ "threads=", "threads=N, 1 to 1000000" },
+		{ "locktype=", "locktype=rwlock, mutex or spin" },
+		{ "discard_iops=", "discard_iops=N per second, 0 for no limit" },
+		{ "discard_bps=", "discard_bps=SIZE per second, e.g. 64M, 0 for no limit" },
+		{ "log=", "log=FILE" },
+		{ "entry_timeout=", "seconds, 0 or more, e.g. 1.5" },
+		{ "attr_timeout=", "seconds, 0 or more, e.g. 1.5" },
+		{ "negative_timeout=", "seconds, 0 or more, e.g. 1.5" },
+	};
+
+	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
+		if (has_prefix(opt, r[i][0]))
+			return r[i][1];
+	return "see glassfs -h";
 }
 
 /* The one option parser.  0, or -EINVAL after printing why. */
@@ -227,6 +272,10 @@ static int parse_opt(struct options *o, const char *opt)
 	}
 	if (!strcmp(opt, "lazytime") || !strcmp(opt, "nolazytime"))
 		return 0;	/* atimes are written with the next commit anyway */
+	if (!strcmp(opt, "noallow_other")) {
+		o->noallow_other = true;
+		return 0;
+	}
 	for (int i = 0; forward[i]; i++)
 		if (!strcmp(opt, forward[i])) {
 			if (!strcmp(opt, "noatime"))
@@ -374,7 +423,7 @@ static int parse_opt(struct options *o, const char *opt)
 		fprintf(stderr, "glassfs: unknown option '%s'\n", opt);
 		return -EINVAL;
 	}
-	fprintf(stderr, "glassfs: bad value in option '%s'\n", opt);
+	fprintf(stderr, "glassfs: bad value in option '%s' (%s)\n", opt, opt_range(opt));
 	return -EINVAL;
 }
 
@@ -436,6 +485,17 @@ static int parse_args(struct options *o, int argc, char **argv)
 		usage(stderr);
 		return -EINVAL;
 	}
+	/*
+	 * A volume root mounts (fstab, mount -t fuse.glassfs) serves every
+	 * user by their permissions, as a kernel filesystem does: without
+	 * allow_other the kernel's FUSE layer answers EACCES to every uid but
+	 * the mounter's, stat included.  Safe because default_permissions is
+	 * always on: the kernel checks modes and ACLs.  allow_root and
+	 * allow_other exclude each other (libfuse).
+	 */
+	if (geteuid() == 0 && !o->noallow_other && !has_fuse_opt(o, "allow_other") &&
+	    !has_fuse_opt(o, "allow_root"))
+		add_fuse_opt(o, "allow_other");
 	o->devspec = pos[0];
 	o->mnt = pos[1];
 
@@ -463,8 +523,10 @@ static int parse_args(struct options *o, int argc, char **argv)
 	}
 	struct stat st;
 	if (stat(o->mnt, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "glassfs: mount point %s: %s\n", o->mnt,
-			errno ? strerror(errno) : "not a directory");
+		fprintf(stderr, "glassfs: mount point %s: %s%s%s\n", o->mnt,
+			errno ? strerror(errno) : "not a directory",
+			errno == ENOTCONN ? "; the daemon that served it died: unmount it first, "
+			"fusermount3 -u " : "", errno == ENOTCONN ? o->mnt : "");
 		return -ENOTDIR;
 	}
 	return 0;
@@ -482,6 +544,10 @@ static void report(int fd, unsigned char status)
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		printf("glassfs %s\n", GLASSFS_VERSION);
+		return 0;
+	}
 	struct options o;
 	struct glassfs_daemon d;
 	struct core *core = NULL;
@@ -518,7 +584,8 @@ int main(int argc, char **argv)
 
 	ret = core_open(o.devs, o.ndevs, &o.core, &core);
 	if (ret < 0) {
-		fprintf(stderr, "glassfs: cannot open %s: %s\n", o.devspec, strerror(-ret));
+		if (!core_failure_reported())
+			fprintf(stderr, "glassfs: cannot open %s: %s\n", o.devspec, strerror(-ret));
 		report(notify, 1);
 		for (int i = 0; i < o.ndevs; i++)
 			free((char *)o.devs[i]);

@@ -7,9 +7,12 @@
  *
  * -s SIZE creates missing image files of SIZE bytes (suffixes K, M, G, T);
  * an existing file is resized only with -f.  An existing glassfs, btrfs,
- * xfs, ext2/3/4 or swap signature is refused without -f.
+ * xfs, ext2/3/4 or swap signature is refused without -f; a device in use
+ * (a mounted volume's) always.
  */
 #include "fs/core.h"
+#include "fs/dev.h"
+#include "fs/mkfs_wipe.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,7 +34,8 @@ static void usage(FILE *f)
 		   "               asking the device (image files: metadata goes to 0 first)\n"
 		   "  -n nodesize  B-tree node size: 4096..65536, power of two (default 16384)\n"
 		   "  -s SIZE      create missing image files with SIZE bytes (K/M/G/T suffixes)\n"
-		   "  -f           overwrite an existing filesystem signature / resize images\n");
+		   "  -f           overwrite an existing filesystem signature / resize images\n"
+		   "               (a device a mount or fsck holds is refused all the same)\n");
 }
 
 static int parse_size(const char *s, uint64_t *out)
@@ -89,8 +93,35 @@ static int make_image(const char *path, uint64_t size, int force)
 	return 0;
 }
 
+/*
+ * A device that a mount (or fsck) holds is refused, -f or not: resizing
+ * or formatting it under the mount would destroy both.  core_format
+ * claims the devices for the format itself (dev.h); this looks first,
+ * before make_image resizes anything.
+ */
+static bool in_use(const char *path)
+{
+	struct dev *d;
+	char who[512];
+	int ret = dev_open(path, 0, &d);
+
+	if (ret == 0) {
+		dev_close(d);
+		return false;
+	}
+	if (ret != -EBUSY)
+		return false;	/* missing, not a device: said below */
+	dev_holder(path, who, sizeof(who));
+	fprintf(stderr, "mkfs.glassfs: %s is in use by %s; not formatted\n", path, who);
+	return true;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		printf("mkfs.glassfs %s\n", GLASSFS_VERSION);
+		return 0;
+	}
 	struct format_opts o = { .nodesize = CORE_DEFAULT_NODESIZE };
 	uint64_t size = 0;
 	int opt, ret;
@@ -170,6 +201,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (int i = optind; i < argc; i++) {
+		if (in_use(argv[i]))
+			return 1;
 		if (size && make_image(argv[i], size, o.force))
 			return 1;
 		if (access(argv[i], F_OK) < 0) {
@@ -198,8 +231,15 @@ int main(int argc, char **argv)
 	o.rotational = rot;
 	ret = core_format((const char *const *)&argv[optind], argc - optind, &o);
 	if (ret) {
-		fprintf(stderr, "mkfs.glassfs: formatting failed: %s\n", strerror(-ret));
+		if (!core_failure_reported())
+			fprintf(stderr, "mkfs.glassfs: formatting failed: %s\n", strerror(-ret));
 		return 1;
+	}
+	for (int i = optind; i < argc; i++) {	/* what the format left of others */
+		ret = mkfs_wipe_signatures(argv[i]);
+		if (ret < 0)
+			fprintf(stderr, "mkfs.glassfs: %s: wiping other signatures failed: %s\n",
+				argv[i], strerror(-ret));
 	}
 
 	/* open it back read-only: proves the result and gives the fsid */

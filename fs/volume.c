@@ -564,7 +564,14 @@ int volume_dev_add(struct core *c, const char *path, char *msg, size_t mlen)
 		ret = say(c, -EMLINK, msg, mlen, "the volume has %d devices, the most it can", c->ndevs);
 		goto out;
 	}
-	ret = dev_open(path, false, &d);
+	ret = dev_open(path, 0, &d);
+	if (ret == -EBUSY) {
+		char who[512];
+		dev_holder(path, who, sizeof(who));
+		ret = say(c, ret, msg, mlen, "%s is in use by %s", path, who);
+		d = NULL;
+		goto out;
+	}
 	if (ret) {
 		ret = say(c, ret, msg, mlen, "%s: %s", path, strerror(-ret));
 		d = NULL;
@@ -865,6 +872,7 @@ int volume_dev_remove(struct core *c, const char *path, char *msg, size_t mlen)
 		core_log(c, "%s removed, but its superblocks could not be wiped", path);
 	core_log(c, "device %s removed", path);
 	d->readonly = true;	/* nothing of ours writes it again */
+	dev_unclaim(d);		/* free for mkfs or another volume now */
 	glock_write(&v->lock);
 	if (v->ngone < CORE_MAX_DEVS)
 		v->gone[v->ngone++] = d;

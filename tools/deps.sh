@@ -1,11 +1,20 @@
 #!/bin/sh
-# Install the Debian packages glassfs needs to build, test and demo.
+# Install the Debian packages glassfs needs.  Usage: tools/deps.sh [demo|test]
+#   demo  what `make` and `make demo` need (tools/deps-demo.apt)
+#   test  that and what the tests and benchmarks need (tools/deps.apt), and
+#         the npm packages of the browser tests (the default)
 # Idempotent and quick when everything is present: only missing packages
 # are passed to apt-get.  Set GLASSFS_NO_DEPS=1 to skip (offline builds).
 set -e
 [ "${GLASSFS_NO_DEPS:-0}" = 1 ] && exit 0
 cd "$(dirname "$0")/.."
-want=$(sed -e 's/#.*//' tools/deps.apt | tr -s ' \n' '\n' | sed '/^$/d')
+set=${1:-test}
+case $set in
+demo) lists=tools/deps-demo.apt ;;
+test) lists="tools/deps-demo.apt tools/deps.apt" ;;
+*) echo "usage: tools/deps.sh [demo|test]" >&2; exit 2 ;;
+esac
+want=$(cat $lists | sed -e 's/#.*//' | tr -s ' \n' '\n' | sed '/^$/d')
 missing=
 for p in $want; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
@@ -28,6 +37,7 @@ apt-get install -y -q --no-install-recommends $missing >/tmp/glassfs-apt.log 2>&
 }
 fi
 
+[ "$set" = demo ] && exit 0
 # Browser tests: playwright-core (drives Debian's /usr/bin/chromium; it never
 # downloads a browser of its own).
 if [ -f tests/browser/package.json ] && [ ! -d tests/browser/node_modules/playwright-core ]; then

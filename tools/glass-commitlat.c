@@ -18,7 +18,7 @@
 
 static struct uhist_env env = { .tool = "glass-commitlat" };
 
-const char *argp_program_version = "glass-commitlat 0.1";
+const char *argp_program_version = "glass-commitlat " GLASSFS_VERSION;
 static const char doc[] =
 "glassfs commit latency, per-phase breakdown, operations blocked behind commits.\n"
 "\n"

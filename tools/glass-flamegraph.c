@@ -92,6 +92,10 @@ static int parse_uint(const char *opt, const char *s, unsigned long max,
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		printf("glass-flamegraph %s\n", GLASSFS_VERSION);
+		return 0;
+	}
 	enum { O_TITLE = 256, O_SUBTITLE, O_WIDTH, O_HEIGHT, O_FONTSIZE,
 	       O_MINWIDTH, O_MAXFRAMES, O_COUNTNAME, O_COLORS, O_HASH,
 	       O_REVERSE, O_INVERTED, O_FLAMECHART, O_NAMETYPE, O_NOTES,

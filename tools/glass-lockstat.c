@@ -39,7 +39,7 @@ static struct env {
 	bool stacks, hists, json, verbose, all;
 } env = { .top = 10, .stack_entries = 16384 };
 
-const char *argp_program_version = "glass-lockstat 0.1";
+const char *argp_program_version = "glass-lockstat " GLASSFS_VERSION;
 static const char doc[] =
 "Engine lock wait/hold times per class and B-tree level (glassfs USDT).\n"
 "\n"
@@ -54,7 +54,7 @@ static const char doc[] =
 "  glass-lockstat -p 185 -d 5 -j                 # JSON\n";
 
 static const struct argp_option opts[] = {
-	{ "pid", 'p', "PID", 0, "Trace this glassfs process", 0 },
+	{ "pid", 'p', "PID", 0, "Trace this glassfs process (or the daemon of a glassfs mount point, e.g. -p /mnt/g)", 0 },
 	{ "binary", 'b', "PATH", 0, "Trace every process running this binary", 0 },
 	{ "duration", 'd', "SECONDS", 0, "Trace for SECONDS (default: until Ctrl-C)", 0 },
 	{ "top", 'n', "N", 0, "Show the N most contended lock instances (default 10)", 0 },
@@ -76,7 +76,7 @@ static long parse_num(const char *s, const char *what, long lo, long hi)
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
-	case 'p': env.pid = parse_num(arg, "PID", 1, INT_MAX); break;
+	case 'p': env.pid = args__pid("glass-lockstat", arg); break;
 	case 'b': env.binary = arg; break;
 	case 'd': env.duration = parse_num(arg, "duration", 1, INT_MAX); break;
 	case 'n': env.top = parse_num(arg, "top", 0, 100000); break;
@@ -87,7 +87,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'H': env.hists = true; break;
 	case 'j': env.json = true; break;
 	case 'v': env.verbose = true; break;
-	case ARGP_KEY_ARG: argp_usage(state); break;
+	case ARGP_KEY_ARG: args__unexpected(state, arg); break;
 	default: return ARGP_ERR_UNKNOWN;
 	}
 	return 0;
@@ -370,11 +370,14 @@ static void report(struct lockstat_bpf *skel, struct syms_cache *sc)
 		       acquired_text(&acq, r->wait.count),
 		       (unsigned long long)r->wait.events,
 		       r->wait.total_ns / 1e3, avg(&r->wait) / 1e3,
-		       hist__percentile(r->wait.slots, LS_SLOTS, 99) / 1e3,
+		       hist__percentile(r->wait.slots, LS_SLOTS, 99, r->wait.max_ns) / 1e3,
 		       r->wait.max_ns / 1e3, hold);
 	}
 	if (!nr)
-		printf("  (no lock activity)\n");
+		printf(env.all ? "  (no lock activity)\n" :
+		       "  (no contended lock: every lock was free when asked; the probe fires only\n"
+		       "   after a wait.  A tracer that slows the daemon, e.g. glass-offcputime, can\n"
+		       "   itself create waits.  -a counts every acquisition)\n");
 	if (env.hists) {
 		for (size_t i = 0; i < nr; i++) {
 			struct row *r = &rows[i];

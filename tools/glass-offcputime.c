@@ -71,7 +71,7 @@ static bool kernel_has_resume(void)
 	       bpfutil__kernel_has_member("task_struct", "rseq_event_mask");
 }
 
-const char *argp_program_version = "glass-offcputime 0.1";
+const char *argp_program_version = "glass-offcputime " GLASSFS_VERSION;
 static const char doc[] =
 "Summarize off-CPU time by kernel and user stack.\n"
 "\n"
@@ -90,7 +90,7 @@ static const char doc[] =
 enum { OPT_STATE = 1000, OPT_WAKEUP, OPT_NOIDLE, OPT_EAGER, OPT_PPROF, OPT_STORAGE, OPT_USTACK_AT };
 
 static const struct argp_option opts[] = {
-	{ "pid", 'p', "PID", 0, "Trace this process only", 0 },
+	{ "pid", 'p', "PID", 0, "Trace this process only (or the glassfs daemon of the mount point PID names, e.g. -p /mnt/g)", 0 },
 	{ "tid", 't', "TID", 0, "Trace this thread only", 0 },
 	{ "user-threads-only", 'u', NULL, 0, "User threads only (no kernel threads)", 0 },
 	{ "kernel-threads-only", 'k', NULL, 0, "Kernel threads only (no user threads)", 0 },
@@ -117,7 +117,7 @@ static long parse_num(const char *s, const char *what, long lo, long hi)
 static error_t parse_arg(int key, char *arg, struct argp_state *state)
 {
 	switch (key) {
-	case 'p': env.pid = parse_num(arg, "PID", 1, INT_MAX); break;
+	case 'p': env.pid = args__pid("glass-offcputime", arg); break;
 	case 't': env.tid = parse_num(arg, "TID", 1, INT_MAX); break;
 	case 'u': env.user_only = true; break;
 	case 'k': env.kernel_only = true; break;
@@ -148,7 +148,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		else env.state = parse_num(arg, "state", 0, 2);
 		break;
 	case ARGP_KEY_ARG:
-		argp_usage(state);
+		args__unexpected(state, arg);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

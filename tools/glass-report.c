@@ -13,6 +13,8 @@
  *
  *   meta.json       {"host": "...", "kernel": "...", "mount_options": "...",
  *                    "workload": "...", "duration_s": 60, ...any more keys}
+ *                   optional "finding": the run's result in one sentence,
+ *                   shown first, above everything else.
  *                   optional "offcpu_unit"/"wakeup_unit" (default "us") name
  *                   the unit of the folded counts.
  *   offcpu.folded   off-CPU stacks, folded (tools/lib/folded.h); an
@@ -23,11 +25,15 @@
  *                    "acquisitions": N, "contended": N, "wait_total": N,
  *                    "wait_max": N, "hist": [HIST...]}, ...]}
  *   commitlat.json  {"unit": "us", "series": [{"name": "commit",
- *   trimstat.json    "hist": [HIST...]}, ...]}   (or one top-level "hist",
+ *   trimstat.json    "hist": [HIST...], "max": N}, ...]}   (or one top-level "hist",
  *                   or glass-commitlat -j / glass-trimstat -j output as it is)
  *
  *   HIST = {"lo": N, "hi": N, "count": N}: COUNT events with a value in
- *   [lo, hi] of the file's unit (log2 slots or any other buckets).
+ *   [lo, hi] of the file's unit (log2 slots or any other buckets).  A
+ *   percentile is the upper bound of its bucket, capped at the largest
+ *   value seen ("max", "wait_max") when the input gives it; what was not
+ *   measured (acquisitions without glass-lockstat -a, a series with no
+ *   events) shows as "-".
  *
  * The HTML fetches nothing: flame graphs and charts are inline SVG, the
  * styles and the flame-graph script are embedded.  The output is a
@@ -200,6 +206,18 @@ static void put_json_value(FILE *f, json_t *v)
 	free(s);
 }
 
+/* The run's result first, as its maker stated it (meta.json "finding"). */
+static void put_finding(FILE *f, json_t *meta)
+{
+	json_t *v = meta ? json_object_get(meta, "finding") : NULL;
+
+	if (!json_is_string(v))
+		return;
+	fputs("<p class=\"finding\" id=\"finding\"><b>Finding:</b> ", f);
+	xml_puts(f, json_string_value(v));
+	fputs("</p>\n", f);
+}
+
 static void put_meta(FILE *f, json_t *meta)
 {
 	static const char *const known[] = {
@@ -243,7 +261,8 @@ static void put_meta(FILE *f, json_t *meta)
 			if (!strcmp(k, known[i]))
 				break;
 		if (i == sizeof(known) / sizeof(known[0]) && keys &&
-		    strcmp(k, "title"))	/* already the page's title */
+		    strcmp(k, "title") &&	/* already the page's title */
+		    strcmp(k, "finding"))	/* already at the top */
 			keys[n++] = k;
 	}
 	for (i = 1; i < n; i++)
@@ -323,6 +342,7 @@ struct lockrow {
 	const char *name;
 	uint64_t acq, cont, wait_total, wait_max;
 	int has_max;
+	int counted;	/* acquisitions counted (glass-lockstat -a), else "-" */
 	struct hist_bucket *hist;
 	size_t nhist;
 };
@@ -348,7 +368,7 @@ static void lockstat_normalize(json_t *ls)
 		{ "acquired", "acquisitions" }, { "contended", "contended" },
 		{ "wait_ns", "wait_total" }, { "wait_max_ns", "wait_max" },
 		{ "wait_hist", "hist" }, { "hold_ns", "hold_total" },
-		{ "hold_max_ns", "hold_max" },
+		{ "hold_max_ns", "hold_max" }, { "acquired_counted", "acquired_counted" },
 	};
 	json_t *classes = json_object_get(ls, "classes"), *c, *locks;
 	size_t i, k;
@@ -413,7 +433,10 @@ static int put_lock_extras(FILE *f, json_t *ls)
 				json_t *c = json_object_get(v, cols[k]);
 
 				fputs(k < 2 ? "<td class=\"name\">" : "<td>", f);
-				if (c)
+				if (!strcmp(cols[k], "acquired") &&
+				    json_is_false(json_object_get(v, "acquired_counted")))
+					fputs("-", f);
+				else if (c)
 					put_json_value(f, c);
 				fputs("</td>", f);
 			}
@@ -527,6 +550,7 @@ static int put_locks(FILE *f, json_t *ls, const char *file)
 		}
 		w->name = json_string_value(nm);
 		w->has_max = json_object_get(l, "wait_max") != NULL;
+		w->counted = !json_is_false(json_object_get(l, "acquired_counted"));
 		strncat(where, ".hist", sizeof(where) - strlen(where) - 1);
 		if (parse_hist(file, where, json_object_get(l, "hist"),
 			       &w->hist, &w->nhist)) {
@@ -548,18 +572,26 @@ static int put_locks(FILE *f, json_t *ls, const char *file)
 		fputs("<tr><td class=\"name\">", f);
 		xml_puts(f, w->name);
 		fputs("</td><td>", f);
-		put_num(f, w->acq);
+		/* Not counted (glass-lockstat without -a) is "-", not 0. */
+		if (w->counted)
+			put_num(f, w->acq);
+		else
+			fputs("-", f);
 		fputs("</td><td>", f);
 		put_num(f, w->cont);
-		fprintf(f, "</td><td>%.1f%%</td><td>",
-			w->acq ? 100.0 * (double)w->cont / (double)w->acq : 0.0);
+		if (w->counted && w->acq)
+			fprintf(f, "</td><td>%.1f%%</td><td>",
+				100.0 * (double)w->cont / (double)w->acq);
+		else
+			fputs("</td><td>-</td><td>", f);
 		xml_puts(f, svgchart_fmt(b1, sizeof(b1), (double)w->wait_total, unit));
 		fputs("</td><td>", f);
 		xml_puts(f, w->cont ? svgchart_fmt(b2, sizeof(b2),
 			(double)w->wait_total / (double)w->cont, unit) : "-");
 		fputs("</td><td>", f);
 		xml_puts(f, w->nhist ? svgchart_fmt(b3, sizeof(b3),
-			svgchart_quantile(w->hist, w->nhist, 0.99), unit) : "-");
+			svgchart_quantile(w->hist, w->nhist, 0.99,
+					  w->has_max ? (double)w->wait_max : 0), unit) : "-");
 		fputs("</td><td>", f);
 		xml_puts(f, w->has_max ?
 			 svgchart_fmt(b4, sizeof(b4), (double)w->wait_max, unit) : "-");
@@ -587,6 +619,20 @@ out:
 	return r;
 }
 
+/* One series {"name", "hist"[, "max"]} from a tool's -j object, whose
+ * largest value is "max_ns" or "max" (ns). */
+static json_t *series_of(const char *name, json_t *o)
+{
+	json_t *s = json_pack("{s:s,s:O}", "name", name, "hist", json_object_get(o, "hist"));
+	json_t *m = json_object_get(o, "max_ns");
+
+	if (!m)
+		m = json_object_get(o, "max");
+	if (json_is_integer(m))
+		json_object_set(s, "max", m);
+	return s;
+}
+
 /*
  * The native -j output of glass-commitlat and glass-trimstat, turned into
  * series so a run directory can hold the tools' output as it is:
@@ -609,8 +655,7 @@ static json_t *tool_series(json_t *js)
 	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		o = json_object_get(js, keys[i].key);
 		if (json_is_object(o) && json_object_get(o, "hist"))
-			json_array_append_new(out, json_pack("{s:s,s:O}", "name",
-				keys[i].name, "hist", json_object_get(o, "hist")));
+			json_array_append_new(out, series_of(keys[i].name, o));
 	}
 	json_array_foreach(json_object_get(js, "phases"), i, ph) {
 		const char *name = json_string_value(json_object_get(ph, "phase"));
@@ -619,8 +664,7 @@ static json_t *tool_series(json_t *js)
 		if (!name || !json_object_get(ph, "hist"))
 			continue;
 		snprintf(buf, sizeof(buf), "phase: %s", name);
-		json_array_append_new(out, json_pack("{s:s,s:O}", "name", buf,
-			"hist", json_object_get(ph, "hist")));
+		json_array_append_new(out, series_of(buf, ph));
 	}
 	return out;
 }
@@ -636,8 +680,8 @@ static int put_latency(FILE *f, json_t *js, const char *file, const char *id,
 
 	fprintf(f, "<section id=\"%s\"><h2>%s</h2>\n", id, heading);
 	if (!js) {
-		fprintf(f, "<p class=\"absent\">No %s in this run.</p></section>\n",
-			file ? file : defname);
+		fprintf(f, "<p class=\"absent\">Not measured in this run%s%s%s.</p></section>\n",
+			file ? " (no " : "", file ? file : "", file ? ")" : "");
 		return 0;
 	}
 	series = json_object_get(js, "series");
@@ -659,14 +703,15 @@ static int put_latency(FILE *f, json_t *js, const char *file, const char *id,
 	}
 	n = json_array_size(series);
 	fputs("<table class=\"lat\">\n<tr><th>Series</th><th>Count</th>"
-	      "<th>p50</th><th>p90</th><th>p99</th><th>Max bucket</th></tr>\n", f);
+	      "<th>p50</th><th>p90</th><th>p99</th><th>Max</th></tr>\n", f);
 	/* Validate everything first: a bad series fails the whole report. */
 	for (i = 0; i < n; i++) {
 		struct hist_bucket *h;
 		size_t nb, k;
 		uint64_t cnt = 0;
 		char where[48], b[4][32];
-		json_t *nm;
+		json_t *nm, *mx;
+		double max = 0;
 
 		s = json_array_get(series, i);
 		nm = json_object_get(s, "name");
@@ -683,6 +728,11 @@ static int put_latency(FILE *f, json_t *js, const char *file, const char *id,
 		}
 		for (k = 0; k < nb; k++)
 			cnt += h[k].count;
+		/* "max": the largest value seen (the series' unit); without it
+		 * the top bucket's upper bound is all that is known. */
+		mx = json_object_get(s, "max");
+		if (json_is_number(mx))
+			max = json_number_value(mx);
 		fputs("<tr><td class=\"name\">", f);
 		xml_puts(f, json_string_value(nm));
 		fprintf(f, "</td><td>%llu</td>", (unsigned long long)cnt);
@@ -691,13 +741,16 @@ static int put_latency(FILE *f, json_t *js, const char *file, const char *id,
 
 			fputs("<td>", f);
 			xml_puts(f, cnt ? svgchart_fmt(b[k], sizeof(b[k]),
-				svgchart_quantile(h, nb, qs[k]), unit) : "-");
+				svgchart_quantile(h, nb, qs[k], max), unit) : "-");
 			fputs("</td>", f);
 		}
 		fputs("<td>", f);
 		for (k = nb; k > 0 && !h[k - 1].count; k--)
 			;
-		xml_puts(f, k ? svgchart_fmt(b[3], sizeof(b[3]), h[k - 1].hi, unit) : "-");
+		if (k && max <= 0)
+			fputs("&#8804; ", f);	/* an upper bound, not a value */
+		xml_puts(f, !k ? "-" : svgchart_fmt(b[3], sizeof(b[3]),
+						    max > 0 ? max : h[k - 1].hi, unit));
 		fputs("</td></tr>\n", f);
 		free(h);
 	}
@@ -757,6 +810,7 @@ static int write_report(FILE *f, struct report *R)
 	json_t *wl = R->meta ? json_object_get(R->meta, "workload") : NULL;
 
 	html_open(f, title);
+	put_finding(f, R->meta);
 	put_meta(f, R->meta);
 
 	snprintf(sub, sizeof(sub), "%s%s%s",
@@ -1393,6 +1447,10 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		printf("glass-report %s\n", GLASSFS_VERSION);
+		return 0;
+	}
 	static const struct option lopts[] = {
 		{ "meta", required_argument, 0, 256 + IN_META },
 		{ "offcpu", required_argument, 0, 256 + IN_OFFCPU },

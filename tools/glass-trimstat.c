@@ -18,7 +18,7 @@
 
 static struct uhist_env env = { .tool = "glass-trimstat" };
 
-const char *argp_program_version = "glass-trimstat 0.1";
+const char *argp_program_version = "glass-trimstat " GLASSFS_VERSION;
 static const char doc[] =
 "glassfs discards: bytes queued/issued/done, discard latency, stalls caused.\n"
 "\n"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# probes-doc.sh — print the README's probe table (markdown) from fs/probes.d.
+# probes-doc.sh — print the probe table of docs/probes.md (markdown) from fs/probes.d.
 # Each probe is documented by the "/* @ when it fires */" comment above it.
 # Usage: tools/probes-doc.sh [fs/probes.d]
 set -eu

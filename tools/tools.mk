@@ -52,7 +52,7 @@ $(OUT)/bin/glass-report: $(OUT)/obj/tools/glass-report.o $(TOOLS_LIB)
 # replays tests/tools/corpus/ (fuzz crashers) and the parser goldens.
 TOOLS_TEST_LIBS := -lm
 TEST_BINS += $(OUT)/test/tools/folded_test $(OUT)/test/tools/flamegraph_test \
-	     $(OUT)/test/tools/fuzz_folded
+	     $(OUT)/test/tools/fuzz_folded $(OUT)/test/tools/hist_test
 # syms_test: the symbolizer (tools/lib/syms.c) reads ELF files.
 TEST_BINS += $(OUT)/test/tools/syms_test
 $(OUT)/test/tools/syms_test: TOOLS_TEST_LIBS += -lelf -ldl

@@ -28,7 +28,7 @@ bench-report: deps
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_BINS)
 	$(Q)OUT=$(OUT) tests/bench/report.sh
 
-# make bench-report-pictures: the README's pictures (docs/img/) from the
+# make bench-report-pictures: pictures for docs/benchmarks.md (docs/img/) from the
 # last bench-report: the key table and experiment 1's flame graph, rendered
 # by headless Chromium (tests/bench/pictures.sh).
 .PHONY: bench-report-pictures

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The README's pictures from a `make bench-report` run: the key table
+# Pictures of a `make bench-report` run (docs/img/, for docs/benchmarks.md): the key table
 # (the summary of every experiment and experiment 1's table) and one flame
 # graph (experiment 1's worst configuration), cut out of the report page
 # and rendered by headless Chromium.

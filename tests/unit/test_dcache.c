@@ -33,7 +33,7 @@
 #define NNAMES 16
 
 static char img[] = "/tmp/glassfs-dcache-XXXXXX";
-static const struct fsops_cred cr = { 0, 0, 022 };
+static const struct fsops_cred cr = { .uid = 0, .gid = 0, .umask = 022 };
 
 static uint64_t ino_of(uint64_t dir, const char *name)
 {

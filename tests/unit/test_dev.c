@@ -49,7 +49,7 @@ int main(void)
 		return 1;
 	}
 	close(fd);
-	CHECK("open image", dev_open(img, false, &d) == 0 && d->size == size && !d->blockdev);
+	CHECK("open image", dev_open(img, 0, &d) == 0 && d->size == size && !d->blockdev);
 	if (!d)
 		goto out;
 	for (int r = 0; r < 50; r++) {
@@ -108,14 +108,16 @@ int main(void)
 		dev_set_latency(d, DEV_DISCARD, 0);
 	}
 
-	CHECK("open read-only", dev_open(img, true, &ro) == 0);
+	dev_close(d);	/* d holds img: a second open waits for that (test_dev_claim) */
+	d = NULL;
+	CHECK("open read-only", dev_open(img, DEV_RDONLY, &ro) == 0);
 	if (ro) {
 		CHECK("read-only device refuses writes", dev_write(ro, 0, a, 16) == -EROFS);
 		dev_close(ro);
 	}
 	setenv("GLASSFS_DEV_LATENCY", "write=2000,flush=1000", 1);
 	CHECK("latency from the environment",
-	      dev_open(img, false, &ro) == 0 && ro->lat_ns[DEV_WRITE] == 2000000 &&
+	      dev_open(img, 0, &ro) == 0 && ro->lat_ns[DEV_WRITE] == 2000000 &&
 	      ro->lat_ns[DEV_FLUSH] == 1000000 && ro->lat_ns[DEV_READ] == 0);
 	if (ro)
 		dev_close(ro);
@@ -126,7 +128,7 @@ int main(void)
 	snprintf(spec, sizeof(spec), "%s:write@3,nodiscard", img + 5);
 	setenv("GLASSFS_DEV_FAIL", spec, 1);
 	ro = NULL;
-	if (dev_open(img, false, &ro) == 0) {
+	if (dev_open(img, 0, &ro) == 0) {
 		int w[5];
 		for (int i = 0; i < 5; i++)
 			w[i] = dev_write(ro, 4096 * (uint64_t)i, a, 4096);
@@ -141,13 +143,13 @@ int main(void)
 	setenv("GLASSFS_DEV_FAIL", "/elsewhere.img:write", 1);
 	ro = NULL;
 	CHECK("GLASSFS_DEV_FAIL leaves other paths alone",
-	      dev_open(img, false, &ro) == 0 && dev_write(ro, 0, a, 4096) == 0);
+	      dev_open(img, 0, &ro) == 0 && dev_write(ro, 0, a, 4096) == 0);
 	if (ro)
 		dev_close(ro);
 	unsetenv("GLASSFS_DEV_FAIL");
 	struct dev *x = NULL;
-	CHECK("a directory is not a device", dev_open("/tmp", false, &x) == -EINVAL);
-	CHECK("a missing file", dev_open("/nonexistent/glassfs.img", false, &x) == -ENOENT);
+	CHECK("a directory is not a device", dev_open("/tmp", 0, &x) == -EINVAL);
+	CHECK("a missing file", dev_open("/nonexistent/glassfs.img", 0, &x) == -ENOENT);
 out:
 	dev_close(d);
 	unlink(img);

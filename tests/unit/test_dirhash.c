@@ -34,7 +34,7 @@ uint64_t dir_name_hash(const char *name, size_t len)
 }
 
 static char img[] = "/tmp/glassfs-dirhash-XXXXXX";
-static const struct fsops_cred cr = { 0, 0, 022 };
+static const struct fsops_cred cr = { .uid = 0, .gid = 0, .umask = 022 };
 
 /* readdir that takes at most `room` entries per call, like a small reply. */
 struct rd {

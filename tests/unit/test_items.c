@@ -25,7 +25,7 @@
 #include "check.h"
 
 static char img[] = "/tmp/glassfs-items-XXXXXX";
-static struct fsops_cred root_cr = { 0, 0, 0 };
+static struct fsops_cred root_cr = { .uid = 0, .gid = 0, .umask = 0 };
 
 #define MODEL_MAX (6u << 20)
 

@@ -84,16 +84,19 @@ uint64_t hist__count(const __u64 *slots, unsigned nslots)
 	return n;
 }
 
-uint64_t hist__percentile(const __u64 *slots, unsigned nslots, double p)
+uint64_t hist__percentile(const __u64 *slots, unsigned nslots, double p,
+			  uint64_t max)
 {
-	uint64_t total = hist__count(slots, nslots), acc = 0;
+	uint64_t total = hist__count(slots, nslots), acc = 0, v;
+	unsigned i;
 
-	if (!total)
+	if (!total || !nslots)
 		return 0;
-	for (unsigned i = 0; i < nslots; i++) {
+	for (i = 0; i < nslots - 1; i++) {
 		acc += slots[i];
 		if ((double)acc >= total * p / 100.0)
-			return slot_hi(i);
+			break;
 	}
-	return slot_hi(nslots - 1);
+	v = slot_hi(i);
+	return max && v > max ? max : v;
 }

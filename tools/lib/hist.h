@@ -18,9 +18,12 @@ unsigned hist__slot(uint64_t v);
 void hist__print_log2(FILE *f, const __u64 *slots, unsigned nslots,
 		      const char *unit);
 void hist__print_json(FILE *f, const __u64 *slots, unsigned nslots);
-/* Summary figures from the slots: total count, and the upper bound of the
- * slot holding the p-th percentile (0 < p <= 100). */
+/* Summary figures from the slots: total count, and the p-th percentile
+ * (0 < p <= 100): the upper bound of the slot holding it, capped at max,
+ * the largest value observed (0: not known), so that a percentile is
+ * never printed above the maximum beside it. */
 uint64_t hist__count(const __u64 *slots, unsigned nslots);
-uint64_t hist__percentile(const __u64 *slots, unsigned nslots, double p);
+uint64_t hist__percentile(const __u64 *slots, unsigned nslots, double p,
+			  uint64_t max);
 
 #endif

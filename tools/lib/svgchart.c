@@ -32,21 +32,24 @@ const char *svgchart_fmt(char *buf, size_t len, double v, const char *unit)
 	return buf;
 }
 
-double svgchart_quantile(const struct hist_bucket *b, size_t n, double q)
+double svgchart_quantile(const struct hist_bucket *b, size_t n, double q,
+			 double max)
 {
 	uint64_t total = 0, acc = 0;
+	double v;
 	size_t i;
 
 	for (i = 0; i < n; i++)
 		total += b[i].count;
 	if (!total)
 		return 0;
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n - 1; i++) {
 		acc += b[i].count;
 		if ((double)acc >= q * (double)total)
-			return b[i].hi;
+			break;
 	}
-	return b[n - 1].hi;
+	v = b[i].hi;
+	return max > 0 && v > max ? max : v;
 }
 
 /* The frame every chart starts with: the <svg> element (namespaced unless

@@ -30,8 +30,11 @@ int svgchart_hist(FILE *f, const char *title, const char *unit,
 const char *svgchart_fmt(char *buf, size_t len, double value, const char *unit);
 
 /* Value at quantile Q (0..1) of the buckets: the upper bound of the bucket
- * holding it.  0 when the buckets are empty. */
-double svgchart_quantile(const struct hist_bucket *b, size_t n, double q);
+ * holding it, capped at MAX (the largest value observed; MAX <= 0: not
+ * known), so a quantile is never shown above the maximum.  0 when the
+ * buckets are empty. */
+double svgchart_quantile(const struct hist_bucket *b, size_t n, double q,
+			 double max);
 
 /* One series of a bar or line chart: y[i] is its value at the i-th x
  * category; NAN where it has none (no bar, a gap in the line). */

@@ -18,7 +18,7 @@
 #include "tools/lib/hist.h"
 
 const struct argp_option uhist_options[] = {
-	{ "pid", 'p', "PID", 0, "Trace this glassfs process", 0 },
+	{ "pid", 'p', "PID", 0, "Trace this glassfs process (or the daemon of a glassfs mount point, e.g. -p /mnt/g)", 0 },
 	{ "binary", 'b', "PATH", 0, "Trace every process running this binary", 0 },
 	{ "duration", 'd', "SECONDS", 0, "Trace for SECONDS (default: until Ctrl-C)", 0 },
 	{ "json", 'j', NULL, 0, "JSON output", 0 },
@@ -31,12 +31,12 @@ error_t uhist__parse_arg(int key, char *arg, struct argp_state *state)
 	struct uhist_env *env = state->input;
 
 	switch (key) {
-	case 'p': env->pid = args__num(env->tool, arg, "PID", 1, INT_MAX); break;
+	case 'p': env->pid = args__pid(env->tool, arg); break;
 	case 'd': env->duration = args__num(env->tool, arg, "duration", 1, INT_MAX); break;
 	case 'b': env->binary = arg; break;
 	case 'j': env->json = true; break;
 	case 'v': env->verbose = true; break;
-	case ARGP_KEY_ARG: argp_usage(state); break;
+	case ARGP_KEY_ARG: args__unexpected(state, arg); break;
 	default: return ARGP_ERR_UNKNOWN;
 	}
 	return 0;
