@@ -12,7 +12,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <regex.h>
 
 #include "tools/lib/folded.h"
 
@@ -45,6 +44,16 @@ int agg_labels_from_json(struct agg_labels *l, const char *json);
 
 /* ---- limits (validation bounds, from the configuration) --------------- */
 
+/* The largest count glass-aggd accepts: one stack's count, and the sum
+ * of one profile's counts (10^18, 31 years of nanoseconds).  A window
+ * above it is a 400; sums over windows saturate at INT64_MAX. */
+#define AGG_MAX_COUNT 1000000000000000000ULL
+
+/* 1 if S[0..len) is well-formed UTF-8 (no overlongs, surrogates or
+ * code points past U+10FFFF); else 0 with *bad = offset of the first
+ * bad byte (bad may be NULL). */
+int agg_utf8_valid(const char *s, size_t len, size_t *bad);
+
 struct agg_limits {
 	size_t max_body;	/* bytes on the wire */
 	size_t max_decoded;	/* bytes after gunzip */
@@ -53,6 +62,8 @@ struct agg_limits {
 	size_t max_labels;	/* labels per request */
 	size_t max_stacks;	/* distinct stacks per profile */
 	size_t max_profiles;	/* profiles per request */
+	size_t max_regex_len;	/* bytes per user-supplied pattern */
+	int64_t max_regex_mem;	/* RE2 memory per compiled pattern */
 };
 
 /* ---- a window: one validated ingest request --------------------------- */
@@ -131,10 +142,12 @@ int ingest_pyroscope(const struct pyro_params *p, const char *body,
 
 /* pprof protobuf (optionally gzip'ed) -> folded text (malloc'ed); the
  * value column is SAMPLE_TYPE (or the default, or the first nanoseconds
- * one).  0, or -EINVAL with msg, or -E2BIG/-ENOMEM.  (pprof.c) */
+ * one) and *units says what it counts (a memory column is refused).
+ * 0, or -EINVAL with msg, or -E2BIG (gunzip past max_decoded: a 413, as
+ * with Content-Encoding: gzip) / -ENOMEM.  (pprof.c) */
 int pprof_to_folded(const void *body, size_t len, const char *sample_type,
 		    const struct agg_limits *lim, char **out, size_t *outlen,
-		    char *msg, size_t msglen);
+		    int *units, char *msg, size_t msglen);
 
 /* One part of a multipart/form-data body (points into the body). */
 struct mp_part {
@@ -174,7 +187,7 @@ enum sel_op { SEL_EQ, SEL_NE, SEL_RE, SEL_NRE };
 struct sel_matcher {
 	char *name, *value;
 	int op;
-	regex_t re;		/* SEL_RE / SEL_NRE, anchored */
+	struct agg_re *re;	/* SEL_RE / SEL_NRE, anchored (regex.h) */
 };
 
 struct selector {
@@ -184,9 +197,13 @@ struct selector {
 };
 
 /* Parse NAME{k="v",k!="v",k=~"re",k!~"re"}; NAME and the braces are each
- * optional; values may be unquoted (Pyroscope's name=APP{k=v}).
- * Returns 0 or -EINVAL with msg filled in. */
+ * optional; values may be unquoted (Pyroscope's name=APP{k=v}).  Regexes
+ * are RE2, bounded by lim's max_regex_len and max_regex_mem (sel_parse:
+ * the defaults of regex.h).  Returns 0 or -EINVAL with msg filled in
+ * (naming the limit a pattern exceeds), or -ENOMEM. */
 int sel_parse(const char *s, struct selector *sel, char *msg, size_t msglen);
+int sel_parse_lim(const char *s, const struct agg_limits *lim, struct selector *sel,
+		  char *msg, size_t msglen);
 void sel_free(struct selector *sel);
 /* Does the label set satisfy every matcher?  A missing label is "". */
 int sel_match(const struct selector *sel, const struct agg_labels *l);

@@ -10,6 +10,7 @@
  * (the file is read first, then the flags again).
  */
 #include "aggregator/aggd.h"
+#include "aggregator/regex.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -46,6 +47,10 @@ static void usage(FILE *f)
 "  --max-frame-len N       bytes per frame (default 1024)\n"
 "  --max-labels N          labels per request (default 32)\n"
 "  --max-stacks N          distinct stacks per profile (default 200000)\n"
+"  --max-regex-len N       bytes per regular expression (default 1024)\n"
+"  --max-regex-mem BYTES   RE2 memory per compiled expression (default 1M)\n"
+"  --max-query-samples N   rows one query may scan (default 50M)\n"
+"  --max-query-time DUR    time one query may take (default 30s)\n"
 "  --port-file FILE        write the bound port here once listening\n"
 "  --config FILE           read \"key = value\" lines (keys = flag names)\n");
 }
@@ -124,7 +129,26 @@ static int config_set(struct opts *o, const char *k, const char *v)
 	else if (!strcmp(k, "max-frame-len")) zp = &c->lim.max_frame_len;
 	else if (!strcmp(k, "max-labels")) zp = &c->lim.max_labels;
 	else if (!strcmp(k, "max-stacks")) zp = &c->lim.max_stacks;
-	else
+	else if (!strcmp(k, "max-regex-len")) zp = &c->lim.max_regex_len;
+	else if (!strcmp(k, "max-regex-mem") || !strcmp(k, "max-query-samples")) {
+		size_t z;
+		int rc = v ? parse_size(v, &z) : -EINVAL;
+
+		if (rc || z > (size_t)INT64_MAX)
+			return -EINVAL;
+		if (!strcmp(k, "max-regex-mem"))
+			c->lim.max_regex_mem = (int64_t)z;
+		else
+			c->max_query_rows = z;
+		return 0;
+	} else if (!strcmp(k, "max-query-time")) {
+		int64_t sec;
+
+		if (!v || parse_dur(v, &sec) || !sec || sec > 86400)
+			return -EINVAL;
+		c->max_query_ns = sec * 1000000000LL;
+		return 0;
+	} else
 		return -ENOENT;
 	if (!v)
 		return -EINVAL;
@@ -193,7 +217,8 @@ static const struct option longopts[] = {
 	{ "downsample2-after", 1, 0, 0 }, { "downsample2-step", 1, 0, 0 },
 	{ "retention-every", 1, 0, 0 }, { "max-body", 1, 0, 0 }, { "max-decoded", 1, 0, 0 },
 	{ "max-depth", 1, 0, 0 }, { "max-frame-len", 1, 0, 0 }, { "max-labels", 1, 0, 0 },
-	{ "max-stacks", 1, 0, 0 }, { "port-file", 1, 0, 0 }, { "config", 1, 0, 0 },
+	{ "max-stacks", 1, 0, 0 }, { "max-regex-len", 1, 0, 0 }, { "max-regex-mem", 1, 0, 0 },
+	{ "max-query-samples", 1, 0, 0 }, { "max-query-time", 1, 0, 0 }, { "port-file", 1, 0, 0 }, { "config", 1, 0, 0 },
 	{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
 };
 
@@ -233,79 +258,6 @@ static int parse_args(struct opts *o, int argc, char **argv, int pass)
 		return -1;
 	}
 	return 0;
-}
-
-/* ---- tokens ---------------------------------------------------------------- */
-
-int aggd_tokens_load(struct aggd *d, char *msg, size_t msglen)
-{
-	FILE *f;
-	char line[1024], **toks = NULL;
-	size_t n = 0;
-
-	if (!d->cfg.tokens)
-		return 0;
-	if (!(f = fopen(d->cfg.tokens, "r"))) {
-		snprintf(msg, msglen, "%s: %s", d->cfg.tokens, strerror(errno));
-		return -errno;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		char *s = line, *e;
-
-		while (isspace((unsigned char)*s))
-			s++;
-		e = s + strlen(s);
-		while (e > s && isspace((unsigned char)e[-1]))
-			*--e = 0;
-		if (!*s || *s == '#')
-			continue;
-		char **nt = realloc(toks, (n + 1) * sizeof(*nt));
-		if (!nt || !(nt[n] = strdup(s))) {
-			toks = nt ? nt : toks;
-			while (n)
-				free(toks[--n]);
-			free(toks);
-			fclose(f);
-			return -ENOMEM;
-		}
-		toks = nt;
-		n++;
-	}
-	fclose(f);
-	pthread_rwlock_wrlock(&d->tok_lock);
-	char **old = d->tokens;
-	size_t oldn = d->ntokens;
-	d->tokens = toks;
-	d->ntokens = n;
-	pthread_rwlock_unlock(&d->tok_lock);
-	while (oldn)
-		free(old[--oldn]);
-	free(old);
-	return 0;
-}
-
-/* Compare without an early exit on the first differing byte. */
-static int ct_equal(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	unsigned char x = la != lb;
-
-	for (size_t i = 0; i < la && i < lb; i++)
-		x |= (unsigned char)a[i] ^ (unsigned char)b[i];
-	return !x;
-}
-
-int aggd_token_ok(struct aggd *d, const char *tok)
-{
-	int ok = 0;
-
-	if (!*tok)
-		return 0;
-	pthread_rwlock_rdlock(&d->tok_lock);
-	for (size_t i = 0; i < d->ntokens; i++)
-		ok |= ct_equal(d->tokens[i], tok);
-	pthread_rwlock_unlock(&d->tok_lock);
-	return ok;
 }
 
 /* ---- main ------------------------------------------------------------------- */
@@ -381,8 +333,11 @@ int main(int argc, char **argv)
 	d.cfg.lim = (struct agg_limits){
 		.max_body = 16 << 20, .max_decoded = 64 << 20, .max_depth = 1024,
 		.max_frame_len = 1024, .max_labels = 32, .max_stacks = 200000,
-		.max_profiles = PT_NTYPES,
+		.max_profiles = PT_NTYPES, .max_regex_len = AGG_RE_MAX_LEN_DEFAULT,
+		.max_regex_mem = AGG_RE_MAX_MEM_DEFAULT,
 	};
+	d.cfg.max_query_rows = 50000000;
+	d.cfg.max_query_ns = 30 * 1000000000LL;
 	if (parse_args(&o, argc, argv, 1) || parse_args(&o, argc, argv, 2))
 		return 2;
 	if (!d.cfg.tokens && !d.cfg.no_auth) {

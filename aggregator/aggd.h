@@ -26,6 +26,8 @@ struct aggd_config {
 	int64_t coarse2_after_s;	/* second tier: coarse windows older than this */
 	int64_t coarse2_bucket_s;	/* ... become windows this long */
 	int64_t retention_every_s;
+	uint64_t max_query_rows;	/* rows a query may scan (0 = no bound) */
+	int64_t max_query_ns;		/* time a query may take */
 	struct agg_limits lim;
 };
 

@@ -4,17 +4,32 @@
 # fragment is included before tools/tools.mk defines TOOLS_LIB).  Unit
 # tests run under ASan/UBSan.
 
-AGG_AGGD_SRCS  := aggregator/aggd.c aggregator/http.c aggregator/query.c \
+AGG_AGGD_SRCS  := aggregator/aggd.c aggregator/tokens.c aggregator/http.c aggregator/query.c \
 		  aggregator/metrics.c aggregator/fleetmetrics.c aggregator/store.c aggregator/store_sqlite.c \
 		  aggregator/store_clickhouse.c
-AGG_CORE_SRCS  := aggregator/labels.c aggregator/selector.c aggregator/ingest.c aggregator/pprof.c \
+AGG_CORE_SRCS  := aggregator/labels.c aggregator/selector.c aggregator/ingest.c aggregator/gunzip.c aggregator/pprof.c \
 		  aggregator/locks.c
 # pprof: profile.proto -> $(OUT)/gen/aggregator/profile.pb-c.{c,h} (protoc-c)
 AGG_PB_C       := $(OUT)/gen/aggregator/profile.pb-c.c
 AGG_PB_H       := $(OUT)/gen/aggregator/profile.pb-c.h
 GEN_HDRS       += $(AGG_PB_H)
-AGG_CORE_OBJS   = $(AGG_CORE_SRCS:%.c=$(OUT)/obj/%.o) $(OUT)/obj/aggregator/profile.pb-c.o
-AGG_CORE_SAN    = $(AGG_CORE_SRCS:%.c=$(OUT)/asan/%.o) $(OUT)/asan/aggregator/profile.pb-c.o
+AGG_CORE_OBJS   = $(AGG_CORE_SRCS:%.c=$(OUT)/obj/%.o) $(OUT)/obj/aggregator/profile.pb-c.o \
+		  $(OUT)/obj/aggregator/regex.o
+AGG_CORE_SAN    = $(AGG_CORE_SRCS:%.c=$(OUT)/asan/%.o) $(OUT)/asan/aggregator/profile.pb-c.o \
+		  $(OUT)/asan/aggregator/regex.o
+
+# Every user-supplied pattern goes through RE2 (Debian libre2-dev) behind a
+# small C++ shim with a C API (aggregator/regex.h).
+CXX            ?= g++
+AGG_CXXFLAGS    = $(CFLAGS) $(FP_FLAGS) $(WFLAGS) -std=c++17 -MMD -MP -I. $(EXTRA_CFLAGS)
+$(OUT)/obj/aggregator/regex.o: aggregator/regex.cc
+	$(call msg,CXX,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CXX) $(AGG_CXXFLAGS) -c $< -o $@
+$(OUT)/asan/aggregator/regex.o: aggregator/regex.cc
+	$(call msg,CXX-SAN,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CXX) $(AGG_CXXFLAGS) $(SAN_FLAGS) -c $< -o $@
 
 $(AGG_PB_C) $(AGG_PB_H) &: aggregator/profile.proto
 	$(call msg,PROTOC,$@)
@@ -32,7 +47,8 @@ $(OUT)/asan/aggregator/profile.pb-c.o: $(AGG_PB_C)
 	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -c $< -o $@
 AGG_AGENT_SRCS := aggregator/agent.c aggregator/spool.c
 AGG_LIBS       := $(shell pkg-config --libs libmicrohttpd sqlite3 jansson zlib libcurl libprotobuf-c 2>/dev/null || \
-		    echo -lmicrohttpd -lsqlite3 -ljansson -lz -lcurl -lprotobuf-c) -lpthread -lm
+		    echo -lmicrohttpd -lsqlite3 -ljansson -lz -lcurl -lprotobuf-c) \
+		  $(shell pkg-config --libs re2 2>/dev/null || echo -lre2) -lstdc++ -lpthread -lm
 AGENT_LIBS     := $(shell pkg-config --libs libcurl jansson zlib 2>/dev/null || \
 		    echo -lcurl -ljansson -lz) -lpthread
 
@@ -90,9 +106,13 @@ fuzz-aggregator: $(OUT)/fuzz/fuzz_ingest
 	$(Q)cp -n tests/aggregator/corpus/* $(OUT)/fuzz/ingest-corpus/ 2>/dev/null || true
 	$(OUT)/fuzz/fuzz_ingest -max_total_time=$(FUZZ_TIME) -max_len=8192 -timeout=10 \
 		-artifact_prefix=tests/aggregator/corpus/ $(OUT)/fuzz/ingest-corpus
-$(OUT)/fuzz/fuzz_ingest: tests/aggregator/fuzz_ingest.c $(AGG_CORE_SRCS) $(AGG_PB_C) tools/lib/folded.c
+$(OUT)/fuzz/regex.o: aggregator/regex.cc aggregator/regex.h
+	@mkdir -p $(@D)
+	$(Q)$(CLANG)++ -g -O1 -std=c++17 -I. -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize=function,vptr -c $< -o $@
+$(OUT)/fuzz/fuzz_ingest: tests/aggregator/fuzz_ingest.c $(AGG_CORE_SRCS) $(AGG_PB_C) tools/lib/folded.c \
+		$(OUT)/fuzz/regex.o
 	$(call msg,FUZZ,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -DFUZZING -I. -fsanitize=fuzzer,address,undefined \
 		-I$(OUT)/gen -o $@ $^ $(shell pkg-config --libs jansson zlib libprotobuf-c 2>/dev/null || \
-		echo -ljansson -lz -lprotobuf-c)
+		echo -ljansson -lz -lprotobuf-c) -lre2 -lstdc++

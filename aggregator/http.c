@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 #include <jansson.h>
 #include <microhttpd.h>
 
@@ -206,6 +207,8 @@ static enum MHD_Result handle_ingest(struct aggd *d, struct MHD_Connection *c, s
 	free(plain);
 	if (rc == -ENOMEM)
 		return send_json_error(c, 503, "out of memory");
+	if (rc == -E2BIG)	/* a gzip'ed pprof inside past --max-decoded: as Content-Encoding */
+		return reject(d, c, REJ_TOO_LARGE, 413, msg);
 	if (rc)
 		return reject(d, c, classify(msg), 400, msg);
 
@@ -374,16 +377,33 @@ struct MHD_Daemon *http_start(struct aggd *d, char *msg, size_t msglen)
 		return NULL;
 	}
 	sa.sin_port = htons((uint16_t)port);
+	/* No SO_REUSEPORT (MHD_OPTION_LISTENING_ADDRESS_REUSE): with it a
+	 * second glass-aggd on the same address starts and the kernel splits
+	 * the ingests between two stores.  Bind once ourselves, so "address
+	 * in use" is this errno and not a guess after the fact. */
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 128)) {
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		snprintf(msg, msglen, "cannot listen on %s: %s%s", d->cfg.listen, strerror(e),
+			 e == EADDRINUSE ? " (another glass-aggd, or another program, listens there)" : "");
+		return NULL;
+	}
 	md = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG,
 			      (uint16_t)port, NULL, NULL, handler, d,
-			      MHD_OPTION_SOCK_ADDR, &sa,
+			      MHD_OPTION_LISTEN_SOCKET, fd,
 			      MHD_OPTION_THREAD_POOL_SIZE, (unsigned)d->cfg.threads,
 			      MHD_OPTION_CONNECTION_TIMEOUT, 30U,
 			      MHD_OPTION_CONNECTION_LIMIT, 1000U,
-			      MHD_OPTION_LISTENING_ADDRESS_REUSE, 1U,
 			      MHD_OPTION_NOTIFY_COMPLETED, completed, d,
 			      MHD_OPTION_END);
-	if (!md)
+	if (!md) {
 		snprintf(msg, msglen, "cannot listen on %s: %s", d->cfg.listen, strerror(errno));
+		close(fd);
+	}
 	return md;
 }

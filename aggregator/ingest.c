@@ -15,7 +15,6 @@
 #include <string.h>
 #include <strings.h>
 #include <jansson.h>
-#include <zlib.h>
 
 #define MAX_ID_LEN	128
 #define MAX_HOST_LEN	253
@@ -34,80 +33,6 @@ static int ierr(char *msg, size_t msglen, const char *fmt, ...)
 	vsnprintf(msg, msglen, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
-}
-
-int ingest_gunzip(const void *src, size_t len, size_t max, char **out,
-		  size_t *outlen, char *msg, size_t msglen)
-{
-	z_stream zs;
-	size_t cap = len * 4 + 1024, n = 0;
-	char *buf;
-	int zr;
-
-	if (cap > max + 1)
-		cap = max + 1;
-	memset(&zs, 0, sizeof(zs));
-	if (inflateInit2(&zs, 15 + 16) != Z_OK)
-		return -ENOMEM;
-	if (!(buf = malloc(cap + 1))) {
-		inflateEnd(&zs);
-		return -ENOMEM;
-	}
-	zs.next_in = (Bytef *)src;
-	zs.avail_in = len;
-	for (;;) {
-		if (n == cap) {
-			size_t ncap = cap * 2;
-			char *nb;
-
-			if (cap > max) {
-				free(buf);
-				inflateEnd(&zs);
-				snprintf(msg, msglen, "decompressed body exceeds %zu bytes", max);
-				return -E2BIG;
-			}
-			if (ncap > max + 1)
-				ncap = max + 1;
-			if (!(nb = realloc(buf, ncap + 1))) {
-				free(buf);
-				inflateEnd(&zs);
-				return -ENOMEM;
-			}
-			buf = nb;
-			cap = ncap;
-		}
-		zs.next_out = (Bytef *)buf + n;
-		zs.avail_out = cap - n;
-		zr = inflate(&zs, Z_NO_FLUSH);
-		n = cap - zs.avail_out;
-		if (zr == Z_STREAM_END)
-			break;
-		if (zr == Z_OK)
-			continue;
-		if (zr == Z_BUF_ERROR && zs.avail_out == 0)
-			continue;
-		free(buf);
-		inflateEnd(&zs);
-		if (zr == Z_BUF_ERROR)
-			return ierr(msg, msglen, "gzip body is truncated");
-		return ierr(msg, msglen, "gzip body is corrupt: %s", zs.msg ? zs.msg : "inflate failed");
-	}
-	if (n > max) {
-		free(buf);
-		inflateEnd(&zs);
-		snprintf(msg, msglen, "decompressed body exceeds %zu bytes", max);
-		return -E2BIG;
-	}
-	if (zs.avail_in) {
-		free(buf);
-		inflateEnd(&zs);
-		return ierr(msg, msglen, "trailing bytes after gzip stream");
-	}
-	inflateEnd(&zs);
-	buf[n] = 0;
-	*out = buf;
-	*outlen = n;
-	return 0;
 }
 
 /* ---- multipart/form-data ------------------------------------------------ */
@@ -341,10 +266,23 @@ static int parse_folded(struct agg_window *w, int type, int units,
 		.max_stacks = lim->max_stacks,
 	};
 	struct folded_error fe = { 0 };
-	struct folded_set *set = folded_set_new();
+	struct folded_set *set;
+	size_t bad;
 	int rc;
 
-	if (!set)
+	/* Frames are UTF-8 (answers are JSON and SVG): say which line is not. */
+	if (!agg_utf8_valid(text, len, &bad)) {
+		unsigned long ln = 1;
+		size_t col = 0;
+
+		for (size_t i = 0; i < bad; i++, col++)
+			if (text[i] == '\n') {
+				ln++;
+				col = 0;
+			}
+		return ierr(msg, msglen, "%s: line %lu: not valid UTF-8 at column %zu", what, ln, col + 1);
+	}
+	if (!(set = folded_set_new()))
 		return -ENOMEM;
 	rc = folded_parse_buf(set, text, len, &fl, &fe);
 	if (rc == -ENOMEM) {
@@ -357,6 +295,24 @@ static int parse_folded(struct agg_window *w, int type, int units,
 			return ierr(msg, msglen, "%s: line %lu: %s", what, fe.line, fe.msg);
 		return ierr(msg, msglen, "%s: %s", what, fe.msg);
 	}
+	/* Counts are bounded so that no sum of one window wraps, and sums over
+	 * windows only saturate (query.c). */
+	if (folded_set_total(set) > AGG_MAX_COUNT) {
+		for (size_t i = 0; i < folded_set_size(set); i++) {
+			const struct folded_stack *fs = folded_set_get(set, i);
+
+			if (fs->count > AGG_MAX_COUNT) {
+				rc = ierr(msg, msglen, "%s: stack \"%.80s\": count %llu is over the bound %llu",
+					  what, fs->stack, (unsigned long long)fs->count, AGG_MAX_COUNT);
+				folded_set_free(set);
+				return rc;
+			}
+		}
+		rc = ierr(msg, msglen, "%s: the counts sum to %llu, over the bound %llu", what,
+			  (unsigned long long)folded_set_total(set), AGG_MAX_COUNT);
+		folded_set_free(set);
+		return rc;
+	}
 	w->prof[w->nprof].type = type;
 	w->prof[w->nprof].units = units;
 	w->prof[w->nprof].set = set;
@@ -364,10 +320,11 @@ static int parse_folded(struct agg_window *w, int type, int units,
 	return 0;
 }
 
-/* A non-negative JSON integer. */
+/* A non-negative JSON integer, at most AGG_MAX_COUNT. */
 static int get_nonneg(json_t *v, int64_t *out)
 {
-	if (!json_is_integer(v) || json_integer_value(v) < 0)
+	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+	    (uint64_t)json_integer_value(v) > AGG_MAX_COUNT)
 		return 0;
 	*out = json_integer_value(v);
 	return 1;
@@ -408,7 +365,8 @@ static int parse_summaries(struct agg_window *w, json_t *s, char *msg, size_t ms
 				if (!valid_key(ck))
 					return ierr(msg, msglen, "summaries.lock_wait_ns: bad class name \"%.64s\"", ck);
 				if (!get_nonneg(cv, &ns))
-					return ierr(msg, msglen, "summaries.lock_wait_ns.%s: must be a non-negative integer", ck);
+					return ierr(msg, msglen, "summaries.lock_wait_ns.%s: must be an integer in 0..%llu",
+						    ck, AGG_MAX_COUNT);
 				if (!(w->locks[w->nlocks].cls = strdup(ck)))
 					return -ENOMEM;
 				w->locks[w->nlocks++].ns = ns;
@@ -417,7 +375,7 @@ static int parse_summaries(struct agg_window *w, json_t *s, char *msg, size_t ms
 		} else
 			return ierr(msg, msglen, "summaries: unknown key \"%.64s\"", k);
 		if (!get_nonneg(v, dst))
-			return ierr(msg, msglen, "summaries.%s: must be a non-negative integer", k);
+			return ierr(msg, msglen, "summaries.%s: must be an integer in 0..%llu", k, AGG_MAX_COUNT);
 	}
 	return 0;
 }
@@ -444,11 +402,11 @@ static int agent_json(json_t *root, const struct agg_limits *lim,
 			if (!(w->host = strdup(json_string_value(v))))
 				return -ENOMEM;
 		} else if (!strcmp(k, "start_ns")) {
-			if (!get_nonneg(v, &w->start_ns))
+			if (!json_is_integer(v) || (w->start_ns = json_integer_value(v)) < 0)
 				return ierr(msg, msglen, "start_ns: must be a non-negative integer");
 			have_start = 1;
 		} else if (!strcmp(k, "end_ns")) {
-			if (!get_nonneg(v, &w->end_ns))
+			if (!json_is_integer(v) || (w->end_ns = json_integer_value(v)) < 0)
 				return ierr(msg, msglen, "end_ns: must be a non-negative integer");
 			have_end = 1;
 		} else if (!strcmp(k, "labels"))
@@ -592,8 +550,8 @@ int ingest_pyroscope(const struct pyro_params *p, const char *body, size_t len,
 		if (*e || !r)
 			return ierr(msg, msglen, "sampleRate: must be a positive integer");
 	}
-	if (sel_parse(p->name, &sel, smsg, sizeof(smsg)))
-		return ierr(msg, msglen, "name: %s", smsg);
+	if ((rc = sel_parse_lim(p->name, lim, &sel, smsg, sizeof(smsg))))
+		return rc == -ENOMEM ? rc : ierr(msg, msglen, "name: %s", smsg);
 	if (!sel.metric) {
 		sel_free(&sel);
 		return ierr(msg, msglen, "name: missing application name before '{'");
@@ -620,8 +578,10 @@ int ingest_pyroscope(const struct pyro_params *p, const char *body, size_t len,
 		}
 	}
 	if (sel.n > lim->max_labels) {
+		size_t n = sel.n;
+
 		sel_free(&sel);
-		return ierr(msg, msglen, "name: %zu labels, at most %zu allowed", sel.n, lim->max_labels);
+		return ierr(msg, msglen, "name: %zu labels, at most %zu allowed", n, lim->max_labels);
 	}
 	rc = 0;
 	for (size_t i = 0; i < sel.n && !rc; i++) {
@@ -631,11 +591,15 @@ int ingest_pyroscope(const struct pyro_params *p, const char *body, size_t len,
 			rc = ierr(msg, msglen, "name: bad label name \"%.64s\"", sel.m[i].name);
 		else if (!valid_text(sel.m[i].value, MAX_VAL_LEN))
 			rc = ierr(msg, msglen, "name: label %s: value too long or not printable", sel.m[i].name);
+		else if (!agg_utf8_valid(sel.m[i].value, strlen(sel.m[i].value), NULL))
+			rc = ierr(msg, msglen, "name: label %s: value is not valid UTF-8", sel.m[i].name);
 		else
 			rc = agg_labels_set(&w->labels, sel.m[i].name, sel.m[i].value);
 	}
 	if (!rc && (!valid_text(app, MAX_VAL_LEN) || !*app))
 		rc = ierr(msg, msglen, "name: bad application name");
+	if (!rc && !agg_utf8_valid(app, strlen(app), NULL))
+		rc = ierr(msg, msglen, "name: application name is not valid UTF-8");
 	if (!rc)
 		rc = agg_labels_set(&w->labels, "service_name", app);
 	sel_free(&sel);
@@ -672,7 +636,11 @@ int ingest_pyroscope(const struct pyro_params *p, const char *body, size_t len,
 		char *text;
 		size_t tlen;
 
-		if ((rc = pprof_to_folded(body, len, p->sample_type, lim, &text, &tlen, msg, msglen)))
+		/* The pprof's own sample type says what it counts, whatever the
+		 * name or units= say (an SDK may push wall time and heap under
+		 * one name with no type suffix). */
+		if ((rc = pprof_to_folded(body, len, p->sample_type, lim, &text, &tlen, &units,
+					  msg, msglen)))
 			goto fail;
 		rc = parse_folded(w, type, units, text, tlen, lim, "pprof", msg, msglen);
 		free(text);

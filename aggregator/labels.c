@@ -41,6 +41,40 @@ int agg_units_parse(const char *s)
 	return -1;
 }
 
+int agg_utf8_valid(const char *str, size_t len, size_t *bad)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0;
+
+	while (i < len) {
+		unsigned c = s[i], n, cp, min;
+
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf) { n = 1; cp = c & 0x1f; min = 0x80; }
+		else if (c >= 0xe0 && c <= 0xef) { n = 2; cp = c & 0x0f; min = 0x800; }
+		else if (c >= 0xf0 && c <= 0xf4) { n = 3; cp = c & 0x07; min = 0x10000; }
+		else goto no;
+		if (len - i <= n)
+			goto no;
+		for (unsigned k = 1; k <= n; k++) {
+			if ((s[i + k] & 0xc0) != 0x80)
+				goto no;
+			cp = cp << 6 | (s[i + k] & 0x3f);
+		}
+		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			goto no;
+		i += n + 1;
+	}
+	return 1;
+no:
+	if (bad)
+		*bad = i;
+	return 0;
+}
+
 int64_t agg_now_ns(void)
 {
 	struct timespec ts;

@@ -7,6 +7,13 @@
  * the profile's default_sample_type, else the first one whose unit is
  * "nanoseconds", else column 0.  Locations are leaf first; a location's
  * lines are inlined callee first, caller last.
+ *
+ * The column's own type decides what the profile is: a time in
+ * nanoseconds (cpu, wall, delay) is stored in ns, a count of samples in
+ * samples; a memory type (bytes, or alloc_/inuse_ objects and space, as
+ * heap profilers write them) is refused, never summed with time.  A stack
+ * deeper than --max-depth and a function name that is not UTF-8 are 400s,
+ * as in folded input.
  */
 #include "aggregator/agg.h"
 #include "aggregator/hmap.h"
@@ -17,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static int perr(char *msg, size_t msglen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int perr(char *msg, size_t msglen, const char *fmt, ...)
@@ -34,10 +42,27 @@ static const char *str(const Perftools__Profiles__Profile *p, int64_t i)
 	return i >= 0 && (size_t)i < p->n_string_table ? p->string_table[i] : NULL;
 }
 
+/* A memory sample type: heap profilers' objects and bytes. */
+static int memory_type(const char *t, const char *u)
+{
+	static const char *const names[] = { "alloc_objects", "alloc_space", "inuse_objects",
+					     "inuse_space", "objects", "space", "alloc_in_new_tlab_objects",
+					     "alloc_in_new_tlab_bytes", "alloc_outside_tlab_objects",
+					     "alloc_outside_tlab_bytes" };
+
+	if (u && (!strcasecmp(u, "bytes") || !strcasecmp(u, "kilobytes") || !strcasecmp(u, "megabytes")))
+		return 1;
+	for (size_t i = 0; t && i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(t, names[i]))
+			return 1;
+	return 0;
+}
+
 int pprof_to_folded(const void *body, size_t len, const char *sample_type,
 		    const struct agg_limits *lim, char **out, size_t *outlen,
-		    char *msg, size_t msglen)
+		    int *units, char *msg, size_t msglen)
 {
+	const char **frames = NULL;
 	Perftools__Profiles__Profile *p;
 	char *plain = NULL, *buf = NULL;
 	size_t blen = 0;
@@ -82,6 +107,42 @@ int pprof_to_folded(const void *body, size_t len, const char *sample_type,
 	}
 	if (col < 0)
 		col = 0;
+	{
+		const char *t = str(p, p->sample_type[col]->type), *u = str(p, p->sample_type[col]->unit);
+
+		if (memory_type(t, u)) {
+			rc = perr(msg, msglen, "pprof: sample type %.40s/%.40s is a memory profile: glass-aggd "
+				  "stores time profiles only (offcpu, wakeup, lockwait, oncpu), never summed "
+				  "with memory; send it elsewhere or pick a time column with sampleType=",
+				  t ? t : "?", u ? u : "?");
+			goto out;
+		}
+		if (u && !strcmp(u, "nanoseconds"))
+			*units = UNITS_NS;
+		else if (u && (!strcmp(u, "count") || !strcmp(u, "samples")))
+			*units = UNITS_SAMPLES;
+		else {
+			rc = perr(msg, msglen, "pprof: sample type %.40s/%.40s: want a unit of nanoseconds "
+				  "or count (samples)", t ? t : "?", u ? u : "?");
+			goto out;
+		}
+	}
+	/* Function names become frames: UTF-8, as every frame is. */
+	for (size_t i = 0; i < p->n_function; i++) {
+		const char *nm = str(p, p->function[i]->name);
+		size_t bad;
+
+		if (nm && !agg_utf8_valid(nm, strlen(nm), &bad)) {
+			rc = perr(msg, msglen, "pprof: function %llu: name (string_table[%lld]) is not valid "
+				  "UTF-8 at byte %zu", (unsigned long long)p->function[i]->id,
+				  (long long)p->function[i]->name, bad + 1);
+			goto out;
+		}
+	}
+	if (!(frames = malloc((lim->max_depth + 1) * sizeof(*frames)))) {
+		rc = -ENOMEM;
+		goto out;
+	}
 	for (size_t i = 0; i < p->n_location; i++) {
 		uint64_t *s = hmap_slot(&locs, p->location[i]->id + 1);
 
@@ -100,7 +161,6 @@ int pprof_to_folded(const void *body, size_t len, const char *sample_type,
 	}
 	for (size_t si = 0; si < p->n_sample && !rc; si++) {
 		const Perftools__Profiles__Sample *s = p->sample[si];
-		const char *frames[1024];
 		size_t nf = 0;
 		int64_t v;
 
@@ -126,19 +186,20 @@ int pprof_to_folded(const void *body, size_t len, const char *sample_type,
 			}
 			const Perftools__Profiles__Location *l = p->location[*x - 1];
 
-			if (!l->n_line && nf < 1024)
-				frames[nf++] = NULL;
-			for (size_t k = 0; k < l->n_line && nf < 1024; k++) {
-				uint64_t *fx = hmap_get(&funcs, l->line[k]->function_id + 1);
+			/* Every frame counts, inlined ones too: past --max-depth
+			 * the sample is refused, never cut. */
+			for (size_t k = 0; k < (l->n_line ? l->n_line : 1); k++, nf++) {
+				uint64_t *fx = l->n_line ? hmap_get(&funcs, l->line[k]->function_id + 1) : NULL;
 
-				frames[nf++] = fx ? str(p, p->function[*fx - 1]->name) : NULL;
+				if (nf < lim->max_depth)
+					frames[nf] = fx ? str(p, p->function[*fx - 1]->name) : NULL;
 			}
 		}
 		if (rc)
 			break;
 		if (nf > lim->max_depth) {
-			rc = perr(msg, msglen, "pprof: sample %zu is %zu frames deep, at most %zu allowed",
-				  si, nf, lim->max_depth);
+			rc = perr(msg, msglen, "pprof: sample %zu is %zu frames deep, at most %zu allowed "
+				  "(--max-depth)", si, nf, lim->max_depth);
 			break;
 		}
 		if (folded_write_stack(f, frames, nf, (uint64_t)v, FOLDED_LEAF_FIRST))
@@ -155,6 +216,7 @@ int pprof_to_folded(const void *body, size_t len, const char *sample_type,
 	*out = buf;
 	*outlen = blen;
 out:
+	free(frames);
 	hmap_free(&locs);
 	hmap_free(&funcs);
 	perftools__profiles__profile__free_unpacked(p, NULL);

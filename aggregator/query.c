@@ -6,10 +6,18 @@
  *
  * Work bounds: a merge touches each matching sample row once and fetches
  * the text of each distinct stack once; outliers keep one counter per
- * (host, stack) pair; timeseries one per (series, bucket).
+ * (host, stack) pair; timeseries one per (series, bucket).  Every query
+ * has a budget (struct qbudget): at most --max-query-samples rows from
+ * the store and --max-query-time seconds; past either it is cut and
+ * answered 422 or 503 naming the limit.  Patterns are RE2 (regex.h).
+ *
+ * Sums saturate at INT64_MAX (answers say "saturated": true) instead of
+ * wrapping; ties are ordered by stack text (labels by name) so both
+ * engines answer byte for byte alike.
  */
 #include "aggregator/aggd.h"
 #include "aggregator/hmap.h"
+#include "aggregator/regex.h"
 
 #include <errno.h>
 #include <math.h>
@@ -121,6 +129,48 @@ static const struct lsinfo *lsdb_find(const struct lsdb *db, int64_t id)
 	return NULL;
 }
 
+/* ---- budget ----------------------------------------------------------------- */
+
+/* What one query may cost: rows the store hands back (sample rows, window
+ * rows, lock rows) and wall time, checked every 256 rows and after each
+ * store call. */
+struct qbudget {
+	uint64_t rows, max_rows;
+	int64_t deadline_ns, max_ns;
+};
+
+static int budget_tick(struct qbudget *b)
+{
+	if (!b)
+		return 0;
+	if (++b->rows > b->max_rows)
+		return -E2BIG;
+	if (!(b->rows & 255) && agg_now_ns() > b->deadline_ns)
+		return -ETIMEDOUT;
+	return 0;
+}
+
+/* a + b, at most INT64_MAX; *sat set when it would have been more, or
+ * when a stored count already is INT64_MAX (downsampling saturated it). */
+static uint64_t sat_add(uint64_t a, uint64_t b, int *sat)
+{
+	uint64_t r = a + b;
+
+	if (r < a || r >= (uint64_t)INT64_MAX) {
+		*sat = 1;
+		return (uint64_t)INT64_MAX;
+	}
+	return r;
+}
+
+/* *a += b for non-negative int64 sums, at most INT64_MAX. */
+static void isat(int64_t *a, int64_t b)
+{
+	int sat = 0;
+
+	*a = (int64_t)sat_add((uint64_t)(*a > 0 ? *a : 0), (uint64_t)(b > 0 ? b : 0), &sat);
+}
+
 /* ---- parameters ------------------------------------------------------------- */
 
 struct qctx {
@@ -129,7 +179,21 @@ struct qctx {
 	void *ctx;
 	struct qresult *r;
 	int64_t now;
+	struct qbudget b;
 };
+
+/* Answer a failed store scan: a cut budget names its limit. */
+static int store_fail(struct qctx *q, int rc)
+{
+	if (rc == -E2BIG)
+		return qerr(q->r, 422, "query cut: it would scan more than %llu rows "
+			    "(--max-query-samples); narrow the selector or the time range",
+			    (unsigned long long)q->b.max_rows);
+	if (rc == -ETIMEDOUT || (rc && agg_now_ns() > q->b.deadline_ns))
+		return qerr(q->r, 503, "query cut: it ran longer than %.3g s (--max-query-time); "
+			    "narrow the selector or the time range", q->b.max_ns / 1e9);
+	return qerr(q->r, rc == -ENOMEM ? 500 : 503, "store: %s", strerror(-rc));
+}
 
 static const char *P(struct qctx *q, const char *k)
 {
@@ -171,7 +235,11 @@ static int parse_query(struct qctx *q, const char *key, struct selector *sel, in
 
 	if (!s)
 		s = "offcpu{}";
-	if (sel_parse(s, sel, msg, sizeof(msg)))
+	int rc = sel_parse_lim(s, &q->d->cfg.lim, sel, msg, sizeof(msg));
+
+	if (rc == -ENOMEM)
+		return qerr(q->r, 500, "out of memory"), -1;
+	if (rc)
 		return qerr(q->r, 400, "%s: %s", key, msg), -1;
 	*type = PT_OFFCPU;
 	if (sel->metric && (*type = agg_ptype_parse(sel->metric)) < 0) {
@@ -194,31 +262,66 @@ struct mstack {
 struct merged {
 	struct hmap m;		/* stack id + 1 -> count */
 	uint64_t total;
-	struct mstack *v;	/* materialised, sorted by count desc */
+	struct mstack *v;	/* materialised, sorted by count desc, then text */
 	size_t n;
 	size_t nrows;
+	int saturated;		/* a sum reached INT64_MAX */
+	int units_seen;		/* bit 0: windows counting ns, bit 1: samples */
+	struct qbudget *b;
 };
+
+/* What the merged counts are: the units of the windows that hold them
+ * (pprof nanoseconds pushed as oncpu are ns, not samples). */
+static const char *merged_units(const struct merged *mg, int type)
+{
+	switch (mg->units_seen) {
+	case 1: return "ns";
+	case 2: return "samples";
+	case 3: return "mixed";
+	default: return type == PT_ONCPU ? "samples" : "ns";
+	}
+}
+
+struct units_scan { struct hmap ls; int type; struct merged *mg; };
+
+static int units_cb(void *arg, const struct store_window_row *w)
+{
+	struct units_scan *u = arg;
+	int rc = budget_tick(u->mg->b);
+
+	if (rc)
+		return rc;
+	if (w->total[u->type] > 0 && hmap_get(&u->ls, (uint64_t)w->labelset + 1))
+		u->mg->units_seen |= w->units[u->type] == UNITS_SAMPLES ? 2 : 1;
+	return 0;
+}
 
 static int merge_cb(void *arg, int64_t ls, int64_t stack, uint64_t count)
 {
 	struct merged *mg = arg;
 	uint64_t *slot = hmap_slot(&mg->m, (uint64_t)stack + 1);
+	int rc = budget_tick(mg->b);
 
 	(void)ls;
+	if (rc)
+		return rc;
 	if (!slot)
 		return -ENOMEM;
-	*slot += count;
-	mg->total += count;
+	*slot = sat_add(*slot, count, &mg->saturated);
+	mg->total = sat_add(mg->total, count, &mg->saturated);
 	mg->nrows++;
 	return 0;
 }
 
+/* Count desc, then stack text: ids differ between engines, texts do not. */
 static int by_count_desc(const void *a, const void *b)
 {
 	const struct mstack *x = a, *y = b;
 
 	if (x->count != y->count)
 		return x->count < y->count ? 1 : -1;
+	if (x->text && y->text)
+		return strcmp(x->text, y->text);
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
@@ -282,6 +385,8 @@ static int materialise(struct store *st, struct merged *mg)
 		for (size_t i = 0; !rc && i < mg->n; i++)
 			if (!mg->v[i].text)
 				rc = -ENOENT;
+		if (!rc)
+			qsort(mg->v, mg->n, sizeof(*mg->v), by_count_desc);
 		return rc;
 	}
 	for (size_t i = 0; i < mg->n; i++) {
@@ -290,6 +395,7 @@ static int materialise(struct store *st, struct merged *mg)
 		if (rc)
 			return rc;
 	}
+	qsort(mg->v, mg->n, sizeof(*mg->v), by_count_desc);
 	return 0;
 }
 
@@ -304,18 +410,38 @@ static int do_merge(struct qctx *q, const struct selector *sel, int type, int64_
 	int rc;
 
 	memset(mg, 0, sizeof(*mg));
+	mg->b = &q->b;
 	if ((rc = st->ops->labelsets(st, lsdb_cb, &db)) ||
 	    (rc = matching_labelsets(&db, sel, &ids, &n)))
 		goto out;
 	rc = st->ops->samples(st, type, ids, n, from, until, merge_cb, mg);
+	if (!rc && mg->total) {
+		struct units_scan u = { .type = type, .mg = mg };
+
+		for (size_t i = 0; i < n && !rc; i++) {
+			uint64_t *sl = hmap_slot(&u.ls, (uint64_t)ids[i] + 1);
+
+			if (!sl)
+				rc = -ENOMEM;
+			else
+				*sl = 1;
+		}
+		if (!rc)
+			rc = st->ops->windows(st, from, until, units_cb, &u);
+		hmap_free(&u.ls);
+	}
+	if (!rc && agg_now_ns() > q->b.deadline_ns)
+		rc = -ETIMEDOUT;
 	if (!rc && texts)
 		rc = materialise(st, mg);
 out:
 	metrics_observe(&q->d->m.store_query, agg_now_ns() - t0);
 	free(ids);
 	lsdb_free(&db);
-	if (rc)
-		qerr(q->r, 503, "store: %s", strerror(-rc));
+	if (rc) {
+		merged_free(mg);	/* a cut query has half a merge: the caller frees none */
+		store_fail(q, rc);
+	}
 	return rc;
 }
 
@@ -371,7 +497,7 @@ static int render_svg(struct qctx *q, const struct merged *left, const struct me
 	}
 	fg_options_init(&o);
 	o.title = title;
-	o.countname = type == PT_ONCPU ? "samples" : "ns";
+	o.countname = merged_units(right ? right : left, type);
 	o.palette = type == PT_WAKEUP ? FG_PALETTE_WAKEUP : type == PT_ONCPU ? FG_PALETTE_HOT
 									  : FG_PALETTE_OFFCPU;
 	o.hash = 1;
@@ -466,11 +592,13 @@ static void reply_merged(struct qctx *q, const struct merged *mg_, const char *f
 			json_array_append_new(a, json_pack("{s:s, s:I}", "stack", mg.v[i].text,
 							   "count", (json_int_t)mg.v[i].count));
 		json_object_set_new(o, "type", json_string(agg_ptype_name(type)));
-		json_object_set_new(o, "units", json_string(type == PT_ONCPU ? "samples" : "ns"));
+		json_object_set_new(o, "units", json_string(merged_units(&mg, type)));
 		json_object_set_new(o, "from", json_integer(from / 1000000000));
 		json_object_set_new(o, "until", json_integer(until / 1000000000));
 		json_object_set_new(o, "total", json_integer((json_int_t)mg.total));
 		json_object_set_new(o, "nstacks", json_integer(mg.n));
+		if (mg.saturated)
+			json_object_set_new(o, "saturated", json_true());
 		json_object_set_new(o, "stacks", a);
 		qjson(q->r, o);
 	}
@@ -479,6 +607,23 @@ static void reply_merged(struct qctx *q, const struct merged *mg_, const char *f
 /* ---- top -------------------------------------------------------------------- */
 
 struct frow { const char *frame; size_t len; uint64_t self, total; };
+
+/* A frame's count += COUNT, saturating: the folded set interns the name
+ * (added with 0, so its own 64-bit total never overflows) and the count
+ * is kept here — a frame in every stack of a 10^18 profile 20 frames deep
+ * is 2*10^19, which folded_set_add refuses with -EOVERFLOW. */
+static int frame_add(struct folded_set *set, const char *f, size_t fl, uint64_t count, int *sat)
+{
+	struct folded_stack *fs;
+	int rc = folded_set_add(set, f, fl, 0);
+
+	if (rc)
+		return rc;
+	if (!(fs = (struct folded_stack *)folded_set_find(set, f, fl)))
+		return -ENOMEM;
+	fs->count = sat_add(fs->count, count, sat);
+	return 0;
+}
 
 static int by_frame(const void *a, const void *b, void *arg)
 {
@@ -544,10 +689,10 @@ static int q_top(struct qctx *q)
 				seen[nseen] = f;
 				lens[nseen++] = fl;
 			}
-			if (folded_set_add(total, f, fl, mg.v[i].count) == -ENOMEM)
+			if (frame_add(total, f, fl, mg.v[i].count, &mg.saturated))
 				goto oom;
 		}
-		if (leaf && folded_set_add(self, leaf, leaflen, mg.v[i].count) == -ENOMEM)
+		if (leaf && frame_add(self, leaf, leaflen, mg.v[i].count, &mg.saturated))
 			goto oom;
 	}
 	size_t nf = folded_set_size(total);
@@ -575,6 +720,8 @@ static int q_top(struct qctx *q)
 	json_object_set_new(o, "type", json_string(agg_ptype_name(type)));
 	json_object_set_new(o, "by", json_string(by));
 	json_object_set_new(o, "total", json_integer((json_int_t)mg.total));
+	if (mg.saturated)
+		json_object_set_new(o, "saturated", json_true());
 	json_object_set_new(o, "frames", fa);
 	json_object_set_new(o, "stacks", sa);
 	qjson(q->r, o);
@@ -708,6 +855,8 @@ struct host_acc { const char *host; uint64_t total, match; double share, ratio; 
 
 struct out_scan {
 	const struct lsdb *db;
+	struct qbudget *b;
+	int saturated;
 	struct hmap *per_host;	/* per host: stack id + 1 -> count */
 	struct hmap hostidx;	/* labelset id + 1 -> host index + 1 */
 	struct host_acc *hosts;
@@ -718,13 +867,16 @@ static int out_cb(void *arg, int64_t ls, int64_t stack, uint64_t count)
 {
 	struct out_scan *o = arg;
 	uint64_t *h = hmap_get(&o->hostidx, (uint64_t)ls + 1), *p;
+	int rc = budget_tick(o->b);
 
+	if (rc)
+		return rc;
 	if (!h)
 		return 0;
-	o->hosts[*h - 1].total += count;
+	o->hosts[*h - 1].total = sat_add(o->hosts[*h - 1].total, count, &o->saturated);
 	if (!(p = hmap_slot(&o->per_host[*h - 1], (uint64_t)stack + 1)))
 		return -ENOMEM;
-	*p += count;
+	*p = sat_add(*p, count, &o->saturated);
 	return 0;
 }
 
@@ -744,7 +896,7 @@ static int by_share(const void *a, const void *b)
 	return strcmp(x->host, y->host);
 }
 
-struct match_arg { regex_t *re; struct hmap *match; const int64_t *ids; };
+struct match_arg { struct agg_re *re; struct hmap *match; const int64_t *ids; struct qbudget *b; };
 
 /* Remember whether stack ids[i] matches the pattern: 1 no, 2 yes. */
 static int match_text(void *arg, size_t i, const char *text)
@@ -753,26 +905,26 @@ static int match_text(void *arg, size_t i, const char *text)
 	uint64_t *m = hmap_get(ma->match, (uint64_t)ma->ids[i] + 1);
 
 	if (m)
-		*m = regexec(ma->re, text, 0, NULL, 0) ? 1 : 2;
-	return 0;
+		*m = agg_re_match(ma->re, text, strlen(text)) ? 2 : 1;
+	return budget_tick(ma->b);
 }
 
 static int q_outliers(struct qctx *q)
 {
 	struct selector sel;
 	struct lsdb db = { 0 };
-	struct out_scan o = { .db = &db };
+	struct out_scan o = { .db = &db, .b = &q->b };
 	struct hmap match = { 0 };	/* stack id + 1 -> 1 no, 2 yes */
 	struct store *st = q->d->store;
 	int64_t from, until, *ids = NULL;
 	size_t nids;
 	int type, rc;
-	regex_t re;
+	struct agg_re *re = NULL;
 	const char *pat = P(q, "pattern"), *thr = P(q, "threshold"), *ms = P(q, "min_share");
 	double threshold = 2.0, min_share = 0.01, *shares = NULL, median = 0;
 
 	if (!pat)
-		return qerr(q->r, 400, "pattern: required (a POSIX extended regular expression matched against stacks)");
+		return qerr(q->r, 400, "pattern: required (an RE2 regular expression matched against stacks)");
 	if (thr) {
 		char *e;
 
@@ -787,14 +939,20 @@ static int q_outliers(struct qctx *q)
 		if (*e || !(min_share >= 0 && min_share <= 1))
 			return qerr(q->r, 400, "min_share: must be a number in [0, 1]");
 	}
-	if ((rc = regcomp(&re, pat, REG_EXTENDED | REG_NOSUB))) {
-		char eb[128];
+	{
+		char eb[200];
+		const struct agg_limits *lim = &q->d->cfg.lim;
 
-		regerror(rc, &re, eb, sizeof(eb));
-		return qerr(q->r, 400, "pattern: %s", eb);
+		rc = agg_re_compile(pat, 0, lim->max_regex_len ? lim->max_regex_len : AGG_RE_MAX_LEN_DEFAULT,
+				    lim->max_regex_mem ? lim->max_regex_mem : AGG_RE_MAX_MEM_DEFAULT,
+				    &re, eb, sizeof(eb));
+		if (rc == -ENOMEM)
+			return qerr(q->r, 500, "out of memory");
+		if (rc)
+			return qerr(q->r, 400, "pattern: %s", eb);
 	}
 	if (time_range(q, "", &from, &until) || parse_query(q, "query", &sel, &type)) {
-		regfree(&re);
+		agg_re_free(re);
 		return 0;
 	}
 	int64_t t0 = agg_now_ns();
@@ -830,7 +988,7 @@ static int q_outliers(struct qctx *q)
 	{
 		size_t nd = 0;
 		int64_t *ids = malloc((match.n + 1) * sizeof(*ids));
-		struct match_arg ma = { .re = &re, .match = &match, .ids = ids };
+		struct match_arg ma = { .re = re, .match = &match, .ids = ids, .b = &q->b };
 
 		if (!ids)
 			goto oom;
@@ -910,7 +1068,7 @@ static int q_outliers(struct qctx *q)
 	qjson(q->r, res);
 	goto out;
 store_err:
-	qerr(q->r, 503, "store: %s", strerror(-rc));
+	store_fail(q, rc);
 	goto out;
 oom:
 	qerr(q->r, 500, "out of memory");
@@ -925,7 +1083,7 @@ out:
 	hmap_free(&match);
 	lsdb_free(&db);
 	sel_free(&sel);
-	regfree(&re);
+	agg_re_free(re);
 	return 0;
 }
 
@@ -944,12 +1102,17 @@ struct hosts_scan {
 	char **names;	/* owned copies of host strings */
 	struct lsdb *db;
 	const struct selector *sel;
+	struct qbudget *b;
 };
 
 static int hosts_cb(void *arg, const struct store_window_row *w)
 {
 	struct hosts_scan *h = arg;
 	size_t i;
+	int rc = budget_tick(h->b);
+
+	if (rc)
+		return rc;
 
 	if (h->sel) {
 		const struct lsinfo *li = lsdb_find(h->db, w->labelset);
@@ -1003,15 +1166,15 @@ static int hosts_cb(void *arg, const struct store_window_row *w)
 		r->latest_start = w->start_ns;
 		r->ls = w->labelset;
 	}
-	r->dur_ns += w->end_ns - w->start_ns;
+	isat(&r->dur_ns, w->end_ns - w->start_ns);
 	if (w->units[PT_OFFCPU] == UNITS_NS)
-		r->offcpu_ns += w->total[PT_OFFCPU];
+		isat(&r->offcpu_ns, w->total[PT_OFFCPU]);
 	if (w->lock_wait_ns >= 0)
-		r->lock_ns = (r->lock_ns < 0 ? 0 : r->lock_ns) + w->lock_wait_ns;
+		isat(&r->lock_ns, w->lock_wait_ns);	/* isat reads -1 (absent) as 0 */
 	if (w->commit_p99_ns > r->p99)
 		r->p99 = w->commit_p99_ns;
 	if (w->trim_stall_ns >= 0)
-		r->trim = (r->trim < 0 ? 0 : r->trim) + w->trim_stall_ns;
+		isat(&r->trim, w->trim_stall_ns);
 	return 0;
 }
 
@@ -1028,7 +1191,7 @@ static int hosts_lock_cb(void *arg, const struct store_lockrow *lr)
 	if (r->btree_ns < 0)
 		r->btree_ns = 0;
 	if (lr->level >= 0)
-		r->btree_ns += lr->wait_ns;
+		isat(&r->btree_ns, lr->wait_ns);
 	return 0;
 }
 
@@ -1055,7 +1218,7 @@ static int q_hosts(struct qctx *q)
 {
 	struct lsdb db = { 0 };
 	struct selector sel = { 0 };
-	struct hosts_scan h = { .db = &db };
+	struct hosts_scan h = { .db = &db, .b = &q->b };
 	struct store *st = q->d->store;
 	int64_t from, until;
 	int rc, type;
@@ -1071,7 +1234,7 @@ static int q_hosts(struct qctx *q)
 	if ((rc = st->ops->labelsets(st, lsdb_cb, &db)) ||
 	    (rc = st->ops->windows(st, from, until, hosts_cb, &h)) ||
 	    (st->ops->lockrows && (rc = st->ops->lockrows(st, LK_CLASS, from, until, hosts_lock_cb, &h)))) {
-		qerr(q->r, 503, "store: %s", strerror(-rc));
+		store_fail(q, rc);
 		goto out;
 	}
 	metrics_observe(&q->d->m.store_query, agg_now_ns() - t0);
@@ -1114,45 +1277,57 @@ out:
 
 /* ---- labels ----------------------------------------------------------------- */
 
+static int by_pair(const void *a, const void *b)
+{
+	const char *const *x = a, *const *y = b;
+	int c = strcmp(x[0], y[0]);
+
+	return c ? c : strcmp(x[1], y[1]);
+}
+
+/* Names sorted, each name's values sorted: both engines answer alike. */
 static int q_labels(struct qctx *q)
 {
 	struct lsdb db = { 0 };
 	struct store *st = q->d->store;
-	json_t *vals = json_object(), *names = json_array(), *types = json_array(), *o;
-	const char *k;
-	json_t *v;
+	const char **kv = NULL;
+	size_t n = 0, cap = 0;
+	json_t *vals, *names, *types, *o, *arr = NULL;
 	int rc;
 
 	if ((rc = st->ops->labelsets(st, lsdb_cb, &db))) {
-		json_decref(vals);
-		json_decref(names);
-		json_decref(types);
 		lsdb_free(&db);
-		return qerr(q->r, 503, "store: %s", strerror(-rc));
+		return store_fail(q, rc);
 	}
-	for (size_t i = 0; i < db.n; i++) {
+	for (size_t i = 0; i < db.n; i++)
+		cap += db.v[i].l.n;
+	if (!(kv = malloc((cap + 1) * 2 * sizeof(*kv)))) {
+		lsdb_free(&db);
+		return qerr(q->r, 500, "out of memory");
+	}
+	/* (name, value) pairs, sorted by name then value, duplicates dropped */
+	for (size_t i = 0; i < db.n; i++)
 		for (size_t j = 0; j < db.v[i].l.n; j++) {
-			json_t *arr = json_object_get(vals, db.v[i].l.kv[j].k);
-			size_t x;
-			int seen = 0;
-
-			if (!arr) {
-				arr = json_array();
-				json_object_set_new(vals, db.v[i].l.kv[j].k, arr);
-			}
-			json_array_foreach(arr, x, v)
-				if (!strcmp(json_string_value(v), db.v[i].l.kv[j].v)) {
-					seen = 1;
-					break;
-				}
-			if (!seen)
-				json_array_append_new(arr, json_string(db.v[i].l.kv[j].v));
+			kv[2 * n] = db.v[i].l.kv[j].k;
+			kv[2 * n + 1] = db.v[i].l.kv[j].v;
+			n++;
 		}
+	qsort(kv, n, 2 * sizeof(*kv), by_pair);
+	vals = json_object();
+	names = json_array();
+	types = json_array();
+	for (size_t i = 0; i < n; i++) {
+		if (!i || strcmp(kv[2 * i], kv[2 * i - 2])) {
+			arr = json_array();
+			json_object_set_new(vals, kv[2 * i], arr);
+			json_array_append_new(names, json_string(kv[2 * i]));
+		} else if (!strcmp(kv[2 * i + 1], kv[2 * i - 1]))
+			continue;
+		json_array_append_new(arr, json_string(kv[2 * i + 1]));
 	}
-	json_object_foreach(vals, k, v)
-		json_array_append_new(names, json_string(k));
 	for (int t = 0; t < PT_NTYPES; t++)
 		json_array_append_new(types, json_string(agg_ptype_name(t)));
+	free(kv);
 	lsdb_free(&db);
 	o = json_object();
 	json_object_set_new(o, "names", names);
@@ -1184,6 +1359,7 @@ struct ts_scan {
 	struct hmap byls;	/* labelset id + 1 -> series index + 1 (no class) */
 	const char *lvl;	/* the B-tree level of the lock row being added */
 	int err;
+	struct qbudget *b;
 };
 
 static struct ts_series *ts_get(struct ts_scan *t, const struct lsinfo *li, const char *cls)
@@ -1244,7 +1420,10 @@ static int ts_add(struct ts_scan *t, int64_t ls, int64_t start_ns, const char *c
 	uint64_t *p;
 
 	uint64_t *c = cls ? NULL : hmap_get(&t->byls, (uint64_t)ls + 1);
+	int rc = budget_tick(t->b);
 
+	if (rc)
+		return rc;
 	if (c && !*c)
 		return 0;		/* label set known not to match */
 	if (c)
@@ -1270,8 +1449,11 @@ static int ts_add(struct ts_scan *t, int64_t ls, int64_t start_ns, const char *c
 	if (max) {
 		if (!*p || (uint64_t)val + 1 > *p)
 			*p = (uint64_t)val + 1;
-	} else
-		*p = (*p ? *p : 1) + (uint64_t)val;
+	} else {
+		int sat = 0;
+
+		*p = sat_add(*p ? *p : 1, (uint64_t)val, &sat);
+	}
 	return 0;
 }
 
@@ -1331,7 +1513,7 @@ static int q_timeseries(struct qctx *q)
 	const char *metric = P(q, "metric"), *step = P(q, "step"), *by = q->get(q->ctx, "by");
 	struct selector sel = { 0 };
 	struct lsdb db = { 0 };
-	struct ts_scan t = { .db = &db };
+	struct ts_scan t = { .db = &db, .b = &q->b };
 	struct store *st = q->d->store;
 	char *bycopy = NULL;
 	int64_t from, until;
@@ -1388,7 +1570,7 @@ static int q_timeseries(struct qctx *q)
 	    (rc = t.metric == TS_LOCK && by_level ? st->ops->lockrows(st, LK_CLASS, from, until, ts_lockrow_cb, &t)
 	        : t.metric == TS_LOCK ? st->ops->locks(st, from, until, ts_lock_cb, &t)
 				      : st->ops->windows(st, from, until, ts_win_cb, &t))) {
-		qerr(q->r, rc == -ENOMEM ? 500 : 503, "store: %s", strerror(-rc));
+		store_fail(q, rc);
 		goto out;
 	}
 	metrics_observe(&q->d->m.store_query, agg_now_ns() - t0);
@@ -1521,6 +1703,7 @@ struct lkscan {
 	struct lktab classes, insts, stacks, chost;
 	struct merged *mg;		/* lockstacks: stack id -> wait */
 	int64_t total_wait;
+	struct qbudget *b;
 };
 
 static int lk_match(struct lkscan *k, int64_t ls)
@@ -1553,12 +1736,12 @@ static int lk_add(struct lkrow *e, int isnew, const struct store_lockrow *r)
 		e->tree = r->tree;
 		e->stack = r->stack;
 	}
-	e->acquired += r->acquired;
-	e->contended += r->contended;
-	e->wait_ns += r->wait_ns;
-	e->hold_ns += r->hold_ns;
-	e->holds += r->holds;
-	e->count += r->count;
+	isat(&e->acquired, r->acquired);
+	isat(&e->contended, r->contended);
+	isat(&e->wait_ns, r->wait_ns);
+	isat(&e->hold_ns, r->hold_ns);
+	isat(&e->holds, r->holds);
+	isat(&e->count, r->count);
 	e->windows++;
 	if (r->wait_max_ns > e->wait_max_ns)
 		e->wait_max_ns = r->wait_max_ns;
@@ -1572,8 +1755,11 @@ static int lk_cb(void *arg, const struct store_lockrow *r)
 	struct lkscan *k = arg;
 	char key[1400];
 	struct lkrow *e;
-	int m = lk_match(k, r->labelset), isnew, rc;
+	int m, isnew, rc = budget_tick(k->b);
 
+	if (rc)
+		return rc;
+	m = lk_match(k, r->labelset);
 	if (m <= 0)
 		return m;
 	switch (r->kind) {
@@ -1584,7 +1770,7 @@ static int lk_cb(void *arg, const struct store_lockrow *r)
 		snprintf(key, sizeof(key), "%s\x1f%d\x1f%s", r->cls, r->level, r->host);
 		if (!(e = lktab_get(&k->chost, key, &isnew)) || (rc = lk_add(e, isnew, r)))
 			return -ENOMEM;
-		k->total_wait += r->wait_ns;
+		isat(&k->total_wait, r->wait_ns);
 		return 0;
 	case LK_INST:
 		snprintf(key, sizeof(key), "%s\x1f%llx\x1f%s\x1f%llu\x1f%d\x1f%d", r->host,
@@ -1602,8 +1788,8 @@ static int lk_cb(void *arg, const struct store_lockrow *r)
 
 			if (!slot)
 				return -ENOMEM;
-			*slot += (uint64_t)r->wait_ns;
-			k->mg->total += (uint64_t)r->wait_ns;
+			*slot = sat_add(*slot, (uint64_t)r->wait_ns, &k->mg->saturated);
+			k->mg->total = sat_add(k->mg->total, (uint64_t)r->wait_ns, &k->mg->saturated);
 			return 0;
 		}
 		snprintf(key, sizeof(key), "%s\x1f%d\x1f%lld", r->cls, r->level, (long long)r->stack);
@@ -1670,6 +1856,7 @@ static int lk_scan(struct qctx *q, struct lkscan *k, unsigned kinds, int64_t fro
 		k->sel = sel;
 	}
 	k->db = db;
+	k->b = &q->b;
 	if (!st->ops->lockrows) {
 		qerr(q->r, 501, "this store keeps no lock detail");
 		return -1;
@@ -1682,7 +1869,7 @@ static int lk_scan(struct qctx *q, struct lkscan *k, unsigned kinds, int64_t fro
 out:
 	metrics_observe(&q->d->m.store_query, agg_now_ns() - t0);
 	if (rc) {
-		qerr(q->r, rc == -ENOMEM ? 500 : 503, "store: %s", strerror(-rc));
+		store_fail(q, rc);
 		return -1;
 	}
 	return 0;
@@ -1841,6 +2028,10 @@ int query_dispatch(struct aggd *d, const char *path, query_get_fn get, void *ctx
 		{ "/api/v1/lockstacks", q_lockstacks },
 	};
 	struct qctx q = { .d = d, .get = get, .ctx = ctx, .r = r, .now = agg_now_ns() };
+
+	q.b.max_rows = d->cfg.max_query_rows ? d->cfg.max_query_rows : UINT64_MAX;
+	q.b.max_ns = d->cfg.max_query_ns > 0 ? d->cfg.max_query_ns : INT64_MAX / 2;
+	q.b.deadline_ns = q.now + q.b.max_ns;
 
 	memset(r, 0, sizeof(*r));
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)

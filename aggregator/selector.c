@@ -5,11 +5,13 @@
  *   matcher  := LABEL ('=' | '!=' | '=~' | '!~') VALUE
  *   VALUE    := '"' chars with \" \\ \n escapes '"'  |  bare chars up to , or }
  *
- * Regular expressions are POSIX extended and anchored at both ends, as in
- * Prometheus: k=~"h1|h2" matches exactly h1 or h2.  A label that is absent
+ * Regular expressions are RE2 (regex.h: bounded in length and memory) and
+ * anchored at both ends, as in Prometheus: k=~"h1|h2" matches exactly h1
+ * or h2.  A label that is absent
  * matches as the empty string.
  */
 #include "aggregator/agg.h"
+#include "aggregator/regex.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -38,8 +40,7 @@ void sel_free(struct selector *sel)
 	for (size_t i = 0; i < sel->n; i++) {
 		free(sel->m[i].name);
 		free(sel->m[i].value);
-		if (sel->m[i].op == SEL_RE || sel->m[i].op == SEL_NRE)
-			regfree(&sel->m[i].re);
+		agg_re_free(sel->m[i].re);
 	}
 	free(sel->m);
 	free(sel->metric);
@@ -100,6 +101,14 @@ static int read_value(const char **p, char **out, char *msg, size_t msglen)
 
 int sel_parse(const char *str, struct selector *sel, char *msg, size_t msglen)
 {
+	return sel_parse_lim(str, NULL, sel, msg, msglen);
+}
+
+int sel_parse_lim(const char *str, const struct agg_limits *lim, struct selector *sel,
+		  char *msg, size_t msglen)
+{
+	size_t re_len = lim && lim->max_regex_len ? lim->max_regex_len : AGG_RE_MAX_LEN_DEFAULT;
+	int64_t re_mem = lim && lim->max_regex_mem ? lim->max_regex_mem : AGG_RE_MAX_MEM_DEFAULT;
 	const char *p = str, *q;
 	int rc;
 
@@ -137,6 +146,10 @@ int sel_parse(const char *str, struct selector *sel, char *msg, size_t msglen)
 		for (q = p; isalnum((unsigned char)*q) || *q == '_' || *q == '.'; q++)
 			;
 		m.name = strndup(p, q - p);
+		if (!m.name) {
+			sel_free(sel);
+			return -ENOMEM;
+		}
 		p = q;
 		skip_ws(&p);
 		if (p[0] == '=' && p[1] == '~') { m.op = SEL_RE; p += 2; }
@@ -156,23 +169,11 @@ int sel_parse(const char *str, struct selector *sel, char *msg, size_t msglen)
 			return rc;
 		}
 		if (m.op == SEL_RE || m.op == SEL_NRE) {
-			size_t l = strlen(m.value) + 8;
-			char *a = malloc(l);
-			int e;
+			char eb[160];
 
-			if (!a) {
-				free(m.name); free(m.value); sel_free(sel);
-				return -ENOMEM;
-			}
-			snprintf(a, l, "^(%s)$", m.value);
-			e = regcomp(&m.re, a, REG_EXTENDED | REG_NOSUB);
-			free(a);
-			if (e) {
-				char eb[96];
-
-				regerror(e, &m.re, eb, sizeof(eb));
-				rc = serr(msg, msglen, "selector: bad regular expression for %s: %s",
-					  m.name, eb);
+			if ((rc = agg_re_compile(m.value, 1, re_len, re_mem, &m.re, eb, sizeof(eb)))) {
+				if (rc == -EINVAL)
+					serr(msg, msglen, "selector: regular expression for %.64s: %s", m.name, eb);
 				free(m.name); free(m.value); sel_free(sel);
 				return rc;
 			}
@@ -180,8 +181,7 @@ int sel_parse(const char *str, struct selector *sel, char *msg, size_t msglen)
 		struct sel_matcher *nm = realloc(sel->m, (sel->n + 1) * sizeof(*nm));
 		if (!nm || !m.name) {
 			free(m.name); free(m.value);
-			if (m.op == SEL_RE || m.op == SEL_NRE)
-				regfree(&m.re);
+			agg_re_free(m.re);
 			if (nm)
 				sel->m = nm;
 			sel_free(sel);
@@ -221,8 +221,8 @@ int sel_match(const struct selector *sel, const struct agg_labels *l)
 		switch (m->op) {
 		case SEL_EQ: ok = !strcmp(v, m->value); break;
 		case SEL_NE: ok = !!strcmp(v, m->value); break;
-		case SEL_RE: ok = !regexec(&m->re, v, 0, NULL, 0); break;
-		default: ok = !!regexec(&m->re, v, 0, NULL, 0); break;
+		case SEL_RE: ok = agg_re_match(m->re, v, strlen(v)); break;
+		default: ok = !agg_re_match(m->re, v, strlen(v)); break;
 		}
 		if (!ok)
 			return 0;

@@ -23,9 +23,12 @@
  * Atomicity: ClickHouse has no multi-table transaction.  One window is
  * written as one INSERT per table (each INSERT block is atomic), window row
  * last; a window id already present is a duplicate (checked under this
- * process's write lock — one aggd per store).  A crash between the samples
- * and the window INSERT can leave samples that a retry then repeats: the
- * SQLite engine does not have that gap.
+ * process's write lock — one aggd per store).  A crash (or a failed INSERT)
+ * between the samples and the window INSERT leaves samples and lock-wait
+ * rows of a window that is not stored; before the next batch is written
+ * (and at open, before any ingest) such rows of ingested windows are
+ * deleted and the delete waited for (ch_drop_orphans), so the client's
+ * retry stores the window once.
  *
  * Cluster: clickhouse://HOST:PORT/DB?cluster=NAME (NAME in the server's
  * remote_servers).  Each table above is then X_local (the same engine) in
@@ -76,6 +79,7 @@ struct ch_store {
 	pthread_cond_t qcond;
 	struct ch_job *qhead, **qtail;
 	int leader;
+	int orphans;		/* a batch may have left rows of unstored windows (wlock) */
 	/* Downsampling passes not finished (running, or left by a crash):
 	 * queries leave out what such a pass must hide.  Changed under wlock
 	 * and hlock, read under hlock. */
@@ -471,12 +475,57 @@ static int dup_row(void *arg, char **f, int nf)
 
 /* Write the jobs of one batch (wlock held): one duplicate check, then one
  * INSERT per table, windows last.  Sets each job's rc and duplicate. */
+static int ch_wait_mutations(struct ch_store *s, int seconds);
+
+/* Delete the samples and lock-wait rows of ingested windows (pass 0) that
+ * windows does not hold: what a batch killed or failed between its
+ * INSERTs left.  Sharded by label set, so each replica's rows belong to
+ * windows in its own windows_local.  Called with wlock held and no batch
+ * in flight, so no window being written is taken for an orphan. */
+static int ch_drop_orphans(struct ch_store *s)
+{
+	static const char *const tabs[] = { "samples", "locks" };
+	const char *loc = s->cluster ? "_local" : "";
+	int rc = 0, any = 0;
+
+	for (size_t t = 0; t < 2 && !rc; t++)
+		for (size_t i = 0; i < (s->cluster ? s->nshards : 1) && !rc; i++) {
+			const char *url = s->cluster ? s->shard_url[i] : s->url;
+			struct buf out = { 0 };
+			char q[400];
+
+			snprintf(q, sizeof(q), "SELECT count() FROM %s%s WHERE pass = 0 AND win NOT IN"
+				 " (SELECT id FROM windows%s) FORMAT TabSeparated", tabs[t], loc, loc);
+			rc = ch_post_url(s, url, q, strlen(q), &out);
+			if (!rc && out.p && atoll(out.p) > 0) {
+				fprintf(stderr, "glass-aggd: clickhouse: deleting %lld %s rows of windows never "
+					"stored (a write cut short); their retry stores them once\n",
+					atoll(out.p), tabs[t]);
+				snprintf(q, sizeof(q), "ALTER TABLE %s%s DELETE WHERE pass = 0 AND win NOT IN"
+					 " (SELECT id FROM windows%s)", tabs[t], loc, loc);
+				rc = ch_post_url(s, url, q, strlen(q), NULL);
+				any = 1;
+			}
+			free(out.p);
+		}
+	if (!rc && any)
+		rc = ch_wait_mutations(s, 120);
+	if (!rc)
+		s->orphans = 0;
+	return rc;
+}
+
 static void ch_write_batch(struct ch_store *s, struct ch_job *batch)
 {
 	struct buf q = { 0 }, body[T_NPUT] = { { 0 } };
 	struct dupscan ds = { 0 };
 	int rc;
 
+	if (s->orphans && (rc = ch_drop_orphans(s))) {
+		for (struct ch_job *j = batch; j; j = j->next)
+			j->rc = rc;
+		return;
+	}
 	rc = buf_add(&q, "SELECT wkey FROM windows WHERE wkey IN (", 40);
 	for (struct ch_job *j = batch; j && !rc; j = j->next)
 		rc = buf_add(&q, j == batch ? "'" : ",'", j == batch ? 1 : 2) || buf_tsv(&q, j->wkey, 1) ||
@@ -502,8 +551,8 @@ static void ch_write_batch(struct ch_store *s, struct ch_job *batch)
 	}
 	/* everything but windows, then windows: what makes a window stored */
 	for (int t = 0; t < T_NPUT && !rc; t++)
-		if (body[t].n)
-			rc = ch_post(s, body[t].p, body[t].n, NULL);
+		if (body[t].n && (rc = ch_post(s, body[t].p, body[t].n, NULL)) && t)
+			s->orphans = 1;
 	if (!rc) {	/* later windows need not send these stacks and labels again */
 		pthread_mutex_lock(&s->klock);
 		for (struct ch_job *j = batch; j; j = j->next) {
@@ -622,10 +671,12 @@ static int sm_row(void *arg, char **f, int nf)
 {
 	struct smcb *c = arg;
 
-	if (nf < 3)
+	if (nf < 4)
 		return -EIO;
+	/* sum(count) is UInt64 and wraps past 2^64; the Float64 sum beside it
+	 * says when it did (queries then saturate, as on SQLite). */
 	return c->cb(c->arg, (int64_t)strtoull(f[0], NULL, 10), (int64_t)strtoull(f[1], NULL, 10),
-		     strtoull(f[2], NULL, 10));
+		     strtod(f[3], NULL) >= 1.8e19 ? UINT64_MAX : strtoull(f[2], NULL, 10));
 }
 
 static int ch_samples(struct store *base, int type, const int64_t *lss, size_t n,
@@ -637,7 +688,7 @@ static int ch_samples(struct store *base, int type, const int64_t *lss, size_t n
 
 	if (!n)
 		return 0;
-	if (buf_printf(&q, "SELECT ls, stack, sum(count) FROM samples WHERE type = %d AND t >= %lld"
+	if (buf_printf(&q, "SELECT ls, stack, sum(count), sum(toFloat64(count)) FROM samples WHERE type = %d AND t >= %lld"
 		       " AND t < %lld AND ls IN (", type, (long long)from, (long long)until))
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
@@ -1597,6 +1648,15 @@ int store_clickhouse_open(const char *uri, struct store **out, char *msg, size_t
 	}
 	if (ch_open_passes(s)) {
 		snprintf(msg, msglen, "store %s: cannot set up the downsampling journal (see log)", uri);
+		ch_close(&s->base);
+		return -EIO;
+	}
+	/* Rows an earlier process left of unstored windows are dropped before
+	 * any ingest, so a retried window is stored once.  (A downsampling
+	 * pass's rows carry its id, not 0: retain's recovery owns them.) */
+	s->orphans = 1;
+	if (ch_drop_orphans(s)) {
+		snprintf(msg, msglen, "store %s: cannot clean up after an interrupted write (see log)", uri);
 		ch_close(&s->base);
 		return -EIO;
 	}

@@ -767,6 +767,51 @@ static void clear_stack_cache(struct sq_store *s)
 	hmap_free(&s->stack_cache);
 }
 
+/* Downsampling sums saturate at INT64_MAX, as queries do (query.c), and
+ * never fail: SQLite's sum() raises "integer overflow" and one such bucket
+ * stopped every pass.  satsum(x) is sum() for non-negative integers,
+ * satadd(a, b) is a + b; NULLs are skipped (satsum of none is NULL). */
+static int64_t sat64(int64_t a, int64_t b)
+{
+	if (a < 0)
+		a = 0;
+	if (b < 0)
+		b = 0;
+	return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+struct satsum_ctx { int64_t v; int any; };
+
+static void satsum_step(sqlite3_context *c, int n, sqlite3_value **v)
+{
+	struct satsum_ctx *x = sqlite3_aggregate_context(c, sizeof(*x));
+
+	(void)n;
+	if (!x || sqlite3_value_type(v[0]) == SQLITE_NULL)
+		return;
+	x->v = sat64(x->v, sqlite3_value_int64(v[0]));
+	x->any = 1;
+}
+
+static void satsum_final(sqlite3_context *c)
+{
+	struct satsum_ctx *x = sqlite3_aggregate_context(c, 0);
+
+	if (x && x->any)
+		sqlite3_result_int64(c, x->v);
+	else
+		sqlite3_result_null(c);
+}
+
+static void satadd_fn(sqlite3_context *c, int n, sqlite3_value **v)
+{
+	(void)n;
+	if (sqlite3_value_type(v[0]) == SQLITE_NULL || sqlite3_value_type(v[1]) == SQLITE_NULL)
+		sqlite3_result_null(c);
+	else
+		sqlite3_result_int64(c, sat64(sqlite3_value_int64(v[0]), sqlite3_value_int64(v[1])));
+}
+
 /* Merge the fine windows of one (labelset, bucket) into one coarse window. */
 struct acc { struct hmap m; };
 
@@ -776,7 +821,7 @@ static int acc_pair(void *arg, int64_t id, uint64_t count)
 
 	if (!v)
 		return -ENOMEM;
-	*v += count;
+	*v = (uint64_t)sat64((int64_t)*v, count > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)count);
 	return 0;
 }
 
@@ -950,18 +995,18 @@ static int coarsen(struct sq_store *s, int64_t coarse_ns, int64_t bucket_ns, int
 		"UPDATE windows SET"
 		" commit_p99_ns = max(coalesce(windows.commit_p99_ns,-1), (SELECT max(coalesce(w.commit_p99_ns,-1))"
 		"   FROM ds JOIN windows w ON w.id = ds.win WHERE ds.cw = windows.id)),"
-		" commit_count = coalesce(windows.commit_count,0) + (SELECT coalesce(sum(w.commit_count),0) FROM ds JOIN windows w ON w.id = ds.win WHERE ds.cw = windows.id),"
-		" trim_stall_ns = coalesce(windows.trim_stall_ns,0) + (SELECT coalesce(sum(w.trim_stall_ns),0) FROM ds JOIN windows w ON w.id = ds.win WHERE ds.cw = windows.id),"
-		" lock_wait_ns = coalesce(windows.lock_wait_ns,0) + (SELECT coalesce(sum(w.lock_wait_ns),0) FROM ds JOIN windows w ON w.id = ds.win WHERE ds.cw = windows.id),"
-		" tot0 = tot0 + (SELECT sum(w.tot0) FROM ds JOIN windows w ON w.id = ds.win WHERE ds.cw = windows.id),"
-		" tot1 = tot1 + (SELECT sum(w.tot1) FROM ds JOIN windows w ON w.id = ds.win WHERE ds.cw = windows.id),"
-		" tot2 = tot2 + (SELECT sum(w.tot2) FROM ds JOIN windows w ON w.id = ds.win WHERE ds.cw = windows.id),"
-		" tot3 = tot3 + (SELECT sum(w.tot3) FROM ds JOIN windows w ON w.id = ds.win WHERE ds.cw = windows.id),"
+		" commit_count = satadd(coalesce(windows.commit_count,0), (SELECT coalesce(satsum(w.commit_count),0) FROM ds JOIN windows w ON w.id = ds.win WHERE ds.cw = windows.id)),"
+		" trim_stall_ns = satadd(coalesce(windows.trim_stall_ns,0), (SELECT coalesce(satsum(w.trim_stall_ns),0) FROM ds JOIN windows w ON w.id = ds.win WHERE ds.cw = windows.id)),"
+		" lock_wait_ns = satadd(coalesce(windows.lock_wait_ns,0), (SELECT coalesce(satsum(w.lock_wait_ns),0) FROM ds JOIN windows w ON w.id = ds.win WHERE ds.cw = windows.id)),"
+		" tot0 = satadd(tot0, (SELECT satsum(w.tot0) FROM ds JOIN windows w ON w.id = ds.win WHERE ds.cw = windows.id)),"
+		" tot1 = satadd(tot1, (SELECT satsum(w.tot1) FROM ds JOIN windows w ON w.id = ds.win WHERE ds.cw = windows.id)),"
+		" tot2 = satadd(tot2, (SELECT satsum(w.tot2) FROM ds JOIN windows w ON w.id = ds.win WHERE ds.cw = windows.id)),"
+		" tot3 = satadd(tot3, (SELECT satsum(w.tot3) FROM ds JOIN windows w ON w.id = ds.win WHERE ds.cw = windows.id)),"
 		" units = units | (SELECT max(w.units) FROM ds JOIN windows w ON w.id = ds.win WHERE ds.cw = windows.id)"
 		" WHERE id IN (SELECT cw FROM ds);"
 		"UPDATE windows SET commit_p99_ns = NULL WHERE commit_p99_ns = -1 AND id IN (SELECT cw FROM ds);"
-		"INSERT INTO locks(win, cls, ns) SELECT ds.cw, l.cls, sum(l.ns) FROM ds JOIN locks l ON l.win = ds.win"
-		" WHERE true GROUP BY ds.cw, l.cls ON CONFLICT(win, cls) DO UPDATE SET ns = ns + excluded.ns;"
+		"INSERT INTO locks(win, cls, ns) SELECT ds.cw, l.cls, satsum(l.ns) FROM ds JOIN locks l ON l.win = ds.win"
+		" WHERE true GROUP BY ds.cw, l.cls ON CONFLICT(win, cls) DO UPDATE SET ns = satadd(ns, excluded.ns);"
 		, NULL, NULL, NULL))
 		return -EIO;
 	if ((rc = coarsen_samples(db)))
@@ -1111,6 +1156,10 @@ int store_sqlite_open(const char *path, struct store **out, char *msg, size_t ms
 		return rc;
 	}
 	sqlite3_busy_timeout(s->w, 5000);
+	sqlite3_create_function(s->w, "satsum", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, NULL,
+				satsum_step, satsum_final);
+	sqlite3_create_function(s->w, "satadd", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, satadd_fn,
+				NULL, NULL);
 	if (sqlite3_exec(s->w, schema, NULL, NULL, &em) != SQLITE_OK) {
 		snprintf(msg, msglen, "sqlite: %s: schema: %s", path, em ? em : "?");
 		sqlite3_free(em);

@@ -45,3 +45,11 @@ if [ -f tests/browser/package.json ] && [ ! -d tests/browser/node_modules/playwr
 	(cd tests/browser && npm install --no-audit --no-fund --silent) || {
 		echo "deps: npm install failed in tests/browser" >&2; exit 1; }
 fi
+
+# Aggregator tests: real third-party clients (the Pyroscope Node SDK,
+# pprof-format) in tests/aggregator/sdk (tests/aggregator/hostile.test).
+if [ -f tests/aggregator/sdk/package.json ] && [ ! -d tests/aggregator/sdk/node_modules/@pyroscope/nodejs ]; then
+	echo "deps: npm install (tests/aggregator/sdk)"
+	(cd tests/aggregator/sdk && npm install --no-audit --no-fund --silent) || {
+		echo "deps: npm install failed in tests/aggregator/sdk" >&2; exit 1; }
+fi

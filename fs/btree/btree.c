@@ -1208,6 +1208,44 @@ int btree_insert(struct txn *t, struct root *r, const struct key *k,
 	return ret;
 }
 
+static int settle(struct txn *t, struct root *r, const struct key *k);
+
+/*
+ * The contract check of btree_insert_pair when the pair cannot go in at
+ * one leaf slot: a read-only look at the items on either side of k2's
+ * place, crossing leaves.  The same answers as the one-descent path:
+ * -EEXIST when k2 is present or k1 is right before it, -EINVAL when
+ * another item of the object is beside it, 0 when neither neighbour
+ * belongs to the object (then it has no items: they would sort together).
+ */
+static int pair_check_new(struct root *r, const struct key *k1, const struct key *k2)
+{
+	struct path q;
+	struct key near;
+	int ret;
+
+	path_init(&q);
+	ret = btree_search_ge(r, k2, &q);
+	if (ret == 0) {
+		btree_item_key(&q, q.slots[0], &near);
+		if (near.objectid == k1->objectid) {
+			ret = key_cmp(&near, k2) == 0 ? -EEXIST : -EINVAL;
+			goto out;
+		}
+	}
+	if (ret < 0)
+		goto out;
+	ret = btree_prev(&q);
+	if (ret == 0) {
+		btree_item_key(&q, q.slots[0], &near);
+		if (near.objectid == k1->objectid)
+			ret = key_cmp(&near, k1) == 0 ? -EEXIST : -EINVAL;
+	}
+out:
+	path_release(&q);
+	return ret < 0 ? ret : 0;
+}
+
 /*
  * Insert two items of one new object in one descent.  Both keys must have
  * the same objectid, k1 < k2, and the object must have no items yet (an
@@ -1215,10 +1253,15 @@ int btree_insert(struct txn *t, struct root *r, const struct key *k,
  * the one k2 belongs in; k1 goes right before it, which is its place too
  * when the item before that slot is in this leaf (it belongs to a smaller
  * objectid, so it sorts below k1, and it is not below the leaf's lower
- * bound).  At slot 0 the lower bound is the parent's separator, which may
- * be a key of an earlier object with this number (numbers freed before a
- * remount are handed out again) and so sort between k1 and k2: then the
- * two go in one at a time.  The search announces room for both.
+ * bound).  At slot 0 the item before is in another leaf, and the lower
+ * bound is the separator the search saw: when that has a smaller
+ * objectid, k1 sorts after it and every item of the leaves before sorts
+ * below it, so the pair still goes in here.  A separator of this objectid
+ * may be a key of an earlier object with this number (numbers freed
+ * before a remount are handed out again), sorting between k1 and k2, and
+ * the leaf before may hold items of the object: then, as for a pair too
+ * big for one leaf, the neighbours across leaves are checked and the two
+ * go in one at a time.  The search announces room for both.
  */
 int btree_insert_pair(struct txn *t, struct root *r,
 		      const struct key *k1, const void *d1, uint32_t s1,
@@ -1251,13 +1294,24 @@ int btree_insert_pair(struct txn *t, struct root *r,
 		}
 	}
 	if (slot == 0) {
-		path_release(&p);
-		goto one_at_a_time;
-	}
-	nb_item_key(b, slot - 1, &near);
-	if (near.objectid == k1->objectid) {
-		ret = key_cmp(&near, k1) == 0 ? -EEXIST : -EINVAL;
-		goto out;
+		if (p.has_lo && p.lo.objectid >= k1->objectid) {
+			path_release(&p);
+			ret = pair_check_new(r, k1, k2);
+			if (ret) {
+				/* the search may have split off an empty leaf for
+				 * k2; a refusal must not leave it in the tree (a
+				 * failed rebalance leaves a valid one) */
+				settle(t, r, k2);
+				return ret;
+			}
+			goto each;
+		}
+	} else {
+		nb_item_key(b, slot - 1, &near);
+		if (near.objectid == k1->objectid) {
+			ret = key_cmp(&near, k1) == 0 ? -EEXIST : -EINVAL;
+			goto out;
+		}
 	}
 	if (node_leaf_free(b, NS(r)) < both + NODE_ITEM_SIZE) {
 		corrupt(r, p.nodes[0], "insert: leaf without room after the search");
@@ -1275,6 +1329,10 @@ out:
 	path_release(&p);
 	return ret;
 one_at_a_time:
+	ret = pair_check_new(r, k1, k2);
+	if (ret)
+		return ret;
+each:
 	ret = btree_insert(t, r, k1, d1, s1);
 	return ret ? ret : btree_insert(t, r, k2, d2, s2);
 }

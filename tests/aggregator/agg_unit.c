@@ -60,6 +60,30 @@ static void test_selectors(void)
 	CHECK("unterminated brace refused", sel_parse("offcpu{host=\"h\"", &s, msg, sizeof(msg)) == -EINVAL);
 	CHECK("unterminated quote refused", sel_parse("{host=\"h}", &s, msg, sizeof(msg)) == -EINVAL && strstr(msg, "unterminated"));
 	CHECK("bad regex refused", sel_parse("{h=~\"(\"}", &s, msg, sizeof(msg)) == -EINVAL && strstr(msg, "regular expression"));
+	{	/* issue 16: RE2, bounded in length and memory, the limit named */
+		struct agg_limits rl = { .max_regex_len = 64, .max_regex_mem = 64 << 10 };
+		char longre[200];
+
+		snprintf(longre, sizeof(longre), "{h=~\"%0100d\"}", 0);
+		CHECK("regex longer than the bound refused", sel_parse_lim(longre, &rl, &s, msg, sizeof(msg)) == -EINVAL &&
+		      strstr(msg, "--max-regex-len"));
+		CHECK("regex over the memory budget (default 1 MiB) refused",
+		      sel_parse_lim("{h=~\"\\\\pL{1000}\"}", NULL, &s, msg, sizeof(msg)) == -EINVAL &&
+		      strstr(msg, "--max-regex-mem"));
+		CHECK("nested counted repetition refused, not expanded",
+		      sel_parse("{h=~\"(((a{1,100}){1,100}){1,100}){1,100}\"}", &s, msg, sizeof(msg)) == -EINVAL);
+		CHECK("catastrophic backtracking pattern compiles", !sel_parse("{h=~\"(a+)+$\"}", &s, msg, sizeof(msg)));
+		struct agg_labels al = { 0 };
+		char text[4096];
+
+		memset(text, 'a', sizeof(text) - 2);
+		text[sizeof(text) - 2] = 'b';
+		text[sizeof(text) - 1] = 0;
+		agg_labels_set(&al, "h", text);
+		CHECK("(a+)+$ against a^4094 b: no match, linear time", !sel_match(&s, &al));
+		agg_labels_free(&al);
+		sel_free(&s);
+	}
 	CHECK("bad operator refused", sel_parse("{h>\"1\"}", &s, msg, sizeof(msg)) == -EINVAL);
 	CHECK("trailing junk refused", sel_parse("offcpu{} x", &s, msg, sizeof(msg)) == -EINVAL);
 	agg_labels_free(&l);
@@ -80,12 +104,12 @@ static void test_ingest(void)
 	struct agg_window w;
 	char msg[512];
 	const char *ok = "{\"window_id\":\"h-u-1\",\"host\":\"h\",\"start_ns\":10,\"end_ns\":20,"
-		"\"labels\":{\"a\":\"1\"},\"profiles\":[{\"type\":\"offcpu\",\"folded\":\"x;y 18446744073709551615\\n\"}],"
-		"\"summaries\":{\"commit_p99_ns\":9223372036854775807,\"lock_wait_ns\":{\"root\":5}}}";
+		"\"labels\":{\"a\":\"1\"},\"profiles\":[{\"type\":\"offcpu\",\"folded\":\"x;y 1000000000000000000\\n\"}],"
+		"\"summaries\":{\"commit_p99_ns\":1000000000000000000,\"lock_wait_ns\":{\"root\":5}}}";
 
 	CHECK("agent json ok", !ingest_agent_json(ok, strlen(ok), &lim, &w, msg, sizeof(msg)));
-	CHECK("64-bit count exact", w.nprof == 1 && folded_set_get(w.prof[0].set, 0)->count == UINT64_MAX);
-	CHECK("64-bit summary exact", w.commit_p99_ns == INT64_MAX && w.nlocks == 1 && w.locks[0].ns == 5);
+	CHECK("count at the bound exact", w.nprof == 1 && folded_set_get(w.prof[0].set, 0)->count == AGG_MAX_COUNT);
+	CHECK("summary at the bound exact", w.commit_p99_ns == (int64_t)AGG_MAX_COUNT && w.nlocks == 1 && w.locks[0].ns == 5);
 	CHECK("host label added", !strcmp(agg_labels_get(&w.labels, "host"), "h"));
 	char *canon = agg_labels_canon(&w.labels);
 	CHECK("canonical labels sorted", canon && !strcmp(canon, "{\"a\":\"1\",\"host\":\"h\"}"));
@@ -109,6 +133,12 @@ static void test_ingest(void)
 		{ "{\"window_id\":\"a\",\"host\":\"h\",\"start_ns\":1,\"end_ns\":2,\"summaries\":{\"commit_p99_ns\":1.5}}", "commit_p99_ns" },
 		{ "{\"window_id\":\"a\",\"host\":\"h\",\"start_ns\":1,\"end_ns\":2}", "neither" },
 		{ "{\"window_id\":\"a\",\"window_id\":\"b\",\"host\":\"h\",\"start_ns\":1,\"end_ns\":2}", "malformed JSON" },
+		/* issue 16: counts above AGG_MAX_COUNT, one or summed, are refused */
+		{ "{\"window_id\":\"a\",\"host\":\"h\",\"start_ns\":1,\"end_ns\":2,\"profiles\":[{\"type\":\"offcpu\",\"folded\":\"a 9223372036854775808\"}]}", "over the bound" },
+		{ "{\"window_id\":\"a\",\"host\":\"h\",\"start_ns\":1,\"end_ns\":2,\"profiles\":[{\"type\":\"offcpu\",\"folded\":\"a 900000000000000000\\nb 900000000000000000\"}]}", "sum to" },
+		{ "{\"window_id\":\"a\",\"host\":\"h\",\"start_ns\":1,\"end_ns\":2,\"summaries\":{\"trim_stall_ns\":9223372036854775807}}", "trim_stall_ns" },
+		/* a frame that is not UTF-8: JSON itself refuses it (jansson checks) */
+		{ "{\"window_id\":\"a\",\"host\":\"h\",\"start_ns\":1,\"end_ns\":2,\"profiles\":[{\"type\":\"offcpu\",\"folded\":\"a 1\\nb;\xff 1\"}]}", "malformed JSON" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char name[96];
@@ -135,6 +165,25 @@ static void test_ingest(void)
 	agg_window_free(&w);
 	p.format = "pprof";
 	CHECK("pyroscope other format refused", ingest_pyroscope(&p, body, strlen(body), &lim, &w, msg, sizeof(msg)) == -EINVAL);
+	p.format = "folded";
+	{	/* issue 16: the count of labels is said before it is freed */
+		char nm[600];
+		size_t o = (size_t)snprintf(nm, sizeof(nm), "svc{");
+
+		for (int i = 0; i < 40; i++)
+			o += (size_t)snprintf(nm + o, sizeof(nm) - o, "k%d=v,", i);
+		nm[o - 1] = '}';
+		p.name = nm;
+		CHECK("pyroscope: 40 labels said as 40", ingest_pyroscope(&p, body, strlen(body), &lim, &w, msg, sizeof(msg)) == -EINVAL &&
+		      strstr(msg, "40 labels"));
+		p.name = "svc{k=\"\xff\xfe\"}";
+		CHECK("pyroscope: label not UTF-8 named", ingest_pyroscope(&p, body, strlen(body), &lim, &w, msg, sizeof(msg)) == -EINVAL &&
+		      strstr(msg, "label k") && strstr(msg, "UTF-8"));
+		p.name = "svc.offcpu{}";
+		const char *bad8 = "a;\xc3\x28 1\n";
+		CHECK("pyroscope: frame not UTF-8 named", ingest_pyroscope(&p, bad8, strlen(bad8), &lim, &w, msg, sizeof(msg)) == -EINVAL &&
+		      strstr(msg, "line 1") && strstr(msg, "UTF-8"));
+	}
 	p.format = NULL;
 	p.name = "{x=1}";
 	CHECK("pyroscope name needs app", ingest_pyroscope(&p, body, strlen(body), &lim, &w, msg, sizeof(msg)) == -EINVAL);
@@ -373,6 +422,63 @@ static json_t *run(struct aggd *d, const char *path, struct kv *params, int *sta
 	return j;
 }
 
+/* issue 16: one bucket whose sums pass INT64_MAX must not stop SQLite's
+ * downsampling (sum() raised "integer overflow" on every pass): it
+ * saturates, and merge says so. */
+static void test_sat_downsample(void)
+{
+	char path[] = "/tmp/agg_unit.XXXXXX", msg[256];
+	int fd = mkstemp(path), st;
+	struct aggd d = { 0 };
+
+	close(fd);
+	CHECK("store opens (saturation)", !store_sqlite_open(path, &d.store, msg, sizeof(msg)));
+	if (!d.store)
+		return;
+	for (int w = 0; w < 11; w++) {
+		struct agg_window win = { 0 };
+		char id[32];
+		int dup;
+
+		snprintf(id, sizeof(id), "sat-%d", w);
+		win.window_id = strdup(id);
+		win.host = strdup("s");
+		win.start_ns = (1000 + w * 10) * 1000000000LL;
+		win.end_ns = win.start_ns + 10000000000LL;
+		win.commit_p99_ns = win.commit_count = -1;
+		win.trim_stall_ns = (int64_t)AGG_MAX_COUNT;
+		win.has_summary = 1;
+		agg_labels_set(&win.labels, "host", "s");
+		win.prof[0].type = PT_OFFCPU;
+		win.prof[0].set = folded_set_new();
+		win.nprof = 1;
+		folded_set_add(win.prof[0].set, "a;b", 3, 900000000000000000ULL);
+		CHECK("saturating window stored", !d.store->ops->put(d.store, &win, &dup) && !dup);
+		agg_window_free(&win);
+	}
+	CHECK("downsampling a bucket past INT64_MAX runs",
+	      !d.store->ops->retain(d.store, 0, &(struct store_tier){ 3000LL * 1000000000LL, 300 }, 1));
+	struct kv all[] = { { "query", "offcpu{}" }, { "from", "0" }, { "until", "3000" }, { 0 } };
+	json_t *j = run(&d, "/api/v1/merge", all, &st);
+	CHECK("downsampled bucket saturates at INT64_MAX, flagged", j && st == 200 &&
+	      json_integer_value(json_object_get(j, "total")) == INT64_MAX &&
+	      json_is_true(json_object_get(j, "saturated")));
+	json_decref(j);
+	struct kv hs[] = { { "from", "0" }, { "until", "3000" }, { 0 } };
+	j = run(&d, "/api/v1/hosts", hs, &st);
+	CHECK("one coarse window, trim stall saturated", j && json_array_size(j) == 1 &&
+	      json_integer_value(json_object_get(json_array_get(j, 0), "windows")) == 1 &&
+	      json_integer_value(json_object_get(json_array_get(j, 0), "trim_stall_ns")) == INT64_MAX);
+	json_decref(j);
+	d.store->ops->close(d.store);
+	unlink(path);
+	char wal[64];
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	unlink(wal);
+	snprintf(wal, sizeof(wal), "%s-shm", path);
+	unlink(wal);
+}
+
 #define NH 5
 #define NW 6
 #define NS 7
@@ -535,6 +641,20 @@ static void test_arith(unsigned seed)
 	struct qresult r;
 	CHECK("unknown endpoint", query_dispatch(&d, "/api/v1/nope", getp, bad, &r) == -ENOENT);
 
+	/* issue 16: the query budget, rows and time, each named when it cuts */
+	struct kv budq[] = { { "query", "offcpu{}" }, { "from", "0" }, { "until", "3000" }, { 0 } };
+	struct qresult qr;
+	d.cfg.max_query_rows = 5;
+	CHECK("query over --max-query-samples: 422 naming it", !query_dispatch(&d, "/api/v1/merge", getp, budq, &qr) &&
+	      qr.status == 422 && qr.body && strstr(qr.body, "--max-query-samples"));
+	free(qr.body);
+	d.cfg.max_query_rows = 0;
+	d.cfg.max_query_ns = 1;
+	CHECK("query over --max-query-time: 503 naming it", !query_dispatch(&d, "/api/v1/merge", getp, budq, &qr) &&
+	      qr.status == 503 && qr.body && strstr(qr.body, "--max-query-time"));
+	free(qr.body);
+	d.cfg.max_query_ns = 0;
+
 	/* downsampling keeps the sums */
 	CHECK("retain/downsample runs", !d.store->ops->retain(d.store, 0, &(struct store_tier){ 3000LL * 1000000000LL, 300 }, 1));
 	/* coarse windows start at their bucket (900 s here): widen the range */
@@ -659,5 +779,6 @@ int main(int argc, char **argv)
 	test_locks();
 	test_pprof();
 	test_arith(seed);
+	test_sat_downsample();
 	return fails ? 1 : 0;
 }

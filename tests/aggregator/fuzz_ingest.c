@@ -12,7 +12,9 @@
  *                          once found stays fixed.
  * The first byte picks the path: 'G' gzip + agent JSON, 'B' pprof, 'M'
  * multipart (boundary, newline, body), 'P' Pyroscope (name, newline,
- * folded body); anything else is agent JSON.
+ * folded body), 'S' a query's selector and time arguments (selector,
+ * newline, from, newline, until: sel_parse with RE2 under tight bounds,
+ * sel_match against a label set, sel_time); anything else is agent JSON.
  */
 #include "aggregator/agg.h"
 
@@ -24,7 +26,40 @@
 static const struct agg_limits lim = {
 	.max_body = 1 << 16, .max_decoded = 1 << 16, .max_depth = 16, .max_frame_len = 64,
 	.max_labels = 8, .max_stacks = 256, .max_profiles = 4,
+	.max_regex_len = 256, .max_regex_mem = 256 << 10,
 };
+
+/* 'S': SELECTOR \n FROM \n UNTIL, as a query's parameters. */
+static void fuzz_query_args(const unsigned char *data, size_t size)
+{
+	char *buf = malloc(size + 1), *args[3] = { 0 }, *p;
+	struct selector sel;
+	struct agg_labels l = { 0 };
+	char msg[256];
+	int64_t t;
+
+	if (!buf)
+		return;
+	memcpy(buf, data, size);
+	buf[size] = 0;
+	p = buf;
+	for (int i = 0; i < 3 && p; i++) {
+		args[i] = p;
+		if ((p = strchr(p, '\n')))
+			*p++ = 0;
+	}
+	if (!sel_parse_lim(args[0], &lim, &sel, msg, sizeof(msg))) {
+		agg_labels_set(&l, "host", "h1");
+		agg_labels_set(&l, "kernel", "6.18.0-\xc3\xa9");
+		sel_match(&sel, &l);
+		agg_labels_free(&l);
+		sel_free(&sel);
+	}
+	for (int i = 1; i < 3; i++)
+		if (args[i])
+			sel_time(args[i], 1764756000000000000LL, &t);
+	free(buf);
+}
 
 static int fuzz_one(const unsigned char *data, size_t size)
 {
@@ -41,7 +76,9 @@ static int fuzz_one(const unsigned char *data, size_t size)
 		return 0;
 	}
 	if (size && data[0] == 'B') {		/* pprof protobuf */
-		if (!pprof_to_folded(data + 1, size - 1, NULL, &lim, &out, &outlen, msg, sizeof(msg)))
+		int units;
+
+		if (!pprof_to_folded(data + 1, size - 1, NULL, &lim, &out, &outlen, &units, msg, sizeof(msg)))
 			free(out);
 		return 0;
 	}
@@ -60,6 +97,10 @@ static int fuzz_one(const unsigned char *data, size_t size)
 
 		if (!ingest_pyroscope(&p, body, blen, &lim, &w, msg, sizeof(msg)))
 			agg_window_free(&w);
+		return 0;
+	}
+	if (size && data[0] == 'S') {		/* selector \n from \n until */
+		fuzz_query_args(data + 1, size - 1);
 		return 0;
 	}
 	if (size && data[0] == 'P') {		/* Pyroscope: name \n body */
@@ -132,9 +173,9 @@ int main(void)
 		done++;
 	}
 	free(names);
-	/* The seeds alone are five inputs: fewer means the corpus is gone. */
+	/* The seeds alone are six inputs: fewer means the corpus is gone. */
 	printf("%s: replay ingest fuzz corpus (%d inputs)\n",
-	       unread || done < 5 ? "FAIL" : "PASS", done);
-	return unread || done < 5 ? 1 : 0;
+	       unread || done < 6 ? "FAIL" : "PASS", done);
+	return unread || done < 6 ? 1 : 0;
 }
 #endif

@@ -695,11 +695,9 @@ static void test_pair(uint32_t nodesize)
 		model_put(&m, &q1, 8, 0);
 		CHECKV(name, btree_insert_pair(tx, &r, &q1, b1, 8, &q2, b2, 8) == -EEXIST,
 		       "a pair over an existing first key not -EEXIST");
-		/* -EEXIST when b starts a leaf: then the pair goes in one item at
-		 * a time and a is found there */
 		ret = btree_insert_pair(tx, &r, &a, b1, 8, &b, b2, 8);
-		CHECKV(name, ret == -EINVAL || ret == -EEXIST,
-		       "pair for an object with other items: %d, not refused", ret);
+		CHECKV(name, ret == -EINVAL,
+		       "pair for an object with other items: %d, not -EINVAL", ret);
 		CHECKV(name, btree_insert_pair(tx, &r, &e, b1, 8, &f, b2, 8) == -EINVAL,
 		       "pair for an object with items not -EINVAL");
 		CHECKV(name, btree_insert_pair(tx, &r, &b, b1, 8, &a, b2, 8) == -EINVAL,
@@ -786,6 +784,92 @@ static void test_pair_separator(void)
 	}
 	printf("PASS: %s (%" PRIu64 " pairs across a stale separator)\n", name, straddled);
 out:
+	root_release(&r);
+	fx_destroy(c);
+}
+
+/*
+ * A pair for an object that has items, where k2's place is slot 0 of a
+ * leaf: new objects appended at the tail, each followed by pairs that must
+ * be refused.  When the tail leaf has no room for the refused pair, its
+ * search splits off an empty right leaf (separator k2) and k2's slot is 0
+ * there, with the object's items in the leaf before.  The refusal must
+ * not depend on that: no -EEXIST for a k1 that is not k2's neighbour, no
+ * inserting a pair beside the object's other items, and no empty leaf
+ * left behind.  A pair too big for one leaf is refused the same way.  (Failed on 191cb9a: SEED
+ * 2126695872 hit it by chance in insert-pair-4096.)
+ */
+static void test_pair_leaf_start(uint32_t nodesize)
+{
+	char name[48];
+	struct core *c = fx_create(nodesize, 20000, GLOCK_RWLOCK, 0, 16ull << 20);
+	struct root r;
+	struct txn *tx = fx_txn(c);
+	uint8_t *buf = calloc(1, nodesize);
+	uint64_t base = 5000, n = nodesize == 4096 ? 400 : 2400, hits = 0, x;
+	uint32_t half = 0;
+	int ret = 0;
+
+	snprintf(name, sizeof(name), "insert-pair-leaf-start-%u", nodesize);
+	root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
+	root_create_empty(tx, &r);
+	half = btree_max_item_size(&r) / 2 + 8;
+	for (x = base; x < base + n; x++) {
+		struct key a = { x, 1, 0 }, b = { x, 12, 7 };
+		struct key a1 = { x, 1, 1 }, b8 = { x, 12, 8 };
+		struct path p;
+
+		/* uneven sizes, so the tail leaf's free space takes every value */
+		ret = btree_insert_pair(tx, &r, &a, buf, (uint32_t)(x * 37 % 150),
+					&b, buf, (uint32_t)(20 + x * 53 % 90));
+		CHECKV(name, ret == 0, "pair %" PRIu64 ": %d", x, ret);
+		/* a tail leaf without room for the pair: its search appends an
+		 * empty leaf (separator b8), and b8's slot is 0 there */
+		path_init(&p);
+		ret = btree_search(NULL, &r, &b8, &p, 0, 0);
+		hits += ret == 1 && p.slots[0] == (int)btree_nritems(&p) && !p.has_hi &&
+			node_leaf_free(p.nodes[0]->data, nodesize) < 16 + 2 * NODE_ITEM_SIZE;
+		path_release(&p);
+		ret = btree_insert_pair(tx, &r, &a1, buf, 8, &b8, buf, 8);
+		CHECKV(name, ret == -EINVAL,
+		       "object %" PRIu64 ": a pair beside its items (k1 absent): %d, not -EINVAL",
+		       x, ret);
+		ret = btree_insert_pair(tx, &r, &a, buf, 8, &b8, buf, 8);
+		CHECKV(name, ret == -EINVAL,
+		       "object %" PRIu64 ": a pair beside its items (k1 present): %d, not -EINVAL",
+		       x, ret);
+		CHECKV(name, btree_lookup(&r, &a1, buf, 1) == -ENOENT &&
+		       btree_lookup(&r, &b8, buf, 1) == -ENOENT,
+		       "object %" PRIu64 ": a refused pair left an item", x);
+		/* nor an empty leaf: check_tree at the end sees only the last */
+		path_init(&p);
+		ret = btree_search(NULL, &r, &b8, &p, 0, 0);
+		ret = ret < 0 ? ret : (int)btree_nritems(&p);
+		path_release(&p);
+		CHECKV(name, ret > 0, "object %" PRIu64 ": refused pairs left an empty leaf (%d)",
+		       x, ret);
+		if (x % 100 == 99)
+			fx_commit(c);
+	}
+	{
+		struct key a1 = { x - 1, 1, 1 }, b8 = { x - 1, 12, 8 };
+
+		ret = btree_insert_pair(tx, &r, &a1, buf, half, &b8, buf, half);
+		CHECKV(name, ret == -EINVAL,
+		       "a pair too big for one leaf beside the object's items: %d, not -EINVAL", ret);
+	}
+	CHECKV(name, hits > 3, "only %" PRIu64 " refusals at slot 0 of a leaf", hits);
+	fx_commit(c);
+	{
+		struct shape sh;
+
+		if (check_tree(&r, &sh, name))
+			goto out;
+		CHECKV(name, sh.items == 2 * n, "%" PRIu64 " items, not %" PRIu64, sh.items, 2 * n);
+	}
+	printf("PASS: %s (%" PRIu64 " refusals at slot 0 of a leaf)\n", name, hits);
+out:
+	free(buf);
 	root_release(&r);
 	fx_destroy(c);
 }
@@ -1415,6 +1499,8 @@ int main(void)
 	test_pair(4096);
 	test_pair(16384);
 	test_pair_separator();
+	test_pair_leaf_start(4096);
+	test_pair_leaf_start(16384);
 	test_csum();
 	test_enospc();
 	for (int i = 0; i < 3; i++) {
