@@ -33,6 +33,7 @@
 #include "aggregator/agg.h"
 #include "aggregator/spool.h"
 #include "tools/lib/folded.h"
+#include "tools/lib/glassmount.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -213,80 +214,14 @@ static int gzip_buf(const char *in, size_t len, unsigned char **out, size_t *out
 static int find_glassfs(const char *want, char *mnt, size_t mntlen, long *pid,
 			char *opts, size_t optlen)
 {
-	FILE *f = fopen("/proc/mounts", "r");
-	char line[8192], rwant[4096];
-	int found = 0;
-	DIR *d;
-	struct dirent *de;
+	char o[2048];
 
 	*pid = 0;
-	*opts = 0;
-	if (!f)
+	if (glassmount__find(want, mnt, mntlen, opts, optlen))
 		return -ENOENT;
-	if (want && !realpath(want, rwant))
-		snprintf(rwant, sizeof(rwant), "%s", want);
-	while (!found && fgets(line, sizeof(line), f)) {
-		char dev[1024], m[4096], fs[256], o[2048];
-
-		if (sscanf(line, "%1023s %4095s %255s %2047s", dev, m, fs, o) == 4 &&
-		    strstr(fs, "glassfs") && (!want || !strcmp(m, rwant))) {
-			snprintf(mnt, mntlen, "%s", m);
-			snprintf(opts, optlen, "%s", o);
-			found = 1;
-		}
-	}
-	fclose(f);
-	if (!found)
-		return -ENOENT;
-	if (!(d = opendir("/proc")))
-		return 0;
-	while (!*pid && (de = readdir(d))) {
-		char path[300], args[8192], *base;
-		ssize_t n;
-		int fd;
-
-		if (de->d_name[0] < '1' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-			continue;
-		n = read(fd, args, sizeof(args) - 1);
-		close(fd);
-		if (n <= 0)
-			continue;
-		args[n] = 0;
-		base = strrchr(args, '/');
-		if (strcmp(base ? base + 1 : args, "glassfs"))
-			continue;
-		/* argv: does one argument resolve (from the daemon's cwd) to mnt? */
-		int match = 0;
-		char o[2048] = "";
-
-		for (char *arg = args + strlen(args) + 1; arg < args + n; arg += strlen(arg) + 1) {
-			char full[4400], real[4096];
-
-			if (!strncmp(arg, "-o", 2)) {
-				const char *v = arg[2] ? arg + 2 : (arg + 3 < args + n ? arg + 3 : "");
-
-				snprintf(o + strlen(o), sizeof(o) - strlen(o), "%s%s", *o ? "," : "", v);
-				if (!arg[2])
-					arg += strlen(arg) + 1;
-				continue;
-			}
-			if (*arg == '/')
-				snprintf(full, sizeof(full), "%s", arg);
-			else
-				snprintf(full, sizeof(full), "/proc/%s/cwd/%s", de->d_name, arg);
-			if (realpath(full, real) && !strcmp(real, mnt))
-				match = 1;
-		}
-		if (match) {
-			*pid = atol(de->d_name);
-			if (*o)
-				snprintf(opts, optlen, "%s", o);
-		}
-	}
-	closedir(d);
+	*pid = glassmount__daemon(mnt, NULL, o, sizeof(o));
+	if (*o)
+		snprintf(opts, optlen, "%s", o);
 	return 0;
 }
 
