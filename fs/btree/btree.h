@@ -135,7 +135,7 @@ uint32_t btree_max_item_size(const struct root *r);
  * leaf root, every data extent of its file-extent items) gains a
  * reference, so both trees share everything below their roots.  Sets both
  * trees' last_snapshot.  No handle may change src meanwhile: the caller
- * runs inside a commit (core_commit_with).
+ * runs inside a commit (txn_commit_with).
  */
 int btree_snapshot_root(struct txn *t, struct root *src, struct root *dst);
 

@@ -602,7 +602,7 @@ static int write_batch(struct core *c, struct log_state *ls, const char *recs, s
 	if (need_super) {
 		/* no commit can run: every fsync of this batch holds a handle */
 		c->sb.log_root = logical;
-		ret = core_write_super_log(c);
+		ret = txn_write_super_log(c);
 		if (ret)
 			return ret;
 	}

@@ -921,7 +921,7 @@ int subvol_snapshot(struct fsctx *src, struct fsctx *pfs, uint64_t dir, const ch
 	ret = alloc_id(c, &a.id);
 	if (ret < 0)
 		goto put;
-	ret = core_commit_with(c, snap_in_commit, &a);
+	ret = txn_commit_with(c, snap_in_commit, &a);
 	if (ret < 0)
 		goto put;
 

@@ -23,7 +23,7 @@
  * Inode numbers stay below 2^48.
  *
  * ## Snapshots (Rodeh's lazy reference counting, as in btrfs)
- * A snapshot is made inside a commit (core_commit_with: no handle is
+ * A snapshot is made inside a commit (txn_commit_with: no handle is
  * open, so the source is a consistent tree): the source's root node is
  * copied and each child gains a reference (btree_snapshot_root).  Nothing
  * else is copied: O(1).  Later copy-on-write of a node with more than one

@@ -988,22 +988,22 @@ static void failing_supers(void)
 	core_stats(c, &st);
 	d0 = st.degraded;
 	dev_set_fail(c->devs[0], DEV_FLUSH, true);
-	r = core_write_supers(c, gen);
+	r = txn_write_supers(c, gen);
 	core_stats(c, &st);
 	CHECK("supers: flush failing on device 1 only: written, degraded",
 	      r == 0 && st.degraded == d0 + 1);
 	dev_set_fail(c->devs[1], DEV_FLUSH, true);
-	r = core_write_supers(c, gen);
+	r = txn_write_supers(c, gen);
 	CHECK("supers: flush failing on both devices: EIO", r == -EIO);
 	dev_set_fail(c->devs[0], DEV_FLUSH, false);
 	dev_set_fail(c->devs[1], DEV_FLUSH, false);
 	dev_set_fail(c->devs[0], DEV_WRITE, true);
 	dev_set_fail(c->devs[1], DEV_WRITE, true);
-	r = core_write_supers(c, gen);
+	r = txn_write_supers(c, gen);
 	CHECK("supers: write failing on both devices: EIO", r == -EIO);
 	dev_set_fail(c->devs[0], DEV_WRITE, false);
 	dev_set_fail(c->devs[1], DEV_WRITE, false);
-	MUST(core_write_supers(c, gen));
+	MUST(txn_write_supers(c, gen));
 	MUST(core_close(c));
 	c = NULL;
 	/* reopen: everything is there (stale copies on device 2 are served
