@@ -840,7 +840,7 @@ int main(int argc, char **argv)
 			core_close(f.c);
 			return 8;
 		}
-		ret = core_scrub(f.c, &so, &sp);
+		ret = scrub_run(f.c, &so, &sp);
 		int r2 = core_close(f.c);
 		f.c = NULL;
 		printf("fsck.glassfs: scrub: %llu bytes checked, %llu corrected, %llu uncorrectable\n",

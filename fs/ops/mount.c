@@ -34,7 +34,7 @@
  * start, as tests/bpf/probes.test wants, before the daemon calls it.
  */
 int (*const core_scrub_entry)(struct core *, struct scrub_opts *, struct scrub_progress *) =
-	core_scrub;
+	scrub_run;
 
 static struct core *core_alloc(const struct core_opts *o)
 {

@@ -270,13 +270,13 @@ static void profile_case(const char *tag, int ndev, uint64_t dprof, uint64_t mpr
 	CHECK(N("with one copy damaged every read still succeeds"), verify_all(c, ext));
 	core_stats(c, &st);
 	CHECK(N("the damage is counted (csum_errors, degraded)"), st.csum_errors >= 2 && st.degraded >= 2);
-	MUST(core_scrub(c, &so, &sp));
+	MUST(scrub_run(c, &so, &sp));
 	CHECK(N("scrub finds both bad copies"), sp.meta_errors >= 1 && sp.data_errors >= 1);
 	CHECK(N("scrub repairs them (corrected node + sector, nothing uncorrectable)"),
 	      sp.corrected_bytes >= c->nodesize + CORE_SECTORSIZE && sp.uncorrectable_bytes == 0);
 	CHECK(N("scrub checked every copy of everything"),
 	      sp.checked_bytes >= 2 * (uint64_t)NEXT * EXTLEN && sp.nodes > 3 && sp.extents == NEXT);
-	MUST(core_scrub(c, &so, &sp));
+	MUST(scrub_run(c, &so, &sp));
 	CHECK(N("a second scrub finds nothing"), sp.meta_errors == 0 && sp.data_errors == 0 &&
 	      sp.corrected_bytes == 0 && sp.uncorrectable_bytes == 0 && sp.checked_bytes > 0);
 	MUST(core_close(c));
@@ -354,7 +354,7 @@ static void failing_device(void)
 	struct scrub_opts so = { 0 };
 	struct scrub_progress sp;
 	MUST(txn_commit(c, COMMIT_SYNC));
-	MUST(core_scrub(c, &so, &sp));
+	MUST(scrub_run(c, &so, &sp));
 	CHECK("raid1: scrub repairs the copy the failed write missed",
 	      sp.data_errors >= EXTLEN / CORE_SECTORSIZE && sp.uncorrectable_bytes == 0 &&
 	      sp.corrected_bytes >= EXTLEN);
@@ -1015,7 +1015,7 @@ static void failing_supers(void)
 	      t_count_items(c, 100000, 50, &err) == 50 && err == 0);
 	struct scrub_opts so = { 0 };
 	struct scrub_progress sp;
-	MUST(core_scrub(c, &so, &sp));
+	MUST(scrub_run(c, &so, &sp));
 	CHECK("supers: scrub leaves nothing uncorrectable", sp.uncorrectable_bytes == 0);
 	MUST(core_close(c));
 	c = NULL;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_scrub.c — core_scrub beside a running workload (no false
+ * test_scrub.c — scrub_run beside a running workload (no false
  * positives, ASan-clean), cancel, rate limit, progress read while it
  * runs, report-only mode, and damage with no good copy left
  * (uncorrectable, reads give EIO).
@@ -79,7 +79,7 @@ struct bg_scrub {
 static void *scrub_main(void *arg)
 {
 	struct bg_scrub *s = arg;
-	s->ret = core_scrub(s->c, &s->o, &s->p);
+	s->ret = scrub_run(s->c, &s->o, &s->p);
 	return NULL;
 }
 
@@ -121,7 +121,7 @@ int main(void)
 		uint64_t t0 = glock_now_ns();
 		MUST(-pthread_create(&th, NULL, worker_main, &w));
 		while (glock_now_ns() - t0 < 1500000000ull) {
-			int r = core_scrub(c, &so, &sp);
+			int r = scrub_run(c, &so, &sp);
 			if (r) {
 				printf("FAIL: online scrub returned %d (%s)\n", r, strerror(-r));
 				fails++;
@@ -144,7 +144,7 @@ int main(void)
 	{
 		so.rate_bytes_per_s = 8ull << 20;
 		uint64_t t0 = glock_now_ns();
-		MUST(core_scrub(c, &so, &sp));
+		MUST(scrub_run(c, &so, &sp));
 		double el = (double)(glock_now_ns() - t0) / 1e9;
 		double want = (double)sp.checked_bytes / (double)so.rate_bytes_per_s;
 		printf("rate: %llu bytes in %.3f s at %llu B/s (floor %.3f s)\n",
@@ -196,14 +196,14 @@ int main(void)
 		MUST(t_poke(p1, ph1 + 4096 + 9, 0x20));
 		MUST(open2(devs, &c));
 		so.readonly = true;
-		MUST(core_scrub(c, &so, &sp));
+		MUST(scrub_run(c, &so, &sp));
 		CHECK("report-only scrub finds the bad copies and rewrites nothing",
 		      sp.data_errors == 3 && sp.corrected_bytes == 0 && sp.uncorrectable_bytes == 4096);
 		so.readonly = false;
-		MUST(core_scrub(c, &so, &sp));
+		MUST(scrub_run(c, &so, &sp));
 		CHECK("scrub repairs what has a good copy, counts the rest uncorrectable",
 		      sp.data_errors == 3 && sp.corrected_bytes == 4096 && sp.uncorrectable_bytes == 4096);
-		MUST(core_scrub(c, &so, &sp));
+		MUST(scrub_run(c, &so, &sp));
 		CHECK("second scrub: only the uncorrectable sector is left",
 		      sp.data_errors == 2 && sp.corrected_bytes == 0 && sp.uncorrectable_bytes == 4096);
 		CHECK("the uncorrectable extent reads EIO", data_read(c, ext[3], buf, EXTLEN) == -EIO);
