@@ -592,7 +592,7 @@ static int write_batch(struct core *c, struct log_state *ls, const char *recs, s
 			return ret;
 		}
 	}
-	ret = core_write_copies(c, logical, h, seglen, "fsync log segment");
+	ret = meta_write_copies(c, logical, h, seglen, "fsync log segment");
 	free(h);
 	uint64_t seen = dev_writes(c);
 	if (!ret)

@@ -87,7 +87,7 @@ int data_write(struct txn *t, uint64_t logical, const void *buf, uint64_t len)
 		return -EROFS;
 	if (btree_max_item_size(core_tree(c, CT_CSUM)) / CSUM_SIZE < per_item)
 		per_item = btree_max_item_size(core_tree(c, CT_CSUM)) / CSUM_SIZE;
-	ret = core_write_copies(c, logical, buf, len, "data block");
+	ret = meta_write_copies(c, logical, buf, len, "data block");
 	if (ret) {
 		core_log(c, "data write at logical %llu+%llu failed: %s",
 			 (unsigned long long)logical, (unsigned long long)len, strerror(-ret));
