@@ -130,7 +130,7 @@ static int open_devs(struct core *c, const char *const *devs, int ndevs, bool ro
 			return ret;
 		}
 		c->ndevs++;
-		core_apply_latency(c, c->devs[i], i);
+		dev_apply_latency(c, c->devs[i], i);
 		if (c->opts.dev_recorder)
 			dev_set_recorder(c->devs[i], c->opts.dev_recorder, c->opts.dev_recorder_arg);
 	}
