@@ -709,7 +709,7 @@ static void gl_ioctl(fuse_req_t req, fuse_ino_t ino_, unsigned int cmd, void *ar
 		return;
 	}
 	if (_IOC_TYPE(cmd) == GLASSFS_IOC_MAGIC && _IOC_NR(cmd) >= 10 && _IOC_NR(cmd) <= 19) {
-		int ret = glassfs_subvol_ioctl(req, ino_, cmd, in_buf, in_bufsz, out_bufsz);
+		int ret = fuse_subvol_ioctl(req, ino_, cmd, in_buf, in_bufsz, out_bufsz);
 		op_end(OP_IOCTL, ino, ret, t0);
 		return;
 	}
@@ -717,7 +717,7 @@ static void gl_ioctl(fuse_req_t req, fuse_ino_t ino_, unsigned int cmd, void *ar
 		/* devices and balance: fs/services/volume.c (which may take a while) */
 		char out[2048];
 		size_t outsz = out_bufsz < sizeof(out) ? out_bufsz : sizeof(out);
-		int ret = glassfs_volume_ioctl(d->core, cmd, in_buf, in_bufsz, out, &outsz);
+		int ret = fuse_volume_ioctl(d->core, cmd, in_buf, in_bufsz, out, &outsz);
 
 		if (!replied_err(req, OP_IOCTL, ino, t0, ret))
 			fuse_reply_ioctl(req, 0, out, outsz);
