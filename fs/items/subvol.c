@@ -395,7 +395,7 @@ static void open_all(struct fsctx *deflt)
 	free(ids);
 }
 
-int subvols_init(struct fsctx *deflt, const struct core_opts *o)
+int subvol_table_init(struct fsctx *deflt, const struct core_opts *o)
 {
 	struct subvols *svs = calloc(1, sizeof(*svs));
 
@@ -409,7 +409,7 @@ int subvols_init(struct fsctx *deflt, const struct core_opts *o)
 	return 0;
 }
 
-void subvols_destroy(struct fsctx *deflt)
+void subvol_table_destroy(struct fsctx *deflt)
 {
 	struct subvols *svs = deflt->svs;
 

@@ -64,8 +64,8 @@ static inline uint64_t subvol_of_nodeid(uint64_t nodeid)
 }
 
 /* The table of open fs trees, shared by every fsctx of one mount. */
-int subvols_init(struct fsctx *deflt, const struct core_opts *o);
-void subvols_destroy(struct fsctx *deflt);
+int subvol_table_init(struct fsctx *deflt, const struct core_opts *o);
+void subvol_table_destroy(struct fsctx *deflt);
 
 /*
  * The fsctx of subvolume id (FS_TREE_OBJECTID: the default one), opened

@@ -92,7 +92,7 @@ int fsops_mount(struct core *c, const struct core_opts *o, struct fsctx **out)
 	int ret = fsctx_mount_tree(c, o, FS_TREE_OBJECTID, false, out);
 
 	if (ret == 0) {
-		ret = subvols_init(*out, o);
+		ret = subvol_table_init(*out, o);
 		if (ret < 0) {
 			fsops_unmount(*out);
 			*out = NULL;
@@ -106,7 +106,7 @@ void fsops_unmount(struct fsctx *fs)
 	if (!fs)
 		return;
 	if (fs->subvol == FS_TREE_OBJECTID)
-		subvols_destroy(fs);
+		subvol_table_destroy(fs);
 	icache_destroy(fs);
 	free(fs);
 }
