@@ -143,14 +143,6 @@ struct core_space {
 };
 void core_space(struct core *c, struct core_space *s);
 
-/*
- * Batch trim (glassctl trim, FITRIM): discard every free range of at
- * least minlen bytes, inside block groups (every copy) and in no chunk.
- * *trimmed gets the device bytes discarded.  -EOPNOTSUPP when a device
- * cannot discard; -EROFS on a read-only volume.
- */
-int core_trim(struct core *c, uint64_t minlen, uint64_t *trimmed);
-
 /* Counters for tests, benchmarks and `glassctl stats`. Monotonic since open. */
 struct core_stats {
 	uint64_t transid;		/* last committed generation */
