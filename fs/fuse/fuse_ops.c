@@ -793,7 +793,7 @@ static void gl_ioctl(fuse_req_t req, fuse_ino_t ino_, unsigned int cmd, void *ar
 			return;
 		}
 		memcpy(&r, in_buf, sizeof(r));
-		ret = core_trim(d->core, r.minlen, &trimmed);
+		ret = trim_batch(d->core, r.minlen, &trimmed);
 		op_end(OP_IOCTL, ino, ret, t0);
 		r.len = trimmed;
 		if (ret < 0)
@@ -812,7 +812,7 @@ static void gl_ioctl(fuse_req_t req, fuse_ino_t ino_, unsigned int cmd, void *ar
 		}
 		memcpy(&io, in_buf, sizeof(io));
 		io.trimmed = 0;
-		ret = core_trim(d->core, io.minlen, &io.trimmed);
+		ret = trim_batch(d->core, io.minlen, &io.trimmed);
 		if (!replied_err(req, OP_IOCTL, ino, t0, ret))
 			fuse_reply_ioctl(req, 0, &io, sizeof(io));
 		return;

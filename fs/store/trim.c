@@ -14,7 +14,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-int core_trim(struct core *c, uint64_t minlen, uint64_t *trimmed)
+int trim_batch(struct core *c, uint64_t minlen, uint64_t *trimmed)
 {
 	uint64_t from = 0, l, len, done = 0;
 	uint64_t (*gaps)[2];

@@ -15,6 +15,6 @@ struct core;
  * *trimmed gets the device bytes discarded.  -EOPNOTSUPP when a device
  * cannot discard; -EROFS on a read-only volume.
  */
-int core_trim(struct core *c, uint64_t minlen, uint64_t *trimmed);
+int trim_batch(struct core *c, uint64_t minlen, uint64_t *trimmed);
 
 #endif

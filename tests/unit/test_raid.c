@@ -872,7 +872,7 @@ static void trim_case(void)
 	MUST(txn_commit(c, COMMIT_SYNC));
 	MUST(txn_commit(c, COMMIT_SYNC));
 	uint64_t before = disk_bytes(v.img[0]);
-	int r = core_trim(c, 0, &trimmed);
+	int r = trim_batch(c, 0, &trimmed);
 	uint64_t after = disk_bytes(v.img[0]);
 	printf("trim: %llu bytes trimmed, image %llu -> %llu bytes on disk\n",
 	       (unsigned long long)trimmed, (unsigned long long)before, (unsigned long long)after);
