@@ -70,7 +70,7 @@ int fsctx_mount_tree(struct core *c, const struct core_opts *o, uint64_t tree_id
 	fs->inline_max = 2048;
 	if (maxitem < FE_INLINE_HDR + 2048 + 256)
 		fs->inline_max = maxitem > FE_INLINE_HDR + 256 ? maxitem - FE_INLINE_HDR - 256 : 0;
-	ret = icache_init(fs);
+	ret = inode_cache_init(fs);
 	if (ret < 0)
 		goto fail;
 
@@ -119,7 +119,7 @@ int fsctx_mount_tree(struct core *c, const struct core_opts *o, uint64_t tree_id
 	*out = fs;
 	return 0;
 fail:
-	icache_destroy(fs);
+	inode_cache_destroy(fs);
 	free(fs);
 	return ret;
 }

@@ -29,7 +29,7 @@ static struct icache *ic_of(struct fsctx *fs, uint64_t ino)
 	return &fs->icache[ino & (ICACHE_SHARDS - 1)];
 }
 
-int icache_init(struct fsctx *fs)
+int inode_cache_init(struct fsctx *fs)
 {
 	for (int i = 0; i < ICACHE_SHARDS; i++) {
 		struct icache *ic = &fs->icache[i];
@@ -40,7 +40,7 @@ int icache_init(struct fsctx *fs)
 		ic->count = 0;
 		ic->buckets = calloc(ic->nbuckets, sizeof(*ic->buckets));
 		if (!ic->buckets) {
-			icache_destroy(fs);
+			inode_cache_destroy(fs);
 			return -ENOMEM;
 		}
 	}
@@ -48,7 +48,7 @@ int icache_init(struct fsctx *fs)
 }
 
 /* Frees every cached inode; safe on a partly initialised cache. */
-void icache_destroy(struct fsctx *fs)
+void inode_cache_destroy(struct fsctx *fs)
 {
 	dcache_free(fs->dcache);	/* the name cache goes with the inodes */
 	fs->dcache = NULL;

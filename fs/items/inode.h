@@ -90,8 +90,8 @@ struct fsops_cred {
 int fsctx_mount_tree(struct core *c, const struct core_opts *o, uint64_t tree_id,
 		     bool rdonly, struct fsctx **out);
 
-int icache_init(struct fsctx *fs);
-void icache_destroy(struct fsctx *fs);
+int inode_cache_init(struct fsctx *fs);
+void inode_cache_destroy(struct fsctx *fs);
 
 /* The inode ino, referenced.  -ENOENT if it has no INODE_ITEM, -errno. */
 int inode_get(struct fsctx *fs, uint64_t ino, struct inode **out);

@@ -419,7 +419,7 @@ void subvol_table_destroy(struct fsctx *deflt)
 		for (int i = 0; svs->chunk[c] && i < SV_CHUNK; i++) {
 			struct fsctx *fs = svs->chunk[c][i];
 			if (fs) {
-				icache_destroy(fs);
+				inode_cache_destroy(fs);
 				free(fs);
 			}
 		}
@@ -444,7 +444,7 @@ static struct fsctx *dead_fs(struct fsctx *any, uint64_t id)
 	fs->subvol = id;
 	fs->ino_base = subvol_nodeid(id, 0);
 	fs->svs = any->svs;
-	if (icache_init(fs) < 0) {
+	if (inode_cache_init(fs) < 0) {
 		free(fs);
 		return NULL;
 	}
@@ -812,7 +812,7 @@ static int drop_nested(struct txn *t, struct fsctx *pfs, struct snap_arg *a)
 	tmp->root = &a->sv->cr.r;
 	tmp->locktype = pfs->locktype;
 	tmp->subvol = a->id;
-	if ((ret = icache_init(tmp)) < 0) {
+	if ((ret = inode_cache_init(tmp)) < 0) {
 		free(tmp);
 		return ret;
 	}
@@ -842,7 +842,7 @@ static int drop_nested(struct txn *t, struct fsctx *pfs, struct snap_arg *a)
 		inode_unlock(dp);
 		inode_put(tmp, dp);
 	}
-	icache_destroy(tmp);
+	inode_cache_destroy(tmp);
 	free(tmp);
 	return ret;
 }

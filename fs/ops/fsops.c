@@ -107,7 +107,7 @@ void fsops_unmount(struct fsctx *fs)
 		return;
 	if (fs->subvol == FS_TREE_OBJECTID)
 		subvol_table_destroy(fs);
-	icache_destroy(fs);
+	inode_cache_destroy(fs);
 	free(fs);
 }
 
