@@ -32,7 +32,7 @@ static int create_root(struct fsctx *fs)
 	it.mode = S_IFDIR | 0755;
 	it.nlink = 2;
 	it.dir_seq = DIR_SEQ_FIRST;
-	item_time_now(&it.otime);
+	inode_time_now(&it.otime);
 	it.atime = it.mtime = it.ctime = it.otime;
 	ret = btree_insert(t, fs->root, &k, &it, sizeof(it));
 	if (ret < 0)

@@ -312,7 +312,7 @@ void inode_unlock_many(struct inode **ips, int n)
 		inode_unlock(s[i]);
 }
 
-void item_time_now(struct item_time *t)
+void inode_time_now(struct item_time *t)
 {
 	struct timespec ts;
 
@@ -339,7 +339,7 @@ bool inode_atime_stale(const struct inode *ip, int mode)
 	if (time_cmp(&ip->item.atime, &ip->item.mtime) <= 0 ||
 	    time_cmp(&ip->item.atime, &ip->item.ctime) <= 0)
 		return true;
-	item_time_now(&now);
+	inode_time_now(&now);
 	return (int64_t)now.sec - (int64_t)ip->item.atime.sec >= 24 * 3600;
 }
 
@@ -347,7 +347,7 @@ void inode_touch(struct inode *ip, int which)
 {
 	struct item_time now;
 
-	item_time_now(&now);
+	inode_time_now(&now);
 	if (which & T_ATIME)
 		ip->item.atime = now;
 	if (which & T_MTIME)
@@ -390,7 +390,7 @@ int inode_new(struct txn *t, struct fsctx *fs, uint32_t mode, uint32_t uid,
 	ip->item.rdev = rdev;
 	ip->item.nlink = S_ISDIR(mode) ? 2 : 1;
 	ip->item.dir_seq = DIR_SEQ_FIRST;
-	item_time_now(&ip->item.otime);
+	inode_time_now(&ip->item.otime);
 	ip->item.atime = ip->item.mtime = ip->item.ctime = ip->item.otime;
 
 	k = mkkey(ino, KEY_INODE_ITEM, 0);

@@ -135,7 +135,7 @@ int inode_update(struct txn *t, struct fsctx *fs, struct inode *ip);
 
 enum { T_ATIME = 1, T_MTIME = 2, T_CTIME = 4 };
 void inode_touch(struct inode *ip, int which);
-void item_time_now(struct item_time *t);
+void inode_time_now(struct item_time *t);
 /* Does a read have to update ip's atime under mode (enum core_atime)?
  * relatime: when atime is not after mtime or ctime, or a day old.
  * Caller holds ip->lock (read is enough). */

@@ -715,7 +715,7 @@ int subvol_create(struct fsctx *pfs, uint64_t dir, const char *name,
 	it.uid = cr->uid;
 	it.gid = cr->gid;
 	it.dir_seq = DIR_SEQ_FIRST;
-	item_time_now(&it.otime);
+	inode_time_now(&it.otime);
 	it.atime = it.mtime = it.ctime = it.otime;
 	struct key k = mkkey(ROOT_DIR_INO, KEY_INODE_ITEM, 0);
 	ret = btree_insert(t, &sv->cr.r, &k, &it, sizeof(it));
