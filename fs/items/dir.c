@@ -435,7 +435,7 @@ int dir_is_empty(struct fsctx *fs, uint64_t dir)
 	int ret;
 
 	path_init(&p);
-	ret = items_search_ge(fs, &k, &p);
+	ret = fsctx_search_ge(fs, &k, &p);
 	if (ret == 0) {
 		btree_item_key(&p, p.slots[0], &ik);
 		ret = !(ik.objectid == dir && ik.type == KEY_DIR_INDEX);
@@ -456,7 +456,7 @@ int dir_parent(struct fsctx *fs, uint64_t ino, uint64_t *parent)
 	if (ino == ROOT_DIR_INO)
 		return 0;
 	path_init(&p);
-	ret = items_search_ge(fs, &k, &p);
+	ret = fsctx_search_ge(fs, &k, &p);
 	if (ret == 0) {
 		btree_item_key(&p, p.slots[0], &ik);
 		if (ik.objectid == ino && ik.type == KEY_INODE_REF)
@@ -488,7 +488,7 @@ int dir_iterate(struct fsctx *fs, uint64_t dir, uint64_t from, dir_iter_fn fn, v
 		int n = 0;
 
 		path_init(&p);
-		ret = items_search_ge(fs, &k, &p);
+		ret = fsctx_search_ge(fs, &k, &p);
 		while (ret == 0 && n < ITER_BATCH) {
 			uint32_t size;
 			btree_item_key(&p, p.slots[0], &ik);

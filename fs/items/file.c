@@ -113,7 +113,7 @@ static int ext_collect(struct fsctx *fs, uint64_t ino, uint64_t start, uint64_t 
 		}
 		path_release(&p);
 		path_init(&p);
-		ret = items_search_ge(fs, &k, &p);
+		ret = fsctx_search_ge(fs, &k, &p);
 	}
 	while (ret == 0 && n < max) {
 		btree_item_key(&p, p.slots[0], &ik);

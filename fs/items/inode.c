@@ -426,7 +426,7 @@ int inode_drop_link(struct txn *t, struct fsctx *fs, struct inode *ip)
 	return inode_update(t, fs, ip);
 }
 
-int items_search_ge(struct fsctx *fs, const struct key *k, struct path *p)
+int fsctx_search_ge(struct fsctx *fs, const struct key *k, struct path *p)
 {
 	return btree_search_ge(fs->root, k, p);
 }
@@ -448,7 +448,7 @@ static int collect_items(struct fsctx *fs, uint64_t ino, struct doomed *d)
 	int n = 0, ret;
 
 	path_init(&p);
-	ret = items_search_ge(fs, &k, &p);
+	ret = fsctx_search_ge(fs, &k, &p);
 	if (ret < 0)
 		goto out;
 	if (ret)
@@ -541,7 +541,7 @@ int inode_orphan_cleanup(struct fsctx *fs)
 		int ret;
 
 		path_init(&p);
-		ret = items_search_ge(fs, &k, &p);
+		ret = fsctx_search_ge(fs, &k, &p);
 		if (ret == 0) {
 			btree_item_key(&p, p.slots[0], &ik);
 			if (ik.objectid != ORPHAN_OBJECTID || ik.type != KEY_ORPHAN_ITEM)

@@ -158,7 +158,7 @@ int inode_init_next(struct fsctx *fs);
 
 /* Read-only search for the first item >= k: 0 positioned there, 1 when
  * no such item, -errno.  p must be released by the caller either way. */
-int items_search_ge(struct fsctx *fs, const struct key *k, struct path *p);
+int fsctx_search_ge(struct fsctx *fs, const struct key *k, struct path *p);
 
 static inline struct key mkkey(uint64_t oid, uint8_t type, uint64_t off)
 {

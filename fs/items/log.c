@@ -351,7 +351,7 @@ static int capture_fs_items(struct fsctx *fs, uint64_t ino, uint64_t transid, st
 	size_t cap = 0, keepcap = 0;
 
 	path_init(&p);
-	ret = items_search_ge(fs, &k, &p);
+	ret = fsctx_search_ge(fs, &k, &p);
 	while (ret == 0) {
 		uint32_t size;
 		void *ptr;
@@ -1198,7 +1198,7 @@ static int drop_inode_items(struct txn *t, struct fsctx *fs, uint64_t ino,
 		int ret;
 
 		path_init(&p);
-		ret = items_search_ge(fs, &from, &p);
+		ret = fsctx_search_ge(fs, &from, &p);
 		while (ret == 0) {
 			btree_item_key(&p, p.slots[0], &ik);
 			if (ik.objectid != ino) {

@@ -171,7 +171,7 @@ int xattr_list(struct fsctx *fs, uint64_t ino, char *buf, size_t size)
 	int ret;
 
 	path_init(&p);
-	ret = items_search_ge(fs, &k, &p);
+	ret = fsctx_search_ge(fs, &k, &p);
 	while (ret == 0) {
 		uint32_t isz;
 		btree_item_key(&p, p.slots[0], &ik);
