@@ -124,3 +124,7 @@ fail:
 	return ret;
 }
 
+int fsctx_search_ge(struct fsctx *fs, const struct key *k, struct path *p)
+{
+	return btree_search_ge(fs->root, k, p);
+}

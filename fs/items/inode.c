@@ -426,11 +426,6 @@ int inode_drop_link(struct txn *t, struct fsctx *fs, struct inode *ip)
 	return inode_update(t, fs, ip);
 }
 
-int fsctx_search_ge(struct fsctx *fs, const struct key *k, struct path *p)
-{
-	return btree_search_ge(fs->root, k, p);
-}
-
 /* ---- freeing an inode's items ------------------------------------- */
 
 struct doomed {
