@@ -20,6 +20,7 @@
 #include "fs/ops/fsops.h"
 #include "fs/items/dir.h"
 #include "fs/items/file.h"
+#include "fs/items/acl.h"
 #include "fs/items/xattr.h"
 #include "fs/base/probe.h"
 #include "fs/btree/meta.h"	/* core_generation() */
