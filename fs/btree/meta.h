@@ -36,7 +36,7 @@ void root_release(struct root *r);
 /*
  * The B-tree allocates, frees and counts references of node blocks only
  * through these, so it never names the layer that keeps the extent tree
- * (fs/trees/extent.c: extent_meta_ops, set by core_open/core_format; the
+ * (fs/trees/extent.c: extent_meta_ops, set by mount_open/mount_format; the
  * unit tests' in-memory core: its own).
  *
  * alloc: a new node block for tree `owner` at `level` in transaction t

@@ -110,7 +110,7 @@ static inline int profile_copies(uint64_t profile)
 	return (profile & (BG_RAID1 | BG_DUP)) ? 2 : 1;
 }
 
-/* core_open and core_format (fs/ops/mount.c) start with it: no message
+/* mount_open and mount_format (fs/ops/mount.c) start with it: no message
  * printed yet (core_failure_reported, core.h). */
 void core_report_reset(void);
 /* Corruption and I/O trouble: one line on stderr naming where. */

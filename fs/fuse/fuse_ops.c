@@ -733,7 +733,7 @@ static void gl_ioctl(fuse_req_t req, fuse_ino_t ino_, unsigned int cmd, void *ar
 			reply_err(req, OP_IOCTL, ino, t0, -EINVAL);
 			return;
 		}
-		core_stats(d->core, &s);
+		mount_stats(d->core, &s);
 		dir_cache_counts(FS(req, ino_), &s.name_cache_hits, &s.name_cache_misses);
 		memset(&out, 0, sizeof(out));
 		out.version = 1;

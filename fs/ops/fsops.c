@@ -1146,7 +1146,7 @@ int fsops_statfs(struct fsctx *fs, struct statvfs *sv)
 {
 	struct core_space sp;
 
-	core_space(fs->core, &sp);
+	mount_space(fs->core, &sp);
 	memset(sv, 0, sizeof(*sv));
 	sv->f_bsize = CORE_SECTORSIZE;
 	sv->f_frsize = CORE_SECTORSIZE;

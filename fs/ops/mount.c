@@ -224,7 +224,7 @@ static int add_bg_of_chunk(const struct chunk *ch, void *arg)
 	return alloc_add_bg(arg, ch->logical, ch->length, ch->type & BG_TYPE_MASK, false);
 }
 
-int core_open(const char *const *devs, int ndevs, const struct core_opts *o,
+int mount_open(const char *const *devs, int ndevs, const struct core_opts *o,
 	      struct core **out)
 {
 	struct core *c = core_alloc(o);
@@ -366,7 +366,7 @@ fail:
 	return ret;
 }
 
-int core_close(struct core *c)
+int mount_close(struct core *c)
 {
 	int ret = 0;
 
@@ -417,7 +417,7 @@ static const char *signature(struct dev *d)
 
 int txn_commit_format(struct core *c, uint64_t transid);
 
-int core_format(const char *const *devs, int ndevs, const struct format_opts *o)
+int mount_format(const char *const *devs, int ndevs, const struct format_opts *o)
 {
 	struct format_opts def = { .nodesize = CORE_DEFAULT_NODESIZE };
 	struct core *c;
@@ -569,7 +569,7 @@ out:
 	return ret;
 }
 
-void core_space(struct core *c, struct core_space *s)
+void mount_space(struct core *c, struct core_space *s)
 {
 	uint64_t dt, df, unalloc = chunk_unallocated(c);
 	uint64_t keep = chunk_default_size(c, BG_METADATA);
@@ -585,7 +585,7 @@ void core_space(struct core *c, struct core_space *s)
 	s->avail_bytes = s->free_bytes;
 }
 
-void core_stats(struct core *c, struct core_stats *s)
+void mount_stats(struct core *c, struct core_stats *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->transid = c->generation;

@@ -217,7 +217,7 @@ queued:
 	return false;
 drop:
 	/* not discarded: only a missed hint (glassctl trim gets it); read
-	 * without the lock by core_stats */
+	 * without the lock by mount_stats */
 	__atomic_store_n(&q->dropped, q->dropped + 1, __ATOMIC_RELAXED);
 	glock_write_unlock(&q->lock);
 	return false;

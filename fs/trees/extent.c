@@ -372,7 +372,7 @@ static void extent_meta_free(struct txn *t, uint64_t owner, int level, uint64_t 
 		alloc_pin(c, bytenr, c->nodesize);
 }
 
-/* The B-tree's block ops (meta.h) of a volume: set by core_open and core_format. */
+/* The B-tree's block ops (meta.h) of a volume: set by mount_open and mount_format. */
 const struct meta_ops extent_meta_ops = {
 	.alloc = extent_meta_alloc,
 	.free = extent_meta_free,

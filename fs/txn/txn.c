@@ -594,7 +594,7 @@ fail:
 	return ret;
 }
 
-/* Used by core_format: commit transaction transid without the handle
+/* Used by mount_format: commit transaction transid without the handle
  * bookkeeping (no other thread exists yet). */
 int txn_commit_format(struct core *c, uint64_t transid);
 int txn_commit_format(struct core *c, uint64_t transid)

@@ -59,7 +59,7 @@ static __attribute__((unused)) int t_format(const char *img, uint32_t nodesize)
 {
 	const char *devs[1] = { img };
 	struct format_opts o = { .label = "unit", .nodesize = nodesize, .force = true };
-	return core_format(devs, 1, &o);
+	return mount_format(devs, 1, &o);
 }
 
 static __attribute__((unused)) int t_open(const char *img, bool ro, struct core **c)
@@ -69,7 +69,7 @@ static __attribute__((unused)) int t_open(const char *img, bool ro, struct core 
 	core_opts_default(&o);
 	o.readonly = ro;
 	o.commit_interval_s = 3600;	/* tests commit explicitly */
-	return core_open(devs, 1, &o, c);
+	return mount_open(devs, 1, &o, c);
 }
 
 /* Patch bytes of a file (corruption tests). */

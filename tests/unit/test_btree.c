@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_btree.c — the B-tree through the real storage core: core_format on
- * a temporary image file, core_open, items changed in transactions
+ * test_btree.c — the B-tree through the real storage core: mount_format on
+ * a temporary image file, mount_open, items changed in transactions
  * (txn_join / txn_end / txn_commit) against a reference model, reopen and
  * compare, btree_walk over every tree with no bad node, a corrupted leaf
  * read back as -EIO after reopen, and threads inserting concurrently under
@@ -72,7 +72,7 @@ static int make_image(uint32_t nodesize)
 		return -1;
 	}
 	close(fd);
-	return core_format(devs, 1, &fo);
+	return mount_format(devs, 1, &fo);
 }
 
 static int open_core(struct core **c, enum glock_type type, unsigned groups)
@@ -83,7 +83,7 @@ static int open_core(struct core **c, enum glock_type type, unsigned groups)
 	core_opts_default(&o);
 	o.locktype = type;
 	o.lock_groups = groups;
-	return core_open(devs, 1, &o, c);
+	return mount_open(devs, 1, &o, c);
 }
 
 static int compare(struct core *c, const char *name)
@@ -220,19 +220,19 @@ static void test_core(uint32_t nodesize)
 	snprintf(name, sizeof(name), "core-%u", nodesize);
 	memset(msize, 0, sizeof(msize));
 	if ((ret = make_image(nodesize))) {
-		FAILF(name, "core_format: %d", ret);
+		FAILF(name, "mount_format: %d", ret);
 		return;
 	}
 	if ((ret = open_core(&c, GLOCK_RWLOCK, 0))) {
-		FAILF(name, "core_open: %d", ret);
+		FAILF(name, "mount_open: %d", ret);
 		return;
 	}
 	if (random_ops(c, &rs, 12000, maxsz, 85, name) || compare(c, name))
 		goto out;
-	ret = core_close(c);
+	ret = mount_close(c);
 	c = NULL;
 	if (ret) {
-		FAILF(name, "core_close: %d", ret);
+		FAILF(name, "mount_close: %d", ret);
 		goto out;
 	}
 	if ((ret = open_core(&c, GLOCK_RWLOCK, 0))) {
@@ -248,7 +248,7 @@ static void test_core(uint32_t nodesize)
 	printf("PASS: %s-grow-reopen (fs tree depth %d)\n", name, depth);
 	if (random_ops(c, &rs, 20000, maxsz, 20, name) || compare(c, name))
 		goto out;
-	ret = core_close(c);
+	ret = mount_close(c);
 	c = NULL;
 	if (ret || (ret = open_core(&c, GLOCK_MUTEX, 4))) {
 		FAILF(name, "close/reopen: %d", ret);
@@ -259,7 +259,7 @@ static void test_core(uint32_t nodesize)
 	printf("PASS: %s-shrink-reopen (fs tree depth %d)\n", name, depth);
 out:
 	if (c)
-		core_close(c);
+		mount_close(c);
 }
 
 /* ---- corruption through the real core -------------------------------- */
@@ -286,7 +286,7 @@ static void test_core_csum(void)
 
 		if ((ret = txn_join(c, 1, 0, &t))) {
 			FAILF(name, "txn_join: %d", ret);
-			core_close(c);
+			mount_close(c);
 			return;
 		}
 		fill(buf, id, 100, 1);
@@ -294,7 +294,7 @@ static void test_core_csum(void)
 		txn_end(t);
 		if (ret) {
 			FAILF(name, "insert: %d", ret);
-			core_close(c);
+			mount_close(c);
 			return;
 		}
 	}
@@ -302,7 +302,7 @@ static void test_core_csum(void)
 	btree_search(NULL, r, &k, &p, 0, 0);
 	leaf = p.nodes[0]->bytenr;
 	path_release(&p);
-	core_close(c);
+	mount_close(c);
 	c = NULL;
 	/* single device, single profile in a fresh image: find the block by its
 	 * header (bytenr at offset 48) */
@@ -349,7 +349,7 @@ static void test_core_csum(void)
 	}
 	printf("PASS: %s\n", name);
 out:
-	core_close(c);
+	mount_close(c);
 }
 
 /* ---- threads through the core --------------------------------------- */
@@ -418,7 +418,7 @@ static void test_core_threads(enum glock_type type, unsigned groups)
 		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ret = core_close(c);
+	ret = mount_close(c);
 	c = NULL;
 	if (err)
 		return;
@@ -434,7 +434,7 @@ static void test_core_threads(enum glock_type type, unsigned groups)
 	if (!compare(c, name) && !walk_all(c, name, NULL))
 		printf("PASS: %s (%.0f inserts/s incl. commits)\n", name,
 		       count * n / (ts.tv_sec + ts.tv_nsec / 1e9 - t0));
-	core_close(c);
+	mount_close(c);
 }
 
 int main(void)

@@ -149,14 +149,14 @@ int main(void)
 		CHECK(name, missing == 0);
 		snprintf(name, sizeof(name), "round %d: committed data reads back", round);
 		CHECK(name, bad_data == 0);
-		core_close(c);
+		mount_close(c);
 		c = NULL;
 		snprintf(name, sizeof(name), "round %d: fsck clean", round);
 		CHECK_FSCK(name, img);
 	}
 out:
 	if (c)
-		core_close(c);
+		mount_close(c);
 	if (img[0])
 		unlink(img);
 	return fails ? 1 : 0;

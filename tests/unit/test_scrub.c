@@ -88,7 +88,7 @@ static int open2(const char *const *devs, struct core **c)
 	struct core_opts o;
 	core_opts_default(&o);
 	o.commit_interval_s = 1;	/* the periodic commit runs too */
-	return core_open(devs, 2, &o, c);
+	return mount_open(devs, 2, &o, c);
 }
 
 int main(void)
@@ -108,7 +108,7 @@ int main(void)
 	struct format_opts fo = { .label = "scrub", .nodesize = 4096, .force = true,
 				  .data_profile = CORE_PROFILE_RAID1,
 				  .meta_profile = CORE_PROFILE_RAID1 };
-	MUST(core_format(devs, 2, &fo));
+	MUST(mount_format(devs, 2, &fo));
 	MUST(open2(devs, &c));
 	for (unsigned i = 0; i < 16; i++)
 		MUST(put_extent(c, i + 1, &ext[i]));
@@ -189,7 +189,7 @@ int main(void)
 		snprintf(p1, sizeof(p1), "%s", cp[1].dev->path);
 		ph0 = cp[0].physical;
 		ph1 = cp[1].physical;
-		MUST(core_close(c));
+		MUST(mount_close(c));
 		c = NULL;
 		MUST(t_poke(p0, ph0 + 5, 0x10));		/* sector 0: copy 1 bad */
 		MUST(t_poke(p0, ph0 + 4096 + 9, 0x10));	/* sector 1: both bad */
@@ -213,7 +213,7 @@ int main(void)
 	}
 out:
 	if (c)
-		core_close(c);
+		mount_close(c);
 	if (a[0])
 		unlink(a);
 	if (b[0])
