@@ -207,7 +207,7 @@ static void check_dir_index(struct fsck *f, struct obj *o, struct imap *m,
 		char rb[sizeof(struct root_ref) + 256];
 		const struct root_ref *rr = (const void *)rb;
 		struct key rk = { root_id(cur_tree), KEY_ROOT_REF, de->ino };
-		int n = btree_lookup(core_root(cur_tree->core, ROOT_TREE_OBJECTID), &rk, rb, sizeof(rb));
+		int n = btree_lookup(subvol_root(cur_tree->core, ROOT_TREE_OBJECTID), &rk, rb, sizeof(rb));
 
 		if (n < (int)sizeof(*rr) || rr->dirid != k->objectid || rr->index != k->offset ||
 		    rr->name_len != de->name_len || memcmp(rr->name, de->name, de->name_len))

@@ -128,7 +128,7 @@ bool core_failure_reported(void);
 int mount_close(struct core *c);
 
 /* Tree roots by id: FS_TREE_OBJECTID is the default subvolume. NULL if absent. */
-struct root *core_root(struct core *c, uint64_t tree_id);
+struct root *subvol_root(struct core *c, uint64_t tree_id);
 
 uint32_t core_nodesize(const struct core *c);
 const char *core_label(const struct core *c);

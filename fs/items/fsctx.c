@@ -56,7 +56,7 @@ int fsctx_mount_tree(struct core *c, const struct core_opts *o, uint64_t tree_id
 	fs->core = c;
 	fs->subvol = tree_id;
 	fs->ino_base = subvol_nodeid(tree_id, 0);
-	fs->root = core_root(c, tree_id);
+	fs->root = subvol_root(c, tree_id);
 	if (!fs->root) {
 		fprintf(stderr, "glassfs: the volume has no fs tree (id %llu)\n",
 			(unsigned long long)tree_id);

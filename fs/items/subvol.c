@@ -152,7 +152,7 @@ struct root *subvol_core_root(struct core *c, uint64_t id)
 }
 
 /* core.h: the fixed trees by id, then the subvolumes (here, above the core). */
-struct root *core_root(struct core *c, uint64_t tree_id)
+struct root *subvol_root(struct core *c, uint64_t tree_id)
 {
 	if (tree_id >= FIRST_SUBVOL_OBJECTID)
 		return subvol_core_root(c, tree_id);
@@ -1175,7 +1175,7 @@ static int subvol_path(struct core *c, uint64_t id, char *buf, size_t *pos, uint
 		path_release(&p);
 		if (ret < 0)
 			return ret;
-		pr = core_root(c, id);
+		pr = subvol_root(c, id);
 		if (!pr)
 			return -ENOENT;
 		ret = dir_path(pr, k.objectid, buf, pos);

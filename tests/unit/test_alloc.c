@@ -149,7 +149,7 @@ static void run(uint32_t nodesize)
 				break;
 			for (int k = 0; k < 64 && !ir; k++, i++) {
 				struct key key = t_key(i);
-				ir = btree_insert(t, core_root(c, FS_TREE_OBJECTID), &key, item,
+				ir = btree_insert(t, subvol_root(c, FS_TREE_OBJECTID), &key, item,
 						  sizeof(item));
 			}
 			txn_end(t);
@@ -165,7 +165,7 @@ static void run(uint32_t nodesize)
 			int dr = 0;
 			for (uint64_t k = 0; k < 32 && k < i && !dr; k++) {
 				struct key key = t_key(k);
-				dr = btree_delete(t, core_root(c, FS_TREE_OBJECTID), &key);
+				dr = btree_delete(t, subvol_root(c, FS_TREE_OBJECTID), &key);
 			}
 			txn_end(t);
 			CHECK(N("deletes work on full metadata"), dr == 0);
@@ -180,7 +180,7 @@ static void run(uint32_t nodesize)
 		struct key key = t_key(5);
 		uint8_t b[8];
 		CHECK(N("deleted item stays deleted"),
-		      btree_lookup(core_root(c, FS_TREE_OBJECTID), &key, b, sizeof(b)) == -ENOENT);
+		      btree_lookup(subvol_root(c, FS_TREE_OBJECTID), &key, b, sizeof(b)) == -ENOENT);
 	}
 out:
 	if (c)

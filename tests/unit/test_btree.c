@@ -88,7 +88,7 @@ static int open_core(struct core **c, enum glock_type type, unsigned groups)
 
 static int compare(struct core *c, const char *name)
 {
-	struct root *r = core_root(c, FS_TREE_OBJECTID);
+	struct root *r = subvol_root(c, FS_TREE_OBJECTID);
 	uint8_t buf[4096], want[4096];
 
 	for (uint32_t id = 0; id < NKEYS; id++) {
@@ -139,7 +139,7 @@ static int walk_all(struct core *c, const char *name, int *depth)
 	static const uint64_t ids[] = { ROOT_TREE_OBJECTID, EXTENT_TREE_OBJECTID, CHUNK_TREE_OBJECTID,
 		DEV_TREE_OBJECTID, FS_TREE_OBJECTID, CSUM_TREE_OBJECTID, FREE_SPACE_TREE_OBJECTID };
 	for (unsigned i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
-		struct root *r = core_root(c, ids[i]);
+		struct root *r = subvol_root(c, ids[i]);
 		struct walkstat ws = { 0, 0 };
 		int ret;
 
@@ -160,7 +160,7 @@ static int walk_all(struct core *c, const char *name, int *depth)
 static int random_ops(struct core *c, uint64_t *rs, int nops, uint32_t maxsz, int bias,
 		      const char *name)
 {
-	struct root *r = core_root(c, FS_TREE_OBJECTID);
+	struct root *r = subvol_root(c, FS_TREE_OBJECTID);
 	uint8_t buf[4096];
 	static uint32_t ver;
 	struct txn *t;
@@ -280,7 +280,7 @@ static void test_core_csum(void)
 		FAILF(name, "format/open");
 		return;
 	}
-	r = core_root(c, FS_TREE_OBJECTID);
+	r = subvol_root(c, FS_TREE_OBJECTID);
 	for (uint32_t id = 0; id < 3000; id++) {
 		struct key ki = key_of(id);
 
@@ -335,7 +335,7 @@ static void test_core_csum(void)
 		FAILF(name, "reopen");
 		return;
 	}
-	r = core_root(c, FS_TREE_OBJECTID);
+	r = subvol_root(c, FS_TREE_OBJECTID);
 	ret = btree_lookup(r, &k, buf, sizeof(buf));
 	if (ret != -EIO) {
 		FAILF(name, "lookup in corrupt leaf: %d, want -EIO", ret);
@@ -363,7 +363,7 @@ struct th {
 static void *worker(void *arg)
 {
 	struct th *w = arg;
-	struct root *r = core_root(w->c, FS_TREE_OBJECTID);
+	struct root *r = subvol_root(w->c, FS_TREE_OBJECTID);
 	uint8_t buf[64];
 
 	for (uint32_t i = 0; i < w->count && !w->err; i++) {

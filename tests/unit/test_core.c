@@ -39,7 +39,7 @@ static void run(uint32_t nodesize)
 	MUST(t_open(img, false, &c));
 	CHECK(N("fresh volume: generation 1"), core_generation(c) == 1 &&
 	      core_nodesize(c) == nodesize && strcmp(core_label(c), "unit") == 0);
-	CHECK(N("fs tree present"), core_root(c, FS_TREE_OBJECTID) != NULL);
+	CHECK(N("fs tree present"), subvol_root(c, FS_TREE_OBJECTID) != NULL);
 
 	/* items through a transaction, commit, reopen */
 	MUST(t_insert_items(c, 0, nitems, 100));
@@ -91,7 +91,7 @@ static void run(uint32_t nodesize)
 		MUST(chunk_map_lookup(c, logical, dlen, cp, NULL));
 		data_phys = cp[0].physical;
 	}
-	uint64_t fs_root_phys = node_physical(c, core_root(c, FS_TREE_OBJECTID)->bytenr);
+	uint64_t fs_root_phys = node_physical(c, subvol_root(c, FS_TREE_OBJECTID)->bytenr);
 	CHECK(N("close after reopen"), mount_close(c) == 0);
 	c = NULL;
 
@@ -116,7 +116,7 @@ static void run(uint32_t nodesize)
 		CHECK(N("crash: uncommitted items absent"), t_count_items(c, 200000, 50, &err) == 0 && !err);
 		CHECK(N("crash: older items intact"), t_count_items(c, 0, nitems, &err) == nitems);
 		/* fs tree root may have moved: remember where it is now */
-		fs_root_phys = node_physical(c, core_root(c, FS_TREE_OBJECTID)->bytenr);
+		fs_root_phys = node_physical(c, subvol_root(c, FS_TREE_OBJECTID)->bytenr);
 		CHECK(N("close after crash"), mount_close(c) == 0);
 		c = NULL;
 		CHECK_FSCK(N("fsck clean after crash and reopen"), img);
@@ -147,7 +147,7 @@ static void run(uint32_t nodesize)
 	{
 		uint8_t b[256];
 		struct key k = t_key(1);
-		CHECK(N("corrupt node -> EIO"), btree_lookup(core_root(c, FS_TREE_OBJECTID), &k, b,
+		CHECK(N("corrupt node -> EIO"), btree_lookup(subvol_root(c, FS_TREE_OBJECTID), &k, b,
 							     sizeof(b)) == -EIO);
 	}
 	mount_close(c);
@@ -214,12 +214,12 @@ static void run(uint32_t nodesize)
 	if (t_fsck(img) >= 0) {
 		struct txn *t;
 		MUST(t_open(img, false, &c));
-		uint64_t b = core_root(c, FS_TREE_OBJECTID)->bytenr;
+		uint64_t b = subvol_root(c, FS_TREE_OBJECTID)->bytenr;
 		MUST(txn_join(c, 2, 0, &t));
-		struct key k = { b, KEY_METADATA_ITEM, (uint64_t)core_root(c, FS_TREE_OBJECTID)->level };
+		struct key k = { b, KEY_METADATA_ITEM, (uint64_t)subvol_root(c, FS_TREE_OBJECTID)->level };
 		/* the fs root may be copied by this very transaction: only the
 		 * extent tree is touched, so b stays the fs root */
-		int r = btree_delete(t, core_root(c, EXTENT_TREE_OBJECTID), &k);
+		int r = btree_delete(t, subvol_root(c, EXTENT_TREE_OBJECTID), &k);
 		txn_end(t);
 		CHECK(N("damage injected"), r == 0 && mount_close(c) == 0);
 		c = NULL;
@@ -270,10 +270,10 @@ static void *worker_main(void *arg)
 		}
 		memcpy(buf, &id, 8);
 		memset(buf + 8, w->id, sizeof(buf) - 8);
-		r = btree_insert(t, core_root(w->c, FS_TREE_OBJECTID), &k, buf, sizeof(buf));
+		r = btree_insert(t, subvol_root(w->c, FS_TREE_OBJECTID), &k, buf, sizeof(buf));
 		if (!r && i >= 5 && i % 3 == 0) {	/* deletes merge nodes meanwhile */
 			struct key dk = t_key(id - 5);
-			r = btree_delete(t, core_root(w->c, FS_TREE_OBJECTID), &dk);
+			r = btree_delete(t, subvol_root(w->c, FS_TREE_OBJECTID), &dk);
 		}
 		if (!r && i >= 8 && i < 16) {	/* extents freed while others commit */
 			uint64_t l;
@@ -343,7 +343,7 @@ static void threaded(uint32_t nodesize)
 		c->opts.dirty_thresh_bytes = 1;
 		mount_stats(c, &st0);
 		MUST(txn_join(c, 1, 0, &t));
-		int r = btree_insert(t, core_root(c, FS_TREE_OBJECTID), &k, "x", 1);
+		int r = btree_insert(t, subvol_root(c, FS_TREE_OBJECTID), &k, "x", 1);
 		txn_end(t);
 		for (int i = 0; i < 300; i++) {
 			mount_stats(c, &st);
@@ -366,7 +366,7 @@ static void threaded(uint32_t nodesize)
 			struct key key = t_key((uint64_t)w[i].id * 1000000 + (uint64_t)k);
 			uint8_t b[64];
 			bool deleted = k + 5 < per && (k + 5) % 3 == 0;
-			int r = btree_lookup(core_root(c, FS_TREE_OBJECTID), &key, b, sizeof(b));
+			int r = btree_lookup(subvol_root(c, FS_TREE_OBJECTID), &key, b, sizeof(b));
 			expect++;
 			if ((deleted && r == -ENOENT) || (!deleted && r == (int)sizeof(b)))
 				found++;
@@ -459,7 +459,7 @@ static void pipelined(uint32_t nodesize)
 	int r = 0;
 	for (uint64_t i = 0; i < 1000 && !r; i++) {
 		struct key k = t_key(i * 2);
-		r = btree_delete(t, core_root(c, FS_TREE_OBJECTID), &k);
+		r = btree_delete(t, subvol_root(c, FS_TREE_OBJECTID), &k);
 	}
 	txn_end(t);
 	uint64_t took = glock_now_ns() - t0;
@@ -512,7 +512,7 @@ static void pipelined(uint32_t nodesize)
 				_exit(4);
 			for (uint64_t i = base; i < base + 500; i += 2) {
 				struct key k = t_key(i);
-				btree_delete(tt, core_root(cc, FS_TREE_OBJECTID), &k);
+				btree_delete(tt, subvol_root(cc, FS_TREE_OBJECTID), &k);
 			}
 			txn_end(tt);
 			if (after)

@@ -247,7 +247,7 @@ static void profile_case(const char *tag, int ndev, uint64_t dprof, uint64_t mpr
 	MUST(vol_open(&v, &c));
 	CHECK(N("profiles survive reopen"), profiles_ok(c, dprof, mprof));
 	CHECK(N("items and data read back after reopen"), verify_all(c, ext));
-	nphys = copy_phys(c, core_root(c, FS_TREE_OBJECTID)->bytenr, c->nodesize, 0, &np);
+	nphys = copy_phys(c, subvol_root(c, FS_TREE_OBJECTID)->bytenr, c->nodesize, 0, &np);
 	dphys = copy_phys(c, ext[1], EXTLEN, 0, &dp);
 	snprintf(npath, sizeof(npath), "%s", np ? np : "");
 	snprintf(dpath, sizeof(dpath), "%s", dp ? dp : "");

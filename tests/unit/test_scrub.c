@@ -30,7 +30,7 @@ static int put_extent(struct core *c, unsigned seed, uint64_t *logical)
 		struct key k = t_key(seed);
 		uint8_t v[64];
 		memset(v, (int)seed, sizeof(v));
-		ret = btree_insert(t, core_root(c, FS_TREE_OBJECTID), &k, v, sizeof(v));
+		ret = btree_insert(t, subvol_root(c, FS_TREE_OBJECTID), &k, v, sizeof(v));
 	}
 	int e = txn_end(t);
 	return ret ? ret : e;

@@ -290,7 +290,7 @@ static void run(uint32_t nodesize)
 		struct txn *t;
 		uint64_t lvl;
 
-		MUST(btree_walk(core_root(c, id), find_child, NULL, &fc));
+		MUST(btree_walk(subvol_root(c, id), find_child, NULL, &fc));
 		MUST(fc.bytenr ? 0 : -ENOENT);
 		CHECK(N("a node under the snapshot's root is shared (refs 2)"),
 		      extent_lookup(c, fc.bytenr, false, &ei, &lvl) == 0 && ei.refs == 2);
