@@ -24,12 +24,12 @@ struct node_cache;
 
 
 /* Set up r for tree id, rooted at (bytenr, level, generation) on disk. */
-void root_init(struct root *r, struct core *c, uint64_t id, uint64_t bytenr,
+void btree_root_init(struct root *r, struct core *c, uint64_t id, uint64_t bytenr,
 	       int level, uint64_t generation);
 /* Create a tree with one empty leaf in transaction t. */
-int root_create_empty(struct txn *t, struct root *r);
+int btree_root_create_empty(struct txn *t, struct root *r);
 /* Drop the cached root node reference (at close). */
-void root_release(struct root *r);
+void btree_root_release(struct root *r);
 
 /* ---- the block ops: implemented above the B-tree, set at mount ---- */
 

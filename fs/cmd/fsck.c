@@ -317,7 +317,7 @@ static int scan_extent_tree(struct fsck *f, struct ext_scan *s)
 	struct path p;
 	int ret;
 
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search_ge(core_tree(f->c, CT_EXTENT), &k, &p);
 	if (ret)
 		goto out;
@@ -364,7 +364,7 @@ static int scan_extent_tree(struct fsck *f, struct ext_scan *s)
 			break;
 	}
 out:
-	path_release(&p);
+	btree_path_release(&p);
 	return ret < 0 ? ret : 0;
 }
 
@@ -499,7 +499,7 @@ static int check_csums(struct fsck *f, struct ext_scan *s)
 	uint64_t ext_start = 0, ext_end = 0;
 	int ret;
 
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search_ge(core_tree(f->c, CT_CSUM), &k, &p);
 	if (ret)
 		goto out;
@@ -539,7 +539,7 @@ static int check_csums(struct fsck *f, struct ext_scan *s)
 			break;
 	}
 out:
-	path_release(&p);
+	btree_path_release(&p);
 	return ret < 0 ? ret : 0;
 }
 
@@ -552,7 +552,7 @@ static int for_each_item(struct root *r, void (*fn)(struct fsck *f, const struct
 	struct path p;
 	int ret;
 
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search_ge(r, &k, &p);
 	if (ret)
 		goto out;
@@ -567,7 +567,7 @@ static int for_each_item(struct root *r, void (*fn)(struct fsck *f, const struct
 			break;
 	}
 out:
-	path_release(&p);
+	btree_path_release(&p);
 	return ret < 0 ? ret : 0;
 }
 
@@ -677,7 +677,7 @@ static void check_subvol_names(struct fsck *f)
 
 		if (sv->gone)
 			continue;
-		path_init(&p);
+		btree_path_init(&p);
 		ret = btree_search(NULL, core_tree(f->c, CT_ROOT), &k, &p, 0, 0);
 		while (ret >= 0) {
 			if (p.slots[0] >= (int)btree_nritems(&p) && btree_next(&p))
@@ -688,7 +688,7 @@ static void check_subvol_names(struct fsck *f)
 			named++;
 			p.slots[0]++;
 		}
-		path_release(&p);
+		btree_path_release(&p);
 		if (sv->flags & ROOT_F_DEAD) {
 			if (named)
 				fsck_error(f, "subvolume %llu is deleted but still named",

@@ -131,7 +131,7 @@ static struct dcache *dcache_of(struct fsctx *fs)
 
 	if (dc)
 		return dc;
-	dc = dcache_new(root_id(fs->root));
+	dc = dcache_new(btree_root_id(fs->root));
 	if (dc && !__atomic_compare_exchange_n(&fs->dcache, &none, dc, false,
 					       __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		dcache_free(dc);	/* another thread's is in place */
@@ -172,7 +172,7 @@ static int run_lookup(struct fsctx *fs, uint64_t dir, const char *name, size_t l
 			return 0;
 		seq = dcache_seq(dc);
 	}
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search(NULL, fs->root, &k, &p, 0, 0);
 	if (ret == 0) {
 		uint32_t size;
@@ -191,7 +191,7 @@ static int run_lookup(struct fsctx *fs, uint64_t dir, const char *name, size_t l
 	} else if (ret == 1) {
 		ret = -ENOENT;
 	}
-	path_release(&p);
+	btree_path_release(&p);
 	if (ret == 0 && dc)	/* outside the leaf's lock: none is nested */
 		dcache_put(dc, seq, dir, name, len, hit);
 	return ret;
@@ -434,7 +434,7 @@ int dir_is_empty(struct fsctx *fs, uint64_t dir)
 	struct key k = mkkey(dir, KEY_DIR_INDEX, 0), ik;
 	int ret;
 
-	path_init(&p);
+	btree_path_init(&p);
 	ret = fsctx_search_ge(fs, &k, &p);
 	if (ret == 0) {
 		btree_item_key(&p, p.slots[0], &ik);
@@ -442,7 +442,7 @@ int dir_is_empty(struct fsctx *fs, uint64_t dir)
 	} else if (ret > 0) {
 		ret = 1;
 	}
-	path_release(&p);
+	btree_path_release(&p);
 	return ret;
 }
 
@@ -455,14 +455,14 @@ int dir_parent(struct fsctx *fs, uint64_t ino, uint64_t *parent)
 	*parent = ROOT_DIR_INO;
 	if (ino == ROOT_DIR_INO)
 		return 0;
-	path_init(&p);
+	btree_path_init(&p);
 	ret = fsctx_search_ge(fs, &k, &p);
 	if (ret == 0) {
 		btree_item_key(&p, p.slots[0], &ik);
 		if (ik.objectid == ino && ik.type == KEY_INODE_REF)
 			*parent = ik.offset;
 	}
-	path_release(&p);
+	btree_path_release(&p);
 	return ret < 0 ? ret : 0;
 }
 
@@ -487,7 +487,7 @@ int dir_iterate(struct fsctx *fs, uint64_t dir, uint64_t from, dir_iter_fn fn, v
 		struct key k = mkkey(dir, KEY_DIR_INDEX, from), ik;
 		int n = 0;
 
-		path_init(&p);
+		btree_path_init(&p);
 		ret = fsctx_search_ge(fs, &k, &p);
 		while (ret == 0 && n < ITER_BATCH) {
 			uint32_t size;
@@ -508,7 +508,7 @@ int dir_iterate(struct fsctx *fs, uint64_t dir, uint64_t from, dir_iter_fn fn, v
 			}
 			ret = btree_next(&p);
 		}
-		path_release(&p);
+		btree_path_release(&p);
 		if (ret < 0)
 			break;
 		int more = ret == 0;	/* batch full, the walk is not over */

@@ -35,7 +35,7 @@ int inode_cache_init(struct fsctx *fs)
 		struct icache *ic = &fs->icache[i];
 
 		glock_init(&ic->lock, fs->locktype == GLOCK_SPIN ? GLOCK_SPIN : GLOCK_MUTEX,
-			   GLOCK_CLASS_MISC, root_id(fs->root), -1, -1);
+			   GLOCK_CLASS_MISC, btree_root_id(fs->root), -1, -1);
 		ic->nbuckets = ICACHE_MIN_BUCKETS / ICACHE_SHARDS;
 		ic->count = 0;
 		ic->buckets = calloc(ic->nbuckets, sizeof(*ic->buckets));
@@ -117,7 +117,7 @@ static struct inode *inode_alloc(struct fsctx *fs, uint64_t ino)
 	if (!ip)
 		return NULL;
 	ip->ino = ino;
-	glock_init(&ip->lock, fs->locktype, GLOCK_CLASS_INODE, root_id(fs->root), -1, -1);
+	glock_init(&ip->lock, fs->locktype, GLOCK_CLASS_INODE, btree_root_id(fs->root), -1, -1);
 	ip->refs = 1;
 	return ip;
 }
@@ -442,7 +442,7 @@ static int collect_items(struct fsctx *fs, uint64_t ino, struct doomed *d)
 	struct key k = mkkey(ino, 0, 0);
 	int n = 0, ret;
 
-	path_init(&p);
+	btree_path_init(&p);
 	ret = fsctx_search_ge(fs, &k, &p);
 	if (ret < 0)
 		goto out;
@@ -474,7 +474,7 @@ static int collect_items(struct fsctx *fs, uint64_t ino, struct doomed *d)
 done:
 	ret = n;
 out:
-	path_release(&p);
+	btree_path_release(&p);
 	return ret;
 }
 
@@ -535,14 +535,14 @@ int inode_orphan_cleanup(struct fsctx *fs)
 		struct key k = mkkey(ORPHAN_OBJECTID, KEY_ORPHAN_ITEM, 0), ik;
 		int ret;
 
-		path_init(&p);
+		btree_path_init(&p);
 		ret = fsctx_search_ge(fs, &k, &p);
 		if (ret == 0) {
 			btree_item_key(&p, p.slots[0], &ik);
 			if (ik.objectid != ORPHAN_OBJECTID || ik.type != KEY_ORPHAN_ITEM)
 				ret = 1;
 		}
-		path_release(&p);
+		btree_path_release(&p);
 		if (ret < 0)
 			return ret;
 		if (ret)
@@ -562,7 +562,7 @@ int inode_init_next(struct fsctx *fs)
 	int ret;
 
 	fs->next_ino = FIRST_FREE_INO;
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search(NULL, fs->root, &k, &p, 0, 0);
 	if (ret < 0)
 		goto out;
@@ -576,6 +576,6 @@ int inode_init_next(struct fsctx *fs)
 	}
 	ret = 0;
 out:
-	path_release(&p);
+	btree_path_release(&p);
 	return ret;
 }

@@ -64,7 +64,7 @@ static struct core_subvol *sv_add(struct core *c, uint64_t id)
 	sv = calloc(1, sizeof(*sv));
 	if (!sv)
 		return NULL;
-	root_init(&sv->cr.r, c, id, 0, 0, 0);
+	btree_root_init(&sv->cr.r, c, id, 0, 0, 0);
 	sv->cr.present = true;
 	s->v[s->n++] = sv;
 	if (id >= s->next_id)
@@ -82,7 +82,7 @@ int subvol_core_open(struct core *c)
 	glock_init(&s->lock, GLOCK_MUTEX, GLOCK_CLASS_MISC, 0, -1, -1);
 	gcond_init(&s->cond);
 	s->next_id = FIRST_SUBVOL_OBJECTID;
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search(NULL, core_tree(c, CT_ROOT), &k, &p, 0, 0);
 	while (ret >= 0) {
 		if (p.slots[0] >= (int)btree_nritems(&p)) {
@@ -107,7 +107,7 @@ int subvol_core_open(struct core *c)
 				ret = -ENOMEM;
 				break;
 			}
-			root_init(&sv->cr.r, c, ik.objectid, ri->bytenr, ri->level, ri->generation);
+			btree_root_init(&sv->cr.r, c, ik.objectid, ri->bytenr, ri->level, ri->generation);
 			sv->cr.r.last_snapshot = ri->last_snapshot;
 			sv->cr.item_bytenr = ri->bytenr;
 			sv->cr.item_level = ri->level;
@@ -120,7 +120,7 @@ int subvol_core_open(struct core *c)
 		}
 		p.slots[0]++;
 	}
-	path_release(&p);
+	btree_path_release(&p);
 	return ret < 0 ? ret : 0;
 }
 
@@ -129,7 +129,7 @@ void subvol_core_free(struct core *c)
 	struct core_subvols *s = &c->subvols;
 
 	for (int i = 0; i < s->n; i++) {
-		root_release(&s->v[i]->cr.r);
+		btree_root_release(&s->v[i]->cr.r);
 		free(s->v[i]);
 	}
 	free(s->v);
@@ -592,7 +592,7 @@ static int has_children(struct core *c, uint64_t id)
 	struct path p;
 	int ret;
 
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search(NULL, core_tree(c, CT_ROOT), &k, &p, 0, 0);
 	if (ret >= 0 && p.slots[0] >= (int)btree_nritems(&p))
 		ret = btree_next(&p) ? 1 : 0;
@@ -602,7 +602,7 @@ static int has_children(struct core *c, uint64_t id)
 	} else if (ret > 0) {
 		ret = 0;
 	}
-	path_release(&p);
+	btree_path_release(&p);
 	return ret;
 }
 
@@ -705,7 +705,7 @@ int subvol_create(struct fsctx *pfs, uint64_t dir, const char *name,
 		goto out;
 	}
 	changed = true;
-	ret = root_create_empty(t, &sv->cr.r);
+	ret = btree_root_create_empty(t, &sv->cr.r);
 	if (ret < 0)
 		goto out;
 	memset(&it, 0, sizeof(it));
@@ -762,7 +762,7 @@ static int collect_nested(struct core *c, struct snap_arg *a)
 	struct path p;
 	int ret;
 
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search(NULL, core_tree(c, CT_ROOT), &k, &p, 0, 0);
 	while (ret >= 0) {
 		uint32_t size;
@@ -792,7 +792,7 @@ static int collect_nested(struct core *c, struct snap_arg *a)
 		}
 		p.slots[0]++;
 	}
-	path_release(&p);
+	btree_path_release(&p);
 	return ret < 0 ? ret : 0;
 }
 
@@ -1114,7 +1114,7 @@ static int dir_path(struct root *r, uint64_t dir, char *buf, size_t *pos)
 		struct path p;
 		int ret;
 
-		path_init(&p);
+		btree_path_init(&p);
 		ret = btree_search(NULL, r, &k, &p, 0, 0);
 		if (ret >= 0 && p.slots[0] >= (int)btree_nritems(&p))
 			ret = btree_next(&p) ? -ENOENT : 0;
@@ -1132,7 +1132,7 @@ static int dir_path(struct root *r, uint64_t dir, char *buf, size_t *pos)
 				dir = ik.offset;
 			}
 		}
-		path_release(&p);
+		btree_path_release(&p);
 		if (ret < 0)
 			return ret;
 	}
@@ -1149,7 +1149,7 @@ static int subvol_path(struct core *c, uint64_t id, char *buf, size_t *pos, uint
 		struct root *pr;
 		int ret;
 
-		path_init(&p);
+		btree_path_init(&p);
 		ret = btree_search(NULL, core_tree(c, CT_ROOT), &k, &p, 0, 0);
 		if (ret >= 0 && p.slots[0] >= (int)btree_nritems(&p))
 			ret = btree_next(&p) ? -ENOENT : 0;
@@ -1172,7 +1172,7 @@ static int subvol_path(struct core *c, uint64_t id, char *buf, size_t *pos, uint
 				k.objectid = rr->dirid;	/* reuse: the directory in the parent */
 			}
 		}
-		path_release(&p);
+		btree_path_release(&p);
 		if (ret < 0)
 			return ret;
 		pr = subvol_root(c, id);

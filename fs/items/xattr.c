@@ -169,7 +169,7 @@ int xattr_list(struct fsctx *fs, uint64_t ino, char *buf, size_t size)
 	size_t total = 0;
 	int ret;
 
-	path_init(&p);
+	btree_path_init(&p);
 	ret = fsctx_search_ge(fs, &k, &p);
 	while (ret == 0) {
 		uint32_t isz;
@@ -184,7 +184,7 @@ int xattr_list(struct fsctx *fs, uint64_t ino, char *buf, size_t size)
 				break;
 			if (size) {
 				if (total + e->name_len + 1 > size) {
-					path_release(&p);
+					btree_path_release(&p);
 					return -ERANGE;
 				}
 				memcpy(buf + total, e->name, e->name_len);
@@ -195,7 +195,7 @@ int xattr_list(struct fsctx *fs, uint64_t ino, char *buf, size_t size)
 		}
 		ret = btree_next(&p);
 	}
-	path_release(&p);
+	btree_path_release(&p);
 	if (ret < 0)
 		return ret;
 	return (int)total;

@@ -71,7 +71,7 @@ static void core_free(struct core *c)
 	subvol_core_free(c);
 	for (int i = 0; i < CT_NR; i++)
 		if (c->roots[i].present)
-			root_release(&c->roots[i].r);
+			btree_root_release(&c->roots[i].r);
 	if (c->cache)
 		cache_destroy(c->cache);
 	for (int i = 0; i < c->ndevs; i++)
@@ -190,7 +190,7 @@ static void setup_root(struct core *c, enum core_tree t, uint64_t bytenr, int le
 {
 	struct core_root *cr = &c->roots[t];
 
-	root_init(&cr->r, c, core_tree_id(t), bytenr, level, gen);
+	btree_root_init(&cr->r, c, core_tree_id(t), bytenr, level, gen);
 	cr->present = true;
 	cr->item_bytenr = bytenr;
 	cr->item_level = level;
@@ -540,7 +540,7 @@ int mount_format(const char *const *devs, int ndevs, const struct format_opts *o
 	for (int i = 0; i < CT_NR && !ret; i++) {
 		setup_root(c, (enum core_tree)i, 0, 0, 0);
 		c->roots[i].item_bytenr = 0;
-		ret = root_create_empty(&t, &c->roots[i].r);
+		ret = btree_root_create_empty(&t, &c->roots[i].r);
 	}
 	for (int i = 0; i < c->ndevs && !ret; i++) {
 		struct dev *d = c->devs[i];

@@ -249,7 +249,7 @@ static int collect(struct core *c, struct key *cursor, struct key *out, int max)
 	struct path p;
 	int n = 0, ret;
 
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search_ge(core_tree(c, CT_EXTENT), cursor, &p);
 	if (ret)
 		goto out;
@@ -264,7 +264,7 @@ static int collect(struct core *c, struct key *cursor, struct key *out, int max)
 			break;
 	}
 out:
-	path_release(&p);
+	btree_path_release(&p);
 	if (ret < 0)
 		return ret;
 	if (n == 0 && ret > 0)

@@ -298,10 +298,10 @@ static void test_core_csum(void)
 			return;
 		}
 	}
-	path_init(&p);
+	btree_path_init(&p);
 	btree_search(NULL, r, &k, &p, 0, 0);
 	leaf = p.nodes[0]->bytenr;
-	path_release(&p);
+	btree_path_release(&p);
 	mount_close(c);
 	c = NULL;
 	/* single device, single profile in a fresh image: find the block by its

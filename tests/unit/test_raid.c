@@ -695,7 +695,7 @@ static struct bg_items count_bg_items(struct core *c)
 	for (int i = 0; i < 2; i++) {
 		struct path p;
 		int ret;
-		path_init(&p);
+		btree_path_init(&p);
 		ret = btree_search_ge(r[i], &(struct key){ 0, 0, 0 }, &p);
 		while (ret == 0) {
 			struct key k;
@@ -709,7 +709,7 @@ static struct bg_items count_bg_items(struct core *c)
 			}
 			ret = btree_next(&p);
 		}
-		path_release(&p);
+		btree_path_release(&p);
 	}
 	return n;
 }
