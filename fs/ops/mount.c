@@ -33,7 +33,7 @@
  * archive): its USDT probes are then in the daemon's notes from the
  * start, as tests/bpf/probes.test wants, before the daemon calls it.
  */
-int (*const core_scrub_entry)(struct core *, struct scrub_opts *, struct scrub_progress *) =
+int (*const mount_scrub_entry)(struct core *, struct scrub_opts *, struct scrub_progress *) =
 	scrub_run;
 
 static struct core *core_alloc(const struct core_opts *o)
