@@ -32,7 +32,7 @@
 #include "fs/services/volume.h"
 #include "fs/base/probe.h"
 #include "fs/services/scrub.h"
-#include "fs/store/trim.h"
+#include "fs/services/trim.h"
 #include "fs/items/subvol.h"
 
 #include <linux/fs.h>

@@ -13,7 +13,7 @@
 #include "fs/store/dev.h"
 #include "fs/store/discard.h"
 #include "fs/services/scrub.h"
-#include "fs/store/trim.h"
+#include "fs/services/trim.h"
 #include "fs/services/volume.h"
 
 #include <sys/stat.h>

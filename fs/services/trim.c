@@ -9,7 +9,7 @@
 #include "fs/store/chunk.h"
 #include "fs/store/dev.h"
 #include "fs/store/discard.h"
-#include "fs/store/trim.h"
+#include "fs/services/trim.h"
 
 #include <errno.h>
 #include <stdlib.h>
