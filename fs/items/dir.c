@@ -9,15 +9,16 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "fs/core/core_types.h"
 #include "fs/items/dir.h"
 #include "fs/items/dcache.h"
 
-/* An item that must exist does not: log where, return -EIO (the caller
- * aborts the transaction). */
-static int corrupt(const char *what, uint64_t a, uint64_t b)
+/* An item that must exist does not: the one corruption helper
+ * (core_corrupt: logs where, forces the volume read-only), then -EIO. */
+static int corrupt(struct fsctx *fs, const char *what, uint64_t a, uint64_t b)
 {
-	fprintf(stderr, "glassfs: items corrupt: %s (%llu, %llu)\n", what,
-		(unsigned long long)a, (unsigned long long)b);
+	core_corrupt(fs->core, "fs tree items", "%s (%llu, %llu)", what,
+		     (unsigned long long)a, (unsigned long long)b);
 	return -EIO;
 }
 
@@ -309,7 +310,7 @@ static int ref_del(struct txn *t, struct fsctx *fs, uint64_t ino, uint64_t paren
 	size_t off = 0, size;
 
 	if (ret < 0)
-		return ret == -ENOENT ? corrupt("no INODE_REF item for", ino, parent) : ret;
+		return ret == -ENOENT ? corrupt(fs, "no INODE_REF item for", ino, parent) : ret;
 	size = (size_t)ret;
 	ret = 1;	/* not found yet */
 	while (off + sizeof(struct inode_ref) <= size) {
@@ -322,7 +323,7 @@ static int ref_del(struct txn *t, struct fsctx *fs, uint64_t ino, uint64_t paren
 		off += esz;
 	}
 	if (ret == 1) {
-		ret = corrupt("name missing in INODE_REF of", ino, parent);
+		ret = corrupt(fs, "name missing in INODE_REF of", ino, parent);
 		for (off = 0; off + sizeof(struct inode_ref) <= size;) {
 			struct inode_ref *r = (void *)((char *)buf + off);
 			fprintf(stderr, "  INODE_REF holds index %llu name '%.*s'; wanted '%.*s'\n",
@@ -418,7 +419,7 @@ int dir_remove(struct txn *t, struct fsctx *fs, struct inode *dir, const char *n
 	k = mkkey(dir->ino, KEY_DIR_INDEX, hit->index);
 	ret = btree_delete(t, fs->root, &k);
 	if (ret < 0)
-		return ret == -ENOENT ? corrupt("no DIR_INDEX item", dir->ino, hit->index) : ret;
+		return ret == -ENOENT ? corrupt(fs, "no DIR_INDEX item", dir->ino, hit->index) : ret;
 	if (hit->type != DT_SUBVOL)
 		ret = ref_del(t, fs, hit->ino, dir->ino, name, len);
 	if (ret < 0)
