@@ -7,7 +7,7 @@
 
 import * as api from './api.js';
 import * as state from './state.js';
-import {dropIncomplete} from './timeseries.js';
+import {dropIncomplete, parseTime} from './timeseries.js';
 import {el, svg, clear, fmtNs, fmtPct, fmtAgo, notice, errorNotice, quoteValue, PALETTE, fmtWhen, rowNav} from './util.js';
 
 const COLS = [
@@ -104,7 +104,10 @@ async function load(s) {
 	const [hr, or, tr] = await Promise.allSettled([
 		api.hosts(s.from, s.until),
 		api.outliers(state.query('offcpu', ''), s.pattern, s.from, s.until),
-		api.timeseries('offcpu_ns', state.query('offcpu', ''), s.from, s.until, undefined),
+		// a fine step: points come only for buckets with data, so a host
+		// with four 5-s windows still draws a line (the default 60 s
+		// put them in one bucket, and the sparkline showed "—")
+		api.timeseries('offcpu_ns', state.query('offcpu', ''), s.from, s.until, sparkStep(s)),
 	]);
 	if (view !== my) return;
 	const table = document.getElementById('ov-table');
@@ -202,6 +205,14 @@ function drawCallout(rows, s, outErr) {
 function ratioText(x) {
 	if (x === null || x === undefined || !isFinite(x)) return '∞×';
 	return x.toFixed(x >= 10 ? 0 : 1) + '×';
+}
+
+// About 600 buckets over the range (6 s in an hour), at least 1 s.
+export function sparkStep(s) {
+	const now = Math.floor(Date.now() / 1000);
+	const f = parseTime(s.from, now), u = parseTime(s.until, now);
+	if (f === null || u === null || u <= f) return undefined;
+	return Math.max(1, Math.floor((u - f) / 600));
 }
 
 function sparkline(points, color, ymax) {
