@@ -38,6 +38,8 @@ static void usage(FILE *f)
 		   "       glassctl scrub status [--json] MNT\n"
 		   "       glassctl scrub cancel MNT\n"
 		   "       glassctl trim MNT\n"
+		   "       glassctl resync status [-B] [-q] [--json] MNT   (devices that missed commits;\n"
+		   "                          -B: wait, with a progress line on a terminal)\n"
 		   "       glassctl subvolume create|delete|list PATH\n"
 		   "       glassctl subvolume snapshot [-r] SRC DST\n");
 	glassctl_device_usage(f, "       ");	/* fs/cmd/glassctl_device.c */
@@ -74,6 +76,99 @@ static int cmd_stats(const char *mnt)
 	close(fd);
 	for (uint32_t i = 0; i < s.count && i < sizeof(names) / sizeof(names[0]); i++)
 		printf("%s %llu\n", names[i], (unsigned long long)s.values[i]);
+	return 0;
+}
+
+/* The engine's counters by name (GLASSFS_STATS_FIELDS); 0 or -1. */
+static int stat_values(int fd, const char *mnt, uint64_t *total, uint64_t *done)
+{
+	static const char *const names[] = {
+#define X(f) #f,
+		GLASSFS_STATS_FIELDS(X)
+#undef X
+	};
+	struct glassfs_ioc_stats s;
+
+	memset(&s, 0, sizeof(s));
+	if (ioctl(fd, GLASSFS_IOC_STATS, &s) < 0) {
+		fprintf(stderr, "glassctl: %s: stats ioctl: %s%s\n", mnt, strerror(errno),
+			errno == ENOTTY ? " (not a glassfs mount?)" : "");
+		return -1;
+	}
+	*total = *done = 0;
+	for (uint32_t i = 0; i < s.count && i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(names[i], "resync_bytes"))
+			*total = s.values[i];
+		else if (!strcmp(names[i], "resync_done_bytes"))
+			*done = s.values[i];
+	}
+	return 0;
+}
+
+/*
+ * resync status [-B] [-q] [--json] MNT: the background resync of devices
+ * that missed commits (it starts at mount, fs/services/volume.h), by
+ * bytes; -B waits for it with the progress line.
+ */
+static int cmd_resync(int argc, char **argv)
+{
+	bool wait = false, quiet = false, json = false;
+	uint64_t total, done;
+	struct progress pr;
+	const char *mnt;
+	int fd;
+
+	if (argc < 2 || strcmp(argv[0], "status")) {
+		usage(stderr);
+		return 2;
+	}
+	for (int i = 1; i < argc - 1; i++) {
+		if (!strcmp(argv[i], "-B"))
+			wait = true;
+		else if (!strcmp(argv[i], "-q"))
+			quiet = true;
+		else if (!strcmp(argv[i], "--json"))
+			json = true;
+		else {
+			usage(stderr);
+			return 2;
+		}
+	}
+	mnt = argv[argc - 1];
+	fd = open_mnt(mnt);
+	if (fd < 0)
+		return 1;
+	if (stat_values(fd, mnt, &total, &done)) {
+		close(fd);
+		return 1;
+	}
+	progress_init(&pr, "resync", quiet || json || !wait);
+	while (wait && done < total) {
+		struct timespec ts = { 0, 100 * 1000 * 1000 };
+		progress_update(&pr, done, total);
+		nanosleep(&ts, NULL);
+		if (stat_values(fd, mnt, &total, &done)) {
+			progress_end(&pr);
+			close(fd);
+			return 1;
+		}
+	}
+	progress_end(&pr);
+	close(fd);
+	if (quiet)
+		return 0;
+	if (json) {
+		printf("{\"status\": \"%s\", \"bytes_total\": %llu, \"bytes_done\": %llu, \"percent\": %.1f}\n",
+		       total == 0 ? "none" : done < total ? "running" : "finished",
+		       (unsigned long long)total, (unsigned long long)done, progress_pct(done, total));
+	} else if (total == 0) {
+		printf("No device needed a resync on this mount\n");
+	} else {
+		char a[32], b[32];
+		printf("Resync %s: %s of %s copied (%.1f %%)\n", done < total ? "running" : "finished",
+		       progress_size(done, a, sizeof(a)), progress_size(total, b, sizeof(b)),
+		       progress_pct(done, total));
+	}
 	return 0;
 }
 
@@ -316,6 +411,8 @@ int main(int argc, char **argv)
 	}
 	if (argc >= 3 && !strcmp(argv[1], "scrub"))
 		return cmd_scrub(argc - 2, argv + 2);
+	if (argc >= 3 && !strcmp(argv[1], "resync"))
+		return cmd_resync(argc - 2, argv + 2);
 	if (argc >= 2 && !strcmp(argv[1], "subvolume"))		/* glassctl_subvol.c */
 		return glassctl_subvolume(argc - 1, argv + 1);
 	if (argc >= 2 && (!strcmp(argv[1], "filesystem") || !strcmp(argv[1], "fi")))
