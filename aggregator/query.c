@@ -896,6 +896,26 @@ static int by_share(const void *a, const void *b)
 	return strcmp(x->host, y->host);
 }
 
+/* fn(arg, i, text) for the text of each stack ids[i]: one bulk call where
+ * the engine has it, else one lookup each.  0 or the first error. */
+static int each_stack_text(struct store *st, const int64_t *ids, size_t n,
+			   int (*fn)(void *arg, size_t i, const char *text), void *arg)
+{
+	int rc = 0;
+
+	if (st->ops->stack_texts)
+		return st->ops->stack_texts(st, ids, n, fn, arg);
+	for (size_t i = 0; i < n && !rc; i++) {
+		char *text;
+
+		if (!(rc = st->ops->stack_text(st, ids[i], &text))) {
+			rc = fn(arg, i, text);
+			free(text);
+		}
+	}
+	return rc;
+}
+
 struct match_arg { struct agg_re *re; struct hmap *match; const int64_t *ids; struct qbudget *b; };
 
 /* Remember whether stack ids[i] matches the pattern: 1 no, 2 yes. */
@@ -995,17 +1015,7 @@ static int q_outliers(struct qctx *q)
 		for (size_t i = 0; i < match.cap; i++)
 			if (match.keys[i])
 				ids[nd++] = (int64_t)(match.keys[i] - 1);
-		if (st->ops->stack_texts)
-			rc = st->ops->stack_texts(st, ids, nd, match_text, &ma);
-		else
-			for (size_t i = 0; i < nd && !rc; i++) {
-				char *text;
-
-				if (!(rc = st->ops->stack_text(st, ids[i], &text))) {
-					rc = match_text(&ma, i, text);
-					free(text);
-				}
-			}
+		rc = each_stack_text(st, ids, nd, match_text, &ma);
 		free(ids);
 		if (rc)
 			goto store_err;
@@ -1265,19 +1275,7 @@ static int hosts_ops_share(struct store *st, struct hosts_scan *h, int64_t from,
 		if (o.cls.keys[i])
 			ids[nd++] = (int64_t)(o.cls.keys[i] - 1);
 	struct ops_text_arg ta = { &o.cls, ids, h->b };
-	rc = 0;
-	if (st->ops->stack_texts)
-		rc = st->ops->stack_texts(st, ids, nd, ops_text_cb, &ta);
-	else
-		for (size_t i = 0; i < nd && !rc; i++) {
-			char *text;
-
-			if (!(rc = st->ops->stack_text(st, ids[i], &text))) {
-				rc = ops_text_cb(&ta, i, text);
-				free(text);
-			}
-		}
-	if (rc)
+	if ((rc = each_stack_text(st, ids, nd, ops_text_cb, &ta)))
 		goto out;
 	o.pass = 1;
 	rc = st->ops->samples(st, PT_OFFCPU, ls, nls, from, until, ops_sample_cb, &o);
