@@ -896,6 +896,26 @@ static int by_share(const void *a, const void *b)
 	return strcmp(x->host, y->host);
 }
 
+/* fn(arg, i, text) for the text of each stack ids[i]: one bulk call where
+ * the engine has it, else one lookup each.  0 or the first error. */
+static int each_stack_text(struct store *st, const int64_t *ids, size_t n,
+			   int (*fn)(void *arg, size_t i, const char *text), void *arg)
+{
+	int rc = 0;
+
+	if (st->ops->stack_texts)
+		return st->ops->stack_texts(st, ids, n, fn, arg);
+	for (size_t i = 0; i < n && !rc; i++) {
+		char *text;
+
+		if (!(rc = st->ops->stack_text(st, ids[i], &text))) {
+			rc = fn(arg, i, text);
+			free(text);
+		}
+	}
+	return rc;
+}
+
 struct match_arg { struct agg_re *re; struct hmap *match; const int64_t *ids; struct qbudget *b; };
 
 /* Remember whether stack ids[i] matches the pattern: 1 no, 2 yes. */
@@ -995,17 +1015,7 @@ static int q_outliers(struct qctx *q)
 		for (size_t i = 0; i < match.cap; i++)
 			if (match.keys[i])
 				ids[nd++] = (int64_t)(match.keys[i] - 1);
-		if (st->ops->stack_texts)
-			rc = st->ops->stack_texts(st, ids, nd, match_text, &ma);
-		else
-			for (size_t i = 0; i < nd && !rc; i++) {
-				char *text;
-
-				if (!(rc = st->ops->stack_text(st, ids[i], &text))) {
-					rc = match_text(&ma, i, text);
-					free(text);
-				}
-			}
+		rc = each_stack_text(st, ids, nd, match_text, &ma);
 		free(ids);
 		if (rc)
 			goto store_err;
@@ -1093,6 +1103,11 @@ struct hrow {
 	const char *host;
 	int64_t ls, last_seen, windows, dur_ns, offcpu_ns, lock_ns, p99, trim, latest_start;
 	int64_t btree_ns;	/* lock detail: wait for B-tree node locks (level >= 0) */
+	/* off-CPU stacks (the same profile, threads and windows): inside the
+	 * engine's filesystem operations, and of those under a B-tree
+	 * function waiting in glock_lock -- the demo's finding, computed
+	 * here the way tools/demo.sh computes it from its own profile */
+	uint64_t ops_ns, ops_btree_ns;
 };
 
 struct hosts_scan {
@@ -1178,6 +1193,99 @@ static int hosts_cb(void *arg, const struct store_window_row *w)
 	return 0;
 }
 
+/* ---- the finding's share: B-tree lock waits inside filesystem operations ---- */
+
+enum { OPS_NONE = 1, OPS_IN = 2, OPS_BTREE_LOCK = 3 };
+
+/* A folded stack (root first): inside a filesystem operation (a frame
+ * fsops_*), and there waiting for a B-tree lock (a frame btree_* with
+ * glock_lock below it) -- tools/demo.sh's two awk patterns. */
+static int ops_class(const char *text)
+{
+	const char *f = strncmp(text, "fsops_", 6) ? strstr(text, ";fsops_") : text, *b;
+
+	if (!f)
+		return OPS_NONE;
+	b = strstr(f, ";btree_");
+	return b && strstr(b, "glock_lock") ? OPS_BTREE_LOCK : OPS_IN;
+}
+
+struct ops_scan {
+	struct hosts_scan *h;
+	struct hmap cls;	/* stack id + 1 -> 0 (seen), then OPS_* */
+	int pass;
+};
+
+static int ops_sample_cb(void *arg, int64_t ls, int64_t stack, uint64_t count)
+{
+	struct ops_scan *o = arg;
+	int rc = budget_tick(o->h->b);
+	uint64_t *c, *v;
+
+	if (rc)
+		return rc;
+	if (o->pass == 0)
+		return hmap_slot(&o->cls, (uint64_t)stack + 1) ? 0 : -ENOMEM;
+	if (!(c = hmap_get(&o->h->byls, (uint64_t)ls + 1)) || !(v = hmap_get(&o->cls, (uint64_t)stack + 1)))
+		return 0;
+	if (*v >= OPS_IN)
+		o->h->v[*c - 1].ops_ns += count;
+	if (*v == OPS_BTREE_LOCK)
+		o->h->v[*c - 1].ops_btree_ns += count;
+	return 0;
+}
+
+struct ops_text_arg { struct hmap *cls; const int64_t *ids; struct qbudget *b; };
+
+static int ops_text_cb(void *arg, size_t i, const char *text)
+{
+	struct ops_text_arg *a = arg;
+	uint64_t *v = hmap_get(a->cls, (uint64_t)a->ids[i] + 1);
+
+	if (v)
+		*v = (uint64_t)ops_class(text);
+	return budget_tick(a->b);
+}
+
+/* Each host's off-CPU time inside filesystem operations and, of it, under
+ * B-tree locks, from the stored off-CPU stacks of the windows that matched
+ * (two passes over the samples: the distinct stacks, then the sums). */
+static int hosts_ops_share(struct store *st, struct hosts_scan *h, int64_t from, int64_t until)
+{
+	struct ops_scan o = { .h = h };
+	int64_t *ls = NULL, *ids = NULL;
+	size_t nls = 0, nd = 0;
+	int rc = -ENOMEM;
+
+	if (!(ls = malloc((h->byls.n + 1) * sizeof(*ls))))
+		goto out;
+	for (size_t i = 0; i < h->byls.cap; i++)
+		if (h->byls.keys[i])
+			ls[nls++] = (int64_t)(h->byls.keys[i] - 1);
+	if (!nls) {
+		rc = 0;
+		goto out;
+	}
+	if ((rc = st->ops->samples(st, PT_OFFCPU, ls, nls, from, until, ops_sample_cb, &o)))
+		goto out;
+	rc = -ENOMEM;
+	if (!(ids = malloc((o.cls.n + 1) * sizeof(*ids))))
+		goto out;
+	for (size_t i = 0; i < o.cls.cap; i++)
+		if (o.cls.keys[i])
+			ids[nd++] = (int64_t)(o.cls.keys[i] - 1);
+	struct ops_text_arg ta = { &o.cls, ids, h->b };
+	if ((rc = each_stack_text(st, ids, nd, ops_text_cb, &ta)))
+		goto out;
+	o.pass = 1;
+	rc = st->ops->samples(st, PT_OFFCPU, ls, nls, from, until, ops_sample_cb, &o);
+out:
+	free(ls);
+	free(ids);
+	hmap_free(&o.cls);
+	return rc;
+}
+
 /* B-tree lock wait from the lock detail, for hosts whose windows matched. */
 static int hosts_lock_cb(void *arg, const struct store_lockrow *lr)
 {
@@ -1233,7 +1341,8 @@ static int q_hosts(struct qctx *q)
 	int64_t t0 = agg_now_ns();
 	if ((rc = st->ops->labelsets(st, lsdb_cb, &db)) ||
 	    (rc = st->ops->windows(st, from, until, hosts_cb, &h)) ||
-	    (st->ops->lockrows && (rc = st->ops->lockrows(st, LK_CLASS, from, until, hosts_lock_cb, &h)))) {
+	    (st->ops->lockrows && (rc = st->ops->lockrows(st, LK_CLASS, from, until, hosts_lock_cb, &h))) ||
+	    (rc = hosts_ops_share(st, &h, from, until))) {
 		store_fail(q, rc);
 		goto out;
 	}
@@ -1259,6 +1368,10 @@ static int q_hosts(struct qctx *q)
 		json_object_set_new(o, "btree_lock_wait_ns", opt_int(r->btree_ns));
 		json_object_set_new(o, "btree_lock_share", r->btree_ns >= 0 && r->offcpu_ns > 0
 				    ? json_real((double)r->btree_ns / r->offcpu_ns) : json_null());
+		/* the finding's share: same stacks, threads and windows */
+		json_object_set_new(o, "ops_offcpu_ns", json_integer((json_int_t)r->ops_ns));
+		json_object_set_new(o, "ops_btree_lock_share", r->ops_ns > 0
+				    ? json_real((double)r->ops_btree_ns / (double)r->ops_ns) : json_null());
 		json_object_set_new(o, "commit_p99_ns", opt_int(r->p99));
 		json_object_set_new(o, "trim_stall_ns", opt_int(r->trim));
 		json_array_append_new(a, o);

@@ -53,6 +53,8 @@ FS_TOOL_BINS  := $(patsubst fs/cmd/%.c,$(OUT)/bin/%.glassfs,$(filter fs/cmd/mkfs
 # fsck's pass over the items (fs/cmd/fsck_items.c) into fsck.glassfs only.
 GLASSCTL_PARTS := $(wildcard fs/cmd/glassctl_*.c)
 $(OUT)/bin/fsck.glassfs: $(OUT)/obj/fs/cmd/fsck_items.o
+# the progress line (fs/cmd/progress.c) of glassctl, mkfs and fsck
+$(OUT)/bin/fsck.glassfs $(OUT)/bin/mkfs.glassfs: $(OUT)/obj/fs/cmd/progress.o
 BINS += $(FS_TOOL_BINS)
 $(OUT)/bin/%.glassfs: $(OUT)/obj/fs/cmd/%.o $(OUT)/lib/libglassfs.a
 	$(call msg,LD,$@)
@@ -62,7 +64,8 @@ $(OUT)/bin/%.glassfs: $(OUT)/obj/fs/cmd/%.o $(OUT)/lib/libglassfs.a
 FS_MKFS_SRCS := fs/cmd/mkfs_wipe.c
 $(OUT)/bin/mkfs.glassfs: $(FS_MKFS_SRCS:%.c=$(OUT)/obj/%.o)
 $(OUT)/bin/mkfs.glassfs: FS_LIBS += -lblkid
-$(OUT)/bin/glassctl: $(OUT)/obj/fs/cmd/glassctl.o $(GLASSCTL_PARTS:%.c=$(OUT)/obj/%.o) $(OUT)/lib/libglassfs.a
+$(OUT)/bin/glassctl: $(OUT)/obj/fs/cmd/glassctl.o $(GLASSCTL_PARTS:%.c=$(OUT)/obj/%.o) $(OUT)/obj/fs/cmd/progress.o \
+		     $(OUT)/lib/libglassfs.a
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(FP_FLAGS) -o $@ $^ $(FS_LIBS)

@@ -72,7 +72,7 @@ provider glassfs {
 	/* @ a B-tree node had to be read from a device */
 	probe cache__miss(uint64_t bytenr, int level);
 
-	/* @ scrub finished a batch of extents (and once at the end); byte counts so far */
+	/* @ scrub finished a batch of extents (and once at the end); byte counts so far; total: every copy, checked's unit */
 	probe scrub__progress(uint64_t checked, uint64_t corrected, uint64_t uncorrectable, uint64_t total);
 	/* @ scrub found a bad copy; meta: 1 node, 0 data; repaired: 1 rewritten from a good copy */
 	probe scrub__error(uint64_t logical, uint64_t devid, uint64_t physical, int meta, int repaired);

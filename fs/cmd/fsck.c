@@ -30,6 +30,7 @@
 #include "fs/btree/btree.h"
 #include "fs/base/crc32c.h"
 #include "fs/cmd/fsck.h"
+#include "fs/cmd/progress.h"
 #include "fs/items/log.h"
 #include "fs/btree/node.h"
 #include "fs/services/scrub.h"
@@ -93,6 +94,8 @@ struct fsck {
 	struct umap data_refs;	/* data extent start -> references; aux = length */
 	bool items_checked;	/* fsck_items_check ran: data refs are complete */
 	uint64_t nodes_seen, items_seen, data_bytes;
+	struct progress prog;	/* the line on a terminal: node bytes walked of meta_total */
+	uint64_t meta_total;
 };
 
 void fsck_error(struct fsck *f, const char *fmt, ...)
@@ -100,6 +103,7 @@ void fsck_error(struct fsck *f, const char *fmt, ...)
 	va_list ap;
 
 	f->errors++;
+	progress_end(&f->prog);	/* the message starts on a clean line */
 	if (f->errors > MAX_REPORTED) {
 		if (f->errors == MAX_REPORTED + 1)
 			printf("ERROR: (further errors counted, not printed)\n");
@@ -254,6 +258,7 @@ static int visit_node(const struct node_info *ni, void *arg)
 		return -ENOMEM;
 	}
 	f->nodes_seen++;
+	progress_update(&f->prog, f->nodes_seen * f->c->nodesize, f->meta_total);
 	check_node_copies(f, ni->bytenr);
 	if (f->verbose) {
 		struct chunk_copy cp[CHUNK_MAX_STRIPES];
@@ -882,6 +887,13 @@ check:
 	printf("fsck.glassfs: checking %s (generation %llu, nodesize %u)\n", argv[optind],
 	       (unsigned long long)f.c->generation, f.c->nodesize);
 
+	/* progress by bytes: the metadata the walk reads (quiet when preening at boot) */
+	progress_init(&f.prog, "fsck", preen);
+	for (uint64_t ty = BG_SYSTEM; ty <= BG_METADATA; ty <<= 1) {
+		uint64_t tot, fr;
+		alloc_space(f.c, ty, &tot, &fr);
+		f.meta_total += tot - fr;
+	}
 	check_supers(&f);
 	for (int t = 0; t < CT_NR; t++) {
 		if (!f.c->roots[t].present)
@@ -968,6 +980,7 @@ check:
 		ret = -ENOMEM;
 		goto operational;
 	}
+	progress_end(&f.prog);
 	printf("fsck.glassfs: %llu nodes, %llu extent items, %llu data bytes verified, %llu errors\n",
 	       (unsigned long long)f.nodes_seen, (unsigned long long)f.items_seen,
 	       (unsigned long long)f.data_bytes, (unsigned long long)f.errors);
@@ -978,6 +991,7 @@ check:
 	free(s.data_items.v);
 	return f.errors ? 4 : corrected ? 1 : 0;
 operational:
+	progress_end(&f.prog);
 	fprintf(stderr, "fsck.glassfs: operational error: %s\n", strerror(-ret));
 	mount_close(f.c);
 	return 8;

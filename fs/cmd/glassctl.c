@@ -6,7 +6,8 @@
  *   glassctl commit MNT    commit the running transaction and wait
  *   glassctl scrub start [-B] [-r RATE] MNT   scrub in the daemon (-B: wait,
  *                          print the result; RATE bytes/s, suffix K/M/G)
- *   glassctl scrub status MNT | scrub cancel MNT
+ *   glassctl scrub status [--json] MNT | scrub cancel MNT
+ *   glassctl filesystem show|usage MNT   fs/cmd/glassctl_show.c
  *   glassctl trim MNT      discard every free range (like fstrim)
  *   glassctl device ... | balance ...   fs/cmd/glassctl_device.c
  *   glassctl subvolume ...               fs/cmd/glassctl_subvol.c
@@ -21,6 +22,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "fs/cmd/progress.h"
 #include "fs/format/ioctl.h"
 
 int glassctl_subvolume(int argc, char **argv);	/* glassctl_subvol.c */
@@ -31,10 +33,13 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: glassctl stats MNT\n"
 		   "       glassctl commit MNT\n"
-		   "       glassctl scrub start [-B] [-r RATE] MNT   (-B: wait; RATE bytes/s, e.g. 64M)\n"
-		   "       glassctl scrub status MNT\n"
+		   "       glassctl scrub start [-B] [-q] [--json] [-r RATE] MNT   (-B: wait, with a progress\n"
+		   "                          line on a terminal; -q: silent; RATE bytes/s, e.g. 64M)\n"
+		   "       glassctl scrub status [--json] MNT\n"
 		   "       glassctl scrub cancel MNT\n"
 		   "       glassctl trim MNT\n"
+		   "       glassctl resync status [-B] [-q] [--json] MNT   (devices that missed commits;\n"
+		   "                          -B: wait, with a progress line on a terminal)\n"
 		   "       glassctl subvolume create|delete|list PATH\n"
 		   "       glassctl subvolume snapshot [-r] SRC DST\n");
 	glassctl_device_usage(f, "       ");	/* fs/cmd/glassctl_device.c */
@@ -74,6 +79,99 @@ static int cmd_stats(const char *mnt)
 	return 0;
 }
 
+/* The engine's counters by name (GLASSFS_STATS_FIELDS); 0 or -1. */
+static int stat_values(int fd, const char *mnt, uint64_t *total, uint64_t *done)
+{
+	static const char *const names[] = {
+#define X(f) #f,
+		GLASSFS_STATS_FIELDS(X)
+#undef X
+	};
+	struct glassfs_ioc_stats s;
+
+	memset(&s, 0, sizeof(s));
+	if (ioctl(fd, GLASSFS_IOC_STATS, &s) < 0) {
+		fprintf(stderr, "glassctl: %s: stats ioctl: %s%s\n", mnt, strerror(errno),
+			errno == ENOTTY ? " (not a glassfs mount?)" : "");
+		return -1;
+	}
+	*total = *done = 0;
+	for (uint32_t i = 0; i < s.count && i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(names[i], "resync_bytes"))
+			*total = s.values[i];
+		else if (!strcmp(names[i], "resync_done_bytes"))
+			*done = s.values[i];
+	}
+	return 0;
+}
+
+/*
+ * resync status [-B] [-q] [--json] MNT: the background resync of devices
+ * that missed commits (it starts at mount, fs/services/volume.h), by
+ * bytes; -B waits for it with the progress line.
+ */
+static int cmd_resync(int argc, char **argv)
+{
+	bool wait = false, quiet = false, json = false;
+	uint64_t total, done;
+	struct progress pr;
+	const char *mnt;
+	int fd;
+
+	if (argc < 2 || strcmp(argv[0], "status")) {
+		usage(stderr);
+		return 2;
+	}
+	for (int i = 1; i < argc - 1; i++) {
+		if (!strcmp(argv[i], "-B"))
+			wait = true;
+		else if (!strcmp(argv[i], "-q"))
+			quiet = true;
+		else if (!strcmp(argv[i], "--json"))
+			json = true;
+		else {
+			usage(stderr);
+			return 2;
+		}
+	}
+	mnt = argv[argc - 1];
+	fd = open_mnt(mnt);
+	if (fd < 0)
+		return 1;
+	if (stat_values(fd, mnt, &total, &done)) {
+		close(fd);
+		return 1;
+	}
+	progress_init(&pr, "resync", quiet || json || !wait);
+	while (wait && done < total) {
+		struct timespec ts = { 0, 100 * 1000 * 1000 };
+		progress_update(&pr, done, total);
+		nanosleep(&ts, NULL);
+		if (stat_values(fd, mnt, &total, &done)) {
+			progress_end(&pr);
+			close(fd);
+			return 1;
+		}
+	}
+	progress_end(&pr);
+	close(fd);
+	if (quiet)
+		return 0;
+	if (json) {
+		printf("{\"status\": \"%s\", \"bytes_total\": %llu, \"bytes_done\": %llu, \"percent\": %.1f}\n",
+		       total == 0 ? "none" : done < total ? "running" : "finished",
+		       (unsigned long long)total, (unsigned long long)done, progress_pct(done, total));
+	} else if (total == 0) {
+		printf("No device needed a resync on this mount\n");
+	} else {
+		char a[32], b[32];
+		printf("Resync %s: %s of %s copied (%.1f %%)\n", done < total ? "running" : "finished",
+		       progress_size(done, a, sizeof(a)), progress_size(total, b, sizeof(b)),
+		       progress_pct(done, total));
+	}
+	return 0;
+}
+
 static int cmd_commit(const char *mnt)
 {
 	int fd = open_mnt(mnt);
@@ -94,22 +192,85 @@ static const char *hint(int e)
 	return e == ENOTTY || e == ENOSYS || e == EINVAL ? " (not a glassfs mount?)" : "";
 }
 
-static void print_scrub(const struct glassfs_ioc_scrub *s)
+static const char *hms(uint64_t secs, char *buf, size_t len)
 {
-	printf("status %s\n", s->running ? "running" : s->started == 0 ? "never-run" :
-	       s->result == -ECANCELED ? "cancelled" : s->result ? "failed" : "finished");
-	if (!s->running && s->started && s->result && s->result != -ECANCELED)
-		printf("error %s\n", strerror(-s->result));
-	printf("progress %.1f%%\n", s->total_bytes ?
-	       100.0 * (double)s->done_bytes / (double)s->total_bytes : (s->running ? 0.0 : 100.0));
-	printf("total_bytes %llu\ndone_bytes %llu\nchecked %llu\ncorrected %llu\n"
-	       "uncorrectable %llu\nmeta_errors %llu\ndata_errors %llu\nread_errors %llu\n"
-	       "nodes %llu\nextents %llu\n",
-	       (unsigned long long)s->total_bytes, (unsigned long long)s->done_bytes,
-	       (unsigned long long)s->checked_bytes, (unsigned long long)s->corrected_bytes,
-	       (unsigned long long)s->uncorrectable_bytes, (unsigned long long)s->meta_errors,
-	       (unsigned long long)s->data_errors, (unsigned long long)s->read_errors,
-	       (unsigned long long)s->nodes, (unsigned long long)s->extents);
+	snprintf(buf, len, "%llu:%02llu:%02llu", (unsigned long long)(secs / 3600),
+		 (unsigned long long)(secs / 60 % 60), (unsigned long long)(secs % 60));
+	return buf;
+}
+
+static const char *scrub_state(const struct glassfs_ioc_scrub *s)
+{
+	return s->running ? "running" : s->started == 0 ? "never run" :
+	       s->result == -ECANCELED ? "cancelled" : s->result ? "failed" : "finished";
+}
+
+/* Status in words, as `btrfs scrub status`; or one JSON object. */
+static void print_scrub(const struct glassfs_ioc_scrub *s, bool json)
+{
+	double secs = (double)s->duration_ns / 1e9;
+	uint64_t rate = secs > 0 ? (uint64_t)((double)s->checked_bytes / secs) : 0;
+	char a[32], b[32], t[64];
+
+	if (json) {
+		printf("{\"status\": \"%s\", \"result\": %d, \"error\": \"%s\", \"started\": %u, "
+		       "\"start_time\": %lld, \"duration_s\": %.3f, "
+		       "\"total_bytes\": %llu, \"done_bytes\": %llu, "
+		       "\"total_check_bytes\": %llu, \"checked_bytes\": %llu, \"percent\": %.1f, "
+		       "\"rate_bytes_per_s\": %llu, \"rate_limit\": %llu, "
+		       "\"corrected_bytes\": %llu, \"uncorrectable_bytes\": %llu, "
+		       "\"meta_errors\": %llu, \"data_errors\": %llu, \"read_errors\": %llu, "
+		       "\"nodes\": %llu, \"extents\": %llu}\n",
+		       scrub_state(s), s->result,
+		       !s->running && s->started && s->result && s->result != -ECANCELED ?
+		       strerror(-s->result) : "", s->started, (long long)s->start_time, secs,
+		       (unsigned long long)s->total_bytes, (unsigned long long)s->done_bytes,
+		       (unsigned long long)s->total_check_bytes, (unsigned long long)s->checked_bytes,
+		       progress_pct(s->checked_bytes, s->total_check_bytes), (unsigned long long)rate,
+		       (unsigned long long)s->rate_bytes_per_s,
+		       (unsigned long long)s->corrected_bytes, (unsigned long long)s->uncorrectable_bytes,
+		       (unsigned long long)s->meta_errors, (unsigned long long)s->data_errors,
+		       (unsigned long long)s->read_errors, (unsigned long long)s->nodes,
+		       (unsigned long long)s->extents);
+		return;
+	}
+	if (s->started == 0) {
+		printf("Status:           never run (glassctl scrub start MNT)\n");
+		return;
+	}
+	time_t st = (time_t)s->start_time;
+	struct tm tm;
+	strftime(t, sizeof(t), "%a %b %e %H:%M:%S %Y", localtime_r(&st, &tm));
+	printf("Scrub started:    %s\n", t);
+	printf("Status:           %s", scrub_state(s));
+	if (!s->running && s->result && s->result != -ECANCELED)
+		printf(" (%s)", strerror(-s->result));
+	printf("\nDuration:         %s\n", hms((uint64_t)secs, t, sizeof(t)));
+	if (s->running && rate && s->total_check_bytes > s->checked_bytes)
+		printf("Time left:        %s\n",
+		       hms((s->total_check_bytes - s->checked_bytes) / rate, t, sizeof(t)));
+	printf("Total to scrub:   %s (every copy of %s)\n",
+	       progress_size(s->total_check_bytes, a, sizeof(a)), progress_size(s->total_bytes, b, sizeof(b)));
+	printf("Bytes scrubbed:   %s (%.1f %%)\n", progress_size(s->checked_bytes, a, sizeof(a)),
+	       progress_pct(s->checked_bytes, s->total_check_bytes));
+	printf("Rate:             %s/s", progress_size(rate, a, sizeof(a)));
+	if (s->rate_bytes_per_s)
+		printf(" (limit %s/s)", progress_size(s->rate_bytes_per_s, a, sizeof(a)));
+	printf("\n");
+	if (!s->meta_errors && !s->data_errors && !s->read_errors) {
+		printf("Error summary:    no errors found\n");
+		return;
+	}
+	printf("Error summary:   ");
+	if (s->read_errors)
+		printf(" read=%llu", (unsigned long long)s->read_errors);
+	if (s->data_errors)
+		printf(" csum=%llu", (unsigned long long)s->data_errors);
+	if (s->meta_errors)
+		printf(" verify=%llu", (unsigned long long)s->meta_errors);
+	printf("\n  Corrected:      %s\n  Uncorrectable:  %s\n",
+	       progress_size(s->corrected_bytes, a, sizeof(a)),
+	       progress_size(s->uncorrectable_bytes, b, sizeof(b)));
 }
 
 static int scrub_status_fd(int fd, const char *mnt, struct glassfs_ioc_scrub *s)
@@ -146,13 +307,18 @@ static int cmd_scrub(int argc, char **argv)
 {
 	struct glassfs_ioc_scrub s;
 	const char *sub = argv[0], *mnt;
-	bool wait = false;
+	bool wait = false, quiet = false, json = false;
+	struct progress pr;
 	uint64_t rate = 0;
 	int i, fd, rc = 0;
 
 	for (i = 1; i < argc - 1; i++) {
 		if (!strcmp(sub, "start") && !strcmp(argv[i], "-B"))
 			wait = true;
+		else if (!strcmp(argv[i], "-q"))
+			quiet = true;
+		else if (!strcmp(argv[i], "--json"))
+			json = true;
 		else if (!strcmp(sub, "start") && !strcmp(argv[i], "-r") && i + 1 < argc - 1) {
 			if (parse_rate(argv[++i], &rate)) {
 				fprintf(stderr, "glassctl: bad rate '%s' (bytes/s, e.g. 64M)\n", argv[i]);
@@ -174,8 +340,8 @@ static int cmd_scrub(int argc, char **argv)
 	if (!strcmp(sub, "status")) {
 		if (scrub_status_fd(fd, mnt, &s))
 			rc = 1;
-		else
-			print_scrub(&s);
+		else if (!quiet)
+			print_scrub(&s, json);
 	} else if (!strcmp(sub, "cancel")) {
 		if (ioctl(fd, GLASSFS_IOC_SCRUB_CANCEL) < 0) {
 			fprintf(stderr, "glassctl: %s: scrub cancel: %s%s\n", mnt,
@@ -192,18 +358,22 @@ static int cmd_scrub(int argc, char **argv)
 			rc = 1;
 		} else if (wait) {
 			struct timespec ts = { 0, 100 * 1000 * 1000 };
+			progress_init(&pr, "scrub", quiet || json);
 			do {
 				nanosleep(&ts, NULL);
 				if (scrub_status_fd(fd, mnt, &s)) {
 					rc = 1;
 					break;
 				}
+				progress_update(&pr, s.checked_bytes, s.total_check_bytes);
 			} while (s.running);
+			progress_end(&pr);
 			if (!rc) {
-				print_scrub(&s);
+				if (!quiet)
+					print_scrub(&s, json);
 				rc = s.result ? 1 : s.uncorrectable_bytes ? 3 : 0;
 			}
-		} else {
+		} else if (!quiet) {
 			printf("scrub started on %s\n", mnt);
 		}
 	}
@@ -230,6 +400,7 @@ static int cmd_trim(const char *mnt)
 }
 
 int glassctl_device(int argc, char **argv);	/* fs/cmd/glassctl_device.c */
+int glassctl_filesystem(int argc, char **argv);	/* fs/cmd/glassctl_show.c */
 int glassctl_balance(int argc, char **argv);
 
 int main(int argc, char **argv)
@@ -240,8 +411,12 @@ int main(int argc, char **argv)
 	}
 	if (argc >= 3 && !strcmp(argv[1], "scrub"))
 		return cmd_scrub(argc - 2, argv + 2);
+	if (argc >= 3 && !strcmp(argv[1], "resync"))
+		return cmd_resync(argc - 2, argv + 2);
 	if (argc >= 2 && !strcmp(argv[1], "subvolume"))		/* glassctl_subvol.c */
 		return glassctl_subvolume(argc - 1, argv + 1);
+	if (argc >= 2 && (!strcmp(argv[1], "filesystem") || !strcmp(argv[1], "fi")))
+		return glassctl_filesystem(argc - 2, argv + 2);	/* glassctl_show.c */
 	if (argc >= 2 && !strcmp(argv[1], "device"))
 		return glassctl_device(argc - 2, argv + 2);
 	if (argc >= 2 && !strcmp(argv[1], "balance"))

@@ -2,7 +2,7 @@
 /*
  * glassctl_device.c — the device and balance commands of glassctl:
  *
- *   glassctl device add DEV MNT
+ *   glassctl device add [-s SIZE] DEV MNT   (-s: create the image file first)
  *   glassctl device remove DEV MNT     (moves every stripe off DEV first)
  *   glassctl device remove missing MNT (degraded mount: rebuilds the copies
  *                                      the missing devices had, drops them)
@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,10 +26,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fs/cmd/progress.h"
 #include "fs/core/core.h"
 #include "fs/format/ioctl.h"
 
 int glassctl_device(int argc, char **argv);
+int glassctl_device_info(int argc, char **argv);	/* glassctl_show.c */
+void glassctl_show_usage(FILE *f);
 int glassctl_balance(int argc, char **argv);
 void glassctl_device_usage(FILE *f, const char *first);
 
@@ -37,10 +41,14 @@ void glassctl_device_usage(FILE *f, const char *first);
 void glassctl_device_usage(FILE *f, const char *first)
 {
 	fprintf(f, "%sglassctl device add|remove DEV MNT\n"
+		   "       glassctl device add -s SIZE DEV MNT   (create the image file DEV of SIZE, e.g. 1G)\n"
 		   "       glassctl device remove missing MNT   (drop the devices a degraded mount lacks)\n"
 		   "       glassctl device set-rotational DEV 0|1 MNT\n"
-		   "       glassctl balance start [-dconvert=P] [-mconvert=P] [-B] MNT   (P: single|dup|raid1)\n"
-		   "       glassctl balance status|cancel MNT\n", first);
+		   "       glassctl balance start [-dconvert=P] [-mconvert=P] [-B] [-q] MNT   (P: single|dup|raid1;\n"
+		   "                          -B: wait, with a progress line on a terminal; -q: silent)\n"
+		   "       glassctl balance status [--json] MNT\n"
+		   "       glassctl balance cancel MNT\n", first);
+	glassctl_show_usage(f);
 }
 
 static void usage_dev(void)
@@ -55,6 +63,29 @@ static int open_mnt(const char *mnt)
 	if (fd < 0)
 		fprintf(stderr, "glassctl: %s: %s\n", mnt, strerror(errno));
 	return fd;
+}
+
+/* "1G" -> bytes (suffix K, M, G, T; binary). */
+static int parse_size(const char *a, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	int sh = 0;
+
+	errno = 0;
+	v = strtoull(a, &end, 10);
+	if (end == a || errno || *a == '-')
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': sh = 10; end++; break;
+	case 'm': case 'M': sh = 20; end++; break;
+	case 'g': case 'G': sh = 30; end++; break;
+	case 't': case 'T': sh = 40; end++; break;
+	}
+	if (*end || (sh && v > (~0ull >> sh)))
+		return -1;
+	*out = v << sh;
+	return 0;
 }
 
 static const char *hint(int e)
@@ -85,14 +116,79 @@ static int vol_req(const char *mnt, unsigned long cmd, const char *what,
 	return 0;
 }
 
+static int balance_status_fd(int fd, const char *mnt, struct glassfs_ioc_balance *b);
+
+struct remove_req {
+	const char *mnt;
+	struct glassfs_ioc_vol *io;
+	int rc;
+	int done;	/* atomic */
+};
+
+static void *remove_thread(void *arg)
+{
+	struct remove_req *r = arg;
+
+	r->rc = vol_req(r->mnt, GLASSFS_IOC_DEV_REMOVE, "remove", r->io);
+	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* A device remove moves every chunk off the device inside the ioctl: it
+ * runs in a thread while this one draws the progress the daemon reports
+ * in the balance status (op 2, by bytes). */
+static int remove_with_progress(const char *mnt, struct glassfs_ioc_vol *io)
+{
+	struct remove_req r = { mnt, io, 0, 0 };
+	struct progress pr;
+	pthread_t th;
+	int fd;
+
+	progress_init(&pr, "device remove", false);
+	fd = pr.on ? open(mnt, O_RDONLY | O_DIRECTORY) : -1;
+	if (fd < 0 || pthread_create(&th, NULL, remove_thread, &r)) {
+		if (fd >= 0)
+			close(fd);
+		return vol_req(mnt, GLASSFS_IOC_DEV_REMOVE, "remove", io);
+	}
+	while (!__atomic_load_n(&r.done, __ATOMIC_ACQUIRE)) {
+		struct timespec ts = { 0, 100 * 1000 * 1000 };
+		struct glassfs_ioc_balance b;
+
+		nanosleep(&ts, NULL);
+		memset(&b, 0, sizeof(b));
+		if (ioctl(fd, GLASSFS_IOC_BALANCE_STATUS, &b) == 0 && b.op == 2 && b.op_running)
+			progress_update(&pr, b.bytes_done, b.bytes_total);
+	}
+	pthread_join(th, NULL);
+	progress_end(&pr);
+	close(fd);
+	return r.rc;
+}
+
 int glassctl_device(int argc, char **argv)
 {
 	struct glassfs_ioc_vol io;
 	const char *sub = argc > 0 ? argv[0] : "";
 	char rp[PATH_MAX];
 	unsigned long cmd;
+	uint64_t create = 0;
 
+	int info = glassctl_device_info(argc, argv);	/* list, usage, stats */
+
+	if (info >= 0)
+		return info;
 	memset(&io, 0, sizeof(io));
+	/* add -s SIZE DEV MNT: create the image file DEV of SIZE first */
+	if (!strcmp(sub, "add") && argc == 5 && !strcmp(argv[1], "-s")) {
+		if (parse_size(argv[2], &create) || create == 0) {
+			fprintf(stderr, "glassctl: bad size '%s' (bytes, suffix K, M, G or T, e.g. 1G)\n",
+				argv[2]);
+			return 2;
+		}
+		argv += 2;
+		argc -= 2;
+	}
 	if ((!strcmp(sub, "add") || !strcmp(sub, "remove")) && argc == 3) {
 		cmd = !strcmp(sub, "add") ? GLASSFS_IOC_DEV_ADD : GLASSFS_IOC_DEV_REMOVE;
 	} else if (!strcmp(sub, "set-rotational") && argc == 4) {
@@ -110,16 +206,37 @@ int glassctl_device(int argc, char **argv)
 	 * daemon runs in / : give it an absolute path */
 	if (cmd == GLASSFS_IOC_DEV_REMOVE && !strcmp(argv[1], "missing")) {
 		strcpy(rp, "missing");
-	} else if (!realpath(argv[1], rp)) {
-		fprintf(stderr, "glassctl: %s: %s\n", argv[1], strerror(errno));
-		return 1;
+	} else {
+		if (create) {
+			int fd = open(argv[1], O_WRONLY | O_CREAT | O_EXCL, 0644);
+			if (fd < 0 || ftruncate(fd, (off_t)create) < 0) {
+				fprintf(stderr, "glassctl: %s: cannot create the image: %s\n", argv[1],
+					strerror(errno));
+				if (fd >= 0)
+					close(fd), unlink(argv[1]);
+				return 1;
+			}
+			close(fd);
+		}
+		if (!realpath(argv[1], rp)) {
+			int e = errno;
+			fprintf(stderr, "glassctl: %s: %s%s%s%s\n", argv[1], strerror(e),
+				e == ENOENT && cmd == GLASSFS_IOC_DEV_ADD ?
+				"; a device is a block device or an image file: create the image "
+				"with `truncate -s 1G " : "",
+				e == ENOENT && cmd == GLASSFS_IOC_DEV_ADD ? argv[1] : "",
+				e == ENOENT && cmd == GLASSFS_IOC_DEV_ADD ?
+				"` or `glassctl device add -s 1G DEV MNT`" : "");
+			return 1;
+		}
 	}
 	if (strlen(rp) >= sizeof(io.path)) {
 		fprintf(stderr, "glassctl: %s: path too long\n", argv[1]);
 		return 2;
 	}
 	strcpy(io.path, rp);
-	if (vol_req(argv[argc - 1], cmd, sub, &io))
+	if (cmd == GLASSFS_IOC_DEV_REMOVE ? remove_with_progress(argv[argc - 1], &io) :
+	    vol_req(argv[argc - 1], cmd, sub, &io))
 		return 1;
 	if (cmd == GLASSFS_IOC_DEV_ADD)
 		printf("%s: added %s\n", argv[argc - 1], rp);
@@ -142,17 +259,40 @@ static int balance_status_fd(int fd, const char *mnt, struct glassfs_ioc_balance
 	return 0;
 }
 
-static void print_balance(const struct glassfs_ioc_balance *b)
+static const char *bal_state(const struct glassfs_ioc_balance *b)
 {
-	printf("status %s\n", b->running ? "running" : b->started == 0 ? "never-run" :
-	       b->result == -ECANCELED ? "cancelled" : b->result ? "failed" : "finished");
-	if (!b->running && b->started && b->result && b->result != -ECANCELED)
-		printf("error %s\n", b->msg[0] ? b->msg : strerror(-b->result));
-	printf("progress %.1f%%\n", b->chunks_total ?
-	       100.0 * (double)b->chunks_done / (double)b->chunks_total : (b->running ? 0.0 : 100.0));
-	printf("chunks_done %llu\nchunks_total %llu\nbytes_done %llu\nbytes_total %llu\n",
-	       (unsigned long long)b->chunks_done, (unsigned long long)b->chunks_total,
-	       (unsigned long long)b->bytes_done, (unsigned long long)b->bytes_total);
+	return b->running ? "running" : b->started == 0 ? "never run" :
+	       b->result == -ECANCELED ? "cancelled" : b->result ? "failed" : "finished";
+}
+
+/* Status in words, as `btrfs balance status`, by bytes; or JSON. */
+static void print_balance(const struct glassfs_ioc_balance *b, bool json)
+{
+	char x[32], y[32];
+
+	if (json) {
+		printf("{\"status\": \"%s\", \"result\": %d, \"error\": \"", bal_state(b), b->result);
+		for (const char *m = !b->running && b->started && b->result && b->result != -ECANCELED ?
+				     (b->msg[0] ? b->msg : strerror(-b->result)) : ""; *m; m++)
+			printf(*m == '"' || *m == '\\' ? "\\%c" : "%c", *m);
+		printf("\", \"started\": %u, \"bytes_total\": %llu, \"bytes_done\": %llu, "
+		       "\"percent\": %.1f, \"chunks_total\": %llu, \"chunks_done\": %llu}\n",
+		       b->started, (unsigned long long)b->bytes_total, (unsigned long long)b->bytes_done,
+		       progress_pct(b->bytes_done, b->bytes_total), (unsigned long long)b->chunks_total,
+		       (unsigned long long)b->chunks_done);
+		return;
+	}
+	if (b->started == 0) {
+		printf("No balance has run on this mount\n");
+		return;
+	}
+	printf("Balance %s", bal_state(b));
+	if (!b->running && b->result && b->result != -ECANCELED)
+		printf(": %s", b->msg[0] ? b->msg : strerror(-b->result));
+	printf("\n%s of %s moved (%.1f %%), %llu of %llu chunks\n",
+	       progress_size(b->bytes_done, x, sizeof(x)), progress_size(b->bytes_total, y, sizeof(y)),
+	       progress_pct(b->bytes_done, b->bytes_total), (unsigned long long)b->chunks_done,
+	       (unsigned long long)b->chunks_total);
 }
 
 int glassctl_balance(int argc, char **argv)
@@ -160,13 +300,13 @@ int glassctl_balance(int argc, char **argv)
 	const char *sub = argc > 0 ? argv[0] : "", *mnt;
 	struct glassfs_ioc_balance b;
 	struct glassfs_ioc_vol io;
-	bool wait = false;
+	bool wait = false, quiet = false, json = false;
+	struct progress pr;
 	int fd, rc = 0;
 
 	memset(&io, 0, sizeof(io));
 	io.arg0 = io.arg1 = -1;
-	if (argc < 2 || (strcmp(sub, "start") && strcmp(sub, "status") && strcmp(sub, "cancel")) ||
-	    (strcmp(sub, "start") && argc != 2)) {
+	if (argc < 2 || (strcmp(sub, "start") && strcmp(sub, "status") && strcmp(sub, "cancel"))) {
 		usage_dev();
 		return 2;
 	}
@@ -176,11 +316,15 @@ int glassctl_balance(int argc, char **argv)
 			       !strncmp(a, "-mconvert=", 10) ? &io.arg1 : NULL;
 		uint64_t p;
 
-		if (!strcmp(a, "-B")) {
+		if (!strcmp(a, "-B") && !strcmp(sub, "start")) {
 			wait = true;
 			continue;
 		}
-		if (!dst) {
+		if (!strcmp(a, "-q") || !strcmp(a, "--json")) {
+			*(a[1] == 'q' ? &quiet : &json) = true;
+			continue;
+		}
+		if (!dst || strcmp(sub, "start")) {
 			usage_dev();
 			return 2;
 		}
@@ -201,7 +345,8 @@ int glassctl_balance(int argc, char **argv)
 		if (vol_req(mnt, GLASSFS_IOC_BALANCE_START, "balance start", &io))
 			return 1;
 		if (!wait) {
-			printf("balance started on %s\n", mnt);
+			if (!quiet)
+				printf("balance started on %s\n", mnt);
 			return 0;
 		}
 	} else if (!strcmp(sub, "cancel")) {
@@ -214,16 +359,21 @@ int glassctl_balance(int argc, char **argv)
 		close(fd);
 		return 1;
 	}
+	progress_init(&pr, "balance", quiet || json || !wait);
 	while (wait && b.running) {
 		struct timespec ts = { 0, 100 * 1000 * 1000 };
+		progress_update(&pr, b.bytes_done, b.bytes_total);
 		nanosleep(&ts, NULL);
 		if (balance_status_fd(fd, mnt, &b)) {
+			progress_end(&pr);
 			close(fd);
 			return 1;
 		}
 	}
+	progress_end(&pr);
 	close(fd);
-	print_balance(&b);
+	if (!quiet)
+		print_balance(&b, json);
 	if (wait)
 		rc = b.result ? 1 : 0;
 	return rc;

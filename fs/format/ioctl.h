@@ -40,7 +40,8 @@ struct glassfs_ioc_stats {
  * Scrub (scrub.h) in a daemon thread.  START takes rate_bytes_per_s
  * (0 = unlimited) and fails with EBUSY while one runs, EROFS on a
  * read-only mount; STATUS fills the rest; CANCEL stops a running scrub
- * (ENOENT if none runs).  Byte counts as in struct scrub_progress.
+ * (ENOENT if none runs).  Byte counts as in struct scrub_progress:
+ * done <= total (logical), checked <= total_check (every copy).
  */
 struct glassfs_ioc_scrub {
 	uint32_t version;		/* 1 */
@@ -52,6 +53,9 @@ struct glassfs_ioc_scrub {
 	uint64_t corrected_bytes, uncorrectable_bytes;
 	uint64_t meta_errors, data_errors, read_errors;
 	uint64_t nodes, extents;
+	uint64_t total_check_bytes;	/* every copy of total_bytes: checked_bytes' unit */
+	int64_t start_time;		/* wall clock (s) of the last start */
+	uint64_t duration_ns;		/* of the last scrub, or so far */
 };
 
 /* Batch trim (trim_batch): minlen in, trimmed bytes out. */
@@ -136,8 +140,10 @@ struct glassfs_ioc_balance {
 	int32_t result;			/* last balance: 0, -ECANCELED, -errno */
 	uint32_t started;		/* balances started since mount */
 	uint64_t chunks_total, chunks_done;
-	uint64_t bytes_total, bytes_done;
+	uint64_t bytes_total, bytes_done;	/* logical bytes of the chunks moved */
 	char msg[256];			/* why the last one stopped */
+	int32_t op;			/* what the counters measure: 1 balance, 2 device remove */
+	int32_t op_running;		/* 1 while that operation runs */
 };
 
 #define GLASSFS_IOC_DEV_ADD		_IOWR(GLASSFS_IOC_MAGIC, 20, struct glassfs_ioc_vol)
@@ -146,5 +152,62 @@ struct glassfs_ioc_balance {
 #define GLASSFS_IOC_BALANCE_START	_IOWR(GLASSFS_IOC_MAGIC, 23, struct glassfs_ioc_vol)
 #define GLASSFS_IOC_BALANCE_STATUS	_IOR(GLASSFS_IOC_MAGIC, 24, struct glassfs_ioc_balance)
 #define GLASSFS_IOC_BALANCE_CANCEL	_IOWR(GLASSFS_IOC_MAGIC, 25, struct glassfs_ioc_vol)
+
+/*
+ * What a volume is made of (30-39; fs/services/volinfo.c; glassctl
+ * filesystem show|usage, device list|stats), as btrfs's FS_INFO,
+ * DEV_INFO, SPACE_INFO and GET_DEV_STATS in one answer.  Sizes in bytes.
+ * A device in the volume's device items but not open (a degraded mount)
+ * is listed with GLASSFS_DEV_MISSING and no path.  Space: one entry per
+ * block-group type and profile in use (two for a type while a balance
+ * converts it); size = logical bytes of its chunks, used = logical bytes
+ * allocated in them (used <= size); a device's alloc[] is the device
+ * bytes its chunks take per type (data, system, metadata: every copy),
+ * and their sum is its used.  Error counters: since mount; in:
+ * reset = 1 zeroes them as they are read.
+ */
+#define GLASSFS_DEV_MISSING	(1u << 0)	/* not open on this (degraded) mount */
+#define GLASSFS_DEV_STALE	(1u << 1)	/* missed commits: being resynced, read last */
+#define GLASSFS_DEV_ROTATIONAL	(1u << 2)
+#define GLASSFS_DEV_REMOVING	(1u << 3)	/* device remove in progress */
+
+#define GLASSFS_ERR_FIELDS(X) X(read_io_errs) X(write_io_errs) X(flush_io_errs) \
+	X(corruption_errs) X(generation_errs)	/* = enum dev_err order */
+#define GLASSFS_ERR_NR 5
+
+struct glassfs_dev_info {
+	uint64_t devid;
+	uint64_t size;			/* device bytes the volume may use */
+	uint64_t used;			/* device bytes in chunks */
+	uint64_t alloc[3];		/* of used, per type: data, system, metadata */
+	uint64_t errs[GLASSFS_ERR_NR];	/* GLASSFS_ERR_FIELDS order */
+	uint32_t flags;			/* GLASSFS_DEV_* */
+	uint32_t pad;
+	char path[256];			/* "" when missing */
+};
+
+struct glassfs_space_info {
+	uint64_t flags;			/* BG_DATA|BG_SYSTEM|BG_METADATA | profile bits (format.h) */
+	uint64_t size, used;
+};
+
+#define GLASSFS_INFO_DEVS	16	/* = CORE_MAX_DEVS */
+#define GLASSFS_INFO_SPACES	12
+struct glassfs_ioc_fs_info {
+	uint32_t version;		/* 1 */
+	uint32_t reset;			/* in: zero the error counters after reading */
+	uint8_t fsid[16];
+	char label[64];
+	uint64_t generation, num_devices;	/* num_devices: of the volume, present or not */
+	uint32_t nodesize, sectorsize;
+	uint64_t total_bytes;		/* device bytes, every present device */
+	uint64_t bytes_used;		/* logical bytes allocated (what df calls used) */
+	uint32_t ndevs, nspaces;
+	struct glassfs_dev_info dev[GLASSFS_INFO_DEVS];
+	struct glassfs_space_info space[GLASSFS_INFO_SPACES];
+};
+_Static_assert(sizeof(struct glassfs_ioc_fs_info) < (1 << 14), "fits an ioctl number");
+
+#define GLASSFS_IOC_FS_INFO	_IOWR(GLASSFS_IOC_MAGIC, 30, struct glassfs_ioc_fs_info)
 
 #endif

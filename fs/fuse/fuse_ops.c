@@ -33,6 +33,7 @@
 #include "fs/base/probe.h"
 #include "fs/services/scrub.h"
 #include "fs/services/trim.h"
+#include "fs/services/volinfo.h"
 #include "fs/items/subvol.h"
 
 #include <linux/fs.h>
@@ -722,6 +723,16 @@ static void gl_ioctl(fuse_req_t req, fuse_ino_t ino_, unsigned int cmd, void *ar
 
 		if (!replied_err(req, OP_IOCTL, ino, t0, ret))
 			fuse_reply_ioctl(req, 0, out, outsz);
+		return;
+	}
+	if (cmd == GLASSFS_IOC_FS_INFO) {	/* fs/services/volinfo.c */
+		struct glassfs_ioc_fs_info *o = malloc(sizeof(*o));
+		bool reset = in_bufsz >= sizeof(*o) && ((const struct glassfs_ioc_fs_info *)in_buf)->reset;
+		int ret = !o ? -ENOMEM : out_bufsz < sizeof(*o) ? -EINVAL : volinfo_get(d->core, o, reset);
+
+		if (!replied_err(req, OP_IOCTL, ino, t0, ret))
+			fuse_reply_ioctl(req, 0, o, sizeof(*o));
+		free(o);
 		return;
 	}
 	if (cmd == GLASSFS_IOC_STATS) {

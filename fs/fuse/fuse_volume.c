@@ -34,6 +34,8 @@ int fuse_volume_ioctl(struct core *c, unsigned cmd, const void *in, size_t insz,
 		o.chunks_done = s.chunks_done;
 		o.bytes_total = s.bytes_total;
 		o.bytes_done = s.bytes_done;
+		o.op = s.op;
+		o.op_running = s.op_running;
 		snprintf(o.msg, sizeof(o.msg), "%s", s.msg);
 		memcpy(out, &o, sizeof(o));
 		*outsz = sizeof(o);

@@ -46,7 +46,7 @@ void scrub_cancel(struct scrub_opts *o)
 void scrub_progress_read(const struct scrub_progress *p, struct scrub_progress *o)
 {
 #define RD(f) o->f = __atomic_load_n(&p->f, __ATOMIC_RELAXED)
-	RD(total_bytes); RD(done_bytes); RD(checked_bytes); RD(corrected_bytes);
+	RD(total_bytes); RD(total_check_bytes); RD(done_bytes); RD(checked_bytes); RD(corrected_bytes);
 	RD(uncorrectable_bytes); RD(meta_errors); RD(data_errors); RD(read_errors);
 	RD(nodes); RD(extents); RD(running); RD(result);
 #undef RD
@@ -128,6 +128,10 @@ static void scrub_node(struct scrub *s, uint64_t bytenr)
 		if (node_verify(s->buf[m], &e, why, sizeof(why))) {
 			bad[m] = true;
 			PADD(meta_errors, 1);
+			/* a sound checksum on the wrong block: a lost or
+			 * misdirected write (btrfs's generation error) */
+			dev_note_error(cp[m].dev, get_le32(s->buf[m]) == node_csum(s->buf[m], c->nodesize) ?
+				       DEV_ERR_GENERATION : DEV_ERR_CORRUPTION);
 			core_log(c, "scrub: node %llu: copy on %s at %llu is bad: %s",
 				 (unsigned long long)bytenr, cp[m].dev->path,
 				 (unsigned long long)cp[m].physical, why);
@@ -206,6 +210,7 @@ static int scrub_data_piece(struct scrub *s, uint64_t start, uint32_t n)
 				continue;
 			if (!rerr[m]) {
 				PADD(data_errors, 1);
+				dev_note_error(cp[m].dev, DEV_ERR_CORRUPTION);
 				core_log(c, "scrub: data checksum error: logical %llu on %s physical %llu: expected crc32c %08x, found %08x",
 					 (unsigned long long)logical, cp[m].dev->path,
 					 (unsigned long long)(cp[m].physical + off), s->exp[i],
@@ -272,6 +277,29 @@ out:
 	return n;
 }
 
+/* total_check_bytes: each block group's used bytes once per copy its
+ * profile keeps, the unit of checked_bytes. */
+static int add_copies(const struct bgroup *bg, void *arg)
+{
+	struct scrub_progress *p = arg;
+
+	p->total_check_bytes += bg->used_bytes * (uint64_t)profile_copies(bg->flags);
+	return 0;
+}
+
+/* Extents written after the totals were taken are scrubbed too: the
+ * totals grow with them, so done never passes total. */
+static void grow_totals(struct scrub_progress *p)
+{
+	uint64_t d = __atomic_load_n(&p->done_bytes, __ATOMIC_RELAXED);
+	uint64_t k = __atomic_load_n(&p->checked_bytes, __ATOMIC_RELAXED);
+
+	if (d > __atomic_load_n(&p->total_bytes, __ATOMIC_RELAXED))
+		__atomic_store_n(&p->total_bytes, d, __ATOMIC_RELAXED);
+	if (k > __atomic_load_n(&p->total_check_bytes, __ATOMIC_RELAXED))
+		__atomic_store_n(&p->total_check_bytes, k, __ATOMIC_RELAXED);
+}
+
 int scrub_run(struct core *c, struct scrub_opts *o, struct scrub_progress *p)
 {
 	struct scrub s = { c, o, p, glock_now_ns(), 0, { NULL }, NULL, NULL };
@@ -293,6 +321,7 @@ int scrub_run(struct core *c, struct scrub_opts *o, struct scrub_progress *p)
 		tot += t - fr;
 	}
 	__atomic_store_n(&p->total_bytes, tot, __ATOMIC_RELAXED);
+	alloc_for_each_bg(c, add_copies, p);
 	for (int m = 0; m < CHUNK_MAX_STRIPES; m++) {
 		uint32_t sz = PIECE_SECTORS * SECT > c->nodesize ? PIECE_SECTORS * SECT : c->nodesize;
 		s.buf[m] = malloc(sz);
@@ -349,18 +378,20 @@ int scrub_run(struct core *c, struct scrub_opts *o, struct scrub_progress *p)
 			if (++cursor.offset == 0 && ++cursor.type == 0)
 				cursor.objectid++;
 		}
+		grow_totals(p);
 		if (PROBE_ON(SCRUB_PROGRESS))
 			GLASSFS_SCRUB_PROGRESS(p->checked_bytes, p->corrected_bytes,
-					       p->uncorrectable_bytes, p->total_bytes);
+					       p->uncorrectable_bytes, p->total_check_bytes);
 		rate_wait(&s);
 	}
 	for (int m = 0; m < CHUNK_MAX_STRIPES; m++)
 		free(s.buf[m]);
 	free(s.exp);
 	free(s.have);
+	grow_totals(p);
 	if (PROBE_ON(SCRUB_PROGRESS))
 		GLASSFS_SCRUB_PROGRESS(p->checked_bytes, p->corrected_bytes,
-				       p->uncorrectable_bytes, p->total_bytes);
+				       p->uncorrectable_bytes, p->total_check_bytes);
 	core_log(c, "scrub %s: %llu bytes checked, %llu corrected, %llu uncorrectable (%llu node, %llu data, %llu read errors)",
 		 ret == -ECANCELED ? "cancelled" : ret ? "failed" : "done",
 		 (unsigned long long)p->checked_bytes, (unsigned long long)p->corrected_bytes,
@@ -382,6 +413,8 @@ struct scrub_service {
 	uint32_t started;
 	struct scrub_opts opts;
 	struct scrub_progress prog;
+	int64_t start_time;		/* wall clock, seconds, at the last start */
+	uint64_t start_ns, end_ns;	/* glock_now_ns(); end_ns atomic, 0 while running */
 };
 
 struct scrub_service *scrub_service_new(struct core *c)
@@ -400,6 +433,7 @@ static void *scrub_thread(void *arg)
 	struct scrub_service *s = arg;
 
 	scrub_run(s->core, &s->opts, &s->prog);
+	__atomic_store_n(&s->end_ns, glock_now_ns(), __ATOMIC_RELAXED);
 	__atomic_store_n(&s->running, 0, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -424,6 +458,9 @@ int scrub_service_start(struct scrub_service *s, uint64_t rate)
 	memset(&s->opts, 0, sizeof(s->opts));
 	memset(&s->prog, 0, sizeof(s->prog));
 	s->opts.rate_bytes_per_s = rate;
+	s->start_time = (int64_t)time(NULL);
+	s->start_ns = glock_now_ns();
+	s->end_ns = 0;
 	s->running = 1;		/* before the thread: status sees it at once */
 	ret = -pthread_create(&s->thread, NULL, scrub_thread, s);
 	if (ret)
@@ -461,6 +498,15 @@ void scrub_service_status(struct scrub_service *s, struct glassfs_ioc_scrub *o)
 	o->read_errors = p.read_errors;
 	o->nodes = p.nodes;
 	o->extents = p.extents;
+	/* a batch's extents may pass the totals before it grows them */
+	o->total_bytes = p.total_bytes > p.done_bytes ? p.total_bytes : p.done_bytes;
+	o->total_check_bytes = p.total_check_bytes > p.checked_bytes ? p.total_check_bytes :
+								       p.checked_bytes;
+	o->start_time = s->start_time;
+	if (s->started) {
+		uint64_t end = __atomic_load_n(&s->end_ns, __ATOMIC_RELAXED);
+		o->duration_ns = (end ? end : glock_now_ns()) - s->start_ns;
+	}
 	glock_write_unlock(&s->lock);
 }
 

@@ -16,7 +16,9 @@
  * count as uncorrectable and a log line names it.  Sectors without a
  * checksum (preallocated, never written) are only read.
  *
- * Progress counters are updated atomically while scrub runs: another
+ * Progress counters are updated atomically while scrub runs (totals grow
+ * when the walk meets extents written since it started, so done <= total
+ * and checked <= total_check always hold): another
  * thread may read them (scrub_progress_read) and cancel (scrub_cancel).
  * Probes: scrub__progress after each batch and at the end, scrub__error
  * per bad copy.
@@ -38,6 +40,7 @@ struct scrub_opts {
 struct scrub_progress {
 	uint64_t total_bytes;		/* bytes of committed extents (logical, at start) */
 	uint64_t done_bytes;		/* logical bytes of extents finished */
+	uint64_t total_check_bytes;	/* bytes of every copy of them (checked_bytes' unit) */
 	uint64_t checked_bytes;		/* bytes read and verified, every copy */
 	uint64_t corrected_bytes;	/* bytes of bad copies rewritten from a good one */
 	uint64_t uncorrectable_bytes;	/* logical bytes with no good copy left */

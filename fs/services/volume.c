@@ -39,6 +39,9 @@ struct volume {
 	unsigned started;
 	int64_t dconv, mconv;
 	uint64_t chunks_total, chunks_done, bytes_total, bytes_done;	/* atomic */
+	/* what the counters above measure (VOL_OP_*, set by op_plan) and
+	 * whether it runs; bytes_done grows by segment (reloc_copy) */
+	int op, op_running;		/* atomic */
 	char msg[256];
 	/* background resync of stale devices (volume_open_check) */
 	pthread_t resync_thread;
@@ -113,8 +116,35 @@ static int vol_claim(struct core *c, struct volume **out, char *msg, size_t len)
 	return ret;
 }
 
+/* The chunks of l are what the operation op moves: the progress counters
+ * start over with their bytes (glassctl's progress line, by bytes). */
+struct chunk_ref { uint64_t logical, length, type; bool on_dev; };
+static void op_plan(struct volume *v, int op, const struct chunk_ref *ch, int n)
+{
+	uint64_t bytes = 0;
+
+	for (int i = 0; i < n; i++)
+		bytes += ch[i].length;
+	__atomic_store_n(&v->chunks_done, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&v->bytes_done, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&v->chunks_total, (uint64_t)n, __ATOMIC_RELAXED);
+	__atomic_store_n(&v->bytes_total, bytes, __ATOMIC_RELAXED);
+	__atomic_store_n(&v->op, op, __ATOMIC_RELAXED);
+	__atomic_store_n(&v->op_running, 1, __ATOMIC_RELEASE);
+}
+
+/* A chunk is finished (or skipped): done becomes exactly the bytes of the
+ * chunks finished so far, whatever its segments added. */
+static void op_chunk_done(struct volume *v, uint64_t *base, uint64_t length)
+{
+	*base += length;
+	__atomic_fetch_add(&v->chunks_done, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&v->bytes_done, *base, __ATOMIC_RELAXED);
+}
+
 static void vol_release(struct volume *v)
 {
+	__atomic_store_n(&v->op_running, 0, __ATOMIC_RELEASE);
 	glock_write(&v->lock);
 	v->busy = false;
 	glock_write_unlock(&v->lock);
@@ -324,6 +354,8 @@ static int reloc_copy(struct core *c, uint64_t logical, uint64_t len, uint64_t t
 					 strerror(-ret));
 		}
 		glock_write_unlock(&c->reloc_lock);
+		if (!ret && c->vol)	/* progress by bytes (op_plan) */
+			__atomic_fetch_add(&c->vol->bytes_done, n, __ATOMIC_RELAXED);
 	}
 	for (int i = 0; !ret && i < nn; i++)
 		ret = dev_flush(ns[i].dev);
@@ -474,7 +506,6 @@ static int grow(void **v, int *cap, int n, size_t sz)
 	return 0;
 }
 
-struct chunk_ref { uint64_t logical, length, type; bool on_dev; };
 struct chunk_list {
 	struct chunk_ref *v;
 	int n, cap;
@@ -719,6 +750,7 @@ static int remove_missing(struct core *c, char *msg, size_t mlen)
 	struct absent a = { .c = c };
 	struct volume *v;
 	struct txn *t;
+	uint64_t mbase = 0;
 	char ok[256];
 	int ret = vol_claim(c, &v, msg, mlen), len;
 
@@ -744,9 +776,13 @@ static int remove_missing(struct core *c, char *msg, size_t mlen)
 			  c->sb.num_devices - (uint64_t)c->ndevs > 1 ? "s" : "");
 		goto out;
 	}
-	for (int i = 0; !ret && i < l.n; i++)
+	op_plan(v, VOL_OP_REMOVE, l.v, l.n);
+	for (int i = 0; !ret && i < l.n; i++) {
 		ret = relocate(c, l.v[i].logical, l.v[i].type, l.v[i].type & BG_PROFILE_MASK, NULL,
 			       NULL, msg, mlen);
+		if (!ret)
+			op_chunk_done(v, &mbase, l.v[i].length);
+	}
 	if (ret) {
 		say(c, ret, msg, mlen, "removing the missing devices stopped, they stay: %s",
 		    msg && *msg ? msg : strerror(-ret));
@@ -796,6 +832,7 @@ int volume_dev_remove(struct core *c, const char *path, char *msg, size_t mlen)
 	struct volume *v;
 	struct dev *d;
 	struct txn *t;
+	uint64_t base = 0;
 	int ret, idx = -1;
 
 	if (!strcmp(path, "missing"))
@@ -826,9 +863,14 @@ int volume_dev_remove(struct core *c, const char *path, char *msg, size_t mlen)
 	glock_write_unlock(&c->chunks.lock);
 	l.dev = d;
 	ret = chunk_for_each(c, collect, &l);
-	for (int i = 0; !ret && i < l.n; i++)
+	if (!ret)
+		op_plan(v, VOL_OP_REMOVE, l.v, l.n);
+	for (int i = 0; !ret && i < l.n; i++) {
 		ret = relocate(c, l.v[i].logical, l.v[i].type, l.v[i].type & BG_PROFILE_MASK, d,
 			       NULL, msg, mlen);
+		if (!ret)
+			op_chunk_done(v, &base, l.v[i].length);
+	}
 	if (ret) {
 		glock_write(&c->chunks.lock);
 		d->removing = false;
@@ -971,13 +1013,11 @@ static void *balance_thread(void *arg)
 	char msg[256] = "";
 	int ret;
 
+	uint64_t base = 0;
+
 	ret = chunk_for_each(c, collect, &l);
 	if (!ret) {
-		uint64_t bytes = 0;
-		for (int i = 0; i < l.n; i++)
-			bytes += l.v[i].length;
-		__atomic_store_n(&v->chunks_total, (uint64_t)l.n, __ATOMIC_RELAXED);
-		__atomic_store_n(&v->bytes_total, bytes, __ATOMIC_RELAXED);
+		op_plan(v, VOL_OP_BALANCE, l.v, l.n);
 		ret = convert_fits(c, v, &l, msg, sizeof(msg));
 	}
 	for (int i = 0; !ret && i < l.n; i++) {
@@ -998,10 +1038,8 @@ static void *balance_thread(void *arg)
 			ret = 0;
 		else
 			ret = relocate(c, l.v[i].logical, type, prof, NULL, &v->cancel, msg, sizeof(msg));
-		if (!ret) {
-			__atomic_fetch_add(&v->chunks_done, 1, __ATOMIC_RELAXED);
-			__atomic_fetch_add(&v->bytes_done, l.v[i].length, __ATOMIC_RELAXED);
-		}
+		if (!ret)
+			op_chunk_done(v, &base, l.v[i].length);
 		if (PROBE_ON(BALANCE_PROGRESS))
 			GLASSFS_BALANCE_PROGRESS(__atomic_load_n(&v->chunks_done, __ATOMIC_RELAXED),
 						 (uint64_t)l.n,
@@ -1090,6 +1128,10 @@ void volume_balance_status(struct core *c, struct volume_balance_status *s)
 	s->chunks_done = __atomic_load_n(&v->chunks_done, __ATOMIC_RELAXED);
 	s->bytes_total = __atomic_load_n(&v->bytes_total, __ATOMIC_RELAXED);
 	s->bytes_done = __atomic_load_n(&v->bytes_done, __ATOMIC_RELAXED);
+	if (s->bytes_done > s->bytes_total)	/* a split's pieces, counted twice meanwhile */
+		s->bytes_done = s->bytes_total;
+	s->op = __atomic_load_n(&v->op, __ATOMIC_RELAXED);
+	s->op_running = __atomic_load_n(&v->op_running, __ATOMIC_ACQUIRE) || s->running;
 	snprintf(s->msg, sizeof(s->msg), "%s", v->msg);
 	glock_write_unlock(&v->lock);
 }

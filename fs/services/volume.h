@@ -58,9 +58,15 @@ struct volume_balance_status {
 	int result;			/* last balance: 0, -ECANCELED, -errno */
 	unsigned started;		/* balances started since open */
 	uint64_t chunks_total, chunks_done;
-	uint64_t bytes_total, bytes_done;	/* logical bytes of chunks */
+	uint64_t bytes_total, bytes_done;	/* logical bytes of chunks, done by 1 MiB segment */
+	int op;				/* what the counters measure: VOL_OP_* (0: nothing yet) */
+	int op_running;			/* 1 while that operation runs */
 	char msg[256];			/* why the last one stopped, if it failed */
 };
+/* The last operation that moved chunks, whose progress the status carries
+ * (a device remove runs in the ioctl's thread: glassctl polls the status
+ * from another to draw its progress). */
+enum { VOL_OP_BALANCE = 1, VOL_OP_REMOVE = 2 };
 void volume_balance_status(struct core *c, struct volume_balance_status *s);
 /* -ENOENT when none runs. */
 int volume_balance_cancel(struct core *c);

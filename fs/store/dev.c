@@ -200,6 +200,10 @@ static void io_end(struct dev *d, enum dev_op op, uint64_t off, uint64_t len,
 {
 	if (d->lat_ns[op])
 		lat_sleep(d->lat_ns[op]);
+	/* discards are hints (a device that cannot discard is no error) */
+	if (ret && op != DEV_DISCARD)
+		dev_note_error(d, op == DEV_READ ? DEV_ERR_READ :
+			       op == DEV_WRITE ? DEV_ERR_WRITE : DEV_ERR_FLUSH);
 	if (PROBE_ON(DEV_IO_DONE))
 		GLASSFS_DEV_IO_DONE(d->devid, (int)op, off, len, ret,
 				    t0 ? glock_now_ns() - t0 : 0);
@@ -364,6 +368,18 @@ void dev_counters(const struct dev *d, struct dev_counters *o)
 	o->flushes = __atomic_load_n(&d->cnt.flushes, __ATOMIC_RELAXED);
 	o->discards = __atomic_load_n(&d->cnt.discards, __ATOMIC_RELAXED);
 	o->discard_bytes = __atomic_load_n(&d->cnt.discard_bytes, __ATOMIC_RELAXED);
+}
+
+void dev_note_error(struct dev *d, enum dev_err e)
+{
+	__atomic_fetch_add(&d->err[e], 1, __ATOMIC_RELAXED);
+}
+
+void dev_errors(struct dev *d, uint64_t out[DEV_ERR_NR], bool reset)
+{
+	for (int i = 0; i < DEV_ERR_NR; i++)
+		out[i] = reset ? __atomic_exchange_n(&d->err[i], 0, __ATOMIC_RELAXED) :
+				 __atomic_load_n(&d->err[i], __ATOMIC_RELAXED);
 }
 
 void dev_set_recorder(struct dev *d, dev_record_fn fn, void *arg)

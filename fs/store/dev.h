@@ -75,6 +75,11 @@ void dev_set_latency(struct dev *d, enum dev_op op, uint64_t ns);
 /* Error injection: op on d fails with -EIO while on. */
 void dev_set_fail(struct dev *d, enum dev_op op, bool on);
 void dev_counters(const struct dev *d, struct dev_counters *out);
+/* A block read from d failed verification (enum dev_err: CORRUPTION or
+ * GENERATION); I/O errors are counted by the operations themselves. */
+void dev_note_error(struct dev *d, enum dev_err e);
+/* The error counters (enum dev_err order); reset: zero them as read. */
+void dev_errors(struct dev *d, uint64_t out[DEV_ERR_NR], bool reset);
 /* Report every later write, discard and flush of d to fn (NULL: stop). */
 void dev_set_recorder(struct dev *d, dev_record_fn fn, void *arg);
 

@@ -27,6 +27,14 @@ struct dev;
 typedef void (*dev_record_fn)(void *arg, const struct dev *d, int op, uint64_t off,
 			      const void *buf, uint64_t len);
 
+/* Per-device error counters, as btrfs's device stats (`glassctl device
+ * stats`): I/O that failed by operation, and blocks read from the device
+ * that failed verification (corruption: a bad checksum; generation: a
+ * node whose checksum holds but whose header names another place or
+ * generation, i.e. a lost or misdirected write).  Since mount, in memory. */
+enum dev_err { DEV_ERR_READ, DEV_ERR_WRITE, DEV_ERR_FLUSH, DEV_ERR_CORRUPTION,
+	       DEV_ERR_GENERATION, DEV_ERR_NR };
+
 struct dev_counters {
 	uint64_t read_ios, read_bytes;
 	uint64_t write_ios, write_bytes;
@@ -55,6 +63,7 @@ struct dev {
 	int discard_warned;	/* "cannot discard" logged once (atomic) */
 	int flush_failed;	/* a commit's flush failed here: logged once (atomic) */
 	uint64_t errors;	/* operations that returned an error (atomic) */
+	uint64_t err[DEV_ERR_NR];	/* enum dev_err (atomic) */
 	struct dev_counters cnt;	/* atomic adds */
 	/* write log: set before I/O starts (mount_open), fixed after */
 	dev_record_fn recorder;

@@ -42,6 +42,7 @@ int meta_read(struct core *c, uint64_t bytenr, void *buf,
 			return 0;
 		}
 		__atomic_fetch_add(&c->csum_errors, 1, __ATOMIC_RELAXED);
+		dev_note_error(cp[i].dev, DEV_ERR_CORRUPTION);
 		core_log(c, "metadata block %llu: copy on %s at %llu fails verification%s",
 			 (unsigned long long)bytenr, cp[i].dev->path,
 			 (unsigned long long)cp[i].physical,

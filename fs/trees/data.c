@@ -227,6 +227,7 @@ static int read_sectors(struct core *c, uint64_t start, uint32_t n, uint8_t *buf
 		if (found == exp[i])
 			continue;
 		__atomic_fetch_add(&c->csum_errors, 1, __ATOMIC_RELAXED);
+		dev_note_error(cp[first].dev, DEV_ERR_CORRUPTION);
 		core_log(c, "data checksum error: device %s physical %llu logical %llu: expected crc32c %08x, found %08x%s",
 			 cp[first].dev->path,
 			 (unsigned long long)(cp[first].physical + (uint64_t)i * SECT),

@@ -136,6 +136,19 @@ int main(void)
 		      !w[0] && !w[1] && !w[2] && w[3] == -EIO && w[4] == -EIO && ro->errors == 2);
 		CHECK("write@3: reads still work", dev_read(ro, 0, b, 4096) == 0);
 		CHECK("nodiscard: discard is -EOPNOTSUPP", dev_discard(ro, 0, 4096) == -EOPNOTSUPP);
+		/* device stats: failed writes and reads counted by op, a
+		 * discard the device cannot do is no error; reset zeroes */
+		uint64_t e[DEV_ERR_NR], z[DEV_ERR_NR];
+		dev_set_fail(ro, DEV_READ, true);
+		dev_read(ro, 0, b, 4096);
+		dev_set_fail(ro, DEV_READ, false);
+		dev_note_error(ro, DEV_ERR_CORRUPTION);
+		dev_errors(ro, e, true);
+		dev_errors(ro, z, false);
+		CHECK("error counters by op, reset",
+		      e[DEV_ERR_WRITE] == 2 && e[DEV_ERR_READ] == 1 && e[DEV_ERR_FLUSH] == 0 &&
+		      e[DEV_ERR_CORRUPTION] == 1 && e[DEV_ERR_GENERATION] == 0 &&
+		      !z[DEV_ERR_WRITE] && !z[DEV_ERR_READ] && !z[DEV_ERR_CORRUPTION]);
 		dev_close(ro);
 	} else {
 		CHECK("open with GLASSFS_DEV_FAIL", 0);

@@ -154,7 +154,21 @@ async function load(s) {
 	const tree = buildTree(d.stacks, {diff: true});
 	view.fg = showFlame(box, tree, s, {units: info.units, diff: true,
 		label: 'Differential flame graph, ' + lq + ' to ' + rq});
-	const mv = movers(d.stacks, d.leftTotal, d.rightTotal).slice(0, 14);
+	// changes that print as 0.0 points are no changes: leave them out, and
+	// say so when nothing is left (fleet against fleet, or the same host)
+	const mv = movers(d.stacks, d.leftTotal, d.rightTotal).filter((m) => Math.abs(m.delta) >= 0.0005).slice(0, 14);
+	if (!mv.length) {
+		const l = sideRange(s, 'l'), r = sideRange(s, 'r');
+		const same = lq === rq && l.from === r.from && l.until === r.until;
+		clear(document.getElementById('diff-movers')).append(same
+			? notice('empty', 'The two sides are the same',
+				'Baseline and comparison are ' + lq + ' over ' + fmtWhen(l.from) + ' → ' + fmtWhen(l.until) +
+				': nothing can differ. Pick a host or label set for one side, or give each side its own range.')
+			: notice('empty', 'No frame\'s share changed by 0.1 point or more',
+				'The two selections spend their ' + info.label.toLowerCase() + ' time in the same places.'));
+		window.glassStatus && window.glassStatus('diff ' + lq + ' → ' + rq);
+		return;
+	}
 	const maxd = Math.max(...mv.map((m) => Math.abs(m.delta)), 1e-9);
 	clear(document.getElementById('diff-movers')).append(el('table', {class: 'toplist', 'aria-label': 'Biggest changes'},
 		el('thead', {}, el('tr', {}, el('th', {scope: 'col'}, 'Frame'),

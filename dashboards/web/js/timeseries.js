@@ -67,6 +67,28 @@ export function niceTicks(max, n = 4, units) {
 	return out;
 }
 
+// Time-axis ticks for [t0, t1] (seconds): at most maxN, on a round step
+// (1 s … 1 week) aligned to local time, each with a label no other tick
+// shares -- seconds shown when the step is under a minute, the date when
+// it is a day or more or the range spans days.
+const T_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600,
+	43200, 86400, 172800, 604800];
+export function timeTicks(t0, t1, maxN) {
+	const span = Math.max(t1 - t0, 1e-9);
+	const step = T_STEPS.find((x) => span / x <= Math.max(1, maxN)) || T_STEPS[T_STEPS.length - 1];
+	const tz = new Date(t0 * 1000).getTimezoneOffset() * 60;	// local alignment
+	const out = [];
+	for (let t = Math.ceil((t0 - tz) / step) * step + tz; t <= t1 + 1e-6; t += step) {
+		const d = new Date(t * 1000), p = (x) => String(x).padStart(2, '0');
+		const hm = p(d.getHours()) + ':' + p(d.getMinutes());
+		const date = p(d.getMonth() + 1) + '-' + p(d.getDate());
+		const label = step < 60 ? hm + ':' + p(d.getSeconds()) : step >= 86400 ? date :
+			span > 86400 ? date + ' ' + hm : hm;
+		out.push({t, label});
+	}
+	return out;
+}
+
 function seriesNames(series) {
 	const keys = new Set();
 	for (const s of series) for (const k of Object.keys(s.labels || {})) keys.add(k);
@@ -81,6 +103,9 @@ function seriesNames(series) {
 const pid = (p) => p.id || p.metric;
 const charts = new Set();
 let view = null;
+// The time span with data over every panel drawn so far: each panel's
+// x-axis is the URL's range clamped to it, so all panels share one range.
+let extent = {dmin: Infinity, dmax: -Infinity};
 
 export function render(root, s) {
 	root.append(
@@ -94,6 +119,7 @@ export function render(root, s) {
 				el('h2', {id: 'ts-h-' + pid(p)}, p.title, el('span', {class: 'th-unit'}, p.what)),
 				el('div', {class: 'ts-body'}, notice('loading', 'Loading…'))))));
 	view = {s};
+	extent = {dmin: Infinity, dmax: -Infinity};
 	const step = autoStep(s.from, s.until);
 	const q = state.query('offcpu', s.sel);
 	for (const p of PANELS) {
@@ -133,9 +159,13 @@ function drawPanel(p, d, s) {
 		return;
 	}
 	const names = p.name ? series.map((x) => p.name(x.labels || {})) : seriesNames(series);
+	const ts = series.flatMap((x) => x.points.map((q) => q[0]));
+	const wider = Math.min(...ts) < extent.dmin || Math.max(...ts) > extent.dmax;
+	extent = {dmin: Math.min(extent.dmin, ...ts), dmax: Math.max(extent.dmax, ...ts)};
 	const chart = new Chart(body, p, series, names, s);
 	charts.add(chart);
-	chart.draw();
+	// a panel whose data reaches further widens every panel's axis
+	if (wider) for (const c of charts) c.draw(); else chart.draw();
 }
 
 class Chart {
@@ -185,7 +215,7 @@ class Chart {
 		if (t1 === null) t1 = Math.max(...ts);
 		// Don't stretch an hour of axis over two minutes of data: clamp the
 		// empty lead-in so the lines are readable, but keep the range's end.
-		const dmin = Math.min(...ts), dmax = Math.max(...ts);
+		const dmin = Math.min(extent.dmin, ...ts), dmax = Math.max(extent.dmax, ...ts);
 		if (dmin > t0 && (dmax - dmin) < (t1 - t0) / 4) t0 = dmin - (dmax - dmin) * 0.05;
 		if (dmax < t1 && this.s.until !== 'now') t1 = Math.max(dmax, t0 + 1);
 		if (t1 <= t0) t1 = t0 + 1;
@@ -197,17 +227,17 @@ class Chart {
 		this.sx = sx; this.t0 = t0; this.t1 = t1; this.M = M; this.W = W;
 		const peak = this.series.map((x, i) => ({i, v: Math.max(...x.points.map((q) => q[1]))})).sort((a, b) => b.v - a.v)[0];
 		const g = svg('svg', {class: 'ts', width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: 'img',
+			'data-t0': t0.toFixed(3), 'data-t1': t1.toFixed(3),
 			'aria-label': `${this.p.title}: ${this.series.length} series; highest ${this.fmt(peak.v)} (${this.names[peak.i]})`});
 		for (const v of ticks) {
 			g.append(svg('line', {class: 'grid', x1: M.l, x2: W - M.r, y1: sy(v), y2: sy(v)}),
 				svg('text', {class: 'ylab', x: M.l - 6, y: sy(v) + 4, 'text-anchor': 'end'}, this.fmt(v)));
 		}
-		const nx = Math.max(2, Math.floor((W - M.l - M.r) / 110));
-		const long = t1 - t0 > 86400;
-		for (let k = 0; k <= nx; k++) {
-			const t = t0 + (t1 - t0) * k / nx;
-			g.append(svg('text', {class: 'xlab', x: sx(t), y: H - 6,
-				'text-anchor': k === 0 ? 'start' : k === nx ? 'end' : 'middle'}, fmtTime(t, long).slice(long ? 5 : 0, long ? 16 : 5)));
+		const nx = Math.max(2, Math.floor((W - M.l - M.r) / 80));
+		for (const {t, label} of timeTicks(t0, t1, nx)) {
+			const x = sx(t);
+			g.append(svg('text', {class: 'xlab', x, y: H - 6,
+				'text-anchor': x < M.l + 20 ? 'start' : x > W - M.r - 20 ? 'end' : 'middle'}, label));
 		}
 		this.series.forEach((x, i) => {
 			const col = PALETTE[i % PALETTE.length];

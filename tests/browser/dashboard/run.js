@@ -281,8 +281,12 @@ async function runCases(ctx, base, server) {
 		await go('?view=overview&sort=lock');
 		await page.waitForSelector('#hosts-table tbody tr.host-row');
 		const cell = await page.$eval('#hosts-table tbody tr[data-host="stor-03"] td:nth-of-type(2)', (td) => ({t: td.innerText, title: td.title}));
-		const pct = (by['stor-03'].btree_lock_share * 100).toFixed(1) + '%';
-		ok(cell.t.includes(pct) && /B-tree node and root locks/.test(cell.title), 'stor-03 shows ' + pct + ': ' + JSON.stringify(cell));
+		// the column is the demo's finding from the stacks: inside filesystem operations
+		ok(hosts.every((h) => h.ops_btree_lock_share > 0 && h.ops_btree_lock_share < 1), 'a share per host: ' +
+			hosts.map((h) => h.host + ' ' + h.ops_btree_lock_share).join(' '));
+		ok(by['stor-03'].ops_btree_lock_share > by['stor-01'].ops_btree_lock_share, 'stor-03 above stor-01 inside operations too');
+		const pct = (by['stor-03'].ops_btree_lock_share * 100).toFixed(1) + '%';
+		ok(cell.t.includes(pct) && /inside filesystem operations/.test(cell.title), 'stor-03 shows ' + pct + ': ' + JSON.stringify(cell));
 	});
 
 	// ---- flame graph ----
@@ -434,6 +438,13 @@ async function runCases(ctx, base, server) {
 		ok(/^hsl\(214 /.test(c), 'after swapping, glock_wait shrank (blue): ' + c);
 	});
 
+	await tcase('diff of the fleet against itself says the sides are the same', async () => {
+		await go('?view=diff');
+		await page.waitForSelector('#diff-movers .notice-empty', {timeout: 10000});
+		const t = await page.$eval('#diff-movers', (m) => m.innerText);
+		ok(/two sides are the same/.test(t) && !/0\.0 pts/.test(t), 'movers: ' + t.replace(/\s+/g, ' '));
+		await shot('diff-same');
+	});
 	if (ingestNow) {
 		await tcase('diff before vs after: one host, two time ranges', async () => {
 			// fleet.js: stor-03's trouble starts with its 7th window.
@@ -465,6 +476,23 @@ async function runCases(ctx, base, server) {
 		ok(commit && commit.lines === 4, 'commit p99 has one line per host: ' + (commit && commit.lines));
 		const lab = await page.$eval('#ts-commit_p99_ns svg.ts', (s) => s.getAttribute('aria-label'));
 		ok(/stor-03/.test(lab), 'the panel\'s label names the worst series: ' + lab);
+	});
+	await tcase('time series: every panel has the same x-range, and no tick label twice', async () => {
+		const ax = await page.$$eval('.ts-panel svg.ts', (gs) => gs.map((g) => ({id: g.closest('.ts-panel').id,
+			t0: Number(g.dataset.t0), t1: Number(g.dataset.t1), labels: [...g.querySelectorAll('text.xlab')].map((t) => t.textContent)})));
+		ok(ax.length >= 5, 'panels drawn: ' + ax.length);
+		const t0s = ax.map((a) => a.t0), t1s = ax.map((a) => a.t1);
+		ok(Math.max(...t0s) - Math.min(...t0s) < 2 && Math.max(...t1s) - Math.min(...t1s) < 2,
+			'one x-range: ' + ax.map((a) => a.id + ' ' + a.t0.toFixed(0) + '-' + a.t1.toFixed(0)).join(', '));
+		for (const a of ax)
+			ok(a.labels.length >= 2 && new Set(a.labels).size === a.labels.length, a.id + ' tick labels: ' + a.labels.join(' '));
+		// a two-minute range (where HH:MM repeated "02:51" six times): seconds shown, each once
+		const tt = await page.evaluate(async () => {
+			const m = await import('/js/timeseries.js');
+			return [m.timeTicks(1000000000, 1000000120, 6), m.timeTicks(1000000000, 1000003600, 6)].map((x) => x.map((k) => k.label));
+		});
+		ok(tt[0].length >= 3 && new Set(tt[0]).size === tt[0].length && /:\d\d:\d\d$/.test(tt[0][0]), 'two minutes: ' + tt[0].join(' '));
+		ok(tt[1].length >= 3 && new Set(tt[1]).size === tt[1].length && /^\d\d:\d\d$/.test(tt[1][0]), 'an hour: ' + tt[1].join(' '));
 	});
 	await tcase('time series: hover crosshair on every panel, drag narrows the shared range', async () => {
 		const box = await page.$eval('#ts-commit_p99_ns svg.ts rect.hit', (r) => { const b = r.getBoundingClientRect(); return {x: b.x, y: b.y, w: b.width, h: b.height}; });
@@ -583,6 +611,24 @@ async function runCases(ctx, base, server) {
 		await page.evaluate(() => window.scrollTo(0, 0));
 		await page.screenshot({path: path.join(ART, 'dashboard-timeseries-locks.png'), fullPage: true});
 	});
+
+	if (server) {
+		await tcase('overview sparkline: a host with four 5-s windows draws a line', async () => {
+			// the demo's agent: --interval 5, four windows in the last minute
+			const now = Math.floor(Date.now() / 1000), wins = [];
+			for (let w = 0; w < 4; w++) {
+				const st = now - 25 + w * 5;
+				wins.push({window_id: 'spark-' + st, host: 'demo-5s', start_ns: st + '000000000', end_ns: (st + 5) + '000000000',
+					labels: {demo: 'fsmark'}, profiles: [{type: 'offcpu', units: 'ns',
+						folded: 'glassfs;fuse_worker;fsops_create;btree_search;glock_lock;glock_wait ' + (1e9 + w * 1e8) + '\n'}]});
+			}
+			await server.ingest(wins);
+			await go('?view=overview');
+			await page.waitForSelector('#hosts-table tbody tr[data-host="demo-5s"]');
+			const cell = await page.$eval('#hosts-table tbody tr[data-host="demo-5s"] td.trend', (td) => ({svg: !!td.querySelector('svg.spark'), t: td.innerText}));
+			ok(cell.svg, 'sparkline drawn, not "' + cell.t + '"');
+		});
+	}
 
 	// ---- empty and error states: never a blank page ----
 	await tcase('empty range says what is missing', async () => {
