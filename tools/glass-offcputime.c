@@ -27,6 +27,7 @@
 #include "tools/lib/args.h"
 #include "tools/lib/bpfutil.h"
 #include "tools/lib/folded.h"
+#include "tools/lib/frames.h"
 #include "tools/lib/mmapwatch.h"
 #include "tools/lib/pprof.h"
 #include "tools/lib/syms.h"
@@ -182,32 +183,6 @@ static int on_event(void *c, void *data, size_t len)
 	return 0;
 }
 
-/* A stack as an array of frame names, leaf first.  Returns frame count. */
-#define MAXF (2 * OFFCPU_MAX_DEPTH + 8)
-
-struct frames {
-	const char *f[MAXF];
-	char *owned[MAXF];
-	size_t n;
-};
-
-static void frames__push(struct frames *fr, const char *name, char *owned)
-{
-	if (fr->n < MAXF) {
-		fr->owned[fr->n] = owned;
-		fr->f[fr->n++] = name;
-	} else {
-		free(owned);
-	}
-}
-
-static void frames__reset(struct frames *fr)
-{
-	for (size_t i = 0; i < fr->n; i++)
-		free(fr->owned[i]);
-	fr->n = 0;
-}
-
 static int read_stack(struct ctx *x, __u64 hash, __u64 *ips)
 {
 	memset(ips, 0, OFFCPU_MAX_DEPTH * sizeof(*ips));
@@ -216,52 +191,16 @@ static int read_stack(struct ctx *x, __u64 hash, __u64 *ips)
 	return -ENOENT;
 }
 
-/* Frames of the tracer itself (stacks taken inside our programs). */
-static bool is_tracer_frame(const char *n)
-{
-	return !strncmp(n, "bpf_prog_", 9) || !strncmp(n, "bpf_trace_run", 13) ||
-	       !strncmp(n, "__bpf_trace_", 12) || !strncmp(n, "__traceiter_", 12);
-}
-
 static void push_kernel(struct ctx *x, struct frames *fr, const __u64 *ips,
 			bool folded)
 {
-	for (int i = 0; i < OFFCPU_MAX_DEPTH && ips[i]; i++) {
-		const char *n = ksyms__name(x->ks, ips[i], NULL);
-		char *s;
-
-		if (n && is_tracer_frame(n))
-			continue;
-
-		if (asprintf(&s, "%s%s", n ? n : "[unknown]", folded ? "_[k]" : "") < 0)
-			continue;
-		frames__push(fr, s, s);
-	}
+	frames__kernel(fr, x->ks, (const uint64_t *)ips, folded);
 }
 
 static void push_user(struct ctx *x, struct frames *fr, int tgid,
 		      const __u64 *ips)
 {
-	bool prev_unknown = false;
-	int i;
-
-	for (i = 0; i < OFFCPU_MAX_DEPTH && ips[i]; i++) {
-		const char *mod, *n;
-		char *s = NULL;
-
-		/* Return addresses: look up the call site. */
-		n = syms_cache__name(x->sc, tgid, ips[i] - (i ? 1 : 0), &mod);
-		if (n)
-			frames__push(fr, n, NULL);
-		else if (mod && asprintf(&s, "[%s]", mod) >= 0)
-			frames__push(fr, s, s);
-		else if (!prev_unknown)
-			frames__push(fr, "[unknown]", NULL);
-		/* A frame-pointer walk through frameless code yields runs of
-		 * garbage addresses (up to the depth limit): one [unknown]
-		 * stands for the whole run, or flame graphs grow absurdly tall. */
-		prev_unknown = !n && !s;
-	}
+	frames__user(fr, x->sc, tgid, (const uint64_t *)ips);
 }
 
 static bool is_idle_fuse(struct ctx *x, const __u64 *kips)
