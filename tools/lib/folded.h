@@ -93,6 +93,27 @@ int folded_parse_file(struct folded_set *set, FILE *f,
 		      const struct folded_limits *limits,
 		      struct folded_error *err);
 
+/* `perf script` output (with callchains, -g), collapsed as
+ * stackcollapse-perf.pl does: one count per sample under
+ * "COMM;root;...;leaf", kernel frames (DSO [kernel.kallsyms]) suffixed
+ * "_[k]", an unresolved symbol as "[DSO basename]" or "[unknown]",
+ * "+0xOFF" dropped.  The same errors as folded_parse_buf(). */
+int folded_parse_perf_buf(struct folded_set *set, const char *buf, size_t len,
+			  const struct folded_limits *limits,
+			  struct folded_error *err);
+/* Does buf look like `perf script` output (a header line, then an
+ * indented "HEXADDR ..." callchain line)?  Folded text never does. */
+int folded_is_perf_script(const char *buf, size_t len);
+/* Either format: perf script when folded_is_perf_script(), else folded
+ * (folded stacks derived from perf.data, `perf script report
+ * stackcollapse`, are folded text).  _file reads the whole stream. */
+int folded_parse_any_buf(struct folded_set *set, const char *buf, size_t len,
+			 const struct folded_limits *limits,
+			 struct folded_error *err);
+int folded_parse_any_file(struct folded_set *set, FILE *f,
+			  const struct folded_limits *limits,
+			  struct folded_error *err);
+
 size_t folded_set_size(const struct folded_set *set);	/* distinct stacks */
 uint64_t folded_set_total(const struct folded_set *set);	/* sum of counts */
 /* The i-th distinct stack in first-seen order, i < folded_set_size(). */
