@@ -509,7 +509,7 @@ int main(int argc, char **argv)
 	if (oskel && run_iter(oskel->links.seed))
 		fprintf(stderr, TOOL ": could not seed the tasks already sleeping\n");
 	/* On stderr, also with -f: scripts wait for it to know we attached. */
-	fprintf(stderr, "Sampling %s at %u Hz of %s%.0d... %s\n",
+	fprintf(stderr, "Tracing %s at %u Hz of %s%.0d... %s\n",
 		env.wall ? "wall-clock time (us)" : "on-CPU stacks", env.freq,
 		env.pid ? "PID " : env.tid ? "TID " : "all threads",
 		env.pid ? env.pid : env.tid, env.duration ? "" : "Hit Ctrl-C to end.");
