@@ -45,7 +45,7 @@
 static struct env {
 	pid_t pid, tid;
 	bool user_only, kernel_only, no_kstack, no_ustack, folded, wall;
-	bool per_thread, verbose;
+	bool per_thread, verbose, cost;
 	unsigned freq, duration;
 	unsigned long stack_storage;
 	const char *pprof;
@@ -63,7 +63,7 @@ static const char doc[] =
 "  glass-profile -p /mnt/g -f -d 10     # the daemon of a mount, folded\n"
 "  glass-profile -p 185 --wall -f -d 10 # where its wall-clock time goes\n";
 
-enum { OPT_PPROF = 1000, OPT_STORAGE, OPT_WALL, OPT_PER_THREAD };
+enum { OPT_PPROF = 1000, OPT_STORAGE, OPT_WALL, OPT_PER_THREAD, OPT_COST };
 
 static const struct argp_option opts[] = {
 	{ "pid", 'p', "PID", 0, "Trace this process only (or the glassfs daemon of the mount point PID names, e.g. -p /mnt/g)", 0 },
@@ -79,6 +79,7 @@ static const struct argp_option opts[] = {
 	{ "per-thread", OPT_PER_THREAD, NULL, 0, "Root frame COMM-TID instead of COMM (one root per thread)", 0 },
 	{ "stack-storage-size", OPT_STORAGE, "N", 0, "Distinct stacks kept (default 65536)", 0 },
 	{ "pprof", OPT_PPROF, "FILE", 0, "Also write a gzip'ed pprof profile (values: samples and cpu ns; wall ns with --wall)", 0 },
+	{ "cost", OPT_COST, NULL, 0, "Print the sampling program's run count and time (turns on the kernel's BPF run-time statistics for the run)", 0 },
 	{ "verbose", 'v', NULL, 0, "Verbose libbpf output and symbolizer counts", 0 },
 	{},
 };
@@ -98,6 +99,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 	case 'v': env.verbose = true; break;
 	case OPT_WALL: env.wall = true; break;
 	case OPT_PER_THREAD: env.per_thread = true; break;
+	case OPT_COST: env.cost = true; break;
 	case OPT_PPROF: env.pprof = arg; break;
 	case OPT_STORAGE: env.stack_storage = args__num(TOOL, arg, "stack storage size", 64, 1 << 24); break;
 	case ARGP_KEY_ARG:
@@ -419,7 +421,7 @@ int main(int argc, char **argv)
 	struct ring_buffer *rb = NULL;
 	struct mmapwatch *mw = NULL;
 	struct bpf_link **plinks = NULL;
-	int nplinks = 0, ep = -1, err;
+	int nplinks = 0, ep = -1, stats_fd = -1, err;
 	struct ctx x = { 0 };
 	struct timespec t_start, t_mono0, t_mono1;
 
@@ -501,6 +503,10 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
+	/* --cost: the kernel times BPF programs only while someone holds
+	 * this descriptor (it costs two clock reads per program run). */
+	if (env.cost && (stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME)) < 0)
+		fprintf(stderr, TOOL ": --cost: cannot enable BPF run-time statistics: %s\n", strerror(errno));
 	err = attach_perf(skel->progs.do_sample, &plinks, &nplinks);
 	if (err)
 		goto out;
@@ -551,6 +557,19 @@ int main(int argc, char **argv)
 		oskel->links.sched_switch = NULL;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t_mono1);
+	if (stats_fd >= 0) {
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+		double secs = (ns_of(&t_mono1) - ns_of(&t_mono0)) / 1e9;
+
+		if (!bpf_obj_get_info_by_fd(bpf_program__fd(skel->progs.do_sample), &info, &len))
+			fprintf(stderr, TOOL ": cost: %llu samples in %.0f ns each on average: %.4f %% of one CPU\n",
+				(unsigned long long)info.run_cnt,
+				info.run_cnt ? (double)info.run_time_ns / info.run_cnt : 0.0,
+				secs > 0 ? 100.0 * info.run_time_ns / 1e9 / secs : 0.0);
+		close(stats_fd);
+		stats_fd = -1;
+	}
 	if (oskel && run_iter(oskel->links.inprogress))
 		fprintf(stderr, TOOL ": could not add sleeps in progress\n");
 	if (mw && mmapwatch__drain(mw, x.sc)) {
@@ -590,6 +609,8 @@ int main(int argc, char **argv)
 out:
 	if (ep >= 0)
 		close(ep);
+	if (stats_fd >= 0)
+		close(stats_fd);
 	for (int i = 0; i < nplinks; i++)
 		bpf_link__destroy(plinks[i]);
 	free(plinks);
