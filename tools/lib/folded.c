@@ -621,6 +621,21 @@ static int perf_flush(struct folded_set *s, struct perf_sample *ps,
 	return 0;
 }
 
+/* A name for a collapsed perf frame or comm: sanitised as the writer
+ * does, trailing blanks trimmed (the parser would take them as the
+ * separator before the count), "[unknown]" when nothing is left, so the
+ * collapsed stack always parses back as folded text. */
+static size_t perf_name(char *dst, size_t dstlen, const char *raw)
+{
+	size_t n = folded_sanitize_frame(dst, dstlen, raw);
+
+	while (n && (dst[n - 1] == ' ' || dst[n - 1] == '\t'))
+		dst[--n] = 0;
+	if (!n)
+		n = (size_t)snprintf(dst, dstlen, "[unknown]");
+	return n;
+}
+
 /* A header: the comm is what precedes the first PID or PID/TID token
  * (comms may hold spaces), else the whole line up to a ':'. */
 static void perf_header(struct perf_sample *ps, const char *l, size_t len)
@@ -663,7 +678,7 @@ static void perf_header(struct perf_sample *ps, const char *l, size_t len)
 	n = (size_t)(cend - l) < sizeof(tmp) - 1 ? (size_t)(cend - l) : sizeof(tmp) - 1;
 	memcpy(tmp, l, n);
 	tmp[n] = 0;
-	ps->ncomm = folded_sanitize_frame(ps->comm, sizeof(ps->comm), tmp);
+	ps->ncomm = perf_name(ps->comm, sizeof(ps->comm), tmp);
 }
 
 /* A callchain line: "ADDR SYM[+OFF] (DSO)"; 0 or -ENOMEM. */
@@ -720,7 +735,7 @@ static int perf_frame(struct perf_sample *ps, const char *l, size_t len)
 	} else {
 		snprintf(raw, sizeof(raw), "%.*s", (int)(n < sizeof(raw) - 1 ? n : sizeof(raw) - 1), sym);
 	}
-	folded_sanitize_frame(name, sizeof(name) - 4, raw);
+	perf_name(name, sizeof(name) - 4, raw);
 	if (kernel)
 		strcat(name, "_[k]");
 	if (ps->n >= PERF_MAX_FRAMES)
