@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -244,22 +243,6 @@ static const char *counter_names[OC_NR] = {
 	[OC_EARLY_USTACK] = "user stacks taken at switch-out (runnable switch-outs: before the block's length is known)",
 };
 
-static int run_iter(struct bpf_link *link)
-{
-	char buf[64];
-	int fd;
-
-	if (!link)
-		return -ENOENT;
-	fd = bpf_iter_create(bpf_link__fd(link));
-	if (fd < 0)
-		return fd;
-	while (read(fd, buf, sizeof(buf)) > 0)
-		;
-	close(fd);
-	return 0;
-}
-
 /* Entries in a BPF hash map (a key walk). */
 static size_t map_count(int fd, size_t key_size)
 {
@@ -482,25 +465,6 @@ static unsigned long default_storage(pid_t pid)
 	return v < 32768 ? 32768 : v > (1UL << 20) ? 1UL << 20 : v;
 }
 
-/*
- * vm.mmap_min_addr: no user mapping below it, so the BPF user-stack walk
- * need not try to read there (a page fault that can only fail).  If it
- * cannot be read, 4096: page 0 is never mapped on this architecture's
- * defaults (a read there faults and ends the walk all the same).
- */
-static unsigned long long mmap_min_addr(void)
-{
-	unsigned long long v = 4096;
-	FILE *f = fopen("/proc/sys/vm/mmap_min_addr", "r");
-
-	if (f) {
-		if (fscanf(f, "%llu", &v) != 1)
-			v = 4096;
-		fclose(f);
-	}
-	return v;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc };
@@ -508,7 +472,6 @@ int main(int argc, char **argv)
 	struct ring_buffer *rb = NULL;
 	struct mmapwatch *mw = NULL;
 	struct mmapwatch_stats mws = { 0 };
-	int ep = -1;
 	struct ctx x = { 0 };
 	struct pprof *pp = NULL;
 	struct timespec t_start;
@@ -569,7 +532,7 @@ int main(int argc, char **argv)
 	skel->rodata->wakeup = env.wakeup;
 	skel->rodata->no_idle = env.no_idle;
 	skel->rodata->fuse_dev_read_addr = ksyms__addr(x.ks, "fuse_dev_read");
-	skel->rodata->user_min_addr = mmap_min_addr();
+	skel->rodata->user_min_addr = bpfutil__mmap_min_addr();
 	if (env.no_idle && !skel->rodata->fuse_dev_read_addr && env.verbose)
 		fprintf(stderr, "glass-offcputime: no fuse_dev_read in kallsyms: idle FUSE workers are filtered by stack only\n");
 	if (!env.stack_storage)
@@ -617,7 +580,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	/* Sleeps that began before us count from now (in-progress at the end). */
-	if (run_iter(skel->links.seed))
+	if (bpfutil__run_iter(skel->links.seed))
 		fprintf(stderr, "glass-offcputime: could not seed the tasks already sleeping\n");
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, &x, NULL);
 	if (!rb) {
@@ -638,33 +601,9 @@ int main(int argc, char **argv)
 	/* Sleep until an event (a process seen first, exec'ing or exiting;
 	 * a quarter-full mmap log), a signal or the end of -d: no polling
 	 * while the programs do the work. */
-	ep = epoll_create1(EPOLL_CLOEXEC);
-	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, ring_buffer__epoll_fd(rb),
-				&(struct epoll_event){ .events = EPOLLIN }) ||
-	    (mw && mmapwatch__add_to_epoll(mw, ep))) {
-		err = -errno;
-		fprintf(stderr, "glass-offcputime: epoll: %s\n", strerror(errno));
+	err = bpfutil__wait_events(rb, mw, x.sc);
+	if (err < 0)
 		goto out;
-	}
-	while (!bpfutil__exiting()) {
-		struct epoll_event evs[8];
-
-		/* EINTR: our signals end the loop through bpfutil__exiting();
-		 * any other (SIGCONT after a stop) only wakes us. */
-		if (epoll_wait(ep, evs, 8, bpfutil__wait_ms()) < 0 && errno != EINTR) {
-			err = -errno;
-			break;
-		}
-		if (mw && (err = mmapwatch__drain(mw, x.sc)) < 0)
-			break;
-		err = ring_buffer__consume(rb);
-		if (err < 0)
-			break;
-	}
-	if (err < 0) {
-		fprintf(stderr, "glass-offcputime: waiting for events: %s\n", strerror(-err));
-		goto out;
-	}
 	err = 0;
 	/* Stop tracing, then add what is still off-CPU. */
 	bpf_link__destroy(skel->links.sched_switch);
@@ -675,7 +614,7 @@ int main(int argc, char **argv)
 	skel->links.rseq_update = NULL;
 	bpf_link__destroy(skel->links.sched_waking);
 	skel->links.sched_waking = NULL;
-	if (run_iter(skel->links.inprogress))
+	if (bpfutil__run_iter(skel->links.inprogress))
 		fprintf(stderr, "glass-offcputime: could not add sleeps in progress\n");
 	if (mw && mmapwatch__drain(mw, x.sc)) {
 		err = -ENOMEM;
@@ -720,8 +659,6 @@ int main(int argc, char **argv)
 	if (lost)
 		fprintf(stderr, "glass-offcputime: some stacks were lost (counted above)\n");
 out:
-	if (ep >= 0)
-		close(ep);
 	mmapwatch__free(mw);
 	ring_buffer__free(rb);
 	pprof__free(pp);

@@ -23,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -307,35 +306,6 @@ static void report_counters(struct profile_bpf *p, struct offcputime_bpf *o)
 			fprintf(stderr, TOOL ": %llu %s\n", sum, oc_names[c]);
 }
 
-static unsigned long long mmap_min_addr(void)
-{
-	unsigned long long v = 4096;
-	FILE *f = fopen("/proc/sys/vm/mmap_min_addr", "r");
-
-	if (f) {
-		if (fscanf(f, "%llu", &v) != 1)
-			v = 4096;
-		fclose(f);
-	}
-	return v;
-}
-
-static int run_iter(struct bpf_link *link)
-{
-	char buf[64];
-	int fd;
-
-	if (!link)
-		return -ENOENT;
-	fd = bpf_iter_create(bpf_link__fd(link));
-	if (fd < 0)
-		return fd;
-	while (read(fd, buf, sizeof(buf)) > 0)
-		;
-	close(fd);
-	return 0;
-}
-
 /* glass-offcputime's BPF side, set up for the wall-clock view: every
  * block of the traced threads from 1 us, user stacks at switch-out. */
 static struct offcputime_bpf *offcpu_open(struct ctx *x)
@@ -356,7 +326,7 @@ static struct offcputime_bpf *offcpu_open(struct ctx *x)
 	o->rodata->defer_ustack = false;
 	o->rodata->resume_ustack = false;
 	o->rodata->fuse_dev_read_addr = ksyms__addr(x->ks, "fuse_dev_read");
-	o->rodata->user_min_addr = mmap_min_addr();
+	o->rodata->user_min_addr = bpfutil__mmap_min_addr();
 	bpf_map__set_max_entries(o->maps.stacks, env.stack_storage);
 	bpf_map__set_max_entries(o->maps.counts, env.stack_storage);
 	bpf_program__set_autoload(o->progs.sys_exit, false);
@@ -421,7 +391,7 @@ int main(int argc, char **argv)
 	struct ring_buffer *rb = NULL;
 	struct mmapwatch *mw = NULL;
 	struct bpf_link **plinks = NULL;
-	int nplinks = 0, ep = -1, stats_fd = -1, err;
+	int nplinks = 0, stats_fd = -1, err;
 	struct ctx x = { 0 };
 	struct timespec t_start, t_mono0, t_mono1;
 
@@ -512,7 +482,7 @@ int main(int argc, char **argv)
 		goto out;
 	clock_gettime(CLOCK_MONOTONIC, &t_mono0);
 	clock_gettime(CLOCK_REALTIME, &t_start);
-	if (oskel && run_iter(oskel->links.seed))
+	if (oskel && bpfutil__run_iter(oskel->links.seed))
 		fprintf(stderr, TOOL ": could not seed the tasks already sleeping\n");
 	/* On stderr, also with -f: scripts wait for it to know we attached. */
 	fprintf(stderr, "Tracing %s at %u Hz of %s%.0d... %s\n",
@@ -520,31 +490,9 @@ int main(int argc, char **argv)
 		env.pid ? "PID " : env.tid ? "TID " : "all threads",
 		env.pid ? env.pid : env.tid, env.duration ? "" : "Hit Ctrl-C to end.");
 	bpfutil__run_for(env.duration);
-	ep = epoll_create1(EPOLL_CLOEXEC);
-	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, ring_buffer__epoll_fd(rb),
-				&(struct epoll_event){ .events = EPOLLIN }) ||
-	    (mw && mmapwatch__add_to_epoll(mw, ep))) {
-		err = -errno;
-		fprintf(stderr, TOOL ": epoll: %s\n", strerror(errno));
+	err = bpfutil__wait_events(rb, mw, x.sc);
+	if (err < 0)
 		goto out;
-	}
-	while (!bpfutil__exiting()) {
-		struct epoll_event evs[8];
-
-		if (epoll_wait(ep, evs, 8, bpfutil__wait_ms()) < 0 && errno != EINTR) {
-			err = -errno;
-			break;
-		}
-		if (mw && (err = mmapwatch__drain(mw, x.sc)) < 0)
-			break;
-		err = ring_buffer__consume(rb);
-		if (err < 0)
-			break;
-	}
-	if (err < 0) {
-		fprintf(stderr, TOOL ": waiting for events: %s\n", strerror(-err));
-		goto out;
-	}
 	err = 0;
 	/* Close the window: stop sampling and switch tracing together, then
 	 * add what is still off-CPU. */
@@ -570,7 +518,7 @@ int main(int argc, char **argv)
 		close(stats_fd);
 		stats_fd = -1;
 	}
-	if (oskel && run_iter(oskel->links.inprogress))
+	if (oskel && bpfutil__run_iter(oskel->links.inprogress))
 		fprintf(stderr, TOOL ": could not add sleeps in progress\n");
 	if (mw && mmapwatch__drain(mw, x.sc)) {
 		err = -ENOMEM;
@@ -607,8 +555,6 @@ int main(int argc, char **argv)
 	fprintf(stderr, TOOL ": window %.6f s, sample period %llu ns\n",
 		(ns_of(&t_mono1) - ns_of(&t_mono0)) / 1e9, (unsigned long long)x.period_ns);
 out:
-	if (ep >= 0)
-		close(ep);
 	if (stats_fd >= 0)
 		close(stats_fd);
 	for (int i = 0; i < nplinks; i++)

@@ -12,12 +12,16 @@
  * The spin is measured in thread CPU time, so a busy machine stretches the
  * cycle but not the spin: on-CPU time stays SPIN_MS per cycle.
  *
- * usage: spinsleep THREADS SPIN_MS SLEEP_MS SECONDS
+ * usage: spinsleep THREADS SPIN_MS SLEEP_MS SECONDS [wait]
+ *
+ * With "wait", the threads start only once a line is read from stdin, so
+ * a tracer can attach first and see the threads' whole lives.
  */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
@@ -82,8 +86,8 @@ int main(int argc, char **argv)
 	pthread_t *th;
 	struct result *r;
 
-	if (argc != 5) {
-		fprintf(stderr, "usage: spinsleep THREADS SPIN_MS SLEEP_MS SECONDS\n");
+	if (argc != 5 && !(argc == 6 && !strcmp(argv[5], "wait"))) {
+		fprintf(stderr, "usage: spinsleep THREADS SPIN_MS SLEEP_MS SECONDS [wait]\n");
 		return 2;
 	}
 	n = atoi(argv[1]);
@@ -94,6 +98,12 @@ int main(int argc, char **argv)
 	    (!spin_ms && !sleep_ms)) {
 		fprintf(stderr, "spinsleep: bad arguments\n");
 		return 2;
+	}
+	if (argc == 6) {
+		char line[16];
+
+		if (!fgets(line, sizeof(line), stdin))
+			return 1;
 	}
 	th = calloc(n, sizeof(*th));
 	r = calloc(n, sizeof(*r));
