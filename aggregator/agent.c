@@ -61,6 +61,7 @@ struct agent {
 	int commit_default;	/* no --summary-cmd: glass-commitlat gives the commit summaries */
 	char *mount;		/* --mount: the glassfs mount described (NULL = first) */
 	char *wakeup_cmd;	/* --wakeup-cmd: a second profile (type wakeup) per window */
+	char *oncpu_cmd;	/* --oncpu-cmd: an on-CPU profile (samples) per window */
 	long glassfs_pid;	/* its daemon, for "{pid}" (0 = not found) */
 	int us_to_ns;		/* profiler counts microseconds: send ns */
 	json_t *labels;
@@ -257,25 +258,29 @@ static void refresh_glassfs(struct agent *a)
 	json_object_set_new(a->labels, "mount_opts", json_string(opts));
 }
 
-/* Validate a command's folded output with the project's parser (the line
- * is named when it is bad), convert microseconds to ns when the agent
- * says so, and append it as a profile of TYPE.  Takes OUT (frees it). */
-static void add_profile(struct agent *a, json_t *profiles, const char *type, char *out,
-			size_t outlen, const char *what)
+/* Validate a command's output with the project's parser (the line is
+ * named when it is bad): folded stacks, or `perf script` output, which is
+ * collapsed to folded (so perf captures reach the aggregator too).
+ * Convert microseconds to ns when us_to_ns, and append it as a profile of
+ * TYPE in UNITS.  Takes OUT (frees it). */
+static void add_profile(json_t *profiles, const char *type, const char *units,
+			int us_to_ns, char *out, size_t outlen, const char *what)
 {
 	struct folded_set *set = folded_set_new();
 	struct folded_error fe = { 0 };
-	int prc = set ? folded_parse_buf(set, out, outlen, NULL, &fe) : -ENOMEM;
+	int perf = folded_is_perf_script(out, outlen);
+	int prc = set ? folded_parse_any_buf(set, out, outlen, NULL, &fe) : -ENOMEM;
 
-	if (prc == 0 && a->us_to_ns) {
+	if (prc == 0 && (us_to_ns || perf)) {
 		/* glass-offcputime -f counts microseconds; the wire says ns */
 		char *conv = NULL;
 		size_t clen = 0;
 		FILE *f = open_memstream(&conv, &clen);
+		uint64_t mul = us_to_ns ? 1000 : 1;
 
 		for (size_t i = 0; f && i < folded_set_size(set); i++) {
 			const struct folded_stack *fs = folded_set_get(set, i);
-			uint64_t c = fs->count > UINT64_MAX / 1000 ? UINT64_MAX : fs->count * 1000;
+			uint64_t c = fs->count > UINT64_MAX / mul ? UINT64_MAX : fs->count * mul;
 
 			fprintf(f, "%s %llu\n", fs->stack, (unsigned long long)c);
 		}
@@ -291,7 +296,7 @@ static void add_profile(struct agent *a, json_t *profiles, const char *type, cha
 	folded_set_free(set);
 	if (prc == 0)
 		json_array_append_new(profiles, json_pack("{s:s, s:s, s:s#}", "type", type,
-					"units", a->units, "folded", out, outlen));
+					"units", units, "folded", out, outlen));
 	else if (fe.line)
 		fprintf(stderr, "glass-agent: %s output line %lu: %s (profile dropped)\n",
 			what, fe.line, fe.msg);
@@ -415,10 +420,10 @@ static int take_window(struct agent *a)
 	json_t *w, *profiles = json_array(), *summaries = NULL;
 	int rc;
 
-	char wcmd[4096], lcmd[4096], ccmd[4096];
-	/* the same runner serves the lock and commit commands */
-	struct wakeup_run wk = { 0 }, lr = { 0 }, cr = { 0 };
-	pthread_t wth, lth, cth;
+	char wcmd[4096], lcmd[4096], ccmd[4096], ocmd[4096];
+	/* the same runner serves the lock, commit and on-CPU commands */
+	struct wakeup_run wk = { 0 }, lr = { 0 }, cr = { 0 }, oc = { 0 };
+	pthread_t wth, lth, cth, oth;
 
 	refresh_glassfs(a);
 	/* The lock command watches the same window, alongside the profiler. */
@@ -446,6 +451,12 @@ static int take_window(struct agent *a)
 		wk.cmd = wcmd;
 		if (pthread_create(&wth, NULL, wakeup_thread, &wk))
 			wk.cmd = NULL;
+	}
+	if (a->oncpu_cmd && (a->glassfs_pid || !strstr(a->oncpu_cmd, "{pid}"))) {
+		expand_cmd(a, a->oncpu_cmd, ocmd, sizeof(ocmd));
+		oc.cmd = ocmd;
+		if (pthread_create(&oth, NULL, wakeup_thread, &oc))
+			oc.cmd = NULL;
 	}
 	rc = run_cmd(cmd, &out, &outlen);
 	if (rc)
@@ -483,7 +494,7 @@ static int take_window(struct agent *a)
 			fprintf(stderr, "glass-agent: lock command exited with status %d: %s\n", lr.rc, lr.cmd);
 	}
 	if (rc == 0 && out && outlen) {
-		add_profile(a, profiles, a->type, out, outlen, "profiler");
+		add_profile(profiles, a->type, a->units, a->us_to_ns, out, outlen, "profiler");
 		out = NULL;	/* add_profile took it */
 	}
 	if (wk.cmd) {
@@ -491,9 +502,18 @@ static int take_window(struct agent *a)
 		if (wk.rc)
 			fprintf(stderr, "glass-agent: wakeup command exited with status %d: %s\n", wk.rc, wk.cmd);
 		if (!wk.rc && wk.out && wk.outlen)
-			add_profile(a, profiles, "wakeup", wk.out, wk.outlen, "wakeup command");
+			add_profile(profiles, "wakeup", a->units, a->us_to_ns, wk.out, wk.outlen, "wakeup command");
 		else
 			free(wk.out);
+	}
+	if (oc.cmd) {
+		pthread_join(oth, NULL);
+		if (oc.rc)
+			fprintf(stderr, "glass-agent: on-CPU command exited with status %d: %s\n", oc.rc, oc.cmd);
+		if (!oc.rc && oc.out && oc.outlen)
+			add_profile(profiles, "oncpu", "samples", 0, oc.out, oc.outlen, "on-CPU command");
+		else
+			free(oc.out);
 	}
 	free(out);
 	json_t *lk = json_object();	/* holds "locks" until w exists */
@@ -696,6 +716,9 @@ static void usage(FILE *f)
 "  --wakeup-cmd CMD        also run CMD (same substitutions, same units) alongside\n"
 "                          the profiler; its folded output is the window's wakeup\n"
 "                          profile (e.g. glass-offcputime --wakeup -f -d {interval})\n"
+"  --oncpu-cmd CMD         also run CMD alongside the profiler; its folded output\n"
+"                          (samples) is the window's oncpu profile, e.g.\n"
+"                          \"glass-profile -f -p {pid} -d {interval}\"\n"
 "  --units ns|us|samples   units of the profiler's counts; us is sent as ns\n"
 "                          (default us for the default command, else ns)\n"
 "  --summary-cmd CMD       prints a JSON object for \"summaries\" ({interval} and\n"
@@ -750,7 +773,7 @@ int main(int argc, char **argv)
 		{ "summary-cmd", 1, 0, 'S' }, { "host", 1, 0, 'H' }, { "label", 1, 0, 'l' },
 		{ "spool", 1, 0, 'd' }, { "spool-max-bytes", 1, 0, 'm' }, { "count", 1, 0, 'c' },
 		{ "flush-timeout", 1, 0, 'f' }, { "max-backoff", 1, 0, 'b' }, { "mount", 1, 0, 'M' },
-		{ "wakeup-cmd", 1, 0, 'W' }, { "lock-cmd", 1, 0, 'L' }, { "no-locks", 0, 0, 'N' },
+		{ "wakeup-cmd", 1, 0, 'W' }, { "oncpu-cmd", 1, 0, 'O' }, { "lock-cmd", 1, 0, 'L' }, { "no-locks", 0, 0, 'N' },
 		{ "help", 0, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -792,6 +815,7 @@ int main(int argc, char **argv)
 		case 'N': no_locks = 1; a.lock_cmd = NULL; break;
 		case 'M': a.mount = optarg; break;
 		case 'W': a.wakeup_cmd = optarg; break;
+		case 'O': a.oncpu_cmd = optarg; break;
 		case 'H': a.host = optarg; break;
 		case 'l': {
 			char *eq = strchr(optarg, '=');
@@ -823,6 +847,10 @@ int main(int argc, char **argv)
 	}
 	if (a.wakeup_cmd && !strcmp(a.type, "wakeup")) {
 		fprintf(stderr, "glass-agent: --wakeup-cmd adds the wakeup profile: --profile-type must not be wakeup too\n");
+		return 2;
+	}
+	if (a.oncpu_cmd && !strcmp(a.type, "oncpu")) {
+		fprintf(stderr, "glass-agent: --oncpu-cmd adds the oncpu profile: --profile-type must not be oncpu too\n");
 		return 2;
 	}
 	/* glass-offcputime -f prints microseconds; other commands say their units. */

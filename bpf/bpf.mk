@@ -4,7 +4,7 @@
 # A new tool is one more word in BPF_TOOLS.  (This file is read before
 # tools/tools.mk: name libglasstools.a by path, not by its variable.)
 
-BPF_TOOLS  := offcputime lockstat commitlat trimstat
+BPF_TOOLS  := offcputime lockstat commitlat trimstat profile
 
 BPFTOOL    ?= bpftool
 BPF_CLANG  ?= clang
@@ -53,3 +53,6 @@ bpf: $(BPF_BINS)
 
 # Keep the objects between the chain's links (make would delete them).
 .SECONDARY: $(BPF_NAMES:%=$(OUT)/bpf/%.bpf.o)
+
+# glass-profile --wall loads glass-offcputime's BPF side beside its own.
+$(OUT)/obj/tools/glass-profile.o: $(OUT)/gen/offcputime.skel.h

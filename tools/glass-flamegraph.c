@@ -4,7 +4,10 @@
  *   glass-flamegraph [OPTIONS] [FILE...] > out.svg      (stdin if no FILE)
  *   glass-flamegraph --diff BEFORE AFTER [OPTIONS] > diff.svg
  *
- * Several inputs are summed.  Bad input is reported as FILE:LINE: why and
+ * Several inputs are summed.  An input may also be `perf script` output
+ * (with callchains), collapsed by the shared parser
+ * (folded_parse_any_file); --folded writes the summed stacks as folded
+ * text instead of a picture.  Bad input is reported as FILE:LINE: why and
  * exits 1 with nothing written; usage errors exit 2.
  */
 #include "tools/lib/flamegraph.h"
@@ -25,6 +28,7 @@ static void usage(FILE *f)
 "Usage: %s [OPTIONS] [FILE...]\n"
 "       %s --diff BEFORE AFTER [OPTIONS]\n"
 "Render folded stacks (frame;frame;frame COUNT) as an interactive SVG.\n"
+"An input may be `perf script` output (callchains): it is collapsed first.\n"
 "\n"
 "  --title TEXT       title (default: Flame Graph)\n"
 "  --subtitle TEXT    second line under the title\n"
@@ -43,6 +47,8 @@ static void usage(FILE *f)
 "  --notes TEXT       notes kept in the SVG\n"
 "  --diff BEFORE      differential graph of BEFORE against one AFTER file\n"
 "  --normalize        diff: scale BEFORE to AFTER's total\n"
+"  --folded           write the summed stacks as folded text, no picture\n"
+"                     (perf script input: collapse it)\n"
 "  -o, --output FILE  write there instead of standard output\n"
 "  -h, --help         this text\n", prog, prog);
 }
@@ -58,7 +64,7 @@ static int load(struct folded_set *set, const char *path)
 		fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
 		return -1;
 	}
-	r = folded_parse_file(set, f, NULL, &e);
+	r = folded_parse_any_file(set, f, NULL, &e);
 	if (f != stdin)
 		fclose(f);
 	if (r) {
@@ -99,7 +105,7 @@ int main(int argc, char **argv)
 	enum { O_TITLE = 256, O_SUBTITLE, O_WIDTH, O_HEIGHT, O_FONTSIZE,
 	       O_MINWIDTH, O_MAXFRAMES, O_COUNTNAME, O_COLORS, O_HASH,
 	       O_REVERSE, O_INVERTED, O_FLAMECHART, O_NAMETYPE, O_NOTES,
-	       O_DIFF, O_NORMALIZE };
+	       O_DIFF, O_NORMALIZE, O_FOLDED };
 	static const struct option lopts[] = {
 		{ "title", required_argument, 0, O_TITLE },
 		{ "subtitle", required_argument, 0, O_SUBTITLE },
@@ -118,6 +124,7 @@ int main(int argc, char **argv)
 		{ "notes", required_argument, 0, O_NOTES },
 		{ "diff", required_argument, 0, O_DIFF },
 		{ "normalize", no_argument, 0, O_NORMALIZE },
+		{ "folded", no_argument, 0, O_FOLDED },
 		{ "output", required_argument, 0, 'o' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 }
@@ -128,7 +135,7 @@ int main(int argc, char **argv)
 	char *buf = NULL, *end;
 	size_t len = 0;
 	unsigned long v;
-	int c, i, r, rc = 1;
+	int c, i, r, rc = 1, folded_out = 0;
 
 	fg_options_init(&o);
 	while ((c = getopt_long(argc, argv, "ho:", lopts, NULL)) != -1) {
@@ -194,6 +201,7 @@ int main(int argc, char **argv)
 		case O_NOTES: o.notes = optarg; break;
 		case O_DIFF: diff_before = optarg; break;
 		case O_NORMALIZE: o.normalize = 1; break;
+		case O_FOLDED: folded_out = 1; break;
 		case 'o': output = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default:
@@ -227,6 +235,22 @@ int main(int argc, char **argv)
 		if (load(after, argv[i]))
 			goto out;
 
+	if (folded_out) {
+		FILE *mf = open_memstream(&buf, &len);
+
+		if (diff_before) {
+			fprintf(stderr, "%s: --folded does not combine with --diff\n", prog);
+			goto out;
+		}
+		if (!mf || folded_set_write(mf, after) || fclose(mf)) {
+			fprintf(stderr, "%s: out of memory\n", prog);
+			goto out;
+		}
+		if (out_write_whole(prog, output, buf, len))
+			goto out;
+		rc = 0;
+		goto out;
+	}
 	r = fg_render_mem(&buf, &len, before, after, &o);
 	if (r) {
 		if (r == -ENODATA && diff_before)

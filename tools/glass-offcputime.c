@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,6 +26,7 @@
 #include "tools/lib/args.h"
 #include "tools/lib/bpfutil.h"
 #include "tools/lib/folded.h"
+#include "tools/lib/frames.h"
 #include "tools/lib/mmapwatch.h"
 #include "tools/lib/pprof.h"
 #include "tools/lib/syms.h"
@@ -182,32 +182,6 @@ static int on_event(void *c, void *data, size_t len)
 	return 0;
 }
 
-/* A stack as an array of frame names, leaf first.  Returns frame count. */
-#define MAXF (2 * OFFCPU_MAX_DEPTH + 8)
-
-struct frames {
-	const char *f[MAXF];
-	char *owned[MAXF];
-	size_t n;
-};
-
-static void frames__push(struct frames *fr, const char *name, char *owned)
-{
-	if (fr->n < MAXF) {
-		fr->owned[fr->n] = owned;
-		fr->f[fr->n++] = name;
-	} else {
-		free(owned);
-	}
-}
-
-static void frames__reset(struct frames *fr)
-{
-	for (size_t i = 0; i < fr->n; i++)
-		free(fr->owned[i]);
-	fr->n = 0;
-}
-
 static int read_stack(struct ctx *x, __u64 hash, __u64 *ips)
 {
 	memset(ips, 0, OFFCPU_MAX_DEPTH * sizeof(*ips));
@@ -216,52 +190,16 @@ static int read_stack(struct ctx *x, __u64 hash, __u64 *ips)
 	return -ENOENT;
 }
 
-/* Frames of the tracer itself (stacks taken inside our programs). */
-static bool is_tracer_frame(const char *n)
-{
-	return !strncmp(n, "bpf_prog_", 9) || !strncmp(n, "bpf_trace_run", 13) ||
-	       !strncmp(n, "__bpf_trace_", 12) || !strncmp(n, "__traceiter_", 12);
-}
-
 static void push_kernel(struct ctx *x, struct frames *fr, const __u64 *ips,
 			bool folded)
 {
-	for (int i = 0; i < OFFCPU_MAX_DEPTH && ips[i]; i++) {
-		const char *n = ksyms__name(x->ks, ips[i], NULL);
-		char *s;
-
-		if (n && is_tracer_frame(n))
-			continue;
-
-		if (asprintf(&s, "%s%s", n ? n : "[unknown]", folded ? "_[k]" : "") < 0)
-			continue;
-		frames__push(fr, s, s);
-	}
+	frames__kernel(fr, x->ks, (const uint64_t *)ips, folded);
 }
 
 static void push_user(struct ctx *x, struct frames *fr, int tgid,
 		      const __u64 *ips)
 {
-	bool prev_unknown = false;
-	int i;
-
-	for (i = 0; i < OFFCPU_MAX_DEPTH && ips[i]; i++) {
-		const char *mod, *n;
-		char *s = NULL;
-
-		/* Return addresses: look up the call site. */
-		n = syms_cache__name(x->sc, tgid, ips[i] - (i ? 1 : 0), &mod);
-		if (n)
-			frames__push(fr, n, NULL);
-		else if (mod && asprintf(&s, "[%s]", mod) >= 0)
-			frames__push(fr, s, s);
-		else if (!prev_unknown)
-			frames__push(fr, "[unknown]", NULL);
-		/* A frame-pointer walk through frameless code yields runs of
-		 * garbage addresses (up to the depth limit): one [unknown]
-		 * stands for the whole run, or flame graphs grow absurdly tall. */
-		prev_unknown = !n && !s;
-	}
+	frames__user(fr, x->sc, tgid, (const uint64_t *)ips);
 }
 
 static bool is_idle_fuse(struct ctx *x, const __u64 *kips)
@@ -304,22 +242,6 @@ static const char *counter_names[OC_NR] = {
 	[OC_IDLE_SKIPPED] = "blocks of idle FUSE workers ignored (--no-idle)",
 	[OC_EARLY_USTACK] = "user stacks taken at switch-out (runnable switch-outs: before the block's length is known)",
 };
-
-static int run_iter(struct bpf_link *link)
-{
-	char buf[64];
-	int fd;
-
-	if (!link)
-		return -ENOENT;
-	fd = bpf_iter_create(bpf_link__fd(link));
-	if (fd < 0)
-		return fd;
-	while (read(fd, buf, sizeof(buf)) > 0)
-		;
-	close(fd);
-	return 0;
-}
 
 /* Entries in a BPF hash map (a key walk). */
 static size_t map_count(int fd, size_t key_size)
@@ -543,25 +465,6 @@ static unsigned long default_storage(pid_t pid)
 	return v < 32768 ? 32768 : v > (1UL << 20) ? 1UL << 20 : v;
 }
 
-/*
- * vm.mmap_min_addr: no user mapping below it, so the BPF user-stack walk
- * need not try to read there (a page fault that can only fail).  If it
- * cannot be read, 4096: page 0 is never mapped on this architecture's
- * defaults (a read there faults and ends the walk all the same).
- */
-static unsigned long long mmap_min_addr(void)
-{
-	unsigned long long v = 4096;
-	FILE *f = fopen("/proc/sys/vm/mmap_min_addr", "r");
-
-	if (f) {
-		if (fscanf(f, "%llu", &v) != 1)
-			v = 4096;
-		fclose(f);
-	}
-	return v;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct argp argp = { .options = opts, .parser = parse_arg, .doc = doc };
@@ -569,7 +472,6 @@ int main(int argc, char **argv)
 	struct ring_buffer *rb = NULL;
 	struct mmapwatch *mw = NULL;
 	struct mmapwatch_stats mws = { 0 };
-	int ep = -1;
 	struct ctx x = { 0 };
 	struct pprof *pp = NULL;
 	struct timespec t_start;
@@ -630,7 +532,7 @@ int main(int argc, char **argv)
 	skel->rodata->wakeup = env.wakeup;
 	skel->rodata->no_idle = env.no_idle;
 	skel->rodata->fuse_dev_read_addr = ksyms__addr(x.ks, "fuse_dev_read");
-	skel->rodata->user_min_addr = mmap_min_addr();
+	skel->rodata->user_min_addr = bpfutil__mmap_min_addr();
 	if (env.no_idle && !skel->rodata->fuse_dev_read_addr && env.verbose)
 		fprintf(stderr, "glass-offcputime: no fuse_dev_read in kallsyms: idle FUSE workers are filtered by stack only\n");
 	if (!env.stack_storage)
@@ -678,7 +580,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	/* Sleeps that began before us count from now (in-progress at the end). */
-	if (run_iter(skel->links.seed))
+	if (bpfutil__run_iter(skel->links.seed))
 		fprintf(stderr, "glass-offcputime: could not seed the tasks already sleeping\n");
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, &x, NULL);
 	if (!rb) {
@@ -699,33 +601,9 @@ int main(int argc, char **argv)
 	/* Sleep until an event (a process seen first, exec'ing or exiting;
 	 * a quarter-full mmap log), a signal or the end of -d: no polling
 	 * while the programs do the work. */
-	ep = epoll_create1(EPOLL_CLOEXEC);
-	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, ring_buffer__epoll_fd(rb),
-				&(struct epoll_event){ .events = EPOLLIN }) ||
-	    (mw && mmapwatch__add_to_epoll(mw, ep))) {
-		err = -errno;
-		fprintf(stderr, "glass-offcputime: epoll: %s\n", strerror(errno));
+	err = bpfutil__wait_events(rb, mw, x.sc);
+	if (err < 0)
 		goto out;
-	}
-	while (!bpfutil__exiting()) {
-		struct epoll_event evs[8];
-
-		/* EINTR: our signals end the loop through bpfutil__exiting();
-		 * any other (SIGCONT after a stop) only wakes us. */
-		if (epoll_wait(ep, evs, 8, bpfutil__wait_ms()) < 0 && errno != EINTR) {
-			err = -errno;
-			break;
-		}
-		if (mw && (err = mmapwatch__drain(mw, x.sc)) < 0)
-			break;
-		err = ring_buffer__consume(rb);
-		if (err < 0)
-			break;
-	}
-	if (err < 0) {
-		fprintf(stderr, "glass-offcputime: waiting for events: %s\n", strerror(-err));
-		goto out;
-	}
 	err = 0;
 	/* Stop tracing, then add what is still off-CPU. */
 	bpf_link__destroy(skel->links.sched_switch);
@@ -736,7 +614,7 @@ int main(int argc, char **argv)
 	skel->links.rseq_update = NULL;
 	bpf_link__destroy(skel->links.sched_waking);
 	skel->links.sched_waking = NULL;
-	if (run_iter(skel->links.inprogress))
+	if (bpfutil__run_iter(skel->links.inprogress))
 		fprintf(stderr, "glass-offcputime: could not add sleeps in progress\n");
 	if (mw && mmapwatch__drain(mw, x.sc)) {
 		err = -ENOMEM;
@@ -781,8 +659,6 @@ int main(int argc, char **argv)
 	if (lost)
 		fprintf(stderr, "glass-offcputime: some stacks were lost (counted above)\n");
 out:
-	if (ep >= 0)
-		close(ep);
 	mmapwatch__free(mw);
 	ring_buffer__free(rb);
 	pprof__free(pp);

@@ -20,6 +20,11 @@
  *   offcpu.folded   off-CPU stacks, folded (tools/lib/folded.h); an
  *                   empty file means no samples
  *   wakeup.folded   wakeup stacks, folded
+ *   wall.folded     the wall-clock view (glass-profile --wall -f): each
+ *                   stack under "[oncpu]" or "[offcpu]"; drawn with both
+ *                   halves coloured, and tabled per thread group (FUSE
+ *                   workers, commit thread, cleaner, ...); optional
+ *                   "wall_unit" in meta.json (default "us")
  *   lockstat.json   glass-lockstat -j output as it is, or
  *                   {"unit": "ns", "locks": [{"name": "...",
  *                    "acquisitions": N, "contended": N, "wait_total": N,
@@ -60,17 +65,17 @@
 static const char *prog = "glass-report";
 
 enum { IN_META, IN_OFFCPU, IN_WAKEUP, IN_LOCKSTAT, IN_COMMITLAT, IN_TRIMSTAT,
-       IN_MAX };
+       IN_WALL, IN_MAX };
 static const char *const in_files[IN_MAX] = {
 	"meta.json", "offcpu.folded", "wakeup.folded", "lockstat.json",
-	"commitlat.json", "trimstat.json",
+	"commitlat.json", "trimstat.json", "wall.folded",
 };
 
 struct report {
 	char *path[IN_MAX];	/* NULL: absent */
 	const char *title;
 	json_t *meta, *lockstat, *commitlat, *trimstat;
-	struct folded_set *offcpu, *wakeup;
+	struct folded_set *offcpu, *wakeup, *wall;
 	char *baseline_path;	/* --baseline: an earlier run's off-CPU stacks */
 	struct folded_set *baseline;
 };
@@ -336,6 +341,116 @@ static int put_flamegraph(FILE *f, const char *id, const char *heading,
 static void put_num(FILE *f, uint64_t v)
 {
 	fprintf(f, "%llu", (unsigned long long)v);
+}
+
+/*
+ * The wall-clock view per thread group.  The daemon's threads share one
+ * comm, so a stack's group comes from its frames: the thread function
+ * (commit_thread, cleaner_thread, discard_thread, balance/scrub/resync),
+ * else FUSE (libfuse's loop, fs/fuse's ops, the kernel's fuse_dev_read),
+ * else its root frame.  Its half is the "[oncpu]"/"[offcpu]" frame.
+ */
+static const struct { const char *frame, *group; } wall_groups[] = {
+	{ "commit_thread", "commit thread" },
+	{ "cleaner_thread", "cleaner" },
+	{ "discard_thread", "discard thread" },
+	{ "balance_thread", "balance" },
+	{ "scrub_thread", "scrub" },
+	{ "resync_thread", "resync" },
+};
+
+struct wall_row {
+	char group[64];
+	uint64_t on, off;
+};
+
+static void wall_classify(const struct folded_stack *fs, char *group,
+			  size_t glen, int *half)
+{
+	struct folded_iter it;
+	const char *fr, *root = NULL;
+	size_t n, rlen = 0;
+	int fuse = 0;
+
+	*half = 0;
+	group[0] = 0;
+	folded_iter_init(&it, fs->stack, fs->len);
+	while (folded_iter_next(&it, &fr, &n)) {
+		if (!root) {
+			root = fr;
+			rlen = n;
+		}
+		if (n == 7 && !memcmp(fr, "[oncpu]", 7))
+			*half = 1;
+		else if (n == 8 && !memcmp(fr, "[offcpu]", 8))
+			*half = 2;
+		for (size_t i = 0; !group[0] && i < sizeof(wall_groups) / sizeof(wall_groups[0]); i++)
+			if (n == strlen(wall_groups[i].frame) &&
+			    !memcmp(fr, wall_groups[i].frame, n))
+				snprintf(group, glen, "%s", wall_groups[i].group);
+		fuse |= n > 5 && !memcmp(fr, "fuse_", 5);
+	}
+	if (!group[0])
+		snprintf(group, glen, fuse ? "FUSE workers" : "other: %.*s",
+			 (int)(rlen > 40 ? 40 : rlen), root ? root : "");
+}
+
+static int put_wall(FILE *f, struct folded_set *set, const struct fg_options *o)
+{
+	struct wall_row *rows = NULL;
+	size_t nrows = 0;
+	uint64_t on = 0, off = 0;
+
+	if (put_flamegraph(f, "wall", "Wall-clock time: on-CPU and off-CPU", NULL,
+			   set, o, ""))
+		return -1;
+	for (size_t i = 0; i < folded_set_size(set); i++) {
+		const struct folded_stack *fs = folded_set_get(set, i);
+		char g[64];
+		int half;
+		size_t j;
+
+		wall_classify(fs, g, sizeof(g), &half);
+		for (j = 0; j < nrows && strcmp(rows[j].group, g); j++)
+			;
+		if (j == nrows) {
+			struct wall_row *nr = realloc(rows, (nrows + 1) * sizeof(*rows));
+
+			if (!nr) {
+				free(rows);
+				fprintf(stderr, "%s: out of memory\n", prog);
+				return -1;
+			}
+			rows = nr;
+			memset(&rows[nrows], 0, sizeof(*rows));
+			snprintf(rows[nrows++].group, sizeof(rows->group), "%s", g);
+		}
+		if (half == 1)
+			rows[j].on += fs->count, on += fs->count;
+		else
+			rows[j].off += fs->count, off += fs->count;
+	}
+	fputs("<section id=\"wall-groups\"><h3>Wall-clock time per thread group</h3>\n"
+	      "<table><tr><th>thread group</th><th>on-CPU</th><th>off-CPU</th>"
+	      "<th>total</th><th>on-CPU share</th></tr>\n", f);
+	for (size_t j = 0; j <= nrows; j++) {
+		const char *g = j < nrows ? rows[j].group : "all";
+		uint64_t a = j < nrows ? rows[j].on : on, b = j < nrows ? rows[j].off : off;
+
+		fputs("<tr><td>", f);
+		xml_puts(f, g);
+		fputs("</td><td>", f);
+		put_num(f, a);
+		fputs("</td><td>", f);
+		put_num(f, b);
+		fputs("</td><td>", f);
+		put_num(f, a + b);
+		fprintf(f, "</td><td>%.1f%%</td></tr>\n", a + b ? 100.0 * (double)a / (double)(a + b) : 0.0);
+	}
+	fprintf(f, "</table><p class=\"hint\">%s; a group's total is the wall-clock time of its threads over the window.</p></section>\n",
+		o->countname);
+	free(rows);
+	return 0;
 }
 
 struct lockrow {
@@ -835,6 +950,15 @@ static int write_report(FILE *f, struct report *R)
 		if (put_flamegraph(f, "offcpu-diff", "Off-CPU change against the baseline",
 				   R->baseline, R->offcpu, &d,
 				   "No offcpu.folded in this run to compare with the baseline."))
+			return -1;
+	}
+	if (R->wall) {
+		struct fg_options w = o;
+
+		w.palette = FG_PALETTE_HOT;
+		w.title = "Wall-Clock Flame Graph: on-CPU (warm) and off-CPU (blue)";
+		w.countname = unit_of(R->meta, "wall_unit", "us");
+		if (put_wall(f, R->wall, &w))
 			return -1;
 	}
 	if (R->wakeup) {
@@ -1432,10 +1556,11 @@ static void usage(FILE *f)
 "Usage: %s [RUNDIR] [OPTIONS]\n"
 "Write one self-contained HTML report of a profiling run.\n"
 "RUNDIR may hold meta.json, offcpu.folded, wakeup.folded, lockstat.json,\n"
-"commitlat.json, trimstat.json (see the top of tools/glass-report.c).\n"
+"commitlat.json, trimstat.json, wall.folded (see the top of\n"
+"tools/glass-report.c).\n"
 "\n"
 "  --meta F, --offcpu F, --wakeup F, --lockstat F, --commitlat F,\n"
-"  --trimstat F       take that input from F (must exist)\n"
+"  --trimstat F, --wall F  take that input from F (must exist)\n"
 "  --title TEXT       report title (default: meta.json \"title\")\n"
 "  --baseline PATH    add a differential off-CPU graph against an earlier\n"
 "                     run (its directory, or its offcpu.folded)\n"
@@ -1458,6 +1583,7 @@ int main(int argc, char **argv)
 		{ "lockstat", required_argument, 0, 256 + IN_LOCKSTAT },
 		{ "commitlat", required_argument, 0, 256 + IN_COMMITLAT },
 		{ "trimstat", required_argument, 0, 256 + IN_TRIMSTAT },
+		{ "wall", required_argument, 0, 256 + IN_WALL },
 		{ "title", required_argument, 0, 'T' },
 		{ "baseline", required_argument, 0, 'B' },
 		{ "experiments", required_argument, 0, 'E' },
@@ -1549,13 +1675,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: nothing to report: %s\n", prog,
 			dir ? "the run directory holds none of meta.json, "
 			"offcpu.folded, wakeup.folded, lockstat.json, "
-			"commitlat.json, trimstat.json" : "give a run directory or input flags");
+			"commitlat.json, trimstat.json, wall.folded" : "give a run directory or input flags");
 		rc = dir ? 1 : 2;
 		goto out;
 	}
 	if ((R.path[IN_META] && load_json(R.path[IN_META], &R.meta)) ||
 	    (R.path[IN_OFFCPU] && load_folded(R.path[IN_OFFCPU], &R.offcpu)) ||
 	    (R.path[IN_WAKEUP] && load_folded(R.path[IN_WAKEUP], &R.wakeup)) ||
+	    (R.path[IN_WALL] && load_folded(R.path[IN_WALL], &R.wall)) ||
 	    (R.path[IN_LOCKSTAT] && load_json(R.path[IN_LOCKSTAT], &R.lockstat)) ||
 	    (R.path[IN_COMMITLAT] && load_json(R.path[IN_COMMITLAT], &R.commitlat)) ||
 	    (R.path[IN_TRIMSTAT] && load_json(R.path[IN_TRIMSTAT], &R.trimstat)) ||
@@ -1587,6 +1714,7 @@ out:
 	json_decref(R.trimstat);
 	folded_set_free(R.offcpu);
 	folded_set_free(R.wakeup);
+	folded_set_free(R.wall);
 	folded_set_free(R.baseline);
 	free(R.baseline_path);
 	return rc;

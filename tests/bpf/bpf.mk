@@ -1,7 +1,7 @@
 # tests/bpf — helper programs for tests/bpf/*.test (not tests themselves:
 # they live outside $(OUT)/test so the runner does not run them).
 
-BPF_TEST_HELPERS := contend fakeframes
+BPF_TEST_HELPERS := contend fakeframes spinsleep
 BPF_TEST_HELPER_BINS := $(BPF_TEST_HELPERS:%=$(OUT)/testbin/bpf/%)
 TEST_BINS += $(BPF_TEST_HELPER_BINS)
 

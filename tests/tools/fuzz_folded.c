@@ -70,9 +70,10 @@ static int fuzz_one(const uint8_t *data, size_t size)
 
 	if (!s)
 		return 0;
-	if (folded_parse_buf(s, (const char *)data, size, &lim, &e))
+	/* folded text, or perf script output collapsed to folded */
+	if (folded_parse_any_buf(s, (const char *)data, size, &lim, &e))
 		goto out;
-	/* write back, parse again: the same set */
+	/* write back, parse again as folded: the same set */
 	m = open_memstream(&txt, &tlen);
 	folded_set_write(m, s);
 	fclose(m);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* bpfutil.c — shared loader plumbing.  See bpfutil.h. */
 #include "tools/lib/bpfutil.h"
+#include "tools/lib/mmapwatch.h"
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -315,4 +317,70 @@ int bpfutil__percpu_sum(int fd, unsigned key, unsigned long long *sum)
 			*sum += vals[i];
 	free(vals);
 	return err;
+}
+
+int bpfutil__run_iter(struct bpf_link *link)
+{
+	char buf[64];
+	int fd;
+
+	if (!link)
+		return -ENOENT;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0)
+		return fd;
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	close(fd);
+	return 0;
+}
+
+unsigned long long bpfutil__mmap_min_addr(void)
+{
+	unsigned long long v = 4096;
+	FILE *f = fopen("/proc/sys/vm/mmap_min_addr", "r");
+
+	if (f) {
+		if (fscanf(f, "%llu", &v) != 1)
+			v = 4096;
+		fclose(f);
+	}
+	return v;
+}
+
+int bpfutil__wait_events(struct ring_buffer *rb, struct mmapwatch *mw,
+			 struct syms_cache *sc)
+{
+	int ep = epoll_create1(EPOLL_CLOEXEC), err = 0;
+
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, ring_buffer__epoll_fd(rb),
+				&(struct epoll_event){ .events = EPOLLIN }) ||
+	    (mw && mmapwatch__add_to_epoll(mw, ep))) {
+		err = -errno;
+		fprintf(stderr, "%s: epoll: %s\n", tool_name, strerror(errno));
+		if (ep >= 0)
+			close(ep);
+		return err;
+	}
+	while (!bpfutil__exiting()) {
+		struct epoll_event evs[8];
+
+		/* EINTR: our signals end the loop through bpfutil__exiting();
+		 * any other (SIGCONT after a stop) only wakes us. */
+		if (epoll_wait(ep, evs, 8, bpfutil__wait_ms()) < 0 && errno != EINTR) {
+			err = -errno;
+			break;
+		}
+		if (mw && (err = mmapwatch__drain(mw, sc)) < 0)
+			break;
+		err = ring_buffer__consume(rb);
+		if (err < 0)
+			break;
+	}
+	close(ep);
+	if (err < 0) {
+		fprintf(stderr, "%s: waiting for events: %s\n", tool_name, strerror(-err));
+		return err;
+	}
+	return 0;
 }

@@ -16,6 +16,9 @@
 
 struct bpf_program;
 struct bpf_link;
+struct ring_buffer;
+struct mmapwatch;
+struct syms_cache;
 
 /* Install the libbpf print callback: warnings always, debug if verbose. */
 void bpfutil__init(const char *tool, bool verbose);
@@ -75,5 +78,24 @@ size_t bpfutil__map_read(int fd, size_t key_size, size_t val_off, size_t elem_si
  * 0, or -errno (no such key, out of memory) with *sum = 0.
  */
 int bpfutil__percpu_sum(int fd, unsigned key, unsigned long long *sum);
+
+/* Run a BPF task iterator once (read it to its end).  0 or -errno. */
+int bpfutil__run_iter(struct bpf_link *link);
+
+/* vm.mmap_min_addr: nothing can be mapped below it, so a user-stack walk
+ * need not read there.  4096 when it cannot be read (page 0 is never
+ * mapped on this architecture's defaults). */
+unsigned long long bpfutil__mmap_min_addr(void);
+
+/*
+ * The tracers' main wait: sleep until the ring buffer has events (a
+ * process seen first, exec'ing or exiting), the mmap log mw (may be NULL)
+ * is a quarter full, a signal, or the end of bpfutil__run_for()'s
+ * duration; consume them (mmap records into sc) and wait again, until
+ * bpfutil__exiting().  No polling while the programs do the work.
+ * 0, or -errno with a message printed.
+ */
+int bpfutil__wait_events(struct ring_buffer *rb, struct mmapwatch *mw,
+			 struct syms_cache *sc);
 
 #endif

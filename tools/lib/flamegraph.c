@@ -355,6 +355,11 @@ struct layout {
 	uint64_t rng;
 	int diff;
 	double maxdelta;
+	/* Wall-clock profiles (glass-profile --wall): the subtree under an
+	 * "[oncpu]" or "[offcpu]" frame takes the hot or the off-CPU palette,
+	 * whatever o->palette says, so the two halves read apart. */
+	int half;		/* 0 none, 1 on-CPU, 2 off-CPU */
+	uint32_t half_depth;
 };
 
 static double next_rand(uint64_t *s)
@@ -375,6 +380,26 @@ static double frame_y(const struct layout *L, uint32_t depth)
 	if (L->o->inverted)
 		return (double)L->ypad1 + (double)depth * fh;
 	return (double)L->height - L->ypad2 - (double)(depth + 1) * fh + 1;
+}
+
+static enum fg_palette frame_palette(const struct layout *L)
+{
+	return L->half == 1 ? FG_PALETTE_HOT : L->half == 2 ? FG_PALETTE_OFFCPU :
+	       L->o->palette;
+}
+
+/* Pre-order walk: enter or leave an "[oncpu]"/"[offcpu]" subtree. */
+static void track_half(struct layout *L, const struct node *nd)
+{
+	if (L->half && nd->depth <= L->half_depth)
+		L->half = 0;
+	if (!L->half && nd->len == 7 && !memcmp(nd->name, "[oncpu]", 7))
+		L->half = 1;
+	else if (!L->half && nd->len == 8 && !memcmp(nd->name, "[offcpu]", 8))
+		L->half = 2;
+	else
+		return;
+	L->half_depth = nd->depth;
 }
 
 static void put_frame(FILE *f, struct layout *L, const struct tree *t,
@@ -402,7 +427,7 @@ static void put_frame(FILE *f, struct layout *L, const struct tree *t,
 	} else if (o->hash) {
 		uint64_t h = folded_hash(nd->name, nd->len);
 
-		c = palette_colour(o->palette, is_kernel(nd),
+		c = palette_colour(frame_palette(L), is_kernel(nd),
 				   (double)(h & 0xffff) / 65536.0,
 				   (double)((h >> 16) & 0xffff) / 65536.0,
 				   (double)((h >> 32) & 0xffff) / 65536.0);
@@ -410,7 +435,7 @@ static void put_frame(FILE *f, struct layout *L, const struct tree *t,
 		double v1 = next_rand(&L->rng), v2 = next_rand(&L->rng),
 		       v3 = next_rand(&L->rng);
 
-		c = palette_colour(o->palette, is_kernel(nd), v1, v2, v3);
+		c = palette_colour(frame_palette(L), is_kernel(nd), v1, v2, v3);
 	}
 
 	fputs("<g><title>", f);
@@ -657,6 +682,7 @@ static int render(FILE *f, const struct folded_set *before,
 
 		nextx[nd->depth] += nd->count;
 		nextx[nd->depth + 1] = x;
+		track_half(&L, nd);
 		if (vis[i])
 			put_frame(f, &L, &t, i, x);
 	}

@@ -10,6 +10,7 @@
  */
 #include "tools/lib/folded.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -536,6 +537,349 @@ int folded_parse_file(struct folded_set *s, FILE *f,
 		r = perr(err, 0, -EINVAL, "empty input: no stacks");
 out:
 	free(line);
+	return r;
+}
+
+/* ---- perf script -------------------------------------------------------- */
+
+/*
+ * `perf script` output collapsed as stackcollapse-perf.pl does: a sample
+ * is a header line (not indented: "COMM PID/TID [CPU] TIME: PERIOD EVENT:",
+ * or just "COMM" with -F comm,ip,sym) followed by its callchain, one
+ * indented line a frame, leaf first ("ADDR SYM+OFF (DSO)"), and ends at a
+ * blank line or the next header.  Each sample counts 1, under
+ * "COMM;root..;leaf"; kernel frames (DSO "[kernel.kallsyms]", or any
+ * "[kernel...]"/"[guest.kernel...]") get "_[k]"; an unresolved symbol is
+ * "[DSO basename]" as the tools' symbolizer names it, else "[unknown]".
+ * Lines starting with '#' (perf's header) are skipped.
+ */
+
+#define PERF_MAX_FRAMES	1024
+
+struct perf_sample {
+	char comm[256];
+	size_t ncomm;
+	char *frames[PERF_MAX_FRAMES];	/* leaf first, malloc'd */
+	size_t n;
+	int open;
+	unsigned long line;
+};
+
+static void perf_sample_reset(struct perf_sample *ps)
+{
+	for (size_t i = 0; i < ps->n; i++)
+		free(ps->frames[i]);
+	ps->n = 0;
+	ps->open = 0;
+}
+
+static int perf_flush(struct folded_set *s, struct perf_sample *ps,
+		      const struct folded_limits *lim, struct folded_error *err,
+		      size_t *stacks)
+{
+	size_t len = ps->ncomm, o;
+	char *buf;
+	int r;
+
+	if (!ps->open)
+		return 0;
+	if (lim && lim->max_frames && ps->n + 1 > lim->max_frames) {
+		perf_sample_reset(ps);
+		return perr(err, ps->line, -E2BIG, "more than %zu frames",
+			    lim->max_frames);
+	}
+	for (size_t i = 0; i < ps->n; i++)
+		len += 1 + strlen(ps->frames[i]);
+	buf = malloc(len + 1);
+	if (!buf) {
+		perf_sample_reset(ps);
+		return perr(err, ps->line, -ENOMEM, "out of memory");
+	}
+	memcpy(buf, ps->comm, ps->ncomm);
+	o = ps->ncomm;
+	for (size_t i = ps->n; i-- > 0;) {
+		size_t fl = strlen(ps->frames[i]);
+
+		buf[o++] = ';';
+		memcpy(buf + o, ps->frames[i], fl);
+		o += fl;
+	}
+	buf[o] = 0;
+	perf_sample_reset(ps);
+	if (lim && lim->max_stacks && folded_set_size(s) >= lim->max_stacks &&
+	    !folded_set_find(s, buf, o)) {
+		free(buf);
+		return perr(err, ps->line, -E2BIG, "too many distinct stacks");
+	}
+	r = folded_set_add(s, buf, o, 1);
+	free(buf);
+	if (r == -EOVERFLOW)
+		return perr(err, ps->line, r, "sum of counts does not fit in 64 bits");
+	if (r)
+		return perr(err, ps->line, r, "out of memory");
+	(*stacks)++;
+	return 0;
+}
+
+/* A name for a collapsed perf frame or comm: sanitised as the writer
+ * does, trailing blanks trimmed (the parser would take them as the
+ * separator before the count), "[unknown]" when nothing is left, so the
+ * collapsed stack always parses back as folded text. */
+static size_t perf_name(char *dst, size_t dstlen, const char *raw)
+{
+	size_t n = folded_sanitize_frame(dst, dstlen, raw);
+
+	while (n && (dst[n - 1] == ' ' || dst[n - 1] == '\t'))
+		dst[--n] = 0;
+	if (!n)
+		n = (size_t)snprintf(dst, dstlen, "[unknown]");
+	return n;
+}
+
+/* A header: the comm is what precedes the first PID or PID/TID token
+ * (comms may hold spaces), else the whole line up to a ':'. */
+static void perf_header(struct perf_sample *ps, const char *l, size_t len)
+{
+	const char *p = l, *end = l + len, *cend = NULL;
+	char tmp[256];
+	size_t n;
+
+	while (p < end) {
+		const char *t = p, *te;
+
+		while (t < end && (*t == ' ' || *t == '\t'))
+			t++;
+		te = t;
+		while (te < end && *te != ' ' && *te != '\t')
+			te++;
+		if (t > l && te > t) {
+			const char *q = t;
+			int digits = 0, slash = 0;
+
+			while (q < te && ((*q >= '0' && *q <= '9') || (*q == '/' && !slash && digits))) {
+				slash |= *q == '/';
+				digits++;
+				q++;
+			}
+			if (q == te && digits) {
+				cend = t;
+				break;
+			}
+		}
+		p = te;
+	}
+	if (!cend) {
+		cend = memchr(l, ':', len);
+		if (!cend)
+			cend = end;
+	}
+	while (cend > l && (cend[-1] == ' ' || cend[-1] == '\t'))
+		cend--;
+	n = (size_t)(cend - l) < sizeof(tmp) - 1 ? (size_t)(cend - l) : sizeof(tmp) - 1;
+	memcpy(tmp, l, n);
+	tmp[n] = 0;
+	ps->ncomm = perf_name(ps->comm, sizeof(ps->comm), tmp);
+}
+
+/* A callchain line: "ADDR SYM[+OFF] (DSO)"; 0 or -ENOMEM. */
+static int perf_frame(struct perf_sample *ps, const char *l, size_t len)
+{
+	const char *p = l, *end = l + len, *sym, *send, *dso = NULL, *dend = NULL;
+	char raw[512], name[520];
+	size_t n;
+	int kernel = 0;
+
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	while (p < end && *p != ' ' && *p != '\t')	/* the address */
+		p++;
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	sym = p;
+	send = end;
+	while (send > sym && (send[-1] == ' ' || send[-1] == '\t'))
+		send--;
+	if (send > sym && send[-1] == ')') {
+		const char *q = send - 1;
+
+		while (q > sym && *q != '(')
+			q--;
+		if (*q == '(') {
+			dso = q + 1;
+			dend = send - 1;
+			send = q;
+			while (send > sym && send[-1] == ' ')
+				send--;
+		}
+	}
+	/* Drop "+0xOFF" */
+	for (const char *q = send; q > sym; q--)
+		if (q[-1] == '+' && q + 1 < send && q[0] == '0' && q[1] == 'x') {
+			send = q - 1;
+			break;
+		}
+	if (dso && ((dend - dso >= 7 && !memcmp(dso, "[kernel", 7)) ||
+		    (dend - dso >= 13 && !memcmp(dso, "[guest.kernel", 13))))
+		kernel = 1;
+	n = (size_t)(send - sym);
+	if (!n || (n == 9 && !memcmp(sym, "[unknown]", 9))) {
+		if (dso && dend > dso && !kernel && *dso != '[') {
+			const char *b = dend;
+
+			while (b > dso && b[-1] != '/')
+				b--;
+			snprintf(raw, sizeof(raw), "[%.*s]", (int)(dend - b), b);
+		} else {
+			snprintf(raw, sizeof(raw), "[unknown]");
+		}
+	} else {
+		snprintf(raw, sizeof(raw), "%.*s", (int)(n < sizeof(raw) - 1 ? n : sizeof(raw) - 1), sym);
+	}
+	perf_name(name, sizeof(name) - 4, raw);
+	if (kernel)
+		strcat(name, "_[k]");
+	if (ps->n >= PERF_MAX_FRAMES)
+		return 0;	/* deeper than perf's own limit: keep the leaf side */
+	ps->frames[ps->n] = strdup(name);
+	if (!ps->frames[ps->n])
+		return -ENOMEM;
+	ps->n++;
+	return 0;
+}
+
+int folded_parse_perf_buf(struct folded_set *s, const char *buf, size_t len,
+			  const struct folded_limits *lim, struct folded_error *err)
+{
+	const char *p = buf, *end = buf + len;
+	unsigned long ln = 0;
+	size_t stacks = 0;
+	struct perf_sample *ps = calloc(1, sizeof(*ps));
+	int r = 0;
+
+	if (!ps)
+		return perr(err, 0, -ENOMEM, "out of memory");
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t l = (size_t)((nl ? nl : end) - p);
+
+		ln++;
+		if (l && p[l - 1] == '\r')
+			l--;
+		if (lim && lim->max_lines && ln > lim->max_lines) {
+			r = perr(err, ln, -E2BIG, "more than %zu lines", lim->max_lines);
+			goto out;
+		}
+		if (lim && lim->max_line_len && l > lim->max_line_len) {
+			r = perr(err, ln, -E2BIG, "line is %zu bytes long, the limit is %zu",
+				 l, lim->max_line_len);
+			goto out;
+		}
+		size_t i = 0;
+
+		while (i < l && (p[i] == ' ' || p[i] == '\t'))
+			i++;
+		if (i == l) {				/* blank: the sample ends */
+			if ((r = perf_flush(s, ps, lim, err, &stacks)))
+				goto out;
+		} else if (!i && p[0] == '#') {
+			;				/* perf's header */
+		} else if (!i) {			/* a new sample */
+			if ((r = perf_flush(s, ps, lim, err, &stacks)))
+				goto out;
+			perf_header(ps, p, l);
+			ps->open = 1;
+			ps->line = ln;
+		} else if (ps->open) {
+			if (perf_frame(ps, p, l)) {
+				r = perr(err, ln, -ENOMEM, "out of memory");
+				goto out;
+			}
+		} else {
+			r = perr(err, ln, -EINVAL, "a callchain line before any sample header");
+			goto out;
+		}
+		p = nl ? nl + 1 : end;
+	}
+	if ((r = perf_flush(s, ps, lim, err, &stacks)))
+		goto out;
+	if (!stacks)
+		r = perr(err, 0, -EINVAL, "empty input: no samples");
+out:
+	perf_sample_reset(ps);
+	free(ps);
+	return r;
+}
+
+int folded_is_perf_script(const char *buf, size_t len)
+{
+	const char *p = buf, *end = buf + len;
+	int header = 0;
+
+	/* The first sample header is followed by an indented "HEXADDR ..." */
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t l = (size_t)((nl ? nl : end) - p);
+
+		if (!l || *p == '#') {
+			p = nl ? nl + 1 : end;
+			continue;
+		}
+		if (!header) {
+			if (*p == ' ' || *p == '\t')
+				return 0;
+			header = 1;
+		} else {
+			size_t i = 0, h = 0;
+
+			while (i < l && (p[i] == ' ' || p[i] == '\t'))
+				i++;
+			if (!i)
+				return 0;
+			while (i + h < l && isxdigit((unsigned char)p[i + h]))
+				h++;
+			return h > 0 && i + h < l && (p[i + h] == ' ' || p[i + h] == '\t');
+		}
+		p = nl ? nl + 1 : end;
+	}
+	return 0;
+}
+
+int folded_parse_any_buf(struct folded_set *s, const char *buf, size_t len,
+			 const struct folded_limits *lim, struct folded_error *err)
+{
+	return folded_is_perf_script(buf, len) ?
+	       folded_parse_perf_buf(s, buf, len, lim, err) :
+	       folded_parse_buf(s, buf, len, lim, err);
+}
+
+int folded_parse_any_file(struct folded_set *s, FILE *f,
+			  const struct folded_limits *lim, struct folded_error *err)
+{
+	size_t cap = 1 << 16, len = 0, n;
+	char *buf = malloc(cap);
+	int r;
+
+	if (!buf)
+		return perr(err, 0, -ENOMEM, "out of memory");
+	while ((n = fread(buf + len, 1, cap - len, f)) > 0) {
+		len += n;
+		if (len == cap) {
+			char *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
+
+			if (!nb) {
+				free(buf);
+				return perr(err, 0, -ENOMEM, "out of memory");
+			}
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	if (ferror(f)) {
+		free(buf);
+		return perr(err, 0, -EIO, "read error: %s", strerror(errno));
+	}
+	r = folded_parse_any_buf(s, buf, len, lim, err);
+	free(buf);
 	return r;
 }
 

@@ -17,8 +17,10 @@
  *     start of a line (of a file, or of concatenated files) are ignored;
  *     blank lines are skipped;
  *   - an empty frame (";;", a leading or trailing ';') is an error;
- *   - a frame ending in "_[k]" is a kernel frame (a rendering convention
- *     only: the parser treats it as any other name).
+ *   - a frame ending in "_[k]" is a kernel frame, and the frames under a
+ *     "[oncpu]" or "[offcpu]" frame are the on-CPU or off-CPU half of a
+ *     wall-clock profile (glass-profile --wall) (rendering conventions
+ *     only: the parser treats them as any other name).
  *
  * Parsing aggregates: the same stack seen twice has its counts summed; the
  * set remembers the order in which distinct stacks were first seen (a
@@ -90,6 +92,27 @@ int folded_parse_buf(struct folded_set *set, const char *buf, size_t len,
 int folded_parse_file(struct folded_set *set, FILE *f,
 		      const struct folded_limits *limits,
 		      struct folded_error *err);
+
+/* `perf script` output (with callchains, -g), collapsed as
+ * stackcollapse-perf.pl does: one count per sample under
+ * "COMM;root;...;leaf", kernel frames (DSO [kernel.kallsyms]) suffixed
+ * "_[k]", an unresolved symbol as "[DSO basename]" or "[unknown]",
+ * "+0xOFF" dropped.  The same errors as folded_parse_buf(). */
+int folded_parse_perf_buf(struct folded_set *set, const char *buf, size_t len,
+			  const struct folded_limits *limits,
+			  struct folded_error *err);
+/* Does buf look like `perf script` output (a header line, then an
+ * indented "HEXADDR ..." callchain line)?  Folded text never does. */
+int folded_is_perf_script(const char *buf, size_t len);
+/* Either format: perf script when folded_is_perf_script(), else folded
+ * (folded stacks derived from perf.data, `perf script report
+ * stackcollapse`, are folded text).  _file reads the whole stream. */
+int folded_parse_any_buf(struct folded_set *set, const char *buf, size_t len,
+			 const struct folded_limits *limits,
+			 struct folded_error *err);
+int folded_parse_any_file(struct folded_set *set, FILE *f,
+			  const struct folded_limits *limits,
+			  struct folded_error *err);
 
 size_t folded_set_size(const struct folded_set *set);	/* distinct stacks */
 uint64_t folded_set_total(const struct folded_set *set);	/* sum of counts */

@@ -240,7 +240,8 @@ async function load(s) {
 			(lk ? ' waiting for ' + lockName(lk.cls, lk.level) : '') + ' in this range',
 			'Nothing matched ' + q + (lk ? ' (lock ' + s.lock + ')' : '') + ' between ' + fmtWhen(s.from) + ' and ' + fmtWhen(s.until) + '. ' +
 			(s.type === 'lockwait' ? 'Lock-wait stacks come only from hosts running glassfs with the lock profiler. ' :
-				s.type === 'wakeup' ? 'Wakeup stacks are collected only when agents run with wakeup profiling on. ' : '') +
+				s.type === 'wakeup' ? 'Wakeup stacks are collected only when agents run with wakeup profiling on. ' :
+				s.type === 'oncpu' ? 'On-CPU stacks come from agents run with --oncpu-cmd (glass-profile) or a perf capture. ' : '') +
 			'Widen the range or drop a label matcher.',
 			el('a', {class: 'btn', href: state.href({from: 'now-24h', until: 'now'})}, 'Last 24 hours'),
 			s.sel ? el('a', {class: 'btn', href: state.href({sel: '', zoom: ''})}, 'Whole fleet') : null,
