@@ -44,6 +44,7 @@ struct options {
 	bool noallow_other;	/* noallow_other: only the mounter, even as root */
 	unsigned threads;
 	double entry_timeout, attr_timeout, neg_timeout;
+	bool writeback;		/* writeback_cache=on|off (default on) */
 	char fuse_opts[4096];	/* forwarded to libfuse, comma-separated */
 	const char *log;	/* log=FILE: daemon messages in the background */
 	int lat_target;		/* parse_opt: the dev_latency option being continued */
@@ -68,6 +69,9 @@ static void usage(FILE *f)
 "  threads=N          maximum FUSE worker threads (default 16)\n"
 "  log=FILE           messages of a background daemon go to FILE (default: dropped)\n"
 "  entry_timeout=S attr_timeout=S negative_timeout=S   kernel cache times\n"
+"  writeback_cache=on|off  the kernel's writeback cache for file data (default\n"
+"                     on: writes land in the page cache and reach the daemon in\n"
+"                     large requests; off: every write is a round trip)\n"
 "  ro | rw            read-only / read-write\n"
 "  discard=off|sync|async  discard freed extents: never (default), inside the\n"
 "                     commit, or queued in the background; bare 'discard' = sync\n"
@@ -416,6 +420,13 @@ static int parse_opt(struct options *o, const char *opt)
 	} else if (v && has_prefix(opt, "attr_timeout=")) {
 		if (parse_double(v, &o->attr_timeout) == 0)
 			return 0;
+	} else if (v && has_prefix(opt, "writeback_cache=")) {
+		if (!strcmp(v, "on") || !strcmp(v, "off")) {
+			o->writeback = !strcmp(v, "on");
+			return 0;
+		}
+		fprintf(stderr, "glassfs: bad value in option '%s' (writeback_cache=on|off)\n", opt);
+		return -EINVAL;
 	} else if (v && has_prefix(opt, "negative_timeout=")) {
 		if (parse_double(v, &o->neg_timeout) == 0)
 			return 0;
@@ -450,6 +461,7 @@ static int parse_args(struct options *o, int argc, char **argv)
 	core_opts_default(&o->core);
 	o->threads = 16;
 	o->entry_timeout = o->attr_timeout = o->neg_timeout = 10.0;
+	o->writeback = true;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -619,6 +631,7 @@ int main(int argc, char **argv)
 	d.entry_timeout = o.entry_timeout;
 	d.attr_timeout = o.attr_timeout;
 	d.neg_timeout = o.neg_timeout;
+	d.writeback = o.writeback;
 	d.mountpoint = realpath(o.mnt, NULL);	/* freed at exit */
 	se = fuse_session_new(&args, &glassfs_ll_ops, sizeof(glassfs_ll_ops), &d);
 	if (!se) {
