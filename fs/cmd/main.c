@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +45,7 @@ struct options {
 	bool noallow_other;	/* noallow_other: only the mounter, even as root */
 	unsigned threads;
 	double entry_timeout, attr_timeout, neg_timeout;
-	bool writeback;		/* writeback_cache=on|off (default on) */
+	bool writeback;		/* writeback_cache=on|off (default off: docs/mount-options.md) */
 	char fuse_opts[4096];	/* forwarded to libfuse, comma-separated */
 	const char *log;	/* log=FILE: daemon messages in the background */
 	int lat_target;		/* parse_opt: the dev_latency option being continued */
@@ -70,8 +71,8 @@ static void usage(FILE *f)
 "  log=FILE           messages of a background daemon go to FILE (default: dropped)\n"
 "  entry_timeout=S attr_timeout=S negative_timeout=S   kernel cache times\n"
 "  writeback_cache=on|off  the kernel's writeback cache for file data (default\n"
-"                     on: writes land in the page cache and reach the daemon in\n"
-"                     large requests; off: every write is a round trip)\n"
+"                     off: every write is a round trip; on: writes land in the\n"
+"                     page cache and reach the daemon in large requests)\n"
 "  ro | rw            read-only / read-write\n"
 "  discard=off|sync|async  discard freed extents: never (default), inside the\n"
 "                     commit, or queued in the background; bare 'discard' = sync\n"
@@ -461,7 +462,7 @@ static int parse_args(struct options *o, int argc, char **argv)
 	core_opts_default(&o->core);
 	o->threads = 16;
 	o->entry_timeout = o->attr_timeout = o->neg_timeout = 10.0;
-	o->writeback = true;
+	o->writeback = false;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -567,6 +568,13 @@ int main(int argc, char **argv)
 	struct fuse_session *se = NULL;
 	struct fuse_loop_config *lc = NULL;
 	int notify = -1, ret;
+
+	/* FUSE requests carry up to 1 MiB (gl_read's reply buffer, the
+	 * engine's copies): glibc would map each such buffer fresh and unmap
+	 * it on free, a page fault per 4 KiB on every request.  Keep them in
+	 * the heap, and let each arena keep what it freed. */
+	mallopt(M_MMAP_THRESHOLD, 4 << 20);
+	mallopt(M_TRIM_THRESHOLD, 16 << 20);
 
 	if (parse_args(&o, argc, argv) < 0)
 		return 1;
