@@ -175,6 +175,22 @@ static int sv_delete(const char *path)
 	return 0;
 }
 
+/* syncfs(2) the mount that holds path: 0, or -1 after saying why. */
+static int sync_source(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0 || syncfs(fd) < 0) {
+		fprintf(stderr, "glassctl: cannot snapshot '%s': cannot write back its cached data "
+			"(syncfs): %s\n", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
 static int sv_snapshot(int rdonly, const char *src, const char *dst)
 {
 	struct glassfs_ioc_subvol_info info;
@@ -207,6 +223,14 @@ static int sv_snapshot(int rdonly, const char *src, const char *dst)
 	} else {
 		snprintf(target, sizeof(target), "%s", dst);
 	}
+	/* The kernel's writeback cache may hold data written to SRC that the
+	 * daemon has not seen (dirty pages, mmap writes included): write it
+	 * back first, or the snapshot would miss what was written before it
+	 * was asked for.  syncfs on the mount, from here, because the kernel
+	 * flushes nothing before an ioctl and libfuse 3.14 has no syncfs
+	 * request a daemon could act on. */
+	if (sync_source(src) < 0)
+		return 1;
 	memset(&a, 0, sizeof(a));
 	a.src_id = info.id;
 	a.flags = rdonly ? GLASSFS_SUBVOL_RDONLY : 0;

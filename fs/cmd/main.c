@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,7 @@ struct options {
 	bool noallow_other;	/* noallow_other: only the mounter, even as root */
 	unsigned threads;
 	double entry_timeout, attr_timeout, neg_timeout;
+	bool writeback;		/* writeback_cache=on|off (default off: docs/mount-options.md) */
 	char fuse_opts[4096];	/* forwarded to libfuse, comma-separated */
 	const char *log;	/* log=FILE: daemon messages in the background */
 	int lat_target;		/* parse_opt: the dev_latency option being continued */
@@ -68,6 +70,9 @@ static void usage(FILE *f)
 "  threads=N          maximum FUSE worker threads (default 16)\n"
 "  log=FILE           messages of a background daemon go to FILE (default: dropped)\n"
 "  entry_timeout=S attr_timeout=S negative_timeout=S   kernel cache times\n"
+"  writeback_cache=on|off  the kernel's writeback cache for file data (default\n"
+"                     off: every write is a round trip; on: writes land in the\n"
+"                     page cache and reach the daemon in large requests)\n"
 "  ro | rw            read-only / read-write\n"
 "  discard=off|sync|async  discard freed extents: never (default), inside the\n"
 "                     commit, or queued in the background; bare 'discard' = sync\n"
@@ -416,6 +421,13 @@ static int parse_opt(struct options *o, const char *opt)
 	} else if (v && has_prefix(opt, "attr_timeout=")) {
 		if (parse_double(v, &o->attr_timeout) == 0)
 			return 0;
+	} else if (v && has_prefix(opt, "writeback_cache=")) {
+		if (!strcmp(v, "on") || !strcmp(v, "off")) {
+			o->writeback = !strcmp(v, "on");
+			return 0;
+		}
+		fprintf(stderr, "glassfs: bad value in option '%s' (writeback_cache=on|off)\n", opt);
+		return -EINVAL;
 	} else if (v && has_prefix(opt, "negative_timeout=")) {
 		if (parse_double(v, &o->neg_timeout) == 0)
 			return 0;
@@ -450,6 +462,7 @@ static int parse_args(struct options *o, int argc, char **argv)
 	core_opts_default(&o->core);
 	o->threads = 16;
 	o->entry_timeout = o->attr_timeout = o->neg_timeout = 10.0;
+	o->writeback = false;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -556,6 +569,13 @@ int main(int argc, char **argv)
 	struct fuse_loop_config *lc = NULL;
 	int notify = -1, ret;
 
+	/* FUSE requests carry up to 1 MiB (gl_read's reply buffer, the
+	 * engine's copies): glibc would map each such buffer fresh and unmap
+	 * it on free, a page fault per 4 KiB on every request.  Keep them in
+	 * the heap, and let each arena keep what it freed. */
+	mallopt(M_MMAP_THRESHOLD, 4 << 20);
+	mallopt(M_TRIM_THRESHOLD, 16 << 20);
+
 	if (parse_args(&o, argc, argv) < 0)
 		return 1;
 
@@ -619,6 +639,7 @@ int main(int argc, char **argv)
 	d.entry_timeout = o.entry_timeout;
 	d.attr_timeout = o.attr_timeout;
 	d.neg_timeout = o.neg_timeout;
+	d.writeback = o.writeback;
 	d.mountpoint = realpath(o.mnt, NULL);	/* freed at exit */
 	se = fuse_session_new(&args, &glassfs_ll_ops, sizeof(glassfs_ll_ops), &d);
 	if (!se) {

@@ -161,7 +161,26 @@ static void gl_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_READDIRPLUS;
 	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
 		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
-	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
+	/*
+	 * The kernel writeback cache (writeback_cache=on): buffered writes
+	 * land in the page cache and reach us as large WRITEs from writeback,
+	 * fsync, close and unmount.  What it asks of the filesystem
+	 * (docs/datapath.md): the kernel owns size and mtime of a file while
+	 * it has dirty pages (it sends them by SETATTR and ignores ours);
+	 * O_APPEND offsets are the kernel's (fsops_write never appends on
+	 * its own); a write-only open may be read through for partial pages
+	 * (gl_read never checks the open mode); setuid/setgid are cleared by
+	 * the kernel with the writer's credentials (no HANDLE_KILLPRIV: a
+	 * cached write arrives without them); snapshots flush first
+	 * (glassctl syncfs before the ioctl).
+	 */
+	if (d->writeback && (conn->capable & FUSE_CAP_WRITEBACK_CACHE)) {
+		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
+		conn->want &= ~(unsigned)FUSE_CAP_HANDLE_KILLPRIV;
+	} else {
+		d->writeback = false;
+		conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
+	}
 	/* The kernel enforces POSIX ACLs read through getxattr; we keep the
 	 * mode in step and apply default ACLs and the umask at create
 	 * (xattr.c), so the kernel must pass the mode unmasked. */
@@ -441,6 +460,7 @@ static void gl_write(fuse_req_t req, fuse_ino_t ino_, const char *buf, size_t si
 	ssize_t n;
 
 	cr.dropped_privs = &dropped;
+	cr.kernel_kills_privs = D(req)->writeback;
 	n = fsops_write_as(FS(req, ino_), ino, buf, size, (uint64_t)off, &cr);
 	/* the kernel refreshes size and times after a write, not the mode:
 	 * a setuid/setgid bit the write cleared would stay in its cache for

@@ -19,6 +19,8 @@ struct glassfs_daemon {
 	double entry_timeout;		/* seconds the kernel may cache names */
 	double attr_timeout;		/* ... and attributes */
 	double neg_timeout;		/* ... and ENOENT lookups */
+	bool writeback;			/* writeback_cache=on asked for; gl_init keeps it
+					 * only when the kernel offers it.  Fixed after init */
 	struct fuse_session *se;
 	const char *mountpoint;		/* absolute, or NULL (subvolume delete: busy cwd check) */
 	struct scrub_service *scrub;	/* fs/services/scrub.h: made at init, freed at destroy */

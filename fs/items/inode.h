@@ -81,6 +81,12 @@ struct fsops_cred {
 	bool (*in_group)(const struct fsops_cred *cr, uint32_t gid);
 	void *ctx;		/* in_group's */
 	bool *dropped_privs;	/* set when a write cleared setuid/setgid, or NULL */
+	/* The kernel clears setuid/setgid itself, by a SETATTR from the
+	 * writer's context before the write (FUSE writeback cache: cached
+	 * writes reach the daemon later with no writer's credentials, so the
+	 * kernel's rule is the only one that can be applied): writes keep
+	 * the mode. */
+	bool kernel_kills_privs;
 };
 
 /* Open the fs tree tree_id (fsctx.c): create the root directory on first

@@ -784,7 +784,7 @@ static void drop_privs(struct inode *ip, const struct fsops_cred *cr)
 {
 	uint32_t m = ip->item.mode;
 
-	if (!(m & (S_ISUID | S_ISGID)) || (cr && cr->uid == 0))
+	if (!(m & (S_ISUID | S_ISGID)) || (cr && (cr->uid == 0 || cr->kernel_kills_privs)))
 		return;
 	m &= ~(uint32_t)S_ISUID;
 	if ((m & S_ISGID) && ((m & S_IXGRP) || !cr ||

@@ -34,3 +34,15 @@ bench-report: deps
 .PHONY: bench-report-pictures
 bench-report-pictures:
 	$(Q)OUT=$(OUT) tests/bench/pictures.sh $(OUT)/report docs/img
+
+# passthrough_ll: libfuse's own low-level example, built from the source
+# Debian ships with libfuse3-dev, over tmpfs in datapath.bench (a
+# reference: the same kernel path with a real filesystem underneath).
+PASSTHROUGH_LL_SRC := /usr/share/doc/libfuse3-dev/examples/passthrough_ll.c
+ifneq ($(wildcard $(PASSTHROUGH_LL_SRC)),)
+BENCH_BINS += $(OUT)/bench/passthrough_ll
+$(OUT)/bench/passthrough_ll: $(PASSTHROUGH_LL_SRC)
+	$(call msg,CC,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -O2 -w -o $@ $< $(MEMFS_FUSE_CFLAGS) $(MEMFS_FUSE_LIBS) -lpthread
+endif

@@ -6,6 +6,8 @@
 #   t NAME EXPECT OP ARGS...      one gfsop call: PASS/FAIL with file:line
 #
 # NODESIZE=4096 formats with that node size.
+# GLASSFS_TEST_OPTS=opt[,opt] is added to every mount's options, e.g.
+# writeback_cache=on to run the mounted tests with the writeback cache.
 # GLASSFS_TEST_DIR=/some/dir runs the same tests on any directory (tmpfs,
 # ext4, ...) to validate the tests themselves: no mkfs, remounts are
 # no-ops and fsck is skipped.  Everything is unmounted and removed by an
@@ -40,6 +42,7 @@ _wait_mounted() {
 fs_mount() {
 	[ $REAL = 1 ] || return 0
 	local o=${1:-$MOUNT_OPTS}
+	[ -n "${1:-}" ] && o=$o${GLASSFS_TEST_OPTS:+${o:+,}$GLASSFS_TEST_OPTS}
 	"$BIN/glassfs" "$IMG" "$MNT" -f ${o:+-o "$o"} 2>>"$TMPD/daemon.log" &
 	DPID=$!
 	if ! _wait_mounted; then
@@ -64,6 +67,7 @@ fs_remount() { fs_umount && fs_mount "$@"; }
 fs_setup() {
 	local size=${1:-256M}
 	[ -n "${2:-}" ] && MOUNT_OPTS=$2
+	MOUNT_OPTS=$MOUNT_OPTS${GLASSFS_TEST_OPTS:+${MOUNT_OPTS:+,}$GLASSFS_TEST_OPTS}
 	trap fs_cleanup EXIT
 	if [ -n "${GLASSFS_TEST_DIR:-}" ]; then
 		REAL=0
