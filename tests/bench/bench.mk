@@ -34,3 +34,11 @@ bench-report: deps
 .PHONY: bench-report-pictures
 bench-report-pictures:
 	$(Q)OUT=$(OUT) tests/bench/pictures.sh $(OUT)/report docs/img
+
+# enginebench: the talk's lock experiment in-process (engine.bench): the
+# engine library driven through fs/ops/fsops.h by N threads, no FUSE.
+BENCH_BINS += $(OUT)/bench/enginebench
+$(OUT)/bench/enginebench: $(OUT)/obj/tests/bench/enginebench.o $(OUT)/lib/libglassfs.a
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(FP_FLAGS) -o $@ $^ $(FS_LIBS)
