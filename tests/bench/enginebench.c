@@ -253,7 +253,7 @@ int main(int argc, char **argv)
 	}
 	close(fd);
 	const char *devs[] = { img };
-	if ((ret = core_format(devs, 1, &fo)) || (ret = core_open(devs, 1, &o, &c)) ||
+	if ((ret = mount_format(devs, 1, &fo)) || (ret = mount_open(devs, 1, &o, &c)) ||
 	    (ret = fsops_mount(c, &o, &fs))) {
 		fprintf(stderr, "enginebench: format/open/mount %s: %s\n", img, strerror(-ret));
 		return 1;
@@ -302,7 +302,7 @@ int main(int argc, char **argv)
 			return 1;
 	}
 	fsops_unmount(fs);
-	ret = core_close(c);
+	ret = mount_close(c);
 	unlink(img);
 	if (ret) {
 		fprintf(stderr, "enginebench: close: %s\n", strerror(-ret));
