@@ -47,8 +47,10 @@
  * and release, lock__contended(wait_ns) only after a wait: a tracer that
  * wants wait times alone listens to that one and pays nothing (no trap)
  * for the uncontended acquisitions, which are nearly all of them.  Timestamps are read
- * only while the probe's semaphore says someone listens (PROBE_ON), so the
- * untraced cost of each probe point is one predictable branch.
+ * on the fast path only while the probe's semaphore says someone listens
+ * (PROBE_ON), so the untraced cost of each probe point is one predictable
+ * branch; the contended path always times its wait, for the per-class
+ * wait statistics (glock_stats_read) that in-process benchmarks read.
  */
 #include "fs/base/lock.h"
 #include "fs/base/probe.h"
@@ -277,10 +279,21 @@ static inline void note_acquired(struct glock *l, enum glock_mode mode,
 		l->wr_since_ns = glock_now_ns();
 }
 
+/* glock_stats_read's counters: written only on the contended path. */
+static struct glock_stats lock_stats;
+
+static void note_wait(const struct glock *l, uint64_t wait_ns)
+{
+	unsigned c = l->cls < GLOCK_CLASS_NR ? l->cls : GLOCK_CLASS_MISC;
+
+	__atomic_fetch_add(&lock_stats.waits[c], 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&lock_stats.wait_ns[c], wait_ns, __ATOMIC_RELAXED);
+}
+
 void glock_lock(struct glock *l, enum glock_mode mode)
 {
 	bool ex = excl(l, mode);
-	uint64_t t0 = 0;
+	uint64_t t0;
 
 	if (__builtin_expect(try_fast(l, ex), 1)) {
 		note_acquired(l, mode, 0);
@@ -288,22 +301,28 @@ void glock_lock(struct glock *l, enum glock_mode mode)
 	}
 	if (PROBE_ON(LOCK_WAIT_BEGIN))
 		FIRE(GLASSFS_LOCK_WAIT_BEGIN, PROBE_ARGS(l, mode));
-	if (PROBE_ON(LOCK_ACQUIRED) || PROBE_ON(LOCK_CONTENDED))
-		t0 = glock_now_ns();
+	/* the slow path always times its wait: two clock reads next to a
+	 * spin or a futex sleep, and the statistics below need it */
+	t0 = glock_now_ns();
 	if (l->type == GLOCK_SPIN)
 		lock_spin(l);
 	else if (ex)
 		lock_excl_slow(l);
 	else
 		lock_shared_slow(l);
-	if (t0) {
-		uint64_t wait_ns = glock_now_ns() - t0;
+	uint64_t wait_ns = glock_now_ns() - t0;
 
-		if (PROBE_ON(LOCK_CONTENDED))
-			FIRE(GLASSFS_LOCK_CONTENDED, PROBE_ARGS(l, mode), wait_ns);
-		note_acquired(l, mode, wait_ns);
-	} else {
-		note_acquired(l, mode, 0);
+	note_wait(l, wait_ns);
+	if (PROBE_ON(LOCK_CONTENDED))
+		FIRE(GLASSFS_LOCK_CONTENDED, PROBE_ARGS(l, mode), wait_ns);
+	note_acquired(l, mode, wait_ns);
+}
+
+void glock_stats_read(struct glock_stats *out)
+{
+	for (int i = 0; i < GLOCK_CLASS_NR; i++) {
+		out->waits[i] = __atomic_load_n(&lock_stats.waits[i], __ATOMIC_RELAXED);
+		out->wait_ns[i] = __atomic_load_n(&lock_stats.wait_ns[i], __ATOMIC_RELAXED);
 	}
 }
 

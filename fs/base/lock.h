@@ -102,6 +102,20 @@ void gcond_wait(struct gcond *c, struct glock *l);
 bool gcond_timedwait(struct gcond *c, struct glock *l, uint64_t timeout_ns);
 void gcond_broadcast(struct gcond *c);
 
+/*
+ * Process-wide lock-wait statistics, per class: how many acquisitions had
+ * to wait and how long they waited in total.  Counted on the contended
+ * path only (an uncontended acquisition costs nothing extra), whether or
+ * not a probe listens, so an in-process benchmark reads the same figures a
+ * tracer would see without attaching one.  Monotonic since the process
+ * started: a reader takes the difference of two reads.
+ */
+struct glock_stats {
+	uint64_t waits[GLOCK_CLASS_NR];
+	uint64_t wait_ns[GLOCK_CLASS_NR];
+};
+void glock_stats_read(struct glock_stats *out);
+
 /* Monotonic clock in ns (the same clock the probes' durations use). */
 uint64_t glock_now_ns(void);
 

@@ -52,6 +52,57 @@
  *     need_all[] set for those levels.
  * The root node's group locks carry class ROOT (with their group index),
  * so root waits stay identifiable in both schemes.
+ *
+ * ## Where groups:N waits today, and the design that removes it
+ * Measured in-process (tests/bench/engine.bench: fs_mark's creates through
+ * fsops, 16 threads on 2 loaded CPUs, the lock module's per-class wait
+ * counters, glock_stats_read): with groups:16, 97-99 % of the B-tree lock
+ * wait is on the root node's groups — not on the root pointer lock
+ * (root->lock, level -1) and hardly on leaves — under cowlock=path and
+ * cowlock=leaf alike.  Per 16,000 creates the root node was locked
+ *   cowlock=path: ~65,000 times one group for writing, ~1,600 times all
+ *                 groups for writing (child splits, root changes);
+ *   cowlock=leaf: ~82,000 times one group for reading, ~1,600 all groups
+ *                 for writing, ~600 one group for writing (a child's COW).
+ * So the wait is readers and single-group writers of the root queued
+ * behind the all-groups writers, which split a child while holding every
+ * root group (and, under path, single-group writers holding their root
+ * group while they take the leaf below: lock coupling).  On 2 CPUs with
+ * 16 runnable threads the holder is often preempted, which stretches
+ * every hold; the leaf's own all-groups inserts rarely wait.
+ *
+ * The design (not built yet; each step is measurable with engine.bench):
+ *  1. Regions.  Group g of a node owns the slots [start[g], start[g+1])
+ *     and the keys [fence[g], fence[g+1]).  start[] and fence[] live in
+ *     the in-memory node (the spare bytes of each group's cache line),
+ *     are set whenever all groups are released after a change of shape
+ *     (split, merge, repack, a node read or created), and cannot move
+ *     under a holder of group g.  A search picks its group by the fences
+ *     (validated by seq, which only all-groups writers move) and searches
+ *     only its group's slots; p->hi past the group's last slot is
+ *     fence[g+1].  It never reads nritems or another group's slots, which
+ *     is what lets step 2 change them.
+ *  2. Shifts take only the groups they shift.  An insert or delete at slot
+ *     s of group g moves the entries at slots >= s, so it holds groups
+ *     g..N-1 and moves start[g+1..N]; groups below g see nothing move.
+ *     Every such writer holds group N-1, so nritems and the free space are
+ *     stable for it.  First in interior nodes: a child's split inserts one
+ *     pointer after the child's slot, so it takes the root's groups from
+ *     the child's group up — at the right edge, where fs_mark's new inodes
+ *     go, the last group alone — instead of all of them, and readers of the
+ *     other slots keep descending.  The same in leaves (an append at the
+ *     right edge holds the last group only).  The restart asks for "groups
+ *     from slot s up" at the level above (need_tail[]), so groups are still
+ *     taken top-down and ascending.  All groups are taken only to split,
+ *     merge or repack the node itself.  Room of its own per group (a gap at
+ *     the end of each region of the in-memory node, packed into the
+ *     contiguous on-disk layout at write and spread at read) would make it
+ *     group g alone, at the price of a layout conversion per node I/O.
+ *  3. Spread the right edge: inode numbers from a range per parent
+ *     directory (as XFS allocation groups, ext4's Orlov allocator) put each
+ *     thread's new inodes in leaves and root slots of their own.  Tried
+ *     alone (512 numbers per directory) it left the root's share at 99 %:
+ *     it pays only once step 2 stops splits from taking every root group.
  */
 #include "fs/btree/btree.h"
 #include "fs/btree/cache.h"

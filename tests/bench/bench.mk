@@ -46,3 +46,11 @@ $(OUT)/bench/passthrough_ll: $(PASSTHROUGH_LL_SRC)
 	@mkdir -p $(@D)
 	$(Q)$(CC) -O2 -w -o $@ $< $(MEMFS_FUSE_CFLAGS) $(MEMFS_FUSE_LIBS) -lpthread
 endif
+
+# enginebench: the talk's lock experiment in-process (engine.bench): the
+# engine library driven through fs/ops/fsops.h by N threads, no FUSE.
+BENCH_BINS += $(OUT)/bench/enginebench
+$(OUT)/bench/enginebench: $(OUT)/obj/tests/bench/enginebench.o $(OUT)/lib/libglassfs.a
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(FP_FLAGS) -o $@ $^ $(FS_LIBS)

@@ -135,9 +135,11 @@ static void *pref_writer(void *arg)
 static void writer_preference(void)
 {
 	struct pref p = { .writer_got = 0 };
+	struct glock_stats s0, s1;
 	pthread_t th;
 	int blocked = 0;
 
+	glock_stats_read(&s0);
 	glock_init(&p.l, GLOCK_RWLOCK, GLOCK_CLASS_MISC, 0, -1, -1);
 	glock_read(&p.l);
 	pthread_create(&th, NULL, pref_writer, &p);
@@ -152,6 +154,13 @@ static void writer_preference(void)
 	glock_read_unlock(&p.l);
 	pthread_join(th, NULL);
 	CHECK("rwlock: writer ran after readers left", p.writer_got && p.l.state == 0);
+	/* the writer waited (>= 1 ms: it announced before the loop saw it):
+	 * the statistics count that wait under the lock's class, no tracer on */
+	glock_stats_read(&s1);
+	CHECK("stats: the wait is counted in its class",
+	      s1.waits[GLOCK_CLASS_MISC] - s0.waits[GLOCK_CLASS_MISC] >= 1 &&
+	      s1.wait_ns[GLOCK_CLASS_MISC] - s0.wait_ns[GLOCK_CLASS_MISC] >= 1000000 &&
+	      s1.waits[GLOCK_CLASS_ROOT] == s0.waits[GLOCK_CLASS_ROOT]);
 }
 
 /* ---- gcond ------------------------------------------------------------ */
