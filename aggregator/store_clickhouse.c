@@ -28,7 +28,10 @@
  * rows of a window that is not stored; before the next batch is written
  * (and at open, before any ingest) such rows of ingested windows are
  * deleted and the delete waited for (ch_drop_orphans), so the client's
- * retry stores the window once.
+ * retry stores the window once.  Lock detail rows cannot be told from
+ * those downsampling left behind that way, so a batch first deletes any
+ * lock detail stored under the ids of its new windows
+ * (ch_drop_lock_leftovers; tests/aggregator/killingest.test).
  *
  * Cluster: clickhouse://HOST:PORT/DB?cluster=NAME (NAME in the server's
  * remote_servers).  Each table above is then X_local (the same engine) in
@@ -306,7 +309,7 @@ static const char *const put_head[T_NPUT] = {
 struct ch_job {
 	struct buf rows[T_NPUT];	/* TSV rows, no INSERT line */
 	char *wkey;
-	uint64_t ls, *hashes;		/* stacks sent: known once written */
+	uint64_t wid, ls, *hashes;	/* hashes: stacks sent, known once written */
 	size_t nhashes;
 	int rc, duplicate, done;
 	struct ch_job *next;
@@ -401,7 +404,7 @@ static int job_make(struct ch_store *s, const struct agg_window *w, struct ch_jo
 	if (!(j->hashes = malloc((nst + 1) * sizeof(*j->hashes))))
 		goto fail;
 	j->ls = folded_hash(canon, strlen(canon));
-	wid = folded_hash(w->window_id, strlen(w->window_id));
+	wid = j->wid = folded_hash(w->window_id, strlen(w->window_id));
 	store_window_sums(w, tot, &units, &locksum);
 	for (size_t p = 0; p < w->nprof; p++)
 		for (size_t i = 0; i < folded_set_size(w->prof[p].set); i++) {
@@ -515,6 +518,77 @@ static int ch_drop_orphans(struct ch_store *s)
 	return rc;
 }
 
+static int ch_alter_all(struct ch_store *s, const char *table, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+struct winlist { struct buf b; int n; };
+static int leftover_row(void *arg, char **f, int nf)
+{
+	struct winlist *l = arg;
+
+	if (nf < 1)
+		return 0;
+	l->n++;
+	return buf_printf(&l->b, "%s%s", l->b.n ? "," : "", f[0]) ? -ENOMEM : 0;
+}
+
+/* Delete the lock detail rows (lockclasses, lockinst, lockstacks) already
+ * stored under the ids of the batch's new windows.  ch_drop_orphans cannot
+ * find these: downsampling leaves lock detail rows under the ids of windows
+ * it deleted, so "win not in windows" is no orphan test for them.  But a
+ * window the duplicate check found new has no stored lock detail unless a
+ * write of it was cut short (a crash or a failed INSERT between its lock
+ * rows and its window row) -- those rows go, and its retry stores them
+ * once.  One SELECT per batch that carries lock detail; the delete (and
+ * its wait) only when there is something to delete.  wlock held. */
+static int ch_drop_lock_leftovers(struct ch_store *s, struct ch_job *batch)
+{
+	static const char *const tabs[] = { "lockclasses", "lockinst", "lockstacks" };
+	struct buf ids = { 0 }, q = { 0 };
+	struct winlist found = { { 0 }, 0 };
+	int rc = 0;
+
+	for (struct ch_job *j = batch; j && !rc; j = j->next)
+		if (!j->duplicate && (j->rows[T_LOCKCLASSES].n || j->rows[T_LOCKINST].n ||
+				      j->rows[T_LOCKSTACKS].n))
+			rc = buf_printf(&ids, "%s%llu", ids.n ? "," : "", (unsigned long long)j->wid);
+	if (rc || !ids.n)
+		goto out;
+	rc = buf_add(&q, "SELECT DISTINCT win FROM (", 26);
+	for (size_t t = 0; t < 3 && !rc; t++)
+		rc = buf_printf(&q, "%sSELECT win FROM %s WHERE win IN (", t ? " UNION ALL " : "", tabs[t]) ||
+		     buf_add(&q, ids.p, ids.n) || buf_add(&q, ")", 1);
+	if (!rc)
+		rc = buf_add(&q, ") FORMAT TabSeparated", 21);
+	if (rc) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if ((rc = ch_select(s, q.p, leftover_row, &found)) || !found.n)
+		goto out;
+	fprintf(stderr, "glass-aggd: clickhouse: deleting the lock detail rows of %d windows never stored"
+		" (a write cut short); their retry stores them once\n", found.n);
+	/* ids found are few (the windows of batches a crash cut short); the
+	 * WHERE of ch_alter_all holds ~40 of them */
+	for (char *p = found.b.p; p && *p && !rc;) {
+		char *e = p;
+
+		for (int k = 0; k < 40 && (e = strchr(e, ',')); k++)
+			e++;
+		if (e)
+			e[-1] = 0;
+		for (size_t t = 0; t < 3 && !rc; t++)
+			rc = ch_alter_all(s, tabs[t], "win IN (%s)", p);
+		p = e ? e : p + strlen(p);
+	}
+	if (!rc)
+		rc = ch_wait_mutations(s, 120);
+out:
+	free(ids.p);
+	free(q.p);
+	free(found.b.p);
+	return rc;
+}
+
 static void ch_write_batch(struct ch_store *s, struct ch_job *batch)
 {
 	struct buf q = { 0 }, body[T_NPUT] = { { 0 } };
@@ -541,6 +615,8 @@ static void ch_write_batch(struct ch_store *s, struct ch_job *batch)
 		for (struct ch_job *k = batch; k != j && !j->duplicate; k = k->next)
 			j->duplicate = !k->duplicate && !strcmp(k->wkey, j->wkey);
 	}
+	if (!rc)
+		rc = ch_drop_lock_leftovers(s, batch);
 	for (int t = 0; t < T_NPUT && !rc; t++) {
 		for (struct ch_job *j = batch; j && !rc; j = j->next)
 			if (!j->duplicate && j->rows[t].n)
