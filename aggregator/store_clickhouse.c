@@ -1224,15 +1224,27 @@ static int ch_recover(struct ch_store *s)
 	}
 }
 
-struct verify { long long v[8]; int n; };
+struct verify { unsigned long long v[8]; int n; };
 static int verify_row(void *arg, char **f, int nf)
 {
 	struct verify *vf = arg;
 
 	for (vf->n = 0; vf->n < nf && vf->n < 8; vf->n++)
-		vf->v[vf->n] = atoll(f[vf->n]);
+		vf->v[vf->n] = strtoull(f[vf->n], NULL, 10);
 	return 0;
 }
+
+/* Downsampling sums saturate at INT64_MAX, as the SQLite engine's satsum
+ * and the queries (query.c) do: ClickHouse's sum() of Int64 wraps (11
+ * windows of 9e17 gave a negative coarse total), of UInt64 wraps past
+ * 2^64.  SATSUM(x) is exact below 1.8e19 (sum of UInt64 cannot wrap
+ * there) and INT64_MAX at or above it (the Float64 sum tells which side of
+ * 1.8e19 a sum lies on, within far less than the 4e17 to 2^64); x is a
+ * non-negative column.  SATSUMIF(x, cond) likewise for sumIf. */
+#define SATSUM(x) "least(if(sum(toFloat64(" x ")) > 1.8e19, 9223372036854775807, sum(toUInt64(" x "))), " \
+	"9223372036854775807)"
+#define SATSUMIF(x, c) "least(if(sumIf(toFloat64(" x "), " c ") > 1.8e19, 9223372036854775807, " \
+	"sumIf(toUInt64(" x "), " c ")), 9223372036854775807)"
 
 /* Fold tier TIER's sources older than CUT (bucket-aligned) into BUCKET_NS
  * windows, as the comment above describes.  wlock held. */
@@ -1240,7 +1252,7 @@ static int ch_coarsen(struct ch_store *s, int tier, int64_t cut, int64_t bucket_
 {
 	struct ch_pass p = { .tier = tier, .cut = cut, .bucket = bucket_ns };
 	const char *in = s->cluster ? "GLOBAL IN" : "IN";	/* no double-distributed IN */
-	char key[128], pre[16], src[256], ssrc[512], lsrc[512], q[2048];
+	char key[128], pre[16], src[256], ssrc[512], lsrc[512], q[8192];
 	long long n = 0, pending = 0;
 	struct verify vf = { .n = 0 };
 	int rc;
@@ -1269,44 +1281,56 @@ static int ch_coarsen(struct ch_store *s, int tier, int64_t cut, int64_t bucket_
 	store_crashpoint("ch-staging");
 	if ((rc = pass_exec(s, &p, "samples",
 			    "INSERT INTO samples (type, ls, t, win, stack, count, pass) SELECT type, ls, b * %lld,"
-			    " sipHash64(%s), stack, sum(count), %llu FROM samples WHERE %s"
+			    " sipHash64(%s), stack, " SATSUM("count") ", %llu FROM samples WHERE %s"
 			    " GROUP BY type, ls, intDiv(t, %lld) AS b, stack",
 			    (long long)bucket_ns, key, (unsigned long long)p.pass, ssrc, (long long)bucket_ns)))
 		goto undo;
 	store_crashpoint("ch-samples");
 	if ((rc = pass_exec(s, &p, "locks",
 			    "INSERT INTO locks (win, ls, host, start_ns, cls, ns, pass) SELECT sipHash64(%s), ls,"
-			    " any(host), b * %lld, cls, sum(ns), %llu FROM locks WHERE %s"
+			    " any(host), b * %lld, cls, " SATSUM("ns") ", %llu FROM locks WHERE %s"
 			    " GROUP BY ls, intDiv(start_ns, %lld) AS b, cls",
 			    key, (long long)bucket_ns, (unsigned long long)p.pass, lsrc, (long long)bucket_ns)) ||
 	    (rc = pass_exec(s, &p, "windows",
 			    "INSERT INTO windows (id, wkey, host, ls, start_ns, end_ns, recv_ns, commit_p99_ns,"
 			    " commit_count, trim_stall_ns, lock_wait_ns, tot0, tot1, tot2, tot3, units, pass)"
 			    " SELECT sipHash64(%s), %s, min(host), ls, b * %lld, (b + 1) * %lld, %lld,"
-			    " max(commit_p99_ns), sumIf(commit_count, commit_count >= 0),"
-			    " sumIf(trim_stall_ns, trim_stall_ns >= 0), sumIf(lock_wait_ns, lock_wait_ns >= 0),"
-			    " sum(tot0), sum(tot1), sum(tot2), sum(tot3), groupBitOr(units), %llu"
+			    " max(commit_p99_ns), " SATSUMIF("commit_count", "commit_count >= 0") ","
+			    " " SATSUMIF("trim_stall_ns", "trim_stall_ns >= 0") ","
+			    " " SATSUMIF("lock_wait_ns", "lock_wait_ns >= 0") ","
+			    " " SATSUM("tot0") ", " SATSUM("tot1") ", " SATSUM("tot2") ", " SATSUM("tot3") ","
+			    " groupBitOr(units), %llu"
 			    " FROM windows WHERE %s GROUP BY ls, intDiv(start_ns, %lld) AS b",
 			    key, key, (long long)bucket_ns, (long long)bucket_ns, (long long)p.recv,
 			    (unsigned long long)p.pass, src, (long long)bucket_ns)))
 		goto undo;
 	store_crashpoint("ch-windows");
 	/* Verify before anything is deleted: one coarse window per (ls,
-	 * bucket), and the same sums of window totals, samples and locks. */
+	 * bucket), and the same sums of window totals, samples and locks --
+	 * each coarse row against its sources' saturated sum, the rows added
+	 * up modulo 2^64 (sumWithOverflow) on both sides. */
 	snprintf(q, sizeof(q), "SELECT (SELECT count() FROM windows WHERE pass = %llu),"
 		 " (SELECT uniqExact(ls, intDiv(start_ns, %lld)) FROM windows WHERE %s),"
-		 " (SELECT sum(tot0 + tot1 + tot2 + tot3) FROM windows WHERE pass = %llu),"
-		 " (SELECT sum(tot0 + tot1 + tot2 + tot3) FROM windows WHERE %s),"
-		 " (SELECT sum(count) FROM samples WHERE pass = %llu), (SELECT sum(count) FROM samples WHERE %s),"
-		 " (SELECT sum(ns) FROM locks WHERE pass = %llu), (SELECT sum(ns) FROM locks WHERE %s)"
+		 " (SELECT sumWithOverflow(toUInt64(tot0) + toUInt64(tot1) + toUInt64(tot2) + toUInt64(tot3))"
+		 "  FROM windows WHERE pass = %llu),"
+		 " (SELECT sumWithOverflow(g) FROM (SELECT toUInt64(" SATSUM("tot0") ") + toUInt64(" SATSUM("tot1")
+		 ") + toUInt64(" SATSUM("tot2") ") + toUInt64(" SATSUM("tot3") ") AS g"
+		 "  FROM windows WHERE %s GROUP BY ls, intDiv(start_ns, %lld))),"
+		 " (SELECT sumWithOverflow(count) FROM samples WHERE pass = %llu),"
+		 " (SELECT sumWithOverflow(g) FROM (SELECT toUInt64(" SATSUM("count") ") AS g FROM samples WHERE %s"
+		 "  GROUP BY type, ls, intDiv(t, %lld), stack)),"
+		 " (SELECT sumWithOverflow(toUInt64(ns)) FROM locks WHERE pass = %llu),"
+		 " (SELECT sumWithOverflow(g) FROM (SELECT toUInt64(" SATSUM("ns") ") AS g FROM locks WHERE %s"
+		 "  GROUP BY ls, intDiv(start_ns, %lld), cls))"
 		 " FORMAT TabSeparated",
 		 (unsigned long long)p.pass, (long long)bucket_ns, src, (unsigned long long)p.pass, src,
-		 (unsigned long long)p.pass, ssrc, (unsigned long long)p.pass, lsrc);
+		 (long long)bucket_ns, (unsigned long long)p.pass, ssrc, (long long)bucket_ns,
+		 (unsigned long long)p.pass, lsrc, (long long)bucket_ns);
 	if ((rc = ch_select(s, q, verify_row, &vf)))
 		goto undo;
 	if (vf.n != 8 || vf.v[0] != vf.v[1] || vf.v[2] != vf.v[3] || vf.v[4] != vf.v[5] || vf.v[6] != vf.v[7]) {
-		fprintf(stderr, "glass-aggd: clickhouse: downsampling pass %llu does not add up (windows %lld/%lld,"
-			" totals %lld/%lld, samples %lld/%lld, locks %lld/%lld): undone\n",
+		fprintf(stderr, "glass-aggd: clickhouse: downsampling pass %llu does not add up (windows %llu/%llu,"
+			" totals %llu/%llu, samples %llu/%llu, locks %llu/%llu): undone\n",
 			(unsigned long long)p.pass, vf.v[0], vf.v[1], vf.v[2], vf.v[3], vf.v[4], vf.v[5],
 			vf.v[6], vf.v[7]);
 		rc = -EIO;
