@@ -2036,8 +2036,13 @@ int query_dispatch(struct aggd *d, const char *path, query_get_fn get, void *ctx
 	memset(r, 0, sizeof(*r));
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
 		if (!strcmp(path, routes[i].path)) {
+			int rc;
+
 			atomic_fetch_add(&d->m.queries, 1);
-			return routes[i].fn(&q);
+			store_set_deadline(d->cfg.max_query_ns > 0 ? q.b.deadline_ns : 0);
+			rc = routes[i].fn(&q);
+			store_set_deadline(0);
+			return rc;
 		}
 	return -ENOENT;
 }

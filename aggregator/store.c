@@ -27,6 +27,18 @@ void store_window_sums(const struct agg_window *w, int64_t tot[PT_NTYPES], int *
 		*locksum = (*locksum < 0 ? 0 : *locksum) + w->locks[i].ns;
 }
 
+static _Thread_local int64_t deadline;
+
+void store_set_deadline(int64_t deadline_ns)
+{
+	deadline = deadline_ns;
+}
+
+int64_t store_deadline(void)
+{
+	return deadline;
+}
+
 void store_crashpoint(const char *point)
 {
 	const char *want = getenv("GLASS_AGGD_CRASH");

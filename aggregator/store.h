@@ -112,6 +112,13 @@ struct store {
  * no lock summary) of window W. */
 void store_window_sums(const struct agg_window *w, int64_t tot[PT_NTYPES], int *units,
 		       int64_t *locksum);
+/* The calling thread's query deadline (agg_now_ns clock; 0 = none), set by
+ * query.c around a query's store calls: an engine whose one call may run
+ * long on a server (ClickHouse) hands the server the time left and returns
+ * -ETIMEDOUT when the server cut it.  Thread-local: ingest and retention
+ * threads never set it. */
+void store_set_deadline(int64_t deadline_ns);
+int64_t store_deadline(void);
 /* Test seam: if $GLASS_AGGD_CRASH names POINT, die here at once (SIGKILL,
  * no cleanup), as a power cut or kill -9 would. */
 void store_crashpoint(const char *point);

@@ -196,6 +196,8 @@ static int ch_post_url(struct ch_store *s, const char *url, const char *body, si
 {
 	CURL *c = handle(s);
 	struct buf tmp = { 0 };
+	int64_t dl = store_deadline(), left = 0;
+	char *durl = NULL;
 	long code = 0;
 	CURLcode cr;
 
@@ -203,21 +205,36 @@ static int ch_post_url(struct ch_store *s, const char *url, const char *body, si
 		return -ENOMEM;
 	if (!out)
 		out = &tmp;
+	if (dl > 0) {	/* a query's time budget holds inside one ClickHouse query too */
+		if ((left = (dl - agg_now_ns() + 999999999) / 1000000000) <= 0)
+			return -ETIMEDOUT;
+		if (asprintf(&durl, "%s&max_execution_time=%lld&timeout_overflow_mode=throw", url,
+			     (long long)left) < 0)
+			return -ENOMEM;
+		url = durl;
+	}
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
 	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)len);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+	/* past the budget, a server that does not stop is cut here (+2 s for
+	 * ClickHouse's own answer to arrive first) */
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, dl > 0 && left + 2 < 60 ? (long)left + 2 : 60L);
 	cr = curl_easy_perform(c);
+	free(durl);
 	if (cr == CURLE_OK)
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
 	if (cr != CURLE_OK || code != 200) {
+		/* ClickHouse's TIMEOUT_EXCEEDED is error code 159 */
+		int cut = dl > 0 && (cr == CURLE_OPERATION_TIMEDOUT ||
+				     (out->p && strstr(out->p, "Code: 159")));
+
 		fprintf(stderr, "glass-aggd: clickhouse: %s: %.300s\n",
 			cr != CURLE_OK ? curl_easy_strerror(cr) : "HTTP error", out->p ? out->p : "");
 		free(tmp.p);
-		return -EIO;
+		return cut ? -ETIMEDOUT : -EIO;
 	}
 	free(tmp.p);
 	return 0;
