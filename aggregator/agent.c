@@ -30,7 +30,7 @@
  * has), that last window is spooled, the sender gets --flush-timeout
  * seconds to deliver, and what remains stays spooled for the next start.
  */
-#include "aggregator/agg.h"
+#include "aggregator/ingest.h"
 #include "aggregator/spool.h"
 #include "tools/lib/folded.h"
 #include "tools/lib/glassmount.h"

@@ -52,6 +52,7 @@ static void usage(FILE *f)
 "  --max-query-samples N   rows one query may scan (default 50M)\n"
 "  --max-query-time DUR    time one query may take (default 30s)\n"
 "  --port-file FILE        write the bound port here once listening\n"
+"  --test-crash-at POINT   tests only: die by SIGKILL at a store crash point\n"
 "  --config FILE           read \"key = value\" lines (keys = flag names)\n");
 }
 
@@ -92,6 +93,7 @@ static int parse_size(const char *s, size_t *out)
 struct opts {
 	struct aggd_config *c;
 	char *port_file, *config;
+	char *crash_at;		/* --test-crash-at (store_test_crash_at) */
 };
 
 /* The one configuration parser: flags and config-file lines both land here. */
@@ -107,6 +109,7 @@ static int config_set(struct opts *o, const char *k, const char *v)
 	else if (!strcmp(k, "tokens")) sp = &c->tokens;
 	else if (!strcmp(k, "ui")) sp = &c->ui;
 	else if (!strcmp(k, "port-file")) sp = &o->port_file;
+	else if (!strcmp(k, "test-crash-at")) sp = &o->crash_at;
 	else if (!strcmp(k, "no-auth")) {
 		c->no_auth = !v || !*v || !strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "yes");
 		return 0;
@@ -219,6 +222,7 @@ static const struct option longopts[] = {
 	{ "max-depth", 1, 0, 0 }, { "max-frame-len", 1, 0, 0 }, { "max-labels", 1, 0, 0 },
 	{ "max-stacks", 1, 0, 0 }, { "max-regex-len", 1, 0, 0 }, { "max-regex-mem", 1, 0, 0 },
 	{ "max-query-samples", 1, 0, 0 }, { "max-query-time", 1, 0, 0 }, { "port-file", 1, 0, 0 }, { "config", 1, 0, 0 },
+	{ "test-crash-at", 1, 0, 0 },
 	{ "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
 };
 
@@ -367,6 +371,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "glass-aggd: tokens: %s\n", msg);
 		return 1;
 	}
+	store_test_crash_at(o.crash_at);
 	if (store_open(d.cfg.store, &d.store, msg, sizeof(msg))) {
 		fprintf(stderr, "glass-aggd: %s\n", msg);
 		return 1;
@@ -428,5 +433,6 @@ out:
 	free(d.cfg.tokens);
 	free(d.cfg.ui);
 	free(o.port_file);
+	free(o.crash_at);
 	return rc;
 }

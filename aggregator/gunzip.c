@@ -3,7 +3,7 @@
  * gzip'ed pprof) inflated into memory, bounded by --max-decoded so a gzip
  * bomb costs at most that much; past it the caller answers 413.
  */
-#include "aggregator/agg.h"
+#include "aggregator/ingest.h"
 
 #include <errno.h>
 #include <stdarg.h>

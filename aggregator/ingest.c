@@ -5,7 +5,8 @@
  * the profile and the line).  The caller stores the window whole or not
  * at all.
  */
-#include "aggregator/agg.h"
+#include "aggregator/ingest.h"
+#include "aggregator/selector.h"
 
 #include <ctype.h>
 #include <errno.h>

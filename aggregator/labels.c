@@ -2,7 +2,7 @@
  * labels.c — label sets, profile type names and windows: the vocabulary
  * every other module of glass-aggd speaks.
  */
-#include "aggregator/agg.h"
+#include "aggregator/ingest.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -26,7 +26,7 @@
  * the unwinder gives them) and are stored as one folded stack, root
  * first, each frame sanitised the way tools/lib/folded.h writes frames.
  */
-#include "aggregator/agg.h"
+#include "aggregator/ingest.h"
 
 #include <ctype.h>
 #include <errno.h>

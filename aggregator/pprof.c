@@ -15,7 +15,7 @@
  * deeper than --max-depth and a function name that is not UTF-8 are 400s,
  * as in folded input.
  */
-#include "aggregator/agg.h"
+#include "aggregator/ingest.h"
 #include "aggregator/hmap.h"
 #include "aggregator/profile.pb-c.h"
 

@@ -271,13 +271,14 @@ struct merged {
 };
 
 /* What the merged counts are: the units of the windows that hold them
- * (pprof nanoseconds pushed as oncpu are ns, not samples). */
+ * (pprof nanoseconds pushed as oncpu are ns, not samples).  A merge never
+ * holds both: do_merge refuses a selection whose windows count ns and
+ * samples (units_seen 3). */
 static const char *merged_units(const struct merged *mg, int type)
 {
 	switch (mg->units_seen) {
 	case 1: return "ns";
 	case 2: return "samples";
-	case 3: return "mixed";
 	default: return type == PT_ONCPU ? "samples" : "ns";
 	}
 }
@@ -432,6 +433,11 @@ static int do_merge(struct qctx *q, const struct selector *sel, int type, int64_
 	}
 	if (!rc && agg_now_ns() > q->b.deadline_ns)
 		rc = -ETIMEDOUT;
+	/* Different units are never added, as pprof refuses to merge profiles
+	 * of different sample types and Pyroscope keeps each unit a series of
+	 * its own (API.md: "Units"): a 400 below. */
+	if (!rc && mg->units_seen == 3)
+		rc = -EDOM;
 	if (!rc && texts)
 		rc = materialise(st, mg);
 out:
@@ -440,7 +446,12 @@ out:
 	lsdb_free(&db);
 	if (rc) {
 		merged_free(mg);	/* a cut query has half a merge: the caller frees none */
-		store_fail(q, rc);
+		if (rc == -EDOM)
+			qerr(q->r, 400, "the selection counts %s in ns in some windows and in samples in "
+			     "others; units are never summed: narrow the selector (or the time range) to "
+			     "windows of one unit", agg_ptype_name(type));
+		else
+			store_fail(q, rc);
 	}
 	return rc;
 }
@@ -789,6 +800,11 @@ static int q_diff(struct qctx *q)
 	sel_free(&rs);
 	if (bad)
 		return 0;
+	if (lm.units_seen && rm.units_seen && lm.units_seen != rm.units_seen) {
+		qerr(q->r, 400, "left counts %s, right counts %s: units are never compared",
+		     merged_units(&lm, lt), merged_units(&rm, rt));
+		goto out;
+	}
 	if (!strcmp(fmt, "svg")) {
 		render_svg(q, &lm, &rm, "diff: left -> right", lt);
 		goto out;
@@ -2149,8 +2165,13 @@ int query_dispatch(struct aggd *d, const char *path, query_get_fn get, void *ctx
 	memset(r, 0, sizeof(*r));
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
 		if (!strcmp(path, routes[i].path)) {
+			int rc;
+
 			atomic_fetch_add(&d->m.queries, 1);
-			return routes[i].fn(&q);
+			store_set_deadline(d->cfg.max_query_ns > 0 ? q.b.deadline_ns : 0);
+			rc = routes[i].fn(&q);
+			store_set_deadline(0);
+			return rc;
 		}
 	return -ENOENT;
 }

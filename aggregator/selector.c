@@ -10,7 +10,7 @@
  * or h2.  A label that is absent
  * matches as the empty string.
  */
-#include "aggregator/agg.h"
+#include "aggregator/selector.h"
 #include "aggregator/regex.h"
 
 #include <ctype.h>

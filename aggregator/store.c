@@ -1,7 +1,7 @@
 /*
  * store.c — the parts of the storage interface both engines share:
  * choosing an engine by URI, a window's per-type sums, and the crash
- * points the downsampling tests kill glass-aggd at.
+ * points the downsampling tests kill glass-aggd at (a test hook).
  */
 #include "aggregator/store.h"
 
@@ -27,13 +27,30 @@ void store_window_sums(const struct agg_window *w, int64_t tot[PT_NTYPES], int *
 		*locksum = (*locksum < 0 ? 0 : *locksum) + w->locks[i].ns;
 }
 
+static _Thread_local int64_t deadline;
+
+void store_set_deadline(int64_t deadline_ns)
+{
+	deadline = deadline_ns;
+}
+
+int64_t store_deadline(void)
+{
+	return deadline;
+}
+
+static const char *crash_at;	/* set once, before any thread starts */
+
+void store_test_crash_at(const char *point)
+{
+	crash_at = point;
+}
+
 void store_crashpoint(const char *point)
 {
-	const char *want = getenv("GLASS_AGGD_CRASH");
-
-	if (!want || strcmp(want, point))
+	if (!crash_at || strcmp(crash_at, point))
 		return;
-	fprintf(stderr, "glass-aggd: GLASS_AGGD_CRASH=%s: killing myself\n", point);
+	fprintf(stderr, "glass-aggd: --test-crash-at %s: killing myself\n", point);
 	kill(getpid(), SIGKILL);
 	pause();
 }

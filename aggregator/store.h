@@ -18,7 +18,7 @@
 #define GLASS_STORE_H
 
 #include <stdint.h>
-#include "aggregator/agg.h"
+#include "aggregator/window.h"
 
 struct store;
 
@@ -112,8 +112,18 @@ struct store {
  * no lock summary) of window W. */
 void store_window_sums(const struct agg_window *w, int64_t tot[PT_NTYPES], int *units,
 		       int64_t *locksum);
-/* Test seam: if $GLASS_AGGD_CRASH names POINT, die here at once (SIGKILL,
- * no cleanup), as a power cut or kill -9 would. */
+/* The calling thread's query deadline (agg_now_ns clock; 0 = none), set by
+ * query.c around a query's store calls: an engine whose one call may run
+ * long on a server (ClickHouse) hands the server the time left and returns
+ * -ETIMEDOUT when the server cut it.  Thread-local: ingest and retention
+ * threads never set it. */
+void store_set_deadline(int64_t deadline_ns);
+int64_t store_deadline(void);
+/* Test hook: once store_test_crash_at(POINT) was called (glass-aggd's
+ * --test-crash-at POINT; tests/aggregator/downsample.test), reaching
+ * store_crashpoint(POINT) dies at once (SIGKILL, no cleanup), as a power
+ * cut or kill -9 would.  Unset, a crash point costs one comparison. */
+void store_test_crash_at(const char *point);
 void store_crashpoint(const char *point);
 
 /* Open "sqlite:PATH" (or a bare path) or "clickhouse://HOST:PORT/DB".  0 or -errno with msg filled. */

@@ -28,7 +28,10 @@
  * rows of a window that is not stored; before the next batch is written
  * (and at open, before any ingest) such rows of ingested windows are
  * deleted and the delete waited for (ch_drop_orphans), so the client's
- * retry stores the window once.
+ * retry stores the window once.  Lock detail rows cannot be told from
+ * those downsampling left behind that way, so a batch first deletes any
+ * lock detail stored under the ids of its new windows
+ * (ch_drop_lock_leftovers; tests/aggregator/killingest.test).
  *
  * Cluster: clickhouse://HOST:PORT/DB?cluster=NAME (NAME in the server's
  * remote_servers).  Each table above is then X_local (the same engine) in
@@ -193,6 +196,8 @@ static int ch_post_url(struct ch_store *s, const char *url, const char *body, si
 {
 	CURL *c = handle(s);
 	struct buf tmp = { 0 };
+	int64_t dl = store_deadline(), left = 0;
+	char *durl = NULL;
 	long code = 0;
 	CURLcode cr;
 
@@ -200,21 +205,36 @@ static int ch_post_url(struct ch_store *s, const char *url, const char *body, si
 		return -ENOMEM;
 	if (!out)
 		out = &tmp;
+	if (dl > 0) {	/* a query's time budget holds inside one ClickHouse query too */
+		if ((left = (dl - agg_now_ns() + 999999999) / 1000000000) <= 0)
+			return -ETIMEDOUT;
+		if (asprintf(&durl, "%s&max_execution_time=%lld&timeout_overflow_mode=throw", url,
+			     (long long)left) < 0)
+			return -ENOMEM;
+		url = durl;
+	}
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
 	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)len);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, sink);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+	/* past the budget, a server that does not stop is cut here (+2 s for
+	 * ClickHouse's own answer to arrive first) */
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, dl > 0 && left + 2 < 60 ? (long)left + 2 : 60L);
 	cr = curl_easy_perform(c);
+	free(durl);
 	if (cr == CURLE_OK)
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
 	if (cr != CURLE_OK || code != 200) {
+		/* ClickHouse's TIMEOUT_EXCEEDED is error code 159 */
+		int cut = dl > 0 && (cr == CURLE_OPERATION_TIMEDOUT ||
+				     (out->p && strstr(out->p, "Code: 159")));
+
 		fprintf(stderr, "glass-aggd: clickhouse: %s: %.300s\n",
 			cr != CURLE_OK ? curl_easy_strerror(cr) : "HTTP error", out->p ? out->p : "");
 		free(tmp.p);
-		return -EIO;
+		return cut ? -ETIMEDOUT : -EIO;
 	}
 	free(tmp.p);
 	return 0;
@@ -306,7 +326,7 @@ static const char *const put_head[T_NPUT] = {
 struct ch_job {
 	struct buf rows[T_NPUT];	/* TSV rows, no INSERT line */
 	char *wkey;
-	uint64_t ls, *hashes;		/* stacks sent: known once written */
+	uint64_t wid, ls, *hashes;	/* hashes: stacks sent, known once written */
 	size_t nhashes;
 	int rc, duplicate, done;
 	struct ch_job *next;
@@ -401,7 +421,7 @@ static int job_make(struct ch_store *s, const struct agg_window *w, struct ch_jo
 	if (!(j->hashes = malloc((nst + 1) * sizeof(*j->hashes))))
 		goto fail;
 	j->ls = folded_hash(canon, strlen(canon));
-	wid = folded_hash(w->window_id, strlen(w->window_id));
+	wid = j->wid = folded_hash(w->window_id, strlen(w->window_id));
 	store_window_sums(w, tot, &units, &locksum);
 	for (size_t p = 0; p < w->nprof; p++)
 		for (size_t i = 0; i < folded_set_size(w->prof[p].set); i++) {
@@ -515,6 +535,77 @@ static int ch_drop_orphans(struct ch_store *s)
 	return rc;
 }
 
+static int ch_alter_all(struct ch_store *s, const char *table, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+struct winlist { struct buf b; int n; };
+static int leftover_row(void *arg, char **f, int nf)
+{
+	struct winlist *l = arg;
+
+	if (nf < 1)
+		return 0;
+	l->n++;
+	return buf_printf(&l->b, "%s%s", l->b.n ? "," : "", f[0]) ? -ENOMEM : 0;
+}
+
+/* Delete the lock detail rows (lockclasses, lockinst, lockstacks) already
+ * stored under the ids of the batch's new windows.  ch_drop_orphans cannot
+ * find these: downsampling leaves lock detail rows under the ids of windows
+ * it deleted, so "win not in windows" is no orphan test for them.  But a
+ * window the duplicate check found new has no stored lock detail unless a
+ * write of it was cut short (a crash or a failed INSERT between its lock
+ * rows and its window row) -- those rows go, and its retry stores them
+ * once.  One SELECT per batch that carries lock detail; the delete (and
+ * its wait) only when there is something to delete.  wlock held. */
+static int ch_drop_lock_leftovers(struct ch_store *s, struct ch_job *batch)
+{
+	static const char *const tabs[] = { "lockclasses", "lockinst", "lockstacks" };
+	struct buf ids = { 0 }, q = { 0 };
+	struct winlist found = { { 0 }, 0 };
+	int rc = 0;
+
+	for (struct ch_job *j = batch; j && !rc; j = j->next)
+		if (!j->duplicate && (j->rows[T_LOCKCLASSES].n || j->rows[T_LOCKINST].n ||
+				      j->rows[T_LOCKSTACKS].n))
+			rc = buf_printf(&ids, "%s%llu", ids.n ? "," : "", (unsigned long long)j->wid);
+	if (rc || !ids.n)
+		goto out;
+	rc = buf_add(&q, "SELECT DISTINCT win FROM (", 26);
+	for (size_t t = 0; t < 3 && !rc; t++)
+		rc = buf_printf(&q, "%sSELECT win FROM %s WHERE win IN (", t ? " UNION ALL " : "", tabs[t]) ||
+		     buf_add(&q, ids.p, ids.n) || buf_add(&q, ")", 1);
+	if (!rc)
+		rc = buf_add(&q, ") FORMAT TabSeparated", 21);
+	if (rc) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if ((rc = ch_select(s, q.p, leftover_row, &found)) || !found.n)
+		goto out;
+	fprintf(stderr, "glass-aggd: clickhouse: deleting the lock detail rows of %d windows never stored"
+		" (a write cut short); their retry stores them once\n", found.n);
+	/* ids found are few (the windows of batches a crash cut short); the
+	 * WHERE of ch_alter_all holds ~40 of them */
+	for (char *p = found.b.p; p && *p && !rc;) {
+		char *e = p;
+
+		for (int k = 0; k < 40 && (e = strchr(e, ',')); k++)
+			e++;
+		if (e)
+			e[-1] = 0;
+		for (size_t t = 0; t < 3 && !rc; t++)
+			rc = ch_alter_all(s, tabs[t], "win IN (%s)", p);
+		p = e ? e : p + strlen(p);
+	}
+	if (!rc)
+		rc = ch_wait_mutations(s, 120);
+out:
+	free(ids.p);
+	free(q.p);
+	free(found.b.p);
+	return rc;
+}
+
 static void ch_write_batch(struct ch_store *s, struct ch_job *batch)
 {
 	struct buf q = { 0 }, body[T_NPUT] = { { 0 } };
@@ -541,6 +632,8 @@ static void ch_write_batch(struct ch_store *s, struct ch_job *batch)
 		for (struct ch_job *k = batch; k != j && !j->duplicate; k = k->next)
 			j->duplicate = !k->duplicate && !strcmp(k->wkey, j->wkey);
 	}
+	if (!rc)
+		rc = ch_drop_lock_leftovers(s, batch);
 	for (int t = 0; t < T_NPUT && !rc; t++) {
 		for (struct ch_job *j = batch; j && !rc; j = j->next)
 			if (!j->duplicate && j->rows[t].n)
@@ -1148,15 +1241,27 @@ static int ch_recover(struct ch_store *s)
 	}
 }
 
-struct verify { long long v[8]; int n; };
+struct verify { unsigned long long v[8]; int n; };
 static int verify_row(void *arg, char **f, int nf)
 {
 	struct verify *vf = arg;
 
 	for (vf->n = 0; vf->n < nf && vf->n < 8; vf->n++)
-		vf->v[vf->n] = atoll(f[vf->n]);
+		vf->v[vf->n] = strtoull(f[vf->n], NULL, 10);
 	return 0;
 }
+
+/* Downsampling sums saturate at INT64_MAX, as the SQLite engine's satsum
+ * and the queries (query.c) do: ClickHouse's sum() of Int64 wraps (11
+ * windows of 9e17 gave a negative coarse total), of UInt64 wraps past
+ * 2^64.  SATSUM(x) is exact below 1.8e19 (sum of UInt64 cannot wrap
+ * there) and INT64_MAX at or above it (the Float64 sum tells which side of
+ * 1.8e19 a sum lies on, within far less than the 4e17 to 2^64); x is a
+ * non-negative column.  SATSUMIF(x, cond) likewise for sumIf. */
+#define SATSUM(x) "least(if(sum(toFloat64(" x ")) > 1.8e19, 9223372036854775807, sum(toUInt64(" x "))), " \
+	"9223372036854775807)"
+#define SATSUMIF(x, c) "least(if(sumIf(toFloat64(" x "), " c ") > 1.8e19, 9223372036854775807, " \
+	"sumIf(toUInt64(" x "), " c ")), 9223372036854775807)"
 
 /* Fold tier TIER's sources older than CUT (bucket-aligned) into BUCKET_NS
  * windows, as the comment above describes.  wlock held. */
@@ -1164,7 +1269,7 @@ static int ch_coarsen(struct ch_store *s, int tier, int64_t cut, int64_t bucket_
 {
 	struct ch_pass p = { .tier = tier, .cut = cut, .bucket = bucket_ns };
 	const char *in = s->cluster ? "GLOBAL IN" : "IN";	/* no double-distributed IN */
-	char key[128], pre[16], src[256], ssrc[512], lsrc[512], q[2048];
+	char key[128], pre[16], src[256], ssrc[512], lsrc[512], q[8192];
 	long long n = 0, pending = 0;
 	struct verify vf = { .n = 0 };
 	int rc;
@@ -1193,44 +1298,56 @@ static int ch_coarsen(struct ch_store *s, int tier, int64_t cut, int64_t bucket_
 	store_crashpoint("ch-staging");
 	if ((rc = pass_exec(s, &p, "samples",
 			    "INSERT INTO samples (type, ls, t, win, stack, count, pass) SELECT type, ls, b * %lld,"
-			    " sipHash64(%s), stack, sum(count), %llu FROM samples WHERE %s"
+			    " sipHash64(%s), stack, " SATSUM("count") ", %llu FROM samples WHERE %s"
 			    " GROUP BY type, ls, intDiv(t, %lld) AS b, stack",
 			    (long long)bucket_ns, key, (unsigned long long)p.pass, ssrc, (long long)bucket_ns)))
 		goto undo;
 	store_crashpoint("ch-samples");
 	if ((rc = pass_exec(s, &p, "locks",
 			    "INSERT INTO locks (win, ls, host, start_ns, cls, ns, pass) SELECT sipHash64(%s), ls,"
-			    " any(host), b * %lld, cls, sum(ns), %llu FROM locks WHERE %s"
+			    " any(host), b * %lld, cls, " SATSUM("ns") ", %llu FROM locks WHERE %s"
 			    " GROUP BY ls, intDiv(start_ns, %lld) AS b, cls",
 			    key, (long long)bucket_ns, (unsigned long long)p.pass, lsrc, (long long)bucket_ns)) ||
 	    (rc = pass_exec(s, &p, "windows",
 			    "INSERT INTO windows (id, wkey, host, ls, start_ns, end_ns, recv_ns, commit_p99_ns,"
 			    " commit_count, trim_stall_ns, lock_wait_ns, tot0, tot1, tot2, tot3, units, pass)"
 			    " SELECT sipHash64(%s), %s, min(host), ls, b * %lld, (b + 1) * %lld, %lld,"
-			    " max(commit_p99_ns), sumIf(commit_count, commit_count >= 0),"
-			    " sumIf(trim_stall_ns, trim_stall_ns >= 0), sumIf(lock_wait_ns, lock_wait_ns >= 0),"
-			    " sum(tot0), sum(tot1), sum(tot2), sum(tot3), groupBitOr(units), %llu"
+			    " max(commit_p99_ns), " SATSUMIF("commit_count", "commit_count >= 0") ","
+			    " " SATSUMIF("trim_stall_ns", "trim_stall_ns >= 0") ","
+			    " " SATSUMIF("lock_wait_ns", "lock_wait_ns >= 0") ","
+			    " " SATSUM("tot0") ", " SATSUM("tot1") ", " SATSUM("tot2") ", " SATSUM("tot3") ","
+			    " groupBitOr(units), %llu"
 			    " FROM windows WHERE %s GROUP BY ls, intDiv(start_ns, %lld) AS b",
 			    key, key, (long long)bucket_ns, (long long)bucket_ns, (long long)p.recv,
 			    (unsigned long long)p.pass, src, (long long)bucket_ns)))
 		goto undo;
 	store_crashpoint("ch-windows");
 	/* Verify before anything is deleted: one coarse window per (ls,
-	 * bucket), and the same sums of window totals, samples and locks. */
+	 * bucket), and the same sums of window totals, samples and locks --
+	 * each coarse row against its sources' saturated sum, the rows added
+	 * up modulo 2^64 (sumWithOverflow) on both sides. */
 	snprintf(q, sizeof(q), "SELECT (SELECT count() FROM windows WHERE pass = %llu),"
 		 " (SELECT uniqExact(ls, intDiv(start_ns, %lld)) FROM windows WHERE %s),"
-		 " (SELECT sum(tot0 + tot1 + tot2 + tot3) FROM windows WHERE pass = %llu),"
-		 " (SELECT sum(tot0 + tot1 + tot2 + tot3) FROM windows WHERE %s),"
-		 " (SELECT sum(count) FROM samples WHERE pass = %llu), (SELECT sum(count) FROM samples WHERE %s),"
-		 " (SELECT sum(ns) FROM locks WHERE pass = %llu), (SELECT sum(ns) FROM locks WHERE %s)"
+		 " (SELECT sumWithOverflow(toUInt64(tot0) + toUInt64(tot1) + toUInt64(tot2) + toUInt64(tot3))"
+		 "  FROM windows WHERE pass = %llu),"
+		 " (SELECT sumWithOverflow(g) FROM (SELECT toUInt64(" SATSUM("tot0") ") + toUInt64(" SATSUM("tot1")
+		 ") + toUInt64(" SATSUM("tot2") ") + toUInt64(" SATSUM("tot3") ") AS g"
+		 "  FROM windows WHERE %s GROUP BY ls, intDiv(start_ns, %lld))),"
+		 " (SELECT sumWithOverflow(count) FROM samples WHERE pass = %llu),"
+		 " (SELECT sumWithOverflow(g) FROM (SELECT toUInt64(" SATSUM("count") ") AS g FROM samples WHERE %s"
+		 "  GROUP BY type, ls, intDiv(t, %lld), stack)),"
+		 " (SELECT sumWithOverflow(toUInt64(ns)) FROM locks WHERE pass = %llu),"
+		 " (SELECT sumWithOverflow(g) FROM (SELECT toUInt64(" SATSUM("ns") ") AS g FROM locks WHERE %s"
+		 "  GROUP BY ls, intDiv(start_ns, %lld), cls))"
 		 " FORMAT TabSeparated",
 		 (unsigned long long)p.pass, (long long)bucket_ns, src, (unsigned long long)p.pass, src,
-		 (unsigned long long)p.pass, ssrc, (unsigned long long)p.pass, lsrc);
+		 (long long)bucket_ns, (unsigned long long)p.pass, ssrc, (long long)bucket_ns,
+		 (unsigned long long)p.pass, lsrc, (long long)bucket_ns);
 	if ((rc = ch_select(s, q, verify_row, &vf)))
 		goto undo;
 	if (vf.n != 8 || vf.v[0] != vf.v[1] || vf.v[2] != vf.v[3] || vf.v[4] != vf.v[5] || vf.v[6] != vf.v[7]) {
-		fprintf(stderr, "glass-aggd: clickhouse: downsampling pass %llu does not add up (windows %lld/%lld,"
-			" totals %lld/%lld, samples %lld/%lld, locks %lld/%lld): undone\n",
+		fprintf(stderr, "glass-aggd: clickhouse: downsampling pass %llu does not add up (windows %llu/%llu,"
+			" totals %llu/%llu, samples %llu/%llu, locks %llu/%llu): undone\n",
 			(unsigned long long)p.pass, vf.v[0], vf.v[1], vf.v[2], vf.v[3], vf.v[4], vf.v[5],
 			vf.v[6], vf.v[7]);
 		rc = -EIO;
