@@ -6,9 +6,10 @@
  *                [--rotational DEV=0|1]... [-f] DEV...
  *
  * -s SIZE creates missing image files of SIZE bytes (suffixes K, M, G, T);
- * an existing file is resized only with -f.  An existing glassfs, btrfs,
- * xfs, ext2/3/4 or swap signature is refused without -f; a device in use
- * (a mounted volume's) always.
+ * an existing file is resized only with -f.  An existing glassfs signature
+ * or any libblkid finds (filesystems, RAID members, LUKS, partition tables)
+ * is refused without -f and wiped with it; a device in use (a mounted
+ * volume's) is refused always.
  */
 #include "fs/core/core.h"
 #include "fs/store/dev.h"
@@ -62,6 +63,22 @@ static int parse_size(const char *s, uint64_t *out)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+/* Any signature libblkid knows (vfat, LUKS, md, a partition table...)
+ * refuses the format without -f; glassfs's own and the few the engine
+ * names itself are refused by mount_format as well, for glassctl device
+ * add, which does not link libblkid.  A device that cannot be probed is
+ * left to the format's own errors. */
+static int refuse_signature(const char *path)
+{
+	char type[64], off[32];
+
+	if (mkfs_find_signature(path, type, sizeof(type), off, sizeof(off)) <= 0)
+		return 0;
+	fprintf(stderr, "mkfs.glassfs: %s already contains %s %s signature (at offset %s); "
+		"use -f to overwrite it\n", path, strchr("aeiox", type[0]) ? "an" : "a", type, off);
+	return 1;
 }
 
 static int make_image(const char *path, uint64_t size, int force)
@@ -210,6 +227,8 @@ int main(int argc, char **argv)
 				argv[i], strerror(errno));
 			return 1;
 		}
+		if (!o.force && refuse_signature(argv[i]))
+			return 1;
 	}
 	int8_t rot[64];
 	for (int i = 0; i < argc - optind && i < 64; i++)

@@ -3,8 +3,9 @@
  * mkfs_wipe.c — after mkfs.glassfs has written a volume, erase the other
  * signatures libblkid still finds on each device, as mkfs.btrfs and
  * mkfs.xfs do, so blkid and udev see only glassfs (wipefs -a's loop: probe,
- * wipe, probe again).  Linked into mkfs.glassfs only: the engine does not
- * need libblkid.
+ * wipe, probe again), and before the format find the signature that makes
+ * mkfs refuse without -f.  Linked into mkfs.glassfs only: the engine does
+ * not need libblkid.
  */
 #include "fs/cmd/mkfs_wipe.h"
 
@@ -15,6 +16,54 @@
 #include <string.h>
 #include <unistd.h>
 
+/* A low-level probe of fd for every superblock and partition table, bad
+ * checksums included (a damaged signature is still a claim on the disk). */
+static blkid_probe new_probe(int fd)
+{
+	blkid_probe pr = blkid_new_probe();
+
+	if (!pr)
+		return NULL;
+	if (blkid_probe_set_device(pr, fd, 0, 0)) {
+		blkid_free_probe(pr);
+		return NULL;
+	}
+	blkid_probe_enable_superblocks(pr, 1);
+	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_MAGIC | BLKID_SUBLKS_TYPE |
+					  BLKID_SUBLKS_BADCSUM);
+	blkid_probe_enable_partitions(pr, 1);
+	blkid_probe_set_partitions_flags(pr, BLKID_PARTS_MAGIC);
+	return pr;
+}
+
+int mkfs_find_signature(const char *path, char *type, size_t typesz, char *off, size_t offsz)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
+	blkid_probe pr;
+
+	if (fd < 0)
+		return -errno;
+	pr = new_probe(fd);
+	if (!pr) {
+		close(fd);
+		return -ENOMEM;
+	}
+	if (blkid_do_probe(pr) == 0) {
+		const char *t = NULL, *o = NULL;
+
+		if (blkid_probe_lookup_value(pr, "TYPE", &t, NULL))
+			blkid_probe_lookup_value(pr, "PTTYPE", &t, NULL);
+		if (blkid_probe_lookup_value(pr, "SBMAGIC_OFFSET", &o, NULL))
+			blkid_probe_lookup_value(pr, "PTMAGIC_OFFSET", &o, NULL);
+		snprintf(type, typesz, "%s", t ? t : "unknown");
+		snprintf(off, offsz, "%s", o ? o : "?");
+		found = 1;
+	}
+	blkid_free_probe(pr);
+	close(fd);
+	return found;
+}
+
 int mkfs_wipe_signatures(const char *path)
 {
 	int fd = open(path, O_RDWR | O_CLOEXEC), n = 0, ret = 0;
@@ -22,16 +71,11 @@ int mkfs_wipe_signatures(const char *path)
 
 	if (fd < 0)
 		return -errno;
-	pr = blkid_new_probe();
-	if (!pr || blkid_probe_set_device(pr, fd, 0, 0)) {
+	pr = new_probe(fd);
+	if (!pr) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	blkid_probe_enable_superblocks(pr, 1);
-	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_MAGIC | BLKID_SUBLKS_TYPE |
-					  BLKID_SUBLKS_BADCSUM);
-	blkid_probe_enable_partitions(pr, 1);
-	blkid_probe_set_partitions_flags(pr, BLKID_PARTS_MAGIC);
 	while (blkid_do_probe(pr) == 0) {
 		const char *type = NULL, *off = NULL;
 
