@@ -24,6 +24,7 @@
 #include "fs/store/dev.h"
 #include "fs/format/items_format.h"
 #include "fs/format/format.h"
+#include "fs/items/subvol.h"
 
 #include <sys/stat.h>
 
@@ -39,7 +40,7 @@ static struct file files[] = {
 	{ "d", "b", 12288, 0, NULL },
 };
 enum { F_C, F_SMALL, F_A, F_B, NFILES };
-static uint64_t dir_d;
+static uint64_t dir_d, snap_id;
 static char img[256], out[300];
 
 static int mount_fs(struct core **c, struct fsctx **fs)
@@ -67,8 +68,8 @@ static int unmount_fs(struct core *c, struct fsctx *fs)
 	return core_close(c);
 }
 
-/* A fresh image with the files above. */
-static int make_image(uint64_t data_profile)
+/* A fresh image with the files above (and a snapshot of it, /snap). */
+static int make_image(uint64_t data_profile, bool snap)
 {
 	const char *devs[1] = { img };
 	struct format_opts fo = { .label = "fsckrep", .force = true, .data_profile = data_profile,
@@ -101,6 +102,8 @@ static int make_image(uint64_t data_profile)
 	}
 	if (!ret)
 		ret = fsops_link(fs, files[F_A].ino, dir_d, "a2", &st);
+	if (!ret && snap)
+		ret = subvol_snapshot(fs, fs, ROOT_DIR_INO, "snap", false, &root_cr, &snap_id);
 	if (!ret)
 		ret = fsops_sync(fs);
 	int r2 = unmount_fs(c, fs);
@@ -182,7 +185,8 @@ static bool verify(int skip, const char **why)
 
 /* ---- the corruptions: each gets the opened core and a handle ------------ */
 
-static struct root *fsr(struct core *c) { return core_root(c, FS_TREE_OBJECTID); }
+static uint64_t target_tree = FS_TREE_OBJECTID;	/* the tree a case damages */
+static struct root *fsr(struct core *c) { return core_root(c, target_tree); }
 
 static int file_extent(struct core *c, uint64_t ino, struct file_extent *fe)
 {
@@ -332,26 +336,54 @@ static int c_csum_differ(struct txn *t, struct core *c)
 	return dev_write(cp[1].dev, cp[1].physical, b, sizeof(b));
 }
 
+/* In the snapshot's tree (its leaves shared with the live tree's): a
+ * link count and a directory index. */
+static int c_snapshot(struct txn *t, struct core *c)
+{
+	target_tree = snap_id;
+	int ret = fsr(c) ? c_link_counts(t, c) : -ENOENT;
+	if (!ret)
+		ret = c_dir_index(t, c);
+	target_tree = FS_TREE_OBJECTID;
+	return ret;
+}
+
 struct ccase {
 	const char *name;
 	int (*corrupt)(struct txn *t, struct core *c);
 	uint64_t data_profile;
 	int damaged;		/* the file whose content is not checked (-1: none) */
-	int want_y;		/* exit of -y: 1 repaired, 4 cannot be */
+	int want_y;		/* exit of the repair: 1 repaired, 4 cannot be */
 	const char *lost_found;	/* the damaged file is expected here (NULL: gone) */
+	const char *flag;	/* the repair's flag: NULL = -y */
+	bool snap;		/* the image holds a snapshot */
+	const char *reason;	/* want_y 4: the output says this */
+	bool then_y;		/* want_y 4: -y afterwards repairs it (exit 1, then -n 0) */
 };
 
 static const struct ccase cases[] = {
-	{ "free-space tree disagrees with the extent tree", c_free_space, CORE_PROFILE_DUP, -1, 1, NULL },
-	{ "wrong extent reference counts (data and node)", c_extent_refs, CORE_PROFILE_DUP, -1, 1, NULL },
-	{ "wrong link counts (file, hard-linked file, dir)", c_link_counts, CORE_PROFILE_DUP, -1, 1, NULL },
-	{ "orphan items (named inode, missing inode)", c_orphans, CORE_PROFILE_DUP, -1, 1, NULL },
-	{ "directory index disagrees with its entries", c_dir_index, CORE_PROFILE_DUP, -1, 1, NULL },
-	{ "entries naming a missing inode (removed)", c_missing_inode, CORE_PROFILE_DUP, F_B, 1, NULL },
-	{ "inode nobody names (to /lost+found)", c_unnamed, CORE_PROFILE_DUP, F_C, 1, "lost+found" },
-	{ "checksums missing, dup copies agree (recomputed)", c_csum, CORE_PROFILE_DUP, -1, 1, NULL },
-	{ "checksums missing, dup copies differ (cannot repair)", c_csum_differ, CORE_PROFILE_DUP, F_A, 4, NULL },
-	{ "checksums missing, single copy (cannot repair)", c_csum, CORE_PROFILE_SINGLE, F_A, 4, NULL },
+	{ "free-space tree disagrees with the extent tree", c_free_space, CORE_PROFILE_DUP, -1, 1, NULL, NULL, false, NULL, false },
+	{ "wrong extent reference counts (data and node)", c_extent_refs, CORE_PROFILE_DUP, -1, 1, NULL, NULL, false, NULL, false },
+	{ "wrong link counts (file, hard-linked file, dir)", c_link_counts, CORE_PROFILE_DUP, -1, 1, NULL, NULL, false, NULL, false },
+	{ "orphan items (named inode, missing inode)", c_orphans, CORE_PROFILE_DUP, -1, 1, NULL, NULL, false, NULL, false },
+	{ "directory index disagrees with its entries", c_dir_index, CORE_PROFILE_DUP, -1, 1, NULL, NULL, false, NULL, false },
+	{ "entries naming a missing inode (removed)", c_missing_inode, CORE_PROFILE_DUP, F_B, 1, NULL, NULL, false, NULL, false },
+	{ "inode nobody names (to /lost+found)", c_unnamed, CORE_PROFILE_DUP, F_C, 1, "lost+found", NULL, false, NULL, false },
+	{ "checksums missing, dup copies agree (recomputed)", c_csum, CORE_PROFILE_DUP, -1, 1, NULL, NULL, false, NULL, false },
+	{ "checksums missing, dup copies differ (cannot repair)", c_csum_differ, CORE_PROFILE_DUP, F_A, 4, NULL,
+	  NULL, false, "cannot be told", false },
+	{ "checksums missing, single copy (cannot repair)", c_csum, CORE_PROFILE_SINGLE, F_A, 4, NULL,
+	  NULL, false, "nothing to verify", false },
+	{ "link counts and directory index in a snapshot (shared leaves)", c_snapshot, CORE_PROFILE_DUP, -1, 1,
+	  NULL, NULL, true, NULL, false },
+	{ "preen (-p): link counts (safe: repaired)", c_link_counts, CORE_PROFILE_DUP, -1, 1,
+	  NULL, "-p", false, NULL, false },
+	{ "preen (-p): orphan items (safe: repaired)", c_orphans, CORE_PROFILE_DUP, -1, 1,
+	  NULL, "-p", false, NULL, false },
+	{ "preen (-p): free-space tree (safe: repaired)", c_free_space, CORE_PROFILE_DUP, -1, 1,
+	  NULL, "-p", false, NULL, false },
+	{ "preen (-p): inode nobody names (needs -y: refused, then -y)", c_unnamed, CORE_PROFILE_DUP, F_C, 4,
+	  NULL, "-p", false, "run fsck.glassfs -y", true },
 };
 
 static void run_case(const struct ccase *cc)
@@ -361,7 +393,7 @@ static void run_case(const struct ccase *cc)
 	const char *why = "";
 	int n1 = -1, y = -1, n2 = -1, ret;
 
-	if ((ret = make_image(cc->data_profile))) {
+	if ((ret = make_image(cc->data_profile, cc->snap))) {
 		printf("FAIL: %s: making the image: %s\n", cc->name, strerror(-ret));
 		fails++;
 		return;
@@ -383,7 +415,7 @@ static void run_case(const struct ccase *cc)
 	snprintf(out, sizeof(out), "%s.fsck", img);
 	unlink(out);
 	n1 = fsck("-n");
-	y = fsck("-y");
+	y = fsck(cc->flag ? cc->flag : "-y");
 	n2 = fsck("-n");
 	if (n1 < 0) {
 		printf("SKIP: %s: fsck.glassfs not built\n", cc->name);
@@ -392,15 +424,22 @@ static void run_case(const struct ccase *cc)
 	if (cc->want_y == 4) {
 		/* refused, said why, and no worse: the second -n finds it still */
 		char cmd[400];
-		snprintf(cmd, sizeof(cmd), "grep -q 'cannot be told\\|nothing to verify' %s", out);
+		snprintf(cmd, sizeof(cmd), "grep -q '%s' %s", cc->reason, out);
 		bool said = system(cmd) == 0;
 		bool ok = n1 == 4 && y == 4 && n2 == 4 && said && verify(cc->damaged, &why);
+		int y2 = -1, n3 = -1;	/* -1: not run */
+		if (ok && cc->then_y) {
+			y2 = fsck("-y");
+			n3 = fsck("-n");
+			ok = y2 == 1 && n3 == 0;
+		}
 		if (ok)
-			printf("PASS: %s: detected (-n 4), -y says why and exits 4, image no worse, mounts, contents intact\n",
-			       cc->name);
+			printf("PASS: %s: detected (-n 4), %s says why and exits 4, image no worse, mounts, contents intact%s\n",
+			       cc->name, cc->flag ? cc->flag : "-y",
+			       cc->then_y ? "; -y then repairs (1), -n clean (0)" : "");
 		else {
-			printf("FAIL: %s: -n %d, -y %d, -n after %d (want 4 4 4), reason given %d, verify %s\n",
-			       cc->name, n1, y, n2, said, why);
+			printf("FAIL: %s: -n %d, repair %d, -n after %d (want 4 4 4), reason given %d, verify %s; then -y %d -n %d\n",
+			       cc->name, n1, y, n2, said, why, y2, n3);
 			fails++;
 			show_out();
 		}
@@ -422,11 +461,11 @@ static void run_case(const struct ccase *cc)
 		}
 	}
 	if (ok) {
-		printf("PASS: %s: detected (-n 4), repaired (-y 1), clean after (-n 0), mounts, contents intact\n",
-		       cc->name);
+		printf("PASS: %s: detected (-n 4), repaired (%s 1), clean after (-n 0), mounts, contents intact\n",
+		       cc->name, cc->flag ? cc->flag : "-y");
 	} else {
-		printf("FAIL: %s: -n %d, -y %d, -n after %d (want 4 1 0); verify: %s\n", cc->name, n1,
-		       y, n2, why);
+		printf("FAIL: %s: -n %d, %s %d, -n after %d (want 4 1 0); verify: %s\n", cc->name, n1,
+		       cc->flag ? cc->flag : "-y", y, n2, why);
 		fails++;
 		show_out();
 	}
@@ -449,7 +488,7 @@ int main(int argc, char **argv)
 			run_case(&cases[i]);
 	/* repairs refused while checking only, and the usage rules */
 	snprintf(out, sizeof(out), "%s.fsck", img);
-	if (!make_image(CORE_PROFILE_DUP)) {
+	if (!make_image(CORE_PROFILE_DUP, false)) {
 		int a = fsck("-n -y");
 		CHECK("fsck: -n with -y is a usage error (16)", a == 16);
 		int b = fsck("-y");
