@@ -49,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_REPORTED 50
 
@@ -1116,6 +1117,24 @@ operational:
 	return 8;
 }
 
+/*
+ * Test hook: with GLASSFS_FSCK_CRASH_AFTER=N in the environment, the
+ * process ends at once (exit 99, nothing flushed or closed) after the Nth
+ * device write of a repair pass, so a test sees what a crash there leaves
+ * (test_fsck_repair); every pass prints how many writes it made.  0 only
+ * counts.
+ */
+static unsigned long crash_after, pass_writes;
+
+static void crash_recorder(void *arg, const struct dev *d, int op, uint64_t off,
+			   const void *buf, uint64_t len)
+{
+	(void)arg, (void)d, (void)off, (void)buf, (void)len;
+	if (op == DEV_WRITE &&
+	    __atomic_add_fetch(&pass_writes, 1, __ATOMIC_RELAXED) == crash_after)
+		_exit(99);
+}
+
 /* One repair pass: the queued repairs in one transaction (fsck.h).  The
  * repairs made, or -errno. */
 static int repair_pass(const char *const *devs, int ndevs, const struct fsck_fix *v, size_t n)
@@ -1123,9 +1142,15 @@ static int repair_pass(const char *const *devs, int ndevs, const struct fsck_fix
 	struct core_opts o;
 	struct core *c;
 	int ret, r2;
+	const char *hook = getenv("GLASSFS_FSCK_CRASH_AFTER");
 
 	core_opts_default(&o);
 	o.commit_interval_s = 3600;
+	if (hook) {
+		crash_after = strtoul(hook, NULL, 0);
+		pass_writes = 0;
+		o.dev_recorder = crash_recorder;
+	}
 	ret = core_open(devs, ndevs, &o, &c);
 	if (ret) {
 		fprintf(stderr, "fsck.glassfs: cannot open the volume read-write to repair it: %s\n",
@@ -1134,6 +1159,8 @@ static int repair_pass(const char *const *devs, int ndevs, const struct fsck_fix
 	}
 	ret = fsck_repair_apply(c, v, n);
 	r2 = core_close(c);
+	if (hook)
+		printf("fsck.glassfs: repair pass: %lu device writes\n", pass_writes);
 	return ret < 0 ? ret : r2 ? r2 : ret;
 }
 

@@ -386,17 +386,17 @@ static const struct ccase cases[] = {
 	  NULL, "-p", false, "run fsck.glassfs -y", true },
 };
 
-static void run_case(const struct ccase *cc)
+/* The case's image, damaged.  0, or -1 (FAIL printed). */
+static int prepare(const struct ccase *cc)
 {
 	struct core *c = NULL;
 	struct txn *t;
-	const char *why = "";
-	int n1 = -1, y = -1, n2 = -1, ret;
+	int ret;
 
 	if ((ret = make_image(cc->data_profile, cc->snap))) {
 		printf("FAIL: %s: making the image: %s\n", cc->name, strerror(-ret));
 		fails++;
-		return;
+		return -1;
 	}
 	MUST(t_open(img, false, &c));
 	MUST(txn_join(c, 16, 0, &t));
@@ -411,6 +411,21 @@ static void run_case(const struct ccase *cc)
 	ret = core_close(c);
 	c = NULL;
 	MUST(ret);
+	return 0;
+out:
+	if (c)
+		core_close(c);
+	return -1;
+}
+
+static void run_case(const struct ccase *cc)
+{
+	struct core *c = NULL;
+	const char *why = "";
+	int n1 = -1, y = -1, n2 = -1;
+
+	if (prepare(cc))
+		return;
 
 	snprintf(out, sizeof(out), "%s.fsck", img);
 	unlink(out);
@@ -474,6 +489,113 @@ out:
 		core_close(c);
 }
 
+/* The last number before `what` in the fsck output (-1: none). */
+static long out_number(const char *what)
+{
+	char line[512];
+	long v = -1;
+	FILE *fp = fopen(out, "r");
+
+	while (fp && fgets(line, sizeof(line), fp)) {
+		char *w = strstr(line, what);
+		if (!w)
+			continue;
+		while (w > line && w[-1] == ' ')
+			w--;
+		while (w > line && w[-1] >= '0' && w[-1] <= '9')
+			w--;
+		v = strtol(w, NULL, 10);
+	}
+	if (fp)
+		fclose(fp);
+	return v;
+}
+
+static int fsck_env(const char *env, const char *flag)
+{
+	char bin[512], cmd[1400];
+
+	if (t_fsck_bin(bin, sizeof(bin)))
+		return -1;
+	snprintf(cmd, sizeof(cmd), "%s %s %s %s > %s 2>&1", env, bin, flag, img, out);
+	int st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 99;
+}
+
+/*
+ * A crash inside a repair pass (fsck.glassfs ends after the pass's Nth
+ * device write: GLASSFS_FSCK_CRASH_AFTER), at points spread over the pass
+ * and at its last two writes: the image left
+ * must be the one before the pass (the same errors) or the repaired one
+ * (clean), never a mix; and -y then finishes the repair.  What reached
+ * the device before the exit stays there (as kill -9; power loss is
+ * test_powerloss's subject, on the same commit path).
+ */
+static void crash_case(const struct ccase *cc)
+{
+	char orig[300], cmd[700];
+	long w, e0;
+	int old = 0, repaired = 0, bad = 0, points = 0;
+
+	if (prepare(cc))
+		return;
+	snprintf(out, sizeof(out), "%s.fsck", img);
+	snprintf(orig, sizeof(orig), "%s.orig", img);
+	snprintf(cmd, sizeof(cmd), "cp --sparse=always %s %s", img, orig);
+	if (system(cmd) || fsck_env("", "-n") != 4 || (e0 = out_number(" errors")) <= 0 ||
+	    fsck_env("GLASSFS_FSCK_CRASH_AFTER=0", "-y") != 1 ||
+	    (w = out_number(" device writes")) <= 0) {
+		printf("FAIL: crash inside a repair pass (%s): no baseline\n", cc->name);
+		fails++;
+		show_out();
+		unlink(orig);
+		return;
+	}
+	/* the first write, two inside, and the last two (the last is the
+	 * superblock on these small images: the commit point) */
+	long at[5] = { 1, w / 3, 2 * w / 3, w - 1, w };
+	for (int i = 0; i < 5; i++) {
+		long n = at[i];
+		char env[64];
+		if (n < 1 || (i && n <= at[i - 1]))
+			continue;
+		snprintf(cmd, sizeof(cmd), "cp --sparse=always %s %s", orig, img);
+		if (system(cmd))
+			break;
+		snprintf(env, sizeof(env), "GLASSFS_FSCK_CRASH_AFTER=%ld", n);
+		int y = fsck_env(env, "-y");
+		int r = fsck_env("", "-n");
+		long e = out_number(" errors");
+		points++;
+		if (y == 99 && r == 4 && e == e0)
+			old++;
+		else if ((y == 99 || n == w) && r == 0)
+			repaired++;
+		else {
+			bad++;
+			printf("  crash after write %ld of %ld: -y %d, then -n %d with %ld errors (before: %ld)\n",
+			       n, w, y, r, e, e0);
+			show_out();
+		}
+		if (n == at[2] || n == w) {	/* and -y finishes the job from there */
+			int y2 = fsck_env("", "-y"), r2 = fsck_env("", "-n");
+			if ((y2 != 0 && y2 != 1) || r2 != 0) {
+				bad++;
+				printf("  crash after write %ld: -y then %d, -n %d\n", n, y2, r2);
+			}
+		}
+	}
+	unlink(orig);
+	if (!bad && old && repaired)
+		printf("PASS: crash inside a repair pass (%s): %ld writes, %d crash points: %d left the image "
+		       "before the pass, %d the repaired one, none a mix\n", cc->name, w, points, old, repaired);
+	else {
+		printf("FAIL: crash inside a repair pass (%s): %d crash points, %d old, %d repaired, %d neither\n",
+		       cc->name, points, old, repaired, bad);
+		fails++;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	t_seed_init();
@@ -486,6 +608,10 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		if (argc < 2 || strstr(cases[i].name, argv[1]))
 			run_case(&cases[i]);
+	if (argc < 2 || strstr("crash", argv[1])) {
+		crash_case(&cases[0]);		/* free-space tree rebuilt */
+		crash_case(&cases[6]);		/* lost+found made, an inode moved there */
+	}
 	/* repairs refused while checking only, and the usage rules */
 	snprintf(out, sizeof(out), "%s.fsck", img);
 	if (!make_image(CORE_PROFILE_DUP, false)) {
