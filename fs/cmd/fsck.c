@@ -49,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #define MAX_REPORTED 50
@@ -1135,6 +1136,57 @@ static void crash_recorder(void *arg, const struct dev *d, int op, uint64_t off,
 		_exit(99);
 }
 
+/*
+ * A pass that leaves more errors than it found is undone: the superblock
+ * copies from before it are written back, which makes the volume the one
+ * before the pass again.  Sound because a pass only writes metadata, into
+ * space free in the volume before it (the free-space tree is rebuilt
+ * before anything is allocated when it was wrong), and frees nothing that
+ * is written again before fsck ends; data blocks are never written.
+ */
+struct saved_supers {
+	int n;
+	struct { char path[4096]; uint64_t off; uint8_t b[SUPER_SIZE]; } *v;
+};
+
+static int supers_save(const char *const *devs, int ndevs, struct saved_supers *ss)
+{
+	static const uint64_t offs[SUPER_COPIES] = { SUPER_OFFSET, SUPER_MIRROR1, SUPER_MIRROR2 };
+
+	ss->n = 0;
+	ss->v = calloc((size_t)ndevs * SUPER_COPIES, sizeof(*ss->v));
+	if (!ss->v)
+		return -ENOMEM;
+	for (int i = 0; i < ndevs; i++) {
+		int fd = open(devs[i], O_RDONLY);
+		if (fd < 0)
+			return -errno;
+		for (int k = 0; k < SUPER_COPIES; k++) {
+			if (pread(fd, ss->v[ss->n].b, SUPER_SIZE, (off_t)offs[k]) != SUPER_SIZE)
+				continue;	/* past the end: no copy there */
+			snprintf(ss->v[ss->n].path, sizeof(ss->v[ss->n].path), "%s", devs[i]);
+			ss->v[ss->n++].off = offs[k];
+		}
+		close(fd);
+	}
+	return 0;
+}
+
+static int supers_restore(const struct saved_supers *ss)
+{
+	int ret = 0;
+
+	for (int i = 0; i < ss->n; i++) {
+		int fd = open(ss->v[i].path, O_WRONLY);
+		if (fd < 0 || pwrite(fd, ss->v[i].b, SUPER_SIZE, (off_t)ss->v[i].off) != SUPER_SIZE ||
+		    fsync(fd))
+			ret = -errno;
+		if (fd >= 0)
+			close(fd);
+	}
+	return ret;
+}
+
 /* One repair pass: the queued repairs in one transaction (fsck.h).  The
  * repairs made, or -errno. */
 static int repair_pass(const char *const *devs, int ndevs, const struct fsck_fix *v, size_t n)
@@ -1157,7 +1209,19 @@ static int repair_pass(const char *const *devs, int ndevs, const struct fsck_fix
 			strerror(-ret));
 		return ret;
 	}
+	/* test hook: a pass that makes the volume worse (test_fsck_repair
+	 * checks that it is undone) */
+	struct fsck_fix *w = NULL;
+	if (getenv("GLASSFS_FSCK_BAD_REPAIR") && (w = malloc((n + 3) * sizeof(*w)))) {
+		memcpy(w, v, n * sizeof(*w));
+		w[n] = (struct fsck_fix){ FIX_INODE_NLINK, FS_TREE_OBJECTID, ROOT_DIR_INO, 0, 99, 0, { 0, 0, 0 } };
+		w[n + 1] = (struct fsck_fix){ FIX_INODE_SIZE, FS_TREE_OBJECTID, ROOT_DIR_INO, 0, 12345, 0, { 0, 0, 0 } };
+		w[n + 2] = (struct fsck_fix){ FIX_INODE_NBYTES, FS_TREE_OBJECTID, ROOT_DIR_INO, 0, 4096, 0, { 0, 0, 0 } };
+		v = w;
+		n += 3;
+	}
 	ret = fsck_repair_apply(c, v, n);
+	free(w);
 	r2 = core_close(c);
 	if (hook)
 		printf("fsck.glassfs: repair pass: %lu device writes\n", pass_writes);
@@ -1278,6 +1342,7 @@ int main(int argc, char **argv)
 check:;
 	bool repair = (yflag || preen) && !core_only;
 	uint64_t last_errors = UINT64_MAX;
+	struct saved_supers ss = { 0, NULL };
 
 	for (int pass = 0;; pass++) {
 		bool log_pending = false;
@@ -1286,8 +1351,20 @@ check:;
 		f.verbose = verbose && pass == 0;
 		f.repair = repair;
 		ret = check_volume(&f, devs, ndevs, core_only, nflag, &log_pending);
+		if (!ret && pass && f.errors > last_errors) {
+			printf("fsck.glassfs: repair pass %d left %llu errors where it found %llu: undone, "
+			       "the volume is as it was before the pass\n", pass,
+			       (unsigned long long)f.errors, (unsigned long long)last_errors);
+			ret = supers_restore(&ss);
+			if (ret)
+				fprintf(stderr, "fsck.glassfs: undoing the pass failed: %s\n",
+					strerror(-ret));
+			ret = ret ? 8 : 4;
+		}
+		free(ss.v);
+		ss.v = NULL;
 		if (ret) {
-			free(f.fixes);
+			fsck_free(&f, &(struct ext_scan){ 0 });
 			return ret;
 		}
 		if (!f.errors) {
@@ -1340,7 +1417,9 @@ check:;
 		}
 		printf("fsck.glassfs: repair pass %d: %zu repair(s), one transaction\n", pass + 1,
 		       kept);
-		ret = repair_pass(devs, ndevs, f.fixes, kept);
+		ret = supers_save(devs, ndevs, &ss);
+		if (!ret)
+			ret = repair_pass(devs, ndevs, f.fixes, kept);
 		fsck_free(&f, &(struct ext_scan){ 0 });
 		if (ret < 0)
 			return ret == -ENOMEM ? 8 : 4;

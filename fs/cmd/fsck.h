@@ -13,7 +13,8 @@
  * leaves the last commit before the pass or the repaired one.  fsck.c
  * checks again after each pass (a repair can uncover the next error: an
  * entry removed leaves its directory's size wrong) until the volume is
- * clean, nothing more can be repaired, or FSCK_MAX_PASSES ran.
+ * clean, nothing more can be repaired, or FSCK_MAX_PASSES ran.  A pass
+ * that leaves more errors than it found is undone (fsck.c, supers_restore).
  */
 #ifndef GLASSFS_FSCK_H
 #define GLASSFS_FSCK_H

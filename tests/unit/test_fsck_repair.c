@@ -596,6 +596,40 @@ static void crash_case(const struct ccase *cc)
 	}
 }
 
+/* A pass that makes the volume worse (GLASSFS_FSCK_BAD_REPAIR: the pass
+ * also breaks the root directory's link count, size and byte count) is undone: -y
+ * exits 4 saying so, and the volume has exactly the errors it had. */
+static void worse_case(const struct ccase *cc)
+{
+	long e0, e1;
+
+	if (prepare(cc))
+		return;
+	snprintf(out, sizeof(out), "%s.fsck", img);
+	int n1 = fsck_env("", "-n");
+	e0 = out_number(" errors");
+	int y = fsck_env("GLASSFS_FSCK_BAD_REPAIR=1", "-y");
+	char cmd[400];
+	snprintf(cmd, sizeof(cmd), "grep -q 'undone' %s", out);
+	bool said = system(cmd) == 0;
+	int n2 = fsck_env("", "-n");
+	e1 = out_number(" errors");
+	int y2 = fsck_env("", "-y"), n3 = fsck_env("", "-n");
+	const char *why = "";
+	bool ok = n1 == 4 && y == 4 && said && n2 == 4 && e1 == e0 && y2 == 1 && n3 == 0 &&
+		  verify(-1, &why);
+	if (ok)
+		printf("PASS: a repair pass that makes the volume worse is undone (%s): -y 4, the same %ld errors after, "
+		       "then -y repairs it\n", cc->name, e0);
+	else {
+		printf("FAIL: a repair pass that makes the volume worse is undone: -n %d (%ld errors), bad -y %d "
+		       "(said %d), -n %d (%ld errors), -y %d, -n %d, verify %s\n", n1, e0, y, said, n2, e1, y2,
+		       n3, why);
+		fails++;
+		show_out();
+	}
+}
+
 int main(int argc, char **argv)
 {
 	t_seed_init();
@@ -612,6 +646,8 @@ int main(int argc, char **argv)
 		crash_case(&cases[0]);		/* free-space tree rebuilt */
 		crash_case(&cases[6]);		/* lost+found made, an inode moved there */
 	}
+	if (argc < 2 || strstr("worse", argv[1]))
+		worse_case(&cases[3]);		/* orphan items: 2 errors, the bad pass makes 3 */
 	/* repairs refused while checking only, and the usage rules */
 	snprintf(out, sizeof(out), "%s.fsck", img);
 	if (!make_image(CORE_PROFILE_DUP, false)) {
