@@ -128,22 +128,28 @@ void fsck_covered(struct fsck *f, uint64_t n)
 	f->fixable += n;
 }
 
+/* Room for one more element in the array *v of *n (capacity *cap): false
+ * (f->oom set) when memory runs out. */
+static bool vec_room(struct fsck *f, void **v, size_t n, size_t *cap, size_t elem)
+{
+	if (n < *cap)
+		return true;
+	size_t nc = *cap ? *cap * 2 : 64;
+	void *nv = realloc(*v, nc * elem);
+	if (!nv) {
+		f->oom = true;
+		return false;
+	}
+	*v = nv;
+	*cap = nc;
+	return true;
+}
+
 void fsck_fix(struct fsck *f, const struct fsck_fix *x)
 {
 	f->fixable++;
-	if (!f->repair)
-		return;
-	if (f->nfixes == f->capfixes) {
-		size_t cap = f->capfixes ? f->capfixes * 2 : 64;
-		struct fsck_fix *v = realloc(f->fixes, cap * sizeof(*v));
-		if (!v) {
-			f->oom = true;
-			return;
-		}
-		f->fixes = v;
-		f->capfixes = cap;
-	}
-	f->fixes[f->nfixes++] = *x;
+	if (f->repair && vec_room(f, (void **)&f->fixes, f->nfixes, &f->capfixes, sizeof(*x)))
+		f->fixes[f->nfixes++] = *x;
 }
 
 void fsck_error(struct fsck *f, const char *fmt, ...)
@@ -294,16 +300,8 @@ static void count_leaf(struct fsck *f, const uint8_t *b)
 			count_data_ref(f, fe.disk_logical, fe.disk_len);
 		if (fe.type == FE_REG && fe.disk_logical && fe.num_bytes &&
 		    fe.offset + fe.num_bytes <= fe.disk_len) {
-			if (f->nregs == f->capregs) {
-				size_t cap = f->capregs ? f->capregs * 2 : 256;
-				struct reg_range *v = realloc(f->regs, cap * sizeof(*v));
-				if (!v) {
-					f->oom = true;
-					return;
-				}
-				f->regs = v;
-				f->capregs = cap;
-			}
+			if (!vec_room(f, (void **)&f->regs, f->nregs, &f->capregs, sizeof(*f->regs)))
+				return;
 			f->regs[f->nregs++] = (struct reg_range){ fe.disk_logical,
 				fe.disk_logical + fe.offset, fe.num_bytes };
 		}
@@ -1198,6 +1196,9 @@ static int repair_pass(const char *const *devs, int ndevs, const struct fsck_fix
 
 	core_opts_default(&o);
 	o.commit_interval_s = 3600;
+	/* what the pass frees must stay on the device until fsck ends: an
+	 * undone pass (supers_restore) points at it again */
+	o.discard = CORE_DISCARD_OFF;
 	if (hook) {
 		crash_after = strtoul(hook, NULL, 0);
 		pass_writes = 0;

@@ -21,6 +21,7 @@
 #include "fs/base/crc32c.h"
 #include "fs/format/items_format.h"
 #include "fs/format/format.h"
+#include "fs/items/dir.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -234,9 +235,7 @@ static int fix_lost_found(struct txn *t, struct root *r, const struct fsck_fix *
 			ret = 0;
 	}
 	int len = snprintf(name, sizeof(name), "#%llu", (unsigned long long)x->a);
-	uint8_t type = S_ISDIR(it.mode) ? DT_DIR : S_ISREG(it.mode) ? DT_REG :
-		S_ISLNK(it.mode) ? DT_LNK : S_ISCHR(it.mode) ? DT_CHR : S_ISBLK(it.mode) ? DT_BLK :
-		S_ISFIFO(it.mode) ? DT_FIFO : DT_SOCK;
+	uint8_t type = dir_type_of(it.mode);
 	if (!ret)
 		ret = link_name(t, r, lf, x->a, type, name, (uint16_t)len);
 	if (!ret && (ret = get_inode(r, x->a, &it)) == 0) {
