@@ -32,6 +32,7 @@ struct ino_info {
 	uint32_t subdirs;		/* DIR_INDEX entries of type DT_DIR in it */
 	uint8_t seen_type;		/* DT_* of the last entry naming it */
 	bool has_item, orphan;
+	bool badref;			/* back references to rebuild from its entries */
 };
 
 struct imap {
@@ -348,6 +349,95 @@ static void queue_dangling(struct fsck *f, struct root *fsroot, struct imap *m)
 	path_release(&p);
 }
 
+/*
+ * Back references of the inodes marked badref, made to agree with their
+ * names: each (dir, index) a DIR_INDEX gives the inode needs an INODE_REF
+ * entry of that index in (ino, dir); each INODE_REF entry with no such
+ * DIR_INDEX goes.  A second walk, run only when such inodes were found.
+ */
+struct bref { uint64_t ino, dir, index; bool index_side, matched; };
+
+static int cmp_bref(const void *a, const void *b)
+{
+	const struct bref *x = a, *y = b;
+
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	if (x->dir != y->dir)
+		return x->dir < y->dir ? -1 : 1;
+	if (x->index != y->index)
+		return x->index < y->index ? -1 : 1;
+	return (int)x->index_side - (int)y->index_side;
+}
+
+static void queue_backrefs(struct fsck *f, struct root *fsroot, struct imap *m)
+{
+	struct bref *v = NULL;
+	size_t n = 0, cap = 0;
+	struct path p;
+	struct key k = { 0, 0, 0 };
+	int ret;
+
+	path_init(&p);
+	ret = btree_search_ge(fsroot, &k, &p);
+	while (ret == 0) {
+		uint32_t size, off = 0;
+		btree_item_key(&p, p.slots[0], &k);
+		const char *buf = btree_item_ptr(&p, p.slots[0], &size);
+
+		while ((k.type == KEY_DIR_INDEX || k.type == KEY_INODE_REF) && off < size) {
+			uint64_t ino, dir, index;
+			if (k.type == KEY_DIR_INDEX) {
+				const struct dir_entry *de = (const void *)buf;
+				if (size < sizeof(*de) || de->type == DT_SUBVOL)
+					break;
+				ino = de->ino, dir = k.objectid, index = k.offset;
+				off = size;
+			} else {
+				const struct inode_ref *r = (const void *)(buf + off);
+				if (off + sizeof(*r) > size || off + sizeof(*r) + r->name_len > size)
+					break;
+				ino = k.objectid, dir = k.offset, index = r->index;
+				off += (uint32_t)sizeof(*r) + r->name_len;
+			}
+			struct ino_info *t = imap_get(m, ino);
+			if (!t || !t->badref)
+				continue;
+			if (n == cap) {
+				cap = cap ? cap * 2 : 64;
+				struct bref *nv = realloc(v, cap * sizeof(*nv));
+				if (!nv) {
+					path_release(&p);
+					free(v);
+					return;
+				}
+				v = nv;
+			}
+			v[n++] = (struct bref){ ino, dir, index, k.type == KEY_DIR_INDEX, false };
+		}
+		ret = btree_next(&p);
+	}
+	path_release(&p);
+	qsort(v, n, sizeof(*v), cmp_bref);
+	for (size_t i = 0; i + 1 < n; i++)
+		if (!v[i].index_side && v[i + 1].index_side && v[i].ino == v[i + 1].ino &&
+		    v[i].dir == v[i + 1].dir && v[i].index == v[i + 1].index)
+			v[i].matched = v[i + 1].matched = true;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].matched)
+			continue;
+		if (v[i].index_side) {
+			struct key ik = { v[i].dir, KEY_DIR_INDEX, v[i].index };
+			fix(f, FIX_ADD_REF, v[i].ino, 0, &ik);
+		} else {
+			struct key rk = { v[i].ino, KEY_INODE_REF, v[i].dir };
+			fix(f, FIX_DEL_REF, v[i].ino, v[i].index, &rk);
+		}
+		fsck_covered(f, (uint64_t)-1);	/* the inode's one error, counted above */
+	}
+	free(v);
+}
+
 int fsck_items_check(struct fsck *f, struct root *fsroot)
 {
 	cur_tree = fsroot;
@@ -483,7 +573,7 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 	}
 
 	/* links, types, orphans */
-	bool root_ok = false, missing = false;
+	bool root_ok = false, missing = false, badrefs = false;
 	for (size_t i = 0; i < m.cap; i++) {
 		struct ino_info *ii = &m.v[i];
 		unsigned long long ino = ii->ino;
@@ -555,7 +645,12 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 			continue;
 		}
 		/* named: the link count follows the names; a stale orphan item goes */
-		bool fixed_all = ii->refs == ent && (ii->seen_type == dt_of(ii->mode) || !ii->entries) &&
+		/* back references that disagree with the names: made to agree
+		 * (a second walk, below), once every name has its index */
+		ii->badref = ii->refs != ent && ent && !ii->unindexed;
+		badrefs |= ii->badref;
+		bool fixed_all = (ii->refs == ent || ii->badref) &&
+			(ii->seen_type == dt_of(ii->mode) || !ii->entries) &&
 			(ino == ROOT_DIR_INO ? !ent : !S_ISDIR(ii->mode) || ent == 1);
 		if (S_ISDIR(ii->mode) && ii->nlink == 0)
 			want = 2 + ii->subdirs;
@@ -574,6 +669,8 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 			   (unsigned long long)ROOT_DIR_INO);
 	if (missing)
 		queue_dangling(f, fsroot, &m);
+	if (badrefs)
+		queue_backrefs(f, fsroot, &m);
 	free(m.v);
 	return 0;
 }

@@ -328,6 +328,55 @@ static int fix_add_dentry(struct txn *t, struct root *r, const struct fsck_fix *
 	return item_append(t, r, &ki, eb, (uint32_t)n);
 }
 
+/* Remove the INODE_REF entry of index x->v from item x->k. */
+static int fix_del_ref(struct txn *t, struct root *r, const struct fsck_fix *x)
+{
+	uint32_t max = btree_max_item_size(r);
+	uint8_t *buf = malloc(max);
+	int n, ret = 0;
+	uint32_t off = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	n = btree_lookup(r, &x->k, buf, max);
+	if (n < 0) {
+		free(buf);
+		return n == -ENOENT ? 0 : n;
+	}
+	while (off + sizeof(struct inode_ref) <= (uint32_t)n) {
+		struct inode_ref *ir = (void *)(buf + off);
+		uint32_t sz = (uint32_t)sizeof(*ir) + ir->name_len;
+		if (off + sz > (uint32_t)n)
+			break;
+		if (ir->index == x->v) {
+			memmove(buf + off, buf + off + sz, (size_t)n - off - sz);
+			n -= (int)sz;
+			ret = n ? btree_update(t, r, &x->k, buf, (uint32_t)n) :
+				  btree_delete(t, r, &x->k);
+			break;
+		}
+		off += sz;
+	}
+	free(buf);
+	return ret;
+}
+
+/* DIR_INDEX x->k names inode x->a: its back reference, from the entry. */
+static int fix_add_ref(struct txn *t, struct root *r, const struct fsck_fix *x)
+{
+	uint8_t eb[sizeof(struct dir_entry) + 256], rb[sizeof(struct inode_ref) + 256];
+	struct dir_entry *de = (void *)eb;
+	struct inode_ref *ir = (void *)rb;
+	int n = btree_lookup(r, &x->k, eb, sizeof(eb));
+
+	if (n < (int)sizeof(*de) || de->ino != x->a)
+		return n < 0 ? n : -EUCLEAN;
+	*ir = (struct inode_ref){ x->k.offset, de->name_len };
+	memcpy(ir->name, de->name, de->name_len);
+	struct key kr = { x->a, KEY_INODE_REF, x->k.objectid };
+	return item_append(t, r, &kr, ir, (uint32_t)(sizeof(*ir) + de->name_len));
+}
+
 static int fix_meta_refs(struct txn *t, struct core *c, const struct fsck_fix *x)
 {
 	struct root *ext = core_tree(c, CT_EXTENT);
@@ -528,6 +577,12 @@ int fsck_repair_apply(struct core *c, const struct fsck_fix *v, size_t n)
 			break;
 		case FIX_ADD_DENTRY:
 			ret = fix_add_dentry(t, r, x);
+			break;
+		case FIX_ADD_REF:
+			ret = fix_add_ref(t, r, x);
+			break;
+		case FIX_DEL_REF:
+			ret = fix_del_ref(t, r, x);
 			break;
 		case FIX_LOST_FOUND:
 			ret = fix_lost_found(t, r, x);

@@ -290,6 +290,19 @@ static int c_dir_index(struct txn *t, struct core *c)
 	return ret ? ret : del_dir_item(t, c, ROOT_DIR_INO, "c");
 }
 
+static int c_backrefs(struct txn *t, struct core *c)
+{
+	/* d/b's back reference gone; /c given a stale one (d, "ghost") */
+	struct key k = { files[F_B].ino, KEY_INODE_REF, dir_d };
+	int ret = btree_delete(t, fsr(c), &k);
+	uint8_t b[sizeof(struct inode_ref) + 5];
+	struct inode_ref *ir = (void *)b;
+	*ir = (struct inode_ref){ 999, 5 };
+	memcpy(ir->name, "ghost", 5);
+	k = (struct key){ files[F_C].ino, KEY_INODE_REF, dir_d };
+	return ret ? ret : btree_insert(t, fsr(c), &k, b, sizeof(b));
+}
+
 static int c_missing_inode(struct txn *t, struct core *c)
 {
 	/* d/b's INODE_ITEM lost: its names, back reference and extents dangle */
@@ -367,6 +380,7 @@ static const struct ccase cases[] = {
 	{ "wrong link counts (file, hard-linked file, dir)", c_link_counts, CORE_PROFILE_DUP, -1, 1, NULL, NULL, false, NULL, false },
 	{ "orphan items (named inode, missing inode)", c_orphans, CORE_PROFILE_DUP, -1, 1, NULL, NULL, false, NULL, false },
 	{ "directory index disagrees with its entries", c_dir_index, CORE_PROFILE_DUP, -1, 1, NULL, NULL, false, NULL, false },
+	{ "back references disagree with the names (missing, stale)", c_backrefs, CORE_PROFILE_DUP, -1, 1, NULL, NULL, false, NULL, false },
 	{ "entries naming a missing inode (removed)", c_missing_inode, CORE_PROFILE_DUP, F_B, 1, NULL, NULL, false, NULL, false },
 	{ "inode nobody names (to /lost+found)", c_unnamed, CORE_PROFILE_DUP, F_C, 1, "lost+found", NULL, false, NULL, false },
 	{ "checksums missing, dup copies agree (recomputed)", c_csum, CORE_PROFILE_DUP, -1, 1, NULL, NULL, false, NULL, false },
@@ -551,10 +565,10 @@ static void crash_case(const struct ccase *cc)
 		unlink(orig);
 		return;
 	}
-	/* the first write, two inside, and the last two (the last is the
+	/* the first write, one inside, and the last two (the last is the
 	 * superblock on these small images: the commit point) */
-	long at[5] = { 1, w / 3, 2 * w / 3, w - 1, w };
-	for (int i = 0; i < 5; i++) {
+	long at[4] = { 1, w / 2, w - 1, w };
+	for (int i = 0; i < 4; i++) {
 		long n = at[i];
 		char env[64];
 		if (n < 1 || (i && n <= at[i - 1]))
@@ -577,7 +591,7 @@ static void crash_case(const struct ccase *cc)
 			       n, w, y, r, e, e0);
 			show_out();
 		}
-		if (n == at[2] || n == w) {	/* and -y finishes the job from there */
+		if (n == at[1]) {	/* and -y finishes the job from there */
 			int y2 = fsck_env("", "-y"), r2 = fsck_env("", "-n");
 			if ((y2 != 0 && y2 != 1) || r2 != 0) {
 				bad++;
@@ -702,7 +716,7 @@ int main(int argc, char **argv)
 			run_case(&cases[i]);
 	if (argc < 2 || strstr("crash", argv[1])) {
 		crash_case(&cases[0]);		/* free-space tree rebuilt */
-		crash_case(&cases[6]);		/* lost+found made, an inode moved there */
+		crash_case(&cases[7]);		/* lost+found made, an inode moved there */
 	}
 	if (argc < 2 || strstr("log", argv[1]))
 		log_case();
