@@ -1342,6 +1342,8 @@ int main(int argc, char **argv)
 	}
 check:;
 	bool repair = (yflag || preen) && !core_only;
+	if ((yflag || preen) && core_only)
+		printf("fsck.glassfs: -c: the repairs need the items checks; checking only\n");
 	uint64_t last_errors = UINT64_MAX;
 	struct saved_supers ss = { 0, NULL };
 
