@@ -8,7 +8,10 @@
  *
  * One pass in key order: all items of an object are adjacent (keys sort
  * by objectid first), so per-object checks run when the objectid changes;
- * counts that span objects (links) are settled at the end.
+ * counts that span objects (links) are settled at the end.  Beside each
+ * error it knows a repair for, it queues one (fsck_fix, fsck.h); entries
+ * naming missing inodes and back references that disagree with the names
+ * take a second walk, run only when the first found such errors.
  */
 #include <dirent.h>
 #include <errno.h>
