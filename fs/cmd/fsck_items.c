@@ -600,7 +600,10 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 		/* a name whose DIR_INDEX is missing still names it (the index
 		 * is added back); the checks below count it */
 		uint32_t ent = ii->entries + ii->unindexed;
-		bool unnamed = ino != ROOT_DIR_INO && ent == 0 && !ii->orphan;
+		/* named nowhere: on the orphan list with no back reference left
+		 * it was unlinked while open (the mount frees it); a back
+		 * reference says it had a name, lost since */
+		bool unnamed = ino != ROOT_DIR_INO && ent == 0 && (!ii->orphan || ii->refs);
 		if (ino == ROOT_DIR_INO) {
 			root_ok = S_ISDIR(ii->mode);
 			if (ent)
@@ -640,7 +643,7 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 			fsck_covered(f, n - 1);
 			continue;
 		}
-		if (ent == 0 && ii->orphan) {
+		if (ent == 0 && ii->orphan && !ii->refs) {
 			/* unlinked but still open at the crash: the orphan item is
 			 * right, the mount frees it; only nlink is off */
 			fix(f, FIX_INODE_NLINK, ino, 0, NULL);

@@ -377,7 +377,9 @@ static int fix_add_ref(struct txn *t, struct root *r, const struct fsck_fix *x)
 	return item_append(t, r, &kr, ir, (uint32_t)(sizeof(*ir) + de->name_len));
 }
 
-static int fix_meta_refs(struct txn *t, struct core *c, const struct fsck_fix *x)
+/* rebuilt: the free-space tree was rebuilt in this pass (a leaked node is
+ * free already, and may hold a node this pass wrote) */
+static int fix_meta_refs(struct txn *t, struct core *c, const struct fsck_fix *x, bool rebuilt)
 {
 	struct root *ext = core_tree(c, CT_EXTENT);
 	struct key k = { x->a, KEY_METADATA_ITEM, x->k.offset };
@@ -388,7 +390,9 @@ static int fix_meta_refs(struct txn *t, struct core *c, const struct fsck_fix *x
 		if (n == -ENOENT)
 			return 0;
 		int ret = btree_delete(t, ext, &k);
-		if (!ret && alloc_is_used(c, x->a, c->nodesize))
+		/* without a rebuild its space is marked used (nothing in this
+		 * pass can have taken it): free it after the commit */
+		if (!ret && !rebuilt && alloc_is_used(c, x->a, c->nodesize))
 			alloc_pin(c, x->a, c->nodesize);
 		return ret;
 	}
@@ -588,7 +592,7 @@ int fsck_repair_apply(struct core *c, const struct fsck_fix *v, size_t n)
 			ret = fix_lost_found(t, r, x);
 			break;
 		case FIX_META_REFS:
-			ret = fix_meta_refs(t, c, x);
+			ret = fix_meta_refs(t, c, x, fst);
 			break;
 		case FIX_DATA_REFS:
 			ret = fix_data_refs(t, c, x);
