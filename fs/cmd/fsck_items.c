@@ -249,8 +249,8 @@ static void check_dir_index(struct fsck *f, struct obj *o, struct imap *m,
 		/* the subvolume's ROOT_REF says the same name, directory and index */
 		char rb[sizeof(struct root_ref) + 256];
 		const struct root_ref *rr = (const void *)rb;
-		struct key rk = { root_id(cur_tree), KEY_ROOT_REF, de->ino };
-		int n = btree_lookup(core_root(cur_tree->core, ROOT_TREE_OBJECTID), &rk, rb, sizeof(rb));
+		struct key rk = { btree_root_id(cur_tree), KEY_ROOT_REF, de->ino };
+		int n = btree_lookup(subvol_root(cur_tree->core, ROOT_TREE_OBJECTID), &rk, rb, sizeof(rb));
 
 		if (n < (int)sizeof(*rr) || rr->dirid != k->objectid || rr->index != k->offset ||
 		    rr->name_len != de->name_len || memcmp(rr->name, de->name, de->name_len))
@@ -323,7 +323,7 @@ static void queue_dangling(struct fsck *f, struct root *fsroot, struct imap *m)
 	struct key k = { 0, 0, 0 };
 	int ret;
 
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search_ge(fsroot, &k, &p);
 	while (ret == 0) {
 		uint32_t size, off = 0;
@@ -349,7 +349,7 @@ static void queue_dangling(struct fsck *f, struct root *fsroot, struct imap *m)
 		}
 		ret = btree_next(&p);
 	}
-	path_release(&p);
+	btree_path_release(&p);
 }
 
 /*
@@ -381,7 +381,7 @@ static void queue_backrefs(struct fsck *f, struct root *fsroot, struct imap *m)
 	struct key k = { 0, 0, 0 };
 	int ret;
 
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search_ge(fsroot, &k, &p);
 	while (ret == 0) {
 		uint32_t size, off = 0;
@@ -410,7 +410,7 @@ static void queue_backrefs(struct fsck *f, struct root *fsroot, struct imap *m)
 				cap = cap ? cap * 2 : 64;
 				struct bref *nv = realloc(v, cap * sizeof(*nv));
 				if (!nv) {
-					path_release(&p);
+					btree_path_release(&p);
 					free(v);
 					return;
 				}
@@ -420,7 +420,7 @@ static void queue_backrefs(struct fsck *f, struct root *fsroot, struct imap *m)
 		}
 		ret = btree_next(&p);
 	}
-	path_release(&p);
+	btree_path_release(&p);
 	qsort(v, n, sizeof(*v), cmp_bref);
 	for (size_t i = 0; i + 1 < n; i++)
 		if (!v[i].index_side && v[i + 1].index_side && v[i].ino == v[i + 1].ino &&
@@ -444,7 +444,7 @@ static void queue_backrefs(struct fsck *f, struct root *fsroot, struct imap *m)
 int fsck_items_check(struct fsck *f, struct root *fsroot)
 {
 	cur_tree = fsroot;
-	cur_tree_id = root_id(fsroot);
+	cur_tree_id = btree_root_id(fsroot);
 	uint64_t max_ino = ROOT_DIR_INO, del_obj = 0;
 	struct imap m = { 0 };
 	struct obj o;
@@ -453,7 +453,7 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 	int ret;
 
 	memset(&o, 0, sizeof(o));
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search_ge(fsroot, &k, &p);
 	while (ret == 0) {
 		uint32_t size;
@@ -562,14 +562,14 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 		}
 		ret = btree_next(&p);
 	}
-	path_release(&p);
+	btree_path_release(&p);
 	obj_finish(f, &o, &m);
 	free(o.dents);
 	if (ret < 0) {
 		/* an unreadable node: reported by the core's walk too; the
 		 * cross-object counts below would only echo it */
 		fsck_error(f, "fs tree %llu: items unreadable after (%llu, %u, %llu): %s",
-			   (unsigned long long)root_id(fsroot), (unsigned long long)k.objectid,
+			   (unsigned long long)btree_root_id(fsroot), (unsigned long long)k.objectid,
 			   k.type, (unsigned long long)k.offset, strerror(-ret));
 		free(m.v);
 		return 0;

@@ -188,14 +188,14 @@ static int del_items(struct txn *t, struct root *r, uint64_t obj, uint8_t type)
 		struct path p;
 		int ret;
 
-		path_init(&p);
+		btree_path_init(&p);
 		ret = btree_search_ge(r, &k, &p);
 		if (ret == 0) {
 			btree_item_key(&p, p.slots[0], &ik);
 			if (ik.objectid != obj || (type && ik.type != type))
 				ret = 1;
 		}
-		path_release(&p);
+		btree_path_release(&p);
 		if (ret)
 			return ret < 0 ? ret : 0;
 		if (type == KEY_EXTENT_DATA || (!type && ik.type == KEY_EXTENT_DATA)) {
@@ -543,7 +543,7 @@ int fsck_repair_apply(struct core *c, const struct fsck_fix *v, size_t n)
 		return ret;
 	for (size_t i = 0; i < n && !ret; i++) {
 		const struct fsck_fix *x = &v[i];
-		struct root *r = core_root(c, x->tree ? x->tree : FS_TREE_OBJECTID);
+		struct root *r = subvol_root(c, x->tree ? x->tree : FS_TREE_OBJECTID);
 		struct inode_item it;
 
 		if (!r) {

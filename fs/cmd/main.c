@@ -12,14 +12,14 @@
  *
  * The daemon holds every device for the mount's life (dev.h: an OFD lock,
  * which follows the open file description, not the process that took it):
- * a second mount of a device fails in core_open with who holds it.
+ * a second mount of a device fails in mount_open with who holds it.
  *
  * Start-up order matters: the daemon forks (unless -f) BEFORE opening the
  * volume, because the core starts threads; the parent waits on a pipe for
  * the child's verdict so `glassfs` and `mount` exit non-zero with a clear
  * message when the image is bad or the mount fails.  Unmounting
  * (fusermount3 -u, umount, SIGTERM/SIGINT) ends the session loop, then
- * core_close() writes the final commit: nothing acknowledged is lost.
+ * mount_close() writes the final commit: nothing acknowledged is lost.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -582,7 +582,7 @@ int main(int argc, char **argv)
 		setsid();
 	}
 
-	ret = core_open(o.devs, o.ndevs, &o.core, &core);
+	ret = mount_open(o.devs, o.ndevs, &o.core, &core);
 	if (ret < 0) {
 		if (!core_failure_reported())
 			fprintf(stderr, "glassfs: cannot open %s: %s\n", o.devspec, strerror(-ret));
@@ -675,7 +675,7 @@ destroy:
 unmount_fs:
 	fsops_unmount(fs);
 close_core: {
-		int r = core_close(core);
+		int r = mount_close(core);
 		if (r < 0) {
 			fprintf(stderr, "glassfs: final commit of %s failed: %s\n", o.devspec,
 				strerror(-r));

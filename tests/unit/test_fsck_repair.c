@@ -51,12 +51,12 @@ static int mount_fs(struct core **c, struct fsctx **fs)
 
 	core_opts_default(&o);
 	o.commit_interval_s = 3600;
-	ret = core_open(devs, 1, &o, c);
+	ret = mount_open(devs, 1, &o, c);
 	if (ret)
 		return ret;
 	ret = fsops_mount(*c, &o, fs);
 	if (ret) {
-		core_close(*c);
+		mount_close(*c);
 		*c = NULL;
 	}
 	return ret;
@@ -65,7 +65,7 @@ static int mount_fs(struct core **c, struct fsctx **fs)
 static int unmount_fs(struct core *c, struct fsctx *fs)
 {
 	fsops_unmount(fs);
-	return core_close(c);
+	return mount_close(c);
 }
 
 /* A fresh image with the files above (and a snapshot of it, /snap). */
@@ -84,7 +84,7 @@ static int make_image(uint64_t data_profile, bool snap)
 	if (fd < 0 || ftruncate(fd, (off_t)IMG_SIZE) < 0)
 		return -errno;
 	close(fd);
-	if ((ret = core_format(devs, 1, &fo)) || (ret = mount_fs(&c, &fs)))
+	if ((ret = mount_format(devs, 1, &fo)) || (ret = mount_fs(&c, &fs)))
 		return ret;
 	ret = fsops_mkdir(fs, ROOT_DIR_INO, "d", S_IFDIR | 0755, &root_cr, &st);
 	dir_d = st.st_ino;
@@ -186,7 +186,7 @@ static bool verify(unsigned skip, const char **why)
 /* ---- the corruptions: each gets the opened core and a handle ------------ */
 
 static uint64_t target_tree = FS_TREE_OBJECTID;	/* the tree a case damages */
-static struct root *fsr(struct core *c) { return core_root(c, target_tree); }
+static struct root *fsr(struct core *c) { return subvol_root(c, target_tree); }
 
 static int file_extent(struct core *c, uint64_t ino, struct file_extent *fe)
 {
@@ -442,13 +442,13 @@ static int prepare(const struct ccase *cc)
 		goto out;
 	}
 	MUST(txn_commit(c, COMMIT_SYNC));
-	ret = core_close(c);
+	ret = mount_close(c);
 	c = NULL;
 	MUST(ret);
 	return 0;
 out:
 	if (c)
-		core_close(c);
+		mount_close(c);
 	return -1;
 }
 
@@ -519,7 +519,7 @@ static void run_case(const struct ccase *cc)
 	}
 out:
 	if (c)
-		core_close(c);
+		mount_close(c);
 }
 
 /* The last number before `what` in the fsck output (-1: none). */
@@ -682,7 +682,7 @@ static void log_case(void)
 		}
 		if (!ret)
 			ret = txn_commit(c, COMMIT_SYNC);
-		int e = core_close(c);
+		int e = mount_close(c);
 		ret = ret ? ret : e;
 	}
 	fflush(stdout);
