@@ -50,9 +50,10 @@ FS_TOOL_MAINS := $(filter-out fs/cmd/main.c,$(wildcard $(FS_MAINS)))
 FS_TOOL_BINS  := $(patsubst fs/cmd/%.c,$(OUT)/bin/%.glassfs,$(filter fs/cmd/mkfs.c fs/cmd/fsck.c,$(FS_TOOL_MAINS))) \
 		 $(if $(wildcard fs/cmd/glassctl.c),$(OUT)/bin/glassctl)
 # glassctl's subcommand files (fs/cmd/glassctl_*.c) link into glassctl only,
-# fsck's pass over the items (fs/cmd/fsck_items.c) into fsck.glassfs only.
+# fsck's pass over the items (fs/cmd/fsck_items.c) and its repairs
+# (fs/cmd/fsck_repair.c) into fsck.glassfs only.
 GLASSCTL_PARTS := $(wildcard fs/cmd/glassctl_*.c)
-$(OUT)/bin/fsck.glassfs: $(OUT)/obj/fs/cmd/fsck_items.o
+$(OUT)/bin/fsck.glassfs: $(OUT)/obj/fs/cmd/fsck_items.o $(OUT)/obj/fs/cmd/fsck_repair.o
 # the progress line (fs/cmd/progress.c) of glassctl, mkfs and fsck
 $(OUT)/bin/fsck.glassfs $(OUT)/bin/mkfs.glassfs: $(OUT)/obj/fs/cmd/progress.o
 BINS += $(FS_TOOL_BINS)

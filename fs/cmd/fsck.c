@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * fsck.glassfs — offline check of a glassfs volume.
+ * fsck.glassfs — offline check and repair of a glassfs volume.
  *
- *   fsck.glassfs [-n] [-v] [-c] DEV...
+ *   fsck.glassfs [-n|-y|-p] [-v] [-c] [-r] DEV...
  *
  * -v lists every node (logical and physical address); -c checks only the
  * storage core (no items-layer checks, data reference counts not compared:
@@ -13,14 +13,22 @@
  * (checksum, bytenr, owner, key order, item bounds: btree_walk); the
  * extent tree's reference counts against the nodes found and the data
  * references the items layer reports (fsck_data_ref); the free-space tree
- * against the allocations; checksum items against data extents; then the
- * items layer's own checks (fsck_items_check) of each fs tree.
+ * against the allocations; checksum items against data extents, and every
+ * sector of regular file data having one; then the items layer's own
+ * checks (fsck_items_check) of each fs tree.
  *
- * Exit codes (fsck's): 0 clean, 4 errors left uncorrected, 8 operational
- * error (cannot open, out of memory).  Repair is not implemented: -n is
- * accepted and is what always happens.  A volume a mount holds (dev.h)
- * is refused with exit 8, as e2fsck refuses a mounted filesystem; with -n
- * it is checked anyway, read-only and unclaimed.
+ * Repair (-y: every repair there is; -p: the safe ones, fsck.h): the
+ * checks queue a repair beside each error they know one for; a pass makes
+ * them in one transaction (fsck_repair.c) and the volume is checked again,
+ * until it is clean (exit 1), or a pass repairs nothing more (exit 4: the
+ * errors left are printed with why they have no safe repair).  A pending
+ * fsync log is never repaired around: mount once to replay it.
+ *
+ * Exit codes (fsck's): 0 clean, 1 errors corrected, 4 errors left
+ * uncorrected, 8 operational error (cannot open, out of memory), 16
+ * usage.  A volume a mount holds (dev.h) is refused with exit 8, as
+ * e2fsck refuses a mounted filesystem; with -n it is checked anyway,
+ * read-only and unclaimed.
  */
 #include "fs/core/core_types.h"
 #include "fs/store/alloc.h"
@@ -35,12 +43,15 @@
 #include "fs/btree/node.h"
 #include "fs/services/scrub.h"
 #include "fs/format/items_format.h"
+#include "fs/trees/data.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #define MAX_REPORTED 50
 
@@ -96,7 +107,54 @@ struct fsck {
 	uint64_t nodes_seen, items_seen, data_bytes;
 	struct progress prog;	/* the line on a terminal: node bytes walked of meta_total */
 	uint64_t meta_total;
+	bool quiet;		/* preening at boot: no progress line */
+	/* repair (fsck.h): queued when repair is asked; fixable counts the
+	 * errors that queued one.  fst_bad: the free-space tree disagrees
+	 * with the extents in use (rebuilt whole). */
+	bool repair;
+	struct fsck_fix *fixes;
+	size_t nfixes, capfixes;
+	uint64_t fixable;
+	bool fst_bad;
+	struct umap node_level;	/* node bytenr -> level + 1 */
+	/* FE_REG ranges of data extents (checksum coverage): extent, start, len */
+	struct reg_range { uint64_t ext, start, len; } *regs;
+	size_t nregs, capregs;
 };
+
+uint64_t fsck_errors(const struct fsck *f)
+{
+	return f->errors;
+}
+
+void fsck_covered(struct fsck *f, uint64_t n)
+{
+	f->fixable += n;
+}
+
+/* Room for one more element in the array *v of *n (capacity *cap): false
+ * (f->oom set) when memory runs out. */
+static bool vec_room(struct fsck *f, void **v, size_t n, size_t *cap, size_t elem)
+{
+	if (n < *cap)
+		return true;
+	size_t nc = *cap ? *cap * 2 : 64;
+	void *nv = realloc(*v, nc * elem);
+	if (!nv) {
+		f->oom = true;
+		return false;
+	}
+	*v = nv;
+	*cap = nc;
+	return true;
+}
+
+void fsck_fix(struct fsck *f, const struct fsck_fix *x)
+{
+	f->fixable++;
+	if (f->repair && vec_room(f, (void **)&f->fixes, f->nfixes, &f->capfixes, sizeof(*x)))
+		f->fixes[f->nfixes++] = *x;
+}
 
 void fsck_error(struct fsck *f, const char *fmt, ...)
 {
@@ -245,7 +303,22 @@ static void count_leaf(struct fsck *f, const uint8_t *b)
 		memcpy(&fe, b + nb_item_off(b, (int)i), sizeof(fe));
 		if ((fe.type == FE_REG || fe.type == FE_PREALLOC) && fe.disk_logical)
 			count_data_ref(f, fe.disk_logical, fe.disk_len);
+		if (fe.type == FE_REG && fe.disk_logical && fe.num_bytes &&
+		    fe.offset + fe.num_bytes <= fe.disk_len) {
+			if (!vec_room(f, (void **)&f->regs, f->nregs, &f->capregs, sizeof(*f->regs)))
+				return;
+			f->regs[f->nregs++] = (struct reg_range){ fe.disk_logical,
+				fe.disk_logical + fe.offset, fe.num_bytes };
+		}
 	}
+}
+
+/* The free-space tree disagrees with the extents: one rebuild repairs
+ * every such error (its FIX_USED ranges are queued after the scan). */
+static void fst_bad(struct fsck *f)
+{
+	f->fst_bad = true;
+	f->fixable++;
 }
 
 static int visit_node(const struct node_info *ni, void *arg)
@@ -259,6 +332,9 @@ static int visit_node(const struct node_info *ni, void *arg)
 	}
 	f->nodes_seen++;
 	progress_update(&f->prog, f->nodes_seen * f->c->nodesize, f->meta_total);
+	struct uent *lv = umap_get(&f->node_level, ni->bytenr, true);
+	if (lv)
+		lv->count = (uint64_t)ni->level + 1;
 	check_node_copies(f, ni->bytenr);
 	if (f->verbose) {
 		struct chunk_copy cp[CHUNK_MAX_STRIPES];
@@ -287,9 +363,11 @@ static int visit_node(const struct node_info *ni, void *arg)
 		fsck_error(f, "%s tree: node %llu has generation %llu, newer than the volume's %llu",
 			   f->tree, (unsigned long long)ni->bytenr,
 			   (unsigned long long)ni->generation, (unsigned long long)f->c->generation);
-	if (!alloc_is_used(f->c, ni->bytenr, f->c->nodesize))
+	if (!alloc_is_used(f->c, ni->bytenr, f->c->nodesize)) {
 		fsck_error(f, "%s tree: node %llu (level %d) lies in space the free-space tree calls free",
 			   f->tree, (unsigned long long)ni->bytenr, ni->level);
+		fst_bad(f);
+	}
 	return 0;
 }
 
@@ -313,7 +391,15 @@ static const char *tree_name(enum core_tree t)
 struct ext_scan {
 	struct umap meta_items;	/* bytenr -> refs (from METADATA_ITEMs) */
 	struct umap data_items;	/* logical -> refs; aux = len */
+	struct umap meta_level;	/* bytenr -> its METADATA_ITEM's key offset + 1 */
 };
+
+static uint64_t s_meta_level(struct ext_scan *s, uint64_t bytenr)
+{
+	struct uent *e = umap_get(&s->meta_level, bytenr, false);
+
+	return e && e->count ? e->count - 1 : 0;
+}
 
 /* Walk every item of the extent tree: METADATA_ITEM, EXTENT_ITEM, BG items. */
 static int scan_extent_tree(struct fsck *f, struct ext_scan *s)
@@ -353,15 +439,22 @@ static int scan_extent_tree(struct fsck *f, struct ext_scan *s)
 						   data ? "data extent" : "node",
 						   (unsigned long long)ik.objectid);
 				e->count = ei.refs ? ei.refs : ~0ull;
+				if (!data) {
+					struct uent *lv = umap_get(&s->meta_level, ik.objectid, true);
+					if (lv)
+						lv->count = ik.offset + 1;
+				}
 				e->aux = data ? ik.offset : ei.owner;
 				if (!ei.refs)
 					fsck_error(f, "extent tree: %llu has a zero reference count",
 						   (unsigned long long)ik.objectid);
 				uint64_t len = data ? ik.offset : f->c->nodesize;
-				if (!alloc_is_used(f->c, ik.objectid, len))
+				if (!alloc_is_used(f->c, ik.objectid, len)) {
 					fsck_error(f, "free space: extent %llu+%llu is allocated but the free-space tree calls it free",
 						   (unsigned long long)ik.objectid,
 						   (unsigned long long)len);
+					fst_bad(f);
+				}
 			}
 		}
 		ret = btree_next(&p);
@@ -380,6 +473,9 @@ static void compare_refs(struct fsck *f, struct ext_scan *s)
 		if (!n->key)
 			continue;
 		struct uent *e = umap_get(&s->meta_items, n->key, false);
+		struct uent *lv = umap_get(&f->node_level, n->key, false);
+		struct fsck_fix x = { FIX_META_REFS, 0, n->key, 0, n->count, n->aux,
+				      { 0, 0, lv && lv->count ? lv->count - 1 : 0 } };
 		if (!e)
 			fsck_error(f, "extent tree: node %llu (tree %llu) has no reference item",
 				   (unsigned long long)n->key, (unsigned long long)n->aux);
@@ -387,12 +483,19 @@ static void compare_refs(struct fsck *f, struct ext_scan *s)
 			fsck_error(f, "extent tree: node %llu has %llu references recorded, %llu found",
 				   (unsigned long long)n->key, (unsigned long long)e->count,
 				   (unsigned long long)n->count);
+		if (!e || e->count != n->count)
+			fsck_fix(f, &x);
 	}
 	for (size_t i = 0; i < s->meta_items.cap; i++) {
 		struct uent *e = &s->meta_items.v[i];
-		if (e->key && !umap_get(&f->nodes, e->key, false))
+		if (e->key && !umap_get(&f->nodes, e->key, false)) {
 			fsck_error(f, "extent tree: reference item for node %llu, which no tree uses (leaked)",
 				   (unsigned long long)e->key);
+			/* its level is the item's key offset: found again at repair */
+			struct fsck_fix x = { FIX_META_REFS, 0, e->key, 0, 0, 0,
+					      { 0, 0, s_meta_level(s, e->key) } };
+			fsck_fix(f, &x);
+		}
 	}
 	if (!f->items_checked)
 		return;
@@ -402,16 +505,22 @@ static void compare_refs(struct fsck *f, struct ext_scan *s)
 			continue;
 		struct uent *r = umap_get(&f->data_refs, e->key, false);
 		uint64_t found = r ? r->count : 0;
-		if (found != e->count)
+		if (found != e->count) {
 			fsck_error(f, "extent tree: data extent %llu+%llu has %llu references recorded, %llu found",
 				   (unsigned long long)e->key, (unsigned long long)e->aux,
 				   (unsigned long long)e->count, (unsigned long long)found);
+			struct fsck_fix x = { FIX_DATA_REFS, 0, e->key, e->aux, found, e->count, { 0, 0, 0 } };
+			fsck_fix(f, &x);
+		}
 	}
 	for (size_t i = 0; i < f->data_refs.cap; i++) {
 		struct uent *r = &f->data_refs.v[i];
-		if (r->key && !umap_get(&s->data_items, r->key, false))
+		if (r->key && !umap_get(&s->data_items, r->key, false)) {
 			fsck_error(f, "extent tree: file data at %llu (+%llu) has no extent item",
 				   (unsigned long long)r->key, (unsigned long long)r->aux);
+			struct fsck_fix x = { FIX_DATA_REFS, 0, r->key, r->aux, r->count, 0, { 0, 0, 0 } };
+			fsck_fix(f, &x);
+		}
 	}
 }
 
@@ -448,10 +557,12 @@ static int check_bg_leaks(const struct bgroup *bg, void *arg)
 		leaked += CORE_SECTORSIZE;
 		i++;
 	}
-	if (leaked)
+	if (leaked) {
 		fsck_error(f, "free space: block group %llu: %llu bytes marked used that nothing references (first at %llu)",
 			   (unsigned long long)bg->start, (unsigned long long)leaked,
 			   (unsigned long long)first);
+		fst_bad(f);
+	}
 	return 0;
 }
 
@@ -750,11 +861,387 @@ static int bg_used_matches(const struct bgroup *bg, void *arg)
 	struct key k = { bg->start, KEY_BLOCK_GROUP_ITEM, bg->len };
 
 	if (btree_lookup(core_tree(f->c, CT_EXTENT), &k, &bgi, sizeof(bgi)) == (int)sizeof(bgi) &&
-	    bgi.used != bg->used_bytes)
+	    bgi.used != bg->used_bytes) {
 		fsck_error(f, "block group %llu: item says %llu bytes used, free-space tree %llu",
 			   (unsigned long long)bg->start, (unsigned long long)bgi.used,
 			   (unsigned long long)bg->used_bytes);
+		fst_bad(f);	/* the rebuild rewrites every block group item */
+	}
 	return 0;
+}
+
+/* ---- checksum coverage ------------------------------------------------------ */
+
+static int cmp_reg(const void *a, const void *b)
+{
+	const struct reg_range *x = a, *y = b;
+
+	if (x->ext != y->ext)
+		return x->ext < y->ext ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Every sector a regular file extent covers has a checksum (prealloc
+ * ranges have none until written: only FE_REG ranges count). */
+static void check_csum_coverage(struct fsck *f)
+{
+	qsort(f->regs, f->nregs, sizeof(*f->regs), cmp_reg);
+	for (size_t i = 0; i < f->nregs;) {
+		uint64_t ext = f->regs[i].ext, start = f->regs[i].start;
+		uint64_t end = start + f->regs[i].len;
+		size_t j = i + 1;
+
+		while (j < f->nregs && f->regs[j].ext == ext && f->regs[j].start <= end) {
+			if (f->regs[j].start + f->regs[j].len > end)
+				end = f->regs[j].start + f->regs[j].len;
+			j++;
+		}
+		i = j;
+		uint32_t n = (uint32_t)((end - start) / CORE_SECTORSIZE);
+		uint32_t *exp = malloc((size_t)n * sizeof(*exp) + 1);
+		uint8_t *have = malloc((size_t)n + 1);
+		if (!exp || !have) {
+			free(exp);
+			free(have);
+			f->oom = true;
+			return;
+		}
+		if (data_load_csums(f->c, start, n, exp, have) == 0) {
+			for (uint32_t a = 0; a < n;) {
+				if (have[a]) {
+					a++;
+					continue;
+				}
+				uint32_t b = a;
+				while (b < n && !have[b])
+					b++;
+				uint64_t lo = start + (uint64_t)a * CORE_SECTORSIZE;
+				uint64_t len = (uint64_t)(b - a) * CORE_SECTORSIZE;
+				fsck_error(f, "csum tree: file data %llu+%llu (extent %llu) has no checksums",
+					   (unsigned long long)lo, (unsigned long long)len,
+					   (unsigned long long)ext);
+				struct fsck_fix x = { FIX_CSUM, 0, lo, len, 0, 0, { 0, 0, 0 } };
+				fsck_fix(f, &x);
+				a = b;
+			}
+		}
+		free(exp);
+		free(have);
+	}
+}
+
+/* The free-space tree is rebuilt from every node and data extent in use. */
+static void queue_fst_rebuild(struct fsck *f, struct ext_scan *s)
+{
+	for (size_t i = 0; i < f->nodes.cap; i++)
+		if (f->nodes.v[i].key) {
+			struct fsck_fix x = { FIX_USED, 0, f->nodes.v[i].key, f->c->nodesize, 0, 0,
+					      { 0, 0, 0 } };
+			fsck_fix(f, &x);
+			f->fixable--;
+		}
+	for (size_t i = 0; i < s->data_items.cap; i++)
+		if (s->data_items.v[i].key) {
+			struct fsck_fix x = { FIX_USED, 0, s->data_items.v[i].key,
+					      s->data_items.v[i].aux, 0, 0, { 0, 0, 0 } };
+			fsck_fix(f, &x);
+			f->fixable--;
+		}
+	for (size_t i = 0; i < f->data_refs.cap; i++) {
+		struct uent *r = &f->data_refs.v[i];
+		if (r->key && !umap_get(&s->data_items, r->key, false)) {
+			struct fsck_fix x = { FIX_USED, 0, r->key, r->aux, 0, 0, { 0, 0, 0 } };
+			fsck_fix(f, &x);
+			f->fixable--;
+		}
+	}
+}
+
+static void fsck_free(struct fsck *f, struct ext_scan *s)
+{
+	free(f->nodes.v);
+	free(f->data_refs.v);
+	free(f->node_level.v);
+	free(f->regs);
+	free(f->fixes);
+	free(s->meta_items.v);
+	free(s->data_items.v);
+	free(s->meta_level.v);
+	free(rrefs);
+	rrefs = NULL;
+	nrrefs = 0;
+	memset(s, 0, sizeof(*s));
+}
+
+/*
+ * One check of the volume, read-only.  0 when it ran (f->errors, and
+ * f->fixes when f->repair), else the exit code to give (4: the volume
+ * cannot even be opened for damage, 8: operational).  f->c is closed.
+ */
+static int check_volume(struct fsck *f, const char *const *devs, int ndevs, bool core_only,
+			bool nflag, bool *log_pending)
+{
+	struct core_opts o;
+	struct ext_scan s;
+	int ret;
+
+	memset(&s, 0, sizeof(s));
+	core_opts_default(&o);
+	o.readonly = true;
+	ret = mount_open(devs, ndevs, &o, &f->c);
+	if (ret == -EBUSY && nflag) {
+		/* as e2fsck -n on a mounted filesystem: look, change nothing */
+		fprintf(stderr, "fsck.glassfs: checking it anyway, read-only (-n): what the mount "
+			"has not committed is not seen, and its commits during the check may show "
+			"as errors\n");
+		o.noclaim = true;
+		ret = mount_open(devs, ndevs, &o, &f->c);
+	} else if (ret == -EBUSY) {
+		fprintf(stderr, "fsck.glassfs: not checked: the volume is in use (mounted?); "
+			"fsck.glassfs -n checks it read-only anyway\n");
+		return 8;
+	}
+	if (ret) {
+		if (!core_failure_reported())
+			fprintf(stderr, "fsck.glassfs: cannot open the volume: %s\n", strerror(-ret));
+		/* damaged superblocks or trees needed to open are errors found,
+		 * not failures to check (a device with no glassfs magic is 8) */
+		if (ret == -EIO || ret == -EUCLEAN) {
+			printf("ERROR: the volume's superblocks or core trees are damaged (%s)\n",
+			       strerror(-ret));
+			return 4;
+		}
+		return 8;
+	}
+	*log_pending = f->c->sb.log_root != 0;
+	printf("fsck.glassfs: checking %s (generation %llu, nodesize %u)\n", devs[0],
+	       (unsigned long long)f->c->generation, f->c->nodesize);
+
+	/* progress by bytes: the metadata the walk reads (quiet when preening at boot) */
+	progress_init(&f->prog, "fsck", f->quiet);
+	for (uint64_t ty = BG_SYSTEM; ty <= BG_METADATA; ty <<= 1) {
+		uint64_t tot, fr;
+		alloc_space(f->c, ty, &tot, &fr);
+		f->meta_total += tot - fr;
+	}
+	check_supers(f);
+	for (int t = 0; t < CT_NR; t++) {
+		if (!f->c->roots[t].present)
+			continue;
+		f->tree = tree_name((enum core_tree)t);
+		f->tree_id = core_tree_id((enum core_tree)t);
+		ret = btree_walk(&f->c->roots[t].r, visit_node, bad_node, f);
+		if (ret < 0 && ret != -EIO && ret != -EUCLEAN)
+			goto operational;
+	}
+	/* subvolumes and snapshots (a deleted one: what its cleaner has left) */
+	for (int i = 0; i < f->c->subvols.n; i++) {
+		struct core_subvol *sv = f->c->subvols.v[i];
+
+		if (sv->gone)
+			continue;
+		f->tree = "subvolume";
+		f->tree_id = sv->cr.r.id;
+		ret = btree_walk_dropped(&sv->cr.r, (sv->flags & ROOT_F_DEAD) ? &sv->drop.progress : NULL,
+					 visit_node, bad_node, f);
+		if (ret < 0 && ret != -EIO && ret != -EUCLEAN)
+			goto operational;
+	}
+	f->tree = "fs";
+	if (core_only) {
+		printf("note: core checks only (-c); data reference counts not compared\n");
+	} else {
+		ret = fsck_items_check(f, core_tree(f->c, CT_FS));
+		for (int i = 0; i < f->c->subvols.n && ret >= 0; i++) {
+			struct core_subvol *sv = f->c->subvols.v[i];
+
+			if (sv->gone || (sv->flags & ROOT_F_DEAD))
+				continue;
+			printf("fsck.glassfs: subvolume %llu\n", (unsigned long long)sv->cr.r.id);
+			ret = fsck_items_check(f, &sv->cr.r);
+		}
+		if (ret < 0)
+			goto operational;
+		f->items_checked = true;
+	}
+	ret = scan_extent_tree(f, &s);
+	if (ret == -ENOMEM)
+		goto operational;
+	if (ret)
+		fsck_error(f, "extent tree: cannot iterate: %s", strerror(-ret));
+	compare_refs(f, &s);
+	struct leak_ctx lc = { f, &s };
+	alloc_for_each_bg(f->c, check_bg_leaks, &lc);
+	chunk_for_each(f->c, chunk_has_dev_extent, f);
+	check_subvol_names(f);
+	ret = for_each_item(core_tree(f->c, CT_ROOT), root_ref_collect, f);
+	if (ret == -ENOMEM)
+		goto operational;
+	for (size_t i = 0; i < nrrefs; i++)
+		root_ref_seen(f, &rrefs[i].k, rrefs[i].d, rrefs[i].size);
+	ret = for_each_item(core_tree(f->c, CT_CHUNK), dev_item_seen, f);
+	if (!ret)
+		ret = for_each_item(core_tree(f->c, CT_DEV), dev_extent_seen, f);
+	if (ret == -ENOMEM)
+		goto operational;
+	alloc_for_each_bg(f->c, bg_used_matches, f);
+	ret = check_csums(f, &s);
+	if (ret == -ENOMEM)
+		goto operational;
+	if (f->items_checked)
+		check_csum_coverage(f);
+	if (f->fst_bad)
+		queue_fst_rebuild(f, &s);
+	/*
+	 * A pending fsync log (a crash after fsyncs, before the next commit)
+	 * is checked, not replayed: the trees above are the last commit's,
+	 * consistent on their own; the log must read back whole (headers,
+	 * checksums, records), sit in space the last commit left free, and
+	 * the data it makes reachable must match the checksums it logged.
+	 * The next read-write mount replays it.
+	 */
+	ret = log_check(f->c, stdout);
+	if (ret == -ENOMEM)
+		goto operational;
+	if (ret < 0)
+		fsck_error(f, "fsync log: damaged, or references data that is not on the "
+			   "device (%s; lines above); the last commit is intact", strerror(-ret));
+	else if (ret > 0)
+		printf("fsck.glassfs: fsync log pending: %d record(s), valid; the next read-write "
+		       "mount replays it\n", ret);
+	if (f->oom) {
+		ret = -ENOMEM;
+		goto operational;
+	}
+	progress_end(&f->prog);
+	printf("fsck.glassfs: %llu nodes, %llu extent items, %llu data bytes verified, %llu errors\n",
+	       (unsigned long long)f->nodes_seen, (unsigned long long)f->items_seen,
+	       (unsigned long long)f->data_bytes, (unsigned long long)f->errors);
+	mount_close(f->c);
+	f->c = NULL;
+	free(s.meta_items.v);
+	free(s.data_items.v);
+	free(s.meta_level.v);
+	return 0;
+operational:
+	progress_end(&f->prog);
+	fprintf(stderr, "fsck.glassfs: operational error: %s\n", strerror(-ret));
+	mount_close(f->c);
+	f->c = NULL;
+	return 8;
+}
+
+/*
+ * Test hook: with GLASSFS_FSCK_CRASH_AFTER=N in the environment, the
+ * process ends at once (exit 99, nothing flushed or closed) after the Nth
+ * device write of a repair pass, so a test sees what a crash there leaves
+ * (test_fsck_repair); every pass prints how many writes it made.  0 only
+ * counts.
+ */
+static unsigned long crash_after, pass_writes;
+
+static void crash_recorder(void *arg, const struct dev *d, int op, uint64_t off,
+			   const void *buf, uint64_t len)
+{
+	(void)arg, (void)d, (void)off, (void)buf, (void)len;
+	if (op == DEV_WRITE &&
+	    __atomic_add_fetch(&pass_writes, 1, __ATOMIC_RELAXED) == crash_after)
+		_exit(99);
+}
+
+/*
+ * A pass that leaves more errors than it found is undone: the superblock
+ * copies from before it are written back, which makes the volume the one
+ * before the pass again.  Sound because a pass only writes metadata, into
+ * space free in the volume before it (the free-space tree is rebuilt
+ * before anything is allocated when it was wrong), and frees nothing that
+ * is written again before fsck ends; data blocks are never written.
+ */
+struct saved_supers {
+	int n;
+	struct { char path[4096]; uint64_t off; uint8_t b[SUPER_SIZE]; } *v;
+};
+
+static int supers_save(const char *const *devs, int ndevs, struct saved_supers *ss)
+{
+	static const uint64_t offs[SUPER_COPIES] = { SUPER_OFFSET, SUPER_MIRROR1, SUPER_MIRROR2 };
+
+	ss->n = 0;
+	ss->v = calloc((size_t)ndevs * SUPER_COPIES, sizeof(*ss->v));
+	if (!ss->v)
+		return -ENOMEM;
+	for (int i = 0; i < ndevs; i++) {
+		int fd = open(devs[i], O_RDONLY);
+		if (fd < 0)
+			return -errno;
+		for (int k = 0; k < SUPER_COPIES; k++) {
+			if (pread(fd, ss->v[ss->n].b, SUPER_SIZE, (off_t)offs[k]) != SUPER_SIZE)
+				continue;	/* past the end: no copy there */
+			snprintf(ss->v[ss->n].path, sizeof(ss->v[ss->n].path), "%s", devs[i]);
+			ss->v[ss->n++].off = offs[k];
+		}
+		close(fd);
+	}
+	return 0;
+}
+
+static int supers_restore(const struct saved_supers *ss)
+{
+	int ret = 0;
+
+	for (int i = 0; i < ss->n; i++) {
+		int fd = open(ss->v[i].path, O_WRONLY);
+		if (fd < 0 || pwrite(fd, ss->v[i].b, SUPER_SIZE, (off_t)ss->v[i].off) != SUPER_SIZE ||
+		    fsync(fd))
+			ret = -errno;
+		if (fd >= 0)
+			close(fd);
+	}
+	return ret;
+}
+
+/* One repair pass: the queued repairs in one transaction (fsck.h).  The
+ * repairs made, or -errno. */
+static int repair_pass(const char *const *devs, int ndevs, const struct fsck_fix *v, size_t n)
+{
+	struct core_opts o;
+	struct core *c;
+	int ret, r2;
+	const char *hook = getenv("GLASSFS_FSCK_CRASH_AFTER");
+
+	core_opts_default(&o);
+	o.commit_interval_s = 3600;
+	/* what the pass frees must stay on the device until fsck ends: an
+	 * undone pass (supers_restore) points at it again */
+	o.discard = CORE_DISCARD_OFF;
+	if (hook) {
+		crash_after = strtoul(hook, NULL, 0);
+		pass_writes = 0;
+		o.dev_recorder = crash_recorder;
+	}
+	ret = mount_open(devs, ndevs, &o, &c);
+	if (ret) {
+		fprintf(stderr, "fsck.glassfs: cannot open the volume read-write to repair it: %s\n",
+			strerror(-ret));
+		return ret;
+	}
+	/* test hook: a pass that makes the volume worse (test_fsck_repair
+	 * checks that it is undone) */
+	struct fsck_fix *w = NULL;
+	if (getenv("GLASSFS_FSCK_BAD_REPAIR") && (w = malloc((n + 3) * sizeof(*w)))) {
+		memcpy(w, v, n * sizeof(*w));
+		w[n] = (struct fsck_fix){ FIX_INODE_NLINK, FS_TREE_OBJECTID, ROOT_DIR_INO, 0, 99, 0, { 0, 0, 0 } };
+		w[n + 1] = (struct fsck_fix){ FIX_INODE_SIZE, FS_TREE_OBJECTID, ROOT_DIR_INO, 0, 12345, 0, { 0, 0, 0 } };
+		w[n + 2] = (struct fsck_fix){ FIX_INODE_NBYTES, FS_TREE_OBJECTID, ROOT_DIR_INO, 0, 4096, 0, { 0, 0, 0 } };
+		v = w;
+		n += 3;
+	}
+	ret = fsck_repair_apply(c, v, n);
+	free(w);
+	r2 = mount_close(c);
+	if (hook)
+		printf("fsck.glassfs: repair pass: %lu device writes\n", pass_writes);
+	return ret < 0 ? ret : r2 ? r2 : ret;
 }
 
 int main(int argc, char **argv)
@@ -767,12 +1254,9 @@ int main(int argc, char **argv)
 		argv[1] = "-h";
 	struct fsck f;
 	struct core_opts o;
-	struct ext_scan s;
 	int opt, ret;
-
-	memset(&f, 0, sizeof(f));
-	memset(&s, 0, sizeof(s));
-	bool core_only = false, scrub = false, preen = false, nflag = false;
+	bool core_only = false, scrub = false, preen = false, nflag = false, yflag = false;
+	bool verbose = false;
 	uint64_t corrected = 0;
 
 	/* Exit status as fsck(8): 0 clean, 1 errors corrected, 4 errors left
@@ -790,30 +1274,36 @@ int main(int argc, char **argv)
 			nflag = true;
 			break;
 		case 'v':
-			f.verbose = 1;
+			verbose = true;
 			break;
 		case 'c':
 			core_only = true;
 			break;
 		case 'y':
-			fprintf(stderr, "fsck.glassfs: repair is not implemented; checking only\n");
+			yflag = true;
 			break;
 		case 'h':
-			printf("usage: fsck.glassfs [-n] [-v] [-c] [-r] [-p|-a] DEV...\n"
-			       "  -n  check only (the default: repair is not implemented); also\n"
-			       "      checks a volume that a mount holds, which is refused (exit 8)\n"
-			       "      without -n\n"
+			printf("usage: fsck.glassfs [-n|-y|-p] [-v] [-c] [-r] DEV...\n"
+			       "  -n  check only, change nothing (the default); also checks a\n"
+			       "      volume that a mount holds, which is refused (exit 8) otherwise\n"
+			       "  -y  repair every error that has a repair (fsck.h lists them):\n"
+			       "      free-space tree, reference counts, link counts, orphan items,\n"
+			       "      directory index vs entries, entries naming missing inodes\n"
+			       "      (removed), inodes nobody names (to /lost+found), missing\n"
+			       "      checksums (from agreeing dup/raid1 copies); each pass is one\n"
+			       "      transaction, checked again after it\n"
+			       "  -p, -a  preen, as boot does from fstab: -r, then the repairs that\n"
+			       "      are always safe (bookkeeping only: no name or data changes);\n"
+			       "      skipped while an fsync log awaits its replay at mount\n"
 			       "  -r  first rewrite bad copies of dup/raid1 blocks from good ones\n"
 			       "      (an offline scrub), then check\n"
-			       "  -p, -a  preen, as boot does from fstab: -r without questions\n"
-			       "      (skipped while an fsync log awaits its replay at mount)\n"
 			       "exit: 0 clean, 1 errors corrected, 4 errors left, 8 operational\n"
 			       "      error, 16 usage error (fsck(8))\n"
 			       "  -v  list every node with its physical address\n"
 			       "  -c  storage core only: skip the items layer's checks\n");
 			return 0;
 		default:
-			fprintf(stderr, "usage: fsck.glassfs [-n] [-v] [-c] [-r] [-p|-a] DEV...\n");
+			fprintf(stderr, "usage: fsck.glassfs [-n|-y|-p] [-v] [-c] [-r] DEV...\n");
 			return 16;
 		}
 	}
@@ -821,12 +1311,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fsck.glassfs: no device given\n");
 		return 16;
 	}
+	if (nflag + yflag + preen > 1) {
+		fprintf(stderr, "fsck.glassfs: -n, -y and -p exclude each other\n");
+		return 16;
+	}
+	const char *const *devs = (const char *const *)&argv[optind];
+	int ndevs = argc - optind;
+
 	core_opts_default(&o);
 	if (scrub) {
 		struct scrub_opts so = { 0 };
 		struct scrub_progress sp;
 		o.commit_interval_s = 3600;
-		ret = mount_open((const char *const *)&argv[optind], argc - optind, &o, &f.c);
+		ret = mount_open(devs, ndevs, &o, &f.c);
 		if (ret) {
 			fprintf(stderr, "fsck.glassfs: -r: cannot open the volume read-write: %s\n",
 				strerror(-ret));
@@ -837,6 +1334,7 @@ int main(int argc, char **argv)
 			       "no rewrite, checking only\n");
 			mount_close(f.c);
 			f.c = NULL;
+			preen = false;
 			goto check;
 		}
 		if (f.c->sb.log_root) {
@@ -857,142 +1355,93 @@ int main(int argc, char **argv)
 		}
 		corrected = sp.corrected_bytes;
 	}
-check:
-	o.readonly = true;
-	ret = mount_open((const char *const *)&argv[optind], argc - optind, &o, &f.c);
-	if (ret == -EBUSY && nflag) {
-		/* as e2fsck -n on a mounted filesystem: look, change nothing */
-		fprintf(stderr, "fsck.glassfs: checking it anyway, read-only (-n): what the mount "
-			"has not committed is not seen, and its commits during the check may show "
-			"as errors\n");
-		o.noclaim = true;
-		ret = mount_open((const char *const *)&argv[optind], argc - optind, &o, &f.c);
-	} else if (ret == -EBUSY) {
-		fprintf(stderr, "fsck.glassfs: not checked: the volume is in use (mounted?); "
-			"fsck.glassfs -n checks it read-only anyway\n");
-		return 8;
-	}
-	if (ret) {
-		if (!core_failure_reported())
-			fprintf(stderr, "fsck.glassfs: cannot open the volume: %s\n", strerror(-ret));
-		/* damaged superblocks or trees needed to open are errors found,
-		 * not failures to check (a device with no glassfs magic is 8) */
-		if (ret == -EIO || ret == -EUCLEAN) {
-			printf("ERROR: the volume's superblocks or core trees are damaged (%s)\n",
-			       strerror(-ret));
+check:;
+	bool repair = (yflag || preen) && !core_only;
+	if ((yflag || preen) && core_only)
+		printf("fsck.glassfs: -c: the repairs need the items checks; checking only\n");
+	uint64_t last_errors = UINT64_MAX;
+	struct saved_supers ss = { 0, NULL };
+
+	for (int pass = 0;; pass++) {
+		bool log_pending = false;
+
+		memset(&f, 0, sizeof(f));
+		f.verbose = verbose && pass == 0;
+		f.repair = repair;
+		f.quiet = preen;
+		ret = check_volume(&f, devs, ndevs, core_only, nflag, &log_pending);
+		if (!ret && pass && f.errors > last_errors) {
+			printf("fsck.glassfs: repair pass %d left %llu errors where it found %llu: undone, "
+			       "the volume is as it was before the pass\n", pass,
+			       (unsigned long long)f.errors, (unsigned long long)last_errors);
+			ret = supers_restore(&ss);
+			if (ret)
+				fprintf(stderr, "fsck.glassfs: undoing the pass failed: %s\n",
+					strerror(-ret));
+			ret = ret ? 8 : 4;
+		}
+		free(ss.v);
+		ss.v = NULL;
+		if (ret) {
+			fsck_free(&f, &(struct ext_scan){ 0 });
+			return ret;
+		}
+		if (!f.errors) {
+			if (pass)
+				printf("fsck.glassfs: clean after %d repair pass(es)\n", pass);
+			fsck_free(&f, &(struct ext_scan){ 0 });
+			return corrected ? 1 : 0;
+		}
+		if (!repair) {
+			if (f.fixable && !nflag)
+				printf("fsck.glassfs: %llu of %llu errors have a repair: run fsck.glassfs -y\n",
+				       (unsigned long long)(f.fixable < f.errors ? f.fixable : f.errors),
+				       (unsigned long long)f.errors);
+			fsck_free(&f, &(struct ext_scan){ 0 });
 			return 4;
 		}
-		return 8;
-	}
-	printf("fsck.glassfs: checking %s (generation %llu, nodesize %u)\n", argv[optind],
-	       (unsigned long long)f.c->generation, f.c->nodesize);
-
-	/* progress by bytes: the metadata the walk reads (quiet when preening at boot) */
-	progress_init(&f.prog, "fsck", preen);
-	for (uint64_t ty = BG_SYSTEM; ty <= BG_METADATA; ty <<= 1) {
-		uint64_t tot, fr;
-		alloc_space(f.c, ty, &tot, &fr);
-		f.meta_total += tot - fr;
-	}
-	check_supers(&f);
-	for (int t = 0; t < CT_NR; t++) {
-		if (!f.c->roots[t].present)
-			continue;
-		f.tree = tree_name((enum core_tree)t);
-		f.tree_id = core_tree_id((enum core_tree)t);
-		ret = btree_walk(&f.c->roots[t].r, visit_node, bad_node, &f);
-		if (ret < 0 && ret != -EIO && ret != -EUCLEAN)
-			goto operational;
-	}
-	/* subvolumes and snapshots (a deleted one: what its cleaner has left) */
-	for (int i = 0; i < f.c->subvols.n; i++) {
-		struct core_subvol *sv = f.c->subvols.v[i];
-
-		if (sv->gone)
-			continue;
-		f.tree = "subvolume";
-		f.tree_id = sv->cr.r.id;
-		ret = btree_walk_dropped(&sv->cr.r, (sv->flags & ROOT_F_DEAD) ? &sv->drop.progress : NULL,
-					 visit_node, bad_node, &f);
-		if (ret < 0 && ret != -EIO && ret != -EUCLEAN)
-			goto operational;
-	}
-	f.tree = "fs";
-	if (core_only) {
-		printf("note: core checks only (-c); data reference counts not compared\n");
-	} else {
-		ret = fsck_items_check(&f, core_tree(f.c, CT_FS));
-		for (int i = 0; i < f.c->subvols.n && ret >= 0; i++) {
-			struct core_subvol *sv = f.c->subvols.v[i];
-
-			if (sv->gone || (sv->flags & ROOT_F_DEAD))
-				continue;
-			printf("fsck.glassfs: subvolume %llu\n", (unsigned long long)sv->cr.r.id);
-			ret = fsck_items_check(&f, &sv->cr.r);
+		if (log_pending) {
+			printf("fsck.glassfs: not repaired: an fsync log is pending; mount the volume "
+			       "once (it replays the log), unmount, then repair\n");
+			fsck_free(&f, &(struct ext_scan){ 0 });
+			return 4;
 		}
+		if (f.errors >= last_errors) {
+			printf("fsck.glassfs: the last pass left %llu errors (before it: %llu): stopping; "
+			       "the errors left cannot be repaired safely\n",
+			       (unsigned long long)f.errors, (unsigned long long)last_errors);
+			fsck_free(&f, &(struct ext_scan){ 0 });
+			return 4;
+		}
+		last_errors = f.errors;
+		/* preen: the safe repairs only */
+		size_t kept = 0, unsafe = 0;
+		for (size_t i = 0; i < f.nfixes; i++) {
+			if (preen && !fsck_fix_safe(f.fixes[i].kind))
+				unsafe++;
+			else
+				f.fixes[kept++] = f.fixes[i];
+		}
+		if (unsafe)
+			printf("fsck.glassfs: %zu repair(s) change names or data: not made when "
+			       "preening (-p); run fsck.glassfs -y\n", unsafe);
+		uint64_t nofix = f.errors > f.fixable ? f.errors - f.fixable : 0;
+		if (nofix)
+			printf("fsck.glassfs: %llu error(s) have no safe repair (the lines above); "
+			       "they are left as found\n", (unsigned long long)nofix);
+		if (!kept || pass >= FSCK_MAX_PASSES) {
+			printf("fsck.glassfs: nothing more can be repaired safely\n");
+			fsck_free(&f, &(struct ext_scan){ 0 });
+			return 4;
+		}
+		printf("fsck.glassfs: repair pass %d: %zu repair(s), one transaction\n", pass + 1,
+		       kept);
+		ret = supers_save(devs, ndevs, &ss);
+		if (!ret)
+			ret = repair_pass(devs, ndevs, f.fixes, kept);
+		fsck_free(&f, &(struct ext_scan){ 0 });
 		if (ret < 0)
-			goto operational;
-		f.items_checked = true;
+			return ret == -ENOMEM ? 8 : 4;
+		corrected += (uint64_t)ret;
 	}
-	ret = scan_extent_tree(&f, &s);
-	if (ret == -ENOMEM)
-		goto operational;
-	if (ret)
-		fsck_error(&f, "extent tree: cannot iterate: %s", strerror(-ret));
-	compare_refs(&f, &s);
-	struct leak_ctx lc = { &f, &s };
-	alloc_for_each_bg(f.c, check_bg_leaks, &lc);
-	chunk_for_each(f.c, chunk_has_dev_extent, &f);
-	check_subvol_names(&f);
-	ret = for_each_item(core_tree(f.c, CT_ROOT), root_ref_collect, &f);
-	if (ret == -ENOMEM)
-		goto operational;
-	for (size_t i = 0; i < nrrefs; i++)
-		root_ref_seen(&f, &rrefs[i].k, rrefs[i].d, rrefs[i].size);
-	free(rrefs);
-	ret = for_each_item(core_tree(f.c, CT_CHUNK), dev_item_seen, &f);
-	if (!ret)
-		ret = for_each_item(core_tree(f.c, CT_DEV), dev_extent_seen, &f);
-	if (ret == -ENOMEM)
-		goto operational;
-	alloc_for_each_bg(f.c, bg_used_matches, &f);
-	ret = check_csums(&f, &s);
-	if (ret == -ENOMEM)
-		goto operational;
-	/*
-	 * A pending fsync log (a crash after fsyncs, before the next commit)
-	 * is checked, not replayed: the trees above are the last commit's,
-	 * consistent on their own; the log must read back whole (headers,
-	 * checksums, records), sit in space the last commit left free, and
-	 * the data it makes reachable must match the checksums it logged.
-	 * The next read-write mount replays it.
-	 */
-	ret = log_check(f.c, stdout);
-	if (ret == -ENOMEM)
-		goto operational;
-	if (ret < 0)
-		fsck_error(&f, "fsync log: damaged, or references data that is not on the "
-			   "device (%s; lines above); the last commit is intact", strerror(-ret));
-	else if (ret > 0)
-		printf("fsck.glassfs: fsync log pending: %d record(s), valid; the next read-write "
-		       "mount replays it\n", ret);
-	if (f.oom) {
-		ret = -ENOMEM;
-		goto operational;
-	}
-	progress_end(&f.prog);
-	printf("fsck.glassfs: %llu nodes, %llu extent items, %llu data bytes verified, %llu errors\n",
-	       (unsigned long long)f.nodes_seen, (unsigned long long)f.items_seen,
-	       (unsigned long long)f.data_bytes, (unsigned long long)f.errors);
-	mount_close(f.c);
-	free(f.nodes.v);
-	free(f.data_refs.v);
-	free(s.meta_items.v);
-	free(s.data_items.v);
-	return f.errors ? 4 : corrected ? 1 : 0;
-operational:
-	progress_end(&f.prog);
-	fprintf(stderr, "fsck.glassfs: operational error: %s\n", strerror(-ret));
-	mount_close(f.c);
-	return 8;
 }

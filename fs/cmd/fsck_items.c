@@ -8,7 +8,10 @@
  *
  * One pass in key order: all items of an object are adjacent (keys sort
  * by objectid first), so per-object checks run when the objectid changes;
- * counts that span objects (links) are settled at the end.
+ * counts that span objects (links) are settled at the end.  Beside each
+ * error it knows a repair for, it queues one (fsck_fix, fsck.h); entries
+ * naming missing inodes and back references that disagree with the names
+ * take a second walk, run only when the first found such errors.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -28,9 +31,11 @@ struct ino_info {
 	uint32_t mode, nlink;
 	uint32_t refs;			/* names in INODE_REF items */
 	uint32_t entries;		/* DIR_INDEX entries naming it */
+	uint32_t unindexed;		/* DIR_ITEM entries naming it that have no DIR_INDEX */
 	uint32_t subdirs;		/* DIR_INDEX entries of type DT_DIR in it */
 	uint8_t seen_type;		/* DT_* of the last entry naming it */
 	bool has_item, orphan;
+	bool badref;			/* back references to rebuild from its entries */
 };
 
 struct imap {
@@ -84,7 +89,21 @@ struct obj {			/* per-object state while walking its items */
 	int nexts;
 	bool inline_seen;
 	bool dents_sorted;
+	bool entry_fix;			/* a repair of its entries is queued: its size follows */
 };
+
+static struct root *cur_tree;	/* the fs tree being checked */
+static uint64_t cur_tree_id;
+
+static void fix(struct fsck *f, enum fsck_fix_kind kind, uint64_t a, uint64_t v,
+		const struct key *k)
+{
+	struct fsck_fix x = { kind, cur_tree_id, a, 0, v, 0, { 0, 0, 0 } };
+
+	if (k)
+		x.k = *k;
+	fsck_fix(f, &x);
+}
 
 static uint8_t dt_of(uint32_t mode)
 {
@@ -106,24 +125,44 @@ static int cmp_dent(const void *a, const void *b)
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
-static void obj_finish(struct fsck *f, struct obj *o)
+static void obj_finish(struct fsck *f, struct obj *o, struct imap *m)
 {
 	if (!o->ino)
 		return;
 	for (size_t i = 0; i < o->ndents; i++)
-		if (!o->dents[i].matched)
+		if (!o->dents[i].matched) {
 			fsck_error(f, "dir %llu: entry (index %llu -> %llu) has no DIR_INDEX item",
 				   (unsigned long long)o->ino, (unsigned long long)o->dents[i].index,
 				   (unsigned long long)o->dents[i].ino);
+			struct key k = { o->ino, KEY_DIR_ITEM, o->dents[i].hash };
+			fix(f, FIX_ADD_INDEX, o->ino, o->dents[i].index, &k);
+			if (o->dents[i].type != DT_SUBVOL) {
+				struct ino_info *t = imap_get(m, o->dents[i].ino);
+				if (t)
+					t->unindexed++;
+			}
+			if (o->dents[i].type == DT_DIR || o->dents[i].type == DT_SUBVOL) {
+				struct ino_info *p = imap_get(m, o->ino);
+				if (p)
+					p->subdirs++;
+			}
+		}
 	if (o->has_item) {
-		if (S_ISDIR(o->it.mode) && o->it.size != o->name_bytes)
+		if (S_ISDIR(o->it.mode) && o->it.size != o->name_bytes) {
 			fsck_error(f, "dir %llu: size %llu, its names account for %llu",
 				   (unsigned long long)o->ino, (unsigned long long)o->it.size,
 				   (unsigned long long)o->name_bytes);
-		if (o->ext_bytes != o->it.nbytes)
+			if (o->entry_fix)
+				fsck_covered(f, 1);	/* the entry repaired brings it back */
+			else
+				fix(f, FIX_INODE_SIZE, o->ino, o->name_bytes, NULL);
+		}
+		if (o->ext_bytes != o->it.nbytes) {
 			fsck_error(f, "inode %llu: nbytes %llu, its extents hold %llu",
 				   (unsigned long long)o->ino, (unsigned long long)o->it.nbytes,
 				   (unsigned long long)o->ext_bytes);
+			fix(f, FIX_INODE_NBYTES, o->ino, o->ext_bytes, NULL);
+		}
 		if (o->nexts && !S_ISREG(o->it.mode) && !S_ISLNK(o->it.mode))
 			fsck_error(f, "inode %llu: mode %o has file extents",
 				   (unsigned long long)o->ino, o->it.mode);
@@ -166,8 +205,6 @@ static void check_dir_item(struct fsck *f, struct obj *o, const struct key *k,
 	}
 }
 
-static struct root *cur_tree;	/* the fs tree being checked */
-
 static void check_dir_index(struct fsck *f, struct obj *o, struct imap *m,
 			    const struct key *k, const char *buf, uint32_t size)
 {
@@ -185,11 +222,17 @@ static void check_dir_index(struct fsck *f, struct obj *o, struct imap *m,
 	struct dent key = { .index = k->offset };
 	struct dent *d = o->ndents ? bsearch(&key, o->dents, o->ndents, sizeof(key), cmp_dent) : NULL;
 	uint64_t h = name_hash(de->name, de->name_len);
-	if (!d || d->hash != h || d->ino != de->ino || d->type != de->type)
+	if (!d || d->hash != h || d->ino != de->ino || d->type != de->type) {
 		fsck_error(f, "dir %llu: DIR_INDEX %llu (-> %llu) has no matching DIR_ITEM entry",
 			   (unsigned long long)k->objectid, (unsigned long long)k->offset,
 			   (unsigned long long)de->ino);
-	else
+		/* an entry of the same index that says otherwise: which of the
+		 * two is right cannot be told, so no repair */
+		if (!d) {
+			fix(f, FIX_ADD_DENTRY, k->objectid, 0, k);
+			o->entry_fix = true;
+		}
+	} else
 		d->matched = true;
 	/* a subvolume's root lives in its own tree (checked as that tree);
 	 * it counts as a subdirectory here */
@@ -271,9 +314,138 @@ static void check_extent(struct fsck *f, struct obj *o, const struct key *k,
 	fsck_data_ref(f, fe->disk_logical, fe->disk_len);
 }
 
+/* The entries naming inodes that are missing: a second walk over the
+ * directory items, queueing each entry's removal (DIR_INDEX item, DIR_ITEM
+ * entry).  Run only when such entries were found. */
+static void queue_dangling(struct fsck *f, struct root *fsroot, struct imap *m)
+{
+	struct path p;
+	struct key k = { 0, 0, 0 };
+	int ret;
+
+	btree_path_init(&p);
+	ret = btree_search_ge(fsroot, &k, &p);
+	while (ret == 0) {
+		uint32_t size, off = 0;
+		btree_item_key(&p, p.slots[0], &k);
+		const char *buf = btree_item_ptr(&p, p.slots[0], &size);
+
+		while ((k.type == KEY_DIR_ITEM || k.type == KEY_DIR_INDEX) &&
+		       off + sizeof(struct dir_entry) <= size) {
+			const struct dir_entry *de = (const void *)(buf + off);
+			if (off + sizeof(*de) + de->name_len > size)
+				break;
+			struct ino_info *t = de->type == DT_SUBVOL ? NULL : imap_get(m, de->ino);
+			if (t && !t->has_item && (t->entries || t->unindexed)) {
+				if (k.type == KEY_DIR_INDEX)
+					fix(f, FIX_DEL_ITEM, 0, 0, &k);
+				else
+					fix(f, FIX_DEL_DENTRY, k.objectid, de->index, &k);
+				fsck_covered(f, (uint64_t)-1);	/* one error, counted once above */
+			}
+			if (k.type == KEY_DIR_INDEX)
+				break;
+			off += (uint32_t)sizeof(*de) + de->name_len;
+		}
+		ret = btree_next(&p);
+	}
+	btree_path_release(&p);
+}
+
+/*
+ * Back references of the inodes marked badref, made to agree with their
+ * names: each (dir, index) a DIR_INDEX gives the inode needs an INODE_REF
+ * entry of that index in (ino, dir); each INODE_REF entry with no such
+ * DIR_INDEX goes.  A second walk, run only when such inodes were found.
+ */
+struct bref { uint64_t ino, dir, index; bool index_side, matched; };
+
+static int cmp_bref(const void *a, const void *b)
+{
+	const struct bref *x = a, *y = b;
+
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	if (x->dir != y->dir)
+		return x->dir < y->dir ? -1 : 1;
+	if (x->index != y->index)
+		return x->index < y->index ? -1 : 1;
+	return (int)x->index_side - (int)y->index_side;
+}
+
+static void queue_backrefs(struct fsck *f, struct root *fsroot, struct imap *m)
+{
+	struct bref *v = NULL;
+	size_t n = 0, cap = 0;
+	struct path p;
+	struct key k = { 0, 0, 0 };
+	int ret;
+
+	btree_path_init(&p);
+	ret = btree_search_ge(fsroot, &k, &p);
+	while (ret == 0) {
+		uint32_t size, off = 0;
+		btree_item_key(&p, p.slots[0], &k);
+		const char *buf = btree_item_ptr(&p, p.slots[0], &size);
+
+		while ((k.type == KEY_DIR_INDEX || k.type == KEY_INODE_REF) && off < size) {
+			uint64_t ino, dir, index;
+			if (k.type == KEY_DIR_INDEX) {
+				const struct dir_entry *de = (const void *)buf;
+				if (size < sizeof(*de) || de->type == DT_SUBVOL)
+					break;
+				ino = de->ino, dir = k.objectid, index = k.offset;
+				off = size;
+			} else {
+				const struct inode_ref *r = (const void *)(buf + off);
+				if (off + sizeof(*r) > size || off + sizeof(*r) + r->name_len > size)
+					break;
+				ino = k.objectid, dir = k.offset, index = r->index;
+				off += (uint32_t)sizeof(*r) + r->name_len;
+			}
+			struct ino_info *t = imap_get(m, ino);
+			if (!t || !t->badref)
+				continue;
+			if (n == cap) {
+				cap = cap ? cap * 2 : 64;
+				struct bref *nv = realloc(v, cap * sizeof(*nv));
+				if (!nv) {
+					btree_path_release(&p);
+					free(v);
+					return;
+				}
+				v = nv;
+			}
+			v[n++] = (struct bref){ ino, dir, index, k.type == KEY_DIR_INDEX, false };
+		}
+		ret = btree_next(&p);
+	}
+	btree_path_release(&p);
+	qsort(v, n, sizeof(*v), cmp_bref);
+	for (size_t i = 0; i + 1 < n; i++)
+		if (!v[i].index_side && v[i + 1].index_side && v[i].ino == v[i + 1].ino &&
+		    v[i].dir == v[i + 1].dir && v[i].index == v[i + 1].index)
+			v[i].matched = v[i + 1].matched = true;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].matched)
+			continue;
+		if (v[i].index_side) {
+			struct key ik = { v[i].dir, KEY_DIR_INDEX, v[i].index };
+			fix(f, FIX_ADD_REF, v[i].ino, 0, &ik);
+		} else {
+			struct key rk = { v[i].ino, KEY_INODE_REF, v[i].dir };
+			fix(f, FIX_DEL_REF, v[i].ino, v[i].index, &rk);
+		}
+		fsck_covered(f, (uint64_t)-1);	/* the inode's one error, counted above */
+	}
+	free(v);
+}
+
 int fsck_items_check(struct fsck *f, struct root *fsroot)
 {
 	cur_tree = fsroot;
+	cur_tree_id = btree_root_id(fsroot);
+	uint64_t max_ino = ROOT_DIR_INO, del_obj = 0;
 	struct imap m = { 0 };
 	struct obj o;
 	struct path p;
@@ -289,17 +461,22 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 		const char *buf = btree_item_ptr(&p, p.slots[0], &size);
 
 		if (k.objectid != o.ino) {
-			obj_finish(f, &o);
+			obj_finish(f, &o, &m);
 			o.ino = k.objectid;
 			o.has_item = false;
 			o.name_bytes = o.ext_end = o.ext_bytes = 0;
 			o.nexts = 0;
 			o.inline_seen = false;
 			o.dents_sorted = false;
+			o.entry_fix = false;
 		}
+		if (k.objectid < (1ull << 62) && k.objectid > max_ino)
+			max_ino = k.objectid;
 		if (k.objectid == ORPHAN_OBJECTID) {
-			if (k.type != KEY_ORPHAN_ITEM || (size != 0 && size != 8))
+			if (k.type != KEY_ORPHAN_ITEM || (size != 0 && size != 8)) {
 				fsck_error(f, "bad item (type %u, %u bytes) in the orphan list", k.type, size);
+				fix(f, FIX_DEL_ITEM, 0, 0, &k);
+			}
 			else {
 				struct ino_info *ii = imap_get(&m, k.offset);
 				if (ii)
@@ -321,9 +498,16 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 					fsck_error(f, "inode %llu: bad mode %o", (unsigned long long)k.objectid, o.it.mode);
 			}
 		} else {
-			if (!o.has_item)
+			if (!o.has_item) {
 				fsck_error(f, "object %llu: item type %u without an INODE_ITEM",
 					   (unsigned long long)k.objectid, k.type);
+				/* what is left of an inode: it goes (its data references with it) */
+				if (del_obj != k.objectid)
+					fix(f, FIX_DEL_OBJECT, k.objectid, 0, NULL);
+				else
+					fsck_covered(f, 1);
+				del_obj = k.objectid;
+			}
 			switch (k.type) {
 			case KEY_INODE_REF: {
 				uint32_t off = 0;
@@ -379,7 +563,7 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 		ret = btree_next(&p);
 	}
 	btree_path_release(&p);
-	obj_finish(f, &o);
+	obj_finish(f, &o, &m);
 	free(o.dents);
 	if (ret < 0) {
 		/* an unreadable node: reported by the core's walk too; the
@@ -392,49 +576,107 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 	}
 
 	/* links, types, orphans */
-	bool root_ok = false;
+	bool root_ok = false, missing = false, badrefs = false;
 	for (size_t i = 0; i < m.cap; i++) {
 		struct ino_info *ii = &m.v[i];
 		unsigned long long ino = ii->ino;
 		if (!ino)
 			continue;
+		struct key ok = { ORPHAN_OBJECTID, KEY_ORPHAN_ITEM, ino };
 		if (!ii->has_item) {
-			if (ii->entries)
+			if (ii->entries + ii->unindexed) {
 				fsck_error(f, "inode %llu: named by %u directory entries but missing",
-					   ino, ii->entries);
-			if (ii->orphan)
+					   ino, ii->entries + ii->unindexed);
+				missing = true;		/* the names go: second walk below */
+				fsck_covered(f, 1);
+			}
+			if (ii->orphan) {
 				fsck_error(f, "orphan item for missing inode %llu", ino);
+				fix(f, FIX_DEL_ITEM, 0, 0, &ok);
+			}
 			continue;
 		}
+		uint64_t before = fsck_errors(f);
+		/* a name whose DIR_INDEX is missing still names it (the index
+		 * is added back); the checks below count it */
+		uint32_t ent = ii->entries + ii->unindexed;
+		/* named nowhere: on the orphan list with no back reference left
+		 * it was unlinked while open (the mount frees it); a back
+		 * reference says it had a name, lost since */
+		bool unnamed = ino != ROOT_DIR_INO && ent == 0 && (!ii->orphan || ii->refs);
 		if (ino == ROOT_DIR_INO) {
 			root_ok = S_ISDIR(ii->mode);
-			if (ii->entries)
-				fsck_error(f, "root directory is named by %u entries", ii->entries);
+			if (ent)
+				fsck_error(f, "root directory is named by %u entries", ent);
 		}
 		if (ii->entries && ii->seen_type != dt_of(ii->mode))
 			fsck_error(f, "inode %llu: entry type %u, inode mode %o", ino,
 				   ii->seen_type, ii->mode);
-		if (ii->refs != ii->entries)
+		if (ii->refs != ent)
 			fsck_error(f, "inode %llu: %u back references, %u directory entries", ino,
-				   ii->refs, ii->entries);
+				   ii->refs, ent);
+		uint32_t want = ii->nlink;
 		if (S_ISDIR(ii->mode)) {
-			uint32_t want = ii->nlink == 0 ? 0 : 2 + ii->subdirs;
+			want = ii->nlink == 0 ? 0 : 2 + ii->subdirs;
 			if (ii->nlink != want)
 				fsck_error(f, "dir %llu: nlink %u, expected %u", ino, ii->nlink, want);
-			if (ino != ROOT_DIR_INO && ii->nlink && ii->entries != 1)
-				fsck_error(f, "dir %llu: named by %u entries", ino, ii->entries);
-		} else if (ii->nlink != ii->entries) {
+			if (ino != ROOT_DIR_INO && ii->nlink && ent != 1)
+				fsck_error(f, "dir %llu: named by %u entries", ino, ent);
+		} else if (ii->nlink != ent) {
+			want = ent;
 			fsck_error(f, "inode %llu: nlink %u, %u directory entries", ino, ii->nlink,
-				   ii->entries);
+				   ent);
 		}
 		if (ii->nlink == 0 && !ii->orphan)
 			fsck_error(f, "inode %llu: nlink 0 but no orphan item", ino);
 		if (ii->nlink != 0 && ii->orphan)
 			fsck_error(f, "inode %llu: orphan item but nlink %u", ino, ii->nlink);
+		uint64_t n = fsck_errors(f) - before;
+		if (!n)
+			continue;
+		if (unnamed) {
+			/* named nowhere, on no orphan list: as e2fsck, into lost+found
+			 * (its back references, link count and orphan state with it) */
+			struct fsck_fix x = { FIX_LOST_FOUND, cur_tree_id, ino, 0, 0, max_ino + 1,
+					      { 0, 0, 0 } };
+			fsck_fix(f, &x);
+			fsck_covered(f, n - 1);
+			continue;
+		}
+		if (ent == 0 && ii->orphan && !ii->refs) {
+			/* unlinked but still open at the crash: the orphan item is
+			 * right, the mount frees it; only nlink is off */
+			fix(f, FIX_INODE_NLINK, ino, 0, NULL);
+			fsck_covered(f, n - 1);
+			continue;
+		}
+		/* named: the link count follows the names; a stale orphan item goes */
+		/* back references that disagree with the names: made to agree
+		 * (a second walk, below), once every name has its index */
+		ii->badref = ii->refs != ent && ent && !ii->unindexed;
+		badrefs |= ii->badref;
+		bool fixed_all = (ii->refs == ent || ii->badref) &&
+			(ii->seen_type == dt_of(ii->mode) || !ii->entries) &&
+			(ino == ROOT_DIR_INO ? !ent : !S_ISDIR(ii->mode) || ent == 1);
+		if (S_ISDIR(ii->mode) && ii->nlink == 0)
+			want = 2 + ii->subdirs;
+		if (want != ii->nlink)
+			fix(f, FIX_INODE_NLINK, ino, want, NULL);
+		if (ii->orphan)
+			fix(f, FIX_DEL_ITEM, 0, 0, &ok);
+		if (fixed_all) {
+			uint64_t queued = (want != ii->nlink) + ii->orphan;
+			if (n > queued)
+				fsck_covered(f, n - queued);
+		}
 	}
 	if (!root_ok && m.n)	/* an empty tree: the root is made at first mount */
 		fsck_error(f, "root directory %llu missing or not a directory",
 			   (unsigned long long)ROOT_DIR_INO);
+	if (missing)
+		queue_dangling(f, fsroot, &m);
+	if (badrefs)
+		queue_backrefs(f, fsroot, &m);
 	free(m.v);
 	return 0;
 }

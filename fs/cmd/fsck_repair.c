@@ -1,0 +1,624 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fsck_repair.c — fsck.glassfs's repairs (fsck.h): the repairs the checks
+ * queued, made in one transaction of the engine and committed once.
+ *
+ * Each repair re-reads what it changes (the checks ran on an earlier open)
+ * and skips itself, saying why, when the volume no longer looks as the
+ * check saw it.  Items are written raw, in the layouts of
+ * fs/format/items_format.h: the items layer's functions work on a mounted
+ * fs tree (inode cache, locks, a transaction per operation), and a repair
+ * pass must stay one transaction.
+ */
+#include "fs/cmd/fsck.h"
+#include "fs/core/core_types.h"
+#include "fs/store/alloc.h"
+#include "fs/store/chunk.h"
+#include "fs/store/dev.h"
+#include "fs/txn/txn.h"
+#include "fs/btree/btree.h"
+#include "fs/trees/data.h"
+#include "fs/base/crc32c.h"
+#include "fs/format/items_format.h"
+#include "fs/format/format.h"
+#include "fs/items/dir.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#define SECT CORE_SECTORSIZE
+#define CSUM_PER_ITEM 256u	/* as data.c: 1 KiB items fit every node size */
+
+bool fsck_fix_safe(enum fsck_fix_kind kind)
+{
+	switch (kind) {
+	case FIX_DEL_OBJECT:
+	case FIX_DEL_DENTRY:
+	case FIX_LOST_FOUND:
+	case FIX_CSUM:
+		return false;
+	default:
+		return true;
+	}
+}
+
+static int get_inode(struct root *r, uint64_t ino, struct inode_item *it)
+{
+	struct key k = { ino, KEY_INODE_ITEM, 0 };
+	int n = btree_lookup(r, &k, it, sizeof(*it));
+
+	return n == (int)sizeof(*it) ? 0 : n < 0 ? n : -EUCLEAN;
+}
+
+static int put_inode(struct txn *t, struct root *r, uint64_t ino, const struct inode_item *it)
+{
+	struct key k = { ino, KEY_INODE_ITEM, 0 };
+
+	return btree_update(t, r, &k, it, sizeof(*it));
+}
+
+/* Append bytes to the item at k (creating it). */
+static int item_append(struct txn *t, struct root *r, const struct key *k, const void *d,
+		       uint32_t len)
+{
+	uint32_t max = btree_max_item_size(r);
+	uint8_t *buf = malloc(max);
+	int n, ret;
+
+	if (!buf)
+		return -ENOMEM;
+	n = btree_lookup(r, k, buf, max);
+	if (n == -ENOENT)
+		n = 0;
+	if (n < 0 || (uint32_t)n + len > max) {
+		free(buf);
+		return n < 0 ? n : -EOVERFLOW;
+	}
+	memcpy(buf + n, d, len);
+	ret = btree_update(t, r, k, buf, (uint32_t)n + len);
+	free(buf);
+	return ret;
+}
+
+static void now(struct item_time *it)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	it->sec = ts.tv_sec;
+	it->nsec = (uint32_t)ts.tv_nsec;
+}
+
+/* Name ino (type) in dir: DIR_ITEM, DIR_INDEX, INODE_REF; dir's size,
+ * dir_seq (and nlink for a subdirectory) follow. */
+static int link_name(struct txn *t, struct root *r, uint64_t dir, uint64_t ino, uint8_t type,
+		     const char *name, uint16_t len)
+{
+	struct inode_item d;
+	uint8_t eb[sizeof(struct dir_entry) + 256], rb[sizeof(struct inode_ref) + 256];
+	struct dir_entry *de = (void *)eb;
+	struct inode_ref *ir = (void *)rb;
+	int ret = get_inode(r, dir, &d);
+
+	if (ret)
+		return ret;
+	*de = (struct dir_entry){ ino, d.dir_seq, type, len };
+	memcpy(de->name, name, len);
+	struct key ki = { dir, KEY_DIR_ITEM, name_hash(name, len) };
+	struct key kx = { dir, KEY_DIR_INDEX, d.dir_seq };
+	struct key kr = { ino, KEY_INODE_REF, dir };
+	ret = item_append(t, r, &ki, de, (uint32_t)(sizeof(*de) + len));
+	if (!ret)
+		ret = btree_insert(t, r, &kx, de, (uint32_t)(sizeof(*de) + len));
+	*ir = (struct inode_ref){ d.dir_seq, len };
+	memcpy(ir->name, name, len);
+	if (!ret)
+		ret = item_append(t, r, &kr, ir, (uint32_t)(sizeof(*ir) + len));
+	if (ret)
+		return ret;
+	d.dir_seq++;
+	d.size += 2ull * len;
+	if (type == DT_DIR)
+		d.nlink++;
+	d.transid = txn_transid(t);
+	now(&d.mtime);
+	d.ctime = d.mtime;
+	return put_inode(t, r, dir, &d);
+}
+
+/* The directory /lost+found of tree r: found, or made with inode number
+ * next_ino (a number no item uses). */
+static int lost_found(struct txn *t, struct root *r, uint64_t next_ino, uint64_t *out)
+{
+	static const char name[] = "lost+found";
+	uint16_t len = sizeof(name) - 1;
+	struct key k = { ROOT_DIR_INO, KEY_DIR_ITEM, name_hash(name, len) };
+	uint32_t max = btree_max_item_size(r);
+	uint8_t *buf = malloc(max);
+	int n, ret;
+
+	if (!buf)
+		return -ENOMEM;
+	n = btree_lookup(r, &k, buf, max);
+	for (int off = 0; n > 0 && off + (int)sizeof(struct dir_entry) <= n;) {
+		struct dir_entry *de = (void *)(buf + off);
+		if (de->name_len == len && !memcmp(de->name, name, len)) {
+			uint64_t ino = de->ino;
+			uint8_t type = de->type;
+			struct inode_item it;
+			free(buf);
+			if (type != DT_DIR || get_inode(r, ino, &it) || !S_ISDIR(it.mode)) {
+				printf("fsck.glassfs: /lost+found exists and is not a directory: "
+				       "cannot reconnect inodes\n");
+				return -ENOTDIR;
+			}
+			*out = ino;
+			return 0;
+		}
+		off += (int)sizeof(*de) + de->name_len;
+	}
+	free(buf);
+	struct inode_item it = { 0 };
+	it.generation = it.transid = txn_transid(t);
+	it.nlink = 2;
+	it.mode = S_IFDIR | 0700;
+	it.dir_seq = DIR_SEQ_FIRST;
+	now(&it.atime);
+	it.ctime = it.mtime = it.otime = it.atime;
+	ret = put_inode(t, r, next_ino, &it);
+	if (!ret)
+		ret = link_name(t, r, ROOT_DIR_INO, next_ino, DT_DIR, name, len);
+	if (!ret) {
+		printf("fsck.glassfs: made /lost+found (inode %llu)\n", (unsigned long long)next_ino);
+		*out = next_ino;
+	}
+	return ret;
+}
+
+/* Delete every item with objectid obj and type (type 0: every type). */
+static int del_items(struct txn *t, struct root *r, uint64_t obj, uint8_t type)
+{
+	for (;;) {
+		struct key k = { obj, type, 0 }, ik;
+		struct path p;
+		int ret;
+
+		btree_path_init(&p);
+		ret = btree_search_ge(r, &k, &p);
+		if (ret == 0) {
+			btree_item_key(&p, p.slots[0], &ik);
+			if (ik.objectid != obj || (type && ik.type != type))
+				ret = 1;
+		}
+		btree_path_release(&p);
+		if (ret)
+			return ret < 0 ? ret : 0;
+		if (type == KEY_EXTENT_DATA || (!type && ik.type == KEY_EXTENT_DATA)) {
+			/* the file's data references go with the item */
+			struct file_extent fe;
+			if (btree_lookup(r, &ik, &fe, sizeof(fe)) == (int)sizeof(fe) &&
+			    (fe.type == FE_REG || fe.type == FE_PREALLOC) && fe.disk_logical &&
+			    (ret = data_ref(t, fe.disk_logical, fe.disk_len, -1)))
+				return ret;
+		}
+		ret = btree_delete(t, r, &ik);
+		if (ret)
+			return ret;
+	}
+}
+
+static int fix_lost_found(struct txn *t, struct root *r, const struct fsck_fix *x)
+{
+	struct inode_item it;
+	uint64_t lf;
+	char name[32];
+	int ret = get_inode(r, x->a, &it);
+
+	if (ret)
+		return ret;
+	ret = lost_found(t, r, x->w, &lf);
+	if (ret)
+		return ret;
+	if (lf == x->a)
+		return 0;
+	/* the names it had are gone: its back references with them */
+	ret = del_items(t, r, x->a, KEY_INODE_REF);
+	if (!ret) {
+		struct key ok = { ORPHAN_OBJECTID, KEY_ORPHAN_ITEM, x->a };
+		ret = btree_delete(t, r, &ok);
+		if (ret == -ENOENT)
+			ret = 0;
+	}
+	int len = snprintf(name, sizeof(name), "#%llu", (unsigned long long)x->a);
+	uint8_t type = dir_type_of(it.mode);
+	if (!ret)
+		ret = link_name(t, r, lf, x->a, type, name, (uint16_t)len);
+	if (!ret && (ret = get_inode(r, x->a, &it)) == 0) {
+		if (!S_ISDIR(it.mode))
+			it.nlink = 1;
+		else if (it.nlink < 2)
+			it.nlink = 2;
+		ret = put_inode(t, r, x->a, &it);
+	}
+	if (!ret)
+		printf("fsck.glassfs: inode %llu reconnected as /lost+found/%s\n",
+		       (unsigned long long)x->a, name);
+	return ret;
+}
+
+/* Remove the entry of index x->v from DIR_ITEM x->k (the item goes with its
+ * last entry). */
+static int fix_del_dentry(struct txn *t, struct root *r, const struct fsck_fix *x)
+{
+	uint32_t max = btree_max_item_size(r);
+	uint8_t *buf = malloc(max);
+	int n, ret = 0;
+	uint32_t off = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	n = btree_lookup(r, &x->k, buf, max);
+	if (n < 0) {
+		free(buf);
+		return n == -ENOENT ? 0 : n;
+	}
+	while (off + sizeof(struct dir_entry) <= (uint32_t)n) {
+		struct dir_entry *de = (void *)(buf + off);
+		uint32_t sz = (uint32_t)sizeof(*de) + de->name_len;
+		if (off + sz > (uint32_t)n)
+			break;
+		if (de->index == x->v) {
+			memmove(buf + off, buf + off + sz, (size_t)n - off - sz);
+			n -= (int)sz;
+			ret = n ? btree_update(t, r, &x->k, buf, (uint32_t)n) :
+				  btree_delete(t, r, &x->k);
+			break;
+		}
+		off += sz;
+	}
+	free(buf);
+	return ret;
+}
+
+/* DIR_ITEM entry (dir k.objectid, hash k.offset, index v) -> DIR_INDEX. */
+static int fix_add_index(struct txn *t, struct root *r, const struct fsck_fix *x)
+{
+	uint32_t max = btree_max_item_size(r);
+	uint8_t *buf = malloc(max);
+	int n, ret = -ENOENT;
+	uint32_t off = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	n = btree_lookup(r, &x->k, buf, max);
+	while (n > 0 && off + sizeof(struct dir_entry) <= (uint32_t)n) {
+		struct dir_entry *de = (void *)(buf + off);
+		uint32_t sz = (uint32_t)sizeof(*de) + de->name_len;
+		if (de->index == x->v) {
+			struct key kx = { x->k.objectid, KEY_DIR_INDEX, x->v };
+			struct inode_item it;
+			if (de->type != DT_SUBVOL && get_inode(r, de->ino, &it)) {
+				ret = -EAGAIN;	/* names a missing inode: removed instead */
+				break;
+			}
+			ret = btree_insert(t, r, &kx, de, sz);
+			break;
+		}
+		off += sz;
+	}
+	free(buf);
+	return ret;
+}
+
+/* DIR_INDEX k -> its entry in the DIR_ITEM of its name's hash. */
+static int fix_add_dentry(struct txn *t, struct root *r, const struct fsck_fix *x)
+{
+	uint8_t eb[sizeof(struct dir_entry) + 256];
+	struct dir_entry *de = (void *)eb;
+	int n = btree_lookup(r, &x->k, eb, sizeof(eb));
+
+	if (n < (int)sizeof(*de))
+		return n < 0 ? n : -EUCLEAN;
+	struct key ki = { x->k.objectid, KEY_DIR_ITEM, name_hash(de->name, de->name_len) };
+	return item_append(t, r, &ki, eb, (uint32_t)n);
+}
+
+/* Remove the INODE_REF entry of index x->v from item x->k. */
+static int fix_del_ref(struct txn *t, struct root *r, const struct fsck_fix *x)
+{
+	uint32_t max = btree_max_item_size(r);
+	uint8_t *buf = malloc(max);
+	int n, ret = 0;
+	uint32_t off = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	n = btree_lookup(r, &x->k, buf, max);
+	if (n < 0) {
+		free(buf);
+		return n == -ENOENT ? 0 : n;
+	}
+	while (off + sizeof(struct inode_ref) <= (uint32_t)n) {
+		struct inode_ref *ir = (void *)(buf + off);
+		uint32_t sz = (uint32_t)sizeof(*ir) + ir->name_len;
+		if (off + sz > (uint32_t)n)
+			break;
+		if (ir->index == x->v) {
+			memmove(buf + off, buf + off + sz, (size_t)n - off - sz);
+			n -= (int)sz;
+			ret = n ? btree_update(t, r, &x->k, buf, (uint32_t)n) :
+				  btree_delete(t, r, &x->k);
+			break;
+		}
+		off += sz;
+	}
+	free(buf);
+	return ret;
+}
+
+/* DIR_INDEX x->k names inode x->a: its back reference, from the entry. */
+static int fix_add_ref(struct txn *t, struct root *r, const struct fsck_fix *x)
+{
+	uint8_t eb[sizeof(struct dir_entry) + 256], rb[sizeof(struct inode_ref) + 256];
+	struct dir_entry *de = (void *)eb;
+	struct inode_ref *ir = (void *)rb;
+	int n = btree_lookup(r, &x->k, eb, sizeof(eb));
+
+	if (n < (int)sizeof(*de) || de->ino != x->a)
+		return n < 0 ? n : -EUCLEAN;
+	*ir = (struct inode_ref){ x->k.offset, de->name_len };
+	memcpy(ir->name, de->name, de->name_len);
+	struct key kr = { x->a, KEY_INODE_REF, x->k.objectid };
+	return item_append(t, r, &kr, ir, (uint32_t)(sizeof(*ir) + de->name_len));
+}
+
+/* rebuilt: the free-space tree was rebuilt in this pass (a leaked node is
+ * free already, and may hold a node this pass wrote) */
+static int fix_meta_refs(struct txn *t, struct core *c, const struct fsck_fix *x, bool rebuilt)
+{
+	struct root *ext = core_tree(c, CT_EXTENT);
+	struct key k = { x->a, KEY_METADATA_ITEM, x->k.offset };
+	struct extent_item ei;
+	int n = btree_lookup(ext, &k, &ei, sizeof(ei));
+
+	if (x->v == 0) {
+		if (n == -ENOENT)
+			return 0;
+		int ret = btree_delete(t, ext, &k);
+		/* without a rebuild its space is marked used (nothing in this
+		 * pass can have taken it): free it after the commit */
+		if (!ret && !rebuilt && alloc_is_used(c, x->a, c->nodesize))
+			alloc_pin(c, x->a, c->nodesize);
+		return ret;
+	}
+	if (n != (int)sizeof(ei))
+		ei = (struct extent_item){ 0, txn_transid(t), EXTENT_FLAG_TREE_BLOCK, x->w };
+	ei.refs = x->v;
+	return btree_update(t, ext, &k, &ei, sizeof(ei));
+}
+
+static int fix_data_refs(struct txn *t, struct core *c, const struct fsck_fix *x)
+{
+	struct key k = { x->a, KEY_EXTENT_ITEM, x->b };
+	struct extent_item ei;
+	int n = btree_lookup(core_tree(c, CT_EXTENT), &k, &ei, sizeof(ei));
+
+	if (n == (int)sizeof(ei)) {
+		/* through the engine's delayed references: at 0 the extent and
+		 * its checksums are freed as an unlink frees them */
+		if (ei.refs == x->v)
+			return 0;
+		return data_ref(t, x->a, x->b, (int64_t)x->v - (int64_t)ei.refs);
+	}
+	if (n != -ENOENT)
+		return n < 0 ? n : -EUCLEAN;
+	if (!alloc_is_used(c, x->a, x->b)) {
+		printf("fsck.glassfs: data extent %llu+%llu: its space is free (rebuilt in the "
+		       "next pass)\n", (unsigned long long)x->a, (unsigned long long)x->b);
+		return -EAGAIN;
+	}
+	ei = (struct extent_item){ x->v, txn_transid(t), EXTENT_FLAG_DATA, 0 };
+	return btree_insert(t, core_tree(c, CT_EXTENT), &k, &ei, sizeof(ei));
+}
+
+/*
+ * Checksums for data a+b that has none: every copy is read, and they must
+ * agree sector by sector; a sector whose copies differ (or that has one
+ * copy: single profile) cannot be told right from wrong, and is left
+ * without a checksum (the check keeps reporting it).
+ */
+static int fix_csum(struct txn *t, struct core *c, const struct fsck_fix *x)
+{
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	uint8_t *buf[CHUNK_MAX_STRIPES] = { 0 };
+	uint32_t *cs = NULL;
+	uint64_t nsect = x->b / SECT;
+	int ncp = chunk_map_lookup(c, x->a, x->b, cp, NULL);
+	int ret = 0;
+
+	if (ncp < 0)
+		return ncp;
+	if (ncp < 2) {
+		printf("fsck.glassfs: data %llu+%llu has no checksums and one copy: "
+		       "nothing to verify it against, left as found\n",
+		       (unsigned long long)x->a, (unsigned long long)x->b);
+		return -EAGAIN;
+	}
+	cs = malloc(nsect * sizeof(*cs));
+	if (!cs)
+		return -ENOMEM;
+	for (int m = 0; m < ncp && !ret; m++) {
+		buf[m] = malloc(x->b);
+		if (!buf[m])
+			ret = -ENOMEM;
+		else
+			ret = dev_read(cp[m].dev, cp[m].physical, buf[m], x->b);
+	}
+	for (uint64_t i = 0; i < nsect && !ret; i++) {
+		for (int m = 1; m < ncp; m++)
+			if (memcmp(buf[0] + i * SECT, buf[m] + i * SECT, SECT)) {
+				printf("fsck.glassfs: data %llu+%llu has no checksums and its copies "
+				       "differ at %llu: which is right cannot be told, left as found\n",
+				       (unsigned long long)x->a, (unsigned long long)x->b,
+				       (unsigned long long)(x->a + i * SECT));
+				ret = -EAGAIN;
+				break;
+			}
+		cs[i] = crc32c(0, buf[0] + i * SECT, SECT);
+	}
+	for (uint64_t i = 0; i < nsect && !ret; i += CSUM_PER_ITEM) {
+		uint64_t n = nsect - i < CSUM_PER_ITEM ? nsect - i : CSUM_PER_ITEM;
+		struct key k = { CSUM_OBJECTID, KEY_EXTENT_CSUM, x->a + i * SECT };
+		ret = btree_insert(t, core_tree(c, CT_CSUM), &k, cs + i, (uint32_t)(n * CSUM_SIZE));
+	}
+	for (int m = 0; m < ncp; m++)
+		free(buf[m]);
+	free(cs);
+	return ret;
+}
+
+/* Free-space tree rebuild: every block group empty, then each range in use
+ * claimed, before the transaction allocates anything; the commit rewrites
+ * the bitmaps and block group items. */
+struct bgr { uint64_t start, len; };
+struct bgv { struct bgr *v; int n; };
+
+static int collect_bg(const struct bgroup *bg, void *arg)
+{
+	struct bgv *b = arg;
+	struct bgr *nv = realloc(b->v, (size_t)(b->n + 1) * sizeof(*nv));
+
+	if (!nv)
+		return -ENOMEM;
+	b->v = nv;
+	b->v[b->n++] = (struct bgr){ bg->start, bg->len };
+	return 0;
+}
+
+static int rebuild_free_space(struct core *c, const struct fsck_fix *v, size_t n)
+{
+	struct bgv b = { NULL, 0 };
+	int ret = alloc_for_each_bg(c, collect_bg, &b);
+
+	if (ret) {
+		free(b.v);
+		return ret;
+	}
+	for (int i = 0; i < b.n; i++)
+		alloc_free_now(c, b.v[i].start, b.v[i].len);
+	free(b.v);
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].kind != FIX_USED)
+			continue;
+		ret = alloc_claim(c, v[i].a, v[i].b);
+		if (ret) {
+			printf("fsck.glassfs: free-space rebuild: %llu+%llu cannot be claimed (%s): "
+			       "two extents overlap\n", (unsigned long long)v[i].a,
+			       (unsigned long long)v[i].b, strerror(-ret));
+			return -EUCLEAN;
+		}
+	}
+	printf("fsck.glassfs: free-space tree rebuilt from the extents in use\n");
+	return 0;
+}
+
+int fsck_repair_apply(struct core *c, const struct fsck_fix *v, size_t n)
+{
+	struct txn *t;
+	bool fst = false;
+	int made = 0, ret;
+
+	for (size_t i = 0; i < n; i++)
+		fst |= v[i].kind == FIX_USED;
+	if (fst && (ret = rebuild_free_space(c, v, n)))
+		return ret;
+	made += fst;
+	ret = txn_join(c, (unsigned)(n * 4 + 16), TXN_USE_RESERVE, &t);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < n && !ret; i++) {
+		const struct fsck_fix *x = &v[i];
+		struct root *r = subvol_root(c, x->tree ? x->tree : FS_TREE_OBJECTID);
+		struct inode_item it;
+
+		if (!r) {
+			ret = -ENOENT;
+			break;
+		}
+		switch (x->kind) {
+		case FIX_INODE_NLINK:
+		case FIX_INODE_SIZE:
+		case FIX_INODE_NBYTES:
+			ret = get_inode(r, x->a, &it);
+			if (ret)
+				break;
+			if (x->kind == FIX_INODE_NLINK)
+				it.nlink = (uint32_t)x->v;
+			else if (x->kind == FIX_INODE_SIZE)
+				it.size = x->v;
+			else
+				it.nbytes = x->v;
+			ret = put_inode(t, r, x->a, &it);
+			break;
+		case FIX_DEL_ITEM:
+			ret = btree_delete(t, r, &x->k);
+			if (ret == -ENOENT)
+				ret = 0;
+			break;
+		case FIX_DEL_OBJECT:
+			ret = del_items(t, r, x->a, 0);
+			break;
+		case FIX_DEL_DENTRY:
+			ret = fix_del_dentry(t, r, x);
+			break;
+		case FIX_ADD_INDEX:
+			ret = fix_add_index(t, r, x);
+			break;
+		case FIX_ADD_DENTRY:
+			ret = fix_add_dentry(t, r, x);
+			break;
+		case FIX_ADD_REF:
+			ret = fix_add_ref(t, r, x);
+			break;
+		case FIX_DEL_REF:
+			ret = fix_del_ref(t, r, x);
+			break;
+		case FIX_LOST_FOUND:
+			ret = fix_lost_found(t, r, x);
+			break;
+		case FIX_META_REFS:
+			ret = fix_meta_refs(t, c, x, fst);
+			break;
+		case FIX_DATA_REFS:
+			ret = fix_data_refs(t, c, x);
+			break;
+		case FIX_USED:
+			continue;
+		case FIX_CSUM:
+			ret = fix_csum(t, c, x);
+			break;
+		}
+		if (ret == -EAGAIN) {	/* said why; left for the next pass or for good */
+			ret = 0;
+			continue;
+		}
+		if (!ret)
+			made++;
+	}
+	if (ret) {
+		printf("fsck.glassfs: repair failed (%s): the pass is abandoned, the volume is "
+		       "left at its last commit\n", strerror(-ret));
+		txn_abort(t, ret, "fsck repair");
+		txn_end(t);
+		return ret;
+	}
+	ret = txn_end(t);
+	if (!ret)
+		ret = txn_commit(c, COMMIT_OTHER);
+	return ret ? ret : made;
+}

@@ -1,0 +1,758 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_fsck_repair.c — the corruption catalogue of fsck.glassfs -y.
+ *
+ * Each case makes a fresh image holding known files (written through
+ * fsops, as the daemon writes them), damages it on purpose through the
+ * engine's own APIs (items edited in a transaction, the allocator told a
+ * lie, checksums deleted), then runs the built fsck.glassfs:
+ *   -n reports it (exit 4), -y repairs it (exit 1), -n is then clean
+ *   (exit 0), the image mounts, and every file the case did not damage
+ *   reads back byte for byte.
+ * Cases that cannot be repaired safely (no checksum and one copy; copies
+ * that differ) must end -y with exit 4 and say why, and leave the image no
+ * worse (-n reports the same count).
+ *
+ * The files: /c (8 KiB), /small (inline, 100 B), /d (a directory),
+ * /d/a (20 KiB, hard-linked as /d/a2) and /d/b (12 KiB).  Data is dup,
+ * so checksums have another copy to be recomputed from.
+ */
+#include "core_test.h"
+#include "fs/ops/fsops.h"
+#include "fs/store/alloc.h"
+#include "fs/store/chunk.h"
+#include "fs/store/dev.h"
+#include "fs/format/items_format.h"
+#include "fs/format/format.h"
+#include "fs/items/subvol.h"
+
+#include <sys/stat.h>
+
+#define IMG_SIZE (64ull << 20)
+
+static struct fsops_cred root_cr = { .uid = 0, .gid = 0, .umask = 0 };
+
+struct file { const char *dir, *name; size_t len; uint64_t ino; uint8_t *data; };
+static struct file files[] = {
+	{ NULL, "c", 8192, 0, NULL },
+	{ NULL, "small", 100, 0, NULL },
+	{ "d", "a", 20480, 0, NULL },
+	{ "d", "b", 12288, 0, NULL },
+};
+enum { F_C, F_SMALL, F_A, F_B, NFILES };
+static uint64_t dir_d, snap_id;
+static char img[256], out[300];
+
+static int mount_fs(struct core **c, struct fsctx **fs)
+{
+	struct core_opts o;
+	const char *devs[1] = { img };
+	int ret;
+
+	core_opts_default(&o);
+	o.commit_interval_s = 3600;
+	ret = mount_open(devs, 1, &o, c);
+	if (ret)
+		return ret;
+	ret = fsops_mount(*c, &o, fs);
+	if (ret) {
+		mount_close(*c);
+		*c = NULL;
+	}
+	return ret;
+}
+
+static int unmount_fs(struct core *c, struct fsctx *fs)
+{
+	fsops_unmount(fs);
+	return mount_close(c);
+}
+
+/* A fresh image with the files above (and a snapshot of it, /snap). */
+static int make_image(uint64_t data_profile, bool snap)
+{
+	const char *devs[1] = { img };
+	struct format_opts fo = { .label = "fsckrep", .force = true, .data_profile = data_profile,
+				  .meta_profile = CORE_PROFILE_DUP };
+	struct core *c;
+	struct fsctx *fs;
+	struct stat st;
+	int ret;
+
+	unlink(img);
+	int fd = open(img, O_CREAT | O_RDWR | O_TRUNC, 0644);
+	if (fd < 0 || ftruncate(fd, (off_t)IMG_SIZE) < 0)
+		return -errno;
+	close(fd);
+	if ((ret = mount_format(devs, 1, &fo)) || (ret = mount_fs(&c, &fs)))
+		return ret;
+	ret = fsops_mkdir(fs, ROOT_DIR_INO, "d", S_IFDIR | 0755, &root_cr, &st);
+	dir_d = st.st_ino;
+	for (int i = 0; i < NFILES && !ret; i++) {
+		struct file *f = &files[i];
+		ret = fsops_mknod(fs, f->dir ? dir_d : ROOT_DIR_INO, f->name, S_IFREG | 0644, 0,
+				  &root_cr, &st);
+		if (ret)
+			break;
+		f->ino = st.st_ino;
+		ssize_t n = fsops_write(fs, f->ino, f->data, f->len, 0);
+		if (n != (ssize_t)f->len)
+			ret = n < 0 ? (int)n : -EIO;
+		fsops_forget(fs, f->ino, 1);
+	}
+	if (!ret)
+		ret = fsops_link(fs, files[F_A].ino, dir_d, "a2", &st);
+	if (!ret && snap)
+		ret = subvol_snapshot(fs, fs, ROOT_DIR_INO, "snap", false, &root_cr, &snap_id);
+	if (!ret)
+		ret = fsops_sync(fs);
+	int r2 = unmount_fs(c, fs);
+	return ret ? ret : r2;
+}
+
+/* fsck.glassfs FLAG on the image: its exit code; output in out. */
+static int fsck(const char *flag)
+{
+	char bin[512], cmd[1200];
+
+	if (t_fsck_bin(bin, sizeof(bin)))
+		return -1;
+	snprintf(cmd, sizeof(cmd), "%s %s %s >> %s 2>&1", bin, flag, img, out);
+	int st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 99;
+}
+
+static void show_out(void)
+{
+	char cmd[400];
+
+	snprintf(cmd, sizeof(cmd), "grep -v '^fsck.glassfs: checking' %s | head -40 | sed 's/^/    | /'", out);
+	if (system(cmd)) {
+	}
+}
+
+/* Read path (dir may be NULL: the root) and compare with want. */
+static bool read_back(struct fsctx *fs, const char *dir, const char *name, const uint8_t *want,
+		      size_t len)
+{
+	struct stat st;
+	uint64_t parent = ROOT_DIR_INO;
+	bool ok;
+
+	if (dir) {
+		if (fsops_lookup(fs, ROOT_DIR_INO, dir, &st))
+			return false;
+		parent = st.st_ino;
+	}
+	if (fsops_lookup(fs, parent, name, &st))
+		return false;
+	uint8_t *buf = malloc(len + 1);
+	ssize_t n = buf ? fsops_read(fs, st.st_ino, buf, len + 1, 0) : -ENOMEM;
+	ok = n == (ssize_t)len && (size_t)st.st_size == len && !memcmp(buf, want, len);
+	free(buf);
+	return ok;
+}
+
+/* The image mounts and every file but the skipped ones (bits) reads back intact. */
+static bool verify(unsigned skip, const char **why)
+{
+	struct core *c;
+	struct fsctx *fs;
+	bool ok = true;
+
+	if (mount_fs(&c, &fs)) {
+		*why = "does not mount";
+		return false;
+	}
+	for (int i = 0; i < NFILES; i++) {
+		if (skip >> i & 1)
+			continue;
+		if (!read_back(fs, files[i].dir, files[i].name, files[i].data, files[i].len)) {
+			*why = files[i].name;
+			ok = false;
+		}
+	}
+	if (!(skip >> F_A & 1) && !read_back(fs, "d", "a2", files[F_A].data, files[F_A].len)) {
+		*why = "a2";
+		ok = false;
+	}
+	if (unmount_fs(c, fs) && ok) {
+		*why = "unmount";
+		ok = false;
+	}
+	return ok;
+}
+
+/* ---- the corruptions: each gets the opened core and a handle ------------ */
+
+static uint64_t target_tree = FS_TREE_OBJECTID;	/* the tree a case damages */
+static struct root *fsr(struct core *c) { return subvol_root(c, target_tree); }
+
+static int file_extent(struct core *c, uint64_t ino, struct file_extent *fe)
+{
+	struct key k = { ino, KEY_EXTENT_DATA, 0 };
+	int n = btree_lookup(fsr(c), &k, fe, sizeof(*fe));
+	return n == (int)sizeof(*fe) ? 0 : n < 0 ? n : -EINVAL;
+}
+
+static int set_nlink(struct txn *t, struct core *c, uint64_t ino, uint32_t nlink)
+{
+	struct inode_item it;
+	struct key k = { ino, KEY_INODE_ITEM, 0 };
+	int n = btree_lookup(fsr(c), &k, &it, sizeof(it));
+	if (n != (int)sizeof(it))
+		return n < 0 ? n : -EINVAL;
+	it.nlink = nlink;
+	return btree_update(t, fsr(c), &k, &it, sizeof(it));
+}
+
+/* The DIR_INDEX seq of ino's name in dir (from its INODE_REF). */
+static int name_index(struct core *c, uint64_t ino, uint64_t dir, uint64_t *index)
+{
+	uint8_t b[300];
+	struct key k = { ino, KEY_INODE_REF, dir };
+	int n = btree_lookup(fsr(c), &k, b, sizeof(b));
+	if (n < (int)sizeof(struct inode_ref))
+		return n < 0 ? n : -EINVAL;
+	*index = ((struct inode_ref *)b)->index;
+	return 0;
+}
+
+/* Drop name's entry from its DIR_ITEM (deleting the item: no collisions here). */
+static int del_dir_item(struct txn *t, struct core *c, uint64_t dir, const char *name)
+{
+	struct key k = { dir, KEY_DIR_ITEM, name_hash(name, strlen(name)) };
+	return btree_delete(t, fsr(c), &k);
+}
+
+static int c_free_space(struct txn *t, struct core *c)
+{
+	struct file_extent fe;
+	uint64_t leak;
+	int ret = file_extent(c, files[F_C].ino, &fe);
+
+	(void)t;
+	if (ret)
+		return ret;
+	/* live data the free-space tree calls free, and free space it calls used */
+	alloc_free_now(c, fe.disk_logical, fe.disk_len);
+	return alloc_reserve(c, BG_DATA, 16384, CORE_SECTORSIZE, &leak);
+}
+
+static int c_extent_refs(struct txn *t, struct core *c)
+{
+	struct file_extent fe;
+	struct extent_item ei;
+	int ret = file_extent(c, files[F_B].ino, &fe);
+	if (ret)
+		return ret;
+	struct key k = { fe.disk_logical, KEY_EXTENT_ITEM, fe.disk_len };
+	if (btree_lookup(core_tree(c, CT_EXTENT), &k, &ei, sizeof(ei)) != (int)sizeof(ei))
+		return -EINVAL;
+	ei.refs = 3;
+	ret = btree_update(t, core_tree(c, CT_EXTENT), &k, &ei, sizeof(ei));
+	/* and the fs tree's root node */
+	struct root *r = fsr(c);
+	k = (struct key){ r->bytenr, KEY_METADATA_ITEM, (uint64_t)r->level };
+	if (!ret && btree_lookup(core_tree(c, CT_EXTENT), &k, &ei, sizeof(ei)) != (int)sizeof(ei))
+		return -EINVAL;
+	ei.refs = 2;
+	return ret ? ret : btree_update(t, core_tree(c, CT_EXTENT), &k, &ei, sizeof(ei));
+}
+
+static int c_link_counts(struct txn *t, struct core *c)
+{
+	int ret = set_nlink(t, c, files[F_C].ino, 5);
+	if (!ret)
+		ret = set_nlink(t, c, files[F_A].ino, 1);	/* has two names */
+	return ret ? ret : set_nlink(t, c, dir_d, 7);
+}
+
+static int c_orphans(struct txn *t, struct core *c)
+{
+	struct key k = { ORPHAN_OBJECTID, KEY_ORPHAN_ITEM, files[F_C].ino };
+	uint64_t v = files[F_C].ino;
+	int ret = btree_insert(t, fsr(c), &k, &v, sizeof(v));	/* named, nlink 1 */
+	k.offset = v = 99999;					/* no such inode */
+	return ret ? ret : btree_insert(t, fsr(c), &k, &v, sizeof(v));
+}
+
+static int c_dir_index(struct txn *t, struct core *c)
+{
+	uint64_t idx;
+	int ret = name_index(c, files[F_B].ino, dir_d, &idx);
+	if (ret)
+		return ret;
+	/* d/b: the DIR_INDEX gone (readdir misses it); /c: the DIR_ITEM gone
+	 * (lookup misses it) */
+	struct key k = { dir_d, KEY_DIR_INDEX, idx };
+	ret = btree_delete(t, fsr(c), &k);
+	return ret ? ret : del_dir_item(t, c, ROOT_DIR_INO, "c");
+}
+
+static int c_backrefs(struct txn *t, struct core *c)
+{
+	/* d/b's back reference gone; /c given a stale one (d, "ghost") */
+	struct key k = { files[F_B].ino, KEY_INODE_REF, dir_d };
+	int ret = btree_delete(t, fsr(c), &k);
+	uint8_t b[sizeof(struct inode_ref) + 5];
+	struct inode_ref *ir = (void *)b;
+	*ir = (struct inode_ref){ 999, 5 };
+	memcpy(ir->name, "ghost", 5);
+	k = (struct key){ files[F_C].ino, KEY_INODE_REF, dir_d };
+	return ret ? ret : btree_insert(t, fsr(c), &k, b, sizeof(b));
+}
+
+static int c_missing_inode(struct txn *t, struct core *c)
+{
+	/* d/b's INODE_ITEM lost: its names, back reference and extents dangle */
+	struct key k = { files[F_B].ino, KEY_INODE_ITEM, 0 };
+	return btree_delete(t, fsr(c), &k);
+}
+
+static int c_unnamed(struct txn *t, struct core *c)
+{
+	uint64_t idx;
+	int ret = name_index(c, files[F_C].ino, ROOT_DIR_INO, &idx);
+	if (ret)
+		return ret;
+	/* /c named nowhere (entry and index gone, its back reference stale) */
+	struct key k = { ROOT_DIR_INO, KEY_DIR_INDEX, idx };
+	ret = btree_delete(t, fsr(c), &k);
+	return ret ? ret : del_dir_item(t, c, ROOT_DIR_INO, "c");
+}
+
+static int c_csum(struct txn *t, struct core *c)
+{
+	struct file_extent fe;
+	int ret = file_extent(c, files[F_A].ino, &fe);
+	return ret ? ret : data_csum_delete(t, fe.disk_logical, fe.disk_len);
+}
+
+/* Missing checksums, and the two copies differ in one sector. */
+static int c_csum_differ(struct txn *t, struct core *c)
+{
+	struct file_extent fe;
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	int ret = c_csum(t, c);
+	if (!ret)
+		ret = file_extent(c, files[F_A].ino, &fe);
+	if (ret)
+		return ret;
+	int n = chunk_map_lookup(c, fe.disk_logical, fe.disk_len, cp, NULL);
+	if (n < 2)
+		return -EINVAL;
+	uint8_t b[CORE_SECTORSIZE];
+	if ((ret = dev_read(cp[1].dev, cp[1].physical, b, sizeof(b))))
+		return ret;
+	b[7] ^= 0x40;
+	return dev_write(cp[1].dev, cp[1].physical, b, sizeof(b));
+}
+
+/* In the snapshot's tree (its leaves shared with the live tree's): a
+ * link count and a directory index. */
+static int c_snapshot(struct txn *t, struct core *c)
+{
+	target_tree = snap_id;
+	int ret = fsr(c) ? c_link_counts(t, c) : -ENOENT;
+	if (!ret)
+		ret = c_dir_index(t, c);
+	target_tree = FS_TREE_OBJECTID;
+	return ret;
+}
+
+/* Several at once, in one image: the passes must not trip on each other. */
+static int c_combined(struct txn *t, struct core *c)
+{
+	int ret = c_free_space(t, c);
+	if (!ret)
+		ret = c_extent_refs(t, c);
+	if (!ret)
+		ret = c_orphans(t, c);
+	if (!ret)
+		ret = c_csum(t, c);
+	if (!ret)
+		ret = c_unnamed(t, c);
+	if (!ret)
+		ret = c_missing_inode(t, c);
+	return ret;
+}
+
+struct ccase {
+	const char *name;
+	int (*corrupt)(struct txn *t, struct core *c);
+	uint64_t data_profile;
+	unsigned damaged;	/* the files whose content is not checked (bits of F_*) */
+	int want_y;		/* exit of the repair: 1 repaired, 4 cannot be */
+	const char *lost_found;	/* /c (the unnamed-inode cases damage it) is expected
+				 * in this directory (NULL: not checked) */
+	const char *flag;	/* the repair's flag: NULL = -y */
+	bool snap;		/* the image holds a snapshot */
+	const char *reason;	/* want_y 4: the output says this */
+	bool then_y;		/* want_y 4: -y afterwards repairs it (exit 1, then -n 0) */
+};
+
+static const struct ccase cases[] = {
+	{ "free-space tree disagrees with the extent tree", c_free_space, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false },
+	{ "wrong extent reference counts (data and node)", c_extent_refs, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false },
+	{ "wrong link counts (file, hard-linked file, dir)", c_link_counts, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false },
+	{ "orphan items (named inode, missing inode)", c_orphans, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false },
+	{ "directory index disagrees with its entries", c_dir_index, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false },
+	{ "back references disagree with the names (missing, stale)", c_backrefs, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false },
+	{ "entries naming a missing inode (removed)", c_missing_inode, CORE_PROFILE_DUP, 1u << F_B, 1, NULL, NULL, false, NULL, false },
+	{ "inode nobody names (to /lost+found)", c_unnamed, CORE_PROFILE_DUP, 1u << F_C, 1, "lost+found", NULL, false, NULL, false },
+	{ "checksums missing, dup copies agree (recomputed)", c_csum, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false },
+	{ "checksums missing, dup copies differ (cannot repair)", c_csum_differ, CORE_PROFILE_DUP, 1u << F_A, 4, NULL,
+	  NULL, false, "cannot be told", false },
+	{ "checksums missing, single copy (cannot repair)", c_csum, CORE_PROFILE_SINGLE, 1u << F_A, 4, NULL,
+	  NULL, false, "nothing to verify", false },
+	{ "all at once: free space, refs, orphans, checksums, unnamed and missing inodes", c_combined,
+	  CORE_PROFILE_DUP, 1u << F_B | 1u << F_C, 1, "lost+found", NULL, false, NULL, false },
+	{ "link counts and directory index in a snapshot (shared leaves)", c_snapshot, CORE_PROFILE_DUP, 0, 1,
+	  NULL, NULL, true, NULL, false },
+	{ "preen (-p): link counts (safe: repaired)", c_link_counts, CORE_PROFILE_DUP, 0, 1,
+	  NULL, "-p", false, NULL, false },
+	{ "preen (-p): orphan items (safe: repaired)", c_orphans, CORE_PROFILE_DUP, 0, 1,
+	  NULL, "-p", false, NULL, false },
+	{ "preen (-p): free-space tree (safe: repaired)", c_free_space, CORE_PROFILE_DUP, 0, 1,
+	  NULL, "-p", false, NULL, false },
+	{ "preen (-p): inode nobody names (needs -y: refused, then -y)", c_unnamed, CORE_PROFILE_DUP, 1u << F_C, 4,
+	  NULL, "-p", false, "run fsck.glassfs -y", true },
+};
+
+/* The case's image, damaged.  0, or -1 (FAIL printed). */
+static int prepare(const struct ccase *cc)
+{
+	struct core *c = NULL;
+	struct txn *t;
+	int ret;
+
+	if ((ret = make_image(cc->data_profile, cc->snap))) {
+		printf("FAIL: %s: making the image: %s\n", cc->name, strerror(-ret));
+		fails++;
+		return -1;
+	}
+	MUST(t_open(img, false, &c));
+	MUST(txn_join(c, 16, 0, &t));
+	ret = cc->corrupt(t, c);
+	int e = txn_end(t);
+	if (ret || e) {
+		printf("FAIL: %s: corrupting: %s\n", cc->name, strerror(-(ret ? ret : e)));
+		fails++;
+		goto out;
+	}
+	MUST(txn_commit(c, COMMIT_SYNC));
+	ret = mount_close(c);
+	c = NULL;
+	MUST(ret);
+	return 0;
+out:
+	if (c)
+		mount_close(c);
+	return -1;
+}
+
+static void run_case(const struct ccase *cc)
+{
+	struct core *c = NULL;
+	const char *why = "";
+	int n1 = -1, y = -1, n2 = -1;
+
+	if (prepare(cc))
+		return;
+
+	snprintf(out, sizeof(out), "%s.fsck", img);
+	unlink(out);
+	n1 = fsck("-n");
+	y = fsck(cc->flag ? cc->flag : "-y");
+	n2 = fsck("-n");
+	if (n1 < 0) {
+		printf("SKIP: %s: fsck.glassfs not built\n", cc->name);
+		goto out;
+	}
+	if (cc->want_y == 4) {
+		/* refused, said why, and no worse: the second -n finds it still */
+		char cmd[400];
+		snprintf(cmd, sizeof(cmd), "grep -q '%s' %s", cc->reason, out);
+		bool said = system(cmd) == 0;
+		bool ok = n1 == 4 && y == 4 && n2 == 4 && said && verify(cc->damaged, &why);
+		int y2 = -1, n3 = -1;	/* -1: not run */
+		if (ok && cc->then_y) {
+			y2 = fsck("-y");
+			n3 = fsck("-n");
+			ok = y2 == 1 && n3 == 0;
+		}
+		if (ok)
+			printf("PASS: %s: detected (-n 4), %s says why and exits 4, image no worse, mounts, contents intact%s\n",
+			       cc->name, cc->flag ? cc->flag : "-y",
+			       cc->then_y ? "; -y then repairs (1), -n clean (0)" : "");
+		else {
+			printf("FAIL: %s: -n %d, repair %d, -n after %d (want 4 4 4), reason given %d, verify %s; then -y %d -n %d\n",
+			       cc->name, n1, y, n2, said, why, y2, n3);
+			fails++;
+			show_out();
+		}
+		goto out;
+	}
+	bool ok = n1 == 4 && y == 1 && n2 == 0 && verify(cc->damaged, &why);
+	if (ok && cc->lost_found) {
+		struct fsctx *fs;
+		char name[32];
+		snprintf(name, sizeof(name), "#%llu", (unsigned long long)files[F_C].ino);
+		ok = mount_fs(&c, &fs) == 0;
+		if (ok) {
+			ok = read_back(fs, cc->lost_found, name, files[F_C].data, files[F_C].len);
+			if (!ok)
+				why = "not in lost+found with its content";
+			unmount_fs(c, fs);
+			c = NULL;
+		}
+	}
+	if (ok) {
+		printf("PASS: %s: detected (-n 4), repaired (%s 1), clean after (-n 0), mounts, contents intact\n",
+		       cc->name, cc->flag ? cc->flag : "-y");
+	} else {
+		printf("FAIL: %s: -n %d, %s %d, -n after %d (want 4 1 0); verify: %s\n", cc->name, n1,
+		       cc->flag ? cc->flag : "-y", y, n2, why);
+		fails++;
+		show_out();
+	}
+out:
+	if (c)
+		mount_close(c);
+}
+
+/* The last number before `what` in the fsck output (-1: none). */
+static long out_number(const char *what)
+{
+	char line[512];
+	long v = -1;
+	FILE *fp = fopen(out, "r");
+
+	while (fp && fgets(line, sizeof(line), fp)) {
+		char *w = strstr(line, what);
+		if (!w)
+			continue;
+		while (w > line && w[-1] == ' ')
+			w--;
+		while (w > line && w[-1] >= '0' && w[-1] <= '9')
+			w--;
+		v = strtol(w, NULL, 10);
+	}
+	if (fp)
+		fclose(fp);
+	return v;
+}
+
+static int fsck_env(const char *env, const char *flag)
+{
+	char bin[512], cmd[1400];
+
+	if (t_fsck_bin(bin, sizeof(bin)))
+		return -1;
+	snprintf(cmd, sizeof(cmd), "%s %s %s %s > %s 2>&1", env, bin, flag, img, out);
+	int st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 99;
+}
+
+/*
+ * A crash inside a repair pass (fsck.glassfs ends after the pass's Nth
+ * device write: GLASSFS_FSCK_CRASH_AFTER), at points spread over the pass
+ * and at its last two writes: the image left
+ * must be the one before the pass (the same errors) or the repaired one
+ * (clean), never a mix; and -y then finishes the repair.  What reached
+ * the device before the exit stays there (as kill -9; power loss is
+ * test_powerloss's subject, on the same commit path).
+ */
+static void crash_case(const struct ccase *cc)
+{
+	char orig[300], cmd[700];
+	long w, e0;
+	int old = 0, repaired = 0, bad = 0, points = 0;
+
+	if (prepare(cc))
+		return;
+	snprintf(out, sizeof(out), "%s.fsck", img);
+	snprintf(orig, sizeof(orig), "%s.orig", img);
+	snprintf(cmd, sizeof(cmd), "cp --sparse=always %s %s", img, orig);
+	if (system(cmd) || fsck_env("", "-n") != 4 || (e0 = out_number(" errors")) <= 0 ||
+	    fsck_env("GLASSFS_FSCK_CRASH_AFTER=0", "-y") != 1 ||
+	    (w = out_number(" device writes")) <= 0) {
+		printf("FAIL: crash inside a repair pass (%s): no baseline\n", cc->name);
+		fails++;
+		show_out();
+		unlink(orig);
+		return;
+	}
+	/* the first write, one inside, and the last two (the last is the
+	 * superblock on these small images: the commit point) */
+	long at[4] = { 1, w / 2, w - 1, w };
+	for (int i = 0; i < 4; i++) {
+		long n = at[i];
+		char env[64];
+		if (n < 1 || (i && n <= at[i - 1]))
+			continue;
+		snprintf(cmd, sizeof(cmd), "cp --sparse=always %s %s", orig, img);
+		if (system(cmd))
+			break;
+		snprintf(env, sizeof(env), "GLASSFS_FSCK_CRASH_AFTER=%ld", n);
+		int y = fsck_env(env, "-y");
+		int r = fsck_env("", "-n");
+		long e = out_number(" errors");
+		points++;
+		if (y == 99 && r == 4 && e == e0)
+			old++;
+		else if ((y == 99 || n == w) && r == 0)
+			repaired++;
+		else {
+			bad++;
+			printf("  crash after write %ld of %ld: -y %d, then -n %d with %ld errors (before: %ld)\n",
+			       n, w, y, r, e, e0);
+			show_out();
+		}
+		if (n == at[1]) {	/* and -y finishes the job from there */
+			int y2 = fsck_env("", "-y"), r2 = fsck_env("", "-n");
+			if ((y2 != 0 && y2 != 1) || r2 != 0) {
+				bad++;
+				printf("  crash after write %ld: -y then %d, -n %d\n", n, y2, r2);
+			}
+		}
+	}
+	unlink(orig);
+	if (!bad && old && repaired)
+		printf("PASS: crash inside a repair pass (%s): %ld writes, %d crash points: %d left the image "
+		       "before the pass, %d the repaired one, none a mix\n", cc->name, w, points, old, repaired);
+	else {
+		printf("FAIL: crash inside a repair pass (%s): %d crash points, %d old, %d repaired, %d neither\n",
+		       cc->name, points, old, repaired, bad);
+		fails++;
+	}
+}
+
+/* A pass that makes the volume worse (GLASSFS_FSCK_BAD_REPAIR: the pass
+ * also breaks the root directory's link count, size and byte count) is undone: -y
+ * exits 4 saying so, and the volume has exactly the errors it had. */
+static void worse_case(const struct ccase *cc)
+{
+	long e0, e1;
+
+	if (prepare(cc))
+		return;
+	snprintf(out, sizeof(out), "%s.fsck", img);
+	int n1 = fsck_env("", "-n");
+	e0 = out_number(" errors");
+	int y = fsck_env("GLASSFS_FSCK_BAD_REPAIR=1", "-y");
+	char cmd[400];
+	snprintf(cmd, sizeof(cmd), "grep -q 'undone' %s", out);
+	bool said = system(cmd) == 0;
+	int n2 = fsck_env("", "-n");
+	e1 = out_number(" errors");
+	int y2 = fsck_env("", "-y"), n3 = fsck_env("", "-n");
+	const char *why = "";
+	bool ok = n1 == 4 && y == 4 && said && n2 == 4 && e1 == e0 && y2 == 1 && n3 == 0 &&
+		  verify(0, &why);
+	if (ok)
+		printf("PASS: a repair pass that makes the volume worse is undone (%s): -y 4, the same %ld errors after, "
+		       "then -y repairs it\n", cc->name, e0);
+	else {
+		printf("FAIL: a repair pass that makes the volume worse is undone: -n %d (%ld errors), bad -y %d "
+		       "(said %d), -n %d (%ld errors), -y %d, -n %d, verify %s\n", n1, e0, y, said, n2, e1, y2,
+		       n3, why);
+		fails++;
+		show_out();
+	}
+}
+
+/* A volume with a pending fsync log (a crash after an fsync, before the
+ * next commit) and a wrong link count: -y repairs nothing (the log's
+ * replay at mount comes first) and exits 4 saying so; after a mount and
+ * unmount -y repairs it. */
+static void log_case(void)
+{
+	struct core *c;
+	struct fsctx *fs;
+	int ret = make_image(CORE_PROFILE_DUP, false);
+
+	if (!ret && !(ret = t_open(img, false, &c))) {
+		struct txn *t;
+		if (!(ret = txn_join(c, 4, 0, &t))) {
+			ret = set_nlink(t, c, files[F_C].ino, 4);
+			int e = txn_end(t);
+			ret = ret ? ret : e;
+		}
+		if (!ret)
+			ret = txn_commit(c, COMMIT_SYNC);
+		int e = mount_close(c);
+		ret = ret ? ret : e;
+	}
+	fflush(stdout);
+	pid_t pid = ret ? -1 : fork();
+	if (pid == 0) {		/* fsync, then die before any commit */
+		if (mount_fs(&c, &fs))
+			_exit(1);
+		uint8_t b[4096];
+		memset(b, 0x5a, sizeof(b));
+		if (fsops_write(fs, files[F_B].ino, b, sizeof(b), 0) != (ssize_t)sizeof(b) ||
+		    fsops_fsync(fs, files[F_B].ino, 0))
+			_exit(2);
+		_exit(0);
+	}
+	int st = 0;
+	if (pid > 0)
+		waitpid(pid, &st, 0);
+	snprintf(out, sizeof(out), "%s.fsck", img);
+	unlink(out);
+	int y = pid > 0 && WIFEXITED(st) && !WEXITSTATUS(st) ? fsck("-y") : -1;
+	char cmd[400];
+	snprintf(cmd, sizeof(cmd), "grep -q 'fsync log is pending' %s", out);
+	bool said = system(cmd) == 0;
+	int y2 = -1, n2 = -1;
+	if (!mount_fs(&c, &fs)) {
+		unmount_fs(c, fs);
+		y2 = fsck("-y");
+		n2 = fsck("-n");
+	}
+	if (y == 4 && said && y2 == 1 && n2 == 0)
+		printf("PASS: pending fsync log: -y repairs nothing and says mount first (4); after a mount -y repairs (1)\n");
+	else {
+		printf("FAIL: pending fsync log: -y %d (said %d), after a mount -y %d, -n %d\n", y, said, y2, n2);
+		fails++;
+		show_out();
+	}
+}
+
+int main(int argc, char **argv)
+{
+	t_seed_init();
+	MUST(t_image(img, sizeof(img), IMG_SIZE));
+	for (int i = 0; i < NFILES; i++) {
+		files[i].data = malloc(files[i].len);
+		for (size_t j = 0; j < files[i].len; j++)
+			files[i].data[j] = (uint8_t)(t_rand() >> (j % 7));
+	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (argc < 2 || strstr(cases[i].name, argv[1]))
+			run_case(&cases[i]);
+	if (argc < 2 || strstr("crash", argv[1])) {
+		crash_case(&cases[0]);		/* free-space tree rebuilt */
+		crash_case(&cases[7]);		/* lost+found made, an inode moved there */
+	}
+	if (argc < 2 || strstr("log", argv[1]))
+		log_case();
+	if (argc < 2 || strstr("worse", argv[1]))
+		worse_case(&cases[3]);		/* orphan items: 2 errors, the bad pass makes 3 */
+	/* repairs refused while checking only, and the usage rules */
+	snprintf(out, sizeof(out), "%s.fsck", img);
+	if (!make_image(CORE_PROFILE_DUP, false)) {
+		int a = fsck("-n -y");
+		CHECK("fsck: -n with -y is a usage error (16)", a == 16);
+		int b = fsck("-y");
+		CHECK("fsck -y on a clean image: 0", b == 0);
+	}
+	unlink(out);
+out:
+	unlink(img);
+	for (int i = 0; i < NFILES; i++)
+		free(files[i].data);
+	return fails ? 1 : 0;
+}
