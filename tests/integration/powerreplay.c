@@ -5,19 +5,21 @@
  * power loss at a point of the log can leave on the devices.
  *
  *   powerreplay list LOG
- *       one line per flush: "flush INDEX BYTE DEV" (INDEX: the record's
- *       number, BYTE: where it starts in the log, DEV: its device), then
- *       "end NRECORDS BYTES".  A file whose fsync returned when the log
- *       was B bytes long is durable in every state cut at a flush at or
- *       past byte B.
- *   powerreplay build LOG CUT SEED IMG[:IMG...]
+ *       one line per flush: "flush INDEX BYTE DEV INFLIGHT" (INDEX: the
+ *       record's number, BYTE: where it starts in the log, DEV: its
+ *       device, INFLIGHT: the writes in flight in a state cut there),
+ *       then "end NRECORDS BYTES".  A file whose fsync returned when the
+ *       log was B bytes long is durable in every state cut at a flush at
+ *       or past byte B.
+ *   powerreplay build LOG CUT WHICH IMG[:IMG...]
  *       IMG (copies of the starting images, one per device in the order
  *       the mount was given them) become the state cut before record
  *       CUT: every write before its device's last flush before CUT is on
- *       the device; of the writes after it (in flight), SEED 0 keeps
- *       none, another SEED a random subset, some torn (4 KiB sectors of
- *       a write on the device, the rest old), in a random order.  Prints
- *       what it did.
+ *       the device; of the writes after it (in flight), WHICH says which
+ *       are too: 0 none, all, drop:K all but the K-th, only:K the K-th
+ *       alone, or a seed N > 0: a random subset, some torn (4 KiB sectors
+ *       of a write on the device, the rest old), in a random order.
+ *       Prints what it did.
  *
  * The same construction as tests/unit/test_powerloss.c, which replays the
  * recorder's log in memory in-process; this one goes through a file, so
@@ -119,8 +121,20 @@ static int apply(int fd, size_t i, uint64_t tear)
 	return 0;
 }
 
-static int build(size_t cut, unsigned seed, char *imgs)
+static int build(size_t cut, const char *which, char *imgs)
 {
+	unsigned seed = 0;
+	long k = -1;		/* drop:K, only:K */
+	int mode = 0;		/* 0 seed, 1 all, 2 drop, 3 only */
+
+	if (!strcmp(which, "all"))
+		mode = 1;
+	else if (!strncmp(which, "drop:", 5))
+		mode = 2, k = strtol(which + 5, NULL, 10);
+	else if (!strncmp(which, "only:", 5))
+		mode = 3, k = strtol(which + 5, NULL, 10);
+	else
+		seed = (unsigned)strtoul(which, NULL, 10);
 	int fds[MAXDEV], n = 0;
 	size_t last[MAXDEV] = { 0 };
 
@@ -139,7 +153,7 @@ static int build(size_t cut, unsigned seed, char *imgs)
 	for (size_t i = 0; i < cut; i++)
 		if (recs[i].h->op == WLOG_FLUSH)
 			last[recs[i].h->dev] = i + 1;
-	size_t *fly = malloc((cut + 1) * sizeof(*fly)), nfly = 0, kept = 0, torn = 0;
+	size_t *fly = malloc((cut + 1) * sizeof(*fly)), nfly = 0, kept = 0, torn = 0, skipped = 0;
 	uint64_t *tears = calloc(cut + 1, sizeof(*tears));
 	if (!fly || !tears)
 		return 1;
@@ -153,9 +167,14 @@ static int build(size_t cut, unsigned seed, char *imgs)
 				return 1;
 			continue;
 		}
-		if (!seed || lcg() % 2)		/* lost */
+		long nth = (long)nfly + (long)skipped;
+		bool on = mode == 1 || (mode == 2 && nth != k) || (mode == 3 && nth == k) ||
+			  (mode == 0 && seed && lcg() % 2);
+		if (!on) {			/* lost */
+			skipped++;
 			continue;
-		if (h->len > 4096 && lcg() % 4 == 0) {
+		}
+		if (!mode && h->len > 4096 && lcg() % 4 == 0) {
 			tears[nfly] = ((uint64_t)lcg() << 40) ^ ((uint64_t)lcg() << 16) ^ lcg();
 			if (!tears[nfly])
 				tears[nfly] = 1;
@@ -163,7 +182,7 @@ static int build(size_t cut, unsigned seed, char *imgs)
 		}
 		fly[nfly++] = i;
 	}
-	for (size_t j = nfly; j > 1; j--) {	/* any order */
+	for (size_t j = mode ? 0 : nfly; j > 1; j--) {	/* any order */
 		size_t k = lcg() % j, t = fly[j - 1];
 		uint64_t tt = tears[j - 1];
 		fly[j - 1] = fly[k];
@@ -179,8 +198,9 @@ static int build(size_t cut, unsigned seed, char *imgs)
 			perror("powerreplay: image");
 			return 1;
 		}
-	printf("cut %zu (log byte %zu), seed %u: %zu writes in flight on the devices, %zu torn\n",
-	       cut, cut < nrec ? recs[cut].at : (nrec ? recs[nrec - 1].at : 0), seed, kept, torn);
+	printf("cut %zu (log byte %zu), %s: %zu of %zu writes in flight on the devices, %zu torn\n",
+	       cut, cut < nrec ? recs[cut].at : (nrec ? recs[nrec - 1].at : 0), which, kept,
+	       kept + skipped, torn);
 	free(fly);
 	free(tears);
 	return 0;
@@ -191,10 +211,16 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "list")) {
 		if (load(argv[2]))
 			return 1;
-		size_t end = sizeof(struct wlog_head);
+		size_t end = sizeof(struct wlog_head), last[MAXDEV] = { 0 };
 		for (size_t i = 0; i < nrec; i++) {
-			if (recs[i].h->op == WLOG_FLUSH)
-				printf("flush %zu %zu %u\n", i, recs[i].at, recs[i].h->dev);
+			if (recs[i].h->op == WLOG_FLUSH) {
+				size_t fly = 0;
+				for (size_t j = 0; j < i; j++)
+					if (recs[j].h->op != WLOG_FLUSH && j >= last[recs[j].h->dev])
+						fly++;
+				printf("flush %zu %zu %u %zu\n", i, recs[i].at, recs[i].h->dev, fly);
+				last[recs[i].h->dev] = i + 1;
+			}
 			end = recs[i].at + sizeof(struct wlog_rec) +
 			      (recs[i].h->op == WLOG_WRITE ? recs[i].h->len : 0);
 		}
@@ -204,8 +230,9 @@ int main(int argc, char **argv)
 	if (argc == 6 && !strcmp(argv[1], "build")) {
 		if (load(argv[2]))
 			return 1;
-		return build(strtoul(argv[3], NULL, 10), (unsigned)strtoul(argv[4], NULL, 10), argv[5]);
+		return build(strtoul(argv[3], NULL, 10), argv[4], argv[5]);
 	}
-	fprintf(stderr, "usage: powerreplay list LOG | powerreplay build LOG CUT SEED IMG[:IMG...]\n");
+	fprintf(stderr, "usage: powerreplay list LOG | powerreplay build LOG CUT "
+		"0|all|drop:K|only:K|SEED IMG[:IMG...]\n");
 	return 2;
 }

@@ -7,12 +7,18 @@
  * Each workload runs in-process on a fresh volume with the device layer's
  * recorder on (dev_set_recorder, through core_opts.dev_recorder): every
  * write with its bytes, every flush, in order.  The model notes, for each
- * name in the work directory, the content at each fsync call (a version)
- * and the log position at which an fsync, fdatasync or fsync of the
- * directory that covered it returned (its acknowledgement).
+ * name (a path from the work directory, a snapshot's file, or an
+ * extended attribute of a file) the content at each fsync call (a
+ * version) and the log position at which an fsync, fdatasync, fsync of
+ * the directory or commit that covered it returned (its acknowledgement).
+ * Workloads: create, append, overwrite, small (inline) files, rename
+ * over an existing file, hard links, truncate down and up, punch hole,
+ * unlink, xattr set and remove, a directory tree, snapshots taken between
+ * steps, each with fsyncs; and a mixed random workload.
  *
- * Every workload runs on one device (single) and on two (raid1 data and
- * metadata), where each device's flushes are its own.
+ * Every workload runs on one device (single), on two (raid1 data and
+ * metadata), where each device's flushes are its own, and (PROFILE=dup
+ * or all) on one device holding two copies.
  *
  * From the images as they were when recording started and the log, crash
  * images are built: a cut point in the log; every write before the last
@@ -20,12 +26,14 @@
  * the flushes of two devices has a flush that reached one and not the
  * other); of the writes after it and before the cut (in flight), a
  * subset, some torn (4 KiB sectors of a write, some new and the rest
- * old).  States, per workload:
+ * old), in any order where two of them overlap.  States, per workload:
  *   - flush:  at every flush, nothing in flight;
  *   - only:   per epoch (the writes between two flushes), each write alone;
  *   - drop:   per epoch, every write but one;
- *   - random: RANDOM_STATES random (cut, subset, tears) from the seed.
- * The first three are deterministic: they are the regression states (a
+ *   - torn:   per epoch, every write, one of them torn (its first 4 KiB
+ *             sector only, or all but that);
+ *   - random: RANDOM_STATES random (cut, subset, tears, order) from the seed.
+ * The first four are deterministic: they are the regression states (a
  * failure names workload, class, epoch and write).
  *
  * For each image: fsck.glassfs -n (the last commit and a pending log must
@@ -34,9 +42,11 @@
  * the version), reads never fail, then fsck again after the replay.
  *
  * SEED=n replays the random states; WORKLOAD=name runs the workloads
- * whose name holds it; PROFILE=single|raid1 one of the two; RANDOM_STATES=n
- * per workload and profile (default 20; make soak sets more); VERBOSE=1
- * prints every state.
+ * whose name holds it; PROFILE=single,raid1,dup (a list, or all; default
+ * single,raid1); RANDOM_STATES=n per workload and profile (default 20;
+ * make soak sets more); MIXED_STEPS=n (default 25); VERBOSE=1 prints
+ * every state.  tests/integration/powerloss.test replays states of a log
+ * written by the real daemon (-o writelog=FILE) through it.
  */
 #include "core_test.h"
 #include "fs/ops/fsops.h"
@@ -1461,6 +1471,28 @@ static void run_workload(const struct workload *w, unsigned seed, size_t nrandom
 				check_state(&s, label, t);
 			}
 		}
+		/*
+		 * torn: every write of the epoch on the device, one of more
+		 * than a sector with only its first 4 KiB sector written (a
+		 * node's header and first items new, the rest old), or all
+		 * but its first
+		 */
+		for (size_t w1 = 0; w1 < n; w1++) {
+			if (rec[f + w1].op != DEV_WRITE || rec[f + w1].len <= 4096)
+				continue;
+			for (int mode = 0; mode < 2; mode++) {
+				state_cut(&s, e);
+				for (size_t i = s.from; i < e; i++)
+					s.sel[i - s.from] = 1;
+				s.sel[f + w1 - s.from] = 2;
+				s.tear[f + w1 - s.from] = mode ? ~1ull : 1ull;
+				snprintf(label, sizeof(label), "%s torn epoch %zu write %zu (%s of %llu at %llu)",
+					 wname, ep, w1, mode ? "all but the first 4 KiB" : "the first 4 KiB",
+					 (unsigned long long)rec[f + w1].len,
+					 (unsigned long long)rec[f + w1].off);
+				check_state(&s, label, t);
+			}
+		}
 		f = e + 1;
 	}
 	/* random: a cut, a subset in flight, torn writes */
@@ -1494,6 +1526,17 @@ static void run_workload(const struct workload *w, unsigned seed, size_t nrandom
 	nrec = 0;
 }
 
+/* Is name one of the comma-separated words of list? */
+static bool in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; (p = strstr(p, name)); p += n)
+		if ((p == list || p[-1] == ',') && (p[n] == ',' || !p[n]))
+			return true;
+	return false;
+}
+
 int main(void)
 {
 	t_seed_init();
@@ -1520,11 +1563,14 @@ int main(void)
 		MUST(wfd[d] < 0 ? -errno : 0);
 	}
 
-	/* PROFILE=single|raid1|dup: one of them; all by default */
+	/* PROFILE=NAME[,NAME...] or all; single and raid1 by default (make
+	 * soak: all) */
+	if (!pname || !*pname)
+		pname = "single,raid1";
 	for (size_t p = 0; p < sizeof(profiles) / sizeof(profiles[0]); p++) {
 		prof = &profiles[p];
 		ndev = prof->ndev;
-		if (pname && strcmp(pname, prof->name))
+		if (strcmp(pname, "all") && !in_list(pname, prof->name))
 			continue;
 		for (size_t i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++) {
 			if (only && !strstr(workloads[i].name, only))
