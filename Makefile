@@ -148,7 +148,7 @@ demo-picture:
 # volumes: 2,000 random states per workload and profile and a mixed
 # workload of 500 steps; RANDOM_STATES=n, MIXED_STEPS=n, SEED=n; repeats
 # of a state are not counted; powerloss.test: 200 states of a log written
-# by the real daemon, POWERLOSS_STATES=n), and the
+# by the real daemon, single and raid1, POWERLOSS_STATES=n), and the
 # oracle test at a million operations per node size (50 random seeds of
 # 20,000 each, on top of the fixed ones; about 2 hours each at ~150 ops/s).
 soak: deps
@@ -159,5 +159,7 @@ soak: deps
 		PROFILE=$${PROFILE:-all} POWERLOSS_STATES=$${POWERLOSS_STATES:-200} \
 		TEST_TIMEOUT=$${POWERLOSS_TIMEOUT:-28800} OUT=$(OUT) tests/run.sh test_powerloss \
 		powerloss.test
+	$(Q)POWERLOSS_PROFILE=raid1 POWERLOSS_STATES=$${POWERLOSS_STATES:-200} \
+		TEST_TIMEOUT=$${POWERLOSS_TIMEOUT:-28800} OUT=$(OUT) tests/run.sh powerloss.test
 	$(Q)ORACLE_ROUNDS=$${ORACLE_ROUNDS:-50} ORACLE_OPS=$${ORACLE_OPS:-20000} \
 		TEST_TIMEOUT=$${ORACLE_TIMEOUT:-28800} OUT=$(OUT) tests/run.sh oracle
