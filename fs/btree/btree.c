@@ -182,12 +182,12 @@ static void release_above(struct path *p, int l)
 	root_unlock(p);
 }
 
-void path_init(struct path *p)
+void btree_path_init(struct path *p)
 {
 	memset(p, 0, sizeof(*p));
 }
 
-void path_release(struct path *p)
+void btree_path_release(struct path *p)
 {
 	for (int i = 0; i < BTREE_MAX_LEVEL; i++)
 		path_drop(p, i);
@@ -268,7 +268,7 @@ static void label(struct node *n, uint64_t tree, int is_root)
 
 /* ---- roots ------------------------------------------------------------ */
 
-void root_init(struct root *r, struct core *c, uint64_t id, uint64_t bytenr,
+void btree_root_init(struct root *r, struct core *c, uint64_t id, uint64_t bytenr,
 	       int level, uint64_t generation)
 {
 	memset(r, 0, sizeof(*r));
@@ -281,7 +281,7 @@ void root_init(struct root *r, struct core *c, uint64_t id, uint64_t bytenr,
 	r->generation = generation;
 }
 
-int root_create_empty(struct txn *t, struct root *r)
+int btree_root_create_empty(struct txn *t, struct root *r)
 {
 	uint64_t b;
 	struct node *n;
@@ -309,14 +309,14 @@ int root_create_empty(struct txn *t, struct root *r)
 	return 0;
 }
 
-void root_release(struct root *r)
+void btree_root_release(struct root *r)
 {
 	if (r->node)
 		cache_put(r->node);
 	r->node = NULL;
 }
 
-uint64_t root_id(const struct root *r) { return r->id; }
+uint64_t btree_root_id(const struct root *r) { return r->id; }
 
 /* Trees that snapshots may share nodes between: a node of such a tree may
  * have been written by (be owned by) another fs tree, so its owner is not
@@ -967,7 +967,7 @@ int btree_search(struct txn *t, struct root *r, const struct key *k,
 	if (!cow)
 		ins_len = 0;
 again:
-	path_release(p);
+	btree_path_release(p);
 	p->root = r;
 	p->cow = cow;
 	if (++restarts > MAX_RESTARTS) {
@@ -1136,7 +1136,7 @@ again:
 	}
 	return exact ? 0 : 1;
 fail:
-	path_release(p);
+	btree_path_release(p);
 	return ret;
 #undef HMODE
 }
@@ -1182,12 +1182,12 @@ int btree_insert_empty(struct txn *t, struct root *r, struct path *p,
 	if (ret < 0)
 		return ret;
 	if (ret == 0) {
-		path_release(p);
+		btree_path_release(p);
 		return -EEXIST;
 	}
 	if (node_leaf_free(D(p->nodes[0]), NS(r)) < size + NODE_ITEM_SIZE) {
 		corrupt(r, p->nodes[0], "insert: leaf without room after the search");
-		path_release(p);
+		btree_path_release(p);
 		return -EUCLEAN;
 	}
 	leaf_insert_space(D(p->nodes[0]), NS(r), p->slots[0], k, size);
@@ -1200,11 +1200,11 @@ int btree_insert(struct txn *t, struct root *r, const struct key *k,
 	struct path p;
 	int ret;
 
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_insert_empty(t, r, &p, k, size);
 	if (!ret && size)
 		memcpy(btree_item_ptr(&p, p.slots[0], NULL), data, size);
-	path_release(&p);
+	btree_path_release(&p);
 	return ret;
 }
 
@@ -1224,7 +1224,7 @@ static int pair_check_new(struct root *r, const struct key *k1, const struct key
 	struct key near;
 	int ret;
 
-	path_init(&q);
+	btree_path_init(&q);
 	ret = btree_search_ge(r, k2, &q);
 	if (ret == 0) {
 		btree_item_key(&q, q.slots[0], &near);
@@ -1242,7 +1242,7 @@ static int pair_check_new(struct root *r, const struct key *k1, const struct key
 			ret = key_cmp(&near, k1) == 0 ? -EEXIST : -EINVAL;
 	}
 out:
-	path_release(&q);
+	btree_path_release(&q);
 	return ret < 0 ? ret : 0;
 }
 
@@ -1276,7 +1276,7 @@ int btree_insert_pair(struct txn *t, struct root *r,
 		return -EINVAL;
 	if (both > btree_max_item_size(r))	/* too big for one leaf */
 		goto one_at_a_time;
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search(t, r, k2, &p, (int)both, 1);
 	if (ret < 0)
 		goto out;
@@ -1295,7 +1295,7 @@ int btree_insert_pair(struct txn *t, struct root *r,
 	}
 	if (slot == 0) {
 		if (p.has_lo && p.lo.objectid >= k1->objectid) {
-			path_release(&p);
+			btree_path_release(&p);
 			ret = pair_check_new(r, k1, k2);
 			if (ret) {
 				/* the search may have split off an empty leaf for
@@ -1326,7 +1326,7 @@ int btree_insert_pair(struct txn *t, struct root *r,
 		memcpy(btree_item_ptr(&p, slot + 1, NULL), d2, s2);
 	ret = 0;
 out:
-	path_release(&p);
+	btree_path_release(&p);
 	return ret;
 one_at_a_time:
 	ret = pair_check_new(r, k1, k2);
@@ -1344,9 +1344,9 @@ static int settle(struct txn *t, struct root *r, const struct key *k)
 	struct path q;
 	int ret;
 
-	path_init(&q);
+	btree_path_init(&q);
 	ret = btree_search(t, r, k, &q, -1, 1);
-	path_release(&q);
+	btree_path_release(&q);
 	return ret < 0 ? ret : 0;
 }
 
@@ -1379,10 +1379,10 @@ int btree_del_items(struct txn *t, struct root *r, struct path *p, int nr)
 	    nb_nritems(D(p->nodes[1])) > 1) {
 		ptr_del(D(p->nodes[1]), p->slots[1]);
 		free_node(t, r, leaf);
-		path_release(p);
+		btree_path_release(p);
 		ret = 0;
 	} else {
-		path_release(p);
+		btree_path_release(p);
 		/* the items are gone whatever happens here: a rebalance that
 		 * fails (ENOSPC on a full volume) leaves a valid, underfull tree */
 		(void)settle(t, r, &first);
@@ -1426,7 +1426,7 @@ int btree_lookup(struct root *r, const struct key *k, void *buf, uint32_t bufsiz
 	void *ptr;
 	int ret;
 
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search(NULL, r, k, &p, 0, 0);
 	if (ret == 0) {
 		ptr = btree_item_ptr(&p, p.slots[0], &size);
@@ -1435,7 +1435,7 @@ int btree_lookup(struct root *r, const struct key *k, void *buf, uint32_t bufsiz
 	} else if (ret == 1) {
 		ret = -ENOENT;
 	}
-	path_release(&p);
+	btree_path_release(&p);
 	return ret;
 }
 
@@ -1447,27 +1447,27 @@ int btree_update(struct txn *t, struct root *r, const struct key *k,
 
 	if (size > btree_max_item_size(r))
 		return -EOVERFLOW;
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search(t, r, k, &p, size ? (int)size : 1, 1);
 	if (ret < 0)
 		return ret;
 	if (ret == 1) {
 		if (node_leaf_free(D(p.nodes[0]), NS(r)) < size + NODE_ITEM_SIZE) {
 			corrupt(r, p.nodes[0], "update: leaf without room after the search");
-			path_release(&p);
+			btree_path_release(&p);
 			return -EUCLEAN;
 		}
 		leaf_insert_space(D(p.nodes[0]), NS(r), p.slots[0], k, size);
 	} else if (nb_item_size(D(p.nodes[0]), p.slots[0]) != size) {
 		ret = btree_resize_item(t, r, &p, size);
 		if (ret) {
-			path_release(&p);
+			btree_path_release(&p);
 			return ret;
 		}
 	}
 	if (size)
 		memcpy(btree_item_ptr(&p, p.slots[0], NULL), data, size);
-	path_release(&p);
+	btree_path_release(&p);
 	return 0;
 }
 
@@ -1476,13 +1476,13 @@ int btree_delete(struct txn *t, struct root *r, const struct key *k)
 	struct path p;
 	int ret;
 
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search(t, r, k, &p, -1, 1);
 	if (ret == 0)
 		ret = btree_del_items(t, r, &p, 1);
 	else if (ret == 1)
 		ret = -ENOENT;
-	path_release(&p);
+	btree_path_release(&p);
 	return ret;
 }
 

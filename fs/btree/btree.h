@@ -37,7 +37,7 @@ struct node;
 
 /*
  * A path from the root to a leaf slot.  Owned by one thread; holds
- * references and locks on the nodes it names until path_release().
+ * references and locks on the nodes it names until btree_path_release().
  */
 struct path {
 	struct node *nodes[BTREE_MAX_LEVEL];
@@ -56,8 +56,8 @@ struct path {
 	struct key lo, hi;
 };
 
-void path_init(struct path *p);
-void path_release(struct path *p);
+void btree_path_init(struct path *p);
+void btree_path_release(struct path *p);
 
 /*
  * Search root r for key k.
@@ -130,12 +130,12 @@ int btree_search_ge(struct root *r, const struct key *k, struct path *p);
 uint32_t btree_max_item_size(const struct root *r);
 
 /*
- * Snapshots (subvol.c).  btree_snapshot_root: dst (root_init'ed for a new
+ * Snapshots (subvol.c).  btree_snapshot_root: dst (btree_root_init'ed for a new
  * tree id) gets a copy of src's root node; every child of it (or, for a
  * leaf root, every data extent of its file-extent items) gains a
  * reference, so both trees share everything below their roots.  Sets both
  * trees' last_snapshot.  No handle may change src meanwhile: the caller
- * runs inside a commit (core_commit_with).
+ * runs inside a commit (txn_commit_with).
  */
 int btree_snapshot_root(struct txn *t, struct root *src, struct root *dst);
 
@@ -151,6 +151,6 @@ int btree_snapshot_root(struct txn *t, struct root *src, struct root *dst);
 int btree_drop_batch(struct txn *t, struct root *r, struct btree_drop *d, int budget);
 
 /* Tree id of a root (its objectid in the root tree). */
-uint64_t root_id(const struct root *r);
+uint64_t btree_root_id(const struct root *r);
 
 #endif

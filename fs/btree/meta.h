@@ -24,19 +24,19 @@ struct node_cache;
 
 
 /* Set up r for tree id, rooted at (bytenr, level, generation) on disk. */
-void root_init(struct root *r, struct core *c, uint64_t id, uint64_t bytenr,
+void btree_root_init(struct root *r, struct core *c, uint64_t id, uint64_t bytenr,
 	       int level, uint64_t generation);
 /* Create a tree with one empty leaf in transaction t. */
-int root_create_empty(struct txn *t, struct root *r);
+int btree_root_create_empty(struct txn *t, struct root *r);
 /* Drop the cached root node reference (at close). */
-void root_release(struct root *r);
+void btree_root_release(struct root *r);
 
 /* ---- the block ops: implemented above the B-tree, set at mount ---- */
 
 /*
  * The B-tree allocates, frees and counts references of node blocks only
  * through these, so it never names the layer that keeps the extent tree
- * (fs/trees/extent.c: extent_meta_ops, set by core_open/core_format; the
+ * (fs/trees/extent.c: extent_meta_ops, set by mount_open/mount_format; the
  * unit tests' in-memory core: its own).
  *
  * alloc: a new node block for tree `owner` at `level` in transaction t

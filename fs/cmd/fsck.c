@@ -317,7 +317,7 @@ static int scan_extent_tree(struct fsck *f, struct ext_scan *s)
 	struct path p;
 	int ret;
 
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search_ge(core_tree(f->c, CT_EXTENT), &k, &p);
 	if (ret)
 		goto out;
@@ -364,7 +364,7 @@ static int scan_extent_tree(struct fsck *f, struct ext_scan *s)
 			break;
 	}
 out:
-	path_release(&p);
+	btree_path_release(&p);
 	return ret < 0 ? ret : 0;
 }
 
@@ -499,7 +499,7 @@ static int check_csums(struct fsck *f, struct ext_scan *s)
 	uint64_t ext_start = 0, ext_end = 0;
 	int ret;
 
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search_ge(core_tree(f->c, CT_CSUM), &k, &p);
 	if (ret)
 		goto out;
@@ -539,7 +539,7 @@ static int check_csums(struct fsck *f, struct ext_scan *s)
 			break;
 	}
 out:
-	path_release(&p);
+	btree_path_release(&p);
 	return ret < 0 ? ret : 0;
 }
 
@@ -552,7 +552,7 @@ static int for_each_item(struct root *r, void (*fn)(struct fsck *f, const struct
 	struct path p;
 	int ret;
 
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search_ge(r, &k, &p);
 	if (ret)
 		goto out;
@@ -567,7 +567,7 @@ static int for_each_item(struct root *r, void (*fn)(struct fsck *f, const struct
 			break;
 	}
 out:
-	path_release(&p);
+	btree_path_release(&p);
 	return ret < 0 ? ret : 0;
 }
 
@@ -677,7 +677,7 @@ static void check_subvol_names(struct fsck *f)
 
 		if (sv->gone)
 			continue;
-		path_init(&p);
+		btree_path_init(&p);
 		ret = btree_search(NULL, core_tree(f->c, CT_ROOT), &k, &p, 0, 0);
 		while (ret >= 0) {
 			if (p.slots[0] >= (int)btree_nritems(&p) && btree_next(&p))
@@ -688,7 +688,7 @@ static void check_subvol_names(struct fsck *f)
 			named++;
 			p.slots[0]++;
 		}
-		path_release(&p);
+		btree_path_release(&p);
 		if (sv->flags & ROOT_F_DEAD) {
 			if (named)
 				fsck_error(f, "subvolume %llu is deleted but still named",
@@ -821,7 +821,7 @@ int main(int argc, char **argv)
 		struct scrub_opts so = { 0 };
 		struct scrub_progress sp;
 		o.commit_interval_s = 3600;
-		ret = core_open((const char *const *)&argv[optind], argc - optind, &o, &f.c);
+		ret = mount_open((const char *const *)&argv[optind], argc - optind, &o, &f.c);
 		if (ret) {
 			fprintf(stderr, "fsck.glassfs: -r: cannot open the volume read-write: %s\n",
 				strerror(-ret));
@@ -830,18 +830,18 @@ int main(int argc, char **argv)
 		if (f.c->sb.log_root && preen) {
 			printf("fsck.glassfs: an fsync log is pending (the next mount replays it): "
 			       "no rewrite, checking only\n");
-			core_close(f.c);
+			mount_close(f.c);
 			f.c = NULL;
 			goto check;
 		}
 		if (f.c->sb.log_root) {
 			fprintf(stderr, "fsck.glassfs: -r: an fsync log is pending: mount the volume once "
 				"(it replays the log), unmount, then repair\n");
-			core_close(f.c);
+			mount_close(f.c);
 			return 8;
 		}
-		ret = core_scrub(f.c, &so, &sp);
-		int r2 = core_close(f.c);
+		ret = scrub_run(f.c, &so, &sp);
+		int r2 = mount_close(f.c);
 		f.c = NULL;
 		printf("fsck.glassfs: scrub: %llu bytes checked, %llu corrected, %llu uncorrectable\n",
 		       (unsigned long long)sp.checked_bytes, (unsigned long long)sp.corrected_bytes,
@@ -854,14 +854,14 @@ int main(int argc, char **argv)
 	}
 check:
 	o.readonly = true;
-	ret = core_open((const char *const *)&argv[optind], argc - optind, &o, &f.c);
+	ret = mount_open((const char *const *)&argv[optind], argc - optind, &o, &f.c);
 	if (ret == -EBUSY && nflag) {
 		/* as e2fsck -n on a mounted filesystem: look, change nothing */
 		fprintf(stderr, "fsck.glassfs: checking it anyway, read-only (-n): what the mount "
 			"has not committed is not seen, and its commits during the check may show "
 			"as errors\n");
 		o.noclaim = true;
-		ret = core_open((const char *const *)&argv[optind], argc - optind, &o, &f.c);
+		ret = mount_open((const char *const *)&argv[optind], argc - optind, &o, &f.c);
 	} else if (ret == -EBUSY) {
 		fprintf(stderr, "fsck.glassfs: not checked: the volume is in use (mounted?); "
 			"fsck.glassfs -n checks it read-only anyway\n");
@@ -971,7 +971,7 @@ check:
 	printf("fsck.glassfs: %llu nodes, %llu extent items, %llu data bytes verified, %llu errors\n",
 	       (unsigned long long)f.nodes_seen, (unsigned long long)f.items_seen,
 	       (unsigned long long)f.data_bytes, (unsigned long long)f.errors);
-	core_close(f.c);
+	mount_close(f.c);
 	free(f.nodes.v);
 	free(f.data_refs.v);
 	free(s.meta_items.v);
@@ -979,6 +979,6 @@ check:
 	return f.errors ? 4 : corrected ? 1 : 0;
 operational:
 	fprintf(stderr, "fsck.glassfs: operational error: %s\n", strerror(-ret));
-	core_close(f.c);
+	mount_close(f.c);
 	return 8;
 }

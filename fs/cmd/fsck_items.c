@@ -206,8 +206,8 @@ static void check_dir_index(struct fsck *f, struct obj *o, struct imap *m,
 		/* the subvolume's ROOT_REF says the same name, directory and index */
 		char rb[sizeof(struct root_ref) + 256];
 		const struct root_ref *rr = (const void *)rb;
-		struct key rk = { root_id(cur_tree), KEY_ROOT_REF, de->ino };
-		int n = btree_lookup(core_root(cur_tree->core, ROOT_TREE_OBJECTID), &rk, rb, sizeof(rb));
+		struct key rk = { btree_root_id(cur_tree), KEY_ROOT_REF, de->ino };
+		int n = btree_lookup(subvol_root(cur_tree->core, ROOT_TREE_OBJECTID), &rk, rb, sizeof(rb));
 
 		if (n < (int)sizeof(*rr) || rr->dirid != k->objectid || rr->index != k->offset ||
 		    rr->name_len != de->name_len || memcmp(rr->name, de->name, de->name_len))
@@ -281,7 +281,7 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 	int ret;
 
 	memset(&o, 0, sizeof(o));
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search_ge(fsroot, &k, &p);
 	while (ret == 0) {
 		uint32_t size;
@@ -378,14 +378,14 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 		}
 		ret = btree_next(&p);
 	}
-	path_release(&p);
+	btree_path_release(&p);
 	obj_finish(f, &o);
 	free(o.dents);
 	if (ret < 0) {
 		/* an unreadable node: reported by the core's walk too; the
 		 * cross-object counts below would only echo it */
 		fsck_error(f, "fs tree %llu: items unreadable after (%llu, %u, %llu): %s",
-			   (unsigned long long)root_id(fsroot), (unsigned long long)k.objectid,
+			   (unsigned long long)btree_root_id(fsroot), (unsigned long long)k.objectid,
 			   k.type, (unsigned long long)k.offset, strerror(-ret));
 		free(m.v);
 		return 0;

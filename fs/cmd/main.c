@@ -12,14 +12,14 @@
  *
  * The daemon holds every device for the mount's life (dev.h: an OFD lock,
  * which follows the open file description, not the process that took it):
- * a second mount of a device fails in core_open with who holds it.
+ * a second mount of a device fails in mount_open with who holds it.
  *
  * Start-up order matters: the daemon forks (unless -f) BEFORE opening the
  * volume, because the core starts threads; the parent waits on a pipe for
  * the child's verdict so `glassfs` and `mount` exit non-zero with a clear
  * message when the image is bad or the mount fails.  Unmounting
  * (fusermount3 -u, umount, SIGTERM/SIGINT) ends the session loop, then
- * core_close() writes the final commit: nothing acknowledged is lost.
+ * mount_close() writes the final commit: nothing acknowledged is lost.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -594,7 +594,7 @@ int main(int argc, char **argv)
 		setsid();
 	}
 
-	if (o.writelog) {	/* before core_open: the recorder sees every write */
+	if (o.writelog) {	/* before mount_open: the recorder sees every write */
 		ret = dev_writelog_open(o.writelog, o.devs, o.ndevs, &wlog);
 		if (ret < 0) {
 			fprintf(stderr, "glassfs: write log %s: %s\n", o.writelog, strerror(-ret));
@@ -604,7 +604,7 @@ int main(int argc, char **argv)
 		o.core.dev_recorder = dev_writelog_record;
 		o.core.dev_recorder_arg = wlog;
 	}
-	ret = core_open(o.devs, o.ndevs, &o.core, &core);
+	ret = mount_open(o.devs, o.ndevs, &o.core, &core);
 	if (ret < 0) {
 		if (!core_failure_reported())
 			fprintf(stderr, "glassfs: cannot open %s: %s\n", o.devspec, strerror(-ret));
@@ -698,7 +698,7 @@ destroy:
 unmount_fs:
 	fsops_unmount(fs);
 close_core: {
-		int r = core_close(core);
+		int r = mount_close(core);
 		if (r < 0) {
 			fprintf(stderr, "glassfs: final commit of %s failed: %s\n", o.devspec,
 				strerror(-r));
@@ -710,7 +710,7 @@ close_core: {
 	for (int i = 0; i < o.ndevs; i++)
 		free((char *)o.devs[i]);
 	free((char *)o.log);
-	dev_writelog_close(wlog);	/* after core_close: its last commit is logged */
+	dev_writelog_close(wlog);	/* after mount_close: its last commit is logged */
 	free((char *)o.writelog);
 	return ret < 0 ? 1 : 0;
 }

@@ -95,7 +95,7 @@ static int make_image(const char *path, uint64_t size, int force)
 
 /*
  * A device that a mount (or fsck) holds is refused, -f or not: resizing
- * or formatting it under the mount would destroy both.  core_format
+ * or formatting it under the mount would destroy both.  mount_format
  * claims the devices for the format itself (dev.h); this looks first,
  * before make_image resizes anything.
  */
@@ -229,7 +229,7 @@ int main(int argc, char **argv)
 		}
 	}
 	o.rotational = rot;
-	ret = core_format((const char *const *)&argv[optind], argc - optind, &o);
+	ret = mount_format((const char *const *)&argv[optind], argc - optind, &o);
 	if (ret) {
 		if (!core_failure_reported())
 			fprintf(stderr, "mkfs.glassfs: formatting failed: %s\n", strerror(-ret));
@@ -247,14 +247,14 @@ int main(int argc, char **argv)
 	struct core *c;
 	core_opts_default(&co);
 	co.readonly = true;
-	ret = core_open((const char *const *)&argv[optind], argc - optind, &co, &c);
+	ret = mount_open((const char *const *)&argv[optind], argc - optind, &co, &c);
 	if (ret) {
 		fprintf(stderr, "mkfs.glassfs: the new volume does not open: %s\n", strerror(-ret));
 		return 1;
 	}
 	const uint8_t *id = core_fsid(c);
 	struct core_space sp;
-	core_space(c, &sp);
+	mount_space(c, &sp);
 	printf("glassfs volume created\n  label:    %s\n  uuid:     ", o.label ? o.label : "(none)");
 	for (int i = 0; i < 16; i++)
 		printf("%02x%s", id[i], (i == 3 || i == 5 || i == 7 || i == 9) ? "-" : "");
@@ -263,6 +263,6 @@ int main(int argc, char **argv)
 	printf("\n  nodesize: %u\n  devices:  %d\n  size:     %llu bytes (%llu MiB free for data)\n",
 	       core_nodesize(c), argc - optind, (unsigned long long)sp.total_bytes,
 	       (unsigned long long)(sp.avail_bytes >> 20));
-	core_close(c);
+	mount_close(c);
 	return 0;
 }

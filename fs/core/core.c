@@ -21,7 +21,7 @@ static const uint64_t tree_ids[CT_NR] = {
 uint64_t core_tree_id(enum core_tree t) { return tree_ids[t]; }
 struct root *core_tree(struct core *c, enum core_tree t) { return &c->roots[t].r; }
 
-/* Set by every message: core_open() and core_format() clear it first
+/* Set by every message: mount_open() and mount_format() clear it first
  * (core_report_reset), so after a failure it tells whether the reason was
  * printed. */
 static __thread bool reported;

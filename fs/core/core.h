@@ -112,23 +112,23 @@ struct format_opts {
 /* "single", "dup", "raid1" -> *out; -EINVAL for anything else. */
 int core_profile_parse(const char *s, uint64_t *out);
 const char *core_profile_name(uint64_t profile);
-int core_format(const char *const *devs, int ndevs, const struct format_opts *o);
+int mount_format(const char *const *devs, int ndevs, const struct format_opts *o);
 
 /*
  * Open a volume: read and verify the superblock (falling back to a mirror
  * when the primary is corrupt), load the chunk map and tree roots, start
  * the periodic-commit thread unless read-only.  Logs the reason on failure.
  */
-int core_open(const char *const *devs, int ndevs, const struct core_opts *o,
+int mount_open(const char *const *devs, int ndevs, const struct core_opts *o,
 	      struct core **out);
-/* Whether the last core_open() or core_format() of this thread that failed
+/* Whether the last mount_open() or mount_format() of this thread that failed
  * already said why on stderr (the caller then adds no second message). */
 bool core_failure_reported(void);
 /* Final commit (if writable), stop threads, close devices.  First error. */
-int core_close(struct core *c);
+int mount_close(struct core *c);
 
 /* Tree roots by id: FS_TREE_OBJECTID is the default subvolume. NULL if absent. */
-struct root *core_root(struct core *c, uint64_t tree_id);
+struct root *subvol_root(struct core *c, uint64_t tree_id);
 
 uint32_t core_nodesize(const struct core *c);
 const char *core_label(const struct core *c);
@@ -141,15 +141,7 @@ struct core_space {
 	uint64_t free_bytes;
 	uint64_t avail_bytes;
 };
-void core_space(struct core *c, struct core_space *s);
-
-/*
- * Batch trim (glassctl trim, FITRIM): discard every free range of at
- * least minlen bytes, inside block groups (every copy) and in no chunk.
- * *trimmed gets the device bytes discarded.  -EOPNOTSUPP when a device
- * cannot discard; -EROFS on a read-only volume.
- */
-int core_trim(struct core *c, uint64_t minlen, uint64_t *trimmed);
+void mount_space(struct core *c, struct core_space *s);
 
 /* Counters for tests, benchmarks and `glassctl stats`. Monotonic since open. */
 struct core_stats {
@@ -170,6 +162,6 @@ struct core_stats {
 	 * does not know: 0 here, filled by the caller (dir_cache_counts) */
 	uint64_t name_cache_hits, name_cache_misses;
 };
-void core_stats(struct core *c, struct core_stats *s);
+void mount_stats(struct core *c, struct core_stats *s);
 
 #endif

@@ -64,7 +64,7 @@ struct core {
 	struct glock chunk_alloc_lock;	/* serialises chunk creation */
 	struct glock share_lock;	/* meta_shared_drop: check and drop as one */
 	/*
-	 * Writes to devices (core_write_copies) hold it shared from the
+	 * Writes to devices (meta_write_copies) hold it shared from the
 	 * chunk lookup to the last copy written; a relocation takes it
 	 * exclusively to start filling new stripes and to copy each segment,
 	 * so no write lands between its read and its copy (fs/services/volume.c).
@@ -110,7 +110,7 @@ static inline int profile_copies(uint64_t profile)
 	return (profile & (BG_RAID1 | BG_DUP)) ? 2 : 1;
 }
 
-/* core_open and core_format (fs/ops/mount.c) start with it: no message
+/* mount_open and mount_format (fs/ops/mount.c) start with it: no message
  * printed yet (core_failure_reported, core.h). */
 void core_report_reset(void);
 /* Corruption and I/O trouble: one line on stderr naming where. */

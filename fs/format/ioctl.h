@@ -54,7 +54,7 @@ struct glassfs_ioc_scrub {
 	uint64_t nodes, extents;
 };
 
-/* Batch trim (core_trim): minlen in, trimmed bytes out. */
+/* Batch trim (trim_batch): minlen in, trimmed bytes out. */
 struct glassfs_ioc_trim {
 	uint64_t minlen;
 	uint64_t trimmed;

@@ -32,6 +32,7 @@
 #include "fs/services/volume.h"
 #include "fs/base/probe.h"
 #include "fs/services/scrub.h"
+#include "fs/services/trim.h"
 #include "fs/items/subvol.h"
 
 #include <linux/fs.h>
@@ -709,7 +710,7 @@ static void gl_ioctl(fuse_req_t req, fuse_ino_t ino_, unsigned int cmd, void *ar
 		return;
 	}
 	if (_IOC_TYPE(cmd) == GLASSFS_IOC_MAGIC && _IOC_NR(cmd) >= 10 && _IOC_NR(cmd) <= 19) {
-		int ret = glassfs_subvol_ioctl(req, ino_, cmd, in_buf, in_bufsz, out_bufsz);
+		int ret = fuse_subvol_ioctl(req, ino_, cmd, in_buf, in_bufsz, out_bufsz);
 		op_end(OP_IOCTL, ino, ret, t0);
 		return;
 	}
@@ -717,7 +718,7 @@ static void gl_ioctl(fuse_req_t req, fuse_ino_t ino_, unsigned int cmd, void *ar
 		/* devices and balance: fs/services/volume.c (which may take a while) */
 		char out[2048];
 		size_t outsz = out_bufsz < sizeof(out) ? out_bufsz : sizeof(out);
-		int ret = glassfs_volume_ioctl(d->core, cmd, in_buf, in_bufsz, out, &outsz);
+		int ret = fuse_volume_ioctl(d->core, cmd, in_buf, in_bufsz, out, &outsz);
 
 		if (!replied_err(req, OP_IOCTL, ino, t0, ret))
 			fuse_reply_ioctl(req, 0, out, outsz);
@@ -732,7 +733,7 @@ static void gl_ioctl(fuse_req_t req, fuse_ino_t ino_, unsigned int cmd, void *ar
 			reply_err(req, OP_IOCTL, ino, t0, -EINVAL);
 			return;
 		}
-		core_stats(d->core, &s);
+		mount_stats(d->core, &s);
 		dir_cache_counts(FS(req, ino_), &s.name_cache_hits, &s.name_cache_misses);
 		memset(&out, 0, sizeof(out));
 		out.version = 1;
@@ -792,7 +793,7 @@ static void gl_ioctl(fuse_req_t req, fuse_ino_t ino_, unsigned int cmd, void *ar
 			return;
 		}
 		memcpy(&r, in_buf, sizeof(r));
-		ret = core_trim(d->core, r.minlen, &trimmed);
+		ret = trim_batch(d->core, r.minlen, &trimmed);
 		op_end(OP_IOCTL, ino, ret, t0);
 		r.len = trimmed;
 		if (ret < 0)
@@ -811,7 +812,7 @@ static void gl_ioctl(fuse_req_t req, fuse_ino_t ino_, unsigned int cmd, void *ar
 		}
 		memcpy(&io, in_buf, sizeof(io));
 		io.trimmed = 0;
-		ret = core_trim(d->core, io.minlen, &io.trimmed);
+		ret = trim_batch(d->core, io.minlen, &io.trimmed);
 		if (!replied_err(req, OP_IOCTL, ino, t0, ret))
 			fuse_reply_ioctl(req, 0, &io, sizeof(io));
 		return;

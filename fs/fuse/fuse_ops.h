@@ -28,11 +28,11 @@ extern const struct fuse_lowlevel_ops glassfs_ll_ops;
 
 /* fuse_subvol.c: the subvolume ioctls (numbers 10-19); replies, returns
  * 0 or -errno for the probe. */
-int glassfs_subvol_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, const void *in_buf,
+int fuse_subvol_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, const void *in_buf,
 			 size_t in_bufsz, size_t out_bufsz);
 /* fuse_volume.c: the device and balance ioctls (numbers 20-29): in/out as
  * the request carries them; -ENOTTY for other commands. */
-int glassfs_volume_ioctl(struct core *c, unsigned cmd, const void *in, size_t insz,
+int fuse_volume_ioctl(struct core *c, unsigned cmd, const void *in, size_t insz,
 			 void *out, size_t *outsz);
 
 #endif

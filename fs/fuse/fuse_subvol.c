@@ -73,7 +73,7 @@ static void reply(fuse_req_t req, int ret, const void *out, size_t size)
 		fuse_reply_ioctl(req, 0, out, size);
 }
 
-int glassfs_subvol_ioctl(fuse_req_t req, fuse_ino_t nodeid, unsigned int cmd, const void *in_buf,
+int fuse_subvol_ioctl(fuse_req_t req, fuse_ino_t nodeid, unsigned int cmd, const void *in_buf,
 			 size_t in_bufsz, size_t out_bufsz)
 {
 	struct glassfs_daemon *d = fuse_req_userdata(req);

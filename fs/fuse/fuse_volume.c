@@ -15,7 +15,7 @@
 #include "fs/format/ioctl.h"
 #include "fs/services/volume.h"
 
-int glassfs_volume_ioctl(struct core *c, unsigned cmd, const void *in, size_t insz, void *out,
+int fuse_volume_ioctl(struct core *c, unsigned cmd, const void *in, size_t insz, void *out,
 			 size_t *outsz)
 {
 	if (cmd == GLASSFS_IOC_BALANCE_STATUS) {

@@ -9,15 +9,16 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "fs/core/core_types.h"
 #include "fs/items/dir.h"
 #include "fs/items/dcache.h"
 
-/* An item that must exist does not: log where, return -EIO (the caller
- * aborts the transaction). */
-static int corrupt(const char *what, uint64_t a, uint64_t b)
+/* An item that must exist does not: the one corruption helper
+ * (core_corrupt: logs where, forces the volume read-only), then -EIO. */
+static int corrupt(struct fsctx *fs, const char *what, uint64_t a, uint64_t b)
 {
-	fprintf(stderr, "glassfs: items corrupt: %s (%llu, %llu)\n", what,
-		(unsigned long long)a, (unsigned long long)b);
+	core_corrupt(fs->core, "fs tree items", "%s (%llu, %llu)", what,
+		     (unsigned long long)a, (unsigned long long)b);
 	return -EIO;
 }
 
@@ -131,7 +132,7 @@ static struct dcache *dcache_of(struct fsctx *fs)
 
 	if (dc)
 		return dc;
-	dc = dcache_new(root_id(fs->root));
+	dc = dcache_new(btree_root_id(fs->root));
 	if (dc && !__atomic_compare_exchange_n(&fs->dcache, &none, dc, false,
 					       __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		dcache_free(dc);	/* another thread's is in place */
@@ -172,7 +173,7 @@ static int run_lookup(struct fsctx *fs, uint64_t dir, const char *name, size_t l
 			return 0;
 		seq = dcache_seq(dc);
 	}
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search(NULL, fs->root, &k, &p, 0, 0);
 	if (ret == 0) {
 		uint32_t size;
@@ -191,7 +192,7 @@ static int run_lookup(struct fsctx *fs, uint64_t dir, const char *name, size_t l
 	} else if (ret == 1) {
 		ret = -ENOENT;
 	}
-	path_release(&p);
+	btree_path_release(&p);
 	if (ret == 0 && dc)	/* outside the leaf's lock: none is nested */
 		dcache_put(dc, seq, dir, name, len, hit);
 	return ret;
@@ -309,7 +310,7 @@ static int ref_del(struct txn *t, struct fsctx *fs, uint64_t ino, uint64_t paren
 	size_t off = 0, size;
 
 	if (ret < 0)
-		return ret == -ENOENT ? corrupt("no INODE_REF item for", ino, parent) : ret;
+		return ret == -ENOENT ? corrupt(fs, "no INODE_REF item for", ino, parent) : ret;
 	size = (size_t)ret;
 	ret = 1;	/* not found yet */
 	while (off + sizeof(struct inode_ref) <= size) {
@@ -322,7 +323,7 @@ static int ref_del(struct txn *t, struct fsctx *fs, uint64_t ino, uint64_t paren
 		off += esz;
 	}
 	if (ret == 1) {
-		ret = corrupt("name missing in INODE_REF of", ino, parent);
+		ret = corrupt(fs, "name missing in INODE_REF of", ino, parent);
 		for (off = 0; off + sizeof(struct inode_ref) <= size;) {
 			struct inode_ref *r = (void *)((char *)buf + off);
 			fprintf(stderr, "  INODE_REF holds index %llu name '%.*s'; wanted '%.*s'\n",
@@ -418,7 +419,7 @@ int dir_remove(struct txn *t, struct fsctx *fs, struct inode *dir, const char *n
 	k = mkkey(dir->ino, KEY_DIR_INDEX, hit->index);
 	ret = btree_delete(t, fs->root, &k);
 	if (ret < 0)
-		return ret == -ENOENT ? corrupt("no DIR_INDEX item", dir->ino, hit->index) : ret;
+		return ret == -ENOENT ? corrupt(fs, "no DIR_INDEX item", dir->ino, hit->index) : ret;
 	if (hit->type != DT_SUBVOL)
 		ret = ref_del(t, fs, hit->ino, dir->ino, name, len);
 	if (ret < 0)
@@ -434,15 +435,15 @@ int dir_is_empty(struct fsctx *fs, uint64_t dir)
 	struct key k = mkkey(dir, KEY_DIR_INDEX, 0), ik;
 	int ret;
 
-	path_init(&p);
-	ret = items_search_ge(fs, &k, &p);
+	btree_path_init(&p);
+	ret = fsctx_search_ge(fs, &k, &p);
 	if (ret == 0) {
 		btree_item_key(&p, p.slots[0], &ik);
 		ret = !(ik.objectid == dir && ik.type == KEY_DIR_INDEX);
 	} else if (ret > 0) {
 		ret = 1;
 	}
-	path_release(&p);
+	btree_path_release(&p);
 	return ret;
 }
 
@@ -455,14 +456,14 @@ int dir_parent(struct fsctx *fs, uint64_t ino, uint64_t *parent)
 	*parent = ROOT_DIR_INO;
 	if (ino == ROOT_DIR_INO)
 		return 0;
-	path_init(&p);
-	ret = items_search_ge(fs, &k, &p);
+	btree_path_init(&p);
+	ret = fsctx_search_ge(fs, &k, &p);
 	if (ret == 0) {
 		btree_item_key(&p, p.slots[0], &ik);
 		if (ik.objectid == ino && ik.type == KEY_INODE_REF)
 			*parent = ik.offset;
 	}
-	path_release(&p);
+	btree_path_release(&p);
 	return ret < 0 ? ret : 0;
 }
 
@@ -487,8 +488,8 @@ int dir_iterate(struct fsctx *fs, uint64_t dir, uint64_t from, dir_iter_fn fn, v
 		struct key k = mkkey(dir, KEY_DIR_INDEX, from), ik;
 		int n = 0;
 
-		path_init(&p);
-		ret = items_search_ge(fs, &k, &p);
+		btree_path_init(&p);
+		ret = fsctx_search_ge(fs, &k, &p);
 		while (ret == 0 && n < ITER_BATCH) {
 			uint32_t size;
 			btree_item_key(&p, p.slots[0], &ik);
@@ -508,7 +509,7 @@ int dir_iterate(struct fsctx *fs, uint64_t dir, uint64_t from, dir_iter_fn fn, v
 			}
 			ret = btree_next(&p);
 		}
-		path_release(&p);
+		btree_path_release(&p);
 		if (ret < 0)
 			break;
 		int more = ret == 0;	/* batch full, the walk is not over */

@@ -88,7 +88,7 @@ static int ext_collect(struct fsctx *fs, uint64_t ino, uint64_t start, uint64_t 
 	struct key k = mkkey(ino, KEY_EXTENT_DATA, start), ik;
 	int n = 0, ret;
 
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search(NULL, fs->root, &k, &p, 0, 0);
 	if (ret < 0)
 		goto out;
@@ -111,9 +111,9 @@ static int ext_collect(struct fsctx *fs, uint64_t ino, uint64_t start, uint64_t 
 					fext_free(&v[n], 1);
 			}
 		}
-		path_release(&p);
-		path_init(&p);
-		ret = items_search_ge(fs, &k, &p);
+		btree_path_release(&p);
+		btree_path_init(&p);
+		ret = fsctx_search_ge(fs, &k, &p);
 	}
 	while (ret == 0 && n < max) {
 		btree_item_key(&p, p.slots[0], &ik);
@@ -127,7 +127,7 @@ static int ext_collect(struct fsctx *fs, uint64_t ino, uint64_t start, uint64_t 
 	}
 	ret = ret < 0 ? ret : n;
 out:
-	path_release(&p);
+	btree_path_release(&p);
 	if (ret < 0)
 		fext_free(v, n);
 	return ret;

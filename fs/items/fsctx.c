@@ -32,7 +32,7 @@ static int create_root(struct fsctx *fs)
 	it.mode = S_IFDIR | 0755;
 	it.nlink = 2;
 	it.dir_seq = DIR_SEQ_FIRST;
-	item_time_now(&it.otime);
+	inode_time_now(&it.otime);
 	it.atime = it.mtime = it.ctime = it.otime;
 	ret = btree_insert(t, fs->root, &k, &it, sizeof(it));
 	if (ret < 0)
@@ -56,7 +56,7 @@ int fsctx_mount_tree(struct core *c, const struct core_opts *o, uint64_t tree_id
 	fs->core = c;
 	fs->subvol = tree_id;
 	fs->ino_base = subvol_nodeid(tree_id, 0);
-	fs->root = core_root(c, tree_id);
+	fs->root = subvol_root(c, tree_id);
 	if (!fs->root) {
 		fprintf(stderr, "glassfs: the volume has no fs tree (id %llu)\n",
 			(unsigned long long)tree_id);
@@ -70,7 +70,7 @@ int fsctx_mount_tree(struct core *c, const struct core_opts *o, uint64_t tree_id
 	fs->inline_max = 2048;
 	if (maxitem < FE_INLINE_HDR + 2048 + 256)
 		fs->inline_max = maxitem > FE_INLINE_HDR + 256 ? maxitem - FE_INLINE_HDR - 256 : 0;
-	ret = icache_init(fs);
+	ret = inode_cache_init(fs);
 	if (ret < 0)
 		goto fail;
 
@@ -119,8 +119,12 @@ int fsctx_mount_tree(struct core *c, const struct core_opts *o, uint64_t tree_id
 	*out = fs;
 	return 0;
 fail:
-	icache_destroy(fs);
+	inode_cache_destroy(fs);
 	free(fs);
 	return ret;
 }
 
+int fsctx_search_ge(struct fsctx *fs, const struct key *k, struct path *p)
+{
+	return btree_search_ge(fs->root, k, p);
+}

@@ -29,18 +29,18 @@ static struct icache *ic_of(struct fsctx *fs, uint64_t ino)
 	return &fs->icache[ino & (ICACHE_SHARDS - 1)];
 }
 
-int icache_init(struct fsctx *fs)
+int inode_cache_init(struct fsctx *fs)
 {
 	for (int i = 0; i < ICACHE_SHARDS; i++) {
 		struct icache *ic = &fs->icache[i];
 
 		glock_init(&ic->lock, fs->locktype == GLOCK_SPIN ? GLOCK_SPIN : GLOCK_MUTEX,
-			   GLOCK_CLASS_MISC, root_id(fs->root), -1, -1);
+			   GLOCK_CLASS_MISC, btree_root_id(fs->root), -1, -1);
 		ic->nbuckets = ICACHE_MIN_BUCKETS / ICACHE_SHARDS;
 		ic->count = 0;
 		ic->buckets = calloc(ic->nbuckets, sizeof(*ic->buckets));
 		if (!ic->buckets) {
-			icache_destroy(fs);
+			inode_cache_destroy(fs);
 			return -ENOMEM;
 		}
 	}
@@ -48,7 +48,7 @@ int icache_init(struct fsctx *fs)
 }
 
 /* Frees every cached inode; safe on a partly initialised cache. */
-void icache_destroy(struct fsctx *fs)
+void inode_cache_destroy(struct fsctx *fs)
 {
 	dcache_free(fs->dcache);	/* the name cache goes with the inodes */
 	fs->dcache = NULL;
@@ -117,7 +117,7 @@ static struct inode *inode_alloc(struct fsctx *fs, uint64_t ino)
 	if (!ip)
 		return NULL;
 	ip->ino = ino;
-	glock_init(&ip->lock, fs->locktype, GLOCK_CLASS_INODE, root_id(fs->root), -1, -1);
+	glock_init(&ip->lock, fs->locktype, GLOCK_CLASS_INODE, btree_root_id(fs->root), -1, -1);
 	ip->refs = 1;
 	return ip;
 }
@@ -312,7 +312,7 @@ void inode_unlock_many(struct inode **ips, int n)
 		inode_unlock(s[i]);
 }
 
-void item_time_now(struct item_time *t)
+void inode_time_now(struct item_time *t)
 {
 	struct timespec ts;
 
@@ -339,7 +339,7 @@ bool inode_atime_stale(const struct inode *ip, int mode)
 	if (time_cmp(&ip->item.atime, &ip->item.mtime) <= 0 ||
 	    time_cmp(&ip->item.atime, &ip->item.ctime) <= 0)
 		return true;
-	item_time_now(&now);
+	inode_time_now(&now);
 	return (int64_t)now.sec - (int64_t)ip->item.atime.sec >= 24 * 3600;
 }
 
@@ -347,7 +347,7 @@ void inode_touch(struct inode *ip, int which)
 {
 	struct item_time now;
 
-	item_time_now(&now);
+	inode_time_now(&now);
 	if (which & T_ATIME)
 		ip->item.atime = now;
 	if (which & T_MTIME)
@@ -390,7 +390,7 @@ int inode_new(struct txn *t, struct fsctx *fs, uint32_t mode, uint32_t uid,
 	ip->item.rdev = rdev;
 	ip->item.nlink = S_ISDIR(mode) ? 2 : 1;
 	ip->item.dir_seq = DIR_SEQ_FIRST;
-	item_time_now(&ip->item.otime);
+	inode_time_now(&ip->item.otime);
 	ip->item.atime = ip->item.mtime = ip->item.ctime = ip->item.otime;
 
 	k = mkkey(ino, KEY_INODE_ITEM, 0);
@@ -426,11 +426,6 @@ int inode_drop_link(struct txn *t, struct fsctx *fs, struct inode *ip)
 	return inode_update(t, fs, ip);
 }
 
-int items_search_ge(struct fsctx *fs, const struct key *k, struct path *p)
-{
-	return btree_search_ge(fs->root, k, p);
-}
-
 /* ---- freeing an inode's items ------------------------------------- */
 
 struct doomed {
@@ -447,8 +442,8 @@ static int collect_items(struct fsctx *fs, uint64_t ino, struct doomed *d)
 	struct key k = mkkey(ino, 0, 0);
 	int n = 0, ret;
 
-	path_init(&p);
-	ret = items_search_ge(fs, &k, &p);
+	btree_path_init(&p);
+	ret = fsctx_search_ge(fs, &k, &p);
 	if (ret < 0)
 		goto out;
 	if (ret)
@@ -479,7 +474,7 @@ static int collect_items(struct fsctx *fs, uint64_t ino, struct doomed *d)
 done:
 	ret = n;
 out:
-	path_release(&p);
+	btree_path_release(&p);
 	return ret;
 }
 
@@ -540,14 +535,14 @@ int inode_orphan_cleanup(struct fsctx *fs)
 		struct key k = mkkey(ORPHAN_OBJECTID, KEY_ORPHAN_ITEM, 0), ik;
 		int ret;
 
-		path_init(&p);
-		ret = items_search_ge(fs, &k, &p);
+		btree_path_init(&p);
+		ret = fsctx_search_ge(fs, &k, &p);
 		if (ret == 0) {
 			btree_item_key(&p, p.slots[0], &ik);
 			if (ik.objectid != ORPHAN_OBJECTID || ik.type != KEY_ORPHAN_ITEM)
 				ret = 1;
 		}
-		path_release(&p);
+		btree_path_release(&p);
 		if (ret < 0)
 			return ret;
 		if (ret)
@@ -567,7 +562,7 @@ int inode_init_next(struct fsctx *fs)
 	int ret;
 
 	fs->next_ino = FIRST_FREE_INO;
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search(NULL, fs->root, &k, &p, 0, 0);
 	if (ret < 0)
 		goto out;
@@ -581,6 +576,6 @@ int inode_init_next(struct fsctx *fs)
 	}
 	ret = 0;
 out:
-	path_release(&p);
+	btree_path_release(&p);
 	return ret;
 }

@@ -90,8 +90,8 @@ struct fsops_cred {
 int fsctx_mount_tree(struct core *c, const struct core_opts *o, uint64_t tree_id,
 		     bool rdonly, struct fsctx **out);
 
-int icache_init(struct fsctx *fs);
-void icache_destroy(struct fsctx *fs);
+int inode_cache_init(struct fsctx *fs);
+void inode_cache_destroy(struct fsctx *fs);
 
 /* The inode ino, referenced.  -ENOENT if it has no INODE_ITEM, -errno. */
 int inode_get(struct fsctx *fs, uint64_t ino, struct inode **out);
@@ -135,7 +135,7 @@ int inode_update(struct txn *t, struct fsctx *fs, struct inode *ip);
 
 enum { T_ATIME = 1, T_MTIME = 2, T_CTIME = 4 };
 void inode_touch(struct inode *ip, int which);
-void item_time_now(struct item_time *t);
+void inode_time_now(struct item_time *t);
 /* Does a read have to update ip's atime under mode (enum core_atime)?
  * relatime: when atime is not after mtime or ctime, or a day old.
  * Caller holds ip->lock (read is enough). */
@@ -158,7 +158,7 @@ int inode_init_next(struct fsctx *fs);
 
 /* Read-only search for the first item >= k: 0 positioned there, 1 when
  * no such item, -errno.  p must be released by the caller either way. */
-int items_search_ge(struct fsctx *fs, const struct key *k, struct path *p);
+int fsctx_search_ge(struct fsctx *fs, const struct key *k, struct path *p);
 
 static inline struct key mkkey(uint64_t oid, uint8_t type, uint64_t off)
 {

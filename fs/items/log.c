@@ -350,8 +350,8 @@ static int capture_fs_items(struct fsctx *fs, uint64_t ino, uint64_t transid, st
 	int ret;
 	size_t cap = 0, keepcap = 0;
 
-	path_init(&p);
-	ret = items_search_ge(fs, &k, &p);
+	btree_path_init(&p);
+	ret = fsctx_search_ge(fs, &k, &p);
 	while (ret == 0) {
 		uint32_t size;
 		void *ptr;
@@ -416,7 +416,7 @@ static int capture_fs_items(struct fsctx *fs, uint64_t ino, uint64_t transid, st
 			break;
 		ret = btree_next(&p);
 	}
-	path_release(&p);
+	btree_path_release(&p);
 	if (ret < 0)
 		return ret;
 	if (*nkeep && !b->err) {
@@ -440,7 +440,7 @@ static int capture_csums(struct core *c, const struct ext_ref *e, struct buf *b,
 	int ret;
 
 	put_item(b, nitems, LOG_CSUM_RESET, &k, &len, sizeof(len));
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search_ge(r, &k, &p);
 	while (ret == 0) {
 		uint32_t size;
@@ -456,7 +456,7 @@ static int capture_csums(struct core *c, const struct ext_ref *e, struct buf *b,
 			break;
 		ret = btree_next(&p);
 	}
-	path_release(&p);
+	btree_path_release(&p);
 	if (ret < 0)
 		return ret;
 	return b->err;
@@ -592,7 +592,7 @@ static int write_batch(struct core *c, struct log_state *ls, const char *recs, s
 			return ret;
 		}
 	}
-	ret = core_write_copies(c, logical, h, seglen, "fsync log segment");
+	ret = meta_write_copies(c, logical, h, seglen, "fsync log segment");
 	free(h);
 	uint64_t seen = dev_writes(c);
 	if (!ret)
@@ -602,7 +602,7 @@ static int write_batch(struct core *c, struct log_state *ls, const char *recs, s
 	if (need_super) {
 		/* no commit can run: every fsync of this batch holds a handle */
 		c->sb.log_root = logical;
-		ret = core_write_super_log(c);
+		ret = txn_write_super_log(c);
 		if (ret)
 			return ret;
 	}
@@ -715,7 +715,7 @@ int log_fsync(struct fsctx *fs, uint64_t ino)
 	bool isnew;
 	int ret;
 
-	if (!ls || c->opts.fsync_mode == CORE_FSYNC_COMMIT || root_id(fs->root) != FS_TREE_OBJECTID)
+	if (!ls || c->opts.fsync_mode == CORE_FSYNC_COMMIT || btree_root_id(fs->root) != FS_TREE_OBJECTID)
 		return 1;
 	if (PROBE_ON(LOG_SYNC_START) || PROBE_ON(LOG_SYNC_END))
 		t0 = glock_now_ns();
@@ -792,7 +792,7 @@ int log_fsync(struct fsctx *fs, uint64_t ino)
 	}
 	inode_runlock(ip);
 	rh = (struct log_rec_hdr *)b.p;
-	*rh = (struct log_rec_hdr){ (uint32_t)b.len, nitems, root_id(fs->root), ino,
+	*rh = (struct log_rec_hdr){ (uint32_t)b.len, nitems, btree_root_id(fs->root), ino,
 				    isnew ? LOG_REC_NEW : 0, 0 };
 	ret = log_write_record(c, ls, transid, b.p, b.len);
 	glock_write(&ls->lock);
@@ -1197,8 +1197,8 @@ static int drop_inode_items(struct txn *t, struct fsctx *fs, uint64_t ino,
 		uint64_t dl = 0, dlen = 0;
 		int ret;
 
-		path_init(&p);
-		ret = items_search_ge(fs, &from, &p);
+		btree_path_init(&p);
+		ret = fsctx_search_ge(fs, &from, &p);
 		while (ret == 0) {
 			btree_item_key(&p, p.slots[0], &ik);
 			if (ik.objectid != ino) {
@@ -1220,7 +1220,7 @@ static int drop_inode_items(struct txn *t, struct fsctx *fs, uint64_t ino,
 				dlen = fe->disk_len;
 			}
 		}
-		path_release(&p);
+		btree_path_release(&p);
 		if (ret < 0)
 			return ret;
 		if (ret > 0) {
@@ -1414,7 +1414,7 @@ int log_replay(struct fsctx *fs)
 		for (uint32_t r = 0; r < v[i].h->nrecords; r++) {
 			const struct log_rec_hdr *rh = (const void *)p;
 			p += rh->len;
-			if (rh->tree != root_id(fs->root)) {
+			if (rh->tree != btree_root_id(fs->root)) {
 				fprintf(stderr, "glassfs: fsync log record for tree %llu, not the fs tree\n",
 					(unsigned long long)rh->tree);
 				ret = -EUCLEAN;

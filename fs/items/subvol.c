@@ -64,7 +64,7 @@ static struct core_subvol *sv_add(struct core *c, uint64_t id)
 	sv = calloc(1, sizeof(*sv));
 	if (!sv)
 		return NULL;
-	root_init(&sv->cr.r, c, id, 0, 0, 0);
+	btree_root_init(&sv->cr.r, c, id, 0, 0, 0);
 	sv->cr.present = true;
 	s->v[s->n++] = sv;
 	if (id >= s->next_id)
@@ -82,7 +82,7 @@ int subvol_core_open(struct core *c)
 	glock_init(&s->lock, GLOCK_MUTEX, GLOCK_CLASS_MISC, 0, -1, -1);
 	gcond_init(&s->cond);
 	s->next_id = FIRST_SUBVOL_OBJECTID;
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search(NULL, core_tree(c, CT_ROOT), &k, &p, 0, 0);
 	while (ret >= 0) {
 		if (p.slots[0] >= (int)btree_nritems(&p)) {
@@ -107,7 +107,7 @@ int subvol_core_open(struct core *c)
 				ret = -ENOMEM;
 				break;
 			}
-			root_init(&sv->cr.r, c, ik.objectid, ri->bytenr, ri->level, ri->generation);
+			btree_root_init(&sv->cr.r, c, ik.objectid, ri->bytenr, ri->level, ri->generation);
 			sv->cr.r.last_snapshot = ri->last_snapshot;
 			sv->cr.item_bytenr = ri->bytenr;
 			sv->cr.item_level = ri->level;
@@ -120,7 +120,7 @@ int subvol_core_open(struct core *c)
 		}
 		p.slots[0]++;
 	}
-	path_release(&p);
+	btree_path_release(&p);
 	return ret < 0 ? ret : 0;
 }
 
@@ -129,7 +129,7 @@ void subvol_core_free(struct core *c)
 	struct core_subvols *s = &c->subvols;
 
 	for (int i = 0; i < s->n; i++) {
-		root_release(&s->v[i]->cr.r);
+		btree_root_release(&s->v[i]->cr.r);
 		free(s->v[i]);
 	}
 	free(s->v);
@@ -152,7 +152,7 @@ struct root *subvol_core_root(struct core *c, uint64_t id)
 }
 
 /* core.h: the fixed trees by id, then the subvolumes (here, above the core). */
-struct root *core_root(struct core *c, uint64_t tree_id)
+struct root *subvol_root(struct core *c, uint64_t tree_id)
 {
 	if (tree_id >= FIRST_SUBVOL_OBJECTID)
 		return subvol_core_root(c, tree_id);
@@ -395,7 +395,7 @@ static void open_all(struct fsctx *deflt)
 	free(ids);
 }
 
-int subvols_init(struct fsctx *deflt, const struct core_opts *o)
+int subvol_table_init(struct fsctx *deflt, const struct core_opts *o)
 {
 	struct subvols *svs = calloc(1, sizeof(*svs));
 
@@ -409,7 +409,7 @@ int subvols_init(struct fsctx *deflt, const struct core_opts *o)
 	return 0;
 }
 
-void subvols_destroy(struct fsctx *deflt)
+void subvol_table_destroy(struct fsctx *deflt)
 {
 	struct subvols *svs = deflt->svs;
 
@@ -419,7 +419,7 @@ void subvols_destroy(struct fsctx *deflt)
 		for (int i = 0; svs->chunk[c] && i < SV_CHUNK; i++) {
 			struct fsctx *fs = svs->chunk[c][i];
 			if (fs) {
-				icache_destroy(fs);
+				inode_cache_destroy(fs);
 				free(fs);
 			}
 		}
@@ -444,7 +444,7 @@ static struct fsctx *dead_fs(struct fsctx *any, uint64_t id)
 	fs->subvol = id;
 	fs->ino_base = subvol_nodeid(id, 0);
 	fs->svs = any->svs;
-	if (icache_init(fs) < 0) {
+	if (inode_cache_init(fs) < 0) {
 		free(fs);
 		return NULL;
 	}
@@ -592,7 +592,7 @@ static int has_children(struct core *c, uint64_t id)
 	struct path p;
 	int ret;
 
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search(NULL, core_tree(c, CT_ROOT), &k, &p, 0, 0);
 	if (ret >= 0 && p.slots[0] >= (int)btree_nritems(&p))
 		ret = btree_next(&p) ? 1 : 0;
@@ -602,7 +602,7 @@ static int has_children(struct core *c, uint64_t id)
 	} else if (ret > 0) {
 		ret = 0;
 	}
-	path_release(&p);
+	btree_path_release(&p);
 	return ret;
 }
 
@@ -705,7 +705,7 @@ int subvol_create(struct fsctx *pfs, uint64_t dir, const char *name,
 		goto out;
 	}
 	changed = true;
-	ret = root_create_empty(t, &sv->cr.r);
+	ret = btree_root_create_empty(t, &sv->cr.r);
 	if (ret < 0)
 		goto out;
 	memset(&it, 0, sizeof(it));
@@ -715,7 +715,7 @@ int subvol_create(struct fsctx *pfs, uint64_t dir, const char *name,
 	it.uid = cr->uid;
 	it.gid = cr->gid;
 	it.dir_seq = DIR_SEQ_FIRST;
-	item_time_now(&it.otime);
+	inode_time_now(&it.otime);
 	it.atime = it.mtime = it.ctime = it.otime;
 	struct key k = mkkey(ROOT_DIR_INO, KEY_INODE_ITEM, 0);
 	ret = btree_insert(t, &sv->cr.r, &k, &it, sizeof(it));
@@ -762,7 +762,7 @@ static int collect_nested(struct core *c, struct snap_arg *a)
 	struct path p;
 	int ret;
 
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search(NULL, core_tree(c, CT_ROOT), &k, &p, 0, 0);
 	while (ret >= 0) {
 		uint32_t size;
@@ -792,7 +792,7 @@ static int collect_nested(struct core *c, struct snap_arg *a)
 		}
 		p.slots[0]++;
 	}
-	path_release(&p);
+	btree_path_release(&p);
 	return ret < 0 ? ret : 0;
 }
 
@@ -812,7 +812,7 @@ static int drop_nested(struct txn *t, struct fsctx *pfs, struct snap_arg *a)
 	tmp->root = &a->sv->cr.r;
 	tmp->locktype = pfs->locktype;
 	tmp->subvol = a->id;
-	if ((ret = icache_init(tmp)) < 0) {
+	if ((ret = inode_cache_init(tmp)) < 0) {
 		free(tmp);
 		return ret;
 	}
@@ -842,7 +842,7 @@ static int drop_nested(struct txn *t, struct fsctx *pfs, struct snap_arg *a)
 		inode_unlock(dp);
 		inode_put(tmp, dp);
 	}
-	icache_destroy(tmp);
+	inode_cache_destroy(tmp);
 	free(tmp);
 	return ret;
 }
@@ -921,7 +921,7 @@ int subvol_snapshot(struct fsctx *src, struct fsctx *pfs, uint64_t dir, const ch
 	ret = alloc_id(c, &a.id);
 	if (ret < 0)
 		goto put;
-	ret = core_commit_with(c, snap_in_commit, &a);
+	ret = txn_commit_with(c, snap_in_commit, &a);
 	if (ret < 0)
 		goto put;
 
@@ -1114,7 +1114,7 @@ static int dir_path(struct root *r, uint64_t dir, char *buf, size_t *pos)
 		struct path p;
 		int ret;
 
-		path_init(&p);
+		btree_path_init(&p);
 		ret = btree_search(NULL, r, &k, &p, 0, 0);
 		if (ret >= 0 && p.slots[0] >= (int)btree_nritems(&p))
 			ret = btree_next(&p) ? -ENOENT : 0;
@@ -1132,7 +1132,7 @@ static int dir_path(struct root *r, uint64_t dir, char *buf, size_t *pos)
 				dir = ik.offset;
 			}
 		}
-		path_release(&p);
+		btree_path_release(&p);
 		if (ret < 0)
 			return ret;
 	}
@@ -1149,7 +1149,7 @@ static int subvol_path(struct core *c, uint64_t id, char *buf, size_t *pos, uint
 		struct root *pr;
 		int ret;
 
-		path_init(&p);
+		btree_path_init(&p);
 		ret = btree_search(NULL, core_tree(c, CT_ROOT), &k, &p, 0, 0);
 		if (ret >= 0 && p.slots[0] >= (int)btree_nritems(&p))
 			ret = btree_next(&p) ? -ENOENT : 0;
@@ -1172,10 +1172,10 @@ static int subvol_path(struct core *c, uint64_t id, char *buf, size_t *pos, uint
 				k.objectid = rr->dirid;	/* reuse: the directory in the parent */
 			}
 		}
-		path_release(&p);
+		btree_path_release(&p);
 		if (ret < 0)
 			return ret;
-		pr = core_root(c, id);
+		pr = subvol_root(c, id);
 		if (!pr)
 			return -ENOENT;
 		ret = dir_path(pr, k.objectid, buf, pos);

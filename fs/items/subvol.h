@@ -23,7 +23,7 @@
  * Inode numbers stay below 2^48.
  *
  * ## Snapshots (Rodeh's lazy reference counting, as in btrfs)
- * A snapshot is made inside a commit (core_commit_with: no handle is
+ * A snapshot is made inside a commit (txn_commit_with: no handle is
  * open, so the source is a consistent tree): the source's root node is
  * copied and each child gains a reference (btree_snapshot_root).  Nothing
  * else is copied: O(1).  Later copy-on-write of a node with more than one
@@ -64,8 +64,8 @@ static inline uint64_t subvol_of_nodeid(uint64_t nodeid)
 }
 
 /* The table of open fs trees, shared by every fsctx of one mount. */
-int subvols_init(struct fsctx *deflt, const struct core_opts *o);
-void subvols_destroy(struct fsctx *deflt);
+int subvol_table_init(struct fsctx *deflt, const struct core_opts *o);
+void subvol_table_destroy(struct fsctx *deflt);
 
 /*
  * The fsctx of subvolume id (FS_TREE_OBJECTID: the default one), opened

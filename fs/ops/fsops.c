@@ -20,6 +20,7 @@
 #include "fs/ops/fsops.h"
 #include "fs/items/dir.h"
 #include "fs/items/file.h"
+#include "fs/items/acl.h"
 #include "fs/items/xattr.h"
 #include "fs/base/probe.h"
 #include "fs/btree/meta.h"	/* core_generation() */
@@ -92,7 +93,7 @@ int fsops_mount(struct core *c, const struct core_opts *o, struct fsctx **out)
 	int ret = fsctx_mount_tree(c, o, FS_TREE_OBJECTID, false, out);
 
 	if (ret == 0) {
-		ret = subvols_init(*out, o);
+		ret = subvol_table_init(*out, o);
 		if (ret < 0) {
 			fsops_unmount(*out);
 			*out = NULL;
@@ -106,8 +107,8 @@ void fsops_unmount(struct fsctx *fs)
 	if (!fs)
 		return;
 	if (fs->subvol == FS_TREE_OBJECTID)
-		subvols_destroy(fs);
-	icache_destroy(fs);
+		subvol_table_destroy(fs);
+	inode_cache_destroy(fs);
 	free(fs);
 }
 
@@ -1145,7 +1146,7 @@ int fsops_statfs(struct fsctx *fs, struct statvfs *sv)
 {
 	struct core_space sp;
 
-	core_space(fs->core, &sp);
+	mount_space(fs->core, &sp);
 	memset(sv, 0, sizeof(*sv));
 	sv->f_bsize = CORE_SECTORSIZE;
 	sv->f_frsize = CORE_SECTORSIZE;

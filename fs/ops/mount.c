@@ -33,8 +33,8 @@
  * archive): its USDT probes are then in the daemon's notes from the
  * start, as tests/bpf/probes.test wants, before the daemon calls it.
  */
-int (*const core_scrub_entry)(struct core *, struct scrub_opts *, struct scrub_progress *) =
-	core_scrub;
+int (*const mount_scrub_entry)(struct core *, struct scrub_opts *, struct scrub_progress *) =
+	scrub_run;
 
 static struct core *core_alloc(const struct core_opts *o)
 {
@@ -71,7 +71,7 @@ static void core_free(struct core *c)
 	subvol_core_free(c);
 	for (int i = 0; i < CT_NR; i++)
 		if (c->roots[i].present)
-			root_release(&c->roots[i].r);
+			btree_root_release(&c->roots[i].r);
 	if (c->cache)
 		cache_destroy(c->cache);
 	for (int i = 0; i < c->ndevs; i++)
@@ -130,7 +130,7 @@ static int open_devs(struct core *c, const char *const *devs, int ndevs, bool ro
 			return ret;
 		}
 		c->ndevs++;
-		core_apply_latency(c, c->devs[i], i);
+		dev_apply_latency(c, c->devs[i], i);
 		if (c->opts.dev_recorder)
 			dev_set_recorder(c->devs[i], c->opts.dev_recorder, c->opts.dev_recorder_arg);
 	}
@@ -190,7 +190,7 @@ static void setup_root(struct core *c, enum core_tree t, uint64_t bytenr, int le
 {
 	struct core_root *cr = &c->roots[t];
 
-	root_init(&cr->r, c, core_tree_id(t), bytenr, level, gen);
+	btree_root_init(&cr->r, c, core_tree_id(t), bytenr, level, gen);
 	cr->present = true;
 	cr->item_bytenr = bytenr;
 	cr->item_level = level;
@@ -224,7 +224,7 @@ static int add_bg_of_chunk(const struct chunk *ch, void *arg)
 	return alloc_add_bg(arg, ch->logical, ch->length, ch->type & BG_TYPE_MASK, false);
 }
 
-int core_open(const char *const *devs, int ndevs, const struct core_opts *o,
+int mount_open(const char *const *devs, int ndevs, const struct core_opts *o,
 	      struct core **out)
 {
 	struct core *c = core_alloc(o);
@@ -366,7 +366,7 @@ fail:
 	return ret;
 }
 
-int core_close(struct core *c)
+int mount_close(struct core *c)
 {
 	int ret = 0;
 
@@ -417,7 +417,7 @@ static const char *signature(struct dev *d)
 
 int txn_commit_format(struct core *c, uint64_t transid);
 
-int core_format(const char *const *devs, int ndevs, const struct format_opts *o)
+int mount_format(const char *const *devs, int ndevs, const struct format_opts *o)
 {
 	struct format_opts def = { .nodesize = CORE_DEFAULT_NODESIZE };
 	struct core *c;
@@ -540,7 +540,7 @@ int core_format(const char *const *devs, int ndevs, const struct format_opts *o)
 	for (int i = 0; i < CT_NR && !ret; i++) {
 		setup_root(c, (enum core_tree)i, 0, 0, 0);
 		c->roots[i].item_bytenr = 0;
-		ret = root_create_empty(&t, &c->roots[i].r);
+		ret = btree_root_create_empty(&t, &c->roots[i].r);
 	}
 	for (int i = 0; i < c->ndevs && !ret; i++) {
 		struct dev *d = c->devs[i];
@@ -569,7 +569,7 @@ out:
 	return ret;
 }
 
-void core_space(struct core *c, struct core_space *s)
+void mount_space(struct core *c, struct core_space *s)
 {
 	uint64_t dt, df, unalloc = chunk_unallocated(c);
 	uint64_t keep = chunk_default_size(c, BG_METADATA);
@@ -585,7 +585,7 @@ void core_space(struct core *c, struct core_space *s)
 	s->avail_bytes = s->free_bytes;
 }
 
-void core_stats(struct core *c, struct core_stats *s)
+void mount_stats(struct core *c, struct core_stats *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->transid = c->generation;

@@ -249,7 +249,7 @@ static int collect(struct core *c, struct key *cursor, struct key *out, int max)
 	struct path p;
 	int n = 0, ret;
 
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search_ge(core_tree(c, CT_EXTENT), cursor, &p);
 	if (ret)
 		goto out;
@@ -264,7 +264,7 @@ static int collect(struct core *c, struct key *cursor, struct key *out, int max)
 			break;
 	}
 out:
-	path_release(&p);
+	btree_path_release(&p);
 	if (ret < 0)
 		return ret;
 	if (n == 0 && ret > 0)
@@ -272,7 +272,7 @@ out:
 	return n;
 }
 
-int core_scrub(struct core *c, struct scrub_opts *o, struct scrub_progress *p)
+int scrub_run(struct core *c, struct scrub_opts *o, struct scrub_progress *p)
 {
 	struct scrub s = { c, o, p, glock_now_ns(), 0, { NULL }, NULL, NULL };
 	struct key cursor = { 0, 0, 0 }, keys[BATCH_ITEMS];
@@ -378,7 +378,7 @@ struct scrub_service {
 	struct core *core;		/* fixed */
 	pthread_t thread;
 	bool joinable;			/* a thread was started and not yet joined */
-	int running;			/* 1 from start until core_scrub returned (atomic) */
+	int running;			/* 1 from start until scrub_run returned (atomic) */
 	uint32_t started;
 	struct scrub_opts opts;
 	struct scrub_progress prog;
@@ -399,7 +399,7 @@ static void *scrub_thread(void *arg)
 {
 	struct scrub_service *s = arg;
 
-	core_scrub(s->core, &s->opts, &s->prog);
+	scrub_run(s->core, &s->opts, &s->prog);
 	__atomic_store_n(&s->running, 0, __ATOMIC_RELEASE);
 	return NULL;
 }

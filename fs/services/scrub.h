@@ -3,7 +3,7 @@
  * scrub.h — read every copy of every metadata node and data block of a
  * volume, verify it, and rewrite a bad copy from a good one.
  *
- * Online: core_scrub runs in the caller's thread beside the workload.  It
+ * Online: scrub_run runs in the caller's thread beside the workload.  It
  * walks the extent tree in batches; each batch holds a transaction handle
  * (so no commit can free and reuse the extents it is reading) while it
  * reads, and lets go between batches, where the rate limit sleeps.  Only
@@ -45,7 +45,7 @@ struct scrub_progress {
 	uint64_t data_errors;		/* bad data sector copies found */
 	uint64_t read_errors;		/* copies that could not be read */
 	uint64_t nodes, extents;	/* visited */
-	int running;			/* 1 while core_scrub runs */
+	int running;			/* 1 while scrub_run runs */
 	int result;			/* its return value once finished */
 };
 
@@ -54,7 +54,7 @@ struct scrub_progress {
  * were uncorrectable: see the counters), -ECANCELED, or -errno when the
  * walk itself failed.  p is zeroed at start.
  */
-int core_scrub(struct core *c, struct scrub_opts *o, struct scrub_progress *p);
+int scrub_run(struct core *c, struct scrub_opts *o, struct scrub_progress *p);
 void scrub_cancel(struct scrub_opts *o);
 /* A consistent-enough copy of p while another thread scrubs. */
 void scrub_progress_read(const struct scrub_progress *p, struct scrub_progress *out);

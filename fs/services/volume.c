@@ -638,7 +638,7 @@ int volume_dev_add(struct core *c, const char *path, char *msg, size_t mlen)
 	ret = btree_insert(t, core_tree(c, CT_CHUNK), &k, &di, sizeof(di));
 	if (!ret) {
 		int idx = c->ndevs;
-		core_apply_latency(c, d, idx);
+		dev_apply_latency(c, d, idx);
 		glock_write(&c->chunks.lock);
 		c->devs[idx] = d;
 		__atomic_store_n(&c->ndevs, idx + 1, __ATOMIC_RELEASE);

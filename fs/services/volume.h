@@ -68,7 +68,7 @@ int volume_balance_cancel(struct core *c);
 /* The ioctls 20-29 that call these are decoded in fs/fuse/fuse_volume.c. */
 
 /*
- * core_open: devices whose superblock missed commits (or whose last
+ * mount_open: devices whose superblock missed commits (or whose last
  * resync did not finish) are read last and get the allocated parts of
  * their copies rewritten from fresh ones: on writable opens, in a thread
  * once the open is done (the device item is flagged in the transaction
@@ -82,7 +82,7 @@ int volume_open_check(struct core *c);
 void volume_resync_progress(struct core *c, uint64_t *total, uint64_t *done);
 /* Tests: wait until no resync thread runs. */
 void volume_resync_wait(struct core *c);
-/* core_close/core_free: stop a running balance, free the state. */
+/* mount_close/core_free: stop a running balance, free the state. */
 void volume_close(struct core *c);
 
 #endif

@@ -11,7 +11,7 @@
  * GLASSFS_DEV_LATENCY="read=US,write=US,flush=US,discard=US" (microseconds,
  * any subset) adds a sleep to each operation of every device, or
  * dev_set_latency() per device (the mount options dev_latency= and
- * dev_latency.N= reach it through core_apply_latency).  The sleep is
+ * dev_latency.N= reach it through dev_apply_latency).  The sleep is
  * the calling thread's own: operations of different threads overlap, as
  * on a device with a deep queue.  In particular a flush does not wait for
  * discards in flight (a real cache flush orders writes; discards are
@@ -80,6 +80,6 @@ void dev_set_recorder(struct dev *d, dev_record_fn fn, void *arg);
 
 struct core;
 /* dev_latency.c: apply the latency model of device index idx (core_opts) to d. */
-void core_apply_latency(struct core *c, struct dev *d, int idx);
+void dev_apply_latency(struct core *c, struct dev *d, int idx);
 
 #endif

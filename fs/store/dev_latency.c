@@ -12,7 +12,7 @@
  * operations it names, else dev_latency=, else what the device has
  * (GLASSFS_DEV_LATENCY, read at dev_open).
  */
-void core_apply_latency(struct core *c, struct dev *d, int idx)
+void dev_apply_latency(struct core *c, struct dev *d, int idx)
 {
 	for (int op = 0; op < 4; op++) {
 		if (idx >= 0 && idx < CORE_MAX_DEVS && (c->opts.dev_lat_dev_set[idx] & (1u << op)))

@@ -56,7 +56,7 @@ struct dev {
 	int flush_failed;	/* a commit's flush failed here: logged once (atomic) */
 	uint64_t errors;	/* operations that returned an error (atomic) */
 	struct dev_counters cnt;	/* atomic adds */
-	/* write log: set before I/O starts (core_open), fixed after */
+	/* write log: set before I/O starts (mount_open), fixed after */
 	dev_record_fn recorder;
 	void *recorder_arg;
 };

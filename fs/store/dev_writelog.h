@@ -47,7 +47,7 @@ struct wlog_rec {
 
 struct dev_writelog;
 /* Create (truncate) the log at path for the mount's devices (their paths
- * as given to core_open).  0 or -errno. */
+ * as given to mount_open).  0 or -errno. */
 int dev_writelog_open(const char *path, const char *const *devs, int ndevs,
 		      struct dev_writelog **out);
 /* The recorder: core_opts.dev_recorder, with the log as its argument. */

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * discard.c — queued and synchronous discards of freed space (discard.h).
+ * discard.c — queued and synchronous discards of freed space (discard.h);
+ * batch trim of all free space is trim.c.
  */
 #include "fs/core/core_types.h"
 #include "fs/store/alloc.h"
 #include "fs/store/chunk.h"
 #include "fs/store/dev.h"
+#include "fs/store/discard.h"
 #include "fs/base/probe.h"
 
 #include <errno.h>
@@ -15,7 +17,7 @@
 
 /* Issue the discard of [logical, +len) on every copy.  -EOPNOTSUPP when
  * a device cannot discard, else 0 (discards are hints: errors ignored). */
-static int issue(struct core *c, uint64_t logical, uint64_t len)
+int discard_issue(struct core *c, uint64_t logical, uint64_t len)
 {
 	int unsupported = 0;
 
@@ -80,7 +82,7 @@ static void discard_free_part(struct core *c, uint64_t logical, uint64_t len)
 	while (from < end && alloc_trim_take(c, from, end - from < (64ull << 20) ? end - from :
 					     64ull << 20, &l, &n)) {
 		if (l < end)
-			issue(c, l, (l + n < end ? l + n : end) - l);
+			discard_issue(c, l, (l + n < end ? l + n : end) - l);
 		alloc_release(c, l, n);
 		from = l + n;
 	}
@@ -172,7 +174,7 @@ bool discard_freed(struct core *c, uint64_t logical, uint64_t len)
 		return false;
 	if (q->mode == DISCARD_SYNC) {
 		uint64_t t0 = glock_now_ns(), ns;
-		issue(c, logical, len);
+		discard_issue(c, logical, len);
 		ns = glock_now_ns() - t0;
 		q->sync_ns += ns;
 		/* the commit waited for this discard: the stall the talk shows */
@@ -215,7 +217,7 @@ queued:
 	return false;
 drop:
 	/* not discarded: only a missed hint (glassctl trim gets it); read
-	 * without the lock by core_stats */
+	 * without the lock by mount_stats */
 	__atomic_store_n(&q->dropped, q->dropped + 1, __ATOMIC_RELAXED);
 	glock_write_unlock(&q->lock);
 	return false;
@@ -265,67 +267,4 @@ uint64_t discard_take_sync_ns(struct core *c)
 
 	c->discard.sync_ns = 0;
 	return ns;
-}
-
-int core_trim(struct core *c, uint64_t minlen, uint64_t *trimmed)
-{
-	uint64_t from = 0, l, len, done = 0;
-	uint64_t (*gaps)[2];
-	int ret = 0;
-
-	if (c->readonly || c->aborted)
-		return -EROFS;
-	if (minlen < CORE_SECTORSIZE)
-		minlen = CORE_SECTORSIZE;
-	/* 1. free space inside block groups: taken from the allocator while
-	 * it is discarded, so nothing is written there meanwhile */
-	while (alloc_trim_take(c, from, 64ull << 20, &l, &len)) {
-		if (len >= minlen) {
-			if (issue(c, l, len) == -EOPNOTSUPP) {
-				alloc_release(c, l, len);
-				ret = -EOPNOTSUPP;
-				break;
-			}
-			done += len * (uint64_t)chunk_map_lookup(c, l, len,
-					(struct chunk_copy[CHUNK_MAX_STRIPES]){ 0 }, NULL);
-		}
-		alloc_release(c, l, len);
-		from = l + len;
-	}
-	/* 2. device space in no chunk: no chunk is created meanwhile */
-	if (ret == -EOPNOTSUPP) {
-		core_log(c, "trim: a device does not support discard (nothing more trimmed)");
-		if (trimmed)
-			*trimmed = done;
-		return ret;
-	}
-	gaps = calloc(256, sizeof(*gaps));
-	if (!gaps)
-		return -ENOMEM;
-	glock_lock(&c->chunk_alloc_lock, GLOCK_WRITE);
-	for (int i = 0; i < c->ndevs && !ret; i++) {
-		int n = chunk_unallocated_ranges(c, c->devs[i], gaps, 256);
-		if (n < 0) {
-			ret = n;
-			break;
-		}
-		for (int g = 0; g < n; g++) {
-			if (gaps[g][1] < minlen)
-				continue;
-			int r = dev_discard(c->devs[i], gaps[g][0], gaps[g][1]);
-			if (r == -EOPNOTSUPP) {
-				ret = r;
-				break;
-			}
-			if (!r)
-				done += gaps[g][1];
-		}
-	}
-	glock_unlock(&c->chunk_alloc_lock, GLOCK_WRITE);
-	free(gaps);
-	if (ret == -EOPNOTSUPP)
-		core_log(c, "trim: a device does not support discard (nothing more trimmed)");
-	if (trimmed)
-		*trimmed = done;
-	return ret;
 }

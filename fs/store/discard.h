@@ -57,5 +57,9 @@ bool discard_wait_idle(struct core *c, uint64_t transid);
 bool discard_wait_inflight(struct core *c, uint64_t transid);
 /* Time sync discards took since the last call (for commit__phase 7). */
 uint64_t discard_take_sync_ns(struct core *c);
+/* Discard [logical, +len) on every copy now (the queue's worker, sync
+ * discards and batch trim).  -EOPNOTSUPP when a device cannot discard,
+ * else 0: discards are hints, other errors are ignored. */
+int discard_issue(struct core *c, uint64_t logical, uint64_t len);
 
 #endif

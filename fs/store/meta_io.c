@@ -57,7 +57,7 @@ int meta_read(struct core *c, uint64_t bytenr, void *buf,
  * failing one degrades (counted, logged) instead of failing the write;
  * the write fails only when no copy took it.
  */
-int core_write_copies(struct core *c, uint64_t logical, const void *buf, uint64_t len,
+int meta_write_copies(struct core *c, uint64_t logical, const void *buf, uint64_t len,
 		      const char *what)
 {
 	struct chunk_copy cp[2 * CHUNK_MAX_STRIPES];
@@ -91,5 +91,5 @@ int core_write_copies(struct core *c, uint64_t logical, const void *buf, uint64_
 
 int meta_write(struct core *c, uint64_t bytenr, const void *buf)
 {
-	return core_write_copies(c, bytenr, buf, c->nodesize, "metadata block");
+	return meta_write_copies(c, bytenr, buf, c->nodesize, "metadata block");
 }

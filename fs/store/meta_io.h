@@ -20,7 +20,7 @@ int meta_read(struct core *c, uint64_t bytenr, void *buf,
 int meta_write(struct core *c, uint64_t bytenr, const void *buf);
 
 /* Write every copy; a failing copy degrades when another took it. */
-int core_write_copies(struct core *c, uint64_t logical, const void *buf, uint64_t len,
+int meta_write_copies(struct core *c, uint64_t logical, const void *buf, uint64_t len,
 		      const char *what);
 
 #endif

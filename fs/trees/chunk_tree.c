@@ -27,7 +27,7 @@ static int tree_items_from(struct core *c, struct root *r, const struct key *k,
 	struct path p;
 	int ret;
 
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search_ge(r, k, &p);
 	while (ret == 0) {
 		struct key ik;
@@ -41,7 +41,7 @@ static int tree_items_from(struct core *c, struct root *r, const struct key *k,
 			break;
 		ret = btree_next(&p);
 	}
-	path_release(&p);
+	btree_path_release(&p);
 	return ret < 0 ? ret : 0;	/* > 0: the end of the tree, or fn stopped */
 }
 

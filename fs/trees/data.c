@@ -87,7 +87,7 @@ int data_write(struct txn *t, uint64_t logical, const void *buf, uint64_t len)
 		return -EROFS;
 	if (btree_max_item_size(core_tree(c, CT_CSUM)) / CSUM_SIZE < per_item)
 		per_item = btree_max_item_size(core_tree(c, CT_CSUM)) / CSUM_SIZE;
-	ret = core_write_copies(c, logical, buf, len, "data block");
+	ret = meta_write_copies(c, logical, buf, len, "data block");
 	if (ret) {
 		core_log(c, "data write at logical %llu+%llu failed: %s",
 			 (unsigned long long)logical, (unsigned long long)len, strerror(-ret));
@@ -121,7 +121,7 @@ int data_load_csums(struct core *c, uint64_t start, uint32_t n, uint32_t *exp, u
 	int ret;
 
 	memset(have, 0, n);
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search(NULL, r, &k, &p, 0, 0);
 	if (ret < 0)
 		goto out;
@@ -131,8 +131,8 @@ int data_load_csums(struct core *c, uint64_t start, uint32_t n, uint32_t *exp, u
 		if (ret < 0)
 			goto out;
 		if (ret == 1) {	/* nothing before: restart at the first item */
-			path_release(&p);
-			path_init(&p);
+			btree_path_release(&p);
+			btree_path_init(&p);
 			ret = btree_search(NULL, r, &k, &p, 0, 0);
 			if (ret < 0)
 				goto out;
@@ -166,7 +166,7 @@ int data_load_csums(struct core *c, uint64_t start, uint32_t n, uint32_t *exp, u
 	}
 	ret = ret > 0 ? 0 : ret;
 out:
-	path_release(&p);
+	btree_path_release(&p);
 	return ret;
 }
 
@@ -299,21 +299,21 @@ int data_csum_delete(struct txn *t, uint64_t logical, uint64_t len)
 		struct path p;
 		int ret;
 
-		path_init(&p);
+		btree_path_init(&p);
 		ret = btree_search(NULL, r, &k, &p, 0, 0);
 		if (ret >= 0 && p.slots[0] >= (int)btree_nritems(&p)) {
 			ret = btree_next(&p);
 			if (ret == 1) {		/* no item at or after logical */
-				path_release(&p);
+				btree_path_release(&p);
 				return 0;
 			}
 		}
 		if (ret < 0) {
-			path_release(&p);
+			btree_path_release(&p);
 			return ret;
 		}
 		btree_item_key(&p, p.slots[0], &ik);
-		path_release(&p);
+		btree_path_release(&p);
 		if (ik.objectid != CSUM_OBJECTID || ik.type != KEY_EXTENT_CSUM ||
 		    ik.offset >= logical + len)
 			return 0;

@@ -123,7 +123,7 @@ static int run_meta(struct txn *t, const struct dref *d)
 		ret = btree_insert(t, ext, &k, &ei, sizeof(ei));
 		goto out;
 	}
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search(t, ext, &k, &p, d->delta < 0 ? -1 : 0, 1);
 	if (ret == 0) {
 		uint32_t size;
@@ -139,7 +139,7 @@ static int run_meta(struct txn *t, const struct dref *d)
 	} else if (ret == 1) {
 		ret = -ENOENT;
 	}
-	path_release(&p);
+	btree_path_release(&p);
 	if (ret == -ENOENT && d->delta > 0) {	/* first reference of an old node */
 		struct extent_item ei = { (uint64_t)d->delta, txn_transid(t),
 					  EXTENT_FLAG_TREE_BLOCK, d->owner };
@@ -233,7 +233,7 @@ int extent_lookup(struct core *c, uint64_t bytenr, bool is_data, struct extent_i
 	struct path p;
 	int ret;
 
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search(NULL, core_tree(c, CT_EXTENT), &k, &p, 0, 0);
 	if (ret < 0)
 		goto out;
@@ -260,7 +260,7 @@ int extent_lookup(struct core *c, uint64_t bytenr, bool is_data, struct extent_i
 		*len_or_level = ik.offset;
 	ret = 0;
 out:
-	path_release(&p);
+	btree_path_release(&p);
 	return ret;
 }
 
@@ -372,7 +372,7 @@ static void extent_meta_free(struct txn *t, uint64_t owner, int level, uint64_t 
 		alloc_pin(c, bytenr, c->nodesize);
 }
 
-/* The B-tree's block ops (meta.h) of a volume: set by core_open and core_format. */
+/* The B-tree's block ops (meta.h) of a volume: set by mount_open and mount_format. */
 const struct meta_ops extent_meta_ops = {
 	.alloc = extent_meta_alloc,
 	.free = extent_meta_free,

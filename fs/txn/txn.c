@@ -223,7 +223,7 @@ static void fill_super(struct core *c, struct super_block *sb, uint64_t transid)
 	sb->csum_type = CSUM_TYPE_CRC32C;
 }
 
-void core_fill_super(struct core *c, uint64_t transid)
+void txn_fill_super(struct core *c, uint64_t transid)
 {
 	fill_super(c, &c->sb, transid);
 }
@@ -273,7 +273,7 @@ static void super_committed(struct core *c, const struct super_block *sb)
 
 static int write_supers(struct core *c, const struct super_block *sb, uint64_t transid);
 
-int core_write_supers(struct core *c, uint64_t transid)
+int txn_write_supers(struct core *c, uint64_t transid)
 {
 	int ret = prepare_super(c, &c->sb, transid);
 
@@ -282,7 +282,7 @@ int core_write_supers(struct core *c, uint64_t transid)
 
 /* fsync log: the last durable superblock again, with its log_root (the
  * caller holds a handle and no commit is writing: c->sb is stable). */
-int core_write_super_log(struct core *c)
+int txn_write_super_log(struct core *c)
 {
 	return write_supers(c, &c->sb, __atomic_load_n(&c->generation, __ATOMIC_ACQUIRE));
 }
@@ -344,7 +344,7 @@ static int write_supers(struct core *c, const struct super_block *sb, uint64_t t
 	return 0;
 }
 
-int core_update_root_items(struct txn *t)
+int txn_update_root_items(struct txn *t)
 {
 	struct core *c = t->c;
 	int changes = 0;
@@ -379,7 +379,7 @@ int core_update_root_items(struct txn *t)
 	return r < 0 ? r : changes + r;
 }
 
-/* Work queued by core_commit_with for this commit (no handle is open). */
+/* Work queued by txn_commit_with for this commit (no handle is open). */
 static int run_pending(struct core *c, struct txn *th)
 {
 	struct core_pending *list, *p;
@@ -401,7 +401,7 @@ static int run_pending(struct core *c, struct txn *th)
 	return ret;
 }
 
-int core_commit_with(struct core *c, int (*fn)(struct txn *t, void *arg), void *arg)
+int txn_commit_with(struct core *c, int (*fn)(struct txn *t, void *arg), void *arg)
 {
 	struct core_pending p = { fn, arg, 0, false, NULL };
 	struct txn *t;
@@ -508,7 +508,7 @@ static int commit_critical(struct core *c, uint64_t transid, uint64_t *t0,
 			goto fail;
 		}
 		n += r;
-		r = core_update_root_items(&th);
+		r = txn_update_root_items(&th);
 		if (r < 0) {
 			where = "commit: root items";
 			ret = r;
@@ -594,7 +594,7 @@ fail:
 	return ret;
 }
 
-/* Used by core_format: commit transaction transid without the handle
+/* Used by mount_format: commit transaction transid without the handle
  * bookkeeping (no other thread exists yet). */
 int txn_commit_format(struct core *c, uint64_t transid);
 int txn_commit_format(struct core *c, uint64_t transid)

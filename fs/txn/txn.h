@@ -76,15 +76,15 @@ void txn_wait_written(struct core *c);
 int txn_start_commit_thread(struct core *c);
 void txn_stop_commit_thread(struct core *c);
 /* Superblock write for all devices, all copies (commit and mkfs). */
-int core_write_supers(struct core *c, uint64_t transid);
+int txn_write_supers(struct core *c, uint64_t transid);
 /* fsync log: write the last committed superblock again with its log_root
  * (every copy, every device), then flush.  No commit may run meanwhile. */
-int core_write_super_log(struct core *c);
+int txn_write_super_log(struct core *c);
 /* Root item updates for trees whose root moved.  Returns changes or -errno. */
-int core_update_root_items(struct txn *t);
-void core_fill_super(struct core *c, uint64_t transid);
+int txn_update_root_items(struct txn *t);
+void txn_fill_super(struct core *c, uint64_t transid);
 /* Run fn(t, arg) inside the commit of the running transaction, after every
  * handle ended (no tree changes under it): snapshots.  fn's result. */
-int core_commit_with(struct core *c, int (*fn)(struct txn *t, void *arg), void *arg);
+int txn_commit_with(struct core *c, int (*fn)(struct txn *t, void *arg), void *arg);
 
 #endif

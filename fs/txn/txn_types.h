@@ -14,7 +14,7 @@
 struct core;
 struct txn;
 
-/* Work run inside a commit once writers are gone (core_commit_with). */
+/* Work run inside a commit once writers are gone (txn_commit_with). */
 struct core_pending {
 	int (*fn)(struct txn *t, void *arg);
 	void *arg;

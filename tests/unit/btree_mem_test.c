@@ -224,7 +224,7 @@ static int compare_forward(struct root *r, const struct model *m, const char *na
 	size_t i = 0;
 	int ret;
 
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search(NULL, r, &k0, &p, 0, 0);
 	if (ret >= 0 && p.slots[0] >= (int)btree_nritems(&p))
 		ret = btree_next(&p) == 0 ? 0 : 2;
@@ -264,11 +264,11 @@ static int compare_forward(struct root *r, const struct model *m, const char *na
 		FAILF(name, "tree has %zu items, model %zu", i, m->n);
 		goto bad;
 	}
-	path_release(&p);
+	btree_path_release(&p);
 	free(want);
 	return 0;
 bad:
-	path_release(&p);
+	btree_path_release(&p);
 	free(want);
 	return -1;
 }
@@ -280,7 +280,7 @@ static int compare_backward(struct root *r, const struct model *m, const char *n
 	size_t i = m->n;
 	int ret;
 
-	path_init(&p);
+	btree_path_init(&p);
 	ret = btree_search(NULL, r, &kmax, &p, 0, 0);
 	if (ret < 0) {
 		FAILF(name, "search: %d", ret);
@@ -292,7 +292,7 @@ static int compare_backward(struct root *r, const struct model *m, const char *n
 			break;
 		if (i == 0) {
 			FAILF(name, "prev: more items than the model");
-			path_release(&p);
+			btree_path_release(&p);
 			return -1;
 		}
 		i--;
@@ -300,11 +300,11 @@ static int compare_backward(struct root *r, const struct model *m, const char *n
 		if (key_cmp(&k, &m->v[i].k)) {
 			FAILF(name, "prev: item %zu key (%" PRIu64 " %u %" PRIu64 ") != model", i,
 			      k.objectid, k.type, k.offset);
-			path_release(&p);
+			btree_path_release(&p);
 			return -1;
 		}
 	}
-	path_release(&p);
+	btree_path_release(&p);
 	if (ret < 0 || i != 0) {
 		FAILF(name, "prev: ended with %d at model index %zu", ret, i);
 		return -1;
@@ -416,9 +416,9 @@ static void reopen(struct rt *t)
 	uint64_t b = t->root.bytenr, g = t->root.generation;
 	int l = t->root.level;
 
-	root_release(&t->root);
+	btree_root_release(&t->root);
 	fx_new_cache(t->c);
-	root_init(&t->root, t->c, FS_TREE_OBJECTID, b, l, g);
+	btree_root_init(&t->root, t->c, FS_TREE_OBJECTID, b, l, g);
 }
 
 static uint64_t big_cache_misses;
@@ -444,10 +444,10 @@ static void test_random(uint32_t nodesize, int quick, uint64_t cache_bytes, int 
 	}
 	t.buf = malloc(2 * 65536);
 	t.c = fx_create(nodesize, 60000, GLOCK_RWLOCK, 0, cache_bytes);
-	root_init(&t.root, t.c, FS_TREE_OBJECTID, 0, 0, 0);
-	ret = root_create_empty(fx_txn(t.c), &t.root);
+	btree_root_init(&t.root, t.c, FS_TREE_OBJECTID, 0, 0, 0);
+	ret = btree_root_create_empty(fx_txn(t.c), &t.root);
 	if (ret) {
-		FAILF(name, "root_create_empty: %d", ret);
+		FAILF(name, "btree_root_create_empty: %d", ret);
 		goto out;
 	}
 	/* grow until depth 3 (and a bit), checking after each batch */
@@ -518,7 +518,7 @@ static void test_random(uint32_t nodesize, int quick, uint64_t cache_bytes, int 
 		       " nodes in memory)\n", name, hits, misses, incore);
 	}
 out:
-	root_release(&t.root);
+	btree_root_release(&t.root);
 	fx_destroy(t.c);
 	free(t.m.v);
 	free(t.buf);
@@ -536,8 +536,8 @@ static int test_resize(uint32_t nodesize)
 	uint64_t rs = seed + 7;
 	int ret = 0;
 
-	root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
-	root_create_empty(tx, &r);
+	btree_root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
+	btree_root_create_empty(tx, &r);
 	for (uint64_t i = 0; i < 3000 && !ret; i++) {
 		struct key k = { i, 1, 0 };
 
@@ -554,11 +554,11 @@ static int test_resize(uint32_t nodesize)
 		struct path p;
 		uint8_t *ptr;
 
-		path_init(&p);
+		btree_path_init(&p);
 		ret = btree_search(tx, &r, &k, &p, (int)nsz, 1);
 		if (ret) {
 			FAILF(name, "search %" PRIu64 ": %d", k.objectid, ret);
-			path_release(&p);
+			btree_path_release(&p);
 			goto out;
 		}
 		ptr = btree_item_ptr(&p, p.slots[0], &old);
@@ -566,19 +566,19 @@ static int test_resize(uint32_t nodesize)
 		ret = btree_resize_item(tx, &r, &p, nsz);
 		if (ret) {
 			FAILF(name, "resize to %u: %d", nsz, ret);
-			path_release(&p);
+			btree_path_release(&p);
 			goto out;
 		}
 		ptr = btree_item_ptr(&p, p.slots[0], &size);
 		if (size != nsz || memcmp(ptr, want, old < nsz ? old : nsz)) {
 			FAILF(name, "resize %u -> %u: size %u or front bytes wrong", old, nsz, size);
-			path_release(&p);
+			btree_path_release(&p);
 			goto out;
 		}
 		for (uint32_t j = old; j < nsz; j++)
 			if (ptr[j]) {
 				FAILF(name, "resize %u -> %u: byte %u not zeroed", old, nsz, j);
-				path_release(&p);
+				btree_path_release(&p);
 				goto out;
 			}
 		/* restore the pattern so the next resize can check the front */
@@ -591,7 +591,7 @@ static int test_resize(uint32_t nodesize)
 				memcpy(ptr, want, nsz);
 			}
 		}
-		path_release(&p);
+		btree_path_release(&p);
 		if (n % 500 == 0)
 			fx_commit(c);
 	}
@@ -608,7 +608,7 @@ static int test_resize(uint32_t nodesize)
 	}
 	printf("PASS: resize-%u\n", nodesize);
 out:
-	root_release(&r);
+	btree_root_release(&r);
 	fx_destroy(c);
 	return 0;
 }
@@ -628,8 +628,8 @@ static void test_pair(uint32_t nodesize)
 	int ret = 0, splits_seen = 0;
 
 	snprintf(name, sizeof(name), "insert-pair-%u", nodesize);
-	root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
-	root_create_empty(tx, &r);
+	btree_root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
+	btree_root_create_empty(tx, &r);
 	max = btree_max_item_size(&r);
 	/* the neighbours: even objectids with one item each */
 	for (uint64_t i = 0; i < n && !ret; i++) {
@@ -723,7 +723,7 @@ out:
 	free(order);
 	free(b1);
 	free(b2);
-	root_release(&r);
+	btree_root_release(&r);
 	fx_destroy(c);
 }
 
@@ -744,8 +744,8 @@ static void test_pair_separator(void)
 	uint64_t base = 1000, n = 600, straddled = 0;
 	int ret = 0;
 
-	root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
-	root_create_empty(tx, &r);
+	btree_root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
+	btree_root_create_empty(tx, &r);
 	memset(buf, 0x5a, sizeof(buf));
 	for (uint64_t x = base; x < base + n && !ret; x++) {
 		struct key a = { x, 1, 0 }, b = { x, 12, 5 };
@@ -758,10 +758,10 @@ static void test_pair_separator(void)
 		struct key a = { x, 1, 0 }, b = { x, 12, 5 }, a9 = { x, 12, 9 };
 		struct path p;
 
-		path_init(&p);
+		btree_path_init(&p);
 		ret = btree_search(NULL, &r, &b, &p, 0, 0);
 		int first = ret == 0 && p.slots[0] == 0;
-		path_release(&p);
+		btree_path_release(&p);
 		if (!first)
 			continue;
 		/* (x, 12, 5) starts a leaf: x's items go, its separator stays */
@@ -784,7 +784,7 @@ static void test_pair_separator(void)
 	}
 	printf("PASS: %s (%" PRIu64 " pairs across a stale separator)\n", name, straddled);
 out:
-	root_release(&r);
+	btree_root_release(&r);
 	fx_destroy(c);
 }
 
@@ -811,8 +811,8 @@ static void test_pair_leaf_start(uint32_t nodesize)
 	int ret = 0;
 
 	snprintf(name, sizeof(name), "insert-pair-leaf-start-%u", nodesize);
-	root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
-	root_create_empty(tx, &r);
+	btree_root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
+	btree_root_create_empty(tx, &r);
 	half = btree_max_item_size(&r) / 2 + 8;
 	for (x = base; x < base + n; x++) {
 		struct key a = { x, 1, 0 }, b = { x, 12, 7 };
@@ -825,11 +825,11 @@ static void test_pair_leaf_start(uint32_t nodesize)
 		CHECKV(name, ret == 0, "pair %" PRIu64 ": %d", x, ret);
 		/* a tail leaf without room for the pair: its search appends an
 		 * empty leaf (separator b8), and b8's slot is 0 there */
-		path_init(&p);
+		btree_path_init(&p);
 		ret = btree_search(NULL, &r, &b8, &p, 0, 0);
 		hits += ret == 1 && p.slots[0] == (int)btree_nritems(&p) && !p.has_hi &&
 			node_leaf_free(p.nodes[0]->data, nodesize) < 16 + 2 * NODE_ITEM_SIZE;
-		path_release(&p);
+		btree_path_release(&p);
 		ret = btree_insert_pair(tx, &r, &a1, buf, 8, &b8, buf, 8);
 		CHECKV(name, ret == -EINVAL,
 		       "object %" PRIu64 ": a pair beside its items (k1 absent): %d, not -EINVAL",
@@ -842,10 +842,10 @@ static void test_pair_leaf_start(uint32_t nodesize)
 		       btree_lookup(&r, &b8, buf, 1) == -ENOENT,
 		       "object %" PRIu64 ": a refused pair left an item", x);
 		/* nor an empty leaf: check_tree at the end sees only the last */
-		path_init(&p);
+		btree_path_init(&p);
 		ret = btree_search(NULL, &r, &b8, &p, 0, 0);
 		ret = ret < 0 ? ret : (int)btree_nritems(&p);
-		path_release(&p);
+		btree_path_release(&p);
 		CHECKV(name, ret > 0, "object %" PRIu64 ": refused pairs left an empty leaf (%d)",
 		       x, ret);
 		if (x % 100 == 99)
@@ -870,7 +870,7 @@ static void test_pair_leaf_start(uint32_t nodesize)
 	printf("PASS: %s (%" PRIu64 " refusals at slot 0 of a leaf)\n", name, hits);
 out:
 	free(buf);
-	root_release(&r);
+	btree_root_release(&r);
 	fx_destroy(c);
 }
 
@@ -911,31 +911,31 @@ static void test_csum(void)
 	int ret, l, nodes = 0;
 	struct badlist bad = { 0 };
 
-	root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
-	root_create_empty(tx, &r);
+	btree_root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
+	btree_root_create_empty(tx, &r);
 	for (uint64_t i = 0; i < 4000; i++) {
 		struct key ki = { i, 1, 0 };
 		fill(buf, &ki, 100, 1);
 		btree_insert(tx, &r, &ki, buf, 100);
 	}
 	fx_commit(c);
-	path_init(&p);
+	btree_path_init(&p);
 	btree_search(NULL, &r, &k, &p, 0, 0);
 	leaf = p.nodes[0]->bytenr;
-	path_release(&p);
+	btree_path_release(&p);
 	k2 = (struct key){ 3900, 1, 0 };
 	btree_search(NULL, &r, &k2, &p, 0, 0);
 	other = p.nodes[0]->bytenr;
-	path_release(&p);
+	btree_path_release(&p);
 	if (leaf == other) {
 		FAILF(name, "test keys in one leaf");
 		goto out;
 	}
 	/* evict everything, corrupt one leaf in the store */
 	b = r.bytenr; g = r.generation; l = r.level;
-	root_release(&r);
+	btree_root_release(&r);
 	fx_new_cache(c);
-	root_init(&r, c, FS_TREE_OBJECTID, b, l, g);
+	btree_root_init(&r, c, FS_TREE_OBJECTID, b, l, g);
 	fx_corrupt(c, leaf, 2000);
 	ret = btree_lookup(&r, &k, buf, sizeof(buf));
 	if (ret != -EIO) {
@@ -962,10 +962,10 @@ static void test_csum(void)
 	printf("PASS: %s (leaf: -EIO, neighbours fine, walk reports it; %d nodes visited)\n", name,
 	       nodes);
 	/* an interior node: corrupt the root of a 2+ level tree */
-	root_release(&r);
+	btree_root_release(&r);
 	fx_new_cache(c);
 	fx_corrupt(c, leaf, 2000);	/* heal the leaf */
-	root_init(&r, c, FS_TREE_OBJECTID, b, l, g);
+	btree_root_init(&r, c, FS_TREE_OBJECTID, b, l, g);
 	fx_corrupt(c, b, 100);
 	ret = btree_lookup(&r, &k2, buf, sizeof(buf));
 	if (ret != -EIO || l < 1) {
@@ -977,7 +977,7 @@ static void test_csum(void)
 	/* a leaf with a valid checksum whose keys lie outside its parent's
 	 * separators: only the walk's range check can see it */
 	fx_corrupt(c, b, 100);		/* heal the root */
-	root_release(&r);
+	btree_root_release(&r);
 	fx_new_cache(c);
 	{
 		uint8_t *nb = malloc(4096);
@@ -989,7 +989,7 @@ static void test_csum(void)
 		meta_write(c, other, nb);
 		free(nb);
 	}
-	root_init(&r, c, FS_TREE_OBJECTID, b, l, g);
+	btree_root_init(&r, c, FS_TREE_OBJECTID, b, l, g);
 	memset(&bad, 0, sizeof(bad));
 	ret = btree_walk(&r, count_nodes, note_bad, &bad);
 	if (ret || bad.n != 1 || bad.bytenr[0] != other) {
@@ -1003,21 +1003,21 @@ static void test_csum(void)
 	{
 		struct path q;
 
-		path_init(&q);
+		btree_path_init(&q);
 		btree_search(NULL, &r, &k, &q, 0, 0);
 		if (!r.node || r.node->lock.cls != GLOCK_CLASS_ROOT || r.node->lock.tree != FS_TREE_OBJECTID ||
 		    r.node->lock.level != r.level || q.nodes[0]->lock.cls != GLOCK_CLASS_NODE ||
 		    q.nodes[0]->lock.tree != FS_TREE_OBJECTID || q.nodes[0]->lock.level != 0 ||
 		    r.lock.cls != GLOCK_CLASS_ROOT || r.lock.tree != FS_TREE_OBJECTID) {
 			FAILF(name, "lock labels wrong");
-			path_release(&q);
+			btree_path_release(&q);
 			goto out;
 		}
-		path_release(&q);
+		btree_path_release(&q);
 		printf("PASS: lock-labels\n");
 	}
 out:
-	root_release(&r);
+	btree_root_release(&r);
 	fx_destroy(c);
 }
 
@@ -1034,8 +1034,8 @@ static void test_enospc(void)
 	int ret = 0, got = 0;
 	uint64_t i;
 
-	root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
-	root_create_empty(tx, &r);
+	btree_root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
+	btree_root_create_empty(tx, &r);
 	fx_fail_alloc_after(c, 40);
 	for (i = 0; i < 20000; i++) {
 		struct key k = { i * 7 % 20000, 1, 0 };
@@ -1079,7 +1079,7 @@ static void test_enospc(void)
 		goto out;
 	printf("PASS: %s-deletes-without-space\n", name);
 out:
-	root_release(&r);
+	btree_root_release(&r);
 	fx_destroy(c);
 	free(m.v);
 }
@@ -1190,8 +1190,8 @@ static void test_threads(enum glock_type type, unsigned groups, int nthreads, ui
 
 	snprintf(name, sizeof(name), "threads-%s-%s%u-x%d", glock_type_name(type),
 		 groups ? "groups:" : "node", groups, nthreads);
-	root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
-	root_create_empty(fx_txn(c), &r);
+	btree_root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
+	btree_root_create_empty(fx_txn(c), &r);
 	err |= run_threads(c, &r, nthreads, count, 0);
 	err |= fx_commit(c) != 0;
 	if (!err)
@@ -1224,7 +1224,7 @@ static void test_threads(enum glock_type type, unsigned groups, int nthreads, ui
 		FAILF(name, "see messages above (seed %llu)", seed);
 	else
 		printf("PASS: %s (depth %d)\n", name, sh.depth);
-	root_release(&r);
+	btree_root_release(&r);
 	fx_destroy(c);
 	free(m.v);
 }
@@ -1256,7 +1256,7 @@ static int mx_scan(struct mx *w)
 
 	for (uint32_t i = w->tid; i < w->nkeys; i += (uint32_t)w->n)
 		want += w->present[i / (uint32_t)w->n];
-	path_init(&p);
+	btree_path_init(&p);
 	if (rnd(&w->rs) & 1) {		/* backwards with btree_prev */
 		struct key kmax = { UINT64_MAX, 255, UINT64_MAX };
 
@@ -1266,7 +1266,7 @@ static int mx_scan(struct mx *w)
 			if (!first && key_cmp(&k, &prev) >= 0) {
 				fprintf(stderr, "thread %d scan back: keys out of order at %" PRIu64 "\n",
 					w->tid, k.objectid);
-				path_release(&p);
+				btree_path_release(&p);
 				return -1;
 			}
 			first = 0;
@@ -1274,7 +1274,7 @@ static int mx_scan(struct mx *w)
 			if (k.objectid % (uint64_t)w->n == (uint64_t)w->tid)
 				seen++;
 		}
-		path_release(&p);
+		btree_path_release(&p);
 		if (ret < 0 || seen != want) {
 			fprintf(stderr, "thread %d scan back: ret %d, saw %u own keys, model %u\n",
 				w->tid, ret, seen, want);
@@ -1290,7 +1290,7 @@ static int mx_scan(struct mx *w)
 		if (!first && key_cmp(&prev, &k) >= 0) {
 			fprintf(stderr, "thread %d scan: keys out of order at %" PRIu64 "\n", w->tid,
 				k.objectid);
-			path_release(&p);
+			btree_path_release(&p);
 			return -1;
 		}
 		first = 0;
@@ -1299,7 +1299,7 @@ static int mx_scan(struct mx *w)
 			if (!w->present[k.objectid / (uint64_t)w->n]) {
 				fprintf(stderr, "thread %d scan: own key %" PRIu64 " should be absent\n",
 					w->tid, k.objectid);
-				path_release(&p);
+				btree_path_release(&p);
 				return -1;
 			}
 			seen++;
@@ -1308,7 +1308,7 @@ static int mx_scan(struct mx *w)
 		if (ret == 1)
 			break;
 	}
-	path_release(&p);
+	btree_path_release(&p);
 	if (ret < 0 || seen != want) {
 		fprintf(stderr, "thread %d scan: ret %d, saw %u own keys, model %u\n", w->tid, ret,
 			seen, want);
@@ -1412,8 +1412,8 @@ static void test_threads_mixed(enum glock_type type, unsigned groups, int quick,
 	snprintf(name, sizeof(name), "mixed-%s-%s%u%s%s", glock_type_name(type),
 		 groups ? "groups:" : "node", groups, cache_bytes < (1 << 20) ? "-tinycache" : "",
 		 cow_path ? "-cowlock=path" : "");
-	root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
-	root_create_empty(fx_txn(c), &r);
+	btree_root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
+	btree_root_create_empty(fx_txn(c), &r);
 	for (int i = 0; i < N; i++) {
 		w[i] = (struct mx){ c, &r, i, N, 0, 0, nkeys, calloc(nkeys / N, 1),
 				    calloc(nkeys / N, sizeof(uint32_t)), seed * 77 + (uint64_t)i + 1, 1 };
@@ -1453,7 +1453,7 @@ static void test_threads_mixed(enum glock_type type, unsigned groups, int quick,
 		free(w[i].present);
 		free(w[i].ver);
 	}
-	root_release(&r);
+	btree_root_release(&r);
 	fx_destroy(c);
 }
 
@@ -1464,13 +1464,13 @@ static double bench_inserts(enum glock_type type, unsigned groups, int nthreads,
 	struct root r;
 	double t0, dt;
 
-	root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
-	root_create_empty(fx_txn(c), &r);
+	btree_root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
+	btree_root_create_empty(fx_txn(c), &r);
 	t0 = now_s();
 	if (run_threads_mode(c, &r, nthreads, total / (uint64_t)nthreads, 0, disjoint))
 		FAILF("bench", "inserts failed");
 	dt = now_s() - t0;
-	root_release(&r);
+	btree_root_release(&r);
 	fx_destroy(c);
 	return (double)total / dt;
 }

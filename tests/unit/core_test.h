@@ -59,7 +59,7 @@ static __attribute__((unused)) int t_format(const char *img, uint32_t nodesize)
 {
 	const char *devs[1] = { img };
 	struct format_opts o = { .label = "unit", .nodesize = nodesize, .force = true };
-	return core_format(devs, 1, &o);
+	return mount_format(devs, 1, &o);
 }
 
 static __attribute__((unused)) int t_open(const char *img, bool ro, struct core **c)
@@ -69,7 +69,7 @@ static __attribute__((unused)) int t_open(const char *img, bool ro, struct core 
 	core_opts_default(&o);
 	o.readonly = ro;
 	o.commit_interval_s = 3600;	/* tests commit explicitly */
-	return core_open(devs, 1, &o, c);
+	return mount_open(devs, 1, &o, c);
 }
 
 /* Patch bytes of a file (corruption tests). */
@@ -158,7 +158,7 @@ static __attribute__((unused)) int t_insert_items(struct core *c, uint64_t from,
 		struct key k = t_key(i);
 		memset(buf, (int)(i & 0xff), sizeof(buf));
 		memcpy(buf, &i, 8);
-		ret = btree_insert(t, core_root(c, FS_TREE_OBJECTID), &k, buf, size);
+		ret = btree_insert(t, subvol_root(c, FS_TREE_OBJECTID), &k, buf, size);
 	}
 	int e = txn_end(t);
 	return ret ? ret : e;
@@ -175,7 +175,7 @@ static __attribute__((unused)) uint64_t t_count_items(struct core *c, uint64_t f
 	*err = 0;
 	for (uint64_t i = from; i < from + n; i++) {
 		struct key k = t_key(i);
-		int r = btree_lookup(core_root(c, FS_TREE_OBJECTID), &k, buf, sizeof(buf));
+		int r = btree_lookup(subvol_root(c, FS_TREE_OBJECTID), &k, buf, sizeof(buf));
 		uint64_t v;
 		if (r < 0 && r != -ENOENT)
 			*err = r;

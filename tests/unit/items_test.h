@@ -27,7 +27,7 @@ static int items_mount(const char *img)
 
 	core_opts_default(&o);
 	o.commit_interval_s = 3600;
-	int ret = core_open(devs, 1, &o, &core);
+	int ret = mount_open(devs, 1, &o, &core);
 	if (ret == 0)
 		ret = fsops_mount(core, &o, &fs);
 	return ret;
@@ -37,7 +37,7 @@ static int items_unmount(void)
 {
 	fsops_unmount(fs);
 	fs = NULL;
-	int ret = core_close(core);
+	int ret = mount_close(core);
 	core = NULL;
 	return ret;
 }
@@ -65,7 +65,7 @@ static long items_setup(char *img, const char *label, off_t size)
 	close(fd);
 	if (getenv("NODESIZE"))
 		fo.nodesize = (uint32_t)atoi(getenv("NODESIZE"));
-	CHECK("format", core_format(devs, 1, &fo) == 0);
+	CHECK("format", mount_format(devs, 1, &fo) == 0);
 	CHECK("mount", items_mount(img) == 0);
 	return seed;
 }

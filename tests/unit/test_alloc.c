@@ -42,7 +42,7 @@ static void run(uint32_t nodesize)
 	MUST(t_image(img, sizeof(img), 96ull << 20));
 	MUST(t_format(img, nodesize));
 	MUST(t_open(img, false, &c));
-	core_space(c, &sp0);
+	mount_space(c, &sp0);
 	CHECK(N("statfs: free <= total"), sp0.free_bytes > 0 && sp0.free_bytes < sp0.total_bytes &&
 	      sp0.avail_bytes <= sp0.free_bytes);
 	int chunks0 = c->chunks.n;
@@ -80,7 +80,7 @@ static void run(uint32_t nodesize)
 	}
 	CHECK(N("extents never overlap"), overlap == 0);
 	CHECK(N("extents lie in data block groups"), outside == 0);
-	core_space(c, &sp1);
+	mount_space(c, &sp1);
 	CHECK(N("statfs: data space nearly used up"), sp1.avail_bytes < sp0.avail_bytes / 10);
 	CHECK(N("allocations fit the device"), allocated <= sp0.total_bytes);
 	MUST(txn_commit(c, COMMIT_SYNC));
@@ -105,7 +105,7 @@ static void run(uint32_t nodesize)
 		txn_end(t);
 		CHECK(N("freed space not reused before commit"), reused == 0);
 		MUST(txn_commit(c, COMMIT_SYNC));
-		core_space(c, &sp2);
+		mount_space(c, &sp2);
 		CHECK(N("freed space counted after commit"), sp2.free_bytes >= sp1.free_bytes + freed - (1 << 20));
 		int still = 0;
 		discard_wait_idle(c, 0);	/* GLASSFS_DISCARD=async holds them until discarded */
@@ -114,7 +114,7 @@ static void run(uint32_t nodesize)
 				still++;
 		CHECK(N("freed extents are free"), still == 0);
 	}
-	CHECK(N("close"), core_close(c) == 0);
+	CHECK(N("close"), mount_close(c) == 0);
 	c = NULL;
 	CHECK_FSCK(N("fsck clean after frees"), img);
 
@@ -131,7 +131,7 @@ static void run(uint32_t nodesize)
 		}
 		CHECK(N("reopen: kept extents still allocated"), bad_used == 0);
 		CHECK(N("reopen: freed extents still free"), bad_free == 0);
-		core_space(c, &sp1);
+		mount_space(c, &sp1);
 		CHECK(N("reopen: same free space"), sp1.free_bytes == sp2.free_bytes);
 	}
 
@@ -149,7 +149,7 @@ static void run(uint32_t nodesize)
 				break;
 			for (int k = 0; k < 64 && !ir; k++, i++) {
 				struct key key = t_key(i);
-				ir = btree_insert(t, core_root(c, FS_TREE_OBJECTID), &key, item,
+				ir = btree_insert(t, subvol_root(c, FS_TREE_OBJECTID), &key, item,
 						  sizeof(item));
 			}
 			txn_end(t);
@@ -165,14 +165,14 @@ static void run(uint32_t nodesize)
 			int dr = 0;
 			for (uint64_t k = 0; k < 32 && k < i && !dr; k++) {
 				struct key key = t_key(k);
-				dr = btree_delete(t, core_root(c, FS_TREE_OBJECTID), &key);
+				dr = btree_delete(t, subvol_root(c, FS_TREE_OBJECTID), &key);
 			}
 			txn_end(t);
 			CHECK(N("deletes work on full metadata"), dr == 0);
 		}
 		CHECK(N("commit on full metadata"), txn_commit(c, COMMIT_SYNC) == 0);
 	}
-	CHECK(N("close full"), core_close(c) == 0);
+	CHECK(N("close full"), mount_close(c) == 0);
 	c = NULL;
 	CHECK_FSCK(N("fsck clean after filling data and metadata"), img);
 	MUST(t_open(img, true, &c));
@@ -180,11 +180,11 @@ static void run(uint32_t nodesize)
 		struct key key = t_key(5);
 		uint8_t b[8];
 		CHECK(N("deleted item stays deleted"),
-		      btree_lookup(core_root(c, FS_TREE_OBJECTID), &key, b, sizeof(b)) == -ENOENT);
+		      btree_lookup(subvol_root(c, FS_TREE_OBJECTID), &key, b, sizeof(b)) == -ENOENT);
 	}
 out:
 	if (c)
-		core_close(c);
+		mount_close(c);
 	free(v);
 	if (img[0])
 		unlink(img);
@@ -213,9 +213,9 @@ static void two_devices(void)
 	a[0] = b[0] = 0;
 	MUST(t_image(a, sizeof(a), 48ull << 20));
 	MUST(t_image(b, sizeof(b), 48ull << 20));
-	CHECK("two devices: format", core_format(devs, 2, &fo) == 0);
+	CHECK("two devices: format", mount_format(devs, 2, &fo) == 0);
 	core_opts_default(&o);
-	MUST(core_open(devs, 2, &o, &c));
+	MUST(mount_open(devs, 2, &o, &c));
 	while (ret == 0) {
 		struct txn *t;
 		uint8_t blk[16384];
@@ -234,11 +234,11 @@ static void two_devices(void)
 	CHECK("two devices: data fills to ENOSPC", ret == -ENOSPC && total > (56ull << 20));
 	chunk_for_each(c, count_dev_chunks, per);
 	CHECK("two devices: chunks on both", per[0] > 0 && per[1] > 0);
-	CHECK("two devices: close", core_close(c) == 0);
+	CHECK("two devices: close", mount_close(c) == 0);
 	c = NULL;
-	CHECK("two devices: reopen in the other order", core_open(rev, 2, &o, &c) == 0);
+	CHECK("two devices: reopen in the other order", mount_open(rev, 2, &o, &c) == 0);
 	if (c)
-		core_close(c);
+		mount_close(c);
 	c = NULL;
 	{
 		/* fsck takes both devices */
@@ -252,7 +252,7 @@ static void two_devices(void)
 	}
 out:
 	if (c)
-		core_close(c);
+		mount_close(c);
 	if (a[0])
 		unlink(a);
 	if (b[0])

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_btree.c — the B-tree through the real storage core: core_format on
- * a temporary image file, core_open, items changed in transactions
+ * test_btree.c — the B-tree through the real storage core: mount_format on
+ * a temporary image file, mount_open, items changed in transactions
  * (txn_join / txn_end / txn_commit) against a reference model, reopen and
  * compare, btree_walk over every tree with no bad node, a corrupted leaf
  * read back as -EIO after reopen, and threads inserting concurrently under
@@ -72,7 +72,7 @@ static int make_image(uint32_t nodesize)
 		return -1;
 	}
 	close(fd);
-	return core_format(devs, 1, &fo);
+	return mount_format(devs, 1, &fo);
 }
 
 static int open_core(struct core **c, enum glock_type type, unsigned groups)
@@ -83,12 +83,12 @@ static int open_core(struct core **c, enum glock_type type, unsigned groups)
 	core_opts_default(&o);
 	o.locktype = type;
 	o.lock_groups = groups;
-	return core_open(devs, 1, &o, c);
+	return mount_open(devs, 1, &o, c);
 }
 
 static int compare(struct core *c, const char *name)
 {
-	struct root *r = core_root(c, FS_TREE_OBJECTID);
+	struct root *r = subvol_root(c, FS_TREE_OBJECTID);
 	uint8_t buf[4096], want[4096];
 
 	for (uint32_t id = 0; id < NKEYS; id++) {
@@ -139,7 +139,7 @@ static int walk_all(struct core *c, const char *name, int *depth)
 	static const uint64_t ids[] = { ROOT_TREE_OBJECTID, EXTENT_TREE_OBJECTID, CHUNK_TREE_OBJECTID,
 		DEV_TREE_OBJECTID, FS_TREE_OBJECTID, CSUM_TREE_OBJECTID, FREE_SPACE_TREE_OBJECTID };
 	for (unsigned i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
-		struct root *r = core_root(c, ids[i]);
+		struct root *r = subvol_root(c, ids[i]);
 		struct walkstat ws = { 0, 0 };
 		int ret;
 
@@ -160,7 +160,7 @@ static int walk_all(struct core *c, const char *name, int *depth)
 static int random_ops(struct core *c, uint64_t *rs, int nops, uint32_t maxsz, int bias,
 		      const char *name)
 {
-	struct root *r = core_root(c, FS_TREE_OBJECTID);
+	struct root *r = subvol_root(c, FS_TREE_OBJECTID);
 	uint8_t buf[4096];
 	static uint32_t ver;
 	struct txn *t;
@@ -220,19 +220,19 @@ static void test_core(uint32_t nodesize)
 	snprintf(name, sizeof(name), "core-%u", nodesize);
 	memset(msize, 0, sizeof(msize));
 	if ((ret = make_image(nodesize))) {
-		FAILF(name, "core_format: %d", ret);
+		FAILF(name, "mount_format: %d", ret);
 		return;
 	}
 	if ((ret = open_core(&c, GLOCK_RWLOCK, 0))) {
-		FAILF(name, "core_open: %d", ret);
+		FAILF(name, "mount_open: %d", ret);
 		return;
 	}
 	if (random_ops(c, &rs, 12000, maxsz, 85, name) || compare(c, name))
 		goto out;
-	ret = core_close(c);
+	ret = mount_close(c);
 	c = NULL;
 	if (ret) {
-		FAILF(name, "core_close: %d", ret);
+		FAILF(name, "mount_close: %d", ret);
 		goto out;
 	}
 	if ((ret = open_core(&c, GLOCK_RWLOCK, 0))) {
@@ -248,7 +248,7 @@ static void test_core(uint32_t nodesize)
 	printf("PASS: %s-grow-reopen (fs tree depth %d)\n", name, depth);
 	if (random_ops(c, &rs, 20000, maxsz, 20, name) || compare(c, name))
 		goto out;
-	ret = core_close(c);
+	ret = mount_close(c);
 	c = NULL;
 	if (ret || (ret = open_core(&c, GLOCK_MUTEX, 4))) {
 		FAILF(name, "close/reopen: %d", ret);
@@ -259,7 +259,7 @@ static void test_core(uint32_t nodesize)
 	printf("PASS: %s-shrink-reopen (fs tree depth %d)\n", name, depth);
 out:
 	if (c)
-		core_close(c);
+		mount_close(c);
 }
 
 /* ---- corruption through the real core -------------------------------- */
@@ -280,13 +280,13 @@ static void test_core_csum(void)
 		FAILF(name, "format/open");
 		return;
 	}
-	r = core_root(c, FS_TREE_OBJECTID);
+	r = subvol_root(c, FS_TREE_OBJECTID);
 	for (uint32_t id = 0; id < 3000; id++) {
 		struct key ki = key_of(id);
 
 		if ((ret = txn_join(c, 1, 0, &t))) {
 			FAILF(name, "txn_join: %d", ret);
-			core_close(c);
+			mount_close(c);
 			return;
 		}
 		fill(buf, id, 100, 1);
@@ -294,15 +294,15 @@ static void test_core_csum(void)
 		txn_end(t);
 		if (ret) {
 			FAILF(name, "insert: %d", ret);
-			core_close(c);
+			mount_close(c);
 			return;
 		}
 	}
-	path_init(&p);
+	btree_path_init(&p);
 	btree_search(NULL, r, &k, &p, 0, 0);
 	leaf = p.nodes[0]->bytenr;
-	path_release(&p);
-	core_close(c);
+	btree_path_release(&p);
+	mount_close(c);
 	c = NULL;
 	/* single device, single profile in a fresh image: find the block by its
 	 * header (bytenr at offset 48) */
@@ -335,7 +335,7 @@ static void test_core_csum(void)
 		FAILF(name, "reopen");
 		return;
 	}
-	r = core_root(c, FS_TREE_OBJECTID);
+	r = subvol_root(c, FS_TREE_OBJECTID);
 	ret = btree_lookup(r, &k, buf, sizeof(buf));
 	if (ret != -EIO) {
 		FAILF(name, "lookup in corrupt leaf: %d, want -EIO", ret);
@@ -349,7 +349,7 @@ static void test_core_csum(void)
 	}
 	printf("PASS: %s\n", name);
 out:
-	core_close(c);
+	mount_close(c);
 }
 
 /* ---- threads through the core --------------------------------------- */
@@ -363,7 +363,7 @@ struct th {
 static void *worker(void *arg)
 {
 	struct th *w = arg;
-	struct root *r = core_root(w->c, FS_TREE_OBJECTID);
+	struct root *r = subvol_root(w->c, FS_TREE_OBJECTID);
 	uint8_t buf[64];
 
 	for (uint32_t i = 0; i < w->count && !w->err; i++) {
@@ -418,7 +418,7 @@ static void test_core_threads(enum glock_type type, unsigned groups)
 		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ret = core_close(c);
+	ret = mount_close(c);
 	c = NULL;
 	if (err)
 		return;
@@ -434,7 +434,7 @@ static void test_core_threads(enum glock_type type, unsigned groups)
 	if (!compare(c, name) && !walk_all(c, name, NULL))
 		printf("PASS: %s (%.0f inserts/s incl. commits)\n", name,
 		       count * n / (ts.tv_sec + ts.tv_nsec / 1e9 - t0));
-	core_close(c);
+	mount_close(c);
 }
 
 int main(void)

@@ -39,13 +39,13 @@ static void run(uint32_t nodesize)
 	MUST(t_open(img, false, &c));
 	CHECK(N("fresh volume: generation 1"), core_generation(c) == 1 &&
 	      core_nodesize(c) == nodesize && strcmp(core_label(c), "unit") == 0);
-	CHECK(N("fs tree present"), core_root(c, FS_TREE_OBJECTID) != NULL);
+	CHECK(N("fs tree present"), subvol_root(c, FS_TREE_OBJECTID) != NULL);
 
 	/* items through a transaction, commit, reopen */
 	MUST(t_insert_items(c, 0, nitems, 100));
 	CHECK(N("items visible before commit"), t_count_items(c, 0, nitems, &err) == nitems);
 	CHECK(N("commit"), txn_commit(c, COMMIT_SYNC) == 0);
-	core_stats(c, &st);
+	mount_stats(c, &st);
 	CHECK(N("commit advanced the generation"), st.transid == 2 && st.commits == 1 &&
 	      st.nodes_written > 0 && st.dev_flushes >= 2);
 
@@ -66,12 +66,12 @@ static void run(uint32_t nodesize)
 	}
 	CHECK(N("data read before commit"), data_read(c, logical, rbuf, dlen) == 0 &&
 	      memcmp(rbuf, wbuf, dlen) == 0);
-	CHECK(N("close"), core_close(c) == 0);
+	CHECK(N("close"), mount_close(c) == 0);
 	c = NULL;
 
 	MUST(t_open(img, false, &c));
 	CHECK(N("items survive reopen"), t_count_items(c, 0, nitems, &err) == nitems && !err);
-	core_stats(c, &st);
+	mount_stats(c, &st);
 	/* hits need a tree deeper than its root (the root node is held) */
 	CHECK(N("node cache counts misses"), st.cache_misses > 0 && st.dev_read_ios > 0);
 	memset(rbuf, 0, dlen);
@@ -91,8 +91,8 @@ static void run(uint32_t nodesize)
 		MUST(chunk_map_lookup(c, logical, dlen, cp, NULL));
 		data_phys = cp[0].physical;
 	}
-	uint64_t fs_root_phys = node_physical(c, core_root(c, FS_TREE_OBJECTID)->bytenr);
-	CHECK(N("close after reopen"), core_close(c) == 0);
+	uint64_t fs_root_phys = node_physical(c, subvol_root(c, FS_TREE_OBJECTID)->bytenr);
+	CHECK(N("close after reopen"), mount_close(c) == 0);
 	c = NULL;
 
 	/* simulated crash: a child commits some items, adds more, dies */
@@ -116,8 +116,8 @@ static void run(uint32_t nodesize)
 		CHECK(N("crash: uncommitted items absent"), t_count_items(c, 200000, 50, &err) == 0 && !err);
 		CHECK(N("crash: older items intact"), t_count_items(c, 0, nitems, &err) == nitems);
 		/* fs tree root may have moved: remember where it is now */
-		fs_root_phys = node_physical(c, core_root(c, FS_TREE_OBJECTID)->bytenr);
-		CHECK(N("close after crash"), core_close(c) == 0);
+		fs_root_phys = node_physical(c, subvol_root(c, FS_TREE_OBJECTID)->bytenr);
+		CHECK(N("close after crash"), mount_close(c) == 0);
 		c = NULL;
 		CHECK_FSCK(N("fsck clean after crash and reopen"), img);
 	}
@@ -127,9 +127,9 @@ static void run(uint32_t nodesize)
 	MUST(t_open(img, true, &c));
 	memset(rbuf, 0xAA, dlen);
 	CHECK(N("corrupt data -> EIO"), data_read(c, logical, rbuf, dlen) == -EIO);
-	core_stats(c, &st);
+	mount_stats(c, &st);
 	CHECK(N("csum error counted, no bad bytes"), st.csum_errors >= 1 && rbuf[dlen / 2] == 0);
-	core_close(c);
+	mount_close(c);
 	c = NULL;
 	{
 		t_fsck_quiet = true;
@@ -147,10 +147,10 @@ static void run(uint32_t nodesize)
 	{
 		uint8_t b[256];
 		struct key k = t_key(1);
-		CHECK(N("corrupt node -> EIO"), btree_lookup(core_root(c, FS_TREE_OBJECTID), &k, b,
+		CHECK(N("corrupt node -> EIO"), btree_lookup(subvol_root(c, FS_TREE_OBJECTID), &k, b,
 							     sizeof(b)) == -EIO);
 	}
-	core_close(c);
+	mount_close(c);
 	c = NULL;
 	MUST(t_poke(img, fs_root_phys + 200, 0x01));
 
@@ -159,7 +159,7 @@ static void run(uint32_t nodesize)
 	MUST(t_open(img, false, &c));
 	CHECK(N("mirror superblock used"), t_count_items(c, 0, nitems, &err) == nitems);
 	MUST(t_insert_items(c, 300000, 5, 32));
-	CHECK(N("commit rewrites every copy"), core_close(c) == 0);
+	CHECK(N("commit rewrites every copy"), mount_close(c) == 0);
 	c = NULL;
 	{
 		struct super_block sb;
@@ -182,13 +182,13 @@ static void run(uint32_t nodesize)
 		CHECK(N("abort: volume read-only"), core_readonly(c));
 		CHECK(N("abort: new handles refused"), txn_join(c, 1, 0, &t) == -EROFS);
 		CHECK(N("abort: commit refused"), txn_commit(c, COMMIT_SYNC) == -EIO);
-		CHECK(N("abort: close reports it"), core_close(c) == -EIO);
+		CHECK(N("abort: close reports it"), mount_close(c) == -EIO);
 		c = NULL;
 		MUST(t_open(img, true, &c));
 		CHECK(N("abort: its changes never reached the disk"),
 		      t_count_items(c, 400000, 20, &err) == 0 && !err);
 		CHECK(N("abort: earlier state intact"), t_count_items(c, 0, nitems, &err) == nitems);
-		core_close(c);
+		mount_close(c);
 		c = NULL;
 	}
 
@@ -205,7 +205,7 @@ static void run(uint32_t nodesize)
 		discard_wait_idle(c, 0);	/* GLASSFS_DISCARD=async */
 		CHECK(N("space free again"), !alloc_is_used(c, logical, dlen));
 	}
-	CHECK(N("final close"), core_close(c) == 0);
+	CHECK(N("final close"), mount_close(c) == 0);
 	c = NULL;
 	CHECK_FSCK(N("fsck clean at the end"), img);
 
@@ -214,14 +214,14 @@ static void run(uint32_t nodesize)
 	if (t_fsck(img) >= 0) {
 		struct txn *t;
 		MUST(t_open(img, false, &c));
-		uint64_t b = core_root(c, FS_TREE_OBJECTID)->bytenr;
+		uint64_t b = subvol_root(c, FS_TREE_OBJECTID)->bytenr;
 		MUST(txn_join(c, 2, 0, &t));
-		struct key k = { b, KEY_METADATA_ITEM, (uint64_t)core_root(c, FS_TREE_OBJECTID)->level };
+		struct key k = { b, KEY_METADATA_ITEM, (uint64_t)subvol_root(c, FS_TREE_OBJECTID)->level };
 		/* the fs root may be copied by this very transaction: only the
 		 * extent tree is touched, so b stays the fs root */
-		int r = btree_delete(t, core_root(c, EXTENT_TREE_OBJECTID), &k);
+		int r = btree_delete(t, subvol_root(c, EXTENT_TREE_OBJECTID), &k);
 		txn_end(t);
-		CHECK(N("damage injected"), r == 0 && core_close(c) == 0);
+		CHECK(N("damage injected"), r == 0 && mount_close(c) == 0);
 		c = NULL;
 		t_fsck_quiet = true;
 		CHECK(N("fsck reports a missing reference item (exit 4)"), t_fsck(img) == 4);
@@ -229,7 +229,7 @@ static void run(uint32_t nodesize)
 	}
 out:
 	if (c)
-		core_close(c);
+		mount_close(c);
 	free(wbuf);
 	free(rbuf);
 	if (img[0])
@@ -270,10 +270,10 @@ static void *worker_main(void *arg)
 		}
 		memcpy(buf, &id, 8);
 		memset(buf + 8, w->id, sizeof(buf) - 8);
-		r = btree_insert(t, core_root(w->c, FS_TREE_OBJECTID), &k, buf, sizeof(buf));
+		r = btree_insert(t, subvol_root(w->c, FS_TREE_OBJECTID), &k, buf, sizeof(buf));
 		if (!r && i >= 5 && i % 3 == 0) {	/* deletes merge nodes meanwhile */
 			struct key dk = t_key(id - 5);
-			r = btree_delete(t, core_root(w->c, FS_TREE_OBJECTID), &dk);
+			r = btree_delete(t, subvol_root(w->c, FS_TREE_OBJECTID), &dk);
 		}
 		if (!r && i >= 8 && i < 16) {	/* extents freed while others commit */
 			uint64_t l;
@@ -321,7 +321,7 @@ static void threaded(uint32_t nodesize)
 	o.lock_groups = (t_rand() & 1) ? 0 : 1u + t_rand() % 4;
 	printf("threads: %d, locktype %s, lock groups %u\n", nth, glock_type_name(o.locktype),
 	       o.lock_groups);
-	MUST(core_open(devs, 1, &o, &c));
+	MUST(mount_open(devs, 1, &o, &c));
 	for (int i = 0; i < nth; i++) {
 		w[i] = (struct worker){ .c = c, .id = i + 1, .n = per, .pattern = (uint8_t)(i * 16) };
 		pthread_create(&th[i], NULL, worker_main, &w[i]);
@@ -341,19 +341,19 @@ static void threaded(uint32_t nodesize)
 		struct txn *t;
 		struct key k = t_key(999999999);
 		c->opts.dirty_thresh_bytes = 1;
-		core_stats(c, &st0);
+		mount_stats(c, &st0);
 		MUST(txn_join(c, 1, 0, &t));
-		int r = btree_insert(t, core_root(c, FS_TREE_OBJECTID), &k, "x", 1);
+		int r = btree_insert(t, subvol_root(c, FS_TREE_OBJECTID), &k, "x", 1);
 		txn_end(t);
 		for (int i = 0; i < 300; i++) {
-			core_stats(c, &st);
+			mount_stats(c, &st);
 			if (st.commits > st0.commits)
 				break;
 			usleep(10000);
 		}
 		CHECK(N("threads: dirty threshold commits"), r == 0 && st.commits > st0.commits);
 	}
-	CHECK(N("threads: close"), core_close(c) == 0);
+	CHECK(N("threads: close"), mount_close(c) == 0);
 	c = NULL;
 	CHECK_FSCK(N("threads: fsck clean"), img);
 	MUST(t_open(img, true, &c));
@@ -366,7 +366,7 @@ static void threaded(uint32_t nodesize)
 			struct key key = t_key((uint64_t)w[i].id * 1000000 + (uint64_t)k);
 			uint8_t b[64];
 			bool deleted = k + 5 < per && (k + 5) % 3 == 0;
-			int r = btree_lookup(core_root(c, FS_TREE_OBJECTID), &key, b, sizeof(b));
+			int r = btree_lookup(subvol_root(c, FS_TREE_OBJECTID), &key, b, sizeof(b));
 			expect++;
 			if ((deleted && r == -ENOENT) || (!deleted && r == (int)sizeof(b)))
 				found++;
@@ -383,7 +383,7 @@ static void threaded(uint32_t nodesize)
 	CHECK(N("threads: every data block after reopen"), data_ok);
 out:
 	if (c)
-		core_close(c);
+		mount_close(c);
 	if (img[0])
 		unlink(img);
 #undef N
@@ -420,7 +420,7 @@ static int open_slow_flush(const char *img, struct core **c)
 	core_opts_default(&o);
 	o.commit_interval_s = 3600;
 	o.dev_lat_us[2] = 300000;	/* every flush 300 ms: a long write phase */
-	return core_open(devs, 1, &o, c);
+	return mount_open(devs, 1, &o, c);
 }
 
 /*
@@ -459,7 +459,7 @@ static void pipelined(uint32_t nodesize)
 	int r = 0;
 	for (uint64_t i = 0; i < 1000 && !r; i++) {
 		struct key k = t_key(i * 2);
-		r = btree_delete(t, core_root(c, FS_TREE_OBJECTID), &k);
+		r = btree_delete(t, subvol_root(c, FS_TREE_OBJECTID), &k);
 	}
 	txn_end(t);
 	uint64_t took = glock_now_ns() - t0;
@@ -477,7 +477,7 @@ static void pipelined(uint32_t nodesize)
 	CHECK(N("commit N"), tr == NULL);
 	CHECK(N("N is durable"), core_generation(c) == n);
 	CHECK(N("commit N+1"), txn_commit(c, COMMIT_SYNC) == 0 && core_generation(c) == n + 1);
-	CHECK(N("close"), core_close(c) == 0);
+	CHECK(N("close"), mount_close(c) == 0);
 	c = NULL;
 	CHECK_FSCK(N("fsck clean"), img);
 	MUST(t_open(img, true, &c));
@@ -488,7 +488,7 @@ static void pipelined(uint32_t nodesize)
 	CHECK(N("N's items that N+1 deleted are gone"), t_count_items(c, 0, 1, &err) == 0 &&
 	      t_count_items(c, 1998, 1, &err) == 0);
 	CHECK(N("N+1's items"), t_count_items(c, 2000, 1000, &err) == 1000 && err == 0);
-	core_close(c);
+	mount_close(c);
 	c = NULL;
 
 	/* crashes (process exit, nothing more written) while N+1 runs: in N's
@@ -512,7 +512,7 @@ static void pipelined(uint32_t nodesize)
 				_exit(4);
 			for (uint64_t i = base; i < base + 500; i += 2) {
 				struct key k = t_key(i);
-				btree_delete(tt, core_root(cc, FS_TREE_OBJECTID), &k);
+				btree_delete(tt, subvol_root(cc, FS_TREE_OBJECTID), &k);
 			}
 			txn_end(tt);
 			if (after)
@@ -531,14 +531,14 @@ static void pipelined(uint32_t nodesize)
 			CHECK(N("crash in N's write phase: N all or nothing"), (nn == 0 || nn == 500) && err == 0);
 		CHECK(N("crash: nothing of N+1"), t_count_items(c, base + 1000, 500, &err) == 0 &&
 		      t_count_items(c, 1, 1, &err) == 1 && t_count_items(c, 2000, 1000, &err) == 1000);
-		core_close(c);
+		mount_close(c);
 		c = NULL;
 	}
 out:
 	if (th_started)
 		pthread_join(th, NULL);
 	if (c)
-		core_close(c);
+		mount_close(c);
 	if (img[0])
 		unlink(img);
 #undef N

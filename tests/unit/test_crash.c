@@ -45,12 +45,12 @@ static void *child_thread(void *arg)
 		for (int i = 0; i < PER_BATCH; i++) {
 			struct key k = t_key(item_id(a->round, a->tid, b, i));
 			memset(val, (int)(b + i), sizeof(val));
-			if (btree_insert(t, core_root(a->c, FS_TREE_OBJECTID), &k, val, sizeof(val)))
+			if (btree_insert(t, subvol_root(a->c, FS_TREE_OBJECTID), &k, val, sizeof(val)))
 				_exit(11);
 		}
 		if (b >= 2) {	/* the last item of batch b-2 goes away */
 			struct key k = t_key(item_id(a->round, a->tid, b - 2, PER_BATCH - 1));
-			if (btree_delete(t, core_root(a->c, FS_TREE_OBJECTID), &k))
+			if (btree_delete(t, subvol_root(a->c, FS_TREE_OBJECTID), &k))
 				_exit(12);
 		}
 		if (b < 64) {
@@ -131,7 +131,7 @@ int main(void)
 				for (int i = 0; i < PER_BATCH - 1; i++) {
 					struct key k = t_key(item_id(round, tid, b, i));
 					uint8_t v[48];
-					if (btree_lookup(core_root(c, FS_TREE_OBJECTID), &k, v, sizeof(v)) !=
+					if (btree_lookup(subvol_root(c, FS_TREE_OBJECTID), &k, v, sizeof(v)) !=
 						    (int)sizeof(v) || v[0] != (uint8_t)(b + i))
 						missing++;
 				}
@@ -149,14 +149,14 @@ int main(void)
 		CHECK(name, missing == 0);
 		snprintf(name, sizeof(name), "round %d: committed data reads back", round);
 		CHECK(name, bad_data == 0);
-		core_close(c);
+		mount_close(c);
 		c = NULL;
 		snprintf(name, sizeof(name), "round %d: fsck clean", round);
 		CHECK_FSCK(name, img);
 	}
 out:
 	if (c)
-		core_close(c);
+		mount_close(c);
 	if (img[0])
 		unlink(img);
 	return fails ? 1 : 0;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "fs/core/core.h"
+#include "fs/core/core_types.h"
 #include "fs/ops/fsops.h"
 #include "fs/txn/txn.h"
 #include "items_test.h"
@@ -369,6 +370,40 @@ static void threads(unsigned seed)
 	CHECK("3 threads create/unlink/forget 4500 files each", bad == 0);
 }
 
+/*
+ * A directory entry whose DIR_INDEX item is gone: unlink finds the name
+ * (DIR_ITEM) but not the index, which is corruption — -EIO, and the one
+ * corruption helper (core_corrupt) forces the volume read-only with
+ * -EUCLEAN as the reason (before, dir.c only logged and the transaction's
+ * abort left -EIO).  Last: the volume stays read-only.
+ */
+static void corrupt_index(void)
+{
+	struct stat d, st;
+	struct path p;
+	struct key k = { 0 }, ik = { 0 };
+	struct txn *t;
+	int r;
+
+	CHECK("corrupt: mkdir", fsops_mkdir(fs, ROOT_DIR_INO, "cdir", 0755, &root_cr, &d) == 0);
+	CHECK("corrupt: create", fsops_mknod(fs, d.st_ino, "v", S_IFREG | 0644, 0, &root_cr, &st) == 0);
+	k = mkkey(d.st_ino, KEY_DIR_INDEX, 0);
+	btree_path_init(&p);
+	r = fsctx_search_ge(fs, &k, &p);
+	if (r == 0)
+		btree_item_key(&p, p.slots[0], &ik);
+	btree_path_release(&p);
+	CHECK("corrupt: the entry's DIR_INDEX item", r == 0 && ik.objectid == d.st_ino &&
+	      ik.type == KEY_DIR_INDEX);
+	CHECK("corrupt: join", txn_join(core, 1, 0, &t) == 0);
+	CHECK("corrupt: delete DIR_INDEX", btree_delete(t, fs->root, &ik) == 0);
+	CHECK("corrupt: end", txn_end(t) == 0);
+	r = fsops_unlink(fs, d.st_ino, "v");
+	CHECK("corrupt: unlink without its DIR_INDEX -> -EIO", r == -EIO);
+	CHECK("corrupt: volume read-only as corrupt (-EUCLEAN)",
+	      __atomic_load_n(&core->aborted, __ATOMIC_SEQ_CST) == -EUCLEAN);
+}
+
 int main(void)
 {
 	long r = items_setup(img, "items", (off_t)512 << 20);
@@ -381,6 +416,10 @@ int main(void)
 		names();
 		threads(seed);
 		CHECK("final unmount", items_unmount() == 0);
+		CHECK("remount", items_mount(img) == 0);
+		if (fs)
+			corrupt_index();
+		items_unmount();	/* read-only now: no final commit to check */
 	}
 	unlink(img);
 	return fails ? 1 : 0;

@@ -2,7 +2,7 @@
 /*
  * test_log.c — the fsync log (fs/items/log.c) under ASan/UBSan, in one process:
  * files are changed and fsync'd, then the volume is dropped without a
- * commit (the abort flag stops core_close from writing: what a crash
+ * commit (the abort flag stops mount_close from writing: what a crash
  * leaves), reopened read-only (log_check sees the pending log), and read-
  * write (log_replay): every fsync'd state is back, unsynced changes are
  * not, and a full commit clears the log.  fsync=commit writes no log.
@@ -28,7 +28,7 @@ static int mount_rw(int fsync_mode)
 	core_opts_default(&o);
 	o.commit_interval_s = 3600;
 	o.fsync_mode = fsync_mode;
-	ret = core_open(devs, 1, &o, &core);
+	ret = mount_open(devs, 1, &o, &core);
 	if (!ret)
 		ret = fsops_mount(core, &o, &fs);
 	return ret;
@@ -41,7 +41,7 @@ static void crash(void)
 	core->aborted = -EIO;
 	fsops_unmount(fs);
 	fs = NULL;
-	core_close(core);
+	mount_close(core);
 	core = NULL;
 }
 
@@ -105,7 +105,7 @@ int main(void)
 	MUST(fsops_sync(fs));
 	CHECK("no log after a commit", !log_pending(core));
 	struct core_stats sc;
-	core_stats(core, &sc);
+	mount_stats(core, &sc);
 
 	/* after the last commit: a new file a (several extents), an append to
 	 * b plus an xattr, e truncated, a big new file, each fsync'd; then
@@ -125,7 +125,7 @@ int main(void)
 	MUST(put(d, "big", 900000, k + 5, &big));
 	MUST(fsops_fsync(fs, big, 0));
 	struct core_stats s0;
-	core_stats(core, &s0);
+	mount_stats(core, &s0);
 	MUST(put(d, "c", 5000, k + 6, &c));
 	fill(buf, 10, k + 9);
 	MUST(fsops_write(fs, a, buf, 10, 70000));
@@ -141,7 +141,7 @@ int main(void)
 	int rc = log_check(core, devnull);
 	fclose(devnull);
 	CHECK("log_check: pending log with 4 records", rc == 4);
-	core_close(core);
+	mount_close(core);
 	core = NULL;
 
 	/* read-write: replayed */
@@ -159,41 +159,41 @@ int main(void)
 	/* fsync=commit: a full commit, no log */
 	fsops_unmount(fs);
 	fs = NULL;
-	MUST(core_close(core));
+	MUST(mount_close(core));
 	core = NULL;
 	MUST(mount_rw(CORE_FSYNC_COMMIT));
 	MUST(fsops_write(fs, b, buf, 100, 0));
-	core_stats(core, &s0);
+	mount_stats(core, &s0);
 	MUST(fsops_fsync(fs, b, 0));
 	struct core_stats s1;
-	core_stats(core, &s1);
+	mount_stats(core, &s1);
 	CHECK("fsync=commit: a commit, no log", s1.commits == s0.commits + 1 && !log_pending(core));
 
 	/* a rename is not covered: a full commit */
 	fsops_unmount(fs);
 	fs = NULL;
-	MUST(core_close(core));
+	MUST(mount_close(core));
 	core = NULL;
 	MUST(mount_rw(CORE_FSYNC_LOG));
 	MUST(fsops_rename(fs, d, "gone", d, "renamed", 0));
-	core_stats(core, &s0);
+	mount_stats(core, &s0);
 	MUST(fsops_lookup(fs, d, "renamed", &st));
 	MUST(fsops_fsync(fs, st.st_ino, 0));
 	fsops_forget(fs, st.st_ino, 1);
-	core_stats(core, &s1);
+	mount_stats(core, &s1);
 	CHECK("fsync after a rename: a full commit", s1.commits == s0.commits + 1 && !log_pending(core));
 	crash();
 	MUST(mount_rw(CORE_FSYNC_LOG));
 	CHECK("renamed file under its new name", holds(d, "renamed", 100, k + 3));
 	fsops_unmount(fs);
 	fs = NULL;
-	MUST(core_close(core));
+	MUST(mount_close(core));
 	core = NULL;
 out:
 	if (fs)
 		fsops_unmount(fs);
 	if (core)
-		core_close(core);
+		mount_close(core);
 	free(buf);
 	unlink(img);
 	return fails ? 1 : 0;

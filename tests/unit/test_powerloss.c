@@ -1187,7 +1187,7 @@ static void check_state(const struct state *s, const char *label, struct tally *
 	o.dev_recorder_arg = &wl;
 	wlog_clear(&wl);
 	wl.ranges_only = true;
-	int r = core_open(devs, ndev, &o, &core);
+	int r = mount_open(devs, ndev, &o, &core);
 	bool had_log = !r && log_pending(core);
 	if (!r)
 		r = fsops_mount(core, &o, &fs);
@@ -1223,7 +1223,7 @@ static void check_state(const struct state *s, const char *label, struct tally *
 		fsops_unmount(fs);
 	fs = NULL;
 	if (core)
-		core_close(core);
+		mount_close(core);
 	core = NULL;
 	pthread_mutex_lock(&wl.mu);
 	for (size_t i = 0; i < wl.n; i++)
@@ -1326,7 +1326,7 @@ static int mount_live(bool recording)
 		o.dev_recorder = record;
 		o.dev_recorder_arg = &wl;
 	}
-	int ret = core_open(devs, ndev, &o, &core);
+	int ret = mount_open(devs, ndev, &o, &core);
 	if (!ret)
 		ret = fsops_mount(core, &o, &fs);
 	return ret;
@@ -1340,7 +1340,7 @@ static void unmount_live(bool crash)
 	}
 	fsops_unmount(fs);
 	fs = NULL;
-	core_close(core);
+	mount_close(core);
 	core = NULL;
 }
 
@@ -1358,7 +1358,7 @@ static void run_workload(const struct workload *w, unsigned seed, size_t nrandom
 	const char *devs[MAXDEV] = { img[0], img[1] };
 	struct format_opts fo = { .label = "powerloss", .force = true };
 	fo.data_profile = fo.meta_profile = prof->prof;
-	if (core_format(devs, ndev, &fo) || mount_live(false)) {
+	if (mount_format(devs, ndev, &fo) || mount_live(false)) {
 		printf("FAIL: %s: format/mount\n", wname);
 		fails++;
 		return;

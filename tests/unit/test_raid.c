@@ -13,6 +13,7 @@
 #include "fs/store/dev.h"
 #include "fs/store/discard.h"
 #include "fs/services/scrub.h"
+#include "fs/services/trim.h"
 #include "fs/services/volume.h"
 
 #include <sys/stat.h>
@@ -51,7 +52,7 @@ static int vol_format(struct vol *v, uint64_t dprof, uint64_t mprof, const int8_
 {
 	struct format_opts o = { .label = "raid", .nodesize = 4096, .force = true,
 				 .data_profile = dprof, .meta_profile = mprof, .rotational = rot };
-	return core_format(v->devs, v->n, &o);
+	return mount_format(v->devs, v->n, &o);
 }
 
 static int vol_open(struct vol *v, struct core **c)
@@ -59,7 +60,7 @@ static int vol_open(struct vol *v, struct core **c)
 	struct core_opts o;
 	core_opts_default(&o);
 	o.commit_interval_s = 3600;
-	return core_open(v->devs, v->n, &o, c);
+	return mount_open(v->devs, v->n, &o, c);
 }
 
 static bool vol_fsck_quiet;
@@ -239,18 +240,18 @@ static void profile_case(const char *tag, int ndev, uint64_t dprof, uint64_t mpr
 	CHECK(N("new chunks have the profiles asked for"), profiles_ok(c, dprof, mprof));
 	MUST(populate(c, ext));
 	CHECK(N("chunks created later keep the profiles"), profiles_ok(c, dprof, mprof));
-	MUST(core_close(c));
+	MUST(mount_close(c));
 	c = NULL;
 	CHECK_VFSCK(N("fsck clean after the round trip (every copy)"), &v);
 
 	MUST(vol_open(&v, &c));
 	CHECK(N("profiles survive reopen"), profiles_ok(c, dprof, mprof));
 	CHECK(N("items and data read back after reopen"), verify_all(c, ext));
-	nphys = copy_phys(c, core_root(c, FS_TREE_OBJECTID)->bytenr, c->nodesize, 0, &np);
+	nphys = copy_phys(c, subvol_root(c, FS_TREE_OBJECTID)->bytenr, c->nodesize, 0, &np);
 	dphys = copy_phys(c, ext[1], EXTLEN, 0, &dp);
 	snprintf(npath, sizeof(npath), "%s", np ? np : "");
 	snprintf(dpath, sizeof(dpath), "%s", dp ? dp : "");
-	MUST(core_close(c));
+	MUST(mount_close(c));
 	c = NULL;
 	if (!nphys || !dphys) {
 		printf("FAIL: %s: no copy found to damage\n", tag);
@@ -268,23 +269,23 @@ static void profile_case(const char *tag, int ndev, uint64_t dprof, uint64_t mpr
 		CHECK(N("fsck reports the damaged copies (exit 4)"), fr == 4);
 	MUST(vol_open(&v, &c));
 	CHECK(N("with one copy damaged every read still succeeds"), verify_all(c, ext));
-	core_stats(c, &st);
+	mount_stats(c, &st);
 	CHECK(N("the damage is counted (csum_errors, degraded)"), st.csum_errors >= 2 && st.degraded >= 2);
-	MUST(core_scrub(c, &so, &sp));
+	MUST(scrub_run(c, &so, &sp));
 	CHECK(N("scrub finds both bad copies"), sp.meta_errors >= 1 && sp.data_errors >= 1);
 	CHECK(N("scrub repairs them (corrected node + sector, nothing uncorrectable)"),
 	      sp.corrected_bytes >= c->nodesize + CORE_SECTORSIZE && sp.uncorrectable_bytes == 0);
 	CHECK(N("scrub checked every copy of everything"),
 	      sp.checked_bytes >= 2 * (uint64_t)NEXT * EXTLEN && sp.nodes > 3 && sp.extents == NEXT);
-	MUST(core_scrub(c, &so, &sp));
+	MUST(scrub_run(c, &so, &sp));
 	CHECK(N("a second scrub finds nothing"), sp.meta_errors == 0 && sp.data_errors == 0 &&
 	      sp.corrected_bytes == 0 && sp.uncorrectable_bytes == 0 && sp.checked_bytes > 0);
-	MUST(core_close(c));
+	MUST(mount_close(c));
 	c = NULL;
 	CHECK_VFSCK(N("fsck clean after the repair"), &v);
 out:
 	if (c)
-		core_close(c);
+		mount_close(c);
 	vol_rm(&v);
 #undef N
 }
@@ -305,20 +306,20 @@ static void failing_device(void)
 	MUST(vol_format(&v, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, NULL));
 	MUST(vol_open(&v, &c));
 	MUST(populate(c, ext));
-	MUST(core_close(c));
+	MUST(mount_close(c));
 	MUST(vol_open(&v, &c));
 	int served = 0;
 	for (int k = 0; k < 2; k++) {
 		/* each device in turn fails its reads, with a cold cache so
 		 * metadata comes from the devices */
-		MUST(core_close(c));
+		MUST(mount_close(c));
 		MUST(vol_open(&v, &c));
 		dev_set_fail(c->devs[k], DEV_READ, true);
-		core_stats(c, &st);
+		mount_stats(c, &st);
 		uint64_t d0 = st.degraded;
 		CHECK(k ? "raid1: device 2 failing reads: everything reads"
 			: "raid1: device 1 failing reads: everything reads", verify_all(c, ext));
-		core_stats(c, &st);
+		mount_stats(c, &st);
 		/* reads that hit the failing device were served by the other */
 		CHECK(k ? "raid1: device 2 failing reads: each failed read counted as degraded"
 			: "raid1: device 1 failing reads: each failed read counted as degraded",
@@ -329,7 +330,7 @@ static void failing_device(void)
 	CHECK("raid1: the failing device was really asked (and failed)", served >= 1);
 	/* writes: one copy fails, the write does not */
 	dev_set_fail(c->devs[0], DEV_WRITE, true);
-	core_stats(c, &st);
+	mount_stats(c, &st);
 	uint64_t d1 = st.degraded;
 	MUST(txn_join(c, 4, 0, &t));
 	fill(b, EXTLEN, 77);
@@ -337,7 +338,7 @@ static void failing_device(void)
 	if (!wr)
 		wr = data_write(t, l, b, EXTLEN);
 	txn_end(t);
-	core_stats(c, &st);
+	mount_stats(c, &st);
 	CHECK("raid1: a write with one failing copy succeeds, degraded", wr == 0 && st.degraded > d1);
 	CHECK("raid1: and reads back from the good copy",
 	      data_read(c, l, r, EXTLEN) == 0 && memcmp(r, b, EXTLEN) == 0);
@@ -354,16 +355,16 @@ static void failing_device(void)
 	struct scrub_opts so = { 0 };
 	struct scrub_progress sp;
 	MUST(txn_commit(c, COMMIT_SYNC));
-	MUST(core_scrub(c, &so, &sp));
+	MUST(scrub_run(c, &so, &sp));
 	CHECK("raid1: scrub repairs the copy the failed write missed",
 	      sp.data_errors >= EXTLEN / CORE_SECTORSIZE && sp.uncorrectable_bytes == 0 &&
 	      sp.corrected_bytes >= EXTLEN);
-	MUST(core_close(c));
+	MUST(mount_close(c));
 	c = NULL;
 	CHECK_VFSCK("raid1: fsck clean after the failing device and scrub", &v);
 out:
 	if (c)
-		core_close(c);
+		mount_close(c);
 	vol_rm(&v);
 	free(b);
 	free(r);
@@ -398,7 +399,7 @@ static void rotational(void)
 	chunk_for_each(c, where_chunk, &bad);
 	CHECK("rotational: metadata chunks on the non-rotational device, data on the rotational one",
 	      bad == 0);
-	MUST(core_close(c));
+	MUST(mount_close(c));
 	c = NULL;
 	/* both rotational: metadata falls back to them */
 	int8_t rot2[2] = { 1, 1 };
@@ -406,12 +407,12 @@ static void rotational(void)
 	MUST(vol_open(&v, &c));
 	MUST(populate(c, ext));
 	CHECK("rotational: with no fast device metadata still gets chunks", verify_all(c, ext));
-	MUST(core_close(c));
+	MUST(mount_close(c));
 	c = NULL;
 	CHECK_VFSCK("rotational: fsck clean", &v);
 out:
 	if (c)
-		core_close(c);
+		mount_close(c);
 	vol_rm(&v);
 }
 
@@ -429,32 +430,32 @@ static void opts_fields(void)
 	o.commit_interval_s = 3600;
 	o.discard = CORE_DISCARD_SYNC;
 	o.dev_lat_us[DEV_FLUSH] = 7;
-	MUST(core_open(v.devs, 1, &o, &c));
+	MUST(mount_open(v.devs, 1, &o, &c));
 	CHECK("core_opts.discard=sync sets the discard mode", c->discard.mode == DISCARD_SYNC);
 	CHECK("core_opts.dev_lat_us sets the device latency model",
 	      c->devs[0]->lat_ns[DEV_FLUSH] == 7000 && c->devs[0]->lat_ns[DEV_READ] == 0);
-	MUST(core_close(c));
+	MUST(mount_close(c));
 	c = NULL;
 	o.discard = CORE_DISCARD_ASYNC;
 	o.discard_iops = 1000;
-	MUST(core_open(v.devs, 1, &o, &c));
+	MUST(mount_open(v.devs, 1, &o, &c));
 	CHECK("core_opts.discard=async starts the discard thread",
 	      c->discard.mode == DISCARD_ASYNC && c->discard.started);
-	MUST(core_close(c));
+	MUST(mount_close(c));
 	c = NULL;
 	setenv("GLASSFS_DISCARD", "sync", 1);
 	o.discard = CORE_DISCARD_OFF;
-	MUST(core_open(v.devs, 1, &o, &c));
+	MUST(mount_open(v.devs, 1, &o, &c));
 	CHECK("discard=off wins over GLASSFS_DISCARD", c->discard.mode == DISCARD_OFF);
-	MUST(core_close(c));
+	MUST(mount_close(c));
 	c = NULL;
 	o.discard = CORE_DISCARD_DEFAULT;
-	MUST(core_open(v.devs, 1, &o, &c));
+	MUST(mount_open(v.devs, 1, &o, &c));
 	CHECK("no discard option: GLASSFS_DISCARD still applies", c->discard.mode == DISCARD_SYNC);
 	unsetenv("GLASSFS_DISCARD");
 out:
 	if (c)
-		core_close(c);
+		mount_close(c);
 	c = NULL;
 	vol_rm(&v);
 }
@@ -497,7 +498,7 @@ static int async_open(struct vol *v, uint32_t lat_us, struct core **c)
 	o.commit_interval_s = 3600;
 	o.discard = CORE_DISCARD_ASYNC;
 	o.dev_lat_us[DEV_DISCARD] = lat_us;
-	return ret ? ret : core_open(v->devs, 1, &o, c);
+	return ret ? ret : mount_open(v->devs, 1, &o, c);
 }
 
 /* Wait (up to 2 s) until the discard thread is issuing a range. */
@@ -553,18 +554,18 @@ static void async_discard_frees_at_once(void)
 	discard_wait_idle(c, 0);
 	CHECK("async discard: all free once discarded", !alloc_any_used(c, a, len) &&
 	      !alloc_any_used(c, b, len) && !alloc_any_used(c, y, len) && alloc_is_used(c, x, len));
-	MUST(core_close(c));
+	MUST(mount_close(c));
 	c = NULL;
 	CHECK_VFSCK("async discard: fsck clean", &v);
 out:
 	if (c)
-		core_close(c);
+		mount_close(c);
 	vol_rm(&v);
 }
 
 /*
  * A full async discard queue drops new ranges and counts them in
- * core_stats().discard_dropped (glassctl stats): with the thread busy on a
+ * mount_stats().discard_dropped (glassctl stats): with the thread busy on a
  * 0.5 s discard and the queue lowered to one range, freeing three
  * separate extents (and the metadata their commits free) queues one range
  * and drops the rest, and the dropped space is free all the same.
@@ -580,7 +581,7 @@ static void async_discard_queue_full(void)
 	MUST(async_open(&v, 500000, &c));
 	for (int i = 0; i < 7; i++)
 		MUST(one_extent(c, len, &e[i]));
-	core_stats(c, &st);
+	mount_stats(c, &st);
 	CHECK("discard queue full: nothing dropped yet", st.discard_dropped == 0);
 	MUST(drop_extent(c, e[6], len));	/* the thread starts a 0.5 s discard */
 	busy = discard_busy(c);
@@ -591,7 +592,7 @@ static void async_discard_queue_full(void)
 	CHECK("discard queue full: the thread is discarding", busy);
 	for (int i = 0; i < 6; i += 2)	/* e0, e2, e4: not adjacent, not merged */
 		MUST(drop_extent(c, e[i], len));
-	core_stats(c, &st);
+	mount_stats(c, &st);
 	glock_write(&c->discard.lock);
 	bool same = c->discard.done == done0;
 	uint64_t dropped = c->discard.dropped;
@@ -608,12 +609,12 @@ static void async_discard_queue_full(void)
 	CHECK("discard queue full: dropped ranges are free all the same",
 	      !alloc_any_used(c, e[0], len) && !alloc_any_used(c, e[2], len) &&
 	      !alloc_any_used(c, e[4], len) && alloc_is_used(c, e[1], len));
-	MUST(core_close(c));
+	MUST(mount_close(c));
 	c = NULL;
 	CHECK_VFSCK("discard queue full: fsck clean", &v);
 out:
 	if (c)
-		core_close(c);
+		mount_close(c);
 	vol_rm(&v);
 }
 
@@ -694,7 +695,7 @@ static struct bg_items count_bg_items(struct core *c)
 	for (int i = 0; i < 2; i++) {
 		struct path p;
 		int ret;
-		path_init(&p);
+		btree_path_init(&p);
 		ret = btree_search_ge(r[i], &(struct key){ 0, 0, 0 }, &p);
 		while (ret == 0) {
 			struct key k;
@@ -708,7 +709,7 @@ static struct bg_items count_bg_items(struct core *c)
 			}
 			ret = btree_next(&p);
 		}
-		path_release(&p);
+		btree_path_release(&p);
 	}
 	return n;
 }
@@ -827,19 +828,19 @@ static void chunk_split_case(void)
 	MUST(drop_extent(c, ext[9], len));
 	MUST(txn_commit(c, COMMIT_SYNC));
 	MUST(put_extent(c, MB, 99, &f[0]));
-	MUST(core_close(c));
+	MUST(mount_close(c));
 	c = NULL;
 	MUST(vol_open(&v, &c));
 	ok = extent_reads(c, f[0], MB, 99);
 	for (int i = 0; i < 9; i++)
 		ok &= extent_reads(c, ext[i], len, (unsigned)i + 1);
 	CHECK("split: reopened, every extent reads", ok);
-	MUST(core_close(c));
+	MUST(mount_close(c));
 	c = NULL;
 	CHECK_VFSCK("split: fsck clean", &v);
 out:
 	if (c)
-		core_close(c);
+		mount_close(c);
 	vol_rm(&v);
 }
 
@@ -871,7 +872,7 @@ static void trim_case(void)
 	MUST(txn_commit(c, COMMIT_SYNC));
 	MUST(txn_commit(c, COMMIT_SYNC));
 	uint64_t before = disk_bytes(v.img[0]);
-	int r = core_trim(c, 0, &trimmed);
+	int r = trim_batch(c, 0, &trimmed);
 	uint64_t after = disk_bytes(v.img[0]);
 	printf("trim: %llu bytes trimmed, image %llu -> %llu bytes on disk\n",
 	       (unsigned long long)trimmed, (unsigned long long)before, (unsigned long long)after);
@@ -882,12 +883,12 @@ static void trim_case(void)
 	CHECK("trim: the live extent and every item still read",
 	      data_read(c, ext[NEXT - 1], b, EXTLEN) == 0 && memcmp(b, w, EXTLEN) == 0 &&
 	      ({ int err; t_count_items(c, 0, NITEMS, &err) == NITEMS && !err; }));
-	MUST(core_close(c));
+	MUST(mount_close(c));
 	c = NULL;
 	CHECK_VFSCK("trim: fsck clean after trim", &v);
 out:
 	if (c)
-		core_close(c);
+		mount_close(c);
 	vol_rm(&v);
 out0:
 	free(b);
@@ -906,7 +907,7 @@ static void missing_device(void)
 	MUST(vol_format(&v, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, NULL));
 	MUST(vol_open(&v, &c));
 	MUST(populate(c, ext));
-	MUST(core_close(c));
+	MUST(mount_close(c));
 	c = NULL;
 	core_opts_default(&o);
 	for (int k = 0; k < 2; k++) {
@@ -914,19 +915,19 @@ static void missing_device(void)
 		o.degraded = false;
 		CHECK(k ? "missing device 1: refused without degraded (ENODEV)"
 			: "missing device 2: refused without degraded (ENODEV)",
-		      core_open(one, 1, &o, &c) == -ENODEV);
+		      mount_open(one, 1, &o, &c) == -ENODEV);
 		c = NULL;
 		/* read-only here: a writable degraded open of each device in
 		 * turn would let the two copies diverge (see stale_device) */
 		o.degraded = true;
 		o.readonly = true;
-		MUST(core_open(one, 1, &o, &c));
+		MUST(mount_open(one, 1, &o, &c));
 		CHECK(k ? "missing device 1: degraded ro open, every read served"
 			: "missing device 2: degraded ro open, every read served",
 		      core_readonly(c) && verify_all(c, ext));
 		struct txn *t;
 		CHECK("degraded ro: no transaction can start (EROFS)", txn_join(c, 1, 0, &t) == -EROFS);
-		MUST(core_close(c));
+		MUST(mount_close(c));
 		c = NULL;
 		o.readonly = false;
 	}
@@ -935,21 +936,21 @@ static void missing_device(void)
 	{
 		const char *one[1] = { v.devs[0] };
 		struct core *c2 = NULL;
-		int r0 = core_open(one, 1, &o, &c2), r1;
+		int r0 = mount_open(one, 1, &o, &c2), r1;
 		if (!r0)
-			core_close(c2);
+			mount_close(c2);
 		one[0] = v.devs[1];
 		c2 = NULL;
-		r1 = core_open(one, 1, &o, &c2);
+		r1 = mount_open(one, 1, &o, &c2);
 		if (!r1)
-			core_close(c2);
+			mount_close(c2);
 		CHECK("degraded: a single-profile chunk with its device missing refuses the open",
 		      r0 == -ENODEV || r1 == -ENODEV);
 	}
 	CHECK_VFSCK("degraded: both devices together still check clean", &v);
 out:
 	if (c)
-		core_close(c);
+		mount_close(c);
 	vol_rm(&v);
 }
 
@@ -972,39 +973,39 @@ static void failing_supers(void)
 	MUST(populate(c, ext));
 	/* a commit with device 2 failing every write: nodes and superblock
 	 * go to device 1 only, the commit succeeds */
-	core_stats(c, &st);
+	mount_stats(c, &st);
 	d0 = st.degraded;
 	dev_set_fail(c->devs[1], DEV_WRITE, true);
 	int r = t_insert_items(c, 100000, 50, 80);
 	if (!r)
 		r = txn_commit(c, COMMIT_SYNC);
 	dev_set_fail(c->devs[1], DEV_WRITE, false);
-	core_stats(c, &st);
+	mount_stats(c, &st);
 	CHECK("supers: commit with one device failing writes succeeds, degraded",
 	      r == 0 && st.degraded > d0);
 	CHECK("supers: num_devices stays 2", c->sb.num_devices == 2);
 	/* flush failing on one device: skipped; on both: the error */
 	gen = c->generation;
-	core_stats(c, &st);
+	mount_stats(c, &st);
 	d0 = st.degraded;
 	dev_set_fail(c->devs[0], DEV_FLUSH, true);
-	r = core_write_supers(c, gen);
-	core_stats(c, &st);
+	r = txn_write_supers(c, gen);
+	mount_stats(c, &st);
 	CHECK("supers: flush failing on device 1 only: written, degraded",
 	      r == 0 && st.degraded == d0 + 1);
 	dev_set_fail(c->devs[1], DEV_FLUSH, true);
-	r = core_write_supers(c, gen);
+	r = txn_write_supers(c, gen);
 	CHECK("supers: flush failing on both devices: EIO", r == -EIO);
 	dev_set_fail(c->devs[0], DEV_FLUSH, false);
 	dev_set_fail(c->devs[1], DEV_FLUSH, false);
 	dev_set_fail(c->devs[0], DEV_WRITE, true);
 	dev_set_fail(c->devs[1], DEV_WRITE, true);
-	r = core_write_supers(c, gen);
+	r = txn_write_supers(c, gen);
 	CHECK("supers: write failing on both devices: EIO", r == -EIO);
 	dev_set_fail(c->devs[0], DEV_WRITE, false);
 	dev_set_fail(c->devs[1], DEV_WRITE, false);
-	MUST(core_write_supers(c, gen));
-	MUST(core_close(c));
+	MUST(txn_write_supers(c, gen));
+	MUST(mount_close(c));
 	c = NULL;
 	/* reopen: everything is there (stale copies on device 2 are served
 	 * from device 1), scrub repairs them, fsck clean */
@@ -1015,14 +1016,14 @@ static void failing_supers(void)
 	      t_count_items(c, 100000, 50, &err) == 50 && err == 0);
 	struct scrub_opts so = { 0 };
 	struct scrub_progress sp;
-	MUST(core_scrub(c, &so, &sp));
+	MUST(scrub_run(c, &so, &sp));
 	CHECK("supers: scrub leaves nothing uncorrectable", sp.uncorrectable_bytes == 0);
-	MUST(core_close(c));
+	MUST(mount_close(c));
 	c = NULL;
 	CHECK_VFSCK("supers: fsck clean after skipped superblocks and scrub", &v);
 out:
 	if (c)
-		core_close(c);
+		mount_close(c);
 	vol_rm(&v);
 }
 
@@ -1048,10 +1049,10 @@ static void stale_device(void)
 	o.commit_interval_s = 3600;
 	o.degraded = true;
 	one[0] = v.devs[0];
-	MUST(core_open(one, 1, &o, &c));
+	MUST(mount_open(one, 1, &o, &c));
 	CHECK("stale: a degraded open is writable", !core_readonly(c));
 	MUST(populate(c, ext));
-	MUST(core_close(c));
+	MUST(mount_close(c));
 	c = NULL;
 	o.degraded = false;
 	/* slow writes on device 2 (50 ms each): the resync takes a while,
@@ -1060,12 +1061,12 @@ static void stale_device(void)
 	o.dev_lat_dev_us[1][DEV_WRITE] = 50000;
 	o.dev_lat_dev_set[1] = 1u << DEV_WRITE;
 	uint64_t t0 = glock_now_ns();
-	MUST(core_open(v.devs, 2, &o, &c));
+	MUST(mount_open(v.devs, 2, &o, &c));
 	uint64_t open_ns = glock_now_ns() - t0;
 	CHECK("stale: the open does not wait for the resync: the device is still read last",
 	      c->devs[1]->stale);
 	for (int i = 0; i < 3000; i++) {
-		core_stats(c, &st);
+		mount_stats(c, &st);
 		if (st.resync_done_bytes)
 			break;
 		usleep(1000);
@@ -1073,38 +1074,38 @@ static void stale_device(void)
 	CHECK("stale: resync progress in core_stats",
 	      st.resync_bytes > 0 && st.resync_done_bytes > 0 && st.resync_done_bytes < st.resync_bytes);
 	CHECK("stale: everything reads during the resync", verify_all(c, ext));
-	MUST(core_close(c));	/* cancels it */
+	MUST(mount_close(c));	/* cancels it */
 	c = NULL;
 	o.dev_lat_dev_set[1] = 0;
-	MUST(core_open(v.devs, 2, &o, &c));
+	MUST(mount_open(v.devs, 2, &o, &c));
 	CHECK("stale: a resync cut short starts over at the next open", c->devs[1]->stale);
 	volume_resync_wait(c);
-	core_stats(c, &st);
+	mount_stats(c, &st);
 	CHECK("stale: the resync finishes in the background",
 	      st.repaired == 1 && !c->devs[1]->stale && st.resync_done_bytes == st.resync_bytes &&
 	      st.resync_bytes > 0);
 	if (open_ns > 2000000000ull)
 		printf("# the open took %.1f s\n", (double)open_ns / 1e9);
 	CHECK("stale: everything reads after the resync", verify_all(c, ext));
-	MUST(core_close(c));
+	MUST(mount_close(c));
 	c = NULL;
-	MUST(core_open(v.devs, 2, &o, &c));
+	MUST(mount_open(v.devs, 2, &o, &c));
 	CHECK("stale: after a finished resync the next open finds nothing stale",
 	      !c->devs[0]->stale && !c->devs[1]->stale);
-	MUST(core_close(c));
+	MUST(mount_close(c));
 	c = NULL;
 	o.degraded = true;
 	o.readonly = true;
 	one[0] = v.devs[1];
-	MUST(core_open(one, 1, &o, &c));
+	MUST(mount_open(one, 1, &o, &c));
 	CHECK("stale: the resynced device alone serves what was written while it was away",
 	      c->generation > 2 && verify_all(c, ext));
-	MUST(core_close(c));
+	MUST(mount_close(c));
 	c = NULL;
 	CHECK_VFSCK("stale: fsck clean over both devices", &v);
 out:
 	if (c)
-		core_close(c);
+		mount_close(c);
 	vol_rm(&v);
 }
 
@@ -1181,19 +1182,19 @@ static void volume_ops(void)
 	chunk_for_each(c, count_on, arg);	/* no stripe points at a NULL device */
 	CHECK("volume: no stripe left without a device", n == 0);
 	CHECK("volume: everything reads after the removal", verify_all(c, ext));
-	MUST(core_close(c));
+	MUST(mount_close(c));
 	c = NULL;
 	v.devs[0] = v.img[1];
 	v.devs[1] = v.img[2];
 	v.n = 2;
 	MUST(vol_open(&v, &c));
 	CHECK("volume: reopens from the two devices left, everything reads", verify_all(c, ext));
-	MUST(core_close(c));
+	MUST(mount_close(c));
 	c = NULL;
 	CHECK_VFSCK("volume: fsck clean after add, convert and remove", &v);
 out:
 	if (c)
-		core_close(c);
+		mount_close(c);
 	v.n = 3;
 	vol_rm(&v);
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_scrub.c — core_scrub beside a running workload (no false
+ * test_scrub.c — scrub_run beside a running workload (no false
  * positives, ASan-clean), cancel, rate limit, progress read while it
  * runs, report-only mode, and damage with no good copy left
  * (uncorrectable, reads give EIO).
@@ -30,7 +30,7 @@ static int put_extent(struct core *c, unsigned seed, uint64_t *logical)
 		struct key k = t_key(seed);
 		uint8_t v[64];
 		memset(v, (int)seed, sizeof(v));
-		ret = btree_insert(t, core_root(c, FS_TREE_OBJECTID), &k, v, sizeof(v));
+		ret = btree_insert(t, subvol_root(c, FS_TREE_OBJECTID), &k, v, sizeof(v));
 	}
 	int e = txn_end(t);
 	return ret ? ret : e;
@@ -79,7 +79,7 @@ struct bg_scrub {
 static void *scrub_main(void *arg)
 {
 	struct bg_scrub *s = arg;
-	s->ret = core_scrub(s->c, &s->o, &s->p);
+	s->ret = scrub_run(s->c, &s->o, &s->p);
 	return NULL;
 }
 
@@ -88,7 +88,7 @@ static int open2(const char *const *devs, struct core **c)
 	struct core_opts o;
 	core_opts_default(&o);
 	o.commit_interval_s = 1;	/* the periodic commit runs too */
-	return core_open(devs, 2, &o, c);
+	return mount_open(devs, 2, &o, c);
 }
 
 int main(void)
@@ -108,7 +108,7 @@ int main(void)
 	struct format_opts fo = { .label = "scrub", .nodesize = 4096, .force = true,
 				  .data_profile = CORE_PROFILE_RAID1,
 				  .meta_profile = CORE_PROFILE_RAID1 };
-	MUST(core_format(devs, 2, &fo));
+	MUST(mount_format(devs, 2, &fo));
 	MUST(open2(devs, &c));
 	for (unsigned i = 0; i < 16; i++)
 		MUST(put_extent(c, i + 1, &ext[i]));
@@ -121,7 +121,7 @@ int main(void)
 		uint64_t t0 = glock_now_ns();
 		MUST(-pthread_create(&th, NULL, worker_main, &w));
 		while (glock_now_ns() - t0 < 1500000000ull) {
-			int r = core_scrub(c, &so, &sp);
+			int r = scrub_run(c, &so, &sp);
 			if (r) {
 				printf("FAIL: online scrub returned %d (%s)\n", r, strerror(-r));
 				fails++;
@@ -144,7 +144,7 @@ int main(void)
 	{
 		so.rate_bytes_per_s = 8ull << 20;
 		uint64_t t0 = glock_now_ns();
-		MUST(core_scrub(c, &so, &sp));
+		MUST(scrub_run(c, &so, &sp));
 		double el = (double)(glock_now_ns() - t0) / 1e9;
 		double want = (double)sp.checked_bytes / (double)so.rate_bytes_per_s;
 		printf("rate: %llu bytes in %.3f s at %llu B/s (floor %.3f s)\n",
@@ -189,21 +189,21 @@ int main(void)
 		snprintf(p1, sizeof(p1), "%s", cp[1].dev->path);
 		ph0 = cp[0].physical;
 		ph1 = cp[1].physical;
-		MUST(core_close(c));
+		MUST(mount_close(c));
 		c = NULL;
 		MUST(t_poke(p0, ph0 + 5, 0x10));		/* sector 0: copy 1 bad */
 		MUST(t_poke(p0, ph0 + 4096 + 9, 0x10));	/* sector 1: both bad */
 		MUST(t_poke(p1, ph1 + 4096 + 9, 0x20));
 		MUST(open2(devs, &c));
 		so.readonly = true;
-		MUST(core_scrub(c, &so, &sp));
+		MUST(scrub_run(c, &so, &sp));
 		CHECK("report-only scrub finds the bad copies and rewrites nothing",
 		      sp.data_errors == 3 && sp.corrected_bytes == 0 && sp.uncorrectable_bytes == 4096);
 		so.readonly = false;
-		MUST(core_scrub(c, &so, &sp));
+		MUST(scrub_run(c, &so, &sp));
 		CHECK("scrub repairs what has a good copy, counts the rest uncorrectable",
 		      sp.data_errors == 3 && sp.corrected_bytes == 4096 && sp.uncorrectable_bytes == 4096);
-		MUST(core_scrub(c, &so, &sp));
+		MUST(scrub_run(c, &so, &sp));
 		CHECK("second scrub: only the uncorrectable sector is left",
 		      sp.data_errors == 2 && sp.corrected_bytes == 0 && sp.uncorrectable_bytes == 4096);
 		CHECK("the uncorrectable extent reads EIO", data_read(c, ext[3], buf, EXTLEN) == -EIO);
@@ -213,7 +213,7 @@ int main(void)
 	}
 out:
 	if (c)
-		core_close(c);
+		mount_close(c);
 	if (a[0])
 		unlink(a);
 	if (b[0])

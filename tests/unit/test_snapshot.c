@@ -185,7 +185,7 @@ static void unmount_all(struct core **c, struct fsctx **fs)
 {
 	fsops_unmount(*fs);
 	*fs = NULL;
-	core_close(*c);
+	mount_close(*c);
 	*c = NULL;
 }
 
@@ -212,7 +212,7 @@ static void run(uint32_t nodesize)
 	MUST(t_image(img, sizeof(img), 256ull << 20));
 	MUST(t_format(img, nodesize));
 	MUST(mount_all(img, &c, &fs));
-	core_space(c, &sp0);
+	mount_space(c, &sp0);
 	for (int i = 0; i < NFILES; i++)
 		MUST(put_file(fs, &a, i, 0, (i % 5) * 3000 + t_rand() % (MAXSZ / 2)));
 	/* many small directory entries: a tree of several levels */
@@ -274,7 +274,7 @@ static void run(uint32_t nodesize)
 		usleep(10000);
 	MUST(txn_commit(c, COMMIT_SYNC));
 	MUST(txn_commit(c, COMMIT_SYNC));
-	core_space(c, &sp1);
+	mount_space(c, &sp1);
 	CHECK(N("data space back after deleting every snapshot"),
 	      sp0.free_bytes - sp1.free_bytes <= (uint64_t)NFILES * MAXSZ + (4u << 20));
 	CHECK(N("source intact at the end"), matches(fs, &a));
@@ -290,7 +290,7 @@ static void run(uint32_t nodesize)
 		struct txn *t;
 		uint64_t lvl;
 
-		MUST(btree_walk(core_root(c, id), find_child, NULL, &fc));
+		MUST(btree_walk(subvol_root(c, id), find_child, NULL, &fc));
 		MUST(fc.bytenr ? 0 : -ENOENT);
 		CHECK(N("a node under the snapshot's root is shared (refs 2)"),
 		      extent_lookup(c, fc.bytenr, false, &ei, &lvl) == 0 && ei.refs == 2);
@@ -315,7 +315,7 @@ out:
 	if (fs)
 		fsops_unmount(fs);
 	if (c)
-		core_close(c);
+		mount_close(c);
 	for (int i = 0; i < NFILES; i++) {
 		free(a.data[i]);
 		free(b.data[i]);
