@@ -33,6 +33,7 @@
 
 #include "fs/fuse/fuse_ops.h"
 #include "fs/core/core.h"
+#include "fs/store/dev_writelog.h"
 
 #define MAX_DEVS 16
 
@@ -48,6 +49,7 @@ struct options {
 	bool writeback;		/* writeback_cache=on|off (default off: docs/mount-options.md) */
 	char fuse_opts[4096];	/* forwarded to libfuse, comma-separated */
 	const char *log;	/* log=FILE: daemon messages in the background */
+	const char *writelog;	/* writelog=FILE: the devices' write log (tests) */
 	int lat_target;		/* parse_opt: the dev_latency option being continued */
 };
 #define LAT_NONE (-2)		/* lat_target: none; -1 = every device; N = device N */
@@ -69,6 +71,8 @@ static void usage(FILE *f)
 "  fsync=log|commit   fsync through the fsync log (default) or a full commit\n"
 "  threads=N          maximum FUSE worker threads (default 16)\n"
 "  log=FILE           messages of a background daemon go to FILE (default: dropped)\n"
+"  writelog=FILE      record every device write (with its bytes), discard and\n"
+"                     flush, in order, to FILE, for power-loss replay tests\n"
 "  entry_timeout=S attr_timeout=S negative_timeout=S   kernel cache times\n"
 "  writeback_cache=on|off  the kernel's writeback cache for file data (default\n"
 "                     off: every write is a round trip; on: writes land in the\n"
@@ -226,6 +230,7 @@ static const char *opt_range(const char *opt)
 		{ "discard_iops=", "discard_iops=N per second, 0 for no limit" },
 		{ "discard_bps=", "discard_bps=SIZE per second, e.g. 64M, 0 for no limit" },
 		{ "log=", "log=FILE" },
+		{ "writelog=", "writelog=FILE" },
 		{ "entry_timeout=", "seconds, 0 or more, e.g. 1.5" },
 		{ "attr_timeout=", "seconds, 0 or more, e.g. 1.5" },
 		{ "negative_timeout=", "seconds, 0 or more, e.g. 1.5" },
@@ -412,6 +417,12 @@ static int parse_opt(struct options *o, const char *opt)
 			o->log = strdup(v);
 			return 0;
 		}
+	} else if (v && has_prefix(opt, "writelog=")) {
+		if (*v) {
+			free((char *)o->writelog);
+			o->writelog = strdup(v);
+			return 0;
+		}
 	} else if (v && has_prefix(opt, "threads=")) {
 		if (parse_uint(v, &o->threads) == 0 && o->threads >= 1)
 			return 0;
@@ -567,6 +578,7 @@ int main(int argc, char **argv)
 	struct fsctx *fs = NULL;
 	struct fuse_session *se = NULL;
 	struct fuse_loop_config *lc = NULL;
+	struct dev_writelog *wlog = NULL;
 	int notify = -1, ret;
 
 	/* FUSE requests carry up to 1 MiB (gl_read's reply buffer, the
@@ -602,6 +614,16 @@ int main(int argc, char **argv)
 		setsid();
 	}
 
+	if (o.writelog) {	/* before mount_open: the recorder sees every write */
+		ret = dev_writelog_open(o.writelog, o.devs, o.ndevs, &wlog);
+		if (ret < 0) {
+			fprintf(stderr, "glassfs: write log %s: %s\n", o.writelog, strerror(-ret));
+			report(notify, 1);
+			return 1;
+		}
+		o.core.dev_recorder = dev_writelog_record;
+		o.core.dev_recorder_arg = wlog;
+	}
 	ret = mount_open(o.devs, o.ndevs, &o.core, &core);
 	if (ret < 0) {
 		if (!core_failure_reported())
@@ -609,6 +631,7 @@ int main(int argc, char **argv)
 		report(notify, 1);
 		for (int i = 0; i < o.ndevs; i++)
 			free((char *)o.devs[i]);
+		dev_writelog_close(wlog);
 		return 1;
 	}
 	ret = fsops_mount(core, &o.core, &fs);
@@ -708,5 +731,7 @@ close_core: {
 	for (int i = 0; i < o.ndevs; i++)
 		free((char *)o.devs[i]);
 	free((char *)o.log);
+	dev_writelog_close(wlog);	/* after mount_close: its last commit is logged */
+	free((char *)o.writelog);
 	return ret < 0 ? 1 : 0;
 }

@@ -6,4 +6,4 @@ TEST_BINS += $(ITEST_HELPERS)
 $(OUT)/itest/%: tests/integration/%.c
 	$(call msg,CC,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(FP_FLAGS) $(WFLAGS) -std=gnu11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -o $@ $< -lpthread
+	$(Q)$(CC) $(CFLAGS) $(FP_FLAGS) $(WFLAGS) -std=gnu11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I. -o $@ $< -lpthread

@@ -7,12 +7,18 @@
  * Each workload runs in-process on a fresh volume with the device layer's
  * recorder on (dev_set_recorder, through core_opts.dev_recorder): every
  * write with its bytes, every flush, in order.  The model notes, for each
- * name in the work directory, the content at each fsync call (a version)
- * and the log position at which an fsync, fdatasync or fsync of the
- * directory that covered it returned (its acknowledgement).
+ * name (a path from the work directory, a snapshot's file, or an
+ * extended attribute of a file) the content at each fsync call (a
+ * version) and the log position at which an fsync, fdatasync, fsync of
+ * the directory or commit that covered it returned (its acknowledgement).
+ * Workloads: create, append, overwrite, small (inline) files, rename
+ * over an existing file, hard links, truncate down and up, punch hole,
+ * unlink, xattr set and remove, a directory tree, snapshots taken between
+ * steps, each with fsyncs; and a mixed random workload.
  *
- * Every workload runs on one device (single) and on two (raid1 data and
- * metadata), where each device's flushes are its own.
+ * Every workload runs on one device (single), on two (raid1 data and
+ * metadata), where each device's flushes are its own, and (PROFILE=dup
+ * or all) on one device holding two copies.
  *
  * From the images as they were when recording started and the log, crash
  * images are built: a cut point in the log; every write before the last
@@ -20,12 +26,14 @@
  * the flushes of two devices has a flush that reached one and not the
  * other); of the writes after it and before the cut (in flight), a
  * subset, some torn (4 KiB sectors of a write, some new and the rest
- * old).  States, per workload:
+ * old), in any order where two of them overlap.  States, per workload:
  *   - flush:  at every flush, nothing in flight;
  *   - only:   per epoch (the writes between two flushes), each write alone;
  *   - drop:   per epoch, every write but one;
- *   - random: RANDOM_STATES random (cut, subset, tears) from the seed.
- * The first three are deterministic: they are the regression states (a
+ *   - torn:   per epoch, every write, one of them torn (its first 4 KiB
+ *             sector only, or all but that);
+ *   - random: RANDOM_STATES random (cut, subset, tears, order) from the seed.
+ * The first four are deterministic: they are the regression states (a
  * failure names workload, class, epoch and write).
  *
  * For each image: fsck.glassfs -n (the last commit and a pending log must
@@ -34,13 +42,19 @@
  * the version), reads never fail, then fsck again after the replay.
  *
  * SEED=n replays the random states; WORKLOAD=name runs the workloads
- * whose name holds it; PROFILE=single|raid1 one of the two; RANDOM_STATES=n
- * per workload and profile (default 20; make soak sets more); VERBOSE=1
- * prints every state.
+ * whose name holds it; PROFILE=single,raid1,dup (a list, or all; default
+ * single,raid1); RANDOM_STATES=n per workload and profile (default 20;
+ * make soak sets more); MIXED_STEPS=n (default 25); VERBOSE=1 prints
+ * every state; EPOCH_CLASSES=all runs the per-epoch classes (only, drop,
+ * torn) on every profile, not only the first (make test's time budget:
+ * the other profiles get the flush and random states).
+ * tests/integration/powerloss.test replays states of a log
+ * written by the real daemon (-o writelog=FILE) through it.
  */
 #include "core_test.h"
 #include "fs/ops/fsops.h"
 #include "fs/items/log.h"
+#include "fs/items/subvol.h"
 
 #include <fcntl.h>
 #include <linux/falloc.h>
@@ -50,12 +64,24 @@
 
 #define IMG_SIZE (64ull << 20)
 #define MAXDEV 2
-#define MAXNAMES 16
+#define MAXNAMES 32
 #define MAXVER 64
 
 /* ---- the write log ------------------------------------------------------ */
 
-static int ndev = 1;		/* 2: a raid1 volume */
+/* The volume's profiles: each workload runs on each (PROFILE=name: one).
+ * dup keeps two copies on one device, so each flush covers both. */
+static const struct profile {
+	const char *name;
+	int ndev;
+	uint64_t prof;		/* data and metadata */
+} profiles[] = {
+	{ "single", 1, CORE_PROFILE_SINGLE },
+	{ "raid1", 2, CORE_PROFILE_RAID1 },
+	{ "dup", 1, CORE_PROFILE_DUP },
+};
+static const struct profile *prof;
+static int ndev = 1;
 static char img[MAXDEV][256], work[MAXDEV][300];
 
 struct wrec {
@@ -117,9 +143,18 @@ struct version {
 	size_t ack;		/* log position its acknowledgement returned at */
 };
 
+enum kind { K_FILE, K_DIR, K_XATTR };
+
+/*
+ * A name is a path from the work directory ("a/b/f"), or from the top of
+ * the volume when it starts with '/' (a snapshot's files: "/snap1/d/f");
+ * a K_XATTR name "PATH@user.x" is that extended attribute of PATH, its
+ * value the content, present while it is set.
+ */
 struct name {
-	char name[32];
-	uint64_t ino;		/* while the workload runs */
+	char name[48];
+	enum kind kind;
+	uint64_t ino;		/* while the workload runs (K_XATTR: its file's) */
 	bool present;
 	uint8_t *cur;		/* content now */
 	size_t len;
@@ -206,6 +241,58 @@ static size_t logpos(void)
 	return p;
 }
 
+/*
+ * The directory that holds path's last component, and that component:
+ * lookups from the work directory (or the top, for '/'), crossing into
+ * a snapshot's tree at its name.  0 or -errno (-ENOENT: a directory on
+ * the way is absent).
+ */
+static int resolve(const char *path, struct fsctx **pfs, uint64_t *parent, char *leaf,
+		   size_t leafsz)
+{
+	struct fsctx *f = fs;
+	uint64_t ino = dir_ino;
+	char buf[64];
+
+	if (path[0] == '/') {
+		ino = ROOT_DIR_INO;
+		path++;
+	}
+	snprintf(buf, sizeof(buf), "%s", path);
+	char *at = buf, *sl;
+	while ((sl = strchr(at, '/'))) {
+		struct stat st;
+		*sl = 0;
+		int r = fsops_lookup(f, ino, at, &st);
+		if (r)
+			return r;
+		/* st_ino is the FUSE node id: a subvolume's in its top bits */
+		if (subvol_of_nodeid(st.st_ino) != f->subvol) {
+			fsops_forget(subvol_fs(f, subvol_of_nodeid(st.st_ino)), ROOT_DIR_INO, 1);
+			f = subvol_fs(f, subvol_of_nodeid(st.st_ino));
+		} else {
+			fsops_forget(f, st.st_ino & SUBVOL_INO_MASK, 1);
+		}
+		ino = st.st_ino & SUBVOL_INO_MASK;
+		at = sl + 1;
+	}
+	*pfs = f;
+	*parent = ino;
+	if (strlen(at) >= leafsz)
+		return -ENAMETOOLONG;
+	memcpy(leaf, at, strlen(at) + 1);
+	return 0;
+}
+
+/* The directory part of a name ("" for the work directory). */
+static void dirname_of(const char *path, char *out, size_t n)
+{
+	const char *sl = strrchr(path, '/');
+	size_t l = sl ? (size_t)(sl - path) : 0;
+
+	snprintf(out, n, "%.*s", (int)l, path);
+}
+
 /* ---- workload steps (each also updates the model) -------------------------- */
 
 #define STEP(expr) do { long _r = (long)(expr); if (_r < 0) { \
@@ -222,8 +309,12 @@ static void w_create(const char *s)
 {
 	struct stat st;
 	struct name *n = nm(s);
+	struct fsctx *f;
+	uint64_t par;
+	char leaf[48];
 
-	STEP(fsops_mknod(fs, dir_ino, s, S_IFREG | 0644, 0, &cr, &st));
+	STEP(resolve(s, &f, &par, leaf, sizeof(leaf)));
+	STEP(fsops_mknod(f, par, leaf, S_IFREG | 0644, 0, &cr, &st));
 	n->ino = st.st_ino;
 	n->present = true;
 	n->len = 0;
@@ -246,7 +337,7 @@ static void w_write(const char *s, size_t off, size_t len, unsigned key)
 	/* every name of the inode sees it */
 	for (int i = 0; i < m.nn; i++) {
 		struct name *o = &m.n[i];
-		if (!o->present || o->ino != n->ino)
+		if (!o->present || o->ino != n->ino || o->kind != K_FILE)
 			continue;
 		if (off + len > o->len) {
 			o->cur = realloc(o->cur, off + len);
@@ -265,27 +356,95 @@ static void w_fsync(const char *s, int datasync)
 	snapshot();
 	STEP(fsops_fsync(fs, n->ino, datasync));
 	size_t pos = logpos();
-	for (int i = 0; i < m.nn; i++)	/* the inode under each of its names */
-		if (m.n[i].present && m.n[i].ino == n->ino)
+	for (int i = 0; i < m.nn; i++)	/* the inode under each of its names, its xattrs */
+		if (m.n[i].ino == n->ino && (m.n[i].kind == K_XATTR ? !datasync :
+		    m.n[i].present))
 			ack(&m.n[i], pos);
 }
 
-/* fsync of the directory: its entries (and here the files they name,
- * each fsync'd before) */
-static void w_fsyncdir(void)
+/* fsync of directory d ("" the work directory): its entries (and here
+ * the files they name, each fsync'd before) */
+static void w_fsyncdir_of(const char *d)
 {
+	struct stat st;
+	struct fsctx *f;
+	uint64_t par, ino = dir_ino;
+	char leaf[48], dn[48];
+
 	snapshot();
-	STEP(fsops_fsync(fs, dir_ino, 0));
+	if (*d) {
+		STEP(resolve(d, &f, &par, leaf, sizeof(leaf)));
+		STEP(fsops_lookup(f, par, leaf, &st));
+		fsops_forget(f, st.st_ino, 1);
+		ino = st.st_ino;
+	}
+	STEP(fsops_fsync(fs, ino, 0));
 	size_t pos = logpos();
-	for (int i = 0; i < m.nn; i++)
-		ack(&m.n[i], pos);
+	for (int i = 0; i < m.nn; i++) {
+		dirname_of(m.n[i].name, dn, sizeof(dn));
+		if (m.n[i].kind != K_XATTR && strcmp(dn, d) == 0)
+			ack(&m.n[i], pos);
+	}
+}
+
+static void w_fsyncdir(void) { w_fsyncdir_of(""); }
+
+static void w_mkdir(const char *s)
+{
+	struct stat st;
+	struct name *n = nm(s);
+	struct fsctx *f;
+	uint64_t par;
+	char leaf[48];
+
+	STEP(resolve(s, &f, &par, leaf, sizeof(leaf)));
+	STEP(fsops_mkdir(f, par, leaf, 0755, &cr, &st));
+	fsops_forget(f, st.st_ino, 1);
+	n->kind = K_DIR;
+	n->ino = st.st_ino;
+	n->present = true;
+	n->len = 0;
+}
+
+/* setxattr (len > 0) or removexattr (len 0) of user.<x> on file s */
+static void w_xattr(const char *s, const char *x, size_t len, unsigned key)
+{
+	struct name *f = nm(s);
+	char key_s[64], xn[32];
+
+	snprintf(key_s, sizeof(key_s), "%s@user.%s", s, x);
+	snprintf(xn, sizeof(xn), "user.%s", x);
+	struct name *n = nm(key_s);
+	n->kind = K_XATTR;
+	n->ino = f->ino;
+	if (!len) {
+		STEP(fsops_removexattr(fs, f->ino, xn));
+		free(n->cur);
+		n->cur = NULL;
+		n->len = 0;
+		n->present = false;
+		return;
+	}
+	uint8_t *b = malloc(len);
+	fill(b, len, key, 0);
+	STEP(fsops_setxattr(fs, f->ino, xn, b, len, 0));
+	free(n->cur);
+	n->cur = b;
+	n->len = len;
+	n->present = true;
 }
 
 static void w_rename(const char *from, const char *to)
 {
 	struct name *a = nm(from), *b = nm(to);
 
-	STEP(fsops_rename(fs, dir_ino, from, dir_ino, to, 0));
+	struct fsctx *f1, *f2;
+	uint64_t p1, p2;
+	char l1[48], l2[48];
+
+	STEP(resolve(from, &f1, &p1, l1, sizeof(l1)));
+	STEP(resolve(to, &f2, &p2, l2, sizeof(l2)));
+	STEP(fsops_rename(f1, p1, l1, p2, l2, 0));
 	free(b->cur);
 	b->cur = a->cur;
 	b->len = a->len;
@@ -301,7 +460,12 @@ static void w_link(const char *from, const char *to)
 	struct name *a = nm(from), *b = nm(to);
 	struct stat st;
 
-	STEP(fsops_link(fs, a->ino, dir_ino, to, &st));
+	struct fsctx *f;
+	uint64_t par;
+	char leaf[48];
+
+	STEP(resolve(to, &f, &par, leaf, sizeof(leaf)));
+	STEP(fsops_link(f, a->ino, par, leaf, &st));
 	fsops_forget(fs, st.st_ino, 1);
 	b->cur = malloc(a->len + 1);
 	if (a->len)
@@ -319,7 +483,7 @@ static void w_truncate(const char *s, size_t size)
 	STEP(fsops_setattr(fs, n->ino, &in, FSOPS_SET_SIZE, &st));
 	for (int i = 0; i < m.nn; i++) {
 		struct name *o = &m.n[i];
-		if (!o->present || o->ino != n->ino)
+		if (!o->present || o->ino != n->ino || o->kind != K_FILE)
 			continue;
 		if (size > o->len) {
 			o->cur = realloc(o->cur, size);
@@ -336,7 +500,7 @@ static void w_punch(const char *s, size_t off, size_t len)
 	STEP(fsops_fallocate(fs, n->ino, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, len));
 	for (int i = 0; i < m.nn; i++) {
 		struct name *o = &m.n[i];
-		if (!o->present || o->ino != n->ino || off >= o->len)
+		if (!o->present || o->ino != n->ino || o->kind != K_FILE || off >= o->len)
 			continue;
 		memset(o->cur + off, 0, off + len > o->len ? o->len - off : len);
 	}
@@ -346,7 +510,12 @@ static void w_unlink(const char *s)
 {
 	struct name *n = nm(s);
 
-	STEP(fsops_unlink(fs, dir_ino, s));
+	struct fsctx *f;
+	uint64_t par;
+	char leaf[48];
+
+	STEP(resolve(s, &f, &par, leaf, sizeof(leaf)));
+	STEP(fsops_unlink(f, par, leaf));
 	free(n->cur);
 	n->cur = NULL;
 	n->len = 0;
@@ -498,11 +667,106 @@ static void w_sync(void)
 		ack(&m.n[i], pos);
 }
 
+static void xattr_setup(unsigned k) { w_create("x"); w_write("x", 0, 3000, k); }
+static void xattr_run(unsigned k)
+{
+	w_xattr("x", "a", 100, k + 1);
+	w_fsync("x", 0);
+	w_xattr("x", "b", 3000, k + 2);	/* an item of its own size */
+	w_write("x", 3000, 2000, k + 3);
+	w_fsync("x", 0);
+	w_xattr("x", "a", 40, k + 4);		/* replaced */
+	w_fsync("x", 0);
+	w_xattr("x", "b", 0, 0);		/* removed */
+	w_create("y");
+	w_xattr("y", "c", 500, k + 5);
+	w_fsync("y", 0);
+	w_fsync("x", 0);
+}
+
+/* mkdir, files in new directories, a rename across them; each directory
+ * fsync'd after a change of its entries (POSIX's rule, CrashMonkey's
+ * cases) */
+static void dirtree_setup(unsigned k) { (void)k; }
+static void dirtree_run(unsigned k)
+{
+	w_mkdir("a");
+	w_fsyncdir_of("");
+	w_mkdir("a/b");
+	w_create("a/f1");
+	w_write("a/f1", 0, 5000, k + 1);
+	w_fsync("a/f1", 0);
+	w_fsyncdir_of("a");
+	w_create("a/b/f2");
+	w_write("a/b/f2", 0, 12000, k + 2);
+	w_fsync("a/b/f2", 0);
+	w_fsyncdir_of("a/b");
+	w_mkdir("a/c");
+	w_mkdir("a/c/e");
+	w_fsyncdir_of("a/c");
+	w_fsyncdir_of("a");
+	w_rename("a/f1", "a/c/e/g");	/* across directories: both fsync'd */
+	w_fsyncdir_of("a/c/e");
+	w_fsyncdir_of("a");
+	w_create("a/c/h");
+	w_write("a/c/h", 0, 300, k + 3);
+	w_fsync("a/c/h", 0);
+	w_unlink("a/b/f2");
+	w_fsyncdir_of("a/b");
+}
+
+/* a snapshot: its files hold what the source held when it was taken */
+static void w_snap(const char *snap)
+{
+	char p[48];
+	uint64_t id;
+	int n0 = m.nn;
+
+	STEP(subvol_snapshot(fs, fs, ROOT_DIR_INO, snap, false, &cr, &id));
+	for (int i = 0; i < n0; i++) {
+		struct name *o = &m.n[i];
+		if (o->name[0] == '/' || o->kind != K_FILE || !o->present)
+			continue;
+		snprintf(p, sizeof(p), "/%s/d/%s", snap, o->name);
+		struct name *c = nm(p);
+		o = &m.n[i];
+		c->ino = 0;	/* never written */
+		c->present = true;
+		c->len = o->len;
+		c->cur = malloc(o->len + 1);
+		if (o->len)
+			memcpy(c->cur, o->cur, o->len);
+	}
+	/* made inside a commit: everything so far is durable */
+	snapshot();
+	size_t pos = logpos();
+	for (int i = 0; i < m.nn; i++)
+		ack(&m.n[i], pos);
+}
+
+static void snapshot_setup(unsigned k) { w_create("s"); w_write("s", 0, 20000, k); }
+static void snapshot_run(unsigned k)
+{
+	w_write("s", 4096, 4096, k + 1);
+	w_fsync("s", 1);
+	w_snap("snap1");
+	w_write("s", 6000, 10000, k + 2);	/* shared extents: copied on write */
+	w_fsync("s", 1);
+	w_create("n");
+	w_write("n", 0, 7000, k + 3);
+	w_fsync("n", 0);
+	w_snap("snap2");
+	w_truncate("s", 3000);
+	w_fsync("s", 0);
+	w_punch("n", 0, 4096);
+	w_fsync("n", 0);
+}
+
 /*
  * Mixed: MIXED_STEPS (default 25) random steps from the seed over six
  * names — writes anywhere (appends, overwrites, holes), truncates,
  * creates, renames over and unlinks with an fsync of the directory, hard
- * links, fsync and fdatasync, now and then a commit.
+ * links, holes punched, fsync and fdatasync, now and then a commit.
  */
 static unsigned mixed_rs;
 static unsigned mrand(void)
@@ -563,6 +827,10 @@ static void mixed_run(unsigned k)
 			}
 		} else if (r < 68) {
 			w_sync();
+		} else if (r < 74) {
+			size_t off = mrand() % (na->len + 4096);
+			w_punch(a, off, 1 + mrand() % 16384);
+			w_fsync(a, (int)(mrand() % 2));
 		} else {
 			w_fsync(a, (int)(mrand() % 2));
 		}
@@ -579,6 +847,9 @@ static const struct workload workloads[] = {
 	{ "truncate_fsync", truncate_setup, truncate_run },
 	{ "punch_fsync", punch_setup, punch_run },
 	{ "unlink_fsyncdir", unlink_setup, unlink_run },
+	{ "xattr_fsync", xattr_setup, xattr_run },
+	{ "dirtree_fsyncdir", dirtree_setup, dirtree_run },
+	{ "snapshot_steps", snapshot_setup, snapshot_run },
 	{ "mixed", mixed_setup, mixed_run },
 };
 
@@ -623,12 +894,18 @@ struct state {
 	size_t last[MAXDEV];	/* after each device's last flush before the cut */
 	uint8_t *sel;		/* for rec[from, cut) */
 	uint64_t *tear;
+	/* 0: the writes in flight reach the device in log order; else the
+	 * seed of the order they do (set only when two of them overlap, so
+	 * the order shows) */
+	unsigned shuffle;
+	size_t *order;		/* scratch for build(), nrec + 1 */
 };
 
 /* Set s->from and s->last for s->cut. */
 static void state_cut(struct state *s, size_t cut)
 {
 	s->cut = cut;
+	s->shuffle = 0;
 	for (int d = 0; d < ndev; d++)
 		s->last[d] = 0;
 	for (size_t i = 0; i < cut; i++)
@@ -646,27 +923,56 @@ static bool in_flight(const struct state *s, size_t i)
 	return i >= s->from && i < s->cut && rec[i].op != DEV_FLUSH && i >= s->last[rec[i].dev];
 }
 
+/* Write i of the log onto the crash image, whole (how 1) or torn (2). */
+static int apply(const struct state *s, size_t i, int how)
+{
+	static const uint8_t zero[4096];
+	const struct wrec *r = &rec[i];
+
+	for (uint64_t o = 0; o < r->len; o += 4096) {
+		uint64_t n = r->len - o < 4096 ? r->len - o : 4096;
+		if (how == 2 && (o / 4096 >= 64 || !(s->tear[i - s->from] >> (o / 4096) & 1)))
+			continue;
+		if (pw(r->dev, r->op == DEV_WRITE ? r->data + o : zero, n, r->off + o))
+			return -EIO;
+	}
+	note_dirty(r->dev, r->off, r->len);
+	return 0;
+}
+
+static unsigned lcg(unsigned *rs)
+{
+	*rs = *rs * 1103515245u + 12345u;
+	return *rs >> 8;
+}
+
 static int build(const struct state *s)
 {
+	size_t nord = 0;
+
 	for (size_t i = 0; i < ndirty; i++)
 		if (pw(dirty[i].dev, base[dirty[i].dev] + dirty[i].off, dirty[i].len, dirty[i].off))
 			return -EIO;
 	ndirty = 0;
 	for (size_t i = 0; i < s->cut; i++) {
-		const struct wrec *r = &rec[i];
-		int how = in_flight(s, i) ? s->sel[i - s->from] : 1;
-		if (r->op == DEV_FLUSH || !how)
+		bool fl = in_flight(s, i);
+		int how = fl ? s->sel[i - s->from] : 1;
+		if (rec[i].op == DEV_FLUSH || !how)
 			continue;
-		static const uint8_t zero[4096];
-		for (uint64_t o = 0; o < r->len; o += 4096) {
-			uint64_t n = r->len - o < 4096 ? r->len - o : 4096;
-			if (how == 2 && (o / 4096 >= 64 || !(s->tear[i - s->from] >> (o / 4096) & 1)))
-				continue;
-			if (pw(r->dev, r->op == DEV_WRITE ? r->data + o : zero, n, r->off + o))
-				return -EIO;
-		}
-		note_dirty(r->dev, r->off, r->len);
+		if (fl && s->shuffle)
+			s->order[nord++] = i;	/* below, in the state's order */
+		else if (apply(s, i, how))
+			return -EIO;
 	}
+	unsigned rs = s->shuffle;
+	for (size_t j = nord; j > 1; j--) {	/* Fisher-Yates */
+		size_t k = lcg(&rs) % j, t = s->order[j - 1];
+		s->order[j - 1] = s->order[k];
+		s->order[k] = t;
+	}
+	for (size_t j = 0; j < nord; j++)
+		if (apply(s, s->order[j], s->sel[s->order[j] - s->from]))
+			return -EIO;
 	return 0;
 }
 
@@ -715,11 +1021,32 @@ static int acked_at(const struct name *n, size_t cut)
  * of them from the acknowledged one on, 1 an older one, 2 no version it
  * ever had, 3 the read failed.
  */
+/*
+ * Look name up on the mounted volume (a K_XATTR name: its file): 0 with
+ * the file's fsctx and stat (one lookup counted), -ENOENT when it or a
+ * directory on its path is absent, or -errno.
+ */
+static int lookup_name(const struct name *n, struct fsctx **pf, struct stat *st)
+{
+	char path[48], leaf[48];
+	uint64_t par;
+
+	snprintf(path, sizeof(path), "%s", n->name);
+	if (n->kind == K_XATTR)
+		*strchr(path, '@') = 0;
+	int r = resolve(path, pf, &par, leaf, sizeof(leaf));
+	if (!r)
+		r = fsops_lookup(*pf, par, leaf, st);
+	st->st_ino &= SUBVOL_INO_MASK;
+	return r;
+}
+
 static int check_name(const struct name *n, size_t cut, const char *label)
 {
 	struct stat st;
+	struct fsctx *f = fs;
 	int from = acked_at(n, cut);
-	int r = fsops_lookup(fs, dir_ino, n->name, &st);
+	int r = lookup_name(n, &f, &st);
 	bool present = r == 0;
 	uint8_t *got = NULL;
 	ssize_t len = 0;
@@ -727,10 +1054,30 @@ static int check_name(const struct name *n, size_t cut, const char *label)
 		printf("  %s: %s: lookup: %s\n", label, n->name, strerror(-r));
 		return 2;
 	}
-	if (present) {
+	if (present && n->kind == K_XATTR) {
+		char xn[32];
+		snprintf(xn, sizeof(xn), "%s", strchr(n->name, '@') + 1);
+		got = malloc(65536);
+		len = fsops_getxattr(f, st.st_ino, xn, got, 65536);
+		fsops_forget(f, st.st_ino, 1);
+		if (len == -ENODATA) {
+			present = false;
+			len = 0;
+		} else if (len < 0) {
+			printf("  %s: %s: getxattr: %s\n", label, n->name, strerror((int)-len));
+			free(got);
+			return 3;
+		}
+	} else if (present && n->kind == K_DIR) {
+		fsops_forget(f, st.st_ino, 1);
+		if (!S_ISDIR(st.st_mode)) {
+			printf("  %s: %s: not a directory\n", label, n->name);
+			return 2;
+		}
+	} else if (present) {
 		got = malloc((size_t)st.st_size + 4096);
-		len = fsops_read(fs, st.st_ino, got, (size_t)st.st_size + 4096, 0);
-		fsops_forget(fs, st.st_ino, 1);
+		len = fsops_read(f, st.st_ino, got, (size_t)st.st_size + 4096, 0);
+		fsops_forget(f, st.st_ino, 1);
 		if (len < 0) {
 			printf("  %s: %s: read of %lld bytes: %s (versions from %d of %d)\n", label,
 			       n->name, (long long)st.st_size, strerror((int)-len), from, n->nv);
@@ -756,6 +1103,9 @@ static int check_name(const struct name *n, size_t cut, const char *label)
 }
 
 static bool verbose;
+/* the per-epoch classes (only, drop, torn) on every profile, or on the
+ * first one run only (make test's budget; EPOCH_CLASSES=all: every one) */
+static bool epoch_classes;
 
 /*
  * States already checked in this workload: the writes on the devices and
@@ -778,6 +1128,7 @@ static bool seen_before(const struct state *s)
 		MIX(i);
 		MIX(how == 2 ? s->tear[i - s->from] | 1ull << 63 : 0);
 	}
+	MIX(s->shuffle);
 	for (int i = 0; i < m.nn; i++)
 		MIX(acked_at(&m.n[i], s->cut));
 #undef MIX
@@ -921,6 +1272,27 @@ static void random_state(unsigned *rs, struct state *s)
 			s->tear[i] = ((uint64_t)*rs << 32) ^ (*rs * 2654435761u);
 		}
 	}
+	/*
+	 * Any order: a device may complete the writes in flight in another
+	 * order than they were issued, which shows only where two of them
+	 * overlap (a block rewritten within one epoch).  A hash of the
+	 * generator, not a draw from it, so the states that follow (the
+	 * regression states below are index j of a seed) do not change.
+	 */
+	s->shuffle = 0;
+	unsigned sh = (*rs * 2654435761u) | 1;
+	for (size_t i = 0; i < cut - from && !s->shuffle; i++) {
+		if (!in_flight(s, from + i) || !s->sel[i] || rec[from + i].op == DEV_FLUSH)
+			continue;
+		for (size_t j = i + 1; j < cut - from; j++) {
+			const struct wrec *a = &rec[from + i], *b = &rec[from + j];
+			if (in_flight(s, from + j) && s->sel[j] && b->op != DEV_FLUSH &&
+			    a->dev == b->dev && a->off < b->off + b->len && b->off < a->off + a->len) {
+				s->shuffle = sh;
+				break;
+			}
+		}
+	}
 }
 
 /*
@@ -985,8 +1357,7 @@ static void run_workload(const struct workload *w, unsigned seed, size_t nrandom
 	wfail = 0;
 	const char *devs[MAXDEV] = { img[0], img[1] };
 	struct format_opts fo = { .label = "powerloss", .force = true };
-	if (ndev > 1)
-		fo.data_profile = fo.meta_profile = CORE_PROFILE_RAID1;
+	fo.data_profile = fo.meta_profile = prof->prof;
 	if (mount_format(devs, ndev, &fo) || mount_live(false)) {
 		printf("FAIL: %s: format/mount\n", wname);
 		fails++;
@@ -1026,8 +1397,11 @@ static void run_workload(const struct workload *w, unsigned seed, size_t nrandom
 	}
 	for (int i = 0; i < m.nn; i++) {
 		struct stat s2;
-		if (m.n[i].present && fsops_lookup(fs, dir_ino, m.n[i].name, &s2) == 0)
+		struct fsctx *f;
+		if (m.n[i].present && lookup_name(&m.n[i], &f, &s2) == 0) {
 			m.n[i].ino = s2.st_ino;
+			fsops_forget(f, s2.st_ino, 1);
+		}
 	}
 	recording = true;
 	w->run(k);
@@ -1065,6 +1439,7 @@ static void run_workload(const struct workload *w, unsigned seed, size_t nrandom
 	struct state s = { 0 };
 	s.sel = calloc(nrec + 1, 1);
 	s.tear = calloc(nrec + 1, sizeof(*s.tear));
+	s.order = calloc(nrec + 1, sizeof(*s.order));
 	size_t before = t->states;
 	if (seen)
 		memset(seen, 0, seencap * sizeof(*seen));
@@ -1081,7 +1456,7 @@ static void run_workload(const struct workload *w, unsigned seed, size_t nrandom
 	}
 	/* per epoch: each write alone, and every write but one */
 	size_t ep = 0;
-	for (size_t f = 0; f < nrec; ep++) {
+	for (size_t f = epoch_classes ? 0 : nrec; f < nrec; ep++) {
 		size_t e = f;
 		while (e < nrec && rec[e].op != DEV_FLUSH)
 			e++;
@@ -1097,6 +1472,28 @@ static void run_workload(const struct workload *w, unsigned seed, size_t nrandom
 				snprintf(label, sizeof(label), "%s %s epoch %zu write %zu (%s %llu at %llu)",
 					 wname, mode ? "drop" : "only", ep, w1,
 					 rec[f + w1].op == DEV_WRITE ? "write" : "discard",
+					 (unsigned long long)rec[f + w1].len,
+					 (unsigned long long)rec[f + w1].off);
+				check_state(&s, label, t);
+			}
+		}
+		/*
+		 * torn: every write of the epoch on the device, one of more
+		 * than a sector with only its first 4 KiB sector written (a
+		 * node's header and first items new, the rest old), or all
+		 * but its first
+		 */
+		for (size_t w1 = 0; w1 < n; w1++) {
+			if (rec[f + w1].op != DEV_WRITE || rec[f + w1].len <= 4096)
+				continue;
+			for (int mode = 0; mode < 2; mode++) {
+				state_cut(&s, e);
+				for (size_t i = s.from; i < e; i++)
+					s.sel[i - s.from] = 1;
+				s.sel[f + w1 - s.from] = 2;
+				s.tear[f + w1 - s.from] = mode ? ~1ull : 1ull;
+				snprintf(label, sizeof(label), "%s torn epoch %zu write %zu (%s of %llu at %llu)",
+					 wname, ep, w1, mode ? "all but the first 4 KiB" : "the first 4 KiB",
 					 (unsigned long long)rec[f + w1].len,
 					 (unsigned long long)rec[f + w1].off);
 				check_state(&s, label, t);
@@ -1127,6 +1524,7 @@ static void run_workload(const struct workload *w, unsigned seed, size_t nrandom
 	       t->states - before, t->repeats);
 	free(s.sel);
 	free(s.tear);
+	free(s.order);
 	for (size_t i = 0; i < nrec; i++)
 		free(rec[i].data);
 	free(rec);
@@ -1134,12 +1532,23 @@ static void run_workload(const struct workload *w, unsigned seed, size_t nrandom
 	nrec = 0;
 }
 
+/* Is name one of the comma-separated words of list? */
+static bool in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; (p = strstr(p, name)); p += n)
+		if ((p == list || p[-1] == ',') && (p[n] == ',' || !p[n]))
+			return true;
+	return false;
+}
+
 int main(void)
 {
 	t_seed_init();
 	unsigned seed = t_seed;
 	size_t nrandom = getenv("RANDOM_STATES") ? strtoul(getenv("RANDOM_STATES"), NULL, 0) : 20;
-	const char *only = getenv("WORKLOAD"), *prof = getenv("PROFILE");
+	const char *only = getenv("WORKLOAD"), *pname = getenv("PROFILE");
 	char bin[512];
 	struct tally all = { 0 };
 
@@ -1160,15 +1569,23 @@ int main(void)
 		MUST(wfd[d] < 0 ? -errno : 0);
 	}
 
-	/* PROFILE=single|raid1: one of them; both by default */
-	for (ndev = 1; ndev <= MAXDEV; ndev++) {
-		const char *pname = ndev == 1 ? "single" : "raid1";
-		if (prof && strcmp(prof, pname))
+	/* PROFILE=NAME[,NAME...] or all; single and raid1 by default (make
+	 * soak: all) */
+	if (!pname || !*pname)
+		pname = "single,raid1";
+	const char *ec = getenv("EPOCH_CLASSES");
+	bool first = true;
+	for (size_t p = 0; p < sizeof(profiles) / sizeof(profiles[0]); p++) {
+		prof = &profiles[p];
+		ndev = prof->ndev;
+		if (strcmp(pname, "all") && !in_list(pname, prof->name))
 			continue;
+		epoch_classes = first || (ec && !strcmp(ec, "all"));
+		first = false;
 		for (size_t i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++) {
 			if (only && !strstr(workloads[i].name, only))
 				continue;
-			snprintf(wname, sizeof(wname), "%s%s", ndev > 1 ? "raid1/" : "",
+			snprintf(wname, sizeof(wname), "%s%s%s", p ? prof->name : "", p ? "/" : "",
 				 workloads[i].name);
 			struct tally t = { 0 };
 			run_workload(&workloads[i], seed, nrandom, &t);
