@@ -412,6 +412,7 @@ static int job_make(struct ch_store *s, const struct agg_window *w, struct ch_jo
 	size_t nst = w->lk.nstk;
 	int64_t locksum, tot[PT_NTYPES];
 	uint64_t wid;
+	_Static_assert(PT_NTYPES == 5, "windows has tot0..tot4: one column per profile type");
 	int units, known, rc = -ENOMEM;
 
 	if (!j || !canon || !(j->wkey = strdup(w->window_id)))
@@ -462,8 +463,8 @@ static int job_make(struct ch_store *s, const struct agg_window *w, struct ch_jo
 		       (long long)w->start_ns, (long long)w->end_ns, (long long)agg_now_ns(),
 		       (long long)w->commit_p99_ns, (long long)w->commit_count,
 		       (long long)w->trim_stall_ns, (long long)locksum) ||
-	    buf_printf(b, "\t%lld\t%lld\t%lld\t%lld\t%d\n", (long long)tot[0], (long long)tot[1],
-		       (long long)tot[2], (long long)tot[3], units))
+	    buf_printf(b, "\t%lld\t%lld\t%lld\t%lld\t%lld\t%d\n", (long long)tot[0], (long long)tot[1],
+		       (long long)tot[2], (long long)tot[3], (long long)tot[4], units))
 		goto fail;
 	free(canon);
 	*out = j;
