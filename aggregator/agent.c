@@ -62,6 +62,7 @@ struct agent {
 	char *mount;		/* --mount: the glassfs mount described (NULL = first) */
 	char *wakeup_cmd;	/* --wakeup-cmd: a second profile (type wakeup) per window */
 	char *oncpu_cmd;	/* --oncpu-cmd: an on-CPU profile (samples) per window */
+	char *wall_cmd;		/* --wall-cmd: a wall-clock profile (us, sent as ns) per window */
 	long glassfs_pid;	/* its daemon, for "{pid}" (0 = not found) */
 	int us_to_ns;		/* profiler counts microseconds: send ns */
 	json_t *labels;
@@ -420,10 +421,10 @@ static int take_window(struct agent *a)
 	json_t *w, *profiles = json_array(), *summaries = NULL;
 	int rc;
 
-	char wcmd[4096], lcmd[4096], ccmd[4096], ocmd[4096];
-	/* the same runner serves the lock, commit and on-CPU commands */
-	struct wakeup_run wk = { 0 }, lr = { 0 }, cr = { 0 }, oc = { 0 };
-	pthread_t wth, lth, cth, oth;
+	char wcmd[4096], lcmd[4096], ccmd[4096], ocmd[4096], acmd[4096];
+	/* the same runner serves the lock, commit, on-CPU and wall-clock commands */
+	struct wakeup_run wk = { 0 }, lr = { 0 }, cr = { 0 }, oc = { 0 }, wl = { 0 };
+	pthread_t wth, lth, cth, oth, alth;
 
 	refresh_glassfs(a);
 	/* The lock command watches the same window, alongside the profiler. */
@@ -457,6 +458,12 @@ static int take_window(struct agent *a)
 		oc.cmd = ocmd;
 		if (pthread_create(&oth, NULL, wakeup_thread, &oc))
 			oc.cmd = NULL;
+	}
+	if (a->wall_cmd && (a->glassfs_pid || !strstr(a->wall_cmd, "{pid}"))) {
+		expand_cmd(a, a->wall_cmd, acmd, sizeof(acmd));
+		wl.cmd = acmd;
+		if (pthread_create(&alth, NULL, wakeup_thread, &wl))
+			wl.cmd = NULL;
 	}
 	rc = run_cmd(cmd, &out, &outlen);
 	if (rc)
@@ -514,6 +521,16 @@ static int take_window(struct agent *a)
 			add_profile(profiles, "oncpu", "samples", 0, oc.out, oc.outlen, "on-CPU command");
 		else
 			free(oc.out);
+	}
+	if (wl.cmd) {
+		pthread_join(alth, NULL);
+		if (wl.rc)
+			fprintf(stderr, "glass-agent: wall-clock command exited with status %d: %s\n", wl.rc, wl.cmd);
+		/* glass-profile --wall prints microseconds: the wall type is ns */
+		if (!wl.rc && wl.out && wl.outlen)
+			add_profile(profiles, "wall", "ns", 1, wl.out, wl.outlen, "wall-clock command");
+		else
+			free(wl.out);
 	}
 	free(out);
 	json_t *lk = json_object();	/* holds "locks" until w exists */
@@ -712,13 +729,17 @@ static void usage(FILE *f)
 "                          (default with a glassfs daemon found:\n"
 "                          \"glass-offcputime -f --no-idle -p {pid} -d {interval}\",\n"
 "                          else \"glass-offcputime -f -d {interval}\": every process)\n"
-"  --profile-type TYPE     offcpu|wakeup|lockwait|oncpu (default offcpu)\n"
+"  --profile-type TYPE     offcpu|wakeup|lockwait|oncpu|wall (default offcpu)\n"
 "  --wakeup-cmd CMD        also run CMD (same substitutions, same units) alongside\n"
 "                          the profiler; its folded output is the window's wakeup\n"
 "                          profile (e.g. glass-offcputime --wakeup -f -d {interval})\n"
 "  --oncpu-cmd CMD         also run CMD alongside the profiler; its folded output\n"
 "                          (samples) is the window's oncpu profile, e.g.\n"
 "                          \"glass-profile -f -p {pid} -d {interval}\"\n"
+"  --wall-cmd CMD          also run CMD alongside the profiler; its folded output\n"
+"                          (microseconds, sent as ns) is the window's wall\n"
+"                          profile, e.g.\n"
+"                          \"glass-profile --wall -f -p {pid} -d {interval}\"\n"
 "  --units ns|us|samples   units of the profiler's counts; us is sent as ns\n"
 "                          (default us for the default command, else ns)\n"
 "  --summary-cmd CMD       prints a JSON object for \"summaries\" ({interval} and\n"
@@ -773,7 +794,7 @@ int main(int argc, char **argv)
 		{ "summary-cmd", 1, 0, 'S' }, { "host", 1, 0, 'H' }, { "label", 1, 0, 'l' },
 		{ "spool", 1, 0, 'd' }, { "spool-max-bytes", 1, 0, 'm' }, { "count", 1, 0, 'c' },
 		{ "flush-timeout", 1, 0, 'f' }, { "max-backoff", 1, 0, 'b' }, { "mount", 1, 0, 'M' },
-		{ "wakeup-cmd", 1, 0, 'W' }, { "oncpu-cmd", 1, 0, 'O' }, { "lock-cmd", 1, 0, 'L' }, { "no-locks", 0, 0, 'N' },
+		{ "wakeup-cmd", 1, 0, 'W' }, { "oncpu-cmd", 1, 0, 'O' }, { "wall-cmd", 1, 0, 'A' }, { "lock-cmd", 1, 0, 'L' }, { "no-locks", 0, 0, 'N' },
 		{ "help", 0, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -799,8 +820,9 @@ int main(int argc, char **argv)
 			break;
 		case 'p': a.profiler_cmd = optarg; custom_cmd = 1; break;
 		case 'T': a.type = optarg;
-			if (strcmp(a.type, "offcpu") && strcmp(a.type, "wakeup") && strcmp(a.type, "lockwait") && strcmp(a.type, "oncpu")) {
-				fprintf(stderr, "glass-agent: --profile-type: offcpu, wakeup, lockwait or oncpu\n");
+			if (strcmp(a.type, "offcpu") && strcmp(a.type, "wakeup") && strcmp(a.type, "lockwait") && strcmp(a.type, "oncpu") &&
+			    strcmp(a.type, "wall")) {
+				fprintf(stderr, "glass-agent: --profile-type: offcpu, wakeup, lockwait, oncpu or wall\n");
 				return 2;
 			}
 			break;
@@ -816,6 +838,7 @@ int main(int argc, char **argv)
 		case 'M': a.mount = optarg; break;
 		case 'W': a.wakeup_cmd = optarg; break;
 		case 'O': a.oncpu_cmd = optarg; break;
+		case 'A': a.wall_cmd = optarg; break;
 		case 'H': a.host = optarg; break;
 		case 'l': {
 			char *eq = strchr(optarg, '=');
@@ -851,6 +874,10 @@ int main(int argc, char **argv)
 	}
 	if (a.oncpu_cmd && !strcmp(a.type, "oncpu")) {
 		fprintf(stderr, "glass-agent: --oncpu-cmd adds the oncpu profile: --profile-type must not be oncpu too\n");
+		return 2;
+	}
+	if (a.wall_cmd && !strcmp(a.type, "wall")) {
+		fprintf(stderr, "glass-agent: --wall-cmd adds the wall profile: --profile-type must not be wall too\n");
 		return 2;
 	}
 	/* glass-offcputime -f prints microseconds; other commands say their units. */

@@ -474,7 +474,7 @@ static int agent_json(json_t *root, const struct agg_limits *lim,
 			}
 			t = json_object_get(v, "type");
 			if (!json_is_string(t) || (type = agg_ptype_parse(json_string_value(t))) < 0)
-				return ierr(msg, msglen, "profiles[%zu].type: must be offcpu, wakeup, lockwait or oncpu", i);
+				return ierr(msg, msglen, "profiles[%zu].type: must be offcpu, wakeup, lockwait, oncpu or wall", i);
 			if (!u)
 				units = type == PT_ONCPU ? UNITS_SAMPLES : UNITS_NS;
 			else if (!json_is_string(u) || (units = agg_units_parse(json_string_value(u))) < 0)

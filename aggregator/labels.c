@@ -11,7 +11,7 @@
 #include <jansson.h>
 
 static const char *const ptype_names[PT_NTYPES] = {
-	"offcpu", "wakeup", "lockwait", "oncpu",
+	"offcpu", "wakeup", "lockwait", "oncpu", "wall",
 };
 
 const char *agg_ptype_name(int t)

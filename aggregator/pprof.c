@@ -112,7 +112,7 @@ int pprof_to_folded(const void *body, size_t len, const char *sample_type,
 
 		if (memory_type(t, u)) {
 			rc = perr(msg, msglen, "pprof: sample type %.40s/%.40s is a memory profile: glass-aggd "
-				  "stores time profiles only (offcpu, wakeup, lockwait, oncpu), never summed "
+				  "stores time profiles only (offcpu, wakeup, lockwait, oncpu, wall), never summed "
 				  "with memory; send it elsewhere or pick a time column with sampleType=",
 				  t ? t : "?", u ? u : "?");
 			goto out;

@@ -243,7 +243,7 @@ static int parse_query(struct qctx *q, const char *key, struct selector *sel, in
 		return qerr(q->r, 400, "%s: %s", key, msg), -1;
 	*type = PT_OFFCPU;
 	if (sel->metric && (*type = agg_ptype_parse(sel->metric)) < 0) {
-		qerr(q->r, 400, "%s: unknown profile type \"%s\" (offcpu, wakeup, lockwait, oncpu)",
+		qerr(q->r, 400, "%s: unknown profile type \"%s\" (offcpu, wakeup, lockwait, oncpu, wall)",
 		     key, sel->metric);
 		sel_free(sel);
 		return -1;
@@ -509,8 +509,10 @@ static int render_svg(struct qctx *q, const struct merged *left, const struct me
 	fg_options_init(&o);
 	o.title = title;
 	o.countname = merged_units(right ? right : left, type);
-	o.palette = type == PT_WAKEUP ? FG_PALETTE_WAKEUP : type == PT_ONCPU ? FG_PALETTE_HOT
-									  : FG_PALETTE_OFFCPU;
+	/* a wall profile: hot above its "[oncpu]"/"[offcpu]" frames, as
+	 * glass-flamegraph draws it; the renderer colours the two halves */
+	o.palette = type == PT_WAKEUP ? FG_PALETTE_WAKEUP
+		  : type == PT_ONCPU || type == PT_WALL ? FG_PALETTE_HOT : FG_PALETTE_OFFCPU;
 	o.hash = 1;
 	o.normalize = 1;
 	if (P(q, "width")) {
@@ -1467,7 +1469,7 @@ static int q_labels(struct qctx *q)
 
 /* ---- timeseries ----------------------------------------------------------- */
 
-enum { TS_P99, TS_LOCK, TS_TRIM, TS_OFFCPU, TS_WINDOWS };
+enum { TS_P99, TS_LOCK, TS_TRIM, TS_OFFCPU, TS_WINDOWS, TS_WALL };
 
 struct ts_series {
 	char *key;		/* canonical JSON of the series labels */
@@ -1597,6 +1599,9 @@ static int ts_win_cb(void *arg, const struct store_window_row *w)
 		return w->units[PT_OFFCPU] == UNITS_NS
 			? ts_add(t, w->labelset, w->start_ns, NULL, w->total[PT_OFFCPU], 0) : 0;
 	case TS_WINDOWS: return ts_add(t, w->labelset, w->start_ns, NULL, 1, 0);
+	case TS_WALL:
+		return w->units[PT_WALL] == UNITS_NS
+			? ts_add(t, w->labelset, w->start_ns, NULL, w->total[PT_WALL], 0) : 0;
 	}
 	return 0;
 }
@@ -1638,7 +1643,7 @@ static int by_key(const void *a, const void *b)
 static int q_timeseries(struct qctx *q)
 {
 	static const char *const names[] = { "commit_p99_ns", "lock_wait_ns", "trim_stall_ns",
-					     "offcpu_ns", "ingest_windows" };
+					     "offcpu_ns", "ingest_windows", "wall_ns" };
 	const char *metric = P(q, "metric"), *step = P(q, "step"), *by = q->get(q->ctx, "by");
 	struct selector sel = { 0 };
 	struct lsdb db = { 0 };
@@ -1649,11 +1654,11 @@ static int q_timeseries(struct qctx *q)
 	int type, rc;
 
 	t.metric = -1;
-	for (int i = 0; metric && i < 5; i++)
+	for (int i = 0; metric && i < (int)(sizeof(names) / sizeof(names[0])); i++)
 		if (!strcmp(metric, names[i]))
 			t.metric = i;
 	if (t.metric < 0)
-		return qerr(q->r, 400, "metric: must be commit_p99_ns, lock_wait_ns, trim_stall_ns, offcpu_ns or ingest_windows");
+		return qerr(q->r, 400, "metric: must be commit_p99_ns, lock_wait_ns, trim_stall_ns, offcpu_ns, ingest_windows or wall_ns");
 	t.step_ns = 60LL * 1000000000LL;
 	if (step) {
 		char *e;

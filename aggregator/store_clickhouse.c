@@ -8,7 +8,7 @@
  *   stacks(id UInt64, text String)                  ReplacingMergeTree, ORDER BY id
  *   labelsets(id UInt64, canon String, host String)  ReplacingMergeTree, ORDER BY id
  *   windows(id UInt64, wkey, host, ls, start_ns, end_ns, recv_ns, summaries
- *           (-1 = absent), tot0..tot3, units)        MergeTree ORDER BY (start_ns, id)
+ *           (-1 = absent), tot0..tot4, units)        MergeTree ORDER BY (start_ns, id)
  *   locks(win UInt64, ls, host, start_ns, cls, ns)   MergeTree ORDER BY (start_ns, win)
  *   samples(type, ls, t, win, stack, count)          MergeTree ORDER BY (type, ls, t)
  *   lockclasses, lockinst, lockstacks                MergeTree ORDER BY (start_ns, win)
@@ -290,7 +290,7 @@ static int ch_select(struct ch_store *s, const char *sql, row_cb cb, void *arg)
 #define SAMPLES_INS "INSERT INTO samples (type, ls, t, win, stack, count) FORMAT TabSeparated\n"
 #define LOCKS_INS "INSERT INTO locks (win, ls, host, start_ns, cls, ns) FORMAT TabSeparated\n"
 #define WINDOWS_INS "INSERT INTO windows (id, wkey, host, ls, start_ns, end_ns, recv_ns, commit_p99_ns," \
-	" commit_count, trim_stall_ns, lock_wait_ns, tot0, tot1, tot2, tot3, units) FORMAT TabSeparated\n"
+	" commit_count, trim_stall_ns, lock_wait_ns, tot0, tot1, tot2, tot3, tot4, units) FORMAT TabSeparated\n"
 
 static int count_cb(void *arg, char **f, int nf)
 {
@@ -412,6 +412,7 @@ static int job_make(struct ch_store *s, const struct agg_window *w, struct ch_jo
 	size_t nst = w->lk.nstk;
 	int64_t locksum, tot[PT_NTYPES];
 	uint64_t wid;
+	_Static_assert(PT_NTYPES == 5, "windows has tot0..tot4: one column per profile type");
 	int units, known, rc = -ENOMEM;
 
 	if (!j || !canon || !(j->wkey = strdup(w->window_id)))
@@ -462,8 +463,8 @@ static int job_make(struct ch_store *s, const struct agg_window *w, struct ch_jo
 		       (long long)w->start_ns, (long long)w->end_ns, (long long)agg_now_ns(),
 		       (long long)w->commit_p99_ns, (long long)w->commit_count,
 		       (long long)w->trim_stall_ns, (long long)locksum) ||
-	    buf_printf(b, "\t%lld\t%lld\t%lld\t%lld\t%d\n", (long long)tot[0], (long long)tot[1],
-		       (long long)tot[2], (long long)tot[3], units))
+	    buf_printf(b, "\t%lld\t%lld\t%lld\t%lld\t%lld\t%d\n", (long long)tot[0], (long long)tot[1],
+		       (long long)tot[2], (long long)tot[3], (long long)tot[4], units))
 		goto fail;
 	free(canon);
 	*out = j;
@@ -903,7 +904,7 @@ static int win_row(void *arg, char **f, int nf)
 	struct store_window_row r = { 0 };
 	int units;
 
-	if (nf < 14)
+	if (nf < 15)
 		return -EIO;
 	r.id = (int64_t)strtoull(f[0], NULL, 10);
 	r.labelset = (int64_t)strtoull(f[1], NULL, 10);
@@ -914,7 +915,7 @@ static int win_row(void *arg, char **f, int nf)
 	r.commit_count = opt(f[6]);
 	r.trim_stall_ns = opt(f[7]);
 	r.lock_wait_ns = opt(f[8]);
-	units = atoi(f[13]);
+	units = atoi(f[14]);
 	for (int t = 0; t < PT_NTYPES; t++) {
 		r.total[t] = atoll(f[9 + t]);
 		r.units[t] = units & (1 << t) ? UNITS_SAMPLES : UNITS_NS;
@@ -927,7 +928,7 @@ static int ch_windows(struct store *base, int64_t from, int64_t until, store_win
 	struct wcb c = { cb, arg };
 
 	return ch_select_range((struct ch_store *)base, "SELECT id, ls, start_ns, end_ns, host, commit_p99_ns,"
-			       " commit_count, trim_stall_ns, lock_wait_ns, tot0, tot1, tot2, tot3, units FROM windows",
+			       " commit_count, trim_stall_ns, lock_wait_ns, tot0, tot1, tot2, tot3, tot4, units FROM windows",
 			       from, until, win_row, &c);
 }
 
@@ -1310,13 +1311,13 @@ static int ch_coarsen(struct ch_store *s, int tier, int64_t cut, int64_t bucket_
 			    key, (long long)bucket_ns, (unsigned long long)p.pass, lsrc, (long long)bucket_ns)) ||
 	    (rc = pass_exec(s, &p, "windows",
 			    "INSERT INTO windows (id, wkey, host, ls, start_ns, end_ns, recv_ns, commit_p99_ns,"
-			    " commit_count, trim_stall_ns, lock_wait_ns, tot0, tot1, tot2, tot3, units, pass)"
+			    " commit_count, trim_stall_ns, lock_wait_ns, tot0, tot1, tot2, tot3, tot4, units, pass)"
 			    " SELECT sipHash64(%s), %s, min(host), ls, b * %lld, (b + 1) * %lld, %lld,"
 			    " max(commit_p99_ns), " SATSUMIF("commit_count", "commit_count >= 0") ","
 			    " " SATSUMIF("trim_stall_ns", "trim_stall_ns >= 0") ","
 			    " " SATSUMIF("lock_wait_ns", "lock_wait_ns >= 0") ","
 			    " " SATSUM("tot0") ", " SATSUM("tot1") ", " SATSUM("tot2") ", " SATSUM("tot3") ","
-			    " groupBitOr(units), %llu"
+			    " " SATSUM("tot4") ", groupBitOr(units), %llu"
 			    " FROM windows WHERE %s GROUP BY ls, intDiv(start_ns, %lld) AS b",
 			    key, key, (long long)bucket_ns, (long long)bucket_ns, (long long)p.recv,
 			    (unsigned long long)p.pass, src, (long long)bucket_ns)))
@@ -1328,10 +1329,11 @@ static int ch_coarsen(struct ch_store *s, int tier, int64_t cut, int64_t bucket_
 	 * up modulo 2^64 (sumWithOverflow) on both sides. */
 	snprintf(q, sizeof(q), "SELECT (SELECT count() FROM windows WHERE pass = %llu),"
 		 " (SELECT uniqExact(ls, intDiv(start_ns, %lld)) FROM windows WHERE %s),"
-		 " (SELECT sumWithOverflow(toUInt64(tot0) + toUInt64(tot1) + toUInt64(tot2) + toUInt64(tot3))"
+		 " (SELECT sumWithOverflow(toUInt64(tot0) + toUInt64(tot1) + toUInt64(tot2) + toUInt64(tot3) + toUInt64(tot4))"
 		 "  FROM windows WHERE pass = %llu),"
 		 " (SELECT sumWithOverflow(g) FROM (SELECT toUInt64(" SATSUM("tot0") ") + toUInt64(" SATSUM("tot1")
-		 ") + toUInt64(" SATSUM("tot2") ") + toUInt64(" SATSUM("tot3") ") AS g"
+		 ") + toUInt64(" SATSUM("tot2") ") + toUInt64(" SATSUM("tot3") ")"
+		 " + toUInt64(" SATSUM("tot4") ") AS g"
 		 "  FROM windows WHERE %s GROUP BY ls, intDiv(start_ns, %lld))),"
 		 " (SELECT sumWithOverflow(count) FROM samples WHERE pass = %llu),"
 		 " (SELECT sumWithOverflow(g) FROM (SELECT toUInt64(" SATSUM("count") ") AS g FROM samples WHERE %s"
@@ -1469,6 +1471,10 @@ static const struct store_ops ch_ops = {
 /* The downsampling pass that wrote a row (0 = ingested); windows, locks
  * and samples have it.  Added to tables of earlier releases on open. */
 #define PASS_COL "pass UInt64 DEFAULT 0"
+/* The wall profile type's total (tot4, PT_WALL): last, after pass, so a
+ * table created now and one upgraded on open (ADD COLUMN appends) have
+ * the same columns in the same order. */
+#define TOT4_COL "tot4 Int64 DEFAULT 0"
 static const char passes_ddl[] =
 	"CREATE TABLE IF NOT EXISTS passes (pass UInt64, tier UInt8, cut Int64, recv Int64, bucket Int64,"
 	" state UInt8, at Int64) ENGINE = MergeTree() ORDER BY pass";
@@ -1480,7 +1486,7 @@ static const struct ch_table {
 	{ "labelsets", "id UInt64, canon String, host String", "ReplacingMergeTree() ORDER BY id", "id" },
 	{ "windows", "id UInt64, wkey String, host String, ls UInt64, start_ns Int64,"
 	  " end_ns Int64, recv_ns Int64, commit_p99_ns Int64, commit_count Int64, trim_stall_ns Int64,"
-	  " lock_wait_ns Int64, tot0 Int64, tot1 Int64, tot2 Int64, tot3 Int64, units UInt8, " PASS_COL,
+	  " lock_wait_ns Int64, tot0 Int64, tot1 Int64, tot2 Int64, tot3 Int64, units UInt8, " PASS_COL ", " TOT4_COL,
 	  "MergeTree() ORDER BY (start_ns, id)", "ls" },
 	{ "locks", "win UInt64, ls UInt64, host String, start_ns Int64, cls String, ns Int64, " PASS_COL,
 	  "MergeTree() ORDER BY (start_ns, win)", "ls" },
@@ -1615,15 +1621,16 @@ static int ch_open_cluster(struct ch_store *s, const char *hostport, char *msg, 
 	return 0;
 }
 
-/* Give TABLE in DB (at URL) the pass column if it predates it. */
-static int add_pass_col(struct ch_store *s, const char *url, const char *db, const char *table)
+/* Give TABLE in DB (at URL) column NAME (declared DEF) if it predates it. */
+static int add_col(struct ch_store *s, const char *url, const char *db, const char *table,
+		   const char *name, const char *def)
 {
 	char q[400];
 	long long n = 0;
 	int rc;
 
 	snprintf(q, sizeof(q), "SELECT count() FROM system.columns WHERE database = '%s' AND table = '%s'"
-		 " AND name = 'pass' FORMAT TabSeparated", db, table);
+		 " AND name = '%s' FORMAT TabSeparated", db, table, name);
 	{
 		struct buf out = { 0 };
 
@@ -1634,7 +1641,7 @@ static int add_pass_col(struct ch_store *s, const char *url, const char *db, con
 	}
 	if (n)
 		return 0;
-	snprintf(q, sizeof(q), "ALTER TABLE %s.%s ADD COLUMN " PASS_COL, db, table);
+	snprintf(q, sizeof(q), "ALTER TABLE %s.%s ADD COLUMN %s", db, table, def);
 	return ch_post_url(s, url, q, strlen(q), NULL);
 }
 
@@ -1655,22 +1662,26 @@ static int pass_row(void *arg, char **f, int nf)
 	return 0;
 }
 
-/* The journal: its table, the pass column, and the passes a crash left
- * unfinished (hidden from queries at once; finished by the next retain). */
+/* The journal: its table, the columns tables of earlier releases lack
+ * (pass; tot4), and the passes a crash left unfinished (hidden from
+ * queries at once; finished by the next retain). */
 static int ch_open_passes(struct ch_store *s)
 {
-	static const char *const t[] = { "windows", "locks", "samples" };
+	static const struct { const char *table, *name, *def; } t[] = {
+		{ "windows", "pass", PASS_COL }, { "locks", "pass", PASS_COL },
+		{ "samples", "pass", PASS_COL }, { "windows", "tot4", TOT4_COL },
+	};
 	int rc = ch_exec(s, passes_ddl);
 
-	for (size_t i = 0; i < 3 && !rc; i++) {
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]) && !rc; i++) {
 		for (size_t k = 0; s->cluster && k < s->nshards && !rc; k++) {
 			char lt[32];
 
-			snprintf(lt, sizeof(lt), "%s_local", t[i]);
-			rc = add_pass_col(s, s->shard_url[k], s->shard_db[k], lt);
+			snprintf(lt, sizeof(lt), "%s_local", t[i].table);
+			rc = add_col(s, s->shard_url[k], s->shard_db[k], lt, t[i].name, t[i].def);
 		}
 		if (!rc)
-			rc = add_pass_col(s, s->url, s->db, t[i]);
+			rc = add_col(s, s->url, s->db, t[i].table, t[i].name, t[i].def);
 	}
 	if (!rc)
 		rc = ch_select(s, "SELECT pass, max(state), any(tier), any(cut), any(recv), any(bucket)"

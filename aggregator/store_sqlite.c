@@ -7,7 +7,9 @@
  *   labelsets(id INTEGER PRIMARY KEY, canon TEXT UNIQUE, host TEXT)
  *   windows(id INTEGER PRIMARY KEY, wkey TEXT UNIQUE, host, ls, start_ns,
  *           end_ns, recv_ns, commit_p99_ns, commit_count, trim_stall_ns,
- *           lock_wait_ns, tot0..tot3, units, coarse)     + index on start_ns
+ *           lock_wait_ns, tot0..tot3, units, coarse, tot4) + index on start_ns
+ *           tot4 (the wall type) is last: a schema-2 file gains it on open
+ *           (ALTER TABLE ADD COLUMN appends; meta schema becomes 3)
  *           coarse = the downsampling level: 0 a window as ingested, k one
  *           folded by tier k (wkey "coarse:LS:B" for 1, "coarseK:LS:B" above)
  *   locks(win, cls, ns)                       PRIMARY KEY (win, cls)
@@ -87,7 +89,7 @@ static const char schema[] =
 	" recv_ns INTEGER NOT NULL, commit_p99_ns INTEGER, commit_count INTEGER, trim_stall_ns INTEGER,"
 	" lock_wait_ns INTEGER, tot0 INTEGER NOT NULL DEFAULT 0, tot1 INTEGER NOT NULL DEFAULT 0,"
 	" tot2 INTEGER NOT NULL DEFAULT 0, tot3 INTEGER NOT NULL DEFAULT 0, units INTEGER NOT NULL DEFAULT 0,"
-	" coarse INTEGER NOT NULL DEFAULT 0);"
+	" coarse INTEGER NOT NULL DEFAULT 0, tot4 INTEGER NOT NULL DEFAULT 0);"
 	"CREATE INDEX IF NOT EXISTS windows_start ON windows(start_ns);"
 	"CREATE TABLE IF NOT EXISTS locks(win INTEGER NOT NULL, cls TEXT NOT NULL, ns INTEGER NOT NULL,"
 	" PRIMARY KEY(win, cls)) WITHOUT ROWID;"
@@ -106,7 +108,7 @@ static const char schema[] =
 	" stack INTEGER NOT NULL, wait_ns INTEGER NOT NULL, count INTEGER NOT NULL);"
 	"CREATE INDEX IF NOT EXISTS lockstacks_win ON lockstacks(win);"
 	"CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT);"
-	"INSERT OR IGNORE INTO meta VALUES('schema', '2');";
+	"INSERT OR IGNORE INTO meta VALUES('schema', '3');";
 
 /* ---- packed samples ------------------------------------------------------- */
 
@@ -413,11 +415,11 @@ static int sq_put(struct store *base, const struct agg_window *w, int *duplicate
 	rc = -EIO;
 	if (labelset_id(s, canon, w->host, &ls))
 		goto rollback;
-	_Static_assert(PT_NTYPES == 4, "windows has tot0..tot3: one column per profile type");
-	if (sq_step(s->st_win_ins, "ttiiiinnnniiiid", w->window_id, w->host, ls, (int64_t)w->start_ns,
+	_Static_assert(PT_NTYPES == 5, "windows has tot0..tot4: one column per profile type");
+	if (sq_step(s->st_win_ins, "ttiiiinnnniiiiid", w->window_id, w->host, ls, (int64_t)w->start_ns,
 		    (int64_t)w->end_ns, agg_now_ns(), (int64_t)w->commit_p99_ns,
 		    (int64_t)w->commit_count, (int64_t)w->trim_stall_ns, locksum,
-		    tot[0], tot[1], tot[2], tot[3], units))
+		    tot[0], tot[1], tot[2], tot[3], tot[4], units))
 		goto rollback;
 	win = sqlite3_last_insert_rowid(s->w);
 	for (size_t i = 0; i < w->nlocks; i++)
@@ -613,7 +615,7 @@ static int win_row(sqlite3_stmt *st, void *arg)
 		.trim_stall_ns = col_opt(st, 7),
 		.lock_wait_ns = col_opt(st, 8),
 	};
-	int units = sqlite3_column_int(st, 13);
+	int units = sqlite3_column_int(st, 14);
 
 	for (int t = 0; t < PT_NTYPES; t++) {
 		r.total[t] = sqlite3_column_int64(st, 9 + t);
@@ -629,7 +631,7 @@ static int sq_windows(struct store *base, int64_t from, int64_t until,
 
 	return sq_scan(reader((struct sq_store *)base),
 		       "SELECT id, ls, start_ns, end_ns, host, commit_p99_ns,"
-		       " commit_count, trim_stall_ns, lock_wait_ns, tot0, tot1, tot2, tot3, units"
+		       " commit_count, trim_stall_ns, lock_wait_ns, tot0, tot1, tot2, tot3, tot4, units"
 		       " FROM windows WHERE start_ns>=?1 AND start_ns<?2 ORDER BY start_ns", from, until,
 		       win_row, &ws);
 }
@@ -1002,6 +1004,7 @@ static int coarsen(struct sq_store *s, int64_t coarse_ns, int64_t bucket_ns, int
 		" tot1 = satadd(tot1, (SELECT satsum(w.tot1) FROM ds JOIN windows w ON w.id = ds.win WHERE ds.cw = windows.id)),"
 		" tot2 = satadd(tot2, (SELECT satsum(w.tot2) FROM ds JOIN windows w ON w.id = ds.win WHERE ds.cw = windows.id)),"
 		" tot3 = satadd(tot3, (SELECT satsum(w.tot3) FROM ds JOIN windows w ON w.id = ds.win WHERE ds.cw = windows.id)),"
+		" tot4 = satadd(tot4, (SELECT satsum(w.tot4) FROM ds JOIN windows w ON w.id = ds.win WHERE ds.cw = windows.id)),"
 		" units = units | (SELECT max(w.units) FROM ds JOIN windows w ON w.id = ds.win WHERE ds.cw = windows.id)"
 		" WHERE id IN (SELECT cw FROM ds);"
 		"UPDATE windows SET commit_p99_ns = NULL WHERE commit_p99_ns = -1 AND id IN (SELECT cw FROM ds);"
@@ -1014,7 +1017,7 @@ static int coarsen(struct sq_store *s, int64_t coarse_ns, int64_t bucket_ns, int
 	if (sqlite3_exec(db,
 		"DELETE FROM samples WHERE (type, ls, t, win) IN (SELECT s.type, s.ls, s.t, s.win FROM ds"
 		" JOIN windows fw ON fw.id = ds.win JOIN samples s ON s.ls = ds.ls AND s.t = fw.start_ns"
-		" AND s.win = ds.win AND s.type IN (0,1,2,3));"
+		" AND s.win = ds.win AND s.type IN (0,1,2,3,4));"
 		"DELETE FROM locks WHERE win IN (SELECT win FROM ds);"
 		"UPDATE lockclasses SET win = (SELECT cw FROM ds WHERE ds.win = lockclasses.win) WHERE win IN (SELECT win FROM ds);"
 		"UPDATE lockinst SET win = (SELECT cw FROM ds WHERE ds.win = lockinst.win) WHERE win IN (SELECT win FROM ds);"
@@ -1135,6 +1138,39 @@ static const struct store_ops sqlite_ops = {
 	.close = sq_close,
 };
 
+/* A file of schema 2 (four profile types) has no tot4: add it, in place,
+ * before anything reads or writes windows.  Its existing windows get 0
+ * there -- no wall profile was ever stored in them. */
+static int sq_upgrade(sqlite3 *db, char *msg, size_t msglen, const char *path)
+{
+	sqlite3_stmt *st = NULL;
+	char *em = NULL;
+	int has = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('windows') WHERE name = 'tot4'",
+			       -1, &st, NULL) != SQLITE_OK) {
+		snprintf(msg, msglen, "sqlite: %s: schema: %s", path, sqlite3_errmsg(db));
+		return -1;
+	}
+	has = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	if (!has && sqlite3_exec(db, "BEGIN IMMEDIATE;"
+				 "ALTER TABLE windows ADD COLUMN tot4 INTEGER NOT NULL DEFAULT 0;"
+				 "COMMIT;", NULL, NULL, &em) != SQLITE_OK) {
+		snprintf(msg, msglen, "sqlite: %s: upgrading to schema 3: %s", path, em ? em : "?");
+		sqlite3_free(em);
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		return -1;
+	}
+	if (sqlite3_exec(db, "UPDATE meta SET v = '3' WHERE k = 'schema' AND v <> '3'", NULL, NULL, &em)
+	    != SQLITE_OK) {
+		snprintf(msg, msglen, "sqlite: %s: schema: %s", path, em ? em : "?");
+		sqlite3_free(em);
+		return -1;
+	}
+	return 0;
+}
+
 int store_sqlite_open(const char *path, struct store **out, char *msg, size_t msglen)
 {
 	struct sq_store *s = calloc(1, sizeof(*s));
@@ -1166,11 +1202,15 @@ int store_sqlite_open(const char *path, struct store **out, char *msg, size_t ms
 		sq_close(&s->base);
 		return -EIO;
 	}
+	if (sq_upgrade(s->w, msg, msglen, path)) {
+		sq_close(&s->base);
+		return -EIO;
+	}
 	sqlite3_exec(s->w, "PRAGMA cache_size=-65536;", NULL, NULL, NULL);
 	if (prep(s->w, "SELECT 1 FROM windows WHERE wkey=?", &s->st_win_exists) ||
 	    prep(s->w, "INSERT INTO windows(wkey, host, ls, start_ns, end_ns, recv_ns, commit_p99_ns,"
-		 " commit_count, trim_stall_ns, lock_wait_ns, tot0, tot1, tot2, tot3, units)"
-		 " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &s->st_win_ins) ||
+		 " commit_count, trim_stall_ns, lock_wait_ns, tot0, tot1, tot2, tot3, tot4, units)"
+		 " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &s->st_win_ins) ||
 	    prep(s->w, "SELECT id FROM labelsets WHERE canon=?", &s->st_ls_get) ||
 	    prep(s->w, "INSERT INTO labelsets(canon, host) VALUES(?,?)", &s->st_ls_ins) ||
 	    prep(s->w, "SELECT id FROM stacks WHERE hash=? AND text=?", &s->st_stack_get) ||

@@ -112,9 +112,30 @@ export function blameFrame(stack) {
 	return f[f.length - 1];
 }
 
-export function frameColor(name) {
+// The half of a wall-clock profile (glass-profile --wall) node N is in:
+// 'on' at or under an "[oncpu]" frame, 'off' at or under "[offcpu]",
+// else null.
+export function wallHalf(n) {
+	for (; n && n.parent; n = n.parent) {
+		if (n.name === '[oncpu]') return 'on';
+		if (n.name === '[offcpu]') return 'off';
+	}
+	return null;
+}
+
+// A frame's fill.  HALF ('on' | 'off', wallHalf) colours the two halves of
+// a wall-clock profile apart as glass-flamegraph does: on-CPU red-yellow
+// (kernel frames aqua), off-CPU blue-purple (kernel frames orange).
+export function frameColor(name, half) {
 	const h = hash32(name);
 	const r = (h % 1000) / 1000, r2 = ((h >>> 10) % 1000) / 1000;
+	const k = frameFamily(name) === 'kernel' && name !== '[oncpu]' && name !== '[offcpu]';
+	if (half === 'on')
+		return k ? `hsl(${180 + 15 * r} ${50 + 20 * r2}% ${55 + 10 * r2}%)`
+			: `hsl(${0 + 48 * r} ${72 + 15 * r2}% ${62 + 8 * r2}%)`;
+	if (half === 'off')
+		return k ? `hsl(${22 + 16 * r} ${80 + 15 * r2}% ${58 + 8 * r2}%)`
+			: `hsl(${228 + 32 * r} ${55 + 20 * r2}% ${62 + 8 * r2}%)`;
 	switch (frameFamily(name)) {
 	case 'kernel': return `hsl(${22 + 16 * r} ${70 + 15 * r2}% ${60 + 8 * r2}%)`;
 	case 'engine': return `hsl(${180 + 30 * r} ${45 + 20 * r2}% ${58 + 10 * r2}%)`;
@@ -208,7 +229,7 @@ export class FlameGraph {
 		const frame = (n, x, w, cls) => {
 			const y = n.depth * ROW;
 			const matched = this.re && n.parent && this.re.test(n.name);
-			const fill = this.opts.diff ? diffColor(n, root, maxd) : n.parent ? frameColor(n.name) : 'hsl(220 10% 80%)';
+			const fill = this.opts.diff ? diffColor(n, root, maxd) : n.parent ? frameColor(n.name, wallHalf(n)) : 'hsl(220 10% 80%)';
 			const c = ['frame', cls, matched ? 'match' : '', this.re && !matched ? 'dim' : '']
 				.filter(Boolean).join(' ');
 			const gf = svg('g', {class: c, transform: `translate(${x.toFixed(2)},${y})`,

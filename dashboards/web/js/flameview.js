@@ -1,5 +1,5 @@
 // flameview.js — the flame graph of any selection: profile type (off-CPU,
-// wakeup, lock-wait, on-CPU), label matchers (hosts, labels), the shared
+// wakeup, lock-wait, on-CPU, wall-clock), label matchers (hosts, labels), the shared
 // time range; search highlights frames, click zooms.  Everything is in the
 // URL.  Renders in the browser from /merge?format=json, or embeds the
 // server's SVG renderer (/merge?format=svg) when renderer=svg.
@@ -14,6 +14,7 @@ export const TYPE_INFO = {
 	wakeup: {label: 'Wakeup', units: 'ns', what: 'blocked time, by the stack of the thread that woke the sleeper'},
 	lockwait: {label: 'Lock wait', units: 'ns', what: 'time spent waiting for glassfs locks, by the waiter\'s stack'},
 	oncpu: {label: 'On-CPU', units: 'samples', what: 'CPU samples, by stack'},
+	wall: {label: 'Wall-clock', units: 'ns', what: 'where the traced threads\' time went: on-CPU under [oncpu] (warm), blocked under [offcpu] (blue)'},
 };
 
 let view = null;
@@ -241,7 +242,8 @@ async function load(s) {
 			'Nothing matched ' + q + (lk ? ' (lock ' + s.lock + ')' : '') + ' between ' + fmtWhen(s.from) + ' and ' + fmtWhen(s.until) + '. ' +
 			(s.type === 'lockwait' ? 'Lock-wait stacks come only from hosts running glassfs with the lock profiler. ' :
 				s.type === 'wakeup' ? 'Wakeup stacks are collected only when agents run with wakeup profiling on. ' :
-				s.type === 'oncpu' ? 'On-CPU stacks come from agents run with --oncpu-cmd (glass-profile) or a perf capture. ' : '') +
+				s.type === 'oncpu' ? 'On-CPU stacks come from agents run with --oncpu-cmd (glass-profile) or a perf capture. ' :
+				s.type === 'wall' ? 'Wall-clock stacks come from agents run with --wall-cmd (glass-profile --wall). ' : '') +
 			'Widen the range or drop a label matcher.',
 			el('a', {class: 'btn', href: state.href({from: 'now-24h', until: 'now'})}, 'Last 24 hours'),
 			s.sel ? el('a', {class: 'btn', href: state.href({sel: '', zoom: ''})}, 'Whole fleet') : null,

@@ -2,7 +2,7 @@
 // linked, bookmarked and restored by reload or Back.  Keys:
 //   view    overview | flame | diff | timeseries | locks
 //   from, until   Pyroscope time syntax (now-1h, now, unix seconds); shared
-//   type    offcpu | wakeup | lockwait | oncpu   (profile type)
+//   type    offcpu | wakeup | lockwait | oncpu | wall   (profile type)
 //   sel     label matchers without braces: host="a",locking="node"
 //   search  regex highlighted in the flame graph
 //   zoom    frame path (a;b;c) the flame graph is zoomed into
@@ -16,7 +16,7 @@
 //   renderer js | svg  (browser or server-rendered flame graphs)
 
 export const VIEWS = ['overview', 'flame', 'diff', 'timeseries', 'locks'];
-export const TYPES = ['offcpu', 'wakeup', 'lockwait', 'oncpu'];
+export const TYPES = ['offcpu', 'wakeup', 'lockwait', 'oncpu', 'wall'];
 
 export const DEFAULTS = {
 	view: 'overview',

@@ -660,6 +660,43 @@ async function runCases(ctx, base, server) {
 		await p3.close();
 	});
 	if (server) {
+		await tcase('flame view: the type switch shows wall-clock, its two halves coloured apart', async () => {
+			// One wall window (what glass-agent --wall-cmd ships): "main" is in
+			// both halves, so only the half tells its colours apart.
+			const t = ingestNow - 120;
+			await server.ingest([{window_id: 'stor-01-wall', host: 'stor-01', start_ns: t + '000000000',
+				end_ns: (t + 10) + '000000000', labels: {kernel: '6.18.0-glass', ...fleet.HOSTS[0].labels},
+				profiles: [{type: 'wall', units: 'ns', folded:
+					'glassfs;[oncpu];main;btree_search 3000000000\n' +
+					'glassfs;[offcpu];main;nanosleep;schedule_[k] 7000000000\n'}]}]);
+			await go('?view=flame');
+			await page.waitForSelector('#flame-type [data-type="wall"]');
+			ok(/Wall-clock/.test(await page.textContent('#flame-type [data-type="wall"]')), 'switch labelled Wall-clock');
+			await page.click('#flame-type [data-type="wall"]');
+			await page.waitForFunction(() => new URLSearchParams(location.search).get('type') === 'wall');
+			await page.waitForSelector('svg.flame g.frame[data-name="[offcpu]"]');
+			const f = await page.$$eval('svg.flame g.frame', (gs) => gs.map((g) => {
+				const path = [];
+				for (let n = g.__node; n && n.parent; n = n.parent) path.unshift(n.name);
+				return {path: path.join(';'), fill: g.querySelector('rect').getAttribute('fill')};
+			}));
+			const hue = (p) => {
+				const x = f.find((y) => y.path === p);
+				ok(x, 'frame ' + p + ' drawn: ' + f.map((y) => y.path).join(' | '));
+				return Number(/hsl\(([\d.]+)/.exec(x.fill)[1]);
+			};
+			const warm = (h) => h < 60 || h >= 330, blue = (h) => h >= 210 && h <= 270;
+			const onMain = hue('glassfs;[oncpu];main'), offMain = hue('glassfs;[offcpu];main');
+			const onLeaf = hue('glassfs;[oncpu];main;btree_search'), offLeaf = hue('glassfs;[offcpu];main;nanosleep');
+			ok(warm(onMain) && warm(onLeaf), 'on-CPU half warm (hues main ' + onMain + ', btree_search ' + onLeaf + ')');
+			ok(blue(offMain) && blue(offLeaf), 'off-CPU half blue (hues main ' + offMain + ', nanosleep ' + offLeaf + ')');
+			ok(warm(hue('glassfs;[oncpu]')) && blue(hue('glassfs;[offcpu]')), 'the [oncpu]/[offcpu] frames take their half\'s colour');
+			const h1 = await page.textContent('h1');
+			ok(/Wall-clock/.test(h1), 'heading names the type: ' + h1);
+			const status = await page.textContent('#status');
+			ok(status.startsWith('2 stacks'), 'the view drew the two stacks: ' + status);
+			await shot('flame-wall');
+		});
 		await tcase('store down / service gone: an error that says so', async () => {
 			await go('?view=overview');
 			await page.waitForSelector('#hosts-table');
