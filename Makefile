@@ -148,12 +148,16 @@ demo-picture:
 # workload and profile and a mixed workload of 500 steps (RANDOM_STATES=n,
 # MIXED_STEPS=n, SEED=n; repeats of a state are not counted), and the
 # oracle test at a million operations per node size (50 random seeds of
-# 20,000 each, on top of the fixed ones; about 2 hours each at ~150 ops/s).
+# 20,000 each, on top of the fixed ones; about 2 hours each at ~150 ops/s),
+# and the B-tree model tests under every lock scheme (BTREE_MATRIX=full:
+# node, groups:4/16/64 x cowlock=leaf/path x rwlock/mutex/spin, 4 and
+# 16 KiB nodes).
 soak: deps
 	$(Q)$(MAKE) --no-print-directory test-build
 	$(Q)CRASH_ROUNDS=$${CRASH_ROUNDS:-500} BIGDIR_FILES=$${BIGDIR_FILES:-1000000} \
 		RANDOM_STATES=$${RANDOM_STATES:-2000} MIXED_STEPS=$${MIXED_STEPS:-500} \
 		TEST_TIMEOUT=$${TEST_TIMEOUT:-7200} OUT=$(OUT) tests/run.sh crash.test stress.test \
 		test_powerloss
+	$(Q)BTREE_MATRIX=full TEST_TIMEOUT=$${TEST_TIMEOUT:-7200} OUT=$(OUT) tests/run.sh btree_mem
 	$(Q)ORACLE_ROUNDS=$${ORACLE_ROUNDS:-50} ORACLE_OPS=$${ORACLE_OPS:-20000} \
 		TEST_TIMEOUT=$${ORACLE_TIMEOUT:-28800} OUT=$(OUT) tests/run.sh oracle
