@@ -22,7 +22,8 @@
  *     at 4 and 16 KiB nodes under rwlock;
  *   - BTREE_MATRIX=full (make soak): all of the above under every scheme
  *     (node, groups:4/16/64) x cowlock=leaf/path x rwlock/mutex/spin, at
- *     both node sizes, 4 and 16 threads;
+ *     both node sizes, 4 and 16 threads (BTREE_MATRIX=threads: only the
+ *     threaded part of it);
  *   - with BENCH=1 (or BENCH_ONLY=1): inserts/s at 1 and 2 threads per lock
  *     scheme (printed, never judged).
  *
@@ -1562,7 +1563,9 @@ int main(void)
 	enum glock_type types[3] = { GLOCK_RWLOCK, GLOCK_MUTEX, GLOCK_SPIN };
 	static const unsigned groupsv[4] = { 0, 4, 16, 64 };
 	static const uint32_t sizes[2] = { 4096, 16384 };
-	int full = getenv("BTREE_MATRIX") && !strcmp(getenv("BTREE_MATRIX"), "full");
+	const char *mx = getenv("BTREE_MATRIX");
+	int full = mx && (!strcmp(mx, "full") || !strcmp(mx, "threads"));
+	int threads_only = mx && !strcmp(mx, "threads");
 
 	seed = s ? strtoull(s, NULL, 0) : (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 16);
 	if (!seed)
@@ -1572,6 +1575,8 @@ int main(void)
 	if (getenv("BENCH_ONLY"))
 		goto bench;
 
+	if (threads_only)	/* BTREE_MATRIX=threads: the threaded part of full only */
+		goto threads;
 	if (full) {		/* make soak: every scheme, every test, both node sizes */
 		for (int ti = 0; ti < 3; ti++)
 			for (int gi = 0; gi < 4; gi++)
@@ -1587,6 +1592,7 @@ int main(void)
 	test_pair_separator();
 	test_csum();
 	test_enospc();
+threads:
 	if (full) {
 		for (int ti = 0; ti < 3; ti++)
 			for (int gi = 0; gi < 4; gi++)
