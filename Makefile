@@ -158,6 +158,6 @@ soak: deps
 		RANDOM_STATES=$${RANDOM_STATES:-2000} MIXED_STEPS=$${MIXED_STEPS:-500} \
 		TEST_TIMEOUT=$${TEST_TIMEOUT:-7200} OUT=$(OUT) tests/run.sh crash.test stress.test \
 		test_powerloss
-	$(Q)BTREE_MATRIX=full TEST_TIMEOUT=$${TEST_TIMEOUT:-7200} OUT=$(OUT) tests/run.sh btree_mem
+	$(Q)BTREE_MATRIX=full TEST_TIMEOUT=$${BTREE_TIMEOUT:-14400} OUT=$(OUT) tests/run.sh btree_mem
 	$(Q)ORACLE_ROUNDS=$${ORACLE_ROUNDS:-50} ORACLE_OPS=$${ORACLE_OPS:-20000} \
 		TEST_TIMEOUT=$${ORACLE_TIMEOUT:-28800} OUT=$(OUT) tests/run.sh oracle

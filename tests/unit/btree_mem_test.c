@@ -23,7 +23,8 @@
  *   - BTREE_MATRIX=full (make soak): all of the above under every scheme
  *     (node, groups:4/16/64) x cowlock=leaf/path x rwlock/mutex/spin, at
  *     both node sizes, 4 and 16 threads (BTREE_MATRIX=threads: only the
- *     threaded part of it);
+ *     threaded part of it; BTREE_ONLY=substring: only the threaded tests
+ *     whose name contains it);
  *   - with BENCH=1 (or BENCH_ONLY=1): inserts/s at 1 and 2 threads per lock
  *     scheme (printed, never judged).
  *
@@ -1228,6 +1229,14 @@ static int run_threads(struct core *c, struct root *r, int n, uint64_t count, in
 	return run_threads_mode(c, r, n, count, phase, 0);
 }
 
+/* BTREE_ONLY=substring: run only the threaded tests whose name contains it. */
+static bool skip_name(const char *name)
+{
+	const char *only = getenv("BTREE_ONLY");
+
+	return only && !strstr(name, only);
+}
+
 static void test_threads(uint32_t nodesize, enum glock_type type, unsigned groups, bool cowpath,
 			 int nthreads, uint64_t count)
 {
@@ -1242,6 +1251,10 @@ static void test_threads(uint32_t nodesize, enum glock_type type, unsigned group
 	fx_set_cow_lock_path(c, cowpath);
 	snprintf(name, sizeof(name), "threads-%u-%s-x%d", nodesize,
 		 scheme_name(sb, sizeof(sb), type, groups, cowpath), nthreads);
+	if (skip_name(name)) {
+		fx_destroy(c);
+		return;
+	}
 	btree_root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
 	btree_root_create_empty(fx_txn(c), &r);
 	err |= run_threads(c, &r, nthreads, count, 0);
@@ -1465,6 +1478,10 @@ static void test_threads_mixed(uint32_t nodesize, enum glock_type type, unsigned
 	snprintf(name, sizeof(name), "mixed-%u-%s%s", nodesize,
 		 scheme_name(sb, sizeof(sb), type, groups, cow_path),
 		 cache_bytes < (1 << 20) ? "-tinycache" : "");
+	if (skip_name(name)) {
+		fx_destroy(c);
+		return;
+	}
 	btree_root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
 	btree_root_create_empty(fx_txn(c), &r);
 	for (int i = 0; i < N; i++) {
@@ -1599,7 +1616,9 @@ threads:
 				for (int cp = 0; cp < 2; cp++)
 					for (int ni = 0; ni < 2; ni++) {
 						test_threads(sizes[ni], types[ti], groupsv[gi], cp, 4, 3000);
-						test_threads(sizes[ni], types[ti], groupsv[gi], cp, 16, 1000);
+						/* 96,000 items: depth 3 at 16 KiB too */
+						test_threads(sizes[ni], types[ti], groupsv[gi], cp, 16,
+							     sizes[ni] == 4096 ? 1000 : 6000);
 						test_threads_mixed(sizes[ni], types[ti], groupsv[gi], quick,
 								   64ull << 20, cp);
 						test_threads_mixed(sizes[ni], types[ti], groupsv[gi], quick,
