@@ -151,7 +151,7 @@ demo-picture:
 # 20,000 each, on top of the fixed ones; about 2 hours each at ~150 ops/s),
 # and the B-tree model tests under every lock scheme (BTREE_MATRIX=full:
 # node, groups:4/16/64 x cowlock=leaf/path x rwlock/mutex/spin, 4 and
-# 16 KiB nodes).
+# 16 KiB nodes; BTREE_TIMEOUT=s, 4 h by default).
 soak: deps
 	$(Q)$(MAKE) --no-print-directory test-build
 	$(Q)CRASH_ROUNDS=$${CRASH_ROUNDS:-500} BIGDIR_FILES=$${BIGDIR_FILES:-1000000} \
