@@ -150,7 +150,10 @@ demo-picture:
 # of a state are not counted; powerloss.test: 200 states of a log written
 # by the real daemon, single and raid1, POWERLOSS_STATES=n), and the
 # oracle test at a million operations per node size (50 random seeds of
-# 20,000 each, on top of the fixed ones; about 2 hours each at ~150 ops/s).
+# 20,000 each, on top of the fixed ones; about 2 hours each at ~150 ops/s),
+# and the B-tree model tests under every lock scheme (BTREE_MATRIX=full:
+# node, groups:4/16/64 x cowlock=leaf/path x rwlock/mutex/spin, 4 and
+# 16 KiB nodes; BTREE_TIMEOUT=s, 4 h by default).
 soak: deps
 	$(Q)$(MAKE) --no-print-directory test-build
 	$(Q)CRASH_ROUNDS=$${CRASH_ROUNDS:-500} BIGDIR_FILES=$${BIGDIR_FILES:-1000000} \
@@ -161,5 +164,6 @@ soak: deps
 		powerloss.test
 	$(Q)POWERLOSS_PROFILE=raid1 POWERLOSS_STATES=$${POWERLOSS_STATES:-200} \
 		TEST_TIMEOUT=$${POWERLOSS_TIMEOUT:-28800} OUT=$(OUT) tests/run.sh powerloss.test
+	$(Q)BTREE_MATRIX=full TEST_TIMEOUT=$${BTREE_TIMEOUT:-14400} OUT=$(OUT) tests/run.sh btree_mem
 	$(Q)ORACLE_ROUNDS=$${ORACLE_ROUNDS:-50} ORACLE_OPS=$${ORACLE_OPS:-20000} \
 		TEST_TIMEOUT=$${ORACLE_TIMEOUT:-28800} OUT=$(OUT) tests/run.sh oracle

@@ -15,8 +15,16 @@
  *   - checksum failure: a corrupted block, evicted from the cache, makes
  *     searches through it return -EIO while other leaves still read;
  *     btree_walk reports it;
- *   - multi-threaded stress (inserts, lookups, deletes) under locking=node
- *     and locking=groups:4 with rwlock, mutex and spin;
+ *   - the single-threaded model tests (random, resize, pairs) under
+ *     locking=node and groups:4/16/64 at both node sizes;
+ *   - multi-threaded stress (inserts, lookups, deletes): every lock type
+ *     under node and groups:4, and node, groups:4/16/64 x cowlock=leaf/path
+ *     at 4 and 16 KiB nodes under rwlock;
+ *   - BTREE_MATRIX=full (make soak): all of the above under every scheme
+ *     (node, groups:4/16/64) x cowlock=leaf/path x rwlock/mutex/spin, at
+ *     both node sizes, 4 and 16 threads (BTREE_MATRIX=threads: only the
+ *     threaded part of it; BTREE_ONLY=substring: only the threaded tests
+ *     whose name contains it);
  *   - with BENCH=1 (or BENCH_ONLY=1): inserts/s at 1 and 2 threads per lock
  *     scheme (printed, never judged).
  *
@@ -40,6 +48,48 @@
 
 static int fails;
 static unsigned long long seed;
+
+/*
+ * The lock scheme the single-threaded model tests run under (set by main
+ * for each scheme of the matrix): locking=node (groups 0) or groups:N, the
+ * lock type, cowlock=path or leaf.  Even one thread goes through every
+ * group-selection and all-groups path of the scheme.
+ */
+static enum glock_type s_type = GLOCK_RWLOCK;
+static unsigned s_groups;
+static bool s_cowpath;
+
+static const char *scheme_name(char *buf, size_t len, enum glock_type type, unsigned groups,
+			       bool cowpath)
+{
+	if (groups)
+		snprintf(buf, len, "%s-groups:%u%s", glock_type_name(type), groups,
+			 cowpath ? "-cowlock=path" : "");
+	else
+		snprintf(buf, len, "%s-node%s", glock_type_name(type), cowpath ? "-cowlock=path" : "");
+	return buf;
+}
+
+/* A fixture core under the current scheme. */
+static struct core *fx_scheme(uint32_t nodesize, uint64_t nblocks, uint64_t cache_bytes)
+{
+	struct core *c = fx_create(nodesize, nblocks, s_type, s_groups, cache_bytes);
+
+	fx_set_cow_lock_path(c, s_cowpath);
+	return c;
+}
+
+/* The name suffix of the current scheme: empty for the default rwlock-node-leaf. */
+static const char *scheme_suffix(void)
+{
+	static char buf[64];
+	char sb[48];
+
+	if (s_type == GLOCK_RWLOCK && !s_groups && !s_cowpath)
+		return "";
+	snprintf(buf, sizeof(buf), "-%s", scheme_name(sb, sizeof(sb), s_type, s_groups, s_cowpath));
+	return buf;
+}
 
 #define FAILF(name, ...) do { \
 	printf("FAIL: %s: %s:%d: ", name, __FILE__, __LINE__); \
@@ -425,14 +475,14 @@ static uint64_t big_cache_misses;
 
 static void test_random(uint32_t nodesize, int quick, uint64_t cache_bytes, int big)
 {
-	char name[64];
+	char name[128];
 	struct rt t;
 	struct shape sh;
 	int ops = quick ? 600 : 1500, grow_batches, ret;
 	uint64_t writes0;
 
-	snprintf(name, sizeof(name), "random-%u%s%s", nodesize,
-		 cache_bytes < (1 << 20) ? "-tinycache" : "", big ? "-bigitems" : "");
+	snprintf(name, sizeof(name), "random-%u%s%s%s", nodesize,
+		 cache_bytes < (1 << 20) ? "-tinycache" : "", big ? "-bigitems" : "", scheme_suffix());
 	memset(&t, 0, sizeof(t));
 	t.rs = seed ^ nodesize;
 	t.maxsz = nodesize == 4096 ? 120 : 600;
@@ -443,7 +493,7 @@ static void test_random(uint32_t nodesize, int quick, uint64_t cache_bytes, int 
 		ops = quick ? 150 : 300;
 	}
 	t.buf = malloc(2 * 65536);
-	t.c = fx_create(nodesize, 60000, GLOCK_RWLOCK, 0, cache_bytes);
+	t.c = fx_scheme(nodesize, nodesize == 4096 ? 60000 : 20000, cache_bytes);
 	btree_root_init(&t.root, t.c, FS_TREE_OBJECTID, 0, 0, 0);
 	ret = btree_root_create_empty(fx_txn(t.c), &t.root);
 	if (ret) {
@@ -529,7 +579,7 @@ out:
 static int test_resize(uint32_t nodesize)
 {
 	const char *name = "resize";
-	struct core *c = fx_create(nodesize, 20000, GLOCK_RWLOCK, 0, 16ull << 20);
+	struct core *c = fx_scheme(nodesize, 20000, 16ull << 20);
 	struct root r;
 	struct txn *tx = fx_txn(c);
 	uint8_t buf[1024], want[4096];
@@ -606,7 +656,7 @@ static int test_resize(uint32_t nodesize)
 			goto out;
 		}
 	}
-	printf("PASS: resize-%u\n", nodesize);
+	printf("PASS: resize-%u%s\n", nodesize, scheme_suffix());
 out:
 	btree_root_release(&r);
 	fx_destroy(c);
@@ -617,8 +667,8 @@ out:
 
 static void test_pair(uint32_t nodesize)
 {
-	char name[32];
-	struct core *c = fx_create(nodesize, 40000, GLOCK_RWLOCK, 0, 16ull << 20);
+	char name[96];
+	struct core *c = fx_scheme(nodesize, 40000, 16ull << 20);
 	struct root r;
 	struct txn *tx = fx_txn(c);
 	struct model m = { 0 };
@@ -627,7 +677,7 @@ static void test_pair(uint32_t nodesize)
 	uint32_t max = 0;
 	int ret = 0, splits_seen = 0;
 
-	snprintf(name, sizeof(name), "insert-pair-%u", nodesize);
+	snprintf(name, sizeof(name), "insert-pair-%u%s", nodesize, scheme_suffix());
 	btree_root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
 	btree_root_create_empty(tx, &r);
 	max = btree_max_item_size(&r);
@@ -801,8 +851,8 @@ out:
  */
 static void test_pair_leaf_start(uint32_t nodesize)
 {
-	char name[48];
-	struct core *c = fx_create(nodesize, 20000, GLOCK_RWLOCK, 0, 16ull << 20);
+	char name[112];
+	struct core *c = fx_scheme(nodesize, 20000, 16ull << 20);
 	struct root r;
 	struct txn *tx = fx_txn(c);
 	uint8_t *buf = calloc(1, nodesize);
@@ -810,7 +860,7 @@ static void test_pair_leaf_start(uint32_t nodesize)
 	uint32_t half = 0;
 	int ret = 0;
 
-	snprintf(name, sizeof(name), "insert-pair-leaf-start-%u", nodesize);
+	snprintf(name, sizeof(name), "insert-pair-leaf-start-%u%s", nodesize, scheme_suffix());
 	btree_root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
 	btree_root_create_empty(tx, &r);
 	half = btree_max_item_size(&r) / 2 + 8;
@@ -1179,17 +1229,32 @@ static int run_threads(struct core *c, struct root *r, int n, uint64_t count, in
 	return run_threads_mode(c, r, n, count, phase, 0);
 }
 
-static void test_threads(enum glock_type type, unsigned groups, int nthreads, uint64_t count)
+/* BTREE_ONLY=substring: run only the threaded tests whose name contains it. */
+static bool skip_name(const char *name)
 {
-	char name[80];
-	struct core *c = fx_create(4096, 40000, type, groups, 64ull << 20);
+	const char *only = getenv("BTREE_ONLY");
+
+	return only && !strstr(name, only);
+}
+
+static void test_threads(uint32_t nodesize, enum glock_type type, unsigned groups, bool cowpath,
+			 int nthreads, uint64_t count)
+{
+	char name[112], sb[48];
+	struct core *c = fx_create(nodesize, nodesize == 4096 ? 40000 : 10000, type, groups,
+				   64ull << 20);
 	struct root r;
 	struct shape sh;
 	struct model m = { 0 };
 	int err = 0;
 
-	snprintf(name, sizeof(name), "threads-%s-%s%u-x%d", glock_type_name(type),
-		 groups ? "groups:" : "node", groups, nthreads);
+	fx_set_cow_lock_path(c, cowpath);
+	snprintf(name, sizeof(name), "threads-%u-%s-x%d", nodesize,
+		 scheme_name(sb, sizeof(sb), type, groups, cowpath), nthreads);
+	if (skip_name(name)) {
+		fx_destroy(c);
+		return;
+	}
 	btree_root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
 	btree_root_create_empty(fx_txn(c), &r);
 	err |= run_threads(c, &r, nthreads, count, 0);
@@ -1395,13 +1460,14 @@ static void *mx_worker(void *arg)
 	return NULL;
 }
 
-static void test_threads_mixed(enum glock_type type, unsigned groups, int quick,
-			       uint64_t cache_bytes, bool cow_path)
+static void test_threads_mixed(uint32_t nodesize, enum glock_type type, unsigned groups,
+			       int quick, uint64_t cache_bytes, bool cow_path)
 {
-	char name[80];
+	char name[112], sb[48];
 	enum { N = 4 };
 	uint32_t nkeys = 24000;
-	struct core *c = fx_create(4096, 40000, type, groups, cache_bytes);
+	struct core *c = fx_create(nodesize, nodesize == 4096 ? 40000 : 10000, type, groups,
+				   cache_bytes);
 	struct root r;
 	struct mx w[N];
 	pthread_t th[N];
@@ -1409,9 +1475,13 @@ static void test_threads_mixed(enum glock_type type, unsigned groups, int quick,
 	int err = 0, maxdepth = 0;
 
 	fx_set_cow_lock_path(c, cow_path);
-	snprintf(name, sizeof(name), "mixed-%s-%s%u%s%s", glock_type_name(type),
-		 groups ? "groups:" : "node", groups, cache_bytes < (1 << 20) ? "-tinycache" : "",
-		 cow_path ? "-cowlock=path" : "");
+	snprintf(name, sizeof(name), "mixed-%u-%s%s", nodesize,
+		 scheme_name(sb, sizeof(sb), type, groups, cow_path),
+		 cache_bytes < (1 << 20) ? "-tinycache" : "");
+	if (skip_name(name)) {
+		fx_destroy(c);
+		return;
+	}
 	btree_root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
 	btree_root_create_empty(fx_txn(c), &r);
 	for (int i = 0; i < N; i++) {
@@ -1475,11 +1545,44 @@ static double bench_inserts(enum glock_type type, unsigned groups, int nthreads,
 	return (double)total / dt;
 }
 
+/*
+ * The single-threaded model tests under one scheme.  all: also the tiny
+ * cache and big items (the default scheme in make test; every scheme in
+ * make soak).
+ */
+static void model_tests(enum glock_type type, unsigned groups, bool cowpath, int quick, int all)
+{
+	s_type = type;
+	s_groups = groups;
+	s_cowpath = cowpath;
+	test_random(4096, quick, 64ull << 20, 0);
+	test_random(16384, quick, 64ull << 20, 0);
+	if (all) {
+		test_random(4096, quick, 0, 0);	/* 128 nodes: eviction all the time */
+		test_random(4096, quick, 64ull << 20, 1);
+		test_random(16384, quick, 64ull << 20, 1);
+	}
+	test_resize(4096);
+	test_resize(16384);
+	test_pair(4096);
+	test_pair(16384);
+	test_pair_leaf_start(4096);
+	test_pair_leaf_start(16384);
+	s_type = GLOCK_RWLOCK;
+	s_groups = 0;
+	s_cowpath = false;
+}
+
 int main(void)
 {
 	const char *s = getenv("SEED");
 	int quick = getenv("QUICK") != NULL;
 	enum glock_type types[3] = { GLOCK_RWLOCK, GLOCK_MUTEX, GLOCK_SPIN };
+	static const unsigned groupsv[4] = { 0, 4, 16, 64 };
+	static const uint32_t sizes[2] = { 4096, 16384 };
+	const char *mx = getenv("BTREE_MATRIX");
+	int full = mx && (!strcmp(mx, "full") || !strcmp(mx, "threads"));
+	int threads_only = mx && !strcmp(mx, "threads");
 
 	seed = s ? strtoull(s, NULL, 0) : (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 16);
 	if (!seed)
@@ -1489,28 +1592,58 @@ int main(void)
 	if (getenv("BENCH_ONLY"))
 		goto bench;
 
-	test_random(4096, quick, 64ull << 20, 0);
-	test_random(16384, quick, 64ull << 20, 0);
-	test_random(4096, quick, 0, 0);	/* 128 nodes: eviction all the time */
-	test_random(4096, quick, 64ull << 20, 1);
-	test_random(16384, quick, 64ull << 20, 1);
-	test_resize(4096);
-	test_resize(16384);
-	test_pair(4096);
-	test_pair(16384);
+	if (threads_only)	/* BTREE_MATRIX=threads: the threaded part of full only */
+		goto threads;
+	if (full) {		/* make soak: every scheme, every test, both node sizes */
+		for (int ti = 0; ti < 3; ti++)
+			for (int gi = 0; gi < 4; gi++)
+				for (int cp = 0; cp < 2; cp++)
+					model_tests(types[ti], groupsv[gi], cp, quick, 1);
+	} else {
+		model_tests(GLOCK_RWLOCK, 0, false, quick, 1);
+		/* the single-threaded model under each groups scheme: every
+		 * group choice and all-groups path, checked item by item */
+		for (int gi = 1; gi < 4; gi++)
+			model_tests(GLOCK_RWLOCK, groupsv[gi], gi == 2, 1, 0);
+	}
 	test_pair_separator();
-	test_pair_leaf_start(4096);
-	test_pair_leaf_start(16384);
 	test_csum();
 	test_enospc();
-	for (int i = 0; i < 3; i++) {
-		test_threads(types[i], 0, 4, quick ? 1000 : 3000);
-		test_threads(types[i], 4, 4, quick ? 1000 : 3000);
-		test_threads_mixed(types[i], 0, quick, 64ull << 20, false);
-		test_threads_mixed(types[i], 4, quick, i == 0 ? 0 : 64ull << 20, false);
+threads:
+	if (full) {
+		for (int ti = 0; ti < 3; ti++)
+			for (int gi = 0; gi < 4; gi++)
+				for (int cp = 0; cp < 2; cp++)
+					for (int ni = 0; ni < 2; ni++) {
+						test_threads(sizes[ni], types[ti], groupsv[gi], cp, 4, 3000);
+						/* 96,000 items: depth 3 at 16 KiB too */
+						test_threads(sizes[ni], types[ti], groupsv[gi], cp, 16,
+							     sizes[ni] == 4096 ? 1000 : 6000);
+						test_threads_mixed(sizes[ni], types[ti], groupsv[gi], quick,
+								   64ull << 20, cp);
+						test_threads_mixed(sizes[ni], types[ti], groupsv[gi], quick,
+								   0, cp);
+					}
+	} else {
+		/* every lock type under node and groups:4; every scheme and
+		 * cowlock at both node sizes under rwlock */
+		for (int i = 0; i < 3; i++) {
+			test_threads(4096, types[i], 0, false, 4, quick ? 1000 : 3000);
+			test_threads(4096, types[i], 4, false, 4, quick ? 1000 : 3000);
+			test_threads_mixed(4096, types[i], 0, quick, 64ull << 20, false);
+			test_threads_mixed(4096, types[i], 4, quick, i == 0 ? 0 : 64ull << 20, false);
+		}
+		for (int gi = 0; gi < 4; gi++)
+			for (int ni = 0; ni < 2; ni++)
+				for (int cp = 0; cp < 2; cp++) {
+					if (sizes[ni] == 4096 && !cp && gi < 2)
+						continue;	/* above */
+					test_threads_mixed(sizes[ni], GLOCK_RWLOCK, groupsv[gi], 1,
+							   64ull << 20, cp);
+				}
+		test_threads(16384, GLOCK_RWLOCK, 16, false, 16, 1000);
+		test_threads(4096, GLOCK_SPIN, 64, true, 16, 1000);
 	}
-	/* the baseline descent (every level write-locked) stays correct too */
-	test_threads_mixed(GLOCK_RWLOCK, 0, quick, 64ull << 20, true);
 bench:
 	if (getenv("BENCH") || getenv("BENCH_ONLY")) {
 		for (int d = 0; d < 2; d++) {

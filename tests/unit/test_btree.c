@@ -452,6 +452,8 @@ int main(void)
 	test_core_threads(GLOCK_RWLOCK, 0);
 	test_core_threads(GLOCK_MUTEX, 4);
 	test_core_threads(GLOCK_SPIN, 0);
+	test_core_threads(GLOCK_RWLOCK, 16);
+	test_core_threads(GLOCK_SPIN, 64);
 	unlink(img);
 	printf("# %d failures (seed %llu)\n", fails, seed);
 	return fails ? 1 : 0;
