@@ -10,6 +10,7 @@
  * xfs, ext2/3/4 or swap signature is refused without -f; a device in use
  * (a mounted volume's) always.
  */
+#include "fs/ops/mount.h"
 #include "fs/core/core.h"
 #include "fs/store/dev.h"
 #include "fs/cmd/mkfs_wipe.h"

@@ -116,6 +116,8 @@ int subvol_cleaner_start(struct core *c);	/* after the commit thread */
 void subvol_core_stop(struct core *c);		/* stop the cleaner (before the last commit) */
 void subvol_core_free(struct core *c);
 struct root *subvol_core_root(struct core *c, uint64_t id);
+/* Tree roots by id: FS_TREE_OBJECTID is the default subvolume. NULL if absent. */
+struct root *subvol_root(struct core *c, uint64_t tree_id);
 int subvol_update_root_items(struct txn *t);	/* commit hook: changes made, or -errno */
 
 #endif

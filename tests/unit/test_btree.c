@@ -9,6 +9,8 @@
  *
  * SEED=n replays a run.
  */
+#include "fs/items/subvol.h"
+#include "fs/ops/mount.h"
 #include "fs/btree/btree.h"
 #include "fs/core/core.h"
 #include "fs/btree/meta.h"
