@@ -113,6 +113,14 @@ struct format_opts {
 int core_profile_parse(const char *s, uint64_t *out);
 const char *core_profile_name(uint64_t profile);
 
+/* Corruption and I/O trouble: one line on stderr naming where. */
+void core_log(struct core *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Corruption, the one helper every layer reports it through: log where,
+ * force the volume read-only (core_readonly; the first abort's error,
+ * -EUCLEAN, stays). */
+void core_corrupt(struct core *c, const char *where, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* Whether the last mount_open() or mount_format() (fs/ops/mount.h) of this
  * thread that failed already said why on stderr (the caller then adds no
  * second message). */
