@@ -15,15 +15,9 @@
 
 #define ICACHE_MIN_BUCKETS 1024
 
-static size_t hash_ino(uint64_t ino, size_t n)
-{
-	ino *= 0x9e3779b97f4a7c15ULL;
-	return (size_t)(ino >> 20) & (n - 1);
-}
-
 /* The shard of ino: low bits, so consecutive inode numbers (one create
- * after another) land in different shards.  hash_ino() picks the bucket
- * from high bits of the product, independent of the shard. */
+ * after another) land in different shards.  The table picks the bucket
+ * from high bits of the product (htable.c), independent of the shard. */
 static struct icache *ic_of(struct fsctx *fs, uint64_t ino)
 {
 	return &fs->icache[ino & (ICACHE_SHARDS - 1)];
@@ -36,10 +30,7 @@ int inode_cache_init(struct fsctx *fs)
 
 		glock_init(&ic->lock, fs->locktype == GLOCK_SPIN ? GLOCK_SPIN : GLOCK_MUTEX,
 			   GLOCK_CLASS_MISC, btree_root_id(fs->root), -1, -1);
-		ic->nbuckets = ICACHE_MIN_BUCKETS / ICACHE_SHARDS;
-		ic->count = 0;
-		ic->buckets = calloc(ic->nbuckets, sizeof(*ic->buckets));
-		if (!ic->buckets) {
+		if (htable_init(&ic->t, ICACHE_MIN_BUCKETS / ICACHE_SHARDS)) {
 			inode_cache_destroy(fs);
 			return -ENOMEM;
 		}
@@ -55,59 +46,25 @@ void inode_cache_destroy(struct fsctx *fs)
 	for (int s = 0; s < ICACHE_SHARDS; s++) {
 		struct icache *ic = &fs->icache[s];
 
-		for (size_t i = 0; ic->buckets && i < ic->nbuckets; i++) {
-			struct inode *ip = ic->buckets[i], *n;
-			for (; ip; ip = n) {
-				n = ip->hnext;
-				free(ip);
-			}
-		}
-		free(ic->buckets);
-		ic->buckets = NULL;
+		struct hnode *n;
+
+		while (ic->t.b && (n = htable_pop(&ic->t)))
+			free(htable_entry(n, struct inode, hnode));
+		htable_destroy(&ic->t);
 	}
 }
 
-/* Caller holds the icache lock. */
-static void icache_grow(struct icache *ic)
-{
-	size_t n = ic->nbuckets * 2;
-	struct inode **nb = calloc(n, sizeof(*nb));
-
-	if (!nb)
-		return;
-	for (size_t i = 0; i < ic->nbuckets; i++) {
-		struct inode *ip = ic->buckets[i], *next;
-		for (; ip; ip = next) {
-			next = ip->hnext;
-			size_t h = hash_ino(ip->ino, n);
-			ip->hnext = nb[h];
-			nb[h] = ip;
-		}
-	}
-	free(ic->buckets);
-	ic->buckets = nb;
-	ic->nbuckets = n;
-}
-
+/* Callers hold the shard's lock. */
 static struct inode *icache_find(struct icache *ic, uint64_t ino)
 {
-	struct inode *ip = ic->buckets[hash_ino(ino, ic->nbuckets)];
+	struct hnode *n = htable_find(&ic->t, ino);
 
-	while (ip && ip->ino != ino)
-		ip = ip->hnext;
-	return ip;
+	return n ? htable_entry(n, struct inode, hnode) : NULL;
 }
 
 static void icache_unhash(struct icache *ic, struct inode *ip)
 {
-	struct inode **pp = &ic->buckets[hash_ino(ip->ino, ic->nbuckets)];
-
-	while (*pp && *pp != ip)
-		pp = &(*pp)->hnext;
-	if (*pp) {
-		*pp = ip->hnext;
-		ic->count--;
-	}
+	htable_remove(&ic->t, &ip->hnode);
 }
 
 static struct inode *inode_alloc(struct fsctx *fs, uint64_t ino)
@@ -117,6 +74,7 @@ static struct inode *inode_alloc(struct fsctx *fs, uint64_t ino)
 	if (!ip)
 		return NULL;
 	ip->ino = ino;
+	ip->hnode.key = ino;
 	glock_init(&ip->lock, fs->locktype, GLOCK_CLASS_INODE, btree_root_id(fs->root), -1, -1);
 	ip->refs = 1;
 	return ip;
@@ -137,12 +95,7 @@ static struct inode *icache_insert(struct fsctx *fs, struct inode *ip)
 		free(ip);
 		return old;
 	}
-	if (ic->count >= ic->nbuckets * 2)
-		icache_grow(ic);
-	size_t h = hash_ino(ip->ino, ic->nbuckets);
-	ip->hnext = ic->buckets[h];
-	ic->buckets[h] = ip;
-	ic->count++;
+	htable_insert(&ic->t, &ip->hnode);
 	glock_write_unlock(&ic->lock);
 	return ip;
 }

@@ -19,6 +19,7 @@
 
 #include <stdint.h>
 #include <stdbool.h>
+#include "fs/base/htable.h"
 #include "fs/base/lock.h"
 #include "fs/core/core.h"
 #include "fs/txn/txn.h"
@@ -35,7 +36,7 @@ struct inode {
 	/* guarded by the icache lock: */
 	uint64_t nlookup;		/* kernel lookup count (FUSE forget) */
 	uint32_t refs;			/* engine references (inode_get/inode_put) */
-	struct inode *hnext;		/* hash chain */
+	struct hnode hnode;		/* key = ino; in the shard's table */
 };
 
 /*
@@ -48,9 +49,7 @@ struct inode {
 
 struct icache {
 	struct glock lock;		/* GLOCK_CLASS_MISC; leaf lock of this shard */
-	struct inode **buckets;
-	size_t nbuckets;
-	size_t count;
+	struct htable t;		/* inodes by ino (hnode); guarded by lock */
 };
 
 struct dcache;

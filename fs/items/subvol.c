@@ -973,9 +973,8 @@ static bool fs_in_use(struct fsctx *fs)
 		struct icache *ic = &fs->icache[s];
 
 		glock_write(&ic->lock);
-		for (size_t i = 0; i < ic->nbuckets && !busy; i++)
-			for (struct inode *ip = ic->buckets[i]; ip && !busy; ip = ip->hnext)
-				busy = ip->refs > 0;
+		htable_for_each(&ic->t, i, n)
+			busy |= htable_entry(n, struct inode, hnode)->refs > 0;
 		glock_write_unlock(&ic->lock);
 	}
 	return busy;
