@@ -96,6 +96,11 @@ int fsctx_mount_tree(struct core *c, const struct core_opts *o, uint64_t tree_id
 		     bool rdonly, struct fsctx **out);
 
 int inode_cache_init(struct fsctx *fs);
+/* Between inode.c and inode_cache.c: a new in-memory inode of ino (one
+ * reference, not cached), and caching it unless another thread cached
+ * ino first (then ip is freed and that one returned, referenced). */
+struct inode *inode_cache_alloc(struct fsctx *fs, uint64_t ino);
+struct inode *inode_cache_insert(struct fsctx *fs, struct inode *ip);
 void inode_cache_destroy(struct fsctx *fs);
 
 /* The inode ino, referenced.  -ENOENT if it has no INODE_ITEM, -errno. */
