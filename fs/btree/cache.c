@@ -22,10 +22,8 @@
 
 struct shard {
 	struct glock lock;		/* GLOCK_CLASS_CACHE */
-	struct htable t;		/* hashed nodes by bytenr (node.hnode);
-					 * sized to the budget, so it does
-					 * not grow unless referenced nodes
-					 * hold the shard over it */
+	struct node **buckets;		/* nbuckets chains */
+	uint32_t nbuckets;		/* power of two */
 	uint32_t count;			/* hashed nodes */
 	struct node *lru_head, *lru_tail;	/* every hashed node; the clock
 						 * hand works from the tail */
@@ -63,6 +61,11 @@ static inline struct shard *shard_of(struct node_cache *nc, uint64_t bytenr)
 	return &nc->shards[mix(bytenr / nc->nodesize) % CACHE_SHARDS];
 }
 
+static inline struct node **bucket_of(struct node_cache *nc, struct shard *s, uint64_t bytenr)
+{
+	return &s->buckets[(mix(bytenr / nc->nodesize) >> 8) & (s->nbuckets - 1)];
+}
+
 struct node_cache *cache_create(struct core *c, uint32_t nodesize, uint64_t budget_bytes)
 {
 	struct node_cache *nc = calloc(1, sizeof(*nc));
@@ -83,7 +86,9 @@ struct node_cache *cache_create(struct core *c, uint32_t nodesize, uint64_t budg
 		struct shard *s = &nc->shards[i];
 
 		glock_init(&s->lock, GLOCK_RWLOCK, GLOCK_CLASS_CACHE, 0, -1, -1);
-		if (htable_init(&s->t, nb)) {
+		s->nbuckets = nb;
+		s->buckets = calloc(nb, sizeof(*s->buckets));
+		if (!s->buckets) {
 			cache_destroy(nc);
 			return NULL;
 		}
@@ -107,11 +112,15 @@ void cache_destroy(struct node_cache *nc)
 	for (unsigned i = 0; i < CACHE_SHARDS; i++) {
 		struct shard *s = &nc->shards[i];
 
-		struct hnode *h;
+		for (uint32_t b = 0; s->buckets && b < s->nbuckets; b++) {
+			struct node *n = s->buckets[b], *next;
 
-		while (s->t.b && (h = htable_pop(&s->t)))
-			node_free(htable_entry(h, struct node, hnode));
-		htable_destroy(&s->t);
+			for (; n; n = next) {
+				next = n->hnext;
+				node_free(n);
+			}
+		}
+		free(s->buckets);
 	}
 	free(nc);
 }
@@ -146,10 +155,17 @@ static void lru_add(struct shard *s, struct node *n)
 
 static void unhash(struct node_cache *nc, struct shard *s, struct node *n)
 {
-	(void)nc;
+	struct node **pp = bucket_of(nc, s, n->bytenr);
+
 	if (!n->hashed)
 		return;
-	htable_remove(&s->t, &n->hnode);
+	for (; *pp; pp = &(*pp)->hnext) {
+		if (*pp == n) {
+			*pp = n->hnext;
+			break;
+		}
+	}
+	n->hnext = NULL;
 	n->hashed = 0;
 	s->count--;
 	lru_del(s, n);
@@ -157,10 +173,11 @@ static void unhash(struct node_cache *nc, struct shard *s, struct node *n)
 
 static struct node *hash_find(struct node_cache *nc, struct shard *s, uint64_t bytenr)
 {
-	struct hnode *h = htable_find(&s->t, bytenr);
+	struct node *n = *bucket_of(nc, s, bytenr);
 
-	(void)nc;
-	return h ? htable_entry(h, struct node, hnode) : NULL;
+	while (n && n->bytenr != bytenr)
+		n = n->hnext;
+	return n;
 }
 
 /*
@@ -169,7 +186,7 @@ static struct node *hash_find(struct node_cache *nc, struct shard *s, uint64_t b
  * the dirty list) go back to the head; a node used since the hand last
  * passed gets a second chance.  The scan is bounded, so a shard full of
  * referenced nodes stays over budget rather than spinning.  Frees into
- * *freed (a chain through free_next) so the caller frees outside the lock.
+ * *freed (a chain through hnext) so the caller frees outside the lock.
  */
 static void evict(struct node_cache *nc, struct shard *s, struct node **freed)
 {
@@ -185,7 +202,7 @@ static void evict(struct node_cache *nc, struct shard *s, struct node **freed)
 			continue;
 		}
 		unhash(nc, s, n);
-		n->free_next = *freed;
+		n->hnext = *freed;
 		*freed = n;
 	}
 }
@@ -193,7 +210,7 @@ static void evict(struct node_cache *nc, struct shard *s, struct node **freed)
 static void free_chain(struct node *n)
 {
 	while (n) {
-		struct node *next = n->free_next;
+		struct node *next = n->hnext;
 
 		node_free(n);
 		n = next;
@@ -202,8 +219,10 @@ static void free_chain(struct node *n)
 
 static void hash_insert(struct node_cache *nc, struct shard *s, struct node *n)
 {
-	(void)nc;
-	htable_insert(&s->t, &n->hnode);
+	struct node **b = bucket_of(nc, s, n->bytenr);
+
+	n->hnext = *b;
+	*b = n;
 	n->hashed = 1;
 	s->count++;
 	lru_add(s, n);
@@ -233,7 +252,6 @@ static struct node *node_alloc(struct node_cache *nc, uint64_t bytenr, uint64_t 
 	}
 	glock_init(&n->lock, nc->locktype, GLOCK_CLASS_NODE, owner, level, -1);
 	n->bytenr = bytenr;
-	n->hnode.key = bytenr;
 	n->nc = nc;
 	n->refs = 1;
 	__atomic_fetch_add(&nc->nodes, 1, __ATOMIC_RELAXED);
@@ -361,7 +379,7 @@ struct node *cache_new(struct node_cache *nc, uint64_t bytenr, uint64_t transid,
 	if (old) {
 		unhash(nc, s, old);
 		if (__atomic_load_n(&old->refs, __ATOMIC_ACQUIRE) == 0) {
-			old->free_next = freed;
+			old->hnext = freed;
 			freed = old;
 		}
 	}
