@@ -129,10 +129,13 @@ static inline unsigned NG(const struct node *n) { return cache_groups(n->nc); }
 static inline uint8_t *D(const struct node *n) { return n->data; }
 static inline int LVL(const struct node *n) { return nb_level(n->data); }
 
+/* A tree that contradicts itself: through the one corruption helper, so
+ * the volume goes read-only as it does for every other corruption (the
+ * caller returns -EUCLEAN). */
 static void corrupt(const struct root *r, const struct node *n, const char *what)
 {
-	fprintf(stderr, "glassfs: tree %" PRIu64 " node %" PRIu64 ": %s\n",
-		r->id, n ? n->bytenr : 0, what);
+	core_corrupt(r->core, "b-tree", "tree %" PRIu64 " node %" PRIu64 ": %s",
+		     r->id, n ? n->bytenr : 0, what);
 }
 
 /* ---- node locks ------------------------------------------------------- */

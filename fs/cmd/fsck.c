@@ -30,6 +30,7 @@
  * e2fsck refuses a mounted filesystem; with -n it is checked anyway,
  * read-only and unclaimed.
  */
+#include "fs/ops/mount.h"
 #include "fs/core/core_types.h"
 #include "fs/store/alloc.h"
 #include "fs/store/chunk.h"

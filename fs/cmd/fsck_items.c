@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "fs/items/subvol.h"
 #include "fs/cmd/fsck.h"
 #include "fs/btree/btree.h"
 #include "fs/format/items_format.h"

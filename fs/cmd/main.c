@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fs/ops/mount.h"
 #include "fs/fuse/fuse_ops.h"
 #include "fs/core/core.h"
 #include "fs/store/dev_writelog.h"

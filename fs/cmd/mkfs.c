@@ -11,6 +11,7 @@
  * is refused without -f and wiped with it; a device in use (a mounted
  * volume's) is refused always.
  */
+#include "fs/ops/mount.h"
 #include "fs/core/core.h"
 #include "fs/store/dev.h"
 #include "fs/cmd/mkfs_wipe.h"

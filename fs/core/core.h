@@ -93,7 +93,7 @@ enum core_discard {
 int core_discard_parse(const char *s);
 void core_opts_default(struct core_opts *o);
 
-/* mkfs: format devs (already sized) as one empty volume.  0 or -errno. */
+/* mkfs options (mount_format, fs/ops/mount.h). */
 struct format_opts {
 	const char *label;
 	uint32_t nodesize;		/* 4096..65536, power of two; default 16 KiB */
@@ -112,23 +112,19 @@ struct format_opts {
 /* "single", "dup", "raid1" -> *out; -EINVAL for anything else. */
 int core_profile_parse(const char *s, uint64_t *out);
 const char *core_profile_name(uint64_t profile);
-int mount_format(const char *const *devs, int ndevs, const struct format_opts *o);
 
-/*
- * Open a volume: read and verify the superblock (falling back to a mirror
- * when the primary is corrupt), load the chunk map and tree roots, start
- * the periodic-commit thread unless read-only.  Logs the reason on failure.
- */
-int mount_open(const char *const *devs, int ndevs, const struct core_opts *o,
-	      struct core **out);
-/* Whether the last mount_open() or mount_format() of this thread that failed
- * already said why on stderr (the caller then adds no second message). */
+/* Corruption and I/O trouble: one line on stderr naming where. */
+void core_log(struct core *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Corruption, the one helper every layer reports it through: log where,
+ * force the volume read-only (core_readonly; the first abort's error,
+ * -EUCLEAN, stays). */
+void core_corrupt(struct core *c, const char *where, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Whether the last mount_open() or mount_format() (fs/ops/mount.h) of this
+ * thread that failed already said why on stderr (the caller then adds no
+ * second message). */
 bool core_failure_reported(void);
-/* Final commit (if writable), stop threads, close devices.  First error. */
-int mount_close(struct core *c);
-
-/* Tree roots by id: FS_TREE_OBJECTID is the default subvolume. NULL if absent. */
-struct root *subvol_root(struct core *c, uint64_t tree_id);
 
 uint32_t core_nodesize(const struct core *c);
 const char *core_label(const struct core *c);
@@ -141,7 +137,6 @@ struct core_space {
 	uint64_t free_bytes;
 	uint64_t avail_bytes;
 };
-void mount_space(struct core *c, struct core_space *s);
 
 /* Counters for tests, benchmarks and `glassctl stats`. Monotonic since open. */
 struct core_stats {
@@ -162,6 +157,5 @@ struct core_stats {
 	 * does not know: 0 here, filled by the caller (dir_cache_counts) */
 	uint64_t name_cache_hits, name_cache_misses;
 };
-void mount_stats(struct core *c, struct core_stats *s);
 
 #endif

@@ -113,11 +113,6 @@ static inline int profile_copies(uint64_t profile)
 /* mount_open and mount_format (fs/ops/mount.c) start with it: no message
  * printed yet (core_failure_reported, core.h). */
 void core_report_reset(void);
-/* Corruption and I/O trouble: one line on stderr naming where. */
-void core_log(struct core *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Corruption found outside a transaction: log and force read-only. */
-void core_corrupt(struct core *c, const char *where, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 
 struct root *core_tree(struct core *c, enum core_tree t);
 uint64_t core_tree_id(enum core_tree t);

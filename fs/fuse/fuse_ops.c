@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fs/ops/mount.h"
 #include "fs/fuse/fuse_ops.h"
 #include "fs/items/dir.h"
 #include "fs/format/ioctl.h"

@@ -19,6 +19,7 @@
 
 #include <stdint.h>
 #include <stdbool.h>
+#include "fs/base/htable.h"
 #include "fs/base/lock.h"
 #include "fs/core/core.h"
 #include "fs/txn/txn.h"
@@ -35,7 +36,7 @@ struct inode {
 	/* guarded by the icache lock: */
 	uint64_t nlookup;		/* kernel lookup count (FUSE forget) */
 	uint32_t refs;			/* engine references (inode_get/inode_put) */
-	struct inode *hnext;		/* hash chain */
+	struct hnode hnode;		/* key = ino; in the shard's table */
 };
 
 /*
@@ -48,9 +49,7 @@ struct inode {
 
 struct icache {
 	struct glock lock;		/* GLOCK_CLASS_MISC; leaf lock of this shard */
-	struct inode **buckets;
-	size_t nbuckets;
-	size_t count;
+	struct htable t;		/* inodes by ino (hnode); guarded by lock */
 };
 
 struct dcache;
@@ -97,6 +96,11 @@ int fsctx_mount_tree(struct core *c, const struct core_opts *o, uint64_t tree_id
 		     bool rdonly, struct fsctx **out);
 
 int inode_cache_init(struct fsctx *fs);
+/* Between inode.c and inode_cache.c: a new in-memory inode of ino (one
+ * reference, not cached), and caching it unless another thread cached
+ * ino first (then ip is freed and that one returned, referenced). */
+struct inode *inode_cache_alloc(struct fsctx *fs, uint64_t ino);
+struct inode *inode_cache_insert(struct fsctx *fs, struct inode *ip);
 void inode_cache_destroy(struct fsctx *fs);
 
 /* The inode ino, referenced.  -ENOENT if it has no INODE_ITEM, -errno. */

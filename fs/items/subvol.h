@@ -116,6 +116,21 @@ int subvol_cleaner_start(struct core *c);	/* after the commit thread */
 void subvol_core_stop(struct core *c);		/* stop the cleaner (before the last commit) */
 void subvol_core_free(struct core *c);
 struct root *subvol_core_root(struct core *c, uint64_t id);
+/* Tree roots by id: FS_TREE_OBJECTID is the default subvolume. NULL if absent. */
+struct root *subvol_root(struct core *c, uint64_t tree_id);
+
+/* ---- between subvol_root.c (the roots) and subvol.c (the table) ---- */
+struct core_subvol;
+struct core_subvols;
+/* The entry of subvolume id, NULL if none (s->lock held). */
+struct core_subvol *subvol_entry_find(struct core_subvols *s, uint64_t id);
+/* A new entry of c->subvols (c->subvols.lock held); NULL on ENOMEM. */
+struct core_subvol *subvol_entry_add(struct core *c, uint64_t id);
+/* The root item flags of id (ROOT_F_*; ROOT_F_DEAD once gone); 0 below
+ * FIRST_SUBVOL_OBJECTID.  Takes c->subvols.lock. */
+uint64_t subvol_flags(struct core *c, uint64_t id);
+/* Wake the cleaner: a subvolume was marked dead. */
+void subvol_cleaner_kick(struct core *c);
 int subvol_update_root_items(struct txn *t);	/* commit hook: changes made, or -errno */
 
 #endif

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fs/ops/mount.h"
 #include "fs/ops/fsops.h"
 #include "fs/items/dir.h"
 #include "fs/items/file.h"

@@ -4,6 +4,7 @@
  * layer below (devices, chunks, allocator, node cache, roots, transactions,
  * fsync log, subvolumes, volume checks); space and statistics.
  */
+#include "fs/ops/mount.h"
 #include "fs/core/core_types.h"
 #include "fs/trees/chunk_tree.h"
 #include "fs/items/subvol.h"

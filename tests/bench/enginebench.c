@@ -38,6 +38,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "fs/ops/mount.h"
 #include "fs/base/lock.h"
 #include "fs/core/core.h"
 #include "fs/format/keys.h"

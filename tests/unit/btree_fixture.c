@@ -7,6 +7,7 @@
 #include "fs/btree/meta.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,7 @@ struct core {
 	uint64_t writes;
 	int64_t fail_after;
 	bool cow_lock_path;
+	int corrupt;		/* core_corrupt called: -EUCLEAN, as the core's abort */
 };
 
 struct core *fx_create(uint32_t nodesize, uint64_t nblocks, enum glock_type type,
@@ -231,6 +233,19 @@ void core_lock_scheme(const struct core *c, enum glock_type *type, unsigned *gro
 bool core_cow_lock_path(const struct core *c) { return c->cow_lock_path; }
 void fx_set_cow_lock_path(struct core *c, bool on) { c->cow_lock_path = on; }
 uint64_t core_generation(const struct core *c) { return c->generation; }
+/* the real one (fs/core/core.c) logs and forces read-only: here log and
+ * remember, for a test to read back */
+void core_corrupt(struct core *c, const char *where, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "fixture: corruption in %s: ", where);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	__atomic_store_n(&c->corrupt, -EUCLEAN, __ATOMIC_SEQ_CST);
+}
 const uint8_t *core_fsid(const struct core *c) { return c->fsid; }
 uint32_t core_nodesize(const struct core *c) { return c->nodesize; }
 uint64_t txn_transid(const struct txn *t) { return t->transid; }

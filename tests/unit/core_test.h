@@ -3,6 +3,8 @@
 #ifndef CORE_TEST_H
 #define CORE_TEST_H
 
+#include "fs/items/subvol.h"
+#include "fs/ops/mount.h"
 #include "fs/core/core_types.h"
 #include "fs/txn/txn.h"
 #include "fs/btree/btree.h"

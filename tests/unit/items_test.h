@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fs/ops/mount.h"
 #include "fs/core/core.h"
 #include "fs/ops/fsops.h"
 #include "check.h"

@@ -9,6 +9,8 @@
  *
  * SEED=n replays a run.
  */
+#include "fs/items/subvol.h"
+#include "fs/ops/mount.h"
 #include "fs/btree/btree.h"
 #include "fs/core/core.h"
 #include "fs/btree/meta.h"
@@ -352,6 +354,65 @@ out:
 	mount_close(c);
 }
 
+/*
+ * A node the B-tree reads that contradicts the tree (here the root's level
+ * beyond BTREE_MAX_LEVEL, set in the cached copy after the read check
+ * passed) is corruption: the search gives -EUCLEAN and the volume goes
+ * read-only through core_corrupt, as every other corruption does — no
+ * further transaction may start.
+ */
+static void test_core_corrupt_readonly(void)
+{
+	const char *name = "core-corrupt-node-forces-readonly";
+	struct core *c = NULL;
+	struct root *r;
+	struct txn *t;
+	uint8_t buf[64];
+	struct key k = key_of(7);
+	int ret, level;
+
+	if (make_image(4096) || open_core(&c, GLOCK_RWLOCK, 0)) {
+		FAILF(name, "format/open");
+		return;
+	}
+	r = subvol_root(c, FS_TREE_OBJECTID);
+	if ((ret = txn_join(c, 1, 0, &t))) {
+		FAILF(name, "txn_join: %d", ret);
+		mount_close(c);
+		return;
+	}
+	fill(buf, 7, 40, 1);
+	ret = btree_insert(t, r, &k, buf, 40);
+	txn_end(t);
+	if (ret || (ret = txn_commit(c, COMMIT_SYNC)) ||
+	    (ret = btree_lookup(r, &k, buf, sizeof(buf))) != 40 || !r->node) {
+		FAILF(name, "insert/commit/lookup: %d", ret);
+		mount_close(c);
+		return;
+	}
+	if (core_readonly(c)) {
+		FAILF(name, "read-only before any corruption");
+		mount_close(c);
+		return;
+	}
+	level = nb_level(r->node->data);
+	nb_set_level(r->node->data, BTREE_MAX_LEVEL);
+	ret = btree_lookup(r, &k, buf, sizeof(buf));
+	nb_set_level(r->node->data, level);
+	if (ret != -EUCLEAN)
+		FAILF(name, "lookup through a root of level %d: %d, want -EUCLEAN",
+		      BTREE_MAX_LEVEL, ret);
+	else if (!core_readonly(c))
+		FAILF(name, "corruption found but the volume stays writable");
+	else if ((ret = txn_join(c, 1, 0, &t)) != -EROFS) {
+		FAILF(name, "txn_join after corruption: %d, want -EROFS", ret);
+		if (!ret)
+			txn_end(t);
+	} else
+		printf("PASS: %s\n", name);
+	mount_close(c);
+}
+
 /* ---- threads through the core --------------------------------------- */
 
 struct th {
@@ -449,6 +510,7 @@ int main(void)
 	test_core(4096);
 	test_core(16384);
 	test_core_csum();
+	test_core_corrupt_readonly();
 	test_core_threads(GLOCK_RWLOCK, 0);
 	test_core_threads(GLOCK_MUTEX, 4);
 	test_core_threads(GLOCK_SPIN, 0);

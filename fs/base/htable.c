@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+/*
+ * htable.c — see htable.h.
+ */
+#include "fs/base/htable.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+/* Fibonacci hashing: the product's bits 20.. pick the bucket, so keys that
+ * differ only in their low bits (consecutive inode numbers, block
+ * addresses a node apart) spread over the buckets, and a caller that
+ * shards by the low bits does not leave buckets of its shard empty. */
+static size_t bucket(uint64_t key, size_t nbuckets)
+{
+	key *= 0x9e3779b97f4a7c15ULL;
+	return (size_t)(key >> 20) & (nbuckets - 1);
+}
+
+int htable_init(struct htable *h, size_t nbuckets)
+{
+	size_t n = 1;
+
+	while (n < nbuckets)
+		n <<= 1;
+	h->count = 0;
+	h->nbuckets = n;
+	h->b = calloc(n, sizeof(*h->b));
+	if (!h->b) {
+		h->nbuckets = 0;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void htable_destroy(struct htable *h)
+{
+	free(h->b);
+	h->b = NULL;
+	h->nbuckets = 0;
+	h->count = 0;
+}
+
+struct hnode *htable_find(const struct htable *h, uint64_t key)
+{
+	struct hnode *n = h->b[bucket(key, h->nbuckets)];
+
+	while (n && n->key != key)
+		n = n->next;
+	return n;
+}
+
+static void grow(struct htable *h)
+{
+	size_t nn = h->nbuckets * 2;
+	struct hnode **nb = calloc(nn, sizeof(*nb));
+
+	if (!nb)
+		return;		/* keep the size: slower, never wrong */
+	for (size_t i = 0; i < h->nbuckets; i++) {
+		struct hnode *n = h->b[i], *next;
+
+		for (; n; n = next) {
+			size_t j = bucket(n->key, nn);
+
+			next = n->next;
+			n->next = nb[j];
+			nb[j] = n;
+		}
+	}
+	free(h->b);
+	h->b = nb;
+	h->nbuckets = nn;
+}
+
+void htable_insert(struct htable *h, struct hnode *n)
+{
+	size_t i;
+
+	if (h->count >= h->nbuckets * 2)
+		grow(h);
+	i = bucket(n->key, h->nbuckets);
+	n->next = h->b[i];
+	h->b[i] = n;
+	h->count++;
+}
+
+bool htable_remove(struct htable *h, struct hnode *n)
+{
+	struct hnode **pp = &h->b[bucket(n->key, h->nbuckets)];
+
+	while (*pp && *pp != n)
+		pp = &(*pp)->next;
+	if (!*pp)
+		return false;
+	*pp = n->next;
+	n->next = NULL;
+	h->count--;
+	return true;
+}
+
+struct hnode *htable_pop(struct htable *h)
+{
+	for (size_t i = 0; h->count && i < h->nbuckets; i++) {
+		struct hnode *n = h->b[i];
+
+		if (n) {
+			h->b[i] = n->next;
+			n->next = NULL;
+			h->count--;
+			return n;
+		}
+	}
+	return NULL;
+}
