@@ -22,6 +22,8 @@
 #include "fs/format/items_format.h"
 #include "fs/format/format.h"
 #include "fs/items/dir.h"
+#include "fs/items/subvol.h"
+#include "fs/ops/mount.h"
 
 #include <dirent.h>
 #include <errno.h>
