@@ -558,6 +558,9 @@ int main(int argc, char **argv)
 			strerror(-err));
 		goto out;
 	}
+	/* sched_switch may store two new stacks in one run (bpfutil.h). */
+	bpfutil__prime_map(bpf_map__fd(skel->maps.stacks));
+	bpfutil__prime_map(bpf_map__fd(skel->maps.counts));
 	x.sc = syms_cache__new();
 	if (!x.sc) {
 		fprintf(stderr, "glass-offcputime: cannot start the symbolizer (libelf)\n");

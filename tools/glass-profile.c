@@ -280,13 +280,13 @@ static const char *pc_names[PC_NR] = {
 	[PC_USTACK_TRUNC] = "user stacks truncated at the depth limit",
 	[PC_KSTACK_FAIL] = "kernel stacks lost (could not be read)",
 	[PC_USTACK_FAIL] = "user stacks lost (could not be read)",
-	[PC_STACKS_FULL] = "stacks lost (stack table full: raise --stack-storage-size)",
+	[PC_STACKS_FULL] = "stacks lost (stack table full or no memory: raise --stack-storage-size if full)",
 	[PC_COUNTS_FULL] = "samples lost (aggregation map full: raise --stack-storage-size)",
 };
 
 static const char *oc_names[OC_NR] = {
 	[OC_BLOCKS] = "off-CPU blocks recorded",
-	[OC_STACKS_FULL] = "off-CPU stacks lost (stack table full: raise --stack-storage-size)",
+	[OC_STACKS_FULL] = "off-CPU stacks lost (stack table full or no memory: raise --stack-storage-size if full)",
 	[OC_COUNTS_FULL] = "off-CPU blocks lost (aggregation map full: raise --stack-storage-size)",
 	[OC_STORAGE_FAIL] = "off-CPU blocks lost (task storage allocation failed)",
 };
@@ -337,6 +337,9 @@ static struct offcputime_bpf *offcpu_open(struct ctx *x)
 		offcputime_bpf__destroy(o);
 		return NULL;
 	}
+	/* sched_switch may store two new stacks in one run (bpfutil.h). */
+	bpfutil__prime_map(bpf_map__fd(o->maps.stacks));
+	bpfutil__prime_map(bpf_map__fd(o->maps.counts));
 	return o;
 }
 
@@ -442,6 +445,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, TOOL ": cannot load the BPF program: %s (run with -v for the verifier log)\n", strerror(-err));
 		goto out;
 	}
+	/* A sample stores its kernel and user stack in one run: without
+	 * priming, the first sample on each CPU lost one (bpfutil.h). */
+	bpfutil__prime_map(bpf_map__fd(skel->maps.stacks));
+	bpfutil__prime_map(bpf_map__fd(skel->maps.counts));
 	if (env.wall && !(oskel = offcpu_open(&x))) {
 		err = -EINVAL;
 		goto out;

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <sched.h>
 #include <libelf.h>
 #include <limits.h>
 #include <signal.h>
@@ -316,6 +317,58 @@ int bpfutil__percpu_sum(int fd, unsigned key, unsigned long long *sum)
 		for (int i = 0; i < ncpu; i++)
 			*sum += vals[i];
 	free(vals);
+	return err;
+}
+
+/* Entries primed per CPU: enough for one program run's new stacks and
+ * aggregation entries (the kernel keeps up to 12 of a 2 KiB unit cached). */
+#define PRIME_PER_CPU	8
+
+int bpfutil__prime_map(int fd)
+{
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info);
+	int ncpu = libbpf_num_possible_cpus(), err = 0;
+	cpu_set_t old, one;
+	char *key = NULL, *val = NULL;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	if (sched_getaffinity(0, sizeof(old), &old))
+		return -errno;
+	key = calloc(1, info.key_size);
+	val = calloc(1, info.value_size);
+	if (!key || !val) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* Every CPU the programs may run on, not only the ones we may: a
+	 * CPU we cannot move to (offline, outside our cpuset) is skipped. */
+	for (int cpu = 0; cpu < ncpu && cpu < CPU_SETSIZE && !err; cpu++) {
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		if (sched_setaffinity(0, sizeof(one), &one))
+			continue;
+		/* Keys 0xff..ff, 0xff..fe, ...: deleted before any program runs. */
+		for (unsigned i = 0; i < PRIME_PER_CPU && !err; i++) {
+			memset(key, 0xff, info.key_size);
+			key[0] = (char)(0xff - i);
+			if (bpf_map_update_elem(fd, key, val, BPF_NOEXIST))
+				err = -errno;
+		}
+		for (unsigned i = 0; i < PRIME_PER_CPU; i++) {
+			memset(key, 0xff, info.key_size);
+			key[0] = (char)(0xff - i);
+			bpf_map_delete_elem(fd, key);
+		}
+	}
+	if (sched_setaffinity(0, sizeof(old), &old) && !err)
+		err = -errno;
+out:
+	free(key);
+	free(val);
+	if (err)
+		fprintf(stderr, "%s: cannot prime map %s: %s\n", tool_name, info.name, strerror(-err));
 	return err;
 }
 

@@ -79,6 +79,21 @@ size_t bpfutil__map_read(int fd, size_t key_size, size_t val_off, size_t elem_si
  */
 int bpfutil__percpu_sum(int fd, unsigned key, unsigned long long *sum);
 
+/*
+ * Prime a hash map made with BPF_F_NO_PREALLOC before its programs run.
+ * The kernel hands such a map's entries out of a per-CPU cache that it
+ * fills with ONE entry per CPU at creation when an entry is over 256 bytes
+ * (a stack is 1016), and refills only from irq_work, which cannot run
+ * inside the program (perf event interrupt, sched_switch with interrupts
+ * off): a program that stores two new stacks in its first run on a CPU
+ * (a sample's kernel and user stack) loses the second to -ENOMEM, although
+ * the table is empty.  Priming inserts a few entries on every online CPU
+ * (pinned there) and deletes them, which leaves each CPU's cache holding
+ * entries.  Dummy keys; the map is empty again afterwards.  0 or -errno
+ * (a map with fewer than 8 entries cannot be primed fully: it says so).
+ */
+int bpfutil__prime_map(int fd);
+
 /* Run a BPF task iterator once (read it to its end).  0 or -errno. */
 int bpfutil__run_iter(struct bpf_link *link);
 
