@@ -118,38 +118,26 @@ struct ctx {
 	__u64 period_ns;	/* CPU time one sample stands for */
 };
 
-/* A process seen first (either ring buffer: both start with the tgid):
- * snapshot its maps while it lives, or, with the mmap log, pin its files. */
-static void first_sight(struct ctx *x, __u32 tgid)
-{
-	if (x->mw && syms_cache__has(x->sc, tgid))
-		syms_cache__pin(x->sc, tgid);
-	else
-		syms_cache__snapshot(x->sc, tgid);
-}
-
+/* A process seen first (either ring buffer): its maps snapshot or, with
+ * the mmap log, its files pinned. */
 static int on_profile_event(void *c, void *data, size_t len)
 {
 	const struct profile_event *e = data;
+	struct ctx *x = c;
 
 	if (len >= sizeof(*e))
-		first_sight(c, e->tgid);
+		mmapwatch__first_sight(x->mw, x->sc, e->tgid);
 	return 0;
 }
 
 static int on_offcpu_event(void *c, void *data, size_t len)
 {
 	const struct offcpu_event *e = data;
+	struct ctx *x = c;
 
 	if (len >= sizeof(*e))
-		first_sight(c, e->tgid);
+		mmapwatch__first_sight(x->mw, x->sc, e->tgid);
 	return 0;
-}
-
-static bool read_stack(int fd, __u64 hash, __u64 *ips)
-{
-	memset(ips, 0, STACK_MAX_DEPTH * sizeof(*ips));
-	return hash && !bpf_map_lookup_elem(fd, &hash, ips);
 }
 
 /*
@@ -162,8 +150,8 @@ static int emit(struct ctx *x, int stacks_fd, __u32 tgid, __u32 pid,
 {
 	static __u64 kips[STACK_MAX_DEPTH], uips[STACK_MAX_DEPTH];
 	static struct frames fr;
-	bool have_k = read_stack(stacks_fd, kh, kips);
-	bool have_u = read_stack(stacks_fd, uh, uips);
+	bool have_k = bpfutil__read_stack(stacks_fd, kh, kips);
+	bool have_u = bpfutil__read_stack(stacks_fd, uh, uips);
 	char root[PROFILE_COMM_LEN + 16];
 
 	if (env.per_thread)

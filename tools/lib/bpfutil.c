@@ -3,6 +3,9 @@
 #include "tools/lib/bpfutil.h"
 #include "tools/lib/mmapwatch.h"
 
+#include <linux/types.h>
+#include "bpf/stacktab.h"
+
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -370,6 +373,14 @@ out:
 	if (err)
 		fprintf(stderr, "%s: cannot prime map %s: %s\n", tool_name, info.name, strerror(-err));
 	return err;
+}
+
+bool bpfutil__read_stack(int fd, unsigned long long hash, void *ips)
+{
+	__u64 h = hash;
+
+	memset(ips, 0, sizeof(struct stack_ips));
+	return h && !bpf_map_lookup_elem(fd, &h, ips);
 }
 
 int bpfutil__run_iter(struct bpf_link *link)

@@ -94,6 +94,13 @@ int bpfutil__percpu_sum(int fd, unsigned key, unsigned long long *sum);
  */
 int bpfutil__prime_map(int fd);
 
+/*
+ * Read the stack stored under hash in a stack table (bpf/stacktab.h) into
+ * ips, STACK_MAX_DEPTH (127) __u64 addresses, zero-filled past its end.
+ * false (ips all zero) for hash 0 ("no stack") or a hash not in the table.
+ */
+bool bpfutil__read_stack(int fd, unsigned long long hash, void *ips);
+
 /* Run a BPF task iterator once (read it to its end).  0 or -errno. */
 int bpfutil__run_iter(struct bpf_link *link);
 
