@@ -122,24 +122,10 @@ struct inst {
 	struct ls_inst v;
 };
 
-static int inst_cmp(const void *a, const void *b)
-{
-	const struct inst *x = a, *y = b;
-
-	return x->v.wait_ns < y->v.wait_ns ? 1 : x->v.wait_ns > y->v.wait_ns ? -1 : 0;
-}
-
 struct stk {
 	struct ls_skey k;
 	struct ls_sval v;
 };
-
-static int stk_cmp(const void *a, const void *b)
-{
-	const struct stk *x = a, *y = b;
-
-	return x->v.wait_ns < y->v.wait_ns ? 1 : x->v.wait_ns > y->v.wait_ns ? -1 : 0;
-}
 
 /* Sum the per-CPU histograms; one row per (class, level, mode) seen. */
 static size_t collect_rows(int fd, struct row **out)
@@ -202,8 +188,7 @@ static size_t collect_insts(int fd, struct inst **out)
 	size_t n = bpfutil__map_read(fd, sizeof(__u64), offsetof(struct inst, v),
 				     sizeof(struct inst), inst_contended, &v);
 
-	if (n)
-		qsort(v, n, sizeof(struct inst), inst_cmp);
+	bpfutil__sort_desc(v, n, sizeof(struct inst), offsetof(struct inst, v.wait_ns));
 	*out = v;
 	return n;
 }
@@ -214,8 +199,7 @@ static size_t collect_stacks(int fd, struct stk **out)
 	size_t n = bpfutil__map_read(fd, sizeof(struct ls_skey), offsetof(struct stk, v),
 				     sizeof(struct stk), NULL, &v);
 
-	if (n)
-		qsort(v, n, sizeof(struct stk), stk_cmp);
+	bpfutil__sort_desc(v, n, sizeof(struct stk), offsetof(struct stk, v.wait_ns));
 	*out = v;
 	return n;
 }

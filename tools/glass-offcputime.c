@@ -210,13 +210,6 @@ struct entry {
 	struct offcpu_val v;
 };
 
-static int entry_cmp(const void *a, const void *b)
-{
-	const struct entry *x = a, *y = b;
-
-	return x->v.total_ns < y->v.total_ns ? 1 : x->v.total_ns > y->v.total_ns ? -1 : 0;
-}
-
 static const char *counter_names[OC_NR] = {
 	[OC_BLOCKS] = "blocks recorded",
 	[OC_INPROGRESS] = "sleeps still in progress at the end (included)",
@@ -399,7 +392,7 @@ static int print_all(struct ctx *x, struct offcputime_bpf *skel, struct pprof *p
 		if (!n)
 			prev = NULL;
 	}
-	qsort(ents, n, sizeof(*ents), entry_cmp);
+	bpfutil__sort_desc(ents, n, sizeof(*ents), offsetof(struct entry, v.total_ns));
 	for (size_t i = 0; i < n; i++) {
 		if (env.no_idle &&
 		    read_stack(x, ents[i].k.kstack, kips) &&

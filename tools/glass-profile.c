@@ -200,24 +200,10 @@ struct pentry {
 	__u64 n;
 };
 
-static int pentry_cmp(const void *a, const void *b)
-{
-	const struct pentry *x = a, *y = b;
-
-	return x->n < y->n ? 1 : x->n > y->n ? -1 : 0;
-}
-
 struct oentry {
 	struct offcpu_key k;
 	struct offcpu_val v;
 };
-
-static int oentry_cmp(const void *a, const void *b)
-{
-	const struct oentry *x = a, *y = b;
-
-	return x->v.total_ns < y->v.total_ns ? 1 : x->v.total_ns > y->v.total_ns ? -1 : 0;
-}
 
 static int print_oncpu(struct ctx *x, struct profile_bpf *skel)
 {
@@ -227,7 +213,7 @@ static int print_oncpu(struct ctx *x, struct profile_bpf *skel)
 				     (void **)&e);
 	int stacks_fd = bpf_map__fd(skel->maps.stacks), err = 0;
 
-	qsort(e, n, sizeof(*e), pentry_cmp);
+	bpfutil__sort_desc(e, n, sizeof(*e), offsetof(struct pentry, n));
 	for (size_t i = 0; i < n && !err; i++) {
 		__u64 ns = e[i].n * x->period_ns;
 		int64_t v2[2] = { e[i].n, ns }, v1[1] = { ns };
@@ -249,7 +235,7 @@ static int print_offcpu(struct ctx *x, struct offcputime_bpf *skel)
 				     (void **)&e);
 	int stacks_fd = bpf_map__fd(skel->maps.stacks), err = 0;
 
-	qsort(e, n, sizeof(*e), oentry_cmp);
+	bpfutil__sort_desc(e, n, sizeof(*e), offsetof(struct oentry, v.total_ns));
 	for (size_t i = 0; i < n && !err; i++) {
 		int64_t v1[1] = { e[i].v.total_ns };
 

@@ -301,6 +301,21 @@ size_t bpfutil__map_read(int fd, size_t key_size, size_t val_off, size_t elem_si
 	return n;
 }
 
+static int u64_desc(const void *a, const void *b, void *off)
+{
+	__u64 x, y;
+
+	memcpy(&x, (const char *)a + (size_t)off, sizeof(x));
+	memcpy(&y, (const char *)b + (size_t)off, sizeof(y));
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+void bpfutil__sort_desc(void *v, size_t n, size_t size, size_t off)
+{
+	if (n > 1)
+		qsort_r(v, n, size, u64_desc, (void *)off);
+}
+
 int bpfutil__percpu_sum(int fd, unsigned key, unsigned long long *sum)
 {
 	int ncpu = libbpf_num_possible_cpus();

@@ -72,6 +72,10 @@ bool bpfutil__kernel_has_member(const char *strct, const char *member);
 size_t bpfutil__map_read(int fd, size_t key_size, size_t val_off, size_t elem_size,
 			 bool (*keep)(const void *elem), void **out);
 
+/* Sort n elements of size bytes by the 64-bit unsigned value at offset off
+ * in each, largest first (map entries by count or time, for printing). */
+void bpfutil__sort_desc(void *v, size_t n, size_t size, size_t off);
+
 /*
  * A counter of a per-CPU array of __u64 (the tools' "lost"/"fired"
  * counters): *sum = the value at key summed over every possible CPU.
