@@ -424,12 +424,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "glass-lockstat: give -p PID or -b BINARY (see --help)\n");
 		return 2;
 	}
-	if (bpfutil__check_env())
-		return 1;
-	/* Catch Ctrl-C/SIGTERM from the start: a signal that arrives while
-	 * loading must end the run, not be lost (or kill us unreported). */
-	bpfutil__run_for(0);
-	if (env.pid && bpfutil__check_pid(env.pid, false))
+	if (bpfutil__start(env.pid, 0))
 		return 1;
 	if (bpfutil__usdt_binary(env.pid, env.binary, bin, sizeof(bin)))
 		return 1;

@@ -473,14 +473,7 @@ int main(int argc, char **argv)
 			(unsigned long long)env.min_us, (unsigned long long)env.max_us);
 		return 2;
 	}
-	if ((err = bpfutil__check_env()))
-		return 1;
-	/* Catch Ctrl-C/SIGTERM from the start: a signal that arrives while
-	 * loading must end the run, not be lost (or kill us unreported). */
-	bpfutil__run_for(0);
-	if (env.pid && bpfutil__check_pid(env.pid, false))
-		return 1;
-	if (env.tid && bpfutil__check_pid(env.tid, true))
+	if (bpfutil__start(env.pid, env.tid))
 		return 1;
 
 	x.ks = ksyms__load();

@@ -384,12 +384,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, TOOL ": -U and -K exclude each other\n");
 		return 2;
 	}
-	if (bpfutil__check_env())
-		return 1;
-	bpfutil__run_for(0);
-	if (env.pid && bpfutil__check_pid(env.pid, false))
-		return 1;
-	if (env.tid && bpfutil__check_pid(env.tid, true))
+	if (bpfutil__start(env.pid, env.tid))
 		return 1;
 	if (!env.stack_storage)
 		env.stack_storage = 65536;

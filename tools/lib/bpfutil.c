@@ -129,6 +129,20 @@ static void on_signal(int sig)
 	exiting = 1;
 }
 
+int bpfutil__start(pid_t pid, pid_t tid)
+{
+	int err = bpfutil__check_env();
+
+	if (err)
+		return err;
+	bpfutil__run_for(0);
+	if (pid && (err = bpfutil__check_pid(pid, false)))
+		return err;
+	if (tid && (err = bpfutil__check_pid(tid, true)))
+		return err;
+	return 0;
+}
+
 void bpfutil__run_for(unsigned seconds)
 {
 	struct sigaction sa = { .sa_handler = on_signal };

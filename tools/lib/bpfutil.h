@@ -26,6 +26,14 @@ void bpfutil__init(const char *tool, bool verbose);
 int bpfutil__check_env(void);
 /* The process (or thread with tid=true) exists; 0 or -ESRCH. */
 int bpfutil__check_pid(pid_t pid, bool tid);
+/*
+ * A tracer's start, once its arguments are parsed: root and BTF
+ * (bpfutil__check_env), the signal handlers (bpfutil__run_for(0): a
+ * signal that arrives while loading ends the run instead of being lost or
+ * killing us unreported), then the target process pid and thread tid
+ * exist (0: none given).  0, or -errno with the message printed.
+ */
+int bpfutil__start(pid_t pid, pid_t tid);
 /* Run-until: seconds (0 = until Ctrl-C).  Installs SIGINT/SIGTERM handlers
  * (call it once early with 0 so no signal is lost while loading, again
  * with the duration once attached); bpfutil__exiting() turns true on a
