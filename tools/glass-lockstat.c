@@ -184,24 +184,14 @@ static bool inst_contended(const void *e)
 
 static size_t collect_insts(int fd, struct inst **out)
 {
-	void *v;
-	size_t n = bpfutil__map_read(fd, sizeof(__u64), offsetof(struct inst, v),
-				     sizeof(struct inst), inst_contended, &v);
-
-	bpfutil__sort_desc(v, n, sizeof(struct inst), offsetof(struct inst, v.wait_ns));
-	*out = v;
-	return n;
+	return bpfutil__map_top(fd, sizeof(__u64), offsetof(struct inst, v), sizeof(struct inst),
+				inst_contended, offsetof(struct inst, v.wait_ns), (void **)out);
 }
 
 static size_t collect_stacks(int fd, struct stk **out)
 {
-	void *v;
-	size_t n = bpfutil__map_read(fd, sizeof(struct ls_skey), offsetof(struct stk, v),
-				     sizeof(struct stk), NULL, &v);
-
-	bpfutil__sort_desc(v, n, sizeof(struct stk), offsetof(struct stk, v.wait_ns));
-	*out = v;
-	return n;
+	return bpfutil__map_top(fd, sizeof(struct ls_skey), offsetof(struct stk, v), sizeof(struct stk),
+				NULL, offsetof(struct stk, v.wait_ns), (void **)out);
 }
 
 static void json_str(const char *s)

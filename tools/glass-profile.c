@@ -208,12 +208,11 @@ struct oentry {
 static int print_oncpu(struct ctx *x, struct profile_bpf *skel)
 {
 	struct pentry *e = NULL;
-	size_t n = bpfutil__map_read(bpf_map__fd(skel->maps.counts), sizeof(e->k),
-				     offsetof(struct pentry, n), sizeof(*e), NULL,
-				     (void **)&e);
+	size_t n = bpfutil__map_top(bpf_map__fd(skel->maps.counts), sizeof(e->k),
+				    offsetof(struct pentry, n), sizeof(*e), NULL,
+				    offsetof(struct pentry, n), (void **)&e);
 	int stacks_fd = bpf_map__fd(skel->maps.stacks), err = 0;
 
-	bpfutil__sort_desc(e, n, sizeof(*e), offsetof(struct pentry, n));
 	for (size_t i = 0; i < n && !err; i++) {
 		__u64 ns = e[i].n * x->period_ns;
 		int64_t v2[2] = { e[i].n, ns }, v1[1] = { ns };
@@ -230,12 +229,11 @@ static int print_oncpu(struct ctx *x, struct profile_bpf *skel)
 static int print_offcpu(struct ctx *x, struct offcputime_bpf *skel)
 {
 	struct oentry *e = NULL;
-	size_t n = bpfutil__map_read(bpf_map__fd(skel->maps.counts), sizeof(e->k),
-				     offsetof(struct oentry, v), sizeof(*e), NULL,
-				     (void **)&e);
+	size_t n = bpfutil__map_top(bpf_map__fd(skel->maps.counts), sizeof(e->k),
+				    offsetof(struct oentry, v), sizeof(*e), NULL,
+				    offsetof(struct oentry, v.total_ns), (void **)&e);
 	int stacks_fd = bpf_map__fd(skel->maps.stacks), err = 0;
 
-	bpfutil__sort_desc(e, n, sizeof(*e), offsetof(struct oentry, v.total_ns));
 	for (size_t i = 0; i < n && !err; i++) {
 		int64_t v1[1] = { e[i].v.total_ns };
 

@@ -330,6 +330,15 @@ void bpfutil__sort_desc(void *v, size_t n, size_t size, size_t off)
 		qsort_r(v, n, size, u64_desc, (void *)off);
 }
 
+size_t bpfutil__map_top(int fd, size_t key_size, size_t val_off, size_t elem_size,
+			bool (*keep)(const void *elem), size_t sort_off, void **out)
+{
+	size_t n = bpfutil__map_read(fd, key_size, val_off, elem_size, keep, out);
+
+	bpfutil__sort_desc(*out, n, elem_size, sort_off);
+	return n;
+}
+
 int bpfutil__percpu_sum(int fd, unsigned key, unsigned long long *sum)
 {
 	int ncpu = libbpf_num_possible_cpus();

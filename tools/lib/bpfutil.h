@@ -83,6 +83,10 @@ size_t bpfutil__map_read(int fd, size_t key_size, size_t val_off, size_t elem_si
 /* Sort n elements of size bytes by the 64-bit unsigned value at offset off
  * in each, largest first (map entries by count or time, for printing). */
 void bpfutil__sort_desc(void *v, size_t n, size_t size, size_t off);
+/* bpfutil__map_read(), then sorted largest first by the 64-bit value at
+ * sort_off of each element: what the tools print. */
+size_t bpfutil__map_top(int fd, size_t key_size, size_t val_off, size_t elem_size,
+			bool (*keep)(const void *elem), size_t sort_off, void **out);
 
 /*
  * A counter of a per-CPU array of __u64 (the tools' "lost"/"fired"
