@@ -520,20 +520,27 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev,
 	return 0;
 }
 
-/* Deferred user stacks: the task is back from the syscall it blocked in. */
-SEC("tp_btf/sys_exit")
-int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
+/* The running task's parked blocks, if any, get its user stack now (it is
+ * in its own context: sys_exit and rseq_update below). */
+static __always_inline void flush_own_pending(void *ctx)
 {
 	struct task_struct *t;
 	struct task_info *s;
 
 	if (targ_tgid && (bpf_get_current_pid_tgid() >> 32) != targ_tgid)
-		return 0;
+		return;
 	t = bpf_get_current_task_btf();
 	s = bpf_task_storage_get(&tasks, t, 0, 0);
 	if (!s || !s->npending)
-		return 0;
+		return;
 	flush_pending(t, s, take_ustack(ctx, SLOT_SYSEXIT), 0);
+}
+
+/* Deferred user stacks: the task is back from the syscall it blocked in. */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
+{
+	flush_own_pending(ctx);
 	return 0;
 }
 
@@ -541,15 +548,7 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 SEC("tp_btf/rseq_update")
 int BPF_PROG(rseq_update, struct task_struct *t)
 {
-	struct task_info *s;
-
-	if (targ_tgid && (bpf_get_current_pid_tgid() >> 32) != targ_tgid)
-		return 0;
-	t = bpf_get_current_task_btf();
-	s = bpf_task_storage_get(&tasks, t, 0, 0);
-	if (!s || !s->npending)
-		return 0;
-	flush_pending(t, s, take_ustack(ctx, SLOT_SYSEXIT), 0);
+	flush_own_pending(ctx);
 	return 0;
 }
 
