@@ -12,13 +12,14 @@
  *             that makes the loader snapshot the process's maps
  *
  * Include it after the tool's other maps, with TRACEMAPS_COUNTERS (how
- * many counters) and TRACEMAPS_SEEN (how many processes) defined.
+ * many counters) defined, and TRACEMAPS_SEEN (how many processes) for
+ * seen and events (a tool that symbolizes no stacks, lockstat, has none).
  */
 #ifndef GLASS_TRACEMAPS_H
 #define GLASS_TRACEMAPS_H
 
-#if !defined(TRACEMAPS_COUNTERS) || !defined(TRACEMAPS_SEEN)
-#error "define TRACEMAPS_COUNTERS and TRACEMAPS_SEEN before including tracemaps.h"
+#ifndef TRACEMAPS_COUNTERS
+#error "define TRACEMAPS_COUNTERS before including tracemaps.h"
 #endif
 
 struct {
@@ -28,6 +29,15 @@ struct {
 	__uint(max_entries, TRACEMAPS_COUNTERS);
 } counters SEC(".maps");
 
+static __always_inline void tracemaps_count(__u32 c)
+{
+	__u64 *v = bpf_map_lookup_elem(&counters, &c);
+
+	if (v)
+		(*v)++;
+}
+
+#ifdef TRACEMAPS_SEEN
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, __u32);
@@ -40,14 +50,6 @@ struct {
 	__uint(max_entries, 64 * 1024);
 } events SEC(".maps");
 
-static __always_inline void tracemaps_count(__u32 c)
-{
-	__u64 *v = bpf_map_lookup_elem(&counters, &c);
-
-	if (v)
-		(*v)++;
-}
-
 /* True the first time tgid is seen (false also when `seen` is full: the
  * loader still snapshots the process at print time). */
 static __always_inline bool tracemaps_first_sight(__u32 tgid)
@@ -58,5 +60,6 @@ static __always_inline bool tracemaps_first_sight(__u32 tgid)
 		return false;
 	return !bpf_map_update_elem(&seen, &tgid, &one, BPF_NOEXIST);
 }
+#endif /* TRACEMAPS_SEEN */
 
 #endif
