@@ -32,12 +32,7 @@ struct {
 
 STACKTAB(ustacks, 4096);		/* resized by the loader (-S) */
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, __u32);
-	__type(value, struct stack_ips);
-	__uint(max_entries, 1);
-} scratch SEC(".maps");
+STACKTAB_SCRATCH(scratch, 1);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -108,12 +108,7 @@ struct {
 	__uint(max_entries, MAX_ENTRIES);
 } counts SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, __u32);
-	__type(value, struct stack_ips);
-	__uint(max_entries, NSLOTS);
-} scratch SEC(".maps");
+STACKTAB_SCRATCH(scratch, NSLOTS);
 
 /* counters, seen, events: the tracers' shared maps. */
 #define TRACEMAPS_COUNTERS	OC_NR

@@ -34,12 +34,7 @@ struct {
 } counts SEC(".maps");
 
 /* Two slots: kernel and user stack of one sample. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, __u32);
-	__type(value, struct stack_ips);
-	__uint(max_entries, 2);
-} scratch SEC(".maps");
+STACKTAB_SCRATCH(scratch, 2);
 
 /* counters, seen, events: the tracers' shared maps. */
 #define TRACEMAPS_COUNTERS	PC_NR
