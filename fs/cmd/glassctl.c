@@ -105,6 +105,21 @@ static int stat_values(int fd, const char *mnt, uint64_t *total, uint64_t *done)
 	return 0;
 }
 
+/* The flags of a command that can wait with a progress line: -B (wait;
+ * only where b_ok), -q (quiet), --json.  false: a is none of them. */
+static bool wait_flags(const char *a, bool b_ok, bool *wait, bool *quiet, bool *json)
+{
+	if (b_ok && !strcmp(a, "-B"))
+		*wait = true;
+	else if (!strcmp(a, "-q"))
+		*quiet = true;
+	else if (!strcmp(a, "--json"))
+		*json = true;
+	else
+		return false;
+	return true;
+}
+
 /*
  * resync status [-B] [-q] [--json] MNT: the background resync of devices
  * that missed commits (it starts at mount, fs/services/volume.h), by
@@ -123,13 +138,7 @@ static int cmd_resync(int argc, char **argv)
 		return 2;
 	}
 	for (int i = 1; i < argc - 1; i++) {
-		if (!strcmp(argv[i], "-B"))
-			wait = true;
-		else if (!strcmp(argv[i], "-q"))
-			quiet = true;
-		else if (!strcmp(argv[i], "--json"))
-			json = true;
-		else {
+		if (!wait_flags(argv[i], true, &wait, &quiet, &json)) {
 			usage(stderr);
 			return 2;
 		}
@@ -313,13 +322,9 @@ static int cmd_scrub(int argc, char **argv)
 	int i, fd, rc = 0;
 
 	for (i = 1; i < argc - 1; i++) {
-		if (!strcmp(sub, "start") && !strcmp(argv[i], "-B"))
-			wait = true;
-		else if (!strcmp(argv[i], "-q"))
-			quiet = true;
-		else if (!strcmp(argv[i], "--json"))
-			json = true;
-		else if (!strcmp(sub, "start") && !strcmp(argv[i], "-r") && i + 1 < argc - 1) {
+		if (wait_flags(argv[i], !strcmp(sub, "start"), &wait, &quiet, &json))
+			continue;
+		if (!strcmp(sub, "start") && !strcmp(argv[i], "-r") && i + 1 < argc - 1) {
 			if (parse_rate(argv[++i], &rate)) {
 				fprintf(stderr, "glassctl: bad rate '%s' (bytes/s, e.g. 64M)\n", argv[i]);
 				return 2;
