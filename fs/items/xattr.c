@@ -10,25 +10,15 @@
 
 #include "fs/items/xattr.h"
 
+/* The xattr item at k (fsctx_read_item), as bytes. */
 static int read_item(struct fsctx *fs, const struct key *k, char **out)
 {
-	uint32_t cap = 1024;
+	void *v;
+	int ret = fsctx_read_item(fs, k, 1024, &v);
 
-	for (;;) {
-		char *buf = malloc(cap);
-		if (!buf)
-			return -ENOMEM;
-		int ret = btree_lookup(fs->root, k, buf, cap);
-		if (ret < 0 || (uint32_t)ret <= cap) {
-			if (ret < 0)
-				free(buf);
-			else
-				*out = buf;
-			return ret;
-		}
-		free(buf);
-		cap = (uint32_t)ret;
-	}
+	if (ret >= 0)
+		*out = v;
+	return ret;
 }
 
 static size_t entry_size(const struct xattr_entry *e)
