@@ -211,6 +211,25 @@ static int raid1_keeps_two(struct core *c, const struct dev *exclude, char *msg,
 	return 0;
 }
 
+/* A removal's move: every chunk of l to new stripes of its own profile,
+ * off exclude (NULL: off the missing devices, l's chunks), counted as
+ * VOL_OP_REMOVE's progress.  0 or the first error (said in msg). */
+static int move_off(struct core *c, struct volume *v, const struct chunk_list *l,
+		    const struct dev *exclude, char *msg, size_t mlen)
+{
+	uint64_t base = 0;
+	int ret = 0;
+
+	volume_op_plan(v, VOL_OP_REMOVE, l->v, l->n);
+	for (int i = 0; !ret && i < l->n; i++) {
+		ret = volume_relocate(c, l->v[i].logical, l->v[i].type,
+				      l->v[i].type & BG_PROFILE_MASK, exclude, NULL, msg, mlen);
+		if (!ret)
+			volume_op_done(v, &base, l->v[i].length);
+	}
+	return ret;
+}
+
 /* Device items whose device is not open (missing from a degraded mount). */
 struct absent { struct core *c; uint64_t ids[CORE_MAX_DEVS]; int n; };
 
@@ -246,7 +265,6 @@ static int remove_missing(struct core *c, char *msg, size_t mlen)
 	struct absent a = { .c = c };
 	struct volume *v;
 	struct txn *t;
-	uint64_t mbase = 0;
 	char ok[256];
 	int ret = volume_claim(c, &v, msg, mlen), len;
 
@@ -272,13 +290,7 @@ static int remove_missing(struct core *c, char *msg, size_t mlen)
 			  c->sb.num_devices - (uint64_t)c->ndevs > 1 ? "s" : "");
 		goto out;
 	}
-	volume_op_plan(v, VOL_OP_REMOVE, l.v, l.n);
-	for (int i = 0; !ret && i < l.n; i++) {
-		ret = volume_relocate(c, l.v[i].logical, l.v[i].type, l.v[i].type & BG_PROFILE_MASK, NULL,
-			       NULL, msg, mlen);
-		if (!ret)
-			volume_op_done(v, &mbase, l.v[i].length);
-	}
+	ret = move_off(c, v, &l, NULL, msg, mlen);
 	if (ret) {
 		volume_say(c, ret, msg, mlen, "removing the missing devices stopped, they stay: %s",
 		    msg && *msg ? msg : strerror(-ret));
@@ -328,7 +340,6 @@ int volume_dev_remove(struct core *c, const char *path, char *msg, size_t mlen)
 	struct volume *v;
 	struct dev *d;
 	struct txn *t;
-	uint64_t base = 0;
 	int ret, idx = -1;
 
 	if (!strcmp(path, "missing"))
@@ -360,13 +371,7 @@ int volume_dev_remove(struct core *c, const char *path, char *msg, size_t mlen)
 	l.dev = d;
 	ret = chunk_for_each(c, volume_collect, &l);
 	if (!ret)
-		volume_op_plan(v, VOL_OP_REMOVE, l.v, l.n);
-	for (int i = 0; !ret && i < l.n; i++) {
-		ret = volume_relocate(c, l.v[i].logical, l.v[i].type, l.v[i].type & BG_PROFILE_MASK, d,
-			       NULL, msg, mlen);
-		if (!ret)
-			volume_op_done(v, &base, l.v[i].length);
-	}
+		ret = move_off(c, v, &l, d, msg, mlen);
 	if (ret) {
 		glock_write(&c->chunks.lock);
 		d->removing = false;
