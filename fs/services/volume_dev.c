@@ -5,6 +5,7 @@
  * through volume_reloc.c).
  */
 #include "fs/trees/chunk_tree.h"
+#include "fs/trees/dev_item.h"
 #include "fs/store/chunk.h"
 #include "fs/store/dev.h"
 #include "fs/txn/txn.h"
@@ -148,21 +149,11 @@ int volume_dev_add(struct core *c, const char *path, char *msg, size_t mlen)
 	ret = volume_join(c, 4, &t, msg, mlen);
 	if (ret)
 		goto out;
-	struct dev_item di;
-	struct key k = { DEV_ITEMS_OBJECTID, KEY_DEV_ITEM, d->devid };
-	memset(&di, 0, sizeof(di));
-	di.devid = d->devid;
-	di.total_bytes = d->size;
-	di.sector_size = di.io_align = di.io_width = CORE_SECTORSIZE;
-	di.generation = txn_transid(t);
-	di.rotational = d->rotational;
-	memcpy(di.uuid, d->uuid, 16);
-	memcpy(di.fsid, c->sb.fsid, 16);
 	char what[PATH_MAX + 32], ok[PATH_MAX + 64];
 	snprintf(what, sizeof(what), "adding %s", path);
 	snprintf(ok, sizeof(ok), "device %s added (id %llu, %s)", path,
 		 (unsigned long long)d->devid, d->rotational ? "rotational" : "non-rotational");
-	ret = btree_insert(t, core_tree(c, CT_CHUNK), &k, &di, sizeof(di));
+	ret = dev_item_insert(t, d);
 	if (!ret) {
 		int idx = c->ndevs;
 		dev_apply_latency(c, d, idx);
