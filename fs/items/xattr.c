@@ -42,15 +42,25 @@ static long find(const char *buf, size_t size, const char *name, size_t len)
 	return -1;
 }
 
+/* The item holding name's hash (*k: its key), for get and remove: its
+ * size, -ENODATA when there is none, or -errno. */
+static int name_item(struct fsctx *fs, uint64_t ino, const char *name, struct key *k,
+		     char **item)
+{
+	int ret;
+
+	*k = mkkey(ino, KEY_XATTR_ITEM, name_hash(name, strlen(name)));
+	ret = read_item(fs, k, item);
+	return ret == -ENOENT ? -ENODATA : ret;
+}
+
 int xattr_get(struct fsctx *fs, uint64_t ino, const char *name, void *buf, size_t size)
 {
 	size_t len = strlen(name);
-	struct key k = mkkey(ino, KEY_XATTR_ITEM, name_hash(name, len));
+	struct key k;
 	char *item;
-	int ret = read_item(fs, &k, &item);
+	int ret = name_item(fs, ino, name, &k, &item);
 
-	if (ret == -ENOENT)
-		return -ENODATA;
 	if (ret < 0)
 		return ret;
 	long off = find(item, (size_t)ret, name, len);
@@ -126,12 +136,10 @@ int xattr_set(struct txn *t, struct fsctx *fs, uint64_t ino, const char *name,
 int xattr_remove(struct txn *t, struct fsctx *fs, uint64_t ino, const char *name)
 {
 	size_t len = strlen(name);
-	struct key k = mkkey(ino, KEY_XATTR_ITEM, name_hash(name, len));
+	struct key k;
 	char *item;
-	int ret = read_item(fs, &k, &item);
+	int ret = name_item(fs, ino, name, &k, &item);
 
-	if (ret == -ENOENT)
-		return -ENODATA;
 	if (ret < 0)
 		return ret;
 	size_t isz = (size_t)ret;
