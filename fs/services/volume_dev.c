@@ -36,6 +36,24 @@ static struct dev *dev_by_path(struct core *c, const char *path)
 	return NULL;
 }
 
+/* Claim the operation slot for a change to the device at path (*d);
+ * -ENODEV, said, with the slot released again when it is none of ours. */
+static int claim_dev(struct core *c, const char *path, struct volume **v, struct dev **d,
+		     char *msg, size_t mlen)
+{
+	int ret = volume_claim(c, v, msg, mlen);
+
+	if (ret)
+		return ret;
+	*d = dev_by_path(c, path);
+	if (!*d) {
+		ret = volume_say(c, -ENODEV, msg, mlen, "%s is not a device of this filesystem",
+				 path);
+		volume_release(*v);
+	}
+	return ret;
+}
+
 static const uint64_t super_offs[SUPER_COPIES] = { SUPER_OFFSET, SUPER_MIRROR1, SUPER_MIRROR2 };
 
 /* Zero every superblock copy of d (a device leaving or joining). */
@@ -335,14 +353,9 @@ int volume_dev_remove(struct core *c, const char *path, char *msg, size_t mlen)
 
 	if (!strcmp(path, "missing"))
 		return remove_missing(c, msg, mlen);
-	ret = volume_claim(c, &v, msg, mlen);
+	ret = claim_dev(c, path, &v, &d, msg, mlen);
 	if (ret)
 		return ret;
-	d = dev_by_path(c, path);
-	if (!d) {
-		ret = volume_say(c, -ENODEV, msg, mlen, "%s is not a device of this filesystem", path);
-		goto out;
-	}
 	if (c->ndevs == 1 && c->sb.num_devices <= 1) {
 		ret = volume_say(c, -EINVAL, msg, mlen, "%s is the last device: a filesystem needs one", path);
 		goto out;
@@ -434,14 +447,9 @@ int volume_set_rotational(struct core *c, const char *path, int rot, char *msg, 
 
 	if (rot != 0 && rot != 1)
 		return volume_say(c, -EINVAL, msg, mlen, "rotational must be 0 or 1");
-	ret = volume_claim(c, &v, msg, mlen);
+	ret = claim_dev(c, path, &v, &d, msg, mlen);
 	if (ret)
 		return ret;
-	d = dev_by_path(c, path);
-	if (!d) {
-		ret = volume_say(c, -ENODEV, msg, mlen, "%s is not a device of this filesystem", path);
-		goto out;
-	}
 	struct key k = { DEV_ITEMS_OBJECTID, KEY_DEV_ITEM, d->devid };
 	ret = volume_join(c, 2, &t, msg, mlen);
 	if (ret)
