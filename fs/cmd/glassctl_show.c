@@ -24,13 +24,10 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "fs/cmd/glassctl.h"
 #include "fs/cmd/progress.h"
 #include "fs/format/format.h"
 #include "fs/format/ioctl.h"
-
-int glassctl_filesystem(int argc, char **argv);
-int glassctl_device_info(int argc, char **argv);
-void glassctl_show_usage(FILE *f);
 
 void glassctl_show_usage(FILE *f)
 {
@@ -75,12 +72,10 @@ static int type_idx(uint64_t f)
 
 static int fs_info(const char *mnt, struct glassfs_ioc_fs_info *o, bool reset)
 {
-	int fd = open(mnt, O_RDONLY | O_DIRECTORY);
+	int fd = glassctl_open_dir(mnt);
 
-	if (fd < 0) {
-		fprintf(stderr, "glassctl: %s: %s\n", mnt, strerror(errno));
+	if (fd < 0)
 		return -1;
-	}
 	memset(o, 0, sizeof(*o));
 	o->version = 1;
 	o->reset = reset;
