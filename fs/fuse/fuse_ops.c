@@ -266,14 +266,16 @@ static void gl_setattr(fuse_req_t req, fuse_ino_t ino_, struct stat *attr, int t
 	if (to_set & FUSE_SET_ATTR_MTIME_NOW)	valid |= FSOPS_SET_MTIME_NOW;
 	if (to_set & FUSE_SET_ATTR_CTIME)	valid |= FSOPS_SET_CTIME;
 	/*
-	 * A SETATTR with nothing to set is the kernel's file_remove_privs
-	 * for a writer it found should lose setuid/setgid (it already judged
-	 * CAP_FSETID and group membership): fuse_setattr recomputes the mode
-	 * itself for setuid and for setgid on a group-executable file, but
-	 * cannot express setgid without group-execute for a writer outside
-	 * the file's group, so it sends the request empty, from the writer.
-	 * With the writeback cache this is the only moment that writer's
-	 * credentials reach us (the cached data comes later without them).
+	 * A SETATTR with nothing to set is chown(-1, -1) (ctime only) or
+	 * the kernel's file_remove_privs for a writer it found should lose
+	 * setuid/setgid (it judged CAP_FSETID and group membership):
+	 * fuse_setattr recomputes the mode itself for setuid and for setgid
+	 * on a group-executable file, but cannot express setgid without
+	 * group-execute for a writer outside the file's group, so it sends
+	 * the request empty, from the writer.  With the writeback cache this
+	 * is the only moment that writer's credentials reach us (the cached
+	 * data comes later without them).  Both want the write rule applied
+	 * (chown's rule for a caller without CAP_CHOWN is the same).
 	 */
 	if (valid == 0)
 		valid = FSOPS_KILL_PRIVS;

@@ -192,14 +192,11 @@ int fsops_setattr_as(struct fsctx *fs, uint64_t ino, const struct stat *in, int 
 	}
 	inode_lock(ip);
 	if (valid == FSOPS_KILL_PRIVS) {
-		uint32_t mode = ip->item.mode;
-
-		drop_privs(ip, cr);
-		changed = ip->item.mode != mode;
-		if (changed) {
-			inode_touch(ip, T_CTIME);
-			ret = inode_update(t, fs, ip);
-		}
+		if (S_ISREG(ip->item.mode))
+			drop_privs(ip, cr);
+		changed = true;
+		inode_touch(ip, T_CTIME);
+		ret = inode_update(t, fs, ip);
 		if (ret == 0 && out)
 			fill_stat(fs, ip, out);
 		goto out;
