@@ -73,7 +73,7 @@ fs_writeback() {
 	case $w in
 	*=on,) return 0;;
 	*=off,) return 1;;
-	*) return 1;;	# the default: off
+	*) return 0;;	# the default: on
 	esac
 }
 
