@@ -47,7 +47,7 @@ struct options {
 	bool noallow_other;	/* noallow_other: only the mounter, even as root */
 	unsigned threads;
 	double entry_timeout, attr_timeout, neg_timeout;
-	bool writeback;		/* writeback_cache=on|off (default off: docs/mount-options.md) */
+	bool writeback;		/* writeback_cache=on|off (default on: docs/mount-options.md) */
 	char fuse_opts[4096];	/* forwarded to libfuse, comma-separated */
 	const char *log;	/* log=FILE: daemon messages in the background */
 	const char *writelog;	/* writelog=FILE: the devices' write log (tests) */
@@ -76,8 +76,8 @@ static void usage(FILE *f)
 "                     flush, in order, to FILE, for power-loss replay tests\n"
 "  entry_timeout=S attr_timeout=S negative_timeout=S   kernel cache times\n"
 "  writeback_cache=on|off  the kernel's writeback cache for file data (default\n"
-"                     off: every write is a round trip; on: writes land in the\n"
-"                     page cache and reach the daemon in large requests)\n"
+"                     on: writes land in the page cache and reach the daemon in\n"
+"                     large requests; off: every write is a round trip)\n"
 "  ro | rw            read-only / read-write\n"
 "  discard=off|sync|async  discard freed extents: never (default), inside the\n"
 "                     commit, or queued in the background; bare 'discard' = sync\n"
@@ -474,7 +474,7 @@ static int parse_args(struct options *o, int argc, char **argv)
 	core_opts_default(&o->core);
 	o->threads = 16;
 	o->entry_timeout = o->attr_timeout = o->neg_timeout = 10.0;
-	o->writeback = false;
+	o->writeback = true;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {

@@ -170,9 +170,11 @@ static void gl_init(void *userdata, struct fuse_conn_info *conn)
 	 * it has dirty pages (it sends them by SETATTR and ignores ours);
 	 * O_APPEND offsets are the kernel's (fsops_write never appends on
 	 * its own); a write-only open may be read through for partial pages
-	 * (gl_read never checks the open mode); setuid/setgid are cleared by
-	 * the kernel with the writer's credentials (no HANDLE_KILLPRIV: a
-	 * cached write arrives without them); snapshots flush first
+	 * (gl_read never checks the open mode); setuid/setgid are cleared
+	 * before the write, by a SETATTR from the writer (no HANDLE_KILLPRIV:
+	 * a cached write arrives without credentials; libfuse 3.14 has no
+	 * HANDLE_KILLPRIV_V2): the kernel's mode, or an empty one for setgid
+	 * on a writer outside the group (gl_setattr); snapshots flush first
 	 * (glassctl syncfs before the ioctl).
 	 */
 	if (d->writeback && (conn->capable & FUSE_CAP_WRITEBACK_CACHE)) {
@@ -263,6 +265,20 @@ static void gl_setattr(fuse_req_t req, fuse_ino_t ino_, struct stat *attr, int t
 	if (to_set & FUSE_SET_ATTR_ATIME_NOW)	valid |= FSOPS_SET_ATIME_NOW;
 	if (to_set & FUSE_SET_ATTR_MTIME_NOW)	valid |= FSOPS_SET_MTIME_NOW;
 	if (to_set & FUSE_SET_ATTR_CTIME)	valid |= FSOPS_SET_CTIME;
+	/*
+	 * A SETATTR with nothing to set is chown(-1, -1) (ctime only) or
+	 * the kernel's file_remove_privs for a writer it found should lose
+	 * setuid/setgid (it judged CAP_FSETID and group membership):
+	 * fuse_setattr recomputes the mode itself for setuid and for setgid
+	 * on a group-executable file, but cannot express setgid without
+	 * group-execute for a writer outside the file's group, so it sends
+	 * the request empty, from the writer.  With the writeback cache this
+	 * is the only moment that writer's credentials reach us (the cached
+	 * data comes later without them).  Both want the write rule applied
+	 * (chown's rule for a caller without CAP_CHOWN is the same).
+	 */
+	if (valid == 0)
+		valid = FSOPS_KILL_PRIVS;
 	cr = cred_of(req);
 	ret = fsops_setattr_as(FS(req, ino_), ino, attr, valid, &st, &cr);
 	if (!replied_err(req, OP_SETATTR, ino, t0, ret))

@@ -191,6 +191,16 @@ int fsops_setattr_as(struct fsctx *fs, uint64_t ino, const struct stat *in, int 
 		return ret;
 	}
 	inode_lock(ip);
+	if (valid == FSOPS_KILL_PRIVS) {
+		if (S_ISREG(ip->item.mode))
+			drop_privs(ip, cr);
+		changed = true;
+		inode_touch(ip, T_CTIME);
+		ret = inode_update(t, fs, ip);
+		if (ret == 0 && out)
+			fill_stat(fs, ip, out);
+		goto out;
+	}
 	if (valid & FSOPS_SET_SIZE) {
 		if (S_ISDIR(ip->item.mode)) {
 			ret = -EISDIR;

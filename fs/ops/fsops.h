@@ -45,6 +45,11 @@ enum {				/* fsops_setattr's valid mask */
 	FSOPS_SET_ATIME_NOW = 1 << 6,
 	FSOPS_SET_MTIME_NOW = 1 << 7,
 	FSOPS_SET_CTIME = 1 << 8,
+	/* Move ctime and, on a regular file, drop setuid/setgid by the rule
+	 * of a write by cr (drop_privs), and nothing else: what an empty
+	 * SETATTR asks (fuse_ops.c gl_setattr): chown(-1, -1), or the
+	 * kernel's file_remove_privs when a mode cannot say it. */
+	FSOPS_KILL_PRIVS = 1 << 9,
 };
 int fsops_setattr(struct fsctx *fs, uint64_t ino, const struct stat *in, int valid,
 		  struct stat *out);

@@ -64,6 +64,19 @@ fs_umount() {
 
 fs_remount() { fs_umount && fs_mount "$@"; }
 
+# Is the volume mounted with the kernel's writeback cache?  The last
+# writeback_cache= in the mount options, else glassfs's default (glassfs
+# --help, docs/mount-options.md).
+fs_writeback() {
+	local w
+	w=$(echo ",${1:-$MOUNT_OPTS}," | grep -o ',writeback_cache=o[nf]*,' | tail -1)
+	case $w in
+	*=on,) return 0;;
+	*=off,) return 1;;
+	*) return 0;;	# the default: on
+	esac
+}
+
 fs_setup() {
 	local size=${1:-256M}
 	[ -n "${2:-}" ] && MOUNT_OPTS=$2
