@@ -32,8 +32,11 @@
  *   - drop:   per epoch, every write but one;
  *   - torn:   per epoch, every write, one of them torn (its first 4 KiB
  *             sector only, or all but that);
+ *   - split:  on two devices (with the per-epoch classes), before each
+ *             flush of every device in a row, the writes in flight of
+ *             one device only (its cache written back, the other's lost);
  *   - random: RANDOM_STATES random (cut, subset, tears, order) from the seed.
- * The first four are deterministic: they are the regression states (a
+ * The first five are deterministic: they are the regression states (a
  * failure names workload, class, epoch and write).
  *
  * For each image: fsck.glassfs -n (the last commit and a pending log must
@@ -47,7 +50,8 @@
  * make soak sets more); MIXED_STEPS=n (default 25); VERBOSE=1 prints
  * every state; EPOCH_CLASSES=all runs the per-epoch classes (only, drop,
  * torn) on every profile, not only the first (make test's time budget:
- * the other profiles get the flush and random states).
+ * the other profiles get the flush and random states); COUNT_ONLY=1
+ * counts the distinct states a setting reaches without checking them.
  * tests/integration/powerloss.test replays states of a log
  * written by the real daemon (-o writelog=FILE) through it.
  */
@@ -1103,6 +1107,9 @@ static int check_name(const struct name *n, size_t cut, const char *label)
 }
 
 static bool verbose;
+/* COUNT_ONLY=1: distinct states counted, none built or checked (how many
+ * a setting reaches, in the time the workloads take to run) */
+static bool count_only;
 /* the per-epoch classes (only, drop, torn) on every profile, or on the
  * first one run only (make test's budget; EPOCH_CLASSES=all: every one) */
 static bool epoch_classes;
@@ -1167,6 +1174,11 @@ static void check_state(const struct state *s, const char *label, struct tally *
 		return;
 	}
 	t->states++;
+	if (count_only) {
+		if (verbose)
+			printf("STATE: %s\n", label);
+		return;
+	}
 	if (build(s)) {
 		printf("FAIL: %s: building the image\n", label);
 		fails++;
@@ -1501,6 +1513,25 @@ static void run_workload(const struct workload *w, unsigned seed, size_t nrandom
 		}
 		f = e + 1;
 	}
+	/*
+	 * split (two devices or more): a flush of every device in a row
+	 * (chunk_flush_devs), cut before it, and of the writes in flight only
+	 * one device's on the device: its cache written back, the others'
+	 * lost.  The first device's is the flush state cut between the first
+	 * flush and the next (a repeat); the others' are this kind's own.
+	 */
+	for (size_t g = 0; epoch_classes && ndev > 1 && g < nrec; g++) {
+		if (rec[g].op != DEV_FLUSH || (g && rec[g - 1].op == DEV_FLUSH))
+			continue;
+		for (int d = 0; d < ndev; d++) {
+			state_cut(&s, g);
+			for (size_t i = s.from; i < g; i++)
+				s.sel[i - s.from] = (uint8_t)(rec[i].dev == d);
+			snprintf(label, sizeof(label), "%s split flush@%zu: device %d's writes only",
+				 wname, g, d);
+			check_state(&s, label, t);
+		}
+	}
 	/* random: a cut, a subset in flight, torn writes */
 	size_t wi = (size_t)(w - workloads);
 	unsigned rs = random_seed(seed, wi);
@@ -1553,6 +1584,7 @@ int main(void)
 	struct tally all = { 0 };
 
 	verbose = getenv("VERBOSE") != NULL;
+	count_only = getenv("COUNT_ONLY") != NULL;
 	if (t_fsck_bin(bin, sizeof(bin))) {
 		printf("SKIP: power-loss states: fsck.glassfs not built\n");
 		return 77;
