@@ -117,6 +117,7 @@ struct fsck {
 	size_t nfixes, capfixes;
 	uint64_t fixable;
 	bool fst_bad;
+	uint64_t unreadable;	/* nodes no copy of which could be read */
 	struct umap node_level;	/* node bytenr -> level + 1 */
 	/* FE_REG ranges of data extents (checksum coverage): extent, start, len */
 	struct reg_range { uint64_t ext, start, len; } *regs;
@@ -206,6 +207,31 @@ static void count_data_ref(struct fsck *f, uint64_t logical, uint64_t extent_len
 
 /* ---- superblock copies -------------------------------------------------- */
 
+/* Is the superblock copy read from offset off whole (magic, checksum,
+ * place)?  *want, *crc: the checksum it holds and the one computed. */
+static bool super_copy_ok(const struct super_block *sb, uint64_t off, uint32_t *want,
+			  uint32_t *crc)
+{
+	*crc = crc32c(0, (const uint8_t *)sb + 32, SUPER_SIZE - 32);
+	memcpy(want, sb->csum, 4);
+	return sb->magic == GLASSFS_MAGIC && *crc == *want && sb->bytenr == off;
+}
+
+/* A damaged or stale copy: every commit writes every copy of every device
+ * from the superblock the volume opened with (the newest valid one), so
+ * the repair pass's commit is the repair; one is queued for them all. */
+static void superfix(struct fsck *f)
+{
+	struct fsck_fix x = { FIX_SUPER, 0, 0, 0, 0, 0, { 0, 0, 0 } };
+
+	for (size_t i = 0; i < f->nfixes; i++)
+		if (f->fixes[i].kind == FIX_SUPER) {
+			f->fixable++;
+			return;
+		}
+	fsck_fix(f, &x);
+}
+
 static void check_supers(struct fsck *f)
 {
 	static const uint64_t offs[SUPER_COPIES] = { SUPER_OFFSET, SUPER_MIRROR1, SUPER_MIRROR2 };
@@ -222,14 +248,14 @@ static void check_supers(struct fsck *f)
 			uint32_t want, crc;
 			if (offs[k] + SUPER_SIZE > d->size)
 				continue;
+			uint64_t before = f->errors;
 			if (dev_read(d, offs[k], sb, SUPER_SIZE)) {
 				fsck_error(f, "%s: superblock copy at %llu: read error", d->path,
 					   (unsigned long long)offs[k]);
+				superfix(f);
 				continue;
 			}
-			crc = crc32c(0, (uint8_t *)sb + 32, SUPER_SIZE - 32);
-			memcpy(&want, sb->csum, 4);
-			if (sb->magic != GLASSFS_MAGIC || crc != want || sb->bytenr != offs[k])
+			if (!super_copy_ok(sb, offs[k], &want, &crc))
 				fsck_error(f, "%s: superblock copy at %llu is damaged (magic %s, crc32c expected %08x found %08x)",
 					   d->path, (unsigned long long)offs[k],
 					   sb->magic == GLASSFS_MAGIC ? "ok" : "bad", want, crc);
@@ -247,6 +273,8 @@ static void check_supers(struct fsck *f)
 			else if (memcmp(sb->fsid, c->sb.fsid, 16))
 				fsck_error(f, "%s: superblock copy at %llu has another fsid", d->path,
 					   (unsigned long long)offs[k]);
+			if (f->errors > before)
+				superfix(f);
 		}
 	}
 	free(sb);
@@ -378,6 +406,7 @@ static void bad_node(uint64_t bytenr, int level, int err, void *arg)
 
 	fsck_error(f, "%s tree: node %llu (level %d) is unreadable or invalid: %s", f->tree,
 		   (unsigned long long)bytenr, level, strerror(-err));
+	f->unreadable++;
 }
 
 static const char *tree_name(enum core_tree t)
@@ -427,6 +456,9 @@ static int scan_extent_tree(struct fsck *f, struct ext_scan *s)
 				fsck_error(f, "extent tree: item (%llu %u %llu) has size %u",
 					   (unsigned long long)ik.objectid, ik.type,
 					   (unsigned long long)ik.offset, size);
+				/* removed; the counts below make it again */
+				struct fsck_fix x = { FIX_DEL_BAD_ITEM, EXTENT_TREE_OBJECTID, 0, 0, 0, 0, ik };
+				fsck_fix(f, &x);
 			} else {
 				memcpy(&ei, ptr, sizeof(ei));
 				struct uent *e = umap_get(data ? &s->data_items : &s->meta_items,
@@ -778,10 +810,22 @@ static void root_ref_seen(struct fsck *f, const struct key *k, const void *d, ui
 		fsck_error(f, "root tree: subvolume %llu is named in subvolume %llu, which does not exist",
 			   (unsigned long long)child, (unsigned long long)parent);
 	n = btree_lookup(core_tree(f->c, CT_ROOT), &other, buf, sizeof(buf));
-	if (n != (int)size || memcmp(buf, d, size))
+	if (n != (int)size || memcmp(buf, d, size)) {
 		fsck_error(f, "root tree: %s of subvolume %llu in %llu has no matching %s",
 			   fwd ? "ROOT_REF" : "ROOT_BACKREF", (unsigned long long)child,
 			   (unsigned long long)parent, fwd ? "ROOT_BACKREF" : "ROOT_REF");
+		/* a missing twin of a name whose both ends exist: made from the
+		 * one there (the same bytes); a twin that says otherwise cannot
+		 * be told right from wrong */
+		if (n == -ENOENT && live_subvol(f, child) &&
+		    (parent == FS_TREE_OBJECTID || live_subvol(f, parent))) {
+			struct fsck_fix x = { FIX_COPY_ITEM, ROOT_TREE_OBJECTID, other.objectid, 0,
+					      other.offset, other.type, *k };
+			fsck_fix(f, &x);
+			if (fwd)
+				fsck_covered(f, 1);	/* its "has no name" with it */
+		}
+	}
 }
 
 static void check_subvol_names(struct fsck *f)
@@ -1291,8 +1335,12 @@ int main(int argc, char **argv)
 			       "      free-space tree, reference counts, link counts, orphan items,\n"
 			       "      directory index vs entries, entries naming missing inodes\n"
 			       "      (removed), inodes nobody names (to /lost+found), missing\n"
-			       "      checksums (from agreeing dup/raid1 copies); each pass is one\n"
-			       "      transaction, checked again after it\n"
+			       "      checksums (from agreeing dup/raid1 copies), entry types (from\n"
+			       "      the mode), an index and entry that disagree (the side the back\n"
+			       "      reference confirms), malformed or unknown items (removed),\n"
+			       "      damaged superblock copies, missing subvolume name twins; each\n"
+			       "      pass is one transaction, checked again after it; nothing while\n"
+			       "      a node is unreadable on every copy\n"
 			       "  -p, -a  preen, as boot does from fstab: -r, then the repairs that\n"
 			       "      are always safe (bookkeeping only: no name or data changes);\n"
 			       "      skipped while an fsync log awaits its replay at mount\n"
@@ -1324,6 +1372,17 @@ int main(int argc, char **argv)
 		struct scrub_opts so = { 0 };
 		struct scrub_progress sp;
 		o.commit_interval_s = 3600;
+		/* the read-write open's commit rewrites every superblock copy:
+		 * damaged ones, counted first, are corrected by it */
+		struct saved_supers pre = { 0, NULL };
+		int bad_supers = 0;
+		if (!supers_save(devs, ndevs, &pre))
+			for (int i = 0; i < pre.n; i++) {
+				uint32_t want, crc;
+				bad_supers += !super_copy_ok((const void *)pre.v[i].b, pre.v[i].off,
+							     &want, &crc);
+			}
+		free(pre.v);
 		ret = mount_open(devs, ndevs, &o, &f.c);
 		if (ret) {
 			fprintf(stderr, "fsck.glassfs: -r: cannot open the volume read-write: %s\n",
@@ -1355,6 +1414,11 @@ int main(int argc, char **argv)
 			return 8;
 		}
 		corrected = sp.corrected_bytes;
+		if (bad_supers) {
+			printf("fsck.glassfs: %d damaged superblock copies rewritten from the good one\n",
+			       bad_supers);
+			corrected += (uint64_t)bad_supers;
+		}
 	}
 check:;
 	bool repair = (yflag || preen) && !core_only;
@@ -1398,6 +1462,17 @@ check:;
 				printf("fsck.glassfs: %llu of %llu errors have a repair: run fsck.glassfs -y\n",
 				       (unsigned long long)(f.fixable < f.errors ? f.fixable : f.errors),
 				       (unsigned long long)f.errors);
+			fsck_free(&f, &(struct ext_scan){ 0 });
+			return 4;
+		}
+		if (f.unreadable) {
+			/* what an unreadable node held, and every node and extent
+			 * only it references, would look leaked or missing: a
+			 * repair derived from that view would free live data */
+			printf("fsck.glassfs: not repaired: %llu node(s) cannot be read from any copy; "
+			       "what they reference cannot be told from leaked space, so no repair is "
+			       "safe (the volume is left as found; copy off what reads, or restore)\n",
+			       (unsigned long long)f.unreadable);
 			fsck_free(&f, &(struct ext_scan){ 0 });
 			return 4;
 		}

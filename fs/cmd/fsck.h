@@ -65,6 +65,18 @@ enum fsck_fix_kind {
 	FIX_DATA_REFS,		/* data extent a+b: refs v (item holds w; no item: w = 0) */
 	FIX_USED,		/* free-space tree rebuild: a+b is in use */
 	FIX_CSUM,		/* data a+b has no checksums: compute from agreeing copies; -y */
+	FIX_SUPER,		/* a superblock copy is damaged or stale: the pass's
+				 * commit rewrites every copy from the good one */
+	FIX_DENTRY_TYPE,	/* the entry (index v) of DIR_ITEM/DIR_INDEX k names
+				 * inode a: its type = w (the inode's mode) */
+	FIX_INDEX_CONFLICT,	/* DIR_INDEX k and the entry of the same index in
+				 * DIR_ITEM (k.objectid, hash b) disagree: the side
+				 * the inode's back reference confirms is kept, the
+				 * other rewritten from it; -y */
+	FIX_DEL_BAD_ITEM,	/* item k is malformed or of an unknown type: removed
+				 * (the checks rebuild what derives from it); -y */
+	FIX_COPY_ITEM,		/* item k of tree `tree` is missing its twin: a copy
+				 * of its bytes at (a, w, v) */
 };
 
 struct fsck_fix {

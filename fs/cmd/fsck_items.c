@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "fs/items/subvol.h"
+#include "fs/items/dir.h"
 #include "fs/cmd/fsck.h"
 #include "fs/btree/btree.h"
 #include "fs/format/items_format.h"
@@ -37,6 +38,7 @@ struct ino_info {
 	uint8_t seen_type;		/* DT_* of the last entry naming it */
 	bool has_item, orphan;
 	bool badref;			/* back references to rebuild from its entries */
+	bool badtype;			/* an entry naming it may have the wrong type */
 };
 
 struct imap {
@@ -95,6 +97,10 @@ struct obj {			/* per-object state while walking its items */
 
 static struct root *cur_tree;	/* the fs tree being checked */
 static uint64_t cur_tree_id;
+/* Entries disagree with each other or with the inodes they name: the link
+ * counts, back references and sizes derived from them wait for the pass
+ * that repairs the entries (the check after it queues them). */
+static bool names_unsure;
 
 static void fix(struct fsck *f, enum fsck_fix_kind kind, uint64_t a, uint64_t v,
 		const struct key *k)
@@ -106,18 +112,14 @@ static void fix(struct fsck *f, enum fsck_fix_kind kind, uint64_t a, uint64_t v,
 	fsck_fix(f, &x);
 }
 
-static uint8_t dt_of(uint32_t mode)
+/* Item k is malformed or of a type no fs tree holds: it goes (-y), and
+ * what depended on it is rebuilt (a DIR_INDEX from its DIR_ITEM entry and
+ * back references from the names in the same pass; link counts after it:
+ * names, when the item held names). */
+static void bad_item(struct fsck *f, const struct key *k, bool names)
 {
-	switch (mode & S_IFMT) {
-	case S_IFREG: return DT_REG;
-	case S_IFDIR: return DT_DIR;
-	case S_IFLNK: return DT_LNK;
-	case S_IFCHR: return DT_CHR;
-	case S_IFBLK: return DT_BLK;
-	case S_IFIFO: return DT_FIFO;
-	case S_IFSOCK: return DT_SOCK;
-	}
-	return DT_UNKNOWN;
+	fix(f, FIX_DEL_BAD_ITEM, 0, 0, k);
+	names_unsure |= names;
 }
 
 static int cmp_dent(const void *a, const void *b)
@@ -176,15 +178,20 @@ static void check_dir_item(struct fsck *f, struct obj *o, const struct key *k,
 {
 	uint32_t off = 0;
 
-	if (size == 0)
+	if (size == 0) {
 		fsck_error(f, "dir %llu: empty DIR_ITEM %llu", (unsigned long long)k->objectid,
 			   (unsigned long long)k->offset);
+		bad_item(f, k, false);
+	}
 	while (off < size) {
 		const struct dir_entry *de = (const void *)(buf + off);
 		if (off + sizeof(*de) > size || off + sizeof(*de) + de->name_len > size ||
 		    de->name_len == 0 || de->name_len > 255) {
 			fsck_error(f, "dir %llu: DIR_ITEM %llu: entry overruns the item",
 				   (unsigned long long)k->objectid, (unsigned long long)k->offset);
+			/* its names come back from their DIR_INDEX items */
+			bad_item(f, k, true);
+			o->entry_fix = true;
 			return;
 		}
 		uint64_t h = name_hash(de->name, de->name_len);
@@ -214,6 +221,9 @@ static void check_dir_index(struct fsck *f, struct obj *o, struct imap *m,
 	if (size < sizeof(*de) || sizeof(*de) + de->name_len != size || de->name_len == 0) {
 		fsck_error(f, "dir %llu: DIR_INDEX %llu malformed", (unsigned long long)k->objectid,
 			   (unsigned long long)k->offset);
+		/* rebuilt from its DIR_ITEM entry, if it has one, by the next pass */
+		bad_item(f, k, true);
+		o->entry_fix = true;
 		return;
 	}
 	if (o->has_item && k->offset >= o->it.dir_seq)
@@ -223,22 +233,40 @@ static void check_dir_index(struct fsck *f, struct obj *o, struct imap *m,
 	struct dent key = { .index = k->offset };
 	struct dent *d = o->ndents ? bsearch(&key, o->dents, o->ndents, sizeof(key), cmp_dent) : NULL;
 	uint64_t h = name_hash(de->name, de->name_len);
-	if (!d || d->hash != h || d->ino != de->ino || d->type != de->type) {
+	bool badtype = false;
+	if (d && d->hash == h && d->ino == de->ino && d->type != de->type) {
+		/* the same name and inode, two types: the inode's mode says
+		 * which (a second walk, below) */
+		fsck_error(f, "dir %llu: DIR_INDEX %llu (-> %llu) and its DIR_ITEM entry disagree on the type (%u, %u)",
+			   (unsigned long long)k->objectid, (unsigned long long)k->offset,
+			   (unsigned long long)de->ino, de->type, d->type);
+		d->matched = true;
+		badtype = names_unsure = true;
+	} else if (d && (d->hash != h || d->ino != de->ino)) {
+		/* an entry of the same index that names another name or inode:
+		 * the back reference of the inode each names tells which is
+		 * right (at repair; neither or both: no repair) */
+		fsck_error(f, "dir %llu: DIR_INDEX %llu (-> %llu) and the DIR_ITEM entry of the same index (-> %llu) disagree",
+			   (unsigned long long)k->objectid, (unsigned long long)k->offset,
+			   (unsigned long long)de->ino, (unsigned long long)d->ino);
+		struct fsck_fix x = { FIX_INDEX_CONFLICT, cur_tree_id, 0, d->hash, 0, 0, *k };
+		fsck_fix(f, &x);
+		d->matched = true;
+		o->entry_fix = names_unsure = true;
+	} else if (!d) {
 		fsck_error(f, "dir %llu: DIR_INDEX %llu (-> %llu) has no matching DIR_ITEM entry",
 			   (unsigned long long)k->objectid, (unsigned long long)k->offset,
 			   (unsigned long long)de->ino);
-		/* an entry of the same index that says otherwise: which of the
-		 * two is right cannot be told, so no repair */
-		if (!d) {
-			fix(f, FIX_ADD_DENTRY, k->objectid, 0, k);
-			o->entry_fix = true;
-		}
+		fix(f, FIX_ADD_DENTRY, k->objectid, 0, k);
+		o->entry_fix = true;
 	} else
 		d->matched = true;
 	/* a subvolume's root lives in its own tree (checked as that tree);
 	 * it counts as a subdirectory here */
 	struct ino_info *t = de->type == DT_SUBVOL ? NULL : imap_get(m, de->ino);
 	if (t) {
+		/* two names of one inode with two types: one is wrong */
+		t->badtype |= badtype || (t->entries && t->seen_type != de->type);
 		t->entries++;
 		t->seen_type = de->type;
 	}
@@ -275,6 +303,7 @@ static void check_extent(struct fsck *f, struct obj *o, const struct key *k,
 	o->nexts++;
 	if (size < FE_INLINE_HDR) {
 		fsck_error(f, "inode %llu: EXTENT_DATA %llu too small (%u)", ino, off, size);
+		bad_item(f, k, false);
 		return;
 	}
 	if (off < o->ext_end)
@@ -299,6 +328,7 @@ static void check_extent(struct fsck *f, struct obj *o, const struct key *k,
 	if (size != sizeof(*fe) || (fe->type != FE_REG && fe->type != FE_PREALLOC)) {
 		fsck_error(f, "inode %llu: EXTENT_DATA %llu: bad type %u or size %u", ino, off,
 			   fe->type, size);
+		bad_item(f, k, false);
 		return;
 	}
 	if (off % BS || fe->offset % BS || fe->num_bytes % BS || fe->disk_len % BS ||
@@ -313,6 +343,40 @@ static void check_extent(struct fsck *f, struct obj *o, const struct key *k,
 	o->ext_bytes += fe->num_bytes;
 	o->ext_end = off + fe->num_bytes;
 	fsck_data_ref(f, fe->disk_logical, fe->disk_len);
+}
+
+/* Each entry whose type disagrees with the mode of the inode it names
+ * (inodes marked badtype): a second walk, run only when such were found;
+ * the mode decides, as e2fsck's "setting filetype". */
+static void queue_types(struct fsck *f, struct root *fsroot, struct imap *m)
+{
+	struct path p;
+	struct key k = { 0, 0, 0 };
+	int ret;
+
+	btree_path_init(&p);
+	ret = btree_search_ge(fsroot, &k, &p);
+	while (ret == 0) {
+		uint32_t size, off = 0;
+		btree_item_key(&p, p.slots[0], &k);
+		const char *buf = btree_item_ptr(&p, p.slots[0], &size);
+
+		while ((k.type == KEY_DIR_ITEM || k.type == KEY_DIR_INDEX) &&
+		       off + sizeof(struct dir_entry) <= size) {
+			const struct dir_entry *de = (const void *)(buf + off);
+			if (off + sizeof(*de) + de->name_len > size)
+				break;
+			struct ino_info *t = de->type == DT_SUBVOL ? NULL : imap_get(m, de->ino);
+			if (t && t->has_item && t->badtype && de->type != dir_type_of(t->mode)) {
+				struct fsck_fix x = { FIX_DENTRY_TYPE, cur_tree_id, de->ino, 0,
+						      de->index, dir_type_of(t->mode), k };
+				fsck_fix(f, &x);
+			}
+			off += (uint32_t)sizeof(*de) + de->name_len;
+		}
+		ret = btree_next(&p);
+	}
+	btree_path_release(&p);
 }
 
 /* The entries naming inodes that are missing: a second walk over the
@@ -446,6 +510,7 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 {
 	cur_tree = fsroot;
 	cur_tree_id = btree_root_id(fsroot);
+	names_unsure = false;
 	uint64_t max_ino = ROOT_DIR_INO, del_obj = 0;
 	struct imap m = { 0 };
 	struct obj o;
@@ -486,6 +551,9 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 		} else if (k.type == KEY_INODE_ITEM) {
 			if (size != sizeof(struct inode_item) || k.offset != 0) {
 				fsck_error(f, "inode %llu: INODE_ITEM of %u bytes", (unsigned long long)k.objectid, size);
+				/* no inode to keep: its names and items go with it
+				 * (the next pass), as e2fsck clears a bad inode */
+				bad_item(f, &k, false);
 			} else {
 				memcpy(&o.it, buf, sizeof(o.it));
 				o.has_item = true;
@@ -495,7 +563,7 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 					ii->mode = o.it.mode;
 					ii->nlink = o.it.nlink;
 				}
-				if (dt_of(o.it.mode) == DT_UNKNOWN)
+				if (dir_type_of(o.it.mode) == DT_UNKNOWN)
 					fsck_error(f, "inode %llu: bad mode %o", (unsigned long long)k.objectid, o.it.mode);
 			}
 		} else {
@@ -518,6 +586,7 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 					if (off + sizeof(*r) > size || off + sizeof(*r) + r->name_len > size) {
 						fsck_error(f, "inode %llu: INODE_REF overruns its item",
 							   (unsigned long long)k.objectid);
+						bad_item(f, &k, false);	/* rebuilt from the names, this pass */
 						break;
 					}
 					if (ii)
@@ -534,6 +603,7 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 					    off + sizeof(*x) + x->name_len + (uint64_t)x->value_len > size) {
 						fsck_error(f, "inode %llu: XATTR_ITEM overruns its item",
 							   (unsigned long long)k.objectid);
+						bad_item(f, &k, false);
 						break;
 					}
 					if (name_hash(x->name, x->name_len) != k.offset)
@@ -559,6 +629,7 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 			default:
 				fsck_error(f, "object %llu: unknown item type %u",
 					   (unsigned long long)k.objectid, k.type);
+				bad_item(f, &k, false);
 			}
 		}
 		ret = btree_next(&p);
@@ -576,6 +647,15 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 		return 0;
 	}
 
+	/* types first: a wrong one makes the subdirectory counts (link
+	 * counts of directories) wrong too */
+	bool types = false;
+	for (size_t i = 0; i < m.cap; i++) {
+		struct ino_info *ii = &m.v[i];
+		if (ii->ino && ii->has_item && ii->entries &&
+		    (ii->badtype || ii->seen_type != dir_type_of(ii->mode)))
+			ii->badtype = types = names_unsure = true;
+	}
 	/* links, types, orphans */
 	bool root_ok = false, missing = false, badrefs = false;
 	for (size_t i = 0; i < m.cap; i++) {
@@ -610,8 +690,8 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 			if (ent)
 				fsck_error(f, "root directory is named by %u entries", ent);
 		}
-		if (ii->entries && ii->seen_type != dt_of(ii->mode))
-			fsck_error(f, "inode %llu: entry type %u, inode mode %o", ino,
+		if (ii->badtype)
+			fsck_error(f, "inode %llu: an entry naming it has type %u, its mode is %o", ino,
 				   ii->seen_type, ii->mode);
 		if (ii->refs != ent)
 			fsck_error(f, "inode %llu: %u back references, %u directory entries", ino,
@@ -635,6 +715,11 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 		uint64_t n = fsck_errors(f) - before;
 		if (!n)
 			continue;
+		if (names_unsure) {
+			/* repaired by the next pass, from the names this pass makes right */
+			fsck_covered(f, n);
+			continue;
+		}
 		if (unnamed) {
 			/* named nowhere, on no orphan list: as e2fsck, into lost+found
 			 * (its back references, link count and orphan state with it) */
@@ -657,7 +742,7 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 		ii->badref = ii->refs != ent && ent && !ii->unindexed;
 		badrefs |= ii->badref;
 		bool fixed_all = (ii->refs == ent || ii->badref) &&
-			(ii->seen_type == dt_of(ii->mode) || !ii->entries) &&
+			!ii->badtype &&
 			(ino == ROOT_DIR_INO ? !ent : !S_ISDIR(ii->mode) || ent == 1);
 		if (S_ISDIR(ii->mode) && ii->nlink == 0)
 			want = 2 + ii->subdirs;
@@ -674,7 +759,9 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 	if (!root_ok && m.n)	/* an empty tree: the root is made at first mount */
 		fsck_error(f, "root directory %llu missing or not a directory",
 			   (unsigned long long)ROOT_DIR_INO);
-	if (missing)
+	if (types)
+		queue_types(f, fsroot, &m);
+	if (missing && !names_unsure)
 		queue_dangling(f, fsroot, &m);
 	if (badrefs)
 		queue_backrefs(f, fsroot, &m);

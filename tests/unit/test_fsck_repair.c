@@ -26,9 +26,11 @@
 #include "fs/format/format.h"
 #include "fs/items/subvol.h"
 
+#include <dirent.h>
 #include <sys/stat.h>
 
-#define IMG_SIZE (64ull << 20)
+/* past the first superblock mirror (64 MiB): two copies, one to damage */
+#define IMG_SIZE (80ull << 20)
 
 static struct fsops_cred root_cr = { .uid = 0, .gid = 0, .umask = 0 };
 
@@ -68,12 +70,13 @@ static int unmount_fs(struct core *c, struct fsctx *fs)
 	return mount_close(c);
 }
 
-/* A fresh image with the files above (and a snapshot of it, /snap). */
-static int make_image(uint64_t data_profile, bool snap)
+/* A fresh image with the files above (and a snapshot of it, /snap);
+ * metadata dup unless meta_single. */
+static int make_image(uint64_t data_profile, bool snap, bool meta_single)
 {
 	const char *devs[1] = { img };
 	struct format_opts fo = { .label = "fsckrep", .force = true, .data_profile = data_profile,
-				  .meta_profile = CORE_PROFILE_DUP };
+				  .meta_profile = meta_single ? CORE_PROFILE_SINGLE : CORE_PROFILE_DUP };
 	struct core *c;
 	struct fsctx *fs;
 	struct stat st;
@@ -378,6 +381,135 @@ static int c_combined(struct txn *t, struct core *c)
 	return ret;
 }
 
+/* Rewrite the entry of index idx in item k (a DIR_ITEM or DIR_INDEX) with
+ * edit() applied to it; an edit may change the name only to one of the
+ * same length. */
+static int edit_entry(struct txn *t, struct core *c, const struct key *k, uint64_t idx,
+		      void (*edit)(struct dir_entry *de))
+{
+	uint8_t b[1024];
+	int n = btree_lookup(fsr(c), k, b, sizeof(b));
+	for (int off = 0; n > 0 && off + (int)sizeof(struct dir_entry) <= n;) {
+		struct dir_entry *de = (void *)(b + off);
+		if (de->index == idx) {
+			edit(de);
+			return btree_update(t, fsr(c), k, b, (uint32_t)n);
+		}
+		off += (int)sizeof(*de) + de->name_len;
+	}
+	return n < 0 ? n : -ENOENT;
+}
+
+static void to_dir(struct dir_entry *de) { de->type = DT_DIR; }
+static void to_lnk(struct dir_entry *de) { de->type = DT_LNK; }
+
+static int c_dentry_type(struct txn *t, struct core *c)
+{
+	uint64_t ic, ib;
+	int ret = name_index(c, files[F_C].ino, ROOT_DIR_INO, &ic);
+	if (!ret)
+		ret = name_index(c, files[F_B].ino, dir_d, &ib);
+	if (ret)
+		return ret;
+	/* /c a directory by both its entries (its parent's subdirectory
+	 * count with it); d/b a symlink by its DIR_ITEM only */
+	struct key k = { ROOT_DIR_INO, KEY_DIR_INDEX, ic };
+	ret = edit_entry(t, c, &k, ic, to_dir);
+	k = (struct key){ ROOT_DIR_INO, KEY_DIR_ITEM, name_hash("c", 1) };
+	if (!ret)
+		ret = edit_entry(t, c, &k, ic, to_dir);
+	k = (struct key){ dir_d, KEY_DIR_ITEM, name_hash("b", 1) };
+	return ret ? ret : edit_entry(t, c, &k, ib, to_lnk);
+}
+
+static uint64_t conflict_ino;
+static void to_other(struct dir_entry *de)
+{
+	de->ino = conflict_ino;
+	de->name[0] = 'z';
+}
+static void to_other_ino(struct dir_entry *de) { de->ino = conflict_ino; }
+
+static int c_index_conflict(struct txn *t, struct core *c)
+{
+	uint64_t ic, ib;
+	int ret = name_index(c, files[F_C].ino, ROOT_DIR_INO, &ic);
+	if (!ret)
+		ret = name_index(c, files[F_B].ino, dir_d, &ib);
+	if (ret)
+		return ret;
+	/* d/b's DIR_INDEX names /d/a as "z" (its DIR_ITEM entry is right);
+	 * /c's DIR_ITEM entry names /small (its DIR_INDEX is right) */
+	conflict_ino = files[F_A].ino;
+	struct key k = { dir_d, KEY_DIR_INDEX, ib };
+	ret = edit_entry(t, c, &k, ib, to_other);
+	conflict_ino = files[F_SMALL].ino;
+	k = (struct key){ ROOT_DIR_INO, KEY_DIR_ITEM, name_hash("c", 1) };
+	return ret ? ret : edit_entry(t, c, &k, ic, to_other_ino);
+}
+
+static void to_long(struct dir_entry *de) { de->name_len += 40; }
+
+static int c_bad_items(struct txn *t, struct core *c)
+{
+	uint64_t ib;
+	uint8_t junk[24] = "not an item glassfs has";
+	/* an item of a type no fs tree holds, in /c's object */
+	struct key k = { files[F_C].ino, 50, 7 };
+	int ret = btree_insert(t, fsr(c), &k, junk, sizeof(junk));
+	/* d/b's back reference and DIR_INDEX: names that overrun the item */
+	uint8_t b[300];
+	k = (struct key){ files[F_B].ino, KEY_INODE_REF, dir_d };
+	int n = ret ? ret : btree_lookup(fsr(c), &k, b, sizeof(b));
+	if (n < (int)sizeof(struct inode_ref))
+		return n < 0 ? n : -EINVAL;
+	((struct inode_ref *)b)->name_len += 9;
+	ret = btree_update(t, fsr(c), &k, b, (uint32_t)n);
+	if (!ret)
+		ret = name_index(c, files[F_B].ino, dir_d, &ib);
+	k = (struct key){ dir_d, KEY_DIR_INDEX, ib };
+	return ret ? ret : edit_entry(t, c, &k, ib, to_long);
+}
+
+/* The first superblock copy damaged (after the commit that follows the
+ * case's corruption, which rewrites every copy). */
+static int raw_super(void)
+{
+	return t_poke(img, SUPER_OFFSET + 1000, 0x5a);
+}
+
+static int c_none(struct txn *t, struct core *c)
+{
+	(void)t, (void)c;
+	return 0;
+}
+
+static int c_subvol_name(struct txn *t, struct core *c)
+{
+	/* the snapshot's ROOT_BACKREF gone: named by a ROOT_REF only */
+	struct key k = { snap_id, KEY_ROOT_BACKREF, FS_TREE_OBJECTID };
+	return btree_delete(t, core_tree(c, CT_ROOT), &k);
+}
+
+/* The checksum tree's only node, on single metadata (one copy): its
+ * location now, its bytes damaged after the commit (raw_node). */
+static uint64_t node_phys;
+static int c_unreadable(struct txn *t, struct core *c)
+{
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	struct root *r = core_tree(c, CT_CSUM);
+	(void)t;
+	if (r->level != 0 || chunk_map_lookup(c, r->bytenr, c->nodesize, cp, NULL) != 1)
+		return -EINVAL;
+	node_phys = cp[0].physical;
+	return 0;
+}
+
+static int raw_node(void)
+{
+	return t_poke(img, node_phys + 200, 0xff);
+}
+
 struct ccase {
 	const char *name;
 	int (*corrupt)(struct txn *t, struct core *c);
@@ -390,34 +522,54 @@ struct ccase {
 	bool snap;		/* the image holds a snapshot */
 	const char *reason;	/* want_y 4: the output says this */
 	bool then_y;		/* want_y 4: -y afterwards repairs it (exit 1, then -n 0) */
+	int (*raw)(void);	/* damage made to the image file after the commit */
+	bool meta_single;	/* metadata single (one copy of each node) */
+	bool untouched;		/* want_y 4: the repair must not write to the image */
 };
 
 static const struct ccase cases[] = {
-	{ "free-space tree disagrees with the extent tree", c_free_space, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false },
-	{ "wrong extent reference counts (data and node)", c_extent_refs, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false },
-	{ "wrong link counts (file, hard-linked file, dir)", c_link_counts, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false },
-	{ "orphan items (named inode, missing inode)", c_orphans, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false },
-	{ "directory index disagrees with its entries", c_dir_index, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false },
-	{ "back references disagree with the names (missing, stale)", c_backrefs, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false },
-	{ "entries naming a missing inode (removed)", c_missing_inode, CORE_PROFILE_DUP, 1u << F_B, 1, NULL, NULL, false, NULL, false },
-	{ "inode nobody names (to /lost+found)", c_unnamed, CORE_PROFILE_DUP, 1u << F_C, 1, "lost+found", NULL, false, NULL, false },
-	{ "checksums missing, dup copies agree (recomputed)", c_csum, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false },
+	{ "free-space tree disagrees with the extent tree", c_free_space, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
+	{ "wrong extent reference counts (data and node)", c_extent_refs, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
+	{ "wrong link counts (file, hard-linked file, dir)", c_link_counts, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
+	{ "orphan items (named inode, missing inode)", c_orphans, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
+	{ "directory index disagrees with its entries", c_dir_index, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
+	{ "back references disagree with the names (missing, stale)", c_backrefs, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
+	{ "entries naming a missing inode (removed)", c_missing_inode, CORE_PROFILE_DUP, 1u << F_B, 1, NULL, NULL, false, NULL, false, NULL, false, false },
+	{ "inode nobody names (to /lost+found)", c_unnamed, CORE_PROFILE_DUP, 1u << F_C, 1, "lost+found", NULL, false, NULL, false, NULL, false, false },
+	{ "checksums missing, dup copies agree (recomputed)", c_csum, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
 	{ "checksums missing, dup copies differ (cannot repair)", c_csum_differ, CORE_PROFILE_DUP, 1u << F_A, 4, NULL,
-	  NULL, false, "cannot be told", false },
+	  NULL, false, "cannot be told", false, NULL, false, false },
 	{ "checksums missing, single copy (cannot repair)", c_csum, CORE_PROFILE_SINGLE, 1u << F_A, 4, NULL,
-	  NULL, false, "nothing to verify", false },
+	  NULL, false, "nothing to verify", false, NULL, false, false },
 	{ "all at once: free space, refs, orphans, checksums, unnamed and missing inodes", c_combined,
-	  CORE_PROFILE_DUP, 1u << F_B | 1u << F_C, 1, "lost+found", NULL, false, NULL, false },
+	  CORE_PROFILE_DUP, 1u << F_B | 1u << F_C, 1, "lost+found", NULL, false, NULL, false, NULL, false, false },
 	{ "link counts and directory index in a snapshot (shared leaves)", c_snapshot, CORE_PROFILE_DUP, 0, 1,
-	  NULL, NULL, true, NULL, false },
+	  NULL, NULL, true, NULL, false, NULL, false, false },
 	{ "preen (-p): link counts (safe: repaired)", c_link_counts, CORE_PROFILE_DUP, 0, 1,
-	  NULL, "-p", false, NULL, false },
+	  NULL, "-p", false, NULL, false, NULL, false, false },
 	{ "preen (-p): orphan items (safe: repaired)", c_orphans, CORE_PROFILE_DUP, 0, 1,
-	  NULL, "-p", false, NULL, false },
+	  NULL, "-p", false, NULL, false, NULL, false, false },
 	{ "preen (-p): free-space tree (safe: repaired)", c_free_space, CORE_PROFILE_DUP, 0, 1,
-	  NULL, "-p", false, NULL, false },
+	  NULL, "-p", false, NULL, false, NULL, false, false },
 	{ "preen (-p): inode nobody names (needs -y: refused, then -y)", c_unnamed, CORE_PROFILE_DUP, 1u << F_C, 4,
-	  NULL, "-p", false, "run fsck.glassfs -y", true },
+	  NULL, "-p", false, "run fsck.glassfs -y", true, NULL, false, false },
+	{ "entry types disagree with the inodes' modes (both halves, one half)", c_dentry_type,
+	  CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
+	{ "preen (-p): entry types (safe: repaired)", c_dentry_type,
+	  CORE_PROFILE_DUP, 0, 1, NULL, "-p", false, NULL, false, NULL, false, false },
+	{ "index and entry of the same number disagree (the back reference decides)",
+	  c_index_conflict, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
+	{ "malformed and unknown items (removed, rebuilt from their other halves)", c_bad_items,
+	  CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
+	{ "damaged superblock copy (rewritten from the good one)", c_none, CORE_PROFILE_DUP, 0, 1,
+	  NULL, NULL, false, NULL, false, raw_super, false, false },
+	{ "preen (-p): damaged superblock copy (safe: repaired)", c_none, CORE_PROFILE_DUP, 0, 1,
+	  NULL, "-p", false, NULL, false, raw_super, false, false },
+	{ "subvolume name without its back reference (made from its twin)", c_subvol_name,
+	  CORE_PROFILE_DUP, 0, 1, NULL, NULL, true, NULL, false, NULL, false, false },
+	{ "unreadable node with one copy (cannot repair: image untouched)", c_unreadable,
+	  CORE_PROFILE_SINGLE, 1u << F_C | 1u << F_A | 1u << F_B, 4, NULL, NULL, false,
+	  "cannot be read from any copy", false, raw_node, true, true },
 };
 
 /* The case's image, damaged.  0, or -1 (FAIL printed). */
@@ -427,7 +579,7 @@ static int prepare(const struct ccase *cc)
 	struct txn *t;
 	int ret;
 
-	if ((ret = make_image(cc->data_profile, cc->snap))) {
+	if ((ret = make_image(cc->data_profile, cc->snap, cc->meta_single))) {
 		printf("FAIL: %s: making the image: %s\n", cc->name, strerror(-ret));
 		fails++;
 		return -1;
@@ -445,6 +597,11 @@ static int prepare(const struct ccase *cc)
 	ret = mount_close(c);
 	c = NULL;
 	MUST(ret);
+	if (cc->raw && (ret = cc->raw())) {
+		printf("FAIL: %s: damaging the image file: %s\n", cc->name, strerror(-ret));
+		fails++;
+		return -1;
+	}
 	return 0;
 out:
 	if (c)
@@ -463,8 +620,15 @@ static void run_case(const struct ccase *cc)
 
 	snprintf(out, sizeof(out), "%s.fsck", img);
 	unlink(out);
+	char before[300], cmd[700];
+	snprintf(before, sizeof(before), "%s.before", img);
+	snprintf(cmd, sizeof(cmd), "cp --sparse=always %s %s", img, before);
 	n1 = fsck("-n");
+	bool copied = cc->untouched && system(cmd) == 0;
 	y = fsck(cc->flag ? cc->flag : "-y");
+	snprintf(cmd, sizeof(cmd), "cmp -s %s %s", img, before);
+	bool untouched = !cc->untouched || (copied && system(cmd) == 0);
+	unlink(before);
 	n2 = fsck("-n");
 	if (n1 < 0) {
 		printf("SKIP: %s: fsck.glassfs not built\n", cc->name);
@@ -472,10 +636,10 @@ static void run_case(const struct ccase *cc)
 	}
 	if (cc->want_y == 4) {
 		/* refused, said why, and no worse: the second -n finds it still */
-		char cmd[400];
 		snprintf(cmd, sizeof(cmd), "grep -q '%s' %s", cc->reason, out);
 		bool said = system(cmd) == 0;
-		bool ok = n1 == 4 && y == 4 && n2 == 4 && said && verify(cc->damaged, &why);
+		bool ok = n1 == 4 && y == 4 && n2 == 4 && said && untouched &&
+			  verify(cc->damaged, &why);
 		int y2 = -1, n3 = -1;	/* -1: not run */
 		if (ok && cc->then_y) {
 			y2 = fsck("-y");
@@ -483,12 +647,13 @@ static void run_case(const struct ccase *cc)
 			ok = y2 == 1 && n3 == 0;
 		}
 		if (ok)
-			printf("PASS: %s: detected (-n 4), %s says why and exits 4, image no worse, mounts, contents intact%s\n",
+			printf("PASS: %s: detected (-n 4), %s says why and exits 4, image %s, mounts, contents intact%s\n",
 			       cc->name, cc->flag ? cc->flag : "-y",
+			       cc->untouched ? "byte for byte untouched" : "no worse",
 			       cc->then_y ? "; -y then repairs (1), -n clean (0)" : "");
 		else {
-			printf("FAIL: %s: -n %d, repair %d, -n after %d (want 4 4 4), reason given %d, verify %s; then -y %d -n %d\n",
-			       cc->name, n1, y, n2, said, why, y2, n3);
+			printf("FAIL: %s: -n %d, repair %d, -n after %d (want 4 4 4), reason given %d, untouched %d, verify %s; then -y %d -n %d\n",
+			       cc->name, n1, y, n2, said, untouched, why, y2, n3);
 			fails++;
 			show_out();
 		}
@@ -671,7 +836,7 @@ static void log_case(void)
 {
 	struct core *c;
 	struct fsctx *fs;
-	int ret = make_image(CORE_PROFILE_DUP, false);
+	int ret = make_image(CORE_PROFILE_DUP, false, false);
 
 	if (!ret && !(ret = t_open(img, false, &c))) {
 		struct txn *t;
@@ -743,7 +908,7 @@ int main(int argc, char **argv)
 		worse_case(&cases[3]);		/* orphan items: 2 errors, the bad pass makes 3 */
 	/* repairs refused while checking only, and the usage rules */
 	snprintf(out, sizeof(out), "%s.fsck", img);
-	if (!make_image(CORE_PROFILE_DUP, false)) {
+	if (!make_image(CORE_PROFILE_DUP, false, false)) {
 		int a = fsck("-n -y");
 		CHECK("fsck: -n with -y is a usage error (16)", a == 16);
 		int b = fsck("-y");
