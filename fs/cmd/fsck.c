@@ -1177,13 +1177,15 @@ operational:
 }
 
 /*
- * Test hook: with GLASSFS_FSCK_CRASH_AFTER=N in the environment, the
- * process ends at once (exit 99, nothing flushed or closed) after the Nth
- * device write of a repair pass, so a test sees what a crash there leaves
- * (test_fsck_repair); every pass prints how many writes it made.  0 only
- * counts.
+ * Tests only (test_fsck_repair), as glass-aggd's --test-crash-at: with
+ * --test-crash-after N the process ends at once (exit 99, nothing flushed
+ * or closed) after the Nth device write of a repair pass, so a test sees
+ * what a crash there leaves; every pass prints how many writes it made (0
+ * only counts).  --test-bad-repair adds to each pass repairs that make the
+ * volume worse, which the pass's check must undo.
  */
 static unsigned long crash_after, pass_writes;
+static bool crash_hook, bad_repair;
 
 static void crash_recorder(void *arg, const struct dev *d, int op, uint64_t off,
 			   const void *buf, uint64_t len)
@@ -1252,15 +1254,13 @@ static int repair_pass(const char *const *devs, int ndevs, const struct fsck_fix
 	struct core_opts o;
 	struct core *c;
 	int ret, r2;
-	const char *hook = getenv("GLASSFS_FSCK_CRASH_AFTER");
 
 	core_opts_default(&o);
 	o.commit_interval_s = 3600;
 	/* what the pass frees must stay on the device until fsck ends: an
 	 * undone pass (supers_restore) points at it again */
 	o.discard = CORE_DISCARD_OFF;
-	if (hook) {
-		crash_after = strtoul(hook, NULL, 0);
+	if (crash_hook) {
 		pass_writes = 0;
 		o.dev_recorder = crash_recorder;
 	}
@@ -1270,10 +1270,9 @@ static int repair_pass(const char *const *devs, int ndevs, const struct fsck_fix
 			strerror(-ret));
 		return ret;
 	}
-	/* test hook: a pass that makes the volume worse (test_fsck_repair
-	 * checks that it is undone) */
+	/* --test-bad-repair: a pass that makes the volume worse */
 	struct fsck_fix *w = NULL;
-	if (getenv("GLASSFS_FSCK_BAD_REPAIR") && (w = malloc((n + 3) * sizeof(*w)))) {
+	if (bad_repair && (w = malloc((n + 3) * sizeof(*w)))) {
 		memcpy(w, v, n * sizeof(*w));
 		w[n] = (struct fsck_fix){ FIX_INODE_NLINK, FS_TREE_OBJECTID, ROOT_DIR_INO, 0, 99, 0, { 0, 0, 0 } };
 		w[n + 1] = (struct fsck_fix){ FIX_INODE_SIZE, FS_TREE_OBJECTID, ROOT_DIR_INO, 0, 12345, 0, { 0, 0, 0 } };
@@ -1284,7 +1283,7 @@ static int repair_pass(const char *const *devs, int ndevs, const struct fsck_fix
 	ret = fsck_repair_apply(c, v, n);
 	free(w);
 	r2 = mount_close(c);
-	if (hook)
+	if (crash_hook)
 		printf("fsck.glassfs: repair pass: %lu device writes\n", pass_writes);
 	return ret < 0 ? ret : r2 ? r2 : ret;
 }
@@ -1306,8 +1305,20 @@ int main(int argc, char **argv)
 
 	/* Exit status as fsck(8): 0 clean, 1 errors corrected, 4 errors left
 	 * uncorrected, 8 operational error, 16 usage error. */
-	while ((opt = getopt(argc, argv, "nvycrhap")) != -1) {
+	static const struct option longopts[] = {
+		{ "test-crash-after", required_argument, NULL, 1 },
+		{ "test-bad-repair", no_argument, NULL, 2 },
+		{ NULL, 0, NULL, 0 },
+	};
+	while ((opt = getopt_long(argc, argv, "nvycrhap", longopts, NULL)) != -1) {
 		switch (opt) {
+		case 1:
+			crash_hook = true;
+			crash_after = strtoul(optarg, NULL, 0);
+			break;
+		case 2:
+			bad_repair = true;
+			break;
 		case 'r':
 			scrub = true;
 			break;
@@ -1349,7 +1360,11 @@ int main(int argc, char **argv)
 			       "exit: 0 clean, 1 errors corrected, 4 errors left, 8 operational\n"
 			       "      error, 16 usage error (fsck(8))\n"
 			       "  -v  list every node with its physical address\n"
-			       "  -c  storage core only: skip the items layer's checks\n");
+			       "  -c  storage core only: skip the items layer's checks\n"
+			       "  --test-crash-after N  tests only: exit 99 after a repair pass's Nth\n"
+			       "      device write (0: count them)\n"
+			       "  --test-bad-repair  tests only: each repair pass also breaks the root\n"
+			       "      directory (the pass must be undone)\n");
 			return 0;
 		default:
 			fprintf(stderr, "usage: fsck.glassfs [-n|-y|-p] [-v] [-c] [-r] DEV...\n");

@@ -709,20 +709,21 @@ static long out_number(const char *what)
 	return v;
 }
 
-static int fsck_env(const char *env, const char *flag)
+/* fsck.glassfs FLAGS on the image: its exit code; output replaces out. */
+static int fsck_out(const char *flag)
 {
 	char bin[512], cmd[1400];
 
 	if (t_fsck_bin(bin, sizeof(bin)))
 		return -1;
-	snprintf(cmd, sizeof(cmd), "%s %s %s %s > %s 2>&1", env, bin, flag, img, out);
+	snprintf(cmd, sizeof(cmd), "%s %s %s > %s 2>&1", bin, flag, img, out);
 	int st = system(cmd);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 99;
 }
 
 /*
  * A crash inside a repair pass (fsck.glassfs ends after the pass's Nth
- * device write: GLASSFS_FSCK_CRASH_AFTER), at points spread over the pass
+ * device write: --test-crash-after), at points spread over the pass
  * and at its last two writes: the image left
  * must be the one before the pass (the same errors) or the repaired one
  * (clean), never a mix; and -y then finishes the repair.  What reached
@@ -740,8 +741,8 @@ static void crash_case(const struct ccase *cc)
 	snprintf(out, sizeof(out), "%s.fsck", img);
 	snprintf(orig, sizeof(orig), "%s.orig", img);
 	snprintf(cmd, sizeof(cmd), "cp --sparse=always %s %s", img, orig);
-	if (system(cmd) || fsck_env("", "-n") != 4 || (e0 = out_number(" errors")) <= 0 ||
-	    fsck_env("GLASSFS_FSCK_CRASH_AFTER=0", "-y") != 1 ||
+	if (system(cmd) || fsck_out("-n") != 4 || (e0 = out_number(" errors")) <= 0 ||
+	    fsck_out("--test-crash-after 0 -y") != 1 ||
 	    (w = out_number(" device writes")) <= 0) {
 		printf("FAIL: crash inside a repair pass (%s): no baseline\n", cc->name);
 		fails++;
@@ -760,9 +761,9 @@ static void crash_case(const struct ccase *cc)
 		snprintf(cmd, sizeof(cmd), "cp --sparse=always %s %s", orig, img);
 		if (system(cmd))
 			break;
-		snprintf(env, sizeof(env), "GLASSFS_FSCK_CRASH_AFTER=%ld", n);
-		int y = fsck_env(env, "-y");
-		int r = fsck_env("", "-n");
+		snprintf(env, sizeof(env), "--test-crash-after %ld -y", n);
+		int y = fsck_out(env);
+		int r = fsck_out("-n");
 		long e = out_number(" errors");
 		points++;
 		if (y == 99 && r == 4 && e == e0)
@@ -776,7 +777,7 @@ static void crash_case(const struct ccase *cc)
 			show_out();
 		}
 		if (n == at[1]) {	/* and -y finishes the job from there */
-			int y2 = fsck_env("", "-y"), r2 = fsck_env("", "-n");
+			int y2 = fsck_out("-y"), r2 = fsck_out("-n");
 			if ((y2 != 0 && y2 != 1) || r2 != 0) {
 				bad++;
 				printf("  crash after write %ld: -y then %d, -n %d\n", n, y2, r2);
@@ -794,7 +795,7 @@ static void crash_case(const struct ccase *cc)
 	}
 }
 
-/* A pass that makes the volume worse (GLASSFS_FSCK_BAD_REPAIR: the pass
+/* A pass that makes the volume worse (--test-bad-repair: the pass
  * also breaks the root directory's link count, size and byte count) is undone: -y
  * exits 4 saying so, and the volume has exactly the errors it had. */
 static void worse_case(const struct ccase *cc)
@@ -804,15 +805,15 @@ static void worse_case(const struct ccase *cc)
 	if (prepare(cc))
 		return;
 	snprintf(out, sizeof(out), "%s.fsck", img);
-	int n1 = fsck_env("", "-n");
+	int n1 = fsck_out("-n");
 	e0 = out_number(" errors");
-	int y = fsck_env("GLASSFS_FSCK_BAD_REPAIR=1", "-y");
+	int y = fsck_out("--test-bad-repair -y");
 	char cmd[400];
 	snprintf(cmd, sizeof(cmd), "grep -q 'undone' %s", out);
 	bool said = system(cmd) == 0;
-	int n2 = fsck_env("", "-n");
+	int n2 = fsck_out("-n");
 	e1 = out_number(" errors");
-	int y2 = fsck_env("", "-y"), n3 = fsck_env("", "-n");
+	int y2 = fsck_out("-y"), n3 = fsck_out("-n");
 	const char *why = "";
 	bool ok = n1 == 4 && y == 4 && said && n2 == 4 && e1 == e0 && y2 == 1 && n3 == 0 &&
 		  verify(0, &why);

@@ -63,6 +63,7 @@
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -980,25 +981,33 @@ static int build(const struct state *s)
 	return 0;
 }
 
-/* fsck.glassfs -n on the crash image: its exit code (-1 not built). */
+/* fsck.glassfs -n on the crash image: its exit code (-1 not built).  Its
+ * output comes through a pipe (no file to leave behind when killed); the
+ * first lines are shown when it is not clean. */
 static int fsck_img(const char *what, const char *label)
 {
-	char bin[512], cmd[2048];
+	char bin[512], cmd[2048], line[512];
+	int shown = 0;
 
 	if (t_fsck_bin(bin, sizeof(bin)))
 		return -1;
-	snprintf(cmd, sizeof(cmd), "%s -n %s %s > %s.fsck 2>&1", bin, work[0],
-		 ndev > 1 ? work[1] : "", work[0]);
-	int st = system(cmd);
-	st = WIFEXITED(st) ? WEXITSTATUS(st) : 99;
-	if (st) {
-		printf("  fsck %s (%s): exit %d\n", what, label, st);
-		snprintf(cmd, sizeof(cmd), "grep -v '^fsck.glassfs: checking' %s.fsck | head -8 | sed 's/^/    | /'", work[0]);
-		if (system(cmd) < 0)
-			st = 99;
-	}
-	snprintf(cmd, sizeof(cmd), "%s.fsck", work[0]);
-	unlink(cmd);
+	snprintf(cmd, sizeof(cmd), "%s -n %s %s 2>&1", bin, work[0], ndev > 1 ? work[1] : "");
+	FILE *p = popen(cmd, "r");
+	if (!p)
+		return 99;
+	char *out = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&out, &len);
+	while (fgets(line, sizeof(line), p))
+		if (mem && strncmp(line, "fsck.glassfs: checking", 22) && shown++ < 8)
+			fprintf(mem, "    | %s", line);
+	if (mem)
+		fclose(mem);
+	int st = pclose(p);
+	st = st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : 99;
+	if (st)
+		printf("  fsck %s (%s): exit %d\n%s", what, label, st, out ? out : "");
+	free(out);
 	return st;
 }
 
@@ -1563,6 +1572,25 @@ static void run_workload(const struct workload *w, unsigned seed, size_t nrandom
 	nrec = 0;
 }
 
+/*
+ * Killed (SIGTERM from tests/run.sh's timeout, SIGINT from a terminal):
+ * the images (64 MiB each, in /dev/shm: memory) go with the process.
+ * Only unlink(2) here, which is async-signal-safe; the names are set
+ * before the files exist (fsck's output comes through a pipe: fsck_img).  SIGKILL cannot be caught: run.sh sends it only
+ * 10 s after the SIGTERM.
+ */
+static void on_kill(int sig)
+{
+	for (int d = 0; d < MAXDEV; d++) {
+		if (img[d][0])
+			unlink(img[d]);
+		if (work[d][0])
+			unlink(work[d]);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 /* Is name one of the comma-separated words of list? */
 static bool in_list(const char *list, const char *name)
 {
@@ -1592,6 +1620,11 @@ int main(void)
 	/* flushes are the point here, not their cost: tmpfs unless told */
 	if (!getenv("TMPDIR") && access("/dev/shm", W_OK) == 0)
 		setenv("TMPDIR", "/dev/shm", 1);
+	struct sigaction sa = { .sa_handler = on_kill };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	for (int d = 0; d < MAXDEV; d++) {
 		base[d] = malloc(IMG_SIZE);
 		MUST(base[d] ? 0 : -ENOMEM);
