@@ -431,72 +431,89 @@ static uint64_t s_meta_level(struct ext_scan *s, uint64_t bytenr)
 	return e && e->count ? e->count - 1 : 0;
 }
 
-/* Walk every item of the extent tree: METADATA_ITEM, EXTENT_ITEM, BG items. */
-static int scan_extent_tree(struct fsck *f, struct ext_scan *s)
+/* ---- the one item walker ------------------------------------------------ */
+
+int fsck_walk(struct root *r, const struct key *from,
+	      int (*fn)(void *arg, const struct key *k, const void *d, uint32_t size), void *arg)
 {
-	struct key k = { 0, 0, 0 }, ik;
+	struct key k = *from, ik;
 	struct path p;
 	int ret;
 
 	btree_path_init(&p);
-	ret = btree_search_ge(core_tree(f->c, CT_EXTENT), &k, &p);
-	if (ret)
-		goto out;
-	for (;;) {
+	ret = btree_search_ge(r, &k, &p);
+	while (ret == 0) {
 		uint32_t size;
-		const void *ptr;
+		const void *d;
 
 		btree_item_key(&p, p.slots[0], &ik);
-		ptr = btree_item_ptr(&p, p.slots[0], &size);
-		f->items_seen++;
-		if (ik.type == KEY_METADATA_ITEM || ik.type == KEY_EXTENT_ITEM) {
-			struct extent_item ei;
-			bool data = ik.type == KEY_EXTENT_ITEM;
-			if (size != sizeof(ei)) {
-				fsck_error(f, "extent tree: item (%llu %u %llu) has size %u",
-					   (unsigned long long)ik.objectid, ik.type,
-					   (unsigned long long)ik.offset, size);
-				/* removed; the counts below make it again */
-				struct fsck_fix x = { FIX_DEL_BAD_ITEM, EXTENT_TREE_OBJECTID, 0, 0, 0, 0, ik };
-				fsck_fix(f, &x);
-			} else {
-				memcpy(&ei, ptr, sizeof(ei));
-				struct uent *e = umap_get(data ? &s->data_items : &s->meta_items,
-							  ik.objectid, true);
-				if (!e) {
-					ret = -ENOMEM;
-					goto out;
-				}
-				if (e->count)
-					fsck_error(f, "extent tree: two items for %s %llu",
-						   data ? "data extent" : "node",
-						   (unsigned long long)ik.objectid);
-				e->count = ei.refs ? ei.refs : ~0ull;
-				if (!data) {
-					struct uent *lv = umap_get(&s->meta_level, ik.objectid, true);
-					if (lv)
-						lv->count = ik.offset + 1;
-				}
-				e->aux = data ? ik.offset : ei.owner;
-				if (!ei.refs)
-					fsck_error(f, "extent tree: %llu has a zero reference count",
-						   (unsigned long long)ik.objectid);
-				uint64_t len = data ? ik.offset : f->c->nodesize;
-				if (!alloc_is_used(f->c, ik.objectid, len)) {
-					fsck_error(f, "free space: extent %llu+%llu is allocated but the free-space tree calls it free",
-						   (unsigned long long)ik.objectid,
-						   (unsigned long long)len);
-					fst_bad(f);
-				}
-			}
-		}
-		ret = btree_next(&p);
+		d = btree_item_ptr(&p, p.slots[0], &size);
+		ret = fn(arg, &ik, d, size);
 		if (ret)
 			break;
+		ret = btree_next(&p);	/* 1: the end */
 	}
-out:
 	btree_path_release(&p);
 	return ret < 0 ? ret : 0;
+}
+
+/* ---- extent tree ---------------------------------------------------------- */
+
+struct ext_walk { struct fsck *f; struct ext_scan *s; };
+
+/* One item of the extent tree: METADATA_ITEM, EXTENT_ITEM (BG items are
+ * checked against the chunks). */
+static int ext_item_seen(void *arg, const struct key *ik, const void *ptr, uint32_t size)
+{
+	struct ext_walk *w = arg;
+	struct fsck *f = w->f;
+	struct ext_scan *s = w->s;
+
+	f->items_seen++;
+	if (ik->type != KEY_METADATA_ITEM && ik->type != KEY_EXTENT_ITEM)
+		return 0;
+	struct extent_item ei;
+	bool data = ik->type == KEY_EXTENT_ITEM;
+	if (size != sizeof(ei)) {
+		fsck_error(f, "extent tree: item (%llu %u %llu) has size %u",
+			   (unsigned long long)ik->objectid, ik->type,
+			   (unsigned long long)ik->offset, size);
+		/* removed; the counts below make it again */
+		struct fsck_fix x = { FIX_DEL_BAD_ITEM, EXTENT_TREE_OBJECTID, 0, 0, 0, 0, *ik };
+		fsck_fix(f, &x);
+		return 0;
+	}
+	memcpy(&ei, ptr, sizeof(ei));
+	struct uent *e = umap_get(data ? &s->data_items : &s->meta_items, ik->objectid, true);
+	if (!e)
+		return -ENOMEM;
+	if (e->count)
+		fsck_error(f, "extent tree: two items for %s %llu", data ? "data extent" : "node",
+			   (unsigned long long)ik->objectid);
+	e->count = ei.refs ? ei.refs : ~0ull;
+	if (!data) {
+		struct uent *lv = umap_get(&s->meta_level, ik->objectid, true);
+		if (lv)
+			lv->count = ik->offset + 1;
+	}
+	e->aux = data ? ik->offset : ei.owner;
+	if (!ei.refs)
+		fsck_error(f, "extent tree: %llu has a zero reference count",
+			   (unsigned long long)ik->objectid);
+	uint64_t len = data ? ik->offset : f->c->nodesize;
+	if (!alloc_is_used(f->c, ik->objectid, len)) {
+		fsck_error(f, "free space: extent %llu+%llu is allocated but the free-space tree calls it free",
+			   (unsigned long long)ik->objectid, (unsigned long long)len);
+		fst_bad(f);
+	}
+	return 0;
+}
+
+static int scan_extent_tree(struct fsck *f, struct ext_scan *s)
+{
+	struct ext_walk w = { f, s };
+
+	return fsck_walk(core_tree(f->c, CT_EXTENT), &(struct key){ 0, 0, 0 }, ext_item_seen, &w);
 }
 
 static void compare_refs(struct fsck *f, struct ext_scan *s)
@@ -641,83 +658,67 @@ static void verify_data(struct fsck *f, uint64_t logical, const uint8_t *csums, 
 }
 
 /* Checksum items must lie inside data extents, and the data must match. */
-static int check_csums(struct fsck *f, struct ext_scan *s)
-{
-	struct key k = { CSUM_OBJECTID, KEY_EXTENT_CSUM, 0 }, ik;
-	struct path p;
-	uint64_t ext_start = 0, ext_end = 0;
-	int ret;
+struct csum_walk { struct fsck *f; struct ext_scan *s; uint64_t ext_start, ext_end; };
 
-	btree_path_init(&p);
-	ret = btree_search_ge(core_tree(f->c, CT_CSUM), &k, &p);
-	if (ret)
-		goto out;
-	for (;;) {
-		uint32_t size;
-		btree_item_key(&p, p.slots[0], &ik);
-		btree_item_ptr(&p, p.slots[0], &size);
-		if (ik.objectid == CSUM_OBJECTID && ik.type == KEY_EXTENT_CSUM) {
-			uint64_t end = ik.offset + (uint64_t)(size / CSUM_SIZE) * CORE_SECTORSIZE;
-			if (!(ik.offset >= ext_start && end <= ext_end)) {
-				/* find the extent containing ik.offset: data extents
-				 * start at or before it; probe sector by sector back */
-				bool ok = false;
-				for (uint64_t b = ik.offset; b + (1ull << 30) > ik.offset && b; b -= CORE_SECTORSIZE) {
-					struct uent *e = umap_get(&s->data_items, b, false);
-					if (e) {
-						ext_start = b;
-						ext_end = b + e->aux;
-						ok = end <= ext_end;
-						break;
-					}
-				}
-				if (!ok)
-					fsck_error(f, "csum tree: checksums for %llu+%llu lie outside any data extent",
-						   (unsigned long long)ik.offset,
-						   (unsigned long long)(end - ik.offset));
+static int csum_item_seen(void *arg, const struct key *ik, const void *d, uint32_t size)
+{
+	struct csum_walk *w = arg;
+	struct fsck *f = w->f;
+
+	if (ik->objectid != CSUM_OBJECTID || ik->type != KEY_EXTENT_CSUM)
+		return 0;
+	uint64_t end = ik->offset + (uint64_t)(size / CSUM_SIZE) * CORE_SECTORSIZE;
+	if (!(ik->offset >= w->ext_start && end <= w->ext_end)) {
+		/* find the extent containing ik->offset: data extents start at
+		 * or before it; probe sector by sector back */
+		bool ok = false;
+		for (uint64_t b = ik->offset; b + (1ull << 30) > ik->offset && b; b -= CORE_SECTORSIZE) {
+			struct uent *e = umap_get(&w->s->data_items, b, false);
+			if (e) {
+				w->ext_start = b;
+				w->ext_end = b + e->aux;
+				ok = end <= w->ext_end;
+				break;
 			}
-			if (size % CSUM_SIZE || !size)
-				fsck_error(f, "csum tree: item at %llu has size %u",
-					   (unsigned long long)ik.offset, size);
-			else
-				verify_data(f, ik.offset, btree_item_ptr(&p, p.slots[0], NULL),
-					    size / CSUM_SIZE);
 		}
-		ret = btree_next(&p);
-		if (ret)
-			break;
+		if (!ok)
+			fsck_error(f, "csum tree: checksums for %llu+%llu lie outside any data extent",
+				   (unsigned long long)ik->offset, (unsigned long long)(end - ik->offset));
 	}
-out:
-	btree_path_release(&p);
-	return ret < 0 ? ret : 0;
+	if (size % CSUM_SIZE || !size)
+		fsck_error(f, "csum tree: item at %llu has size %u", (unsigned long long)ik->offset, size);
+	else
+		verify_data(f, ik->offset, d, size / CSUM_SIZE);
+	return 0;
 }
 
-/* Iterate every item of tree r: fn(key, data, size) per item. */
+static int check_csums(struct fsck *f, struct ext_scan *s)
+{
+	struct csum_walk w = { f, s, 0, 0 };
+
+	return fsck_walk(core_tree(f->c, CT_CSUM),
+			 &(struct key){ CSUM_OBJECTID, KEY_EXTENT_CSUM, 0 }, csum_item_seen, &w);
+}
+
+/* Every item of tree r to fn(f, key, data, size) (fsck_walk). */
+struct each_walk { void (*fn)(struct fsck *f, const struct key *k, const void *d, uint32_t size);
+		   struct fsck *f; };
+
+static int each_item(void *arg, const struct key *k, const void *d, uint32_t size)
+{
+	struct each_walk *w = arg;
+
+	w->fn(w->f, k, d, size);
+	return 0;
+}
+
 static int for_each_item(struct root *r, void (*fn)(struct fsck *f, const struct key *k,
 						     const void *d, uint32_t size),
 			 struct fsck *f)
 {
-	struct key k = { 0, 0, 0 }, ik;
-	struct path p;
-	int ret;
+	struct each_walk w = { fn, f };
 
-	btree_path_init(&p);
-	ret = btree_search_ge(r, &k, &p);
-	if (ret)
-		goto out;
-	for (;;) {
-		uint32_t size;
-		const void *d;
-		btree_item_key(&p, p.slots[0], &ik);
-		d = btree_item_ptr(&p, p.slots[0], &size);
-		fn(f, &ik, d, size);
-		ret = btree_next(&p);
-		if (ret)
-			break;
-	}
-out:
-	btree_path_release(&p);
-	return ret < 0 ? ret : 0;
+	return fsck_walk(r, &(struct key){ 0, 0, 0 }, each_item, &w);
 }
 
 /* Chunks, device extents, device items and block groups agree.  Runs
@@ -921,9 +922,9 @@ static int cmp_reg(const void *a, const void *b)
 {
 	const struct reg_range *x = a, *y = b;
 
-	if (x->ext != y->ext)
-		return x->ext < y->ext ? -1 : 1;
-	return x->start < y->start ? -1 : x->start > y->start;
+	int c = key_cmp_u64(x->ext, y->ext);
+
+	return c ? c : key_cmp_u64(x->start, y->start);
 }
 
 /* Every sector a regular file extent covers has a checksum (prealloc

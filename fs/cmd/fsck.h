@@ -37,6 +37,14 @@ void fsck_error(struct fsck *f, const char *fmt, ...)
  * totals with the extent tree's reference counts. */
 void fsck_data_ref(struct fsck *f, uint64_t logical, uint64_t extent_len);
 
+/*
+ * Every item of tree r from key `from` on, in key order, to fn, until fn
+ * returns non-zero: 0 at the end of the tree or when fn returned > 0, or
+ * -errno (the walk's, or fn's).  The one item walker of fsck's checks.
+ */
+int fsck_walk(struct root *r, const struct key *from,
+	      int (*fn)(void *arg, const struct key *k, const void *d, uint32_t size), void *arg);
+
 /* Implemented by the items layer: check one fs tree.  0, or -errno for an
  * operational error (not for inconsistencies, which go to fsck_error). */
 int fsck_items_check(struct fsck *f, struct root *fsroot);

@@ -125,7 +125,7 @@ static void bad_item(struct fsck *f, const struct key *k, bool names)
 static int cmp_dent(const void *a, const void *b)
 {
 	const struct dent *x = a, *y = b;
-	return x->index < y->index ? -1 : x->index > y->index;
+	return key_cmp_u64(x->index, y->index);
 }
 
 static void obj_finish(struct fsck *f, struct obj *o, struct imap *m)
@@ -345,76 +345,71 @@ static void check_extent(struct fsck *f, struct obj *o, const struct key *k,
 	fsck_data_ref(f, fe->disk_logical, fe->disk_len);
 }
 
-/* Each entry whose type disagrees with the mode of the inode it names
- * (inodes marked badtype): a second walk, run only when such were found;
- * the mode decides, as e2fsck's "setting filetype". */
-static void queue_types(struct fsck *f, struct root *fsroot, struct imap *m)
+/*
+ * The second walks over the directory entries (fsck_walk): every entry of
+ * every DIR_ITEM and DIR_INDEX item to fn, with the item's key.
+ */
+struct dent_walk {
+	struct fsck *f;
+	struct imap *m;
+	void (*fn)(struct dent_walk *w, const struct key *k, const struct dir_entry *de);
+};
+
+static int dent_item(void *arg, const struct key *k, const void *d, uint32_t size)
 {
-	struct path p;
-	struct key k = { 0, 0, 0 };
-	int ret;
+	struct dent_walk *w = arg;
+	const char *buf = d;
+	uint32_t off = 0;
 
-	btree_path_init(&p);
-	ret = btree_search_ge(fsroot, &k, &p);
-	while (ret == 0) {
-		uint32_t size, off = 0;
-		btree_item_key(&p, p.slots[0], &k);
-		const char *buf = btree_item_ptr(&p, p.slots[0], &size);
-
-		while ((k.type == KEY_DIR_ITEM || k.type == KEY_DIR_INDEX) &&
-		       off + sizeof(struct dir_entry) <= size) {
-			const struct dir_entry *de = (const void *)(buf + off);
-			if (off + sizeof(*de) + de->name_len > size)
-				break;
-			struct ino_info *t = de->type == DT_SUBVOL ? NULL : imap_get(m, de->ino);
-			if (t && t->has_item && t->badtype && de->type != dir_type_of(t->mode)) {
-				struct fsck_fix x = { FIX_DENTRY_TYPE, cur_tree_id, de->ino, 0,
-						      de->index, dir_type_of(t->mode), k };
-				fsck_fix(f, &x);
-			}
-			off += (uint32_t)sizeof(*de) + de->name_len;
-		}
-		ret = btree_next(&p);
+	while ((k->type == KEY_DIR_ITEM || k->type == KEY_DIR_INDEX) &&
+	       off + sizeof(struct dir_entry) <= size) {
+		const struct dir_entry *de = (const void *)(buf + off);
+		if (off + sizeof(*de) + de->name_len > size)
+			break;
+		w->fn(w, k, de);
+		if (k->type == KEY_DIR_INDEX)
+			break;
+		off += (uint32_t)sizeof(*de) + de->name_len;
 	}
-	btree_path_release(&p);
+	return 0;
 }
 
-/* The entries naming inodes that are missing: a second walk over the
- * directory items, queueing each entry's removal (DIR_INDEX item, DIR_ITEM
- * entry).  Run only when such entries were found. */
-static void queue_dangling(struct fsck *f, struct root *fsroot, struct imap *m)
+static void walk_dents(struct fsck *f, struct root *fsroot, struct imap *m,
+		       void (*fn)(struct dent_walk *w, const struct key *k, const struct dir_entry *de))
 {
-	struct path p;
-	struct key k = { 0, 0, 0 };
-	int ret;
+	struct dent_walk w = { f, m, fn };
 
-	btree_path_init(&p);
-	ret = btree_search_ge(fsroot, &k, &p);
-	while (ret == 0) {
-		uint32_t size, off = 0;
-		btree_item_key(&p, p.slots[0], &k);
-		const char *buf = btree_item_ptr(&p, p.slots[0], &size);
+	fsck_walk(fsroot, &(struct key){ 0, 0, 0 }, dent_item, &w);
+}
 
-		while ((k.type == KEY_DIR_ITEM || k.type == KEY_DIR_INDEX) &&
-		       off + sizeof(struct dir_entry) <= size) {
-			const struct dir_entry *de = (const void *)(buf + off);
-			if (off + sizeof(*de) + de->name_len > size)
-				break;
-			struct ino_info *t = de->type == DT_SUBVOL ? NULL : imap_get(m, de->ino);
-			if (t && !t->has_item && (t->entries || t->unindexed)) {
-				if (k.type == KEY_DIR_INDEX)
-					fix(f, FIX_DEL_ITEM, 0, 0, &k);
-				else
-					fix(f, FIX_DEL_DENTRY, k.objectid, de->index, &k);
-				fsck_covered(f, (uint64_t)-1);	/* one error, counted once above */
-			}
-			if (k.type == KEY_DIR_INDEX)
-				break;
-			off += (uint32_t)sizeof(*de) + de->name_len;
-		}
-		ret = btree_next(&p);
+/* Each entry whose type disagrees with the mode of the inode it names
+ * (inodes marked badtype): run only when such were found; the mode
+ * decides, as e2fsck's "setting filetype". */
+static void queue_type(struct dent_walk *w, const struct key *k, const struct dir_entry *de)
+{
+	struct ino_info *t = de->type == DT_SUBVOL ? NULL : imap_get(w->m, de->ino);
+
+	if (t && t->has_item && t->badtype && de->type != dir_type_of(t->mode)) {
+		struct fsck_fix x = { FIX_DENTRY_TYPE, cur_tree_id, de->ino, 0, de->index,
+				      dir_type_of(t->mode), *k };
+		fsck_fix(w->f, &x);
 	}
-	btree_path_release(&p);
+}
+
+/* The entries naming inodes that are missing: each entry's removal
+ * (DIR_INDEX item, DIR_ITEM entry) queued.  Run only when such entries
+ * were found. */
+static void queue_dangling(struct dent_walk *w, const struct key *k, const struct dir_entry *de)
+{
+	struct ino_info *t = de->type == DT_SUBVOL ? NULL : imap_get(w->m, de->ino);
+
+	if (t && !t->has_item && (t->entries || t->unindexed)) {
+		if (k->type == KEY_DIR_INDEX)
+			fix(w->f, FIX_DEL_ITEM, 0, 0, k);
+		else
+			fix(w->f, FIX_DEL_DENTRY, k->objectid, de->index, k);
+		fsck_covered(w->f, (uint64_t)-1);	/* one error, counted once above */
+	}
 }
 
 /*
@@ -429,63 +424,69 @@ static int cmp_bref(const void *a, const void *b)
 {
 	const struct bref *x = a, *y = b;
 
-	if (x->ino != y->ino)
-		return x->ino < y->ino ? -1 : 1;
-	if (x->dir != y->dir)
-		return x->dir < y->dir ? -1 : 1;
-	if (x->index != y->index)
-		return x->index < y->index ? -1 : 1;
-	return (int)x->index_side - (int)y->index_side;
+	int c = key_cmp_u64(x->ino, y->ino);
+
+	if (!c)
+		c = key_cmp_u64(x->dir, y->dir);
+	if (!c)
+		c = key_cmp_u64(x->index, y->index);
+	return c ? c : (int)x->index_side - (int)y->index_side;
+}
+
+struct bref_walk { struct imap *m; struct bref *v; size_t n, cap; bool oom; };
+
+/* One DIR_INDEX or INODE_REF item: its (inode, dir, index) triples of
+ * inodes marked badref. */
+static int bref_item(void *arg, const struct key *k, const void *d, uint32_t size)
+{
+	struct bref_walk *w = arg;
+	const char *buf = d;
+	uint32_t off = 0;
+
+	while ((k->type == KEY_DIR_INDEX || k->type == KEY_INODE_REF) && off < size) {
+		uint64_t ino, dir, index;
+		if (k->type == KEY_DIR_INDEX) {
+			const struct dir_entry *de = (const void *)buf;
+			if (size < sizeof(*de) || de->type == DT_SUBVOL)
+				break;
+			ino = de->ino, dir = k->objectid, index = k->offset;
+			off = size;
+		} else {
+			const struct inode_ref *r = (const void *)(buf + off);
+			if (off + sizeof(*r) > size || off + sizeof(*r) + r->name_len > size)
+				break;
+			ino = k->objectid, dir = k->offset, index = r->index;
+			off += (uint32_t)sizeof(*r) + r->name_len;
+		}
+		struct ino_info *t = imap_get(w->m, ino);
+		if (!t || !t->badref)
+			continue;
+		if (w->n == w->cap) {
+			size_t cap = w->cap ? w->cap * 2 : 64;
+			struct bref *nv = realloc(w->v, cap * sizeof(*nv));
+			if (!nv) {
+				w->oom = true;
+				return -ENOMEM;
+			}
+			w->v = nv;
+			w->cap = cap;
+		}
+		w->v[w->n++] = (struct bref){ ino, dir, index, k->type == KEY_DIR_INDEX, false };
+	}
+	return 0;
 }
 
 static void queue_backrefs(struct fsck *f, struct root *fsroot, struct imap *m)
 {
-	struct bref *v = NULL;
-	size_t n = 0, cap = 0;
-	struct path p;
-	struct key k = { 0, 0, 0 };
-	int ret;
+	struct bref_walk w = { m, NULL, 0, 0, false };
 
-	btree_path_init(&p);
-	ret = btree_search_ge(fsroot, &k, &p);
-	while (ret == 0) {
-		uint32_t size, off = 0;
-		btree_item_key(&p, p.slots[0], &k);
-		const char *buf = btree_item_ptr(&p, p.slots[0], &size);
-
-		while ((k.type == KEY_DIR_INDEX || k.type == KEY_INODE_REF) && off < size) {
-			uint64_t ino, dir, index;
-			if (k.type == KEY_DIR_INDEX) {
-				const struct dir_entry *de = (const void *)buf;
-				if (size < sizeof(*de) || de->type == DT_SUBVOL)
-					break;
-				ino = de->ino, dir = k.objectid, index = k.offset;
-				off = size;
-			} else {
-				const struct inode_ref *r = (const void *)(buf + off);
-				if (off + sizeof(*r) > size || off + sizeof(*r) + r->name_len > size)
-					break;
-				ino = k.objectid, dir = k.offset, index = r->index;
-				off += (uint32_t)sizeof(*r) + r->name_len;
-			}
-			struct ino_info *t = imap_get(m, ino);
-			if (!t || !t->badref)
-				continue;
-			if (n == cap) {
-				cap = cap ? cap * 2 : 64;
-				struct bref *nv = realloc(v, cap * sizeof(*nv));
-				if (!nv) {
-					btree_path_release(&p);
-					free(v);
-					return;
-				}
-				v = nv;
-			}
-			v[n++] = (struct bref){ ino, dir, index, k.type == KEY_DIR_INDEX, false };
-		}
-		ret = btree_next(&p);
+	fsck_walk(fsroot, &(struct key){ 0, 0, 0 }, bref_item, &w);
+	struct bref *v = w.v;
+	size_t n = w.n;
+	if (w.oom) {
+		free(v);
+		return;
 	}
-	btree_path_release(&p);
 	qsort(v, n, sizeof(*v), cmp_bref);
 	for (size_t i = 0; i + 1 < n; i++)
 		if (!v[i].index_side && v[i + 1].index_side && v[i].ino == v[i + 1].ino &&
@@ -760,9 +761,9 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 		fsck_error(f, "root directory %llu missing or not a directory",
 			   (unsigned long long)ROOT_DIR_INO);
 	if (types)
-		queue_types(f, fsroot, &m);
+		walk_dents(f, fsroot, &m, queue_type);
 	if (missing && !names_unsure)
-		queue_dangling(f, fsroot, &m);
+		walk_dents(f, fsroot, &m, queue_dangling);
 	if (badrefs)
 		queue_backrefs(f, fsroot, &m);
 	free(m.v);

@@ -279,35 +279,58 @@ static bool record_at(const uint8_t *buf, uint32_t n, uint32_t off, bool dirent,
 	return true;
 }
 
-/* Remove the record of index `index` from item k (the item goes with its
- * last record); nothing to remove is not an error. */
-static int remove_record(struct txn *t, struct root *r, const struct key *k, uint64_t index,
-			 bool dirent)
+/*
+ * Change the record of index `index` in item k: edit(buf, &n, off, sz,
+ * arg) gets the item's bytes (n of them) and the record at off (sz
+ * bytes), and returns 0 when it changed them (the item is written back,
+ * or deleted when n is 0), 1 when the record is not the one (the search
+ * goes on), or -errno.  No such record (or item) is not an error.
+ */
+static int edit_record(struct txn *t, struct root *r, const struct key *k, uint64_t index,
+		       bool dirent,
+		       int (*edit)(uint8_t *buf, uint32_t *n, uint32_t off, uint32_t sz,
+				   const void *arg), const void *arg)
 {
-	uint32_t max = btree_max_item_size(r);
+	uint32_t max = btree_max_item_size(r), n, off = 0, sz;
 	uint8_t *buf = malloc(max);
-	int n, ret = 0;
-	uint32_t off = 0, sz;
 	uint64_t idx;
+	int got, ret = 0;
 
 	if (!buf)
 		return -ENOMEM;
-	n = btree_lookup(r, k, buf, max);
-	if (n < 0) {
+	got = btree_lookup(r, k, buf, max);
+	if (got < 0) {
 		free(buf);
-		return n == -ENOENT ? 0 : n;
+		return got == -ENOENT ? 0 : got;
 	}
-	while (record_at(buf, (uint32_t)n, off, dirent, &idx, &sz)) {
-		if (idx == index) {
-			memmove(buf + off, buf + off + sz, (size_t)n - off - sz);
-			n -= (int)sz;
-			ret = n ? btree_update(t, r, k, buf, (uint32_t)n) : btree_delete(t, r, k);
+	n = (uint32_t)got;
+	while (record_at(buf, n, off, dirent, &idx, &sz)) {
+		if (idx == index && (ret = edit(buf, &n, off, sz, arg)) <= 0) {
+			if (!ret)
+				ret = n ? btree_update(t, r, k, buf, n) : btree_delete(t, r, k);
 			break;
 		}
+		ret = 0;
 		off += sz;
 	}
 	free(buf);
 	return ret;
+}
+
+static int cut_record(uint8_t *buf, uint32_t *n, uint32_t off, uint32_t sz, const void *arg)
+{
+	(void)arg;
+	memmove(buf + off, buf + off + sz, (size_t)*n - off - sz);
+	*n -= sz;
+	return 0;
+}
+
+/* Remove the record of index `index` from item k (the item goes with its
+ * last record). */
+static int remove_record(struct txn *t, struct root *r, const struct key *k, uint64_t index,
+			 bool dirent)
+{
+	return edit_record(t, r, k, index, dirent, cut_record, NULL);
 }
 
 /* DIR_ITEM entry (dir k.objectid, hash k.offset, index v) -> DIR_INDEX. */
@@ -369,34 +392,26 @@ static int fix_add_ref(struct txn *t, struct root *r, const struct fsck_fix *x)
 	return item_append(t, r, &kr, ir, (uint32_t)(sizeof(*ir) + de->name_len));
 }
 
+static int set_type(uint8_t *buf, uint32_t *n, uint32_t off, uint32_t sz, const void *arg)
+{
+	const struct fsck_fix *x = arg;
+	struct dir_entry *de = (void *)(buf + off);
+
+	(void)n, (void)sz;
+	if (de->ino != x->a)
+		return 1;
+	printf("fsck.glassfs: dir %llu: entry '%.*s' (inode %llu): type %u -> %u, as its mode "
+	       "says\n", (unsigned long long)x->k.objectid, (int)de->name_len, de->name,
+	       (unsigned long long)x->a, de->type, (unsigned)x->w);
+	de->type = (uint8_t)x->w;
+	return 0;
+}
+
 /* The entry of index x->v naming x->a in item x->k (DIR_ITEM or
  * DIR_INDEX): its type = x->w. */
 static int fix_dentry_type(struct txn *t, struct root *r, const struct fsck_fix *x)
 {
-	uint32_t max = btree_max_item_size(r);
-	uint8_t *buf = malloc(max);
-	int n, ret = 0;
-	uint32_t off = 0, sz;
-	uint64_t idx;
-
-	if (!buf)
-		return -ENOMEM;
-	n = btree_lookup(r, &x->k, buf, max);
-	while (n > 0 && record_at(buf, (uint32_t)n, off, true, &idx, &sz)) {
-		struct dir_entry *de = (void *)(buf + off);
-		if (idx == x->v && de->ino == x->a) {
-			printf("fsck.glassfs: dir %llu: entry '%.*s' (inode %llu): type %u -> %u, "
-			       "as its mode says\n", (unsigned long long)x->k.objectid,
-			       (int)de->name_len, de->name, (unsigned long long)x->a, de->type,
-			       (unsigned)x->w);
-			de->type = (uint8_t)x->w;
-			ret = btree_update(t, r, &x->k, buf, (uint32_t)n);
-			break;
-		}
-		off += sz;
-	}
-	free(buf);
-	return n < 0 ? n : ret;
+	return edit_record(t, r, &x->k, x->v, true, set_type, x);
 }
 
 /* Does inode ino exist and have a back reference (ino, dir) of this index

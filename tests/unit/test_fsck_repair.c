@@ -113,17 +113,21 @@ static int make_image(uint64_t data_profile, bool snap, bool meta_single)
 	return ret ? ret : r2;
 }
 
-/* fsck.glassfs FLAG on the image: its exit code; output in out. */
-static int fsck(const char *flag)
+/* fsck.glassfs FLAGS on the image: its exit code; its output added to out
+ * (append) or replacing it. */
+static int fsck_run(const char *flag, bool append)
 {
-	char bin[512], cmd[1200];
+	char bin[512], cmd[1400];
 
 	if (t_fsck_bin(bin, sizeof(bin)))
 		return -1;
-	snprintf(cmd, sizeof(cmd), "%s %s %s >> %s 2>&1", bin, flag, img, out);
+	snprintf(cmd, sizeof(cmd), "%s %s %s %s %s 2>&1", bin, flag, img, append ? ">>" : ">", out);
 	int st = system(cmd);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 99;
 }
+
+static int fsck(const char *flag) { return fsck_run(flag, true); }
+static int fsck_out(const char *flag) { return fsck_run(flag, false); }
 
 static void show_out(void)
 {
@@ -228,6 +232,22 @@ static int del_dir_item(struct txn *t, struct core *c, uint64_t dir, const char 
 	return btree_delete(t, fsr(c), &k);
 }
 
+/* Drop the DIR_INDEX of ino's name in dir. */
+static int del_dir_index(struct txn *t, struct core *c, uint64_t ino, uint64_t dir)
+{
+	uint64_t idx;
+	int ret = name_index(c, ino, dir, &idx);
+	struct key k = { dir, KEY_DIR_INDEX, idx };
+	return ret ? ret : btree_delete(t, fsr(c), &k);
+}
+
+/* The DIR_INDEX numbers of /c's and d/b's names. */
+static int c_b_indexes(struct core *c, uint64_t *ic, uint64_t *ib)
+{
+	int ret = name_index(c, files[F_C].ino, ROOT_DIR_INO, ic);
+	return ret ? ret : name_index(c, files[F_B].ino, dir_d, ib);
+}
+
 static int c_free_space(struct txn *t, struct core *c)
 {
 	struct file_extent fe;
@@ -282,14 +302,9 @@ static int c_orphans(struct txn *t, struct core *c)
 
 static int c_dir_index(struct txn *t, struct core *c)
 {
-	uint64_t idx;
-	int ret = name_index(c, files[F_B].ino, dir_d, &idx);
-	if (ret)
-		return ret;
 	/* d/b: the DIR_INDEX gone (readdir misses it); /c: the DIR_ITEM gone
 	 * (lookup misses it) */
-	struct key k = { dir_d, KEY_DIR_INDEX, idx };
-	ret = btree_delete(t, fsr(c), &k);
+	int ret = del_dir_index(t, c, files[F_B].ino, dir_d);
 	return ret ? ret : del_dir_item(t, c, ROOT_DIR_INO, "c");
 }
 
@@ -315,13 +330,8 @@ static int c_missing_inode(struct txn *t, struct core *c)
 
 static int c_unnamed(struct txn *t, struct core *c)
 {
-	uint64_t idx;
-	int ret = name_index(c, files[F_C].ino, ROOT_DIR_INO, &idx);
-	if (ret)
-		return ret;
 	/* /c named nowhere (entry and index gone, its back reference stale) */
-	struct key k = { ROOT_DIR_INO, KEY_DIR_INDEX, idx };
-	ret = btree_delete(t, fsr(c), &k);
+	int ret = del_dir_index(t, c, files[F_C].ino, ROOT_DIR_INO);
 	return ret ? ret : del_dir_item(t, c, ROOT_DIR_INO, "c");
 }
 
@@ -406,9 +416,7 @@ static void to_lnk(struct dir_entry *de) { de->type = DT_LNK; }
 static int c_dentry_type(struct txn *t, struct core *c)
 {
 	uint64_t ic, ib;
-	int ret = name_index(c, files[F_C].ino, ROOT_DIR_INO, &ic);
-	if (!ret)
-		ret = name_index(c, files[F_B].ino, dir_d, &ib);
+	int ret = c_b_indexes(c, &ic, &ib);
 	if (ret)
 		return ret;
 	/* /c a directory by both its entries (its parent's subdirectory
@@ -433,9 +441,7 @@ static void to_other_ino(struct dir_entry *de) { de->ino = conflict_ino; }
 static int c_index_conflict(struct txn *t, struct core *c)
 {
 	uint64_t ic, ib;
-	int ret = name_index(c, files[F_C].ino, ROOT_DIR_INO, &ic);
-	if (!ret)
-		ret = name_index(c, files[F_B].ino, dir_d, &ib);
+	int ret = c_b_indexes(c, &ic, &ib);
 	if (ret)
 		return ret;
 	/* d/b's DIR_INDEX names /d/a as "z" (its DIR_ITEM entry is right);
@@ -709,17 +715,6 @@ static long out_number(const char *what)
 	return v;
 }
 
-/* fsck.glassfs FLAGS on the image: its exit code; output replaces out. */
-static int fsck_out(const char *flag)
-{
-	char bin[512], cmd[1400];
-
-	if (t_fsck_bin(bin, sizeof(bin)))
-		return -1;
-	snprintf(cmd, sizeof(cmd), "%s %s %s > %s 2>&1", bin, flag, img, out);
-	int st = system(cmd);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 99;
-}
 
 /*
  * A crash inside a repair pass (fsck.glassfs ends after the pass's Nth
