@@ -70,9 +70,58 @@ static int unmount_fs(struct core *c, struct fsctx *fs)
 	return mount_close(c);
 }
 
-/* A fresh image with the files above (and a snapshot of it, /snap);
- * metadata dup unless meta_single. */
+static int build_image(uint64_t data_profile, bool snap, bool meta_single);
+
+/*
+ * A fresh image with the files above (and a snapshot of it, /snap);
+ * metadata dup unless meta_single.  Each kind is built once (the files'
+ * bytes come from the seed) and copied for each case that asks for it:
+ * building is a format, a mount, the writes and a commit.
+ */
+static struct built {
+	uint64_t data_profile;
+	bool snap, meta_single;
+	char path[300];
+	uint64_t ino[NFILES], dir_d, snap_id;
+} built[8];
+static int nbuilt;
+
 static int make_image(uint64_t data_profile, bool snap, bool meta_single)
+{
+	char cmd[700];
+	struct built *b = NULL;
+	int ret;
+
+	for (int i = 0; i < nbuilt; i++)
+		if (built[i].data_profile == data_profile && built[i].snap == snap &&
+		    built[i].meta_single == meta_single)
+			b = &built[i];
+	if (b) {
+		snprintf(cmd, sizeof(cmd), "cp --sparse=always %s %s", b->path, img);
+		if (system(cmd))
+			return -EIO;
+		for (int i = 0; i < NFILES; i++)
+			files[i].ino = b->ino[i];
+		dir_d = b->dir_d;
+		snap_id = b->snap_id;
+		return 0;
+	}
+	if ((ret = build_image(data_profile, snap, meta_single)))
+		return ret;
+	if (nbuilt == (int)(sizeof(built) / sizeof(built[0])))
+		return 0;
+	b = &built[nbuilt];
+	*b = (struct built){ data_profile, snap, meta_single, "", { 0 }, dir_d, snap_id };
+	snprintf(b->path, sizeof(b->path), "%s.built%d", img, nbuilt);
+	for (int i = 0; i < NFILES; i++)
+		b->ino[i] = files[i].ino;
+	snprintf(cmd, sizeof(cmd), "cp --sparse=always %s %s", img, b->path);
+	if (!system(cmd))
+		nbuilt++;
+	return 0;
+}
+
+static int build_image(uint64_t data_profile, bool snap, bool meta_single)
 {
 	const char *devs[1] = { img };
 	struct format_opts fo = { .label = "fsckrep", .force = true, .data_profile = data_profile,
@@ -913,6 +962,8 @@ int main(int argc, char **argv)
 	unlink(out);
 out:
 	unlink(img);
+	for (int i = 0; i < nbuilt; i++)
+		unlink(built[i].path);
 	for (int i = 0; i < NFILES; i++)
 		free(files[i].data);
 	return fails ? 1 : 0;
