@@ -27,6 +27,7 @@
 #include "fs/items/subvol.h"
 
 #include <dirent.h>
+#include <signal.h>
 #include <sys/stat.h>
 
 /* past the first superblock mirror (64 MiB): two copies, one to damage */
@@ -43,7 +44,8 @@ static struct file files[] = {
 };
 enum { F_C, F_SMALL, F_A, F_B, NFILES };
 static uint64_t dir_d, snap_id;
-static char img[256], out[300];
+/* the image, fsck's output, and the copies a case keeps beside it */
+static char img[256], out[300], before[300], orig[300];
 
 static int mount_fs(struct core **c, struct fsctx **fs)
 {
@@ -675,8 +677,7 @@ static void run_case(const struct ccase *cc)
 
 	snprintf(out, sizeof(out), "%s.fsck", img);
 	unlink(out);
-	char before[300], cmd[700];
-	snprintf(before, sizeof(before), "%s.before", img);
+	char cmd[700];
 	snprintf(cmd, sizeof(cmd), "cp --sparse=always %s %s", img, before);
 	n1 = fsck("-n");
 	bool copied = cc->untouched && system(cmd) == 0;
@@ -776,14 +777,13 @@ static long out_number(const char *what)
  */
 static void crash_case(const struct ccase *cc)
 {
-	char orig[300], cmd[700];
+	char cmd[700];
 	long w, e0;
 	int old = 0, repaired = 0, bad = 0, points = 0;
 
 	if (prepare(cc))
 		return;
 	snprintf(out, sizeof(out), "%s.fsck", img);
-	snprintf(orig, sizeof(orig), "%s.orig", img);
 	snprintf(cmd, sizeof(cmd), "cp --sparse=always %s %s", img, orig);
 	if (system(cmd) || fsck_out("-n") != 4 || (e0 = out_number(" errors")) <= 0 ||
 	    fsck_out("--test-crash-after 0 -y") != 1 ||
@@ -931,10 +931,35 @@ static void log_case(void)
 	}
 }
 
+/* Killed (SIGTERM from tests/run.sh's timeout, SIGINT): the images go
+ * with the process (unlink only: async-signal-safe). */
+static void on_kill(int sig)
+{
+	const char *v[] = { img, out, before, orig };
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		if (v[i][0])
+			unlink(v[i]);
+	for (int i = 0; i < nbuilt; i++)
+		unlink(built[i].path);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 int main(int argc, char **argv)
 {
 	t_seed_init();
+	/* commits' flushes are not the subject here: tmpfs unless told */
+	if (!getenv("TMPDIR") && access("/dev/shm", W_OK) == 0)
+		setenv("TMPDIR", "/dev/shm", 1);
+	struct sigaction sa = { .sa_handler = on_kill };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	MUST(t_image(img, sizeof(img), IMG_SIZE));
+	snprintf(before, sizeof(before), "%s.before", img);
+	snprintf(orig, sizeof(orig), "%s.orig", img);
 	for (int i = 0; i < NFILES; i++) {
 		files[i].data = malloc(files[i].len);
 		for (size_t j = 0; j < files[i].len; j++)
