@@ -85,6 +85,8 @@ enum fsck_fix_kind {
 				 * (the checks rebuild what derives from it); -y */
 	FIX_COPY_ITEM,		/* item k of tree `tree` is missing its twin: a copy
 				 * of its bytes at (a, w, v) */
+	FIX_REFILE,		/* DIR_ITEM or XATTR_ITEM k holds names that hash to
+				 * another slot: each moved to its own */
 };
 
 struct fsck_fix {

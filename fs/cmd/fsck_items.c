@@ -177,6 +177,7 @@ static void check_dir_item(struct fsck *f, struct obj *o, const struct key *k,
 			   const char *buf, uint32_t size)
 {
 	uint32_t off = 0;
+	bool refile = false;
 
 	if (size == 0) {
 		fsck_error(f, "dir %llu: empty DIR_ITEM %llu", (unsigned long long)k->objectid,
@@ -195,10 +196,17 @@ static void check_dir_item(struct fsck *f, struct obj *o, const struct key *k,
 			return;
 		}
 		uint64_t h = name_hash(de->name, de->name_len);
-		if (h != k->offset)
+		if (h != k->offset) {
 			fsck_error(f, "dir %llu: DIR_ITEM %llu holds a name hashing to %llu",
 				   (unsigned long long)k->objectid, (unsigned long long)k->offset,
 				   (unsigned long long)h);
+			/* lookups miss it: moved to its slot (one repair per item) */
+			if (!refile)
+				fix(f, FIX_REFILE, 0, 0, k);
+			else
+				fsck_covered(f, 1);
+			refile = true;
+		}
 		if (o->ndents == o->capdents) {
 			size_t nc = o->capdents ? o->capdents * 2 : 256;
 			struct dent *nd = realloc(o->dents, nc * sizeof(*nd));
@@ -598,6 +606,7 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 			}
 			case KEY_XATTR_ITEM: {
 				uint32_t off = 0;
+				bool refile = false;
 				while (off < size) {
 					const struct xattr_entry *x = (const void *)(buf + off);
 					if (off + sizeof(*x) > size ||
@@ -607,9 +616,15 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 						bad_item(f, &k, false);
 						break;
 					}
-					if (name_hash(x->name, x->name_len) != k.offset)
+					if (name_hash(x->name, x->name_len) != k.offset) {
 						fsck_error(f, "inode %llu: xattr name in the wrong hash slot",
 							   (unsigned long long)k.objectid);
+						if (!refile)
+							fix(f, FIX_REFILE, 0, 0, &k);
+						else
+							fsck_covered(f, 1);
+						refile = true;
+					}
 					off += (uint32_t)sizeof(*x) + x->name_len + x->value_len;
 				}
 				break;

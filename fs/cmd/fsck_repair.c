@@ -529,6 +529,62 @@ static int fix_copy_item(struct txn *t, struct root *r, const struct fsck_fix *x
 	return ret;
 }
 
+/*
+ * The names of DIR_ITEM or XATTR_ITEM x->k that hash to another slot, each
+ * appended to the item of its own slot; the item keeps the rest (or goes).
+ */
+static int fix_refile(struct txn *t, struct root *r, const struct fsck_fix *x)
+{
+	uint32_t max = btree_max_item_size(r), off = 0, kept = 0, moved = 0;
+	uint8_t *buf = malloc(max), *keep = malloc(max);
+	bool dir = x->k.type == KEY_DIR_ITEM;
+	int n, ret = 0;
+
+	if (!buf || !keep) {
+		free(buf);
+		free(keep);
+		return -ENOMEM;
+	}
+	n = btree_lookup(r, &x->k, buf, max);
+	while (n > 0 && !ret) {
+		const char *name;
+		uint32_t len, sz;
+		if (dir) {
+			const struct dir_entry *de = (const void *)(buf + off);
+			if (off + sizeof(*de) > (uint32_t)n)
+				break;
+			name = de->name, len = de->name_len;
+			sz = (uint32_t)sizeof(*de) + len;
+		} else {
+			const struct xattr_entry *xe = (const void *)(buf + off);
+			if (off + sizeof(*xe) > (uint32_t)n)
+				break;
+			name = xe->name, len = xe->name_len;
+			sz = (uint32_t)sizeof(*xe) + len + xe->value_len;
+		}
+		if (off + sz > (uint32_t)n)
+			break;
+		struct key to = { x->k.objectid, x->k.type, name_hash(name, len) };
+		if (to.offset == x->k.offset) {
+			memcpy(keep + kept, buf + off, sz);
+			kept += sz;
+		} else {
+			printf("fsck.glassfs: %s '%.*s' of %llu moved from hash slot %llu to %llu\n",
+			       dir ? "entry" : "xattr", (int)len, name,
+			       (unsigned long long)x->k.objectid, (unsigned long long)x->k.offset,
+			       (unsigned long long)to.offset);
+			ret = item_append(t, r, &to, buf + off, sz);
+			moved++;
+		}
+		off += sz;
+	}
+	if (!ret && moved)
+		ret = kept ? btree_update(t, r, &x->k, keep, kept) : btree_delete(t, r, &x->k);
+	free(buf);
+	free(keep);
+	return n < 0 && n != -ENOENT ? n : ret;
+}
+
 /* rebuilt: the free-space tree was rebuilt in this pass (a leaked node is
  * free already, and may hold a node this pass wrote) */
 static int fix_meta_refs(struct txn *t, struct core *c, const struct fsck_fix *x, bool rebuilt)
@@ -774,6 +830,9 @@ int fsck_repair_apply(struct core *c, const struct fsck_fix *v, size_t n)
 			break;
 		case FIX_COPY_ITEM:
 			ret = fix_copy_item(t, r, x);
+			break;
+		case FIX_REFILE:
+			ret = fix_refile(t, r, x);
 			break;
 		}
 		if (ret == -EAGAIN) {	/* said why; left for the next pass or for good */

@@ -528,6 +528,26 @@ static int c_bad_items(struct txn *t, struct core *c)
 	return ret ? ret : edit_entry(t, c, &k, ib, to_long);
 }
 
+static int c_misfiled(struct txn *t, struct core *c)
+{
+	/* /c's entry in the DIR_ITEM of another hash (lookup misses it), and
+	 * an xattr of d/b in a slot its name does not hash to */
+	uint8_t b[300];
+	struct key k = { ROOT_DIR_INO, KEY_DIR_ITEM, name_hash("c", 1) };
+	int n = btree_lookup(fsr(c), &k, b, sizeof(b));
+	if (n < (int)sizeof(struct dir_entry))
+		return n < 0 ? n : -EINVAL;
+	int ret = btree_delete(t, fsr(c), &k);
+	k.offset += 12345;
+	if (!ret)
+		ret = btree_insert(t, fsr(c), &k, b, (uint32_t)n);
+	struct xattr_entry *x = (void *)b;
+	*x = (struct xattr_entry){ 10, 3 };
+	memcpy(x->name, "user.color" "red", 13);
+	k = (struct key){ files[F_B].ino, KEY_XATTR_ITEM, name_hash("user.color", 10) ^ 1 };
+	return ret ? ret : btree_insert(t, fsr(c), &k, b, sizeof(*x) + 13);
+}
+
 /* The first superblock copy damaged (after the commit that follows the
  * case's corruption, which rewrites every copy). */
 static int raw_super(void)
@@ -617,6 +637,8 @@ static const struct ccase cases[] = {
 	{ "index and entry of the same number disagree (the back reference decides)",
 	  c_index_conflict, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
 	{ "malformed and unknown items (removed, rebuilt from their other halves)", c_bad_items,
+	  CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
+	{ "names filed under another hash: a directory entry, an xattr (moved)", c_misfiled,
 	  CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
 	{ "damaged superblock copy (rewritten from the good one)", c_none, CORE_PROFILE_DUP, 0, 1,
 	  NULL, NULL, false, NULL, false, raw_super, false, false },
