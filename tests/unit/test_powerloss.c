@@ -64,6 +64,7 @@
 #include <linux/falloc.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -981,20 +982,40 @@ static int build(const struct state *s)
 	return 0;
 }
 
-/* fsck.glassfs -n on the crash image: its exit code (-1 not built).  Its
- * output comes through a pipe (no file to leave behind when killed); the
- * first lines are shown when it is not clean. */
+/* fsck.glassfs -n on the crash image: its exit code (-1 not built).  Run
+ * without a shell (one process per check, two per state), its output
+ * through a pipe (no file to leave behind when killed); the first lines
+ * are shown when it is not clean. */
 static int fsck_img(const char *what, const char *label)
 {
-	char bin[512], cmd[2048], line[512];
-	int shown = 0;
+	char bin[512], line[512];
+	int shown = 0, pfd[2];
+	pid_t pid;
 
 	if (t_fsck_bin(bin, sizeof(bin)))
 		return -1;
-	snprintf(cmd, sizeof(cmd), "%s -n %s %s 2>&1", bin, work[0], ndev > 1 ? work[1] : "");
-	FILE *p = popen(cmd, "r");
-	if (!p)
+	char *argv[] = { bin, "-n", work[0], ndev > 1 ? work[1] : NULL, NULL };
+	posix_spawn_file_actions_t fa;
+	if (pipe(pfd))
 		return 99;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, pfd[1], 2);
+	posix_spawn_file_actions_addclose(&fa, pfd[0]);
+	posix_spawn_file_actions_addclose(&fa, pfd[1]);
+	int sr = posix_spawn(&pid, bin, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(pfd[1]);
+	FILE *p = fdopen(pfd[0], "r");
+	if (sr || !p) {
+		if (p)
+			fclose(p);
+		else
+			close(pfd[0]);
+		if (!sr)
+			waitpid(pid, NULL, 0);
+		return 99;
+	}
 	char *out = NULL;
 	size_t len = 0;
 	FILE *mem = open_memstream(&out, &len);
@@ -1003,7 +1024,10 @@ static int fsck_img(const char *what, const char *label)
 			fprintf(mem, "    | %s", line);
 	if (mem)
 		fclose(mem);
-	int st = pclose(p);
+	fclose(p);
+	int st;
+	if (waitpid(pid, &st, 0) != pid)
+		st = -1;
 	st = st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : 99;
 	if (st)
 		printf("  fsck %s (%s): exit %d\n%s", what, label, st, out ? out : "");
