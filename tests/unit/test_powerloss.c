@@ -1628,6 +1628,9 @@ static bool in_list(const char *list, const char *name)
 
 int main(void)
 {
+	/* a line at a time into a log file too: a soak's progress shows as
+	 * it goes, and is not lost with the buffer when it is killed */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	t_seed_init();
 	unsigned seed = t_seed;
 	size_t nrandom = getenv("RANDOM_STATES") ? strtoul(getenv("RANDOM_STATES"), NULL, 0) : 20;
