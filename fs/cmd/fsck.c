@@ -117,6 +117,7 @@ struct fsck {
 	size_t nfixes, capfixes;
 	uint64_t fixable;
 	bool fst_bad;
+	uint64_t unreadable;	/* nodes no copy of which could be read */
 	struct umap node_level;	/* node bytenr -> level + 1 */
 	/* FE_REG ranges of data extents (checksum coverage): extent, start, len */
 	struct reg_range { uint64_t ext, start, len; } *regs;
@@ -206,6 +207,31 @@ static void count_data_ref(struct fsck *f, uint64_t logical, uint64_t extent_len
 
 /* ---- superblock copies -------------------------------------------------- */
 
+/* Is the superblock copy read from offset off whole (magic, checksum,
+ * place)?  *want, *crc: the checksum it holds and the one computed. */
+static bool super_copy_ok(const struct super_block *sb, uint64_t off, uint32_t *want,
+			  uint32_t *crc)
+{
+	*crc = crc32c(0, (const uint8_t *)sb + 32, SUPER_SIZE - 32);
+	memcpy(want, sb->csum, 4);
+	return sb->magic == GLASSFS_MAGIC && *crc == *want && sb->bytenr == off;
+}
+
+/* A damaged or stale copy: every commit writes every copy of every device
+ * from the superblock the volume opened with (the newest valid one), so
+ * the repair pass's commit is the repair; one is queued for them all. */
+static void superfix(struct fsck *f)
+{
+	struct fsck_fix x = { FIX_SUPER, 0, 0, 0, 0, 0, { 0, 0, 0 } };
+
+	for (size_t i = 0; i < f->nfixes; i++)
+		if (f->fixes[i].kind == FIX_SUPER) {
+			f->fixable++;
+			return;
+		}
+	fsck_fix(f, &x);
+}
+
 static void check_supers(struct fsck *f)
 {
 	static const uint64_t offs[SUPER_COPIES] = { SUPER_OFFSET, SUPER_MIRROR1, SUPER_MIRROR2 };
@@ -222,14 +248,14 @@ static void check_supers(struct fsck *f)
 			uint32_t want, crc;
 			if (offs[k] + SUPER_SIZE > d->size)
 				continue;
+			uint64_t before = f->errors;
 			if (dev_read(d, offs[k], sb, SUPER_SIZE)) {
 				fsck_error(f, "%s: superblock copy at %llu: read error", d->path,
 					   (unsigned long long)offs[k]);
+				superfix(f);
 				continue;
 			}
-			crc = crc32c(0, (uint8_t *)sb + 32, SUPER_SIZE - 32);
-			memcpy(&want, sb->csum, 4);
-			if (sb->magic != GLASSFS_MAGIC || crc != want || sb->bytenr != offs[k])
+			if (!super_copy_ok(sb, offs[k], &want, &crc))
 				fsck_error(f, "%s: superblock copy at %llu is damaged (magic %s, crc32c expected %08x found %08x)",
 					   d->path, (unsigned long long)offs[k],
 					   sb->magic == GLASSFS_MAGIC ? "ok" : "bad", want, crc);
@@ -247,6 +273,8 @@ static void check_supers(struct fsck *f)
 			else if (memcmp(sb->fsid, c->sb.fsid, 16))
 				fsck_error(f, "%s: superblock copy at %llu has another fsid", d->path,
 					   (unsigned long long)offs[k]);
+			if (f->errors > before)
+				superfix(f);
 		}
 	}
 	free(sb);
@@ -378,6 +406,7 @@ static void bad_node(uint64_t bytenr, int level, int err, void *arg)
 
 	fsck_error(f, "%s tree: node %llu (level %d) is unreadable or invalid: %s", f->tree,
 		   (unsigned long long)bytenr, level, strerror(-err));
+	f->unreadable++;
 }
 
 static const char *tree_name(enum core_tree t)
@@ -402,69 +431,89 @@ static uint64_t s_meta_level(struct ext_scan *s, uint64_t bytenr)
 	return e && e->count ? e->count - 1 : 0;
 }
 
-/* Walk every item of the extent tree: METADATA_ITEM, EXTENT_ITEM, BG items. */
-static int scan_extent_tree(struct fsck *f, struct ext_scan *s)
+/* ---- the one item walker ------------------------------------------------ */
+
+int fsck_walk(struct root *r, const struct key *from,
+	      int (*fn)(void *arg, const struct key *k, const void *d, uint32_t size), void *arg)
 {
-	struct key k = { 0, 0, 0 }, ik;
+	struct key k = *from, ik;
 	struct path p;
 	int ret;
 
 	btree_path_init(&p);
-	ret = btree_search_ge(core_tree(f->c, CT_EXTENT), &k, &p);
-	if (ret)
-		goto out;
-	for (;;) {
+	ret = btree_search_ge(r, &k, &p);
+	while (ret == 0) {
 		uint32_t size;
-		const void *ptr;
+		const void *d;
 
 		btree_item_key(&p, p.slots[0], &ik);
-		ptr = btree_item_ptr(&p, p.slots[0], &size);
-		f->items_seen++;
-		if (ik.type == KEY_METADATA_ITEM || ik.type == KEY_EXTENT_ITEM) {
-			struct extent_item ei;
-			bool data = ik.type == KEY_EXTENT_ITEM;
-			if (size != sizeof(ei)) {
-				fsck_error(f, "extent tree: item (%llu %u %llu) has size %u",
-					   (unsigned long long)ik.objectid, ik.type,
-					   (unsigned long long)ik.offset, size);
-			} else {
-				memcpy(&ei, ptr, sizeof(ei));
-				struct uent *e = umap_get(data ? &s->data_items : &s->meta_items,
-							  ik.objectid, true);
-				if (!e) {
-					ret = -ENOMEM;
-					goto out;
-				}
-				if (e->count)
-					fsck_error(f, "extent tree: two items for %s %llu",
-						   data ? "data extent" : "node",
-						   (unsigned long long)ik.objectid);
-				e->count = ei.refs ? ei.refs : ~0ull;
-				if (!data) {
-					struct uent *lv = umap_get(&s->meta_level, ik.objectid, true);
-					if (lv)
-						lv->count = ik.offset + 1;
-				}
-				e->aux = data ? ik.offset : ei.owner;
-				if (!ei.refs)
-					fsck_error(f, "extent tree: %llu has a zero reference count",
-						   (unsigned long long)ik.objectid);
-				uint64_t len = data ? ik.offset : f->c->nodesize;
-				if (!alloc_is_used(f->c, ik.objectid, len)) {
-					fsck_error(f, "free space: extent %llu+%llu is allocated but the free-space tree calls it free",
-						   (unsigned long long)ik.objectid,
-						   (unsigned long long)len);
-					fst_bad(f);
-				}
-			}
-		}
-		ret = btree_next(&p);
+		d = btree_item_ptr(&p, p.slots[0], &size);
+		ret = fn(arg, &ik, d, size);
 		if (ret)
 			break;
+		ret = btree_next(&p);	/* 1: the end */
 	}
-out:
 	btree_path_release(&p);
 	return ret < 0 ? ret : 0;
+}
+
+/* ---- extent tree ---------------------------------------------------------- */
+
+struct ext_walk { struct fsck *f; struct ext_scan *s; };
+
+/* One item of the extent tree: METADATA_ITEM, EXTENT_ITEM (BG items are
+ * checked against the chunks). */
+static int ext_item_seen(void *arg, const struct key *ik, const void *ptr, uint32_t size)
+{
+	struct ext_walk *w = arg;
+	struct fsck *f = w->f;
+	struct ext_scan *s = w->s;
+
+	f->items_seen++;
+	if (ik->type != KEY_METADATA_ITEM && ik->type != KEY_EXTENT_ITEM)
+		return 0;
+	struct extent_item ei;
+	bool data = ik->type == KEY_EXTENT_ITEM;
+	if (size != sizeof(ei)) {
+		fsck_error(f, "extent tree: item (%llu %u %llu) has size %u",
+			   (unsigned long long)ik->objectid, ik->type,
+			   (unsigned long long)ik->offset, size);
+		/* removed; the counts below make it again */
+		struct fsck_fix x = { FIX_DEL_BAD_ITEM, EXTENT_TREE_OBJECTID, 0, 0, 0, 0, *ik };
+		fsck_fix(f, &x);
+		return 0;
+	}
+	memcpy(&ei, ptr, sizeof(ei));
+	struct uent *e = umap_get(data ? &s->data_items : &s->meta_items, ik->objectid, true);
+	if (!e)
+		return -ENOMEM;
+	if (e->count)
+		fsck_error(f, "extent tree: two items for %s %llu", data ? "data extent" : "node",
+			   (unsigned long long)ik->objectid);
+	e->count = ei.refs ? ei.refs : ~0ull;
+	if (!data) {
+		struct uent *lv = umap_get(&s->meta_level, ik->objectid, true);
+		if (lv)
+			lv->count = ik->offset + 1;
+	}
+	e->aux = data ? ik->offset : ei.owner;
+	if (!ei.refs)
+		fsck_error(f, "extent tree: %llu has a zero reference count",
+			   (unsigned long long)ik->objectid);
+	uint64_t len = data ? ik->offset : f->c->nodesize;
+	if (!alloc_is_used(f->c, ik->objectid, len)) {
+		fsck_error(f, "free space: extent %llu+%llu is allocated but the free-space tree calls it free",
+			   (unsigned long long)ik->objectid, (unsigned long long)len);
+		fst_bad(f);
+	}
+	return 0;
+}
+
+static int scan_extent_tree(struct fsck *f, struct ext_scan *s)
+{
+	struct ext_walk w = { f, s };
+
+	return fsck_walk(core_tree(f->c, CT_EXTENT), &(struct key){ 0, 0, 0 }, ext_item_seen, &w);
 }
 
 static void compare_refs(struct fsck *f, struct ext_scan *s)
@@ -609,83 +658,67 @@ static void verify_data(struct fsck *f, uint64_t logical, const uint8_t *csums, 
 }
 
 /* Checksum items must lie inside data extents, and the data must match. */
-static int check_csums(struct fsck *f, struct ext_scan *s)
-{
-	struct key k = { CSUM_OBJECTID, KEY_EXTENT_CSUM, 0 }, ik;
-	struct path p;
-	uint64_t ext_start = 0, ext_end = 0;
-	int ret;
+struct csum_walk { struct fsck *f; struct ext_scan *s; uint64_t ext_start, ext_end; };
 
-	btree_path_init(&p);
-	ret = btree_search_ge(core_tree(f->c, CT_CSUM), &k, &p);
-	if (ret)
-		goto out;
-	for (;;) {
-		uint32_t size;
-		btree_item_key(&p, p.slots[0], &ik);
-		btree_item_ptr(&p, p.slots[0], &size);
-		if (ik.objectid == CSUM_OBJECTID && ik.type == KEY_EXTENT_CSUM) {
-			uint64_t end = ik.offset + (uint64_t)(size / CSUM_SIZE) * CORE_SECTORSIZE;
-			if (!(ik.offset >= ext_start && end <= ext_end)) {
-				/* find the extent containing ik.offset: data extents
-				 * start at or before it; probe sector by sector back */
-				bool ok = false;
-				for (uint64_t b = ik.offset; b + (1ull << 30) > ik.offset && b; b -= CORE_SECTORSIZE) {
-					struct uent *e = umap_get(&s->data_items, b, false);
-					if (e) {
-						ext_start = b;
-						ext_end = b + e->aux;
-						ok = end <= ext_end;
-						break;
-					}
-				}
-				if (!ok)
-					fsck_error(f, "csum tree: checksums for %llu+%llu lie outside any data extent",
-						   (unsigned long long)ik.offset,
-						   (unsigned long long)(end - ik.offset));
+static int csum_item_seen(void *arg, const struct key *ik, const void *d, uint32_t size)
+{
+	struct csum_walk *w = arg;
+	struct fsck *f = w->f;
+
+	if (ik->objectid != CSUM_OBJECTID || ik->type != KEY_EXTENT_CSUM)
+		return 0;
+	uint64_t end = ik->offset + (uint64_t)(size / CSUM_SIZE) * CORE_SECTORSIZE;
+	if (!(ik->offset >= w->ext_start && end <= w->ext_end)) {
+		/* find the extent containing ik->offset: data extents start at
+		 * or before it; probe sector by sector back */
+		bool ok = false;
+		for (uint64_t b = ik->offset; b + (1ull << 30) > ik->offset && b; b -= CORE_SECTORSIZE) {
+			struct uent *e = umap_get(&w->s->data_items, b, false);
+			if (e) {
+				w->ext_start = b;
+				w->ext_end = b + e->aux;
+				ok = end <= w->ext_end;
+				break;
 			}
-			if (size % CSUM_SIZE || !size)
-				fsck_error(f, "csum tree: item at %llu has size %u",
-					   (unsigned long long)ik.offset, size);
-			else
-				verify_data(f, ik.offset, btree_item_ptr(&p, p.slots[0], NULL),
-					    size / CSUM_SIZE);
 		}
-		ret = btree_next(&p);
-		if (ret)
-			break;
+		if (!ok)
+			fsck_error(f, "csum tree: checksums for %llu+%llu lie outside any data extent",
+				   (unsigned long long)ik->offset, (unsigned long long)(end - ik->offset));
 	}
-out:
-	btree_path_release(&p);
-	return ret < 0 ? ret : 0;
+	if (size % CSUM_SIZE || !size)
+		fsck_error(f, "csum tree: item at %llu has size %u", (unsigned long long)ik->offset, size);
+	else
+		verify_data(f, ik->offset, d, size / CSUM_SIZE);
+	return 0;
 }
 
-/* Iterate every item of tree r: fn(key, data, size) per item. */
+static int check_csums(struct fsck *f, struct ext_scan *s)
+{
+	struct csum_walk w = { f, s, 0, 0 };
+
+	return fsck_walk(core_tree(f->c, CT_CSUM),
+			 &(struct key){ CSUM_OBJECTID, KEY_EXTENT_CSUM, 0 }, csum_item_seen, &w);
+}
+
+/* Every item of tree r to fn(f, key, data, size) (fsck_walk). */
+struct each_walk { void (*fn)(struct fsck *f, const struct key *k, const void *d, uint32_t size);
+		   struct fsck *f; };
+
+static int each_item(void *arg, const struct key *k, const void *d, uint32_t size)
+{
+	struct each_walk *w = arg;
+
+	w->fn(w->f, k, d, size);
+	return 0;
+}
+
 static int for_each_item(struct root *r, void (*fn)(struct fsck *f, const struct key *k,
 						     const void *d, uint32_t size),
 			 struct fsck *f)
 {
-	struct key k = { 0, 0, 0 }, ik;
-	struct path p;
-	int ret;
+	struct each_walk w = { fn, f };
 
-	btree_path_init(&p);
-	ret = btree_search_ge(r, &k, &p);
-	if (ret)
-		goto out;
-	for (;;) {
-		uint32_t size;
-		const void *d;
-		btree_item_key(&p, p.slots[0], &ik);
-		d = btree_item_ptr(&p, p.slots[0], &size);
-		fn(f, &ik, d, size);
-		ret = btree_next(&p);
-		if (ret)
-			break;
-	}
-out:
-	btree_path_release(&p);
-	return ret < 0 ? ret : 0;
+	return fsck_walk(r, &(struct key){ 0, 0, 0 }, each_item, &w);
 }
 
 /* Chunks, device extents, device items and block groups agree.  Runs
@@ -778,10 +811,22 @@ static void root_ref_seen(struct fsck *f, const struct key *k, const void *d, ui
 		fsck_error(f, "root tree: subvolume %llu is named in subvolume %llu, which does not exist",
 			   (unsigned long long)child, (unsigned long long)parent);
 	n = btree_lookup(core_tree(f->c, CT_ROOT), &other, buf, sizeof(buf));
-	if (n != (int)size || memcmp(buf, d, size))
+	if (n != (int)size || memcmp(buf, d, size)) {
 		fsck_error(f, "root tree: %s of subvolume %llu in %llu has no matching %s",
 			   fwd ? "ROOT_REF" : "ROOT_BACKREF", (unsigned long long)child,
 			   (unsigned long long)parent, fwd ? "ROOT_BACKREF" : "ROOT_REF");
+		/* a missing twin of a name whose both ends exist: made from the
+		 * one there (the same bytes); a twin that says otherwise cannot
+		 * be told right from wrong */
+		if (n == -ENOENT && live_subvol(f, child) &&
+		    (parent == FS_TREE_OBJECTID || live_subvol(f, parent))) {
+			struct fsck_fix x = { FIX_COPY_ITEM, ROOT_TREE_OBJECTID, other.objectid, 0,
+					      other.offset, other.type, *k };
+			fsck_fix(f, &x);
+			if (fwd)
+				fsck_covered(f, 1);	/* its "has no name" with it */
+		}
+	}
 }
 
 static void check_subvol_names(struct fsck *f)
@@ -877,9 +922,9 @@ static int cmp_reg(const void *a, const void *b)
 {
 	const struct reg_range *x = a, *y = b;
 
-	if (x->ext != y->ext)
-		return x->ext < y->ext ? -1 : 1;
-	return x->start < y->start ? -1 : x->start > y->start;
+	int c = key_cmp_u64(x->ext, y->ext);
+
+	return c ? c : key_cmp_u64(x->start, y->start);
 }
 
 /* Every sector a regular file extent covers has a checksum (prealloc
@@ -1133,13 +1178,15 @@ operational:
 }
 
 /*
- * Test hook: with GLASSFS_FSCK_CRASH_AFTER=N in the environment, the
- * process ends at once (exit 99, nothing flushed or closed) after the Nth
- * device write of a repair pass, so a test sees what a crash there leaves
- * (test_fsck_repair); every pass prints how many writes it made.  0 only
- * counts.
+ * Tests only (test_fsck_repair), as glass-aggd's --test-crash-at: with
+ * --test-crash-after N the process ends at once (exit 99, nothing flushed
+ * or closed) after the Nth device write of a repair pass, so a test sees
+ * what a crash there leaves; every pass prints how many writes it made (0
+ * only counts).  --test-bad-repair adds to each pass repairs that make the
+ * volume worse, which the pass's check must undo.
  */
 static unsigned long crash_after, pass_writes;
+static bool crash_hook, bad_repair;
 
 static void crash_recorder(void *arg, const struct dev *d, int op, uint64_t off,
 			   const void *buf, uint64_t len)
@@ -1208,15 +1255,13 @@ static int repair_pass(const char *const *devs, int ndevs, const struct fsck_fix
 	struct core_opts o;
 	struct core *c;
 	int ret, r2;
-	const char *hook = getenv("GLASSFS_FSCK_CRASH_AFTER");
 
 	core_opts_default(&o);
 	o.commit_interval_s = 3600;
 	/* what the pass frees must stay on the device until fsck ends: an
 	 * undone pass (supers_restore) points at it again */
 	o.discard = CORE_DISCARD_OFF;
-	if (hook) {
-		crash_after = strtoul(hook, NULL, 0);
+	if (crash_hook) {
 		pass_writes = 0;
 		o.dev_recorder = crash_recorder;
 	}
@@ -1226,10 +1271,9 @@ static int repair_pass(const char *const *devs, int ndevs, const struct fsck_fix
 			strerror(-ret));
 		return ret;
 	}
-	/* test hook: a pass that makes the volume worse (test_fsck_repair
-	 * checks that it is undone) */
+	/* --test-bad-repair: a pass that makes the volume worse */
 	struct fsck_fix *w = NULL;
-	if (getenv("GLASSFS_FSCK_BAD_REPAIR") && (w = malloc((n + 3) * sizeof(*w)))) {
+	if (bad_repair && (w = malloc((n + 3) * sizeof(*w)))) {
 		memcpy(w, v, n * sizeof(*w));
 		w[n] = (struct fsck_fix){ FIX_INODE_NLINK, FS_TREE_OBJECTID, ROOT_DIR_INO, 0, 99, 0, { 0, 0, 0 } };
 		w[n + 1] = (struct fsck_fix){ FIX_INODE_SIZE, FS_TREE_OBJECTID, ROOT_DIR_INO, 0, 12345, 0, { 0, 0, 0 } };
@@ -1240,7 +1284,7 @@ static int repair_pass(const char *const *devs, int ndevs, const struct fsck_fix
 	ret = fsck_repair_apply(c, v, n);
 	free(w);
 	r2 = mount_close(c);
-	if (hook)
+	if (crash_hook)
 		printf("fsck.glassfs: repair pass: %lu device writes\n", pass_writes);
 	return ret < 0 ? ret : r2 ? r2 : ret;
 }
@@ -1262,8 +1306,20 @@ int main(int argc, char **argv)
 
 	/* Exit status as fsck(8): 0 clean, 1 errors corrected, 4 errors left
 	 * uncorrected, 8 operational error, 16 usage error. */
-	while ((opt = getopt(argc, argv, "nvycrhap")) != -1) {
+	static const struct option longopts[] = {
+		{ "test-crash-after", required_argument, NULL, 1 },
+		{ "test-bad-repair", no_argument, NULL, 2 },
+		{ NULL, 0, NULL, 0 },
+	};
+	while ((opt = getopt_long(argc, argv, "nvycrhap", longopts, NULL)) != -1) {
 		switch (opt) {
+		case 1:
+			crash_hook = true;
+			crash_after = strtoul(optarg, NULL, 0);
+			break;
+		case 2:
+			bad_repair = true;
+			break;
 		case 'r':
 			scrub = true;
 			break;
@@ -1291,8 +1347,13 @@ int main(int argc, char **argv)
 			       "      free-space tree, reference counts, link counts, orphan items,\n"
 			       "      directory index vs entries, entries naming missing inodes\n"
 			       "      (removed), inodes nobody names (to /lost+found), missing\n"
-			       "      checksums (from agreeing dup/raid1 copies); each pass is one\n"
-			       "      transaction, checked again after it\n"
+			       "      checksums (from agreeing dup/raid1 copies), entry types (from\n"
+			       "      the mode), an index and entry that disagree (the side the back\n"
+			       "      reference confirms), malformed or unknown items (removed),\n"
+			       "      damaged superblock copies, missing subvolume name twins, names\n"
+			       "      filed under another hash; each\n"
+			       "      pass is one transaction, checked again after it; nothing while\n"
+			       "      a node is unreadable on every copy\n"
 			       "  -p, -a  preen, as boot does from fstab: -r, then the repairs that\n"
 			       "      are always safe (bookkeeping only: no name or data changes);\n"
 			       "      skipped while an fsync log awaits its replay at mount\n"
@@ -1301,7 +1362,11 @@ int main(int argc, char **argv)
 			       "exit: 0 clean, 1 errors corrected, 4 errors left, 8 operational\n"
 			       "      error, 16 usage error (fsck(8))\n"
 			       "  -v  list every node with its physical address\n"
-			       "  -c  storage core only: skip the items layer's checks\n");
+			       "  -c  storage core only: skip the items layer's checks\n"
+			       "  --test-crash-after N  tests only: exit 99 after a repair pass's Nth\n"
+			       "      device write (0: count them)\n"
+			       "  --test-bad-repair  tests only: each repair pass also breaks the root\n"
+			       "      directory (the pass must be undone)\n");
 			return 0;
 		default:
 			fprintf(stderr, "usage: fsck.glassfs [-n|-y|-p] [-v] [-c] [-r] DEV...\n");
@@ -1324,6 +1389,17 @@ int main(int argc, char **argv)
 		struct scrub_opts so = { 0 };
 		struct scrub_progress sp;
 		o.commit_interval_s = 3600;
+		/* the read-write open's commit rewrites every superblock copy:
+		 * damaged ones, counted first, are corrected by it */
+		struct saved_supers pre = { 0, NULL };
+		int bad_supers = 0;
+		if (!supers_save(devs, ndevs, &pre))
+			for (int i = 0; i < pre.n; i++) {
+				uint32_t want, crc;
+				bad_supers += !super_copy_ok((const void *)pre.v[i].b, pre.v[i].off,
+							     &want, &crc);
+			}
+		free(pre.v);
 		ret = mount_open(devs, ndevs, &o, &f.c);
 		if (ret) {
 			fprintf(stderr, "fsck.glassfs: -r: cannot open the volume read-write: %s\n",
@@ -1355,6 +1431,11 @@ int main(int argc, char **argv)
 			return 8;
 		}
 		corrected = sp.corrected_bytes;
+		if (bad_supers) {
+			printf("fsck.glassfs: %d damaged superblock copies rewritten from the good one\n",
+			       bad_supers);
+			corrected += (uint64_t)bad_supers;
+		}
 	}
 check:;
 	bool repair = (yflag || preen) && !core_only;
@@ -1398,6 +1479,17 @@ check:;
 				printf("fsck.glassfs: %llu of %llu errors have a repair: run fsck.glassfs -y\n",
 				       (unsigned long long)(f.fixable < f.errors ? f.fixable : f.errors),
 				       (unsigned long long)f.errors);
+			fsck_free(&f, &(struct ext_scan){ 0 });
+			return 4;
+		}
+		if (f.unreadable) {
+			/* what an unreadable node held, and every node and extent
+			 * only it references, would look leaked or missing: a
+			 * repair derived from that view would free live data */
+			printf("fsck.glassfs: not repaired: %llu node(s) cannot be read from any copy; "
+			       "what they reference cannot be told from leaked space, so no repair is "
+			       "safe (the volume is left as found; copy off what reads, or restore)\n",
+			       (unsigned long long)f.unreadable);
 			fsck_free(&f, &(struct ext_scan){ 0 });
 			return 4;
 		}

@@ -37,6 +37,14 @@ void fsck_error(struct fsck *f, const char *fmt, ...)
  * totals with the extent tree's reference counts. */
 void fsck_data_ref(struct fsck *f, uint64_t logical, uint64_t extent_len);
 
+/*
+ * Every item of tree r from key `from` on, in key order, to fn, until fn
+ * returns non-zero: 0 at the end of the tree or when fn returned > 0, or
+ * -errno (the walk's, or fn's).  The one item walker of fsck's checks.
+ */
+int fsck_walk(struct root *r, const struct key *from,
+	      int (*fn)(void *arg, const struct key *k, const void *d, uint32_t size), void *arg);
+
 /* Implemented by the items layer: check one fs tree.  0, or -errno for an
  * operational error (not for inconsistencies, which go to fsck_error). */
 int fsck_items_check(struct fsck *f, struct root *fsroot);
@@ -65,6 +73,20 @@ enum fsck_fix_kind {
 	FIX_DATA_REFS,		/* data extent a+b: refs v (item holds w; no item: w = 0) */
 	FIX_USED,		/* free-space tree rebuild: a+b is in use */
 	FIX_CSUM,		/* data a+b has no checksums: compute from agreeing copies; -y */
+	FIX_SUPER,		/* a superblock copy is damaged or stale: the pass's
+				 * commit rewrites every copy from the good one */
+	FIX_DENTRY_TYPE,	/* the entry (index v) of DIR_ITEM/DIR_INDEX k names
+				 * inode a: its type = w (the inode's mode) */
+	FIX_INDEX_CONFLICT,	/* DIR_INDEX k and the entry of the same index in
+				 * DIR_ITEM (k.objectid, hash b) disagree: the side
+				 * the inode's back reference confirms is kept, the
+				 * other rewritten from it; -y */
+	FIX_DEL_BAD_ITEM,	/* item k is malformed or of an unknown type: removed
+				 * (the checks rebuild what derives from it); -y */
+	FIX_COPY_ITEM,		/* item k of tree `tree` is missing its twin: a copy
+				 * of its bytes at (a, w, v) */
+	FIX_REFILE,		/* DIR_ITEM or XATTR_ITEM k holds names that hash to
+				 * another slot: each moved to its own */
 };
 
 struct fsck_fix {

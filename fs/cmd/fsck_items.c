@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "fs/items/subvol.h"
+#include "fs/items/dir.h"
 #include "fs/cmd/fsck.h"
 #include "fs/btree/btree.h"
 #include "fs/format/items_format.h"
@@ -37,6 +38,7 @@ struct ino_info {
 	uint8_t seen_type;		/* DT_* of the last entry naming it */
 	bool has_item, orphan;
 	bool badref;			/* back references to rebuild from its entries */
+	bool badtype;			/* an entry naming it may have the wrong type */
 };
 
 struct imap {
@@ -95,6 +97,10 @@ struct obj {			/* per-object state while walking its items */
 
 static struct root *cur_tree;	/* the fs tree being checked */
 static uint64_t cur_tree_id;
+/* Entries disagree with each other or with the inodes they name: the link
+ * counts, back references and sizes derived from them wait for the pass
+ * that repairs the entries (the check after it queues them). */
+static bool names_unsure;
 
 static void fix(struct fsck *f, enum fsck_fix_kind kind, uint64_t a, uint64_t v,
 		const struct key *k)
@@ -106,24 +112,20 @@ static void fix(struct fsck *f, enum fsck_fix_kind kind, uint64_t a, uint64_t v,
 	fsck_fix(f, &x);
 }
 
-static uint8_t dt_of(uint32_t mode)
+/* Item k is malformed or of a type no fs tree holds: it goes (-y), and
+ * what depended on it is rebuilt (a DIR_INDEX from its DIR_ITEM entry and
+ * back references from the names in the same pass; link counts after it:
+ * names, when the item held names). */
+static void bad_item(struct fsck *f, const struct key *k, bool names)
 {
-	switch (mode & S_IFMT) {
-	case S_IFREG: return DT_REG;
-	case S_IFDIR: return DT_DIR;
-	case S_IFLNK: return DT_LNK;
-	case S_IFCHR: return DT_CHR;
-	case S_IFBLK: return DT_BLK;
-	case S_IFIFO: return DT_FIFO;
-	case S_IFSOCK: return DT_SOCK;
-	}
-	return DT_UNKNOWN;
+	fix(f, FIX_DEL_BAD_ITEM, 0, 0, k);
+	names_unsure |= names;
 }
 
 static int cmp_dent(const void *a, const void *b)
 {
 	const struct dent *x = a, *y = b;
-	return x->index < y->index ? -1 : x->index > y->index;
+	return key_cmp_u64(x->index, y->index);
 }
 
 static void obj_finish(struct fsck *f, struct obj *o, struct imap *m)
@@ -175,23 +177,36 @@ static void check_dir_item(struct fsck *f, struct obj *o, const struct key *k,
 			   const char *buf, uint32_t size)
 {
 	uint32_t off = 0;
+	bool refile = false;
 
-	if (size == 0)
+	if (size == 0) {
 		fsck_error(f, "dir %llu: empty DIR_ITEM %llu", (unsigned long long)k->objectid,
 			   (unsigned long long)k->offset);
+		bad_item(f, k, false);
+	}
 	while (off < size) {
 		const struct dir_entry *de = (const void *)(buf + off);
 		if (off + sizeof(*de) > size || off + sizeof(*de) + de->name_len > size ||
 		    de->name_len == 0 || de->name_len > 255) {
 			fsck_error(f, "dir %llu: DIR_ITEM %llu: entry overruns the item",
 				   (unsigned long long)k->objectid, (unsigned long long)k->offset);
+			/* its names come back from their DIR_INDEX items */
+			bad_item(f, k, true);
+			o->entry_fix = true;
 			return;
 		}
 		uint64_t h = name_hash(de->name, de->name_len);
-		if (h != k->offset)
+		if (h != k->offset) {
 			fsck_error(f, "dir %llu: DIR_ITEM %llu holds a name hashing to %llu",
 				   (unsigned long long)k->objectid, (unsigned long long)k->offset,
 				   (unsigned long long)h);
+			/* lookups miss it: moved to its slot (one repair per item) */
+			if (!refile)
+				fix(f, FIX_REFILE, 0, 0, k);
+			else
+				fsck_covered(f, 1);
+			refile = true;
+		}
 		if (o->ndents == o->capdents) {
 			size_t nc = o->capdents ? o->capdents * 2 : 256;
 			struct dent *nd = realloc(o->dents, nc * sizeof(*nd));
@@ -214,6 +229,9 @@ static void check_dir_index(struct fsck *f, struct obj *o, struct imap *m,
 	if (size < sizeof(*de) || sizeof(*de) + de->name_len != size || de->name_len == 0) {
 		fsck_error(f, "dir %llu: DIR_INDEX %llu malformed", (unsigned long long)k->objectid,
 			   (unsigned long long)k->offset);
+		/* rebuilt from its DIR_ITEM entry, if it has one, by the next pass */
+		bad_item(f, k, true);
+		o->entry_fix = true;
 		return;
 	}
 	if (o->has_item && k->offset >= o->it.dir_seq)
@@ -223,22 +241,40 @@ static void check_dir_index(struct fsck *f, struct obj *o, struct imap *m,
 	struct dent key = { .index = k->offset };
 	struct dent *d = o->ndents ? bsearch(&key, o->dents, o->ndents, sizeof(key), cmp_dent) : NULL;
 	uint64_t h = name_hash(de->name, de->name_len);
-	if (!d || d->hash != h || d->ino != de->ino || d->type != de->type) {
+	bool badtype = false;
+	if (d && d->hash == h && d->ino == de->ino && d->type != de->type) {
+		/* the same name and inode, two types: the inode's mode says
+		 * which (a second walk, below) */
+		fsck_error(f, "dir %llu: DIR_INDEX %llu (-> %llu) and its DIR_ITEM entry disagree on the type (%u, %u)",
+			   (unsigned long long)k->objectid, (unsigned long long)k->offset,
+			   (unsigned long long)de->ino, de->type, d->type);
+		d->matched = true;
+		badtype = names_unsure = true;
+	} else if (d && (d->hash != h || d->ino != de->ino)) {
+		/* an entry of the same index that names another name or inode:
+		 * the back reference of the inode each names tells which is
+		 * right (at repair; neither or both: no repair) */
+		fsck_error(f, "dir %llu: DIR_INDEX %llu (-> %llu) and the DIR_ITEM entry of the same index (-> %llu) disagree",
+			   (unsigned long long)k->objectid, (unsigned long long)k->offset,
+			   (unsigned long long)de->ino, (unsigned long long)d->ino);
+		struct fsck_fix x = { FIX_INDEX_CONFLICT, cur_tree_id, 0, d->hash, 0, 0, *k };
+		fsck_fix(f, &x);
+		d->matched = true;
+		o->entry_fix = names_unsure = true;
+	} else if (!d) {
 		fsck_error(f, "dir %llu: DIR_INDEX %llu (-> %llu) has no matching DIR_ITEM entry",
 			   (unsigned long long)k->objectid, (unsigned long long)k->offset,
 			   (unsigned long long)de->ino);
-		/* an entry of the same index that says otherwise: which of the
-		 * two is right cannot be told, so no repair */
-		if (!d) {
-			fix(f, FIX_ADD_DENTRY, k->objectid, 0, k);
-			o->entry_fix = true;
-		}
+		fix(f, FIX_ADD_DENTRY, k->objectid, 0, k);
+		o->entry_fix = true;
 	} else
 		d->matched = true;
 	/* a subvolume's root lives in its own tree (checked as that tree);
 	 * it counts as a subdirectory here */
 	struct ino_info *t = de->type == DT_SUBVOL ? NULL : imap_get(m, de->ino);
 	if (t) {
+		/* two names of one inode with two types: one is wrong */
+		t->badtype |= badtype || (t->entries && t->seen_type != de->type);
 		t->entries++;
 		t->seen_type = de->type;
 	}
@@ -275,6 +311,7 @@ static void check_extent(struct fsck *f, struct obj *o, const struct key *k,
 	o->nexts++;
 	if (size < FE_INLINE_HDR) {
 		fsck_error(f, "inode %llu: EXTENT_DATA %llu too small (%u)", ino, off, size);
+		bad_item(f, k, false);
 		return;
 	}
 	if (off < o->ext_end)
@@ -299,6 +336,7 @@ static void check_extent(struct fsck *f, struct obj *o, const struct key *k,
 	if (size != sizeof(*fe) || (fe->type != FE_REG && fe->type != FE_PREALLOC)) {
 		fsck_error(f, "inode %llu: EXTENT_DATA %llu: bad type %u or size %u", ino, off,
 			   fe->type, size);
+		bad_item(f, k, false);
 		return;
 	}
 	if (off % BS || fe->offset % BS || fe->num_bytes % BS || fe->disk_len % BS ||
@@ -315,42 +353,71 @@ static void check_extent(struct fsck *f, struct obj *o, const struct key *k,
 	fsck_data_ref(f, fe->disk_logical, fe->disk_len);
 }
 
-/* The entries naming inodes that are missing: a second walk over the
- * directory items, queueing each entry's removal (DIR_INDEX item, DIR_ITEM
- * entry).  Run only when such entries were found. */
-static void queue_dangling(struct fsck *f, struct root *fsroot, struct imap *m)
+/*
+ * The second walks over the directory entries (fsck_walk): every entry of
+ * every DIR_ITEM and DIR_INDEX item to fn, with the item's key.
+ */
+struct dent_walk {
+	struct fsck *f;
+	struct imap *m;
+	void (*fn)(struct dent_walk *w, const struct key *k, const struct dir_entry *de);
+};
+
+static int dent_item(void *arg, const struct key *k, const void *d, uint32_t size)
 {
-	struct path p;
-	struct key k = { 0, 0, 0 };
-	int ret;
+	struct dent_walk *w = arg;
+	const char *buf = d;
+	uint32_t off = 0;
 
-	btree_path_init(&p);
-	ret = btree_search_ge(fsroot, &k, &p);
-	while (ret == 0) {
-		uint32_t size, off = 0;
-		btree_item_key(&p, p.slots[0], &k);
-		const char *buf = btree_item_ptr(&p, p.slots[0], &size);
-
-		while ((k.type == KEY_DIR_ITEM || k.type == KEY_DIR_INDEX) &&
-		       off + sizeof(struct dir_entry) <= size) {
-			const struct dir_entry *de = (const void *)(buf + off);
-			if (off + sizeof(*de) + de->name_len > size)
-				break;
-			struct ino_info *t = de->type == DT_SUBVOL ? NULL : imap_get(m, de->ino);
-			if (t && !t->has_item && (t->entries || t->unindexed)) {
-				if (k.type == KEY_DIR_INDEX)
-					fix(f, FIX_DEL_ITEM, 0, 0, &k);
-				else
-					fix(f, FIX_DEL_DENTRY, k.objectid, de->index, &k);
-				fsck_covered(f, (uint64_t)-1);	/* one error, counted once above */
-			}
-			if (k.type == KEY_DIR_INDEX)
-				break;
-			off += (uint32_t)sizeof(*de) + de->name_len;
-		}
-		ret = btree_next(&p);
+	while ((k->type == KEY_DIR_ITEM || k->type == KEY_DIR_INDEX) &&
+	       off + sizeof(struct dir_entry) <= size) {
+		const struct dir_entry *de = (const void *)(buf + off);
+		if (off + sizeof(*de) + de->name_len > size)
+			break;
+		w->fn(w, k, de);
+		if (k->type == KEY_DIR_INDEX)
+			break;
+		off += (uint32_t)sizeof(*de) + de->name_len;
 	}
-	btree_path_release(&p);
+	return 0;
+}
+
+static void walk_dents(struct fsck *f, struct root *fsroot, struct imap *m,
+		       void (*fn)(struct dent_walk *w, const struct key *k, const struct dir_entry *de))
+{
+	struct dent_walk w = { f, m, fn };
+
+	fsck_walk(fsroot, &(struct key){ 0, 0, 0 }, dent_item, &w);
+}
+
+/* Each entry whose type disagrees with the mode of the inode it names
+ * (inodes marked badtype): run only when such were found; the mode
+ * decides, as e2fsck's "setting filetype". */
+static void queue_type(struct dent_walk *w, const struct key *k, const struct dir_entry *de)
+{
+	struct ino_info *t = de->type == DT_SUBVOL ? NULL : imap_get(w->m, de->ino);
+
+	if (t && t->has_item && t->badtype && de->type != dir_type_of(t->mode)) {
+		struct fsck_fix x = { FIX_DENTRY_TYPE, cur_tree_id, de->ino, 0, de->index,
+				      dir_type_of(t->mode), *k };
+		fsck_fix(w->f, &x);
+	}
+}
+
+/* The entries naming inodes that are missing: each entry's removal
+ * (DIR_INDEX item, DIR_ITEM entry) queued.  Run only when such entries
+ * were found. */
+static void queue_dangling(struct dent_walk *w, const struct key *k, const struct dir_entry *de)
+{
+	struct ino_info *t = de->type == DT_SUBVOL ? NULL : imap_get(w->m, de->ino);
+
+	if (t && !t->has_item && (t->entries || t->unindexed)) {
+		if (k->type == KEY_DIR_INDEX)
+			fix(w->f, FIX_DEL_ITEM, 0, 0, k);
+		else
+			fix(w->f, FIX_DEL_DENTRY, k->objectid, de->index, k);
+		fsck_covered(w->f, (uint64_t)-1);	/* one error, counted once above */
+	}
 }
 
 /*
@@ -365,63 +432,69 @@ static int cmp_bref(const void *a, const void *b)
 {
 	const struct bref *x = a, *y = b;
 
-	if (x->ino != y->ino)
-		return x->ino < y->ino ? -1 : 1;
-	if (x->dir != y->dir)
-		return x->dir < y->dir ? -1 : 1;
-	if (x->index != y->index)
-		return x->index < y->index ? -1 : 1;
-	return (int)x->index_side - (int)y->index_side;
+	int c = key_cmp_u64(x->ino, y->ino);
+
+	if (!c)
+		c = key_cmp_u64(x->dir, y->dir);
+	if (!c)
+		c = key_cmp_u64(x->index, y->index);
+	return c ? c : (int)x->index_side - (int)y->index_side;
+}
+
+struct bref_walk { struct imap *m; struct bref *v; size_t n, cap; bool oom; };
+
+/* One DIR_INDEX or INODE_REF item: its (inode, dir, index) triples of
+ * inodes marked badref. */
+static int bref_item(void *arg, const struct key *k, const void *d, uint32_t size)
+{
+	struct bref_walk *w = arg;
+	const char *buf = d;
+	uint32_t off = 0;
+
+	while ((k->type == KEY_DIR_INDEX || k->type == KEY_INODE_REF) && off < size) {
+		uint64_t ino, dir, index;
+		if (k->type == KEY_DIR_INDEX) {
+			const struct dir_entry *de = (const void *)buf;
+			if (size < sizeof(*de) || de->type == DT_SUBVOL)
+				break;
+			ino = de->ino, dir = k->objectid, index = k->offset;
+			off = size;
+		} else {
+			const struct inode_ref *r = (const void *)(buf + off);
+			if (off + sizeof(*r) > size || off + sizeof(*r) + r->name_len > size)
+				break;
+			ino = k->objectid, dir = k->offset, index = r->index;
+			off += (uint32_t)sizeof(*r) + r->name_len;
+		}
+		struct ino_info *t = imap_get(w->m, ino);
+		if (!t || !t->badref)
+			continue;
+		if (w->n == w->cap) {
+			size_t cap = w->cap ? w->cap * 2 : 64;
+			struct bref *nv = realloc(w->v, cap * sizeof(*nv));
+			if (!nv) {
+				w->oom = true;
+				return -ENOMEM;
+			}
+			w->v = nv;
+			w->cap = cap;
+		}
+		w->v[w->n++] = (struct bref){ ino, dir, index, k->type == KEY_DIR_INDEX, false };
+	}
+	return 0;
 }
 
 static void queue_backrefs(struct fsck *f, struct root *fsroot, struct imap *m)
 {
-	struct bref *v = NULL;
-	size_t n = 0, cap = 0;
-	struct path p;
-	struct key k = { 0, 0, 0 };
-	int ret;
+	struct bref_walk w = { m, NULL, 0, 0, false };
 
-	btree_path_init(&p);
-	ret = btree_search_ge(fsroot, &k, &p);
-	while (ret == 0) {
-		uint32_t size, off = 0;
-		btree_item_key(&p, p.slots[0], &k);
-		const char *buf = btree_item_ptr(&p, p.slots[0], &size);
-
-		while ((k.type == KEY_DIR_INDEX || k.type == KEY_INODE_REF) && off < size) {
-			uint64_t ino, dir, index;
-			if (k.type == KEY_DIR_INDEX) {
-				const struct dir_entry *de = (const void *)buf;
-				if (size < sizeof(*de) || de->type == DT_SUBVOL)
-					break;
-				ino = de->ino, dir = k.objectid, index = k.offset;
-				off = size;
-			} else {
-				const struct inode_ref *r = (const void *)(buf + off);
-				if (off + sizeof(*r) > size || off + sizeof(*r) + r->name_len > size)
-					break;
-				ino = k.objectid, dir = k.offset, index = r->index;
-				off += (uint32_t)sizeof(*r) + r->name_len;
-			}
-			struct ino_info *t = imap_get(m, ino);
-			if (!t || !t->badref)
-				continue;
-			if (n == cap) {
-				cap = cap ? cap * 2 : 64;
-				struct bref *nv = realloc(v, cap * sizeof(*nv));
-				if (!nv) {
-					btree_path_release(&p);
-					free(v);
-					return;
-				}
-				v = nv;
-			}
-			v[n++] = (struct bref){ ino, dir, index, k.type == KEY_DIR_INDEX, false };
-		}
-		ret = btree_next(&p);
+	fsck_walk(fsroot, &(struct key){ 0, 0, 0 }, bref_item, &w);
+	struct bref *v = w.v;
+	size_t n = w.n;
+	if (w.oom) {
+		free(v);
+		return;
 	}
-	btree_path_release(&p);
 	qsort(v, n, sizeof(*v), cmp_bref);
 	for (size_t i = 0; i + 1 < n; i++)
 		if (!v[i].index_side && v[i + 1].index_side && v[i].ino == v[i + 1].ino &&
@@ -446,6 +519,7 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 {
 	cur_tree = fsroot;
 	cur_tree_id = btree_root_id(fsroot);
+	names_unsure = false;
 	uint64_t max_ino = ROOT_DIR_INO, del_obj = 0;
 	struct imap m = { 0 };
 	struct obj o;
@@ -486,6 +560,9 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 		} else if (k.type == KEY_INODE_ITEM) {
 			if (size != sizeof(struct inode_item) || k.offset != 0) {
 				fsck_error(f, "inode %llu: INODE_ITEM of %u bytes", (unsigned long long)k.objectid, size);
+				/* no inode to keep: its names and items go with it
+				 * (the next pass), as e2fsck clears a bad inode */
+				bad_item(f, &k, false);
 			} else {
 				memcpy(&o.it, buf, sizeof(o.it));
 				o.has_item = true;
@@ -495,7 +572,7 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 					ii->mode = o.it.mode;
 					ii->nlink = o.it.nlink;
 				}
-				if (dt_of(o.it.mode) == DT_UNKNOWN)
+				if (dir_type_of(o.it.mode) == DT_UNKNOWN)
 					fsck_error(f, "inode %llu: bad mode %o", (unsigned long long)k.objectid, o.it.mode);
 			}
 		} else {
@@ -518,6 +595,7 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 					if (off + sizeof(*r) > size || off + sizeof(*r) + r->name_len > size) {
 						fsck_error(f, "inode %llu: INODE_REF overruns its item",
 							   (unsigned long long)k.objectid);
+						bad_item(f, &k, false);	/* rebuilt from the names, this pass */
 						break;
 					}
 					if (ii)
@@ -528,17 +606,25 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 			}
 			case KEY_XATTR_ITEM: {
 				uint32_t off = 0;
+				bool refile = false;
 				while (off < size) {
 					const struct xattr_entry *x = (const void *)(buf + off);
 					if (off + sizeof(*x) > size ||
 					    off + sizeof(*x) + x->name_len + (uint64_t)x->value_len > size) {
 						fsck_error(f, "inode %llu: XATTR_ITEM overruns its item",
 							   (unsigned long long)k.objectid);
+						bad_item(f, &k, false);
 						break;
 					}
-					if (name_hash(x->name, x->name_len) != k.offset)
+					if (name_hash(x->name, x->name_len) != k.offset) {
 						fsck_error(f, "inode %llu: xattr name in the wrong hash slot",
 							   (unsigned long long)k.objectid);
+						if (!refile)
+							fix(f, FIX_REFILE, 0, 0, &k);
+						else
+							fsck_covered(f, 1);
+						refile = true;
+					}
 					off += (uint32_t)sizeof(*x) + x->name_len + x->value_len;
 				}
 				break;
@@ -559,6 +645,7 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 			default:
 				fsck_error(f, "object %llu: unknown item type %u",
 					   (unsigned long long)k.objectid, k.type);
+				bad_item(f, &k, false);
 			}
 		}
 		ret = btree_next(&p);
@@ -576,6 +663,15 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 		return 0;
 	}
 
+	/* types first: a wrong one makes the subdirectory counts (link
+	 * counts of directories) wrong too */
+	bool types = false;
+	for (size_t i = 0; i < m.cap; i++) {
+		struct ino_info *ii = &m.v[i];
+		if (ii->ino && ii->has_item && ii->entries &&
+		    (ii->badtype || ii->seen_type != dir_type_of(ii->mode)))
+			ii->badtype = types = names_unsure = true;
+	}
 	/* links, types, orphans */
 	bool root_ok = false, missing = false, badrefs = false;
 	for (size_t i = 0; i < m.cap; i++) {
@@ -610,8 +706,8 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 			if (ent)
 				fsck_error(f, "root directory is named by %u entries", ent);
 		}
-		if (ii->entries && ii->seen_type != dt_of(ii->mode))
-			fsck_error(f, "inode %llu: entry type %u, inode mode %o", ino,
+		if (ii->badtype)
+			fsck_error(f, "inode %llu: an entry naming it has type %u, its mode is %o", ino,
 				   ii->seen_type, ii->mode);
 		if (ii->refs != ent)
 			fsck_error(f, "inode %llu: %u back references, %u directory entries", ino,
@@ -635,6 +731,11 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 		uint64_t n = fsck_errors(f) - before;
 		if (!n)
 			continue;
+		if (names_unsure) {
+			/* repaired by the next pass, from the names this pass makes right */
+			fsck_covered(f, n);
+			continue;
+		}
 		if (unnamed) {
 			/* named nowhere, on no orphan list: as e2fsck, into lost+found
 			 * (its back references, link count and orphan state with it) */
@@ -657,7 +758,7 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 		ii->badref = ii->refs != ent && ent && !ii->unindexed;
 		badrefs |= ii->badref;
 		bool fixed_all = (ii->refs == ent || ii->badref) &&
-			(ii->seen_type == dt_of(ii->mode) || !ii->entries) &&
+			!ii->badtype &&
 			(ino == ROOT_DIR_INO ? !ent : !S_ISDIR(ii->mode) || ent == 1);
 		if (S_ISDIR(ii->mode) && ii->nlink == 0)
 			want = 2 + ii->subdirs;
@@ -674,8 +775,10 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 	if (!root_ok && m.n)	/* an empty tree: the root is made at first mount */
 		fsck_error(f, "root directory %llu missing or not a directory",
 			   (unsigned long long)ROOT_DIR_INO);
-	if (missing)
-		queue_dangling(f, fsroot, &m);
+	if (types)
+		walk_dents(f, fsroot, &m, queue_type);
+	if (missing && !names_unsure)
+		walk_dents(f, fsroot, &m, queue_dangling);
 	if (badrefs)
 		queue_backrefs(f, fsroot, &m);
 	free(m.v);

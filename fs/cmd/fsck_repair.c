@@ -43,6 +43,8 @@ bool fsck_fix_safe(enum fsck_fix_kind kind)
 	case FIX_DEL_DENTRY:
 	case FIX_LOST_FOUND:
 	case FIX_CSUM:
+	case FIX_INDEX_CONFLICT:
+	case FIX_DEL_BAD_ITEM:
 		return false;
 	default:
 		return true;
@@ -253,38 +255,82 @@ static int fix_lost_found(struct txn *t, struct root *r, const struct fsck_fix *
 	return ret;
 }
 
-/* Remove the entry of index x->v from DIR_ITEM x->k (the item goes with its
- * last entry). */
-static int fix_del_dentry(struct txn *t, struct root *r, const struct fsck_fix *x)
+/*
+ * The records of an item that holds a list of them, each a fixed header
+ * and a name: DIR_ITEM (struct dir_entry) and INODE_REF (struct
+ * inode_ref).  Their index and size, or false past the item's end.
+ */
+static bool record_at(const uint8_t *buf, uint32_t n, uint32_t off, bool dirent,
+		      uint64_t *index, uint32_t *sz)
 {
-	uint32_t max = btree_max_item_size(r);
+	if (dirent) {
+		const struct dir_entry *de = (const void *)(buf + off);
+		if (off + sizeof(*de) > n || off + sizeof(*de) + de->name_len > n)
+			return false;
+		*index = de->index;
+		*sz = (uint32_t)sizeof(*de) + de->name_len;
+	} else {
+		const struct inode_ref *ir = (const void *)(buf + off);
+		if (off + sizeof(*ir) > n || off + sizeof(*ir) + ir->name_len > n)
+			return false;
+		*index = ir->index;
+		*sz = (uint32_t)sizeof(*ir) + ir->name_len;
+	}
+	return true;
+}
+
+/*
+ * Change the record of index `index` in item k: edit(buf, &n, off, sz,
+ * arg) gets the item's bytes (n of them) and the record at off (sz
+ * bytes), and returns 0 when it changed them (the item is written back,
+ * or deleted when n is 0), 1 when the record is not the one (the search
+ * goes on), or -errno.  No such record (or item) is not an error.
+ */
+static int edit_record(struct txn *t, struct root *r, const struct key *k, uint64_t index,
+		       bool dirent,
+		       int (*edit)(uint8_t *buf, uint32_t *n, uint32_t off, uint32_t sz,
+				   const void *arg), const void *arg)
+{
+	uint32_t max = btree_max_item_size(r), n, off = 0, sz;
 	uint8_t *buf = malloc(max);
-	int n, ret = 0;
-	uint32_t off = 0;
+	uint64_t idx;
+	int got, ret = 0;
 
 	if (!buf)
 		return -ENOMEM;
-	n = btree_lookup(r, &x->k, buf, max);
-	if (n < 0) {
+	got = btree_lookup(r, k, buf, max);
+	if (got < 0) {
 		free(buf);
-		return n == -ENOENT ? 0 : n;
+		return got == -ENOENT ? 0 : got;
 	}
-	while (off + sizeof(struct dir_entry) <= (uint32_t)n) {
-		struct dir_entry *de = (void *)(buf + off);
-		uint32_t sz = (uint32_t)sizeof(*de) + de->name_len;
-		if (off + sz > (uint32_t)n)
-			break;
-		if (de->index == x->v) {
-			memmove(buf + off, buf + off + sz, (size_t)n - off - sz);
-			n -= (int)sz;
-			ret = n ? btree_update(t, r, &x->k, buf, (uint32_t)n) :
-				  btree_delete(t, r, &x->k);
+	n = (uint32_t)got;
+	while (record_at(buf, n, off, dirent, &idx, &sz)) {
+		if (idx == index && (ret = edit(buf, &n, off, sz, arg)) <= 0) {
+			if (!ret)
+				ret = n ? btree_update(t, r, k, buf, n) : btree_delete(t, r, k);
 			break;
 		}
+		ret = 0;
 		off += sz;
 	}
 	free(buf);
 	return ret;
+}
+
+static int cut_record(uint8_t *buf, uint32_t *n, uint32_t off, uint32_t sz, const void *arg)
+{
+	(void)arg;
+	memmove(buf + off, buf + off + sz, (size_t)*n - off - sz);
+	*n -= sz;
+	return 0;
+}
+
+/* Remove the record of index `index` from item k (the item goes with its
+ * last record). */
+static int remove_record(struct txn *t, struct root *r, const struct key *k, uint64_t index,
+			 bool dirent)
+{
+	return edit_record(t, r, k, index, dirent, cut_record, NULL);
 }
 
 /* DIR_ITEM entry (dir k.objectid, hash k.offset, index v) -> DIR_INDEX. */
@@ -330,39 +376,6 @@ static int fix_add_dentry(struct txn *t, struct root *r, const struct fsck_fix *
 	return item_append(t, r, &ki, eb, (uint32_t)n);
 }
 
-/* Remove the INODE_REF entry of index x->v from item x->k. */
-static int fix_del_ref(struct txn *t, struct root *r, const struct fsck_fix *x)
-{
-	uint32_t max = btree_max_item_size(r);
-	uint8_t *buf = malloc(max);
-	int n, ret = 0;
-	uint32_t off = 0;
-
-	if (!buf)
-		return -ENOMEM;
-	n = btree_lookup(r, &x->k, buf, max);
-	if (n < 0) {
-		free(buf);
-		return n == -ENOENT ? 0 : n;
-	}
-	while (off + sizeof(struct inode_ref) <= (uint32_t)n) {
-		struct inode_ref *ir = (void *)(buf + off);
-		uint32_t sz = (uint32_t)sizeof(*ir) + ir->name_len;
-		if (off + sz > (uint32_t)n)
-			break;
-		if (ir->index == x->v) {
-			memmove(buf + off, buf + off + sz, (size_t)n - off - sz);
-			n -= (int)sz;
-			ret = n ? btree_update(t, r, &x->k, buf, (uint32_t)n) :
-				  btree_delete(t, r, &x->k);
-			break;
-		}
-		off += sz;
-	}
-	free(buf);
-	return ret;
-}
-
 /* DIR_INDEX x->k names inode x->a: its back reference, from the entry. */
 static int fix_add_ref(struct txn *t, struct root *r, const struct fsck_fix *x)
 {
@@ -377,6 +390,199 @@ static int fix_add_ref(struct txn *t, struct root *r, const struct fsck_fix *x)
 	memcpy(ir->name, de->name, de->name_len);
 	struct key kr = { x->a, KEY_INODE_REF, x->k.objectid };
 	return item_append(t, r, &kr, ir, (uint32_t)(sizeof(*ir) + de->name_len));
+}
+
+static int set_type(uint8_t *buf, uint32_t *n, uint32_t off, uint32_t sz, const void *arg)
+{
+	const struct fsck_fix *x = arg;
+	struct dir_entry *de = (void *)(buf + off);
+
+	(void)n, (void)sz;
+	if (de->ino != x->a)
+		return 1;
+	printf("fsck.glassfs: dir %llu: entry '%.*s' (inode %llu): type %u -> %u, as its mode "
+	       "says\n", (unsigned long long)x->k.objectid, (int)de->name_len, de->name,
+	       (unsigned long long)x->a, de->type, (unsigned)x->w);
+	de->type = (uint8_t)x->w;
+	return 0;
+}
+
+/* The entry of index x->v naming x->a in item x->k (DIR_ITEM or
+ * DIR_INDEX): its type = x->w. */
+static int fix_dentry_type(struct txn *t, struct root *r, const struct fsck_fix *x)
+{
+	return edit_record(t, r, &x->k, x->v, true, set_type, x);
+}
+
+/* Does inode ino exist and have a back reference (ino, dir) of this index
+ * and name? */
+static bool backref_says(struct root *r, uint64_t ino, uint64_t dir, uint64_t index,
+			 const char *name, uint16_t len)
+{
+	struct key k = { ino, KEY_INODE_REF, dir };
+	uint32_t max = btree_max_item_size(r), off = 0, sz;
+	uint8_t *buf = malloc(max);
+	struct inode_item it;
+	uint64_t idx;
+	bool yes = false;
+	int n;
+
+	if (!buf)
+		return false;
+	n = btree_lookup(r, &k, buf, max);
+	while (!get_inode(r, ino, &it) && n > 0 &&
+	       record_at(buf, (uint32_t)n, off, false, &idx, &sz)) {
+		const struct inode_ref *ir = (const void *)(buf + off);
+		if (idx == index && ir->name_len == len && !memcmp(ir->name, name, len))
+			yes = true;
+		off += sz;
+	}
+	free(buf);
+	return yes;
+}
+
+/*
+ * DIR_INDEX x->k and the entry of the same index in DIR_ITEM (dir, hash
+ * x->b) name different names or inodes.  The side whose inode's back
+ * reference names it with this index is kept and the other side made from
+ * it; when both or neither are confirmed, which is right cannot be told
+ * and both are left.  The inode of the side dropped loses that name (the
+ * next pass reconnects it if it has no other).
+ */
+static int fix_index_conflict(struct txn *t, struct root *r, const struct fsck_fix *x)
+{
+	uint32_t max = btree_max_item_size(r), off = 0, sz = 0;
+	uint8_t ib[sizeof(struct dir_entry) + 256], *buf = malloc(max);
+	struct dir_entry *xi = (void *)ib, *de = NULL;
+	struct key ki = { x->k.objectid, KEY_DIR_ITEM, x->b };
+	uint64_t idx;
+	int n, ni, ret;
+
+	if (!buf)
+		return -ENOMEM;
+	ni = btree_lookup(r, &x->k, ib, sizeof(ib));
+	n = btree_lookup(r, &ki, buf, max);
+	while (n > 0 && record_at(buf, (uint32_t)n, off, true, &idx, &sz)) {
+		if (idx == x->k.offset) {
+			de = (void *)(buf + off);
+			break;
+		}
+		off += sz;
+	}
+	if (ni < (int)sizeof(*xi) || !de) {
+		free(buf);
+		return ni < 0 ? ni : n < 0 ? n : -EUCLEAN;
+	}
+	bool index_ok = xi->type != DT_SUBVOL &&
+		backref_says(r, xi->ino, x->k.objectid, x->k.offset, xi->name, xi->name_len);
+	bool item_ok = de->type != DT_SUBVOL &&
+		backref_says(r, de->ino, x->k.objectid, x->k.offset, de->name, de->name_len);
+	if (index_ok == item_ok) {
+		printf("fsck.glassfs: dir %llu: index %llu names '%.*s' (inode %llu) in DIR_INDEX and "
+		       "'%.*s' (inode %llu) in DIR_ITEM, and %s back references confirm it: which is "
+		       "right cannot be told, left as found\n", (unsigned long long)x->k.objectid,
+		       (unsigned long long)x->k.offset, (int)xi->name_len, xi->name,
+		       (unsigned long long)xi->ino, (int)de->name_len, de->name,
+		       (unsigned long long)de->ino, index_ok ? "both" : "neither");
+		free(buf);
+		return -EAGAIN;
+	}
+	printf("fsck.glassfs: dir %llu: index %llu: kept '%.*s' (inode %llu, its back reference "
+	       "agrees), dropped '%.*s' (inode %llu)\n", (unsigned long long)x->k.objectid,
+	       (unsigned long long)x->k.offset,
+	       index_ok ? (int)xi->name_len : (int)de->name_len, index_ok ? xi->name : de->name,
+	       (unsigned long long)(index_ok ? xi->ino : de->ino),
+	       index_ok ? (int)de->name_len : (int)xi->name_len, index_ok ? de->name : xi->name,
+	       (unsigned long long)(index_ok ? de->ino : xi->ino));
+	if (index_ok) {
+		/* the DIR_ITEM entry goes; the index's name gets its own */
+		ret = remove_record(t, r, &ki, x->k.offset, true);
+		struct key kn = { x->k.objectid, KEY_DIR_ITEM, name_hash(xi->name, xi->name_len) };
+		if (!ret)
+			ret = item_append(t, r, &kn, ib, (uint32_t)ni);
+	} else {
+		ret = btree_update(t, r, &x->k, de, sz);
+	}
+	free(buf);
+	return ret;
+}
+
+/* The item x->k (tree x->tree) copied to (a, w, v): a ROOT_REF's missing
+ * ROOT_BACKREF, or the converse (the same bytes, by format). */
+static int fix_copy_item(struct txn *t, struct root *r, const struct fsck_fix *x)
+{
+	uint32_t max = btree_max_item_size(r);
+	uint8_t *buf = malloc(max);
+	struct key to = { x->a, (uint8_t)x->w, x->v };
+	int n, ret;
+
+	if (!buf)
+		return -ENOMEM;
+	n = btree_lookup(r, &x->k, buf, max);
+	ret = n < 0 ? n : btree_insert(t, r, &to, buf, (uint32_t)n);
+	free(buf);
+	if (!ret)
+		printf("fsck.glassfs: item (%llu %u %llu) made from its twin (%llu %u %llu)\n",
+		       (unsigned long long)to.objectid, to.type, (unsigned long long)to.offset,
+		       (unsigned long long)x->k.objectid, x->k.type,
+		       (unsigned long long)x->k.offset);
+	return ret;
+}
+
+/*
+ * The names of DIR_ITEM or XATTR_ITEM x->k that hash to another slot, each
+ * appended to the item of its own slot; the item keeps the rest (or goes).
+ */
+static int fix_refile(struct txn *t, struct root *r, const struct fsck_fix *x)
+{
+	uint32_t max = btree_max_item_size(r), off = 0, kept = 0, moved = 0;
+	uint8_t *buf = malloc(max), *keep = malloc(max);
+	bool dir = x->k.type == KEY_DIR_ITEM;
+	int n, ret = 0;
+
+	if (!buf || !keep) {
+		free(buf);
+		free(keep);
+		return -ENOMEM;
+	}
+	n = btree_lookup(r, &x->k, buf, max);
+	while (n > 0 && !ret) {
+		const char *name;
+		uint32_t len, sz;
+		if (dir) {
+			const struct dir_entry *de = (const void *)(buf + off);
+			if (off + sizeof(*de) > (uint32_t)n)
+				break;
+			name = de->name, len = de->name_len;
+			sz = (uint32_t)sizeof(*de) + len;
+		} else {
+			const struct xattr_entry *xe = (const void *)(buf + off);
+			if (off + sizeof(*xe) > (uint32_t)n)
+				break;
+			name = xe->name, len = xe->name_len;
+			sz = (uint32_t)sizeof(*xe) + len + xe->value_len;
+		}
+		if (off + sz > (uint32_t)n)
+			break;
+		struct key to = { x->k.objectid, x->k.type, name_hash(name, len) };
+		if (to.offset == x->k.offset) {
+			memcpy(keep + kept, buf + off, sz);
+			kept += sz;
+		} else {
+			printf("fsck.glassfs: %s '%.*s' of %llu moved from hash slot %llu to %llu\n",
+			       dir ? "entry" : "xattr", (int)len, name,
+			       (unsigned long long)x->k.objectid, (unsigned long long)x->k.offset,
+			       (unsigned long long)to.offset);
+			ret = item_append(t, r, &to, buf + off, sz);
+			moved++;
+		}
+		off += sz;
+	}
+	if (!ret && moved)
+		ret = kept ? btree_update(t, r, &x->k, keep, kept) : btree_delete(t, r, &x->k);
+	free(buf);
+	free(keep);
+	return n < 0 && n != -ENOENT ? n : ret;
 }
 
 /* rebuilt: the free-space tree was rebuilt in this pass (a leaked node is
@@ -576,7 +782,7 @@ int fsck_repair_apply(struct core *c, const struct fsck_fix *v, size_t n)
 			ret = del_items(t, r, x->a, 0);
 			break;
 		case FIX_DEL_DENTRY:
-			ret = fix_del_dentry(t, r, x);
+			ret = remove_record(t, r, &x->k, x->v, true);
 			break;
 		case FIX_ADD_INDEX:
 			ret = fix_add_index(t, r, x);
@@ -588,7 +794,7 @@ int fsck_repair_apply(struct core *c, const struct fsck_fix *v, size_t n)
 			ret = fix_add_ref(t, r, x);
 			break;
 		case FIX_DEL_REF:
-			ret = fix_del_ref(t, r, x);
+			ret = remove_record(t, r, &x->k, x->v, false);
 			break;
 		case FIX_LOST_FOUND:
 			ret = fix_lost_found(t, r, x);
@@ -603,6 +809,30 @@ int fsck_repair_apply(struct core *c, const struct fsck_fix *v, size_t n)
 			continue;
 		case FIX_CSUM:
 			ret = fix_csum(t, c, x);
+			break;
+		case FIX_SUPER:
+			printf("fsck.glassfs: superblock copies: rewritten by this pass's commit\n");
+			break;
+		case FIX_DENTRY_TYPE:
+			ret = fix_dentry_type(t, r, x);
+			break;
+		case FIX_INDEX_CONFLICT:
+			ret = fix_index_conflict(t, r, x);
+			break;
+		case FIX_DEL_BAD_ITEM:
+			ret = btree_delete(t, r, &x->k);
+			if (ret == -ENOENT)
+				ret = 0;
+			else if (!ret)
+				printf("fsck.glassfs: removed malformed or unknown item (%llu %u %llu) "
+				       "of tree %llu\n", (unsigned long long)x->k.objectid, x->k.type,
+				       (unsigned long long)x->k.offset, (unsigned long long)x->tree);
+			break;
+		case FIX_COPY_ITEM:
+			ret = fix_copy_item(t, r, x);
+			break;
+		case FIX_REFILE:
+			ret = fix_refile(t, r, x);
 			break;
 		}
 		if (ret == -EAGAIN) {	/* said why; left for the next pass or for good */

@@ -18,16 +18,20 @@ struct key {
 	uint64_t offset;
 };
 
+/* Compare two numbers of a key: -1, 0, 1. */
+static inline int key_cmp_u64(uint64_t a, uint64_t b)
+{
+	return (a > b) - (a < b);
+}
+
 /* Compare two keys: <0, 0, >0. */
 static inline int key_cmp(const struct key *a, const struct key *b)
 {
-	if (a->objectid != b->objectid)
-		return a->objectid < b->objectid ? -1 : 1;
-	if (a->type != b->type)
-		return a->type < b->type ? -1 : 1;
-	if (a->offset != b->offset)
-		return a->offset < b->offset ? -1 : 1;
-	return 0;
+	int c = key_cmp_u64(a->objectid, b->objectid);
+
+	if (!c)
+		c = key_cmp_u64(a->type, b->type);
+	return c ? c : key_cmp_u64(a->offset, b->offset);
 }
 
 /* --- item types of the fs trees (owned by the items layer) ------------ */

@@ -7,8 +7,15 @@
  * tree (format.h).  Each data_write adds items for exactly the sectors it
  * wrote, at most CSUM_ITEM_SECTORS per item; writes inside one extent in
  * one transaction must not overlap except by rewriting the same range.
- * A sector with no checksum item was never written (preallocated) and
- * reads as zeros.
+ *
+ * Every sector data_write writes gets its checksum in the same
+ * transaction, and nothing writes file data another way: no mount option
+ * or inode flag turns checksums off, inline data lives in its (checked)
+ * leaf, and preallocated ranges are file extents of their own type that
+ * the items layer reads as zeros without calling data_read.  So a sector
+ * data_read is asked for that has no checksum is written data whose
+ * checksum was lost: it reads -EIO, as a mismatch does, never as zeros
+ * (docs/engine.md, "Data checksums").
  */
 #include "fs/core/core_types.h"
 #include "fs/trees/chunk_tree.h"
@@ -219,9 +226,13 @@ static int read_sectors(struct core *c, uint64_t start, uint32_t n, uint8_t *buf
 		uint8_t *b = buf + (uint64_t)i * SECT;
 		uint32_t found;
 
-		if (!have[i]) {		/* never written (preallocated) */
-			memset(b, 0, SECT);
-			continue;
+		if (!have[i]) {		/* written data, its checksum lost (above) */
+			__atomic_fetch_add(&c->csum_errors, 1, __ATOMIC_RELAXED);
+			core_log(c, "data logical %llu has no checksum: its checksum item is missing "
+				 "(fsck.glassfs reports it); read error",
+				 (unsigned long long)(start + (uint64_t)i * SECT));
+			ret = -EIO;
+			break;
 		}
 		found = crc32c(0, b, SECT);
 		if (found == exp[i])

@@ -26,9 +26,12 @@
 #include "fs/format/format.h"
 #include "fs/items/subvol.h"
 
+#include <dirent.h>
+#include <signal.h>
 #include <sys/stat.h>
 
-#define IMG_SIZE (64ull << 20)
+/* past the first superblock mirror (64 MiB): two copies, one to damage */
+#define IMG_SIZE (80ull << 20)
 
 static struct fsops_cred root_cr = { .uid = 0, .gid = 0, .umask = 0 };
 
@@ -41,7 +44,8 @@ static struct file files[] = {
 };
 enum { F_C, F_SMALL, F_A, F_B, NFILES };
 static uint64_t dir_d, snap_id;
-static char img[256], out[300];
+/* the image, fsck's output, and the copies a case keeps beside it */
+static char img[256], out[300], before[300], orig[300];
 
 static int mount_fs(struct core **c, struct fsctx **fs)
 {
@@ -68,12 +72,62 @@ static int unmount_fs(struct core *c, struct fsctx *fs)
 	return mount_close(c);
 }
 
-/* A fresh image with the files above (and a snapshot of it, /snap). */
-static int make_image(uint64_t data_profile, bool snap)
+static int build_image(uint64_t data_profile, bool snap, bool meta_single);
+
+/*
+ * A fresh image with the files above (and a snapshot of it, /snap);
+ * metadata dup unless meta_single.  Each kind is built once (the files'
+ * bytes come from the seed) and copied for each case that asks for it:
+ * building is a format, a mount, the writes and a commit.
+ */
+static struct built {
+	uint64_t data_profile;
+	bool snap, meta_single;
+	char path[300];
+	uint64_t ino[NFILES], dir_d, snap_id;
+} built[8];
+static int nbuilt;
+
+static int make_image(uint64_t data_profile, bool snap, bool meta_single)
+{
+	char cmd[700];
+	struct built *b = NULL;
+	int ret;
+
+	for (int i = 0; i < nbuilt; i++)
+		if (built[i].data_profile == data_profile && built[i].snap == snap &&
+		    built[i].meta_single == meta_single)
+			b = &built[i];
+	if (b) {
+		snprintf(cmd, sizeof(cmd), "cp --sparse=always %s %s", b->path, img);
+		if (system(cmd))
+			return -EIO;
+		for (int i = 0; i < NFILES; i++)
+			files[i].ino = b->ino[i];
+		dir_d = b->dir_d;
+		snap_id = b->snap_id;
+		return 0;
+	}
+	if ((ret = build_image(data_profile, snap, meta_single)))
+		return ret;
+	if (nbuilt == (int)(sizeof(built) / sizeof(built[0])))
+		return 0;
+	b = &built[nbuilt];
+	*b = (struct built){ data_profile, snap, meta_single, "", { 0 }, dir_d, snap_id };
+	snprintf(b->path, sizeof(b->path), "%s.built%d", img, nbuilt);
+	for (int i = 0; i < NFILES; i++)
+		b->ino[i] = files[i].ino;
+	snprintf(cmd, sizeof(cmd), "cp --sparse=always %s %s", img, b->path);
+	if (!system(cmd))
+		nbuilt++;
+	return 0;
+}
+
+static int build_image(uint64_t data_profile, bool snap, bool meta_single)
 {
 	const char *devs[1] = { img };
 	struct format_opts fo = { .label = "fsckrep", .force = true, .data_profile = data_profile,
-				  .meta_profile = CORE_PROFILE_DUP };
+				  .meta_profile = meta_single ? CORE_PROFILE_SINGLE : CORE_PROFILE_DUP };
 	struct core *c;
 	struct fsctx *fs;
 	struct stat st;
@@ -110,17 +164,21 @@ static int make_image(uint64_t data_profile, bool snap)
 	return ret ? ret : r2;
 }
 
-/* fsck.glassfs FLAG on the image: its exit code; output in out. */
-static int fsck(const char *flag)
+/* fsck.glassfs FLAGS on the image: its exit code; its output added to out
+ * (append) or replacing it. */
+static int fsck_run(const char *flag, bool append)
 {
-	char bin[512], cmd[1200];
+	char bin[512], cmd[1400];
 
 	if (t_fsck_bin(bin, sizeof(bin)))
 		return -1;
-	snprintf(cmd, sizeof(cmd), "%s %s %s >> %s 2>&1", bin, flag, img, out);
+	snprintf(cmd, sizeof(cmd), "%s %s %s %s %s 2>&1", bin, flag, img, append ? ">>" : ">", out);
 	int st = system(cmd);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 99;
 }
+
+static int fsck(const char *flag) { return fsck_run(flag, true); }
+static int fsck_out(const char *flag) { return fsck_run(flag, false); }
 
 static void show_out(void)
 {
@@ -225,6 +283,22 @@ static int del_dir_item(struct txn *t, struct core *c, uint64_t dir, const char 
 	return btree_delete(t, fsr(c), &k);
 }
 
+/* Drop the DIR_INDEX of ino's name in dir. */
+static int del_dir_index(struct txn *t, struct core *c, uint64_t ino, uint64_t dir)
+{
+	uint64_t idx;
+	int ret = name_index(c, ino, dir, &idx);
+	struct key k = { dir, KEY_DIR_INDEX, idx };
+	return ret ? ret : btree_delete(t, fsr(c), &k);
+}
+
+/* The DIR_INDEX numbers of /c's and d/b's names. */
+static int c_b_indexes(struct core *c, uint64_t *ic, uint64_t *ib)
+{
+	int ret = name_index(c, files[F_C].ino, ROOT_DIR_INO, ic);
+	return ret ? ret : name_index(c, files[F_B].ino, dir_d, ib);
+}
+
 static int c_free_space(struct txn *t, struct core *c)
 {
 	struct file_extent fe;
@@ -279,14 +353,9 @@ static int c_orphans(struct txn *t, struct core *c)
 
 static int c_dir_index(struct txn *t, struct core *c)
 {
-	uint64_t idx;
-	int ret = name_index(c, files[F_B].ino, dir_d, &idx);
-	if (ret)
-		return ret;
 	/* d/b: the DIR_INDEX gone (readdir misses it); /c: the DIR_ITEM gone
 	 * (lookup misses it) */
-	struct key k = { dir_d, KEY_DIR_INDEX, idx };
-	ret = btree_delete(t, fsr(c), &k);
+	int ret = del_dir_index(t, c, files[F_B].ino, dir_d);
 	return ret ? ret : del_dir_item(t, c, ROOT_DIR_INO, "c");
 }
 
@@ -312,13 +381,8 @@ static int c_missing_inode(struct txn *t, struct core *c)
 
 static int c_unnamed(struct txn *t, struct core *c)
 {
-	uint64_t idx;
-	int ret = name_index(c, files[F_C].ino, ROOT_DIR_INO, &idx);
-	if (ret)
-		return ret;
 	/* /c named nowhere (entry and index gone, its back reference stale) */
-	struct key k = { ROOT_DIR_INO, KEY_DIR_INDEX, idx };
-	ret = btree_delete(t, fsr(c), &k);
+	int ret = del_dir_index(t, c, files[F_C].ino, ROOT_DIR_INO);
 	return ret ? ret : del_dir_item(t, c, ROOT_DIR_INO, "c");
 }
 
@@ -378,6 +442,151 @@ static int c_combined(struct txn *t, struct core *c)
 	return ret;
 }
 
+/* Rewrite the entry of index idx in item k (a DIR_ITEM or DIR_INDEX) with
+ * edit() applied to it; an edit may change the name only to one of the
+ * same length. */
+static int edit_entry(struct txn *t, struct core *c, const struct key *k, uint64_t idx,
+		      void (*edit)(struct dir_entry *de))
+{
+	uint8_t b[1024];
+	int n = btree_lookup(fsr(c), k, b, sizeof(b));
+	for (int off = 0; n > 0 && off + (int)sizeof(struct dir_entry) <= n;) {
+		struct dir_entry *de = (void *)(b + off);
+		if (de->index == idx) {
+			edit(de);
+			return btree_update(t, fsr(c), k, b, (uint32_t)n);
+		}
+		off += (int)sizeof(*de) + de->name_len;
+	}
+	return n < 0 ? n : -ENOENT;
+}
+
+static void to_dir(struct dir_entry *de) { de->type = DT_DIR; }
+static void to_lnk(struct dir_entry *de) { de->type = DT_LNK; }
+
+static int c_dentry_type(struct txn *t, struct core *c)
+{
+	uint64_t ic, ib;
+	int ret = c_b_indexes(c, &ic, &ib);
+	if (ret)
+		return ret;
+	/* /c a directory by both its entries (its parent's subdirectory
+	 * count with it); d/b a symlink by its DIR_ITEM only */
+	struct key k = { ROOT_DIR_INO, KEY_DIR_INDEX, ic };
+	ret = edit_entry(t, c, &k, ic, to_dir);
+	k = (struct key){ ROOT_DIR_INO, KEY_DIR_ITEM, name_hash("c", 1) };
+	if (!ret)
+		ret = edit_entry(t, c, &k, ic, to_dir);
+	k = (struct key){ dir_d, KEY_DIR_ITEM, name_hash("b", 1) };
+	return ret ? ret : edit_entry(t, c, &k, ib, to_lnk);
+}
+
+static uint64_t conflict_ino;
+static void to_other(struct dir_entry *de)
+{
+	de->ino = conflict_ino;
+	de->name[0] = 'z';
+}
+static void to_other_ino(struct dir_entry *de) { de->ino = conflict_ino; }
+
+static int c_index_conflict(struct txn *t, struct core *c)
+{
+	uint64_t ic, ib;
+	int ret = c_b_indexes(c, &ic, &ib);
+	if (ret)
+		return ret;
+	/* d/b's DIR_INDEX names /d/a as "z" (its DIR_ITEM entry is right);
+	 * /c's DIR_ITEM entry names /small (its DIR_INDEX is right) */
+	conflict_ino = files[F_A].ino;
+	struct key k = { dir_d, KEY_DIR_INDEX, ib };
+	ret = edit_entry(t, c, &k, ib, to_other);
+	conflict_ino = files[F_SMALL].ino;
+	k = (struct key){ ROOT_DIR_INO, KEY_DIR_ITEM, name_hash("c", 1) };
+	return ret ? ret : edit_entry(t, c, &k, ic, to_other_ino);
+}
+
+static void to_long(struct dir_entry *de) { de->name_len += 40; }
+
+static int c_bad_items(struct txn *t, struct core *c)
+{
+	uint64_t ib;
+	uint8_t junk[24] = "not an item glassfs has";
+	/* an item of a type no fs tree holds, in /c's object */
+	struct key k = { files[F_C].ino, 50, 7 };
+	int ret = btree_insert(t, fsr(c), &k, junk, sizeof(junk));
+	/* d/b's back reference and DIR_INDEX: names that overrun the item */
+	uint8_t b[300];
+	k = (struct key){ files[F_B].ino, KEY_INODE_REF, dir_d };
+	int n = ret ? ret : btree_lookup(fsr(c), &k, b, sizeof(b));
+	if (n < (int)sizeof(struct inode_ref))
+		return n < 0 ? n : -EINVAL;
+	((struct inode_ref *)b)->name_len += 9;
+	ret = btree_update(t, fsr(c), &k, b, (uint32_t)n);
+	if (!ret)
+		ret = name_index(c, files[F_B].ino, dir_d, &ib);
+	k = (struct key){ dir_d, KEY_DIR_INDEX, ib };
+	return ret ? ret : edit_entry(t, c, &k, ib, to_long);
+}
+
+static int c_misfiled(struct txn *t, struct core *c)
+{
+	/* /c's entry in the DIR_ITEM of another hash (lookup misses it), and
+	 * an xattr of d/b in a slot its name does not hash to */
+	uint8_t b[300];
+	struct key k = { ROOT_DIR_INO, KEY_DIR_ITEM, name_hash("c", 1) };
+	int n = btree_lookup(fsr(c), &k, b, sizeof(b));
+	if (n < (int)sizeof(struct dir_entry))
+		return n < 0 ? n : -EINVAL;
+	int ret = btree_delete(t, fsr(c), &k);
+	k.offset += 12345;
+	if (!ret)
+		ret = btree_insert(t, fsr(c), &k, b, (uint32_t)n);
+	struct xattr_entry *x = (void *)b;
+	*x = (struct xattr_entry){ 10, 3 };
+	memcpy(x->name, "user.color" "red", 13);
+	k = (struct key){ files[F_B].ino, KEY_XATTR_ITEM, name_hash("user.color", 10) ^ 1 };
+	return ret ? ret : btree_insert(t, fsr(c), &k, b, sizeof(*x) + 13);
+}
+
+/* The first superblock copy damaged (after the commit that follows the
+ * case's corruption, which rewrites every copy). */
+static int raw_super(void)
+{
+	return t_poke(img, SUPER_OFFSET + 1000, 0x5a);
+}
+
+static int c_none(struct txn *t, struct core *c)
+{
+	(void)t, (void)c;
+	return 0;
+}
+
+static int c_subvol_name(struct txn *t, struct core *c)
+{
+	/* the snapshot's ROOT_BACKREF gone: named by a ROOT_REF only */
+	struct key k = { snap_id, KEY_ROOT_BACKREF, FS_TREE_OBJECTID };
+	return btree_delete(t, core_tree(c, CT_ROOT), &k);
+}
+
+/* The checksum tree's only node, on single metadata (one copy): its
+ * location now, its bytes damaged after the commit (raw_node). */
+static uint64_t node_phys;
+static int c_unreadable(struct txn *t, struct core *c)
+{
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	struct root *r = core_tree(c, CT_CSUM);
+	(void)t;
+	if (r->level != 0 || chunk_map_lookup(c, r->bytenr, c->nodesize, cp, NULL) != 1)
+		return -EINVAL;
+	node_phys = cp[0].physical;
+	return 0;
+}
+
+static int raw_node(void)
+{
+	return t_poke(img, node_phys + 200, 0xff);
+}
+
 struct ccase {
 	const char *name;
 	int (*corrupt)(struct txn *t, struct core *c);
@@ -390,34 +599,56 @@ struct ccase {
 	bool snap;		/* the image holds a snapshot */
 	const char *reason;	/* want_y 4: the output says this */
 	bool then_y;		/* want_y 4: -y afterwards repairs it (exit 1, then -n 0) */
+	int (*raw)(void);	/* damage made to the image file after the commit */
+	bool meta_single;	/* metadata single (one copy of each node) */
+	bool untouched;		/* want_y 4: the repair must not write to the image */
 };
 
 static const struct ccase cases[] = {
-	{ "free-space tree disagrees with the extent tree", c_free_space, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false },
-	{ "wrong extent reference counts (data and node)", c_extent_refs, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false },
-	{ "wrong link counts (file, hard-linked file, dir)", c_link_counts, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false },
-	{ "orphan items (named inode, missing inode)", c_orphans, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false },
-	{ "directory index disagrees with its entries", c_dir_index, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false },
-	{ "back references disagree with the names (missing, stale)", c_backrefs, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false },
-	{ "entries naming a missing inode (removed)", c_missing_inode, CORE_PROFILE_DUP, 1u << F_B, 1, NULL, NULL, false, NULL, false },
-	{ "inode nobody names (to /lost+found)", c_unnamed, CORE_PROFILE_DUP, 1u << F_C, 1, "lost+found", NULL, false, NULL, false },
-	{ "checksums missing, dup copies agree (recomputed)", c_csum, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false },
+	{ "free-space tree disagrees with the extent tree", c_free_space, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
+	{ "wrong extent reference counts (data and node)", c_extent_refs, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
+	{ "wrong link counts (file, hard-linked file, dir)", c_link_counts, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
+	{ "orphan items (named inode, missing inode)", c_orphans, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
+	{ "directory index disagrees with its entries", c_dir_index, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
+	{ "back references disagree with the names (missing, stale)", c_backrefs, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
+	{ "entries naming a missing inode (removed)", c_missing_inode, CORE_PROFILE_DUP, 1u << F_B, 1, NULL, NULL, false, NULL, false, NULL, false, false },
+	{ "inode nobody names (to /lost+found)", c_unnamed, CORE_PROFILE_DUP, 1u << F_C, 1, "lost+found", NULL, false, NULL, false, NULL, false, false },
+	{ "checksums missing, dup copies agree (recomputed)", c_csum, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
 	{ "checksums missing, dup copies differ (cannot repair)", c_csum_differ, CORE_PROFILE_DUP, 1u << F_A, 4, NULL,
-	  NULL, false, "cannot be told", false },
+	  NULL, false, "cannot be told", false, NULL, false, false },
 	{ "checksums missing, single copy (cannot repair)", c_csum, CORE_PROFILE_SINGLE, 1u << F_A, 4, NULL,
-	  NULL, false, "nothing to verify", false },
+	  NULL, false, "nothing to verify", false, NULL, false, false },
 	{ "all at once: free space, refs, orphans, checksums, unnamed and missing inodes", c_combined,
-	  CORE_PROFILE_DUP, 1u << F_B | 1u << F_C, 1, "lost+found", NULL, false, NULL, false },
+	  CORE_PROFILE_DUP, 1u << F_B | 1u << F_C, 1, "lost+found", NULL, false, NULL, false, NULL, false, false },
 	{ "link counts and directory index in a snapshot (shared leaves)", c_snapshot, CORE_PROFILE_DUP, 0, 1,
-	  NULL, NULL, true, NULL, false },
+	  NULL, NULL, true, NULL, false, NULL, false, false },
 	{ "preen (-p): link counts (safe: repaired)", c_link_counts, CORE_PROFILE_DUP, 0, 1,
-	  NULL, "-p", false, NULL, false },
+	  NULL, "-p", false, NULL, false, NULL, false, false },
 	{ "preen (-p): orphan items (safe: repaired)", c_orphans, CORE_PROFILE_DUP, 0, 1,
-	  NULL, "-p", false, NULL, false },
+	  NULL, "-p", false, NULL, false, NULL, false, false },
 	{ "preen (-p): free-space tree (safe: repaired)", c_free_space, CORE_PROFILE_DUP, 0, 1,
-	  NULL, "-p", false, NULL, false },
+	  NULL, "-p", false, NULL, false, NULL, false, false },
 	{ "preen (-p): inode nobody names (needs -y: refused, then -y)", c_unnamed, CORE_PROFILE_DUP, 1u << F_C, 4,
-	  NULL, "-p", false, "run fsck.glassfs -y", true },
+	  NULL, "-p", false, "run fsck.glassfs -y", true, NULL, false, false },
+	{ "entry types disagree with the inodes' modes (both halves, one half)", c_dentry_type,
+	  CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
+	{ "preen (-p): entry types (safe: repaired)", c_dentry_type,
+	  CORE_PROFILE_DUP, 0, 1, NULL, "-p", false, NULL, false, NULL, false, false },
+	{ "index and entry of the same number disagree (the back reference decides)",
+	  c_index_conflict, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
+	{ "malformed and unknown items (removed, rebuilt from their other halves)", c_bad_items,
+	  CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
+	{ "names filed under another hash: a directory entry, an xattr (moved)", c_misfiled,
+	  CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
+	{ "damaged superblock copy (rewritten from the good one)", c_none, CORE_PROFILE_DUP, 0, 1,
+	  NULL, NULL, false, NULL, false, raw_super, false, false },
+	{ "preen (-p): damaged superblock copy (safe: repaired)", c_none, CORE_PROFILE_DUP, 0, 1,
+	  NULL, "-p", false, NULL, false, raw_super, false, false },
+	{ "subvolume name without its back reference (made from its twin)", c_subvol_name,
+	  CORE_PROFILE_DUP, 0, 1, NULL, NULL, true, NULL, false, NULL, false, false },
+	{ "unreadable node with one copy (cannot repair: image untouched)", c_unreadable,
+	  CORE_PROFILE_SINGLE, 1u << F_C | 1u << F_A | 1u << F_B, 4, NULL, NULL, false,
+	  "cannot be read from any copy", false, raw_node, true, true },
 };
 
 /* The case's image, damaged.  0, or -1 (FAIL printed). */
@@ -427,7 +658,7 @@ static int prepare(const struct ccase *cc)
 	struct txn *t;
 	int ret;
 
-	if ((ret = make_image(cc->data_profile, cc->snap))) {
+	if ((ret = make_image(cc->data_profile, cc->snap, cc->meta_single))) {
 		printf("FAIL: %s: making the image: %s\n", cc->name, strerror(-ret));
 		fails++;
 		return -1;
@@ -445,6 +676,11 @@ static int prepare(const struct ccase *cc)
 	ret = mount_close(c);
 	c = NULL;
 	MUST(ret);
+	if (cc->raw && (ret = cc->raw())) {
+		printf("FAIL: %s: damaging the image file: %s\n", cc->name, strerror(-ret));
+		fails++;
+		return -1;
+	}
 	return 0;
 out:
 	if (c)
@@ -463,8 +699,14 @@ static void run_case(const struct ccase *cc)
 
 	snprintf(out, sizeof(out), "%s.fsck", img);
 	unlink(out);
+	char cmd[700];
+	snprintf(cmd, sizeof(cmd), "cp --sparse=always %s %s", img, before);
 	n1 = fsck("-n");
+	bool copied = cc->untouched && system(cmd) == 0;
 	y = fsck(cc->flag ? cc->flag : "-y");
+	snprintf(cmd, sizeof(cmd), "cmp -s %s %s", img, before);
+	bool untouched = !cc->untouched || (copied && system(cmd) == 0);
+	unlink(before);
 	n2 = fsck("-n");
 	if (n1 < 0) {
 		printf("SKIP: %s: fsck.glassfs not built\n", cc->name);
@@ -472,10 +714,10 @@ static void run_case(const struct ccase *cc)
 	}
 	if (cc->want_y == 4) {
 		/* refused, said why, and no worse: the second -n finds it still */
-		char cmd[400];
 		snprintf(cmd, sizeof(cmd), "grep -q '%s' %s", cc->reason, out);
 		bool said = system(cmd) == 0;
-		bool ok = n1 == 4 && y == 4 && n2 == 4 && said && verify(cc->damaged, &why);
+		bool ok = n1 == 4 && y == 4 && n2 == 4 && said && untouched &&
+			  verify(cc->damaged, &why);
 		int y2 = -1, n3 = -1;	/* -1: not run */
 		if (ok && cc->then_y) {
 			y2 = fsck("-y");
@@ -483,12 +725,13 @@ static void run_case(const struct ccase *cc)
 			ok = y2 == 1 && n3 == 0;
 		}
 		if (ok)
-			printf("PASS: %s: detected (-n 4), %s says why and exits 4, image no worse, mounts, contents intact%s\n",
+			printf("PASS: %s: detected (-n 4), %s says why and exits 4, image %s, mounts, contents intact%s\n",
 			       cc->name, cc->flag ? cc->flag : "-y",
+			       cc->untouched ? "byte for byte untouched" : "no worse",
 			       cc->then_y ? "; -y then repairs (1), -n clean (0)" : "");
 		else {
-			printf("FAIL: %s: -n %d, repair %d, -n after %d (want 4 4 4), reason given %d, verify %s; then -y %d -n %d\n",
-			       cc->name, n1, y, n2, said, why, y2, n3);
+			printf("FAIL: %s: -n %d, repair %d, -n after %d (want 4 4 4), reason given %d, untouched %d, verify %s; then -y %d -n %d\n",
+			       cc->name, n1, y, n2, said, untouched, why, y2, n3);
 			fails++;
 			show_out();
 		}
@@ -544,20 +787,10 @@ static long out_number(const char *what)
 	return v;
 }
 
-static int fsck_env(const char *env, const char *flag)
-{
-	char bin[512], cmd[1400];
-
-	if (t_fsck_bin(bin, sizeof(bin)))
-		return -1;
-	snprintf(cmd, sizeof(cmd), "%s %s %s %s > %s 2>&1", env, bin, flag, img, out);
-	int st = system(cmd);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 99;
-}
 
 /*
  * A crash inside a repair pass (fsck.glassfs ends after the pass's Nth
- * device write: GLASSFS_FSCK_CRASH_AFTER), at points spread over the pass
+ * device write: --test-crash-after), at points spread over the pass
  * and at its last two writes: the image left
  * must be the one before the pass (the same errors) or the repaired one
  * (clean), never a mix; and -y then finishes the repair.  What reached
@@ -566,17 +799,16 @@ static int fsck_env(const char *env, const char *flag)
  */
 static void crash_case(const struct ccase *cc)
 {
-	char orig[300], cmd[700];
+	char cmd[700];
 	long w, e0;
 	int old = 0, repaired = 0, bad = 0, points = 0;
 
 	if (prepare(cc))
 		return;
 	snprintf(out, sizeof(out), "%s.fsck", img);
-	snprintf(orig, sizeof(orig), "%s.orig", img);
 	snprintf(cmd, sizeof(cmd), "cp --sparse=always %s %s", img, orig);
-	if (system(cmd) || fsck_env("", "-n") != 4 || (e0 = out_number(" errors")) <= 0 ||
-	    fsck_env("GLASSFS_FSCK_CRASH_AFTER=0", "-y") != 1 ||
+	if (system(cmd) || fsck_out("-n") != 4 || (e0 = out_number(" errors")) <= 0 ||
+	    fsck_out("--test-crash-after 0 -y") != 1 ||
 	    (w = out_number(" device writes")) <= 0) {
 		printf("FAIL: crash inside a repair pass (%s): no baseline\n", cc->name);
 		fails++;
@@ -595,9 +827,9 @@ static void crash_case(const struct ccase *cc)
 		snprintf(cmd, sizeof(cmd), "cp --sparse=always %s %s", orig, img);
 		if (system(cmd))
 			break;
-		snprintf(env, sizeof(env), "GLASSFS_FSCK_CRASH_AFTER=%ld", n);
-		int y = fsck_env(env, "-y");
-		int r = fsck_env("", "-n");
+		snprintf(env, sizeof(env), "--test-crash-after %ld -y", n);
+		int y = fsck_out(env);
+		int r = fsck_out("-n");
 		long e = out_number(" errors");
 		points++;
 		if (y == 99 && r == 4 && e == e0)
@@ -611,7 +843,7 @@ static void crash_case(const struct ccase *cc)
 			show_out();
 		}
 		if (n == at[1]) {	/* and -y finishes the job from there */
-			int y2 = fsck_env("", "-y"), r2 = fsck_env("", "-n");
+			int y2 = fsck_out("-y"), r2 = fsck_out("-n");
 			if ((y2 != 0 && y2 != 1) || r2 != 0) {
 				bad++;
 				printf("  crash after write %ld: -y then %d, -n %d\n", n, y2, r2);
@@ -629,7 +861,7 @@ static void crash_case(const struct ccase *cc)
 	}
 }
 
-/* A pass that makes the volume worse (GLASSFS_FSCK_BAD_REPAIR: the pass
+/* A pass that makes the volume worse (--test-bad-repair: the pass
  * also breaks the root directory's link count, size and byte count) is undone: -y
  * exits 4 saying so, and the volume has exactly the errors it had. */
 static void worse_case(const struct ccase *cc)
@@ -639,15 +871,15 @@ static void worse_case(const struct ccase *cc)
 	if (prepare(cc))
 		return;
 	snprintf(out, sizeof(out), "%s.fsck", img);
-	int n1 = fsck_env("", "-n");
+	int n1 = fsck_out("-n");
 	e0 = out_number(" errors");
-	int y = fsck_env("GLASSFS_FSCK_BAD_REPAIR=1", "-y");
+	int y = fsck_out("--test-bad-repair -y");
 	char cmd[400];
 	snprintf(cmd, sizeof(cmd), "grep -q 'undone' %s", out);
 	bool said = system(cmd) == 0;
-	int n2 = fsck_env("", "-n");
+	int n2 = fsck_out("-n");
 	e1 = out_number(" errors");
-	int y2 = fsck_env("", "-y"), n3 = fsck_env("", "-n");
+	int y2 = fsck_out("-y"), n3 = fsck_out("-n");
 	const char *why = "";
 	bool ok = n1 == 4 && y == 4 && said && n2 == 4 && e1 == e0 && y2 == 1 && n3 == 0 &&
 		  verify(0, &why);
@@ -671,7 +903,7 @@ static void log_case(void)
 {
 	struct core *c;
 	struct fsctx *fs;
-	int ret = make_image(CORE_PROFILE_DUP, false);
+	int ret = make_image(CORE_PROFILE_DUP, false, false);
 
 	if (!ret && !(ret = t_open(img, false, &c))) {
 		struct txn *t;
@@ -721,10 +953,35 @@ static void log_case(void)
 	}
 }
 
+/* Killed (SIGTERM from tests/run.sh's timeout, SIGINT): the images go
+ * with the process (unlink only: async-signal-safe). */
+static void on_kill(int sig)
+{
+	const char *v[] = { img, out, before, orig };
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		if (v[i][0])
+			unlink(v[i]);
+	for (int i = 0; i < nbuilt; i++)
+		unlink(built[i].path);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 int main(int argc, char **argv)
 {
 	t_seed_init();
+	/* commits' flushes are not the subject here: tmpfs unless told */
+	if (!getenv("TMPDIR") && access("/dev/shm", W_OK) == 0)
+		setenv("TMPDIR", "/dev/shm", 1);
+	struct sigaction sa = { .sa_handler = on_kill };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	MUST(t_image(img, sizeof(img), IMG_SIZE));
+	snprintf(before, sizeof(before), "%s.before", img);
+	snprintf(orig, sizeof(orig), "%s.orig", img);
 	for (int i = 0; i < NFILES; i++) {
 		files[i].data = malloc(files[i].len);
 		for (size_t j = 0; j < files[i].len; j++)
@@ -743,7 +1000,7 @@ int main(int argc, char **argv)
 		worse_case(&cases[3]);		/* orphan items: 2 errors, the bad pass makes 3 */
 	/* repairs refused while checking only, and the usage rules */
 	snprintf(out, sizeof(out), "%s.fsck", img);
-	if (!make_image(CORE_PROFILE_DUP, false)) {
+	if (!make_image(CORE_PROFILE_DUP, false, false)) {
 		int a = fsck("-n -y");
 		CHECK("fsck: -n with -y is a usage error (16)", a == 16);
 		int b = fsck("-y");
@@ -752,6 +1009,8 @@ int main(int argc, char **argv)
 	unlink(out);
 out:
 	unlink(img);
+	for (int i = 0; i < nbuilt; i++)
+		unlink(built[i].path);
 	for (int i = 0; i < NFILES; i++)
 		free(files[i].data);
 	return fails ? 1 : 0;

@@ -32,8 +32,11 @@
  *   - drop:   per epoch, every write but one;
  *   - torn:   per epoch, every write, one of them torn (its first 4 KiB
  *             sector only, or all but that);
+ *   - split:  on two devices (with the per-epoch classes), before each
+ *             flush of every device in a row, the writes in flight of
+ *             one device only (its cache written back, the other's lost);
  *   - random: RANDOM_STATES random (cut, subset, tears, order) from the seed.
- * The first four are deterministic: they are the regression states (a
+ * The first five are deterministic: they are the regression states (a
  * failure names workload, class, epoch and write).
  *
  * For each image: fsck.glassfs -n (the last commit and a pending log must
@@ -47,7 +50,8 @@
  * make soak sets more); MIXED_STEPS=n (default 25); VERBOSE=1 prints
  * every state; EPOCH_CLASSES=all runs the per-epoch classes (only, drop,
  * torn) on every profile, not only the first (make test's time budget:
- * the other profiles get the flush and random states).
+ * the other profiles get the flush and random states); COUNT_ONLY=1
+ * counts the distinct states a setting reaches without checking them.
  * tests/integration/powerloss.test replays states of a log
  * written by the real daemon (-o writelog=FILE) through it.
  */
@@ -59,6 +63,8 @@
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -976,25 +982,56 @@ static int build(const struct state *s)
 	return 0;
 }
 
-/* fsck.glassfs -n on the crash image: its exit code (-1 not built). */
+/* fsck.glassfs -n on the crash image: its exit code (-1 not built).  Run
+ * without a shell (one process per check, two per state), its output
+ * through a pipe (no file to leave behind when killed); the first lines
+ * are shown when it is not clean. */
 static int fsck_img(const char *what, const char *label)
 {
-	char bin[512], cmd[2048];
+	char bin[512], line[512];
+	int shown = 0, pfd[2];
+	pid_t pid;
 
 	if (t_fsck_bin(bin, sizeof(bin)))
 		return -1;
-	snprintf(cmd, sizeof(cmd), "%s -n %s %s > %s.fsck 2>&1", bin, work[0],
-		 ndev > 1 ? work[1] : "", work[0]);
-	int st = system(cmd);
-	st = WIFEXITED(st) ? WEXITSTATUS(st) : 99;
-	if (st) {
-		printf("  fsck %s (%s): exit %d\n", what, label, st);
-		snprintf(cmd, sizeof(cmd), "grep -v '^fsck.glassfs: checking' %s.fsck | head -8 | sed 's/^/    | /'", work[0]);
-		if (system(cmd) < 0)
-			st = 99;
+	char *argv[] = { bin, "-n", work[0], ndev > 1 ? work[1] : NULL, NULL };
+	posix_spawn_file_actions_t fa;
+	if (pipe(pfd))
+		return 99;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, pfd[1], 2);
+	posix_spawn_file_actions_addclose(&fa, pfd[0]);
+	posix_spawn_file_actions_addclose(&fa, pfd[1]);
+	int sr = posix_spawn(&pid, bin, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(pfd[1]);
+	FILE *p = fdopen(pfd[0], "r");
+	if (sr || !p) {
+		if (p)
+			fclose(p);
+		else
+			close(pfd[0]);
+		if (!sr)
+			waitpid(pid, NULL, 0);
+		return 99;
 	}
-	snprintf(cmd, sizeof(cmd), "%s.fsck", work[0]);
-	unlink(cmd);
+	char *out = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&out, &len);
+	while (fgets(line, sizeof(line), p))
+		if (mem && strncmp(line, "fsck.glassfs: checking", 22) && shown++ < 8)
+			fprintf(mem, "    | %s", line);
+	if (mem)
+		fclose(mem);
+	fclose(p);
+	int st;
+	if (waitpid(pid, &st, 0) != pid)
+		st = -1;
+	st = st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : 99;
+	if (st)
+		printf("  fsck %s (%s): exit %d\n%s", what, label, st, out ? out : "");
+	free(out);
 	return st;
 }
 
@@ -1103,6 +1140,9 @@ static int check_name(const struct name *n, size_t cut, const char *label)
 }
 
 static bool verbose;
+/* COUNT_ONLY=1: distinct states counted, none built or checked (how many
+ * a setting reaches, in the time the workloads take to run) */
+static bool count_only;
 /* the per-epoch classes (only, drop, torn) on every profile, or on the
  * first one run only (make test's budget; EPOCH_CLASSES=all: every one) */
 static bool epoch_classes;
@@ -1167,6 +1207,11 @@ static void check_state(const struct state *s, const char *label, struct tally *
 		return;
 	}
 	t->states++;
+	if (count_only) {
+		if (verbose)
+			printf("STATE: %s\n", label);
+		return;
+	}
 	if (build(s)) {
 		printf("FAIL: %s: building the image\n", label);
 		fails++;
@@ -1501,6 +1546,25 @@ static void run_workload(const struct workload *w, unsigned seed, size_t nrandom
 		}
 		f = e + 1;
 	}
+	/*
+	 * split (two devices or more): a flush of every device in a row
+	 * (chunk_flush_devs), cut before it, and of the writes in flight only
+	 * one device's on the device: its cache written back, the others'
+	 * lost.  The first device's is the flush state cut between the first
+	 * flush and the next (a repeat); the others' are this kind's own.
+	 */
+	for (size_t g = 0; epoch_classes && ndev > 1 && g < nrec; g++) {
+		if (rec[g].op != DEV_FLUSH || (g && rec[g - 1].op == DEV_FLUSH))
+			continue;
+		for (int d = 0; d < ndev; d++) {
+			state_cut(&s, g);
+			for (size_t i = s.from; i < g; i++)
+				s.sel[i - s.from] = (uint8_t)(rec[i].dev == d);
+			snprintf(label, sizeof(label), "%s split flush@%zu: device %d's writes only",
+				 wname, g, d);
+			check_state(&s, label, t);
+		}
+	}
 	/* random: a cut, a subset in flight, torn writes */
 	size_t wi = (size_t)(w - workloads);
 	unsigned rs = random_seed(seed, wi);
@@ -1532,6 +1596,25 @@ static void run_workload(const struct workload *w, unsigned seed, size_t nrandom
 	nrec = 0;
 }
 
+/*
+ * Killed (SIGTERM from tests/run.sh's timeout, SIGINT from a terminal):
+ * the images (64 MiB each, in /dev/shm: memory) go with the process.
+ * Only unlink(2) here, which is async-signal-safe; the names are set
+ * before the files exist (fsck's output comes through a pipe: fsck_img).  SIGKILL cannot be caught: run.sh sends it only
+ * 10 s after the SIGTERM.
+ */
+static void on_kill(int sig)
+{
+	for (int d = 0; d < MAXDEV; d++) {
+		if (img[d][0])
+			unlink(img[d]);
+		if (work[d][0])
+			unlink(work[d]);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 /* Is name one of the comma-separated words of list? */
 static bool in_list(const char *list, const char *name)
 {
@@ -1545,6 +1628,9 @@ static bool in_list(const char *list, const char *name)
 
 int main(void)
 {
+	/* a line at a time into a log file too: a soak's progress shows as
+	 * it goes, and is not lost with the buffer when it is killed */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	t_seed_init();
 	unsigned seed = t_seed;
 	size_t nrandom = getenv("RANDOM_STATES") ? strtoul(getenv("RANDOM_STATES"), NULL, 0) : 20;
@@ -1553,6 +1639,7 @@ int main(void)
 	struct tally all = { 0 };
 
 	verbose = getenv("VERBOSE") != NULL;
+	count_only = getenv("COUNT_ONLY") != NULL;
 	if (t_fsck_bin(bin, sizeof(bin))) {
 		printf("SKIP: power-loss states: fsck.glassfs not built\n");
 		return 77;
@@ -1560,6 +1647,11 @@ int main(void)
 	/* flushes are the point here, not their cost: tmpfs unless told */
 	if (!getenv("TMPDIR") && access("/dev/shm", W_OK) == 0)
 		setenv("TMPDIR", "/dev/shm", 1);
+	struct sigaction sa = { .sa_handler = on_kill };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	for (int d = 0; d < MAXDEV; d++) {
 		base[d] = malloc(IMG_SIZE);
 		MUST(base[d] ? 0 : -ENOMEM);
