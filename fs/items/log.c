@@ -825,18 +825,39 @@ struct seg {
 	struct log_seg_hdr *h;	/* whole segment */
 };
 
+/* Read copy m of [logical, +len), piece by piece (a raid10 element
+ * each): 1 when there is no copy m, 0, -EUCLEAN, -EIO. */
+static int read_copy(struct core *c, uint64_t logical, void *buf, uint64_t len, int m)
+{
+	for (uint64_t off = 0; off < len;) {
+		struct chunk_copy cp[CHUNK_MAX_STRIPES];
+		uint64_t type = 0, n = chunk_map_piece(c, logical + off, len - off);
+		int ncp = chunk_map_lookup(c, logical + off, n, cp, &type);
+
+		if (ncp < 0 || !(type & BG_METADATA))
+			return -EUCLEAN;
+		if (m >= ncp)
+			return 1;
+		if (dev_read(cp[m].dev, cp[m].physical, (uint8_t *)buf + off, n))
+			return -EIO;
+		off += n;
+	}
+	return 0;
+}
+
 /* Read [logical, +len) from the first copy that passes verify. */
 static int read_verified(struct core *c, uint64_t logical, void *buf, uint64_t len,
 			 int (*verify)(struct core *c, const void *buf, uint64_t logical, uint64_t len))
 {
-	struct chunk_copy cp[CHUNK_MAX_STRIPES];
-	uint64_t type = 0;
-	int n = chunk_map_lookup(c, logical, len, cp, &type), last = -EIO;
+	int last = -EIO;
 
-	if (n < 0 || !(type & BG_METADATA))
-		return -EUCLEAN;
-	for (int i = 0; i < n; i++) {
-		if (dev_read(cp[i].dev, cp[i].physical, buf, len))
+	for (int i = 0; i < CHUNK_MAX_STRIPES; i++) {
+		int r = read_copy(c, logical, buf, len, i);
+		if (r == -EUCLEAN)
+			return r;
+		if (r > 0)
+			break;
+		if (r)
 			continue;
 		last = verify(c, buf, logical, len);
 		if (!last)
@@ -1037,8 +1058,8 @@ static void free_chain(struct seg *v, int n)
  * makes them reachable as they are, and fsck holds every copy of
  * reachable data to its checksum (a copy a flush missed included).
  */
-static int check_logged_data(struct core *c, uint64_t ino, uint64_t logical, const void *csums,
-			     uint32_t n, FILE *out)
+static int check_logged_piece(struct core *c, uint64_t ino, uint64_t logical, const void *csums,
+			      uint32_t n, FILE *out)
 {
 	struct chunk_copy cp[CHUNK_MAX_STRIPES];
 	uint64_t type = 0, len = (uint64_t)n * CORE_SECTORSIZE;
@@ -1082,6 +1103,23 @@ static int check_logged_data(struct core *c, uint64_t ino, uint64_t logical, con
 	}
 	free(buf);
 	return ret;
+}
+
+/* check_logged_piece over each raid10 element (the whole range else). */
+static int check_logged_data(struct core *c, uint64_t ino, uint64_t logical, const void *csums,
+			     uint32_t n, FILE *out)
+{
+	for (uint32_t i = 0; i < n;) {
+		uint64_t at = logical + (uint64_t)i * CORE_SECTORSIZE;
+		uint32_t k = (uint32_t)(chunk_map_piece(c, at, (uint64_t)(n - i) * CORE_SECTORSIZE) /
+					CORE_SECTORSIZE);
+		int ret = check_logged_piece(c, ino, at, (const uint8_t *)csums + (size_t)i * CSUM_SIZE,
+					     k, out);
+		if (ret)
+			return ret;
+		i += k;
+	}
+	return 0;
 }
 
 int log_check(struct core *c, FILE *out)

@@ -438,14 +438,19 @@ int mount_format(const char *const *devs, int ndevs, const struct format_opts *o
 		core_log(NULL, "label longer than 255 bytes");
 		return -EINVAL;
 	}
-	if ((o->data_profile & ~BG_PROFILE_MASK) || (o->meta_profile & ~BG_PROFILE_MASK) ||
-	    (o->data_profile & BG_RAID0) || (o->meta_profile & BG_RAID0)) {
-		core_log(NULL, "unsupported profile (single, dup and raid1 are)");
+	const uint64_t known = BG_RAID1 | BG_DUP | BG_RAID10;
+	if ((o->data_profile & ~known) || (o->meta_profile & ~known) ||
+	    __builtin_popcountll(o->data_profile) > 1 || __builtin_popcountll(o->meta_profile) > 1) {
+		core_log(NULL, "unsupported profile (single, dup, raid1 and raid10 are)");
 		return -EINVAL;
 	}
-	if (((o->data_profile | o->meta_profile) & BG_RAID1) && ndevs < 2) {
-		core_log(NULL, "the raid1 profile needs at least 2 devices, %d given", ndevs);
-		return -EINVAL;
+	for (int k = 0; k < 2; k++) {
+		uint64_t p = k ? o->meta_profile : o->data_profile;
+		if (ndevs < profile_min_devs(p)) {
+			core_log(NULL, "the %s profile needs at least %d devices, %d given",
+				 core_profile_name(p), profile_min_devs(p), ndevs);
+			return -EINVAL;
+		}
 	}
 	c = core_alloc(NULL);
 	if (!c)

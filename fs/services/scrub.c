@@ -240,6 +240,7 @@ static int scrub_data(struct scrub *s, uint64_t logical, uint64_t len)
 		int ret;
 		if (n > PIECE_SECTORS)
 			n = PIECE_SECTORS;
+		n = chunk_map_piece(s->c, pos, n * SECT) / SECT;	/* raid10: one element */
 		ret = scrub_data_piece(s, pos, (uint32_t)n);
 		if (ret)
 			return ret;

@@ -33,7 +33,7 @@ int trim_batch(struct core *c, uint64_t minlen, uint64_t *trimmed)
 				ret = -EOPNOTSUPP;
 				break;
 			}
-			done += len * (uint64_t)chunk_map_lookup(c, l, len,
+			done += len * (uint64_t)chunk_map_lookup(c, l, chunk_map_piece(c, l, len),
 					(struct chunk_copy[CHUNK_MAX_STRIPES]){ 0 }, NULL);
 		}
 		alloc_release(c, l, len);

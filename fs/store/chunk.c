@@ -36,10 +36,54 @@ static struct dev *dev_by_id(struct core *c, uint64_t devid)
 	return NULL;
 }
 
+/* Stripe pairs of a raid10 layout (elements per row), else 1. */
+static uint64_t row_width(uint64_t type, int num_stripes)
+{
+	return (type & BG_RAID10) ? (uint64_t)num_stripes / 2 : 1;
+}
+
+uint64_t chunk_stripe_span(uint64_t type, int num_stripes, uint64_t length)
+{
+	return length / row_width(type, num_stripes);
+}
+
+/*
+ * Where [off, off + len) of a chunk of this type lives: the indexes of
+ * the stripes holding it (idx, returned count) and the offset inside
+ * each (*devoff).  -1 when the range crosses a raid10 element.
+ */
+static int stripe_map(uint64_t type, int num_stripes, uint64_t off, uint64_t len, int *idx,
+		      uint64_t *devoff)
+{
+	if (type & BG_RAID10) {
+		uint64_t p = row_width(type, num_stripes), u = off / CHUNK_STRIPE_LEN;
+		if (len && (off + len - 1) / CHUNK_STRIPE_LEN != u)
+			return -1;
+		idx[0] = (int)(2 * (u % p));
+		idx[1] = idx[0] + 1;
+		*devoff = (u / p) * CHUNK_STRIPE_LEN + off % CHUNK_STRIPE_LEN;
+		return 2;
+	}
+	for (int i = 0; i < num_stripes; i++)
+		idx[i] = i;
+	*devoff = off;
+	return num_stripes;
+}
+
 /* Every stripe holding device space: current, being filled, retired. */
 static int all_stripes(const struct chunk *ch)
 {
 	return ch->num_stripes + ch->num_new + ch->num_retired;
+}
+
+/* Device bytes stripe k of all_stripes() spans. */
+static uint64_t span_at(const struct chunk *ch, int k)
+{
+	if (k < ch->num_stripes)
+		return chunk_stripe_span(ch->type, ch->num_stripes, ch->length);
+	if (k < ch->num_stripes + ch->num_new)
+		return chunk_stripe_span(ch->new_type, ch->num_new, ch->length);
+	return chunk_stripe_span(ch->retired_type, ch->num_retired, ch->length);
 }
 
 static const struct chunk_stripe *stripe_at(const struct chunk *ch, int k)
@@ -117,11 +161,23 @@ int chunk_map_insert(struct core *c, uint64_t logical, const struct chunk_item *
 			 (unsigned long long)logical);
 		return -EUCLEAN;
 	}
-	if (ci->type & BG_RAID0) {
-		core_log(c, "chunk at logical %llu: striped profile not supported",
-			 (unsigned long long)logical);
+	if (ci->type & (BG_RAID0 | BG_RAID5 | BG_RAID6)) {
+		core_log(c, "chunk at logical %llu: profile %llx not supported",
+			 (unsigned long long)logical,
+			 (unsigned long long)(ci->type & BG_PROFILE_MASK));
 		return -EOPNOTSUPP;
 	}
+	if ((ci->type & BG_RAID10) &&
+	    (ci->num_stripes < 4 || ci->num_stripes % 2 || ci->sub_stripes != 2 ||
+	     ci->stripe_len != CHUNK_STRIPE_LEN ||
+	     ci->length % (row_width(ci->type, ci->num_stripes) * CHUNK_STRIPE_LEN))) {
+		core_log(c, "raid10 chunk item at logical %llu is malformed (%u stripes, %u sub stripes, "
+			 "element %llu, length %llu)", (unsigned long long)logical, ci->num_stripes,
+			 ci->sub_stripes, (unsigned long long)ci->stripe_len,
+			 (unsigned long long)ci->length);
+		return -EUCLEAN;
+	}
+	uint64_t span = chunk_stripe_span(ci->type, ci->num_stripes, ci->length);
 	ch = calloc(1, sizeof(*ch));
 	if (!ch)
 		return -ENOMEM;
@@ -143,16 +199,21 @@ int chunk_map_insert(struct core *c, uint64_t logical, const struct chunk_item *
 			free(ch);
 			return -ENODEV;
 		}
-		if (ch->stripes[i].physical + ch->length > ch->stripes[i].dev->size) {
+		if (ch->stripes[i].physical + span > ch->stripes[i].dev->size) {
 			core_log(c, "chunk at logical %llu runs past the end of device %s",
 				 (unsigned long long)logical, ch->stripes[i].dev->path);
 			free(ch);
 			return -EUCLEAN;
 		}
 	}
-	int present = 0;
-	for (int i = 0; i < ch->num_stripes; i++)
-		present += ch->stripes[i].dev != NULL;
+	/* every mirror set (raid10: each pair; else all stripes) keeps a copy */
+	int present = 1, group = (ch->type & BG_RAID10) ? 2 : ch->num_stripes;
+	for (int g = 0; g < ch->num_stripes; g += group) {
+		int here = 0;
+		for (int i = g; i < g + group; i++)
+			here += ch->stripes[i].dev != NULL;
+		present &= here > 0;
+	}
 	if (!present) {
 		core_log(c, "chunk at logical %llu (%s) has no copy on the devices given",
 			 (unsigned long long)logical, core_profile_name(ch->type));
@@ -192,14 +253,21 @@ int chunk_map_lookup(struct core *c, uint64_t logical, uint64_t len,
 		glock_read_unlock(&c->chunks.lock);
 		return -EIO;
 	}
+	int idx[CHUNK_MAX_STRIPES], ns;
+	uint64_t devoff;
+	ns = stripe_map(ch->type, ch->num_stripes, logical - ch->logical, len, idx, &devoff);
+	if (ns < 0) {
+		glock_read_unlock(&c->chunks.lock);
+		return -EIO;	/* crosses an element: chunk_map_piece first */
+	}
 	/* fresh devices first, then those whose superblock missed commits */
 	for (int pass = 0; pass < 2; pass++)
-		for (int s = 0; s < ch->num_stripes; s++) {
-			const struct dev *d = ch->stripes[s].dev;
-			if (!d || d->stale != (pass == 1))
+		for (int k = 0; k < ns; k++) {
+			const struct chunk_stripe *st = &ch->stripes[idx[k]];
+			if (!st->dev || st->dev->stale != (pass == 1))
 				continue;	/* missing device, or not this pass */
-			copies[n].dev = ch->stripes[s].dev;
-			copies[n++].physical = ch->stripes[s].physical + (logical - ch->logical);
+			copies[n].dev = st->dev;
+			copies[n++].physical = st->physical + devoff;
 		}
 	if (type)
 		*type = ch->type;
@@ -219,18 +287,61 @@ int chunk_map_lookup_write(struct core *c, uint64_t logical, uint64_t len,
 		glock_read_unlock(&c->chunks.lock);
 		return -EIO;
 	}
-	for (int s = 0; s < ch->num_stripes + ch->num_new; s++) {
-		const struct chunk_stripe *st = stripe_at(ch, s);
-		bool dup = false;
-		for (int k = 0; k < ch->num_stripes && s >= ch->num_stripes; k++)
-			dup |= ch->stripes[k].dev == st->dev && ch->stripes[k].physical == st->physical;
-		if (!st->dev || dup)
-			continue;	/* missing, or a kept stripe written once */
-		copies[n].dev = st->dev;
-		copies[n++].physical = st->physical + (logical - ch->logical);
+	for (int set = 0; set < 2; set++) {
+		const struct chunk_stripe *sv = set ? ch->new_stripes : ch->stripes;
+		int idx[CHUNK_MAX_STRIPES], ns;
+		uint64_t devoff;
+
+		ns = set ? stripe_map(ch->new_type, ch->num_new, logical - ch->logical, len, idx, &devoff)
+			 : stripe_map(ch->type, ch->num_stripes, logical - ch->logical, len, idx, &devoff);
+		if (ns < 0) {
+			n = 0;	/* crosses an element: chunk_map_piece first */
+			break;
+		}
+		for (int s = 0; s < ns; s++) {
+			const struct chunk_stripe *st = &sv[idx[s]];
+			bool dup = false;
+			for (int k = 0; k < n && set; k++)
+				dup |= copies[k].dev == st->dev && copies[k].physical == st->physical + devoff;
+			if (!st->dev || dup)
+				continue;	/* missing, or a kept stripe written once */
+			copies[n].dev = st->dev;
+			copies[n++].physical = st->physical + devoff;
+		}
 	}
 	glock_read_unlock(&c->chunks.lock);
 	return n ? n : -EIO;
+}
+
+uint64_t chunk_map_piece(struct core *c, uint64_t logical, uint64_t len)
+{
+	const struct chunk *ch;
+	uint64_t n = len;
+
+	glock_read(&c->chunks.lock);
+	ch = covering_locked(c, logical, 1);
+	if (ch && (ch->type & BG_RAID10)) {
+		uint64_t left = CHUNK_STRIPE_LEN - (logical - ch->logical) % CHUNK_STRIPE_LEN;
+		n = left < len ? left : len;
+	}
+	glock_read_unlock(&c->chunks.lock);
+	return n;
+}
+
+int chunk_map_stripes(struct core *c, uint64_t logical, struct chunk_copy *out)
+{
+	const struct chunk *ch;
+	int n = -ENOENT;
+
+	glock_read(&c->chunks.lock);
+	ch = covering_locked(c, logical, 1);
+	if (ch && ch->logical == logical) {
+		n = ch->num_stripes;
+		for (int i = 0; i < n; i++)
+			out[i] = (struct chunk_copy){ ch->stripes[i].dev, ch->stripes[i].physical };
+	}
+	glock_read_unlock(&c->chunks.lock);
+	return n;
 }
 
 int chunk_for_each(struct core *c, int (*fn)(const struct chunk *ch, void *arg), void *arg)
@@ -280,11 +391,11 @@ void chunk_fill_item(const struct chunk *ch, struct chunk_item *ci)
 {
 	ci->length = ch->length;
 	ci->owner = EXTENT_TREE_OBJECTID;
-	ci->stripe_len = 64 << 10;
+	ci->stripe_len = CHUNK_STRIPE_LEN;
 	ci->type = ch->type;
 	ci->io_align = ci->io_width = ci->sector_size = CORE_SECTORSIZE;
 	ci->num_stripes = (uint16_t)ch->num_stripes;
-	ci->sub_stripes = 1;
+	ci->sub_stripes = (ch->type & BG_RAID10) ? 2 : 1;
 	for (int i = 0; i < ch->num_stripes; i++) {
 		ci->stripes[i].devid = ch->stripes[i].devid;
 		ci->stripes[i].offset = ch->stripes[i].physical;
@@ -379,7 +490,7 @@ static uint64_t dev_gap(const struct core *c, const struct dev *d, uint64_t want
 		for (int i = 0; i < c->chunks.n; i++) {
 			const struct chunk *ch = c->chunks.v[i];
 			for (int s = 0; s < all_stripes(ch); s++) {
-				uint64_t ps = stripe_at(ch, s)->physical, pe = ps + ch->length;
+				uint64_t ps = stripe_at(ch, s)->physical, pe = ps + span_at(ch, s);
 				if (stripe_at(ch, s)->dev != d)
 					continue;
 				if (ps <= pos && pe > pos) {
@@ -443,7 +554,7 @@ int chunk_unallocated_ranges(struct core *c, const struct dev *d, uint64_t (*out
 		for (int s = 0; s < all_stripes(ch); s++)
 			if (stripe_at(ch, s)->dev == d) {
 				used[nu][0] = stripe_at(ch, s)->physical;
-				used[nu++][1] = stripe_at(ch, s)->physical + ch->length;
+				used[nu++][1] = stripe_at(ch, s)->physical + span_at(ch, s);
 			}
 	}
 	glock_read_unlock(&c->chunks.lock);
@@ -532,6 +643,43 @@ static uint64_t pick_stripes(struct core *c, uint64_t type, uint64_t prof, uint6
 	}
 	if (!a)
 		return 0;
+	if (prof & BG_RAID10) {
+		/* the roomiest devices, an even number of them (4 at least) */
+		struct cand *pick[CHUNK_MAX_STRIPES];
+		int k = 0;
+		uint64_t per;
+
+		for (; k < CHUNK_MAX_STRIPES; k++) {
+			struct cand *best = NULL;
+			for (int i = 0; i < n; i++) {
+				bool taken = false;
+				for (int j = 0; j < k; j++)
+					taken |= pick[j] == &cv[i];
+				if (taken || cv[i].len < MiB)
+					continue;
+				if (!best || cv[i].free > best->free ||
+				    (cv[i].free == best->free && cv[i].len > best->len))
+					best = &cv[i];
+			}
+			if (!best)
+				break;
+			pick[k] = best;
+		}
+		k &= ~1;
+		if (k < 4)
+			return 0;
+		per = size / (uint64_t)(k / 2);
+		for (int j = 0; j < k; j++)
+			if (pick[j]->len < per)
+				per = pick[j]->len;
+		per &= ~(MiB - 1);
+		ch->num_stripes = k;
+		for (int j = 0; j < k; j++) {
+			ch->stripes[j].dev = pick[j]->d;
+			ch->stripes[j].physical = pick[j]->start;
+		}
+		return per * (uint64_t)(k / 2);
+	}
 	if (prof & BG_RAID1) {
 		uint64_t len;
 		if (!b)
@@ -576,7 +724,17 @@ int chunk_map_create(struct core *c, uint64_t type, const struct chunk **out)
 	struct chunk *ch;
 	int ret;
 
-	if ((prof & BG_RAID1) && c->ndevs < 2 && c->sb.num_devices > (uint64_t)c->ndevs) {
+	if ((prof & BG_RAID10) && c->ndevs < 4 && c->ndevs >= 2 &&
+	    c->sb.num_devices > (uint64_t)c->ndevs) {
+		/* degraded mount: mirrors on the devices there are */
+		prof = BG_RAID1;
+		copies = profile_copies(prof);
+		core_log(c, "degraded: new %s chunk is raid1, not raid10; convert it back with "
+			 "glassctl balance start -%cconvert=raid10 once every device is back",
+			 (type & BG_DATA) ? "data" : "metadata", (type & BG_DATA) ? 'd' : 'm');
+	}
+	if ((prof & (BG_RAID1 | BG_RAID10)) && c->ndevs < 2 &&
+	    c->sb.num_devices > (uint64_t)c->ndevs) {
 		/* degraded mount: like btrfs, keep writing with what is there */
 		prof = (type & BG_DATA) ? 0 : BG_DUP;
 		copies = profile_copies(prof);
@@ -585,9 +743,10 @@ int chunk_map_create(struct core *c, uint64_t type, const struct chunk **out)
 			 (type & BG_DATA) ? "data" : "metadata", core_profile_name(prof),
 			 (type & BG_DATA) ? 'd' : 'm');
 	}
-	if ((prof & BG_RAID1) && c->ndevs < 2) {
-		core_log(c, "raid1 %s chunks need at least 2 devices, the volume has %d",
-			 (type & BG_DATA) ? "data" : "metadata", c->ndevs);
+	if (c->ndevs < profile_min_devs(prof)) {
+		core_log(c, "%s %s chunks need at least %d devices, the volume has %d",
+			 core_profile_name(prof), (type & BG_DATA) ? "data" : "metadata",
+			 profile_min_devs(prof), c->ndevs);
 		return -EINVAL;
 	}
 	ch = calloc(1, sizeof(*ch));
@@ -608,7 +767,8 @@ int chunk_map_create(struct core *c, uint64_t type, const struct chunk **out)
 			if (len * (uint64_t)copies > room)
 				len = room / (uint64_t)copies;
 		}
-		len &= ~(MiB - 1);
+		/* whole MiB on each device (raid10: whole rows too) */
+		len = ch->num_stripes ? len - len % (row_width(prof, ch->num_stripes) * MiB) : 0;
 		if (len >= min)
 			break;
 	}
@@ -682,8 +842,13 @@ int chunk_reloc_begin(struct core *c, uint64_t logical, uint64_t prof, const str
 	}
 	for (int i = 0; i < c->ndevs; i++)
 		usable += c->devs[i] != exclude && !c->devs[i]->removing;
-	if ((prof & BG_RAID1) && usable < 2) {
+	if (usable < profile_min_devs(prof)) {
 		ret = -EINVAL;
+		goto out;
+	}
+	if ((prof | ch->type) & BG_RAID10) {
+		/* the copy (fs/services/volume.c) moves stripe offsets 1:1 */
+		ret = -EOPNOTSUPP;
 		goto out;
 	}
 	/*
@@ -770,6 +935,7 @@ int chunk_reloc_switch_map(struct core *c, uint64_t logical, struct chunk **out)
 	}
 	memcpy(ch->retired_stripes, ch->stripes, sizeof(ch->stripes));
 	ch->num_retired = ch->num_stripes;
+	ch->retired_type = ch->type;
 	memcpy(ch->stripes, ch->new_stripes, sizeof(ch->stripes));
 	ch->num_stripes = ch->num_new;
 	ch->num_new = 0;
@@ -803,8 +969,10 @@ int chunk_split_map(struct txn *t, uint64_t logical, uint64_t at, struct chunk *
 	ch = find_chunk_locked(c, logical);
 	if (!ch || ch->num_new || ch->num_retired)
 		ret = ch ? -EBUSY : -ENOENT;
-	else if ((ch->type & BG_SYSTEM) || at % MiB || !at || at >= ch->length)
-		ret = -EINVAL;	/* system chunks stay whole: the superblock lists them */
+	else if ((ch->type & BG_SYSTEM) || at % MiB || !at || at >= ch->length ||
+		 at % (row_width(ch->type, ch->num_stripes) * CHUNK_STRIPE_LEN))
+		ret = -EINVAL;	/* system chunks stay whole: the superblock lists them;
+				 * a raid10 cut falls between rows */
 	else
 		len = ch->length;
 	glock_read_unlock(&c->chunks.lock);
@@ -822,7 +990,7 @@ int chunk_split_map(struct txn *t, uint64_t logical, uint64_t at, struct chunk *
 	rest->logical = logical + at;
 	rest->length = len - at;
 	for (int i = 0; i < rest->num_stripes; i++)
-		rest->stripes[i].physical += at;
+		rest->stripes[i].physical += at / row_width(ch->type, ch->num_stripes);
 	ch->length = at;
 	ret = insert_locked(&c->chunks, rest);	/* room: it was ch's */
 	if (ret)
@@ -849,16 +1017,21 @@ struct flush_cover {
 static int flush_covered(const struct chunk *ch, void *arg)
 {
 	struct flush_cover *fc = arg;
-	int good = 0;
+	int group = (ch->type & BG_RAID10) ? 2 : ch->num_stripes, lost = 0;
 
-	for (int i = 0; i < ch->num_stripes; i++) {
-		const struct dev *d = ch->stripes[i].dev;
-		bool bad = !d;
-		for (int k = 0; k < fc->nfailed && !bad; k++)
-			bad = fc->failed[k] == d;
-		good += !bad;
+	/* every mirror set (raid10: each pair) keeps a copy that flushed */
+	for (int g = 0; g < ch->num_stripes; g += group) {
+		int good = 0;
+		for (int i = g; i < g + group; i++) {
+			const struct dev *d = ch->stripes[i].dev;
+			bool bad = !d;
+			for (int k = 0; k < fc->nfailed && !bad; k++)
+				bad = fc->failed[k] == d;
+			good += !bad;
+		}
+		lost |= !good;
 	}
-	if (!good && !fc->lost++)
+	if (lost && !fc->lost++)
 		fc->lost_logical = ch->logical;
 	return 0;
 }

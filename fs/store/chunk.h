@@ -5,8 +5,10 @@
  * Loaded at open from the superblock's sys_chunk_array (SYSTEM chunks,
  * enough to read the chunk tree) and then the chunk tree.  A chunk has a
  * profile (format.h BG_*): single is one stripe; dup and raid1 keep one
- * full copy per stripe (reads try each copy, writes go to all).  Striped
- * profiles are refused at open for now.
+ * full copy per stripe (reads try each copy, writes go to all); raid10
+ * lays 64 KiB elements round-robin over pairs of stripes, each element
+ * mirrored on its pair, so a lookup maps one element at a time
+ * (chunk_map_piece).  raid0, raid5 and raid6 are refused at open.
  *
  * New chunks are created lazily (chunk_alloc) when a block group type runs
  * out of space: data chunks of up to 1 GiB, metadata up to 256 MiB, both
@@ -14,7 +16,8 @@
  * (core->profile[]; at open, the profile of the newest chunk of the type):
  * single takes the device with the most unallocated space, dup two
  * stripes on that device, raid1 one stripe on each of the two devices
- * with the most unallocated space.  Metadata and system chunks prefer
+ * with the most unallocated space, raid10 one on each of the four (the
+ * first two a pair, the last two the other).  Metadata and system chunks prefer
  * non-rotational devices, data chunks rotational ones; when that class
  * has no room (or too few devices for raid1) any device is used.
  */
@@ -39,10 +42,11 @@ void chunk_map_free(struct chunk_map *m);
 int chunk_map_insert(struct core *c, uint64_t logical, const struct chunk_item *ci,
 		     uint32_t size);
 /*
- * Map [logical, logical + len), which must lie inside one chunk, to its
- * copies (1 for single) on devices that are present (a degraded open
- * leaves some out).  Returns the number of copies, or -EIO when no chunk
- * (or no present copy) maps it.  *type gets the chunk's BG_* flags when type != NULL.
+ * Map [logical, logical + len), which must lie inside one chunk (and one
+ * raid10 element: chunk_map_piece), to its copies (1 for single) on
+ * devices that are present (a degraded open leaves some out).  Returns
+ * the number of copies, or -EIO when no chunk (or no present copy) maps
+ * it.  *type gets the chunk's BG_* flags when type != NULL.
  */
 int chunk_map_lookup(struct core *c, uint64_t logical, uint64_t len,
 		     struct chunk_copy *copies, uint64_t *type);
@@ -125,6 +129,17 @@ uint64_t chunk_unallocated(struct core *c);
  * failure per device is logged.  Otherwise the first error.
  */
 int chunk_flush_devs(struct core *c, const char *what);
+/*
+ * The bytes of [logical, +len) from logical that chunk_map_lookup maps
+ * in one go (a raid10 element ends at a 64 KiB boundary; other profiles
+ * map the whole chunk): callers that cross them loop over pieces.
+ */
+uint64_t chunk_map_piece(struct core *c, uint64_t logical, uint64_t len);
+/* Every stripe of the chunk at logical, where it starts (dev NULL: a
+ * missing device); returns how many, or -ENOENT. */
+int chunk_map_stripes(struct core *c, uint64_t logical, struct chunk_copy *out);
+/* Device bytes each stripe of a chunk spans (format.h's profile table). */
+uint64_t chunk_stripe_span(uint64_t type, int num_stripes, uint64_t length);
 /* Visit every chunk (under the map's read lock; fn must not take it). */
 int chunk_for_each(struct core *c, int (*fn)(const struct chunk *ch, void *arg), void *arg);
 

@@ -36,6 +36,7 @@ struct chunk {
 	uint64_t new_type;	/* type | profile they make up */
 	struct chunk_stripe new_stripes[CHUNK_MAX_STRIPES];
 	int num_retired;	/* stripes switched away from, not yet committed */
+	uint64_t retired_type;	/* type | profile they made up */
 	struct chunk_stripe retired_stripes[CHUNK_MAX_STRIPES];
 };
 

@@ -276,6 +276,7 @@ int data_read(struct core *c, uint64_t logical, void *buf, uint64_t len)
 		uint64_t pe = pos + (1u << 20);
 		if (pe > e)
 			pe = e;
+		pe = pos + chunk_map_piece(c, pos, pe - pos);	/* raid10: one element */
 		ret = read_sectors(c, pos, (uint32_t)((pe - pos) / SECT), bounce);
 		if (ret)
 			break;

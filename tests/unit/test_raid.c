@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_raid.c — chunk profiles (single, dup, raid1) on image files:
+ * test_raid.c — chunk profiles (single, dup, raid1, raid10) on image files:
  * mkfs error paths, where chunks land (devices of different sizes,
  * rotational classes), round trips, one damaged copy of metadata and of
  * data (reads succeed, scrub repairs, a second scrub finds nothing, fsck
@@ -25,8 +25,8 @@
 
 
 struct vol {
-	char img[3][256];
-	const char *devs[3];
+	char img[4][256];
+	const char *devs[4];
 	int n;
 };
 
@@ -73,8 +73,9 @@ static int vol_fsck(struct vol *v)
 
 	if (t_fsck_bin(bin, sizeof(bin)))
 		return -1;
-	snprintf(cmd, sizeof(cmd), "%s -n -c %s %s %s > %s.fsck 2>&1", bin, v->devs[0],
-		 v->n > 1 ? v->devs[1] : "", v->n > 2 ? v->devs[2] : "", v->devs[0]);
+	snprintf(cmd, sizeof(cmd), "%s -n -c %s %s %s %s > %s.fsck 2>&1", bin, v->devs[0],
+		 v->n > 1 ? v->devs[1] : "", v->n > 2 ? v->devs[2] : "",
+		 v->n > 3 ? v->devs[3] : "", v->devs[0]);
 	st = system(cmd);
 	st = WIFEXITED(st) ? WEXITSTATUS(st) : 99;
 	if (st && !vol_fsck_quiet) {
@@ -118,6 +119,16 @@ static int check_chunk(const struct chunk *ch, void *arg)
 		pc->wrong++;
 	else if (pc->prof == 0 && ch->num_stripes != 1)
 		pc->wrong++;
+	else if (pc->prof == BG_RAID10) {
+		/* four stripes on four devices, each length / 2 long */
+		bool distinct = ch->num_stripes == 4;
+		for (int i = 0; i < ch->num_stripes; i++)
+			for (int k = 0; k < i; k++)
+				distinct &= ch->stripes[i].dev != ch->stripes[k].dev;
+		if (!distinct || chunk_stripe_span(ch->type, ch->num_stripes, ch->length) * 2 !=
+				 ch->length)
+			pc->wrong++;
+	}
 	return 0;
 }
 
@@ -181,7 +192,7 @@ static uint64_t copy_phys(struct core *c, uint64_t logical, uint64_t len, int m,
 			  const char **path)
 {
 	struct chunk_copy cp[CHUNK_MAX_STRIPES];
-	int n = chunk_map_lookup(c, logical, len, cp, NULL);
+	int n = chunk_map_lookup(c, logical, chunk_map_piece(c, logical, len), cp, NULL);
 	if (n <= m)
 		return 0;
 	*path = cp[m].dev->path;
@@ -223,7 +234,7 @@ static void mkfs_errors(void)
 static void profile_case(const char *tag, int ndev, uint64_t dprof, uint64_t mprof)
 {
 	struct vol v;
-	uint64_t sz[2] = { 64ull << 20, 96ull << 20 }, ext[NEXT];
+	uint64_t sz[4] = { 64ull << 20, 96ull << 20, 64ull << 20, 80ull << 20 }, ext[NEXT];
 	struct core *c = NULL;
 	struct core_stats st;
 	struct scrub_opts so = { 0 };
@@ -249,6 +260,7 @@ static void profile_case(const char *tag, int ndev, uint64_t dprof, uint64_t mpr
 	CHECK(N("items and data read back after reopen"), verify_all(c, ext));
 	nphys = copy_phys(c, subvol_root(c, FS_TREE_OBJECTID)->bytenr, c->nodesize, 0, &np);
 	dphys = copy_phys(c, ext[1], EXTLEN, 0, &dp);
+	uint64_t dpiece = chunk_map_piece(c, ext[1], EXTLEN);	/* raid10: one element */
 	snprintf(npath, sizeof(npath), "%s", np ? np : "");
 	snprintf(dpath, sizeof(dpath), "%s", dp ? dp : "");
 	MUST(mount_close(c));
@@ -261,7 +273,7 @@ static void profile_case(const char *tag, int ndev, uint64_t dprof, uint64_t mpr
 
 	/* damage copy 1 of the fs root node and of data extent 1 */
 	MUST(t_poke(npath, nphys + 300, 0x5a));
-	MUST(t_poke(dpath, dphys + EXTLEN / 2 + 17, 0x81));
+	MUST(t_poke(dpath, dphys + dpiece / 2 + 17, 0x81));
 	vol_fsck_quiet = true;
 	int fr = vol_fsck(&v);
 	vol_fsck_quiet = false;
@@ -955,6 +967,67 @@ out:
 }
 
 /*
+ * raid10 over four devices with devices missing: refused without
+ * degraded; degraded (read-only), any one device gone serves every read,
+ * and two gone either serve every read (one of each pair) or refuse the
+ * open (a whole pair) — never a wrong byte.
+ */
+static void raid10_missing(void)
+{
+	struct vol v;
+	uint64_t sz[4] = { 64ull << 20, 64ull << 20, 64ull << 20, 64ull << 20 }, ext[NEXT];
+	struct core *c = NULL;
+	struct core_opts o;
+	int served[3] = { 0 }, refused[3] = { 0 }, wrong = 0;
+
+	MUST(vol_make(&v, 4, sz));
+	MUST(vol_format(&v, CORE_PROFILE_RAID10, CORE_PROFILE_RAID10, NULL));
+	MUST(vol_open(&v, &c));
+	MUST(populate(c, ext));
+	MUST(mount_close(c));
+	c = NULL;
+	core_opts_default(&o);
+	{
+		const char *three[3] = { v.devs[0], v.devs[1], v.devs[2] };
+		CHECK("raid10: a missing device is refused without degraded (ENODEV)",
+		      mount_open(three, 3, &o, &c) == -ENODEV);
+		c = NULL;
+	}
+	o.degraded = true;
+	o.readonly = true;
+	for (unsigned mask = 1; mask < 16; mask++) {	/* bit k: device k missing */
+		const char *devs[4];
+		int n = 0, gone = __builtin_popcount(mask), r;
+
+		if (gone > 2)
+			continue;
+		for (int k = 0; k < 4; k++)
+			if (!(mask & (1u << k)))
+				devs[n++] = v.devs[k];
+		r = mount_open(devs, n, &o, &c);
+		if (!r) {
+			served[gone]++;
+			wrong += !verify_all(c, ext);
+			mount_close(c);
+		} else {
+			refused[gone] += r == -ENODEV;
+			wrong += r != -ENODEV;
+		}
+		c = NULL;
+	}
+	CHECK("raid10 degraded: any one device missing serves every read", served[1] == 4);
+	CHECK("raid10 degraded: two missing serve every read or refuse (ENODEV), never wrong bytes",
+	      wrong == 0 && served[2] + refused[2] == 6);
+	CHECK("raid10 degraded: two from different pairs serve, a whole pair refuses",
+	      served[2] >= 1 && refused[2] >= 1);
+	CHECK_VFSCK("raid10: all four devices still check clean", &v);
+out:
+	if (c)
+		mount_close(c);
+	vol_rm(&v);
+}
+
+/*
  * Superblocks on a multi-device volume: a device whose superblock write
  * or flush fails is skipped (degraded) while another takes it; only all
  * failing fails the commit.  The volume reopens and checks clean.
@@ -1206,6 +1279,8 @@ int main(void)
 	profile_case("dup/dup one device", 1, CORE_PROFILE_DUP, CORE_PROFILE_DUP);
 	profile_case("raid1/raid1 two devices", 2, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1);
 	profile_case("raid1 data, dup metadata", 2, CORE_PROFILE_RAID1, CORE_PROFILE_DUP);
+	profile_case("raid10/raid10 four devices", 4, CORE_PROFILE_RAID10, CORE_PROFILE_RAID10);
+	profile_case("raid10 data, raid1 metadata", 4, CORE_PROFILE_RAID10, CORE_PROFILE_RAID1);
 	failing_device();
 	rotational();
 	opts_fields();
@@ -1214,6 +1289,7 @@ int main(void)
 	chunk_split_case();
 	trim_case();
 	missing_device();
+	raid10_missing();
 	failing_supers();
 	stale_device();
 	volume_ops();
