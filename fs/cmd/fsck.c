@@ -35,6 +35,7 @@
 #include "fs/store/alloc.h"
 #include "fs/store/chunk.h"
 #include "fs/store/dev.h"
+#include "fs/store/parity.h"
 #include "fs/txn/txn.h"
 #include "fs/btree/btree.h"
 #include "fs/base/crc32c.h"
@@ -608,9 +609,43 @@ static void verify_data_piece(struct fsck *f, uint64_t logical, const uint8_t *c
 	free(buf);
 }
 
+/* raid5/6: every data sector against its checksum, every parity sector
+ * against its row (parity_scrub without repairs). */
+static void verify_parity(struct fsck *f, uint64_t logical, const uint8_t *csums, uint32_t n)
+{
+	struct parity_scrub_stats st = { 0 };
+	uint32_t *exp = malloc((size_t)n * sizeof(*exp));
+	uint8_t *have = malloc(n);
+	int ret;
+
+	if (!exp || !have) {
+		f->oom = true;
+		free(exp);
+		free(have);
+		return;
+	}
+	memcpy(exp, csums, (size_t)n * CSUM_SIZE);
+	memset(have, 1, n);
+	f->data_bytes += (uint64_t)n * CORE_SECTORSIZE;
+	ret = parity_scrub(f->c, logical, (uint64_t)n * CORE_SECTORSIZE, exp, have, true, &st);
+	if (ret || st.data_errors || st.parity_errors || st.read_errors || st.uncorrectable_bytes)
+		fsck_error(f, "data %llu+%llu (raid5/6): %llu data sectors fail their checksum, %llu parity "
+			   "sectors disagree with their row, %llu read errors, %llu bytes beyond repair%s",
+			   (unsigned long long)logical, (unsigned long long)n * CORE_SECTORSIZE,
+			   (unsigned long long)st.data_errors, (unsigned long long)st.parity_errors,
+			   (unsigned long long)st.read_errors, (unsigned long long)st.uncorrectable_bytes,
+			   ret ? " (the check failed)" : "");
+	free(exp);
+	free(have);
+}
+
 /* verify_data_piece over each raid10 element (the whole range else). */
 static void verify_data(struct fsck *f, uint64_t logical, const uint8_t *csums, uint32_t n)
 {
+	if (chunk_map_is_parity(f->c, logical)) {
+		verify_parity(f, logical, csums, n);
+		return;
+	}
 	for (uint32_t i = 0; i < n;) {
 		uint64_t at = logical + (uint64_t)i * CORE_SECTORSIZE;
 		uint32_t k = (uint32_t)(chunk_map_piece(f->c, at, (uint64_t)(n - i) * CORE_SECTORSIZE) /

@@ -50,6 +50,7 @@
 #include "fs/store/chunk.h"
 #include "fs/store/dev.h"
 #include "fs/store/meta_io.h"
+#include "fs/store/parity.h"
 #include "fs/trees/extent.h"
 #include "fs/txn/txn.h"
 #include "fs/btree/btree.h"
@@ -1105,10 +1106,31 @@ static int check_logged_piece(struct core *c, uint64_t ino, uint64_t logical, co
 	return ret;
 }
 
-/* check_logged_piece over each raid10 element (the whole range else). */
+/* check_logged_piece over each raid10 element (the whole range else);
+ * raid5/6: the data as read (rebuilt from parity where it must be). */
 static int check_logged_data(struct core *c, uint64_t ino, uint64_t logical, const void *csums,
 			     uint32_t n, FILE *out)
 {
+	if (chunk_map_is_parity(c, logical)) {
+		uint64_t len = (uint64_t)n * CORE_SECTORSIZE;
+		uint8_t *buf = malloc(len), *have = malloc(n);
+		uint32_t *exp = malloc((size_t)n * sizeof(*exp));
+		int ret = buf && have && exp ? 0 : -ENOMEM;
+
+		if (!ret) {
+			memcpy(exp, csums, (size_t)n * CSUM_SIZE);
+			memset(have, 1, n);
+			ret = parity_read(c, logical, len, buf, exp, have) ? -EUCLEAN : 0;
+		}
+		if (ret == -EUCLEAN && out)
+			fprintf(out, "fsync log: inode %llu: data %llu+%llu (raid5/6) does not match its "
+				"logged checksums: the log references data that did not reach the devices\n",
+				(unsigned long long)ino, (unsigned long long)logical, (unsigned long long)len);
+		free(buf);
+		free(have);
+		free(exp);
+		return ret;
+	}
 	for (uint32_t i = 0; i < n;) {
 		uint64_t at = logical + (uint64_t)i * CORE_SECTORSIZE;
 		uint32_t k = (uint32_t)(chunk_map_piece(c, at, (uint64_t)(n - i) * CORE_SECTORSIZE) /

@@ -4,6 +4,7 @@
  */
 #include "fs/core/core_types.h"
 #include "fs/store/alloc.h"
+#include "fs/store/chunk.h"
 #include "fs/store/dev.h"
 
 #include <errno.h>
@@ -36,10 +37,22 @@ static struct dev *dev_by_id(struct core *c, uint64_t devid)
 	return NULL;
 }
 
-/* Stripe pairs of a raid10 layout (elements per row), else 1. */
+/* Elements per row: raid10 pairs, raid5/6 data columns, else 1. */
 static uint64_t row_width(uint64_t type, int num_stripes)
 {
-	return (type & BG_RAID10) ? (uint64_t)num_stripes / 2 : 1;
+	return (type & BG_RAID10) ? (uint64_t)num_stripes / 2 :
+	       (type & BG_PARITY) ? (uint64_t)(num_stripes - chunk_parity_count(type)) : 1;
+}
+
+int chunk_parity_count(uint64_t type)
+{
+	return (type & BG_RAID6) ? 2 : (type & BG_RAID5) ? 1 : 0;
+}
+
+/* The element: raid10's 64 KiB, a raid5/6 sector. */
+static uint64_t elem_len(uint64_t type)
+{
+	return (type & BG_PARITY) ? CORE_SECTORSIZE : CHUNK_STRIPE_LEN;
 }
 
 uint64_t chunk_stripe_span(uint64_t type, int num_stripes, uint64_t length)
@@ -55,6 +68,8 @@ uint64_t chunk_stripe_span(uint64_t type, int num_stripes, uint64_t length)
 static int stripe_map(uint64_t type, int num_stripes, uint64_t off, uint64_t len, int *idx,
 		      uint64_t *devoff)
 {
+	if (type & BG_PARITY)
+		return -1;	/* fs/store/parity.c reads and writes them */
 	if (type & BG_RAID10) {
 		uint64_t p = row_width(type, num_stripes), u = off / CHUNK_STRIPE_LEN;
 		if (len && (off + len - 1) / CHUNK_STRIPE_LEN != u)
@@ -161,7 +176,7 @@ int chunk_map_insert(struct core *c, uint64_t logical, const struct chunk_item *
 			 (unsigned long long)logical);
 		return -EUCLEAN;
 	}
-	if (ci->type & (BG_RAID0 | BG_RAID5 | BG_RAID6)) {
+	if (ci->type & BG_RAID0) {
 		core_log(c, "chunk at logical %llu: profile %llx not supported",
 			 (unsigned long long)logical,
 			 (unsigned long long)(ci->type & BG_PROFILE_MASK));
@@ -174,6 +189,16 @@ int chunk_map_insert(struct core *c, uint64_t logical, const struct chunk_item *
 		core_log(c, "raid10 chunk item at logical %llu is malformed (%u stripes, %u sub stripes, "
 			 "element %llu, length %llu)", (unsigned long long)logical, ci->num_stripes,
 			 ci->sub_stripes, (unsigned long long)ci->stripe_len,
+			 (unsigned long long)ci->length);
+		return -EUCLEAN;
+	}
+	if ((ci->type & BG_PARITY) &&
+	    (ci->num_stripes < 2 + chunk_parity_count(ci->type) || ci->sub_stripes != 1 ||
+	     ci->stripe_len != CORE_SECTORSIZE || __builtin_popcountll(ci->type & BG_PROFILE_MASK) != 1 ||
+	     ci->length % (row_width(ci->type, ci->num_stripes) * CORE_SECTORSIZE))) {
+		core_log(c, "%s chunk item at logical %llu is malformed (%u stripes, element %llu, "
+			 "length %llu)", core_profile_name(ci->type), (unsigned long long)logical,
+			 ci->num_stripes, (unsigned long long)ci->stripe_len,
 			 (unsigned long long)ci->length);
 		return -EUCLEAN;
 	}
@@ -206,13 +231,16 @@ int chunk_map_insert(struct core *c, uint64_t logical, const struct chunk_item *
 			return -EUCLEAN;
 		}
 	}
-	/* every mirror set (raid10: each pair; else all stripes) keeps a copy */
+	/* every mirror set (raid10: each pair; else all stripes) keeps a
+	 * copy; raid5/6 lack at most one / two stripes */
 	int present = 1, group = (ch->type & BG_RAID10) ? 2 : ch->num_stripes;
 	for (int g = 0; g < ch->num_stripes; g += group) {
 		int here = 0;
 		for (int i = g; i < g + group; i++)
 			here += ch->stripes[i].dev != NULL;
 		present &= here > 0;
+		if (ch->type & BG_PARITY)
+			present = here >= ch->num_stripes - chunk_parity_count(ch->type);
 	}
 	if (!present) {
 		core_log(c, "chunk at logical %llu (%s) has no copy on the devices given",
@@ -320,12 +348,62 @@ uint64_t chunk_map_piece(struct core *c, uint64_t logical, uint64_t len)
 
 	glock_read(&c->chunks.lock);
 	ch = covering_locked(c, logical, 1);
-	if (ch && (ch->type & BG_RAID10)) {
+	if (ch && (ch->type & BG_PARITY)) {
+		uint64_t left = ch->logical + ch->length - logical;
+		n = left < len ? left : len;	/* parity_read takes any range */
+	} else if (ch && (ch->type & BG_RAID10)) {
 		uint64_t left = CHUNK_STRIPE_LEN - (logical - ch->logical) % CHUNK_STRIPE_LEN;
 		n = left < len ? left : len;
 	}
 	glock_read_unlock(&c->chunks.lock);
 	return n;
+}
+
+int chunk_map_geometry(struct core *c, uint64_t logical, struct chunk_geom *g)
+{
+	const struct chunk *ch;
+	int ret = -EIO;
+
+	glock_read(&c->chunks.lock);
+	ch = covering_locked(c, logical, 1);
+	if (ch) {
+		g->logical = ch->logical;
+		g->length = ch->length;
+		g->type = ch->type;
+		g->num_stripes = ch->num_stripes;
+		g->nparity = chunk_parity_count(ch->type);
+		g->ndata = (int)row_width(ch->type, ch->num_stripes);
+		for (int i = 0; i < ch->num_stripes; i++)
+			g->stripes[i] = (struct chunk_copy){ ch->stripes[i].dev, ch->stripes[i].physical };
+		ret = 0;
+	}
+	glock_read_unlock(&c->chunks.lock);
+	return ret;
+}
+
+bool chunk_map_is_parity(struct core *c, uint64_t logical)
+{
+	const struct chunk *ch;
+	bool p;
+
+	glock_read(&c->chunks.lock);
+	ch = covering_locked(c, logical, 1);
+	p = ch && (ch->type & BG_PARITY);
+	glock_read_unlock(&c->chunks.lock);
+	return p;
+}
+
+uint64_t chunk_row_bytes(struct core *c, uint64_t logical)
+{
+	const struct chunk *ch;
+	uint64_t r = CORE_SECTORSIZE;
+
+	glock_read(&c->chunks.lock);
+	ch = covering_locked(c, logical, 1);
+	if (ch && (ch->type & BG_PARITY))
+		r = row_width(ch->type, ch->num_stripes) * CORE_SECTORSIZE;
+	glock_read_unlock(&c->chunks.lock);
+	return r;
 }
 
 int chunk_map_stripes(struct core *c, uint64_t logical, struct chunk_copy *out)
@@ -391,7 +469,7 @@ void chunk_fill_item(const struct chunk *ch, struct chunk_item *ci)
 {
 	ci->length = ch->length;
 	ci->owner = EXTENT_TREE_OBJECTID;
-	ci->stripe_len = CHUNK_STRIPE_LEN;
+	ci->stripe_len = elem_len(ch->type);
 	ci->type = ch->type;
 	ci->io_align = ci->io_width = ci->sector_size = CORE_SECTORSIZE;
 	ci->num_stripes = (uint16_t)ch->num_stripes;
@@ -643,8 +721,9 @@ static uint64_t pick_stripes(struct core *c, uint64_t type, uint64_t prof, uint6
 	}
 	if (!a)
 		return 0;
-	if (prof & BG_RAID10) {
-		/* the roomiest devices, an even number of them (4 at least) */
+	if (prof & (BG_RAID10 | BG_PARITY)) {
+		/* the roomiest devices: raid10 an even number (4 at least),
+		 * raid5 3 at least, raid6 4 at least */
 		struct cand *pick[CHUNK_MAX_STRIPES];
 		int k = 0;
 		uint64_t per;
@@ -665,10 +744,12 @@ static uint64_t pick_stripes(struct core *c, uint64_t type, uint64_t prof, uint6
 				break;
 			pick[k] = best;
 		}
-		k &= ~1;
-		if (k < 4)
+		if (prof & BG_RAID10)
+			k &= ~1;
+		if (k < profile_min_devs(prof))
 			return 0;
-		per = size / (uint64_t)(k / 2);
+		uint64_t w = row_width(prof, k);
+		per = size / w;
 		for (int j = 0; j < k; j++)
 			if (pick[j]->len < per)
 				per = pick[j]->len;
@@ -678,7 +759,7 @@ static uint64_t pick_stripes(struct core *c, uint64_t type, uint64_t prof, uint6
 			ch->stripes[j].dev = pick[j]->d;
 			ch->stripes[j].physical = pick[j]->start;
 		}
-		return per * (uint64_t)(k / 2);
+		return per * w;
 	}
 	if (prof & BG_RAID1) {
 		uint64_t len;
@@ -724,6 +805,15 @@ int chunk_map_create(struct core *c, uint64_t type, const struct chunk **out)
 	struct chunk *ch;
 	int ret;
 
+	if ((prof & BG_PARITY) && c->ndevs < profile_min_devs(prof) &&
+	    c->sb.num_devices > (uint64_t)c->ndevs) {
+		/* degraded mount: mirrors (or a single copy) on what is there */
+		uint64_t was = prof;
+		prof = c->ndevs >= 2 ? BG_RAID1 : (type & BG_DATA) ? 0 : BG_DUP;
+		copies = profile_copies(prof);
+		core_log(c, "degraded: new %s chunk is %s, not %s", (type & BG_DATA) ? "data" : "metadata",
+			 core_profile_name(prof), core_profile_name(was));
+	}
 	if ((prof & BG_RAID10) && c->ndevs < 4 && c->ndevs >= 2 &&
 	    c->sb.num_devices > (uint64_t)c->ndevs) {
 		/* degraded mount: mirrors on the devices there are */
@@ -846,7 +936,7 @@ int chunk_reloc_begin(struct core *c, uint64_t logical, uint64_t prof, const str
 		ret = -EINVAL;
 		goto out;
 	}
-	if ((prof | ch->type) & BG_RAID10) {
+	if ((prof | ch->type) & (BG_RAID10 | BG_PARITY)) {
 		/* the copy (fs/services/volume.c) moves stripe offsets 1:1 */
 		ret = -EOPNOTSUPP;
 		goto out;
@@ -970,7 +1060,7 @@ int chunk_split_map(struct txn *t, uint64_t logical, uint64_t at, struct chunk *
 	if (!ch || ch->num_new || ch->num_retired)
 		ret = ch ? -EBUSY : -ENOENT;
 	else if ((ch->type & BG_SYSTEM) || at % MiB || !at || at >= ch->length ||
-		 at % (row_width(ch->type, ch->num_stripes) * CHUNK_STRIPE_LEN))
+		 at % (row_width(ch->type, ch->num_stripes) * elem_len(ch->type)))
 		ret = -EINVAL;	/* system chunks stay whole: the superblock lists them;
 				 * a raid10 cut falls between rows */
 	else
@@ -1019,7 +1109,8 @@ static int flush_covered(const struct chunk *ch, void *arg)
 	struct flush_cover *fc = arg;
 	int group = (ch->type & BG_RAID10) ? 2 : ch->num_stripes, lost = 0;
 
-	/* every mirror set (raid10: each pair) keeps a copy that flushed */
+	/* every mirror set (raid10: each pair) keeps a copy that flushed;
+	 * raid5/6 all but one / two stripes */
 	for (int g = 0; g < ch->num_stripes; g += group) {
 		int good = 0;
 		for (int i = g; i < g + group; i++) {
@@ -1029,7 +1120,8 @@ static int flush_covered(const struct chunk *ch, void *arg)
 				bad = fc->failed[k] == d;
 			good += !bad;
 		}
-		lost |= !good;
+		lost |= (ch->type & BG_PARITY) ?
+			good < ch->num_stripes - chunk_parity_count(ch->type) : !good;
 	}
 	if (lost && !fc->lost++)
 		fc->lost_logical = ch->logical;

@@ -8,7 +8,8 @@
  * full copy per stripe (reads try each copy, writes go to all); raid10
  * lays 64 KiB elements round-robin over pairs of stripes, each element
  * mirrored on its pair, so a lookup maps one element at a time
- * (chunk_map_piece).  raid0, raid5 and raid6 are refused at open.
+ * (chunk_map_piece); raid5/6 rows are read and written by parity.c
+ * (chunk_map_lookup answers -EIO for them).  raid0 is refused at open.
  *
  * New chunks are created lazily (chunk_alloc) when a block group type runs
  * out of space: data chunks of up to 1 GiB, metadata up to 256 MiB, both
@@ -135,6 +136,15 @@ int chunk_flush_devs(struct core *c, const char *what);
  * map the whole chunk): callers that cross them loop over pieces.
  */
 uint64_t chunk_map_piece(struct core *c, uint64_t logical, uint64_t len);
+/* The layout of the chunk holding logical: 0, or -EIO. */
+int chunk_map_geometry(struct core *c, uint64_t logical, struct chunk_geom *g);
+/* Is logical inside a raid5/6 chunk (read and written by fs/store/parity.c)? */
+bool chunk_map_is_parity(struct core *c, uint64_t logical);
+/* Bytes of a full stripe (row) of the chunk at logical: raid5/6 k
+ * sectors, every other profile one sector (the allocator's unit). */
+uint64_t chunk_row_bytes(struct core *c, uint64_t logical);
+/* Parity columns a profile keeps: raid5 1, raid6 2, else 0. */
+int chunk_parity_count(uint64_t type);
 /* Every stripe of the chunk at logical, where it starts (dev NULL: a
  * missing device); returns how many, or -ENOENT. */
 int chunk_map_stripes(struct core *c, uint64_t logical, struct chunk_copy *out);

@@ -51,4 +51,12 @@ struct chunk_copy {
 	uint64_t physical;
 };
 
+/* A chunk's layout, copied out of the map (chunk_map_geometry). */
+struct chunk_geom {
+	uint64_t logical, length, type;
+	int num_stripes;
+	int ndata, nparity;	/* raid5/6: data and parity columns of a row */
+	struct chunk_copy stripes[CHUNK_MAX_STRIPES];	/* dev NULL: missing */
+};
+
 #endif

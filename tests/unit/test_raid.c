@@ -119,7 +119,12 @@ static int check_chunk(const struct chunk *ch, void *arg)
 		pc->wrong++;
 	else if (pc->prof == 0 && ch->num_stripes != 1)
 		pc->wrong++;
-	else if (pc->prof == BG_RAID10) {
+	else if (pc->prof & (BG_RAID5 | BG_RAID6)) {
+		int k = ch->num_stripes - ((pc->prof & BG_RAID6) ? 2 : 1);
+		if (k < 2 || chunk_stripe_span(ch->type, ch->num_stripes, ch->length) * (uint64_t)k !=
+			     ch->length)
+			pc->wrong++;
+	} else if (pc->prof == BG_RAID10) {
 		/* four stripes on four devices, each length / 2 long */
 		bool distinct = ch->num_stripes == 4;
 		for (int i = 0; i < ch->num_stripes; i++)
@@ -219,7 +224,8 @@ static void mkfs_errors(void)
 	CHECK("profile names parse", core_profile_parse("raid1", &p) == 0 && p == CORE_PROFILE_RAID1 &&
 	      core_profile_parse("dup", &p) == 0 && p == CORE_PROFILE_DUP &&
 	      core_profile_parse("single", &p) == 0 && p == 0 &&
-	      core_profile_parse("raid5", &p) == -EINVAL);
+	      core_profile_parse("raid5", &p) == 0 && p == CORE_PROFILE_RAID5 &&
+	      core_profile_parse("raid7", &p) == -EINVAL);
 	CHECK("discard option names parse", core_discard_parse("async") == CORE_DISCARD_ASYNC &&
 	      core_discard_parse("nodiscard") == CORE_DISCARD_OFF &&
 	      core_discard_parse("sync") == CORE_DISCARD_SYNC && core_discard_parse("x") < 0);
@@ -966,6 +972,180 @@ out:
 	vol_rm(&v);
 }
 
+/* Where the sector at logical lives on a raid5/6 chunk: its data column
+ * (parity q < 0) or the row's parity column q (0 P, 1 Q). */
+static uint64_t parity_phys(struct core *c, uint64_t logical, int q, const char **path)
+{
+	struct chunk_geom g;
+	uint64_t s, r;
+	int d;
+
+	if (chunk_map_geometry(c, logical, &g) || !g.nparity)
+		return 0;
+	s = (logical - g.logical) / CORE_SECTORSIZE;
+	r = s / (uint64_t)g.ndata;
+	d = (int)((r + (q < 0 ? s % (uint64_t)g.ndata : (uint64_t)(g.ndata + q))) %
+		  (uint64_t)g.num_stripes);
+	*path = g.stripes[d].dev->path;
+	return g.stripes[d].physical + r * CORE_SECTORSIZE;
+}
+
+/* Device-index masks of the mirrored (metadata) chunks of a volume. */
+struct mirror_masks {
+	const struct vol *v;
+	unsigned m[64];
+	int n;
+};
+
+static int note_mirror(const struct chunk *ch, void *arg)
+{
+	struct mirror_masks *mm = arg;
+	unsigned m = 0;
+
+	if ((ch->type & (BG_RAID5 | BG_RAID6)) || mm->n == 64)
+		return 0;
+	for (int i = 0; i < ch->num_stripes; i++)
+		for (int k = 0; k < mm->v->n; k++)
+			if (ch->stripes[i].dev && strcmp(ch->stripes[i].dev->path, mm->v->devs[k]) == 0)
+				m |= 1u << k;
+	mm->m[mm->n++] = m;
+	return 0;
+}
+
+#define ODDLEN (5u * 4096)	/* not whole rows: the last row is padded */
+
+/*
+ * raid5 (three devices) or raid6 (four) data: round trip, every way of
+ * losing one (raid5) or two (raid6) devices serves every read, a flipped
+ * data sector and a flipped parity sector: reads good, scrub repairs
+ * both, a second scrub finds nothing, fsck clean before (exit 4) and after.
+ */
+static void parity_case(const char *tag, int ndev, uint64_t prof)
+{
+	struct vol v;
+	uint64_t sz[4] = { 64ull << 20, 80ull << 20, 64ull << 20, 72ull << 20 }, ext[NEXT], odd = 0;
+	struct core *c = NULL;
+	struct core_stats st;
+	struct scrub_opts so = { 0 };
+	struct scrub_progress sp;
+	struct core_opts o;
+	char name[200], dpath[256], ppath[256];
+	const char *dp = NULL, *pp = NULL;
+	uint64_t dphys, pphys;
+	uint8_t *ob = malloc(ODDLEN), *ow = malloc(ODDLEN);
+	int lose = prof == CORE_PROFILE_RAID6 ? 2 : 1, served = 0, cases = 0, wrong = 0;
+	struct mirror_masks mm = { &v, { 0 }, 0 };
+#define N(s) (snprintf(name, sizeof(name), "%s: %s", tag, s), name)
+#define ODD_OK(c) (data_read(c, odd, ob, ODDLEN) == 0 && memcmp(ob, ow, ODDLEN) == 0)
+
+	MUST(ob && ow ? 0 : -ENOMEM);
+	fill(ow, ODDLEN, 77);
+	MUST(vol_make(&v, ndev, sz));
+	CHECK(N("raid5/6 metadata is refused (EINVAL)"), vol_format(&v, 0, prof, NULL) == -EINVAL);
+	MUST(vol_format(&v, prof, CORE_PROFILE_RAID1, NULL));
+	MUST(vol_open(&v, &c));
+	MUST(populate(c, ext));
+	{
+		struct txn *t;
+		MUST(txn_join(c, 4, 0, &t));
+		int r = data_alloc(t, ODDLEN, &odd);
+		if (!r)
+			r = data_write(t, odd, ow, ODDLEN);
+		int r2 = txn_end(t);
+		MUST(r ? r : r2);
+		MUST(txn_commit(c, COMMIT_SYNC));
+	}
+	CHECK(N("data chunks have the profile"), profiles_ok(c, prof, CORE_PROFILE_RAID1));
+	CHECK(N("extents start on whole rows"), chunk_row_bytes(c, ext[0]) > CORE_SECTORSIZE &&
+	      (ext[1] - ext[0]) % chunk_row_bytes(c, ext[0]) == 0 &&
+	      (odd - ext[0]) % chunk_row_bytes(c, ext[0]) == 0);
+	CHECK(N("items and data read back"), verify_all(c, ext) && ODD_OK(c));
+	chunk_for_each(c, note_mirror, &mm);
+	MUST(mount_close(c));
+	c = NULL;
+	CHECK_VFSCK(N("fsck clean after the round trip (data and parity)"), &v);
+
+	/* every way of losing `lose` devices: every read served, read-only */
+	core_opts_default(&o);
+	o.degraded = true;
+	o.readonly = true;
+	for (unsigned mask = 1; mask < (1u << ndev); mask++) {
+		const char *devs[4];
+		int n = 0, r;
+		if (__builtin_popcount(mask) != lose)
+			continue;
+		for (int k = 0; k < ndev; k++)
+			if (!(mask & (1u << k)))
+				devs[n++] = v.devs[k];
+		/* the raid1 metadata survives only with one of its copies */
+		bool meta = true;
+		for (int i = 0; i < mm.n; i++)
+			meta &= (mm.m[i] & ~mask) != 0;
+		if (!meta)
+			continue;
+		cases++;
+		r = mount_open(devs, n, &o, &c);
+		if (!r) {
+			bool ok = verify_all(c, ext) && ODD_OK(c);
+			served += ok;
+			wrong += !ok;
+			mount_close(c);
+		} else {
+			printf("%s: open without device mask %#x: %s\n", tag, mask, strerror(-r));
+		}
+		c = NULL;
+	}
+	printf("%s: %d of %d ways of losing %d device(s) that leave a metadata copy serve every read\n",
+	       tag, served, cases, lose);
+	CHECK(N("any device(s) parity covers missing (metadata kept): every read served, rebuilt"),
+	      cases > 0 && served == cases && wrong == 0);
+
+	/* flip a data sector of extent 1 and the parity of extent 2's first row */
+	MUST(vol_open(&v, &c));
+	dphys = parity_phys(c, ext[1] + 3 * CORE_SECTORSIZE, -1, &dp);
+	pphys = parity_phys(c, ext[2], 0, &pp);
+	snprintf(dpath, sizeof(dpath), "%s", dp ? dp : "");
+	snprintf(ppath, sizeof(ppath), "%s", pp ? pp : "");
+	MUST(mount_close(c));
+	c = NULL;
+	if (!dphys || !pphys) {
+		printf("FAIL: %s: no sector found to damage\n", tag);
+		fails++;
+		goto out;
+	}
+	MUST(t_poke(dpath, dphys + 100, 0x81));
+	MUST(t_poke(ppath, pphys + 2000, 0x42));
+	vol_fsck_quiet = true;
+	int fr = vol_fsck(&v);
+	vol_fsck_quiet = false;
+	if (fr >= 0)
+		CHECK(N("fsck reports the damaged data and parity (exit 4)"), fr == 4);
+	MUST(vol_open(&v, &c));
+	CHECK(N("with a data and a parity sector damaged every read still succeeds"),
+	      verify_all(c, ext) && ODD_OK(c));
+	mount_stats(c, &st);
+	CHECK(N("the bad data sector is counted and served rebuilt"), st.csum_errors >= 1 && st.degraded >= 1);
+	MUST(scrub_run(c, &so, &sp));
+	CHECK(N("scrub finds the bad data sector and the bad parity sector"),
+	      sp.data_errors >= 1 && sp.parity_errors >= 1);
+	CHECK(N("scrub repairs both (two sectors, nothing uncorrectable)"),
+	      sp.corrected_bytes >= 2 * CORE_SECTORSIZE && sp.uncorrectable_bytes == 0);
+	MUST(scrub_run(c, &so, &sp));
+	CHECK(N("a second scrub finds nothing"), sp.data_errors == 0 && sp.parity_errors == 0 &&
+	      sp.corrected_bytes == 0 && sp.uncorrectable_bytes == 0 && sp.checked_bytes > 0);
+	MUST(mount_close(c));
+	c = NULL;
+	CHECK_VFSCK(N("fsck clean after the repair"), &v);
+out:
+	if (c)
+		mount_close(c);
+	free(ob);
+	free(ow);
+	vol_rm(&v);
+#undef ODD_OK
+#undef N
+}
+
 /*
  * raid10 over four devices with devices missing: refused without
  * degraded; degraded (read-only), any one device gone serves every read,
@@ -1290,6 +1470,8 @@ int main(void)
 	trim_case();
 	missing_device();
 	raid10_missing();
+	parity_case("raid5 data on three devices", 3, CORE_PROFILE_RAID5);
+	parity_case("raid6 data on four devices", 4, CORE_PROFILE_RAID6);
 	failing_supers();
 	stale_device();
 	volume_ops();
