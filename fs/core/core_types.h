@@ -67,11 +67,11 @@ struct core {
 	 * Writes to devices (meta_write_copies) hold it shared from the
 	 * chunk lookup to the last copy written; a relocation takes it
 	 * exclusively to start filling new stripes and to copy each segment,
-	 * so no write lands between its read and its copy (fs/services/volume.c).
+	 * so no write lands between its read and its copy (fs/services/volume_reloc.c).
 	 * Taken with no other lock held by the relocation.
 	 */
 	struct glock reloc_lock;
-	struct volume *vol;		/* device add/remove, balance (fs/services/volume.c) */
+	struct volume *vol;		/* device add/remove, balance (fs/services/volume_int.h) */
 
 	struct core_root roots[CT_NR];
 	struct core_subvols subvols;	/* subvol.c */

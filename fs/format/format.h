@@ -185,7 +185,7 @@ struct super_block {
 } __attribute__((packed));
 _Static_assert(sizeof(struct super_block) == SUPER_SIZE, "superblock is 4 KiB");
 _Static_assert(sizeof(struct dev_item) == 98, "dev_item layout");
-/* dev_item.type: the device came back stale and its resync (volume.c) has
+/* dev_item.type: the device came back stale and its resync (volume_resync.c) has
  * not committed its end; the next full mount starts the resync over. */
 #define DEV_ITEM_RESYNC	(1ull << 0)
 

@@ -737,7 +737,7 @@ static void gl_ioctl(fuse_req_t req, fuse_ino_t ino_, unsigned int cmd, void *ar
 		return;
 	}
 	if (_IOC_TYPE(cmd) == GLASSFS_IOC_MAGIC && _IOC_NR(cmd) >= 20 && _IOC_NR(cmd) <= 29) {
-		/* devices and balance: fs/services/volume.c (which may take a while) */
+		/* devices and balance: fs/services/volume_*.c (which may take a while) */
 		char out[2048];
 		size_t outsz = out_bufsz < sizeof(out) ? out_bufsz : sizeof(out);
 		int ret = fuse_volume_ioctl(d->core, cmd, in_buf, in_bufsz, out, &outsz);

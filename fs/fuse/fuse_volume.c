@@ -2,7 +2,7 @@
 /*
  * fuse_volume.c — the device and balance ioctls (fs/format/ioctl.h,
  * numbers 20-29) on a mounted glassfs: decode the request, call
- * fs/services/volume.c, encode the answer.  In and out as the FUSE request
+ * fs/services/volume.h, encode the answer.  In and out as the FUSE request
  * carries them; returns 0 (the answer's result field says how the
  * operation went) or -errno for a malformed request.
  */

@@ -2,7 +2,7 @@
 /*
  * dev_latency.c — the mount options' device latency model (core_opts
  * dev_latency=, dev_latency.N=) applied to one device of the volume, at
- * open (fs/ops/mount.c) and when a device is added (fs/services/volume.c).
+ * open (fs/ops/mount.c) and when a device is added (fs/services/volume_dev.c).
  */
 #include "fs/core/core_types.h"
 #include "fs/store/dev.h"

@@ -51,7 +51,7 @@ struct dev {
 	bool rotational;
 	bool readonly;
 	bool unclaimed;		/* dev_unclaim(): no longer held exclusively */
-	/* set by the core (fs/services/volume.c), read under the chunk map's lock: */
+	/* set by volume management (fs/services/volume_*.c), read under the chunk map's lock: */
 	bool removing;		/* being removed: no new stripes here */
 	bool stale;		/* its superblock missed commits: read it last */
 	uint64_t sb_generation;	/* generation of its best superblock at open */

@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: MIT
+/*
+ * volume_reloc.c — moving one chunk to new stripes, for device remove and
+ * balance (volume.h has the design): its bytes copied segment by segment
+ * and mended block by block from the other copies, the switch committed,
+ * the chunk split first when it does not fit whole; and the list of
+ * chunks an operation moves.
+ */
+#include "fs/trees/chunk_tree.h"
+#include "fs/store/alloc.h"
+#include "fs/store/chunk.h"
+#include "fs/store/dev.h"
+#include "fs/trees/data.h"
+#include "fs/txn/txn.h"
+#include "fs/base/crc32c.h"
+#include "fs/base/probe.h"
+#include "fs/services/volume.h"
+#include "fs/services/volume_int.h"
+
+#include <string.h>
+
+/* Does block [b, b + bs) of the segment verify?  Data: every sector with
+ * a checksum matches it; metadata: a node for this address whose own
+ * checksum matches.  Unused space verifies as data, never as a node. */
+static bool block_ok(const uint8_t *b, uint64_t logical, uint32_t bs,
+		     bool meta, const uint32_t *exp, const uint8_t *have)
+{
+	if (meta) {
+		uint32_t want, got = crc32c(0, b + 32, bs - 32);
+		uint64_t at;
+		memcpy(&want, b, 4);
+		memcpy(&at, b + 48, 8);
+		return want == got && at == logical;
+	}
+	for (uint32_t s = 0; s < bs / CORE_SECTORSIZE; s++)
+		if (have[s] && crc32c(0, b + (size_t)s * CORE_SECTORSIZE, CORE_SECTORSIZE) != exp[s])
+			return false;
+	return true;
+}
+
+/*
+ * The segment in buf came from copy `from` of cp: where a block fails
+ * verification and another copy has it right, take that copy's block, so
+ * a relocation never spreads a bad copy.  Best effort: a block no copy
+ * verifies (free space, or truly lost) stays as read.
+ */
+static void mend_segment(struct core *c, uint8_t *buf, uint64_t logical, uint64_t n, bool meta,
+			 const struct chunk_copy *cp, int ncp, int from,
+			 const uint32_t *exp, const uint8_t *have)
+{
+	uint32_t bs = meta ? c->nodesize : CORE_SECTORSIZE;
+	uint8_t *alt[CHUNK_MAX_STRIPES] = { NULL };
+	bool tried[CHUNK_MAX_STRIPES] = { false };
+
+	for (uint64_t o = 0; o + bs <= n; o += bs) {
+		const uint32_t *e = exp ? exp + o / CORE_SECTORSIZE : NULL;
+		const uint8_t *h = have ? have + o / CORE_SECTORSIZE : NULL;
+		bool any = meta;
+
+		for (uint32_t s = 0; !meta && s < bs / CORE_SECTORSIZE; s++)
+			any |= h[s] != 0;
+		if (!any || block_ok(buf + o, logical + o, bs, meta, e, h))
+			continue;
+		for (int i = 0; i < ncp; i++) {
+			if (i == from)
+				continue;
+			if (!tried[i]) {	/* the other copy's whole segment, once */
+				tried[i] = true;
+				alt[i] = aligned_alloc(4096, n);
+				if (alt[i] && dev_read(cp[i].dev, cp[i].physical, alt[i], n)) {
+					free(alt[i]);
+					alt[i] = NULL;
+				}
+			}
+			if (alt[i] && block_ok(alt[i] + o, logical + o, bs, meta, e, h)) {
+				memcpy(buf + o, alt[i] + o, bs);
+				__atomic_fetch_add(&c->repaired, 1, __ATOMIC_RELAXED);
+				core_log(c, "relocation: block %llu bad on %s, copied from %s",
+					 (unsigned long long)(logical + o), cp[from].dev->path,
+					 cp[i].dev->path);
+				break;
+			}
+		}
+	}
+	for (int i = 0; i < CHUNK_MAX_STRIPES; i++)
+		free(alt[i]);
+}
+
+/*
+ * Copy [logical, +len) of one chunk to its new stripes, segment by
+ * segment; each segment is read from any readable old copy and mended
+ * block by block from the others (mend_segment).  Returns 0,
+ * -ECANCELED when *cancel was set, or the I/O error.
+ */
+static int reloc_copy(struct core *c, uint64_t logical, uint64_t len, uint64_t type,
+		      const struct chunk_stripe *ns, int nn, const int *cancel)
+{
+	uint32_t nsect = (uint32_t)(VOLUME_SEG / CORE_SECTORSIZE);
+	bool meta = !(type & BG_DATA);
+	uint32_t *exp = NULL;
+	uint8_t *buf, *have = NULL;
+	int ret = 0;
+
+	if (nn == 0)
+		return 0;	/* a kept stripe only: nothing to copy */
+	buf = aligned_alloc(4096, VOLUME_SEG);
+	if (!meta) {
+		exp = calloc(nsect, sizeof(*exp));
+		have = calloc(nsect, 1);
+	}
+	if (!buf || (!meta && (!exp || !have))) {
+		free(buf);
+		free(exp);
+		free(have);
+		return -ENOMEM;
+	}
+	for (uint64_t off = 0; off < len && !ret; off += VOLUME_SEG) {
+		struct chunk_copy cp[CHUNK_MAX_STRIPES];
+		uint64_t n = len - off < VOLUME_SEG ? len - off : VOLUME_SEG;
+		int ncp, from = -1;
+
+		if (cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED)) {
+			ret = -ECANCELED;
+			break;
+		}
+		/* checksums first, with no relocation lock held: tree
+		 * searches take tree locks, which a writer blocked on
+		 * reloc_lock may hold */
+		if (!meta && data_load_csums(c, logical + off, (uint32_t)(n / CORE_SECTORSIZE),
+					     exp, have))
+			memset(have, 0, nsect);	/* unverified: copied as read */
+		glock_write(&c->reloc_lock);
+		ncp = chunk_map_lookup(c, logical + off, n, cp, NULL);
+		ret = ncp < 0 ? ncp : -EIO;
+		for (int i = 0; i < ncp; i++) {
+			ret = dev_read(cp[i].dev, cp[i].physical, buf, n);
+			if (!ret) {
+				from = i;
+				break;
+			}
+			core_log(c, "relocation: read error on %s at %llu: %s%s", cp[i].dev->path,
+				 (unsigned long long)cp[i].physical, strerror(-ret),
+				 i + 1 < ncp ? ", trying the next copy" : "");
+		}
+		if (!ret && ncp > 1)
+			mend_segment(c, buf, logical + off, n, meta, cp, ncp, from, exp, have);
+		for (int i = 0; !ret && i < nn; i++) {
+			ret = dev_write(ns[i].dev, ns[i].physical + off, buf, n);
+			if (ret)
+				core_log(c, "relocation: write error on %s at %llu: %s",
+					 ns[i].dev->path, (unsigned long long)(ns[i].physical + off),
+					 strerror(-ret));
+		}
+		glock_write_unlock(&c->reloc_lock);
+		if (!ret && c->vol)	/* progress by bytes (volume_op_plan) */
+			__atomic_fetch_add(&c->vol->bytes_done, n, __ATOMIC_RELAXED);
+	}
+	for (int i = 0; !ret && i < nn; i++)
+		ret = dev_flush(ns[i].dev);
+	free(buf);
+	free(exp);
+	free(have);
+	return ret;
+}
+
+/*
+ * Move the chunk at logical to new stripes of profile prof, off exclude.
+ * On failure the chunk keeps its stripes and nothing is lost.  Returns 1
+ * (nothing said, nothing changed) when the new stripes do not fit whole:
+ * *len is the chunk's length, *fit the longest that would fit.
+ */
+static int relocate_one(struct core *c, uint64_t logical, uint64_t old_type, uint64_t prof,
+			const struct dev *exclude, const int *cancel, char *msg, size_t mlen,
+			uint64_t *len, uint64_t *fit)
+{
+	struct chunk_stripe ns[CHUNK_MAX_STRIPES];
+	uint64_t t0 = glock_now_ns();
+	struct txn *t = NULL;
+	int nn = 0, nkeep = 0, ret;
+
+	/* exclusive: writes in flight finish, later ones see the new stripes */
+	glock_write(&c->reloc_lock);
+	ret = chunk_reloc_begin(c, logical, prof, exclude, ns, &nn, &nkeep, len, fit);
+	glock_write_unlock(&c->reloc_lock);
+	if (ret == -ENOSPC)
+		return 1;
+	if (ret == -EINVAL)
+		return volume_say(c, ret, msg, mlen, "raid1 needs at least 2 devices to place chunk %llu on",
+			   (unsigned long long)logical);
+	if (ret)
+		return volume_say(c, ret, msg, mlen, "chunk %llu: %s", (unsigned long long)logical,
+			   strerror(-ret));
+	ret = reloc_copy(c, logical, *len, old_type, ns + nkeep, nn - nkeep, cancel);
+	if (!ret && (ret = txn_join(c, 16, TXN_USE_RESERVE, &t)) != 0)
+		t = NULL;
+	if (t) {
+		ret = chunk_reloc_switch(t, logical);
+		if (ret)
+			txn_abort(t, ret, "balance: switching a chunk to its new stripes");
+		ret = volume_commit(c, t, ret, NULL, 0, NULL, NULL);
+		if (!ret)
+			chunk_reloc_done(c, logical);
+	} else {
+		chunk_reloc_abort(c, logical);
+	}
+	if (PROBE_ON(BALANCE_CHUNK))
+		GLASSFS_BALANCE_CHUNK(logical, *len, old_type, (old_type & BG_TYPE_MASK) | prof, ret,
+				      glock_now_ns() - t0);
+	if (ret == -ECANCELED)
+		return volume_say(c, ret, msg, mlen, "cancelled");
+	if (ret)
+		return volume_say(c, ret, msg, mlen, "chunk %llu could not be moved: %s (it keeps its old stripes)",
+			   (unsigned long long)logical, strerror(-ret));
+	return 0;
+}
+
+/*
+ * The chunk at logical (len bytes) does not fit whole on the devices it
+ * must move to, but fit bytes would: split it at the largest MiB boundary
+ * at most fit that no extent crosses (down to 1 MiB), as btrfs shrinks a
+ * new chunk to the holes there are.  The group is fenced first (no new
+ * extent crosses a boundary below fit) and a commit puts every older one
+ * in the extent tree, where chunk_split_point looks.  Says why when it
+ * cannot split.
+ */
+static int split_to_fit(struct core *c, uint64_t logical, uint64_t len, uint64_t fit,
+			uint64_t type, uint64_t prof, char *msg, size_t mlen)
+{
+	uint64_t upto = fit < len ? fit : len - VOLUME_SEG, cut = 0;
+	struct txn *t;
+	int ret = -ENOSPC;
+
+	if (fit >= VOLUME_SEG && !(type & BG_SYSTEM)) {
+		ret = alloc_fence(c, logical, upto);
+		if (!ret)
+			ret = txn_commit(c, COMMIT_OTHER);
+		if (!ret)
+			ret = volume_join(c, 16, &t, msg, mlen);
+		if (ret) {
+			alloc_fence(c, logical, 0);
+			return volume_say(c, ret, msg, mlen, "splitting chunk %llu to fit: %s",
+				   (unsigned long long)logical, strerror(-ret));
+		}
+		for (ret = -EBUSY, cut = len; ret == -EBUSY;) {
+			cut = chunk_split_point(c, logical, upto, cut);
+			ret = cut ? chunk_split(t, logical, cut) : -ENOSPC;
+		}
+		if (ret)
+			alloc_fence(c, logical, 0);
+		if (ret == -ENOSPC) {	/* nothing changed */
+			txn_end(t);
+		} else {
+			ret = volume_commit(c, t, ret, msg, mlen, "splitting a chunk to fit", NULL);
+			if (!ret)
+				core_log(c, "chunk %llu (%llu MiB) split at %llu MiB: no hole for all of it",
+					 (unsigned long long)logical, (unsigned long long)(len >> 20),
+					 (unsigned long long)(cut >> 20));
+			return ret;
+		}
+	}
+	return volume_say(c, ret, msg, mlen, "no room for chunk %llu (%s %s, %llu MiB) on the other devices: "
+		   "their largest free hole is %llu MiB (%llu MiB unallocated on all devices)%s",
+		   (unsigned long long)logical, core_profile_name(prof),
+		   (type & BG_DATA) ? "data" : (type & BG_SYSTEM) ? "system" : "metadata",
+		   (unsigned long long)(len >> 20), (unsigned long long)(fit >> 20),
+		   (unsigned long long)(chunk_unallocated(c) >> 20),
+		   fit < VOLUME_SEG ? "" : (type & BG_SYSTEM) ? ", and a system chunk is not split" :
+		   ", and extents cross every MiB boundary below that, where it could be split");
+}
+
+/* Relocate the chunk at logical, split into pieces that fit when needed. */
+int volume_relocate(struct core *c, uint64_t logical, uint64_t old_type, uint64_t prof,
+		    const struct dev *exclude, const int *cancel, char *msg, size_t mlen)
+{
+	uint64_t end = 0;
+
+	for (;;) {
+		uint64_t len = 0, fit = 0;
+		int ret = relocate_one(c, logical, old_type, prof, exclude, cancel, msg, mlen,
+				       &len, &fit);
+		if (!end)
+			end = logical + len;
+		if (ret == 1)
+			ret = split_to_fit(c, logical, len, fit, old_type, prof, msg, mlen);
+		else if (!ret)
+			logical += len;
+		if (ret || logical >= end)
+			return ret;
+	}
+}
+
+/* chunk_for_each callback: the chunks l asks for (volume_int.h). */
+int volume_collect(const struct chunk *ch, void *arg)
+{
+	struct chunk_list *l = arg;
+	bool on = false, present = false;
+
+	for (int i = 0; i < ch->num_stripes; i++) {
+		const struct chunk_stripe *st = &ch->stripes[i];
+		on |= l->dev && st->dev == l->dev;
+		present |= st->dev != NULL;
+		if (l->missing && !st->dev) {
+			on = true;
+			int k = 0;
+			while (k < l->nmissing && l->missing_ids[k] != st->devid)
+				k++;
+			if (k == l->nmissing && k < CORE_MAX_DEVS)
+				l->missing_ids[l->nmissing++] = st->devid;
+		}
+	}
+	if ((l->dev || l->missing) && !on)
+		return 0;
+	if (!present && !l->lost++) {
+		l->lost_logical = ch->logical;
+		l->lost_type = ch->type;
+	}
+	if (volume_grow((void **)&l->v, &l->cap, l->n, sizeof(*l->v)))
+		return -ENOMEM;
+	l->v[l->n++] = (struct chunk_ref){ ch->logical, ch->length, ch->type, on };
+	return 0;
+}
+
+/* Present devices that can take new stripes (not being removed, not excluded). */
+int volume_usable_devs(struct core *c, const struct dev *exclude)
+{
+	int n = 0;
+
+	for (int i = 0; i < c->ndevs; i++)
+		n += c->devs[i] != exclude && !c->devs[i]->removing;
+	return n;
+}
