@@ -184,6 +184,14 @@ static void batch_read(struct core *c, const struct chunk_geom *g, struct batch 
 					 (unsigned long long)(nr * SECT), strerror(-ret));
 		}
 	}
+	/* a device whose superblock missed commits missed rows too: its
+	 * columns are rebuilt rather than trusted while parity allows */
+	unsigned stale = 0;
+	for (int d = 0; d < g->num_stripes; d++)
+		if (g->stripes[d].dev && g->stripes[d].dev->stale)
+			stale |= 1u << d;
+	if (__builtin_popcount(b->bad | stale) <= g->nparity)
+		b->bad |= stale;
 }
 
 /* Columns of row r living on the stripes in the mask. */
@@ -369,6 +377,41 @@ int parity_read(struct core *c, uint64_t logical, uint64_t len, void *buf, const
 	batch_free(&b);
 	if (ret)
 		memset(buf, 0, len);	/* never the bad bytes */
+	return ret;
+}
+
+int parity_rebuild(struct core *c, uint64_t chunk_logical, int stripe, uint64_t row0,
+		   uint64_t nrows)
+{
+	struct chunk_geom g;
+	struct codec cd;
+	struct batch b;
+	int ret;
+
+	if (chunk_map_geometry(c, chunk_logical, &g) || !g.nparity || stripe < 0 ||
+	    stripe >= g.num_stripes || !g.stripes[stripe].dev)
+		return -EIO;
+	codec_init(&cd, &g);
+	ret = batch_alloc(&b, g.num_stripes);
+	for (uint64_t r = row0; !ret && r < row0 + nrows;) {
+		uint64_t nr = row0 + nrows - r < BATCH_ROWS ? row0 + nrows - r : BATCH_ROWS;
+
+		batch_read(c, &g, &b, r, nr);
+		b.bad |= 1u << stripe;	/* its bytes are what we replace */
+		for (uint64_t i = 0; i < nr && !ret; i++) {
+			uint8_t *cols[MAXS];
+			row_cols(&cd, &b, i, cols);
+			ret = decode_row(&cd, cols, cols_on(&cd, r + i, b.bad));
+		}
+		if (!ret)
+			ret = dev_write(g.stripes[stripe].dev, g.stripes[stripe].physical + r * SECT,
+					b.col[stripe], nr * SECT);
+		if (!ret && PROBE_ON(STRIPE_REBUILD))
+			GLASSFS_STRIPE_REBUILD(g.logical + r * (uint64_t)cd.k * SECT,
+					       (int)cols_on(&cd, r, 1u << stripe));
+		r += nr;
+	}
+	batch_free(&b);
 	return ret;
 }
 

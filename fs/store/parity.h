@@ -32,6 +32,14 @@ int parity_write(struct core *c, uint64_t logical, const void *buf, uint64_t len
 int parity_read(struct core *c, uint64_t logical, uint64_t len, void *buf, const uint32_t *exp,
 		const uint8_t *have);
 
+/*
+ * Rewrite stripe `stripe` of the raid5/6 chunk at chunk_logical, rows
+ * [row0, row0 + nrows), from the other stripes (a device that came back
+ * stale: fs/services/volume_resync.c).  -EIO when a row cannot be rebuilt.
+ */
+int parity_rebuild(struct core *c, uint64_t chunk_logical, int stripe, uint64_t row0,
+		   uint64_t nrows);
+
 /* What parity_scrub found and did. */
 struct parity_scrub_stats {
 	uint64_t checked_bytes;		/* device bytes read and verified */
