@@ -65,8 +65,8 @@ uint64_t chunk_stripe_span(uint64_t type, int num_stripes, uint64_t length)
  * the stripes holding it (idx, returned count) and the offset inside
  * each (*devoff).  -1 when the range crosses a raid10 element.
  */
-static int stripe_map(uint64_t type, int num_stripes, uint64_t off, uint64_t len, int *idx,
-		      uint64_t *devoff)
+int chunk_stripe_map(uint64_t type, int num_stripes, uint64_t off, uint64_t len, int *idx,
+		     uint64_t *devoff)
 {
 	if (type & BG_PARITY)
 		return -1;	/* fs/store/parity.c reads and writes them */
@@ -283,7 +283,7 @@ int chunk_map_lookup(struct core *c, uint64_t logical, uint64_t len,
 	}
 	int idx[CHUNK_MAX_STRIPES], ns;
 	uint64_t devoff;
-	ns = stripe_map(ch->type, ch->num_stripes, logical - ch->logical, len, idx, &devoff);
+	ns = chunk_stripe_map(ch->type, ch->num_stripes, logical - ch->logical, len, idx, &devoff);
 	if (ns < 0) {
 		glock_read_unlock(&c->chunks.lock);
 		return -EIO;	/* crosses an element: chunk_map_piece first */
@@ -315,13 +315,13 @@ int chunk_map_lookup_write(struct core *c, uint64_t logical, uint64_t len,
 		glock_read_unlock(&c->chunks.lock);
 		return -EIO;
 	}
-	for (int set = 0; set < 2; set++) {
+	for (int set = 0; set < (ch->num_new ? 2 : 1); set++) {
 		const struct chunk_stripe *sv = set ? ch->new_stripes : ch->stripes;
 		int idx[CHUNK_MAX_STRIPES], ns;
 		uint64_t devoff;
 
-		ns = set ? stripe_map(ch->new_type, ch->num_new, logical - ch->logical, len, idx, &devoff)
-			 : stripe_map(ch->type, ch->num_stripes, logical - ch->logical, len, idx, &devoff);
+		ns = set ? chunk_stripe_map(ch->new_type, ch->num_new, logical - ch->logical, len, idx, &devoff)
+			 : chunk_stripe_map(ch->type, ch->num_stripes, logical - ch->logical, len, idx, &devoff);
 		if (ns < 0) {
 			n = 0;	/* crosses an element: chunk_map_piece first */
 			break;
@@ -936,7 +936,7 @@ int chunk_reloc_begin(struct core *c, uint64_t logical, uint64_t prof, const str
 		ret = -EINVAL;
 		goto out;
 	}
-	if ((prof | ch->type) & (BG_RAID10 | BG_PARITY)) {
+	if ((prof | ch->type) & BG_PARITY) {
 		/* the copy (fs/services/volume.c) moves stripe offsets 1:1 */
 		ret = -EOPNOTSUPP;
 		goto out;
@@ -946,14 +946,14 @@ int chunk_reloc_begin(struct core *c, uint64_t logical, uint64_t prof, const str
 	 * the old ones (nothing to copy); to raid1, one old copy plus one new
 	 * stripe on another device.  So does a raid1 chunk that lost a copy
 	 * with a missing device (device remove missing).  Everything else gets
-	 * all new stripes.
+	 * all new stripes (a raid10 stripe holds half the chunk: never kept).
 	 */
 	const struct chunk_stripe *keep = NULL;
 	uint64_t cur = ch->type & BG_PROFILE_MASK;
 	bool missing = false;	/* rebuilding a copy a missing device had */
 	for (int i = 0; i < ch->num_stripes; i++)
 		missing |= !ch->stripes[i].dev;
-	if ((prof != cur || missing) && (prof == 0 || prof == BG_RAID1))
+	if ((prof != cur || missing) && (prof == 0 || prof == BG_RAID1) && !(cur & BG_RAID10))
 		for (int i = 0; i < ch->num_stripes && !keep; i++)
 			if (ch->stripes[i].dev && ch->stripes[i].dev != exclude &&
 			    !ch->stripes[i].dev->removing && !ch->stripes[i].dev->stale)

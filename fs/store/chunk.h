@@ -148,6 +148,14 @@ int chunk_parity_count(uint64_t type);
 /* Every stripe of the chunk at logical, where it starts (dev NULL: a
  * missing device); returns how many, or -ENOENT. */
 int chunk_map_stripes(struct core *c, uint64_t logical, struct chunk_copy *out);
+/*
+ * Where [off, off + len) of a chunk of this type and stripe count lives:
+ * the stripe indexes (idx, returned count) and the offset inside each
+ * (*devoff); -1 when it crosses a raid10 element (or is raid5/6, which
+ * parity.c maps).  Relocation maps onto the new stripes with it.
+ */
+int chunk_stripe_map(uint64_t type, int num_stripes, uint64_t off, uint64_t len, int *idx,
+		     uint64_t *devoff);
 /* Device bytes each stripe of a chunk spans (format.h's profile table). */
 uint64_t chunk_stripe_span(uint64_t type, int num_stripes, uint64_t length);
 /* Visit every chunk (under the map's read lock; fn must not take it). */

@@ -1450,6 +1450,53 @@ static int count_on(const struct chunk *ch, void *arg)
 }
 
 /*
+ * Conversions to and from raid10 on four devices, each checked by its
+ * chunks' profiles, every byte read back and fsck: raid1 -> raid10 ->
+ * single -> raid10 -> raid1; then removing a device from a raid10 volume
+ * is refused (3 would be left).
+ */
+static void raid10_convert(void)
+{
+	struct vol v;
+	uint64_t sz[4] = { 64ull << 20, 64ull << 20, 64ull << 20, 64ull << 20 }, ext[NEXT];
+	struct core *c = NULL;
+	char msg[256];
+	static const struct { uint64_t d, m; const char *name; } steps[] = {
+		{ CORE_PROFILE_RAID10, CORE_PROFILE_RAID10, "raid1 -> raid10" },
+		{ CORE_PROFILE_SINGLE, CORE_PROFILE_RAID1, "raid10 -> single data, raid1 metadata" },
+		{ CORE_PROFILE_RAID10, CORE_PROFILE_RAID10, "single -> raid10" },
+		{ CORE_PROFILE_RAID1, CORE_PROFILE_DUP, "raid10 -> raid1 data, dup metadata" },
+	};
+
+	MUST(vol_make(&v, 4, sz));
+	MUST(vol_format(&v, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, NULL));
+	MUST(vol_open(&v, &c));
+	MUST(populate(c, ext));
+	for (size_t k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
+		char name[160];
+		int r = volume_balance_start(c, (int64_t)steps[k].d, (int64_t)steps[k].m, msg, sizeof(msg));
+		if (!r)
+			r = balance_wait(c);
+		snprintf(name, sizeof(name), "convert %s: finishes, every chunk converted, every byte reads",
+			 steps[k].name);
+		CHECK(name, r == 0 && profiles_ok(c, steps[k].d, steps[k].m) && verify_all(c, ext));
+		if (r)
+			printf("# %s: %s\n", steps[k].name, msg);
+		if (k == 2)
+			CHECK("raid10: removing a device (3 would be left) is refused",
+			      volume_dev_remove(c, v.devs[3], msg, sizeof(msg)) == -EINVAL &&
+			      strstr(msg, "raid10"));
+	}
+	MUST(mount_close(c));
+	c = NULL;
+	CHECK_VFSCK("raid10 conversions: fsck clean", &v);
+out:
+	if (c)
+		mount_close(c);
+	vol_rm(&v);
+}
+
+/*
  * Online device add, balance with conversion, device remove, through the
  * engine API (the ioctls call the same functions).
  */
@@ -1541,5 +1588,6 @@ int main(void)
 	stale_striped("raid5 resync", 3, CORE_PROFILE_RAID5, CORE_PROFILE_RAID1, 1);
 	stale_striped("raid6 resync", 4, CORE_PROFILE_RAID6, CORE_PROFILE_RAID1, 0);
 	volume_ops();
+	raid10_convert();
 	return fails ? 1 : 0;
 }
