@@ -58,6 +58,7 @@
 
 #include <errno.h>
 #include <isa-l/erasure_code.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,24 +92,65 @@ static int stripe_of(const struct codec *cd, uint64_t r, int j)
 struct batch {
 	uint8_t *col[MAXS];
 	uint64_t r0, nr;
-	unsigned bad;		/* stripes missing or failing to read */
+	unsigned bad;		/* stripes missing, failing to read, or stale */
+	unsigned rerr;		/* stripes that failed to read */
 };
 
-static int batch_alloc(struct batch *b, int n)
+/*
+ * Columns for up to `rows` rows (at most BATCH_ROWS), kept per thread and
+ * reused: a fresh 512 KiB buffer per call is an mmap, page faults and an
+ * munmap each time (a quarter of a raid5 write's time).  One batch per
+ * thread at a time: nothing here nests.
+ */
+static __thread uint8_t *tl_col[MAXS];
+static __thread uint64_t tl_rows;
+static pthread_key_t tl_key;
+static pthread_once_t tl_once = PTHREAD_ONCE_INIT;
+
+/* At thread exit (tl_key's destructor): the thread's buffers go. */
+static void tl_release(void *arg)
+{
+	(void)arg;
+	for (int d = 0; d < MAXS; d++) {
+		free(tl_col[d]);
+		tl_col[d] = NULL;
+	}
+	tl_rows = 0;
+}
+
+static void tl_key_init(void)
+{
+	(void)pthread_key_create(&tl_key, tl_release);
+}
+
+static int batch_alloc(struct batch *b, int n, uint64_t rows)
 {
 	memset(b, 0, sizeof(*b));
-	for (int d = 0; d < n; d++) {
-		b->col[d] = aligned_alloc(4096, BATCH_ROWS * SECT);
-		if (!b->col[d])
-			return -ENOMEM;
+	if (rows > BATCH_ROWS)
+		rows = BATCH_ROWS;
+	if (rows > tl_rows) {
+		pthread_once(&tl_once, tl_key_init);
+		pthread_setspecific(tl_key, tl_col);	/* non-NULL: the destructor runs */
+		for (int d = 0; d < MAXS; d++) {
+			free(tl_col[d]);
+			tl_col[d] = NULL;
+		}
+		tl_rows = 0;
+		for (int d = 0; d < MAXS; d++) {
+			tl_col[d] = aligned_alloc(4096, rows * SECT);
+			if (!tl_col[d])
+				return -ENOMEM;
+		}
+		tl_rows = rows;
 	}
+	for (int d = 0; d < n; d++)
+		b->col[d] = tl_col[d];
 	return 0;
 }
 
 static void batch_free(struct batch *b)
 {
-	for (int d = 0; d < MAXS; d++)
-		free(b->col[d]);
+	(void)b;	/* the thread's buffers stay for its next batch */
 }
 
 /* Pointers to the columns of row i of the batch, by column index. */
@@ -171,12 +213,13 @@ static void batch_read(struct core *c, const struct chunk_geom *g, struct batch 
 {
 	b->r0 = r0;
 	b->nr = nr;
-	b->bad = 0;
+	b->bad = b->rerr = 0;
 	for (int d = 0; d < g->num_stripes; d++) {
 		struct dev *dv = g->stripes[d].dev;
 		int ret = dv ? dev_read(dv, g->stripes[d].physical + r0 * SECT, b->col[d], nr * SECT) : -ENODEV;
 		if (ret) {
 			b->bad |= 1u << d;
+			b->rerr |= dv ? 1u << d : 0;
 			if (dv)
 				core_log(c, "raid%d: read error on %s at %llu+%llu: %s; rebuilding from "
 					 "parity", g->nparity == 2 ? 6 : 5, dv->path,
@@ -223,8 +266,8 @@ int parity_write(struct core *c, uint64_t logical, const void *buf, uint64_t len
 		return -EINVAL;
 	}
 	codec_init(&cd, &g);
-	ret = batch_alloc(&b, g.num_stripes);
 	rows = (len + row - 1) / row;
+	ret = batch_alloc(&b, g.num_stripes, rows);
 	for (uint64_t done = 0; !ret && done < rows;) {
 		uint64_t nr = rows - done < BATCH_ROWS ? rows - done : BATCH_ROWS;
 		unsigned failed = 0;
@@ -342,7 +385,7 @@ int parity_read(struct core *c, uint64_t logical, uint64_t len, void *buf, const
 	n = len / SECT;
 	r0 = s0 / (uint64_t)cd.k;
 	r1 = (s0 + n + (uint64_t)cd.k - 1) / (uint64_t)cd.k;
-	ret = batch_alloc(&b, g.num_stripes);
+	ret = batch_alloc(&b, g.num_stripes, r1 - r0);
 	for (uint64_t r = r0; !ret && r < r1;) {
 		uint64_t nr = r1 - r < BATCH_ROWS ? r1 - r : BATCH_ROWS;
 
@@ -392,7 +435,7 @@ int parity_rebuild(struct core *c, uint64_t chunk_logical, int stripe, uint64_t 
 	    stripe >= g.num_stripes || !g.stripes[stripe].dev)
 		return -EIO;
 	codec_init(&cd, &g);
-	ret = batch_alloc(&b, g.num_stripes);
+	ret = batch_alloc(&b, g.num_stripes, nrows);
 	for (uint64_t r = row0; !ret && r < row0 + nrows;) {
 		uint64_t nr = row0 + nrows - r < BATCH_ROWS ? row0 + nrows - r : BATCH_ROWS;
 
@@ -432,7 +475,7 @@ int parity_scrub(struct core *c, uint64_t logical, uint64_t len, const uint32_t 
 	n = len / SECT;
 	r0 = s0 / (uint64_t)cd.k;
 	r1 = (s0 + n + (uint64_t)cd.k - 1) / (uint64_t)cd.k;
-	ret = batch_alloc(&b, g.num_stripes);
+	ret = batch_alloc(&b, g.num_stripes, r1 - r0);
 	for (uint64_t r = r0; !ret && r < r1;) {
 		uint64_t nr = r1 - r < BATCH_ROWS ? r1 - r : BATCH_ROWS;
 		unsigned missing = 0;
@@ -441,7 +484,7 @@ int parity_scrub(struct core *c, uint64_t logical, uint64_t len, const uint32_t 
 		for (int d = 0; d < g.num_stripes; d++) {
 			if (!g.stripes[d].dev)
 				missing |= 1u << d;	/* redundancy lost, nothing to rewrite */
-			else if (b.bad & (1u << d))
+			else if (b.rerr & (1u << d))
 				st->read_errors++;
 			else
 				st->checked_bytes += nr * SECT;
