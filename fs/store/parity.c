@@ -368,6 +368,27 @@ static int settle_row(struct core *c, const struct codec *cd, struct batch *b, u
 	return -EIO;
 }
 
+/*
+ * The layout of the raid5/6 chunk holding sectors [logical, +len): its
+ * geometry and codec, the chunk sectors [*s0, *s0 + *n), the rows
+ * [*r0, *r1) they touch, and a batch for them.  -EIO when the range is
+ * not inside one raid5/6 chunk.
+ */
+static int span_open(struct core *c, uint64_t logical, uint64_t len, struct chunk_geom *g,
+		     struct codec *cd, struct batch *b, uint64_t *s0, uint64_t *n, uint64_t *r0,
+		     uint64_t *r1)
+{
+	if (chunk_map_geometry(c, logical, g) || !g->nparity || len % SECT ||
+	    logical + len > g->logical + g->length)
+		return -EIO;
+	codec_init(cd, g);
+	*s0 = (logical - g->logical) / SECT;
+	*n = len / SECT;
+	*r0 = *s0 / (uint64_t)cd->k;
+	*r1 = (*s0 + *n + (uint64_t)cd->k - 1) / (uint64_t)cd->k;
+	return batch_alloc(b, g->num_stripes, *r1 - *r0);
+}
+
 int parity_read(struct core *c, uint64_t logical, uint64_t len, void *buf, const uint32_t *exp,
 		const uint8_t *have)
 {
@@ -375,17 +396,10 @@ int parity_read(struct core *c, uint64_t logical, uint64_t len, void *buf, const
 	struct codec cd;
 	struct batch b;
 	uint64_t s0, n, r0, r1;
-	int ret;
+	int ret = span_open(c, logical, len, &g, &cd, &b, &s0, &n, &r0, &r1);
 
-	if (chunk_map_geometry(c, logical, &g) || !g.nparity || len % SECT ||
-	    logical + len > g.logical + g.length)
-		return -EIO;
-	codec_init(&cd, &g);
-	s0 = (logical - g.logical) / SECT;
-	n = len / SECT;
-	r0 = s0 / (uint64_t)cd.k;
-	r1 = (s0 + n + (uint64_t)cd.k - 1) / (uint64_t)cd.k;
-	ret = batch_alloc(&b, g.num_stripes, r1 - r0);
+	if (ret)
+		return ret;
 	for (uint64_t r = r0; !ret && r < r1;) {
 		uint64_t nr = r1 - r < BATCH_ROWS ? r1 - r : BATCH_ROWS;
 
@@ -465,17 +479,10 @@ int parity_scrub(struct core *c, uint64_t logical, uint64_t len, const uint32_t 
 	struct codec cd;
 	struct batch b;
 	uint64_t s0, n, r0, r1;
-	int ret;
+	int ret = span_open(c, logical, len, &g, &cd, &b, &s0, &n, &r0, &r1);
 
-	if (chunk_map_geometry(c, logical, &g) || !g.nparity || len % SECT ||
-	    logical + len > g.logical + g.length)
-		return -EIO;
-	codec_init(&cd, &g);
-	s0 = (logical - g.logical) / SECT;
-	n = len / SECT;
-	r0 = s0 / (uint64_t)cd.k;
-	r1 = (s0 + n + (uint64_t)cd.k - 1) / (uint64_t)cd.k;
-	ret = batch_alloc(&b, g.num_stripes, r1 - r0);
+	if (ret)
+		return ret;
 	for (uint64_t r = r0; !ret && r < r1;) {
 		uint64_t nr = r1 - r < BATCH_ROWS ? r1 - r : BATCH_ROWS;
 		unsigned missing = 0;
