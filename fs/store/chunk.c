@@ -753,7 +753,9 @@ static uint64_t pick_stripes(struct core *c, uint64_t type, uint64_t prof, uint6
 		for (int j = 0; j < k; j++)
 			if (pick[j]->len < per)
 				per = pick[j]->len;
-		per &= ~(MiB - 1);
+		/* whole elements on each device (a new chunk then rounds to
+		 * MiB; a relocated 1 MiB chunk takes 512 KiB on each of 2 pairs) */
+		per -= per % elem_len(prof);
 		ch->num_stripes = k;
 		for (int j = 0; j < k; j++) {
 			ch->stripes[j].dev = pick[j]->d;
