@@ -123,7 +123,7 @@ help:
 	@echo 'make fuzz         the libFuzzer targets (FUZZ_TIME seconds each)'
 	@echo 'make deps         install the Debian packages the tests need (deps-demo: the demo'"'"'s only)'
 	@echo 'make docs-probes  regenerate docs/probes.md from fs/base/probes.d'
-	@echo 'make demo-picture the README'"'"'s picture from the last make demo'
+	@echo 'make demo-picture the README'"'"'s pictures (flame graph, wall-clock graph) from the last make demo'
 	@echo 'make man          a man page for every program, from its --help (help2man)'
 	@echo 'make install      programs, man pages, dashboards, docs, systemd units under PREFIX=$(PREFIX) (DESTDIR honoured)'
 	@echo 'make clean        remove $(OUT)/'
@@ -138,7 +138,7 @@ clean:
 docs-probes readme-probes:
 	$(Q)tools/readme-probes.sh --write
 
-# The README's picture from the last `make demo` (tools/demo-picture.sh).
+# The README's pictures from the last `make demo` (tools/demo-picture.sh).
 demo-picture:
 	$(Q)tools/demo-picture.sh
 

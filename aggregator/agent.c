@@ -305,13 +305,55 @@ static void add_profile(json_t *profiles, const char *type, const char *units,
 }
 
 /* The wakeup command runs on its own thread, alongside the profiler. */
-struct wakeup_run { const char *cmd; char *out; size_t outlen; int rc; };
-static void *wakeup_thread(void *arg)
+/* A side command (wakeup, lock, commit, on-CPU, wall-clock) run in its own
+ * thread over the same window as the profiler. */
+struct side_run {
+	const char *cmd;	/* NULL: not running */
+	char buf[4096];
+	pthread_t th;
+	char *out;
+	size_t outlen;
+	int rc;
+};
+
+static void *side_thread(void *arg)
 {
-	struct wakeup_run *w = arg;
+	struct side_run *w = arg;
 
 	w->rc = run_cmd(w->cmd, &w->out, &w->outlen);
 	return NULL;
+}
+
+static void side_start(struct agent *a, struct side_run *r, const char *fmt)
+{
+	expand_cmd(a, fmt, r->buf, sizeof(r->buf));
+	r->cmd = r->buf;
+	if (pthread_create(&r->th, NULL, side_thread, r))
+		r->cmd = NULL;
+}
+
+/* Wait for a side command: 0 when it exited 0, else says so (WHAT: its
+ * name in the message) and returns its status. */
+static int side_join(struct side_run *r, const char *what)
+{
+	pthread_join(r->th, NULL);
+	if (r->rc)
+		fprintf(stderr, "glass-agent: %s command exited with status %d: %s\n", what, r->rc, r->cmd);
+	return r->rc;
+}
+
+/* Wait for a side command whose output is a profile: added to profiles as
+ * TYPE in UNITS (us_to_ns: it prints microseconds), or dropped. */
+static void side_join_profile(struct side_run *r, const char *what, json_t *profiles,
+			      const char *type, const char *units, int us_to_ns)
+{
+	char label[64];
+
+	snprintf(label, sizeof(label), "%s command", what);
+	if (!side_join(r, what) && r->out && r->outlen)
+		add_profile(profiles, type, units, us_to_ns, r->out, r->outlen, label);
+	else
+		free(r->out);
 }
 
 /* glass-lockstat -j output -> the window's "locks" (histograms dropped),
@@ -421,10 +463,8 @@ static int take_window(struct agent *a)
 	json_t *w, *profiles = json_array(), *summaries = NULL;
 	int rc;
 
-	char wcmd[4096], lcmd[4096], ccmd[4096], ocmd[4096], acmd[4096];
-	/* the same runner serves the lock, commit, on-CPU and wall-clock commands */
-	struct wakeup_run wk = { 0 }, lr = { 0 }, cr = { 0 }, oc = { 0 }, wl = { 0 };
-	pthread_t wth, lth, cth, oth, alth;
+	/* the side commands: wakeup, lock, commit, on-CPU, wall-clock */
+	struct side_run wk = { 0 }, lr = { 0 }, cr = { 0 }, oc = { 0 }, wl = { 0 };
 
 	refresh_glassfs(a);
 	/* The lock command watches the same window, alongside the profiler. */
@@ -433,38 +473,18 @@ static int take_window(struct agent *a)
 
 		if (!lc && a->lock_default && a->glassfs_pid)
 			lc = "glass-lockstat -p {pid} -d {interval} -s -j -n 20";
-		if (lc && (a->glassfs_pid || !strstr(lc, "{pid}"))) {
-			expand_cmd(a, lc, lcmd, sizeof(lcmd));
-			lr.cmd = lcmd;
-			if (pthread_create(&lth, NULL, wakeup_thread, &lr))
-				lr.cmd = NULL;
-		}
+		if (lc && (a->glassfs_pid || !strstr(lc, "{pid}")))
+			side_start(a, &lr, lc);
 	}
-	if (a->commit_default && a->glassfs_pid) {
-		expand_cmd(a, "glass-commitlat -p {pid} -d {interval} -j", ccmd, sizeof(ccmd));
-		cr.cmd = ccmd;
-		if (pthread_create(&cth, NULL, wakeup_thread, &cr))
-			cr.cmd = NULL;
-	}
+	if (a->commit_default && a->glassfs_pid)
+		side_start(a, &cr, "glass-commitlat -p {pid} -d {interval} -j");
 	expand_cmd(a, a->profiler_cmd, cmd, sizeof(cmd));
-	if (a->wakeup_cmd) {
-		expand_cmd(a, a->wakeup_cmd, wcmd, sizeof(wcmd));
-		wk.cmd = wcmd;
-		if (pthread_create(&wth, NULL, wakeup_thread, &wk))
-			wk.cmd = NULL;
-	}
-	if (a->oncpu_cmd && (a->glassfs_pid || !strstr(a->oncpu_cmd, "{pid}"))) {
-		expand_cmd(a, a->oncpu_cmd, ocmd, sizeof(ocmd));
-		oc.cmd = ocmd;
-		if (pthread_create(&oth, NULL, wakeup_thread, &oc))
-			oc.cmd = NULL;
-	}
-	if (a->wall_cmd && (a->glassfs_pid || !strstr(a->wall_cmd, "{pid}"))) {
-		expand_cmd(a, a->wall_cmd, acmd, sizeof(acmd));
-		wl.cmd = acmd;
-		if (pthread_create(&alth, NULL, wakeup_thread, &wl))
-			wl.cmd = NULL;
-	}
+	if (a->wakeup_cmd)
+		side_start(a, &wk, a->wakeup_cmd);
+	if (a->oncpu_cmd && (a->glassfs_pid || !strstr(a->oncpu_cmd, "{pid}")))
+		side_start(a, &oc, a->oncpu_cmd);
+	if (a->wall_cmd && (a->glassfs_pid || !strstr(a->wall_cmd, "{pid}")))
+		side_start(a, &wl, a->wall_cmd);
 	rc = run_cmd(cmd, &out, &outlen);
 	if (rc)
 		fprintf(stderr, "glass-agent: profiler command exited with status %d: %s\n", rc, cmd);
@@ -488,50 +508,23 @@ static int take_window(struct agent *a)
 		free(sum);
 	}
 	if (cr.cmd) {
-		pthread_join(cth, NULL);
-		if (cr.rc)
-			fprintf(stderr, "glass-agent: commit command exited with status %d: %s\n", cr.rc, cr.cmd);
-		else if (cr.out && cr.outlen)
+		if (!side_join(&cr, "commit") && cr.out && cr.outlen)
 			add_commits(&summaries, cr.out, cr.outlen);
 		free(cr.out);
 	}
-	if (lr.cmd) {
-		pthread_join(lth, NULL);
-		if (lr.rc)
-			fprintf(stderr, "glass-agent: lock command exited with status %d: %s\n", lr.rc, lr.cmd);
-	}
+	if (lr.cmd)
+		side_join(&lr, "lock");
 	if (rc == 0 && out && outlen) {
 		add_profile(profiles, a->type, a->units, a->us_to_ns, out, outlen, "profiler");
 		out = NULL;	/* add_profile took it */
 	}
-	if (wk.cmd) {
-		pthread_join(wth, NULL);
-		if (wk.rc)
-			fprintf(stderr, "glass-agent: wakeup command exited with status %d: %s\n", wk.rc, wk.cmd);
-		if (!wk.rc && wk.out && wk.outlen)
-			add_profile(profiles, "wakeup", a->units, a->us_to_ns, wk.out, wk.outlen, "wakeup command");
-		else
-			free(wk.out);
-	}
-	if (oc.cmd) {
-		pthread_join(oth, NULL);
-		if (oc.rc)
-			fprintf(stderr, "glass-agent: on-CPU command exited with status %d: %s\n", oc.rc, oc.cmd);
-		if (!oc.rc && oc.out && oc.outlen)
-			add_profile(profiles, "oncpu", "samples", 0, oc.out, oc.outlen, "on-CPU command");
-		else
-			free(oc.out);
-	}
-	if (wl.cmd) {
-		pthread_join(alth, NULL);
-		if (wl.rc)
-			fprintf(stderr, "glass-agent: wall-clock command exited with status %d: %s\n", wl.rc, wl.cmd);
-		/* glass-profile --wall prints microseconds: the wall type is ns */
-		if (!wl.rc && wl.out && wl.outlen)
-			add_profile(profiles, "wall", "ns", 1, wl.out, wl.outlen, "wall-clock command");
-		else
-			free(wl.out);
-	}
+	if (wk.cmd)
+		side_join_profile(&wk, "wakeup", profiles, "wakeup", a->units, a->us_to_ns);
+	if (oc.cmd)
+		side_join_profile(&oc, "on-CPU", profiles, "oncpu", "samples", 0);
+	/* glass-profile --wall prints microseconds: the wall type is ns */
+	if (wl.cmd)
+		side_join_profile(&wl, "wall-clock", profiles, "wall", "ns", 1);
 	free(out);
 	json_t *lk = json_object();	/* holds "locks" until w exists */
 

@@ -12,18 +12,6 @@
 #include <string.h>
 #include <zlib.h>
 
-static int ierr(char *msg, size_t msglen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int ierr(char *msg, size_t msglen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, msglen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
 int ingest_gunzip(const void *src, size_t len, size_t max, char **out,
 		  size_t *outlen, char *msg, size_t msglen)
 {
@@ -77,8 +65,8 @@ int ingest_gunzip(const void *src, size_t len, size_t max, char **out,
 		free(buf);
 		inflateEnd(&zs);
 		if (zr == Z_BUF_ERROR)
-			return ierr(msg, msglen, "gzip body is truncated");
-		return ierr(msg, msglen, "gzip body is corrupt: %s", zs.msg ? zs.msg : "inflate failed");
+			return agg_einval(msg, msglen, "gzip body is truncated");
+		return agg_einval(msg, msglen, "gzip body is corrupt: %s", zs.msg ? zs.msg : "inflate failed");
 	}
 	if (n > max) {
 		free(buf);
@@ -89,7 +77,7 @@ int ingest_gunzip(const void *src, size_t len, size_t max, char **out,
 	if (zs.avail_in) {
 		free(buf);
 		inflateEnd(&zs);
-		return ierr(msg, msglen, "trailing bytes after gzip stream");
+		return agg_einval(msg, msglen, "trailing bytes after gzip stream");
 	}
 	inflateEnd(&zs);
 	buf[n] = 0;

@@ -24,18 +24,6 @@
 #define MAX_WINDOW_NS	(86400LL * 1000000000LL)
 #define MAX_LOCK_CLASSES 256
 
-static int ierr(char *msg, size_t msglen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int ierr(char *msg, size_t msglen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, msglen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
 /* ---- multipart/form-data ------------------------------------------------ */
 
 static const char *memmem_s(const char *h, size_t hl, const char *n, size_t nl)
@@ -50,7 +38,7 @@ static int mp_boundary(const char *ct, char *b, size_t cap, char *msg, size_t ms
 	size_t n = 0;
 
 	if (strncasecmp(ct, "multipart/form-data", 19))
-		return ierr(msg, msglen, "Content-Type: want multipart/form-data");
+		return agg_einval(msg, msglen, "Content-Type: want multipart/form-data");
 	for (p = ct + 19; (p = strchr(p, ';'));) {
 		p++;
 		while (*p == ' ' || *p == '\t')
@@ -62,17 +50,17 @@ static int mp_boundary(const char *ct, char *b, size_t cap, char *msg, size_t ms
 			for (p++; *p && *p != '"' && n + 1 < cap; p++)
 				b[n++] = *p;
 			if (*p != '"')
-				return ierr(msg, msglen, "Content-Type: unterminated or too long boundary");
+				return agg_einval(msg, msglen, "Content-Type: unterminated or too long boundary");
 		} else
 			for (; *p && *p != ';' && *p != ' ' && n + 1 < cap; p++)
 				b[n++] = *p;
 		b[n] = 0;
 		/* RFC 2046: 1 to 70 characters */
 		if (!n || n > 70)
-			return ierr(msg, msglen, "Content-Type: boundary must be 1-70 characters");
+			return agg_einval(msg, msglen, "Content-Type: boundary must be 1-70 characters");
 		return 0;
 	}
-	return ierr(msg, msglen, "Content-Type: multipart/form-data without a boundary");
+	return agg_einval(msg, msglen, "Content-Type: multipart/form-data without a boundary");
 }
 
 /* name="..." from a Content-Disposition: form-data header value. */
@@ -122,7 +110,7 @@ int ingest_multipart(const char *ct, const char *body, size_t len, struct mp_par
 		size_t cl = (size_t)snprintf(crdelim, sizeof(crdelim), "\r\n%s", delim);
 
 		if (!(p = memmem_s(body, len, crdelim, cl)))
-			return ierr(msg, msglen, "multipart: no \"--%.70s\" delimiter in the body", b);
+			return agg_einval(msg, msglen, "multipart: no \"--%.70s\" delimiter in the body", b);
 		p += 2;
 	}
 	for (;;) {
@@ -135,14 +123,14 @@ int ingest_multipart(const char *ct, const char *body, size_t len, struct mp_par
 		while (p < e && (*p == ' ' || *p == '\t'))
 			p++;
 		if (e - p < 2 || p[0] != '\r' || p[1] != '\n')
-			return ierr(msg, msglen, "multipart: part %zu: delimiter not followed by CRLF", np + 1);
+			return agg_einval(msg, msglen, "multipart: part %zu: delimiter not followed by CRLF", np + 1);
 		hdr = p + 2;
 		if (!(hend = memmem_s(hdr, e - hdr, "\r\n\r\n", 4))) {
 			/* a part without headers starts right after the delimiter line */
-			return ierr(msg, msglen, "multipart: part %zu: headers not terminated", np + 1);
+			return agg_einval(msg, msglen, "multipart: part %zu: headers not terminated", np + 1);
 		}
 		if (np == MP_MAX_PARTS)
-			return ierr(msg, msglen, "multipart: more than %d parts", MP_MAX_PARTS);
+			return agg_einval(msg, msglen, "multipart: more than %d parts", MP_MAX_PARTS);
 		pt = &parts[np];
 		pt->name[0] = 0;
 		for (const char *l = hdr; l < hend + 2;) {
@@ -152,24 +140,24 @@ int ingest_multipart(const char *ct, const char *body, size_t len, struct mp_par
 				break;
 			colon = memchr(l, ':', le - l);
 			if (!colon)
-				return ierr(msg, msglen, "multipart: part %zu: bad header line", np + 1);
+				return agg_einval(msg, msglen, "multipart: part %zu: bad header line", np + 1);
 			if (colon - l == 19 && !strncasecmp(l, "Content-Disposition", 19) &&
 			    mp_disposition(colon + 1, le - colon - 1, pt->name, sizeof(pt->name)))
-				return ierr(msg, msglen, "multipart: part %zu: Content-Disposition must be form-data with a name", np + 1);
+				return agg_einval(msg, msglen, "multipart: part %zu: Content-Disposition must be form-data with a name", np + 1);
 			l = le + 2;
 		}
 		if (!pt->name[0])
-			return ierr(msg, msglen, "multipart: part %zu: no Content-Disposition name", np + 1);
+			return agg_einval(msg, msglen, "multipart: part %zu: no Content-Disposition name", np + 1);
 		for (size_t i = 0; i < np; i++)
 			if (!strcmp(parts[i].name, pt->name))
-				return ierr(msg, msglen, "multipart: part \"%s\" given twice", pt->name);
+				return agg_einval(msg, msglen, "multipart: part \"%s\" given twice", pt->name);
 		data = hend + 4;
 		{
 			char crdelim[88];
 			size_t cl = (size_t)snprintf(crdelim, sizeof(crdelim), "\r\n%s", delim);
 
 			if (!(next = memmem_s(data, e - data, crdelim, cl)))
-				return ierr(msg, msglen, "multipart: part \"%s\" is not closed (truncated body?)", pt->name);
+				return agg_einval(msg, msglen, "multipart: part \"%s\" is not closed (truncated body?)", pt->name);
 		}
 		pt->data = data;
 		pt->len = next - data;
@@ -177,7 +165,7 @@ int ingest_multipart(const char *ct, const char *body, size_t len, struct mp_par
 		p = next + 2;
 	}
 	if (!np)
-		return ierr(msg, msglen, "multipart: no parts");
+		return agg_einval(msg, msglen, "multipart: no parts");
 	return (int)np;
 }
 
@@ -198,7 +186,7 @@ static int pyro_multipart(const struct pyro_params *p, const char *body, size_t 
 			*proflen = parts[i].len;
 		} else if (!strcmp(parts[i].name, "prev_profile")) {
 			if (parts[i].len)
-				return ierr(msg, msglen, "multipart: prev_profile: cumulative profiles are not "
+				return agg_einval(msg, msglen, "multipart: prev_profile: cumulative profiles are not "
 					    "supported (send deltas, as current Pyroscope SDKs do)");
 		} else if (!strcmp(parts[i].name, "sample_type_config")) {
 			json_error_t je;
@@ -207,15 +195,15 @@ static int pyro_multipart(const struct pyro_params *p, const char *body, size_t 
 
 			json_decref(j);
 			if (!ok)
-				return ierr(msg, msglen, "multipart: sample_type_config: must be a JSON object");
+				return agg_einval(msg, msglen, "multipart: sample_type_config: must be a JSON object");
 		} else
-			return ierr(msg, msglen, "multipart: unknown part \"%.64s\" (want profile, "
+			return agg_einval(msg, msglen, "multipart: unknown part \"%.64s\" (want profile, "
 				    "prev_profile, sample_type_config)", parts[i].name);
 	}
 	if (!*prof)
-		return ierr(msg, msglen, "multipart: no \"profile\" part");
+		return agg_einval(msg, msglen, "multipart: no \"profile\" part");
 	if (!*proflen)
-		return ierr(msg, msglen, "multipart: \"profile\" part is empty");
+		return agg_einval(msg, msglen, "multipart: \"profile\" part is empty");
 	return 0;
 }
 
@@ -281,7 +269,7 @@ static int parse_folded(struct agg_window *w, int type, int units,
 				ln++;
 				col = 0;
 			}
-		return ierr(msg, msglen, "%s: line %lu: not valid UTF-8 at column %zu", what, ln, col + 1);
+		return agg_einval(msg, msglen, "%s: line %lu: not valid UTF-8 at column %zu", what, ln, col + 1);
 	}
 	if (!(set = folded_set_new()))
 		return -ENOMEM;
@@ -293,8 +281,8 @@ static int parse_folded(struct agg_window *w, int type, int units,
 	if (rc) {
 		folded_set_free(set);
 		if (fe.line)
-			return ierr(msg, msglen, "%s: line %lu: %s", what, fe.line, fe.msg);
-		return ierr(msg, msglen, "%s: %s", what, fe.msg);
+			return agg_einval(msg, msglen, "%s: line %lu: %s", what, fe.line, fe.msg);
+		return agg_einval(msg, msglen, "%s: %s", what, fe.msg);
 	}
 	/* Counts are bounded so that no sum of one window wraps, and sums over
 	 * windows only saturate (query.c). */
@@ -303,13 +291,13 @@ static int parse_folded(struct agg_window *w, int type, int units,
 			const struct folded_stack *fs = folded_set_get(set, i);
 
 			if (fs->count > AGG_MAX_COUNT) {
-				rc = ierr(msg, msglen, "%s: stack \"%.80s\": count %llu is over the bound %llu",
+				rc = agg_einval(msg, msglen, "%s: stack \"%.80s\": count %llu is over the bound %llu",
 					  what, fs->stack, (unsigned long long)fs->count, AGG_MAX_COUNT);
 				folded_set_free(set);
 				return rc;
 			}
 		}
-		rc = ierr(msg, msglen, "%s: the counts sum to %llu, over the bound %llu", what,
+		rc = agg_einval(msg, msglen, "%s: the counts sum to %llu, over the bound %llu", what,
 			  (unsigned long long)folded_set_total(set), AGG_MAX_COUNT);
 		folded_set_free(set);
 		return rc;
@@ -337,7 +325,7 @@ static int parse_summaries(struct agg_window *w, json_t *s, char *msg, size_t ms
 	json_t *v;
 
 	if (!json_is_object(s))
-		return ierr(msg, msglen, "summaries: must be an object");
+		return agg_einval(msg, msglen, "summaries: must be an object");
 	w->has_summary = 1;
 	json_object_foreach(s, k, v) {
 		int64_t *dst = NULL;
@@ -353,9 +341,9 @@ static int parse_summaries(struct agg_window *w, json_t *s, char *msg, size_t ms
 			json_t *cv;
 
 			if (!json_is_object(v))
-				return ierr(msg, msglen, "summaries.lock_wait_ns: must be an object of class: ns");
+				return agg_einval(msg, msglen, "summaries.lock_wait_ns: must be an object of class: ns");
 			if (json_object_size(v) > MAX_LOCK_CLASSES)
-				return ierr(msg, msglen, "summaries.lock_wait_ns: more than %d classes",
+				return agg_einval(msg, msglen, "summaries.lock_wait_ns: more than %d classes",
 					    MAX_LOCK_CLASSES);
 			w->locks = calloc(json_object_size(v) + 1, sizeof(*w->locks));
 			if (!w->locks)
@@ -364,9 +352,9 @@ static int parse_summaries(struct agg_window *w, json_t *s, char *msg, size_t ms
 				int64_t ns;
 
 				if (!valid_key(ck))
-					return ierr(msg, msglen, "summaries.lock_wait_ns: bad class name \"%.64s\"", ck);
+					return agg_einval(msg, msglen, "summaries.lock_wait_ns: bad class name \"%.64s\"", ck);
 				if (!get_nonneg(cv, &ns))
-					return ierr(msg, msglen, "summaries.lock_wait_ns.%s: must be an integer in 0..%llu",
+					return agg_einval(msg, msglen, "summaries.lock_wait_ns.%s: must be an integer in 0..%llu",
 						    ck, AGG_MAX_COUNT);
 				if (!(w->locks[w->nlocks].cls = strdup(ck)))
 					return -ENOMEM;
@@ -374,9 +362,9 @@ static int parse_summaries(struct agg_window *w, json_t *s, char *msg, size_t ms
 			}
 			continue;
 		} else
-			return ierr(msg, msglen, "summaries: unknown key \"%.64s\"", k);
+			return agg_einval(msg, msglen, "summaries: unknown key \"%.64s\"", k);
 		if (!get_nonneg(v, dst))
-			return ierr(msg, msglen, "summaries.%s: must be an integer in 0..%llu", k, AGG_MAX_COUNT);
+			return agg_einval(msg, msglen, "summaries.%s: must be an integer in 0..%llu", k, AGG_MAX_COUNT);
 	}
 	return 0;
 }
@@ -389,26 +377,26 @@ static int agent_json(json_t *root, const struct agg_limits *lim,
 	int have_start = 0, have_end = 0, rc;
 
 	if (!json_is_object(root))
-		return ierr(msg, msglen, "body must be a JSON object");
+		return agg_einval(msg, msglen, "body must be a JSON object");
 	json_object_foreach(root, k, v) {
 		if (!strcmp(k, "window_id")) {
 			if (!json_is_string(v) || !valid_id(json_string_value(v)))
-				return ierr(msg, msglen, "window_id: must be 1-%d characters of [A-Za-z0-9-_.:]", MAX_ID_LEN);
+				return agg_einval(msg, msglen, "window_id: must be 1-%d characters of [A-Za-z0-9-_.:]", MAX_ID_LEN);
 			if (!(w->window_id = strdup(json_string_value(v))))
 				return -ENOMEM;
 		} else if (!strcmp(k, "host")) {
 			if (!json_is_string(v) || !*json_string_value(v) ||
 			    !valid_text(json_string_value(v), MAX_HOST_LEN))
-				return ierr(msg, msglen, "host: must be a non-empty string of at most %d printable characters", MAX_HOST_LEN);
+				return agg_einval(msg, msglen, "host: must be a non-empty string of at most %d printable characters", MAX_HOST_LEN);
 			if (!(w->host = strdup(json_string_value(v))))
 				return -ENOMEM;
 		} else if (!strcmp(k, "start_ns")) {
 			if (!json_is_integer(v) || (w->start_ns = json_integer_value(v)) < 0)
-				return ierr(msg, msglen, "start_ns: must be a non-negative integer");
+				return agg_einval(msg, msglen, "start_ns: must be a non-negative integer");
 			have_start = 1;
 		} else if (!strcmp(k, "end_ns")) {
 			if (!json_is_integer(v) || (w->end_ns = json_integer_value(v)) < 0)
-				return ierr(msg, msglen, "end_ns: must be a non-negative integer");
+				return agg_einval(msg, msglen, "end_ns: must be a non-negative integer");
 			have_end = 1;
 		} else if (!strcmp(k, "labels"))
 			labels = v;
@@ -419,31 +407,31 @@ static int agent_json(json_t *root, const struct agg_limits *lim,
 		else if (!strcmp(k, "locks"))
 			locks = v;
 		else
-			return ierr(msg, msglen, "unknown key \"%.64s\"", k);
+			return agg_einval(msg, msglen, "unknown key \"%.64s\"", k);
 	}
 	if (!w->window_id)
-		return ierr(msg, msglen, "window_id: missing");
+		return agg_einval(msg, msglen, "window_id: missing");
 	if (!w->host)
-		return ierr(msg, msglen, "host: missing");
+		return agg_einval(msg, msglen, "host: missing");
 	if (!have_start || !have_end)
-		return ierr(msg, msglen, "%s: missing", have_start ? "end_ns" : "start_ns");
+		return agg_einval(msg, msglen, "%s: missing", have_start ? "end_ns" : "start_ns");
 	if (w->end_ns < w->start_ns)
-		return ierr(msg, msglen, "end_ns: before start_ns");
+		return agg_einval(msg, msglen, "end_ns: before start_ns");
 	if (w->end_ns - w->start_ns > MAX_WINDOW_NS)
-		return ierr(msg, msglen, "end_ns: window longer than one day");
+		return agg_einval(msg, msglen, "end_ns: window longer than one day");
 	if (labels) {
 		if (!json_is_object(labels))
-			return ierr(msg, msglen, "labels: must be an object of strings");
+			return agg_einval(msg, msglen, "labels: must be an object of strings");
 		if (json_object_size(labels) > lim->max_labels)
-			return ierr(msg, msglen, "labels: %zu labels, at most %zu allowed",
+			return agg_einval(msg, msglen, "labels: %zu labels, at most %zu allowed",
 				    json_object_size(labels), lim->max_labels);
 		json_object_foreach(labels, k, v) {
 			if (!valid_key(k))
-				return ierr(msg, msglen, "labels: bad label name \"%.64s\" (want [A-Za-z_][A-Za-z0-9_.]*, at most %d bytes)", k, MAX_KEY_LEN);
+				return agg_einval(msg, msglen, "labels: bad label name \"%.64s\" (want [A-Za-z_][A-Za-z0-9_.]*, at most %d bytes)", k, MAX_KEY_LEN);
 			if (!json_is_string(v) || !valid_text(json_string_value(v), MAX_VAL_LEN))
-				return ierr(msg, msglen, "labels.%s: must be a string of at most %d printable characters", k, MAX_VAL_LEN);
+				return agg_einval(msg, msglen, "labels.%s: must be a string of at most %d printable characters", k, MAX_VAL_LEN);
 			if (!strcmp(k, "host") && strcmp(json_string_value(v), w->host))
-				return ierr(msg, msglen, "labels.host: differs from host");
+				return agg_einval(msg, msglen, "labels.host: differs from host");
 			if ((rc = agg_labels_set(&w->labels, k, json_string_value(v))))
 				return rc;
 		}
@@ -451,14 +439,14 @@ static int agent_json(json_t *root, const struct agg_limits *lim,
 	if ((rc = agg_labels_set(&w->labels, "host", w->host)))
 		return rc;
 	if (w->labels.n > lim->max_labels + 1)
-		return ierr(msg, msglen, "labels: too many");
+		return agg_einval(msg, msglen, "labels: too many");
 	if (profiles) {
 		size_t i;
 
 		if (!json_is_array(profiles))
-			return ierr(msg, msglen, "profiles: must be an array");
+			return agg_einval(msg, msglen, "profiles: must be an array");
 		if (json_array_size(profiles) > lim->max_profiles || json_array_size(profiles) > PT_NTYPES)
-			return ierr(msg, msglen, "profiles: %zu profiles, at most %d allowed (one per type)",
+			return agg_einval(msg, msglen, "profiles: %zu profiles, at most %d allowed (one per type)",
 				    json_array_size(profiles), PT_NTYPES);
 		json_array_foreach(profiles, i, v) {
 			json_t *t = json_object_get(v, "type"), *u = json_object_get(v, "units"),
@@ -467,23 +455,23 @@ static int agent_json(json_t *root, const struct agg_limits *lim,
 			char what[64];
 
 			if (!json_is_object(v))
-				return ierr(msg, msglen, "profiles[%zu]: must be an object", i);
+				return agg_einval(msg, msglen, "profiles[%zu]: must be an object", i);
 			json_object_foreach(v, k, t) {
 				if (strcmp(k, "type") && strcmp(k, "units") && strcmp(k, "folded"))
-					return ierr(msg, msglen, "profiles[%zu]: unknown key \"%.64s\"", i, k);
+					return agg_einval(msg, msglen, "profiles[%zu]: unknown key \"%.64s\"", i, k);
 			}
 			t = json_object_get(v, "type");
 			if (!json_is_string(t) || (type = agg_ptype_parse(json_string_value(t))) < 0)
-				return ierr(msg, msglen, "profiles[%zu].type: must be offcpu, wakeup, lockwait, oncpu or wall", i);
+				return agg_einval(msg, msglen, "profiles[%zu].type: must be offcpu, wakeup, lockwait, oncpu or wall", i);
 			if (!u)
 				units = type == PT_ONCPU ? UNITS_SAMPLES : UNITS_NS;
 			else if (!json_is_string(u) || (units = agg_units_parse(json_string_value(u))) < 0)
-				return ierr(msg, msglen, "profiles[%zu].units: must be ns or samples", i);
+				return agg_einval(msg, msglen, "profiles[%zu].units: must be ns or samples", i);
 			if (!json_is_string(f))
-				return ierr(msg, msglen, "profiles[%zu].folded: must be a string", i);
+				return agg_einval(msg, msglen, "profiles[%zu].folded: must be a string", i);
 			for (size_t j = 0; j < w->nprof; j++)
 				if (w->prof[j].type == type)
-					return ierr(msg, msglen, "profiles[%zu]: second %s profile", i, agg_ptype_name(type));
+					return agg_einval(msg, msglen, "profiles[%zu]: second %s profile", i, agg_ptype_name(type));
 			snprintf(what, sizeof(what), "profiles[%zu] (%s)", i, agg_ptype_name(type));
 			if ((rc = parse_folded(w, type, units, json_string_value(f),
 					       json_string_length(f), lim, what, msg, msglen)))
@@ -495,7 +483,7 @@ static int agent_json(json_t *root, const struct agg_limits *lim,
 	if (locks && (rc = locks_parse(w, locks, lim, msg, msglen)))
 		return rc;
 	if (!w->nprof && !w->has_summary && !w->has_lk)
-		return ierr(msg, msglen, "window has neither profiles nor summaries nor locks");
+		return agg_einval(msg, msglen, "window has neither profiles nor summaries nor locks");
 	return 0;
 }
 
@@ -510,7 +498,7 @@ int ingest_agent_json(const char *body, size_t len, const struct agg_limits *lim
 	w->commit_p99_ns = w->commit_count = w->trim_stall_ns = -1;
 	root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
 	if (!root)
-		return ierr(msg, msglen, "malformed JSON at line %d column %d: %s",
+		return agg_einval(msg, msglen, "malformed JSON at line %d column %d: %s",
 			    je.line, je.column, je.text);
 	rc = agent_json(root, lim, w, msg, msglen);
 	json_decref(root);
@@ -532,30 +520,30 @@ int ingest_pyroscope(const struct pyro_params *p, const char *body, size_t len,
 	memset(w, 0, sizeof(*w));
 	w->commit_p99_ns = w->commit_count = w->trim_stall_ns = -1;
 	if (!p->name || !*p->name)
-		return ierr(msg, msglen, "name: missing (want name=APP{k=v,...})");
+		return agg_einval(msg, msglen, "name: missing (want name=APP{k=v,...})");
 	int multipart = p->content_type && !strncasecmp(p->content_type, "multipart/form-data", 19);
 	int is_pprof = multipart || (p->format && !strcmp(p->format, "pprof"));
 
 	if (p->format && strcmp(p->format, "folded") && strcmp(p->format, "lines") &&
 	    strcmp(p->format, "pprof"))
-		return ierr(msg, msglen, "format: folded or pprof, not \"%.32s\"", p->format);
+		return agg_einval(msg, msglen, "format: folded or pprof, not \"%.32s\"", p->format);
 	if (multipart && p->format && strcmp(p->format, "pprof"))
-		return ierr(msg, msglen, "format: a multipart/form-data body carries pprof, not \"%.32s\"",
+		return agg_einval(msg, msglen, "format: a multipart/form-data body carries pprof, not \"%.32s\"",
 			    p->format);
 	if (p->aggregation && strcmp(p->aggregation, "sum") && strcmp(p->aggregation, "average"))
-		return ierr(msg, msglen, "aggregationType: must be sum or average");
+		return agg_einval(msg, msglen, "aggregationType: must be sum or average");
 	if (p->sample_rate) {
 		char *e;
 		unsigned long r = strtoul(p->sample_rate, &e, 10);
 
 		if (*e || !r)
-			return ierr(msg, msglen, "sampleRate: must be a positive integer");
+			return agg_einval(msg, msglen, "sampleRate: must be a positive integer");
 	}
 	if ((rc = sel_parse_lim(p->name, lim, &sel, smsg, sizeof(smsg))))
-		return rc == -ENOMEM ? rc : ierr(msg, msglen, "name: %s", smsg);
+		return rc == -ENOMEM ? rc : agg_einval(msg, msglen, "name: %s", smsg);
 	if (!sel.metric) {
 		sel_free(&sel);
-		return ierr(msg, msglen, "name: missing application name before '{'");
+		return agg_einval(msg, msglen, "name: missing application name before '{'");
 	}
 	/* APP.TYPE names the profile type when TYPE is one of ours (cpu = oncpu). */
 	app = sel.metric;
@@ -575,32 +563,32 @@ int ingest_pyroscope(const struct pyro_params *p, const char *body, size_t len,
 			units = UNITS_NS;
 		else {
 			sel_free(&sel);
-			return ierr(msg, msglen, "units: must be samples or nanoseconds");
+			return agg_einval(msg, msglen, "units: must be samples or nanoseconds");
 		}
 	}
 	if (sel.n > lim->max_labels) {
 		size_t n = sel.n;
 
 		sel_free(&sel);
-		return ierr(msg, msglen, "name: %zu labels, at most %zu allowed", n, lim->max_labels);
+		return agg_einval(msg, msglen, "name: %zu labels, at most %zu allowed", n, lim->max_labels);
 	}
 	rc = 0;
 	for (size_t i = 0; i < sel.n && !rc; i++) {
 		if (sel.m[i].op != SEL_EQ)
-			rc = ierr(msg, msglen, "name: label %s must use '='", sel.m[i].name);
+			rc = agg_einval(msg, msglen, "name: label %s must use '='", sel.m[i].name);
 		else if (!valid_key(sel.m[i].name))
-			rc = ierr(msg, msglen, "name: bad label name \"%.64s\"", sel.m[i].name);
+			rc = agg_einval(msg, msglen, "name: bad label name \"%.64s\"", sel.m[i].name);
 		else if (!valid_text(sel.m[i].value, MAX_VAL_LEN))
-			rc = ierr(msg, msglen, "name: label %s: value too long or not printable", sel.m[i].name);
+			rc = agg_einval(msg, msglen, "name: label %s: value too long or not printable", sel.m[i].name);
 		else if (!agg_utf8_valid(sel.m[i].value, strlen(sel.m[i].value), NULL))
-			rc = ierr(msg, msglen, "name: label %s: value is not valid UTF-8", sel.m[i].name);
+			rc = agg_einval(msg, msglen, "name: label %s: value is not valid UTF-8", sel.m[i].name);
 		else
 			rc = agg_labels_set(&w->labels, sel.m[i].name, sel.m[i].value);
 	}
 	if (!rc && (!valid_text(app, MAX_VAL_LEN) || !*app))
-		rc = ierr(msg, msglen, "name: bad application name");
+		rc = agg_einval(msg, msglen, "name: bad application name");
 	if (!rc && !agg_utf8_valid(app, strlen(app), NULL))
-		rc = ierr(msg, msglen, "name: application name is not valid UTF-8");
+		rc = agg_einval(msg, msglen, "name: application name is not valid UTF-8");
 	if (!rc)
 		rc = agg_labels_set(&w->labels, "service_name", app);
 	sel_free(&sel);
@@ -618,15 +606,15 @@ int ingest_pyroscope(const struct pyro_params *p, const char *body, size_t len,
 	from = now - 10000000000LL;
 	until = now;
 	if (p->from && sel_time(p->from, now, &from)) {
-		rc = ierr(msg, msglen, "from: not a time (unix seconds or now-1h)");
+		rc = agg_einval(msg, msglen, "from: not a time (unix seconds or now-1h)");
 		goto fail;
 	}
 	if (p->until && sel_time(p->until, now, &until)) {
-		rc = ierr(msg, msglen, "until: not a time (unix seconds or now-1h)");
+		rc = agg_einval(msg, msglen, "until: not a time (unix seconds or now-1h)");
 		goto fail;
 	}
 	if (until < from || until - from > MAX_WINDOW_NS || from < 0) {
-		rc = ierr(msg, msglen, "until: must follow from, within one day");
+		rc = agg_einval(msg, msglen, "until: must follow from, within one day");
 		goto fail;
 	}
 	w->start_ns = from;

@@ -5,6 +5,8 @@
 #include "aggregator/ingest.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -73,6 +75,16 @@ no:
 	if (bad)
 		*bad = i;
 	return 0;
+}
+
+int agg_einval(char *msg, size_t msglen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, msglen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
 }
 
 int64_t agg_now_ns(void)

@@ -36,4 +36,9 @@ int agg_utf8_valid(const char *s, size_t len, size_t *bad);
 /* CLOCK_REALTIME in ns. */
 int64_t agg_now_ns(void);
 
+/* How the validators (ingest, locks, pprof, gunzip, selectors) refuse
+ * input: the message into msg (msglen bytes), and -EINVAL returned. */
+int agg_einval(char *msg, size_t msglen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 #endif /* GLASS_AGG_LABELS_H */

@@ -36,18 +36,6 @@
 #include <string.h>
 #include <jansson.h>
 
-static int lerr(char *msg, size_t msglen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int lerr(char *msg, size_t msglen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, msglen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
 const char *locks_mode_name(int mode)
 {
 	return mode ? "write" : "read";
@@ -83,7 +71,7 @@ static int fields(json_t *o, struct field *f, size_t nf, const char *const *str_
 	json_t *v;
 
 	if (!json_is_object(o))
-		return lerr(msg, msglen, "locks.%s[%zu]: must be an object", what, idx);
+		return agg_einval(msg, msglen, "locks.%s[%zu]: must be an object", what, idx);
 	json_object_foreach(o, k, v) {
 		size_t i;
 		int known = 0;
@@ -97,17 +85,17 @@ static int fields(json_t *o, struct field *f, size_t nf, const char *const *str_
 			if (!strcmp(k, f[i].name))
 				break;
 		if (i == nf)
-			return lerr(msg, msglen, "locks.%s[%zu]: unknown key \"%.64s\"", what, idx, k);
+			return agg_einval(msg, msglen, "locks.%s[%zu]: unknown key \"%.64s\"", what, idx, k);
 		if (!json_is_integer(v) || json_integer_value(v) < f[i].min ||
 		    json_integer_value(v) > f[i].max)
-			return lerr(msg, msglen, "locks.%s[%zu].%s: must be an integer in %lld..%lld",
+			return agg_einval(msg, msglen, "locks.%s[%zu].%s: must be an integer in %lld..%lld",
 				    what, idx, k, (long long)f[i].min, (long long)f[i].max);
 		*f[i].dst = json_integer_value(v);
 		f[i].seen = 1;
 	}
 	for (size_t i = 0; i < nf; i++)
 		if (!f[i].seen && f[i].min >= 0)	/* level, group: optional (-1) */
-			return lerr(msg, msglen, "locks.%s[%zu].%s: missing", what, idx, f[i].name);
+			return agg_einval(msg, msglen, "locks.%s[%zu].%s: missing", what, idx, f[i].name);
 	return 0;
 }
 
@@ -120,9 +108,9 @@ static int check_counted(json_t *o, int64_t acquired, const char *what, size_t i
 	if (!v)
 		return 0;
 	if (!json_is_boolean(v))
-		return lerr(msg, msglen, "locks.%s[%zu].acquired_counted: must be true or false", what, idx);
+		return agg_einval(msg, msglen, "locks.%s[%zu].acquired_counted: must be true or false", what, idx);
 	if (json_is_false(v) && acquired)
-		return lerr(msg, msglen, "locks.%s[%zu].acquired: must be 0 when acquired_counted is false",
+		return agg_einval(msg, msglen, "locks.%s[%zu].acquired: must be 0 when acquired_counted is false",
 			    what, idx);
 	return 0;
 }
@@ -132,7 +120,7 @@ static int get_class(json_t *o, char **out, const char *what, size_t idx, char *
 	json_t *c = json_object_get(o, "class");
 
 	if (!json_is_string(c) || !valid_class(json_string_value(c)))
-		return lerr(msg, msglen, "locks.%s[%zu].class: must be a name of [A-Za-z_][A-Za-z0-9_.]*",
+		return agg_einval(msg, msglen, "locks.%s[%zu].class: must be a name of [A-Za-z_][A-Za-z0-9_.]*",
 			    what, idx);
 	return (*out = strdup(json_string_value(c))) ? 0 : -ENOMEM;
 }
@@ -161,7 +149,7 @@ static int parse_class(struct agg_lockclass *c, json_t *o, size_t i, char *msg, 
 	m = json_object_get(o, "mode");
 	if (!json_is_string(m) || (strcmp(json_string_value(m), "read") &&
 				   strcmp(json_string_value(m), "write")))
-		return lerr(msg, msglen, "locks.classes[%zu].mode: must be \"read\" or \"write\"", i);
+		return agg_einval(msg, msglen, "locks.classes[%zu].mode: must be \"read\" or \"write\"", i);
 	c->mode = !strcmp(json_string_value(m), "write");
 	c->level = (int)level;
 	if ((rc = check_counted(o, c->acquired, "classes", i, msg, msglen)))
@@ -193,7 +181,7 @@ static int parse_inst(struct agg_lockinst *in, json_t *o, size_t i, char *msg, s
 	s = json_is_string(a) ? json_string_value(a) : "";
 	if (strncmp(s, "0x", 2) || !s[2] || strlen(s) > 18 ||
 	    (errno = 0, in->addr = strtoull(s + 2, &e, 16), *e || errno))
-		return lerr(msg, msglen, "locks.instances[%zu].addr: must be a hex string \"0x...\" (64 bits)", i);
+		return agg_einval(msg, msglen, "locks.instances[%zu].addr: must be a hex string \"0x...\" (64 bits)", i);
 	in->tree = (uint64_t)tree;
 	in->level = (int)level;
 	in->group = (int)group;
@@ -210,17 +198,17 @@ static int join_frames(json_t *fr, const struct agg_limits *lim, size_t i, char 
 	char *buf = NULL, *tmp;
 
 	if (!json_is_array(fr) || !n)
-		return lerr(msg, msglen, "locks.stacks[%zu].frames: must be a non-empty array of strings", i);
+		return agg_einval(msg, msglen, "locks.stacks[%zu].frames: must be a non-empty array of strings", i);
 	if (lim->max_depth && n > lim->max_depth)
-		return lerr(msg, msglen, "locks.stacks[%zu].frames: %zu frames, at most %zu allowed",
+		return agg_einval(msg, msglen, "locks.stacks[%zu].frames: %zu frames, at most %zu allowed",
 			    i, n, lim->max_depth);
 	for (size_t k = 0; k < n; k++) {
 		json_t *f = json_array_get(fr, k);
 
 		if (!json_is_string(f) || !json_string_length(f))
-			return lerr(msg, msglen, "locks.stacks[%zu].frames[%zu]: must be a non-empty string", i, k);
+			return agg_einval(msg, msglen, "locks.stacks[%zu].frames[%zu]: must be a non-empty string", i, k);
 		if (lim->max_frame_len && json_string_length(f) > lim->max_frame_len)
-			return lerr(msg, msglen, "locks.stacks[%zu].frames[%zu]: longer than %zu bytes",
+			return agg_einval(msg, msglen, "locks.stacks[%zu].frames[%zu]: longer than %zu bytes",
 				    i, k, lim->max_frame_len);
 		cap += json_string_length(f) + 1;
 	}
@@ -279,9 +267,9 @@ static int array_of(json_t *a, const char *what, size_t *n, char *msg, size_t ms
 		return 0;
 	}
 	if (!json_is_array(a))
-		return lerr(msg, msglen, "locks.%s: must be an array", what);
+		return agg_einval(msg, msglen, "locks.%s: must be an array", what);
 	if (json_array_size(a) > AGG_MAX_LOCK_ROWS)
-		return lerr(msg, msglen, "locks.%s: %zu rows, at most %d allowed", what,
+		return agg_einval(msg, msglen, "locks.%s: %zu rows, at most %d allowed", what,
 			    json_array_size(a), AGG_MAX_LOCK_ROWS);
 	*n = json_array_size(a);
 	return 0;
@@ -297,7 +285,7 @@ int locks_parse(struct agg_window *w, json_t *v, const struct agg_limits *lim,
 	int rc;
 
 	if (!json_is_object(v))
-		return lerr(msg, msglen, "locks: must be an object with classes, instances, stacks");
+		return agg_einval(msg, msglen, "locks: must be an object with classes, instances, stacks");
 	json_object_foreach(v, k, x) {
 		if (!strcmp(k, "classes"))
 			ca = x;
@@ -308,9 +296,9 @@ int locks_parse(struct agg_window *w, json_t *v, const struct agg_limits *lim,
 		else if (!strcmp(k, "mode")) {
 			if (!json_is_string(x) || (strcmp(json_string_value(x), "contended") &&
 						   strcmp(json_string_value(x), "all")))
-				return lerr(msg, msglen, "locks.mode: must be \"contended\" or \"all\"");
+				return agg_einval(msg, msglen, "locks.mode: must be \"contended\" or \"all\"");
 		} else
-			return lerr(msg, msglen, "locks: unknown key \"%.64s\"", k);
+			return agg_einval(msg, msglen, "locks: unknown key \"%.64s\"", k);
 	}
 	if ((rc = array_of(ca, "classes", &nc, msg, msglen)) ||
 	    (rc = array_of(ia, "instances", &ni, msg, msglen)) ||

@@ -26,17 +26,6 @@
 #include <string.h>
 #include <strings.h>
 
-static int perr(char *msg, size_t msglen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int perr(char *msg, size_t msglen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, msglen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
 static const char *str(const Perftools__Profiles__Profile *p, int64_t i)
 {
 	return i >= 0 && (size_t)i < p->n_string_table ? p->string_table[i] : NULL;
@@ -80,9 +69,9 @@ int pprof_to_folded(const void *body, size_t len, const char *sample_type,
 	p = perftools__profiles__profile__unpack(NULL, len, body);
 	free(plain);
 	if (!p)
-		return perr(msg, msglen, "pprof: not a valid profile protobuf");
+		return agg_einval(msg, msglen, "pprof: not a valid profile protobuf");
 	if (!p->n_sample_type) {
-		rc = perr(msg, msglen, "pprof: profile has no sample_type");
+		rc = agg_einval(msg, msglen, "pprof: profile has no sample_type");
 		goto out;
 	}
 	for (size_t i = 0; i < p->n_sample_type && col < 0; i++) {
@@ -92,7 +81,7 @@ int pprof_to_folded(const void *body, size_t len, const char *sample_type,
 			col = i;
 	}
 	if (sample_type && col < 0) {
-		rc = perr(msg, msglen, "pprof: no sample type \"%.64s\"", sample_type);
+		rc = agg_einval(msg, msglen, "pprof: no sample type \"%.64s\"", sample_type);
 		goto out;
 	}
 	if (col < 0 && p->default_sample_type)
@@ -111,7 +100,7 @@ int pprof_to_folded(const void *body, size_t len, const char *sample_type,
 		const char *t = str(p, p->sample_type[col]->type), *u = str(p, p->sample_type[col]->unit);
 
 		if (memory_type(t, u)) {
-			rc = perr(msg, msglen, "pprof: sample type %.40s/%.40s is a memory profile: glass-aggd "
+			rc = agg_einval(msg, msglen, "pprof: sample type %.40s/%.40s is a memory profile: glass-aggd "
 				  "stores time profiles only (offcpu, wakeup, lockwait, oncpu, wall), never summed "
 				  "with memory; send it elsewhere or pick a time column with sampleType=",
 				  t ? t : "?", u ? u : "?");
@@ -122,7 +111,7 @@ int pprof_to_folded(const void *body, size_t len, const char *sample_type,
 		else if (u && (!strcmp(u, "count") || !strcmp(u, "samples")))
 			*units = UNITS_SAMPLES;
 		else {
-			rc = perr(msg, msglen, "pprof: sample type %.40s/%.40s: want a unit of nanoseconds "
+			rc = agg_einval(msg, msglen, "pprof: sample type %.40s/%.40s: want a unit of nanoseconds "
 				  "or count (samples)", t ? t : "?", u ? u : "?");
 			goto out;
 		}
@@ -133,7 +122,7 @@ int pprof_to_folded(const void *body, size_t len, const char *sample_type,
 		size_t bad;
 
 		if (nm && !agg_utf8_valid(nm, strlen(nm), &bad)) {
-			rc = perr(msg, msglen, "pprof: function %llu: name (string_table[%lld]) is not valid "
+			rc = agg_einval(msg, msglen, "pprof: function %llu: name (string_table[%lld]) is not valid "
 				  "UTF-8 at byte %zu", (unsigned long long)p->function[i]->id,
 				  (long long)p->function[i]->name, bad + 1);
 			goto out;
@@ -165,13 +154,13 @@ int pprof_to_folded(const void *body, size_t len, const char *sample_type,
 		int64_t v;
 
 		if ((size_t)col >= s->n_value) {
-			rc = perr(msg, msglen, "pprof: sample %zu has %zu values, wanted column %lld",
+			rc = agg_einval(msg, msglen, "pprof: sample %zu has %zu values, wanted column %lld",
 				  si, s->n_value, (long long)col);
 			break;
 		}
 		v = s->value[col];
 		if (v < 0) {
-			rc = perr(msg, msglen, "pprof: sample %zu has a negative value", si);
+			rc = agg_einval(msg, msglen, "pprof: sample %zu has a negative value", si);
 			break;
 		}
 		if (!v)
@@ -180,7 +169,7 @@ int pprof_to_folded(const void *body, size_t len, const char *sample_type,
 			uint64_t *x = hmap_get(&locs, s->location_id[li] + 1);
 
 			if (!x) {
-				rc = perr(msg, msglen, "pprof: sample %zu names unknown location %llu", si,
+				rc = agg_einval(msg, msglen, "pprof: sample %zu names unknown location %llu", si,
 					  (unsigned long long)s->location_id[li]);
 				break;
 			}
@@ -198,7 +187,7 @@ int pprof_to_folded(const void *body, size_t len, const char *sample_type,
 		if (rc)
 			break;
 		if (nf > lim->max_depth) {
-			rc = perr(msg, msglen, "pprof: sample %zu is %zu frames deep, at most %zu allowed "
+			rc = agg_einval(msg, msglen, "pprof: sample %zu is %zu frames deep, at most %zu allowed "
 				  "(--max-depth)", si, nf, lim->max_depth);
 			break;
 		}
@@ -208,7 +197,7 @@ int pprof_to_folded(const void *body, size_t len, const char *sample_type,
 	if (fclose(f) && !rc)
 		rc = -ENOMEM;
 	if (!rc && !blen)
-		rc = perr(msg, msglen, "pprof: no samples with a non-zero value");
+		rc = agg_einval(msg, msglen, "pprof: no samples with a non-zero value");
 	if (rc) {
 		free(buf);
 		goto out;

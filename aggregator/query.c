@@ -1600,7 +1600,10 @@ static int ts_win_cb(void *arg, const struct store_window_row *w)
 			? ts_add(t, w->labelset, w->start_ns, NULL, w->total[PT_OFFCPU], 0) : 0;
 	case TS_WINDOWS: return ts_add(t, w->labelset, w->start_ns, NULL, 1, 0);
 	case TS_WALL:
-		return w->units[PT_WALL] == UNITS_NS
+		/* a window without a wall profile (total 0: a wall profile
+		 * holds its threads' wall-clock time) is absent, not a 0 --
+		 * else every host that ships off-CPU only draws a wall line */
+		return w->units[PT_WALL] == UNITS_NS && w->total[PT_WALL] > 0
 			? ts_add(t, w->labelset, w->start_ns, NULL, w->total[PT_WALL], 0) : 0;
 	}
 	return 0;

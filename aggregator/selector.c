@@ -20,18 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int serr(char *msg, size_t msglen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int serr(char *msg, size_t msglen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, msglen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
 static int is_name_start(int c) { return isalpha(c) || c == '_'; }
 static int is_name_char(int c) { return isalnum(c) || c == '_' || c == '.' || c == '-' || c == ':'; }
 
@@ -67,7 +55,7 @@ static int read_value(const char **p, char **out, char *msg, size_t msglen)
 		for (;;) {
 			if (!*s) {
 				free(v);
-				return serr(msg, msglen, "unterminated quoted value");
+				return agg_einval(msg, msglen, "unterminated quoted value");
 			}
 			if (*s == '"')
 				break;
@@ -79,7 +67,7 @@ static int read_value(const char **p, char **out, char *msg, size_t msglen)
 				case 't': v[n++] = '\t'; break;
 				default:
 					free(v);
-					return serr(msg, msglen, "bad escape \\%c in value", *s ? *s : '0');
+					return agg_einval(msg, msglen, "bad escape \\%c in value", *s ? *s : '0');
 				}
 				s++;
 				continue;
@@ -127,7 +115,7 @@ int sel_parse_lim(const char *str, const struct agg_limits *lim, struct selector
 		return 0;
 	if (*p != '{') {
 		sel_free(sel);
-		return serr(msg, msglen, "selector: expected '{' at offset %zu", (size_t)(p - str));
+		return agg_einval(msg, msglen, "selector: expected '{' at offset %zu", (size_t)(p - str));
 	}
 	p++;
 	for (;;) {
@@ -140,7 +128,7 @@ int sel_parse_lim(const char *str, const struct agg_limits *lim, struct selector
 		}
 		if (!is_name_start((unsigned char)*p)) {
 			sel_free(sel);
-			return serr(msg, msglen, "selector: expected a label name at offset %zu",
+			return agg_einval(msg, msglen, "selector: expected a label name at offset %zu",
 				    (size_t)(p - str));
 		}
 		for (q = p; isalnum((unsigned char)*q) || *q == '_' || *q == '.'; q++)
@@ -159,7 +147,7 @@ int sel_parse_lim(const char *str, const struct agg_limits *lim, struct selector
 		else {
 			free(m.name);
 			sel_free(sel);
-			return serr(msg, msglen, "selector: expected =, !=, =~ or !~ after label at offset %zu",
+			return agg_einval(msg, msglen, "selector: expected =, !=, =~ or !~ after label at offset %zu",
 				    (size_t)(p - str));
 		}
 		skip_ws(&p);
@@ -173,7 +161,7 @@ int sel_parse_lim(const char *str, const struct agg_limits *lim, struct selector
 
 			if ((rc = agg_re_compile(m.value, 1, re_len, re_mem, &m.re, eb, sizeof(eb)))) {
 				if (rc == -EINVAL)
-					serr(msg, msglen, "selector: regular expression for %.64s: %s", m.name, eb);
+					agg_einval(msg, msglen, "selector: regular expression for %.64s: %s", m.name, eb);
 				free(m.name); free(m.value); sel_free(sel);
 				return rc;
 			}
@@ -199,12 +187,12 @@ int sel_parse_lim(const char *str, const struct agg_limits *lim, struct selector
 			break;
 		}
 		sel_free(sel);
-		return serr(msg, msglen, "selector: expected ',' or '}' at offset %zu", (size_t)(p - str));
+		return agg_einval(msg, msglen, "selector: expected ',' or '}' at offset %zu", (size_t)(p - str));
 	}
 	skip_ws(&p);
 	if (*p) {
 		sel_free(sel);
-		return serr(msg, msglen, "selector: trailing characters at offset %zu", (size_t)(p - str));
+		return agg_einval(msg, msglen, "selector: trailing characters at offset %zu", (size_t)(p - str));
 	}
 	return 0;
 }

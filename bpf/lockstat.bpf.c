@@ -32,12 +32,7 @@ struct {
 
 STACKTAB(ustacks, 4096);		/* resized by the loader (-S) */
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, __u32);
-	__type(value, struct stack_ips);
-	__uint(max_entries, 1);
-} scratch SEC(".maps");
+STACKTAB_SCRATCH(scratch, 1);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -46,20 +41,9 @@ struct {
 	__uint(max_entries, 4096);	/* resized by the loader (-S) */
 } wstacks SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, __u32);
-	__type(value, __u64);
-	__uint(max_entries, LSC_NR);
-} counters SEC(".maps");
-
-static __always_inline void count(__u32 c)
-{
-	__u64 *v = bpf_map_lookup_elem(&counters, &c);
-
-	if (v)
-		(*v)++;
-}
+/* counters: the tracers' shared per-CPU counters. */
+#define TRACEMAPS_COUNTERS	LSC_NR
+#include "tracemaps.h"
 
 static __always_inline __u32 log2_slot(__u64 v)
 {
@@ -106,7 +90,7 @@ static __always_inline struct ls_inst *inst(__u64 addr, int cls, __u64 tree,
 	zero.tree = tree;
 	if (bpf_map_update_elem(&insts, &addr, &zero, BPF_NOEXIST) &&
 	    !bpf_map_lookup_elem(&insts, &addr)) {
-		count(LSC_INST_FULL);
+		tracemaps_count(LSC_INST_FULL);
 		return NULL;
 	}
 	return bpf_map_lookup_elem(&insts, &addr);
@@ -119,7 +103,7 @@ int BPF_USDT(lock_contended, __u64 addr, int cls, __u64 tree, int level,
 	struct ls_hist *h;
 	struct ls_inst *in;
 
-	count(LSC_FIRED);
+	tracemaps_count(LSC_FIRED);
 	h = hist(cls, level, mode, LS_WAIT);
 	if (h)
 		hist_time(h, wait_ns);
@@ -133,7 +117,7 @@ int BPF_USDT(lock_contended, __u64 addr, int cls, __u64 tree, int level,
 	if (!stacks)
 		return 0;
 	if (wait_ns < min_wait_ns) {
-		count(LSC_BELOW_MIN);
+		tracemaps_count(LSC_BELOW_MIN);
 		return 0;
 	}
 	{
@@ -149,14 +133,14 @@ int BPF_USDT(lock_contended, __u64 addr, int cls, __u64 tree, int level,
 		bytes = bpf_get_stack(ctx, buf->ips, sizeof(buf->ips), BPF_F_USER_STACK);
 		sk.stack = stacktab_put(&ustacks, buf, bytes);
 		if (!sk.stack) {
-			count(LSC_STACK_LOST);
+			tracemaps_count(LSC_STACK_LOST);
 			return 0;
 		}
 		sv = bpf_map_lookup_elem(&wstacks, &sk);
 		if (!sv) {
 			if (bpf_map_update_elem(&wstacks, &sk, &sz, BPF_NOEXIST) &&
 			    !bpf_map_lookup_elem(&wstacks, &sk)) {
-				count(LSC_WSTACKS_FULL);
+				tracemaps_count(LSC_WSTACKS_FULL);
 				return 0;
 			}
 			sv = bpf_map_lookup_elem(&wstacks, &sk);
@@ -177,7 +161,7 @@ int BPF_USDT(lock_acquired, __u64 addr, int cls, __u64 tree, int level,
 	struct ls_hist *h;
 	struct ls_inst *in;
 
-	count(LSC_FIRED);
+	tracemaps_count(LSC_FIRED);
 	h = hist(cls, level, mode, LS_WAIT);
 	if (h)
 		h->count++;
@@ -194,7 +178,7 @@ int BPF_USDT(lock_released, __u64 addr, int cls, __u64 tree, int level,
 {
 	struct ls_hist *h;
 
-	count(LSC_FIRED);
+	tracemaps_count(LSC_FIRED);
 	if (!hold_ns)
 		return 0;
 	h = hist(cls, level, mode, LS_HOLD);

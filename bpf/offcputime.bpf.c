@@ -108,39 +108,12 @@ struct {
 	__uint(max_entries, MAX_ENTRIES);
 } counts SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, __u32);
-	__type(value, struct stack_ips);
-	__uint(max_entries, NSLOTS);
-} scratch SEC(".maps");
+STACKTAB_SCRATCH(scratch, NSLOTS);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, __u32);
-	__type(value, __u64);
-	__uint(max_entries, OC_NR);
-} counters SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, __u32);
-	__type(value, __u8);
-	__uint(max_entries, MAX_ENTRIES);
-} seen SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 64 * 1024);
-} events SEC(".maps");
-
-static __always_inline void count(__u32 c)
-{
-	__u64 *v = bpf_map_lookup_elem(&counters, &c);
-
-	if (v)
-		(*v)++;
-}
+/* counters, seen, events: the tracers' shared maps. */
+#define TRACEMAPS_COUNTERS	OC_NR
+#define TRACEMAPS_SEEN		MAX_ENTRIES
+#include "tracemaps.h"
 
 static __always_inline bool allow(struct task_struct *t, unsigned int state,
 				  bool preempt)
@@ -174,10 +147,10 @@ static __always_inline __u64 stack_store(struct stack_ips *buf, __u64 bytes,
 	__u64 h;
 
 	if (bytes / 8 >= OFFCPU_MAX_DEPTH)
-		count(user ? OC_USTACK_TRUNC : OC_KSTACK_TRUNC);
+		tracemaps_count(user ? OC_USTACK_TRUNC : OC_KSTACK_TRUNC);
 	h = stacktab_put(&stacks, buf, bytes);
 	if (!h && bytes >= 8)
-		count(OC_STACKS_FULL);
+		tracemaps_count(OC_STACKS_FULL);
 	return h;
 }
 
@@ -192,7 +165,7 @@ static __always_inline __u64 take_stack(void *ctx, __u32 slot, bool user)
 	bytes = bpf_get_stack(ctx, buf->ips, sizeof(buf->ips),
 			      user ? BPF_F_USER_STACK : 0);
 	if (bytes <= 0) {
-		count(user ? OC_USTACK_FAIL : OC_KSTACK_FAIL);
+		tracemaps_count(user ? OC_USTACK_FAIL : OC_KSTACK_FAIL);
 		return 0;
 	}
 	return stack_store(buf, bytes, user);
@@ -245,7 +218,7 @@ static __always_inline __u64 take_ustack(void *ctx, __u32 slot)
 	struct uwalk w = { .n = 1 };
 
 	if (!t->mm) {		/* exiting: the helper fails there too */
-		count(OC_USTACK_FAIL);
+		tracemaps_count(OC_USTACK_FAIL);
 		return 0;
 	}
 	regs = (struct pt_regs *)bpf_task_pt_regs(t);
@@ -317,13 +290,8 @@ static __always_inline void send_event(__u32 type, __u32 tgid)
 
 static __always_inline void note_tgid(__u32 tgid)
 {
-	__u8 one = 1;
-
-	if (bpf_map_lookup_elem(&seen, &tgid))
-		return;
-	if (bpf_map_update_elem(&seen, &tgid, &one, BPF_NOEXIST))
-		return;
-	send_event(OFFCPU_EV_NEW, tgid);
+	if (tracemaps_first_sight(tgid))
+		send_event(OFFCPU_EV_NEW, tgid);
 }
 
 static __always_inline void record(struct task_struct *t, struct task_info *s,
@@ -354,7 +322,7 @@ static __always_inline void record(struct task_struct *t, struct task_info *s,
 	if (!v) {
 		if (bpf_map_update_elem(&counts, &key, &zero, BPF_NOEXIST) &&
 		    !bpf_map_lookup_elem(&counts, &key)) {
-			count(OC_COUNTS_FULL);
+			tracemaps_count(OC_COUNTS_FULL);
 			return;
 		}
 		v = bpf_map_lookup_elem(&counts, &key);
@@ -367,7 +335,7 @@ static __always_inline void record(struct task_struct *t, struct task_info *s,
 	}
 	__sync_fetch_and_add(&v->total_ns, delta);
 	__sync_fetch_and_add(&v->count, 1);
-	count(OC_BLOCKS);
+	tracemaps_count(OC_BLOCKS);
 }
 
 /*
@@ -438,12 +406,12 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	if (!allow(prev, prev_state, preempt))
 		return;
 	if (no_idle && !preempt && (prev_state & 3) && idle_fuse_read(prev)) {
-		count(OC_IDLE_SKIPPED);
+		tracemaps_count(OC_IDLE_SKIPPED);
 		return;
 	}
 	s = bpf_task_storage_get(&tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!s) {
-		count(OC_STORAGE_FAIL);
+		tracemaps_count(OC_STORAGE_FAIL);
 		return;
 	}
 	kthread = prev->flags & PF_KTHREAD;
@@ -462,7 +430,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 		s->defer = 1;
 		return;
 	}
-	count(OC_EARLY_USTACK);
+	tracemaps_count(OC_EARLY_USTACK);
 	s->ustack = eager ? take_stack(ctx, SLOT_SWITCH, true) :
 			    take_ustack(ctx, SLOT_SWITCH);
 }
@@ -509,7 +477,7 @@ static __always_inline void switch_in(struct task_struct *next, __u64 *now)
 			return;
 		bytes = bpf_get_task_stack(next, buf->ips, sizeof(buf->ips), 0);
 		if (bytes <= 0)
-			count(OC_KSTACK_FAIL);
+			tracemaps_count(OC_KSTACK_FAIL);
 		else
 			kh = stack_store(buf, bytes, false);
 	}
@@ -525,7 +493,7 @@ static __always_inline void switch_in(struct task_struct *next, __u64 *now)
 			s->pend[OFFCPU_PENDING - 1].delta += delta;
 			return;
 		}
-		count(OC_PENDING_OVERFLOW);
+		tracemaps_count(OC_PENDING_OVERFLOW);
 		return;
 	}
 	s->pend[n & (OFFCPU_PENDING - 1)].kstack = kh;
@@ -547,20 +515,27 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev,
 	return 0;
 }
 
-/* Deferred user stacks: the task is back from the syscall it blocked in. */
-SEC("tp_btf/sys_exit")
-int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
+/* The running task's parked blocks, if any, get its user stack now (it is
+ * in its own context: sys_exit and rseq_update below). */
+static __always_inline void flush_own_pending(void *ctx)
 {
 	struct task_struct *t;
 	struct task_info *s;
 
 	if (targ_tgid && (bpf_get_current_pid_tgid() >> 32) != targ_tgid)
-		return 0;
+		return;
 	t = bpf_get_current_task_btf();
 	s = bpf_task_storage_get(&tasks, t, 0, 0);
 	if (!s || !s->npending)
-		return 0;
+		return;
 	flush_pending(t, s, take_ustack(ctx, SLOT_SYSEXIT), 0);
+}
+
+/* Deferred user stacks: the task is back from the syscall it blocked in. */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
+{
+	flush_own_pending(ctx);
 	return 0;
 }
 
@@ -568,15 +543,7 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 SEC("tp_btf/rseq_update")
 int BPF_PROG(rseq_update, struct task_struct *t)
 {
-	struct task_info *s;
-
-	if (targ_tgid && (bpf_get_current_pid_tgid() >> 32) != targ_tgid)
-		return 0;
-	t = bpf_get_current_task_btf();
-	s = bpf_task_storage_get(&tasks, t, 0, 0);
-	if (!s || !s->npending)
-		return 0;
-	flush_pending(t, s, take_ustack(ctx, SLOT_SYSEXIT), 0);
+	flush_own_pending(ctx);
 	return 0;
 }
 
@@ -629,7 +596,7 @@ int BPF_PROG(sched_process_exit, struct task_struct *t, bool group_dead)
 
 	s = bpf_task_storage_get(&tasks, t, 0, 0);
 	if (s && s->npending) {
-		count(OC_PENDING_EXIT);
+		tracemaps_count(OC_PENDING_EXIT);
 		flush_pending(t, s, 0, OFFCPU_F_NOUSER);
 	}
 	if (group_dead && bpf_map_lookup_elem(&seen, &tgid))
@@ -741,7 +708,7 @@ int inprogress(struct bpf_iter__task *ctx)
 			flags |= OFFCPU_F_NOUSER;
 	}
 	record(t, s, &s->w, kh, s->defer ? uh : s->ustack, delta, s->state, flags);
-	count(OC_INPROGRESS);
+	tracemaps_count(OC_INPROGRESS);
 	return 0;
 }
 

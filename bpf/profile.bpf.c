@@ -34,39 +34,12 @@ struct {
 } counts SEC(".maps");
 
 /* Two slots: kernel and user stack of one sample. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, __u32);
-	__type(value, struct stack_ips);
-	__uint(max_entries, 2);
-} scratch SEC(".maps");
+STACKTAB_SCRATCH(scratch, 2);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, __u32);
-	__type(value, __u64);
-	__uint(max_entries, PC_NR);
-} counters SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, __u32);
-	__type(value, __u8);
-	__uint(max_entries, MAX_ENTRIES);
-} seen SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 64 * 1024);
-} events SEC(".maps");
-
-static __always_inline void count(__u32 c)
-{
-	__u64 *v = bpf_map_lookup_elem(&counters, &c);
-
-	if (v)
-		(*v)++;
-}
+/* counters, seen, events: the tracers' shared maps. */
+#define TRACEMAPS_COUNTERS	PC_NR
+#define TRACEMAPS_SEEN		MAX_ENTRIES
+#include "tracemaps.h"
 
 static __always_inline __u64 take_stack(void *ctx, __u32 slot, bool user)
 {
@@ -82,25 +55,22 @@ static __always_inline __u64 take_stack(void *ctx, __u32 slot, bool user)
 	 * taken in user mode); < 0: it could not be read. */
 	if (bytes <= 0) {
 		if (bytes < 0)
-			count(user ? PC_USTACK_FAIL : PC_KSTACK_FAIL);
+			tracemaps_count(user ? PC_USTACK_FAIL : PC_KSTACK_FAIL);
 		return 0;
 	}
 	if (bytes / 8 >= PROFILE_MAX_DEPTH)
-		count(user ? PC_USTACK_TRUNC : PC_KSTACK_TRUNC);
+		tracemaps_count(user ? PC_USTACK_TRUNC : PC_KSTACK_TRUNC);
 	h = stacktab_put(&stacks, buf, bytes);
 	if (!h)
-		count(PC_STACKS_FULL);
+		tracemaps_count(PC_STACKS_FULL);
 	return h;
 }
 
 static __always_inline void note_tgid(__u32 tgid)
 {
 	struct profile_event *e;
-	__u8 one = 1;
 
-	if (bpf_map_lookup_elem(&seen, &tgid))
-		return;
-	if (bpf_map_update_elem(&seen, &tgid, &one, BPF_NOEXIST))
+	if (!tracemaps_first_sight(tgid))
 		return;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e)
@@ -120,7 +90,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	k.pid = t->pid;
 	k.tgid = t->tgid;
 	if (!k.pid) {
-		count(PC_IDLE);
+		tracemaps_count(PC_IDLE);
 		return 0;
 	}
 	if (targ_tgid && k.tgid != targ_tgid)
@@ -129,7 +99,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	if ((user_only && kthread) || (kernel_only && !kthread))
 		return 0;
-	count(PC_SAMPLES);
+	tracemaps_count(PC_SAMPLES);
 	k.flags = kthread ? PROFILE_F_KTHREAD : 0;
 	bpf_get_current_comm(k.comm, sizeof(k.comm));
 	if (!no_kstack)
@@ -148,7 +118,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 		if (v)
 			__sync_fetch_and_add(v, 1);
 		else
-			count(PC_COUNTS_FULL);
+			tracemaps_count(PC_COUNTS_FULL);
 	}
 	return 0;
 }

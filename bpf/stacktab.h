@@ -33,6 +33,16 @@ struct stack_ips {
 		__uint(max_entries, entries);			\
 	} name SEC(".maps")
 
+/* Per-CPU buffers a stack is read into before stacktab_put(): one slot for
+ * each program (or stack) that may be in flight on a CPU at once. */
+#define STACKTAB_SCRATCH(name, slots)				\
+	struct {						\
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);	\
+		__type(key, __u32);				\
+		__type(value, struct stack_ips);		\
+		__uint(max_entries, slots);			\
+	} name SEC(".maps")
+
 /*
  * Store the first bytes / 8 addresses of buf (as bpf_get_stack() returns
  * them) in the table.  buf gets one terminating 0 after them (readers stop

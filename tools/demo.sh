@@ -3,9 +3,10 @@
 # mkfs a glassfs image, mount it, start glass-aggd (SQLite) and a
 # glass-agent, run fs_mark zero-length creates with many threads (one
 # directory each) for the whole profile window while glass-offcputime (with
-# wakeup stacks), glass-lockstat and glass-commitlat watch the daemon, then
-# draw the flame graph of the daemon's filesystem operations, write an HTML
-# report and print the one-line finding.  Everything it starts is stopped
+# wakeup stacks), glass-lockstat, glass-commitlat and glass-profile --wall
+# watch the daemon, then draw the flame graph of the daemon's filesystem
+# operations and its wall-clock graph, write an HTML report and print the
+# one-line finding.  Everything it starts is stopped
 # and unmounted on exit, also on Ctrl-C; a second run starts from scratch.
 #
 # It runs from any checkout path: the mount point is a short temporary
@@ -50,7 +51,7 @@ why() {
 [ -e /sys/kernel/btf/vmlinux ] || die "kernel has no BTF (/sys/kernel/btf/vmlinux)"
 command -v fs_mark >/dev/null || die "fs_mark is not installed (Debian: apt-get install fsmark)"
 for b in mkfs.glassfs glassfs glass-aggd glass-agent glass-offcputime glass-lockstat \
-	 glass-commitlat glass-flamegraph glass-report; do
+	 glass-commitlat glass-profile glass-flamegraph glass-report; do
 	[ -x "$BIN/$b" ] || die "$BIN/$b is missing: run make first"
 done
 
@@ -133,12 +134,16 @@ WAK=$!
 LCK=$!
 "$BIN/glass-commitlat" -p "$FSPID" -j >"$RUN/commitlat.json" 2>"$DIR/commitlat.err" &
 CML=$!
-pids+=("$OFF" "$WAK" "$LCK" "$CML")
+# Where every thread's wall-clock time goes: on-CPU samples and off-CPU
+# blocks in one profile (wall.svg; glass-report tables it per thread group).
+"$BIN/glass-profile" -p "$FSPID" --wall -f >"$RUN/wall.folded" 2>"$DIR/wall.err" &
+WALL=$!
+pids+=("$OFF" "$WAK" "$LCK" "$CML" "$WALL")
 # Wait until every tracer has attached (each announces "Tracing ..." on
 # stderr once its programs are live): loading four BPF objects can take
 # seconds on a loaded machine, and a tracer that attaches late misses the
 # workload.
-for err in offcpu wakeup lockstat commitlat; do
+for err in offcpu wakeup lockstat commitlat wall; do
 	for _ in $(seq 600); do grep -q '^Tracing' "$DIR/$err.err" 2>/dev/null && break; sleep 0.1; done
 	grep -q '^Tracing' "$DIR/$err.err" 2>/dev/null ||
 		{ why "$DIR/$err.err"; die "the $err tracer did not attach in 60 s"; }
@@ -159,7 +164,7 @@ while :; do
 	[ "$(date +%s)" -lt "$end" ] || break
 done
 t1=$(date +%s.%N)
-for p in "$OFF" "$WAK" "$LCK" "$CML"; do stop "$p" INT 300; done
+for p in "$OFF" "$WAK" "$LCK" "$CML" "$WALL"; do stop "$p" INT 300; done
 secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}')
 nfiles=$((rounds * THREADS * FILES))
 rate=$(awk -v n="$nfiles" -v a="$t0" -v b="$t1" 'BEGIN {printf "%.0f", n / (b - a)}')
@@ -179,6 +184,14 @@ if [ -s "$RUN/offcpu-service.folded" ]; then
 	"$BIN/glass-flamegraph" --title "glassfs service threads and idle waits, off-CPU (same run)" \
 		--colors offcpu --countname us "$RUN/offcpu-service.folded" >"$DIR/offcpu-service.svg" 2>"$DIR/flamegraph.err" ||
 		{ why "$DIR/flamegraph.err"; die "glass-flamegraph failed"; }
+fi
+
+# The daemon's wall-clock graph: each thread's window split into [oncpu]
+# (warm) and [offcpu] (blue) -- the README tour's picture (make demo-picture).
+if [ -s "$RUN/wall.folded" ]; then
+	"$BIN/glass-flamegraph" --countname us --title "glassfs daemon: wall-clock time, fs_mark creates, $THREADS threads, $OPTS" \
+		"$RUN/wall.folded" >"$DIR/wall.svg" 2>"$DIR/flamegraph.err" ||
+		{ why "$DIR/flamegraph.err"; die "glass-flamegraph failed on the wall-clock profile"; }
 fi
 
 # The finding: of the daemon's off-CPU time inside filesystem operations,
@@ -215,7 +228,7 @@ windows=$(curl -s "http://127.0.0.1:$PORT/api/v1/hosts" | python3 -c 'import jso
 step "result"
 echo "fs_mark: $rate files/s ($nfiles files in ${secs}s, $THREADS threads, a directory each, $OPTS)"
 echo "finding: $finding"
-echo "flame graph: $DIR/offcpu.svg (filesystem operations; service threads: $DIR/offcpu-service.svg)"
+echo "flame graph: $DIR/offcpu.svg (filesystem operations; service threads: $DIR/offcpu-service.svg; wall-clock: $DIR/wall.svg)"
 echo "report:      $DIR/report.html"
 echo "aggregator: $windows window(s) stored from the agent in $DIR/agg.db"
 reopen="$BIN/glass-aggd --listen 127.0.0.1:7470 --store sqlite:$DIR/agg.db --tokens $DIR/token --ui $ROOT/dashboards/web"

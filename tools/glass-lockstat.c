@@ -122,24 +122,10 @@ struct inst {
 	struct ls_inst v;
 };
 
-static int inst_cmp(const void *a, const void *b)
-{
-	const struct inst *x = a, *y = b;
-
-	return x->v.wait_ns < y->v.wait_ns ? 1 : x->v.wait_ns > y->v.wait_ns ? -1 : 0;
-}
-
 struct stk {
 	struct ls_skey k;
 	struct ls_sval v;
 };
-
-static int stk_cmp(const void *a, const void *b)
-{
-	const struct stk *x = a, *y = b;
-
-	return x->v.wait_ns < y->v.wait_ns ? 1 : x->v.wait_ns > y->v.wait_ns ? -1 : 0;
-}
 
 /* Sum the per-CPU histograms; one row per (class, level, mode) seen. */
 static size_t collect_rows(int fd, struct row **out)
@@ -198,26 +184,14 @@ static bool inst_contended(const void *e)
 
 static size_t collect_insts(int fd, struct inst **out)
 {
-	void *v;
-	size_t n = bpfutil__map_read(fd, sizeof(__u64), offsetof(struct inst, v),
-				     sizeof(struct inst), inst_contended, &v);
-
-	if (n)
-		qsort(v, n, sizeof(struct inst), inst_cmp);
-	*out = v;
-	return n;
+	return bpfutil__map_top(fd, sizeof(__u64), offsetof(struct inst, v), sizeof(struct inst),
+				inst_contended, offsetof(struct inst, v.wait_ns), (void **)out);
 }
 
 static size_t collect_stacks(int fd, struct stk **out)
 {
-	void *v;
-	size_t n = bpfutil__map_read(fd, sizeof(struct ls_skey), offsetof(struct stk, v),
-				     sizeof(struct stk), NULL, &v);
-
-	if (n)
-		qsort(v, n, sizeof(struct stk), stk_cmp);
-	*out = v;
-	return n;
+	return bpfutil__map_top(fd, sizeof(struct ls_skey), offsetof(struct stk, v), sizeof(struct stk),
+				NULL, offsetof(struct stk, v.wait_ns), (void **)out);
 }
 
 static void json_str(const char *s)
@@ -440,12 +414,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "glass-lockstat: give -p PID or -b BINARY (see --help)\n");
 		return 2;
 	}
-	if (bpfutil__check_env())
-		return 1;
-	/* Catch Ctrl-C/SIGTERM from the start: a signal that arrives while
-	 * loading must end the run, not be lost (or kill us unreported). */
-	bpfutil__run_for(0);
-	if (env.pid && bpfutil__check_pid(env.pid, false))
+	if (bpfutil__start(env.pid, 0))
 		return 1;
 	if (bpfutil__usdt_binary(env.pid, env.binary, bin, sizeof(bin)))
 		return 1;

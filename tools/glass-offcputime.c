@@ -170,24 +170,14 @@ static int on_event(void *c, void *data, size_t len)
 
 	if (len < sizeof(*e))
 		return 0;
-	/* First sight, exec and exit: snapshot the maps while the process
-	 * lives.  Only the maps: symbols are read when the stacks are
-	 * printed.  A process born during the run is in the mmap log
-	 * already, which stays current through its execs: only open its
-	 * files (a deleted binary stays readable). */
-	if (x->mw && syms_cache__has(x->sc, e->tgid))
-		syms_cache__pin(x->sc, e->tgid);
-	else
-		syms_cache__snapshot(x->sc, e->tgid);
+	/* First sight, exec and exit: maps snapshot or files pinned. */
+	mmapwatch__first_sight(x->mw, x->sc, e->tgid);
 	return 0;
 }
 
-static int read_stack(struct ctx *x, __u64 hash, __u64 *ips)
+static bool read_stack(struct ctx *x, __u64 hash, __u64 *ips)
 {
-	memset(ips, 0, OFFCPU_MAX_DEPTH * sizeof(*ips));
-	if (hash)
-		return bpf_map_lookup_elem(x->stacks_fd, &hash, ips);
-	return -ENOENT;
+	return bpfutil__read_stack(x->stacks_fd, hash, ips);
 }
 
 static void push_kernel(struct ctx *x, struct frames *fr, const __u64 *ips,
@@ -219,13 +209,6 @@ struct entry {
 	struct offcpu_key k;
 	struct offcpu_val v;
 };
-
-static int entry_cmp(const void *a, const void *b)
-{
-	const struct entry *x = a, *y = b;
-
-	return x->v.total_ns < y->v.total_ns ? 1 : x->v.total_ns > y->v.total_ns ? -1 : 0;
-}
 
 static const char *counter_names[OC_NR] = {
 	[OC_BLOCKS] = "blocks recorded",
@@ -293,8 +276,8 @@ static void folded_frames(struct ctx *x, const struct entry *e, struct frames *f
 	static __u64 kips[OFFCPU_MAX_DEPTH], uips[OFFCPU_MAX_DEPTH];
 	static __u64 wk[OFFCPU_MAX_DEPTH], wu[OFFCPU_MAX_DEPTH];
 	const struct offcpu_key *k = &e->k;
-	bool have_k = !read_stack(x, k->kstack, kips);
-	bool have_u = !read_stack(x, k->ustack, uips);
+	bool have_k = read_stack(x, k->kstack, kips);
+	bool have_u = read_stack(x, k->ustack, uips);
 
 	frames__reset(fr);
 	/* Leaf first: the waker's side, reversed, comes last in the line. */
@@ -304,12 +287,12 @@ static void folded_frames(struct ctx *x, const struct entry *e, struct frames *f
 		frames__push(fr, k->w_comm, NULL);
 		/* The waker is printed root-last: its frames leaf..root
 		 * after "--", so the line ends with the waker's comm. */
-		if (!read_stack(x, k->w_ustack, wu))
+		if (read_stack(x, k->w_ustack, wu))
 			push_user(x, &wf, k->w_tgid, wu);
 		for (size_t i = 0; i < wf.n; i++)
 			frames__push(fr, wf.f[wf.n - 1 - i], wf.owned[wf.n - 1 - i]);
 		wf.n = 0;
-		if (!read_stack(x, k->w_kstack, wk))
+		if (read_stack(x, k->w_kstack, wk))
 			push_kernel(x, &wf, wk, true);
 		for (size_t i = 0; i < wf.n; i++)
 			frames__push(fr, wf.f[wf.n - 1 - i], wf.owned[wf.n - 1 - i]);
@@ -339,8 +322,8 @@ static void print_entry(struct ctx *x, const struct entry *e, FILE *out)
 		return;
 	}
 	frames__reset(&fr);
-	have_k = !read_stack(x, k->kstack, kips);
-	have_u = !read_stack(x, k->ustack, uips);
+	have_k = read_stack(x, k->kstack, kips);
+	have_u = read_stack(x, k->ustack, uips);
 	if (have_k) {
 		push_kernel(x, &fr, kips, false);
 		for (size_t i = 0; i < fr.n; i++)
@@ -362,14 +345,14 @@ static void print_entry(struct ctx *x, const struct entry *e, FILE *out)
 		k->flags & OFFCPU_F_INPROGRESS ? " [still blocked at end]" : "");
 	if (waker) {
 		fprintf(out, "    --- woken by %s (%u):\n", k->w_comm, k->w_pid);
-		if (!read_stack(x, k->w_kstack, wk)) {
+		if (read_stack(x, k->w_kstack, wk)) {
 			push_kernel(x, &fr, wk, false);
 			for (size_t i = 0; i < fr.n; i++)
 				fprintf(out, "    %s\n", fr.f[i]);
 			frames__reset(&fr);
 		}
 		fprintf(out, "    --\n");
-		if (!read_stack(x, k->w_ustack, wu)) {
+		if (read_stack(x, k->w_ustack, wu)) {
 			push_user(x, &fr, k->w_tgid, wu);
 			for (size_t i = 0; i < fr.n; i++)
 				fprintf(out, "    %s\n", fr.f[i]);
@@ -409,10 +392,10 @@ static int print_all(struct ctx *x, struct offcputime_bpf *skel, struct pprof *p
 		if (!n)
 			prev = NULL;
 	}
-	qsort(ents, n, sizeof(*ents), entry_cmp);
+	bpfutil__sort_desc(ents, n, sizeof(*ents), offsetof(struct entry, v.total_ns));
 	for (size_t i = 0; i < n; i++) {
 		if (env.no_idle &&
-		    !read_stack(x, ents[i].k.kstack, kips) &&
+		    read_stack(x, ents[i].k.kstack, kips) &&
 		    is_idle_fuse(x, kips)) {
 			hidden++;
 			hidden_ns += ents[i].v.total_ns;
@@ -490,14 +473,7 @@ int main(int argc, char **argv)
 			(unsigned long long)env.min_us, (unsigned long long)env.max_us);
 		return 2;
 	}
-	if ((err = bpfutil__check_env()))
-		return 1;
-	/* Catch Ctrl-C/SIGTERM from the start: a signal that arrives while
-	 * loading must end the run, not be lost (or kill us unreported). */
-	bpfutil__run_for(0);
-	if (env.pid && bpfutil__check_pid(env.pid, false))
-		return 1;
-	if (env.tid && bpfutil__check_pid(env.tid, true))
+	if (bpfutil__start(env.pid, env.tid))
 		return 1;
 
 	x.ks = ksyms__load();
@@ -558,6 +534,9 @@ int main(int argc, char **argv)
 			strerror(-err));
 		goto out;
 	}
+	/* sched_switch may store two new stacks in one run (bpfutil.h). */
+	bpfutil__prime_map(bpf_map__fd(skel->maps.stacks));
+	bpfutil__prime_map(bpf_map__fd(skel->maps.counts));
 	x.sc = syms_cache__new();
 	if (!x.sc) {
 		fprintf(stderr, "glass-offcputime: cannot start the symbolizer (libelf)\n");

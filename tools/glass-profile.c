@@ -118,38 +118,26 @@ struct ctx {
 	__u64 period_ns;	/* CPU time one sample stands for */
 };
 
-/* A process seen first (either ring buffer: both start with the tgid):
- * snapshot its maps while it lives, or, with the mmap log, pin its files. */
-static void first_sight(struct ctx *x, __u32 tgid)
-{
-	if (x->mw && syms_cache__has(x->sc, tgid))
-		syms_cache__pin(x->sc, tgid);
-	else
-		syms_cache__snapshot(x->sc, tgid);
-}
-
+/* A process seen first (either ring buffer): its maps snapshot or, with
+ * the mmap log, its files pinned. */
 static int on_profile_event(void *c, void *data, size_t len)
 {
 	const struct profile_event *e = data;
+	struct ctx *x = c;
 
 	if (len >= sizeof(*e))
-		first_sight(c, e->tgid);
+		mmapwatch__first_sight(x->mw, x->sc, e->tgid);
 	return 0;
 }
 
 static int on_offcpu_event(void *c, void *data, size_t len)
 {
 	const struct offcpu_event *e = data;
+	struct ctx *x = c;
 
 	if (len >= sizeof(*e))
-		first_sight(c, e->tgid);
+		mmapwatch__first_sight(x->mw, x->sc, e->tgid);
 	return 0;
-}
-
-static bool read_stack(int fd, __u64 hash, __u64 *ips)
-{
-	memset(ips, 0, STACK_MAX_DEPTH * sizeof(*ips));
-	return hash && !bpf_map_lookup_elem(fd, &hash, ips);
 }
 
 /*
@@ -162,8 +150,8 @@ static int emit(struct ctx *x, int stacks_fd, __u32 tgid, __u32 pid,
 {
 	static __u64 kips[STACK_MAX_DEPTH], uips[STACK_MAX_DEPTH];
 	static struct frames fr;
-	bool have_k = read_stack(stacks_fd, kh, kips);
-	bool have_u = read_stack(stacks_fd, uh, uips);
+	bool have_k = bpfutil__read_stack(stacks_fd, kh, kips);
+	bool have_u = bpfutil__read_stack(stacks_fd, uh, uips);
 	char root[PROFILE_COMM_LEN + 16];
 
 	if (env.per_thread)
@@ -212,34 +200,19 @@ struct pentry {
 	__u64 n;
 };
 
-static int pentry_cmp(const void *a, const void *b)
-{
-	const struct pentry *x = a, *y = b;
-
-	return x->n < y->n ? 1 : x->n > y->n ? -1 : 0;
-}
-
 struct oentry {
 	struct offcpu_key k;
 	struct offcpu_val v;
 };
 
-static int oentry_cmp(const void *a, const void *b)
-{
-	const struct oentry *x = a, *y = b;
-
-	return x->v.total_ns < y->v.total_ns ? 1 : x->v.total_ns > y->v.total_ns ? -1 : 0;
-}
-
 static int print_oncpu(struct ctx *x, struct profile_bpf *skel)
 {
 	struct pentry *e = NULL;
-	size_t n = bpfutil__map_read(bpf_map__fd(skel->maps.counts), sizeof(e->k),
-				     offsetof(struct pentry, n), sizeof(*e), NULL,
-				     (void **)&e);
+	size_t n = bpfutil__map_top(bpf_map__fd(skel->maps.counts), sizeof(e->k),
+				    offsetof(struct pentry, n), sizeof(*e), NULL,
+				    offsetof(struct pentry, n), (void **)&e);
 	int stacks_fd = bpf_map__fd(skel->maps.stacks), err = 0;
 
-	qsort(e, n, sizeof(*e), pentry_cmp);
 	for (size_t i = 0; i < n && !err; i++) {
 		__u64 ns = e[i].n * x->period_ns;
 		int64_t v2[2] = { e[i].n, ns }, v1[1] = { ns };
@@ -256,12 +229,11 @@ static int print_oncpu(struct ctx *x, struct profile_bpf *skel)
 static int print_offcpu(struct ctx *x, struct offcputime_bpf *skel)
 {
 	struct oentry *e = NULL;
-	size_t n = bpfutil__map_read(bpf_map__fd(skel->maps.counts), sizeof(e->k),
-				     offsetof(struct oentry, v), sizeof(*e), NULL,
-				     (void **)&e);
+	size_t n = bpfutil__map_top(bpf_map__fd(skel->maps.counts), sizeof(e->k),
+				    offsetof(struct oentry, v), sizeof(*e), NULL,
+				    offsetof(struct oentry, v.total_ns), (void **)&e);
 	int stacks_fd = bpf_map__fd(skel->maps.stacks), err = 0;
 
-	qsort(e, n, sizeof(*e), oentry_cmp);
 	for (size_t i = 0; i < n && !err; i++) {
 		int64_t v1[1] = { e[i].v.total_ns };
 
@@ -280,13 +252,13 @@ static const char *pc_names[PC_NR] = {
 	[PC_USTACK_TRUNC] = "user stacks truncated at the depth limit",
 	[PC_KSTACK_FAIL] = "kernel stacks lost (could not be read)",
 	[PC_USTACK_FAIL] = "user stacks lost (could not be read)",
-	[PC_STACKS_FULL] = "stacks lost (stack table full: raise --stack-storage-size)",
+	[PC_STACKS_FULL] = "stacks lost (stack table full or no memory: raise --stack-storage-size if full)",
 	[PC_COUNTS_FULL] = "samples lost (aggregation map full: raise --stack-storage-size)",
 };
 
 static const char *oc_names[OC_NR] = {
 	[OC_BLOCKS] = "off-CPU blocks recorded",
-	[OC_STACKS_FULL] = "off-CPU stacks lost (stack table full: raise --stack-storage-size)",
+	[OC_STACKS_FULL] = "off-CPU stacks lost (stack table full or no memory: raise --stack-storage-size if full)",
 	[OC_COUNTS_FULL] = "off-CPU blocks lost (aggregation map full: raise --stack-storage-size)",
 	[OC_STORAGE_FAIL] = "off-CPU blocks lost (task storage allocation failed)",
 };
@@ -337,6 +309,9 @@ static struct offcputime_bpf *offcpu_open(struct ctx *x)
 		offcputime_bpf__destroy(o);
 		return NULL;
 	}
+	/* sched_switch may store two new stacks in one run (bpfutil.h). */
+	bpfutil__prime_map(bpf_map__fd(o->maps.stacks));
+	bpfutil__prime_map(bpf_map__fd(o->maps.counts));
 	return o;
 }
 
@@ -407,12 +382,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, TOOL ": -U and -K exclude each other\n");
 		return 2;
 	}
-	if (bpfutil__check_env())
-		return 1;
-	bpfutil__run_for(0);
-	if (env.pid && bpfutil__check_pid(env.pid, false))
-		return 1;
-	if (env.tid && bpfutil__check_pid(env.tid, true))
+	if (bpfutil__start(env.pid, env.tid))
 		return 1;
 	if (!env.stack_storage)
 		env.stack_storage = 65536;
@@ -442,6 +412,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, TOOL ": cannot load the BPF program: %s (run with -v for the verifier log)\n", strerror(-err));
 		goto out;
 	}
+	/* A sample stores its kernel and user stack in one run: without
+	 * priming, the first sample on each CPU lost one (bpfutil.h). */
+	bpfutil__prime_map(bpf_map__fd(skel->maps.stacks));
+	bpfutil__prime_map(bpf_map__fd(skel->maps.counts));
 	if (env.wall && !(oskel = offcpu_open(&x))) {
 		err = -EINVAL;
 		goto out;

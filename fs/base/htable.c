@@ -50,6 +50,16 @@ struct hnode *htable_find(const struct htable *h, uint64_t key)
 	return n;
 }
 
+/* Entries of one key share a chain: the rest of n's chain holds the others. */
+struct hnode *htable_find_next(const struct hnode *n)
+{
+	struct hnode *m = n->next;
+
+	while (m && m->key != n->key)
+		m = m->next;
+	return m;
+}
+
 static void grow(struct htable *h)
 {
 	size_t nn = h->nbuckets * 2;

@@ -6,8 +6,9 @@
  * The entry embeds a struct hnode (key and chain); the table owns only its
  * bucket array, never the entries.  No lock: the owner's lock guards the
  * table and every hnode in it (say which where the table is declared).
- * Keys need not be unique to the table, but htable_find returns one match;
- * the callers here keep them unique (inode numbers, ...).
+ * Keys need not be unique: htable_find returns one entry of the key and
+ * htable_find_next the others (the inode and node caches keep theirs
+ * unique; the delayed refs key by block address, one entry per level).
  *
  * Cost: find, insert and remove walk one chain (2 entries on average);
  * insert that doubles rehashes every entry once, O(n), amortised O(1).
@@ -41,6 +42,9 @@ int htable_init(struct htable *h, size_t nbuckets);
 /* Frees the bucket array (not the entries); safe twice and on a zeroed table. */
 void htable_destroy(struct htable *h);
 struct hnode *htable_find(const struct htable *h, uint64_t key);
+/* The next entry after n with n's key, NULL after the last: every entry
+ * of a key is htable_find, then htable_find_next until NULL. */
+struct hnode *htable_find_next(const struct hnode *n);
 /* n->key set by the caller; doubles the buckets at two entries per bucket. */
 void htable_insert(struct htable *h, struct hnode *n);
 /* false when n is not in the table. */

@@ -4,7 +4,7 @@
 # against an in-memory core (tests/unit/btree_fixture.c), so they are tested
 # without devices, chunks or the allocator.  Not named test_*.c: the generic
 # unit-test rule links the whole engine library, which has the real core.
-BTREE_MEM_OBJS := $(addprefix $(OUT)/asan/fs/,btree/btree.o btree/node.o btree/cache.o base/lock.o base/crc32c.o base/probe.o) \
+BTREE_MEM_OBJS := $(addprefix $(OUT)/asan/fs/,btree/btree.o btree/node.o btree/cache.o base/htable.o base/lock.o base/crc32c.o base/probe.o) \
 		  $(OUT)/asan/tests/unit/btree_fixture.o $(OUT)/asan/tests/unit/btree_mem_test.o
 TEST_BINS += $(OUT)/test/unit/btree_mem
 $(OUT)/test/unit/btree_mem: $(BTREE_MEM_OBJS)

@@ -22,9 +22,10 @@
 
 struct shard {
 	struct glock lock;		/* GLOCK_CLASS_CACHE */
-	struct node **buckets;		/* nbuckets chains */
-	uint32_t nbuckets;		/* power of two */
-	uint32_t count;			/* hashed nodes */
+	struct htable t;		/* hashed nodes by bytenr (node.hnode);
+					 * sized to the budget, so it does
+					 * not grow unless referenced nodes
+					 * hold the shard over it */
 	struct node *lru_head, *lru_tail;	/* every hashed node; the clock
 						 * hand works from the tail */
 };
@@ -61,11 +62,6 @@ static inline struct shard *shard_of(struct node_cache *nc, uint64_t bytenr)
 	return &nc->shards[mix(bytenr / nc->nodesize) % CACHE_SHARDS];
 }
 
-static inline struct node **bucket_of(struct node_cache *nc, struct shard *s, uint64_t bytenr)
-{
-	return &s->buckets[(mix(bytenr / nc->nodesize) >> 8) & (s->nbuckets - 1)];
-}
-
 struct node_cache *cache_create(struct core *c, uint32_t nodesize, uint64_t budget_bytes)
 {
 	struct node_cache *nc = calloc(1, sizeof(*nc));
@@ -86,9 +82,7 @@ struct node_cache *cache_create(struct core *c, uint32_t nodesize, uint64_t budg
 		struct shard *s = &nc->shards[i];
 
 		glock_init(&s->lock, GLOCK_RWLOCK, GLOCK_CLASS_CACHE, 0, -1, -1);
-		s->nbuckets = nb;
-		s->buckets = calloc(nb, sizeof(*s->buckets));
-		if (!s->buckets) {
+		if (htable_init(&s->t, nb)) {
 			cache_destroy(nc);
 			return NULL;
 		}
@@ -112,15 +106,11 @@ void cache_destroy(struct node_cache *nc)
 	for (unsigned i = 0; i < CACHE_SHARDS; i++) {
 		struct shard *s = &nc->shards[i];
 
-		for (uint32_t b = 0; s->buckets && b < s->nbuckets; b++) {
-			struct node *n = s->buckets[b], *next;
+		struct hnode *h;
 
-			for (; n; n = next) {
-				next = n->hnext;
-				node_free(n);
-			}
-		}
-		free(s->buckets);
+		while (s->t.b && (h = htable_pop(&s->t)))
+			node_free(htable_entry(h, struct node, hnode));
+		htable_destroy(&s->t);
 	}
 	free(nc);
 }
@@ -153,31 +143,21 @@ static void lru_add(struct shard *s, struct node *n)
 	n->in_lru = 1;
 }
 
-static void unhash(struct node_cache *nc, struct shard *s, struct node *n)
+static void unhash(struct shard *s, struct node *n)
 {
-	struct node **pp = bucket_of(nc, s, n->bytenr);
-
 	if (!n->hashed)
 		return;
-	for (; *pp; pp = &(*pp)->hnext) {
-		if (*pp == n) {
-			*pp = n->hnext;
-			break;
-		}
-	}
-	n->hnext = NULL;
+	htable_remove(&s->t, &n->hnode);
 	n->hashed = 0;
-	s->count--;
+	s->t.count--;
 	lru_del(s, n);
 }
 
-static struct node *hash_find(struct node_cache *nc, struct shard *s, uint64_t bytenr)
+static struct node *hash_find(struct shard *s, uint64_t bytenr)
 {
-	struct node *n = *bucket_of(nc, s, bytenr);
+	struct hnode *h = htable_find(&s->t, bytenr);
 
-	while (n && n->bytenr != bytenr)
-		n = n->hnext;
-	return n;
+	return h ? htable_entry(h, struct node, hnode) : NULL;
 }
 
 /*
@@ -186,13 +166,13 @@ static struct node *hash_find(struct node_cache *nc, struct shard *s, uint64_t b
  * the dirty list) go back to the head; a node used since the hand last
  * passed gets a second chance.  The scan is bounded, so a shard full of
  * referenced nodes stays over budget rather than spinning.  Frees into
- * *freed (a chain through hnext) so the caller frees outside the lock.
+ * *freed (a chain through free_next) so the caller frees outside the lock.
  */
 static void evict(struct node_cache *nc, struct shard *s, struct node **freed)
 {
-	uint32_t budget = 2 * (s->count - (s->count > nc->shard_budget ? nc->shard_budget : s->count)) + 16;
+	uint32_t budget = 2 * (s->t.count - (s->t.count > nc->shard_budget ? nc->shard_budget : s->t.count)) + 16;
 
-	while (s->count > nc->shard_budget && s->lru_tail && budget--) {
+	while (s->t.count > nc->shard_budget && s->lru_tail && budget--) {
 		struct node *n = s->lru_tail;
 
 		if (__atomic_load_n(&n->refs, __ATOMIC_ACQUIRE) ||
@@ -201,8 +181,8 @@ static void evict(struct node_cache *nc, struct shard *s, struct node **freed)
 			lru_add(s, n);
 			continue;
 		}
-		unhash(nc, s, n);
-		n->hnext = *freed;
+		unhash(s, n);
+		n->free_next = *freed;
 		*freed = n;
 	}
 }
@@ -210,21 +190,18 @@ static void evict(struct node_cache *nc, struct shard *s, struct node **freed)
 static void free_chain(struct node *n)
 {
 	while (n) {
-		struct node *next = n->hnext;
+		struct node *next = n->free_next;
 
 		node_free(n);
 		n = next;
 	}
 }
 
-static void hash_insert(struct node_cache *nc, struct shard *s, struct node *n)
+static void hash_insert(struct shard *s, struct node *n)
 {
-	struct node **b = bucket_of(nc, s, n->bytenr);
-
-	n->hnext = *b;
-	*b = n;
+	htable_insert(&s->t, &n->hnode);
 	n->hashed = 1;
-	s->count++;
+	s->t.count++;
 	lru_add(s, n);
 }
 
@@ -252,6 +229,7 @@ static struct node *node_alloc(struct node_cache *nc, uint64_t bytenr, uint64_t 
 	}
 	glock_init(&n->lock, nc->locktype, GLOCK_CLASS_NODE, owner, level, -1);
 	n->bytenr = bytenr;
+	n->hnode.key = bytenr;
 	n->nc = nc;
 	n->refs = 1;
 	__atomic_fetch_add(&nc->nodes, 1, __ATOMIC_RELAXED);
@@ -296,7 +274,7 @@ struct node *cache_read(struct node_cache *nc, const struct node_expect *e, int 
 
 	/* hits share the shard lock: nothing but the refcount changes */
 	glock_lock(&s->lock, GLOCK_READ);
-	n = hash_find(nc, s, e->bytenr);
+	n = hash_find(s, e->bytenr);
 	if (n) {
 		if (!match(n, e)) {
 			glock_unlock(&s->lock, GLOCK_READ);
@@ -338,7 +316,7 @@ struct node *cache_read(struct node_cache *nc, const struct node_expect *e, int 
 			glock_relabel(&mine->groups[g].l, GLOCK_CLASS_GROUP, owner, level, (int)g);
 	}
 	glock_lock(&s->lock, GLOCK_WRITE);
-	n = hash_find(nc, s, e->bytenr);
+	n = hash_find(s, e->bytenr);
 	if (n) {		/* another reader won the race */
 		if (!match(n, e)) {
 			glock_unlock(&s->lock, GLOCK_WRITE);
@@ -355,7 +333,7 @@ struct node *cache_read(struct node_cache *nc, const struct node_expect *e, int 
 	{
 		struct node *freed = NULL;
 
-		hash_insert(nc, s, mine);
+		hash_insert(s, mine);
 		evict(nc, s, &freed);
 		glock_unlock(&s->lock, GLOCK_WRITE);
 		free_chain(freed);
@@ -375,16 +353,16 @@ struct node *cache_new(struct node_cache *nc, uint64_t bytenr, uint64_t transid,
 	memset(n->data, 0, nc->nodesize);
 	/* a stale copy of the block must never be served again */
 	glock_lock(&s->lock, GLOCK_WRITE);
-	old = hash_find(nc, s, bytenr);
+	old = hash_find(s, bytenr);
 	if (old) {
-		unhash(nc, s, old);
+		unhash(s, old);
 		if (__atomic_load_n(&old->refs, __ATOMIC_ACQUIRE) == 0) {
-			old->hnext = freed;
+			old->free_next = freed;
 			freed = old;
 		}
 	}
 	n->refs = 2;		/* the caller's and the dirty list's */
-	hash_insert(nc, s, n);
+	hash_insert(s, n);
 	glock_unlock(&s->lock, GLOCK_WRITE);
 	free_chain(freed);
 
@@ -474,7 +452,7 @@ void cache_drop(struct node *n)
 	struct shard *s = shard_of(nc, n->bytenr);
 
 	glock_lock(&s->lock, GLOCK_WRITE);
-	unhash(nc, s, n);
+	unhash(s, n);
 	glock_unlock(&s->lock, GLOCK_WRITE);
 	if (!frozen(nc, n) && undirty(nc, n))
 		cache_put(n);
@@ -486,14 +464,14 @@ void cache_forget(struct node_cache *nc, uint64_t bytenr)
 	struct node *n;
 
 	glock_lock(&s->lock, GLOCK_WRITE);
-	n = hash_find(nc, s, bytenr);
+	n = hash_find(s, bytenr);
 	if (!n) {
 		glock_unlock(&s->lock, GLOCK_WRITE);
 		return;
 	}
 	/* hold it while we look at the dirty list */
 	__atomic_fetch_add(&n->refs, 1, __ATOMIC_RELAXED);
-	unhash(nc, s, n);
+	unhash(s, n);
 	glock_unlock(&s->lock, GLOCK_WRITE);
 	if (!frozen(nc, n) && undirty(nc, n))
 		cache_put(n);

@@ -30,6 +30,7 @@
 #define GLASSFS_CACHE_H
 
 #include <stdint.h>
+#include "fs/base/htable.h"
 #include "fs/base/lock.h"
 #include "fs/btree/meta.h"
 #include "fs/btree/node.h"
@@ -53,7 +54,8 @@ struct node {
 	uint8_t hashed;		/* findable by bytenr */
 	uint8_t in_lru;		/* on the shard's clock list (== hashed) */
 	uint8_t accessed;	/* atomic: used since the clock hand passed */
-	struct node *hnext;
+	struct hnode hnode;	/* key = bytenr; in the shard's table */
+	struct node *free_next;	/* unhashed, to be freed outside the lock */
 	struct node *lru_prev, *lru_next;
 	/* guarded by the dirty lock */
 	uint8_t dirty;

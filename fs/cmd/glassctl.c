@@ -22,12 +22,9 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "fs/cmd/glassctl.h"
 #include "fs/cmd/progress.h"
 #include "fs/format/ioctl.h"
-
-int glassctl_subvolume(int argc, char **argv);	/* glassctl_subvol.c */
-
-void glassctl_device_usage(FILE *f, const char *first);	/* fs/cmd/glassctl_device.c */
 
 static void usage(FILE *f)
 {
@@ -45,12 +42,12 @@ static void usage(FILE *f)
 	glassctl_device_usage(f, "       ");	/* fs/cmd/glassctl_device.c */
 }
 
-static int open_mnt(const char *mnt)
+int glassctl_open_dir(const char *path)
 {
-	int fd = open(mnt, O_RDONLY | O_DIRECTORY);
+	int fd = open(path, O_RDONLY | O_DIRECTORY);
 
 	if (fd < 0)
-		fprintf(stderr, "glassctl: %s: %s\n", mnt, strerror(errno));
+		fprintf(stderr, "glassctl: %s: %s\n", path, strerror(errno));
 	return fd;
 }
 
@@ -62,7 +59,7 @@ static int cmd_stats(const char *mnt)
 #undef X
 	};
 	struct glassfs_ioc_stats s;
-	int fd = open_mnt(mnt);
+	int fd = glassctl_open_dir(mnt);
 
 	if (fd < 0)
 		return 1;
@@ -105,6 +102,21 @@ static int stat_values(int fd, const char *mnt, uint64_t *total, uint64_t *done)
 	return 0;
 }
 
+/* The flags of a command that can wait with a progress line: -B (wait;
+ * only where b_ok), -q (quiet), --json.  false: a is none of them. */
+static bool wait_flags(const char *a, bool b_ok, bool *wait, bool *quiet, bool *json)
+{
+	if (b_ok && !strcmp(a, "-B"))
+		*wait = true;
+	else if (!strcmp(a, "-q"))
+		*quiet = true;
+	else if (!strcmp(a, "--json"))
+		*json = true;
+	else
+		return false;
+	return true;
+}
+
 /*
  * resync status [-B] [-q] [--json] MNT: the background resync of devices
  * that missed commits (it starts at mount, fs/services/volume.h), by
@@ -123,19 +135,13 @@ static int cmd_resync(int argc, char **argv)
 		return 2;
 	}
 	for (int i = 1; i < argc - 1; i++) {
-		if (!strcmp(argv[i], "-B"))
-			wait = true;
-		else if (!strcmp(argv[i], "-q"))
-			quiet = true;
-		else if (!strcmp(argv[i], "--json"))
-			json = true;
-		else {
+		if (!wait_flags(argv[i], true, &wait, &quiet, &json)) {
 			usage(stderr);
 			return 2;
 		}
 	}
 	mnt = argv[argc - 1];
-	fd = open_mnt(mnt);
+	fd = glassctl_open_dir(mnt);
 	if (fd < 0)
 		return 1;
 	if (stat_values(fd, mnt, &total, &done)) {
@@ -174,7 +180,7 @@ static int cmd_resync(int argc, char **argv)
 
 static int cmd_commit(const char *mnt)
 {
-	int fd = open_mnt(mnt);
+	int fd = glassctl_open_dir(mnt);
 
 	if (fd < 0)
 		return 1;
@@ -313,13 +319,9 @@ static int cmd_scrub(int argc, char **argv)
 	int i, fd, rc = 0;
 
 	for (i = 1; i < argc - 1; i++) {
-		if (!strcmp(sub, "start") && !strcmp(argv[i], "-B"))
-			wait = true;
-		else if (!strcmp(argv[i], "-q"))
-			quiet = true;
-		else if (!strcmp(argv[i], "--json"))
-			json = true;
-		else if (!strcmp(sub, "start") && !strcmp(argv[i], "-r") && i + 1 < argc - 1) {
+		if (wait_flags(argv[i], !strcmp(sub, "start"), &wait, &quiet, &json))
+			continue;
+		if (!strcmp(sub, "start") && !strcmp(argv[i], "-r") && i + 1 < argc - 1) {
 			if (parse_rate(argv[++i], &rate)) {
 				fprintf(stderr, "glassctl: bad rate '%s' (bytes/s, e.g. 64M)\n", argv[i]);
 				return 2;
@@ -334,7 +336,7 @@ static int cmd_scrub(int argc, char **argv)
 		return 2;
 	}
 	mnt = argv[argc - 1];
-	fd = open_mnt(mnt);
+	fd = glassctl_open_dir(mnt);
 	if (fd < 0)
 		return 1;
 	if (!strcmp(sub, "status")) {
@@ -384,7 +386,7 @@ static int cmd_scrub(int argc, char **argv)
 static int cmd_trim(const char *mnt)
 {
 	struct glassfs_ioc_trim t = { 0, 0 };
-	int fd = open_mnt(mnt);
+	int fd = glassctl_open_dir(mnt);
 
 	if (fd < 0)
 		return 1;
@@ -398,10 +400,6 @@ static int cmd_trim(const char *mnt)
 	printf("%s: %llu bytes trimmed\n", mnt, (unsigned long long)t.trimmed);
 	return 0;
 }
-
-int glassctl_device(int argc, char **argv);	/* fs/cmd/glassctl_device.c */
-int glassctl_filesystem(int argc, char **argv);	/* fs/cmd/glassctl_show.c */
-int glassctl_balance(int argc, char **argv);
 
 int main(int argc, char **argv)
 {

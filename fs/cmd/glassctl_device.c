@@ -29,15 +29,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fs/cmd/glassctl.h"
 #include "fs/cmd/progress.h"
 #include "fs/core/core.h"
 #include "fs/format/ioctl.h"
-
-int glassctl_device(int argc, char **argv);
-int glassctl_device_info(int argc, char **argv);	/* glassctl_show.c */
-void glassctl_show_usage(FILE *f);
-int glassctl_balance(int argc, char **argv);
-void glassctl_device_usage(FILE *f, const char *first);
 
 /* The device and balance lines of the usage; first prefixes the first
  * line ("usage: " alone, "       " after glassctl's other lines). */
@@ -58,15 +53,6 @@ void glassctl_device_usage(FILE *f, const char *first)
 static void usage_dev(void)
 {
 	glassctl_device_usage(stderr, "usage: ");
-}
-
-static int open_mnt(const char *mnt)
-{
-	int fd = open(mnt, O_RDONLY | O_DIRECTORY);
-
-	if (fd < 0)
-		fprintf(stderr, "glassctl: %s: %s\n", mnt, strerror(errno));
-	return fd;
 }
 
 /* "1G" -> bytes (suffix K, M, G, T; binary). */
@@ -101,7 +87,7 @@ static const char *hint(int e)
 static int vol_req(const char *mnt, unsigned long cmd, const char *what,
 		   struct glassfs_ioc_vol *io)
 {
-	int fd = open_mnt(mnt);
+	int fd = glassctl_open_dir(mnt);
 
 	if (fd < 0)
 		return 1;
@@ -362,7 +348,7 @@ int glassctl_balance(int argc, char **argv)
 	} else if (!strcmp(sub, "cancel")) {
 		return vol_req(mnt, GLASSFS_IOC_BALANCE_CANCEL, "balance cancel", &io);
 	}
-	fd = open_mnt(mnt);
+	fd = glassctl_open_dir(mnt);
 	if (fd < 0)
 		return 1;
 	if (balance_status_fd(fd, mnt, &b)) {

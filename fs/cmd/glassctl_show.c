@@ -24,13 +24,10 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "fs/cmd/glassctl.h"
 #include "fs/cmd/progress.h"
 #include "fs/format/format.h"
 #include "fs/format/ioctl.h"
-
-int glassctl_filesystem(int argc, char **argv);
-int glassctl_device_info(int argc, char **argv);
-void glassctl_show_usage(FILE *f);
 
 void glassctl_show_usage(FILE *f)
 {
@@ -77,12 +74,10 @@ static int type_idx(uint64_t f)
 
 static int fs_info(const char *mnt, struct glassfs_ioc_fs_info *o, bool reset)
 {
-	int fd = open(mnt, O_RDONLY | O_DIRECTORY);
+	int fd = glassctl_open_dir(mnt);
 
-	if (fd < 0) {
-		fprintf(stderr, "glassctl: %s: %s\n", mnt, strerror(errno));
+	if (fd < 0)
 		return -1;
-	}
 	memset(o, 0, sizeof(*o));
 	o->version = 1;
 	o->reset = reset;
@@ -365,26 +360,6 @@ static bool dev_stats(const struct glassfs_ioc_fs_info *o, bool json)
 	return any;
 }
 
-/* Options, then exactly one MNT.  Returns the MNT's index or -1. */
-static int parse(int argc, char **argv, bool *json, bool *reset, bool *check, bool stats)
-{
-	int i;
-
-	for (i = 1; i < argc - 1; i++) {
-		if (!strcmp(argv[i], "--raw") || !strcmp(argv[i], "-b"))
-			raw = true;
-		else if (!strcmp(argv[i], "--json"))
-			*json = true;
-		else if (stats && (!strcmp(argv[i], "-z") || !strcmp(argv[i], "--reset")))
-			*reset = true;
-		else if (stats && (!strcmp(argv[i], "-c") || !strcmp(argv[i], "--check")))
-			*check = true;
-		else
-			return -1;
-	}
-	return argc >= 2 && argv[argc - 1][0] != '-' ? argc - 1 : -1;
-}
-
 static int bad_usage(void)
 {
 	fprintf(stderr, "usage:\n");
@@ -392,20 +367,44 @@ static int bad_usage(void)
 	return 2;
 }
 
+/* Options (--raw/-b, --json; with stats also -z/--reset, -c/--check), then
+ * exactly one MNT, whose answer (reset: after reading the counters) goes
+ * to *o.  0; 1 when MNT does not answer (said); 2 on a usage error (usage
+ * printed). */
+static int load(int argc, char **argv, bool stats, struct glassfs_ioc_fs_info *o, bool *json,
+		bool *check)
+{
+	bool reset = false;
+
+	for (int i = 1; i < argc - 1; i++) {
+		if (!strcmp(argv[i], "--raw") || !strcmp(argv[i], "-b"))
+			raw = true;
+		else if (!strcmp(argv[i], "--json"))
+			*json = true;
+		else if (stats && (!strcmp(argv[i], "-z") || !strcmp(argv[i], "--reset")))
+			reset = true;
+		else if (stats && (!strcmp(argv[i], "-c") || !strcmp(argv[i], "--check")))
+			*check = true;
+		else
+			return bad_usage();
+	}
+	if (argc < 2 || argv[argc - 1][0] == '-')
+		return bad_usage();
+	return fs_info(argv[argc - 1], o, reset) ? 1 : 0;
+}
+
 int glassctl_filesystem(int argc, char **argv)
 {
 	struct glassfs_ioc_fs_info o;
-	bool json = false, reset = false, check = false;
+	bool json = false, check = false;
 	const char *sub = argc > 0 ? argv[0] : "";
-	int m;
+	int rc;
 
 	if (strcmp(sub, "show") && strcmp(sub, "usage"))
 		return bad_usage();
-	m = parse(argc, argv, &json, &reset, &check, false);
-	if (m < 0)
-		return bad_usage();
-	if (fs_info(argv[m], &o, false))
-		return 1;
+	rc = load(argc, argv, false, &o, &json, &check);
+	if (rc)
+		return rc;
 	if (json)
 		print_json(&o);
 	else if (!strcmp(sub, "show"))
@@ -419,18 +418,16 @@ int glassctl_filesystem(int argc, char **argv)
 int glassctl_device_info(int argc, char **argv)
 {
 	struct glassfs_ioc_fs_info o;
-	bool json = false, reset = false, check = false;
+	bool json = false, check = false;
 	const char *sub = argc > 0 ? argv[0] : "";
 	bool stats = !strcmp(sub, "stats");
-	int m;
+	int rc;
 
 	if (strcmp(sub, "list") && strcmp(sub, "usage") && !stats)
 		return -1;
-	m = parse(argc, argv, &json, &reset, &check, stats);
-	if (m < 0)
-		return bad_usage();
-	if (fs_info(argv[m], &o, reset))
-		return 1;
+	rc = load(argc, argv, stats, &o, &json, &check);
+	if (rc)
+		return rc;
 	if (stats)
 		return dev_stats(&o, json) && check ? 64 : 0;
 	if (json)

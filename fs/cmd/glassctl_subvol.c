@@ -23,9 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fs/cmd/glassctl.h"
 #include "fs/format/ioctl.h"
-
-int glassctl_subvolume(int argc, char **argv);
 
 static void sv_usage(FILE *f)
 {
@@ -86,18 +85,9 @@ static int split(const char *path, char *parent, size_t psz, char *name, size_t 
 	return 0;
 }
 
-static int open_dir(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_DIRECTORY);
-
-	if (fd < 0)
-		fprintf(stderr, "glassctl: %s: %s\n", path, strerror(errno));
-	return fd;
-}
-
 static int subvol_info(const char *path, struct glassfs_ioc_subvol_info *info)
 {
-	int fd = open_dir(path);
+	int fd = glassctl_open_dir(path);
 
 	if (fd < 0)
 		return -1;
@@ -120,7 +110,7 @@ static int on_parent(const char *path, unsigned long cmd, struct glassfs_ioc_sub
 
 	if (split(path, parent, sizeof(parent), a->name, sizeof(a->name)) < 0)
 		return -1;
-	fd = open_dir(parent);
+	fd = glassctl_open_dir(parent);
 	if (fd < 0)
 		return -1;
 	if (ioctl(fd, cmd, a) < 0) {
@@ -244,7 +234,7 @@ static int sv_snapshot(int rdonly, const char *src, const char *dst)
 static int sv_list(const char *path)
 {
 	struct glassfs_ioc_subvol_list *io = calloc(1, sizeof(*io));
-	int fd = open_dir(path), ret = 0;
+	int fd = glassctl_open_dir(path), ret = 0;
 
 	if (!io || fd < 0) {
 		free(io);

@@ -665,7 +665,7 @@ int main(int argc, char **argv)
 	d.neg_timeout = o.neg_timeout;
 	d.writeback = o.writeback;
 	d.mountpoint = realpath(o.mnt, NULL);	/* freed at exit */
-	se = fuse_session_new(&args, &glassfs_ll_ops, sizeof(glassfs_ll_ops), &d);
+	se = fuse_session_new(&args, &fuse_ll_ops, sizeof(fuse_ll_ops), &d);
 	if (!se) {
 		fprintf(stderr, "glassfs: cannot start a FUSE session (options: %s)\n", optstr);
 		ret = -EINVAL;

@@ -36,6 +36,21 @@ static blkid_probe new_probe(int fd)
 	return pr;
 }
 
+/* What the last blkid_do_probe of pr found: its type and its magic's
+ * offset, of a superblock or else a partition table ("unknown", "?" when
+ * blkid does not say); the strings are pr's. */
+static void found_what(blkid_probe pr, const char **type, const char **off)
+{
+	const char *t = NULL, *o = NULL;
+
+	if (blkid_probe_lookup_value(pr, "TYPE", &t, NULL))
+		blkid_probe_lookup_value(pr, "PTTYPE", &t, NULL);
+	if (blkid_probe_lookup_value(pr, "SBMAGIC_OFFSET", &o, NULL))
+		blkid_probe_lookup_value(pr, "PTMAGIC_OFFSET", &o, NULL);
+	*type = t ? t : "unknown";
+	*off = o ? o : "?";
+}
+
 int mkfs_find_signature(const char *path, char *type, size_t typesz, char *off, size_t offsz)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
@@ -49,14 +64,11 @@ int mkfs_find_signature(const char *path, char *type, size_t typesz, char *off, 
 		return -ENOMEM;
 	}
 	if (blkid_do_probe(pr) == 0) {
-		const char *t = NULL, *o = NULL;
+		const char *t, *o;
 
-		if (blkid_probe_lookup_value(pr, "TYPE", &t, NULL))
-			blkid_probe_lookup_value(pr, "PTTYPE", &t, NULL);
-		if (blkid_probe_lookup_value(pr, "SBMAGIC_OFFSET", &o, NULL))
-			blkid_probe_lookup_value(pr, "PTMAGIC_OFFSET", &o, NULL);
-		snprintf(type, typesz, "%s", t ? t : "unknown");
-		snprintf(off, offsz, "%s", o ? o : "?");
+		found_what(pr, &t, &o);
+		snprintf(type, typesz, "%s", t);
+		snprintf(off, offsz, "%s", o);
 		found = 1;
 	}
 	blkid_free_probe(pr);
@@ -77,18 +89,14 @@ int mkfs_wipe_signatures(const char *path)
 		goto out;
 	}
 	while (blkid_do_probe(pr) == 0) {
-		const char *type = NULL, *off = NULL;
+		const char *type, *off;
 
-		if (blkid_probe_lookup_value(pr, "TYPE", &type, NULL))
-			blkid_probe_lookup_value(pr, "PTTYPE", &type, NULL);
-		if (blkid_probe_lookup_value(pr, "SBMAGIC_OFFSET", &off, NULL))
-			blkid_probe_lookup_value(pr, "PTMAGIC_OFFSET", &off, NULL);
+		found_what(pr, &type, &off);
 		if (blkid_do_wipe(pr, 0)) {
 			ret = errno ? -errno : -EIO;
 			break;
 		}
-		printf("mkfs.glassfs: %s: wiped the %s signature at offset %s\n", path,
-		       type ? type : "unknown", off ? off : "?");
+		printf("mkfs.glassfs: %s: wiped the %s signature at offset %s\n", path, type, off);
 		n++;
 	}
 	if (!ret && n && fsync(fd))

@@ -852,7 +852,7 @@ static void gl_ioctl(fuse_req_t req, fuse_ino_t ino_, unsigned int cmd, void *ar
 	reply_err(req, OP_IOCTL, ino, t0, -ENOTTY);
 }
 
-const struct fuse_lowlevel_ops glassfs_ll_ops = {
+const struct fuse_lowlevel_ops fuse_ll_ops = {
 	.init		= gl_init,
 	.destroy	= gl_destroy,
 	.lookup		= gl_lookup,

@@ -26,7 +26,7 @@ struct glassfs_daemon {
 	struct scrub_service *scrub;	/* fs/services/scrub.h: made at init, freed at destroy */
 };
 
-extern const struct fuse_lowlevel_ops glassfs_ll_ops;
+extern const struct fuse_lowlevel_ops fuse_ll_ops;
 
 /* fuse_subvol.c: the subvolume ioctls (numbers 10-19); replies, returns
  * 0 or -errno for the probe. */

@@ -48,28 +48,6 @@ uint64_t dir_name_hash(const char *name, size_t len)
 	return name_hash_fn(name, len);
 }
 
-/* Read a whole item into a malloc'd buffer: size, -ENOENT, -errno. */
-static int read_item(struct fsctx *fs, const struct key *k, void **out)
-{
-	uint32_t cap = 512;
-
-	for (;;) {
-		void *buf = malloc(cap);
-		if (!buf)
-			return -ENOMEM;
-		int ret = btree_lookup(fs->root, k, buf, cap);
-		if (ret < 0 || (uint32_t)ret <= cap) {
-			if (ret < 0)
-				free(buf);
-			else
-				*out = buf;
-			return ret;
-		}
-		free(buf);
-		cap = (uint32_t)ret;
-	}
-}
-
 /* Find name in a packed run of dir_entry; returns its offset or -1. */
 static long find_entry(const char *buf, size_t size, const char *name, size_t len)
 {
@@ -99,7 +77,7 @@ int dir_room(struct fsctx *fs, uint64_t dir, const char *name, size_t len)
 {
 	struct key k = mkkey(dir, KEY_DIR_ITEM, dir_name_hash(name, len));
 	void *buf;
-	int ret = read_item(fs, &k, &buf);
+	int ret = fsctx_read_item(fs, &k, 512, &buf);
 
 	if (ret == -ENOENT)
 		return 0;
@@ -254,7 +232,7 @@ static int run_append(struct txn *t, struct fsctx *fs, const struct key *k,
 		      const void *entry, size_t esz)
 {
 	void *buf = NULL;
-	int ret = read_item(fs, k, &buf);
+	int ret = fsctx_read_item(fs, k, 512, &buf);
 
 	if (ret == -ENOENT)
 		return run_append_to(t, fs, k, NULL, 0, entry, esz);
@@ -306,7 +284,7 @@ static int ref_del(struct txn *t, struct fsctx *fs, uint64_t ino, uint64_t paren
 {
 	struct key k = mkkey(ino, KEY_INODE_REF, parent);
 	void *buf;
-	int ret = read_item(fs, &k, &buf);
+	int ret = fsctx_read_item(fs, &k, 512, &buf);
 	size_t off = 0, size;
 
 	if (ret < 0)
@@ -399,7 +377,7 @@ int dir_remove(struct txn *t, struct fsctx *fs, struct inode *dir, const char *n
 	struct key k = mkkey(dir->ino, KEY_DIR_ITEM, dir_name_hash(name, len));
 	void *buf;
 	long off;
-	int ret = read_item(fs, &k, &buf);
+	int ret = fsctx_read_item(fs, &k, 512, &buf);
 
 	if (ret < 0)
 		return ret;

@@ -128,3 +128,24 @@ int fsctx_search_ge(struct fsctx *fs, const struct key *k, struct path *p)
 {
 	return btree_search_ge(fs->root, k, p);
 }
+
+int fsctx_read_item(struct fsctx *fs, const struct key *k, uint32_t guess, void **out)
+{
+	uint32_t cap = guess;
+
+	for (;;) {
+		void *buf = malloc(cap);
+		if (!buf)
+			return -ENOMEM;
+		int ret = btree_lookup(fs->root, k, buf, cap);
+		if (ret < 0 || (uint32_t)ret <= cap) {
+			if (ret < 0)
+				free(buf);
+			else
+				*out = buf;
+			return ret;
+		}
+		free(buf);
+		cap = (uint32_t)ret;
+	}
+}

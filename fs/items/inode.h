@@ -169,6 +169,9 @@ int inode_init_next(struct fsctx *fs);
 /* Read-only search for the first item >= k: 0 positioned there, 1 when
  * no such item, -errno.  p must be released by the caller either way. */
 int fsctx_search_ge(struct fsctx *fs, const struct key *k, struct path *p);
+/* The whole item at k in a malloc'd *out (first tried at guess bytes, then
+ * at its size): its size, -ENOENT, or -errno (then *out is untouched). */
+int fsctx_read_item(struct fsctx *fs, const struct key *k, uint32_t guess, void **out);
 
 static inline struct key mkkey(uint64_t oid, uint8_t type, uint64_t off)
 {

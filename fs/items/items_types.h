@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "fs/base/lock.h"
+#include "fs/base/gthread.h"
 #include "fs/btree/btree_types.h"
 
 /*
@@ -34,8 +35,8 @@ struct core_subvols {
 	uint64_t next_id;
 	/* the cleaner thread: frees deleted subvolumes in batches */
 	struct gcond cond;
-	bool stop, started, busy;
-	pthread_t thread;
+	struct gthread cleaner;		/* its stop: under lock, cond */
+	bool busy;
 	uint64_t dropped_batches;
 };
 

@@ -296,6 +296,23 @@ struct buf {
 	int err;
 };
 
+/* Room for need bytes in the buffer *p of capacity *cap: doubled (from
+ * first when empty) until need fits.  0 or -ENOMEM (*p unchanged). */
+static int bytes_reserve(char **p, size_t *cap, size_t need, size_t first)
+{
+	if (need <= *cap)
+		return 0;
+	size_t nc = *cap ? *cap * 2 : first;
+	while (nc < need)
+		nc *= 2;
+	char *np = realloc(*p, nc);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = nc;
+	return 0;
+}
+
 static void *buf_grow(struct buf *b, size_t n)
 {
 	if (b->err)
@@ -304,17 +321,9 @@ static void *buf_grow(struct buf *b, size_t n)
 		b->err = -E2BIG;
 		return NULL;
 	}
-	if (b->len + n > b->cap) {
-		size_t nc = b->cap ? b->cap * 2 : 4096;
-		while (nc < b->len + n)
-			nc *= 2;
-		char *np = realloc(b->p, nc);
-		if (!np) {
-			b->err = -ENOMEM;
-			return NULL;
-		}
-		b->p = np;
-		b->cap = nc;
+	if (bytes_reserve(&b->p, &b->cap, b->len + n, 4096)) {
+		b->err = -ENOMEM;
+		return NULL;
 	}
 	void *r = b->p + b->len;
 	b->len += n;
@@ -648,17 +657,9 @@ static int log_write_record(struct core *c, struct log_state *ls, uint64_t trans
 		glock_write_unlock(&ls->lock);
 		return ret;
 	}
-	if (ls->pend_len + len > ls->pend_cap) {
-		size_t nc = ls->pend_cap ? ls->pend_cap * 2 : 65536;
-		while (nc < ls->pend_len + len)
-			nc *= 2;
-		char *np = realloc(ls->pend, nc);
-		if (!np) {
-			glock_write_unlock(&ls->lock);
-			return -ENOMEM;
-		}
-		ls->pend = np;
-		ls->pend_cap = nc;
+	if (bytes_reserve(&ls->pend, &ls->pend_cap, ls->pend_len + len, 65536)) {
+		glock_write_unlock(&ls->lock);
+		return -ENOMEM;
 	}
 	memcpy(ls->pend + ls->pend_len, rec, len);
 	ls->pend_len += len;

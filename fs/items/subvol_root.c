@@ -272,7 +272,7 @@ static void *cleaner_thread(void *arg)
 	int in_trans = 0;
 
 	glock_write(&s->lock);
-	while (!s->stop) {
+	while (!s->cleaner.stop) {
 		struct core_subvol *sv = c->aborted ? NULL : next_dead(s);
 		struct txn *t;
 		uint64_t t0, transid;
@@ -287,7 +287,7 @@ static void *cleaner_thread(void *arg)
 		ret = txn_join(c, 16, TXN_USE_RESERVE, &t);
 		if (ret) {
 			glock_write(&s->lock);
-			if (!s->stop)
+			if (!s->cleaner.stop)
 				gcond_timedwait(&s->cond, &s->lock, 100000000ull);
 			continue;
 		}
@@ -311,7 +311,7 @@ static void *cleaner_thread(void *arg)
 		if (ret == 1 || (ret == 0 && ++in_trans >= DROP_PER_TXN))
 			txn_commit(c, COMMIT_OTHER);
 		glock_write(&s->lock);
-		if (delay_ns && !s->stop)
+		if (delay_ns && !s->cleaner.stop)
 			gcond_timedwait(&s->cond, &s->lock, delay_ns);
 	}
 	glock_write_unlock(&s->lock);
@@ -321,29 +321,17 @@ static void *cleaner_thread(void *arg)
 int subvol_cleaner_start(struct core *c)
 {
 	struct core_subvols *s = &c->subvols;
-	int e;
 
 	if (c->readonly)
 		return 0;
-	e = pthread_create(&s->thread, NULL, cleaner_thread, c);
-	if (e)
-		return -e;
-	s->started = true;
-	return 0;
+	return gthread_start(&s->cleaner, cleaner_thread, c);
 }
 
 void subvol_core_stop(struct core *c)
 {
 	struct core_subvols *s = &c->subvols;
 
-	if (!s->started)
-		return;
-	glock_write(&s->lock);
-	s->stop = true;
-	gcond_broadcast(&s->cond);
-	glock_write_unlock(&s->lock);
-	pthread_join(s->thread, NULL);
-	s->started = false;
+	gthread_stop(&s->cleaner, &s->lock, &s->cond);
 }
 
 void subvol_cleaner_kick(struct core *c)

@@ -10,25 +10,15 @@
 
 #include "fs/items/xattr.h"
 
+/* The xattr item at k (fsctx_read_item), as bytes. */
 static int read_item(struct fsctx *fs, const struct key *k, char **out)
 {
-	uint32_t cap = 1024;
+	void *v;
+	int ret = fsctx_read_item(fs, k, 1024, &v);
 
-	for (;;) {
-		char *buf = malloc(cap);
-		if (!buf)
-			return -ENOMEM;
-		int ret = btree_lookup(fs->root, k, buf, cap);
-		if (ret < 0 || (uint32_t)ret <= cap) {
-			if (ret < 0)
-				free(buf);
-			else
-				*out = buf;
-			return ret;
-		}
-		free(buf);
-		cap = (uint32_t)ret;
-	}
+	if (ret >= 0)
+		*out = v;
+	return ret;
 }
 
 static size_t entry_size(const struct xattr_entry *e)
@@ -52,15 +42,25 @@ static long find(const char *buf, size_t size, const char *name, size_t len)
 	return -1;
 }
 
+/* The item holding name's hash (*k: its key), for get and remove: its
+ * size, -ENODATA when there is none, or -errno. */
+static int name_item(struct fsctx *fs, uint64_t ino, const char *name, struct key *k,
+		     char **item)
+{
+	int ret;
+
+	*k = mkkey(ino, KEY_XATTR_ITEM, name_hash(name, strlen(name)));
+	ret = read_item(fs, k, item);
+	return ret == -ENOENT ? -ENODATA : ret;
+}
+
 int xattr_get(struct fsctx *fs, uint64_t ino, const char *name, void *buf, size_t size)
 {
 	size_t len = strlen(name);
-	struct key k = mkkey(ino, KEY_XATTR_ITEM, name_hash(name, len));
+	struct key k;
 	char *item;
-	int ret = read_item(fs, &k, &item);
+	int ret = name_item(fs, ino, name, &k, &item);
 
-	if (ret == -ENOENT)
-		return -ENODATA;
 	if (ret < 0)
 		return ret;
 	long off = find(item, (size_t)ret, name, len);
@@ -136,12 +136,10 @@ int xattr_set(struct txn *t, struct fsctx *fs, uint64_t ino, const char *name,
 int xattr_remove(struct txn *t, struct fsctx *fs, uint64_t ino, const char *name)
 {
 	size_t len = strlen(name);
-	struct key k = mkkey(ino, KEY_XATTR_ITEM, name_hash(name, len));
+	struct key k;
 	char *item;
-	int ret = read_item(fs, &k, &item);
+	int ret = name_item(fs, ino, name, &k, &item);
 
-	if (ret == -ENOENT)
-		return -ENODATA;
 	if (ret < 0)
 		return ret;
 	size_t isz = (size_t)ret;

@@ -7,6 +7,7 @@
 #include "fs/ops/mount.h"
 #include "fs/core/core_types.h"
 #include "fs/trees/chunk_tree.h"
+#include "fs/trees/dev_item.h"
 #include "fs/items/subvol.h"
 #include "fs/store/alloc.h"
 #include "fs/trees/alloc_tree.h"
@@ -555,20 +556,8 @@ int mount_format(const char *const *devs, int ndevs, const struct format_opts *o
 		c->roots[i].item_bytenr = 0;
 		ret = btree_root_create_empty(&t, &c->roots[i].r);
 	}
-	for (int i = 0; i < c->ndevs && !ret; i++) {
-		struct dev *d = c->devs[i];
-		struct dev_item di;
-		struct key k = { DEV_ITEMS_OBJECTID, KEY_DEV_ITEM, d->devid };
-		memset(&di, 0, sizeof(di));
-		di.devid = d->devid;
-		di.total_bytes = d->size;
-		di.sector_size = di.io_align = di.io_width = CORE_SECTORSIZE;
-		di.generation = 1;
-		di.rotational = d->rotational;
-		memcpy(di.uuid, d->uuid, 16);
-		memcpy(di.fsid, sb->fsid, 16);
-		ret = btree_insert(&t, core_tree(c, CT_CHUNK), &k, &di, sizeof(di));
-	}
+	for (int i = 0; i < c->ndevs && !ret; i++)
+		ret = dev_item_insert(&t, c->devs[i]);	/* generation 1: t's */
 	for (int i = 0; i < c->chunks.n && !ret; i++)
 		ret = chunk_insert_items(&t, c->chunks.v[i]);
 	if (ret) {

@@ -5,6 +5,7 @@
  * through volume_reloc.c).
  */
 #include "fs/trees/chunk_tree.h"
+#include "fs/trees/dev_item.h"
 #include "fs/store/chunk.h"
 #include "fs/store/dev.h"
 #include "fs/txn/txn.h"
@@ -33,6 +34,24 @@ static struct dev *dev_by_path(struct core *c, const char *path)
 			return c->devs[i];
 	}
 	return NULL;
+}
+
+/* Claim the operation slot for a change to the device at path (*d);
+ * -ENODEV, said, with the slot released again when it is none of ours. */
+static int claim_dev(struct core *c, const char *path, struct volume **v, struct dev **d,
+		     char *msg, size_t mlen)
+{
+	int ret = volume_claim(c, v, msg, mlen);
+
+	if (ret)
+		return ret;
+	*d = dev_by_path(c, path);
+	if (!*d) {
+		ret = volume_say(c, -ENODEV, msg, mlen, "%s is not a device of this filesystem",
+				 path);
+		volume_release(*v);
+	}
+	return ret;
 }
 
 static const uint64_t super_offs[SUPER_COPIES] = { SUPER_OFFSET, SUPER_MIRROR1, SUPER_MIRROR2 };
@@ -148,21 +167,11 @@ int volume_dev_add(struct core *c, const char *path, char *msg, size_t mlen)
 	ret = volume_join(c, 4, &t, msg, mlen);
 	if (ret)
 		goto out;
-	struct dev_item di;
-	struct key k = { DEV_ITEMS_OBJECTID, KEY_DEV_ITEM, d->devid };
-	memset(&di, 0, sizeof(di));
-	di.devid = d->devid;
-	di.total_bytes = d->size;
-	di.sector_size = di.io_align = di.io_width = CORE_SECTORSIZE;
-	di.generation = txn_transid(t);
-	di.rotational = d->rotational;
-	memcpy(di.uuid, d->uuid, 16);
-	memcpy(di.fsid, c->sb.fsid, 16);
 	char what[PATH_MAX + 32], ok[PATH_MAX + 64];
 	snprintf(what, sizeof(what), "adding %s", path);
 	snprintf(ok, sizeof(ok), "device %s added (id %llu, %s)", path,
 		 (unsigned long long)d->devid, d->rotational ? "rotational" : "non-rotational");
-	ret = btree_insert(t, core_tree(c, CT_CHUNK), &k, &di, sizeof(di));
+	ret = dev_item_insert(t, d);
 	if (!ret) {
 		int idx = c->ndevs;
 		dev_apply_latency(c, d, idx);
@@ -212,6 +221,25 @@ static int raid1_keeps_two(struct core *c, const struct dev *exclude, char *msg,
 	return 0;
 }
 
+/* A removal's move: every chunk of l to new stripes of its own profile,
+ * off exclude (NULL: off the missing devices, l's chunks), counted as
+ * VOL_OP_REMOVE's progress.  0 or the first error (said in msg). */
+static int move_off(struct core *c, struct volume *v, const struct chunk_list *l,
+		    const struct dev *exclude, char *msg, size_t mlen)
+{
+	uint64_t base = 0;
+	int ret = 0;
+
+	volume_op_plan(v, VOL_OP_REMOVE, l->v, l->n);
+	for (int i = 0; !ret && i < l->n; i++) {
+		ret = volume_relocate(c, l->v[i].logical, l->v[i].type,
+				      l->v[i].type & BG_PROFILE_MASK, exclude, NULL, msg, mlen);
+		if (!ret)
+			volume_op_done(v, &base, l->v[i].length);
+	}
+	return ret;
+}
+
 /* Device items whose device is not open (missing from a degraded mount). */
 struct absent { struct core *c; uint64_t ids[CORE_MAX_DEVS]; int n; };
 
@@ -247,7 +275,6 @@ static int remove_missing(struct core *c, char *msg, size_t mlen)
 	struct absent a = { .c = c };
 	struct volume *v;
 	struct txn *t;
-	uint64_t mbase = 0;
 	char ok[256];
 	int ret = volume_claim(c, &v, msg, mlen), len;
 
@@ -273,13 +300,7 @@ static int remove_missing(struct core *c, char *msg, size_t mlen)
 			  c->sb.num_devices - (uint64_t)c->ndevs > 1 ? "s" : "");
 		goto out;
 	}
-	volume_op_plan(v, VOL_OP_REMOVE, l.v, l.n);
-	for (int i = 0; !ret && i < l.n; i++) {
-		ret = volume_relocate(c, l.v[i].logical, l.v[i].type, l.v[i].type & BG_PROFILE_MASK, NULL,
-			       NULL, msg, mlen);
-		if (!ret)
-			volume_op_done(v, &mbase, l.v[i].length);
-	}
+	ret = move_off(c, v, &l, NULL, msg, mlen);
 	if (ret) {
 		volume_say(c, ret, msg, mlen, "removing the missing devices stopped, they stay: %s",
 		    msg && *msg ? msg : strerror(-ret));
@@ -329,19 +350,13 @@ int volume_dev_remove(struct core *c, const char *path, char *msg, size_t mlen)
 	struct volume *v;
 	struct dev *d;
 	struct txn *t;
-	uint64_t base = 0;
 	int ret, idx = -1;
 
 	if (!strcmp(path, "missing"))
 		return remove_missing(c, msg, mlen);
-	ret = volume_claim(c, &v, msg, mlen);
+	ret = claim_dev(c, path, &v, &d, msg, mlen);
 	if (ret)
 		return ret;
-	d = dev_by_path(c, path);
-	if (!d) {
-		ret = volume_say(c, -ENODEV, msg, mlen, "%s is not a device of this filesystem", path);
-		goto out;
-	}
 	if (c->ndevs == 1 && c->sb.num_devices <= 1) {
 		ret = volume_say(c, -EINVAL, msg, mlen, "%s is the last device: a filesystem needs one", path);
 		goto out;
@@ -361,13 +376,7 @@ int volume_dev_remove(struct core *c, const char *path, char *msg, size_t mlen)
 	l.dev = d;
 	ret = chunk_for_each(c, volume_collect, &l);
 	if (!ret)
-		volume_op_plan(v, VOL_OP_REMOVE, l.v, l.n);
-	for (int i = 0; !ret && i < l.n; i++) {
-		ret = volume_relocate(c, l.v[i].logical, l.v[i].type, l.v[i].type & BG_PROFILE_MASK, d,
-			       NULL, msg, mlen);
-		if (!ret)
-			volume_op_done(v, &base, l.v[i].length);
-	}
+		ret = move_off(c, v, &l, d, msg, mlen);
 	if (ret) {
 		glock_write(&c->chunks.lock);
 		d->removing = false;
@@ -439,14 +448,9 @@ int volume_set_rotational(struct core *c, const char *path, int rot, char *msg, 
 
 	if (rot != 0 && rot != 1)
 		return volume_say(c, -EINVAL, msg, mlen, "rotational must be 0 or 1");
-	ret = volume_claim(c, &v, msg, mlen);
+	ret = claim_dev(c, path, &v, &d, msg, mlen);
 	if (ret)
 		return ret;
-	d = dev_by_path(c, path);
-	if (!d) {
-		ret = volume_say(c, -ENODEV, msg, mlen, "%s is not a device of this filesystem", path);
-		goto out;
-	}
 	struct key k = { DEV_ITEMS_OBJECTID, KEY_DEV_ITEM, d->devid };
 	ret = volume_join(c, 2, &t, msg, mlen);
 	if (ret)

@@ -176,7 +176,7 @@ static void *resync_thread(void *arg)
 
 	/* transactions only once the open is complete (the cleaner is the
 	 * last thing it starts) */
-	while (!__atomic_load_n(&c->subvols.started, __ATOMIC_ACQUIRE) &&
+	while (!__atomic_load_n(&c->subvols.cleaner.started, __ATOMIC_ACQUIRE) &&
 	       !__atomic_load_n(&v->resync_cancel, __ATOMIC_RELAXED))
 		usleep(10000);
 	for (int i = 0; i < c->ndevs && !ret; i++) {

@@ -110,9 +110,9 @@ static void *discard_thread(void *arg)
 
 	glock_write(&q->lock);
 	for (;;) {
-		while (!q->n && !q->stop)
+		while (!q->n && !q->thread.stop)
 			gcond_wait(&q->cond, &q->lock);
-		if (!q->n && q->stop)
+		if (!q->n && q->thread.stop)
 			break;
 		struct discard_range r = q->v[q->head];
 		q->head = (q->head + 1) % q->cap;
@@ -155,12 +155,8 @@ int discard_open(struct core *c)
 	}
 	if (c->readonly)
 		q->mode = DISCARD_OFF;
-	if (q->mode == DISCARD_ASYNC) {
-		int err = pthread_create(&q->thread, NULL, discard_thread, c);
-		if (err)
-			return -err;
-		q->started = true;
-	}
+	if (q->mode == DISCARD_ASYNC)
+		return gthread_start(&q->thread, discard_thread, c);
 	return 0;
 }
 
@@ -168,14 +164,7 @@ void discard_close(struct core *c)
 {
 	struct discard_queue *q = &c->discard;
 
-	if (q->started) {
-		glock_write(&q->lock);
-		q->stop = true;
-		gcond_broadcast(&q->cond);
-		glock_write_unlock(&q->lock);
-		pthread_join(q->thread, NULL);
-		q->started = false;
-	}
+	gthread_stop(&q->thread, &q->lock, &q->cond);
 	free(q->v);
 	q->v = NULL;
 }

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "fs/base/lock.h"
+#include "fs/base/gthread.h"
 
 enum discard_mode { DISCARD_OFF = 0, DISCARD_SYNC = 1, DISCARD_ASYNC = 2 };
 
@@ -27,11 +28,9 @@ struct discard_queue {
 	bool busy;			/* the thread is issuing one range */
 	uint64_t done;			/* ranges issued (discard_wait_inflight) */
 	uint64_t dropped;		/* ranges not queued: queue full */
-	bool stop;
 	enum discard_mode mode;		/* fixed after open */
 	uint64_t sync_ns;		/* time spent in sync discards (commit) */
-	pthread_t thread;
-	bool started;
+	struct gthread thread;		/* async mode; its stop: under lock, cond */
 };
 
 #endif

@@ -5,7 +5,7 @@
  * Changing the extent tree on every node copy would make each B-tree
  * change recurse into another B-tree change.  Instead meta_alloc,
  * meta_free, data_alloc and data_ref queue a delta per block in a hash
- * table (netted: a node allocated and freed in one transaction costs
+ * table (fs/base/htable; netted: a node allocated and freed in one transaction costs
  * nothing), and the commit runs the queue.  Running it changes the extent
  * tree (and, through node copies, the free-space tree), which queues more
  * refs; the commit loops until a round queues nothing.  It converges
@@ -27,58 +27,61 @@
 #include <stdlib.h>
 #include <string.h>
 
-static size_t dref_slot(uint64_t bytenr, int level, size_t cap)
+/* An entry of the queue (struct dref_table): the change, hashed by bytenr. */
+struct dref_ent {
+	struct hnode h;		/* key = d.bytenr */
+	struct dref d;
+};
+
+/* The entry of (bytenr, level, is_data) in tb, or NULL. */
+static struct dref_ent *dref_find(const struct dref_table *tb, uint64_t bytenr, int level,
+				  bool is_data)
 {
-	uint64_t x = bytenr ^ ((uint64_t)(level + 2) << 56);
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 29;
-	return (size_t)x & (cap - 1);
+	if (!tb->t.b)
+		return NULL;
+	for (struct hnode *n = htable_find(&tb->t, bytenr); n; n = htable_find_next(n)) {
+		struct dref_ent *e = htable_entry(n, struct dref_ent, h);
+
+		if (e->d.level == level && e->d.is_data == is_data)
+			return e;
+	}
+	return NULL;
 }
 
-static int dref_grow(struct dref_table *tb)
+/* Empty tb and free its entries (and its buckets). */
+static void dref_table_free(struct dref_table *tb)
 {
-	size_t cap = tb->cap ? tb->cap * 2 : 256;
-	struct dref *v = calloc(cap, sizeof(*v));
+	struct hnode *n;
 
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < tb->cap; i++) {
-		struct dref *d = &tb->v[i];
-		if (!d->bytenr)
-			continue;
-		size_t j = dref_slot(d->bytenr, d->level, cap);
-		while (v[j].bytenr)
-			j = (j + 1) & (cap - 1);
-		v[j] = *d;
-	}
-	free(tb->v);
-	tb->v = v;
-	tb->cap = cap;
-	return 0;
+	while (tb->t.b && (n = htable_pop(&tb->t)))
+		free(htable_entry(n, struct dref_ent, h));
+	htable_destroy(&tb->t);
 }
 
 int extent_ref_add(struct core *c, const struct dref *d)
 {
 	struct dref_table *tb = &c->drefs;
+	struct dref_ent *e;
 	int ret = 0;
 
 	glock_lock(&c->dref_lock, GLOCK_WRITE);
-	if ((tb->n + 1) * 2 > tb->cap && (ret = dref_grow(tb)))
+	if (!tb->t.b && (ret = htable_init(&tb->t, 256)))
 		goto out;
-	size_t j = dref_slot(d->bytenr, d->level, tb->cap);
-	while (tb->v[j].bytenr && !(tb->v[j].bytenr == d->bytenr &&
-				    tb->v[j].level == d->level &&
-				    tb->v[j].is_data == d->is_data))
-		j = (j + 1) & (tb->cap - 1);
-	if (!tb->v[j].bytenr) {
-		tb->v[j] = *d;
-		tb->n++;
+	e = dref_find(tb, d->bytenr, d->level, d->is_data);
+	if (!e) {
+		e = malloc(sizeof(*e));
+		if (!e) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		e->d = *d;
+		e->h.key = d->bytenr;
+		htable_insert(&tb->t, &e->h);
 	} else {
-		tb->v[j].delta += d->delta;
-		tb->v[j].is_new |= d->is_new;
+		e->d.delta += d->delta;
+		e->d.is_new |= d->is_new;
 		if (d->owner)
-			tb->v[j].owner = d->owner;
+			e->d.owner = d->owner;
 	}
 out:
 	glock_unlock(&c->dref_lock, GLOCK_WRITE);
@@ -90,15 +93,14 @@ bool extent_refs_pending(struct core *c)
 	bool r;
 
 	glock_lock(&c->dref_lock, GLOCK_WRITE);
-	r = c->drefs.n != 0;
+	r = c->drefs.t.count != 0;
 	glock_unlock(&c->dref_lock, GLOCK_WRITE);
 	return r;
 }
 
 void extent_refs_free(struct core *c)
 {
-	free(c->drefs.v);
-	memset(&c->drefs, 0, sizeof(c->drefs));
+	dref_table_free(&c->drefs);
 }
 
 /*
@@ -212,17 +214,19 @@ int extent_run_refs(struct txn *t)
 
 	/* deletions first: a node freed and its block reused at another level
 	 * must lose its old item before the new one is inserted */
-	for (int pass = 0; pass < 2 && !ret; pass++) {
-		for (size_t i = 0; i < tb.cap && !ret; i++) {
-			struct dref *d = &tb.v[i];
-			if (!d->bytenr || (pass == 0) != (d->delta < 0))
+	for (int pass = 0; pass < 2 && !ret && tb.t.b; pass++) {
+		htable_for_each(&tb.t, i, n) {
+			const struct dref *d = &htable_entry(n, struct dref_ent, h)->d;
+			if (ret)
+				break;	/* out of this chain; the other chains see ret too */
+			if ((pass == 0) != (d->delta < 0))
 				continue;
 			ret = d->is_data ? run_data(t, d) : run_meta(t, d);
 			if (d->delta)
 				ran++;
 		}
 	}
-	free(tb.v);
+	dref_table_free(&tb);
 	return ret ? ret : ran;
 }
 
@@ -269,20 +273,12 @@ out:
 /* The pending (not yet run) change of a node's references. */
 static int64_t pending_delta(struct core *c, uint64_t bytenr, int level)
 {
-	struct dref_table *tb = &c->drefs;
-	int64_t delta = 0;
+	const struct dref_ent *e;
+	int64_t delta;
 
 	glock_lock(&c->dref_lock, GLOCK_WRITE);
-	if (tb->cap) {
-		size_t j = dref_slot(bytenr, level, tb->cap);
-		while (tb->v[j].bytenr) {
-			if (tb->v[j].bytenr == bytenr && tb->v[j].level == level && !tb->v[j].is_data) {
-				delta = tb->v[j].delta;
-				break;
-			}
-			j = (j + 1) & (tb->cap - 1);
-		}
-	}
+	e = dref_find(&c->drefs, bytenr, level, false);
+	delta = e ? e->d.delta : 0;
 	glock_unlock(&c->dref_lock, GLOCK_WRITE);
 	return delta;
 }

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "fs/base/htable.h"
 
 /* One delayed reference change (extent.c). */
 struct dref {
@@ -21,9 +22,11 @@ struct dref {
 	bool is_new;		/* data: allocated in this transaction */
 };
 
+/* The queue: one entry per (bytenr, level, is_data), keyed by bytenr in
+ * fs/base/htable (entries: extent.c's struct dref_ent); t.b NULL until the
+ * first ref of a transaction. */
 struct dref_table {
-	struct dref *v;		/* open addressing, bytenr 0 = empty */
-	size_t cap, n;
+	struct htable t;
 };
 
 #endif

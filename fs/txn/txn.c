@@ -724,7 +724,7 @@ static void *commit_thread(void *arg)
 			    1000000000ull;
 
 	glock_write(&ts->lock);
-	while (!ts->stop) {
+	while (!ts->thread.stop) {
 		int why = ts->want_commit;
 		uint64_t now = glock_now_ns();
 
@@ -749,22 +749,10 @@ static void *commit_thread(void *arg)
 
 int txn_start_commit_thread(struct core *c)
 {
-	int e = pthread_create(&c->ts.thread, NULL, commit_thread, c);
-
-	if (e)
-		return -e;
-	c->ts.thread_started = true;
-	return 0;
+	return gthread_start(&c->ts.thread, commit_thread, c);
 }
 
 void txn_stop_commit_thread(struct core *c)
 {
-	if (!c->ts.thread_started)
-		return;
-	glock_write(&c->ts.lock);
-	c->ts.stop = true;
-	gcond_broadcast(&c->ts.cond);
-	glock_write_unlock(&c->ts.lock);
-	pthread_join(c->ts.thread, NULL);
-	c->ts.thread_started = false;
+	gthread_stop(&c->ts.thread, &c->ts.lock, &c->ts.cond);
 }

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "fs/base/lock.h"
+#include "fs/base/gthread.h"
 
 struct core;
 struct txn;
@@ -43,9 +44,7 @@ struct txn_state {
 	int commit_ret;		/* result of the last commit */
 	uint64_t commits_done;	/* counts completed commits (waiters compare) */
 	int want_commit;	/* a commit_reason for the commit thread, or 0 */
-	bool stop;		/* commit thread: exit */
-	pthread_t thread;
-	bool thread_started;
+	struct gthread thread;	/* the commit thread (its stop: under lock, cond) */
 	/* commit hooks of the layers above (txn_set_commit_hooks, txn.h);
 	 * fixed after open, NULL: none */
 	int (*hook_root_items)(struct txn *t);

@@ -64,6 +64,43 @@ int main(void)
 	while ((n = htable_pop(&t)))
 		popped++;
 	CHECK("pop empties the table", popped == in && t.count == 0);
+	{
+		/* duplicate keys: every entry of a key through find and find_next,
+		 * each once, none of another key, through doublings */
+		enum { K = 8, PER = 5 };
+		static struct ent dup[K * PER];
+		int seen_k[K * PER] = { 0 }, other = 0, missed = 0;
+
+		htable_destroy(&t);
+		CHECK("a table of one bucket", htable_init(&t, 1) == 0 && t.nbuckets == 1);
+		for (int i = 0; i < K * PER; i++) {
+			dup[i].h.key = (uint64_t)(i % K) * 16384;
+			htable_insert(&t, &dup[i].h);
+		}
+		for (int k = 0; k < K; k++)
+			for (n = htable_find(&t, (uint64_t)k * 16384); n; n = htable_find_next(n)) {
+				struct ent *x = htable_entry(n, struct ent, h);
+				if (x < dup || x >= dup + K * PER || (int)(x - dup) % K != k)
+					other++;
+				else
+					seen_k[x - dup]++;
+			}
+		for (int i = 0; i < K * PER; i++)
+			missed += seen_k[i] != 1;
+		CHECK("find and find_next give every entry of a key once, and no other", !other && !missed);
+		for (int i = 0; i < K * PER; i += 2)
+			htable_remove(&t, &dup[i].h);
+		missed = 0;
+		for (int k = 0; k < K; k++) {
+			int cnt = 0;
+			for (n = htable_find(&t, (uint64_t)k * 16384); n; n = htable_find_next(n))
+				cnt++;
+			missed += cnt != (k % 2 ? PER : 0);	/* even i removed: all of even k */
+		}
+		CHECK("find_next after removes", missed == 0);
+		while ((n = htable_pop(&t)))
+			;
+	}
 	htable_destroy(&t);
 	htable_destroy(&t);
 	CHECK("destroy twice is safe", t.b == NULL);

@@ -458,7 +458,7 @@ static void opts_fields(void)
 	o.discard_iops = 1000;
 	MUST(mount_open(v.devs, 1, &o, &c));
 	CHECK("core_opts.discard=async starts the discard thread",
-	      c->discard.mode == DISCARD_ASYNC && c->discard.started);
+	      c->discard.mode == DISCARD_ASYNC && c->discard.thread.started);
 	MUST(mount_close(c));
 	c = NULL;
 	setenv("GLASSFS_DISCARD", "sync", 1);

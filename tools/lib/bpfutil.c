@@ -3,12 +3,16 @@
 #include "tools/lib/bpfutil.h"
 #include "tools/lib/mmapwatch.h"
 
+#include <linux/types.h>
+#include "bpf/stacktab.h"
+
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <sched.h>
 #include <libelf.h>
 #include <limits.h>
 #include <signal.h>
@@ -123,6 +127,20 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	exiting = 1;
+}
+
+int bpfutil__start(pid_t pid, pid_t tid)
+{
+	int err = bpfutil__check_env();
+
+	if (err)
+		return err;
+	bpfutil__run_for(0);
+	if (pid && (err = bpfutil__check_pid(pid, false)))
+		return err;
+	if (tid && (err = bpfutil__check_pid(tid, true)))
+		return err;
+	return 0;
 }
 
 void bpfutil__run_for(unsigned seconds)
@@ -297,6 +315,30 @@ size_t bpfutil__map_read(int fd, size_t key_size, size_t val_off, size_t elem_si
 	return n;
 }
 
+static int u64_desc(const void *a, const void *b, void *off)
+{
+	__u64 x, y;
+
+	memcpy(&x, (const char *)a + (size_t)off, sizeof(x));
+	memcpy(&y, (const char *)b + (size_t)off, sizeof(y));
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+void bpfutil__sort_desc(void *v, size_t n, size_t size, size_t off)
+{
+	if (n > 1)
+		qsort_r(v, n, size, u64_desc, (void *)off);
+}
+
+size_t bpfutil__map_top(int fd, size_t key_size, size_t val_off, size_t elem_size,
+			bool (*keep)(const void *elem), size_t sort_off, void **out)
+{
+	size_t n = bpfutil__map_read(fd, key_size, val_off, elem_size, keep, out);
+
+	bpfutil__sort_desc(*out, n, elem_size, sort_off);
+	return n;
+}
+
 int bpfutil__percpu_sum(int fd, unsigned key, unsigned long long *sum)
 {
 	int ncpu = libbpf_num_possible_cpus();
@@ -317,6 +359,66 @@ int bpfutil__percpu_sum(int fd, unsigned key, unsigned long long *sum)
 			*sum += vals[i];
 	free(vals);
 	return err;
+}
+
+/* Entries primed per CPU: enough for one program run's new stacks and
+ * aggregation entries (the kernel keeps up to 12 of a 2 KiB unit cached). */
+#define PRIME_PER_CPU	8
+
+int bpfutil__prime_map(int fd)
+{
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info);
+	int ncpu = libbpf_num_possible_cpus(), err = 0;
+	cpu_set_t old, one;
+	char *key = NULL, *val = NULL;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	if (sched_getaffinity(0, sizeof(old), &old))
+		return -errno;
+	key = calloc(1, info.key_size);
+	val = calloc(1, info.value_size);
+	if (!key || !val) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* Every CPU the programs may run on, not only the ones we may: a
+	 * CPU we cannot move to (offline, outside our cpuset) is skipped. */
+	for (int cpu = 0; cpu < ncpu && cpu < CPU_SETSIZE && !err; cpu++) {
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		if (sched_setaffinity(0, sizeof(one), &one))
+			continue;
+		/* Keys 0xff..ff, 0xff..fe, ...: deleted before any program runs. */
+		for (unsigned i = 0; i < PRIME_PER_CPU && !err; i++) {
+			memset(key, 0xff, info.key_size);
+			key[0] = (char)(0xff - i);
+			if (bpf_map_update_elem(fd, key, val, BPF_NOEXIST))
+				err = -errno;
+		}
+		for (unsigned i = 0; i < PRIME_PER_CPU; i++) {
+			memset(key, 0xff, info.key_size);
+			key[0] = (char)(0xff - i);
+			bpf_map_delete_elem(fd, key);
+		}
+	}
+	if (sched_setaffinity(0, sizeof(old), &old) && !err)
+		err = -errno;
+out:
+	free(key);
+	free(val);
+	if (err)
+		fprintf(stderr, "%s: cannot prime map %s: %s\n", tool_name, info.name, strerror(-err));
+	return err;
+}
+
+bool bpfutil__read_stack(int fd, unsigned long long hash, void *ips)
+{
+	__u64 h = hash;
+
+	memset(ips, 0, sizeof(struct stack_ips));
+	return h && !bpf_map_lookup_elem(fd, &h, ips);
 }
 
 int bpfutil__run_iter(struct bpf_link *link)

@@ -26,6 +26,14 @@ void bpfutil__init(const char *tool, bool verbose);
 int bpfutil__check_env(void);
 /* The process (or thread with tid=true) exists; 0 or -ESRCH. */
 int bpfutil__check_pid(pid_t pid, bool tid);
+/*
+ * A tracer's start, once its arguments are parsed: root and BTF
+ * (bpfutil__check_env), the signal handlers (bpfutil__run_for(0): a
+ * signal that arrives while loading ends the run instead of being lost or
+ * killing us unreported), then the target process pid and thread tid
+ * exist (0: none given).  0, or -errno with the message printed.
+ */
+int bpfutil__start(pid_t pid, pid_t tid);
 /* Run-until: seconds (0 = until Ctrl-C).  Installs SIGINT/SIGTERM handlers
  * (call it once early with 0 so no signal is lost while loading, again
  * with the duration once attached); bpfutil__exiting() turns true on a
@@ -72,12 +80,42 @@ bool bpfutil__kernel_has_member(const char *strct, const char *member);
 size_t bpfutil__map_read(int fd, size_t key_size, size_t val_off, size_t elem_size,
 			 bool (*keep)(const void *elem), void **out);
 
+/* Sort n elements of size bytes by the 64-bit unsigned value at offset off
+ * in each, largest first (map entries by count or time, for printing). */
+void bpfutil__sort_desc(void *v, size_t n, size_t size, size_t off);
+/* bpfutil__map_read(), then sorted largest first by the 64-bit value at
+ * sort_off of each element: what the tools print. */
+size_t bpfutil__map_top(int fd, size_t key_size, size_t val_off, size_t elem_size,
+			bool (*keep)(const void *elem), size_t sort_off, void **out);
+
 /*
  * A counter of a per-CPU array of __u64 (the tools' "lost"/"fired"
  * counters): *sum = the value at key summed over every possible CPU.
  * 0, or -errno (no such key, out of memory) with *sum = 0.
  */
 int bpfutil__percpu_sum(int fd, unsigned key, unsigned long long *sum);
+
+/*
+ * Prime a hash map made with BPF_F_NO_PREALLOC before its programs run.
+ * The kernel hands such a map's entries out of a per-CPU cache that it
+ * fills with ONE entry per CPU at creation when an entry is over 256 bytes
+ * (a stack is 1016), and refills only from irq_work, which cannot run
+ * inside the program (perf event interrupt, sched_switch with interrupts
+ * off): a program that stores two new stacks in its first run on a CPU
+ * (a sample's kernel and user stack) loses the second to -ENOMEM, although
+ * the table is empty.  Priming inserts a few entries on every online CPU
+ * (pinned there) and deletes them, which leaves each CPU's cache holding
+ * entries.  Dummy keys; the map is empty again afterwards.  0 or -errno
+ * (a map with fewer than 8 entries cannot be primed fully: it says so).
+ */
+int bpfutil__prime_map(int fd);
+
+/*
+ * Read the stack stored under hash in a stack table (bpf/stacktab.h) into
+ * ips, STACK_MAX_DEPTH (127) __u64 addresses, zero-filled past its end.
+ * false (ips all zero) for hash 0 ("no stack") or a hash not in the table.
+ */
+bool bpfutil__read_stack(int fd, unsigned long long hash, void *ips);
 
 /* Run a BPF task iterator once (read it to its end).  0 or -errno. */
 int bpfutil__run_iter(struct bpf_link *link);

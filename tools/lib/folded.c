@@ -376,6 +376,27 @@ static int parse_count(const char *t, size_t len, unsigned long ln,
 		    quote(q, sizeof(q), t, len));
 }
 
+/* The next line of the buffer [*p, end), for the two buffer parsers:
+ * *line and *len (without the '\n'); *p moves past it, *ln counts it.  1
+ * with a line, 0 at the end, or the error of a line past lim->max_lines. */
+static int next_line(const char **p, const char *end, const char **line, size_t *len,
+		     unsigned long *ln, const struct folded_limits *lim,
+		     struct folded_error *err)
+{
+	const char *nl;
+
+	if (*p >= end)
+		return 0;
+	nl = memchr(*p, '\n', (size_t)(end - *p));
+	*line = *p;
+	*len = (size_t)((nl ? nl : end) - *p);
+	*p = nl ? nl + 1 : end;
+	(*ln)++;
+	if (lim && lim->max_lines && *ln > lim->max_lines)
+		return perr(err, *ln, -E2BIG, "more than %zu lines", lim->max_lines);
+	return 1;
+}
+
 /* Parse one line (without its '\n').  Returns 1 for a stack added, 0 for a
  * blank line, <0 on error. */
 static int parse_line(struct folded_set *s, const char *line, size_t len,
@@ -483,23 +504,18 @@ int folded_parse_buf(struct folded_set *s, const char *buf, size_t len,
 {
 	const char *p = buf, *end = buf + len;
 	unsigned long ln = 0;
-	size_t stacks = 0;
+	const char *line;
+	size_t stacks = 0, l;
 	int r;
 
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *le = nl ? nl : end;
-
-		ln++;
-		if (lim && lim->max_lines && ln > lim->max_lines)
-			return perr(err, ln, -E2BIG, "more than %zu lines",
-				    lim->max_lines);
-		r = parse_line(s, p, (size_t)(le - p), ln, lim, err);
+	while ((r = next_line(&p, end, &line, &l, &ln, lim, err)) > 0) {
+		r = parse_line(s, line, l, ln, lim, err);
 		if (r < 0)
 			return r;
 		stacks += (size_t)r;
-		p = nl ? nl + 1 : end;
 	}
+	if (r < 0)
+		return r;
 	if (!stacks)
 		return perr(err, 0, -EINVAL, "empty input: no stacks");
 	return 0;
@@ -750,25 +766,17 @@ static int perf_frame(struct perf_sample *ps, const char *l, size_t len)
 int folded_parse_perf_buf(struct folded_set *s, const char *buf, size_t len,
 			  const struct folded_limits *lim, struct folded_error *err)
 {
-	const char *p = buf, *end = buf + len;
+	const char *p = buf, *end = buf + len, *line;
 	unsigned long ln = 0;
-	size_t stacks = 0;
+	size_t stacks = 0, l;
 	struct perf_sample *ps = calloc(1, sizeof(*ps));
 	int r = 0;
 
 	if (!ps)
 		return perr(err, 0, -ENOMEM, "out of memory");
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t l = (size_t)((nl ? nl : end) - p);
-
-		ln++;
-		if (l && p[l - 1] == '\r')
+	while ((r = next_line(&p, end, &line, &l, &ln, lim, err)) > 0) {
+		if (l && line[l - 1] == '\r')
 			l--;
-		if (lim && lim->max_lines && ln > lim->max_lines) {
-			r = perr(err, ln, -E2BIG, "more than %zu lines", lim->max_lines);
-			goto out;
-		}
 		if (lim && lim->max_line_len && l > lim->max_line_len) {
 			r = perr(err, ln, -E2BIG, "line is %zu bytes long, the limit is %zu",
 				 l, lim->max_line_len);
@@ -776,21 +784,21 @@ int folded_parse_perf_buf(struct folded_set *s, const char *buf, size_t len,
 		}
 		size_t i = 0;
 
-		while (i < l && (p[i] == ' ' || p[i] == '\t'))
+		while (i < l && (line[i] == ' ' || line[i] == '\t'))
 			i++;
 		if (i == l) {				/* blank: the sample ends */
 			if ((r = perf_flush(s, ps, lim, err, &stacks)))
 				goto out;
-		} else if (!i && p[0] == '#') {
+		} else if (!i && line[0] == '#') {
 			;				/* perf's header */
 		} else if (!i) {			/* a new sample */
 			if ((r = perf_flush(s, ps, lim, err, &stacks)))
 				goto out;
-			perf_header(ps, p, l);
+			perf_header(ps, line, l);
 			ps->open = 1;
 			ps->line = ln;
 		} else if (ps->open) {
-			if (perf_frame(ps, p, l)) {
+			if (perf_frame(ps, line, l)) {
 				r = perr(err, ln, -ENOMEM, "out of memory");
 				goto out;
 			}
@@ -798,9 +806,8 @@ int folded_parse_perf_buf(struct folded_set *s, const char *buf, size_t len,
 			r = perr(err, ln, -EINVAL, "a callchain line before any sample header");
 			goto out;
 		}
-		p = nl ? nl + 1 : end;
 	}
-	if ((r = perf_flush(s, ps, lim, err, &stacks)))
+	if (r < 0 || (r = perf_flush(s, ps, lim, err, &stacks)))
 		goto out;
 	if (!stacks)
 		r = perr(err, 0, -EINVAL, "empty input: no samples");

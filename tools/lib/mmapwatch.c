@@ -271,6 +271,14 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+void mmapwatch__first_sight(struct mmapwatch *mw, struct syms_cache *sc, int tgid)
+{
+	if (mw && syms_cache__has(sc, tgid))
+		syms_cache__pin(sc, tgid);
+	else
+		syms_cache__snapshot(sc, tgid);
+}
+
 int mmapwatch__drain(struct mmapwatch *mw, struct syms_cache *sc)
 {
 	uint64_t t0 = now_ns();

@@ -32,6 +32,12 @@ void mmapwatch__free(struct mmapwatch *mw);		/* NULL-safe */
 int mmapwatch__add_to_epoll(struct mmapwatch *mw, int ep);
 /* Apply every record logged so far to sc, in time order.  0 or -ENOMEM. */
 int mmapwatch__drain(struct mmapwatch *mw, struct syms_cache *sc);
+/* A tracer sees process tgid for the first time (or it exec'd or exits):
+ * with the log (mw not NULL) and the process in it already (born during
+ * the run: the log stays current through its execs), only pin its files
+ * (a deleted binary stays readable); else snapshot its maps while it
+ * lives.  Only the maps: symbols are read when the stacks are printed. */
+void mmapwatch__first_sight(struct mmapwatch *mw, struct syms_cache *sc, int tgid);
 /* What the log did, for the report and -v. */
 struct mmapwatch_stats {
 	uint64_t records;	/* mmap/exec/fork records applied */

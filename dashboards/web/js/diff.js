@@ -29,12 +29,22 @@ export function normalizeDiff(d) {
 	return {leftTotal, rightTotal, stacks};
 }
 
+// The half of a wall-clock stack (glass-profile --wall): 'on-CPU' under
+// an "[oncpu]" frame, 'off-CPU' under "[offcpu]", else null.
+export function stackHalf(stack) {
+	const f = String(stack).split(';');
+	return f.includes('[oncpu]') ? 'on-CPU' : f.includes('[offcpu]') ? 'off-CPU' : null;
+}
+
 // Frames whose share moved the most, each stack blamed on its deepest
-// non-kernel frame (see flame.js blameFrame).
+// non-kernel frame (see flame.js blameFrame).  In a wall-clock diff a
+// frame is counted per half: a function that went from spinning to
+// blocking moved, although its whole share stayed the same.
 export function movers(stacks, L, R) {
 	const m = new Map();
 	for (const s of stacks) {
-		const leaf = blameFrame(s.stack);
+		const half = stackHalf(s.stack);
+		const leaf = blameFrame(s.stack) + (half ? ' (' + half + ')' : '');
 		const e = m.get(leaf) || {name: leaf, left: 0, right: 0};
 		e.left += s.left; e.right += s.right;
 		m.set(leaf, e);
@@ -135,11 +145,16 @@ async function load(s) {
 		const r = sideRange(st, side);
 		return r.own ? ' · ' + fmtWhen(r.from) + ' → ' + fmtWhen(r.until) : '';
 	};
+	// a wall-clock diff's headline: how the on-CPU share of each side moved
+	const onShare = (side, total) => d.stacks.reduce((a, x) =>
+		a + (stackHalf(x.stack) === 'on-CPU' ? x[side] : 0), 0) / (total || 1);
 	clear(document.getElementById('diff-summary')).append(
 		card('Baseline', fmtValue(d.leftTotal, info.units), lq + rangeNote(s, 'l')),
 		card('Comparison', fmtValue(d.rightTotal, info.units), rq + rangeNote(s, 'r')),
 		card('Stacks compared', String(d.stacks.length),
-			ratio !== null ? 'comparison is ' + fmtPct(ratio, 0) + ' of baseline' : ''));
+			ratio !== null ? 'comparison is ' + fmtPct(ratio, 0) + ' of baseline' : ''),
+		...(s.type === 'wall' ? [card('On-CPU share', fmtPct(onShare('left', d.leftTotal)) + ' → ' +
+			fmtPct(onShare('right', d.rightTotal)), 'of wall-clock time, baseline → comparison', 'wall-share')] : []));
 	if (!d.leftTotal || !d.rightTotal) {
 		const missing = !d.leftTotal && !d.rightTotal ? 'either selection' :
 			!d.leftTotal ? 'the baseline ' + lq : 'the comparison ' + rq;

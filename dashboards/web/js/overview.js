@@ -17,7 +17,7 @@ const COLS = [
 	{key: 'p99', label: 'Commit p99', num: true},
 	{key: 'trim', label: 'Trim stalls', num: true},
 	{key: 'ratio', label: 'Pattern share', unit: 'vs fleet median', num: true},
-	{key: 'trend', label: 'Off-CPU over range', num: false, nosort: true},
+	{key: 'trend', label: 'Off-CPU over range', wallLabel: 'Wall-clock over range', num: false, nosort: true},
 	{key: 'seen', label: 'Last seen', num: true},
 ];
 
@@ -106,8 +106,12 @@ async function load(s) {
 		api.outliers(state.query('offcpu', ''), s.pattern, s.from, s.until),
 		// a fine step: points come only for buckets with data, so a host
 		// with four 5-s windows still draws a line (the default 60 s
-		// put them in one bucket, and the sparkline showed "—")
-		api.timeseries('offcpu_ns', state.query('offcpu', ''), s.from, s.until, sparkStep(s)),
+		// put them in one bucket, and the sparkline showed "—").  With
+		// the wall-clock type chosen, the trend is the wall profiles'
+		// totals (wall_ns).
+		s.type === 'wall'
+			? api.timeseries('wall_ns', state.query('wall', ''), s.from, s.until, sparkStep(s))
+			: api.timeseries('offcpu_ns', state.query('offcpu', ''), s.from, s.until, sparkStep(s)),
 	]);
 	if (view !== my) return;
 	const table = document.getElementById('ov-table');
@@ -248,14 +252,15 @@ function drawTable(rows, s, keepFocus) {
 		const active = s.sort === c.key;
 		const aria = active ? (s.dir === 'asc' ? 'ascending' : 'descending') : 'none';
 		const th = el('th', {scope: 'col', class: c.num ? 'num' : '', 'aria-sort': c.nosort ? null : aria});
+		const label = s.type === 'wall' && c.wallLabel ? c.wallLabel : c.label;
 		if (c.nosort) {
-			th.append(c.label);
+			th.append(label);
 		} else {
 			th.append(el('button', {type: 'button', class: 'sort' + (active ? ' active' : ''),
 				'data-sort': c.key,
 				onclick: () => state.set({sort: c.key,
 					dir: active ? (s.dir === 'asc' ? 'desc' : 'asc') : (c.num ? 'desc' : 'asc')}, false)},
-			c.label, el('span', {class: 'arrow', 'aria-hidden': 'true'},
+			label, el('span', {class: 'arrow', 'aria-hidden': 'true'},
 				active ? (s.dir === 'asc' ? '▲' : '▼') : '↕')));
 		}
 		if (c.unit) th.append(el('span', {class: 'th-unit'}, c.unit));

@@ -18,6 +18,15 @@ export const PANELS = [
 	{metric: 'ingest_windows', title: 'Ingest health', units: 'windows', what: 'profile windows received per step'},
 ];
 
+// With the wall-clock type chosen (type=wall, e.g. from the flame view's
+// switch) the profile panel shows the wall profiles' totals (wall_ns)
+// instead of the off-CPU time: what the agents' --wall-cmd shipped.
+const WALL_PANEL = {metric: 'wall_ns', type: 'wall', title: 'Wall-clock time', units: 'ns',
+	what: 'per host, on- and off-CPU time of the threads traced by glass-profile --wall'};
+export function panels(type) {
+	return type === 'wall' ? PANELS.map((p) => p.metric === 'offcpu_ns' ? WALL_PANEL : p) : PANELS;
+}
+
 // Seconds for `now-1h`, `now`, unix seconds; null when not understood.
 export function parseTime(t, nowSec) {
 	if (t === undefined || t === null || t === '') return null;
@@ -114,17 +123,16 @@ export function render(root, s) {
 			el('p', {class: 'sub'}, 'Every panel shares the range ', el('code', {}, fmtWhen(s.from) + ' → ' + fmtWhen(s.until)),
 				'. Hover to compare the same instant across panels; drag across a panel to zoom the range.',
 				s.sel ? [' ', el('a', {href: state.href({sel: ''})}, 'Show the whole fleet')] : null)),
-		el('div', {class: 'ts-grid', id: 'ts-grid'}, PANELS.map((p) =>
+		el('div', {class: 'ts-grid', id: 'ts-grid'}, panels(s.type).map((p) =>
 			el('section', {class: 'panel ts-panel', id: 'ts-' + pid(p), 'aria-labelledby': 'ts-h-' + pid(p)},
 				el('h2', {id: 'ts-h-' + pid(p)}, p.title, el('span', {class: 'th-unit'}, p.what)),
 				el('div', {class: 'ts-body'}, notice('loading', 'Loading…'))))));
 	view = {s};
 	extent = {dmin: Infinity, dmax: -Infinity};
 	const step = autoStep(s.from, s.until);
-	const q = state.query('offcpu', s.sel);
-	for (const p of PANELS) {
+	for (const p of panels(s.type)) {
 		const my = view;
-		api.timeseries(p.metric, q, s.from, s.until, step, p.by).then((d) => {
+		api.timeseries(p.metric, state.query(p.type || 'offcpu', s.sel), s.from, s.until, step, p.by).then((d) => {
 			if (view !== my) return;
 			drawPanel(p, d, s);
 		}, (e) => {
@@ -153,6 +161,8 @@ function drawPanel(p, d, s) {
 		body.append(notice('empty', 'No ' + p.title.toLowerCase() + ' in this range',
 			p.id === 'lock_wait_level'
 				? 'Lock wait by B-tree level comes from agents that ship glass-lockstat\'s lock detail (glass-agent --lock-cmd); none did between ' + fmtWhen(s.from) + ' and ' + fmtWhen(s.until) + '.'
+				: p.metric === 'wall_ns'
+				? 'Wall-clock time comes from agents run with --wall-cmd (glass-profile --wall); none reported between ' + fmtWhen(s.from) + ' and ' + fmtWhen(s.until) + '.'
 				: p.metric === 'commit_p99_ns' || p.metric === 'lock_wait_ns' || p.metric === 'trim_stall_ns'
 				? 'These come from agents on hosts running a glassfs daemon; none reported between ' + fmtWhen(s.from) + ' and ' + fmtWhen(s.until) + '.'
 				: 'No windows between ' + fmtWhen(s.from) + ' and ' + fmtWhen(s.until) + '.'));

@@ -697,6 +697,48 @@ async function runCases(ctx, base, server) {
 			ok(status.startsWith('2 stacks'), 'the view drew the two stacks: ' + status);
 			await shot('flame-wall');
 		});
+		// Two hosts shipping wall-clock windows (glass-agent --wall-cmd): on
+		// wall-b, foo spends two thirds of its time blocked instead of on
+		// CPU -- the same share of wall-clock time, moved between the halves.
+		const wallWins = [];
+		for (const [host, folded] of [
+			['wall-a', 'glassfs;[oncpu];main;foo 3000000000\nglassfs;[offcpu];main;nanosleep;schedule_[k] 7000000000\n'],
+			['wall-b', 'glassfs;[oncpu];main;foo 1000000000\nglassfs;[offcpu];main;foo;futex_wait_[k] 2000000000\n' +
+				'glassfs;[offcpu];main;nanosleep;schedule_[k] 7000000000\n']])
+			for (const t of [ingestNow - 110, ingestNow - 90])
+				wallWins.push({window_id: host + '-' + t, host, start_ns: t + '000000000', end_ns: (t + 10) + '000000000',
+					labels: {demo: 'wall'}, profiles: [{type: 'wall', units: 'ns', folded}]});
+		await server.ingest(wallWins);
+		await tcase('diff view, wall-clock: a frame that moved from on-CPU to off-CPU is a mover, the on-CPU shares are shown', async () => {
+			await go('?view=diff&type=wall&left=' + encodeURIComponent('host="wall-a"') + '&right=' + encodeURIComponent('host="wall-b"'));
+			await page.waitForSelector('#diff-box svg.flame g.frame[data-name="[offcpu]"]');
+			await page.waitForSelector('#diff-movers tbody tr');
+			const mv = await page.$$eval('#diff-movers tbody tr', (r) => r.map((x) => [...x.cells].map((c) => c.innerText.trim())));
+			const row = (n) => mv.find((r) => r[0] === n);
+			ok(row('foo (on-CPU)') && /^-20\.0 pts/.test(row('foo (on-CPU)')[2]), 'foo on-CPU -20 points: ' + JSON.stringify(mv));
+			ok(row('foo (off-CPU)') && /^\+20\.0 pts/.test(row('foo (off-CPU)')[2]), 'foo off-CPU +20 points: ' + JSON.stringify(mv));
+			ok(!row('nanosleep (off-CPU)'), 'the unchanged sleep is not a mover: ' + JSON.stringify(mv));
+			const card = await page.$eval('#diff-summary .wall-share', (c) => c.innerText.replace(/\s+/g, ' '));
+			ok(/On-CPU share/i.test(card) && /30(\.0)? ?% → 10(\.0)? ?%/.test(card), 'on-CPU share card: ' + card);
+			await shot('diff-wall');
+		});
+		await tcase('overview and time series, wall-clock: the trend and the profile panel are wall_ns', async () => {
+			await go('?view=timeseries&type=wall');
+			await page.waitForSelector('#ts-wall_ns .legend li');
+			const legend = await page.$$eval('#ts-wall_ns .legend li', (l) => l.map((x) => x.innerText.trim()));
+			ok(legend.includes('wall-a') && legend.includes('wall-b'), 'wall-clock panel per host: ' + legend.join());
+			ok(/Wall-clock time/.test(await page.textContent('#ts-h-wall_ns')), 'panel titled Wall-clock time');
+			ok(!(await page.$('#ts-offcpu_ns')), 'the off-CPU panel gives way to it');
+			await shot('timeseries-wall');
+			await go('?view=overview&type=wall');
+			await page.waitForSelector('#hosts-table tbody tr[data-host="wall-a"]');
+			const head = await page.$eval('#hosts-table thead', (h) => h.innerText);
+			ok(/Wall-clock over range/.test(head), 'trend column names wall-clock: ' + head.replace(/\s+/g, ' '));
+			const spark = await page.$eval('#hosts-table tbody tr[data-host="wall-a"] td.trend', (td) => ({svg: !!td.querySelector('svg.spark'), t: td.innerText}));
+			ok(spark.svg, 'wall-a\'s wall-clock trend drawn, not "' + spark.t + '"');
+			const none = await page.$eval('#hosts-table tbody tr[data-host="stor-02"] td.trend', (td) => !!td.querySelector('svg.spark'));
+			ok(!none, 'stor-02 shipped no wall-clock windows: no trend');
+		});
 		await tcase('store down / service gone: an error that says so', async () => {
 			await go('?view=overview');
 			await page.waitForSelector('#hosts-table');
