@@ -13,7 +13,7 @@ FS_FUSE_SRCS := $(wildcard fs/fuse/*.c)
 FS_LIB_SRCS  := $(filter-out $(FS_CMD_SRCS) $(FS_FUSE_SRCS),$(wildcard fs/*/*.c))
 FS_LIB_OBJS  := $(FS_LIB_SRCS:%.c=$(OUT)/obj/%.o)
 FS_LIB_SAN   := $(FS_LIB_SRCS:%.c=$(OUT)/asan/%.o)
-FS_LIBS      := -lpthread
+FS_LIBS      := -lpthread -lisal
 
 FUSE_CFLAGS  := $(shell pkg-config --cflags fuse3 2>/dev/null)
 FUSE_LIBS    := $(shell pkg-config --libs fuse3 2>/dev/null || echo -lfuse3)

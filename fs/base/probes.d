@@ -76,6 +76,12 @@ provider glassfs {
 	probe scrub__progress(uint64_t checked, uint64_t corrected, uint64_t uncorrectable, uint64_t total);
 	/* @ scrub found a bad copy; meta: 1 node, 0 data; repaired: 1 rewritten from a good copy */
 	probe scrub__error(uint64_t logical, uint64_t devid, uint64_t physical, int meta, int repaired);
+	/* @ a raid5/6 write put rows [row, row + rows) of the chunk on its stripes (full stripes, parity computed from the bytes written); failed: mask of stripes that missed it */
+	probe stripe__write(uint64_t logical, uint64_t row, uint64_t rows, int stripes, int failed);
+	/* @ a raid5/6 read rebuilt columns of a row (a missing or failing device, a checksum mismatch); columns: mask of rebuilt columns (data 0..k-1, then P, Q) */
+	probe stripe__rebuild(uint64_t row_logical, int columns);
+	/* @ scrub rewrote one column of a raid5/6 row; parity: 1 for P or Q, 0 for a data sector */
+	probe parity__repair(uint64_t chunk, uint64_t row, int column, int parity);
 
 	/* @ a snapshot was made inside a commit: source and new tree ids, root level */
 	probe subvol__snapshot(uint64_t src, uint64_t id, int level, uint64_t dur_ns);

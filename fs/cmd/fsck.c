@@ -35,6 +35,7 @@
 #include "fs/store/alloc.h"
 #include "fs/store/chunk.h"
 #include "fs/store/dev.h"
+#include "fs/store/parity.h"
 #include "fs/txn/txn.h"
 #include "fs/btree/btree.h"
 #include "fs/base/crc32c.h"
@@ -618,7 +619,7 @@ static int check_bg_leaks(const struct bgroup *bg, void *arg)
 
 /* Read the sectors an EXTENT_CSUM item covers, on every copy, and compare
  * them with their checksums: damaged data is reported, never repaired. */
-static void verify_data(struct fsck *f, uint64_t logical, const uint8_t *csums, uint32_t n)
+static void verify_data_piece(struct fsck *f, uint64_t logical, const uint8_t *csums, uint32_t n)
 {
 	struct chunk_copy cp[CHUNK_MAX_STRIPES];
 	uint64_t len = (uint64_t)n * CORE_SECTORSIZE;
@@ -655,6 +656,52 @@ static void verify_data(struct fsck *f, uint64_t logical, const uint8_t *csums, 
 		}
 	}
 	free(buf);
+}
+
+/* raid5/6: every data sector against its checksum, every parity sector
+ * against its row (parity_scrub without repairs). */
+static void verify_parity(struct fsck *f, uint64_t logical, const uint8_t *csums, uint32_t n)
+{
+	struct parity_scrub_stats st = { 0 };
+	uint32_t *exp = malloc((size_t)n * sizeof(*exp));
+	uint8_t *have = malloc(n);
+	int ret;
+
+	if (!exp || !have) {
+		f->oom = true;
+		free(exp);
+		free(have);
+		return;
+	}
+	memcpy(exp, csums, (size_t)n * CSUM_SIZE);
+	memset(have, 1, n);
+	f->data_bytes += (uint64_t)n * CORE_SECTORSIZE;
+	ret = parity_scrub(f->c, logical, (uint64_t)n * CORE_SECTORSIZE, exp, have, true, &st);
+	if (ret || st.data_errors || st.parity_errors || st.read_errors || st.uncorrectable_bytes)
+		fsck_error(f, "data %llu+%llu (raid5/6): %llu data sectors fail their checksum, %llu parity "
+			   "sectors disagree with their row, %llu read errors, %llu bytes beyond repair%s",
+			   (unsigned long long)logical, (unsigned long long)n * CORE_SECTORSIZE,
+			   (unsigned long long)st.data_errors, (unsigned long long)st.parity_errors,
+			   (unsigned long long)st.read_errors, (unsigned long long)st.uncorrectable_bytes,
+			   ret ? " (the check failed)" : "");
+	free(exp);
+	free(have);
+}
+
+/* verify_data_piece over each raid10 element (the whole range else). */
+static void verify_data(struct fsck *f, uint64_t logical, const uint8_t *csums, uint32_t n)
+{
+	if (chunk_map_is_parity(f->c, logical)) {
+		verify_parity(f, logical, csums, n);
+		return;
+	}
+	for (uint32_t i = 0; i < n;) {
+		uint64_t at = logical + (uint64_t)i * CORE_SECTORSIZE;
+		uint32_t k = (uint32_t)(chunk_map_piece(f->c, at, (uint64_t)(n - i) * CORE_SECTORSIZE) /
+					CORE_SECTORSIZE);
+		verify_data_piece(f, at, csums + (size_t)i * CSUM_SIZE, k);
+		i += k;
+	}
 }
 
 /* Checksum items must lie inside data extents, and the data must match. */
@@ -733,7 +780,8 @@ static int chunk_has_dev_extent(const struct chunk *ch, void *arg)
 		struct dev_extent de;
 		struct key k = { ch->stripes[i].devid, KEY_DEV_EXTENT, ch->stripes[i].physical };
 		int r = btree_lookup(core_tree(c, CT_DEV), &k, &de, sizeof(de));
-		if (r != (int)sizeof(de) || de.chunk_offset != ch->logical || de.length != ch->length)
+		if (r != (int)sizeof(de) || de.chunk_offset != ch->logical ||
+		    de.length != chunk_stripe_span(ch->type, ch->num_stripes, ch->length))
 			fsck_error(f, "dev tree: chunk %llu stripe %d (device %llu at %llu) has no matching device extent",
 				   (unsigned long long)ch->logical, i,
 				   (unsigned long long)ch->stripes[i].devid,
@@ -890,9 +938,9 @@ static void dev_extent_seen(struct fsck *f, const struct key *k, const void *d, 
 			   (unsigned long long)k->objectid, k->type, (unsigned long long)k->offset);
 		return;
 	}
-	int n = chunk_map_lookup(f->c, de->chunk_offset, de->length, cp, NULL);
+	int n = chunk_map_stripes(f->c, de->chunk_offset, cp);
 	for (int i = 0; i < n; i++)
-		if (cp[i].dev->devid == k->objectid && cp[i].physical == k->offset)
+		if (cp[i].dev && cp[i].dev->devid == k->objectid && cp[i].physical == k->offset)
 			ok = true;
 	if (!ok)
 		fsck_error(f, "dev tree: device extent %llu:%llu points at no chunk stripe",

@@ -6,9 +6,12 @@
  *   glassctl device remove DEV MNT     (moves every stripe off DEV first)
  *   glassctl device remove missing MNT (degraded mount: rebuilds the copies
  *                                      the missing devices had, drops them)
+ *   glassctl device replace OLD|missing NEW MNT  (device add NEW, then
+ *                                      device remove OLD: its stripes move,
+ *                                      NEW among the places they can go)
  *   glassctl device set-rotational DEV 0|1 MNT
  *   glassctl balance start [-dconvert=P] [-mconvert=P] [-B] MNT
- *                                      (P: single, dup, raid1; -B: wait)
+ *                                      (P: single, dup, raid1, raid10; -B: wait)
  *   glassctl balance status MNT | balance cancel MNT
  *
  * Each is one ioctl (fs/format/ioctl.h, 20-29) on the mount point; the daemon
@@ -38,8 +41,9 @@ void glassctl_device_usage(FILE *f, const char *first)
 	fprintf(f, "%sglassctl device add|remove DEV MNT\n"
 		   "       glassctl device add -s SIZE DEV MNT   (create the image file DEV of SIZE, e.g. 1G)\n"
 		   "       glassctl device remove missing MNT   (drop the devices a degraded mount lacks)\n"
+		   "       glassctl device replace OLD|missing NEW MNT   (add NEW, then remove OLD)\n"
 		   "       glassctl device set-rotational DEV 0|1 MNT\n"
-		   "       glassctl balance start [-dconvert=P] [-mconvert=P] [-B] [-q] MNT   (P: single|dup|raid1;\n"
+		   "       glassctl balance start [-dconvert=P] [-mconvert=P] [-B] [-q] MNT   (P: single|dup|raid1|raid10;\n"
 		   "                          -B: wait, with a progress line on a terminal; -q: silent)\n"
 		   "       glassctl balance status [--json] MNT\n"
 		   "       glassctl balance cancel MNT\n", first);
@@ -164,6 +168,17 @@ int glassctl_device(int argc, char **argv)
 
 	if (info >= 0)
 		return info;
+	if (!strcmp(sub, "replace") && argc == 4) {
+		char *add[3] = { "add", argv[2], argv[3] }, *rm[3] = { "remove", argv[1], argv[3] };
+		int rc = glassctl_device(3, add);
+		if (rc)
+			return rc;
+		rc = glassctl_device(3, rm);
+		if (rc)
+			fprintf(stderr, "glassctl: replace: %s was added, %s was not removed (see above)\n",
+				argv[2], argv[1]);
+		return rc;
+	}
 	memset(&io, 0, sizeof(io));
 	/* add -s SIZE DEV MNT: create the image file DEV of SIZE first */
 	if (!strcmp(sub, "add") && argc == 5 && !strcmp(argv[1], "-s")) {
@@ -314,14 +329,9 @@ int glassctl_balance(int argc, char **argv)
 			usage_dev();
 			return 2;
 		}
-		if (!strcmp(a + 10, "single"))
-			p = CORE_PROFILE_SINGLE;
-		else if (!strcmp(a + 10, "dup"))
-			p = CORE_PROFILE_DUP;
-		else if (!strcmp(a + 10, "raid1"))
-			p = CORE_PROFILE_RAID1;
-		else {
-			fprintf(stderr, "glassctl: unknown profile '%s' (single, dup, raid1)\n", a + 10);
+		if (core_profile_parse(a + 10, &p)) {
+			fprintf(stderr, "glassctl: unknown profile '%s' (single, dup, raid1, raid10)\n",
+				a + 10);
 			return 2;
 		}
 		*dst = (int64_t)p;

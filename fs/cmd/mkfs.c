@@ -30,8 +30,9 @@ static void usage(FILE *f)
 	fprintf(f, "usage: mkfs.glassfs [-L label] [-n nodesize] [-s SIZE] [-d PROFILE] [-m PROFILE]\n"
 		   "                    [--rotational DEV=0|1]... [-f] DEV...\n"
 		   "  -L label     volume label (up to 255 bytes)\n"
-		   "  -d PROFILE   data profile: single (default), dup, raid1 (>= 2 devices)\n"
-		   "  -m PROFILE   metadata profile: single (default), dup, raid1 (>= 2 devices)\n"
+		   "  -d PROFILE   data profile: single (default), dup, raid1 (>= 2 devices),\n"
+		   "               raid10 (>= 4 devices), raid5 (>= 3), raid6 (>= 4)\n"
+		   "  -m PROFILE   metadata profile: single, dup, raid1 or raid10\n"
 		   "  --rotational DEV=0|1  record DEV as rotational (1) or not (0) instead of\n"
 		   "               asking the device (image files: metadata goes to 0 first)\n"
 		   "  -n nodesize  B-tree node size: 4096..65536, power of two (default 16384)\n"
@@ -157,7 +158,7 @@ int main(int argc, char **argv)
 		case 'm': {
 			uint64_t p;
 			if (core_profile_parse(optarg, &p)) {
-				fprintf(stderr, "mkfs.glassfs: unknown %s profile '%s' (single, dup, raid1)\n",
+				fprintf(stderr, "mkfs.glassfs: unknown %s profile '%s' (single, dup, raid1, raid10, raid5, raid6)\n",
 					opt == 'd' ? "data" : "metadata", optarg);
 				return 1;
 			}
@@ -213,10 +214,15 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 1;
 	}
-	if (((o.data_profile | o.meta_profile) & CORE_PROFILE_RAID1) && argc - optind < 2) {
-		fprintf(stderr, "mkfs.glassfs: the raid1 profile needs at least 2 devices, %d given\n",
-			argc - optind);
-		return 1;
+	for (int k = 0; k < 2; k++) {
+		uint64_t p = k ? o.meta_profile : o.data_profile;
+		int need = (p & (CORE_PROFILE_RAID10 | CORE_PROFILE_RAID6)) ? 4 :
+			   (p & CORE_PROFILE_RAID5) ? 3 : (p & CORE_PROFILE_RAID1) ? 2 : 1;
+		if (argc - optind < need) {
+			fprintf(stderr, "mkfs.glassfs: the %s profile needs at least %d devices, %d given\n",
+				core_profile_name(p), need, argc - optind);
+			return 1;
+		}
 	}
 	for (int i = optind; i < argc; i++) {
 		if (in_use(argv[i]))

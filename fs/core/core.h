@@ -109,6 +109,9 @@ struct format_opts {
 #define CORE_PROFILE_SINGLE	0ull
 #define CORE_PROFILE_RAID1	(1ull << 4)
 #define CORE_PROFILE_DUP	(1ull << 5)
+#define CORE_PROFILE_RAID10	(1ull << 6)
+#define CORE_PROFILE_RAID5	(1ull << 7)
+#define CORE_PROFILE_RAID6	(1ull << 8)
 /* "single", "dup", "raid1" -> *out; -EINVAL for anything else. */
 int core_profile_parse(const char *s, uint64_t *out);
 const char *core_profile_name(uint64_t profile);

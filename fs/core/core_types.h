@@ -104,10 +104,17 @@ static inline int core_type_index(uint64_t type)
 {
 	return (type & BG_DATA) ? 0 : (type & BG_SYSTEM) ? 1 : 2;
 }
-/* Copies a profile keeps: 2 for dup/raid1, else 1. */
+/* Copies a profile keeps: 2 for dup/raid1/raid10, else 1; raid5/6 count
+ * 2 too (device bytes per logical byte rounded up, for space checks). */
 static inline int profile_copies(uint64_t profile)
 {
-	return (profile & (BG_RAID1 | BG_DUP)) ? 2 : 1;
+	return (profile & (BG_RAID1 | BG_DUP | BG_RAID10 | BG_RAID5 | BG_RAID6)) ? 2 : 1;
+}
+/* Devices a profile needs: raid1 2, raid5 3, raid10 and raid6 4, else 1. */
+static inline int profile_min_devs(uint64_t profile)
+{
+	return (profile & (BG_RAID10 | BG_RAID6)) ? 4 : (profile & BG_RAID5) ? 3 :
+	       (profile & BG_RAID1) ? 2 : 1;
 }
 
 /* mount_open and mount_format (fs/ops/mount.c) start with it: no message

@@ -197,7 +197,41 @@ _Static_assert(sizeof(struct dev_item) == 98, "dev_item layout");
 #define BG_RAID0	(1ull << 3)
 #define BG_RAID1	(1ull << 4)
 #define BG_DUP		(1ull << 5)
-#define BG_PROFILE_MASK	(BG_RAID0 | BG_RAID1 | BG_DUP)	/* none set = single */
+#define BG_RAID10	(1ull << 6)
+#define BG_RAID5	(1ull << 7)
+#define BG_RAID6	(1ull << 8)
+#define BG_PARITY	(BG_RAID5 | BG_RAID6)
+#define BG_PROFILE_MASK	(BG_RAID0 | BG_RAID1 | BG_DUP | BG_RAID10 | BG_RAID5 | BG_RAID6)
+					/* none set = single */
+
+/*
+ * Profiles and their chunk items:
+ *
+ *   | profile | num_stripes | sub_stripes | stripe_len | logical byte o of the chunk lives at      |
+ *   |---------|-------------|-------------|------------|-------------------------------------------|
+ *   | single  | 1           | 1           | 64 KiB     | stripes[0] + o                            |
+ *   | dup     | 2 (one dev) | 1           | 64 KiB     | stripes[0] + o and stripes[1] + o         |
+ *   | raid1   | 2           | 1           | 64 KiB     | stripes[0] + o and stripes[1] + o         |
+ *   | raid10  | 2p (p >= 2) | 2           | 64 KiB     | element u = o / 64K: pair k = u % p, row  |
+ *   |         |             |             |            | r = u / p; stripes[2k] and stripes[2k+1]  |
+ *   |         |             |             |            | + r * 64K + o % 64K                       |
+ *   | raid5   | n >= 3      | 1           | 4 KiB      | sector s = o / 4K: row r = s / k, column  |
+ *   | raid6   | n >= 4      | 1           | 4 KiB      | j = s % k (k = n - 1, raid6 n - 2): on    |
+ *   |         |             |             |            | stripes[(r + j) % n] + r * 4K; P of the   |
+ *   |         |             |             |            | row on stripes[(r + k) % n], Q (raid6) on |
+ *   |         |             |             |            | stripes[(r + k + 1) % n]                  |
+ *
+ * Each stripe of a mirrored profile spans the chunk's length on its
+ * device; each stripe of raid10 spans length / p (length is a multiple
+ * of p * 64 KiB), of raid5/6 length / k.  A tree node (at most 64 KiB,
+ * aligned to its size) never crosses a raid10 element.  P is the XOR of
+ * the row's k data sectors, Q the Reed-Solomon syndrome sum(2^j * d_j)
+ * over GF(2^8) (ISA-L's gf_gen_rs_matrix rows k and k + 1, as Linux md's
+ * raid6).  A row (k sectors, "a full stripe") is written whole or not
+ * at all and never rewritten while any sector of it is allocated
+ * (fs/store/parity.c), so parity never disagrees with live data.
+ */
+#define CHUNK_STRIPE_LEN	(64ull << 10)
 
 struct stripe {
 	uint64_t devid;

@@ -259,7 +259,8 @@ static int write_prealloc(struct txn *t, struct fsctx *fs, struct inode *ip,
 	for (int i = 0; i < n; i++)
 		if (v[i].type != FE_PREALLOC || v[i].off > cur ||
 		    (cur = v[i].off + v[i].len) < v[i].off ||
-		    !subvol_extent_exclusive(fs, v[i].disk_logical))	/* a snapshot may share it */
+		    !subvol_extent_exclusive(fs, v[i].disk_logical) ||	/* a snapshot may share it */
+		    !data_overwrite_ok(t, v[i].disk_logical))	/* raid5/6: never in place */
 			goto cow;
 	if (cur < end)
 		goto cow;

@@ -50,6 +50,7 @@
 #include "fs/store/chunk.h"
 #include "fs/store/dev.h"
 #include "fs/store/meta_io.h"
+#include "fs/store/parity.h"
 #include "fs/trees/extent.h"
 #include "fs/txn/txn.h"
 #include "fs/btree/btree.h"
@@ -826,18 +827,39 @@ struct seg {
 	struct log_seg_hdr *h;	/* whole segment */
 };
 
+/* Read copy m of [logical, +len), piece by piece (a raid10 element
+ * each): 1 when there is no copy m, 0, -EUCLEAN, -EIO. */
+static int read_copy(struct core *c, uint64_t logical, void *buf, uint64_t len, int m)
+{
+	for (uint64_t off = 0; off < len;) {
+		struct chunk_copy cp[CHUNK_MAX_STRIPES];
+		uint64_t type = 0, n = chunk_map_piece(c, logical + off, len - off);
+		int ncp = chunk_map_lookup(c, logical + off, n, cp, &type);
+
+		if (ncp < 0 || !(type & BG_METADATA))
+			return -EUCLEAN;
+		if (m >= ncp)
+			return 1;
+		if (dev_read(cp[m].dev, cp[m].physical, (uint8_t *)buf + off, n))
+			return -EIO;
+		off += n;
+	}
+	return 0;
+}
+
 /* Read [logical, +len) from the first copy that passes verify. */
 static int read_verified(struct core *c, uint64_t logical, void *buf, uint64_t len,
 			 int (*verify)(struct core *c, const void *buf, uint64_t logical, uint64_t len))
 {
-	struct chunk_copy cp[CHUNK_MAX_STRIPES];
-	uint64_t type = 0;
-	int n = chunk_map_lookup(c, logical, len, cp, &type), last = -EIO;
+	int last = -EIO;
 
-	if (n < 0 || !(type & BG_METADATA))
-		return -EUCLEAN;
-	for (int i = 0; i < n; i++) {
-		if (dev_read(cp[i].dev, cp[i].physical, buf, len))
+	for (int i = 0; i < CHUNK_MAX_STRIPES; i++) {
+		int r = read_copy(c, logical, buf, len, i);
+		if (r == -EUCLEAN)
+			return r;
+		if (r > 0)
+			break;
+		if (r)
 			continue;
 		last = verify(c, buf, logical, len);
 		if (!last)
@@ -1038,8 +1060,8 @@ static void free_chain(struct seg *v, int n)
  * makes them reachable as they are, and fsck holds every copy of
  * reachable data to its checksum (a copy a flush missed included).
  */
-static int check_logged_data(struct core *c, uint64_t ino, uint64_t logical, const void *csums,
-			     uint32_t n, FILE *out)
+static int check_logged_piece(struct core *c, uint64_t ino, uint64_t logical, const void *csums,
+			      uint32_t n, FILE *out)
 {
 	struct chunk_copy cp[CHUNK_MAX_STRIPES];
 	uint64_t type = 0, len = (uint64_t)n * CORE_SECTORSIZE;
@@ -1083,6 +1105,44 @@ static int check_logged_data(struct core *c, uint64_t ino, uint64_t logical, con
 	}
 	free(buf);
 	return ret;
+}
+
+/* check_logged_piece over each raid10 element (the whole range else);
+ * raid5/6: the data as read (rebuilt from parity where it must be). */
+static int check_logged_data(struct core *c, uint64_t ino, uint64_t logical, const void *csums,
+			     uint32_t n, FILE *out)
+{
+	if (chunk_map_is_parity(c, logical)) {
+		uint64_t len = (uint64_t)n * CORE_SECTORSIZE;
+		uint8_t *buf = malloc(len), *have = malloc(n);
+		uint32_t *exp = malloc((size_t)n * sizeof(*exp));
+		int ret = buf && have && exp ? 0 : -ENOMEM;
+
+		if (!ret) {
+			memcpy(exp, csums, (size_t)n * CSUM_SIZE);
+			memset(have, 1, n);
+			ret = parity_read(c, logical, len, buf, exp, have) ? -EUCLEAN : 0;
+		}
+		if (ret == -EUCLEAN && out)
+			fprintf(out, "fsync log: inode %llu: data %llu+%llu (raid5/6) does not match its "
+				"logged checksums: the log references data that did not reach the devices\n",
+				(unsigned long long)ino, (unsigned long long)logical, (unsigned long long)len);
+		free(buf);
+		free(have);
+		free(exp);
+		return ret;
+	}
+	for (uint32_t i = 0; i < n;) {
+		uint64_t at = logical + (uint64_t)i * CORE_SECTORSIZE;
+		uint32_t k = (uint32_t)(chunk_map_piece(c, at, (uint64_t)(n - i) * CORE_SECTORSIZE) /
+					CORE_SECTORSIZE);
+		int ret = check_logged_piece(c, ino, at, (const uint8_t *)csums + (size_t)i * CSUM_SIZE,
+					     k, out);
+		if (ret)
+			return ret;
+		i += k;
+	}
+	return 0;
 }
 
 int log_check(struct core *c, FILE *out)

@@ -439,14 +439,26 @@ int mount_format(const char *const *devs, int ndevs, const struct format_opts *o
 		core_log(NULL, "label longer than 255 bytes");
 		return -EINVAL;
 	}
-	if ((o->data_profile & ~BG_PROFILE_MASK) || (o->meta_profile & ~BG_PROFILE_MASK) ||
-	    (o->data_profile & BG_RAID0) || (o->meta_profile & BG_RAID0)) {
-		core_log(NULL, "unsupported profile (single, dup and raid1 are)");
+	const uint64_t known = BG_RAID1 | BG_DUP | BG_RAID10 | BG_PARITY;
+	if ((o->data_profile & ~known) || (o->meta_profile & ~known) ||
+	    __builtin_popcountll(o->data_profile) > 1 || __builtin_popcountll(o->meta_profile) > 1) {
+		core_log(NULL, "unsupported profile (single, dup, raid1, raid10, raid5 and raid6 are)");
 		return -EINVAL;
 	}
-	if (((o->data_profile | o->meta_profile) & BG_RAID1) && ndevs < 2) {
-		core_log(NULL, "the raid1 profile needs at least 2 devices, %d given", ndevs);
+	if (o->meta_profile & BG_PARITY) {
+		/* nodes and fsync log segments are not written as whole
+		 * stripes yet (fs/store/parity.c) */
+		core_log(NULL, "%s metadata is not supported: raid5 and raid6 are data profiles "
+			 "(metadata: single, dup, raid1 or raid10)", core_profile_name(o->meta_profile));
 		return -EINVAL;
+	}
+	for (int k = 0; k < 2; k++) {
+		uint64_t p = k ? o->meta_profile : o->data_profile;
+		if (ndevs < profile_min_devs(p)) {
+			core_log(NULL, "the %s profile needs at least %d devices, %d given",
+				 core_profile_name(p), profile_min_devs(p), ndevs);
+			return -EINVAL;
+		}
 	}
 	c = core_alloc(NULL);
 	if (!c)

@@ -6,6 +6,7 @@
 #include "fs/store/alloc.h"
 #include "fs/store/chunk.h"
 #include "fs/store/dev.h"
+#include "fs/store/parity.h"
 #include "fs/trees/data.h"
 #include "fs/txn/txn.h"
 #include "fs/services/scrub.h"
@@ -47,7 +48,7 @@ void scrub_progress_read(const struct scrub_progress *p, struct scrub_progress *
 {
 #define RD(f) o->f = __atomic_load_n(&p->f, __ATOMIC_RELAXED)
 	RD(total_bytes); RD(total_check_bytes); RD(done_bytes); RD(checked_bytes); RD(corrected_bytes);
-	RD(uncorrectable_bytes); RD(meta_errors); RD(data_errors); RD(read_errors);
+	RD(uncorrectable_bytes); RD(meta_errors); RD(data_errors); RD(read_errors); RD(parity_errors);
 	RD(nodes); RD(extents); RD(running); RD(result);
 #undef RD
 }
@@ -230,16 +231,44 @@ static int scrub_data_piece(struct scrub *s, uint64_t start, uint32_t n)
 	return 0;
 }
 
+/* Sectors [start, start + n*SECT) of a raid5/6 extent: its rows, parity too. */
+static int scrub_parity_piece(struct scrub *s, uint64_t start, uint32_t n)
+{
+	struct scrub_progress *p = s->p;
+	struct parity_scrub_stats st = { 0 };
+	int ret = data_load_csums(s->c, start, n, s->exp, s->have);
+
+	if (!ret)
+		ret = parity_scrub(s->c, start, (uint64_t)n * SECT, s->exp, s->have, s->o->readonly, &st);
+	s->read_bytes += st.checked_bytes;
+	PADD(checked_bytes, st.checked_bytes);
+	PADD(read_errors, st.read_errors);
+	PADD(data_errors, st.data_errors);
+	PADD(parity_errors, st.parity_errors);
+	PADD(corrected_bytes, st.corrected_bytes);
+	PADD(uncorrectable_bytes, st.uncorrectable_bytes);
+	return ret;
+}
+
 static int scrub_data(struct scrub *s, uint64_t logical, uint64_t len)
 {
 	struct scrub_progress *p = s->p;
+	uint64_t row = chunk_row_bytes(s->c, logical) / SECT;
 
 	PADD(extents, 1);
 	for (uint64_t pos = logical; pos < logical + len;) {
 		uint64_t n = (logical + len - pos) / SECT;
 		int ret;
-		if (n > PIECE_SECTORS)
-			n = PIECE_SECTORS;
+		if (n > PIECE_SECTORS / row * row)
+			n = PIECE_SECTORS / row * row;	/* raid5/6: whole rows per piece */
+		if (row > 1) {
+			ret = scrub_parity_piece(s, pos, (uint32_t)n);
+			if (ret)
+				return ret;
+			pos += n * SECT;
+			continue;
+		}
+		n = chunk_map_piece(s->c, pos, n * SECT) / SECT;	/* raid10: one element */
 		ret = scrub_data_piece(s, pos, (uint32_t)n);
 		if (ret)
 			return ret;

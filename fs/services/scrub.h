@@ -47,6 +47,7 @@ struct scrub_progress {
 	uint64_t meta_errors;		/* bad node copies found */
 	uint64_t data_errors;		/* bad data sector copies found */
 	uint64_t read_errors;		/* copies that could not be read */
+	uint64_t parity_errors;		/* raid5/6 parity sectors disagreeing with their row */
 	uint64_t nodes, extents;	/* visited */
 	int running;			/* 1 while scrub_run runs */
 	int result;			/* its return value once finished */

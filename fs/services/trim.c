@@ -33,8 +33,9 @@ int trim_batch(struct core *c, uint64_t minlen, uint64_t *trimmed)
 				ret = -EOPNOTSUPP;
 				break;
 			}
-			done += len * (uint64_t)chunk_map_lookup(c, l, len,
+			int ncp = chunk_map_lookup(c, l, chunk_map_piece(c, l, len),
 					(struct chunk_copy[CHUNK_MAX_STRIPES]){ 0 }, NULL);
+			done += ncp > 0 ? len * (uint64_t)ncp : 0;	/* raid5/6: not discarded */
 		}
 		alloc_release(c, l, len);
 		from = l + len;

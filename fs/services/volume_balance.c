@@ -98,12 +98,15 @@ int volume_balance_start(struct core *c, int64_t dconv, int64_t mconv, char *msg
 
 	for (int i = 0; i < 2; i++) {
 		int64_t p = i ? mconv : dconv;
-		if (p >= 0 && ((uint64_t)p & ~(BG_RAID1 | BG_DUP)))
-			return volume_say(c, -EINVAL, msg, mlen, "unsupported profile %lld", (long long)p);
-		if (p >= 0 && ((uint64_t)p & BG_RAID1) && volume_usable_devs(c, NULL) < 2)
+		if (p >= 0 && ((uint64_t)p & ~(BG_RAID1 | BG_DUP | BG_RAID10)))
+			return volume_say(c, -EINVAL, msg, mlen, "unsupported profile %lld%s", (long long)p,
+				   ((uint64_t)p & (BG_RAID5 | BG_RAID6)) ?
+				   " (raid5 and raid6 chunks are not relocated yet)" : "");
+		if (p >= 0 && volume_usable_devs(c, NULL) < profile_min_devs((uint64_t)p))
 			return volume_say(c, -EINVAL, msg, mlen,
-				   "cannot convert %s to raid1: it needs 2 devices, the volume has %d",
-				   i ? "metadata" : "data", volume_usable_devs(c, NULL));
+				   "cannot convert %s to %s: it needs %d devices, the volume has %d",
+				   i ? "metadata" : "data", core_profile_name((uint64_t)p),
+				   profile_min_devs((uint64_t)p), volume_usable_devs(c, NULL));
 	}
 	ret = volume_claim(c, &v, msg, mlen);
 	if (ret)

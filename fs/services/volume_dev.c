@@ -211,11 +211,12 @@ static int raid1_keeps_two(struct core *c, const struct dev *exclude, char *msg,
 	for (int i = 0; i < 3; i++)
 		profs[i] |= c->profile[i];
 	for (int i = 0; i < 3; i++)
-		if ((profs[i] & BG_RAID1) && volume_usable_devs(c, exclude) < 2)
+		if (volume_usable_devs(c, exclude) < profile_min_devs(profs[i]))
 			return volume_say(c, -EINVAL, msg, mlen,
-				   "%s chunks are raid1, which needs 2 devices; %d would be left: "
+				   "%s chunks are %s, which needs %d devices; %d would be left: "
 				   "convert first (glassctl balance start -%cconvert=single|dup)",
 				   i == 0 ? "data" : i == 1 ? "system" : "metadata",
+				   core_profile_name(profs[i]), profile_min_devs(profs[i]),
 				   volume_usable_devs(c, exclude), i == 0 ? 'd' : 'm');
 	return 0;
 }

@@ -93,7 +93,8 @@ static void mend_segment(struct core *c, uint8_t *buf, uint64_t logical, uint64_
  * -ECANCELED when *cancel was set, or the I/O error.
  */
 static int reloc_copy(struct core *c, uint64_t logical, uint64_t len, uint64_t type,
-		      const struct chunk_stripe *ns, int nn, const int *cancel)
+		      const struct chunk_stripe *ns, int nn, int nkeep, uint64_t new_type,
+		      const int *cancel)
 {
 	uint32_t nsect = (uint32_t)(VOLUME_SEG / CORE_SECTORSIZE);
 	bool meta = !(type & BG_DATA);
@@ -101,7 +102,7 @@ static int reloc_copy(struct core *c, uint64_t logical, uint64_t len, uint64_t t
 	uint8_t *buf, *have = NULL;
 	int ret = 0;
 
-	if (nn == 0)
+	if (nn == nkeep)
 		return 0;	/* a kept stripe only: nothing to copy */
 	buf = aligned_alloc(4096, VOLUME_SEG);
 	if (!meta) {
@@ -114,10 +115,20 @@ static int reloc_copy(struct core *c, uint64_t logical, uint64_t len, uint64_t t
 		free(have);
 		return -ENOMEM;
 	}
-	for (uint64_t off = 0; off < len && !ret; off += VOLUME_SEG) {
+	for (uint64_t off = 0, n = 0; off < len && !ret; off += n) {
 		struct chunk_copy cp[CHUNK_MAX_STRIPES];
-		uint64_t n = len - off < VOLUME_SEG ? len - off : VOLUME_SEG;
-		int ncp, from = -1;
+		int ncp, from = -1, idx[CHUNK_MAX_STRIPES], ni;
+		uint64_t devoff;
+
+		n = len - off < VOLUME_SEG ? len - off : VOLUME_SEG;
+		n = chunk_map_piece(c, logical + off, n);	/* a raid10 source: one element */
+		if ((new_type & BG_RAID10) && n > CHUNK_STRIPE_LEN - off % CHUNK_STRIPE_LEN)
+			n = CHUNK_STRIPE_LEN - off % CHUNK_STRIPE_LEN;	/* a raid10 target too */
+		ni = chunk_stripe_map(new_type, nn, off, n, idx, &devoff);
+		if (ni < 0) {
+			ret = -EINVAL;
+			break;
+		}
 
 		if (cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED)) {
 			ret = -ECANCELED;
@@ -144,18 +155,21 @@ static int reloc_copy(struct core *c, uint64_t logical, uint64_t len, uint64_t t
 		}
 		if (!ret && ncp > 1)
 			mend_segment(c, buf, logical + off, n, meta, cp, ncp, from, exp, have);
-		for (int i = 0; !ret && i < nn; i++) {
-			ret = dev_write(ns[i].dev, ns[i].physical + off, buf, n);
+		for (int k = 0; !ret && k < ni; k++) {
+			const struct chunk_stripe *st = &ns[idx[k]];
+			if (idx[k] < nkeep)
+				continue;	/* kept: holds the bytes already */
+			ret = dev_write(st->dev, st->physical + devoff, buf, n);
 			if (ret)
 				core_log(c, "relocation: write error on %s at %llu: %s",
-					 ns[i].dev->path, (unsigned long long)(ns[i].physical + off),
+					 st->dev->path, (unsigned long long)(st->physical + devoff),
 					 strerror(-ret));
 		}
 		glock_write_unlock(&c->reloc_lock);
 		if (!ret && c->vol)	/* progress by bytes (volume_op_plan) */
 			__atomic_fetch_add(&c->vol->bytes_done, n, __ATOMIC_RELAXED);
 	}
-	for (int i = 0; !ret && i < nn; i++)
+	for (int i = nkeep; !ret && i < nn; i++)
 		ret = dev_flush(ns[i].dev);
 	free(buf);
 	free(exp);
@@ -190,7 +204,8 @@ static int relocate_one(struct core *c, uint64_t logical, uint64_t old_type, uin
 	if (ret)
 		return volume_say(c, ret, msg, mlen, "chunk %llu: %s", (unsigned long long)logical,
 			   strerror(-ret));
-	ret = reloc_copy(c, logical, *len, old_type, ns + nkeep, nn - nkeep, cancel);
+	ret = reloc_copy(c, logical, *len, old_type, ns, nn, nkeep, (old_type & ~BG_PROFILE_MASK) | prof,
+			 cancel);
 	if (!ret && (ret = txn_join(c, 16, TXN_USE_RESERVE, &t)) != 0)
 		t = NULL;
 	if (t) {

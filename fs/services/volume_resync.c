@@ -8,6 +8,7 @@
 #include "fs/store/alloc.h"
 #include "fs/store/chunk.h"
 #include "fs/store/dev.h"
+#include "fs/store/parity.h"
 #include "fs/txn/txn.h"
 #include "fs/btree/btree.h"
 #include "fs/services/volume.h"
@@ -34,7 +35,14 @@
  * changes wait for it: -EBUSY).
  */
 
-struct resync_item { uint64_t logical, length; struct chunk_stripe from, to; };
+/* One stripe of r->d to rewrite: from a mirror (raid1, dup, raid10: its
+ * pair) or, raid5/6, rebuilt from the other stripes (from.dev NULL). */
+struct resync_item {
+	uint64_t logical, length;	/* the chunk; bytes of the stripe */
+	struct chunk_stripe from, to;
+	uint64_t type;
+	int nstripes, mine;
+};
 struct resync {
 	struct core *c;
 	struct dev *d;
@@ -47,24 +55,34 @@ struct resync {
 static int resync_note(const struct chunk *ch, void *arg)
 {
 	struct resync *r = arg;
-	int mine = -1, good = -1;
+	int mine = -1, good = -1, fresh = 0;
 
 	for (int i = 0; i < ch->num_stripes; i++) {
 		if (ch->stripes[i].dev == r->d)
 			mine = i;
-		else if (ch->stripes[i].dev && !ch->stripes[i].dev->stale)
+		else if (ch->stripes[i].dev && !ch->stripes[i].dev->stale) {
 			good = i;
+			fresh++;
+		}
 	}
 	if (mine < 0)
 		return 0;
+	if (ch->type & BG_RAID10) {	/* only its pair holds its elements */
+		const struct dev *pd = ch->stripes[mine ^ 1].dev;
+		good = pd && !pd->stale ? mine ^ 1 : -1;
+	} else if (ch->type & BG_PARITY) {
+		good = fresh >= ch->num_stripes - chunk_parity_count(ch->type) ? mine : -1;
+	}
 	if (good < 0) {
 		r->single++;
 		return 0;
 	}
 	if (volume_grow((void **)&r->v, &r->cap, r->n, sizeof(*r->v)))
 		return -ENOMEM;
-	r->v[r->n++] = (struct resync_item){ ch->logical, ch->length, ch->stripes[good],
-					     ch->stripes[mine] };
+	r->v[r->n++] = (struct resync_item){ ch->logical,
+					     chunk_stripe_span(ch->type, ch->num_stripes, ch->length),
+					     ch->stripes[good], ch->stripes[mine], ch->type,
+					     ch->num_stripes, mine };
 	return 0;
 }
 
@@ -83,22 +101,40 @@ static int resync_dev(struct resync *r, struct volume *v)
 		__atomic_fetch_add(&v->resync_total, r->v[i].length, __ATOMIC_RELAXED);
 	for (int i = 0; i < r->n && !ret; i++) {
 		const struct resync_item *it = &r->v[i];
-		for (uint64_t off = 0; off < it->length && !ret; off += VOLUME_SEG) {
-			uint64_t n = it->length - off < VOLUME_SEG ? it->length - off : VOLUME_SEG;
+		/* raid10: one 64 KiB element of the stripe at a time (its
+		 * logical range is elsewhere than the stripe offset) */
+		uint64_t seg = (it->type & BG_RAID10) ? CHUNK_STRIPE_LEN : VOLUME_SEG;
+		uint64_t pairs = (uint64_t)it->nstripes / 2;
+		uint64_t k = (uint64_t)(it->nstripes - chunk_parity_count(it->type));
+		for (uint64_t off = 0; off < it->length && !ret; off += seg) {
+			uint64_t n = it->length - off < seg ? it->length - off : seg;
+			uint64_t ul = it->logical + off, un = n;	/* the logical bytes it holds */
+			if (it->type & BG_RAID10) {
+				ul = it->logical + ((off / CHUNK_STRIPE_LEN) * pairs + (uint64_t)it->mine / 2) *
+						   CHUNK_STRIPE_LEN;
+			} else if (it->type & BG_PARITY) {
+				ul = it->logical + off * k;	/* rows off/4K.. hold k sectors each */
+				un = n * k;
+			}
 			if (v && __atomic_load_n(&v->resync_cancel, __ATOMIC_RELAXED)) {
 				ret = -ECANCELED;
 				break;
 			}
 			if (v)
 				__atomic_fetch_add(&v->resync_done, n, __ATOMIC_RELAXED);
-			if (!r->all && !alloc_any_used(r->c, it->logical + off, n)) {
+			if (!r->all && !alloc_any_used(r->c, ul, un)) {
 				r->skipped += n;
 				continue;
 			}
 			glock_write(&r->c->reloc_lock);
-			ret = dev_read(it->from.dev, it->from.physical + off, buf, n);
-			if (!ret)
-				ret = dev_write(r->d, it->to.physical + off, buf, n);
+			if (it->type & BG_PARITY) {
+				ret = parity_rebuild(r->c, it->logical, it->mine, off / CORE_SECTORSIZE,
+						     n / CORE_SECTORSIZE);
+			} else {
+				ret = dev_read(it->from.dev, it->from.physical + off, buf, n);
+				if (!ret)
+					ret = dev_write(r->d, it->to.physical + off, buf, n);
+			}
 			glock_write_unlock(&r->c->reloc_lock);
 			r->copied += n;
 		}

@@ -5,6 +5,7 @@
  * free-space tree) are fs/trees/alloc_tree.c.
  */
 #include "fs/core/core_types.h"
+#include "fs/store/chunk.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -105,6 +106,7 @@ int alloc_add_bg(struct core *c, uint64_t start, uint64_t len, uint64_t flags, b
 	bg->len = len;
 	bg->flags = flags;
 	bg->nbits = len / SECT;
+	bg->row = chunk_row_bytes(c, start) / SECT;
 	words = (bg->nbits + 63) / 64;
 	bg->nsegs = (uint32_t)((bg->nbits + FST_SEG_SECTORS - 1) / FST_SEG_SECTORS);
 	bg->used = calloc(words, 8);
@@ -192,6 +194,7 @@ int alloc_split_bg(struct core *c, uint64_t start, uint64_t at)
 	nb->start = start + at;
 	nb->len = bg->len - at;
 	nb->flags = bg->flags;
+	nb->row = bg->row;
 	nb->nbits = nb->len / SECT;
 	nb->nsegs = (uint32_t)((nb->nbits + FST_SEG_SECTORS - 1) / FST_SEG_SECTORS);
 	size_t words = (nb->nbits + 63) / 64;
@@ -298,18 +301,27 @@ int alloc_reserve(struct core *c, uint64_t type, uint64_t len, uint64_t align,
 		/* start at the group used last for this type: fewer scans */
 		int idx = (int)((a->meta_cursor_bg + (uint64_t)k) % (uint64_t)a->n);
 		struct bgroup *bg = a->bg[idx];
-		uint64_t bit;
+		uint64_t bit, rn = n, ral = al;
 
 		if ((bg->flags & BG_TYPE_MASK) != type || bg->len - bg->used_bytes < len)
 			continue;
-		bit = find_run(bg, bg->cursor, bg->nbits, n, al);
+		if (bg->row > 1) {
+			/* raid5/6: whole free rows only (parity.c): the run is
+			 * rounded up to rows and starts on one; the padding
+			 * stays clear but no other run can start inside the
+			 * row, so the row is reused only once all of it is free */
+			rn = (n + bg->row - 1) / bg->row * bg->row;
+			while (ral % bg->row)
+				ral += al;
+		}
+		bit = find_run(bg, bg->cursor, bg->nbits, rn, ral);
 		if (bit == UINT64_MAX && bg->cursor)
-			bit = find_run(bg, 0, bg->nbits, n, al);
+			bit = find_run(bg, 0, bg->nbits, rn, ral);
 		if (bit == UINT64_MAX)
 			continue;
 		range_set(bg->used, bit, n);
 		bg->used_bytes += len;
-		bg->cursor = bit + n;
+		bg->cursor = bit + rn;
 		mark_dirty(bg, bit, n);
 		if (type != BG_DATA)
 			a->meta_cursor_bg = (uint64_t)idx;

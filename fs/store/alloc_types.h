@@ -25,6 +25,8 @@ struct bgroup {
 	uint64_t cursor;		/* next-fit hint (bit index) */
 	uint64_t fence;			/* no new run crosses a MiB boundary below this bit
 					 * (a split being prepared; 0: none) */
+	uint64_t row;			/* sectors of a full stripe (raid5/6: k, else 1):
+					 * runs start on one and take whole ones */
 	uint8_t *seg_dirty;		/* free-space tree segments to rewrite */
 	uint32_t nsegs;
 	bool dirty;			/* some seg_dirty set */

@@ -4,6 +4,7 @@
  */
 #include "fs/core/core_types.h"
 #include "fs/store/alloc.h"
+#include "fs/store/chunk.h"
 #include "fs/store/dev.h"
 
 #include <errno.h>
@@ -36,10 +37,68 @@ static struct dev *dev_by_id(struct core *c, uint64_t devid)
 	return NULL;
 }
 
+/* Elements per row: raid10 pairs, raid5/6 data columns, else 1. */
+static uint64_t row_width(uint64_t type, int num_stripes)
+{
+	return (type & BG_RAID10) ? (uint64_t)num_stripes / 2 :
+	       (type & BG_PARITY) ? (uint64_t)(num_stripes - chunk_parity_count(type)) : 1;
+}
+
+int chunk_parity_count(uint64_t type)
+{
+	return (type & BG_RAID6) ? 2 : (type & BG_RAID5) ? 1 : 0;
+}
+
+/* The element: raid10's 64 KiB, a raid5/6 sector. */
+static uint64_t elem_len(uint64_t type)
+{
+	return (type & BG_PARITY) ? CORE_SECTORSIZE : CHUNK_STRIPE_LEN;
+}
+
+uint64_t chunk_stripe_span(uint64_t type, int num_stripes, uint64_t length)
+{
+	return length / row_width(type, num_stripes);
+}
+
+/*
+ * Where [off, off + len) of a chunk of this type lives: the indexes of
+ * the stripes holding it (idx, returned count) and the offset inside
+ * each (*devoff).  -1 when the range crosses a raid10 element.
+ */
+int chunk_stripe_map(uint64_t type, int num_stripes, uint64_t off, uint64_t len, int *idx,
+		     uint64_t *devoff)
+{
+	if (type & BG_PARITY)
+		return -1;	/* fs/store/parity.c reads and writes them */
+	if (type & BG_RAID10) {
+		uint64_t p = row_width(type, num_stripes), u = off / CHUNK_STRIPE_LEN;
+		if (len && (off + len - 1) / CHUNK_STRIPE_LEN != u)
+			return -1;
+		idx[0] = (int)(2 * (u % p));
+		idx[1] = idx[0] + 1;
+		*devoff = (u / p) * CHUNK_STRIPE_LEN + off % CHUNK_STRIPE_LEN;
+		return 2;
+	}
+	for (int i = 0; i < num_stripes; i++)
+		idx[i] = i;
+	*devoff = off;
+	return num_stripes;
+}
+
 /* Every stripe holding device space: current, being filled, retired. */
 static int all_stripes(const struct chunk *ch)
 {
 	return ch->num_stripes + ch->num_new + ch->num_retired;
+}
+
+/* Device bytes stripe k of all_stripes() spans. */
+static uint64_t span_at(const struct chunk *ch, int k)
+{
+	if (k < ch->num_stripes)
+		return chunk_stripe_span(ch->type, ch->num_stripes, ch->length);
+	if (k < ch->num_stripes + ch->num_new)
+		return chunk_stripe_span(ch->new_type, ch->num_new, ch->length);
+	return chunk_stripe_span(ch->retired_type, ch->num_retired, ch->length);
 }
 
 static const struct chunk_stripe *stripe_at(const struct chunk *ch, int k)
@@ -118,10 +177,32 @@ int chunk_map_insert(struct core *c, uint64_t logical, const struct chunk_item *
 		return -EUCLEAN;
 	}
 	if (ci->type & BG_RAID0) {
-		core_log(c, "chunk at logical %llu: striped profile not supported",
-			 (unsigned long long)logical);
+		core_log(c, "chunk at logical %llu: profile %llx not supported",
+			 (unsigned long long)logical,
+			 (unsigned long long)(ci->type & BG_PROFILE_MASK));
 		return -EOPNOTSUPP;
 	}
+	if ((ci->type & BG_RAID10) &&
+	    (ci->num_stripes < 4 || ci->num_stripes % 2 || ci->sub_stripes != 2 ||
+	     ci->stripe_len != CHUNK_STRIPE_LEN ||
+	     ci->length % (row_width(ci->type, ci->num_stripes) * CHUNK_STRIPE_LEN))) {
+		core_log(c, "raid10 chunk item at logical %llu is malformed (%u stripes, %u sub stripes, "
+			 "element %llu, length %llu)", (unsigned long long)logical, ci->num_stripes,
+			 ci->sub_stripes, (unsigned long long)ci->stripe_len,
+			 (unsigned long long)ci->length);
+		return -EUCLEAN;
+	}
+	if ((ci->type & BG_PARITY) &&
+	    (ci->num_stripes < 2 + chunk_parity_count(ci->type) || ci->sub_stripes != 1 ||
+	     ci->stripe_len != CORE_SECTORSIZE || __builtin_popcountll(ci->type & BG_PROFILE_MASK) != 1 ||
+	     ci->length % (row_width(ci->type, ci->num_stripes) * CORE_SECTORSIZE))) {
+		core_log(c, "%s chunk item at logical %llu is malformed (%u stripes, element %llu, "
+			 "length %llu)", core_profile_name(ci->type), (unsigned long long)logical,
+			 ci->num_stripes, (unsigned long long)ci->stripe_len,
+			 (unsigned long long)ci->length);
+		return -EUCLEAN;
+	}
+	uint64_t span = chunk_stripe_span(ci->type, ci->num_stripes, ci->length);
 	ch = calloc(1, sizeof(*ch));
 	if (!ch)
 		return -ENOMEM;
@@ -143,16 +224,24 @@ int chunk_map_insert(struct core *c, uint64_t logical, const struct chunk_item *
 			free(ch);
 			return -ENODEV;
 		}
-		if (ch->stripes[i].physical + ch->length > ch->stripes[i].dev->size) {
+		if (ch->stripes[i].physical + span > ch->stripes[i].dev->size) {
 			core_log(c, "chunk at logical %llu runs past the end of device %s",
 				 (unsigned long long)logical, ch->stripes[i].dev->path);
 			free(ch);
 			return -EUCLEAN;
 		}
 	}
-	int present = 0;
-	for (int i = 0; i < ch->num_stripes; i++)
-		present += ch->stripes[i].dev != NULL;
+	/* every mirror set (raid10: each pair; else all stripes) keeps a
+	 * copy; raid5/6 lack at most one / two stripes */
+	int present = 1, group = (ch->type & BG_RAID10) ? 2 : ch->num_stripes;
+	for (int g = 0; g < ch->num_stripes; g += group) {
+		int here = 0;
+		for (int i = g; i < g + group; i++)
+			here += ch->stripes[i].dev != NULL;
+		present &= here > 0;
+		if (ch->type & BG_PARITY)
+			present = here >= ch->num_stripes - chunk_parity_count(ch->type);
+	}
 	if (!present) {
 		core_log(c, "chunk at logical %llu (%s) has no copy on the devices given",
 			 (unsigned long long)logical, core_profile_name(ch->type));
@@ -192,14 +281,21 @@ int chunk_map_lookup(struct core *c, uint64_t logical, uint64_t len,
 		glock_read_unlock(&c->chunks.lock);
 		return -EIO;
 	}
+	int idx[CHUNK_MAX_STRIPES], ns;
+	uint64_t devoff;
+	ns = chunk_stripe_map(ch->type, ch->num_stripes, logical - ch->logical, len, idx, &devoff);
+	if (ns < 0) {
+		glock_read_unlock(&c->chunks.lock);
+		return -EIO;	/* crosses an element: chunk_map_piece first */
+	}
 	/* fresh devices first, then those whose superblock missed commits */
 	for (int pass = 0; pass < 2; pass++)
-		for (int s = 0; s < ch->num_stripes; s++) {
-			const struct dev *d = ch->stripes[s].dev;
-			if (!d || d->stale != (pass == 1))
+		for (int k = 0; k < ns; k++) {
+			const struct chunk_stripe *st = &ch->stripes[idx[k]];
+			if (!st->dev || st->dev->stale != (pass == 1))
 				continue;	/* missing device, or not this pass */
-			copies[n].dev = ch->stripes[s].dev;
-			copies[n++].physical = ch->stripes[s].physical + (logical - ch->logical);
+			copies[n].dev = st->dev;
+			copies[n++].physical = st->physical + devoff;
 		}
 	if (type)
 		*type = ch->type;
@@ -219,18 +315,111 @@ int chunk_map_lookup_write(struct core *c, uint64_t logical, uint64_t len,
 		glock_read_unlock(&c->chunks.lock);
 		return -EIO;
 	}
-	for (int s = 0; s < ch->num_stripes + ch->num_new; s++) {
-		const struct chunk_stripe *st = stripe_at(ch, s);
-		bool dup = false;
-		for (int k = 0; k < ch->num_stripes && s >= ch->num_stripes; k++)
-			dup |= ch->stripes[k].dev == st->dev && ch->stripes[k].physical == st->physical;
-		if (!st->dev || dup)
-			continue;	/* missing, or a kept stripe written once */
-		copies[n].dev = st->dev;
-		copies[n++].physical = st->physical + (logical - ch->logical);
+	for (int set = 0; set < (ch->num_new ? 2 : 1); set++) {
+		const struct chunk_stripe *sv = set ? ch->new_stripes : ch->stripes;
+		int idx[CHUNK_MAX_STRIPES], ns;
+		uint64_t devoff;
+
+		ns = set ? chunk_stripe_map(ch->new_type, ch->num_new, logical - ch->logical, len, idx, &devoff)
+			 : chunk_stripe_map(ch->type, ch->num_stripes, logical - ch->logical, len, idx, &devoff);
+		if (ns < 0) {
+			n = 0;	/* crosses an element: chunk_map_piece first */
+			break;
+		}
+		for (int s = 0; s < ns; s++) {
+			const struct chunk_stripe *st = &sv[idx[s]];
+			bool dup = false;
+			for (int k = 0; k < n && set; k++)
+				dup |= copies[k].dev == st->dev && copies[k].physical == st->physical + devoff;
+			if (!st->dev || dup)
+				continue;	/* missing, or a kept stripe written once */
+			copies[n].dev = st->dev;
+			copies[n++].physical = st->physical + devoff;
+		}
 	}
 	glock_read_unlock(&c->chunks.lock);
 	return n ? n : -EIO;
+}
+
+uint64_t chunk_map_piece(struct core *c, uint64_t logical, uint64_t len)
+{
+	const struct chunk *ch;
+	uint64_t n = len;
+
+	glock_read(&c->chunks.lock);
+	ch = covering_locked(c, logical, 1);
+	if (ch && (ch->type & BG_PARITY)) {
+		uint64_t left = ch->logical + ch->length - logical;
+		n = left < len ? left : len;	/* parity_read takes any range */
+	} else if (ch && (ch->type & BG_RAID10)) {
+		uint64_t left = CHUNK_STRIPE_LEN - (logical - ch->logical) % CHUNK_STRIPE_LEN;
+		n = left < len ? left : len;
+	}
+	glock_read_unlock(&c->chunks.lock);
+	return n;
+}
+
+int chunk_map_geometry(struct core *c, uint64_t logical, struct chunk_geom *g)
+{
+	const struct chunk *ch;
+	int ret = -EIO;
+
+	glock_read(&c->chunks.lock);
+	ch = covering_locked(c, logical, 1);
+	if (ch) {
+		g->logical = ch->logical;
+		g->length = ch->length;
+		g->type = ch->type;
+		g->num_stripes = ch->num_stripes;
+		g->nparity = chunk_parity_count(ch->type);
+		g->ndata = (int)row_width(ch->type, ch->num_stripes);
+		for (int i = 0; i < ch->num_stripes; i++)
+			g->stripes[i] = (struct chunk_copy){ ch->stripes[i].dev, ch->stripes[i].physical };
+		ret = 0;
+	}
+	glock_read_unlock(&c->chunks.lock);
+	return ret;
+}
+
+bool chunk_map_is_parity(struct core *c, uint64_t logical)
+{
+	const struct chunk *ch;
+	bool p;
+
+	glock_read(&c->chunks.lock);
+	ch = covering_locked(c, logical, 1);
+	p = ch && (ch->type & BG_PARITY);
+	glock_read_unlock(&c->chunks.lock);
+	return p;
+}
+
+uint64_t chunk_row_bytes(struct core *c, uint64_t logical)
+{
+	const struct chunk *ch;
+	uint64_t r = CORE_SECTORSIZE;
+
+	glock_read(&c->chunks.lock);
+	ch = covering_locked(c, logical, 1);
+	if (ch && (ch->type & BG_PARITY))
+		r = row_width(ch->type, ch->num_stripes) * CORE_SECTORSIZE;
+	glock_read_unlock(&c->chunks.lock);
+	return r;
+}
+
+int chunk_map_stripes(struct core *c, uint64_t logical, struct chunk_copy *out)
+{
+	const struct chunk *ch;
+	int n = -ENOENT;
+
+	glock_read(&c->chunks.lock);
+	ch = covering_locked(c, logical, 1);
+	if (ch && ch->logical == logical) {
+		n = ch->num_stripes;
+		for (int i = 0; i < n; i++)
+			out[i] = (struct chunk_copy){ ch->stripes[i].dev, ch->stripes[i].physical };
+	}
+	glock_read_unlock(&c->chunks.lock);
+	return n;
 }
 
 int chunk_for_each(struct core *c, int (*fn)(const struct chunk *ch, void *arg), void *arg)
@@ -280,11 +469,11 @@ void chunk_fill_item(const struct chunk *ch, struct chunk_item *ci)
 {
 	ci->length = ch->length;
 	ci->owner = EXTENT_TREE_OBJECTID;
-	ci->stripe_len = 64 << 10;
+	ci->stripe_len = elem_len(ch->type);
 	ci->type = ch->type;
 	ci->io_align = ci->io_width = ci->sector_size = CORE_SECTORSIZE;
 	ci->num_stripes = (uint16_t)ch->num_stripes;
-	ci->sub_stripes = 1;
+	ci->sub_stripes = (ch->type & BG_RAID10) ? 2 : 1;
 	for (int i = 0; i < ch->num_stripes; i++) {
 		ci->stripes[i].devid = ch->stripes[i].devid;
 		ci->stripes[i].offset = ch->stripes[i].physical;
@@ -379,7 +568,7 @@ static uint64_t dev_gap(const struct core *c, const struct dev *d, uint64_t want
 		for (int i = 0; i < c->chunks.n; i++) {
 			const struct chunk *ch = c->chunks.v[i];
 			for (int s = 0; s < all_stripes(ch); s++) {
-				uint64_t ps = stripe_at(ch, s)->physical, pe = ps + ch->length;
+				uint64_t ps = stripe_at(ch, s)->physical, pe = ps + span_at(ch, s);
 				if (stripe_at(ch, s)->dev != d)
 					continue;
 				if (ps <= pos && pe > pos) {
@@ -443,7 +632,7 @@ int chunk_unallocated_ranges(struct core *c, const struct dev *d, uint64_t (*out
 		for (int s = 0; s < all_stripes(ch); s++)
 			if (stripe_at(ch, s)->dev == d) {
 				used[nu][0] = stripe_at(ch, s)->physical;
-				used[nu++][1] = stripe_at(ch, s)->physical + ch->length;
+				used[nu++][1] = stripe_at(ch, s)->physical + span_at(ch, s);
 			}
 	}
 	glock_read_unlock(&c->chunks.lock);
@@ -532,6 +721,48 @@ static uint64_t pick_stripes(struct core *c, uint64_t type, uint64_t prof, uint6
 	}
 	if (!a)
 		return 0;
+	if (prof & (BG_RAID10 | BG_PARITY)) {
+		/* the roomiest devices: raid10 an even number (4 at least),
+		 * raid5 3 at least, raid6 4 at least */
+		struct cand *pick[CHUNK_MAX_STRIPES];
+		int k = 0;
+		uint64_t per;
+
+		for (; k < CHUNK_MAX_STRIPES; k++) {
+			struct cand *best = NULL;
+			for (int i = 0; i < n; i++) {
+				bool taken = false;
+				for (int j = 0; j < k; j++)
+					taken |= pick[j] == &cv[i];
+				if (taken || cv[i].len < MiB)
+					continue;
+				if (!best || cv[i].free > best->free ||
+				    (cv[i].free == best->free && cv[i].len > best->len))
+					best = &cv[i];
+			}
+			if (!best)
+				break;
+			pick[k] = best;
+		}
+		if (prof & BG_RAID10)
+			k &= ~1;
+		if (k < profile_min_devs(prof))
+			return 0;
+		uint64_t w = row_width(prof, k);
+		per = size / w;
+		for (int j = 0; j < k; j++)
+			if (pick[j]->len < per)
+				per = pick[j]->len;
+		/* whole elements on each device (a new chunk then rounds to
+		 * MiB; a relocated 1 MiB chunk takes 512 KiB on each of 2 pairs) */
+		per -= per % elem_len(prof);
+		ch->num_stripes = k;
+		for (int j = 0; j < k; j++) {
+			ch->stripes[j].dev = pick[j]->d;
+			ch->stripes[j].physical = pick[j]->start;
+		}
+		return per * w;
+	}
 	if (prof & BG_RAID1) {
 		uint64_t len;
 		if (!b)
@@ -576,7 +807,26 @@ int chunk_map_create(struct core *c, uint64_t type, const struct chunk **out)
 	struct chunk *ch;
 	int ret;
 
-	if ((prof & BG_RAID1) && c->ndevs < 2 && c->sb.num_devices > (uint64_t)c->ndevs) {
+	if ((prof & BG_PARITY) && c->ndevs < profile_min_devs(prof) &&
+	    c->sb.num_devices > (uint64_t)c->ndevs) {
+		/* degraded mount: mirrors (or a single copy) on what is there */
+		uint64_t was = prof;
+		prof = c->ndevs >= 2 ? BG_RAID1 : (type & BG_DATA) ? 0 : BG_DUP;
+		copies = profile_copies(prof);
+		core_log(c, "degraded: new %s chunk is %s, not %s", (type & BG_DATA) ? "data" : "metadata",
+			 core_profile_name(prof), core_profile_name(was));
+	}
+	if ((prof & BG_RAID10) && c->ndevs < 4 && c->ndevs >= 2 &&
+	    c->sb.num_devices > (uint64_t)c->ndevs) {
+		/* degraded mount: mirrors on the devices there are */
+		prof = BG_RAID1;
+		copies = profile_copies(prof);
+		core_log(c, "degraded: new %s chunk is raid1, not raid10; convert it back with "
+			 "glassctl balance start -%cconvert=raid10 once every device is back",
+			 (type & BG_DATA) ? "data" : "metadata", (type & BG_DATA) ? 'd' : 'm');
+	}
+	if ((prof & (BG_RAID1 | BG_RAID10)) && c->ndevs < 2 &&
+	    c->sb.num_devices > (uint64_t)c->ndevs) {
 		/* degraded mount: like btrfs, keep writing with what is there */
 		prof = (type & BG_DATA) ? 0 : BG_DUP;
 		copies = profile_copies(prof);
@@ -585,9 +835,10 @@ int chunk_map_create(struct core *c, uint64_t type, const struct chunk **out)
 			 (type & BG_DATA) ? "data" : "metadata", core_profile_name(prof),
 			 (type & BG_DATA) ? 'd' : 'm');
 	}
-	if ((prof & BG_RAID1) && c->ndevs < 2) {
-		core_log(c, "raid1 %s chunks need at least 2 devices, the volume has %d",
-			 (type & BG_DATA) ? "data" : "metadata", c->ndevs);
+	if (c->ndevs < profile_min_devs(prof)) {
+		core_log(c, "%s %s chunks need at least %d devices, the volume has %d",
+			 core_profile_name(prof), (type & BG_DATA) ? "data" : "metadata",
+			 profile_min_devs(prof), c->ndevs);
 		return -EINVAL;
 	}
 	ch = calloc(1, sizeof(*ch));
@@ -608,7 +859,8 @@ int chunk_map_create(struct core *c, uint64_t type, const struct chunk **out)
 			if (len * (uint64_t)copies > room)
 				len = room / (uint64_t)copies;
 		}
-		len &= ~(MiB - 1);
+		/* whole MiB on each device (raid10: whole rows too) */
+		len = ch->num_stripes ? len - len % (row_width(prof, ch->num_stripes) * MiB) : 0;
 		if (len >= min)
 			break;
 	}
@@ -682,8 +934,13 @@ int chunk_reloc_begin(struct core *c, uint64_t logical, uint64_t prof, const str
 	}
 	for (int i = 0; i < c->ndevs; i++)
 		usable += c->devs[i] != exclude && !c->devs[i]->removing;
-	if ((prof & BG_RAID1) && usable < 2) {
+	if (usable < profile_min_devs(prof)) {
 		ret = -EINVAL;
+		goto out;
+	}
+	if ((prof | ch->type) & BG_PARITY) {
+		/* the copy (fs/services/volume.c) moves stripe offsets 1:1 */
+		ret = -EOPNOTSUPP;
 		goto out;
 	}
 	/*
@@ -691,14 +948,14 @@ int chunk_reloc_begin(struct core *c, uint64_t logical, uint64_t prof, const str
 	 * the old ones (nothing to copy); to raid1, one old copy plus one new
 	 * stripe on another device.  So does a raid1 chunk that lost a copy
 	 * with a missing device (device remove missing).  Everything else gets
-	 * all new stripes.
+	 * all new stripes (a raid10 stripe holds half the chunk: never kept).
 	 */
 	const struct chunk_stripe *keep = NULL;
 	uint64_t cur = ch->type & BG_PROFILE_MASK;
 	bool missing = false;	/* rebuilding a copy a missing device had */
 	for (int i = 0; i < ch->num_stripes; i++)
 		missing |= !ch->stripes[i].dev;
-	if ((prof != cur || missing) && (prof == 0 || prof == BG_RAID1))
+	if ((prof != cur || missing) && (prof == 0 || prof == BG_RAID1) && !(cur & BG_RAID10))
 		for (int i = 0; i < ch->num_stripes && !keep; i++)
 			if (ch->stripes[i].dev && ch->stripes[i].dev != exclude &&
 			    !ch->stripes[i].dev->removing && !ch->stripes[i].dev->stale)
@@ -770,6 +1027,7 @@ int chunk_reloc_switch_map(struct core *c, uint64_t logical, struct chunk **out)
 	}
 	memcpy(ch->retired_stripes, ch->stripes, sizeof(ch->stripes));
 	ch->num_retired = ch->num_stripes;
+	ch->retired_type = ch->type;
 	memcpy(ch->stripes, ch->new_stripes, sizeof(ch->stripes));
 	ch->num_stripes = ch->num_new;
 	ch->num_new = 0;
@@ -803,8 +1061,10 @@ int chunk_split_map(struct txn *t, uint64_t logical, uint64_t at, struct chunk *
 	ch = find_chunk_locked(c, logical);
 	if (!ch || ch->num_new || ch->num_retired)
 		ret = ch ? -EBUSY : -ENOENT;
-	else if ((ch->type & BG_SYSTEM) || at % MiB || !at || at >= ch->length)
-		ret = -EINVAL;	/* system chunks stay whole: the superblock lists them */
+	else if ((ch->type & BG_SYSTEM) || at % MiB || !at || at >= ch->length ||
+		 at % (row_width(ch->type, ch->num_stripes) * elem_len(ch->type)))
+		ret = -EINVAL;	/* system chunks stay whole: the superblock lists them;
+				 * a raid10 cut falls between rows */
 	else
 		len = ch->length;
 	glock_read_unlock(&c->chunks.lock);
@@ -822,7 +1082,7 @@ int chunk_split_map(struct txn *t, uint64_t logical, uint64_t at, struct chunk *
 	rest->logical = logical + at;
 	rest->length = len - at;
 	for (int i = 0; i < rest->num_stripes; i++)
-		rest->stripes[i].physical += at;
+		rest->stripes[i].physical += at / row_width(ch->type, ch->num_stripes);
 	ch->length = at;
 	ret = insert_locked(&c->chunks, rest);	/* room: it was ch's */
 	if (ret)
@@ -849,16 +1109,23 @@ struct flush_cover {
 static int flush_covered(const struct chunk *ch, void *arg)
 {
 	struct flush_cover *fc = arg;
-	int good = 0;
+	int group = (ch->type & BG_RAID10) ? 2 : ch->num_stripes, lost = 0;
 
-	for (int i = 0; i < ch->num_stripes; i++) {
-		const struct dev *d = ch->stripes[i].dev;
-		bool bad = !d;
-		for (int k = 0; k < fc->nfailed && !bad; k++)
-			bad = fc->failed[k] == d;
-		good += !bad;
+	/* every mirror set (raid10: each pair) keeps a copy that flushed;
+	 * raid5/6 all but one / two stripes */
+	for (int g = 0; g < ch->num_stripes; g += group) {
+		int good = 0;
+		for (int i = g; i < g + group; i++) {
+			const struct dev *d = ch->stripes[i].dev;
+			bool bad = !d;
+			for (int k = 0; k < fc->nfailed && !bad; k++)
+				bad = fc->failed[k] == d;
+			good += !bad;
+		}
+		lost |= (ch->type & BG_PARITY) ?
+			good < ch->num_stripes - chunk_parity_count(ch->type) : !good;
 	}
-	if (!good && !fc->lost++)
+	if (lost && !fc->lost++)
 		fc->lost_logical = ch->logical;
 	return 0;
 }

@@ -5,8 +5,11 @@
  * Loaded at open from the superblock's sys_chunk_array (SYSTEM chunks,
  * enough to read the chunk tree) and then the chunk tree.  A chunk has a
  * profile (format.h BG_*): single is one stripe; dup and raid1 keep one
- * full copy per stripe (reads try each copy, writes go to all).  Striped
- * profiles are refused at open for now.
+ * full copy per stripe (reads try each copy, writes go to all); raid10
+ * lays 64 KiB elements round-robin over pairs of stripes, each element
+ * mirrored on its pair, so a lookup maps one element at a time
+ * (chunk_map_piece); raid5/6 rows are read and written by parity.c
+ * (chunk_map_lookup answers -EIO for them).  raid0 is refused at open.
  *
  * New chunks are created lazily (chunk_alloc) when a block group type runs
  * out of space: data chunks of up to 1 GiB, metadata up to 256 MiB, both
@@ -14,7 +17,8 @@
  * (core->profile[]; at open, the profile of the newest chunk of the type):
  * single takes the device with the most unallocated space, dup two
  * stripes on that device, raid1 one stripe on each of the two devices
- * with the most unallocated space.  Metadata and system chunks prefer
+ * with the most unallocated space, raid10 one on each of the four (the
+ * first two a pair, the last two the other).  Metadata and system chunks prefer
  * non-rotational devices, data chunks rotational ones; when that class
  * has no room (or too few devices for raid1) any device is used.
  */
@@ -39,10 +43,11 @@ void chunk_map_free(struct chunk_map *m);
 int chunk_map_insert(struct core *c, uint64_t logical, const struct chunk_item *ci,
 		     uint32_t size);
 /*
- * Map [logical, logical + len), which must lie inside one chunk, to its
- * copies (1 for single) on devices that are present (a degraded open
- * leaves some out).  Returns the number of copies, or -EIO when no chunk
- * (or no present copy) maps it.  *type gets the chunk's BG_* flags when type != NULL.
+ * Map [logical, logical + len), which must lie inside one chunk (and one
+ * raid10 element: chunk_map_piece), to its copies (1 for single) on
+ * devices that are present (a degraded open leaves some out).  Returns
+ * the number of copies, or -EIO when no chunk (or no present copy) maps
+ * it.  *type gets the chunk's BG_* flags when type != NULL.
  */
 int chunk_map_lookup(struct core *c, uint64_t logical, uint64_t len,
 		     struct chunk_copy *copies, uint64_t *type);
@@ -125,6 +130,34 @@ uint64_t chunk_unallocated(struct core *c);
  * failure per device is logged.  Otherwise the first error.
  */
 int chunk_flush_devs(struct core *c, const char *what);
+/*
+ * The bytes of [logical, +len) from logical that chunk_map_lookup maps
+ * in one go (a raid10 element ends at a 64 KiB boundary; other profiles
+ * map the whole chunk): callers that cross them loop over pieces.
+ */
+uint64_t chunk_map_piece(struct core *c, uint64_t logical, uint64_t len);
+/* The layout of the chunk holding logical: 0, or -EIO. */
+int chunk_map_geometry(struct core *c, uint64_t logical, struct chunk_geom *g);
+/* Is logical inside a raid5/6 chunk (read and written by fs/store/parity.c)? */
+bool chunk_map_is_parity(struct core *c, uint64_t logical);
+/* Bytes of a full stripe (row) of the chunk at logical: raid5/6 k
+ * sectors, every other profile one sector (the allocator's unit). */
+uint64_t chunk_row_bytes(struct core *c, uint64_t logical);
+/* Parity columns a profile keeps: raid5 1, raid6 2, else 0. */
+int chunk_parity_count(uint64_t type);
+/* Every stripe of the chunk at logical, where it starts (dev NULL: a
+ * missing device); returns how many, or -ENOENT. */
+int chunk_map_stripes(struct core *c, uint64_t logical, struct chunk_copy *out);
+/*
+ * Where [off, off + len) of a chunk of this type and stripe count lives:
+ * the stripe indexes (idx, returned count) and the offset inside each
+ * (*devoff); -1 when it crosses a raid10 element (or is raid5/6, which
+ * parity.c maps).  Relocation maps onto the new stripes with it.
+ */
+int chunk_stripe_map(uint64_t type, int num_stripes, uint64_t off, uint64_t len, int *idx,
+		     uint64_t *devoff);
+/* Device bytes each stripe of a chunk spans (format.h's profile table). */
+uint64_t chunk_stripe_span(uint64_t type, int num_stripes, uint64_t length);
 /* Visit every chunk (under the map's read lock; fn must not take it). */
 int chunk_for_each(struct core *c, int (*fn)(const struct chunk *ch, void *arg), void *arg);
 

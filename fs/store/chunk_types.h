@@ -36,6 +36,7 @@ struct chunk {
 	uint64_t new_type;	/* type | profile they make up */
 	struct chunk_stripe new_stripes[CHUNK_MAX_STRIPES];
 	int num_retired;	/* stripes switched away from, not yet committed */
+	uint64_t retired_type;	/* type | profile they made up */
 	struct chunk_stripe retired_stripes[CHUNK_MAX_STRIPES];
 };
 
@@ -48,6 +49,14 @@ struct chunk_map {
 struct chunk_copy {
 	struct dev *dev;
 	uint64_t physical;
+};
+
+/* A chunk's layout, copied out of the map (chunk_map_geometry). */
+struct chunk_geom {
+	uint64_t logical, length, type;
+	int num_stripes;
+	int ndata, nparity;	/* raid5/6: data and parity columns of a row */
+	struct chunk_copy stripes[CHUNK_MAX_STRIPES];	/* dev NULL: missing */
 };
 
 #endif

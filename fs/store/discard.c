@@ -15,9 +15,8 @@
 #include <string.h>
 #include <time.h>
 
-/* Issue the discard of [logical, +len) on every copy.  -EOPNOTSUPP when
- * a device cannot discard, else 0 (discards are hints: errors ignored). */
-int discard_issue(struct core *c, uint64_t logical, uint64_t len)
+/* One piece of discard_issue: inside one chunk element. */
+static int discard_piece(struct core *c, uint64_t logical, uint64_t len)
 {
 	int unsupported = 0;
 
@@ -38,6 +37,22 @@ int discard_issue(struct core *c, uint64_t logical, uint64_t len)
 		if (PROBE_ON(DISCARD_DONE))
 			GLASSFS_DISCARD_DONE(cp[i].dev->devid, cp[i].physical, len,
 					     t0 ? glock_now_ns() - t0 : 0);
+	}
+	return unsupported;
+}
+
+/* Issue the discard of [logical, +len) on every copy.  -EOPNOTSUPP when
+ * a device cannot discard, else 0 (discards are hints: errors ignored). */
+int discard_issue(struct core *c, uint64_t logical, uint64_t len)
+{
+	int unsupported = 0;
+
+	for (uint64_t off = 0; off < len;) {
+		uint64_t n = chunk_map_piece(c, logical + off, len - off);
+		int r = discard_piece(c, logical + off, n);
+		if (r)
+			unsupported = r;
+		off += n;
 	}
 	return unsupported;
 }
@@ -200,7 +215,8 @@ bool discard_freed(struct core *c, uint64_t logical, uint64_t len)
 queued:
 	gcond_broadcast(&q->cond);
 	glock_write_unlock(&q->lock);
-	if (PROBE_ON(DISCARD_QUEUED) && chunk_map_lookup(c, logical, len, cp, NULL) > 0)
+	if (PROBE_ON(DISCARD_QUEUED) &&
+	    chunk_map_lookup(c, logical, chunk_map_piece(c, logical, len), cp, NULL) > 0)
 		GLASSFS_DISCARD_QUEUED(cp[0].dev->devid, cp[0].physical, len);
 	/* free at once: the discard thread discards what is still free then */
 	return false;

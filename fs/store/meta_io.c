@@ -6,6 +6,7 @@
 #include "fs/core/core_types.h"
 #include "fs/store/chunk.h"
 #include "fs/store/dev.h"
+#include "fs/store/parity.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -54,12 +55,13 @@ int meta_read(struct core *c, uint64_t bytenr, void *buf,
 }
 
 /*
- * Write buf to every copy of [logical, +len).  With several copies a
- * failing one degrades (counted, logged) instead of failing the write;
- * the write fails only when no copy took it.
+ * Write buf to every copy of [logical, +len), which lies inside one
+ * chunk element (chunk_map_piece).  With several copies a failing one
+ * degrades (counted, logged) instead of failing the write; the write
+ * fails only when no copy took it.
  */
-int meta_write_copies(struct core *c, uint64_t logical, const void *buf, uint64_t len,
-		      const char *what)
+static int write_piece(struct core *c, uint64_t logical, const void *buf, uint64_t len,
+		       const char *what)
 {
 	struct chunk_copy cp[2 * CHUNK_MAX_STRIPES];
 	int n, ok = 0, last = 0;
@@ -88,6 +90,29 @@ int meta_write_copies(struct core *c, uint64_t logical, const void *buf, uint64_
 	}
 	glock_read_unlock(&c->reloc_lock);
 	return ok ? 0 : last;
+}
+
+int meta_write_copies(struct core *c, uint64_t logical, const void *buf, uint64_t len,
+		      const char *what)
+{
+	if (chunk_map_is_parity(c, logical)) {	/* raid5/6: whole rows */
+		int ret;
+		glock_read(&c->reloc_lock);
+		ret = parity_write(c, logical, buf, len);
+		glock_read_unlock(&c->reloc_lock);
+		if (ret)
+			core_log(c, "%s %llu+%llu: %s", what, (unsigned long long)logical,
+				 (unsigned long long)len, strerror(-ret));
+		return ret;
+	}
+	for (uint64_t off = 0; off < len;) {
+		uint64_t n = chunk_map_piece(c, logical + off, len - off);
+		int ret = write_piece(c, logical + off, (const uint8_t *)buf + off, n, what);
+		if (ret)
+			return ret;
+		off += n;
+	}
+	return 0;
 }
 
 int meta_write(struct core *c, uint64_t bytenr, const void *buf)

@@ -100,7 +100,8 @@ int chunk_insert_items(struct txn *t, const struct chunk *ch)
 		return ret;
 	for (int i = 0; i < ch->num_stripes; i++) {
 		struct dev_extent de = { CHUNK_TREE_OBJECTID, FIRST_CHUNK_OBJECTID,
-					 ch->logical, ch->length };
+					 ch->logical,
+					 chunk_stripe_span(ch->type, ch->num_stripes, ch->length) };
 		k = (struct key){ ch->stripes[i].devid, KEY_DEV_EXTENT, ch->stripes[i].physical };
 		ret = btree_insert(t, core_tree(c, CT_DEV), &k, &de, sizeof(de));
 		if (ret)

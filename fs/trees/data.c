@@ -24,6 +24,7 @@
 #include "fs/store/dev.h"
 #include "fs/store/discard.h"
 #include "fs/store/meta_io.h"
+#include "fs/store/parity.h"
 #include "fs/trees/extent.h"
 #include "fs/btree/btree.h"
 #include "fs/base/crc32c.h"
@@ -79,6 +80,11 @@ int data_ref(struct txn *t, uint64_t logical, uint64_t len, int64_t delta)
 	if (c->aborted)
 		return -EROFS;
 	return extent_ref_add(c, &d);
+}
+
+bool data_overwrite_ok(struct txn *t, uint64_t logical)
+{
+	return !chunk_map_is_parity(txn_core(t), logical);
 }
 
 int data_write(struct txn *t, uint64_t logical, const void *buf, uint64_t len)
@@ -189,6 +195,15 @@ static int read_sectors(struct core *c, uint64_t start, uint32_t n, uint8_t *buf
 		ret = -ENOMEM;
 		goto out;
 	}
+	if (chunk_map_is_parity(c, start)) {	/* raid5/6: rebuilt from parity as needed */
+		ret = data_load_csums(c, start, n, exp, have);
+		if (!ret)
+			ret = parity_read(c, start, (uint64_t)n * SECT, buf, exp, have);
+		for (uint32_t i = 0; !ret && i < n; i++)
+			if (!have[i])
+				memset(buf + (uint64_t)i * SECT, 0, SECT);	/* never written */
+		goto out;
+	}
 	ncp = chunk_map_lookup(c, start, (uint64_t)n * SECT, cp, NULL);
 	if (ncp < 0) {
 		core_log(c, "data read: logical %llu+%llu is not inside one chunk",
@@ -287,6 +302,7 @@ int data_read(struct core *c, uint64_t logical, void *buf, uint64_t len)
 		uint64_t pe = pos + (1u << 20);
 		if (pe > e)
 			pe = e;
+		pe = pos + chunk_map_piece(c, pos, pe - pos);	/* raid10: one element */
 		ret = read_sectors(c, pos, (uint32_t)((pe - pos) / SECT), bounce);
 		if (ret)
 			break;

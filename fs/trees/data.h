@@ -24,6 +24,12 @@ int data_alloc(struct txn *t, uint64_t len, uint64_t *logical);
  * after the next commit (or an explicit txn_commit()).
  */
 int data_write(struct txn *t, uint64_t logical, const void *buf, uint64_t len);
+/*
+ * May part of the extent at logical be written again in place (a
+ * preallocated range filled in)?  Not on raid5/6, whose rows are
+ * written whole, once (fs/store/parity.c): the caller copies on write.
+ */
+bool data_overwrite_ok(struct txn *t, uint64_t logical);
 
 /*
  * Read and verify.  A block whose checksum does not match on any mirror

@@ -18,7 +18,9 @@
  *
  * Every workload runs on one device (single), on two (raid1 data and
  * metadata), where each device's flushes are its own, and (PROFILE=dup
- * or all) on one device holding two copies.
+ * or all) on one device holding two copies, (PROFILE=raid5 or all) on
+ * three with raid5 data and raid1 metadata: a cut that keeps some of a
+ * row's columns and not others is the write hole's crash.
  *
  * From the images as they were when recording started and the log, crash
  * images are built: a cut point in the log; every write before the last
@@ -45,7 +47,7 @@
  * the version), reads never fail, then fsck again after the replay.
  *
  * SEED=n replays the random states; WORKLOAD=name runs the workloads
- * whose name holds it; PROFILE=single,raid1,dup (a list, or all; default
+ * whose name holds it; PROFILE=single,raid1,dup,raid5 (a list, or all; default
  * single,raid1); RANDOM_STATES=n per workload and profile (default 20;
  * make soak sets more); MIXED_STEPS=n (default 25); VERBOSE=1 prints
  * every state; EPOCH_CLASSES=all runs the per-epoch classes (only, drop,
@@ -69,7 +71,7 @@
 #include <sys/stat.h>
 
 #define IMG_SIZE (64ull << 20)
-#define MAXDEV 2
+#define MAXDEV 3
 #define MAXNAMES 32
 #define MAXVER 64
 
@@ -80,11 +82,13 @@
 static const struct profile {
 	const char *name;
 	int ndev;
-	uint64_t prof;		/* data and metadata */
+	uint64_t prof;		/* metadata, and data unless dprof */
+	uint64_t dprof;		/* data when not prof (raid5: metadata stays raid1) */
 } profiles[] = {
-	{ "single", 1, CORE_PROFILE_SINGLE },
-	{ "raid1", 2, CORE_PROFILE_RAID1 },
-	{ "dup", 1, CORE_PROFILE_DUP },
+	{ "single", 1, CORE_PROFILE_SINGLE, CORE_PROFILE_SINGLE },
+	{ "raid1", 2, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1 },
+	{ "dup", 1, CORE_PROFILE_DUP, CORE_PROFILE_DUP },
+	{ "raid5", 3, CORE_PROFILE_RAID1, CORE_PROFILE_RAID5 },
 };
 static const struct profile *prof;
 static int ndev = 1;
@@ -864,7 +868,7 @@ static const struct workload workloads[] = {
 static uint8_t *base[MAXDEV];	/* the images when recording started */
 static struct wrec *rec;	/* the workload's log */
 static size_t nrec;
-static int wfd[MAXDEV] = { -1, -1 };	/* the crash images */
+static int wfd[MAXDEV] = { -1, -1, -1 };	/* the crash images */
 /* what the last state changed in the crash images: restored from base */
 static struct { int dev; uint64_t off, len; } *dirty;
 static size_t ndirty, dirtycap;
@@ -994,7 +998,8 @@ static int fsck_img(const char *what, const char *label)
 
 	if (t_fsck_bin(bin, sizeof(bin)))
 		return -1;
-	char *argv[] = { bin, "-n", work[0], ndev > 1 ? work[1] : NULL, NULL };
+	char *argv[] = { bin, "-n", work[0], ndev > 1 ? work[1] : NULL,
+			 ndev > 2 ? work[2] : NULL, NULL };
 	posix_spawn_file_actions_t fa;
 	if (pipe(pfd))
 		return 99;
@@ -1224,7 +1229,7 @@ static void check_state(const struct state *s, const char *label, struct tally *
 		bad = 1;
 	}
 	/* mount: replays the log; what it writes is restored after */
-	const char *devs[MAXDEV] = { work[0], work[1] };
+	const char *devs[MAXDEV] = { work[0], work[1], work[2] };
 	struct core_opts o;
 	core_opts_default(&o);
 	o.commit_interval_s = 3600;
@@ -1362,7 +1367,7 @@ static const struct {
 
 static int mount_live(bool recording)
 {
-	const char *devs[MAXDEV] = { img[0], img[1] };
+	const char *devs[MAXDEV] = { img[0], img[1], img[2] };
 	struct core_opts o;
 
 	core_opts_default(&o);
@@ -1400,9 +1405,10 @@ static void run_workload(const struct workload *w, unsigned seed, size_t nrandom
 
 	model_reset();
 	wfail = 0;
-	const char *devs[MAXDEV] = { img[0], img[1] };
+	const char *devs[MAXDEV] = { img[0], img[1], img[2] };
 	struct format_opts fo = { .label = "powerloss", .force = true };
-	fo.data_profile = fo.meta_profile = prof->prof;
+	fo.meta_profile = prof->prof;
+	fo.data_profile = prof->dprof;
 	if (mount_format(devs, ndev, &fo) || mount_live(false)) {
 		printf("FAIL: %s: format/mount\n", wname);
 		fails++;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_raid.c — chunk profiles (single, dup, raid1) on image files:
+ * test_raid.c — chunk profiles (single, dup, raid1, raid10) on image files:
  * mkfs error paths, where chunks land (devices of different sizes,
  * rotational classes), round trips, one damaged copy of metadata and of
  * data (reads succeed, scrub repairs, a second scrub finds nothing, fsck
@@ -25,8 +25,8 @@
 
 
 struct vol {
-	char img[3][256];
-	const char *devs[3];
+	char img[4][256];
+	const char *devs[4];
 	int n;
 };
 
@@ -73,8 +73,9 @@ static int vol_fsck(struct vol *v)
 
 	if (t_fsck_bin(bin, sizeof(bin)))
 		return -1;
-	snprintf(cmd, sizeof(cmd), "%s -n -c %s %s %s > %s.fsck 2>&1", bin, v->devs[0],
-		 v->n > 1 ? v->devs[1] : "", v->n > 2 ? v->devs[2] : "", v->devs[0]);
+	snprintf(cmd, sizeof(cmd), "%s -n -c %s %s %s %s > %s.fsck 2>&1", bin, v->devs[0],
+		 v->n > 1 ? v->devs[1] : "", v->n > 2 ? v->devs[2] : "",
+		 v->n > 3 ? v->devs[3] : "", v->devs[0]);
 	st = system(cmd);
 	st = WIFEXITED(st) ? WEXITSTATUS(st) : 99;
 	if (st && !vol_fsck_quiet) {
@@ -118,6 +119,21 @@ static int check_chunk(const struct chunk *ch, void *arg)
 		pc->wrong++;
 	else if (pc->prof == 0 && ch->num_stripes != 1)
 		pc->wrong++;
+	else if (pc->prof & (BG_RAID5 | BG_RAID6)) {
+		int k = ch->num_stripes - ((pc->prof & BG_RAID6) ? 2 : 1);
+		if (k < 2 || chunk_stripe_span(ch->type, ch->num_stripes, ch->length) * (uint64_t)k !=
+			     ch->length)
+			pc->wrong++;
+	} else if (pc->prof == BG_RAID10) {
+		/* four stripes on four devices, each length / 2 long */
+		bool distinct = ch->num_stripes == 4;
+		for (int i = 0; i < ch->num_stripes; i++)
+			for (int k = 0; k < i; k++)
+				distinct &= ch->stripes[i].dev != ch->stripes[k].dev;
+		if (!distinct || chunk_stripe_span(ch->type, ch->num_stripes, ch->length) * 2 !=
+				 ch->length)
+			pc->wrong++;
+	}
 	return 0;
 }
 
@@ -181,7 +197,7 @@ static uint64_t copy_phys(struct core *c, uint64_t logical, uint64_t len, int m,
 			  const char **path)
 {
 	struct chunk_copy cp[CHUNK_MAX_STRIPES];
-	int n = chunk_map_lookup(c, logical, len, cp, NULL);
+	int n = chunk_map_lookup(c, logical, chunk_map_piece(c, logical, len), cp, NULL);
 	if (n <= m)
 		return 0;
 	*path = cp[m].dev->path;
@@ -208,7 +224,8 @@ static void mkfs_errors(void)
 	CHECK("profile names parse", core_profile_parse("raid1", &p) == 0 && p == CORE_PROFILE_RAID1 &&
 	      core_profile_parse("dup", &p) == 0 && p == CORE_PROFILE_DUP &&
 	      core_profile_parse("single", &p) == 0 && p == 0 &&
-	      core_profile_parse("raid5", &p) == -EINVAL);
+	      core_profile_parse("raid5", &p) == 0 && p == CORE_PROFILE_RAID5 &&
+	      core_profile_parse("raid7", &p) == -EINVAL);
 	CHECK("discard option names parse", core_discard_parse("async") == CORE_DISCARD_ASYNC &&
 	      core_discard_parse("nodiscard") == CORE_DISCARD_OFF &&
 	      core_discard_parse("sync") == CORE_DISCARD_SYNC && core_discard_parse("x") < 0);
@@ -223,7 +240,7 @@ static void mkfs_errors(void)
 static void profile_case(const char *tag, int ndev, uint64_t dprof, uint64_t mprof)
 {
 	struct vol v;
-	uint64_t sz[2] = { 64ull << 20, 96ull << 20 }, ext[NEXT];
+	uint64_t sz[4] = { 64ull << 20, 96ull << 20, 64ull << 20, 80ull << 20 }, ext[NEXT];
 	struct core *c = NULL;
 	struct core_stats st;
 	struct scrub_opts so = { 0 };
@@ -249,6 +266,7 @@ static void profile_case(const char *tag, int ndev, uint64_t dprof, uint64_t mpr
 	CHECK(N("items and data read back after reopen"), verify_all(c, ext));
 	nphys = copy_phys(c, subvol_root(c, FS_TREE_OBJECTID)->bytenr, c->nodesize, 0, &np);
 	dphys = copy_phys(c, ext[1], EXTLEN, 0, &dp);
+	uint64_t dpiece = chunk_map_piece(c, ext[1], EXTLEN);	/* raid10: one element */
 	snprintf(npath, sizeof(npath), "%s", np ? np : "");
 	snprintf(dpath, sizeof(dpath), "%s", dp ? dp : "");
 	MUST(mount_close(c));
@@ -261,7 +279,7 @@ static void profile_case(const char *tag, int ndev, uint64_t dprof, uint64_t mpr
 
 	/* damage copy 1 of the fs root node and of data extent 1 */
 	MUST(t_poke(npath, nphys + 300, 0x5a));
-	MUST(t_poke(dpath, dphys + EXTLEN / 2 + 17, 0x81));
+	MUST(t_poke(dpath, dphys + dpiece / 2 + 17, 0x81));
 	vol_fsck_quiet = true;
 	int fr = vol_fsck(&v);
 	vol_fsck_quiet = false;
@@ -954,6 +972,241 @@ out:
 	vol_rm(&v);
 }
 
+/* Where the sector at logical lives on a raid5/6 chunk: its data column
+ * (parity q < 0) or the row's parity column q (0 P, 1 Q). */
+static uint64_t parity_phys(struct core *c, uint64_t logical, int q, const char **path)
+{
+	struct chunk_geom g;
+	uint64_t s, r;
+	int d;
+
+	if (chunk_map_geometry(c, logical, &g) || !g.nparity)
+		return 0;
+	s = (logical - g.logical) / CORE_SECTORSIZE;
+	r = s / (uint64_t)g.ndata;
+	d = (int)((r + (q < 0 ? s % (uint64_t)g.ndata : (uint64_t)(g.ndata + q))) %
+		  (uint64_t)g.num_stripes);
+	*path = g.stripes[d].dev->path;
+	return g.stripes[d].physical + r * CORE_SECTORSIZE;
+}
+
+/* Device-index masks of the mirrored (metadata) chunks of a volume. */
+struct mirror_masks {
+	const struct vol *v;
+	unsigned m[64];
+	int n;
+};
+
+static int note_mirror(const struct chunk *ch, void *arg)
+{
+	struct mirror_masks *mm = arg;
+	unsigned m = 0;
+
+	if ((ch->type & (BG_RAID5 | BG_RAID6)) || mm->n == 64)
+		return 0;
+	for (int i = 0; i < ch->num_stripes; i++)
+		for (int k = 0; k < mm->v->n; k++)
+			if (ch->stripes[i].dev && strcmp(ch->stripes[i].dev->path, mm->v->devs[k]) == 0)
+				m |= 1u << k;
+	mm->m[mm->n++] = m;
+	return 0;
+}
+
+#define ODDLEN (5u * 4096)	/* not whole rows: the last row is padded */
+
+/*
+ * raid5 (three devices) or raid6 (four) data: round trip, every way of
+ * losing one (raid5) or two (raid6) devices serves every read, a flipped
+ * data sector and a flipped parity sector: reads good, scrub repairs
+ * both, a second scrub finds nothing, fsck clean before (exit 4) and after.
+ */
+static void parity_case(const char *tag, int ndev, uint64_t prof)
+{
+	struct vol v;
+	uint64_t sz[4] = { 64ull << 20, 80ull << 20, 64ull << 20, 72ull << 20 }, ext[NEXT], odd = 0;
+	struct core *c = NULL;
+	struct core_stats st;
+	struct scrub_opts so = { 0 };
+	struct scrub_progress sp;
+	struct core_opts o;
+	char name[200], dpath[256], ppath[256];
+	const char *dp = NULL, *pp = NULL;
+	uint64_t dphys, pphys;
+	uint8_t *ob = malloc(ODDLEN), *ow = malloc(ODDLEN);
+	int lose = prof == CORE_PROFILE_RAID6 ? 2 : 1, served = 0, cases = 0, wrong = 0;
+	struct mirror_masks mm = { &v, { 0 }, 0 };
+#define N(s) (snprintf(name, sizeof(name), "%s: %s", tag, s), name)
+#define ODD_OK(c) (data_read(c, odd, ob, ODDLEN) == 0 && memcmp(ob, ow, ODDLEN) == 0)
+
+	MUST(ob && ow ? 0 : -ENOMEM);
+	fill(ow, ODDLEN, 77);
+	MUST(vol_make(&v, ndev, sz));
+	CHECK(N("raid5/6 metadata is refused (EINVAL)"), vol_format(&v, 0, prof, NULL) == -EINVAL);
+	MUST(vol_format(&v, prof, CORE_PROFILE_RAID1, NULL));
+	MUST(vol_open(&v, &c));
+	MUST(populate(c, ext));
+	{
+		struct txn *t;
+		MUST(txn_join(c, 4, 0, &t));
+		int r = data_alloc(t, ODDLEN, &odd);
+		if (!r)
+			r = data_write(t, odd, ow, ODDLEN);
+		int r2 = txn_end(t);
+		MUST(r ? r : r2);
+		MUST(txn_commit(c, COMMIT_SYNC));
+	}
+	CHECK(N("data chunks have the profile"), profiles_ok(c, prof, CORE_PROFILE_RAID1));
+	CHECK(N("extents start on whole rows"), chunk_row_bytes(c, ext[0]) > CORE_SECTORSIZE &&
+	      (ext[1] - ext[0]) % chunk_row_bytes(c, ext[0]) == 0 &&
+	      (odd - ext[0]) % chunk_row_bytes(c, ext[0]) == 0);
+	CHECK(N("items and data read back"), verify_all(c, ext) && ODD_OK(c));
+	chunk_for_each(c, note_mirror, &mm);
+	MUST(mount_close(c));
+	c = NULL;
+	CHECK_VFSCK(N("fsck clean after the round trip (data and parity)"), &v);
+
+	/* every way of losing `lose` devices: every read served, read-only */
+	core_opts_default(&o);
+	o.degraded = true;
+	o.readonly = true;
+	for (unsigned mask = 1; mask < (1u << ndev); mask++) {
+		const char *devs[4];
+		int n = 0, r;
+		if (__builtin_popcount(mask) != lose)
+			continue;
+		for (int k = 0; k < ndev; k++)
+			if (!(mask & (1u << k)))
+				devs[n++] = v.devs[k];
+		/* the raid1 metadata survives only with one of its copies */
+		bool meta = true;
+		for (int i = 0; i < mm.n; i++)
+			meta &= (mm.m[i] & ~mask) != 0;
+		if (!meta)
+			continue;
+		cases++;
+		r = mount_open(devs, n, &o, &c);
+		if (!r) {
+			bool ok = verify_all(c, ext) && ODD_OK(c);
+			served += ok;
+			wrong += !ok;
+			mount_close(c);
+		} else {
+			printf("%s: open without device mask %#x: %s\n", tag, mask, strerror(-r));
+		}
+		c = NULL;
+	}
+	printf("%s: %d of %d ways of losing %d device(s) that leave a metadata copy serve every read\n",
+	       tag, served, cases, lose);
+	CHECK(N("any device(s) parity covers missing (metadata kept): every read served, rebuilt"),
+	      cases > 0 && served == cases && wrong == 0);
+
+	/* flip a data sector of extent 1 and the parity of extent 2's first row */
+	MUST(vol_open(&v, &c));
+	dphys = parity_phys(c, ext[1] + 3 * CORE_SECTORSIZE, -1, &dp);
+	pphys = parity_phys(c, ext[2], 0, &pp);
+	snprintf(dpath, sizeof(dpath), "%s", dp ? dp : "");
+	snprintf(ppath, sizeof(ppath), "%s", pp ? pp : "");
+	MUST(mount_close(c));
+	c = NULL;
+	if (!dphys || !pphys) {
+		printf("FAIL: %s: no sector found to damage\n", tag);
+		fails++;
+		goto out;
+	}
+	MUST(t_poke(dpath, dphys + 100, 0x81));
+	MUST(t_poke(ppath, pphys + 2000, 0x42));
+	vol_fsck_quiet = true;
+	int fr = vol_fsck(&v);
+	vol_fsck_quiet = false;
+	if (fr >= 0)
+		CHECK(N("fsck reports the damaged data and parity (exit 4)"), fr == 4);
+	MUST(vol_open(&v, &c));
+	CHECK(N("with a data and a parity sector damaged every read still succeeds"),
+	      verify_all(c, ext) && ODD_OK(c));
+	mount_stats(c, &st);
+	CHECK(N("the bad data sector is counted and served rebuilt"), st.csum_errors >= 1 && st.degraded >= 1);
+	MUST(scrub_run(c, &so, &sp));
+	CHECK(N("scrub finds the bad data sector and the bad parity sector"),
+	      sp.data_errors >= 1 && sp.parity_errors >= 1);
+	CHECK(N("scrub repairs both (two sectors, nothing uncorrectable)"),
+	      sp.corrected_bytes >= 2 * CORE_SECTORSIZE && sp.uncorrectable_bytes == 0);
+	MUST(scrub_run(c, &so, &sp));
+	CHECK(N("a second scrub finds nothing"), sp.data_errors == 0 && sp.parity_errors == 0 &&
+	      sp.corrected_bytes == 0 && sp.uncorrectable_bytes == 0 && sp.checked_bytes > 0);
+	MUST(mount_close(c));
+	c = NULL;
+	CHECK_VFSCK(N("fsck clean after the repair"), &v);
+out:
+	if (c)
+		mount_close(c);
+	free(ob);
+	free(ow);
+	vol_rm(&v);
+#undef ODD_OK
+#undef N
+}
+
+/*
+ * raid10 over four devices with devices missing: refused without
+ * degraded; degraded (read-only), any one device gone serves every read,
+ * and two gone either serve every read (one of each pair) or refuse the
+ * open (a whole pair) — never a wrong byte.
+ */
+static void raid10_missing(void)
+{
+	struct vol v;
+	uint64_t sz[4] = { 64ull << 20, 64ull << 20, 64ull << 20, 64ull << 20 }, ext[NEXT];
+	struct core *c = NULL;
+	struct core_opts o;
+	int served[3] = { 0 }, refused[3] = { 0 }, wrong = 0;
+
+	MUST(vol_make(&v, 4, sz));
+	MUST(vol_format(&v, CORE_PROFILE_RAID10, CORE_PROFILE_RAID10, NULL));
+	MUST(vol_open(&v, &c));
+	MUST(populate(c, ext));
+	MUST(mount_close(c));
+	c = NULL;
+	core_opts_default(&o);
+	{
+		const char *three[3] = { v.devs[0], v.devs[1], v.devs[2] };
+		CHECK("raid10: a missing device is refused without degraded (ENODEV)",
+		      mount_open(three, 3, &o, &c) == -ENODEV);
+		c = NULL;
+	}
+	o.degraded = true;
+	o.readonly = true;
+	for (unsigned mask = 1; mask < 16; mask++) {	/* bit k: device k missing */
+		const char *devs[4];
+		int n = 0, gone = __builtin_popcount(mask), r;
+
+		if (gone > 2)
+			continue;
+		for (int k = 0; k < 4; k++)
+			if (!(mask & (1u << k)))
+				devs[n++] = v.devs[k];
+		r = mount_open(devs, n, &o, &c);
+		if (!r) {
+			served[gone]++;
+			wrong += !verify_all(c, ext);
+			mount_close(c);
+		} else {
+			refused[gone] += r == -ENODEV;
+			wrong += r != -ENODEV;
+		}
+		c = NULL;
+	}
+	CHECK("raid10 degraded: any one device missing serves every read", served[1] == 4);
+	CHECK("raid10 degraded: two missing serve every read or refuse (ENODEV), never wrong bytes",
+	      wrong == 0 && served[2] + refused[2] == 6);
+	CHECK("raid10 degraded: two from different pairs serve, a whole pair refuses",
+	      served[2] >= 1 && refused[2] >= 1);
+	CHECK_VFSCK("raid10: all four devices still check clean", &v);
+out:
+	if (c)
+		mount_close(c);
+	vol_rm(&v);
+}
+
 /*
  * Superblocks on a multi-device volume: a device whose superblock write
  * or flush fails is skipped (degraded) while another takes it; only all
@@ -1109,6 +1362,69 @@ out:
 	vol_rm(&v);
 }
 
+/*
+ * raid10 / raid5 / raid6: written while device `away` was missing, then
+ * back: the resync rebuilds its stripes (raid10 from its pair, raid5/6
+ * from the other stripes), after which each other device in turn may go
+ * missing and every read is still served (from the resynced device).
+ */
+static void stale_striped(const char *tag, int ndev, uint64_t dprof, uint64_t mprof, int away)
+{
+	struct vol v;
+	uint64_t sz[4] = { 64ull << 20, 64ull << 20, 64ull << 20, 64ull << 20 }, ext[NEXT];
+	struct core *c = NULL;
+	struct core_opts o;
+	struct core_stats st;
+	const char *devs[4];
+	char name[200];
+	int n = 0, served = 0;
+#define N(s) (snprintf(name, sizeof(name), "%s: %s", tag, s), name)
+
+	MUST(vol_make(&v, ndev, sz));
+	MUST(vol_format(&v, dprof, mprof, NULL));
+	core_opts_default(&o);
+	o.commit_interval_s = 3600;
+	o.degraded = true;
+	for (int k = 0; k < ndev; k++)
+		if (k != away)
+			devs[n++] = v.devs[k];
+	MUST(mount_open(devs, n, &o, &c));
+	MUST(populate(c, ext));
+	MUST(mount_close(c));
+	c = NULL;
+	o.degraded = false;
+	MUST(mount_open(v.devs, ndev, &o, &c));
+	volume_resync_wait(c);
+	mount_stats(c, &st);
+	CHECK(N("the returning device is resynced"), !c->devs[away]->stale && st.resync_bytes > 0);
+	CHECK(N("everything reads after the resync"), verify_all(c, ext));
+	MUST(mount_close(c));
+	c = NULL;
+	o.degraded = true;
+	o.readonly = true;
+	for (int gone = 0; gone < ndev; gone++) {
+		if (gone == away)
+			continue;
+		n = 0;
+		for (int k = 0; k < ndev; k++)
+			if (k != gone)
+				devs[n++] = v.devs[k];
+		if (mount_open(devs, n, &o, &c) == 0) {
+			served += verify_all(c, ext);
+			mount_close(c);
+		}
+		c = NULL;
+	}
+	CHECK(N("then any other device missing: every read served (the resynced stripes are right)"),
+	      served == ndev - 1);
+	CHECK_VFSCK(N("fsck clean over every device"), &v);
+out:
+	if (c)
+		mount_close(c);
+	vol_rm(&v);
+#undef N
+}
+
 /* Wait for a balance to end; its result. */
 static int balance_wait(struct core *c)
 {
@@ -1131,6 +1447,53 @@ static int count_on(const struct chunk *ch, void *arg)
 	for (int i = 0; i < ch->num_stripes; i++)
 		*n += ch->stripes[i].dev == d;
 	return 0;
+}
+
+/*
+ * Conversions to and from raid10 on four devices, each checked by its
+ * chunks' profiles, every byte read back and fsck: raid1 -> raid10 ->
+ * single -> raid10 -> raid1; then removing a device from a raid10 volume
+ * is refused (3 would be left).
+ */
+static void raid10_convert(void)
+{
+	struct vol v;
+	uint64_t sz[4] = { 64ull << 20, 64ull << 20, 64ull << 20, 64ull << 20 }, ext[NEXT];
+	struct core *c = NULL;
+	char msg[256];
+	static const struct { uint64_t d, m; const char *name; } steps[] = {
+		{ CORE_PROFILE_RAID10, CORE_PROFILE_RAID10, "raid1 -> raid10" },
+		{ CORE_PROFILE_SINGLE, CORE_PROFILE_RAID1, "raid10 -> single data, raid1 metadata" },
+		{ CORE_PROFILE_RAID10, CORE_PROFILE_RAID10, "single -> raid10" },
+		{ CORE_PROFILE_RAID1, CORE_PROFILE_DUP, "raid10 -> raid1 data, dup metadata" },
+	};
+
+	MUST(vol_make(&v, 4, sz));
+	MUST(vol_format(&v, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, NULL));
+	MUST(vol_open(&v, &c));
+	MUST(populate(c, ext));
+	for (size_t k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
+		char name[160];
+		int r = volume_balance_start(c, (int64_t)steps[k].d, (int64_t)steps[k].m, msg, sizeof(msg));
+		if (!r)
+			r = balance_wait(c);
+		snprintf(name, sizeof(name), "convert %s: finishes, every chunk converted, every byte reads",
+			 steps[k].name);
+		CHECK(name, r == 0 && profiles_ok(c, steps[k].d, steps[k].m) && verify_all(c, ext));
+		if (r)
+			printf("# %s: %s\n", steps[k].name, msg);
+		if (k == 2)
+			CHECK("raid10: removing a device (3 would be left) is refused",
+			      volume_dev_remove(c, v.devs[3], msg, sizeof(msg)) == -EINVAL &&
+			      strstr(msg, "raid10"));
+	}
+	MUST(mount_close(c));
+	c = NULL;
+	CHECK_VFSCK("raid10 conversions: fsck clean", &v);
+out:
+	if (c)
+		mount_close(c);
+	vol_rm(&v);
 }
 
 /*
@@ -1206,6 +1569,8 @@ int main(void)
 	profile_case("dup/dup one device", 1, CORE_PROFILE_DUP, CORE_PROFILE_DUP);
 	profile_case("raid1/raid1 two devices", 2, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1);
 	profile_case("raid1 data, dup metadata", 2, CORE_PROFILE_RAID1, CORE_PROFILE_DUP);
+	profile_case("raid10/raid10 four devices", 4, CORE_PROFILE_RAID10, CORE_PROFILE_RAID10);
+	profile_case("raid10 data, raid1 metadata", 4, CORE_PROFILE_RAID10, CORE_PROFILE_RAID1);
 	failing_device();
 	rotational();
 	opts_fields();
@@ -1214,8 +1579,15 @@ int main(void)
 	chunk_split_case();
 	trim_case();
 	missing_device();
+	raid10_missing();
+	parity_case("raid5 data on three devices", 3, CORE_PROFILE_RAID5);
+	parity_case("raid6 data on four devices", 4, CORE_PROFILE_RAID6);
 	failing_supers();
 	stale_device();
+	stale_striped("raid10 resync", 4, CORE_PROFILE_RAID10, CORE_PROFILE_RAID10, 1);
+	stale_striped("raid5 resync", 3, CORE_PROFILE_RAID5, CORE_PROFILE_RAID1, 1);
+	stale_striped("raid6 resync", 4, CORE_PROFILE_RAID6, CORE_PROFILE_RAID1, 0);
 	volume_ops();
+	raid10_convert();
 	return fails ? 1 : 0;
 }

@@ -1,0 +1,550 @@
+// SPDX-License-Identifier: MIT
+/*
+ * parity.c — raid5 and raid6 chunks (see parity.h; the layout is
+ * format.h's profile table).
+ *
+ * ## No write hole: a live stripe is never updated in place
+ *
+ * btrfs and md update a stripe in place: a write of part of a row reads
+ * the rest, computes new parity and writes the changed data and the
+ * parity.  A crash between those writes leaves parity that matches
+ * neither the old row nor the new one, and a later device loss rebuilds
+ * garbage into sectors the write never touched (the write hole).
+ *
+ * glassfs never writes into a row that holds live data:
+ *
+ * - The allocator (alloc.c) hands out whole rows of a raid5/6 block
+ *   group: a request is rounded up to the row's data width (k sectors)
+ *   and starts on a row boundary, so one extent owns each of its rows;
+ *   the padding after its last sector stays unowned.  A row is handed
+ *   out again only when every sector of it is free, so a partly freed
+ *   row is never reused while part of it lives.  (glassfs frees data
+ *   only as whole extents: a punched hole, a partial overwrite or a
+ *   truncate keep the extent referenced by the pieces of file left, as
+ *   btrfs's bookends, until no file-extent item points into it —
+ *   extent.c frees [disk_logical, +disk_len) when its refs reach 0.)
+ * - Every write of file data is a new extent (copy on write; file.c
+ *   writes into a preallocated extent in place only on other profiles),
+ *   so parity_write always writes whole fresh rows, its parity computed
+ *   from the bytes being written (the padding is zeros): no read, no
+ *   read-modify-write.  A crash before the commit that references the
+ *   extent leaves rows nobody references; after it, rows whose data and
+ *   parity were all flushed before that commit's superblock.
+ * - Scrub repairs rewrite a sector with the bytes it must hold (a data
+ *   sector rebuilt and verified against its checksum, a parity sector
+ *   recomputed from verified data): a crash leaves the old or the
+ *   repaired bytes, each consistent with the row's live data.
+ *
+ * What this costs: space (up to k - 1 sectors of padding per extent) and
+ * no fallocate reservation on raid5/6 (a write into a preallocated range
+ * allocates new rows).  The same is done by ZFS RAID-Z (variable-width
+ * stripes padded to whole rows) and bcachefs (erasure-coded buckets).
+ *
+ * ## Arithmetic
+ *
+ * Intel ISA-L: gf_gen_rs_matrix's rows k (all ones: P is the XOR) and
+ * k + 1 (2^j: Q, md's raid6 syndrome) encode a row with ec_encode_data;
+ * a row missing up to nparity columns is rebuilt by inverting the k x k
+ * matrix of the columns left (gf_invert_matrix) and encoding with its
+ * rows.  Rows are read and written in batches, each stripe's part of a
+ * batch in one I/O (a stripe holds its rows contiguously).
+ */
+#include "fs/core/core_types.h"
+#include "fs/base/crc32c.h"
+#include "fs/base/probe.h"
+#include "fs/store/chunk.h"
+#include "fs/store/dev.h"
+#include "fs/store/parity.h"
+
+#include <errno.h>
+#include <isa-l/erasure_code.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SECT CORE_SECTORSIZE
+#define BATCH_ROWS 128u
+#define MAXS CHUNK_MAX_STRIPES
+
+/* The encode matrix and parity tables of one chunk's geometry. */
+struct codec {
+	int k, p, n;
+	uint8_t enc[MAXS * MAXS];
+	uint8_t tbl[32 * MAXS * 2];
+};
+
+static void codec_init(struct codec *cd, const struct chunk_geom *g)
+{
+	cd->k = g->ndata;
+	cd->p = g->nparity;
+	cd->n = g->num_stripes;
+	gf_gen_rs_matrix(cd->enc, cd->n, cd->k);
+	ec_init_tables(cd->k, cd->p, cd->enc + cd->k * cd->k, cd->tbl);
+}
+
+/* The stripe holding column j (0..k-1 data, k.. parity) of row r. */
+static int stripe_of(const struct codec *cd, uint64_t r, int j)
+{
+	return (int)((r + (uint64_t)j) % (uint64_t)cd->n);
+}
+
+/* A batch of rows in memory: stripe d's sectors of rows [r0, r0 + nr). */
+struct batch {
+	uint8_t *col[MAXS];
+	uint64_t r0, nr;
+	unsigned bad;		/* stripes missing, failing to read, or stale */
+	unsigned rerr;		/* stripes that failed to read */
+};
+
+/*
+ * Columns for up to `rows` rows (at most BATCH_ROWS), kept per thread and
+ * reused: a fresh 512 KiB buffer per call is an mmap, page faults and an
+ * munmap each time (a quarter of a raid5 write's time).  One batch per
+ * thread at a time: nothing here nests.
+ */
+static __thread uint8_t *tl_col[MAXS];
+static __thread uint64_t tl_rows;
+static pthread_key_t tl_key;
+static pthread_once_t tl_once = PTHREAD_ONCE_INIT;
+
+/* At thread exit (tl_key's destructor): the thread's buffers go. */
+static void tl_release(void *arg)
+{
+	(void)arg;
+	for (int d = 0; d < MAXS; d++) {
+		free(tl_col[d]);
+		tl_col[d] = NULL;
+	}
+	tl_rows = 0;
+}
+
+static void tl_key_init(void)
+{
+	(void)pthread_key_create(&tl_key, tl_release);
+}
+
+static int batch_alloc(struct batch *b, int n, uint64_t rows)
+{
+	memset(b, 0, sizeof(*b));
+	if (rows > BATCH_ROWS)
+		rows = BATCH_ROWS;
+	if (rows > tl_rows) {
+		pthread_once(&tl_once, tl_key_init);
+		pthread_setspecific(tl_key, tl_col);	/* non-NULL: the destructor runs */
+		for (int d = 0; d < MAXS; d++) {
+			free(tl_col[d]);
+			tl_col[d] = NULL;
+		}
+		tl_rows = 0;
+		for (int d = 0; d < MAXS; d++) {
+			tl_col[d] = aligned_alloc(4096, rows * SECT);
+			if (!tl_col[d])
+				return -ENOMEM;
+		}
+		tl_rows = rows;
+	}
+	for (int d = 0; d < n; d++)
+		b->col[d] = tl_col[d];
+	return 0;
+}
+
+static void batch_free(struct batch *b)
+{
+	(void)b;	/* the thread's buffers stay for its next batch */
+}
+
+/* Pointers to the columns of row i of the batch, by column index. */
+static void row_cols(const struct codec *cd, const struct batch *b, uint64_t i, uint8_t **cols)
+{
+	for (int j = 0; j < cd->n; j++)
+		cols[j] = b->col[stripe_of(cd, b->r0 + i, j)] + i * SECT;
+}
+
+/* Compute the parity columns of a row from its data columns into par. */
+static void encode_row(const struct codec *cd, uint8_t **cols, uint8_t **par)
+{
+	ec_encode_data((int)SECT, cd->k, cd->p, (unsigned char *)cd->tbl, cols, par);
+}
+
+/*
+ * Rebuild the columns in erased (bit j: column j) of a row from the
+ * others.  -EIO when more than p are erased or the matrix is singular.
+ */
+static int decode_row(const struct codec *cd, uint8_t **cols, unsigned erased)
+{
+	int k = cd->k, src[MAXS], ns = 0, nerr = 0;
+	uint8_t b[MAXS * MAXS], inv[MAXS * MAXS], dm[MAXS * MAXS], tbl[32 * MAXS * MAXS];
+	uint8_t *in[MAXS], *out[MAXS], pbuf[2][SECT], *par[2] = { pbuf[0], pbuf[1] };
+
+	if (__builtin_popcount(erased) > cd->p)
+		return -EIO;
+	for (int j = 0; j < cd->n && ns < k; j++)
+		if (!(erased & (1u << j)))
+			src[ns++] = j;
+	if (ns < k)
+		return -EIO;
+	for (int i = 0; i < k; i++)
+		memcpy(b + i * k, cd->enc + src[i] * k, (size_t)k);
+	if (gf_invert_matrix(b, inv, k))
+		return -EIO;
+	for (int j = 0; j < k; j++)
+		if (erased & (1u << j)) {
+			memcpy(dm + nerr * k, inv + j * k, (size_t)k);
+			out[nerr++] = cols[j];
+		}
+	if (nerr) {
+		for (int i = 0; i < k; i++)
+			in[i] = cols[src[i]];
+		ec_init_tables(k, nerr, dm, tbl);
+		ec_encode_data((int)SECT, k, nerr, tbl, in, out);
+	}
+	if (erased >> k) {	/* parity columns: recomputed from the data */
+		encode_row(cd, cols, par);
+		for (int q = 0; q < cd->p; q++)
+			if (erased & (1u << (k + q)))
+				memcpy(cols[k + q], par[q], SECT);
+	}
+	return 0;
+}
+
+/* Read rows [r0, r0 + nr) of every present stripe into b. */
+static void batch_read(struct core *c, const struct chunk_geom *g, struct batch *b, uint64_t r0,
+		       uint64_t nr)
+{
+	b->r0 = r0;
+	b->nr = nr;
+	b->bad = b->rerr = 0;
+	for (int d = 0; d < g->num_stripes; d++) {
+		struct dev *dv = g->stripes[d].dev;
+		int ret = dv ? dev_read(dv, g->stripes[d].physical + r0 * SECT, b->col[d], nr * SECT) : -ENODEV;
+		if (ret) {
+			b->bad |= 1u << d;
+			b->rerr |= dv ? 1u << d : 0;
+			if (dv)
+				core_log(c, "raid%d: read error on %s at %llu+%llu: %s; rebuilding from "
+					 "parity", g->nparity == 2 ? 6 : 5, dv->path,
+					 (unsigned long long)(g->stripes[d].physical + r0 * SECT),
+					 (unsigned long long)(nr * SECT), strerror(-ret));
+		}
+	}
+	/* a device whose superblock missed commits missed rows too: its
+	 * columns are rebuilt rather than trusted while parity allows */
+	unsigned stale = 0;
+	for (int d = 0; d < g->num_stripes; d++)
+		if (g->stripes[d].dev && g->stripes[d].dev->stale)
+			stale |= 1u << d;
+	if (__builtin_popcount(b->bad | stale) <= g->nparity)
+		b->bad |= stale;
+}
+
+/* Columns of row r living on the stripes in the mask. */
+static unsigned cols_on(const struct codec *cd, uint64_t r, unsigned stripes)
+{
+	unsigned m = 0;
+
+	for (int j = 0; j < cd->n; j++)
+		if (stripes & (1u << stripe_of(cd, r, j)))
+			m |= 1u << j;
+	return m;
+}
+
+int parity_write(struct core *c, uint64_t logical, const void *buf, uint64_t len)
+{
+	struct chunk_geom g;
+	struct codec cd;
+	struct batch b;
+	uint64_t row, off, rows;
+	int ret;
+
+	if (chunk_map_geometry(c, logical, &g) || !g.nparity)
+		return -EIO;
+	row = (uint64_t)g.ndata * SECT;
+	off = logical - g.logical;
+	if (off % row || off + len > g.length) {
+		core_log(c, "raid%d write at logical %llu+%llu is not whole rows of its chunk",
+			 g.nparity == 2 ? 6 : 5, (unsigned long long)logical, (unsigned long long)len);
+		return -EINVAL;
+	}
+	codec_init(&cd, &g);
+	rows = (len + row - 1) / row;
+	ret = batch_alloc(&b, g.num_stripes, rows);
+	for (uint64_t done = 0; !ret && done < rows;) {
+		uint64_t nr = rows - done < BATCH_ROWS ? rows - done : BATCH_ROWS;
+		unsigned failed = 0;
+
+		b.r0 = off / row + done;
+		b.nr = nr;
+		for (uint64_t i = 0; i < nr; i++) {
+			uint8_t *cols[MAXS];
+			uint64_t at = (done + i) * row;
+
+			row_cols(&cd, &b, i, cols);
+			for (int j = 0; j < cd.k; j++, at += SECT) {
+				uint64_t have = at < len ? (len - at < SECT ? len - at : SECT) : 0;
+				if (have)
+					memcpy(cols[j], (const uint8_t *)buf + at, have);
+				memset(cols[j] + have, 0, SECT - have);	/* the row's padding */
+			}
+			encode_row(&cd, cols, cols + cd.k);
+		}
+		for (int d = 0; d < g.num_stripes; d++) {
+			struct dev *dv = g.stripes[d].dev;
+			int r = dv ? dev_write(dv, g.stripes[d].physical + b.r0 * SECT, b.col[d], nr * SECT)
+				   : -ENODEV;
+			if (r) {
+				failed |= 1u << d;
+				if (dv)
+					core_log(c, "raid%d: write error on %s at %llu: %s",
+						 g.nparity == 2 ? 6 : 5, dv->path,
+						 (unsigned long long)(g.stripes[d].physical + b.r0 * SECT),
+						 strerror(-r));
+				if (__builtin_popcount(failed) > g.nparity)
+					ret = dv ? r : -EIO;
+			}
+		}
+		if (failed && !ret)
+			__atomic_fetch_add(&c->degraded, 1, __ATOMIC_RELAXED);
+		if (PROBE_ON(STRIPE_WRITE))
+			GLASSFS_STRIPE_WRITE(logical, b.r0, nr, g.num_stripes, (int)failed);
+		done += nr;
+	}
+	batch_free(&b);
+	return ret;
+}
+
+/*
+ * Bring row i of b to verified data: rebuild the columns on bad stripes,
+ * then any data column failing its checksum.  sec0 is the chunk sector
+ * of the batch's first row's column 0; exp/have index sectors from s0,
+ * n of them.  Returns the columns rebuilt (mask) or -EIO; *bad gets the
+ * data columns that failed their checksum as read.
+ */
+static int settle_row(struct core *c, const struct codec *cd, struct batch *b, uint64_t i,
+		      uint64_t s0, uint64_t n, const uint32_t *exp, const uint8_t *have,
+		      unsigned *bad)
+{
+	uint8_t *cols[MAXS];
+	uint64_t r = b->r0 + i;
+	unsigned erased = cols_on(cd, r, b->bad), mism = 0;
+	int rebuilt = 0;
+
+	row_cols(cd, b, i, cols);
+	if (erased) {
+		if (decode_row(cd, cols, erased))
+			return -EIO;
+		rebuilt = (int)erased;
+	}
+	for (int j = 0; j < cd->k; j++) {
+		uint64_t s = r * (uint64_t)cd->k + (uint64_t)j;
+		if (s < s0 || s >= s0 + n || !have[s - s0])
+			continue;
+		if (crc32c(0, cols[j], SECT) != exp[s - s0])
+			mism |= 1u << j;
+	}
+	*bad = mism & ~erased;
+	if (!mism)
+		return rebuilt;
+	__atomic_fetch_add(&c->csum_errors, __builtin_popcount(mism), __ATOMIC_RELAXED);
+	/* erase the mismatches too; with parity to spare, also each other
+	 * column in turn (a bad P the first try used: raid6 gets past it
+	 * with Q) until the row verifies */
+	for (int extra = -1; extra < cd->n; extra++) {
+		unsigned e = erased | mism | (extra >= 0 ? 1u << extra : 0);
+		bool ok = true;
+
+		if ((extra >= 0 && ((erased | mism) & (1u << extra))) ||
+		    __builtin_popcount(e) > cd->p)
+			continue;
+		if (decode_row(cd, cols, e))
+			continue;
+		for (int j = 0; j < cd->k && ok; j++) {
+			uint64_t s = r * (uint64_t)cd->k + (uint64_t)j;
+			if (s >= s0 && s < s0 + n && have[s - s0])
+				ok = crc32c(0, cols[j], SECT) == exp[s - s0];
+		}
+		if (ok)
+			return (int)e;
+	}
+	return -EIO;
+}
+
+/*
+ * The layout of the raid5/6 chunk holding sectors [logical, +len): its
+ * geometry and codec, the chunk sectors [*s0, *s0 + *n), the rows
+ * [*r0, *r1) they touch, and a batch for them.  -EIO when the range is
+ * not inside one raid5/6 chunk.
+ */
+static int span_open(struct core *c, uint64_t logical, uint64_t len, struct chunk_geom *g,
+		     struct codec *cd, struct batch *b, uint64_t *s0, uint64_t *n, uint64_t *r0,
+		     uint64_t *r1)
+{
+	if (chunk_map_geometry(c, logical, g) || !g->nparity || len % SECT ||
+	    logical + len > g->logical + g->length)
+		return -EIO;
+	codec_init(cd, g);
+	*s0 = (logical - g->logical) / SECT;
+	*n = len / SECT;
+	*r0 = *s0 / (uint64_t)cd->k;
+	*r1 = (*s0 + *n + (uint64_t)cd->k - 1) / (uint64_t)cd->k;
+	return batch_alloc(b, g->num_stripes, *r1 - *r0);
+}
+
+int parity_read(struct core *c, uint64_t logical, uint64_t len, void *buf, const uint32_t *exp,
+		const uint8_t *have)
+{
+	struct chunk_geom g;
+	struct codec cd;
+	struct batch b;
+	uint64_t s0, n, r0, r1;
+	int ret = span_open(c, logical, len, &g, &cd, &b, &s0, &n, &r0, &r1);
+
+	if (ret)
+		return ret;
+	for (uint64_t r = r0; !ret && r < r1;) {
+		uint64_t nr = r1 - r < BATCH_ROWS ? r1 - r : BATCH_ROWS;
+
+		batch_read(c, &g, &b, r, nr);
+		for (uint64_t i = 0; i < nr && !ret; i++) {
+			uint8_t *cols[MAXS];
+			unsigned bad;
+			int rb = settle_row(c, &cd, &b, i, s0, n, exp, have, &bad);
+
+			if (rb < 0) {
+				core_log(c, "raid%d: data logical %llu+%llu: row %llu cannot be rebuilt "
+					 "(stripes failing: %#x)", g.nparity == 2 ? 6 : 5,
+					 (unsigned long long)logical, (unsigned long long)len,
+					 (unsigned long long)(r + i), b.bad);
+				ret = -EIO;
+				break;
+			}
+			if (rb) {
+				__atomic_fetch_add(&c->degraded, 1, __ATOMIC_RELAXED);
+				if (PROBE_ON(STRIPE_REBUILD))
+					GLASSFS_STRIPE_REBUILD(g.logical + (r + i) * (uint64_t)cd.k * SECT, rb);
+			}
+			row_cols(&cd, &b, i, cols);
+			for (int j = 0; j < cd.k; j++) {
+				uint64_t s = (r + i) * (uint64_t)cd.k + (uint64_t)j;
+				if (s >= s0 && s < s0 + n)
+					memcpy((uint8_t *)buf + (s - s0) * SECT, cols[j], SECT);
+			}
+		}
+		r += nr;
+	}
+	batch_free(&b);
+	if (ret)
+		memset(buf, 0, len);	/* never the bad bytes */
+	return ret;
+}
+
+int parity_rebuild(struct core *c, uint64_t chunk_logical, int stripe, uint64_t row0,
+		   uint64_t nrows)
+{
+	struct chunk_geom g;
+	struct codec cd;
+	struct batch b;
+	int ret;
+
+	if (chunk_map_geometry(c, chunk_logical, &g) || !g.nparity || stripe < 0 ||
+	    stripe >= g.num_stripes || !g.stripes[stripe].dev)
+		return -EIO;
+	codec_init(&cd, &g);
+	ret = batch_alloc(&b, g.num_stripes, nrows);
+	for (uint64_t r = row0; !ret && r < row0 + nrows;) {
+		uint64_t nr = row0 + nrows - r < BATCH_ROWS ? row0 + nrows - r : BATCH_ROWS;
+
+		batch_read(c, &g, &b, r, nr);
+		b.bad |= 1u << stripe;	/* its bytes are what we replace */
+		for (uint64_t i = 0; i < nr && !ret; i++) {
+			uint8_t *cols[MAXS];
+			row_cols(&cd, &b, i, cols);
+			ret = decode_row(&cd, cols, cols_on(&cd, r + i, b.bad));
+		}
+		if (!ret)
+			ret = dev_write(g.stripes[stripe].dev, g.stripes[stripe].physical + r * SECT,
+					b.col[stripe], nr * SECT);
+		if (!ret && PROBE_ON(STRIPE_REBUILD))
+			GLASSFS_STRIPE_REBUILD(g.logical + r * (uint64_t)cd.k * SECT,
+					       (int)cols_on(&cd, r, 1u << stripe));
+		r += nr;
+	}
+	batch_free(&b);
+	return ret;
+}
+
+int parity_scrub(struct core *c, uint64_t logical, uint64_t len, const uint32_t *exp,
+		 const uint8_t *have, bool readonly, struct parity_scrub_stats *st)
+{
+	struct chunk_geom g;
+	struct codec cd;
+	struct batch b;
+	uint64_t s0, n, r0, r1;
+	int ret = span_open(c, logical, len, &g, &cd, &b, &s0, &n, &r0, &r1);
+
+	if (ret)
+		return ret;
+	for (uint64_t r = r0; !ret && r < r1;) {
+		uint64_t nr = r1 - r < BATCH_ROWS ? r1 - r : BATCH_ROWS;
+		unsigned missing = 0;
+
+		batch_read(c, &g, &b, r, nr);
+		for (int d = 0; d < g.num_stripes; d++) {
+			if (!g.stripes[d].dev)
+				missing |= 1u << d;	/* redundancy lost, nothing to rewrite */
+			else if (b.rerr & (1u << d))
+				st->read_errors++;
+			else
+				st->checked_bytes += nr * SECT;
+		}
+		for (uint64_t i = 0; i < nr; i++) {
+			uint8_t *cols[MAXS], pbuf[2][SECT], *par[2] = { pbuf[0], pbuf[1] };
+			uint64_t rr = r + i;
+			unsigned bad, fix;
+			int rb = settle_row(c, &cd, &b, i, s0, n, exp, have, &bad);
+
+			st->data_errors += (uint64_t)__builtin_popcount(bad);
+			if (rb < 0) {
+				for (int j = 0; j < cd.k; j++) {
+					uint64_t s = rr * (uint64_t)cd.k + (uint64_t)j;
+					st->uncorrectable_bytes += s >= s0 && s < s0 + n && have[s - s0] ? SECT : 0;
+				}
+				core_log(c, "scrub: raid%d row %llu of chunk %llu: more columns bad than "
+					 "parity can rebuild (uncorrectable)", g.nparity == 2 ? 6 : 5,
+					 (unsigned long long)rr, (unsigned long long)g.logical);
+				continue;
+			}
+			/* data verified (or rebuilt): parity as stored against parity recomputed */
+			row_cols(&cd, &b, i, cols);
+			fix = (unsigned)rb & ~cols_on(&cd, rr, missing);
+			encode_row(&cd, cols, par);
+			for (int q = 0; q < cd.p; q++) {
+				if (rb & (1u << (cd.k + q)))
+					continue;	/* rebuilt: recomputed already */
+				if (memcmp(par[q], cols[cd.k + q], SECT)) {
+						st->parity_errors++;
+						memcpy(cols[cd.k + q], par[q], SECT);
+						fix |= 1u << (cd.k + q);
+						core_log(c, "scrub: raid%d row %llu of chunk %llu: %s does not "
+							 "match the row's data", g.nparity == 2 ? 6 : 5,
+							 (unsigned long long)rr, (unsigned long long)g.logical,
+							 q ? "Q" : "P");
+				}
+			}
+			for (int j = 0; j < cd.n && !readonly; j++) {
+				int d = stripe_of(&cd, rr, j);
+				if (!(fix & (1u << j)))
+					continue;
+				if (dev_write(g.stripes[d].dev, g.stripes[d].physical + rr * SECT, cols[j],
+					      SECT) == 0) {
+					st->corrected_bytes += SECT;
+					__atomic_fetch_add(&c->repaired, 1, __ATOMIC_RELAXED);
+					if (PROBE_ON(PARITY_REPAIR))
+						GLASSFS_PARITY_REPAIR(g.logical, rr, j, j >= cd.k);
+				}
+			}
+		}
+		r += nr;
+	}
+	batch_free(&b);
+	return ret;
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * parity.h — raid5 and raid6 chunks: full-stripe writes, reads that
+ * reconstruct from parity, and the scrub of a range of rows (parity.c
+ * has the design).
+ */
+#ifndef GLASSFS_PARITY_H
+#define GLASSFS_PARITY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct core;
+
+/*
+ * Write [logical, +len) of a raid5/6 chunk as whole rows: logical starts
+ * a row (the allocator hands out whole rows), the last row is padded
+ * with zeros, parity is computed from these bytes alone.  A missing or
+ * failing device degrades the write while at most nparity stripes miss
+ * it; beyond that -EIO (or the device's error).  Callers hold
+ * c->reloc_lock shared (meta_write_copies).
+ */
+int parity_write(struct core *c, uint64_t logical, const void *buf, uint64_t len);
+
+/*
+ * Read the sectors [logical, +len) of a raid5/6 chunk into buf.  exp[i]
+ * is the crc32c of sector i where have[i] (others are returned as read).
+ * Sectors on a missing or failing device, or failing their checksum,
+ * are rebuilt from the rest of their row (at most nparity per row) and
+ * verified again; a sector that cannot be is -EIO, never wrong bytes.
+ */
+int parity_read(struct core *c, uint64_t logical, uint64_t len, void *buf, const uint32_t *exp,
+		const uint8_t *have);
+
+/*
+ * Rewrite stripe `stripe` of the raid5/6 chunk at chunk_logical, rows
+ * [row0, row0 + nrows), from the other stripes (a device that came back
+ * stale: fs/services/volume_resync.c).  -EIO when a row cannot be rebuilt.
+ */
+int parity_rebuild(struct core *c, uint64_t chunk_logical, int stripe, uint64_t row0,
+		   uint64_t nrows);
+
+/* What parity_scrub found and did. */
+struct parity_scrub_stats {
+	uint64_t checked_bytes;		/* device bytes read and verified */
+	uint64_t read_errors;		/* device ranges that failed to read */
+	uint64_t data_errors;		/* data sectors failing their checksum */
+	uint64_t parity_errors;		/* parity sectors disagreeing with their row */
+	uint64_t corrected_bytes;	/* sectors rewritten */
+	uint64_t uncorrectable_bytes;	/* data sectors with no way back */
+};
+
+/*
+ * Check every row [logical, +len) touches: each data sector against its
+ * checksum (exp/have, as parity_read), each parity sector against the
+ * row's data; rewrite what is wrong from the rest (unless readonly).
+ */
+int parity_scrub(struct core *c, uint64_t logical, uint64_t len, const uint32_t *exp,
+		 const uint8_t *have, bool readonly, struct parity_scrub_stats *st);
+
+#endif
