@@ -116,6 +116,19 @@ struct glock_stats {
 };
 void glock_stats_read(struct glock_stats *out);
 
+/*
+ * Acquisitions made by the calling thread, per class and mode (contended
+ * or not, trylock successes included).  Thread-local: counting costs one
+ * increment of the thread's own memory, no shared line, so it is always
+ * on.  A test takes the difference of two reads around an operation to
+ * see how many locks of a class it took (e.g. how many of a root node's
+ * groups a child split write-locks).  Monotonic since the thread started.
+ */
+struct glock_counts {
+	uint64_t acquired[GLOCK_CLASS_NR][2];	/* [class][enum glock_mode] */
+};
+void glock_counts_read(struct glock_counts *out);
+
 /* Monotonic clock in ns (the same clock the probes' durations use). */
 uint64_t glock_now_ns(void);
 
