@@ -335,6 +335,15 @@ void glock_counts_read(struct glock_counts *out)
 	*out = thread_counts;
 }
 
+bool glock_busy(const struct glock *l, enum glock_mode mode)
+{
+	uint32_t s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
+
+	if (excl(l, mode))
+		return (s & (LK_W | LK_R_MASK)) != 0;
+	return (s & (LK_W | LK_WW_MASK)) != 0;
+}
+
 bool glock_trylock(struct glock *l, enum glock_mode mode)
 {
 	if (!try_fast(l, excl(l, mode)))

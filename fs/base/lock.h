@@ -80,6 +80,14 @@ void glock_relabel(struct glock *l, enum glock_class cls, uint64_t tree,
 void glock_lock(struct glock *l, enum glock_mode mode);
 bool glock_trylock(struct glock *l, enum glock_mode mode);
 void glock_unlock(struct glock *l, enum glock_mode mode);
+/*
+ * A hint: an acquisition of l in mode would wait right now (held in a
+ * conflicting mode, or — rwlock readers — a writer is waiting).  Racy by
+ * nature: the answer may be stale when it returns.  Lets a caller that
+ * holds other locks release them before it waits (btree.c: lock coupling
+ * waits for a busy child without holding the path above it).
+ */
+bool glock_busy(const struct glock *l, enum glock_mode mode);
 
 /* Convenience wrappers. */
 static inline void glock_read(struct glock *l)    { glock_lock(l, GLOCK_READ); }

@@ -30,7 +30,11 @@
  * released.  Readers release the parent at once.  Modifying searches keep
  * ancestors only while the child could still push a change up to them
  * (unlock_up): a child that is neither nearly full (inserts) nor low
- * (deletes) releases every ancestor.
+ * (deletes) releases every ancestor.  A search that finds the child's lock
+ * busy (glock_busy, a hint) releases its whole path, waits for that lock
+ * alone, and searches again — up to four times per search, then it waits
+ * coupled — so a convoy on a hot leaf does not hold the root's locks and
+ * stall searches bound for other leaves.
  *
  * locking=node: one lock per node (class ROOT for the root node, NODE
  * otherwise).  locking=groups:N: each node has N locks.  Rules common to
@@ -1266,6 +1270,36 @@ static int rebalance(struct txn *t, struct root *r, struct path *p, int l)
 
 /* ---- search ---------------------------------------------------------- */
 
+/*
+ * The lock a search of k would wait for on n right now (a racy hint,
+ * glock_busy), or NULL: the group (or groups) lock_for_key would take for
+ * want, or the node's lock.
+ */
+static struct glock *busy_lock(struct node *n, const struct key *k, int held, int want)
+{
+	enum glock_mode m = M(held);
+	unsigned g = NG(n), lo, hi;
+
+	if (!g)
+		return glock_busy(&n->lock, m) ? &n->lock : NULL;
+	if (want == W_ALL || (want == W_TAIL && !REG(n))) {
+		lo = 0;
+		hi = g;
+	} else if (REG(n)) {
+		if (!__atomic_load_n(&n->laid, __ATOMIC_ACQUIRE))
+			return NULL;
+		lo = region_pick(n, k);
+		hi = want == W_TAIL ? g : lo + 1;
+	} else {
+		lo = (unsigned)group_of(n, node_search(D(n), cache_nodesize(n->nc), k, NULL));
+		hi = lo + 1;
+	}
+	for (unsigned i = lo; i < hi && i < g; i++)
+		if (glock_busy(&n->groups[i].l, m))
+			return &n->groups[i].l;
+	return NULL;
+}
+
 /* A child of level l's node n will take a new pointer: the groups from
  * its region up, or every group when n's regions are worth dealing again
  * (or n is no region node: a leaf, locking=node).  Never weakens W_ALL. */
@@ -1303,6 +1337,7 @@ int btree_search(struct txn *t, struct root *r, const struct key *k,
 #define SHIFT_OK(lvl) (p->all_groups[lvl] || p->tail_groups[lvl])
 	int root_w = 0, restarts = 0, eio_retry = 0, ret = 0, l, slot, exact = 0;
 	int no_merge = 0;	/* deletes on a full volume: skip rebalancing */
+	int outside = 0;	/* waits for a busy child with the path released */
 	struct node *n;
 
 	if (cow && !t)
@@ -1395,6 +1430,28 @@ again:
 			if (ret == -ESTALE || (ret == -EIO && !eio_retry++))
 				goto again;
 			goto fail;
+		}
+		/*
+		 * Lock coupling holds the path above while it waits for the
+		 * child, and every search for another child of that path
+		 * queues behind it.  When the child is busy, wait for it
+		 * holding nothing, then search again (a few times per search;
+		 * after that, wait coupled).  So waits for a busy leaf stay
+		 * on the leaf instead of spreading to the root.
+		 */
+		if (outside < 4) {
+			struct glock *bl = busy_lock(c, k, HMODE(cl), WANT(cl));
+
+			if (bl) {
+				enum glock_mode bm = M(HMODE(cl));
+
+				outside++;
+				btree_path_release(p);
+				glock_lock(bl, bm);
+				glock_unlock(bl, bm);
+				cache_put(c);
+				goto again;
+			}
 		}
 		cslot = lock_for_key(p, cl, c, k, HMODE(cl), WANT(cl), &cexact);
 		p->slots[cl] = cslot;

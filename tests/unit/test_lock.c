@@ -195,6 +195,24 @@ static void thread_counts(void)
 	pthread_create(&th, NULL, count_other, &l);
 	pthread_join(th, NULL);
 	glock_counts_read(&c1);
+	/* glock_busy: would an acquisition wait now */
+	{
+		struct glock m;
+		bool free_ok, rd, wr;
+
+		glock_init(&m, GLOCK_MUTEX, GLOCK_CLASS_MISC, 0, -1, -1);
+		free_ok = !glock_busy(&l, GLOCK_WRITE) && !glock_busy(&m, GLOCK_READ);
+		glock_read(&l);
+		rd = !glock_busy(&l, GLOCK_READ) && glock_busy(&l, GLOCK_WRITE);
+		glock_read_unlock(&l);
+		glock_write(&l);
+		glock_read(&m);		/* a mutex's read is exclusive */
+		wr = glock_busy(&l, GLOCK_READ) && glock_busy(&m, GLOCK_READ);
+		glock_read_unlock(&m);
+		glock_write_unlock(&l);
+		CHECK("busy: free, shared by readers, excluded by a writer or a mutex holder",
+		      free_ok && rd && wr);
+	}
 	CHECK("counts: this thread's acquisitions by class and mode",
 	      c1.acquired[GLOCK_CLASS_GROUP][GLOCK_READ] - c0.acquired[GLOCK_CLASS_GROUP][GLOCK_READ] == 3 &&
 	      c1.acquired[GLOCK_CLASS_GROUP][GLOCK_WRITE] - c0.acquired[GLOCK_CLASS_GROUP][GLOCK_WRITE] == 2 &&
