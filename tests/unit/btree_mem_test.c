@@ -1092,12 +1092,13 @@ static void test_root_groups(uint32_t nodesize)
 {
 	const unsigned N = 16;
 	char name[64];
-	struct core *c = fx_create(nodesize, 400000, GLOCK_RWLOCK, N, 64ull << 20);
+	struct core *c = fx_create(nodesize, 20000, GLOCK_RWLOCK, N, 64ull << 20);
 	struct txn *tx = fx_txn(c);
 	struct glock_counts c0, c1;
 	struct root r;
 	struct shape sh;
-	uint8_t buf[200] = { 0 };
+	uint8_t buf[1024] = { 0 };	/* items of nodesize/16: ~14 per leaf */
+	uint32_t isz = nodesize / 16;
 	uint64_t i, rs = seed | 1;
 	uint32_t n0;
 	int level;
@@ -1109,7 +1110,7 @@ static void test_root_groups(uint32_t nodesize)
 	for (i = 0; r.level < 1 || nb_nritems(r.node->data) < 3 * N; i++) {
 		struct key k = { 2 * i, 1, 0 };
 
-		CHECKV(name, btree_insert(tx, &r, &k, buf, sizeof(buf)) == 0, "insert %" PRIu64, i);
+		CHECKV(name, btree_insert(tx, &r, &k, buf, isz) == 0, "insert %" PRIu64, i);
 	}
 	level = r.level;
 	for (int phase = 0; phase < 2; phase++) {
@@ -1121,7 +1122,7 @@ static void test_root_groups(uint32_t nodesize)
 		while (nb_nritems(r.node->data) < n0 + N) {
 			/* phase 0: the right edge; phase 1: odd keys among the even ones */
 			struct key k = { phase ? (rnd(&rs) % i) * 2 + 1 : 2 * i++, 1, 0 };
-			int ret = btree_insert(tx, &r, &k, buf, sizeof(buf));
+			int ret = btree_insert(tx, &r, &k, buf, isz);
 
 			CHECKV(name, ret == 0 || (phase && ret == -EEXIST), "insert: %d", ret);
 			CHECKV(name, r.level == level, "the root grew (level %d)", r.level);
