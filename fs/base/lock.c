@@ -270,9 +270,13 @@ static void lock_shared_slow(struct glock *l)
 #define PROBE_ARGS(l, mode) (uint64_t)(uintptr_t)(l), (int)(l)->cls, (l)->tree, \
 	(int)(l)->level, (int)(l)->group, (int)(mode)
 
+/* glock_counts_read's counters: this thread's acquisitions. */
+static __thread struct glock_counts thread_counts;
+
 static inline void note_acquired(struct glock *l, enum glock_mode mode,
 				 uint64_t wait_ns)
 {
+	thread_counts.acquired[l->cls < GLOCK_CLASS_NR ? l->cls : GLOCK_CLASS_MISC][mode & 1]++;
 	if (PROBE_ON(LOCK_ACQUIRED))
 		FIRE(GLASSFS_LOCK_ACQUIRED, PROBE_ARGS(l, mode), wait_ns);
 	if (excl(l, mode) && PROBE_ON(LOCK_RELEASED))
@@ -324,6 +328,20 @@ void glock_stats_read(struct glock_stats *out)
 		out->waits[i] = __atomic_load_n(&lock_stats.waits[i], __ATOMIC_RELAXED);
 		out->wait_ns[i] = __atomic_load_n(&lock_stats.wait_ns[i], __ATOMIC_RELAXED);
 	}
+}
+
+void glock_counts_read(struct glock_counts *out)
+{
+	*out = thread_counts;
+}
+
+bool glock_busy(const struct glock *l, enum glock_mode mode)
+{
+	uint32_t s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
+
+	if (excl(l, mode))
+		return (s & (LK_W | LK_R_MASK)) != 0;
+	return (s & (LK_W | LK_WW_MASK)) != 0;
 }
 
 bool glock_trylock(struct glock *l, enum glock_mode mode)

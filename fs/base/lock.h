@@ -80,6 +80,14 @@ void glock_relabel(struct glock *l, enum glock_class cls, uint64_t tree,
 void glock_lock(struct glock *l, enum glock_mode mode);
 bool glock_trylock(struct glock *l, enum glock_mode mode);
 void glock_unlock(struct glock *l, enum glock_mode mode);
+/*
+ * A hint: an acquisition of l in mode would wait right now (held in a
+ * conflicting mode, or — rwlock readers — a writer is waiting).  Racy by
+ * nature: the answer may be stale when it returns.  Lets a caller that
+ * holds other locks release them before it waits (btree.c: lock coupling
+ * waits for a busy child without holding the path above it).
+ */
+bool glock_busy(const struct glock *l, enum glock_mode mode);
 
 /* Convenience wrappers. */
 static inline void glock_read(struct glock *l)    { glock_lock(l, GLOCK_READ); }
@@ -115,6 +123,19 @@ struct glock_stats {
 	uint64_t wait_ns[GLOCK_CLASS_NR];
 };
 void glock_stats_read(struct glock_stats *out);
+
+/*
+ * Acquisitions made by the calling thread, per class and mode (contended
+ * or not, trylock successes included).  Thread-local: counting costs one
+ * increment of the thread's own memory, no shared line, so it is always
+ * on.  A test takes the difference of two reads around an operation to
+ * see how many locks of a class it took (e.g. how many of a root node's
+ * groups a child split write-locks).  Monotonic since the thread started.
+ */
+struct glock_counts {
+	uint64_t acquired[GLOCK_CLASS_NR][2];	/* [class][enum glock_mode] */
+};
+void glock_counts_read(struct glock_counts *out);
 
 /* Monotonic clock in ns (the same clock the probes' durations use). */
 uint64_t glock_now_ns(void);

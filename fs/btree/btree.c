@@ -30,79 +30,110 @@
  * released.  Readers release the parent at once.  Modifying searches keep
  * ancestors only while the child could still push a change up to them
  * (unlock_up): a child that is neither nearly full (inserts) nor low
- * (deletes) releases every ancestor.
+ * (deletes) releases every ancestor.  A search that finds the child's lock
+ * busy (glock_busy, a hint) releases its whole path, waits for that lock
+ * alone, and searches again — up to four times per search, then it waits
+ * coupled — so a convoy on a hot leaf does not hold the root's locks and
+ * stall searches bound for other leaves.
  *
  * locking=node: one lock per node (class ROOT for the root node, NODE
- * otherwise).  locking=groups:N: each node has N locks; slot s belongs to
- * group s*N/nritems (see group_of).  Rules:
- *   - Keys, nritems and item positions change only with every group held
- *     in write mode ("all groups"); node->seq is odd while that is so.
- *   - A search takes only the group of the slot it descends through or
- *     reads: it finds the slot optimistically (reading seq, searching,
- *     locking the slot's group, checking seq did not move) and falls back
- *     to all groups after a few misses.
+ * otherwise).  locking=groups:N: each node has N locks.  Rules common to
+ * leaves and interior nodes:
+ *   - node->seq is odd while a writer holds every group ("all groups").
  *   - With one group held in write mode a thread may change only its own
  *     slot's child pointer (COW of a child) or its own item's bytes in
  *     place; copying the node itself (COW) needs no group beyond that,
  *     because a node of an older generation is never changed in place and
  *     the parent's slot (held) serialises copiers.
- *   - Leaf inserts, deletes and resizes shift other items: all groups.
- *   - A split, merge or root change needs all groups of the node and of
- *     its parent; when a search finds it holds fewer it restarts with
- *     need_all[] set for those levels.
+ *   - A split or merge of a node, and a root change, need all groups of
+ *     that node; a merge also needs all groups of its parent (it deletes a
+ *     pointer or moves a separator).  A search that finds it holds fewer
+ *     restarts with need[] raised for those levels (enum want).
  * The root node's group locks carry class ROOT (with their group index),
  * so root waits stay identifiable in both schemes.
  *
- * ## Where groups:N waits today, and the design that removes it
+ * ## Leaves: groups by slot
+ * Slot s of a leaf belongs to group s*N/nritems (group_of), so item
+ * inserts, deletes and resizes, which move every later item and change
+ * nritems, take all groups of the leaf.  A search finds its slot
+ * optimistically (reading seq, searching, locking the slot's group,
+ * checking seq did not move) and falls back to all groups after a few
+ * misses.
+ *
+ * ## Interior nodes: regions
+ * Group g of an interior node owns the slots [start[g], start[g+1]) (its
+ * region; the last group's ends at nritems) and the keys from fence[g] up
+ * to fence[g+1] (group 0 from the smallest key).  start and fence live in
+ * the in-memory node only, in the spare bytes of each group's cache line
+ * (struct glock_line): the on-disk node is unchanged.  regions_layout
+ * deals the slots out — min(N, nritems) groups get nearly equal ranges,
+ * fence[g] = the key at start[g]; the rest get empty regions and no fence
+ * — whenever every group held for writing is released (a split, merge,
+ * root change, or an insert in group 0), on a node created by a split or
+ * root growth before it is linked, and, through regions_init, on a node
+ * read from disk before its first single-group lock (COW copies the
+ * original's regions).
+ *   - A search picks its group by the fences (read racily, validated by
+ *     seq, which only a relayout moves), locks it, and searches only the
+ *     region's slots (region_search): nobody shifts them while it is held.
+ *     The child's upper bound past the region's last slot is fence[g+1]:
+ *     the key at start[g+1], which no shift moves (child_hi).
+ *   - A child split inserts one pointer right after the child's slot, in
+ *     the child's region: it moves the slots above it, so it holds the
+ *     groups from the region's up (W_TAIL, groups g..N-1 ascending),
+ *     shifts, and moves start[g+1..N-1] up one (parent_insert).  Groups
+ *     below g see nothing move.  Every shifter holds group N-1, so
+ *     nritems and the room left are exact for a holder of N-1: the check
+ *     that a node about to take a pointer has room (node_full) is made
+ *     under the same tail it inserts with.  At the right edge, where
+ *     ascending keys (new inode numbers) go, that is the last group alone.
+ *   - The key at a region's first slot is its fence and only a relayout
+ *     moves it (a split inserts after its child; separators move only in
+ *     merges, under all groups), so fences stay true between relayouts.
+ *   - regions_stale asks for all groups instead of a tail when too few
+ *     groups are in use for the slots or one region has grown past twice
+ *     its share (appends pile into the last region): a relayout now and
+ *     then keeps each group's share of the readers.
+ * Not built: room of its own per region (a gap after each region in the
+ * in-memory node, packed at write and spread at read), which would make a
+ * split take its own group alone instead of g..N-1; and regions in leaves
+ * (an item insert holding g..N-1 by key fences), where the leaf's own
+ * all-groups inserts rarely wait in the measurements below.
+ * tests/unit/btree_mem (root-groups-per-split) counts the root groups a
+ * child split write-locks with the lock module's per-thread counts.
+ *
+ * ## Where groups:N waited, and what regions change
  * Measured in-process (tests/bench/engine.bench: fs_mark's creates through
  * fsops, 16 threads on 2 loaded CPUs, the lock module's per-class wait
- * counters, glock_stats_read): with groups:16, 97-99 % of the B-tree lock
- * wait is on the root node's groups — not on the root pointer lock
- * (root->lock, level -1) and hardly on leaves — under cowlock=path and
- * cowlock=leaf alike.  Per 16,000 creates the root node was locked
+ * counters, glock_stats_read): before regions, with groups:16, 97-99 % of
+ * the B-tree lock wait was on the root node's groups — not on the root
+ * pointer lock (root->lock, level -1) and hardly on leaves — under
+ * cowlock=path and cowlock=leaf alike.  Per 16,000 creates the root node
+ * was locked
  *   cowlock=path: ~65,000 times one group for writing, ~1,600 times all
  *                 groups for writing (child splits, root changes);
  *   cowlock=leaf: ~82,000 times one group for reading, ~1,600 all groups
  *                 for writing, ~600 one group for writing (a child's COW).
- * So the wait is readers and single-group writers of the root queued
+ * So the wait was readers and single-group writers of the root queued
  * behind the all-groups writers, which split a child while holding every
- * root group (and, under path, single-group writers holding their root
- * group while they take the leaf below: lock coupling).  On 2 CPUs with
- * 16 runnable threads the holder is often preempted, which stretches
- * every hold; the leaf's own all-groups inserts rarely wait.
+ * root group.  With regions and waits for a busy child taken outside the
+ * path (both above), the same bench against main's enginebench in one
+ * interleaved run (ENG_BASE; 64,000 files, 16 threads, rwlock, load
+ * 10-16 on 2 CPUs) gives the root's share of B-tree lock wait, before ->
+ * after: node/path 96 -> 28 %, groups:16/path 98 -> 25 %, groups:16/leaf
+ * 34 -> 27 %; at 16,000 files (the root at level 1, so every leaf split
+ * adds a root pointer) groups:16 98 -> 71 % (path) and 98 -> 86 % (leaf).
+ * The root waits left are few and long (a few hundred per 16,000
+ * creates, ~10 ms each: a holder preempted with 16 threads on 2 CPUs) on
+ * the two hot regions of fs_mark's keys: the right edge, where every
+ * create's inode item goes, and the directories' entries at the left,
+ * whose splits still hold g..N-1.
  *
- * The design (not built yet; each step is measurable with engine.bench):
- *  1. Regions.  Group g of a node owns the slots [start[g], start[g+1])
- *     and the keys [fence[g], fence[g+1]).  start[] and fence[] live in
- *     the in-memory node (the spare bytes of each group's cache line),
- *     are set whenever all groups are released after a change of shape
- *     (split, merge, repack, a node read or created), and cannot move
- *     under a holder of group g.  A search picks its group by the fences
- *     (validated by seq, which only all-groups writers move) and searches
- *     only its group's slots; p->hi past the group's last slot is
- *     fence[g+1].  It never reads nritems or another group's slots, which
- *     is what lets step 2 change them.
- *  2. Shifts take only the groups they shift.  An insert or delete at slot
- *     s of group g moves the entries at slots >= s, so it holds groups
- *     g..N-1 and moves start[g+1..N]; groups below g see nothing move.
- *     Every such writer holds group N-1, so nritems and the free space are
- *     stable for it.  First in interior nodes: a child's split inserts one
- *     pointer after the child's slot, so it takes the root's groups from
- *     the child's group up — at the right edge, where fs_mark's new inodes
- *     go, the last group alone — instead of all of them, and readers of the
- *     other slots keep descending.  The same in leaves (an append at the
- *     right edge holds the last group only).  The restart asks for "groups
- *     from slot s up" at the level above (need_tail[]), so groups are still
- *     taken top-down and ascending.  All groups are taken only to split,
- *     merge or repack the node itself.  Room of its own per group (a gap at
- *     the end of each region of the in-memory node, packed into the
- *     contiguous on-disk layout at write and spread at read) would make it
- *     group g alone, at the price of a layout conversion per node I/O.
- *  3. Spread the right edge: inode numbers from a range per parent
- *     directory (as XFS allocation groups, ext4's Orlov allocator) put each
- *     thread's new inodes in leaves and root slots of their own.  Tried
- *     alone (512 numbers per directory) it left the root's share at 99 %:
- *     it pays only once step 2 stops splits from taking every root group.
+ * Next step, measurable the same way: spread the right edge — inode
+ * numbers from a range per parent directory (as XFS allocation groups,
+ * ext4's Orlov allocator) put each thread's new inodes in leaves and root
+ * regions of their own.  Tried alone (512 numbers per directory) before
+ * regions it left the root's share at 99 %.
  */
 #include "fs/btree/btree.h"
 #include "fs/btree/cache.h"
@@ -143,10 +174,10 @@ static void corrupt(const struct root *r, const struct node *n, const char *what
 static inline enum glock_mode M(int held) { return held == L_WRITE ? GLOCK_WRITE : GLOCK_READ; }
 
 /*
- * The group of a slot: slot * N / nritems.  Spread over the slots in use
- * rather than the capacity, so a root with three children still puts them
- * in three groups.  nritems changes only with every group held, so a
- * holder of any one group sees a stable mapping.
+ * The group of a leaf's slot: slot * N / nritems.  Spread over the slots
+ * in use rather than the capacity, so a small leaf still uses every group.
+ * A leaf's nritems changes only with every group held, so a holder of any
+ * one group sees a stable mapping.
  */
 static int group_of(const struct node *n, int slot)
 {
@@ -162,6 +193,130 @@ static int group_of(const struct node *n, int slot)
 	return v >= g ? (int)g - 1 : (int)v;
 }
 
+/* ---- regions: lock groups of an interior node ----------------------- */
+
+/* An interior node under locking=groups: its groups own regions. */
+static inline int REG(const struct node *n) { return NG(n) && LVL(n) > 0; }
+
+/* One past group g's last slot (the holder of g, or of g+1..N-1 for the
+ * last group's end, nritems, which every shifter holds). */
+static int reg_end(const struct node *n, unsigned g)
+{
+	return g + 1 < NG(n) ? (int)n->groups[g + 1].start : (int)nb_nritems(D(n));
+}
+
+/*
+ * Deal the slots of interior node n into regions: the first
+ * min(N, nritems) groups get consecutive, nearly equal slot ranges and the
+ * first key of their range as fence; the others get empty regions at the
+ * end and no fence (no key is routed to them).  Only with every group held
+ * for writing, or on a node nobody else can reach yet.
+ */
+static void regions_layout(struct node *n)
+{
+	unsigned g = NG(n), cnt = nb_nritems(D(n)), a = cnt < g ? cnt : g;
+
+	if (!a)
+		a = 1;
+	for (unsigned i = 0; i < g; i++) {
+		uint32_t st = i < a ? (uint32_t)((uint64_t)i * cnt / a) : cnt;
+
+		n->groups[i].start = st;
+		if (i > 0 && i < a)
+			nb_ptr_key(D(n), (int)st, &n->groups[i].fence);
+	}
+	n->active = (uint8_t)a;
+	__atomic_store_n(&n->laid, 1, __ATOMIC_RELEASE);
+}
+
+/* A copy of an immutable node (COW) starts with the original's regions. */
+static void regions_copy(struct node *dst, const struct node *src)
+{
+	if (!REG(dst))
+		return;
+	if (!__atomic_load_n(&src->laid, __ATOMIC_ACQUIRE)) {
+		regions_layout(dst);
+		return;
+	}
+	for (unsigned i = 0; i < NG(dst); i++) {
+		dst->groups[i].start = src->groups[i].start;
+		dst->groups[i].fence = src->groups[i].fence;
+	}
+	dst->active = src->active;
+	__atomic_store_n(&dst->laid, 1, __ATOMIC_RELEASE);
+}
+
+/* The group whose keys include k: the last active group whose fence is
+ * <= k (group 0 takes every smaller key).  Read racily: the caller
+ * validates with seq, which only a relayout (every group held) moves. */
+static unsigned region_pick(const struct node *n, const struct key *k)
+{
+	unsigned lo = 1, hi = n->active;
+
+	if (hi > NG(n))
+		hi = NG(n);
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+
+		if (key_cmp(&n->groups[mid].fence, k) <= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo - 1;
+}
+
+/* node_search confined to group g's slots (g held): the largest slot of
+ * the region whose key is <= k, else the region's first slot (whose key
+ * is the fence, <= k; slot 0's key is not compared). */
+static int region_search(const struct node *n, unsigned g, const struct key *k, int *exact)
+{
+	int a = (int)n->groups[g].start, lo = a > 1 ? a : 1, hi = reg_end(n, g);
+	struct key mk;
+
+	if (exact)
+		*exact = 0;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+
+		nb_ptr_key(D(n), mid, &mk);
+		if (key_cmp(&mk, k) <= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (exact && lo - 1 >= 1) {
+		nb_ptr_key(D(n), lo - 1, &mk);
+		*exact = key_cmp(&mk, k) == 0;
+	}
+	return lo - 1 > a ? lo - 1 : a;
+}
+
+/*
+ * Regions worth dealing again, judged racily when a shift is about to be
+ * asked for: fewer groups in use than the slots allow, or one region
+ * grown past twice its share (appends at the right edge all land in the
+ * last group).  Then the shift takes every group and lays the node out
+ * again on release, instead of the groups from its own up.
+ */
+static int regions_stale(const struct node *n)
+{
+	unsigned g = NG(n), a = n->active, cnt = nb_nritems(D(n)), share;
+
+	if (a < g && cnt >= 2 * a)
+		return 1;
+	share = cnt / (a ? a : 1);
+	for (unsigned i = 0; i < a && i < g; i++) {
+		int sz = reg_end(n, i) - (int)n->groups[i].start;
+
+		if (sz > (int)(2 * share + 8))
+			return 1;
+	}
+	return 0;
+}
+
+/* ---- node locks ------------------------------------------------------- */
+
 static void lock_all(struct node *n, int held)
 {
 	unsigned g = NG(n);
@@ -176,6 +331,8 @@ static void lock_all(struct node *n, int held)
 		__atomic_fetch_add(&n->seq, 1, __ATOMIC_SEQ_CST);
 }
 
+/* Releasing every group held for writing ends a change of shape: an
+ * interior node's regions are dealt again before anyone else looks. */
 static void unlock_all(struct node *n, int held)
 {
 	unsigned g = NG(n);
@@ -184,19 +341,70 @@ static void unlock_all(struct node *n, int held)
 		glock_unlock(&n->lock, M(held));
 		return;
 	}
-	if (held == L_WRITE)
+	if (held == L_WRITE) {
+		if (REG(n))
+			regions_layout(n);
 		__atomic_fetch_add(&n->seq, 1, __ATOMIC_SEQ_CST);
+	}
 	for (unsigned i = g; i-- > 0;)
 		glock_unlock(&n->groups[i].l, M(held));
 }
 
-/* Record in p that level l holds n locked the way described. */
-static void path_set(struct path *p, int l, struct node *n, int held, int all, int group)
+/* Groups g..N-1 (ascending) / released in reverse. */
+static void lock_tail(struct node *n, unsigned g, int held)
+{
+	for (unsigned i = g; i < NG(n); i++)
+		glock_lock(&n->groups[i].l, M(held));
+}
+
+static void unlock_tail(struct node *n, unsigned g, int held)
+{
+	for (unsigned i = NG(n); i-- > g;)
+		glock_unlock(&n->groups[i].l, M(held));
+}
+
+/* An interior node read from disk gets its regions before its first
+ * single-group lock: every group held for writing for the moment it takes
+ * (once per node read; callers hold nothing of n). */
+static void regions_init(struct node *n)
+{
+	if (__atomic_load_n(&n->laid, __ATOMIC_ACQUIRE))
+		return;
+	lock_all(n, L_WRITE);
+	unlock_all(n, L_WRITE);		/* lays it out */
+}
+
+/* Record in p that level l holds n locked the way described: every group
+ * (all), groups group..N-1 (tail), or group alone. */
+static void path_set(struct path *p, int l, struct node *n, int held, int all, int tail, int group)
 {
 	p->nodes[l] = n;
 	p->lock_held[l] = (uint8_t)held;
 	p->all_groups[l] = (uint8_t)(all || !NG(n));
+	p->tail_groups[l] = (uint8_t)(!p->all_groups[l] && tail);
 	p->lock_group[l] = (uint8_t)(group < 0 ? 0 : group);
+}
+
+/* Lock or unlock n the way level l of p holds its node (n is that node, a
+ * fresh copy of it, or a sibling). */
+static void lock_like(struct path *p, int l, struct node *n)
+{
+	if (p->all_groups[l])
+		lock_all(n, p->lock_held[l]);
+	else if (p->tail_groups[l])
+		lock_tail(n, p->lock_group[l], p->lock_held[l]);
+	else
+		glock_lock(&n->groups[p->lock_group[l]].l, M(p->lock_held[l]));
+}
+
+static void unlock_like(struct path *p, int l, struct node *n)
+{
+	if (p->all_groups[l])
+		unlock_all(n, p->lock_held[l]);
+	else if (p->tail_groups[l])
+		unlock_tail(n, p->lock_group[l], p->lock_held[l]);
+	else
+		glock_unlock(&n->groups[p->lock_group[l]].l, M(p->lock_held[l]));
 }
 
 static void path_unlock(struct path *p, int l)
@@ -205,10 +413,7 @@ static void path_unlock(struct path *p, int l)
 
 	if (!n || !p->lock_held[l])
 		return;
-	if (p->all_groups[l])
-		unlock_all(n, p->lock_held[l]);
-	else
-		glock_unlock(&n->groups[p->lock_group[l]].l, M(p->lock_held[l]));
+	unlock_like(p, l, n);
 	p->lock_held[l] = L_NONE;
 }
 
@@ -219,6 +424,7 @@ static void path_drop(struct path *p, int l)
 		cache_put(p->nodes[l]);
 	p->nodes[l] = NULL;
 	p->all_groups[l] = 0;
+	p->tail_groups[l] = 0;
 }
 
 static void root_unlock(struct path *p)
@@ -249,20 +455,68 @@ void btree_path_release(struct path *p)
 	p->has_lo = p->has_hi = 0;
 }
 
+/* What a search asks of a node's groups (locking=groups). */
+enum want { W_ONE = 0, W_ALL = 1, W_TAIL = 2 };
+
 /*
- * Lock n for a search of k in mode held: every group when want_all (or
- * locking=node), else the group of the slot k leads to.  Records the lock
- * in p at level l and returns the slot, found under the lock.
+ * Lock an interior node's group for k (W_ONE), or that group and every
+ * group above it (W_TAIL: the node may take a pointer in that region):
+ * the group is picked by the fences, locked, and the pick validated by
+ * seq; the slot is then searched inside the region, which nobody can
+ * shift while the group is held.  A pick of group 0 for W_TAIL is every
+ * group (and a relayout at release).
+ */
+static int lock_region(struct path *p, int l, struct node *n, const struct key *k,
+		       int held, int want, int *exact)
+{
+	regions_init(n);
+	for (int tries = 0; tries < 8; tries++) {
+		uint32_t s0 = __atomic_load_n(&n->seq, __ATOMIC_ACQUIRE);
+		unsigned grp;
+
+		if (s0 & 1) {
+			sched_yield();
+			continue;
+		}
+		grp = region_pick(n, k);
+		if (want == W_TAIL && grp == 0)
+			break;
+		if (want == W_TAIL)
+			lock_tail(n, grp, held);
+		else
+			glock_lock(&n->groups[grp].l, M(held));
+		if (__atomic_load_n(&n->seq, __ATOMIC_ACQUIRE) == s0) {
+			path_set(p, l, n, held, 0, want == W_TAIL, (int)grp);
+			return region_search(n, grp, k, exact);
+		}
+		if (want == W_TAIL)
+			unlock_tail(n, grp, held);
+		else
+			glock_unlock(&n->groups[grp].l, M(held));
+	}
+	lock_all(n, held);
+	path_set(p, l, n, held, 1, 0, -1);
+	return node_search(D(n), cache_nodesize(n->nc), k, exact);
+}
+
+/*
+ * Lock n for a search of k in mode held: every group when want is W_ALL
+ * (or locking=node); an interior node by its regions (lock_region); a
+ * leaf's group of the slot k leads to (W_TAIL on a leaf is every group).
+ * Records the lock in p at level l and returns the slot, found under the
+ * lock.
  */
 static int lock_for_key(struct path *p, int l, struct node *n, const struct key *k,
-			int held, int want_all, int *exact)
+			int held, int want, int *exact)
 {
 	uint32_t ns = cache_nodesize(n->nc);
 	unsigned g = NG(n);
 
-	if (!g || want_all) {
+	if (g && want != W_ALL && REG(n))
+		return lock_region(p, l, n, k, held, want, exact);
+	if (!g || want != W_ONE) {
 		lock_all(n, held);
-		path_set(p, l, n, held, 1, -1);
+		path_set(p, l, n, held, 1, 0, -1);
 		return node_search(D(n), ns, k, exact);
 	}
 	for (int tries = 0; tries < 8; tries++) {
@@ -281,33 +535,45 @@ static int lock_for_key(struct path *p, int l, struct node *n, const struct key 
 			int s = node_search(D(n), ns, k, exact);
 
 			if (group_of(n, s) == grp) {
-				path_set(p, l, n, held, 0, grp);
+				path_set(p, l, n, held, 0, 0, grp);
 				return s;
 			}
 		}
 		glock_unlock(&n->groups[grp].l, M(held));
 	}
 	lock_all(n, held);
-	path_set(p, l, n, held, 1, -1);
+	path_set(p, l, n, held, 1, 0, -1);
 	return node_search(D(n), ns, k, exact);
 }
 
-/* Lock n (a fresh copy, or a sibling) exactly like level l holds its node. */
-static void lock_like(struct path *p, int l, struct node *n)
+/*
+ * The key range of slot's child as level l's lock lets it be read: the
+ * next separator inside the held region, else the next region's fence
+ * (the key at its first slot, which no shift moves), else none.
+ * 1 with *hi set, 0 when the child is the node's last.
+ */
+static int child_hi(const struct path *p, int l, int slot, struct key *hi)
 {
-	if (p->all_groups[l])
-		lock_all(n, p->lock_held[l]);
-	else
-		glock_lock(&n->groups[p->lock_group[l]].l, M(p->lock_held[l]));
+	const struct node *n = p->nodes[l];
+	unsigned g = p->lock_group[l];
+
+	if (!REG(n) || p->all_groups[l]) {
+		if (slot + 1 >= (int)nb_nritems(D(n)))
+			return 0;
+		nb_ptr_key(D(n), slot + 1, hi);
+		return 1;
+	}
+	if (slot + 1 < reg_end(n, g)) {
+		nb_ptr_key(D(n), slot + 1, hi);
+		return 1;
+	}
+	if (g + 1 < n->active) {
+		*hi = n->groups[g + 1].fence;
+		return 1;
+	}
+	return 0;
 }
 
-static void unlock_like(struct path *p, int l, struct node *n)
-{
-	if (p->all_groups[l])
-		unlock_all(n, p->lock_held[l]);
-	else
-		glock_unlock(&n->groups[p->lock_group[l]].l, M(p->lock_held[l]));
-}
 
 /* Lock labels: the root node's locks say ROOT. */
 static void label(struct node *n, uint64_t tree, int is_root)
@@ -490,6 +756,7 @@ static int cow_node(struct txn *t, struct root *r, struct path *p, int l)
 	nb_set_generation(D(nn), transid);
 	nb_set_owner(D(nn), r->id);
 	label(nn, r->id, is_root);
+	regions_copy(nn, old);
 	lock_like(p, l, nn);
 	if (is_root) {
 		r->node = nn;
@@ -639,6 +906,20 @@ static void ptr_del(uint8_t *b, int slot)
 	nb_set_nritems(b, (uint32_t)n - 1);
 }
 
+/* Insert a child pointer at slot of level l's node, which holds every
+ * group or the groups from slot's region up (slot may be the region's
+ * end: the pointer joins the region).  The regions above move up one. */
+static void parent_insert(struct path *p, int l, int slot, const struct key *k,
+			  uint64_t blockptr, uint64_t gen)
+{
+	struct node *n = p->nodes[l];
+
+	ptr_insert(D(n), slot, k, blockptr, gen);
+	if (REG(n) && !p->all_groups[l])
+		for (unsigned i = p->lock_group[l] + 1u; i < NG(n); i++)
+			n->groups[i].start++;
+}
+
 static int ptr_repack(uint8_t *L, uint8_t *R, uint32_t ns, int m)
 {
 	int nl = (int)nb_nritems(L), nr = (int)nb_nritems(R), total = nl + nr;
@@ -731,13 +1012,19 @@ static int split_interior(struct txn *t, struct root *r, struct path *p, int l)
 	int n = (int)nb_nritems(D(c)), err;
 	struct key sep;
 
+	if (node_full(D(parent), NS(r))) {
+		corrupt(r, parent, "node split: parent unexpectedly full");
+		return -EUCLEAN;
+	}
 	rn = new_node(t, r, l, &err);
 	if (!rn)
 		return err;
 	err = ptr_repack(D(c), D(rn), NS(r), n / 2);
 	if (!err) {
 		nb_ptr_key(D(rn), 0, &sep);
-		ptr_insert(D(parent), p->slots[l + 1] + 1, &sep, rn->bytenr, txn_transid(t));
+		if (REG(rn))
+			regions_layout(rn);	/* before anyone can reach it */
+		parent_insert(p, l + 1, p->slots[l + 1] + 1, &sep, rn->bytenr, txn_transid(t));
 	}
 	cache_put(rn);
 	return err;
@@ -805,7 +1092,7 @@ static int split_leaf(struct txn *t, struct root *r, struct path *p, const struc
 	} else {
 		sep = *k;
 	}
-	ptr_insert(D(parent), p->slots[1] + 1, &sep, rn->bytenr, txn_transid(t));
+	parent_insert(p, 1, p->slots[1] + 1, &sep, rn->bytenr, txn_transid(t));
 	cache_put(rn);
 	return 0;
 }
@@ -825,6 +1112,8 @@ static int grow_root(struct txn *t, struct root *r, struct path *p, int l)
 	if (!nr)
 		return err;
 	ptr_insert(D(nr), 0, &k0, old->bytenr, txn_transid(t));
+	if (REG(nr))
+		regions_layout(nr);
 	label(nr, r->id, 1);
 	label(old, r->id, 0);
 	r->node = nr;			/* takes cache_new's reference */
@@ -846,7 +1135,7 @@ static int shrink_root(struct txn *t, struct root *r, struct path *p, int l)
 	if (!c)
 		return err == -ESTALE ? -EIO : err;
 	lock_all(c, L_WRITE);
-	path_set(p, l - 1, c, L_WRITE, 1, -1);
+	path_set(p, l - 1, c, L_WRITE, 1, 0, -1);
 	p->slots[l] = 0;
 	if (nb_generation(D(c)) != txn_transid(t)) {
 		err = cow_node(t, r, p, l - 1);
@@ -992,10 +1281,52 @@ static int rebalance(struct txn *t, struct root *r, struct path *p, int l)
 
 /* ---- search ---------------------------------------------------------- */
 
+/*
+ * The lock a search of k would wait for on n right now (a racy hint,
+ * glock_busy), or NULL: the group (or groups) lock_for_key would take for
+ * want, or the node's lock.
+ */
+static struct glock *busy_lock(struct node *n, const struct key *k, int held, int want)
+{
+	enum glock_mode m = M(held);
+	unsigned g = NG(n), lo, hi;
+
+	if (!g)
+		return glock_busy(&n->lock, m) ? &n->lock : NULL;
+	if (want == W_ALL || (want == W_TAIL && !REG(n))) {
+		lo = 0;
+		hi = g;
+	} else if (REG(n)) {
+		if (!__atomic_load_n(&n->laid, __ATOMIC_ACQUIRE))
+			return NULL;
+		lo = region_pick(n, k);
+		hi = want == W_TAIL ? g : lo + 1;
+	} else {
+		lo = (unsigned)group_of(n, node_search(D(n), cache_nodesize(n->nc), k, NULL));
+		hi = lo + 1;
+	}
+	for (unsigned i = lo; i < hi && i < g; i++)
+		if (glock_busy(&n->groups[i].l, m))
+			return &n->groups[i].l;
+	return NULL;
+}
+
+/* A child of level l's node n will take a new pointer: the groups from
+ * its region up, or every group when n's regions are worth dealing again
+ * (or n is no region node: a leaf, locking=node).  Never weakens W_ALL. */
+static void want_shift(uint8_t *need, int l, const struct node *n)
+{
+	if (need[l] != W_ALL)
+		need[l] = REG(n) && !regions_stale(n) ? W_TAIL : W_ALL;
+}
+
 int btree_search(struct txn *t, struct root *r, const struct key *k,
 		 struct path *p, int ins_len, int cow)
 {
-	uint8_t need_all[BTREE_MAX_LEVEL] = { 0 };
+	/* per level, what the next descent asks of the node's groups
+	 * (enum want): every group to change its shape, the groups from the
+	 * slot's region up to take a child's new pointer */
+	uint8_t need[BTREE_MAX_LEVEL] = { 0 };
 	uint32_t ns = NS(r);
 	uint64_t transid = cow ? txn_transid(t) : 0;
 	/*
@@ -1012,8 +1343,12 @@ int btree_search(struct txn *t, struct root *r, const struct key *k,
 	 */
 	int wlevel = core_cow_lock_path(r->core) ? BTREE_MAX_LEVEL : 0;
 #define HMODE(lvl) (cow && (lvl) <= wlevel ? L_WRITE : L_READ)
+#define WANT(lvl) (!cow ? W_ONE : ((lvl) == 0 && ins_len) ? W_ALL : need[lvl])
+	/* level lvl holds what a new child pointer in its region needs */
+#define SHIFT_OK(lvl) (p->all_groups[lvl] || p->tail_groups[lvl])
 	int root_w = 0, restarts = 0, eio_retry = 0, ret = 0, l, slot, exact = 0;
 	int no_merge = 0;	/* deletes on a full volume: skip rebalancing */
+	int outside = 0;	/* waits for a busy child with the path released */
 	struct node *n;
 
 	if (cow && !t)
@@ -1048,7 +1383,7 @@ again:
 		ret = -EUCLEAN;
 		goto fail;
 	}
-	slot = lock_for_key(p, l, n, k, HMODE(l), cow && (need_all[l] || (l == 0 && ins_len)), &exact);
+	slot = lock_for_key(p, l, n, k, HMODE(l), WANT(l), &exact);
 	p->slots[l] = slot;
 	if (cow) {
 		int change = nb_generation(D(n)) != transid;
@@ -1064,7 +1399,7 @@ again:
 			if (!root_w || ((grow || shrink) && !p->all_groups[l])) {
 				root_w = 1;
 				if (grow || shrink)
-					need_all[l] = 1;
+					need[l] = W_ALL;
 				goto again;
 			}
 			if (change) {
@@ -1095,10 +1430,8 @@ again:
 
 		n = p->nodes[l];
 		slot = p->slots[l];
-		if (slot + 1 < (int)nb_nritems(D(n))) {
-			nb_ptr_key(D(n), slot + 1, &p->hi);
+		if (child_hi(p, l, slot, &p->hi))
 			p->has_hi = 1;
-		}
 		if (slot > 0) {
 			nb_ptr_key(D(n), slot, &p->lo);
 			p->has_lo = 1;
@@ -1109,8 +1442,29 @@ again:
 				goto again;
 			goto fail;
 		}
-		cslot = lock_for_key(p, cl, c, k, HMODE(cl),
-				     cow && (need_all[cl] || (cl == 0 && ins_len)), &cexact);
+		/*
+		 * Lock coupling holds the path above while it waits for the
+		 * child, and every search for another child of that path
+		 * queues behind it.  When the child is busy, wait for it
+		 * holding nothing, then search again (a few times per search;
+		 * after that, wait coupled).  So waits for a busy leaf stay
+		 * on the leaf instead of spreading to the root.
+		 */
+		if (outside < 4) {
+			struct glock *bl = busy_lock(c, k, HMODE(cl), WANT(cl));
+
+			if (bl) {
+				enum glock_mode bm = M(HMODE(cl));
+
+				outside++;
+				btree_path_release(p);
+				glock_lock(bl, bm);
+				glock_unlock(bl, bm);
+				cache_put(c);
+				goto again;
+			}
+		}
+		cslot = lock_for_key(p, cl, c, k, HMODE(cl), WANT(cl), &cexact);
 		p->slots[cl] = cslot;
 		exact = cexact;
 		if (!cow) {
@@ -1134,13 +1488,16 @@ again:
 					wlevel = l;
 					goto again;
 				}
-				if (!p->all_groups[l] || !p->all_groups[cl]) {
-					need_all[l] = need_all[cl] = 1;
+				if (!SHIFT_OK(l) || !p->all_groups[cl]) {
+					want_shift(need, l, n);
+					need[cl] = W_ALL;
 					goto again;
 				}
 				ret = split_interior(t, r, p, cl);
 				if (ret)
 					goto fail;
+				/* the next descent finds room: one group again */
+				need[l] = need[cl] = W_ONE;
 				goto again;
 			}
 			if (cl == 0 && !leaf_room(D(c), ns, cslot, cexact, ins_len)) {
@@ -1156,7 +1513,7 @@ again:
 				goto again;
 			}
 			if (!p->all_groups[l] || !p->all_groups[cl]) {
-				need_all[l] = need_all[cl] = 1;
+				need[l] = need[cl] = W_ALL;
 				goto again;
 			}
 			ret = rebalance(t, r, p, cl);
@@ -1179,13 +1536,18 @@ again:
 			wlevel = wlevel > 1 ? wlevel : 1;
 			goto again;
 		}
-		if (!p->nodes[1] || !p->all_groups[1] || !p->all_groups[0]) {
-			need_all[1] = need_all[0] = 1;
+		if (!p->nodes[1] || !SHIFT_OK(1) || !p->all_groups[0]) {
+			if (p->nodes[1])
+				want_shift(need, 1, p->nodes[1]);
+			else
+				need[1] = W_ALL;
+			need[0] = W_ALL;
 			goto again;
 		}
 		ret = split_leaf(t, r, p, k, exact, ins_len);
 		if (ret)
 			goto fail;
+		need[1] = W_ONE;
 		goto again;
 	}
 	return exact ? 0 : 1;
@@ -1193,6 +1555,8 @@ fail:
 	btree_path_release(p);
 	return ret;
 #undef HMODE
+#undef WANT
+#undef SHIFT_OK
 }
 
 /* ---- leaf access ------------------------------------------------------ */

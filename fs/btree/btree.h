@@ -11,8 +11,10 @@
  * Locking: searches couple locks from the root down (lock.h), releasing a
  * parent once the child is locked and the parent cannot change (no split or
  * merge can propagate to it).  locking=groups:N splits each node's lock
- * into N groups by slot range; splits, merges and root changes take all of
- * them.  Callers never lock nodes themselves.
+ * into N groups by slot range (interior nodes: regions with key fences,
+ * btree.c); splits, merges and root changes take all groups of the node
+ * changing shape, a child split only the parent's groups from the child's
+ * region up.  Callers never lock nodes themselves.
  *
  * Usage rules that follow from the locking: a thread holds at most one
  * path per tree at a time and calls no other btree_* function on that tree
@@ -45,6 +47,8 @@ struct path {
 	uint8_t lock_held[BTREE_MAX_LEVEL];	/* 0 none, 1 read, 2 write; btree.c only */
 	uint8_t lock_group[BTREE_MAX_LEVEL];	/* group held (groups scheme); btree.c only */
 	uint8_t all_groups[BTREE_MAX_LEVEL];	/* every group held; btree.c only */
+	uint8_t tail_groups[BTREE_MAX_LEVEL];	/* groups lock_group..N-1 held (an
+						 * interior node's shift); btree.c only */
 	struct root *root;
 	int cow;				/* searched for modification */
 	/* btree.c only: the root's lock while held (0 none, 1 read, 2 write),

@@ -36,10 +36,17 @@
 #include "fs/btree/node.h"
 
 /* One lock group on a cache line of its own: groups of a hot node are
- * taken by different CPUs, and must not bounce one line between them. */
+ * taken by different CPUs, and must not bounce one line between them.
+ * The rest of the line is the group's region of an interior node
+ * (btree.c, "Regions"): meaningful only while the node's `laid` is set. */
 struct glock_line {
 	struct glock l;
+	uint32_t start;		/* first slot of the region; moved by holders
+				 * of this group (inserts in a lower group) */
+	struct key fence;	/* lowest key routed to the group (group > 0);
+				 * changed only with every group held */
 } __attribute__((aligned(64)));
+_Static_assert(sizeof(struct glock_line) == 64, "a group and its region share one line");
 
 struct node {
 	uint64_t bytenr;	/* fixed */
@@ -63,6 +70,10 @@ struct node {
 	struct node *dprev, *dnext;
 	/* locking (btree.c) */
 	uint32_t seq;		/* groups: odd while a writer holds every group */
+	uint8_t laid;		/* groups, interior node: regions set (atomic;
+				 * zero from node_alloc's calloc) */
+	uint8_t active;		/* groups with a region of their own (>= 1):
+				 * set with every group held */
 	struct glock lock;	/* locking=node */
 	struct glock_line *groups;	/* locking=groups:N: N locks, else NULL */
 };

@@ -15,6 +15,8 @@
  *   - checksum failure: a corrupted block, evicted from the cache, makes
  *     searches through it return -EIO while other leaves still read;
  *     btree_walk reports it;
+ *   - how many of the root's groups a child split write-locks under
+ *     groups:16 (the lock module's per-thread counts), at both node sizes;
  *   - the single-threaded model tests (random, resize, pairs) under
  *     locking=node and groups:4/16/64 at both node sizes;
  *   - multi-threaded stress (inserts, lookups, deletes): every lock type
@@ -1073,6 +1075,77 @@ out:
 
 /* ---- allocation failure -------------------------------------------------- */
 
+/*
+ * How many of the root node's groups a child split write-locks
+ * (locking=groups:16, rwlock, cowlock=leaf, one thread; the lock module's
+ * per-thread acquisition counts, glock_counts_read, class root).  A split
+ * of a child of the root adds one pointer to the root: it needs the groups
+ * from the child's region up — at the right edge, where ascending keys
+ * go, the last group — not every group, and readers of the other regions
+ * keep descending.  Counted while a root of >= 3N children gains N more
+ * with no root growth: ascending keys (the right edge), then keys at
+ * random places between them.  The root-class write acquisitions include
+ * the restarts' and COWs' single-group writes; every group per split
+ * (the scheme before regions) makes it > N per split.
+ */
+static void test_root_groups(uint32_t nodesize)
+{
+	const unsigned N = 16;
+	char name[64];
+	struct core *c = fx_create(nodesize, 20000, GLOCK_RWLOCK, N, 64ull << 20);
+	struct txn *tx = fx_txn(c);
+	struct glock_counts c0, c1;
+	struct root r;
+	struct shape sh;
+	uint8_t buf[1024] = { 0 };	/* items of nodesize/16: ~14 per leaf */
+	uint32_t isz = nodesize / 16;
+	uint64_t i, rs = seed | 1;
+	uint32_t n0;
+	int level;
+
+	snprintf(name, sizeof(name), "root-groups-per-split-%u", nodesize);
+	btree_root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
+	btree_root_create_empty(tx, &r);
+	/* even objectids ascending until the root (level 1) has 3N children */
+	for (i = 0; r.level < 1 || nb_nritems(r.node->data) < 3 * N; i++) {
+		struct key k = { 2 * i, 1, 0 };
+
+		CHECKV(name, btree_insert(tx, &r, &k, buf, isz) == 0, "insert %" PRIu64, i);
+	}
+	level = r.level;
+	for (int phase = 0; phase < 2; phase++) {
+		uint64_t w, splits;
+		double per;
+
+		n0 = nb_nritems(r.node->data);
+		glock_counts_read(&c0);
+		while (nb_nritems(r.node->data) < n0 + N) {
+			/* phase 0: the right edge; phase 1: odd keys among the even ones */
+			struct key k = { phase ? (rnd(&rs) % i) * 2 + 1 : 2 * i++, 1, 0 };
+			int ret = btree_insert(tx, &r, &k, buf, isz);
+
+			CHECKV(name, ret == 0 || (phase && ret == -EEXIST), "insert: %d", ret);
+			CHECKV(name, r.level == level, "the root grew (level %d)", r.level);
+		}
+		glock_counts_read(&c1);
+		w = c1.acquired[GLOCK_CLASS_ROOT][GLOCK_WRITE] - c0.acquired[GLOCK_CLASS_ROOT][GLOCK_WRITE];
+		splits = nb_nritems(r.node->data) - n0;
+		per = (double)w / (double)splits;
+		printf("# %s: %s keys: %" PRIu64 " root write locks for %" PRIu64
+		       " child splits, %.1f per split (of %u groups)\n", name,
+		       phase ? "random" : "ascending", w, splits, per, N);
+		/* the right edge: the last group, plus a relayout now and then */
+		CHECKV(name, per <= (phase ? N * 0.75 : N / 2.0),
+		       "%s keys: %.1f root groups write-locked per child split", phase ? "random" : "ascending",
+		       per);
+	}
+	CHECKV(name, check_tree(&r, &sh, name) == 0, "tree check");
+	printf("PASS: %s\n", name);
+out:
+	btree_root_release(&r);
+	fx_destroy(c);
+}
+
 static void test_enospc(void)
 {
 	const char *name = "enospc";
@@ -1609,6 +1682,8 @@ int main(void)
 		model_tests(GLOCK_RWLOCK, groupsv[gi], gi == 2, 1, 0);
 	}
 	test_pair_separator();
+	test_root_groups(4096);
+	test_root_groups(16384);
 	test_csum();
 	test_enospc();
 threads:

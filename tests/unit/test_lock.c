@@ -163,6 +163,62 @@ static void writer_preference(void)
 	      s1.waits[GLOCK_CLASS_ROOT] == s0.waits[GLOCK_CLASS_ROOT]);
 }
 
+/* glock_counts_read: this thread's acquisitions, by class and mode, with
+ * trylock successes and without another thread's. */
+static void *count_other(void *arg)
+{
+	struct glock *l = arg;
+
+	for (int i = 0; i < 5; i++) {
+		glock_write(l);
+		glock_write_unlock(l);
+	}
+	return NULL;
+}
+
+static void thread_counts(void)
+{
+	struct glock_counts c0, c1;
+	struct glock l;
+	pthread_t th;
+
+	glock_init(&l, GLOCK_RWLOCK, GLOCK_CLASS_GROUP, 0, 1, 3);
+	glock_counts_read(&c0);
+	for (int i = 0; i < 3; i++) {
+		glock_read(&l);
+		glock_read_unlock(&l);
+	}
+	glock_write(&l);
+	glock_write_unlock(&l);
+	if (glock_trylock(&l, GLOCK_WRITE))
+		glock_write_unlock(&l);
+	pthread_create(&th, NULL, count_other, &l);
+	pthread_join(th, NULL);
+	glock_counts_read(&c1);
+	/* glock_busy: would an acquisition wait now */
+	{
+		struct glock m;
+		bool free_ok, rd, wr;
+
+		glock_init(&m, GLOCK_MUTEX, GLOCK_CLASS_MISC, 0, -1, -1);
+		free_ok = !glock_busy(&l, GLOCK_WRITE) && !glock_busy(&m, GLOCK_READ);
+		glock_read(&l);
+		rd = !glock_busy(&l, GLOCK_READ) && glock_busy(&l, GLOCK_WRITE);
+		glock_read_unlock(&l);
+		glock_write(&l);
+		glock_read(&m);		/* a mutex's read is exclusive */
+		wr = glock_busy(&l, GLOCK_READ) && glock_busy(&m, GLOCK_READ);
+		glock_read_unlock(&m);
+		glock_write_unlock(&l);
+		CHECK("busy: free, shared by readers, excluded by a writer or a mutex holder",
+		      free_ok && rd && wr);
+	}
+	CHECK("counts: this thread's acquisitions by class and mode",
+	      c1.acquired[GLOCK_CLASS_GROUP][GLOCK_READ] - c0.acquired[GLOCK_CLASS_GROUP][GLOCK_READ] == 3 &&
+	      c1.acquired[GLOCK_CLASS_GROUP][GLOCK_WRITE] - c0.acquired[GLOCK_CLASS_GROUP][GLOCK_WRITE] == 2 &&
+	      c1.acquired[GLOCK_CLASS_NODE][GLOCK_WRITE] == c0.acquired[GLOCK_CLASS_NODE][GLOCK_WRITE]);
+}
+
 /* ---- gcond ------------------------------------------------------------ */
 struct cq { struct glock l; struct gcond c; int items, consumed, done; };
 
@@ -222,6 +278,7 @@ int main(void)
 
 	semantics();
 	writer_preference();
+	thread_counts();
 	for (int t = GLOCK_RWLOCK; t <= GLOCK_SPIN; t++) {
 		int nw = 2 + rand() % 6, nr = 1 + rand() % 6;
 		if (t == GLOCK_SPIN) {	/* spinners on a shared 2-CPU box: keep it small */
