@@ -28,6 +28,8 @@
 
 #include <dirent.h>
 #include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 
 /* past the first superblock mirror (64 MiB): two copies, one to damage */
@@ -46,6 +48,51 @@ enum { F_C, F_SMALL, F_A, F_B, NFILES };
 static uint64_t dir_d, snap_id;
 /* the image, fsck's output, and the copies a case keeps beside it */
 static char img[256], out[300], before[300], orig[300];
+
+/* The shell command running now (0: none).  system() would leave its
+ * child running when a SIGTERM kills this process, and a shell that has
+ * not opened its "> out" yet creates the file after on_kill unlinked it;
+ * on_kill kills this child's process group (the shell and what it runs)
+ * and reaps it first. */
+static volatile pid_t child;
+
+extern char **environ;
+
+/* sh -c CMD: its wait status, as system() gives it (-1: not started). */
+static int sh(const char *cmd)
+{
+	char *argv[] = { "sh", "-c", (char *)cmd, NULL };
+	pid_t pid;
+	int st;
+
+	/* the kill signals wait until child names the new process */
+	sigset_t kills, old, none;
+	sigemptyset(&kills);
+	sigaddset(&kills, SIGTERM);
+	sigaddset(&kills, SIGINT);
+	sigaddset(&kills, SIGHUP);
+	sigemptyset(&none);
+	sigprocmask(SIG_BLOCK, &kills, &old);
+	posix_spawnattr_t at;
+	posix_spawnattr_init(&at);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+	posix_spawnattr_setpgroup(&at, 0);
+	posix_spawnattr_setsigmask(&at, &none);
+	int sr = posix_spawn(&pid, "/bin/sh", NULL, &at, argv, environ);
+	posix_spawnattr_destroy(&at);
+	if (!sr)
+		child = pid;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (sr)
+		return -1;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR) {
+			st = -1;
+			break;
+		}
+	child = 0;
+	return st;
+}
 
 static int mount_fs(struct core **c, struct fsctx **fs)
 {
@@ -100,7 +147,7 @@ static int make_image(uint64_t data_profile, bool snap, bool meta_single)
 			b = &built[i];
 	if (b) {
 		snprintf(cmd, sizeof(cmd), "cp --sparse=always %s %s", b->path, img);
-		if (system(cmd))
+		if (sh(cmd))
 			return -EIO;
 		for (int i = 0; i < NFILES; i++)
 			files[i].ino = b->ino[i];
@@ -118,7 +165,7 @@ static int make_image(uint64_t data_profile, bool snap, bool meta_single)
 	for (int i = 0; i < NFILES; i++)
 		b->ino[i] = files[i].ino;
 	snprintf(cmd, sizeof(cmd), "cp --sparse=always %s %s", img, b->path);
-	if (!system(cmd))
+	if (!sh(cmd))
 		nbuilt++;
 	return 0;
 }
@@ -173,7 +220,7 @@ static int fsck_run(const char *flag, bool append)
 	if (t_fsck_bin(bin, sizeof(bin)))
 		return -1;
 	snprintf(cmd, sizeof(cmd), "%s %s %s %s %s 2>&1", bin, flag, img, append ? ">>" : ">", out);
-	int st = system(cmd);
+	int st = sh(cmd);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 99;
 }
 
@@ -185,7 +232,7 @@ static void show_out(void)
 	char cmd[400];
 
 	snprintf(cmd, sizeof(cmd), "grep -v '^fsck.glassfs: checking' %s | head -40 | sed 's/^/    | /'", out);
-	if (system(cmd)) {
+	if (sh(cmd)) {
 	}
 }
 
@@ -702,10 +749,10 @@ static void run_case(const struct ccase *cc)
 	char cmd[700];
 	snprintf(cmd, sizeof(cmd), "cp --sparse=always %s %s", img, before);
 	n1 = fsck("-n");
-	bool copied = cc->untouched && system(cmd) == 0;
+	bool copied = cc->untouched && sh(cmd) == 0;
 	y = fsck(cc->flag ? cc->flag : "-y");
 	snprintf(cmd, sizeof(cmd), "cmp -s %s %s", img, before);
-	bool untouched = !cc->untouched || (copied && system(cmd) == 0);
+	bool untouched = !cc->untouched || (copied && sh(cmd) == 0);
 	unlink(before);
 	n2 = fsck("-n");
 	if (n1 < 0) {
@@ -715,7 +762,7 @@ static void run_case(const struct ccase *cc)
 	if (cc->want_y == 4) {
 		/* refused, said why, and no worse: the second -n finds it still */
 		snprintf(cmd, sizeof(cmd), "grep -q '%s' %s", cc->reason, out);
-		bool said = system(cmd) == 0;
+		bool said = sh(cmd) == 0;
 		bool ok = n1 == 4 && y == 4 && n2 == 4 && said && untouched &&
 			  verify(cc->damaged, &why);
 		int y2 = -1, n3 = -1;	/* -1: not run */
@@ -807,7 +854,7 @@ static void crash_case(const struct ccase *cc)
 		return;
 	snprintf(out, sizeof(out), "%s.fsck", img);
 	snprintf(cmd, sizeof(cmd), "cp --sparse=always %s %s", img, orig);
-	if (system(cmd) || fsck_out("-n") != 4 || (e0 = out_number(" errors")) <= 0 ||
+	if (sh(cmd) || fsck_out("-n") != 4 || (e0 = out_number(" errors")) <= 0 ||
 	    fsck_out("--test-crash-after 0 -y") != 1 ||
 	    (w = out_number(" device writes")) <= 0) {
 		printf("FAIL: crash inside a repair pass (%s): no baseline\n", cc->name);
@@ -825,7 +872,7 @@ static void crash_case(const struct ccase *cc)
 		if (n < 1 || (i && n <= at[i - 1]))
 			continue;
 		snprintf(cmd, sizeof(cmd), "cp --sparse=always %s %s", orig, img);
-		if (system(cmd))
+		if (sh(cmd))
 			break;
 		snprintf(env, sizeof(env), "--test-crash-after %ld -y", n);
 		int y = fsck_out(env);
@@ -876,7 +923,7 @@ static void worse_case(const struct ccase *cc)
 	int y = fsck_out("--test-bad-repair -y");
 	char cmd[400];
 	snprintf(cmd, sizeof(cmd), "grep -q 'undone' %s", out);
-	bool said = system(cmd) == 0;
+	bool said = sh(cmd) == 0;
 	int n2 = fsck_out("-n");
 	e1 = out_number(" errors");
 	int y2 = fsck_out("-y"), n3 = fsck_out("-n");
@@ -937,7 +984,7 @@ static void log_case(void)
 	int y = pid > 0 && WIFEXITED(st) && !WEXITSTATUS(st) ? fsck("-y") : -1;
 	char cmd[400];
 	snprintf(cmd, sizeof(cmd), "grep -q 'fsync log is pending' %s", out);
-	bool said = system(cmd) == 0;
+	bool said = sh(cmd) == 0;
 	int y2 = -1, n2 = -1;
 	if (!mount_fs(&c, &fs)) {
 		unmount_fs(c, fs);
@@ -958,6 +1005,12 @@ static void log_case(void)
 static void on_kill(int sig)
 {
 	const char *v[] = { img, out, before, orig };
+	pid_t pid = child;
+
+	if (pid > 0) {
+		kill(-pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
 
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 		if (v[i][0])
