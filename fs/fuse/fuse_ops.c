@@ -478,6 +478,7 @@ static void gl_write(fuse_req_t req, fuse_ino_t ino_, const char *buf, size_t si
 
 	cr.dropped_privs = &dropped;
 	cr.kernel_kills_privs = D(req)->writeback;
+	cr.kernel_times = D(req)->writeback && fi && fi->writepage;
 	n = fsops_write_as(FS(req, ino_), ino, buf, size, (uint64_t)off, &cr);
 	/* the kernel refreshes size and times after a write, not the mode:
 	 * a setuid/setgid bit the write cleared would stay in its cache for
@@ -485,7 +486,6 @@ static void gl_write(fuse_req_t req, fuse_ino_t ino_, const char *buf, size_t si
 	if (dropped)
 		fuse_lowlevel_notify_inval_inode(D(req)->se, ino_, -1, 0);
 
-	(void)fi;
 	if (!replied_err(req, OP_WRITE, ino, t0, n))
 		fuse_reply_write(req, (size_t)n);
 }

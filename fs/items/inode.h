@@ -86,6 +86,15 @@ struct fsops_cred {
 	 * kernel's rule is the only one that can be applied): writes keep
 	 * the mode. */
 	bool kernel_kills_privs;
+	/* The write comes from the kernel's page cache (writeback cache:
+	 * FUSE_WRITE_CACHE): the kernel stamped mtime and ctime when the
+	 * process wrote, owns them while it caches the file, and sends them
+	 * by SETATTR when it writes the inode back.  The write keeps the
+	 * stored times: a stamp here, taken when writeback runs, would be
+	 * later than the kernel's and would stand whenever a second write in
+	 * the same clock tick left the kernel's times unchanged (no SETATTR
+	 * follows), so a remount would show a time the file never had. */
+	bool kernel_times;
 };
 
 /* Open the fs tree tree_id (fsctx.c): create the root directory on first

@@ -925,7 +925,8 @@ ssize_t fsops_write_as(struct fsctx *fs, uint64_t ino, const void *buf, size_t s
 		ret = file_write(t, fs, ip, buf, size, off);
 		if (ret > 0) {
 			drop_privs(ip, cr);
-			inode_touch(ip, T_MTIME | T_CTIME);
+			if (!cr || !cr->kernel_times)
+				inode_touch(ip, T_MTIME | T_CTIME);
 			int r = inode_update(t, fs, ip);
 			if (r < 0) {
 				txn_abort(t, r, "write");

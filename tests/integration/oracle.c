@@ -1022,8 +1022,13 @@ static bool times_agree(const struct ent *a, const struct ent *b)
 		if (ma && !mb && step_kind == K_TRUNC && a->st.st_size == pa->st.st_size)
 			continue;
 		if (ma != mb)
-			return DIVERGE("%s: %s %s on glassfs, %s on the oracle", a->path, f[i].n,
-				       ma ? "moved" : "stayed", mb ? "moved" : "stayed");
+			return DIVERGE("%s (mode %o): %s %s on glassfs (%lld.%09ld -> %lld.%09ld), "
+				       "%s on the oracle (%lld.%09ld -> %lld.%09ld; floor %lld.%09ld)",
+				       a->path, a->st.st_mode, f[i].n, ma ? "moved" : "stayed",
+				       (long long)tpa->tv_sec, tpa->tv_nsec, (long long)ta->tv_sec,
+				       ta->tv_nsec, mb ? "moved" : "stayed", (long long)tpb->tv_sec,
+				       tpb->tv_nsec, (long long)tb->tv_sec, tb->tv_nsec,
+				       (long long)tick_floor.tv_sec, tick_floor.tv_nsec);
 		/* both set to one value (utimensat): the same value */
 		if (ma && tscmp(ta, tb) != 0 && ta->tv_sec < 1700000000 && tb->tv_sec < 1700000000)
 			return DIVERGE("%s: %s set to %lld.%09ld on glassfs, %lld.%09ld on the oracle",
