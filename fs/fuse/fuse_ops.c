@@ -280,6 +280,7 @@ static void gl_setattr(fuse_req_t req, fuse_ino_t ino_, struct stat *attr, int t
 	if (valid == 0)
 		valid = FSOPS_KILL_PRIVS;
 	cr = cred_of(req);
+	cr.kernel_times = d->writeback;
 	ret = fsops_setattr_as(FS(req, ino_), ino, attr, valid, &st, &cr);
 	if (!replied_err(req, OP_SETATTR, ino, t0, ret))
 		fuse_reply_attr(req, &st, d->attr_timeout);
@@ -478,7 +479,7 @@ static void gl_write(fuse_req_t req, fuse_ino_t ino_, const char *buf, size_t si
 
 	cr.dropped_privs = &dropped;
 	cr.kernel_kills_privs = D(req)->writeback;
-	cr.kernel_times = D(req)->writeback && fi && fi->writepage;
+	cr.kernel_times = D(req)->writeback;
 	n = fsops_write_as(FS(req, ino_), ino, buf, size, (uint64_t)off, &cr);
 	/* the kernel refreshes size and times after a write, not the mode:
 	 * a setuid/setgid bit the write cleared would stay in its cache for
@@ -486,6 +487,7 @@ static void gl_write(fuse_req_t req, fuse_ino_t ino_, const char *buf, size_t si
 	if (dropped)
 		fuse_lowlevel_notify_inval_inode(D(req)->se, ino_, -1, 0);
 
+	(void)fi;
 	if (!replied_err(req, OP_WRITE, ino, t0, n))
 		fuse_reply_write(req, (size_t)n);
 }

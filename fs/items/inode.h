@@ -86,14 +86,17 @@ struct fsops_cred {
 	 * kernel's rule is the only one that can be applied): writes keep
 	 * the mode. */
 	bool kernel_kills_privs;
-	/* The write comes from the kernel's page cache (writeback cache:
-	 * FUSE_WRITE_CACHE): the kernel stamped mtime and ctime when the
-	 * process wrote, owns them while it caches the file, and sends them
-	 * by SETATTR when it writes the inode back.  The write keeps the
-	 * stored times: a stamp here, taken when writeback runs, would be
-	 * later than the kernel's and would stand whenever a second write in
-	 * the same clock tick left the kernel's times unchanged (no SETATTR
-	 * follows), so a remount would show a time the file never had. */
+	/* The kernel owns a regular file's mtime and ctime (FUSE writeback
+	 * cache): it stamps them when a process writes, truncates or
+	 * changes the file, keeps its own over ours, and sends them by
+	 * SETATTR — explicit values — when it writes the inode back or
+	 * changes attributes.  So writes and SETATTRs of a regular file
+	 * stamp nothing here: a stamp of ours (at write-back time, or for a
+	 * truncate(2) to the size the file has, which the kernel leaves
+	 * unstamped) differs from the time the kernel shows and stands
+	 * whenever no SETATTR follows (a second write in one clock tick
+	 * leaves the kernel's time unchanged), so a remount or the kernel
+	 * dropping its inode would show a time the file never had. */
 	bool kernel_times;
 };
 

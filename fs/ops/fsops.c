@@ -191,11 +191,14 @@ int fsops_setattr_as(struct fsctx *fs, uint64_t ino, const struct stat *in, int 
 		return ret;
 	}
 	inode_lock(ip);
+	/* the kernel's times (writeback cache): only what it sends is set */
+	bool ktimes = cr && cr->kernel_times && S_ISREG(ip->item.mode);
 	if (valid == FSOPS_KILL_PRIVS) {
 		if (S_ISREG(ip->item.mode))
 			drop_privs(ip, cr);
 		changed = true;
-		inode_touch(ip, T_CTIME);
+		if (!ktimes)
+			inode_touch(ip, T_CTIME);
 		ret = inode_update(t, fs, ip);
 		if (ret == 0 && out)
 			fill_stat(fs, ip, out);
@@ -218,7 +221,10 @@ int fsops_setattr_as(struct fsctx *fs, uint64_t ino, const struct stat *in, int 
 		ret = file_truncate(t, fs, ip, (uint64_t)in->st_size);
 		if (ret < 0)
 			goto out;
-		touch |= T_MTIME | T_CTIME;
+		/* a kernel filesystem moves them when the size changes (the
+		 * FUSE kernel sends them itself then, with the cache) */
+		if (!ktimes)
+			touch |= T_MTIME | T_CTIME;
 		/* the kernel leaves it to us (FUSE_CAP_HANDLE_KILLPRIV) */
 		if (!(valid & FSOPS_SET_MODE))
 			drop_privs(ip, cr);
@@ -247,7 +253,7 @@ int fsops_setattr_as(struct fsctx *fs, uint64_t ino, const struct stat *in, int 
 	if (valid & FSOPS_SET_CTIME) {
 		set_time(&ip->item.ctime, &in->st_ctim);
 		touch &= ~T_CTIME;
-	} else {
+	} else if (!ktimes) {
 		touch |= T_CTIME;
 	}
 	/* one clock reading: a kernel filesystem gives ftruncate's mtime
