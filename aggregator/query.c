@@ -1117,9 +1117,22 @@ out:
 
 /* ---- hosts ------------------------------------------------------------------ */
 
+/* A time type's total in one window, or -1 when the window holds no
+ * profile of that type: absent, not a 0 -- else a host that ships only
+ * some types draws a flat line for the others (the wall_ns series of an
+ * off-CPU-only host, the offcpu_ns series of a wall-only one) and its
+ * off-CPU rate is diluted by the seconds of windows without one.  A window
+ * stores no presence flag, only totals, so a total of 0 is read as absent:
+ * a time profile that was shipped holds its threads' time (a wall profile
+ * their wall-clock time), and one with nothing in it says nothing either. */
+static int64_t win_type_ns(const struct store_window_row *w, int type)
+{
+	return w->units[type] == UNITS_NS && w->total[type] > 0 ? w->total[type] : -1;
+}
+
 struct hrow {
 	const char *host;
-	int64_t ls, last_seen, windows, dur_ns, offcpu_ns, lock_ns, p99, trim, latest_start;
+	int64_t ls, last_seen, windows, offcpu_dur_ns, offcpu_ns, lock_ns, p99, trim, latest_start;
 	int64_t btree_ns;	/* lock detail: wait for B-tree node locks (level >= 0) */
 	/* off-CPU stacks (the same profile, threads and windows): inside the
 	 * engine's filesystem operations, and of those under a B-tree
@@ -1199,9 +1212,10 @@ static int hosts_cb(void *arg, const struct store_window_row *w)
 		r->latest_start = w->start_ns;
 		r->ls = w->labelset;
 	}
-	isat(&r->dur_ns, w->end_ns - w->start_ns);
-	if (w->units[PT_OFFCPU] == UNITS_NS)
+	if (win_type_ns(w, PT_OFFCPU) >= 0) {	/* the rate over the windows that have one */
+		isat(&r->offcpu_dur_ns, w->end_ns - w->start_ns);
 		isat(&r->offcpu_ns, w->total[PT_OFFCPU]);
+	}
 	if (w->lock_wait_ns >= 0)
 		isat(&r->lock_ns, w->lock_wait_ns);	/* isat reads -1 (absent) as 0 */
 	if (w->commit_p99_ns > r->p99)
@@ -1370,7 +1384,7 @@ static int q_hosts(struct qctx *q)
 	for (size_t i = 0; i < h.n; i++) {
 		struct hrow *r = &h.v[i];
 		const struct lsinfo *li = lsdb_find(&db, r->ls);
-		double per_s = r->dur_ns ? (double)r->offcpu_ns * 1e9 / r->dur_ns : 0;
+		double per_s = r->offcpu_dur_ns ? (double)r->offcpu_ns * 1e9 / r->offcpu_dur_ns : 0;
 		json_t *share = r->lock_ns >= 0 && r->offcpu_ns > 0
 			? json_real((double)r->lock_ns / r->offcpu_ns) : json_null();
 		json_t *o = json_object();
@@ -1595,16 +1609,9 @@ static int ts_win_cb(void *arg, const struct store_window_row *w)
 	switch (t->metric) {
 	case TS_P99: return ts_add(t, w->labelset, w->start_ns, NULL, w->commit_p99_ns, 1);
 	case TS_TRIM: return ts_add(t, w->labelset, w->start_ns, NULL, w->trim_stall_ns, 0);
-	case TS_OFFCPU:
-		return w->units[PT_OFFCPU] == UNITS_NS
-			? ts_add(t, w->labelset, w->start_ns, NULL, w->total[PT_OFFCPU], 0) : 0;
+	case TS_OFFCPU: return ts_add(t, w->labelset, w->start_ns, NULL, win_type_ns(w, PT_OFFCPU), 0);
 	case TS_WINDOWS: return ts_add(t, w->labelset, w->start_ns, NULL, 1, 0);
-	case TS_WALL:
-		/* a window without a wall profile (total 0: a wall profile
-		 * holds its threads' wall-clock time) is absent, not a 0 --
-		 * else every host that ships off-CPU only draws a wall line */
-		return w->units[PT_WALL] == UNITS_NS && w->total[PT_WALL] > 0
-			? ts_add(t, w->labelset, w->start_ns, NULL, w->total[PT_WALL], 0) : 0;
+	case TS_WALL: return ts_add(t, w->labelset, w->start_ns, NULL, win_type_ns(w, PT_WALL), 0);
 	}
 	return 0;
 }

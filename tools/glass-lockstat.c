@@ -26,6 +26,7 @@
 #include "fs/base/lock.h"
 #include "tools/lib/args.h"
 #include "tools/lib/bpfutil.h"
+#include "tools/lib/frames.h"
 #include "tools/lib/hist.h"
 #include "tools/lib/mmapwatch.h"
 #include "tools/lib/syms.h"
@@ -234,32 +235,29 @@ static const char *acquired_json(struct acq_buf *b, __u64 n)
 
 static __u64 avg(const struct ls_hist *h) { return h->events ? h->total_ns / h->events : 0; }
 
+/* A waiter's stack, named as every stack tool names frames (frames.h:
+ * a run of unresolved frames as one [unknown], none for the garbage a
+ * walk through frameless code ends with). */
 static void print_stack(struct syms_cache *sc, int smfd, const struct stk *s,
 			bool json)
 {
+	static struct frames fr;
 	__u64 ips[LS_MAX_DEPTH] = { 0 };
 	__u64 id = s->k.stack;
-	bool first = true;
 
 	if (bpf_map_lookup_elem(smfd, &id, ips))
 		return;
-	for (int i = 0; i < LS_MAX_DEPTH && ips[i]; i++) {
-		const char *mod, *n = syms_cache__name(sc, s->k.tgid,
-						       ips[i] - (i ? 1 : 0), &mod);
-		char buf[256];
-
-		if (!n) {
-			snprintf(buf, sizeof(buf), "[%s]", mod ? mod : "unknown");
-			n = buf;
-		}
+	frames__reset(&fr);
+	frames__user(&fr, sc, s->k.tgid, (const uint64_t *)ips);
+	for (size_t i = 0; i < fr.n; i++) {
 		if (json) {
-			printf("%s", first ? "" : ",");
-			json_str(n);
+			printf("%s", i ? "," : "");
+			json_str(fr.f[i]);
 		} else {
-			printf("      %s\n", n);
+			printf("      %s\n", fr.f[i]);
 		}
-		first = false;
 	}
+	frames__reset(&fr);
 }
 
 static void report(struct lockstat_bpf *skel, struct syms_cache *sc)

@@ -956,7 +956,7 @@ static int write_report(FILE *f, struct report *R)
 		struct fg_options w = o;
 
 		w.palette = FG_PALETTE_HOT;
-		w.title = "Wall-Clock Flame Graph: on-CPU (warm) and off-CPU (blue)";
+		w.title = "Wall-Clock Flame Graph: on-CPU red-yellow (kernel aqua), off-CPU blue (kernel violet)";
 		w.countname = unit_of(R->meta, "wall_unit", "us");
 		if (put_wall(f, R->wall, &w))
 			return -1;

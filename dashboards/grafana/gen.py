@@ -130,10 +130,10 @@ def ns_columns(*cols):
         {"matcher":{"id":"byName","options":c},"properties":[{"id":"unit","value":"ns"}]} for c in cols]}}
 STACKED_NS={"fieldConfig":{"defaults":{"unit":"ns","custom":{"stacking":{"mode":"normal"},"fillOpacity":30}},"overrides":[]}}
 cp=[]
-cp.append(chp(1,"Hosts","Per host over the range (summaries a window did not report, stored as -1, are left out): off-CPU time per second, the share of it spent waiting for glassfs locks, commit p99 (worst window), trim stalls. Sort by a column; a host far above the others is the one slowing the cluster.","table",
+cp.append(chp(1,"Hosts","Per host over the range (summaries a window did not report, stored as -1, are left out): off-CPU time per second (of the windows that carry an off-CPU profile), the share of it spent waiting for glassfs locks, commit p99 (worst window), trim stalls. Sort by a column; a host far above the others is the one slowing the cluster.","table",
 f"""SELECT w.host AS host,
   count() AS nwindows,
-  sum(w.tot0) / (sum(w.end_ns - w.start_ns) / 1e9) AS offcpu_ns_per_s,
+  sum(w.tot0) / greatest(sumIf(w.end_ns - w.start_ns, w.tot0 > 0) / 1e9, 1e-9) AS offcpu_ns_per_s,
   sumIf(w.lock_wait_ns, w.lock_wait_ns >= 0) / greatest(sum(w.tot0), 1) AS lock_share,
   maxIf(w.commit_p99_ns, w.commit_p99_ns >= 0) AS p99_ns,
   sumIf(w.trim_stall_ns, w.trim_stall_ns >= 0) AS trim_ns,
@@ -172,11 +172,11 @@ WHERE {TF} AND {HOSTF}
   AND {hide('w', 'start_ns')} AND w.trim_stall_ns >= 0
 GROUP BY time, host
 ORDER BY time""",0,"ns",grid(2,y0=9)))
-cp.append(chp(5,"Off-CPU time","Blocked time of profiled threads per host (sum of the off-CPU profile in each window).","timeseries",
+cp.append(chp(5,"Off-CPU time","Blocked time of profiled threads per host (sum of the off-CPU profile in each window; a window without one, e.g. wall-clock only, is no point at 0).","timeseries",
 f"""SELECT {BUCKET} AS time, w.host AS host, sum(w.tot0) AS offcpu
 FROM {DB}.windows AS w
 WHERE {TF} AND {HOSTF}
-  AND {hide('w', 'start_ns')}
+  AND {hide('w', 'start_ns')} AND w.tot0 > 0
 GROUP BY time, host
 ORDER BY time""",0,"ns",grid(3,y0=9)))
 cp.append(chp(6,"Ingest health","Windows received per interval, per host: a gap is an agent that stopped reporting (its spool will fill and drain when it returns).","timeseries",

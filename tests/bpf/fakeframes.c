@@ -10,14 +10,18 @@
  * and a tool that collapses runs of [unknown] must print one [unknown]
  * between the two names.  x86-64 only.
  *
- * usage: fakeframes SECONDS [DISTINCT]   (prints "pid N" first)
+ * usage: fakeframes SECONDS [DISTINCT [tail]]   (prints "pid N" first)
  * With DISTINCT > 0 the first garbage address cycles through DISTINCT
  * values and the sleeps are 20 us: that many distinct user stacks, fast,
- * to fill a stack table on purpose.
+ * to fill a stack table on purpose.  With "tail" the garbage comes last,
+ * as under libfuse (code without frame pointers keeps data in %rbp):
+ *     sleep_under_fake_frames, fake_root, 0x647a
+ * where a tool must end the stack at fake_root, with no [unknown] root.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,7 +55,20 @@ static void __attribute__((noinline)) sleep_under_fake_frames(struct frame *chai
 #endif
 }
 
-void __attribute__((noinline)) fake_root(unsigned secs, unsigned distinct)
+void fake_root(unsigned secs, unsigned distinct, int tail);
+
+/* The tail case: one real return address (into fake_root), then a small
+ * integer where the next return address would be -- what a walk reads
+ * past a libfuse frame -- and a chain that ends. */
+static void tail_chain(struct frame *chain)
+{
+	chain[0].next = (uint64_t)(uintptr_t)&chain[1];
+	chain[0].ret = (uint64_t)(uintptr_t)fake_root + 1;
+	chain[1].next = 0;
+	chain[1].ret = 0x647a;
+}
+
+void __attribute__((noinline)) fake_root(unsigned secs, unsigned distinct, int tail)
 {
 	struct frame chain[NFAKE + 1];
 	struct timespec ts = { 0, distinct ? 20 * 1000 : 2 * 1000 * 1000 };
@@ -64,6 +81,8 @@ void __attribute__((noinline)) fake_root(unsigned secs, unsigned distinct)
 	}
 	chain[NFAKE].next = 0;			/* the walk ends here */
 	chain[NFAKE].ret = (uint64_t)(uintptr_t)fake_root + 1;
+	if (tail)
+		tail_chain(chain);
 	while (time(NULL) < end) {
 		if (distinct)	/* below vm.mmap_min_addr: never mapped */
 			chain[0].ret = 0x1000 + 8 * (i++ % distinct);
@@ -73,12 +92,12 @@ void __attribute__((noinline)) fake_root(unsigned secs, unsigned distinct)
 
 int main(int argc, char **argv)
 {
-	if (argc != 2 && argc != 3) {
-		fprintf(stderr, "usage: fakeframes SECONDS [DISTINCT]\n");
+	if (argc < 2 || argc > 4) {
+		fprintf(stderr, "usage: fakeframes SECONDS [DISTINCT [tail]]\n");
 		return 2;
 	}
 	printf("pid %d\n", getpid());
 	fflush(stdout);
-	fake_root(atoi(argv[1]), argc == 3 ? atoi(argv[2]) : 0);
+	fake_root(atoi(argv[1]), argc >= 3 ? atoi(argv[2]) : 0, argc == 4 && !strcmp(argv[3], "tail"));
 	return 0;
 }

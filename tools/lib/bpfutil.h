@@ -107,6 +107,8 @@ int bpfutil__percpu_sum(int fd, unsigned key, unsigned long long *sum);
  * (pinned there) and deletes them, which leaves each CPU's cache holding
  * entries.  Dummy keys; the map is empty again afterwards.  0 or -errno
  * (a map with fewer than 8 entries cannot be primed fully: it says so).
+ * A program that stores at most one new entry per run, with interrupts
+ * on (glass-lockstat's uprobe: the refill runs between runs), needs none.
  */
 int bpfutil__prime_map(int fd);
 

@@ -388,6 +388,21 @@ static enum fg_palette frame_palette(const struct layout *L)
 	       L->o->palette;
 }
 
+/* A frame's fill from three random (or hashed) numbers in [0, 1).  In a
+ * wall-clock profile four kinds of frame read apart: on-CPU user
+ * red-yellow and kernel aqua (as in an on-CPU graph), off-CPU user blue
+ * and kernel violet.  An off-CPU graph's orange kernel frames would fall
+ * inside the on-CPU half's red-yellow there, so the off-CPU half's kernel
+ * frames take violet instead (dashboards/web/js/flame.js draws the same). */
+static struct rgb frame_colour(const struct layout *L, const struct node *nd,
+			       double v1, double v2, double v3)
+{
+	if (L->half == 2 && is_kernel(nd))
+		return (struct rgb){ 150 + (int)(50 * v1), 60 + (int)(40 * v2),
+				     220 + (int)(35 * v3) };
+	return palette_colour(frame_palette(L), is_kernel(nd), v1, v2, v3);
+}
+
 /* Pre-order walk: enter or leave an "[oncpu]"/"[offcpu]" subtree. */
 static void track_half(struct layout *L, const struct node *nd)
 {
@@ -427,15 +442,14 @@ static void put_frame(FILE *f, struct layout *L, const struct tree *t,
 	} else if (o->hash) {
 		uint64_t h = folded_hash(nd->name, nd->len);
 
-		c = palette_colour(frame_palette(L), is_kernel(nd),
-				   (double)(h & 0xffff) / 65536.0,
-				   (double)((h >> 16) & 0xffff) / 65536.0,
-				   (double)((h >> 32) & 0xffff) / 65536.0);
+		c = frame_colour(L, nd, (double)(h & 0xffff) / 65536.0,
+				 (double)((h >> 16) & 0xffff) / 65536.0,
+				 (double)((h >> 32) & 0xffff) / 65536.0);
 	} else {
 		double v1 = next_rand(&L->rng), v2 = next_rand(&L->rng),
 		       v3 = next_rand(&L->rng);
 
-		c = palette_colour(frame_palette(L), is_kernel(nd), v1, v2, v3);
+		c = frame_colour(L, nd, v1, v2, v3);
 	}
 
 	fputs("<g><title>", f);

@@ -51,6 +51,9 @@ void frames__user(struct frames *fr, struct syms_cache *sc, int tgid,
 		  const uint64_t *ips)
 {
 	bool prev_unknown = false;
+	/* where the last run's [unknown] went; SIZE_MAX: at the stack's
+	 * first address (nothing resolved before it) */
+	size_t unknown_at = SIZE_MAX;
 
 	for (int i = 0; i < FRAMES_MAX_DEPTH && ips[i]; i++) {
 		const char *mod, *n;
@@ -62,11 +65,26 @@ void frames__user(struct frames *fr, struct syms_cache *sc, int tgid,
 			frames__push(fr, n, NULL);
 		else if (mod && asprintf(&s, "[%s]", mod) >= 0)
 			frames__push(fr, s, s);
-		else if (!prev_unknown)
+		else if (!prev_unknown) {
+			unknown_at = i ? fr->n : SIZE_MAX;
 			frames__push(fr, "[unknown]", NULL);
+		}
 		/* A frame-pointer walk through frameless code yields runs of
 		 * garbage addresses (up to the depth limit): one [unknown]
 		 * stands for the whole run, or flame graphs grow absurdly tall. */
 		prev_unknown = !n && !s;
 	}
+	/* A run that ends the stack, after a frame that resolved, is no frame
+	 * at all: every address in it lies outside the process's executable
+	 * mappings, and a thread's outermost frames are in libc or the
+	 * program.  Code built without frame pointers (Debian's libfuse and
+	 * glibc) keeps data in %rbp, so the walk past its frame reads a field
+	 * of some struct as the return address (0x56d0..0xd332 under
+	 * libfuse's request dispatch: docs/bpf-tools.md).  The stack ends at
+	 * the last real frame instead of under one wide [unknown] at the
+	 * root of every FUSE request.  Inside a stack a run stays (frames go
+	 * on after it), and so does a stack with no frame resolved at all
+	 * (the process's mappings are unknown). */
+	if (prev_unknown && unknown_at != SIZE_MAX && fr->n == unknown_at + 1)
+		fr->n--;		/* a literal: nothing to free */
 }

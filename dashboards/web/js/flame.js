@@ -125,7 +125,8 @@ export function wallHalf(n) {
 
 // A frame's fill.  HALF ('on' | 'off', wallHalf) colours the two halves of
 // a wall-clock profile apart as glass-flamegraph does: on-CPU red-yellow
-// (kernel frames aqua), off-CPU blue-purple (kernel frames orange).
+// (kernel frames aqua), off-CPU blue (kernel frames violet -- the orange of
+// other graphs' kernel frames would read as the on-CPU half's red-yellow).
 export function frameColor(name, half) {
 	const h = hash32(name);
 	const r = (h % 1000) / 1000, r2 = ((h >>> 10) % 1000) / 1000;
@@ -134,8 +135,8 @@ export function frameColor(name, half) {
 		return k ? `hsl(${180 + 15 * r} ${50 + 20 * r2}% ${55 + 10 * r2}%)`
 			: `hsl(${0 + 48 * r} ${72 + 15 * r2}% ${62 + 8 * r2}%)`;
 	if (half === 'off')
-		return k ? `hsl(${22 + 16 * r} ${80 + 15 * r2}% ${58 + 8 * r2}%)`
-			: `hsl(${228 + 32 * r} ${55 + 20 * r2}% ${62 + 8 * r2}%)`;
+		return k ? `hsl(${278 + 24 * r} ${55 + 20 * r2}% ${62 + 8 * r2}%)`
+			: `hsl(${215 + 30 * r} ${55 + 20 * r2}% ${62 + 8 * r2}%)`;
 	switch (frameFamily(name)) {
 	case 'kernel': return `hsl(${22 + 16 * r} ${70 + 15 * r2}% ${60 + 8 * r2}%)`;
 	case 'engine': return `hsl(${180 + 30 * r} ${45 + 20 * r2}% ${58 + 10 * r2}%)`;

@@ -14,7 +14,7 @@ export const TYPE_INFO = {
 	wakeup: {label: 'Wakeup', units: 'ns', what: 'blocked time, by the stack of the thread that woke the sleeper'},
 	lockwait: {label: 'Lock wait', units: 'ns', what: 'time spent waiting for glassfs locks, by the waiter\'s stack'},
 	oncpu: {label: 'On-CPU', units: 'samples', what: 'CPU samples, by stack'},
-	wall: {label: 'Wall-clock', units: 'ns', what: 'where the traced threads\' time went: on-CPU under [oncpu] (warm), blocked under [offcpu] (blue)'},
+	wall: {label: 'Wall-clock', units: 'ns', what: 'where the traced threads\' time went: on-CPU under [oncpu] (red-yellow, kernel aqua), blocked under [offcpu] (blue, kernel violet)'},
 };
 
 let view = null;

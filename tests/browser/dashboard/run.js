@@ -691,6 +691,10 @@ async function runCases(ctx, base, server) {
 			ok(warm(onMain) && warm(onLeaf), 'on-CPU half warm (hues main ' + onMain + ', btree_search ' + onLeaf + ')');
 			ok(blue(offMain) && blue(offLeaf), 'off-CPU half blue (hues main ' + offMain + ', nanosleep ' + offLeaf + ')');
 			ok(warm(hue('glassfs;[oncpu]')) && blue(hue('glassfs;[offcpu]')), 'the [oncpu]/[offcpu] frames take their half\'s colour');
+			// the off-CPU half's kernel frames violet: neither its blue nor the
+			// on-CPU half's red-yellow (where orange, other graphs' kernel, falls)
+			const offK = hue('glassfs;[offcpu];main;nanosleep;schedule_[k]');
+			ok(offK >= 275 && offK <= 305, 'off-CPU kernel frame violet (hue ' + offK + ')');
 			const h1 = await page.textContent('h1');
 			ok(/Wall-clock/.test(h1), 'heading names the type: ' + h1);
 			const status = await page.textContent('#status');
