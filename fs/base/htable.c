@@ -24,6 +24,7 @@ int htable_init(struct htable *h, size_t nbuckets)
 	while (n < nbuckets)
 		n <<= 1;
 	h->count = 0;
+	h->low = 0;
 	h->nbuckets = n;
 	h->b = calloc(n, sizeof(*h->b));
 	if (!h->b) {
@@ -39,6 +40,7 @@ void htable_destroy(struct htable *h)
 	h->b = NULL;
 	h->nbuckets = 0;
 	h->count = 0;
+	h->low = 0;
 }
 
 struct hnode *htable_find(const struct htable *h, uint64_t key)
@@ -81,6 +83,7 @@ static void grow(struct htable *h)
 	free(h->b);
 	h->b = nb;
 	h->nbuckets = nn;
+	h->low = 0;
 }
 
 void htable_insert(struct htable *h, struct hnode *n)
@@ -93,6 +96,8 @@ void htable_insert(struct htable *h, struct hnode *n)
 	n->next = h->b[i];
 	h->b[i] = n;
 	h->count++;
+	if (i < h->low)
+		h->low = i;
 }
 
 bool htable_remove(struct htable *h, struct hnode *n)
@@ -111,13 +116,14 @@ bool htable_remove(struct htable *h, struct hnode *n)
 
 struct hnode *htable_pop(struct htable *h)
 {
-	for (size_t i = 0; h->count && i < h->nbuckets; i++) {
+	for (size_t i = h->low; h->count && i < h->nbuckets; i++) {
 		struct hnode *n = h->b[i];
 
 		if (n) {
 			h->b[i] = n->next;
 			n->next = NULL;
 			h->count--;
+			h->low = i;
 			return n;
 		}
 	}

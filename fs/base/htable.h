@@ -31,6 +31,8 @@ struct htable {
 	struct hnode **b;	/* nbuckets chains */
 	size_t nbuckets;	/* a power of two */
 	size_t count;		/* entries hashed */
+	size_t low;		/* every bucket below it is empty (htable_pop
+				 * starts there; insert lowers it) */
 };
 
 /* The entry holding hnode p: htable_entry(p, struct inode, hnode). */
@@ -49,8 +51,9 @@ struct hnode *htable_find_next(const struct hnode *n);
 void htable_insert(struct htable *h, struct hnode *n);
 /* false when n is not in the table. */
 bool htable_remove(struct htable *h, struct hnode *n);
-/* Unhash and return any one entry, NULL when empty: empties the table
- * (to free the entries) in O(entries + buckets). */
+/* Unhash and return any one entry, NULL when empty: a loop of pops
+ * empties the table (to free the entries) in O(entries + buckets) in all,
+ * so a table emptied at every commit costs no scan per entry. */
 struct hnode *htable_pop(struct htable *h);
 
 /* Every entry: for (size_t i = 0; ...) style, no insert or remove inside. */
