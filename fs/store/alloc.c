@@ -59,12 +59,30 @@ static void bg_free(struct bgroup *bg)
 	free(bg);
 }
 
+/* Forget every block noted new (their hnodes to new_spare); the buckets stay. */
+static void new_blocks_empty(struct allocator *a)
+{
+	struct hnode *n;
+
+	while (a->new_blocks.b && (n = htable_pop(&a->new_blocks))) {
+		n->next = a->new_spare;
+		a->new_spare = n;
+	}
+}
+
 void alloc_destroy(struct allocator *a)
 {
 	for (int i = 0; i < a->n; i++)
 		bg_free(a->bg[i]);
 	free(a->bg);
-	free(a->newset);
+	new_blocks_empty(a);
+	htable_destroy(&a->new_blocks);
+	while (a->new_spare) {
+		struct hnode *n = a->new_spare;
+
+		a->new_spare = n->next;
+		free(n);
+	}
 	memset(a, 0, sizeof(*a));
 }
 
@@ -570,74 +588,42 @@ bool alloc_is_used(struct core *c, uint64_t logical, uint64_t len)
 
 /* ---- blocks allocated in the running transaction ----------------------- */
 
-static size_t h64(uint64_t x, size_t cap)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	return (size_t)x & (cap - 1);
-}
-
-static int newset_grow(struct allocator *a)
-{
-	size_t cap = a->new_cap ? a->new_cap * 2 : 1024;
-	uint64_t *v = calloc(cap, 8);
-
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < a->new_cap; i++) {
-		uint64_t x = a->newset[i];
-		if (!x || x == 1)	/* 1 marks a deleted slot */
-			continue;
-		size_t j = h64(x, cap);
-		while (v[j])
-			j = (j + 1) & (cap - 1);
-		v[j] = x;
-	}
-	free(a->newset);
-	a->newset = v;
-	a->new_cap = cap;
-	return 0;
-}
-
 void alloc_note_new(struct core *c, uint64_t bytenr)
 {
 	struct allocator *a = &c->alloc;
+	struct hnode *n;
 
 	glock_lock(&a->lock, GLOCK_WRITE);
-	if ((a->new_n + 1) * 2 > a->new_cap && newset_grow(a)) {
-		glock_unlock(&a->lock, GLOCK_WRITE);
-		return;		/* only costs reuse-at-once; the block stays pinned */
-	}
-	size_t j = h64(bytenr, a->new_cap);
-	while (a->newset[j] && a->newset[j] != bytenr)
-		j = (j + 1) & (a->new_cap - 1);
-	if (!a->newset[j]) {
-		a->newset[j] = bytenr;
-		a->new_n++;
-	}
+	/* on no memory the block is only not noted: it costs reuse-at-once,
+	 * the block stays pinned until the commit */
+	if (!a->new_blocks.b && htable_init(&a->new_blocks, 1024))
+		goto out;
+	if (htable_find(&a->new_blocks, bytenr))
+		goto out;
+	n = a->new_spare;
+	if (n)
+		a->new_spare = n->next;
+	else if (!(n = malloc(sizeof(*n))))
+		goto out;
+	n->key = bytenr;
+	htable_insert(&a->new_blocks, n);
+out:
 	glock_unlock(&a->lock, GLOCK_WRITE);
 }
 
 bool alloc_take_new(struct core *c, uint64_t bytenr)
 {
 	struct allocator *a = &c->alloc;
-	bool found = false;
+	struct hnode *n = NULL;
 
 	glock_lock(&a->lock, GLOCK_WRITE);
-	if (a->new_cap) {
-		size_t j = h64(bytenr, a->new_cap);
-		while (a->newset[j]) {
-			if (a->newset[j] == bytenr) {
-				a->newset[j] = 1;	/* tombstone keeps probe chains */
-				found = true;
-				break;
-			}
-			j = (j + 1) & (a->new_cap - 1);
-		}
+	if (a->new_blocks.b && (n = htable_find(&a->new_blocks, bytenr))) {
+		htable_remove(&a->new_blocks, n);
+		n->next = a->new_spare;
+		a->new_spare = n;
 	}
 	glock_unlock(&a->lock, GLOCK_WRITE);
-	return found;
+	return n != NULL;
 }
 
 void alloc_clear_new(struct core *c)
@@ -645,9 +631,7 @@ void alloc_clear_new(struct core *c)
 	struct allocator *a = &c->alloc;
 
 	glock_lock(&a->lock, GLOCK_WRITE);
-	if (a->newset)
-		memset(a->newset, 0, a->new_cap * 8);
-	a->new_n = 0;
+	new_blocks_empty(a);
 	glock_unlock(&a->lock, GLOCK_WRITE);
 }
 

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
+#include "fs/base/htable.h"
 #include "fs/base/lock.h"
 
 struct bgroup {
@@ -39,9 +40,12 @@ struct allocator {
 	struct bgroup **bg;		/* sorted by start */
 	int n, cap;
 	/* Node blocks allocated in the running transaction (freeing one makes
-	 * it reusable at once).  Open addressing, 0 = empty. */
-	uint64_t *newset;
-	size_t new_cap, new_n;
+	 * it reusable at once): one hnode each, key = bytenr, its buckets
+	 * allocated at the first; emptied at every commit.  Its hnodes are
+	 * kept in new_spare (chained by next) when unhashed, for the next
+	 * transaction's: no malloc a node once the set has reached its size. */
+	struct htable new_blocks;
+	struct hnode *new_spare;
 	uint64_t meta_cursor_bg;	/* hint: index of the last metadata bg used */
 };
 
