@@ -544,19 +544,32 @@ bool alloc_trim_take(struct core *c, uint64_t from, uint64_t maxlen, uint64_t *l
 	return found;
 }
 
-bool alloc_any_used(struct core *c, uint64_t logical, uint64_t len)
+/* How many of the range's *n sectors are allocated: false when the range
+ * is not inside one block group. */
+static bool used_sectors(struct core *c, uint64_t logical, uint64_t len, uint64_t *used,
+			 uint64_t *n)
 {
 	struct bgroup *bg;
-	bool r = true;
+	bool in = false;
 
 	glock_lock(&c->alloc.lock, GLOCK_READ);
 	bg = alloc_find_bg_locked(&c->alloc, logical);
 	if (bg && logical + len <= bg->start + bg->len) {
-		uint64_t s = (logical - bg->start) / SECT, n = (len + SECT - 1) / SECT;
-		r = range_count(bg->used, s, n) != 0;
+		uint64_t s = (logical - bg->start) / SECT;
+
+		*n = (len + SECT - 1) / SECT;
+		*used = range_count(bg->used, s, *n);
+		in = true;
 	}
 	glock_unlock(&c->alloc.lock, GLOCK_READ);
-	return r;
+	return in;
+}
+
+bool alloc_any_used(struct core *c, uint64_t logical, uint64_t len)
+{
+	uint64_t used, n;
+
+	return !used_sectors(c, logical, len, &used, &n) || used != 0;
 }
 
 bool alloc_bg_is_new(struct core *c, uint64_t logical)
@@ -573,17 +586,9 @@ bool alloc_bg_is_new(struct core *c, uint64_t logical)
 
 bool alloc_is_used(struct core *c, uint64_t logical, uint64_t len)
 {
-	struct bgroup *bg;
-	bool r = false;
+	uint64_t used, n;
 
-	glock_lock(&c->alloc.lock, GLOCK_WRITE);
-	bg = alloc_find_bg_locked(&c->alloc, logical);
-	if (bg && logical + len <= bg->start + bg->len) {
-		uint64_t s = (logical - bg->start) / SECT, n = (len + SECT - 1) / SECT;
-		r = range_count(bg->used, s, n) == n;
-	}
-	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
-	return r;
+	return used_sectors(c, logical, len, &used, &n) && used == n;
 }
 
 /* ---- blocks allocated in the running transaction ----------------------- */
