@@ -129,3 +129,72 @@ struct hnode *htable_pop(struct htable *h)
 	}
 	return NULL;
 }
+
+/* ---- sets of bare keys ------------------------------------------------- */
+
+int htable_set_add(struct htable_set *s, uint64_t key)
+{
+	struct hnode *n;
+
+	if (!s->t.b && htable_init(&s->t, 64))
+		return -ENOMEM;
+	if (htable_find(&s->t, key))
+		return 0;
+	if (!s->spare) {
+		/* one hnode's room for the link to the chunk before */
+		struct hnode *c = malloc((HTABLE_SET_CHUNK + 1) * sizeof(*c));
+
+		if (!c)
+			return -ENOMEM;
+		*(void **)c = s->chunks;
+		s->chunks = c;
+		for (int i = 1; i <= HTABLE_SET_CHUNK; i++) {
+			c[i].next = s->spare;
+			s->spare = &c[i];
+		}
+	}
+	n = s->spare;
+	s->spare = n->next;
+	n->key = key;
+	htable_insert(&s->t, n);
+	return 0;
+}
+
+bool htable_set_has(const struct htable_set *s, uint64_t key)
+{
+	return s->t.b && htable_find(&s->t, key);
+}
+
+bool htable_set_take(struct htable_set *s, uint64_t key)
+{
+	struct hnode *n = s->t.b ? htable_find(&s->t, key) : NULL;
+
+	if (!n)
+		return false;
+	htable_remove(&s->t, n);
+	n->next = s->spare;
+	s->spare = n;
+	return true;
+}
+
+void htable_set_clear(struct htable_set *s)
+{
+	struct hnode *n;
+
+	while (s->t.b && (n = htable_pop(&s->t))) {
+		n->next = s->spare;
+		s->spare = n;
+	}
+}
+
+void htable_set_destroy(struct htable_set *s)
+{
+	htable_destroy(&s->t);
+	while (s->chunks) {
+		void *c = s->chunks;
+
+		s->chunks = *(void **)c;
+		free(c);
+	}
+	s->spare = NULL;
+}

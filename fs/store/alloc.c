@@ -59,30 +59,12 @@ static void bg_free(struct bgroup *bg)
 	free(bg);
 }
 
-/* Forget every block noted new (their hnodes to new_spare); the buckets stay. */
-static void new_blocks_empty(struct allocator *a)
-{
-	struct hnode *n;
-
-	while (a->new_blocks.b && (n = htable_pop(&a->new_blocks))) {
-		n->next = a->new_spare;
-		a->new_spare = n;
-	}
-}
-
 void alloc_destroy(struct allocator *a)
 {
 	for (int i = 0; i < a->n; i++)
 		bg_free(a->bg[i]);
 	free(a->bg);
-	new_blocks_empty(a);
-	htable_destroy(&a->new_blocks);
-	while (a->new_spare) {
-		struct hnode *n = a->new_spare;
-
-		a->new_spare = n->next;
-		free(n);
-	}
+	htable_set_destroy(&a->new_blocks);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -595,49 +577,28 @@ bool alloc_is_used(struct core *c, uint64_t logical, uint64_t len)
 
 void alloc_note_new(struct core *c, uint64_t bytenr)
 {
-	struct allocator *a = &c->alloc;
-	struct hnode *n;
-
-	glock_lock(&a->lock, GLOCK_WRITE);
-	/* on no memory the block is only not noted: it costs reuse-at-once,
-	 * the block stays pinned until the commit */
-	if (!a->new_blocks.b && htable_init(&a->new_blocks, 1024))
-		goto out;
-	if (htable_find(&a->new_blocks, bytenr))
-		goto out;
-	n = a->new_spare;
-	if (n)
-		a->new_spare = n->next;
-	else if (!(n = malloc(sizeof(*n))))
-		goto out;
-	n->key = bytenr;
-	htable_insert(&a->new_blocks, n);
-out:
-	glock_unlock(&a->lock, GLOCK_WRITE);
+	glock_lock(&c->alloc.lock, GLOCK_WRITE);
+	/* no memory: the block is only not noted, which costs reuse-at-once
+	 * (it stays pinned until the commit) */
+	(void)htable_set_add(&c->alloc.new_blocks, bytenr);
+	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
 }
 
 bool alloc_take_new(struct core *c, uint64_t bytenr)
 {
-	struct allocator *a = &c->alloc;
-	struct hnode *n = NULL;
+	bool found;
 
-	glock_lock(&a->lock, GLOCK_WRITE);
-	if (a->new_blocks.b && (n = htable_find(&a->new_blocks, bytenr))) {
-		htable_remove(&a->new_blocks, n);
-		n->next = a->new_spare;
-		a->new_spare = n;
-	}
-	glock_unlock(&a->lock, GLOCK_WRITE);
-	return n != NULL;
+	glock_lock(&c->alloc.lock, GLOCK_WRITE);
+	found = htable_set_take(&c->alloc.new_blocks, bytenr);
+	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
+	return found;
 }
 
 void alloc_clear_new(struct core *c)
 {
-	struct allocator *a = &c->alloc;
-
-	glock_lock(&a->lock, GLOCK_WRITE);
-	new_blocks_empty(a);
-	glock_unlock(&a->lock, GLOCK_WRITE);
+	glock_lock(&c->alloc.lock, GLOCK_WRITE);
+	htable_set_clear(&c->alloc.new_blocks);
+	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
 }
 
 void alloc_space(struct core *c, uint64_t type, uint64_t *total, uint64_t *free_b)

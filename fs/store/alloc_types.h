@@ -40,12 +40,8 @@ struct allocator {
 	struct bgroup **bg;		/* sorted by start */
 	int n, cap;
 	/* Node blocks allocated in the running transaction (freeing one makes
-	 * it reusable at once): one hnode each, key = bytenr, its buckets
-	 * allocated at the first; emptied at every commit.  Its hnodes are
-	 * kept in new_spare (chained by next) when unhashed, for the next
-	 * transaction's: no malloc a node once the set has reached its size. */
-	struct htable new_blocks;
-	struct hnode *new_spare;
+	 * it reusable at once), by bytenr; emptied at every commit. */
+	struct htable_set new_blocks;
 	uint64_t meta_cursor_bg;	/* hint: index of the last metadata bg used */
 };
 
