@@ -75,7 +75,7 @@ void *fsck_map_get(struct fsck_map *m, uint64_t key, size_t esize)
 	if (!m->t.b && htable_init(&m->t, 256))
 		return NULL;
 	if (!m->block || m->used + esize > MAP_BLOCK) {
-		void **b = calloc(1, MAP_BLOCK);
+		void **b = malloc(MAP_BLOCK);
 
 		if (!b)
 			return NULL;
@@ -85,6 +85,7 @@ void *fsck_map_get(struct fsck_map *m, uint64_t key, size_t esize)
 	}
 	n = (struct hnode *)((char *)m->block + m->used);
 	m->used += esize;
+	memset(n, 0, esize);
 	n->key = key;
 	htable_insert(&m->t, n);
 	return n;
