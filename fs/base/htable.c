@@ -24,6 +24,7 @@ int htable_init(struct htable *h, size_t nbuckets)
 	while (n < nbuckets)
 		n <<= 1;
 	h->count = 0;
+	h->low = 0;
 	h->nbuckets = n;
 	h->b = calloc(n, sizeof(*h->b));
 	if (!h->b) {
@@ -39,6 +40,7 @@ void htable_destroy(struct htable *h)
 	h->b = NULL;
 	h->nbuckets = 0;
 	h->count = 0;
+	h->low = 0;
 }
 
 struct hnode *htable_find(const struct htable *h, uint64_t key)
@@ -81,6 +83,7 @@ static void grow(struct htable *h)
 	free(h->b);
 	h->b = nb;
 	h->nbuckets = nn;
+	h->low = 0;
 }
 
 void htable_insert(struct htable *h, struct hnode *n)
@@ -93,6 +96,8 @@ void htable_insert(struct htable *h, struct hnode *n)
 	n->next = h->b[i];
 	h->b[i] = n;
 	h->count++;
+	if (i < h->low)
+		h->low = i;
 }
 
 bool htable_remove(struct htable *h, struct hnode *n)
@@ -111,15 +116,85 @@ bool htable_remove(struct htable *h, struct hnode *n)
 
 struct hnode *htable_pop(struct htable *h)
 {
-	for (size_t i = 0; h->count && i < h->nbuckets; i++) {
+	for (size_t i = h->low; h->count && i < h->nbuckets; i++) {
 		struct hnode *n = h->b[i];
 
 		if (n) {
 			h->b[i] = n->next;
 			n->next = NULL;
 			h->count--;
+			h->low = i;
 			return n;
 		}
 	}
 	return NULL;
+}
+
+/* ---- sets of bare keys ------------------------------------------------- */
+
+int htable_set_add(struct htable_set *s, uint64_t key)
+{
+	struct hnode *n;
+
+	if (!s->t.b && htable_init(&s->t, 64))
+		return -ENOMEM;
+	if (htable_find(&s->t, key))
+		return 0;
+	if (!s->spare) {
+		/* one hnode's room for the link to the chunk before */
+		struct hnode *c = malloc((HTABLE_SET_CHUNK + 1) * sizeof(*c));
+
+		if (!c)
+			return -ENOMEM;
+		*(void **)c = s->chunks;
+		s->chunks = c;
+		for (int i = 1; i <= HTABLE_SET_CHUNK; i++) {
+			c[i].next = s->spare;
+			s->spare = &c[i];
+		}
+	}
+	n = s->spare;
+	s->spare = n->next;
+	n->key = key;
+	htable_insert(&s->t, n);
+	return 0;
+}
+
+bool htable_set_has(const struct htable_set *s, uint64_t key)
+{
+	return s->t.b && htable_find(&s->t, key);
+}
+
+bool htable_set_take(struct htable_set *s, uint64_t key)
+{
+	struct hnode *n = s->t.b ? htable_find(&s->t, key) : NULL;
+
+	if (!n)
+		return false;
+	htable_remove(&s->t, n);
+	n->next = s->spare;
+	s->spare = n;
+	return true;
+}
+
+void htable_set_clear(struct htable_set *s)
+{
+	struct hnode *n;
+
+	while (s->t.b && (n = htable_pop(&s->t))) {
+		n->next = s->spare;
+		s->spare = n;
+	}
+}
+
+void htable_set_destroy(struct htable_set *s)
+{
+	htable_destroy(&s->t);
+	while (s->chunks) {
+		void *c = s->chunks;
+
+		s->chunks = *(void **)c;
+		free(c);
+	}
+	s->spare = NULL;
 }

@@ -39,6 +39,7 @@
 #include "fs/txn/txn.h"
 #include "fs/btree/btree.h"
 #include "fs/base/crc32c.h"
+#include "fs/base/htable.h"
 #include "fs/cmd/fsck.h"
 #include "fs/cmd/progress.h"
 #include "fs/items/log.h"
@@ -57,43 +58,68 @@
 
 #define MAX_REPORTED 50
 
-/* u64 -> (count, aux) open-addressing map; key 0 is empty. */
-struct umap {
-	struct uent { uint64_t key, count, aux; } *v;
-	size_t cap, n;
-};
+#define MAP_BLOCK (64 * 1024)
 
-static struct uent *umap_get(struct umap *m, uint64_t key, bool create)
+void *fsck_map_find(const struct fsck_map *m, uint64_t key)
 {
-	if (create && (m->n + 1) * 2 > m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 4096;
-		struct uent *v = calloc(cap, sizeof(*v));
-		if (!v)
-			return NULL;
-		for (size_t i = 0; i < m->cap; i++) {
-			if (!m->v[i].key)
-				continue;
-			size_t j = (m->v[i].key * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
-			while (v[j].key)
-				j = (j + 1) & (cap - 1);
-			v[j] = m->v[i];
-		}
-		free(m->v);
-		m->v = v;
-		m->cap = cap;
-	}
-	if (!m->cap)
+	return m->t.b ? htable_find(&m->t, key) : NULL;	/* the hnode starts the entry */
+}
+
+void *fsck_map_get(struct fsck_map *m, uint64_t key, size_t esize)
+{
+	struct hnode *n = fsck_map_find(m, key);
+
+	if (n)
+		return n;
+	esize = (esize + 15) & ~(size_t)15;
+	if (!m->t.b && htable_init(&m->t, 256))
 		return NULL;
-	size_t j = (key * 0x9e3779b97f4a7c15ull >> 20) & (m->cap - 1);
-	while (m->v[j].key && m->v[j].key != key)
-		j = (j + 1) & (m->cap - 1);
-	if (!m->v[j].key) {
-		if (!create)
+	if (!m->block || m->used + esize > MAP_BLOCK) {
+		void **b = malloc(MAP_BLOCK);
+
+		if (!b)
 			return NULL;
-		m->v[j].key = key;
-		m->n++;
+		b[0] = m->block;
+		m->block = b;
+		m->used = 16;
 	}
-	return &m->v[j];
+	n = (struct hnode *)((char *)m->block + m->used);
+	m->used += esize;
+	memset(n, 0, esize);
+	n->key = key;
+	htable_insert(&m->t, n);
+	return n;
+}
+
+void fsck_map_free(struct fsck_map *m)
+{
+	while (m->block) {
+		void *prev = *(void **)m->block;
+
+		free(m->block);
+		m->block = prev;
+	}
+	htable_destroy(&m->t);
+	m->used = 0;
+}
+
+/* The entries of the maps of this file: u64 -> (count, aux). */
+struct uent {
+	struct hnode h;		/* key; first, as fsck_map wants */
+	uint64_t count, aux;
+};
+_Static_assert(offsetof(struct uent, h) == 0, "fsck_map entries start with their hnode");
+
+/* The entry of key, or NULL: none (and !create), or no memory. */
+static struct uent *umap_get(struct fsck_map *m, uint64_t key, bool create)
+{
+	return create ? fsck_map_get(m, key, sizeof(struct uent)) : fsck_map_find(m, key);
+}
+
+/* The entry of hnode h of a umap. */
+static struct uent *uent_of(struct hnode *h)
+{
+	return htable_entry(h, struct uent, h);
 }
 
 struct fsck {
@@ -103,8 +129,8 @@ struct fsck {
 	bool oom;
 	const char *tree;	/* tree being checked, for messages */
 	uint64_t tree_id;
-	struct umap nodes;	/* node bytenr -> times referenced; aux = owner */
-	struct umap data_refs;	/* data extent start -> references; aux = length */
+	struct fsck_map nodes;	/* node bytenr -> times referenced; aux = owner */
+	struct fsck_map data_refs;	/* data extent start -> references; aux = length */
 	bool items_checked;	/* fsck_items_check ran: data refs are complete */
 	uint64_t nodes_seen, items_seen, data_bytes;
 	struct progress prog;	/* the line on a terminal: node bytes walked of meta_total */
@@ -119,7 +145,7 @@ struct fsck {
 	uint64_t fixable;
 	bool fst_bad;
 	uint64_t unreadable;	/* nodes no copy of which could be read */
-	struct umap node_level;	/* node bytenr -> level + 1 */
+	struct fsck_map node_level;	/* node bytenr -> level + 1 */
 	/* FE_REG ranges of data extents (checksum coverage): extent, start, len */
 	struct reg_range { uint64_t ext, start, len; } *regs;
 	size_t nregs, capregs;
@@ -420,9 +446,9 @@ static const char *tree_name(enum core_tree t)
 /* ---- extent tree ---------------------------------------------------------- */
 
 struct ext_scan {
-	struct umap meta_items;	/* bytenr -> refs (from METADATA_ITEMs) */
-	struct umap data_items;	/* logical -> refs; aux = len */
-	struct umap meta_level;	/* bytenr -> its METADATA_ITEM's key offset + 1 */
+	struct fsck_map meta_items;	/* bytenr -> refs (from METADATA_ITEMs) */
+	struct fsck_map data_items;	/* logical -> refs; aux = len */
+	struct fsck_map meta_level;	/* bytenr -> its METADATA_ITEM's key offset + 1 */
 };
 
 static uint64_t s_meta_level(struct ext_scan *s, uint64_t bytenr)
@@ -519,57 +545,53 @@ static int scan_extent_tree(struct fsck *f, struct ext_scan *s)
 
 static void compare_refs(struct fsck *f, struct ext_scan *s)
 {
-	for (size_t i = 0; i < f->nodes.cap; i++) {
-		struct uent *n = &f->nodes.v[i];
-		if (!n->key)
-			continue;
-		struct uent *e = umap_get(&s->meta_items, n->key, false);
-		struct uent *lv = umap_get(&f->node_level, n->key, false);
-		struct fsck_fix x = { FIX_META_REFS, 0, n->key, 0, n->count, n->aux,
+	htable_for_each(&f->nodes.t, i, h) {
+		struct uent *n = uent_of(h);
+		struct uent *e = umap_get(&s->meta_items, n->h.key, false);
+		struct uent *lv = umap_get(&f->node_level, n->h.key, false);
+		struct fsck_fix x = { FIX_META_REFS, 0, n->h.key, 0, n->count, n->aux,
 				      { 0, 0, lv && lv->count ? lv->count - 1 : 0 } };
 		if (!e)
 			fsck_error(f, "extent tree: node %llu (tree %llu) has no reference item",
-				   (unsigned long long)n->key, (unsigned long long)n->aux);
+				   (unsigned long long)n->h.key, (unsigned long long)n->aux);
 		else if (e->count != n->count)
 			fsck_error(f, "extent tree: node %llu has %llu references recorded, %llu found",
-				   (unsigned long long)n->key, (unsigned long long)e->count,
+				   (unsigned long long)n->h.key, (unsigned long long)e->count,
 				   (unsigned long long)n->count);
 		if (!e || e->count != n->count)
 			fsck_fix(f, &x);
 	}
-	for (size_t i = 0; i < s->meta_items.cap; i++) {
-		struct uent *e = &s->meta_items.v[i];
-		if (e->key && !umap_get(&f->nodes, e->key, false)) {
+	htable_for_each(&s->meta_items.t, i, h) {
+		struct uent *e = uent_of(h);
+		if (!umap_get(&f->nodes, e->h.key, false)) {
 			fsck_error(f, "extent tree: reference item for node %llu, which no tree uses (leaked)",
-				   (unsigned long long)e->key);
+				   (unsigned long long)e->h.key);
 			/* its level is the item's key offset: found again at repair */
-			struct fsck_fix x = { FIX_META_REFS, 0, e->key, 0, 0, 0,
-					      { 0, 0, s_meta_level(s, e->key) } };
+			struct fsck_fix x = { FIX_META_REFS, 0, e->h.key, 0, 0, 0,
+					      { 0, 0, s_meta_level(s, e->h.key) } };
 			fsck_fix(f, &x);
 		}
 	}
 	if (!f->items_checked)
 		return;
-	for (size_t i = 0; i < s->data_items.cap; i++) {
-		struct uent *e = &s->data_items.v[i];
-		if (!e->key)
-			continue;
-		struct uent *r = umap_get(&f->data_refs, e->key, false);
+	htable_for_each(&s->data_items.t, i, h) {
+		struct uent *e = uent_of(h);
+		struct uent *r = umap_get(&f->data_refs, e->h.key, false);
 		uint64_t found = r ? r->count : 0;
 		if (found != e->count) {
 			fsck_error(f, "extent tree: data extent %llu+%llu has %llu references recorded, %llu found",
-				   (unsigned long long)e->key, (unsigned long long)e->aux,
+				   (unsigned long long)e->h.key, (unsigned long long)e->aux,
 				   (unsigned long long)e->count, (unsigned long long)found);
-			struct fsck_fix x = { FIX_DATA_REFS, 0, e->key, e->aux, found, e->count, { 0, 0, 0 } };
+			struct fsck_fix x = { FIX_DATA_REFS, 0, e->h.key, e->aux, found, e->count, { 0, 0, 0 } };
 			fsck_fix(f, &x);
 		}
 	}
-	for (size_t i = 0; i < f->data_refs.cap; i++) {
-		struct uent *r = &f->data_refs.v[i];
-		if (r->key && !umap_get(&s->data_items, r->key, false)) {
+	htable_for_each(&f->data_refs.t, i, h) {
+		struct uent *r = uent_of(h);
+		if (!umap_get(&s->data_items, r->h.key, false)) {
 			fsck_error(f, "extent tree: file data at %llu (+%llu) has no extent item",
-				   (unsigned long long)r->key, (unsigned long long)r->aux);
-			struct fsck_fix x = { FIX_DATA_REFS, 0, r->key, r->aux, r->count, 0, { 0, 0, 0 } };
+				   (unsigned long long)r->h.key, (unsigned long long)r->aux);
+			struct fsck_fix x = { FIX_DATA_REFS, 0, r->h.key, r->aux, r->count, 0, { 0, 0, 0 } };
 			fsck_fix(f, &x);
 		}
 	}
@@ -1027,24 +1049,22 @@ static void check_csum_coverage(struct fsck *f)
 /* The free-space tree is rebuilt from every node and data extent in use. */
 static void queue_fst_rebuild(struct fsck *f, struct ext_scan *s)
 {
-	for (size_t i = 0; i < f->nodes.cap; i++)
-		if (f->nodes.v[i].key) {
-			struct fsck_fix x = { FIX_USED, 0, f->nodes.v[i].key, f->c->nodesize, 0, 0,
-					      { 0, 0, 0 } };
-			fsck_fix(f, &x);
-			f->fixable--;
-		}
-	for (size_t i = 0; i < s->data_items.cap; i++)
-		if (s->data_items.v[i].key) {
-			struct fsck_fix x = { FIX_USED, 0, s->data_items.v[i].key,
-					      s->data_items.v[i].aux, 0, 0, { 0, 0, 0 } };
-			fsck_fix(f, &x);
-			f->fixable--;
-		}
-	for (size_t i = 0; i < f->data_refs.cap; i++) {
-		struct uent *r = &f->data_refs.v[i];
-		if (r->key && !umap_get(&s->data_items, r->key, false)) {
-			struct fsck_fix x = { FIX_USED, 0, r->key, r->aux, 0, 0, { 0, 0, 0 } };
+	htable_for_each(&f->nodes.t, i, h) {
+		struct fsck_fix x = { FIX_USED, 0, h->key, f->c->nodesize, 0, 0, { 0, 0, 0 } };
+
+		fsck_fix(f, &x);
+		f->fixable--;
+	}
+	htable_for_each(&s->data_items.t, i, h) {
+		struct fsck_fix x = { FIX_USED, 0, h->key, uent_of(h)->aux, 0, 0, { 0, 0, 0 } };
+
+		fsck_fix(f, &x);
+		f->fixable--;
+	}
+	htable_for_each(&f->data_refs.t, i, h) {
+		struct uent *r = uent_of(h);
+		if (!umap_get(&s->data_items, r->h.key, false)) {
+			struct fsck_fix x = { FIX_USED, 0, r->h.key, r->aux, 0, 0, { 0, 0, 0 } };
 			fsck_fix(f, &x);
 			f->fixable--;
 		}
@@ -1053,14 +1073,14 @@ static void queue_fst_rebuild(struct fsck *f, struct ext_scan *s)
 
 static void fsck_free(struct fsck *f, struct ext_scan *s)
 {
-	free(f->nodes.v);
-	free(f->data_refs.v);
-	free(f->node_level.v);
+	fsck_map_free(&f->nodes);
+	fsck_map_free(&f->data_refs);
+	fsck_map_free(&f->node_level);
 	free(f->regs);
 	free(f->fixes);
-	free(s->meta_items.v);
-	free(s->data_items.v);
-	free(s->meta_level.v);
+	fsck_map_free(&s->meta_items);
+	fsck_map_free(&s->data_items);
+	fsck_map_free(&s->meta_level);
 	free(rrefs);
 	rrefs = NULL;
 	nrrefs = 0;
@@ -1213,9 +1233,9 @@ static int check_volume(struct fsck *f, const char *const *devs, int ndevs, bool
 	       (unsigned long long)f->data_bytes, (unsigned long long)f->errors);
 	mount_close(f->c);
 	f->c = NULL;
-	free(s.meta_items.v);
-	free(s.data_items.v);
-	free(s.meta_level.v);
+	fsck_map_free(&s.meta_items);
+	fsck_map_free(&s.data_items);
+	fsck_map_free(&s.meta_level);
 	return 0;
 operational:
 	progress_end(&f->prog);

@@ -21,6 +21,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "fs/base/htable.h"
 #include "fs/btree/meta.h"
 #include "fs/format/keys.h"
 
@@ -28,6 +29,28 @@ struct fsck;
 struct core;
 
 #define FSCK_MAX_PASSES 4
+
+/*
+ * fsck's maps (fsck.c: nodes, references, levels; fsck_items.c: inodes):
+ * a u64 key -> an entry that starts with its struct hnode (the key), on
+ * the engine's hash table.  Entries are zeroed at creation and come from
+ * 64 KiB blocks the map frees all at once, so a key costs no malloc of
+ * its own.  Single-threaded: no lock.  A zeroed struct is an empty map.
+ */
+struct fsck_map {
+	struct htable t;
+	void *block;		/* the newest block; each starts with a pointer
+				 * to the one before */
+	size_t used;		/* bytes of block handed out */
+};
+
+/* The entry of key, or NULL. */
+void *fsck_map_find(const struct fsck_map *m, uint64_t key);
+/* The entry of key, made (esize bytes, at most 4 KiB, zeroed) when there
+ * is none; NULL when memory runs out.  Every entry of a map has one esize. */
+void *fsck_map_get(struct fsck_map *m, uint64_t key, size_t esize);
+/* Frees every entry and the table; the map is empty again. */
+void fsck_map_free(struct fsck_map *m);
 
 /* Report one error (printed with its location, counted). */
 void fsck_error(struct fsck *f, const char *fmt, ...)

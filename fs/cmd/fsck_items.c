@@ -29,7 +29,7 @@
 #define BS CORE_SECTORSIZE
 
 struct ino_info {
-	uint64_t ino;			/* 0: empty slot */
+	struct hnode h;			/* key = the inode number; first (fsck_map) */
 	uint32_t mode, nlink;
 	uint32_t refs;			/* names in INODE_REF items */
 	uint32_t entries;		/* DIR_INDEX entries naming it */
@@ -41,38 +41,15 @@ struct ino_info {
 	bool badtype;			/* an entry naming it may have the wrong type */
 };
 
-struct imap {
-	struct ino_info *v;
-	size_t cap, n;
-};
+_Static_assert(offsetof(struct ino_info, h) == 0, "fsck_map entries start with their hnode");
 
-static struct ino_info *imap_get(struct imap *m, uint64_t ino)
+/* The inode's entry (fsck_map: inode number -> what the walk learnt of
+ * it), made zeroed at the first call; NULL when memory runs out, and for
+ * inode 0, which names no inode (the empty slot of the open-addressing
+ * table this map replaced: never counted). */
+static struct ino_info *imap_get(struct fsck_map *m, uint64_t ino)
 {
-	if (m->n * 2 >= m->cap) {
-		size_t ncap = m->cap ? m->cap * 2 : 4096;
-		struct ino_info *nv = calloc(ncap, sizeof(*nv));
-		if (!nv)
-			return NULL;
-		for (size_t i = 0; i < m->cap; i++) {
-			if (!m->v[i].ino)
-				continue;
-			size_t h = (m->v[i].ino * 0x9e3779b97f4a7c15ULL) & (ncap - 1);
-			while (nv[h].ino)
-				h = (h + 1) & (ncap - 1);
-			nv[h] = m->v[i];
-		}
-		free(m->v);
-		m->v = nv;
-		m->cap = ncap;
-	}
-	size_t h = (ino * 0x9e3779b97f4a7c15ULL) & (m->cap - 1);
-	while (m->v[h].ino && m->v[h].ino != ino)
-		h = (h + 1) & (m->cap - 1);
-	if (!m->v[h].ino) {
-		m->v[h].ino = ino;
-		m->n++;
-	}
-	return &m->v[h];
+	return ino ? fsck_map_get(m, ino, sizeof(struct ino_info)) : NULL;
 }
 
 struct dent {			/* one DIR_ITEM entry of the current directory */
@@ -128,7 +105,7 @@ static int cmp_dent(const void *a, const void *b)
 	return key_cmp_u64(x->index, y->index);
 }
 
-static void obj_finish(struct fsck *f, struct obj *o, struct imap *m)
+static void obj_finish(struct fsck *f, struct obj *o, struct fsck_map *m)
 {
 	if (!o->ino)
 		return;
@@ -221,7 +198,7 @@ static void check_dir_item(struct fsck *f, struct obj *o, const struct key *k,
 	}
 }
 
-static void check_dir_index(struct fsck *f, struct obj *o, struct imap *m,
+static void check_dir_index(struct fsck *f, struct obj *o, struct fsck_map *m,
 			    const struct key *k, const char *buf, uint32_t size)
 {
 	const struct dir_entry *de = (const void *)buf;
@@ -359,7 +336,7 @@ static void check_extent(struct fsck *f, struct obj *o, const struct key *k,
  */
 struct dent_walk {
 	struct fsck *f;
-	struct imap *m;
+	struct fsck_map *m;
 	void (*fn)(struct dent_walk *w, const struct key *k, const struct dir_entry *de);
 };
 
@@ -382,7 +359,7 @@ static int dent_item(void *arg, const struct key *k, const void *d, uint32_t siz
 	return 0;
 }
 
-static void walk_dents(struct fsck *f, struct root *fsroot, struct imap *m,
+static void walk_dents(struct fsck *f, struct root *fsroot, struct fsck_map *m,
 		       void (*fn)(struct dent_walk *w, const struct key *k, const struct dir_entry *de))
 {
 	struct dent_walk w = { f, m, fn };
@@ -441,7 +418,7 @@ static int cmp_bref(const void *a, const void *b)
 	return c ? c : (int)x->index_side - (int)y->index_side;
 }
 
-struct bref_walk { struct imap *m; struct bref *v; size_t n, cap; bool oom; };
+struct bref_walk { struct fsck_map *m; struct bref *v; size_t n, cap; bool oom; };
 
 /* One DIR_INDEX or INODE_REF item: its (inode, dir, index) triples of
  * inodes marked badref. */
@@ -484,7 +461,7 @@ static int bref_item(void *arg, const struct key *k, const void *d, uint32_t siz
 	return 0;
 }
 
-static void queue_backrefs(struct fsck *f, struct root *fsroot, struct imap *m)
+static void queue_backrefs(struct fsck *f, struct root *fsroot, struct fsck_map *m)
 {
 	struct bref_walk w = { m, NULL, 0, 0, false };
 
@@ -521,7 +498,7 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 	cur_tree_id = btree_root_id(fsroot);
 	names_unsure = false;
 	uint64_t max_ino = ROOT_DIR_INO, del_obj = 0;
-	struct imap m = { 0 };
+	struct fsck_map m = { 0 };
 	struct obj o;
 	struct path p;
 	struct key k = { 0, 0, 0 };
@@ -659,26 +636,24 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 		fsck_error(f, "fs tree %llu: items unreadable after (%llu, %u, %llu): %s",
 			   (unsigned long long)btree_root_id(fsroot), (unsigned long long)k.objectid,
 			   k.type, (unsigned long long)k.offset, strerror(-ret));
-		free(m.v);
+		fsck_map_free(&m);
 		return 0;
 	}
 
 	/* types first: a wrong one makes the subdirectory counts (link
 	 * counts of directories) wrong too */
 	bool types = false;
-	for (size_t i = 0; i < m.cap; i++) {
-		struct ino_info *ii = &m.v[i];
-		if (ii->ino && ii->has_item && ii->entries &&
+	htable_for_each(&m.t, i, h) {
+		struct ino_info *ii = htable_entry(h, struct ino_info, h);
+		if (ii->has_item && ii->entries &&
 		    (ii->badtype || ii->seen_type != dir_type_of(ii->mode)))
 			ii->badtype = types = names_unsure = true;
 	}
 	/* links, types, orphans */
 	bool root_ok = false, missing = false, badrefs = false;
-	for (size_t i = 0; i < m.cap; i++) {
-		struct ino_info *ii = &m.v[i];
-		unsigned long long ino = ii->ino;
-		if (!ino)
-			continue;
+	htable_for_each(&m.t, i, h) {
+		struct ino_info *ii = htable_entry(h, struct ino_info, h);
+		unsigned long long ino = h->key;
 		struct key ok = { ORPHAN_OBJECTID, KEY_ORPHAN_ITEM, ino };
 		if (!ii->has_item) {
 			if (ii->entries + ii->unindexed) {
@@ -772,7 +747,7 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 				fsck_covered(f, n - queued);
 		}
 	}
-	if (!root_ok && m.n)	/* an empty tree: the root is made at first mount */
+	if (!root_ok && m.t.count)	/* an empty tree: the root is made at first mount */
 		fsck_error(f, "root directory %llu missing or not a directory",
 			   (unsigned long long)ROOT_DIR_INO);
 	if (types)
@@ -781,6 +756,6 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 		walk_dents(f, fsroot, &m, queue_dangling);
 	if (badrefs)
 		queue_backrefs(f, fsroot, &m);
-	free(m.v);
+	fsck_map_free(&m);
 	return 0;
 }

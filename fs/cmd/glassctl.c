@@ -102,9 +102,7 @@ static int stat_values(int fd, const char *mnt, uint64_t *total, uint64_t *done)
 	return 0;
 }
 
-/* The flags of a command that can wait with a progress line: -B (wait;
- * only where b_ok), -q (quiet), --json.  false: a is none of them. */
-static bool wait_flags(const char *a, bool b_ok, bool *wait, bool *quiet, bool *json)
+bool glassctl_wait_flags(const char *a, bool b_ok, bool *wait, bool *quiet, bool *json)
 {
 	if (b_ok && !strcmp(a, "-B"))
 		*wait = true;
@@ -135,7 +133,7 @@ static int cmd_resync(int argc, char **argv)
 		return 2;
 	}
 	for (int i = 1; i < argc - 1; i++) {
-		if (!wait_flags(argv[i], true, &wait, &quiet, &json)) {
+		if (!glassctl_wait_flags(argv[i], true, &wait, &quiet, &json)) {
 			usage(stderr);
 			return 2;
 		}
@@ -193,7 +191,7 @@ static int cmd_commit(const char *mnt)
 	return 0;
 }
 
-static const char *hint(int e)
+const char *glassctl_hint(int e)
 {
 	return e == ENOTTY || e == ENOSYS || e == EINVAL ? " (not a glassfs mount?)" : "";
 }
@@ -283,7 +281,8 @@ static int scrub_status_fd(int fd, const char *mnt, struct glassfs_ioc_scrub *s)
 {
 	memset(s, 0, sizeof(*s));
 	if (ioctl(fd, GLASSFS_IOC_SCRUB_STATUS, s) < 0) {
-		fprintf(stderr, "glassctl: %s: scrub status: %s%s\n", mnt, strerror(errno), hint(errno));
+		fprintf(stderr, "glassctl: %s: scrub status: %s%s\n", mnt, strerror(errno),
+			glassctl_hint(errno));
 		return -1;
 	}
 	return 0;
@@ -319,7 +318,7 @@ static int cmd_scrub(int argc, char **argv)
 	int i, fd, rc = 0;
 
 	for (i = 1; i < argc - 1; i++) {
-		if (wait_flags(argv[i], !strcmp(sub, "start"), &wait, &quiet, &json))
+		if (glassctl_wait_flags(argv[i], !strcmp(sub, "start"), &wait, &quiet, &json))
 			continue;
 		if (!strcmp(sub, "start") && !strcmp(argv[i], "-r") && i + 1 < argc - 1) {
 			if (parse_rate(argv[++i], &rate)) {
@@ -347,7 +346,8 @@ static int cmd_scrub(int argc, char **argv)
 	} else if (!strcmp(sub, "cancel")) {
 		if (ioctl(fd, GLASSFS_IOC_SCRUB_CANCEL) < 0) {
 			fprintf(stderr, "glassctl: %s: scrub cancel: %s%s\n", mnt,
-				errno == ENOENT ? "no scrub running" : strerror(errno), hint(errno));
+				errno == ENOENT ? "no scrub running" : strerror(errno),
+				glassctl_hint(errno));
 			rc = 1;
 		}
 	} else {
@@ -356,7 +356,8 @@ static int cmd_scrub(int argc, char **argv)
 		s.rate_bytes_per_s = rate;
 		if (ioctl(fd, GLASSFS_IOC_SCRUB_START, &s) < 0) {
 			fprintf(stderr, "glassctl: %s: scrub start: %s%s\n", mnt,
-				errno == EBUSY ? "a scrub is already running" : strerror(errno), hint(errno));
+				errno == EBUSY ? "a scrub is already running" : strerror(errno),
+				glassctl_hint(errno));
 			rc = 1;
 		} else if (wait) {
 			struct timespec ts = { 0, 100 * 1000 * 1000 };
@@ -392,7 +393,8 @@ static int cmd_trim(const char *mnt)
 		return 1;
 	if (ioctl(fd, GLASSFS_IOC_TRIM, &t) < 0) {
 		fprintf(stderr, "glassctl: %s: trim: %s%s\n", mnt,
-			errno == EOPNOTSUPP ? "a device cannot discard" : strerror(errno), hint(errno));
+			errno == EOPNOTSUPP ? "a device cannot discard" : strerror(errno),
+			glassctl_hint(errno));
 		close(fd);
 		return 1;
 	}

@@ -78,11 +78,6 @@ static int parse_size(const char *a, uint64_t *out)
 	return 0;
 }
 
-static const char *hint(int e)
-{
-	return e == ENOTTY || e == ENOSYS || e == EINVAL ? " (not a glassfs mount?)" : "";
-}
-
 /* One glassfs_ioc_vol request; prints the daemon's reason on failure. */
 static int vol_req(const char *mnt, unsigned long cmd, const char *what,
 		   struct glassfs_ioc_vol *io)
@@ -93,7 +88,7 @@ static int vol_req(const char *mnt, unsigned long cmd, const char *what,
 		return 1;
 	io->version = 1;
 	if (ioctl(fd, cmd, io) < 0) {
-		fprintf(stderr, "glassctl: %s: %s: %s%s\n", mnt, what, strerror(errno), hint(errno));
+		fprintf(stderr, "glassctl: %s: %s: %s%s\n", mnt, what, strerror(errno), glassctl_hint(errno));
 		close(fd);
 		return 1;
 	}
@@ -254,7 +249,8 @@ static int balance_status_fd(int fd, const char *mnt, struct glassfs_ioc_balance
 {
 	memset(b, 0, sizeof(*b));
 	if (ioctl(fd, GLASSFS_IOC_BALANCE_STATUS, b) < 0) {
-		fprintf(stderr, "glassctl: %s: balance status: %s%s\n", mnt, strerror(errno), hint(errno));
+		fprintf(stderr, "glassctl: %s: balance status: %s%s\n", mnt, strerror(errno),
+			glassctl_hint(errno));
 		return -1;
 	}
 	return 0;
@@ -317,14 +313,8 @@ int glassctl_balance(int argc, char **argv)
 			       !strncmp(a, "-mconvert=", 10) ? &io.arg1 : NULL;
 		uint64_t p;
 
-		if (!strcmp(a, "-B") && !strcmp(sub, "start")) {
-			wait = true;
+		if (glassctl_wait_flags(a, !strcmp(sub, "start"), &wait, &quiet, &json))
 			continue;
-		}
-		if (!strcmp(a, "-q") || !strcmp(a, "--json")) {
-			*(a[1] == 'q' ? &quiet : &json) = true;
-			continue;
-		}
 		if (!dst || strcmp(sub, "start")) {
 			usage_dev();
 			return 2;

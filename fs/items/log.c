@@ -55,6 +55,7 @@
 #include "fs/txn/txn.h"
 #include "fs/btree/btree.h"
 #include "fs/base/crc32c.h"
+#include "fs/base/htable.h"
 #include "fs/trees/data.h"
 #include "fs/items/dir.h"
 #include "fs/items/inode.h"
@@ -116,53 +117,6 @@ struct log_item_hdr {
 	uint32_t size;
 } __attribute__((packed));
 
-/* A set of inode numbers (open addressing, 0 = empty). */
-struct u64set {
-	uint64_t *v;
-	size_t cap, n;
-};
-
-static bool set_has(const struct u64set *s, uint64_t x)
-{
-	if (!s->cap)
-		return false;
-	for (size_t i = (x * 0x9e3779b97f4a7c15ull) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
-		if (s->v[i] == x)
-			return true;
-		if (!s->v[i])
-			return false;
-	}
-}
-
-static int set_add(struct u64set *s, uint64_t x)
-{
-	if (set_has(s, x))
-		return 0;
-	if ((s->n + 1) * 2 > s->cap) {
-		struct u64set ns = { calloc(s->cap ? s->cap * 2 : 64, 8), s->cap ? s->cap * 2 : 64, 0 };
-		if (!ns.v)
-			return -ENOMEM;
-		for (size_t i = 0; i < s->cap; i++)
-			if (s->v[i])
-				set_add(&ns, s->v[i]);
-		free(s->v);
-		*s = ns;
-	}
-	size_t i = (x * 0x9e3779b97f4a7c15ull) & (s->cap - 1);
-	while (s->v[i])
-		i = (i + 1) & (s->cap - 1);
-	s->v[i] = x;
-	s->n++;
-	return 0;
-}
-
-static void set_clear(struct u64set *s)
-{
-	if (s->n)
-		memset(s->v, 0, s->cap * 8);
-	s->n = 0;
-}
-
 struct seg_ref {
 	uint64_t logical, len;
 };
@@ -186,8 +140,8 @@ struct log_state {
 	uint64_t next_slot, next_len;	/* reserved for the next segment */
 	uint64_t txn_bytes;		/* segment bytes of this transaction */
 	uint64_t durable_writes;	/* dev_writes() before the leader's last flush */
-	struct u64set names;		/* inodes whose names changed */
-	struct u64set dirs;		/* directories that lost a name */
+	struct htable_set names;	/* inodes whose names changed */
+	struct htable_set dirs;		/* directories that lost a name */
 	struct log_stats st;
 	bool names_oom;			/* a set insert failed: cover nothing */
 };
@@ -212,8 +166,8 @@ void log_destroy(struct core *c)
 		return;
 	free(ls->pend);
 	free(ls->segs);
-	free(ls->names.v);
-	free(ls->dirs.v);
+	htable_set_destroy(&ls->names);
+	htable_set_destroy(&ls->dirs);
 	free(ls);
 	c->log = NULL;
 }
@@ -240,8 +194,8 @@ static void sync_transid(struct log_state *ls, uint64_t transid)
 		return;
 	/* a commit cleared everything; a new transaction starts empty */
 	ls->transid = transid;
-	set_clear(&ls->names);
-	set_clear(&ls->dirs);
+	htable_set_clear(&ls->names);
+	htable_set_clear(&ls->dirs);
 	ls->names_oom = false;
 	ls->failed = 0;
 }
@@ -254,7 +208,7 @@ static void note(struct txn *t, uint64_t ino, bool dir)
 		return;
 	glock_write(&ls->lock);
 	sync_transid(ls, txn_transid(t));
-	if (set_add(dir ? &ls->dirs : &ls->names, ino))
+	if (htable_set_add(dir ? &ls->dirs : &ls->names, ino))
 		ls->names_oom = true;
 	glock_write_unlock(&ls->lock);
 }
@@ -279,8 +233,8 @@ void log_commit_clear(struct core *c)
 	ls->next_slot = ls->next_len = 0;
 	ls->txn_bytes = 0;
 	ls->transid = 0;
-	set_clear(&ls->names);
-	set_clear(&ls->dirs);
+	htable_set_clear(&ls->names);
+	htable_set_clear(&ls->dirs);
 	ls->names_oom = false;
 	ls->failed = 0;
 	c->sb.log_root = 0;
@@ -752,7 +706,7 @@ int log_fsync(struct fsctx *fs, uint64_t ino)
 	isnew = ip->item.generation == transid;
 	glock_write(&ls->lock);
 	sync_transid(ls, transid);
-	bool names_changed = ls->names_oom || set_has(&ls->names, ino) || ls->failed;
+	bool names_changed = ls->names_oom || htable_set_has(&ls->names, ino) || ls->failed;
 	glock_write_unlock(&ls->lock);
 	if (names_changed)
 		goto unlock;
@@ -783,7 +737,7 @@ int log_fsync(struct fsctx *fs, uint64_t ino)
 			if (r != (int)sizeof(pi) || pi.generation >= transid || !S_ISDIR(pi.mode))
 				ret = 1;
 			glock_write(&ls->lock);
-			if (set_has(&ls->dirs, parents[i]) || ls->names_oom)
+			if (htable_set_has(&ls->dirs, parents[i]) || ls->names_oom)
 				ret = 1;
 			glock_write_unlock(&ls->lock);
 		}
@@ -1303,7 +1257,7 @@ static int drop_inode_items(struct txn *t, struct fsctx *fs, uint64_t ino,
 }
 
 static int replay_record(struct txn *t, struct fsctx *fs, const struct log_rec_hdr *rh,
-			 struct u64set *claimed, unsigned *items)
+			 struct htable_set *claimed, unsigned *items)
 {
 	struct core *c = fs->core;
 	const char *p = (const char *)(rh + 1);
@@ -1346,7 +1300,7 @@ static int replay_record(struct txn *t, struct fsctx *fs, const struct log_rec_h
 					if (r == -ENOENT) {
 						/* written after the last commit: claim it once */
 						r = 0;
-						if (!set_has(claimed, fe->disk_logical)) {
+						if (!htable_set_has(claimed, fe->disk_logical)) {
 							r = alloc_claim(c, fe->disk_logical, fe->disk_len);
 							if (r == -EEXIST)
 								fprintf(stderr, "glassfs: fsync log: data extent %llu+%llu of inode %llu overlaps allocated space\n",
@@ -1356,7 +1310,7 @@ static int replay_record(struct txn *t, struct fsctx *fs, const struct log_rec_h
 							if (r)
 								r = -EUCLEAN;
 							else
-								r = set_add(claimed, fe->disk_logical);
+								r = htable_set_add(claimed, fe->disk_logical);
 						}
 						if (!r) {
 							struct dref d = { fe->disk_logical, fe->disk_len, 0,
@@ -1447,7 +1401,7 @@ int log_replay(struct fsctx *fs)
 	unsigned items = 0;
 	uint64_t t0 = glock_now_ns();
 	struct txn *t = NULL;
-	struct u64set claimed = { 0 };
+	struct htable_set claimed = { 0 };
 
 	if (!c->sb.log_root || !ls || c->readonly)
 		return 0;
@@ -1530,7 +1484,7 @@ out:
 			(unsigned long long)v[i].h->len, (unsigned long long)v[i].h->prev,
 			(unsigned long long)v[i].h->next);
 	free(recs);
-	free(claimed.v);
+	htable_set_destroy(&claimed);
 	free_chain(v, n);
 	return ret ? ret : nrec;
 }

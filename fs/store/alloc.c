@@ -64,7 +64,7 @@ void alloc_destroy(struct allocator *a)
 	for (int i = 0; i < a->n; i++)
 		bg_free(a->bg[i]);
 	free(a->bg);
-	free(a->newset);
+	htable_set_destroy(&a->new_blocks);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -526,19 +526,32 @@ bool alloc_trim_take(struct core *c, uint64_t from, uint64_t maxlen, uint64_t *l
 	return found;
 }
 
-bool alloc_any_used(struct core *c, uint64_t logical, uint64_t len)
+/* How many of the range's *n sectors are allocated: false when the range
+ * is not inside one block group. */
+static bool used_sectors(struct core *c, uint64_t logical, uint64_t len, uint64_t *used,
+			 uint64_t *n)
 {
 	struct bgroup *bg;
-	bool r = true;
+	bool in = false;
 
 	glock_lock(&c->alloc.lock, GLOCK_READ);
 	bg = alloc_find_bg_locked(&c->alloc, logical);
 	if (bg && logical + len <= bg->start + bg->len) {
-		uint64_t s = (logical - bg->start) / SECT, n = (len + SECT - 1) / SECT;
-		r = range_count(bg->used, s, n) != 0;
+		uint64_t s = (logical - bg->start) / SECT;
+
+		*n = (len + SECT - 1) / SECT;
+		*used = range_count(bg->used, s, *n);
+		in = true;
 	}
 	glock_unlock(&c->alloc.lock, GLOCK_READ);
-	return r;
+	return in;
+}
+
+bool alloc_any_used(struct core *c, uint64_t logical, uint64_t len)
+{
+	uint64_t used, n;
+
+	return !used_sectors(c, logical, len, &used, &n) || used != 0;
 }
 
 bool alloc_bg_is_new(struct core *c, uint64_t logical)
@@ -555,100 +568,37 @@ bool alloc_bg_is_new(struct core *c, uint64_t logical)
 
 bool alloc_is_used(struct core *c, uint64_t logical, uint64_t len)
 {
-	struct bgroup *bg;
-	bool r = false;
+	uint64_t used, n;
 
-	glock_lock(&c->alloc.lock, GLOCK_WRITE);
-	bg = alloc_find_bg_locked(&c->alloc, logical);
-	if (bg && logical + len <= bg->start + bg->len) {
-		uint64_t s = (logical - bg->start) / SECT, n = (len + SECT - 1) / SECT;
-		r = range_count(bg->used, s, n) == n;
-	}
-	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
-	return r;
+	return used_sectors(c, logical, len, &used, &n) && used == n;
 }
 
 /* ---- blocks allocated in the running transaction ----------------------- */
 
-static size_t h64(uint64_t x, size_t cap)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	return (size_t)x & (cap - 1);
-}
-
-static int newset_grow(struct allocator *a)
-{
-	size_t cap = a->new_cap ? a->new_cap * 2 : 1024;
-	uint64_t *v = calloc(cap, 8);
-
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < a->new_cap; i++) {
-		uint64_t x = a->newset[i];
-		if (!x || x == 1)	/* 1 marks a deleted slot */
-			continue;
-		size_t j = h64(x, cap);
-		while (v[j])
-			j = (j + 1) & (cap - 1);
-		v[j] = x;
-	}
-	free(a->newset);
-	a->newset = v;
-	a->new_cap = cap;
-	return 0;
-}
-
 void alloc_note_new(struct core *c, uint64_t bytenr)
 {
-	struct allocator *a = &c->alloc;
-
-	glock_lock(&a->lock, GLOCK_WRITE);
-	if ((a->new_n + 1) * 2 > a->new_cap && newset_grow(a)) {
-		glock_unlock(&a->lock, GLOCK_WRITE);
-		return;		/* only costs reuse-at-once; the block stays pinned */
-	}
-	size_t j = h64(bytenr, a->new_cap);
-	while (a->newset[j] && a->newset[j] != bytenr)
-		j = (j + 1) & (a->new_cap - 1);
-	if (!a->newset[j]) {
-		a->newset[j] = bytenr;
-		a->new_n++;
-	}
-	glock_unlock(&a->lock, GLOCK_WRITE);
+	glock_lock(&c->alloc.lock, GLOCK_WRITE);
+	/* no memory: the block is only not noted, which costs reuse-at-once
+	 * (it stays pinned until the commit) */
+	(void)htable_set_add(&c->alloc.new_blocks, bytenr);
+	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
 }
 
 bool alloc_take_new(struct core *c, uint64_t bytenr)
 {
-	struct allocator *a = &c->alloc;
-	bool found = false;
+	bool found;
 
-	glock_lock(&a->lock, GLOCK_WRITE);
-	if (a->new_cap) {
-		size_t j = h64(bytenr, a->new_cap);
-		while (a->newset[j]) {
-			if (a->newset[j] == bytenr) {
-				a->newset[j] = 1;	/* tombstone keeps probe chains */
-				found = true;
-				break;
-			}
-			j = (j + 1) & (a->new_cap - 1);
-		}
-	}
-	glock_unlock(&a->lock, GLOCK_WRITE);
+	glock_lock(&c->alloc.lock, GLOCK_WRITE);
+	found = htable_set_take(&c->alloc.new_blocks, bytenr);
+	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
 	return found;
 }
 
 void alloc_clear_new(struct core *c)
 {
-	struct allocator *a = &c->alloc;
-
-	glock_lock(&a->lock, GLOCK_WRITE);
-	if (a->newset)
-		memset(a->newset, 0, a->new_cap * 8);
-	a->new_n = 0;
-	glock_unlock(&a->lock, GLOCK_WRITE);
+	glock_lock(&c->alloc.lock, GLOCK_WRITE);
+	htable_set_clear(&c->alloc.new_blocks);
+	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
 }
 
 void alloc_space(struct core *c, uint64_t type, uint64_t *total, uint64_t *free_b)

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
+#include "fs/base/htable.h"
 #include "fs/base/lock.h"
 
 struct bgroup {
@@ -39,9 +40,8 @@ struct allocator {
 	struct bgroup **bg;		/* sorted by start */
 	int n, cap;
 	/* Node blocks allocated in the running transaction (freeing one makes
-	 * it reusable at once).  Open addressing, 0 = empty. */
-	uint64_t *newset;
-	size_t new_cap, new_n;
+	 * it reusable at once), by bytenr; emptied at every commit. */
+	struct htable_set new_blocks;
 	uint64_t meta_cursor_bg;	/* hint: index of the last metadata bg used */
 };
 

@@ -907,7 +907,7 @@ void chunk_load_profiles(struct core *c)
 	chunk_for_each(c, note_profile, c);
 }
 
-/* ---- relocation (fs/services/volume.c) ------------------------------------------ */
+/* ---- relocation (driven by fs/services/volume_reloc.c) ------------------------ */
 
 static struct chunk *find_chunk_locked(struct core *c, uint64_t logical)
 {
@@ -939,7 +939,7 @@ int chunk_reloc_begin(struct core *c, uint64_t logical, uint64_t prof, const str
 		goto out;
 	}
 	if ((prof | ch->type) & BG_PARITY) {
-		/* the copy (fs/services/volume.c) moves stripe offsets 1:1 */
+		/* the copy (fs/services/volume_reloc.c) moves stripe offsets 1:1 */
 		ret = -EOPNOTSUPP;
 		goto out;
 	}

@@ -20,13 +20,14 @@ struct chunk_stripe {
 };
 
 /*
- * A chunk.  Relocation (balance, device removal; fs/services/volume.c) moves a
- * chunk to new stripes without changing its logical range, so no tree
- * changes: while the new stripes are filled they sit in new_stripes
- * (writes go to both sets, reads only to stripes); the switch makes them
- * the stripes and keeps the old ones in retired_stripes, still counted
- * as used device space, until the commit that records the switch is
- * durable (chunk_reloc_done).  All under the chunk map's lock.
+ * A chunk.  Relocation (fs/services/volume_reloc.c, for balance and device
+ * removal) moves a chunk to new stripes without changing its logical
+ * range, so no tree changes: while the new stripes are filled they sit
+ * in new_stripes (writes go to both sets, reads only to stripes); the
+ * switch makes them the stripes and keeps the old ones in
+ * retired_stripes, still counted as used device space, until the commit
+ * that records the switch is durable (chunk_reloc_done).  All under the
+ * chunk map's lock.
  */
 struct chunk {
 	uint64_t logical, length, type;
