@@ -63,10 +63,12 @@ int chunk_map_lookup_write(struct core *c, uint64_t logical, uint64_t len,
  * Relocation (fs/services/volume.c drives it, one at a time).  begin picks new
  * stripes of profile prof for the whole chunk at logical, on devices other
  * than `exclude` (NULL: any) and not marked removing: -ENOSPC when they do
- * not fit (*fit: the longest MiB multiple that would), -EINVAL when raid1
- * lacks devices.  A conversion to single or
- * raid1 keeps one old stripe where it can (out[0..*nkeep), already holding
- * the bytes): single then copies nothing, raid1 one new stripe.  switch (inside a transaction
+ * not fit (*fit: the longest MiB multiple that would), -EINVAL when the
+ * profile lacks devices.  A raid5/6 target takes as many stripes (up to
+ * 4) as leave the chunk whole rows (fewer when its length is not).  A
+ * conversion to single or raid1 from a mirrored profile keeps one old
+ * stripe where it can (out[0..*nkeep), already holding the bytes):
+ * single then copies nothing, raid1 one new stripe.  switch (inside a transaction
  * handle) makes them the chunk's stripes and rewrites its chunk item and
  * device extents; done (after the commit) frees the retired stripes;
  * abort forgets the new stripes.

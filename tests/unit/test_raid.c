@@ -16,6 +16,7 @@
 #include "fs/services/trim.h"
 #include "fs/services/volume.h"
 
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,8 +26,8 @@
 
 
 struct vol {
-	char img[4][256];
-	const char *devs[4];
+	char img[5][256];
+	const char *devs[5];
 	int n;
 };
 
@@ -175,6 +176,14 @@ static int populate(struct core *c, uint64_t *out)
 	}
 	free(b);
 	return ret ? ret : txn_commit(c, COMMIT_SYNC);
+}
+
+/* Every item populate() inserted reads back (no data extents). */
+static bool verify_all_items(struct core *c)
+{
+	int err;
+
+	return t_count_items(c, 0, NITEMS, &err) == NITEMS && !err;
 }
 
 /* Every item and every extent reads back right. */
@@ -1562,6 +1571,289 @@ out:
 	vol_rm(&v);
 }
 
+/* Extents of assorted lengths (whole rows, a padded last row, several
+ * MiB), each remembered with its seed, to read back after every move. */
+#define PX_MAX 512
+struct pset {
+	uint64_t l[PX_MAX], len[PX_MAX];
+	unsigned seed[PX_MAX];
+	int n, err;
+	struct core *c;
+	const int *stop;
+};
+
+static int pset_add(struct pset *ps, uint64_t len)
+{
+	int i = ps->n, ret;
+
+	if (i == PX_MAX)
+		return 0;
+	ps->len[i] = len;
+	ps->seed[i] = (unsigned)i * 13 + 5;
+	ret = put_extent(ps->c, len, ps->seed[i], &ps->l[i]);
+	if (!ret)
+		__atomic_store_n(&ps->n, i + 1, __ATOMIC_RELEASE);
+	return ret;
+}
+
+static int pset_fill(struct pset *ps, int n)
+{
+	static const uint64_t lens[] = { 4096, 5 * 4096, 64 << 10, 3 * 4096, 1 << 20, 7 * 4096,
+					  (2 << 20) + 4096, 12 << 10 };
+	int ret = 0;
+
+	for (int i = 0; i < n && !ret; i++)
+		ret = pset_add(ps, lens[ps->n % 8]);
+	return ret;
+}
+
+/* Every extent of ps reads back its bytes (checksums verified). */
+static bool pset_reads(struct pset *ps)
+{
+	int n = __atomic_load_n(&ps->n, __ATOMIC_ACQUIRE), bad = 0;
+
+	for (int i = 0; i < n; i++)
+		bad += !extent_reads(ps->c, ps->l[i], ps->len[i], ps->seed[i]);
+	if (bad)
+		printf("# %d of %d extents do not read back\n", bad, n);
+	return n > 0 && bad == 0;
+}
+
+/* A writer beside a balance: small extents until *stop. */
+static void *pset_writer(void *arg)
+{
+	struct pset *ps = arg;
+
+	while (!__atomic_load_n(ps->stop, __ATOMIC_ACQUIRE) && ps->n < PX_MAX - 8)
+		if ((ps->err = pset_fill(ps, 1)) != 0)
+			break;
+	return NULL;
+}
+
+/* Chunks of a type with stripes on a device (or missing ones: dev NULL). */
+struct on_dev { const struct dev *d; uint64_t type; int n; bool missing; };
+static int note_on_dev(const struct chunk *ch, void *arg)
+{
+	struct on_dev *o = arg;
+
+	for (int i = 0; i < ch->num_stripes; i++)
+		if ((ch->type & o->type) && (o->missing ? !ch->stripes[i].dev : ch->stripes[i].dev == o->d))
+			o->n++;
+	return 0;
+}
+
+/*
+ * raid5 and raid6 data moved in every direction on four devices, a
+ * writer running beside each balance: raid1 -> raid5 -> raid6 -> raid10
+ * -> raid5 -> single -> raid6 -> dup -> raid1, each step with every chunk
+ * in the new profile and every extent (old and written meanwhile) read
+ * back; extents written after a conversion to raid5/6 start on rows;
+ * metadata on raid5/6 refused; fsck clean at the end.
+ */
+static void parity_convert(void)
+{
+	struct vol v;
+	uint64_t sz[4] = { 384ull << 20, 384ull << 20, 384ull << 20, 384ull << 20 };
+	static const struct { uint64_t d; const char *name; } steps[] = {
+		{ CORE_PROFILE_RAID5, "raid1 -> raid5" },
+		{ CORE_PROFILE_RAID6, "raid5 -> raid6" },
+		{ CORE_PROFILE_RAID10, "raid6 -> raid10" },
+		{ CORE_PROFILE_RAID5, "raid10 -> raid5" },
+		{ CORE_PROFILE_SINGLE, "raid5 -> single" },
+		{ CORE_PROFILE_RAID6, "single -> raid6" },
+		{ CORE_PROFILE_DUP, "raid6 -> dup" },
+		{ CORE_PROFILE_RAID1, "dup -> raid1" },
+	};
+	struct pset *ps = calloc(1, sizeof(*ps));
+	struct core *c = NULL;
+	char msg[256], name[200];
+
+	MUST(ps ? 0 : -ENOMEM);
+	MUST(vol_make(&v, 4, sz));
+	MUST(vol_format(&v, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, NULL));
+	MUST(vol_open(&v, &c));
+	ps->c = c;
+	MUST(t_insert_items(c, 0, NITEMS, 100));
+	MUST(txn_commit(c, COMMIT_SYNC));
+	MUST(pset_fill(ps, 24));
+	CHECK("parity convert: -mconvert=raid5 is refused (metadata stays mirrored)",
+	      volume_balance_start(c, -1, (int64_t)CORE_PROFILE_RAID5, msg, sizeof(msg)) == -EINVAL &&
+	      strstr(msg, "metadata"));
+	for (size_t k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
+		int stop = 0, r;
+		pthread_t th;
+		bool writer;
+
+		ps->stop = &stop;
+		ps->err = 0;
+		writer = pthread_create(&th, NULL, pset_writer, ps) == 0;
+		r = volume_balance_start(c, (int64_t)steps[k].d, -1, msg, sizeof(msg));
+		if (!r)
+			r = balance_wait(c);
+		__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+		if (writer)
+			pthread_join(th, NULL);
+		if (r || ps->err) {
+			struct volume_balance_status bs;
+			volume_balance_status(c, &bs);
+			printf("# %s: %s (writer: %s)\n", steps[k].name, r ? bs.msg : "ok",
+			       strerror(-ps->err));
+		}
+		/* chunks the writer made meanwhile may still be of the old
+		 * profile: a second balance, with no writer, moves them */
+		if (!r)
+			r = volume_balance_start(c, (int64_t)steps[k].d, -1, msg, sizeof(msg));
+		if (!r)
+			r = balance_wait(c);
+		snprintf(name, sizeof(name), "convert %s beside a writer: every data chunk converted, "
+			 "every extent reads back (%d extents)", steps[k].name, ps->n);
+		CHECK(name, r == 0 && !ps->err && profiles_ok(c, steps[k].d, CORE_PROFILE_RAID1) &&
+		      pset_reads(ps) && verify_all_items(c));
+		if (steps[k].d & (CORE_PROFILE_RAID5 | CORE_PROFILE_RAID6)) {
+			int i = ps->n;
+			r = pset_fill(ps, 1);
+			snprintf(name, sizeof(name), "after %s: a new extent starts on a row and reads back",
+				 steps[k].name);
+			CHECK(name, r == 0 && chunk_row_bytes(c, ps->l[i]) > CORE_SECTORSIZE &&
+			      (ps->l[i] - chunk_of(c, ps->l[i]).start) % chunk_row_bytes(c, ps->l[i]) == 0 &&
+			      pset_reads(ps));
+		}
+	}
+	MUST(mount_close(c));
+	c = NULL;
+	CHECK_VFSCK("parity convert: fsck clean after every conversion", &v);
+	MUST(vol_open(&v, &c));
+	ps->c = c;
+	CHECK("parity convert: after a remount every extent reads back", pset_reads(ps));
+out:
+	if (c)
+		mount_close(c);
+	free(ps);
+	vol_rm(&v);
+}
+
+/*
+ * Device removal from a four-device raid5 volume: the chunks on it move
+ * to raid5 rows on the other three, every extent reads back; a second
+ * removal (two would be left) is refused with the profile named; the
+ * three devices left mount alone, fsck clean.
+ */
+static void parity_remove(void)
+{
+	struct vol v;
+	uint64_t sz[4] = { 96ull << 20, 96ull << 20, 96ull << 20, 96ull << 20 };
+	struct pset *ps = calloc(1, sizeof(*ps));
+	struct core *c = NULL;
+	char msg[512];
+
+	MUST(ps ? 0 : -ENOMEM);
+	MUST(vol_make(&v, 4, sz));
+	MUST(vol_format(&v, CORE_PROFILE_RAID5, CORE_PROFILE_RAID1, NULL));
+	MUST(vol_open(&v, &c));
+	ps->c = c;
+	MUST(t_insert_items(c, 0, NITEMS, 100));
+	MUST(txn_commit(c, COMMIT_SYNC));
+	MUST(pset_fill(ps, 32));
+	struct on_dev od = { c->devs[3], BG_DATA, 0, false };
+	chunk_for_each(c, note_on_dev, &od);
+	CHECK("raid5 remove: data chunks have a stripe on the device to remove", od.n > 0);
+	int r = volume_dev_remove(c, v.devs[3], msg, sizeof(msg));
+	if (r)
+		printf("# remove: %s\n", msg);
+	CHECK("raid5 remove: removing one of four devices moves its raid5 chunks",
+	      r == 0 && c->ndevs == 3 && profiles_ok(c, CORE_PROFILE_RAID5, CORE_PROFILE_RAID1));
+	CHECK("raid5 remove: every extent reads back", pset_reads(ps) && verify_all_items(c));
+	r = volume_dev_remove(c, v.devs[2], msg, sizeof(msg));
+	CHECK("raid5 remove: a second removal (2 would be left) is refused, naming raid5",
+	      r == -EINVAL && strstr(msg, "raid5") && c->ndevs == 3);
+	MUST(mount_close(c));
+	c = NULL;
+	v.n = 3;
+	MUST(vol_open(&v, &c));
+	ps->c = c;
+	CHECK("raid5 remove: the three devices left mount alone, every extent reads back",
+	      pset_reads(ps));
+	MUST(mount_close(c));
+	c = NULL;
+	CHECK_VFSCK("raid5 remove: fsck clean on the three devices", &v);
+out:
+	if (c)
+		mount_close(c);
+	v.n = 4;
+	free(ps);
+	vol_rm(&v);
+}
+
+/*
+ * Replace on a degraded raid6 mount: one device of four lost, mounted
+ * degraded, a new device added and the missing one removed (glassctl
+ * device replace missing NEW): every raid6 chunk has its four stripes
+ * present again, every extent reads back, and the new set of four
+ * devices mounts (not degraded) and passes fsck.
+ */
+static void parity_replace_missing(void)
+{
+	struct vol v;
+	uint64_t sz[5] = { 96ull << 20, 96ull << 20, 96ull << 20, 96ull << 20, 96ull << 20 };
+	struct pset *ps = calloc(1, sizeof(*ps));
+	struct core *c = NULL;
+	struct core_opts o;
+	const char *left[4];
+	char msg[512];
+	int r;
+
+	MUST(ps ? 0 : -ENOMEM);
+	MUST(vol_make(&v, 5, sz));
+	v.n = 4;
+	MUST(vol_format(&v, CORE_PROFILE_RAID6, CORE_PROFILE_RAID1, NULL));
+	MUST(vol_open(&v, &c));
+	ps->c = c;
+	MUST(t_insert_items(c, 0, NITEMS, 100));
+	MUST(txn_commit(c, COMMIT_SYNC));
+	MUST(pset_fill(ps, 24));
+	MUST(mount_close(c));
+	c = NULL;
+	left[0] = v.devs[0], left[1] = v.devs[1], left[2] = v.devs[3];
+	core_opts_default(&o);
+	o.commit_interval_s = 3600;
+	o.degraded = true;
+	MUST(mount_open(left, 3, &o, &c));
+	ps->c = c;
+	CHECK("raid6 replace: degraded (one of four missing), every extent reads back", pset_reads(ps));
+	r = volume_dev_add(c, v.devs[4], msg, sizeof(msg));
+	if (!r)
+		r = volume_dev_remove(c, "missing", msg, sizeof(msg));
+	if (r)
+		printf("# replace missing: %s\n", msg);
+	struct on_dev od = { NULL, BG_DATA | BG_METADATA | BG_SYSTEM, 0, true };
+	chunk_for_each(c, note_on_dev, &od);
+	CHECK("raid6 replace: add NEW, remove missing: no stripe left on the missing device",
+	      r == 0 && od.n == 0 && c->ndevs == 4 && profiles_ok(c, CORE_PROFILE_RAID6, CORE_PROFILE_RAID1));
+	CHECK("raid6 replace: every extent reads back", pset_reads(ps) && verify_all_items(c));
+	MUST(mount_close(c));
+	c = NULL;
+	left[2] = v.devs[3], left[3] = v.devs[4];
+	MUST(vol_open(&(struct vol){ .devs = { left[0], left[1], left[2], left[3] }, .n = 4 }, &c));
+	ps->c = c;
+	CHECK("raid6 replace: the new set of four mounts (not degraded), every extent reads back",
+	      pset_reads(ps));
+	MUST(mount_close(c));
+	c = NULL;
+	{
+		struct vol nv = v;
+		nv.devs[2] = v.devs[3];
+		nv.devs[3] = v.devs[4];
+		nv.n = 4;
+		CHECK_VFSCK("raid6 replace: fsck clean on the new set", &nv);
+	}
+out:
+	if (c)
+		mount_close(c);
+	v.n = 5;
+	free(ps);
+	vol_rm(&v);
+}
+
 int main(void)
 {
 	t_seed_init();
@@ -1589,5 +1881,8 @@ int main(void)
 	stale_striped("raid6 resync", 4, CORE_PROFILE_RAID6, CORE_PROFILE_RAID1, 0);
 	volume_ops();
 	raid10_convert();
+	parity_convert();
+	parity_remove();
+	parity_replace_missing();
 	return fails ? 1 : 0;
 }
