@@ -23,12 +23,16 @@ static int convert_fits(struct core *c, const struct volume *v, const struct chu
 	uint64_t need = 0, have = chunk_unallocated(c);
 
 	for (int i = 0; i < l->n; i++) {
-		uint64_t type = l->v[i].type, cur = type & BG_PROFILE_MASK;
+		uint64_t type = l->v[i].type, cur = type & BG_PROFILE_MASK, nn, nd, cn, cd;
 		int64_t conv = (type & BG_DATA) ? v->dconv : v->mconv;
-		int more = conv < 0 ? 0 : profile_copies((uint64_t)conv) - profile_copies(cur);
 
-		if (more > 0)
-			need += l->v[i].length * (uint64_t)more;
+		if (conv < 0)
+			continue;
+		/* device bytes per logical byte, new and now (raid5/6: n / (n - p)) */
+		chunk_profile_ratio(c, (uint64_t)conv, &nn, &nd);
+		chunk_profile_ratio(c, cur, &cn, &cd);
+		if (nn * cd > cn * nd)
+			need += l->v[i].length * (nn * cd - cn * nd) / (nd * cd);
 	}
 	if (need <= have)
 		return 0;

@@ -44,6 +44,25 @@ static uint64_t row_width(uint64_t type, int num_stripes)
 	       (type & BG_PARITY) ? (uint64_t)(num_stripes - chunk_parity_count(type)) : 1;
 }
 
+void chunk_profile_ratio(struct core *c, uint64_t prof, uint64_t *num, uint64_t *den)
+{
+	int n = 0;
+
+	for (int i = 0; i < c->ndevs; i++)
+		n += !c->devs[i]->removing;
+	if (n > CHUNK_MAX_STRIPES)
+		n = CHUNK_MAX_STRIPES;
+	if ((prof & BG_PARITY) && n < profile_min_devs(prof))
+		prof = n >= 2 ? BG_RAID1 : 0;	/* chunk_map_create's degraded choice */
+	if (prof & BG_PARITY) {
+		*num = (uint64_t)n;
+		*den = (uint64_t)(n - chunk_parity_count(prof));
+	} else {
+		*num = (uint64_t)profile_copies(prof);
+		*den = 1;
+	}
+}
+
 int chunk_parity_count(uint64_t type)
 {
 	return (type & BG_RAID6) ? 2 : (type & BG_RAID5) ? 1 : 0;

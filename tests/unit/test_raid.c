@@ -15,6 +15,8 @@
 #include "fs/services/scrub.h"
 #include "fs/services/trim.h"
 #include "fs/services/volume.h"
+#include "fs/services/volinfo.h"
+#include "fs/format/ioctl.h"
 
 #include <pthread.h>
 #include <sys/stat.h>
@@ -1854,6 +1856,68 @@ out:
 	vol_rm(&v);
 }
 
+/*
+ * Space counted with each profile's real ratio of device bytes to
+ * logical bytes: raid5 on three devices 3/2, raid6 on four 2/1, raid10
+ * on four 2/1 (filesystem usage's data ratio: the devices' data bytes
+ * over the data block groups' size), and statfs's free space the
+ * unallocated bytes times (n - p) / n for raid5/6, not a half.
+ */
+static void usage_ratio(void)
+{
+	static const struct { int n; uint64_t d; uint64_t num, den; const char *name; } cs[] = {
+		{ 3, CORE_PROFILE_RAID5, 3, 2, "raid5 on 3 devices" },
+		{ 4, CORE_PROFILE_RAID5, 4, 3, "raid5 on 4 devices" },
+		{ 4, CORE_PROFILE_RAID6, 2, 1, "raid6 on 4 devices" },
+		{ 4, CORE_PROFILE_RAID10, 2, 1, "raid10 on 4 devices" },
+	};
+	uint64_t sz[4] = { 192ull << 20, 192ull << 20, 192ull << 20, 192ull << 20 };
+	struct glassfs_ioc_fs_info *o = calloc(1, sizeof(*o));
+	struct core *c = NULL;
+	struct vol v;
+	char name[200];
+
+	MUST(o ? 0 : -ENOMEM);
+	for (size_t k = 0; k < sizeof(cs) / sizeof(cs[0]); k++) {
+		uint64_t dalloc = 0, dsize = 0, dt, df, keep, unalloc, want;
+		struct core_space sp;
+
+		MUST(vol_make(&v, cs[k].n, sz));
+		MUST(vol_format(&v, cs[k].d, CORE_PROFILE_RAID1, NULL));
+		MUST(vol_open(&v, &c));
+		MUST(volinfo_get(c, o, false));
+		for (uint32_t i = 0; i < o->ndevs; i++)
+			dalloc += o->dev[i].alloc[0];
+		for (uint32_t i = 0; i < o->nspaces; i++)
+			if (o->space[i].flags & BG_DATA)
+				dsize += o->space[i].size;
+		snprintf(name, sizeof(name), "%s: device data bytes / data size = %llu/%llu "
+			 "(filesystem usage's data ratio)", cs[k].name, (unsigned long long)cs[k].num,
+			 (unsigned long long)cs[k].den);
+		CHECK(name, dsize > 0 && dalloc * cs[k].den == dsize * cs[k].num);
+		mount_space(c, &sp);
+		alloc_space(c, BG_DATA, &dt, &df);
+		unalloc = chunk_unallocated(c);
+		keep = chunk_default_size(c, BG_METADATA);
+		want = df + (unalloc > keep ? unalloc - keep : 0) / cs[k].num * cs[k].den;
+		snprintf(name, sizeof(name), "%s: statfs free = free data + unallocated * %llu/%llu",
+			 cs[k].name, (unsigned long long)cs[k].den, (unsigned long long)cs[k].num);
+		CHECK(name, sp.free_bytes == want);
+		if (sp.free_bytes != want)
+			printf("# free %llu, want %llu\n", (unsigned long long)sp.free_bytes,
+			       (unsigned long long)want);
+		MUST(mount_close(c));
+		c = NULL;
+		vol_rm(&v);
+	}
+out:
+	if (c) {
+		mount_close(c);
+		vol_rm(&v);
+	}
+	free(o);
+}
+
 int main(void)
 {
 	t_seed_init();
@@ -1884,5 +1948,6 @@ int main(void)
 	parity_convert();
 	parity_remove();
 	parity_replace_missing();
+	usage_ratio();
 	return fails ? 1 : 0;
 }
