@@ -28,8 +28,8 @@
 
 
 struct vol {
-	char img[5][256];
-	const char *devs[5];
+	char img[6][256];
+	const char *devs[6];
 	int n;
 };
 
@@ -2008,6 +2008,95 @@ out:
 	vol_rm(&v);
 }
 
+/*
+ * raid6 with two of its four devices lost (two that leave a copy of the
+ * raid1 metadata), mounted degraded: two new devices added and the
+ * missing ones removed — every raid6 row rebuilt from two columns of
+ * four and written whole onto four present devices; every extent reads
+ * back, the new set mounts without degraded and passes fsck.
+ */
+static void parity_replace_two(void)
+{
+	struct vol v;
+	uint64_t sz[6] = { 96ull << 20, 96ull << 20, 96ull << 20, 96ull << 20, 96ull << 20, 96ull << 20 };
+	struct mirror_masks mm = { &v, { 0 }, 0 };
+	struct pset *ps = calloc(1, sizeof(*ps));
+	struct core *c = NULL;
+	struct core_opts o;
+	const char *left[4];
+	unsigned lose = 0;
+	char msg[512];
+	int r;
+
+	MUST(ps ? 0 : -ENOMEM);
+	MUST(vol_make(&v, 6, sz));
+	v.n = 4;
+	MUST(vol_format(&v, CORE_PROFILE_RAID6, CORE_PROFILE_RAID1, NULL));
+	MUST(vol_open(&v, &c));
+	ps->c = c;
+	MUST(t_insert_items(c, 0, NITEMS, 100));
+	MUST(txn_commit(c, COMMIT_SYNC));
+	MUST(pset_fill(ps, 24));
+	chunk_for_each(c, note_mirror, &mm);
+	MUST(mount_close(c));
+	c = NULL;
+	for (unsigned m = 1; m < 16 && !lose; m++) {
+		bool meta = __builtin_popcount(m) == 2;
+		for (int i = 0; i < mm.n && meta; i++)
+			meta = (mm.m[i] & ~m) != 0;
+		if (meta)
+			lose = m;
+	}
+	if (!lose) {
+		printf("SKIP: raid6 replace two: every pair of devices holds a whole metadata chunk\n");
+		goto out;
+	}
+	int n = 0;
+	for (int k = 0; k < 4; k++)
+		if (!(lose & (1u << k)))
+			left[n++] = v.devs[k];
+	core_opts_default(&o);
+	o.commit_interval_s = 3600;
+	o.degraded = true;
+	MUST(mount_open(left, 2, &o, &c));
+	ps->c = c;
+	CHECK("raid6 replace two: two of four missing, every extent reads back", pset_reads(ps));
+	r = volume_dev_add(c, v.devs[4], msg, sizeof(msg));
+	if (!r)
+		r = volume_dev_add(c, v.devs[5], msg, sizeof(msg));
+	if (!r)
+		r = volume_dev_remove(c, "missing", msg, sizeof(msg));
+	if (r)
+		printf("# replace two missing: %s\n", msg);
+	struct on_dev od = { NULL, BG_DATA | BG_METADATA | BG_SYSTEM, 0, true };
+	chunk_for_each(c, note_on_dev, &od);
+	CHECK("raid6 replace two: add two, remove missing: every chunk on present devices, data raid6",
+	      r == 0 && od.n == 0 && c->ndevs == 4 && profiles_ok(c, CORE_PROFILE_RAID6, CORE_PROFILE_RAID1));
+	CHECK("raid6 replace two: every extent and item reads back", pset_reads(ps) && verify_all_items(c));
+	MUST(mount_close(c));
+	c = NULL;
+	left[2] = v.devs[4], left[3] = v.devs[5];
+	{
+		struct vol nv = v;
+		for (int k = 0; k < 4; k++)
+			nv.devs[k] = left[k];
+		nv.n = 4;
+		MUST(vol_open(&nv, &c));
+		ps->c = c;
+		CHECK("raid6 replace two: the new set of four mounts (not degraded), every extent reads back",
+		      pset_reads(ps));
+		MUST(mount_close(c));
+		c = NULL;
+		CHECK_VFSCK("raid6 replace two: fsck clean on the new set", &nv);
+	}
+out:
+	if (c)
+		mount_close(c);
+	v.n = 6;
+	free(ps);
+	vol_rm(&v);
+}
+
 int main(void)
 {
 	t_seed_init();
@@ -2038,6 +2127,7 @@ int main(void)
 	parity_convert();
 	parity_remove();
 	parity_replace_missing();
+	parity_replace_two();
 	usage_ratio();
 	parity_trim();
 	return fails ? 1 : 0;
