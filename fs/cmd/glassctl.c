@@ -224,7 +224,7 @@ static void print_scrub(const struct glassfs_ioc_scrub *s, bool json)
 		       "\"rate_bytes_per_s\": %llu, \"rate_limit\": %llu, "
 		       "\"corrected_bytes\": %llu, \"uncorrectable_bytes\": %llu, "
 		       "\"meta_errors\": %llu, \"data_errors\": %llu, \"read_errors\": %llu, "
-		       "\"nodes\": %llu, \"extents\": %llu}\n",
+		       "\"parity_errors\": %llu, \"nodes\": %llu, \"extents\": %llu}\n",
 		       scrub_state(s), s->result,
 		       !s->running && s->started && s->result && s->result != -ECANCELED ?
 		       strerror(-s->result) : "", s->started, (long long)s->start_time, secs,
@@ -234,7 +234,8 @@ static void print_scrub(const struct glassfs_ioc_scrub *s, bool json)
 		       (unsigned long long)s->rate_bytes_per_s,
 		       (unsigned long long)s->corrected_bytes, (unsigned long long)s->uncorrectable_bytes,
 		       (unsigned long long)s->meta_errors, (unsigned long long)s->data_errors,
-		       (unsigned long long)s->read_errors, (unsigned long long)s->nodes,
+		       (unsigned long long)s->read_errors, (unsigned long long)s->parity_errors,
+		       (unsigned long long)s->nodes,
 		       (unsigned long long)s->extents);
 		return;
 	}
@@ -261,7 +262,7 @@ static void print_scrub(const struct glassfs_ioc_scrub *s, bool json)
 	if (s->rate_bytes_per_s)
 		printf(" (limit %s/s)", progress_size(s->rate_bytes_per_s, a, sizeof(a)));
 	printf("\n");
-	if (!s->meta_errors && !s->data_errors && !s->read_errors) {
+	if (!s->meta_errors && !s->data_errors && !s->read_errors && !s->parity_errors) {
 		printf("Error summary:    no errors found\n");
 		return;
 	}
@@ -272,6 +273,8 @@ static void print_scrub(const struct glassfs_ioc_scrub *s, bool json)
 		printf(" csum=%llu", (unsigned long long)s->data_errors);
 	if (s->meta_errors)
 		printf(" verify=%llu", (unsigned long long)s->meta_errors);
+	if (s->parity_errors)	/* raid5/6: P or Q disagreeing with its row's data */
+		printf(" parity=%llu", (unsigned long long)s->parity_errors);
 	printf("\n  Corrected:      %s\n  Uncorrectable:  %s\n",
 	       progress_size(s->corrected_bytes, a, sizeof(a)),
 	       progress_size(s->uncorrectable_bytes, b, sizeof(b)));

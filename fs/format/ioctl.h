@@ -56,6 +56,7 @@ struct glassfs_ioc_scrub {
 	uint64_t total_check_bytes;	/* every copy of total_bytes: checked_bytes' unit */
 	int64_t start_time;		/* wall clock (s) of the last start */
 	uint64_t duration_ns;		/* of the last scrub, or so far */
+	uint64_t parity_errors;		/* raid5/6 parity sectors disagreeing with their row */
 };
 
 /* Batch trim (trim_batch): minlen in, trimmed bytes out. */

@@ -577,7 +577,11 @@ void mount_space(struct core *c, struct core_space *s)
 	uint64_t keep = chunk_default_size(c, BG_METADATA);
 	uint64_t for_data = unalloc > keep ? unalloc - keep : 0;
 
-	for_data /= (uint64_t)profile_copies(c->profile[core_type_index(BG_DATA)]);
+	uint64_t num, den;
+
+	/* raid5/6: (n - p) / n of it holds data, not a half */
+	chunk_profile_ratio(c, c->profile[core_type_index(BG_DATA)], &num, &den);
+	for_data = for_data / num * den;
 
 	alloc_space(c, BG_DATA, &dt, &df);
 	s->total_bytes = 0;

@@ -28,14 +28,13 @@ int trim_batch(struct core *c, uint64_t minlen, uint64_t *trimmed)
 	 * it is discarded, so nothing is written there meanwhile */
 	while (alloc_trim_take(c, from, 64ull << 20, &l, &len)) {
 		if (len >= minlen) {
-			if (discard_issue(c, l, len) == -EOPNOTSUPP) {
+			/* device bytes: every copy; raid5/6 the whole rows
+			 * inside the range on every stripe (discard.c) */
+			if (discard_issue_bytes(c, l, len, &done) == -EOPNOTSUPP) {
 				alloc_release(c, l, len);
 				ret = -EOPNOTSUPP;
 				break;
 			}
-			int ncp = chunk_map_lookup(c, l, chunk_map_piece(c, l, len),
-					(struct chunk_copy[CHUNK_MAX_STRIPES]){ 0 }, NULL);
-			done += ncp > 0 ? len * (uint64_t)ncp : 0;	/* raid5/6: not discarded */
 		}
 		alloc_release(c, l, len);
 		from = l + len;

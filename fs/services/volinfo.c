@@ -57,9 +57,11 @@ static int note_dev_item(struct core *c, const struct key *k, const void *item, 
 static void add_stripes(struct glassfs_ioc_fs_info *o, const struct chunk_stripe *st, int n,
 			uint64_t type, uint64_t length)
 {
-	/* raid0 spreads the chunk over its stripes; every other profile keeps
-	 * the whole chunk on each stripe */
-	uint64_t per = (type & BG_RAID0) && n ? length / (uint64_t)n : length;
+	/* device bytes of each stripe: raid0 spreads the chunk over its
+	 * stripes, raid10 over its pairs, raid5/6 over its data columns;
+	 * single, dup and raid1 keep the whole chunk on each stripe */
+	uint64_t per = !n ? 0 : (type & BG_RAID0) ? length / (uint64_t)n :
+		       chunk_stripe_span(type, n, length);
 
 	for (int i = 0; i < n; i++) {
 		struct glassfs_dev_info *d = by_id(o, st[i].devid);
@@ -97,7 +99,7 @@ static int note_chunk(const struct chunk *ch, void *arg)
 	add_stripes(o, ch->stripes, ch->num_stripes, ch->type, ch->length);
 	/* stripes being filled or kept until a commit take device space too */
 	add_stripes(o, ch->new_stripes, ch->num_new, ch->new_type, ch->length);
-	add_stripes(o, ch->retired_stripes, ch->num_retired, ch->type, ch->length);
+	add_stripes(o, ch->retired_stripes, ch->num_retired, ch->retired_type, ch->length);
 	return 0;
 }
 

@@ -23,12 +23,16 @@ static int convert_fits(struct core *c, const struct volume *v, const struct chu
 	uint64_t need = 0, have = chunk_unallocated(c);
 
 	for (int i = 0; i < l->n; i++) {
-		uint64_t type = l->v[i].type, cur = type & BG_PROFILE_MASK;
+		uint64_t type = l->v[i].type, cur = type & BG_PROFILE_MASK, nn, nd, cn, cd;
 		int64_t conv = (type & BG_DATA) ? v->dconv : v->mconv;
-		int more = conv < 0 ? 0 : profile_copies((uint64_t)conv) - profile_copies(cur);
 
-		if (more > 0)
-			need += l->v[i].length * (uint64_t)more;
+		if (conv < 0)
+			continue;
+		/* device bytes per logical byte, new and now (raid5/6: n / (n - p)) */
+		chunk_profile_ratio(c, (uint64_t)conv, &nn, &nd);
+		chunk_profile_ratio(c, cur, &cn, &cd);
+		if (nn * cd > cn * nd)
+			need += l->v[i].length * (nn * cd - cn * nd) / (nd * cd);
 	}
 	if (need <= have)
 		return 0;
@@ -98,10 +102,15 @@ int volume_balance_start(struct core *c, int64_t dconv, int64_t mconv, char *msg
 
 	for (int i = 0; i < 2; i++) {
 		int64_t p = i ? mconv : dconv;
-		if (p >= 0 && ((uint64_t)p & ~(BG_RAID1 | BG_DUP | BG_RAID10)))
-			return volume_say(c, -EINVAL, msg, mlen, "unsupported profile %lld%s", (long long)p,
-				   ((uint64_t)p & (BG_RAID5 | BG_RAID6)) ?
-				   " (raid5 and raid6 chunks are not relocated yet)" : "");
+		if (p >= 0 && ((uint64_t)p & ~(BG_RAID1 | BG_DUP | BG_RAID10 | BG_PARITY)))
+			return volume_say(c, -EINVAL, msg, mlen, "unsupported profile %lld", (long long)p);
+		if (p >= 0 && i && ((uint64_t)p & BG_PARITY))
+			/* nodes and fsync-log segments are not written as whole
+			 * rows (fs/store/parity.c): mkfs refuses it too */
+			return volume_say(c, -EINVAL, msg, mlen,
+				   "metadata cannot be %s (nodes are not written as whole rows): "
+				   "keep it mirrored (-mconvert=raid1|raid10|dup)",
+				   core_profile_name((uint64_t)p));
 		if (p >= 0 && volume_usable_devs(c, NULL) < profile_min_devs((uint64_t)p))
 			return volume_say(c, -EINVAL, msg, mlen,
 				   "cannot convert %s to %s: it needs %d devices, the volume has %d",

@@ -10,6 +10,7 @@
 #include "fs/store/alloc.h"
 #include "fs/store/chunk.h"
 #include "fs/store/dev.h"
+#include "fs/store/parity.h"
 #include "fs/trees/data.h"
 #include "fs/txn/txn.h"
 #include "fs/base/crc32c.h"
@@ -87,9 +88,93 @@ static void mend_segment(struct core *c, uint8_t *buf, uint64_t logical, uint64_
 }
 
 /*
+ * Read [logical, +n) of a chunk into buf as it stands: a raid5/6 chunk
+ * through parity_read (columns a missing or failing device holds, or
+ * failing their checksum, rebuilt and verified); any other piece by
+ * piece (a raid10 source: one element each) from any readable copy,
+ * mended block by block from the others (mend_segment).  Caller holds
+ * c->reloc_lock for writing.
+ */
+static int reloc_read(struct core *c, uint64_t logical, uint64_t n, uint8_t *buf, bool meta,
+		      bool parity, const uint32_t *exp, const uint8_t *have)
+{
+	int ret = 0;
+
+	if (parity)
+		return parity_read(c, logical, n, buf, exp, have);
+	for (uint64_t p = 0, m; p < n && !ret; p += m) {
+		struct chunk_copy cp[CHUNK_MAX_STRIPES];
+		int ncp, from = -1;
+
+		m = chunk_map_piece(c, logical + p, n - p);
+		ncp = chunk_map_lookup(c, logical + p, m, cp, NULL);
+		ret = ncp < 0 ? ncp : -EIO;
+		for (int i = 0; i < ncp; i++) {
+			ret = dev_read(cp[i].dev, cp[i].physical, buf + p, m);
+			if (!ret) {
+				from = i;
+				break;
+			}
+			core_log(c, "relocation: read error on %s at %llu: %s%s", cp[i].dev->path,
+				 (unsigned long long)cp[i].physical, strerror(-ret),
+				 i + 1 < ncp ? ", trying the next copy" : "");
+		}
+		if (!ret && ncp > 1)
+			mend_segment(c, buf + p, logical + p, m, meta, cp, ncp, from,
+				     exp ? exp + p / CORE_SECTORSIZE : NULL,
+				     have ? have + p / CORE_SECTORSIZE : NULL);
+	}
+	return ret;
+}
+
+/*
+ * Write [off, +n) of the chunk (buf) to its new stripes ns: a raid5/6
+ * target as whole fresh rows with their parity (g; off starts a row and
+ * n is whole rows), else each piece (a raid10 target: one element) to
+ * the stripes holding it, but a kept stripe, which holds it already.
+ */
+static int reloc_write(struct core *c, uint64_t off, uint64_t n, const uint8_t *buf,
+		       const struct chunk_stripe *ns, int nn, int nkeep, uint64_t new_type,
+		       const struct chunk_geom *g)
+{
+	int ret = 0;
+
+	if (new_type & BG_PARITY) {
+		ret = parity_write_geom(c, g, off, buf, n);
+		if (ret)
+			core_log(c, "relocation: writing rows of chunk %llu at +%llu: %s",
+				 (unsigned long long)g->logical, (unsigned long long)off, strerror(-ret));
+		return ret;
+	}
+	for (uint64_t p = 0, m; p < n && !ret; p += m) {
+		int idx[CHUNK_MAX_STRIPES], ni;
+		uint64_t devoff;
+
+		m = n - p;
+		if ((new_type & BG_RAID10) && m > CHUNK_STRIPE_LEN - (off + p) % CHUNK_STRIPE_LEN)
+			m = CHUNK_STRIPE_LEN - (off + p) % CHUNK_STRIPE_LEN;
+		ni = chunk_stripe_map(new_type, nn, off + p, m, idx, &devoff);
+		if (ni < 0)
+			return -EINVAL;
+		for (int k = 0; !ret && k < ni; k++) {
+			const struct chunk_stripe *st = &ns[idx[k]];
+			if (idx[k] < nkeep)
+				continue;	/* kept: holds the bytes already */
+			ret = dev_write(st->dev, st->physical + devoff, buf + p, m);
+			if (ret)
+				core_log(c, "relocation: write error on %s at %llu: %s",
+					 st->dev->path, (unsigned long long)(st->physical + devoff),
+					 strerror(-ret));
+		}
+	}
+	return ret;
+}
+
+/*
  * Copy [logical, +len) of one chunk to its new stripes, segment by
- * segment; each segment is read from any readable old copy and mended
- * block by block from the others (mend_segment).  Returns 0,
+ * segment (reloc_read, reloc_write).  A raid5/6 target takes segments
+ * of whole rows (len is whole rows: chunk_reloc_begin picked the stripe
+ * count so), each row written once, fresh, with its parity.  Returns 0,
  * -ECANCELED when *cancel was set, or the I/O error.
  */
 static int reloc_copy(struct core *c, uint64_t logical, uint64_t len, uint64_t type,
@@ -98,12 +183,25 @@ static int reloc_copy(struct core *c, uint64_t logical, uint64_t len, uint64_t t
 {
 	uint32_t nsect = (uint32_t)(VOLUME_SEG / CORE_SECTORSIZE);
 	bool meta = !(type & BG_DATA);
+	struct chunk_geom g = { 0 };
+	uint64_t seg = VOLUME_SEG;
 	uint32_t *exp = NULL;
 	uint8_t *buf, *have = NULL;
 	int ret = 0;
 
 	if (nn == nkeep)
 		return 0;	/* a kept stripe only: nothing to copy */
+	if (new_type & BG_PARITY) {
+		g = (struct chunk_geom){ .logical = logical, .length = len, .type = new_type,
+					 .num_stripes = nn, .nparity = chunk_parity_count(new_type) };
+		g.ndata = nn - g.nparity;
+		for (int i = 0; i < nn; i++)
+			g.stripes[i] = (struct chunk_copy){ ns[i].dev, ns[i].physical };
+		seg = VOLUME_SEG / ((uint64_t)g.ndata * CORE_SECTORSIZE) *
+		      ((uint64_t)g.ndata * CORE_SECTORSIZE);
+		if (g.ndata < 2 || len % ((uint64_t)g.ndata * CORE_SECTORSIZE))
+			return -EINVAL;	/* chunk_reloc_begin picks whole rows */
+	}
 	buf = aligned_alloc(4096, VOLUME_SEG);
 	if (!meta) {
 		exp = calloc(nsect, sizeof(*exp));
@@ -116,20 +214,7 @@ static int reloc_copy(struct core *c, uint64_t logical, uint64_t len, uint64_t t
 		return -ENOMEM;
 	}
 	for (uint64_t off = 0, n = 0; off < len && !ret; off += n) {
-		struct chunk_copy cp[CHUNK_MAX_STRIPES];
-		int ncp, from = -1, idx[CHUNK_MAX_STRIPES], ni;
-		uint64_t devoff;
-
-		n = len - off < VOLUME_SEG ? len - off : VOLUME_SEG;
-		n = chunk_map_piece(c, logical + off, n);	/* a raid10 source: one element */
-		if ((new_type & BG_RAID10) && n > CHUNK_STRIPE_LEN - off % CHUNK_STRIPE_LEN)
-			n = CHUNK_STRIPE_LEN - off % CHUNK_STRIPE_LEN;	/* a raid10 target too */
-		ni = chunk_stripe_map(new_type, nn, off, n, idx, &devoff);
-		if (ni < 0) {
-			ret = -EINVAL;
-			break;
-		}
-
+		n = len - off < seg ? len - off : seg;
 		if (cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED)) {
 			ret = -ECANCELED;
 			break;
@@ -141,30 +226,9 @@ static int reloc_copy(struct core *c, uint64_t logical, uint64_t len, uint64_t t
 					     exp, have))
 			memset(have, 0, nsect);	/* unverified: copied as read */
 		glock_write(&c->reloc_lock);
-		ncp = chunk_map_lookup(c, logical + off, n, cp, NULL);
-		ret = ncp < 0 ? ncp : -EIO;
-		for (int i = 0; i < ncp; i++) {
-			ret = dev_read(cp[i].dev, cp[i].physical, buf, n);
-			if (!ret) {
-				from = i;
-				break;
-			}
-			core_log(c, "relocation: read error on %s at %llu: %s%s", cp[i].dev->path,
-				 (unsigned long long)cp[i].physical, strerror(-ret),
-				 i + 1 < ncp ? ", trying the next copy" : "");
-		}
-		if (!ret && ncp > 1)
-			mend_segment(c, buf, logical + off, n, meta, cp, ncp, from, exp, have);
-		for (int k = 0; !ret && k < ni; k++) {
-			const struct chunk_stripe *st = &ns[idx[k]];
-			if (idx[k] < nkeep)
-				continue;	/* kept: holds the bytes already */
-			ret = dev_write(st->dev, st->physical + devoff, buf, n);
-			if (ret)
-				core_log(c, "relocation: write error on %s at %llu: %s",
-					 st->dev->path, (unsigned long long)(st->physical + devoff),
-					 strerror(-ret));
-		}
+		ret = reloc_read(c, logical + off, n, buf, meta, (type & BG_PARITY) != 0, exp, have);
+		if (!ret)
+			ret = reloc_write(c, off, n, buf, ns, nn, nkeep, new_type, &g);
 		glock_write_unlock(&c->reloc_lock);
 		if (!ret && c->vol)	/* progress by bytes (volume_op_plan) */
 			__atomic_fetch_add(&c->vol->bytes_done, n, __ATOMIC_RELAXED);
@@ -191,16 +255,38 @@ static int relocate_one(struct core *c, uint64_t logical, uint64_t old_type, uin
 	uint64_t t0 = glock_now_ns();
 	struct txn *t = NULL;
 	int nn = 0, nkeep = 0, ret;
+	/*
+	 * To or from raid5/6: whole rows are copied with no writer beside
+	 * the copy (a mirrored copy takes writes on both stripe sets, a row
+	 * cannot).  The block group takes no new extents and fills no
+	 * preallocated range in place (data_overwrite_ok) meanwhile, and a
+	 * commit first lets every write begun before that land: the
+	 * handles that reserved space or chose to write in place end before
+	 * it does.
+	 */
+	bool rows = ((old_type | prof) & BG_PARITY) != 0;
 
+	if (rows) {
+		ret = alloc_set_readonly(c, logical, true);
+		if (!ret)
+			ret = txn_commit(c, COMMIT_OTHER);
+		if (ret) {
+			alloc_set_readonly(c, logical, false);
+			return volume_say(c, ret, msg, mlen, "chunk %llu: stopping its allocations: %s",
+				   (unsigned long long)logical, strerror(-ret));
+		}
+	}
 	/* exclusive: writes in flight finish, later ones see the new stripes */
 	glock_write(&c->reloc_lock);
 	ret = chunk_reloc_begin(c, logical, prof, exclude, ns, &nn, &nkeep, len, fit);
 	glock_write_unlock(&c->reloc_lock);
+	if (ret && rows)
+		alloc_set_readonly(c, logical, false);
 	if (ret == -ENOSPC)
 		return 1;
 	if (ret == -EINVAL)
-		return volume_say(c, ret, msg, mlen, "raid1 needs at least 2 devices to place chunk %llu on",
-			   (unsigned long long)logical);
+		return volume_say(c, ret, msg, mlen, "%s needs at least %d devices to place chunk %llu on",
+			   core_profile_name(prof), profile_min_devs(prof), (unsigned long long)logical);
 	if (ret)
 		return volume_say(c, ret, msg, mlen, "chunk %llu: %s", (unsigned long long)logical,
 			   strerror(-ret));
@@ -218,6 +304,8 @@ static int relocate_one(struct core *c, uint64_t logical, uint64_t old_type, uin
 	} else {
 		chunk_reloc_abort(c, logical);
 	}
+	if (rows)	/* open again, rows of the profile it has now */
+		alloc_set_readonly(c, logical, false);
 	if (PROBE_ON(BALANCE_CHUNK))
 		GLASSFS_BALANCE_CHUNK(logical, *len, old_type, (old_type & BG_TYPE_MASK) | prof, ret,
 				      glock_now_ns() - t0);
@@ -256,8 +344,13 @@ static int split_to_fit(struct core *c, uint64_t logical, uint64_t len, uint64_t
 			return volume_say(c, ret, msg, mlen, "splitting chunk %llu to fit: %s",
 				   (unsigned long long)logical, strerror(-ret));
 		}
+		/* a raid5/6 chunk is cut between rows: 3-sector rows fall on
+		 * every third MiB only */
+		uint64_t rowb = chunk_row_bytes(c, logical);
 		for (ret = -EBUSY, cut = len; ret == -EBUSY;) {
-			cut = chunk_split_point(c, logical, upto, cut);
+			do
+				cut = chunk_split_point(c, logical, upto, cut);
+			while (cut && cut % rowb);
 			ret = cut ? chunk_split(t, logical, cut) : -ENOSPC;
 		}
 		if (ret)

@@ -262,6 +262,38 @@ int alloc_fence(struct core *c, uint64_t start, uint64_t upto)
 
 /* First run of n clear bits at or after `from`, aligned to al bits
  * (relative to the group start).  Returns the bit or UINT64_MAX. */
+int alloc_set_readonly(struct core *c, uint64_t start, bool ro)
+{
+	uint64_t row = ro ? 0 : chunk_row_bytes(c, start) / SECT;	/* chunks.lock before ours */
+	struct bgroup *bg;
+	int ret = -EINVAL;
+
+	glock_lock(&c->alloc.lock, GLOCK_WRITE);
+	bg = alloc_find_bg_locked(&c->alloc, start);
+	if (bg && bg->start == start) {
+		bg->readonly = ro;
+		if (!ro) {
+			bg->row = row;
+			bg->cursor = 0;
+		}
+		ret = 0;
+	}
+	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
+	return ret;
+}
+
+bool alloc_is_readonly(struct core *c, uint64_t logical)
+{
+	struct bgroup *bg;
+	bool ro;
+
+	glock_lock(&c->alloc.lock, GLOCK_READ);
+	bg = alloc_find_bg_locked(&c->alloc, logical);
+	ro = bg && bg->readonly;
+	glock_unlock(&c->alloc.lock, GLOCK_READ);
+	return ro;
+}
+
 static uint64_t find_run(const struct bgroup *bg, uint64_t from, uint64_t to,
 			 uint64_t n, uint64_t al)
 {
@@ -303,7 +335,8 @@ int alloc_reserve(struct core *c, uint64_t type, uint64_t len, uint64_t align,
 		struct bgroup *bg = a->bg[idx];
 		uint64_t bit, rn = n, ral = al;
 
-		if ((bg->flags & BG_TYPE_MASK) != type || bg->len - bg->used_bytes < len)
+		if ((bg->flags & BG_TYPE_MASK) != type || bg->len - bg->used_bytes < len ||
+		    bg->readonly)
 			continue;
 		if (bg->row > 1) {
 			/* raid5/6: whole free rows only (parity.c): the run is

@@ -47,6 +47,17 @@ int alloc_add_bg(struct core *c, uint64_t start, uint64_t len, uint64_t flags, b
  * whose keys change.
  */
 int alloc_fence(struct core *c, uint64_t start, uint64_t upto);
+/*
+ * Stop (ro) or resume handing out runs of the block group at start.  A
+ * relocation to or from raid5/6 copies whole rows with no concurrent
+ * writer, so the group takes no new extents meanwhile (as btrfs marks a
+ * block group read-only for balance).  Resuming re-reads the row width
+ * from the chunk map: the chunk may have changed profile.  -EINVAL when
+ * no group starts there.
+ */
+int alloc_set_readonly(struct core *c, uint64_t start, bool ro);
+/* Is the block group holding logical read-only (alloc_set_readonly)? */
+bool alloc_is_readonly(struct core *c, uint64_t logical);
 int alloc_split_bg(struct core *c, uint64_t start, uint64_t at);
 
 /*

@@ -28,6 +28,8 @@ struct bgroup {
 					 * (a split being prepared; 0: none) */
 	uint64_t row;			/* sectors of a full stripe (raid5/6: k, else 1):
 					 * runs start on one and take whole ones */
+	bool readonly;			/* no new runs: its chunk is being relocated
+					 * to or from raid5/6 (alloc_set_readonly) */
 	uint8_t *seg_dirty;		/* free-space tree segments to rewrite */
 	uint32_t nsegs;
 	bool dirty;			/* some seg_dirty set */

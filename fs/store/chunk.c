@@ -44,6 +44,25 @@ static uint64_t row_width(uint64_t type, int num_stripes)
 	       (type & BG_PARITY) ? (uint64_t)(num_stripes - chunk_parity_count(type)) : 1;
 }
 
+void chunk_profile_ratio(struct core *c, uint64_t prof, uint64_t *num, uint64_t *den)
+{
+	int n = 0;
+
+	for (int i = 0; i < c->ndevs; i++)
+		n += !c->devs[i]->removing;
+	if (n > CHUNK_MAX_STRIPES)
+		n = CHUNK_MAX_STRIPES;
+	if ((prof & BG_PARITY) && n < profile_min_devs(prof))
+		prof = n >= 2 ? BG_RAID1 : 0;	/* chunk_map_create's degraded choice */
+	if (prof & BG_PARITY) {
+		*num = (uint64_t)n;
+		*den = (uint64_t)(n - chunk_parity_count(prof));
+	} else {
+		*num = (uint64_t)profile_copies(prof);
+		*den = 1;
+	}
+}
+
 int chunk_parity_count(uint64_t type)
 {
 	return (type & BG_RAID6) ? 2 : (type & BG_RAID5) ? 1 : 0;
@@ -685,11 +704,14 @@ struct cand {
  * Pick the stripes of a chunk of profile prof among devices of one class
  * (pass 0: metadata/system on non-rotational, data on rotational devices;
  * pass 1: any device).  Caller holds chunks.lock for writing.  Returns
- * the chunk length (0 = no room) and fills ch's stripes.
+ * the chunk length (0 = no room) and fills ch's stripes.  whole (a
+ * relocation, whose length is fixed): raid5/6 take fewer stripes when
+ * size is not whole rows of them (a 4 MiB chunk is no whole number of
+ * 3-sector raid5 rows; of 2-sector ones it is).
  */
 static uint64_t pick_stripes(struct core *c, uint64_t type, uint64_t prof, uint64_t size,
 			     int pass, const struct dev *exclude, const struct dev *also,
-			     struct chunk *ch)
+			     bool whole, struct chunk *ch)
 {
 	struct cand cv[CORE_MAX_DEVS], *a = NULL, *b = NULL;
 	int n = 0;
@@ -748,6 +770,9 @@ static uint64_t pick_stripes(struct core *c, uint64_t type, uint64_t prof, uint6
 			k &= ~1;
 		if (k < profile_min_devs(prof))
 			return 0;
+		while (whole && (prof & BG_PARITY) && k > profile_min_devs(prof) &&
+		       size % (row_width(prof, k) * elem_len(prof)))
+			k--;	/* pick[] is roomiest first: the last goes */
 		uint64_t w = row_width(prof, k);
 		per = size / w;
 		for (int j = 0; j < k; j++)
@@ -851,7 +876,7 @@ int chunk_map_create(struct core *c, uint64_t type, const struct chunk **out)
 		unalloc += f;
 	}
 	for (int pass = 0; pass < 2; pass++) {
-		len = pick_stripes(c, type, prof, size, pass, NULL, NULL, ch);
+		len = pick_stripes(c, type, prof, size, pass, NULL, NULL, false, ch);
 		if (type & BG_DATA) {
 			/* leave room for one more metadata chunk, so a filesystem
 			 * full of data can still grow its metadata (unlink needs it) */
@@ -938,24 +963,22 @@ int chunk_reloc_begin(struct core *c, uint64_t logical, uint64_t prof, const str
 		ret = -EINVAL;
 		goto out;
 	}
-	if ((prof | ch->type) & BG_PARITY) {
-		/* the copy (fs/services/volume_reloc.c) moves stripe offsets 1:1 */
-		ret = -EOPNOTSUPP;
-		goto out;
-	}
 	/*
 	 * A conversion keeps a stripe that can stay: to single, one copy of
 	 * the old ones (nothing to copy); to raid1, one old copy plus one new
 	 * stripe on another device.  So does a raid1 chunk that lost a copy
 	 * with a missing device (device remove missing).  Everything else gets
-	 * all new stripes (a raid10 stripe holds half the chunk: never kept).
+	 * all new stripes (a raid10 stripe holds half the chunk, a raid5/6
+	 * stripe a column of each row: never kept; a raid5/6 target is
+	 * written whole rows at a time, volume_reloc.c).
 	 */
 	const struct chunk_stripe *keep = NULL;
 	uint64_t cur = ch->type & BG_PROFILE_MASK;
 	bool missing = false;	/* rebuilding a copy a missing device had */
 	for (int i = 0; i < ch->num_stripes; i++)
 		missing |= !ch->stripes[i].dev;
-	if ((prof != cur || missing) && (prof == 0 || prof == BG_RAID1) && !(cur & BG_RAID10))
+	if ((prof != cur || missing) && (prof == 0 || prof == BG_RAID1) &&
+	    !(cur & (BG_RAID10 | BG_PARITY)))
 		for (int i = 0; i < ch->num_stripes && !keep; i++)
 			if (ch->stripes[i].dev && ch->stripes[i].dev != exclude &&
 			    !ch->stripes[i].dev->removing && !ch->stripes[i].dev->stale)
@@ -966,8 +989,10 @@ int chunk_reloc_begin(struct core *c, uint64_t logical, uint64_t prof, const str
 	} else {
 		for (int pass = 0; pass < 2; pass++) {
 			memset(&tmp, 0, sizeof(tmp));
-			len = keep ? pick_stripes(c, ch->type, 0, ch->length, pass, exclude, keep->dev, &tmp)
-				   : pick_stripes(c, ch->type, prof, ch->length, pass, exclude, NULL, &tmp);
+			len = keep ? pick_stripes(c, ch->type, 0, ch->length, pass, exclude, keep->dev,
+						  true, &tmp)
+				   : pick_stripes(c, ch->type, prof, ch->length, pass, exclude, NULL,
+						  true, &tmp);
 			if (len >= ch->length)
 				break;
 		}

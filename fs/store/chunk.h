@@ -64,8 +64,10 @@ int chunk_map_lookup_write(struct core *c, uint64_t logical, uint64_t len,
  * picks new stripes of profile prof for the whole chunk at logical, on
  * devices other than `exclude` (NULL: any) and not marked removing:
  * -ENOSPC when they do not fit (*fit: the longest MiB multiple that
- * would), -EINVAL when raid1 lacks devices.  A conversion to single or
- * raid1 keeps one old stripe where it can (out[0..*nkeep), already
+ * would), -EINVAL when the profile lacks devices.  A raid5/6 target takes
+ * as many stripes (up to 4) as leave the chunk whole rows (fewer when its
+ * length is not).  A conversion to single or raid1 from a mirrored
+ * profile keeps one old stripe where it can (out[0..*nkeep), already
  * holding the bytes): single then copies nothing, raid1 one new stripe.
  * switch (inside a transaction handle) makes them the chunk's stripes and
  * rewrites its chunk item and device extents; done (after the commit)
@@ -143,6 +145,14 @@ bool chunk_map_is_parity(struct core *c, uint64_t logical);
 /* Bytes of a full stripe (row) of the chunk at logical: raid5/6 k
  * sectors, every other profile one sector (the allocator's unit). */
 uint64_t chunk_row_bytes(struct core *c, uint64_t logical);
+/*
+ * Device bytes a new chunk of profile prof spends per logical byte, as
+ * *num / *den: raid5/6 n / (n - p), n the stripes a new chunk gets on the
+ * devices there are (at most 4; too few: the mirrors a degraded mount
+ * makes instead), raid1/raid10/dup 2 / 1, single 1 / 1.  Free space and
+ * a conversion's room are counted with it.
+ */
+void chunk_profile_ratio(struct core *c, uint64_t prof, uint64_t *num, uint64_t *den);
 /* Parity columns a profile keeps: raid5 1, raid6 2, else 0. */
 int chunk_parity_count(uint64_t type);
 /* Every stripe of the chunk at logical, where it starts (dev NULL: a

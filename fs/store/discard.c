@@ -15,28 +15,84 @@
 #include <string.h>
 #include <time.h>
 
-/* One piece of discard_issue: inside one chunk element. */
-static int discard_piece(struct core *c, uint64_t logical, uint64_t len)
+/*
+ * Where a piece of discard_issue lies on the devices: each copy's range
+ * (a mirror: the piece, which lies in one element).  A raid5/6 chunk
+ * gives only the whole rows inside the piece, each stripe's part of
+ * them in one range: a row's other sectors may belong to a live extent,
+ * whose rebuild needs every column of its row as written, parity
+ * included — a punched column would read as zeros.  A wholly free row
+ * holds nothing a read or a rebuild needs, and is written whole, parity
+ * and all, when it is next handed out.  Returns how many ranges.
+ */
+static int discard_ranges(struct core *c, uint64_t logical, uint64_t len,
+			  struct chunk_copy *cp, uint64_t *dlen)
+{
+	struct chunk_geom g;
+	uint64_t row, off, r0, r1;
+	int n = 0;
+
+	if (!chunk_map_is_parity(c, logical)) {
+		n = chunk_map_lookup(c, logical, len, cp, NULL);
+		*dlen = len;
+		return n > 0 ? n : 0;
+	}
+	if (chunk_map_geometry(c, logical, &g) || !g.nparity)
+		return 0;
+	row = (uint64_t)g.ndata * CORE_SECTORSIZE;
+	off = logical - g.logical;
+	r0 = (off + row - 1) / row;
+	r1 = (off + len) / row;
+	if (r1 <= r0)
+		return 0;	/* no whole row: nothing to discard */
+	for (int i = 0; i < g.num_stripes; i++)
+		if (g.stripes[i].dev)
+			cp[n++] = (struct chunk_copy){ g.stripes[i].dev,
+						      g.stripes[i].physical + r0 * CORE_SECTORSIZE };
+	*dlen = (r1 - r0) * CORE_SECTORSIZE;
+	return n;
+}
+
+/* One piece of discard_issue: inside one chunk element (or raid5/6 chunk).
+ * *bytes grows by the device bytes discarded. */
+static int discard_piece(struct core *c, uint64_t logical, uint64_t len, uint64_t *bytes)
 {
 	int unsupported = 0;
 
 	struct chunk_copy cp[CHUNK_MAX_STRIPES];
-	int n = chunk_map_lookup(c, logical, len, cp, NULL);
+	uint64_t dlen = 0;
+	int n = discard_ranges(c, logical, len, cp, &dlen);
 
 	for (int i = 0; i < n; i++) {
 		uint64_t t0 = PROBE_ON(DISCARD_DONE) ? glock_now_ns() : 0;
 		if (PROBE_ON(DISCARD_ISSUED))
-			GLASSFS_DISCARD_ISSUED(cp[i].dev->devid, cp[i].physical, len);
-		int r = dev_discard(cp[i].dev, cp[i].physical, len);	/* best effort */
+			GLASSFS_DISCARD_ISSUED(cp[i].dev->devid, cp[i].physical, dlen);
+		int r = dev_discard(cp[i].dev, cp[i].physical, dlen);	/* best effort */
 		if (r == -EOPNOTSUPP && !__atomic_exchange_n(&cp[i].dev->discard_warned, 1,
 							      __ATOMIC_RELAXED))
 			core_log(c, "%s does not support discard: freed space on it is not discarded "
 				 "(the discard= mount option has no effect there)", cp[i].dev->path);
 		if (r == -EOPNOTSUPP)
 			unsupported = r;
+		if (!r)
+			*bytes += dlen;
 		if (PROBE_ON(DISCARD_DONE))
-			GLASSFS_DISCARD_DONE(cp[i].dev->devid, cp[i].physical, len,
+			GLASSFS_DISCARD_DONE(cp[i].dev->devid, cp[i].physical, dlen,
 					     t0 ? glock_now_ns() - t0 : 0);
+	}
+	return unsupported;
+}
+
+int discard_issue_bytes(struct core *c, uint64_t logical, uint64_t len, uint64_t *bytes)
+{
+	int unsupported = 0;
+
+	for (uint64_t off = 0; off < len;) {
+		uint64_t n = chunk_map_piece(c, logical + off, len - off);
+		int r = discard_piece(c, logical + off, n, bytes);
+		if (r)
+			unsupported = r;
+		off += n;
 	}
 	return unsupported;
 }
@@ -45,16 +101,9 @@ static int discard_piece(struct core *c, uint64_t logical, uint64_t len)
  * a device cannot discard, else 0 (discards are hints: errors ignored). */
 int discard_issue(struct core *c, uint64_t logical, uint64_t len)
 {
-	int unsupported = 0;
+	uint64_t bytes = 0;
 
-	for (uint64_t off = 0; off < len;) {
-		uint64_t n = chunk_map_piece(c, logical + off, len - off);
-		int r = discard_piece(c, logical + off, n);
-		if (r)
-			unsupported = r;
-		off += n;
-	}
-	return unsupported;
+	return discard_issue_bytes(c, logical, len, &bytes);
 }
 
 /* Async rate limits: sleep so that one discard of len bytes takes at

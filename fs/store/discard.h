@@ -61,5 +61,8 @@ uint64_t discard_take_sync_ns(struct core *c);
  * discards and batch trim).  -EOPNOTSUPP when a device cannot discard,
  * else 0: discards are hints, other errors are ignored. */
 int discard_issue(struct core *c, uint64_t logical, uint64_t len);
+/* discard_issue, adding the device bytes discarded to *bytes (a raid5/6
+ * chunk: only the whole rows inside the range, on every stripe). */
+int discard_issue_bytes(struct core *c, uint64_t logical, uint64_t len, uint64_t *bytes);
 
 #endif

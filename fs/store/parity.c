@@ -251,15 +251,25 @@ static unsigned cols_on(const struct codec *cd, uint64_t r, unsigned stripes)
 int parity_write(struct core *c, uint64_t logical, const void *buf, uint64_t len)
 {
 	struct chunk_geom g;
-	struct codec cd;
-	struct batch b;
-	uint64_t row, off, rows;
-	int ret;
 
 	if (chunk_map_geometry(c, logical, &g) || !g.nparity)
 		return -EIO;
+	return parity_write_geom(c, &g, logical - g.logical, buf, len);
+}
+
+int parity_write_geom(struct core *c, const struct chunk_geom *gp, uint64_t off, const void *buf,
+		      uint64_t len)
+{
+	const struct chunk_geom g = *gp;
+	uint64_t logical = g.logical + off;
+	struct codec cd;
+	struct batch b;
+	uint64_t row, rows;
+	int ret;
+
+	if (!g.nparity || g.ndata < 2)
+		return -EINVAL;
 	row = (uint64_t)g.ndata * SECT;
-	off = logical - g.logical;
 	if (off % row || off + len > g.length) {
 		core_log(c, "raid%d write at logical %llu+%llu is not whole rows of its chunk",
 			 g.nparity == 2 ? 6 : 5, (unsigned long long)logical, (unsigned long long)len);

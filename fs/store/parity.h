@@ -23,6 +23,16 @@ struct core;
 int parity_write(struct core *c, uint64_t logical, const void *buf, uint64_t len);
 
 /*
+ * parity_write onto the stripes g names rather than the map's: bytes
+ * [off, +len) of the chunk (off starts a row).  Relocation writes a
+ * chunk's new stripes with it before they are in the map
+ * (fs/services/volume_reloc.c): every row fresh, none live.
+ */
+struct chunk_geom;
+int parity_write_geom(struct core *c, const struct chunk_geom *g, uint64_t off, const void *buf,
+		      uint64_t len);
+
+/*
  * Read the sectors [logical, +len) of a raid5/6 chunk into buf.  exp[i]
  * is the crc32c of sector i where have[i] (others are returned as read).
  * Sectors on a missing or failing device, or failing their checksum,

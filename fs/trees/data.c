@@ -84,7 +84,9 @@ int data_ref(struct txn *t, uint64_t logical, uint64_t len, int64_t delta)
 
 bool data_overwrite_ok(struct txn *t, uint64_t logical)
 {
-	return !chunk_map_is_parity(txn_core(t), logical);
+	/* nor while its chunk moves to or from raid5/6 (alloc_set_readonly):
+	 * that copy takes whole rows with no writer beside it */
+	return !chunk_map_is_parity(txn_core(t), logical) && !alloc_is_readonly(txn_core(t), logical);
 }
 
 int data_write(struct txn *t, uint64_t logical, const void *buf, uint64_t len)

@@ -27,7 +27,8 @@ int data_write(struct txn *t, uint64_t logical, const void *buf, uint64_t len);
 /*
  * May part of the extent at logical be written again in place (a
  * preallocated range filled in)?  Not on raid5/6, whose rows are
- * written whole, once (fs/store/parity.c): the caller copies on write.
+ * written whole, once (fs/store/parity.c), nor in a block group being
+ * relocated to or from them: the caller copies on write.
  */
 bool data_overwrite_ok(struct txn *t, uint64_t logical);
 
