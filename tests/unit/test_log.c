@@ -12,6 +12,8 @@
 #include "fs/ops/fsops.h"
 #include "fs/items/log.h"
 
+#include <fcntl.h>
+#include <linux/falloc.h>
 #include <sys/stat.h>
 
 static char img[256];
@@ -185,6 +187,51 @@ int main(void)
 	crash();
 	MUST(mount_rw(CORE_FSYNC_LOG));
 	CHECK("renamed file under its new name", holds(d, "renamed", 100, k + 3));
+
+	/*
+	 * A file of many committed extents (each 4 KiB block its own,
+	 * written back to front so none can grow another), then one block
+	 * rewritten and one punched out: the record holds the changed items
+	 * and runs of the unchanged ones, so the log serves the fsync however
+	 * many extents the file has (a list of their offsets outgrew a record
+	 * past 4096 extents and every fsync committed).  The punched block
+	 * splits the run around it: replay must not keep the committed
+	 * extent that was there.
+	 */
+	{
+		enum { NB = 6000, BSZ = 4096 };
+		unsigned char *want = malloc((size_t)NB * BSZ), *got = malloc((size_t)NB * BSZ);
+		uint64_t f;
+		MUST(want && got ? 0 : -ENOMEM);
+		fill(want, (size_t)NB * BSZ, k + 7);
+		MUST(fsops_mknod(fs, d, "frag", S_IFREG | 0644, 0, &cr, &st));
+		f = st.st_ino;
+		for (int i = NB - 1; i >= 0; i--)
+			MUST(fsops_write(fs, f, want + (size_t)i * BSZ, BSZ, (uint64_t)i * BSZ) == BSZ ?
+			     0 : -EIO);
+		MUST(fsops_sync(fs));
+		fill(want + 3000 * BSZ, BSZ, k + 8);
+		MUST(fsops_write(fs, f, want + 3000 * BSZ, BSZ, 3000 * BSZ) == BSZ ? 0 : -EIO);
+		MUST(fsops_fallocate(fs, f, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				     100 * BSZ, BSZ));
+		memset(want + 100 * BSZ, 0, BSZ);
+		log_stats(core, &ls);
+		unsigned syncs = (unsigned)ls.syncs;
+		mount_stats(core, &s0);
+		MUST(fsops_fsync(fs, f, 0));
+		mount_stats(core, &s1);
+		log_stats(core, &ls);
+		CHECK("fsync of a file of 6000 extents: the log, no commit",
+		      ls.syncs == syncs + 1 && s1.commits == s0.commits && log_pending(core));
+		crash();
+		MUST(mount_rw(CORE_FSYNC_LOG));
+		CHECK("6000 extents: replayed", !log_pending(core));
+		CHECK("6000 extents: rewritten block, punched block and the rest",
+		      fsops_read(fs, f, got, (size_t)NB * BSZ, 0) == (ssize_t)NB * BSZ &&
+		      memcmp(got, want, (size_t)NB * BSZ) == 0);
+		free(want);
+		free(got);
+	}
 	fsops_unmount(fs);
 	fs = NULL;
 	MUST(mount_close(core));
