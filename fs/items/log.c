@@ -362,8 +362,9 @@ struct ext_ref {
 	uint64_t logical, len;
 };
 
-/* Every item of ino in the fs tree; REG/PREALLOC extents written in this
- * transaction go to exts (their checksums are logged too). */
+/* Every item of ino in the fs tree; the data ranges that REG/PREALLOC
+ * extent items written in this transaction reference go to exts (their
+ * checksums are logged too). */
 static int capture_fs_items(struct fsctx *fs, uint64_t ino, uint64_t transid, struct buf *b,
 			    uint32_t *nitems, struct ext_ref **exts, size_t *nexts,
 			    uint64_t *parents, int *nparents, int maxparents,
@@ -432,9 +433,16 @@ static int capture_fs_items(struct fsctx *fs, uint64_t ino, uint64_t transid, st
 					b->err = -E2BIG;
 					break;
 				}
+				/* the sectors the item reads, not its whole
+				 * disk extent: a piece of a 64 MiB extent
+				 * filled in 1 MiB at a time logged 64 KiB of
+				 * checksums and never fit a record */
+				uint64_t rs = (fe->disk_logical + fe->offset) & ~(uint64_t)(CORE_SECTORSIZE - 1);
+				uint64_t re = (fe->disk_logical + fe->offset + fe->num_bytes +
+					       CORE_SECTORSIZE - 1) & ~(uint64_t)(CORE_SECTORSIZE - 1);
 				bool dup = false;
 				for (size_t i = 0; i < *nexts && !dup; i++)
-					dup = (*exts)[i].logical == fe->disk_logical;
+					dup = (*exts)[i].logical == rs && (*exts)[i].len == re - rs;
 				if (!dup) {
 					if (*nexts == cap) {
 						size_t nc = cap ? cap * 2 : 16;
@@ -446,8 +454,7 @@ static int capture_fs_items(struct fsctx *fs, uint64_t ino, uint64_t transid, st
 						*exts = ne;
 						cap = nc;
 					}
-					(*exts)[(*nexts)++] = (struct ext_ref){ fe->disk_logical,
-										 fe->disk_len };
+					(*exts)[(*nexts)++] = (struct ext_ref){ rs, re - rs };
 				}
 			}
 		}
@@ -469,16 +476,36 @@ static int capture_fs_items(struct fsctx *fs, uint64_t ino, uint64_t transid, st
 	return b->err;
 }
 
-/* The csum items of the data extent [logical, +len). */
+/*
+ * The csum items of the data range [logical, +len), and a LOG_CSUM_RESET
+ * before them for the range they start in: from the start of an item
+ * that begins before logical and covers it (so replay, which deletes the
+ * items starting in the reset range, deletes exactly the items logged).
+ */
 static int capture_csums(struct core *c, const struct ext_ref *e, struct buf *b,
 			 uint32_t *nitems)
 {
 	struct root *r = core_tree(c, CT_CSUM);
 	struct key k = { CSUM_OBJECTID, KEY_EXTENT_CSUM, e->logical }, ik;
-	uint64_t len = e->len;
+	uint64_t from = e->logical, len;
 	struct path p;
 	int ret;
 
+	btree_path_init(&p);
+	ret = btree_search(NULL, r, &k, &p, 0, 0);
+	if (ret == 1 && btree_prev(&p) == 0) {
+		uint32_t size;
+		btree_item_key(&p, p.slots[0], &ik);
+		btree_item_ptr(&p, p.slots[0], &size);
+		if (ik.objectid == CSUM_OBJECTID && ik.type == KEY_EXTENT_CSUM &&
+		    ik.offset + (uint64_t)(size / CSUM_SIZE) * CORE_SECTORSIZE > e->logical)
+			from = ik.offset;
+	}
+	btree_path_release(&p);
+	if (ret < 0)
+		return ret;
+	k.offset = from;
+	len = e->logical + e->len - from;
 	put_item(b, nitems, LOG_CSUM_RESET, &k, &len, sizeof(len));
 	btree_path_init(&p);
 	ret = btree_search_ge(r, &k, &p);

@@ -94,7 +94,7 @@ int main(void)
 
 	t_seed_init();
 	unsigned k = t_rand();
-	MUST(t_image(img, sizeof(img), 256ull << 20));
+	MUST(t_image(img, sizeof(img), 1ull << 30));	/* 128 MiB data chunks: room for a 48 MiB extent */
 	MUST(t_format(img, 0));
 
 	/* committed state: a directory with b (to append to) and e (to shrink) */
@@ -229,6 +229,59 @@ int main(void)
 		CHECK("6000 extents: rewritten block, punched block and the rest",
 		      fsops_read(fs, f, got, (size_t)NB * BSZ, 0) == (ssize_t)NB * BSZ &&
 		      memcmp(got, want, (size_t)NB * BSZ) == 0);
+		free(want);
+		free(got);
+	}
+
+	/*
+	 * A file fallocated and filled in place (what fio lays out): its
+	 * items are 1 MiB pieces of one 48 MiB disk extent.  One block
+	 * rewritten and fsync'd logs the checksums of the pieces that
+	 * changed, not of the whole extent (48 KiB of them, past a record:
+	 * every fsync committed).  Then a piece whose checksum item begins
+	 * before it: 8 KiB written into a committed prealloc extent, its
+	 * first block punched; the item left reads sectors that item covers.
+	 */
+	{
+		const size_t MB = 1 << 20, FL = 48 * MB;
+		unsigned char *want = malloc(FL), *got = malloc(FL);
+		uint64_t f, g;
+		MUST(want && got ? 0 : -ENOMEM);
+		fill(want, FL, k + 10);
+		MUST(fsops_mknod(fs, d, "laidout", S_IFREG | 0644, 0, &cr, &st));
+		f = st.st_ino;
+		MUST(fsops_fallocate(fs, f, 0, 0, FL));
+		for (size_t o = 0; o < FL; o += MB)
+			MUST(fsops_write(fs, f, want + o, MB, o) == (ssize_t)MB ? 0 : -EIO);
+		MUST(fsops_mknod(fs, d, "straddle", S_IFREG | 0644, 0, &cr, &st));
+		g = st.st_ino;
+		MUST(fsops_fallocate(fs, g, 0, 0, 64 * 1024));
+		MUST(fsops_sync(fs));
+		fill(want + 20 * MB + 8192, 4096, k + 11);
+		MUST(fsops_write(fs, f, want + 20 * MB + 8192, 4096, 20 * MB + 8192) == 4096 ?
+		     0 : -EIO);
+		unsigned char g8[8192];
+		fill(g8, sizeof(g8), k + 12);
+		MUST(fsops_write(fs, g, g8, sizeof(g8), 0) == (ssize_t)sizeof(g8) ? 0 : -EIO);
+		MUST(fsops_fallocate(fs, g, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 4096));
+		memset(g8, 0, 4096);
+		log_stats(core, &ls);
+		unsigned syncs = (unsigned)ls.syncs;
+		mount_stats(core, &s0);
+		MUST(fsops_fsync(fs, f, 0));
+		MUST(fsops_fsync(fs, g, 0));
+		mount_stats(core, &s1);
+		log_stats(core, &ls);
+		CHECK("fsync of a piece of a 48 MiB extent: the log, no commit",
+		      ls.syncs == syncs + 2 && s1.commits == s0.commits && log_pending(core));
+		crash();
+		MUST(mount_rw(CORE_FSYNC_LOG));
+		CHECK("48 MiB extent: replayed", !log_pending(core));
+		CHECK("48 MiB extent: the rewritten block and the rest",
+		      fsops_read(fs, f, got, FL, 0) == (ssize_t)FL && memcmp(got, want, FL) == 0);
+		CHECK("piece of a checksum item: its checksums replayed, it reads",
+		      fsops_read(fs, g, got, sizeof(g8), 0) == (ssize_t)sizeof(g8) &&
+		      memcmp(got, g8, sizeof(g8)) == 0);
 		free(want);
 		free(got);
 	}
