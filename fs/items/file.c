@@ -306,45 +306,16 @@ cow:
 }
 
 /*
- * Read the bytes [s, x) of extent e into out (out[0] is byte s).  Whole
- * blocks go straight into out, only a partial first or last block through
- * a block on the stack: a large read costs one device read and no copy or
- * allocation (a 1 MiB bounce buffer per request was a fresh mapping, 256
- * page faults and a second copy, and made 1 MiB reads slower than 128 KiB
- * ones).
+ * Read the bytes [s, x) of extent e into out (out[0] is byte s).
+ * data_read verifies the whole blocks in out itself, so a large read costs
+ * one device read per 1 MiB and no copy or allocation.
  */
 static int read_extent(struct fsctx *fs, const struct fext *e, uint64_t s, uint64_t x,
 		       char *out)
 {
 	uint64_t base = e->disk_logical + e->doff - e->off;	/* disk address of file offset 0 */
-	uint64_t a = RUP(s), b = RDOWN(x);
-	char blk[BS];
-	int ret;
 
-	if (a > b) {		/* inside one block */
-		ret = data_read(fs->core, base + RDOWN(s), blk, BS);
-		if (ret == 0)
-			memcpy(out, blk + (s - RDOWN(s)), x - s);
-		return ret;
-	}
-	if (s < a) {		/* partial first block */
-		ret = data_read(fs->core, base + RDOWN(s), blk, BS);
-		if (ret < 0)
-			return ret;
-		memcpy(out, blk + (s - RDOWN(s)), a - s);
-	}
-	if (a < b) {
-		ret = data_read(fs->core, base + a, out + (a - s), b - a);
-		if (ret < 0)
-			return ret;
-	}
-	if (b < x) {		/* partial last block */
-		ret = data_read(fs->core, base + b, blk, BS);
-		if (ret < 0)
-			return ret;
-		memcpy(out + (b - s), blk, x - b);
-	}
-	return 0;
+	return data_read(fs->core, base + s, out, x - s);
 }
 
 ssize_t file_read(struct fsctx *fs, struct inode *ip, void *buf, size_t len, uint64_t off)

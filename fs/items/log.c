@@ -17,16 +17,23 @@
  * Item kinds: LOG_FS_ITEM (an item of the inode in its fs tree),
  * LOG_CSUM_RESET (key.offset = logical, data = le64 len: the checksums of
  * that data extent are replaced by the LOG_CSUM_ITEMs that follow),
- * LOG_CSUM_ITEM (an EXTENT_CSUM item of the csum tree), and LOG_EXT_KEEP
- * (key (ino, EXTENT_DATA, 0), data = ascending le64 file offsets).
+ * LOG_CSUM_ITEM (an EXTENT_CSUM item of the csum tree), LOG_EXT_KEEP
+ * (key (ino, EXTENT_DATA, 0), data = ascending le64 file offsets; replay
+ * still reads it, logs written before LOG_EXT_RUNS) and LOG_EXT_RUNS (the
+ * same key, data = ascending struct log_keep_run).
  *
  * File extents: every EXTENT_DATA item written in a transaction carries
  * that transaction's id as its generation (file.c), so an item of an
  * older generation is exactly as the last commit wrote it.  A record
- * holds the items of the running transaction in full and only the keys of
- * the older ones (LOG_EXT_KEEP): an fsync costs what changed, not the
- * file's length.  Replay keeps the listed items, deletes the inode's
- * other committed extents and inserts the logged ones.
+ * holds the items of the running transaction in full and of the older
+ * ones only runs (LOG_EXT_RUNS): [start, end) and a count, for unchanged
+ * items that follow each other with no gap (each starts where the one
+ * before ends).  Committed extents never overlap, so the committed items
+ * whose offsets lie in such a range are exactly the run's: replay keeps
+ * them (and checks their count), deletes the inode's other committed
+ * extents and inserts the logged ones.  An fsync costs what changed, not
+ * the file's length or how many extents it has: a file of a million
+ * extents with one 4 KiB write logs one item and two runs.
  *
  * A segment is valid for superblock generation G only when its
  * parent_gen is G: the commit after G clears log_root in the same
@@ -82,7 +89,14 @@
 #define LOG_SLOT_MIN	(16u << 10)		/* slot reserved for the next segment */
 #define LOG_SLOT_MAX	(1u << 20)
 
-enum { LOG_FS_ITEM = 1, LOG_CSUM_RESET = 2, LOG_CSUM_ITEM = 3, LOG_EXT_KEEP = 4 };
+enum { LOG_FS_ITEM = 1, LOG_CSUM_RESET = 2, LOG_CSUM_ITEM = 3, LOG_EXT_KEEP = 4,
+       LOG_EXT_RUNS = 5 };
+
+/* Unchanged committed extents with offsets in [start, end): count of them,
+ * each starting where the one before ends (LOG_EXT_RUNS). */
+struct log_keep_run {
+	uint64_t start, end, count;
+};
 #define LOG_REC_NEW 1u		/* the inode was created after the last commit */
 
 struct log_seg_hdr {
@@ -302,17 +316,19 @@ struct ext_ref {
 	uint64_t logical, len;
 };
 
-/* Every item of ino in the fs tree; REG/PREALLOC extents written in this
- * transaction go to exts (their checksums are logged too). */
+/* Every item of ino in the fs tree; the data ranges that REG/PREALLOC
+ * extent items written in this transaction reference go to exts (their
+ * checksums are logged too). */
 static int capture_fs_items(struct fsctx *fs, uint64_t ino, uint64_t transid, struct buf *b,
 			    uint32_t *nitems, struct ext_ref **exts, size_t *nexts,
 			    uint64_t *parents, int *nparents, int maxparents,
-			    uint64_t **keep, size_t *nkeep)
+			    struct log_keep_run **keep, size_t *nkeep)
 {
 	struct path p;
 	struct key k = mkkey(ino, 0, 0), ik;
 	int ret;
 	size_t cap = 0, keepcap = 0;
+	bool extend = false;	/* the last run may grow: nothing logged since it */
 
 	btree_path_init(&p);
 	ret = fsctx_search_ge(fs, &k, &p);
@@ -326,21 +342,35 @@ static int capture_fs_items(struct fsctx *fs, uint64_t ino, uint64_t transid, st
 		ptr = btree_item_ptr(&p, p.slots[0], &size);
 		if (ik.type == KEY_EXTENT_DATA && size >= FE_INLINE_HDR &&
 		    ((const struct file_extent *)ptr)->generation != transid) {
-			/* as committed: its key is enough */
-			if (*nkeep == keepcap) {
-				size_t nc = keepcap ? keepcap * 2 : 64;
-				uint64_t *nk = realloc(*keep, nc * sizeof(*nk));
-				if (!nk) {
-					ret = -ENOMEM;
-					break;
+			/* as committed: a place in a run is enough */
+			const struct file_extent *fe = ptr;
+			uint64_t end = ik.offset + 1;	/* inline, or empty: its key alone */
+			if (size >= sizeof(*fe) && fe->type != FE_INLINE && fe->num_bytes)
+				end = ik.offset + fe->num_bytes;
+			if (extend && (*keep)[*nkeep - 1].end == ik.offset &&
+			    end > ik.offset + 1) {
+				(*keep)[*nkeep - 1].end = end;
+				(*keep)[*nkeep - 1].count++;
+			} else {
+				if (*nkeep == keepcap) {
+					size_t nc = keepcap ? keepcap * 2 : 16;
+					struct log_keep_run *nk = realloc(*keep, nc * sizeof(*nk));
+					if (!nk) {
+						ret = -ENOMEM;
+						break;
+					}
+					*keep = nk;
+					keepcap = nc;
 				}
-				*keep = nk;
-				keepcap = nc;
+				(*keep)[(*nkeep)++] = (struct log_keep_run){ ik.offset, end, 1 };
 			}
-			(*keep)[(*nkeep)++] = ik.offset;
+			/* a run ends at an inline or empty item: its end is not
+			 * where its bytes end */
+			extend = end > ik.offset + 1;
 			ret = btree_next(&p);
 			continue;
 		}
+		extend = false;
 		put_item(b, nitems, LOG_FS_ITEM, &ik, ptr, size);
 		if (ik.type == KEY_INODE_REF) {
 			if (*nparents < maxparents)
@@ -357,9 +387,16 @@ static int capture_fs_items(struct fsctx *fs, uint64_t ino, uint64_t transid, st
 					b->err = -E2BIG;
 					break;
 				}
+				/* the sectors the item reads, not its whole
+				 * disk extent: a piece of a 64 MiB extent
+				 * filled in 1 MiB at a time logged 64 KiB of
+				 * checksums and never fit a record */
+				uint64_t rs = (fe->disk_logical + fe->offset) & ~(uint64_t)(CORE_SECTORSIZE - 1);
+				uint64_t re = (fe->disk_logical + fe->offset + fe->num_bytes +
+					       CORE_SECTORSIZE - 1) & ~(uint64_t)(CORE_SECTORSIZE - 1);
 				bool dup = false;
 				for (size_t i = 0; i < *nexts && !dup; i++)
-					dup = (*exts)[i].logical == fe->disk_logical;
+					dup = (*exts)[i].logical == rs && (*exts)[i].len == re - rs;
 				if (!dup) {
 					if (*nexts == cap) {
 						size_t nc = cap ? cap * 2 : 16;
@@ -371,8 +408,7 @@ static int capture_fs_items(struct fsctx *fs, uint64_t ino, uint64_t transid, st
 						*exts = ne;
 						cap = nc;
 					}
-					(*exts)[(*nexts)++] = (struct ext_ref){ fe->disk_logical,
-										 fe->disk_len };
+					(*exts)[(*nexts)++] = (struct ext_ref){ rs, re - rs };
 				}
 			}
 		}
@@ -385,24 +421,45 @@ static int capture_fs_items(struct fsctx *fs, uint64_t ino, uint64_t transid, st
 		return ret;
 	if (*nkeep && !b->err) {
 		k = mkkey(ino, KEY_EXTENT_DATA, 0);
-		if (*nkeep * 8 > LOG_MAX_RECORD)
+		if (*nkeep * sizeof(**keep) > LOG_MAX_RECORD)
 			b->err = -E2BIG;
 		else
-			put_item(b, nitems, LOG_EXT_KEEP, &k, *keep, (uint32_t)(*nkeep * 8));
+			put_item(b, nitems, LOG_EXT_RUNS, &k, *keep,
+				 (uint32_t)(*nkeep * sizeof(**keep)));
 	}
 	return b->err;
 }
 
-/* The csum items of the data extent [logical, +len). */
+/*
+ * The csum items of the data range [logical, +len), and a LOG_CSUM_RESET
+ * before them for the range they start in: from the start of an item
+ * that begins before logical and covers it (so replay, which deletes the
+ * items starting in the reset range, deletes exactly the items logged).
+ */
 static int capture_csums(struct core *c, const struct ext_ref *e, struct buf *b,
 			 uint32_t *nitems)
 {
 	struct root *r = core_tree(c, CT_CSUM);
 	struct key k = { CSUM_OBJECTID, KEY_EXTENT_CSUM, e->logical }, ik;
-	uint64_t len = e->len;
+	uint64_t from = e->logical, len;
 	struct path p;
 	int ret;
 
+	btree_path_init(&p);
+	ret = btree_search(NULL, r, &k, &p, 0, 0);
+	if (ret == 1 && btree_prev(&p) == 0) {
+		uint32_t size;
+		btree_item_key(&p, p.slots[0], &ik);
+		btree_item_ptr(&p, p.slots[0], &size);
+		if (ik.objectid == CSUM_OBJECTID && ik.type == KEY_EXTENT_CSUM &&
+		    ik.offset + (uint64_t)(size / CSUM_SIZE) * CORE_SECTORSIZE > e->logical)
+			from = ik.offset;
+	}
+	btree_path_release(&p);
+	if (ret < 0)
+		return ret;
+	k.offset = from;
+	len = e->logical + e->len - from;
 	put_item(b, nitems, LOG_CSUM_RESET, &k, &len, sizeof(len));
 	btree_path_init(&p);
 	ret = btree_search_ge(r, &k, &p);
@@ -661,7 +718,7 @@ int log_fsync(struct fsctx *fs, uint64_t ino)
 	struct buf b = { 0 };
 	struct ext_ref *exts = NULL;
 	size_t nexts = 0, nkeep = 0;
-	uint64_t *keep = NULL;
+	struct log_keep_run *keep = NULL;
 	uint64_t parents[8];
 	int nparents = 0;
 	uint32_t nitems = 0;
@@ -857,9 +914,12 @@ static int check_record(const char *p, size_t avail)
 		const struct log_item_hdr *ih = (const void *)(p + off);
 		if (off + sizeof(*ih) > rh->len || off + sizeof(*ih) + ih->size > rh->len)
 			return -EUCLEAN;
-		if (ih->kind < LOG_FS_ITEM || ih->kind > LOG_EXT_KEEP)
+		if (ih->kind < LOG_FS_ITEM || ih->kind > LOG_EXT_RUNS)
 			return -EUCLEAN;
 		if (ih->kind == LOG_EXT_KEEP && (ih->key.objectid != rh->ino || ih->size % 8))
+			return -EUCLEAN;
+		if (ih->kind == LOG_EXT_RUNS &&
+		    (ih->key.objectid != rh->ino || ih->size % sizeof(struct log_keep_run)))
 			return -EUCLEAN;
 		if (ih->kind == LOG_FS_ITEM && ih->key.objectid != rh->ino)
 			return -EUCLEAN;
@@ -1180,36 +1240,41 @@ static int cmp_rec(const void *a, const void *b)
 	return x->ino < y->ino ? -1 : x->ino > y->ino;
 }
 
-static bool kept(const uint64_t *keep, size_t n, uint64_t off)
+/* The run holding offset off (runs ascending and disjoint), or -1. */
+static ssize_t kept(const struct log_keep_run *keep, size_t n, uint64_t off)
 {
 	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (keep[mid] == off)
-			return true;
-		if (keep[mid] < off)
+		if (off < keep[mid].start)
+			hi = mid;
+		else if (off >= keep[mid].end)
 			lo = mid + 1;
 		else
-			hi = mid;
+			return (ssize_t)mid;
 	}
-	return false;
+	return -1;
 }
 
 /*
  * Delete every item of ino except its INODE_REFs and the EXTENT_DATA items
- * at the keep offsets (which must all be there), dropping data refs.
+ * inside the keep runs (each run's count of them must be there), dropping
+ * data refs.
  */
 static int drop_inode_items(struct txn *t, struct fsctx *fs, uint64_t ino,
-			    const uint64_t *keep, size_t nkeep)
+			    const struct log_keep_run *keep, size_t nkeep)
 {
 	struct key from = mkkey(ino, 0, 0);
-	size_t seen = 0;
+	uint64_t *seen = calloc(nkeep ? nkeep : 1, sizeof(*seen));
 
+	if (!seen)
+		return -ENOMEM;
 	for (;;) {
 		struct key ik;
 		struct path p;
 		uint64_t dl = 0, dlen = 0;
+		ssize_t r;
 		int ret;
 
 		btree_path_init(&p);
@@ -1220,8 +1285,8 @@ static int drop_inode_items(struct txn *t, struct fsctx *fs, uint64_t ino,
 				ret = 1;
 				break;
 			}
-			if (ik.type == KEY_EXTENT_DATA && kept(keep, nkeep, ik.offset)) {
-				seen++;
+			if (ik.type == KEY_EXTENT_DATA && (r = kept(keep, nkeep, ik.offset)) >= 0) {
+				seen[r]++;
 			} else if (ik.type != KEY_INODE_REF) {
 				break;
 			}
@@ -1236,22 +1301,32 @@ static int drop_inode_items(struct txn *t, struct fsctx *fs, uint64_t ino,
 			}
 		}
 		btree_path_release(&p);
-		if (ret < 0)
+		if (ret < 0) {
+			free(seen);
 			return ret;
-		if (ret > 0) {
-			if (seen != nkeep) {
-				fprintf(stderr, "glassfs: fsync log: inode %llu: %zu of its %zu unchanged "
-					"extents are not in the last commit\n", (unsigned long long)ino,
-					nkeep - seen, nkeep);
-				return -EUCLEAN;
+		}
+		if (ret > 0) {		/* past the inode's items: check the runs */
+			ret = 0;
+			for (size_t i = 0; i < nkeep && !ret; i++) {
+				if (seen[i] == keep[i].count)
+					continue;
+				fprintf(stderr, "glassfs: fsync log: inode %llu: the last commit holds "
+					"%llu extents at offsets [%llu, %llu), the log kept %llu\n",
+					(unsigned long long)ino, (unsigned long long)seen[i],
+					(unsigned long long)keep[i].start, (unsigned long long)keep[i].end,
+					(unsigned long long)keep[i].count);
+				ret = -EUCLEAN;
 			}
-			return 0;
+			free(seen);
+			return ret;
 		}
 		ret = btree_delete(t, fs->root, &ik);
 		if (!ret && dl)
 			ret = data_ref(t, dl, dlen, -1);
-		if (ret)
+		if (ret) {
+			free(seen);
 			return ret;
+		}
 		from = ik;	/* deleted: the next search lands after it */
 	}
 }
@@ -1261,18 +1336,29 @@ static int replay_record(struct txn *t, struct fsctx *fs, const struct log_rec_h
 {
 	struct core *c = fs->core;
 	const char *p = (const char *)(rh + 1);
-	uint64_t *keep = NULL;	/* aligned copy: item data is packed */
+	struct log_keep_run *keep = NULL;	/* aligned copy: item data is packed */
 	size_t nkeep = 0;
 	int ret = 0;
 
 	for (uint32_t i = 0; i < rh->nitems && !keep; i++) {
 		const struct log_item_hdr *ih = (const void *)p;
-		if (ih->kind == LOG_EXT_KEEP && ih->size) {
-			nkeep = ih->size / 8;
+		if (ih->kind == LOG_EXT_RUNS && ih->size) {
+			nkeep = ih->size / sizeof(*keep);
 			keep = malloc(ih->size);
 			if (!keep)
 				return -ENOMEM;
 			memcpy(keep, ih + 1, ih->size);
+		} else if (ih->kind == LOG_EXT_KEEP && ih->size) {
+			/* a log written before runs: one offset, one item */
+			nkeep = ih->size / 8;
+			keep = malloc(nkeep * sizeof(*keep));
+			if (!keep)
+				return -ENOMEM;
+			for (size_t k = 0; k < nkeep; k++) {
+				uint64_t off;
+				memcpy(&off, (const char *)(ih + 1) + k * 8, 8);
+				keep[k] = (struct log_keep_run){ off, off + 1, 1 };
+			}
 		}
 		p += sizeof(*ih) + ih->size;
 	}

@@ -46,8 +46,10 @@
  * replaced by a rename) since the last commit, a new file in a new
  * directory or in one where a name was removed since the last commit, a
  * record larger than LOG_RECORD_COMMIT (32 KiB: a file with many extents
- * changed since the last commit), a subvolume other than the default
- * fs tree, any error writing the log, and fsync=commit.
+ * changed since the last commit; a changed extent costs its item and the
+ * checksums of the sectors it reads, unchanged ones 24 bytes per run of
+ * adjacent ones, however many), a subvolume other than the default fs
+ * tree, any error writing the log, and fsync=commit.
  *
  * On disk: see struct log_seg_hdr / log_rec_hdr / log_item_hdr in log.c.
  */

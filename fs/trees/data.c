@@ -35,6 +35,7 @@
 
 #define SECT CORE_SECTORSIZE
 #define CSUM_ITEM_SECTORS 256u	/* 1 KiB items: fits every node size */
+#define PIECE_SECTS 256u	/* a read piece: 1 MiB, the largest FUSE READ */
 
 int data_alloc(struct txn *t, uint64_t len, uint64_t *logical)
 {
@@ -185,18 +186,21 @@ out:
 	return ret;
 }
 
-/* Read and verify whole sectors [start, start + n*SECT) into buf. */
+/*
+ * Read and verify whole sectors [start, start + n*SECT) into buf, in
+ * place: the checksums are checked on the bytes in buf and a bad sector is
+ * read again from the next copy into the same place.  n is at most
+ * PIECE_SECTS, so the expected checksums fit on the stack.
+ */
 static int read_sectors(struct core *c, uint64_t start, uint32_t n, uint8_t *buf)
 {
 	struct chunk_copy cp[CHUNK_MAX_STRIPES];
-	uint32_t *exp = malloc((size_t)n * 4);
-	uint8_t *have = malloc(n);
+	uint32_t exp[PIECE_SECTS];
+	uint8_t have[PIECE_SECTS];
 	int ncp, ret;
 
-	if (!exp || !have) {
-		ret = -ENOMEM;
-		goto out;
-	}
+	if (n > PIECE_SECTS)
+		return -EINVAL;
 	if (chunk_map_is_parity(c, start)) {	/* raid5/6: rebuilt from parity as needed */
 		ret = data_load_csums(c, start, n, exp, have);
 		if (!ret)
@@ -279,41 +283,71 @@ static int read_sectors(struct core *c, uint64_t start, uint32_t n, uint8_t *buf
 		break;
 	}
 out:
-	free(exp);
-	free(have);
 	return ret;
 }
 
+/*
+ * Whole sectors [s, e) into out, in pieces of at most PIECE_SECTS sectors,
+ * each inside one chunk (extents never cross chunks, so piece boundaries
+ * inside an extent are safe) and, on raid10, inside one stripe element.
+ */
+static int read_whole(struct core *c, uint64_t s, uint64_t e, uint8_t *out)
+{
+	int ret = 0;
+
+	for (uint64_t pos = s; pos < e && !ret;) {
+		uint64_t pe = pos + (uint64_t)PIECE_SECTS * SECT;
+		if (pe > e)
+			pe = e;
+		pe = pos + chunk_map_piece(c, pos, pe - pos);
+		ret = read_sectors(c, pos, (uint32_t)((pe - pos) / SECT), out + (pos - s));
+		pos = pe;
+	}
+	return ret;
+}
+
+/*
+ * The whole sectors of the range are read and verified straight in the
+ * caller's buffer (for a FUSE READ, the reply buffer): no allocation and no
+ * second copy.  Only a partial first or last sector goes through one sector
+ * on the stack, so an unaligned range never sees bytes outside it.
+ */
 int data_read(struct core *c, uint64_t logical, void *buf, uint64_t len)
 {
-	uint64_t s = logical & ~(uint64_t)(SECT - 1);
-	uint64_t e = (logical + len + SECT - 1) & ~(uint64_t)(SECT - 1);
-	uint8_t *bounce = NULL;
+	uint64_t end = logical + len;
+	uint64_t a = (logical + SECT - 1) & ~(uint64_t)(SECT - 1);	/* first whole sector */
+	uint64_t b = end & ~(uint64_t)(SECT - 1);			/* end of the last */
+	uint8_t *out = buf;
+	uint8_t sect[SECT];
 	int ret = 0;
 
 	if (!len)
 		return 0;
 	if (!logical)
 		return -EINVAL;
-	/* in pieces of at most 1 MiB, each inside one chunk (extents never
-	 * cross chunks, so piece boundaries inside an extent are safe) */
-	bounce = malloc(1u << 20);
-	if (!bounce)
-		return -ENOMEM;
-	for (uint64_t pos = s; pos < e && !ret;) {
-		uint64_t pe = pos + (1u << 20);
-		if (pe > e)
-			pe = e;
-		pe = pos + chunk_map_piece(c, pos, pe - pos);	/* raid10: one element */
-		ret = read_sectors(c, pos, (uint32_t)((pe - pos) / SECT), bounce);
-		if (ret)
-			break;
-		uint64_t cs = pos > logical ? pos : logical;
-		uint64_t ce = pe < logical + len ? pe : logical + len;
-		memcpy((uint8_t *)buf + (cs - logical), bounce + (cs - pos), ce - cs);
-		pos = pe;
+	if (a > b) {		/* inside one sector */
+		ret = read_sectors(c, b, 1, sect);
+		if (!ret)
+			memcpy(out, sect + (logical - b), len);
+		goto out;
 	}
-	free(bounce);
+	if (logical < a) {	/* partial first sector */
+		ret = read_sectors(c, a - SECT, 1, sect);
+		if (ret)
+			goto out;
+		memcpy(out, sect + SECT - (a - logical), a - logical);
+	}
+	if (a < b) {
+		ret = read_whole(c, a, b, out + (a - logical));
+		if (ret)
+			goto out;
+	}
+	if (b < end) {		/* partial last sector */
+		ret = read_sectors(c, b, 1, sect);
+		if (!ret)
+			memcpy(out + (b - logical), sect, end - b);
+	}
+out:
 	if (ret)
 		memset(buf, 0, len);	/* never the bad bytes */
 	return ret;

@@ -35,7 +35,10 @@ bool data_overwrite_ok(struct txn *t, uint64_t logical);
 /*
  * Read and verify.  A block whose checksum does not match on any mirror
  * gives -EIO and one log line naming device, logical address, expected and
- * found checksums; the bad bytes are never returned.
+ * found checksums; the bad bytes are never returned (buf is zeroed).  Any
+ * range: whole sectors are read and verified in buf itself, without an
+ * allocation or a second copy; a partial first or last sector is read
+ * whole beside it and only its bytes in the range copied.
  */
 int data_read(struct core *c, uint64_t logical, void *buf, uint64_t len);
 

@@ -12,6 +12,8 @@
 #include "fs/ops/fsops.h"
 #include "fs/items/log.h"
 
+#include <fcntl.h>
+#include <linux/falloc.h>
 #include <sys/stat.h>
 
 static char img[256];
@@ -83,6 +85,22 @@ static int put(uint64_t parent, const char *name, size_t n, unsigned key, uint64
 	return ret;
 }
 
+/* fsync each of inos: all through the log, no commit? */
+static bool fsyncs_by_log(const uint64_t *inos, int n)
+{
+	struct log_stats l0, l1;
+	struct core_stats s0, s1;
+
+	log_stats(core, &l0);
+	mount_stats(core, &s0);
+	for (int i = 0; i < n; i++)
+		if (fsops_fsync(fs, inos[i], 0) != 0)
+			return false;
+	mount_stats(core, &s1);
+	log_stats(core, &l1);
+	return l1.syncs == l0.syncs + (uint64_t)n && s1.commits == s0.commits && log_pending(core);
+}
+
 int main(void)
 {
 	struct stat st;
@@ -92,7 +110,7 @@ int main(void)
 
 	t_seed_init();
 	unsigned k = t_rand();
-	MUST(t_image(img, sizeof(img), 256ull << 20));
+	MUST(t_image(img, sizeof(img), 1ull << 30));	/* 128 MiB data chunks: room for a 48 MiB extent */
 	MUST(t_format(img, 0));
 
 	/* committed state: a directory with b (to append to) and e (to shrink) */
@@ -185,6 +203,90 @@ int main(void)
 	crash();
 	MUST(mount_rw(CORE_FSYNC_LOG));
 	CHECK("renamed file under its new name", holds(d, "renamed", 100, k + 3));
+
+	/*
+	 * A file of many committed extents (each 4 KiB block its own,
+	 * written back to front so none can grow another), then one block
+	 * rewritten and one punched out: the record holds the changed items
+	 * and runs of the unchanged ones, so the log serves the fsync however
+	 * many extents the file has (a list of their offsets outgrew a record
+	 * past 4096 extents and every fsync committed).  The punched block
+	 * splits the run around it: replay must not keep the committed
+	 * extent that was there.
+	 */
+	{
+		enum { NB = 6000, BSZ = 4096 };
+		unsigned char *want = malloc((size_t)NB * BSZ), *got = malloc((size_t)NB * BSZ);
+		uint64_t f;
+		MUST(want && got ? 0 : -ENOMEM);
+		fill(want, (size_t)NB * BSZ, k + 7);
+		MUST(fsops_mknod(fs, d, "frag", S_IFREG | 0644, 0, &cr, &st));
+		f = st.st_ino;
+		for (int i = NB - 1; i >= 0; i--)
+			MUST(fsops_write(fs, f, want + (size_t)i * BSZ, BSZ, (uint64_t)i * BSZ) == BSZ ?
+			     0 : -EIO);
+		MUST(fsops_sync(fs));
+		fill(want + 3000 * BSZ, BSZ, k + 8);
+		MUST(fsops_write(fs, f, want + 3000 * BSZ, BSZ, 3000 * BSZ) == BSZ ? 0 : -EIO);
+		MUST(fsops_fallocate(fs, f, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				     100 * BSZ, BSZ));
+		memset(want + 100 * BSZ, 0, BSZ);
+		CHECK("fsync of a file of 6000 extents: the log, no commit", fsyncs_by_log(&f, 1));
+		crash();
+		MUST(mount_rw(CORE_FSYNC_LOG));
+		CHECK("6000 extents: replayed", !log_pending(core));
+		CHECK("6000 extents: rewritten block, punched block and the rest",
+		      fsops_read(fs, f, got, (size_t)NB * BSZ, 0) == (ssize_t)NB * BSZ &&
+		      memcmp(got, want, (size_t)NB * BSZ) == 0);
+		free(want);
+		free(got);
+	}
+
+	/*
+	 * A file fallocated and filled in place (what fio lays out): its
+	 * items are 1 MiB pieces of one 48 MiB disk extent.  One block
+	 * rewritten and fsync'd logs the checksums of the pieces that
+	 * changed, not of the whole extent (48 KiB of them, past a record:
+	 * every fsync committed).  Then a piece whose checksum item begins
+	 * before it: 8 KiB written into a committed prealloc extent, its
+	 * first block punched; the item left reads sectors that item covers.
+	 */
+	{
+		const size_t MB = 1 << 20, FL = 48 * MB;
+		unsigned char *want = malloc(FL), *got = malloc(FL);
+		uint64_t f, g;
+		MUST(want && got ? 0 : -ENOMEM);
+		fill(want, FL, k + 10);
+		MUST(fsops_mknod(fs, d, "laidout", S_IFREG | 0644, 0, &cr, &st));
+		f = st.st_ino;
+		MUST(fsops_fallocate(fs, f, 0, 0, FL));
+		for (size_t o = 0; o < FL; o += MB)
+			MUST(fsops_write(fs, f, want + o, MB, o) == (ssize_t)MB ? 0 : -EIO);
+		MUST(fsops_mknod(fs, d, "straddle", S_IFREG | 0644, 0, &cr, &st));
+		g = st.st_ino;
+		MUST(fsops_fallocate(fs, g, 0, 0, 64 * 1024));
+		MUST(fsops_sync(fs));
+		fill(want + 20 * MB + 8192, 4096, k + 11);
+		MUST(fsops_write(fs, f, want + 20 * MB + 8192, 4096, 20 * MB + 8192) == 4096 ?
+		     0 : -EIO);
+		unsigned char g8[8192];
+		fill(g8, sizeof(g8), k + 12);
+		MUST(fsops_write(fs, g, g8, sizeof(g8), 0) == (ssize_t)sizeof(g8) ? 0 : -EIO);
+		MUST(fsops_fallocate(fs, g, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 4096));
+		memset(g8, 0, 4096);
+		uint64_t fg[2] = { f, g };
+		CHECK("fsync of a piece of a 48 MiB extent: the log, no commit", fsyncs_by_log(fg, 2));
+		crash();
+		MUST(mount_rw(CORE_FSYNC_LOG));
+		CHECK("48 MiB extent: replayed", !log_pending(core));
+		CHECK("48 MiB extent: the rewritten block and the rest",
+		      fsops_read(fs, f, got, FL, 0) == (ssize_t)FL && memcmp(got, want, FL) == 0);
+		CHECK("piece of a checksum item: its checksums replayed, it reads",
+		      fsops_read(fs, g, got, sizeof(g8), 0) == (ssize_t)sizeof(g8) &&
+		      memcmp(got, g8, sizeof(g8)) == 0);
+		free(want);
+		free(got);
+	}
 	fsops_unmount(fs);
 	fs = NULL;
 	MUST(mount_close(core));
