@@ -706,8 +706,11 @@ static void gl_fallocate(fuse_req_t req, fuse_ino_t ino_, int mode, off_t offset
 		reply_err(req, OP_FALLOCATE, ino, t0, -EINVAL);
 		return;
 	}
+	struct fsops_cred cr = cred_of(req);
+	cr.kernel_times = D(req)->writeback;
 	reply_err(req, OP_FALLOCATE, ino, t0,
-		  fsops_fallocate(FS(req, ino_), ino, mode, (uint64_t)offset, (uint64_t)length));
+		  fsops_fallocate_as(FS(req, ino_), ino, mode, (uint64_t)offset, (uint64_t)length,
+				     &cr));
 }
 
 static void gl_lseek(fuse_req_t req, fuse_ino_t ino_, off_t off, int whence,

@@ -90,8 +90,8 @@ struct fsops_cred {
 	 * cache): it stamps them when a process writes, truncates or
 	 * changes the file, keeps its own over ours, and sends them by
 	 * SETATTR — explicit values — when it writes the inode back or
-	 * changes attributes.  So writes and SETATTRs of a regular file
-	 * stamp nothing here: a stamp of ours (at write-back time, or for a
+	 * changes attributes.  So writes, SETATTRs and fallocates of a
+	 * regular file stamp nothing here: a stamp of ours (at write-back time, or for a
 	 * truncate(2) to the size the file has, which the kernel leaves
 	 * unstamped) differs from the time the kernel shows and stands
 	 * whenever no SETATTR follows (a second write in one clock tick

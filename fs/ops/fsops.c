@@ -989,6 +989,12 @@ int fsops_sync(struct fsctx *fs)
 
 int fsops_fallocate(struct fsctx *fs, uint64_t ino, int mode, uint64_t off, uint64_t len)
 {
+	return fsops_fallocate_as(fs, ino, mode, off, len, NULL);
+}
+
+int fsops_fallocate_as(struct fsctx *fs, uint64_t ino, int mode, uint64_t off, uint64_t len,
+		       const struct fsops_cred *cr)
+{
 	struct inode *ip;
 	struct txn *t;
 	int ret = inode_get(fs, ino, &ip);
@@ -1011,8 +1017,10 @@ int fsops_fallocate(struct fsctx *fs, uint64_t ino, int mode, uint64_t off, uint
 		if (ret == 0) {
 			/* every fallocate that succeeds modifies the file, as
 			 * tmpfs, ext4 and xfs count it (file_modified), even one
-			 * that keeps the size over blocks already there */
-			inode_touch(ip, T_MTIME | T_CTIME);
+			 * that keeps the size over blocks already there; with
+			 * the writeback cache the kernel stamped them itself */
+			if (!cr || !cr->kernel_times)
+				inode_touch(ip, T_MTIME | T_CTIME);
 			ret = inode_update(t, fs, ip);
 			if (ret < 0)
 				txn_abort(t, ret, "fallocate");

@@ -90,6 +90,9 @@ ssize_t fsops_write_as(struct fsctx *fs, uint64_t ino, const void *buf, size_t s
 		       uint64_t off, const struct fsops_cred *cr);
 int fsops_fsync(struct fsctx *fs, uint64_t ino, int datasync);
 int fsops_fallocate(struct fsctx *fs, uint64_t ino, int mode, uint64_t off, uint64_t len);
+/* ... for the caller cr: cr->kernel_times leaves mtime and ctime alone */
+int fsops_fallocate_as(struct fsctx *fs, uint64_t ino, int mode, uint64_t off, uint64_t len,
+		       const struct fsops_cred *cr);
 int64_t fsops_lseek(struct fsctx *fs, uint64_t ino, uint64_t off, int whence);
 
 /*
