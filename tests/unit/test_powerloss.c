@@ -68,6 +68,7 @@
 #include "fs/items/log.h"
 #include "fs/items/subvol.h"
 #include "fs/services/volume.h"
+#include "fs/store/chunk.h"
 
 #include <fcntl.h>
 #include <linux/falloc.h>
@@ -868,6 +869,32 @@ static void mixed_run(unsigned k)
  * what is written before it is versioned (its commits make it durable)
  * but acknowledged only by its fsync.
  */
+/* chunk_for_each: data chunks counted in arg[0], those of profile arg[2]
+ * (the type's profile bits) in arg[1] */
+static int count_data(const struct chunk *ch, void *arg)
+{
+	uint64_t *n = arg;
+
+	if (ch->type & BG_DATA) {
+		n[0]++;
+		n[1] += (ch->type & BG_PROFILE_MASK) == n[2];
+	}
+	return 0;
+}
+
+/* Did the balance convert every data chunk (else the states show no move)? */
+static void converted(uint64_t dprof)
+{
+	uint64_t n[3] = { 0, 0, dprof };
+
+	chunk_for_each(core, count_data, n);
+	if (!n[0] || n[1] != n[0]) {
+		printf("FAIL: %s: %llu of %llu data chunks are %s after the balance\n", wname,
+		       (unsigned long long)n[1], (unsigned long long)n[0], core_profile_name(dprof));
+		wfail++;
+	}
+}
+
 static void w_balance(uint64_t dprof)
 {
 	char msg[256];
@@ -888,6 +915,8 @@ static void w_balance(uint64_t dprof)
 		printf("FAIL: %s: balance to %s: %s (%s)\n", wname, core_profile_name(dprof),
 		       strerror(-r), msg);
 		wfail++;
+	} else {
+		converted(dprof);
 	}
 }
 
@@ -966,6 +995,8 @@ static void w_balance_busy(uint64_t dprof, unsigned *key)
 		printf("FAIL: %s: balance to %s: %s (%s)\n", wname, core_profile_name(dprof),
 		       strerror(-r), msg);
 		wfail++;
+	} else {
+		converted(dprof);
 	}
 }
 
