@@ -53,7 +53,8 @@ struct glassfs_ioc_scrub {
 	uint64_t corrected_bytes, uncorrectable_bytes;
 	uint64_t meta_errors, data_errors, read_errors;
 	uint64_t nodes, extents;
-	uint64_t total_check_bytes;	/* every copy of total_bytes: checked_bytes' unit */
+	uint64_t total_check_bytes;	/* every copy (raid5/6: every column of its rows) of
+					 * total_bytes: checked_bytes' unit */
 	int64_t start_time;		/* wall clock (s) of the last start */
 	uint64_t duration_ns;		/* of the last scrub, or so far */
 	uint64_t parity_errors;		/* raid5/6 parity sectors disagreeing with their row */

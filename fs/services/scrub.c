@@ -306,14 +306,100 @@ out:
 	return n;
 }
 
-/* total_check_bytes: each block group's used bytes once per copy its
- * profile keeps, the unit of checked_bytes. */
+/*
+ * total_check_bytes: what the walk reads of each block group's used
+ * sectors, the unit of checked_bytes: every copy of a mirror (raid1,
+ * dup, raid10: 2); every column of each raid5/6 row an extent touches
+ * (parity_scrub reads rows whole, a short extent's padded last row too:
+ * n columns for its k data ones, so raid5 on three devices reads 1.5
+ * times its data).  The block group's flags hold its type only: the
+ * profile and stripe count are the chunk's, read first (chunks.lock is
+ * taken before the allocator's, never inside it).
+ */
+struct chunk_ratio { uint64_t logical, num, den; };
+struct chunk_ratios {
+	struct chunk_ratio *v;
+	int n, cap;
+	struct scrub_progress *p;
+};
+
+static int note_ratio(const struct chunk *ch, void *arg)
+{
+	struct chunk_ratios *r = arg;
+	struct chunk_ratio *e;
+
+	if (r->n == r->cap) {
+		int nc = r->cap ? r->cap * 2 : 64;
+		struct chunk_ratio *nv = realloc(r->v, (size_t)nc * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;	/* the rest count one copy: a progress figure */
+		r->v = nv;
+		r->cap = nc;
+	}
+	e = &r->v[r->n++];
+	e->logical = ch->logical;
+	e->num = (uint64_t)profile_copies(ch->type);
+	e->den = 1;
+	if ((ch->type & BG_PARITY) && ch->num_stripes > chunk_parity_count(ch->type)) {
+		e->num = (uint64_t)ch->num_stripes;
+		e->den = (uint64_t)(ch->num_stripes - chunk_parity_count(ch->type));
+	}
+	return 0;
+}
+
+/* Rows of k sectors with a used sector: what parity_scrub reads of bg.
+ * One step per such row and per empty word, under the allocator's lock. */
+static uint64_t rows_used(const struct bgroup *bg, uint64_t k)
+{
+	uint64_t rows = 0, last = UINT64_MAX;
+
+	for (uint64_t w = 0; w < (bg->nbits + 63) / 64; w++) {
+		uint64_t x = bg->used[w];
+		while (x) {
+			uint64_t row = (w * 64 + (uint64_t)__builtin_ctzll(x)) / k, next = (row + 1) * k;
+			if (row != last)
+				rows++;
+			last = row;
+			if (next >= (w + 1) * 64)
+				break;
+			x &= ~0ull << (next - w * 64);	/* the row's other sectors */
+		}
+	}
+	return rows;
+}
+
 static int add_copies(const struct bgroup *bg, void *arg)
 {
-	struct scrub_progress *p = arg;
+	struct chunk_ratios *r = arg;
+	uint64_t num = 1, den = 1;
 
-	p->total_check_bytes += bg->used_bytes * (uint64_t)profile_copies(bg->flags);
+	/* chunk_for_each went in logical order: a binary search */
+	for (int lo = 0, hi = r->n; lo < hi;) {
+		int mid = lo + (hi - lo) / 2;
+		if (r->v[mid].logical == bg->start) {
+			num = r->v[mid].num;
+			den = r->v[mid].den;
+			break;
+		}
+		if (r->v[mid].logical < bg->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (den > 1)
+		r->p->total_check_bytes += rows_used(bg, den) * num * SECT;
+	else
+		r->p->total_check_bytes += bg->used_bytes * num;
 	return 0;
+}
+
+static void count_check_bytes(struct core *c, struct scrub_progress *p)
+{
+	struct chunk_ratios r = { NULL, 0, 0, p };
+
+	chunk_for_each(c, note_ratio, &r);
+	alloc_for_each_bg(c, add_copies, &r);
+	free(r.v);
 }
 
 /* Extents written after the totals were taken are scrubbed too: the
@@ -350,7 +436,7 @@ int scrub_run(struct core *c, struct scrub_opts *o, struct scrub_progress *p)
 		tot += t - fr;
 	}
 	__atomic_store_n(&p->total_bytes, tot, __ATOMIC_RELAXED);
-	alloc_for_each_bg(c, add_copies, p);
+	count_check_bytes(c, p);
 	for (int m = 0; m < CHUNK_MAX_STRIPES; m++) {
 		uint32_t sz = PIECE_SECTORS * SECT > c->nodesize ? PIECE_SECTORS * SECT : c->nodesize;
 		s.buf[m] = malloc(sz);

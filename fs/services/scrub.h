@@ -40,7 +40,8 @@ struct scrub_opts {
 struct scrub_progress {
 	uint64_t total_bytes;		/* bytes of committed extents (logical, at start) */
 	uint64_t done_bytes;		/* logical bytes of extents finished */
-	uint64_t total_check_bytes;	/* bytes of every copy of them (checked_bytes' unit) */
+	uint64_t total_check_bytes;	/* what the walk reads of them: every copy, every
+					 * raid5/6 column of their rows (checked_bytes' unit) */
 	uint64_t checked_bytes;		/* bytes read and verified, every copy */
 	uint64_t corrected_bytes;	/* bytes of bad copies rewritten from a good one */
 	uint64_t uncorrectable_bytes;	/* logical bytes with no good copy left */

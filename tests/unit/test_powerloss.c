@@ -20,7 +20,13 @@
  * metadata), where each device's flushes are its own, and (PROFILE=dup
  * or all) on one device holding two copies, (PROFILE=raid5 or all) on
  * three with raid5 data and raid1 metadata: a cut that keeps some of a
- * row's columns and not others is the write hole's crash.
+ * row's columns and not others is the write hole's crash.  The
+ * conversion workloads (issue 21) run on a profile of their own,
+ * convert (in the default list; three devices, raid1 data): a balance
+ * converts the data chunks to raid5 and back while the log records, so
+ * states fall inside a chunk's move (its rows written, the switch not
+ * committed; the switch committed, the old stripes free); convert_busy
+ * writes and fsyncs beside the balance thread.
  *
  * From the images as they were when recording started and the log, crash
  * images are built: a cut point in the log; every write before the last
@@ -47,8 +53,8 @@
  * the version), reads never fail, then fsck again after the replay.
  *
  * SEED=n replays the random states; WORKLOAD=name runs the workloads
- * whose name holds it; PROFILE=single,raid1,dup,raid5 (a list, or all; default
- * single,raid1); RANDOM_STATES=n per workload and profile (default 20;
+ * whose name holds it; PROFILE=single,raid1,dup,raid5,convert (a list, or
+ * all; default single,raid1,convert); RANDOM_STATES=n per workload and profile (default 20;
  * make soak sets more); MIXED_STEPS=n (default 25); VERBOSE=1 prints
  * every state; EPOCH_CLASSES=all runs the per-epoch classes (only, drop,
  * torn) on every profile, not only the first (make test's time budget:
@@ -61,6 +67,8 @@
 #include "fs/ops/fsops.h"
 #include "fs/items/log.h"
 #include "fs/items/subvol.h"
+#include "fs/services/volume.h"
+#include "fs/store/chunk.h"
 
 #include <fcntl.h>
 #include <linux/falloc.h>
@@ -89,6 +97,9 @@ static const struct profile {
 	{ "raid1", 2, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1 },
 	{ "dup", 1, CORE_PROFILE_DUP, CORE_PROFILE_DUP },
 	{ "raid5", 3, CORE_PROFILE_RAID1, CORE_PROFILE_RAID5 },
+	/* the conversion workloads only: three devices, raid1 data that a
+	 * balance converts to raid5 and back while the log records */
+	{ "convert", 3, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1 },
 };
 static const struct profile *prof;
 static int ndev = 1;
@@ -179,6 +190,7 @@ static struct names {
 
 static struct core *core;
 static struct fsctx *fs;
+static char wname[64];		/* the workload, "raid1/" before it on two devices */
 static struct fsops_cred cr = { .uid = 0, .gid = 0 };
 static uint64_t dir_ino;
 static int wfail;		/* a workload step failed: skip its states */
@@ -539,6 +551,7 @@ struct workload {
 	const char *name;
 	void (*setup)(unsigned k);
 	void (*run)(unsigned k);
+	bool convert;		/* runs on the convert profile only, alone there */
 };
 
 static void create_setup(unsigned k) { (void)k; }
@@ -847,20 +860,178 @@ static void mixed_run(unsigned k)
 	}
 }
 
+/*
+ * A balance converting the data chunks (issue 21): raid5/6 chunks move
+ * whole onto new stripes and switch with the commit that ends the move,
+ * so a crash inside it must leave the chunk on its old stripes or its new
+ * ones, whole.  The balance runs to its end before the next step (its
+ * log is the same run to run: a failing state replays by its label);
+ * what is written before it is versioned (its commits make it durable)
+ * but acknowledged only by its fsync.
+ */
+/* chunk_for_each: data chunks counted in arg[0], those of profile arg[2]
+ * (the type's profile bits) in arg[1] */
+static int count_data(const struct chunk *ch, void *arg)
+{
+	uint64_t *n = arg;
+
+	if (ch->type & BG_DATA) {
+		n[0]++;
+		n[1] += (ch->type & BG_PROFILE_MASK) == n[2];
+	}
+	return 0;
+}
+
+/* Did the balance convert every data chunk (else the states show no move)? */
+static void converted(uint64_t dprof)
+{
+	uint64_t n[3] = { 0, 0, dprof };
+
+	chunk_for_each(core, count_data, n);
+	if (!n[0] || n[1] != n[0]) {
+		printf("FAIL: %s: %llu of %llu data chunks are %s after the balance\n", wname,
+		       (unsigned long long)n[1], (unsigned long long)n[0], core_profile_name(dprof));
+		wfail++;
+	}
+}
+
+static void w_balance(uint64_t dprof)
+{
+	char msg[256];
+	struct volume_balance_status bs;
+
+	snapshot();
+	int r = volume_balance_start(core, (int64_t)dprof, -1, msg, sizeof(msg));
+	for (int i = 0; !r && i < 60000; i++) {
+		volume_balance_status(core, &bs);
+		if (!bs.running) {
+			r = bs.result ? bs.result : 0;
+			break;
+		}
+		usleep(1000);
+		r = i == 59999 ? -ETIMEDOUT : 0;
+	}
+	if (r) {
+		printf("FAIL: %s: balance to %s: %s (%s)\n", wname, core_profile_name(dprof),
+		       strerror(-r), msg);
+		wfail++;
+	} else {
+		converted(dprof);
+	}
+}
+
+/* files on raid1 data; converted to raid5 with files fsync'd after, and
+ * back to raid1 with files overwritten, appended and made after */
+static void convert_setup(unsigned k)
+{
+	w_create("c0");
+	w_write("c0", 0, 300000, k);
+	w_create("c1");
+	w_write("c1", 0, 70000, k + 1);
+	w_create("c2");
+	w_write("c2", 0, 2000, k + 2);
+}
+static void convert_run(unsigned k)
+{
+	w_write("c1", 4096, 12288, k + 3);
+	w_fsync("c1", 1);
+	w_create("n0");
+	w_write("n0", 0, 90000, k + 4);
+	w_fsync("n0", 0);
+	w_balance(CORE_PROFILE_RAID5);
+	w_write("c0", 100000, 50000, k + 5);	/* new extents in a raid5 row */
+	w_fsync("c0", 1);
+	w_create("n1");
+	w_write("n1", 0, 40000, k + 6);
+	w_fsync("n1", 0);
+	w_write("n0", 90000, 5000, k + 7);	/* appended: a partial row */
+	w_fsync("n0", 1);
+	w_balance(CORE_PROFILE_RAID1);
+	w_write("c2", 0, 9000, k + 8);
+	w_fsync("c2", 0);
+	w_write("n1", 8192, 8192, k + 9);
+	w_fsync("n1", 1);
+}
+
+/*
+ * The same conversions with fsync'd writes beside them: a balance runs in
+ * its thread while this one writes and fsyncs, so its commits, its rows
+ * and the fsync log's records interleave.  Where they interleave is the
+ * scheduler's: the log (and so a state's label) differs run to run.
+ * Writes small enough for one transaction each: a commit of the balance
+ * catches a file between two of its versions, never inside a write.
+ */
+static unsigned busy_writes;	/* writes that went in while a balance ran */
+
+static void w_balance_busy(uint64_t dprof, unsigned *key)
+{
+	char msg[256], f[8];
+	struct volume_balance_status bs;
+	static const size_t sizes[] = { 9000, 4096, 20000, 700, 12288, 30000 };
+
+	snapshot();
+	int r = volume_balance_start(core, (int64_t)dprof, -1, msg, sizeof(msg));
+	for (unsigned i = 0; !r && !wfail; i++) {
+		volume_balance_status(core, &bs);
+		if (!bs.running) {
+			r = bs.result;
+			break;
+		}
+		if (i < 10) {
+			struct name *n;
+			snprintf(f, sizeof(f), "b%u", i % 3);
+			n = nm(f);
+			if (!n->present)
+				w_create(f);
+			w_write(f, i % 2 ? n->len : 4096 * (i % 4), sizes[i % 6], (*key)++);
+			w_fsync(f, (int)(i % 2));
+			busy_writes++;
+		}
+		usleep(i < 10 ? 3000 : 1000);
+		if (i > 60000)
+			r = -ETIMEDOUT;
+	}
+	if (r) {
+		printf("FAIL: %s: balance to %s: %s (%s)\n", wname, core_profile_name(dprof),
+		       strerror(-r), msg);
+		wfail++;
+	} else {
+		converted(dprof);
+	}
+}
+
+static void convert_busy_run(unsigned k)
+{
+	unsigned key = k + 10;
+
+	busy_writes = 0;
+	w_write("c1", 4096, 12288, k + 3);
+	w_fsync("c1", 1);
+	w_balance_busy(CORE_PROFILE_RAID5, &key);
+	w_write("c0", 100000, 50000, k + 5);
+	w_fsync("c0", 1);
+	w_balance_busy(CORE_PROFILE_RAID1, &key);
+	w_write("c2", 0, 9000, k + 8);
+	w_fsync("c2", 0);
+	printf("%s: %u fsync'd writes while a balance ran\n", wname, busy_writes);
+}
+
 static const struct workload workloads[] = {
-	{ "create_fsync", create_setup, create_run },
-	{ "append_fdatasync", append_setup, append_run },
-	{ "overwrite_fdatasync", overwrite_setup, overwrite_run },
-	{ "inline_fsync", inline_setup, inline_run },
-	{ "rename_over_fsyncdir", rename_setup, rename_run },
-	{ "link_fsync", link_setup, link_run },
-	{ "truncate_fsync", truncate_setup, truncate_run },
-	{ "punch_fsync", punch_setup, punch_run },
-	{ "unlink_fsyncdir", unlink_setup, unlink_run },
-	{ "xattr_fsync", xattr_setup, xattr_run },
-	{ "dirtree_fsyncdir", dirtree_setup, dirtree_run },
-	{ "snapshot_steps", snapshot_setup, snapshot_run },
-	{ "mixed", mixed_setup, mixed_run },
+	{ "create_fsync", create_setup, create_run, false },
+	{ "append_fdatasync", append_setup, append_run, false },
+	{ "overwrite_fdatasync", overwrite_setup, overwrite_run, false },
+	{ "inline_fsync", inline_setup, inline_run, false },
+	{ "rename_over_fsyncdir", rename_setup, rename_run, false },
+	{ "link_fsync", link_setup, link_run, false },
+	{ "truncate_fsync", truncate_setup, truncate_run, false },
+	{ "punch_fsync", punch_setup, punch_run, false },
+	{ "unlink_fsyncdir", unlink_setup, unlink_run, false },
+	{ "xattr_fsync", xattr_setup, xattr_run, false },
+	{ "dirtree_fsyncdir", dirtree_setup, dirtree_run, false },
+	{ "snapshot_steps", snapshot_setup, snapshot_run, false },
+	{ "mixed", mixed_setup, mixed_run, false },
+	{ "convert_raid5_raid1", convert_setup, convert_run, true },
+	{ "convert_busy", convert_setup, convert_busy_run, true },
 };
 
 /* ---- crash images ----------------------------------------------------------- */
@@ -1394,7 +1565,6 @@ static void unmount_live(bool crash)
 	core = NULL;
 }
 
-static char wname[64];		/* the workload, "raid1/" before it on two devices */
 
 static void run_workload(const struct workload *w, unsigned seed, size_t nrandom,
 			 struct tally *t)
@@ -1667,10 +1837,10 @@ int main(void)
 		MUST(wfd[d] < 0 ? -errno : 0);
 	}
 
-	/* PROFILE=NAME[,NAME...] or all; single and raid1 by default (make
-	 * soak: all) */
+	/* PROFILE=NAME[,NAME...] or all; single, raid1 and convert by
+	 * default (make soak: those, then dup) */
 	if (!pname || !*pname)
-		pname = "single,raid1";
+		pname = "single,raid1,convert";
 	const char *ec = getenv("EPOCH_CLASSES");
 	bool first = true;
 	for (size_t p = 0; p < sizeof(profiles) / sizeof(profiles[0]); p++) {
@@ -1682,6 +1852,8 @@ int main(void)
 		first = false;
 		for (size_t i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++) {
 			if (only && !strstr(workloads[i].name, only))
+				continue;
+			if (workloads[i].convert != !strcmp(prof->name, "convert"))
 				continue;
 			snprintf(wname, sizeof(wname), "%s%s%s", p ? prof->name : "", p ? "/" : "",
 				 workloads[i].name);
