@@ -77,7 +77,7 @@ static int cmd_stats(const char *mnt)
 }
 
 /* The engine's counters by name (GLASSFS_STATS_FIELDS); 0 or -1. */
-static int stat_values(int fd, const char *mnt, uint64_t *total, uint64_t *done)
+static int stat_values(int fd, const char *mnt, uint64_t *total, uint64_t *done, bool *running)
 {
 	static const char *const names[] = {
 #define X(f) #f,
@@ -93,11 +93,14 @@ static int stat_values(int fd, const char *mnt, uint64_t *total, uint64_t *done)
 		return -1;
 	}
 	*total = *done = 0;
+	*running = false;
 	for (uint32_t i = 0; i < s.count && i < sizeof(names) / sizeof(names[0]); i++) {
 		if (!strcmp(names[i], "resync_bytes"))
 			*total = s.values[i];
 		else if (!strcmp(names[i], "resync_done_bytes"))
 			*done = s.values[i];
+		else if (!strcmp(names[i], "resync_running"))
+			*running = s.values[i] != 0;
 	}
 	return 0;
 }
@@ -124,6 +127,7 @@ static int cmd_resync(int argc, char **argv)
 {
 	bool wait = false, quiet = false, json = false;
 	uint64_t total, done;
+	bool running;
 	struct progress pr;
 	const char *mnt;
 	int fd;
@@ -142,16 +146,18 @@ static int cmd_resync(int argc, char **argv)
 	fd = glassctl_open_dir(mnt);
 	if (fd < 0)
 		return 1;
-	if (stat_values(fd, mnt, &total, &done)) {
+	if (stat_values(fd, mnt, &total, &done, &running)) {
 		close(fd);
 		return 1;
 	}
 	progress_init(&pr, "resync", quiet || json || !wait);
-	while (wait && done < total) {
+	/* the thread runs until its end is committed (or before it has
+	 * measured anything): the bytes alone say "all copied" earlier */
+	while (wait && (running || done < total)) {
 		struct timespec ts = { 0, 100 * 1000 * 1000 };
 		progress_update(&pr, done, total);
 		nanosleep(&ts, NULL);
-		if (stat_values(fd, mnt, &total, &done)) {
+		if (stat_values(fd, mnt, &total, &done, &running)) {
 			progress_end(&pr);
 			close(fd);
 			return 1;
@@ -163,13 +169,14 @@ static int cmd_resync(int argc, char **argv)
 		return 0;
 	if (json) {
 		printf("{\"status\": \"%s\", \"bytes_total\": %llu, \"bytes_done\": %llu, \"percent\": %.1f}\n",
-		       total == 0 ? "none" : done < total ? "running" : "finished",
+		       running || done < total ? "running" : total == 0 ? "none" : "finished",
 		       (unsigned long long)total, (unsigned long long)done, progress_pct(done, total));
-	} else if (total == 0) {
+	} else if (total == 0 && !running) {
 		printf("No device needed a resync on this mount\n");
 	} else {
 		char a[32], b[32];
-		printf("Resync %s: %s of %s copied (%.1f %%)\n", done < total ? "running" : "finished",
+		printf("Resync %s: %s of %s copied (%.1f %%)\n",
+		       running || done < total ? "running" : "finished",
 		       progress_size(done, a, sizeof(a)), progress_size(total, b, sizeof(b)),
 		       progress_pct(done, total));
 	}

@@ -155,7 +155,9 @@ struct core_stats {
 	uint64_t repaired;		/* bad copies rewritten from a good one (scrub) */
 	uint64_t discard_dropped;	/* freed ranges not discarded: async queue full */
 	uint64_t resync_bytes;		/* stale devices: bytes of their chunks to resync */
-	uint64_t resync_done_bytes;	/* ... gone through (= resync_bytes: finished) */
+	uint64_t resync_done_bytes;	/* ... gone through */
+	uint64_t resync_running;	/* 1 until the resync's end is committed: the
+					 * bytes are all through before that */
 	/* the name cache (dcache.h) of the subvolume asked, which the core
 	 * does not know: 0 here, filled by the caller (dir_cache_counts) */
 	uint64_t name_cache_hits, name_cache_misses;

@@ -82,10 +82,12 @@ int volume_balance_cancel(struct core *c);
  * replay (then no transaction: the replay comes first).  Returns how many
  * devices are being resynced in the background (the caller commits, so
  * their flag and current superblocks are written together).  Progress: volume_resync_progress (bytes of stale
- * chunks to go through and gone through; glassctl stats).
+ * chunks to go through and gone through, and whether the thread still
+ * runs — waiting to start, copying, or committing the cleared flag;
+ * glassctl stats).
  */
 int volume_open_check(struct core *c);
-void volume_resync_progress(struct core *c, uint64_t *total, uint64_t *done);
+void volume_resync_progress(struct core *c, uint64_t *total, uint64_t *done, uint64_t *running);
 /* Tests: wait until no resync thread runs. */
 void volume_resync_wait(struct core *c);
 /* mount_close/core_free: stop a running balance, free the state. */

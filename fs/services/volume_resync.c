@@ -322,10 +322,11 @@ void volume_resync_wait(struct core *c)
 		usleep(10000);
 }
 
-void volume_resync_progress(struct core *c, uint64_t *total, uint64_t *done)
+void volume_resync_progress(struct core *c, uint64_t *total, uint64_t *done, uint64_t *running)
 {
 	struct volume *v = __atomic_load_n(&c->vol, __ATOMIC_ACQUIRE);
 
+	*running = v ? __atomic_load_n(&v->resync_running, __ATOMIC_ACQUIRE) != 0 : 0;
 	*total = v ? __atomic_load_n(&v->resync_total, __ATOMIC_RELAXED) : 0;
 	*done = v ? __atomic_load_n(&v->resync_done, __ATOMIC_RELAXED) : 0;
 }

@@ -62,7 +62,7 @@ int volume_claim(struct core *c, struct volume **out, char *msg, size_t len)
 	glock_write(&v->lock);
 	if (v->busy && __atomic_load_n(&v->resync_running, __ATOMIC_ACQUIRE))
 		ret = volume_say(c, -EBUSY, msg, len, "a stale device's resync is running; try again when it "
-			  "ends (glassctl stats: resync_done_bytes reaches resync_bytes)");
+			  "ends (glassctl resync status -B waits for it)");
 	else if (v->busy)
 		ret = volume_say(c, -EBUSY, msg, len, "another device or balance operation is running");
 	else
