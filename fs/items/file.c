@@ -249,17 +249,23 @@ static int ext_at(struct fsctx *fs, struct inode *ip, uint64_t x, struct fext *e
  * lock in any order (up to ~24 MiB apart, traced), so each piece looks
  * for its own place beside its neighbours rather than after whatever
  * came last:
- *   - right after the last piece written (the sequential case, no lookup);
+ *   - right after the last piece written (the sequential case, no
+ *     lookup, for pieces of any size);
  *   - after the extent holding the byte before a;
  *   - before the extent holding the byte after the range;
  *   - where the last piece written puts it by the distance in the file,
  *     within GOAL_REACH (neighbours still on their way);
  *   - a file with none of these starts at the allocator's next-fit point
  *     plus a, so the pieces before a find room in front of it.
- * 0: no goal (a sparse write far away).  Only a hint: a goal run that is
- * taken falls back to any free space (alloc_reserve_goal).
+ * 0: no goal (a sparse write far away, or a piece under GOAL_MIN bytes).
+ * Only a hint: a goal run that is taken falls back to any free space
+ * (alloc_reserve_goal).  Writeback sends a sequential file's dirty pages
+ * as pieces of up to 1 MiB; a small write elsewhere stays with next-fit:
+ * random 4 KiB writes go to the disk one after another instead of being
+ * scattered by goals around their old blocks, and pay no B-tree search.
  */
 #define GOAL_REACH	(64 * MAX_EXTENT)
+#define GOAL_MIN	(64 * 1024)
 static uint64_t data_goal(struct txn *t, struct fsctx *fs, struct inode *ip, uint64_t a,
 			  uint64_t len)
 {
@@ -268,6 +274,8 @@ static uint64_t data_goal(struct txn *t, struct fsctx *fs, struct inode *ip, uin
 
 	if (edisk && eoff == a)
 		return edisk;
+	if (len < GOAL_MIN)
+		return 0;
 	if (a && ext_at(fs, ip, a - 1, &e) == 1) {
 		g = ext_disk_at(&e, a);
 		fext_free(&e, 1);
