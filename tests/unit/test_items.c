@@ -5,6 +5,7 @@
  * truncates, punches, fallocate with every mode (preallocate, zero,
  * collapse and insert range), inline <-> extents, sparse offsets)
  * compared byte for byte with an in-memory model, also after a remount;
+ * the disk layout of a file written out of order by 4 threads;
  * names, links, renames, orphans and xattrs.  SEED=n replays.
  */
 #include <errno.h>
