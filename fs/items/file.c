@@ -215,12 +215,91 @@ static int drop_range(struct txn *t, struct fsctx *fs, struct inode *ip,
 	return 0;
 }
 
+/*
+ * The disk byte of file offset x if extent e (regular or preallocated)
+ * continued over it, or 0.
+ */
+static uint64_t ext_disk_at(const struct fext *e, uint64_t x)
+{
+	uint64_t base = e->disk_logical + e->doff;	/* disk byte of file offset e->off */
+
+	if (e->type == FE_INLINE || !e->disk_logical)
+		return 0;
+	if (x >= e->off)
+		return base + (x - e->off);
+	return base > e->off - x ? base - (e->off - x) : 0;
+}
+
+/* The extent item covering file byte x, or none: 1 and *e, 0, -errno. */
+static int ext_at(struct fsctx *fs, struct inode *ip, uint64_t x, struct fext *e)
+{
+	int n = ext_collect(fs, ip->ino, x, x + 1, e, 1);
+
+	if (n == 1 && (e->off > x || e->off + e->len <= x)) {
+		fext_free(e, 1);
+		n = 0;
+	}
+	return n;
+}
+
+/*
+ * Where on disk the extent for [a, a+len) should go: where the file's
+ * layout continues, as ext4's goal block.  The writeback cache sends a
+ * sequential file's pieces from several threads, which take the inode
+ * lock in any order (up to ~24 MiB apart, traced), so each piece looks
+ * for its own place beside its neighbours rather than after whatever
+ * came last:
+ *   - right after the last piece written (the sequential case, no
+ *     lookup, for pieces of any size);
+ *   - after the extent holding the byte before a;
+ *   - before the extent holding the byte after the range;
+ *   - where the last piece written puts it by the distance in the file,
+ *     within GOAL_REACH (neighbours still on their way);
+ *   - a file with none of these starts at the allocator's next-fit point
+ *     plus a, so the pieces before a find room in front of it.
+ * 0: no goal (a sparse write far away, or a piece under GOAL_MIN bytes).
+ * Only a hint: a goal run that is taken falls back to any free space
+ * (alloc_reserve_goal).  Writeback sends a sequential file's dirty pages
+ * as pieces of up to 1 MiB; a small write elsewhere stays with next-fit:
+ * random 4 KiB writes go to the disk one after another instead of being
+ * scattered by goals around their old blocks, and pay no B-tree search.
+ */
+#define GOAL_REACH	(64 * MAX_EXTENT)
+#define GOAL_MIN	(64 * 1024)
+static uint64_t data_goal(struct txn *t, struct fsctx *fs, struct inode *ip, uint64_t a,
+			  uint64_t len)
+{
+	uint64_t eoff = ip->data_end_off, edisk = ip->data_end_disk, g = 0;
+	struct fext e;
+
+	if (edisk && eoff == a)
+		return edisk;
+	if (len < GOAL_MIN)
+		return 0;
+	if (a && ext_at(fs, ip, a - 1, &e) == 1) {
+		g = ext_disk_at(&e, a);
+		fext_free(&e, 1);
+	} else if (ext_at(fs, ip, a + len, &e) == 1) {
+		g = ext_disk_at(&e, a);
+		fext_free(&e, 1);
+	}
+	if (g)
+		return g;
+	if (edisk) {
+		if (a >= eoff)
+			return a - eoff <= GOAL_REACH ? edisk + (a - eoff) : 0;
+		return eoff - a <= GOAL_REACH && eoff - a < edisk ? edisk - (eoff - a) : 0;
+	}
+	g = a < GOAL_REACH ? data_next_fit(t, len) : 0;
+	return g ? g + a : 0;
+}
+
 /* Map [a, a+len) (aligned) to a new extent holding buf. */
 static int write_blocks(struct txn *t, struct fsctx *fs, struct inode *ip,
 			uint64_t a, const void *buf, uint64_t len)
 {
 	uint64_t logical;
-	int ret = data_alloc(t, len, &logical);
+	int ret = data_alloc_goal(t, len, data_goal(t, fs, ip, a, len), &logical);
 
 	if (ret < 0)
 		return ret;
@@ -235,6 +314,8 @@ static int write_blocks(struct txn *t, struct fsctx *fs, struct inode *ip,
 	if (ret < 0)
 		return fail(t, ret, "file write_blocks");
 	ip->item.nbytes += len;
+	ip->data_end_off = a + len;
+	ip->data_end_disk = logical + len;
 	return 0;
 }
 

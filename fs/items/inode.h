@@ -33,6 +33,11 @@ struct inode {
 	bool orphan;			/* has an ORPHAN_ITEM; guarded by lock */
 	/* does the directory have a default ACL (xattr.c); guarded by lock */
 	enum { DEF_ACL_UNKNOWN = 0, DEF_ACL_NONE, DEF_ACL_PRESENT } def_acl;
+	/* where the data last written ends: file offset and disk address
+	 * (0: none since the inode was loaded); the next write's extent is
+	 * asked for there, so pieces that arrive out of order still land in
+	 * file order (file.c, data_goal); guarded by lock */
+	uint64_t data_end_off, data_end_disk;
 	/* guarded by the icache lock: */
 	uint64_t nlookup;		/* kernel lookup count (FUSE forget) */
 	uint32_t refs;			/* engine references (inode_get/inode_put) */

@@ -319,51 +319,131 @@ static uint64_t find_run(const struct bgroup *bg, uint64_t from, uint64_t to,
 	return UINT64_MAX;
 }
 
-int alloc_reserve(struct core *c, uint64_t type, uint64_t len, uint64_t align,
-		  uint64_t *logical)
+/* Can a run of len bytes of type come from bg at all? */
+static bool bg_takes(const struct bgroup *bg, uint64_t type, uint64_t len)
 {
-	struct allocator *a = &c->alloc;
-	uint64_t n = len / SECT, al = align > SECT ? align / SECT : 1;
-	int ret = -ENOSPC;
+	return (bg->flags & BG_TYPE_MASK) == type && bg->len - bg->used_bytes >= len &&
+	       !bg->readonly;
+}
 
-	if (!len || len % SECT)
-		return -EINVAL;
-	glock_lock(&a->lock, GLOCK_WRITE);
+/* The run bg hands out for n sectors aligned to al: *rn sectors aligned
+ * to *ral. */
+static void run_shape(const struct bgroup *bg, uint64_t n, uint64_t al, uint64_t *rn,
+		      uint64_t *ral)
+{
+	*rn = n;
+	*ral = al;
+	if (bg->row > 1) {
+		/* raid5/6: whole free rows only (parity.c): the run is
+		 * rounded up to rows and starts on one; the padding
+		 * stays clear but no other run can start inside the
+		 * row, so the row is reused only once all of it is free */
+		*rn = (n + bg->row - 1) / bg->row * bg->row;
+		while (*ral % bg->row)
+			*ral += al;
+	}
+}
+
+/* Mark the n sectors at bit used; caller holds the lock.  Returns their
+ * logical address.  (A raid5/6 run's row padding stays clear.) */
+static uint64_t take_run(struct bgroup *bg, uint64_t bit, uint64_t n)
+{
+	range_set(bg->used, bit, n);
+	bg->used_bytes += n * SECT;
+	mark_dirty(bg, bit, n);
+	return bg->start + bit * SECT;
+}
+
+/* alloc_reserve with the lock held. */
+static int reserve_locked(struct allocator *a, uint64_t type, uint64_t len, uint64_t n,
+			  uint64_t al, uint64_t *logical)
+{
 	for (int k = 0; k < a->n; k++) {
 		/* start at the group used last for this type: fewer scans */
 		int idx = (int)((a->meta_cursor_bg + (uint64_t)k) % (uint64_t)a->n);
 		struct bgroup *bg = a->bg[idx];
-		uint64_t bit, rn = n, ral = al;
+		uint64_t bit, rn, ral;
 
-		if ((bg->flags & BG_TYPE_MASK) != type || bg->len - bg->used_bytes < len ||
-		    bg->readonly)
+		if (!bg_takes(bg, type, len))
 			continue;
-		if (bg->row > 1) {
-			/* raid5/6: whole free rows only (parity.c): the run is
-			 * rounded up to rows and starts on one; the padding
-			 * stays clear but no other run can start inside the
-			 * row, so the row is reused only once all of it is free */
-			rn = (n + bg->row - 1) / bg->row * bg->row;
-			while (ral % bg->row)
-				ral += al;
-		}
+		run_shape(bg, n, al, &rn, &ral);
 		bit = find_run(bg, bg->cursor, bg->nbits, rn, ral);
 		if (bit == UINT64_MAX && bg->cursor)
 			bit = find_run(bg, 0, bg->nbits, rn, ral);
 		if (bit == UINT64_MAX)
 			continue;
-		range_set(bg->used, bit, n);
-		bg->used_bytes += len;
+		*logical = take_run(bg, bit, n);
 		bg->cursor = bit + rn;
-		mark_dirty(bg, bit, n);
 		if (type != BG_DATA)
 			a->meta_cursor_bg = (uint64_t)idx;
-		*logical = bg->start + bit * SECT;
-		ret = 0;
-		break;
+		return 0;
 	}
+	return -ENOSPC;
+}
+
+int alloc_reserve(struct core *c, uint64_t type, uint64_t len, uint64_t align,
+		  uint64_t *logical)
+{
+	struct allocator *a = &c->alloc;
+	int ret;
+
+	if (!len || len % SECT)
+		return -EINVAL;
+	glock_lock(&a->lock, GLOCK_WRITE);
+	ret = reserve_locked(a, type, len, len / SECT, align > SECT ? align / SECT : 1, logical);
 	glock_unlock(&a->lock, GLOCK_WRITE);
 	return ret;
+}
+
+int alloc_reserve_goal(struct core *c, uint64_t type, uint64_t len, uint64_t align,
+		       uint64_t goal, uint64_t *logical)
+{
+	struct allocator *a = &c->alloc;
+	uint64_t n = len / SECT, al = align > SECT ? align / SECT : 1;
+	struct bgroup *bg;
+	int ret;
+
+	if (!len || len % SECT)
+		return -EINVAL;
+	glock_lock(&a->lock, GLOCK_WRITE);
+	bg = goal ? alloc_find_bg_locked(a, goal) : NULL;
+	if (bg && bg_takes(bg, type, len) && (goal - bg->start) % SECT == 0) {
+		uint64_t bit = (goal - bg->start) / SECT, rn, ral;
+
+		run_shape(bg, n, al, &rn, &ral);
+		/* exactly the run at goal, or none: find_run over [bit,
+		 * bit + rn) also refuses a misaligned start and a run
+		 * crossing a split fence */
+		if (bit % ral == 0 && bit + rn <= bg->nbits &&
+		    find_run(bg, bit, bit + rn, rn, ral) == bit) {
+			*logical = take_run(bg, bit, n);
+			/* the cursor only moves forward: the space a goal
+			 * skipped stays for the file's earlier pieces */
+			if (bit + rn > bg->cursor)
+				bg->cursor = bit + rn;
+			glock_unlock(&a->lock, GLOCK_WRITE);
+			return 0;
+		}
+	}
+	ret = reserve_locked(a, type, len, n, al, logical);
+	glock_unlock(&a->lock, GLOCK_WRITE);
+	return ret;
+}
+
+uint64_t alloc_next_fit(struct core *c, uint64_t type, uint64_t len)
+{
+	struct allocator *a = &c->alloc;
+	uint64_t at = 0;
+
+	glock_lock(&a->lock, GLOCK_WRITE);
+	for (int k = 0; k < a->n && !at; k++) {
+		struct bgroup *bg = a->bg[(a->meta_cursor_bg + (uint64_t)k) % (uint64_t)a->n];
+
+		if (bg_takes(bg, type, len) && bg->cursor < bg->nbits)
+			at = bg->start + bg->cursor * SECT;
+	}
+	glock_unlock(&a->lock, GLOCK_WRITE);
+	return at;
 }
 
 int alloc_claim(struct core *c, uint64_t logical, uint64_t len)

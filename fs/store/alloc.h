@@ -67,6 +67,22 @@ int alloc_split_bg(struct core *c, uint64_t start, uint64_t at);
 int alloc_reserve(struct core *c, uint64_t type, uint64_t len, uint64_t align,
 		  uint64_t *logical);
 /*
+ * alloc_reserve, but first the run that starts at logical goal (a file's
+ * next byte on disk, so that its pieces land in file order however the
+ * writes arrive; ext4's goal block, btrfs's hint).  Taken only when the
+ * whole run there is free, in a group of type that alloc_reserve could
+ * use, on a row start (raid5/6) and not across a split fence; otherwise,
+ * and for goal 0, alloc_reserve's choice.  A goal run moves the group's
+ * next-fit cursor forward only, never back: what it skipped stays free
+ * for the pieces of the file that come before it.
+ */
+int alloc_reserve_goal(struct core *c, uint64_t type, uint64_t len, uint64_t align,
+		       uint64_t goal, uint64_t *logical);
+/* Where alloc_reserve(type, len) looks first: the next-fit cursor of the
+ * first group it would try; 0 when none.  A hint, stale once the lock
+ * is dropped. */
+uint64_t alloc_next_fit(struct core *c, uint64_t type, uint64_t len);
+/*
  * Mark a given free range used (fsync log replay: the log's blocks and the
  * data extents it references were allocated after the last commit).
  * -EEXIST when part of it is in use, -EINVAL when it is not inside one

@@ -19,6 +19,7 @@
  */
 #include "fs/core/core_types.h"
 #include "fs/trees/chunk_tree.h"
+#include "fs/trees/data.h"
 #include "fs/store/alloc.h"
 #include "fs/store/chunk.h"
 #include "fs/store/dev.h"
@@ -37,7 +38,17 @@
 #define CSUM_ITEM_SECTORS 256u	/* 1 KiB items: fits every node size */
 #define PIECE_SECTS 256u	/* a read piece: 1 MiB, the largest FUSE READ */
 
+uint64_t data_next_fit(struct txn *t, uint64_t len)
+{
+	return alloc_next_fit(txn_core(t), BG_DATA, len);
+}
+
 int data_alloc(struct txn *t, uint64_t len, uint64_t *logical)
+{
+	return data_alloc_goal(t, len, 0, logical);
+}
+
+int data_alloc_goal(struct txn *t, uint64_t len, uint64_t goal, uint64_t *logical)
 {
 	struct core *c = txn_core(t);
 	struct dref d;
@@ -47,7 +58,7 @@ int data_alloc(struct txn *t, uint64_t len, uint64_t *logical)
 		return -EINVAL;
 	if (c->aborted)
 		return -EROFS;
-	ret = alloc_reserve(c, BG_DATA, len, SECT, logical);
+	ret = alloc_reserve_goal(c, BG_DATA, len, SECT, goal, logical);
 	if (ret == -ENOSPC) {
 		/* grow: one thread creates the chunk, the others retry after it */
 		glock_lock(&c->chunk_alloc_lock, GLOCK_WRITE);

@@ -17,6 +17,15 @@
 
 /* Allocate a data extent of len bytes with refcount 1.  -ENOSPC. */
 int data_alloc(struct txn *t, uint64_t len, uint64_t *logical);
+/*
+ * data_alloc trying the run at logical goal first (alloc_reserve_goal):
+ * the items layer passes where the file's data would continue on disk.
+ * Any free space when that run is taken; goal 0: none.
+ */
+int data_alloc_goal(struct txn *t, uint64_t len, uint64_t goal, uint64_t *logical);
+/* Where the next data_alloc of len bytes would look first (a hint; 0:
+ * no group has room). */
+uint64_t data_next_fit(struct txn *t, uint64_t len);
 
 /*
  * Write len bytes at logical (inside an extent allocated by this

@@ -54,3 +54,11 @@ $(OUT)/bench/enginebench: $(OUT)/obj/tests/bench/enginebench.o $(OUT)/lib/libgla
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(FP_FLAGS) -o $@ $^ $(FS_LIBS)
+
+# extmap: a file's extents and disk gaps in an unmounted image (the
+# allocation goal, issue 22; docs/benchmarks.md).
+BENCH_BINS += $(OUT)/bench/extmap
+$(OUT)/bench/extmap: $(OUT)/obj/tests/bench/extmap.o $(OUT)/lib/libglassfs.a
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(FP_FLAGS) -o $@ $^ $(FS_LIBS)
