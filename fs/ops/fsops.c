@@ -928,7 +928,17 @@ ssize_t fsops_write_as(struct fsctx *fs, uint64_t ino, const void *buf, size_t s
 	if (!S_ISREG(ip->item.mode)) {
 		ret = -EINVAL;
 	} else {
+		uint64_t nbytes0 = ip->item.nbytes;
 		ret = file_write(t, fs, ip, buf, size, off);
+		/* ENOSPC after an inline file's data moved to a block (the
+		 * move is done, the write's own space was not there): the
+		 * extents changed, so the inode item must say so too, or the
+		 * commit stores nbytes that no longer match them */
+		if (ret == -ENOSPC && ip->item.nbytes != nbytes0) {
+			int r = inode_update(t, fs, ip);
+			if (r < 0)
+				txn_abort(t, r, "write");
+		}
 		if (ret > 0) {
 			drop_privs(ip, cr);
 			if (!cr || !cr->kernel_times)
