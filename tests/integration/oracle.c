@@ -1040,8 +1040,14 @@ static bool times_agree(const struct ent *a, const struct ent *b)
 	 * (several changes in one clock tick make them equal on a kernel
 	 * filesystem, so not across steps that did not look) */
 	if (moved && oa != ob && !(wb && S_ISREG(a->st.st_mode) && near_tick(&a->st)))
-		return DIVERGE("%s: mtime %s ctime on glassfs, %s on the oracle", a->path,
-			       oa < 0 ? "<" : oa > 0 ? ">" : "=", ob < 0 ? "<" : ob > 0 ? ">" : "=");
+		return DIVERGE("%s (mode %o): mtime %s ctime on glassfs (%lld.%09ld, %lld.%09ld), "
+			       "%s on the oracle (%lld.%09ld, %lld.%09ld; tick %ld ns)", a->path,
+			       a->st.st_mode, oa < 0 ? "<" : oa > 0 ? ">" : "=",
+			       (long long)a->st.st_mtim.tv_sec, a->st.st_mtim.tv_nsec,
+			       (long long)a->st.st_ctim.tv_sec, a->st.st_ctim.tv_nsec,
+			       ob < 0 ? "<" : ob > 0 ? ">" : "=", (long long)b->st.st_mtim.tv_sec,
+			       b->st.st_mtim.tv_nsec, (long long)b->st.st_ctim.tv_sec,
+			       b->st.st_ctim.tv_nsec, tick.tv_nsec);
 	return true;
 }
 
