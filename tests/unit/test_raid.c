@@ -66,6 +66,16 @@ static int vol_open(struct vol *v, struct core **c)
 	return mount_open(v->devs, v->n, &o, c);
 }
 
+/* A writable degraded open of the n devices left of a volume. */
+static int vol_open_degraded(const char **left, int n, struct core **c)
+{
+	struct core_opts o;
+	core_opts_default(&o);
+	o.commit_interval_s = 3600;
+	o.degraded = true;
+	return mount_open(left, n, &o, c);
+}
+
 static bool vol_fsck_quiet;
 
 /* fsck.glassfs -n -c over every device: exit code, -1 when not built. */
@@ -1821,7 +1831,6 @@ static void parity_replace_missing(void)
 	uint64_t sz[5] = { 96ull << 20, 96ull << 20, 96ull << 20, 96ull << 20, 96ull << 20 };
 	struct pset *ps = calloc(1, sizeof(*ps));
 	struct core *c = NULL;
-	struct core_opts o;
 	const char *left[4];
 	char msg[512];
 	int r;
@@ -1838,10 +1847,7 @@ static void parity_replace_missing(void)
 	MUST(mount_close(c));
 	c = NULL;
 	left[0] = v.devs[0], left[1] = v.devs[1], left[2] = v.devs[3];
-	core_opts_default(&o);
-	o.commit_interval_s = 3600;
-	o.degraded = true;
-	MUST(mount_open(left, 3, &o, &c));
+	MUST(vol_open_degraded(left, 3, &c));
 	ps->c = c;
 	CHECK("raid6 replace: degraded (one of four missing), every extent reads back", pset_reads(ps));
 	r = volume_dev_add(c, v.devs[4], msg, sizeof(msg));
@@ -2044,7 +2050,6 @@ static void parity_replace_two(void)
 	struct mirror_masks mm = { &v, { 0 }, 0 };
 	struct pset *ps = calloc(1, sizeof(*ps));
 	struct core *c = NULL;
-	struct core_opts o;
 	const char *left[4];
 	unsigned lose = 0;
 	char msg[512];
@@ -2077,10 +2082,7 @@ static void parity_replace_two(void)
 	for (int k = 0; k < 4; k++)
 		if (!(lose & (1u << k)))
 			left[n++] = v.devs[k];
-	core_opts_default(&o);
-	o.commit_interval_s = 3600;
-	o.degraded = true;
-	MUST(mount_open(left, 2, &o, &c));
+	MUST(vol_open_degraded(left, 2, &c));
 	ps->c = c;
 	CHECK("raid6 replace two: two of four missing, every extent reads back", pset_reads(ps));
 	r = volume_dev_add(c, v.devs[4], msg, sizeof(msg));
