@@ -547,7 +547,9 @@ ssize_t file_write(struct txn *t, struct fsctx *fs, struct inode *ip,
 		}
 	}
 
-	/* allocate before touching anything so ENOSPC leaves the file as is */
+	/* an inline file's data moves to a block first: an ENOSPC after this
+	 * leaves that move (the same bytes, counted in nbytes; the caller
+	 * stores the inode item, fsops_write_as) and nothing of the write */
 	ret = uninline(t, fs, ip);
 	if (ret < 0)
 		return ret;
