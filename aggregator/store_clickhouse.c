@@ -83,6 +83,7 @@ struct ch_store {
 	struct ch_job *qhead, **qtail;
 	int leader;
 	int orphans;		/* a batch may have left rows of unstored windows (wlock) */
+	unsigned long long nput;	/* batches written: their INSERTs' query_id (wlock) */
 	/* Downsampling passes not finished (running, or left by a crash):
 	 * queries leave out what such a pass must hide.  Changed under wlock
 	 * and hlock, read under hlock. */
@@ -298,6 +299,34 @@ static int count_cb(void *arg, char **f, int nf)
 	return 0;
 }
 
+/* Wait up to SECONDS for the server to run no query whose query_id starts
+ * with PREFIX ([A-Za-z0-9_-] only).  A client that dies (or gives up)
+ * after sending a query does not stop it: ClickHouse finishes an INSERT
+ * whose body it has, so what a dead write leaves is known only once its
+ * queries have ended.  -EBUSY if they still run. */
+static int ch_wait_queries(struct ch_store *s, const char *prefix, int seconds)
+{
+	char q[300];
+	long long n = 1;
+	int rc = 0;
+
+	snprintf(q, sizeof(q), "SELECT count() FROM system.processes WHERE query_id LIKE '%s%%'"
+		 " FORMAT TabSeparated", prefix);
+	for (int i = 0; i < seconds * 10 && n && !rc; i++)
+		if (!(rc = ch_select(s, q, count_cb, &n)) && n)
+			usleep(100000);
+	if (!rc && n)
+		fprintf(stderr, "glass-aggd: clickhouse: queries %s* still running after %d s\n", prefix, seconds);
+	return rc ? rc : n ? -EBUSY : 0;
+}
+
+/* The query_id prefix of ingest's INSERTs into this store's database:
+ * glass-put-DB-, then PID-BATCH-TABLE. */
+static void put_prefix(const struct ch_store *s, char *b, size_t n)
+{
+	snprintf(b, n, "glass-put-%s-", s->db);
+}
+
 /* ---- put: group commit ---------------------------------------------------
  *
  * Each put formats its window's rows (one buffer per table) on its own
@@ -507,8 +536,16 @@ static int ch_drop_orphans(struct ch_store *s)
 {
 	static const char *const tabs[] = { "samples", "locks" };
 	const char *loc = s->cluster ? "_local" : "";
+	char prefix[192];
 	int rc = 0, any = 0;
 
+	/* an INSERT of a killed process (or one this process gave up on) may
+	 * still be running: rows it adds after the delete below would stay
+	 * as orphans, and the retried window would count twice
+	 * (killingest.test, KILLS=40: 2 runs in 3 doubled before this wait) */
+	put_prefix(s, prefix, sizeof(prefix));
+	if ((rc = ch_wait_queries(s, prefix, 120)))
+		return rc;
 	for (size_t t = 0; t < 2 && !rc; t++)
 		for (size_t i = 0; i < (s->cluster ? s->nshards : 1) && !rc; i++) {
 			const char *url = s->cluster ? s->shard_url[i] : s->url;
@@ -643,10 +680,25 @@ static void ch_write_batch(struct ch_store *s, struct ch_job *batch)
 		if (rc)
 			rc = -ENOMEM;
 	}
-	/* everything but windows, then windows: what makes a window stored */
-	for (int t = 0; t < T_NPUT && !rc; t++)
-		if (body[t].n && (rc = ch_post(s, body[t].p, body[t].n, NULL)) && t)
+	/* everything but windows, then windows: what makes a window stored.
+	 * Each INSERT is named (put_prefix) so ch_drop_orphans can wait for
+	 * one a crash or a timeout left running on the server. */
+	s->nput++;
+	for (int t = 0; t < T_NPUT && !rc; t++) {
+		char prefix[192], *url;
+
+		if (!body[t].n)
+			continue;
+		put_prefix(s, prefix, sizeof(prefix));
+		if (asprintf(&url, "%s&query_id=%s%ld-%llu-%d", s->url, prefix, (long)getpid(), s->nput, t) < 0) {
+			rc = -ENOMEM;
+			break;
+		}
+		rc = ch_post_url(s, url, body[t].p, body[t].n, NULL);
+		free(url);
+		if (rc)	/* even the first: it may still run on the server */
 			s->orphans = 1;
+	}
 	if (!rc) {	/* later windows need not send these stacks and labels again */
 		pthread_mutex_lock(&s->klock);
 		for (struct ch_job *j = batch; j; j = j->next) {
@@ -1195,18 +1247,12 @@ static int pass_delete_sources(struct ch_store *s, const struct ch_pass *p)
 /* Undo a STAGING pass: once none of its INSERTs still runs, delete its rows. */
 static int pass_undo(struct ch_store *s, struct ch_pass *p)
 {
-	char q[300];
-	long long n = 1;
-	int rc = 0;
+	char prefix[64];
+	int rc;
 
-	snprintf(q, sizeof(q), "SELECT count() FROM system.processes WHERE query_id LIKE 'glass-pass-%llu-%%'"
-		 " FORMAT TabSeparated", (unsigned long long)p->pass);
-	for (int i = 0; i < 600 && n && !rc; i++) {
-		if (!(rc = ch_select(s, q, count_cb, &n)) && n)
-			usleep(100000);
-	}
-	if (rc || n)
-		return rc ? rc : -EBUSY;
+	snprintf(prefix, sizeof(prefix), "glass-pass-%llu-", (unsigned long long)p->pass);
+	if ((rc = ch_wait_queries(s, prefix, 60)))
+		return rc;
 	if ((rc = ch_alter_all(s, "samples", "pass = %llu", (unsigned long long)p->pass)) ||
 	    (rc = ch_alter_all(s, "locks", "pass = %llu", (unsigned long long)p->pass)) ||
 	    (rc = ch_alter_all(s, "windows", "pass = %llu", (unsigned long long)p->pass)) ||
