@@ -112,7 +112,10 @@ struct format_opts {
 #define CORE_PROFILE_RAID10	(1ull << 6)
 #define CORE_PROFILE_RAID5	(1ull << 7)
 #define CORE_PROFILE_RAID6	(1ull << 8)
-/* "single", "dup", "raid1" -> *out; -EINVAL for anything else. */
+#define CORE_PROFILE_RAID1C3	(1ull << 9)
+#define CORE_PROFILE_RAID1C4	(1ull << 10)
+/* "single", "dup", "raid1", "raid1c3", "raid1c4", "raid10", "raid5", "raid6"
+ * -> *out; -EINVAL for anything else. */
 int core_profile_parse(const char *s, uint64_t *out);
 const char *core_profile_name(uint64_t profile);
 

@@ -54,6 +54,8 @@ void chunk_profile_ratio(struct core *c, uint64_t prof, uint64_t *num, uint64_t 
 		n = CHUNK_MAX_STRIPES;
 	if ((prof & BG_PARITY) && n < profile_min_devs(prof))
 		prof = n >= 2 ? BG_RAID1 : 0;	/* chunk_map_create's degraded choice */
+	if ((prof & BG_MIRROR) && n < profile_min_devs(prof))
+		prof = profile_mirror_of(n);	/* so is a mirror of fewer copies */
 	if (prof & BG_PARITY) {
 		*num = (uint64_t)n;
 		*den = (uint64_t)(n - chunk_parity_count(prof));
@@ -209,6 +211,13 @@ int chunk_map_insert(struct core *c, uint64_t logical, const struct chunk_item *
 			 "element %llu, length %llu)", (unsigned long long)logical, ci->num_stripes,
 			 ci->sub_stripes, (unsigned long long)ci->stripe_len,
 			 (unsigned long long)ci->length);
+		return -EUCLEAN;
+	}
+	if ((ci->type & BG_MIRROR) &&
+	    (__builtin_popcountll(ci->type & BG_PROFILE_MASK) != 1 ||
+	     ci->num_stripes != profile_copies(ci->type))) {
+		core_log(c, "%s chunk item at logical %llu is malformed (%u stripes)",
+			 core_profile_name(ci->type), (unsigned long long)logical, ci->num_stripes);
 		return -EUCLEAN;
 	}
 	if ((ci->type & BG_PARITY) &&
@@ -713,7 +722,7 @@ static uint64_t pick_stripes(struct core *c, uint64_t type, uint64_t prof, uint6
 			     int pass, const struct dev *exclude, const struct dev *also,
 			     bool whole, struct chunk *ch)
 {
-	struct cand cv[CORE_MAX_DEVS], *a = NULL, *b = NULL;
+	struct cand cv[CORE_MAX_DEVS], *a = NULL;
 	int n = 0;
 	bool want_rot = (type & BG_DATA) != 0;
 
@@ -734,18 +743,14 @@ static uint64_t pick_stripes(struct core *c, uint64_t type, uint64_t prof, uint6
 		struct cand *x = &cv[i];
 		if (!x->len)
 			continue;
-		if (!a || x->free > a->free || (x->free == a->free && x->len > a->len)) {
-			b = a;
+		if (!a || x->free > a->free || (x->free == a->free && x->len > a->len))
 			a = x;
-		} else if (!b || x->free > b->free || (x->free == b->free && x->len > b->len)) {
-			b = x;
-		}
 	}
 	if (!a)
 		return 0;
-	if (prof & (BG_RAID10 | BG_PARITY)) {
+	if (prof & (BG_RAID10 | BG_PARITY | BG_MIRROR)) {
 		/* the roomiest devices: raid10 an even number (4 at least),
-		 * raid5 3 at least, raid6 4 at least */
+		 * raid5 3 at least, raid6 4 at least, a mirror one per copy */
 		struct cand *pick[CHUNK_MAX_STRIPES];
 		int k = 0;
 		uint64_t per;
@@ -768,6 +773,8 @@ static uint64_t pick_stripes(struct core *c, uint64_t type, uint64_t prof, uint6
 		}
 		if (prof & BG_RAID10)
 			k &= ~1;
+		if ((prof & BG_MIRROR) && k > profile_copies(prof))
+			k = profile_copies(prof);
 		if (k < profile_min_devs(prof))
 			return 0;
 		while (whole && (prof & BG_PARITY) && k > profile_min_devs(prof) &&
@@ -779,28 +786,18 @@ static uint64_t pick_stripes(struct core *c, uint64_t type, uint64_t prof, uint6
 			if (pick[j]->len < per)
 				per = pick[j]->len;
 		/* whole elements on each device (a new chunk then rounds to
-		 * MiB; a relocated 1 MiB chunk takes 512 KiB on each of 2 pairs) */
-		per -= per % elem_len(prof);
+		 * MiB; a relocated 1 MiB chunk takes 512 KiB on each of 2 pairs);
+		 * a mirror's copy is the whole chunk */
+		if (!(prof & BG_MIRROR))
+			per -= per % elem_len(prof);
+		else if (per > size)
+			per = size;
 		ch->num_stripes = k;
 		for (int j = 0; j < k; j++) {
 			ch->stripes[j].dev = pick[j]->d;
 			ch->stripes[j].physical = pick[j]->start;
 		}
 		return per * w;
-	}
-	if (prof & BG_RAID1) {
-		uint64_t len;
-		if (!b)
-			return 0;
-		len = a->len < b->len ? a->len : b->len;
-		if (len > size)
-			len = size;
-		ch->num_stripes = 2;
-		ch->stripes[0].dev = a->d;
-		ch->stripes[0].physical = a->start;
-		ch->stripes[1].dev = b->d;
-		ch->stripes[1].physical = b->start;
-		return len;
 	}
 	if (!(prof & BG_DUP)) {
 		/* single: keep the longest gap among the roomiest devices */
@@ -850,15 +847,17 @@ int chunk_map_create(struct core *c, uint64_t type, const struct chunk **out)
 			 "glassctl balance start -%cconvert=raid10 once every device is back",
 			 (type & BG_DATA) ? "data" : "metadata", (type & BG_DATA) ? 'd' : 'm');
 	}
-	if ((prof & (BG_RAID1 | BG_RAID10)) && c->ndevs < 2 &&
+	if ((prof & (BG_MIRROR | BG_RAID10)) && c->ndevs < profile_min_devs(prof) &&
 	    c->sb.num_devices > (uint64_t)c->ndevs) {
-		/* degraded mount: like btrfs, keep writing with what is there */
-		prof = (type & BG_DATA) ? 0 : BG_DUP;
+		/* degraded mount: like btrfs, keep writing with what is there
+		 * (raid1c3/raid1c4: as many copies as devices, one at least) */
+		uint64_t was = prof;
+		prof = c->ndevs >= 2 ? profile_mirror_of(c->ndevs) : (type & BG_DATA) ? 0 : BG_DUP;
 		copies = profile_copies(prof);
-		core_log(c, "degraded: new %s chunk is %s, not raid1; convert it back with "
-			 "glassctl balance start -%cconvert=raid1 once every device is back",
+		core_log(c, "degraded: new %s chunk is %s, not %s; convert it back with "
+			 "glassctl balance start -%cconvert=%s once every device is back",
 			 (type & BG_DATA) ? "data" : "metadata", core_profile_name(prof),
-			 (type & BG_DATA) ? 'd' : 'm');
+			 core_profile_name(was), (type & BG_DATA) ? 'd' : 'm', core_profile_name(was));
 	}
 	if (c->ndevs < profile_min_devs(prof)) {
 		core_log(c, "%s %s chunks need at least %d devices, the volume has %d",
@@ -977,7 +976,7 @@ int chunk_reloc_begin(struct core *c, uint64_t logical, uint64_t prof, const str
 	bool missing = false;	/* rebuilding a copy a missing device had */
 	for (int i = 0; i < ch->num_stripes; i++)
 		missing |= !ch->stripes[i].dev;
-	if ((prof != cur || missing) && (prof == 0 || prof == BG_RAID1) &&
+	if ((prof != cur || missing) && (prof == 0 || (prof & BG_MIRROR)) &&
 	    !(cur & (BG_RAID10 | BG_PARITY)))
 		for (int i = 0; i < ch->num_stripes && !keep; i++)
 			if (ch->stripes[i].dev && ch->stripes[i].dev != exclude &&
@@ -989,8 +988,8 @@ int chunk_reloc_begin(struct core *c, uint64_t logical, uint64_t prof, const str
 	} else {
 		for (int pass = 0; pass < 2; pass++) {
 			memset(&tmp, 0, sizeof(tmp));
-			len = keep ? pick_stripes(c, ch->type, 0, ch->length, pass, exclude, keep->dev,
-						  true, &tmp)
+			len = keep ? pick_stripes(c, ch->type, profile_mirror_less(prof), ch->length,
+						  pass, exclude, keep->dev, true, &tmp)
 				   : pick_stripes(c, ch->type, prof, ch->length, pass, exclude, NULL,
 						  true, &tmp);
 			if (len >= ch->length)

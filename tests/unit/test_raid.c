@@ -122,9 +122,14 @@ static int check_chunk(const struct chunk *ch, void *arg)
 	pc->n++;
 	if ((ch->type & BG_PROFILE_MASK) != pc->prof)
 		pc->wrong++;
-	else if (pc->prof == BG_RAID1 &&
-		 (ch->num_stripes != 2 || ch->stripes[0].dev == ch->stripes[1].dev))
-		pc->wrong++;
+	else if (pc->prof & BG_MIRROR) {
+		/* raid1 2, raid1c3 3, raid1c4 4 stripes, each on a device of its own */
+		bool distinct = ch->num_stripes == profile_copies(pc->prof);
+		for (int i = 0; i < ch->num_stripes; i++)
+			for (int k = 0; k < i; k++)
+				distinct &= ch->stripes[i].dev != ch->stripes[k].dev;
+		pc->wrong += !distinct;
+	}
 	else if (pc->prof == BG_DUP &&
 		 (ch->num_stripes != 2 || ch->stripes[0].dev != ch->stripes[1].dev ||
 		  (ch->stripes[0].physical < ch->stripes[1].physical + ch->length &&
@@ -247,6 +252,13 @@ static void mkfs_errors(void)
 	      core_profile_parse("single", &p) == 0 && p == 0 &&
 	      core_profile_parse("raid5", &p) == 0 && p == CORE_PROFILE_RAID5 &&
 	      core_profile_parse("raid7", &p) == -EINVAL);
+	CHECK("profile names parse: raid1c3, raid1c4 (btrfs's bits)",
+	      core_profile_parse("raid1c3", &p) == 0 && p == BG_RAID1C3 && p == (1ull << 9) &&
+	      core_profile_parse("raid1c4", &p) == 0 && p == BG_RAID1C4 && p == (1ull << 10) &&
+	      !strcmp(core_profile_name(BG_RAID1C3 | BG_DATA), "raid1c3") &&
+	      !strcmp(core_profile_name(BG_RAID1C4), "raid1c4"));
+	CHECK("mkfs: raid1c3 metadata with one device is refused (EINVAL)",
+	      vol_format(&v, 0, CORE_PROFILE_RAID1C3, NULL) == -EINVAL);
 	CHECK("discard option names parse", core_discard_parse("async") == CORE_DISCARD_ASYNC &&
 	      core_discard_parse("nodiscard") == CORE_DISCARD_OFF &&
 	      core_discard_parse("sync") == CORE_DISCARD_SYNC && core_discard_parse("x") < 0);
@@ -1898,6 +1910,9 @@ static void usage_ratio(void)
 		{ 4, CORE_PROFILE_RAID5, 4, 3, "raid5 on 4 devices" },
 		{ 4, CORE_PROFILE_RAID6, 2, 1, "raid6 on 4 devices" },
 		{ 4, CORE_PROFILE_RAID10, 2, 1, "raid10 on 4 devices" },
+		{ 3, CORE_PROFILE_RAID1C3, 3, 1, "raid1c3 on 3 devices" },
+		{ 4, CORE_PROFILE_RAID1C3, 3, 1, "raid1c3 on 4 devices" },
+		{ 4, CORE_PROFILE_RAID1C4, 4, 1, "raid1c4 on 4 devices" },
 	};
 	uint64_t sz[4] = { 192ull << 20, 192ull << 20, 192ull << 20, 192ull << 20 };
 	struct glassfs_ioc_fs_info *o = calloc(1, sizeof(*o));
@@ -2121,6 +2136,158 @@ out:
 	vol_rm(&v);
 }
 
+/*
+ * raid6 data with raid1c3 metadata on four devices survives any two of
+ * them lost: every one of the six pairs missing, a read-only degraded
+ * open serves every item and extent.  Then a writable degraded open
+ * with two devices missing writes more; the full set mounts, resyncs
+ * both returning devices, and again any two lost serve everything (the
+ * new extents included, so the resynced copies are right); fsck clean.
+ */
+static void mirror3_two_lost(void)
+{
+	struct vol v;
+	uint64_t sz[4] = { 128ull << 20, 128ull << 20, 128ull << 20, 128ull << 20 };
+	struct pset *ps = calloc(1, sizeof(*ps));
+	struct core *c = NULL;
+	struct core_opts o;
+	struct core_stats st;
+	const char *left[4];
+	char name[200];
+
+	MUST(ps ? 0 : -ENOMEM);
+	MUST(vol_make(&v, 4, sz));
+	MUST(vol_format(&v, CORE_PROFILE_RAID6, CORE_PROFILE_RAID1C3, NULL));
+	MUST(vol_open(&v, &c));
+	ps->c = c;
+	CHECK("raid6 + raid1c3: new chunks have the profiles",
+	      profiles_ok(c, CORE_PROFILE_RAID6, CORE_PROFILE_RAID1C3));
+	MUST(t_insert_items(c, 0, NITEMS, 100));
+	MUST(txn_commit(c, COMMIT_SYNC));
+	MUST(pset_fill(ps, 24));
+	MUST(mount_close(c));
+	c = NULL;
+	core_opts_default(&o);
+	o.commit_interval_s = 3600;
+	o.degraded = true;
+	o.readonly = true;
+	for (int round = 0; round < 2; round++) {
+		int served = 0, opened = 0;
+		for (int a = 0; a < 4; a++)
+			for (int b = a + 1; b < 4; b++) {
+				int n = 0;
+				for (int k = 0; k < 4; k++)
+					if (k != a && k != b)
+						left[n++] = v.devs[k];
+				if (mount_open(left, 2, &o, &c) == 0) {
+					opened++;
+					ps->c = c;
+					served += pset_reads(ps) && verify_all_items(c);
+					mount_close(c);
+				}
+				c = NULL;
+			}
+		snprintf(name, sizeof(name), "raid6 + raid1c3%s: each of the 6 pairs of devices missing: "
+			 "mounts (%d) and every item and extent reads (%d)",
+			 round ? " after the resync" : "", opened, served);
+		CHECK(name, opened == 6 && served == 6);
+		if (round)
+			break;
+		/* devices 0 and 1 away: write more, then they come back */
+		left[0] = v.devs[2], left[1] = v.devs[3];
+		MUST(vol_open_degraded(left, 2, &c));
+		ps->c = c;
+		CHECK("raid6 + raid1c3: a degraded open with two of four devices is writable",
+		      !core_readonly(c));
+		MUST(t_insert_items(c, NITEMS, 200, 100));
+		MUST(txn_commit(c, COMMIT_SYNC));
+		MUST(pset_fill(ps, 8));
+		MUST(mount_close(c));
+		c = NULL;
+		MUST(vol_open(&v, &c));
+		volume_resync_wait(c);
+		mount_stats(c, &st);
+		CHECK("raid6 + raid1c3: both returning devices are resynced",
+		      !c->devs[0]->stale && !c->devs[1]->stale && st.resync_bytes > 0 && st.repaired == 2);
+		/* chunks the degraded mount made with fewer copies go back */
+		char msg[256];
+		int r = volume_balance_start(c, (int64_t)CORE_PROFILE_RAID6, (int64_t)CORE_PROFILE_RAID1C3,
+					     msg, sizeof(msg));
+		if (!r)
+			r = balance_wait(c);
+		ps->c = c;
+		CHECK("raid6 + raid1c3: a balance converts what the degraded mount wrote back",
+		      r == 0 && profiles_ok(c, CORE_PROFILE_RAID6, CORE_PROFILE_RAID1C3) && pset_reads(ps));
+		MUST(mount_close(c));
+		c = NULL;
+	}
+	CHECK_VFSCK("raid6 + raid1c3: fsck clean over every device", &v);
+out:
+	if (c)
+		mount_close(c);
+	free(ps);
+	vol_rm(&v);
+}
+
+/*
+ * raid1c3 and raid1c4 conversions on four devices, each checked by the
+ * chunks' profiles (a stripe per copy, each on its own device) and every
+ * byte read back: raid1 -> raid1c3 -> raid1c4 -> raid6 data, raid1c3
+ * metadata -> raid1 -> raid1c3.  Removing a device is refused below
+ * the minimum (raid1c4 on four, then raid1c3 on three devices) and
+ * moves the chunks when enough devices are left; fsck clean.
+ */
+static void mirror_convert(void)
+{
+	struct vol v;
+	uint64_t sz[4] = { 128ull << 20, 128ull << 20, 128ull << 20, 128ull << 20 }, ext[NEXT];
+	static const struct { uint64_t d, m; const char *name; } steps[] = {
+		{ CORE_PROFILE_RAID1C3, CORE_PROFILE_RAID1C3, "raid1 -> raid1c3" },
+		{ CORE_PROFILE_RAID1C4, CORE_PROFILE_RAID1C4, "raid1c3 -> raid1c4" },
+		{ CORE_PROFILE_RAID6, CORE_PROFILE_RAID1C3, "raid1c4 -> raid6 data, raid1c3 metadata" },
+		{ CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, "raid6/raid1c3 -> raid1" },
+		{ CORE_PROFILE_SINGLE, CORE_PROFILE_RAID1C4, "raid1 -> single data, raid1c4 metadata" },
+		{ CORE_PROFILE_RAID1C3, CORE_PROFILE_RAID1C3, "single/raid1c4 -> raid1c3" },
+	};
+	struct core *c = NULL;
+	char msg[256], name[200];
+
+	MUST(vol_make(&v, 4, sz));
+	MUST(vol_format(&v, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, NULL));
+	MUST(vol_open(&v, &c));
+	MUST(populate(c, ext));
+	for (size_t k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
+		int r = volume_balance_start(c, (int64_t)steps[k].d, (int64_t)steps[k].m, msg, sizeof(msg));
+		if (!r)
+			r = balance_wait(c);
+		snprintf(name, sizeof(name), "convert %s: finishes, every chunk converted, every byte reads",
+			 steps[k].name);
+		CHECK(name, r == 0 && profiles_ok(c, steps[k].d, steps[k].m) && verify_all(c, ext));
+		if (r)
+			printf("# %s: %s\n", steps[k].name, msg);
+		if (k == 1)
+			CHECK("raid1c4: removing a device (3 would be left) is refused, naming raid1c4",
+			      volume_dev_remove(c, v.devs[3], msg, sizeof(msg)) == -EINVAL &&
+			      strstr(msg, "raid1c4") && c->ndevs == 4);
+	}
+	CHECK("raid1c3: removing one of four devices moves its copies",
+	      volume_dev_remove(c, v.devs[3], msg, sizeof(msg)) == 0 && c->ndevs == 3 &&
+	      profiles_ok(c, CORE_PROFILE_RAID1C3, CORE_PROFILE_RAID1C3) && verify_all(c, ext));
+	CHECK("raid1c3: a second removal (2 would be left) is refused, naming raid1c3",
+	      volume_dev_remove(c, v.devs[2], msg, sizeof(msg)) == -EINVAL && strstr(msg, "raid1c3"));
+	CHECK("raid1c4 on three devices: the conversion is refused",
+	      volume_balance_start(c, -1, (int64_t)CORE_PROFILE_RAID1C4, msg, sizeof(msg)) == -EINVAL);
+	MUST(mount_close(c));
+	c = NULL;
+	v.n = 3;
+	CHECK_VFSCK("raid1c3 conversions: fsck clean on the three devices left", &v);
+out:
+	if (c)
+		mount_close(c);
+	v.n = 4;
+	vol_rm(&v);
+}
+
 int main(void)
 {
 	t_seed_init();
@@ -2130,6 +2297,8 @@ int main(void)
 	profile_case("raid1 data, dup metadata", 2, CORE_PROFILE_RAID1, CORE_PROFILE_DUP);
 	profile_case("raid10/raid10 four devices", 4, CORE_PROFILE_RAID10, CORE_PROFILE_RAID10);
 	profile_case("raid10 data, raid1 metadata", 4, CORE_PROFILE_RAID10, CORE_PROFILE_RAID1);
+	profile_case("raid1c3/raid1c3 three devices", 3, CORE_PROFILE_RAID1C3, CORE_PROFILE_RAID1C3);
+	profile_case("raid1c4/raid1c4 four devices", 4, CORE_PROFILE_RAID1C4, CORE_PROFILE_RAID1C4);
 	failing_device();
 	rotational();
 	opts_fields();
@@ -2146,6 +2315,7 @@ int main(void)
 	stale_striped("raid10 resync", 4, CORE_PROFILE_RAID10, CORE_PROFILE_RAID10, 1);
 	stale_striped("raid5 resync", 3, CORE_PROFILE_RAID5, CORE_PROFILE_RAID1, 1);
 	stale_striped("raid6 resync", 4, CORE_PROFILE_RAID6, CORE_PROFILE_RAID1, 0);
+	stale_striped("raid1c3 resync", 3, CORE_PROFILE_RAID1C3, CORE_PROFILE_RAID1C3, 2);
 	volume_ops();
 	raid10_convert();
 	parity_convert();
@@ -2154,5 +2324,7 @@ int main(void)
 	parity_replace_two();
 	usage_ratio();
 	parity_trim();
+	mirror3_two_lost();
+	mirror_convert();
 	return fails ? 1 : 0;
 }
