@@ -68,4 +68,17 @@ struct parity_scrub_stats {
 int parity_scrub(struct core *c, uint64_t logical, uint64_t len, const uint32_t *exp,
 		 const uint8_t *have, bool readonly, struct parity_scrub_stats *st);
 
+/*
+ * Read [logical, +len) of a raid5/6 chunk into buf for data that has no
+ * checksums (fsck's repair of missing ones): each row is checked against
+ * its parity instead.  A row that disagrees is mended only when parity
+ * to spare blames exactly one column (raid6 with every device there):
+ * that column is rebuilt from the rest (and rewritten unless readonly;
+ * *fixed counts them).  -EILSEQ when a row disagrees and which column is
+ * wrong cannot be told (raid5, or no parity left over to check with),
+ * -EIO when it cannot be read; *where is the row's first logical byte.
+ */
+int parity_read_unsummed(struct core *c, uint64_t logical, uint64_t len, void *buf, bool readonly,
+			 uint64_t *fixed, uint64_t *where);
+
 #endif
