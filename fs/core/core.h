@@ -161,6 +161,9 @@ struct core_stats {
 	uint64_t resync_done_bytes;	/* ... gone through */
 	uint64_t resync_running;	/* 1 until the resync's end is committed: the
 					 * bytes are all through before that */
+	uint64_t resync_mismatch;	/* data sectors / nodes a resync found bad on every
+					 * copy (the device kept its own bytes there) */
+	uint64_t resync_rerouted;	/* ... bad on the copy read first, taken from another */
 	/* the name cache (dcache.h) of the subvolume asked, which the core
 	 * does not know: 0 here, filled by the caller (dir_cache_counts) */
 	uint64_t name_cache_hits, name_cache_misses;

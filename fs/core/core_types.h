@@ -97,6 +97,10 @@ struct core {
 	uint64_t commits, nodes_written, csum_errors;
 	uint64_t degraded;	/* reads served by a later copy, writes that missed a copy */
 	uint64_t repaired;	/* bad copies rewritten (scrub) */
+	/* resync (volume_resync.c): units (data sectors, nodes) that failed
+	 * verification on every copy (left as the device had them), and on
+	 * the source only (taken from another copy) */
+	uint64_t resync_mismatch, resync_rerouted;
 };
 
 /* BG_DATA -> 0, BG_SYSTEM -> 1, BG_METADATA -> 2. */

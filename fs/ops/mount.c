@@ -601,6 +601,8 @@ void mount_stats(struct core *c, struct core_stats *s)
 	s->degraded = __atomic_load_n(&c->degraded, __ATOMIC_RELAXED);
 	s->repaired = __atomic_load_n(&c->repaired, __ATOMIC_RELAXED);
 	s->discard_dropped = __atomic_load_n(&c->discard.dropped, __ATOMIC_RELAXED);
+	s->resync_mismatch = __atomic_load_n(&c->resync_mismatch, __ATOMIC_RELAXED);
+	s->resync_rerouted = __atomic_load_n(&c->resync_rerouted, __ATOMIC_RELAXED);
 	volume_resync_progress(c, &s->resync_bytes, &s->resync_done_bytes, &s->resync_running);
 	if (c->cache) {
 		uint64_t nodes;

@@ -448,11 +448,12 @@ int parity_read(struct core *c, uint64_t logical, uint64_t len, void *buf, const
 }
 
 int parity_rebuild(struct core *c, uint64_t chunk_logical, int stripe, uint64_t row0,
-		   uint64_t nrows)
+		   uint64_t nrows, const uint32_t *exp, const uint8_t *have, uint64_t *mismatch)
 {
 	struct chunk_geom g;
 	struct codec cd;
 	struct batch b;
+	uint8_t own[SECT];
 	int ret;
 
 	if (chunk_map_geometry(c, chunk_logical, &g) || !g.nparity || stripe < 0 ||
@@ -467,8 +468,27 @@ int parity_rebuild(struct core *c, uint64_t chunk_logical, int stripe, uint64_t 
 		b.bad |= 1u << stripe;	/* its bytes are what we replace */
 		for (uint64_t i = 0; i < nr && !ret; i++) {
 			uint8_t *cols[MAXS];
-			row_cols(&cd, &b, i, cols);
-			ret = decode_row(&cd, cols, cols_on(&cd, r + i, b.bad));
+			unsigned bad;
+
+			if (!exp) {
+				row_cols(&cd, &b, i, cols);
+				ret = decode_row(&cd, cols, cols_on(&cd, r + i, b.bad));
+				continue;
+			}
+			/* rebuilt and verified against the checksums (settle_row
+			 * gets past one more bad column where parity allows); a
+			 * row that verifies no way keeps the device's own bytes:
+			 * never rebuilt garbage over what may still be right */
+			memcpy(own, b.col[stripe] + i * SECT, SECT);
+			if (settle_row(c, &cd, &b, i, row0 * (uint64_t)cd.k, nrows * (uint64_t)cd.k, exp,
+				       have, &bad) < 0) {
+				memcpy(b.col[stripe] + i * SECT, own, SECT);
+				(*mismatch)++;
+				core_log(c, "resync: raid%d row %llu of chunk %llu: the rebuilt row fails its "
+					 "checksums however rebuilt; %s keeps its own bytes there",
+					 g.nparity == 2 ? 6 : 5, (unsigned long long)(r + i),
+					 (unsigned long long)g.logical, g.stripes[stripe].dev->path);
+			}
 		}
 		if (!ret)
 			ret = dev_write(g.stripes[stripe].dev, g.stripes[stripe].physical + r * SECT,

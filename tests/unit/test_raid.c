@@ -2349,6 +2349,133 @@ out:
 	vol_rm(&v);
 }
 
+/* The copy of a mirrored logical byte a resync reads first (the last
+ * present stripe of its chunk: volume_resync.c's choice). */
+static uint64_t from_phys(struct core *c, uint64_t logical, char *path, size_t plen)
+{
+	struct chunk_geom g;
+	int k = -1;
+
+	if (chunk_map_geometry(c, logical, &g) || g.nparity)
+		return 0;
+	for (int i = 0; i < g.num_stripes; i++)
+		if (g.stripes[i].dev)
+			k = i;
+	if (k < 0)
+		return 0;
+	snprintf(path, plen, "%s", g.stripes[k].dev->path);
+	return g.stripes[k].physical + (logical - g.logical);
+}
+
+/*
+ * A resync verifies what it copies.  Written with the last device away,
+ * then damage on the present ones, then the full set mounts and resyncs
+ * it:
+ * - raid1: a sector written before the device left, bad on the copy the
+ *   resync reads: the device's own bytes verify and stay (rerouted); a
+ *   sector written while it was away, bad there: no copy verifies, the
+ *   device keeps its bytes and the mismatch is counted — the returning
+ *   device alone then serves every older extent;
+ * - raid1c3: a data sector and the fs root node, bad on the copy read
+ *   first: taken from the other fresh copy — the returning device alone
+ *   serves every item and extent;
+ * - raid5: a data column of an old row bad on a present device: the row
+ *   rebuilt for the returning device fails its checksums however rebuilt,
+ *   so it keeps its own column (counted) — without the damaged device
+ *   every extent still reads.
+ * On the old code the bad bytes were copied: each last check fails.
+ */
+static void resync_verify_case(const char *tag, int ndev, uint64_t prof)
+{
+	struct vol v;
+	uint64_t sz[3] = { 96ull << 20, 96ull << 20, 96ull << 20 }, ext[NEXT], x = 0;
+	struct core *c = NULL;
+	struct core_opts o;
+	struct core_stats st;
+	const char *left[3];
+	char name[200], p1[256] = "", p2[256] = "";
+	uint64_t ph1 = 0, ph2 = 0;
+	int away = ndev - 1, n = 0, served = 0;
+#define N(s_) (snprintf(name, sizeof(name), "%s: %s", tag, s_), name)
+
+	MUST(vol_make(&v, ndev, sz));
+	MUST(vol_format(&v, prof, (prof & BG_PARITY) ? CORE_PROFILE_RAID1 : prof, NULL));
+	MUST(vol_open(&v, &c));
+	MUST(populate(c, ext));
+	MUST(mount_close(c));
+	c = NULL;
+	for (int k = 0; k < ndev; k++)
+		if (k != away)
+			left[n++] = v.devs[k];
+	MUST(vol_open_degraded(left, n, &c));
+	MUST(put_extent(c, EXTLEN, 77, &x));
+	MUST(mount_close(c));
+	c = NULL;
+	core_opts_default(&o);
+	o.commit_interval_s = 3600;
+	o.degraded = true;
+	o.readonly = true;
+	MUST(mount_open(left, n, &o, &c));
+	if (prof == CORE_PROFILE_RAID1) {
+		ph1 = from_phys(c, ext[1] + 5 * CORE_SECTORSIZE, p1, sizeof(p1));
+		ph2 = from_phys(c, x + 3 * CORE_SECTORSIZE, p2, sizeof(p2));
+	} else if (prof == CORE_PROFILE_RAID1C3) {
+		ph1 = from_phys(c, x + 3 * CORE_SECTORSIZE, p1, sizeof(p1));
+		ph2 = from_phys(c, subvol_root(c, FS_TREE_OBJECTID)->bytenr, p2, sizeof(p2));
+	} else {
+		for (uint64_t o2 = 0; o2 < EXTLEN && !ph1; o2 += CORE_SECTORSIZE) {
+			const char *pp = NULL;
+			uint64_t ph = parity_phys(c, ext[1] + o2, -1, &pp);
+			if (ph && pp && !strcmp(pp, v.devs[0])) {
+				ph1 = ph;
+				snprintf(p1, sizeof(p1), "%s", pp);
+			}
+		}
+	}
+	MUST(mount_close(c));
+	c = NULL;
+	if (!ph1 || (prof != CORE_PROFILE_RAID5 && !ph2)) {
+		printf("FAIL: %s: no copy found to damage\n", tag);
+		fails++;
+		goto out;
+	}
+	MUST(t_poke(p1, ph1 + 100, 0x42));
+	if (ph2)
+		MUST(t_poke(p2, ph2 + 300, 0x42));
+	MUST(vol_open(&v, &c));
+	volume_resync_wait(c);
+	mount_stats(c, &st);
+	printf("%s: resync: %llu rerouted, %llu mismatch\n", tag, (unsigned long long)st.resync_rerouted,
+	       (unsigned long long)st.resync_mismatch);
+	if (prof == CORE_PROFILE_RAID1)
+		CHECK(N("the resync counts a sector taken from the device itself and one bad everywhere"),
+		      !c->devs[away]->stale && st.resync_rerouted == 1 && st.resync_mismatch == 1);
+	else if (prof == CORE_PROFILE_RAID1C3)
+		CHECK(N("the resync takes a bad sector and a bad node from the other fresh copy"),
+		      !c->devs[away]->stale && st.resync_rerouted == 2 && st.resync_mismatch == 0);
+	else
+		CHECK(N("the resync counts the row that verifies no way"),
+		      !c->devs[away]->stale && st.resync_mismatch >= 1);
+	MUST(mount_close(c));
+	c = NULL;
+	/* the returning device, without the damaged copies where it can */
+	n = 0;
+	if (prof == CORE_PROFILE_RAID5)
+		left[n++] = v.devs[1];
+	left[n++] = v.devs[away];
+	if (mount_open(left, n, &o, &c) == 0) {
+		served = verify_all(c, ext) && (prof == CORE_PROFILE_RAID1 || extent_reads(c, x, EXTLEN, 77));
+		mount_close(c);
+	}
+	c = NULL;
+	CHECK(N("the returning device serves every read it holds (no bad copy spread to it)"), served);
+out:
+	if (c)
+		mount_close(c);
+	vol_rm(&v);
+#undef N
+}
+
 int main(void)
 {
 	t_seed_init();
@@ -2388,5 +2515,8 @@ int main(void)
 	mirror3_two_lost();
 	mirror_convert();
 	mirror_trim();
+	resync_verify_case("resync verify raid1", 2, CORE_PROFILE_RAID1);
+	resync_verify_case("resync verify raid1c3", 3, CORE_PROFILE_RAID1C3);
+	resync_verify_case("resync verify raid5", 3, CORE_PROFILE_RAID5);
 	return fails ? 1 : 0;
 }
