@@ -2476,6 +2476,60 @@ out:
 #undef N
 }
 
+/*
+ * raid1c3 with two of the three copies of a node and of a data sector
+ * damaged: reads are served by the third, scrub repairs both bad copies
+ * from it, a second scrub finds nothing, fsck clean.
+ */
+static void mirror3_two_bad(void)
+{
+	struct vol v;
+	uint64_t sz[3] = { 64ull << 20, 64ull << 20, 64ull << 20 }, ext[NEXT];
+	struct core *c = NULL;
+	struct scrub_opts so = { 0 };
+	struct scrub_progress sp;
+	char path[4][256];
+	uint64_t phys[4];
+	int k = 0;
+
+	MUST(vol_make(&v, 3, sz));
+	MUST(vol_format(&v, CORE_PROFILE_RAID1C3, CORE_PROFILE_RAID1C3, NULL));
+	MUST(vol_open(&v, &c));
+	MUST(populate(c, ext));
+	MUST(mount_close(c));
+	c = NULL;
+	MUST(vol_open(&v, &c));
+	uint64_t node = subvol_root(c, FS_TREE_OBJECTID)->bytenr;
+	for (int m = 0; m < 2; m++) {
+		const char *p = NULL;
+		phys[k] = copy_phys(c, node, c->nodesize, m, &p);
+		snprintf(path[k++], sizeof(path[0]), "%s", p ? p : "");
+		p = NULL;
+		phys[k] = copy_phys(c, ext[2] + 3 * CORE_SECTORSIZE, CORE_SECTORSIZE, m, &p);
+		snprintf(path[k++], sizeof(path[0]), "%s", p ? p : "");
+	}
+	MUST(mount_close(c));
+	c = NULL;
+	for (int i = 0; i < 4; i++)
+		MUST(phys[i] ? t_poke(path[i], phys[i] + (i % 2 ? 17 : 300), 0x3c) : -EINVAL);
+	MUST(vol_open(&v, &c));
+	CHECK("raid1c3, two copies bad: every read is served by the third", verify_all(c, ext));
+	MUST(scrub_run(c, &so, &sp));
+	CHECK("raid1c3, two copies bad: scrub repairs both copies of the node and of the sector",
+	      sp.meta_errors == 2 && sp.data_errors == 2 && sp.uncorrectable_bytes == 0 &&
+	      sp.corrected_bytes == 2ull * c->nodesize + 2 * CORE_SECTORSIZE);
+	MUST(scrub_run(c, &so, &sp));
+	CHECK("raid1c3, two copies bad: a second scrub finds nothing",
+	      sp.meta_errors == 0 && sp.data_errors == 0 && sp.corrected_bytes == 0);
+	MUST(mount_close(c));
+	c = NULL;
+	CHECK_VFSCK("raid1c3, two copies bad: fsck clean after the scrub", &v);
+out:
+	if (c)
+		mount_close(c);
+	vol_rm(&v);
+}
+
 int main(void)
 {
 	t_seed_init();
@@ -2515,6 +2569,7 @@ int main(void)
 	mirror3_two_lost();
 	mirror_convert();
 	mirror_trim();
+	mirror3_two_bad();
 	resync_verify_case("resync verify raid1", 2, CORE_PROFILE_RAID1);
 	resync_verify_case("resync verify raid1c3", 3, CORE_PROFILE_RAID1C3);
 	resync_verify_case("resync verify raid5", 3, CORE_PROFILE_RAID5);
