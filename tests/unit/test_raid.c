@@ -1504,6 +1504,23 @@ static int count_on(const struct chunk *ch, void *arg)
 	return 0;
 }
 
+/* One balance converting data to d and metadata to m, waited for:
+ * checked by every chunk's profile and every item and extent read back. */
+static void convert_step(struct core *c, uint64_t d, uint64_t m, const char *what,
+			 const uint64_t *ext)
+{
+	char name[200], msg[256];
+	int r = volume_balance_start(c, (int64_t)d, (int64_t)m, msg, sizeof(msg));
+
+	if (!r)
+		r = balance_wait(c);
+	snprintf(name, sizeof(name), "convert %s: finishes, every chunk converted, every byte reads",
+		 what);
+	CHECK(name, r == 0 && profiles_ok(c, d, m) && verify_all(c, ext));
+	if (r)
+		printf("# %s: %s\n", what, msg);
+}
+
 /*
  * Conversions to and from raid10 on four devices, each checked by its
  * chunks' profiles, every byte read back and fsck: raid1 -> raid10 ->
@@ -1528,15 +1545,7 @@ static void raid10_convert(void)
 	MUST(vol_open(&v, &c));
 	MUST(populate(c, ext));
 	for (size_t k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
-		char name[160];
-		int r = volume_balance_start(c, (int64_t)steps[k].d, (int64_t)steps[k].m, msg, sizeof(msg));
-		if (!r)
-			r = balance_wait(c);
-		snprintf(name, sizeof(name), "convert %s: finishes, every chunk converted, every byte reads",
-			 steps[k].name);
-		CHECK(name, r == 0 && profiles_ok(c, steps[k].d, steps[k].m) && verify_all(c, ext));
-		if (r)
-			printf("# %s: %s\n", steps[k].name, msg);
+		convert_step(c, steps[k].d, steps[k].m, steps[k].name, ext);
 		if (k == 2)
 			CHECK("raid10: removing a device (3 would be left) is refused",
 			      volume_dev_remove(c, v.devs[3], msg, sizeof(msg)) == -EINVAL &&
@@ -2250,21 +2259,14 @@ static void mirror_convert(void)
 		{ CORE_PROFILE_RAID1C3, CORE_PROFILE_RAID1C3, "single/raid1c4 -> raid1c3" },
 	};
 	struct core *c = NULL;
-	char msg[256], name[200];
+	char msg[256];
 
 	MUST(vol_make(&v, 4, sz));
 	MUST(vol_format(&v, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, NULL));
 	MUST(vol_open(&v, &c));
 	MUST(populate(c, ext));
 	for (size_t k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
-		int r = volume_balance_start(c, (int64_t)steps[k].d, (int64_t)steps[k].m, msg, sizeof(msg));
-		if (!r)
-			r = balance_wait(c);
-		snprintf(name, sizeof(name), "convert %s: finishes, every chunk converted, every byte reads",
-			 steps[k].name);
-		CHECK(name, r == 0 && profiles_ok(c, steps[k].d, steps[k].m) && verify_all(c, ext));
-		if (r)
-			printf("# %s: %s\n", steps[k].name, msg);
+		convert_step(c, steps[k].d, steps[k].m, steps[k].name, ext);
 		if (k == 1)
 			CHECK("raid1c4: removing a device (3 would be left) is refused, naming raid1c4",
 			      volume_dev_remove(c, v.devs[3], msg, sizeof(msg)) == -EINVAL &&
