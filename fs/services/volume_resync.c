@@ -122,26 +122,41 @@ static bool resync_ok(struct resync *r, const struct resync_item *it, const uint
 }
 
 /*
+ * What a segment's verification needs, gathered before the segment's
+ * exclusive c->reloc_lock (no tree or allocator lock is taken under it):
+ * for data the checksums of the un bytes at logical ul (r->exp, r->have),
+ * for metadata which of its nodesize blocks are in use (r->have).  The
+ * checksums of an extent do not change while it lives; one freed and
+ * written again meanwhile was written to this device too, so its bytes
+ * agree everywhere and stay as they are.
+ */
+static int resync_prepare(struct resync *r, const struct resync_item *it, uint64_t ul, uint64_t un)
+{
+	if (it->type & BG_DATA)
+		return data_load_csums(r->c, ul, (uint32_t)(un / CORE_SECTORSIZE), r->exp, r->have);
+	for (uint64_t o = 0; o + r->c->nodesize <= un; o += r->c->nodesize)
+		r->have[o / r->c->nodesize] = alloc_any_used(r->c, ul + o, r->c->nodesize);
+	return 0;
+}
+
+/*
  * buf holds [off, +n) of it's source stripe (logical ul): replace each
  * unit that fails verification (a data sector with a checksum, a
- * metadata block in use) by the first of the other fresh copies, then
- * the device's own bytes, that verifies; none: the device's own bytes
- * (counted in r->mismatch).
+ * metadata block in use: resync_prepare) by the first of the other
+ * fresh copies, then the device's own bytes, that verifies; none: the
+ * device's own bytes (counted in r->mismatch).
  */
 static int resync_verify(struct resync *r, const struct resync_item *it, uint64_t off, uint64_t n,
 			 uint64_t ul, uint8_t *buf)
 {
 	bool data = (it->type & BG_DATA) != 0;
 	uint64_t unit = data ? CORE_SECTORSIZE : r->c->nodesize;
-	int ret;
 
-	if (data && (ret = data_load_csums(r->c, ul, (uint32_t)(n / CORE_SECTORSIZE), r->exp, r->have)))
-		return ret;
 	for (uint64_t o = 0; o + unit <= n; o += unit) {
-		uint32_t want = data ? r->exp[o / CORE_SECTORSIZE] : 0;
+		uint32_t want = data ? r->exp[o / unit] : 0;
 		bool found = false;
 
-		if (data ? !r->have[o / CORE_SECTORSIZE] : !alloc_any_used(r->c, ul + o, unit))
+		if (!r->have[o / unit])
 			continue;	/* nothing to verify against: copied as it is */
 		if (resync_ok(r, it, buf + o, ul + o, unit, want))
 			continue;
@@ -221,15 +236,15 @@ static int resync_dev(struct resync *r, struct volume *v)
 				r->skipped += n;
 				continue;
 			}
+			ret = resync_prepare(r, it, ul, un);
+			if (ret)
+				break;
 			glock_write(&r->c->reloc_lock);
 			if (it->type & BG_PARITY) {
 				bool data = (it->type & BG_DATA) != 0;
-				ret = data ? data_load_csums(r->c, ul, (uint32_t)(un / CORE_SECTORSIZE),
-							     r->exp, r->have) : 0;
-				if (!ret)
-					ret = parity_rebuild(r->c, it->logical, it->mine, off / CORE_SECTORSIZE,
-							     n / CORE_SECTORSIZE, data ? r->exp : NULL,
-							     r->have, &r->mismatch);
+				ret = parity_rebuild(r->c, it->logical, it->mine, off / CORE_SECTORSIZE,
+						     n / CORE_SECTORSIZE, data ? r->exp : NULL, r->have,
+						     &r->mismatch);
 			} else {
 				ret = dev_read(it->from.dev, it->from.physical + off, buf, n);
 				if (!ret)
