@@ -123,12 +123,6 @@ static inline int profile_min_devs(uint64_t profile)
 	return (profile & (BG_RAID10 | BG_RAID6 | BG_RAID1C4)) ? 4 :
 	       (profile & (BG_RAID5 | BG_RAID1C3)) ? 3 : (profile & BG_RAID1) ? 2 : 1;
 }
-/* The mirrored profile with one copy fewer: raid1c4 -> raid1c3 -> raid1 ->
- * single (what a degraded mount or a kept stripe leaves to add). */
-static inline uint64_t profile_mirror_less(uint64_t profile)
-{
-	return (profile & BG_RAID1C4) ? BG_RAID1C3 : (profile & BG_RAID1C3) ? BG_RAID1 : 0;
-}
 /* The mirrored profile of n copies on n devices (n >= 2), else single. */
 static inline uint64_t profile_mirror_of(int n)
 {

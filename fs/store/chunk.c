@@ -719,8 +719,8 @@ struct cand {
  * 3-sector raid5 rows; of 2-sector ones it is).
  */
 static uint64_t pick_stripes(struct core *c, uint64_t type, uint64_t prof, uint64_t size,
-			     int pass, const struct dev *exclude, const struct dev *also,
-			     bool whole, struct chunk *ch)
+			     int pass, const struct dev *exclude, const struct chunk_stripe *const *also,
+			     int nalso, bool whole, struct chunk *ch)
 {
 	struct cand cv[CORE_MAX_DEVS], *a = NULL;
 	int n = 0;
@@ -730,7 +730,10 @@ static uint64_t pick_stripes(struct core *c, uint64_t type, uint64_t prof, uint6
 		struct dev *d = c->devs[i];
 		uint64_t st, f, gap;
 
-		if (d == exclude || d == also || d->removing)
+		bool kept = false;
+		for (int k = 0; k < nalso; k++)
+			kept |= also[k]->dev == d;
+		if (d == exclude || kept || d->removing)
 			continue;
 		if (pass == 0 && d->rotational != want_rot)
 			continue;
@@ -875,7 +878,7 @@ int chunk_map_create(struct core *c, uint64_t type, const struct chunk **out)
 		unalloc += f;
 	}
 	for (int pass = 0; pass < 2; pass++) {
-		len = pick_stripes(c, type, prof, size, pass, NULL, NULL, false, ch);
+		len = pick_stripes(c, type, prof, size, pass, NULL, NULL, 0, false, ch);
 		if (type & BG_DATA) {
 			/* leave room for one more metadata chunk, so a filesystem
 			 * full of data can still grow its metadata (unlink needs it) */
@@ -963,35 +966,40 @@ int chunk_reloc_begin(struct core *c, uint64_t logical, uint64_t prof, const str
 		goto out;
 	}
 	/*
-	 * A conversion keeps a stripe that can stay: to single, one copy of
-	 * the old ones (nothing to copy); to raid1, one old copy plus one new
-	 * stripe on another device.  So does a raid1 chunk that lost a copy
-	 * with a missing device (device remove missing).  Everything else gets
-	 * all new stripes (a raid10 stripe holds half the chunk, a raid5/6
-	 * stripe a column of each row: never kept; a raid5/6 target is
-	 * written whole rows at a time, volume_reloc.c).
+	 * A conversion keeps the stripes that can stay: to single, one copy
+	 * of the old ones (nothing to copy); to raid1, raid1c3 or raid1c4,
+	 * up to as many old copies as it has, on devices of their own, plus
+	 * new stripes on other devices for the rest (raid1 -> raid1c3 copies
+	 * one, raid1c3 -> raid1 none).  So does a mirrored chunk that lost a
+	 * copy with a missing device (device remove missing).  Everything
+	 * else gets all new stripes (a raid10 stripe holds half the chunk, a
+	 * raid5/6 stripe a column of each row: never kept; a raid5/6 target
+	 * is written whole rows at a time, volume_reloc.c).
 	 */
-	const struct chunk_stripe *keep = NULL;
+	const struct chunk_stripe *keep[CHUNK_MAX_STRIPES];
+	int nk = 0, want = (prof & BG_MIRROR) ? profile_copies(prof) : 1;
 	uint64_t cur = ch->type & BG_PROFILE_MASK;
 	bool missing = false;	/* rebuilding a copy a missing device had */
 	for (int i = 0; i < ch->num_stripes; i++)
 		missing |= !ch->stripes[i].dev;
 	if ((prof != cur || missing) && (prof == 0 || (prof & BG_MIRROR)) &&
 	    !(cur & (BG_RAID10 | BG_PARITY)))
-		for (int i = 0; i < ch->num_stripes && !keep; i++)
-			if (ch->stripes[i].dev && ch->stripes[i].dev != exclude &&
-			    !ch->stripes[i].dev->removing && !ch->stripes[i].dev->stale)
-				keep = &ch->stripes[i];
+		for (int i = 0; i < ch->num_stripes && nk < want; i++) {
+			const struct dev *d = ch->stripes[i].dev;
+			bool twice = false;	/* dup: both stripes on one device */
+			for (int k = 0; k < nk; k++)
+				twice |= keep[k]->dev == d;
+			if (d && d != exclude && !d->removing && !d->stale && !twice)
+				keep[nk++] = &ch->stripes[i];
+		}
 	memset(&tmp, 0, sizeof(tmp));
-	if (keep && prof == 0) {
-		len = ch->length;
+	if (nk == want) {
+		len = ch->length;	/* every copy kept: nothing to pick */
 	} else {
 		for (int pass = 0; pass < 2; pass++) {
 			memset(&tmp, 0, sizeof(tmp));
-			len = keep ? pick_stripes(c, ch->type, profile_mirror_less(prof), ch->length,
-						  pass, exclude, keep->dev, true, &tmp)
-				   : pick_stripes(c, ch->type, prof, ch->length, pass, exclude, NULL,
-						  true, &tmp);
+			len = pick_stripes(c, ch->type, nk ? profile_mirror_of(want - nk) : prof,
+					   ch->length, pass, exclude, keep, nk, true, &tmp);
 			if (len >= ch->length)
 				break;
 		}
@@ -1003,8 +1011,8 @@ int chunk_reloc_begin(struct core *c, uint64_t logical, uint64_t prof, const str
 		goto out;
 	}
 	int n = 0;
-	if (keep)
-		ch->new_stripes[n++] = *keep;
+	for (; n < nk; n++)
+		ch->new_stripes[n] = *keep[n];
 	*nkeep = n;
 	for (int i = 0; i < tmp.num_stripes; i++, n++) {
 		ch->new_stripes[n] = tmp.stripes[i];

@@ -2284,6 +2284,22 @@ static void mirror_convert(void)
 			      volume_dev_remove(c, v.devs[3], msg, sizeof(msg)) == -EINVAL &&
 			      strstr(msg, "raid1c4") && c->ndevs == 4);
 	}
+	/* a conversion between mirrors keeps the copies it can: raid1c3 ->
+	 * raid1 copies nothing, raid1 -> raid1c3 one copy of each chunk */
+	struct core_stats s0, s1, s2;
+	mount_stats(c, &s0);
+	convert_step(c, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, "raid1c3 -> raid1 (two copies kept)", ext);
+	mount_stats(c, &s1);
+	convert_step(c, CORE_PROFILE_RAID1C3, CORE_PROFILE_RAID1C3, "raid1 -> raid1c3 (two copies kept)", ext);
+	mount_stats(c, &s2);
+	uint64_t used = 0, dt, df;
+	alloc_space(c, BG_DATA, &dt, &df);
+	used = dt - df;
+	printf("mirror convert: raid1c3 -> raid1 wrote %llu bytes, raid1 -> raid1c3 %llu (data in use %llu)\n",
+	       (unsigned long long)(s1.dev_write_bytes - s0.dev_write_bytes),
+	       (unsigned long long)(s2.dev_write_bytes - s1.dev_write_bytes), (unsigned long long)used);
+	CHECK("mirror convert: raid1c3 -> raid1 keeps two copies: it copies no chunk (< 4 MiB written)",
+	      s1.dev_write_bytes - s0.dev_write_bytes < (4ull << 20));
 	CHECK("raid1c3: removing one of four devices moves its copies",
 	      volume_dev_remove(c, v.devs[3], msg, sizeof(msg)) == 0 && c->ndevs == 3 &&
 	      profiles_ok(c, CORE_PROFILE_RAID1C3, CORE_PROFILE_RAID1C3) && verify_all(c, ext));
