@@ -15,6 +15,7 @@
 #include "fs/store/alloc.h"
 #include "fs/store/chunk.h"
 #include "fs/store/dev.h"
+#include "fs/store/parity.h"
 #include "fs/txn/txn.h"
 #include "fs/btree/btree.h"
 #include "fs/trees/data.h"
@@ -635,19 +636,19 @@ static int fix_data_refs(struct txn *t, struct core *c, const struct fsck_fix *x
 }
 
 /*
- * Checksums for data a+b that has none: every copy is read, and they must
- * agree sector by sector; a sector whose copies differ (or that has one
- * copy: single profile) cannot be told right from wrong, and is left
- * without a checksum (the check keeps reporting it).
+ * The bytes of mirrored data [logical, +len) (one chunk element: dup,
+ * raid1, raid1c3/4, a raid10 element) into out, read from every copy.
+ * A sector whose copies differ is taken from a strict majority of them
+ * (raid1c3: two of three), the others rewritten with it; with no
+ * majority (two copies that differ) which is right cannot be told:
+ * -EAGAIN.  One copy: nothing to verify against, -EAGAIN too.
  */
-static int fix_csum(struct txn *t, struct core *c, const struct fsck_fix *x)
+static int csum_piece_mirror(struct core *c, const struct fsck_fix *x, uint64_t logical,
+			     uint64_t len, uint8_t *out)
 {
 	struct chunk_copy cp[CHUNK_MAX_STRIPES];
 	uint8_t *buf[CHUNK_MAX_STRIPES] = { 0 };
-	uint32_t *cs = NULL;
-	uint64_t nsect = x->b / SECT;
-	int ncp = chunk_map_lookup(c, x->a, x->b, cp, NULL);
-	int ret = 0;
+	int ncp = chunk_map_lookup(c, logical, len, cp, NULL), ret = 0;
 
 	if (ncp < 0)
 		return ncp;
@@ -657,35 +658,104 @@ static int fix_csum(struct txn *t, struct core *c, const struct fsck_fix *x)
 		       (unsigned long long)x->a, (unsigned long long)x->b);
 		return -EAGAIN;
 	}
-	cs = malloc(nsect * sizeof(*cs));
-	if (!cs)
-		return -ENOMEM;
 	for (int m = 0; m < ncp && !ret; m++) {
-		buf[m] = malloc(x->b);
+		buf[m] = malloc(len);
 		if (!buf[m])
 			ret = -ENOMEM;
 		else
-			ret = dev_read(cp[m].dev, cp[m].physical, buf[m], x->b);
+			ret = dev_read(cp[m].dev, cp[m].physical, buf[m], len);
 	}
-	for (uint64_t i = 0; i < nsect && !ret; i++) {
-		for (int m = 1; m < ncp; m++)
-			if (memcmp(buf[0] + i * SECT, buf[m] + i * SECT, SECT)) {
-				printf("fsck.glassfs: data %llu+%llu has no checksums and its copies "
-				       "differ at %llu: which is right cannot be told, left as found\n",
-				       (unsigned long long)x->a, (unsigned long long)x->b,
-				       (unsigned long long)(x->a + i * SECT));
-				ret = -EAGAIN;
-				break;
+	for (uint64_t off = 0; off < len && !ret; off += SECT) {
+		int best = 0, votes = 0;
+		for (int m = 0; m < ncp; m++) {
+			int v = 0;
+			for (int o = 0; o < ncp; o++)
+				v += !memcmp(buf[m] + off, buf[o] + off, SECT);
+			if (v > votes) {
+				votes = v;
+				best = m;
 			}
-		cs[i] = crc32c(0, buf[0] + i * SECT, SECT);
+		}
+		if (votes == ncp) {
+			memcpy(out + off, buf[best] + off, SECT);
+			continue;
+		}
+		if (2 * votes <= ncp) {
+			printf("fsck.glassfs: data %llu+%llu has no checksums and its copies "
+			       "differ at %llu: which is right cannot be told, left as found\n",
+			       (unsigned long long)x->a, (unsigned long long)x->b,
+			       (unsigned long long)(logical + off));
+			ret = -EAGAIN;
+			break;
+		}
+		for (int m = 0; m < ncp && !ret; m++) {
+			if (!memcmp(buf[m] + off, buf[best] + off, SECT))
+				continue;
+			ret = dev_write(cp[m].dev, cp[m].physical + off, buf[best] + off, SECT);
+			printf("fsck.glassfs: data %llu: the copy on %s differs from the %d that agree: "
+			       "%s\n", (unsigned long long)(logical + off), cp[m].dev->path, votes,
+			       ret ? strerror(-ret) : "rewritten from them");
+		}
+		memcpy(out + off, buf[best] + off, SECT);
 	}
+	for (int m = 0; m < ncp; m++)
+		free(buf[m]);
+	return ret;
+}
+
+/*
+ * Checksums for data a+b that has none, from bytes that can be trusted
+ * without them: the copies of a mirrored chunk must agree sector by
+ * sector (or a majority of three or four copies outvotes the odd one,
+ * which is rewritten); each raid10 element is checked on its own pair;
+ * a raid5/6 row must agree with its parity (raid6 blames and rebuilds a
+ * single bad column, parity.c's parity_read_unsummed).  What cannot be
+ * told right from wrong (one copy, two copies that differ, a raid5 row
+ * that disagrees) is left without a checksum (the check keeps reporting it).
+ */
+static int fix_csum(struct txn *t, struct core *c, const struct fsck_fix *x)
+{
+	uint64_t nsect = x->b / SECT;
+	uint32_t *cs = NULL;
+	uint8_t *data = malloc(x->b ? x->b : 1);
+	int ret = 0;
+
+	cs = malloc(nsect * sizeof(*cs) + 1);
+	if (!cs || !data) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (chunk_map_is_parity(c, x->a)) {
+		uint64_t fixed = 0, where = x->a;
+		ret = parity_read_unsummed(c, x->a, x->b, data, false, &fixed, &where);
+		if (ret == -EILSEQ) {
+			printf("fsck.glassfs: data %llu+%llu has no checksums and the row at %llu "
+			       "disagrees with its parity: which column is wrong cannot be told, left "
+			       "as found\n", (unsigned long long)x->a, (unsigned long long)x->b,
+			       (unsigned long long)where);
+			ret = -EAGAIN;
+		} else if (!ret && fixed) {
+			printf("fsck.glassfs: data %llu+%llu: %llu sector(s) that disagreed with their "
+			       "row's parity rebuilt from the rest of the row\n",
+			       (unsigned long long)x->a, (unsigned long long)x->b,
+			       (unsigned long long)fixed);
+		}
+	} else {
+		for (uint64_t off = 0; off < x->b && !ret;) {
+			uint64_t n = chunk_map_piece(c, x->a + off, x->b - off);
+			ret = csum_piece_mirror(c, x, x->a + off, n, data + off);
+			off += n;
+		}
+	}
+	for (uint64_t i = 0; i < nsect && !ret; i++)
+		cs[i] = crc32c(0, data + i * SECT, SECT);
 	for (uint64_t i = 0; i < nsect && !ret; i += CSUM_PER_ITEM) {
 		uint64_t n = nsect - i < CSUM_PER_ITEM ? nsect - i : CSUM_PER_ITEM;
 		struct key k = { CSUM_OBJECTID, KEY_EXTENT_CSUM, x->a + i * SECT };
 		ret = btree_insert(t, core_tree(c, CT_CSUM), &k, cs + i, (uint32_t)(n * CSUM_SIZE));
 	}
-	for (int m = 0; m < ncp; m++)
-		free(buf[m]);
+out:
+	free(data);
 	free(cs);
 	return ret;
 }

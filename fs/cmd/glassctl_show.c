@@ -62,7 +62,8 @@ static const char *type_name(uint64_t f)
 
 static const char *profile_name(uint64_t f)
 {
-	return (f & BG_RAID1) ? "RAID1" : (f & BG_DUP) ? "DUP" : (f & BG_RAID10) ? "RAID10" :
+	return (f & BG_RAID1) ? "RAID1" : (f & BG_RAID1C3) ? "RAID1C3" : (f & BG_RAID1C4) ? "RAID1C4" :
+	       (f & BG_DUP) ? "DUP" : (f & BG_RAID10) ? "RAID10" :
 	       (f & BG_RAID5) ? "RAID5" : (f & BG_RAID6) ? "RAID6" :
 	       (f & BG_RAID0) ? "RAID0" : "single";
 }

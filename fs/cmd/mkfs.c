@@ -31,8 +31,9 @@ static void usage(FILE *f)
 		   "                    [--rotational DEV=0|1]... [-f] DEV...\n"
 		   "  -L label     volume label (up to 255 bytes)\n"
 		   "  -d PROFILE   data profile: single (default), dup, raid1 (>= 2 devices),\n"
-		   "               raid10 (>= 4 devices), raid5 (>= 3), raid6 (>= 4)\n"
-		   "  -m PROFILE   metadata profile: single, dup, raid1 or raid10\n"
+		   "               raid1c3 (>= 3), raid1c4 (>= 4), raid10 (>= 4 devices),\n"
+		   "               raid5 (>= 3), raid6 (>= 4)\n"
+		   "  -m PROFILE   metadata profile: single, dup, raid1, raid1c3, raid1c4 or raid10\n"
 		   "  --rotational DEV=0|1  record DEV as rotational (1) or not (0) instead of\n"
 		   "               asking the device (image files: metadata goes to 0 first)\n"
 		   "  -n nodesize  B-tree node size: 4096..65536, power of two (default 16384)\n"
@@ -158,7 +159,7 @@ int main(int argc, char **argv)
 		case 'm': {
 			uint64_t p;
 			if (core_profile_parse(optarg, &p)) {
-				fprintf(stderr, "mkfs.glassfs: unknown %s profile '%s' (single, dup, raid1, raid10, raid5, raid6)\n",
+				fprintf(stderr, "mkfs.glassfs: unknown %s profile '%s' (single, dup, raid1, raid1c3, raid1c4, raid10, raid5, raid6)\n",
 					opt == 'd' ? "data" : "metadata", optarg);
 				return 1;
 			}
@@ -216,8 +217,9 @@ int main(int argc, char **argv)
 	}
 	for (int k = 0; k < 2; k++) {
 		uint64_t p = k ? o.meta_profile : o.data_profile;
-		int need = (p & (CORE_PROFILE_RAID10 | CORE_PROFILE_RAID6)) ? 4 :
-			   (p & CORE_PROFILE_RAID5) ? 3 : (p & CORE_PROFILE_RAID1) ? 2 : 1;
+		int need = (p & (CORE_PROFILE_RAID10 | CORE_PROFILE_RAID6 | CORE_PROFILE_RAID1C4)) ? 4 :
+			   (p & (CORE_PROFILE_RAID5 | CORE_PROFILE_RAID1C3)) ? 3 :
+			   (p & CORE_PROFILE_RAID1) ? 2 : 1;
 		if (argc - optind < need) {
 			fprintf(stderr, "mkfs.glassfs: the %s profile needs at least %d devices, %d given\n",
 				core_profile_name(p), need, argc - optind);

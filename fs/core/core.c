@@ -65,7 +65,8 @@ void core_corrupt(struct core *c, const char *where, const char *fmt, ...)
 
 _Static_assert(CORE_PROFILE_RAID1 == BG_RAID1 && CORE_PROFILE_DUP == BG_DUP &&
 	       CORE_PROFILE_RAID10 == BG_RAID10 && CORE_PROFILE_RAID5 == BG_RAID5 &&
-	       CORE_PROFILE_RAID6 == BG_RAID6,
+	       CORE_PROFILE_RAID6 == BG_RAID6 && CORE_PROFILE_RAID1C3 == BG_RAID1C3 &&
+	       CORE_PROFILE_RAID1C4 == BG_RAID1C4,
 	       "core.h profiles are the BG_* bits");
 
 int core_profile_parse(const char *s, uint64_t *out)
@@ -78,6 +79,10 @@ int core_profile_parse(const char *s, uint64_t *out)
 		*out = CORE_PROFILE_DUP;
 	else if (strcmp(s, "raid1") == 0)
 		*out = CORE_PROFILE_RAID1;
+	else if (strcmp(s, "raid1c3") == 0)
+		*out = CORE_PROFILE_RAID1C3;
+	else if (strcmp(s, "raid1c4") == 0)
+		*out = CORE_PROFILE_RAID1C4;
 	else if (strcmp(s, "raid10") == 0)
 		*out = CORE_PROFILE_RAID10;
 	else if (strcmp(s, "raid5") == 0)
@@ -92,7 +97,8 @@ int core_profile_parse(const char *s, uint64_t *out)
 const char *core_profile_name(uint64_t p)
 {
 	p &= BG_PROFILE_MASK;
-	return p == BG_RAID1 ? "raid1" : p == BG_DUP ? "dup" : p == BG_RAID10 ? "raid10" :
+	return p == BG_RAID1 ? "raid1" : p == BG_RAID1C3 ? "raid1c3" : p == BG_RAID1C4 ? "raid1c4" :
+	       p == BG_DUP ? "dup" : p == BG_RAID10 ? "raid10" :
 	       p == BG_RAID5 ? "raid5" : p == BG_RAID6 ? "raid6" : p == 0 ? "single" : "unknown";
 }
 

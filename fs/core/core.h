@@ -112,7 +112,10 @@ struct format_opts {
 #define CORE_PROFILE_RAID10	(1ull << 6)
 #define CORE_PROFILE_RAID5	(1ull << 7)
 #define CORE_PROFILE_RAID6	(1ull << 8)
-/* "single", "dup", "raid1" -> *out; -EINVAL for anything else. */
+#define CORE_PROFILE_RAID1C3	(1ull << 9)
+#define CORE_PROFILE_RAID1C4	(1ull << 10)
+/* "single", "dup", "raid1", "raid1c3", "raid1c4", "raid10", "raid5", "raid6"
+ * -> *out; -EINVAL for anything else. */
 int core_profile_parse(const char *s, uint64_t *out);
 const char *core_profile_name(uint64_t profile);
 
@@ -158,6 +161,9 @@ struct core_stats {
 	uint64_t resync_done_bytes;	/* ... gone through */
 	uint64_t resync_running;	/* 1 until the resync's end is committed: the
 					 * bytes are all through before that */
+	uint64_t resync_mismatch;	/* data sectors / nodes a resync found bad on every
+					 * copy (the device kept its own bytes there) */
+	uint64_t resync_rerouted;	/* ... bad on the copy read first, taken from another */
 	/* the name cache (dcache.h) of the subvolume asked, which the core
 	 * does not know: 0 here, filled by the caller (dir_cache_counts) */
 	uint64_t name_cache_hits, name_cache_misses;

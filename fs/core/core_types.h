@@ -90,13 +90,17 @@ struct core {
 	 */
 	bool log_pins_frees;
 
-	/* profile bits (BG_RAID1/BG_DUP/0) of new chunks, by core_type_index() */
+	/* profile bits (BG_MIRROR/BG_DUP/BG_RAID10/BG_PARITY/0) of new chunks, by core_type_index() */
 	uint64_t profile[3];
 
 	/* counters (atomic adds) */
 	uint64_t commits, nodes_written, csum_errors;
 	uint64_t degraded;	/* reads served by a later copy, writes that missed a copy */
 	uint64_t repaired;	/* bad copies rewritten (scrub) */
+	/* resync (volume_resync.c): units (data sectors, nodes) that failed
+	 * verification on every copy (left as the device had them), and on
+	 * the source only (taken from another copy) */
+	uint64_t resync_mismatch, resync_rerouted;
 };
 
 /* BG_DATA -> 0, BG_SYSTEM -> 1, BG_METADATA -> 2. */
@@ -104,17 +108,25 @@ static inline int core_type_index(uint64_t type)
 {
 	return (type & BG_DATA) ? 0 : (type & BG_SYSTEM) ? 1 : 2;
 }
-/* Copies a profile keeps: 2 for dup/raid1/raid10, else 1; raid5/6 count
- * 2 too (device bytes per logical byte rounded up, for space checks). */
+/* Copies a profile keeps: raid1c4 4, raid1c3 3, dup/raid1/raid10 2, else 1;
+ * raid5/6 count 2 too (device bytes per logical byte rounded up, for
+ * space checks). */
 static inline int profile_copies(uint64_t profile)
 {
-	return (profile & (BG_RAID1 | BG_DUP | BG_RAID10 | BG_RAID5 | BG_RAID6)) ? 2 : 1;
+	return (profile & BG_RAID1C4) ? 4 : (profile & BG_RAID1C3) ? 3 :
+	       (profile & (BG_RAID1 | BG_DUP | BG_RAID10 | BG_RAID5 | BG_RAID6)) ? 2 : 1;
 }
-/* Devices a profile needs: raid1 2, raid5 3, raid10 and raid6 4, else 1. */
+/* Devices a profile needs: raid1 2, raid5 and raid1c3 3, raid10, raid6
+ * and raid1c4 4, else 1 (an OR of profiles: the most any of them needs). */
 static inline int profile_min_devs(uint64_t profile)
 {
-	return (profile & (BG_RAID10 | BG_RAID6)) ? 4 : (profile & BG_RAID5) ? 3 :
-	       (profile & BG_RAID1) ? 2 : 1;
+	return (profile & (BG_RAID10 | BG_RAID6 | BG_RAID1C4)) ? 4 :
+	       (profile & (BG_RAID5 | BG_RAID1C3)) ? 3 : (profile & BG_RAID1) ? 2 : 1;
+}
+/* The mirrored profile of n copies on n devices (n >= 2), else single. */
+static inline uint64_t profile_mirror_of(int n)
+{
+	return n >= 4 ? BG_RAID1C4 : n == 3 ? BG_RAID1C3 : n == 2 ? BG_RAID1 : 0;
 }
 
 /* mount_open and mount_format (fs/ops/mount.c) start with it: no message

@@ -200,8 +200,11 @@ _Static_assert(sizeof(struct dev_item) == 98, "dev_item layout");
 #define BG_RAID10	(1ull << 6)
 #define BG_RAID5	(1ull << 7)
 #define BG_RAID6	(1ull << 8)
+#define BG_RAID1C3	(1ull << 9)	/* three copies on three devices */
+#define BG_RAID1C4	(1ull << 10)	/* four copies on four devices */
 #define BG_PARITY	(BG_RAID5 | BG_RAID6)
-#define BG_PROFILE_MASK	(BG_RAID0 | BG_RAID1 | BG_DUP | BG_RAID10 | BG_RAID5 | BG_RAID6)
+#define BG_MIRROR	(BG_RAID1 | BG_RAID1C3 | BG_RAID1C4)	/* a full copy per device */
+#define BG_PROFILE_MASK	(BG_RAID0 | BG_MIRROR | BG_DUP | BG_RAID10 | BG_RAID5 | BG_RAID6)
 					/* none set = single */
 
 /*
@@ -212,6 +215,8 @@ _Static_assert(sizeof(struct dev_item) == 98, "dev_item layout");
  *   | single  | 1           | 1           | 64 KiB     | stripes[0] + o                            |
  *   | dup     | 2 (one dev) | 1           | 64 KiB     | stripes[0] + o and stripes[1] + o         |
  *   | raid1   | 2           | 1           | 64 KiB     | stripes[0] + o and stripes[1] + o         |
+ *   | raid1c3 | 3           | 1           | 64 KiB     | stripes[i] + o, i < 3 (one per device)    |
+ *   | raid1c4 | 4           | 1           | 64 KiB     | stripes[i] + o, i < 4 (one per device)    |
  *   | raid10  | 2p (p >= 2) | 2           | 64 KiB     | element u = o / 64K: pair k = u % p, row  |
  *   |         |             |             |            | r = u / p; stripes[2k] and stripes[2k+1]  |
  *   |         |             |             |            | + r * 64K + o % 64K                       |
@@ -248,7 +253,7 @@ struct chunk_item {
 	uint32_t io_align;
 	uint32_t io_width;
 	uint32_t sector_size;
-	uint16_t num_stripes;	/* single: 1; dup/raid1: 2 (copies) */
+	uint16_t num_stripes;	/* single: 1; dup/raid1: 2, raid1c3 3, raid1c4 4 (copies) */
 	uint16_t sub_stripes;
 	struct stripe stripes[];
 } __attribute__((packed));

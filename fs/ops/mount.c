@@ -439,10 +439,10 @@ int mount_format(const char *const *devs, int ndevs, const struct format_opts *o
 		core_log(NULL, "label longer than 255 bytes");
 		return -EINVAL;
 	}
-	const uint64_t known = BG_RAID1 | BG_DUP | BG_RAID10 | BG_PARITY;
+	const uint64_t known = BG_MIRROR | BG_DUP | BG_RAID10 | BG_PARITY;
 	if ((o->data_profile & ~known) || (o->meta_profile & ~known) ||
 	    __builtin_popcountll(o->data_profile) > 1 || __builtin_popcountll(o->meta_profile) > 1) {
-		core_log(NULL, "unsupported profile (single, dup, raid1, raid10, raid5 and raid6 are)");
+		core_log(NULL, "unsupported profile (single, dup, raid1, raid1c3, raid1c4, raid10, raid5 and raid6 are)");
 		return -EINVAL;
 	}
 	if (o->meta_profile & BG_PARITY) {
@@ -601,6 +601,8 @@ void mount_stats(struct core *c, struct core_stats *s)
 	s->degraded = __atomic_load_n(&c->degraded, __ATOMIC_RELAXED);
 	s->repaired = __atomic_load_n(&c->repaired, __ATOMIC_RELAXED);
 	s->discard_dropped = __atomic_load_n(&c->discard.dropped, __ATOMIC_RELAXED);
+	s->resync_mismatch = __atomic_load_n(&c->resync_mismatch, __ATOMIC_RELAXED);
+	s->resync_rerouted = __atomic_load_n(&c->resync_rerouted, __ATOMIC_RELAXED);
 	volume_resync_progress(c, &s->resync_bytes, &s->resync_done_bytes, &s->resync_running);
 	if (c->cache) {
 		uint64_t nodes;

@@ -102,7 +102,7 @@ int volume_balance_start(struct core *c, int64_t dconv, int64_t mconv, char *msg
 
 	for (int i = 0; i < 2; i++) {
 		int64_t p = i ? mconv : dconv;
-		if (p >= 0 && ((uint64_t)p & ~(BG_RAID1 | BG_DUP | BG_RAID10 | BG_PARITY)))
+		if (p >= 0 && ((uint64_t)p & ~(BG_MIRROR | BG_DUP | BG_RAID10 | BG_PARITY)))
 			return volume_say(c, -EINVAL, msg, mlen, "unsupported profile %lld", (long long)p);
 		if (p >= 0 && i && ((uint64_t)p & BG_PARITY))
 			/* nodes and fsync-log segments are not written as whole

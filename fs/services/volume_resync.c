@@ -11,10 +11,14 @@
 #include "fs/store/parity.h"
 #include "fs/txn/txn.h"
 #include "fs/btree/btree.h"
+#include "fs/btree/node.h"
+#include "fs/trees/data.h"
+#include "fs/base/crc32c.h"
 #include "fs/services/volume.h"
 #include "fs/services/volume_int.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -33,6 +37,15 @@
  * unmount before the end leaves the flag and the next full mount starts
  * over.  The thread holds the volume operation slot (balance and device
  * changes wait for it: -EBUSY).
+ *
+ * What is copied is verified first, so a bad copy is not spread: a data
+ * sector against the checksum tree, a metadata block in use as a node
+ * (node_verify), a raid5/6 row rebuilt against its sectors' checksums
+ * (parity_rebuild).  A source that fails is passed over for another
+ * fresh copy (raid1c3/raid1c4) or the device's own bytes, when they
+ * verify (rerouted); when nothing verifies the device keeps its own
+ * bytes there and the mismatch is counted and logged (core_stats'
+ * resync_mismatch) — scrub or fsck have the last word on it.
  */
 
 /* One stripe of r->d to rewrite: from a mirror (raid1, dup, raid10: its
@@ -42,6 +55,8 @@ struct resync_item {
 	struct chunk_stripe from, to;
 	uint64_t type;
 	int nstripes, mine;
+	struct chunk_stripe alt[CHUNK_MAX_STRIPES];	/* mirrors: the other fresh copies */
+	int nalt;
 };
 struct resync {
 	struct core *c;
@@ -50,6 +65,9 @@ struct resync {
 	int n, cap;
 	bool all;	/* copy free space too: a log to replay claims some */
 	uint64_t copied, skipped, single;
+	uint64_t mismatch, rerouted;	/* sectors/blocks: no copy verified; another one did */
+	uint32_t *exp;			/* checksums of a segment's sectors */
+	uint8_t *have, *tmp;
 };
 
 static int resync_note(const struct chunk *ch, void *arg)
@@ -79,10 +97,95 @@ static int resync_note(const struct chunk *ch, void *arg)
 	}
 	if (volume_grow((void **)&r->v, &r->cap, r->n, sizeof(*r->v)))
 		return -ENOMEM;
-	r->v[r->n++] = (struct resync_item){ ch->logical,
-					     chunk_stripe_span(ch->type, ch->num_stripes, ch->length),
-					     ch->stripes[good], ch->stripes[mine], ch->type,
-					     ch->num_stripes, mine };
+	struct resync_item *it = &r->v[r->n++];
+	*it = (struct resync_item){ ch->logical,
+				    chunk_stripe_span(ch->type, ch->num_stripes, ch->length),
+				    ch->stripes[good], ch->stripes[mine], ch->type,
+				    ch->num_stripes, mine, { { 0 } }, 0 };
+	for (int i = 0; i < ch->num_stripes && !(ch->type & (BG_RAID10 | BG_PARITY)); i++)
+		if (i != mine && i != good && ch->stripes[i].dev && !ch->stripes[i].dev->stale)
+			it->alt[it->nalt++] = ch->stripes[i];
+	return 0;
+}
+
+/* Do the bytes at b (logical l, len bytes) verify: a data sector against
+ * its checksum (want), a metadata block as the node at l? */
+static bool resync_ok(struct resync *r, const struct resync_item *it, const uint8_t *b, uint64_t l,
+		      uint64_t len, uint32_t want)
+{
+	char why[160];
+
+	if (it->type & BG_DATA)
+		return crc32c(0, b, (size_t)len) == want;
+	struct node_expect e = { r->c->nodesize, l, r->c->sb.fsid, 0, -1, 0, 0 };
+	return node_verify(b, &e, why, sizeof(why)) == 0;
+}
+
+/*
+ * What a segment's verification needs, gathered before the segment's
+ * exclusive c->reloc_lock (no tree or allocator lock is taken under it):
+ * for data the checksums of the un bytes at logical ul (r->exp, r->have),
+ * for metadata which of its nodesize blocks are in use (r->have).  The
+ * checksums of an extent do not change while it lives; one freed and
+ * written again meanwhile was written to this device too, so its bytes
+ * agree everywhere and stay as they are.
+ */
+static int resync_prepare(struct resync *r, const struct resync_item *it, uint64_t ul, uint64_t un)
+{
+	if (it->type & BG_DATA)
+		return data_load_csums(r->c, ul, (uint32_t)(un / CORE_SECTORSIZE), r->exp, r->have);
+	for (uint64_t o = 0; o + r->c->nodesize <= un; o += r->c->nodesize)
+		r->have[o / r->c->nodesize] = alloc_any_used(r->c, ul + o, r->c->nodesize);
+	return 0;
+}
+
+/*
+ * buf holds [off, +n) of it's source stripe (logical ul): replace each
+ * unit that fails verification (a data sector with a checksum, a
+ * metadata block in use: resync_prepare) by the first of the other
+ * fresh copies, then the device's own bytes, that verifies; none: the
+ * device's own bytes (counted in r->mismatch).
+ */
+static int resync_verify(struct resync *r, const struct resync_item *it, uint64_t off, uint64_t n,
+			 uint64_t ul, uint8_t *buf)
+{
+	bool data = (it->type & BG_DATA) != 0;
+	uint64_t unit = data ? CORE_SECTORSIZE : r->c->nodesize;
+
+	for (uint64_t o = 0; o + unit <= n; o += unit) {
+		uint32_t want = data ? r->exp[o / unit] : 0;
+		bool found = false;
+
+		if (!r->have[o / unit])
+			continue;	/* nothing to verify against: copied as it is */
+		if (resync_ok(r, it, buf + o, ul + o, unit, want))
+			continue;
+		for (int a = 0; a <= it->nalt && !found; a++) {
+			const struct chunk_stripe *st = a < it->nalt ? &it->alt[a] : &it->to;
+			if (dev_read(st->dev, st->physical + off + o, r->tmp, unit) == 0 &&
+			    resync_ok(r, it, r->tmp, ul + o, unit, want)) {
+				memcpy(buf + o, r->tmp, unit);
+				found = true;
+				r->rerouted++;
+				core_log(r->c, "resync of %s: %s %llu fails verification on %s; %s",
+					 r->d->path, data ? "data sector" : "node", (unsigned long long)(ul + o),
+					 it->from.dev->path, a < it->nalt ? "taken from another copy" :
+					 "the device's own bytes verify: kept");
+			}
+		}
+		if (found)
+			continue;
+		/* nothing verifies: keep what the device holds (rewriting it
+		 * with the same bytes), unless the copies agree anyway */
+		if (dev_read(r->d, it->to.physical + off + o, r->tmp, unit) == 0 &&
+		    memcmp(r->tmp, buf + o, unit)) {
+			memcpy(buf + o, r->tmp, unit);
+			r->mismatch++;
+			core_log(r->c, "resync of %s: %s %llu fails verification on every copy; the "
+				 "device keeps its own bytes there", r->d->path,
+				 data ? "data sector" : "node", (unsigned long long)(ul + o));
+		}
+	}
 	return 0;
 }
 
@@ -94,9 +197,16 @@ static int resync_dev(struct resync *r, struct volume *v)
 
 	if (ret)
 		return ret;
+	/* raid5/6: a segment of a stripe is rows of up to 3 data sectors */
+	size_t nsect = (size_t)(VOLUME_SEG / CORE_SECTORSIZE) * (CHUNK_MAX_STRIPES - 1);
 	buf = aligned_alloc(4096, VOLUME_SEG);
-	if (!buf)
-		return -ENOMEM;
+	r->tmp = aligned_alloc(4096, 64 << 10);
+	r->exp = malloc(nsect * sizeof(*r->exp));
+	r->have = malloc(nsect);
+	if (!buf || !r->tmp || !r->exp || !r->have) {
+		free(buf);
+		return -ENOMEM;	/* r->tmp, exp, have: the caller frees them */
+	}
 	for (int i = 0; v && i < r->n; i++)
 		__atomic_fetch_add(&v->resync_total, r->v[i].length, __ATOMIC_RELAXED);
 	for (int i = 0; i < r->n && !ret; i++) {
@@ -126,12 +236,19 @@ static int resync_dev(struct resync *r, struct volume *v)
 				r->skipped += n;
 				continue;
 			}
+			ret = resync_prepare(r, it, ul, un);
+			if (ret)
+				break;
 			glock_write(&r->c->reloc_lock);
 			if (it->type & BG_PARITY) {
+				bool data = (it->type & BG_DATA) != 0;
 				ret = parity_rebuild(r->c, it->logical, it->mine, off / CORE_SECTORSIZE,
-						     n / CORE_SECTORSIZE);
+						     n / CORE_SECTORSIZE, data ? r->exp : NULL, r->have,
+						     &r->mismatch);
 			} else {
 				ret = dev_read(it->from.dev, it->from.physical + off, buf, n);
+				if (!ret)
+					ret = resync_verify(r, it, off, n, ul, buf);
 				if (!ret)
 					ret = dev_write(r->d, it->to.physical + off, buf, n);
 			}
@@ -162,10 +279,30 @@ static int resync_flag(struct txn *t, struct dev *d, bool on)
 
 static void resync_log(struct core *c, const struct resync *r, const char *when)
 {
-	core_log(c, "%s: resynced %llu MiB (%llu MiB of free space skipped)%s%s", r->d->path,
+	char v[200] = "";
+
+	if (r->mismatch || r->rerouted)
+		snprintf(v, sizeof(v), "; %llu sector(s) or node(s) failed verification on the source "
+			 "and came from another copy, %llu on every copy (left as the device had them)",
+			 (unsigned long long)r->rerouted, (unsigned long long)r->mismatch);
+	core_log(c, "%s: resynced %llu MiB (%llu MiB of free space skipped)%s%s%s", r->d->path,
 		 (unsigned long long)(r->copied >> 20), (unsigned long long)(r->skipped >> 20),
 		 r->single ? "; chunks with no other copy kept as they are (checksums judge them)" : "",
-		 when);
+		 v, when);
+}
+
+/* A resync's buffers go; its verification counts go to the core's. */
+static void resync_free(struct core *c, struct resync *r)
+{
+	free(r->v);
+	free(r->exp);
+	free(r->have);
+	free(r->tmp);
+	r->v = NULL;
+	r->exp = NULL;
+	r->have = r->tmp = NULL;
+	__atomic_fetch_add(&c->resync_mismatch, r->mismatch, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&c->resync_rerouted, r->rerouted, __ATOMIC_RELAXED);
 }
 
 static void *resync_thread(void *arg)
@@ -191,7 +328,7 @@ static void *resync_thread(void *arg)
 		if (!d->stale || !mine)
 			continue;	/* a device stale since (a failed flush): the next mount */
 		ret = resync_dev(&r, v);
-		free(r.v);
+		resync_free(c, &r);
 		if (ret == -ECANCELED)
 			break;
 		if (ret) {
@@ -280,7 +417,7 @@ int volume_open_check(struct core *c)
 			continue;
 		}
 		ret = resync_dev(&r, NULL);
-		free(r.v);
+		resync_free(c, &r);
 		if (ret) {
 			core_log(c, "%s: resync failed (%s); its copies stay last to be read",
 				 d->path, strerror(-ret));

@@ -54,6 +54,8 @@ void chunk_profile_ratio(struct core *c, uint64_t prof, uint64_t *num, uint64_t 
 		n = CHUNK_MAX_STRIPES;
 	if ((prof & BG_PARITY) && n < profile_min_devs(prof))
 		prof = n >= 2 ? BG_RAID1 : 0;	/* chunk_map_create's degraded choice */
+	if ((prof & BG_MIRROR) && n < profile_min_devs(prof))
+		prof = profile_mirror_of(n);	/* so is a mirror of fewer copies */
 	if (prof & BG_PARITY) {
 		*num = (uint64_t)n;
 		*den = (uint64_t)(n - chunk_parity_count(prof));
@@ -209,6 +211,13 @@ int chunk_map_insert(struct core *c, uint64_t logical, const struct chunk_item *
 			 "element %llu, length %llu)", (unsigned long long)logical, ci->num_stripes,
 			 ci->sub_stripes, (unsigned long long)ci->stripe_len,
 			 (unsigned long long)ci->length);
+		return -EUCLEAN;
+	}
+	if ((ci->type & BG_MIRROR) &&
+	    (__builtin_popcountll(ci->type & BG_PROFILE_MASK) != 1 ||
+	     ci->num_stripes != profile_copies(ci->type))) {
+		core_log(c, "%s chunk item at logical %llu is malformed (%u stripes)",
+			 core_profile_name(ci->type), (unsigned long long)logical, ci->num_stripes);
 		return -EUCLEAN;
 	}
 	if ((ci->type & BG_PARITY) &&
@@ -710,10 +719,10 @@ struct cand {
  * 3-sector raid5 rows; of 2-sector ones it is).
  */
 static uint64_t pick_stripes(struct core *c, uint64_t type, uint64_t prof, uint64_t size,
-			     int pass, const struct dev *exclude, const struct dev *also,
-			     bool whole, struct chunk *ch)
+			     int pass, const struct dev *exclude, const struct chunk_stripe *const *also,
+			     int nalso, bool whole, struct chunk *ch)
 {
-	struct cand cv[CORE_MAX_DEVS], *a = NULL, *b = NULL;
+	struct cand cv[CORE_MAX_DEVS], *a = NULL;
 	int n = 0;
 	bool want_rot = (type & BG_DATA) != 0;
 
@@ -721,7 +730,10 @@ static uint64_t pick_stripes(struct core *c, uint64_t type, uint64_t prof, uint6
 		struct dev *d = c->devs[i];
 		uint64_t st, f, gap;
 
-		if (d == exclude || d == also || d->removing)
+		bool kept = false;
+		for (int k = 0; k < nalso; k++)
+			kept |= also[k]->dev == d;
+		if (d == exclude || kept || d->removing)
 			continue;
 		if (pass == 0 && d->rotational != want_rot)
 			continue;
@@ -734,18 +746,14 @@ static uint64_t pick_stripes(struct core *c, uint64_t type, uint64_t prof, uint6
 		struct cand *x = &cv[i];
 		if (!x->len)
 			continue;
-		if (!a || x->free > a->free || (x->free == a->free && x->len > a->len)) {
-			b = a;
+		if (!a || x->free > a->free || (x->free == a->free && x->len > a->len))
 			a = x;
-		} else if (!b || x->free > b->free || (x->free == b->free && x->len > b->len)) {
-			b = x;
-		}
 	}
 	if (!a)
 		return 0;
-	if (prof & (BG_RAID10 | BG_PARITY)) {
+	if (prof & (BG_RAID10 | BG_PARITY | BG_MIRROR)) {
 		/* the roomiest devices: raid10 an even number (4 at least),
-		 * raid5 3 at least, raid6 4 at least */
+		 * raid5 3 at least, raid6 4 at least, a mirror one per copy */
 		struct cand *pick[CHUNK_MAX_STRIPES];
 		int k = 0;
 		uint64_t per;
@@ -768,6 +776,8 @@ static uint64_t pick_stripes(struct core *c, uint64_t type, uint64_t prof, uint6
 		}
 		if (prof & BG_RAID10)
 			k &= ~1;
+		if ((prof & BG_MIRROR) && k > profile_copies(prof))
+			k = profile_copies(prof);
 		if (k < profile_min_devs(prof))
 			return 0;
 		while (whole && (prof & BG_PARITY) && k > profile_min_devs(prof) &&
@@ -779,28 +789,18 @@ static uint64_t pick_stripes(struct core *c, uint64_t type, uint64_t prof, uint6
 			if (pick[j]->len < per)
 				per = pick[j]->len;
 		/* whole elements on each device (a new chunk then rounds to
-		 * MiB; a relocated 1 MiB chunk takes 512 KiB on each of 2 pairs) */
-		per -= per % elem_len(prof);
+		 * MiB; a relocated 1 MiB chunk takes 512 KiB on each of 2 pairs);
+		 * a mirror's copy is the whole chunk */
+		if (!(prof & BG_MIRROR))
+			per -= per % elem_len(prof);
+		else if (per > size)
+			per = size;
 		ch->num_stripes = k;
 		for (int j = 0; j < k; j++) {
 			ch->stripes[j].dev = pick[j]->d;
 			ch->stripes[j].physical = pick[j]->start;
 		}
 		return per * w;
-	}
-	if (prof & BG_RAID1) {
-		uint64_t len;
-		if (!b)
-			return 0;
-		len = a->len < b->len ? a->len : b->len;
-		if (len > size)
-			len = size;
-		ch->num_stripes = 2;
-		ch->stripes[0].dev = a->d;
-		ch->stripes[0].physical = a->start;
-		ch->stripes[1].dev = b->d;
-		ch->stripes[1].physical = b->start;
-		return len;
 	}
 	if (!(prof & BG_DUP)) {
 		/* single: keep the longest gap among the roomiest devices */
@@ -850,15 +850,17 @@ int chunk_map_create(struct core *c, uint64_t type, const struct chunk **out)
 			 "glassctl balance start -%cconvert=raid10 once every device is back",
 			 (type & BG_DATA) ? "data" : "metadata", (type & BG_DATA) ? 'd' : 'm');
 	}
-	if ((prof & (BG_RAID1 | BG_RAID10)) && c->ndevs < 2 &&
+	if ((prof & (BG_MIRROR | BG_RAID10)) && c->ndevs < profile_min_devs(prof) &&
 	    c->sb.num_devices > (uint64_t)c->ndevs) {
-		/* degraded mount: like btrfs, keep writing with what is there */
-		prof = (type & BG_DATA) ? 0 : BG_DUP;
+		/* degraded mount: like btrfs, keep writing with what is there
+		 * (raid1c3/raid1c4: as many copies as devices, one at least) */
+		uint64_t was = prof;
+		prof = c->ndevs >= 2 ? profile_mirror_of(c->ndevs) : (type & BG_DATA) ? 0 : BG_DUP;
 		copies = profile_copies(prof);
-		core_log(c, "degraded: new %s chunk is %s, not raid1; convert it back with "
-			 "glassctl balance start -%cconvert=raid1 once every device is back",
+		core_log(c, "degraded: new %s chunk is %s, not %s; convert it back with "
+			 "glassctl balance start -%cconvert=%s once every device is back",
 			 (type & BG_DATA) ? "data" : "metadata", core_profile_name(prof),
-			 (type & BG_DATA) ? 'd' : 'm');
+			 core_profile_name(was), (type & BG_DATA) ? 'd' : 'm', core_profile_name(was));
 	}
 	if (c->ndevs < profile_min_devs(prof)) {
 		core_log(c, "%s %s chunks need at least %d devices, the volume has %d",
@@ -876,7 +878,7 @@ int chunk_map_create(struct core *c, uint64_t type, const struct chunk **out)
 		unalloc += f;
 	}
 	for (int pass = 0; pass < 2; pass++) {
-		len = pick_stripes(c, type, prof, size, pass, NULL, NULL, false, ch);
+		len = pick_stripes(c, type, prof, size, pass, NULL, NULL, 0, false, ch);
 		if (type & BG_DATA) {
 			/* leave room for one more metadata chunk, so a filesystem
 			 * full of data can still grow its metadata (unlink needs it) */
@@ -964,35 +966,40 @@ int chunk_reloc_begin(struct core *c, uint64_t logical, uint64_t prof, const str
 		goto out;
 	}
 	/*
-	 * A conversion keeps a stripe that can stay: to single, one copy of
-	 * the old ones (nothing to copy); to raid1, one old copy plus one new
-	 * stripe on another device.  So does a raid1 chunk that lost a copy
-	 * with a missing device (device remove missing).  Everything else gets
-	 * all new stripes (a raid10 stripe holds half the chunk, a raid5/6
-	 * stripe a column of each row: never kept; a raid5/6 target is
-	 * written whole rows at a time, volume_reloc.c).
+	 * A conversion keeps the stripes that can stay: to single, one copy
+	 * of the old ones (nothing to copy); to raid1, raid1c3 or raid1c4,
+	 * up to as many old copies as it has, on devices of their own, plus
+	 * new stripes on other devices for the rest (raid1 -> raid1c3 copies
+	 * one, raid1c3 -> raid1 none).  So does a mirrored chunk that lost a
+	 * copy with a missing device (device remove missing).  Everything
+	 * else gets all new stripes (a raid10 stripe holds half the chunk, a
+	 * raid5/6 stripe a column of each row: never kept; a raid5/6 target
+	 * is written whole rows at a time, volume_reloc.c).
 	 */
-	const struct chunk_stripe *keep = NULL;
+	const struct chunk_stripe *keep[CHUNK_MAX_STRIPES];
+	int nk = 0, want = (prof & BG_MIRROR) ? profile_copies(prof) : 1;
 	uint64_t cur = ch->type & BG_PROFILE_MASK;
 	bool missing = false;	/* rebuilding a copy a missing device had */
 	for (int i = 0; i < ch->num_stripes; i++)
 		missing |= !ch->stripes[i].dev;
-	if ((prof != cur || missing) && (prof == 0 || prof == BG_RAID1) &&
+	if ((prof != cur || missing) && (prof == 0 || (prof & BG_MIRROR)) &&
 	    !(cur & (BG_RAID10 | BG_PARITY)))
-		for (int i = 0; i < ch->num_stripes && !keep; i++)
-			if (ch->stripes[i].dev && ch->stripes[i].dev != exclude &&
-			    !ch->stripes[i].dev->removing && !ch->stripes[i].dev->stale)
-				keep = &ch->stripes[i];
+		for (int i = 0; i < ch->num_stripes && nk < want; i++) {
+			const struct dev *d = ch->stripes[i].dev;
+			bool twice = false;	/* dup: both stripes on one device */
+			for (int k = 0; k < nk; k++)
+				twice |= keep[k]->dev == d;
+			if (d && d != exclude && !d->removing && !d->stale && !twice)
+				keep[nk++] = &ch->stripes[i];
+		}
 	memset(&tmp, 0, sizeof(tmp));
-	if (keep && prof == 0) {
-		len = ch->length;
+	if (nk == want) {
+		len = ch->length;	/* every copy kept: nothing to pick */
 	} else {
 		for (int pass = 0; pass < 2; pass++) {
 			memset(&tmp, 0, sizeof(tmp));
-			len = keep ? pick_stripes(c, ch->type, 0, ch->length, pass, exclude, keep->dev,
-						  true, &tmp)
-				   : pick_stripes(c, ch->type, prof, ch->length, pass, exclude, NULL,
-						  true, &tmp);
+			len = pick_stripes(c, ch->type, nk ? profile_mirror_of(want - nk) : prof,
+					   ch->length, pass, exclude, keep, nk, true, &tmp);
 			if (len >= ch->length)
 				break;
 		}
@@ -1004,8 +1011,8 @@ int chunk_reloc_begin(struct core *c, uint64_t logical, uint64_t prof, const str
 		goto out;
 	}
 	int n = 0;
-	if (keep)
-		ch->new_stripes[n++] = *keep;
+	for (; n < nk; n++)
+		ch->new_stripes[n] = *keep[n];
 	*nkeep = n;
 	for (int i = 0; i < tmp.num_stripes; i++, n++) {
 		ch->new_stripes[n] = tmp.stripes[i];

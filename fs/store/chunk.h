@@ -4,8 +4,9 @@
  *
  * Loaded at open from the superblock's sys_chunk_array (SYSTEM chunks,
  * enough to read the chunk tree) and then the chunk tree.  A chunk has a
- * profile (format.h BG_*): single is one stripe; dup and raid1 keep one
- * full copy per stripe (reads try each copy, writes go to all); raid10
+ * profile (format.h BG_*): single is one stripe; dup, raid1, raid1c3 and
+ * raid1c4 keep one full copy per stripe (the last three each on a device
+ * of its own) (reads try each copy, writes go to all); raid10
  * lays 64 KiB elements round-robin over pairs of stripes, each element
  * mirrored on its pair, so a lookup maps one element at a time
  * (chunk_map_piece); raid5/6 rows are read and written by parity.c
@@ -16,8 +17,8 @@
  * smaller on small filesystems.  A new chunk gets its type's profile
  * (core->profile[]; at open, the profile of the newest chunk of the type):
  * single takes the device with the most unallocated space, dup two
- * stripes on that device, raid1 one stripe on each of the two devices
- * with the most unallocated space, raid10 one on each of the four (the
+ * stripes on that device, raid1 (raid1c3, raid1c4) one stripe on each of
+ * the two (three, four) devices with the most unallocated space, raid10 one on each of the four (the
  * first two a pair, the last two the other).  Metadata and system chunks prefer
  * non-rotational devices, data chunks rotational ones; when that class
  * has no room (or too few devices for raid1) any device is used.
@@ -68,7 +69,8 @@ int chunk_map_lookup_write(struct core *c, uint64_t logical, uint64_t len,
  * as many stripes (up to 4) as leave the chunk whole rows (fewer when its
  * length is not).  A conversion to single or raid1 from a mirrored
  * profile keeps one old stripe where it can (out[0..*nkeep), already
- * holding the bytes): single then copies nothing, raid1 one new stripe.
+ * holding the bytes): single then copies nothing, raid1 one new stripe
+ * (raid1c3 two, raid1c4 three).
  * switch (inside a transaction handle) makes them the chunk's stripes and
  * rewrites its chunk item and device extents; done (after the commit)
  * frees the retired stripes; abort forgets the new stripes.

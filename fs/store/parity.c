@@ -448,11 +448,12 @@ int parity_read(struct core *c, uint64_t logical, uint64_t len, void *buf, const
 }
 
 int parity_rebuild(struct core *c, uint64_t chunk_logical, int stripe, uint64_t row0,
-		   uint64_t nrows)
+		   uint64_t nrows, const uint32_t *exp, const uint8_t *have, uint64_t *mismatch)
 {
 	struct chunk_geom g;
 	struct codec cd;
 	struct batch b;
+	uint8_t own[SECT];
 	int ret;
 
 	if (chunk_map_geometry(c, chunk_logical, &g) || !g.nparity || stripe < 0 ||
@@ -467,8 +468,27 @@ int parity_rebuild(struct core *c, uint64_t chunk_logical, int stripe, uint64_t 
 		b.bad |= 1u << stripe;	/* its bytes are what we replace */
 		for (uint64_t i = 0; i < nr && !ret; i++) {
 			uint8_t *cols[MAXS];
-			row_cols(&cd, &b, i, cols);
-			ret = decode_row(&cd, cols, cols_on(&cd, r + i, b.bad));
+			unsigned bad;
+
+			if (!exp) {
+				row_cols(&cd, &b, i, cols);
+				ret = decode_row(&cd, cols, cols_on(&cd, r + i, b.bad));
+				continue;
+			}
+			/* rebuilt and verified against the checksums (settle_row
+			 * gets past one more bad column where parity allows); a
+			 * row that verifies no way keeps the device's own bytes:
+			 * never rebuilt garbage over what may still be right */
+			memcpy(own, b.col[stripe] + i * SECT, SECT);
+			if (settle_row(c, &cd, &b, i, row0 * (uint64_t)cd.k, nrows * (uint64_t)cd.k, exp,
+				       have, &bad) < 0) {
+				memcpy(b.col[stripe] + i * SECT, own, SECT);
+				(*mismatch)++;
+				core_log(c, "resync: raid%d row %llu of chunk %llu: the rebuilt row fails its "
+					 "checksums however rebuilt; %s keeps its own bytes there",
+					 g.nparity == 2 ? 6 : 5, (unsigned long long)(r + i),
+					 (unsigned long long)g.logical, g.stripes[stripe].dev->path);
+			}
 		}
 		if (!ret)
 			ret = dev_write(g.stripes[stripe].dev, g.stripes[stripe].physical + r * SECT,
@@ -551,6 +571,104 @@ int parity_scrub(struct core *c, uint64_t logical, uint64_t len, const uint32_t 
 					if (PROBE_ON(PARITY_REPAIR))
 						GLASSFS_PARITY_REPAIR(g.logical, rr, j, j >= cd.k);
 				}
+			}
+		}
+		r += nr;
+	}
+	batch_free(&b);
+	return ret;
+}
+
+/*
+ * Does row i of the batch agree with its parity?  Columns in erased were
+ * rebuilt (decode_row) and prove nothing; every other parity column must
+ * equal the one recomputed from the data.
+ */
+static bool row_consistent(const struct codec *cd, uint8_t **cols, unsigned erased)
+{
+	uint8_t pbuf[2][SECT], *par[2] = { pbuf[0], pbuf[1] };
+
+	encode_row(cd, cols, par);
+	for (int q = 0; q < cd->p; q++)
+		if (!(erased & (1u << (cd->k + q))) && memcmp(par[q], cols[cd->k + q], SECT))
+			return false;
+	return true;
+}
+
+int parity_read_unsummed(struct core *c, uint64_t logical, uint64_t len, void *buf, bool readonly,
+			 uint64_t *fixed, uint64_t *where)
+{
+	struct chunk_geom g;
+	struct codec cd;
+	struct batch b;
+	uint64_t s0, n, r0, r1;
+	uint8_t save[SECT];
+	int ret = span_open(c, logical, len, &g, &cd, &b, &s0, &n, &r0, &r1);
+
+	*fixed = 0;
+	if (ret)
+		return ret;
+	for (uint64_t r = r0; !ret && r < r1;) {
+		uint64_t nr = r1 - r < BATCH_ROWS ? r1 - r : BATCH_ROWS;
+
+		batch_read(c, &g, &b, r, nr);
+		for (uint64_t i = 0; i < nr && !ret; i++) {
+			uint8_t *cols[MAXS];
+			uint64_t rr = r + i;
+			unsigned erased = cols_on(&cd, rr, b.bad);
+			int culprit = -1, found = 0;
+
+			row_cols(&cd, &b, i, cols);
+			*where = g.logical + rr * (uint64_t)cd.k * SECT;
+			if (__builtin_popcount(erased) >= cd.p) {
+				ret = -EILSEQ;	/* no parity left over to check the row with */
+				break;
+			}
+			if (erased && decode_row(&cd, cols, erased)) {
+				ret = -EIO;
+				break;
+			}
+			if (!row_consistent(&cd, cols, erased)) {
+				/* one column to blame, if parity to spare finds exactly
+				 * one whose rebuild makes the row agree (raid6 with every
+				 * device there, as md's raid6check) */
+				for (int j = 0; j < cd.n && cd.p - __builtin_popcount(erased) >= 2; j++) {
+					if (erased & (1u << j))
+						continue;
+					memcpy(save, cols[j], SECT);
+					if (!decode_row(&cd, cols, erased | 1u << j) &&
+					    row_consistent(&cd, cols, erased | 1u << j)) {
+						culprit = j;
+						found++;
+					}
+					memcpy(cols[j], save, SECT);
+				}
+				if (found != 1) {
+					ret = -EILSEQ;
+					break;
+				}
+				decode_row(&cd, cols, erased | 1u << culprit);
+				int d = stripe_of(&cd, rr, culprit);
+				if (!readonly) {
+					ret = dev_write(g.stripes[d].dev, g.stripes[d].physical + rr * SECT,
+							cols[culprit], SECT);
+					if (ret)
+						break;
+					__atomic_fetch_add(&c->repaired, 1, __ATOMIC_RELAXED);
+					if (PROBE_ON(PARITY_REPAIR))
+						GLASSFS_PARITY_REPAIR(g.logical, rr, culprit, culprit >= cd.k);
+				}
+				core_log(c, "raid%d row %llu of chunk %llu: %s column %d on %s disagreed with "
+					 "the rest of the row; %s from them", g.nparity == 2 ? 6 : 5,
+					 (unsigned long long)rr, (unsigned long long)g.logical,
+					 culprit >= cd.k ? "parity" : "data", culprit, g.stripes[d].dev->path,
+					 readonly ? "it would be rebuilt" : "rebuilt");
+				(*fixed)++;
+			}
+			for (int j = 0; j < cd.k; j++) {
+				uint64_t s = rr * (uint64_t)cd.k + (uint64_t)j;
+				if (s >= s0 && s < s0 + n)
+					memcpy((uint8_t *)buf + (s - s0) * SECT, cols[j], SECT);
 			}
 		}
 		r += nr;

@@ -45,10 +45,13 @@ int parity_read(struct core *c, uint64_t logical, uint64_t len, void *buf, const
 /*
  * Rewrite stripe `stripe` of the raid5/6 chunk at chunk_logical, rows
  * [row0, row0 + nrows), from the other stripes (a device that came back
- * stale: fs/services/volume_resync.c).  -EIO when a row cannot be rebuilt.
+ * stale: fs/services/volume_resync.c).  With exp (the crc32c of each
+ * sector of those rows, where have[i]; as parity_read) every rebuilt row
+ * is verified first: a row no rebuild makes verify keeps the stripe's
+ * own bytes and counts in *mismatch.  -EIO when a row cannot be rebuilt.
  */
 int parity_rebuild(struct core *c, uint64_t chunk_logical, int stripe, uint64_t row0,
-		   uint64_t nrows);
+		   uint64_t nrows, const uint32_t *exp, const uint8_t *have, uint64_t *mismatch);
 
 /* What parity_scrub found and did. */
 struct parity_scrub_stats {
@@ -67,5 +70,18 @@ struct parity_scrub_stats {
  */
 int parity_scrub(struct core *c, uint64_t logical, uint64_t len, const uint32_t *exp,
 		 const uint8_t *have, bool readonly, struct parity_scrub_stats *st);
+
+/*
+ * Read [logical, +len) of a raid5/6 chunk into buf for data that has no
+ * checksums (fsck's repair of missing ones): each row is checked against
+ * its parity instead.  A row that disagrees is mended only when parity
+ * to spare blames exactly one column (raid6 with every device there):
+ * that column is rebuilt from the rest (and rewritten unless readonly;
+ * *fixed counts them).  -EILSEQ when a row disagrees and which column is
+ * wrong cannot be told (raid5, or no parity left over to check with),
+ * -EIO when it cannot be read; *where is the row's first logical byte.
+ */
+int parity_read_unsummed(struct core *c, uint64_t logical, uint64_t len, void *buf, bool readonly,
+			 uint64_t *fixed, uint64_t *where);
 
 #endif

@@ -1000,11 +1000,196 @@ static void log_case(void)
 	}
 }
 
+/* ---- missing checksums on raid10, raid1c3, raid5 and raid6 ------------------ */
+
+/* What a raid case does to the file's extent after deleting its checksums. */
+enum rdamage { RD_NONE, RD_COPY1, RD_COPY0, RD_DATA };
+
+struct rcase {
+	const char *name;
+	int ndev;
+	uint64_t prof;
+	enum rdamage damage;
+	int want_y;		/* 1 repaired, 4 cannot be */
+	const char *say;	/* the -y output says this (NULL: not checked) */
+};
+
+static char rimg[4][256];
+
+/* fsck.glassfs FLAGS over the case's images, output appended to out. */
+static int rfsck(const char *flag, int ndev)
+{
+	char bin[512], cmd[2600];
+
+	if (t_fsck_bin(bin, sizeof(bin)))
+		return -1;
+	snprintf(cmd, sizeof(cmd), "%s %s %s %s %s %s >> %s 2>&1", bin, flag, rimg[0],
+		 ndev > 1 ? rimg[1] : "", ndev > 2 ? rimg[2] : "", ndev > 3 ? rimg[3] : "", out);
+	int st = sh(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 99;
+}
+
+static int rmount(int ndev, struct core **c, struct fsctx **fs)
+{
+	const char *devs[4] = { rimg[0], rimg[1], rimg[2], rimg[3] };
+	struct core_opts o;
+	int ret;
+
+	core_opts_default(&o);
+	o.commit_interval_s = 3600;
+	if ((ret = mount_open(devs, ndev, &o, c)))
+		return ret;
+	if (fs && (ret = fsops_mount(*c, &o, fs))) {
+		mount_close(*c);
+		*c = NULL;
+	}
+	return ret;
+}
+
+/* Flip a byte of the sector at logical on copy m (a mirror) or where the
+ * raid5/6 layout keeps it (format.h's table). */
+static int damage_sector(struct core *c, uint64_t logical, int m)
+{
+	struct chunk_copy cp[CHUNK_MAX_STRIPES], at;
+	struct chunk_geom g;
+	uint8_t b[CORE_SECTORSIZE];
+	int ret;
+
+	if (chunk_map_is_parity(c, logical)) {
+		if ((ret = chunk_map_geometry(c, logical, &g)))
+			return ret;
+		uint64_t s = (logical - g.logical) / CORE_SECTORSIZE, r = s / (uint64_t)g.ndata;
+		int j = (int)(s % (uint64_t)g.ndata);
+		at = g.stripes[(r + (uint64_t)j) % (uint64_t)g.num_stripes];
+		at.physical += r * CORE_SECTORSIZE;
+	} else {
+		int n = chunk_map_lookup(c, logical, CORE_SECTORSIZE, cp, NULL);
+		if (n <= m)
+			return -EINVAL;
+		at = cp[m];
+	}
+	if ((ret = dev_read(at.dev, at.physical, b, sizeof(b))))
+		return ret;
+	b[100] ^= 0x24;
+	return dev_write(at.dev, at.physical, b, sizeof(b));
+}
+
+/*
+ * A file of 300 KiB (raid10: five 64 KiB elements, so the checksums span
+ * both pairs) loses its checksums; a case may damage one sector's copy
+ * (RD_COPY0/1) or its raid5/6 column (RD_DATA).  -n reports it (4), -y
+ * repairs it (1: checksums from copies that agree, the odd copy outvoted
+ * or the bad column blamed by P and Q and rebuilt, then -n clean and the
+ * file reads its bytes) or says why it cannot (4).
+ */
+static void raid_csum_case(const struct rcase *rc)
+{
+	const size_t len = 300u << 10;
+	uint8_t *data = malloc(len), *back = malloc(len);
+	struct core *c = NULL;
+	struct fsctx *fs = NULL;
+	struct stat st;
+	uint64_t ino = 0;
+	int n1 = -1, y = -1, n2 = -1;
+	bool said = true, reads = false;
+
+	MUST(data && back ? 0 : -ENOMEM);
+	for (size_t i = 0; i < len; i++)
+		data[i] = (uint8_t)(t_rand() >> (i % 5));
+	for (int i = 0; i < rc->ndev; i++)
+		MUST(t_image(rimg[i], sizeof(rimg[i]), IMG_SIZE));
+	const char *devs[4] = { rimg[0], rimg[1], rimg[2], rimg[3] };
+	struct format_opts fo = { .label = "fsckraid", .force = true, .data_profile = rc->prof,
+				  .meta_profile = CORE_PROFILE_RAID1 };
+	MUST(mount_format(devs, rc->ndev, &fo));
+	MUST(rmount(rc->ndev, &c, &fs));
+	MUST(fsops_mknod(fs, ROOT_DIR_INO, "big", S_IFREG | 0644, 0, &root_cr, &st));
+	ino = st.st_ino;
+	MUST(fsops_write(fs, ino, data, len, 0) == (ssize_t)len ? 0 : -EIO);
+	fsops_forget(fs, ino, 1);
+	MUST(fsops_sync(fs));
+	MUST(unmount_fs(c, fs));
+	c = NULL;
+	fs = NULL;
+	/* the checksums go, then the damage */
+	MUST(rmount(rc->ndev, &c, NULL));
+	struct file_extent fe;
+	struct key k = { ino, KEY_EXTENT_DATA, 0 };
+	struct txn *t;
+	MUST(btree_lookup(subvol_root(c, FS_TREE_OBJECTID), &k, &fe, sizeof(fe)) == (int)sizeof(fe) ?
+	     0 : -EINVAL);
+	MUST(txn_join(c, 16, 0, &t));
+	int ret = data_csum_delete(t, fe.disk_logical, fe.disk_len);
+	int e = txn_end(t);
+	MUST(ret ? ret : e);
+	MUST(txn_commit(c, COMMIT_SYNC));
+	uint64_t bad = fe.disk_logical + (68u << 10);	/* raid10: inside the second element */
+	if (rc->damage != RD_NONE)
+		MUST(damage_sector(c, bad, rc->damage == RD_COPY1 ? 1 : 0));
+	MUST(mount_close(c));
+	c = NULL;
+
+	snprintf(out, sizeof(out), "%s.fsck", rimg[0]);
+	unlink(out);
+	n1 = rfsck("-n", rc->ndev);
+	y = rfsck("-y", rc->ndev);
+	n2 = rfsck("-n", rc->ndev);
+	if (rc->say) {
+		char cmd[600];
+		snprintf(cmd, sizeof(cmd), "grep -q '%s' %s", rc->say, out);
+		said = sh(cmd) == 0;
+	}
+	if (n1 >= 0 && !rmount(rc->ndev, &c, &fs)) {
+		if (!fsops_lookup(fs, ROOT_DIR_INO, "big", &st))
+			reads = fsops_read(fs, st.st_ino, back, len, 0) == (ssize_t)len &&
+				!memcmp(back, data, len);
+		unmount_fs(c, fs);
+		c = NULL;
+	}
+	if (n1 < 0)
+		printf("SKIP: %s: fsck.glassfs not built\n", rc->name);
+	else if (n1 == 4 && y == rc->want_y && said &&
+		 (rc->want_y == 1 ? n2 == 0 && reads : n2 == 4))
+		printf("PASS: %s: -n 4, -y %d, then -n %d%s\n", rc->name, y, n2,
+		       rc->want_y == 1 ? ", the file reads its bytes" : "");
+	else {
+		printf("FAIL: %s: -n %d, -y %d (want %d, said '%s': %d), -n %d, the file reads: %d\n",
+		       rc->name, n1, y, rc->want_y, rc->say ? rc->say : "", said, n2, reads);
+		fails++;
+		show_out();
+	}
+out:
+	if (c)
+		mount_close(c);
+	unlink(out);
+	for (int i = 0; i < rc->ndev; i++)
+		unlink(rimg[i]);
+	free(data);
+	free(back);
+}
+
+static const struct rcase rcases[] = {
+	{ "raid10: checksums missing, copies agree (each element from its pair)", 4, CORE_PROFILE_RAID10,
+	  RD_NONE, 1, NULL },
+	{ "raid10: checksums missing, one copy differs (cannot be told)", 4, CORE_PROFILE_RAID10,
+	  RD_COPY1, 4, "cannot be told" },
+	{ "raid1c3: checksums missing, one copy of three differs (outvoted, rewritten)", 3,
+	  CORE_PROFILE_RAID1C3, RD_COPY0, 1, "rewritten from them" },
+	{ "raid5: checksums missing, rows agree with parity (recomputed)", 3, CORE_PROFILE_RAID5,
+	  RD_NONE, 1, NULL },
+	{ "raid5: checksums missing, a data column differs (cannot be told)", 3, CORE_PROFILE_RAID5,
+	  RD_DATA, 4, "cannot be told" },
+	{ "raid6: checksums missing, rows agree with parity (recomputed)", 4, CORE_PROFILE_RAID6,
+	  RD_NONE, 1, NULL },
+	{ "raid6: checksums missing, a data column corrupt (blamed by P and Q, rebuilt)", 4,
+	  CORE_PROFILE_RAID6, RD_DATA, 1, "rebuilt from the rest of the row" },
+};
+
 /* Killed (SIGTERM from tests/run.sh's timeout, SIGINT): the images go
  * with the process (unlink only: async-signal-safe). */
 static void on_kill(int sig)
 {
-	const char *v[] = { img, out, before, orig };
+	const char *v[] = { img, out, before, orig, rimg[0], rimg[1], rimg[2], rimg[3] };
 	pid_t pid = child;
 
 	if (pid > 0) {
@@ -1049,6 +1234,9 @@ int main(int argc, char **argv)
 	}
 	if (argc < 2 || strstr("log", argv[1]))
 		log_case();
+	for (size_t i = 0; i < sizeof(rcases) / sizeof(rcases[0]); i++)
+		if (argc < 2 || strstr(rcases[i].name, argv[1]))
+			raid_csum_case(&rcases[i]);
 	if (argc < 2 || strstr("worse", argv[1]))
 		worse_case(&cases[3]);		/* orphan items: 2 errors, the bad pass makes 3 */
 	/* repairs refused while checking only, and the usage rules */

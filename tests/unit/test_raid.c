@@ -122,9 +122,14 @@ static int check_chunk(const struct chunk *ch, void *arg)
 	pc->n++;
 	if ((ch->type & BG_PROFILE_MASK) != pc->prof)
 		pc->wrong++;
-	else if (pc->prof == BG_RAID1 &&
-		 (ch->num_stripes != 2 || ch->stripes[0].dev == ch->stripes[1].dev))
-		pc->wrong++;
+	else if (pc->prof & BG_MIRROR) {
+		/* raid1 2, raid1c3 3, raid1c4 4 stripes, each on a device of its own */
+		bool distinct = ch->num_stripes == profile_copies(pc->prof);
+		for (int i = 0; i < ch->num_stripes; i++)
+			for (int k = 0; k < i; k++)
+				distinct &= ch->stripes[i].dev != ch->stripes[k].dev;
+		pc->wrong += !distinct;
+	}
 	else if (pc->prof == BG_DUP &&
 		 (ch->num_stripes != 2 || ch->stripes[0].dev != ch->stripes[1].dev ||
 		  (ch->stripes[0].physical < ch->stripes[1].physical + ch->length &&
@@ -247,6 +252,13 @@ static void mkfs_errors(void)
 	      core_profile_parse("single", &p) == 0 && p == 0 &&
 	      core_profile_parse("raid5", &p) == 0 && p == CORE_PROFILE_RAID5 &&
 	      core_profile_parse("raid7", &p) == -EINVAL);
+	CHECK("profile names parse: raid1c3, raid1c4 (btrfs's bits)",
+	      core_profile_parse("raid1c3", &p) == 0 && p == BG_RAID1C3 && p == (1ull << 9) &&
+	      core_profile_parse("raid1c4", &p) == 0 && p == BG_RAID1C4 && p == (1ull << 10) &&
+	      !strcmp(core_profile_name(BG_RAID1C3 | BG_DATA), "raid1c3") &&
+	      !strcmp(core_profile_name(BG_RAID1C4), "raid1c4"));
+	CHECK("mkfs: raid1c3 metadata with one device is refused (EINVAL)",
+	      vol_format(&v, 0, CORE_PROFILE_RAID1C3, NULL) == -EINVAL);
 	CHECK("discard option names parse", core_discard_parse("async") == CORE_DISCARD_ASYNC &&
 	      core_discard_parse("nodiscard") == CORE_DISCARD_OFF &&
 	      core_discard_parse("sync") == CORE_DISCARD_SYNC && core_discard_parse("x") < 0);
@@ -909,13 +921,30 @@ static uint64_t disk_bytes(const char *path)
 	return stat(path, &st) == 0 ? (uint64_t)st.st_blocks * 512 : 0;
 }
 
+/* Free every extent of ext but the last, committed twice (the second
+ * commit ends their pinning: the space is free for trim). */
+static int free_but_last(struct core *c, const uint64_t *ext)
+{
+	struct txn *t;
+	int ret = txn_join(c, 8, TXN_USE_RESERVE, &t);
+
+	if (ret)
+		return ret;
+	for (int e = 0; e < NEXT - 1 && !ret; e++)
+		ret = data_ref(t, ext[e], EXTLEN, -1);
+	int r2 = txn_end(t);
+	ret = ret ? ret : r2;
+	if (!ret)
+		ret = txn_commit(c, COMMIT_SYNC);
+	return ret ? ret : txn_commit(c, COMMIT_SYNC);
+}
+
 /* Batch trim punches holes where nothing lives, and only there. */
 static void trim_case(void)
 {
 	struct vol v;
 	uint64_t sz[1] = { 64ull << 20 }, ext[NEXT], trimmed = 0;
 	struct core *c = NULL;
-	struct txn *t;
 	uint8_t *b = malloc(EXTLEN), *w = malloc(EXTLEN);
 
 	if (!b || !w)
@@ -924,12 +953,7 @@ static void trim_case(void)
 	MUST(vol_format(&v, CORE_PROFILE_DUP, CORE_PROFILE_DUP, NULL));
 	MUST(vol_open(&v, &c));
 	MUST(populate(c, ext));
-	MUST(txn_join(c, 8, TXN_USE_RESERVE, &t));
-	for (int e = 0; e < NEXT - 1; e++)
-		MUST(data_ref(t, ext[e], EXTLEN, -1));
-	MUST(txn_end(t));
-	MUST(txn_commit(c, COMMIT_SYNC));
-	MUST(txn_commit(c, COMMIT_SYNC));
+	MUST(free_but_last(c, ext));
 	uint64_t before = disk_bytes(v.img[0]);
 	int r = trim_batch(c, 0, &trimmed);
 	uint64_t after = disk_bytes(v.img[0]);
@@ -1492,6 +1516,23 @@ static int count_on(const struct chunk *ch, void *arg)
 	return 0;
 }
 
+/* One balance converting data to d and metadata to m, waited for:
+ * checked by every chunk's profile and every item and extent read back. */
+static void convert_step(struct core *c, uint64_t d, uint64_t m, const char *what,
+			 const uint64_t *ext)
+{
+	char name[200], msg[256];
+	int r = volume_balance_start(c, (int64_t)d, (int64_t)m, msg, sizeof(msg));
+
+	if (!r)
+		r = balance_wait(c);
+	snprintf(name, sizeof(name), "convert %s: finishes, every chunk converted, every byte reads",
+		 what);
+	CHECK(name, r == 0 && profiles_ok(c, d, m) && verify_all(c, ext));
+	if (r)
+		printf("# %s: %s\n", what, msg);
+}
+
 /*
  * Conversions to and from raid10 on four devices, each checked by its
  * chunks' profiles, every byte read back and fsck: raid1 -> raid10 ->
@@ -1516,15 +1557,7 @@ static void raid10_convert(void)
 	MUST(vol_open(&v, &c));
 	MUST(populate(c, ext));
 	for (size_t k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
-		char name[160];
-		int r = volume_balance_start(c, (int64_t)steps[k].d, (int64_t)steps[k].m, msg, sizeof(msg));
-		if (!r)
-			r = balance_wait(c);
-		snprintf(name, sizeof(name), "convert %s: finishes, every chunk converted, every byte reads",
-			 steps[k].name);
-		CHECK(name, r == 0 && profiles_ok(c, steps[k].d, steps[k].m) && verify_all(c, ext));
-		if (r)
-			printf("# %s: %s\n", steps[k].name, msg);
+		convert_step(c, steps[k].d, steps[k].m, steps[k].name, ext);
 		if (k == 2)
 			CHECK("raid10: removing a device (3 would be left) is refused",
 			      volume_dev_remove(c, v.devs[3], msg, sizeof(msg)) == -EINVAL &&
@@ -1898,6 +1931,9 @@ static void usage_ratio(void)
 		{ 4, CORE_PROFILE_RAID5, 4, 3, "raid5 on 4 devices" },
 		{ 4, CORE_PROFILE_RAID6, 2, 1, "raid6 on 4 devices" },
 		{ 4, CORE_PROFILE_RAID10, 2, 1, "raid10 on 4 devices" },
+		{ 3, CORE_PROFILE_RAID1C3, 3, 1, "raid1c3 on 3 devices" },
+		{ 4, CORE_PROFILE_RAID1C3, 3, 1, "raid1c3 on 4 devices" },
+		{ 4, CORE_PROFILE_RAID1C4, 4, 1, "raid1c4 on 4 devices" },
 	};
 	uint64_t sz[4] = { 192ull << 20, 192ull << 20, 192ull << 20, 192ull << 20 };
 	struct glassfs_ioc_fs_info *o = calloc(1, sizeof(*o));
@@ -2121,6 +2157,403 @@ out:
 	vol_rm(&v);
 }
 
+/*
+ * raid6 data with raid1c3 metadata on four devices survives any two of
+ * them lost: every one of the six pairs missing, a read-only degraded
+ * open serves every item and extent.  Then a writable degraded open
+ * with two devices missing writes more; the full set mounts, resyncs
+ * both returning devices, and again any two lost serve everything (the
+ * new extents included, so the resynced copies are right); fsck clean.
+ */
+static void mirror3_two_lost(void)
+{
+	struct vol v;
+	uint64_t sz[4] = { 128ull << 20, 128ull << 20, 128ull << 20, 128ull << 20 };
+	struct pset *ps = calloc(1, sizeof(*ps));
+	struct core *c = NULL;
+	struct core_opts o;
+	struct core_stats st;
+	const char *left[4];
+	char name[200];
+
+	MUST(ps ? 0 : -ENOMEM);
+	MUST(vol_make(&v, 4, sz));
+	MUST(vol_format(&v, CORE_PROFILE_RAID6, CORE_PROFILE_RAID1C3, NULL));
+	MUST(vol_open(&v, &c));
+	ps->c = c;
+	CHECK("raid6 + raid1c3: new chunks have the profiles",
+	      profiles_ok(c, CORE_PROFILE_RAID6, CORE_PROFILE_RAID1C3));
+	MUST(t_insert_items(c, 0, NITEMS, 100));
+	MUST(txn_commit(c, COMMIT_SYNC));
+	MUST(pset_fill(ps, 24));
+	MUST(mount_close(c));
+	c = NULL;
+	core_opts_default(&o);
+	o.commit_interval_s = 3600;
+	o.degraded = true;
+	o.readonly = true;
+	for (int round = 0; round < 2; round++) {
+		int served = 0, opened = 0;
+		for (int a = 0; a < 4; a++)
+			for (int b = a + 1; b < 4; b++) {
+				int n = 0;
+				for (int k = 0; k < 4; k++)
+					if (k != a && k != b)
+						left[n++] = v.devs[k];
+				if (mount_open(left, 2, &o, &c) == 0) {
+					opened++;
+					ps->c = c;
+					served += pset_reads(ps) && verify_all_items(c);
+					mount_close(c);
+				}
+				c = NULL;
+			}
+		snprintf(name, sizeof(name), "raid6 + raid1c3%s: each of the 6 pairs of devices missing: "
+			 "mounts (%d) and every item and extent reads (%d)",
+			 round ? " after the resync" : "", opened, served);
+		CHECK(name, opened == 6 && served == 6);
+		if (round)
+			break;
+		/* devices 0 and 1 away: write more, then they come back */
+		left[0] = v.devs[2], left[1] = v.devs[3];
+		MUST(vol_open_degraded(left, 2, &c));
+		ps->c = c;
+		CHECK("raid6 + raid1c3: a degraded open with two of four devices is writable",
+		      !core_readonly(c));
+		MUST(t_insert_items(c, NITEMS, 200, 100));
+		MUST(txn_commit(c, COMMIT_SYNC));
+		MUST(pset_fill(ps, 8));
+		MUST(mount_close(c));
+		c = NULL;
+		MUST(vol_open(&v, &c));
+		volume_resync_wait(c);
+		mount_stats(c, &st);
+		CHECK("raid6 + raid1c3: both returning devices are resynced",
+		      !c->devs[0]->stale && !c->devs[1]->stale && st.resync_bytes > 0 && st.repaired == 2);
+		/* chunks the degraded mount made with fewer copies go back */
+		char msg[256];
+		int r = volume_balance_start(c, (int64_t)CORE_PROFILE_RAID6, (int64_t)CORE_PROFILE_RAID1C3,
+					     msg, sizeof(msg));
+		if (!r)
+			r = balance_wait(c);
+		ps->c = c;
+		CHECK("raid6 + raid1c3: a balance converts what the degraded mount wrote back",
+		      r == 0 && profiles_ok(c, CORE_PROFILE_RAID6, CORE_PROFILE_RAID1C3) && pset_reads(ps));
+		MUST(mount_close(c));
+		c = NULL;
+	}
+	CHECK_VFSCK("raid6 + raid1c3: fsck clean over every device", &v);
+out:
+	if (c)
+		mount_close(c);
+	free(ps);
+	vol_rm(&v);
+}
+
+/*
+ * raid1c3 and raid1c4 conversions on four devices, each checked by the
+ * chunks' profiles (a stripe per copy, each on its own device) and every
+ * byte read back: raid1 -> raid1c3 -> raid1c4 -> raid6 data, raid1c3
+ * metadata -> raid1 -> raid1c3.  Removing a device is refused below
+ * the minimum (raid1c4 on four, then raid1c3 on three devices) and
+ * moves the chunks when enough devices are left; fsck clean.
+ */
+static void mirror_convert(void)
+{
+	struct vol v;
+	uint64_t sz[4] = { 128ull << 20, 128ull << 20, 128ull << 20, 128ull << 20 }, ext[NEXT];
+	static const struct { uint64_t d, m; const char *name; } steps[] = {
+		{ CORE_PROFILE_RAID1C3, CORE_PROFILE_RAID1C3, "raid1 -> raid1c3" },
+		{ CORE_PROFILE_RAID1C4, CORE_PROFILE_RAID1C4, "raid1c3 -> raid1c4" },
+		{ CORE_PROFILE_RAID6, CORE_PROFILE_RAID1C3, "raid1c4 -> raid6 data, raid1c3 metadata" },
+		{ CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, "raid6/raid1c3 -> raid1" },
+		{ CORE_PROFILE_SINGLE, CORE_PROFILE_RAID1C4, "raid1 -> single data, raid1c4 metadata" },
+		{ CORE_PROFILE_RAID1C3, CORE_PROFILE_RAID1C3, "single/raid1c4 -> raid1c3" },
+	};
+	struct core *c = NULL;
+	char msg[256];
+
+	MUST(vol_make(&v, 4, sz));
+	MUST(vol_format(&v, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, NULL));
+	MUST(vol_open(&v, &c));
+	MUST(populate(c, ext));
+	for (size_t k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
+		convert_step(c, steps[k].d, steps[k].m, steps[k].name, ext);
+		if (k == 1)
+			CHECK("raid1c4: removing a device (3 would be left) is refused, naming raid1c4",
+			      volume_dev_remove(c, v.devs[3], msg, sizeof(msg)) == -EINVAL &&
+			      strstr(msg, "raid1c4") && c->ndevs == 4);
+	}
+	/* a conversion between mirrors keeps the copies it can: raid1c3 ->
+	 * raid1 copies nothing, raid1 -> raid1c3 one copy of each chunk */
+	struct core_stats s0, s1, s2;
+	mount_stats(c, &s0);
+	convert_step(c, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, "raid1c3 -> raid1 (two copies kept)", ext);
+	mount_stats(c, &s1);
+	convert_step(c, CORE_PROFILE_RAID1C3, CORE_PROFILE_RAID1C3, "raid1 -> raid1c3 (two copies kept)", ext);
+	mount_stats(c, &s2);
+	uint64_t used = 0, dt, df;
+	alloc_space(c, BG_DATA, &dt, &df);
+	used = dt - df;
+	printf("mirror convert: raid1c3 -> raid1 wrote %llu bytes, raid1 -> raid1c3 %llu (data in use %llu)\n",
+	       (unsigned long long)(s1.dev_write_bytes - s0.dev_write_bytes),
+	       (unsigned long long)(s2.dev_write_bytes - s1.dev_write_bytes), (unsigned long long)used);
+	CHECK("mirror convert: raid1c3 -> raid1 keeps two copies: it copies no chunk (< 4 MiB written)",
+	      s1.dev_write_bytes - s0.dev_write_bytes < (4ull << 20));
+	CHECK("raid1c3: removing one of four devices moves its copies",
+	      volume_dev_remove(c, v.devs[3], msg, sizeof(msg)) == 0 && c->ndevs == 3 &&
+	      profiles_ok(c, CORE_PROFILE_RAID1C3, CORE_PROFILE_RAID1C3) && verify_all(c, ext));
+	CHECK("raid1c3: a second removal (2 would be left) is refused, naming raid1c3",
+	      volume_dev_remove(c, v.devs[2], msg, sizeof(msg)) == -EINVAL && strstr(msg, "raid1c3"));
+	CHECK("raid1c4 on three devices: the conversion is refused",
+	      volume_balance_start(c, -1, (int64_t)CORE_PROFILE_RAID1C4, msg, sizeof(msg)) == -EINVAL);
+	MUST(mount_close(c));
+	c = NULL;
+	v.n = 3;
+	CHECK_VFSCK("raid1c3 conversions: fsck clean on the three devices left", &v);
+out:
+	if (c)
+		mount_close(c);
+	v.n = 4;
+	vol_rm(&v);
+}
+
+/*
+ * Batch trim on raid1c3: freed extents are punched on all three copies
+ * (the images together lose at least 3 copies of them), and each device
+ * alone still serves the live extent and every item (no live copy
+ * punched); fsck clean.
+ */
+static void mirror_trim(void)
+{
+	struct vol v;
+	uint64_t sz[3] = { 64ull << 20, 64ull << 20, 64ull << 20 }, ext[NEXT], trimmed = 0;
+	uint64_t before = 0, after = 0;
+	struct core *c = NULL;
+	struct core_opts o;
+	int alone = 0;
+
+	MUST(vol_make(&v, 3, sz));
+	MUST(vol_format(&v, CORE_PROFILE_RAID1C3, CORE_PROFILE_RAID1C3, NULL));
+	MUST(vol_open(&v, &c));
+	MUST(populate(c, ext));
+	MUST(free_but_last(c, ext));
+	for (int i = 0; i < 3; i++)
+		before += disk_bytes(v.img[i]);
+	int r = trim_batch(c, 0, &trimmed);
+	for (int i = 0; i < 3; i++)
+		after += disk_bytes(v.img[i]);
+	printf("raid1c3 trim: %llu bytes trimmed, images %llu -> %llu bytes on disk\n",
+	       (unsigned long long)trimmed, (unsigned long long)before, (unsigned long long)after);
+	CHECK("raid1c3 trim: the freed extents are punched on all three copies",
+	      r == 0 && trimmed > 0 && after + 3ull * (NEXT - 1) * EXTLEN <= before);
+	MUST(mount_close(c));
+	c = NULL;
+	core_opts_default(&o);
+	o.degraded = true;
+	o.readonly = true;
+	for (int i = 0; i < 3; i++) {
+		const char *one[1] = { v.devs[i] };
+		uint8_t *b = malloc(EXTLEN), *w = malloc(EXTLEN);
+		if (b && w && mount_open(one, 1, &o, &c) == 0) {
+			fill(w, EXTLEN, NEXT);
+			alone += data_read(c, ext[NEXT - 1], b, EXTLEN) == 0 && memcmp(b, w, EXTLEN) == 0 &&
+				 verify_all_items(c);
+			mount_close(c);
+		}
+		c = NULL;
+		free(b);
+		free(w);
+	}
+	CHECK("raid1c3 trim: each device alone serves the live extent and every item", alone == 3);
+	CHECK_VFSCK("raid1c3 trim: fsck clean", &v);
+out:
+	if (c)
+		mount_close(c);
+	vol_rm(&v);
+}
+
+/* The copy of a mirrored logical byte a resync reads first (the last
+ * present stripe of its chunk: volume_resync.c's choice). */
+static uint64_t from_phys(struct core *c, uint64_t logical, char *path, size_t plen)
+{
+	struct chunk_geom g;
+	int k = -1;
+
+	if (chunk_map_geometry(c, logical, &g) || g.nparity)
+		return 0;
+	for (int i = 0; i < g.num_stripes; i++)
+		if (g.stripes[i].dev)
+			k = i;
+	if (k < 0)
+		return 0;
+	snprintf(path, plen, "%s", g.stripes[k].dev->path);
+	return g.stripes[k].physical + (logical - g.logical);
+}
+
+/*
+ * A resync verifies what it copies.  Written with the last device away,
+ * then damage on the present ones, then the full set mounts and resyncs
+ * it:
+ * - raid1: a sector written before the device left, bad on the copy the
+ *   resync reads: the device's own bytes verify and stay (rerouted); a
+ *   sector written while it was away, bad there: no copy verifies, the
+ *   device keeps its bytes and the mismatch is counted — the returning
+ *   device alone then serves every older extent;
+ * - raid1c3: a data sector and the fs root node, bad on the copy read
+ *   first: taken from the other fresh copy — the returning device alone
+ *   serves every item and extent;
+ * - raid5: a data column of an old row bad on a present device: the row
+ *   rebuilt for the returning device fails its checksums however rebuilt,
+ *   so it keeps its own column (counted) — without the damaged device
+ *   every extent still reads.
+ * On the old code the bad bytes were copied: each last check fails.
+ */
+static void resync_verify_case(const char *tag, int ndev, uint64_t prof)
+{
+	struct vol v;
+	uint64_t sz[3] = { 96ull << 20, 96ull << 20, 96ull << 20 }, ext[NEXT], x = 0;
+	struct core *c = NULL;
+	struct core_opts o;
+	struct core_stats st;
+	const char *left[3];
+	char name[200], p1[256] = "", p2[256] = "";
+	uint64_t ph1 = 0, ph2 = 0;
+	int away = ndev - 1, n = 0, served = 0;
+#define N(s_) (snprintf(name, sizeof(name), "%s: %s", tag, s_), name)
+
+	MUST(vol_make(&v, ndev, sz));
+	MUST(vol_format(&v, prof, (prof & BG_PARITY) ? CORE_PROFILE_RAID1 : prof, NULL));
+	MUST(vol_open(&v, &c));
+	MUST(populate(c, ext));
+	MUST(mount_close(c));
+	c = NULL;
+	for (int k = 0; k < ndev; k++)
+		if (k != away)
+			left[n++] = v.devs[k];
+	MUST(vol_open_degraded(left, n, &c));
+	MUST(put_extent(c, EXTLEN, 77, &x));
+	MUST(mount_close(c));
+	c = NULL;
+	core_opts_default(&o);
+	o.commit_interval_s = 3600;
+	o.degraded = true;
+	o.readonly = true;
+	MUST(mount_open(left, n, &o, &c));
+	if (prof == CORE_PROFILE_RAID1) {
+		ph1 = from_phys(c, ext[1] + 5 * CORE_SECTORSIZE, p1, sizeof(p1));
+		ph2 = from_phys(c, x + 3 * CORE_SECTORSIZE, p2, sizeof(p2));
+	} else if (prof == CORE_PROFILE_RAID1C3) {
+		ph1 = from_phys(c, x + 3 * CORE_SECTORSIZE, p1, sizeof(p1));
+		ph2 = from_phys(c, subvol_root(c, FS_TREE_OBJECTID)->bytenr, p2, sizeof(p2));
+	} else {
+		for (uint64_t o2 = 0; o2 < EXTLEN && !ph1; o2 += CORE_SECTORSIZE) {
+			const char *pp = NULL;
+			uint64_t ph = parity_phys(c, ext[1] + o2, -1, &pp);
+			if (ph && pp && !strcmp(pp, v.devs[0])) {
+				ph1 = ph;
+				snprintf(p1, sizeof(p1), "%s", pp);
+			}
+		}
+	}
+	MUST(mount_close(c));
+	c = NULL;
+	if (!ph1 || (prof != CORE_PROFILE_RAID5 && !ph2)) {
+		printf("FAIL: %s: no copy found to damage\n", tag);
+		fails++;
+		goto out;
+	}
+	MUST(t_poke(p1, ph1 + 100, 0x42));
+	if (ph2)
+		MUST(t_poke(p2, ph2 + 300, 0x42));
+	MUST(vol_open(&v, &c));
+	volume_resync_wait(c);
+	mount_stats(c, &st);
+	printf("%s: resync: %llu rerouted, %llu mismatch\n", tag, (unsigned long long)st.resync_rerouted,
+	       (unsigned long long)st.resync_mismatch);
+	if (prof == CORE_PROFILE_RAID1)
+		CHECK(N("the resync counts a sector taken from the device itself and one bad everywhere"),
+		      !c->devs[away]->stale && st.resync_rerouted == 1 && st.resync_mismatch == 1);
+	else if (prof == CORE_PROFILE_RAID1C3)
+		CHECK(N("the resync takes a bad sector and a bad node from the other fresh copy"),
+		      !c->devs[away]->stale && st.resync_rerouted == 2 && st.resync_mismatch == 0);
+	else
+		CHECK(N("the resync counts the row that verifies no way"),
+		      !c->devs[away]->stale && st.resync_mismatch >= 1);
+	MUST(mount_close(c));
+	c = NULL;
+	/* the returning device, without the damaged copies where it can */
+	n = 0;
+	if (prof == CORE_PROFILE_RAID5)
+		left[n++] = v.devs[1];
+	left[n++] = v.devs[away];
+	if (mount_open(left, n, &o, &c) == 0) {
+		served = verify_all(c, ext) && (prof == CORE_PROFILE_RAID1 || extent_reads(c, x, EXTLEN, 77));
+		mount_close(c);
+	}
+	c = NULL;
+	CHECK(N("the returning device serves every read it holds (no bad copy spread to it)"), served);
+out:
+	if (c)
+		mount_close(c);
+	vol_rm(&v);
+#undef N
+}
+
+/*
+ * raid1c3 with two of the three copies of a node and of a data sector
+ * damaged: reads are served by the third, scrub repairs both bad copies
+ * from it, a second scrub finds nothing, fsck clean.
+ */
+static void mirror3_two_bad(void)
+{
+	struct vol v;
+	uint64_t sz[3] = { 64ull << 20, 64ull << 20, 64ull << 20 }, ext[NEXT];
+	struct core *c = NULL;
+	struct scrub_opts so = { 0 };
+	struct scrub_progress sp;
+	char path[4][256];
+	uint64_t phys[4];
+	int k = 0;
+
+	MUST(vol_make(&v, 3, sz));
+	MUST(vol_format(&v, CORE_PROFILE_RAID1C3, CORE_PROFILE_RAID1C3, NULL));
+	MUST(vol_open(&v, &c));
+	MUST(populate(c, ext));
+	MUST(mount_close(c));
+	c = NULL;
+	MUST(vol_open(&v, &c));
+	uint64_t node = subvol_root(c, FS_TREE_OBJECTID)->bytenr;
+	for (int m = 0; m < 2; m++) {
+		const char *p = NULL;
+		phys[k] = copy_phys(c, node, c->nodesize, m, &p);
+		snprintf(path[k++], sizeof(path[0]), "%s", p ? p : "");
+		p = NULL;
+		phys[k] = copy_phys(c, ext[2] + 3 * CORE_SECTORSIZE, CORE_SECTORSIZE, m, &p);
+		snprintf(path[k++], sizeof(path[0]), "%s", p ? p : "");
+	}
+	MUST(mount_close(c));
+	c = NULL;
+	for (int i = 0; i < 4; i++)
+		MUST(phys[i] ? t_poke(path[i], phys[i] + (i % 2 ? 17 : 300), 0x3c) : -EINVAL);
+	MUST(vol_open(&v, &c));
+	CHECK("raid1c3, two copies bad: every read is served by the third", verify_all(c, ext));
+	MUST(scrub_run(c, &so, &sp));
+	CHECK("raid1c3, two copies bad: scrub repairs both copies of the node and of the sector",
+	      sp.meta_errors == 2 && sp.data_errors == 2 && sp.uncorrectable_bytes == 0 &&
+	      sp.corrected_bytes == 2ull * c->nodesize + 2 * CORE_SECTORSIZE);
+	MUST(scrub_run(c, &so, &sp));
+	CHECK("raid1c3, two copies bad: a second scrub finds nothing",
+	      sp.meta_errors == 0 && sp.data_errors == 0 && sp.corrected_bytes == 0);
+	MUST(mount_close(c));
+	c = NULL;
+	CHECK_VFSCK("raid1c3, two copies bad: fsck clean after the scrub", &v);
+out:
+	if (c)
+		mount_close(c);
+	vol_rm(&v);
+}
+
 int main(void)
 {
 	t_seed_init();
@@ -2130,6 +2563,8 @@ int main(void)
 	profile_case("raid1 data, dup metadata", 2, CORE_PROFILE_RAID1, CORE_PROFILE_DUP);
 	profile_case("raid10/raid10 four devices", 4, CORE_PROFILE_RAID10, CORE_PROFILE_RAID10);
 	profile_case("raid10 data, raid1 metadata", 4, CORE_PROFILE_RAID10, CORE_PROFILE_RAID1);
+	profile_case("raid1c3/raid1c3 three devices", 3, CORE_PROFILE_RAID1C3, CORE_PROFILE_RAID1C3);
+	profile_case("raid1c4/raid1c4 four devices", 4, CORE_PROFILE_RAID1C4, CORE_PROFILE_RAID1C4);
 	failing_device();
 	rotational();
 	opts_fields();
@@ -2146,6 +2581,7 @@ int main(void)
 	stale_striped("raid10 resync", 4, CORE_PROFILE_RAID10, CORE_PROFILE_RAID10, 1);
 	stale_striped("raid5 resync", 3, CORE_PROFILE_RAID5, CORE_PROFILE_RAID1, 1);
 	stale_striped("raid6 resync", 4, CORE_PROFILE_RAID6, CORE_PROFILE_RAID1, 0);
+	stale_striped("raid1c3 resync", 3, CORE_PROFILE_RAID1C3, CORE_PROFILE_RAID1C3, 2);
 	volume_ops();
 	raid10_convert();
 	parity_convert();
@@ -2154,5 +2590,12 @@ int main(void)
 	parity_replace_two();
 	usage_ratio();
 	parity_trim();
+	mirror3_two_lost();
+	mirror_convert();
+	mirror_trim();
+	mirror3_two_bad();
+	resync_verify_case("resync verify raid1", 2, CORE_PROFILE_RAID1);
+	resync_verify_case("resync verify raid1c3", 3, CORE_PROFILE_RAID1C3);
+	resync_verify_case("resync verify raid5", 3, CORE_PROFILE_RAID5);
 	return fails ? 1 : 0;
 }
