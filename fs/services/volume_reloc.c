@@ -18,6 +18,7 @@
 #include "fs/services/volume.h"
 #include "fs/services/volume_int.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Does block [b, b + bs) of the segment verify?  Data: every sector with
@@ -87,6 +88,45 @@ static void mend_segment(struct core *c, uint8_t *buf, uint64_t logical, uint64_
 		free(alt[i]);
 }
 
+static int node_at_ok(const void *b, uint64_t logical, void *arg)
+{
+	return block_ok(b, logical, *(const uint32_t *)arg, true, NULL, NULL) ? 0 : -EIO;
+}
+
+/*
+ * A segment of a raid5/6 metadata chunk as parity_read gave it (missing
+ * devices rebuilt, nothing verified): a node found in it (its header
+ * names its own address; nodes start on rows, not at node-size
+ * multiples) whose checksum fails is read again through
+ * parity_read_verified, which rebuilds the column that is wrong.  Best
+ * effort, as mend_segment: a node whose header is the damaged part, or
+ * one crossing the segment's end, is copied as read.
+ */
+static void mend_parity_nodes(struct core *c, uint8_t *buf, uint64_t logical, uint64_t n)
+{
+	uint32_t bs = c->nodesize;
+	uint8_t *tmp = NULL;
+
+	for (uint64_t o = 0; o + bs <= n; o += CORE_SECTORSIZE) {
+		uint64_t at;
+
+		memcpy(&at, buf + o + 48, 8);
+		if (at != logical + o || block_ok(buf + o, logical + o, bs, true, NULL, NULL))
+			continue;
+		/* into tmp: a freed node's header may be followed by a live
+		 * node's bytes, which a failed rebuild must not touch */
+		if (!tmp && !(tmp = aligned_alloc(4096, bs)))
+			return;
+		if (parity_read_verified(c, logical + o, bs, tmp, node_at_ok, &bs) == 0) {
+			memcpy(buf + o, tmp, bs);
+			__atomic_fetch_add(&c->repaired, 1, __ATOMIC_RELAXED);
+			core_log(c, "relocation: node %llu rebuilt from parity",
+				 (unsigned long long)(logical + o));
+		}
+	}
+	free(tmp);
+}
+
 /*
  * Read [logical, +n) of a chunk into buf as it stands: a raid5/6 chunk
  * through parity_read (columns a missing or failing device holds, or
@@ -100,8 +140,12 @@ static int reloc_read(struct core *c, uint64_t logical, uint64_t n, uint8_t *buf
 {
 	int ret = 0;
 
-	if (parity)
-		return parity_read(c, logical, n, buf, exp, have);
+	if (parity) {
+		ret = parity_read(c, logical, n, buf, exp, have);
+		if (!ret && meta)
+			mend_parity_nodes(c, buf, logical, n);
+		return ret;
+	}
 	for (uint64_t p = 0, m; p < n && !ret; p += m) {
 		struct chunk_copy cp[CHUNK_MAX_STRIPES];
 		int ncp, from = -1;
@@ -268,6 +312,16 @@ static int relocate_one(struct core *c, uint64_t logical, uint64_t old_type, uin
 
 	if (rows) {
 		ret = alloc_set_readonly(c, logical, true);
+		if (!ret && !(old_type & BG_DATA)) {
+			/* nodes (the commit's own, the switch's) go elsewhere
+			 * meanwhile: a handle's reserve makes a chunk for them
+			 * when the groups still open lack the room
+			 * (alloc_space_open) */
+			ret = txn_join(c, 16, TXN_USE_RESERVE, &t);
+			if (!ret)
+				ret = txn_end(t);
+			t = NULL;
+		}
 		if (!ret)
 			ret = txn_commit(c, COMMIT_OTHER);
 		if (ret) {

@@ -346,7 +346,7 @@ static int settle_row(struct core *c, const struct codec *cd, struct batch *b, u
 	}
 	for (int j = 0; j < cd->k; j++) {
 		uint64_t s = r * (uint64_t)cd->k + (uint64_t)j;
-		if (s < s0 || s >= s0 + n || !have[s - s0])
+		if (s < s0 || s >= s0 + n || !have || !have[s - s0])
 			continue;
 		if (crc32c(0, cols[j], SECT) != exp[s - s0])
 			mism |= 1u << j;
@@ -369,7 +369,7 @@ static int settle_row(struct core *c, const struct codec *cd, struct batch *b, u
 			continue;
 		for (int j = 0; j < cd->k && ok; j++) {
 			uint64_t s = r * (uint64_t)cd->k + (uint64_t)j;
-			if (s >= s0 && s < s0 + n && have[s - s0])
+			if (s >= s0 && s < s0 + n && have && have[s - s0])
 				ok = crc32c(0, cols[j], SECT) == exp[s - s0];
 		}
 		if (ok)
@@ -447,6 +447,112 @@ int parity_read(struct core *c, uint64_t logical, uint64_t len, void *buf, const
 	return ret;
 }
 
+/*
+ * Rows [r0, r0 + nr) of g read into b with the stripes in `erase` (and
+ * those batch_read found bad) rebuilt from the rest, the data sectors
+ * [s0, +n) copied to buf.  -EIO when a row lacks more than p columns.
+ */
+static int assemble(struct core *c, const struct chunk_geom *g, const struct codec *cd,
+		    struct batch *b, uint64_t r0, uint64_t nr, unsigned erase, uint64_t s0,
+		    uint64_t n, uint8_t *buf)
+{
+	batch_read(c, g, b, r0, nr);
+	b->bad |= erase;
+	if (__builtin_popcount(b->bad) > cd->p)
+		return -EIO;
+	for (uint64_t i = 0; i < nr; i++) {
+		uint8_t *cols[MAXS];
+		unsigned er = cols_on(cd, r0 + i, b->bad);
+
+		row_cols(cd, b, i, cols);
+		if (er && decode_row(cd, cols, er))
+			return -EIO;
+		for (int j = 0; j < cd->k; j++) {
+			uint64_t s = (r0 + i) * (uint64_t)cd->k + (uint64_t)j;
+			if (s >= s0 && s < s0 + n)
+				memcpy(buf + (s - s0) * SECT, cols[j], SECT);
+		}
+	}
+	return 0;
+}
+
+int parity_read_verified(struct core *c, uint64_t logical, uint64_t len, void *buf,
+			 int (*verify)(const void *buf, uint64_t logical, void *arg), void *arg)
+{
+	struct chunk_geom g;
+	struct codec cd;
+	struct batch b;
+	uint64_t s0, n, r0, r1;
+	unsigned tried_bad = 0;
+	int ret = span_open(c, logical, len, &g, &cd, &b, &s0, &n, &r0, &r1);
+
+	if (ret)
+		return -EIO;
+	if (r1 - r0 > BATCH_ROWS) {
+		/* a long log segment: missing devices rebuilt, no search */
+		batch_free(&b);
+		ret = parity_read(c, logical, len, buf, NULL, NULL);
+		if (!ret && verify(buf, logical, arg)) {
+			memset(buf, 0, len);
+			ret = -EIO;
+		}
+		return ret;
+	}
+	/*
+	 * The block as read (the columns of a missing, failing or stale
+	 * device rebuilt), then with each set of further stripes rebuilt
+	 * that parity still covers, fewest first: a column that reads
+	 * fine but holds wrong bytes shows only as the block's own
+	 * checksum failing, and only erasing its stripe finds it.
+	 */
+	ret = -EIO;
+	for (int extra = 0; extra <= cd.p && ret; extra++) {
+		for (unsigned e = 0; e < (1u << cd.n) && ret; e++) {
+			if (__builtin_popcount(e) != extra || (e & tried_bad))
+				continue;
+			if (assemble(c, &g, &cd, &b, r0, r1 - r0, e, s0, n, buf))
+				continue;
+			if (!extra)
+				tried_bad = b.bad;	/* rebuilt already: not "extra" */
+			if (verify(buf, logical, arg))
+				continue;
+			ret = 0;
+			if (e) {
+				__atomic_fetch_add(&c->csum_errors, 1, __ATOMIC_RELAXED);
+				core_log(c, "raid%d: block %llu+%llu fails its checksum as read; "
+					 "good with stripe(s) %#x rebuilt from parity",
+					 g.nparity == 2 ? 6 : 5, (unsigned long long)logical,
+					 (unsigned long long)len, e);
+			}
+			if (b.bad) {
+				__atomic_fetch_add(&c->degraded, 1, __ATOMIC_RELAXED);
+				if (PROBE_ON(STRIPE_REBUILD))
+					GLASSFS_STRIPE_REBUILD(logical, (int)b.bad);
+			}
+		}
+	}
+	batch_free(&b);
+	if (ret)
+		memset(buf, 0, len);	/* never the bad bytes; the caller says it */
+	return ret;
+}
+
+int parity_check_block(struct core *c, uint64_t logical, uint64_t len, const void *good,
+		       bool readonly, struct parity_scrub_stats *st)
+{
+	uint64_t ns = len / SECT;
+	uint32_t exp[64];
+	uint8_t have[64];
+
+	if (len % SECT || ns > 64)
+		return -EINVAL;
+	for (uint64_t i = 0; i < ns; i++) {
+		exp[i] = crc32c(0, (const uint8_t *)good + i * SECT, SECT);
+		have[i] = 1;
+	}
+	return parity_scrub(c, logical, len, exp, have, readonly, st);
+}
+
 int parity_rebuild(struct core *c, uint64_t chunk_logical, int stripe, uint64_t row0,
 		   uint64_t nrows)
 {
@@ -516,7 +622,8 @@ int parity_scrub(struct core *c, uint64_t logical, uint64_t len, const uint32_t 
 			if (rb < 0) {
 				for (int j = 0; j < cd.k; j++) {
 					uint64_t s = rr * (uint64_t)cd.k + (uint64_t)j;
-					st->uncorrectable_bytes += s >= s0 && s < s0 + n && have[s - s0] ? SECT : 0;
+					st->uncorrectable_bytes += s >= s0 && s < s0 + n && have && have[s - s0] ?
+								   SECT : 0;
 				}
 				core_log(c, "scrub: raid%d row %llu of chunk %llu: more columns bad than "
 					 "parity can rebuild (uncorrectable)", g.nparity == 2 ? 6 : 5,

@@ -19,8 +19,9 @@
  * Every workload runs on one device (single), on two (raid1 data and
  * metadata), where each device's flushes are its own, and (PROFILE=dup
  * or all) on one device holding two copies, (PROFILE=raid5 or all) on
- * three with raid5 data and raid1 metadata: a cut that keeps some of a
- * row's columns and not others is the write hole's crash.  The
+ * three with raid5 data and raid1 metadata, (PROFILE=raid5m or all) on
+ * three with raid5 data and metadata: a cut that keeps some of a row's
+ * columns and not others is the write hole's crash.  The
  * conversion workloads (issue 21) run on a profile of their own,
  * convert (in the default list; three devices, raid1 data): a balance
  * converts the data chunks to raid5 and back while the log records, so
@@ -53,7 +54,7 @@
  * the version), reads never fail, then fsck again after the replay.
  *
  * SEED=n replays the random states; WORKLOAD=name runs the workloads
- * whose name holds it; PROFILE=single,raid1,dup,raid5,convert (a list, or
+ * whose name holds it; PROFILE=single,raid1,dup,raid5,raid5m,convert (a list, or
  * all; default single,raid1,convert); RANDOM_STATES=n per workload and profile (default 20;
  * make soak sets more); MIXED_STEPS=n (default 25); VERBOSE=1 prints
  * every state; EPOCH_CLASSES=all runs the per-epoch classes (only, drop,
@@ -97,6 +98,8 @@ static const struct profile {
 	{ "raid1", 2, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1 },
 	{ "dup", 1, CORE_PROFILE_DUP, CORE_PROFILE_DUP },
 	{ "raid5", 3, CORE_PROFILE_RAID1, CORE_PROFILE_RAID5 },
+	/* raid5 metadata too: nodes and fsync log segments in rows */
+	{ "raid5m", 3, CORE_PROFILE_RAID5, CORE_PROFILE_RAID5 },
 	/* the conversion workloads only: three devices, raid1 data that a
 	 * balance converts to raid5 and back while the log records */
 	{ "convert", 3, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1 },
