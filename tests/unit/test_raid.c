@@ -2121,7 +2121,7 @@ out:
 
 /* ---- raid5/6 metadata ------------------------------------------------------ */
 
-#define MITEMS 3000	/* items the metadata cases insert: several hundred nodes */
+#define MITEMS 6000	/* items the metadata cases insert: hundreds of 4 KiB nodes */
 
 static int vol_format_ns(struct vol *v, uint64_t dprof, uint64_t mprof, uint32_t ns)
 {
@@ -2455,5 +2455,7 @@ int main(void)
 	meta_parity_case("raid5 metadata, four devices, 16 KiB nodes", 4, CORE_PROFILE_RAID5, 16384);
 	meta_parity_case("raid6 metadata, four devices, 16 KiB nodes", 4, CORE_PROFILE_RAID6, 16384);
 	meta_parity_convert();
+	stale_striped("raid5 data+metadata resync", 3, CORE_PROFILE_RAID5, CORE_PROFILE_RAID5, 1);
+	stale_striped("raid6 data+metadata resync", 4, CORE_PROFILE_RAID6, CORE_PROFILE_RAID6, 0);
 	return fails ? 1 : 0;
 }
