@@ -309,14 +309,6 @@ static void check_supers(struct fsck *f)
 
 /* ---- nodes ---------------------------------------------------------------- */
 
-static int node_ok(const void *buf, uint64_t bytenr, void *arg)
-{
-	char why[160];
-
-	(void)bytenr;
-	return node_verify(buf, arg, why, sizeof(why));
-}
-
 /* raid5/6: the node verifies as read (no column rebuilt but a missing
  * device's) and its rows' parity matches their data. */
 static void check_parity_node(struct fsck *f, uint64_t bytenr, struct node_expect *e)
@@ -330,7 +322,7 @@ static void check_parity_node(struct fsck *f, uint64_t bytenr, struct node_expec
 		f->oom = true;
 		return;
 	}
-	ret = parity_read_verified(c, bytenr, c->nodesize, buf, node_ok, e);
+	ret = parity_read_verified(c, bytenr, c->nodesize, buf, node_verify_quiet, e);
 	if (!ret)
 		ret = parity_check_block(c, bytenr, c->nodesize, buf, true, &st);
 	if (ret || st.data_errors || st.parity_errors || st.read_errors)

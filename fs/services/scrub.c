@@ -98,12 +98,20 @@ static bool repair(struct scrub *s, const struct chunk_copy *cp, uint64_t off,
 	return true;
 }
 
-static int node_ok(const void *buf, uint64_t bytenr, void *arg)
+/* What a parity_scrub did, into the scrub's progress (data: its bad
+ * sectors are data errors; a node's are counted as one node error). */
+static void add_parity_stats(struct scrub *s, const struct parity_scrub_stats *st, bool data)
 {
-	char why[160];
+	struct scrub_progress *p = s->p;
 
-	(void)bytenr;
-	return node_verify(buf, arg, why, sizeof(why));
+	s->read_bytes += st->checked_bytes;
+	PADD(checked_bytes, st->checked_bytes);
+	PADD(read_errors, st->read_errors);
+	if (data)
+		PADD(data_errors, st->data_errors);
+	PADD(parity_errors, st->parity_errors);
+	PADD(corrected_bytes, st->corrected_bytes);
+	PADD(uncorrectable_bytes, st->uncorrectable_bytes);
 }
 
 /*
@@ -116,7 +124,7 @@ static void scrub_parity_node(struct scrub *s, uint64_t bytenr, struct node_expe
 	struct core *c = s->c;
 	struct scrub_progress *p = s->p;
 	struct parity_scrub_stats st = { 0 };
-	int ret = parity_read_verified(c, bytenr, c->nodesize, s->buf[0], node_ok, e);
+	int ret = parity_read_verified(c, bytenr, c->nodesize, s->buf[0], node_verify_quiet, e);
 
 	if (ret) {
 		PADD(meta_errors, 1);
@@ -126,12 +134,7 @@ static void scrub_parity_node(struct scrub *s, uint64_t bytenr, struct node_expe
 		return;
 	}
 	ret = parity_check_block(c, bytenr, c->nodesize, s->buf[0], s->o->readonly, &st);
-	s->read_bytes += st.checked_bytes;
-	PADD(checked_bytes, st.checked_bytes);
-	PADD(read_errors, st.read_errors);
-	PADD(parity_errors, st.parity_errors);
-	PADD(corrected_bytes, st.corrected_bytes);
-	PADD(uncorrectable_bytes, st.uncorrectable_bytes);
+	add_parity_stats(s, &st, false);
 	if (st.data_errors) {
 		PADD(meta_errors, 1);
 		if (PROBE_ON(SCRUB_ERROR))
@@ -285,19 +288,12 @@ static int scrub_data_piece(struct scrub *s, uint64_t start, uint32_t n)
 /* Sectors [start, start + n*SECT) of a raid5/6 extent: its rows, parity too. */
 static int scrub_parity_piece(struct scrub *s, uint64_t start, uint32_t n)
 {
-	struct scrub_progress *p = s->p;
 	struct parity_scrub_stats st = { 0 };
 	int ret = data_load_csums(s->c, start, n, s->exp, s->have);
 
 	if (!ret)
 		ret = parity_scrub(s->c, start, (uint64_t)n * SECT, s->exp, s->have, s->o->readonly, &st);
-	s->read_bytes += st.checked_bytes;
-	PADD(checked_bytes, st.checked_bytes);
-	PADD(read_errors, st.read_errors);
-	PADD(data_errors, st.data_errors);
-	PADD(parity_errors, st.parity_errors);
-	PADD(corrected_bytes, st.corrected_bytes);
-	PADD(uncorrectable_bytes, st.uncorrectable_bytes);
+	add_parity_stats(s, &st, true);
 	return ret;
 }
 

@@ -285,6 +285,53 @@ static int reloc_copy(struct core *c, uint64_t logical, uint64_t len, uint64_t t
 	return ret;
 }
 
+/* Free space of the open groups of a type but the one at skip. */
+struct other_free {
+	uint64_t type, skip, total, free;
+};
+
+static int note_other(const struct bgroup *bg, void *arg)
+{
+	struct other_free *o = arg;
+
+	if ((bg->flags & BG_TYPE_MASK) != o->type)
+		return 0;
+	o->total += bg->len;
+	if (bg->start != o->skip && !bg->readonly)
+		o->free += bg->len - bg->used_bytes + bg->held_bytes;
+	return 0;
+}
+
+/*
+ * A metadata or system chunk about to hand out no nodes (its move to or
+ * from raid5/6): the handles that joined before it stopped counted its
+ * room in their reserve (txn.c), so the other groups of its type must
+ * hold a reserve of their own first — twice the transaction reserve's
+ * 1/16 of the type and 128 nodes (system: 32 nodes) — or a chunk, of the
+ * type's profile now (the conversion's target), is made for them.
+ */
+static int room_elsewhere(struct core *c, uint64_t logical, uint64_t type)
+{
+	struct other_free o = { type, logical, 0, 0 };
+	uint64_t want, l;
+	struct txn *t;
+	int ret;
+
+	alloc_for_each_bg(c, note_other, &o);
+	want = type == BG_SYSTEM ? (uint64_t)c->nodesize * 32 :
+				   o.total / 8 + (uint64_t)c->nodesize * 128;
+	if (o.free >= want)
+		return 0;
+	ret = txn_join(c, 0, TXN_USE_RESERVE, &t);
+	if (ret)
+		return ret;
+	glock_lock(&c->chunk_alloc_lock, GLOCK_WRITE);
+	ret = chunk_create(c, t, type, &l);
+	glock_unlock(&c->chunk_alloc_lock, GLOCK_WRITE);
+	int r2 = txn_end(t);
+	return ret ? ret : r2;
+}
+
 /*
  * Move the chunk at logical to new stripes of profile prof, off exclude.
  * On failure the chunk keeps its stripes and nothing is lost.  Returns 1
@@ -311,17 +358,13 @@ static int relocate_one(struct core *c, uint64_t logical, uint64_t old_type, uin
 	bool rows = ((old_type | prof) & BG_PARITY) != 0;
 
 	if (rows) {
-		ret = alloc_set_readonly(c, logical, true);
-		if (!ret && !(old_type & BG_DATA)) {
-			/* nodes (the commit's own, the switch's) go elsewhere
-			 * meanwhile: a handle's reserve makes a chunk for them
-			 * when the groups still open lack the room
-			 * (alloc_space_open) */
-			ret = txn_join(c, 16, TXN_USE_RESERVE, &t);
-			if (!ret)
-				ret = txn_end(t);
-			t = NULL;
-		}
+		/* nodes (the commit's own, the switch's) go elsewhere
+		 * meanwhile: room there first, for the handles that joined
+		 * before the group stops; later handles' reserves leave it
+		 * out (alloc_space_open) */
+		ret = (old_type & BG_DATA) ? 0 : room_elsewhere(c, logical, old_type & BG_TYPE_MASK);
+		if (!ret)
+			ret = alloc_set_readonly(c, logical, true);
 		if (!ret)
 			ret = txn_commit(c, COMMIT_OTHER);
 		if (ret) {

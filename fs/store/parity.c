@@ -30,10 +30,20 @@
  *   read-modify-write.  A crash before the commit that references the
  *   extent leaves rows nobody references; after it, rows whose data and
  *   parity were all flushed before that commit's superblock.
+ * - Metadata the same way: a node block (and an fsync log segment) is
+ *   a run of the allocator like an extent, whole rows of its own,
+ *   written once by the commit that made it (meta_write_copies), never
+ *   again while a tree references it; a run starts on any row but never
+ *   crosses a 64 KiB element (alloc.c).  A node has one checksum, not
+ *   one a sector, so parity_read_verified finds a column that reads but
+ *   holds wrong bytes by rebuilding each set of stripes parity covers
+ *   until the node verifies.
  * - Scrub repairs rewrite a sector with the bytes it must hold (a data
  *   sector rebuilt and verified against its checksum, a parity sector
- *   recomputed from verified data): a crash leaves the old or the
- *   repaired bytes, each consistent with the row's live data.
+ *   recomputed from verified data — never from a row holding a live
+ *   sector the check did not verify: unverified_live): a crash leaves
+ *   the old or the repaired bytes, each consistent with the row's live
+ *   data.
  *
  * What this costs: space (up to k - 1 sectors of padding per extent) and
  * no fallocate reservation on raid5/6 (a write into a preallocated range
@@ -52,6 +62,7 @@
 #include "fs/core/core_types.h"
 #include "fs/base/crc32c.h"
 #include "fs/base/probe.h"
+#include "fs/store/alloc.h"
 #include "fs/store/chunk.h"
 #include "fs/store/dev.h"
 #include "fs/store/parity.h"
@@ -588,6 +599,27 @@ int parity_rebuild(struct core *c, uint64_t chunk_logical, int stripe, uint64_t 
 	return ret;
 }
 
+/*
+ * Does row rr hold a data sector in use that this check did not verify
+ * (outside [s0, +n), or without a checksum)?  Then parity that does not
+ * match the row may be right and that sector wrong — a row a conversion
+ * left shared by two nodes or extents — and recomputing parity from it
+ * would make the bad sector the row's truth, so that its owner's own
+ * check could no longer rebuild it.
+ */
+static bool unverified_live(struct core *c, const struct chunk_geom *g, const struct codec *cd,
+			    uint64_t rr, uint64_t s0, uint64_t n, const uint8_t *have)
+{
+	for (int j = 0; j < cd->k; j++) {
+		uint64_t s = rr * (uint64_t)cd->k + (uint64_t)j;
+		if (s >= s0 && s < s0 + n && have && have[s - s0])
+			continue;
+		if (alloc_is_used(c, g->logical + s * SECT, SECT))
+			return true;
+	}
+	return false;
+}
+
 int parity_scrub(struct core *c, uint64_t logical, uint64_t len, const uint32_t *exp,
 		 const uint8_t *have, bool readonly, struct parity_scrub_stats *st)
 {
@@ -639,6 +671,15 @@ int parity_scrub(struct core *c, uint64_t logical, uint64_t len, const uint32_t 
 					continue;	/* rebuilt: recomputed already */
 				if (memcmp(par[q], cols[cd.k + q], SECT)) {
 						st->parity_errors++;
+						if (unverified_live(c, &g, &cd, rr, s0, n, have)) {
+							core_log(c, "scrub: raid%d row %llu of chunk %llu: "
+								 "%s does not match the row, which holds "
+								 "live sectors this check did not verify: "
+								 "left as it is", g.nparity == 2 ? 6 : 5,
+								 (unsigned long long)rr,
+								 (unsigned long long)g.logical, q ? "Q" : "P");
+							continue;
+						}
 						memcpy(cols[cd.k + q], par[q], SECT);
 						fix |= 1u << (cd.k + q);
 						core_log(c, "scrub: raid%d row %llu of chunk %llu: %s does not "

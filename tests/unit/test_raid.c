@@ -2418,6 +2418,78 @@ out:
 	vol_rm(&v);
 }
 
+/*
+ * Rows shared by two nodes: metadata converted from raid1 (16 KiB nodes
+ * at 16 KiB multiples) to raid5 on four devices (3-sector rows), so a
+ * node's last row holds the next node's first sector.  That sector's
+ * column flipped: the scrub of the node before it must leave the row's
+ * parity alone (it cannot tell which is wrong), so that the damaged
+ * node's own scrub rebuilds it — nothing uncorrectable, a second scrub
+ * clean, every node walks, fsck clean.
+ */
+static void meta_parity_shared_rows(void)
+{
+	struct vol v;
+	uint64_t sz[4] = { 96ull << 20, 96ull << 20, 96ull << 20, 96ull << 20 };
+	struct core *c = NULL;
+	struct node_walk w, w2;
+	struct scrub_opts so = { 0 };
+	struct scrub_progress sp;
+	char msg[256], path[256] = "";
+	uint64_t phys = 0, victim = 0;
+	const char *p = NULL;
+
+	MUST(vol_make(&v, 4, sz));
+	MUST(vol_format_ns(&v, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, 16384));
+	MUST(vol_open(&v, &c));
+	MUST(meta_fill(c, 10));
+	int r = volume_balance_start(c, -1, (int64_t)CORE_PROFILE_RAID5, msg, sizeof(msg));
+	if (!r)
+		r = balance_wait(c);
+	CHECK("shared rows: metadata converted from raid1 to raid5 on four devices",
+	      r == 0 && profiles_ok(c, CORE_PROFILE_RAID1, CORE_PROFILE_RAID5));
+	CHECK("shared rows: every node walks", walk_all(c, &w));
+	/* a node whose first sector lies in a row the node before it ends in */
+	for (int i = 0; i < w.nat && !victim; i++)
+		for (int j = 0; j < w.nat && !victim; j++) {
+			uint64_t a = w.at[i], b = w.at[j], row = chunk_row_bytes(c, b), st;
+			if (b <= a || b - a != c->nodesize || row <= CORE_SECTORSIZE ||
+			    (st = chunk_of(c, b).start) != chunk_of(c, a).start)
+				continue;
+			if ((b - st) / row == (a + c->nodesize - 1 - st) / row)
+				victim = b;
+		}
+	if (victim) {
+		phys = parity_phys(c, victim, -1, &p);
+		snprintf(path, sizeof(path), "%s", p ? p : "");
+	}
+	MUST(mount_close(c));
+	c = NULL;
+	CHECK("shared rows: a node starts in the last row of the node before it", victim && phys);
+	if (!victim || !phys)
+		goto out;
+	MUST(t_poke(path, phys + 1000, 0x3c));
+	MUST(vol_open(&v, &c));
+	MUST(scrub_run(c, &so, &sp));
+	printf("shared rows: scrub: %llu node errors, %llu parity errors, %llu corrected, %llu uncorrectable\n",
+	       (unsigned long long)sp.meta_errors, (unsigned long long)sp.parity_errors,
+	       (unsigned long long)sp.corrected_bytes, (unsigned long long)sp.uncorrectable_bytes);
+	CHECK("shared rows: scrub repairs the damaged node, nothing uncorrectable",
+	      sp.meta_errors >= 1 && sp.corrected_bytes >= CORE_SECTORSIZE && sp.uncorrectable_bytes == 0);
+	MUST(scrub_run(c, &so, &sp));
+	CHECK("shared rows: a second scrub finds nothing", sp.meta_errors == 0 && sp.parity_errors == 0 &&
+	      sp.uncorrectable_bytes == 0);
+	CHECK("shared rows: every node walks, every item reads", walk_all(c, &w2) && w2.n == w.n &&
+	      meta_items_ok(c));
+	MUST(mount_close(c));
+	c = NULL;
+	CHECK_VFSCK("shared rows: fsck clean", &v);
+out:
+	if (c)
+		mount_close(c);
+	vol_rm(&v);
+}
+
 int main(void)
 {
 	t_seed_init();
@@ -2455,6 +2527,7 @@ int main(void)
 	meta_parity_case("raid5 metadata, four devices, 16 KiB nodes", 4, CORE_PROFILE_RAID5, 16384);
 	meta_parity_case("raid6 metadata, four devices, 16 KiB nodes", 4, CORE_PROFILE_RAID6, 16384);
 	meta_parity_convert();
+	meta_parity_shared_rows();
 	stale_striped("raid5 data+metadata resync", 3, CORE_PROFILE_RAID5, CORE_PROFILE_RAID5, 1);
 	stale_striped("raid6 data+metadata resync", 4, CORE_PROFILE_RAID6, CORE_PROFILE_RAID6, 0);
 	return fails ? 1 : 0;
