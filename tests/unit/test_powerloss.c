@@ -92,7 +92,7 @@ static const struct profile {
 	const char *name;
 	int ndev;
 	uint64_t prof;		/* metadata, and data unless dprof */
-	uint64_t dprof;		/* data when not prof (raid5: metadata stays raid1) */
+	uint64_t dprof;		/* data when not prof (raid5: metadata raid1) */
 } profiles[] = {
 	{ "single", 1, CORE_PROFILE_SINGLE, CORE_PROFILE_SINGLE },
 	{ "raid1", 2, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1 },
