@@ -219,6 +219,10 @@ struct node_expect {
 
 /* Checksum, identity and structure.  0 or -EIO with why filled in. */
 int node_verify(const uint8_t *b, const struct node_expect *e, char *why, size_t whylen);
+/* node_verify as a read's verify callback (parity_read_verified): e is
+ * the struct node_expect, the reason is not wanted (a read may try
+ * several reconstructions of one node). */
+int node_verify_quiet(const void *b, uint64_t bytenr, void *e);
 
 /* Binary search.  Leaf: first slot whose key >= k (*exact set when equal).
  * Interior: the child slot to descend for k (largest i >= 1 with key i <= k,

@@ -309,6 +309,31 @@ static void check_supers(struct fsck *f)
 
 /* ---- nodes ---------------------------------------------------------------- */
 
+/* raid5/6: the node verifies as read (no column rebuilt but a missing
+ * device's) and its rows' parity matches their data. */
+static void check_parity_node(struct fsck *f, uint64_t bytenr, struct node_expect *e)
+{
+	struct core *c = f->c;
+	struct parity_scrub_stats st = { 0 };
+	uint8_t *buf = aligned_alloc(4096, c->nodesize);
+	int ret;
+
+	if (!buf) {
+		f->oom = true;
+		return;
+	}
+	ret = parity_read_verified(c, bytenr, c->nodesize, buf, node_verify_quiet, e);
+	if (!ret)
+		ret = parity_check_block(c, bytenr, c->nodesize, buf, true, &st);
+	if (ret || st.data_errors || st.parity_errors || st.read_errors)
+		fsck_error(f, "node %llu (raid5/6): %llu column(s) fail the node's bytes, %llu parity "
+			   "sector(s) do not match their row, %llu read error(s)%s",
+			   (unsigned long long)bytenr, (unsigned long long)st.data_errors,
+			   (unsigned long long)st.parity_errors, (unsigned long long)st.read_errors,
+			   ret ? ": cannot be rebuilt" : "");
+	free(buf);
+}
+
 /* The walk read one good copy; every other copy must verify too. */
 static void check_node_copies(struct fsck *f, uint64_t bytenr)
 {
@@ -319,6 +344,10 @@ static void check_node_copies(struct fsck *f, uint64_t bytenr)
 	uint8_t *buf;
 	char why[160];
 
+	if (chunk_map_is_parity(c, bytenr)) {
+		check_parity_node(f, bytenr, &e);
+		return;
+	}
 	if (n < 2)
 		return;
 	buf = malloc(c->nodesize);

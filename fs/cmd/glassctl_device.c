@@ -43,8 +43,8 @@ void glassctl_device_usage(FILE *f, const char *first)
 		   "       glassctl device remove missing MNT   (drop the devices a degraded mount lacks)\n"
 		   "       glassctl device replace OLD|missing NEW MNT   (add NEW, then remove OLD)\n"
 		   "       glassctl device set-rotational DEV 0|1 MNT\n"
-		   "       glassctl balance start [-dconvert=P] [-mconvert=P] [-B] [-q] MNT   (P: single|dup|raid1|raid1c3|raid1c4|raid10,\n"
-		   "                          and for data raid5|raid6;\n"
+		   "       glassctl balance start [-dconvert=P] [-mconvert=P] [-B] [-q] MNT   (P: single|dup|raid1|raid1c3|raid1c4|\n"
+		   "                          raid10|raid5|raid6, for data and metadata;\n"
 		   "                          -B: wait, with a progress line on a terminal; -q: silent)\n"
 		   "       glassctl balance status [--json] MNT\n"
 		   "       glassctl balance cancel MNT\n", first);

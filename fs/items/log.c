@@ -858,11 +858,32 @@ static int read_copy(struct core *c, uint64_t logical, void *buf, uint64_t len, 
 	return 0;
 }
 
-/* Read [logical, +len) from the first copy that passes verify. */
+/* read_verified's verify as parity_read_verified calls it. */
+struct seg_verify {
+	struct core *c;
+	uint64_t len;
+	int (*fn)(struct core *c, const void *buf, uint64_t logical, uint64_t len);
+};
+
+static int seg_verify_cb(const void *buf, uint64_t logical, void *arg)
+{
+	const struct seg_verify *v = arg;
+
+	return v->fn(v->c, buf, logical, v->len);
+}
+
+/* Read [logical, +len) from the first copy that passes verify (raid5/6:
+ * rebuilt from parity until it does). */
 static int read_verified(struct core *c, uint64_t logical, void *buf, uint64_t len,
 			 int (*verify)(struct core *c, const void *buf, uint64_t logical, uint64_t len))
 {
 	int last = -EIO;
+
+	if (chunk_map_is_parity(c, logical)) {
+		struct seg_verify v = { c, len, verify };
+		int r = parity_read_verified(c, logical, len, buf, seg_verify_cb, &v);
+		return r == -EIO ? -EUCLEAN : r;
+	}
 
 	for (int i = 0; i < CHUNK_MAX_STRIPES; i++) {
 		int r = read_copy(c, logical, buf, len, i);

@@ -445,13 +445,6 @@ int mount_format(const char *const *devs, int ndevs, const struct format_opts *o
 		core_log(NULL, "unsupported profile (single, dup, raid1, raid1c3, raid1c4, raid10, raid5 and raid6 are)");
 		return -EINVAL;
 	}
-	if (o->meta_profile & BG_PARITY) {
-		/* nodes and fsync log segments are not written as whole
-		 * stripes yet (fs/store/parity.c) */
-		core_log(NULL, "%s metadata is not supported: raid5 and raid6 are data profiles "
-			 "(metadata: single, dup, raid1 or raid10)", core_profile_name(o->meta_profile));
-		return -EINVAL;
-	}
 	for (int k = 0; k < 2; k++) {
 		uint64_t p = k ? o->meta_profile : o->data_profile;
 		if (ndevs < profile_min_devs(p)) {

@@ -98,6 +98,56 @@ static bool repair(struct scrub *s, const struct chunk_copy *cp, uint64_t off,
 	return true;
 }
 
+/* What a parity_scrub did, into the scrub's progress (data: its bad
+ * sectors are data errors; a node's are counted as one node error). */
+static void add_parity_stats(struct scrub *s, const struct parity_scrub_stats *st, bool data)
+{
+	struct scrub_progress *p = s->p;
+
+	s->read_bytes += st->checked_bytes;
+	PADD(checked_bytes, st->checked_bytes);
+	PADD(read_errors, st->read_errors);
+	if (data)
+		PADD(data_errors, st->data_errors);
+	PADD(parity_errors, st->parity_errors);
+	PADD(corrected_bytes, st->corrected_bytes);
+	PADD(uncorrectable_bytes, st->uncorrectable_bytes);
+}
+
+/*
+ * A node in a raid5/6 chunk: read until it verifies (rebuilding the
+ * stripes whose columns are wrong), then its rows checked against those
+ * verified bytes — each column, parity too — and what differs rewritten.
+ */
+static void scrub_parity_node(struct scrub *s, uint64_t bytenr, struct node_expect *e)
+{
+	struct core *c = s->c;
+	struct scrub_progress *p = s->p;
+	struct parity_scrub_stats st = { 0 };
+	int ret = parity_read_verified(c, bytenr, c->nodesize, s->buf[0], node_verify_quiet, e);
+
+	if (ret) {
+		PADD(meta_errors, 1);
+		PADD(uncorrectable_bytes, c->nodesize);
+		core_log(c, "scrub: node %llu (raid5/6): no set of columns parity can rebuild "
+			 "verifies (uncorrectable)", (unsigned long long)bytenr);
+		return;
+	}
+	ret = parity_check_block(c, bytenr, c->nodesize, s->buf[0], s->o->readonly, &st);
+	add_parity_stats(s, &st, false);
+	if (st.data_errors) {
+		PADD(meta_errors, 1);
+		if (PROBE_ON(SCRUB_ERROR))
+			GLASSFS_SCRUB_ERROR(bytenr, 0, 0, 1, st.corrected_bytes > 0);
+		core_log(c, "scrub: node %llu (raid5/6): %llu column(s) bad, %llu bytes rewritten",
+			 (unsigned long long)bytenr, (unsigned long long)st.data_errors,
+			 (unsigned long long)st.corrected_bytes);
+	}
+	if (ret)
+		core_log(c, "scrub: node %llu (raid5/6): %s", (unsigned long long)bytenr,
+			 strerror(-ret));
+}
+
 static void scrub_node(struct scrub *s, uint64_t bytenr)
 {
 	struct core *c = s->c;
@@ -109,6 +159,10 @@ static void scrub_node(struct scrub *s, uint64_t bytenr)
 	char why[160];
 
 	PADD(nodes, 1);
+	if (chunk_map_is_parity(c, bytenr)) {
+		scrub_parity_node(s, bytenr, &e);
+		return;
+	}
 	if (n < 0) {
 		core_log(c, "scrub: node %llu maps to no chunk", (unsigned long long)bytenr);
 		PADD(uncorrectable_bytes, c->nodesize);
@@ -234,19 +288,12 @@ static int scrub_data_piece(struct scrub *s, uint64_t start, uint32_t n)
 /* Sectors [start, start + n*SECT) of a raid5/6 extent: its rows, parity too. */
 static int scrub_parity_piece(struct scrub *s, uint64_t start, uint32_t n)
 {
-	struct scrub_progress *p = s->p;
 	struct parity_scrub_stats st = { 0 };
 	int ret = data_load_csums(s->c, start, n, s->exp, s->have);
 
 	if (!ret)
 		ret = parity_scrub(s->c, start, (uint64_t)n * SECT, s->exp, s->have, s->o->readonly, &st);
-	s->read_bytes += st.checked_bytes;
-	PADD(checked_bytes, st.checked_bytes);
-	PADD(read_errors, st.read_errors);
-	PADD(data_errors, st.data_errors);
-	PADD(parity_errors, st.parity_errors);
-	PADD(corrected_bytes, st.corrected_bytes);
-	PADD(uncorrectable_bytes, st.uncorrectable_bytes);
+	add_parity_stats(s, &st, true);
 	return ret;
 }
 

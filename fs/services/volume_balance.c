@@ -104,13 +104,6 @@ int volume_balance_start(struct core *c, int64_t dconv, int64_t mconv, char *msg
 		int64_t p = i ? mconv : dconv;
 		if (p >= 0 && ((uint64_t)p & ~(BG_MIRROR | BG_DUP | BG_RAID10 | BG_PARITY)))
 			return volume_say(c, -EINVAL, msg, mlen, "unsupported profile %lld", (long long)p);
-		if (p >= 0 && i && ((uint64_t)p & BG_PARITY))
-			/* nodes and fsync-log segments are not written as whole
-			 * rows (fs/store/parity.c): mkfs refuses it too */
-			return volume_say(c, -EINVAL, msg, mlen,
-				   "metadata cannot be %s (nodes are not written as whole rows): "
-				   "keep it mirrored (-mconvert=raid1|raid10|dup)",
-				   core_profile_name((uint64_t)p));
 		if (p >= 0 && volume_usable_devs(c, NULL) < profile_min_devs((uint64_t)p))
 			return volume_say(c, -EINVAL, msg, mlen,
 				   "cannot convert %s to %s: it needs %d devices, the volume has %d",

@@ -18,6 +18,7 @@
 #include "fs/services/volume.h"
 #include "fs/services/volume_int.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Does block [b, b + bs) of the segment verify?  Data: every sector with
@@ -87,6 +88,45 @@ static void mend_segment(struct core *c, uint8_t *buf, uint64_t logical, uint64_
 		free(alt[i]);
 }
 
+static int node_at_ok(const void *b, uint64_t logical, void *arg)
+{
+	return block_ok(b, logical, *(const uint32_t *)arg, true, NULL, NULL) ? 0 : -EIO;
+}
+
+/*
+ * A segment of a raid5/6 metadata chunk as parity_read gave it (missing
+ * devices rebuilt, nothing verified): a node found in it (its header
+ * names its own address; nodes start on rows, not at node-size
+ * multiples) whose checksum fails is read again through
+ * parity_read_verified, which rebuilds the column that is wrong.  Best
+ * effort, as mend_segment: a node whose header is the damaged part, or
+ * one crossing the segment's end, is copied as read.
+ */
+static void mend_parity_nodes(struct core *c, uint8_t *buf, uint64_t logical, uint64_t n)
+{
+	uint32_t bs = c->nodesize;
+	uint8_t *tmp = NULL;
+
+	for (uint64_t o = 0; o + bs <= n; o += CORE_SECTORSIZE) {
+		uint64_t at;
+
+		memcpy(&at, buf + o + 48, 8);
+		if (at != logical + o || block_ok(buf + o, logical + o, bs, true, NULL, NULL))
+			continue;
+		/* into tmp: a freed node's header may be followed by a live
+		 * node's bytes, which a failed rebuild must not touch */
+		if (!tmp && !(tmp = aligned_alloc(4096, bs)))
+			return;
+		if (parity_read_verified(c, logical + o, bs, tmp, node_at_ok, &bs) == 0) {
+			memcpy(buf + o, tmp, bs);
+			__atomic_fetch_add(&c->repaired, 1, __ATOMIC_RELAXED);
+			core_log(c, "relocation: node %llu rebuilt from parity",
+				 (unsigned long long)(logical + o));
+		}
+	}
+	free(tmp);
+}
+
 /*
  * Read [logical, +n) of a chunk into buf as it stands: a raid5/6 chunk
  * through parity_read (columns a missing or failing device holds, or
@@ -100,8 +140,12 @@ static int reloc_read(struct core *c, uint64_t logical, uint64_t n, uint8_t *buf
 {
 	int ret = 0;
 
-	if (parity)
-		return parity_read(c, logical, n, buf, exp, have);
+	if (parity) {
+		ret = parity_read(c, logical, n, buf, exp, have);
+		if (!ret && meta)
+			mend_parity_nodes(c, buf, logical, n);
+		return ret;
+	}
 	for (uint64_t p = 0, m; p < n && !ret; p += m) {
 		struct chunk_copy cp[CHUNK_MAX_STRIPES];
 		int ncp, from = -1;
@@ -241,6 +285,53 @@ static int reloc_copy(struct core *c, uint64_t logical, uint64_t len, uint64_t t
 	return ret;
 }
 
+/* Free space of the open groups of a type but the one at skip. */
+struct other_free {
+	uint64_t type, skip, total, free;
+};
+
+static int note_other(const struct bgroup *bg, void *arg)
+{
+	struct other_free *o = arg;
+
+	if ((bg->flags & BG_TYPE_MASK) != o->type)
+		return 0;
+	o->total += bg->len;
+	if (bg->start != o->skip && !bg->readonly)
+		o->free += bg->len - bg->used_bytes + bg->held_bytes;
+	return 0;
+}
+
+/*
+ * A metadata or system chunk about to hand out no nodes (its move to or
+ * from raid5/6): the handles that joined before it stopped counted its
+ * room in their reserve (txn.c), so the other groups of its type must
+ * hold a reserve of their own first — twice the transaction reserve's
+ * 1/16 of the type and 128 nodes (system: 32 nodes) — or a chunk, of the
+ * type's profile now (the conversion's target), is made for them.
+ */
+static int room_elsewhere(struct core *c, uint64_t logical, uint64_t type)
+{
+	struct other_free o = { type, logical, 0, 0 };
+	uint64_t want, l;
+	struct txn *t;
+	int ret;
+
+	alloc_for_each_bg(c, note_other, &o);
+	want = type == BG_SYSTEM ? (uint64_t)c->nodesize * 32 :
+				   o.total / 8 + (uint64_t)c->nodesize * 128;
+	if (o.free >= want)
+		return 0;
+	ret = txn_join(c, 0, TXN_USE_RESERVE, &t);
+	if (ret)
+		return ret;
+	glock_lock(&c->chunk_alloc_lock, GLOCK_WRITE);
+	ret = chunk_create(c, t, type, &l);
+	glock_unlock(&c->chunk_alloc_lock, GLOCK_WRITE);
+	int r2 = txn_end(t);
+	return ret ? ret : r2;
+}
+
 /*
  * Move the chunk at logical to new stripes of profile prof, off exclude.
  * On failure the chunk keeps its stripes and nothing is lost.  Returns 1
@@ -267,7 +358,13 @@ static int relocate_one(struct core *c, uint64_t logical, uint64_t old_type, uin
 	bool rows = ((old_type | prof) & BG_PARITY) != 0;
 
 	if (rows) {
-		ret = alloc_set_readonly(c, logical, true);
+		/* nodes (the commit's own, the switch's) go elsewhere
+		 * meanwhile: room there first, for the handles that joined
+		 * before the group stops; later handles' reserves leave it
+		 * out (alloc_space_open) */
+		ret = (old_type & BG_DATA) ? 0 : room_elsewhere(c, logical, old_type & BG_TYPE_MASK);
+		if (!ret)
+			ret = alloc_set_readonly(c, logical, true);
 		if (!ret)
 			ret = txn_commit(c, COMMIT_OTHER);
 		if (ret) {

@@ -13,6 +13,7 @@
 
 #define SECT CORE_SECTORSIZE
 #define MIB_BITS ((1ull << 20) / SECT)	/* sectors per MiB: split boundaries */
+#define ELEM_BITS (CHUNK_STRIPE_LEN / SECT)	/* sectors per raid10 element */
 
 static inline bool bit_get(const uint64_t *bm, uint64_t i)
 {
@@ -295,14 +296,18 @@ bool alloc_is_readonly(struct core *c, uint64_t logical)
 }
 
 static uint64_t find_run(const struct bgroup *bg, uint64_t from, uint64_t to,
-			 uint64_t n, uint64_t al)
+			 uint64_t n, uint64_t al, uint64_t keep)
 {
 	uint64_t i = (from + al - 1) / al * al;
 
 	while (i + n <= to) {
-		uint64_t j, b = (i / MIB_BITS + 1) * MIB_BITS;
+		uint64_t j, b = (i / MIB_BITS + 1) * MIB_BITS, e = (i / ELEM_BITS + 1) * ELEM_BITS;
 		if (i + n > b && b <= bg->fence) {	/* a split is being prepared at b */
 			i = (b + al - 1) / al * al;
+			continue;
+		}
+		if (i + keep > e) {	/* its first keep sectors stay in one element */
+			i = (e + al - 1) / al * al;
 			continue;
 		}
 		if (bg->used[i >> 6] == ~0ull && (i & 63) == 0) {
@@ -329,18 +334,28 @@ static bool bg_takes(const struct bgroup *bg, uint64_t type, uint64_t len)
 /* The run bg hands out for n sectors aligned to al: *rn sectors aligned
  * to *ral. */
 static void run_shape(const struct bgroup *bg, uint64_t n, uint64_t al, uint64_t *rn,
-		      uint64_t *ral)
+		      uint64_t *ral, uint64_t *keep)
 {
 	*rn = n;
 	*ral = al;
+	*keep = 0;
 	if (bg->row > 1) {
 		/* raid5/6: whole free rows only (parity.c): the run is
 		 * rounded up to rows and starts on one; the padding
 		 * stays clear but no other run can start inside the
-		 * row, so the row is reused only once all of it is free */
+		 * row, so the row is reused only once all of it is free.
+		 * A row start is alignment enough: a node (nodesize
+		 * aligned elsewhere, so it never crosses a raid10
+		 * element) may cross rows, and aligning its rows to the
+		 * node size would leave whole free rows between nodes
+		 * (3-sector rows, 4-sector nodes: 48 KiB a node).  But a
+		 * node stays inside one 64 KiB element: meta_read, scrub
+		 * and fsck read a node of a mirrored chunk in one piece,
+		 * and a balance to raid10 keeps its address */
 		*rn = (n + bg->row - 1) / bg->row * bg->row;
-		while (*ral % bg->row)
-			*ral += al;
+		*ral = bg->row;
+		if ((bg->flags & BG_TYPE_MASK) != BG_DATA && n <= ELEM_BITS)
+			*keep = n;
 	}
 }
 
@@ -362,14 +377,14 @@ static int reserve_locked(struct allocator *a, uint64_t type, uint64_t len, uint
 		/* start at the group used last for this type: fewer scans */
 		int idx = (int)((a->meta_cursor_bg + (uint64_t)k) % (uint64_t)a->n);
 		struct bgroup *bg = a->bg[idx];
-		uint64_t bit, rn, ral;
+		uint64_t bit, rn, ral, keep;
 
 		if (!bg_takes(bg, type, len))
 			continue;
-		run_shape(bg, n, al, &rn, &ral);
-		bit = find_run(bg, bg->cursor, bg->nbits, rn, ral);
+		run_shape(bg, n, al, &rn, &ral, &keep);
+		bit = find_run(bg, bg->cursor, bg->nbits, rn, ral, keep);
 		if (bit == UINT64_MAX && bg->cursor)
-			bit = find_run(bg, 0, bg->nbits, rn, ral);
+			bit = find_run(bg, 0, bg->nbits, rn, ral, keep);
 		if (bit == UINT64_MAX)
 			continue;
 		*logical = take_run(bg, bit, n);
@@ -408,14 +423,14 @@ int alloc_reserve_goal(struct core *c, uint64_t type, uint64_t len, uint64_t ali
 	glock_lock(&a->lock, GLOCK_WRITE);
 	bg = goal ? alloc_find_bg_locked(a, goal) : NULL;
 	if (bg && bg_takes(bg, type, len) && (goal - bg->start) % SECT == 0) {
-		uint64_t bit = (goal - bg->start) / SECT, rn, ral;
+		uint64_t bit = (goal - bg->start) / SECT, rn, ral, keep;
 
-		run_shape(bg, n, al, &rn, &ral);
+		run_shape(bg, n, al, &rn, &ral, &keep);
 		/* exactly the run at goal, or none: find_run over [bit,
 		 * bit + rn) also refuses a misaligned start and a run
 		 * crossing a split fence */
 		if (bit % ral == 0 && bit + rn <= bg->nbits &&
-		    find_run(bg, bit, bit + rn, rn, ral) == bit) {
+		    find_run(bg, bit, bit + rn, rn, ral, keep) == bit) {
 			*logical = take_run(bg, bit, n);
 			/* the cursor only moves forward: the space a goal
 			 * skipped stays for the file's earlier pieces */
@@ -714,7 +729,7 @@ void alloc_clear_new(struct core *c)
 	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
 }
 
-void alloc_space(struct core *c, uint64_t type, uint64_t *total, uint64_t *free_b)
+static void space(struct core *c, uint64_t type, bool open, uint64_t *total, uint64_t *free_b)
 {
 	uint64_t t = 0, f = 0;
 
@@ -724,11 +739,22 @@ void alloc_space(struct core *c, uint64_t type, uint64_t *total, uint64_t *free_
 		if ((bg->flags & BG_TYPE_MASK) != type)
 			continue;
 		t += bg->len;
-		f += bg->len - bg->used_bytes + bg->held_bytes;	/* held: free once discarded */
+		if (!open || !bg->readonly)	/* held: free once discarded */
+			f += bg->len - bg->used_bytes + bg->held_bytes;
 	}
 	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
 	*total = t;
 	*free_b = f;
+}
+
+void alloc_space(struct core *c, uint64_t type, uint64_t *total, uint64_t *free_b)
+{
+	space(c, type, false, total, free_b);
+}
+
+void alloc_space_open(struct core *c, uint64_t type, uint64_t *total, uint64_t *free_b)
+{
+	space(c, type, true, total, free_b);
 }
 
 uint64_t alloc_bytes_used(struct core *c)

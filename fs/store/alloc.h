@@ -135,6 +135,11 @@ struct bgroup *alloc_find_bg_locked(struct allocator *a, uint64_t logical);
 
 /* Free and total bytes of block groups of type; used (committed view). */
 void alloc_space(struct core *c, uint64_t type, uint64_t *total, uint64_t *free);
+/* alloc_space without the free space of block groups being moved
+ * (alloc_set_readonly): what allocations can take now.  A metadata or
+ * system chunk moving to or from raid5/6 hands out nothing, so the
+ * transaction reserve makes a new chunk for the nodes meanwhile. */
+void alloc_space_open(struct core *c, uint64_t type, uint64_t *total, uint64_t *free);
 uint64_t alloc_bytes_used(struct core *c);
 /* Iterate block groups (read-only snapshot under the lock). */
 int alloc_for_each_bg(struct core *c, int (*fn)(const struct bgroup *bg, void *arg), void *arg);

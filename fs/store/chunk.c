@@ -868,6 +868,8 @@ int chunk_map_create(struct core *c, uint64_t type, const struct chunk **out)
 			 profile_min_devs(prof), c->ndevs);
 		return -EINVAL;
 	}
+	if ((prof & BG_PARITY) && size < 6 * MiB)
+		size = 6 * MiB;	/* whole MiB on 2 or 3 data stripes (a small system chunk) */
 	ch = calloc(1, sizeof(*ch));
 	if (!ch)
 		return -ENOMEM;

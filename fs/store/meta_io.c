@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * meta_io.c — metadata I/O: read a node block from the first good copy,
- * write a block to every copy of its chunk.
+ * write a block to every copy of its chunk.  raid5/6 chunks go through
+ * parity.c: a node there owns whole rows (the allocator rounds its run
+ * up), so writing it writes fresh rows only, and reading it rebuilds
+ * what its checksum says is wrong.
  */
 #include "fs/core/core_types.h"
 #include "fs/store/chunk.h"
@@ -12,12 +15,34 @@
 #include <stdio.h>
 #include <string.h>
 
+/* meta_read's verify, optional (NULL passes every block). */
+struct verify_fn {
+	int (*fn)(const void *buf, uint64_t bytenr, void *arg);
+	void *arg;
+};
+
+static int verify_any(const void *buf, uint64_t bytenr, void *arg)
+{
+	const struct verify_fn *v = arg;
+
+	return v->fn ? v->fn(buf, bytenr, v->arg) : 0;
+}
+
 int meta_read(struct core *c, uint64_t bytenr, void *buf,
 	      int (*verify)(const void *buf, uint64_t bytenr, void *arg), void *arg)
 {
 	struct chunk_copy cp[CHUNK_MAX_STRIPES];
-	int n = chunk_map_lookup(c, bytenr, c->nodesize, cp, NULL), last = -EIO;
+	int n, last = -EIO;
 
+	if (chunk_map_is_parity(c, bytenr)) {	/* raid5/6: rebuilt and checked by parity.c */
+		int ret = parity_read_verified(c, bytenr, c->nodesize, buf, verify_any,
+					       &(struct verify_fn){ verify, arg });
+		if (ret)
+			core_log(c, "metadata block %llu (raid5/6): no set of columns parity can "
+				 "rebuild makes it verify", (unsigned long long)bytenr);
+		return ret;
+	}
+	n = chunk_map_lookup(c, bytenr, c->nodesize, cp, NULL);
 	if (n < 0) {
 		core_log(c, "metadata block %llu is not inside any chunk",
 			 (unsigned long long)bytenr);

@@ -30,10 +30,20 @@
  *   read-modify-write.  A crash before the commit that references the
  *   extent leaves rows nobody references; after it, rows whose data and
  *   parity were all flushed before that commit's superblock.
+ * - Metadata the same way: a node block (and an fsync log segment) is
+ *   a run of the allocator like an extent, whole rows of its own,
+ *   written once by the commit that made it (meta_write_copies), never
+ *   again while a tree references it; a run starts on any row but never
+ *   crosses a 64 KiB element (alloc.c).  A node has one checksum, not
+ *   one a sector, so parity_read_verified finds a column that reads but
+ *   holds wrong bytes by rebuilding each set of stripes parity covers
+ *   until the node verifies.
  * - Scrub repairs rewrite a sector with the bytes it must hold (a data
  *   sector rebuilt and verified against its checksum, a parity sector
- *   recomputed from verified data): a crash leaves the old or the
- *   repaired bytes, each consistent with the row's live data.
+ *   recomputed from verified data — never from a row holding a live
+ *   sector the check did not verify: unverified_live): a crash leaves
+ *   the old or the repaired bytes, each consistent with the row's live
+ *   data.
  *
  * What this costs: space (up to k - 1 sectors of padding per extent) and
  * no fallocate reservation on raid5/6 (a write into a preallocated range
@@ -52,6 +62,7 @@
 #include "fs/core/core_types.h"
 #include "fs/base/crc32c.h"
 #include "fs/base/probe.h"
+#include "fs/store/alloc.h"
 #include "fs/store/chunk.h"
 #include "fs/store/dev.h"
 #include "fs/store/parity.h"
@@ -346,7 +357,7 @@ static int settle_row(struct core *c, const struct codec *cd, struct batch *b, u
 	}
 	for (int j = 0; j < cd->k; j++) {
 		uint64_t s = r * (uint64_t)cd->k + (uint64_t)j;
-		if (s < s0 || s >= s0 + n || !have[s - s0])
+		if (s < s0 || s >= s0 + n || !have || !have[s - s0])
 			continue;
 		if (crc32c(0, cols[j], SECT) != exp[s - s0])
 			mism |= 1u << j;
@@ -369,7 +380,7 @@ static int settle_row(struct core *c, const struct codec *cd, struct batch *b, u
 			continue;
 		for (int j = 0; j < cd->k && ok; j++) {
 			uint64_t s = r * (uint64_t)cd->k + (uint64_t)j;
-			if (s >= s0 && s < s0 + n && have[s - s0])
+			if (s >= s0 && s < s0 + n && have && have[s - s0])
 				ok = crc32c(0, cols[j], SECT) == exp[s - s0];
 		}
 		if (ok)
@@ -447,6 +458,112 @@ int parity_read(struct core *c, uint64_t logical, uint64_t len, void *buf, const
 	return ret;
 }
 
+/*
+ * Rows [r0, r0 + nr) of g read into b with the stripes in `erase` (and
+ * those batch_read found bad) rebuilt from the rest, the data sectors
+ * [s0, +n) copied to buf.  -EIO when a row lacks more than p columns.
+ */
+static int assemble(struct core *c, const struct chunk_geom *g, const struct codec *cd,
+		    struct batch *b, uint64_t r0, uint64_t nr, unsigned erase, uint64_t s0,
+		    uint64_t n, uint8_t *buf)
+{
+	batch_read(c, g, b, r0, nr);
+	b->bad |= erase;
+	if (__builtin_popcount(b->bad) > cd->p)
+		return -EIO;
+	for (uint64_t i = 0; i < nr; i++) {
+		uint8_t *cols[MAXS];
+		unsigned er = cols_on(cd, r0 + i, b->bad);
+
+		row_cols(cd, b, i, cols);
+		if (er && decode_row(cd, cols, er))
+			return -EIO;
+		for (int j = 0; j < cd->k; j++) {
+			uint64_t s = (r0 + i) * (uint64_t)cd->k + (uint64_t)j;
+			if (s >= s0 && s < s0 + n)
+				memcpy(buf + (s - s0) * SECT, cols[j], SECT);
+		}
+	}
+	return 0;
+}
+
+int parity_read_verified(struct core *c, uint64_t logical, uint64_t len, void *buf,
+			 int (*verify)(const void *buf, uint64_t logical, void *arg), void *arg)
+{
+	struct chunk_geom g;
+	struct codec cd;
+	struct batch b;
+	uint64_t s0, n, r0, r1;
+	unsigned tried_bad = 0;
+	int ret = span_open(c, logical, len, &g, &cd, &b, &s0, &n, &r0, &r1);
+
+	if (ret)
+		return -EIO;
+	if (r1 - r0 > BATCH_ROWS) {
+		/* a long log segment: missing devices rebuilt, no search */
+		batch_free(&b);
+		ret = parity_read(c, logical, len, buf, NULL, NULL);
+		if (!ret && verify(buf, logical, arg)) {
+			memset(buf, 0, len);
+			ret = -EIO;
+		}
+		return ret;
+	}
+	/*
+	 * The block as read (the columns of a missing, failing or stale
+	 * device rebuilt), then with each set of further stripes rebuilt
+	 * that parity still covers, fewest first: a column that reads
+	 * fine but holds wrong bytes shows only as the block's own
+	 * checksum failing, and only erasing its stripe finds it.
+	 */
+	ret = -EIO;
+	for (int extra = 0; extra <= cd.p && ret; extra++) {
+		for (unsigned e = 0; e < (1u << cd.n) && ret; e++) {
+			if (__builtin_popcount(e) != extra || (e & tried_bad))
+				continue;
+			if (assemble(c, &g, &cd, &b, r0, r1 - r0, e, s0, n, buf))
+				continue;
+			if (!extra)
+				tried_bad = b.bad;	/* rebuilt already: not "extra" */
+			if (verify(buf, logical, arg))
+				continue;
+			ret = 0;
+			if (e) {
+				__atomic_fetch_add(&c->csum_errors, 1, __ATOMIC_RELAXED);
+				core_log(c, "raid%d: block %llu+%llu fails its checksum as read; "
+					 "good with stripe(s) %#x rebuilt from parity",
+					 g.nparity == 2 ? 6 : 5, (unsigned long long)logical,
+					 (unsigned long long)len, e);
+			}
+			if (b.bad) {
+				__atomic_fetch_add(&c->degraded, 1, __ATOMIC_RELAXED);
+				if (PROBE_ON(STRIPE_REBUILD))
+					GLASSFS_STRIPE_REBUILD(logical, (int)b.bad);
+			}
+		}
+	}
+	batch_free(&b);
+	if (ret)
+		memset(buf, 0, len);	/* never the bad bytes; the caller says it */
+	return ret;
+}
+
+int parity_check_block(struct core *c, uint64_t logical, uint64_t len, const void *good,
+		       bool readonly, struct parity_scrub_stats *st)
+{
+	uint64_t ns = len / SECT;
+	uint32_t exp[64];
+	uint8_t have[64];
+
+	if (len % SECT || ns > 64)
+		return -EINVAL;
+	for (uint64_t i = 0; i < ns; i++) {
+		exp[i] = crc32c(0, (const uint8_t *)good + i * SECT, SECT);
+		have[i] = 1;
+	}
+	return parity_scrub(c, logical, len, exp, have, readonly, st);
+}
+
 int parity_rebuild(struct core *c, uint64_t chunk_logical, int stripe, uint64_t row0,
 		   uint64_t nrows, const uint32_t *exp, const uint8_t *have, uint64_t *mismatch)
 {
@@ -502,6 +619,27 @@ int parity_rebuild(struct core *c, uint64_t chunk_logical, int stripe, uint64_t 
 	return ret;
 }
 
+/*
+ * Does row rr hold a data sector in use that this check did not verify
+ * (outside [s0, +n), or without a checksum)?  Then parity that does not
+ * match the row may be right and that sector wrong — a row a conversion
+ * left shared by two nodes or extents — and recomputing parity from it
+ * would make the bad sector the row's truth, so that its owner's own
+ * check could no longer rebuild it.
+ */
+static bool unverified_live(struct core *c, const struct chunk_geom *g, const struct codec *cd,
+			    uint64_t rr, uint64_t s0, uint64_t n, const uint8_t *have)
+{
+	for (int j = 0; j < cd->k; j++) {
+		uint64_t s = rr * (uint64_t)cd->k + (uint64_t)j;
+		if (s >= s0 && s < s0 + n && have && have[s - s0])
+			continue;
+		if (alloc_is_used(c, g->logical + s * SECT, SECT))
+			return true;
+	}
+	return false;
+}
+
 int parity_scrub(struct core *c, uint64_t logical, uint64_t len, const uint32_t *exp,
 		 const uint8_t *have, bool readonly, struct parity_scrub_stats *st)
 {
@@ -536,7 +674,8 @@ int parity_scrub(struct core *c, uint64_t logical, uint64_t len, const uint32_t 
 			if (rb < 0) {
 				for (int j = 0; j < cd.k; j++) {
 					uint64_t s = rr * (uint64_t)cd.k + (uint64_t)j;
-					st->uncorrectable_bytes += s >= s0 && s < s0 + n && have[s - s0] ? SECT : 0;
+					st->uncorrectable_bytes += s >= s0 && s < s0 + n && have && have[s - s0] ?
+								   SECT : 0;
 				}
 				core_log(c, "scrub: raid%d row %llu of chunk %llu: more columns bad than "
 					 "parity can rebuild (uncorrectable)", g.nparity == 2 ? 6 : 5,
@@ -552,6 +691,15 @@ int parity_scrub(struct core *c, uint64_t logical, uint64_t len, const uint32_t 
 					continue;	/* rebuilt: recomputed already */
 				if (memcmp(par[q], cols[cd.k + q], SECT)) {
 						st->parity_errors++;
+						if (unverified_live(c, &g, &cd, rr, s0, n, have)) {
+							core_log(c, "scrub: raid%d row %llu of chunk %llu: "
+								 "%s does not match the row, which holds "
+								 "live sectors this check did not verify: "
+								 "left as it is", g.nparity == 2 ? 6 : 5,
+								 (unsigned long long)rr,
+								 (unsigned long long)g.logical, q ? "Q" : "P");
+							continue;
+						}
 						memcpy(cols[cd.k + q], par[q], SECT);
 						fix |= 1u << (cd.k + q);
 						core_log(c, "scrub: raid%d row %llu of chunk %llu: %s does not "

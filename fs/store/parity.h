@@ -43,6 +43,17 @@ int parity_read(struct core *c, uint64_t logical, uint64_t len, void *buf, const
 		const uint8_t *have);
 
 /*
+ * Read a block of a raid5/6 chunk that carries its own checksum (a node,
+ * an fsync log segment; at most 128 rows) into buf: as read, with the
+ * columns of missing, failing or stale devices rebuilt, and while
+ * verify(buf, logical, arg) fails, again with each further set of
+ * stripes rebuilt that parity covers (a column that reads but holds
+ * wrong bytes).  0 with verified bytes, or -EIO and buf zeroed.
+ */
+int parity_read_verified(struct core *c, uint64_t logical, uint64_t len, void *buf,
+			 int (*verify)(const void *buf, uint64_t logical, void *arg), void *arg);
+
+/*
  * Rewrite stripe `stripe` of the raid5/6 chunk at chunk_logical, rows
  * [row0, row0 + nrows), from the other stripes (a device that came back
  * stale: fs/services/volume_resync.c).  With exp (the crc32c of each
@@ -83,5 +94,13 @@ int parity_scrub(struct core *c, uint64_t logical, uint64_t len, const uint32_t 
  */
 int parity_read_unsummed(struct core *c, uint64_t logical, uint64_t len, void *buf, bool readonly,
 			 uint64_t *fixed, uint64_t *where);
+
+/*
+ * parity_scrub of the block [logical, +len) (at most 64 sectors) whose
+ * verified bytes are good (parity_read_verified): its sectors are
+ * checked against good's, the parity of its rows against their data.
+ */
+int parity_check_block(struct core *c, uint64_t logical, uint64_t len, const void *good,
+		       bool readonly, struct parity_scrub_stats *st);
 
 #endif

@@ -84,26 +84,26 @@ static int reserve_meta(struct txn *t, unsigned nr_items)
 	struct core *c = t->c;
 	uint64_t total, free_b, need, reserve;
 
-	alloc_space(c, BG_METADATA, &total, &free_b);
+	alloc_space_open(c, BG_METADATA, &total, &free_b);
 	need = meta_need(c, nr_items, total);
 	reserve = meta_reserve(c, total);
 	if (free_b >= need + reserve * 2) {
 		uint64_t st, sf;
-		alloc_space(c, BG_SYSTEM, &st, &sf);
+		alloc_space_open(c, BG_SYSTEM, &st, &sf);
 		if (sf >= (uint64_t)c->nodesize * 16)
 			return 0;
 	}
 	glock_lock(&c->chunk_alloc_lock, GLOCK_WRITE);
-	alloc_space(c, BG_METADATA, &total, &free_b);
+	alloc_space_open(c, BG_METADATA, &total, &free_b);
 	need = meta_need(c, nr_items, total);
 	reserve = meta_reserve(c, total);
 	if (free_b < need + reserve * 2) {
 		uint64_t l;
 		chunk_create(c, t, BG_METADATA, &l);	/* -ENOSPC: decided below */
-		alloc_space(c, BG_METADATA, &total, &free_b);
+		alloc_space_open(c, BG_METADATA, &total, &free_b);
 	}
 	uint64_t st, sf;
-	alloc_space(c, BG_SYSTEM, &st, &sf);
+	alloc_space_open(c, BG_SYSTEM, &st, &sf);
 	if (sf < (uint64_t)c->nodesize * 16) {
 		uint64_t l;
 		chunk_create(c, t, BG_SYSTEM, &l);
@@ -113,7 +113,7 @@ static int reserve_meta(struct txn *t, unsigned nr_items)
 		return 0;
 	/* the range being discarded right now is free a moment from now */
 	if (discard_wait_inflight(c, t->transid)) {
-		alloc_space(c, BG_METADATA, &total, &free_b);
+		alloc_space_open(c, BG_METADATA, &total, &free_b);
 		if (free_b >= need + ((t->flags & TXN_USE_RESERVE) ? 0 : reserve))
 			return 0;
 	}

@@ -19,9 +19,10 @@
  * Every workload runs on one device (single), on two (raid1 data and
  * metadata), where each device's flushes are its own, and (PROFILE=dup
  * or all) on one device holding two copies, (PROFILE=raid5 or all) on
- * three with raid5 data and raid1 metadata: a cut that keeps some of a
- * row's columns and not others is the write hole's crash.  (PROFILE=raid1c3
- * or all) on three devices each holding a full copy.  The
+ * three with raid5 data and raid1 metadata, (PROFILE=raid5m or all) on
+ * three with raid5 data and metadata: a cut that keeps some of a row's
+ * columns and not others is the write hole's crash; (PROFILE=raid1c3 or
+ * all) on three devices each holding a full copy.  The
  * conversion workloads (issue 21) run on a profile of their own,
  * convert (in the default list; three devices, raid1 data): a balance
  * converts the data chunks to raid5 and back while the log records, so
@@ -54,7 +55,7 @@
  * the version), reads never fail, then fsck again after the replay.
  *
  * SEED=n replays the random states; WORKLOAD=name runs the workloads
- * whose name holds it; PROFILE=single,raid1,dup,raid5,raid1c3,convert (a list, or
+ * whose name holds it; PROFILE=single,raid1,dup,raid5,raid5m,raid1c3,convert (a list, or
  * all; default single,raid1,convert); RANDOM_STATES=n per workload and profile (default 20;
  * make soak sets more); MIXED_STEPS=n (default 25); VERBOSE=1 prints
  * every state; EPOCH_CLASSES=all runs the per-epoch classes (only, drop,
@@ -92,7 +93,7 @@ static const struct profile {
 	const char *name;
 	int ndev;
 	uint64_t prof;		/* metadata, and data unless dprof */
-	uint64_t dprof;		/* data when not prof (raid5: metadata stays raid1) */
+	uint64_t dprof;		/* data when not prof (raid5: metadata raid1) */
 } profiles[] = {
 	{ "single", 1, CORE_PROFILE_SINGLE, CORE_PROFILE_SINGLE },
 	{ "raid1", 2, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1 },
@@ -100,6 +101,8 @@ static const struct profile {
 	{ "raid5", 3, CORE_PROFILE_RAID1, CORE_PROFILE_RAID5 },
 	/* three copies on three devices, each flushing on its own */
 	{ "raid1c3", 3, CORE_PROFILE_RAID1C3, CORE_PROFILE_RAID1C3 },
+	/* raid5 metadata too: nodes and fsync log segments in rows */
+	{ "raid5m", 3, CORE_PROFILE_RAID5, CORE_PROFILE_RAID5 },
 	/* the conversion workloads only: three devices, raid1 data that a
 	 * balance converts to raid5 and back while the log records */
 	{ "convert", 3, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1 },
@@ -872,46 +875,54 @@ static void mixed_run(unsigned k)
  * what is written before it is versioned (its commits make it durable)
  * but acknowledged only by its fsync.
  */
-/* chunk_for_each: data chunks counted in arg[0], those of profile arg[2]
- * (the type's profile bits) in arg[1] */
+/* chunk_for_each: chunks of a type in arg[3] counted in arg[0], those of
+ * profile arg[2] (the type's profile bits) in arg[1] */
 static int count_data(const struct chunk *ch, void *arg)
 {
 	uint64_t *n = arg;
 
-	if (ch->type & BG_DATA) {
+	if (ch->type & n[3]) {
 		n[0]++;
 		n[1] += (ch->type & BG_PROFILE_MASK) == n[2];
 	}
 	return 0;
 }
 
-/* A balance to dprof ended with r: did it convert every data chunk (else
- * the states show no move)? */
-static void balance_done(int r, uint64_t dprof, const char *msg)
+/* A balance to prof ended with r: did it convert every chunk of the
+ * types (data, or metadata and system) (else the states show no move)? */
+static void balance_done_types(int r, uint64_t types, uint64_t prof, const char *msg)
 {
-	uint64_t n[3] = { 0, 0, dprof };
+	uint64_t n[4] = { 0, 0, prof, types };
 
 	if (r) {
-		printf("FAIL: %s: balance to %s: %s (%s)\n", wname, core_profile_name(dprof),
+		printf("FAIL: %s: balance to %s: %s (%s)\n", wname, core_profile_name(prof),
 		       strerror(-r), msg);
 		wfail++;
 		return;
 	}
 	chunk_for_each(core, count_data, n);
 	if (!n[0] || n[1] != n[0]) {
-		printf("FAIL: %s: %llu of %llu data chunks are %s after the balance\n", wname,
-		       (unsigned long long)n[1], (unsigned long long)n[0], core_profile_name(dprof));
+		printf("FAIL: %s: %llu of %llu %s chunks are %s after the balance\n", wname,
+		       (unsigned long long)n[1], (unsigned long long)n[0],
+		       types & BG_DATA ? "data" : "metadata and system", core_profile_name(prof));
 		wfail++;
 	}
 }
 
-static void w_balance(uint64_t dprof)
+static void balance_done(int r, uint64_t dprof, const char *msg)
+{
+	balance_done_types(r, BG_DATA, dprof, msg);
+}
+
+/* A balance of the data (dprof) or the metadata and system chunks
+ * (mprof; -1 keeps a type), waited to its end. */
+static void w_balance2(int64_t dprof, int64_t mprof)
 {
 	char msg[256];
 	struct volume_balance_status bs;
 
 	snapshot();
-	int r = volume_balance_start(core, (int64_t)dprof, -1, msg, sizeof(msg));
+	int r = volume_balance_start(core, dprof, mprof, msg, sizeof(msg));
 	for (int i = 0; !r && i < 60000; i++) {
 		volume_balance_status(core, &bs);
 		if (!bs.running) {
@@ -921,7 +932,15 @@ static void w_balance(uint64_t dprof)
 		usleep(1000);
 		r = i == 59999 ? -ETIMEDOUT : 0;
 	}
-	balance_done(r, dprof, msg);
+	if (dprof >= 0)
+		balance_done(r, (uint64_t)dprof, msg);
+	if (mprof >= 0)
+		balance_done_types(r, BG_METADATA | BG_SYSTEM, (uint64_t)mprof, msg);
+}
+
+static void w_balance(uint64_t dprof)
+{
+	w_balance2((int64_t)dprof, -1);
 }
 
 /* files on raid1 data; converted to raid5 with files fsync'd after, and
@@ -955,6 +974,27 @@ static void convert_run(unsigned k)
 	w_fsync("c2", 0);
 	w_write("n1", 8192, 8192, k + 9);
 	w_fsync("n1", 1);
+}
+
+/* the metadata and system chunks moved to raid5 and back to raid1 (data
+ * stays raid1), files fsync'd before, between and after: states inside
+ * a node chunk's move, and the fsync log on raid5 rows between */
+static void convert_meta_run(unsigned k)
+{
+	w_write("c1", 4096, 12288, k + 3);
+	w_fsync("c1", 1);
+	w_create("n0");
+	w_write("n0", 0, 30000, k + 4);
+	w_fsync("n0", 0);
+	w_balance2(-1, CORE_PROFILE_RAID5);
+	w_create("n1");
+	w_write("n1", 0, 20000, k + 6);
+	w_fsync("n1", 0);
+	w_write("n0", 30000, 5000, k + 7);
+	w_fsync("n0", 1);
+	w_balance2(-1, CORE_PROFILE_RAID1);
+	w_write("c2", 0, 9000, k + 8);
+	w_fsync("c2", 0);
 }
 
 /*
@@ -1030,6 +1070,7 @@ static const struct workload workloads[] = {
 	{ "mixed", mixed_setup, mixed_run, false },
 	{ "convert_raid5_raid1", convert_setup, convert_run, true },
 	{ "convert_busy", convert_setup, convert_busy_run, true },
+	{ "convert_meta", convert_setup, convert_meta_run, true },
 };
 
 /* ---- crash images ----------------------------------------------------------- */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_raid.c — chunk profiles (single, dup, raid1, raid10) on image files:
+ * test_raid.c — chunk profiles (single, dup, raid1, raid10, raid5, raid6 for
+ * data and metadata) on image files:
  * mkfs error paths, where chunks land (devices of different sizes,
  * rotational classes), round trips, one damaged copy of metadata and of
  * data (reads succeed, scrub repairs, a second scrub finds nothing, fsck
@@ -8,6 +9,7 @@
  */
 #include "core_test.h"
 #include "fs/trees/chunk_tree.h"
+#include "fs/btree/meta.h"
 #include "fs/store/alloc.h"
 #include "fs/store/chunk.h"
 #include "fs/store/dev.h"
@@ -1106,7 +1108,6 @@ static void parity_case(const char *tag, int ndev, uint64_t prof)
 	MUST(ob && ow ? 0 : -ENOMEM);
 	fill(ow, ODDLEN, 77);
 	MUST(vol_make(&v, ndev, sz));
-	CHECK(N("raid5/6 metadata is refused (EINVAL)"), vol_format(&v, 0, prof, NULL) == -EINVAL);
 	MUST(vol_format(&v, prof, CORE_PROFILE_RAID1, NULL));
 	MUST(vol_open(&v, &c));
 	MUST(populate(c, ext));
@@ -1715,7 +1716,7 @@ static int note_on_dev(const struct chunk *ch, void *arg)
  * -> raid5 -> single -> raid6 -> dup -> raid1, each step with every chunk
  * in the new profile and every extent (old and written meanwhile) read
  * back; extents written after a conversion to raid5/6 start on rows;
- * metadata on raid5/6 refused; fsck clean at the end.
+ * fsck clean at the end (metadata: meta_parity_convert).
  */
 static void parity_convert(void)
 {
@@ -1743,9 +1744,6 @@ static void parity_convert(void)
 	MUST(t_insert_items(c, 0, NITEMS, 100));
 	MUST(txn_commit(c, COMMIT_SYNC));
 	MUST(pset_fill(ps, 24));
-	CHECK("parity convert: -mconvert=raid5 is refused (metadata stays mirrored)",
-	      volume_balance_start(c, -1, (int64_t)CORE_PROFILE_RAID5, msg, sizeof(msg)) == -EINVAL &&
-	      strstr(msg, "metadata"));
 	for (size_t k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
 		int stop = 0, r;
 		pthread_t th;
@@ -2554,6 +2552,377 @@ out:
 	vol_rm(&v);
 }
 
+/* ---- raid5/6 metadata ------------------------------------------------------ */
+
+#define MITEMS 6000	/* items the metadata cases insert: hundreds of 4 KiB nodes */
+
+static int vol_format_ns(struct vol *v, uint64_t dprof, uint64_t mprof, uint32_t ns)
+{
+	struct format_opts o = { .label = "raid", .nodesize = ns, .force = true,
+				 .data_profile = dprof, .meta_profile = mprof };
+	return mount_format(v->devs, v->n, &o);
+}
+
+/* Every node of every tree, read from the devices: how many, how many bad,
+ * and up to 64 of their addresses. */
+struct node_walk {
+	uint64_t n, bad, at[64];
+	int nat;
+};
+
+static int walk_visit(const struct node_info *ni, void *arg)
+{
+	struct node_walk *w = arg;
+
+	if (w->nat < 64)
+		w->at[w->nat++] = ni->bytenr;
+	w->n++;
+	return 0;
+}
+
+static void walk_bad(uint64_t bytenr, int level, int err, void *arg)
+{
+	struct node_walk *w = arg;
+
+	printf("# node %llu (level %d) unreadable: %s\n", (unsigned long long)bytenr, level,
+	       strerror(-err));
+	w->bad++;
+}
+
+static bool walk_all(struct core *c, struct node_walk *w)
+{
+	memset(w, 0, sizeof(*w));
+	for (int t = 0; t < CT_NR; t++)
+		if (btree_walk(&c->roots[t].r, walk_visit, walk_bad, w) < 0)
+			w->bad++;
+	return w->n > 0 && w->bad == 0;
+}
+
+/* Items [0, MITEMS) inserted in batches, one commit each. */
+static int meta_fill(struct core *c, int commits)
+{
+	int ret = 0;
+
+	for (int i = 0; i < commits && !ret; i++) {
+		uint64_t per = MITEMS / (uint64_t)commits;
+		ret = t_insert_items(c, (uint64_t)i * per, i + 1 == commits ? MITEMS - (uint64_t)i * per : per,
+				     100);
+		if (!ret)
+			ret = txn_commit(c, COMMIT_SYNC);
+	}
+	return ret;
+}
+
+static bool meta_items_ok(struct core *c)
+{
+	int err;
+
+	return t_count_items(c, 0, MITEMS, &err) == MITEMS && !err;
+}
+
+/* Does every metadata node block start a row of its raid5/6 chunk? */
+static bool nodes_on_rows(struct core *c, const struct node_walk *w)
+{
+	for (int i = 0; i < w->nat; i++) {
+		struct chunk_at a = chunk_of(c, w->at[i]);
+		uint64_t row = chunk_row_bytes(c, w->at[i]);
+		if (row <= CORE_SECTORSIZE || (w->at[i] - a.start) % row)
+			return false;
+	}
+	return w->nat > 0;
+}
+
+/*
+ * Metadata (and data) raid5 or raid6: mkfs, many commits, read back
+ * after a remount, every way of losing one (raid5) / two (raid6) devices
+ * walks every node of every tree; bit flips in data columns of nodes and
+ * in a parity column of a node's row: reads good, scrub repairs, a second
+ * scrub finds nothing, fsck reports before (exit 4) and is clean after.
+ */
+static void meta_parity_case(const char *tag, int ndev, uint64_t prof, uint32_t ns)
+{
+	struct vol v;
+	uint64_t sz[4] = { 96ull << 20, 112ull << 20, 96ull << 20, 104ull << 20 };
+	struct core *c = NULL;
+	struct scrub_opts so = { 0 };
+	struct scrub_progress sp;
+	struct core_stats st;
+	struct core_opts o;
+	struct node_walk w, w2;
+	char name[200], path[8][256];
+	uint64_t phys[8];
+	int lose = prof == CORE_PROFILE_RAID6 ? 2 : 1, cases = 0, served = 0, nflip = 0;
+#define N(s) (snprintf(name, sizeof(name), "%s: %s", tag, s), name)
+
+	MUST(vol_make(&v, ndev, sz));
+	int r = vol_format_ns(&v, prof, prof, ns);
+	CHECK(N("mkfs -m raid5/6 is accepted"), r == 0);
+	if (r)
+		goto out;
+	MUST(vol_open(&v, &c));
+	CHECK(N("metadata and system chunks have the profile"), profiles_ok(c, prof, prof));
+	r = meta_fill(c, 30);
+	CHECK(N("30 commits of items on raid5/6 metadata"), r == 0);
+	if (r)
+		goto out;
+	MUST(mount_close(c));
+	c = NULL;
+	MUST(vol_open(&v, &c));
+	CHECK(N("every item reads back after a remount (no cache)"), meta_items_ok(c));
+	CHECK(N("every node of every tree reads and verifies"), walk_all(c, &w));
+	CHECK(N("node blocks start on rows of their raid5/6 chunk"), nodes_on_rows(c, &w));
+	printf("%s: %llu nodes\n", tag, (unsigned long long)w.n);
+	MUST(mount_close(c));
+	c = NULL;
+	CHECK_VFSCK(N("fsck clean (every node's rows against their parity)"), &v);
+
+	core_opts_default(&o);
+	o.degraded = true;
+	o.readonly = true;
+	for (unsigned mask = 1; mask < (1u << ndev); mask++) {
+		const char *devs[4];
+		int n = 0;
+		if (__builtin_popcount(mask) != lose)
+			continue;
+		for (int k = 0; k < ndev; k++)
+			if (!(mask & (1u << k)))
+				devs[n++] = v.devs[k];
+		cases++;
+		r = mount_open(devs, n, &o, &c);
+		if (!r) {
+			served += walk_all(c, &w2) && w2.n == w.n && meta_items_ok(c);
+			mount_close(c);
+		} else {
+			printf("%s: open without device mask %#x: %s\n", tag, mask, strerror(-r));
+		}
+		c = NULL;
+	}
+	printf("%s: %d of %d ways of losing %d device(s) walk every node\n", tag, served, cases, lose);
+	CHECK(N("any device(s) parity covers missing: degraded open walks every node, items read"),
+	      cases > 0 && served == cases);
+
+	/* flips: one data column in each of 3 nodes (raid6: two columns of a
+	 * fourth node, on two devices), the parity column of a fifth's row */
+	MUST(vol_open(&v, &c));
+	for (int i = 0; i < 5 && w.nat >= 6; i++) {
+		const char *p = NULL;
+		uint64_t at = w.at[i * (w.nat / 6)], sect = i == 3 ? 0 : (uint64_t)i % (ns / CORE_SECTORSIZE);
+		phys[nflip] = parity_phys(c, at + sect * CORE_SECTORSIZE, i == 4 ? 0 : -1, &p);
+		snprintf(path[nflip], sizeof(path[0]), "%s", p ? p : "");
+		nflip += phys[nflip] != 0;
+		if (i == 3 && lose == 2 && ns > CORE_SECTORSIZE) {
+			/* the next sector: the same row, the next column */
+			phys[nflip] = parity_phys(c, at + CORE_SECTORSIZE, -1, &p);
+			snprintf(path[nflip], sizeof(path[0]), "%s", p ? p : "");
+			nflip += phys[nflip] != 0;
+		}
+	}
+	MUST(mount_close(c));
+	c = NULL;
+	CHECK(N("found metadata columns to damage"), nflip >= 5);
+	for (int i = 0; i < nflip; i++)
+		MUST(t_poke(path[i], phys[i] + 200 + (uint64_t)i * 16, 0x5a));
+	vol_fsck_quiet = true;
+	int fr = vol_fsck(&v);
+	vol_fsck_quiet = false;
+	if (fr >= 0)
+		CHECK(N("fsck reports the damaged metadata columns (exit 4)"), fr == 4);
+	MUST(vol_open(&v, &c));
+	CHECK(N("with metadata columns damaged every node still reads and verifies"),
+	      walk_all(c, &w2) && w2.n == w.n && meta_items_ok(c));
+	mount_stats(c, &st);
+	CHECK(N("the bad columns are counted (csum_errors)"), st.csum_errors >= 3);
+	MUST(scrub_run(c, &so, &sp));
+	printf("%s: scrub: %llu node errors, %llu parity errors, %llu bytes corrected, %llu uncorrectable\n",
+	       tag, (unsigned long long)sp.meta_errors, (unsigned long long)sp.parity_errors,
+	       (unsigned long long)sp.corrected_bytes, (unsigned long long)sp.uncorrectable_bytes);
+	CHECK(N("scrub finds the bad node columns and the bad parity"),
+	      sp.meta_errors >= 4 && sp.parity_errors >= 1);
+	CHECK(N("scrub repairs them, nothing uncorrectable"),
+	      sp.corrected_bytes >= (uint64_t)nflip * CORE_SECTORSIZE && sp.uncorrectable_bytes == 0);
+	MUST(scrub_run(c, &so, &sp));
+	CHECK(N("a second scrub finds nothing"), sp.meta_errors == 0 && sp.parity_errors == 0 &&
+	      sp.corrected_bytes == 0 && sp.uncorrectable_bytes == 0 && sp.checked_bytes > 0);
+	CHECK(N("scrub's expected total is the bytes it reads"), scrub_total_ok(c, tag));
+	MUST(mount_close(c));
+	c = NULL;
+	CHECK_VFSCK(N("fsck clean after the repair"), &v);
+out:
+	if (c)
+		mount_close(c);
+	vol_rm(&v);
+#undef N
+}
+
+/* Items inserted and committed beside a balance until *stop. */
+struct meta_writer {
+	struct core *c;
+	const int *stop;
+	uint64_t next;
+	int err;
+};
+
+static void *meta_writer(void *arg)
+{
+	struct meta_writer *mw = arg;
+
+	while (!__atomic_load_n(mw->stop, __ATOMIC_ACQUIRE) && !mw->err) {
+		mw->err = t_insert_items(mw->c, MITEMS + mw->next, 40, 100);
+		if (!mw->err)
+			mw->err = txn_commit(mw->c, COMMIT_SYNC);
+		if (!mw->err)
+			mw->next += 40;
+	}
+	return NULL;
+}
+
+/*
+ * Metadata moved to and from raid5/raid6 on four devices, the system
+ * chunk with it, a writer inserting items and committing beside each
+ * balance (and data extents written): raid1 -> raid5 -> raid6 -> raid10
+ * -> raid6 -> dup -> raid5 -> raid1; after each step every metadata and
+ * system chunk has the profile, every node walks, every item reads; a
+ * remount and fsck at the end.
+ */
+static void meta_parity_convert(void)
+{
+	struct vol v;
+	uint64_t sz[4] = { 256ull << 20, 256ull << 20, 256ull << 20, 256ull << 20 };
+	static const struct { uint64_t m; const char *name; } steps[] = {
+		{ CORE_PROFILE_RAID5, "raid1 -> raid5" },
+		{ CORE_PROFILE_RAID6, "raid5 -> raid6" },
+		{ CORE_PROFILE_RAID10, "raid6 -> raid10" },
+		{ CORE_PROFILE_RAID6, "raid10 -> raid6" },
+		{ CORE_PROFILE_DUP, "raid6 -> dup" },
+		{ CORE_PROFILE_RAID5, "dup -> raid5" },
+		{ CORE_PROFILE_RAID1, "raid5 -> raid1" },
+	};
+	struct core *c = NULL;
+	struct meta_writer mw = { 0 };
+	struct node_walk w;
+	char msg[256], name[300];
+	int err;
+
+	MUST(vol_make(&v, 4, sz));
+	MUST(vol_format_ns(&v, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, 16384));
+	MUST(vol_open(&v, &c));
+	MUST(meta_fill(c, 10));
+	mw.c = c;
+	for (size_t k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
+		int stop = 0, r;
+		pthread_t th;
+		bool writer;
+
+		mw.stop = &stop;
+		writer = pthread_create(&th, NULL, meta_writer, &mw) == 0;
+		r = volume_balance_start(c, -1, (int64_t)steps[k].m, msg, sizeof(msg));
+		if (!r)
+			r = balance_wait(c);
+		__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+		if (writer)
+			pthread_join(th, NULL);
+		if (r || mw.err) {
+			struct volume_balance_status bs;
+			volume_balance_status(c, &bs);
+			printf("# %s: %s (writer: %s)\n", steps[k].name, r ? bs.msg : "ok",
+			       strerror(-mw.err));
+		}
+		/* chunks the writer made meanwhile: moved by a second balance */
+		if (!r)
+			r = volume_balance_start(c, -1, (int64_t)steps[k].m, msg, sizeof(msg));
+		if (!r)
+			r = balance_wait(c);
+		snprintf(name, sizeof(name), "metadata %s beside a writer: every metadata and system "
+			 "chunk converted, every node walks, every item reads (%llu written meanwhile)",
+			 steps[k].name, (unsigned long long)mw.next);
+		CHECK(name, r == 0 && !mw.err && profiles_ok(c, CORE_PROFILE_RAID1, steps[k].m) &&
+		      walk_all(c, &w) && meta_items_ok(c) &&
+		      t_count_items(c, MITEMS, mw.next, &err) == mw.next && !err);
+	}
+	MUST(mount_close(c));
+	c = NULL;
+	CHECK_VFSCK("metadata convert: fsck clean after every conversion", &v);
+	MUST(vol_open(&v, &c));
+	CHECK("metadata convert: after a remount every node walks, every item reads",
+	      walk_all(c, &w) && meta_items_ok(c) && t_count_items(c, MITEMS, mw.next, &err) == mw.next);
+out:
+	if (c)
+		mount_close(c);
+	vol_rm(&v);
+}
+
+/*
+ * Rows shared by two nodes: metadata converted from raid1 (16 KiB nodes
+ * at 16 KiB multiples) to raid5 on four devices (3-sector rows), so a
+ * node's last row holds the next node's first sector.  That sector's
+ * column flipped: the scrub of the node before it must leave the row's
+ * parity alone (it cannot tell which is wrong), so that the damaged
+ * node's own scrub rebuilds it — nothing uncorrectable, a second scrub
+ * clean, every node walks, fsck clean.
+ */
+static void meta_parity_shared_rows(void)
+{
+	struct vol v;
+	uint64_t sz[4] = { 96ull << 20, 96ull << 20, 96ull << 20, 96ull << 20 };
+	struct core *c = NULL;
+	struct node_walk w, w2;
+	struct scrub_opts so = { 0 };
+	struct scrub_progress sp;
+	char msg[256], path[256] = "";
+	uint64_t phys = 0, victim = 0;
+	const char *p = NULL;
+
+	MUST(vol_make(&v, 4, sz));
+	MUST(vol_format_ns(&v, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, 16384));
+	MUST(vol_open(&v, &c));
+	MUST(meta_fill(c, 10));
+	int r = volume_balance_start(c, -1, (int64_t)CORE_PROFILE_RAID5, msg, sizeof(msg));
+	if (!r)
+		r = balance_wait(c);
+	CHECK("shared rows: metadata converted from raid1 to raid5 on four devices",
+	      r == 0 && profiles_ok(c, CORE_PROFILE_RAID1, CORE_PROFILE_RAID5));
+	CHECK("shared rows: every node walks", walk_all(c, &w));
+	/* a node whose first sector lies in a row the node before it ends in */
+	for (int i = 0; i < w.nat && !victim; i++)
+		for (int j = 0; j < w.nat && !victim; j++) {
+			uint64_t a = w.at[i], b = w.at[j], row = chunk_row_bytes(c, b), st;
+			if (b <= a || b - a != c->nodesize || row <= CORE_SECTORSIZE ||
+			    (st = chunk_of(c, b).start) != chunk_of(c, a).start)
+				continue;
+			if ((b - st) / row == (a + c->nodesize - 1 - st) / row)
+				victim = b;
+		}
+	if (victim) {
+		phys = parity_phys(c, victim, -1, &p);
+		snprintf(path, sizeof(path), "%s", p ? p : "");
+	}
+	MUST(mount_close(c));
+	c = NULL;
+	CHECK("shared rows: a node starts in the last row of the node before it", victim && phys);
+	if (!victim || !phys)
+		goto out;
+	MUST(t_poke(path, phys + 1000, 0x3c));
+	MUST(vol_open(&v, &c));
+	MUST(scrub_run(c, &so, &sp));
+	printf("shared rows: scrub: %llu node errors, %llu parity errors, %llu corrected, %llu uncorrectable\n",
+	       (unsigned long long)sp.meta_errors, (unsigned long long)sp.parity_errors,
+	       (unsigned long long)sp.corrected_bytes, (unsigned long long)sp.uncorrectable_bytes);
+	CHECK("shared rows: scrub repairs the damaged node, nothing uncorrectable",
+	      sp.meta_errors >= 1 && sp.corrected_bytes >= CORE_SECTORSIZE && sp.uncorrectable_bytes == 0);
+	MUST(scrub_run(c, &so, &sp));
+	CHECK("shared rows: a second scrub finds nothing", sp.meta_errors == 0 && sp.parity_errors == 0 &&
+	      sp.uncorrectable_bytes == 0);
+	CHECK("shared rows: every node walks, every item reads", walk_all(c, &w2) && w2.n == w.n &&
+	      meta_items_ok(c));
+	MUST(mount_close(c));
+	c = NULL;
+	CHECK_VFSCK("shared rows: fsck clean", &v);
+out:
+	if (c)
+		mount_close(c);
+	vol_rm(&v);
+}
+
 int main(void)
 {
 	t_seed_init();
@@ -2597,5 +2966,12 @@ int main(void)
 	resync_verify_case("resync verify raid1", 2, CORE_PROFILE_RAID1);
 	resync_verify_case("resync verify raid1c3", 3, CORE_PROFILE_RAID1C3);
 	resync_verify_case("resync verify raid5", 3, CORE_PROFILE_RAID5);
+	meta_parity_case("raid5 metadata, three devices, 4 KiB nodes", 3, CORE_PROFILE_RAID5, 4096);
+	meta_parity_case("raid5 metadata, four devices, 16 KiB nodes", 4, CORE_PROFILE_RAID5, 16384);
+	meta_parity_case("raid6 metadata, four devices, 16 KiB nodes", 4, CORE_PROFILE_RAID6, 16384);
+	meta_parity_convert();
+	meta_parity_shared_rows();
+	stale_striped("raid5 data+metadata resync", 3, CORE_PROFILE_RAID5, CORE_PROFILE_RAID5, 1);
+	stale_striped("raid6 data+metadata resync", 4, CORE_PROFILE_RAID6, CORE_PROFILE_RAID6, 0);
 	return fails ? 1 : 0;
 }
