@@ -1867,15 +1867,6 @@ int main(void)
 				continue;
 			if (workloads[i].convert != !strcmp(prof->name, "convert"))
 				continue;
-			/* convert_busy fails now and then ("b0: holds 0 bytes: no
-			 * version it ever had": a file the balance's commit caught
-			 * between its create and its first write, a state the
-			 * model may not list — not yet settled whether model or
-			 * engine): only in make soak (EPOCH_CLASSES=all) or when
-			 * WORKLOAD names it, until it is */
-			if (!strcmp(workloads[i].name, "convert_busy") && !only &&
-			    !(ec && !strcmp(ec, "all")))
-				continue;
 			snprintf(wname, sizeof(wname), "%s%s%s", p ? prof->name : "", p ? "/" : "",
 				 workloads[i].name);
 			struct tally t = { 0 };
