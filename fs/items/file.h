@@ -25,6 +25,13 @@ ssize_t file_read(struct fsctx *fs, struct inode *ip, void *buf, size_t len, uin
 /* Bytes written, or -errno (-ENOSPC, -EFBIG). */
 ssize_t file_write(struct txn *t, struct fsctx *fs, struct inode *ip,
 		   const void *buf, size_t len, uint64_t off);
+/*
+ * Set the size; down to a size inside a block, that block is copied with
+ * its tail zeroed (a later extension reads zeros there), which needs a
+ * new block: -ENOSPC then, with nothing changed (the copy is the first
+ * step); -EFBIG past FILE_MAX_SIZE, nothing changed.  Any other error
+ * after a change has aborted the transaction.
+ */
 int file_truncate(struct txn *t, struct fsctx *fs, struct inode *ip, uint64_t size);
 /*
  * mode: 0 or FALLOC_FL_KEEP_SIZE (PREALLOC extents: a later write into

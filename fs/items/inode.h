@@ -101,7 +101,16 @@ struct fsops_cred {
 	 * unstamped) differs from the time the kernel shows and stands
 	 * whenever no SETATTR follows (a second write in one clock tick
 	 * leaves the kernel's time unchanged), so a remount or the kernel
-	 * dropping its inode would show a time the file never had. */
+	 * dropping its inode would show a time the file never had.
+	 * Link, unlink, rename and xattr changes still stamp ctime here: the
+	 * kernel stamps its own there too (fuse_update_ctime) and writes the
+	 * inode back at once (fuse_flush_time_update: sync_inode_metadata),
+	 * a SETATTR of mtime and ctime inside the same system call, even in
+	 * the same clock tick — so ours never stands, and stays right for a
+	 * kernel that would not send it.  Seen on 6.18 (glassfs -d: each
+	 * LINK, SETXATTR, REMOVEXATTR, RENAME, UNLINK of a regular file is
+	 * followed by a SETATTR of it, a replaced rename target too; same-tick
+	 * ctimes stored as shown after a remount). */
 	bool kernel_times;
 };
 

@@ -217,8 +217,10 @@ int fsops_setattr_as(struct fsctx *fs, uint64_t ino, const struct stat *in, int 
 			ret = -EINVAL;
 			goto out;
 		}
-		changed = true;
 		ret = file_truncate(t, fs, ip, (uint64_t)in->st_size);
+		/* -ENOSPC and -EFBIG changed nothing (file.h): no cause to
+		 * abort the transaction and turn the volume read-only */
+		changed = ret != -ENOSPC && ret != -EFBIG;
 		if (ret < 0)
 			goto out;
 		/* a kernel filesystem moves them when the size changes (the

@@ -515,6 +515,60 @@ static void corrupt_index(void)
 }
 
 /*
+ * Fill the mounted volume with files PREFIX0, PREFIX1, ... of size bytes
+ * each until one does not fit (it stays, with what it got), then commit:
+ * the number that fit, or -1 when the first create failed.
+ */
+static int fill_up(const char *prefix, size_t size)
+{
+	static char data[1 << 20];
+	char name[32];
+	struct stat st;
+	int n = 0;
+
+	memset(data, 0x5a, sizeof(data));
+	for (;;) {
+		snprintf(name, sizeof(name), "%s%d", prefix, n);
+		if (fsops_mknod(fs, ROOT_DIR_INO, name, S_IFREG | 0644, 0, &root_cr, &st))
+			break;
+		ssize_t w = fsops_write(fs, st.st_ino, data, size, 0);
+		fsops_forget(fs, st.st_ino, 1);
+		if (w != (ssize_t)size)
+			break;
+		n++;
+		if (n % 8 == 0)
+			fsops_sync(fs);
+	}
+	fsops_sync(fs);
+	return n;
+}
+
+/* fsck.glassfs -n of this build (as core_test.h's t_fsck finds it) on an
+ * unmounted image: clean, its first lines shown when not */
+static void fsck_clean(const char *what, const char *image)
+{
+	const char *o = getenv("OUT") ? getenv("OUT") : "build";
+	const char *root = getenv("GLASSFS_ROOT") ? getenv("GLASSFS_ROOT") : ".";
+	char cmd[1200], label[64];
+
+	if (o[0] == '/')
+		snprintf(cmd, sizeof(cmd), "%s/bin/fsck.glassfs", o);
+	else
+		snprintf(cmd, sizeof(cmd), "%s/%s/bin/fsck.glassfs", root, o);
+	snprintf(label, sizeof(label), "%s: fsck clean", what);
+	if (access(cmd, X_OK) < 0) {
+		printf("SKIP: %s: fsck.glassfs not built\n", label);
+		return;
+	}
+	size_t l = strlen(cmd);
+	snprintf(cmd + l, sizeof(cmd) - l, " -n %s 2>&1 | grep -v '^fsck.glassfs: ' | head -5", image);
+	int st = system(cmd);	/* its lines show only when not clean */
+	snprintf(cmd + l, sizeof(cmd) - l, " -n %s >/dev/null 2>&1", image);
+	st = system(cmd);
+	CHECK(label, WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/*
  * A full volume: an inline file grown past the inline limit with room
  * for one block only.  Its data moves to that block, then the write's own
  * space is not there (-ENOSPC, the file unchanged to a reader): the inode
@@ -526,7 +580,6 @@ static void inline_enospc(void)
 {
 	static char img2[] = "/tmp/glassfs-items2-XXXXXX";
 	static char blk[1 << 20];
-	char name[32];
 	struct stat st;
 	uint64_t inl;
 	int n = 0;
@@ -539,22 +592,7 @@ static void inline_enospc(void)
 	inl = st.st_ino;
 	CHECK("inline-enospc: 1175 inline bytes", fsops_write(fs, inl, blk, 1175, 0) == 1175);
 	fsops_sync(fs);
-	/* fill with 1 MiB files until the space is gone */
-	for (;;) {
-		uint64_t ino;
-		snprintf(name, sizeof(name), "f%d", n);
-		if (fsops_mknod(fs, ROOT_DIR_INO, name, S_IFREG | 0644, 0, &root_cr, &st))
-			break;
-		ino = st.st_ino;
-		ssize_t w = fsops_write(fs, ino, blk, sizeof(blk), 0);
-		fsops_forget(fs, ino, 1);
-		if (w != (ssize_t)sizeof(blk))
-			break;
-		n++;
-		if (n % 8 == 0)
-			fsops_sync(fs);
-	}
-	fsops_sync(fs);
+	n = fill_up("f", sizeof(blk));
 	CHECK("inline-enospc: the volume filled up", n > 0);
 	/* 1 MiB free again: room for the inline data's block, not for a
 	 * 1 MiB piece beside it */
@@ -564,26 +602,64 @@ static void inline_enospc(void)
 	CHECK("inline-enospc: growing it past the inline limit: -ENOSPC", w == -ENOSPC);
 	fsops_sync(fs);
 	CHECK("inline-enospc: unmount", items_unmount() == 0);
-	/* fsck.glassfs of this build (as core_test.h's t_fsck finds it) */
-	const char *o = getenv("OUT") ? getenv("OUT") : "build";
-	const char *root = getenv("GLASSFS_ROOT") ? getenv("GLASSFS_ROOT") : ".";
-	char cmd[1200];
-	if (o[0] == '/')
-		snprintf(cmd, sizeof(cmd), "%s/bin/fsck.glassfs", o);
-	else
-		snprintf(cmd, sizeof(cmd), "%s/%s/bin/fsck.glassfs", root, o);
-	if (access(cmd, X_OK) < 0) {
-		printf("SKIP: inline-enospc: fsck clean: fsck.glassfs not built\n");
-	} else {
-		size_t l = strlen(cmd);
-		snprintf(cmd + l, sizeof(cmd) - l, " -n %s 2>&1 | grep -v '^fsck.glassfs: ' | head -5", img2);
-		int st = system(cmd);	/* its lines show only when not clean */
-		snprintf(cmd + l, sizeof(cmd) - l, " -n %s >/dev/null 2>&1", img2);
-		st = system(cmd);
-		CHECK("inline-enospc: fsck clean", WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	}
+	fsck_clean("inline-enospc", img2);
 out:
 	unlink(img2);
+}
+
+/*
+ * A full volume: a file truncated down to a size inside a block.  The
+ * block's tail must read as zeros for a later extension, so it is copied
+ * with the tail zeroed (copy on write) — a new block the volume does not
+ * have.  -ENOSPC is the answer, with nothing changed: before, the
+ * truncate's error aborted the transaction and the volume turned
+ * read-only (an ENOSPC taken for corruption).  With a block free again
+ * it succeeds.
+ */
+static void truncate_enospc(void)
+{
+	static char img3[] = "/tmp/glassfs-items3-XXXXXX";
+	static char blk[1 << 20];
+	struct stat st, in = { .st_size = 5000 };
+	uint64_t ino;
+
+	if (items_setup(img3, "items3", (off_t)48 << 20) < 0 || !fs)
+		goto out;
+	memset(blk, 0x3c, sizeof(blk));
+	CHECK("truncate-enospc: create",
+	      fsops_mknod(fs, ROOT_DIR_INO, "t", S_IFREG | 0644, 0, &root_cr, &st) == 0);
+	ino = st.st_ino;
+	CHECK("truncate-enospc: 8192 bytes", fsops_write(fs, ino, blk, 8192, 0) == 8192);
+	/* the kernel allows up to 2^63-1 (a FUSE mount's s_maxbytes): a size
+	 * past ours is refused, nothing else (it aborted the volume too) */
+	CHECK("truncate-enospc: to 2^62 + 1 bytes: -EFBIG", fsops_setattr(fs, ino,
+	      &(struct stat){ .st_size = (1ll << 62) + 1 }, FSOPS_SET_SIZE, NULL) == -EFBIG);
+	CHECK("truncate-enospc: -EFBIG leaves the volume writable",
+	      __atomic_load_n(&core->aborted, __ATOMIC_SEQ_CST) == 0);
+	fsops_sync(fs);
+	int big = fill_up("f", sizeof(blk)), small = fill_up("g", 4096);
+	CHECK("truncate-enospc: the volume filled up, to the last block", big > 0 && small >= 0);
+	int r = fsops_setattr(fs, ino, &in, FSOPS_SET_SIZE, &st);
+	CHECK("truncate-enospc: truncate to 5000 bytes: -ENOSPC", r == -ENOSPC);
+	CHECK("truncate-enospc: the volume stays writable",
+	      __atomic_load_n(&core->aborted, __ATOMIC_SEQ_CST) == 0);
+	CHECK("truncate-enospc: the file unchanged", fsops_getattr(fs, ino, &st) == 0 &&
+	      st.st_size == 8192 && fsops_read(fs, ino, blk, 8192, 0) == 8192 &&
+	      blk[0] == 0x3c && blk[8191] == 0x3c);
+	CHECK("truncate-enospc: unlink a 1 MiB file", fsops_unlink(fs, ROOT_DIR_INO, "f0") == 0);
+	fsops_sync(fs);
+	CHECK("truncate-enospc: with room, the truncate works",
+	      fsops_setattr(fs, ino, &in, FSOPS_SET_SIZE, &st) == 0 && st.st_size == 5000);
+	memset(blk, 0x77, 8192);
+	CHECK("truncate-enospc: 5000 bytes, then zeros past them",
+	      fsops_setattr(fs, ino, &(struct stat){ .st_size = 8192 }, FSOPS_SET_SIZE, NULL) == 0 &&
+	      fsops_read(fs, ino, blk, 8192, 0) == 8192 && blk[4999] == 0x3c && blk[5000] == 0 &&
+	      blk[8191] == 0);
+	fsops_sync(fs);
+	CHECK("truncate-enospc: unmount", items_unmount() == 0);
+	fsck_clean("truncate-enospc", img3);
+out:
+	unlink(img3);
 }
 
 int main(void)
@@ -606,5 +682,6 @@ int main(void)
 	}
 	unlink(img);
 	inline_enospc();
+	truncate_enospc();
 	return fails ? 1 : 0;
 }
