@@ -46,10 +46,13 @@
  * wait for the leader writing the log or become it.  The leader writes a
  * segment of every queued record (the files' data went to their extents
  * at write time) and makes it count as log.h says: in a reserved slot,
- * flush (the data), segment, flush; elsewhere, segment, flush (data and
- * segment), superblocks with log_root = the segment, flush.  The first
- * flush is skipped when no device was written since the leader's last
- * flush began.  Then each waiter ends its handle.
+ * segment, flush (data and segment: one flush; replay verifies the data
+ * of the last segment against the checksums its records carry and drops
+ * a record it does not match, verify_last_seg); elsewhere, segment,
+ * flush, superblocks with log_root = the segment, flush.  A batch with
+ * data in raid5/6 chunks flushes its data before a slot's segment too
+ * (parity has no checksum), unless no device was written since the
+ * leader's last flush began.  Then each waiter ends its handle.
  */
 #include "fs/items/log.h"
 #include "fs/core/core_types.h"
@@ -143,6 +146,7 @@ struct log_state {
 	char *pend;
 	size_t pend_len, pend_cap;
 	uint32_t pend_nrec;
+	bool pend_flush;		/* a queued record's data needs its own flush */
 	uint64_t enq_seq, done_seq;	/* records queued / made durable */
 	bool writing;			/* a leader is writing a batch */
 	int failed;			/* a batch failed in this transaction */
@@ -536,16 +540,22 @@ static uint64_t dev_writes(struct core *c)
  * one, so a batch that fits its slot needs no superblock write: the
  * segment is found at replay by following `next` from the segment the
  * superblock names, as long as segments there are valid and continue the
- * chain (log_id, seq, prev).  Being there is what makes it count, so the
- * data its records reference is flushed before it is written.  The
- * first segment of a transaction, and one that does not fit its slot, is
- * written elsewhere and the superblock then points at it.  Two flushes
- * either way; one for a slot when no device was written since the last
- * batch's flush began (an fsync of metadata only, or of data another
- * batch's flush covered).
+ * chain (log_id, seq, prev).  Being there is what makes it count, and it
+ * goes out with the data its records reference in one flush: power loss
+ * may keep the segment and lose some of that data, and replay then finds
+ * a record whose logged checksums the data does not match and drops it
+ * (verify_last_seg) — none of the batch's fsyncs had returned, since
+ * each waits for this flush.  A batch whose data lies in raid5/6 chunks
+ * (flush_data) still flushes the data first: a data column there can
+ * match its checksum while the parity written with it was lost, which
+ * no checksum shows until a degraded read.  The first segment of a
+ * transaction, and one that does not fit its slot, is written elsewhere
+ * and the superblock then points at it: flush (data and segment),
+ * superblocks, flush — a superblock cannot name a segment that is not
+ * whole, since a log the superblock names must read back.
  */
 static int write_batch(struct core *c, struct log_state *ls, const char *recs, size_t len,
-		       uint32_t nrec, uint64_t *seg_bytes)
+		       uint32_t nrec, bool flush_data, uint64_t *seg_bytes)
 {
 	size_t used = sizeof(struct log_seg_hdr) + len;
 	uint64_t seglen = (used + LOG_BLOCK - 1) / LOG_BLOCK * LOG_BLOCK, logical, nslot = 0, nlen;
@@ -600,13 +610,12 @@ static int write_batch(struct core *c, struct log_state *ls, const char *recs, s
 	h->csum = crc32c(0, (uint8_t *)h + 4, seglen - 4);
 	/*
 	 * A segment in the slot counts as soon as it is on the device whole
-	 * (replay follows `next` to it): the data its records reference must
-	 * be durable before it is written, or power loss can keep the
-	 * segment and lose the data it makes reachable — acknowledged bytes
-	 * of a rewritten last block with it.  A segment the superblock names
-	 * counts only at that write, after the flush below.
+	 * and the data its records reference matches their checksums (replay
+	 * follows `next` to it and verifies that data): one flush makes both
+	 * durable.  raid5/6 data is flushed before (above).  A segment the
+	 * superblock names counts only at that write, after the flush below.
 	 */
-	if (!need_super && dev_writes(c) != ls->durable_writes) {
+	if (!need_super && flush_data && dev_writes(c) != ls->durable_writes) {
 		ret = chunk_flush_devs(c, "fsync log data");
 		if (ret) {
 			free(h);
@@ -654,9 +663,10 @@ static int write_batch(struct core *c, struct log_state *ls, const char *recs, s
 	return 0;
 }
 
-/* Queue a record and wait until a batch holding it is durable. */
+/* Queue a record and wait until a batch holding it is durable;
+ * flush_data: its data must be flushed before the segment (write_batch). */
 static int log_write_record(struct core *c, struct log_state *ls, uint64_t transid,
-			    const char *rec, size_t len)
+			    const char *rec, size_t len, bool flush_data)
 {
 	uint64_t my;
 	int ret = 0;
@@ -675,6 +685,7 @@ static int log_write_record(struct core *c, struct log_state *ls, uint64_t trans
 	memcpy(ls->pend + ls->pend_len, rec, len);
 	ls->pend_len += len;
 	ls->pend_nrec++;
+	ls->pend_flush |= flush_data;
 	my = ++ls->enq_seq;
 	while (ls->done_seq < my) {
 		if (ls->writing) {
@@ -686,12 +697,14 @@ static int log_write_record(struct core *c, struct log_state *ls, uint64_t trans
 		size_t rlen = ls->pend_len;
 		uint32_t nrec = ls->pend_nrec;
 		uint64_t upto = ls->enq_seq, segb = 0;
+		bool flush_data = ls->pend_flush;
 		ls->pend = NULL;
 		ls->pend_len = ls->pend_cap = 0;
 		ls->pend_nrec = 0;
+		ls->pend_flush = false;
 		ls->writing = true;
 		glock_write_unlock(&ls->lock);
-		int r = write_batch(c, ls, recs, rlen, nrec, &segb);
+		int r = write_batch(c, ls, recs, rlen, nrec, flush_data, &segb);
 		free(recs);
 		glock_write(&ls->lock);
 		if (r && !ls->failed) {
@@ -807,7 +820,10 @@ int log_fsync(struct fsctx *fs, uint64_t ino)
 	rh = (struct log_rec_hdr *)b.p;
 	*rh = (struct log_rec_hdr){ (uint32_t)b.len, nitems, btree_root_id(fs->root), ino,
 				    isnew ? LOG_REC_NEW : 0, 0 };
-	ret = log_write_record(c, ls, transid, b.p, b.len);
+	bool flush_data = false;	/* raid5/6 data: see write_batch */
+	for (size_t i = 0; i < nexts && !flush_data; i++)
+		flush_data = chunk_map_is_parity(c, exts[i].logical);
+	ret = log_write_record(c, ls, transid, b.p, b.len, flush_data);
 	glock_write(&ls->lock);
 	if (ret == 0)
 		ls->st.syncs++;
@@ -975,13 +991,17 @@ static int push_seg(struct seg **v, int *n, struct log_seg_hdr *h)
  * along `prev` (every segment must be valid: the superblock was written
  * after they were flushed), then forward along `next` for as long as
  * valid segments continue it (those were written without a superblock
- * write, each after the data it references was flushed: one that is
- * there whole counts; the first one that is not ends the log).
+ * write: one that is there whole counts; the first one that is not ends
+ * the log).  *unflushed: the last segment came by `next`, so its flush
+ * may not have completed — the data its records reference may be lost
+ * (verify_last_seg).  Every segment before it was flushed whole with
+ * its data: the leader writes a segment only after the flush of the one
+ * before returned.
  */
-static int read_chain(struct core *c, struct seg **out, int *nout, FILE *msg)
+static int read_chain(struct core *c, struct seg **out, int *nout, bool *unflushed, FILE *msg)
 {
 	struct seg *v = NULL;
-	int n = 0, ret = 0;
+	int n = 0, ret = 0, nsuper;
 	uint64_t at = c->sb.log_root;
 
 	while (at) {
@@ -1027,6 +1047,7 @@ static int read_chain(struct core *c, struct seg **out, int *nout, FILE *msg)
 		v[n - 1 - i] = tmp;
 	}
 	/* forward from the newest the superblock knows */
+	nsuper = n;
 	while (!ret && n > 0 && n < LOG_MAX_SEGS && v[n - 1].h->next) {
 		const struct log_seg_hdr *last = v[n - 1].h;
 		struct log_seg_hdr *h;
@@ -1057,6 +1078,7 @@ static int read_chain(struct core *c, struct seg **out, int *nout, FILE *msg)
 	}
 	*out = v;
 	*nout = n;
+	*unflushed = n > nsuper;
 	return ret;
 }
 
@@ -1159,10 +1181,58 @@ static int check_logged_data(struct core *c, uint64_t ino, uint64_t logical, con
 	return 0;
 }
 
+/*
+ * The last segment of a chain that came by `next` went out with its data
+ * in one flush (write_batch): power loss may have kept it and lost some
+ * of that data.  drop[r] is set for each of its records whose logged
+ * checksums (every LOG_CSUM_ITEM: the data the inode wrote since the last
+ * commit, and any sector an item reaching into it covers) some copy of
+ * the data does not match: replay skips such a record, and the inode
+ * gets its record before it, or stays as the last commit left it.  None
+ * of that segment's fsyncs had returned (each waits for the flush that
+ * would have made the data durable), so nothing acknowledged is lost, and
+ * nothing replay makes reachable reads other than as it was written.
+ * Returns the records dropped, or -errno (a read error: not a lost write).
+ */
+static int verify_last_seg(struct core *c, const struct log_seg_hdr *h, bool *drop, FILE *msg)
+{
+	const char *p = (const char *)(h + 1);
+	int ndrop = 0;
+
+	for (uint32_t r = 0; r < h->nrecords; r++) {
+		const struct log_rec_hdr *rh = (const void *)p;
+		const char *q = (const char *)(rh + 1);
+		int ret = 0;
+
+		p += rh->len;
+		drop[r] = false;
+		for (uint32_t k = 0; k < rh->nitems && !ret; k++) {
+			const struct log_item_hdr *ih = (const void *)q;
+			q += sizeof(*ih) + ih->size;
+			if (ih->kind == LOG_CSUM_ITEM)
+				ret = check_logged_data(c, rh->ino, ih->key.offset, ih + 1,
+							ih->size / CSUM_SIZE, NULL);
+		}
+		if (ret && ret != -EUCLEAN)
+			return ret;
+		if (ret) {
+			drop[r] = true;
+			ndrop++;
+			if (msg)
+				fprintf(msg, "fsync log: segment %llu record %u (inode %llu): its data did "
+					"not all reach the device; replay drops the record (its fsync "
+					"never returned)\n", (unsigned long long)h->bytenr, r,
+					(unsigned long long)rh->ino);
+		}
+	}
+	return ndrop;
+}
+
 int log_check(struct core *c, FILE *out)
 {
 	struct seg *v;
 	int n, ret, recs = 0;
+	bool unflushed = false, *drop = NULL;
 
 	if (!c->sb.log_root)
 		return 0;
@@ -1174,7 +1244,15 @@ int log_check(struct core *c, FILE *out)
 				(unsigned long long)c->sb.log_root, cp[0].dev->path,
 				(unsigned long long)cp[0].physical);
 	}
-	ret = read_chain(c, &v, &n, out);
+	ret = read_chain(c, &v, &n, &unflushed, out);
+	if (!ret && unflushed) {
+		drop = calloc(v[n - 1].h->nrecords + 1, sizeof(*drop));
+		ret = drop ? verify_last_seg(c, v[n - 1].h, drop, out) : -ENOMEM;
+		if (ret > 0)
+			recs -= ret;
+		if (ret > 0)
+			ret = 0;
+	}
 	for (int i = 0; i < n && !ret; i++) {
 		recs += (int)v[i].h->nrecords;
 		/* the log's blocks were allocated after the last commit */
@@ -1191,6 +1269,8 @@ int log_check(struct core *c, FILE *out)
 			const struct log_rec_hdr *rh = (const void *)p;
 			const char *q = (const char *)(rh + 1);
 			p += rh->len;
+			if (drop && i == n - 1 && drop[r])
+				continue;	/* replay drops it: said above */
 			for (uint32_t k = 0; k < rh->nitems && !ret; k++) {
 				const struct log_item_hdr *ih = (const void *)q;
 				const struct file_extent *fe = (const void *)(ih + 1);
@@ -1223,6 +1303,7 @@ int log_check(struct core *c, FILE *out)
 		}
 	}
 	free_chain(v, n);
+	free(drop);
 	return ret ? ret : (recs ? recs : 1);
 }
 
@@ -1488,10 +1569,19 @@ int log_replay(struct fsctx *fs)
 	uint64_t t0 = glock_now_ns();
 	struct txn *t = NULL;
 	struct htable_set claimed = { 0 };
+	bool unflushed = false, *drop = NULL;
+	int ndrop = 0;
 
 	if (!c->sb.log_root || !ls || c->readonly)
 		return 0;
-	ret = read_chain(c, &v, &n, stderr);
+	ret = read_chain(c, &v, &n, &unflushed, stderr);
+	if (!ret && unflushed) {
+		drop = calloc(v[n - 1].h->nrecords + 1, sizeof(*drop));
+		ret = drop ? verify_last_seg(c, v[n - 1].h, drop, stderr) : -ENOMEM;
+		ndrop = ret > 0 ? ret : 0;
+		if (ret > 0)
+			ret = 0;
+	}
 	if (ret)
 		goto out;
 	/* the log's blocks stay out of reach until the replay is committed */
@@ -1515,6 +1605,8 @@ int log_replay(struct fsctx *fs)
 		for (uint32_t r = 0; r < v[i].h->nrecords; r++) {
 			const struct log_rec_hdr *rh = (const void *)p;
 			p += rh->len;
+			if (drop && i == n - 1 && drop[r])
+				continue;	/* its data was lost: the record before counts */
 			if (rh->tree != btree_root_id(fs->root)) {
 				fprintf(stderr, "glassfs: fsync log record for tree %llu, not the fs tree\n",
 					(unsigned long long)rh->tree);
@@ -1559,7 +1651,8 @@ out:
 		fprintf(stderr, "glassfs: replaying the fsync log failed: %s\n", strerror(-ret));
 	else
 		fprintf(stderr, "glassfs: replayed the fsync log: %d inode(s), %u item(s), %d segment(s) "
-			"on generation %llu\n", nrec, items, n, (unsigned long long)c->generation - 1);
+			"on generation %llu, %d record(s) dropped (data not on the device)\n", nrec,
+			items, n, (unsigned long long)c->generation - 1, ndrop);
 	for (int i = 0; i < nrec && getenv("GLASSFS_LOG_DEBUG"); i++)
 		fprintf(stderr, "glassfs: fsync log: inode %llu%s, %u items\n",
 			(unsigned long long)recs[i].ino, recs[i].rh->flags & LOG_REC_NEW ? " (new)" : "",
@@ -1569,7 +1662,11 @@ out:
 			(unsigned long long)v[i].h->bytenr, (unsigned long long)v[i].h->seq,
 			(unsigned long long)v[i].h->len, (unsigned long long)v[i].h->prev,
 			(unsigned long long)v[i].h->next);
+	glock_write(&ls->lock);
+	ls->st.rejected += (uint64_t)ndrop;
+	glock_write_unlock(&ls->lock);
 	free(recs);
+	free(drop);
 	htable_set_destroy(&claimed);
 	free_chain(v, n);
 	return ret ? ret : nrec;

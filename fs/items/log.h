@@ -15,14 +15,26 @@
  *     superblock write.
  *   - a later segment goes to the slot the segment before it reserved,
  *     where replay finds it by following the chain forward (log.c), with
- *     no superblock write: flush every device (the data), write the
- *     segment, flush again.  The commit point is the segment itself,
- *     whole on the device (its checksum covers every byte: a torn or
- *     unwritten segment ends the chain).
+ *     no superblock write: write the segment, flush every device (the
+ *     data and the segment: one flush per fsync).  The commit point is
+ *     the segment itself, whole on the device (its checksum covers every
+ *     byte: a torn or unwritten segment ends the chain), with the data
+ *     its records reference matching the checksums they carry.  Power
+ *     loss before that flush completed may keep the segment and lose
+ *     some of the data: replay reads the data of the last segment's
+ *     records (the only one whose flush may not have completed: the
+ *     leader writes a segment only after the one before was flushed) and
+ *     drops each record that does not match; the inode gets its record
+ *     before, or stays as the last commit left it.  None of that
+ *     segment's fsyncs had returned.  (Issue 19: with one flush and no
+ *     such check, power loss kept the segment and made lost data
+ *     reachable — the acknowledged bytes of a rewritten last block with
+ *     it; the fix then was a flush of the data before the segment, two
+ *     per fsync.)  Data in raid5/6 chunks is still flushed before the
+ *     segment: a data column can match its checksum while the parity
+ *     written with it was lost.
  * So a crash at any instant leaves the previous log or the new one, and
- * never a record whose data did not reach the device (issue 19: one flush
- * for data and segment let power loss keep the segment and lose the data,
- * with it the acknowledged bytes of a rewritten last block).  Data
+ * replay never makes reachable data that did not reach the device.  Data
  * extents a record references are not reused before the commit after
  * the log is durable (extent.c), so an older record stays valid until a
  * newer one counts.  Concurrent fsyncs are batched: one leader writes
@@ -107,6 +119,7 @@ struct log_stats {
 	uint64_t batches;	/* segments written */
 	uint64_t supers;	/* of which needed a superblock write */
 	uint64_t bytes;		/* segment bytes written */
+	uint64_t rejected;	/* replay: records dropped, their data not on the device */
 };
 void log_stats(struct core *c, struct log_stats *s);
 
