@@ -91,6 +91,7 @@
 #define LOG_COMMIT_BYTES (64ull << 20)		/* a log this big asks for a commit */
 #define LOG_SLOT_MIN	(16u << 10)		/* slot reserved for the next segment */
 #define LOG_SLOT_MAX	(1u << 20)
+#define LOG_INPLACE_SHIFT 20		/* in-place writes noted per MiB of data */
 
 enum { LOG_FS_ITEM = 1, LOG_CSUM_RESET = 2, LOG_CSUM_ITEM = 3, LOG_EXT_KEEP = 4,
        LOG_EXT_RUNS = 5 };
@@ -160,8 +161,11 @@ struct log_state {
 	uint64_t durable_writes;	/* dev_writes() before the leader's last flush */
 	struct htable_set names;	/* inodes whose names changed */
 	struct htable_set dirs;		/* directories that lost a name */
+	struct htable_set inplace;	/* MiB of data written in place (prealloc):
+					 * logical >> LOG_INPLACE_SHIFT */
 	struct log_stats st;
 	bool names_oom;			/* a set insert failed: cover nothing */
+	bool inplace_oom;		/* an inplace insert failed: all may be */
 };
 
 int log_init(struct core *c)
@@ -186,6 +190,7 @@ void log_destroy(struct core *c)
 	free(ls->segs);
 	htable_set_destroy(&ls->names);
 	htable_set_destroy(&ls->dirs);
+	htable_set_destroy(&ls->inplace);
 	free(ls);
 	c->log = NULL;
 }
@@ -214,7 +219,9 @@ static void sync_transid(struct log_state *ls, uint64_t transid)
 	ls->transid = transid;
 	htable_set_clear(&ls->names);
 	htable_set_clear(&ls->dirs);
+	htable_set_clear(&ls->inplace);
 	ls->names_oom = false;
+	ls->inplace_oom = false;
 	ls->failed = 0;
 }
 
@@ -233,6 +240,51 @@ static void note(struct txn *t, uint64_t ino, bool dir)
 
 void log_note_names(struct txn *t, uint64_t ino) { note(t, ino, false); }
 void log_note_dir_removal(struct txn *t, uint64_t dir) { note(t, dir, true); }
+
+void log_note_inplace(struct txn *t, uint64_t logical, uint64_t len)
+{
+	struct log_state *ls = txn_core(t)->log;
+
+	if (!ls || !len)
+		return;
+	glock_write(&ls->lock);
+	sync_transid(ls, txn_transid(t));
+	for (uint64_t m = logical >> LOG_INPLACE_SHIFT; m <= (logical + len - 1) >> LOG_INPLACE_SHIFT;
+	     m++)
+		if (htable_set_add(&ls->inplace, m))
+			ls->inplace_oom = true;
+	glock_write_unlock(&ls->lock);
+}
+
+/*
+ * Do the sectors [from, to) of the data extent at `extent` hold what the
+ * last commit's checksums say?  True when the last commit holds the
+ * extent (allocated in an earlier transaction) and nothing was written in
+ * place in those sectors' MiB since (a preallocated extent filled in
+ * place, log_note_inplace): a file extent item of this transaction that
+ * reads them (a piece of a committed extent split by a write beside it)
+ * needs no checksums in a record — replay keeps the committed ones.
+ * Caller holds a handle of transid and no tree path (this searches the
+ * extent tree).
+ */
+static bool csums_committed(struct core *c, struct log_state *ls, uint64_t extent,
+			    uint64_t from, uint64_t to, uint64_t transid)
+{
+	struct extent_item ei;
+	uint64_t len;
+	bool inplace;
+
+	if (extent_lookup(c, extent, true, &ei, &len) || ei.generation >= transid || to <= from)
+		return false;
+	glock_write(&ls->lock);
+	sync_transid(ls, transid);
+	inplace = ls->inplace_oom;
+	for (uint64_t m = from >> LOG_INPLACE_SHIFT; !inplace && m <= (to - 1) >> LOG_INPLACE_SHIFT;
+	     m++)
+		inplace = htable_set_has(&ls->inplace, m);
+	glock_write_unlock(&ls->lock);
+	return !inplace;
+}
 
 void log_commit_clear(struct core *c)
 {
@@ -253,7 +305,9 @@ void log_commit_clear(struct core *c)
 	ls->transid = 0;
 	htable_set_clear(&ls->names);
 	htable_set_clear(&ls->dirs);
+	htable_set_clear(&ls->inplace);
 	ls->names_oom = false;
+	ls->inplace_oom = false;
 	ls->failed = 0;
 	c->sb.log_root = 0;
 	c->sb.log_root_level = 0;
@@ -318,6 +372,7 @@ static void put_item(struct buf *b, uint32_t *nitems, int kind, const struct key
 
 struct ext_ref {
 	uint64_t logical, len;
+	uint64_t extent;	/* the data extent's start (disk_logical) */
 };
 
 /* Every item of ino in the fs tree; the data ranges that REG/PREALLOC
@@ -412,7 +467,8 @@ static int capture_fs_items(struct fsctx *fs, uint64_t ino, uint64_t transid, st
 						*exts = ne;
 						cap = nc;
 					}
-					(*exts)[(*nexts)++] = (struct ext_ref){ rs, re - rs };
+					(*exts)[(*nexts)++] = (struct ext_ref){ rs, re - rs,
+										 fe->disk_logical };
 				}
 			}
 		}
@@ -789,7 +845,9 @@ int log_fsync(struct fsctx *fs, uint64_t ino)
 	ret = capture_fs_items(fs, ino, transid, &b, &nitems, &exts, &nexts, parents, &nparents,
 			       (int)(sizeof(parents) / sizeof(parents[0])), &keep, &nkeep);
 	for (size_t i = 0; i < nexts && !ret; i++)
-		ret = capture_csums(c, &exts[i], &b, &nitems);
+		if (!csums_committed(c, ls, exts[i].extent, exts[i].logical,
+				     exts[i].logical + exts[i].len, transid))
+			ret = capture_csums(c, &exts[i], &b, &nitems);
 	if (ret == -E2BIG || (!ret && b.len > LOG_RECORD_COMMIT)) {
 		ret = 1;
 		goto unlock;

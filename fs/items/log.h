@@ -89,6 +89,10 @@ int log_fsync(struct fsctx *fs, uint64_t ino);
  * ino gained or lost a name; dir lost a name. */
 void log_note_names(struct txn *t, uint64_t ino);
 void log_note_dir_removal(struct txn *t, uint64_t dir);
+/* A write went in place into the data [logical, +len) of a preallocated
+ * extent (file.c): those sectors no longer match the last commit's
+ * checksums, so a record logs theirs. */
+void log_note_inplace(struct txn *t, uint64_t logical, uint64_t len);
 
 /* Commit: called by the commit with no handle open, before the free-space
  * tree is written (the commit hook fs/ops/mount.c registers).  Pins the

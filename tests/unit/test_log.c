@@ -390,6 +390,57 @@ int main(void)
 		free(want);
 		free(got);
 	}
+
+	/*
+	 * 4 KiB writes into 40 of the 1 MiB pieces of a committed, filled-in
+	 * fallocated file, each fsync'd: a write splits its piece, and the
+	 * pieces left beside it (items of this transaction reading committed
+	 * data) need no checksums in the record — replay keeps the committed
+	 * ones.  Logged with theirs, each fsync added ~1 KiB to the file's
+	 * record and one in ~25 committed (past LOG_RECORD_COMMIT).  The
+	 * last piece, preallocated at the commit and written in place after
+	 * it, keeps its checksums logged (log_note_inplace): the committed
+	 * extent no longer holds what the last commit's checksums say.
+	 */
+	{
+		const size_t MB = 1 << 20, FL = 48 * MB;
+		unsigned char *want = malloc(FL), *got = malloc(FL);
+		uint64_t f;
+		MUST(want && got ? 0 : -ENOMEM);
+		fill(want, FL, k + 20);
+		MUST(fsops_mknod(fs, d, "pieces", S_IFREG | 0644, 0, &cr, &st));
+		f = st.st_ino;
+		MUST(fsops_fallocate(fs, f, 0, 0, FL));
+		for (size_t o = 0; o < FL - MB; o += MB)
+			MUST(fsops_write(fs, f, want + o, MB, o) == (ssize_t)MB ? 0 : -EIO);
+		MUST(fsops_sync(fs));
+		MUST(fsops_write(fs, f, want + FL - MB, MB, FL - MB) == (ssize_t)MB ? 0 : -EIO);
+		struct core_stats s0, s1;
+		struct log_stats l0, l1;
+		mount_stats(core, &s0);
+		log_stats(core, &l0);
+		for (int i = 0; i < 40; i++) {
+			size_t at = (size_t)i * MB + (size_t)(i * 37 % 200) * 4096;
+			fill(want + at, 4096, k + 21 + (unsigned)i);
+			MUST(fsops_write(fs, f, want + at, 4096, at) == 4096 ? 0 : -EIO);
+			MUST(fsops_fsync(fs, f, 1));
+		}
+		mount_stats(core, &s1);
+		log_stats(core, &l1);
+		printf("# 40 fsyncs of 4 KiB writes into 1 MiB pieces: %llu commits, %llu by the log, "
+		       "%llu segment bytes\n", (unsigned long long)(s1.commits - s0.commits),
+		       (unsigned long long)(l1.syncs - l0.syncs),
+		       (unsigned long long)(l1.bytes - l0.bytes));
+		CHECK("4 KiB writes splitting committed pieces: every fsync by the log, no commit",
+		      l1.syncs - l0.syncs == 40 && s1.commits == s0.commits);
+		crash();
+		MUST(mount_rw(CORE_FSYNC_LOG));
+		CHECK("pieces: replayed", !log_pending(core));
+		CHECK("pieces: the written blocks, the pieces beside them and the piece written in place",
+		      fsops_read(fs, f, got, FL, 0) == (ssize_t)FL && memcmp(got, want, FL) == 0);
+		free(want);
+		free(got);
+	}
 	fsops_unmount(fs);
 	fs = NULL;
 	MUST(mount_close(core));
