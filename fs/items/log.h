@@ -59,8 +59,9 @@
  * directory or in one where a name was removed since the last commit, a
  * record larger than LOG_RECORD_COMMIT (32 KiB: a file with many extents
  * changed since the last commit; a changed extent costs its item and the
- * checksums of the sectors it reads, unchanged ones 24 bytes per run of
- * adjacent ones, however many), a subvolume other than the default fs
+ * checksums of the sectors it reads that were written since the last
+ * commit, unchanged ones 24 bytes per run of adjacent ones, however
+ * many), a subvolume other than the default fs
  * tree, any error writing the log, and fsync=commit.
  *
  * On disk: see struct log_seg_hdr / log_rec_hdr / log_item_hdr in log.c.
@@ -124,6 +125,8 @@ struct log_stats {
 	uint64_t supers;	/* of which needed a superblock write */
 	uint64_t bytes;		/* segment bytes written */
 	uint64_t rejected;	/* replay: records dropped, their data not on the device */
+	uint64_t walked;	/* items record capture read one by one (a committed
+				 * leaf of extents is one run, unread) */
 };
 void log_stats(struct core *c, struct log_stats *s);
 
