@@ -1202,9 +1202,10 @@ static void free_chain(struct seg *v, int n)
 /*
  * The data sectors one LOG_CSUM_ITEM covers, [logical, +n sectors), on
  * every copy: 0 when each matches its logged checksum, -EUCLEAN (a line
- * on out for the first bad sector) when one does not, -errno.  Replay
- * makes them reachable as they are, and fsck holds every copy of
- * reachable data to its checksum (a copy a flush missed included).
+ * on out for the first bad sector) when one does not, -EIO when none
+ * does not but a copy could not be read, -errno.  Replay makes them
+ * reachable as they are, and fsck holds every copy of reachable data to
+ * its checksum (a copy a flush missed included).
  */
 static int check_logged_piece(struct core *c, uint64_t ino, uint64_t logical, const void *csums,
 			      uint32_t n, FILE *out)
@@ -1224,14 +1225,14 @@ static int check_logged_piece(struct core *c, uint64_t ino, uint64_t logical, co
 	buf = aligned_alloc(4096, len);
 	if (!buf)
 		return -ENOMEM;
-	for (int m = 0; m < ncp && !ret; m++) {
+	for (int m = 0; m < ncp && ret != -EUCLEAN; m++) {
 		if (dev_read(cp[m].dev, cp[m].physical, buf, len)) {
 			if (out)
 				fprintf(out, "fsync log: inode %llu: data %llu+%llu: read error on %s\n",
 					(unsigned long long)ino, (unsigned long long)logical,
 					(unsigned long long)len, cp[m].dev->path);
-			ret = -EIO;
-			break;
+			ret = -EIO;	/* the other copies still decide a mismatch */
+			continue;
 		}
 		for (uint32_t i = 0; i < n; i++) {
 			uint32_t want;
@@ -1278,17 +1279,21 @@ static int check_logged_data(struct core *c, uint64_t ino, uint64_t logical, con
 		free(exp);
 		return ret;
 	}
+	bool eio = false;
+
 	for (uint32_t i = 0; i < n;) {
 		uint64_t at = logical + (uint64_t)i * CORE_SECTORSIZE;
 		uint32_t k = (uint32_t)(chunk_map_piece(c, at, (uint64_t)(n - i) * CORE_SECTORSIZE) /
 					CORE_SECTORSIZE);
 		int ret = check_logged_piece(c, ino, at, (const uint8_t *)csums + (size_t)i * CSUM_SIZE,
 					     k, out);
-		if (ret)
+		if (ret == -EIO)
+			eio = true;	/* the pieces after it may still not match */
+		else if (ret)
 			return ret;
 		i += k;
 	}
-	return 0;
+	return eio ? -EIO : 0;
 }
 
 /*
@@ -1313,6 +1318,7 @@ static int verify_last_seg(struct core *c, const struct log_seg_hdr *h, bool *dr
 		const struct log_rec_hdr *rh = (const void *)p;
 		const char *q = (const char *)(rh + 1);
 		int ret = 0;
+		bool eio = false;
 
 		p += rh->len;
 		drop[r] = false;
@@ -1322,7 +1328,20 @@ static int verify_last_seg(struct core *c, const struct log_seg_hdr *h, bool *dr
 			if (ih->kind == LOG_CSUM_ITEM)
 				ret = check_logged_data(c, rh->ino, ih->key.offset, ih + 1,
 							ih->size / CSUM_SIZE, NULL);
+			if (ret == -EIO) {
+				eio = true;
+				ret = 0;
+			}
 		}
+		if (!ret && eio)
+			ret = -EIO;
+		if (ret == -EIO && msg)
+			fprintf(msg, "fsync log: segment %llu record %u (inode %llu): a copy of its "
+				"data cannot be read; the copies that read match, the record is "
+				"replayed\n", (unsigned long long)h->bytenr, r,
+				(unsigned long long)rh->ino);
+		if (ret == -EIO)
+			ret = 0;	/* not a lost write: as before the check */
 		if (ret && ret != -EUCLEAN)
 			return ret;
 		if (ret) {
