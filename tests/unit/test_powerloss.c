@@ -50,7 +50,10 @@
  * For each image: fsck.glassfs -n (the last commit and a pending log must
  * check clean), mount (which replays the log), each name holds one of the
  * versions from its last acknowledged one on (or is absent when that is
- * the version), reads never fail, then fsck again after the replay.
+ * the version), reads never fail, then fsck again after the replay.  The
+ * states where replay dropped a log record (its segment on the device,
+ * some of its data not: one flush covers both) are counted; append and
+ * overwrite must have some where the per-epoch classes run.
  *
  * SEED=n replays the random states; WORKLOAD=name runs the workloads
  * whose name holds it; PROFILE=single,raid1,dup,raid5,convert (a list, or
