@@ -1566,6 +1566,11 @@ uint32_t btree_nritems(const struct path *p)
 	return p->nodes[0] ? nb_nritems(D(p->nodes[0])) : 0;
 }
 
+uint64_t btree_leaf_generation(const struct path *p)
+{
+	return p->nodes[0] ? nb_generation(D(p->nodes[0])) : 0;
+}
+
 void btree_item_key(const struct path *p, int slot, struct key *k)
 {
 	nb_item_key(D(p->nodes[0]), slot, k);

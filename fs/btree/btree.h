@@ -113,6 +113,10 @@ int btree_delete(struct txn *t, struct root *r, const struct key *k);
 
 /* Leaf access at the current path (level 0). */
 uint32_t btree_nritems(const struct path *p);
+/* The transaction that wrote the current leaf: one older than the running
+ * transaction holds exactly what the last commit's leaf held (a change
+ * copies it first). */
+uint64_t btree_leaf_generation(const struct path *p);
 void btree_item_key(const struct path *p, int slot, struct key *k);
 void *btree_item_ptr(const struct path *p, int slot, uint32_t *size);
 

@@ -14,6 +14,7 @@
 #include "fs/items/file.h"
 #include "fs/trees/data.h"
 #include "fs/items/subvol.h"
+#include "fs/items/log.h"
 
 #define BS		CORE_SECTORSIZE
 #define RDOWN(x)	((x) & ~(uint64_t)(BS - 1))
@@ -352,6 +353,7 @@ static int write_prealloc(struct txn *t, struct fsctx *fs, struct inode *ip,
 		uint64_t disk = e->disk_logical + e->doff + (s - e->off);
 		int pieces = 0;
 
+		log_note_inplace(t, disk, x - s);	/* before the write: an fsync's record logs it */
 		ret = data_write(t, disk, buf + (s - a), x - s);
 		if (ret == 0 && e->off < s) {
 			struct fext front = *e;

@@ -31,9 +31,16 @@
  * before ends).  Committed extents never overlap, so the committed items
  * whose offsets lie in such a range are exactly the run's: replay keeps
  * them (and checks their count), deletes the inode's other committed
- * extents and inserts the logged ones.  An fsync costs what changed, not
- * the file's length or how many extents it has: a file of a million
- * extents with one 4 KiB write logs one item and two runs.
+ * extents and inserts the logged ones.  A leaf the last commit wrote
+ * (its generation older than the running transaction) is a run of its
+ * own without a gap check: it holds exactly the committed items with
+ * offsets between its first and its last, so capture reads only its
+ * first and last item.  An fsync's record costs what changed, not the
+ * file's length or how many extents it has: a file of a million extents
+ * with one 4 KiB write logs one item and two runs; its capture reads the
+ * leaves this transaction copied.  Checksums are logged for the data
+ * written since the last commit only: not for the committed pieces a
+ * write leaves on either side of it (csums_committed).
  *
  * A segment is valid for superblock generation G only when its
  * parent_gen is G: the commit after G clears log_root in the same
@@ -46,10 +53,13 @@
  * wait for the leader writing the log or become it.  The leader writes a
  * segment of every queued record (the files' data went to their extents
  * at write time) and makes it count as log.h says: in a reserved slot,
- * flush (the data), segment, flush; elsewhere, segment, flush (data and
- * segment), superblocks with log_root = the segment, flush.  The first
- * flush is skipped when no device was written since the leader's last
- * flush began.  Then each waiter ends its handle.
+ * segment, flush (data and segment: one flush; replay verifies the data
+ * of the last segment against the checksums its records carry and drops
+ * a record it does not match, verify_last_seg); elsewhere, segment,
+ * flush, superblocks with log_root = the segment, flush.  A batch with
+ * data in raid5/6 chunks flushes its data before a slot's segment too
+ * (parity has no checksum), unless no device was written since the
+ * leader's last flush began.  Then each waiter ends its handle.
  */
 #include "fs/items/log.h"
 #include "fs/core/core_types.h"
@@ -88,6 +98,7 @@
 #define LOG_COMMIT_BYTES (64ull << 20)		/* a log this big asks for a commit */
 #define LOG_SLOT_MIN	(16u << 10)		/* slot reserved for the next segment */
 #define LOG_SLOT_MAX	(1u << 20)
+#define LOG_INPLACE_SHIFT 20		/* in-place writes noted per MiB of data */
 
 enum { LOG_FS_ITEM = 1, LOG_CSUM_RESET = 2, LOG_CSUM_ITEM = 3, LOG_EXT_KEEP = 4,
        LOG_EXT_RUNS = 5 };
@@ -143,6 +154,7 @@ struct log_state {
 	char *pend;
 	size_t pend_len, pend_cap;
 	uint32_t pend_nrec;
+	bool pend_flush;		/* a queued record's data needs its own flush */
 	uint64_t enq_seq, done_seq;	/* records queued / made durable */
 	bool writing;			/* a leader is writing a batch */
 	int failed;			/* a batch failed in this transaction */
@@ -156,8 +168,11 @@ struct log_state {
 	uint64_t durable_writes;	/* dev_writes() before the leader's last flush */
 	struct htable_set names;	/* inodes whose names changed */
 	struct htable_set dirs;		/* directories that lost a name */
+	struct htable_set inplace;	/* MiB of data written in place (prealloc):
+					 * logical >> LOG_INPLACE_SHIFT */
 	struct log_stats st;
 	bool names_oom;			/* a set insert failed: cover nothing */
+	bool inplace_oom;		/* an inplace insert failed: all may be */
 };
 
 int log_init(struct core *c)
@@ -182,6 +197,7 @@ void log_destroy(struct core *c)
 	free(ls->segs);
 	htable_set_destroy(&ls->names);
 	htable_set_destroy(&ls->dirs);
+	htable_set_destroy(&ls->inplace);
 	free(ls);
 	c->log = NULL;
 }
@@ -210,7 +226,9 @@ static void sync_transid(struct log_state *ls, uint64_t transid)
 	ls->transid = transid;
 	htable_set_clear(&ls->names);
 	htable_set_clear(&ls->dirs);
+	htable_set_clear(&ls->inplace);
 	ls->names_oom = false;
+	ls->inplace_oom = false;
 	ls->failed = 0;
 }
 
@@ -229,6 +247,51 @@ static void note(struct txn *t, uint64_t ino, bool dir)
 
 void log_note_names(struct txn *t, uint64_t ino) { note(t, ino, false); }
 void log_note_dir_removal(struct txn *t, uint64_t dir) { note(t, dir, true); }
+
+void log_note_inplace(struct txn *t, uint64_t logical, uint64_t len)
+{
+	struct log_state *ls = txn_core(t)->log;
+
+	if (!ls || !len)
+		return;
+	glock_write(&ls->lock);
+	sync_transid(ls, txn_transid(t));
+	for (uint64_t m = logical >> LOG_INPLACE_SHIFT; m <= (logical + len - 1) >> LOG_INPLACE_SHIFT;
+	     m++)
+		if (htable_set_add(&ls->inplace, m))
+			ls->inplace_oom = true;
+	glock_write_unlock(&ls->lock);
+}
+
+/*
+ * Do the sectors [from, to) of the data extent at `extent` hold what the
+ * last commit's checksums say?  True when the last commit holds the
+ * extent (allocated in an earlier transaction) and nothing was written in
+ * place in those sectors' MiB since (a preallocated extent filled in
+ * place, log_note_inplace): a file extent item of this transaction that
+ * reads them (a piece of a committed extent split by a write beside it)
+ * needs no checksums in a record — replay keeps the committed ones.
+ * Caller holds a handle of transid and no tree path (this searches the
+ * extent tree).
+ */
+static bool csums_committed(struct core *c, struct log_state *ls, uint64_t extent,
+			    uint64_t from, uint64_t to, uint64_t transid)
+{
+	struct extent_item ei;
+	uint64_t len;
+	bool inplace;
+
+	if (extent_lookup(c, extent, true, &ei, &len) || ei.generation >= transid || to <= from)
+		return false;
+	glock_write(&ls->lock);
+	sync_transid(ls, transid);
+	inplace = ls->inplace_oom;
+	for (uint64_t m = from >> LOG_INPLACE_SHIFT; !inplace && m <= (to - 1) >> LOG_INPLACE_SHIFT;
+	     m++)
+		inplace = htable_set_has(&ls->inplace, m);
+	glock_write_unlock(&ls->lock);
+	return !inplace;
+}
 
 void log_commit_clear(struct core *c)
 {
@@ -249,7 +312,9 @@ void log_commit_clear(struct core *c)
 	ls->transid = 0;
 	htable_set_clear(&ls->names);
 	htable_set_clear(&ls->dirs);
+	htable_set_clear(&ls->inplace);
 	ls->names_oom = false;
+	ls->inplace_oom = false;
 	ls->failed = 0;
 	c->sb.log_root = 0;
 	c->sb.log_root_level = 0;
@@ -314,6 +379,7 @@ static void put_item(struct buf *b, uint32_t *nitems, int kind, const struct key
 
 struct ext_ref {
 	uint64_t logical, len;
+	uint64_t extent;	/* the data extent's start (disk_logical) */
 };
 
 /* Every item of ino in the fs tree; the data ranges that REG/PREALLOC
@@ -322,7 +388,7 @@ struct ext_ref {
 static int capture_fs_items(struct fsctx *fs, uint64_t ino, uint64_t transid, struct buf *b,
 			    uint32_t *nitems, struct ext_ref **exts, size_t *nexts,
 			    uint64_t *parents, int *nparents, int maxparents,
-			    struct log_keep_run **keep, size_t *nkeep)
+			    struct log_keep_run **keep, size_t *nkeep, uint64_t *walked)
 {
 	struct path p;
 	struct key k = mkkey(ino, 0, 0), ik;
@@ -339,6 +405,50 @@ static int capture_fs_items(struct fsctx *fs, uint64_t ino, uint64_t transid, st
 		btree_item_key(&p, p.slots[0], &ik);
 		if (ik.objectid != ino)
 			break;
+		/*
+		 * A leaf the last commit wrote (older than this transaction:
+		 * a change copies it first) whose items from here on are all
+		 * this file's extents holds exactly the committed items with
+		 * offsets from here to its last one: one run for all of them,
+		 * without reading each (a fragmented file's fsync walked
+		 * every item: 60,000 per fsync after fio's random writes).
+		 * It continues the run before when that ended where the
+		 * leaf's first item starts.
+		 */
+		uint32_t nr = btree_nritems(&p);
+		struct key lk;
+		if (ik.type == KEY_EXTENT_DATA && btree_leaf_generation(&p) < transid &&
+		    nr > (uint32_t)p.slots[0] + 1 &&
+		    (btree_item_key(&p, (int)nr - 1, &lk), lk.objectid == ino) &&
+		    lk.type == KEY_EXTENT_DATA && lk.offset != UINT64_MAX) {
+			const struct file_extent *fe = btree_item_ptr(&p, (int)nr - 1, &size);
+			uint64_t end = lk.offset + 1, count = nr - (uint32_t)p.slots[0];
+			if (size >= sizeof(*fe) && fe->type != FE_INLINE && fe->num_bytes)
+				end = lk.offset + fe->num_bytes;
+			if (extend && (*keep)[*nkeep - 1].end == ik.offset) {
+				(*keep)[*nkeep - 1].end = end;
+				(*keep)[*nkeep - 1].count += count;
+			} else {
+				if (*nkeep == keepcap) {
+					size_t nc = keepcap ? keepcap * 2 : 16;
+					struct log_keep_run *nk = realloc(*keep, nc * sizeof(*nk));
+					if (!nk) {
+						ret = -ENOMEM;
+						break;
+					}
+					*keep = nk;
+					keepcap = nc;
+				}
+				(*keep)[(*nkeep)++] = (struct log_keep_run){ ik.offset, end, count };
+			}
+			extend = end > lk.offset + 1;
+			k = mkkey(ino, KEY_EXTENT_DATA, lk.offset + 1);
+			btree_path_release(&p);
+			btree_path_init(&p);
+			ret = fsctx_search_ge(fs, &k, &p);
+			continue;
+		}
+		(*walked)++;
 		ptr = btree_item_ptr(&p, p.slots[0], &size);
 		if (ik.type == KEY_EXTENT_DATA && size >= FE_INLINE_HDR &&
 		    ((const struct file_extent *)ptr)->generation != transid) {
@@ -408,7 +518,8 @@ static int capture_fs_items(struct fsctx *fs, uint64_t ino, uint64_t transid, st
 						*exts = ne;
 						cap = nc;
 					}
-					(*exts)[(*nexts)++] = (struct ext_ref){ rs, re - rs };
+					(*exts)[(*nexts)++] = (struct ext_ref){ rs, re - rs,
+										 fe->disk_logical };
 				}
 			}
 		}
@@ -536,16 +647,22 @@ static uint64_t dev_writes(struct core *c)
  * one, so a batch that fits its slot needs no superblock write: the
  * segment is found at replay by following `next` from the segment the
  * superblock names, as long as segments there are valid and continue the
- * chain (log_id, seq, prev).  Being there is what makes it count, so the
- * data its records reference is flushed before it is written.  The
- * first segment of a transaction, and one that does not fit its slot, is
- * written elsewhere and the superblock then points at it.  Two flushes
- * either way; one for a slot when no device was written since the last
- * batch's flush began (an fsync of metadata only, or of data another
- * batch's flush covered).
+ * chain (log_id, seq, prev).  Being there is what makes it count, and it
+ * goes out with the data its records reference in one flush: power loss
+ * may keep the segment and lose some of that data, and replay then finds
+ * a record whose logged checksums the data does not match and drops it
+ * (verify_last_seg) — none of the batch's fsyncs had returned, since
+ * each waits for this flush.  A batch whose data lies in raid5/6 chunks
+ * (flush_data) still flushes the data first: a data column there can
+ * match its checksum while the parity written with it was lost, which
+ * no checksum shows until a degraded read.  The first segment of a
+ * transaction, and one that does not fit its slot, is written elsewhere
+ * and the superblock then points at it: flush (data and segment),
+ * superblocks, flush — a superblock cannot name a segment that is not
+ * whole, since a log the superblock names must read back.
  */
 static int write_batch(struct core *c, struct log_state *ls, const char *recs, size_t len,
-		       uint32_t nrec, uint64_t *seg_bytes)
+		       uint32_t nrec, bool flush_data, uint64_t *seg_bytes)
 {
 	size_t used = sizeof(struct log_seg_hdr) + len;
 	uint64_t seglen = (used + LOG_BLOCK - 1) / LOG_BLOCK * LOG_BLOCK, logical, nslot = 0, nlen;
@@ -600,13 +717,12 @@ static int write_batch(struct core *c, struct log_state *ls, const char *recs, s
 	h->csum = crc32c(0, (uint8_t *)h + 4, seglen - 4);
 	/*
 	 * A segment in the slot counts as soon as it is on the device whole
-	 * (replay follows `next` to it): the data its records reference must
-	 * be durable before it is written, or power loss can keep the
-	 * segment and lose the data it makes reachable — acknowledged bytes
-	 * of a rewritten last block with it.  A segment the superblock names
-	 * counts only at that write, after the flush below.
+	 * and the data its records reference matches their checksums (replay
+	 * follows `next` to it and verifies that data): one flush makes both
+	 * durable.  raid5/6 data is flushed before (above).  A segment the
+	 * superblock names counts only at that write, after the flush below.
 	 */
-	if (!need_super && dev_writes(c) != ls->durable_writes) {
+	if (!need_super && flush_data && dev_writes(c) != ls->durable_writes) {
 		ret = chunk_flush_devs(c, "fsync log data");
 		if (ret) {
 			free(h);
@@ -654,9 +770,10 @@ static int write_batch(struct core *c, struct log_state *ls, const char *recs, s
 	return 0;
 }
 
-/* Queue a record and wait until a batch holding it is durable. */
+/* Queue a record and wait until a batch holding it is durable;
+ * flush_data: its data must be flushed before the segment (write_batch). */
 static int log_write_record(struct core *c, struct log_state *ls, uint64_t transid,
-			    const char *rec, size_t len)
+			    const char *rec, size_t len, bool flush_data)
 {
 	uint64_t my;
 	int ret = 0;
@@ -675,6 +792,7 @@ static int log_write_record(struct core *c, struct log_state *ls, uint64_t trans
 	memcpy(ls->pend + ls->pend_len, rec, len);
 	ls->pend_len += len;
 	ls->pend_nrec++;
+	ls->pend_flush |= flush_data;
 	my = ++ls->enq_seq;
 	while (ls->done_seq < my) {
 		if (ls->writing) {
@@ -686,12 +804,14 @@ static int log_write_record(struct core *c, struct log_state *ls, uint64_t trans
 		size_t rlen = ls->pend_len;
 		uint32_t nrec = ls->pend_nrec;
 		uint64_t upto = ls->enq_seq, segb = 0;
+		bool flush_data = ls->pend_flush;
 		ls->pend = NULL;
 		ls->pend_len = ls->pend_cap = 0;
 		ls->pend_nrec = 0;
+		ls->pend_flush = false;
 		ls->writing = true;
 		glock_write_unlock(&ls->lock);
-		int r = write_batch(c, ls, recs, rlen, nrec, &segb);
+		int r = write_batch(c, ls, recs, rlen, nrec, flush_data, &segb);
 		free(recs);
 		glock_write(&ls->lock);
 		if (r && !ls->failed) {
@@ -724,7 +844,7 @@ int log_fsync(struct fsctx *fs, uint64_t ino)
 	uint32_t nitems = 0;
 	struct inode *ip;
 	struct txn *t;
-	uint64_t transid, t0 = 0;
+	uint64_t transid, t0 = 0, walked = 0;
 	bool isnew;
 	int ret;
 
@@ -774,9 +894,11 @@ int log_fsync(struct fsctx *fs, uint64_t ino)
 		goto unlock;
 	}
 	ret = capture_fs_items(fs, ino, transid, &b, &nitems, &exts, &nexts, parents, &nparents,
-			       (int)(sizeof(parents) / sizeof(parents[0])), &keep, &nkeep);
+			       (int)(sizeof(parents) / sizeof(parents[0])), &keep, &nkeep, &walked);
 	for (size_t i = 0; i < nexts && !ret; i++)
-		ret = capture_csums(c, &exts[i], &b, &nitems);
+		if (!csums_committed(c, ls, exts[i].extent, exts[i].logical,
+				     exts[i].logical + exts[i].len, transid))
+			ret = capture_csums(c, &exts[i], &b, &nitems);
 	if (ret == -E2BIG || (!ret && b.len > LOG_RECORD_COMMIT)) {
 		ret = 1;
 		goto unlock;
@@ -807,10 +929,14 @@ int log_fsync(struct fsctx *fs, uint64_t ino)
 	rh = (struct log_rec_hdr *)b.p;
 	*rh = (struct log_rec_hdr){ (uint32_t)b.len, nitems, btree_root_id(fs->root), ino,
 				    isnew ? LOG_REC_NEW : 0, 0 };
-	ret = log_write_record(c, ls, transid, b.p, b.len);
+	bool flush_data = false;	/* raid5/6 data: see write_batch */
+	for (size_t i = 0; i < nexts && !flush_data; i++)
+		flush_data = chunk_map_is_parity(c, exts[i].logical);
+	ret = log_write_record(c, ls, transid, b.p, b.len, flush_data);
 	glock_write(&ls->lock);
 	if (ret == 0)
 		ls->st.syncs++;
+	ls->st.walked += walked;
 	glock_write_unlock(&ls->lock);
 	goto out;
 unlock:
@@ -996,13 +1122,17 @@ static int push_seg(struct seg **v, int *n, struct log_seg_hdr *h)
  * along `prev` (every segment must be valid: the superblock was written
  * after they were flushed), then forward along `next` for as long as
  * valid segments continue it (those were written without a superblock
- * write, each after the data it references was flushed: one that is
- * there whole counts; the first one that is not ends the log).
+ * write: one that is there whole counts; the first one that is not ends
+ * the log).  *unflushed: the last segment came by `next`, so its flush
+ * may not have completed — the data its records reference may be lost
+ * (verify_last_seg).  Every segment before it was flushed whole with
+ * its data: the leader writes a segment only after the flush of the one
+ * before returned.
  */
-static int read_chain(struct core *c, struct seg **out, int *nout, FILE *msg)
+static int read_chain(struct core *c, struct seg **out, int *nout, bool *unflushed, FILE *msg)
 {
 	struct seg *v = NULL;
-	int n = 0, ret = 0;
+	int n = 0, ret = 0, nsuper;
 	uint64_t at = c->sb.log_root;
 
 	while (at) {
@@ -1048,6 +1178,7 @@ static int read_chain(struct core *c, struct seg **out, int *nout, FILE *msg)
 		v[n - 1 - i] = tmp;
 	}
 	/* forward from the newest the superblock knows */
+	nsuper = n;
 	while (!ret && n > 0 && n < LOG_MAX_SEGS && v[n - 1].h->next) {
 		const struct log_seg_hdr *last = v[n - 1].h;
 		struct log_seg_hdr *h;
@@ -1078,6 +1209,7 @@ static int read_chain(struct core *c, struct seg **out, int *nout, FILE *msg)
 	}
 	*out = v;
 	*nout = n;
+	*unflushed = n > nsuper;
 	return ret;
 }
 
@@ -1091,9 +1223,10 @@ static void free_chain(struct seg *v, int n)
 /*
  * The data sectors one LOG_CSUM_ITEM covers, [logical, +n sectors), on
  * every copy: 0 when each matches its logged checksum, -EUCLEAN (a line
- * on out for the first bad sector) when one does not, -errno.  Replay
- * makes them reachable as they are, and fsck holds every copy of
- * reachable data to its checksum (a copy a flush missed included).
+ * on out for the first bad sector) when one does not, -EIO when none
+ * does not but a copy could not be read, -errno.  Replay makes them
+ * reachable as they are, and fsck holds every copy of reachable data to
+ * its checksum (a copy a flush missed included).
  */
 static int check_logged_piece(struct core *c, uint64_t ino, uint64_t logical, const void *csums,
 			      uint32_t n, FILE *out)
@@ -1113,14 +1246,14 @@ static int check_logged_piece(struct core *c, uint64_t ino, uint64_t logical, co
 	buf = aligned_alloc(4096, len);
 	if (!buf)
 		return -ENOMEM;
-	for (int m = 0; m < ncp && !ret; m++) {
+	for (int m = 0; m < ncp && ret != -EUCLEAN; m++) {
 		if (dev_read(cp[m].dev, cp[m].physical, buf, len)) {
 			if (out)
 				fprintf(out, "fsync log: inode %llu: data %llu+%llu: read error on %s\n",
 					(unsigned long long)ino, (unsigned long long)logical,
 					(unsigned long long)len, cp[m].dev->path);
-			ret = -EIO;
-			break;
+			ret = -EIO;	/* the other copies still decide a mismatch */
+			continue;
 		}
 		for (uint32_t i = 0; i < n; i++) {
 			uint32_t want;
@@ -1167,23 +1300,89 @@ static int check_logged_data(struct core *c, uint64_t ino, uint64_t logical, con
 		free(exp);
 		return ret;
 	}
+	bool eio = false;
+
 	for (uint32_t i = 0; i < n;) {
 		uint64_t at = logical + (uint64_t)i * CORE_SECTORSIZE;
 		uint32_t k = (uint32_t)(chunk_map_piece(c, at, (uint64_t)(n - i) * CORE_SECTORSIZE) /
 					CORE_SECTORSIZE);
 		int ret = check_logged_piece(c, ino, at, (const uint8_t *)csums + (size_t)i * CSUM_SIZE,
 					     k, out);
-		if (ret)
+		if (ret == -EIO)
+			eio = true;	/* the pieces after it may still not match */
+		else if (ret)
 			return ret;
 		i += k;
 	}
-	return 0;
+	return eio ? -EIO : 0;
+}
+
+/*
+ * The last segment of a chain that came by `next` went out with its data
+ * in one flush (write_batch): power loss may have kept it and lost some
+ * of that data.  drop[r] is set for each of its records whose logged
+ * checksums (every LOG_CSUM_ITEM: the data the inode wrote since the last
+ * commit, and any sector an item reaching into it covers) some copy of
+ * the data does not match: replay skips such a record, and the inode
+ * gets its record before it, or stays as the last commit left it.  None
+ * of that segment's fsyncs had returned (each waits for the flush that
+ * would have made the data durable), so nothing acknowledged is lost, and
+ * nothing replay makes reachable reads other than as it was written.
+ * Returns the records dropped, or -errno (a read error: not a lost write).
+ */
+static int verify_last_seg(struct core *c, const struct log_seg_hdr *h, bool *drop, FILE *msg)
+{
+	const char *p = (const char *)(h + 1);
+	int ndrop = 0;
+
+	for (uint32_t r = 0; r < h->nrecords; r++) {
+		const struct log_rec_hdr *rh = (const void *)p;
+		const char *q = (const char *)(rh + 1);
+		int ret = 0;
+		bool eio = false;
+
+		p += rh->len;
+		drop[r] = false;
+		for (uint32_t k = 0; k < rh->nitems && !ret; k++) {
+			const struct log_item_hdr *ih = (const void *)q;
+			q += sizeof(*ih) + ih->size;
+			if (ih->kind == LOG_CSUM_ITEM)
+				ret = check_logged_data(c, rh->ino, ih->key.offset, ih + 1,
+							ih->size / CSUM_SIZE, NULL);
+			if (ret == -EIO) {
+				eio = true;
+				ret = 0;
+			}
+		}
+		if (!ret && eio)
+			ret = -EIO;
+		if (ret == -EIO && msg)
+			fprintf(msg, "fsync log: segment %llu record %u (inode %llu): a copy of its "
+				"data cannot be read; the copies that read match, the record is "
+				"replayed\n", (unsigned long long)h->bytenr, r,
+				(unsigned long long)rh->ino);
+		if (ret == -EIO)
+			ret = 0;	/* not a lost write: as before the check */
+		if (ret && ret != -EUCLEAN)
+			return ret;
+		if (ret) {
+			drop[r] = true;
+			ndrop++;
+			if (msg)
+				fprintf(msg, "fsync log: segment %llu record %u (inode %llu): its data did "
+					"not all reach the device; replay drops the record (its fsync "
+					"never returned)\n", (unsigned long long)h->bytenr, r,
+					(unsigned long long)rh->ino);
+		}
+	}
+	return ndrop;
 }
 
 int log_check(struct core *c, FILE *out)
 {
 	struct seg *v;
 	int n, ret, recs = 0;
+	bool unflushed = false, *drop = NULL;
 
 	if (!c->sb.log_root)
 		return 0;
@@ -1195,7 +1394,15 @@ int log_check(struct core *c, FILE *out)
 				(unsigned long long)c->sb.log_root, cp[0].dev->path,
 				(unsigned long long)cp[0].physical);
 	}
-	ret = read_chain(c, &v, &n, out);
+	ret = read_chain(c, &v, &n, &unflushed, out);
+	if (!ret && unflushed) {
+		drop = calloc(v[n - 1].h->nrecords + 1, sizeof(*drop));
+		ret = drop ? verify_last_seg(c, v[n - 1].h, drop, out) : -ENOMEM;
+		if (ret > 0)
+			recs -= ret;
+		if (ret > 0)
+			ret = 0;
+	}
 	for (int i = 0; i < n && !ret; i++) {
 		recs += (int)v[i].h->nrecords;
 		/* the log's blocks were allocated after the last commit */
@@ -1212,6 +1419,8 @@ int log_check(struct core *c, FILE *out)
 			const struct log_rec_hdr *rh = (const void *)p;
 			const char *q = (const char *)(rh + 1);
 			p += rh->len;
+			if (drop && i == n - 1 && drop[r])
+				continue;	/* replay drops it: said above */
 			for (uint32_t k = 0; k < rh->nitems && !ret; k++) {
 				const struct log_item_hdr *ih = (const void *)q;
 				const struct file_extent *fe = (const void *)(ih + 1);
@@ -1244,6 +1453,7 @@ int log_check(struct core *c, FILE *out)
 		}
 	}
 	free_chain(v, n);
+	free(drop);
 	return ret ? ret : (recs ? recs : 1);
 }
 
@@ -1509,10 +1719,19 @@ int log_replay(struct fsctx *fs)
 	uint64_t t0 = glock_now_ns();
 	struct txn *t = NULL;
 	struct htable_set claimed = { 0 };
+	bool unflushed = false, *drop = NULL;
+	int ndrop = 0;
 
 	if (!c->sb.log_root || !ls || c->readonly)
 		return 0;
-	ret = read_chain(c, &v, &n, stderr);
+	ret = read_chain(c, &v, &n, &unflushed, stderr);
+	if (!ret && unflushed) {
+		drop = calloc(v[n - 1].h->nrecords + 1, sizeof(*drop));
+		ret = drop ? verify_last_seg(c, v[n - 1].h, drop, stderr) : -ENOMEM;
+		ndrop = ret > 0 ? ret : 0;
+		if (ret > 0)
+			ret = 0;
+	}
 	if (ret)
 		goto out;
 	/* the log's blocks stay out of reach until the replay is committed */
@@ -1536,6 +1755,8 @@ int log_replay(struct fsctx *fs)
 		for (uint32_t r = 0; r < v[i].h->nrecords; r++) {
 			const struct log_rec_hdr *rh = (const void *)p;
 			p += rh->len;
+			if (drop && i == n - 1 && drop[r])
+				continue;	/* its data was lost: the record before counts */
 			if (rh->tree != btree_root_id(fs->root)) {
 				fprintf(stderr, "glassfs: fsync log record for tree %llu, not the fs tree\n",
 					(unsigned long long)rh->tree);
@@ -1580,7 +1801,8 @@ out:
 		fprintf(stderr, "glassfs: replaying the fsync log failed: %s\n", strerror(-ret));
 	else
 		fprintf(stderr, "glassfs: replayed the fsync log: %d inode(s), %u item(s), %d segment(s) "
-			"on generation %llu\n", nrec, items, n, (unsigned long long)c->generation - 1);
+			"on generation %llu, %d record(s) dropped (data not on the device)\n", nrec,
+			items, n, (unsigned long long)c->generation - 1, ndrop);
 	for (int i = 0; i < nrec && getenv("GLASSFS_LOG_DEBUG"); i++)
 		fprintf(stderr, "glassfs: fsync log: inode %llu%s, %u items\n",
 			(unsigned long long)recs[i].ino, recs[i].rh->flags & LOG_REC_NEW ? " (new)" : "",
@@ -1590,7 +1812,11 @@ out:
 			(unsigned long long)v[i].h->bytenr, (unsigned long long)v[i].h->seq,
 			(unsigned long long)v[i].h->len, (unsigned long long)v[i].h->prev,
 			(unsigned long long)v[i].h->next);
+	glock_write(&ls->lock);
+	ls->st.rejected += (uint64_t)ndrop;
+	glock_write_unlock(&ls->lock);
 	free(recs);
+	free(drop);
 	htable_set_destroy(&claimed);
 	free_chain(v, n);
 	return ret ? ret : nrec;

@@ -15,14 +15,26 @@
  *     superblock write.
  *   - a later segment goes to the slot the segment before it reserved,
  *     where replay finds it by following the chain forward (log.c), with
- *     no superblock write: flush every device (the data), write the
- *     segment, flush again.  The commit point is the segment itself,
- *     whole on the device (its checksum covers every byte: a torn or
- *     unwritten segment ends the chain).
+ *     no superblock write: write the segment, flush every device (the
+ *     data and the segment: one flush per fsync).  The commit point is
+ *     the segment itself, whole on the device (its checksum covers every
+ *     byte: a torn or unwritten segment ends the chain), with the data
+ *     its records reference matching the checksums they carry.  Power
+ *     loss before that flush completed may keep the segment and lose
+ *     some of the data: replay reads the data of the last segment's
+ *     records (the only one whose flush may not have completed: the
+ *     leader writes a segment only after the one before was flushed) and
+ *     drops each record that does not match; the inode gets its record
+ *     before, or stays as the last commit left it.  None of that
+ *     segment's fsyncs had returned.  (Issue 19: with one flush and no
+ *     such check, power loss kept the segment and made lost data
+ *     reachable — the acknowledged bytes of a rewritten last block with
+ *     it; the fix then was a flush of the data before the segment, two
+ *     per fsync.)  Data in raid5/6 chunks is still flushed before the
+ *     segment: a data column can match its checksum while the parity
+ *     written with it was lost.
  * So a crash at any instant leaves the previous log or the new one, and
- * never a record whose data did not reach the device (issue 19: one flush
- * for data and segment let power loss keep the segment and lose the data,
- * with it the acknowledged bytes of a rewritten last block).  Data
+ * replay never makes reachable data that did not reach the device.  Data
  * extents a record references are not reused before the commit after
  * the log is durable (extent.c), so an older record stays valid until a
  * newer one counts.  Concurrent fsyncs are batched: one leader writes
@@ -47,8 +59,9 @@
  * directory or in one where a name was removed since the last commit, a
  * record larger than LOG_RECORD_COMMIT (32 KiB: a file with many extents
  * changed since the last commit; a changed extent costs its item and the
- * checksums of the sectors it reads, unchanged ones 24 bytes per run of
- * adjacent ones, however many), a subvolume other than the default fs
+ * checksums of the sectors it reads that were written since the last
+ * commit, unchanged ones 24 bytes per run of adjacent ones, however
+ * many), a subvolume other than the default fs
  * tree, any error writing the log, and fsync=commit.
  *
  * On disk: see struct log_seg_hdr / log_rec_hdr / log_item_hdr in log.c.
@@ -77,6 +90,10 @@ int log_fsync(struct fsctx *fs, uint64_t ino);
  * ino gained or lost a name; dir lost a name. */
 void log_note_names(struct txn *t, uint64_t ino);
 void log_note_dir_removal(struct txn *t, uint64_t dir);
+/* A write went in place into the data [logical, +len) of a preallocated
+ * extent (file.c): those sectors no longer match the last commit's
+ * checksums, so a record logs theirs. */
+void log_note_inplace(struct txn *t, uint64_t logical, uint64_t len);
 
 /* Commit: called by the commit with no handle open, before the free-space
  * tree is written (the commit hook fs/ops/mount.c registers).  Pins the
@@ -107,6 +124,9 @@ struct log_stats {
 	uint64_t batches;	/* segments written */
 	uint64_t supers;	/* of which needed a superblock write */
 	uint64_t bytes;		/* segment bytes written */
+	uint64_t rejected;	/* replay: records dropped, their data not on the device */
+	uint64_t walked;	/* items record capture read one by one (a committed
+				 * leaf of extents is one run, unread) */
 };
 void log_stats(struct core *c, struct log_stats *s);
 

@@ -11,6 +11,7 @@
 #include "core_test.h"
 #include "fs/ops/fsops.h"
 #include "fs/items/log.h"
+#include "fs/store/dev.h"
 
 #include <fcntl.h>
 #include <linux/falloc.h>
@@ -21,6 +22,21 @@ static struct core *core;
 static struct fsctx *fs;
 static struct fsops_cred cr = { .uid = 0, .gid = 0 };
 
+/* Device writes while `armed`: where an fsops_write put its data. */
+static struct { uint64_t off, len; } wrote[64];
+static int nwrote;
+static bool armed;
+
+static void recorder(void *arg, const struct dev *d, int op, uint64_t off, const void *buf,
+		     uint64_t len)
+{
+	(void)arg;
+	(void)d;
+	(void)buf;
+	if (armed && op == DEV_WRITE && nwrote < (int)(sizeof(wrote) / sizeof(wrote[0])))
+		wrote[nwrote++] = (typeof(wrote[0])){ off, len };
+}
+
 static int mount_rw(int fsync_mode)
 {
 	const char *devs[1] = { img };
@@ -30,6 +46,7 @@ static int mount_rw(int fsync_mode)
 	core_opts_default(&o);
 	o.commit_interval_s = 3600;
 	o.fsync_mode = fsync_mode;
+	o.dev_recorder = recorder;
 	ret = mount_open(devs, 1, &o, &core);
 	if (!ret)
 		ret = fsops_mount(core, &o, &fs);
@@ -231,7 +248,16 @@ int main(void)
 		MUST(fsops_fallocate(fs, f, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 				     100 * BSZ, BSZ));
 		memset(want + 100 * BSZ, 0, BSZ);
+		struct log_stats w0, w1;
+		log_stats(core, &w0);
 		CHECK("fsync of a file of 6000 extents: the log, no commit", fsyncs_by_log(&f, 1));
+		log_stats(core, &w1);
+		/* the leaves the last commit wrote are one run each, unread:
+		 * only the leaves the write and the punch copied are walked */
+		printf("# fsync of a file of 6000 extents, 2 changed: %llu items read\n",
+		       (unsigned long long)(w1.walked - w0.walked));
+		CHECK("6000 extents: record capture reads the changed leaves, not every item",
+		      w1.walked - w0.walked < 1000);
 		crash();
 		MUST(mount_rw(CORE_FSYNC_LOG));
 		CHECK("6000 extents: replayed", !log_pending(core));
@@ -287,10 +313,213 @@ int main(void)
 		free(want);
 		free(got);
 	}
+
+	/*
+	 * The database pattern: 4 KiB random writes, each fsync'd.  After the
+	 * first fsync of a transaction (its segment named by the superblock:
+	 * two flushes), each record goes to the slot the segment before
+	 * reserved, with its data, under one flush — replay verifies that
+	 * data against the record's checksums instead of a flush before the
+	 * segment ordering it (two flushes per fsync before).
+	 */
+	{
+		enum { DB = 1 << 20, N = 24 };
+		unsigned char *want = malloc(DB), *got = malloc(DB);
+		uint64_t f;
+		unsigned rs = k;
+		MUST(want && got ? 0 : -ENOMEM);
+		fill(want, DB, k + 13);
+		MUST(fsops_mknod(fs, d, "db", S_IFREG | 0644, 0, &cr, &st));
+		f = st.st_ino;
+		MUST(fsops_write(fs, f, want, DB, 0) == DB ? 0 : -EIO);
+		MUST(fsops_sync(fs));
+		MUST(fsops_write(fs, f, want, 4096, 0) == 4096 ? 0 : -EIO);
+		MUST(fsops_fsync(fs, f, 1));	/* the transaction's first segment */
+		struct core_stats s0, s1;
+		struct log_stats l0, l1;
+		mount_stats(core, &s0);
+		log_stats(core, &l0);
+		for (int i = 0; i < N; i++) {
+			uint64_t at = (uint64_t)((rs = rs * 1103515245u + 12345u) >> 8) % (DB / 4096) * 4096;
+			fill(want + at, 4096, k + 14 + (unsigned)i);
+			MUST(fsops_write(fs, f, want + at, 4096, at) == 4096 ? 0 : -EIO);
+			MUST(fsops_fsync(fs, f, 1));
+		}
+		mount_stats(core, &s1);
+		log_stats(core, &l1);
+		printf("# %d fsyncs of 4 KiB random writes: %llu flushes, %llu commits, %llu "
+		       "segments (%llu with a superblock write)\n", N,
+		       (unsigned long long)(s1.dev_flushes - s0.dev_flushes),
+		       (unsigned long long)(s1.commits - s0.commits),
+		       (unsigned long long)(l1.batches - l0.batches),
+		       (unsigned long long)(l1.supers - l0.supers));
+		CHECK("4 KiB random write + fsync: one flush each, no commit",
+		      l1.syncs - l0.syncs == N && s1.commits == s0.commits && l1.supers == l0.supers &&
+		      s1.dev_flushes - s0.dev_flushes == N);
+
+		/*
+		 * Power loss keeps the last segment and loses the data it
+		 * references (the same flush would have made both durable; the
+		 * fsync never returned): replay finds the data does not match
+		 * the checksums the record carries and drops the record — the
+		 * file is as the fsync before left it, and nothing reads as
+		 * garbage.  Without the check the replay made the lost block
+		 * reachable (a checksum error on read, or wrong bytes).
+		 */
+		unsigned char old[4096];
+		memcpy(old, want + 8192, 4096);
+		fill(want + 8192, 4096, k + 99);
+		nwrote = 0;
+		armed = true;
+		MUST(fsops_write(fs, f, want + 8192, 4096, 8192) == 4096 ? 0 : -EIO);
+		armed = false;
+		MUST(fsops_fsync(fs, f, 1));
+		CHECK("the last write: its data went to the device", nwrote > 0);
+		crash();
+		int fd = open(img, O_RDWR);
+		static const unsigned char zero[4096];
+		for (int i = 0; fd >= 0 && i < nwrote; i++)
+			for (uint64_t o = 0; o < wrote[i].len; o += 4096)
+				MUST(pwrite(fd, zero, 4096, (off_t)(wrote[i].off + o)) == 4096 ? 0 : -EIO);
+		if (fd >= 0)
+			close(fd);
+		MUST(t_open(img, true, &core));
+		devnull = fopen("/dev/null", "w");
+		rc = log_check(core, devnull);
+		fclose(devnull);
+		CHECK("log_check: a record whose data was lost is not damage (replay drops it)",
+		      rc == N + 1);
+		mount_close(core);
+		core = NULL;
+		MUST(mount_rw(CORE_FSYNC_LOG));
+		log_stats(core, &l1);
+		memcpy(want + 8192, old, 4096);
+		CHECK("replay dropped the record whose data was lost", l1.rejected == 1);
+		CHECK("the file as the fsync before left it, every byte readable",
+		      fsops_read(fs, f, got, DB, 0) == DB && memcmp(got, want, DB) == 0);
+		free(want);
+		free(got);
+	}
+
+	/*
+	 * 4 KiB writes into 40 of the 1 MiB pieces of a committed, filled-in
+	 * fallocated file, each fsync'd: a write splits its piece, and the
+	 * pieces left beside it (items of this transaction reading committed
+	 * data) need no checksums in the record — replay keeps the committed
+	 * ones.  Logged with theirs, each fsync added ~1 KiB to the file's
+	 * record and one in ~25 committed (past LOG_RECORD_COMMIT).  The
+	 * last piece, preallocated at the commit and written in place after
+	 * it, keeps its checksums logged (log_note_inplace): the committed
+	 * extent no longer holds what the last commit's checksums say.
+	 */
+	{
+		const size_t MB = 1 << 20, FL = 48 * MB;
+		unsigned char *want = malloc(FL), *got = malloc(FL);
+		uint64_t f;
+		MUST(want && got ? 0 : -ENOMEM);
+		fill(want, FL, k + 20);
+		MUST(fsops_mknod(fs, d, "pieces", S_IFREG | 0644, 0, &cr, &st));
+		f = st.st_ino;
+		MUST(fsops_fallocate(fs, f, 0, 0, FL));
+		for (size_t o = 0; o < FL - MB; o += MB)
+			MUST(fsops_write(fs, f, want + o, MB, o) == (ssize_t)MB ? 0 : -EIO);
+		MUST(fsops_sync(fs));
+		MUST(fsops_write(fs, f, want + FL - MB, MB, FL - MB) == (ssize_t)MB ? 0 : -EIO);
+		struct core_stats s0, s1;
+		struct log_stats l0, l1;
+		mount_stats(core, &s0);
+		log_stats(core, &l0);
+		for (int i = 0; i < 40; i++) {
+			size_t at = (size_t)i * MB + (size_t)(i * 37 % 200) * 4096;
+			fill(want + at, 4096, k + 21 + (unsigned)i);
+			MUST(fsops_write(fs, f, want + at, 4096, at) == 4096 ? 0 : -EIO);
+			MUST(fsops_fsync(fs, f, 1));
+		}
+		mount_stats(core, &s1);
+		log_stats(core, &l1);
+		printf("# 40 fsyncs of 4 KiB writes into 1 MiB pieces: %llu commits, %llu by the log, "
+		       "%llu segment bytes\n", (unsigned long long)(s1.commits - s0.commits),
+		       (unsigned long long)(l1.syncs - l0.syncs),
+		       (unsigned long long)(l1.bytes - l0.bytes));
+		CHECK("4 KiB writes splitting committed pieces: every fsync by the log, no commit",
+		      l1.syncs - l0.syncs == 40 && s1.commits == s0.commits);
+		crash();
+		MUST(mount_rw(CORE_FSYNC_LOG));
+		CHECK("pieces: replayed", !log_pending(core));
+		CHECK("pieces: the written blocks, the pieces beside them and the piece written in place",
+		      fsops_read(fs, f, got, FL, 0) == (ssize_t)FL && memcmp(got, want, FL) == 0);
+		free(want);
+		free(got);
+	}
 	fsops_unmount(fs);
 	fs = NULL;
 	MUST(mount_close(core));
 	core = NULL;
+
+	/*
+	 * raid1, one device's reads failing at the replay: the last
+	 * segment's data cannot be verified on that copy, the other copy
+	 * matches — the record is replayed (a read error is not a lost
+	 * write; failing the mount, or dropping an fsync that returned,
+	 * would be worse than the check's absence).
+	 */
+	{
+		static char img2[256];
+		const char *devs2[2] = { img, img2 };
+		struct format_opts fo = { .label = "unit", .force = true,
+					  .meta_profile = CORE_PROFILE_RAID1,
+					  .data_profile = CORE_PROFILE_RAID1 };
+		struct core_opts o;
+		unsigned char blk[4096], got[8192];
+		uint64_t f;
+		MUST(t_image(img2, sizeof(img2), 1ull << 30));
+		MUST(mount_format(devs2, 2, &fo));
+		core_opts_default(&o);
+		o.commit_interval_s = 3600;
+		MUST(mount_open(devs2, 2, &o, &core));
+		MUST(fsops_mount(core, &o, &fs));
+		MUST(fsops_mknod(fs, ROOT_DIR_INO, "r1", S_IFREG | 0644, 0, &cr, &st));
+		f = st.st_ino;
+		fill(buf, 8192, k + 30);
+		MUST(fsops_write(fs, f, buf, 8192, 0) == 8192 ? 0 : -EIO);
+		MUST(fsops_sync(fs));
+		MUST(fsops_write(fs, f, buf, 4096, 0) == 4096 ? 0 : -EIO);
+		MUST(fsops_fsync(fs, f, 1));	/* the superblock's segment */
+		fill(blk, sizeof(blk), k + 31);
+		MUST(fsops_write(fs, f, blk, 4096, 4096) == 4096 ? 0 : -EIO);
+		MUST(fsops_fsync(fs, f, 1));	/* a slot's: verified at replay */
+		memcpy(buf + 4096, blk, 4096);
+		crash();
+		int r = mount_open(devs2, 2, &o, &core);
+		if (!r) {
+			/* the second device's reads fail from the replay on */
+			for (int i = 0; i < core->ndevs; i++)
+				if (!strcmp(core->devs[i]->path, img2))
+					dev_set_fail(core->devs[i], DEV_READ, true);
+			r = fsops_mount(core, &o, &fs);
+			for (int i = 0; core && i < core->ndevs; i++)
+				dev_set_fail(core->devs[i], DEV_READ, false);
+		}
+		CHECK("raid1, a device's reads failing: the replay mounts", r == 0);
+		if (!r) {
+			struct log_stats l;
+			log_stats(core, &l);
+			CHECK("raid1, a copy unreadable: the record is replayed, not dropped",
+			      l.rejected == 0 && !log_pending(core));
+			CHECK("raid1, a copy unreadable: the fsync'd block",
+			      fsops_read(fs, f, got, sizeof(got), 0) == 8192 &&
+			      memcmp(got, buf, 8192) == 0);
+			fsops_unmount(fs);
+			fs = NULL;
+			mount_close(core);
+			core = NULL;
+		} else {
+			if (core)
+				mount_close(core);
+			core = NULL;
+		}
+		unlink(img2);
+	}
 out:
 	if (fs)
 		fsops_unmount(fs);
