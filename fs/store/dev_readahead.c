@@ -5,12 +5,12 @@
  * Why: the kernel sends a sequential FUSE reader's bytes as READs of 128 or
  * 256 KiB (its readahead window for a FUSE mount), one or two in flight,
  * and each READ waits for its device read.  The OS's own readahead on the
- * device file does not keep ahead of that: the daemon's worker threads
- * share one file descriptor and their reads reach it slightly out of
- * order, and extents split a READ into pieces, which its heuristics take
- * for random reads.  Traced on a 512 MiB read after drop_caches: 755-1,140
- * of ~2,150 device reads took over 0.5 ms (a miss) with the writeback
- * cache, 122-656 without.  So the engine keeps the streams itself: each
+ * device file does not keep ahead of that (measured; the likely reason:
+ * the daemon's worker threads share one file descriptor and their reads
+ * reach it slightly out of order, which its heuristics take for random
+ * reads).  Traced on a 512 MiB fio read after drop_caches, 392 to
+ * 1,190 of ~2,200 device reads waited for the disk (over 0.5 ms); with
+ * this, 16-57 (docs/benchmarks.md).  So the engine keeps the streams: each
  * data read that continues a stream (starts within DEV_RA_SLACK of where
  * the stream got to) asks the OS, by posix_fadvise(WILLNEED), for the
  * bytes up to DEV_RA_WINDOW ahead — in steps of half a window, so a 1 GiB
