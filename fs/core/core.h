@@ -167,6 +167,8 @@ struct core_stats {
 	/* the name cache (dcache.h) of the subvolume asked, which the core
 	 * does not know: 0 here, filled by the caller (dir_cache_counts) */
 	uint64_t name_cache_hits, name_cache_misses;
+	/* read-ahead asked of the OS for sequential data reads (dev_readahead.c) */
+	uint64_t dev_readahead_ios, dev_readahead_bytes;
 };
 
 #endif

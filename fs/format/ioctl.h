@@ -21,7 +21,8 @@
 	X(cache_hits) X(cache_misses) X(csum_errors) X(degraded) X(repaired) \
 	X(discard_dropped) X(resync_bytes) X(resync_done_bytes) \
 	X(name_cache_hits) X(name_cache_misses) X(resync_running) \
-	X(resync_mismatch) X(resync_rerouted)
+	X(resync_mismatch) X(resync_rerouted) \
+	X(dev_readahead_ios) X(dev_readahead_bytes)
 
 #define GLASSFS_STATS_MAX 48
 

@@ -389,21 +389,50 @@ cow:
 }
 
 /*
- * Read the bytes [s, x) of extent e into out (out[0] is byte s).
- * data_read verifies the whole blocks in out itself, so a large read costs
- * one device read per 1 MiB and no copy or allocation.
+ * A run of file bytes whose disk addresses follow each other, read by one
+ * data_read: extents written one after another (the writeback cache sends
+ * a sequential writer's bytes as WRITEs of any size, each its own extent)
+ * lie back to back on disk, and reading them as one range costs one
+ * checksum lookup and one device read per 1 MiB instead of one per extent.
+ * data_read verifies whole blocks in out itself: no copy or allocation.
  */
-static int read_extent(struct fsctx *fs, const struct fext *e, uint64_t s, uint64_t x,
-		       char *out)
-{
-	uint64_t base = e->disk_logical + e->doff - e->off;	/* disk address of file offset 0 */
+struct read_run {
+	uint64_t s, x;		/* file bytes [s, x); s == x: empty */
+	uint64_t disk;		/* disk address of byte s */
+};
 
-	return data_read(fs->core, base + s, out, x - s);
+static int run_flush(struct fsctx *fs, struct read_run *r, char *buf, uint64_t off)
+{
+	int ret = 0;
+
+	if (r->x > r->s)
+		ret = data_read(fs->core, r->disk, buf + (r->s - off), r->x - r->s);
+	r->s = r->x = 0;
+	return ret;
+}
+
+/* Add the bytes [s, x) of extent e to the run, flushing it first when they
+ * do not continue it on disk. */
+static int run_add(struct fsctx *fs, struct read_run *r, const struct fext *e, uint64_t s,
+		   uint64_t x, char *buf, uint64_t off)
+{
+	uint64_t disk = e->disk_logical + e->doff + (s - e->off);
+	int ret = 0;
+
+	if (r->x > r->s && (r->x != s || r->disk + (r->x - r->s) != disk))
+		ret = run_flush(fs, r, buf, off);
+	if (r->x == r->s) {
+		r->s = s;
+		r->disk = disk;
+	}
+	r->x = x;
+	return ret;
 }
 
 ssize_t file_read(struct fsctx *fs, struct inode *ip, void *buf, size_t len, uint64_t off)
 {
 	uint64_t size = ip->item.size, end, cur, filled;
+	struct read_run run = { 0, 0, 0 };
 	struct fext v[BATCH];
 	int n, ret = 0;
 
@@ -430,7 +459,7 @@ ssize_t file_read(struct fsctx *fs, struct inode *ip, void *buf, size_t len, uin
 			if (e->type == FE_INLINE)
 				memcpy((char *)buf + (s - off), e->idata + (s - e->off), x - s);
 			else if (e->type == FE_REG)
-				ret = read_extent(fs, e, s, x, (char *)buf + (s - off));
+				ret = run_add(fs, &run, e, s, x, buf, off);
 			else	/* preallocated: reads as zeroes */
 				memset((char *)buf + (s - off), 0, x - s);
 			if (x > filled)
@@ -439,6 +468,8 @@ ssize_t file_read(struct fsctx *fs, struct inode *ip, void *buf, size_t len, uin
 		}
 		fext_free(v, n);
 	} while (ret == 0 && n == BATCH && cur < end);
+	if (ret == 0)
+		ret = run_flush(fs, &run, buf, off);
 	if (ret == 0 && filled < end)
 		memset((char *)buf + (filled - off), 0, end - filled);
 	return ret < 0 ? ret : (ssize_t)len;

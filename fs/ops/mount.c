@@ -611,5 +611,7 @@ void mount_stats(struct core *c, struct core_stats *s)
 		s->dev_flushes += d.flushes;
 		s->dev_discards += d.discards;
 		s->dev_discard_bytes += d.discard_bytes;
+		s->dev_readahead_ios += d.ra_ios;
+		s->dev_readahead_bytes += d.ra_bytes;
 	}
 }

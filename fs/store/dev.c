@@ -118,6 +118,7 @@ int dev_open(const char *path, unsigned flags, struct dev **out)
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
+	glock_init(&d->ra_lock, GLOCK_SPIN, GLOCK_CLASS_DEV, 0, -1, -1);
 	d->path = strdup(path);
 	if (!d->path) {
 		free(d);
@@ -368,6 +369,8 @@ void dev_counters(const struct dev *d, struct dev_counters *o)
 	o->flushes = __atomic_load_n(&d->cnt.flushes, __ATOMIC_RELAXED);
 	o->discards = __atomic_load_n(&d->cnt.discards, __ATOMIC_RELAXED);
 	o->discard_bytes = __atomic_load_n(&d->cnt.discard_bytes, __ATOMIC_RELAXED);
+	o->ra_ios = __atomic_load_n(&d->cnt.ra_ios, __ATOMIC_RELAXED);
+	o->ra_bytes = __atomic_load_n(&d->cnt.ra_bytes, __ATOMIC_RELAXED);
 }
 
 void dev_note_error(struct dev *d, enum dev_err e)

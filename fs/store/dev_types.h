@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "fs/base/lock.h"
+
 enum dev_op { DEV_READ = 0, DEV_WRITE = 1, DEV_FLUSH = 2, DEV_DISCARD = 3 };
 
 struct dev;
@@ -39,6 +41,19 @@ struct dev_counters {
 	uint64_t read_ios, read_bytes;
 	uint64_t write_ios, write_bytes;
 	uint64_t flushes, discards, discard_bytes;
+	uint64_t ra_ios, ra_bytes;	/* read-ahead asked of the OS (dev_readahead.c) */
+};
+
+/*
+ * A sequential stream of data reads on one device (dev_readahead.c): where
+ * its next read is expected and how far ahead of it the OS was asked to
+ * read.  Physical addresses; 0 = a free slot.
+ */
+#define DEV_RA_STREAMS 8
+struct dev_ra_stream {
+	uint64_t next;		/* end of the furthest read of the stream */
+	uint64_t hinted;	/* end of the range asked for ahead of it */
+	uint64_t used;		/* ra_tick at its last read, for replacement */
 };
 
 struct dev {
@@ -65,6 +80,10 @@ struct dev {
 	uint64_t errors;	/* operations that returned an error (atomic) */
 	uint64_t err[DEV_ERR_NR];	/* enum dev_err (atomic) */
 	struct dev_counters cnt;	/* atomic adds */
+	/* read-ahead (dev_readahead.c), under ra_lock: */
+	struct glock ra_lock;
+	struct dev_ra_stream ra[DEV_RA_STREAMS];
+	uint64_t ra_tick;
 	/* write log: set before I/O starts (mount_open), fixed after */
 	dev_record_fn recorder;
 	void *recorder_arg;

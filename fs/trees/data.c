@@ -237,6 +237,8 @@ static int read_sectors(struct core *c, uint64_t start, uint32_t n, uint8_t *buf
 		ret = dev_read(cp[m].dev, cp[m].physical, buf, (uint64_t)n * SECT);
 		if (!ret) {
 			first = m;
+			/* a sequential reader's next bytes: asked for ahead */
+			dev_readahead_note(cp[m].dev, cp[m].physical, (uint64_t)n * SECT);
 			break;
 		}
 		core_log(c, "data read error on %s at %llu (logical %llu+%llu): %s%s",

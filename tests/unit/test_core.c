@@ -4,7 +4,8 @@
  * B-tree inserts through transactions, commit, reopen; data round trip;
  * checksum failures on data and metadata; a crash before commit; a
  * damaged primary superblock; pipelined commits (N+1 runs while N is
- * written, and a crash in that window).  Runs at two node sizes.
+ * written, and a crash in that window); read-ahead of sequential data
+ * reads.  Runs at two node sizes.
  * SEED=n replays.
  */
 #include "core_test.h"
@@ -608,6 +609,78 @@ out:
 #undef N
 }
 
+/*
+ * Read-ahead (fs/store/dev_readahead.c): a sequential data reader gets the
+ * bytes ahead asked of the OS, in a few large steps, not one per read; a
+ * single read and reads far apart ask for nothing.  Data of 24 MiB written
+ * in 1 MiB extents, read back in 128 KiB pieces (a FUSE READ's size).
+ */
+static void seq_readahead(uint32_t nodesize)
+{
+	char img[256], name[128];
+	struct core *c = NULL;
+	struct core_stats a, b;
+	const uint64_t MiB = 1ull << 20, n = 24, piece = 128 << 10;
+	uint64_t logical[24];
+	uint8_t *buf = malloc(MiB);
+	bool ok = true;
+
+	img[0] = 0;
+#define N(s) (snprintf(name, sizeof(name), "[%u] readahead: %s", nodesize, s), name)
+	MUST(buf ? 0 : -ENOMEM);
+	MUST(t_image(img, sizeof(img), 160ull << 20));
+	CHECK(N("format"), t_format(img, nodesize) == 0);
+	MUST(t_open(img, false, &c));
+	memset(buf, 0x5a, MiB);
+	for (uint64_t i = 0; i < n && ok; i++) {
+		struct txn *t;
+		MUST(txn_join(c, 4, 0, &t));
+		ok = data_alloc(t, MiB, &logical[i]) == 0 && data_write(t, logical[i], buf, MiB) == 0;
+		txn_end(t);
+	}
+	CHECK(N("24 MiB written"), ok && txn_commit(c, COMMIT_SYNC) == 0);
+	CHECK(N("written in order"), logical[n - 1] == logical[0] + (n - 1) * MiB);
+
+	mount_stats(c, &a);
+	CHECK(N("one read asks for nothing"), data_read(c, logical[20], buf, piece) == 0);
+	for (uint64_t i = 0; i < 20; i += 4)	/* 4 MiB apart: never a stream */
+		CHECK(N("read far apart"), data_read(c, logical[i] + MiB - piece, buf, piece) == 0);
+	mount_stats(c, &b);
+	CHECK(N("reads far apart ask for nothing"),
+	      b.dev_readahead_ios == a.dev_readahead_ios && b.dev_readahead_bytes == a.dev_readahead_bytes);
+
+	for (uint64_t off = 0; off < n * MiB && ok; off += piece)
+		ok = data_read(c, logical[0] + off, buf, piece) == 0;
+	mount_stats(c, &a);
+	/* 192 reads: the window ahead (8 MiB) asked for in half-window steps */
+	CHECK(N("a sequential reader gets the bytes ahead asked for"),
+	      ok && a.dev_readahead_bytes - b.dev_readahead_bytes >= (n - 1) * MiB);
+	CHECK(N("in a few large steps"),
+	      a.dev_readahead_ios - b.dev_readahead_ios >= 2 &&
+	      a.dev_readahead_ios - b.dev_readahead_ios <= n / 4 + 2);
+	if (fails)
+		printf("readahead: %llu asks, %llu bytes for a %llu-byte read\n",
+		       (unsigned long long)(a.dev_readahead_ios - b.dev_readahead_ios),
+		       (unsigned long long)(a.dev_readahead_bytes - b.dev_readahead_bytes),
+		       (unsigned long long)(n * MiB));
+
+	/* two readers at once, each its own stream: both get read-ahead */
+	mount_stats(c, &b);
+	for (uint64_t off = 0; off < 8 * MiB && ok; off += piece)
+		ok = data_read(c, logical[0] + off, buf, piece) == 0 &&
+		     data_read(c, logical[12] + off, buf, piece) == 0;
+	mount_stats(c, &a);
+	CHECK(N("two interleaved streams both read ahead"),
+	      ok && a.dev_readahead_bytes - b.dev_readahead_bytes >= 2 * 8 * MiB);
+out:
+	if (c)
+		mount_close(c);
+	if (img[0])
+		unlink(img);
+	free(buf);
+#undef N
+}
+
 int main(void)
 {
 	const char *ns = getenv("NODESIZE");	/* one node size only */
@@ -617,6 +690,7 @@ int main(void)
 		run((uint32_t)strtoul(ns, NULL, 0));
 		threaded((uint32_t)strtoul(ns, NULL, 0));
 		pipelined((uint32_t)strtoul(ns, NULL, 0));
+		seq_readahead((uint32_t)strtoul(ns, NULL, 0));
 	} else {
 		run(4096);
 		run(16384);
@@ -624,6 +698,7 @@ int main(void)
 		threaded(16384);
 		pipelined(4096);
 		pipelined(16384);
+		seq_readahead(4096);
 	}
 	return fails ? 1 : 0;
 }

@@ -481,6 +481,56 @@ static void interleaved(void)
 }
 
 /*
+ * A file written in pieces smaller than a READ (as the writeback cache
+ * sends a sequential writer's bytes) lies back to back on disk in many
+ * extents; file_read reads such a run as one range: one device read per
+ * MiB, not one per extent.  Also checks the bytes, a read that starts and
+ * ends inside extents, and a hole between two runs.
+ */
+static void read_runs(void)
+{
+	const uint64_t piece = 96 << 10, npieces = 11, hole = 4 << 20;
+	unsigned char *w = malloc(piece * npieces), *r = malloc(piece * npieces + 64);
+	struct core_stats a, b;
+	struct stat st;
+	uint64_t ino;
+	int ok = 1;
+
+	if (!w || !r) {
+		CHECK("read-runs: memory", 0);
+		goto out;
+	}
+	for (uint64_t i = 0; i < piece * npieces; i++)
+		w[i] = (unsigned char)(i * 7 + i / 4093);
+	CHECK("read-runs: create",
+	      fsops_mknod(fs, ROOT_DIR_INO, "runs", S_IFREG | 0644, 0, &root_cr, &st) == 0);
+	ino = st.st_ino;
+	for (uint64_t i = 0; i < npieces; i++)
+		ok &= fsops_write(fs, ino, w + i * piece, piece, i * piece) == (ssize_t)piece &&
+		      fsops_write(fs, ino, w + i * piece, piece, hole + i * piece) == (ssize_t)piece;
+	CHECK("read-runs: 2 x 11 pieces of 96 KiB written", ok);
+	mount_stats(core, &a);
+	CHECK("read-runs: 1,056 KiB read back",
+	      fsops_read(fs, ino, r, piece * npieces, 0) == (ssize_t)(piece * npieces) &&
+	      memcmp(r, w, piece * npieces) == 0);
+	mount_stats(core, &b);
+	printf("# read-runs: %llu device reads for 11 extents\n",
+	       (unsigned long long)(b.dev_read_ios - a.dev_read_ios));
+	CHECK("read-runs: one device read per MiB, not per extent", b.dev_read_ios - a.dev_read_ios <= 3);
+	CHECK("read-runs: a read inside extents",
+	      fsops_read(fs, ino, r, 5 * piece + 77, piece / 2 + 13) == (ssize_t)(5 * piece + 77) &&
+	      memcmp(r, w + piece / 2 + 13, 5 * piece + 77) == 0);
+	memset(r, 0xee, piece * npieces + 64);
+	CHECK("read-runs: across the hole",
+	      fsops_read(fs, ino, r, 2 * piece, hole - piece) == (ssize_t)(2 * piece) &&
+	      memcmp(r + piece, w, piece) == 0 && r[0] == 0 && r[piece - 1] == 0);
+	fsops_forget(fs, ino, 1);
+out:
+	free(w);
+	free(r);
+}
+
+/*
  * A directory entry whose DIR_INDEX item is gone: unlink finds the name
  * (DIR_ITEM) but not the index, which is corruption — -EIO, and the one
  * corruption helper (core_corrupt) forces the volume read-only with
@@ -671,6 +721,7 @@ int main(void)
 	unsigned seed = (unsigned)r;
 	if (fs) {
 		interleaved();
+		read_runs();
 		data_model(seed);
 		names();
 		threads(seed);
