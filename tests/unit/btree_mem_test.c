@@ -29,7 +29,8 @@
  *   - BTREE_MATRIX=full (make soak): all of the above under every scheme
  *     (node, groups:4/16/64) x cowlock=leaf/path x rwlock/mutex/spin, at
  *     both node sizes, 4 and 16 threads (BTREE_MATRIX=threads: only the
- *     threaded part of it; BTREE_ONLY=substring: only the threaded tests
+ *     threaded part of it; BTREE_MATRIX=models: only the single-threaded
+ *     model tests of it; BTREE_ONLY=substring: only the threaded tests
  *     whose name contains it);
  *   - with BENCH=1 (or BENCH_ONLY=1): inserts/s at 1 and 2 threads per lock
  *     scheme (printed, never judged).
@@ -1844,6 +1845,7 @@ int main(void)
 	const char *mx = getenv("BTREE_MATRIX");
 	int full = mx && (!strcmp(mx, "full") || !strcmp(mx, "threads"));
 	int threads_only = mx && !strcmp(mx, "threads");
+	int models_only = mx && !strcmp(mx, "models");
 
 	seed = s ? strtoull(s, NULL, 0) : (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 16);
 	if (!seed)
@@ -1855,7 +1857,7 @@ int main(void)
 
 	if (threads_only)	/* BTREE_MATRIX=threads: the threaded part of full only */
 		goto threads;
-	if (full) {		/* make soak: every scheme, every test, both node sizes */
+	if (full || models_only) {	/* make soak: every scheme, every test, both node sizes */
 		for (int ti = 0; ti < 3; ti++)
 			for (int gi = 0; gi < 4; gi++)
 				for (int cp = 0; cp < 2; cp++)
@@ -1869,6 +1871,8 @@ int main(void)
 		int gi = 1 + (int)(seed % 3);
 		model_tests(GLOCK_RWLOCK, groupsv[gi], gi == 2, 1, 0);
 	}
+	if (models_only)	/* BTREE_MATRIX=models: the model part of full only */
+		goto bench;
 	test_pair_separator();
 	test_root_groups(4096);
 	test_root_groups(16384);
