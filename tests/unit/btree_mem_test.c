@@ -1394,6 +1394,10 @@ struct mx {
 	uint64_t rs;
 	int grow;		/* 1: insert-heavy, 0: delete-heavy */
 	uint32_t maxsize;	/* item sizes [0, maxsize); 0: 300 */
+	/* updates and deletes made, and the root node's locks they took
+	 * for writing (the lock module's per-thread counts; test_leaf_threads,
+	 * where the root is the one leaf) */
+	uint64_t changes, root_wlocks;
 };
 
 static int mx_scan(struct mx *w)
@@ -1500,6 +1504,9 @@ static void *mx_worker(void *arg)
 		int what = (int)(rnd(&w->rs) % 100), ret;
 		uint32_t size = (uint32_t)(rnd(&w->rs) % (w->maxsize ? w->maxsize : 300));
 
+		struct glock_counts g0, g1;
+
+		glock_counts_read(&g0);
 		if (what < (w->grow ? 55 : 20)) {
 			w->ver[idx]++;
 			fill(buf, &k, size, w->ver[idx]);
@@ -1540,6 +1547,12 @@ static void *mx_worker(void *arg)
 		} else if (rnd(&w->rs) % 2 == 0 && mx_scan(w)) {
 			w->err = 1;
 		}
+		if (what < 90) {
+			glock_counts_read(&g1);
+			w->changes++;
+			w->root_wlocks += g1.acquired[GLOCK_CLASS_ROOT][GLOCK_WRITE] -
+					  g0.acquired[GLOCK_CLASS_ROOT][GLOCK_WRITE];
+		}
 	}
 	return NULL;
 }
@@ -1570,7 +1583,8 @@ static void test_threads_mixed(uint32_t nodesize, enum glock_type type, unsigned
 	btree_root_create_empty(fx_txn(c), &r);
 	for (int i = 0; i < N; i++) {
 		w[i] = (struct mx){ c, &r, i, N, 0, 0, nkeys, calloc(nkeys / N, 1),
-				    calloc(nkeys / N, sizeof(uint32_t)), seed * 77 + (uint64_t)i + 1, 1, 0 };
+				    calloc(nkeys / N, sizeof(uint32_t)), seed * 77 + (uint64_t)i + 1, 1, 0,
+				    0, 0 };
 	}
 	for (int phase = 0; phase < 7 && !err; phase++) {
 		for (int i = 0; i < N; i++) {
@@ -1619,7 +1633,11 @@ static void test_threads_mixed(uint32_t nodesize, enum glock_type type, unsigned
  * Each thread keeps the model of its own keys (present, version) and
  * checks its lookups and scans against it as it goes; after each phase
  * (insert-heavy, delete-heavy, a sweep that deletes everything) every
- * thread's scan is checked single-threaded, and the tree's shape.
+ * thread's scan is checked single-threaded, and the tree's shape.  Under
+ * groups:16 the leaf's groups each update or delete write-locks are
+ * counted too (the leaf is the root: class root): every group per change,
+ * the scheme before leaf regions, makes it >= 16; the groups from the
+ * change's region up make it ~9.
  */
 static void test_leaf_threads(uint32_t nodesize, unsigned groups, bool cow_path, int rounds)
 {
@@ -1645,7 +1663,7 @@ static void test_leaf_threads(uint32_t nodesize, unsigned groups, bool cow_path,
 	for (int i = 0; i < N; i++)
 		w[i] = (struct mx){ c, &r, i, N, 0, 0, nkeys, calloc(nkeys / N, 1),
 				    calloc(nkeys / N, sizeof(uint32_t)), seed * 91 + (uint64_t)i + 1, 1,
-				    nodesize / 128 };
+				    nodesize / 128, 0, 0 };
 	for (int phase = 0; phase < 5 && !err; phase++) {
 		for (int i = 0; i < N; i++) {
 			w[i].grow = phase < 2 ? 1 : phase < 4 ? 0 : -1;
@@ -1679,6 +1697,25 @@ static void test_leaf_threads(uint32_t nodesize, unsigned groups, bool cow_path,
 	if (!err && maxleaves != 1) {
 		FAILF(name, "the keys took %d leaves, the test means one", maxleaves);
 		err = 2;
+	}
+	if (!err && groups) {
+		uint64_t ch = 0, wl = 0;
+		double per;
+
+		for (int i = 0; i < N; i++) {
+			ch += w[i].changes;
+			wl += w[i].root_wlocks;
+		}
+		per = (double)wl / (double)(ch ? ch : 1);
+		printf("# %s: %.1f of the leaf's %u groups write-locked per update or delete\n", name,
+		       per, groups);
+		/* every group per change (the scheme before leaf regions) is >=
+		 * N; judged at 16 groups, where 64 keys fill every region (at
+		 * 64 the empty regions above the keys join every tail) */
+		if (groups == 16 && per >= 0.85 * groups) {
+			FAILF(name, "%.1f leaf groups write-locked per change, of %u", per, groups);
+			err = 2;
+		}
 	}
 	if (err == 1)
 		FAILF(name, "see messages above (seed %llu)", seed);
