@@ -124,8 +124,10 @@
  * change holds the last group alone; at random places N/2 groups on
  * average.  tests/unit/btree_mem counts it with the lock module's
  * per-thread counts (leaf-groups-per-change: 16 groups per call before,
- * 2-4 at the right edge and ~9 at random places after, groups:16), and
- * the root groups a child split write-locks (root-groups-per-split).
+ * 2-4 at the right edge and ~9 at random places after, groups:16; and
+ * one-leaf-x16: 16 threads changing one leaf against their models, ~9
+ * per change), and the root groups a child split write-locks
+ * (root-groups-per-split).
  *
  * Not built: room of its own per region (a gap after each region in the
  * in-memory node, packed at write-out and spread at read), which would
