@@ -292,6 +292,8 @@ static void note_wait(const struct glock *l, uint64_t wait_ns)
 
 	__atomic_fetch_add(&lock_stats.waits[c], 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&lock_stats.wait_ns[c], wait_ns, __ATOMIC_RELAXED);
+	if (l->level == 0 && (c == GLOCK_CLASS_NODE || c == GLOCK_CLASS_ROOT || c == GLOCK_CLASS_GROUP))
+		__atomic_fetch_add(&lock_stats.leaf_wait_ns, wait_ns, __ATOMIC_RELAXED);
 }
 
 void glock_lock(struct glock *l, enum glock_mode mode)
@@ -328,6 +330,7 @@ void glock_stats_read(struct glock_stats *out)
 		out->waits[i] = __atomic_load_n(&lock_stats.waits[i], __ATOMIC_RELAXED);
 		out->wait_ns[i] = __atomic_load_n(&lock_stats.wait_ns[i], __ATOMIC_RELAXED);
 	}
+	out->leaf_wait_ns = __atomic_load_n(&lock_stats.leaf_wait_ns, __ATOMIC_RELAXED);
 }
 
 void glock_counts_read(struct glock_counts *out)

@@ -121,6 +121,9 @@ void gcond_broadcast(struct gcond *c);
 struct glock_stats {
 	uint64_t waits[GLOCK_CLASS_NR];
 	uint64_t wait_ns[GLOCK_CLASS_NR];
+	uint64_t leaf_wait_ns;	/* of the B-tree classes' wait: on leaves
+				 * (level 0), to tell leaf waits from the
+				 * interior nodes' below the root */
 };
 void glock_stats_read(struct glock_stats *out);
 

@@ -52,24 +52,18 @@
  * The root node's group locks carry class ROOT (with their group index),
  * so root waits stay identifiable in both schemes.
  *
- * ## Leaves: groups by slot
- * Slot s of a leaf belongs to group s*N/nritems (group_of), so item
- * inserts, deletes and resizes, which move every later item and change
- * nritems, take all groups of the leaf.  A search finds its slot
- * optimistically (reading seq, searching, locking the slot's group,
- * checking seq did not move) and falls back to all groups after a few
- * misses.
- *
- * ## Interior nodes: regions
- * Group g of an interior node owns the slots [start[g], start[g+1]) (its
- * region; the last group's ends at nritems) and the keys from fence[g] up
- * to fence[g+1] (group 0 from the smallest key).  start and fence live in
- * the in-memory node only, in the spare bytes of each group's cache line
- * (struct glock_line): the on-disk node is unchanged.  regions_layout
+ * ## Regions
+ * Group g of a node (leaf or interior) owns the slots [start[g],
+ * start[g+1]) (its region; the last group's ends at nritems) and the keys
+ * from fence[g] up to fence[g+1] (group 0 from the smallest key).  start
+ * and fence live in the in-memory node only, in the spare bytes of each
+ * group's cache line (struct glock_line): the node's bytes stay a packed
+ * node in the on-disk format at every moment, so write-out, checksums and
+ * COW copy it as they always did and nothing converts.  regions_layout
  * deals the slots out — min(N, nritems) groups get nearly equal ranges,
  * fence[g] = the key at start[g]; the rest get empty regions and no fence
  * — whenever every group held for writing is released (a split, merge,
- * root change, or an insert in group 0), on a node created by a split or
+ * root change, or a change routed to group 0), on a node created by a split or
  * root growth before it is linked, and, through regions_init, on a node
  * read from disk before its first single-group lock (COW copies the
  * original's regions).
@@ -78,7 +72,7 @@
  *     region's slots (region_search): nobody shifts them while it is held.
  *     The child's upper bound past the region's last slot is fence[g+1]:
  *     the key at start[g+1], which no shift moves (child_hi).
- *   - A child split inserts one pointer right after the child's slot, in
+ *   - In an interior node a child split inserts one pointer right after the child's slot, in
  *     the child's region: it moves the slots above it, so it holds the
  *     groups from the region's up (W_TAIL, groups g..N-1 ascending),
  *     shifts, and moves start[g+1..N-1] up one (parent_insert).  Groups
@@ -87,20 +81,60 @@
  *     that a node about to take a pointer has room (node_full) is made
  *     under the same tail it inserts with.  At the right edge, where
  *     ascending keys (new inode numbers) go, that is the last group alone.
- *   - The key at a region's first slot is its fence and only a relayout
- *     moves it (a split inserts after its child; separators move only in
- *     merges, under all groups), so fences stay true between relayouts.
+ *   - In an interior node the key at a region's first slot is its fence
+ *     and only a relayout moves it (a split inserts after its child;
+ *     separators move only in merges, under all groups), so fences stay
+ *     true between relayouts.
  *   - regions_stale asks for all groups instead of a tail when too few
  *     groups are in use for the slots or one region has grown past twice
  *     its share (appends pile into the last region): a relayout now and
  *     then keeps each group's share of the readers.
+ *
+ * ## Leaves: regions, changes holding the groups from their own up
+ * A leaf's item headers sit in slot order after the node header and their
+ * data is packed from the end of the block down in the same order, so an
+ * insert, delete or resize at slot s moves the headers and the data of
+ * the items after s, and nothing before s.  So a change in group g's
+ * region holds groups g..N-1 (W_TAIL), as a child split does in its
+ * parent: the items it shifts are all in regions it holds, and group N-1,
+ * which every shifter holds, makes nritems and the leaf's free space
+ * exact for the room check (leaf_room) and the split decision.  A leaf
+ * change never takes every group just because it changes the leaf:
+ *   - the search for a change locks the tail of the region its key is
+ *     routed to (lock_region; the slot found inside the region, or the
+ *     region's end when k sorts after its items: k's item joins g) and
+ *     afterwards the change moves start[g+1..N-1] by the items it added or
+ *     removed (leaf_shifted);
+ *   - readers and in-place writers hold one group.  A reader whose slot
+ *     is its region's end (its key sorts after the region's items) and
+ *     btree_next walk the lock up one group at a time, ascending
+ *     (leaf_walk_up: holding h keeps start[h+1] still, since only holders
+ *     of h or a lower group move it); btree_prev past the region's start
+ *     searches again;
+ *   - every group only to split, merge or rebalance the leaf, for a change
+ *     routed to group 0 (its tail is every group anyway), when the regions
+ *     are worth dealing again (regions_stale: too few groups in use, or
+ *     one region past twice its share — appends at the right edge pile
+ *     into the last one), and to free a leaf emptied by a delete.  The
+ *     release of every group lays the leaf out again.
+ * Deletes keep fences true: keys deleted from a region leave its range
+ * as it was, and the key at a leaf region's first slot may then lie above
+ * its fence (leaf searches do not assume it equal, unlike interior ones).
+ * At the right edge, where ascending keys (new inode numbers) go, a
+ * change holds the last group alone; at random places N/2 groups on
+ * average.  tests/unit/btree_mem counts it with the lock module's
+ * per-thread counts (leaf-groups-per-change: 16 groups per call before,
+ * 2-4 at the right edge and ~9 at random places after, groups:16; and
+ * one-leaf-x16: 16 threads changing one leaf against their models, ~9
+ * per change), and the root groups a child split write-locks
+ * (root-groups-per-split).
+ *
  * Not built: room of its own per region (a gap after each region in the
- * in-memory node, packed at write and spread at read), which would make a
- * split take its own group alone instead of g..N-1; and regions in leaves
- * (an item insert holding g..N-1 by key fences), where the leaf's own
- * all-groups inserts rarely wait in the measurements below.
- * tests/unit/btree_mem (root-groups-per-split) counts the root groups a
- * child split write-locks with the lock module's per-thread counts.
+ * in-memory node, packed at write-out and spread at read), which would
+ * let a change hold its own group alone instead of g..N-1, in leaves and
+ * interior nodes.  It needs every reader of node bytes (node.h accessors,
+ * walk, ref_children, the write path) to see the packed form or convert,
+ * and the measurements below put the waits on the root, not in leaves.
  *
  * ## Where groups:N waited, and what regions change
  * Measured in-process (tests/bench/engine.bench: fs_mark's creates through
@@ -128,6 +162,17 @@
  * the two hot regions of fs_mark's keys: the right edge, where every
  * create's inode item goes, and the directories' entries at the left,
  * whose splits still hold g..N-1.
+ *
+ * With leaf regions (above) the same interleaved run (main's
+ * enginebench plus its leaf-wait counter as base; 64,000 files, 16
+ * threads, rwlock, load 8-16 on 2 CPUs) splits the B-tree wait into root,
+ * leaves and the interior nodes between, before -> after:
+ * groups:16/path root 38 -> 31 %, leaves 15 -> 12 %, so about 47 -> 57 %
+ * on interior nodes below the root; groups:16/leaf root 21 -> 38 %,
+ * leaves 3 -> 8 % (one run each; shares move 10-20 points between runs
+ * at this load).  The leaves were never where groups:16 waited: every
+ * create's inode items go to the one rightmost leaf and its ancestors'
+ * last groups, which one region or all groups serialise alike.
  *
  * Next step, measurable the same way: spread the right edge — inode
  * numbers from a range per parent directory (as XFS allocation groups,
@@ -173,30 +218,20 @@ static void corrupt(const struct root *r, const struct node *n, const char *what
 
 static inline enum glock_mode M(int held) { return held == L_WRITE ? GLOCK_WRITE : GLOCK_READ; }
 
-/*
- * The group of a leaf's slot: slot * N / nritems.  Spread over the slots
- * in use rather than the capacity, so a small leaf still uses every group.
- * A leaf's nritems changes only with every group held, so a holder of any
- * one group sees a stable mapping.
- */
-static int group_of(const struct node *n, int slot)
+/* ---- regions: lock groups of a node --------------------------------- */
+
+/* A node under locking=groups: its groups own regions (leaves and
+ * interior nodes alike). */
+static inline int REG(const struct node *n) { return NG(n) != 0; }
+
+/* The key at slot of n, leaf or interior. */
+static inline void slot_key(const struct node *n, int slot, struct key *k)
 {
-	unsigned g = NG(n);
-	uint32_t ns = cache_nodesize(n->nc);
-	uint32_t cap = LVL(n) ? node_ptr_cap(ns) : node_item_cap(ns);
-	uint32_t cnt = nb_nritems(D(n));
-	uint64_t v;
-
-	if (cnt > cap)		/* racy probe of a node being rewritten */
-		cnt = cap;
-	v = (uint64_t)(slot < 0 ? 0 : slot) * g / (cnt ? cnt : 1);
-	return v >= g ? (int)g - 1 : (int)v;
+	if (LVL(n))
+		nb_ptr_key(D(n), slot, k);
+	else
+		nb_item_key(D(n), slot, k);
 }
-
-/* ---- regions: lock groups of an interior node ----------------------- */
-
-/* An interior node under locking=groups: its groups own regions. */
-static inline int REG(const struct node *n) { return NG(n) && LVL(n) > 0; }
 
 /* One past group g's last slot (the holder of g, or of g+1..N-1 for the
  * last group's end, nritems, which every shifter holds). */
@@ -206,7 +241,7 @@ static int reg_end(const struct node *n, unsigned g)
 }
 
 /*
- * Deal the slots of interior node n into regions: the first
+ * Deal the slots of node n into regions: the first
  * min(N, nritems) groups get consecutive, nearly equal slot ranges and the
  * first key of their range as fence; the others get empty regions at the
  * end and no fence (no key is routed to them).  Only with every group held
@@ -223,7 +258,7 @@ static void regions_layout(struct node *n)
 
 		n->groups[i].start = st;
 		if (i > 0 && i < a)
-			nb_ptr_key(D(n), (int)st, &n->groups[i].fence);
+			slot_key(n, (int)st, &n->groups[i].fence);
 	}
 	n->active = (uint8_t)a;
 	__atomic_store_n(&n->laid, 1, __ATOMIC_RELEASE);
@@ -266,16 +301,42 @@ static unsigned region_pick(const struct node *n, const struct key *k)
 	return lo - 1;
 }
 
-/* node_search confined to group g's slots (g held): the largest slot of
- * the region whose key is <= k, else the region's first slot (whose key
- * is the fence, <= k; slot 0's key is not compared). */
+/*
+ * node_search confined to group g's slots (g held).  Interior node: the
+ * largest slot of the region whose key is <= k, else the region's first
+ * slot (whose key is the fence, <= k; slot 0's key is not compared).
+ * Leaf: the slot of k, or where k would go — the first slot of the region
+ * with a key above k, else the region's end (k's item joins the region:
+ * every item of the regions above sorts at or above their fences, which
+ * are above k).
+ */
 static int region_search(const struct node *n, unsigned g, const struct key *k, int *exact)
 {
-	int a = (int)n->groups[g].start, lo = a > 1 ? a : 1, hi = reg_end(n, g);
+	int a = (int)n->groups[g].start, lo, hi = reg_end(n, g);
 	struct key mk;
 
 	if (exact)
 		*exact = 0;
+	if (!LVL(n)) {
+		lo = a;
+		while (lo < hi) {
+			int mid = (lo + hi) / 2, c;
+
+			nb_item_key(D(n), mid, &mk);
+			c = key_cmp(&mk, k);
+			if (c < 0) {
+				lo = mid + 1;
+			} else if (c > 0) {
+				hi = mid;
+			} else {
+				if (exact)
+					*exact = 1;
+				return mid;
+			}
+		}
+		return lo;
+	}
+	lo = a > 1 ? a : 1;
 	while (lo < hi) {
 		int mid = (lo + hi) / 2;
 
@@ -459,11 +520,34 @@ void btree_path_release(struct path *p)
 enum want { W_ONE = 0, W_ALL = 1, W_TAIL = 2 };
 
 /*
- * Lock an interior node's group for k (W_ONE), or that group and every
- * group above it (W_TAIL: the node may take a pointer in that region):
- * the group is picked by the fences, locked, and the pick validated by
- * seq; the slot is then searched inside the region, which nobody can
- * shift while the group is held.  A pick of group 0 for W_TAIL is every
+ * A reader holding one group of a leaf whose slot is the region's end
+ * (k sorts after the region's items) looks at the item there next: it
+ * belongs to a region above.  Walk the lock up, one group at a time
+ * (ascending; holding group h keeps start[h+1] still, since only holders
+ * of h or a lower group move it), to the group that owns slot.  The item
+ * found there is still the first above k: every item of a higher region
+ * sorts above the fences below it.
+ */
+static void leaf_walk_up(struct path *p, int l, struct node *n, int slot)
+{
+	unsigned h = p->lock_group[l];
+	enum glock_mode m = M(p->lock_held[l]);
+
+	while (h + 1 < NG(n) && slot >= reg_end(n, h)) {
+		glock_lock(&n->groups[h + 1].l, m);
+		glock_unlock(&n->groups[h].l, m);
+		h++;
+	}
+	p->lock_group[l] = (uint8_t)h;
+}
+
+/*
+ * Lock a node's group for k (W_ONE), or that group and every group above
+ * it (W_TAIL: an interior node may take a pointer in that region, a leaf
+ * may take, drop or resize an item there): the group is picked by the
+ * fences, locked, and the pick validated by seq; the slot is then searched
+ * inside the region, which nobody can shift while the group is held.  A
+ * pick of group 0 for W_TAIL, or regions worth dealing again, is every
  * group (and a relayout at release).
  */
 static int lock_region(struct path *p, int l, struct node *n, const struct key *k,
@@ -479,15 +563,20 @@ static int lock_region(struct path *p, int l, struct node *n, const struct key *
 			continue;
 		}
 		grp = region_pick(n, k);
-		if (want == W_TAIL && grp == 0)
+		if (want == W_TAIL && (grp == 0 || (!LVL(n) && regions_stale(n))))
 			break;
 		if (want == W_TAIL)
 			lock_tail(n, grp, held);
 		else
 			glock_lock(&n->groups[grp].l, M(held));
 		if (__atomic_load_n(&n->seq, __ATOMIC_ACQUIRE) == s0) {
+			int slot;
+
 			path_set(p, l, n, held, 0, want == W_TAIL, (int)grp);
-			return region_search(n, grp, k, exact);
+			slot = region_search(n, grp, k, exact);
+			if (!LVL(n) && want != W_TAIL)
+				leaf_walk_up(p, l, n, slot);
+			return slot;
 		}
 		if (want == W_TAIL)
 			unlock_tail(n, grp, held);
@@ -501,49 +590,17 @@ static int lock_region(struct path *p, int l, struct node *n, const struct key *
 
 /*
  * Lock n for a search of k in mode held: every group when want is W_ALL
- * (or locking=node); an interior node by its regions (lock_region); a
- * leaf's group of the slot k leads to (W_TAIL on a leaf is every group).
- * Records the lock in p at level l and returns the slot, found under the
- * lock.
+ * (or locking=node), else by its regions (lock_region).  Records the lock
+ * in p at level l and returns the slot, found under the lock.
  */
 static int lock_for_key(struct path *p, int l, struct node *n, const struct key *k,
 			int held, int want, int *exact)
 {
-	uint32_t ns = cache_nodesize(n->nc);
-	unsigned g = NG(n);
-
-	if (g && want != W_ALL && REG(n))
+	if (NG(n) && want != W_ALL)
 		return lock_region(p, l, n, k, held, want, exact);
-	if (!g || want != W_ONE) {
-		lock_all(n, held);
-		path_set(p, l, n, held, 1, 0, -1);
-		return node_search(D(n), ns, k, exact);
-	}
-	for (int tries = 0; tries < 8; tries++) {
-		uint32_t s0 = __atomic_load_n(&n->seq, __ATOMIC_ACQUIRE);
-		int slot, grp;
-
-		if (s0 & 1) {
-			sched_yield();
-			continue;
-		}
-		/* racy probe: bounds are clamped in node_search, seq validates */
-		slot = node_search(D(n), ns, k, NULL);
-		grp = group_of(n, slot);
-		glock_lock(&n->groups[grp].l, M(held));
-		if (__atomic_load_n(&n->seq, __ATOMIC_ACQUIRE) == s0) {
-			int s = node_search(D(n), ns, k, exact);
-
-			if (group_of(n, s) == grp) {
-				path_set(p, l, n, held, 0, 0, grp);
-				return s;
-			}
-		}
-		glock_unlock(&n->groups[grp].l, M(held));
-	}
 	lock_all(n, held);
 	path_set(p, l, n, held, 1, 0, -1);
-	return node_search(D(n), ns, k, exact);
+	return node_search(D(n), cache_nodesize(n->nc), k, exact);
 }
 
 /*
@@ -920,6 +977,37 @@ static void parent_insert(struct path *p, int l, int slot, const struct key *k,
 			n->groups[i].start++;
 }
 
+/*
+ * Level 0 of p took ins items at slot, or lost del items from slot on:
+ * with the groups from g up held (a tail), the regions above g start that
+ * much later or earlier (an insert at g's end joins g).  With every group
+ * held nothing is kept up: the release lays the leaf out again.
+ */
+static void leaf_shifted(struct path *p, int slot, int ins, int del)
+{
+	struct node *n = p->nodes[0];
+
+	if (!REG(n) || p->all_groups[0])
+		return;
+	for (unsigned i = p->lock_group[0] + 1u; i < NG(n); i++) {
+		int st = (int)n->groups[i].start, gone = st - slot;
+
+		gone = gone < 0 ? 0 : gone > del ? del : gone;
+		n->groups[i].start = (uint32_t)(st + ins - gone);
+	}
+}
+
+/* The leaf at level 0 of p is held so that items from slot on may move:
+ * every group, or the groups from the one owning slot up. */
+static int leaf_shift_ok(const struct path *p, int slot)
+{
+	const struct node *n = p->nodes[0];
+
+	if (p->all_groups[0])
+		return 1;
+	return p->tail_groups[0] && slot >= (int)n->groups[p->lock_group[0]].start;
+}
+
 static int ptr_repack(uint8_t *L, uint8_t *R, uint32_t ns, int m)
 {
 	int nl = (int)nb_nritems(L), nr = (int)nb_nritems(R), total = nl + nr;
@@ -1092,6 +1180,8 @@ static int split_leaf(struct txn *t, struct root *r, struct path *p, const struc
 	} else {
 		sep = *k;
 	}
+	if (REG(rn))
+		regions_layout(rn);	/* before anyone can reach it */
 	parent_insert(p, 1, p->slots[1] + 1, &sep, rn->bytenr, txn_transid(t));
 	cache_put(rn);
 	return 0;
@@ -1293,17 +1383,14 @@ static struct glock *busy_lock(struct node *n, const struct key *k, int held, in
 
 	if (!g)
 		return glock_busy(&n->lock, m) ? &n->lock : NULL;
-	if (want == W_ALL || (want == W_TAIL && !REG(n))) {
+	if (want == W_ALL) {
 		lo = 0;
 		hi = g;
-	} else if (REG(n)) {
+	} else {
 		if (!__atomic_load_n(&n->laid, __ATOMIC_ACQUIRE))
 			return NULL;
 		lo = region_pick(n, k);
 		hi = want == W_TAIL ? g : lo + 1;
-	} else {
-		lo = (unsigned)group_of(n, node_search(D(n), cache_nodesize(n->nc), k, NULL));
-		hi = lo + 1;
 	}
 	for (unsigned i = lo; i < hi && i < g; i++)
 		if (glock_busy(&n->groups[i].l, m))
@@ -1343,7 +1430,9 @@ int btree_search(struct txn *t, struct root *r, const struct key *k,
 	 */
 	int wlevel = core_cow_lock_path(r->core) ? BTREE_MAX_LEVEL : 0;
 #define HMODE(lvl) (cow && (lvl) <= wlevel ? L_WRITE : L_READ)
-#define WANT(lvl) (!cow ? W_ONE : ((lvl) == 0 && ins_len) ? W_ALL : need[lvl])
+	/* a leaf change asks for the groups from its region up, unless a
+	 * restart raised it to every group */
+#define WANT(lvl) (!cow ? W_ONE : ((lvl) == 0 && ins_len && need[0] != W_ALL) ? W_TAIL : need[lvl])
 	/* level lvl holds what a new child pointer in its region needs */
 #define SHIFT_OK(lvl) (p->all_groups[lvl] || p->tail_groups[lvl])
 	int root_w = 0, restarts = 0, eio_retry = 0, ret = 0, l, slot, exact = 0;
@@ -1547,7 +1636,7 @@ again:
 		ret = split_leaf(t, r, p, k, exact, ins_len);
 		if (ret)
 			goto fail;
-		need[1] = W_ONE;
+		need[1] = need[0] = W_ONE;
 		goto again;
 	}
 	return exact ? 0 : 1;
@@ -1614,6 +1703,7 @@ int btree_insert_empty(struct txn *t, struct root *r, struct path *p,
 		return -EUCLEAN;
 	}
 	leaf_insert_space(D(p->nodes[0]), NS(r), p->slots[0], k, size);
+	leaf_shifted(p, p->slots[0], 1, 0);
 	return 0;
 }
 
@@ -1743,6 +1833,7 @@ int btree_insert_pair(struct txn *t, struct root *r,
 	}
 	leaf_insert_space(b, NS(r), slot, k1, s1);
 	leaf_insert_space(b, NS(r), slot + 1, k2, s2);
+	leaf_shifted(&p, slot, 2, 0);
 	if (s1)
 		memcpy(btree_item_ptr(&p, slot, NULL), d1, s1);
 	if (s2)
@@ -1786,7 +1877,7 @@ int btree_del_items(struct txn *t, struct root *r, struct path *p, int nr)
 	if (slot < 0 || slot + nr > n)
 		return -EINVAL;
 	nb_item_key(D(leaf), slot, &first);
-	if (!p->all_groups[0]) {	/* the deletion shifts other items */
+	if (!leaf_shift_ok(p, slot)) {	/* the deletion shifts other items */
 		ret = btree_search(t, r, &first, p, -1, 1);
 		if (ret)
 			return ret < 0 ? ret : -ENOENT;
@@ -1796,9 +1887,11 @@ int btree_del_items(struct txn *t, struct root *r, struct path *p, int nr)
 	if (have_after)
 		nb_item_key(D(leaf), slot + nr, &after);
 	leaf_del(D(leaf), ns, slot, nr);
+	leaf_shifted(p, slot, 0, nr);
 	if (leaf == __atomic_load_n(&r->node, __ATOMIC_ACQUIRE) || !node_low(D(leaf), ns))
 		return 0;		/* the root leaf, or still full enough */
-	if (p->lock_held[1] == L_WRITE && p->all_groups[1] && nb_nritems(D(leaf)) == 0 &&
+	if (p->lock_held[1] == L_WRITE && p->all_groups[1] && p->all_groups[0] &&
+	    nb_nritems(D(leaf)) == 0 &&
 	    nb_nritems(D(p->nodes[1])) > 1) {
 		ptr_del(D(p->nodes[1]), p->slots[1]);
 		free_node(t, r, leaf);
@@ -1830,7 +1923,8 @@ int btree_resize_item(struct txn *t, struct root *r, struct path *p, uint32_t ne
 	cur = nb_item_size(D(leaf), slot);
 	if (new_size == cur)
 		return 0;
-	if (!p->all_groups[0] || (new_size > cur && node_leaf_free(D(leaf), ns) < new_size - cur)) {
+	if (!leaf_shift_ok(p, slot) ||
+	    (new_size > cur && node_leaf_free(D(leaf), ns) < new_size - cur)) {
 		nb_item_key(D(leaf), slot, &k);
 		ret = btree_search(t, r, &k, p, (int)new_size, 1);
 		if (ret)
@@ -1881,6 +1975,7 @@ int btree_update(struct txn *t, struct root *r, const struct key *k,
 			return -EUCLEAN;
 		}
 		leaf_insert_space(D(p.nodes[0]), NS(r), p.slots[0], k, size);
+		leaf_shifted(&p, p.slots[0], 1, 0);
 	} else if (nb_item_size(D(p.nodes[0]), p.slots[0]) != size) {
 		ret = btree_resize_item(t, r, &p, size);
 		if (ret) {
@@ -1911,24 +2006,31 @@ int btree_delete(struct txn *t, struct root *r, const struct key *k)
 
 /* ---- iteration ---------------------------------------------------------- */
 
-/* Move a read path to another slot of its leaf (groups: the slot's group). */
+/*
+ * Move a read path to another slot of its leaf (groups: the slot's group).
+ * Up: walk the lock up to the group owning the slot (leaf_walk_up: the
+ * items above the held region keep their order while it is held).  Down
+ * past the region's start, or past the last slot the lock vouches for:
+ * 1, the caller searches again.
+ */
 static int move_slot(struct path *p, int slot)
 {
 	struct node *n = p->nodes[0];
-	int g;
+	unsigned g;
 
-	if (p->all_groups[0] || (g = group_of(n, slot)) == p->lock_group[0]) {
+	if (p->all_groups[0]) {
 		p->slots[0] = slot;
 		return 0;
 	}
-	if (g > p->lock_group[0]) {	/* ascending: no one could have moved items */
-		glock_lock(&n->groups[g].l, M(p->lock_held[0]));
-		glock_unlock(&n->groups[p->lock_group[0]].l, M(p->lock_held[0]));
-		p->lock_group[0] = (uint8_t)g;
-		p->slots[0] = slot;
-		return 0;
-	}
-	return 1;	/* caller searches again */
+	g = p->lock_group[0];
+	if (slot < (int)n->groups[g].start)
+		return 1;
+	if (slot >= reg_end(n, g))
+		leaf_walk_up(p, 0, n, slot);
+	if (slot >= reg_end(n, p->lock_group[0]))
+		return 1;
+	p->slots[0] = slot;
+	return 0;
 }
 
 static int key_inc(struct key *k)

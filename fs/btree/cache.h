@@ -37,12 +37,13 @@
 
 /* One lock group on a cache line of its own: groups of a hot node are
  * taken by different CPUs, and must not bounce one line between them.
- * The rest of the line is the group's region of an interior node
- * (btree.c, "Regions"): meaningful only while the node's `laid` is set. */
+ * The rest of the line is the group's region of the node (leaf or
+ * interior; btree.c, "Regions"): meaningful only while the node's `laid` is set. */
 struct glock_line {
 	struct glock l;
 	uint32_t start;		/* first slot of the region; moved by holders
-				 * of this group (inserts in a lower group) */
+				 * of this group (inserts and, in leaves,
+				 * deletes in a lower group) */
 	struct key fence;	/* lowest key routed to the group (group > 0);
 				 * changed only with every group held */
 } __attribute__((aligned(64)));
@@ -70,7 +71,7 @@ struct node {
 	struct node *dprev, *dnext;
 	/* locking (btree.c) */
 	uint32_t seq;		/* groups: odd while a writer holds every group */
-	uint8_t laid;		/* groups, interior node: regions set (atomic;
+	uint8_t laid;		/* groups: regions set (atomic;
 				 * zero from node_alloc's calloc) */
 	uint8_t active;		/* groups with a region of their own (>= 1):
 				 * set with every group held */

@@ -20,7 +20,8 @@
  * commit thread counts), and from the lock module's statistics
  * (glock_stats_read, fs/base/lock.h) the share of the threads' time spent
  * waiting for B-tree locks (classes root, node, group, summed wait over
- * T x wall time), the root locks' share of that wait, and the share spent
+ * T x wall time), the root locks' and the leaves' (level 0, the root
+ * node when it is a leaf included) shares of that wait, and the share spent
  * waiting for every other lock (inodes, transaction, allocator, cache).
  *
  * Usage: enginebench -i IMAGE [-t T] [-n N] [-l node|groups:G] [-T rwlock|mutex|spin]
@@ -183,14 +184,17 @@ static int run_phase(struct worker *w, enum phase ph)
 	wall = (double)(t1 - t0) / 1e9;
 	ops = (double)g.threads * g.files;
 	double thread_ns = (double)g.threads * (double)(t1 - t0);
-	char root[16] = "-";	/* "-": nothing waited on B-tree locks */
+	char root[16] = "-", leaf[16] = "-";	/* "-": nothing waited on B-tree locks */
 
-	if (bt)
+	if (bt) {
 		snprintf(root, sizeof(root), "%.1f", 100.0 * (double)rt / (double)bt);
+		snprintf(leaf, sizeof(leaf), "%.1f",
+			 100.0 * (double)(s1.leaf_wait_ns - s0.leaf_wait_ns) / (double)bt);
+	}
 	printf("phase=%s ops=%.0f secs=%.3f rate=%.0f cpu_us=%.1f btree_wait_pct=%.1f "
-	       "root_pct=%s other_wait_pct=%.1f\n",
+	       "root_pct=%s leaf_pct=%s other_wait_pct=%.1f\n",
 	       phase_names[ph], ops, wall, ops / wall, 1e6 * (c1 - c0) / ops,
-	       100.0 * (double)bt / thread_ns, root, 100.0 * (double)other / thread_ns);
+	       100.0 * (double)bt / thread_ns, root, leaf, 100.0 * (double)other / thread_ns);
 	fflush(stdout);
 	return 0;
 }

@@ -19,13 +19,18 @@
  *     groups:16 (the lock module's per-thread counts), at both node sizes;
  *   - the single-threaded model tests (random, resize, pairs) under
  *     locking=node and groups:4/16/64 at both node sizes;
+ *   - how many of a leaf's groups an item insert, resize or delete
+ *     write-locks under groups:16, at the right edge and at random places;
+ *   - 16 threads inserting, resizing, deleting, looking up and scanning in
+ *     one leaf, each checked against its model (groups:16 and groups:4);
  *   - multi-threaded stress (inserts, lookups, deletes): every lock type
  *     under node and groups:4, and node, groups:4/16/64 x cowlock=leaf/path
  *     at 4 and 16 KiB nodes under rwlock;
  *   - BTREE_MATRIX=full (make soak): all of the above under every scheme
  *     (node, groups:4/16/64) x cowlock=leaf/path x rwlock/mutex/spin, at
  *     both node sizes, 4 and 16 threads (BTREE_MATRIX=threads: only the
- *     threaded part of it; BTREE_ONLY=substring: only the threaded tests
+ *     threaded part of it; BTREE_MATRIX=models: only the single-threaded
+ *     model tests of it; BTREE_ONLY=substring: only the threaded tests
  *     whose name contains it);
  *   - with BENCH=1 (or BENCH_ONLY=1): inserts/s at 1 and 2 threads per lock
  *     scheme (printed, never judged).
@@ -1388,6 +1393,11 @@ struct mx {
 	uint32_t *ver;
 	uint64_t rs;
 	int grow;		/* 1: insert-heavy, 0: delete-heavy */
+	uint32_t maxsize;	/* item sizes [0, maxsize); 0: 300 */
+	/* updates and deletes made, and the root node's locks they took
+	 * for writing (the lock module's per-thread counts; test_leaf_threads,
+	 * where the root is the one leaf) */
+	uint64_t changes, root_wlocks;
 };
 
 static int mx_scan(struct mx *w)
@@ -1492,8 +1502,11 @@ static void *mx_worker(void *arg)
 		uint64_t id = (uint64_t)idx * (uint64_t)w->n + (uint64_t)w->tid;
 		struct key k = { id, 1, 0 };
 		int what = (int)(rnd(&w->rs) % 100), ret;
-		uint32_t size = (uint32_t)(rnd(&w->rs) % 300);
+		uint32_t size = (uint32_t)(rnd(&w->rs) % (w->maxsize ? w->maxsize : 300));
 
+		struct glock_counts g0, g1;
+
+		glock_counts_read(&g0);
 		if (what < (w->grow ? 55 : 20)) {
 			w->ver[idx]++;
 			fill(buf, &k, size, w->ver[idx]);
@@ -1534,6 +1547,12 @@ static void *mx_worker(void *arg)
 		} else if (rnd(&w->rs) % 2 == 0 && mx_scan(w)) {
 			w->err = 1;
 		}
+		if (what < 90) {
+			glock_counts_read(&g1);
+			w->changes++;
+			w->root_wlocks += g1.acquired[GLOCK_CLASS_ROOT][GLOCK_WRITE] -
+					  g0.acquired[GLOCK_CLASS_ROOT][GLOCK_WRITE];
+		}
 	}
 	return NULL;
 }
@@ -1564,7 +1583,8 @@ static void test_threads_mixed(uint32_t nodesize, enum glock_type type, unsigned
 	btree_root_create_empty(fx_txn(c), &r);
 	for (int i = 0; i < N; i++) {
 		w[i] = (struct mx){ c, &r, i, N, 0, 0, nkeys, calloc(nkeys / N, 1),
-				    calloc(nkeys / N, sizeof(uint32_t)), seed * 77 + (uint64_t)i + 1, 1 };
+				    calloc(nkeys / N, sizeof(uint32_t)), seed * 77 + (uint64_t)i + 1, 1, 0,
+				    0, 0 };
 	}
 	for (int phase = 0; phase < 7 && !err; phase++) {
 		for (int i = 0; i < N; i++) {
@@ -1601,6 +1621,207 @@ static void test_threads_mixed(uint32_t nodesize, enum glock_type type, unsigned
 		free(w[i].present);
 		free(w[i].ver);
 	}
+	btree_root_release(&r);
+	fx_destroy(c);
+}
+
+/*
+ * Many threads changing one leaf: 16 threads insert, update (resize),
+ * delete, look up and scan 4 keys each of 64, with items small enough
+ * that all of them fit in one leaf at either node size, so every change
+ * lands in the same leaf and its groups (regions of a leaf, btree.c).
+ * Each thread keeps the model of its own keys (present, version) and
+ * checks its lookups and scans against it as it goes; after each phase
+ * (insert-heavy, delete-heavy, a sweep that deletes everything) every
+ * thread's scan is checked single-threaded, and the tree's shape.  Under
+ * groups:16 the leaf's groups each update or delete write-locks are
+ * counted too (the leaf is the root: class root): every group per change,
+ * the scheme before leaf regions, makes it >= 16; the groups from the
+ * change's region up make it ~9.
+ */
+static void test_leaf_threads(uint32_t nodesize, unsigned groups, bool cow_path, int rounds)
+{
+	char name[112], sb[48];
+	enum { N = 16 };
+	uint32_t nkeys = 4 * N;
+	struct core *c = fx_create(nodesize, 2000, GLOCK_RWLOCK, groups, 64ull << 20);
+	struct root r;
+	struct mx w[N];
+	pthread_t th[N];
+	struct shape sh;
+	int err = 0, maxleaves = 0;
+
+	fx_set_cow_lock_path(c, cow_path);
+	snprintf(name, sizeof(name), "one-leaf-x16-%u-%s", nodesize,
+		 scheme_name(sb, sizeof(sb), GLOCK_RWLOCK, groups, cow_path));
+	if (skip_name(name)) {
+		fx_destroy(c);
+		return;
+	}
+	btree_root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
+	btree_root_create_empty(fx_txn(c), &r);
+	for (int i = 0; i < N; i++)
+		w[i] = (struct mx){ c, &r, i, N, 0, 0, nkeys, calloc(nkeys / N, 1),
+				    calloc(nkeys / N, sizeof(uint32_t)), seed * 91 + (uint64_t)i + 1, 1,
+				    nodesize / 128, 0, 0 };
+	for (int phase = 0; phase < 5 && !err; phase++) {
+		for (int i = 0; i < N; i++) {
+			w[i].grow = phase < 2 ? 1 : phase < 4 ? 0 : -1;
+			w[i].rounds = rounds;
+			pthread_create(&th[i], NULL, mx_worker, &w[i]);
+		}
+		for (int i = 0; i < N; i++) {
+			pthread_join(th[i], NULL);
+			err |= w[i].err;
+		}
+		for (int i = 0; i < N && !err; i++)
+			if (mx_scan(&w[i]))
+				err = 1;
+		if (err)
+			break;
+		if (fx_commit(c) || check_tree(&r, &sh, name)) {
+			err = 1;
+			break;
+		}
+		if ((int)sh.leaves > maxleaves)
+			maxleaves = (int)sh.leaves;
+		if (fx_used_blocks(c) != sh.nodes) {
+			FAILF(name, "blocks %" PRIu64 " != nodes %" PRIu64, fx_used_blocks(c), sh.nodes);
+			err = 1;
+		}
+	}
+	if (!err && (sh.depth != 1 || sh.items != 0)) {
+		FAILF(name, "after deleting everything: depth %d, %" PRIu64 " items", sh.depth, sh.items);
+		err = 2;
+	}
+	if (!err && maxleaves != 1) {
+		FAILF(name, "the keys took %d leaves, the test means one", maxleaves);
+		err = 2;
+	}
+	if (!err && groups) {
+		uint64_t ch = 0, wl = 0;
+		double per;
+
+		for (int i = 0; i < N; i++) {
+			ch += w[i].changes;
+			wl += w[i].root_wlocks;
+		}
+		per = (double)wl / (double)(ch ? ch : 1);
+		printf("# %s: %.1f of the leaf's %u groups write-locked per update or delete\n", name,
+		       per, groups);
+		/* every group per change (the scheme before leaf regions) is >=
+		 * N; judged at 16 groups, where 64 keys fill every region (at
+		 * 64 the empty regions above the keys join every tail) */
+		if (groups == 16 && per >= 0.85 * groups) {
+			FAILF(name, "%.1f leaf groups write-locked per change, of %u", per, groups);
+			err = 2;
+		}
+	}
+	if (err == 1)
+		FAILF(name, "see messages above (seed %llu)", seed);
+	else if (!err)
+		printf("PASS: %s\n", name);
+	for (int i = 0; i < N; i++) {
+		free(w[i].present);
+		free(w[i].ver);
+	}
+	btree_root_release(&r);
+	fx_destroy(c);
+}
+
+/*
+ * How many of a leaf's groups an item insert, delete or resize
+ * write-locks (locking=groups:16, rwlock, cowlock=leaf, one thread; the
+ * lock module's per-thread counts, class group: with the root at level 1
+ * every other node is a leaf).  A change moves the items after its slot
+ * only, so it needs the groups from its region up: at the right edge,
+ * where ascending keys go, the last group; at random places N/2 on
+ * average.  Counted over ascending inserts at the right edge, then
+ * inserts, resizes and deletes at random places between existing keys,
+ * in leaves of ~100 items (4 KiB) or ~400 (16 KiB).  Leaf splits and
+ * merges, relayouts and the restarts they cause are in the count; taking
+ * every group per change (the scheme before leaf regions) makes it >= N.
+ */
+static void test_leaf_groups(uint32_t nodesize)
+{
+	const unsigned N = 16;
+	char name[64];
+	struct core *c = fx_create(nodesize, 20000, GLOCK_RWLOCK, N, 64ull << 20);
+	struct txn *tx = fx_txn(c);
+	struct glock_counts c0, c1;
+	struct root r;
+	struct shape sh;
+	uint8_t buf[64] = { 0 };
+	uint64_t i, rs = seed | 1;
+	const uint64_t ops = 2000;
+	int bad = 0;
+	static const char *what[4] = { "ascending inserts", "random inserts", "random resizes",
+				       "random deletes" };
+
+	snprintf(name, sizeof(name), "leaf-groups-per-change-%u", nodesize);
+	btree_root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
+	btree_root_create_empty(tx, &r);
+	/* even objectids ascending: a root (level 1) over some 20 leaves */
+	for (i = 0; r.level < 1 || nb_nritems(r.node->data) < 20; i++) {
+		struct key k = { 2 * i, 1, 0 };
+
+		CHECKV(name, btree_insert(tx, &r, &k, buf, 8) == 0, "insert %" PRIu64, i);
+	}
+	for (int phase = 0; phase < 4; phase++) {
+		uint64_t w, done = 0;
+		double per;
+
+		glock_counts_read(&c0);
+		for (uint64_t j = 0; j < ops; j++) {
+			/* inserts: odd keys among the even ones; resizes and
+			 * deletes: even keys, all present until the deletes */
+			uint64_t x = rnd(&rs) % i;
+			struct key k = { phase == 0 ? 2 * i++ : phase == 1 ? 2 * x + 1 : 2 * x, 1, 0 };
+			int ret;
+
+			if (phase <= 1) {
+				ret = btree_insert(tx, &r, &k, buf, 8);
+			} else if (phase == 2) {
+				struct path p;
+
+				btree_path_init(&p);
+				ret = btree_search(tx, &r, &k, &p, 0, 1);
+				if (ret == 0) {
+					uint32_t sz;
+
+					btree_item_ptr(&p, p.slots[0], &sz);
+					ret = btree_resize_item(tx, &r, &p, sz == 8 ? 16 : 8);
+				} else if (ret == 1) {
+					ret = -ENOENT;
+				}
+				btree_path_release(&p);
+			} else {
+				ret = btree_delete(tx, &r, &k);
+			}
+			CHECKV(name, ret == 0 || (phase == 1 && ret == -EEXIST) ||
+			       (phase == 3 && ret == -ENOENT), "%s: %d", what[phase], ret);
+			done += ret == 0;
+		}
+		glock_counts_read(&c1);
+		w = c1.acquired[GLOCK_CLASS_GROUP][GLOCK_WRITE] -
+		    c0.acquired[GLOCK_CLASS_GROUP][GLOCK_WRITE];
+		per = (double)w / (double)ops;
+		printf("# %s: %s: %" PRIu64 " leaf group write locks for %" PRIu64 " calls (%"
+		       PRIu64 " changed the leaf), %.1f per call (of %u groups)\n", name, what[phase],
+		       w, ops, done, per, N);
+		/* the right edge: the last group, and every group now and then
+		 * to deal the regions again; random places: N/2 on average plus
+		 * those — below 3N/4, where every group (16+) starts */
+		CHECKV(name, done > ops / 2, "%s: only %" PRIu64 " changes", what[phase], done);
+		if (per >= (phase ? 0.75 * N : N / 3.0)) {	/* the other phases still run */
+			FAILF(name, "%s: %.1f leaf groups write-locked per call", what[phase], per);
+			bad = 1;
+		}
+	}
+	CHECKV(name, check_tree(&r, &sh, name) == 0, "tree check");
+	if (!bad)
+		printf("PASS: %s\n", name);
+out:
 	btree_root_release(&r);
 	fx_destroy(c);
 }
@@ -1661,6 +1882,7 @@ int main(void)
 	const char *mx = getenv("BTREE_MATRIX");
 	int full = mx && (!strcmp(mx, "full") || !strcmp(mx, "threads"));
 	int threads_only = mx && !strcmp(mx, "threads");
+	int models_only = mx && !strcmp(mx, "models");
 
 	seed = s ? strtoull(s, NULL, 0) : (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 16);
 	if (!seed)
@@ -1672,7 +1894,7 @@ int main(void)
 
 	if (threads_only)	/* BTREE_MATRIX=threads: the threaded part of full only */
 		goto threads;
-	if (full) {		/* make soak: every scheme, every test, both node sizes */
+	if (full || models_only) {	/* make soak: every scheme, every test, both node sizes */
 		for (int ti = 0; ti < 3; ti++)
 			for (int gi = 0; gi < 4; gi++)
 				for (int cp = 0; cp < 2; cp++)
@@ -1686,9 +1908,13 @@ int main(void)
 		int gi = 1 + (int)(seed % 3);
 		model_tests(GLOCK_RWLOCK, groupsv[gi], gi == 2, 1, 0);
 	}
+	if (models_only)	/* BTREE_MATRIX=models: the model part of full only */
+		goto bench;
 	test_pair_separator();
 	test_root_groups(4096);
 	test_root_groups(16384);
+	test_leaf_groups(4096);
+	test_leaf_groups(16384);
 	test_csum();
 	test_enospc();
 threads:
@@ -1706,6 +1932,10 @@ threads:
 						test_threads_mixed(sizes[ni], types[ti], groupsv[gi], quick,
 								   0, cp);
 					}
+		for (int gi = 0; gi < 4; gi++)
+			for (int cp = 0; cp < 2; cp++)
+				for (int ni = 0; ni < 2; ni++)
+					test_leaf_threads(sizes[ni], groupsv[gi], cp, 3000);
 	} else {
 		/* every lock type under node and groups:4; every scheme and
 		 * cowlock at both node sizes under rwlock, a third of those 13
@@ -1731,6 +1961,11 @@ threads:
 		/* 16 threads under groups:16 (spin at 16 threads on a 2-core
 		 * machine spends minutes preempted: make soak runs it) */
 		test_threads(16384, GLOCK_RWLOCK, 16, false, 16, 1000);
+		/* 16 threads in one leaf: groups:16 at both node sizes, one
+		 * cowlock each (the seed picks which), and groups:4 */
+		test_leaf_threads(4096, 16, seed & 1, quick ? 500 : 1500);
+		test_leaf_threads(16384, 16, !(seed & 1), quick ? 500 : 1500);
+		test_leaf_threads(4096, 4, seed & 2, quick ? 500 : 1500);
 	}
 bench:
 	if (getenv("BENCH") || getenv("BENCH_ONLY")) {
