@@ -1735,7 +1735,7 @@ static int note_on_dev(const struct chunk *ch, void *arg)
 static void parity_convert(void)
 {
 	struct vol v;
-	uint64_t sz[4] = { 384ull << 20, 384ull << 20, 384ull << 20, 384ull << 20 };
+	uint64_t sz[4] = { 256ull << 20, 256ull << 20, 256ull << 20, 256ull << 20 };
 	static const struct { uint64_t d; const char *name; } steps[] = {
 		{ CORE_PROFILE_RAID5, "raid1 -> raid5" },
 		{ CORE_PROFILE_RAID6, "raid5 -> raid6" },
