@@ -371,14 +371,24 @@ static uint64_t cut_unit(struct core *c, uint64_t logical, uint64_t type, uint64
  * multiple cross every boundary).  Any extent's start is a cut no extent
  * crosses (extents never overlap), a raid5/6 group starts every extent
  * on a row, and write extents are at most 1 MiB (file.c's MAX_EXTENT)
- * while fit is at least 1 MiB, so a packed chunk of written data always
- * has a cut.  Letting an extent straddle two chunks would touch every
- * reader of the mapping (reads, scrub, fsck, log replay, the allocator's
- * per-group frees); relocating straddling extents to new addresses would
- * rewrite file items, csums and back references of every snapshot
- * sharing them; neither is needed for that.  What stays refused: one
- * extent longer than fit covering every cut below it (a fallocate'd
- * range, up to 64 MiB, on devices with less room than that), said so.
+ * while fit is at least 1 MiB, so a packed chunk of written data has a
+ * cut whenever the unit takes an extent's start: always for a dup,
+ * single or mirrored target (the unit is then the source's row).  Letting an
+ * extent straddle two chunks would touch every reader of the mapping
+ * (reads, scrub, fsck, log replay, the allocator's per-group frees);
+ * relocating straddling extents to new addresses would rewrite file
+ * items, csums and back references of every snapshot sharing them; a
+ * target as large as the source cannot be had when the devices lack the
+ * room (raid6 -> dup needs four times a stripe on one device); neither
+ * is needed for the chunks writes make.  What stays refused, said so:
+ * one extent longer than fit covering every cut below it (a fallocate'd
+ * range, up to 64 MiB, on devices with less room than that), and a
+ * cut the unit's alignment finds in no gap (a raid10 or raid5/6 target,
+ * whose cuts fall on a 128 KiB / 8 KiB grid an extent's start need not
+ * be on).  Pieces cut at
+ * a unit below 128 KiB are whole rows of no raid10 chunk: a later
+ * conversion to raid10 cannot take them (cuts prefer MiB, then 128 KiB,
+ * so that happens only where nothing else was free).
  *
  * A data group takes no new extents meanwhile (alloc_set_readonly: a new
  * extent could take any sector) and a commit puts every older one in the
