@@ -373,22 +373,22 @@ static uint64_t cut_unit(struct core *c, uint64_t logical, uint64_t type, uint64
  * on a row, and write extents are at most 1 MiB (file.c's MAX_EXTENT)
  * while fit is at least 1 MiB, so a packed chunk of written data has a
  * cut whenever the unit takes an extent's start: always for a dup,
- * single or mirrored target (the unit is then the source's row).  Letting an
- * extent straddle two chunks would touch every reader of the mapping
- * (reads, scrub, fsck, log replay, the allocator's per-group frees);
- * relocating straddling extents to new addresses would rewrite file
- * items, csums and back references of every snapshot sharing them; a
- * target as large as the source cannot be had when the devices lack the
- * room (raid6 -> dup needs four times a stripe on one device); neither
+ * single or mirrored target (the unit is then the source's row).
+ * Letting an extent straddle two chunks would touch every reader of the
+ * mapping (reads, scrub, fsck, log replay, the allocator's per-group
+ * frees); relocating straddling extents to new addresses would rewrite
+ * file items, csums and back references of every snapshot sharing them;
+ * a target as large as the source cannot be had when the devices lack
+ * the room (raid6 -> dup needs four times a stripe on one device); none
  * is needed for the chunks writes make.  What stays refused, said so:
  * one extent longer than fit covering every cut below it (a fallocate'd
- * range, up to 64 MiB, on devices with less room than that), and a
- * cut the unit's alignment finds in no gap (a raid10 or raid5/6 target,
+ * range, up to 64 MiB, on devices with less room than that), and a cut
+ * the unit's alignment finds in no gap (a raid10 or raid5/6 target,
  * whose cuts fall on a 128 KiB / 8 KiB grid an extent's start need not
- * be on).  Pieces cut at
- * a unit below 128 KiB are whole rows of no raid10 chunk: a later
- * conversion to raid10 cannot take them (cuts prefer MiB, then 128 KiB,
- * so that happens only where nothing else was free).
+ * be on).  Pieces cut at a unit below 128 KiB are whole rows of no
+ * raid10 chunk: a later conversion to raid10 cannot take them (cuts
+ * prefer MiB, then 128 KiB, so that happens only where nothing else was
+ * free).
  *
  * A data group takes no new extents meanwhile (alloc_set_readonly: a new
  * extent could take any sector) and a commit puts every older one in the
@@ -454,7 +454,8 @@ static int split_to_fit(struct core *c, uint64_t logical, uint64_t len, uint64_t
 		   (unsigned long long)(len >> 20), (unsigned long long)(fit >> 20),
 		   (unsigned long long)(chunk_unallocated(c) >> 20),
 		   fit < VOLUME_SEG ? "" : (type & BG_SYSTEM) ? ", and a system chunk is not split" :
-		   data ? ", and one extent covers every cut below that, where it could be split" :
+		   data ? ", and extents cover every cut below that (a row the new profile "
+			  "can start a chunk at) where it could be split" :
 		   ", and extents cross every MiB boundary below that, where it could be split");
 }
 

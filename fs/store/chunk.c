@@ -1138,11 +1138,11 @@ int chunk_split_map(struct txn *t, uint64_t logical, uint64_t at, struct chunk *
 	 * from the wrong devices (a cut after R rows, R no multiple of n:
 	 * a three-device raid5 cut at most MiB boundaries).
 	 */
-	uint64_t turn = (ch->type & BG_PARITY) ?
-		at / (row_width(ch->type, ch->num_stripes) * CORE_SECTORSIZE) % (uint64_t)ch->num_stripes : 0;
+	uint64_t w = row_width(ch->type, ch->num_stripes), n = (uint64_t)ch->num_stripes;
+	uint64_t turn = (ch->type & BG_PARITY) ? at / (w * CORE_SECTORSIZE) % n : 0;
 	for (int i = 0; i < rest->num_stripes; i++) {
-		rest->stripes[i] = ch->stripes[(i + turn) % (uint64_t)ch->num_stripes];
-		rest->stripes[i].physical += at / row_width(ch->type, ch->num_stripes);
+		rest->stripes[i] = ch->stripes[(i + turn) % n];
+		rest->stripes[i].physical += at / w;
 	}
 	ch->length = at;
 	ret = insert_locked(&c->chunks, rest);	/* room: it was ch's */
