@@ -15,8 +15,9 @@
  * chunk item and device extents and commits; the old stripes stay
  * reserved until that commit is durable.  A crash at any point leaves the
  * old chunk item, whose stripes are intact.  A chunk whose new stripes
- * find no hole big enough is first split in two at a MiB boundary that
- * fits and that no extent crosses (chunk_split: chunk, device extent,
+ * find no hole big enough is first split in two where it fits, at a cut
+ * no extent crosses (volume_reloc.c's split_to_fit: a MiB boundary when
+ * one is free, else any row; chunk_split: chunk, device extent,
  * block group and free-space items, one transaction), as btrfs shrinks a
  * new chunk to the space there is; a conversion that needs more device
  * space than there is unallocated is refused before anything moves.

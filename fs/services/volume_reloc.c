@@ -414,62 +414,145 @@ static int relocate_one(struct core *c, uint64_t logical, uint64_t old_type, uin
 	return 0;
 }
 
+/* The widest raid10 row: CHUNK_MAX_STRIPES (4) make two mirrored pairs
+ * of 64 KiB elements, and a raid10 chunk is whole rows long */
+#define RAID10_ROW ((uint64_t)(CHUNK_MAX_STRIPES / 2) * CHUNK_STRIPE_LEN)
+
+static uint64_t gcd64(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t r = a % b;
+		a = b;
+		b = r;
+	}
+	return a;
+}
+
+static uint64_t lcm64(uint64_t a, uint64_t b)
+{
+	return a / gcd64(a, b) * b;
+}
+
+/*
+ * Where a chunk of type moving to profile prof may be cut: between the
+ * source's elements (chunk_cut_unit) and so that both pieces are whole
+ * target elements: a raid5/6 target whole rows of the fewest stripes
+ * pick_stripes falls back to (2 data columns: 8 KiB), a raid10 target
+ * whole rows of 64 KiB elements.  Metadata is cut at MiB only:
+ * its group keeps allocating meanwhile, fenced off MiB boundaries
+ * (alloc_fence).  0: no chunk there.
+ */
+static uint64_t cut_unit(struct core *c, uint64_t logical, uint64_t type, uint64_t prof)
+{
+	uint64_t src = chunk_cut_unit(c, logical), dst = CORE_SECTORSIZE;
+
+	if (!(type & BG_DATA))
+		dst = VOLUME_SEG;
+	else if (prof & BG_RAID10)
+		dst = RAID10_ROW;
+	else if (prof & BG_PARITY)
+		dst = 2 * CORE_SECTORSIZE;
+	return src ? lcm64(src, dst) : 0;
+}
+
 /*
  * The chunk at logical (len bytes) does not fit whole on the devices it
- * must move to, but fit bytes would: split it at the largest MiB boundary
- * at most fit that no extent crosses (down to 1 MiB), as btrfs shrinks a
- * new chunk to the holes there are.  The group is fenced first (no new
- * extent crosses a boundary below fit) and a commit puts every older one
- * in the extent tree, where chunk_split_point looks.  Says why when it
- * cannot split.
+ * must move to, but fit bytes would: split it at the largest cut at most
+ * fit that no extent crosses, as btrfs shrinks a new chunk to the holes
+ * there are.  The pieces keep their logical addresses, so extents, csums
+ * and file items stay as they are.
+ *
+ * Why cuts between extents at any sector, and not the other ways out
+ * (issue 21): cutting only at MiB boundaries failed on a packed chunk
+ * (1 MiB write extents laid end to end from a sector that is no MiB
+ * multiple cross every boundary).  Any extent's start is a cut no extent
+ * crosses (extents never overlap), a raid5/6 group starts every extent
+ * on a row, and write extents are at most 1 MiB (file.c's MAX_EXTENT)
+ * while fit is at least 1 MiB, so a packed chunk of written data has a
+ * cut whenever the unit takes an extent's start: always for a dup,
+ * single or mirrored target (the unit is then the source's row).
+ * Letting an extent straddle two chunks would touch every reader of the
+ * mapping (reads, scrub, fsck, log replay, the allocator's per-group
+ * frees); relocating straddling extents to new addresses would rewrite
+ * file items, csums and back references of every snapshot sharing them;
+ * a target as large as the source cannot be had when the devices lack
+ * the room (raid6 -> dup needs four times a stripe on one device); none
+ * is needed for the chunks writes make.  What stays refused, said so:
+ * one extent longer than fit covering every cut below it (a fallocate'd
+ * range, up to 64 MiB, on devices with less room than that), and a cut
+ * the unit's alignment finds in no gap (a raid10 or raid5/6 target,
+ * whose cuts fall on a 128 KiB / 8 KiB grid an extent's start need not
+ * be on).  Pieces cut at a unit below 128 KiB are whole rows of no
+ * raid10 chunk: a later conversion to raid10 cannot take them (cuts
+ * prefer MiB, then 128 KiB, so that happens only where nothing else was
+ * free).
+ *
+ * A data group takes no new extents meanwhile (alloc_set_readonly: a new
+ * extent could take any sector) and a commit puts every older one in the
+ * extent tree, where chunk_split_point looks; a metadata group keeps
+ * allocating, fenced off the MiB boundaries below fit (its nodes never
+ * cross one).  Says why when it cannot split.
  */
 static int split_to_fit(struct core *c, uint64_t logical, uint64_t len, uint64_t fit,
 			uint64_t type, uint64_t prof, char *msg, size_t mlen)
 {
 	uint64_t upto = fit < len ? fit : len - VOLUME_SEG, cut = 0;
+	uint64_t unit = cut_unit(c, logical, type, prof);
+	bool data = (type & BG_DATA) != 0;
 	struct txn *t;
 	int ret = -ENOSPC;
 
-	if (fit >= VOLUME_SEG && !(type & BG_SYSTEM)) {
-		ret = alloc_fence(c, logical, upto);
+	if (fit >= VOLUME_SEG && !(type & BG_SYSTEM) && unit) {
+		ret = data ? alloc_set_readonly(c, logical, true) : alloc_fence(c, logical, upto);
 		if (!ret)
 			ret = txn_commit(c, COMMIT_OTHER);
 		if (!ret)
 			ret = volume_join(c, 16, &t, msg, mlen);
 		if (ret) {
-			alloc_fence(c, logical, 0);
+			if (data)
+				alloc_set_readonly(c, logical, false);
+			else
+				alloc_fence(c, logical, 0);
 			return volume_say(c, ret, msg, mlen, "splitting chunk %llu to fit: %s",
 				   (unsigned long long)logical, strerror(-ret));
 		}
-		/* a raid5/6 chunk is cut between rows: 3-sector rows fall on
-		 * every third MiB only */
-		uint64_t rowb = chunk_row_bytes(c, logical);
-		for (ret = -EBUSY, cut = len; ret == -EBUSY;) {
-			do
-				cut = chunk_split_point(c, logical, upto, cut);
-			while (cut && cut % rowb);
-			ret = cut ? chunk_split(t, logical, cut) : -ENOSPC;
+		/* MiB cuts first (pieces as long as new chunks are), then
+		 * whole raid10 rows (any later conversion can take both
+		 * pieces), then any cut the unit allows */
+		uint64_t tier[3] = { lcm64(unit, VOLUME_SEG), lcm64(unit, RAID10_ROW), unit };
+		ret = -ENOSPC;
+		for (int k = 0; k < 3 && ret == -ENOSPC; k++) {
+			if (k && tier[k] == tier[k - 1])
+				continue;
+			for (ret = -EBUSY, cut = len; ret == -EBUSY;) {
+				cut = chunk_split_point(c, logical, upto, cut, tier[k]);
+				ret = cut ? chunk_split(t, logical, cut) : -ENOSPC;
+			}
 		}
-		if (ret)
+		if (data)	/* the first piece; the rest never was read-only */
+			alloc_set_readonly(c, logical, false);
+		else if (ret)
 			alloc_fence(c, logical, 0);
 		if (ret == -ENOSPC) {	/* nothing changed */
 			txn_end(t);
 		} else {
 			ret = volume_commit(c, t, ret, msg, mlen, "splitting a chunk to fit", NULL);
 			if (!ret)
-				core_log(c, "chunk %llu (%llu MiB) split at %llu MiB: no hole for all of it",
+				core_log(c, "chunk %llu (%llu MiB) split at %llu KiB: no hole for all of it",
 					 (unsigned long long)logical, (unsigned long long)(len >> 20),
-					 (unsigned long long)(cut >> 20));
+					 (unsigned long long)(cut >> 10));
 			return ret;
 		}
 	}
 	return volume_say(c, ret, msg, mlen, "no room for chunk %llu (%s %s, %llu MiB) on the other devices: "
 		   "their largest free hole is %llu MiB (%llu MiB unallocated on all devices)%s",
 		   (unsigned long long)logical, core_profile_name(prof),
-		   (type & BG_DATA) ? "data" : (type & BG_SYSTEM) ? "system" : "metadata",
+		   data ? "data" : (type & BG_SYSTEM) ? "system" : "metadata",
 		   (unsigned long long)(len >> 20), (unsigned long long)(fit >> 20),
 		   (unsigned long long)(chunk_unallocated(c) >> 20),
 		   fit < VOLUME_SEG ? "" : (type & BG_SYSTEM) ? ", and a system chunk is not split" :
+		   data ? ", and extents cover every cut below that (a row the new profile "
+			  "can start a chunk at) where it could be split" :
 		   ", and extents cross every MiB boundary below that, where it could be split");
 }
 

@@ -151,10 +151,22 @@ out:
 	return ret;
 }
 
+/* The n bits of src from bit `from` into dst from bit 0 (dst zeroed). */
+static void bits_copy(uint64_t *dst, const uint64_t *src, uint64_t from, uint64_t n)
+{
+	if (from % 64 == 0) {
+		memcpy(dst, src + from / 64, (n + 63) / 64 * 8);
+		return;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		if (bit_get(src, from + i))
+			bit_set(dst, i);
+}
+
 /*
- * Split the block group starting at start at offset at (alloc.h).  The
- * second half gets its own bitmaps (at is a MiB multiple, so whole
- * words); the first keeps its arrays, cut short.
+ * Split the block group starting at start at offset at, any sector
+ * (alloc.h).  The second half gets its own bitmaps; the first keeps its
+ * arrays, cut short, the bits past the cut cleared.
  */
 int alloc_split_bg(struct core *c, uint64_t start, uint64_t at)
 {
@@ -163,7 +175,7 @@ int alloc_split_bg(struct core *c, uint64_t start, uint64_t at)
 	uint64_t cut = at / SECT;
 	int pos, ret = 0;
 
-	if (at % (1ull << 20))
+	if (at % SECT)
 		return -EINVAL;
 	glock_lock(&a->lock, GLOCK_WRITE);
 	bg = alloc_find_bg_locked(a, start);
@@ -199,10 +211,10 @@ int alloc_split_bg(struct core *c, uint64_t start, uint64_t at)
 	nb->nbits = nb->len / SECT;
 	nb->nsegs = (uint32_t)((nb->nbits + FST_SEG_SECTORS - 1) / FST_SEG_SECTORS);
 	size_t words = (nb->nbits + 63) / 64;
-	nb->used = malloc(words * 8);
-	nb->pinned = malloc(words * 8);
-	nb->cpinned = malloc(words * 8);
-	nb->held = malloc(words * 8);
+	nb->used = calloc(words, 8);
+	nb->pinned = calloc(words, 8);
+	nb->cpinned = calloc(words, 8);
+	nb->held = calloc(words, 8);
 	nb->seg_dirty = malloc(nb->nsegs);
 	if (!nb->used || !nb->pinned || !nb->cpinned || !nb->held || !nb->seg_dirty) {
 		bg_free(nb);
@@ -210,15 +222,21 @@ int alloc_split_bg(struct core *c, uint64_t start, uint64_t at)
 		ret = -ENOMEM;
 		goto out;
 	}
-	memcpy(nb->used, bg->used + cut / 64, words * 8);
-	memcpy(nb->pinned, bg->pinned + cut / 64, words * 8);
-	memcpy(nb->cpinned, bg->cpinned + cut / 64, words * 8);
-	memcpy(nb->held, bg->held + cut / 64, words * 8);
+	bits_copy(nb->used, bg->used, cut, nb->nbits);
+	bits_copy(nb->pinned, bg->pinned, cut, nb->nbits);
+	bits_copy(nb->cpinned, bg->cpinned, cut, nb->nbits);
+	bits_copy(nb->held, bg->held, cut, nb->nbits);
 	nb->used_bytes = range_count(nb->used, 0, nb->nbits) * SECT;
 	nb->pinned_bytes = range_count(nb->pinned, 0, nb->nbits) * SECT;
 	nb->cpinned_bytes = range_count(nb->cpinned, 0, nb->nbits) * SECT;
 	nb->held_bytes = range_count(nb->held, 0, nb->nbits) * SECT;
 	nb->cursor = bg->cursor > cut ? bg->cursor - cut : 0;
+	for (uint64_t i = cut; i % 64; i++) {	/* the first half's last word */
+		bit_clr(bg->used, i);
+		bit_clr(bg->pinned, i);
+		bit_clr(bg->cpinned, i);
+		bit_clr(bg->held, i);
+	}
 	bg->len = at;
 	bg->nbits = cut;
 	bg->nsegs = (uint32_t)((cut + FST_SEG_SECTORS - 1) / FST_SEG_SECTORS);

@@ -37,8 +37,10 @@ int alloc_add_bg(struct core *c, uint64_t start, uint64_t len, uint64_t flags, b
  * runs in the group at start from crossing any MiB boundary below offset
  * upto (0 lifts it): after the next commit every extent that can cross
  * one is in the extent tree, where the caller looks for a boundary none
- * crosses.  alloc_split_bg then splits the group at offset at (a MiB
- * multiple) into [start, +at) and the rest and lifts the fence; -EBUSY
+ * crosses (a data chunk's split stops the group's allocations instead,
+ * alloc_set_readonly, and may cut at any sector).  alloc_split_bg then
+ * splits the group at offset at (a sector multiple) into [start, +at)
+ * and the rest and lifts the fence; -EBUSY
  * when a run held for discard crosses the cut, -EINVAL when start is no
  * group's start or at not inside it.  Both halves are written whole at
  * the next commit: alloc_split_items() (fs/trees/alloc_tree.h), in the

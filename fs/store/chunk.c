@@ -421,6 +421,26 @@ bool chunk_map_is_parity(struct core *c, uint64_t logical)
 	return p;
 }
 
+/* chunk_cut_unit: a cut leaves every stripe's piece whole elements. */
+static uint64_t cut_unit(const struct chunk *ch)
+{
+	return (ch->type & (BG_RAID10 | BG_PARITY)) ?
+	       row_width(ch->type, ch->num_stripes) * elem_len(ch->type) : CORE_SECTORSIZE;
+}
+
+uint64_t chunk_cut_unit(struct core *c, uint64_t logical)
+{
+	const struct chunk *ch;
+	uint64_t u = 0;
+
+	glock_read(&c->chunks.lock);
+	ch = covering_locked(c, logical, 1);
+	if (ch)
+		u = cut_unit(ch);
+	glock_read_unlock(&c->chunks.lock);
+	return u;
+}
+
 uint64_t chunk_row_bytes(struct core *c, uint64_t logical)
 {
 	const struct chunk *ch;
@@ -1095,10 +1115,8 @@ int chunk_split_map(struct txn *t, uint64_t logical, uint64_t at, struct chunk *
 	ch = find_chunk_locked(c, logical);
 	if (!ch || ch->num_new || ch->num_retired)
 		ret = ch ? -EBUSY : -ENOENT;
-	else if ((ch->type & BG_SYSTEM) || at % MiB || !at || at >= ch->length ||
-		 at % (row_width(ch->type, ch->num_stripes) * elem_len(ch->type)))
-		ret = -EINVAL;	/* system chunks stay whole: the superblock lists them;
-				 * a raid10 cut falls between rows */
+	else if ((ch->type & BG_SYSTEM) || !at || at >= ch->length || at % cut_unit(ch))
+		ret = -EINVAL;	/* system chunks stay whole: the superblock lists them */
 	else
 		len = ch->length;
 	glock_read_unlock(&c->chunks.lock);
@@ -1115,8 +1133,19 @@ int chunk_split_map(struct txn *t, uint64_t logical, uint64_t at, struct chunk *
 	*rest = *ch;
 	rest->logical = logical + at;
 	rest->length = len - at;
-	for (int i = 0; i < rest->num_stripes; i++)
-		rest->stripes[i].physical += at / row_width(ch->type, ch->num_stripes);
+	/*
+	 * A raid5/6 row r keeps column j on stripe (r + j) % n (parity.c's
+	 * stripe_of): the rest's rows count from 0 again, so its stripes
+	 * turn by the rows cut off, or each row's columns would be read
+	 * from the wrong devices (a cut after R rows, R no multiple of n:
+	 * a three-device raid5 cut at most MiB boundaries).
+	 */
+	uint64_t w = row_width(ch->type, ch->num_stripes), n = (uint64_t)ch->num_stripes;
+	uint64_t turn = (ch->type & BG_PARITY) ? at / (w * CORE_SECTORSIZE) % n : 0;
+	for (int i = 0; i < rest->num_stripes; i++) {
+		rest->stripes[i] = ch->stripes[(i + turn) % n];
+		rest->stripes[i].physical += at / w;
+	}
 	ch->length = at;
 	ret = insert_locked(&c->chunks, rest);	/* room: it was ch's */
 	if (ret)

@@ -79,19 +79,25 @@ int chunk_reloc_begin(struct core *c, uint64_t logical, uint64_t prof, const str
 		      struct chunk_stripe *out, int *nout, int *nkeep, uint64_t *length,
 		      uint64_t *fit);
 /*
- * Split the chunk at logical in two at offset at (a MiB multiple): what a
- * relocation does when the new stripes do not fit whole (-ENOSPC from
- * begin, *fit = the longest length they would take).  The halves keep
- * the chunk's stripes (the second at physical + at), profile and
- * contents; its chunk item, device extents, block group item and
- * free-space items are replaced by both halves' (inside a transaction
- * handle t).  The cut must be one no extent crosses: fence the group
- * (alloc_fence), commit, then chunk_split_point() finds the largest MiB
- * offset at most upto and below `below` that no extent item crosses (0:
- * none).  -EBUSY when a discard holds a run across the cut or the chunk
- * is being relocated, -EINVAL for a system chunk (the superblock's list
- * of them stays short) or a cut outside it.
+ * Split the chunk at logical in two at offset at (a multiple of
+ * chunk_cut_unit): what a relocation does when the new stripes do not
+ * fit whole (-ENOSPC from begin, *fit = the longest length they would
+ * take).  The halves keep the chunk's stripes (the second at physical +
+ * at / row width), profile and contents; its chunk item, device extents,
+ * block group item and free-space items are replaced by both halves'
+ * (inside a transaction handle t).  The cut must be one no extent
+ * crosses: stop the group's allocations (alloc_set_readonly, or
+ * alloc_fence for MiB cuts), commit, then chunk_split_point() finds the
+ * largest multiple of a unit at most upto and below `below` that no
+ * extent item holds inside (0: none).  -EBUSY when a discard holds a run
+ * across the cut or the chunk is being relocated, -EINVAL for a system
+ * chunk (the superblock's list of them stays short) or a cut outside it
+ * or off the unit.
  */
+/* Where a chunk can be cut: a raid5/6 chunk between rows, a raid10 chunk
+ * between rows of 64 KiB elements, any other at any sector.  0: no chunk
+ * there. */
+uint64_t chunk_cut_unit(struct core *c, uint64_t logical);
 /* The in-memory halves of chunk_reloc_switch and chunk_split
  * (fs/trees/chunk_tree.h), which then rewrite the items. */
 int chunk_reloc_switch_map(struct core *c, uint64_t logical, struct chunk **out);

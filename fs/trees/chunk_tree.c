@@ -151,12 +151,12 @@ int chunk_reloc_switch(struct txn *t, uint64_t logical)
 	return ret;
 }
 
-/* chunk_split_point's walk: which MiB boundaries of [logical, +upto] an
- * extent crosses */
-struct split_walk { uint64_t logical, upto; uint8_t *crossed; };
+/* chunk_split_point's walk: the extents of [logical, +upto], relative to
+ * logical, in key order (they never overlap) */
+struct split_walk { uint64_t logical, upto; uint64_t (*x)[2]; size_t n, cap; int err; };
 
-static int note_crossed(struct core *c, const struct key *k, const void *item, uint32_t size,
-			void *arg)
+static int note_extent(struct core *c, const struct key *k, const void *item, uint32_t size,
+		       void *arg)
 {
 	struct split_walk *w = arg;
 
@@ -165,26 +165,45 @@ static int note_crossed(struct core *c, const struct key *k, const void *item, u
 		return 1;
 	if (k->type != KEY_EXTENT_ITEM)
 		return 0;	/* nodes are aligned: they cross no MiB boundary */
-	for (uint64_t b = (k->objectid - w->logical) / MiB + 1;
-	     b * MiB < k->objectid - w->logical + k->offset && b * MiB <= w->upto; b++)
-		w->crossed[b] = 1;
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? 2 * w->cap : 256;
+		void *v = realloc(w->x, cap * sizeof(*w->x));
+		if (!v) {
+			w->err = -ENOMEM;
+			return 1;
+		}
+		w->x = v;
+		w->cap = cap;
+	}
+	w->x[w->n][0] = k->objectid - w->logical;
+	w->x[w->n++][1] = k->objectid - w->logical + k->offset;
 	return 0;
 }
 
-uint64_t chunk_split_point(struct core *c, uint64_t logical, uint64_t upto, uint64_t below)
+uint64_t chunk_split_point(struct core *c, uint64_t logical, uint64_t upto, uint64_t below,
+			   uint64_t unit)
 {
-	struct split_walk w = { logical, upto, NULL };
+	struct split_walk w = { logical, upto, NULL, 0, 0, 0 };
 	uint64_t at = 0;
 
-	w.crossed = calloc(upto / MiB + 1, 1);
-	if (!w.crossed)
+	if (!unit || !below)
 		return 0;
 	if (tree_items_from(c, core_tree(c, CT_EXTENT), &(struct key){ logical, 0, 0 },
-			    note_crossed, &w) == 0)
-		for (uint64_t b = upto / MiB; b >= 1 && !at; b--)
-			if (!w.crossed[b] && b * MiB < below)
-				at = b * MiB;
-	free(w.crossed);
+			    note_extent, &w) == 0 && !w.err) {
+		/* from the highest multiple of unit allowed down: a candidate
+		 * inside an extent moves to the highest multiple at or below
+		 * that extent's start, so the walk visits each extent once */
+		uint64_t lim = upto < below - 1 ? upto : below - 1;
+		size_t i = w.n;
+		for (at = lim / unit * unit; at;) {
+			while (i && w.x[i - 1][0] >= at)
+				i--;	/* extents from at up: none holds at inside */
+			if (!i || w.x[i - 1][1] <= at)
+				break;	/* the nearest one below ends at or before at */
+			at = w.x[i - 1][0] / unit * unit;
+		}
+	}
+	free(w.x);
 	return at;
 }
 

@@ -37,7 +37,8 @@ int chunk_create(struct core *c, struct txn *t, uint64_t type, uint64_t *logical
 int chunk_insert_items(struct txn *t, const struct chunk *ch);
 
 /* Relocation's switch and split (fs/store/chunk.h says what they do). */
-uint64_t chunk_split_point(struct core *c, uint64_t logical, uint64_t upto, uint64_t below);
+uint64_t chunk_split_point(struct core *c, uint64_t logical, uint64_t upto, uint64_t below,
+			   uint64_t unit);
 int chunk_split(struct txn *t, uint64_t logical, uint64_t at);
 int chunk_reloc_switch(struct txn *t, uint64_t logical);
 

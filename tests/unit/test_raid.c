@@ -102,6 +102,12 @@ static int vol_fsck(struct vol *v)
 	unlink(cmd);
 	return st;
 }
+/* CHECK with the case's name in front. */
+#define CHECKF(what, name, cond) do { \
+	char _n[256]; \
+	snprintf(_n, sizeof(_n), "%s: %s", what, name); \
+	CHECK(_n, cond); \
+} while (0)
 #define CHECK_VFSCK(name, v) do { \
 	int _f = vol_fsck(v); \
 	if (_f < 0) printf("SKIP: %s: fsck.glassfs not built\n", name); \
@@ -849,7 +855,7 @@ static void chunk_split_case(void)
 			if (!crossed)
 				want = b * MB;
 		}
-		uint64_t got = chunk_split_point(c, ch.start, upto * MB, ch.len);
+		uint64_t got = chunk_split_point(c, ch.start, upto * MB, ch.len, MB);
 		if (got != want) {
 			printf("# upto %llu MiB: split point %llu, want %llu\n", (unsigned long long)upto,
 			       (unsigned long long)got, (unsigned long long)want);
@@ -857,7 +863,16 @@ static void chunk_split_case(void)
 		}
 	}
 	CHECK("split: chunk_split_point finds the boundaries no extent crosses", ok &&
-	      chunk_split_point(c, ch.start, 12 * MB, 12 * MB) == 9 * MB);
+	      chunk_split_point(c, ch.start, 12 * MB, 12 * MB, MB) == 9 * MB);
+	/* at any sector: the nearest extent start at or below (an extent's
+	 * start is a cut none crosses), a free sector past the last one */
+	CHECK("split: at sector granularity the cut falls on an extent start",
+	      chunk_split_point(c, ch.start, 5 * MB, ch.len, 4096) == 9 * MB / 2 &&
+	      chunk_split_point(c, ch.start, 9 * MB / 2, ch.len, 4096) == 9 * MB / 2 &&
+	      chunk_split_point(c, ch.start, 9 * MB / 2, 9 * MB / 2, 4096) == 3 * MB &&
+	      chunk_split_point(c, ch.start, 4 * MB, ch.len, 8 * MB) == 0 &&
+	      chunk_split_point(c, ch.start, 16 * MB - 4096, ch.len, 4096) == 16 * MB - 4096 &&
+	      chunk_split_point(c, ch.start, MB, ch.len, 4096) == 0);
 	{
 		struct chunk_at sys = { 0 };
 		for (uint64_t l = 0; l < (1ull << 30) && !(sys.type & BG_SYSTEM); l += MB) {
@@ -868,15 +883,15 @@ static void chunk_split_case(void)
 		MUST(txn_join(c, 4, 0, &t));
 		CHECK("split: a system chunk is not split", (sys.type & BG_SYSTEM) &&
 		      chunk_split(t, sys.start, MB) == -EINVAL);
-		CHECK("split: a cut that is no MiB multiple is refused",
-		      chunk_split(t, ch.start, MB + 4096) == -EINVAL);
+		CHECK("split: a cut that is no sector multiple is refused",
+		      chunk_split(t, ch.start, MB + 512) == -EINVAL);
 		txn_end(t);
 	}
 	struct bg_items b0 = count_bg_items(c);
 	MUST(alloc_fence(c, ch.start, 12 * MB));
 	MUST(txn_commit(c, COMMIT_SYNC));
 	MUST(txn_join(c, 16, 0, &t));
-	int r = chunk_split(t, ch.start, chunk_split_point(c, ch.start, 12 * MB, ch.len));
+	int r = chunk_split(t, ch.start, chunk_split_point(c, ch.start, 12 * MB, ch.len, MB));
 	int r2 = txn_end(t);
 	MUST(r ? r : r2);
 	MUST(txn_commit(c, COMMIT_SYNC));
@@ -1721,7 +1736,7 @@ static int note_on_dev(const struct chunk *ch, void *arg)
 static void parity_convert(void)
 {
 	struct vol v;
-	uint64_t sz[4] = { 384ull << 20, 384ull << 20, 384ull << 20, 384ull << 20 };
+	uint64_t sz[4] = { 256ull << 20, 256ull << 20, 256ull << 20, 256ull << 20 };
 	static const struct { uint64_t d; const char *name; } steps[] = {
 		{ CORE_PROFILE_RAID5, "raid1 -> raid5" },
 		{ CORE_PROFILE_RAID6, "raid5 -> raid6" },
@@ -1794,6 +1809,150 @@ out:
 	if (c)
 		mount_close(c);
 	free(ps);
+	vol_rm(&v);
+}
+
+/*
+ * A three-device raid5 chunk cut at 1 MiB: 128 rows of 8 KiB, no multiple
+ * of three, so the rest's rows would find their columns on the wrong
+ * devices (parity rotates by row) unless its stripes turn with the cut.
+ * Every extent on both sides reads back, before and after a remount, and
+ * fsck is clean.
+ */
+static void split_turns_stripes(void)
+{
+	struct vol v;
+	uint64_t sz[3] = { 64ull << 20, 64ull << 20, 64ull << 20 }, l[8], MB = 1ull << 20;
+	struct core *c = NULL;
+	struct chunk_at ch, h2;
+	struct txn *t;
+	bool ok = true;
+
+	MUST(vol_make(&v, 3, sz));
+	MUST(vol_format(&v, CORE_PROFILE_RAID5, CORE_PROFILE_RAID1, NULL));
+	MUST(vol_open(&v, &c));
+	for (int i = 0; i < 8; i++)
+		MUST(put_extent(c, MB / 2, 40u + (unsigned)i, &l[i]));
+	ch = chunk_of(c, l[0]);
+	for (int i = 0; i < 8; i++)
+		ok &= l[i] == ch.start + (uint64_t)i * MB / 2;
+	CHECK("split turns stripes: 512 KiB extents end to end in a three-device raid5 chunk",
+	      ok && (ch.type & BG_RAID5) && chunk_row_bytes(c, l[0]) == 8192 && ch.len > 4 * MB);
+	MUST(alloc_fence(c, ch.start, MB));
+	MUST(txn_commit(c, COMMIT_SYNC));
+	MUST(txn_join(c, 16, 0, &t));
+	int r = chunk_split(t, ch.start, MB), r2 = txn_end(t);
+	MUST(r ? r : r2);
+	MUST(txn_commit(c, COMMIT_SYNC));
+	h2 = chunk_of(c, ch.start + MB);
+	ok = true;
+	for (int i = 0; i < 8; i++)
+		ok &= extent_reads(c, l[i], MB / 2, 40u + (unsigned)i);
+	CHECK("split turns stripes: cut after 128 rows, every extent reads back",
+	      h2.start == ch.start + MB && ok);
+	MUST(mount_close(c));
+	c = NULL;
+	CHECK_VFSCK("split turns stripes: fsck clean", &v);
+	MUST(vol_open(&v, &c));
+	ok = true;
+	for (int i = 0; i < 8; i++)
+		ok &= extent_reads(c, l[i], MB / 2, 40u + (unsigned)i);
+	CHECK("split turns stripes: after a remount every extent reads back", ok);
+out:
+	if (c)
+		mount_close(c);
+	vol_rm(&v);
+}
+
+/* Chunks of a type and how many of them are no MiB multiple long. */
+struct chunk_count { uint64_t type; int n, odd; };
+static int count_chunks(const struct chunk *ch, void *arg)
+{
+	struct chunk_count *cc = arg;
+
+	if (ch->type & cc->type) {
+		cc->n++;
+		cc->odd += (ch->length & ((1ull << 20) - 1)) != 0;
+	}
+	return 0;
+}
+
+/*
+ * Issue 21: a raid5/6 data chunk packed with extents that cross every MiB
+ * boundary (512 KiB, then 1 MiB ones, then what is left), converted to
+ * dup, whose both copies fit on no device (four 64 MiB devices: a raid6
+ * chunk of 32 MiB, 64 MiB of dup; a raid5 one of 30 MiB in 12 KiB rows): the
+ * chunk must be split, and no MiB boundary is free.  Every chunk becomes
+ * dup, cut between extents; every byte reads back, before and after a
+ * remount; fsck is clean.  The cuts fall after a number of rows no
+ * multiple of four: the rest's stripes must turn with the rows.
+ */
+static void packed_split_convert(const char *what, int ndev, uint64_t prof, uint64_t mib)
+{
+	struct vol v;
+	uint64_t sz[4] = { mib << 20, mib << 20, mib << 20, mib << 20 }, MB = 1ull << 20;
+	uint64_t l[64], len[64], end;
+	struct core *c = NULL;
+	struct chunk_at ch;
+	char msg[256], name[200];
+	int n = 0;
+	bool ok = true;
+
+	MUST(vol_make(&v, ndev, sz));
+	MUST(vol_format(&v, prof, CORE_PROFILE_RAID1, NULL));
+	MUST(vol_open(&v, &c));
+	len[0] = MB / 2;
+	MUST(put_extent(c, len[0], 1, &l[0]));
+	ch = chunk_of(c, l[0]);
+	end = ch.start + ch.len;
+	uint64_t row = chunk_row_bytes(c, l[0]);	/* extents start on rows */
+	/* the next row start after extent i, rows counted from the chunk's */
+#define NEXT_ROW(i) (ch.start + (l[i] + len[i] - ch.start + row - 1) / row * row)
+	for (n = 1; n < 64 && NEXT_ROW(n - 1) < end; n++) {
+		uint64_t at = NEXT_ROW(n - 1);
+		len[n] = end - at < MB + row ? end - at : MB;	/* the last: to the end */
+		MUST(put_extent(c, len[n], (unsigned)n + 1, &l[n]));
+		if (l[n] != at)
+			printf("# extent %d of %llu bytes at +%llu, want +%llu\n", n,
+			       (unsigned long long)len[n], (unsigned long long)(l[n] - ch.start),
+			       (unsigned long long)(at - ch.start));
+		ok &= l[n] == at;
+	}
+	CHECKF(what, "the data chunk packed from its start, end to end",
+	      (ch.type & BG_PROFILE_MASK) == prof && l[0] == ch.start && ok &&
+	      end - (l[n - 1] + len[n - 1]) < row);
+	CHECKF(what, "extents cross every MiB boundary of the chunk",
+	      chunk_split_point(c, ch.start, ch.len - 1, ch.len, MB) == 0);
+	int r = volume_balance_start(c, (int64_t)CORE_PROFILE_DUP, -1, msg, sizeof(msg));
+	if (!r)
+		r = balance_wait(c);
+	if (r) {
+		struct volume_balance_status bs;
+		volume_balance_status(c, &bs);
+		printf("# %s: %s\n", what, r == -ECANCELED ? "cancelled" : bs.msg);
+	}
+	struct chunk_count cc = { BG_DATA, 0, 0 };
+	chunk_for_each(c, count_chunks, &cc);
+	printf("# a %llu MiB chunk; %d data chunks after the conversion, %d of them no MiB "
+	       "multiple long\n", (unsigned long long)(ch.len >> 20), cc.n, cc.odd);
+	ok = true;
+	for (int i = 0; i < n; i++)
+		ok &= extent_reads(c, l[i], len[i], (unsigned)i + 1);
+	CHECKF(what, "converts every data chunk to dup, split between extents",
+	      r == 0 && profiles_ok(c, CORE_PROFILE_DUP, CORE_PROFILE_RAID1) && cc.n > 1);
+	CHECKF(what, "every extent reads back after the conversion", ok);
+	MUST(mount_close(c));
+	c = NULL;
+	snprintf(name, sizeof(name), "%s: fsck clean after the conversion", what);
+	CHECK_VFSCK(name, &v);
+	MUST(vol_open(&v, &c));
+	ok = true;
+	for (int i = 0; i < n; i++)
+		ok &= extent_reads(c, l[i], len[i], (unsigned)i + 1);
+	CHECKF(what, "after a remount every extent reads back", ok);
+out:
+	if (c)
+		mount_close(c);
 	vol_rm(&v);
 }
 
@@ -2954,6 +3113,9 @@ int main(void)
 	volume_ops();
 	raid10_convert();
 	parity_convert();
+	split_turns_stripes();
+	packed_split_convert("packed raid6 -> dup", 4, CORE_PROFILE_RAID6, 64);
+	packed_split_convert("packed raid5 -> dup", 4, CORE_PROFILE_RAID5, 64);
 	parity_remove();
 	parity_replace_missing();
 	parity_replace_two();
