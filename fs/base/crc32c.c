@@ -7,9 +7,10 @@
  * crc32 instruction streams at once, joined by carry-less multiplication
  * (PCLMULQDQ), or VPCLMULQDQ folding — where one stream of the SSE4.2
  * instruction waits for each result before the next (latency 3 cycles).
- * On 4 KiB blocks (a data sector) 6.4 GB/s against 1.2 GB/s for the one
- * stream this file had (docs/benchmarks.md).  The daemon checksums every
- * sector it reads or writes: 15 % of its CPU in a cold sequential read.
+ * On 4 KiB blocks (a data sector) 4-9x the one stream this file had,
+ * across runs on a loaded machine (test_crc32c prints both speeds;
+ * docs/benchmarks.md).  The daemon checksums every sector it reads or
+ * writes: 15 % of its CPU in a cold sequential read.
  */
 #include "fs/base/crc32c.h"
 
