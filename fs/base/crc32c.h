@@ -8,8 +8,9 @@
  * CRC of a followed by b.  The pre/post inversion is done inside, so the
  * value stored on disk is exactly what crc32c(0, ...) returns.
  *
- * Uses the SSE4.2 crc32 instruction when the CPU has it (checked once at
- * first use) and a slicing-by-8 table otherwise.
+ * ISA-L computes it (crc32_iscsi: the fastest of its versions the CPU
+ * runs, chosen once by ISA-L); crc32c_sw is a slicing-by-8 table the
+ * tests compare it with.
  */
 #ifndef GLASSFS_CRC32C_H
 #define GLASSFS_CRC32C_H
@@ -20,7 +21,7 @@
 uint32_t crc32c(uint32_t crc, const void *buf, size_t len);
 /* The portable table version, exported so tests can compare both paths. */
 uint32_t crc32c_sw(uint32_t crc, const void *buf, size_t len);
-/* 1 if the hardware path is in use. */
+/* 1 if the CPU has the SSE4.2 crc32 instruction (ISA-L then uses it). */
 int crc32c_hw_available(void);
 
 #endif

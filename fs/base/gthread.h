@@ -2,7 +2,7 @@
 /*
  * gthread.h — a background thread its owner starts at open and stops at
  * close: the commit thread (txn), the subvolume cleaner (items), the
- * discard thread (store).  The owner's lock and condition guard stop; the
+ * discard thread and the read-ahead thread (store).  The owner's lock and condition guard stop; the
  * thread loops until it sees stop under that lock, waiting on that
  * condition, so gthread_stop's broadcast wakes it wherever it waits.
  */

@@ -66,6 +66,8 @@ provider glassfs {
 	probe dev__io__submit(uint64_t devid, int op, uint64_t offset, uint64_t len);
 	/* @ a device I/O completed */
 	probe dev__io__done(uint64_t devid, int op, uint64_t offset, uint64_t len, int ret, uint64_t dur_ns);
+	/* @ the read-ahead thread asked the OS to read [offset, offset + len) of a device ahead of a sequential stream (posix_fadvise WILLNEED); queued_ns since the READ queued it */
+	probe readahead__issued(uint64_t devid, uint64_t offset, uint64_t len, uint64_t queued_ns);
 
 	/* @ a B-tree node was found in the node cache */
 	probe cache__hit(uint64_t bytenr, int level);

@@ -169,6 +169,7 @@ struct core_stats {
 	uint64_t name_cache_hits, name_cache_misses;
 	/* read-ahead asked of the OS for sequential data reads (dev_readahead.c) */
 	uint64_t dev_readahead_ios, dev_readahead_bytes;
+	uint64_t readahead_dropped;	/* hints not asked: the read-ahead queue was full */
 };
 
 #endif

@@ -23,6 +23,7 @@
 #include "fs/store/chunk_types.h"
 #include "fs/store/alloc_types.h"
 #include "fs/store/discard_types.h"
+#include "fs/store/dev_readahead_types.h"
 #include "fs/btree/btree_types.h"
 #include "fs/trees/trees_types.h"
 #include "fs/txn/txn_types.h"
@@ -81,6 +82,7 @@ struct core {
 
 	struct txn_state ts;
 	struct discard_queue discard;
+	struct dev_ra_queue ra;	/* read-ahead hints (dev_readahead.c) */
 	struct log_state *log;	/* fsync log (log.c); NULL in mkfs */
 	/*
 	 * Set by the fsync log in each commit's critical section (atomic):

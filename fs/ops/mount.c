@@ -14,6 +14,7 @@
 #include "fs/store/chunk.h"
 #include "fs/store/dev.h"
 #include "fs/store/discard.h"
+#include "fs/store/dev_readahead.h"
 #include "fs/trees/extent.h"
 #include "fs/txn/txn.h"
 #include "fs/items/log.h"
@@ -69,6 +70,7 @@ static struct core *core_alloc(const struct core_opts *o)
 static void core_free(struct core *c)
 {
 	volume_close(c);
+	dev_readahead_close(c);	/* before the devices close */
 	discard_close(c);
 	subvol_core_free(c);
 	for (int i = 0; i < CT_NR; i++)
@@ -338,6 +340,8 @@ int mount_open(const char *const *devs, int ndevs, const struct core_opts *o,
 	int resynced = volume_open_check(c);	/* stale devices: resync them */
 	ret = discard_open(c);
 	if (!ret)
+		ret = dev_readahead_open(c);
+	if (!ret)
 		ret = log_init(c);
 	if (ret)
 		goto fail;
@@ -594,6 +598,7 @@ void mount_stats(struct core *c, struct core_stats *s)
 	s->degraded = __atomic_load_n(&c->degraded, __ATOMIC_RELAXED);
 	s->repaired = __atomic_load_n(&c->repaired, __ATOMIC_RELAXED);
 	s->discard_dropped = __atomic_load_n(&c->discard.dropped, __ATOMIC_RELAXED);
+	s->readahead_dropped = __atomic_load_n(&c->ra.dropped, __ATOMIC_RELAXED);
 	s->resync_mismatch = __atomic_load_n(&c->resync_mismatch, __ATOMIC_RELAXED);
 	s->resync_rerouted = __atomic_load_n(&c->resync_rerouted, __ATOMIC_RELAXED);
 	volume_resync_progress(c, &s->resync_bytes, &s->resync_done_bytes, &s->resync_running);

@@ -66,14 +66,6 @@ void dev_unclaim(struct dev *d);
 void dev_holder(const char *path, char *buf, size_t len);
 
 int dev_read(struct dev *d, uint64_t off, void *buf, uint64_t len);
-/*
- * A data read of [off, off + len) on d was served (dev_readahead.c): when
- * it continues a sequential stream, the OS is asked to read the next
- * DEV_RA_WINDOW bytes ahead into its page cache (posix_fadvise WILLNEED),
- * in steps of half a window, so the stream's later reads find the bytes
- * there instead of waiting for the device each.  Best effort; no error.
- */
-void dev_readahead_note(struct dev *d, uint64_t off, uint64_t len);
 int dev_write(struct dev *d, uint64_t off, const void *buf, uint64_t len);
 int dev_flush(struct dev *d);
 /* Best effort: -EOPNOTSUPP when the device cannot discard. */

@@ -23,6 +23,7 @@
 #include "fs/store/alloc.h"
 #include "fs/store/chunk.h"
 #include "fs/store/dev.h"
+#include "fs/store/dev_readahead.h"
 #include "fs/store/discard.h"
 #include "fs/store/meta_io.h"
 #include "fs/store/parity.h"
@@ -238,7 +239,7 @@ static int read_sectors(struct core *c, uint64_t start, uint32_t n, uint8_t *buf
 		if (!ret) {
 			first = m;
 			/* a sequential reader's next bytes: asked for ahead */
-			dev_readahead_note(cp[m].dev, cp[m].physical, (uint64_t)n * SECT);
+			dev_readahead_note(c, cp[m].dev, cp[m].physical, (uint64_t)n * SECT);
 			break;
 		}
 		core_log(c, "data read error on %s at %llu (logical %llu+%llu): %s%s",

@@ -15,7 +15,12 @@
 #include "fs/store/discard.h"
 #include "fs/trees/extent.h"
 
+#include "fs/store/dev_readahead.h"
+
+#include <fcntl.h>
 #include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 
 static uint64_t node_physical(struct core *c, uint64_t bytenr)
@@ -610,6 +615,27 @@ out:
 }
 
 /*
+ * Who asks the OS for read-ahead: this test's posix_fadvise stands in for
+ * libc's (the engine is linked statically into the test, so its calls
+ * come here) and counts the WILLNEED hints asked from the thread that
+ * reads — which must be none: the volume's read-ahead thread asks
+ * (dev_readahead.h), so a READ does not wait for the call.
+ */
+static pthread_t ra_reader;
+static bool ra_watching;
+static uint64_t ra_hints, ra_hints_by_reader;	/* atomic */
+
+int posix_fadvise(int fd, off_t off, off_t len, int advice)
+{
+	if (advice == POSIX_FADV_WILLNEED && __atomic_load_n(&ra_watching, __ATOMIC_ACQUIRE)) {
+		__atomic_fetch_add(&ra_hints, 1, __ATOMIC_RELAXED);
+		if (pthread_equal(pthread_self(), ra_reader))
+			__atomic_fetch_add(&ra_hints_by_reader, 1, __ATOMIC_RELAXED);
+	}
+	return syscall(SYS_fadvise64, fd, (long)off, (long)len, advice) < 0 ? errno : 0;
+}
+
+/*
  * Read-ahead (fs/store/dev_readahead.c): a sequential data reader gets the
  * bytes ahead asked of the OS, in a few large steps, not one per read; a
  * single read and reads far apart ask for nothing.  Data of 24 MiB written
@@ -649,9 +675,20 @@ static void seq_readahead(uint32_t nodesize)
 	CHECK(N("reads far apart ask for nothing"),
 	      b.dev_readahead_ios == a.dev_readahead_ios && b.dev_readahead_bytes == a.dev_readahead_bytes);
 
+	ra_reader = pthread_self();
+	__atomic_store_n(&ra_watching, true, __ATOMIC_RELEASE);
 	for (uint64_t off = 0; off < n * MiB && ok; off += piece)
 		ok = data_read(c, logical[0] + off, buf, piece) == 0;
+	dev_readahead_wait(c);
+	__atomic_store_n(&ra_watching, false, __ATOMIC_RELEASE);
 	mount_stats(c, &a);
+	CHECK(N("the read-ahead thread asks the OS, not the reader"),
+	      ra_hints >= 2 && ra_hints == a.dev_readahead_ios - b.dev_readahead_ios &&
+	      ra_hints_by_reader == 0);
+	if (fails)
+		printf("readahead: %llu hints asked, %llu by the reading thread\n",
+		       (unsigned long long)ra_hints, (unsigned long long)ra_hints_by_reader);
+	CHECK(N("no hint dropped"), a.readahead_dropped == 0);
 	/* 192 reads: the window ahead (8 MiB) asked for in half-window steps */
 	CHECK(N("a sequential reader gets the bytes ahead asked for"),
 	      ok && a.dev_readahead_bytes - b.dev_readahead_bytes >= (n - 1) * MiB);
