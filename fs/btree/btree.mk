@@ -10,4 +10,4 @@ TEST_BINS += $(OUT)/test/unit/btree_mem
 $(OUT)/test/unit/btree_mem: $(BTREE_MEM_OBJS)
 	$(call msg,LD-SAN,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(FP_FLAGS) $(SAN_FLAGS) -o $@ $^ -lpthread
+	$(Q)$(CC) $(FP_FLAGS) $(SAN_FLAGS) -o $@ $^ -lpthread -lisal

@@ -62,3 +62,10 @@ $(OUT)/bench/extmap: $(OUT)/obj/tests/bench/extmap.o $(OUT)/lib/libglassfs.a
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(FP_FLAGS) -o $@ $^ $(FS_LIBS)
+
+# crcspeed: crc32c (ISA-L) against one crc32 instruction stream (crc32c.bench).
+BENCH_BINS += $(OUT)/bench/crcspeed
+$(OUT)/bench/crcspeed: $(OUT)/obj/tests/bench/crcspeed.o $(OUT)/lib/libglassfs.a
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(FP_FLAGS) -o $@ $^ $(FS_LIBS)
