@@ -294,18 +294,80 @@ static bool scrub_total_ok(struct core *c, const char *tag)
  * root node and of one data extent in the closed images, then read,
  * scrub, scrub again, fsck.
  */
-static void profile_case(const char *tag, int ndev, uint64_t dprof, uint64_t mprof)
+/*
+ * What a damaged volume must show (damage_scrub): errors scrub finds, at
+ * least; bytes it corrects, at least; errors the reads count, at least;
+ * and, when extents is set, that scrub read at least checked bytes, more
+ * than 3 nodes and exactly that many extents.
+ */
+struct damage_want {
+	uint64_t meta, data, parity, fixed, csum_errors, degraded;
+	uint64_t checked, extents;
+};
+
+/*
+ * The closed volume v, with copies damaged by the caller: fsck -n reports
+ * them (exit 4), reads_ok(c, arg) still holds, the damage is counted,
+ * scrub finds and repairs it with nothing uncorrectable, a second scrub
+ * finds nothing, scrub's expected total is what it read, fsck is clean.
+ */
+static void damage_scrub(struct vol *v, const char *tag, bool (*reads_ok)(struct core *, void *),
+			 void *arg, const struct damage_want *w)
 {
-	struct vol v;
-	uint64_t sz[4] = { 64ull << 20, 96ull << 20, 64ull << 20, 80ull << 20 }, ext[NEXT];
 	struct core *c = NULL;
 	struct core_stats st;
 	struct scrub_opts so = { 0 };
 	struct scrub_progress sp;
 	char name[200];
+#define N(s) (snprintf(name, sizeof(name), "%s: %s", tag, s), name)
+
+	vol_fsck_quiet = true;
+	int fr = vol_fsck(v);
+	vol_fsck_quiet = false;
+	if (fr >= 0)
+		CHECK(N("fsck reports the damaged copies (exit 4)"), fr == 4);
+	MUST(vol_open(v, &c));
+	CHECK(N("with copies damaged every read still succeeds"), reads_ok(c, arg));
+	mount_stats(c, &st);
+	CHECK(N("the damage is counted (csum_errors, degraded)"),
+	      st.csum_errors >= w->csum_errors && st.degraded >= w->degraded);
+	MUST(scrub_run(c, &so, &sp));
+	CHECK(N("scrub finds the bad copies"), sp.meta_errors >= w->meta && sp.data_errors >= w->data &&
+	      sp.parity_errors >= w->parity);
+	CHECK(N("scrub repairs them, nothing uncorrectable"),
+	      sp.corrected_bytes >= w->fixed && sp.uncorrectable_bytes == 0);
+	if (w->extents)
+		CHECK(N("scrub checked every copy of everything"),
+		      sp.checked_bytes >= w->checked && sp.nodes > 3 && sp.extents == w->extents);
+	MUST(scrub_run(c, &so, &sp));
+	CHECK(N("a second scrub finds nothing"), sp.meta_errors == 0 && sp.data_errors == 0 &&
+	      sp.parity_errors == 0 && sp.corrected_bytes == 0 && sp.uncorrectable_bytes == 0 &&
+	      sp.checked_bytes > 0);
+	CHECK(N("scrub's expected total is the bytes it reads (every copy, every column)"),
+	      scrub_total_ok(c, tag));
+	MUST(mount_close(c));
+	c = NULL;
+	CHECK_VFSCK(N("fsck clean after the repair"), v);
+out:
+	if (c)
+		mount_close(c);
+#undef N
+}
+
+static bool all_read(struct core *c, void *ext)
+{
+	return verify_all(c, ext);
+}
+
+static void profile_case(const char *tag, int ndev, uint64_t dprof, uint64_t mprof)
+{
+	struct vol v;
+	uint64_t sz[4] = { 64ull << 20, 96ull << 20, 64ull << 20, 80ull << 20 }, ext[NEXT];
+	struct core *c = NULL;
+	char name[200];
 	const char *np = NULL, *dp = NULL;
 	char npath[256], dpath[256];
-	uint64_t nphys, dphys;
+	uint64_t nphys, dphys, nodesize = 0;
 #define N(s) (snprintf(name, sizeof(name), "%s: %s", tag, s), name)
 
 	MUST(vol_make(&v, ndev, sz));
@@ -322,6 +384,7 @@ static void profile_case(const char *tag, int ndev, uint64_t dprof, uint64_t mpr
 	CHECK(N("profiles survive reopen"), profiles_ok(c, dprof, mprof));
 	CHECK(N("items and data read back after reopen"), verify_all(c, ext));
 	nphys = copy_phys(c, subvol_root(c, FS_TREE_OBJECTID)->bytenr, c->nodesize, 0, &np);
+	nodesize = c->nodesize;
 	dphys = copy_phys(c, ext[1], EXTLEN, 0, &dp);
 	uint64_t dpiece = chunk_map_piece(c, ext[1], EXTLEN);	/* raid10: one element */
 	snprintf(npath, sizeof(npath), "%s", np ? np : "");
@@ -337,28 +400,11 @@ static void profile_case(const char *tag, int ndev, uint64_t dprof, uint64_t mpr
 	/* damage copy 1 of the fs root node and of data extent 1 */
 	MUST(t_poke(npath, nphys + 300, 0x5a));
 	MUST(t_poke(dpath, dphys + dpiece / 2 + 17, 0x81));
-	vol_fsck_quiet = true;
-	int fr = vol_fsck(&v);
-	vol_fsck_quiet = false;
-	if (fr >= 0)
-		CHECK(N("fsck reports the damaged copies (exit 4)"), fr == 4);
-	MUST(vol_open(&v, &c));
-	CHECK(N("with one copy damaged every read still succeeds"), verify_all(c, ext));
-	mount_stats(c, &st);
-	CHECK(N("the damage is counted (csum_errors, degraded)"), st.csum_errors >= 2 && st.degraded >= 2);
-	MUST(scrub_run(c, &so, &sp));
-	CHECK(N("scrub finds both bad copies"), sp.meta_errors >= 1 && sp.data_errors >= 1);
-	CHECK(N("scrub repairs them (corrected node + sector, nothing uncorrectable)"),
-	      sp.corrected_bytes >= c->nodesize + CORE_SECTORSIZE && sp.uncorrectable_bytes == 0);
-	CHECK(N("scrub checked every copy of everything"),
-	      sp.checked_bytes >= 2 * (uint64_t)NEXT * EXTLEN && sp.nodes > 3 && sp.extents == NEXT);
-	MUST(scrub_run(c, &so, &sp));
-	CHECK(N("a second scrub finds nothing"), sp.meta_errors == 0 && sp.data_errors == 0 &&
-	      sp.corrected_bytes == 0 && sp.uncorrectable_bytes == 0 && sp.checked_bytes > 0);
-	CHECK(N("scrub's expected total is the bytes it reads (every copy)"), scrub_total_ok(c, tag));
-	MUST(mount_close(c));
-	c = NULL;
-	CHECK_VFSCK(N("fsck clean after the repair"), &v);
+	/* a node and a sector: one node size and one sector corrected */
+	struct damage_want w = { .meta = 1, .data = 1, .fixed = nodesize + CORE_SECTORSIZE,
+				 .csum_errors = 2, .degraded = 2,
+				 .checked = 2 * (uint64_t)NEXT * EXTLEN, .extents = NEXT };
+	damage_scrub(&v, tag, all_read, ext, &w);
 out:
 	if (c)
 		mount_close(c);
@@ -1092,14 +1138,26 @@ static int note_mirror(const struct chunk *ch, void *arg)
  * data sector and a flipped parity sector: reads good, scrub repairs
  * both, a second scrub finds nothing, fsck clean before (exit 4) and after.
  */
+/* parity_case's reads: every extent and the odd-length one */
+struct odd_reads {
+	const uint64_t *ext;
+	uint64_t odd;
+	uint8_t *ob, *ow;
+};
+
+static bool odd_read(struct core *c, void *arg)
+{
+	struct odd_reads *r = arg;
+
+	return verify_all(c, r->ext) && data_read(c, r->odd, r->ob, ODDLEN) == 0 &&
+	       memcmp(r->ob, r->ow, ODDLEN) == 0;
+}
+
 static void parity_case(const char *tag, int ndev, uint64_t prof)
 {
 	struct vol v;
 	uint64_t sz[4] = { 64ull << 20, 80ull << 20, 64ull << 20, 72ull << 20 }, ext[NEXT], odd = 0;
 	struct core *c = NULL;
-	struct core_stats st;
-	struct scrub_opts so = { 0 };
-	struct scrub_progress sp;
 	struct core_opts o;
 	char name[200], dpath[256], ppath[256];
 	const char *dp = NULL, *pp = NULL;
@@ -1186,29 +1244,11 @@ static void parity_case(const char *tag, int ndev, uint64_t prof)
 	}
 	MUST(t_poke(dpath, dphys + 100, 0x81));
 	MUST(t_poke(ppath, pphys + 2000, 0x42));
-	vol_fsck_quiet = true;
-	int fr = vol_fsck(&v);
-	vol_fsck_quiet = false;
-	if (fr >= 0)
-		CHECK(N("fsck reports the damaged data and parity (exit 4)"), fr == 4);
-	MUST(vol_open(&v, &c));
-	CHECK(N("with a data and a parity sector damaged every read still succeeds"),
-	      verify_all(c, ext) && ODD_OK(c));
-	mount_stats(c, &st);
-	CHECK(N("the bad data sector is counted and served rebuilt"), st.csum_errors >= 1 && st.degraded >= 1);
-	MUST(scrub_run(c, &so, &sp));
-	CHECK(N("scrub finds the bad data sector and the bad parity sector"),
-	      sp.data_errors >= 1 && sp.parity_errors >= 1);
-	CHECK(N("scrub repairs both (two sectors, nothing uncorrectable)"),
-	      sp.corrected_bytes >= 2 * CORE_SECTORSIZE && sp.uncorrectable_bytes == 0);
-	MUST(scrub_run(c, &so, &sp));
-	CHECK(N("a second scrub finds nothing"), sp.data_errors == 0 && sp.parity_errors == 0 &&
-	      sp.corrected_bytes == 0 && sp.uncorrectable_bytes == 0 && sp.checked_bytes > 0);
-	CHECK(N("scrub's expected total is the bytes it reads (every column of a row, parity too)"),
-	      scrub_total_ok(c, tag));
-	MUST(mount_close(c));
-	c = NULL;
-	CHECK_VFSCK(N("fsck clean after the repair"), &v);
+	/* a data sector (served rebuilt) and a parity sector: two corrected */
+	struct odd_reads orr = { ext, odd, ob, ow };
+	struct damage_want w = { .data = 1, .parity = 1, .fixed = 2 * CORE_SECTORSIZE,
+				 .csum_errors = 1, .degraded = 1 };
+	damage_scrub(&v, tag, odd_read, &orr, &w);
 out:
 	if (c)
 		mount_close(c);
