@@ -29,7 +29,13 @@
  * converts the data chunks to raid5 and back while the log records, so
  * states fall inside a chunk's move (its rows written, the switch not
  * committed; the switch committed, the old stripes free); convert_busy
- * writes and fsyncs beside the balance thread.
+ * writes and fsyncs beside the balance thread.  Opt-in profiles with a
+ * workload of their own: convert2 (convert_two_chunks: two data chunks
+ * moved by one balance, the states between their switches counted),
+ * raid5remove and raid6remove (volume_busy: a device removed beside
+ * fsync'd writes), raid5replace and raid6replace (volume_busy: a blank
+ * image added, the first device removed); their states are checked with
+ * the images a scan finds (check_devs).
  *
  * From the images as they were when recording started and the log, crash
  * images are built: a cut point in the log; every write before the last
@@ -59,7 +65,8 @@
  * overwrite must have some where the per-epoch classes run.
  *
  * SEED=n replays the random states; WORKLOAD=name runs the workloads
- * whose name holds it; PROFILE=single,raid1,dup,raid5,raid5m,raid6,raid1c3,convert (a list, or
+ * whose name holds it; PROFILE=single,raid1,dup,raid5,raid5m,raid6,raid1c3,convert,
+ * convert2,raid5remove,raid6remove,raid5replace,raid6replace (a list, or
  * all; default single,raid1,convert); RANDOM_STATES=n per workload and profile (default 20;
  * make soak sets more); MIXED_STEPS=n (default 25); VERBOSE=1 prints
  * every state; EPOCH_CLASSES=all runs the per-epoch classes (only, drop,
