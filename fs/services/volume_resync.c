@@ -42,11 +42,12 @@
  * sector against the checksum tree, a metadata block in use as a node
  * (node_verify), a raid5/6 row rebuilt against its sectors' checksums
  * (parity_rebuild) — a metadata row against the checksums of the sectors
- * of its nodes, each node verified first (resync_nodes).  A source that fails is passed over for another
- * fresh copy (raid1c3/raid1c4) or the device's own bytes, when they
- * verify (rerouted); when nothing verifies the device keeps its own
- * bytes there and the mismatch is counted and logged (core_stats'
- * resync_mismatch) — scrub or fsck have the last word on it.
+ * of its nodes, each node verified first (resync_nodes).  A source that
+ * fails is passed over for another fresh copy (raid1c3/raid1c4) or the
+ * device's own bytes, when they verify (rerouted); when nothing verifies
+ * the device keeps its own bytes there and the mismatch is counted and
+ * logged (core_stats' resync_mismatch) — scrub or fsck have the last
+ * word on it.
  */
 
 /* One stripe of r->d to rewrite: from a mirror (raid1, dup, raid10: its
