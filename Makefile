@@ -148,7 +148,10 @@ demo-picture:
 # volumes, 1,000 random states per workload and profile and a mixed
 # workload of 330 steps: the least found to reach 10,000 distinct states
 # (10,300-10,862 over six seeds: COUNT_ONLY=1 counts them without the
-# checks); then dup at the defaults with every class; RANDOM_STATES=n,
+# checks); then dup at the defaults with every class, then with every
+# class the opt-in raid profiles: raid6, convert2 (two data chunks' moves),
+# device remove and replace on raid5 and raid6 (POWERLOSS_RAID_PROFILES=
+# to choose); RANDOM_STATES=n,
 # MIXED_STEPS=n, SEED=n; repeats of a state are not counted;
 # powerloss.test: 200 states of a log written
 # by the real daemon, single and raid1, POWERLOSS_STATES=n), and the
@@ -167,6 +170,8 @@ soak: deps
 		powerloss.test
 	$(Q)PROFILE=dup EPOCH_CLASSES=all TEST_TIMEOUT=$${POWERLOSS_TIMEOUT:-28800} OUT=$(OUT) \
 		tests/run.sh test_powerloss
+	$(Q)PROFILE=$${POWERLOSS_RAID_PROFILES:-raid6,convert2,raid5remove,raid6remove,raid5replace,raid6replace} \
+		EPOCH_CLASSES=all TEST_TIMEOUT=$${POWERLOSS_TIMEOUT:-28800} OUT=$(OUT) tests/run.sh test_powerloss
 	$(Q)POWERLOSS_PROFILE=raid1 POWERLOSS_STATES=$${POWERLOSS_STATES:-200} \
 		TEST_TIMEOUT=$${POWERLOSS_TIMEOUT:-28800} OUT=$(OUT) tests/run.sh powerloss.test
 	$(Q)BTREE_MATRIX=full TEST_TIMEOUT=$${BTREE_TIMEOUT:-14400} OUT=$(OUT) tests/run.sh btree_mem

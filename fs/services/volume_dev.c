@@ -154,6 +154,11 @@ int volume_dev_add(struct core *c, const char *path, char *msg, size_t mlen)
 				  path);
 		goto out;
 	}
+	/* a write log (-o writelog, the power-loss replayer) records the
+	 * new device as it does those the mount opened: else a crash
+	 * image holds none of its writes, superblock included */
+	if (c->opts.dev_recorder)
+		dev_set_recorder(d, c->opts.dev_recorder, c->opts.dev_recorder_arg);
 	d->devid = next_devid(c);
 	if (getrandom(d->uuid, 16, 0) != 16) {
 		ret = -EIO;

@@ -41,11 +41,13 @@
  * What is copied is verified first, so a bad copy is not spread: a data
  * sector against the checksum tree, a metadata block in use as a node
  * (node_verify), a raid5/6 row rebuilt against its sectors' checksums
- * (parity_rebuild).  A source that fails is passed over for another
- * fresh copy (raid1c3/raid1c4) or the device's own bytes, when they
- * verify (rerouted); when nothing verifies the device keeps its own
- * bytes there and the mismatch is counted and logged (core_stats'
- * resync_mismatch) — scrub or fsck have the last word on it.
+ * (parity_rebuild) — a metadata row against the checksums of the sectors
+ * of its nodes, each node verified first (resync_nodes).  A source that
+ * fails is passed over for another fresh copy (raid1c3/raid1c4) or the
+ * device's own bytes, when they verify (rerouted); when nothing verifies
+ * the device keeps its own bytes there and the mismatch is counted and
+ * logged (core_stats' resync_mismatch) — scrub or fsck have the last
+ * word on it.
  */
 
 /* One stripe of r->d to rewrite: from a mirror (raid1, dup, raid10: its
@@ -68,6 +70,7 @@ struct resync {
 	uint64_t mismatch, rerouted;	/* sectors/blocks: no copy verified; another one did */
 	uint32_t *exp;			/* checksums of a segment's sectors */
 	uint8_t *have, *tmp;
+	uint8_t *seg;			/* raid5/6 metadata: a segment's logical bytes */
 };
 
 static int resync_note(const struct chunk *ch, void *arg)
@@ -134,9 +137,56 @@ static int resync_prepare(struct resync *r, const struct resync_item *it, uint64
 {
 	if (it->type & BG_DATA)
 		return data_load_csums(r->c, ul, (uint32_t)(un / CORE_SECTORSIZE), r->exp, r->have);
+	if (it->type & BG_PARITY) {	/* nodes start on rows: which sectors, resync_nodes */
+		for (uint64_t o = 0; o < un; o += CORE_SECTORSIZE)
+			r->have[o / CORE_SECTORSIZE] = alloc_any_used(r->c, ul + o, CORE_SECTORSIZE);
+		return 0;
+	}
 	for (uint64_t o = 0; o + r->c->nodesize <= un; o += r->c->nodesize)
 		r->have[o / r->c->nodesize] = alloc_any_used(r->c, ul + o, r->c->nodesize);
 	return 0;
+}
+
+/*
+ * The checksums a raid5/6 metadata segment [ul, +un) is rebuilt against
+ * (parity_rebuild), from r->have's sectors in use (resync_prepare): each
+ * node there — found by its header naming its own address in the rows as
+ * a read sees them, the returning device's columns rebuilt — verified
+ * as it stands or through parity_read_verified (another column wrong:
+ * raid6 gets past it), then the crc32c of each of its sectors.  A sector
+ * in use that no verified node covers (a node whose header or checksum
+ * fails however rebuilt) is PARITY_UNVERIFIED: its rows keep the
+ * device's own bytes where the rebuild differs, so a column rebuilt from
+ * a damaged one is never written.  Under c->reloc_lock.
+ */
+static void resync_nodes(struct resync *r, uint64_t ul, uint64_t un)
+{
+	uint32_t ns = r->c->nodesize, spn = ns / CORE_SECTORSIZE;
+	uint64_t nsec = un / CORE_SECTORSIZE;
+	struct node_expect e = { ns, 0, r->c->sb.fsid, 0, -1, 0, 0 };
+	char why[160];
+	bool view = parity_read(r->c, ul, un, r->seg, NULL, NULL) == 0;
+
+	for (uint64_t s = 0; s < nsec; s++) {
+		const uint8_t *b = r->seg + s * CORE_SECTORSIZE, *good = b;
+
+		if (r->have[s] != 1)
+			continue;
+		r->have[s] = PARITY_UNVERIFIED;	/* until a node covers it */
+		e.bytenr = ul + s * CORE_SECTORSIZE;
+		if (!view || s + spn > nsec || nb_bytenr(b) != e.bytenr)
+			continue;
+		if (node_verify(b, &e, why, sizeof(why))) {
+			if (parity_read_verified(r->c, e.bytenr, ns, r->tmp, node_verify_quiet, &e))
+				continue;
+			good = r->tmp;
+		}
+		for (uint32_t i = 0; i < spn; i++) {
+			r->exp[s + i] = crc32c(0, good + (uint64_t)i * CORE_SECTORSIZE, CORE_SECTORSIZE);
+			r->have[s + i] = 1;
+		}
+		s += spn - 1;
+	}
 }
 
 /*
@@ -203,7 +253,8 @@ static int resync_dev(struct resync *r, struct volume *v)
 	r->tmp = aligned_alloc(4096, 64 << 10);
 	r->exp = malloc(nsect * sizeof(*r->exp));
 	r->have = malloc(nsect);
-	if (!buf || !r->tmp || !r->exp || !r->have) {
+	r->seg = aligned_alloc(4096, nsect * CORE_SECTORSIZE);
+	if (!buf || !r->tmp || !r->exp || !r->have || !r->seg) {
 		free(buf);
 		return -ENOMEM;	/* r->tmp, exp, have: the caller frees them */
 	}
@@ -241,10 +292,10 @@ static int resync_dev(struct resync *r, struct volume *v)
 				break;
 			glock_write(&r->c->reloc_lock);
 			if (it->type & BG_PARITY) {
-				bool data = (it->type & BG_DATA) != 0;
+				if (!(it->type & BG_DATA))
+					resync_nodes(r, ul, un);
 				ret = parity_rebuild(r->c, it->logical, it->mine, off / CORE_SECTORSIZE,
-						     n / CORE_SECTORSIZE, data ? r->exp : NULL, r->have,
-						     &r->mismatch);
+						     n / CORE_SECTORSIZE, r->exp, r->have, &r->mismatch);
 			} else {
 				ret = dev_read(it->from.dev, it->from.physical + off, buf, n);
 				if (!ret)
@@ -298,6 +349,8 @@ static void resync_free(struct core *c, struct resync *r)
 	free(r->exp);
 	free(r->have);
 	free(r->tmp);
+	free(r->seg);
+	r->seg = NULL;
 	r->v = NULL;
 	r->exp = NULL;
 	r->have = r->tmp = NULL;

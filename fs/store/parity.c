@@ -105,6 +105,7 @@ struct batch {
 	uint64_t r0, nr;
 	unsigned bad;		/* stripes missing, failing to read, or stale */
 	unsigned rerr;		/* stripes that failed to read */
+	bool trust_stale;	/* batch_read: read a stale device's columns as they are */
 };
 
 /*
@@ -218,7 +219,8 @@ static int decode_row(const struct codec *cd, uint8_t **cols, unsigned erased)
 	return 0;
 }
 
-/* Read rows [r0, r0 + nr) of every present stripe into b. */
+/* Read rows [r0, r0 + nr) of every present stripe into b (b->trust_stale:
+ * a stale device's columns count as read). */
 static void batch_read(struct core *c, const struct chunk_geom *g, struct batch *b, uint64_t r0,
 		       uint64_t nr)
 {
@@ -244,7 +246,7 @@ static void batch_read(struct core *c, const struct chunk_geom *g, struct batch 
 	for (int d = 0; d < g->num_stripes; d++)
 		if (g->stripes[d].dev && g->stripes[d].dev->stale)
 			stale |= 1u << d;
-	if (__builtin_popcount(b->bad | stale) <= g->nparity)
+	if (!b->trust_stale && __builtin_popcount(b->bad | stale) <= g->nparity)
 		b->bad |= stale;
 }
 
@@ -487,6 +489,47 @@ static int assemble(struct core *c, const struct chunk_geom *g, const struct cod
 	return 0;
 }
 
+/*
+ * parity_read_verified's search: the rows as batch_read sees them, then
+ * with each set of further stripes rebuilt that parity still covers,
+ * fewest first, until verify passes.  0 with buf verified, else -EIO.
+ */
+static int read_search(struct core *c, const struct chunk_geom *g, const struct codec *cd,
+		       struct batch *b, uint64_t r0, uint64_t r1, uint64_t s0, uint64_t n,
+		       uint64_t logical, uint64_t len, void *buf,
+		       int (*verify)(const void *buf, uint64_t logical, void *arg), void *arg)
+{
+	unsigned tried_bad = 0;
+	int ret = -EIO;
+
+	for (int extra = 0; extra <= cd->p && ret; extra++) {
+		for (unsigned e = 0; e < (1u << cd->n) && ret; e++) {
+			if (__builtin_popcount(e) != extra || (e & tried_bad))
+				continue;
+			if (assemble(c, g, cd, b, r0, r1 - r0, e, s0, n, buf))
+				continue;
+			if (!extra)
+				tried_bad = b->bad;	/* rebuilt already: not "extra" */
+			if (verify(buf, logical, arg))
+				continue;
+			ret = 0;
+			if (e) {
+				__atomic_fetch_add(&c->csum_errors, 1, __ATOMIC_RELAXED);
+				core_log(c, "raid%d: block %llu+%llu fails its checksum as read; "
+					 "good with stripe(s) %#x rebuilt from parity",
+					 g->nparity == 2 ? 6 : 5, (unsigned long long)logical,
+					 (unsigned long long)len, e);
+			}
+			if (b->bad) {
+				__atomic_fetch_add(&c->degraded, 1, __ATOMIC_RELAXED);
+				if (PROBE_ON(STRIPE_REBUILD))
+					GLASSFS_STRIPE_REBUILD(logical, (int)b->bad);
+			}
+		}
+	}
+	return ret;
+}
+
 int parity_read_verified(struct core *c, uint64_t logical, uint64_t len, void *buf,
 			 int (*verify)(const void *buf, uint64_t logical, void *arg), void *arg)
 {
@@ -494,7 +537,6 @@ int parity_read_verified(struct core *c, uint64_t logical, uint64_t len, void *b
 	struct codec cd;
 	struct batch b;
 	uint64_t s0, n, r0, r1;
-	unsigned tried_bad = 0;
 	int ret = span_open(c, logical, len, &g, &cd, &b, &s0, &n, &r0, &r1);
 
 	if (ret)
@@ -514,33 +556,19 @@ int parity_read_verified(struct core *c, uint64_t logical, uint64_t len, void *b
 	 * device rebuilt), then with each set of further stripes rebuilt
 	 * that parity still covers, fewest first: a column that reads
 	 * fine but holds wrong bytes shows only as the block's own
-	 * checksum failing, and only erasing its stripe finds it.
+	 * checksum failing, and only erasing its stripe finds it.  When
+	 * no set verifies, once more with a stale device's columns taken
+	 * as they are: a block older than its absence is still right
+	 * there, and may be the only way past a bad column elsewhere (a
+	 * raid5 node damaged on a fresh device before the resync).
 	 */
 	ret = -EIO;
-	for (int extra = 0; extra <= cd.p && ret; extra++) {
-		for (unsigned e = 0; e < (1u << cd.n) && ret; e++) {
-			if (__builtin_popcount(e) != extra || (e & tried_bad))
-				continue;
-			if (assemble(c, &g, &cd, &b, r0, r1 - r0, e, s0, n, buf))
-				continue;
-			if (!extra)
-				tried_bad = b.bad;	/* rebuilt already: not "extra" */
-			if (verify(buf, logical, arg))
-				continue;
-			ret = 0;
-			if (e) {
-				__atomic_fetch_add(&c->csum_errors, 1, __ATOMIC_RELAXED);
-				core_log(c, "raid%d: block %llu+%llu fails its checksum as read; "
-					 "good with stripe(s) %#x rebuilt from parity",
-					 g.nparity == 2 ? 6 : 5, (unsigned long long)logical,
-					 (unsigned long long)len, e);
-			}
-			if (b.bad) {
-				__atomic_fetch_add(&c->degraded, 1, __ATOMIC_RELAXED);
-				if (PROBE_ON(STRIPE_REBUILD))
-					GLASSFS_STRIPE_REBUILD(logical, (int)b.bad);
-			}
-		}
+	bool any_stale = false;
+	for (int d = 0; d < g.num_stripes; d++)
+		any_stale |= g.stripes[d].dev && g.stripes[d].dev->stale;
+	for (int pass = 0; pass < 1 + any_stale && ret; pass++) {
+		b.trust_stale = pass == 1;
+		ret = read_search(c, &g, &cd, &b, r0, r1, s0, n, logical, len, buf, verify, arg);
 	}
 	batch_free(&b);
 	if (ret)
@@ -562,6 +590,17 @@ int parity_check_block(struct core *c, uint64_t logical, uint64_t len, const voi
 		have[i] = 1;
 	}
 	return parity_scrub(c, logical, len, exp, have, readonly, st);
+}
+
+/* Does row r (of the rows from row0, nrows of them) hold a sector marked
+ * PARITY_UNVERIFIED? */
+static bool row_unverified(const struct codec *cd, uint64_t r, uint64_t row0, uint64_t nrows,
+			   const uint8_t *have)
+{
+	for (int j = 0; j < cd->k && r >= row0 && r < row0 + nrows; j++)
+		if (have[(r - row0) * (uint64_t)cd->k + (uint64_t)j] == PARITY_UNVERIFIED)
+			return true;
+	return false;
 }
 
 int parity_rebuild(struct core *c, uint64_t chunk_logical, int stripe, uint64_t row0,
@@ -597,6 +636,21 @@ int parity_rebuild(struct core *c, uint64_t chunk_logical, int stripe, uint64_t 
 			 * row that verifies no way keeps the device's own bytes:
 			 * never rebuilt garbage over what may still be right */
 			memcpy(own, b.col[stripe] + i * SECT, SECT);
+			if (row_unverified(&cd, r + i, row0, nrows, have)) {
+				/* nothing to check it by: the plain rebuild stands
+				 * only where it is what the device holds already */
+				row_cols(&cd, &b, i, cols);
+				ret = decode_row(&cd, cols, cols_on(&cd, r + i, b.bad));
+				if (!ret && memcmp(own, b.col[stripe] + i * SECT, SECT)) {
+					memcpy(b.col[stripe] + i * SECT, own, SECT);
+					(*mismatch)++;
+					core_log(c, "resync: raid%d row %llu of chunk %llu holds a block "
+						 "that verifies no way; %s keeps its own bytes there",
+						 g.nparity == 2 ? 6 : 5, (unsigned long long)(r + i),
+						 (unsigned long long)g.logical, g.stripes[stripe].dev->path);
+				}
+				continue;
+			}
 			if (settle_row(c, &cd, &b, i, row0 * (uint64_t)cd.k, nrows * (uint64_t)cd.k, exp,
 				       have, &bad) < 0) {
 				memcpy(b.col[stripe] + i * SECT, own, SECT);

@@ -59,8 +59,13 @@ int parity_read_verified(struct core *c, uint64_t logical, uint64_t len, void *b
  * stale: fs/services/volume_resync.c).  With exp (the crc32c of each
  * sector of those rows, where have[i]; as parity_read) every rebuilt row
  * is verified first: a row no rebuild makes verify keeps the stripe's
- * own bytes and counts in *mismatch.  -EIO when a row cannot be rebuilt.
+ * own bytes and counts in *mismatch.  have[i] == PARITY_UNVERIFIED marks
+ * a sector in use with nothing to check it by (a node that verified no
+ * way): its row is rebuilt only where the rebuild agrees with the
+ * stripe's own bytes, else they stay (counted).  -EIO when a row cannot
+ * be rebuilt.
  */
+#define PARITY_UNVERIFIED 2
 int parity_rebuild(struct core *c, uint64_t chunk_logical, int stripe, uint64_t row0,
 		   uint64_t nrows, const uint32_t *exp, const uint8_t *have, uint64_t *mismatch);
 

@@ -297,10 +297,22 @@ static int write_supers(struct core *c, const struct super_block *sb, uint64_t t
 	buf = aligned_alloc(4096, sizeof(*buf));
 	if (!buf)
 		return -ENOMEM;
-	for (int i = 0; i < c->ndevs; i++) {
+	/*
+	 * A device added since the mount (no superblock of its own at open)
+	 * first: the commit that counts it in num_devices must not be
+	 * durable on the others while it has no superblock — power lost
+	 * between their flushes would leave a volume whose device count
+	 * names one no scan finds (a mount then wants -o degraded).  The
+	 * other way round, the devices that miss the superblock are stale,
+	 * as after any cut between two devices' flushes.
+	 */
+	for (int n = 0; n < 2 * c->ndevs; n++) {
+		int i = n % c->ndevs;
 		struct dev *d = c->devs[i];
 		const char *what = "write";
 
+		if ((d->sb_generation == 0) != (n < c->ndevs))
+			continue;
 		ret = 0;
 		for (int k = 0; k < SUPER_COPIES && !ret; k++) {
 			if (offs[k] + SUPER_SIZE > d->size)

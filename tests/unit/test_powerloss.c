@@ -21,7 +21,8 @@
  * or all) on one device holding two copies, (PROFILE=raid5 or all) on
  * three with raid5 data and raid1 metadata, (PROFILE=raid5m or all) on
  * three with raid5 data and metadata: a cut that keeps some of a row's
- * columns and not others is the write hole's crash; (PROFILE=raid1c3 or
+ * columns and not others is the write hole's crash; (PROFILE=raid6 or
+ * all) on four with raid6 data and metadata (P and Q); (PROFILE=raid1c3 or
  * all) on three devices each holding a full copy.  The
  * conversion workloads (issue 21) run on a profile of their own,
  * convert (in the default list; three devices, raid1 data): a balance
@@ -31,6 +32,13 @@
  * writes and fsyncs beside the balance thread; convert_split (soak or
  * WORKLOAD=convert_split) converts to dup a chunk that must be split
  * between extents, states falling between the split and the moves.
+ * Opt-in profiles with a
+ * workload of their own: convert2 (convert_two_chunks: two data chunks
+ * moved by one balance, the states between their switches counted),
+ * raid5remove and raid6remove (volume_busy: a device removed beside
+ * fsync'd writes), raid5replace and raid6replace (volume_busy: a blank
+ * image added, the first device removed); their states are checked with
+ * the images a scan finds (check_devs).
  *
  * From the images as they were when recording started and the log, crash
  * images are built: a cut point in the log; every write before the last
@@ -60,7 +68,8 @@
  * overwrite must have some where the per-epoch classes run.
  *
  * SEED=n replays the random states; WORKLOAD=name runs the workloads
- * whose name holds it; PROFILE=single,raid1,dup,raid5,raid5m,raid1c3,convert (a list, or
+ * whose name holds it; PROFILE=single,raid1,dup,raid5,raid5m,raid6,raid1c3,convert,
+ * convert2,raid5remove,raid6remove,raid5replace,raid6replace (a list, or
  * all; default single,raid1,convert); RANDOM_STATES=n per workload and profile (default 20;
  * make soak sets more); MIXED_STEPS=n (default 25); VERBOSE=1 prints
  * every state; EPOCH_CLASSES=all runs the per-epoch classes (only, drop,
@@ -86,7 +95,7 @@
 #include <sys/stat.h>
 
 #define IMG_SIZE (64ull << 20)
-#define MAXDEV 3
+#define MAXDEV 5
 #define MAXNAMES 32
 #define MAXVER 64
 
@@ -96,24 +105,43 @@
  * dup keeps two copies on one device, so each flush covers both. */
 static const struct profile {
 	const char *name;
-	int ndev;
+	int ndev;		/* images (recorded) */
 	uint64_t prof;		/* metadata, and data unless dprof */
 	uint64_t dprof;		/* data when not prof (raid5: metadata raid1) */
+	int nfmt;		/* 0: all; else the first nfmt made the volume, the
+				 * rest blank until a device replace adds one */
 } profiles[] = {
-	{ "single", 1, CORE_PROFILE_SINGLE, CORE_PROFILE_SINGLE },
-	{ "raid1", 2, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1 },
-	{ "dup", 1, CORE_PROFILE_DUP, CORE_PROFILE_DUP },
-	{ "raid5", 3, CORE_PROFILE_RAID1, CORE_PROFILE_RAID5 },
+	{ "single", 1, CORE_PROFILE_SINGLE, CORE_PROFILE_SINGLE, 0 },
+	{ "raid1", 2, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, 0 },
+	{ "dup", 1, CORE_PROFILE_DUP, CORE_PROFILE_DUP, 0 },
+	{ "raid5", 3, CORE_PROFILE_RAID1, CORE_PROFILE_RAID5, 0 },
 	/* three copies on three devices, each flushing on its own */
-	{ "raid1c3", 3, CORE_PROFILE_RAID1C3, CORE_PROFILE_RAID1C3 },
+	{ "raid1c3", 3, CORE_PROFILE_RAID1C3, CORE_PROFILE_RAID1C3, 0 },
 	/* raid5 metadata too: nodes and fsync log segments in rows */
-	{ "raid5m", 3, CORE_PROFILE_RAID5, CORE_PROFILE_RAID5 },
+	{ "raid5m", 3, CORE_PROFILE_RAID5, CORE_PROFILE_RAID5, 0 },
+	/* raid6 data and metadata on four devices: rows with P and Q */
+	{ "raid6", 4, CORE_PROFILE_RAID6, CORE_PROFILE_RAID6, 0 },
 	/* the conversion workloads only: three devices, raid1 data that a
 	 * balance converts to raid5 and back while the log records */
-	{ "convert", 3, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1 },
+	{ "convert", 3, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, 0 },
+	/* convert_two_chunks only: the same, data in two chunks */
+	{ "convert2", 3, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, 0 },
+	/* volume_busy only: a device removed (raid5 four devices to three,
+	 * raid6 five to four) or replaced (the blank last image added, the
+	 * first removed) while fsync'd writes go on beside it */
+	{ "raid5remove", 4, CORE_PROFILE_RAID5, CORE_PROFILE_RAID5, 0 },
+	{ "raid6remove", 5, CORE_PROFILE_RAID6, CORE_PROFILE_RAID6, 0 },
+	{ "raid5replace", 4, CORE_PROFILE_RAID5, CORE_PROFILE_RAID5, 3 },
+	{ "raid6replace", 5, CORE_PROFILE_RAID6, CORE_PROFILE_RAID6, 4 },
 };
 static const struct profile *prof;
 static int ndev = 1;
+/* devices the volume is made of (format, the live mount) and those a
+ * crash state is checked with (the images that hold the volume then:
+ * check_devs) */
+static int nlive = 1, nmount = 1;
+static const char *chk[MAXDEV];
+static size_t by_nmount[MAXDEV + 1];	/* a workload's states by nmount */
 static char img[MAXDEV][256], work[MAXDEV][300];
 
 struct wrec {
@@ -571,7 +599,8 @@ struct workload {
 	const char *name;
 	void (*setup)(unsigned k);
 	void (*run)(unsigned k);
-	bool convert;		/* runs on the convert profile only, alone there */
+	const char *on;		/* NULL: every profile but those below; else the
+				 * one profile it runs on, alone there */
 };
 
 static void create_setup(unsigned k) { (void)k; }
@@ -928,6 +957,11 @@ static void balance_done(int r, uint64_t dprof, const char *msg)
 	balance_done_types(r, BG_DATA, dprof, msg);
 }
 
+/* Does a workload name this profile as its own (workload.on)? */
+static bool profile_own(const char *name);
+/* convert2: the log positions of a balance's first and second moves */
+static void mark_moves(const struct volume_balance_status *bs);
+
 /* A balance of the data (dprof) or the metadata and system chunks
  * (mprof; -1 keeps a type), waited to its end. */
 static void w_balance2(int64_t dprof, int64_t mprof)
@@ -939,6 +973,7 @@ static void w_balance2(int64_t dprof, int64_t mprof)
 	int r = volume_balance_start(core, dprof, mprof, msg, sizeof(msg));
 	for (int i = 0; !r && i < 60000; i++) {
 		volume_balance_status(core, &bs);
+		mark_moves(&bs);
 		if (!bs.running) {
 			r = bs.result ? bs.result : 0;
 			break;
@@ -968,6 +1003,67 @@ static void convert_setup(unsigned k)
 	w_create("c2");
 	w_write("c2", 0, 2000, k + 2);
 }
+/*
+ * Two data chunks moved by one balance (convert2): the setup's big file
+ * fills the first raid1 chunk (24 MiB on three 64 MiB images) and
+ * spills into a second; the balance to raid5 moves one, commits its
+ * switch, then moves the other, so states fall between the two moves
+ * (the first chunk raid5, the second still raid1).  The balance's poll
+ * notes the log positions where the chunk map first shows one and two
+ * raid5 data chunks (1 ms grain: the window is a little narrower or
+ * wider than the log's);
+ * check_state counts the states cut inside it.
+ */
+static size_t win_from, win_to, win_states;
+
+static void mark_moves(const struct volume_balance_status *bs)
+{
+	uint64_t n[4] = { 0, 0, CORE_PROFILE_RAID5, BG_DATA };
+
+	(void)bs;
+	if (strcmp(prof->name, "convert2"))
+		return;
+	chunk_for_each(core, count_data, n);	/* data chunks switched to raid5 */
+	pthread_mutex_lock(&wl.mu);
+	if (n[1] >= 1 && !win_from)
+		win_from = wl.n;
+	if (n[1] >= 2 && !win_to)
+		win_to = wl.n;
+	pthread_mutex_unlock(&wl.mu);
+}
+
+static void convert2_setup(unsigned k)
+{
+	uint64_t n[4] = { 0, 0, 0, BG_DATA };
+
+	convert_setup(k);
+	w_create("big");
+	w_write("big", 0, 26ull << 20, k + 20);
+	fsops_sync(fs);
+	chunk_for_each(core, count_data, n);
+	if (n[0] < 2) {
+		printf("FAIL: %s: %llu data chunk(s) after the setup, not 2\n", wname,
+		       (unsigned long long)n[0]);
+		wfail++;
+	}
+}
+
+static void convert2_run(unsigned k)
+{
+	w_write("c1", 4096, 12288, k + 3);
+	w_fsync("c1", 1);
+	w_create("n0");
+	w_write("n0", 0, 90000, k + 4);
+	w_fsync("n0", 0);
+	w_balance(CORE_PROFILE_RAID5);
+	w_write("n0", 90000, 5000, k + 7);
+	w_fsync("n0", 1);
+	if (!win_from || !win_to) {
+		printf("FAIL: %s: the balance's poll saw no two moves\n", wname);
+		wfail++;
+	}
+}
+
 static void convert_run(unsigned k)
 {
 	w_write("c1", 4096, 12288, k + 3);
@@ -1110,24 +1206,104 @@ static void convert_busy_run(unsigned k)
 	printf("%s: %u fsync'd writes while a balance ran\n", wname, busy_writes);
 }
 
+/*
+ * A device removed, or replaced (the blank last image added, then the
+ * first removed: glassctl device replace), on a raid5/6 volume in a
+ * thread of its own while this one writes and fsyncs, as convert_busy
+ * beside a balance: the removal moves every chunk off the device (rows
+ * rebuilt elsewhere, the switch committed chunk by chunk), then drops
+ * its device item and wipes its superblocks.  A crash state is checked
+ * with the images a scan finds (check_devs).
+ */
+struct volop {
+	int ret, done;
+	char msg[256];
+};
+
+static void *volop_thread(void *arg)
+{
+	struct volop *op = arg;
+
+	if (nlive < ndev)
+		op->ret = volume_dev_add(core, img[nlive], op->msg, sizeof(op->msg));
+	if (!op->ret)
+		op->ret = volume_dev_remove(core, nlive < ndev ? img[0] : img[ndev - 1], op->msg,
+					    sizeof(op->msg));
+	__atomic_store_n(&op->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void volume_busy_run(unsigned k)
+{
+	static const size_t sizes[] = { 9000, 4096, 20000, 700, 12288, 30000 };
+	struct volop op = { 0 };
+	pthread_t th;
+	unsigned key = k + 10, writes = 0;
+	char f[8];
+
+	w_write("c1", 4096, 12288, k + 3);
+	w_fsync("c1", 1);
+	snapshot();
+	if (pthread_create(&th, NULL, volop_thread, &op)) {
+		printf("FAIL: %s: thread\n", wname);
+		wfail++;
+		return;
+	}
+	for (unsigned i = 0; !__atomic_load_n(&op.done, __ATOMIC_ACQUIRE); i++) {
+		if (i < 12 && !wfail) {
+			struct name *n;
+			snprintf(f, sizeof(f), "v%u", i % 3);
+			n = nm(f);
+			if (!n->present) {
+				w_create(f);
+				if (i == 0)
+					fsops_sync(fs);	/* the empty file durable: convert_busy */
+			}
+			w_write(f, i % 2 ? n->len : 4096 * (i % 4), sizes[i % 6], key++);
+			w_fsync(f, (int)(i % 2));
+			writes++;
+		}
+		usleep(i < 12 ? 3000 : 1000);
+	}
+	pthread_join(th, NULL);
+	if (op.ret) {
+		printf("FAIL: %s: device %s: %s (%s)\n", wname, nlive < ndev ? "replace" : "remove",
+		       strerror(-op.ret), op.msg);
+		wfail++;
+		return;
+	}
+	w_write("c0", 100000, 50000, k + 5);
+	w_fsync("c0", 1);
+	w_create("after");
+	w_write("after", 0, 20000, k + 6);
+	w_fsync("after", 0);
+	printf("%s: %u fsync'd writes while the device %s ran\n", wname, writes,
+	       nlive < ndev ? "replace" : "remove");
+}
+
 static const struct workload workloads[] = {
-	{ "create_fsync", create_setup, create_run, false },
-	{ "append_fdatasync", append_setup, append_run, false },
-	{ "overwrite_fdatasync", overwrite_setup, overwrite_run, false },
-	{ "inline_fsync", inline_setup, inline_run, false },
-	{ "rename_over_fsyncdir", rename_setup, rename_run, false },
-	{ "link_fsync", link_setup, link_run, false },
-	{ "truncate_fsync", truncate_setup, truncate_run, false },
-	{ "punch_fsync", punch_setup, punch_run, false },
-	{ "unlink_fsyncdir", unlink_setup, unlink_run, false },
-	{ "xattr_fsync", xattr_setup, xattr_run, false },
-	{ "dirtree_fsyncdir", dirtree_setup, dirtree_run, false },
-	{ "snapshot_steps", snapshot_setup, snapshot_run, false },
-	{ "mixed", mixed_setup, mixed_run, false },
-	{ "convert_raid5_raid1", convert_setup, convert_run, true },
-	{ "convert_busy", convert_setup, convert_busy_run, true },
-	{ "convert_meta", convert_setup, convert_meta_run, true },
-	{ "convert_split", convert_setup, convert_split_run, true },
+	{ "create_fsync", create_setup, create_run, NULL },
+	{ "append_fdatasync", append_setup, append_run, NULL },
+	{ "overwrite_fdatasync", overwrite_setup, overwrite_run, NULL },
+	{ "inline_fsync", inline_setup, inline_run, NULL },
+	{ "rename_over_fsyncdir", rename_setup, rename_run, NULL },
+	{ "link_fsync", link_setup, link_run, NULL },
+	{ "truncate_fsync", truncate_setup, truncate_run, NULL },
+	{ "punch_fsync", punch_setup, punch_run, NULL },
+	{ "unlink_fsyncdir", unlink_setup, unlink_run, NULL },
+	{ "xattr_fsync", xattr_setup, xattr_run, NULL },
+	{ "dirtree_fsyncdir", dirtree_setup, dirtree_run, NULL },
+	{ "snapshot_steps", snapshot_setup, snapshot_run, NULL },
+	{ "mixed", mixed_setup, mixed_run, NULL },
+	{ "convert_raid5_raid1", convert_setup, convert_run, "convert" },
+	{ "convert_busy", convert_setup, convert_busy_run, "convert" },
+	{ "convert_meta", convert_setup, convert_meta_run, "convert" },
+	{ "convert_split", convert_setup, convert_split_run, "convert" },
+	{ "convert_two_chunks", convert2_setup, convert2_run, "convert2" },
+	{ "volume_busy", convert_setup, volume_busy_run, "raid5remove" },
+	{ "volume_busy", convert_setup, volume_busy_run, "raid6remove" },
+	{ "volume_busy", convert_setup, volume_busy_run, "raid5replace" },
+	{ "volume_busy", convert_setup, volume_busy_run, "raid6replace" },
 };
 
 /* ---- crash images ----------------------------------------------------------- */
@@ -1135,7 +1311,7 @@ static const struct workload workloads[] = {
 static uint8_t *base[MAXDEV];	/* the images when recording started */
 static struct wrec *rec;	/* the workload's log */
 static size_t nrec;
-static int wfd[MAXDEV] = { -1, -1, -1 };	/* the crash images */
+static int wfd[MAXDEV] = { -1, -1, -1, -1, -1 };	/* the crash images */
 /* what the last state changed in the crash images: restored from base */
 static struct { int dev; uint64_t off, len; } *dirty;
 static size_t ndirty, dirtycap;
@@ -1265,8 +1441,9 @@ static int fsck_img(const char *what, const char *label)
 
 	if (t_fsck_bin(bin, sizeof(bin)))
 		return -1;
-	char *argv[] = { bin, "-n", work[0], ndev > 1 ? work[1] : NULL,
-			 ndev > 2 ? work[2] : NULL, NULL };
+	char *argv[MAXDEV + 3] = { bin, "-n" };
+	for (int d = 0; d < nmount; d++)
+		argv[2 + d] = (char *)chk[d];
 	posix_spawn_file_actions_t fa;
 	if (pipe(pfd))
 		return 99;
@@ -1474,6 +1651,44 @@ static bool seen_before(const struct state *s)
 	return false;
 }
 
+/*
+ * The images a crash state is checked with (nmount; they are work[0, n)
+ * in order): on the device-change profiles the set a scan finds — all of
+ * them when they mount, else all but the one that does not belong (a
+ * removed device, its superblock wiped or no longer counted; a replace's
+ * new device not yet added) in chk[].  Read-only probe mounts.
+ */
+static void check_devs(void)
+{
+	struct core_opts o;
+	struct core *c = NULL;
+
+	nmount = nlive;
+	for (int d = 0; d < MAXDEV; d++)
+		chk[d] = work[d];
+	if (ndev == nlive && !profile_own(prof->name))
+		return;
+	core_opts_default(&o);
+	o.readonly = true;
+	for (int drop = -1; drop < ndev; drop++) {
+		const char *devs[MAXDEV];
+		int n = 0;
+		for (int d = 0; d < ndev; d++)
+			if (d != drop)
+				devs[n++] = work[d];
+		if (mount_open(devs, n, &o, &c) == 0) {
+			mount_close(c);
+			c = NULL;
+			for (int d = 0; d < n; d++)
+				chk[d] = devs[d];
+			nmount = n;
+			return;
+		}
+		c = NULL;
+	}
+	nmount = ndev;	/* none: the check's mount says why */
+}
+
 static void check_state(const struct state *s, const char *label, struct tally *t)
 {
 	if (seen_before(s)) {
@@ -1481,6 +1696,8 @@ static void check_state(const struct state *s, const char *label, struct tally *
 		return;
 	}
 	t->states++;
+	if (win_to && s->cut >= win_from && s->cut < win_to)
+		win_states++;
 	if (count_only) {
 		if (verbose)
 			printf("STATE: %s\n", label);
@@ -1492,13 +1709,15 @@ static void check_state(const struct state *s, const char *label, struct tally *
 		return;
 	}
 	int bad = 0;
+	check_devs();
+	by_nmount[nmount]++;
 	int pre = fsck_img("before mount", label);
 	if (pre > 0) {
 		t->fsck_pre++;
 		bad = 1;
 	}
 	/* mount: replays the log; what it writes is restored after */
-	const char *devs[MAXDEV] = { work[0], work[1], work[2] };
+	const char **devs = chk;
 	struct core_opts o;
 	core_opts_default(&o);
 	o.commit_interval_s = 3600;
@@ -1506,7 +1725,7 @@ static void check_state(const struct state *s, const char *label, struct tally *
 	o.dev_recorder_arg = &wl;
 	wlog_clear(&wl);
 	wl.ranges_only = true;
-	int r = mount_open(devs, ndev, &o, &core);
+	int r = mount_open(devs, nmount, &o, &core);
 	bool had_log = !r && log_pending(core);
 	if (!r)
 		r = fsops_mount(core, &o, &fs);
@@ -1644,7 +1863,7 @@ static const struct {
 
 static int mount_live(bool recording)
 {
-	const char *devs[MAXDEV] = { img[0], img[1], img[2] };
+	const char *devs[MAXDEV] = { img[0], img[1], img[2], img[3], img[4] };
 	struct core_opts o;
 
 	core_opts_default(&o);
@@ -1653,7 +1872,7 @@ static int mount_live(bool recording)
 		o.dev_recorder = record;
 		o.dev_recorder_arg = &wl;
 	}
-	int ret = mount_open(devs, ndev, &o, &core);
+	int ret = mount_open(devs, nlive, &o, &core);
 	if (!ret)
 		ret = fsops_mount(core, &o, &fs);
 	return ret;
@@ -1681,11 +1900,11 @@ static void run_workload(const struct workload *w, unsigned seed, size_t nrandom
 
 	model_reset();
 	wfail = 0;
-	const char *devs[MAXDEV] = { img[0], img[1], img[2] };
+	const char *devs[MAXDEV] = { img[0], img[1], img[2], img[3], img[4] };
 	struct format_opts fo = { .label = "powerloss", .force = true };
 	fo.meta_profile = prof->prof;
 	fo.data_profile = prof->dprof;
-	if (mount_format(devs, ndev, &fo) || mount_live(false)) {
+	if (mount_format(devs, nlive, &fo) || mount_live(false)) {
 		printf("FAIL: %s: format/mount\n", wname);
 		fails++;
 		return;
@@ -1730,6 +1949,8 @@ static void run_workload(const struct workload *w, unsigned seed, size_t nrandom
 			fsops_forget(f, s2.st_ino, 1);
 		}
 	}
+	win_from = win_to = win_states = 0;
+	memset(by_nmount, 0, sizeof(by_nmount));
 	recording = true;
 	w->run(k);
 	recording = false;
@@ -1868,6 +2089,20 @@ static void run_workload(const struct workload *w, unsigned seed, size_t nrandom
 	}
 	printf("%s: %zu crash states (%zu repeats not checked again)\n", wname,
 	       t->states - before, t->repeats);
+	if (by_nmount[ndev] != t->states - before && !count_only) {
+		printf("%s: states checked with", wname);
+		for (int d = ndev; d > 0; d--)
+			if (by_nmount[d])
+				printf(" %d devices: %zu", d, by_nmount[d]);
+		printf("\n");
+	}
+	if (win_to) {
+		char name[256];
+		printf("%s: %zu states cut between the two chunks' moves (log %zu-%zu of %zu)\n", wname,
+		       win_states, win_from, win_to, nrec);
+		snprintf(name, sizeof(name), "%s: states fall between the two chunks' moves", wname);
+		CHECK(name, win_states > 0);
+	}
 	free(s.sel);
 	free(s.tear);
 	free(s.order);
@@ -1885,6 +2120,14 @@ static void run_workload(const struct workload *w, unsigned seed, size_t nrandom
  * before the files exist (fsck's output comes through a pipe: fsck_img).  SIGKILL cannot be caught: run.sh sends it only
  * 10 s after the SIGTERM.
  */
+static bool profile_own(const char *name)
+{
+	for (size_t i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
+		if (workloads[i].on && !strcmp(workloads[i].on, name))
+			return true;
+	return false;
+}
+
 static void on_kill(int sig)
 {
 	for (int d = 0; d < MAXDEV; d++) {
@@ -1952,6 +2195,7 @@ int main(void)
 	for (size_t p = 0; p < sizeof(profiles) / sizeof(profiles[0]); p++) {
 		prof = &profiles[p];
 		ndev = prof->ndev;
+		nlive = nmount = prof->nfmt ? prof->nfmt : prof->ndev;
 		if (strcmp(pname, "all") && !in_list(pname, prof->name))
 			continue;
 		epoch_classes = first || (ec && !strcmp(ec, "all"));
@@ -1959,7 +2203,8 @@ int main(void)
 		for (size_t i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++) {
 			if (only && !strstr(workloads[i].name, only))
 				continue;
-			if (workloads[i].convert != !strcmp(prof->name, "convert"))
+			if (workloads[i].on ? strcmp(workloads[i].on, prof->name) :
+			    profile_own(prof->name))
 				continue;
 			/* convert_split writes 26 MiB and replays ~1,500 states
 			 * in 6-7 minutes: soak only, or when WORKLOAD names it */
@@ -1989,10 +2234,10 @@ int main(void)
 			 * above holds it to nothing read as garbage; this one
 			 * that the states were reached (with the data flushed
 			 * before the segment, as before, there were none).
-			 * raid5 data is still flushed first (parity has no
+			 * raid5/6 data is still flushed first (parity has no
 			 * checksum): no such states there.
 			 */
-			if (epoch_classes && !count_only && prof->dprof != CORE_PROFILE_RAID5 &&
+			if (epoch_classes && !count_only && !(prof->dprof & BG_PARITY) &&
 			    (strstr(workloads[i].name, "append") || strstr(workloads[i].name, "overwrite"))) {
 				snprintf(name, sizeof(name), "%s: states with a log segment and not its "
 					 "data: replay drops the record", wname);
