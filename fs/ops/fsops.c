@@ -332,7 +332,7 @@ static int make_node(struct fsctx *fs, uint64_t parent, const char *name, mode_t
 	char ref[DIR_REF_MAX];
 	uint64_t index;
 	struct inode_link link = { parent, ref, dir_new_ref(dp, name, len, ref, &index) };
-	ret = inode_new(t, fs, nmode, cr->uid, gid, rdev, &link, &ip);
+	ret = inode_new(t, fs, dp, nmode, cr->uid, gid, rdev, &link, &ip);
 	if (ret == 0 && acl) {
 		ret = acl_create_finish(t, fs, ip, acl, acl_size);
 		acl = NULL;
