@@ -14,6 +14,7 @@
 
 #include "fs/items/inode.h"
 #include "fs/items/dcache.h"
+#include "fs/items/subvol.h"
 #include "fs/trees/data.h"
 
 void inode_lock(struct inode *ip)   { glock_write(&ip->lock); }
@@ -141,6 +142,15 @@ static uint64_t new_ino(struct fsctx *fs, struct inode *dp, uint32_t mode,
 	return ino;
 }
 
+int inode_ino_room(struct fsctx *fs, struct inode *dp, uint32_t mode)
+{
+	uint64_t next = __atomic_load_n(&fs->next_ino, __ATOMIC_RELAXED);
+
+	if (fs->ino_block && dp && !S_ISDIR(mode) && dp->ino_next < dp->ino_end)
+		next = dp->ino_next;
+	return next > SUBVOL_INO_MASK ? -ENOSPC : 0;
+}
+
 int inode_new(struct txn *t, struct fsctx *fs, struct inode *dp, uint32_t mode,
 	      uint32_t uid, uint32_t gid, uint64_t rdev, const struct inode_link *link,
 	      struct inode **out)
@@ -151,7 +161,10 @@ int inode_new(struct txn *t, struct fsctx *fs, struct inode *dp, uint32_t mode,
 	int ret;
 
 	ino = new_ino(fs, dp, mode, &blk_end);
-	if (ino >= ORPHAN_OBJECTID - 16)
+	/* the FUSE node id carries the subvolume above SUBVOL_NODEID_SHIFT
+	 * bits (subvol.h): a number past them would name another subvolume's
+	 * inode (blocks use the space up 4,096 numbers per directory) */
+	if (ino > SUBVOL_INO_MASK)
 		return -ENOSPC;
 
 	ip = inode_cache_alloc(fs, ino);

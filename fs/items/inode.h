@@ -186,6 +186,10 @@ struct inode_link {
  * counter restarts (inode_init_next).
  */
 #define INODE_SPREAD_BLOCK 4096u
+/* Is there a number left for a new inode in dp (locked by the caller)?
+ * -ENOSPC when the space is used up: asked before a create changes
+ * anything, since a failed inode_new aborts the transaction. */
+int inode_ino_room(struct fsctx *fs, struct inode *dp, uint32_t mode);
 /* dp: the parent directory, locked by the caller (its block is used), or
  * NULL (one number from the counter). */
 int inode_new(struct txn *t, struct fsctx *fs, struct inode *dp, uint32_t mode,

@@ -323,7 +323,9 @@ static int make_node(struct fsctx *fs, uint64_t parent, const char *name, mode_t
 			mode |= S_ISGID;
 	}
 	uint32_t nmode = (uint32_t)mode;
-	ret = dir_slot_room(fs, &slot, len);
+	ret = inode_ino_room(fs, dp, nmode);
+	if (ret == 0)
+		ret = dir_slot_room(fs, &slot, len);
 	if (ret == 0)
 		ret = acl_create(fs, dp, &nmode, cr->umask, &acl, &acl_size);
 	if (ret < 0)

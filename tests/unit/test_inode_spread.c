@@ -201,6 +201,28 @@ out:
 		unmount();
 }
 
+/* Numbers end where the FUSE node id's subvolume bits begin: past
+ * SUBVOL_INO_MASK a create says ENOSPC instead of handing out a number
+ * whose node id names another subvolume's inode. */
+static void top_of_space(void)
+{
+	struct stat st;
+	uint64_t f, g = 0;
+
+	MUST(mount_rw(false));
+	fs->next_ino = (1ull << 48) - 2;
+	MUST(fsops_mkdir(fs, ROOT_DIR_INO, "top", 0755, &cr, &st));
+	MUST(create(st.st_ino, "f", 0, &f));
+	CHECK("top: the last number below 2^48 is handed out", f == (1ull << 48) - 1);
+	CHECK("top: past it a create says ENOSPC", create(st.st_ino, "f", 1, &g) == -ENOSPC &&
+	      g == 0);
+	CHECK("top: the refused create left the volume writable (a commit works)",
+	      fsops_sync(fs) == 0);
+out:
+	if (fs)
+		unmount();
+}
+
 int main(void)
 {
 	t_seed_init();
@@ -210,6 +232,7 @@ int main(void)
 	}
 	alternate();
 	replay();
+	top_of_space();
 	char bin[512];
 	if (t_fsck_bin(bin, sizeof(bin)) == 0) {
 		char cmd[1024];
