@@ -70,6 +70,8 @@ static void usage(FILE *f)
 "  cache=SIZE         node cache budget, e.g. 256M (default 256 MiB)\n"
 "  dirty=SIZE         commit early past this much dirty metadata\n"
 "  fsync=log|commit   fsync through the fsync log (default) or a full commit\n"
+"  inode_spread=on|off  each directory numbers its children from a block of its\n"
+"                     own (on, default) or every inode takes the next number\n"
 "  threads=N          maximum FUSE worker threads (default 16)\n"
 "  log=FILE           messages of a background daemon go to FILE (default: dropped)\n"
 "  writelog=FILE      record every device write (with its bytes), discard and\n"
@@ -395,6 +397,13 @@ static int parse_opt(struct options *o, const char *opt)
 			return 0;
 		}
 		fprintf(stderr, "glassfs: bad value in option '%s' (cowlock=leaf or cowlock=path)\n", opt);
+		return -EINVAL;
+	} else if (v && has_prefix(opt, "inode_spread=")) {
+		if (!strcmp(v, "on") || !strcmp(v, "off")) {
+			o->core.inode_dense = !strcmp(v, "off");
+			return 0;
+		}
+		fprintf(stderr, "glassfs: bad value in option '%s' (inode_spread=on or inode_spread=off)\n", opt);
 		return -EINVAL;
 	} else if (v && has_prefix(opt, "fsync=")) {
 		if (!strcmp(v, "log")) {

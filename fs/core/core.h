@@ -76,6 +76,14 @@ struct core_opts {
 	 * of a volume that a mount holds.  With readonly only. */
 	bool noclaim;
 	/*
+	 * inode_spread=off: every new inode takes the next number of one
+	 * counter (the old allocator; a comparison point for the benches).
+	 * Default (false): each directory hands out numbers from a block of
+	 * its own (inode.h, INODE_SPREAD_BLOCK), so creates in different
+	 * directories insert into different leaves.
+	 */
+	bool inode_dense;
+	/*
 	 * Test hook: the write log of every device (dev_set_recorder, dev.h;
 	 * op is an enum dev_op), set as each device is opened.  NULL = none.
 	 */

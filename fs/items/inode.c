@@ -14,6 +14,7 @@
 
 #include "fs/items/inode.h"
 #include "fs/items/dcache.h"
+#include "fs/items/subvol.h"
 #include "fs/trees/data.h"
 
 void inode_lock(struct inode *ip)   { glock_write(&ip->lock); }
@@ -115,24 +116,64 @@ int inode_update(struct txn *t, struct fsctx *fs, struct inode *ip)
 	return btree_update(t, fs->root, &k, &ip->item, sizeof(ip->item));
 }
 
-int inode_new(struct txn *t, struct fsctx *fs, uint32_t mode, uint32_t uid,
-	      uint32_t gid, uint64_t rdev, const struct inode_link *link,
+/*
+ * The number of a new inode (inode.h, INODE_SPREAD_BLOCK): from dp's
+ * block, or the first of a new block for a directory (*blk_end set: the
+ * new directory keeps the rest).  No lock beyond dp's: numbers are never
+ * reused within a mount, so a fetch-add on the counter hands out blocks.
+ */
+static uint64_t new_ino(struct fsctx *fs, struct inode *dp, uint32_t mode,
+			uint64_t *blk_end)
+{
+	uint64_t b = fs->ino_block, ino;
+
+	*blk_end = 0;
+	if (!b || !dp)
+		return __atomic_fetch_add(&fs->next_ino, 1, __ATOMIC_RELAXED);
+	if (!S_ISDIR(mode) && dp->ino_next < dp->ino_end)
+		return dp->ino_next++;
+	ino = __atomic_fetch_add(&fs->next_ino, b, __ATOMIC_RELAXED);
+	if (S_ISDIR(mode)) {
+		*blk_end = ino + b;
+	} else {
+		dp->ino_next = ino + 1;
+		dp->ino_end = ino + b;
+	}
+	return ino;
+}
+
+int inode_ino_room(struct fsctx *fs, struct inode *dp, uint32_t mode)
+{
+	uint64_t next = __atomic_load_n(&fs->next_ino, __ATOMIC_RELAXED);
+
+	if (fs->ino_block && dp && !S_ISDIR(mode) && dp->ino_next < dp->ino_end)
+		next = dp->ino_next;
+	return next > SUBVOL_INO_MASK ? -ENOSPC : 0;
+}
+
+int inode_new(struct txn *t, struct fsctx *fs, struct inode *dp, uint32_t mode,
+	      uint32_t uid, uint32_t gid, uint64_t rdev, const struct inode_link *link,
 	      struct inode **out)
 {
 	struct inode *ip;
-	uint64_t ino;
+	uint64_t ino, blk_end;
 	struct key k;
 	int ret;
 
-	/* no lock: inode numbers are never reused within a mount, so a
-	 * fetch-add is the whole allocator */
-	ino = __atomic_fetch_add(&fs->next_ino, 1, __ATOMIC_RELAXED);
-	if (ino >= ORPHAN_OBJECTID - 16)
+	ino = new_ino(fs, dp, mode, &blk_end);
+	/* the FUSE node id carries the subvolume above SUBVOL_NODEID_SHIFT
+	 * bits (subvol.h): a number past them would name another subvolume's
+	 * inode (blocks use the space up 4,096 numbers per directory) */
+	if (ino > SUBVOL_INO_MASK)
 		return -ENOSPC;
 
 	ip = inode_cache_alloc(fs, ino);
 	if (!ip)
 		return -ENOMEM;
+	if (blk_end) {
+		ip->ino_next = ino + 1;
+		ip->ino_end = blk_end;
+	}
 	ip->item.generation = txn_transid(t);
 	ip->item.transid = txn_transid(t);
 	ip->item.mode = mode;

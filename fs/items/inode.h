@@ -38,6 +38,10 @@ struct inode {
 	 * asked for there, so pieces that arrive out of order still land in
 	 * file order (file.c, data_goal); guarded by lock */
 	uint64_t data_end_off, data_end_disk;
+	/* a directory's block of inode numbers for its new children
+	 * (inode_new): the next one and the end, [ino_next, ino_end) empty
+	 * when none is held; guarded by lock */
+	uint64_t ino_next, ino_end;
 	/* guarded by the icache lock: */
 	uint64_t nlookup;		/* kernel lookup count (FUSE forget) */
 	uint32_t refs;			/* engine references (inode_get/inode_put) */
@@ -65,6 +69,7 @@ struct fsctx {
 	bool readonly;			/* fixed at mount */
 	struct icache icache[ICACHE_SHARDS];
 	uint64_t next_ino;		/* atomic (fetch-add); set at mount */
+	uint32_t ino_block;		/* numbers per directory block, 0: one counter; fixed */
 	uint32_t inline_max;		/* largest inline file; fixed */
 	int atime;			/* enum core_atime; fixed */
 	/* subvolumes (subvol.h): */
@@ -163,8 +168,32 @@ struct inode_link {
 	const void *ref;
 	uint32_t ref_size;
 };
-int inode_new(struct txn *t, struct fsctx *fs, uint32_t mode, uint32_t uid,
-	      uint32_t gid, uint64_t rdev, const struct inode_link *link,
+/*
+ * Inode numbers are spread by directory (unless inode_spread=off): a new
+ * directory takes a block of INODE_SPREAD_BLOCK numbers from the fs
+ * tree's counter, is the block's first number, and hands the rest to the
+ * children created in it; a directory whose block is used up (or which has
+ * none: the root, or one read back from disk) takes a new block.  So the
+ * items of a directory and of its children sit together in the key space,
+ * and creates in different directories insert into different leaves
+ * instead of all at the right edge of the tree (issue 20).  Numbers a
+ * block leaves unused are skipped for good, as is the rest of a block
+ * whose directory leaves the inode cache (the kernel holds a lookup of a
+ * directory it creates in, so that is rare).  Unique across crashes:
+ * blocks are taken in ascending order and a number is used only after its
+ * block was taken, so every number used after a mount is above the
+ * highest one the tree (with the fsync log replayed) holds, where the
+ * counter restarts (inode_init_next).
+ */
+#define INODE_SPREAD_BLOCK 4096u
+/* Is there a number left for a new inode in dp (locked by the caller)?
+ * -ENOSPC when the space is used up: asked before a create changes
+ * anything, since a failed inode_new aborts the transaction. */
+int inode_ino_room(struct fsctx *fs, struct inode *dp, uint32_t mode);
+/* dp: the parent directory, locked by the caller (its block is used), or
+ * NULL (one number from the counter). */
+int inode_new(struct txn *t, struct fsctx *fs, struct inode *dp, uint32_t mode,
+	      uint32_t uid, uint32_t gid, uint64_t rdev, const struct inode_link *link,
 	      struct inode **out);
 /* Write the cached item back (stamps transid).  Caller holds ip->lock. */
 int inode_update(struct txn *t, struct fsctx *fs, struct inode *ip);

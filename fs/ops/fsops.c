@@ -323,7 +323,9 @@ static int make_node(struct fsctx *fs, uint64_t parent, const char *name, mode_t
 			mode |= S_ISGID;
 	}
 	uint32_t nmode = (uint32_t)mode;
-	ret = dir_slot_room(fs, &slot, len);
+	ret = inode_ino_room(fs, dp, nmode);
+	if (ret == 0)
+		ret = dir_slot_room(fs, &slot, len);
 	if (ret == 0)
 		ret = acl_create(fs, dp, &nmode, cr->umask, &acl, &acl_size);
 	if (ret < 0)
@@ -332,7 +334,7 @@ static int make_node(struct fsctx *fs, uint64_t parent, const char *name, mode_t
 	char ref[DIR_REF_MAX];
 	uint64_t index;
 	struct inode_link link = { parent, ref, dir_new_ref(dp, name, len, ref, &index) };
-	ret = inode_new(t, fs, nmode, cr->uid, gid, rdev, &link, &ip);
+	ret = inode_new(t, fs, dp, nmode, cr->uid, gid, rdev, &link, &ip);
 	if (ret == 0 && acl) {
 		ret = acl_create_finish(t, fs, ip, acl, acl_size);
 		acl = NULL;
