@@ -71,7 +71,7 @@ static void usage(FILE *f)
 "  dirty=SIZE         commit early past this much dirty metadata\n"
 "  fsync=log|commit   fsync through the fsync log (default) or a full commit\n"
 "  inode_spread=on|off  each directory numbers its children from a block of its\n"
-"                     own (on, default) or every inode takes the next number\n"
+"                     own (on) or every inode takes the next number (off, default)\n"
 "  threads=N          maximum FUSE worker threads (default 16)\n"
 "  log=FILE           messages of a background daemon go to FILE (default: dropped)\n"
 "  writelog=FILE      record every device write (with its bytes), discard and\n"
@@ -400,7 +400,7 @@ static int parse_opt(struct options *o, const char *opt)
 		return -EINVAL;
 	} else if (v && has_prefix(opt, "inode_spread=")) {
 		if (!strcmp(v, "on") || !strcmp(v, "off")) {
-			o->core.inode_dense = !strcmp(v, "off");
+			o->core.inode_spread = !strcmp(v, "on");
 			return 0;
 		}
 		fprintf(stderr, "glassfs: bad value in option '%s' (inode_spread=on or inode_spread=off)\n", opt);

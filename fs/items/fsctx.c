@@ -65,7 +65,7 @@ int fsctx_mount_tree(struct core *c, const struct core_opts *o, uint64_t tree_id
 	}
 	fs->locktype = o->locktype;
 	fs->atime = o->atime;
-	fs->ino_block = o->inode_dense ? 0 : INODE_SPREAD_BLOCK;
+	fs->ino_block = o->inode_spread ? INODE_SPREAD_BLOCK : 0;
 	fs->readonly = o->readonly || core_readonly(c) || rdonly;
 	uint32_t maxitem = btree_max_item_size(fs->root);
 	fs->inline_max = 2048;

@@ -25,7 +25,8 @@
  * waiting for every other lock (inodes, transaction, allocator, cache).
  *
  * Usage: enginebench -i IMAGE [-t T] [-n N] [-l node|groups:G] [-T rwlock|mutex|spin]
- *                    [-c path|leaf] [-s] [-f] [-p create,stat,mixed,unlink] [-N NODESIZE]
+ *                    [-c path|leaf] [-s] [-S] [-f] [-p create,stat,mixed,unlink] [-N NODESIZE]
+ * (-S: inode numbers spread by directory, the inode_spread=on mount option)
  * Output lines: key=value pairs (tests/bench/engine.bench parses them).
  * Exit: 0, or 1 with the failing operation and its errno on stderr.
  */
@@ -202,7 +203,7 @@ static int run_phase(struct worker *w, enum phase ph)
 static void usage(void)
 {
 	fprintf(stderr, "usage: enginebench -i IMAGE [-t THREADS] [-n FILES_PER_THREAD] "
-		"[-l node|groups:N] [-T rwlock|mutex|spin] [-c path|leaf] [-s] [-f] "
+		"[-l node|groups:N] [-T rwlock|mutex|spin] [-c path|leaf] [-s] [-S] [-f] "
 		"[-p create,stat,mixed,unlink] [-N NODESIZE]\n");
 	exit(2);
 }
@@ -218,7 +219,7 @@ int main(int argc, char **argv)
 	int subvols = 0, opt, ret, fd;
 
 	core_opts_default(&o);
-	while ((opt = getopt(argc, argv, "i:t:n:l:T:c:sfp:N:")) != -1) {
+	while ((opt = getopt(argc, argv, "i:t:n:l:T:c:sSfp:N:")) != -1) {
 		switch (opt) {
 		case 'i': img = optarg; break;
 		case 't': g.threads = atoi(optarg); break;
@@ -240,6 +241,7 @@ int main(int argc, char **argv)
 			else usage();
 			break;
 		case 's': subvols = 1; break;
+		case 'S': o.inode_spread = true; break;	/* inode_spread=on */
 		case 'f': g.fsync = 1; break;
 		case 'p': phases = optarg; break;
 		case 'N': fo.nodesize = (uint32_t)atoi(optarg); break;

@@ -30,7 +30,7 @@ static int mount_rw(bool dense)
 
 	core_opts_default(&o);
 	o.commit_interval_s = 3600;
-	o.inode_dense = dense;
+	o.inode_spread = !dense;
 	ret = mount_open(devs, 1, &o, &core);
 	if (!ret)
 		ret = fsops_mount(core, &o, &fs);
