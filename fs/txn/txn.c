@@ -287,21 +287,23 @@ int txn_write_super_log(struct core *c)
 	return write_supers(c, &c->sb, __atomic_load_n(&c->generation, __ATOMIC_ACQUIRE));
 }
 
-/* Write sb (prepared for transid) to every copy of every device. */
+/* Write sb (prepared for transid) to every copy of every device, then
+ * flush the devices that took it, all at once (dev_flush_all). */
 static int write_supers(struct core *c, const struct super_block *sb, uint64_t transid)
 {
 	static const uint64_t offs[SUPER_COPIES] = { SUPER_OFFSET, SUPER_MIRROR1, SUPER_MIRROR2 };
 	struct super_block *buf;
-	int ret = 0, first_err = 0, good = 0;
+	struct dev *fl[CORE_MAX_DEVS];
+	int res[CORE_MAX_DEVS], fres[CORE_MAX_DEVS], nfl = 0, first_err = 0, good = 0;
 
+	_Static_assert(CORE_MAX_DEVS <= DEV_FLUSH_ALL_MAX, "dev_flush_all takes every device");
 	buf = aligned_alloc(4096, sizeof(*buf));
 	if (!buf)
 		return -ENOMEM;
 	for (int i = 0; i < c->ndevs; i++) {
 		struct dev *d = c->devs[i];
-		const char *what = "write";
+		int ret = 0;
 
-		ret = 0;
 		for (int k = 0; k < SUPER_COPIES && !ret; k++) {
 			if (offs[k] + SUPER_SIZE > d->size)
 				continue;
@@ -319,9 +321,20 @@ static int write_supers(struct core *c, const struct super_block *sb, uint64_t t
 			memcpy(buf->csum, &crc, 4);
 			ret = dev_write(d, offs[k], buf, SUPER_SIZE);
 		}
+		res[i] = ret;
+		if (!ret)
+			fl[nfl++] = d;
+	}
+	free(buf);
+	dev_flush_all(fl, nfl, fres);
+	for (int i = 0, f = 0; i < c->ndevs; i++) {
+		struct dev *d = c->devs[i];
+		const char *what = "write";
+		int ret = res[i];
+
 		if (!ret) {
 			what = "flush";
-			ret = dev_flush(d);
+			ret = fres[f++];
 		}
 		if (!ret) {
 			good++;
@@ -335,7 +348,6 @@ static int write_supers(struct core *c, const struct super_block *sb, uint64_t t
 				 (unsigned long long)transid, what, d->path, strerror(-ret));
 		}
 	}
-	free(buf);
 	if (good == 0) {
 		if (c->ndevs > 1)
 			core_log(c, "superblock %llu: no device took it", (unsigned long long)transid);
