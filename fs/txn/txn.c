@@ -195,6 +195,7 @@ void txn_set_commit_hooks(struct core *c, const struct txn_commit_hooks *h)
 {
 	c->ts.hook_root_items = h->root_items;
 	c->ts.hook_critical = h->critical;
+	c->ts.hook_super = h->super;
 }
 
 /* ---- the commit --------------------------------------------------------- */
@@ -229,7 +230,8 @@ void txn_fill_super(struct core *c, uint64_t transid)
 }
 
 /*
- * Write every superblock copy of every device, then flush each device.
+ * Write every superblock copy of every device, then flush the devices
+ * at once (dev_flush_all).
  * On a multi-device volume a device whose superblock write or flush
  * fails is skipped (a log line, the degraded counter) as long as another
  * device took its superblock: the failure only matters if all fail.
@@ -539,6 +541,10 @@ static int commit_critical(struct core *c, uint64_t transid, uint64_t *t0,
 		ret = c->aborted;
 		goto fail;
 	}
+	/* the trees are final: the fsync log names the next transaction's
+	 * first segment in the superblock captured below */
+	if (c->ts.hook_super)
+		c->ts.hook_super(c);
 	/* capture: from here on the running transaction is the next one.
 	 * c->sb stays the last durable superblock until this one is written */
 	ret = prepare_super(c, sb, transid);

@@ -50,11 +50,17 @@ int txn_end(struct txn *t);
  *     -errno (aborts the commit).
  *   critical: in the critical section, before the free-space tree is
  *     written (the fsync log pins its blocks and forgets its root).
+ *   super: in the critical section, after the trees are final and
+ *     before the superblock is captured from c->sb (the fsync log
+ *     reserves the next transaction's first segment and names it there:
+ *     free in this commit's free-space tree, out of every allocation
+ *     until the next commit).
  * NULL: nothing to do.
  */
 struct txn_commit_hooks {
 	int (*root_items)(struct txn *t);
 	void (*critical)(struct core *c);
+	void (*super)(struct core *c);
 };
 void txn_set_commit_hooks(struct core *c, const struct txn_commit_hooks *h);
 

@@ -49,6 +49,7 @@ struct txn_state {
 	 * fixed after open, NULL: none */
 	int (*hook_root_items)(struct txn *t);
 	void (*hook_critical)(struct core *c);
+	void (*hook_super)(struct core *c);
 };
 
 struct txn {
