@@ -680,12 +680,12 @@ static int reserve_slot(struct core *c, struct log_state *ls, uint64_t *at, uint
 	return ret;
 }
 
-void log_commit_slot(struct core *c)
+void log_commit_slot(struct core *c, struct super_block *sb)
 {
 	struct log_state *ls = c->log;
 	uint64_t at = 0;
 
-	c->sb.log_slot = c->sb.log_slot_len = 0;
+	sb->log_slot = sb->log_slot_len = 0;
 	if (!ls || c->opts.fsync_mode == CORE_FSYNC_COMMIT)
 		return;
 	/* a chunk this commit creates is in its chunk tree, but the check
@@ -701,9 +701,9 @@ void log_commit_slot(struct core *c)
 		alloc_free_now(c, at, LOG_SLOT_MIN);
 		return;
 	}
-	c->sb.log_slot = at;
-	c->sb.log_slot_len = LOG_SLOT_MIN;
-	c->sb.features |= SUPER_FEAT_LOG_SLOT;
+	sb->log_slot = at;
+	sb->log_slot_len = LOG_SLOT_MIN;
+	sb->features |= SUPER_FEAT_LOG_SLOT;
 }
 
 /*

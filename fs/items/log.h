@@ -80,6 +80,7 @@
 
 struct core;
 struct fsctx;
+struct super_block;
 struct txn;
 
 int log_init(struct core *c);
@@ -105,10 +106,11 @@ void log_note_inplace(struct txn *t, uint64_t logical, uint64_t len);
  * log's blocks and clears log_root; sets core.log_pins_frees for the
  * commit. */
 void log_commit_clear(struct core *c);
-/* Commit, after the trees are final (the commit's super hook): reserve
- * the next transaction's first segment and name it in c->sb (log_slot,
- * SUPER_FEAT_LOG_SLOT), so that segment needs no superblock write. */
-void log_commit_slot(struct core *c);
+/* Commit, after the trees are final and the superblock sb captured (the
+ * commit's super hook): reserve the next transaction's first segment and
+ * name it in sb (log_slot, SUPER_FEAT_LOG_SLOT), so that segment needs
+ * no superblock write. */
+void log_commit_slot(struct core *c, struct super_block *sb);
 
 /* A log left by a crash waits for replay (the superblock's log_root). */
 bool log_pending(struct core *c);

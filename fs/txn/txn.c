@@ -271,6 +271,9 @@ static void super_committed(struct core *c, const struct super_block *sb)
 		d->num_devices = sb->num_devices;
 	d->sys_chunk_array_size = sb->sys_chunk_array_size;
 	memcpy(d->sys_chunk_array, sb->sys_chunk_array, sizeof(d->sys_chunk_array));
+	d->log_slot = sb->log_slot;
+	d->log_slot_len = sb->log_slot_len;
+	d->features = sb->features;
 }
 
 static int write_supers(struct core *c, const struct super_block *sb, uint64_t transid);
@@ -541,10 +544,6 @@ static int commit_critical(struct core *c, uint64_t transid, uint64_t *t0,
 		ret = c->aborted;
 		goto fail;
 	}
-	/* the trees are final: the fsync log names the next transaction's
-	 * first segment in the superblock captured below */
-	if (c->ts.hook_super)
-		c->ts.hook_super(c);
 	/* capture: from here on the running transaction is the next one.
 	 * c->sb stays the last durable superblock until this one is written */
 	ret = prepare_super(c, sb, transid);
@@ -552,6 +551,10 @@ static int commit_critical(struct core *c, uint64_t transid, uint64_t *t0,
 		where = "commit: superblock";
 		goto fail;
 	}
+	/* the trees are final: the fsync log names the next transaction's
+	 * first segment in the captured superblock (after bytes_used) */
+	if (c->ts.hook_super)
+		c->ts.hook_super(c, sb);
 	alloc_capture_pins(c);
 	alloc_clear_new(c);
 	cache_freeze(c->cache, transid);
