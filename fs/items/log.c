@@ -1498,12 +1498,18 @@ int log_check(struct core *c, FILE *out)
 
 	if (!log_pending(c))
 		return 0;
-	if (out && c->sb.log_root) {
-		/* where the superblock's segment lies: tests damage it there */
+	if (out) {
+		/* where the superblock's segment lies: tests damage it there.
+		 * A log that starts in the slot has no segment the superblock
+		 * vouches for: damage there reads as a torn first segment */
 		struct chunk_copy cp[CHUNK_MAX_STRIPES];
-		if (chunk_map_lookup(c, c->sb.log_root, LOG_BLOCK, cp, NULL) > 0)
-			fprintf(out, "fsync log: superblock names segment %llu (%s physical %llu)\n",
-				(unsigned long long)c->sb.log_root, cp[0].dev->path,
+		uint64_t at = c->sb.log_root ? c->sb.log_root : c->sb.log_slot;
+		if (chunk_map_lookup(c, at, LOG_BLOCK, cp, NULL) > 0)
+			fprintf(out, c->sb.log_root ?
+				"fsync log: superblock names segment %llu (%s physical %llu)\n" :
+				"fsync log: starts in the slot the last commit named, segment %llu "
+				"(%s physical %llu)\n",
+				(unsigned long long)at, cp[0].dev->path,
 				(unsigned long long)cp[0].physical);
 	}
 	ret = read_chain(c, &v, &n, &unflushed, out);
