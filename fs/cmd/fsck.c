@@ -1122,7 +1122,7 @@ static void fsck_free(struct fsck *f, struct ext_scan *s)
  * cannot even be opened for damage, 8: operational).  f->c is closed.
  */
 static int check_volume(struct fsck *f, const char *const *devs, int ndevs, bool core_only,
-			bool nflag, bool *log_pending)
+			bool nflag, bool *pending)
 {
 	struct core_opts o;
 	struct ext_scan s;
@@ -1156,7 +1156,7 @@ static int check_volume(struct fsck *f, const char *const *devs, int ndevs, bool
 		}
 		return 8;
 	}
-	*log_pending = f->c->sb.log_root != 0;
+	*pending = log_pending(f->c);
 	printf("fsck.glassfs: checking %s (generation %llu, nodesize %u)\n", devs[0],
 	       (unsigned long long)f->c->generation, f->c->nodesize);
 
@@ -1503,7 +1503,7 @@ int main(int argc, char **argv)
 				strerror(-ret));
 			return 8;
 		}
-		if (f.c->sb.log_root && preen) {
+		if (log_pending(f.c) && preen) {
 			printf("fsck.glassfs: an fsync log is pending (the next mount replays it): "
 			       "no rewrite, checking only\n");
 			mount_close(f.c);
@@ -1511,7 +1511,7 @@ int main(int argc, char **argv)
 			preen = false;
 			goto check;
 		}
-		if (f.c->sb.log_root) {
+		if (log_pending(f.c)) {
 			fprintf(stderr, "fsck.glassfs: -r: an fsync log is pending: mount the volume once "
 				"(it replays the log), unmount, then repair\n");
 			mount_close(f.c);
@@ -1542,13 +1542,13 @@ check:;
 	struct saved_supers ss = { 0, NULL };
 
 	for (int pass = 0;; pass++) {
-		bool log_pending = false;
+		bool pending_log = false;
 
 		memset(&f, 0, sizeof(f));
 		f.verbose = verbose && pass == 0;
 		f.repair = repair;
 		f.quiet = preen;
-		ret = check_volume(&f, devs, ndevs, core_only, nflag, &log_pending);
+		ret = check_volume(&f, devs, ndevs, core_only, nflag, &pending_log);
 		if (!ret && pass && f.errors > last_errors) {
 			printf("fsck.glassfs: repair pass %d left %llu errors where it found %llu: undone, "
 			       "the volume is as it was before the pass\n", pass,
@@ -1590,7 +1590,7 @@ check:;
 			fsck_free(&f, &(struct ext_scan){ 0 });
 			return 4;
 		}
-		if (log_pending) {
+		if (pending_log) {
 			printf("fsck.glassfs: not repaired: an fsync log is pending; mount the volume "
 			       "once (it replays the log), unmount, then repair\n");
 			fsck_free(&f, &(struct ext_scan){ 0 });

@@ -45,7 +45,8 @@
  *   | 72   | 8    | generation             | transid of the commit that wrote it       |
  *   | 80   | 8    | root                   | logical address of the root tree's root   |
  *   | 88   | 8    | chunk_root             | logical address of the chunk tree's root  |
- *   | 96   | 8    | log_root               | 0 (fsync log, later)                      |
+ *   | 96   | 8    | log_root               | fsync log: newest segment the superblock  |
+ *   |      |      |                        | names (written after this commit), or 0   |
  *   | 104  | 8    | total_bytes            | sum of device sizes                       |
  *   | 112  | 8    | bytes_used             | bytes in allocated extents at commit      |
  *   | 120  | 8    | num_devices            |                                           |
@@ -58,10 +59,13 @@
  *   | 153  | 1    | chunk_root_level       |                                           |
  *   | 154  | 1    | log_root_level         |                                           |
  *   | 155  | 5    | pad                    |                                           |
- *   | 160  | 8    | features               | 0                                         |
+ *   | 160  | 8    | features               | SUPER_FEAT_* bits (below)                 |
  *   | 168  | 98   | dev_item               | struct dev_item of this device            |
  *   | 266  | 256  | label                  | NUL-terminated                            |
- *   | 522  | 1526 | reserved               | zero                                      |
+ *   | 522  | 8    | log_slot               | fsync log: blocks this commit reserved for|
+ *   |      |      |                        | the next transaction's first segment, or 0|
+ *   | 530  | 8    | log_slot_len           | their length (that segment is no longer)  |
+ *   | 538  | 1510 | reserved               | zero                                      |
  *   | 2048 | 2048 | sys_chunk_array        | (disk_key, chunk_item) pairs of SYSTEM    |
  *   |      |      |                        | chunks: enough to read the chunk tree     |
  *
@@ -102,6 +106,15 @@
  * the segment is free after the commit that wrote the item.  A commit
  * rewrites only the segments whose bits changed, so its cost does not
  * grow with the size of the filesystem.
+ *
+ * Features: `features` holds bits a reader must know to read the volume
+ * right; mount and fsck refuse a volume with a bit they do not know
+ * (SUPER_FEAT_KNOWN).  Images without a bit read as before, so older
+ * volumes stay mountable: a field added later reads as zero there.
+ *   SUPER_FEAT_LOG_SLOT  log_slot may name the first fsync log segment
+ *                        after this commit (fs/items/log.h): a reader
+ *                        that ignores it loses fsync'd files.  Set by the
+ *                        first commit that names a slot, kept after.
  *
  * Data checksums: one crc32c (le32) per 4 KiB sector; an EXTENT_CSUM item
  * at key offset L covers sectors [L, L + 4096 * (item size / 4)).  Items
@@ -180,11 +193,16 @@ struct super_block {
 	uint64_t features;
 	struct dev_item dev_item;
 	char     label[256];
-	uint8_t  reserved[1526];
+	uint64_t log_slot;
+	uint64_t log_slot_len;
+	uint8_t  reserved[1510];
 	uint8_t  sys_chunk_array[SYS_CHUNK_ARRAY_SIZE];
 } __attribute__((packed));
 _Static_assert(sizeof(struct super_block) == SUPER_SIZE, "superblock is 4 KiB");
 _Static_assert(sizeof(struct dev_item) == 98, "dev_item layout");
+#define SUPER_FEAT_LOG_SLOT	(1ull << 0)
+#define SUPER_FEAT_KNOWN	SUPER_FEAT_LOG_SLOT
+
 /* dev_item.type: the device came back stale and its resync (volume_resync.c) has
  * not committed its end; the next full mount starts the resync over. */
 #define DEV_ITEM_RESYNC	(1ull << 0)

@@ -44,7 +44,11 @@
  *
  * A segment is valid for superblock generation G only when its
  * parent_gen is G: the commit after G clears log_root in the same
- * superblock write, so a log never outlives its transaction.
+ * superblock write, so a log never outlives its transaction.  The chain
+ * starts at log_root when the superblock names a segment, else at the
+ * superblock's log_slot (the blocks commit G reserved for its next
+ * transaction's first segment, log_commit_slot; free in G's free-space
+ * tree) when a segment there has parent_gen G, seq 1 and no prev.
  *
  * ## Ordering
  *
@@ -52,11 +56,13 @@
  * read the inode's items under its lock, queue the record, then either
  * wait for the leader writing the log or become it.  The leader writes a
  * segment of every queued record (the files' data went to their extents
- * at write time) and makes it count as log.h says: in a reserved slot,
- * segment, flush (data and segment: one flush; replay verifies the data
- * of the last segment against the checksums its records carry and drops
- * a record it does not match, verify_last_seg); elsewhere, segment,
- * flush, superblocks with log_root = the segment, flush.  A batch with
+ * at write time) and makes it count as log.h says: in a reserved slot
+ * (the commit's log_slot for the first segment of a transaction, the
+ * slot the segment before named for the others), segment, flush (data
+ * and segment: one flush; replay verifies the data of the last segment
+ * against the checksums its records carry and drops a record it does
+ * not match, verify_last_seg); with no slot, segment, flush,
+ * superblocks with log_root = the segment, flush.  A batch with
  * data in raid5/6 chunks flushes its data before a slot's segment too
  * (parity has no checksum), unless no device was written since the
  * leader's last flush began.  Then each waiter ends its handle.
@@ -202,9 +208,36 @@ void log_destroy(struct core *c)
 	c->log = NULL;
 }
 
+static int read_seg(struct core *c, uint64_t at, struct log_seg_hdr **out);
+
+/*
+ * The segment in the slot the last commit named (sb.log_slot), when it
+ * starts this generation's log: whole, of this generation, the first of
+ * its chain, no longer than the slot.  Anything else there (nothing yet,
+ * an older generation's segment, a torn write, a read error) is no log.
+ */
+static struct log_seg_hdr *slot_seg(struct core *c)
+{
+	struct log_seg_hdr *h;
+
+	if (c->sb.log_root || !c->sb.log_slot || read_seg(c, c->sb.log_slot, &h))
+		return NULL;
+	if (h->parent_gen == c->generation && h->seq == 1 && !h->prev &&
+	    h->bytenr == c->sb.log_slot && h->len <= c->sb.log_slot_len)
+		return h;
+	free(h);
+	return NULL;
+}
+
 bool log_pending(struct core *c)
 {
-	return c->sb.log_root != 0;
+	struct log_seg_hdr *h;
+
+	if (c->sb.log_root)
+		return true;
+	h = slot_seg(c);
+	free(h);
+	return h != NULL;
 }
 
 void log_stats(struct core *c, struct log_stats *s)
@@ -627,6 +660,76 @@ static int reserve(struct core *c, struct log_state *ls, uint64_t len, uint64_t 
 	return ret;
 }
 
+/* Reserve [*at, +len) for the next transaction's first segment: pinned
+ * at the commit after, like every segment.  0, or nothing to reserve. */
+static int reserve_slot(struct core *c, struct log_state *ls, uint64_t *at, uint64_t len)
+{
+	int ret = alloc_reserve(c, BG_METADATA, len, LOG_BLOCK, at);
+
+	if (ret)
+		return ret;
+	glock_write(&ls->lock);
+	ret = add_seg(ls, *at, len);
+	if (!ret) {
+		ls->next_slot = *at;
+		ls->next_len = len;
+	}
+	glock_write_unlock(&ls->lock);
+	if (ret)
+		alloc_free_now(c, *at, len);
+	return ret;
+}
+
+void log_commit_slot(struct core *c, struct super_block *sb)
+{
+	struct log_state *ls = c->log;
+	uint64_t at = 0;
+
+	sb->log_slot = sb->log_slot_len = 0;
+	if (!ls || c->opts.fsync_mode == CORE_FSYNC_COMMIT)
+		return;
+	/* a chunk this commit creates is in its chunk tree, but the check
+	 * is the one every slot takes (write_batch): cheap to skip */
+	if (reserve_slot(c, ls, &at, LOG_SLOT_MIN))
+		return;
+	if (alloc_bg_is_new(c, at)) {
+		glock_write(&ls->lock);
+		ls->nsegs--;	/* the one reserve_slot added */
+		ls->txn_bytes -= LOG_SLOT_MIN;
+		ls->next_slot = ls->next_len = 0;
+		glock_write_unlock(&ls->lock);
+		alloc_free_now(c, at, LOG_SLOT_MIN);
+		return;
+	}
+	sb->log_slot = at;
+	sb->log_slot_len = LOG_SLOT_MIN;
+	sb->features |= SUPER_FEAT_LOG_SLOT;
+}
+
+/*
+ * Mount with no log to replay: the slot the last commit named is free in
+ * its free-space tree and nothing else took it yet; claim it, so the
+ * first fsync of this mount goes there (one flush) and nothing else is
+ * written where the superblock says a segment may be.
+ */
+static void adopt_slot(struct core *c, struct log_state *ls)
+{
+	uint64_t at = c->sb.log_slot, len = c->sb.log_slot_len;
+
+	if (!at || c->sb.log_root || c->opts.fsync_mode == CORE_FSYNC_COMMIT ||
+	    len < LOG_BLOCK || len > LOG_SLOT_MAX || alloc_claim(c, at, len))
+		return;
+	glock_write(&ls->lock);
+	if (add_seg(ls, at, len)) {
+		glock_write_unlock(&ls->lock);
+		alloc_free_now(c, at, len);
+		return;
+	}
+	ls->next_slot = at;
+	ls->next_len = len;
+	glock_write_unlock(&ls->lock);
+}
+
 /*
  * Device writes issued so far (every device): equal to a value read
  * before a flush began means nothing was written since, so that flush
@@ -656,7 +759,10 @@ static uint64_t dev_writes(struct core *c)
  * (flush_data) still flushes the data first: a data column there can
  * match its checksum while the parity written with it was lost, which
  * no checksum shows until a degraded read.  The first segment of a
- * transaction, and one that does not fit its slot, is written elsewhere
+ * transaction goes to the slot the commit named in its superblock
+ * (log_commit_slot, or the one adopt_slot claimed at mount): it starts
+ * the chain replay reads from there.  A segment with no slot (the commit
+ * named none) or one that does not fit its slot is written elsewhere
  * and the superblock then points at it: flush (data and segment),
  * superblocks, flush — a superblock cannot name a segment that is not
  * whole, since a log the superblock names must read back.
@@ -1134,6 +1240,12 @@ static int read_chain(struct core *c, struct seg **out, int *nout, bool *unflush
 	struct seg *v = NULL;
 	int n = 0, ret = 0, nsuper;
 	uint64_t at = c->sb.log_root;
+	struct log_seg_hdr *first = slot_seg(c);
+
+	/* no segment named by the superblock: the chain starts in the slot
+	 * the last commit named, if a segment there starts it */
+	if (first && push_seg(&v, &n, first))
+		return -ENOMEM;
 
 	while (at) {
 		struct log_seg_hdr *h;
@@ -1177,8 +1289,8 @@ static int read_chain(struct core *c, struct seg **out, int *nout, bool *unflush
 		v[i] = v[n - 1 - i];
 		v[n - 1 - i] = tmp;
 	}
-	/* forward from the newest the superblock knows */
-	nsuper = n;
+	/* forward from the newest the superblock knows (none: the slot's) */
+	nsuper = first ? 0 : n;
 	while (!ret && n > 0 && n < LOG_MAX_SEGS && v[n - 1].h->next) {
 		const struct log_seg_hdr *last = v[n - 1].h;
 		struct log_seg_hdr *h;
@@ -1384,14 +1496,20 @@ int log_check(struct core *c, FILE *out)
 	int n, ret, recs = 0;
 	bool unflushed = false, *drop = NULL;
 
-	if (!c->sb.log_root)
+	if (!log_pending(c))
 		return 0;
 	if (out) {
-		/* where the superblock's segment lies: tests damage it there */
+		/* where the superblock's segment lies: tests damage it there.
+		 * A log that starts in the slot has no segment the superblock
+		 * vouches for: damage there reads as a torn first segment */
 		struct chunk_copy cp[CHUNK_MAX_STRIPES];
-		if (chunk_map_lookup(c, c->sb.log_root, LOG_BLOCK, cp, NULL) > 0)
-			fprintf(out, "fsync log: superblock names segment %llu (%s physical %llu)\n",
-				(unsigned long long)c->sb.log_root, cp[0].dev->path,
+		uint64_t at = c->sb.log_root ? c->sb.log_root : c->sb.log_slot;
+		if (chunk_map_lookup(c, at, LOG_BLOCK, cp, NULL) > 0)
+			fprintf(out, c->sb.log_root ?
+				"fsync log: superblock names segment %llu (%s physical %llu)\n" :
+				"fsync log: starts in the slot the last commit named, segment %llu "
+				"(%s physical %llu)\n",
+				(unsigned long long)at, cp[0].dev->path,
 				(unsigned long long)cp[0].physical);
 	}
 	ret = read_chain(c, &v, &n, &unflushed, out);
@@ -1722,8 +1840,12 @@ int log_replay(struct fsctx *fs)
 	bool unflushed = false, *drop = NULL;
 	int ndrop = 0;
 
-	if (!c->sb.log_root || !ls || c->readonly)
+	if (!ls || c->readonly)
 		return 0;
+	if (!log_pending(c)) {
+		adopt_slot(c, ls);
+		return 0;
+	}
 	ret = read_chain(c, &v, &n, &unflushed, stderr);
 	if (!ret && unflushed) {
 		drop = calloc(v[n - 1].h->nrecords + 1, sizeof(*drop));
@@ -1778,7 +1900,8 @@ int log_replay(struct fsctx *fs)
 			recs[k] = (struct rec_ref){ rh->ino, rh };
 		}
 	}
-	qsort(recs, (size_t)nrec, sizeof(*recs), cmp_rec);
+	if (nrec)	/* none: every record of a lone slot segment dropped */
+		qsort(recs, (size_t)nrec, sizeof(*recs), cmp_rec);
 	ret = txn_join(c, 16, TXN_USE_RESERVE, &t);
 	if (ret)
 		goto out;

@@ -8,15 +8,14 @@
  * *log segment*: newly allocated metadata blocks, chained to the segment
  * before it.  A record counts once its commit point is on the device, and
  * everything it makes reachable is durable before that point:
- *   - the first segment of a transaction (or one too big for its slot):
- *     flush every device (the file's data and the segment), write the
- *     superblocks with `log_root` naming the segment (everything else as
- *     the last commit wrote it), flush again.  The commit point is the
- *     superblock write.
- *   - a later segment goes to the slot the segment before it reserved,
- *     where replay finds it by following the chain forward (log.c), with
- *     no superblock write: write the segment, flush every device (the
- *     data and the segment: one flush per fsync).  The commit point is
+ *   - a segment goes to the slot reserved for it, where replay finds it
+ *     with no superblock write: the first segment of a transaction to
+ *     the slot the commit before named in its superblock (log_slot;
+ *     at mount, the slot the last commit named, claimed when there is
+ *     no log to replay), each later one to the slot the segment before
+ *     it named (`next`), replay following the chain forward (log.c).
+ *     Write the segment, flush every device (the data and the segment:
+ *     one flush per fsync, the first after a commit included).  The commit point is
  *     the segment itself, whole on the device (its checksum covers every
  *     byte: a torn or unwritten segment ends the chain), with the data
  *     its records reference matching the checksums they carry.  Power
@@ -33,6 +32,12 @@
  *     per fsync.)  Data in raid5/6 chunks is still flushed before the
  *     segment: a data column can match its checksum while the parity
  *     written with it was lost.
+ *   - a segment with no slot (the commit named none: no free metadata
+ *     outside a new chunk; or a slot too small for it): flush every
+ *     device (the file's data and the segment), write the superblocks
+ *     with `log_root` naming the segment (everything else as the last
+ *     commit wrote it), flush again.  The commit point is the superblock
+ *     write.
  * So a crash at any instant leaves the previous log or the new one, and
  * replay never makes reachable data that did not reach the device.  Data
  * extents a record references are not reused before the commit after
@@ -75,6 +80,7 @@
 
 struct core;
 struct fsctx;
+struct super_block;
 struct txn;
 
 int log_init(struct core *c);
@@ -100,6 +106,11 @@ void log_note_inplace(struct txn *t, uint64_t logical, uint64_t len);
  * log's blocks and clears log_root; sets core.log_pins_frees for the
  * commit. */
 void log_commit_clear(struct core *c);
+/* Commit, after the trees are final and the superblock sb captured (the
+ * commit's super hook): reserve the next transaction's first segment and
+ * name it in sb (log_slot, SUPER_FEAT_LOG_SLOT), so that segment needs
+ * no superblock write. */
+void log_commit_slot(struct core *c, struct super_block *sb);
 
 /* A log left by a crash waits for replay (the superblock's log_root). */
 bool log_pending(struct core *c);

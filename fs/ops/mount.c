@@ -55,6 +55,7 @@ static struct core *core_alloc(const struct core_opts *o)
 	txn_set_commit_hooks(c, &(struct txn_commit_hooks){
 		.root_items = subvol_update_root_items,
 		.critical = log_commit_clear,
+		.super = log_commit_slot,
 	});
 	chunk_map_init(&c->chunks);
 	alloc_init(&c->alloc);
@@ -306,6 +307,13 @@ int mount_open(const char *const *devs, int ndevs, const struct core_opts *o,
 		core_log(c, "superblock: unsupported nodesize %u / sectorsize %u / csum %u",
 			 sb->nodesize, sb->sectorsize, sb->csum_type);
 		ret = -EUCLEAN;
+		goto fail;
+	}
+	if (sb->features & ~SUPER_FEAT_KNOWN) {
+		/* a newer format's bits: reading on would misread the volume */
+		core_log(c, "superblock: unknown features 0x%llx: made by a newer glassfs",
+			 (unsigned long long)(sb->features & ~SUPER_FEAT_KNOWN));
+		ret = -EOPNOTSUPP;
 		goto fail;
 	}
 	c->generation = sb->generation;

@@ -368,6 +368,7 @@ struct chunk_ratios {
 	struct chunk_ratio *v;
 	int n, cap;
 	struct scrub_progress *p;
+	uint64_t slot, slot_len;	/* the fsync log's reserved slot: no extent */
 };
 
 static int note_ratio(const struct chunk *ch, void *arg)
@@ -433,16 +434,29 @@ static int add_copies(const struct bgroup *bg, void *arg)
 		else
 			hi = mid;
 	}
-	if (den > 1)
-		r->p->total_check_bytes += rows_used(bg, den) * num * SECT;
-	else
-		r->p->total_check_bytes += bg->used_bytes * num;
+	uint64_t add = den > 1 ? rows_used(bg, den) * num * SECT : bg->used_bytes * num;
+	/* the slot the last commit named for the fsync log is used space
+	 * with no extent item (nothing the walk reads): whole rows of its
+	 * own on raid5/6 */
+	if (r->slot_len && r->slot >= bg->start && r->slot - bg->start < bg->len) {
+		uint64_t sect = r->slot_len / SECT, sub = den > 1 ?
+			(sect + den - 1) / den * num * SECT : r->slot_len * num;
+		add = add > sub ? add - sub : 0;
+	}
+	r->p->total_check_bytes += add;
 	return 0;
 }
 
 static void count_check_bytes(struct core *c, struct scrub_progress *p)
 {
-	struct chunk_ratios r = { NULL, 0, 0, p };
+	struct chunk_ratios r = { NULL, 0, 0, p, 0, 0 };
+
+	/* named in the last superblock and reserved now (a read-only mount
+	 * or fsync=commit does not reserve it) */
+	if (c->sb.log_slot && alloc_is_used(c, c->sb.log_slot, c->sb.log_slot_len)) {
+		r.slot = c->sb.log_slot;
+		r.slot_len = c->sb.log_slot_len;
+	}
 
 	chunk_for_each(c, note_ratio, &r);
 	alloc_for_each_bg(c, add_copies, &r);
@@ -482,6 +496,10 @@ int scrub_run(struct core *c, struct scrub_opts *o, struct scrub_progress *p)
 		alloc_space(c, ty, &t, &fr);
 		tot += t - fr;
 	}
+	/* less the fsync log's slot: used, with no extent (count_check_bytes) */
+	if (c->sb.log_slot && alloc_is_used(c, c->sb.log_slot, c->sb.log_slot_len) &&
+	    tot >= c->sb.log_slot_len)
+		tot -= c->sb.log_slot_len;
 	__atomic_store_n(&p->total_bytes, tot, __ATOMIC_RELAXED);
 	count_check_bytes(c, p);
 	for (int m = 0; m < CHUNK_MAX_STRIPES; m++) {

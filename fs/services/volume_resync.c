@@ -10,6 +10,7 @@
 #include "fs/store/dev.h"
 #include "fs/store/parity.h"
 #include "fs/txn/txn.h"
+#include "fs/items/log.h"
 #include "fs/btree/btree.h"
 #include "fs/btree/node.h"
 #include "fs/trees/data.h"
@@ -432,8 +433,9 @@ int volume_open_check(struct core *c)
 {
 	/* an fsync log not yet replayed references blocks the allocator
 	 * does not count yet (replay claims them later): copy everything,
-	 * now, before the replay */
-	bool now = c->sb.log_root != 0;
+	 * now, before the replay — a log the superblock names, or one that
+	 * starts in the slot the last commit named */
+	bool now = log_pending(c);
 	struct volume *v = NULL;
 	struct txn *t = NULL;
 	int done = 0, bg = 0, ret;

@@ -1196,10 +1196,14 @@ static int flush_covered(const struct chunk *ch, void *arg)
 int chunk_flush_devs(struct core *c, const char *what)
 {
 	struct flush_cover fc = { .nfailed = 0 };
-	int err[CORE_MAX_DEVS], first = 0, n = __atomic_load_n(&c->ndevs, __ATOMIC_ACQUIRE);
+	int err[CORE_MAX_DEVS], res[CORE_MAX_DEVS], first = 0;
+	int n = __atomic_load_n(&c->ndevs, __ATOMIC_ACQUIRE);
 
+	_Static_assert(CORE_MAX_DEVS <= DEV_FLUSH_ALL_MAX, "dev_flush_all takes every device");
+	/* at the same time: a mirror waits for its slowest device, not the sum */
+	dev_flush_all(c->devs, n, res);
 	for (int i = 0; i < n; i++) {
-		int r = dev_flush(c->devs[i]);
+		int r = res[i];
 		if (!r)
 			continue;
 		if (!first)

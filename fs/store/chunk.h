@@ -132,7 +132,8 @@ int chunk_unallocated_ranges(struct core *c, const struct dev *d, uint64_t (*out
 uint64_t chunk_unallocated(struct core *c);
 /*
  * Flush every device (a commit after writing its nodes, an fsync after
- * its log segment; what names it in messages).  A device whose flush
+ * its log segment; what names it in messages), all at the same time
+ * (dev_flush_all: the caller waits for the slowest).  A device whose flush
  * fails does not fail the caller while every chunk keeps a copy on a
  * device that flushed (raid1/dup on others: redundancy lost, not data):
  * it is marked stale (read last; its superblock misses the commit, so the

@@ -162,6 +162,8 @@ int dev_open(const char *path, unsigned flags, struct dev **out)
 	}
 	lat_from_env(d);
 	fail_from_env(d);
+	glock_init(&d->flusher.lock, GLOCK_MUTEX, GLOCK_CLASS_DEV, 0, -1, -1);
+	gcond_init(&d->flusher.cond);
 	*out = d;
 	return 0;
 fail_errno: {
@@ -176,6 +178,7 @@ void dev_close(struct dev *d)
 {
 	if (!d)
 		return;
+	gthread_stop(&d->flusher.th, &d->flusher.lock, &d->flusher.cond);
 	close(d->fd);
 	free(d->path);
 	free(d);
@@ -316,6 +319,91 @@ int dev_flush(struct dev *d)
 	ADD(flushes, 1);
 	io_end(d, DEV_FLUSH, 0, 0, ret, t0);
 	return ret;
+}
+
+/*
+ * A device's flush thread (struct dev_flusher): serves every request
+ * queued when it looks, with one flush, until dev_close stops it (the
+ * requests still queued then are served first).
+ */
+static void *flush_thread(void *arg)
+{
+	struct dev *d = arg;
+	struct dev_flusher *f = &d->flusher;
+
+	glock_write(&f->lock);
+	for (;;) {
+		struct dev_flush_req *batch = f->queue;
+		if (!batch) {
+			if (f->th.stop)
+				break;
+			gcond_wait(&f->cond, &f->lock);
+			continue;
+		}
+		f->queue = NULL;
+		glock_write_unlock(&f->lock);
+		int ret = dev_flush(d);
+		glock_write(&f->lock);
+		for (struct dev_flush_req *r = batch; r; ) {
+			struct dev_flush_req *next = r->next;	/* r is gone once done */
+			r->ret = ret;
+			r->done = true;
+			r = next;
+		}
+		gcond_broadcast(&f->cond);
+	}
+	glock_write_unlock(&f->lock);
+	return NULL;
+}
+
+/* Queue r on d's flush thread (started on first use).  false: no thread,
+ * the caller flushes d itself. */
+static bool flush_queue(struct dev *d, struct dev_flush_req *r)
+{
+	struct dev_flusher *f = &d->flusher;
+	bool ok = true;
+
+	glock_write(&f->lock);
+	if (!f->th.started && !f->broken && gthread_start(&f->th, flush_thread, d))
+		f->broken = true;	/* no thread (out of memory): flush in order */
+	if (f->broken) {
+		ok = false;
+	} else {
+		*r = (struct dev_flush_req){ .next = f->queue };
+		f->queue = r;
+		gcond_broadcast(&f->cond);
+	}
+	glock_write_unlock(&f->lock);
+	return ok;
+}
+
+static int flush_wait(struct dev *d, struct dev_flush_req *r)
+{
+	struct dev_flusher *f = &d->flusher;
+
+	glock_write(&f->lock);
+	while (!r->done)
+		gcond_wait(&f->cond, &f->lock);
+	glock_write_unlock(&f->lock);
+	return r->ret;
+}
+
+void dev_flush_all(struct dev *const *devs, int n, int *err)
+{
+	struct dev_flush_req req[DEV_FLUSH_ALL_MAX];
+	bool queued[DEV_FLUSH_ALL_MAX] = { false };
+
+	if (n > DEV_FLUSH_ALL_MAX) {	/* a caller's bug: still flush every one */
+		for (int i = 0; i < n; i++)
+			err[i] = dev_flush(devs[i]);
+		return;
+	}
+	for (int i = 1; i < n; i++)
+		queued[i] = !devs[i]->readonly && flush_queue(devs[i], &req[i]);
+	if (n > 0)
+		err[0] = dev_flush(devs[0]);
+	for (int i = 1; i < n; i++)
+		err[i] = queued[i] ? flush_wait(devs[i], &req[i]) : dev_flush(devs[i]);
 }
 
 int dev_discard(struct dev *d, uint64_t off, uint64_t len)

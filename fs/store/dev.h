@@ -30,7 +30,8 @@
  * program holds the device and dev_holder() says who.
  *
  * Thread safety: every function may be called concurrently; counters are
- * atomic; nothing here takes a lock (of ours: the claim is a file lock).
+ * atomic; the only lock is each device's flush thread's (dev_flush_all),
+ * held around its queue and never across I/O (the claim is a file lock).
  */
 #ifndef GLASSFS_DEV_H
 #define GLASSFS_DEV_H
@@ -68,6 +69,18 @@ void dev_holder(const char *path, char *buf, size_t len);
 int dev_read(struct dev *d, uint64_t off, void *buf, uint64_t len);
 int dev_write(struct dev *d, uint64_t off, const void *buf, uint64_t len);
 int dev_flush(struct dev *d);
+/*
+ * Flush devs[0..n) at the same time, each result in err[i]: devs[0] in
+ * the caller's thread, every other one in its device's flush thread
+ * (started at its first use, stopped by dev_close; requests that meet
+ * there share one flush begun after all of them were made), so a
+ * volume of several devices waits for the slowest flush, not the sum.
+ * The caller waits on each thread's condition (an off-CPU stack shows
+ * dev_flush_all); each flush fires the dev__io probes in the thread
+ * that issues it.  n <= DEV_FLUSH_ALL_MAX.
+ */
+#define DEV_FLUSH_ALL_MAX 16
+void dev_flush_all(struct dev *const *devs, int n, int *err);
 /* Best effort: -EOPNOTSUPP when the device cannot discard. */
 int dev_discard(struct dev *d, uint64_t off, uint64_t len);
 

@@ -8,6 +8,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "fs/base/gthread.h"
+#include "fs/base/lock.h"
 
 #include "fs/base/lock.h"
 
@@ -36,6 +38,28 @@ typedef void (*dev_record_fn)(void *arg, const struct dev *d, int op, uint64_t o
  * generation, i.e. a lost or misdirected write).  Since mount, in memory. */
 enum dev_err { DEV_ERR_READ, DEV_ERR_WRITE, DEV_ERR_FLUSH, DEV_ERR_CORRUPTION,
 	       DEV_ERR_GENERATION, DEV_ERR_NR };
+
+/* One caller's request to a device's flush thread (dev_flush_all):
+ * on the caller's stack, queued on dev_flusher.queue until served. */
+struct dev_flush_req {
+	struct dev_flush_req *next;
+	int ret;		/* dev_flush's result, once done */
+	bool done;
+};
+
+/*
+ * A device's flush thread, started by the first dev_flush_all that needs
+ * it and stopped by dev_close: it takes every queued request, flushes
+ * once (that flush began after each of them was queued, so it covers
+ * their writes) and answers them all.
+ */
+struct dev_flusher {
+	struct glock lock;		/* GLOCK_CLASS_DEV, mutex: the fields below */
+	struct gcond cond;		/* a request was queued / served, or stop */
+	struct gthread th;		/* th.stop under lock */
+	struct dev_flush_req *queue;	/* waiting for the next flush */
+	bool broken;			/* the thread could not start: callers flush */
+};
 
 struct dev_counters {
 	uint64_t read_ios, read_bytes;
@@ -84,6 +108,7 @@ struct dev {
 	struct glock ra_lock;
 	struct dev_ra_stream ra[DEV_RA_STREAMS];
 	uint64_t ra_tick;
+	struct dev_flusher flusher;	/* dev_flush_all's thread for this device */
 	/* write log: set before I/O starts (mount_open), fixed after */
 	dev_record_fn recorder;
 	void *recorder_arg;

@@ -195,6 +195,7 @@ void txn_set_commit_hooks(struct core *c, const struct txn_commit_hooks *h)
 {
 	c->ts.hook_root_items = h->root_items;
 	c->ts.hook_critical = h->critical;
+	c->ts.hook_super = h->super;
 }
 
 /* ---- the commit --------------------------------------------------------- */
@@ -229,7 +230,8 @@ void txn_fill_super(struct core *c, uint64_t transid)
 }
 
 /*
- * Write every superblock copy of every device, then flush each device.
+ * Write every superblock copy of every device, then flush the devices
+ * at once (dev_flush_all).
  * On a multi-device volume a device whose superblock write or flush
  * fails is skipped (a log line, the degraded counter) as long as another
  * device took its superblock: the failure only matters if all fail.
@@ -269,6 +271,9 @@ static void super_committed(struct core *c, const struct super_block *sb)
 		d->num_devices = sb->num_devices;
 	d->sys_chunk_array_size = sb->sys_chunk_array_size;
 	memcpy(d->sys_chunk_array, sb->sys_chunk_array, sizeof(d->sys_chunk_array));
+	d->log_slot = sb->log_slot;
+	d->log_slot_len = sb->log_slot_len;
+	d->features = sb->features;
 }
 
 static int write_supers(struct core *c, const struct super_block *sb, uint64_t transid);
@@ -287,64 +292,83 @@ int txn_write_super_log(struct core *c)
 	return write_supers(c, &c->sb, __atomic_load_n(&c->generation, __ATOMIC_ACQUIRE));
 }
 
-/* Write sb (prepared for transid) to every copy of every device. */
+/* Write sb (prepared for transid) to every copy of every device, then
+ * flush the devices that took it, all at once (dev_flush_all) — in two
+ * rounds when a device was added since the mount (below). */
 static int write_supers(struct core *c, const struct super_block *sb, uint64_t transid)
 {
 	static const uint64_t offs[SUPER_COPIES] = { SUPER_OFFSET, SUPER_MIRROR1, SUPER_MIRROR2 };
 	struct super_block *buf;
-	int ret = 0, first_err = 0, good = 0;
+	int first_err = 0, good = 0;
 
+	_Static_assert(CORE_MAX_DEVS <= DEV_FLUSH_ALL_MAX, "dev_flush_all takes every device");
 	buf = aligned_alloc(4096, sizeof(*buf));
 	if (!buf)
 		return -ENOMEM;
 	/*
 	 * A device added since the mount (no superblock of its own at open)
-	 * first: the commit that counts it in num_devices must not be
-	 * durable on the others while it has no superblock — power lost
-	 * between their flushes would leave a volume whose device count
-	 * names one no scan finds (a mount then wants -o degraded).  The
-	 * other way round, the devices that miss the superblock are stale,
-	 * as after any cut between two devices' flushes.
+	 * first, written and flushed before the others are written: the
+	 * commit that counts it in num_devices must not be durable on the
+	 * others while it has no superblock — power lost between their
+	 * flushes would leave a volume whose device count names one no scan
+	 * finds (a mount then wants -o degraded).  The other way round, the
+	 * devices that miss the superblock are stale, as after any cut
+	 * between two devices' flushes.  Each round's flushes run at once.
 	 */
-	for (int n = 0; n < 2 * c->ndevs; n++) {
-		int i = n % c->ndevs;
-		struct dev *d = c->devs[i];
-		const char *what = "write";
+	for (int round = 0; round < 2; round++) {
+		struct dev *fl[CORE_MAX_DEVS], *in[CORE_MAX_DEVS];
+		int res[CORE_MAX_DEVS], fres[CORE_MAX_DEVS], nfl = 0, nin = 0;
 
-		if ((d->sb_generation == 0) != (n < c->ndevs))
-			continue;
-		ret = 0;
-		for (int k = 0; k < SUPER_COPIES && !ret; k++) {
-			if (offs[k] + SUPER_SIZE > d->size)
+		for (int i = 0; i < c->ndevs; i++) {
+			struct dev *d = c->devs[i];
+			int ret = 0;
+
+			if ((d->sb_generation == 0) != (round == 0))
 				continue;
-			memcpy(buf, sb, sizeof(*buf));
-			buf->bytenr = offs[k];
-			buf->dev_item.devid = d->devid;
-			buf->dev_item.total_bytes = d->size;
-			buf->dev_item.sector_size = CORE_SECTORSIZE;
-			buf->dev_item.rotational = d->rotational;
-			buf->dev_item.generation = transid;
-			memcpy(buf->dev_item.uuid, d->uuid, 16);
-			memcpy(buf->dev_item.fsid, sb->fsid, 16);
-			memset(buf->csum, 0, sizeof(buf->csum));
-			uint32_t crc = crc32c(0, (uint8_t *)buf + 32, SUPER_SIZE - 32);
-			memcpy(buf->csum, &crc, 4);
-			ret = dev_write(d, offs[k], buf, SUPER_SIZE);
+			for (int k = 0; k < SUPER_COPIES && !ret; k++) {
+				if (offs[k] + SUPER_SIZE > d->size)
+					continue;
+				memcpy(buf, sb, sizeof(*buf));
+				buf->bytenr = offs[k];
+				buf->dev_item.devid = d->devid;
+				buf->dev_item.total_bytes = d->size;
+				buf->dev_item.sector_size = CORE_SECTORSIZE;
+				buf->dev_item.rotational = d->rotational;
+				buf->dev_item.generation = transid;
+				memcpy(buf->dev_item.uuid, d->uuid, 16);
+				memcpy(buf->dev_item.fsid, sb->fsid, 16);
+				memset(buf->csum, 0, sizeof(buf->csum));
+				uint32_t crc = crc32c(0, (uint8_t *)buf + 32, SUPER_SIZE - 32);
+				memcpy(buf->csum, &crc, 4);
+				ret = dev_write(d, offs[k], buf, SUPER_SIZE);
+			}
+			in[nin] = d;
+			res[nin++] = ret;
+			if (!ret)
+				fl[nfl++] = d;
 		}
-		if (!ret) {
-			what = "flush";
-			ret = dev_flush(d);
-		}
-		if (!ret) {
-			good++;
-			continue;
-		}
-		if (!first_err)
-			first_err = ret;
-		if (c->ndevs > 1) {
-			__atomic_fetch_add(&c->degraded, 1, __ATOMIC_RELAXED);
-			core_log(c, "superblock %llu: %s failed on %s: %s; device skipped, degraded",
-				 (unsigned long long)transid, what, d->path, strerror(-ret));
+		if (nfl)
+			dev_flush_all(fl, nfl, fres);
+		for (int j = 0, f = 0; j < nin; j++) {
+			struct dev *d = in[j];
+			const char *what = "write";
+			int ret = res[j];
+
+			if (!ret) {
+				what = "flush";
+				ret = fres[f++];
+			}
+			if (!ret) {
+				good++;
+				continue;
+			}
+			if (!first_err)
+				first_err = ret;
+			if (c->ndevs > 1) {
+				__atomic_fetch_add(&c->degraded, 1, __ATOMIC_RELAXED);
+				core_log(c, "superblock %llu: %s failed on %s: %s; device skipped, degraded",
+					 (unsigned long long)transid, what, d->path, strerror(-ret));
+			}
 		}
 	}
 	free(buf);
@@ -546,6 +570,10 @@ static int commit_critical(struct core *c, uint64_t transid, uint64_t *t0,
 		where = "commit: superblock";
 		goto fail;
 	}
+	/* the trees are final: the fsync log names the next transaction's
+	 * first segment in the captured superblock (after bytes_used) */
+	if (c->ts.hook_super)
+		c->ts.hook_super(c, sb);
 	alloc_capture_pins(c);
 	alloc_clear_new(c);
 	cache_freeze(c->cache, transid);

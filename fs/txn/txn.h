@@ -18,6 +18,7 @@
 #include "fs/core/txn_handle.h"
 
 struct txn;
+struct super_block;
 
 enum txn_flags {
 	/* May dip into the metadata reserve: operations that free space
@@ -50,11 +51,18 @@ int txn_end(struct txn *t);
  *     -errno (aborts the commit).
  *   critical: in the critical section, before the free-space tree is
  *     written (the fsync log pins its blocks and forgets its root).
+ *   super: in the critical section, after the trees are final and the
+ *     superblock sb is captured (the fsync log reserves the next
+ *     transaction's first segment and names it in sb: free in this
+ *     commit's free-space tree and not in its bytes_used, out of every
+ *     allocation until the next commit).  c->sb takes sb's log_slot,
+ *     log_slot_len and features once sb is durable.
  * NULL: nothing to do.
  */
 struct txn_commit_hooks {
 	int (*root_items)(struct txn *t);
 	void (*critical)(struct core *c);
+	void (*super)(struct core *c, struct super_block *sb);
 };
 void txn_set_commit_hooks(struct core *c, const struct txn_commit_hooks *h);
 

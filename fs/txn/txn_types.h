@@ -14,6 +14,7 @@
 
 struct core;
 struct txn;
+struct super_block;
 
 /* Work run inside a commit once writers are gone (txn_commit_with). */
 struct core_pending {
@@ -49,6 +50,7 @@ struct txn_state {
 	 * fixed after open, NULL: none */
 	int (*hook_root_items)(struct txn *t);
 	void (*hook_critical)(struct core *c);
+	void (*hook_super)(struct core *c, struct super_block *sb);
 };
 
 struct txn {

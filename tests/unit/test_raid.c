@@ -206,6 +206,83 @@ static int populate(struct core *c, uint64_t *out)
 	return ret ? ret : txn_commit(c, COMMIT_SYNC);
 }
 
+/*
+ * Flushes of a volume's devices run at the same time: each device's
+ * flush, as the device layer reports it (the recorder sees a flush
+ * before it is issued, in the thread issuing it), waits until the other
+ * device's flush has been issued too.  Issued one after another (the
+ * first device's flush returning before the second's starts), the first
+ * never sees the second and gives up after FLUSH_MEET_NS: the test
+ * counts meetings, not time.  Through chunk_flush_devs (every caller:
+ * commit, fsync log) and through a commit.
+ */
+#define FLUSH_MEET_NS (2ull * 1000000000ull)
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	const struct dev *dev[2];
+	uint64_t issued[2];	/* flushes seen per device */
+	int met, alone;		/* flushes that saw the other device's, or gave up */
+} fm = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, { 0 }, { 0 }, 0, 0 };
+
+static void flush_meet(void *arg, const struct dev *d, int op, uint64_t off, const void *buf,
+		       uint64_t len)
+{
+	(void)arg, (void)off, (void)buf, (void)len;
+	if (op != DEV_FLUSH)
+		return;
+	pthread_mutex_lock(&fm.mu);
+	int me = d == fm.dev[1], other = !me;
+	uint64_t mine = ++fm.issued[me];
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += (time_t)(FLUSH_MEET_NS / 1000000000ull);
+	pthread_cond_broadcast(&fm.cv);
+	int timedout = 0;
+	while (fm.issued[other] < mine && !timedout)
+		timedout = pthread_cond_timedwait(&fm.cv, &fm.mu, &dl) != 0;
+	if (fm.issued[other] >= mine)
+		fm.met++;
+	else
+		fm.alone++;
+	pthread_mutex_unlock(&fm.mu);
+}
+
+static void parallel_flush(void)
+{
+	struct vol v = { .n = 0 };
+	uint64_t sz[2] = { 64ull << 20, 64ull << 20 };
+	struct core *c = NULL;
+
+	MUST(vol_make(&v, 2, sz));
+	MUST(vol_format(&v, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, NULL));
+	MUST(vol_open(&v, &c));
+	MUST(t_insert_items(c, 0, 10, 100));
+	MUST(txn_commit(c, COMMIT_SYNC));
+	fm.dev[0] = c->devs[0];
+	fm.dev[1] = c->devs[1];
+	fm.issued[0] = fm.issued[1] = 0;
+	fm.met = fm.alone = 0;
+	for (int i = 0; i < 2; i++)
+		dev_set_recorder(c->devs[i], flush_meet, NULL);
+	MUST(chunk_flush_devs(c, "test"));
+	CHECK("raid1 flush: both devices' flushes issued at once",
+	      fm.met == 2 && fm.alone == 0);
+	fm.met = fm.alone = 0;
+	MUST(t_insert_items(c, 10, 10, 100));
+	MUST(txn_commit(c, COMMIT_SYNC));
+	printf("# raid1 commit: %d flushes met the other device's, %d alone\n", fm.met, fm.alone);
+	CHECK("raid1 commit: every flush issued with the other device's",
+	      fm.met >= 2 && fm.alone == 0 && fm.issued[0] == fm.issued[1]);
+out:
+	if (c) {
+		for (int i = 0; i < 2; i++)
+			dev_set_recorder(c->devs[i], NULL, NULL);
+		mount_close(c);
+	}
+	vol_rm(&v);
+}
+
 /* Every item populate() inserted reads back (no data extents). */
 static bool verify_all_items(struct core *c)
 {
@@ -3299,6 +3376,7 @@ int main(void)
 	profile_case("raid10 data, raid1 metadata", 4, CORE_PROFILE_RAID10, CORE_PROFILE_RAID1);
 	profile_case("raid1c3/raid1c3 three devices", 3, CORE_PROFILE_RAID1C3, CORE_PROFILE_RAID1C3);
 	profile_case("raid1c4/raid1c4 four devices", 4, CORE_PROFILE_RAID1C4, CORE_PROFILE_RAID1C4);
+	parallel_flush();
 	failing_device();
 	rotational();
 	opts_fields();
