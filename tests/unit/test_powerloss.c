@@ -1904,6 +1904,15 @@ static void run_workload(const struct workload *w, unsigned seed, size_t nrandom
 	struct format_opts fo = { .label = "powerloss", .force = true };
 	fo.meta_profile = prof->prof;
 	fo.data_profile = prof->dprof;
+	/* the images a workload adds start blank: one a profile before
+	 * formatted (PROFILE=raid6,raid5replace) still holds that volume,
+	 * and volume_dev_add rightly refuses it */
+	for (int d = nlive; d < ndev; d++)
+		if (truncate(img[d], 0) || truncate(img[d], (off_t)IMG_SIZE)) {
+			printf("FAIL: %s: blanking %s: %s\n", wname, img[d], strerror(errno));
+			fails++;
+			return;
+		}
 	if (mount_format(devs, nlive, &fo) || mount_live(false)) {
 		printf("FAIL: %s: format/mount\n", wname);
 		fails++;
