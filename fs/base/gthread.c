@@ -26,3 +26,11 @@ void gthread_stop(struct gthread *w, struct glock *lock, struct gcond *cond)
 	pthread_join(w->thread, NULL);
 	w->started = false;
 }
+
+bool gthread_wait_queued(struct gthread *w, struct glock *lock, struct gcond *cond,
+			 const size_t *n)
+{
+	while (!*n && !w->stop)
+		gcond_wait(cond, lock);
+	return *n != 0;
+}

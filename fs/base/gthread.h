@@ -11,6 +11,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "fs/base/lock.h"
 
@@ -25,5 +26,13 @@ int gthread_start(struct gthread *w, void *(*fn)(void *), void *arg);
 /* Set stop under lock, wake cond's waiters, join.  Nothing when w was
  * not started. */
 void gthread_stop(struct gthread *w, struct glock *lock, struct gcond *cond);
+/*
+ * For a thread that drains its owner's queue of *n entries: called with
+ * lock held, waits on cond until an entry is queued or stop is set.
+ * true: *n > 0, take one; false: stop is set and the queue is empty, return.
+ * The queue is drained before the thread stops.
+ */
+bool gthread_wait_queued(struct gthread *w, struct glock *lock, struct gcond *cond,
+			 const size_t *n);
 
 #endif

@@ -320,45 +320,12 @@ static unsigned region_pick(const struct node *n, const struct key *k)
  */
 static int region_search(const struct node *n, unsigned g, const struct key *k, int *exact)
 {
-	int a = (int)n->groups[g].start, lo, hi = reg_end(n, g);
-	struct key mk;
+	int a = (int)n->groups[g].start, lvl = LVL(n), slot;
 
-	if (exact)
-		*exact = 0;
-	if (!LVL(n)) {
-		lo = a;
-		while (lo < hi) {
-			int mid = (lo + hi) / 2, c;
-
-			nb_item_key(D(n), mid, &mk);
-			c = key_cmp(&mk, k);
-			if (c < 0) {
-				lo = mid + 1;
-			} else if (c > 0) {
-				hi = mid;
-			} else {
-				if (exact)
-					*exact = 1;
-				return mid;
-			}
-		}
-		return lo;
-	}
-	lo = a > 1 ? a : 1;
-	while (lo < hi) {
-		int mid = (lo + hi) / 2;
-
-		nb_ptr_key(D(n), mid, &mk);
-		if (key_cmp(&mk, k) <= 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (exact && lo - 1 >= 1) {
-		nb_ptr_key(D(n), lo - 1, &mk);
-		*exact = key_cmp(&mk, k) == 0;
-	}
-	return lo - 1 > a ? lo - 1 : a;
+	if (!lvl)
+		return node_search_slots(D(n), 0, a, reg_end(n, g), k, exact);
+	slot = node_search_slots(D(n), lvl, a > 1 ? a : 1, reg_end(n, g), k, exact);
+	return slot > a ? slot : a;
 }
 
 /*

@@ -187,20 +187,13 @@ int node_verify(const uint8_t *b, const struct node_expect *e, char *why, size_t
 	return 0;
 }
 
-int node_search(const uint8_t *b, uint32_t nodesize, const struct key *k, int *exact)
+int node_search_slots(const uint8_t *b, int level, int lo, int hi, const struct key *k, int *exact)
 {
-	uint32_t n = nb_nritems(b);
-	int level = nb_level(b);
-	int lo, hi;
 	struct key mk;
 
 	if (exact)
 		*exact = 0;
 	if (level == 0) {
-		if (n > node_item_cap(nodesize))
-			n = node_item_cap(nodesize);
-		lo = 0;
-		hi = (int)n;
 		while (lo < hi) {
 			int mid = (lo + hi) / 2, c;
 
@@ -218,11 +211,7 @@ int node_search(const uint8_t *b, uint32_t nodesize, const struct key *k, int *e
 		}
 		return lo;
 	}
-	if (n > node_ptr_cap(nodesize))
-		n = node_ptr_cap(nodesize);
-	/* largest i in [1, n) with key i <= k; 0 otherwise */
-	lo = 1;
-	hi = (int)n;
+	/* largest i in [lo, hi) with key i <= k; lo - 1 otherwise */
 	while (lo < hi) {
 		int mid = (lo + hi) / 2;
 
@@ -236,5 +225,22 @@ int node_search(const uint8_t *b, uint32_t nodesize, const struct key *k, int *e
 		nb_ptr_key(b, lo - 1, &mk);
 		*exact = key_cmp(&mk, k) == 0;
 	}
-	return lo - 1 >= 0 ? lo - 1 : 0;
+	return lo - 1;
+}
+
+int node_search(const uint8_t *b, uint32_t nodesize, const struct key *k, int *exact)
+{
+	uint32_t n = nb_nritems(b);
+	int level = nb_level(b), slot;
+
+	/* level read once: the clamp and the search agree on the slot size */
+	if (level == 0) {
+		if (n > node_item_cap(nodesize))
+			n = node_item_cap(nodesize);
+		return node_search_slots(b, 0, 0, (int)n, k, exact);
+	}
+	if (n > node_ptr_cap(nodesize))
+		n = node_ptr_cap(nodesize);
+	slot = node_search_slots(b, level, 1, (int)n, k, exact);
+	return slot >= 0 ? slot : 0;
 }

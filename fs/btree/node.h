@@ -229,5 +229,12 @@ int node_verify_quiet(const void *b, uint64_t bytenr, void *e);
  * else 0).  nritems is clamped to the node's capacity so a racing reader
  * (locking=groups optimistic probe) never reads outside the block. */
 int node_search(const uint8_t *b, uint32_t nodesize, const struct key *k, int *exact);
+/* node_search within the slots [lo, hi) of b (interior: lo >= 1), which
+ * the caller keeps inside the node; level is b's, as the caller read it.
+ * Leaf (level 0): as node_search.  Interior: the
+ * largest i in [lo, hi) with key i <= k, else lo - 1; *exact compares
+ * that slot's key unless it is slot 0 (whose key is never compared). */
+int node_search_slots(const uint8_t *b, int level, int lo, int hi, const struct key *k,
+		      int *exact);
 
 #endif

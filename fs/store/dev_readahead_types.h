@@ -8,6 +8,7 @@
 #define GLASSFS_DEV_READAHEAD_TYPES_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "fs/base/lock.h"
 #include "fs/base/gthread.h"
@@ -31,7 +32,7 @@ struct dev_ra_queue {
 	struct glock lock;		/* GLOCK_CLASS_DEV: guards the fields below */
 	struct gcond cond;		/* hint queued / queue drained / stop */
 	struct dev_ra_req v[DEV_RA_QUEUE];	/* FIFO */
-	unsigned head, n;
+	size_t head, n;
 	bool busy;			/* the thread is asking the OS for one hint */
 	uint64_t dropped;		/* hints not queued: queue full */
 	struct gthread thread;		/* its stop: under lock, cond */

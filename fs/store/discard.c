@@ -159,9 +159,7 @@ static void *discard_thread(void *arg)
 
 	glock_write(&q->lock);
 	for (;;) {
-		while (!q->n && !q->thread.stop)
-			gcond_wait(&q->cond, &q->lock);
-		if (!q->n && q->thread.stop)
+		if (!gthread_wait_queued(&q->thread, &q->lock, &q->cond, &q->n))
 			break;
 		struct discard_range r = q->v[q->head];
 		q->head = (q->head + 1) % q->cap;

@@ -261,6 +261,32 @@ static unsigned cols_on(const struct codec *cd, uint64_t r, unsigned stripes)
 	return m;
 }
 
+/*
+ * The batch of rows starting at r, up to BATCH_ROWS of those left before
+ * r1, read into b; returns how many.  Every reader walks its rows as
+ * for (r = r0; r < r1; r += nr) { nr = batch_next(...); ... }.
+ */
+static uint64_t batch_next(struct core *c, const struct chunk_geom *g, struct batch *b, uint64_t r,
+			   uint64_t r1)
+{
+	uint64_t nr = r1 - r < BATCH_ROWS ? r1 - r : BATCH_ROWS;
+
+	batch_read(c, g, b, r, nr);
+	return nr;
+}
+
+/* Copy the data columns of row r that fall in the chunk sectors [s0, +n)
+ * to their place in buf (which starts at sector s0). */
+static void row_copy_out(const struct codec *cd, uint8_t **cols, uint64_t r, uint64_t s0,
+			 uint64_t n, uint8_t *buf)
+{
+	for (int j = 0; j < cd->k; j++) {
+		uint64_t s = r * (uint64_t)cd->k + (uint64_t)j;
+		if (s >= s0 && s < s0 + n)
+			memcpy(buf + (s - s0) * SECT, cols[j], SECT);
+	}
+}
+
 int parity_write(struct core *c, uint64_t logical, const void *buf, uint64_t len)
 {
 	struct chunk_geom g;
@@ -423,10 +449,8 @@ int parity_read(struct core *c, uint64_t logical, uint64_t len, void *buf, const
 
 	if (ret)
 		return ret;
-	for (uint64_t r = r0; !ret && r < r1;) {
-		uint64_t nr = r1 - r < BATCH_ROWS ? r1 - r : BATCH_ROWS;
-
-		batch_read(c, &g, &b, r, nr);
+	for (uint64_t r = r0, nr; !ret && r < r1; r += nr) {
+		nr = batch_next(c, &g, &b, r, r1);
 		for (uint64_t i = 0; i < nr && !ret; i++) {
 			uint8_t *cols[MAXS];
 			unsigned bad;
@@ -446,13 +470,8 @@ int parity_read(struct core *c, uint64_t logical, uint64_t len, void *buf, const
 					GLASSFS_STRIPE_REBUILD(g.logical + (r + i) * (uint64_t)cd.k * SECT, rb);
 			}
 			row_cols(&cd, &b, i, cols);
-			for (int j = 0; j < cd.k; j++) {
-				uint64_t s = (r + i) * (uint64_t)cd.k + (uint64_t)j;
-				if (s >= s0 && s < s0 + n)
-					memcpy((uint8_t *)buf + (s - s0) * SECT, cols[j], SECT);
-			}
+			row_copy_out(&cd, cols, r + i, s0, n, buf);
 		}
-		r += nr;
 	}
 	batch_free(&b);
 	if (ret)
@@ -480,11 +499,7 @@ static int assemble(struct core *c, const struct chunk_geom *g, const struct cod
 		row_cols(cd, b, i, cols);
 		if (er && decode_row(cd, cols, er))
 			return -EIO;
-		for (int j = 0; j < cd->k; j++) {
-			uint64_t s = (r0 + i) * (uint64_t)cd->k + (uint64_t)j;
-			if (s >= s0 && s < s0 + n)
-				memcpy(buf + (s - s0) * SECT, cols[j], SECT);
-		}
+		row_copy_out(cd, cols, r0 + i, s0, n, buf);
 	}
 	return 0;
 }
@@ -617,10 +632,8 @@ int parity_rebuild(struct core *c, uint64_t chunk_logical, int stripe, uint64_t 
 		return -EIO;
 	codec_init(&cd, &g);
 	ret = batch_alloc(&b, g.num_stripes, nrows);
-	for (uint64_t r = row0; !ret && r < row0 + nrows;) {
-		uint64_t nr = row0 + nrows - r < BATCH_ROWS ? row0 + nrows - r : BATCH_ROWS;
-
-		batch_read(c, &g, &b, r, nr);
+	for (uint64_t r = row0, nr; !ret && r < row0 + nrows; r += nr) {
+		nr = batch_next(c, &g, &b, r, row0 + nrows);
 		b.bad |= 1u << stripe;	/* its bytes are what we replace */
 		for (uint64_t i = 0; i < nr && !ret; i++) {
 			uint8_t *cols[MAXS];
@@ -667,7 +680,6 @@ int parity_rebuild(struct core *c, uint64_t chunk_logical, int stripe, uint64_t 
 		if (!ret && PROBE_ON(STRIPE_REBUILD))
 			GLASSFS_STRIPE_REBUILD(g.logical + r * (uint64_t)cd.k * SECT,
 					       (int)cols_on(&cd, r, 1u << stripe));
-		r += nr;
 	}
 	batch_free(&b);
 	return ret;
@@ -705,11 +717,10 @@ int parity_scrub(struct core *c, uint64_t logical, uint64_t len, const uint32_t 
 
 	if (ret)
 		return ret;
-	for (uint64_t r = r0; !ret && r < r1;) {
-		uint64_t nr = r1 - r < BATCH_ROWS ? r1 - r : BATCH_ROWS;
+	for (uint64_t r = r0, nr; !ret && r < r1; r += nr) {
 		unsigned missing = 0;
 
-		batch_read(c, &g, &b, r, nr);
+		nr = batch_next(c, &g, &b, r, r1);
 		for (int d = 0; d < g.num_stripes; d++) {
 			if (!g.stripes[d].dev)
 				missing |= 1u << d;	/* redundancy lost, nothing to rewrite */
@@ -775,7 +786,6 @@ int parity_scrub(struct core *c, uint64_t logical, uint64_t len, const uint32_t 
 				}
 			}
 		}
-		r += nr;
 	}
 	batch_free(&b);
 	return ret;
@@ -810,10 +820,8 @@ int parity_read_unsummed(struct core *c, uint64_t logical, uint64_t len, void *b
 	*fixed = 0;
 	if (ret)
 		return ret;
-	for (uint64_t r = r0; !ret && r < r1;) {
-		uint64_t nr = r1 - r < BATCH_ROWS ? r1 - r : BATCH_ROWS;
-
-		batch_read(c, &g, &b, r, nr);
+	for (uint64_t r = r0, nr; !ret && r < r1; r += nr) {
+		nr = batch_next(c, &g, &b, r, r1);
 		for (uint64_t i = 0; i < nr && !ret; i++) {
 			uint8_t *cols[MAXS];
 			uint64_t rr = r + i;
@@ -867,13 +875,8 @@ int parity_read_unsummed(struct core *c, uint64_t logical, uint64_t len, void *b
 					 readonly ? "it would be rebuilt" : "rebuilt");
 				(*fixed)++;
 			}
-			for (int j = 0; j < cd.k; j++) {
-				uint64_t s = rr * (uint64_t)cd.k + (uint64_t)j;
-				if (s >= s0 && s < s0 + n)
-					memcpy((uint8_t *)buf + (s - s0) * SECT, cols[j], SECT);
-			}
+			row_copy_out(&cd, cols, rr, s0, n, buf);
 		}
-		r += nr;
 	}
 	batch_free(&b);
 	return ret;

@@ -1048,13 +1048,20 @@ static void convert2_setup(unsigned k)
 	}
 }
 
-static void convert2_run(unsigned k)
+/* What every conversion run does first: c1 rewritten in the middle and
+ * fsync'd, n0 created with n0_len bytes and fdatasync'd. */
+static void convert_start(unsigned k, size_t n0_len)
 {
 	w_write("c1", 4096, 12288, k + 3);
 	w_fsync("c1", 1);
 	w_create("n0");
-	w_write("n0", 0, 90000, k + 4);
+	w_write("n0", 0, n0_len, k + 4);
 	w_fsync("n0", 0);
+}
+
+static void convert2_run(unsigned k)
+{
+	convert_start(k, 90000);
 	w_balance(CORE_PROFILE_RAID5);
 	w_write("n0", 90000, 5000, k + 7);
 	w_fsync("n0", 1);
@@ -1066,11 +1073,7 @@ static void convert2_run(unsigned k)
 
 static void convert_run(unsigned k)
 {
-	w_write("c1", 4096, 12288, k + 3);
-	w_fsync("c1", 1);
-	w_create("n0");
-	w_write("n0", 0, 90000, k + 4);
-	w_fsync("n0", 0);
+	convert_start(k, 90000);
 	w_balance(CORE_PROFILE_RAID5);
 	w_write("c0", 100000, 50000, k + 5);	/* new extents in a raid5 row */
 	w_fsync("c0", 1);
@@ -1091,11 +1094,7 @@ static void convert_run(unsigned k)
  * a node chunk's move, and the fsync log on raid5 rows between */
 static void convert_meta_run(unsigned k)
 {
-	w_write("c1", 4096, 12288, k + 3);
-	w_fsync("c1", 1);
-	w_create("n0");
-	w_write("n0", 0, 30000, k + 4);
-	w_fsync("n0", 0);
+	convert_start(k, 30000);
 	w_balance2(-1, CORE_PROFILE_RAID5);
 	w_create("n1");
 	w_write("n1", 0, 20000, k + 6);
@@ -1152,11 +1151,35 @@ static void convert_split_run(unsigned k)
  */
 static unsigned busy_writes;	/* writes that went in while a balance ran */
 
+/*
+ * Step i of the writes beside a balance or a device operation: one of
+ * three files named prefix0..2, created when absent, then written (an
+ * append on odd steps) and fsync'd or fdatasync'd.
+ */
+static void w_busy_write(const char *prefix, unsigned i, unsigned *key)
+{
+	static const size_t sizes[] = { 9000, 4096, 20000, 700, 12288, 30000 };
+	struct name *n;
+	char f[8];
+
+	snprintf(f, sizeof(f), "%s%u", prefix, i % 3);
+	n = nm(f);
+	if (!n->present) {
+		w_create(f);
+		/* a commit between a create and its first write, which the
+		 * other thread's commits make now and then: the empty file is
+		 * durable (every run, not 1 in 3 or fewer) */
+		if (i == 0)
+			fsops_sync(fs);
+	}
+	w_write(f, i % 2 ? n->len : 4096 * (i % 4), sizes[i % 6], (*key)++);
+	w_fsync(f, (int)(i % 2));
+}
+
 static void w_balance_busy(uint64_t dprof, unsigned *key)
 {
-	char msg[256], f[8];
+	char msg[256];
 	struct volume_balance_status bs;
-	static const size_t sizes[] = { 9000, 4096, 20000, 700, 12288, 30000 };
 
 	snapshot();
 	int r = volume_balance_start(core, (int64_t)dprof, -1, msg, sizeof(msg));
@@ -1167,20 +1190,7 @@ static void w_balance_busy(uint64_t dprof, unsigned *key)
 			break;
 		}
 		if (i < 10) {
-			struct name *n;
-			snprintf(f, sizeof(f), "b%u", i % 3);
-			n = nm(f);
-			if (!n->present) {
-				w_create(f);
-				/* a commit between a create and its first write,
-				 * which the balance thread's commits make now and
-				 * then: the empty file is durable (every run, not
-				 * 1 in 3 or fewer) */
-				if (i == 0)
-					fsops_sync(fs);
-			}
-			w_write(f, i % 2 ? n->len : 4096 * (i % 4), sizes[i % 6], (*key)++);
-			w_fsync(f, (int)(i % 2));
+			w_busy_write("b", i, key);
 			busy_writes++;
 		}
 		usleep(i < 10 ? 3000 : 1000);
@@ -1235,11 +1245,9 @@ static void *volop_thread(void *arg)
 
 static void volume_busy_run(unsigned k)
 {
-	static const size_t sizes[] = { 9000, 4096, 20000, 700, 12288, 30000 };
 	struct volop op = { 0 };
 	pthread_t th;
 	unsigned key = k + 10, writes = 0;
-	char f[8];
 
 	w_write("c1", 4096, 12288, k + 3);
 	w_fsync("c1", 1);
@@ -1251,16 +1259,7 @@ static void volume_busy_run(unsigned k)
 	}
 	for (unsigned i = 0; !__atomic_load_n(&op.done, __ATOMIC_ACQUIRE); i++) {
 		if (i < 12 && !wfail) {
-			struct name *n;
-			snprintf(f, sizeof(f), "v%u", i % 3);
-			n = nm(f);
-			if (!n->present) {
-				w_create(f);
-				if (i == 0)
-					fsops_sync(fs);	/* the empty file durable: convert_busy */
-			}
-			w_write(f, i % 2 ? n->len : 4096 * (i % 4), sizes[i % 6], key++);
-			w_fsync(f, (int)(i % 2));
+			w_busy_write("v", i, &key);
 			writes++;
 		}
 		usleep(i < 12 ? 3000 : 1000);

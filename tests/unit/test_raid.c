@@ -81,6 +81,30 @@ static int vol_open_degraded(const char **left, int n, struct core **c)
 	return mount_open(left, n, &o, c);
 }
 
+/* A read-only degraded open of the n devices given, as vol_open_degraded
+ * but writing nothing. */
+static int vol_open_degraded_ro(const char **devs, int n, struct core **c)
+{
+	struct core_opts o;
+	core_opts_default(&o);
+	o.commit_interval_s = 3600;
+	o.degraded = true;
+	o.readonly = true;
+	return mount_open(devs, n, &o, c);
+}
+
+/* The devices of v but the one at index away, into left (v->n - 1 of
+ * them, in order): their count. */
+static int vol_devs_but(const struct vol *v, int away, const char **left)
+{
+	int n = 0;
+
+	for (int k = 0; k < v->n; k++)
+		if (k != away)
+			left[n++] = v->devs[k];
+	return n;
+}
+
 static bool vol_fsck_quiet;
 
 /* fsck.glassfs -n -c over every device: exit code, -1 when not built. */
@@ -2450,7 +2474,6 @@ static void mirror3_two_lost(void)
 	uint64_t sz[4] = { 128ull << 20, 128ull << 20, 128ull << 20, 128ull << 20 };
 	struct pset *ps = calloc(1, sizeof(*ps));
 	struct core *c = NULL;
-	struct core_opts o;
 	struct core_stats st;
 	const char *left[4];
 	char name[200];
@@ -2467,10 +2490,6 @@ static void mirror3_two_lost(void)
 	MUST(pset_fill(ps, 24));
 	MUST(mount_close(c));
 	c = NULL;
-	core_opts_default(&o);
-	o.commit_interval_s = 3600;
-	o.degraded = true;
-	o.readonly = true;
 	for (int round = 0; round < 2; round++) {
 		int served = 0, opened = 0;
 		for (int a = 0; a < 4; a++)
@@ -2479,7 +2498,7 @@ static void mirror3_two_lost(void)
 				for (int k = 0; k < 4; k++)
 					if (k != a && k != b)
 						left[n++] = v.devs[k];
-				if (mount_open(left, 2, &o, &c) == 0) {
+				if (vol_open_degraded_ro(left, 2, &c) == 0) {
 					opened++;
 					ps->c = c;
 					served += pset_reads(ps) && verify_all_items(c);
@@ -2693,7 +2712,6 @@ static void resync_verify_case(const char *tag, int ndev, uint64_t prof)
 	struct vol v;
 	uint64_t sz[3] = { 96ull << 20, 96ull << 20, 96ull << 20 }, ext[NEXT], x = 0;
 	struct core *c = NULL;
-	struct core_opts o;
 	struct core_stats st;
 	const char *left[3];
 	char name[200], p1[256] = "", p2[256] = "";
@@ -2707,18 +2725,12 @@ static void resync_verify_case(const char *tag, int ndev, uint64_t prof)
 	MUST(populate(c, ext));
 	MUST(mount_close(c));
 	c = NULL;
-	for (int k = 0; k < ndev; k++)
-		if (k != away)
-			left[n++] = v.devs[k];
+	n = vol_devs_but(&v, away, left);
 	MUST(vol_open_degraded(left, n, &c));
 	MUST(put_extent(c, EXTLEN, 77, &x));
 	MUST(mount_close(c));
 	c = NULL;
-	core_opts_default(&o);
-	o.commit_interval_s = 3600;
-	o.degraded = true;
-	o.readonly = true;
-	MUST(mount_open(left, n, &o, &c));
+	MUST(vol_open_degraded_ro(left, n, &c));
 	if (prof == CORE_PROFILE_RAID1) {
 		ph1 = from_phys(c, ext[1] + 5 * CORE_SECTORSIZE, p1, sizeof(p1));
 		ph2 = from_phys(c, x + 3 * CORE_SECTORSIZE, p2, sizeof(p2));
@@ -2766,7 +2778,7 @@ static void resync_verify_case(const char *tag, int ndev, uint64_t prof)
 	if (prof == CORE_PROFILE_RAID5)
 		left[n++] = v.devs[1];
 	left[n++] = v.devs[away];
-	if (mount_open(left, n, &o, &c) == 0) {
+	if (vol_open_degraded_ro(left, n, &c) == 0) {
 		served = verify_all(c, ext) && (prof == CORE_PROFILE_RAID1 || extent_reads(c, x, EXTLEN, 77));
 		mount_close(c);
 	}
@@ -3233,7 +3245,6 @@ static void resync_meta_case(const char *tag, int ndev, uint64_t prof)
 	uint64_t aph = 0, alen = 0;	/* the returning device's columns of the node's rows */
 	struct core *c = NULL;
 	struct core_stats st;
-	struct core_opts o;
 	struct scrub_opts so = { 0 };
 	struct scrub_progress sp;
 	struct node_walk w, w2;
@@ -3257,19 +3268,13 @@ static void resync_meta_case(const char *tag, int ndev, uint64_t prof)
 	MUST(btree_walk(&c->roots[CT_FS].r, walk_visit, walk_bad, &w) < 0 ? -EIO : 0);
 	MUST(mount_close(c));
 	c = NULL;
-	for (int k = 0; k < ndev; k++)
-		if (k != away)
-			left[n++] = v.devs[k];
+	n = vol_devs_but(&v, away, left);
 	MUST(vol_open_degraded(left, n, &c));
 	MUST(t_insert_items(c, MITEMS, 400, 100));
 	MUST(txn_commit(c, COMMIT_SYNC));
 	MUST(mount_close(c));
 	c = NULL;
-	core_opts_default(&o);
-	o.commit_interval_s = 3600;
-	o.degraded = true;
-	o.readonly = true;
-	MUST(mount_open(left, n, &o, &c));
+	MUST(vol_open_degraded_ro(left, n, &c));
 	CHECK(N("every node walks with the device away"), walk_all(c, &w2));
 	memset(&w2, 0, sizeof(w2));
 	MUST(btree_walk(&c->roots[CT_FS].r, walk_visit, walk_bad, &w2) < 0 ? -EIO : 0);
@@ -3331,7 +3336,7 @@ static void resync_meta_case(const char *tag, int ndev, uint64_t prof)
 	n = 0;
 	for (int k = 1; k < ndev; k++)
 		left[n++] = v.devs[k];
-	if (mount_open(left, n, &o, &c) == 0) {
+	if (vol_open_degraded_ro(left, n, &c) == 0) {
 		served = walk_all(c, &w2) && meta_items_ok(c);
 		mount_close(c);
 	}
