@@ -415,6 +415,30 @@ struct ext_ref {
 	uint64_t extent;	/* the data extent's start (disk_logical) */
 };
 
+/* Add [start, end) of COUNT committed items to the runs: the last run
+ * grows when GROW (it ends where this starts, nothing logged since),
+ * else a new run is appended.  -ENOMEM when the array cannot grow. */
+static int keep_run_add(struct log_keep_run **keep, size_t *nkeep, size_t *cap, bool grow,
+			uint64_t start, uint64_t end, uint64_t count)
+{
+	if (grow) {
+		(*keep)[*nkeep - 1].end = end;
+		(*keep)[*nkeep - 1].count += count;
+		return 0;
+	}
+	if (*nkeep == *cap) {
+		size_t nc = *cap ? *cap * 2 : 16;
+		struct log_keep_run *nk = realloc(*keep, nc * sizeof(*nk));
+
+		if (!nk)
+			return -ENOMEM;
+		*keep = nk;
+		*cap = nc;
+	}
+	(*keep)[(*nkeep)++] = (struct log_keep_run){ start, end, count };
+	return 0;
+}
+
 /* Every item of ino in the fs tree; the data ranges that REG/PREALLOC
  * extent items written in this transaction reference go to exts (their
  * checksums are logged too). */
@@ -458,22 +482,10 @@ static int capture_fs_items(struct fsctx *fs, uint64_t ino, uint64_t transid, st
 			uint64_t end = lk.offset + 1, count = nr - (uint32_t)p.slots[0];
 			if (size >= sizeof(*fe) && fe->type != FE_INLINE && fe->num_bytes)
 				end = lk.offset + fe->num_bytes;
-			if (extend && (*keep)[*nkeep - 1].end == ik.offset) {
-				(*keep)[*nkeep - 1].end = end;
-				(*keep)[*nkeep - 1].count += count;
-			} else {
-				if (*nkeep == keepcap) {
-					size_t nc = keepcap ? keepcap * 2 : 16;
-					struct log_keep_run *nk = realloc(*keep, nc * sizeof(*nk));
-					if (!nk) {
-						ret = -ENOMEM;
-						break;
-					}
-					*keep = nk;
-					keepcap = nc;
-				}
-				(*keep)[(*nkeep)++] = (struct log_keep_run){ ik.offset, end, count };
-			}
+			if ((ret = keep_run_add(keep, nkeep, &keepcap,
+						extend && (*keep)[*nkeep - 1].end == ik.offset,
+						ik.offset, end, count)))
+				break;
 			extend = end > lk.offset + 1;
 			k = mkkey(ino, KEY_EXTENT_DATA, lk.offset + 1);
 			btree_path_release(&p);
@@ -490,23 +502,11 @@ static int capture_fs_items(struct fsctx *fs, uint64_t ino, uint64_t transid, st
 			uint64_t end = ik.offset + 1;	/* inline, or empty: its key alone */
 			if (size >= sizeof(*fe) && fe->type != FE_INLINE && fe->num_bytes)
 				end = ik.offset + fe->num_bytes;
-			if (extend && (*keep)[*nkeep - 1].end == ik.offset &&
-			    end > ik.offset + 1) {
-				(*keep)[*nkeep - 1].end = end;
-				(*keep)[*nkeep - 1].count++;
-			} else {
-				if (*nkeep == keepcap) {
-					size_t nc = keepcap ? keepcap * 2 : 16;
-					struct log_keep_run *nk = realloc(*keep, nc * sizeof(*nk));
-					if (!nk) {
-						ret = -ENOMEM;
-						break;
-					}
-					*keep = nk;
-					keepcap = nc;
-				}
-				(*keep)[(*nkeep)++] = (struct log_keep_run){ ik.offset, end, 1 };
-			}
+			if ((ret = keep_run_add(keep, nkeep, &keepcap,
+						extend && (*keep)[*nkeep - 1].end == ik.offset &&
+						end > ik.offset + 1,
+						ik.offset, end, 1)))
+				break;
 			/* a run ends at an inline or empty item: its end is not
 			 * where its bytes end */
 			extend = end > ik.offset + 1;
