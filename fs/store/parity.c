@@ -261,20 +261,6 @@ static unsigned cols_on(const struct codec *cd, uint64_t r, unsigned stripes)
 	return m;
 }
 
-/*
- * The batch of rows starting at r, up to BATCH_ROWS of those left before
- * r1, read into b; returns how many.  Every reader walks its rows as
- * for (r = r0; r < r1; r += nr) { nr = batch_next(...); ... }.
- */
-static uint64_t batch_next(struct core *c, const struct chunk_geom *g, struct batch *b, uint64_t r,
-			   uint64_t r1)
-{
-	uint64_t nr = r1 - r < BATCH_ROWS ? r1 - r : BATCH_ROWS;
-
-	batch_read(c, g, b, r, nr);
-	return nr;
-}
-
 /* Copy the data columns of row r that fall in the chunk sectors [s0, +n)
  * to their place in buf (which starts at sector s0). */
 static void row_copy_out(const struct codec *cd, uint8_t **cols, uint64_t r, uint64_t s0,
@@ -418,62 +404,91 @@ static int settle_row(struct core *c, const struct codec *cd, struct batch *b, u
 }
 
 /*
- * The layout of the raid5/6 chunk holding sectors [logical, +len): its
- * geometry and codec, the chunk sectors [*s0, *s0 + *n), the rows
- * [*r0, *r1) they touch, and a batch for them.  -EIO when the range is
- * not inside one raid5/6 chunk.
+ * A reader's rows: the raid5/6 chunk's geometry and codec, the chunk
+ * sectors [s0, s0 + n) it reads, the rows [r0, r1) they touch, and the
+ * batch of them read last, rows [r, r + nr) in b.  Every reader walks
+ * them as
+ *
+ *	while (!ret && span_next(c, &sp))
+ *		for (uint64_t i = 0; i < sp.nr; i++) ... row sp.r + i ...
  */
-static int span_open(struct core *c, uint64_t logical, uint64_t len, struct chunk_geom *g,
-		     struct codec *cd, struct batch *b, uint64_t *s0, uint64_t *n, uint64_t *r0,
-		     uint64_t *r1)
+struct span {
+	struct chunk_geom g;
+	struct codec cd;
+	struct batch b;
+	uint64_t s0, n, r0, r1;
+	uint64_t r, nr;
+};
+
+/* The rows [r0, r1) of g, before their first batch. */
+static int span_rows(struct span *sp, uint64_t r0, uint64_t r1)
 {
+	codec_init(&sp->cd, &sp->g);
+	sp->r0 = sp->r = r0;
+	sp->r1 = r1;
+	sp->nr = 0;
+	return batch_alloc(&sp->b, sp->g.num_stripes, r1 - r0);
+}
+
+/* The span of the sectors [logical, +len); -EIO when they are not inside
+ * one raid5/6 chunk. */
+static int span_open(struct core *c, uint64_t logical, uint64_t len, struct span *sp)
+{
+	struct chunk_geom *g = &sp->g;
+
 	if (chunk_map_geometry(c, logical, g) || !g->nparity || len % SECT ||
 	    logical + len > g->logical + g->length)
 		return -EIO;
-	codec_init(cd, g);
-	*s0 = (logical - g->logical) / SECT;
-	*n = len / SECT;
-	*r0 = *s0 / (uint64_t)cd->k;
-	*r1 = (*s0 + *n + (uint64_t)cd->k - 1) / (uint64_t)cd->k;
-	return batch_alloc(b, g->num_stripes, *r1 - *r0);
+	sp->s0 = (logical - g->logical) / SECT;
+	sp->n = len / SECT;
+	return span_rows(sp, sp->s0 / (uint64_t)g->ndata,
+			 (sp->s0 + sp->n + (uint64_t)g->ndata - 1) / (uint64_t)g->ndata);
+}
+
+/* Read the next batch, up to BATCH_ROWS of the rows left; false when
+ * none is left. */
+static bool span_next(struct core *c, struct span *sp)
+{
+	sp->r += sp->nr;
+	if (sp->r >= sp->r1)
+		return false;
+	sp->nr = sp->r1 - sp->r < BATCH_ROWS ? sp->r1 - sp->r : BATCH_ROWS;
+	batch_read(c, &sp->g, &sp->b, sp->r, sp->nr);
+	return true;
 }
 
 int parity_read(struct core *c, uint64_t logical, uint64_t len, void *buf, const uint32_t *exp,
 		const uint8_t *have)
 {
-	struct chunk_geom g;
-	struct codec cd;
-	struct batch b;
-	uint64_t s0, n, r0, r1;
-	int ret = span_open(c, logical, len, &g, &cd, &b, &s0, &n, &r0, &r1);
+	struct span sp;
+	int ret = span_open(c, logical, len, &sp);
 
 	if (ret)
 		return ret;
-	for (uint64_t r = r0, nr; !ret && r < r1; r += nr) {
-		nr = batch_next(c, &g, &b, r, r1);
-		for (uint64_t i = 0; i < nr && !ret; i++) {
+	while (!ret && span_next(c, &sp)) {
+		for (uint64_t i = 0; i < sp.nr && !ret; i++) {
 			uint8_t *cols[MAXS];
 			unsigned bad;
-			int rb = settle_row(c, &cd, &b, i, s0, n, exp, have, &bad);
+			int rb = settle_row(c, &sp.cd, &sp.b, i, sp.s0, sp.n, exp, have, &bad);
 
 			if (rb < 0) {
 				core_log(c, "raid%d: data logical %llu+%llu: row %llu cannot be rebuilt "
-					 "(stripes failing: %#x)", g.nparity == 2 ? 6 : 5,
+					 "(stripes failing: %#x)", sp.g.nparity == 2 ? 6 : 5,
 					 (unsigned long long)logical, (unsigned long long)len,
-					 (unsigned long long)(r + i), b.bad);
+					 (unsigned long long)(sp.r + i), sp.b.bad);
 				ret = -EIO;
 				break;
 			}
 			if (rb) {
 				__atomic_fetch_add(&c->degraded, 1, __ATOMIC_RELAXED);
 				if (PROBE_ON(STRIPE_REBUILD))
-					GLASSFS_STRIPE_REBUILD(g.logical + (r + i) * (uint64_t)cd.k * SECT, rb);
+					GLASSFS_STRIPE_REBUILD(sp.g.logical + (sp.r + i) * (uint64_t)sp.cd.k * SECT, rb);
 			}
-			row_cols(&cd, &b, i, cols);
-			row_copy_out(&cd, cols, r + i, s0, n, buf);
+			row_cols(&sp.cd, &sp.b, i, cols);
+			row_copy_out(&sp.cd, cols, sp.r + i, sp.s0, sp.n, buf);
 		}
 	}
-	batch_free(&b);
+	batch_free(&sp.b);
 	if (ret)
 		memset(buf, 0, len);	/* never the bad bytes */
 	return ret;
@@ -548,17 +563,14 @@ static int read_search(struct core *c, const struct chunk_geom *g, const struct 
 int parity_read_verified(struct core *c, uint64_t logical, uint64_t len, void *buf,
 			 int (*verify)(const void *buf, uint64_t logical, void *arg), void *arg)
 {
-	struct chunk_geom g;
-	struct codec cd;
-	struct batch b;
-	uint64_t s0, n, r0, r1;
-	int ret = span_open(c, logical, len, &g, &cd, &b, &s0, &n, &r0, &r1);
+	struct span sp;
+	int ret = span_open(c, logical, len, &sp);
 
 	if (ret)
 		return -EIO;
-	if (r1 - r0 > BATCH_ROWS) {
+	if (sp.r1 - sp.r0 > BATCH_ROWS) {
 		/* a long log segment: missing devices rebuilt, no search */
-		batch_free(&b);
+		batch_free(&sp.b);
 		ret = parity_read(c, logical, len, buf, NULL, NULL);
 		if (!ret && verify(buf, logical, arg)) {
 			memset(buf, 0, len);
@@ -579,13 +591,14 @@ int parity_read_verified(struct core *c, uint64_t logical, uint64_t len, void *b
 	 */
 	ret = -EIO;
 	bool any_stale = false;
-	for (int d = 0; d < g.num_stripes; d++)
-		any_stale |= g.stripes[d].dev && g.stripes[d].dev->stale;
+	for (int d = 0; d < sp.g.num_stripes; d++)
+		any_stale |= sp.g.stripes[d].dev && sp.g.stripes[d].dev->stale;
 	for (int pass = 0; pass < 1 + any_stale && ret; pass++) {
-		b.trust_stale = pass == 1;
-		ret = read_search(c, &g, &cd, &b, r0, r1, s0, n, logical, len, buf, verify, arg);
+		sp.b.trust_stale = pass == 1;
+		ret = read_search(c, &sp.g, &sp.cd, &sp.b, sp.r0, sp.r1, sp.s0, sp.n, logical, len,
+				  buf, verify, arg);
 	}
-	batch_free(&b);
+	batch_free(&sp.b);
 	if (ret)
 		memset(buf, 0, len);	/* never the bad bytes; the caller says it */
 	return ret;
@@ -621,67 +634,64 @@ static bool row_unverified(const struct codec *cd, uint64_t r, uint64_t row0, ui
 int parity_rebuild(struct core *c, uint64_t chunk_logical, int stripe, uint64_t row0,
 		   uint64_t nrows, const uint32_t *exp, const uint8_t *have, uint64_t *mismatch)
 {
-	struct chunk_geom g;
-	struct codec cd;
-	struct batch b;
+	struct span sp;
 	uint8_t own[SECT];
 	int ret;
 
-	if (chunk_map_geometry(c, chunk_logical, &g) || !g.nparity || stripe < 0 ||
-	    stripe >= g.num_stripes || !g.stripes[stripe].dev)
+	if (chunk_map_geometry(c, chunk_logical, &sp.g) || !sp.g.nparity || stripe < 0 ||
+	    stripe >= sp.g.num_stripes || !sp.g.stripes[stripe].dev)
 		return -EIO;
-	codec_init(&cd, &g);
-	ret = batch_alloc(&b, g.num_stripes, nrows);
-	for (uint64_t r = row0, nr; !ret && r < row0 + nrows; r += nr) {
-		nr = batch_next(c, &g, &b, r, row0 + nrows);
-		b.bad |= 1u << stripe;	/* its bytes are what we replace */
-		for (uint64_t i = 0; i < nr && !ret; i++) {
+	ret = span_rows(&sp, row0, row0 + nrows);
+	while (!ret && span_next(c, &sp)) {
+		sp.b.bad |= 1u << stripe;	/* its bytes are what we replace */
+		for (uint64_t i = 0; i < sp.nr && !ret; i++) {
 			uint8_t *cols[MAXS];
 			unsigned bad;
 
 			if (!exp) {
-				row_cols(&cd, &b, i, cols);
-				ret = decode_row(&cd, cols, cols_on(&cd, r + i, b.bad));
+				row_cols(&sp.cd, &sp.b, i, cols);
+				ret = decode_row(&sp.cd, cols, cols_on(&sp.cd, sp.r + i, sp.b.bad));
 				continue;
 			}
 			/* rebuilt and verified against the checksums (settle_row
 			 * gets past one more bad column where parity allows); a
 			 * row that verifies no way keeps the device's own bytes:
 			 * never rebuilt garbage over what may still be right */
-			memcpy(own, b.col[stripe] + i * SECT, SECT);
-			if (row_unverified(&cd, r + i, row0, nrows, have)) {
+			memcpy(own, sp.b.col[stripe] + i * SECT, SECT);
+			if (row_unverified(&sp.cd, sp.r + i, row0, nrows, have)) {
 				/* nothing to check it by: the plain rebuild stands
 				 * only where it is what the device holds already */
-				row_cols(&cd, &b, i, cols);
-				ret = decode_row(&cd, cols, cols_on(&cd, r + i, b.bad));
-				if (!ret && memcmp(own, b.col[stripe] + i * SECT, SECT)) {
-					memcpy(b.col[stripe] + i * SECT, own, SECT);
+				row_cols(&sp.cd, &sp.b, i, cols);
+				ret = decode_row(&sp.cd, cols, cols_on(&sp.cd, sp.r + i, sp.b.bad));
+				if (!ret && memcmp(own, sp.b.col[stripe] + i * SECT, SECT)) {
+					memcpy(sp.b.col[stripe] + i * SECT, own, SECT);
 					(*mismatch)++;
 					core_log(c, "resync: raid%d row %llu of chunk %llu holds a block "
 						 "that verifies no way; %s keeps its own bytes there",
-						 g.nparity == 2 ? 6 : 5, (unsigned long long)(r + i),
-						 (unsigned long long)g.logical, g.stripes[stripe].dev->path);
+						 sp.g.nparity == 2 ? 6 : 5, (unsigned long long)(sp.r + i),
+						 (unsigned long long)sp.g.logical, sp.g.stripes[stripe].dev->path);
 				}
 				continue;
 			}
-			if (settle_row(c, &cd, &b, i, row0 * (uint64_t)cd.k, nrows * (uint64_t)cd.k, exp,
-				       have, &bad) < 0) {
-				memcpy(b.col[stripe] + i * SECT, own, SECT);
+			if (settle_row(c, &sp.cd, &sp.b, i, row0 * (uint64_t)sp.cd.k,
+				       nrows * (uint64_t)sp.cd.k, exp, have, &bad) < 0) {
+				memcpy(sp.b.col[stripe] + i * SECT, own, SECT);
 				(*mismatch)++;
 				core_log(c, "resync: raid%d row %llu of chunk %llu: the rebuilt row fails its "
 					 "checksums however rebuilt; %s keeps its own bytes there",
-					 g.nparity == 2 ? 6 : 5, (unsigned long long)(r + i),
-					 (unsigned long long)g.logical, g.stripes[stripe].dev->path);
+					 sp.g.nparity == 2 ? 6 : 5, (unsigned long long)(sp.r + i),
+					 (unsigned long long)sp.g.logical, sp.g.stripes[stripe].dev->path);
 			}
 		}
 		if (!ret)
-			ret = dev_write(g.stripes[stripe].dev, g.stripes[stripe].physical + r * SECT,
-					b.col[stripe], nr * SECT);
+			ret = dev_write(sp.g.stripes[stripe].dev,
+					sp.g.stripes[stripe].physical + sp.r * SECT, sp.b.col[stripe],
+					sp.nr * SECT);
 		if (!ret && PROBE_ON(STRIPE_REBUILD))
-			GLASSFS_STRIPE_REBUILD(g.logical + r * (uint64_t)cd.k * SECT,
-					       (int)cols_on(&cd, r, 1u << stripe));
+			GLASSFS_STRIPE_REBUILD(sp.g.logical + sp.r * (uint64_t)sp.cd.k * SECT,
+					       (int)cols_on(&sp.cd, sp.r, 1u << stripe));
 	}
-	batch_free(&b);
+	batch_free(&sp.b);
 	return ret;
 }
 
@@ -709,85 +719,81 @@ static bool unverified_live(struct core *c, const struct chunk_geom *g, const st
 int parity_scrub(struct core *c, uint64_t logical, uint64_t len, const uint32_t *exp,
 		 const uint8_t *have, bool readonly, struct parity_scrub_stats *st)
 {
-	struct chunk_geom g;
-	struct codec cd;
-	struct batch b;
-	uint64_t s0, n, r0, r1;
-	int ret = span_open(c, logical, len, &g, &cd, &b, &s0, &n, &r0, &r1);
+	struct span sp;
+	int ret = span_open(c, logical, len, &sp);
 
 	if (ret)
 		return ret;
-	for (uint64_t r = r0, nr; !ret && r < r1; r += nr) {
+	while (!ret && span_next(c, &sp)) {
 		unsigned missing = 0;
 
-		nr = batch_next(c, &g, &b, r, r1);
-		for (int d = 0; d < g.num_stripes; d++) {
-			if (!g.stripes[d].dev)
+		for (int d = 0; d < sp.g.num_stripes; d++) {
+			if (!sp.g.stripes[d].dev)
 				missing |= 1u << d;	/* redundancy lost, nothing to rewrite */
-			else if (b.rerr & (1u << d))
+			else if (sp.b.rerr & (1u << d))
 				st->read_errors++;
 			else
-				st->checked_bytes += nr * SECT;
+				st->checked_bytes += sp.nr * SECT;
 		}
-		for (uint64_t i = 0; i < nr; i++) {
+		for (uint64_t i = 0; i < sp.nr; i++) {
 			uint8_t *cols[MAXS], pbuf[2][SECT], *par[2] = { pbuf[0], pbuf[1] };
-			uint64_t rr = r + i;
+			uint64_t rr = sp.r + i;
 			unsigned bad, fix;
-			int rb = settle_row(c, &cd, &b, i, s0, n, exp, have, &bad);
+			int rb = settle_row(c, &sp.cd, &sp.b, i, sp.s0, sp.n, exp, have, &bad);
 
 			st->data_errors += (uint64_t)__builtin_popcount(bad);
 			if (rb < 0) {
-				for (int j = 0; j < cd.k; j++) {
-					uint64_t s = rr * (uint64_t)cd.k + (uint64_t)j;
-					st->uncorrectable_bytes += s >= s0 && s < s0 + n && have && have[s - s0] ?
+				for (int j = 0; j < sp.cd.k; j++) {
+					uint64_t s = rr * (uint64_t)sp.cd.k + (uint64_t)j;
+					st->uncorrectable_bytes += s >= sp.s0 && s < sp.s0 + sp.n && have && have[s - sp.s0] ?
 								   SECT : 0;
 				}
 				core_log(c, "scrub: raid%d row %llu of chunk %llu: more columns bad than "
-					 "parity can rebuild (uncorrectable)", g.nparity == 2 ? 6 : 5,
-					 (unsigned long long)rr, (unsigned long long)g.logical);
+					 "parity can rebuild (uncorrectable)", sp.g.nparity == 2 ? 6 : 5,
+					 (unsigned long long)rr, (unsigned long long)sp.g.logical);
 				continue;
 			}
 			/* data verified (or rebuilt): parity as stored against parity recomputed */
-			row_cols(&cd, &b, i, cols);
-			fix = (unsigned)rb & ~cols_on(&cd, rr, missing);
-			encode_row(&cd, cols, par);
-			for (int q = 0; q < cd.p; q++) {
-				if (rb & (1u << (cd.k + q)))
+			row_cols(&sp.cd, &sp.b, i, cols);
+			fix = (unsigned)rb & ~cols_on(&sp.cd, rr, missing);
+			encode_row(&sp.cd, cols, par);
+			for (int q = 0; q < sp.cd.p; q++) {
+				if (rb & (1u << (sp.cd.k + q)))
 					continue;	/* rebuilt: recomputed already */
-				if (memcmp(par[q], cols[cd.k + q], SECT)) {
+				if (memcmp(par[q], cols[sp.cd.k + q], SECT)) {
 						st->parity_errors++;
-						if (unverified_live(c, &g, &cd, rr, s0, n, have)) {
+						if (unverified_live(c, &sp.g, &sp.cd, rr, sp.s0, sp.n, have)) {
 							core_log(c, "scrub: raid%d row %llu of chunk %llu: "
 								 "%s does not match the row, which holds "
 								 "live sectors this check did not verify: "
-								 "left as it is", g.nparity == 2 ? 6 : 5,
+								 "left as it is", sp.g.nparity == 2 ? 6 : 5,
 								 (unsigned long long)rr,
-								 (unsigned long long)g.logical, q ? "Q" : "P");
+								 (unsigned long long)sp.g.logical, q ? "Q" : "P");
 							continue;
 						}
-						memcpy(cols[cd.k + q], par[q], SECT);
-						fix |= 1u << (cd.k + q);
+						memcpy(cols[sp.cd.k + q], par[q], SECT);
+						fix |= 1u << (sp.cd.k + q);
 						core_log(c, "scrub: raid%d row %llu of chunk %llu: %s does not "
-							 "match the row's data", g.nparity == 2 ? 6 : 5,
-							 (unsigned long long)rr, (unsigned long long)g.logical,
+							 "match the row's data", sp.g.nparity == 2 ? 6 : 5,
+							 (unsigned long long)rr, (unsigned long long)sp.g.logical,
 							 q ? "Q" : "P");
 				}
 			}
-			for (int j = 0; j < cd.n && !readonly; j++) {
-				int d = stripe_of(&cd, rr, j);
+			for (int j = 0; j < sp.cd.n && !readonly; j++) {
+				int d = stripe_of(&sp.cd, rr, j);
 				if (!(fix & (1u << j)))
 					continue;
-				if (dev_write(g.stripes[d].dev, g.stripes[d].physical + rr * SECT, cols[j],
+				if (dev_write(sp.g.stripes[d].dev, sp.g.stripes[d].physical + rr * SECT, cols[j],
 					      SECT) == 0) {
 					st->corrected_bytes += SECT;
 					__atomic_fetch_add(&c->repaired, 1, __ATOMIC_RELAXED);
 					if (PROBE_ON(PARITY_REPAIR))
-						GLASSFS_PARITY_REPAIR(g.logical, rr, j, j >= cd.k);
+						GLASSFS_PARITY_REPAIR(sp.g.logical, rr, j, j >= sp.cd.k);
 				}
 			}
 		}
 	}
-	batch_free(&b);
+	batch_free(&sp.b);
 	return ret;
 }
 
@@ -810,44 +816,40 @@ static bool row_consistent(const struct codec *cd, uint8_t **cols, unsigned eras
 int parity_read_unsummed(struct core *c, uint64_t logical, uint64_t len, void *buf, bool readonly,
 			 uint64_t *fixed, uint64_t *where)
 {
-	struct chunk_geom g;
-	struct codec cd;
-	struct batch b;
-	uint64_t s0, n, r0, r1;
+	struct span sp;
 	uint8_t save[SECT];
-	int ret = span_open(c, logical, len, &g, &cd, &b, &s0, &n, &r0, &r1);
+	int ret = span_open(c, logical, len, &sp);
 
 	*fixed = 0;
 	if (ret)
 		return ret;
-	for (uint64_t r = r0, nr; !ret && r < r1; r += nr) {
-		nr = batch_next(c, &g, &b, r, r1);
-		for (uint64_t i = 0; i < nr && !ret; i++) {
+	while (!ret && span_next(c, &sp)) {
+		for (uint64_t i = 0; i < sp.nr && !ret; i++) {
 			uint8_t *cols[MAXS];
-			uint64_t rr = r + i;
-			unsigned erased = cols_on(&cd, rr, b.bad);
+			uint64_t rr = sp.r + i;
+			unsigned erased = cols_on(&sp.cd, rr, sp.b.bad);
 			int culprit = -1, found = 0;
 
-			row_cols(&cd, &b, i, cols);
-			*where = g.logical + rr * (uint64_t)cd.k * SECT;
-			if (__builtin_popcount(erased) >= cd.p) {
+			row_cols(&sp.cd, &sp.b, i, cols);
+			*where = sp.g.logical + rr * (uint64_t)sp.cd.k * SECT;
+			if (__builtin_popcount(erased) >= sp.cd.p) {
 				ret = -EILSEQ;	/* no parity left over to check the row with */
 				break;
 			}
-			if (erased && decode_row(&cd, cols, erased)) {
+			if (erased && decode_row(&sp.cd, cols, erased)) {
 				ret = -EIO;
 				break;
 			}
-			if (!row_consistent(&cd, cols, erased)) {
+			if (!row_consistent(&sp.cd, cols, erased)) {
 				/* one column to blame, if parity to spare finds exactly
 				 * one whose rebuild makes the row agree (raid6 with every
 				 * device there, as md's raid6check) */
-				for (int j = 0; j < cd.n && cd.p - __builtin_popcount(erased) >= 2; j++) {
+				for (int j = 0; j < sp.cd.n && sp.cd.p - __builtin_popcount(erased) >= 2; j++) {
 					if (erased & (1u << j))
 						continue;
 					memcpy(save, cols[j], SECT);
-					if (!decode_row(&cd, cols, erased | 1u << j) &&
-					    row_consistent(&cd, cols, erased | 1u << j)) {
+					if (!decode_row(&sp.cd, cols, erased | 1u << j) &&
+					    row_consistent(&sp.cd, cols, erased | 1u << j)) {
 						culprit = j;
 						found++;
 					}
@@ -857,27 +859,27 @@ int parity_read_unsummed(struct core *c, uint64_t logical, uint64_t len, void *b
 					ret = -EILSEQ;
 					break;
 				}
-				decode_row(&cd, cols, erased | 1u << culprit);
-				int d = stripe_of(&cd, rr, culprit);
+				decode_row(&sp.cd, cols, erased | 1u << culprit);
+				int d = stripe_of(&sp.cd, rr, culprit);
 				if (!readonly) {
-					ret = dev_write(g.stripes[d].dev, g.stripes[d].physical + rr * SECT,
+					ret = dev_write(sp.g.stripes[d].dev, sp.g.stripes[d].physical + rr * SECT,
 							cols[culprit], SECT);
 					if (ret)
 						break;
 					__atomic_fetch_add(&c->repaired, 1, __ATOMIC_RELAXED);
 					if (PROBE_ON(PARITY_REPAIR))
-						GLASSFS_PARITY_REPAIR(g.logical, rr, culprit, culprit >= cd.k);
+						GLASSFS_PARITY_REPAIR(sp.g.logical, rr, culprit, culprit >= sp.cd.k);
 				}
 				core_log(c, "raid%d row %llu of chunk %llu: %s column %d on %s disagreed with "
-					 "the rest of the row; %s from them", g.nparity == 2 ? 6 : 5,
-					 (unsigned long long)rr, (unsigned long long)g.logical,
-					 culprit >= cd.k ? "parity" : "data", culprit, g.stripes[d].dev->path,
+					 "the rest of the row; %s from them", sp.g.nparity == 2 ? 6 : 5,
+					 (unsigned long long)rr, (unsigned long long)sp.g.logical,
+					 culprit >= sp.cd.k ? "parity" : "data", culprit, sp.g.stripes[d].dev->path,
 					 readonly ? "it would be rebuilt" : "rebuilt");
 				(*fixed)++;
 			}
-			row_copy_out(&cd, cols, rr, s0, n, buf);
+			row_copy_out(&sp.cd, cols, rr, sp.s0, sp.n, buf);
 		}
 	}
-	batch_free(&b);
+	batch_free(&sp.b);
 	return ret;
 }

@@ -3,7 +3,7 @@
  * crashload — the crash test's workload and checker.
  *
  *   crashload run DIR MANIFEST SEED ROUND   mixed workload until killed
- *   crashload scenario DIR MANIFEST SEED    fixed fsync cases, then waits
+ *   crashload scenario DIR MANIFEST SEED [big]  fixed fsync cases, then waits
  *   crashload verify DIR MANIFEST SEED      check every durable file
  *
  * The manifest (a file outside the tested mount) says what must hold
@@ -15,6 +15,8 @@
  *   A PATH                  gone for good (renamed away or unlinked, then
  *                           a later fsync committed that): must be absent
  *   X PATH NAME VALUE       (scenario) xattr NAME must be VALUE
+ *   Y PATH NAME LEN KEY     (scenario) xattr NAME must be LEN bytes of
+ *                           the pattern of KEY
  * F/G/A lines are appended only after the fsync returned (G before the
  * appends start), D before the unlink.
  *
@@ -32,7 +34,13 @@
  * committed file, truncate, rename over a file, new file in a new
  * directory, a name removed then a new file, xattrs, a hard link, many
  * fsyncs of one file, fdatasync), then prints "ready" and sleeps until
- * killed.
+ * killed.  With "big", the first fsync after the hard link's commit is of
+ * a file with two 9000-byte xattrs: its record (about 18 KiB) does not
+ * fit the 16 KiB slot that commit reserved for the log's first segment,
+ * so that segment goes elsewhere and a superblock names it — the log
+ * crash.test damages to check that fsck and mount catch a damaged
+ * segment a superblock vouches for (a log that starts in the slot has
+ * none: damage there reads as a torn write).
  *
  * verify: every rule of the manifest.  Prints one line per problem; exit 1.
  */
@@ -346,7 +354,20 @@ static void put_file(const char *path, uint64_t size, uint64_t key, int sync, ui
 	OK(close(fd));
 }
 
-static int scenario(void)
+/* n bytes of pat(key) as the value of xattr name on path */
+static void put_xattr(const char *path, const char *name, size_t n, uint64_t key)
+{
+	unsigned char *v = malloc(n);
+
+	if (!v)
+		fail_at(__LINE__);
+	for (size_t i = 0; i < n; i++)
+		v[i] = pat(key, i);
+	OK(setxattr(path, name, v, n, 0));
+	free(v);
+}
+
+static int scenario(int big)
 {
 	char p[4096], q[4096];
 	uint64_t rs = seed | 1, k = seed * 7 + 1;
@@ -442,7 +463,21 @@ static int scenario(void)
 	OK(fsync(fd));
 	close(fd);
 	manifest("F %s 123457 %llu\n", q, (unsigned long long)(k + 10));
-	/* 11 after that commit, log again: a new file and an append */
+	/* 11 after that commit, log again: (big: a first record larger than
+	 * the commit's slot,) a new file and an append */
+	if (big) {
+		snprintf(p, sizeof(p), "%s/d2/bigx", dir);
+		put_file(p, 100, k + 18, 0, &rs);
+		put_xattr(p, "user.big1", 9000, k + 19);
+		put_xattr(p, "user.big2", 9000, k + 20);
+		fd = open(p, O_RDONLY);
+		OK(fd);
+		OK(fsync(fd));
+		close(fd);
+		manifest("F %s 100 %llu\nY %s user.big1 9000 %llu\nY %s user.big2 9000 %llu\n", p,
+			 (unsigned long long)(k + 18), p, (unsigned long long)(k + 19), p,
+			 (unsigned long long)(k + 20));
+	}
 	snprintf(p, sizeof(p), "%s/d2/late", dir);
 	put_file(p, 9999, k + 17, 1, &rs);
 	manifest("F %s 9999 %llu\n", p, (unsigned long long)(k + 17));
@@ -524,6 +559,22 @@ static int check_content(const char *path, uint64_t min, uint64_t max, uint64_t 
 	return 0;
 }
 
+/* xattr name of path holds n bytes of pat(key): 0, or 1 with a line */
+static int check_xattr(const char *path, const char *name, uint64_t n, uint64_t key)
+{
+	unsigned char *v = malloc(n + 1);
+	ssize_t got = v ? getxattr(path, name, v, n + 1) : -1;
+	int bad = got < 0 || (uint64_t)got != n;
+
+	for (uint64_t i = 0; !bad && i < n; i++)
+		bad = v[i] != pat(key, i);
+	if (bad)
+		printf("%s: xattr %s: %s\n", path, name,
+		       got < 0 ? strerror(errno) : (uint64_t)got != n ? "wrong length" : "wrong value");
+	free(v);
+	return bad;
+}
+
 static int verify(void)
 {
 	FILE *f = fdopen(manfd, "r");
@@ -549,6 +600,11 @@ static int verify(void)
 		} else if (r.kind == 'X' && sscanf(line + 2, "%4095s %255s %255s", path, xn, xv) == 3) {
 			r.xname = strdup(xn);
 			r.xval = strdup(xv);
+		} else if (r.kind == 'Y' &&
+			   sscanf(line + 2, "%4095s %255s %llu %llu", path, xn, &a, &key) == 4) {
+			r.xname = strdup(xn);
+			r.a = a;
+			r.key = key;
 		} else {
 			continue;	/* a line torn by the kill */
 		}
@@ -575,9 +631,13 @@ static int verify(void)
 			}
 			continue;
 		}
+		if (r->kind == 'Y') {
+			bad += check_xattr(r->path, r->xname, r->a, r->key);
+			continue;
+		}
 		/* the last F/G/D/A rule of a path counts */
 		size_t j = i + 1;
-		while (j < nv && !strcmp(v[j].path, r->path) && v[j].kind == 'X')
+		while (j < nv && !strcmp(v[j].path, r->path) && (v[j].kind == 'X' || v[j].kind == 'Y'))
 			j++;
 		if (j < nv && !strcmp(v[j].path, r->path))
 			continue;
@@ -611,7 +671,7 @@ int main(int argc, char **argv)
 	if (argc < 5 || (strcmp(argv[1], "run") && strcmp(argv[1], "verify") &&
 			 strcmp(argv[1], "scenario"))) {
 		fprintf(stderr, "usage: crashload run DIR MANIFEST SEED ROUND\n"
-				"       crashload scenario DIR MANIFEST SEED\n"
+				"       crashload scenario DIR MANIFEST SEED [big]\n"
 				"       crashload verify DIR MANIFEST SEED\n");
 		return 2;
 	}
@@ -631,7 +691,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!strcmp(argv[1], "scenario"))
-		return scenario();
+		return scenario(argc > 5 && !strcmp(argv[5], "big"));
 	if (argc < 6)
 		return 2;
 	round_no = atoi(argv[5]);

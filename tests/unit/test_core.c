@@ -624,6 +624,15 @@ out:
 static pthread_t ra_reader;
 static bool ra_watching;
 static uint64_t ra_hints, ra_hints_by_reader;	/* atomic */
+/*
+ * ra_queue_full's gate: while closed, a WILLNEED hint asked by any
+ * thread but the test's waits in here, so the read-ahead thread holds one
+ * hint and the queue fills behind it.  ra_gated: hints waiting.
+ */
+static pthread_mutex_t ra_gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ra_gate_cond = PTHREAD_COND_INITIALIZER;
+static bool ra_gate_closed;
+static int ra_gated;
 
 int posix_fadvise(int fd, off_t off, off_t len, int advice)
 {
@@ -631,6 +640,15 @@ int posix_fadvise(int fd, off_t off, off_t len, int advice)
 		__atomic_fetch_add(&ra_hints, 1, __ATOMIC_RELAXED);
 		if (pthread_equal(pthread_self(), ra_reader))
 			__atomic_fetch_add(&ra_hints_by_reader, 1, __ATOMIC_RELAXED);
+	}
+	if (advice == POSIX_FADV_WILLNEED && !pthread_equal(pthread_self(), ra_reader)) {
+		pthread_mutex_lock(&ra_gate_lock);
+		ra_gated++;
+		pthread_cond_broadcast(&ra_gate_cond);
+		while (ra_gate_closed)
+			pthread_cond_wait(&ra_gate_cond, &ra_gate_lock);
+		ra_gated--;
+		pthread_mutex_unlock(&ra_gate_lock);
 	}
 	return syscall(SYS_fadvise64, fd, (long)off, (long)len, advice) < 0 ? errno : 0;
 }
@@ -718,6 +736,100 @@ out:
 #undef N
 }
 
+/*
+ * The read-ahead queue full (dev_readahead.c, ra_queue): with the
+ * read-ahead thread held inside one hint's posix_fadvise (the gate
+ * above), DEV_RA_QUEUE more hints queue and the ones after are dropped —
+ * counted in readahead_dropped, not in dev_readahead_ios, the reader not
+ * asking them itself.  Once the thread goes on it asks exactly the hints
+ * it took, and hints after that queue and are asked again.  Each hint is
+ * a new stream (a note, then one that continues it) 3 MiB from the last:
+ * farther than DEV_RA_SLACK, so none continues another; notes only, no
+ * data read (the hints are what is checked, not the bytes).
+ */
+static void ra_queue_full(uint32_t nodesize)
+{
+	char img[256], name[128];
+	struct core *c = NULL;
+	struct core_stats a, b;
+	const uint64_t MiB = 1ull << 20, piece = 128 << 10;
+	const int extra = 5, total = 1 + DEV_RA_QUEUE + extra;
+	uint64_t at = 0;
+
+	img[0] = 0;
+#define N(s) (snprintf(name, sizeof(name), "[%u] readahead queue full: %s", nodesize, s), name)
+	MUST(t_image(img, sizeof(img), 160ull << 20));
+	CHECK(N("format"), t_format(img, nodesize) == 0);
+	MUST(t_open(img, false, &c));
+	struct dev *d = c->devs[0];
+	MUST(c->ra.thread.started && d->size >= (uint64_t)(total + 2) * 3 * MiB ? 0 : -EINVAL);
+
+	ra_reader = pthread_self();
+	ra_hints = ra_hints_by_reader = 0;
+	pthread_mutex_lock(&ra_gate_lock);
+	ra_gate_closed = true;
+	pthread_mutex_unlock(&ra_gate_lock);
+	__atomic_store_n(&ra_watching, true, __ATOMIC_RELEASE);
+	mount_stats(c, &b);
+	for (int i = 0; i < total; i++) {
+		at += 3 * MiB;
+		dev_readahead_note(c, d, at, piece);		/* starts a stream */
+		dev_readahead_note(c, d, at + piece, piece);	/* continues it: a hint */
+		if (i)
+			continue;
+		/* the thread took the first hint and waits at the gate */
+		pthread_mutex_lock(&ra_gate_lock);
+		while (ra_gated < 1)
+			pthread_cond_wait(&ra_gate_cond, &ra_gate_lock);
+		pthread_mutex_unlock(&ra_gate_lock);
+	}
+	mount_stats(c, &a);
+	CHECK(N("the hints past the queue are dropped and counted"),
+	      a.readahead_dropped - b.readahead_dropped == (uint64_t)extra);
+	CHECK(N("a dropped hint is not counted as asked"),
+	      a.dev_readahead_ios - b.dev_readahead_ios == (uint64_t)(1 + DEV_RA_QUEUE));
+	CHECK(N("the reader asks none itself"), ra_hints_by_reader == 0);
+	if (fails)
+		printf("readahead queue full: dropped %llu, handed on %llu, asked by the reader %llu\n",
+		       (unsigned long long)(a.readahead_dropped - b.readahead_dropped),
+		       (unsigned long long)(a.dev_readahead_ios - b.dev_readahead_ios),
+		       (unsigned long long)ra_hints_by_reader);
+
+	pthread_mutex_lock(&ra_gate_lock);
+	ra_gate_closed = false;
+	pthread_cond_broadcast(&ra_gate_cond);
+	pthread_mutex_unlock(&ra_gate_lock);
+	dev_readahead_wait(c);
+	CHECK(N("the thread asks every hint it took, once"),
+	      __atomic_load_n(&ra_hints, __ATOMIC_RELAXED) == (uint64_t)(1 + DEV_RA_QUEUE));
+
+	/* drained: hints queue and are asked again, nothing more dropped */
+	mount_stats(c, &b);
+	for (int i = 0; i < 2; i++) {
+		at += 3 * MiB;
+		dev_readahead_note(c, d, at, piece);
+		dev_readahead_note(c, d, at + piece, piece);
+	}
+	dev_readahead_wait(c);
+	mount_stats(c, &a);
+	CHECK(N("after the drain hints are asked again"),
+	      a.dev_readahead_ios - b.dev_readahead_ios == 2 &&
+	      __atomic_load_n(&ra_hints, __ATOMIC_RELAXED) == (uint64_t)(3 + DEV_RA_QUEUE) &&
+	      a.readahead_dropped == b.readahead_dropped);
+	__atomic_store_n(&ra_watching, false, __ATOMIC_RELEASE);
+out:
+	pthread_mutex_lock(&ra_gate_lock);
+	ra_gate_closed = false;
+	pthread_cond_broadcast(&ra_gate_cond);
+	pthread_mutex_unlock(&ra_gate_lock);
+	__atomic_store_n(&ra_watching, false, __ATOMIC_RELEASE);
+	if (c)
+		mount_close(c);
+	if (img[0])
+		unlink(img);
+#undef N
+}
+
 int main(void)
 {
 	const char *ns = getenv("NODESIZE");	/* one node size only */
@@ -728,6 +840,7 @@ int main(void)
 		threaded((uint32_t)strtoul(ns, NULL, 0));
 		pipelined((uint32_t)strtoul(ns, NULL, 0));
 		seq_readahead((uint32_t)strtoul(ns, NULL, 0));
+		ra_queue_full((uint32_t)strtoul(ns, NULL, 0));
 	} else {
 		run(4096);
 		run(16384);
@@ -736,6 +849,7 @@ int main(void)
 		pipelined(4096);
 		pipelined(16384);
 		seq_readahead(4096);
+		ra_queue_full(4096);
 	}
 	return fails ? 1 : 0;
 }

@@ -1872,6 +1872,83 @@ static int note_on_dev(const struct chunk *ch, void *arg)
 }
 
 /*
+ * nimg images of mib MiB, the first nfmt of them formatted with dprof
+ * data and mprof metadata and mounted in *c: NITEMS items committed, ps
+ * filled with nfill extents.  v->n is nfmt.
+ */
+static int pset_vol(struct vol *v, int nimg, int nfmt, uint64_t mib, uint64_t dprof,
+		    uint64_t mprof, struct pset *ps, int nfill, struct core **c)
+{
+	uint64_t sz[6];
+	int ret;
+
+	for (int i = 0; i < 6; i++)
+		sz[i] = mib << 20;
+	ret = vol_make(v, nimg, sz);
+	v->n = nfmt;
+	if (!ret)
+		ret = vol_format(v, dprof, mprof, NULL);
+	if (!ret)
+		ret = vol_open(v, c);
+	if (ret)
+		return ret;
+	ps->c = *c;
+	ret = t_insert_items(*c, 0, NITEMS, 100);
+	if (!ret)
+		ret = txn_commit(*c, COMMIT_SYNC);
+	return ret ? ret : pset_fill(ps, nfill);
+}
+
+/*
+ * glassctl device replace missing NEW on degraded c: the nadd devices of
+ * add added, the missing ones removed.  True when that worked and no
+ * chunk has a stripe on a missing device; else the error is printed
+ * after `what`.
+ */
+static bool replace_missing(struct core *c, const char *const *add, int nadd, const char *what)
+{
+	struct on_dev od = { NULL, BG_DATA | BG_METADATA | BG_SYSTEM, 0, true };
+	char msg[512];
+	int r = 0;
+
+	for (int i = 0; i < nadd && !r; i++)
+		r = volume_dev_add(c, add[i], msg, sizeof(msg));
+	if (!r)
+		r = volume_dev_remove(c, "missing", msg, sizeof(msg));
+	if (r)
+		printf("# %s: %s\n", what, msg);
+	chunk_for_each(c, note_on_dev, &od);
+	return r == 0 && od.n == 0;
+}
+
+/*
+ * The end of a device remove or replace: *c closed, the n devices of
+ * devs mounted alone (not degraded), every extent of ps reads back
+ * (CHECK reads), closed again, fsck clean on them (CHECK fsck).
+ */
+static int pset_remount(struct core **c, const char *const *devs, int n, struct pset *ps,
+			const char *reads, const char *fsck)
+{
+	struct vol nv = { .n = n };
+	int ret = mount_close(*c);
+
+	for (int i = 0; i < n; i++)
+		nv.devs[i] = devs[i];
+	*c = NULL;
+	if (!ret)
+		ret = vol_open(&nv, c);
+	if (ret)
+		return ret;
+	ps->c = *c;
+	CHECK(reads, pset_reads(ps));
+	ret = mount_close(*c);
+	*c = NULL;
+	if (!ret)
+		CHECK_VFSCK(fsck, &nv);
+	return ret;
+}
+
+/*
  * raid5 and raid6 data moved in every direction on four devices, a
  * writer running beside each balance: raid1 -> raid5 -> raid6 -> raid10
  * -> raid5 -> single -> raid6 -> dup -> raid1, each step with every chunk
@@ -1882,7 +1959,6 @@ static int note_on_dev(const struct chunk *ch, void *arg)
 static void parity_convert(void)
 {
 	struct vol v;
-	uint64_t sz[4] = { 256ull << 20, 256ull << 20, 256ull << 20, 256ull << 20 };
 	static const struct { uint64_t d; const char *name; } steps[] = {
 		{ CORE_PROFILE_RAID5, "raid1 -> raid5" },
 		{ CORE_PROFILE_RAID6, "raid5 -> raid6" },
@@ -1898,13 +1974,7 @@ static void parity_convert(void)
 	char msg[256], name[200];
 
 	MUST(ps ? 0 : -ENOMEM);
-	MUST(vol_make(&v, 4, sz));
-	MUST(vol_format(&v, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, NULL));
-	MUST(vol_open(&v, &c));
-	ps->c = c;
-	MUST(t_insert_items(c, 0, NITEMS, 100));
-	MUST(txn_commit(c, COMMIT_SYNC));
-	MUST(pset_fill(ps, 24));
+	MUST(pset_vol(&v, 4, 4, 256, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, ps, 24, &c));
 	for (size_t k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
 		int stop = 0, r;
 		pthread_t th;
@@ -2111,19 +2181,12 @@ out:
 static void parity_remove(void)
 {
 	struct vol v;
-	uint64_t sz[4] = { 96ull << 20, 96ull << 20, 96ull << 20, 96ull << 20 };
 	struct pset *ps = calloc(1, sizeof(*ps));
 	struct core *c = NULL;
 	char msg[512];
 
 	MUST(ps ? 0 : -ENOMEM);
-	MUST(vol_make(&v, 4, sz));
-	MUST(vol_format(&v, CORE_PROFILE_RAID5, CORE_PROFILE_RAID1, NULL));
-	MUST(vol_open(&v, &c));
-	ps->c = c;
-	MUST(t_insert_items(c, 0, NITEMS, 100));
-	MUST(txn_commit(c, COMMIT_SYNC));
-	MUST(pset_fill(ps, 32));
+	MUST(pset_vol(&v, 4, 4, 96, CORE_PROFILE_RAID5, CORE_PROFILE_RAID1, ps, 32, &c));
 	struct on_dev od = { c->devs[3], BG_DATA, 0, false };
 	chunk_for_each(c, note_on_dev, &od);
 	CHECK("raid5 remove: data chunks have a stripe on the device to remove", od.n > 0);
@@ -2136,16 +2199,9 @@ static void parity_remove(void)
 	r = volume_dev_remove(c, v.devs[2], msg, sizeof(msg));
 	CHECK("raid5 remove: a second removal (2 would be left) is refused, naming raid5",
 	      r == -EINVAL && strstr(msg, "raid5") && c->ndevs == 3);
-	MUST(mount_close(c));
-	c = NULL;
-	v.n = 3;
-	MUST(vol_open(&v, &c));
-	ps->c = c;
-	CHECK("raid5 remove: the three devices left mount alone, every extent reads back",
-	      pset_reads(ps));
-	MUST(mount_close(c));
-	c = NULL;
-	CHECK_VFSCK("raid5 remove: fsck clean on the three devices", &v);
+	MUST(pset_remount(&c, v.devs, 3, ps,
+			  "raid5 remove: the three devices left mount alone, every extent reads back",
+			  "raid5 remove: fsck clean on the three devices"));
 out:
 	if (c)
 		mount_close(c);
@@ -2164,54 +2220,26 @@ out:
 static void parity_replace_missing(void)
 {
 	struct vol v;
-	uint64_t sz[5] = { 96ull << 20, 96ull << 20, 96ull << 20, 96ull << 20, 96ull << 20 };
 	struct pset *ps = calloc(1, sizeof(*ps));
 	struct core *c = NULL;
 	const char *left[4];
-	char msg[512];
-	int r;
 
 	MUST(ps ? 0 : -ENOMEM);
-	MUST(vol_make(&v, 5, sz));
-	v.n = 4;
-	MUST(vol_format(&v, CORE_PROFILE_RAID6, CORE_PROFILE_RAID1, NULL));
-	MUST(vol_open(&v, &c));
-	ps->c = c;
-	MUST(t_insert_items(c, 0, NITEMS, 100));
-	MUST(txn_commit(c, COMMIT_SYNC));
-	MUST(pset_fill(ps, 24));
+	MUST(pset_vol(&v, 5, 4, 96, CORE_PROFILE_RAID6, CORE_PROFILE_RAID1, ps, 24, &c));
 	MUST(mount_close(c));
 	c = NULL;
 	left[0] = v.devs[0], left[1] = v.devs[1], left[2] = v.devs[3];
 	MUST(vol_open_degraded(left, 3, &c));
 	ps->c = c;
 	CHECK("raid6 replace: degraded (one of four missing), every extent reads back", pset_reads(ps));
-	r = volume_dev_add(c, v.devs[4], msg, sizeof(msg));
-	if (!r)
-		r = volume_dev_remove(c, "missing", msg, sizeof(msg));
-	if (r)
-		printf("# replace missing: %s\n", msg);
-	struct on_dev od = { NULL, BG_DATA | BG_METADATA | BG_SYSTEM, 0, true };
-	chunk_for_each(c, note_on_dev, &od);
 	CHECK("raid6 replace: add NEW, remove missing: no stripe left on the missing device",
-	      r == 0 && od.n == 0 && c->ndevs == 4 && profiles_ok(c, CORE_PROFILE_RAID6, CORE_PROFILE_RAID1));
+	      replace_missing(c, &v.devs[4], 1, "replace missing") && c->ndevs == 4 &&
+	      profiles_ok(c, CORE_PROFILE_RAID6, CORE_PROFILE_RAID1));
 	CHECK("raid6 replace: every extent reads back", pset_reads(ps) && verify_all_items(c));
-	MUST(mount_close(c));
-	c = NULL;
 	left[2] = v.devs[3], left[3] = v.devs[4];
-	MUST(vol_open(&(struct vol){ .devs = { left[0], left[1], left[2], left[3] }, .n = 4 }, &c));
-	ps->c = c;
-	CHECK("raid6 replace: the new set of four mounts (not degraded), every extent reads back",
-	      pset_reads(ps));
-	MUST(mount_close(c));
-	c = NULL;
-	{
-		struct vol nv = v;
-		nv.devs[2] = v.devs[3];
-		nv.devs[3] = v.devs[4];
-		nv.n = 4;
-		CHECK_VFSCK("raid6 replace: fsck clean on the new set", &nv);
-	}
+	MUST(pset_remount(&c, left, 4, ps,
+			  "raid6 replace: the new set of four mounts (not degraded), every extent reads back",
+			  "raid6 replace: fsck clean on the new set"));
 out:
 	if (c)
 		mount_close(c);
@@ -2385,24 +2413,14 @@ out:
 static void parity_replace_two(void)
 {
 	struct vol v;
-	uint64_t sz[6] = { 96ull << 20, 96ull << 20, 96ull << 20, 96ull << 20, 96ull << 20, 96ull << 20 };
 	struct mirror_masks mm = { &v, { 0 }, 0 };
 	struct pset *ps = calloc(1, sizeof(*ps));
 	struct core *c = NULL;
 	const char *left[4];
 	unsigned lose = 0;
-	char msg[512];
-	int r;
 
 	MUST(ps ? 0 : -ENOMEM);
-	MUST(vol_make(&v, 6, sz));
-	v.n = 4;
-	MUST(vol_format(&v, CORE_PROFILE_RAID6, CORE_PROFILE_RAID1, NULL));
-	MUST(vol_open(&v, &c));
-	ps->c = c;
-	MUST(t_insert_items(c, 0, NITEMS, 100));
-	MUST(txn_commit(c, COMMIT_SYNC));
-	MUST(pset_fill(ps, 24));
+	MUST(pset_vol(&v, 6, 4, 96, CORE_PROFILE_RAID6, CORE_PROFILE_RAID1, ps, 24, &c));
 	chunk_for_each(c, note_mirror, &mm);
 	MUST(mount_close(c));
 	c = NULL;
@@ -2424,34 +2442,14 @@ static void parity_replace_two(void)
 	MUST(vol_open_degraded(left, 2, &c));
 	ps->c = c;
 	CHECK("raid6 replace two: two of four missing, every extent reads back", pset_reads(ps));
-	r = volume_dev_add(c, v.devs[4], msg, sizeof(msg));
-	if (!r)
-		r = volume_dev_add(c, v.devs[5], msg, sizeof(msg));
-	if (!r)
-		r = volume_dev_remove(c, "missing", msg, sizeof(msg));
-	if (r)
-		printf("# replace two missing: %s\n", msg);
-	struct on_dev od = { NULL, BG_DATA | BG_METADATA | BG_SYSTEM, 0, true };
-	chunk_for_each(c, note_on_dev, &od);
 	CHECK("raid6 replace two: add two, remove missing: every chunk on present devices, data raid6",
-	      r == 0 && od.n == 0 && c->ndevs == 4 && profiles_ok(c, CORE_PROFILE_RAID6, CORE_PROFILE_RAID1));
+	      replace_missing(c, &v.devs[4], 2, "replace two missing") && c->ndevs == 4 &&
+	      profiles_ok(c, CORE_PROFILE_RAID6, CORE_PROFILE_RAID1));
 	CHECK("raid6 replace two: every extent and item reads back", pset_reads(ps) && verify_all_items(c));
-	MUST(mount_close(c));
-	c = NULL;
 	left[2] = v.devs[4], left[3] = v.devs[5];
-	{
-		struct vol nv = v;
-		for (int k = 0; k < 4; k++)
-			nv.devs[k] = left[k];
-		nv.n = 4;
-		MUST(vol_open(&nv, &c));
-		ps->c = c;
-		CHECK("raid6 replace two: the new set of four mounts (not degraded), every extent reads back",
-		      pset_reads(ps));
-		MUST(mount_close(c));
-		c = NULL;
-		CHECK_VFSCK("raid6 replace two: fsck clean on the new set", &nv);
-	}
+	MUST(pset_remount(&c, left, 4, ps,
+			  "raid6 replace two: the new set of four mounts (not degraded), every extent reads back",
+			  "raid6 replace two: fsck clean on the new set"));
 out:
 	if (c)
 		mount_close(c);
@@ -2690,6 +2688,50 @@ static uint64_t from_phys(struct core *c, uint64_t logical, char *path, size_t p
 }
 
 /*
+ * The resync cases' setup: the volume written with its device at index
+ * away missing — mounted degraded without it, write(c, arg), closed —
+ * then opened read-only degraded in *c, to find what lies where.  left
+ * gets the devices present, *n their count.
+ */
+static int away_write(struct vol *v, int away, const char **left, int *n,
+		      int (*write)(struct core *c, void *arg), void *arg, struct core **c)
+{
+	int ret, cr;
+
+	*n = vol_devs_but(v, away, left);
+	ret = vol_open_degraded(left, *n, c);
+	if (ret)
+		return ret;
+	ret = write(*c, arg);
+	cr = mount_close(*c);
+	*c = NULL;
+	if (ret || cr)
+		return ret ? ret : cr;
+	return vol_open_degraded_ro(left, *n, c);
+}
+
+/* The full set of v mounted in *c, its resync of the returning device
+ * done: *st the counters, the resync's printed after tag. */
+static int resync_open(struct vol *v, const char *tag, struct core **c, struct core_stats *st)
+{
+	int ret = vol_open(v, c);
+
+	if (ret)
+		return ret;
+	volume_resync_wait(*c);
+	mount_stats(*c, st);
+	printf("%s: resync: %llu rerouted, %llu mismatch\n", tag,
+	       (unsigned long long)st->resync_rerouted, (unsigned long long)st->resync_mismatch);
+	return 0;
+}
+
+/* away_write's write for resync_verify_case: one extent (seed 77). */
+static int write_extent77(struct core *c, void *x)
+{
+	return put_extent(c, EXTLEN, 77, x);
+}
+
+/*
  * A resync verifies what it copies.  Written with the last device away,
  * then damage on the present ones, then the full set mounts and resyncs
  * it:
@@ -2725,12 +2767,7 @@ static void resync_verify_case(const char *tag, int ndev, uint64_t prof)
 	MUST(populate(c, ext));
 	MUST(mount_close(c));
 	c = NULL;
-	n = vol_devs_but(&v, away, left);
-	MUST(vol_open_degraded(left, n, &c));
-	MUST(put_extent(c, EXTLEN, 77, &x));
-	MUST(mount_close(c));
-	c = NULL;
-	MUST(vol_open_degraded_ro(left, n, &c));
+	MUST(away_write(&v, away, left, &n, write_extent77, &x, &c));
 	if (prof == CORE_PROFILE_RAID1) {
 		ph1 = from_phys(c, ext[1] + 5 * CORE_SECTORSIZE, p1, sizeof(p1));
 		ph2 = from_phys(c, x + 3 * CORE_SECTORSIZE, p2, sizeof(p2));
@@ -2757,11 +2794,7 @@ static void resync_verify_case(const char *tag, int ndev, uint64_t prof)
 	MUST(t_poke(p1, ph1 + 100, 0x42));
 	if (ph2)
 		MUST(t_poke(p2, ph2 + 300, 0x42));
-	MUST(vol_open(&v, &c));
-	volume_resync_wait(c);
-	mount_stats(c, &st);
-	printf("%s: resync: %llu rerouted, %llu mismatch\n", tag, (unsigned long long)st.resync_rerouted,
-	       (unsigned long long)st.resync_mismatch);
+	MUST(resync_open(&v, tag, &c, &st));
 	if (prof == CORE_PROFILE_RAID1)
 		CHECK(N("the resync counts a sector taken from the device itself and one bad everywhere"),
 		      !c->devs[away]->stale && st.resync_rerouted == 1 && st.resync_mismatch == 1);
@@ -3238,6 +3271,15 @@ static int dev_file_read(const char *path, uint64_t off, void *buf, uint64_t len
 	return r == (ssize_t)len ? 0 : -EIO;
 }
 
+/* away_write's write for resync_meta_case: 400 items past MITEMS. */
+static int write_items_away(struct core *c, void *arg)
+{
+	int ret = t_insert_items(c, MITEMS, 400, 100);
+
+	(void)arg;
+	return ret ? ret : txn_commit(c, COMMIT_SYNC);
+}
+
 static void resync_meta_case(const char *tag, int ndev, uint64_t prof)
 {
 	struct vol v;
@@ -3268,13 +3310,7 @@ static void resync_meta_case(const char *tag, int ndev, uint64_t prof)
 	MUST(btree_walk(&c->roots[CT_FS].r, walk_visit, walk_bad, &w) < 0 ? -EIO : 0);
 	MUST(mount_close(c));
 	c = NULL;
-	n = vol_devs_but(&v, away, left);
-	MUST(vol_open_degraded(left, n, &c));
-	MUST(t_insert_items(c, MITEMS, 400, 100));
-	MUST(txn_commit(c, COMMIT_SYNC));
-	MUST(mount_close(c));
-	c = NULL;
-	MUST(vol_open_degraded_ro(left, n, &c));
+	MUST(away_write(&v, away, left, &n, write_items_away, NULL, &c));
 	CHECK(N("every node walks with the device away"), walk_all(c, &w2));
 	memset(&w2, 0, sizeof(w2));
 	MUST(btree_walk(&c->roots[CT_FS].r, walk_visit, walk_bad, &w2) < 0 ? -EIO : 0);
@@ -3313,11 +3349,7 @@ static void resync_meta_case(const char *tag, int ndev, uint64_t prof)
 	MUST(t_poke(path, ph + 200, 0x5a));
 	uint8_t before[64 << 10], after[64 << 10];
 	MUST(alen <= sizeof(before) && dev_file_read(v.devs[away], aph, before, alen) == 0 ? 0 : -EIO);
-	MUST(vol_open(&v, &c));
-	volume_resync_wait(c);
-	mount_stats(c, &st);
-	printf("%s: resync: %llu rerouted, %llu mismatch\n", tag, (unsigned long long)st.resync_rerouted,
-	       (unsigned long long)st.resync_mismatch);
+	MUST(resync_open(&v, tag, &c, &st));
 	if (prof == CORE_PROFILE_RAID5)
 		CHECK(N("the resync ends and counts the row rebuilt from the bad column"),
 		      !c->devs[away]->stale && st.resync_mismatch >= 1);
