@@ -1092,6 +1092,13 @@ out:
  * random places between them.  The root-class write acquisitions include
  * the restarts' and COWs' single-group writes; every group per split
  * (the scheme before regions) makes it > N per split.
+ *
+ * Of those, the ones that could wait (not glock_trylock's): a split holds
+ * the root's groups above its own only for the pointer insert, taken by
+ * trylock once the child's groups are held (tail_extend), so it waits for
+ * its own group alone, plus every group for a split routed to group 0 or
+ * a relayout now and then: about 2 per split at random places, where
+ * waiting for the tail g..N-1 (N/2 + 1 on average, before) starts.
  */
 static void test_root_groups(uint32_t nodesize)
 {
@@ -1119,8 +1126,8 @@ static void test_root_groups(uint32_t nodesize)
 	}
 	level = r.level;
 	for (int phase = 0; phase < 2; phase++) {
-		uint64_t w, splits;
-		double per;
+		uint64_t w, wt, splits;
+		double per, waitable;
 
 		n0 = nb_nritems(r.node->data);
 		glock_counts_read(&c0);
@@ -1136,11 +1143,17 @@ static void test_root_groups(uint32_t nodesize)
 		}
 		glock_counts_read(&c1);
 		w = c1.acquired[GLOCK_CLASS_ROOT][GLOCK_WRITE] - c0.acquired[GLOCK_CLASS_ROOT][GLOCK_WRITE];
+		wt = c1.tried[GLOCK_CLASS_ROOT][GLOCK_WRITE] - c0.tried[GLOCK_CLASS_ROOT][GLOCK_WRITE];
 		splits = nb_nritems(r.node->data) - n0;
 		per = (double)w / (double)splits;
+		waitable = (double)(w - wt) / (double)splits;
 		printf("# %s: %s keys: %" PRIu64 " root write locks for %" PRIu64
-		       " child splits, %.1f per split (of %u groups)\n", name,
-		       phase ? "random" : "ascending", w, splits, per, N);
+		       " child splits, %.1f per split (of %u groups), %.1f of them could wait\n", name,
+		       phase ? "random" : "ascending", w, splits, per, N, waitable);
+		if (phase)
+			CHECKV(name, waitable < N / 4.0,
+			       "random keys: %.1f root groups write-locked per child split could wait",
+			       waitable);
 		/* the right edge: the last group, plus a relayout now and then;
 		 * random places: the groups from the child's region up, N/2 on
 		 * average plus restarts — below N, where taking every group
