@@ -149,10 +149,19 @@
  * busy it drops them and restarts asking for the tail as before.  Group 0
  * and stale regions still ask for every group.  The restart that raises
  * wlevel for a split asks for the child's groups at once (one restart
- * where there were two, each write-locking the parent's group).  So a
- * split at a random place waits for one group of its parent (plus every
- * group for group 0 and relayouts: ~3 per split, 10-11 before,
- * root-groups-per-split counts it through glock_counts' tried[]).
+ * where there were two, each write-locking the parent's group), and a
+ * search that finds the child without room while it holds only a tail of
+ * it (cowlock=path, where wlevel never rises) first asks for the child's
+ * groups alone, so it reaches tail_extend too.  So a split at a random
+ * place waits for one group of its parent (plus every group for group 0
+ * and relayouts): ~3 per split, 9-11 before, under cowlock=leaf and path
+ * (root-groups-per-split, through glock_counts' tried[]).  In fs_mark's
+ * creates (enginebench, 64,000 files, 16 threads, groups:16) the root's
+ * tail holds that could wait fall from ~650 to ~195 per run (those left:
+ * inserts while the root is still a leaf), ~460 extended by trylock and
+ * < 15 of those found busy; enginebench prints the root-class write
+ * locks per create (root_w_per_op): ~0.075 with cowlock=leaf, ~0.05 of
+ * them could wait, and ~4.1 with cowlock=path, one per search by design.
  *
  * Why the root was waited on during creates (fs_mark, 64,000 files, 16
  * threads, groups:16, counted with a diagnostic build): every B-tree wait
@@ -171,7 +180,13 @@
  *
  * Left for per-region room (above): a change still holds g..N-1 of the
  * node it changes (a leaf change; a child's pointer insert once the
- * child is held), only for the change itself now.
+ * child is held), only for the change itself now.  And what the root's
+ * wait is now: readers of its groups behind the one-group write holds
+ * (cowlock=leaf: ~1,000 per run, copies of its children and the splits
+ * of leaves while it is their parent; cowlock=path: every search), few
+ * and long (a holder preempted, 16 threads on 2 CPUs); regions do not
+ * help where threads share a root region (spread: ~10 root children for
+ * 16 threads; not spread: every create's inode item at the right edge).
  *
  * ## Where groups:N waited, and what regions change
  * Measured in-process (tests/bench/engine.bench: fs_mark's creates through
@@ -1627,7 +1642,10 @@ again:
 					goto again;
 				}
 				if (!p->all_groups[cl] || (!SHIFT_OK(l) && !tail_extend(p, l))) {
-					want_shift(need, l, n);
+					/* the parent's tail only once tail_extend
+					 * found it busy: first the child's groups */
+					if (p->all_groups[cl])
+						want_shift(need, l, n);
 					need[cl] = W_ALL;
 					goto again;
 				}
@@ -1677,9 +1695,13 @@ again:
 			goto again;
 		}
 		if (!p->nodes[1] || !p->all_groups[0] || (!SHIFT_OK(1) && !tail_extend(p, 1))) {
-			if (p->nodes[1])
+			/* the parent's tail only once tail_extend found it
+			 * busy (or for a parent held in no way it extends):
+			 * first the leaf's groups */
+			if (p->nodes[1] && (p->all_groups[0] || p->lock_held[1] != L_WRITE ||
+					    p->all_groups[1] || !REG(p->nodes[1])))
 				want_shift(need, 1, p->nodes[1]);
-			else
+			else if (!p->nodes[1])
 				need[1] = W_ALL;
 			need[0] = W_ALL;
 			goto again;
