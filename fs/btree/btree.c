@@ -135,13 +135,14 @@
  * interior nodes.  It needs every reader of node bytes (node.h accessors,
  * walk, ref_children, the write path) to see the packed form or convert,
  * and the measurements below put the waits on the root, not in leaves.
- * A way in, worked out but not built: only a node of the running
+ * A way in, sketched but not built: only a node of the running
  * transaction is ever changed, so only such a node needs the spread form
  * — cow_node and new_node would lay it out spread (each region's headers
  * or pointers followed by slack, a leaf region's data packed into an area
  * of its own: an item's data offset is in its header, so data need not be
  * packed in memory), cache_freeze would pack T's nodes before writeback
- * checksums them (T's writers are done by then; later changes copy), and
+ * checksums them (T's writers are done by then, but T+1 may be copying
+ * one: pack under its groups, or copy from the spread form), and
  * every slot access in btree.c would go through a slot-to-position map
  * kept per region in the group's cache line, with a per-region count so
  * no change needs the last group.  A region out of room re-lays the node
