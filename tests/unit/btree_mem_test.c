@@ -16,7 +16,9 @@
  *     searches through it return -EIO while other leaves still read;
  *     btree_walk reports it;
  *   - how many of the root's groups a child split write-locks under
- *     groups:16 (the lock module's per-thread counts), at both node sizes;
+ *     groups:16 (the lock module's per-thread counts), and how many of
+ *     those it could wait for (not trylock's), at both node sizes under
+ *     cowlock=leaf and path;
  *   - the single-threaded model tests (random, resize, pairs) under
  *     locking=node and groups:4/16/64 at both node sizes;
  *   - how many of a leaf's groups an item insert, resize or delete
