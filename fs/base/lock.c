@@ -352,6 +352,7 @@ bool glock_trylock(struct glock *l, enum glock_mode mode)
 	if (!try_fast(l, excl(l, mode)))
 		return false;
 	note_acquired(l, mode, 0);
+	thread_counts.tried[l->cls < GLOCK_CLASS_NR ? l->cls : GLOCK_CLASS_MISC][mode & 1]++;
 	return true;
 }
 

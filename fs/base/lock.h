@@ -137,6 +137,8 @@ void glock_stats_read(struct glock_stats *out);
  */
 struct glock_counts {
 	uint64_t acquired[GLOCK_CLASS_NR][2];	/* [class][enum glock_mode] */
+	uint64_t tried[GLOCK_CLASS_NR][2];	/* of those, taken by glock_trylock:
+						 * acquisitions that could not wait */
 };
 void glock_counts_read(struct glock_counts *out);
 

@@ -135,6 +135,72 @@
  * interior nodes.  It needs every reader of node bytes (node.h accessors,
  * walk, ref_children, the write path) to see the packed form or convert,
  * and the measurements below put the waits on the root, not in leaves.
+ * A way in, sketched but not built: only a node of the running
+ * transaction is ever changed, so only such a node needs the spread form
+ * — cow_node and new_node would lay it out spread (each region's headers
+ * or pointers followed by slack, a leaf region's data packed into an area
+ * of its own: an item's data offset is in its header, so data need not be
+ * packed in memory), cache_freeze would pack T's nodes before writeback
+ * checksums them (T's writers are done by then, but T+1 may be copying
+ * one: pack under its groups, or copy from the spread form), and
+ * every slot access in btree.c would go through a slot-to-position map
+ * kept per region in the group's cache line, with a per-region count so
+ * no change needs the last group.  A region out of room re-lays the node
+ * under every group.  No layer above reads node bytes (btree_walk,
+ * ref_children and the item accessors are in this file); the unit tests'
+ * structural checks read them after a commit, packed.
+ *
+ * ## A split takes the groups above its own last, without waiting
+ * A child split inserts a pointer in its parent's region g and so needs
+ * the parent's groups g..N-1; it also needs every group of the child,
+ * which it waits for (the child is busy: every search below passes it).
+ * Asking for the tail before the descent (want_shift) held g..N-1 of the
+ * parent through that wait, and every reader routed to a higher region of
+ * the parent queued behind it.  Now the search that finds the child
+ * without room holds the parent's group g alone (for writing), waits for
+ * the child's groups, and only then extends the hold to g+1..N-1 by
+ * trylock (tail_extend: out of lock order, so it never waits); when one is
+ * busy it drops them and restarts asking for the tail as before.  Group 0
+ * and stale regions still ask for every group.  The restart that raises
+ * wlevel for a split asks for the child's groups at once (one restart
+ * where there were two, each write-locking the parent's group), and a
+ * search that finds the child without room while it holds only a tail of
+ * it (cowlock=path, where wlevel never rises) first asks for the child's
+ * groups alone, so it reaches tail_extend too.  So a split at a random
+ * place waits for one group of its parent (plus every group for group 0
+ * and relayouts): ~3 per split, 9-11 before, under cowlock=leaf and path
+ * (root-groups-per-split, through glock_counts' tried[]).  In fs_mark's
+ * creates (enginebench, 64,000 files, 16 threads, groups:16) the root's
+ * tail holds that could wait fall from ~650 to ~195 per run (those left:
+ * inserts while the root is still a leaf), ~460 extended by trylock and
+ * < 15 of those found busy; enginebench prints the root-class write
+ * locks per create (root_w_per_op): ~0.075 with cowlock=leaf, ~0.05 of
+ * them could wait, and ~4.1 with cowlock=path, one per search by design.
+ *
+ * Why the root was waited on during creates (fs_mark, 64,000 files, 16
+ * threads, groups:16, counted with a diagnostic build): every B-tree wait
+ * of the run is on the fs tree (none on the extent, free-space or root
+ * trees), the root pointer lock (root->lock) has < 3 % of it, and the
+ * rest is on the root node's groups, mostly readers.  The root stays a
+ * level-1 node (the leaves' parent) for the first ~500 of ~2,300 leaf
+ * splits, then a level-2 node that changes only for ~7 level-1 splits.
+ * With cowlock=leaf the root is write-locked ~1,100 times one group
+ * (raising wlevel and copying its children), ~700 times g..N-1 and ~80
+ * times every group per run: all child splits while it is the leaves'
+ * parent, and a handful of level-1 splits.  cowlock=path write-locks one
+ * root group per search by design (~4 per create: the talk's locking).
+ * The readers' waits are few and long (~1-2 ms: a holder preempted, 16
+ * threads on 2 CPUs) behind those writers.
+ *
+ * Left for per-region room (above): a change still holds g..N-1 of the
+ * node it changes (a leaf change; a child's pointer insert once the
+ * child is held), only for the change itself now.  And what the root's
+ * wait is now: readers of its groups behind the one-group write holds
+ * (cowlock=leaf: ~1,000 per run, copies of its children and the splits
+ * of leaves while it is their parent; cowlock=path: every search), few
+ * and long (a holder preempted, 16 threads on 2 CPUs); regions do not
+ * help where threads share a root region (spread: ~10 root children for
+ * 16 threads; not spread: every create's inode item at the right edge).
  *
  * ## Where groups:N waited, and what regions change
  * Measured in-process (tests/bench/engine.bench: fs_mark's creates through
@@ -1373,6 +1439,42 @@ static struct glock *busy_lock(struct node *n, const struct key *k, int held, in
 	return NULL;
 }
 
+/*
+ * Level l holds group g of its node alone, for writing, and the child
+ * below is about to split (every group of the child held): extend the
+ * hold to the groups above g without waiting (glock_trylock, ascending),
+ * so that the split holds the groups above its own only while it inserts
+ * the new pointer, never while it waits for the child's groups.  A
+ * waiting tail holder is what readers of every higher region queued
+ * behind (the root's share of the wait, "Where groups:N waited").  0 when
+ * one of them is busy (none kept; the caller restarts asking for the
+ * tail, want_shift), when g is 0 or the regions are worth dealing again
+ * (those ask for every group), or when l is no one-group write hold.
+ * Taking locks above a held child is out of lock order, so only trylock.
+ */
+static int tail_extend(struct path *p, int l)
+{
+	struct node *n = p->nodes[l];
+	unsigned g = p->lock_group[l], i;
+
+	if (!n || !REG(n) || p->all_groups[l] || p->lock_held[l] != L_WRITE)
+		return 0;
+	if (p->tail_groups[l])
+		return 1;
+	if (g == 0 || regions_stale(n))
+		return 0;
+	for (i = g + 1; i < NG(n); i++)
+		if (!glock_trylock(&n->groups[i].l, GLOCK_WRITE))
+			break;
+	if (i < NG(n)) {
+		while (i-- > g + 1)
+			glock_unlock(&n->groups[i].l, GLOCK_WRITE);
+		return 0;
+	}
+	p->tail_groups[l] = 1;
+	return 1;
+}
+
 /* A child of level l's node n will take a new pointer: the groups from
  * its region up, or every group when n's regions are worth dealing again
  * (or n is no region node: a leaf, locking=node).  Never weakens W_ALL. */
@@ -1550,10 +1652,14 @@ again:
 			if (cl > 0 && node_full(D(c), ns)) {
 				if (l > wlevel) {
 					wlevel = l;
+					need[cl] = W_ALL;	/* the split's, one restart */
 					goto again;
 				}
-				if (!SHIFT_OK(l) || !p->all_groups[cl]) {
-					want_shift(need, l, n);
+				if (!p->all_groups[cl] || (!SHIFT_OK(l) && !tail_extend(p, l))) {
+					/* the parent's tail only once tail_extend
+					 * found it busy: first the child's groups */
+					if (p->all_groups[cl])
+						want_shift(need, l, n);
 					need[cl] = W_ALL;
 					goto again;
 				}
@@ -1567,6 +1673,7 @@ again:
 			if (cl == 0 && !leaf_room(D(c), ns, cslot, cexact, ins_len)) {
 				if (l > wlevel) {	/* split_leaf below changes the parent */
 					wlevel = l;
+					need[0] = W_ALL;	/* the split's, one restart */
 					goto again;
 				}
 				safe = 0;
@@ -1598,12 +1705,17 @@ again:
 	if (cow && ins_len > 0 && !leaf_room(D(p->nodes[0]), ns, p->slots[0], exact, ins_len)) {
 		if (p->nodes[1] && p->lock_held[1] != L_WRITE) {
 			wlevel = wlevel > 1 ? wlevel : 1;
+			need[0] = W_ALL;
 			goto again;
 		}
-		if (!p->nodes[1] || !SHIFT_OK(1) || !p->all_groups[0]) {
-			if (p->nodes[1])
+		if (!p->nodes[1] || !p->all_groups[0] || (!SHIFT_OK(1) && !tail_extend(p, 1))) {
+			/* the parent's tail only once tail_extend found it
+			 * busy (or for a parent held in no way it extends):
+			 * first the leaf's groups */
+			if (p->nodes[1] && (p->all_groups[0] || p->lock_held[1] != L_WRITE ||
+					    p->all_groups[1] || !REG(p->nodes[1])))
 				want_shift(need, 1, p->nodes[1]);
-			else
+			else if (!p->nodes[1])
 				need[1] = W_ALL;
 			need[0] = W_ALL;
 			goto again;

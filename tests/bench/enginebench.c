@@ -22,7 +22,10 @@
  * waiting for B-tree locks (classes root, node, group, summed wait over
  * T x wall time), the root locks' and the leaves' (level 0, the root
  * node when it is a leaf included) shares of that wait, and the share spent
- * waiting for every other lock (inodes, transaction, allocator, cache).
+ * waiting for every other lock (inodes, transaction, allocator, cache),
+ * and the root-class locks (every tree's root pointer and root node) the
+ * threads write-locked per operation (glock_counts), all and those that
+ * could wait (not taken by trylock).
  *
  * Usage: enginebench -i IMAGE [-t T] [-n N] [-l node|groups:G] [-T rwlock|mutex|spin]
  *                    [-c path|leaf] [-s] [-S] [-f] [-p create,stat,mixed,unlink] [-N NODESIZE]
@@ -65,6 +68,9 @@ static struct {
 	int threads, files, fsync;
 	enum phase phase;
 	pthread_barrier_t start;
+	/* the workers' root-class write locks (glock_counts: per thread, so
+	 * each worker adds its own): all, and those taken by trylock */
+	uint64_t root_w, root_w_tried;
 } g = { .threads = 1, .files = 2000 };
 
 static const struct fsops_cred cred = { .uid = 0, .gid = 0, .umask = 022 };
@@ -113,8 +119,10 @@ static void *work(void *arg)
 {
 	struct worker *w = arg;
 	char a[32], b[32];
+	struct glock_counts k0, k1;
 
 	pthread_barrier_wait(&g.start);
+	glock_counts_read(&k0);
 	for (int i = 0; i < g.files && !w->err; i++) {
 		/* fs_mark's names are long and random-looking; the hash
 		 * spreads them over the directory's key range alike */
@@ -131,6 +139,11 @@ static void *work(void *arg)
 		default: break;
 		}
 	}
+	glock_counts_read(&k1);
+	__atomic_fetch_add(&g.root_w, k1.acquired[GLOCK_CLASS_ROOT][GLOCK_WRITE] -
+			   k0.acquired[GLOCK_CLASS_ROOT][GLOCK_WRITE], __ATOMIC_RELAXED);
+	__atomic_fetch_add(&g.root_w_tried, k1.tried[GLOCK_CLASS_ROOT][GLOCK_WRITE] -
+			   k0.tried[GLOCK_CLASS_ROOT][GLOCK_WRITE], __ATOMIC_RELAXED);
 	return NULL;
 }
 
@@ -150,6 +163,7 @@ static int run_phase(struct worker *w, enum phase ph)
 	double c0, c1, wall, ops;
 
 	g.phase = ph;
+	g.root_w = g.root_w_tried = 0;
 	pthread_barrier_init(&g.start, NULL, (unsigned)g.threads + 1);
 	for (int i = 0; i < g.threads; i++)
 		if (pthread_create(&w[i].th, NULL, work, &w[i])) {
@@ -193,9 +207,11 @@ static int run_phase(struct worker *w, enum phase ph)
 			 100.0 * (double)(s1.leaf_wait_ns - s0.leaf_wait_ns) / (double)bt);
 	}
 	printf("phase=%s ops=%.0f secs=%.3f rate=%.0f cpu_us=%.1f btree_wait_pct=%.1f "
-	       "root_pct=%s leaf_pct=%s other_wait_pct=%.1f\n",
+	       "root_pct=%s leaf_pct=%s other_wait_pct=%.1f root_w_per_op=%.3f "
+	       "root_w_wait_per_op=%.3f\n",
 	       phase_names[ph], ops, wall, ops / wall, 1e6 * (c1 - c0) / ops,
-	       100.0 * (double)bt / thread_ns, root, leaf, 100.0 * (double)other / thread_ns);
+	       100.0 * (double)bt / thread_ns, root, leaf, 100.0 * (double)other / thread_ns,
+	       (double)g.root_w / ops, (double)(g.root_w - g.root_w_tried) / ops);
 	fflush(stdout);
 	return 0;
 }

@@ -16,7 +16,9 @@
  *     searches through it return -EIO while other leaves still read;
  *     btree_walk reports it;
  *   - how many of the root's groups a child split write-locks under
- *     groups:16 (the lock module's per-thread counts), at both node sizes;
+ *     groups:16 (the lock module's per-thread counts), and how many of
+ *     those it could wait for (not trylock's), at both node sizes under
+ *     cowlock=leaf and path;
  *   - the single-threaded model tests (random, resize, pairs) under
  *     locking=node and groups:4/16/64 at both node sizes;
  *   - how many of a leaf's groups an item insert, resize or delete
@@ -1082,7 +1084,7 @@ out:
 
 /*
  * How many of the root node's groups a child split write-locks
- * (locking=groups:16, rwlock, cowlock=leaf, one thread; the lock module's
+ * (locking=groups:16, rwlock, cowlock=leaf and path, one thread; the lock module's
  * per-thread acquisition counts, glock_counts_read, class root).  A split
  * of a child of the root adds one pointer to the root: it needs the groups
  * from the child's region up — at the right edge, where ascending keys
@@ -1092,8 +1094,15 @@ out:
  * random places between them.  The root-class write acquisitions include
  * the restarts' and COWs' single-group writes; every group per split
  * (the scheme before regions) makes it > N per split.
+ *
+ * Of those, the ones that could wait (not glock_trylock's): a split holds
+ * the root's groups above its own only for the pointer insert, taken by
+ * trylock once the child's groups are held (tail_extend), so it waits for
+ * its own group alone, plus every group for a split routed to group 0 or
+ * a relayout now and then: about 2 per split at random places, where
+ * waiting for the tail g..N-1 (N/2 + 1 on average, before) starts.
  */
-static void test_root_groups(uint32_t nodesize)
+static void test_root_groups(uint32_t nodesize, bool cowpath)
 {
 	const unsigned N = 16;
 	char name[64];
@@ -1108,7 +1117,9 @@ static void test_root_groups(uint32_t nodesize)
 	uint32_t n0;
 	int level;
 
-	snprintf(name, sizeof(name), "root-groups-per-split-%u", nodesize);
+	snprintf(name, sizeof(name), "root-groups-per-split-%u%s", nodesize,
+		 cowpath ? "-cowlock=path" : "");
+	fx_set_cow_lock_path(c, cowpath);
 	btree_root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
 	btree_root_create_empty(tx, &r);
 	/* even objectids ascending until the root (level 1) has 3N children */
@@ -1119,8 +1130,8 @@ static void test_root_groups(uint32_t nodesize)
 	}
 	level = r.level;
 	for (int phase = 0; phase < 2; phase++) {
-		uint64_t w, splits;
-		double per;
+		uint64_t w, wt, splits, calls = 0;
+		double per, waitable;
 
 		n0 = nb_nritems(r.node->data);
 		glock_counts_read(&c0);
@@ -1131,16 +1142,28 @@ static void test_root_groups(uint32_t nodesize)
 			struct key k = { phase ? (rnd(&rs) % i) * 2 + 1 : 2 * i++, 1, 0 };
 			int ret = btree_insert(tx, &r, &k, buf, isz);
 
+			calls++;
 			CHECKV(name, ret == 0 || (phase && ret == -EEXIST), "insert: %d", ret);
 			CHECKV(name, r.level == level, "the root grew (level %d)", r.level);
 		}
 		glock_counts_read(&c1);
 		w = c1.acquired[GLOCK_CLASS_ROOT][GLOCK_WRITE] - c0.acquired[GLOCK_CLASS_ROOT][GLOCK_WRITE];
+		wt = c1.tried[GLOCK_CLASS_ROOT][GLOCK_WRITE] - c0.tried[GLOCK_CLASS_ROOT][GLOCK_WRITE];
 		splits = nb_nritems(r.node->data) - n0;
+		/* cowlock=path write-locks one root group per search by design
+		 * (the talk's locking): the inserts' own, not the splits' */
+		if (cowpath)
+			w = w > calls ? w - calls : 0;
 		per = (double)w / (double)splits;
+		waitable = (double)(w > wt ? w - wt : 0) / (double)splits;
 		printf("# %s: %s keys: %" PRIu64 " root write locks for %" PRIu64
-		       " child splits, %.1f per split (of %u groups)\n", name,
-		       phase ? "random" : "ascending", w, splits, per, N);
+		       " child splits%s, %.1f per split (of %u groups), %.1f of them could wait\n", name,
+		       phase ? "random" : "ascending", w, splits,
+		       cowpath ? " (beyond one per insert)" : "", per, N, waitable);
+		if (phase)
+			CHECKV(name, waitable < N / 4.0,
+			       "random keys: %.1f root groups write-locked per child split could wait",
+			       waitable);
 		/* the right edge: the last group, plus a relayout now and then;
 		 * random places: the groups from the child's region up, N/2 on
 		 * average plus restarts — below N, where taking every group
@@ -1911,8 +1934,10 @@ int main(void)
 	if (models_only)	/* BTREE_MATRIX=models: the model part of full only */
 		goto bench;
 	test_pair_separator();
-	test_root_groups(4096);
-	test_root_groups(16384);
+	test_root_groups(4096, false);
+	test_root_groups(16384, false);
+	test_root_groups(4096, true);
+	test_root_groups(16384, true);
 	test_leaf_groups(4096);
 	test_leaf_groups(16384);
 	test_csum();
