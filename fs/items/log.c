@@ -254,7 +254,13 @@ static void capcache_free(struct capcache *ic)
 	centries_free(ic->e, ic->ne);
 	free(ic->e);
 	free(ic->notes);
-	*ic = (struct capcache){ 0 };
+	ic->e = NULL;
+	ic->notes = NULL;
+	ic->ne = ic->ecap = ic->nnotes = ic->notecap = 0;
+	ic->gen = ic->transid = ic->used = 0;
+	ic->all = false;
+	/* ino is read without ls->lock (log_note_extent) */
+	__atomic_store_n(&ic->ino, 0, __ATOMIC_RELEASE);
 }
 
 static void capcache_clear_all(struct log_state *ls)
@@ -390,6 +396,17 @@ void log_note_extent(struct txn *t, uint64_t ino, uint64_t off)
 	struct log_state *ls = txn_core(t)->log;
 
 	if (!ls)
+		return;
+	/*
+	 * Most writes are to files with no kept capture: leave ls->lock
+	 * alone then.  A capture of ino cannot start or end meanwhile (the
+	 * writer holds the inode's lock); one that gives up ino's slot to
+	 * another inode is seen again under the lock.
+	 */
+	bool kept = false;
+	for (int i = 0; i < LOG_ICACHE_N && !kept; i++)
+		kept = __atomic_load_n(&ls->ic[i].ino, __ATOMIC_ACQUIRE) == ino;
+	if (!kept)
 		return;
 	glock_write(&ls->lock);
 	sync_transid(ls, txn_transid(t));
@@ -903,7 +920,7 @@ static int capture_inode(struct fsctx *fs, struct inode *ip, uint64_t transid, s
 	if (!ic) {
 		ic = victim;
 		capcache_free(ic);
-		ic->ino = ino;
+		__atomic_store_n(&ic->ino, ino, __ATOMIC_RELEASE);
 	}
 	if (full) {
 		centries_free(ic->e, ic->ne);
