@@ -197,7 +197,6 @@ struct centry {
 
 struct capcache {
 	uint64_t ino, gen, transid;	/* ino 0: a free slot */
-	bool all;			/* notes overflowed: capture everything */
 	uint64_t *notes;		/* offsets noted since the capture */
 	size_t nnotes, notecap;
 	struct centry *e;
@@ -258,7 +257,6 @@ static void capcache_free(struct capcache *ic)
 	ic->notes = NULL;
 	ic->ne = ic->ecap = ic->nnotes = ic->notecap = 0;
 	ic->gen = ic->transid = ic->used = 0;
-	ic->all = false;
 	/* ino is read without ls->lock (log_note_extent) */
 	__atomic_store_n(&ic->ino, 0, __ATOMIC_RELEASE);
 }
@@ -412,12 +410,14 @@ void log_note_extent(struct txn *t, uint64_t ino, uint64_t off)
 	sync_transid(ls, txn_transid(t));
 	for (int i = 0; i < LOG_ICACHE_N; i++) {
 		struct capcache *ic = &ls->ic[i];
-		if (ic->ino != ino || ic->all)
+		if (ic->ino != ino)
 			continue;
 		if (off == UINT64_MAX || ic->nnotes == LOG_ICACHE_NOTES ||
 		    bytes_reserve((char **)&ic->notes, &ic->notecap,
 				  (ic->nnotes + 1) * sizeof(*ic->notes), 64 * sizeof(*ic->notes))) {
-			ic->all = true;	/* read everything next time */
+			/* the next fsync reads everything; until then the
+			 * file's writes skip the lock above */
+			capcache_free(ic);
 			continue;
 		}
 		ic->notes[ic->nnotes++] = off;
@@ -916,7 +916,7 @@ static int capture_inode(struct fsctx *fs, struct inode *ip, uint64_t transid, s
 		else if (!victim || !x->ino || (victim->ino && x->used < victim->used))
 			victim = x;
 	}
-	full = !ic || ic->gen != gen || ic->transid != transid || ic->all;
+	full = !ic || ic->gen != gen || ic->transid != transid;
 	if (!ic) {
 		ic = victim;
 		capcache_free(ic);
@@ -928,7 +928,6 @@ static int capture_inode(struct fsctx *fs, struct inode *ip, uint64_t transid, s
 	}
 	ic->gen = gen;
 	ic->transid = transid;
-	ic->all = false;
 	notes = ic->notes;
 	nnotes = ic->nnotes;
 	ic->notes = NULL;

@@ -299,8 +299,9 @@ int main(void)
 	/*
 	 * fio's --fsync=1 in one transaction: 60 changes to a file of 6000
 	 * extents, each fsync'd — 4 KiB writes, writes across a block edge
-	 * (pieces of committed extents left beside them), holes punched, a
-	 * range fallocated and written in place, a truncate.  Each record
+	 * (pieces of committed extents left beside them), holes punched (one
+	 * of 2000 extents, more than the log keeps notes for), a range
+	 * fallocated and written in place, a truncate.  Each record
 	 * holds every change since the last commit, but its capture reads
 	 * only what changed since the file's last fsync (the inode's last
 	 * capture is kept, log_note_extent): reading the leaves this
@@ -330,7 +331,11 @@ int main(void)
 		for (int i = 0; i < OPS; i++) {
 			unsigned r = t_rand(), op = r % 10;
 			size_t blk = (size_t)(t_rand() % (NB - 16));
-			if (i == OPS / 2) {		/* truncate 8 blocks off */
+			if (i == OPS / 3) {		/* 2000 extents punched: too many to note */
+				MUST(fsops_fallocate(fs, f, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+						     1000 * BSZ, 2000 * BSZ));
+				memset(want + 1000 * BSZ, 0, 2000 * BSZ);
+			} else if (i == OPS / 2) {	/* truncate 8 blocks off */
 				struct stat in = { .st_size = (off_t)(fl - 8 * BSZ) };
 				MUST(fsops_setattr(fs, f, &in, FSOPS_SET_SIZE, NULL));
 				fl -= 8 * BSZ;
