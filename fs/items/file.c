@@ -146,6 +146,7 @@ static int fe_write(struct txn *t, struct fsctx *fs, uint64_t ino, const struct 
 		.num_bytes = e->len,
 	};
 	struct key k = mkkey(ino, KEY_EXTENT_DATA, e->off);
+	log_note_extent(t, ino, e->off);
 	return btree_update(t, fs->root, &k, &fe, sizeof(fe));
 }
 
@@ -176,6 +177,7 @@ static int drop_range(struct txn *t, struct fsctx *fs, struct inode *ip,
 			struct key k = mkkey(ip->ino, KEY_EXTENT_DATA, e->off);
 
 			if (e->type == FE_INLINE) {
+				log_note_extent(t, ip->ino, e->off);
 				ret = btree_delete(t, fs->root, &k);
 				ip->item.nbytes -= ip->item.nbytes >= e->len ? e->len : ip->item.nbytes;
 				continue;
@@ -197,6 +199,7 @@ static int drop_range(struct txn *t, struct fsctx *fs, struct inode *ip,
 						ret = data_ref(t, e->disk_logical, e->disk_len, 1);
 				}
 			} else {
+				log_note_extent(t, ip->ino, e->off);
 				ret = btree_delete(t, fs->root, &k);
 				if (ret == 0 && eend > end) {
 					struct fext tail = *e;
@@ -513,6 +516,7 @@ static int put_inline(struct txn *t, struct fsctx *fs, struct inode *ip,
 	fe->ram_bytes = len;
 	fe->type = FE_INLINE;
 	memcpy((char *)fe + FE_INLINE_HDR, data, len);
+	log_note_extent(t, ip->ino, 0);
 	ret = btree_update(t, fs->root, &k, fe, (uint32_t)sz);
 	free(fe);
 	if (ret == 0)
@@ -683,6 +687,7 @@ int file_truncate(struct txn *t, struct fsctx *fs, struct inode *ip, uint64_t si
 	if (inl) {
 		if (size == 0) {
 			struct key k = mkkey(ip->ino, KEY_EXTENT_DATA, 0);
+			log_note_extent(t, ip->ino, 0);
 			ret = btree_delete(t, fs->root, &k);
 			if (ret == 0)
 				ip->item.nbytes -= ip->item.nbytes >= e.len ? e.len : ip->item.nbytes;
@@ -818,6 +823,7 @@ static int shift_extents(struct txn *t, struct fsctx *fs, struct inode *ip, uint
 			ret = -EIO;
 			break;
 		}
+		log_note_extent(t, ip->ino, e->off);
 		ret = btree_delete(t, fs->root, &ok);
 		e->off = (uint64_t)((int64_t)e->off + delta);
 		if (ret == 0)

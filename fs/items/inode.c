@@ -14,6 +14,7 @@
 
 #include "fs/items/inode.h"
 #include "fs/items/dcache.h"
+#include "fs/items/log.h"
 #include "fs/items/subvol.h"
 #include "fs/trees/data.h"
 
@@ -290,6 +291,8 @@ int inode_free_items(struct fsctx *fs, uint64_t ino)
 		ret = txn_join(fs->core, n + 1, TXN_USE_RESERVE, &t);
 		if (ret < 0)
 			goto out;
+		/* an fsync's kept capture of ino is void (log.c) */
+		log_note_extent(t, ino, UINT64_MAX);
 		/* delete the inode item last so a crash mid-way leaves a
 		 * findable orphan: items are sorted by type, INODE_ITEM first */
 		for (int i = n - 1; i >= 0 && ret == 0; i--) {

@@ -100,6 +100,11 @@ void log_note_dir_removal(struct txn *t, uint64_t dir);
  * extent (file.c): those sectors no longer match the last commit's
  * checksums, so a record logs theirs. */
 void log_note_inplace(struct txn *t, uint64_t logical, uint64_t len);
+/* The EXTENT_DATA item of ino at file offset off was written or deleted
+ * (file.c, under the inode's lock; off UINT64_MAX: any of its items):
+ * the next fsync of ino captures again what its last capture in this
+ * transaction saw there (log.c keeps that capture, see "Capture"). */
+void log_note_extent(struct txn *t, uint64_t ino, uint64_t off);
 
 /* Commit: called by the commit with no handle open, before the free-space
  * tree is written (the commit hook fs/ops/mount.c registers).  Pins the
@@ -138,6 +143,8 @@ struct log_stats {
 	uint64_t rejected;	/* replay: records dropped, their data not on the device */
 	uint64_t walked;	/* items record capture read one by one (a committed
 				 * leaf of extents is one run, unread) */
+	uint64_t reused;	/* fsyncs whose capture started from the inode's last
+				 * one in this transaction (only noted ranges read) */
 };
 void log_stats(struct core *c, struct log_stats *s);
 
