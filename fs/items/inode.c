@@ -291,7 +291,7 @@ int inode_free_items(struct fsctx *fs, uint64_t ino)
 		ret = txn_join(fs->core, n + 1, TXN_USE_RESERVE, &t);
 		if (ret < 0)
 			goto out;
-		/* an fsync's kept capture of ino is void (log.c) */
+		/* an fsync's kept capture of ino is void (log_capture.c) */
 		log_note_extent(t, ino, UINT64_MAX);
 		/* delete the inode item last so a crash mid-way leaves a
 		 * findable orphan: items are sorted by type, INODE_ITEM first */

@@ -69,7 +69,8 @@
  * many), a subvolume other than the default fs
  * tree, any error writing the log, and fsync=commit.
  *
- * On disk: see struct log_seg_hdr / log_rec_hdr / log_item_hdr in log.c.
+ * On disk: see struct log_seg_hdr / log_rec_hdr / log_item_hdr in log_int.h
+ * (the format is described in log.c's header).
  */
 #ifndef GLASSFS_LOG_H
 #define GLASSFS_LOG_H
@@ -103,7 +104,7 @@ void log_note_inplace(struct txn *t, uint64_t logical, uint64_t len);
 /* The EXTENT_DATA item of ino at file offset off was written or deleted
  * (file.c, under the inode's lock; off UINT64_MAX: any of its items):
  * the next fsync of ino captures again what its last capture in this
- * transaction saw there (log.c keeps that capture, see "Capture"). */
+ * transaction saw there (log_capture.c keeps that capture). */
 void log_note_extent(struct txn *t, uint64_t ino, uint64_t off);
 
 /* Commit: called by the commit with no handle open, before the free-space

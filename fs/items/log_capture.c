@@ -1,0 +1,616 @@
+// SPDX-License-Identifier: MIT
+/*
+ * log_capture.c — building an fsync record: an inode's items as the
+ * running transaction has them (log.c writes the record; log_int.h).
+ *
+ * A record holds the inode's whole state, so capture reading the inode's
+ * items afresh at every fsync costs what the transaction changed so far
+ * plus a search per committed leaf: after fio's random writes into a
+ * 512 MiB file, ~1,300 leaf searches and ~14,500 items per fsync, 1-2 ms
+ * of CPU, more than its flush.  So the last capture of a few inodes
+ * (LOG_ICACHE_N, the least recently fsync'd goes) is kept for the
+ * running transaction as entries — items of this transaction and runs
+ * of committed ones, ascending by file offset, no run wider than one
+ * leaf — and file.c notes, under the inode's lock, the offset of every
+ * extent item it writes or deletes (log_note_extent).  The next fsync
+ * reads again only each noted offset and the entries whose ranges hold
+ * it (update_extents): an entry no note falls in describes items that
+ * did not change.  The record written is the same kind as before (the
+ * runs joined where one ends where the next starts); replay is unchanged.
+ * Each item's checksum items are read once and kept with it (checksums
+ * of data written in this transaction do not change: a sector is written
+ * once, and a write in place changes the item reading it).  A commit, a
+ * new transaction, a failed capture or too many notes (LOG_ICACHE_NOTES)
+ * forget the kept capture; the inode's generation must match too.
+ *
+ */
+#include "fs/items/log_int.h"
+
+
+/* Room for need bytes in the buffer *p of capacity *cap: doubled (from
+ * first when empty) until need fits.  0 or -ENOMEM (*p unchanged). */
+int log_bytes_reserve(char **p, size_t *cap, size_t need, size_t first)
+{
+	if (need <= *cap)
+		return 0;
+	size_t nc = *cap ? *cap * 2 : first;
+	while (nc < need)
+		nc *= 2;
+	char *np = realloc(*p, nc);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = nc;
+	return 0;
+}
+
+void *log_buf_grow(struct buf *b, size_t n)
+{
+	if (b->err)
+		return NULL;
+	if (b->len + n > LOG_MAX_RECORD) {
+		b->err = -E2BIG;
+		return NULL;
+	}
+	if (log_bytes_reserve(&b->p, &b->cap, b->len + n, 4096)) {
+		b->err = -ENOMEM;
+		return NULL;
+	}
+	void *r = b->p + b->len;
+	b->len += n;
+	return r;
+}
+
+static void put_item(struct buf *b, uint32_t *nitems, int kind, const struct key *k,
+		     const void *data, uint32_t size)
+{
+	struct log_item_hdr *h = log_buf_grow(b, sizeof(*h) + size);
+
+	if (!h)
+		return;
+	h->kind = (uint8_t)kind;
+	h->key = (struct disk_key){ k->objectid, k->type, k->offset };
+	h->size = size;
+	memcpy(h + 1, data, size);
+	(*nitems)++;
+}
+
+struct ext_ref {
+	uint64_t logical, len;
+	uint64_t extent;	/* the data extent's start (disk_logical) */
+};
+
+/* Add [start, end) of COUNT committed items to the runs: the last run
+ * grows when GROW (it ends where this starts, nothing logged since),
+ * else a new run is appended.  -ENOMEM when the array cannot grow. */
+static int keep_run_add(struct log_keep_run **keep, size_t *nkeep, size_t *cap, bool grow,
+			uint64_t start, uint64_t end, uint64_t count)
+{
+	if (grow) {
+		(*keep)[*nkeep - 1].end = end;
+		(*keep)[*nkeep - 1].count += count;
+		return 0;
+	}
+	if (*nkeep == *cap) {
+		size_t nc = *cap ? *cap * 2 : 16;
+		struct log_keep_run *nk = realloc(*keep, nc * sizeof(*nk));
+
+		if (!nk)
+			return -ENOMEM;
+		*keep = nk;
+		*cap = nc;
+	}
+	(*keep)[(*nkeep)++] = (struct log_keep_run){ start, end, count };
+	return 0;
+}
+
+/* The items of ino before its extents (inode item, names, xattrs), in
+ * full; its names' parents to parents. */
+static int capture_head(struct fsctx *fs, uint64_t ino, struct buf *b, uint32_t *nitems,
+			uint64_t *parents, int *nparents, int maxparents, uint64_t *walked)
+{
+	struct path p;
+	struct key k = mkkey(ino, 0, 0), ik;
+	int ret;
+
+	btree_path_init(&p);
+	ret = fsctx_search_ge(fs, &k, &p);
+	while (ret == 0) {
+		uint32_t size;
+
+		btree_item_key(&p, p.slots[0], &ik);
+		if (ik.objectid != ino || ik.type >= KEY_EXTENT_DATA)
+			break;
+		(*walked)++;
+		const void *ptr = btree_item_ptr(&p, p.slots[0], &size);
+		put_item(b, nitems, LOG_FS_ITEM, &ik, ptr, size);
+		if (ik.type == KEY_INODE_REF) {
+			if (*nparents < maxparents)
+				parents[(*nparents)++] = ik.offset;
+			else
+				b->err = -E2BIG;
+		}
+		if (b->err)
+			break;
+		ret = btree_next(&p);
+	}
+	btree_path_release(&p);
+	if (ret < 0)
+		return ret;
+	return b->err;
+}
+
+struct cvec {
+	struct centry *e;
+	size_t n, cap;
+};
+
+static int cvec_push(struct cvec *v, const struct centry *x)
+{
+	if (v->n == v->cap) {
+		size_t nc = v->cap ? v->cap * 2 : 64;
+		struct centry *ne = realloc(v->e, nc * sizeof(*ne));
+		if (!ne)
+			return -ENOMEM;
+		v->e = ne;
+		v->cap = nc;
+	}
+	v->e[v->n++] = *x;
+	return 0;
+}
+
+/*
+ * Entries for the EXTENT_DATA items of ino with offsets in [lo, hi) (hi
+ * UINT64_MAX: to its last), appended to v.  With `leaves`, a leaf the
+ * last commit wrote (older than this transaction: a change copies it
+ * first) whose items from here on are all this file's extents holds
+ * exactly the committed items with offsets from here to its last one:
+ * one run for all of them, without reading each (a fragmented file's
+ * fsync walked every item: 60,000 per fsync after fio's random writes).
+ * Committed items read one by one join the run before them in the same
+ * leaf when it ends where they start; an item of this transaction is
+ * kept whole.
+ */
+static int scan_extents(struct fsctx *fs, uint64_t ino, uint64_t transid, uint64_t lo,
+			uint64_t hi, bool leaves, struct cvec *v, uint64_t *walked)
+{
+	struct path p;
+	struct key k = mkkey(ino, KEY_EXTENT_DATA, lo), ik;
+	int ret;
+
+	btree_path_init(&p);
+	ret = fsctx_search_ge(fs, &k, &p);
+	while (ret == 0) {
+		uint32_t size;
+		void *ptr;
+
+		btree_item_key(&p, p.slots[0], &ik);
+		if (ik.objectid != ino || ik.type != KEY_EXTENT_DATA ||
+		    (hi != UINT64_MAX && ik.offset >= hi))
+			break;
+		if (ik.offset == UINT64_MAX) {	/* no room for a key range: commit */
+			ret = -E2BIG;
+			break;
+		}
+		uint32_t nr = btree_nritems(&p);
+		struct key lk;
+		if (leaves && btree_leaf_generation(&p) < transid &&
+		    nr > (uint32_t)p.slots[0] + 1 &&
+		    (btree_item_key(&p, (int)nr - 1, &lk), lk.objectid == ino) &&
+		    lk.type == KEY_EXTENT_DATA && lk.offset != UINT64_MAX) {
+			const struct file_extent *fe = btree_item_ptr(&p, (int)nr - 1, &size);
+			uint64_t end = lk.offset + 1;
+			if (size >= sizeof(*fe) && fe->type != FE_INLINE && fe->num_bytes)
+				end = lk.offset + fe->num_bytes;
+			struct centry x = { .start = ik.offset, .end = end,
+					    .count = nr - (uint32_t)p.slots[0], .leaf = p.nodes[0],
+					    .ext_old = -1, .jf = true, .jb = end > lk.offset + 1 };
+			if ((ret = cvec_push(v, &x)))
+				break;
+			k = mkkey(ino, KEY_EXTENT_DATA, lk.offset + 1);
+			btree_path_release(&p);
+			btree_path_init(&p);
+			ret = fsctx_search_ge(fs, &k, &p);
+			continue;
+		}
+		(*walked)++;
+		ptr = btree_item_ptr(&p, p.slots[0], &size);
+		if (size >= FE_INLINE_HDR &&
+		    ((const struct file_extent *)ptr)->generation != transid) {
+			/* as committed: a place in a run is enough */
+			const struct file_extent *fe = ptr;
+			uint64_t end = ik.offset + 1;	/* inline, or empty: its key alone */
+			if (size >= sizeof(*fe) && fe->type != FE_INLINE && fe->num_bytes)
+				end = ik.offset + fe->num_bytes;
+			/* a run ends at an inline or empty item: its end is not
+			 * where its bytes end */
+			bool real = end > ik.offset + 1;
+			struct centry *last = v->n ? &v->e[v->n - 1] : NULL;
+			if (last && last->count && last->leaf == p.nodes[0] && last->jb && real &&
+			    last->end == ik.offset) {
+				last->end = end;
+				last->count++;
+			} else {
+				struct centry x = { .start = ik.offset, .end = end, .count = 1,
+						    .leaf = p.nodes[0], .ext_old = -1, .jf = real,
+						    .jb = real };
+				if ((ret = cvec_push(v, &x)))
+					break;
+			}
+		} else {
+			struct centry x = { .start = ik.offset, .end = ik.offset + 1, .size = size,
+					    .ext_old = -1 };
+			x.item = malloc(size ? size : 1);
+			if (!x.item) {
+				ret = -ENOMEM;
+				break;
+			}
+			memcpy(x.item, ptr, size);
+			if ((ret = cvec_push(v, &x))) {
+				free(x.item);
+				break;
+			}
+		}
+		ret = btree_next(&p);
+	}
+	btree_path_release(&p);
+	return ret < 0 ? ret : 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The entries of the last capture brought up to date: each noted offset
+ * (an item written or deleted there since) and the entries whose key
+ * ranges hold it are read again, from the lowest start to the highest
+ * end among them; the entries elsewhere stand (nothing with a key in
+ * them changed).  Takes v's entries.
+ */
+static int update_extents(struct fsctx *fs, uint64_t ino, uint64_t transid, struct cvec *v,
+			  uint64_t *notes, size_t nnotes, uint64_t *walked)
+{
+	struct cvec nv = { 0 };
+	size_t i = 0;
+	int ret = 0;
+
+	qsort(notes, nnotes, sizeof(*notes), cmp_u64);
+	for (size_t j = 0; j < nnotes && !ret; j++) {
+		uint64_t lo = notes[j], hi = lo + 1;
+		if (lo == UINT64_MAX) {
+			ret = -E2BIG;
+			break;
+		}
+		/* what the last interval's reading made past its end */
+		while (nv.n && nv.e[nv.n - 1].end > lo) {
+			struct centry *x = &nv.e[--nv.n];
+			if (x->start < lo)
+				lo = x->start;
+			log_centries_free(x, 1);
+		}
+		while (i < v->n && v->e[i].end <= lo)
+			if ((ret = cvec_push(&nv, &v->e[i])))
+				break;
+			else
+				v->e[i++] = (struct centry){ 0 };
+		if (ret)
+			break;
+		while (i < v->n && v->e[i].start < hi) {
+			if (v->e[i].start < lo)
+				lo = v->e[i].start;
+			if (v->e[i].end > hi)
+				hi = v->e[i].end;
+			log_centries_free(&v->e[i], 1);
+			v->e[i++] = (struct centry){ 0 };
+		}
+		while (j + 1 < nnotes && notes[j + 1] < hi)
+			j++;
+		ret = scan_extents(fs, ino, transid, lo, hi, false, &nv, walked);
+	}
+	for (; i < v->n && !ret; i++) {
+		if ((ret = cvec_push(&nv, &v->e[i])))
+			break;
+		v->e[i] = (struct centry){ 0 };
+	}
+	log_centries_free(v->e, v->n);
+	free(v->e);
+	if (ret) {
+		log_centries_free(nv.e, nv.n);
+		free(nv.e);
+		nv = (struct cvec){ 0 };
+	}
+	*v = nv;
+	return ret;
+}
+
+static bool inplace_in(struct log_state *ls, uint64_t transid, uint64_t from, uint64_t to)
+{
+	bool inplace;
+
+	glock_write(&ls->lock);
+	log_sync_transid(ls, transid);
+	inplace = ls->inplace_oom;
+	for (uint64_t m = from >> LOG_INPLACE_SHIFT; !inplace && m <= (to - 1) >> LOG_INPLACE_SHIFT;
+	     m++)
+		inplace = htable_set_has(&ls->inplace, m);
+	glock_write_unlock(&ls->lock);
+	return inplace;
+}
+
+static int capture_csums(struct core *c, const struct ext_ref *e, struct buf *b,
+			 uint32_t *nitems);
+
+/*
+ * The record's part for ino's extents, from the entries: the items of
+ * this transaction in full, the runs (joined where one ends where the
+ * next starts) in one LOG_EXT_RUNS item, then the checksums of the data
+ * those items read, each entry's read once and kept with it.
+ * Checksums are logged for the data written since the last commit only:
+ * not for the committed pieces a write leaves on either side of it (the
+ * extent is in the last commit and nothing went in place there since).
+ */
+static int emit_extents(struct core *c, struct log_state *ls, uint64_t ino, uint64_t transid,
+			struct cvec *v, struct buf *b, uint32_t *nitems, bool *parity)
+{
+	struct log_keep_run *keep = NULL;
+	size_t nkeep = 0, keepcap = 0, *ix = NULL, nix = 0;
+	struct ext_ref *exts = NULL;
+	bool extend = false;	/* the last run may grow: nothing logged since it */
+	int ret = 0;
+
+	if (v->n) {
+		ix = malloc(v->n * sizeof(*ix));
+		exts = malloc(v->n * sizeof(*exts));
+		if (!ix || !exts) {
+			free(ix);
+			free(exts);
+			return -ENOMEM;
+		}
+	}
+	for (size_t i = 0; i < v->n && !ret && !b->err; i++) {
+		struct centry *x = &v->e[i];
+		if (x->count) {
+			ret = keep_run_add(&keep, &nkeep, &keepcap,
+					   extend && x->jf && keep[nkeep - 1].end == x->start,
+					   x->start, x->end, x->count);
+			extend = x->jb;
+			continue;
+		}
+		extend = false;
+		struct key ik = mkkey(ino, KEY_EXTENT_DATA, x->start);
+		put_item(b, nitems, LOG_FS_ITEM, &ik, x->item, x->size);
+		const struct file_extent *fe = x->item;
+		if (x->size < sizeof(*fe) || fe->type == FE_INLINE || fe->generation != transid ||
+		    !fe->disk_logical)
+			continue;
+		/* in a chunk created since the last commit: replay could not
+		 * claim it, so commit instead */
+		if (alloc_bg_is_new(c, fe->disk_logical)) {
+			b->err = -E2BIG;
+			break;
+		}
+		/* the sectors the item reads, not its whole disk extent: a
+		 * piece of a 64 MiB extent filled in 1 MiB at a time logged
+		 * 64 KiB of checksums and never fit a record */
+		uint64_t rs = (fe->disk_logical + fe->offset) & ~(uint64_t)(CORE_SECTORSIZE - 1);
+		uint64_t re = (fe->disk_logical + fe->offset + fe->num_bytes + CORE_SECTORSIZE - 1) &
+			      ~(uint64_t)(CORE_SECTORSIZE - 1);
+		bool dup = false;
+		for (size_t k = 0; k < nix && !dup; k++)
+			dup = exts[k].logical == rs && exts[k].len == re - rs;
+		if (!dup) {
+			exts[nix] = (struct ext_ref){ rs, re - rs, fe->disk_logical };
+			ix[nix++] = i;
+			*parity |= chunk_map_is_parity(c, rs);
+		}
+	}
+	if (!ret && nkeep && !b->err) {
+		struct key k = mkkey(ino, KEY_EXTENT_DATA, 0);
+		if (nkeep * sizeof(*keep) > LOG_MAX_RECORD)
+			b->err = -E2BIG;
+		else
+			put_item(b, nitems, LOG_EXT_RUNS, &k, keep, (uint32_t)(nkeep * sizeof(*keep)));
+	}
+	for (size_t k = 0; k < nix && !ret && !b->err; k++) {
+		struct centry *x = &v->e[ix[k]];
+		if (x->ext_old < 0) {
+			struct extent_item ei;
+			uint64_t len;
+			x->ext_old = !extent_lookup(c, exts[k].extent, true, &ei, &len) &&
+				     ei.generation < transid;
+		}
+		if (x->ext_old && exts[k].len && !inplace_in(ls, transid, exts[k].logical,
+							     exts[k].logical + exts[k].len))
+			continue;	/* replay keeps the committed checksums */
+		if (!x->csums) {
+			struct buf cb = { 0 };
+			uint32_t cn = 0;
+			ret = capture_csums(c, &exts[k], &cb, &cn);
+			if (ret) {
+				free(cb.p);
+				break;
+			}
+			x->csums = cb.p;
+			x->csum_len = (uint32_t)cb.len;
+			x->csum_items = cn;
+		}
+		void *to = log_buf_grow(b, x->csum_len);
+		if (to) {
+			memcpy(to, x->csums, x->csum_len);
+			*nitems += x->csum_items;
+		}
+	}
+	free(keep);
+	free(exts);
+	free(ix);
+	return ret ? ret : b->err;
+}
+
+/*
+ * The record's items for ino: its head, then its extents from the
+ * inode's last capture in this transaction when there is one (only what
+ * was noted since is read), else from a reading of them all; the
+ * capture is kept for the next fsync.  Caller holds the inode's lock
+ * (shared: no writer) and ls->cap_lock.
+ */
+static int check_reuse(struct fsctx *fs, struct log_state *ls, uint64_t ino, uint64_t transid,
+		       const struct buf *b, size_t from, uint32_t nitems);
+
+int log_capture_inode(struct fsctx *fs, struct inode *ip, uint64_t transid, struct buf *b,
+			 uint32_t *nitems, uint64_t *parents, int *nparents, int maxparents,
+			 uint64_t *walked, bool *reused, bool *parity)
+{
+	struct core *c = fs->core;
+	struct log_state *ls = c->log;
+	uint64_t ino = ip->ino, gen = ip->item.generation, *notes = NULL;
+	size_t nnotes = 0;
+	struct capcache *ic = NULL, *victim = NULL;
+	bool full;
+	int ret;
+
+	ret = capture_head(fs, ino, b, nitems, parents, nparents, maxparents, walked);
+	if (ret)
+		return ret;
+	glock_write(&ls->lock);
+	log_sync_transid(ls, transid);
+	for (int i = 0; i < LOG_ICACHE_N && !ic; i++) {
+		struct capcache *x = &ls->ic[i];
+		if (x->ino == ino)
+			ic = x;
+		else if (!victim || !x->ino || (victim->ino && x->used < victim->used))
+			victim = x;
+	}
+	full = !ic || ic->gen != gen || ic->transid != transid;
+	if (!ic) {
+		ic = victim;
+		log_capcache_free(ic);
+		__atomic_store_n(&ic->ino, ino, __ATOMIC_RELEASE);
+	}
+	if (full) {
+		log_centries_free(ic->e, ic->ne);
+		ic->ne = 0;
+	}
+	ic->gen = gen;
+	ic->transid = transid;
+	notes = ic->notes;
+	nnotes = ic->nnotes;
+	ic->notes = NULL;
+	ic->nnotes = ic->notecap = 0;
+	ic->used = ++ls->ic_clock;
+	glock_write_unlock(&ls->lock);
+
+	/* no note can come while we read: writers hold the inode's lock */
+	struct cvec v = { ic->e, ic->ne, ic->ecap };
+	if (full)
+		ret = scan_extents(fs, ino, transid, 0, UINT64_MAX, true, &v, walked);
+	else if (nnotes)
+		ret = update_extents(fs, ino, transid, &v, notes, nnotes, walked);
+	free(notes);
+	*reused = !full;
+	size_t from = b->len;
+	uint32_t n0 = *nitems;
+	if (!ret)
+		ret = emit_extents(c, ls, ino, transid, &v, b, nitems, parity);
+	if (!ret && !full && ls->verify && !b->err)
+		ret = check_reuse(fs, ls, ino, transid, b, from, *nitems - n0);
+	glock_write(&ls->lock);
+	ic->e = v.e;
+	ic->ne = v.n;
+	ic->ecap = v.cap;
+	if (ret)
+		log_capcache_free(ic);	/* a commit follows, or the next reads all */
+	glock_write_unlock(&ls->lock);
+	return ret;
+}
+
+/*
+ * GLASSFS_LOG_VERIFY (the tests set it): a capture that started from the
+ * kept one must log exactly what a capture reading every item logs — the
+ * part for ino's extents, [from, b->len) of b, from nitems items.  A
+ * difference is an extent change file.c did not note (log_note_extent),
+ * which would replay a stale file: abort, so the test that made it fails
+ * where it happened.
+ */
+static int check_reuse(struct fsctx *fs, struct log_state *ls, uint64_t ino, uint64_t transid,
+		       const struct buf *b, size_t from, uint32_t nitems)
+{
+	struct cvec v = { 0 };
+	struct buf full = { 0 };
+	uint32_t n = 0;
+	uint64_t walked = 0;
+	bool parity = false;
+	int ret;
+
+	ret = scan_extents(fs, ino, transid, 0, UINT64_MAX, true, &v, &walked);
+	if (!ret)
+		ret = emit_extents(fs->core, ls, ino, transid, &v, &full, &n, &parity);
+	if (!ret && (n != nitems || full.len != b->len - from ||
+		     memcmp(full.p, b->p + from, full.len))) {
+		fprintf(stderr, "glassfs: fsync log: the reused capture of inode %llu logs %u items "
+			"in %zu bytes, a full capture %u in %zu%s\n", (unsigned long long)ino,
+			nitems, b->len - from, n, full.len,
+			n == nitems && full.len == b->len - from ? " (other bytes)" : "");
+		abort();
+	}
+	log_centries_free(v.e, v.n);
+	free(v.e);
+	free(full.p);
+	return ret;
+}
+
+/*
+ * The csum items of the data range [logical, +len), and a LOG_CSUM_RESET
+ * before them for the range they start in: from the start of an item
+ * that begins before logical and covers it (so replay, which deletes the
+ * items starting in the reset range, deletes exactly the items logged).
+ */
+static int capture_csums(struct core *c, const struct ext_ref *e, struct buf *b,
+			 uint32_t *nitems)
+{
+	struct root *r = core_tree(c, CT_CSUM);
+	struct key k = { CSUM_OBJECTID, KEY_EXTENT_CSUM, e->logical }, ik;
+	uint64_t from = e->logical, len;
+	struct path p;
+	int ret;
+
+	btree_path_init(&p);
+	ret = btree_search(NULL, r, &k, &p, 0, 0);
+	if (ret == 1 && btree_prev(&p) == 0) {
+		uint32_t size;
+		btree_item_key(&p, p.slots[0], &ik);
+		btree_item_ptr(&p, p.slots[0], &size);
+		if (ik.objectid == CSUM_OBJECTID && ik.type == KEY_EXTENT_CSUM &&
+		    ik.offset + (uint64_t)(size / CSUM_SIZE) * CORE_SECTORSIZE > e->logical)
+			from = ik.offset;
+	}
+	btree_path_release(&p);
+	if (ret < 0)
+		return ret;
+	k.offset = from;
+	len = e->logical + e->len - from;
+	put_item(b, nitems, LOG_CSUM_RESET, &k, &len, sizeof(len));
+	btree_path_init(&p);
+	ret = btree_search_ge(r, &k, &p);
+	while (ret == 0) {
+		uint32_t size;
+		void *ptr;
+
+		btree_item_key(&p, p.slots[0], &ik);
+		if (ik.objectid != CSUM_OBJECTID || ik.type != KEY_EXTENT_CSUM ||
+		    ik.offset >= e->logical + e->len)
+			break;
+		ptr = btree_item_ptr(&p, p.slots[0], &size);
+		put_item(b, nitems, LOG_CSUM_ITEM, &ik, ptr, size);
+		if (b->err)
+			break;
+		ret = btree_next(&p);
+	}
+	btree_path_release(&p);
+	if (ret < 0)
+		return ret;
+	return b->err;
+}
