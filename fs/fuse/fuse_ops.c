@@ -284,7 +284,11 @@ static void gl_setattr(fuse_req_t req, fuse_ino_t ino_, struct stat *attr, int t
 		valid = FSOPS_KILL_PRIVS;
 	cr = cred_of(req);
 	cr.kernel_times = d->writeback;
-	cr.chown_kills_privs = d->killpriv_v2;
+	/* a chown's setuid/setgid: with KILLPRIV_V2 the kernel sends no mode
+	 * for them; without it, a mode only when its partial rule (setuid,
+	 * group-executable setgid) found one, so setgid of a caller outside
+	 * the group is ours either way */
+	cr.chown_kills_privs = true;
 	ret = fsops_setattr_as(FS(req, ino_), ino, attr, valid, &st, &cr);
 	if (!replied_err(req, OP_SETATTR, ino, t0, ret))
 		fuse_reply_attr(req, &st, d->attr_timeout);

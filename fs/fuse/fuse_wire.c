@@ -21,7 +21,7 @@
  * a SETATTR carrying the new mode: gl_write applies the write rule
  * (drop_privs) to every uncached WRITE, and cached WRITEs keep the mode
  * as before; a chown of a non-directory arrives without the mode the
- * kernel used to compute, so gl_setattr applies the chown rule
+ * kernel used to compute, so the daemon applies the chown rule
  * (fsops_cred.chown_kills_privs).  Truncates already apply the write
  * rule here when no mode comes with them (fsops_setattr_as).
  *
