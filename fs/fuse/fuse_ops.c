@@ -170,12 +170,15 @@ static void gl_init(void *userdata, struct fuse_conn_info *conn)
 	 * it has dirty pages (it sends them by SETATTR and ignores ours);
 	 * O_APPEND offsets are the kernel's (fsops_write never appends on
 	 * its own); a write-only open may be read through for partial pages
-	 * (gl_read never checks the open mode); setuid/setgid are cleared
-	 * before the write, by a SETATTR from the writer (no HANDLE_KILLPRIV:
-	 * a cached write arrives without credentials; libfuse 3.14 has no
-	 * HANDLE_KILLPRIV_V2): the kernel's mode, or an empty one for setgid
-	 * on a writer outside the group (gl_setattr); snapshots flush first
-	 * (glassctl syncfs before the ioctl).
+	 * (gl_read never checks the open mode); setuid/setgid: no
+	 * HANDLE_KILLPRIV (a cached write arrives without credentials) but
+	 * HANDLE_KILLPRIV_V2, added to the reply by fuse_wire.c (libfuse
+	 * 3.14 has no flag for it): the writes that must clear them come
+	 * uncached from the writer (gl_write), chowns leave it to us
+	 * (gl_setattr); without it, a SETATTR from the writer before the
+	 * write (the kernel's mode, or an empty one for setgid on a writer
+	 * outside the group); snapshots flush first (glassctl syncfs before
+	 * the ioctl).
 	 */
 	if (d->writeback && (conn->capable & FUSE_CAP_WRITEBACK_CACHE)) {
 		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
@@ -281,6 +284,11 @@ static void gl_setattr(fuse_req_t req, fuse_ino_t ino_, struct stat *attr, int t
 		valid = FSOPS_KILL_PRIVS;
 	cr = cred_of(req);
 	cr.kernel_times = d->writeback;
+	/* a chown's setuid/setgid: with KILLPRIV_V2 the kernel sends no mode
+	 * for them; without it, a mode only when its partial rule (setuid,
+	 * group-executable setgid) found one, so setgid of a caller outside
+	 * the group is ours either way */
+	cr.chown_kills_privs = true;
 	ret = fsops_setattr_as(FS(req, ino_), ino, attr, valid, &st, &cr);
 	if (!replied_err(req, OP_SETATTR, ino, t0, ret))
 		fuse_reply_attr(req, &st, d->attr_timeout);
@@ -402,8 +410,16 @@ static void gl_open(fuse_req_t req, fuse_ino_t ino_, struct fuse_file_info *fi)
 	uint64_t ino = I(ino_);
 	uint64_t t0 = op_start(OP_OPEN, ino);
 	struct fsops_cred cr = cred_of(req);
-	int ret = fsops_open(FS(req, ino_), ino, fi->flags, &cr);
+	bool dropped = false;
+	int ret;
 
+	cr.dropped_privs = &dropped;
+	ret = fsops_open(FS(req, ino_), ino, fi->flags, &cr);
+	/* an O_TRUNC that cleared setuid/setgid: with KILLPRIV_V2 the kernel
+	 * no longer reads the attributes back around it (fuse_setattr), and
+	 * its open refreshes size and times only */
+	if (dropped)
+		fuse_lowlevel_notify_inval_inode(D(req)->se, ino_, -1, 0);
 	if (replied_err(req, OP_OPEN, ino, t0, ret))
 		return;
 	fi->keep_cache = 1;	/* every change passes through us: the page cache stays valid */
@@ -478,7 +494,12 @@ static void gl_write(fuse_req_t req, fuse_ino_t ino_, const char *buf, size_t si
 	ssize_t n;
 
 	cr.dropped_privs = &dropped;
-	cr.kernel_kills_privs = D(req)->writeback;
+	/* with the writeback cache the kernel clears setuid/setgid itself
+	 * (a SETATTR before the write), or, with KILLPRIV_V2, sends the
+	 * writes that must clear them uncached, from the writer: those get
+	 * the write rule here; cached WRITEs (writepage) keep the mode */
+	cr.kernel_kills_privs = D(req)->writeback &&
+				(!D(req)->killpriv_v2 || fi->writepage);
 	cr.kernel_times = D(req)->writeback;
 	n = fsops_write_as(FS(req, ino_), ino, buf, size, (uint64_t)off, &cr);
 	/* the kernel refreshes size and times after a write, not the mode:
@@ -486,8 +507,6 @@ static void gl_write(fuse_req_t req, fuse_ino_t ino_, const char *buf, size_t si
 	 * attr_timeout (attributes only, no pages: safe inside the write) */
 	if (dropped)
 		fuse_lowlevel_notify_inval_inode(D(req)->se, ino_, -1, 0);
-
-	(void)fi;
 	if (!replied_err(req, OP_WRITE, ino, t0, n))
 		fuse_reply_write(req, (size_t)n);
 }

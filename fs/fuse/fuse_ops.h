@@ -21,12 +21,21 @@ struct glassfs_daemon {
 	double neg_timeout;		/* ... and ENOENT lookups */
 	bool writeback;			/* writeback_cache=on asked for; gl_init keeps it
 					 * only when the kernel offers it.  Fixed after init */
+	/* The kernel took FUSE_HANDLE_KILLPRIV_V2 (fuse_wire.c; only with
+	 * the writeback cache): uncached WRITEs and chowns drop setuid and
+	 * setgid here.  Set while INIT is answered, before any other request */
+	bool killpriv_v2;
 	struct fuse_session *se;
 	const char *mountpoint;		/* absolute, or NULL (subvolume delete: busy cwd check) */
 	struct scrub_service *scrub;	/* fs/services/scrub.h: made at init, freed at destroy */
 };
 
 extern const struct fuse_lowlevel_ops fuse_ll_ops;
+
+/* fuse_wire.c: route the session's /dev/fuse reads and writes through
+ * the daemon, to answer INIT with FUSE_HANDLE_KILLPRIV_V2 (libfuse 3.14
+ * has no flag for it).  After fuse_session_mount; 0 or -errno. */
+int fuse_wire_tap(struct fuse_session *se);
 
 /* fuse_subvol.c: the subvolume ioctls (numbers 10-19); replies, returns
  * 0 or -errno for the probe. */

@@ -111,10 +111,15 @@ static int ext_collect(struct fsctx *fs, uint64_t ino, uint64_t start, uint64_t 
 				else
 					fext_free(&v[n], 1);
 			}
+			/* the item after the last one below k is the first at or
+			 * past it: a step in the leaf held, not a second search
+			 * from the root (half of a 4 KiB write's lookups) */
+			ret = btree_next(&p);
+		} else {
+			btree_path_release(&p);
+			btree_path_init(&p);
+			ret = fsctx_search_ge(fs, &k, &p);
 		}
-		btree_path_release(&p);
-		btree_path_init(&p);
-		ret = fsctx_search_ge(fs, &k, &p);
 	}
 	while (ret == 0 && n < max) {
 		btree_item_key(&p, p.slots[0], &ik);
@@ -157,61 +162,74 @@ static int fail(struct txn *t, int err, const char *where)
 }
 
 /*
+ * Remove the file's mapping of [start, end) held by the items v[0..n)
+ * (those ext_collect found overlapping it), splitting items that straddle
+ * an edge.  Inline items overlapping the range are deleted whole.
+ */
+static int drop_items(struct txn *t, struct fsctx *fs, struct inode *ip,
+		      uint64_t start, uint64_t end, const struct fext *v, int n)
+{
+	int ret = 0;
+
+	for (int i = 0; i < n && ret == 0; i++) {
+		const struct fext *e = &v[i];
+		uint64_t eend = e->off + e->len;
+		struct key k = mkkey(ip->ino, KEY_EXTENT_DATA, e->off);
+
+		if (e->type == FE_INLINE) {
+			log_note_extent(t, ip->ino, e->off);
+			ret = btree_delete(t, fs->root, &k);
+			ip->item.nbytes -= ip->item.nbytes >= e->len ? e->len : ip->item.nbytes;
+			continue;
+		}
+		uint64_t cut0 = e->off > start ? e->off : start;
+		uint64_t cut1 = eend < end ? eend : end;
+		ip->item.nbytes -= ip->item.nbytes >= cut1 - cut0 ? cut1 - cut0 : ip->item.nbytes;
+		if (e->off < start) {
+			struct fext front = *e;
+			front.len = start - e->off;
+			ret = fe_write(t, fs, ip->ino, &front);
+			if (ret == 0 && eend > end) {
+				struct fext tail = *e;
+				tail.off = end;
+				tail.doff = e->doff + (end - e->off);
+				tail.len = eend - end;
+				ret = fe_write(t, fs, ip->ino, &tail);
+				if (ret == 0)
+					ret = data_ref(t, e->disk_logical, e->disk_len, 1);
+			}
+		} else {
+			log_note_extent(t, ip->ino, e->off);
+			ret = btree_delete(t, fs->root, &k);
+			if (ret == 0 && eend > end) {
+				struct fext tail = *e;
+				tail.off = end;
+				tail.doff = e->doff + (end - e->off);
+				tail.len = eend - end;
+				ret = fe_write(t, fs, ip->ino, &tail);
+			} else if (ret == 0) {
+				ret = data_ref(t, e->disk_logical, e->disk_len, -1);
+			}
+		}
+	}
+	return ret;
+}
+
+/*
  * Remove the file's mapping of [start, end) (block-aligned, end may be
- * UINT64_MAX), splitting items that straddle an edge.  Inline items
- * overlapping the range are deleted whole.
+ * UINT64_MAX), BATCH items at a time.
  */
 static int drop_range(struct txn *t, struct fsctx *fs, struct inode *ip,
 		      uint64_t start, uint64_t end)
 {
 	struct fext v[BATCH];
-	int n, ret = 0;
+	int n, ret;
 
 	do {
 		n = ext_collect(fs, ip->ino, start, end, v, BATCH);
 		if (n < 0)
 			return n;
-		for (int i = 0; i < n && ret == 0; i++) {
-			struct fext *e = &v[i];
-			uint64_t eend = e->off + e->len;
-			struct key k = mkkey(ip->ino, KEY_EXTENT_DATA, e->off);
-
-			if (e->type == FE_INLINE) {
-				log_note_extent(t, ip->ino, e->off);
-				ret = btree_delete(t, fs->root, &k);
-				ip->item.nbytes -= ip->item.nbytes >= e->len ? e->len : ip->item.nbytes;
-				continue;
-			}
-			uint64_t cut0 = e->off > start ? e->off : start;
-			uint64_t cut1 = eend < end ? eend : end;
-			ip->item.nbytes -= ip->item.nbytes >= cut1 - cut0 ? cut1 - cut0 : ip->item.nbytes;
-			if (e->off < start) {
-				struct fext front = *e;
-				front.len = start - e->off;
-				ret = fe_write(t, fs, ip->ino, &front);
-				if (ret == 0 && eend > end) {
-					struct fext tail = *e;
-					tail.off = end;
-					tail.doff = e->doff + (end - e->off);
-					tail.len = eend - end;
-					ret = fe_write(t, fs, ip->ino, &tail);
-					if (ret == 0)
-						ret = data_ref(t, e->disk_logical, e->disk_len, 1);
-				}
-			} else {
-				log_note_extent(t, ip->ino, e->off);
-				ret = btree_delete(t, fs->root, &k);
-				if (ret == 0 && eend > end) {
-					struct fext tail = *e;
-					tail.off = end;
-					tail.doff = e->doff + (end - e->off);
-					tail.len = eend - end;
-					ret = fe_write(t, fs, ip->ino, &tail);
-				} else if (ret == 0) {
-					ret = data_ref(t, e->disk_logical, e->disk_len, -1);
-				}
-			}
-		}
+		ret = drop_items(t, fs, ip, start, end, v, n);
 		fext_free(v, n);
 		if (ret < 0)
 			return ret;
@@ -298,9 +316,14 @@ static uint64_t data_goal(struct txn *t, struct fsctx *fs, struct inode *ip, uin
 	return g ? g + a : 0;
 }
 
-/* Map [a, a+len) (aligned) to a new extent holding buf. */
-static int write_blocks(struct txn *t, struct fsctx *fs, struct inode *ip,
-			uint64_t a, const void *buf, uint64_t len)
+/*
+ * Map [a, a+len) (aligned) to a new extent holding buf.  old[0..nold):
+ * the items overlapping the range, as the caller collected them (nold
+ * under BATCH: all of them), or old NULL: looked up here.
+ */
+static int write_blocks_over(struct txn *t, struct fsctx *fs, struct inode *ip,
+			     uint64_t a, const void *buf, uint64_t len,
+			     const struct fext *old, int nold)
 {
 	uint64_t logical;
 	int ret = data_alloc_goal(t, len, data_goal(t, fs, ip, a, len), &logical);
@@ -308,7 +331,9 @@ static int write_blocks(struct txn *t, struct fsctx *fs, struct inode *ip,
 	if (ret < 0)
 		return ret;
 	ret = data_write(t, logical, buf, len);
-	if (ret == 0)
+	if (ret == 0 && old && nold < BATCH)
+		ret = drop_items(t, fs, ip, a, a + len, old, nold);
+	else if (ret == 0)
 		ret = drop_range(t, fs, ip, a, a + len);
 	if (ret == 0) {
 		struct fext e = { .off = a, .len = len, .type = FE_REG,
@@ -323,24 +348,30 @@ static int write_blocks(struct txn *t, struct fsctx *fs, struct inode *ip,
 	return 0;
 }
 
+static int write_blocks(struct txn *t, struct fsctx *fs, struct inode *ip,
+			uint64_t a, const void *buf, uint64_t len)
+{
+	return write_blocks_over(t, fs, ip, a, buf, len, NULL, 0);
+}
+
 /*
  * Write [a, a+len) (aligned) in place when PREALLOC extents map all of it:
  * fallocate reserved those blocks, so the write must not need new space
  * (no ENOSPC).  Safe against a crash: the committed items still say
  * PREALLOC (reads as zeros) until this transaction's items, which turn
- * the written part into REG, are committed.  Returns 1 when written,
- * 0 when the range is not all preallocated (the caller copies on write),
- * -errno.
+ * the written part into REG, are committed.  v[0..n): the items
+ * overlapping the range (ext_collect, up to BATCH).  Returns 1 when
+ * written, 0 when the range is not all preallocated (the caller copies
+ * on write), -errno.
  */
 static int write_prealloc(struct txn *t, struct fsctx *fs, struct inode *ip,
-			  uint64_t a, const char *buf, uint64_t len)
+			  uint64_t a, const char *buf, uint64_t len, const struct fext *v, int n)
 {
-	struct fext v[BATCH];
 	uint64_t end = a + len, cur = a;
-	int n = ext_collect(fs, ip->ino, a, end, v, BATCH), ret = 0;
+	int ret = 0;
 
-	if (n < 0)
-		return n;
+	if (n == 0)
+		return 0;	/* a hole or past the end: nothing preallocated */
 	for (int i = 0; i < n; i++)
 		if (v[i].type != FE_PREALLOC || v[i].off > cur ||
 		    (cur = v[i].off + v[i].len) < v[i].off ||
@@ -350,7 +381,7 @@ static int write_prealloc(struct txn *t, struct fsctx *fs, struct inode *ip,
 	if (cur < end)
 		goto cow;
 	for (int i = 0; i < n && ret == 0; i++) {
-		struct fext *e = &v[i];
+		const struct fext *e = &v[i];
 		uint64_t s = e->off > a ? e->off : a;
 		uint64_t x = e->off + e->len < end ? e->off + e->len : end;
 		uint64_t disk = e->disk_logical + e->doff + (s - e->off);
@@ -384,10 +415,8 @@ static int write_prealloc(struct txn *t, struct fsctx *fs, struct inode *ip,
 		if (ret == 0 && pieces > 1)	/* each item holds one reference */
 			ret = data_ref(t, e->disk_logical, e->disk_len, pieces - 1);
 	}
-	fext_free(v, n);
 	return ret < 0 ? fail(t, ret, "file write into prealloc") : 1;
 cow:
-	fext_free(v, n);
 	return 0;
 }
 
@@ -618,9 +647,18 @@ ssize_t file_write(struct txn *t, struct fsctx *fs, struct inode *ip,
 			}
 		}
 		memcpy(buf + (ws - pa), (const char *)ubuf + (ws - off), we - ws);
-		ret = write_prealloc(t, fs, ip, pa, buf, plen);
+		/* one lookup of the items under the piece serves both the
+		 * prealloc check and the copy on write's drop */
+		struct fext v[BATCH];
+		int n = ext_collect(fs, ip->ino, pa, pb, v, BATCH);
+		if (n < 0) {
+			ret = n;
+			break;
+		}
+		ret = write_prealloc(t, fs, ip, pa, buf, plen, v, n);
 		if (ret == 0)
-			ret = write_blocks(t, fs, ip, pa, buf, plen);
+			ret = write_blocks_over(t, fs, ip, pa, buf, plen, v, n);
+		fext_free(v, n);
 		if (ret < 0)
 			break;
 		done += we - ws;

@@ -96,6 +96,13 @@ struct fsops_cred {
 	 * kernel's rule is the only one that can be applied): writes keep
 	 * the mode. */
 	bool kernel_kills_privs;
+	/* A chown (uid or gid set, no mode) of a non-directory drops setuid,
+	 * and setgid when group-executable or the caller is neither root nor
+	 * in the file's group — the kernel's rule (chown_common,
+	 * setattr_should_drop_sgid), which FUSE_HANDLE_KILLPRIV_V2 leaves to
+	 * the daemon; without it FUSE sends a new mode only for setuid and
+	 * group-executable setgid, never for a caller outside the group. */
+	bool chown_kills_privs;
 	/* The kernel owns a regular file's mtime and ctime (FUSE writeback
 	 * cache): it stamps them when a process writes, truncates or
 	 * changes the file, keeps its own over ours, and sends them by

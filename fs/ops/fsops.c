@@ -172,6 +172,24 @@ int fsops_setattr(struct fsctx *fs, uint64_t ino, const struct stat *in, int val
 	return fsops_setattr_as(fs, ino, in, valid, out, NULL);
 }
 
+/*
+ * A chown's setuid/setgid, by the kernel's rule (chown_common with
+ * setattr_should_drop_sgid), when the kernel leaves it to us
+ * (fsops_cred.chown_kills_privs): setuid always goes; setgid when the
+ * file is group-executable, or the caller is not root (CAP_FSETID, which
+ * a daemon cannot see) and not in the file's group.
+ */
+static void chown_drop_privs(struct inode *ip, const struct fsops_cred *cr)
+{
+	uint32_t m = ip->item.mode & ~(uint32_t)S_ISUID;
+
+	if ((m & S_ISGID) && ((m & S_IXGRP) ||
+			      (cr->uid != 0 && cr->gid != ip->item.gid &&
+			       !(cr->in_group && cr->in_group(cr, ip->item.gid)))))
+		m &= ~(uint32_t)S_ISGID;
+	ip->item.mode = m;
+}
+
 int fsops_setattr_as(struct fsctx *fs, uint64_t ino, const struct stat *in, int valid,
 		     struct stat *out, const struct fsops_cred *cr)
 {
@@ -238,6 +256,9 @@ int fsops_setattr_as(struct fsctx *fs, uint64_t ino, const struct stat *in, int 
 		if (ret < 0)
 			goto out;
 	}
+	if ((valid & (FSOPS_SET_UID | FSOPS_SET_GID)) && !(valid & FSOPS_SET_MODE) && cr &&
+	    cr->chown_kills_privs && !S_ISDIR(ip->item.mode))
+		chown_drop_privs(ip, cr);	/* before the group changes: the old one counts */
 	if (valid & FSOPS_SET_UID)
 		ip->item.uid = in->st_uid;
 	if (valid & FSOPS_SET_GID)
