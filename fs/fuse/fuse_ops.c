@@ -184,6 +184,15 @@ static void gl_init(void *userdata, struct fuse_conn_info *conn)
 		d->writeback = false;
 		conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
 	}
+	/* Reads replied as spliced device ranges (gl_read, reply_spans):
+	 * SPLICE_WRITE is libfuse's name for replies through a pipe.  Not
+	 * SPLICE_READ (requests read through a pipe: only for write_buf,
+	 * which we have not) nor SPLICE_MOVE (would steal the device's page
+	 * cache pages into the file's). */
+	if (d->splice && (conn->capable & FUSE_CAP_SPLICE_WRITE))
+		conn->want |= FUSE_CAP_SPLICE_WRITE;
+	else
+		d->splice = false;
 	/* The kernel enforces POSIX ACLs read through getxattr; we keep the
 	 * mode in step and apply default ACLs and the umask at create
 	 * (xattr.c), so the kernel must pass the mode unmasked. */
@@ -449,6 +458,58 @@ static void gl_create(fuse_req_t req, fuse_ino_t parent_, const char *name, mode
 	}
 }
 
+/* What gl_read's spans reply needs besides the spans. */
+struct read_reply {
+	fuse_req_t req;
+	uint64_t ino, t0;
+};
+
+/*
+ * The reply of a read as spans (fsops_read_spans): memory as it is,
+ * verified device ranges as FUSE_BUF_IS_FD buffers, which libfuse
+ * splices from the device's page cache into a pipe and on to /dev/fuse
+ * (FUSE_CAP_SPLICE_WRITE, gl_init): the kernel copies each byte once,
+ * into the reader's page, where the ordinary reply copies it twice
+ * (pread into our buffer, writev out of it).  libfuse copies instead
+ * when the device bytes are under two pages or the pipe cannot grow.
+ * Sent before returning: the spans hold only until then.
+ */
+static int reply_spans(void *arg, const struct data_spans *sp, size_t bytes)
+{
+	struct read_reply *r = arg;
+	struct {
+		struct fuse_bufvec bv;
+		struct fuse_buf more[DATA_SPANS_MAX];
+	} b;
+
+	(void)bytes;
+	memset(&b.bv, 0, sizeof(b.bv));
+	b.bv.count = (size_t)sp->n;
+	for (int i = 0; i < sp->n; i++) {
+		struct fuse_buf *f = &b.bv.buf[i];
+		memset(f, 0, sizeof(*f));
+		f->size = sp->v[i].len;
+		if (sp->v[i].fd >= 0) {
+			f->flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+			f->fd = sp->v[i].fd;
+			f->pos = (off_t)sp->v[i].pos;
+		} else {
+			f->mem = (void *)sp->v[i].mem;
+		}
+	}
+	op_end(OP_READ, r->ino, 0, r->t0);
+	if (sp->n == 0)
+		fuse_reply_buf(r->req, NULL, 0);
+	else
+		fuse_reply_data(r->req, &b.bv, 0);
+	return 0;
+}
+
+/* Reads smaller than this are replied the ordinary way: libfuse copies
+ * device bytes under two pages anyway, and the spans' fixed costs
+ * (mapping lookups, the pipe) outweigh one small copy. */
+#define SPLICE_MIN (16 * 1024)
+
 static void gl_read(fuse_req_t req, fuse_ino_t ino_, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
@@ -460,6 +521,17 @@ static void gl_read(fuse_req_t req, fuse_ino_t ino_, size_t size, off_t off,
 	(void)fi;
 	if (!buf) {
 		reply_err(req, OP_READ, ino, t0, -ENOMEM);
+		return;
+	}
+	if (D(req)->splice && size >= SPLICE_MIN && size <= DATA_SPANS_SECTS * 4096 - 8192) {
+		struct read_reply r = { req, ino, t0 };
+		struct data_spans *sp = malloc(sizeof(*sp));
+		n = sp ? fsops_read_spans(FS(req, ino_), ino, buf, size, (uint64_t)off, sp,
+					 reply_spans, &r) : -ENOMEM;
+		free(sp);
+		if (n < 0)
+			reply_err(req, OP_READ, ino, t0, (int)n);
+		free(buf);
 		return;
 	}
 	n = fsops_read(FS(req, ino_), ino, buf, size, (uint64_t)off);

@@ -21,6 +21,9 @@ struct glassfs_daemon {
 	double neg_timeout;		/* ... and ENOENT lookups */
 	bool writeback;			/* writeback_cache=on asked for; gl_init keeps it
 					 * only when the kernel offers it.  Fixed after init */
+	bool splice;			/* splice=on asked for: reads replied as spliced
+					 * device ranges; gl_init keeps it only when the
+					 * kernel offers splice.  Fixed after init */
 	struct fuse_session *se;
 	const char *mountpoint;		/* absolute, or NULL (subvolume delete: busy cwd check) */
 	struct scrub_service *scrub;	/* fs/services/scrub.h: made at init, freed at destroy */
