@@ -72,6 +72,26 @@ static const uint8_t *map_get(struct dev *d)
 	return m;
 }
 
+/*
+ * Are all pages of [off, +len) in the page cache (or being read into it)?
+ * A sum over pages that are not would fault each one in, reading a window
+ * around it synchronously (mmap read-around), a cold sequential read
+ * measured 5-15% slower that way than pread's one request for the range
+ * and the kernel's read-ahead behind it: such ranges are left to dev_read.
+ */
+static bool resident(const uint8_t *m, uint64_t off, uint64_t len)
+{
+	unsigned char vec[DEV_MAP_MAX_SECTS];
+	uint64_t n = len / CORE_SECTORSIZE;
+
+	if (n > DEV_MAP_MAX_SECTS || mincore((void *)(m + off), len, vec) < 0)
+		return false;
+	for (uint64_t i = 0; i < n; i++)
+		if (!(vec[i] & 1))
+			return false;
+	return true;
+}
+
 /* Sum the sectors: 0, or -EIO when a page faulted with SIGBUS.  Nothing
  * is changed between sigsetjmp and the jump but out[] (memory). */
 static int crc_sectors(const uint8_t *p, uint32_t n, uint32_t *out)
@@ -96,7 +116,7 @@ int dev_map_crc(struct dev *d, uint64_t off, uint32_t n, uint32_t *out)
 	uint64_t t0;
 	int ret;
 
-	if (off > d->size || len > d->size - off)
+	if (n > DEV_MAP_MAX_SECTS || off % CORE_SECTORSIZE || off > d->size || len > d->size - off)
 		return -EINVAL;
 	/* the models act in dev_read: the caller takes that way */
 	for (int op = 0; op < 4; op++)
@@ -104,7 +124,7 @@ int dev_map_crc(struct dev *d, uint64_t off, uint32_t n, uint32_t *out)
 		    d->fail_after[op])
 			return -EOPNOTSUPP;
 	m = map_get(d);
-	if (!m)
+	if (!m || (!d->map_cold && !resident(m, off, len)))
 		return -EOPNOTSUPP;
 	if (PROBE_ON(DEV_IO_SUBMIT))
 		GLASSFS_DEV_IO_SUBMIT(d->devid, (int)DEV_READ, off, len);
@@ -116,6 +136,11 @@ int dev_map_crc(struct dev *d, uint64_t off, uint32_t n, uint32_t *out)
 		GLASSFS_DEV_IO_DONE(d->devid, (int)DEV_READ, off, len, ret,
 				    t0 ? glock_now_ns() - t0 : 0);
 	return ret;
+}
+
+void dev_map_set_cold(struct dev *d, bool on)
+{
+	d->map_cold = on;
 }
 
 void dev_map_release(struct dev *d)

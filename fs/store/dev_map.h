@@ -19,19 +19,26 @@
 #ifndef GLASSFS_DEV_MAP_H
 #define GLASSFS_DEV_MAP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "fs/store/dev_types.h"
 
 /*
- * crc32c of n sectors (CORE_SECTORSIZE) from device offset off into
- * out[0..n).  Counted and probed as a device read.  -EOPNOTSUPP when the
- * device cannot be mapped or plays the latency or error model (dev.h:
- * the caller reads the ordinary way, so the model applies), -EIO when a
- * page could not be read (not counted in dev_errors: the caller's
- * ordinary read of it meets the error and counts it), -EINVAL outside the
- * device.
+ * crc32c of n sectors (CORE_SECTORSIZE) from device offset off (sector
+ * aligned) into out[0..n), n <= DEV_MAP_MAX_SECTS.  Counted and probed as
+ * a device read.  -EOPNOTSUPP, for the caller to read the ordinary way,
+ * when the device cannot be mapped, plays the latency or error model
+ * (dev.h: dev_read applies them), or has pages of the range outside the
+ * page cache (a cold read goes faster through pread and the kernel's
+ * read-ahead than faulted in page by page); -EIO when a page could not
+ * be read (not counted in dev_errors: the caller's ordinary read meets
+ * the error and counts it); -EINVAL for a range outside the device.
  */
+#define DEV_MAP_MAX_SECTS 64	/* n, at most */
 int dev_map_crc(struct dev *d, uint64_t off, uint32_t n, uint32_t *out);
+/* Sum cold ranges too, faulting their pages in (tests: a fault that
+ * raises SIGBUS then comes before any check can see it). */
+void dev_map_set_cold(struct dev *d, bool on);
 /* dev_close: drop the mapping. */
 void dev_map_release(struct dev *d);
 

@@ -112,6 +112,7 @@ struct dev {
 	/* dev_map.c: the whole device mapped read-only, made at first use */
 	void *map;
 	int map_state;		/* atomic: none, being made, made, failed */
+	bool map_cold;		/* dev_map_set_cold */
 	/* write log: set before I/O starts (mount_open), fixed after */
 	dev_record_fn recorder;
 	void *recorder_arg;

@@ -82,15 +82,15 @@ static int map_piece(struct core *c, struct data_spans *sp, uint64_t a, uint32_t
 		     uint64_t p, uint64_t q, uint64_t s, uint64_t x)
 {
 	struct chunk_copy cp[CHUNK_MAX_STRIPES];
-	uint32_t got[64];
+	uint32_t got[DEV_MAP_MAX_SECTS];
 	uint32_t i0 = k + (uint32_t)((p - a) / SECT);
 	uint32_t n = (uint32_t)((q - p) / SECT);
 	int ncp = chunk_map_lookup(c, p, q - p, cp, NULL);
 
 	if (ncp < 1 || chunk_map_is_parity(c, p))
 		return -EAGAIN;
-	for (uint32_t i = 0; i < n; i += 64) {
-		uint32_t m = n - i < 64 ? n - i : 64;
+	for (uint32_t i = 0; i < n; i += DEV_MAP_MAX_SECTS) {
+		uint32_t m = n - i < DEV_MAP_MAX_SECTS ? n - i : DEV_MAP_MAX_SECTS;
 		if (dev_map_crc(cp[0].dev, cp[0].physical + (uint64_t)i * SECT, m, got))
 			return -EAGAIN;
 		for (uint32_t j = 0; j < m; j++)

@@ -186,6 +186,9 @@ int main(void)
 			CHECK("map: counted as a read", n1 - n0 == 4 * 4096);
 			CHECK("map: outside the device", dev_map_crc(m, size - 4096, 2, got) == -EINVAL);
 			CHECK("map: truncated image", truncate(img, 1 << 20) == 0);
+			CHECK("map: pages out of the page cache go to dev_read",
+			      dev_map_crc(m, 1 << 20, 4, got) == -EOPNOTSUPP);
+			dev_map_set_cold(m, true);
 			CHECK("map: a page past the file's end: -EIO, no SIGBUS",
 			      dev_map_crc(m, 1 << 20, 4, got) == -EIO &&
 			      dev_map_crc(m, (1 << 20) + 8192, 1, got) == -EIO);
