@@ -24,6 +24,8 @@ struct glassfs_daemon {
 	bool splice;			/* splice=on asked for: reads replied as spliced
 					 * device ranges; gl_init keeps it only when the
 					 * kernel offers splice.  Fixed after init */
+	size_t pipe_max;		/* the largest splice pipe (gl_init): bigger
+					 * replies go the ordinary way */
 	struct fuse_session *se;
 	const char *mountpoint;		/* absolute, or NULL (subvolume delete: busy cwd check) */
 	struct scrub_service *scrub;	/* fs/services/scrub.h: made at init, freed at destroy */

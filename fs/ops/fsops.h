@@ -87,8 +87,9 @@ ssize_t fsops_read(struct fsctx *fs, uint64_t ino, void *buf, size_t size, uint6
  * splices, and memory in buf (size bytes: holes, inline data; the whole
  * read when the zero-copy way cannot serve it).  reply runs while the
  * spans hold (inode read lock, c->reloc_lock shared), so it must send the
- * bytes before it returns, and do nothing else.  Returns reply's result,
- * or -errno with no reply sent.
+ * bytes before it returns, and do nothing else.  Returns reply's result
+ * (the FUSE layer's is always 0: it replied), or -errno with no reply
+ * sent.
  */
 typedef int (*fsops_reply_fn)(void *arg, const struct data_spans *sp, size_t bytes);
 ssize_t fsops_read_spans(struct fsctx *fs, uint64_t ino, void *buf, size_t size, uint64_t off,

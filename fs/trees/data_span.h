@@ -41,6 +41,7 @@
 
 #define DATA_SPANS_MAX		64	/* pieces of one reply */
 #define DATA_SPANS_SECTS	320	/* checksums of one reply: 1 MiB and the ends */
+#define DATA_SPANS_BYTES	(1u << 20)	/* the largest read worth trying (FUSE's) */
 
 struct data_span {
 	uint64_t len;
