@@ -48,6 +48,7 @@ struct options {
 	unsigned threads;
 	double entry_timeout, attr_timeout, neg_timeout;
 	bool writeback;		/* writeback_cache=on|off (default on: docs/mount-options.md) */
+	bool splice;		/* splice=on|off (docs/mount-options.md) */
 	char fuse_opts[4096];	/* forwarded to libfuse, comma-separated */
 	const char *log;	/* log=FILE: daemon messages in the background */
 	const char *writelog;	/* writelog=FILE: the devices' write log (tests) */
@@ -80,6 +81,8 @@ static void usage(FILE *f)
 "  writeback_cache=on|off  the kernel's writeback cache for file data (default\n"
 "                     on: writes land in the page cache and reach the daemon in\n"
 "                     large requests; off: every write is a round trip)\n"
+"  splice=on|off      reads replied by splicing the verified device bytes to the\n"
+"                     kernel, one copy instead of two (default on)\n"
 "  ro | rw            read-only / read-write\n"
 "  discard=off|sync|async  discard freed extents: never (default), inside the\n"
 "                     commit, or queued in the background; bare 'discard' = sync\n"
@@ -449,6 +452,13 @@ static int parse_opt(struct options *o, const char *opt)
 		}
 		fprintf(stderr, "glassfs: bad value in option '%s' (writeback_cache=on|off)\n", opt);
 		return -EINVAL;
+	} else if (v && has_prefix(opt, "splice=")) {
+		if (!strcmp(v, "on") || !strcmp(v, "off")) {
+			o->splice = !strcmp(v, "on");
+			return 0;
+		}
+		fprintf(stderr, "glassfs: bad value in option '%s' (splice=on|off)\n", opt);
+		return -EINVAL;
 	} else if (v && has_prefix(opt, "negative_timeout=")) {
 		if (parse_double(v, &o->neg_timeout) == 0)
 			return 0;
@@ -484,6 +494,7 @@ static int parse_args(struct options *o, int argc, char **argv)
 	o->threads = 16;
 	o->entry_timeout = o->attr_timeout = o->neg_timeout = 10.0;
 	o->writeback = true;
+	o->splice = true;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -673,6 +684,7 @@ int main(int argc, char **argv)
 	d.attr_timeout = o.attr_timeout;
 	d.neg_timeout = o.neg_timeout;
 	d.writeback = o.writeback;
+	d.splice = o.splice;
 	d.mountpoint = realpath(o.mnt, NULL);	/* freed at exit */
 	se = fuse_session_new(&args, &fuse_ll_ops, sizeof(fuse_ll_ops), &d);
 	if (!se) {

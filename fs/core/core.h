@@ -180,6 +180,10 @@ struct core_stats {
 	/* read-ahead asked of the OS for sequential data reads (dev_readahead.c) */
 	uint64_t dev_readahead_ios, dev_readahead_bytes;
 	uint64_t readahead_dropped;	/* hints not asked: the read-ahead queue was full */
+	/* zero-copy reads (fs/trees/data_span.h): reads replied with device
+	 * ranges to splice, their device bytes, and reads that fell back to
+	 * the ordinary copy (raid5/6, a checksum to look into, a model) */
+	uint64_t span_reads, span_bytes, span_fallbacks;
 };
 
 #endif

@@ -103,6 +103,9 @@ struct core {
 	 * verification on every copy (left as the device had them), and on
 	 * the source only (taken from another copy) */
 	uint64_t resync_mismatch, resync_rerouted;
+	/* reads replied as spans of verified device bytes (data_span.c),
+	 * those bytes, and reads the spans handed to the ordinary read */
+	uint64_t span_reads, span_bytes, span_fallbacks;
 };
 
 /* BG_DATA -> 0, BG_SYSTEM -> 1, BG_METADATA -> 2. */

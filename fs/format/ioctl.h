@@ -22,7 +22,8 @@
 	X(discard_dropped) X(resync_bytes) X(resync_done_bytes) \
 	X(name_cache_hits) X(name_cache_misses) X(resync_running) \
 	X(resync_mismatch) X(resync_rerouted) \
-	X(dev_readahead_ios) X(dev_readahead_bytes) X(readahead_dropped)
+	X(dev_readahead_ios) X(dev_readahead_bytes) X(readahead_dropped) \
+	X(span_reads) X(span_bytes) X(span_fallbacks)
 
 #define GLASSFS_STATS_MAX 48
 

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,8 @@ enum {
 	OP_BATCH_FORGET = 42, OP_FALLOCATE = 43, OP_READDIRPLUS = 44,
 	OP_RENAME2 = 45, OP_LSEEK = 46,
 };
+
+#define SPLICE_PAGE 4096u	/* libfuse's pagesize in its pipe arithmetic */
 
 static inline struct glassfs_daemon *D(fuse_req_t req)
 {
@@ -151,6 +154,40 @@ static void reply_entry(fuse_req_t req, int op, uint64_t ino, uint64_t t0, int r
 		forget_nodeid(req, st->st_ino, 1);
 }
 
+/*
+ * The largest pipe a worker thread's splice can have: libfuse grows its
+ * pipe to each reply's size plus a page per buffer and two (a 1 MiB READ:
+ * 2 MiB after the kernel's rounding), which needs CAP_SYS_RESOURCE past
+ * /proc/sys/fs/pipe-max-size (1 MiB by default); a reply that does not
+ * fit is copied by libfuse into a fresh buffer: worse than no spans.
+ */
+static size_t pipe_max(void)
+{
+	int p[2];
+	long n;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return 0;
+	n = fcntl(p[0], F_SETPIPE_SZ, 2 << 20);
+	if (n < 0) {
+		FILE *f = fopen("/proc/sys/fs/pipe-max-size", "r");
+		long max = 0;
+		if (f && fscanf(f, "%ld", &max) == 1 && max > 0)
+			n = fcntl(p[0], F_SETPIPE_SZ, (int)max);
+		if (f)
+			fclose(f);
+	}
+	close(p[0]);
+	close(p[1]);
+	return n > 0 ? (size_t)n : 0;
+}
+
+/* Does a reply of bytes in nbufs buffers fit libfuse's splice pipe? */
+static bool pipe_fits(const struct glassfs_daemon *d, size_t bytes, int nbufs)
+{
+	return bytes + SPLICE_PAGE * (size_t)(2 + nbufs) + 16 <= d->pipe_max;
+}
+
 static void gl_init(void *userdata, struct fuse_conn_info *conn)
 {
 	struct glassfs_daemon *d = userdata;
@@ -187,6 +224,15 @@ static void gl_init(void *userdata, struct fuse_conn_info *conn)
 		d->writeback = false;
 		conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
 	}
+	/* Reads replied as spliced device ranges (gl_read, reply_spans):
+	 * SPLICE_WRITE is libfuse's name for replies through a pipe.  Not
+	 * SPLICE_READ (requests read through a pipe: only for write_buf,
+	 * which we have not) nor SPLICE_MOVE (would steal the device's page
+	 * cache pages into the file's). */
+	if (d->splice && (conn->capable & FUSE_CAP_SPLICE_WRITE) && (d->pipe_max = pipe_max()) > 0)
+		conn->want |= FUSE_CAP_SPLICE_WRITE;
+	else
+		d->splice = false;
 	/* The kernel enforces POSIX ACLs read through getxattr; we keep the
 	 * mode in step and apply default ACLs and the umask at create
 	 * (xattr.c), so the kernel must pass the mode unmasked. */
@@ -465,6 +511,72 @@ static void gl_create(fuse_req_t req, fuse_ino_t parent_, const char *name, mode
 	}
 }
 
+/* What gl_read's spans reply needs besides the spans. */
+struct read_reply {
+	fuse_req_t req;
+	uint64_t ino, t0;
+	char *buf;		/* the memory spans point into it, in reply order */
+};
+
+/*
+ * The reply of a read as spans (fsops_read_spans): memory as it is,
+ * verified device ranges as FUSE_BUF_IS_FD buffers, which libfuse
+ * splices from the device's page cache into a pipe and on to /dev/fuse
+ * (FUSE_CAP_SPLICE_WRITE, gl_init): the kernel copies each byte once,
+ * into the reader's page, where the ordinary reply copies it twice
+ * (pread into our buffer, writev out of it).  libfuse copies instead
+ * when the device bytes are under two pages or the pipe cannot grow.
+ * Sent before returning: the spans hold only until then.
+ */
+static int reply_spans(void *arg, const struct data_spans *sp, size_t bytes)
+{
+	struct read_reply *r = arg;
+	struct {
+		struct fuse_bufvec bv;
+		struct fuse_buf more[DATA_SPANS_MAX];
+	} b;
+
+	op_end(OP_READ, r->ino, 0, r->t0);
+	if (!pipe_fits(D(r->req), bytes, sp->n)) {
+		/* many pieces: copy the device ranges in beside the memory
+		 * ones (still verified: the spans hold) and reply the buffer */
+		size_t at = 0;
+		for (int i = 0; i < sp->n; at += sp->v[i].len, i++)
+			if (sp->v[i].fd >= 0 &&
+			    pread(sp->v[i].fd, r->buf + at, sp->v[i].len, (off_t)sp->v[i].pos) !=
+				    (ssize_t)sp->v[i].len) {
+				fuse_reply_err(r->req, EIO);
+				return 0;
+			}
+		fuse_reply_buf(r->req, r->buf, bytes);
+		return 0;
+	}
+	memset(&b.bv, 0, sizeof(b.bv));
+	b.bv.count = (size_t)sp->n;
+	for (int i = 0; i < sp->n; i++) {
+		struct fuse_buf *f = &b.bv.buf[i];
+		memset(f, 0, sizeof(*f));
+		f->size = sp->v[i].len;
+		if (sp->v[i].fd >= 0) {
+			f->flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+			f->fd = sp->v[i].fd;
+			f->pos = (off_t)sp->v[i].pos;
+		} else {
+			f->mem = (void *)sp->v[i].mem;
+		}
+	}
+	if (sp->n == 0)
+		fuse_reply_buf(r->req, NULL, 0);
+	else
+		fuse_reply_data(r->req, &b.bv, 0);
+	return 0;
+}
+
+/* Reads smaller than this are replied the ordinary way: libfuse copies
+ * device bytes under two pages anyway, and the spans' fixed costs
+ * (mapping lookups, the pipe) outweigh one small copy. */
+#define SPLICE_MIN (16 * 1024)
+
 static void gl_read(fuse_req_t req, fuse_ino_t ino_, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
@@ -476,6 +588,18 @@ static void gl_read(fuse_req_t req, fuse_ino_t ino_, size_t size, off_t off,
 	(void)fi;
 	if (!buf) {
 		reply_err(req, OP_READ, ino, t0, -ENOMEM);
+		return;
+	}
+	if (D(req)->splice && size >= SPLICE_MIN && size <= DATA_SPANS_BYTES &&
+	    pipe_fits(D(req), size, 1)) {
+		struct read_reply r = { req, ino, t0, buf };
+		struct data_spans *sp = malloc(sizeof(*sp));
+		n = sp ? fsops_read_spans(FS(req, ino_), ino, buf, size, (uint64_t)off, sp,
+					 reply_spans, &r) : -ENOMEM;
+		free(sp);
+		if (n < 0)
+			reply_err(req, OP_READ, ino, t0, (int)n);
+		free(buf);
 		return;
 	}
 	n = fsops_read(FS(req, ino_), ino, buf, size, (uint64_t)off);

@@ -25,6 +25,11 @@ struct glassfs_daemon {
 	 * the writeback cache): uncached WRITEs and chowns drop setuid and
 	 * setgid here.  Set while INIT is answered, before any other request */
 	bool killpriv_v2;
+	bool splice;			/* splice=on asked for: reads replied as spliced
+					 * device ranges; gl_init keeps it only when the
+					 * kernel offers splice.  Fixed after init */
+	size_t pipe_max;		/* the largest splice pipe (gl_init): bigger
+					 * replies go the ordinary way */
 	struct fuse_session *se;
 	const char *mountpoint;		/* absolute, or NULL (subvolume delete: busy cwd check) */
 	struct scrub_service *scrub;	/* fs/services/scrub.h: made at init, freed at destroy */

@@ -30,6 +30,7 @@
  * says so to the handlers.  Everything else passes through untouched.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -82,11 +83,22 @@ static ssize_t wire_writev(int fd, struct iovec *iov, int count, void *userdata)
 	return writev(fd, iov, count);
 }
 
+/* Spliced replies (splice=on: fuse_reply_data with device ranges) pass
+ * through untouched; libfuse offers FUSE_CAP_SPLICE_WRITE with custom
+ * I/O only when this is set. */
+static ssize_t wire_splice_send(int fdin, off_t *offin, int fdout, off_t *offout, size_t len,
+				unsigned int flags, void *userdata)
+{
+	(void)userdata;
+	return splice(fdin, offin, fdout, offout, len, flags);
+}
+
 int fuse_wire_tap(struct fuse_session *se)
 {
 	static const struct fuse_custom_io io = {
 		.read = wire_read,
 		.writev = wire_writev,
+		.splice_send = wire_splice_send,
 	};
 	int fd = fuse_session_fd(se);
 

@@ -13,6 +13,7 @@
 
 #include "fs/items/file.h"
 #include "fs/trees/data.h"
+#include "fs/trees/data_span.h"
 #include "fs/items/subvol.h"
 #include "fs/items/log.h"
 
@@ -427,18 +428,22 @@ cow:
  * lie back to back on disk, and reading them as one range costs one
  * checksum lookup and one device read per 1 MiB instead of one per extent.
  * data_read verifies whole blocks in out itself: no copy or allocation.
+ * With sp (file_read_spans) the run becomes a span of the reply instead,
+ * and the bytes put in buf (holes, inline data) spans of memory.
  */
 struct read_run {
 	uint64_t s, x;		/* file bytes [s, x); s == x: empty */
 	uint64_t disk;		/* disk address of byte s */
 };
 
-static int run_flush(struct fsctx *fs, struct read_run *r, char *buf, uint64_t off)
+static int run_flush(struct fsctx *fs, struct read_run *r, char *buf, uint64_t off,
+		     struct data_spans *sp)
 {
 	int ret = 0;
 
 	if (r->x > r->s)
-		ret = data_read(fs->core, r->disk, buf + (r->s - off), r->x - r->s);
+		ret = sp ? data_spans_add(fs->core, sp, r->disk, r->x - r->s) :
+			   data_read(fs->core, r->disk, buf + (r->s - off), r->x - r->s);
 	r->s = r->x = 0;
 	return ret;
 }
@@ -446,13 +451,13 @@ static int run_flush(struct fsctx *fs, struct read_run *r, char *buf, uint64_t o
 /* Add the bytes [s, x) of extent e to the run, flushing it first when they
  * do not continue it on disk. */
 static int run_add(struct fsctx *fs, struct read_run *r, const struct fext *e, uint64_t s,
-		   uint64_t x, char *buf, uint64_t off)
+		   uint64_t x, char *buf, uint64_t off, struct data_spans *sp)
 {
 	uint64_t disk = e->disk_logical + e->doff + (s - e->off);
 	int ret = 0;
 
 	if (r->x > r->s && (r->x != s || r->disk + (r->x - r->s) != disk))
-		ret = run_flush(fs, r, buf, off);
+		ret = run_flush(fs, r, buf, off, sp);
 	if (r->x == r->s) {
 		r->s = s;
 		r->disk = disk;
@@ -461,7 +466,20 @@ static int run_add(struct fsctx *fs, struct read_run *r, const struct fext *e, u
 	return ret;
 }
 
-ssize_t file_read(struct fsctx *fs, struct inode *ip, void *buf, size_t len, uint64_t off)
+/* Bytes [s, x) put in buf: a span of memory too, after the run before them. */
+static int mem_add(struct fsctx *fs, struct read_run *r, char *buf, uint64_t off, uint64_t s,
+		   uint64_t x, struct data_spans *sp)
+{
+	int ret;
+
+	if (!sp)
+		return 0;
+	ret = run_flush(fs, r, buf, off, sp);
+	return ret ? ret : data_spans_add_mem(sp, buf + (s - off), x - s);
+}
+
+static ssize_t read_into(struct fsctx *fs, struct inode *ip, void *buf, size_t len, uint64_t off,
+			 struct data_spans *sp)
 {
 	uint64_t size = ip->item.size, end, cur, filled;
 	struct read_run run = { 0, 0, 0 };
@@ -486,14 +504,21 @@ ssize_t file_read(struct fsctx *fs, struct inode *ip, void *buf, size_t len, uin
 			uint64_t x = e->off + e->len < end ? e->off + e->len : end;
 			if (s >= x)
 				continue;
-			if (s > filled)
+			if (s > filled) {
 				memset((char *)buf + (filled - off), 0, s - filled);
-			if (e->type == FE_INLINE)
+				ret = mem_add(fs, &run, buf, off, filled, s, sp);
+				if (ret)
+					break;
+			}
+			if (e->type == FE_INLINE) {
 				memcpy((char *)buf + (s - off), e->idata + (s - e->off), x - s);
-			else if (e->type == FE_REG)
-				ret = run_add(fs, &run, e, s, x, buf, off);
-			else	/* preallocated: reads as zeroes */
+				ret = mem_add(fs, &run, buf, off, s, x, sp);
+			} else if (e->type == FE_REG) {
+				ret = run_add(fs, &run, e, s, x, buf, off, sp);
+			} else {	/* preallocated: reads as zeroes */
 				memset((char *)buf + (s - off), 0, x - s);
+				ret = mem_add(fs, &run, buf, off, s, x, sp);
+			}
 			if (x > filled)
 				filled = x;
 			cur = e->off + e->len;
@@ -501,10 +526,24 @@ ssize_t file_read(struct fsctx *fs, struct inode *ip, void *buf, size_t len, uin
 		fext_free(v, n);
 	} while (ret == 0 && n == BATCH && cur < end);
 	if (ret == 0)
-		ret = run_flush(fs, &run, buf, off);
-	if (ret == 0 && filled < end)
+		ret = run_flush(fs, &run, buf, off, sp);
+	if (ret == 0 && filled < end) {
 		memset((char *)buf + (filled - off), 0, end - filled);
+		ret = mem_add(fs, &run, buf, off, filled, end, sp);
+	}
 	return ret < 0 ? ret : (ssize_t)len;
+}
+
+ssize_t file_read(struct fsctx *fs, struct inode *ip, void *buf, size_t len, uint64_t off)
+{
+	return read_into(fs, ip, buf, len, off, NULL);
+}
+
+ssize_t file_read_spans(struct fsctx *fs, struct inode *ip, void *buf, size_t len, uint64_t off,
+			struct data_spans *sp)
+{
+	data_spans_init(sp);
+	return read_into(fs, ip, buf, len, off, sp);
 }
 
 /* The file's only item if it is inline: 1 and *e, 0 if not inline. */

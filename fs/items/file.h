@@ -22,6 +22,16 @@
 
 /* Bytes read (short at EOF), or -errno (-EIO on a checksum failure). */
 ssize_t file_read(struct fsctx *fs, struct inode *ip, void *buf, size_t len, uint64_t off);
+/*
+ * file_read as a reply of spans (fs/trees/data_span.h, step 1): holes and
+ * inline bytes are put in buf (len bytes) and listed as memory, the data
+ * extents' bytes listed with their checksums loaded, unread.  Bytes as
+ * file_read (short at EOF), -EAGAIN when the spans cannot serve the read
+ * (read it with file_read), or -errno.
+ */
+struct data_spans;
+ssize_t file_read_spans(struct fsctx *fs, struct inode *ip, void *buf, size_t len, uint64_t off,
+			struct data_spans *sp);
 /* Bytes written, or -errno (-ENOSPC, -EFBIG). */
 ssize_t file_write(struct txn *t, struct fsctx *fs, struct inode *ip,
 		   const void *buf, size_t len, uint64_t off);

@@ -22,6 +22,7 @@
 #include <sys/statvfs.h>
 #include <sys/types.h>
 #include "fs/items/inode.h"
+#include "fs/trees/data_span.h"
 
 /* Mount the default fs tree: create the root directory on first mount,
  * free orphans left by a crash, find the next inode number. */
@@ -80,6 +81,19 @@ ssize_t fsops_readlink(struct fsctx *fs, uint64_t ino, char *buf, size_t size);
  * is the caller's (only its uid counts: setuid survives root's O_TRUNC). */
 int fsops_open(struct fsctx *fs, uint64_t ino, int flags, const struct fsops_cred *cr);
 ssize_t fsops_read(struct fsctx *fs, uint64_t ino, void *buf, size_t size, uint64_t off);
+/*
+ * fsops_read whose reply is sent by reply(arg, sp, bytes) with the file's
+ * data as spans (fs/trees/data_span.h): verified device ranges the caller
+ * splices, and memory in buf (size bytes: holes, inline data; the whole
+ * read when the zero-copy way cannot serve it).  reply runs while the
+ * spans hold (inode read lock, c->reloc_lock shared), so it must send the
+ * bytes before it returns, and do nothing else.  Returns reply's result
+ * (the FUSE layer's is always 0: it replied), or -errno with no reply
+ * sent.
+ */
+typedef int (*fsops_reply_fn)(void *arg, const struct data_spans *sp, size_t bytes);
+ssize_t fsops_read_spans(struct fsctx *fs, uint64_t ino, void *buf, size_t size, uint64_t off,
+			 struct data_spans *sp, fsops_reply_fn reply, void *arg);
 ssize_t fsops_write(struct fsctx *fs, uint64_t ino, const void *buf, size_t size,
 		    uint64_t off);
 /* The same, by a caller: a write clears setuid (and setgid on a

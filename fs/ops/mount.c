@@ -609,6 +609,9 @@ void mount_stats(struct core *c, struct core_stats *s)
 	s->readahead_dropped = __atomic_load_n(&c->ra.dropped, __ATOMIC_RELAXED);
 	s->resync_mismatch = __atomic_load_n(&c->resync_mismatch, __ATOMIC_RELAXED);
 	s->resync_rerouted = __atomic_load_n(&c->resync_rerouted, __ATOMIC_RELAXED);
+	s->span_reads = __atomic_load_n(&c->span_reads, __ATOMIC_RELAXED);
+	s->span_bytes = __atomic_load_n(&c->span_bytes, __ATOMIC_RELAXED);
+	s->span_fallbacks = __atomic_load_n(&c->span_fallbacks, __ATOMIC_RELAXED);
 	volume_resync_progress(c, &s->resync_bytes, &s->resync_done_bytes, &s->resync_running);
 	if (c->cache) {
 		uint64_t nodes;

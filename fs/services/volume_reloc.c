@@ -396,6 +396,12 @@ static int relocate_one(struct core *c, uint64_t logical, uint64_t old_type, uin
 		if (ret)
 			txn_abort(t, ret, "balance: switching a chunk to its new stripes");
 		ret = volume_commit(c, t, ret, NULL, 0, NULL, NULL);
+		/* a reader replying with spliced device ranges holds
+		 * reloc_lock shared from mapping its pieces to the splice
+		 * (fs/trees/data_span.h): once every such reader is gone,
+		 * none reads the old stripes, and their space may be reused */
+		glock_write(&c->reloc_lock);
+		glock_write_unlock(&c->reloc_lock);
 		if (!ret)
 			chunk_reloc_done(c, logical);
 	} else {

@@ -4,6 +4,7 @@
  */
 #include "fs/store/dev.h"
 #include "fs/store/dev_claim.h"
+#include "fs/store/dev_map.h"
 #include "fs/base/lock.h"
 #include "fs/base/probe.h"
 
@@ -179,6 +180,7 @@ void dev_close(struct dev *d)
 	if (!d)
 		return;
 	gthread_stop(&d->flusher.th, &d->flusher.lock, &d->flusher.cond);
+	dev_map_release(d);
 	close(d->fd);
 	free(d->path);
 	free(d);

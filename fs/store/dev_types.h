@@ -109,6 +109,10 @@ struct dev {
 	struct dev_ra_stream ra[DEV_RA_STREAMS];
 	uint64_t ra_tick;
 	struct dev_flusher flusher;	/* dev_flush_all's thread for this device */
+	/* dev_map.c: the whole device mapped read-only, made at first use */
+	void *map;
+	int map_state;		/* atomic: none, being made, made, failed */
+	bool map_cold;		/* dev_map_set_cold */
 	/* write log: set before I/O starts (mount_open), fixed after */
 	dev_record_fn recorder;
 	void *recorder_arg;

@@ -2,9 +2,13 @@
 /*
  * test_dev.c — fs/store/dev.c on image files: positional I/O round trips, range
  * checks, reads past the end, discard punches holes, flush, counters, the
- * read-only mode, the latency model and the error model.  SEED=n replays.
+ * read-only mode, the latency model and the error model; checksums over
+ * the device's mapping (dev_map.c), a page that cannot be read giving
+ * -EIO instead of killing the process with SIGBUS.  SEED=n replays.
  */
 #include "fs/store/dev.h"
+#include "fs/store/dev_map.h"
+#include "fs/base/crc32c.h"
 #include "fs/base/lock.h"
 
 #include <errno.h>
@@ -160,6 +164,42 @@ int main(void)
 	if (ro)
 		dev_close(ro);
 	unsetenv("GLASSFS_DEV_FAIL");
+	/* dev_map_crc: the bytes dev_write put there, then a truncated image
+	 * (a fault SIGBUS) as -EIO, twice (the handler stays), then the
+	 * latency model refused (the caller's dev_read applies it) */
+	{
+		struct dev *m = NULL;
+		uint32_t got[4] = { 0 }, want[4];
+		uint64_t n0, n1;
+		for (int i = 0; i < 4 * 4096; i++)
+			a[i] = (uint8_t)rand();
+		for (int i = 0; i < 4; i++)
+			want[i] = crc32c(0, a + i * 4096, 4096);
+		CHECK("map: open", dev_open(img, 0, &m) == 0 && dev_write(m, 1 << 20, a, 4 * 4096) == 0);
+		if (m) {
+			dev_counters(m, &cnt);
+			n0 = cnt.read_bytes;
+			CHECK("map: checksums of the written sectors",
+			      dev_map_crc(m, 1 << 20, 4, got) == 0 && !memcmp(got, want, sizeof(want)));
+			dev_counters(m, &cnt);
+			n1 = cnt.read_bytes;
+			CHECK("map: counted as a read", n1 - n0 == 4 * 4096);
+			CHECK("map: outside the device", dev_map_crc(m, size - 4096, 2, got) == -EINVAL);
+			CHECK("map: truncated image", truncate(img, 1 << 20) == 0);
+			CHECK("map: pages out of the page cache go to dev_read",
+			      dev_map_crc(m, 1 << 20, 4, got) == -EOPNOTSUPP);
+			dev_map_set_cold(m, true);
+			CHECK("map: a page past the file's end: -EIO, no SIGBUS",
+			      dev_map_crc(m, 1 << 20, 4, got) == -EIO &&
+			      dev_map_crc(m, (1 << 20) + 8192, 1, got) == -EIO);
+			CHECK("map: pages before it still sum", dev_map_crc(m, 0, 1, got) == 0);
+			CHECK("map: image size back", truncate(img, (off_t)size) == 0);
+			dev_set_latency(m, DEV_READ, 1000);
+			CHECK("map: the latency model goes to dev_read",
+			      dev_map_crc(m, 0, 1, got) == -EOPNOTSUPP);
+			dev_close(m);
+		}
+	}
 	struct dev *x = NULL;
 	CHECK("a directory is not a device", dev_open("/tmp", 0, &x) == -EINVAL);
 	CHECK("a missing file", dev_open("/nonexistent/glassfs.img", 0, &x) == -ENOENT);

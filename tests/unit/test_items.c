@@ -602,6 +602,158 @@ static void write_lookups(void)
 	free(w);
 }
 
+/* The reply of fsops_read_spans put together as the kernel gets it:
+ * memory as it is, device ranges read from the device file (as libfuse's
+ * splice does), under the spans' locks. */
+struct spans_out {
+	unsigned char *out;
+	size_t bytes;
+	int calls, fds;
+};
+
+static int spans_gather(void *arg, const struct data_spans *sp, size_t bytes)
+{
+	struct spans_out *o = arg;
+	size_t at = 0;
+
+	o->calls++;
+	for (int i = 0; i < sp->n; i++) {
+		const struct data_span *v = &sp->v[i];
+		if (at + v->len > bytes)
+			return -EOVERFLOW;
+		if (v->fd >= 0) {
+			o->fds++;
+			if (pread(v->fd, o->out + at, v->len, (off_t)v->pos) != (ssize_t)v->len)
+				return -EIO;
+		} else {
+			memcpy(o->out + at, v->mem, v->len);
+		}
+		at += v->len;
+	}
+	o->bytes = at;
+	return at == bytes ? 0 : -EPROTO;
+}
+
+/*
+ * Reads replied as spans (fs/trees/data_span.h, the FUSE layer's zero-copy
+ * reads) give the bytes fsops_read gives, at random offsets and lengths
+ * over extents, holes, a preallocated range, a partial last block and an
+ * inline file; a data sector damaged on the device gives -EIO with no
+ * reply, through the ordinary read (span_fallbacks), never the bad bytes.
+ */
+static void read_spans(unsigned seed)
+{
+	const uint64_t fsize = (3u << 20) + 1234;
+	unsigned char *w = malloc(fsize), *a = malloc(1 << 20), *b = malloc(1 << 20);
+	unsigned char *buf = malloc(1 << 20);
+	struct data_spans *sp = malloc(sizeof(*sp));
+	struct core_stats s0, s1;
+	struct stat st;
+	uint64_t ino, ino2 = 0;
+	int ok = 1, fds = 0;
+
+	if (!w || !a || !b || !buf || !sp) {
+		CHECK("read-spans: memory", 0);
+		goto out;
+	}
+	srand(seed);
+	for (uint64_t i = 0; i < fsize; i++)
+		w[i] = (unsigned char)(rand() >> 7);
+	CHECK("read-spans: create",
+	      fsops_mknod(fs, ROOT_DIR_INO, "spans", S_IFREG | 0644, 0, &root_cr, &st) == 0);
+	ino = st.st_ino;
+	/* extents of odd sizes, a hole at [1 MiB, 1 MiB + 200 KiB), a
+	 * preallocated range after it, the rest written to an odd end */
+	for (uint64_t o = 0; o < (1u << 20); o += 40000)
+		ok &= fsops_write(fs, ino, w + o, o + 40000 > (1u << 20) ? (1u << 20) - o : 40000, o) > 0;
+	ok &= fsops_fallocate(fs, ino, FALLOC_FL_KEEP_SIZE, (1u << 20) + (200u << 10), 64u << 10) == 0;
+	ok &= fsops_write(fs, ino, w + (1u << 20) + (264u << 10), fsize - (1u << 20) - (264u << 10),
+			  (1u << 20) + (264u << 10)) > 0;
+	memset(w + (1u << 20), 0, 264u << 10);
+	CHECK("read-spans: written", ok);
+	CHECK("read-spans: committed", txn_commit(core, COMMIT_OTHER) == 0);
+	mount_stats(core, &s0);
+	for (int i = 0; i < 300 && ok; i++) {
+		uint64_t off = (uint64_t)rand() % (fsize + 4096);
+		size_t len = (size_t)(rand() % 3 ? rand() % (1 << 20) : (rand() % 64) << 12) + 1;
+		struct spans_out o = { a, 0, 0, 0 };
+		ssize_t n = fsops_read(fs, ino, b, len, off);
+		ssize_t m = fsops_read_spans(fs, ino, buf, len, off, sp, spans_gather, &o);
+		fds += o.fds;
+		if (n < 0 || m != 0 || o.calls != 1 || o.bytes != (size_t)n || memcmp(a, b, (size_t)n) ||
+		    (n > 0 && memcmp(a, w + off, (size_t)n))) {
+			printf("# read-spans: off %llu len %zu: read %zd, spans %zd (%d calls, %zu bytes)\n",
+			       (unsigned long long)off, len, n, m, o.calls, o.bytes);
+			ok = 0;
+		}
+	}
+	mount_stats(core, &s1);
+	CHECK("read-spans: 300 random reads as fsops_read", ok);
+	printf("# read-spans: %llu span reads, %llu fallbacks, %d device ranges\n",
+	       (unsigned long long)(s1.span_reads - s0.span_reads),
+	       (unsigned long long)(s1.span_fallbacks - s0.span_fallbacks), fds);
+	CHECK("read-spans: served as device ranges, none fell back",
+	      s1.span_reads > s0.span_reads && fds > 0 && s1.span_fallbacks == s0.span_fallbacks);
+
+	/* an inline file: memory only */
+	CHECK("read-spans: inline file",
+	      fsops_mknod(fs, ROOT_DIR_INO, "spans-inline", S_IFREG | 0644, 0, &root_cr, &st) == 0 &&
+	      fsops_write(fs, ino2 = st.st_ino, "inline bytes", 12, 0) == 12);
+	{
+		struct spans_out o = { a, 0, 0, 0 };
+		CHECK("read-spans: inline read",
+		      fsops_read_spans(fs, ino2, buf, 4096, 0, sp, spans_gather, &o) == 0 &&
+		      o.bytes == 12 && o.fds == 0 && memcmp(a, "inline bytes", 12) == 0);
+	}
+
+	/* a sector damaged under the mount, in the device's page cache */
+	{
+		int fd = open(img, O_RDWR);
+		unsigned char *scan = malloc(1 << 20), needle[64];
+		off_t at = -1;
+		memcpy(needle, w + (2u << 20), sizeof(needle));
+		for (off_t o = 0; fd >= 0 && scan && at < 0; o += (1 << 20) - 4096) {
+			ssize_t r = pread(fd, scan, 1 << 20, o);
+			if (r <= 0)
+				break;
+			for (ssize_t k = 0; k + (ssize_t)sizeof(needle) <= r; k += 4096)
+				if (!memcmp(scan + k, needle, sizeof(needle)))
+					at = o + k;
+		}
+		CHECK("read-spans: the sector found on the device", at >= 0);
+		if (at >= 0) {
+			unsigned char x = 0;
+			struct spans_out o = { a, 0, 0, 0 };
+			ok = pread(fd, &x, 1, at + 100) == 1;
+			x ^= 0x10;
+			ok &= pwrite(fd, &x, 1, at + 100) == 1;
+			mount_stats(core, &s0);
+			CHECK("read-spans: damaged sector: -EIO, no reply",
+			      ok && fsops_read_spans(fs, ino, buf, 1 << 20, (2u << 20) - 8192, sp,
+						     spans_gather, &o) == -EIO && o.calls == 0);
+			mount_stats(core, &s1);
+			CHECK("read-spans: ... through the ordinary read",
+			      s1.span_fallbacks == s0.span_fallbacks + 1 && s1.csum_errors > s0.csum_errors);
+			CHECK("read-spans: the bytes before it still read",
+			      fsops_read_spans(fs, ino, buf, 8192, (2u << 20) - 8192, sp, spans_gather, &o) == 0 &&
+			      o.bytes == 8192 && memcmp(a, w + (2u << 20) - 8192, 8192) == 0);
+			x ^= 0x10;	/* mended: later tests see a sound volume */
+			CHECK("read-spans: mended", pwrite(fd, &x, 1, at + 100) == 1);
+		}
+		free(scan);
+		if (fd >= 0)
+			close(fd);
+	}
+	fsops_forget(fs, ino, 1);
+	fsops_forget(fs, ino2, 1);
+out:
+	free(w);
+	free(a);
+	free(b);
+	free(buf);
+	free(sp);
+}
+
 /*
  * A directory entry whose DIR_INDEX item is gone: unlink finds the name
  * (DIR_ITEM) but not the index, which is corruption — -EIO, and the one
@@ -795,6 +947,7 @@ int main(void)
 		interleaved();
 		read_runs();
 		write_lookups();
+		read_spans(seed);
 		data_model(seed);
 		names();
 		threads(seed);
