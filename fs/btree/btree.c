@@ -1094,7 +1094,7 @@ static int node_full(const uint8_t *b, uint32_t ns)
 static int node_low(const uint8_t *b, uint32_t ns)
 {
 	if (nb_level(b) == 0)
-		return node_leaf_used(b) < node_leaf_space(ns) / 4;
+		return node_leaf_used(b, ns) < node_leaf_space(ns) / 4;
 	return nb_nritems(b) < node_ptr_cap(ns) / 4;
 }
 
@@ -1171,7 +1171,7 @@ static int split_leaf(struct txn *t, struct root *r, struct path *p, const struc
 	uint8_t *b = D(c);
 	uint32_t ns = NS(r), space = node_leaf_space(ns);
 	int n = (int)nb_nritems(b), slot = p->slots[0], m = -1, err;
-	uint32_t need, total = node_leaf_used(b), left = 0, best = UINT32_MAX;
+	uint32_t need, total = node_leaf_used(b, ns), left = 0, best = UINT32_MAX;
 	struct key sep;
 
 	if (exact) {
@@ -1345,7 +1345,7 @@ static int rebalance(struct txn *t, struct root *r, struct path *p, int l)
 	R = left_is_c ? s : c;
 	rs = left_is_c ? ss : ps;
 	if (l == 0) {
-		uint32_t ul = node_leaf_used(D(L)), ur = node_leaf_used(D(R));
+		uint32_t ul = node_leaf_used(D(L), ns), ur = node_leaf_used(D(R), ns);
 		uint32_t space = node_leaf_space(ns), tot = ul + ur, acc = 0, best = UINT32_MAX;
 		int nl = (int)nb_nritems(D(L)), nr = (int)nb_nritems(D(R)), m = -1;
 

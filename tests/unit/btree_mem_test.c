@@ -221,7 +221,10 @@ static int check_node(struct root *r, struct node *n, int is_root, int level,
 	if (level == 0) {
 		sh->leaves++;
 		sh->items += cnt;
-		sh->leaf_used += node_leaf_used(b);
+		/* summed item by item, not node_leaf_used's packed-layout shortcut */
+		sh->leaf_used += cnt * NODE_ITEM_SIZE;
+		for (uint32_t i = 0; i < cnt; i++)
+			sh->leaf_used += nb_item_size(b, (int)i);
 		CHECK(name, is_root || cnt > 0, "non-root leaf %" PRIu64 " is empty", n->bytenr);
 		for (uint32_t i = 0; i < cnt; i++) {
 			nb_item_key(b, (int)i, &k);
