@@ -777,6 +777,54 @@ out:
 }
 
 /*
+ * The commit that frees the blocks of overwritten 4 KiB extents deletes
+ * each one's checksum item (data_csum_delete): one deleting search for
+ * the item at the extent's start, which also sees the next item is past
+ * the extent; it was three (a lookup, the delete's search, a lookup
+ * finding nothing more).  Counted as node visits of the whole commit per
+ * freed extent against one point lookup: 200 extents of a synced file of
+ * separate 4 KiB extents overwritten, then synced.  Measured (trees two
+ * levels tall, one visit a lookup): 6.4 visits per freed extent before,
+ * 4.4 after (the extent item's drop, the free-space tree's and the
+ * copied nodes' reference changes are the rest).
+ */
+static void csum_delete_lookups(void)
+{
+	unsigned char w[4096], r[4096];
+	struct stat st;
+	struct key k;
+	struct inode_item it;
+	uint64_t ino, l0, one, cm;
+	int ok = 1;
+
+	memset(w, 0x71, sizeof(w));
+	CHECK("csum-delete: create",
+	      fsops_mknod(fs, ROOT_DIR_INO, "csumdel", S_IFREG | 0644, 0, &root_cr, &st) == 0);
+	ino = st.st_ino;
+	for (uint64_t i = 0; i < 2000; i++)
+		ok &= fsops_write(fs, ino, w, 4096, i * 8192) == 4096;
+	CHECK("csum-delete: 2000 extents laid out, synced", ok && fsops_sync(fs) == 0);
+	memset(w, 0x17, sizeof(w));
+	for (uint64_t i = 0; i < 200; i++)
+		ok &= fsops_write(fs, ino, w, 4096, i * 10 * 8192) == 4096;
+	k = (struct key){ ino, KEY_INODE_ITEM, 0 };
+	l0 = node_lookups();
+	ok &= btree_lookup(fs->root, &k, &it, sizeof(it)) >= 0;
+	one = node_lookups() - l0;
+	l0 = node_lookups();
+	ok &= fsops_sync(fs) == 0;
+	cm = node_lookups() - l0;
+	printf("# csum-delete: %.2f node visits per freed extent in the commit, %llu for one lookup\n",
+	       (double)cm / 200, (unsigned long long)one);
+	CHECK("csum-delete: the commit visits 5 lookups' worth per freed extent at most",
+	      ok && one > 0 && cm <= 5 * 200 * one);
+	CHECK("csum-delete: the bytes",
+	      fsops_read(fs, ino, r, 4096, 10 * 8192) == 4096 && memcmp(r, w, 4096) == 0 &&
+	      fsops_read(fs, ino, r, 4096, 8192) == 4096 && r[0] == 0x71);
+	fsops_forget(fs, ino, 1);
+}
+
+/*
  * A directory entry whose DIR_INDEX item is gone: unlink finds the name
  * (DIR_ITEM) but not the index, which is corruption — -EIO, and the one
  * corruption helper (core_corrupt) forces the volume read-only with
@@ -969,6 +1017,7 @@ int main(void)
 		interleaved();
 		read_runs();
 		write_lookups();
+		csum_delete_lookups();
 		read_spans(seed);
 		data_model(seed);
 		names();
