@@ -893,7 +893,10 @@ static void test_two(uint32_t nodesize)
 			FAILF(name, "%" PRIu64 " items, model %zu", sh.items, m.n);
 			goto out;
 		}
-		CHECKV(name, one_descent > (int)n / 2 && k2_alone > 0,
+		/* k2 alone in the random part (a pair at a leaf's start, or
+		 * too big) depends on the seed; the refusals above always
+		 * take that path */
+		CHECKV(name, one_descent > (int)n / 2,
 		       "%d pairs in one descent, %d k2 alone", one_descent, k2_alone);
 	}
 	printf("PASS: %s (%d in one descent, %d k2 alone)\n", name, one_descent, k2_alone);
