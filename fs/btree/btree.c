@@ -1094,7 +1094,7 @@ static int node_full(const uint8_t *b, uint32_t ns)
 static int node_low(const uint8_t *b, uint32_t ns)
 {
 	if (nb_level(b) == 0)
-		return node_leaf_used(b) < node_leaf_space(ns) / 4;
+		return node_leaf_used(b, ns) < node_leaf_space(ns) / 4;
 	return nb_nritems(b) < node_ptr_cap(ns) / 4;
 }
 
@@ -1171,7 +1171,7 @@ static int split_leaf(struct txn *t, struct root *r, struct path *p, const struc
 	uint8_t *b = D(c);
 	uint32_t ns = NS(r), space = node_leaf_space(ns);
 	int n = (int)nb_nritems(b), slot = p->slots[0], m = -1, err;
-	uint32_t need, total = node_leaf_used(b), left = 0, best = UINT32_MAX;
+	uint32_t need, total = node_leaf_used(b, ns), left = 0, best = UINT32_MAX;
 	struct key sep;
 
 	if (exact) {
@@ -1345,7 +1345,7 @@ static int rebalance(struct txn *t, struct root *r, struct path *p, int l)
 	R = left_is_c ? s : c;
 	rs = left_is_c ? ss : ps;
 	if (l == 0) {
-		uint32_t ul = node_leaf_used(D(L)), ur = node_leaf_used(D(R));
+		uint32_t ul = node_leaf_used(D(L), ns), ur = node_leaf_used(D(R), ns);
 		uint32_t space = node_leaf_space(ns), tot = ul + ur, acc = 0, best = UINT32_MAX;
 		int nl = (int)nb_nritems(D(L)), nr = (int)nb_nritems(D(R)), m = -1;
 
@@ -1936,6 +1936,66 @@ one_at_a_time:
 each:
 	ret = btree_insert(t, r, k1, d1, s1);
 	return ret ? ret : btree_insert(t, r, k2, d2, s2);
+}
+
+/*
+ * One descent for two items: the search for k2 announces room for both,
+ * so the leaf it lands in takes k1 too when k1 sorts right before k2's
+ * slot there.  At slot 0, k1 may belong to the leaf before (below this
+ * leaf's separator): k2 alone, as btree_insert would.
+ */
+int btree_insert_two(struct txn *t, struct root *r,
+		     const struct key *k1, const void *d1, uint32_t s1,
+		     const struct key *k2, const void *d2, uint32_t s2)
+{
+	uint32_t both = s1 + s2 + NODE_ITEM_SIZE;
+	struct path p;
+	struct key near = { 0, 0, 0 };
+	uint8_t *b;
+	int ret, slot;
+
+	if (key_cmp(k1, k2) >= 0)
+		return -EINVAL;
+	if (both > btree_max_item_size(r)) {	/* too big for one leaf */
+		ret = btree_insert(t, r, k2, d2, s2);
+		return ret ? ret : 1;
+	}
+	btree_path_init(&p);
+	ret = btree_search(t, r, k2, &p, (int)both, 1);
+	if (ret < 0)
+		goto out;
+	if (ret == 0) {
+		ret = -EEXIST;
+		goto out;
+	}
+	b = D(p.nodes[0]);
+	slot = p.slots[0];
+	if (node_leaf_free(b, NS(r)) < both + NODE_ITEM_SIZE) {
+		corrupt(r, p.nodes[0], "insert: leaf without room after the search");
+		ret = -EUCLEAN;
+		goto out;
+	}
+	if (slot > 0)
+		nb_item_key(b, slot - 1, &near);
+	if (slot == 0 || key_cmp(&near, k1) >= 0) {
+		leaf_insert_space(b, NS(r), slot, k2, s2);
+		leaf_shifted(&p, slot, 1, 0);
+		if (s2)
+			memcpy(btree_item_ptr(&p, slot, NULL), d2, s2);
+		ret = 1;
+		goto out;
+	}
+	leaf_insert_space(b, NS(r), slot, k1, s1);
+	leaf_insert_space(b, NS(r), slot + 1, k2, s2);
+	leaf_shifted(&p, slot, 2, 0);
+	if (s1)
+		memcpy(btree_item_ptr(&p, slot, NULL), d1, s1);
+	if (s2)
+		memcpy(btree_item_ptr(&p, slot + 1, NULL), d2, s2);
+	ret = 0;
+out:
+	btree_path_release(&p);
+	return ret;
 }
 
 /* After deletions left the leaf low (or empty) with no parent held:

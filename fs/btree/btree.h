@@ -91,6 +91,13 @@ int btree_insert(struct txn *t, struct root *r, const struct key *k,
 int btree_insert_pair(struct txn *t, struct root *r,
 		      const struct key *k1, const void *d1, uint32_t s1,
 		      const struct key *k2, const void *d2, uint32_t s2);
+/* Insert k2 (absent, else -EEXIST) and, in the same descent, k1 < k2 when
+ * it goes right before k2 in k2's leaf (nothing between them, k1 absent):
+ * 0.  1: only k2 went in (k1 would go in another leaf, or is present or
+ * not beside it): the caller writes k1 itself.  -ENOSPC, -errno. */
+int btree_insert_two(struct txn *t, struct root *r,
+		     const struct key *k1, const void *d1, uint32_t s1,
+		     const struct key *k2, const void *d2, uint32_t s2);
 /* Insert an item of size bytes (uninitialised) and leave p at it. */
 int btree_insert_empty(struct txn *t, struct root *r, struct path *p,
 		       const struct key *k, uint32_t size);

@@ -18,13 +18,14 @@ uint32_t node_leaf_data_start(const uint8_t *b, uint32_t nodesize)
 	return n ? nb_item_off(b, (int)n - 1) : nodesize;
 }
 
-uint32_t node_leaf_used(const uint8_t *b)
+/* A valid leaf's data is packed against its end (node_check: each item's
+ * data ends where the one before it begins), so the data bytes are the
+ * distance from the lowest item's data to the end: no walk over the items,
+ * which every deletion's underfull check paid (issue 22: ~6% of a 4 KiB
+ * overwrite's CPU with its commit). */
+uint32_t node_leaf_used(const uint8_t *b, uint32_t nodesize)
 {
-	uint32_t n = nb_nritems(b), data = 0;
-
-	for (uint32_t i = 0; i < n; i++)
-		data += nb_item_size(b, (int)i);
-	return n * NODE_ITEM_SIZE + data;
+	return nb_nritems(b) * NODE_ITEM_SIZE + (nodesize - node_leaf_data_start(b, nodesize));
 }
 
 uint32_t node_leaf_free(const uint8_t *b, uint32_t nodesize)

@@ -185,7 +185,7 @@ static inline uint32_t node_item_cap(uint32_t nodesize) { return (nodesize - NOD
 static inline uint32_t node_max_item(uint32_t nodesize) { return node_leaf_space(nodesize) - NODE_ITEM_SIZE; }
 
 /* Bytes used in a leaf by headers + data (valid leaf). */
-uint32_t node_leaf_used(const uint8_t *b);
+uint32_t node_leaf_used(const uint8_t *b, uint32_t nodesize);
 /* Free bytes of a leaf between the headers and the data. */
 uint32_t node_leaf_free(const uint8_t *b, uint32_t nodesize);
 /* Start of the lowest item data (nodesize when empty). */

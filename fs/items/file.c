@@ -140,9 +140,9 @@ out:
 	return ret;
 }
 
-static int fe_write(struct txn *t, struct fsctx *fs, uint64_t ino, const struct fext *e)
+static struct file_extent fe_item(struct txn *t, const struct fext *e)
 {
-	struct file_extent fe = {
+	return (struct file_extent){
 		.generation = txn_transid(t),
 		.ram_bytes = e->disk_len,
 		.type = e->type,
@@ -151,9 +151,33 @@ static int fe_write(struct txn *t, struct fsctx *fs, uint64_t ino, const struct 
 		.offset = e->doff,
 		.num_bytes = e->len,
 	};
+}
+
+static int fe_write(struct txn *t, struct fsctx *fs, uint64_t ino, const struct fext *e)
+{
+	struct file_extent fe = fe_item(t, e);
 	struct key k = mkkey(ino, KEY_EXTENT_DATA, e->off);
 	log_note_extent(t, ino, e->off);
 	return btree_update(t, fs->root, &k, &fe, sizeof(fe));
+}
+
+/*
+ * Write the new items a and b (a->off < b->off, neither present, nothing
+ * between them) in one descent when they land in one leaf: a write in
+ * the middle of an extent inserts its own item and the old extent's tail
+ * side by side (issue 22: one search of three saved).
+ */
+static int fe_write_two(struct txn *t, struct fsctx *fs, uint64_t ino, const struct fext *a,
+			const struct fext *b)
+{
+	struct file_extent fa = fe_item(t, a), fb = fe_item(t, b);
+	struct key ka = mkkey(ino, KEY_EXTENT_DATA, a->off), kb = mkkey(ino, KEY_EXTENT_DATA, b->off);
+	int ret;
+
+	log_note_extent(t, ino, a->off);
+	log_note_extent(t, ino, b->off);
+	ret = btree_insert_two(t, fs->root, &ka, &fa, sizeof(fa), &kb, &fb, sizeof(fb));
+	return ret == 1 ? fe_write(t, fs, ino, a) : ret;
 }
 
 static int fail(struct txn *t, int err, const char *where)
@@ -166,11 +190,20 @@ static int fail(struct txn *t, int err, const char *where)
  * Remove the file's mapping of [start, end) held by the items v[0..n)
  * (those ext_collect found overlapping it), splitting items that straddle
  * an edge.  Inline items overlapping the range are deleted whole.
+ * fill: the item the caller maps [start, end) with next, or NULL.  A
+ * regular item starting at start is left for the caller's fe_write to
+ * overwrite in place: one search instead of a delete and an insert (a
+ * random 4 KiB overwrite of a block an earlier one split off, issue 22);
+ * its reference is dropped or kept as if it were deleted.  An item
+ * straddling both edges: fill goes in here with the tail, in one descent
+ * (*filled set).
  */
 static int drop_items(struct txn *t, struct fsctx *fs, struct inode *ip,
-		      uint64_t start, uint64_t end, const struct fext *v, int n)
+		      uint64_t start, uint64_t end, const struct fext *v, int n,
+		      const struct fext *fill, bool *filled)
 {
 	int ret = 0;
+	bool refill = fill != NULL;
 
 	for (int i = 0; i < n && ret == 0; i++) {
 		const struct fext *e = &v[i];
@@ -195,13 +228,19 @@ static int drop_items(struct txn *t, struct fsctx *fs, struct inode *ip,
 				tail.off = end;
 				tail.doff = e->doff + (end - e->off);
 				tail.len = eend - end;
-				ret = fe_write(t, fs, ip->ino, &tail);
+				if (fill && fill->off == start && fill->off + fill->len == end) {
+					ret = fe_write_two(t, fs, ip->ino, fill, &tail);
+					*filled = true;
+				} else {
+					ret = fe_write(t, fs, ip->ino, &tail);
+				}
 				if (ret == 0)
 					ret = data_ref(t, e->disk_logical, e->disk_len, 1);
 			}
 		} else {
 			log_note_extent(t, ip->ino, e->off);
-			ret = btree_delete(t, fs->root, &k);
+			if (!(refill && e->off == start))
+				ret = btree_delete(t, fs->root, &k);
 			if (ret == 0 && eend > end) {
 				struct fext tail = *e;
 				tail.off = end;
@@ -230,7 +269,7 @@ static int drop_range(struct txn *t, struct fsctx *fs, struct inode *ip,
 		n = ext_collect(fs, ip->ino, start, end, v, BATCH);
 		if (n < 0)
 			return n;
-		ret = drop_items(t, fs, ip, start, end, v, n);
+		ret = drop_items(t, fs, ip, start, end, v, n, NULL, NULL);
 		fext_free(v, n);
 		if (ret < 0)
 			return ret;
@@ -327,20 +366,20 @@ static int write_blocks_over(struct txn *t, struct fsctx *fs, struct inode *ip,
 			     const struct fext *old, int nold)
 {
 	uint64_t logical;
+	bool filled = false;
 	int ret = data_alloc_goal(t, len, data_goal(t, fs, ip, a, len), &logical);
 
 	if (ret < 0)
 		return ret;
+	struct fext e = { .off = a, .len = len, .type = FE_REG,
+			  .disk_logical = logical, .disk_len = len };
 	ret = data_write(t, logical, buf, len);
 	if (ret == 0 && old && nold < BATCH)
-		ret = drop_items(t, fs, ip, a, a + len, old, nold);
+		ret = drop_items(t, fs, ip, a, a + len, old, nold, &e, &filled);
 	else if (ret == 0)
 		ret = drop_range(t, fs, ip, a, a + len);
-	if (ret == 0) {
-		struct fext e = { .off = a, .len = len, .type = FE_REG,
-				  .disk_logical = logical, .disk_len = len };
+	if (ret == 0 && !filled)
 		ret = fe_write(t, fs, ip->ino, &e);
-	}
 	if (ret < 0)
 		return fail(t, ret, "file write_blocks");
 	ip->item.nbytes += len;
@@ -546,16 +585,26 @@ ssize_t file_read_spans(struct fsctx *fs, struct inode *ip, void *buf, size_t le
 	return read_into(fs, ip, buf, len, off, sp);
 }
 
-/* The file's only item if it is inline: 1 and *e, 0 if not inline. */
+/*
+ * The file's only item if it is inline: 1 and *e, 0 if not inline.
+ * ip->no_inline remembers a 0 until put_inline (the only writer of inline
+ * items) runs: every write asks, and a random write would otherwise pay
+ * a search from the root for it each time (issue 22).
+ */
 static int get_inline(struct fsctx *fs, struct inode *ip, struct fext *e)
 {
-	int n = ext_collect(fs, ip->ino, 0, UINT64_MAX, e, 1);
+	int n;
 
-	if (n <= 0)
+	if (ip->no_inline)
+		return 0;
+	n = ext_collect(fs, ip->ino, 0, UINT64_MAX, e, 1);
+	if (n < 0)
 		return n;
-	if (e->type == FE_INLINE && e->off == 0)
+	if (n == 1 && e->type == FE_INLINE && e->off == 0)
 		return 1;
-	fext_free(e, 1);
+	if (n == 1)
+		fext_free(e, 1);
+	ip->no_inline = true;
 	return 0;
 }
 
@@ -584,6 +633,7 @@ static int put_inline(struct txn *t, struct fsctx *fs, struct inode *ip,
 	fe->ram_bytes = len;
 	fe->type = FE_INLINE;
 	memcpy((char *)fe + FE_INLINE_HDR, data, len);
+	ip->no_inline = false;
 	log_note_extent(t, ip->ino, 0);
 	ret = btree_update(t, fs->root, &k, fe, (uint32_t)sz);
 	free(fe);

@@ -38,6 +38,10 @@ struct inode {
 	 * asked for there, so pieces that arrive out of order still land in
 	 * file order (file.c, data_goal); guarded by lock */
 	uint64_t data_end_off, data_end_disk;
+	/* the file has no inline extent item: a lookup found none and
+	 * put_inline, the only writer of one, has not run since (file.c,
+	 * get_inline); guarded by lock */
+	bool no_inline;
 	/* a directory's block of inode numbers for its new children
 	 * (inode_new): the next one and the end, [ino_next, ino_end) empty
 	 * when none is held; guarded by lock */

@@ -81,7 +81,7 @@ static void run(uint32_t ns, unsigned seed)
 	CHECK(T("valid-leaf"), node_verify(b, &e, why, sizeof(why)) == 0);
 	CHECK(T("le-layout"), b[NH_NRITEMS] == n && b[NH_NRITEMS + 1] == 0 && b[NH_LEVEL] == 0 &&
 	      get_le64(b + NH_BYTENR) == (1u << 20));
-	CHECK(T("leaf-free"), node_leaf_free(b, ns) + node_leaf_used(b) == node_leaf_space(ns));
+	CHECK(T("leaf-free"), node_leaf_free(b, ns) + node_leaf_used(b, ns) == node_leaf_space(ns));
 
 	/* search */
 	k = (struct key){ 110, 1, 0 };
