@@ -1846,6 +1846,23 @@ out:
 	return ret < 0 ? ret : 0;
 }
 
+/* Two items at slot and slot + 1 of the held leaf, which has room for
+ * both (btree_insert_pair, btree_insert_two). */
+static void leaf_put_two(struct path *p, uint32_t ns, int slot,
+			 const struct key *k1, const void *d1, uint32_t s1,
+			 const struct key *k2, const void *d2, uint32_t s2)
+{
+	uint8_t *b = D(p->nodes[0]);
+
+	leaf_insert_space(b, ns, slot, k1, s1);
+	leaf_insert_space(b, ns, slot + 1, k2, s2);
+	leaf_shifted(p, slot, 2, 0);
+	if (s1)
+		memcpy(btree_item_ptr(p, slot, NULL), d1, s1);
+	if (s2)
+		memcpy(btree_item_ptr(p, slot + 1, NULL), d2, s2);
+}
+
 /*
  * Insert two items of one new object in one descent.  Both keys must have
  * the same objectid, k1 < k2, and the object must have no items yet (an
@@ -1918,13 +1935,7 @@ int btree_insert_pair(struct txn *t, struct root *r,
 		ret = -EUCLEAN;
 		goto out;
 	}
-	leaf_insert_space(b, NS(r), slot, k1, s1);
-	leaf_insert_space(b, NS(r), slot + 1, k2, s2);
-	leaf_shifted(&p, slot, 2, 0);
-	if (s1)
-		memcpy(btree_item_ptr(&p, slot, NULL), d1, s1);
-	if (s2)
-		memcpy(btree_item_ptr(&p, slot + 1, NULL), d2, s2);
+	leaf_put_two(&p, NS(r), slot, k1, d1, s1, k2, d2, s2);
 	ret = 0;
 out:
 	btree_path_release(&p);
@@ -1985,13 +1996,7 @@ int btree_insert_two(struct txn *t, struct root *r,
 		ret = 1;
 		goto out;
 	}
-	leaf_insert_space(b, NS(r), slot, k1, s1);
-	leaf_insert_space(b, NS(r), slot + 1, k2, s2);
-	leaf_shifted(&p, slot, 2, 0);
-	if (s1)
-		memcpy(btree_item_ptr(&p, slot, NULL), d1, s1);
-	if (s2)
-		memcpy(btree_item_ptr(&p, slot + 1, NULL), d2, s2);
+	leaf_put_two(&p, NS(r), slot, k1, d1, s1, k2, d2, s2);
 	ret = 0;
 out:
 	btree_path_release(&p);
