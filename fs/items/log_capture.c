@@ -142,19 +142,14 @@ static int capture_head(struct fsctx *fs, uint64_t ino, struct buf *b, uint32_t 
 
 struct cvec {
 	struct centry *e;
-	size_t n, cap;
+	size_t n, cap;		/* cap in bytes (log_bytes_reserve) */
 };
 
 static int cvec_push(struct cvec *v, const struct centry *x)
 {
-	if (v->n == v->cap) {
-		size_t nc = v->cap ? v->cap * 2 : 64;
-		struct centry *ne = realloc(v->e, nc * sizeof(*ne));
-		if (!ne)
-			return -ENOMEM;
-		v->e = ne;
-		v->cap = nc;
-	}
+	if (log_bytes_reserve((char **)&v->e, &v->cap, (v->n + 1) * sizeof(*v->e),
+			      64 * sizeof(*v->e)))
+		return -ENOMEM;
 	v->e[v->n++] = *x;
 	return 0;
 }

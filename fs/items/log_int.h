@@ -119,7 +119,7 @@ struct capcache {
 	uint64_t *notes;		/* offsets noted since the capture */
 	size_t nnotes, notecap;
 	struct centry *e;
-	size_t ne, ecap;
+	size_t ne, ecap;		/* ecap in bytes, as notecap */
 	uint64_t used;			/* ls->ic_clock at the last capture */
 };
 
