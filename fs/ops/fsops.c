@@ -256,8 +256,12 @@ int fsops_setattr_as(struct fsctx *fs, uint64_t ino, const struct stat *in, int 
 		if (ret < 0)
 			goto out;
 	}
-	if ((valid & (FSOPS_SET_UID | FSOPS_SET_GID)) && !(valid & FSOPS_SET_MODE) && cr &&
-	    cr->chown_kills_privs && !S_ISDIR(ip->item.mode))
+	/* also over a mode sent with the chown: without KILLPRIV_V2 the
+	 * kernel sends one when its partial rule (setuid, group-executable
+	 * setgid) found a bit to drop, keeping a setgid that the caller's
+	 * group would drop (setuid.test, glassfs-nowb, on the old code) */
+	if ((valid & (FSOPS_SET_UID | FSOPS_SET_GID)) && cr && cr->chown_kills_privs &&
+	    !S_ISDIR(ip->item.mode))
 		chown_drop_privs(ip, cr);	/* before the group changes: the old one counts */
 	if (valid & FSOPS_SET_UID)
 		ip->item.uid = in->st_uid;
