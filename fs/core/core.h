@@ -184,6 +184,9 @@ struct core_stats {
 	 * ranges to splice, their device bytes, and reads that fell back to
 	 * the ordinary copy (raid5/6, a checksum to look into, a model) */
 	uint64_t span_reads, span_bytes, span_fallbacks;
+	/* writes that waited for the segment a resync or relocation copied,
+	 * and writes that went on beside one (fs/store/copy_fence.h) */
+	uint64_t copy_fence_waits, copy_fence_passed;
 };
 
 #endif

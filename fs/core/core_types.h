@@ -24,6 +24,7 @@
 #include "fs/store/alloc_types.h"
 #include "fs/store/discard_types.h"
 #include "fs/store/dev_readahead_types.h"
+#include "fs/store/copy_fence_types.h"
 #include "fs/btree/btree_types.h"
 #include "fs/trees/trees_types.h"
 #include "fs/txn/txn_types.h"
@@ -67,11 +68,15 @@ struct core {
 	/*
 	 * Writes to devices (meta_write_copies) hold it shared from the
 	 * chunk lookup to the last copy written; a relocation takes it
-	 * exclusively to start filling new stripes and to copy each segment,
-	 * so no write lands between its read and its copy (fs/services/volume_reloc.c).
-	 * Taken with no other lock held by the relocation.
+	 * exclusively, for a moment, to start filling new stripes and, after
+	 * the switch, to see the spliced reads of the old stripes gone
+	 * (fs/services/volume_reloc.c).  Taken with no other lock held by the
+	 * relocation.
 	 */
 	struct glock reloc_lock;
+	/* the segment a resync or relocation copies: writes to it wait for
+	 * the copy, the rest go on (fs/store/copy_fence.h) */
+	struct copy_fence copy_fence;
 	struct volume *vol;		/* device add/remove, balance (fs/services/volume_int.h) */
 
 	struct core_root roots[CT_NR];

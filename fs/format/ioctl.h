@@ -23,7 +23,8 @@
 	X(name_cache_hits) X(name_cache_misses) X(resync_running) \
 	X(resync_mismatch) X(resync_rerouted) \
 	X(dev_readahead_ios) X(dev_readahead_bytes) X(readahead_dropped) \
-	X(span_reads) X(span_bytes) X(span_fallbacks)
+	X(span_reads) X(span_bytes) X(span_fallbacks) \
+	X(copy_fence_waits) X(copy_fence_passed)
 
 #define GLASSFS_STATS_MAX 48
 

@@ -15,6 +15,7 @@
 #include "fs/store/dev.h"
 #include "fs/store/discard.h"
 #include "fs/store/dev_readahead.h"
+#include "fs/store/copy_fence.h"
 #include "fs/trees/extent.h"
 #include "fs/txn/txn.h"
 #include "fs/items/log.h"
@@ -63,6 +64,7 @@ static struct core *core_alloc(const struct core_opts *o)
 	glock_init(&c->chunk_alloc_lock, GLOCK_MUTEX, GLOCK_CLASS_CHUNK, 0, -1, -1);
 	glock_init(&c->share_lock, GLOCK_MUTEX, GLOCK_CLASS_MISC, 0, -1, -1);
 	glock_init(&c->reloc_lock, GLOCK_RWLOCK, GLOCK_CLASS_CHUNK, 0, -1, -1);
+	copy_fence_init(&c->copy_fence);
 	glock_init(&c->ts.lock, GLOCK_MUTEX, GLOCK_CLASS_TXN, 0, -1, -1);
 	gcond_init(&c->ts.cond);
 	return c;
@@ -612,6 +614,7 @@ void mount_stats(struct core *c, struct core_stats *s)
 	s->span_reads = __atomic_load_n(&c->span_reads, __ATOMIC_RELAXED);
 	s->span_bytes = __atomic_load_n(&c->span_bytes, __ATOMIC_RELAXED);
 	s->span_fallbacks = __atomic_load_n(&c->span_fallbacks, __ATOMIC_RELAXED);
+	copy_fence_counts(c, &s->copy_fence_waits, &s->copy_fence_passed);
 	volume_resync_progress(c, &s->resync_bytes, &s->resync_done_bytes, &s->resync_running);
 	if (c->cache) {
 		uint64_t nodes;

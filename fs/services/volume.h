@@ -10,8 +10,8 @@
  * the chunk level (chunk.h, "relocation"): new stripes are picked (the
  * target profile, off the device being removed), every write to the chunk
  * goes to old and new stripes meanwhile, its bytes are copied segment by
- * segment (each segment under c->reloc_lock held exclusively, so no write
- * slips between the read and the copy), then one transaction switches the
+ * segment (each behind the copy fence, fs/store/copy_fence.h: a write of
+ * the segment waits, so none slips between the read and the copy), then one transaction switches the
  * chunk item and device extents and commits; the old stripes stay
  * reserved until that commit is durable.  A crash at any point leaves the
  * old chunk item, whose stripes are intact.  A chunk whose new stripes

@@ -9,6 +9,7 @@
 #include "fs/trees/chunk_tree.h"
 #include "fs/store/alloc.h"
 #include "fs/store/chunk.h"
+#include "fs/store/copy_fence.h"
 #include "fs/store/dev.h"
 #include "fs/store/parity.h"
 #include "fs/trees/data.h"
@@ -132,8 +133,8 @@ static void mend_parity_nodes(struct core *c, uint8_t *buf, uint64_t logical, ui
  * through parity_read (columns a missing or failing device holds, or
  * failing their checksum, rebuilt and verified); any other piece by
  * piece (a raid10 source: one element each) from any readable copy,
- * mended block by block from the others (mend_segment).  Caller holds
- * c->reloc_lock for writing.
+ * mended block by block from the others (mend_segment).  Inside the
+ * segment's copy fence (copy_fence_begin).
  */
 static int reloc_read(struct core *c, uint64_t logical, uint64_t n, uint8_t *buf, bool meta,
 		      bool parity, const uint32_t *exp, const uint8_t *have)
@@ -263,17 +264,17 @@ static int reloc_copy(struct core *c, uint64_t logical, uint64_t len, uint64_t t
 			ret = -ECANCELED;
 			break;
 		}
-		/* checksums first, with no relocation lock held: tree
-		 * searches take tree locks, which a writer blocked on
-		 * reloc_lock may hold */
+		/* checksums first, outside the copy fence: tree searches
+		 * take tree locks, which a writer waiting for the segment
+		 * may hold */
 		if (!meta && data_load_csums(c, logical + off, (uint32_t)(n / CORE_SECTORSIZE),
 					     exp, have))
 			memset(have, 0, nsect);	/* unverified: copied as read */
-		glock_write(&c->reloc_lock);
+		copy_fence_begin(c, logical + off, n);
 		ret = reloc_read(c, logical + off, n, buf, meta, (type & BG_PARITY) != 0, exp, have);
 		if (!ret)
 			ret = reloc_write(c, off, n, buf, ns, nn, nkeep, new_type, &g);
-		glock_write_unlock(&c->reloc_lock);
+		copy_fence_end(c);
 		if (!ret && c->vol)	/* progress by bytes (volume_op_plan) */
 			__atomic_fetch_add(&c->vol->bytes_done, n, __ATOMIC_RELAXED);
 	}

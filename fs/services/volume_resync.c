@@ -7,6 +7,7 @@
 #include "fs/trees/chunk_tree.h"
 #include "fs/store/alloc.h"
 #include "fs/store/chunk.h"
+#include "fs/store/copy_fence.h"
 #include "fs/store/dev.h"
 #include "fs/store/parity.h"
 #include "fs/txn/txn.h"
@@ -30,9 +31,9 @@
  * costs what is in use, not the size of the chunks — unless an fsync log
  * waits for replay (its blocks are claimed only then): all is copied, at
  * open, before the replay.  Otherwise the copy runs in a thread after the
- * mount (volume_open_check), each segment under c->reloc_lock held
- * exclusively like a relocation's, so no write slips between its read
- * and its copy; until it ends the device stays stale (its copies read
+ * mount (volume_open_check), each segment behind the copy fence like a
+ * relocation's (fs/store/copy_fence.h: a write of the segment waits, so
+ * none slips between its read and its copy; writes elsewhere go on); until it ends the device stays stale (its copies read
  * last) and its device item carries DEV_ITEM_RESYNC, committed with the
  * first superblock that calls the device current, so a crash or an
  * unmount before the end leaves the flag and the next full mount starts
@@ -127,7 +128,8 @@ static bool resync_ok(struct resync *r, const struct resync_item *it, const uint
 
 /*
  * What a segment's verification needs, gathered before the segment's
- * exclusive c->reloc_lock (no tree or allocator lock is taken under it):
+ * copy fence (no tree or allocator lock is taken inside it: a writer
+ * waiting for the segment may hold one):
  * for data the checksums of the un bytes at logical ul (r->exp, r->have),
  * for metadata which of its nodesize blocks are in use (r->have).  The
  * checksums of an extent do not change while it lives; one freed and
@@ -158,7 +160,7 @@ static int resync_prepare(struct resync *r, const struct resync_item *it, uint64
  * in use that no verified node covers (a node whose header or checksum
  * fails however rebuilt) is PARITY_UNVERIFIED: its rows keep the
  * device's own bytes where the rebuild differs, so a column rebuilt from
- * a damaged one is never written.  Under c->reloc_lock.
+ * a damaged one is never written.  Inside the segment's copy fence.
  */
 static void resync_nodes(struct resync *r, uint64_t ul, uint64_t un)
 {
@@ -291,7 +293,7 @@ static int resync_dev(struct resync *r, struct volume *v)
 			ret = resync_prepare(r, it, ul, un);
 			if (ret)
 				break;
-			glock_write(&r->c->reloc_lock);
+			copy_fence_begin(r->c, ul, un);
 			if (it->type & BG_PARITY) {
 				if (!(it->type & BG_DATA))
 					resync_nodes(r, ul, un);
@@ -304,7 +306,7 @@ static int resync_dev(struct resync *r, struct volume *v)
 				if (!ret)
 					ret = dev_write(r->d, it->to.physical + off, buf, n);
 			}
-			glock_write_unlock(&r->c->reloc_lock);
+			copy_fence_end(r->c);
 			r->copied += n;
 		}
 	}

@@ -8,6 +8,7 @@
  */
 #include "fs/core/core_types.h"
 #include "fs/store/chunk.h"
+#include "fs/store/copy_fence.h"
 #include "fs/store/dev.h"
 #include "fs/store/parity.h"
 
@@ -92,8 +93,10 @@ static int write_piece(struct core *c, uint64_t logical, const void *buf, uint64
 	int n, ok = 0, last = 0;
 
 	glock_read(&c->reloc_lock);
+	int ticket = copy_fence_enter(c, logical, len);
 	n = chunk_map_lookup_write(c, logical, len, cp);
 	if (n < 0) {
+		copy_fence_exit(c, ticket);
 		glock_read_unlock(&c->reloc_lock);
 		core_log(c, "%s %llu is not inside any chunk", what, (unsigned long long)logical);
 		return -EIO;
@@ -113,6 +116,7 @@ static int write_piece(struct core *c, uint64_t logical, const void *buf, uint64
 				 strerror(-ret), n - 1);
 		}
 	}
+	copy_fence_exit(c, ticket);
 	glock_read_unlock(&c->reloc_lock);
 	return ok ? 0 : last;
 }
@@ -123,7 +127,9 @@ int meta_write_copies(struct core *c, uint64_t logical, const void *buf, uint64_
 	if (chunk_map_is_parity(c, logical)) {	/* raid5/6: whole rows */
 		int ret;
 		glock_read(&c->reloc_lock);
+		int ticket = copy_fence_enter(c, logical, len);
 		ret = parity_write(c, logical, buf, len);
+		copy_fence_exit(c, ticket);
 		glock_read_unlock(&c->reloc_lock);
 		if (ret)
 			core_log(c, "%s %llu+%llu: %s", what, (unsigned long long)logical,

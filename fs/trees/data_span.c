@@ -108,10 +108,11 @@ int data_spans_map(struct core *c, struct data_spans *sp)
 	int ret = 0;
 
 	/*
-	 * Never wait here: a resync or relocation holds the lock exclusively
-	 * across each segment's device copy (a modelled slow device: 40 ms),
-	 * and the ordinary read path takes no such lock — waiting made a
-	 * 24 MB read during a resync 10x slower (volume3.test's
+	 * Never wait here: a relocation holds the lock exclusively while it
+	 * starts or switches a chunk, waiting for the writes in flight (a
+	 * modelled slow device: 40 ms each), and the ordinary read path
+	 * takes no such lock — waiting, when each segment's copy held it too,
+	 * made a 24 MB read during a resync 10x slower (volume3.test's
 	 * bgresync-killed-midway).  Busy: the ordinary read.
 	 */
 	if (!glock_trylock(&c->reloc_lock, GLOCK_READ)) {

@@ -9,9 +9,9 @@
  * (a writer holding a node may wait for it shared behind a relocation):
  *   1. data_spans_add* collect the pieces in order; a disk piece's
  *      checksums are loaded (B-tree) then.
- *   2. data_spans_map takes c->reloc_lock shared (by trylock: a resync or
- *      relocation copying a segment sends the read the ordinary way, which
- *      never waits for them), maps each disk piece to
+ *   2. data_spans_map takes c->reloc_lock shared (by trylock: a
+ *      relocation starting or switching a chunk sends the read the
+ *      ordinary way, which never waits for it), maps each disk piece to
  *      its first copy and checks every sector it touches against its
  *      checksum, over a mapping of the device (fs/store/dev_map.h), with
  *      no copy.  On success the lock stays held until data_spans_done:

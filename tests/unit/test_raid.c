@@ -1592,6 +1592,98 @@ out:
 }
 
 /*
+ * Writes during a resync go on beside the segment being copied.  The
+ * returning device's source (device 0) reads slowly (10 ms a read), so
+ * the copier spends most of its time inside a segment; meanwhile the
+ * test writes and commits extents.  Each segment's copy used to hold
+ * c->reloc_lock exclusively across its device I/O, and every write of
+ * the volume waited for it (on f1d61d8: 9 chunk-class lock waits over
+ * the 6 writes and their commits); now only a write of the segment waits
+ * (fs/store/copy_fence.h), and the chunk-class waits are none or
+ * nearly.  What was written during the resync must then be on the
+ * returning device: it alone serves every extent.
+ */
+static void resync_writes_beside(void)
+{
+	struct vol v;
+	uint64_t sz[2] = { 96ull << 20, 96ull << 20 }, more[24], during[6];
+	struct core *c = NULL;
+	struct core_opts o;
+	struct core_stats st0, st1;
+	struct glock_stats g0, g1;
+	const char *one[1];
+
+	MUST(vol_make(&v, 2, sz));
+	MUST(vol_format(&v, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, NULL));
+	core_opts_default(&o);
+	o.commit_interval_s = 3600;
+	/* 24 MiB on both (raid1 chunks; a resync copies what is in use),
+	 * then items written with device 1 away */
+	MUST(mount_open(v.devs, 2, &o, &c));
+	for (int i = 0; i < 24; i++)
+		MUST(put_extent(c, 1u << 20, 100u + (unsigned)i, &more[i]));
+	MUST(mount_close(c));
+	c = NULL;
+	o.degraded = true;
+	one[0] = v.devs[0];
+	MUST(mount_open(one, 1, &o, &c));
+	MUST(t_insert_items(c, 0, NITEMS, 100));	/* metadata only: no new chunk */
+	MUST(txn_commit(c, COMMIT_SYNC));
+	MUST(mount_close(c));
+	c = NULL;
+	o.degraded = false;
+	o.dev_lat_dev_us[0][DEV_READ] = 10000;
+	o.dev_lat_dev_set[0] = 1u << DEV_READ;
+	MUST(mount_open(v.devs, 2, &o, &c));
+	for (int i = 0; i < 5000; i++) {
+		mount_stats(c, &st0);
+		if (st0.resync_done_bytes)
+			break;
+		usleep(1000);
+	}
+	glock_stats_read(&g0);
+	for (int i = 0; i < 6; i++)
+		MUST(put_extent(c, 256u << 10, 200u + (unsigned)i, &during[i]));
+	glock_stats_read(&g1);
+	mount_stats(c, &st1);
+	uint64_t waits = g1.waits[GLOCK_CLASS_CHUNK] - g0.waits[GLOCK_CLASS_CHUNK];
+	printf("resync beside: %llu chunk-class lock waits over 6 committed writes, "
+	       "%llu writes beside a segment, %llu waited for theirs; resync %llu of %llu bytes\n",
+	       (unsigned long long)waits,
+	       (unsigned long long)(st1.copy_fence_passed - st0.copy_fence_passed),
+	       (unsigned long long)(st1.copy_fence_waits - st0.copy_fence_waits),
+	       (unsigned long long)st1.resync_done_bytes, (unsigned long long)st1.resync_bytes);
+	CHECK("resync beside: the writes ran while the resync copied",
+	      st0.resync_done_bytes > 0 && st1.resync_done_bytes < st1.resync_bytes &&
+	      st1.copy_fence_passed > st0.copy_fence_passed);
+	CHECK("resync beside: the writes did not wait for the segments (chunk-class lock waits <= 2)",
+	      waits <= 2);
+	volume_resync_wait(c);
+	CHECK("resync beside: the resync finishes", !c->devs[1]->stale);
+	MUST(mount_close(c));
+	c = NULL;
+	o.dev_lat_dev_set[0] = 0;
+	o.degraded = true;
+	o.readonly = true;
+	one[0] = v.devs[1];
+	MUST(mount_open(one, 1, &o, &c));
+	bool ok = verify_all_items(c);
+	for (int i = 0; i < 24 && ok; i++)
+		ok = extent_reads(c, more[i], 1u << 20, 100u + (unsigned)i);
+	for (int i = 0; i < 6 && ok; i++)
+		ok = extent_reads(c, during[i], 256u << 10, 200u + (unsigned)i);
+	CHECK("resync beside: the returning device alone serves everything, the writes during the resync too",
+	      ok);
+	MUST(mount_close(c));
+	c = NULL;
+	CHECK_VFSCK("resync beside: fsck clean over both devices", &v);
+out:
+	if (c)
+		mount_close(c);
+	vol_rm(&v);
+}
+
+/*
  * raid10 / raid5 / raid6: written while device `away` was missing, then
  * back: the resync rebuilds its stripes (raid10 from its pair, raid5/6
  * from the other stripes), after which each other device in turn may go
@@ -3405,6 +3497,10 @@ int main(void)
 		resync_meta_case("resync verify raid6 metadata", 4, CORE_PROFILE_RAID6);
 		return fails ? 1 : 0;
 	}
+	if (getenv("RAID_CASE") && !strcmp(getenv("RAID_CASE"), "resync_beside")) {
+		resync_writes_beside();
+		return fails ? 1 : 0;
+	}
 	mkfs_errors();
 	profile_case("dup/dup one device", 1, CORE_PROFILE_DUP, CORE_PROFILE_DUP);
 	profile_case("raid1/raid1 two devices", 2, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1);
@@ -3427,6 +3523,7 @@ int main(void)
 	parity_case("raid6 data on four devices", 4, CORE_PROFILE_RAID6);
 	failing_supers();
 	stale_device();
+	resync_writes_beside();
 	stale_striped("raid10 resync", 4, CORE_PROFILE_RAID10, CORE_PROFILE_RAID10, 1);
 	stale_striped("raid5 resync", 3, CORE_PROFILE_RAID5, CORE_PROFILE_RAID1, 1);
 	stale_striped("raid6 resync", 4, CORE_PROFILE_RAID6, CORE_PROFILE_RAID1, 0);
