@@ -947,7 +947,8 @@ static void check_subvol_names(struct fsck *f)
 			if (ik.objectid != k.objectid || ik.type != KEY_ROOT_BACKREF)
 				break;
 			named++;
-			p.slots[0]++;
+			if (btree_next(&p))
+				break;
 		}
 		btree_path_release(&p);
 		if (sv->flags & ROOT_F_DEAD) {

@@ -455,7 +455,9 @@ static int collect_nested(struct core *c, struct snap_arg *a)
 			memcpy(v->name, rr->name, rr->name_len);
 			v->name[rr->name_len] = 0;
 		}
-		p.slots[0]++;
+		ret = btree_next(&p);	/* by the lock: the next slot may be another group's */
+		if (ret)
+			break;
 	}
 	btree_path_release(&p);
 	return ret < 0 ? ret : 0;

@@ -116,7 +116,9 @@ int subvol_core_open(struct core *c)
 							  ri->drop_progress.type,
 							  ri->drop_progress.offset };
 		}
-		p.slots[0]++;
+		ret = btree_next(&p);	/* by the lock: the next slot may be another group's */
+		if (ret)
+			break;
 	}
 	btree_path_release(&p);
 	return ret < 0 ? ret : 0;
