@@ -50,10 +50,13 @@ static int vol_make(struct vol *v, int n, const uint64_t *sizes)
 	return 0;
 }
 
+/* Unlink the images made; a case that failed before making some (its
+ * v zeroed) leaves empty names, skipped. */
 static void vol_rm(struct vol *v)
 {
-	for (int i = 0; i < v->n; i++)
-		unlink(v->img[i]);
+	for (int i = 0; i < v->n && i < 6; i++)
+		if (v->img[i][0])
+			unlink(v->img[i]);
 }
 
 static int vol_format(struct vol *v, uint64_t dprof, uint64_t mprof, const int8_t *rot)
@@ -344,7 +347,7 @@ static uint64_t copy_phys(struct core *c, uint64_t logical, uint64_t len, int m,
 
 static void mkfs_errors(void)
 {
-	struct vol v;
+	struct vol v = { 0 };
 	uint64_t sz[1] = { 64ull << 20 };
 
 	if (vol_make(&v, 1, sz)) {
@@ -468,7 +471,7 @@ static bool all_read(struct core *c, void *ext)
 
 static void profile_case(const char *tag, int ndev, uint64_t dprof, uint64_t mprof)
 {
-	struct vol v;
+	struct vol v = { 0 };
 	uint64_t sz[4] = { 64ull << 20, 96ull << 20, 64ull << 20, 80ull << 20 }, ext[NEXT];
 	struct core *c = NULL;
 	char name[200];
@@ -522,7 +525,7 @@ out:
 /* raid1 and a device that fails: reads from the other, writes degrade. */
 static void failing_device(void)
 {
-	struct vol v;
+	struct vol v = { 0 };
 	uint64_t sz[2] = { 64ull << 20, 80ull << 20 }, ext[NEXT], l;
 	struct core *c = NULL;
 	struct core_stats st;
@@ -613,7 +616,7 @@ static int where_chunk(const struct chunk *ch, void *arg)
 
 static void rotational(void)
 {
-	struct vol v;
+	struct vol v = { 0 };
 	uint64_t sz[2] = { 48ull << 20, 128ull << 20 }, ext[NEXT];
 	int8_t rot[2] = { 0, 1 };	/* small fast device, big slow one */
 	struct core *c = NULL;
@@ -648,7 +651,7 @@ out:
 /* Mount-option fields: discard mode and device latency come from core_opts. */
 static void opts_fields(void)
 {
-	struct vol v;
+	struct vol v = { 0 };
 	uint64_t sz[1] = { 32ull << 20 };
 	struct core *c = NULL;
 	struct core_opts o;
@@ -958,7 +961,7 @@ static int count_segs(const struct bgroup *bg, void *arg)
  */
 static void chunk_split_case(void)
 {
-	struct vol v;
+	struct vol v = { 0 };
 	uint64_t sz[1] = { 128ull << 20 }, ext[10], f[3], MB = 1ull << 20, len = 3 * MB / 2;
 	struct core *c = NULL;
 	struct txn *t;
@@ -1109,7 +1112,7 @@ static int free_but_last(struct core *c, const uint64_t *ext)
 /* Batch trim punches holes where nothing lives, and only there. */
 static void trim_case(void)
 {
-	struct vol v;
+	struct vol v = { 0 };
 	uint64_t sz[1] = { 64ull << 20 }, ext[NEXT], trimmed = 0;
 	struct core *c = NULL;
 	uint8_t *b = malloc(EXTLEN), *w = malloc(EXTLEN);
@@ -1148,7 +1151,7 @@ out0:
 /* A device missing: refused unless degraded; then read-only, reads served. */
 static void missing_device(void)
 {
-	struct vol v;
+	struct vol v = { 0 };
 	uint64_t sz[2] = { 64ull << 20, 64ull << 20 }, ext[NEXT];
 	struct core *c = NULL;
 	struct core_opts o;
@@ -1271,7 +1274,7 @@ static bool odd_read(struct core *c, void *arg)
 
 static void parity_case(const char *tag, int ndev, uint64_t prof)
 {
-	struct vol v;
+	struct vol v = { 0 };
 	uint64_t sz[4] = { 64ull << 20, 80ull << 20, 64ull << 20, 72ull << 20 }, ext[NEXT], odd = 0;
 	struct core *c = NULL;
 	struct core_opts o;
@@ -1383,7 +1386,7 @@ out:
  */
 static void raid10_missing(void)
 {
-	struct vol v;
+	struct vol v = { 0 };
 	uint64_t sz[4] = { 64ull << 20, 64ull << 20, 64ull << 20, 64ull << 20 }, ext[NEXT];
 	struct core *c = NULL;
 	struct core_opts o;
@@ -1443,7 +1446,7 @@ out:
  */
 static void failing_supers(void)
 {
-	struct vol v;
+	struct vol v = { 0 };
 	uint64_t sz[2] = { 64ull << 20, 64ull << 20 }, ext[NEXT];
 	struct core *c = NULL;
 	struct core_stats st;
@@ -1518,7 +1521,7 @@ out:
  */
 static void stale_device(void)
 {
-	struct vol v;
+	struct vol v = { 0 };
 	uint64_t sz[2] = { 64ull << 20, 64ull << 20 }, ext[NEXT];
 	struct core *c = NULL;
 	struct core_opts o;
@@ -1605,7 +1608,7 @@ out:
  */
 static void resync_writes_beside(void)
 {
-	struct vol v;
+	struct vol v = { 0 };
 	uint64_t sz[2] = { 96ull << 20, 96ull << 20 }, more[24], during[6];
 	struct core *c = NULL;
 	struct core_opts o;
@@ -1691,7 +1694,7 @@ out:
  */
 static void stale_striped(const char *tag, int ndev, uint64_t dprof, uint64_t mprof, int away)
 {
-	struct vol v;
+	struct vol v = { 0 };
 	uint64_t sz[4] = { 64ull << 20, 64ull << 20, 64ull << 20, 64ull << 20 }, ext[NEXT];
 	struct core *c = NULL;
 	struct core_opts o;
@@ -1795,7 +1798,7 @@ static void convert_step(struct core *c, uint64_t d, uint64_t m, const char *wha
  */
 static void raid10_convert(void)
 {
-	struct vol v;
+	struct vol v = { 0 };
 	uint64_t sz[4] = { 64ull << 20, 64ull << 20, 64ull << 20, 64ull << 20 }, ext[NEXT];
 	struct core *c = NULL;
 	char msg[256];
@@ -1832,7 +1835,7 @@ out:
  */
 static void volume_ops(void)
 {
-	struct vol v;
+	struct vol v = { 0 };
 	uint64_t sz[3] = { 64ull << 20, 64ull << 20, 64ull << 20 }, ext[NEXT];
 	struct core *c = NULL;
 	char msg[512];
@@ -2050,7 +2053,7 @@ static int pset_remount(struct core **c, const char *const *devs, int n, struct 
  */
 static void parity_convert(void)
 {
-	struct vol v;
+	struct vol v = { 0 };
 	static const struct { uint64_t d; const char *name; } steps[] = {
 		{ CORE_PROFILE_RAID5, "raid1 -> raid5" },
 		{ CORE_PROFILE_RAID6, "raid5 -> raid6" },
@@ -2129,7 +2132,7 @@ out:
  */
 static void split_turns_stripes(void)
 {
-	struct vol v;
+	struct vol v = { 0 };
 	uint64_t sz[3] = { 64ull << 20, 64ull << 20, 64ull << 20 }, l[8], MB = 1ull << 20;
 	struct core *c = NULL;
 	struct chunk_at ch, h2;
@@ -2197,7 +2200,7 @@ static int count_chunks(const struct chunk *ch, void *arg)
  */
 static void packed_split_convert(const char *what, int ndev, uint64_t prof, uint64_t mib)
 {
-	struct vol v;
+	struct vol v = { 0 };
 	uint64_t sz[4] = { mib << 20, mib << 20, mib << 20, mib << 20 }, MB = 1ull << 20;
 	uint64_t l[64], len[64], end;
 	struct core *c = NULL;
@@ -2272,7 +2275,7 @@ out:
  */
 static void parity_remove(void)
 {
-	struct vol v;
+	struct vol v = { 0 };
 	struct pset *ps = calloc(1, sizeof(*ps));
 	struct core *c = NULL;
 	char msg[512];
@@ -2311,7 +2314,7 @@ out:
  */
 static void parity_replace_missing(void)
 {
-	struct vol v;
+	struct vol v = { 0 };
 	struct pset *ps = calloc(1, sizeof(*ps));
 	struct core *c = NULL;
 	const char *left[4];
@@ -2361,7 +2364,7 @@ static void usage_ratio(void)
 	uint64_t sz[4] = { 192ull << 20, 192ull << 20, 192ull << 20, 192ull << 20 };
 	struct glassfs_ioc_fs_info *o = calloc(1, sizeof(*o));
 	struct core *c = NULL;
-	struct vol v;
+	struct vol v = { 0 };
 	char name[200];
 
 	MUST(o ? 0 : -ENOMEM);
@@ -2424,7 +2427,7 @@ static void parity_trim(void)
 	struct core_opts o;
 	struct txn *t;
 	char msg[256];
-	struct vol v;
+	struct vol v = { 0 };
 	int served = 0;
 
 	MUST(ps ? 0 : -ENOMEM);
@@ -2504,7 +2507,7 @@ out:
  */
 static void parity_replace_two(void)
 {
-	struct vol v;
+	struct vol v = { 0 };
 	struct mirror_masks mm = { &v, { 0 }, 0 };
 	struct pset *ps = calloc(1, sizeof(*ps));
 	struct core *c = NULL;
@@ -2560,7 +2563,7 @@ out:
  */
 static void mirror3_two_lost(void)
 {
-	struct vol v;
+	struct vol v = { 0 };
 	uint64_t sz[4] = { 128ull << 20, 128ull << 20, 128ull << 20, 128ull << 20 };
 	struct pset *ps = calloc(1, sizeof(*ps));
 	struct core *c = NULL;
@@ -2648,7 +2651,7 @@ out:
  */
 static void mirror_convert(void)
 {
-	struct vol v;
+	struct vol v = { 0 };
 	uint64_t sz[4] = { 128ull << 20, 128ull << 20, 128ull << 20, 128ull << 20 }, ext[NEXT];
 	static const struct { uint64_t d, m; const char *name; } steps[] = {
 		{ CORE_PROFILE_RAID1C3, CORE_PROFILE_RAID1C3, "raid1 -> raid1c3" },
@@ -2714,7 +2717,7 @@ out:
  */
 static void mirror_trim(void)
 {
-	struct vol v;
+	struct vol v = { 0 };
 	uint64_t sz[3] = { 64ull << 20, 64ull << 20, 64ull << 20 }, ext[NEXT], trimmed = 0;
 	uint64_t before = 0, after = 0;
 	struct core *c = NULL;
@@ -2843,7 +2846,7 @@ static int write_extent77(struct core *c, void *x)
  */
 static void resync_verify_case(const char *tag, int ndev, uint64_t prof)
 {
-	struct vol v;
+	struct vol v = { 0 };
 	uint64_t sz[3] = { 96ull << 20, 96ull << 20, 96ull << 20 }, ext[NEXT], x = 0;
 	struct core *c = NULL;
 	struct core_stats st;
@@ -2923,7 +2926,7 @@ out:
  */
 static void mirror3_two_bad(void)
 {
-	struct vol v;
+	struct vol v = { 0 };
 	uint64_t sz[3] = { 64ull << 20, 64ull << 20, 64ull << 20 }, ext[NEXT];
 	struct core *c = NULL;
 	struct scrub_opts so = { 0 };
@@ -3059,7 +3062,7 @@ static bool nodes_on_rows(struct core *c, const struct node_walk *w)
  */
 static void meta_parity_case(const char *tag, int ndev, uint64_t prof, uint32_t ns)
 {
-	struct vol v;
+	struct vol v = { 0 };
 	uint64_t sz[4] = { 96ull << 20, 112ull << 20, 96ull << 20, 104ull << 20 };
 	struct core *c = NULL;
 	struct scrub_opts so = { 0 };
@@ -3204,7 +3207,7 @@ static void *meta_writer(void *arg)
  */
 static void meta_parity_convert(void)
 {
-	struct vol v;
+	struct vol v = { 0 };
 	uint64_t sz[4] = { 256ull << 20, 256ull << 20, 256ull << 20, 256ull << 20 };
 	static const struct { uint64_t m; const char *name; } steps[] = {
 		{ CORE_PROFILE_RAID5, "raid1 -> raid5" },
@@ -3280,7 +3283,7 @@ out:
  */
 static void meta_parity_shared_rows(void)
 {
-	struct vol v;
+	struct vol v = { 0 };
 	uint64_t sz[4] = { 96ull << 20, 96ull << 20, 96ull << 20, 96ull << 20 };
 	struct core *c = NULL;
 	struct node_walk w, w2;
@@ -3374,7 +3377,7 @@ static int write_items_away(struct core *c, void *arg)
 
 static void resync_meta_case(const char *tag, int ndev, uint64_t prof)
 {
-	struct vol v;
+	struct vol v = { 0 };
 	uint64_t sz[4] = { 96ull << 20, 96ull << 20, 96ull << 20, 96ull << 20 }, ph = 0, gen0, at = 0;
 	uint64_t aph = 0, alen = 0;	/* the returning device's columns of the node's rows */
 	struct core *c = NULL;
