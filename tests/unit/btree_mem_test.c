@@ -1283,8 +1283,10 @@ static void test_root_groups(uint32_t nodesize, bool cowpath)
 		       " child splits%s, %.1f per split (of %u groups), %.1f of them could wait\n", name,
 		       phase ? "random" : "ascending", w, splits,
 		       cowpath ? " (beyond one per insert)" : "", per, N, waitable);
+		/* 2.5-4.0 over seeds (4.0: SEED=1537987901 at 4 KiB), 10-11
+		 * when a split waited holding g..N-1 of its parent */
 		if (phase)
-			CHECKV(name, waitable < N / 4.0,
+			CHECKV(name, waitable < N / 3.0,
 			       "random keys: %.1f root groups write-locked per child split could wait",
 			       waitable);
 		/* the right edge: the last group, plus a relayout now and then;
