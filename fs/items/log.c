@@ -90,6 +90,7 @@ void log_capcache_free(struct capcache *ic)
 	ic->notes = NULL;
 	ic->ne = ic->ecap = ic->nnotes = ic->notecap = 0;
 	ic->gen = ic->transid = ic->used = 0;
+	ic->logged = false;
 	/* ino is read without ls->lock (log_note_extent) */
 	__atomic_store_n(&ic->ino, 0, __ATOMIC_RELEASE);
 }
@@ -468,6 +469,12 @@ static int write_batch(struct core *c, struct log_state *ls, const char *recs, s
 	memset(h, 0, seglen);
 	h->nrecords = nrec;
 	h->magic = LOG_MAGIC;
+	for (size_t off = 0; off < len;) {
+		const struct log_rec_hdr *rh = (const void *)(recs + off);
+		if (rh->flags & LOG_REC_DELTA)
+			h->magic = LOG_MAGIC_V2;
+		off += rh->len;
+	}
 	memcpy(h->fsid, c->sb.fsid, 16);
 	h->parent_gen = c->generation;
 	h->log_id = log_id;
@@ -535,34 +542,51 @@ static int write_batch(struct core *c, struct log_state *ls, const char *recs, s
 	return 0;
 }
 
-/* Queue a record and wait until a batch holding it is durable;
- * flush_data: its data must be flushed before the segment (write_batch). */
-static int log_write_record(struct core *c, struct log_state *ls, uint64_t transid,
-			    const char *rec, size_t len, bool flush_data)
+/* Queue a record (ls->lock held): its place in the log, or 0 with
+ * *ret set.  flush_data: its data must be flushed before the segment
+ * (write_batch). */
+static uint64_t log_enqueue(struct log_state *ls, uint64_t transid, const char *rec, size_t len,
+			    bool flush_data, int *ret)
 {
-	uint64_t my;
-	int ret = 0;
-
-	glock_write(&ls->lock);
 	log_sync_transid(ls, transid);
-	if (ls->failed) {
-		ret = ls->failed;
-		glock_write_unlock(&ls->lock);
-		return ret;
-	}
+	*ret = ls->failed;
+	if (*ret)
+		return 0;
 	if (log_bytes_reserve(&ls->pend, &ls->pend_cap, ls->pend_len + len, 65536)) {
-		glock_write_unlock(&ls->lock);
-		return -ENOMEM;
+		*ret = -ENOMEM;
+		return 0;
 	}
 	memcpy(ls->pend + ls->pend_len, rec, len);
 	ls->pend_len += len;
 	ls->pend_nrec++;
 	ls->pend_flush |= flush_data;
-	my = ++ls->enq_seq;
+	ls->st.rec_bytes += len;
+	return ++ls->enq_seq;
+}
+
+/*
+ * Wait until a batch holding queued record `my` is durable, writing
+ * batches as the leader meanwhile.  After a failed batch none is written
+ * in this transaction: a later record may be a delta of one the failed
+ * batch held (each fsync of them then commits).
+ */
+static int log_wait_record(struct core *c, struct log_state *ls, uint64_t my)
+{
+	int ret;
+
+	glock_write(&ls->lock);
 	while (ls->done_seq < my) {
 		if (ls->writing) {
 			gcond_wait(&ls->cond, &ls->lock);
 			continue;
+		}
+		if (ls->failed) {
+			ls->pend_len = 0;
+			ls->pend_nrec = 0;
+			ls->pend_flush = false;
+			ls->done_seq = ls->enq_seq;
+			gcond_broadcast(&ls->cond);
+			break;
 		}
 		/* lead: take every queued record */
 		char *recs = ls->pend;
@@ -601,13 +625,13 @@ int log_fsync(struct fsctx *fs, uint64_t ino)
 	struct core *c = fs->core;
 	struct log_state *ls = c->log;
 	struct buf b = { 0 };
-	bool reused = false, flush_data = false;	/* raid5/6 data: see write_batch */
+	bool reused = false, delta = false, flush_data = false;	/* raid5/6 data: see write_batch */
 	uint64_t parents[8];
 	int nparents = 0;
 	uint32_t nitems = 0;
 	struct inode *ip;
 	struct txn *t;
-	uint64_t transid, t0 = 0, walked = 0;
+	uint64_t transid, t0 = 0, walked = 0, my = 0;
 	bool isnew;
 	int ret;
 
@@ -656,17 +680,15 @@ int log_fsync(struct fsctx *fs, uint64_t ino)
 		ret = b.err;
 		goto unlock;
 	}
+	/* cap_lock until the record is queued: the log holds records in the
+	 * order of their captures, so a delta follows the record it extends */
 	glock_write(&ls->cap_lock);
 	ret = log_capture_inode(fs, ip, transid, &b, &nitems, parents, &nparents,
-			    (int)(sizeof(parents) / sizeof(parents[0])), &walked, &reused, &flush_data);
-	glock_write_unlock(&ls->cap_lock);
-	if (ret == -E2BIG || (!ret && b.len > LOG_RECORD_COMMIT)) {
+			    (int)(sizeof(parents) / sizeof(parents[0])), &walked, &reused, &delta,
+			    &flush_data);
+	if (ret == -E2BIG || (!ret && b.len > LOG_RECORD_COMMIT))
 		ret = 1;
-		goto unlock;
-	}
-	if (ret)
-		goto unlock;
-	if (isnew) {
+	if (!ret && isnew) {
 		/* its names go in at replay: each parent must be in the last
 		 * commit and must not have lost a name since (a name removed
 		 * there may be the one this file now has) */
@@ -683,19 +705,31 @@ int log_fsync(struct fsctx *fs, uint64_t ino)
 		}
 		if (nparents == 0)
 			ret = 1;
-		if (ret)
-			goto unlock;
+	}
+	if (ret) {
+		glock_write_unlock(&ls->cap_lock);
+		goto unlock;
 	}
 	inode_runlock(ip);
 	rh = (struct log_rec_hdr *)b.p;
 	*rh = (struct log_rec_hdr){ (uint32_t)b.len, nitems, btree_root_id(fs->root), ino,
-				    isnew ? LOG_REC_NEW : 0, 0 };
-	ret = log_write_record(c, ls, transid, b.p, b.len, flush_data);
+				    (isnew ? LOG_REC_NEW : 0) | (delta ? LOG_REC_DELTA : 0), 0 };
+	glock_write(&ls->lock);
+	my = log_enqueue(ls, transid, b.p, b.len, flush_data, &ret);
+	for (int i = 0; i < LOG_ICACHE_N && my; i++)
+		if (ls->ic[i].ino == ino && ls->ic[i].transid == transid)
+			ls->ic[i].logged = true;
+	glock_write_unlock(&ls->lock);
+	glock_write_unlock(&ls->cap_lock);
+	if (my)
+		ret = log_wait_record(c, ls, my);
 	glock_write(&ls->lock);
 	if (ret == 0)
 		ls->st.syncs++;
 	ls->st.walked += walked;
 	ls->st.reused += reused;
+	if (ret == 0)
+		ls->st.deltas += delta;
 	glock_write_unlock(&ls->lock);
 	goto out;
 unlock:

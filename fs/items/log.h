@@ -146,6 +146,9 @@ struct log_stats {
 				 * leaf of extents is one run, unread) */
 	uint64_t reused;	/* fsyncs whose capture started from the inode's last
 				 * one in this transaction (only noted ranges read) */
+	uint64_t deltas;	/* records holding only the change since the inode's
+				 * record before (LOG_REC_DELTA) */
+	uint64_t rec_bytes;	/* bytes of the records written (headers and items) */
 };
 void log_stats(struct core *c, struct log_stats *s);
 

@@ -48,7 +48,7 @@ void *log_buf_grow(struct buf *b, size_t n)
 {
 	if (b->err)
 		return NULL;
-	if (b->len + n > LOG_MAX_RECORD) {
+	if (b->len + n > LOG_MAX_RECORD && !b->unbounded) {
 		b->err = -E2BIG;
 		return NULL;
 	}
@@ -349,8 +349,11 @@ static int capture_csums(struct core *c, const struct ext_ref *e, struct buf *b,
  * extent is in the last commit and nothing went in place there since).
  */
 static int emit_extents(struct core *c, struct log_state *ls, uint64_t ino, uint64_t transid,
-			struct cvec *v, struct buf *b, uint32_t *nitems, bool *parity)
+			struct cvec *v, const uint64_t *only, size_t nonly, struct buf *b,
+			uint32_t *nitems, bool *parity)
 {
+	size_t oi = 0;	/* only (non-NULL for a delta, nonly may be 0): the next
+			 * offset to match */
 	struct log_keep_run *keep = NULL;
 	size_t nkeep = 0, keepcap = 0, *ix = NULL, nix = 0;
 	struct ext_ref *exts = NULL;
@@ -368,6 +371,12 @@ static int emit_extents(struct core *c, struct log_state *ls, uint64_t ino, uint
 	}
 	for (size_t i = 0; i < v->n && !ret && !b->err; i++) {
 		struct centry *x = &v->e[i];
+		if (only) {	/* a delta: the items at the noted offsets alone */
+			while (oi < nonly && only[oi] < x->start)
+				oi++;
+			if (x->count || oi == nonly || only[oi] != x->start)
+				continue;
+		}
 		if (x->count) {
 			ret = keep_run_add(&keep, &nkeep, &keepcap,
 					   extend && x->jf && keep[nkeep - 1].end == x->start,
@@ -455,18 +464,43 @@ static int emit_extents(struct core *c, struct log_state *ls, uint64_t ino, uint
 static int check_reuse(struct fsctx *fs, struct log_state *ls, uint64_t ino, uint64_t transid,
 		       const struct buf *b, size_t from, uint32_t nitems);
 
+/*
+ * Can the record be a delta of the inode's record before (sorted notes
+ * deduplicated in place, *nd of them)?  Only when every noted offset is
+ * now an item of this transaction (logged in full) or no item's key: a
+ * noted offset inside a run of committed items would need that item's
+ * bytes, which the capture does not keep.
+ */
+static bool delta_ok(const struct cvec *v, uint64_t *notes, size_t nnotes, size_t *nd)
+{
+	size_t n = 0, i = 0;
+
+	for (size_t j = 0; j < nnotes; j++)
+		if (!n || notes[n - 1] != notes[j])
+			notes[n++] = notes[j];
+	*nd = n;
+	for (size_t j = 0; j < n; j++) {
+		while (i < v->n && v->e[i].end <= notes[j])
+			i++;
+		if (i < v->n && v->e[i].count && v->e[i].start <= notes[j])
+			return false;
+	}
+	return true;
+}
+
 int log_capture_inode(struct fsctx *fs, struct inode *ip, uint64_t transid, struct buf *b,
 			 uint32_t *nitems, uint64_t *parents, int *nparents, int maxparents,
-			 uint64_t *walked, bool *reused, bool *parity)
+			 uint64_t *walked, bool *reused, bool *delta, bool *parity)
 {
 	struct core *c = fs->core;
 	struct log_state *ls = c->log;
 	uint64_t ino = ip->ino, gen = ip->item.generation, *notes = NULL;
-	size_t nnotes = 0;
+	size_t nnotes = 0, nd = 0;
 	struct capcache *ic = NULL, *victim = NULL;
-	bool full;
+	bool full, logged;
 	int ret;
 
+	*delta = false;
 	ret = capture_head(fs, ino, b, nitems, parents, nparents, maxparents, walked);
 	if (ret)
 		return ret;
@@ -489,6 +523,9 @@ int log_capture_inode(struct fsctx *fs, struct inode *ip, uint64_t transid, stru
 		log_centries_free(ic->e, ic->ne);
 		ic->ne = 0;
 	}
+	/* this capture is not in the log until log_fsync queues its record */
+	logged = !full && ic->logged;
+	ic->logged = false;
 	ic->gen = gen;
 	ic->transid = transid;
 	notes = ic->notes;
@@ -504,14 +541,40 @@ int log_capture_inode(struct fsctx *fs, struct inode *ip, uint64_t transid, stru
 		ret = scan_extents(fs, ino, transid, 0, UINT64_MAX, true, &v, walked);
 	else if (nnotes)
 		ret = update_extents(fs, ino, transid, &v, notes, nnotes, walked);
-	free(notes);
 	*reused = !full;
 	size_t from = b->len;
 	uint32_t n0 = *nitems;
-	if (!ret)
-		ret = emit_extents(c, ls, ino, transid, &v, b, nitems, parity);
-	if (!ret && !full && ls->verify && !b->err)
-		ret = check_reuse(fs, ls, ino, transid, b, from, *nitems - n0);
+	/* a delta: the items at the offsets noted since the inode's last
+	 * record, which the log holds (every extent change notes its offset,
+	 * so the items elsewhere are as that record left them) */
+	if (!ret && logged && delta_ok(&v, notes, nnotes, &nd)) {
+		struct key k = mkkey(ino, KEY_EXTENT_DATA, 0);
+		put_item(b, nitems, LOG_EXT_DELTA, &k, nd ? (const void *)notes : (const void *)&k,
+			 (uint32_t)(nd * sizeof(*notes)));
+		ret = b->err;
+		if (!ret)
+			ret = emit_extents(c, ls, ino, transid, &v, nd ? notes : &k.offset, nd, b,
+					   nitems, parity);
+		*delta = true;
+	} else if (!ret) {
+		ret = emit_extents(c, ls, ino, transid, &v, NULL, 0, b, nitems, parity);
+	}
+	free(notes);
+	if (!ret && !full && ls->verify && !b->err) {
+		if (*delta) {
+			/* the kept entries, written out whole, against a fresh
+			 * capture: a change nobody noted shows there */
+			struct buf whole = { .unbounded = true };
+			uint32_t wn = 0;
+			bool wp = false;
+			ret = emit_extents(c, ls, ino, transid, &v, NULL, 0, &whole, &wn, &wp);
+			if (!ret)
+				ret = check_reuse(fs, ls, ino, transid, &whole, 0, wn);
+			free(whole.p);
+		} else {
+			ret = check_reuse(fs, ls, ino, transid, b, from, *nitems - n0);
+		}
+	}
 	glock_write(&ls->lock);
 	ic->e = v.e;
 	ic->ne = v.n;
@@ -534,7 +597,7 @@ static int check_reuse(struct fsctx *fs, struct log_state *ls, uint64_t ino, uin
 		       const struct buf *b, size_t from, uint32_t nitems)
 {
 	struct cvec v = { 0 };
-	struct buf full = { 0 };
+	struct buf full = { .unbounded = true };
 	uint32_t n = 0;
 	uint64_t walked = 0;
 	bool parity = false;
@@ -542,7 +605,7 @@ static int check_reuse(struct fsctx *fs, struct log_state *ls, uint64_t ino, uin
 
 	ret = scan_extents(fs, ino, transid, 0, UINT64_MAX, true, &v, &walked);
 	if (!ret)
-		ret = emit_extents(fs->core, ls, ino, transid, &v, &full, &n, &parity);
+		ret = emit_extents(fs->core, ls, ino, transid, &v, NULL, 0, &full, &n, &parity);
 	if (!ret && (n != nitems || full.len != b->len - from ||
 		     memcmp(full.p, b->p + from, full.len))) {
 		fprintf(stderr, "glassfs: fsync log: the reused capture of inode %llu logs %u items "

@@ -32,6 +32,9 @@
 #include <sys/stat.h>
 
 #define LOG_MAGIC	0x474f4c5361616c47ull	/* "GlaaSLOG" */
+/* A segment holding a delta record (LOG_REC_DELTA): code that knows only
+ * LOG_MAGIC refuses it instead of replaying a delta as a whole record. */
+#define LOG_MAGIC_V2	0x32474c5361616c47ull	/* "GlaaSLG2" */
 /*
  * A record past this size commits instead: it holds every extent the file
  * changed since the last commit, so a file appended to and fsync'd again
@@ -48,7 +51,7 @@
 #define LOG_INPLACE_SHIFT 20		/* in-place writes noted per MiB of data */
 
 enum { LOG_FS_ITEM = 1, LOG_CSUM_RESET = 2, LOG_CSUM_ITEM = 3, LOG_EXT_KEEP = 4,
-       LOG_EXT_RUNS = 5 };
+       LOG_EXT_RUNS = 5, LOG_EXT_DELTA = 6 };
 
 /* Unchanged committed extents with offsets in [start, end): count of them,
  * each starting where the one before ends (LOG_EXT_RUNS). */
@@ -56,6 +59,7 @@ struct log_keep_run {
 	uint64_t start, end, count;
 };
 #define LOG_REC_NEW 1u		/* the inode was created after the last commit */
+#define LOG_REC_DELTA 2u	/* changes since the inode's record before (log.c) */
 
 struct log_seg_hdr {
 	uint32_t csum;
@@ -121,6 +125,8 @@ struct capcache {
 	struct centry *e;
 	size_t ne, ecap;		/* ecap in bytes, as notecap */
 	uint64_t used;			/* ls->ic_clock at the last capture */
+	bool logged;			/* the last capture went into the log as a
+					 * record: the next may be a delta of it */
 };
 
 struct log_state {
@@ -164,6 +170,8 @@ struct buf {
 	char *p;
 	size_t len, cap;
 	int err;
+	bool unbounded;		/* GLASSFS_LOG_VERIFY's whole captures: no
+				 * LOG_MAX_RECORD limit */
 };
 
 /* log.c: the state, the notes */
@@ -176,7 +184,7 @@ int log_bytes_reserve(char **p, size_t *cap, size_t need, size_t first);
 void *log_buf_grow(struct buf *b, size_t n);
 int log_capture_inode(struct fsctx *fs, struct inode *ip, uint64_t transid, struct buf *b,
 		      uint32_t *nitems, uint64_t *parents, int *nparents, int maxparents,
-		      uint64_t *walked, bool *reused, bool *parity);
+		      uint64_t *walked, bool *reused, bool *delta, bool *parity);
 /* log.c: writing a batch */
 int log_add_seg(struct log_state *ls, uint64_t logical, uint64_t len);
 void log_adopt_slot(struct core *c, struct log_state *ls);

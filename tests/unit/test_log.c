@@ -388,6 +388,65 @@ int main(void)
 	}
 
 	/*
+	 * fio's --fsync=1 for longer: 400 4 KiB random writes into a
+	 * committed file of 2000 extents, each fsync'd, in one transaction.
+	 * A record holding every change of the file since the last commit
+	 * grew by ~200 bytes a write (16.5 KB on average under fio), past
+	 * LOG_RECORD_COMMIT every ~160 fsyncs, and that fsync committed
+	 * (the tail of fio's fsync latency: 576 nodes written and flushed).
+	 * A delta record (LOG_REC_DELTA) holds what changed since the file's
+	 * last fsync: its inode item and the write's extent items and
+	 * checksums, one 4 KiB log block per fsync, no commit.  Then a crash
+	 * replays the whole record and the 399 deltas after it in order.
+	 */
+	{
+		enum { NB = 2000, BSZ = 4096, OPS = 400 };
+		size_t fl = (size_t)NB * BSZ;
+		unsigned char *want = malloc(fl), *got = malloc(fl);
+		uint64_t f;
+		MUST(want && got ? 0 : -ENOMEM);
+		fill(want, fl, k + 50);
+		MUST(fsops_mknod(fs, d, "fsyncdb", S_IFREG | 0644, 0, &cr, &st));
+		f = st.st_ino;
+		for (int i = NB - 1; i >= 0; i--)	/* backwards: an extent each */
+			MUST(fsops_write(fs, f, want + (size_t)i * BSZ, BSZ, (uint64_t)i * BSZ) == BSZ ?
+			     0 : -EIO);
+		MUST(fsops_sync(fs));
+		struct core_stats s0, s1;
+		struct log_stats l0, l1;
+		mount_stats(core, &s0);
+		log_stats(core, &l0);
+		int byl = 0;
+		for (int i = 0; i < OPS; i++) {
+			size_t blk = (size_t)(t_rand() % NB);
+			fill(want + blk * BSZ, BSZ, k + 60 + (unsigned)i);
+			MUST(fsops_write(fs, f, want + blk * BSZ, BSZ, blk * BSZ) == BSZ ? 0 : -EIO);
+			byl += fsyncs_by_log(&f, 1);
+		}
+		mount_stats(core, &s1);
+		log_stats(core, &l1);
+		printf("# %d fsyncs of 4 KiB random writes into 2000 extents: %d by the log, %llu "
+		       "commits, %llu segment bytes, %llu record bytes (%llu per fsync), %llu deltas\n",
+		       OPS, byl, (unsigned long long)(s1.commits - s0.commits),
+		       (unsigned long long)(l1.bytes - l0.bytes),
+		       (unsigned long long)(l1.rec_bytes - l0.rec_bytes),
+		       (unsigned long long)((l1.rec_bytes - l0.rec_bytes) / OPS),
+		       (unsigned long long)(l1.deltas - l0.deltas));
+		CHECK("400 fsyncs of random writes: every one by the log, no commit",
+		      byl == OPS && s1.commits == s0.commits);
+		CHECK("400 fsyncs of random writes: one 4 KiB log block each (the change since "
+		      "the last fsync, not every change since the commit)",
+		      l1.bytes - l0.bytes <= (uint64_t)OPS * 4096);
+		crash();
+		MUST(mount_rw(CORE_FSYNC_LOG));
+		CHECK("400 fsyncs of random writes: replayed", !log_pending(core));
+		CHECK("400 fsyncs of random writes: every write back",
+		      fsops_read(fs, f, got, fl, 0) == (ssize_t)fl && memcmp(got, want, fl) == 0);
+		free(want);
+		free(got);
+	}
+
+	/*
 	 * A file fallocated and filled in place (what fio lays out): its
 	 * items are 1 MiB pieces of one 48 MiB disk extent.  One block
 	 * rewritten and fsync'd logs the checksums of the pieces that
