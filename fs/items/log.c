@@ -269,6 +269,7 @@ void log_commit_clear(struct core *c)
 	for (size_t i = 0; i < ls->nsegs; i++)
 		alloc_pin(c, ls->segs[i].logical, ls->segs[i].len);
 	ls->nsegs = 0;
+	ls->arena = ls->arena_end = 0;
 	ls->head = 0;
 	ls->head_seq = 0;
 	ls->log_id = 0;
@@ -305,11 +306,70 @@ int log_add_seg(struct log_state *ls, uint64_t logical, uint64_t len)
 	return 0;
 }
 
-/* Reserve len bytes of metadata space for the log. */
+/*
+ * Write zeros over a new arena: on a volume in image files (sparse: the
+ * space a volume never wrote is a hole of the host's file) the host
+ * allocates the arena's blocks at the next flush, once, instead of one
+ * segment's blocks at every fsync's flush (a journal commit each on
+ * ext4).  Not on block devices (nothing to allocate) or raid5/6 chunks
+ * (their rows are written whole, with parity, by the segments).  Best
+ * effort: a failure only leaves the holes.
+ */
+static void arena_fill(struct core *c, uint64_t at, uint64_t len)
+{
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	int n = chunk_map_lookup(c, at, LOG_BLOCK, cp, NULL);
+	bool files = n > 0;
+
+	for (int i = 0; i < n; i++)
+		files &= !cp[i].dev->blockdev;
+	if (!files || chunk_map_is_parity(c, at))
+		return;
+	void *z = aligned_alloc(4096, len);
+	if (!z)
+		return;
+	memset(z, 0, len);
+	(void)meta_write_copies(c, at, z, len, "fsync log arena");
+	free(z);
+}
+
+/*
+ * Reserve len bytes of metadata space for the log: carved from the
+ * transaction's arena (LOG_ARENA bytes reserved at once, pinned at commit
+ * like every segment, log_add_seg), a new arena when it is used up, the
+ * allocator alone when no arena can be had.
+ */
 static int reserve(struct core *c, struct log_state *ls, uint64_t len, uint64_t *logical)
 {
-	int ret = alloc_reserve(c, BG_METADATA, len, LOG_BLOCK, logical);
+	uint64_t at;
+	int ret;
 
+	glock_write(&ls->lock);
+	if (ls->arena && ls->arena + len <= ls->arena_end) {
+		*logical = ls->arena;
+		ls->arena += len;
+		glock_write_unlock(&ls->lock);
+		return 0;
+	}
+	glock_write_unlock(&ls->lock);
+	if (len < LOG_ARENA && !alloc_reserve(c, BG_METADATA, LOG_ARENA, LOG_BLOCK, &at)) {
+		if (!alloc_bg_is_new(c, at))	/* else write_batch commits instead */
+			arena_fill(c, at, LOG_ARENA);
+		glock_write(&ls->lock);
+		ret = log_add_seg(ls, at, LOG_ARENA);
+		if (!ret) {
+			ls->arena = at + len;
+			ls->arena_end = at + LOG_ARENA;
+			ls->st.arenas++;
+		}
+		glock_write_unlock(&ls->lock);
+		if (!ret) {
+			*logical = at;
+			return 0;
+		}
+		alloc_free_now(c, at, LOG_ARENA);
+	}
+	ret = alloc_reserve(c, BG_METADATA, len, LOG_BLOCK, logical);
 	if (ret)
 		return ret;
 	glock_write(&ls->lock);
@@ -456,6 +516,13 @@ static int write_batch(struct core *c, struct log_state *ls, const char *recs, s
 			return -EAGAIN;
 	} else {
 		logical = slot;
+		/* the slot's bytes past this segment go back to the arena
+		 * when nothing was carved after it: the next slot follows
+		 * the segment, and the arena's zeros last 4x as long */
+		glock_write(&ls->lock);
+		if (ls->arena && ls->arena == slot + slot_len)
+			ls->arena = slot + seglen;
+		glock_write_unlock(&ls->lock);
 	}
 	/* the next segment's slot: room for twice this batch */
 	nlen = seglen * 2 < LOG_SLOT_MIN ? LOG_SLOT_MIN : seglen * 2 > LOG_SLOT_MAX ? LOG_SLOT_MAX :

@@ -149,6 +149,7 @@ struct log_stats {
 	uint64_t deltas;	/* records holding only the change since the inode's
 				 * record before (LOG_REC_DELTA) */
 	uint64_t rec_bytes;	/* bytes of the records written (headers and items) */
+	uint64_t arenas;	/* LOG_ARENA reservations the log carved segments from */
 };
 void log_stats(struct core *c, struct log_stats *s);
 
