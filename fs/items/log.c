@@ -12,18 +12,58 @@
  * allocated in the running transaction (free in the last commit's
  * free-space tree, so a crash leaves them unreferenced by the trees):
  *
- *   struct log_seg_hdr   (72 bytes; csum = crc32c of bytes [4, len))
+ *   struct log_seg_hdr   (104 bytes; csum = crc32c of bytes [4, len);
+ *                         magic LOG_MAGIC, or LOG_MAGIC_V2 when a record
+ *                         in it is a delta: code that knows no deltas
+ *                         refuses the segment instead of misreading it)
  *   records, `used` bytes in all, each:
- *     struct log_rec_hdr   (len: bytes of the record incl. header)
+ *     struct log_rec_hdr   (len: bytes of the record incl. header;
+ *                           flags LOG_REC_NEW, LOG_REC_DELTA)
  *     nitems x (struct log_item_hdr, size bytes of item data)
+ *
+ * The log reserves its space LOG_ARENA (1 MiB) at a time and carves
+ * slots and segments from it in order (a slot's bytes past the segment
+ * written there go back to it); a new arena is written with zeros when
+ * it is reserved (image files only: not block devices, not raid5/6
+ * chunks).  On a volume in a sparse image file a segment then lands
+ * where the host file already has blocks: the host allocates once per
+ * arena, not at every fsync's flush (a journal commit of ext4 each, when
+ * segments walked forward through space the volume never wrote).  An
+ * arena is pinned at commit and freed after it, like a segment; what
+ * lies in it beside the segments (zeros, segments of older logs with
+ * another parent_gen) never continues a chain.
  *
  * Item kinds: LOG_FS_ITEM (an item of the inode in its fs tree),
  * LOG_CSUM_RESET (key.offset = logical, data = le64 len: the checksums of
  * that data extent are replaced by the LOG_CSUM_ITEMs that follow),
  * LOG_CSUM_ITEM (an EXTENT_CSUM item of the csum tree), LOG_EXT_KEEP
  * (key (ino, EXTENT_DATA, 0), data = ascending le64 file offsets; replay
- * still reads it, logs written before LOG_EXT_RUNS) and LOG_EXT_RUNS (the
- * same key, data = ascending struct log_keep_run).
+ * still reads it, logs written before LOG_EXT_RUNS), LOG_EXT_RUNS (the
+ * same key, data = ascending struct log_keep_run) and LOG_EXT_DELTA (the
+ * same key, data = ascending le64 file offsets; in a delta record only,
+ * exactly one).
+ *
+ * Whole records and deltas.  A whole record holds the inode's state
+ * against the last commit (below).  A delta (LOG_REC_DELTA) holds the
+ * change since the record of the inode before it in the log: its items
+ * before the extents in full (inode item, names, xattrs), LOG_EXT_DELTA
+ * with every file offset where an extent item was written or deleted
+ * since (log_note_extent: file.c notes each), the extent items now at
+ * those offsets and the checksums of the data they read that the last
+ * commit does not hold.  Replay deletes the inode's items except its
+ * INODE_REFs and the extent items at offsets not in LOG_EXT_DELTA, then
+ * inserts the logged ones: what the record before left, changed exactly
+ * where the file changed.  An fsync writes a delta when the inode's
+ * last capture in this transaction is in the log (capture and queueing
+ * under cap_lock: records are in the log in capture order) and every
+ * noted offset is an item of this transaction or no item; otherwise a
+ * whole record.  So fio's 4 KiB random writes with an fsync each log
+ * ~370 bytes per fsync (one 4 KiB block), where whole records held
+ * every change since the commit (16.5 KB on average) and one passed
+ * LOG_RECORD_COMMIT, so that fsync committed, every ~190-300 fsyncs.
+ * Replay applies per inode its last whole record and the deltas after
+ * it, in log order; a delta with no record of its inode before it is
+ * corruption (fsck says so, log_check).
  *
  * File extents: every EXTENT_DATA item written in a transaction carries
  * that transaction's id as its generation (file.c), so an item of an
@@ -64,11 +104,15 @@
  * slot the segment before named for the others), segment, flush (data
  * and segment: one flush; replay verifies the data of the last segment
  * against the checksums its records carry and drops a record it does
- * not match, verify_last_seg); with no slot, segment, flush,
+ * not match, verify_last_seg, and every later record of that inode in
+ * the segment: it may be a delta of the dropped one); with no slot, segment, flush,
  * superblocks with log_root = the segment, flush.  A batch with
  * data in raid5/6 chunks flushes its data before a slot's segment too
  * (parity has no checksum), unless no device was written since the
- * leader's last flush began.  Then each waiter ends its handle.
+ * leader's last flush began.  Then each waiter ends its handle.  After
+ * a batch fails no later batch of the transaction is written (a record
+ * queued after may be a delta of one the failed batch held): their
+ * fsyncs commit instead.
  */
 #include "fs/items/log_int.h"
 

@@ -15,13 +15,18 @@
  * extent item it writes or deletes (log_note_extent).  The next fsync
  * reads again only each noted offset and the entries whose ranges hold
  * it (update_extents): an entry no note falls in describes items that
- * did not change.  The record written is the same kind as before (the
- * runs joined where one ends where the next starts); replay is unchanged.
+ * did not change.  When the last capture went into the log, the record
+ * is a delta of it (log.c): the entries at the noted offsets alone;
+ * otherwise a whole record of all entries (the runs joined where one
+ * ends where the next starts).
  * Each item's checksum items are read once and kept with it (checksums
  * of data written in this transaction do not change: a sector is written
  * once, and a write in place changes the item reading it).  A commit, a
  * new transaction, a failed capture or too many notes (LOG_ICACHE_NOTES)
  * forget the kept capture; the inode's generation must match too.
+ * GLASSFS_LOG_VERIFY checks the kept entries whole against a fresh
+ * capture for a delta too (check_reuse): a change nobody noted would
+ * leave a stale item beside the delta's.
  *
  */
 #include "fs/items/log_int.h"
