@@ -21,8 +21,9 @@
  *                           flags LOG_REC_NEW, LOG_REC_DELTA)
  *     nitems x (struct log_item_hdr, size bytes of item data)
  *
- * The log reserves its space LOG_ARENA (1 MiB) at a time and carves
- * slots and segments from it in order (a slot's bytes past the segment
+ * The log reserves its space an arena at a time (the first of a
+ * transaction LOG_ARENA_MIN, each next one twice the last, up to
+ * LOG_ARENA) and carves slots and segments from it in order (a slot's bytes past the segment
  * written there go back to it); a new arena is written with zeros when
  * it is reserved (image files only: not block devices, not raid5/6
  * chunks).  On a volume in a sparse image file a segment then lands
@@ -313,7 +314,7 @@ void log_commit_clear(struct core *c)
 	for (size_t i = 0; i < ls->nsegs; i++)
 		alloc_pin(c, ls->segs[i].logical, ls->segs[i].len);
 	ls->nsegs = 0;
-	ls->arena = ls->arena_end = 0;
+	ls->arena = ls->arena_end = ls->arena_len = 0;
 	ls->head = 0;
 	ls->head_seq = 0;
 	ls->log_id = 0;
@@ -379,7 +380,7 @@ static void arena_fill(struct core *c, uint64_t at, uint64_t len)
 
 /*
  * Reserve len bytes of metadata space for the log: carved from the
- * transaction's arena (LOG_ARENA bytes reserved at once, pinned at commit
+ * transaction's arena (up to LOG_ARENA bytes reserved at once, pinned at commit
  * like every segment, log_add_seg), a new arena when it is used up, the
  * allocator alone when no arena can be had.
  */
@@ -395,15 +396,22 @@ static int reserve(struct core *c, struct log_state *ls, uint64_t len, uint64_t 
 		glock_write_unlock(&ls->lock);
 		return 0;
 	}
+	/* the first arena of a transaction is small, each next one twice
+	 * the last, up to LOG_ARENA: a transaction of a few fsyncs (a
+	 * commit after each, say) writes few zeros */
+	uint64_t alen = ls->arena_len ? ls->arena_len : LOG_ARENA_MIN;
 	glock_write_unlock(&ls->lock);
-	if (len < LOG_ARENA && !alloc_reserve(c, BG_METADATA, LOG_ARENA, LOG_BLOCK, &at)) {
+	while (alen < len * 4 && alen < LOG_ARENA)
+		alen *= 2;
+	if (len * 4 <= alen && !alloc_reserve(c, BG_METADATA, alen, LOG_BLOCK, &at)) {
 		if (!alloc_bg_is_new(c, at))	/* else write_batch commits instead */
-			arena_fill(c, at, LOG_ARENA);
+			arena_fill(c, at, alen);
 		glock_write(&ls->lock);
-		ret = log_add_seg(ls, at, LOG_ARENA);
+		ret = log_add_seg(ls, at, alen);
 		if (!ret) {
 			ls->arena = at + len;
-			ls->arena_end = at + LOG_ARENA;
+			ls->arena_end = at + alen;
+			ls->arena_len = alen < LOG_ARENA ? alen * 2 : LOG_ARENA;
 			ls->st.arenas++;
 		}
 		glock_write_unlock(&ls->lock);
@@ -411,7 +419,7 @@ static int reserve(struct core *c, struct log_state *ls, uint64_t len, uint64_t 
 			*logical = at;
 			return 0;
 		}
-		alloc_free_now(c, at, LOG_ARENA);
+		alloc_free_now(c, at, alen);
 	}
 	ret = alloc_reserve(c, BG_METADATA, len, LOG_BLOCK, logical);
 	if (ret)

@@ -49,7 +49,8 @@
 #define LOG_SLOT_MIN	(16u << 10)		/* slot reserved for the next segment */
 #define LOG_SLOT_MAX	(1u << 20)
 #define LOG_INPLACE_SHIFT 20		/* in-place writes noted per MiB of data */
-#define LOG_ARENA	(1u << 20)	/* the log's space is reserved this much at once */
+#define LOG_ARENA	(1u << 20)	/* the log's space is reserved up to this much */
+#define LOG_ARENA_MIN	(64u << 10)	/* at once, from this for a transaction's first */
 
 enum { LOG_FS_ITEM = 1, LOG_CSUM_RESET = 2, LOG_CSUM_ITEM = 3, LOG_EXT_KEEP = 4,
        LOG_EXT_RUNS = 5, LOG_EXT_DELTA = 6 };
@@ -149,6 +150,7 @@ struct log_state {
 	uint64_t head_seq, log_id;
 	uint64_t next_slot, next_len;	/* reserved for the next segment */
 	uint64_t arena, arena_end;	/* the rest of the transaction's arena (reserve) */
+	uint64_t arena_len;		/* the next arena's size, 0: LOG_ARENA_MIN */
 	uint64_t txn_bytes;		/* segment bytes of this transaction */
 	uint64_t durable_writes;	/* dev_writes() before the leader's last flush */
 	struct htable_set names;	/* inodes whose names changed */
