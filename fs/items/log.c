@@ -517,6 +517,17 @@ static uint64_t dev_writes(struct core *c)
 	return w;
 }
 
+/* Ask the commit thread for a commit (it runs beside the fsyncs). */
+static void ask_commit(struct core *c)
+{
+	glock_write(&c->ts.lock);
+	if (!c->ts.want_commit) {
+		c->ts.want_commit = COMMIT_DIRTY;
+		gcond_broadcast(&c->ts.cond);
+	}
+	glock_write_unlock(&c->ts.lock);
+}
+
 /*
  * Write one segment.  Each segment names a slot reserved for the next
  * one, so a batch that fits its slot needs no superblock write: the
@@ -648,15 +659,8 @@ static int write_batch(struct core *c, struct log_state *ls, const char *recs, s
 		ls->st.supers++;
 	bool big = ls->txn_bytes > LOG_COMMIT_BYTES;
 	glock_write_unlock(&ls->lock);
-	if (big) {
-		/* the log's space comes back only at a commit: ask for one */
-		glock_write(&c->ts.lock);
-		if (!c->ts.want_commit) {
-			c->ts.want_commit = COMMIT_DIRTY;
-			gcond_broadcast(&c->ts.cond);
-		}
-		glock_write_unlock(&c->ts.lock);
-	}
+	if (big)	/* the log's space comes back only at a commit */
+		ask_commit(c);
 	*seg_bytes = seglen;
 	return 0;
 }
@@ -835,11 +839,19 @@ int log_fsync(struct fsctx *fs, uint64_t ino)
 				    (isnew ? LOG_REC_NEW : 0) | (delta ? LOG_REC_DELTA : 0), 0 };
 	glock_write(&ls->lock);
 	my = log_enqueue(ls, transid, b.p, b.len, flush_data, &ret);
+	bool big = false;
 	for (int i = 0; i < LOG_ICACHE_N && my; i++)
-		if (ls->ic[i].ino == ino && ls->ic[i].transid == transid)
+		if (ls->ic[i].ino == ino && ls->ic[i].transid == transid) {
 			ls->ic[i].logged = true;
+			big = ls->ic[i].ne > LOG_ICACHE_ENTRIES;
+		}
 	glock_write_unlock(&ls->lock);
 	glock_write_unlock(&ls->cap_lock);
+	/* deltas keep the transaction going where whole records grew past
+	 * LOG_RECORD_COMMIT and committed; its kept capture grows by a few
+	 * entries a write, and a capture moves those after each change */
+	if (big)
+		ask_commit(c);
 	if (my)
 		ret = log_wait_record(c, ls, my);
 	glock_write(&ls->lock);

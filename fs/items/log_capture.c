@@ -271,8 +271,8 @@ static int cmp_u64(const void *a, const void *b)
  * end among them; the entries elsewhere stand (nothing with a key in
  * them changed).  Takes v's entries.
  */
-static int update_extents(struct fsctx *fs, uint64_t ino, uint64_t transid, struct cvec *v,
-			  uint64_t *notes, size_t nnotes, uint64_t *walked)
+static int update_extents_copy(struct fsctx *fs, uint64_t ino, uint64_t transid,
+			       struct cvec *v, uint64_t *notes, size_t nnotes, uint64_t *walked)
 {
 	struct cvec nv = { 0 };
 	size_t i = 0;
@@ -327,6 +327,101 @@ static int update_extents(struct fsctx *fs, uint64_t ino, uint64_t transid, stru
 	return ret;
 }
 
+/* The first entry of v whose end is past off (v->n when none). */
+static size_t entry_after(const struct cvec *v, uint64_t off)
+{
+	size_t lo = 0, hi = v->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (v->e[mid].end <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * update_extents_copy's result, in place: the entries each noted offset
+ * falls in (found by binary search) are replaced by a reading of their
+ * key range, from the last range back, so the entries before a range
+ * keep their places.  A fsync of one 4 KiB write costs a search and a
+ * move of the entries after it, not a copy of every entry (a transaction
+ * of thousands of fsyncs keeps thousands of them).  A reading that ends
+ * past its range (not expected: a committed item read there was in an
+ * entry of the range) goes the copying way.  Sorts notes.
+ */
+static int update_extents(struct fsctx *fs, uint64_t ino, uint64_t transid, struct cvec *v,
+			  uint64_t *notes, size_t nnotes, uint64_t *walked)
+{
+	struct range { uint64_t lo, hi; size_t i0, i1; } *r = malloc(nnotes * sizeof(*r));
+	size_t nr = 0;
+	int ret = 0;
+
+	if (!r)
+		return -ENOMEM;
+	qsort(notes, nnotes, sizeof(*notes), cmp_u64);
+	for (size_t j = 0; j < nnotes; j++) {
+		uint64_t lo = notes[j], hi = lo + 1;
+		if (lo == UINT64_MAX) {
+			free(r);
+			return -E2BIG;
+		}
+		size_t i0 = entry_after(v, lo), i1 = i0;
+		while (i1 < v->n && v->e[i1].start < hi) {
+			if (v->e[i1].start < lo)
+				lo = v->e[i1].start;
+			if (v->e[i1].end > hi)
+				hi = v->e[i1].end;
+			i1++;
+		}
+		if (nr && (lo < r[nr - 1].hi || i0 < r[nr - 1].i1)) {
+			struct range *p = &r[nr - 1];
+			if (lo < p->lo)
+				p->lo = lo;
+			if (hi > p->hi)
+				p->hi = hi;
+			if (i0 < p->i0)
+				p->i0 = i0;
+			if (i1 > p->i1)
+				p->i1 = i1;
+		} else {
+			r[nr++] = (struct range){ lo, hi, i0, i1 };
+		}
+	}
+	for (size_t k = nr; k-- > 0 && !ret;) {
+		struct cvec nv = { 0 };
+		ret = scan_extents(fs, ino, transid, r[k].lo, r[k].hi, false, &nv, walked);
+		if (!ret && nv.n && nv.e[nv.n - 1].end > r[k].hi)
+			ret = 1;	/* past its range: the copying way */
+		if (!ret && v->n - (r[k].i1 - r[k].i0) + nv.n > v->n &&
+		    log_bytes_reserve((char **)&v->e, &v->cap,
+				      (v->n - (r[k].i1 - r[k].i0) + nv.n) * sizeof(*v->e),
+				      64 * sizeof(*v->e)))
+			ret = -ENOMEM;
+		if (ret) {
+			log_centries_free(nv.e, nv.n);
+			free(nv.e);
+			break;
+		}
+		log_centries_free(v->e + r[k].i0, r[k].i1 - r[k].i0);
+		memmove(v->e + r[k].i0 + nv.n, v->e + r[k].i1, (v->n - r[k].i1) * sizeof(*v->e));
+		if (nv.n)
+			memcpy(v->e + r[k].i0, nv.e, nv.n * sizeof(*v->e));
+		v->n = v->n - (r[k].i1 - r[k].i0) + nv.n;
+		free(nv.e);
+	}
+	free(r);
+	if (ret == 1) {
+		/* ranges from the last one back stand replaced: reading the
+		 * notes again from the start is still right (an entry read
+		 * again is read as it is now) */
+		return update_extents_copy(fs, ino, transid, v, notes, nnotes, walked);
+	}
+	return ret;
+}
+
 static bool inplace_in(struct log_state *ls, uint64_t transid, uint64_t from, uint64_t to)
 {
 	bool inplace;
@@ -352,13 +447,13 @@ static int capture_csums(struct core *c, const struct ext_ref *e, struct buf *b,
  * Checksums are logged for the data written since the last commit only:
  * not for the committed pieces a write leaves on either side of it (the
  * extent is in the last commit and nothing went in place there since).
+ * only (a delta): the items at these nonly offsets alone (nonly may be
+ * 0), no runs.
  */
 static int emit_extents(struct core *c, struct log_state *ls, uint64_t ino, uint64_t transid,
 			struct cvec *v, const uint64_t *only, size_t nonly, struct buf *b,
 			uint32_t *nitems, bool *parity)
 {
-	size_t oi = 0;	/* only (non-NULL for a delta, nonly may be 0): the next
-			 * offset to match */
 	struct log_keep_run *keep = NULL;
 	size_t nkeep = 0, keepcap = 0, *ix = NULL, nix = 0;
 	struct ext_ref *exts = NULL;
@@ -374,14 +469,14 @@ static int emit_extents(struct core *c, struct log_state *ls, uint64_t ino, uint
 			return -ENOMEM;
 		}
 	}
-	for (size_t i = 0; i < v->n && !ret && !b->err; i++) {
-		struct centry *x = &v->e[i];
+	for (size_t s = 0; s < (only ? nonly : v->n) && !ret && !b->err; s++) {
+		size_t i = s;
 		if (only) {	/* a delta: the items at the noted offsets alone */
-			while (oi < nonly && only[oi] < x->start)
-				oi++;
-			if (x->count || oi == nonly || only[oi] != x->start)
+			i = entry_after(v, only[s]);
+			if (i == v->n || v->e[i].count || v->e[i].start != only[s])
 				continue;
 		}
+		struct centry *x = &v->e[i];
 		if (x->count) {
 			ret = keep_run_add(&keep, &nkeep, &keepcap,
 					   extend && x->jf && keep[nkeep - 1].end == x->start,
@@ -485,8 +580,7 @@ static bool delta_ok(const struct cvec *v, uint64_t *notes, size_t nnotes, size_
 			notes[n++] = notes[j];
 	*nd = n;
 	for (size_t j = 0; j < n; j++) {
-		while (i < v->n && v->e[i].end <= notes[j])
-			i++;
+		i = entry_after(v, notes[j]);
 		if (i < v->n && v->e[i].count && v->e[i].start <= notes[j])
 			return false;
 	}

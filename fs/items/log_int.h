@@ -119,6 +119,7 @@ struct centry {
 
 #define LOG_ICACHE_N	8	/* inodes whose last capture is kept */
 #define LOG_ICACHE_NOTES 1024	/* noted offsets kept; past it all are read */
+#define LOG_ICACHE_ENTRIES 4096	/* a kept capture this long asks for a commit */
 
 struct capcache {
 	uint64_t ino, gen, transid;	/* ino 0: a free slot */
