@@ -15,7 +15,11 @@
  *   struct log_seg_hdr   (104 bytes; csum = crc32c of bytes [4, len);
  *                         magic LOG_MAGIC, or LOG_MAGIC_V2 when a record
  *                         in it is a delta: code that knows no deltas
- *                         refuses the segment instead of misreading it)
+ *                         takes the segment for no segment instead of
+ *                         misreading it — a log the superblock names does
+ *                         not mount there, one that starts in the slot
+ *                         ends before it, its fsyncs since the last
+ *                         commit lost)
  *   records, `used` bytes in all, each:
  *     struct log_rec_hdr   (len: bytes of the record incl. header;
  *                           flags LOG_REC_NEW, LOG_REC_DELTA)
