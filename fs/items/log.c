@@ -66,6 +66,9 @@
  * ~370 bytes per fsync (one 4 KiB block), where whole records held
  * every change since the commit (16.5 KB on average) and one passed
  * LOG_RECORD_COMMIT, so that fsync committed, every ~190-300 fsyncs.
+ * The transaction then goes on until the commit interval, a log of
+ * LOG_COMMIT_BYTES, or a kept capture of LOG_ICACHE_ENTRIES entries
+ * (~1,300-1,500 such fsyncs) asks the commit thread for a commit.
  * Replay applies per inode its last whole record and the deltas after
  * it, in log order; a delta with no record of its inode before it is
  * corruption (fsck says so, log_check).
