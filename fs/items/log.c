@@ -12,18 +12,66 @@
  * allocated in the running transaction (free in the last commit's
  * free-space tree, so a crash leaves them unreferenced by the trees):
  *
- *   struct log_seg_hdr   (72 bytes; csum = crc32c of bytes [4, len))
+ *   struct log_seg_hdr   (104 bytes; csum = crc32c of bytes [4, len);
+ *                         magic LOG_MAGIC, or LOG_MAGIC_V2 when a record
+ *                         in it is a delta: code that knows no deltas
+ *                         takes the segment for no segment instead of
+ *                         misreading it — a log the superblock names does
+ *                         not mount there, one that starts in the slot
+ *                         ends before it, its fsyncs since the last
+ *                         commit lost)
  *   records, `used` bytes in all, each:
- *     struct log_rec_hdr   (len: bytes of the record incl. header)
+ *     struct log_rec_hdr   (len: bytes of the record incl. header;
+ *                           flags LOG_REC_NEW, LOG_REC_DELTA)
  *     nitems x (struct log_item_hdr, size bytes of item data)
+ *
+ * The log reserves its space an arena at a time (the first of a
+ * transaction LOG_ARENA_MIN, each next one twice the last, up to
+ * LOG_ARENA) and carves slots and segments from it in order (a slot's bytes past the segment
+ * written there go back to it); a new arena is written with zeros when
+ * it is reserved (image files only: not block devices, not raid5/6
+ * chunks).  On a volume in a sparse image file a segment then lands
+ * where the host file already has blocks: the host allocates once per
+ * arena, not at every fsync's flush (a journal commit of ext4 each, when
+ * segments walked forward through space the volume never wrote).  An
+ * arena is pinned at commit and freed after it, like a segment; what
+ * lies in it beside the segments (zeros, segments of older logs with
+ * another parent_gen) never continues a chain.
  *
  * Item kinds: LOG_FS_ITEM (an item of the inode in its fs tree),
  * LOG_CSUM_RESET (key.offset = logical, data = le64 len: the checksums of
  * that data extent are replaced by the LOG_CSUM_ITEMs that follow),
  * LOG_CSUM_ITEM (an EXTENT_CSUM item of the csum tree), LOG_EXT_KEEP
  * (key (ino, EXTENT_DATA, 0), data = ascending le64 file offsets; replay
- * still reads it, logs written before LOG_EXT_RUNS) and LOG_EXT_RUNS (the
- * same key, data = ascending struct log_keep_run).
+ * still reads it, logs written before LOG_EXT_RUNS), LOG_EXT_RUNS (the
+ * same key, data = ascending struct log_keep_run) and LOG_EXT_DELTA (the
+ * same key, data = ascending le64 file offsets; in a delta record only,
+ * exactly one).
+ *
+ * Whole records and deltas.  A whole record holds the inode's state
+ * against the last commit (below).  A delta (LOG_REC_DELTA) holds the
+ * change since the record of the inode before it in the log: its items
+ * before the extents in full (inode item, names, xattrs), LOG_EXT_DELTA
+ * with every file offset where an extent item was written or deleted
+ * since (log_note_extent: file.c notes each), the extent items now at
+ * those offsets and the checksums of the data they read that the last
+ * commit does not hold.  Replay deletes the inode's items except its
+ * INODE_REFs and the extent items at offsets not in LOG_EXT_DELTA, then
+ * inserts the logged ones: what the record before left, changed exactly
+ * where the file changed.  An fsync writes a delta when the inode's
+ * last capture in this transaction is in the log (capture and queueing
+ * under cap_lock: records are in the log in capture order) and every
+ * noted offset is an item of this transaction or no item; otherwise a
+ * whole record.  So fio's 4 KiB random writes with an fsync each log
+ * ~370 bytes per fsync (one 4 KiB block), where whole records held
+ * every change since the commit (16.5 KB on average) and one passed
+ * LOG_RECORD_COMMIT, so that fsync committed, every ~190-300 fsyncs.
+ * The transaction then goes on until the commit interval, a log of
+ * LOG_COMMIT_BYTES, or a kept capture of LOG_ICACHE_ENTRIES entries
+ * (~1,300-1,500 such fsyncs) asks the commit thread for a commit.
+ * Replay applies per inode its last whole record and the deltas after
+ * it, in log order; a delta with no record of its inode before it is
+ * corruption (fsck says so, log_check).
  *
  * File extents: every EXTENT_DATA item written in a transaction carries
  * that transaction's id as its generation (file.c), so an item of an
@@ -64,11 +112,15 @@
  * slot the segment before named for the others), segment, flush (data
  * and segment: one flush; replay verifies the data of the last segment
  * against the checksums its records carry and drops a record it does
- * not match, verify_last_seg); with no slot, segment, flush,
+ * not match, verify_last_seg, and every later record of that inode in
+ * the segment: it may be a delta of the dropped one); with no slot, segment, flush,
  * superblocks with log_root = the segment, flush.  A batch with
  * data in raid5/6 chunks flushes its data before a slot's segment too
  * (parity has no checksum), unless no device was written since the
- * leader's last flush began.  Then each waiter ends its handle.
+ * leader's last flush began.  Then each waiter ends its handle.  After
+ * a batch fails no later batch of the transaction is written (a record
+ * queued after may be a delta of one the failed batch held): their
+ * fsyncs commit instead.
  */
 #include "fs/items/log_int.h"
 
@@ -90,6 +142,7 @@ void log_capcache_free(struct capcache *ic)
 	ic->notes = NULL;
 	ic->ne = ic->ecap = ic->nnotes = ic->notecap = 0;
 	ic->gen = ic->transid = ic->used = 0;
+	ic->logged = false;
 	/* ino is read without ls->lock (log_note_extent) */
 	__atomic_store_n(&ic->ino, 0, __ATOMIC_RELEASE);
 }
@@ -268,6 +321,7 @@ void log_commit_clear(struct core *c)
 	for (size_t i = 0; i < ls->nsegs; i++)
 		alloc_pin(c, ls->segs[i].logical, ls->segs[i].len);
 	ls->nsegs = 0;
+	ls->arena = ls->arena_end = ls->arena_len = 0;
 	ls->head = 0;
 	ls->head_seq = 0;
 	ls->log_id = 0;
@@ -304,11 +358,77 @@ int log_add_seg(struct log_state *ls, uint64_t logical, uint64_t len)
 	return 0;
 }
 
-/* Reserve len bytes of metadata space for the log. */
+/*
+ * Write zeros over a new arena: on a volume in image files (sparse: the
+ * space a volume never wrote is a hole of the host's file) the host
+ * allocates the arena's blocks at the next flush, once, instead of one
+ * segment's blocks at every fsync's flush (a journal commit each on
+ * ext4).  Not on block devices (nothing to allocate) or raid5/6 chunks
+ * (their rows are written whole, with parity, by the segments).  Best
+ * effort: a failure only leaves the holes.
+ */
+static void arena_fill(struct core *c, uint64_t at, uint64_t len)
+{
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	int n = chunk_map_lookup(c, at, LOG_BLOCK, cp, NULL);
+	bool files = n > 0;
+
+	for (int i = 0; i < n; i++)
+		files &= !cp[i].dev->blockdev;
+	if (!files || chunk_map_is_parity(c, at))
+		return;
+	void *z = aligned_alloc(4096, len);
+	if (!z)
+		return;
+	memset(z, 0, len);
+	(void)meta_write_copies(c, at, z, len, "fsync log arena");
+	free(z);
+}
+
+/*
+ * Reserve len bytes of metadata space for the log: carved from the
+ * transaction's arena (up to LOG_ARENA bytes reserved at once, pinned at commit
+ * like every segment, log_add_seg), a new arena when it is used up, the
+ * allocator alone when no arena can be had.
+ */
 static int reserve(struct core *c, struct log_state *ls, uint64_t len, uint64_t *logical)
 {
-	int ret = alloc_reserve(c, BG_METADATA, len, LOG_BLOCK, logical);
+	uint64_t at;
+	int ret;
 
+	glock_write(&ls->lock);
+	if (ls->arena && ls->arena + len <= ls->arena_end) {
+		*logical = ls->arena;
+		ls->arena += len;
+		glock_write_unlock(&ls->lock);
+		return 0;
+	}
+	/* the first arena of a transaction is small, each next one twice
+	 * the last, up to LOG_ARENA: a transaction of a few fsyncs (a
+	 * commit after each, say) writes few zeros */
+	uint64_t alen = ls->arena_len ? ls->arena_len : LOG_ARENA_MIN;
+	glock_write_unlock(&ls->lock);
+	while (alen < len * 4 && alen < LOG_ARENA)
+		alen *= 2;
+	if (len * 4 <= alen && !alloc_reserve(c, BG_METADATA, alen, LOG_BLOCK, &at)) {
+		if (!alloc_bg_is_new(c, at))	/* else write_batch commits instead */
+			arena_fill(c, at, alen);
+		glock_write(&ls->lock);
+		ret = log_add_seg(ls, at, alen);
+		if (!ret) {
+			ls->arena = at + len;
+			ls->arena_end = at + alen;
+			ls->arena_len = alen < LOG_ARENA ? alen * 2 : LOG_ARENA;
+			ls->st.arenas++;
+		}
+		glock_write_unlock(&ls->lock);
+		if (!ret) {
+			*logical = at;
+			return 0;
+		}
+		alloc_free_now(c, at, alen);
+	}
+	ret = alloc_reserve(c, BG_METADATA, len, LOG_BLOCK, logical);
 	if (ret)
 		return ret;
 	glock_write(&ls->lock);
@@ -404,6 +524,17 @@ static uint64_t dev_writes(struct core *c)
 	return w;
 }
 
+/* Ask the commit thread for a commit (it runs beside the fsyncs). */
+static void ask_commit(struct core *c)
+{
+	glock_write(&c->ts.lock);
+	if (!c->ts.want_commit) {
+		c->ts.want_commit = COMMIT_DIRTY;
+		gcond_broadcast(&c->ts.cond);
+	}
+	glock_write_unlock(&c->ts.lock);
+}
+
 /*
  * Write one segment.  Each segment names a slot reserved for the next
  * one, so a batch that fits its slot needs no superblock write: the
@@ -455,6 +586,13 @@ static int write_batch(struct core *c, struct log_state *ls, const char *recs, s
 			return -EAGAIN;
 	} else {
 		logical = slot;
+		/* the slot's bytes past this segment go back to the arena
+		 * when nothing was carved after it: the next slot follows
+		 * the segment, and the arena's zeros last 4x as long */
+		glock_write(&ls->lock);
+		if (ls->arena && ls->arena == slot + slot_len)
+			ls->arena = slot + seglen;
+		glock_write_unlock(&ls->lock);
 	}
 	/* the next segment's slot: room for twice this batch */
 	nlen = seglen * 2 < LOG_SLOT_MIN ? LOG_SLOT_MIN : seglen * 2 > LOG_SLOT_MAX ? LOG_SLOT_MAX :
@@ -468,6 +606,12 @@ static int write_batch(struct core *c, struct log_state *ls, const char *recs, s
 	memset(h, 0, seglen);
 	h->nrecords = nrec;
 	h->magic = LOG_MAGIC;
+	for (size_t off = 0; off < len;) {
+		const struct log_rec_hdr *rh = (const void *)(recs + off);
+		if (rh->flags & LOG_REC_DELTA)
+			h->magic = LOG_MAGIC_V2;
+		off += rh->len;
+	}
 	memcpy(h->fsid, c->sb.fsid, 16);
 	h->parent_gen = c->generation;
 	h->log_id = log_id;
@@ -522,47 +666,57 @@ static int write_batch(struct core *c, struct log_state *ls, const char *recs, s
 		ls->st.supers++;
 	bool big = ls->txn_bytes > LOG_COMMIT_BYTES;
 	glock_write_unlock(&ls->lock);
-	if (big) {
-		/* the log's space comes back only at a commit: ask for one */
-		glock_write(&c->ts.lock);
-		if (!c->ts.want_commit) {
-			c->ts.want_commit = COMMIT_DIRTY;
-			gcond_broadcast(&c->ts.cond);
-		}
-		glock_write_unlock(&c->ts.lock);
-	}
+	if (big)	/* the log's space comes back only at a commit */
+		ask_commit(c);
 	*seg_bytes = seglen;
 	return 0;
 }
 
-/* Queue a record and wait until a batch holding it is durable;
- * flush_data: its data must be flushed before the segment (write_batch). */
-static int log_write_record(struct core *c, struct log_state *ls, uint64_t transid,
-			    const char *rec, size_t len, bool flush_data)
+/* Queue a record (ls->lock held): its place in the log, or 0 with
+ * *ret set.  flush_data: its data must be flushed before the segment
+ * (write_batch). */
+static uint64_t log_enqueue(struct log_state *ls, uint64_t transid, const char *rec, size_t len,
+			    bool flush_data, int *ret)
 {
-	uint64_t my;
-	int ret = 0;
-
-	glock_write(&ls->lock);
 	log_sync_transid(ls, transid);
-	if (ls->failed) {
-		ret = ls->failed;
-		glock_write_unlock(&ls->lock);
-		return ret;
-	}
+	*ret = ls->failed;
+	if (*ret)
+		return 0;
 	if (log_bytes_reserve(&ls->pend, &ls->pend_cap, ls->pend_len + len, 65536)) {
-		glock_write_unlock(&ls->lock);
-		return -ENOMEM;
+		*ret = -ENOMEM;
+		return 0;
 	}
 	memcpy(ls->pend + ls->pend_len, rec, len);
 	ls->pend_len += len;
 	ls->pend_nrec++;
 	ls->pend_flush |= flush_data;
-	my = ++ls->enq_seq;
+	ls->st.rec_bytes += len;
+	return ++ls->enq_seq;
+}
+
+/*
+ * Wait until a batch holding queued record `my` is durable, writing
+ * batches as the leader meanwhile.  After a failed batch none is written
+ * in this transaction: a later record may be a delta of one the failed
+ * batch held (each fsync of them then commits).
+ */
+static int log_wait_record(struct core *c, struct log_state *ls, uint64_t my)
+{
+	int ret;
+
+	glock_write(&ls->lock);
 	while (ls->done_seq < my) {
 		if (ls->writing) {
 			gcond_wait(&ls->cond, &ls->lock);
 			continue;
+		}
+		if (ls->failed) {
+			ls->pend_len = 0;
+			ls->pend_nrec = 0;
+			ls->pend_flush = false;
+			ls->done_seq = ls->enq_seq;
+			gcond_broadcast(&ls->cond);
+			break;
 		}
 		/* lead: take every queued record */
 		char *recs = ls->pend;
@@ -601,13 +755,13 @@ int log_fsync(struct fsctx *fs, uint64_t ino)
 	struct core *c = fs->core;
 	struct log_state *ls = c->log;
 	struct buf b = { 0 };
-	bool reused = false, flush_data = false;	/* raid5/6 data: see write_batch */
+	bool reused = false, delta = false, flush_data = false;	/* raid5/6 data: see write_batch */
 	uint64_t parents[8];
 	int nparents = 0;
 	uint32_t nitems = 0;
 	struct inode *ip;
 	struct txn *t;
-	uint64_t transid, t0 = 0, walked = 0;
+	uint64_t transid, t0 = 0, walked = 0, my = 0;
 	bool isnew;
 	int ret;
 
@@ -656,17 +810,15 @@ int log_fsync(struct fsctx *fs, uint64_t ino)
 		ret = b.err;
 		goto unlock;
 	}
+	/* cap_lock until the record is queued: the log holds records in the
+	 * order of their captures, so a delta follows the record it extends */
 	glock_write(&ls->cap_lock);
 	ret = log_capture_inode(fs, ip, transid, &b, &nitems, parents, &nparents,
-			    (int)(sizeof(parents) / sizeof(parents[0])), &walked, &reused, &flush_data);
-	glock_write_unlock(&ls->cap_lock);
-	if (ret == -E2BIG || (!ret && b.len > LOG_RECORD_COMMIT)) {
+			    (int)(sizeof(parents) / sizeof(parents[0])), &walked, &reused, &delta,
+			    &flush_data);
+	if (ret == -E2BIG || (!ret && b.len > LOG_RECORD_COMMIT))
 		ret = 1;
-		goto unlock;
-	}
-	if (ret)
-		goto unlock;
-	if (isnew) {
+	if (!ret && isnew) {
 		/* its names go in at replay: each parent must be in the last
 		 * commit and must not have lost a name since (a name removed
 		 * there may be the one this file now has) */
@@ -683,19 +835,39 @@ int log_fsync(struct fsctx *fs, uint64_t ino)
 		}
 		if (nparents == 0)
 			ret = 1;
-		if (ret)
-			goto unlock;
+	}
+	if (ret) {
+		glock_write_unlock(&ls->cap_lock);
+		goto unlock;
 	}
 	inode_runlock(ip);
 	rh = (struct log_rec_hdr *)b.p;
 	*rh = (struct log_rec_hdr){ (uint32_t)b.len, nitems, btree_root_id(fs->root), ino,
-				    isnew ? LOG_REC_NEW : 0, 0 };
-	ret = log_write_record(c, ls, transid, b.p, b.len, flush_data);
+				    (isnew ? LOG_REC_NEW : 0) | (delta ? LOG_REC_DELTA : 0), 0 };
+	glock_write(&ls->lock);
+	my = log_enqueue(ls, transid, b.p, b.len, flush_data, &ret);
+	bool big = false;
+	for (int i = 0; i < LOG_ICACHE_N && my; i++)
+		if (ls->ic[i].ino == ino && ls->ic[i].transid == transid) {
+			ls->ic[i].logged = true;
+			big = ls->ic[i].ne > LOG_ICACHE_ENTRIES;
+		}
+	glock_write_unlock(&ls->lock);
+	glock_write_unlock(&ls->cap_lock);
+	/* deltas keep the transaction going where whole records grew past
+	 * LOG_RECORD_COMMIT and committed; its kept capture grows by a few
+	 * entries a write, and a capture moves those after each change */
+	if (big)
+		ask_commit(c);
+	if (my)
+		ret = log_wait_record(c, ls, my);
 	glock_write(&ls->lock);
 	if (ret == 0)
 		ls->st.syncs++;
 	ls->st.walked += walked;
 	ls->st.reused += reused;
+	if (ret == 0)
+		ls->st.deltas += delta;
 	glock_write_unlock(&ls->lock);
 	goto out;
 unlock:

@@ -6,7 +6,10 @@
  * its inode item, xattrs, file extents (inline data included) and the
  * checksum items of data extents written since the last commit — to a
  * *log segment*: newly allocated metadata blocks, chained to the segment
- * before it.  A record counts once its commit point is on the device, and
+ * before it.  When the log already holds a record of the file from this
+ * transaction, the record is a *delta* of it: the file's items before
+ * its extents, and its extent items (with their checksums) at the file
+ * offsets where extent items changed since that record (log.c).  A record counts once its commit point is on the device, and
  * everything it makes reachable is durable before that point:
  *   - a segment goes to the slot reserved for it, where replay finds it
  *     with no superblock write: the first segment of a transaction to
@@ -50,7 +53,8 @@
  * again once its superblock, with log_root 0, is durable) and forgets the
  * in-memory state.  At mount a log left by a crash is replayed into the fs
  * tree in one transaction that is then committed (log_replay): for each
- * inode its items are replaced by the newest record's; data extents the
+ * inode its items are replaced by its newest whole record's, then changed
+ * by the deltas after that record, in log order; data extents the
  * record references that the last commit did not know get their extent
  * items; a file created since the last commit gets its names (dir_add).
  *
@@ -146,6 +150,10 @@ struct log_stats {
 				 * leaf of extents is one run, unread) */
 	uint64_t reused;	/* fsyncs whose capture started from the inode's last
 				 * one in this transaction (only noted ranges read) */
+	uint64_t deltas;	/* records holding only the change since the inode's
+				 * record before (LOG_REC_DELTA) */
+	uint64_t rec_bytes;	/* bytes of the records written (headers and items) */
+	uint64_t arenas;	/* LOG_ARENA reservations the log carved segments from */
 };
 void log_stats(struct core *c, struct log_stats *s);
 

@@ -15,13 +15,18 @@
  * extent item it writes or deletes (log_note_extent).  The next fsync
  * reads again only each noted offset and the entries whose ranges hold
  * it (update_extents): an entry no note falls in describes items that
- * did not change.  The record written is the same kind as before (the
- * runs joined where one ends where the next starts); replay is unchanged.
+ * did not change.  When the last capture went into the log, the record
+ * is a delta of it (log.c): the entries at the noted offsets alone;
+ * otherwise a whole record of all entries (the runs joined where one
+ * ends where the next starts).
  * Each item's checksum items are read once and kept with it (checksums
  * of data written in this transaction do not change: a sector is written
  * once, and a write in place changes the item reading it).  A commit, a
  * new transaction, a failed capture or too many notes (LOG_ICACHE_NOTES)
  * forget the kept capture; the inode's generation must match too.
+ * GLASSFS_LOG_VERIFY checks the kept entries whole against a fresh
+ * capture for a delta too (check_reuse): a change nobody noted would
+ * leave a stale item beside the delta's.
  *
  */
 #include "fs/items/log_int.h"
@@ -48,7 +53,7 @@ void *log_buf_grow(struct buf *b, size_t n)
 {
 	if (b->err)
 		return NULL;
-	if (b->len + n > LOG_MAX_RECORD) {
+	if (b->len + n > LOG_MAX_RECORD && !b->unbounded) {
 		b->err = -E2BIG;
 		return NULL;
 	}
@@ -266,8 +271,8 @@ static int cmp_u64(const void *a, const void *b)
  * end among them; the entries elsewhere stand (nothing with a key in
  * them changed).  Takes v's entries.
  */
-static int update_extents(struct fsctx *fs, uint64_t ino, uint64_t transid, struct cvec *v,
-			  uint64_t *notes, size_t nnotes, uint64_t *walked)
+static int update_extents_copy(struct fsctx *fs, uint64_t ino, uint64_t transid,
+			       struct cvec *v, uint64_t *notes, size_t nnotes, uint64_t *walked)
 {
 	struct cvec nv = { 0 };
 	size_t i = 0;
@@ -322,6 +327,101 @@ static int update_extents(struct fsctx *fs, uint64_t ino, uint64_t transid, stru
 	return ret;
 }
 
+/* The first entry of v whose end is past off (v->n when none). */
+static size_t entry_after(const struct cvec *v, uint64_t off)
+{
+	size_t lo = 0, hi = v->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (v->e[mid].end <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * update_extents_copy's result, in place: the entries each noted offset
+ * falls in (found by binary search) are replaced by a reading of their
+ * key range, from the last range back, so the entries before a range
+ * keep their places.  A fsync of one 4 KiB write costs a search and a
+ * move of the entries after it, not a copy of every entry (a transaction
+ * of thousands of fsyncs keeps thousands of them).  A reading that ends
+ * past its range (not expected: a committed item read there was in an
+ * entry of the range) goes the copying way.  Sorts notes.
+ */
+static int update_extents(struct fsctx *fs, uint64_t ino, uint64_t transid, struct cvec *v,
+			  uint64_t *notes, size_t nnotes, uint64_t *walked)
+{
+	struct range { uint64_t lo, hi; size_t i0, i1; } *r = malloc(nnotes * sizeof(*r));
+	size_t nr = 0;
+	int ret = 0;
+
+	if (!r)
+		return -ENOMEM;
+	qsort(notes, nnotes, sizeof(*notes), cmp_u64);
+	for (size_t j = 0; j < nnotes; j++) {
+		uint64_t lo = notes[j], hi = lo + 1;
+		if (lo == UINT64_MAX) {
+			free(r);
+			return -E2BIG;
+		}
+		size_t i0 = entry_after(v, lo), i1 = i0;
+		while (i1 < v->n && v->e[i1].start < hi) {
+			if (v->e[i1].start < lo)
+				lo = v->e[i1].start;
+			if (v->e[i1].end > hi)
+				hi = v->e[i1].end;
+			i1++;
+		}
+		if (nr && (lo < r[nr - 1].hi || i0 < r[nr - 1].i1)) {
+			struct range *p = &r[nr - 1];
+			if (lo < p->lo)
+				p->lo = lo;
+			if (hi > p->hi)
+				p->hi = hi;
+			if (i0 < p->i0)
+				p->i0 = i0;
+			if (i1 > p->i1)
+				p->i1 = i1;
+		} else {
+			r[nr++] = (struct range){ lo, hi, i0, i1 };
+		}
+	}
+	for (size_t k = nr; k-- > 0 && !ret;) {
+		struct cvec nv = { 0 };
+		ret = scan_extents(fs, ino, transid, r[k].lo, r[k].hi, false, &nv, walked);
+		if (!ret && nv.n && nv.e[nv.n - 1].end > r[k].hi)
+			ret = 1;	/* past its range: the copying way */
+		if (!ret && v->n - (r[k].i1 - r[k].i0) + nv.n > v->n &&
+		    log_bytes_reserve((char **)&v->e, &v->cap,
+				      (v->n - (r[k].i1 - r[k].i0) + nv.n) * sizeof(*v->e),
+				      64 * sizeof(*v->e)))
+			ret = -ENOMEM;
+		if (ret) {
+			log_centries_free(nv.e, nv.n);
+			free(nv.e);
+			break;
+		}
+		log_centries_free(v->e + r[k].i0, r[k].i1 - r[k].i0);
+		memmove(v->e + r[k].i0 + nv.n, v->e + r[k].i1, (v->n - r[k].i1) * sizeof(*v->e));
+		if (nv.n)
+			memcpy(v->e + r[k].i0, nv.e, nv.n * sizeof(*v->e));
+		v->n = v->n - (r[k].i1 - r[k].i0) + nv.n;
+		free(nv.e);
+	}
+	free(r);
+	if (ret == 1) {
+		/* ranges from the last one back stand replaced: reading the
+		 * notes again from the start is still right (an entry read
+		 * again is read as it is now) */
+		return update_extents_copy(fs, ino, transid, v, notes, nnotes, walked);
+	}
+	return ret;
+}
+
 static bool inplace_in(struct log_state *ls, uint64_t transid, uint64_t from, uint64_t to)
 {
 	bool inplace;
@@ -347,9 +447,12 @@ static int capture_csums(struct core *c, const struct ext_ref *e, struct buf *b,
  * Checksums are logged for the data written since the last commit only:
  * not for the committed pieces a write leaves on either side of it (the
  * extent is in the last commit and nothing went in place there since).
+ * only (a delta): the items at these nonly offsets alone (nonly may be
+ * 0), no runs.
  */
 static int emit_extents(struct core *c, struct log_state *ls, uint64_t ino, uint64_t transid,
-			struct cvec *v, struct buf *b, uint32_t *nitems, bool *parity)
+			struct cvec *v, const uint64_t *only, size_t nonly, struct buf *b,
+			uint32_t *nitems, bool *parity)
 {
 	struct log_keep_run *keep = NULL;
 	size_t nkeep = 0, keepcap = 0, *ix = NULL, nix = 0;
@@ -366,7 +469,13 @@ static int emit_extents(struct core *c, struct log_state *ls, uint64_t ino, uint
 			return -ENOMEM;
 		}
 	}
-	for (size_t i = 0; i < v->n && !ret && !b->err; i++) {
+	for (size_t s = 0; s < (only ? nonly : v->n) && !ret && !b->err; s++) {
+		size_t i = s;
+		if (only) {	/* a delta: the items at the noted offsets alone */
+			i = entry_after(v, only[s]);
+			if (i == v->n || v->e[i].count || v->e[i].start != only[s])
+				continue;
+		}
 		struct centry *x = &v->e[i];
 		if (x->count) {
 			ret = keep_run_add(&keep, &nkeep, &keepcap,
@@ -455,18 +564,42 @@ static int emit_extents(struct core *c, struct log_state *ls, uint64_t ino, uint
 static int check_reuse(struct fsctx *fs, struct log_state *ls, uint64_t ino, uint64_t transid,
 		       const struct buf *b, size_t from, uint32_t nitems);
 
+/*
+ * Can the record be a delta of the inode's record before (sorted notes
+ * deduplicated in place, *nd of them)?  Only when every noted offset is
+ * now an item of this transaction (logged in full) or no item's key: a
+ * noted offset inside a run of committed items would need that item's
+ * bytes, which the capture does not keep.
+ */
+static bool delta_ok(const struct cvec *v, uint64_t *notes, size_t nnotes, size_t *nd)
+{
+	size_t n = 0, i = 0;
+
+	for (size_t j = 0; j < nnotes; j++)
+		if (!n || notes[n - 1] != notes[j])
+			notes[n++] = notes[j];
+	*nd = n;
+	for (size_t j = 0; j < n; j++) {
+		i = entry_after(v, notes[j]);
+		if (i < v->n && v->e[i].count && v->e[i].start <= notes[j])
+			return false;
+	}
+	return true;
+}
+
 int log_capture_inode(struct fsctx *fs, struct inode *ip, uint64_t transid, struct buf *b,
 			 uint32_t *nitems, uint64_t *parents, int *nparents, int maxparents,
-			 uint64_t *walked, bool *reused, bool *parity)
+			 uint64_t *walked, bool *reused, bool *delta, bool *parity)
 {
 	struct core *c = fs->core;
 	struct log_state *ls = c->log;
 	uint64_t ino = ip->ino, gen = ip->item.generation, *notes = NULL;
-	size_t nnotes = 0;
+	size_t nnotes = 0, nd = 0;
 	struct capcache *ic = NULL, *victim = NULL;
-	bool full;
+	bool full, logged;
 	int ret;
 
+	*delta = false;
 	ret = capture_head(fs, ino, b, nitems, parents, nparents, maxparents, walked);
 	if (ret)
 		return ret;
@@ -489,6 +622,9 @@ int log_capture_inode(struct fsctx *fs, struct inode *ip, uint64_t transid, stru
 		log_centries_free(ic->e, ic->ne);
 		ic->ne = 0;
 	}
+	/* this capture is not in the log until log_fsync queues its record */
+	logged = !full && ic->logged;
+	ic->logged = false;
 	ic->gen = gen;
 	ic->transid = transid;
 	notes = ic->notes;
@@ -504,14 +640,40 @@ int log_capture_inode(struct fsctx *fs, struct inode *ip, uint64_t transid, stru
 		ret = scan_extents(fs, ino, transid, 0, UINT64_MAX, true, &v, walked);
 	else if (nnotes)
 		ret = update_extents(fs, ino, transid, &v, notes, nnotes, walked);
-	free(notes);
 	*reused = !full;
 	size_t from = b->len;
 	uint32_t n0 = *nitems;
-	if (!ret)
-		ret = emit_extents(c, ls, ino, transid, &v, b, nitems, parity);
-	if (!ret && !full && ls->verify && !b->err)
-		ret = check_reuse(fs, ls, ino, transid, b, from, *nitems - n0);
+	/* a delta: the items at the offsets noted since the inode's last
+	 * record, which the log holds (every extent change notes its offset,
+	 * so the items elsewhere are as that record left them) */
+	if (!ret && logged && delta_ok(&v, notes, nnotes, &nd)) {
+		struct key k = mkkey(ino, KEY_EXTENT_DATA, 0);
+		put_item(b, nitems, LOG_EXT_DELTA, &k, nd ? (const void *)notes : (const void *)&k,
+			 (uint32_t)(nd * sizeof(*notes)));
+		ret = b->err;
+		if (!ret)
+			ret = emit_extents(c, ls, ino, transid, &v, nd ? notes : &k.offset, nd, b,
+					   nitems, parity);
+		*delta = true;
+	} else if (!ret) {
+		ret = emit_extents(c, ls, ino, transid, &v, NULL, 0, b, nitems, parity);
+	}
+	free(notes);
+	if (!ret && !full && ls->verify && !b->err) {
+		if (*delta) {
+			/* the kept entries, written out whole, against a fresh
+			 * capture: a change nobody noted shows there */
+			struct buf whole = { .unbounded = true };
+			uint32_t wn = 0;
+			bool wp = false;
+			ret = emit_extents(c, ls, ino, transid, &v, NULL, 0, &whole, &wn, &wp);
+			if (!ret)
+				ret = check_reuse(fs, ls, ino, transid, &whole, 0, wn);
+			free(whole.p);
+		} else {
+			ret = check_reuse(fs, ls, ino, transid, b, from, *nitems - n0);
+		}
+	}
 	glock_write(&ls->lock);
 	ic->e = v.e;
 	ic->ne = v.n;
@@ -534,7 +696,7 @@ static int check_reuse(struct fsctx *fs, struct log_state *ls, uint64_t ino, uin
 		       const struct buf *b, size_t from, uint32_t nitems)
 {
 	struct cvec v = { 0 };
-	struct buf full = { 0 };
+	struct buf full = { .unbounded = true };
 	uint32_t n = 0;
 	uint64_t walked = 0;
 	bool parity = false;
@@ -542,7 +704,7 @@ static int check_reuse(struct fsctx *fs, struct log_state *ls, uint64_t ino, uin
 
 	ret = scan_extents(fs, ino, transid, 0, UINT64_MAX, true, &v, &walked);
 	if (!ret)
-		ret = emit_extents(fs->core, ls, ino, transid, &v, &full, &n, &parity);
+		ret = emit_extents(fs->core, ls, ino, transid, &v, NULL, 0, &full, &n, &parity);
 	if (!ret && (n != nitems || full.len != b->len - from ||
 		     memcmp(full.p, b->p + from, full.len))) {
 		fprintf(stderr, "glassfs: fsync log: the reused capture of inode %llu logs %u items "

@@ -32,6 +32,9 @@
 #include <sys/stat.h>
 
 #define LOG_MAGIC	0x474f4c5361616c47ull	/* "GlaaSLOG" */
+/* A segment holding a delta record (LOG_REC_DELTA): code that knows only
+ * LOG_MAGIC refuses it instead of replaying a delta as a whole record. */
+#define LOG_MAGIC_V2	0x32474c5361616c47ull	/* "GlaaSLG2" */
 /*
  * A record past this size commits instead: it holds every extent the file
  * changed since the last commit, so a file appended to and fsync'd again
@@ -46,9 +49,11 @@
 #define LOG_SLOT_MIN	(16u << 10)		/* slot reserved for the next segment */
 #define LOG_SLOT_MAX	(1u << 20)
 #define LOG_INPLACE_SHIFT 20		/* in-place writes noted per MiB of data */
+#define LOG_ARENA	(1u << 20)	/* the log's space is reserved up to this much */
+#define LOG_ARENA_MIN	(64u << 10)	/* at once, from this for a transaction's first */
 
 enum { LOG_FS_ITEM = 1, LOG_CSUM_RESET = 2, LOG_CSUM_ITEM = 3, LOG_EXT_KEEP = 4,
-       LOG_EXT_RUNS = 5 };
+       LOG_EXT_RUNS = 5, LOG_EXT_DELTA = 6 };
 
 /* Unchanged committed extents with offsets in [start, end): count of them,
  * each starting where the one before ends (LOG_EXT_RUNS). */
@@ -56,6 +61,7 @@ struct log_keep_run {
 	uint64_t start, end, count;
 };
 #define LOG_REC_NEW 1u		/* the inode was created after the last commit */
+#define LOG_REC_DELTA 2u	/* changes since the inode's record before (log.c) */
 
 struct log_seg_hdr {
 	uint32_t csum;
@@ -113,6 +119,7 @@ struct centry {
 
 #define LOG_ICACHE_N	8	/* inodes whose last capture is kept */
 #define LOG_ICACHE_NOTES 1024	/* noted offsets kept; past it all are read */
+#define LOG_ICACHE_ENTRIES 4096	/* a kept capture this long asks for a commit */
 
 struct capcache {
 	uint64_t ino, gen, transid;	/* ino 0: a free slot */
@@ -121,6 +128,8 @@ struct capcache {
 	struct centry *e;
 	size_t ne, ecap;		/* ecap in bytes, as notecap */
 	uint64_t used;			/* ls->ic_clock at the last capture */
+	bool logged;			/* the last capture went into the log as a
+					 * record: the next may be a delta of it */
 };
 
 struct log_state {
@@ -141,6 +150,8 @@ struct log_state {
 	uint64_t head;			/* newest segment on disk, 0 none */
 	uint64_t head_seq, log_id;
 	uint64_t next_slot, next_len;	/* reserved for the next segment */
+	uint64_t arena, arena_end;	/* the rest of the transaction's arena (reserve) */
+	uint64_t arena_len;		/* the next arena's size, 0: LOG_ARENA_MIN */
 	uint64_t txn_bytes;		/* segment bytes of this transaction */
 	uint64_t durable_writes;	/* dev_writes() before the leader's last flush */
 	struct htable_set names;	/* inodes whose names changed */
@@ -164,6 +175,8 @@ struct buf {
 	char *p;
 	size_t len, cap;
 	int err;
+	bool unbounded;		/* GLASSFS_LOG_VERIFY's whole captures: no
+				 * LOG_MAX_RECORD limit */
 };
 
 /* log.c: the state, the notes */
@@ -176,7 +189,7 @@ int log_bytes_reserve(char **p, size_t *cap, size_t need, size_t first);
 void *log_buf_grow(struct buf *b, size_t n);
 int log_capture_inode(struct fsctx *fs, struct inode *ip, uint64_t transid, struct buf *b,
 		      uint32_t *nitems, uint64_t *parents, int *nparents, int maxparents,
-		      uint64_t *walked, bool *reused, bool *parity);
+		      uint64_t *walked, bool *reused, bool *delta, bool *parity);
 /* log.c: writing a batch */
 int log_add_seg(struct log_state *ls, uint64_t logical, uint64_t len);
 void log_adopt_slot(struct core *c, struct log_state *ls);

@@ -80,7 +80,8 @@ static int verify_hdr(struct core *c, const void *buf, uint64_t logical, uint64_
 	const struct log_seg_hdr *h = buf;
 
 	(void)len;
-	if (h->magic != LOG_MAGIC || memcmp(h->fsid, c->sb.fsid, 16) || h->bytenr != logical ||
+	if ((h->magic != LOG_MAGIC && h->magic != LOG_MAGIC_V2) || memcmp(h->fsid, c->sb.fsid, 16) ||
+	    h->bytenr != logical ||
 	    !h->len || h->len % LOG_BLOCK || h->len > (64u << 20) || h->used > h->len ||
 	    h->used < sizeof(*h))
 		return -EUCLEAN;
@@ -98,19 +99,27 @@ static int verify_seg(struct core *c, const void *buf, uint64_t logical, uint64_
 	return 0;
 }
 
-/* Check one record's structure; returns its item count or -EUCLEAN. */
-static int check_record(const char *p, size_t avail)
+/* Check one record's structure (v2: in a LOG_MAGIC_V2 segment, where
+ * delta records may be); returns its item count or -EUCLEAN. */
+static int check_record(const char *p, size_t avail, bool v2)
 {
 	const struct log_rec_hdr *rh = (const void *)p;
 	size_t off = sizeof(*rh);
+	int ndelta = 0;
 
 	if (avail < sizeof(*rh) || rh->len < sizeof(*rh) || rh->len > avail)
+		return -EUCLEAN;
+	if (rh->flags & ~(LOG_REC_NEW | (v2 ? LOG_REC_DELTA : 0)))
 		return -EUCLEAN;
 	for (uint32_t i = 0; i < rh->nitems; i++) {
 		const struct log_item_hdr *ih = (const void *)(p + off);
 		if (off + sizeof(*ih) > rh->len || off + sizeof(*ih) + ih->size > rh->len)
 			return -EUCLEAN;
-		if (ih->kind < LOG_FS_ITEM || ih->kind > LOG_EXT_RUNS)
+		if (ih->kind < LOG_FS_ITEM || ih->kind > LOG_EXT_DELTA)
+			return -EUCLEAN;
+		if (ih->kind == LOG_EXT_DELTA &&
+		    (!(rh->flags & LOG_REC_DELTA) || ih->key.objectid != rh->ino || ih->size % 8 ||
+		     ndelta++))
 			return -EUCLEAN;
 		if (ih->kind == LOG_EXT_KEEP && (ih->key.objectid != rh->ino || ih->size % 8))
 			return -EUCLEAN;
@@ -123,6 +132,8 @@ static int check_record(const char *p, size_t avail)
 			return -EUCLEAN;
 		off += sizeof(*ih) + ih->size;
 	}
+	if ((rh->flags & LOG_REC_DELTA) && !ndelta)
+		return -EUCLEAN;
 	return off == rh->len ? (int)rh->nitems : -EUCLEAN;
 }
 
@@ -251,7 +262,7 @@ static int read_chain(struct core *c, struct seg **out, int *nout, bool *unflush
 		const char *p = (const char *)(v[i].h + 1);
 		size_t avail = v[i].h->used - sizeof(struct log_seg_hdr), off = 0;
 		for (uint32_t r = 0; r < v[i].h->nrecords && !ret; r++) {
-			int k = check_record(p + off, avail - off);
+			int k = check_record(p + off, avail - off, v[i].h->magic == LOG_MAGIC_V2);
 			if (k < 0) {
 				if (msg)
 					fprintf(msg, "fsync log segment %llu: record %u is malformed\n",
@@ -430,6 +441,29 @@ static int verify_last_seg(struct core *c, const struct log_seg_hdr *h, bool *dr
 					(unsigned long long)rh->ino);
 		}
 	}
+	/* a record after a dropped one of its inode may be a delta of it:
+	 * dropped too (none of this segment's fsyncs had returned) */
+	p = (const char *)(h + 1);
+	for (uint32_t r = 0; r < h->nrecords; r++) {
+		const struct log_rec_hdr *rh = (const void *)p;
+		const char *q = p + rh->len;
+		p = q;
+		if (!drop[r])
+			continue;
+		for (uint32_t r2 = r + 1; r2 < h->nrecords; r2++) {
+			const struct log_rec_hdr *rh2 = (const void *)q;
+			q += rh2->len;
+			if (rh2->ino == rh->ino && !drop[r2]) {
+				drop[r2] = true;
+				ndrop++;
+				if (msg)
+					fprintf(msg, "fsync log: segment %llu record %u (inode %llu): "
+						"follows a dropped record of its inode; replay drops it "
+						"too\n", (unsigned long long)h->bytenr, r2,
+						(unsigned long long)rh2->ino);
+			}
+		}
+	}
 	return ndrop;
 }
 
@@ -438,6 +472,7 @@ int log_check(struct core *c, FILE *out)
 	struct seg *v;
 	int n, ret, recs = 0;
 	bool unflushed = false, *drop = NULL;
+	struct htable_set based = { 0 };	/* inodes with a whole record so far */
 
 	if (!log_pending(c))
 		return 0;
@@ -482,6 +517,20 @@ int log_check(struct core *c, FILE *out)
 			p += rh->len;
 			if (drop && i == n - 1 && drop[r])
 				continue;	/* replay drops it: said above */
+			/* a delta extends the record of its inode before it */
+			if ((rh->flags & LOG_REC_DELTA) && !htable_set_has(&based, rh->ino)) {
+				if (out)
+					fprintf(out, "fsync log: segment %llu record %u: a delta of inode "
+						"%llu with no record of it before\n",
+						(unsigned long long)v[i].h->bytenr, r,
+						(unsigned long long)rh->ino);
+				ret = -EUCLEAN;
+				break;
+			}
+			if (!(rh->flags & LOG_REC_DELTA) && htable_set_add(&based, rh->ino)) {
+				ret = -ENOMEM;
+				break;
+			}
 			for (uint32_t k = 0; k < rh->nitems && !ret; k++) {
 				const struct log_item_hdr *ih = (const void *)q;
 				const struct file_extent *fe = (const void *)(ih + 1);
@@ -515,6 +564,7 @@ int log_check(struct core *c, FILE *out)
 	}
 	free_chain(v, n);
 	free(drop);
+	htable_set_destroy(&based);
 	return ret ? ret : (recs ? recs : 1);
 }
 
@@ -522,6 +572,7 @@ int log_check(struct core *c, FILE *out)
 
 struct rec_ref {
 	uint64_t ino;
+	size_t seq;		/* place in the log */
 	const struct log_rec_hdr *rh;
 };
 
@@ -529,7 +580,18 @@ static int cmp_rec(const void *a, const void *b)
 {
 	const struct rec_ref *x = a, *y = b;
 
-	return x->ino < y->ino ? -1 : x->ino > y->ino;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int cmp_off(const void *a, const void *b)
+{
+	uint64_t x, y;
+
+	memcpy(&x, a, 8);
+	memcpy(&y, b, 8);
+	return x < y ? -1 : x > y;
 }
 
 /* The run holding offset off (runs ascending and disjoint), or -1. */
@@ -552,10 +614,12 @@ static ssize_t kept(const struct log_keep_run *keep, size_t n, uint64_t off)
 /*
  * Delete every item of ino except its INODE_REFs and the EXTENT_DATA items
  * inside the keep runs (each run's count of them must be there), dropping
- * data refs.
+ * data refs.  A delta (del, ascending le64 offsets, ndel of them, packed)
+ * keeps every EXTENT_DATA item but those with keys at del.
  */
 static int drop_inode_items(struct txn *t, struct fsctx *fs, uint64_t ino,
-			    const struct log_keep_run *keep, size_t nkeep)
+			    const struct log_keep_run *keep, size_t nkeep, const void *del,
+			    size_t ndel)
 {
 	struct key from = mkkey(ino, 0, 0);
 	uint64_t *seen = calloc(nkeep ? nkeep : 1, sizeof(*seen));
@@ -577,7 +641,11 @@ static int drop_inode_items(struct txn *t, struct fsctx *fs, uint64_t ino,
 				ret = 1;
 				break;
 			}
-			if (ik.type == KEY_EXTENT_DATA && (r = kept(keep, nkeep, ik.offset)) >= 0) {
+			if (ik.type == KEY_EXTENT_DATA && del) {
+				if (ndel && bsearch(&ik.offset, del, ndel, 8, cmp_off))
+					break;
+			} else if (ik.type == KEY_EXTENT_DATA &&
+				   (r = kept(keep, nkeep, ik.offset)) >= 0) {
 				seen[r]++;
 			} else if (ik.type != KEY_INODE_REF) {
 				break;
@@ -629,12 +697,16 @@ static int replay_record(struct txn *t, struct fsctx *fs, const struct log_rec_h
 	struct core *c = fs->core;
 	const char *p = (const char *)(rh + 1);
 	struct log_keep_run *keep = NULL;	/* aligned copy: item data is packed */
-	size_t nkeep = 0;
+	size_t nkeep = 0, ndel = 0;
+	const void *del = NULL;
 	int ret = 0;
 
-	for (uint32_t i = 0; i < rh->nitems && !keep; i++) {
+	for (uint32_t i = 0; i < rh->nitems && !keep && !del; i++) {
 		const struct log_item_hdr *ih = (const void *)p;
-		if (ih->kind == LOG_EXT_RUNS && ih->size) {
+		if (ih->kind == LOG_EXT_DELTA) {	/* check_record: in a delta only */
+			del = ih + 1;
+			ndel = ih->size / 8;
+		} else if (ih->kind == LOG_EXT_RUNS && ih->size) {
 			nkeep = ih->size / sizeof(*keep);
 			keep = malloc(ih->size);
 			if (!keep)
@@ -655,7 +727,7 @@ static int replay_record(struct txn *t, struct fsctx *fs, const struct log_rec_h
 		p += sizeof(*ih) + ih->size;
 	}
 	p = (const char *)(rh + 1);
-	ret = drop_inode_items(t, fs, rh->ino, keep, nkeep);
+	ret = drop_inode_items(t, fs, rh->ino, keep, nkeep, del, ndel);
 	free(keep);
 
 	for (uint32_t i = 0; i < rh->nitems && !ret; i++) {
@@ -775,7 +847,7 @@ int log_replay(struct fsctx *fs)
 	struct log_state *ls = c->log;
 	struct seg *v = NULL;
 	struct rec_ref *recs = NULL;
-	int n = 0, nrec = 0, ret;
+	int n = 0, nrec = 0, ninodes = 0, ret;
 	unsigned items = 0;
 	uint64_t t0 = glock_now_ns();
 	struct txn *t = NULL;
@@ -814,7 +886,20 @@ int log_replay(struct fsctx *fs)
 	}
 	if (ret)
 		goto out;
-	/* newest record per inode (later ones replace earlier ones) */
+	/*
+	 * Per inode its last whole record and the deltas after it, in log
+	 * order (a whole record holds every change since the last commit
+	 * and replaces what came before it; a delta changes what the record
+	 * before it left)
+	 */
+	size_t nall = 0, seq = 0;
+	for (int i = 0; i < n; i++)
+		nall += v[i].h->nrecords;
+	recs = calloc(nall ? nall : 1, sizeof(*recs));
+	if (!recs) {
+		ret = -ENOMEM;
+		goto out;
+	}
 	for (int i = 0; i < n; i++) {
 		const char *p = (const char *)(v[i].h + 1);
 		for (uint32_t r = 0; r < v[i].h->nrecords; r++) {
@@ -828,19 +913,7 @@ int log_replay(struct fsctx *fs)
 				ret = -EUCLEAN;
 				goto out;
 			}
-			int k;
-			for (k = 0; k < nrec && recs[k].ino != rh->ino; k++)
-				;
-			if (k == nrec) {
-				struct rec_ref *nr = realloc(recs, (size_t)(nrec + 1) * sizeof(*nr));
-				if (!nr) {
-					ret = -ENOMEM;
-					goto out;
-				}
-				recs = nr;
-				nrec++;
-			}
-			recs[k] = (struct rec_ref){ rh->ino, rh };
+			recs[nrec++] = (struct rec_ref){ rh->ino, seq++, rh };
 		}
 	}
 	if (nrec)	/* none: every record of a lone slot segment dropped */
@@ -848,11 +921,26 @@ int log_replay(struct fsctx *fs)
 	ret = txn_join(c, 16, TXN_USE_RESERVE, &t);
 	if (ret)
 		goto out;
-	for (int i = 0; i < nrec && !ret; i++)
-		ret = replay_record(t, fs, recs[i].rh, &claimed, &items);
-	for (int i = 0; i < nrec && !ret; i++)
-		if (recs[i].rh->flags & LOG_REC_NEW)
-			ret = replay_names(t, fs, recs[i].rh);
+	for (int a = 0, b; a < nrec && !ret; a = b) {
+		int from = -1;
+		for (b = a; b < nrec && recs[b].ino == recs[a].ino; b++)
+			if (!(recs[b].rh->flags & LOG_REC_DELTA))
+				from = b;
+		if (from < 0) {
+			fprintf(stderr, "glassfs: fsync log: a delta of inode %llu with no record "
+				"of it before\n", (unsigned long long)recs[a].ino);
+			ret = -EUCLEAN;
+			break;
+		}
+		for (int k = from; k < b && !ret; k++)
+			ret = replay_record(t, fs, recs[k].rh, &claimed, &items);
+		ninodes++;
+	}
+	/* names from each inode's newest record */
+	for (int a = 0; a < nrec && !ret; a++)
+		if ((a + 1 == nrec || recs[a + 1].ino != recs[a].ino) &&
+		    (recs[a].rh->flags & LOG_REC_NEW))
+			ret = replay_names(t, fs, recs[a].rh);
 	if (ret)
 		txn_abort(t, ret, "fsync log replay");
 	int e = txn_end(t);
@@ -862,17 +950,17 @@ int log_replay(struct fsctx *fs)
 		ret = txn_commit(c, COMMIT_OTHER);
 out:
 	if (PROBE_ON(LOG_REPLAY))
-		GLASSFS_LOG_REPLAY((uint64_t)nrec, items, ret, glock_now_ns() - t0);
+		GLASSFS_LOG_REPLAY((uint64_t)ninodes, items, ret, glock_now_ns() - t0);
 	if (ret)
 		fprintf(stderr, "glassfs: replaying the fsync log failed: %s\n", strerror(-ret));
 	else
-		fprintf(stderr, "glassfs: replayed the fsync log: %d inode(s), %u item(s), %d segment(s) "
-			"on generation %llu, %d record(s) dropped (data not on the device)\n", nrec,
-			items, n, (unsigned long long)c->generation - 1, ndrop);
+		fprintf(stderr, "glassfs: replayed the fsync log: %d inode(s), %d record(s), %u item(s), "
+			"%d segment(s) on generation %llu, %d record(s) dropped (data not on the "
+			"device)\n", ninodes, nrec, items, n, (unsigned long long)c->generation - 1, ndrop);
 	for (int i = 0; i < nrec && getenv("GLASSFS_LOG_DEBUG"); i++)
-		fprintf(stderr, "glassfs: fsync log: inode %llu%s, %u items\n",
+		fprintf(stderr, "glassfs: fsync log: inode %llu%s%s, %u items\n",
 			(unsigned long long)recs[i].ino, recs[i].rh->flags & LOG_REC_NEW ? " (new)" : "",
-			recs[i].rh->nitems);
+			recs[i].rh->flags & LOG_REC_DELTA ? " (delta)" : "", recs[i].rh->nitems);
 	for (int i = 0; i < n && getenv("GLASSFS_LOG_DEBUG"); i++)
 		fprintf(stderr, "glassfs: fsync log: segment %llu seq %llu len %llu prev %llu next %llu\n",
 			(unsigned long long)v[i].h->bytenr, (unsigned long long)v[i].h->seq,
@@ -885,5 +973,5 @@ out:
 	free(drop);
 	htable_set_destroy(&claimed);
 	free_chain(v, n);
-	return ret ? ret : nrec;
+	return ret ? ret : ninodes;
 }

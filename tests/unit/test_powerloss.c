@@ -11,7 +11,8 @@
  * extended attribute of a file) the content at each fsync call (a
  * version) and the log position at which an fsync, fdatasync, fsync of
  * the directory or commit that covered it returned (its acknowledgement).
- * Workloads: create, append, overwrite, small (inline) files, rename
+ * Workloads: create, append, overwrite, 4 KiB writes each fdatasync'd
+ * (fsync log deltas), small (inline) files, rename
  * over an existing file, hard links, truncate down and up, punch hole,
  * unlink, xattr set and remove, a directory tree, snapshots taken between
  * steps, each with fsyncs; and a mixed random workload.
@@ -711,6 +712,34 @@ static void punch_run(unsigned k)
 	w_fsync("p", 0);
 }
 
+/*
+ * fio's --fsync=1: 4 KiB writes into a committed file, each fdatasync'd,
+ * in one transaction — each record after the first a delta of the one
+ * before (LOG_REC_DELTA): only the items changed since.  Writes across
+ * block edges and a punch cut the extents the deltas replace; a crash
+ * anywhere replays the whole record and the deltas up to the last one
+ * whole, in order.
+ */
+static void fsyncrand_setup(unsigned k)
+{
+	w_create("db");
+	for (int b = 15; b >= 0; b--)	/* backwards: an extent each */
+		w_write("db", (size_t)b * 4096, 4096, k + (unsigned)b);
+}
+static void fsyncrand_run(unsigned k)
+{
+	static const size_t at[][2] = { { 20480, 4096 }, { 4096, 4096 }, { 38912, 8192 },
+					{ 20480, 4096 }, { 0, 6144 }, { 57344, 4096 },
+					{ 8192, 4096 }, { 40960, 4096 } };
+
+	for (int i = 0; i < 8; i++) {
+		if (i == 5)
+			w_punch("db", 24576, 8192);
+		w_write("db", at[i][0], at[i][1], k + 20 + (unsigned)i);
+		w_fsync("db", 1);
+	}
+}
+
 static void unlink_setup(unsigned k)
 {
 	w_create("u1");
@@ -1289,6 +1318,7 @@ static const struct workload workloads[] = {
 	{ "link_fsync", link_setup, link_run, NULL },
 	{ "truncate_fsync", truncate_setup, truncate_run, NULL },
 	{ "punch_fsync", punch_setup, punch_run, NULL },
+	{ "fsyncrand_fdatasync", fsyncrand_setup, fsyncrand_run, NULL },
 	{ "unlink_fsyncdir", unlink_setup, unlink_run, NULL },
 	{ "xattr_fsync", xattr_setup, xattr_run, NULL },
 	{ "dirtree_fsyncdir", dirtree_setup, dirtree_run, NULL },
