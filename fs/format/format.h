@@ -115,6 +115,13 @@
  *                        after this commit (fs/items/log.h): a reader
  *                        that ignores it loses fsync'd files.  Set by the
  *                        first commit that names a slot, kept after.
+ *   SUPER_FEAT_LOG_DELTA the fsync log of the transactions after this
+ *                        commit may hold delta records (LOG_REC_DELTA,
+ *                        fs/items/log.c): a reader that knows none would
+ *                        stop at the first and lose the fsyncs after it.
+ *                        Set by every commit of a mount with the log,
+ *                        kept after; a log hanging from a superblock
+ *                        without it holds whole records only.
  *
  * Data checksums: one crc32c (le32) per 4 KiB sector; an EXTENT_CSUM item
  * at key offset L covers sectors [L, L + 4096 * (item size / 4)).  Items
@@ -201,7 +208,8 @@ struct super_block {
 _Static_assert(sizeof(struct super_block) == SUPER_SIZE, "superblock is 4 KiB");
 _Static_assert(sizeof(struct dev_item) == 98, "dev_item layout");
 #define SUPER_FEAT_LOG_SLOT	(1ull << 0)
-#define SUPER_FEAT_KNOWN	SUPER_FEAT_LOG_SLOT
+#define SUPER_FEAT_LOG_DELTA	(1ull << 1)
+#define SUPER_FEAT_KNOWN	(SUPER_FEAT_LOG_SLOT | SUPER_FEAT_LOG_DELTA)
 
 /* dev_item.type: the device came back stale and its resync (volume_resync.c) has
  * not committed its end; the next full mount starts the resync over. */

@@ -16,10 +16,10 @@
  *                         magic LOG_MAGIC, or LOG_MAGIC_V2 when a record
  *                         in it is a delta: code that knows no deltas
  *                         takes the segment for no segment instead of
- *                         misreading it — a log the superblock names does
- *                         not mount there, one that starts in the slot
- *                         ends before it, its fsyncs since the last
- *                         commit lost)
+ *                         misreading it; and deltas are written only in
+ *                         a log that hangs from a superblock with
+ *                         SUPER_FEAT_LOG_DELTA, which such code refuses
+ *                         to mount, so it never drops their fsyncs)
  *   records, `used` bytes in all, each:
  *     struct log_rec_hdr   (len: bytes of the record incl. header;
  *                           flags LOG_REC_NEW, LOG_REC_DELTA)
@@ -164,6 +164,10 @@ int log_init(struct core *c)
 	glock_init(&ls->cap_lock, GLOCK_MUTEX, GLOCK_CLASS_MISC, LOG_TREE_OBJECTID, -1, -1);
 	gcond_init(&ls->cond);
 	ls->verify = getenv("GLASSFS_LOG_VERIFY") != NULL;
+	/* a volume last committed by code without deltas: whole records
+	 * until this mount's first commit says deltas may follow */
+	if (c->sb.features & SUPER_FEAT_LOG_DELTA)
+		ls->delta_from = c->sb.generation + 1;
 	c->log = ls;
 	return 0;
 }
@@ -467,6 +471,11 @@ void log_commit_slot(struct core *c, struct super_block *sb)
 	sb->log_slot = sb->log_slot_len = 0;
 	if (!ls || c->opts.fsync_mode == CORE_FSYNC_COMMIT)
 		return;
+	/* the next transaction's log hangs from sb: code that knows no
+	 * delta records refuses the volume from here on rather than stop
+	 * at the first one and lose the fsyncs after it */
+	sb->features |= SUPER_FEAT_LOG_DELTA;
+	__atomic_store_n(&ls->delta_from, sb->generation + 1, __ATOMIC_RELEASE);
 	/* a chunk this commit creates is in its chunk tree, but the check
 	 * is the one every slot takes (write_batch): cheap to skip */
 	if (reserve_slot(c, ls, &at, LOG_SLOT_MIN))

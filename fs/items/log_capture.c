@@ -646,7 +646,8 @@ int log_capture_inode(struct fsctx *fs, struct inode *ip, uint64_t transid, stru
 	/* a delta: the items at the offsets noted since the inode's last
 	 * record, which the log holds (every extent change notes its offset,
 	 * so the items elsewhere are as that record left them) */
-	if (!ret && logged && delta_ok(&v, notes, nnotes, &nd)) {
+	uint64_t dfrom = __atomic_load_n(&ls->delta_from, __ATOMIC_ACQUIRE);
+	if (!ret && logged && dfrom && transid >= dfrom && delta_ok(&v, notes, nnotes, &nd)) {
 		struct key k = mkkey(ino, KEY_EXTENT_DATA, 0);
 		put_item(b, nitems, LOG_EXT_DELTA, &k, nd ? (const void *)notes : (const void *)&k,
 			 (uint32_t)(nd * sizeof(*notes)));

@@ -167,6 +167,9 @@ struct log_state {
 	struct glock cap_lock;		/* GLOCK_CLASS_MISC, mutex */
 	struct capcache ic[LOG_ICACHE_N];
 	uint64_t ic_clock;
+	/* records of transactions >= delta_from may be deltas (0: none): their
+	 * log hangs from a superblock with SUPER_FEAT_LOG_DELTA (atomic) */
+	uint64_t delta_from;
 	bool verify;			/* GLASSFS_LOG_VERIFY: check_reuse */
 };
 

@@ -668,6 +668,51 @@ int main(void)
 		core = NULL;
 		MUST(super_features(img, 1ull << 62, false));
 		MUST(mount_rw(CORE_FSYNC_LOG));
+
+		/*
+		 * A volume last committed by code without delta records: its
+		 * superblocks lack SUPER_FEAT_LOG_DELTA, and the first
+		 * transaction's log hangs from one of them, so that code may
+		 * read it after a crash — it would stop at a delta and lose the
+		 * fsyncs after it.  Whole records only until the mount's first
+		 * commit sets the bit (which makes that code refuse the volume,
+		 * as above); deltas after.  Every fsync replayed either way.
+		 */
+		CHECK("every commit sets SUPER_FEAT_LOG_DELTA",
+		      (core->sb.features & SUPER_FEAT_LOG_DELTA) != 0);
+		fsops_unmount(fs);
+		fs = NULL;
+		MUST(mount_close(core));
+		core = NULL;
+		MUST(super_features(img, SUPER_FEAT_LOG_DELTA, false) > 0 ? 0 : -EIO);
+		MUST(mount_rw(CORE_FSYNC_LOG));
+		struct log_stats d0, d1, d2;
+		log_stats(core, &d0);
+		for (int i = 0; i < 4; i++) {
+			fill(want + (size_t)i * 4096, 4096, k + 90 + (unsigned)i);
+			MUST(fsops_write(fs, f, want + (size_t)i * 4096, 4096, (uint64_t)i * 4096) == 4096 ?
+			     0 : -EIO);
+			MUST(fsyncs_by_log(&f, 1) ? 0 : -EIO);
+		}
+		log_stats(core, &d1);
+		CHECK("a volume without SUPER_FEAT_LOG_DELTA: whole records until its first commit",
+		      !(core->sb.features & SUPER_FEAT_LOG_DELTA) && d1.deltas == d0.deltas &&
+		      d1.syncs - d0.syncs == 4);
+		MUST(fsops_sync(fs));
+		for (int i = 4; i < 8; i++) {
+			fill(want + (size_t)i * 4096, 4096, k + 90 + (unsigned)i);
+			MUST(fsops_write(fs, f, want + (size_t)i * 4096, 4096, (uint64_t)i * 4096) == 4096 ?
+			     0 : -EIO);
+			MUST(fsyncs_by_log(&f, 1) ? 0 : -EIO);
+		}
+		log_stats(core, &d2);
+		CHECK("after the mount's first commit: the bit, and deltas",
+		      (core->sb.features & SUPER_FEAT_LOG_DELTA) && d2.deltas - d1.deltas >= 3);
+		crash();
+		MUST(mount_rw(CORE_FSYNC_LOG));
+		CHECK("whole records, a commit, deltas: replayed",
+		      !log_pending(core) && fsops_read(fs, f, got, DB, 0) == DB &&
+		      memcmp(got, want, DB) == 0);
 		free(want);
 		free(got);
 	}
