@@ -536,7 +536,18 @@ static int reply_spans(void *arg, const struct data_spans *sp, size_t bytes)
 		struct fuse_buf more[DATA_SPANS_MAX];
 	} b;
 
+	bool fds = false;
+
 	op_end(OP_READ, r->ino, 0, r->t0);
+	for (int i = 0; i < sp->n && !fds; i++)
+		fds = sp->v[i].fd >= 0;
+	/* memory only (holes, inline data, a read that went the ordinary
+	 * way): it lies in buf in reply order, and writev copies it once,
+	 * where libfuse's pipe would copy it in and out again */
+	if (!fds) {
+		fuse_reply_buf(r->req, bytes ? r->buf : NULL, bytes);
+		return 0;
+	}
 	if (!pipe_fits(D(r->req), bytes, sp->n)) {
 		/* many pieces: copy the device ranges in beside the memory
 		 * ones (still verified: the spans hold) and reply the buffer */
@@ -565,10 +576,7 @@ static int reply_spans(void *arg, const struct data_spans *sp, size_t bytes)
 			f->mem = (void *)sp->v[i].mem;
 		}
 	}
-	if (sp->n == 0)
-		fuse_reply_buf(r->req, NULL, 0);
-	else
-		fuse_reply_data(r->req, &b.bv, 0);
+	fuse_reply_data(r->req, &b.bv, 0);
 	return 0;
 }
 
