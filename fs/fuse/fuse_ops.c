@@ -182,6 +182,13 @@ static size_t pipe_max(void)
 	return n > 0 ? (size_t)n : 0;
 }
 
+size_t fuse_ops_splice_max_read(void)
+{
+	size_t n = pipe_max(), head = SPLICE_PAGE * 3 + 16;	/* pipe_fits, one buffer */
+
+	return n > head ? (n - head) / SPLICE_PAGE * SPLICE_PAGE : 0;
+}
+
 /* Does a reply of bytes in nbufs buffers fit libfuse's splice pipe? */
 static bool pipe_fits(const struct glassfs_daemon *d, size_t bytes, int nbufs)
 {
@@ -229,6 +236,8 @@ static void gl_init(void *userdata, struct fuse_conn_info *conn)
 	 * SPLICE_READ (requests read through a pipe: only for write_buf,
 	 * which we have not) nor SPLICE_MOVE (would steal the device's page
 	 * cache pages into the file's). */
+	/* the mount's max_read (main.c), or libfuse refuses the INIT */
+	conn->max_read = d->max_read;
 	if (d->splice && (conn->capable & FUSE_CAP_SPLICE_WRITE) && (d->pipe_max = pipe_max()) > 0)
 		conn->want |= FUSE_CAP_SPLICE_WRITE;
 	else
