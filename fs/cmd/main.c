@@ -317,10 +317,13 @@ static int parse_opt(struct options *o, const char *opt)
 		return 0;
 	}
 	if (v && has_prefix(opt, "max_read=")) {
-		if (parse_uint(v, &o->max_read) != 0) {
+		uint64_t n;	/* bytes, plain digits: the kernel parses it too */
+		if (parse_size(v, &n) != 0 || !strspn(v, "0123456789") || v[strspn(v, "0123456789")] ||
+		    n > UINT32_MAX) {
 			fprintf(stderr, "glassfs: bad value in option '%s' (max_read=BYTES)\n", opt);
 			return -EINVAL;
 		}
+		o->max_read = (unsigned)n;
 		add_fuse_opt(o, opt);
 		return 0;
 	}
