@@ -231,13 +231,13 @@ static void gl_init(void *userdata, struct fuse_conn_info *conn)
 		d->writeback = false;
 		conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
 	}
+	/* the mount's max_read (main.c), or libfuse refuses the INIT */
+	conn->max_read = d->max_read;
 	/* Reads replied as spliced device ranges (gl_read, reply_spans):
 	 * SPLICE_WRITE is libfuse's name for replies through a pipe.  Not
 	 * SPLICE_READ (requests read through a pipe: only for write_buf,
 	 * which we have not) nor SPLICE_MOVE (would steal the device's page
 	 * cache pages into the file's). */
-	/* the mount's max_read (main.c), or libfuse refuses the INIT */
-	conn->max_read = d->max_read;
 	if (d->splice && (conn->capable & FUSE_CAP_SPLICE_WRITE) && (d->pipe_max = pipe_max()) > 0)
 		conn->want |= FUSE_CAP_SPLICE_WRITE;
 	else
@@ -544,7 +544,6 @@ static int reply_spans(void *arg, const struct data_spans *sp, size_t bytes)
 		struct fuse_bufvec bv;
 		struct fuse_buf more[DATA_SPANS_MAX];
 	} b;
-
 	bool fds = false;
 
 	op_end(OP_READ, r->ino, 0, r->t0);

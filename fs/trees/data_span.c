@@ -167,8 +167,14 @@ int data_spans_read(struct core *c, struct data_spans *sp, void *buf)
 	int ret = 0;
 
 	for (int i = 0; i < sp->nin && !ret; at += sp->in[i].len, i++)
-		if (sp->in[i].fd == PENDING)
-			ret = data_read(c, sp->logical[i], (char *)buf + at, sp->in[i].len);
+		if (sp->in[i].fd == PENDING) {
+			uint64_t lg = sp->logical[i], len = sp->in[i].len;
+			struct data_csums k = {
+				RDOWN(lg), (uint32_t)((RUP(lg + len) - RDOWN(lg)) / SECT),
+				sp->exp + sp->sect0[i], sp->have + sp->sect0[i],
+			};
+			ret = data_read_csums(c, lg, (char *)buf + at, len, &k);
+		}
 	if (!ret)
 		data_spans_set_mem(sp, buf, at);
 	return ret;

@@ -33,7 +33,8 @@
  * data_spans_map answer -EAGAIN with the lock released: the caller then
  * reads what was collected the ordinary way (data_spans_read: data_read,
  * which retries other copies, logs and answers -EIO, never bad bytes),
- * without walking the file's extent items again.
+ * without walking the file's extent items or loading the checksums
+ * again.
  */
 #ifndef GLASSFS_DATA_SPAN_H
 #define GLASSFS_DATA_SPAN_H
@@ -80,8 +81,8 @@ int data_spans_add(struct core *c, struct data_spans *sp, uint64_t logical, uint
 int data_spans_map(struct core *c, struct data_spans *sp);
 /*
  * The ordinary read of what was collected: every disk piece read and
- * verified by data_read into its place in buf, where the memory pieces
- * already are (buf: the reply's first byte; the pieces lie in it back to
+ * verified into its place in buf (data_read_csums: the checksums the
+ * add loaded, other copies, -EIO), where the memory pieces already are (buf: the reply's first byte; the pieces lie in it back to
  * back).  Then the reply is buf, one span of memory (sp->copied).  0 or
  * data_read's -errno (-EIO).  Not counted: data_spans_map counts its
  * own failures, data_spans_fallback the rest.

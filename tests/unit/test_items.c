@@ -1015,13 +1015,12 @@ out:
  * are read the ordinary way from what was collected, and a read of more
  * pieces than a reply takes (8 KiB extents apart on disk, 900 KiB: 113
  * pieces, 64 fit) is read into the buffer in the same walk when the list
- * fills.  The barrier's case counted in B-tree node visits against the
- * plain read of the same range (256 extents back to back: one run, one
- * checksum lookup): the old fallback walked the items and loaded the
- * checksums twice (18 visits against 10); now the items once and the
- * checksums again (11; < 1.5x).  The checksums of the pieces collected
- * are loaded again by data_read in both cases.  The bytes are the plain
- * read's.
+ * fills.  Counted in B-tree node visits against the plain read of the
+ * same range: the old fallback walked the items and loaded the checksums
+ * twice (1 MiB of 256 back-to-back extents, one run: 18 visits against
+ * the plain read's 10; the 113 pieces: 181 against 117); now neither
+ * again (the checksums the spans loaded are the ones checked): no more
+ * than the plain read.  The bytes are the plain read's.
  */
 static void read_fallback_walks(void)
 {
@@ -1074,7 +1073,7 @@ static void read_fallback_walks(void)
 	       (unsigned long long)fb, (unsigned long long)plain);
 	CHECK("read-walks: barrier: the bytes, as memory, one fallback",
 	      ok && s1.span_fallbacks == s0.span_fallbacks + 1);
-	CHECK("read-walks: barrier: the extent items walked once", 2 * fb < 3 * plain);
+	CHECK("read-walks: barrier: items and checksums looked up once", fb <= plain);
 
 	l0 = node_lookups();
 	ok = fsops_read(fs, ino2, b, 900 << 10, 100 << 10) == 900 << 10;
@@ -1093,6 +1092,7 @@ static void read_fallback_walks(void)
 	       (unsigned long long)fb, (unsigned long long)plain);
 	CHECK("read-walks: too many pieces: the bytes, one fallback",
 	      ok && s1.span_fallbacks == s0.span_fallbacks + 1);
+	CHECK("read-walks: too many pieces: items and checksums looked up once", fb <= plain);
 	fsops_forget(fs, ino, 1);
 	fsops_forget(fs, ino2, 1);
 out:
