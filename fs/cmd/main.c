@@ -49,6 +49,7 @@ struct options {
 	double entry_timeout, attr_timeout, neg_timeout;
 	bool writeback;		/* writeback_cache=on|off (default on: docs/mount-options.md) */
 	bool splice;		/* splice=on|off (docs/mount-options.md) */
+	unsigned max_read;	/* max_read=BYTES forwarded, or set for splice (main) */
 	char fuse_opts[4096];	/* forwarded to libfuse, comma-separated */
 	const char *log;	/* log=FILE: daemon messages in the background */
 	const char *writelog;	/* writelog=FILE: the devices' write log (tests) */
@@ -315,8 +316,19 @@ static int parse_opt(struct options *o, const char *opt)
 		o->core.readonly = false;
 		return 0;
 	}
+	if (v && has_prefix(opt, "max_read=")) {
+		uint64_t n;	/* bytes, plain digits: the kernel parses it too */
+		if (parse_size(v, &n) != 0 || !strspn(v, "0123456789") || v[strspn(v, "0123456789")] ||
+		    n > UINT32_MAX) {
+			fprintf(stderr, "glassfs: bad value in option '%s' (max_read=BYTES)\n", opt);
+			return -EINVAL;
+		}
+		o->max_read = (unsigned)n;
+		add_fuse_opt(o, opt);
+		return 0;
+	}
 	if (has_prefix(opt, "fsname=") || has_prefix(opt, "subtype=") ||
-	    has_prefix(opt, "max_read=") || has_prefix(opt, "blksize=") ||
+	    has_prefix(opt, "blksize=") ||
 	    has_prefix(opt, "context=") || has_prefix(opt, "fscontext=") ||
 	    has_prefix(opt, "defcontext=") || has_prefix(opt, "rootcontext=")) {
 		add_fuse_opt(o, opt);
@@ -661,6 +673,24 @@ int main(int argc, char **argv)
 		goto close_core;
 	}
 
+	/*
+	 * Spliced reads (splice=on) need a pipe as big as the reply and some
+	 * pages: a 1 MiB READ (O_DIRECT readers; the kernel's FUSE limit)
+	 * wants 2 MiB, past /proc/sys/fs/pipe-max-size (1 MiB by default)
+	 * without CAP_SYS_RESOURCE, and was copied whole.  Capped to what the
+	 * pipe takes (1008 KiB then), it comes as two READs, both spliced.
+	 * Buffered reads (the kernel's read-ahead, 128-256 KiB) do not change.
+	 */
+	if (o.splice && !o.max_read) {
+		size_t m = fuse_ops_splice_max_read();
+		if (m >= 64 * 1024 && m < (1u << 20)) {
+			char mr[32];
+			o.max_read = (unsigned)m;
+			snprintf(mr, sizeof(mr), "max_read=%u", o.max_read);
+			add_fuse_opt(&o, mr);
+		}
+	}
+
 	char fsname[PATH_MAX + 16];
 	snprintf(fsname, sizeof(fsname), "fsname=%s", o.devspec);
 	char *fargv[8];
@@ -685,6 +715,7 @@ int main(int argc, char **argv)
 	d.neg_timeout = o.neg_timeout;
 	d.writeback = o.writeback;
 	d.splice = o.splice;
+	d.max_read = o.max_read;
 	d.mountpoint = realpath(o.mnt, NULL);	/* freed at exit */
 	se = fuse_session_new(&args, &fuse_ll_ops, sizeof(fuse_ll_ops), &d);
 	if (!se) {

@@ -182,6 +182,13 @@ static size_t pipe_max(void)
 	return n > 0 ? (size_t)n : 0;
 }
 
+size_t fuse_ops_splice_max_read(void)
+{
+	size_t n = pipe_max(), head = SPLICE_PAGE * 3 + 16;	/* pipe_fits, one buffer */
+
+	return n > head ? (n - head) / SPLICE_PAGE * SPLICE_PAGE : 0;
+}
+
 /* Does a reply of bytes in nbufs buffers fit libfuse's splice pipe? */
 static bool pipe_fits(const struct glassfs_daemon *d, size_t bytes, int nbufs)
 {
@@ -224,6 +231,8 @@ static void gl_init(void *userdata, struct fuse_conn_info *conn)
 		d->writeback = false;
 		conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
 	}
+	/* the mount's max_read (main.c), or libfuse refuses the INIT */
+	conn->max_read = d->max_read;
 	/* Reads replied as spliced device ranges (gl_read, reply_spans):
 	 * SPLICE_WRITE is libfuse's name for replies through a pipe.  Not
 	 * SPLICE_READ (requests read through a pipe: only for write_buf,
@@ -535,8 +544,18 @@ static int reply_spans(void *arg, const struct data_spans *sp, size_t bytes)
 		struct fuse_bufvec bv;
 		struct fuse_buf more[DATA_SPANS_MAX];
 	} b;
+	bool fds = false;
 
 	op_end(OP_READ, r->ino, 0, r->t0);
+	for (int i = 0; i < sp->n && !fds; i++)
+		fds = sp->v[i].fd >= 0;
+	/* memory only (holes, inline data, a read that went the ordinary
+	 * way): it lies in buf in reply order, and writev copies it once,
+	 * where libfuse's pipe would copy it in and out again */
+	if (!fds) {
+		fuse_reply_buf(r->req, bytes ? r->buf : NULL, bytes);
+		return 0;
+	}
 	if (!pipe_fits(D(r->req), bytes, sp->n)) {
 		/* many pieces: copy the device ranges in beside the memory
 		 * ones (still verified: the spans hold) and reply the buffer */
@@ -565,10 +584,7 @@ static int reply_spans(void *arg, const struct data_spans *sp, size_t bytes)
 			f->mem = (void *)sp->v[i].mem;
 		}
 	}
-	if (sp->n == 0)
-		fuse_reply_buf(r->req, NULL, 0);
-	else
-		fuse_reply_data(r->req, &b.bv, 0);
+	fuse_reply_data(r->req, &b.bv, 0);
 	return 0;
 }
 

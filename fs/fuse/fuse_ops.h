@@ -30,12 +30,21 @@ struct glassfs_daemon {
 					 * kernel offers splice.  Fixed after init */
 	size_t pipe_max;		/* the largest splice pipe (gl_init): bigger
 					 * replies go the ordinary way */
+	unsigned max_read;		/* the max_read mount option (0: none); gl_init
+					 * gives libfuse the same (it refuses INIT else) */
 	struct fuse_session *se;
 	const char *mountpoint;		/* absolute, or NULL (subvolume delete: busy cwd check) */
 	struct scrub_service *scrub;	/* fs/services/scrub.h: made at init, freed at destroy */
 };
 
 extern const struct fuse_lowlevel_ops fuse_ll_ops;
+
+/* The largest READ (a page multiple) whose reply, one device range,
+ * fits the splice pipe this process can have; 0: no pipe.  Below 1 MiB
+ * without CAP_SYS_RESOURCE (pipe-max-size): main.c then caps READs
+ * there with max_read, so O_DIRECT readers' 1 MiB READs come spliced in
+ * two instead of copied whole. */
+size_t fuse_ops_splice_max_read(void);
 
 /* fuse_wire.c: route the session's /dev/fuse reads and writes through
  * the daemon, to answer INIT with FUSE_HANDLE_KILLPRIV_V2 (libfuse 3.14

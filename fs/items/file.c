@@ -467,7 +467,7 @@ cow:
  * lie back to back on disk, and reading them as one range costs one
  * checksum lookup and one device read per 1 MiB instead of one per extent.
  * data_read verifies whole blocks in out itself: no copy or allocation.
- * With sp (file_read_spans) the run becomes a span of the reply instead,
+ * With spans (file_read_spans) the run becomes a span of the reply instead,
  * and the bytes put in buf (holes, inline data) spans of memory.
  */
 struct read_run {
@@ -475,14 +475,34 @@ struct read_run {
 	uint64_t disk;		/* disk address of byte s */
 };
 
+/*
+ * The spans cannot serve this read (an add said -EAGAIN: too many pieces
+ * or sectors, raid5/6): what they hold is read into buf now, and the rest
+ * of the walk reads into buf itself (*spp = NULL), so the file's extent
+ * items are walked once whichever way the read goes.  buf is the reply's
+ * first byte.
+ */
+static int spans_give_up(struct fsctx *fs, struct data_spans **spp, char *buf)
+{
+	int ret = data_spans_read(fs->core, *spp, buf);
+
+	data_spans_fallback(fs->core);
+	*spp = NULL;
+	return ret;
+}
+
 static int run_flush(struct fsctx *fs, struct read_run *r, char *buf, uint64_t off,
-		     struct data_spans *sp)
+		     struct data_spans **spp)
 {
 	int ret = 0;
 
-	if (r->x > r->s)
-		ret = sp ? data_spans_add(fs->core, sp, r->disk, r->x - r->s) :
-			   data_read(fs->core, r->disk, buf + (r->s - off), r->x - r->s);
+	if (r->x > r->s && *spp) {
+		ret = data_spans_add(fs->core, *spp, r->disk, r->x - r->s);
+		if (ret == -EAGAIN)
+			ret = spans_give_up(fs, spp, buf);
+	}
+	if (r->x > r->s && !*spp && !ret)
+		ret = data_read(fs->core, r->disk, buf + (r->s - off), r->x - r->s);
 	r->s = r->x = 0;
 	return ret;
 }
@@ -490,13 +510,13 @@ static int run_flush(struct fsctx *fs, struct read_run *r, char *buf, uint64_t o
 /* Add the bytes [s, x) of extent e to the run, flushing it first when they
  * do not continue it on disk. */
 static int run_add(struct fsctx *fs, struct read_run *r, const struct fext *e, uint64_t s,
-		   uint64_t x, char *buf, uint64_t off, struct data_spans *sp)
+		   uint64_t x, char *buf, uint64_t off, struct data_spans **spp)
 {
 	uint64_t disk = e->disk_logical + e->doff + (s - e->off);
 	int ret = 0;
 
 	if (r->x > r->s && (r->x != s || r->disk + (r->x - r->s) != disk))
-		ret = run_flush(fs, r, buf, off, sp);
+		ret = run_flush(fs, r, buf, off, spp);
 	if (r->x == r->s) {
 		r->s = s;
 		r->disk = disk;
@@ -507,21 +527,25 @@ static int run_add(struct fsctx *fs, struct read_run *r, const struct fext *e, u
 
 /* Bytes [s, x) put in buf: a span of memory too, after the run before them. */
 static int mem_add(struct fsctx *fs, struct read_run *r, char *buf, uint64_t off, uint64_t s,
-		   uint64_t x, struct data_spans *sp)
+		   uint64_t x, struct data_spans **spp)
 {
 	int ret;
 
-	if (!sp)
+	if (!*spp)
 		return 0;
-	ret = run_flush(fs, r, buf, off, sp);
-	return ret ? ret : data_spans_add_mem(sp, buf + (s - off), x - s);
+	ret = run_flush(fs, r, buf, off, spp);
+	if (ret || !*spp)
+		return ret;
+	ret = data_spans_add_mem(*spp, buf + (s - off), x - s);
+	return ret == -EAGAIN ? spans_give_up(fs, spp, buf) : ret;
 }
 
 static ssize_t read_into(struct fsctx *fs, struct inode *ip, void *buf, size_t len, uint64_t off,
-			 struct data_spans *sp)
+			 struct data_spans *spans)
 {
 	uint64_t size = ip->item.size, end, cur, filled;
 	struct read_run run = { 0, 0, 0 };
+	struct data_spans *sp = spans;	/* NULL once the spans gave up */
 	struct fext v[BATCH];
 	int n, ret = 0;
 
@@ -545,18 +569,18 @@ static ssize_t read_into(struct fsctx *fs, struct inode *ip, void *buf, size_t l
 				continue;
 			if (s > filled) {
 				memset((char *)buf + (filled - off), 0, s - filled);
-				ret = mem_add(fs, &run, buf, off, filled, s, sp);
+				ret = mem_add(fs, &run, buf, off, filled, s, &sp);
 				if (ret)
 					break;
 			}
 			if (e->type == FE_INLINE) {
 				memcpy((char *)buf + (s - off), e->idata + (s - e->off), x - s);
-				ret = mem_add(fs, &run, buf, off, s, x, sp);
+				ret = mem_add(fs, &run, buf, off, s, x, &sp);
 			} else if (e->type == FE_REG) {
-				ret = run_add(fs, &run, e, s, x, buf, off, sp);
+				ret = run_add(fs, &run, e, s, x, buf, off, &sp);
 			} else {	/* preallocated: reads as zeroes */
 				memset((char *)buf + (s - off), 0, x - s);
-				ret = mem_add(fs, &run, buf, off, s, x, sp);
+				ret = mem_add(fs, &run, buf, off, s, x, &sp);
 			}
 			if (x > filled)
 				filled = x;
@@ -565,11 +589,13 @@ static ssize_t read_into(struct fsctx *fs, struct inode *ip, void *buf, size_t l
 		fext_free(v, n);
 	} while (ret == 0 && n == BATCH && cur < end);
 	if (ret == 0)
-		ret = run_flush(fs, &run, buf, off, sp);
+		ret = run_flush(fs, &run, buf, off, &sp);
 	if (ret == 0 && filled < end) {
 		memset((char *)buf + (filled - off), 0, end - filled);
-		ret = mem_add(fs, &run, buf, off, filled, end, sp);
+		ret = mem_add(fs, &run, buf, off, filled, end, &sp);
 	}
+	if (ret == 0 && spans && !sp)	/* gave up: the reply is buf */
+		data_spans_set_mem(spans, buf, len);
 	return ret < 0 ? ret : (ssize_t)len;
 }
 

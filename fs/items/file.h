@@ -26,8 +26,9 @@ ssize_t file_read(struct fsctx *fs, struct inode *ip, void *buf, size_t len, uin
  * file_read as a reply of spans (fs/trees/data_span.h, step 1): holes and
  * inline bytes are put in buf (len bytes) and listed as memory, the data
  * extents' bytes listed with their checksums loaded, unread.  Bytes as
- * file_read (short at EOF), -EAGAIN when the spans cannot serve the read
- * (read it with file_read), or -errno.
+ * file_read (short at EOF), or -errno.  A read the spans cannot hold
+ * (more pieces or sectors than fit, raid5/6) is read into buf in the same
+ * walk, and sp then says so (sp->copied: the reply is buf).
  */
 struct data_spans;
 ssize_t file_read_spans(struct fsctx *fs, struct inode *ip, void *buf, size_t len, uint64_t off,

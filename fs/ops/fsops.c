@@ -911,7 +911,14 @@ static void atime_touch(struct fsctx *fs, struct inode *ip)
 	txn_end(t);
 }
 
-ssize_t fsops_read(struct fsctx *fs, uint64_t ino, void *buf, size_t size, uint64_t off)
+/*
+ * A READ, with or without spans (fsops.h): one walk of the file's extent
+ * items either way.  Spans that cannot be served zero-copy (data_spans_map:
+ * a page not cached, a checksum mismatch, a resync's segment) are read the
+ * ordinary way into buf from what was collected.
+ */
+static ssize_t read_op(struct fsctx *fs, uint64_t ino, void *buf, size_t size, uint64_t off,
+		       struct data_spans *sp, fsops_reply_fn reply, void *arg)
 {
 	struct inode *ip;
 	bool stale = false;
@@ -922,10 +929,21 @@ ssize_t fsops_read(struct fsctx *fs, uint64_t ino, void *buf, size_t size, uint6
 	inode_rlock(ip);
 	if (S_ISDIR(ip->item.mode))
 		ret = -EISDIR;
-	else
+	else if (!sp)
 		ret = file_read(fs, ip, buf, size, off);
+	else
+		ret = file_read_spans(fs, ip, buf, size, off, sp);
+	if (ret >= 0 && sp && data_spans_map(fs->core, sp) < 0) {
+		int r = data_spans_read(fs->core, sp, buf);
+		if (r < 0)
+			ret = r;
+	}
 	if (ret >= 0 && !fs->readonly)
 		stale = inode_atime_stale(ip, fs->atime);
+	if (ret >= 0 && reply)
+		ret = reply(arg, sp, (size_t)ret);
+	if (sp)
+		data_spans_done(fs->core, sp);
 	inode_runlock(ip);
 	if (stale)
 		atime_touch(fs, ip);
@@ -933,42 +951,15 @@ ssize_t fsops_read(struct fsctx *fs, uint64_t ino, void *buf, size_t size, uint6
 	return ret;
 }
 
+ssize_t fsops_read(struct fsctx *fs, uint64_t ino, void *buf, size_t size, uint64_t off)
+{
+	return read_op(fs, ino, buf, size, off, NULL, NULL, NULL);
+}
+
 ssize_t fsops_read_spans(struct fsctx *fs, uint64_t ino, void *buf, size_t size, uint64_t off,
 			 struct data_spans *sp, fsops_reply_fn reply, void *arg)
 {
-	struct inode *ip;
-	bool stale = false;
-	ssize_t ret = inode_get(fs, ino, &ip);
-
-	if (ret < 0)
-		return ret;
-	inode_rlock(ip);
-	if (S_ISDIR(ip->item.mode))
-		ret = -EISDIR;
-	else
-		ret = file_read_spans(fs, ip, buf, size, off, sp);
-	if (ret == -EAGAIN)
-		data_spans_fallback(fs->core);
-	else if (ret >= 0 && data_spans_map(fs->core, sp) < 0)
-		ret = -EAGAIN;
-	if (ret == -EAGAIN) {	/* the ordinary read, into buf */
-		ret = file_read(fs, ip, buf, size, off);
-		data_spans_init(sp);
-		if (ret > 0)
-			data_spans_add_mem(sp, buf, (uint64_t)ret);
-		sp->n = sp->nin;
-		sp->v[0] = sp->in[0];
-	}
-	if (ret >= 0 && !fs->readonly)
-		stale = inode_atime_stale(ip, fs->atime);
-	if (ret >= 0)
-		ret = reply(arg, sp, (size_t)ret);
-	data_spans_done(fs->core, sp);
-	inode_runlock(ip);
-	if (stale)
-		atime_touch(fs, ip);
-	inode_put(fs, ip);
-	return ret;
+	return read_op(fs, ino, buf, size, off, sp, reply, arg);
 }
 
 ssize_t fsops_write(struct fsctx *fs, uint64_t ino, const void *buf, size_t size,

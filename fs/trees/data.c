@@ -198,13 +198,31 @@ out:
 	return ret;
 }
 
+/* The checksums of sectors [start, +n): from k when the caller has them
+ * (data_read_csums), else from the checksum tree. */
+static int csums_of(struct core *c, uint64_t start, uint32_t n, uint32_t *exp, uint8_t *have,
+		    const struct data_csums *k)
+{
+	uint64_t i;
+
+	if (!k)
+		return data_load_csums(c, start, n, exp, have);
+	if (start < k->start || (start - k->start) / SECT + n > k->n)
+		return -EINVAL;
+	i = (start - k->start) / SECT;
+	memcpy(exp, k->exp + i, n * sizeof(*exp));
+	memcpy(have, k->have + i, n * sizeof(*have));
+	return 0;
+}
+
 /*
  * Read and verify whole sectors [start, start + n*SECT) into buf, in
  * place: the checksums are checked on the bytes in buf and a bad sector is
  * read again from the next copy into the same place.  n is at most
  * PIECE_SECTS, so the expected checksums fit on the stack.
  */
-static int read_sectors(struct core *c, uint64_t start, uint32_t n, uint8_t *buf)
+static int read_sectors(struct core *c, uint64_t start, uint32_t n, uint8_t *buf,
+			const struct data_csums *k)
 {
 	struct chunk_copy cp[CHUNK_MAX_STRIPES];
 	uint32_t exp[PIECE_SECTS];
@@ -214,7 +232,7 @@ static int read_sectors(struct core *c, uint64_t start, uint32_t n, uint8_t *buf
 	if (n > PIECE_SECTS)
 		return -EINVAL;
 	if (chunk_map_is_parity(c, start)) {	/* raid5/6: rebuilt from parity as needed */
-		ret = data_load_csums(c, start, n, exp, have);
+		ret = csums_of(c, start, n, exp, have, k);
 		if (!ret)
 			ret = parity_read(c, start, (uint64_t)n * SECT, buf, exp, have);
 		for (uint32_t i = 0; !ret && i < n; i++)
@@ -229,7 +247,7 @@ static int read_sectors(struct core *c, uint64_t start, uint32_t n, uint8_t *buf
 		ret = -EIO;
 		goto out;
 	}
-	ret = data_load_csums(c, start, n, exp, have);
+	ret = csums_of(c, start, n, exp, have, k);
 	if (ret)
 		goto out;
 	/* the first copy that reads without an I/O error is the primary */
@@ -305,7 +323,8 @@ out:
  * each inside one chunk (extents never cross chunks, so piece boundaries
  * inside an extent are safe) and, on raid10, inside one stripe element.
  */
-static int read_whole(struct core *c, uint64_t s, uint64_t e, uint8_t *out)
+static int read_whole(struct core *c, uint64_t s, uint64_t e, uint8_t *out,
+		      const struct data_csums *k)
 {
 	int ret = 0;
 
@@ -314,7 +333,7 @@ static int read_whole(struct core *c, uint64_t s, uint64_t e, uint8_t *out)
 		if (pe > e)
 			pe = e;
 		pe = pos + chunk_map_piece(c, pos, pe - pos);
-		ret = read_sectors(c, pos, (uint32_t)((pe - pos) / SECT), out + (pos - s));
+		ret = read_sectors(c, pos, (uint32_t)((pe - pos) / SECT), out + (pos - s), k);
 		pos = pe;
 	}
 	return ret;
@@ -326,7 +345,8 @@ static int read_whole(struct core *c, uint64_t s, uint64_t e, uint8_t *out)
  * second copy.  Only a partial first or last sector goes through one sector
  * on the stack, so an unaligned range never sees bytes outside it.
  */
-int data_read(struct core *c, uint64_t logical, void *buf, uint64_t len)
+static int read_range(struct core *c, uint64_t logical, void *buf, uint64_t len,
+		      const struct data_csums *k)
 {
 	uint64_t end = logical + len;
 	uint64_t a = (logical + SECT - 1) & ~(uint64_t)(SECT - 1);	/* first whole sector */
@@ -340,24 +360,24 @@ int data_read(struct core *c, uint64_t logical, void *buf, uint64_t len)
 	if (!logical)
 		return -EINVAL;
 	if (a > b) {		/* inside one sector */
-		ret = read_sectors(c, b, 1, sect);
+		ret = read_sectors(c, b, 1, sect, k);
 		if (!ret)
 			memcpy(out, sect + (logical - b), len);
 		goto out;
 	}
 	if (logical < a) {	/* partial first sector */
-		ret = read_sectors(c, a - SECT, 1, sect);
+		ret = read_sectors(c, a - SECT, 1, sect, k);
 		if (ret)
 			goto out;
 		memcpy(out, sect + SECT - (a - logical), a - logical);
 	}
 	if (a < b) {
-		ret = read_whole(c, a, b, out + (a - logical));
+		ret = read_whole(c, a, b, out + (a - logical), k);
 		if (ret)
 			goto out;
 	}
 	if (b < end) {		/* partial last sector */
-		ret = read_sectors(c, b, 1, sect);
+		ret = read_sectors(c, b, 1, sect, k);
 		if (!ret)
 			memcpy(out + (b - logical), sect, end - b);
 	}
@@ -365,6 +385,17 @@ out:
 	if (ret)
 		memset(buf, 0, len);	/* never the bad bytes */
 	return ret;
+}
+
+int data_read(struct core *c, uint64_t logical, void *buf, uint64_t len)
+{
+	return read_range(c, logical, buf, len, NULL);
+}
+
+int data_read_csums(struct core *c, uint64_t logical, void *buf, uint64_t len,
+		    const struct data_csums *k)
+{
+	return read_range(c, logical, buf, len, k);
 }
 
 /*

@@ -50,6 +50,20 @@ bool data_overwrite_ok(struct txn *t, uint64_t logical);
  * whole beside it and only its bytes in the range copied.
  */
 int data_read(struct core *c, uint64_t logical, void *buf, uint64_t len);
+/*
+ * data_read with the checksums of the range's sectors already loaded
+ * (data_load_csums over the whole sectors from k->start, k->n of them,
+ * covering the range): a read the zero-copy way collected and could not
+ * serve (fs/trees/data_span.c) does not look them up again.
+ */
+struct data_csums {
+	uint64_t start;
+	uint32_t n;
+	const uint32_t *exp;
+	const uint8_t *have;
+};
+int data_read_csums(struct core *c, uint64_t logical, void *buf, uint64_t len,
+		    const struct data_csums *k);
 
 /*
  * Add delta to the reference count of the extent that starts at logical

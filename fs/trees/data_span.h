@@ -31,8 +31,10 @@
  * fails its checksum or has none, a device that cannot be mapped or
  * plays the latency/error model, more pieces than fit — makes
  * data_spans_map answer -EAGAIN with the lock released: the caller then
- * reads the ordinary way (file_read), which retries other copies, logs
- * and answers -EIO, never bad bytes.
+ * reads what was collected the ordinary way (data_spans_read: data_read,
+ * which retries other copies, logs and answers -EIO, never bad bytes),
+ * without walking the file's extent items or loading the checksums
+ * again.
  */
 #ifndef GLASSFS_DATA_SPAN_H
 #define GLASSFS_DATA_SPAN_H
@@ -65,6 +67,7 @@ struct data_spans {
 	uint32_t exp[DATA_SPANS_SECTS];
 	uint8_t have[DATA_SPANS_SECTS];
 	bool held;			/* c->reloc_lock held shared */
+	bool copied;			/* the reply is v[0], memory: nothing to map */
 };
 
 void data_spans_init(struct data_spans *sp);
@@ -76,9 +79,19 @@ int data_spans_add_mem(struct data_spans *sp, const void *mem, uint64_t len);
 int data_spans_add(struct core *c, struct data_spans *sp, uint64_t logical, uint64_t len);
 /* Step 2 (above): 0 with c->reloc_lock held, or -EAGAIN without it. */
 int data_spans_map(struct core *c, struct data_spans *sp);
-/* Count a read the spans could not even collect (-EAGAIN from an add):
- * data_spans_map counts its own. */
+/*
+ * The ordinary read of what was collected: every disk piece read and
+ * verified into its place in buf (data_read_csums: the checksums the
+ * add loaded, other copies, -EIO), where the memory pieces already are (buf: the reply's first byte; the pieces lie in it back to
+ * back).  Then the reply is buf, one span of memory (sp->copied).  0 or
+ * data_read's -errno (-EIO).  Not counted: data_spans_map counts its
+ * own failures, data_spans_fallback the rest.
+ */
+int data_spans_read(struct core *c, struct data_spans *sp, void *buf);
+/* Count a read the spans could not even collect (-EAGAIN from an add). */
 void data_spans_fallback(struct core *c);
+/* The reply is len bytes of buf, read the ordinary way (sp->copied). */
+void data_spans_set_mem(struct data_spans *sp, const void *buf, uint64_t len);
 /* Release what data_spans_map holds (nothing held: nothing done). */
 void data_spans_done(struct core *c, struct data_spans *sp);
 
