@@ -663,6 +663,29 @@ static int uninline(struct txn *t, struct fsctx *fs, struct inode *ip)
 	return ret;
 }
 
+/*
+ * Fill buf with the blocks [pa, pb) as a write of [ws, we) from src leaves
+ * them: the file's bytes around the write (zeros past its end), src's
+ * within.
+ */
+static int stage_piece(struct fsctx *fs, struct inode *ip, char *buf, uint64_t pa,
+		       uint64_t pb, const char *src, uint64_t ws, uint64_t we)
+{
+	memset(buf, 0, pb - pa);
+	if (ws > pa) {		/* head of the first block */
+		ssize_t r = file_read(fs, ip, buf, ws - pa, pa);
+		if (r < 0)
+			return (int)r;
+	}
+	if (we < pb && we < ip->item.size) {	/* tail of the last block */
+		ssize_t r = file_read(fs, ip, buf + (we - pa), pb - we, we);
+		if (r < 0)
+			return (int)r;
+	}
+	memcpy(buf + (ws - pa), src, we - ws);
+	return 0;
+}
+
 ssize_t file_write(struct txn *t, struct fsctx *fs, struct inode *ip,
 		   const void *ubuf, size_t len, uint64_t off)
 {
@@ -711,31 +734,29 @@ ssize_t file_write(struct txn *t, struct fsctx *fs, struct inode *ip,
 
 	uint64_t pa = RDOWN(off);
 	size_t done = 0;
-	char *buf = malloc(MAX_EXTENT);
-	if (!buf)
-		return -ENOMEM;
+	char *buf = NULL;
 	while (pa < end) {
 		uint64_t pb = pa + MAX_EXTENT;
 		if (pb > RUP(end))
 			pb = RUP(end);
 		uint64_t ws = off > pa ? off : pa, we = end < pb ? end : pb;
 		uint64_t plen = pb - pa;
-		memset(buf, 0, plen);
-		if (ws > pa) {		/* head of the first block */
-			ssize_t r = file_read(fs, ip, buf, ws - pa, pa);
-			if (r < 0) {
-				ret = (int)r;
+		const char *src = (const char *)ubuf + (pa - off);
+		/* whole blocks (every piece of an aligned write, the writeback
+		 * cache's case) go from the caller's bytes: staging them cost a
+		 * memset and a memcpy of each MiB, 12% of the daemon's CPU in a
+		 * sequential write (issue 22) */
+		if (ws > pa || we < pb) {
+			if (!buf && !(buf = malloc(MAX_EXTENT))) {
+				ret = -ENOMEM;
 				break;
 			}
-		}
-		if (we < pb && we < ip->item.size) {	/* tail of the last block */
-			ssize_t r = file_read(fs, ip, buf + (we - pa), pb - we, we);
-			if (r < 0) {
-				ret = (int)r;
+			ret = stage_piece(fs, ip, buf, pa, pb, (const char *)ubuf + (ws - off),
+					  ws, we);
+			if (ret < 0)
 				break;
-			}
+			src = buf;
 		}
-		memcpy(buf + (ws - pa), (const char *)ubuf + (ws - off), we - ws);
 		/* one lookup of the items under the piece serves both the
 		 * prealloc check and the copy on write's drop */
 		struct fext v[BATCH];
@@ -744,9 +765,9 @@ ssize_t file_write(struct txn *t, struct fsctx *fs, struct inode *ip,
 			ret = n;
 			break;
 		}
-		ret = write_prealloc(t, fs, ip, pa, buf, plen, v, n);
+		ret = write_prealloc(t, fs, ip, pa, src, plen, v, n);
 		if (ret == 0)
-			ret = write_blocks_over(t, fs, ip, pa, buf, plen, v, n);
+			ret = write_blocks_over(t, fs, ip, pa, src, plen, v, n);
 		fext_free(v, n);
 		if (ret < 0)
 			break;
