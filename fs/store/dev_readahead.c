@@ -52,6 +52,8 @@
 #define DEV_RA_WINDOW	(8ull << 20)	/* asked for ahead of a stream */
 #define DEV_RA_SLACK	(2ull << 20)	/* how far out of order its reads may come */
 #define DEV_WB_STEP	(8ull << 20)	/* write-behind asked for in steps of this */
+#define DEV_WB_LAG	(8ull << 20)	/* ... this far behind a stream's furthest write */
+#define DEV_WB_SLACK	(32ull << 20)	/* how far out of order its writes may come */
 #define DEV_WB_MIN	(256ull << 10)	/* smaller writes are not noted */
 
 /* The stream a read at off continues, or NULL.  Under ra_lock. */
@@ -201,21 +203,23 @@ void dev_readahead_written(struct core *c, struct dev *d, uint64_t off, uint64_t
 	if (len < DEV_WB_MIN || d->readonly)
 		return;
 	glock_lock(&d->ra_lock, GLOCK_WRITE);
-	/* pieces of one stream arrive a little out of order (the writeback
-	 * cache's threads): the range grows over them and their gaps */
-	if (d->wb_to && off + DEV_RA_SLACK >= d->wb_from && off <= d->wb_to + DEV_RA_SLACK) {
-		if (off < d->wb_from)
-			d->wb_from = off;
+	/* the writeback cache's threads send a stream's pieces out of
+	 * order, up to ~24 MiB apart (file.c, data_goal): the stream is
+	 * where it was asked up to (wb_from) and its furthest write (wb_to),
+	 * and what lies DEV_WB_LAG behind that is asked for, the pieces
+	 * still missing there most likely in by then (one that is not waits
+	 * for the flush) */
+	if (d->wb_to && off + DEV_WB_SLACK >= d->wb_from && off <= d->wb_to + DEV_WB_SLACK) {
 		if (end > d->wb_to)
 			d->wb_to = end;
 	} else {		/* another stream: the old one's rest waits for the flush */
 		d->wb_from = off;
 		d->wb_to = end;
 	}
-	if (d->wb_to - d->wb_from >= DEV_WB_STEP) {
+	if (d->wb_to >= d->wb_from + DEV_WB_STEP + DEV_WB_LAG) {
 		from = d->wb_from;
-		to = d->wb_to;
-		d->wb_from = d->wb_to = to;
+		to = d->wb_to - DEV_WB_LAG;
+		d->wb_from = to;
 	}
 	glock_unlock(&d->ra_lock, GLOCK_WRITE);
 	if (to <= from)

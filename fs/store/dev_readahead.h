@@ -37,8 +37,9 @@ void dev_readahead_note(struct core *c, struct dev *d, uint64_t off, uint64_t le
 /*
  * Write-behind: a data write of [off, off + len) on d went into the OS's
  * cache.  Once the large writes near each other (a sequential file's
- * pieces) add up to DEV_WB_STEP bytes, the read-ahead thread asks the OS
- * to start writing them out (sync_file_range WRITE, no wait), so the
+ * pieces) reach DEV_WB_STEP bytes past what was asked for, plus a lag for
+ * pieces out of order, the read-ahead thread asks the OS to start
+ * writing them out (sync_file_range WRITE, no wait), so the
  * device works while the writer goes on and a later flush (fsync,
  * commit) finds most of them written.  Writes under DEV_WB_MIN are not
  * noted.  Best effort; no error.

@@ -109,7 +109,7 @@ struct dev {
 	struct glock ra_lock;
 	struct dev_ra_stream ra[DEV_RA_STREAMS];
 	uint64_t ra_tick;
-	uint64_t wb_from, wb_to;	/* written, not yet handed to write-behind */
+	uint64_t wb_from, wb_to;	/* a write stream: asked for up to, furthest write */
 	struct dev_flusher flusher;	/* dev_flush_all's thread for this device */
 	/* dev_map.c: the whole device mapped read-only, made at first use */
 	void *map;

@@ -852,14 +852,14 @@ int sync_file_range(int fd, off_t off, off_t len, unsigned int flags)
  * A sequential writer's data starts out to the device while it writes
  * (issue 22: fio's end_fsync waited for all 512 MiB at once), in steps of
  * a few MiB from the read-ahead thread; small scattered writes ask for
- * nothing.  24 MiB written as 1 MiB extents, then 64 scattered 4 KiB ones.
+ * nothing.  32 MiB written as 1 MiB extents, then 64 scattered 4 KiB ones.
  */
 static void seq_writebehind(uint32_t nodesize)
 {
 	char img[256], name[128];
 	struct core *c = NULL;
 	struct core_stats a, b;
-	const uint64_t MiB = 1ull << 20, n = 24;
+	const uint64_t MiB = 1ull << 20, n = 32;
 	uint64_t logical;
 	uint8_t *buf = malloc(MiB);
 	bool ok = true;
@@ -883,7 +883,7 @@ static void seq_writebehind(uint32_t nodesize)
 	}
 	dev_readahead_wait(c);
 	mount_stats(c, &a);
-	CHECK(N("24 MiB written"), ok);
+	CHECK(N("32 MiB written"), ok);
 	CHECK(N("a sequential writer's bytes start out while it writes"),
 	      a.dev_writebehind_bytes - b.dev_writebehind_bytes >= 16 * MiB &&
 	      wb_bytes == a.dev_writebehind_bytes - b.dev_writebehind_bytes);
