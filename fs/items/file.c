@@ -16,6 +16,7 @@
 #include "fs/trees/data_span.h"
 #include "fs/items/subvol.h"
 #include "fs/items/log.h"
+#include "fs/txn/txn.h"
 
 #define BS		CORE_SECTORSIZE
 #define RDOWN(x)	((x) & ~(uint64_t)(BS - 1))
@@ -358,7 +359,7 @@ static uint64_t data_goal(struct txn *t, struct fsctx *fs, struct inode *ip, uin
 
 /*
  * The new extent [logical, +len) for file bytes [a, a+len) continues the
- * file's last one on disk and in the file: make them one extent and its
+ * file's extent before a on disk and in the file: make them one extent and its
  * item one item (data_merge), so a sequential write makes extents of up
  * to DATA_MERGE_GRID, not one per 1 MiB WRITE (issue 22: 259 extents for
  * 256 MiB).  Only an item of this transaction that maps its whole
@@ -372,8 +373,11 @@ static int merge_last(struct txn *t, struct fsctx *fs, struct inode *ip, uint64_
 	struct fext p;
 	int ret;
 
-	if (!a || a != ip->data_end_off || logical != ip->data_end_disk || ip->fsyncing ||
-	    ip->data_end_seq != ip->fsync_seq)
+	/* the next piece of a sequential write, or any large one (the
+	 * writeback cache's pieces come out of order; a 4 KiB write pays
+	 * no lookup) */
+	if (!a || ip->fsyncing || txn_transid(t) <= ip->fsync_transid ||
+	    (len < GOAL_MIN && (a != ip->data_end_off || logical != ip->data_end_disk)))
 		return 0;
 	ret = ext_at(fs, ip, a - 1, &p);
 	if (ret <= 0)
@@ -424,7 +428,6 @@ static int write_blocks_over(struct txn *t, struct fsctx *fs, struct inode *ip,
 	ip->item.nbytes += len;
 	ip->data_end_off = a + len;
 	ip->data_end_disk = logical + len;
-	ip->data_end_seq = ip->fsync_seq;
 	return 0;
 }
 
@@ -432,15 +435,18 @@ void file_fsync_begin(struct inode *ip)
 {
 	inode_lock(ip);
 	ip->fsyncing++;
-	ip->fsync_seq++;
 	inode_unlock(ip);
 }
 
-void file_fsync_end(struct inode *ip)
+void file_fsync_end(struct fsctx *fs, struct inode *ip)
 {
+	/* the fsync's capture ran in a transaction no newer than this */
+	uint64_t newest = txn_newest(fs->core);
+
 	inode_lock(ip);
 	ip->fsyncing--;
-	ip->fsync_seq++;
+	if (newest > ip->fsync_transid)
+		ip->fsync_transid = newest;
 	inode_unlock(ip);
 }
 

@@ -1055,7 +1055,7 @@ int fsops_fsync(struct fsctx *fs, uint64_t ino, int datasync)
 				file_fsync_begin(ip);
 			ret = log_fsync(fs, ino);
 			if (ip)
-				file_fsync_end(ip);
+				file_fsync_end(fs, ip);
 			if (ret != 0 && ret != -EROFS && ret != -ENOENT)
 				ret = txn_commit(fs->core, COMMIT_FSYNC);
 		}
