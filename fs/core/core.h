@@ -187,6 +187,8 @@ struct core_stats {
 	/* writes that waited for the segment a resync or relocation copied,
 	 * and writes that went on beside one (fs/store/copy_fence.h) */
 	uint64_t copy_fence_waits, copy_fence_passed;
+	/* write-behind asked of the OS for large data writes (dev_readahead.c) */
+	uint64_t dev_writebehind_ios, dev_writebehind_bytes;
 };
 
 #endif

@@ -24,7 +24,8 @@
 	X(resync_mismatch) X(resync_rerouted) \
 	X(dev_readahead_ios) X(dev_readahead_bytes) X(readahead_dropped) \
 	X(span_reads) X(span_bytes) X(span_fallbacks) \
-	X(copy_fence_waits) X(copy_fence_passed)
+	X(copy_fence_waits) X(copy_fence_passed) \
+	X(dev_writebehind_ios) X(dev_writebehind_bytes)
 
 #define GLASSFS_STATS_MAX 48
 

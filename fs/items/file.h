@@ -43,6 +43,14 @@ ssize_t file_write(struct txn *t, struct fsctx *fs, struct inode *ip,
  * step); -EFBIG past FILE_MAX_SIZE, nothing changed.  Any other error
  * after a change has aborted the transaction.
  */
+/*
+ * Around an fsync of ip (fs/ops, around log_fsync), each under the inode's
+ * lock: while one runs, and for the rest of the transaction it ended in,
+ * no extent of the file grows (merge_last) — a log record may hold its
+ * item, and replay claims the length the record says.
+ */
+void file_fsync_begin(struct inode *ip);
+void file_fsync_end(struct fsctx *fs, struct inode *ip);
 int file_truncate(struct txn *t, struct fsctx *fs, struct inode *ip, uint64_t size);
 /*
  * mode: 0 or FALLOC_FL_KEEP_SIZE (PREALLOC extents: a later write into

@@ -1029,21 +1029,29 @@ int fsops_fsync(struct fsctx *fs, uint64_t ino, int datasync)
 		/* every change to an inode, its data or its names stamps the
 		 * inode item with the running transid: nothing to wait for
 		 * when that transaction is already on disk */
-		struct inode *ip;
+		struct inode *ip = NULL;
 		uint64_t stamp = UINT64_MAX;
 		if (inode_get(fs, ino, &ip) == 0) {
 			inode_rlock(ip);
 			stamp = ip->item.transid;
 			inode_runlock(ip);
-			inode_put(fs, ip);
+		} else {
+			ip = NULL;
 		}
 		if (stamp > core_generation(fs->core)) {
 			/* the fsync log when it covers the case (log.h), else
-			 * (or when writing the log failed) a full commit */
+			 * (or when writing the log failed) a full commit; the
+			 * file's extents stop growing meanwhile (file.h) */
+			if (ip)
+				file_fsync_begin(ip);
 			ret = log_fsync(fs, ino);
+			if (ip)
+				file_fsync_end(fs, ip);
 			if (ret != 0 && ret != -EROFS && ret != -ENOENT)
 				ret = txn_commit(fs->core, COMMIT_FSYNC);
 		}
+		if (ip)
+			inode_put(fs, ip);
 	}
 	if (PROBE_ON(FSYNC_END))
 		GLASSFS_FSYNC_END(ino, ret, t0 ? glock_now_ns() - t0 : 0);

@@ -632,5 +632,7 @@ void mount_stats(struct core *c, struct core_stats *s)
 		s->dev_discard_bytes += d.discard_bytes;
 		s->dev_readahead_ios += d.ra_ios;
 		s->dev_readahead_bytes += d.ra_bytes;
+		s->dev_writebehind_ios += d.wb_ios;
+		s->dev_writebehind_bytes += d.wb_bytes;
 	}
 }

@@ -474,10 +474,13 @@ static uint64_t cut_unit(struct core *c, uint64_t logical, uint64_t type, uint64
  * (1 MiB write extents laid end to end from a sector that is no MiB
  * multiple cross every boundary).  Any extent's start is a cut no extent
  * crosses (extents never overlap), a raid5/6 group starts every extent
- * on a row, and write extents are at most 1 MiB (file.c's MAX_EXTENT)
- * while fit is at least 1 MiB, so a packed chunk of written data has a
- * cut whenever the unit takes an extent's start: always for a dup,
- * single or mirrored target (the unit is then the source's row).
+ * on a row, and a written extent never crosses a multiple of 8 MiB
+ * (data.h's DATA_MERGE_GRID: file.c merges a sequential write's 1 MiB
+ * pieces up to that), so a packed chunk of written data has a cut at
+ * each such multiple and each extent's start: with fit at least 8 MiB
+ * always one below fit where the unit takes it (always for a dup,
+ * single or mirrored target: the unit is then the source's row); with
+ * fit under 8 MiB when an extent starts below it.
  * Letting an extent straddle two chunks would touch every reader of the
  * mapping (reads, scrub, fsck, log replay, the allocator's per-group
  * frees); relocating straddling extents to new addresses would rewrite
@@ -486,7 +489,8 @@ static uint64_t cut_unit(struct core *c, uint64_t logical, uint64_t type, uint64
  * the room (raid6 -> dup needs four times a stripe on one device); none
  * is needed for the chunks writes make.  What stays refused, said so:
  * one extent longer than fit covering every cut below it (a fallocate'd
- * range, up to 64 MiB, on devices with less room than that), and a cut
+ * range, up to 64 MiB, on devices with less room than that; a merged
+ * write extent of up to 8 MiB on devices with less than that), and a cut
  * the unit's alignment finds in no gap (a raid10 or raid5/6 target,
  * whose cuts fall on a 128 KiB / 8 KiB grid an extent's start need not
  * be on).  Pieces cut at a unit below 128 KiB are whole rows of no

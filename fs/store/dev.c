@@ -461,6 +461,8 @@ void dev_counters(const struct dev *d, struct dev_counters *o)
 	o->discard_bytes = __atomic_load_n(&d->cnt.discard_bytes, __ATOMIC_RELAXED);
 	o->ra_ios = __atomic_load_n(&d->cnt.ra_ios, __ATOMIC_RELAXED);
 	o->ra_bytes = __atomic_load_n(&d->cnt.ra_bytes, __ATOMIC_RELAXED);
+	o->wb_ios = __atomic_load_n(&d->cnt.wb_ios, __ATOMIC_RELAXED);
+	o->wb_bytes = __atomic_load_n(&d->cnt.wb_bytes, __ATOMIC_RELAXED);
 }
 
 void dev_note_error(struct dev *d, enum dev_err e)

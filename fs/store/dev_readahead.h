@@ -34,6 +34,17 @@ void dev_readahead_close(struct core *c);
  * thread when none runs: mkfs, tools).  Best effort; no error.
  */
 void dev_readahead_note(struct core *c, struct dev *d, uint64_t off, uint64_t len);
+/*
+ * Write-behind: a data write of [off, off + len) on d went into the OS's
+ * cache.  Once the large writes near each other (a sequential file's
+ * pieces) reach DEV_WB_STEP bytes past what was asked for, plus a lag for
+ * pieces out of order, the read-ahead thread asks the OS to start
+ * writing them out (sync_file_range WRITE, no wait), so the
+ * device works while the writer goes on and a later flush (fsync,
+ * commit) finds most of them written.  Writes under DEV_WB_MIN are not
+ * noted.  Best effort; no error.
+ */
+void dev_readahead_written(struct core *c, struct dev *d, uint64_t off, uint64_t len);
 /* Wait until every hint queued so far was asked of the OS (tests). */
 void dev_readahead_wait(struct core *c);
 

@@ -23,6 +23,7 @@ struct dev_ra_req {
 	uint64_t devid;
 	uint64_t off, len;
 	uint64_t queued_ns;	/* when queued, for the probe; 0 when nobody listens */
+	bool write;		/* write-behind: start writing the range out */
 };
 
 /* A few hints suffice: one stream asks once per half window (4 MiB). */

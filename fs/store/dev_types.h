@@ -66,6 +66,7 @@ struct dev_counters {
 	uint64_t write_ios, write_bytes;
 	uint64_t flushes, discards, discard_bytes;
 	uint64_t ra_ios, ra_bytes;	/* read-ahead asked of the OS (dev_readahead.c) */
+	uint64_t wb_ios, wb_bytes;	/* write-behind asked of the OS (dev_readahead.c) */
 };
 
 /*
@@ -108,6 +109,7 @@ struct dev {
 	struct glock ra_lock;
 	struct dev_ra_stream ra[DEV_RA_STREAMS];
 	uint64_t ra_tick;
+	uint64_t wb_from, wb_to;	/* a write stream: asked for up to, furthest write */
 	struct dev_flusher flusher;	/* dev_flush_all's thread for this device */
 	/* dev_map.c: the whole device mapped read-only, made at first use */
 	void *map;

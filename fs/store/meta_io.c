@@ -10,6 +10,7 @@
 #include "fs/store/chunk.h"
 #include "fs/store/copy_fence.h"
 #include "fs/store/dev.h"
+#include "fs/store/dev_readahead.h"
 #include "fs/store/parity.h"
 
 #include <errno.h>
@@ -104,6 +105,9 @@ static int write_piece(struct core *c, uint64_t logical, const void *buf, uint64
 	for (int i = 0; i < n; i++) {
 		int ret = dev_write(cp[i].dev, cp[i].physical, buf, len);
 		if (!ret) {
+			/* a large data write's bytes start out now (node
+			 * writes are far under its minimum) */
+			dev_readahead_written(c, cp[i].dev, cp[i].physical, len);
 			ok++;
 			continue;
 		}

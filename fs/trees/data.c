@@ -95,6 +95,25 @@ int data_ref(struct txn *t, uint64_t logical, uint64_t len, int64_t delta)
 	return extent_ref_add(c, &d);
 }
 
+int data_merge(struct txn *t, uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
+{
+	struct core *c = txn_core(t);
+	struct chunk_copy cp[2 * CHUNK_MAX_STRIPES];
+
+	if (a + alen != b || c->aborted)
+		return 0;
+	/* never across a DATA_MERGE_GRID boundary: a packed chunk of
+	 * written data keeps a cut no extent crosses at least that often,
+	 * for a relocation that must split it to fit (volume_reloc.c) */
+	if (a / DATA_MERGE_GRID != (b + blen - 1) / DATA_MERGE_GRID)
+		return 0;
+	/* one extent is read and checked as one range of one chunk (and
+	 * one raid10 element); raid5/6 rows are written whole, once */
+	if (chunk_map_is_parity(c, a) || chunk_map_lookup(c, a, alen + blen, cp, NULL) < 0)
+		return 0;
+	return extent_ref_merge(c, a, alen, b, blen);
+}
+
 bool data_overwrite_ok(struct txn *t, uint64_t logical)
 {
 	/* nor while its chunk moves to or from raid5/6 (alloc_set_readonly):

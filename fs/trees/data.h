@@ -34,6 +34,20 @@ uint64_t data_next_fit(struct txn *t, uint64_t len);
  */
 int data_write(struct txn *t, uint64_t logical, const void *buf, uint64_t len);
 /*
+ * Make the data extent [b, b + blen) the continuation of [a, a + alen)
+ * (b = a + alen): one extent [a, a + alen + blen) from then on, for a
+ * file that writes on where its last extent ends (fs/items/file.c).  Only
+ * when both were allocated in the running transaction, each still has
+ * its one reference, and the whole lies in one chunk (one raid10
+ * element; never raid5/6) and inside one DATA_MERGE_GRID.  1 merged, 0
+ * not (two extents, as before).
+ * The checksums are per sector and stay as data_write wrote them.
+ */
+int data_merge(struct txn *t, uint64_t a, uint64_t alen, uint64_t b, uint64_t blen);
+/* A merged extent never crosses a logical multiple of this: the longest
+ * extent a sequential write makes. */
+#define DATA_MERGE_GRID (8ull << 20)
+/*
  * May part of the extent at logical be written again in place (a
  * preallocated range filled in)?  Not on raid5/6, whose rows are
  * written whole, once (fs/store/parity.c), nor in a block group being

@@ -88,6 +88,28 @@ out:
 	return ret;
 }
 
+int extent_ref_merge(struct core *c, uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
+{
+	struct dref_table *tb = &c->drefs;
+	struct dref_ent *ea, *eb;
+	int ret = 0;
+
+	if (a + alen != b)
+		return 0;
+	glock_lock(&c->dref_lock, GLOCK_WRITE);
+	ea = dref_find(tb, a, -1, true);
+	eb = dref_find(tb, b, -1, true);
+	if (ea && eb && ea->d.is_new && eb->d.is_new && ea->d.delta == 1 && eb->d.delta == 1 &&
+	    ea->d.len == alen && eb->d.len == blen) {
+		ea->d.len = alen + blen;
+		htable_remove(&tb->t, &eb->h);
+		free(eb);
+		ret = 1;
+	}
+	glock_unlock(&c->dref_lock, GLOCK_WRITE);
+	return ret;
+}
+
 bool extent_refs_pending(struct core *c)
 {
 	bool r;

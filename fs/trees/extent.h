@@ -19,6 +19,13 @@ struct meta_ops;
 extern const struct meta_ops extent_meta_ops;
 /* extent.c: delayed references, run at commit. */
 int extent_ref_add(struct core *c, const struct dref *d);
+/*
+ * Make the data extents [a, a + alen) and [b, b + blen), b = a + alen,
+ * one extent [a, a + alen + blen): both allocated in the running
+ * transaction, each with its one reference (delta +1) still queued.
+ * 1 merged, 0 not (left as they were).
+ */
+int extent_ref_merge(struct core *c, uint64_t a, uint64_t alen, uint64_t b, uint64_t blen);
 /* Run every queued ref (one round).  Returns how many ran, or -errno. */
 int extent_run_refs(struct txn *t);
 bool extent_refs_pending(struct core *c);

@@ -717,6 +717,17 @@ void txn_wait_written(struct core *c)
 		GLASSFS_COMMIT_WAIT(id, glock_now_ns() - w0);
 }
 
+uint64_t txn_newest(struct core *c)
+{
+	struct txn_state *ts = &c->ts;
+	uint64_t n;
+
+	glock_write(&ts->lock);
+	n = ts->running ? ts->running : ts->writing > c->generation ? ts->writing : c->generation;
+	glock_write_unlock(&ts->lock);
+	return n;
+}
+
 int txn_commit(struct core *c, enum commit_reason why)
 {
 	struct txn_state *ts = &c->ts;

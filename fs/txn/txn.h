@@ -70,6 +70,11 @@ void txn_set_commit_hooks(struct core *c, const struct txn_commit_hooks *h);
  * one being written, if any: commits are pipelined, see txn.c). */
 int txn_commit(struct core *c, enum commit_reason why);
 
+/* The newest transaction begun: the running one, else the one being
+ * written, else the last committed.  Whatever ran before the call ran in
+ * a transaction no newer. */
+uint64_t txn_newest(struct core *c);
+
 /*
  * Wait until no commit is in its write phase.  For code that writes the
  * superblock outside a commit (the fsync log): afterwards c->sb and
