@@ -124,6 +124,9 @@ struct glock_stats {
 	uint64_t leaf_wait_ns;	/* of the B-tree classes' wait: on leaves
 				 * (level 0), to tell leaf waits from the
 				 * interior nodes' below the root */
+	uint64_t writer_wakes;	/* releases that woke a waiting writer
+				 * (FUTEX_WAKE calls for writers), every class */
+	uint64_t writer_sleeps;	/* FUTEX_WAIT calls of waiting writers */
 };
 void glock_stats_read(struct glock_stats *out);
 
