@@ -18,7 +18,8 @@
  *   writeback cache's WRITEs, and the lock module's counts per write
  *   follow: inode_waits_per_op (acquisitions of an inode lock that had to
  *   wait), writer_sleeps_per_op and writer_wakes_per_op (FUTEX_WAIT and
- *   FUTEX_WAKE calls for waiting writers, every lock).
+ *   FUTEX_WAKE calls for waiting writers, every lock; writer_rewakes_per_op:
+ *   of those, made while a writer woken earlier had not run yet).
  *
  * Usage: wrbench -i IMAGE [-s FILE_MiB (512)] [-n WRITES (100000)] [-b BYTES (4096)]
  *                [-S SEED] [-t THREADS (1)]
@@ -181,13 +182,14 @@ int main(int argc, char **argv)
 	}
 	printf("phase=randwrite ops=%ld bs=%ld file_mib=%ld threads=%ld us_per_op=%.2f wall_us_per_op=%.2f "
 	       "node_lookups_per_op=%.2f dev_writes_per_op=%.2f inode_waits_per_op=%.3f "
-	       "writer_sleeps_per_op=%.3f writer_wakes_per_op=%.3f\n",
+	       "writer_sleeps_per_op=%.3f writer_wakes_per_op=%.3f writer_rewakes_per_op=%.3f\n",
 	       n, bs, mib, nthreads, (c1 - c0) / (double)n, (w1 - w0) / (double)n,
 	       (double)(s1.cache_hits + s1.cache_misses - s0.cache_hits - s0.cache_misses) / (double)n,
 	       (double)(s1.dev_write_ios - s0.dev_write_ios) / (double)n,
 	       (double)(l1.waits[GLOCK_CLASS_INODE] - l0.waits[GLOCK_CLASS_INODE]) / (double)n,
 	       (double)(l1.writer_sleeps - l0.writer_sleeps) / (double)n,
-	       (double)(l1.writer_wakes - l0.writer_wakes) / (double)n);
+	       (double)(l1.writer_wakes - l0.writer_wakes) / (double)n,
+	       (double)(l1.writer_rewakes - l0.writer_rewakes) / (double)n);
 	free(buf);
 	fsops_unmount(fs);
 	ret = mount_close(c);
