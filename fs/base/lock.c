@@ -386,15 +386,19 @@ bool glock_trylock(struct glock *l, enum glock_mode mode)
 	return true;
 }
 
-/*
- * A release saw writers waiting: wake one, unless one woken earlier has not
- * run yet (K) or the lock is held again (its holder's release wakes).
- */
+/* The time K was set, in a 16-bit field: wraps in 65 ms, which at worst
+ * takes a writer woken that long ago for a fresh one until the next release. */
 static uint16_t now_us(void)
 {
 	return (uint16_t)(glock_now_ns() / 1000u);
 }
 
+/*
+ * A release saw writers waiting: wake one, unless one woken less than
+ * STALE_WAKE_US ago has not run yet (K) or the lock is held again (its
+ * holder's release wakes).  A stamp read before the CAS's store lands
+ * costs at most one wake more.
+ */
 static void wake_writer(struct glock *l)
 {
 	uint32_t s = ld(&l->state);
