@@ -62,7 +62,9 @@ enum glock_mode {		/* the probe's "mode" argument */
  */
 struct glock {
 	uint32_t state;		/* lock word (futex); owned by lock.c */
-	uint32_t waiters;	/* sleeping waiters; owned by lock.c */
+	uint16_t waiters;	/* sleeping readers; owned by lock.c */
+	uint16_t woken_us;	/* when a release last woke a writer (µs, wraps
+				 * in 65 ms); owned by lock.c */
 	uint8_t  type;		/* enum glock_type, fixed at init */
 	uint8_t  cls;		/* enum glock_class */
 	int16_t  level;		/* B-tree level, -1 if not a node lock */
@@ -124,6 +126,11 @@ struct glock_stats {
 	uint64_t leaf_wait_ns;	/* of the B-tree classes' wait: on leaves
 				 * (level 0), to tell leaf waits from the
 				 * interior nodes' below the root */
+	uint64_t writer_wakes;	/* releases that woke a waiting writer
+				 * (FUTEX_WAKE calls for writers), every class */
+	uint64_t writer_sleeps;	/* FUTEX_WAIT calls of waiting writers */
+	uint64_t writer_rewakes; /* of writer_wakes, those made while a writer
+				  * woken earlier had not run for STALE_WAKE_US */
 };
 void glock_stats_read(struct glock_stats *out);
 

@@ -13,13 +13,21 @@
  *   the commit thread counts) wall_us_per_op=... node_lookups_per_op=
  *   node cache hits and misses per write (B-tree nodes visited: a count,
  *   steady under load, unlike the times) dev_writes_per_op=...
+ *   With -t T (threads, default 1) the N writes are shared by T threads
+ *   writing the one file, as the daemon's FUSE workers do with the
+ *   writeback cache's WRITEs, and the lock module's counts per write
+ *   follow: inode_waits_per_op (acquisitions of an inode lock that had to
+ *   wait), writer_sleeps_per_op and writer_wakes_per_op (FUTEX_WAIT and
+ *   FUTEX_WAKE calls for waiting writers, every lock; writer_rewakes_per_op:
+ *   of those, made while a writer woken earlier had not run yet).
  *
  * Usage: wrbench -i IMAGE [-s FILE_MiB (512)] [-n WRITES (100000)] [-b BYTES (4096)]
- *                [-S SEED]
+ *                [-S SEED] [-t THREADS (1)]
  * Exit: 0, or 1 with the failing operation and its errno on stderr.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fs/base/lock.h"
 #include "fs/ops/mount.h"
 #include "fs/core/core.h"
 #include "fs/format/keys.h"
@@ -49,10 +58,44 @@ static double wall_us(void)
 	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
+/* one writer thread's share of the random writes */
+struct writer {
+	struct fsctx *fs;
+	const struct fsops_cred *cr;
+	uint64_t ino;
+	long n, blocks, bs;
+	unsigned seed;
+	int err;
+	pthread_t th;
+};
+
+static void *write_random(void *arg)
+{
+	struct writer *w = arg;
+	char *buf = malloc((size_t)w->bs);
+
+	if (!buf) {
+		w->err = ENOMEM;
+		return NULL;
+	}
+	memset(buf, 0xa5, (size_t)w->bs);
+	for (long i = 0; i < w->n; i++) {
+		uint64_t off = (uint64_t)(rand_r(&w->seed) % w->blocks) * (uint64_t)w->bs;
+		buf[0] = (char)i;
+		ssize_t r = fsops_write_as(w->fs, w->ino, buf, (size_t)w->bs, off, w->cr);
+		if (r != w->bs) {
+			w->err = r < 0 ? (int)-r : EIO;
+			break;
+		}
+	}
+	free(buf);
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	const char *img = NULL;
-	long mib = 512, n = 100000, bs = 4096;
+	long mib = 512, n = 100000, bs = 4096, nthreads = 1;
 	unsigned seed = 1;
 	struct core_opts o;
 	struct format_opts fo = { .label = "wrbench", .force = true };
@@ -64,18 +107,21 @@ int main(int argc, char **argv)
 	int opt, ret, fd;
 
 	core_opts_default(&o);
-	while ((opt = getopt(argc, argv, "i:s:n:b:S:")) != -1) {
+	while ((opt = getopt(argc, argv, "i:s:n:b:S:t:")) != -1) {
 		switch (opt) {
 		case 'i': img = optarg; break;
 		case 's': mib = atol(optarg); break;
 		case 'n': n = atol(optarg); break;
 		case 'b': bs = atol(optarg); break;
 		case 'S': seed = (unsigned)atol(optarg); break;
+		case 't': nthreads = atol(optarg); break;
 		default: img = NULL; optind = argc; break;
 		}
 	}
-	if (!img || mib < 1 || n < 1 || bs < 4096 || bs % 4096 || bs > (1 << 20)) {
-		fprintf(stderr, "usage: wrbench -i IMAGE [-s FILE_MiB] [-n WRITES] [-b BYTES] [-S SEED]\n");
+	if (!img || mib < 1 || n < 1 || bs < 4096 || bs % 4096 || bs > (1 << 20) ||
+	    nthreads < 1 || nthreads > 64) {
+		fprintf(stderr, "usage: wrbench -i IMAGE [-s FILE_MiB] [-n WRITES] [-b BYTES] [-S SEED] "
+			"[-t THREADS]\n");
 		return 2;
 	}
 	fd = open(img, O_RDWR | O_CREAT | O_TRUNC, 0600);
@@ -107,25 +153,43 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	long blocks = (mib << 20) / bs;
+	struct writer w[64];
 	struct core_stats s0, s1;
+	struct glock_stats l0, l1;
 	mount_stats(c, &s0);
+	glock_stats_read(&l0);
 	double c0 = cpu_us(), w0 = wall_us();
-	for (long i = 0; i < n; i++) {
-		uint64_t off = (uint64_t)(rand_r(&seed) % blocks) * (uint64_t)bs;
-		buf[0] = (char)i;
-		ssize_t w = fsops_write_as(fs, (uint64_t)st.st_ino, buf, (size_t)bs, off, &cr);
-		if (w != bs) {
-			fprintf(stderr, "wrbench: write: %s\n", strerror(w < 0 ? (int)-w : EIO));
+	for (long t = 0; t < nthreads; t++) {
+		w[t] = (struct writer){ .fs = fs, .cr = &cr, .ino = (uint64_t)st.st_ino,
+					.n = n / nthreads + (t < n % nthreads), .blocks = blocks,
+					.bs = bs, .seed = seed + (unsigned)t };
+		if (nthreads == 1)
+			write_random(&w[t]);
+		else if (pthread_create(&w[t].th, NULL, write_random, &w[t]))
+			w[t].err = EAGAIN;
+	}
+	for (long t = 0; t < nthreads && nthreads > 1; t++)
+		if (w[t].err != EAGAIN)
+			pthread_join(w[t].th, NULL);
+	double c1 = cpu_us(), w1 = wall_us();
+	mount_stats(c, &s1);
+	glock_stats_read(&l1);
+	for (long t = 0; t < nthreads; t++) {
+		if (w[t].err) {
+			fprintf(stderr, "wrbench: write: %s\n", strerror(w[t].err));
 			return 1;
 		}
 	}
-	double c1 = cpu_us(), w1 = wall_us();
-	mount_stats(c, &s1);
-	printf("phase=randwrite ops=%ld bs=%ld file_mib=%ld us_per_op=%.2f wall_us_per_op=%.2f "
-	       "node_lookups_per_op=%.2f dev_writes_per_op=%.2f\n",
-	       n, bs, mib, (c1 - c0) / (double)n, (w1 - w0) / (double)n,
+	printf("phase=randwrite ops=%ld bs=%ld file_mib=%ld threads=%ld us_per_op=%.2f wall_us_per_op=%.2f "
+	       "node_lookups_per_op=%.2f dev_writes_per_op=%.2f inode_waits_per_op=%.3f "
+	       "writer_sleeps_per_op=%.3f writer_wakes_per_op=%.3f writer_rewakes_per_op=%.3f\n",
+	       n, bs, mib, nthreads, (c1 - c0) / (double)n, (w1 - w0) / (double)n,
 	       (double)(s1.cache_hits + s1.cache_misses - s0.cache_hits - s0.cache_misses) / (double)n,
-	       (double)(s1.dev_write_ios - s0.dev_write_ios) / (double)n);
+	       (double)(s1.dev_write_ios - s0.dev_write_ios) / (double)n,
+	       (double)(l1.waits[GLOCK_CLASS_INODE] - l0.waits[GLOCK_CLASS_INODE]) / (double)n,
+	       (double)(l1.writer_sleeps - l0.writer_sleeps) / (double)n,
+	       (double)(l1.writer_wakes - l0.writer_wakes) / (double)n,
+	       (double)(l1.writer_rewakes - l0.writer_rewakes) / (double)n);
 	free(buf);
 	fsops_unmount(fs);
 	ret = mount_close(c);
