@@ -421,6 +421,17 @@ static int write_blocks_over(struct txn *t, struct fsctx *fs, struct inode *ip,
 		ret = drop_range(t, fs, ip, a, a + len);
 	if (ret == 0 && !filled) {
 		ret = merge_last(t, fs, ip, a, logical, len);
+		if (ret == 1 && old && nold < BATCH) {
+			/* drop_items left an item starting at a for e to
+			 * overwrite (its reference already dropped or passed to
+			 * its tail); merged, e is not written: delete it */
+			for (int i = 0; i < nold && ret == 1; i++)
+				if (old[i].off == a && old[i].type != FE_INLINE) {
+					struct key k = mkkey(ip->ino, KEY_EXTENT_DATA, a);
+					ret = btree_delete(t, fs->root, &k);
+					ret = ret ? ret : 1;
+				}
+		}
 		ret = ret == 0 ? fe_write(t, fs, ip->ino, &e) : ret < 0 ? ret : 0;
 	}
 	if (ret < 0)
