@@ -189,6 +189,10 @@ struct core_stats {
 	uint64_t copy_fence_waits, copy_fence_passed;
 	/* write-behind asked of the OS for large data writes (dev_readahead.c) */
 	uint64_t dev_writebehind_ios, dev_writebehind_bytes;
+	/* the fsync log (fs/items/log.h, log_stats): fsyncs it served and
+	 * that committed instead, segment and record bytes written, delta
+	 * records, arenas reserved */
+	uint64_t log_syncs, log_fallbacks, log_bytes, log_rec_bytes, log_deltas, log_arenas;
 };
 
 #endif

@@ -25,7 +25,8 @@
 	X(dev_readahead_ios) X(dev_readahead_bytes) X(readahead_dropped) \
 	X(span_reads) X(span_bytes) X(span_fallbacks) \
 	X(copy_fence_waits) X(copy_fence_passed) \
-	X(dev_writebehind_ios) X(dev_writebehind_bytes)
+	X(dev_writebehind_ios) X(dev_writebehind_bytes) \
+	X(log_syncs) X(log_fallbacks) X(log_bytes) X(log_rec_bytes) X(log_deltas) X(log_arenas)
 
 #define GLASSFS_STATS_MAX 48
 

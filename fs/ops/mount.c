@@ -615,6 +615,14 @@ void mount_stats(struct core *c, struct core_stats *s)
 	s->span_bytes = __atomic_load_n(&c->span_bytes, __ATOMIC_RELAXED);
 	s->span_fallbacks = __atomic_load_n(&c->span_fallbacks, __ATOMIC_RELAXED);
 	copy_fence_counts(c, &s->copy_fence_waits, &s->copy_fence_passed);
+	struct log_stats ls;
+	log_stats(c, &ls);
+	s->log_syncs = ls.syncs;
+	s->log_fallbacks = ls.fallbacks;
+	s->log_bytes = ls.bytes;
+	s->log_rec_bytes = ls.rec_bytes;
+	s->log_deltas = ls.deltas;
+	s->log_arenas = ls.arenas;
 	volume_resync_progress(c, &s->resync_bytes, &s->resync_done_bytes, &s->resync_running);
 	if (c->cache) {
 		uint64_t nodes;
