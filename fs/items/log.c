@@ -379,14 +379,12 @@ static void arena_fill(struct core *c, uint64_t at, uint64_t len)
 
 	for (int i = 0; i < n; i++)
 		files &= !cp[i].dev->blockdev;
-	if (!files || chunk_map_is_parity(c, at))
+	if (!files || chunk_map_is_parity(c, at) || len > LOG_ARENA)
 		return;
-	void *z = aligned_alloc(4096, len);
-	if (!z)
-		return;
-	memset(z, 0, len);
-	(void)meta_write_copies(c, at, z, len, "fsync log arena");
-	free(z);
+	/* never written: its pages stay the kernel's shared zero page, so
+	 * an arena costs no allocation or memset on the fsync's path */
+	static uint8_t zeros[LOG_ARENA] __attribute__((aligned(4096)));
+	(void)meta_write_copies(c, at, zeros, len, "fsync log arena");
 }
 
 /*
