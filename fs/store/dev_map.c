@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <string.h>
@@ -47,20 +48,29 @@ static void bus_install(void)
 	bus_ok = sigaction(SIGBUS, &sa, &prev_bus) == 0;
 }
 
-/* The mapping of the whole device, made by the first caller; NULL while
- * another thread makes it or when it cannot be had. */
+/* The mapping of the whole device, made by the first caller; NULL when it
+ * cannot be had.  A caller arriving while another makes it waits for it
+ * (one mmap, microseconds): refused, its read would go the ordinary way —
+ * the READs a large request is split into arrive together, and the first
+ * of them after a mount used to find the mapping busy. */
 static const uint8_t *map_get(struct dev *d)
 {
-	int st = __atomic_load_n(&d->map_state, __ATOMIC_ACQUIRE);
 	int want = MAP_NONE;
 	void *m;
 
-	if (st == MAP_OK)
-		return d->map;
-	if (st != MAP_NONE ||
-	    !__atomic_compare_exchange_n(&d->map_state, &want, MAP_BUSY, false,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return NULL;
+	for (;;) {
+		int st = __atomic_load_n(&d->map_state, __ATOMIC_ACQUIRE);
+		if (st == MAP_OK)
+			return d->map;
+		if (st == MAP_FAILED_)
+			return NULL;
+		if (st == MAP_NONE &&
+		    __atomic_compare_exchange_n(&d->map_state, &want, MAP_BUSY, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			break;
+		want = MAP_NONE;
+		sched_yield();
+	}
 	pthread_once(&bus_once, bus_install);
 	m = bus_ok && d->size ? mmap(NULL, d->size, PROT_READ, MAP_SHARED, d->fd, 0) : MAP_FAILED;
 	if (m == MAP_FAILED) {
