@@ -193,6 +193,9 @@ struct core_stats {
 	 * that committed instead, segment and record bytes written, delta
 	 * records, arenas reserved */
 	uint64_t log_syncs, log_fallbacks, log_bytes, log_rec_bytes, log_deltas, log_arenas;
+	/* whole data extents of the running transaction written again in
+	 * place instead of copied on write (fs/trees/data.h, data_rewrite) */
+	uint64_t data_rewrites;
 };
 
 #endif

@@ -111,6 +111,9 @@ struct core {
 	/* reads replied as spans of verified device bytes (data_span.c),
 	 * those bytes, and reads the spans handed to the ordinary read */
 	uint64_t span_reads, span_bytes, span_fallbacks;
+	/* whole data extents of the running transaction written again in
+	 * place instead of copied (fs/trees/data.h, data_rewrite) */
+	uint64_t data_rewrites;
 };
 
 /* BG_DATA -> 0, BG_SYSTEM -> 1, BG_METADATA -> 2. */

@@ -26,7 +26,8 @@
 	X(span_reads) X(span_bytes) X(span_fallbacks) \
 	X(copy_fence_waits) X(copy_fence_passed) \
 	X(dev_writebehind_ios) X(dev_writebehind_bytes) \
-	X(log_syncs) X(log_fallbacks) X(log_bytes) X(log_rec_bytes) X(log_deltas) X(log_arenas)
+	X(log_syncs) X(log_fallbacks) X(log_bytes) X(log_rec_bytes) X(log_deltas) X(log_arenas) \
+	X(data_rewrites)
 
 #define GLASSFS_STATS_MAX 48
 

@@ -39,9 +39,11 @@ struct inode {
 	 * file order (file.c, data_goal); guarded by lock */
 	uint64_t data_end_off, data_end_disk;
 	/* fsyncs of the file running (file_fsync_begin, _end), and the
-	 * newest transaction begun when the last one ended: an extent grows
-	 * on (file.c, merge_last) only in a newer transaction and with none
-	 * running, so that no fsync log record can hold it; guarded by lock */
+	 * newest transaction begun when the last one ended (when loaded:
+	 * log_record_transid, the log's records may hold it): an extent
+	 * grows on (file.c, merge_last) or is written again in place
+	 * (write_again) only in a newer transaction and with none running,
+	 * so that no fsync log record can hold it; guarded by lock */
 	uint32_t fsyncing;
 	uint64_t fsync_transid;
 	/* the file has no inline extent item: a lookup found none and

@@ -12,6 +12,7 @@
 
 #include "fs/items/inode.h"
 #include "fs/items/dcache.h"
+#include "fs/items/log.h"
 #include "fs/trees/data.h"
 
 #define ICACHE_MIN_BUCKETS 1024
@@ -135,6 +136,7 @@ int inode_get(struct fsctx *fs, uint64_t ino, struct inode **out)
 		free(ip);
 		return -EIO;
 	}
+	ip->fsync_transid = log_record_transid(fs->core);
 	if (ip->item.nlink == 0) {
 		/* an orphan still known to the kernel, or being freed */
 		struct key ok = mkkey(ORPHAN_OBJECTID, KEY_ORPHAN_ITEM, ino);

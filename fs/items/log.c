@@ -244,6 +244,20 @@ void log_sync_transid(struct log_state *ls, uint64_t transid)
 	ls->names_oom = false;
 	ls->inplace_oom = false;
 	ls->failed = 0;
+	ls->txn_recs = 0;
+}
+
+uint64_t log_record_transid(struct core *c)
+{
+	struct log_state *ls = c->log;
+	uint64_t r;
+
+	if (!ls)
+		return 0;
+	glock_write(&ls->lock);
+	r = ls->txn_recs ? ls->transid : 0;
+	glock_write_unlock(&ls->lock);
+	return r;
 }
 
 static void note(struct txn *t, uint64_t ino, bool dir)
@@ -331,6 +345,7 @@ void log_commit_clear(struct core *c)
 	ls->log_id = 0;
 	ls->next_slot = ls->next_len = 0;
 	ls->txn_bytes = 0;
+	ls->txn_recs = 0;
 	ls->transid = 0;
 	capcache_clear_all(ls);
 	htable_set_clear(&ls->names);
@@ -696,6 +711,7 @@ static uint64_t log_enqueue(struct log_state *ls, uint64_t transid, const char *
 	memcpy(ls->pend + ls->pend_len, rec, len);
 	ls->pend_len += len;
 	ls->pend_nrec++;
+	ls->txn_recs++;
 	ls->pend_flush |= flush_data;
 	ls->st.rec_bytes += len;
 	return ++ls->enq_seq;

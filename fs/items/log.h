@@ -97,6 +97,14 @@ void log_destroy(struct core *c);
  */
 int log_fsync(struct fsctx *fs, uint64_t ino);
 
+/*
+ * The transaction whose log holds records, 0 when none does.  An inode
+ * loaded into memory takes it as its fsync_transid (inode.h): the one it
+ * had before the kernel forgot it is gone, and one of those records may
+ * be its own.
+ */
+uint64_t log_record_transid(struct core *c);
+
 /* Name changes since the last commit (called by link, unlink, rename):
  * ino gained or lost a name; dir lost a name. */
 void log_note_names(struct txn *t, uint64_t ino);

@@ -153,6 +153,7 @@ struct log_state {
 	uint64_t arena, arena_end;	/* the rest of the transaction's arena (reserve) */
 	uint64_t arena_len;		/* the next arena's size, 0: LOG_ARENA_MIN */
 	uint64_t txn_bytes;		/* segment bytes of this transaction */
+	uint64_t txn_recs;		/* records queued in this transaction */
 	uint64_t durable_writes;	/* dev_writes() before the leader's last flush */
 	struct htable_set names;	/* inodes whose names changed */
 	struct htable_set dirs;		/* directories that lost a name */

@@ -614,6 +614,7 @@ void mount_stats(struct core *c, struct core_stats *s)
 	s->span_reads = __atomic_load_n(&c->span_reads, __ATOMIC_RELAXED);
 	s->span_bytes = __atomic_load_n(&c->span_bytes, __ATOMIC_RELAXED);
 	s->span_fallbacks = __atomic_load_n(&c->span_fallbacks, __ATOMIC_RELAXED);
+	s->data_rewrites = __atomic_load_n(&c->data_rewrites, __ATOMIC_RELAXED);
 	copy_fence_counts(c, &s->copy_fence_waits, &s->copy_fence_passed);
 	struct log_stats ls;
 	log_stats(c, &ls);

@@ -121,6 +121,28 @@ bool data_overwrite_ok(struct txn *t, uint64_t logical)
 	return !chunk_map_is_parity(txn_core(t), logical) && !alloc_is_readonly(txn_core(t), logical);
 }
 
+bool data_rewrite_ok(struct txn *t, uint64_t logical, uint64_t len)
+{
+	return data_overwrite_ok(t, logical) && extent_ref_sole_new(txn_core(t), logical, len);
+}
+
+int data_rewrite(struct txn *t, uint64_t logical, const void *buf, uint64_t len)
+{
+	struct core *c = txn_core(t);
+	int ret = 0;
+
+	/* one sector: its one checksum item, keyed at logical, is replaced
+	 * by data_write's update; a longer extent may hold the items of the
+	 * pieces merged into it, at other keys: gone first */
+	if (len > SECT)
+		ret = data_csum_delete(t, logical, len);
+	if (!ret)
+		ret = data_write(t, logical, buf, len);
+	if (!ret)
+		__atomic_fetch_add(&c->data_rewrites, 1, __ATOMIC_RELAXED);
+	return ret;
+}
+
 int data_write(struct txn *t, uint64_t logical, const void *buf, uint64_t len)
 {
 	struct core *c = txn_core(t);

@@ -54,6 +54,23 @@ int data_merge(struct txn *t, uint64_t a, uint64_t alen, uint64_t b, uint64_t bl
  * relocated to or from them: the caller copies on write.
  */
 bool data_overwrite_ok(struct txn *t, uint64_t logical);
+/*
+ * May the whole data extent [logical, +len) be written again in place?
+ * When the running transaction allocated it, one file-extent item holds
+ * its only reference and only ever one did (extent_ref_sole_new), and
+ * data_overwrite_ok: no commit and no other file
+ * points at those blocks, so a crash before the next commit finds
+ * nothing there it relies on.  The caller (fs/items/file.c) also rules
+ * out what only it knows: a record of the file in this transaction's
+ * fsync log, which a crash would replay with the old checksums.
+ */
+bool data_rewrite_ok(struct txn *t, uint64_t logical, uint64_t len);
+/*
+ * Write the whole extent [logical, +len) again (data_rewrite_ok said
+ * yes): its bytes on every mirror and its checksums replaced.  Counted
+ * in glassctl stats' data_rewrites.
+ */
+int data_rewrite(struct txn *t, uint64_t logical, const void *buf, uint64_t len);
 
 /*
  * Read and verify.  A block whose checksum does not match on any mirror

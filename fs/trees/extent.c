@@ -31,6 +31,8 @@
 struct dref_ent {
 	struct hnode h;		/* key = d.bytenr */
 	struct dref d;
+	bool shared;		/* delta was above 1 at some point: two items
+				 * (of any inode) referenced it */
 };
 
 /* The entry of (bytenr, level, is_data) in tb, or NULL. */
@@ -75,10 +77,12 @@ int extent_ref_add(struct core *c, const struct dref *d)
 			goto out;
 		}
 		e->d = *d;
+		e->shared = d->delta > 1;
 		e->h.key = d->bytenr;
 		htable_insert(&tb->t, &e->h);
 	} else {
 		e->d.delta += d->delta;
+		e->shared |= e->d.delta > 1;
 		e->d.is_new |= d->is_new;
 		if (d->owner)
 			e->d.owner = d->owner;
@@ -108,6 +112,18 @@ int extent_ref_merge(struct core *c, uint64_t a, uint64_t alen, uint64_t b, uint
 	}
 	glock_unlock(&c->dref_lock, GLOCK_WRITE);
 	return ret;
+}
+
+bool extent_ref_sole_new(struct core *c, uint64_t bytenr, uint64_t len)
+{
+	struct dref_ent *e;
+	bool r;
+
+	glock_lock(&c->dref_lock, GLOCK_WRITE);
+	e = dref_find(&c->drefs, bytenr, -1, true);
+	r = e && e->d.is_new && e->d.delta == 1 && !e->shared && e->d.len == len;
+	glock_unlock(&c->dref_lock, GLOCK_WRITE);
+	return r;
 }
 
 bool extent_refs_pending(struct core *c)

@@ -26,6 +26,12 @@ int extent_ref_add(struct core *c, const struct dref *d);
  * 1 merged, 0 not (left as they were).
  */
 int extent_ref_merge(struct core *c, uint64_t a, uint64_t alen, uint64_t b, uint64_t blen);
+/*
+ * Was the data extent [bytenr, +len) allocated in the running transaction,
+ * with one reference queued, and never two (one file-extent item maps it
+ * and only ever one did: no split of it, no other file's item)?
+ */
+bool extent_ref_sole_new(struct core *c, uint64_t bytenr, uint64_t len);
 /* Run every queued ref (one round).  Returns how many ran, or -errno. */
 int extent_run_refs(struct txn *t);
 bool extent_refs_pending(struct core *c);

@@ -604,6 +604,109 @@ out:
 	free(r);
 }
 
+/* The disk address of ino's extent item at off, 0 when none. */
+static uint64_t disk_at(uint64_t ino, uint64_t off, uint64_t *disk_len)
+{
+	struct key k = mkkey(ino, KEY_EXTENT_DATA, off);
+	struct file_extent fe;
+
+	if (btree_lookup(fs->root, &k, &fe, sizeof(fe)) != (int)sizeof(fe) || fe.type != FE_REG)
+		return 0;
+	if (disk_len)
+		*disk_len = fe.disk_len;
+	return fe.disk_logical;
+}
+
+/* write NAME: len bytes of byte v at off, then read back */
+static int put_read(uint64_t ino, uint64_t off, size_t len, int v)
+{
+	unsigned char w[8192], r[8192];
+
+	memset(w, v, len);
+	return fsops_write(fs, ino, w, len, off) == (ssize_t)len &&
+	       fsops_read(fs, ino, r, len, off) == (ssize_t)len && !memcmp(w, r, len);
+}
+
+/*
+ * A block this transaction's copy on write made is written again in
+ * place (file.c, write_again): the same disk address, counted in
+ * data_rewrites, the bytes and checksums new.  Never for a block of
+ * the last commit, one an fsync log record of this transaction may hold
+ * (fsynced file, also after the kernel forgot the inode and it was
+ * loaded again), a write of part of an extent, or an extent two items
+ * shared; an extent merged from two pieces (two checksum items) is
+ * rewritten whole.  The final fsck checks the checksum tree.
+ */
+static void rewrite_in_place(void)
+{
+	uint64_t *n = &fs->core->data_rewrites, n0, d0, d1, d2, dl = 0;
+	struct stat st;
+	uint64_t ino;
+	int ok = 1;
+
+	CHECK("rewrite: create",
+	      fsops_mknod(fs, ROOT_DIR_INO, "rewrite", S_IFREG | 0644, 0, &root_cr, &st) == 0);
+	ino = st.st_ino;
+	for (int i = 0; i < 16 && ok; i++)
+		ok = put_read(ino, (uint64_t)i * 4096, 4096, 0x10 + i);
+	fsops_sync(fs);
+	d0 = disk_at(ino, 16384, NULL);
+	n0 = *n;
+	ok = ok && put_read(ino, 16384, 4096, 0xa1);
+	d1 = disk_at(ino, 16384, NULL);
+	CHECK("rewrite: a block of the last commit is copied", ok && d1 && d1 != d0 && *n == n0);
+	ok = put_read(ino, 16384, 4096, 0xa2) && put_read(ino, 16384, 4096, 0xa3);
+	CHECK("rewrite: this transaction's block written again in place, twice",
+	      ok && disk_at(ino, 16384, NULL) == d1 && *n == n0 + 2);
+	fsops_sync(fs);
+	ok = put_read(ino, 16384, 4096, 0xa4);
+	CHECK("rewrite: after the commit: copied again", ok && disk_at(ino, 16384, NULL) != d1);
+
+	/* an fsync's record holds the block: copy on write from then on */
+	d1 = disk_at(ino, 16384, NULL);
+	CHECK("rewrite: fsync", fsops_fsync(fs, ino, 0) == 0);
+	n0 = *n;
+	ok = put_read(ino, 16384, 4096, 0xa5);
+	d2 = disk_at(ino, 16384, NULL);
+	CHECK("rewrite: a block an fsync logged is copied", ok && d2 != d1 && *n == n0);
+	/* ... also once the inode was forgotten and loaded again */
+	fsops_forget(fs, ino, 1);
+	ok = put_read(ino, 16384, 4096, 0xa6);
+	CHECK("rewrite: fsynced, forgotten, loaded again: still copied",
+	      ok && disk_at(ino, 16384, NULL) != d2 && *n == n0);
+	CHECK("rewrite: looked up again (the inode stays loaded)",
+	      fsops_lookup(fs, ROOT_DIR_INO, "rewrite", &st) == 0 && st.st_ino == ino);
+	fsops_sync(fs);
+
+	/* two 4 KiB pieces merged into one 8 KiB extent, written whole */
+	ok = put_read(ino, 65536, 4096, 0xb1) && put_read(ino, 65536 + 4096, 4096, 0xb2);
+	d1 = disk_at(ino, 65536, &dl);
+	CHECK("rewrite: two pieces in order make one 8 KiB extent (the premise)", ok && dl == 8192);
+	n0 = *n;
+	ok = put_read(ino, 65536, 8192, 0xb3);
+	CHECK("rewrite: the merged extent written whole in place",
+	      ok && disk_at(ino, 65536, NULL) == d1 && *n == n0 + 1);
+	/* part of it: copied, and the split leaves two items on it */
+	ok = put_read(ino, 65536 + 4096, 4096, 0xb4);
+	CHECK("rewrite: part of an extent is copied", ok && *n == n0 + 1 &&
+	      disk_at(ino, 65536 + 4096, NULL) != d1 + 4096);
+	ok = put_read(ino, 65536 + 4096, 4096, 0xb5);	/* that new block: in place */
+	CHECK("rewrite: the part's new block in place", ok && *n == n0 + 2);
+	fsops_sync(fs);
+	ok = 1;
+	for (int i = 0; i < 18 && ok; i++) {
+		unsigned char r[4096];
+		int want = i < 16 ? 0x10 + i : i == 16 ? 0xb3 : 0xb5;
+		if (i == 4)
+			want = 0xa6;
+		ok = fsops_read(fs, ino, r, 4096, i == 16 ? 65536 : i == 17 ? 65536 + 4096
+							     : (uint64_t)i * 4096) == 4096 &&
+		     r[0] == want && r[4095] == want;
+	}
+	CHECK("rewrite: every block reads its newest bytes after the commit", ok);
+	fsops_forget(fs, ino, 1);
+}
+
 /*
  * A file written in pieces smaller than a READ (as the writeback cache
  * sends a sequential writer's bytes) lies back to back on disk in many
@@ -1234,6 +1337,7 @@ int main(void)
 	if (fs) {
 		interleaved();
 		seq_extents();
+		rewrite_in_place();
 		read_runs();
 		write_lookups();
 		csum_delete_lookups();

@@ -768,6 +768,43 @@ static void w_sync(void)
 		ack(&m.n[i], pos);
 }
 
+/*
+ * Blocks written again in place (fs/items/file.c, write_again): a block
+ * this transaction's copy on write made is overwritten where it is, the
+ * whole of a merged extent too, while another file's fsync logs a
+ * record; then the file's own fsync (its blocks copied from then on),
+ * a commit, and the same again.  A crash anywhere must show each file
+ * as its last durable state had it: nothing written in place is
+ * reachable before a commit or a record holds it.
+ */
+static void rewrite_setup(unsigned k)
+{
+	w_create("r");
+	w_write("r", 0, 65536, k);
+	w_create("o");
+	w_write("o", 0, 4000, k + 1);
+}
+static void rewrite_run(unsigned k)
+{
+	w_write("r", 8192, 4096, k + 2);	/* copied */
+	w_write("r", 8192, 4096, k + 3);	/* in place */
+	w_write("r", 32768, 4096, k + 4);
+	w_write("r", 36864, 4096, k + 5);	/* merged with the one before */
+	w_write("r", 32768, 8192, k + 6);	/* the merged extent, in place */
+	w_write("o", 0, 100, k + 7);
+	w_fsync("o", 1);			/* another file's record */
+	w_write("r", 8192, 4096, k + 8);	/* in place */
+	w_fsync("r", 1);
+	w_write("r", 8192, 4096, k + 9);	/* logged: copied */
+	w_write("r", 12288, 4096, k + 10);
+	w_sync();
+	w_write("r", 8192, 4096, k + 11);	/* copied */
+	w_write("r", 8192, 4096, k + 12);	/* in place */
+	w_write("r", 32768, 8192, k + 13);
+	w_write("r", 32768, 8192, k + 14);
+	w_fsync("r", 1);
+}
+
 static void xattr_setup(unsigned k) { w_create("x"); w_write("x", 0, 3000, k); }
 static void xattr_run(unsigned k)
 {
@@ -1319,6 +1356,7 @@ static const struct workload workloads[] = {
 	{ "truncate_fsync", truncate_setup, truncate_run, NULL },
 	{ "punch_fsync", punch_setup, punch_run, NULL },
 	{ "fsyncrand_fdatasync", fsyncrand_setup, fsyncrand_run, NULL },
+	{ "rewrite_fdatasync", rewrite_setup, rewrite_run, NULL },
 	{ "unlink_fsyncdir", unlink_setup, unlink_run, NULL },
 	{ "xattr_fsync", xattr_setup, xattr_run, NULL },
 	{ "dirtree_fsyncdir", dirtree_setup, dirtree_run, NULL },
