@@ -230,13 +230,10 @@ void log_stats(struct core *c, struct log_stats *s)
 	glock_write_unlock(&c->log->lock);
 }
 
-/* Caller holds ls->lock: the sets and segments belong to transid. */
-void log_sync_transid(struct log_state *ls, uint64_t transid)
+/* Caller holds ls->lock: what the log knows of one transaction's changes
+ * (kept captures, name and in-place sets, records, a failure) is gone. */
+static void forget_txn(struct log_state *ls)
 {
-	if (ls->transid == transid)
-		return;
-	/* a commit cleared everything; a new transaction starts empty */
-	ls->transid = transid;
 	capcache_clear_all(ls);
 	htable_set_clear(&ls->names);
 	htable_set_clear(&ls->dirs);
@@ -245,6 +242,16 @@ void log_sync_transid(struct log_state *ls, uint64_t transid)
 	ls->inplace_oom = false;
 	ls->failed = 0;
 	ls->txn_recs = 0;
+}
+
+/* Caller holds ls->lock: the sets and segments belong to transid. */
+void log_sync_transid(struct log_state *ls, uint64_t transid)
+{
+	if (ls->transid == transid)
+		return;
+	/* a commit cleared everything; a new transaction starts empty */
+	ls->transid = transid;
+	forget_txn(ls);
 }
 
 uint64_t log_record_transid(struct core *c)
@@ -345,15 +352,8 @@ void log_commit_clear(struct core *c)
 	ls->log_id = 0;
 	ls->next_slot = ls->next_len = 0;
 	ls->txn_bytes = 0;
-	ls->txn_recs = 0;
 	ls->transid = 0;
-	capcache_clear_all(ls);
-	htable_set_clear(&ls->names);
-	htable_set_clear(&ls->dirs);
-	htable_set_clear(&ls->inplace);
-	ls->names_oom = false;
-	ls->inplace_oom = false;
-	ls->failed = 0;
+	forget_txn(ls);
 	c->sb.log_root = 0;
 	c->sb.log_root_level = 0;
 	glock_write_unlock(&ls->lock);
