@@ -1687,6 +1687,100 @@ out:
 }
 
 /*
+ * raid5 / raid6: writes during the rebuild of a returning device's
+ * stripes.  Device `away` misses 24 MiB of data; back, its columns are
+ * rebuilt from the others while one of those (slow) reads at 10 ms a
+ * read; meanwhile 6 extents are written and committed — on raid5/6 into
+ * new rows, beside the rows being rebuilt (the copy fence lets a write
+ * that overlaps no segment go on).  After the rebuild, with any other
+ * device missing, every extent reads: those the rebuild made and those
+ * written during it.
+ */
+static void striped_resync_writes(const char *tag, int ndev, uint64_t dprof, int away, int slow)
+{
+	struct vol v = { 0 };
+	uint64_t sz[4] = { 96ull << 20, 96ull << 20, 96ull << 20, 96ull << 20 }, more[24], during[6];
+	struct core *c = NULL;
+	struct core_opts o;
+	struct core_stats st0, st1;
+	const char *devs[4];
+	char name[200];
+	int n = 0, served = 0;
+#define N(s) (snprintf(name, sizeof(name), "%s: %s", tag, s), name)
+
+	MUST(vol_make(&v, ndev, sz));
+	MUST(vol_format(&v, dprof, CORE_PROFILE_RAID1, NULL));
+	core_opts_default(&o);
+	o.commit_interval_s = 3600;
+	o.degraded = true;
+	for (int k = 0; k < ndev; k++)
+		if (k != away)
+			devs[n++] = v.devs[k];
+	MUST(mount_open(devs, n, &o, &c));
+	for (int i = 0; i < 24; i++)
+		MUST(put_extent(c, 1u << 20, 300u + (unsigned)i, &more[i]));
+	MUST(mount_close(c));
+	c = NULL;
+	o.degraded = false;
+	o.dev_lat_dev_us[slow][DEV_READ] = 10000;
+	o.dev_lat_dev_set[slow] = 1u << DEV_READ;
+	MUST(mount_open(v.devs, ndev, &o, &c));
+	for (int i = 0; i < 5000; i++) {
+		mount_stats(c, &st0);
+		if (st0.resync_done_bytes)
+			break;
+		usleep(1000);
+	}
+	for (int i = 0; i < 6; i++)
+		MUST(put_extent(c, 256u << 10, 400u + (unsigned)i, &during[i]));
+	mount_stats(c, &st1);
+	printf("%s: %llu writes beside a segment, %llu waited for theirs; rebuilt %llu of %llu bytes "
+	       "when the writes ended\n", tag,
+	       (unsigned long long)(st1.copy_fence_passed - st0.copy_fence_passed),
+	       (unsigned long long)(st1.copy_fence_waits - st0.copy_fence_waits),
+	       (unsigned long long)st1.resync_done_bytes, (unsigned long long)st1.resync_bytes);
+	CHECK(N("the writes ran while the rebuild copied"),
+	      st0.resync_done_bytes > 0 && st1.resync_done_bytes < st1.resync_bytes);
+	volume_resync_wait(c);
+	CHECK(N("the rebuild finishes"), !c->devs[away]->stale);
+	bool ok = true;
+	for (int i = 0; i < 6 && ok; i++)
+		ok = extent_reads(c, during[i], 256u << 10, 400u + (unsigned)i);
+	CHECK(N("the writes made during the rebuild read back"), ok);
+	MUST(mount_close(c));
+	c = NULL;
+	o.dev_lat_dev_set[slow] = 0;
+	o.degraded = true;
+	o.readonly = true;
+	for (int gone = 0; gone < ndev; gone++) {
+		if (gone == away)
+			continue;
+		n = 0;
+		for (int k = 0; k < ndev; k++)
+			if (k != gone)
+				devs[n++] = v.devs[k];
+		if (mount_open(devs, n, &o, &c) == 0) {
+			ok = true;
+			for (int i = 0; i < 24 && ok; i++)
+				ok = extent_reads(c, more[i], 1u << 20, 300u + (unsigned)i);
+			for (int i = 0; i < 6 && ok; i++)
+				ok = extent_reads(c, during[i], 256u << 10, 400u + (unsigned)i);
+			served += ok;
+			mount_close(c);
+		}
+		c = NULL;
+	}
+	CHECK(N("then any other device missing: every extent reads, the rebuilt and the new"),
+	      served == ndev - 1);
+	CHECK_VFSCK(N("fsck clean over every device"), &v);
+out:
+	if (c)
+		mount_close(c);
+	vol_rm(&v);
+#undef N
+}
+
+/*
  * raid10 / raid5 / raid6: written while device `away` was missing, then
  * back: the resync rebuilds its stripes (raid10 from its pair, raid5/6
  * from the other stripes), after which each other device in turn may go
@@ -3502,6 +3596,8 @@ int main(void)
 	}
 	if (getenv("RAID_CASE") && !strcmp(getenv("RAID_CASE"), "resync_beside")) {
 		resync_writes_beside();
+		striped_resync_writes("raid5 rebuild beside writes", 3, CORE_PROFILE_RAID5, 1, 0);
+		striped_resync_writes("raid6 rebuild beside writes", 4, CORE_PROFILE_RAID6, 0, 2);
 		return fails ? 1 : 0;
 	}
 	mkfs_errors();
@@ -3527,6 +3623,8 @@ int main(void)
 	failing_supers();
 	stale_device();
 	resync_writes_beside();
+	striped_resync_writes("raid5 rebuild beside writes", 3, CORE_PROFILE_RAID5, 1, 0);
+	striped_resync_writes("raid6 rebuild beside writes", 4, CORE_PROFILE_RAID6, 0, 2);
 	stale_striped("raid10 resync", 4, CORE_PROFILE_RAID10, CORE_PROFILE_RAID10, 1);
 	stale_striped("raid5 resync", 3, CORE_PROFILE_RAID5, CORE_PROFILE_RAID1, 1);
 	stale_striped("raid6 resync", 4, CORE_PROFILE_RAID6, CORE_PROFILE_RAID1, 0);
