@@ -4,12 +4,15 @@
  * positives, ASan-clean), cancel, rate limit, progress read while it
  * runs, report-only mode, and damage with no good copy left
  * (uncorrectable, reads give EIO); a repair racing the free and reuse
- * of the block it repairs.
+ * of the block it repairs; a commit beside scrub waits for one piece; a
+ * repair beside a balance moving its chunk.  SCRUB_CASE=race, commit or
+ * balance runs that case alone.
  */
 #include "core_test.h"
 #include "fs/store/chunk.h"
 #include "fs/store/dev.h"
 #include "fs/services/scrub.h"
+#include "fs/services/volume.h"
 
 #include <pthread.h>
 
@@ -350,6 +353,112 @@ out:
 		unlink(b);
 }
 
+
+/*
+ * 7. A repair beside a balance that moves the chunk being repaired.  The
+ * data is dup (both copies on one device), copy 0 of the extent is bad;
+ * scrub reads it (the device slow for that one read, BALANCE_READ_MS),
+ * then copy 1, then rewrites copy 0.  Meanwhile a balance converts the
+ * data chunks to raid1 (only them: a move of another chunk first would
+ * commit, and so wait for scrub's handle): it keeps stripe 0 where it is
+ * (it holds the bytes already) and copies the chunk from copy 0 to one
+ * new stripe on the other device, mending the bad sector from copy 1
+ * (counted in c->repaired, as scrub's repair is); it switches the chunk
+ * while scrub still holds the old stripes, and frees the one it retires
+ * only after the switch's commit, which waits for scrub's handle
+ * (scrub.h).  Scrub's repair lands on the kept stripe: every copy holds
+ * the right bytes, a second scrub finds every copy good, fsck is clean.
+ */
+#define BALANCE_READ_MS 1500
+
+static void repair_beside_balance(void)
+{
+	char a[256] = "", b[256] = "", bad[256], msg[256];
+	const char *devs[2] = { a, b };
+	struct core *c = NULL;
+	struct chunk_copy cp[CHUNK_MAX_STRIPES], cq[CHUNK_MAX_STRIPES];
+	struct bg_scrub s = { 0 };
+	struct scrub_opts so = { .readonly = true };
+	struct scrub_progress sp;
+	struct volume_balance_status st = { 0 };
+	uint64_t e, ph;
+	bool started = false;
+	pthread_t th;
+
+	MUST(t_image(a, sizeof(a), 256ull << 20));
+	MUST(t_image(b, sizeof(b), 256ull << 20));
+	struct format_opts fo = { .label = "reloc", .nodesize = 4096, .force = true,
+				  .data_profile = CORE_PROFILE_DUP,
+				  .meta_profile = CORE_PROFILE_RAID1 };
+	MUST(mount_format(devs, 2, &fo));
+	MUST(t_open2(devs, 3600, &c));
+	MUST(put_extent(c, 1, &e));
+	MUST(txn_commit(c, COMMIT_SYNC));
+	if (chunk_map_lookup(c, e, EXTLEN, cp, NULL) != 2) {
+		printf("FAIL: balance: a dup extent without two copies\n");
+		fails++;
+		goto out;
+	}
+	snprintf(bad, sizeof(bad), "%s", cp[0].dev->path);
+	ph = cp[0].physical;
+	MUST(mount_close(c));
+	c = NULL;
+	MUST(t_poke(bad, ph + 5, 0x10));	/* copy 0, sector 0 */
+	MUST(t_open2(devs, 3600, &c));
+	MUST(chunk_map_lookup(c, e, EXTLEN, cp, NULL));
+	/* the tree nodes scrub and the copy look up, cached now (a report
+	 * only scrub): the slow read below is scrub's read of copy 0 */
+	MUST(scrub_run(c, &so, &sp));
+	uint64_t rep0 = __atomic_load_n(&c->repaired, __ATOMIC_RELAXED);
+	dev_set_latency(cp[0].dev, DEV_READ, BALANCE_READ_MS * 1000000ull);
+	s.c = c;
+	MUST(-pthread_create(&th, NULL, scrub_main, &s));
+	started = true;
+	for (int i = 0; i < 30000 && !__atomic_load_n(&s.p.extents, __ATOMIC_RELAXED); i++)
+		usleep(1000);
+	usleep(20000);	/* into the slow read of copy 0; the rest are fast */
+	dev_set_latency(cp[0].dev, DEV_READ, 0);
+	MUST(volume_balance_start(c, (int64_t)CORE_PROFILE_RAID1, -1, msg, sizeof(msg)));
+	for (int i = 0; i < 6000; i++) {
+		volume_balance_status(c, &st);
+		if (!st.running)
+			break;
+		usleep(5000);
+	}
+	pthread_join(th, NULL);
+	started = false;
+	int moved = chunk_map_lookup(c, e, EXTLEN, cq, NULL) == 2 && cq[0].dev != cq[1].dev;
+	uint64_t rep = __atomic_load_n(&c->repaired, __ATOMIC_RELAXED) - rep0;
+	printf("balance: scrub corrected %llu bytes, blocks mended or repaired %llu, the extent %s\n",
+	       (unsigned long long)s.p.corrected_bytes, (unsigned long long)rep,
+	       moved ? "is raid1 now" : "stayed dup");
+	CHECK("balance: the balance and the scrub beside it both finished clean",
+	      !st.running && st.result == 0 && s.ret == 0 && s.p.corrected_bytes == 4096);
+	CHECK("balance: the extent's chunk moved while scrub repaired it: the copy met the bad "
+	      "sector before the repair and mended it", moved && rep == 2);
+	CHECK("balance: every copy of the moved extent holds its bytes", copies_hold(c, e, 1));
+	MUST(scrub_run(c, &so, &sp));
+	CHECK("balance: a second scrub finds every copy good",
+	      sp.data_errors == 0 && sp.meta_errors == 0 && sp.read_errors == 0 &&
+	      sp.uncorrectable_bytes == 0);
+	MUST(mount_close(c));
+	c = NULL;
+	int f = fsck2(a, b);
+	if (f < 0)
+		printf("SKIP: balance: fsck.glassfs not built\n");
+	else
+		CHECK("balance: fsck clean", f == 0);
+out:
+	if (started)
+		pthread_join(th, NULL);
+	if (c)
+		mount_close(c);
+	if (a[0])
+		unlink(a);
+	if (b[0])
+		unlink(b);
+}
+
 int main(void)
 {
 	char a[256], b[256];
@@ -368,6 +477,10 @@ int main(void)
 	}
 	if (getenv("SCRUB_CASE") && !strcmp(getenv("SCRUB_CASE"), "commit")) {
 		commit_beside();
+		return fails ? 1 : 0;
+	}
+	if (getenv("SCRUB_CASE") && !strcmp(getenv("SCRUB_CASE"), "balance")) {
+		repair_beside_balance();
 		return fails ? 1 : 0;
 	}
 	MUST(t_image(a, sizeof(a), 64ull << 20));
@@ -487,5 +600,6 @@ out:
 		unlink(b);
 	race_reuse();
 	commit_beside();
+	repair_beside_balance();
 	return fails ? 1 : 0;
 }
