@@ -322,10 +322,8 @@ static int scrub_data_step(struct scrub *s, uint64_t pos, uint64_t left, uint64_
  * while it is held no commit can free the unit's blocks and hand them
  * out again (frees are pinned until the commit that makes them, which
  * waits for every handle: txn.c), so what scrub reads, checks and
- * repairs under it stays the same block.  The commit still writing the
- * last transaction's nodes finishes first (commits are pipelined: the
- * extent tree already lists them).  *t is NULL on a read-only or aborted
- * volume: nothing changes there (and repair writes nothing).
+ * repairs under it stays the same block.  *t is NULL on a read-only or
+ * aborted volume: nothing changes there (and repair writes nothing).
  */
 static int hold(struct scrub *s, struct txn **t)
 {
@@ -340,8 +338,6 @@ static int hold(struct scrub *s, struct txn **t)
 		*t = NULL;
 		return 0;
 	}
-	if (!ret)
-		txn_wait_written(c);
 	return ret;
 }
 
@@ -353,10 +349,17 @@ static int let_go(struct txn *t, int ret)
 	return !ret && r2 && r2 != -EROFS ? r2 : ret;
 }
 
-/* Is the block the walk listed (before this handle) still allocated as
+/*
+ * Is the block the walk listed (before this handle) still allocated as
  * it was: a node at bytenr, or a data extent [bytenr, +len)?  A unit
  * freed since is skipped (counted): its space may hold another block, or
- * one the running transaction writes and has not listed. */
+ * one the running transaction writes and has not listed.
+ *
+ * A node of the commit still in its write phase (commits are pipelined:
+ * the extent tree lists its nodes before they are on disk) is waited
+ * for; a data extent's bytes were written before its transaction
+ * committed (data_write), so a piece never waits for a commit.
+ */
 static bool still_listed(struct scrub *s, uint64_t bytenr, bool data, uint64_t len)
 {
 	struct extent_item ei;
@@ -364,6 +367,8 @@ static bool still_listed(struct scrub *s, uint64_t bytenr, bool data, uint64_t l
 
 	if (extent_lookup(s->c, bytenr, data, &ei, &l))
 		return false;
+	if (!data && ei.generation > __atomic_load_n(&s->c->generation, __ATOMIC_ACQUIRE))
+		txn_wait_written(s->c);
 	return !data || l == len;
 }
 
