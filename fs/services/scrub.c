@@ -8,6 +8,7 @@
 #include "fs/store/dev.h"
 #include "fs/store/parity.h"
 #include "fs/trees/data.h"
+#include "fs/trees/extent.h"
 #include "fs/txn/txn.h"
 #include "fs/services/scrub.h"
 #include "fs/btree/btree.h"
@@ -49,7 +50,7 @@ void scrub_progress_read(const struct scrub_progress *p, struct scrub_progress *
 #define RD(f) o->f = __atomic_load_n(&p->f, __ATOMIC_RELAXED)
 	RD(total_bytes); RD(total_check_bytes); RD(done_bytes); RD(checked_bytes); RD(corrected_bytes);
 	RD(uncorrectable_bytes); RD(meta_errors); RD(data_errors); RD(read_errors); RD(parity_errors);
-	RD(nodes); RD(extents); RD(running); RD(result);
+	RD(nodes); RD(extents); RD(skipped_bytes); RD(running); RD(result);
 #undef RD
 }
 
@@ -84,7 +85,9 @@ static bool repair(struct scrub *s, const struct chunk_copy *cp, uint64_t off,
 	struct scrub_progress *p = s->p;
 	int ret;
 
-	if (s->o->readonly)
+	/* an aborted volume writes nothing more (and scrub holds no handle
+	 * there: nothing keeps the block what it was) */
+	if (s->o->readonly || core_readonly(s->c))
 		return false;
 	ret = dev_write(cp->dev, cp->physical + off, good, len);
 	if (ret) {
@@ -297,31 +300,124 @@ static int scrub_parity_piece(struct scrub *s, uint64_t start, uint32_t n)
 	return ret;
 }
 
+/*
+ * One piece of a data extent from pos, left bytes before its end: up to
+ * PIECE_SECTORS (raid5/6: whole rows; raid10: one element).  *step gets
+ * the bytes it covered.
+ */
+static int scrub_data_step(struct scrub *s, uint64_t pos, uint64_t left, uint64_t *step)
+{
+	uint64_t row = chunk_row_bytes(s->c, pos) / SECT, n = left / SECT;
+
+	if (n > PIECE_SECTORS / row * row)
+		n = PIECE_SECTORS / row * row;	/* raid5/6: whole rows per piece */
+	if (row == 1)
+		n = chunk_map_piece(s->c, pos, n * SECT) / SECT;	/* raid10: one element */
+	*step = n * SECT;
+	return row > 1 ? scrub_parity_piece(s, pos, (uint32_t)n) : scrub_data_piece(s, pos, (uint32_t)n);
+}
+
+/*
+ * Join a handle for one unit of the walk (a node, a piece of an extent):
+ * while it is held no commit can free the unit's blocks and hand them
+ * out again (frees are pinned until the commit that makes them, which
+ * waits for every handle: txn.c), so what scrub reads, checks and
+ * repairs under it stays the same block.  *t is NULL on a read-only or
+ * aborted volume: nothing changes there (and repair writes nothing).
+ */
+static int hold(struct scrub *s, struct txn **t)
+{
+	struct core *c = s->c;
+	int ret;
+
+	*t = NULL;
+	if (c->readonly || c->aborted)
+		return 0;
+	ret = txn_join(c, 0, TXN_USE_RESERVE, t);
+	if (ret == -EROFS) {	/* aborted meanwhile */
+		*t = NULL;
+		return 0;
+	}
+	return ret;
+}
+
+/* End hold()'s handle; ret or the transaction's error (not -EROFS). */
+static int let_go(struct txn *t, int ret)
+{
+	int r2 = t ? txn_end(t) : 0;
+
+	return !ret && r2 && r2 != -EROFS ? r2 : ret;
+}
+
+/*
+ * Is the block the walk listed (before this handle) still allocated as
+ * it was: a node at bytenr, or a data extent [bytenr, +len)?  A unit
+ * freed since is skipped (counted): its space may hold another block, or
+ * one the running transaction writes and has not listed.
+ *
+ * A node of the commit still in its write phase (commits are pipelined:
+ * the extent tree lists its nodes before they are on disk) is waited
+ * for; a data extent's bytes were written before its transaction
+ * committed (data_write), so a piece never waits for a commit.
+ */
+static bool still_listed(struct scrub *s, uint64_t bytenr, bool data, uint64_t len)
+{
+	struct extent_item ei;
+	uint64_t l = 0;
+
+	if (extent_lookup(s->c, bytenr, data, &ei, &l))
+		return false;
+	if (!data && ei.generation > __atomic_load_n(&s->c->generation, __ATOMIC_ACQUIRE))
+		txn_wait_written(s->c);
+	return !data || l == len;
+}
+
+/*
+ * A data extent, piece by piece, each under a handle of its own
+ * (hold): a commit waits for one piece's reads and repairs, not for
+ * the extent's or the batch's.
+ */
 static int scrub_data(struct scrub *s, uint64_t logical, uint64_t len)
 {
 	struct scrub_progress *p = s->p;
-	uint64_t row = chunk_row_bytes(s->c, logical) / SECT;
+	int ret = 0;
 
 	PADD(extents, 1);
-	for (uint64_t pos = logical; pos < logical + len;) {
-		uint64_t n = (logical + len - pos) / SECT;
-		int ret;
-		if (n > PIECE_SECTORS / row * row)
-			n = PIECE_SECTORS / row * row;	/* raid5/6: whole rows per piece */
-		if (row > 1) {
-			ret = scrub_parity_piece(s, pos, (uint32_t)n);
-			if (ret)
-				return ret;
-			pos += n * SECT;
-			continue;
-		}
-		n = chunk_map_piece(s->c, pos, n * SECT) / SECT;	/* raid10: one element */
-		ret = scrub_data_piece(s, pos, (uint32_t)n);
+	for (uint64_t pos = logical, step = 0; pos < logical + len && !ret; pos += step) {
+		struct txn *t;
+
+		if (cancelled(s))
+			return -ECANCELED;
+		ret = hold(s, &t);
 		if (ret)
 			return ret;
-		pos += n * SECT;
+		if (still_listed(s, logical, true, len)) {
+			ret = scrub_data_step(s, pos, logical + len - pos, &step);
+			if (!step)	/* cannot happen (a piece is a sector at least): never loop */
+				step = logical + len - pos;
+		} else {
+			step = logical + len - pos;
+			PADD(skipped_bytes, step);
+		}
+		ret = let_go(t, ret);
 	}
-	return 0;
+	return ret;
+}
+
+/* A node, under a handle of its own (hold). */
+static int scrub_node_held(struct scrub *s, uint64_t bytenr)
+{
+	struct scrub_progress *p = s->p;
+	struct txn *t;
+	int ret = hold(s, &t);
+
+	if (ret)
+		return ret;
+	if (still_listed(s, bytenr, false, 0))
+		scrub_node(s, bytenr);
+	else
+		PADD(skipped_bytes, s->c->nodesize);
+	return let_go(t, 0);
 }
 
 /* Up to max extent/metadata keys at or after *cursor. Returns how many. */
@@ -521,37 +617,23 @@ int scrub_run(struct core *c, struct scrub_opts *o, struct scrub_progress *p)
 			ret = -ECANCELED;
 			break;
 		}
-		/* hold a handle: no commit (which could free and reuse what we
-		 * read) runs while this batch reads; and let a commit still
-		 * writing the last transaction's nodes finish first (commits
-		 * are pipelined): the extent tree already lists them */
-		if (!c->readonly && !c->aborted) {
-			ret = txn_join(c, 0, TXN_USE_RESERVE, &t);
-			if (ret == -EROFS)
-				ret = 0;	/* aborted meanwhile: nothing changes */
-			if (ret)
-				break;
-			if (t)
-				txn_wait_written(c);
-		}
+		/* the batch's keys under a handle (no commit changes the extent
+		 * tree meanwhile); each is scrubbed under one of its own */
+		ret = hold(&s, &t);
+		if (ret)
+			break;
 		n = collect(c, &cursor, keys, BATCH_ITEMS);
+		ret = let_go(t, n < 0 ? n : 0);
 		if (n < BATCH_ITEMS)
 			end = true;
 		for (int i = 0; i < n && n > 0 && !ret; i++) {
 			if (keys[i].type == KEY_METADATA_ITEM) {
-				scrub_node(&s, keys[i].objectid);
+				ret = scrub_node_held(&s, keys[i].objectid);
 				PADD(done_bytes, c->nodesize);
 			} else {
 				ret = scrub_data(&s, keys[i].objectid, keys[i].offset);
 				PADD(done_bytes, keys[i].offset);
 			}
-		}
-		if (n < 0)
-			ret = n;
-		if (t) {
-			int r2 = txn_end(t);
-			if (!ret && r2 && r2 != -EROFS)
-				ret = r2;
 		}
 		if (n > 0) {
 			/* continue after the last key seen */
@@ -572,11 +654,12 @@ int scrub_run(struct core *c, struct scrub_opts *o, struct scrub_progress *p)
 	if (PROBE_ON(SCRUB_PROGRESS))
 		GLASSFS_SCRUB_PROGRESS(p->checked_bytes, p->corrected_bytes,
 				       p->uncorrectable_bytes, p->total_check_bytes);
-	core_log(c, "scrub %s: %llu bytes checked, %llu corrected, %llu uncorrectable (%llu node, %llu data, %llu read errors)",
+	core_log(c, "scrub %s: %llu bytes checked, %llu corrected, %llu uncorrectable (%llu node, %llu data, %llu read errors), %llu freed while walked",
 		 ret == -ECANCELED ? "cancelled" : ret ? "failed" : "done",
 		 (unsigned long long)p->checked_bytes, (unsigned long long)p->corrected_bytes,
 		 (unsigned long long)p->uncorrectable_bytes, (unsigned long long)p->meta_errors,
-		 (unsigned long long)p->data_errors, (unsigned long long)p->read_errors);
+		 (unsigned long long)p->data_errors, (unsigned long long)p->read_errors,
+		 (unsigned long long)p->skipped_bytes);
 	__atomic_store_n(&p->result, ret, __ATOMIC_RELAXED);
 	__atomic_store_n(&p->running, 0, __ATOMIC_RELAXED);
 	return ret;

@@ -4,11 +4,20 @@
  * volume, verify it, and rewrite a bad copy from a good one.
  *
  * Online: scrub_run runs in the caller's thread beside the workload.  It
- * walks the extent tree in batches; each batch holds a transaction handle
- * (so no commit can free and reuse the extents it is reading) while it
- * reads, and lets go between batches, where the rate limit sleeps.  Only
- * committed extents are scrubbed: blocks written by the running
- * transaction have no extent item yet.
+ * walks the extent tree in batches of keys, and reads, checks and repairs
+ * each node, and each piece of a data extent (256 KiB), under a
+ * transaction handle of its own: no commit can free that block and hand
+ * it out again meanwhile (a repair never writes old bytes over a block
+ * reused since it was read), and a commit waits for one piece, not for a
+ * batch.  Under the handle a unit is checked again against the extent
+ * tree first: one freed since the batch was listed is skipped (counted
+ * in skipped_bytes).  The rate limit sleeps between batches, with no
+ * handle.  Only committed extents are scrubbed: blocks written by the
+ * running transaction have no extent item yet.  A relocation moving the
+ * chunk meanwhile frees its old stripes only after a commit (so after
+ * the repair); a repair of an old stripe the copy has already passed is
+ * lost to the new stripes, which the copy mended from the good copy
+ * itself (volume_reloc.c).
  *
  * A copy is bad when it cannot be read, or (node) fails node_verify, or
  * (data sector) does not match its checksum.  A bad copy is rewritten
@@ -50,6 +59,8 @@ struct scrub_progress {
 	uint64_t read_errors;		/* copies that could not be read */
 	uint64_t parity_errors;		/* raid5/6 parity sectors disagreeing with their row */
 	uint64_t nodes, extents;	/* visited */
+	uint64_t skipped_bytes;		/* nodes and extent pieces freed between the
+					 * walk listing them and their turn: not read */
 	int running;			/* 1 while scrub_run runs */
 	int result;			/* its return value once finished */
 };

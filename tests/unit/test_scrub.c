@@ -3,11 +3,16 @@
  * test_scrub.c — scrub_run beside a running workload (no false
  * positives, ASan-clean), cancel, rate limit, progress read while it
  * runs, report-only mode, and damage with no good copy left
- * (uncorrectable, reads give EIO).
+ * (uncorrectable, reads give EIO); a repair racing the free and reuse
+ * of the block it repairs; a commit beside scrub waits for one piece; a
+ * repair beside a balance moving its chunk.  SCRUB_CASE=race, commit or
+ * balance runs that case alone.
  */
 #include "core_test.h"
 #include "fs/store/chunk.h"
+#include "fs/store/dev.h"
 #include "fs/services/scrub.h"
+#include "fs/services/volume.h"
 
 #include <pthread.h>
 
@@ -83,12 +88,375 @@ static void *scrub_main(void *arg)
 	return NULL;
 }
 
-static int open2(const char *const *devs, struct core **c)
+static int t_open2(const char *const *devs, unsigned commit_s, struct core **c)
 {
 	struct core_opts o;
 	core_opts_default(&o);
-	o.commit_interval_s = 1;	/* the periodic commit runs too */
+	o.commit_interval_s = commit_s;
 	return mount_open(devs, 2, &o, c);
+}
+
+/* the periodic commit runs too */
+static int open2(const char *const *devs, struct core **c)
+{
+	return t_open2(devs, 1, c);
+}
+
+
+/* fsck.glassfs -n -c over both devices: its exit code, -1 when not built. */
+static int fsck2(const char *a, const char *b)
+{
+	char bin[512], cmd[1400];
+	int st;
+
+	if (t_fsck_bin(bin, sizeof(bin)))
+		return -1;
+	snprintf(cmd, sizeof(cmd), "%s -n -c %s %s > %s.fsck 2>&1", bin, a, b, a);
+	st = system(cmd);
+	st = WIFEXITED(st) ? WEXITSTATUS(st) : 99;
+	if (st) {
+		snprintf(cmd, sizeof(cmd), "head -30 %s.fsck", a);
+		if (system(cmd) < 0)
+			st = 99;
+	}
+	snprintf(cmd, sizeof(cmd), "%s.fsck", a);
+	unlink(cmd);
+	return st;
+}
+
+/* Does every copy of the EXTLEN bytes at logical hold put_extent's
+ * bytes of seed (and so match the checksums written with them)? */
+static bool copies_hold(struct core *c, uint64_t logical, unsigned seed)
+{
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	static uint8_t got[EXTLEN];
+	int n = chunk_map_lookup(c, logical, EXTLEN, cp, NULL);
+	bool ok = n == 2;
+
+	for (int m = 0; m < n && ok; m++) {
+		ok = dev_read(cp[m].dev, cp[m].physical, got, EXTLEN) == 0;
+		for (unsigned i = 0; ok && i < EXTLEN; i++)
+			ok = got[i] == (uint8_t)(i * 17 + seed);
+		if (!ok)
+			printf("copy %d of %llu on %s does not hold the newest bytes\n", m,
+			       (unsigned long long)logical, cp[m].dev->path);
+	}
+	return ok;
+}
+
+#define RACE_READ_MS 300	/* each read of the bad copy's device */
+
+/*
+ * 5. A repair racing the free and reuse of the block it repairs.  Copy 1
+ * of the only data extent is bad and its device reads slowly, so scrub
+ * sits between reading the good copy (old bytes) and rewriting the bad
+ * one for RACE_READ_MS.  Meanwhile the test frees the extent, commits
+ * (its space is allocatable once that commit is durable), writes new
+ * bytes at the same address and commits again.  Scrub must not write
+ * the old bytes over the new ones: its batch holds a transaction handle,
+ * so the first commit, and with it the reuse, waits until the repair is
+ * done (scrub.h).  Afterwards every copy holds the newest bytes, a second
+ * scrub finds nothing and fsck is clean.
+ */
+static void race_reuse(void)
+{
+	char a[256] = "", b[256] = "", bad[256];
+	const char *devs[2] = { a, b };
+	struct core *c = NULL;
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	struct bg_scrub s = { 0 };
+	struct scrub_opts so = { .readonly = true };
+	struct scrub_progress sp;
+	uint64_t e, e2 = 0, tmp, ph, t0, wait_ns;
+	bool started = false;
+	pthread_t th;
+	struct txn *t;
+
+	MUST(t_image(a, sizeof(a), 64ull << 20));
+	MUST(t_image(b, sizeof(b), 64ull << 20));
+	struct format_opts fo = { .label = "race", .nodesize = 4096, .force = true,
+				  .data_profile = CORE_PROFILE_RAID1,
+				  .meta_profile = CORE_PROFILE_RAID1 };
+	MUST(mount_format(devs, 2, &fo));
+	MUST(t_open2(devs, 3600, &c));
+	MUST(put_extent(c, 1, &e));
+	MUST(txn_commit(c, COMMIT_SYNC));
+	if (chunk_map_lookup(c, e, EXTLEN, cp, NULL) != 2) {
+		printf("FAIL: race: a raid1 extent without two copies\n");
+		fails++;
+		goto out;
+	}
+	snprintf(bad, sizeof(bad), "%s", cp[1].dev->path);
+	ph = cp[1].physical;
+	MUST(mount_close(c));
+	c = NULL;
+	MUST(t_poke(bad, ph + 5, 0x10));	/* copy 1, sector 0 */
+	MUST(t_open2(devs, 3600, &c));
+	/* the trees a free and commit touch, read now: only scrub meets
+	 * the slow device below */
+	MUST(put_extent(c, 2, &tmp));
+	MUST(txn_join(c, 4, TXN_USE_RESERVE, &t));
+	int r = data_ref(t, tmp, EXTLEN, -1);
+	MUST(txn_end(t));
+	MUST(r);
+	MUST(txn_commit(c, COMMIT_SYNC));
+	MUST(chunk_map_lookup(c, e, EXTLEN, cp, NULL));
+	dev_set_latency(cp[1].dev, DEV_READ, RACE_READ_MS * 1000000ull);
+
+	s.c = c;
+	MUST(-pthread_create(&th, NULL, scrub_main, &s));
+	started = true;
+	/* scrub is at the extent (the only one): reading its copies */
+	for (int i = 0; i < 30000 && !__atomic_load_n(&s.p.extents, __ATOMIC_RELAXED); i++)
+		usleep(1000);
+	t0 = glock_now_ns();
+	MUST(txn_join(c, 4, TXN_USE_RESERVE, &t));
+	r = data_ref(t, e, EXTLEN, -1);
+	MUST(txn_end(t));
+	MUST(r);
+	MUST(txn_commit(c, COMMIT_SYNC));
+	wait_ns = glock_now_ns() - t0;
+	MUST(txn_join(c, 4, 0, &t));
+	uint8_t nb[EXTLEN];
+	for (unsigned i = 0; i < EXTLEN; i++)
+		nb[i] = (uint8_t)(i * 17 + 3);
+	r = data_alloc_goal(t, EXTLEN, e, &e2);
+	if (!r)
+		r = data_write(t, e2, nb, EXTLEN);
+	MUST(txn_end(t));
+	MUST(r);
+	MUST(txn_commit(c, COMMIT_SYNC));
+	pthread_join(th, NULL);
+	started = false;
+	dev_set_latency(cp[1].dev, DEV_READ, 0);
+	printf("race: the free's commit took %.0f ms beside the repair (a read of the bad copy: %d ms); "
+	       "scrub corrected %llu bytes\n", (double)wait_ns / 1e6, RACE_READ_MS,
+	       (unsigned long long)s.p.corrected_bytes);
+	CHECK("race: scrub ran and repaired the bad copy it read", s.ret == 0 &&
+	      s.p.extents >= 1 && s.p.corrected_bytes == 4096);
+	CHECK("race: the new extent took the freed address", e2 == e);
+	CHECK("race: every copy of the reused block holds the newest bytes", copies_hold(c, e2, 3));
+	MUST(scrub_run(c, &so, &sp));
+	CHECK("race: a second scrub finds every copy good",
+	      sp.data_errors == 0 && sp.meta_errors == 0 && sp.read_errors == 0);
+	MUST(mount_close(c));
+	c = NULL;
+	int f = fsck2(a, b);
+	if (f < 0)
+		printf("SKIP: race: fsck.glassfs not built\n");
+	else
+		CHECK("race: fsck clean", f == 0);
+out:
+	if (started)
+		pthread_join(th, NULL);
+	if (c)
+		mount_close(c);
+	if (a[0])
+		unlink(a);
+	if (b[0])
+		unlink(b);
+}
+
+
+#define STALL_EXT (1u << 20)
+#define STALL_N 64
+#define STALL_READ_MS 4
+#define STALL_BATCH 32	/* scrub.c's BATCH_ITEMS: keys walked per batch */
+
+/*
+ * 6. A commit asked for while scrub reads waits for the extent scrub is
+ * at, not for its whole batch: scrub holds a transaction handle only
+ * across one piece of an extent (or a node) — what it reads, checks and
+ * repairs under it — so a commit (and every handle that would join
+ * behind it) waits for one piece's reads.  Both devices read slowly
+ * (STALL_READ_MS a read, one read per copy of a 256 KiB piece), the
+ * volume holds STALL_N extents of 1 MiB (two batches' worth); the commit
+ * is asked for as scrub begins the first extent of a batch (the walk
+ * counts every key it visits, as a node or an extent), and the test
+ * counts the extents scrub began while the commit waited: the rest of
+ * the batch (31) when a handle spans the batch.
+ */
+static void commit_beside(void)
+{
+	char a[256] = "", b[256] = "";
+	const char *devs[2] = { a, b };
+	struct core *c = NULL;
+	struct bg_scrub s = { 0 };
+	bool started = false;
+	uint64_t t0, e;
+	pthread_t th;
+	struct txn *t;
+	static uint8_t buf[STALL_EXT];
+
+	MUST(t_image(a, sizeof(a), 256ull << 20));
+	MUST(t_image(b, sizeof(b), 256ull << 20));
+	struct format_opts fo = { .label = "stall", .nodesize = 4096, .force = true,
+				  .data_profile = CORE_PROFILE_RAID1,
+				  .meta_profile = CORE_PROFILE_RAID1 };
+	MUST(mount_format(devs, 2, &fo));
+	MUST(t_open2(devs, 3600, &c));
+	for (unsigned i = 0; i < STALL_N; i++) {
+		memset(buf, (int)i, sizeof(buf));
+		MUST(txn_join(c, 4, 0, &t));
+		int r = data_alloc(t, STALL_EXT, &e);
+		if (!r)
+			r = data_write(t, e, buf, STALL_EXT);
+		MUST(txn_end(t));
+		MUST(r);
+	}
+	MUST(txn_commit(c, COMMIT_SYNC));
+	for (int d = 0; d < c->ndevs; d++)
+		dev_set_latency(c->devs[d], DEV_READ, STALL_READ_MS * 1000000ull);
+	s.c = c;
+	MUST(-pthread_create(&th, NULL, scrub_main, &s));
+	started = true;
+	for (int i = 0; i < 60000; i++) {
+		uint64_t x = __atomic_load_n(&s.p.extents, __ATOMIC_RELAXED);
+		uint64_t n = __atomic_load_n(&s.p.nodes, __ATOMIC_RELAXED);
+		if (x > 1 && (x + n) % STALL_BATCH == 1)
+			break;
+		usleep(500);
+	}
+	/* something to commit: an item */
+	MUST(txn_join(c, 4, 0, &t));
+	struct key k = t_key(7);
+	uint8_t v[32] = { 7 };
+	int r = btree_insert(t, subvol_root(c, FS_TREE_OBJECTID), &k, v, sizeof(v));
+	MUST(txn_end(t));
+	MUST(r);
+	uint64_t x0 = __atomic_load_n(&s.p.extents, __ATOMIC_RELAXED);
+	t0 = glock_now_ns();
+	MUST(txn_commit(c, COMMIT_SYNC));
+	uint64_t waited = glock_now_ns() - t0;
+	uint64_t x1 = __atomic_load_n(&s.p.extents, __ATOMIC_RELAXED);
+	pthread_join(th, NULL);
+	started = false;
+	for (int d = 0; d < c->ndevs; d++)
+		dev_set_latency(c->devs[d], DEV_READ, 0);
+	printf("commit beside scrub: asked at extent %llu, waited %.0f ms, scrub began %llu extents "
+	       "meanwhile (%d of 1 MiB, %d ms a read, one extent's reads %d ms)\n",
+	       (unsigned long long)x0, (double)waited / 1e6,
+	       (unsigned long long)(x1 - x0), STALL_N, STALL_READ_MS,
+	       STALL_READ_MS * 2 * (int)(STALL_EXT / (256u << 10)));
+	CHECK("commit beside scrub: scrub ran clean", s.ret == 0 && s.p.data_errors == 0 &&
+	      s.p.meta_errors == 0 && s.p.extents >= STALL_N);
+	CHECK("commit beside scrub: the commit waited for the piece scrub was at, not its batch",
+	      x1 - x0 <= 1);
+out:
+	if (started)
+		pthread_join(th, NULL);
+	if (c)
+		mount_close(c);
+	if (a[0])
+		unlink(a);
+	if (b[0])
+		unlink(b);
+}
+
+
+/*
+ * 7. A repair beside a balance that moves the chunk being repaired.  The
+ * data is dup (both copies on one device), copy 0 of the extent is bad;
+ * scrub reads it (the device slow for that one read, BALANCE_READ_MS),
+ * then copy 1, then rewrites copy 0.  Meanwhile a balance converts the
+ * data chunks to raid1 (only them: a move of another chunk first would
+ * commit, and so wait for scrub's handle): it keeps stripe 0 where it is
+ * (it holds the bytes already) and copies the chunk from copy 0 to one
+ * new stripe on the other device, mending the bad sector from copy 1
+ * (counted in c->repaired, as scrub's repair is); it switches the chunk
+ * while scrub still holds the old stripes, and frees the one it retires
+ * only after the switch's commit, which waits for scrub's handle
+ * (scrub.h).  Scrub's repair lands on the kept stripe: every copy holds
+ * the right bytes, a second scrub finds every copy good, fsck is clean.
+ */
+#define BALANCE_READ_MS 1500
+
+static void repair_beside_balance(void)
+{
+	char a[256] = "", b[256] = "", bad[256], msg[256];
+	const char *devs[2] = { a, b };
+	struct core *c = NULL;
+	struct chunk_copy cp[CHUNK_MAX_STRIPES], cq[CHUNK_MAX_STRIPES];
+	struct bg_scrub s = { 0 };
+	struct scrub_opts so = { .readonly = true };
+	struct scrub_progress sp;
+	struct volume_balance_status st = { 0 };
+	uint64_t e, ph;
+	bool started = false;
+	pthread_t th;
+
+	MUST(t_image(a, sizeof(a), 256ull << 20));
+	MUST(t_image(b, sizeof(b), 256ull << 20));
+	struct format_opts fo = { .label = "reloc", .nodesize = 4096, .force = true,
+				  .data_profile = CORE_PROFILE_DUP,
+				  .meta_profile = CORE_PROFILE_RAID1 };
+	MUST(mount_format(devs, 2, &fo));
+	MUST(t_open2(devs, 3600, &c));
+	MUST(put_extent(c, 1, &e));
+	MUST(txn_commit(c, COMMIT_SYNC));
+	if (chunk_map_lookup(c, e, EXTLEN, cp, NULL) != 2) {
+		printf("FAIL: balance: a dup extent without two copies\n");
+		fails++;
+		goto out;
+	}
+	snprintf(bad, sizeof(bad), "%s", cp[0].dev->path);
+	ph = cp[0].physical;
+	MUST(mount_close(c));
+	c = NULL;
+	MUST(t_poke(bad, ph + 5, 0x10));	/* copy 0, sector 0 */
+	MUST(t_open2(devs, 3600, &c));
+	MUST(chunk_map_lookup(c, e, EXTLEN, cp, NULL));
+	/* the tree nodes scrub and the copy look up, cached now (a report
+	 * only scrub): the slow read below is scrub's read of copy 0 */
+	MUST(scrub_run(c, &so, &sp));
+	uint64_t rep0 = __atomic_load_n(&c->repaired, __ATOMIC_RELAXED);
+	dev_set_latency(cp[0].dev, DEV_READ, BALANCE_READ_MS * 1000000ull);
+	s.c = c;
+	MUST(-pthread_create(&th, NULL, scrub_main, &s));
+	started = true;
+	for (int i = 0; i < 30000 && !__atomic_load_n(&s.p.extents, __ATOMIC_RELAXED); i++)
+		usleep(1000);
+	usleep(20000);	/* into the slow read of copy 0; the rest are fast */
+	dev_set_latency(cp[0].dev, DEV_READ, 0);
+	MUST(volume_balance_start(c, (int64_t)CORE_PROFILE_RAID1, -1, msg, sizeof(msg)));
+	for (int i = 0; i < 6000; i++) {
+		volume_balance_status(c, &st);
+		if (!st.running)
+			break;
+		usleep(5000);
+	}
+	pthread_join(th, NULL);
+	started = false;
+	int moved = chunk_map_lookup(c, e, EXTLEN, cq, NULL) == 2 && cq[0].dev != cq[1].dev;
+	uint64_t rep = __atomic_load_n(&c->repaired, __ATOMIC_RELAXED) - rep0;
+	printf("balance: scrub corrected %llu bytes, blocks mended or repaired %llu, the extent %s\n",
+	       (unsigned long long)s.p.corrected_bytes, (unsigned long long)rep,
+	       moved ? "is raid1 now" : "stayed dup");
+	CHECK("balance: the balance and the scrub beside it both finished clean",
+	      !st.running && st.result == 0 && s.ret == 0 && s.p.corrected_bytes == 4096);
+	CHECK("balance: the extent's chunk moved while scrub repaired it: the copy met the bad "
+	      "sector before the repair and mended it", moved && rep == 2);
+	CHECK("balance: every copy of the moved extent holds its bytes", copies_hold(c, e, 1));
+	MUST(scrub_run(c, &so, &sp));
+	CHECK("balance: a second scrub finds every copy good",
+	      sp.data_errors == 0 && sp.meta_errors == 0 && sp.read_errors == 0 &&
+	      sp.uncorrectable_bytes == 0);
+	MUST(mount_close(c));
+	c = NULL;
+	int f = fsck2(a, b);
+	if (f < 0)
+		printf("SKIP: balance: fsck.glassfs not built\n");
+	else
+		CHECK("balance: fsck clean", f == 0);
+out:
+	if (started)
+		pthread_join(th, NULL);
+	if (c)
+		mount_close(c);
+	if (a[0])
+		unlink(a);
+	if (b[0])
+		unlink(b);
 }
 
 int main(void)
@@ -103,6 +471,18 @@ int main(void)
 
 	t_seed_init();
 	a[0] = b[0] = 0;
+	if (getenv("SCRUB_CASE") && !strcmp(getenv("SCRUB_CASE"), "race")) {
+		race_reuse();
+		return fails ? 1 : 0;
+	}
+	if (getenv("SCRUB_CASE") && !strcmp(getenv("SCRUB_CASE"), "commit")) {
+		commit_beside();
+		return fails ? 1 : 0;
+	}
+	if (getenv("SCRUB_CASE") && !strcmp(getenv("SCRUB_CASE"), "balance")) {
+		repair_beside_balance();
+		return fails ? 1 : 0;
+	}
 	MUST(t_image(a, sizeof(a), 64ull << 20));
 	MUST(t_image(b, sizeof(b), 64ull << 20));
 	struct format_opts fo = { .label = "scrub", .nodesize = 4096, .force = true,
@@ -218,5 +598,8 @@ out:
 		unlink(a);
 	if (b[0])
 		unlink(b);
+	race_reuse();
+	commit_beside();
+	repair_beside_balance();
 	return fails ? 1 : 0;
 }
