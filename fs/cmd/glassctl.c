@@ -231,7 +231,8 @@ static void print_scrub(const struct glassfs_ioc_scrub *s, bool json)
 		       "\"rate_bytes_per_s\": %llu, \"rate_limit\": %llu, "
 		       "\"corrected_bytes\": %llu, \"uncorrectable_bytes\": %llu, "
 		       "\"meta_errors\": %llu, \"data_errors\": %llu, \"read_errors\": %llu, "
-		       "\"parity_errors\": %llu, \"nodes\": %llu, \"extents\": %llu}\n",
+		       "\"parity_errors\": %llu, \"nodes\": %llu, \"extents\": %llu, "
+		       "\"skipped_bytes\": %llu}\n",
 		       scrub_state(s), s->result,
 		       !s->running && s->started && s->result && s->result != -ECANCELED ?
 		       strerror(-s->result) : "", s->started, (long long)s->start_time, secs,
@@ -243,7 +244,7 @@ static void print_scrub(const struct glassfs_ioc_scrub *s, bool json)
 		       (unsigned long long)s->meta_errors, (unsigned long long)s->data_errors,
 		       (unsigned long long)s->read_errors, (unsigned long long)s->parity_errors,
 		       (unsigned long long)s->nodes,
-		       (unsigned long long)s->extents);
+		       (unsigned long long)s->extents, (unsigned long long)s->skipped_bytes);
 		return;
 	}
 	if (s->started == 0) {
@@ -269,6 +270,8 @@ static void print_scrub(const struct glassfs_ioc_scrub *s, bool json)
 	if (s->rate_bytes_per_s)
 		printf(" (limit %s/s)", progress_size(s->rate_bytes_per_s, a, sizeof(a)));
 	printf("\n");
+	if (s->skipped_bytes)	/* freed by the workload before scrub reached them */
+		printf("Freed meanwhile:  %s (not read)\n", progress_size(s->skipped_bytes, a, sizeof(a)));
 	if (!s->meta_errors && !s->data_errors && !s->read_errors && !s->parity_errors) {
 		printf("Error summary:    no errors found\n");
 		return;

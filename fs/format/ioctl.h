@@ -65,6 +65,8 @@ struct glassfs_ioc_scrub {
 	int64_t start_time;		/* wall clock (s) of the last start */
 	uint64_t duration_ns;		/* of the last scrub, or so far */
 	uint64_t parity_errors;		/* raid5/6 parity sectors disagreeing with their row */
+	uint64_t skipped_bytes;		/* freed between the walk listing them and their
+					 * turn: not read (struct scrub_progress) */
 };
 
 /* Batch trim (trim_batch): minlen in, trimmed bytes out. */

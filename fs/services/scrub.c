@@ -760,6 +760,7 @@ void scrub_service_status(struct scrub_service *s, struct glassfs_ioc_scrub *o)
 	o->data_errors = p.data_errors;
 	o->read_errors = p.read_errors;
 	o->parity_errors = p.parity_errors;
+	o->skipped_bytes = p.skipped_bytes;
 	o->nodes = p.nodes;
 	o->extents = p.extents;
 	/* a batch's extents may pass the totals before it grows them */
