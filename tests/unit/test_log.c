@@ -16,6 +16,7 @@
 
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <pthread.h>
 #include <sys/stat.h>
 
 static char img[256];
@@ -38,11 +39,65 @@ static uint8_t *seen;
 static uint64_t seen_blocks, fresh_segs;
 static bool tracking;
 
+/*
+ * While `segtrack`: every log segment written (the image's offsets) and
+ * every arena's zero fill, checked as they come: a segment or a zero
+ * fill over a segment written before (in one transaction nothing the
+ * log wrote is written again: every segment and slot is carved once).
+ * Writes come from several threads (data from the writers, segments
+ * from the leader).
+ */
+static pthread_mutex_t segtrack_mu = PTHREAD_MUTEX_INITIALIZER;
+static bool segtrack;
+static struct { uint64_t off, len; } *segw;
+static size_t nsegw, segwcap, zero_fills, seg_overlaps;
+
+static bool all_zero(const void *buf, uint64_t len)
+{
+	const uint8_t *b = buf;
+
+	return len && b[0] == 0 && !memcmp(b, b + 1, len - 1);
+}
+
+static void segtrack_write(uint64_t off, const void *buf, uint64_t len)
+{
+	bool seg = len >= 16 && (!memcmp((const char *)buf + 8, "GlaaSLOG", 8) ||
+				 !memcmp((const char *)buf + 8, "GlaaSLG2", 8));
+	bool zeros = !seg && len >= (64u << 10) && all_zero(buf, len);
+
+	if (!seg && !zeros)
+		return;
+	pthread_mutex_lock(&segtrack_mu);
+	for (size_t i = 0; i < nsegw; i++)
+		if (off < segw[i].off + segw[i].len && segw[i].off < off + len) {
+			if (!seg_overlaps)
+				printf("# %s %llu+%llu over the segment at %llu+%llu\n",
+				       seg ? "segment" : "zero fill", (unsigned long long)off,
+				       (unsigned long long)len, (unsigned long long)segw[i].off,
+				       (unsigned long long)segw[i].len);
+			seg_overlaps++;
+		}
+	zero_fills += zeros;
+	if (seg) {
+		if (nsegw == segwcap) {
+			segwcap = segwcap ? segwcap * 2 : 256;
+			segw = realloc(segw, segwcap * sizeof(*segw));
+			if (!segw)
+				abort();
+		}
+		segw[nsegw].off = off;
+		segw[nsegw++].len = len;
+	}
+	pthread_mutex_unlock(&segtrack_mu);
+}
+
 static void recorder(void *arg, const struct dev *d, int op, uint64_t off, const void *buf,
 		     uint64_t len)
 {
 	(void)arg;
 	(void)d;
+	if (__atomic_load_n(&segtrack, __ATOMIC_ACQUIRE) && op == DEV_WRITE)
+		segtrack_write(off, buf, len);
 	if (armed && op == DEV_WRITE && nwrote < (int)(sizeof(wrote) / sizeof(wrote[0])))
 		wrote[nwrote++] = (typeof(wrote[0])){ off, len };
 	if (tracking && op == DEV_WRITE) {
@@ -163,6 +218,147 @@ static bool fsyncs_by_log(const uint64_t *inos, int n)
 	mount_stats(core, &s1);
 	log_stats(core, &l1);
 	return l1.syncs == l0.syncs + (uint64_t)n && s1.commits == s0.commits && log_pending(core);
+}
+
+/*
+ * Many threads fsyncing files of their own at once (fs/items/log.c): the
+ * records batch behind one leader (a 1 ms flush widens the window), the
+ * log's arenas are reserved one after another as they fill (64 KiB
+ * doubling to 1 MiB), slots carved from them.  No segment or zero fill
+ * may land on a segment written before (the recorder checks each write),
+ * every fsync goes by the log, and after a crash the log checks clean
+ * (fsck) and replays every file's last fsync'd content.
+ */
+#define CA_THREADS 8
+#define CA_ROUNDS 96
+#define CA_FILE (64u << 10)
+struct ca_arg {
+	uint64_t ino;
+	unsigned key;
+	unsigned char want[CA_FILE];
+	uint64_t fsyncs;
+	int err;
+};
+
+static uint64_t ca_arenas_goal;
+
+static void *ca_thread(void *arg)
+{
+	struct ca_arg *a = arg;
+	unsigned char blk[8192];
+
+	/* at least CA_ROUNDS each, then until the log reserved its fifth
+	 * arena (how many records share a batch varies from run to run) */
+	for (int r = 0; r < CA_ROUNDS * 8 && !a->err; r++) {
+		if (r >= CA_ROUNDS) {
+			struct log_stats l;
+			log_stats(core, &l);
+			if (l.arenas >= ca_arenas_goal)
+				break;
+		}
+		/* 8 KiB at a 4 KiB step: each write overlaps the one before */
+		uint64_t at = (uint64_t)(r * 4096) % (CA_FILE - sizeof(blk));
+		fill(blk, sizeof(blk), a->key + (unsigned)r);
+		if (fsops_write(fs, a->ino, blk, sizeof(blk), at) != (ssize_t)sizeof(blk))
+			a->err = -EIO;
+		else
+			a->err = fsops_fsync(fs, a->ino, r & 1);
+		if (!a->err) {
+			memcpy(a->want + at, blk, sizeof(blk));
+			a->fsyncs++;
+		}
+	}
+	return NULL;
+}
+
+static void concurrent_arenas(unsigned k)
+{
+	static struct ca_arg a[CA_THREADS];
+	pthread_t th[CA_THREADS];
+	struct log_stats l0, l1;
+	struct core_stats s0, s1;
+	struct stat st;
+	unsigned char *got = malloc(CA_FILE);
+	int nth = 0;
+
+	MUST(got ? 0 : -ENOMEM);
+	MUST(t_format(img, 0));
+	MUST(mount_rw(CORE_FSYNC_LOG));
+	for (int i = 0; i < CA_THREADS; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "ca%d", i);
+		a[i].key = k + 1000 * (unsigned)(i + 1);
+		a[i].err = 0;
+		a[i].fsyncs = 0;
+		fill(a[i].want, CA_FILE, a[i].key);
+		MUST(fsops_mknod(fs, ROOT_DIR_INO, name, S_IFREG | 0644, 0, &cr, &st));
+		a[i].ino = st.st_ino;
+		MUST(fsops_write(fs, a[i].ino, a[i].want, CA_FILE, 0) == CA_FILE ? 0 : -EIO);
+	}
+	MUST(fsops_sync(fs));
+	for (int i = 0; i < core->ndevs; i++)
+		dev_set_latency(core->devs[i], DEV_FLUSH, 1000000);
+	log_stats(core, &l0);
+	mount_stats(core, &s0);
+	ca_arenas_goal = l0.arenas + 5;
+	nsegw = zero_fills = seg_overlaps = 0;
+	__atomic_store_n(&segtrack, true, __ATOMIC_RELEASE);
+	for (; nth < CA_THREADS; nth++)
+		if (pthread_create(&th[nth], NULL, ca_thread, &a[nth]))
+			break;
+	for (int i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	__atomic_store_n(&segtrack, false, __ATOMIC_RELEASE);
+	for (int i = 0; i < core->ndevs; i++)
+		dev_set_latency(core->devs[i], DEV_FLUSH, 0);
+	log_stats(core, &l1);
+	mount_stats(core, &s1);
+	bool ok = nth == CA_THREADS;
+	uint64_t fsyncs = 0;
+	for (int i = 0; i < CA_THREADS; i++) {
+		ok &= a[i].err == 0;
+		fsyncs += a[i].fsyncs;
+	}
+	printf("# concurrent fsyncs: %llu by the log in %llu batches (%llu segments seen), "
+	       "%llu arenas, %zu zero fills, %llu commits\n",
+	       (unsigned long long)(l1.syncs - l0.syncs),
+	       (unsigned long long)(l1.batches - l0.batches), (unsigned long long)nsegw,
+	       (unsigned long long)(l1.arenas - l0.arenas), zero_fills,
+	       (unsigned long long)(s1.commits - s0.commits));
+	CHECK("concurrent fsyncs: every one returns 0", ok);
+	CHECK("concurrent fsyncs: all by the log, no commit",
+	      l1.syncs - l0.syncs == fsyncs && s1.commits == s0.commits);
+	CHECK("concurrent fsyncs: batched (fewer segments than fsyncs)",
+	      l1.batches - l0.batches < fsyncs);
+	/* 64 + 128 + 256 + 512 KiB, then 1 MiB arenas */
+	CHECK("concurrent fsyncs: arenas up to 1 MiB reserved", l1.arenas - l0.arenas >= 5);
+	CHECK("concurrent fsyncs: no segment or zero fill over a segment", seg_overlaps == 0);
+	crash();
+
+	MUST(t_open(img, true, &core));
+	FILE *devnull = fopen("/dev/null", "w");
+	int rc = log_check(core, devnull);
+	fclose(devnull);
+	mount_close(core);
+	core = NULL;
+	CHECK("concurrent fsyncs: the log checks clean", rc > 0);
+	CHECK("concurrent fsyncs: fsck clean with the log pending", t_fsck(img) == 0);
+	MUST(mount_rw(CORE_FSYNC_LOG));
+	CHECK("concurrent fsyncs: replayed", !log_pending(core));
+	for (int i = 0; i < CA_THREADS; i++) {
+		ok = fsops_read(fs, a[i].ino, got, CA_FILE, 0) == CA_FILE &&
+		     memcmp(got, a[i].want, CA_FILE) == 0;
+		CHECK("concurrent fsyncs: each file as its last fsync left it", ok);
+		if (!ok)
+			printf("# file %d differs\n", i);
+	}
+	fsops_unmount(fs);
+	fs = NULL;
+	MUST(mount_close(core));
+	core = NULL;
+	CHECK("concurrent fsyncs: fsck clean after the replay", t_fsck(img) == 0);
+out:
+	free(got);
 }
 
 int main(void)
@@ -833,6 +1029,7 @@ int main(void)
 		}
 		unlink(img2);
 	}
+	concurrent_arenas(k);
 out:
 	if (fs)
 		fsops_unmount(fs);
