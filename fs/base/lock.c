@@ -13,6 +13,17 @@
  *   bit 19      K   a writer was woken and has not run its loop yet
  *   bits 0-18   R   readers holding the lock
  *
+ * Limits: WW counts 2,047 waiting writers and glock.waiters 65,535
+ * sleeping readers.  The daemon's threads= allows up to 1,000,000 FUSE
+ * workers, so both can be reached (2,048 writers of one file): a writer
+ * that finds WW full and a reader that finds waiters full wait awake,
+ * uncounted (sched_yield between tries; writer_unannounced and
+ * reader_uncounted in glock_stats) — a count past its field carried
+ * into W (the lock read free while held) or wrapped to 0 (a release
+ * woke nobody).  R (524,287 holders) is not guarded, on the fast path:
+ * it would take that many threads inside one lock at once.  woken_us is
+ * 16 bits of microseconds and wraps in 65 ms (now_us: harmless).
+ *
  * Writer preference: a reader enters only while W == 0 and WW == 0, so a
  * stream of readers cannot starve a writer.  A writer enters when W == 0
  * and R == 0, taking its WW announcement back in the same CAS.
@@ -256,7 +267,27 @@ static void lock_excl_slow(struct glock *l)
 		if (try_fast(l, true))
 			return;
 	}
-	__atomic_fetch_add(&l->state, LK_WW_ONE, __ATOMIC_SEQ_CST);
+	/* announce in WW: 11 bits, 2,047 writers — one more would carry
+	 * into W and the lock would read free while held (threads= allows
+	 * far more FUSE workers, each a writer of one inode at most).  A
+	 * writer that finds WW full waits unannounced: awake, taking the
+	 * lock as a barger between yields, since a release wakes only the
+	 * sleepers WW counts */
+	for (bool noted = false;;) {
+		s = ld(&l->state);
+		if ((s & LK_WW_MASK) != LK_WW_MASK) {
+			if (cas(&l->state, &s, s + LK_WW_ONE))
+				break;
+			continue;
+		}
+		if (!noted) {
+			__atomic_fetch_add(&lock_stats.writer_unannounced, 1, __ATOMIC_RELAXED);
+			noted = true;
+		}
+		sched_yield();
+		if (try_fast(l, true))
+			return;
+	}
 	for (;;) {
 		s = ld(&l->state);
 		if (!(s & (LK_W | LK_R_MASK))) {
@@ -281,14 +312,28 @@ static void lock_shared_slow(struct glock *l)
 		if (try_fast(l, false))
 			return;
 	}
-	for (;;) {
+	for (bool noted = false;;) {
 		s = ld(&l->state);
 		if (!(s & (LK_W | LK_WW_MASK))) {
 			if (cas(&l->state, &s, s + 1))
 				return;
 			continue;
 		}
-		__atomic_fetch_add(&l->waiters, 1, __ATOMIC_SEQ_CST);
+		/* counted in glock.waiters before it sleeps: 16 bits, 65,535
+		 * readers — one more would wrap it to 0, and a write release
+		 * that sees none asleep wakes nobody.  Full: wait awake */
+		uint16_t w = __atomic_load_n(&l->waiters, __ATOMIC_SEQ_CST);
+		if (w == UINT16_MAX) {
+			if (!noted) {
+				__atomic_fetch_add(&lock_stats.reader_uncounted, 1, __ATOMIC_RELAXED);
+				noted = true;
+			}
+			sched_yield();
+			continue;
+		}
+		if (!__atomic_compare_exchange_n(&l->waiters, &w, (uint16_t)(w + 1), false,
+						 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+			continue;
 		futex_wait_bits(&l->state, s, WAKE_READER, NULL);
 		__atomic_fetch_sub(&l->waiters, 1, __ATOMIC_SEQ_CST);
 	}
@@ -361,6 +406,8 @@ void glock_stats_read(struct glock_stats *out)
 	out->writer_wakes = __atomic_load_n(&lock_stats.writer_wakes, __ATOMIC_RELAXED);
 	out->writer_sleeps = __atomic_load_n(&lock_stats.writer_sleeps, __ATOMIC_RELAXED);
 	out->writer_rewakes = __atomic_load_n(&lock_stats.writer_rewakes, __ATOMIC_RELAXED);
+	out->writer_unannounced = __atomic_load_n(&lock_stats.writer_unannounced, __ATOMIC_RELAXED);
+	out->reader_uncounted = __atomic_load_n(&lock_stats.reader_uncounted, __ATOMIC_RELAXED);
 }
 
 void glock_counts_read(struct glock_counts *out)

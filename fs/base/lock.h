@@ -131,6 +131,10 @@ struct glock_stats {
 	uint64_t writer_sleeps;	/* FUTEX_WAIT calls of waiting writers */
 	uint64_t writer_rewakes; /* of writer_wakes, those made while a writer
 				  * woken earlier had not run for STALE_WAKE_US */
+	uint64_t writer_unannounced; /* writers that found WW full (2,047
+				      * waiting) and waited unannounced */
+	uint64_t reader_uncounted; /* readers that found glock.waiters full
+				    * (65,535 asleep) and waited awake */
 };
 void glock_stats_read(struct glock_stats *out);
 

@@ -898,7 +898,9 @@ unlock:
 out:
 	inode_put(fs, ip);
 	txn_end(t);
-	if (ret == 1) {
+	/* the caller commits for each of these (fsops_fsync): a failed
+	 * batch (-errno, the waiters' too) is as much a fallback as 1 */
+	if (ret == 1 || (ret < 0 && ret != -EROFS && ret != -ENOENT)) {
 		glock_write(&ls->lock);
 		ls->st.fallbacks++;
 		glock_write_unlock(&ls->lock);

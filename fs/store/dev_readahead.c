@@ -187,10 +187,18 @@ void dev_readahead_note(struct core *c, struct dev *d, uint64_t off, uint64_t le
 		.fd = d->fd, .devid = d->devid, .off = from, .len = to - from,
 		.queued_ns = PROBE_ON(READAHEAD_ISSUED) ? glock_now_ns() : 0,
 	};
-	if (!c->ra.thread.started)
+	if (!c->ra.thread.started) {
 		ra_issue(&r);
-	else if (!ra_queue(&c->ra, &r))
-		return;		/* dropped: those bytes are read when READs reach them */
+	} else if (!ra_queue(&c->ra, &r)) {
+		/* dropped: the stream's next read asks from here again (else
+		 * those bytes are never asked for and each READ of them waits
+		 * for the device) — unless the slot moved on meanwhile */
+		glock_lock(&d->ra_lock, GLOCK_WRITE);
+		if (s->hinted == to)
+			s->hinted = from;
+		glock_unlock(&d->ra_lock, GLOCK_WRITE);
+		return;
+	}
 	/* counted when handed on: asked of the OS, now or by the thread */
 	__atomic_fetch_add(&d->cnt.ra_ios, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&d->cnt.ra_bytes, to - from, __ATOMIC_RELAXED);
@@ -228,8 +236,17 @@ void dev_readahead_written(struct core *c, struct dev *d, uint64_t off, uint64_t
 				.write = true };
 	if (!c->ra.thread.started)
 		return;		/* mkfs, tools: the flush writes it */
-	if (!ra_queue(&c->ra, &r))
+	if (!ra_queue(&c->ra, &r)) {
+		/* dropped: the stream's next step asks from here again
+		 * (else these bytes wait for the flush, the very wait
+		 * write-behind is for) — unless another stream or step
+		 * moved it on meanwhile */
+		glock_lock(&d->ra_lock, GLOCK_WRITE);
+		if (d->wb_from == to)
+			d->wb_from = from;
+		glock_unlock(&d->ra_lock, GLOCK_WRITE);
 		return;
+	}
 	__atomic_fetch_add(&d->cnt.wb_ios, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&d->cnt.wb_bytes, to - from, __ATOMIC_RELAXED);
 }

@@ -42,7 +42,8 @@ void dev_readahead_note(struct core *c, struct dev *d, uint64_t off, uint64_t le
  * writing them out (sync_file_range WRITE, no wait), so the
  * device works while the writer goes on and a later flush (fsync,
  * commit) finds most of them written.  Writes under DEV_WB_MIN are not
- * noted.  Best effort; no error.
+ * noted.  A step the full queue drops is asked again by the stream's
+ * next one.  Best effort; no error.
  */
 void dev_readahead_written(struct core *c, struct dev *d, uint64_t off, uint64_t len);
 /* Wait until every hint queued so far was asked of the OS (tests). */

@@ -804,6 +804,7 @@ static void ra_queue_full(uint32_t nodesize)
 	      __atomic_load_n(&ra_hints, __ATOMIC_RELAXED) == (uint64_t)(1 + DEV_RA_QUEUE));
 
 	/* drained: hints queue and are asked again, nothing more dropped */
+	uint64_t dropped_at = at;	/* the last stream: its hint was dropped */
 	mount_stats(c, &b);
 	for (int i = 0; i < 2; i++) {
 		at += 3 * MiB;
@@ -816,6 +817,16 @@ static void ra_queue_full(uint32_t nodesize)
 	      a.dev_readahead_ios - b.dev_readahead_ios == 2 &&
 	      __atomic_load_n(&ra_hints, __ATOMIC_RELAXED) == (uint64_t)(3 + DEV_RA_QUEUE) &&
 	      a.readahead_dropped == b.readahead_dropped);
+	/* a stream whose hint was dropped asks at its next read: else the
+	 * bytes of the dropped hint are never asked for, each READ of them
+	 * waits for the device */
+	mount_stats(c, &b);
+	dev_readahead_note(c, d, dropped_at + 2 * piece, piece);
+	dev_readahead_wait(c);
+	mount_stats(c, &a);
+	CHECK(N("a stream whose hint was dropped asks again at its next read"),
+	      a.dev_readahead_ios - b.dev_readahead_ios == 1 &&
+	      a.dev_readahead_bytes - b.dev_readahead_bytes >= 8 * MiB - 2 * piece);
 	__atomic_store_n(&ra_watching, false, __ATOMIC_RELEASE);
 out:
 	pthread_mutex_lock(&ra_gate_lock);
@@ -839,12 +850,32 @@ out:
 static pthread_t wb_writer;
 static uint64_t wb_calls, wb_calls_by_writer, wb_bytes;	/* atomic */
 
+/* wb_queue_full: the ranges asked (wb_ranges_on), in order */
+static struct { uint64_t off, len; } wb_ranges[64];
+static int wb_nranges;
+static bool wb_ranges_on;
+
 int sync_file_range(int fd, off_t off, off_t len, unsigned int flags)
 {
 	__atomic_fetch_add(&wb_calls, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&wb_bytes, (uint64_t)len, __ATOMIC_RELAXED);
 	if (pthread_equal(pthread_self(), wb_writer))
 		__atomic_fetch_add(&wb_calls_by_writer, 1, __ATOMIC_RELAXED);
+	/* the read-ahead thread holds this one while the gate is closed
+	 * (wb_queue_full), as posix_fadvise's does */
+	if (!pthread_equal(pthread_self(), wb_writer)) {
+		pthread_mutex_lock(&ra_gate_lock);
+		if (wb_ranges_on && wb_nranges < (int)(sizeof(wb_ranges) / sizeof(wb_ranges[0]))) {
+			wb_ranges[wb_nranges].off = (uint64_t)off;
+			wb_ranges[wb_nranges++].len = (uint64_t)len;
+		}
+		ra_gated++;
+		pthread_cond_broadcast(&ra_gate_cond);
+		while (ra_gate_closed)
+			pthread_cond_wait(&ra_gate_cond, &ra_gate_lock);
+		ra_gated--;
+		pthread_mutex_unlock(&ra_gate_lock);
+	}
 	return syscall(SYS_sync_file_range, fd, (long)off, (long)len, flags) < 0 ? -1 : 0;
 }
 
@@ -918,6 +949,137 @@ out:
 #undef N
 }
 
+/*
+ * The write-behind queue full (dev_readahead.c): the read-ahead thread
+ * held inside a write-behind's sync_file_range (the gate), its queue
+ * filled with read hints, the next write-behind step of a sequential
+ * writer is dropped — counted in readahead_dropped, not in
+ * dev_writebehind_ios.  Once the thread goes on, the stream's next step
+ * asks again from where the dropped one started: the bytes asked cover
+ * the stream with no gap (a dropped range was never asked before, left
+ * to the flush).  The data reads back after the commit and a remount.
+ */
+static void wb_queue_full(uint32_t nodesize)
+{
+	char img[256], name[128];
+	struct core *c = NULL;
+	struct core_stats a, b;
+	const uint64_t MiB = 1ull << 20;
+	uint64_t logical[40], nw = 0;
+	uint8_t *buf = malloc(MiB), *got = malloc(MiB);
+	bool ok = true;
+
+	img[0] = 0;
+#define N(s) (snprintf(name, sizeof(name), "[%u] writebehind queue full: %s", nodesize, s), name)
+	MUST(buf && got ? 0 : -ENOMEM);
+	MUST(t_image(img, sizeof(img), 160ull << 20));
+	CHECK(N("format"), t_format(img, nodesize) == 0);
+	MUST(t_open(img, false, &c));
+	struct dev *d = c->devs[0];
+	MUST(c->ra.thread.started ? 0 : -EINVAL);
+	wb_writer = ra_reader = pthread_self();
+	pthread_mutex_lock(&ra_gate_lock);
+	ra_gate_closed = true;
+	wb_nranges = 0;
+	wb_ranges_on = true;
+	pthread_mutex_unlock(&ra_gate_lock);
+	mount_stats(c, &b);
+
+	/* 1 MiB pieces until the first write-behind step (16 MiB in): the
+	 * thread takes it and waits at the gate.  A piece i is fill(i). */
+#define PIECE(i) (memset(buf, 0x30 + (int)(i), MiB), buf)
+#define WRITE_UNTIL(cond) \
+	while (ok && nw < 40 && !(cond)) { \
+		struct txn *t; \
+		MUST(txn_join(c, 4, 0, &t)); \
+		ok = data_alloc(t, MiB, &logical[nw]) == 0 && \
+		     data_write(t, logical[nw], PIECE(nw), MiB) == 0; \
+		txn_end(t); \
+		nw++; \
+		mount_stats(c, &a); \
+	}
+	mount_stats(c, &a);
+	WRITE_UNTIL(a.dev_writebehind_ios - b.dev_writebehind_ios == 1);
+	pthread_mutex_lock(&ra_gate_lock);
+	while (ok && ra_gated < 1)
+		pthread_cond_wait(&ra_gate_cond, &ra_gate_lock);
+	pthread_mutex_unlock(&ra_gate_lock);
+	/* the queue filled behind it: read hints of streams 3 MiB apart */
+	for (int i = 0; i < DEV_RA_QUEUE; i++) {
+		uint64_t at = (uint64_t)(i + 1) * 3 * MiB;
+		dev_readahead_note(c, d, at, 128 << 10);
+		dev_readahead_note(c, d, at + (128 << 10), 128 << 10);
+	}
+	mount_stats(c, &a);
+	CHECK(N("the queue is full"), a.readahead_dropped == b.readahead_dropped &&
+	      a.dev_readahead_ios - b.dev_readahead_ios == DEV_RA_QUEUE);
+	/* the next step: dropped */
+	uint64_t nw0 = nw;
+	WRITE_UNTIL(a.readahead_dropped != b.readahead_dropped);
+	CHECK(N("a write-behind step past the full queue is dropped and counted"),
+	      ok && a.readahead_dropped - b.readahead_dropped == 1 && nw - nw0 <= 8);
+	CHECK(N("a dropped step is not counted as asked"),
+	      a.dev_writebehind_ios - b.dev_writebehind_ios == 1);
+
+	pthread_mutex_lock(&ra_gate_lock);
+	ra_gate_closed = false;
+	pthread_cond_broadcast(&ra_gate_cond);
+	pthread_mutex_unlock(&ra_gate_lock);
+	dev_readahead_wait(c);
+	/* drained: the writer goes on 8 MiB */
+	nw0 = nw;
+	WRITE_UNTIL(nw - nw0 == 8);
+	dev_readahead_wait(c);
+	pthread_mutex_lock(&ra_gate_lock);
+	wb_ranges_on = false;
+	int nr = wb_nranges;
+	pthread_mutex_unlock(&ra_gate_lock);
+	mount_stats(c, &a);
+	/* the stream from its first step: [first, first + 16 MiB) asked */
+	uint64_t from = nr ? wb_ranges[0].off : 0, upto = from;
+	for (bool grew = true; grew;) {
+		grew = false;
+		for (int i = 0; i < nr; i++)
+			if (wb_ranges[i].off <= upto && wb_ranges[i].off + wb_ranges[i].len > upto) {
+				upto = wb_ranges[i].off + wb_ranges[i].len;
+				grew = true;
+			}
+	}
+	if (fails || upto < from + 16 * MiB)
+		for (int i = 0; i < nr; i++)
+			printf("writebehind queue full: asked %llu+%llu MiB\n",
+			       (unsigned long long)((wb_ranges[i].off - from) / MiB),
+			       (unsigned long long)(wb_ranges[i].len / MiB));
+	CHECK(N("after the drain the dropped step is asked again: no gap in the stream"),
+	      ok && nr >= 2 && upto >= from + 16 * MiB);
+	CHECK(N("every step asked is counted"),
+	      a.dev_writebehind_ios - b.dev_writebehind_ios == (uint64_t)nr);
+
+	/* durable at the commit: read back after a remount */
+	CHECK(N("commit"), ok && txn_commit(c, COMMIT_SYNC) == 0);
+	mount_close(c);
+	c = NULL;
+	MUST(t_open(img, true, &c));
+	for (uint64_t i = 0; i < nw && ok; i++)
+		ok = data_read(c, logical[i], got, MiB) == 0 && memcmp(got, PIECE(i), MiB) == 0;
+	CHECK(N("every piece reads back after the commit and a remount"), ok);
+#undef WRITE_UNTIL
+#undef PIECE
+out:
+	pthread_mutex_lock(&ra_gate_lock);
+	ra_gate_closed = false;
+	wb_ranges_on = false;
+	pthread_cond_broadcast(&ra_gate_cond);
+	pthread_mutex_unlock(&ra_gate_lock);
+	if (c)
+		mount_close(c);
+	if (img[0])
+		unlink(img);
+	free(buf);
+	free(got);
+#undef N
+}
+
 int main(void)
 {
 	const char *ns = getenv("NODESIZE");	/* one node size only */
@@ -930,6 +1092,7 @@ int main(void)
 		seq_readahead((uint32_t)strtoul(ns, NULL, 0));
 		ra_queue_full((uint32_t)strtoul(ns, NULL, 0));
 		seq_writebehind((uint32_t)strtoul(ns, NULL, 0));
+		wb_queue_full((uint32_t)strtoul(ns, NULL, 0));
 	} else {
 		run(4096);
 		run(16384);
@@ -940,6 +1103,7 @@ int main(void)
 		seq_readahead(4096);
 		ra_queue_full(4096);
 		seq_writebehind(4096);
+		wb_queue_full(4096);
 	}
 	return fails ? 1 : 0;
 }

@@ -7,6 +7,7 @@
 #include "fs/base/lock.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -330,6 +331,140 @@ static void wake_once(enum glock_type type, int nthreads, int iters)
 	      rewakes <= wakes && wakes - rewakes <= waits + sleeps + 1);
 }
 
+/*
+ * The lock word's counts (lock.c): WW, writers waiting, is 11 bits —
+ * 2,047 at most — and glock.waiters, sleeping readers, 16 bits.  The
+ * daemon's FUSE workers are its threads= option (up to 1,000,000), each
+ * one blocked writer of an inode at most: 2,048 writers of one file is
+ * a big machine's ordinary load.  A count past its field must not carry
+ * into the bit above (WW into W: the lock reads free while it is held)
+ * or wrap (waiters: a release that sees none wakes nobody).
+ *
+ * ww_limit: the test holds a lock; 2,047 writers announce and sleep; a
+ * 2,048th comes.  Until the test releases nobody may get in; then each
+ * gets in once, alone.  Real threads (64 KiB stacks).
+ */
+#define WW_THREADS 2048
+struct ww_run {
+	struct glock l;
+	int inside, bad, done, entered;
+};
+
+static void *ww_thread(void *arg)
+{
+	struct ww_run *w = arg;
+
+	__atomic_add_fetch(&w->entered, 1, __ATOMIC_SEQ_CST);
+	glock_write(&w->l);
+	if (__atomic_add_fetch(&w->inside, 1, __ATOMIC_SEQ_CST) != 1)
+		w->bad = 1;
+	__atomic_sub_fetch(&w->inside, 1, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&w->done, 1, __ATOMIC_SEQ_CST);
+	glock_write_unlock(&w->l);
+	return NULL;
+}
+
+/* Wait (yielding) until cond; false after `secs` — a hang, not timing. */
+#define WAIT_FOR(cond, secs) ({ \
+	uint64_t _t0 = glock_now_ns(); bool _ok; \
+	while (!(_ok = (cond)) && glock_now_ns() - _t0 < (uint64_t)(secs) * 1000000000ull) \
+		sched_yield(); \
+	_ok; })
+
+static void ww_limit(void)
+{
+	static struct ww_run w;
+	static pthread_t th[WW_THREADS];
+	struct glock_stats s0, s1;
+	pthread_attr_t at;
+	int n = 0;
+
+	memset(&w, 0, sizeof(w));
+	glock_init(&w.l, GLOCK_RWLOCK, GLOCK_CLASS_INODE, 0, -1, -1);
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, 64 << 10);
+	glock_write(&w.l);
+	for (; n < WW_THREADS - 1; n++)
+		if (pthread_create(&th[n], &at, ww_thread, &w))
+			break;
+	CHECK("ww limit: 2,047 writers wait", n == WW_THREADS - 1 &&
+	      WAIT_FOR(((__atomic_load_n(&w.l.state, __ATOMIC_SEQ_CST) >> 20) & 0x7ff) == 0x7ff, 60));
+	glock_stats_read(&s0);
+	uint32_t before = __atomic_load_n(&w.l.state, __ATOMIC_SEQ_CST);
+	if (n == WW_THREADS - 1 && !pthread_create(&th[n], &at, ww_thread, &w))
+		n++;
+	/* the 2,048th has come to the announcement: it changed the word, or
+	 * waits unannounced (writer_unannounced) */
+	bool came = WAIT_FOR(__atomic_load_n(&w.l.state, __ATOMIC_SEQ_CST) != before ||
+			     (glock_stats_read(&s1), s1.writer_unannounced != s0.writer_unannounced),
+			     60);
+	CHECK("ww limit: the 2,048th writer reached the lock", came && n == WW_THREADS);
+	CHECK("ww limit: the lock still held with 2,048 writers waiting",
+	      (__atomic_load_n(&w.l.state, __ATOMIC_SEQ_CST) & 0x80000000u) &&
+	      !glock_trylock(&w.l, GLOCK_WRITE) && __atomic_load_n(&w.done, __ATOMIC_SEQ_CST) == 0);
+	glock_write_unlock(&w.l);
+	bool all = WAIT_FOR(__atomic_load_n(&w.done, __ATOMIC_SEQ_CST) == n, 60);
+	CHECK("ww limit: every writer gets in once, alone", all && !w.bad);
+	if (!all) {	/* some sleep with nobody to wake them: cannot join */
+		printf("ww limit: %d of %d writers got in; state %#x\n", w.done, n, w.l.state);
+		fflush(stdout);
+		_exit(1);
+	}
+	for (int i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	CHECK("ww limit: the lock left free", w.l.state == 0);
+	pthread_attr_destroy(&at);
+}
+
+/*
+ * waiters_limit: glock.waiters at its most (65,535 sleeping readers,
+ * set by hand: as many threads are more than a test should start) and a
+ * reader that must wait behind a writer.  It must not wrap the count to
+ * 0 and sleep: the writer's release would then see no sleeping reader
+ * and wake nobody.
+ */
+static struct glock wl_lock;
+static int wl_got;
+
+static void *wl_reader(void *arg)
+{
+	(void)arg;
+	glock_read(&wl_lock);
+	__atomic_store_n(&wl_got, 1, __ATOMIC_SEQ_CST);
+	glock_read_unlock(&wl_lock);
+	return NULL;
+}
+
+static void waiters_limit(void)
+{
+	pthread_t th;
+	struct glock_stats s0, s1;
+
+	glock_init(&wl_lock, GLOCK_RWLOCK, GLOCK_CLASS_INODE, 0, -1, -1);
+	glock_write(&wl_lock);
+	wl_lock.waiters = UINT16_MAX;
+	wl_got = 0;
+	glock_stats_read(&s0);
+	if (pthread_create(&th, NULL, wl_reader, NULL)) {
+		CHECK("waiters limit: thread", false);
+		return;
+	}
+	/* the reader came to the count: it took it (0 after a wrap) or
+	 * waits uncounted */
+	bool came = WAIT_FOR(__atomic_load_n(&wl_lock.waiters, __ATOMIC_SEQ_CST) != UINT16_MAX ||
+			     (glock_stats_read(&s1), s1.reader_uncounted != s0.reader_uncounted), 60);
+	glock_write_unlock(&wl_lock);
+	bool got = came && WAIT_FOR(__atomic_load_n(&wl_got, __ATOMIC_SEQ_CST), 10);
+	CHECK("waiters limit: a reader past 65,535 sleeping ones gets in after the release", got);
+	if (!got) {
+		printf("waiters limit: the reader sleeps, waiters %u\n", wl_lock.waiters);
+		fflush(stdout);
+		_exit(1);
+	}
+	pthread_join(th, NULL);
+	CHECK("waiters limit: the count left as it was", wl_lock.waiters == UINT16_MAX);
+}
+
 int main(void)
 {
 	const char *e = getenv("SEED");
@@ -352,5 +487,7 @@ int main(void)
 	gcond_tests(1 + rand() % 8, 1000 + rand() % 5000);
 	wake_once(GLOCK_MUTEX, 16, 20000);
 	wake_once(GLOCK_RWLOCK, 8, 20000);
+	ww_limit();
+	waiters_limit();
 	return fails ? 1 : 0;
 }

@@ -16,7 +16,9 @@
 
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <pthread.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 static char img[256];
 static struct core *core;
@@ -38,11 +40,65 @@ static uint8_t *seen;
 static uint64_t seen_blocks, fresh_segs;
 static bool tracking;
 
+/*
+ * While `segtrack`: every log segment written (the image's offsets) and
+ * every arena's zero fill, checked as they come: a segment or a zero
+ * fill over a segment written before (in one transaction nothing the
+ * log wrote is written again: every segment and slot is carved once).
+ * Writes come from several threads (data from the writers, segments
+ * from the leader).
+ */
+static pthread_mutex_t segtrack_mu = PTHREAD_MUTEX_INITIALIZER;
+static bool segtrack;
+static struct { uint64_t off, len; } *segw;
+static size_t nsegw, segwcap, zero_fills, seg_overlaps;
+
+static bool all_zero(const void *buf, uint64_t len)
+{
+	const uint8_t *b = buf;
+
+	return len && b[0] == 0 && !memcmp(b, b + 1, len - 1);
+}
+
+static void segtrack_write(uint64_t off, const void *buf, uint64_t len)
+{
+	bool seg = len >= 16 && (!memcmp((const char *)buf + 8, "GlaaSLOG", 8) ||
+				 !memcmp((const char *)buf + 8, "GlaaSLG2", 8));
+	bool zeros = !seg && len >= (64u << 10) && all_zero(buf, len);
+
+	if (!seg && !zeros)
+		return;
+	pthread_mutex_lock(&segtrack_mu);
+	for (size_t i = 0; i < nsegw; i++)
+		if (off < segw[i].off + segw[i].len && segw[i].off < off + len) {
+			if (!seg_overlaps)
+				printf("# %s %llu+%llu over the segment at %llu+%llu\n",
+				       seg ? "segment" : "zero fill", (unsigned long long)off,
+				       (unsigned long long)len, (unsigned long long)segw[i].off,
+				       (unsigned long long)segw[i].len);
+			seg_overlaps++;
+		}
+	zero_fills += zeros;
+	if (seg) {
+		if (nsegw == segwcap) {
+			segwcap = segwcap ? segwcap * 2 : 256;
+			segw = realloc(segw, segwcap * sizeof(*segw));
+			if (!segw)
+				abort();
+		}
+		segw[nsegw].off = off;
+		segw[nsegw++].len = len;
+	}
+	pthread_mutex_unlock(&segtrack_mu);
+}
+
 static void recorder(void *arg, const struct dev *d, int op, uint64_t off, const void *buf,
 		     uint64_t len)
 {
 	(void)arg;
 	(void)d;
+	if (__atomic_load_n(&segtrack, __ATOMIC_ACQUIRE) && op == DEV_WRITE)
+		segtrack_write(off, buf, len);
 	if (armed && op == DEV_WRITE && nwrote < (int)(sizeof(wrote) / sizeof(wrote[0])))
 		wrote[nwrote++] = (typeof(wrote[0])){ off, len };
 	if (tracking && op == DEV_WRITE) {
@@ -163,6 +219,385 @@ static bool fsyncs_by_log(const uint64_t *inos, int n)
 	mount_stats(core, &s1);
 	log_stats(core, &l1);
 	return l1.syncs == l0.syncs + (uint64_t)n && s1.commits == s0.commits && log_pending(core);
+}
+
+/*
+ * Many threads fsyncing files of their own at once (fs/items/log.c): the
+ * records batch behind one leader (a 1 ms flush widens the window), the
+ * log's arenas are reserved one after another as they fill (64 KiB
+ * doubling to 1 MiB), slots carved from them.  No segment or zero fill
+ * may land on a segment written before (the recorder checks each write),
+ * every fsync goes by the log, and after a crash the log checks clean
+ * (fsck) and replays every file's last fsync'd content.
+ */
+#define CA_THREADS 8
+#define CA_ROUNDS 96
+#define CA_FILE (64u << 10)
+struct ca_arg {
+	uint64_t ino;
+	unsigned key;
+	unsigned char want[CA_FILE];
+	uint64_t fsyncs;
+	int err;
+};
+
+static uint64_t ca_arenas_goal;
+
+static void *ca_thread(void *arg)
+{
+	struct ca_arg *a = arg;
+	unsigned char blk[8192];
+
+	/* at least CA_ROUNDS each, then until the log reserved its fifth
+	 * arena (how many records share a batch varies from run to run) */
+	for (int r = 0; r < CA_ROUNDS * 8 && !a->err; r++) {
+		if (r >= CA_ROUNDS) {
+			struct log_stats l;
+			log_stats(core, &l);
+			if (l.arenas >= ca_arenas_goal)
+				break;
+		}
+		/* 8 KiB at a 4 KiB step: each write overlaps the one before */
+		uint64_t at = (uint64_t)(r * 4096) % (CA_FILE - sizeof(blk));
+		fill(blk, sizeof(blk), a->key + (unsigned)r);
+		if (fsops_write(fs, a->ino, blk, sizeof(blk), at) != (ssize_t)sizeof(blk))
+			a->err = -EIO;
+		else
+			a->err = fsops_fsync(fs, a->ino, r & 1);
+		if (!a->err) {
+			memcpy(a->want + at, blk, sizeof(blk));
+			a->fsyncs++;
+		}
+	}
+	return NULL;
+}
+
+static void concurrent_arenas(unsigned k)
+{
+	static struct ca_arg a[CA_THREADS];
+	pthread_t th[CA_THREADS];
+	struct log_stats l0, l1;
+	struct core_stats s0, s1;
+	struct stat st;
+	unsigned char *got = malloc(CA_FILE);
+	int nth = 0;
+
+	MUST(got ? 0 : -ENOMEM);
+	MUST(t_format(img, 0));
+	MUST(mount_rw(CORE_FSYNC_LOG));
+	for (int i = 0; i < CA_THREADS; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "ca%d", i);
+		a[i].key = k + 1000 * (unsigned)(i + 1);
+		a[i].err = 0;
+		a[i].fsyncs = 0;
+		fill(a[i].want, CA_FILE, a[i].key);
+		MUST(fsops_mknod(fs, ROOT_DIR_INO, name, S_IFREG | 0644, 0, &cr, &st));
+		a[i].ino = st.st_ino;
+		MUST(fsops_write(fs, a[i].ino, a[i].want, CA_FILE, 0) == CA_FILE ? 0 : -EIO);
+	}
+	MUST(fsops_sync(fs));
+	for (int i = 0; i < core->ndevs; i++)
+		dev_set_latency(core->devs[i], DEV_FLUSH, 1000000);
+	log_stats(core, &l0);
+	mount_stats(core, &s0);
+	ca_arenas_goal = l0.arenas + 5;
+	nsegw = zero_fills = seg_overlaps = 0;
+	__atomic_store_n(&segtrack, true, __ATOMIC_RELEASE);
+	for (; nth < CA_THREADS; nth++)
+		if (pthread_create(&th[nth], NULL, ca_thread, &a[nth]))
+			break;
+	for (int i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+	__atomic_store_n(&segtrack, false, __ATOMIC_RELEASE);
+	for (int i = 0; i < core->ndevs; i++)
+		dev_set_latency(core->devs[i], DEV_FLUSH, 0);
+	log_stats(core, &l1);
+	mount_stats(core, &s1);
+	bool ok = nth == CA_THREADS;
+	uint64_t fsyncs = 0;
+	for (int i = 0; i < CA_THREADS; i++) {
+		ok &= a[i].err == 0;
+		fsyncs += a[i].fsyncs;
+	}
+	printf("# concurrent fsyncs: %llu by the log in %llu batches (%llu segments seen), "
+	       "%llu arenas, %zu zero fills, %llu commits\n",
+	       (unsigned long long)(l1.syncs - l0.syncs),
+	       (unsigned long long)(l1.batches - l0.batches), (unsigned long long)nsegw,
+	       (unsigned long long)(l1.arenas - l0.arenas), zero_fills,
+	       (unsigned long long)(s1.commits - s0.commits));
+	CHECK("concurrent fsyncs: every one returns 0", ok);
+	CHECK("concurrent fsyncs: all by the log, no commit",
+	      l1.syncs - l0.syncs == fsyncs && s1.commits == s0.commits);
+	CHECK("concurrent fsyncs: batched (fewer segments than fsyncs)",
+	      l1.batches - l0.batches < fsyncs);
+	/* 64 + 128 + 256 + 512 KiB, then 1 MiB arenas */
+	CHECK("concurrent fsyncs: arenas up to 1 MiB reserved", l1.arenas - l0.arenas >= 5);
+	CHECK("concurrent fsyncs: no segment or zero fill over a segment", seg_overlaps == 0);
+	crash();
+
+	MUST(t_open(img, true, &core));
+	FILE *devnull = fopen("/dev/null", "w");
+	int rc = log_check(core, devnull);
+	fclose(devnull);
+	mount_close(core);
+	core = NULL;
+	CHECK("concurrent fsyncs: the log checks clean", rc > 0);
+	CHECK("concurrent fsyncs: fsck clean with the log pending", t_fsck(img) == 0);
+	MUST(mount_rw(CORE_FSYNC_LOG));
+	CHECK("concurrent fsyncs: replayed", !log_pending(core));
+	for (int i = 0; i < CA_THREADS; i++) {
+		ok = fsops_read(fs, a[i].ino, got, CA_FILE, 0) == CA_FILE &&
+		     memcmp(got, a[i].want, CA_FILE) == 0;
+		CHECK("concurrent fsyncs: each file as its last fsync left it", ok);
+		if (!ok)
+			printf("# file %d differs\n", i);
+	}
+	fsops_unmount(fs);
+	fs = NULL;
+	MUST(mount_close(core));
+	core = NULL;
+	CHECK("concurrent fsyncs: fsck clean after the replay", t_fsck(img) == 0);
+out:
+	free(got);
+}
+
+/*
+ * The host filesystem out of space under the image (arena_fill_enospc):
+ * this test's pwrite64 stands in for libc's (the engine is linked into
+ * the test statically, so dev_write's calls come here) and refuses
+ * writes with ENOSPC, as a full host filesystem refuses a write into a
+ * hole of a sparse image.  An arena's zero fill is a write of at least
+ * 64 KiB of zeros (the test's data is never all zeros).
+ *   HOST_FILLS:  every zero fill refused, the rest written (room for a
+ *                segment, not for an arena);
+ *   HOST_BURST:  from the first zero fill, it and the write after it
+ *                (the segment) refused, then room again (space freed:
+ *                the fsync's fallback commit finds it);
+ *   HOST_FULL:   from the first zero fill on, every write refused.
+ */
+enum { HOST_OK, HOST_FILLS, HOST_BURST, HOST_FULL };
+static int host_mode, host_burst_left;
+static bool host_full;
+static uint64_t host_refused, host_fills_refused;
+static pthread_mutex_t host_mu = PTHREAD_MUTEX_INITIALIZER;
+
+ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
+{
+	if (__atomic_load_n(&host_mode, __ATOMIC_ACQUIRE) != HOST_OK) {
+		bool fill = n >= (64u << 10) && all_zero(buf, n), refuse = false;
+		pthread_mutex_lock(&host_mu);
+		if (fill)
+			host_fills_refused++;
+		if (host_mode == HOST_FILLS)
+			refuse = fill;
+		else if (host_mode == HOST_BURST) {
+			if (fill && !host_burst_left && !host_refused)
+				host_burst_left = 2;
+			refuse = host_burst_left > 0;
+			host_burst_left -= refuse;
+		} else if (host_mode == HOST_FULL) {
+			host_full |= fill;
+			refuse = host_full;
+		}
+		host_refused += refuse;
+		if (fill && !refuse)
+			host_fills_refused--;
+		pthread_mutex_unlock(&host_mu);
+		if (refuse) {
+			errno = ENOSPC;
+			return -1;
+		}
+	}
+	return syscall(SYS_pwrite64, fd, buf, n, off);
+}
+
+static void host_set(int mode)
+{
+	pthread_mutex_lock(&host_mu);
+	host_refused = host_fills_refused = 0;
+	host_burst_left = 0;
+	host_full = false;
+	__atomic_store_n(&host_mode, mode, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&host_mu);
+}
+
+static uint64_t host_get(uint64_t *fills)
+{
+	pthread_mutex_lock(&host_mu);
+	uint64_t r = host_refused;
+	if (fills)
+		*fills = host_fills_refused;
+	pthread_mutex_unlock(&host_mu);
+	return r;
+}
+
+/* A fresh volume with one committed 64 KiB file af of fill(key): its ino. */
+static int af_start(unsigned key, unsigned char *want, uint64_t *ino)
+{
+	struct stat st;
+	int ret = t_format(img, 0);
+
+	if (!ret)
+		ret = mount_rw(CORE_FSYNC_LOG);
+	if (!ret)
+		ret = fsops_mknod(fs, ROOT_DIR_INO, "af", S_IFREG | 0644, 0, &cr, &st);
+	fill(want, 65536, key);
+	if (!ret)
+		ret = fsops_write(fs, st.st_ino, want, 65536, 0) == 65536 ? 0 : -EIO;
+	if (!ret)
+		ret = fsops_sync(fs);
+	*ino = st.st_ino;
+	return ret;
+}
+
+/* Write 4 KiB of fill(key) at block i % 16 of ino (and want). */
+static ssize_t af_write(uint64_t ino, unsigned char *want, int i, unsigned key)
+{
+	size_t at = (size_t)(i % 16) * 4096;
+	unsigned char blk[4096];
+
+	fill(blk, sizeof(blk), key);
+	ssize_t r = fsops_write(fs, ino, blk, sizeof(blk), at);
+	if (r == (ssize_t)sizeof(blk))
+		memcpy(want + at, blk, sizeof(blk));
+	return r;
+}
+
+/* After a crash: the log checks clean, fsck too, and af holds `want`
+ * (or `alt`, when not NULL) after the replay; fsck clean after. */
+static void af_check(const char *what, uint64_t ino, const unsigned char *want,
+		     const unsigned char *alt)
+{
+	unsigned char got[65536];
+	char name[160];
+
+	snprintf(name, sizeof(name), "%s: fsck clean before the replay", what);
+	CHECK(name, t_fsck(img) == 0);
+	if (mount_rw(CORE_FSYNC_LOG)) {
+		snprintf(name, sizeof(name), "%s: mount", what);
+		CHECK(name, false);
+		return;
+	}
+	bool ok = fsops_read(fs, ino, got, sizeof(got), 0) == (ssize_t)sizeof(got);
+	snprintf(name, sizeof(name), "%s: the file as its last fsync that returned 0 left it", what);
+	CHECK(name, ok && (!memcmp(got, want, sizeof(got)) || (alt && !memcmp(got, alt, sizeof(got)))));
+	fsops_unmount(fs);
+	fs = NULL;
+	mount_close(core);
+	core = NULL;
+	snprintf(name, sizeof(name), "%s: fsck clean after the replay", what);
+	CHECK(name, t_fsck(img) == 0);
+}
+
+/*
+ * A new log arena's zero fill failing (fs/items/log.c, arena_fill): the
+ * host filesystem under a sparse image out of space.  The fill is best
+ * effort — the arena stays the log's, its segments go into the holes —
+ * so: with room for segments only, every fsync still goes by the log and
+ * is replayed after a crash; with no room for the fill or the segment
+ * and room again at once, the batch fails, the fsync commits instead
+ * and returns 0 with its data durable, and the log serves the next
+ * transaction's fsyncs; with no room at all, the fsync returns an error
+ * (never 0), and what earlier fsyncs made durable survives the crash.
+ */
+static void arena_fill_enospc(unsigned k)
+{
+	unsigned char want[65536], before[65536];
+	struct log_stats l0, l1;
+	struct core_stats s0, s1;
+	uint64_t f, fills;
+	int i, r = 0;
+
+	/* room for segments, none for arenas */
+	MUST(af_start(k + 1, want, &f));
+	log_stats(core, &l0);
+	mount_stats(core, &s0);
+	host_set(HOST_FILLS);
+	for (i = 0; i < 400 && !r && host_get(&fills) < 2; i++) {
+		r = af_write(f, want, i, k + 2 + (unsigned)i) == 4096 ? 0 : -EIO;
+		if (!r)
+			r = fsops_fsync(fs, f, 1);
+	}
+	host_get(&fills);
+	host_set(HOST_OK);
+	log_stats(core, &l1);
+	mount_stats(core, &s1);
+	printf("# arena fills refused: %llu of %llu arenas, %d fsyncs, %llu by the log\n",
+	       (unsigned long long)fills, (unsigned long long)(l1.arenas - l0.arenas), i,
+	       (unsigned long long)(l1.syncs - l0.syncs));
+	CHECK("arena fill refused (ENOSPC): every fsync returns 0", r == 0);
+	CHECK("arena fill refused: two arenas' fills refused", fills == 2 && l1.arenas - l0.arenas == 2);
+	CHECK("arena fill refused: every fsync by the log, no commit",
+	      l1.syncs - l0.syncs == (uint64_t)i && s1.commits == s0.commits);
+	crash();
+	af_check("arena fill refused", f, want, NULL);
+
+	/* no room for the fill or the segment, then room again */
+	MUST(af_start(k + 3, want, &f));
+	host_set(HOST_BURST);
+	for (i = 0; i < 400 && !r && !host_get(NULL); i++) {
+		log_stats(core, &l0);
+		mount_stats(core, &s0);
+		r = af_write(f, want, i, k + 4 + (unsigned)i) == 4096 ? 0 : -EIO;
+		if (!r)
+			r = fsops_fsync(fs, f, 1);
+	}
+	uint64_t refused = host_get(&fills);
+	host_set(HOST_OK);
+	log_stats(core, &l1);
+	mount_stats(core, &s1);
+	CHECK("arena fill and segment refused: the fill and the segment, nothing else",
+	      refused == 2 && fills == 1);
+	CHECK("arena fill and segment refused: the fsync returns 0", r == 0);
+	printf("# arena fill and segment refused: fsync %d: syncs +%llu, fallbacks +%llu, commits +%llu\n",
+	       i - 1, (unsigned long long)(l1.syncs - l0.syncs),
+	       (unsigned long long)(l1.fallbacks - l0.fallbacks),
+	       (unsigned long long)(s1.commits - s0.commits));
+	CHECK("arena fill and segment refused: the fsync committed instead",
+	      l1.syncs == l0.syncs && l1.fallbacks == l0.fallbacks + 1 && s1.commits == s0.commits + 1);
+	/* the commit cleared the failure: the log serves the next fsync */
+	log_stats(core, &l0);
+	MUST(af_write(f, want, i, k + 500) == 4096 ? 0 : -EIO);
+	CHECK("after the fallback commit: the next fsync by the log",
+	      fsops_fsync(fs, f, 1) == 0 && (log_stats(core, &l1), l1.syncs == l0.syncs + 1) &&
+	      log_pending(core));
+	crash();
+	af_check("arena fill and segment refused", f, want, NULL);
+
+	/* no room at all from the fill on */
+	MUST(af_start(k + 5, want, &f));
+	r = 0;
+	host_set(HOST_FULL);
+	bool zero_after_full = false;
+	for (i = 0; i < 400 && !r; i++) {
+		memcpy(before, want, sizeof(want));
+		r = af_write(f, want, i, k + 6 + (unsigned)i) == 4096 ? 0 : -EIO;
+		if (r)
+			break;	/* a data write refused: its fsync never ran */
+		r = fsops_fsync(fs, f, 1);
+		zero_after_full |= r == 0 && host_get(NULL);
+	}
+	refused = host_get(&fills);
+	host_set(HOST_OK);
+	/* room again: what the volume does next (a failed commit aborts it) */
+	unsigned char scratch[65536];
+	ssize_t wr = af_write(f, scratch, i, k + 900);
+	int again = fsops_fsync(fs, f, 1);
+	printf("# host full, then room again: a write: %zd, an fsync: %d (%s)\n", wr, again,
+	       strerror(-again));
+	CHECK("host full, then room again: the aborted volume's fsync fails (never a silent 0)",
+	      again < 0);
+	printf("# host full from an arena fill: fsync %d returned %d (%s), %llu writes refused\n", i,
+	       r, strerror(-r), (unsigned long long)refused);
+	CHECK("host full: an fsync returns an error", r < 0 && refused > 0 && fills == 1);
+	CHECK("host full: no fsync returns 0 once writes are refused", !zero_after_full);
+	crash();
+	/* the failed fsync's write may be durable or not; every write
+	 * before it is (its fsync returned 0) */
+	af_check("host full", f, before, want);
+out:
+	host_set(HOST_OK);
 }
 
 int main(void)
@@ -833,6 +1268,8 @@ int main(void)
 		}
 		unlink(img2);
 	}
+	concurrent_arenas(k);
+	arena_fill_enospc(k);
 out:
 	if (fs)
 		fsops_unmount(fs);

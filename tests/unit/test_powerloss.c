@@ -12,7 +12,8 @@
  * version) and the log position at which an fsync, fdatasync, fsync of
  * the directory or commit that covered it returned (its acknowledgement).
  * Workloads: create, append, overwrite, 4 KiB writes each fdatasync'd
- * (fsync log deltas), small (inline) files, rename
+ * (fsync log deltas), three threads' fdatasyncs of one file sharing a
+ * segment (a dropped record's delta dropped with it), small (inline) files, rename
  * over an existing file, hard links, truncate down and up, punch hole,
  * unlink, xattr set and remove, a directory tree, snapshots taken between
  * steps, each with fsyncs; and a mixed random workload.
@@ -161,6 +162,31 @@ struct wlog {
 
 static struct wlog wl = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
+/*
+ * The flush gate (concurrent_fdatasync): armed, the next flush recorded
+ * waits here, after its record, until the workload opens it — the fsync
+ * log's leader holds its batch open (ls->writing) while other threads
+ * write and queue their records, which then share the next segment, and
+ * their data lands after that flush in the log: in the next segment's
+ * epoch, where a state can keep the segment and lose some of it.
+ */
+enum { GATE_OFF, GATE_ARMED, GATE_HELD };
+static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
+static int gate;
+
+static void gate_flush(void)
+{
+	pthread_mutex_lock(&gate_mu);
+	if (gate == GATE_ARMED) {
+		gate = GATE_HELD;
+		pthread_cond_broadcast(&gate_cv);
+		while (gate == GATE_HELD)
+			pthread_cond_wait(&gate_cv, &gate_mu);
+	}
+	pthread_mutex_unlock(&gate_mu);
+}
+
 static void record(void *arg, const struct dev *d, int op, uint64_t off, const void *buf,
 		   uint64_t len)
 {
@@ -186,6 +212,8 @@ static void record(void *arg, const struct dev *d, int op, uint64_t off, const v
 		memcpy(r->data, buf, len);
 	}
 	pthread_mutex_unlock(&l->mu);
+	if (op == DEV_FLUSH)
+		gate_flush();
 }
 
 static void wlog_clear(struct wlog *l)
@@ -805,6 +833,106 @@ static void rewrite_run(unsigned k)
 	w_fsync("r", 1);
 }
 
+/*
+ * Concurrent fsyncs of one file (fs/items/log_replay.c, verify_last_seg):
+ * A writes the whole file and fdatasyncs; its batch's flush is held at
+ * the gate while B and then C write different ranges inside A's and
+ * fdatasync, so B's and C's records — deltas, each of the one before —
+ * share the next segment, their data in its epoch.  C's range touches
+ * only A's extent: C's record holds no checksum of B's data, and a state
+ * that keeps the segment and loses B's data drops B's record by its
+ * checksums and C's only because it follows B's (a delta of it).
+ * Replayed, C over A without B is no state the file ever had.  Each
+ * thread's fdatasync acknowledges the version its write made (the
+ * file's content when the fsync began).
+ */
+struct cfsync {
+	uint64_t ino;
+	int ret;
+	size_t pos;		/* the log position its fsync returned at */
+	pthread_t th;
+};
+
+static void *cfsync_thread(void *arg)
+{
+	struct cfsync *a = arg;
+
+	a->ret = fsops_fsync(fs, a->ino, 1);
+	a->pos = logpos();
+	return NULL;
+}
+
+/* Wait until the log holds more record bytes than `than` (a record
+ * queued behind the held batch).  The bound only turns a hang (an fsync
+ * that committed instead and waits for the held one) into a failure. */
+static bool queued_past(uint64_t than)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		struct log_stats ls;
+		log_stats(core, &ls);
+		if (ls.rec_bytes > than)
+			return true;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec > 20)
+			return false;
+		sched_yield();
+	}
+}
+
+static void concurrent_setup(unsigned k) { w_create("c"); w_write("c", 0, 16384, k); }
+static void concurrent_run(unsigned k)
+{
+	static const size_t rng[3][2] = { { 0, 16384 }, { 4096, 4096 }, { 8192, 4096 } };
+	struct cfsync a[3];
+	struct name *n = nm("c");
+	int ver[3], started = 0;
+
+	pthread_mutex_lock(&gate_mu);
+	gate = GATE_ARMED;
+	pthread_mutex_unlock(&gate_mu);
+	for (int i = 0; i < 3; i++) {
+		struct log_stats ls;
+		log_stats(core, &ls);
+		w_write("c", rng[i][0], rng[i][1], k + 1 + (unsigned)i);
+		version_now(n);
+		ver[i] = n->nv - 1;
+		a[i] = (struct cfsync){ .ino = n->ino };
+		if (pthread_create(&a[i].th, NULL, cfsync_thread, &a[i])) {
+			printf("FAIL: %s: pthread_create\n", wname);
+			wfail++;
+			break;
+		}
+		started++;
+		if (i == 0) {	/* A's batch written, its flush held */
+			pthread_mutex_lock(&gate_mu);
+			while (gate != GATE_HELD)
+				pthread_cond_wait(&gate_cv, &gate_mu);
+			pthread_mutex_unlock(&gate_mu);
+		} else if (!queued_past(ls.rec_bytes)) {
+			printf("FAIL: %s: fsync %d queued no log record behind the held batch\n",
+			       wname, i);
+			wfail++;
+			break;
+		}
+	}
+	pthread_mutex_lock(&gate_mu);
+	gate = GATE_OFF;
+	pthread_cond_broadcast(&gate_cv);
+	pthread_mutex_unlock(&gate_mu);
+	for (int i = 0; i < started; i++) {
+		pthread_join(a[i].th, NULL);
+		if (a[i].ret) {
+			printf("FAIL: %s: fdatasync %d: %s\n", wname, i, strerror(-a[i].ret));
+			wfail++;
+		} else if (n->v[ver[i]].ack > a[i].pos) {
+			n->v[ver[i]].ack = a[i].pos;
+		}
+	}
+}
+
 static void xattr_setup(unsigned k) { w_create("x"); w_write("x", 0, 3000, k); }
 static void xattr_run(unsigned k)
 {
@@ -1357,6 +1485,7 @@ static const struct workload workloads[] = {
 	{ "punch_fsync", punch_setup, punch_run, NULL },
 	{ "fsyncrand_fdatasync", fsyncrand_setup, fsyncrand_run, NULL },
 	{ "rewrite_fdatasync", rewrite_setup, rewrite_run, NULL },
+	{ "concurrent_fdatasync", concurrent_setup, concurrent_run, NULL },
 	{ "unlink_fsyncdir", unlink_setup, unlink_run, NULL },
 	{ "xattr_fsync", xattr_setup, xattr_run, NULL },
 	{ "dirtree_fsyncdir", dirtree_setup, dirtree_run, NULL },
@@ -2314,7 +2443,8 @@ int main(void)
 			 * checksum): no such states there.
 			 */
 			if (epoch_classes && !count_only && !(prof->dprof & BG_PARITY) &&
-			    (strstr(workloads[i].name, "append") || strstr(workloads[i].name, "overwrite"))) {
+			    (strstr(workloads[i].name, "append") || strstr(workloads[i].name, "overwrite") ||
+			     strstr(workloads[i].name, "concurrent"))) {
 				snprintf(name, sizeof(name), "%s: states with a log segment and not its "
 					 "data: replay drops the record", wname);
 				CHECK(name, t.dropped > 0);
