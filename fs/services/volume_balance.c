@@ -82,6 +82,7 @@ static void *balance_thread(void *arg)
 						 __atomic_load_n(&v->bytes_done, __ATOMIC_RELAXED));
 	}
 	free(l.v);
+	ret = volume_lost_say(c, v, ret, msg, sizeof(msg));
 	glock_write(&v->lock);
 	v->result = ret;
 	snprintf(v->msg, sizeof(v->msg), "%s", ret ? msg : "");
