@@ -50,7 +50,11 @@ int volume_set_rotational(struct core *c, const char *path, int rotational,
  * (a CORE_PROFILE_* value); new chunks take the converted profiles.  A
  * conversion skips the chunks of that type already in the target profile,
  * and keeps one old stripe where it can (chunk_reloc_begin), so
- * single -> raid1 writes one new copy and raid1 -> single copies nothing.
+ * single -> raid1 writes one new copy and raid1 -> single copies nothing;
+ * a kept stripe is read and verified all the same, its bad blocks
+ * rewritten from a good copy before the others are dropped.  A block no
+ * copy verifies moves as it was: the balance moves every chunk, logs
+ * each such block and ends with -EIO naming the first (msg).
  */
 int volume_balance_start(struct core *c, int64_t data_convert, int64_t meta_convert,
 			 char *msg, size_t msglen);

@@ -82,13 +82,17 @@ static void *balance_thread(void *arg)
 						 __atomic_load_n(&v->bytes_done, __ATOMIC_RELAXED));
 	}
 	free(l.v);
+	/* every chunk moved, but blocks no copy verified: an error all the same */
+	bool lost = !ret && __atomic_load_n(&v->lost_blocks, __ATOMIC_RELAXED);
+	ret = volume_lost_say(c, v, ret, msg, sizeof(msg));
 	glock_write(&v->lock);
 	v->result = ret;
 	snprintf(v->msg, sizeof(v->msg), "%s", ret ? msg : "");
 	v->busy = false;
 	glock_write_unlock(&v->lock);
 	core_log(c, "balance %s: %llu of %llu chunks done%s%s",
-		 ret == -ECANCELED ? "cancelled" : ret ? "stopped" : "finished",
+		 ret == -ECANCELED ? "cancelled" : lost ? "finished with unreadable blocks" :
+		 ret ? "stopped" : "finished",
 		 (unsigned long long)v->chunks_done, (unsigned long long)v->chunks_total,
 		 ret && ret != -ECANCELED ? ": " : "", ret && ret != -ECANCELED ? msg : "");
 	__atomic_store_n(&v->running, 0, __ATOMIC_RELEASE);

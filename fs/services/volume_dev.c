@@ -340,6 +340,14 @@ static int remove_missing(struct core *c, char *msg, size_t mlen)
 		snprintf(ok + len, sizeof(ok) - (size_t)len,
 			 " removed: %d chunk%s rebuilt on the %d present device%s", l.n,
 			 l.n == 1 ? "" : "s", c->ndevs, c->ndevs == 1 ? "" : "s");
+	len = (int)strlen(ok);
+	if (__atomic_load_n(&v->lost_blocks, __ATOMIC_RELAXED) && (size_t)len < sizeof(ok))
+		/* the surviving copy had them bad: lost with the device, not by
+		 * the rebuild (volume_reloc.c logs each) */
+		snprintf(ok + len, sizeof(ok) - (size_t)len,
+			 "; %llu block(s) no copy verifies, the first at logical %llu (see the log)",
+			 (unsigned long long)__atomic_load_n(&v->lost_blocks, __ATOMIC_RELAXED),
+			 (unsigned long long)__atomic_load_n(&v->lost_first, __ATOMIC_RELAXED));
 	ret = volume_commit(c, t, ret, msg, mlen, "removing the missing devices", ok);
 	if (!ret && msg && mlen)
 		snprintf(msg, mlen, "%s", ok);

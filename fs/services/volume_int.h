@@ -48,6 +48,9 @@ struct volume {
 	/* what the counters above measure (VOL_OP_*, set by volume_op_plan) and
 	 * whether it runs; bytes_done grows by segment (reloc_copy) */
 	int op, op_running;		/* atomic */
+	/* blocks of the operation's chunks no copy verified (volume_reloc.c
+	 * moves them as they were), the first one's logical address */
+	uint64_t lost_blocks, lost_first;	/* atomic */
 	char msg[256];
 	/* background resync of stale devices (volume_open_check) */
 	pthread_t resync_thread;
@@ -110,6 +113,9 @@ void volume_op_plan(struct volume *v, int op, const struct chunk_ref *ch, int n)
 /* A chunk is finished (or skipped): done becomes exactly the bytes of the
  * chunks finished so far, whatever its segments added. */
 void volume_op_done(struct volume *v, uint64_t *base, uint64_t length);
+/* An operation that moved everything (ret 0) but blocks no copy
+ * verified: -EIO, said with the first and the count; else ret. */
+int volume_lost_say(struct core *c, struct volume *v, int ret, char *msg, size_t mlen);
 /* A handle for a volume operation; says why when there is none. */
 int volume_join(struct core *c, unsigned items, struct txn **t, char *msg, size_t mlen);
 /* End handle t and commit if all went well; says why not (see the .c). */

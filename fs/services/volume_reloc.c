@@ -5,6 +5,15 @@
  * and mended block by block from the other copies, the switch committed,
  * the chunk split first when it does not fit whole; and the list of
  * chunks an operation moves.
+ *
+ * A conversion that keeps old stripes (raid1 or dup to single, raid1c3
+ * to raid1: chunk_reloc_begin) drops the others at the switch, so the
+ * kept ones are verified too (reloc_keep) and their bad blocks rewritten
+ * from a good copy first: a balance never turns an error a read could
+ * correct into one it cannot.  A block no copy verifies was unreadable
+ * before; it moves as it was, and is logged and counted (the operation
+ * ends with -EIO naming the first, volume_lost_say) rather than
+ * stopping every balance and device removal on it.
  */
 #include "fs/trees/chunk_tree.h"
 #include "fs/store/alloc.h"
@@ -13,6 +22,7 @@
 #include "fs/store/dev.h"
 #include "fs/store/parity.h"
 #include "fs/trees/data.h"
+#include "fs/btree/btree.h"
 #include "fs/txn/txn.h"
 #include "fs/base/crc32c.h"
 #include "fs/base/probe.h"
@@ -41,15 +51,48 @@ static bool block_ok(const uint8_t *b, uint64_t logical, uint32_t bs,
 	return true;
 }
 
+/* Does block [o, o + bs) of the segment hold something to verify?  Data:
+ * a sector with a checksum; metadata: a node the extent tree lists, or,
+ * with no list (have NULL), any block (best effort, as before lists). */
+static bool block_live(uint64_t o, uint32_t bs, bool meta, const uint8_t *have)
+{
+	if (!have)
+		return meta;
+	if (meta)
+		return have[o / CORE_SECTORSIZE] != 0;
+	for (uint32_t s = 0; s < bs / CORE_SECTORSIZE; s++)
+		if (have[o / CORE_SECTORSIZE + s])
+			return true;
+	return false;
+}
+
+/* What one segment's mending found: blocks no copy verifies (counted
+ * only where the block is known live, have given), the first of them;
+ * logged when say is set (a segment's second pass: reloc_copy). */
+struct mend_loss {
+	uint64_t n, first;
+	bool say;
+};
+
+static void note_lost(struct core *c, struct mend_loss *ml, uint64_t logical, bool meta)
+{
+	if (!ml->n++)
+		ml->first = logical;
+	if (ml->say && ml->n <= 8)	/* a damaged range: the first few, then the count */
+		core_log(c, "relocation: %s %llu: no copy verifies (unreadable before the move; "
+			 "moved as it was)", meta ? "node" : "sector", (unsigned long long)logical);
+}
+
 /*
- * The segment in buf came from copy `from` of cp: where a block fails
- * verification and another copy has it right, take that copy's block, so
- * a relocation never spreads a bad copy.  Best effort: a block no copy
- * verifies (free space, or truly lost) stays as read.
+ * The segment in buf came from copy `from` of cp: where a live block
+ * fails verification and another copy has it right, take that copy's
+ * block, so a relocation never spreads a bad copy; fixed[block] (may be
+ * NULL) says which.  A live block no copy verifies stays as read, in ml.
  */
 static void mend_segment(struct core *c, uint8_t *buf, uint64_t logical, uint64_t n, bool meta,
 			 const struct chunk_copy *cp, int ncp, int from,
-			 const uint32_t *exp, const uint8_t *have)
+			 const uint32_t *exp, const uint8_t *have, uint8_t *fixed,
+			 struct mend_loss *ml)
 {
 	uint32_t bs = meta ? c->nodesize : CORE_SECTORSIZE;
 	uint8_t *alt[CHUNK_MAX_STRIPES] = { NULL };
@@ -58,13 +101,11 @@ static void mend_segment(struct core *c, uint8_t *buf, uint64_t logical, uint64_
 	for (uint64_t o = 0; o + bs <= n; o += bs) {
 		const uint32_t *e = exp ? exp + o / CORE_SECTORSIZE : NULL;
 		const uint8_t *h = have ? have + o / CORE_SECTORSIZE : NULL;
-		bool any = meta;
+		bool ok = false;
 
-		for (uint32_t s = 0; !meta && s < bs / CORE_SECTORSIZE; s++)
-			any |= h[s] != 0;
-		if (!any || block_ok(buf + o, logical + o, bs, meta, e, h))
+		if (!block_live(o, bs, meta, have) || block_ok(buf + o, logical + o, bs, meta, e, h))
 			continue;
-		for (int i = 0; i < ncp; i++) {
+		for (int i = 0; i < ncp && !ok; i++) {
 			if (i == from)
 				continue;
 			if (!tried[i]) {	/* the other copy's whole segment, once */
@@ -75,15 +116,19 @@ static void mend_segment(struct core *c, uint8_t *buf, uint64_t logical, uint64_
 					alt[i] = NULL;
 				}
 			}
-			if (alt[i] && block_ok(alt[i] + o, logical + o, bs, meta, e, h)) {
-				memcpy(buf + o, alt[i] + o, bs);
-				__atomic_fetch_add(&c->repaired, 1, __ATOMIC_RELAXED);
-				core_log(c, "relocation: block %llu bad on %s, copied from %s",
-					 (unsigned long long)(logical + o), cp[from].dev->path,
-					 cp[i].dev->path);
-				break;
-			}
+			ok = alt[i] && block_ok(alt[i] + o, logical + o, bs, meta, e, h);
+			if (!ok)
+				continue;
+			memcpy(buf + o, alt[i] + o, bs);
+			if (fixed)
+				fixed[o / bs] = 1;
+			__atomic_fetch_add(&c->repaired, 1, __ATOMIC_RELAXED);
+			core_log(c, "relocation: block %llu bad on %s, copied from %s",
+				 (unsigned long long)(logical + o),
+				 from >= 0 ? cp[from].dev->path : "every copy read", cp[i].dev->path);
 		}
+		if (!ok && have && ml)
+			note_lost(c, ml, logical + o, meta);
 	}
 	for (int i = 0; i < CHUNK_MAX_STRIPES; i++)
 		free(alt[i]);
@@ -137,7 +182,7 @@ static void mend_parity_nodes(struct core *c, uint8_t *buf, uint64_t logical, ui
  * segment's copy fence (copy_fence_begin).
  */
 static int reloc_read(struct core *c, uint64_t logical, uint64_t n, uint8_t *buf, bool meta,
-		      bool parity, const uint32_t *exp, const uint8_t *have)
+		      bool parity, const uint32_t *exp, const uint8_t *have, struct mend_loss *ml)
 {
 	int ret = 0;
 
@@ -167,8 +212,126 @@ static int reloc_read(struct core *c, uint64_t logical, uint64_t n, uint8_t *buf
 		if (!ret && ncp > 1)
 			mend_segment(c, buf + p, logical + p, m, meta, cp, ncp, from,
 				     exp ? exp + p / CORE_SECTORSIZE : NULL,
-				     have ? have + p / CORE_SECTORSIZE : NULL);
+				     have ? have + p / CORE_SECTORSIZE : NULL, NULL, ml);
 	}
+	return ret;
+}
+
+/* Write the blocks fixed[] marks (or, fixed NULL, all n bytes) of buf to
+ * [physical, +n) of dev: a kept stripe put right. */
+static int keep_write(struct core *c, struct dev *dev, uint64_t physical, const uint8_t *buf,
+		      uint64_t n, uint32_t bs, const uint8_t *fixed)
+{
+	for (uint64_t o = 0; o < n; o += fixed ? bs : n) {
+		uint64_t m = fixed ? bs : n;
+		int ret;
+
+		if (fixed && !fixed[o / bs])
+			continue;
+		ret = dev_write(dev, physical + o, buf + o, m);
+		if (ret) {
+			core_log(c, "relocation: rewriting a kept copy on %s at %llu: %s", dev->path,
+				 (unsigned long long)(physical + o), strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* The index in cp of the copy at (dev, physical); -1 when none is. */
+static int copy_index(const struct chunk_copy *cp, int ncp, const struct dev *dev,
+		      uint64_t physical)
+{
+	for (int i = 0; i < ncp; i++)
+		if (cp[i].dev == dev && cp[i].physical == physical)
+			return i;
+	return -1;
+}
+
+/*
+ * Kept stripe 0 of the segment [logical, +n) (chunk offset off) into
+ * buf: read there and mended from every old copy, dropped ones too
+ * (mend_segment), the mended blocks written back.  A read error reads
+ * the segment from the other copies instead (reloc_read) and rewrites
+ * it whole (a write may remap the sector that failed).
+ */
+static int keep_first(struct core *c, uint64_t logical, uint64_t off, uint64_t n, uint8_t *buf,
+		      bool meta, const uint32_t *exp, const uint8_t *have,
+		      const struct chunk_stripe *k, uint8_t *fixed, struct mend_loss *ml)
+{
+	uint32_t bs = meta ? c->nodesize : CORE_SECTORSIZE;
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	int ncp = chunk_map_lookup(c, logical, n, cp, NULL), ret;
+
+	if (ncp < 0)
+		return ncp;
+	ret = dev_read(k->dev, k->physical + off, buf, n);
+	if (ret) {
+		core_log(c, "relocation: read error on kept copy %s at %llu: %s, reading the others",
+			 k->dev->path, (unsigned long long)(k->physical + off), strerror(-ret));
+		ret = reloc_read(c, logical, n, buf, meta, false, exp, have, ml);
+		return ret ? ret : keep_write(c, k->dev, k->physical + off, buf, n, bs, NULL);
+	}
+	memset(fixed, 0, n / bs);
+	mend_segment(c, buf, logical, n, meta, cp, ncp,
+		     copy_index(cp, ncp, k->dev, k->physical + off), exp, have, fixed, ml);
+	return keep_write(c, k->dev, k->physical + off, buf, n, bs, fixed);
+}
+
+/*
+ * Another kept stripe: read into tmp and verified block by block, a bad
+ * live block rewritten from buf (the mended segment: keep_first) where
+ * buf's verifies (else no copy does: keep_first counted it).
+ */
+static int keep_other(struct core *c, uint64_t logical, uint64_t off, uint64_t n,
+		      const uint8_t *buf, uint8_t *tmp, bool meta, const uint32_t *exp,
+		      const uint8_t *have, const struct chunk_stripe *k, uint8_t *fixed)
+{
+	uint32_t bs = meta ? c->nodesize : CORE_SECTORSIZE;
+	int ret = dev_read(k->dev, k->physical + off, tmp, n);
+
+	if (ret) {
+		core_log(c, "relocation: read error on kept copy %s at %llu: %s, rewriting it",
+			 k->dev->path, (unsigned long long)(k->physical + off), strerror(-ret));
+		return keep_write(c, k->dev, k->physical + off, buf, n, bs, NULL);
+	}
+	memset(fixed, 0, n / bs);
+	for (uint64_t o = 0; o + bs <= n; o += bs) {
+		const uint32_t *e = exp ? exp + o / CORE_SECTORSIZE : NULL;
+		const uint8_t *h = have ? have + o / CORE_SECTORSIZE : NULL;
+
+		if (!block_live(o, bs, meta, have) || block_ok(tmp + o, logical + o, bs, meta, e, h) ||
+		    !block_ok(buf + o, logical + o, bs, meta, e, h))
+			continue;
+		fixed[o / bs] = 1;
+		__atomic_fetch_add(&c->repaired, 1, __ATOMIC_RELAXED);
+		core_log(c, "relocation: block %llu bad on kept copy %s, rewritten from a good one",
+			 (unsigned long long)(logical + o), k->dev->path);
+	}
+	return keep_write(c, k->dev, k->physical + off, buf, n, bs, fixed);
+}
+
+/* Scratch for reloc_keep: another kept stripe's bytes, the blocks fixed. */
+struct keep_buf {
+	uint8_t *tmp, *fixed;
+};
+
+/*
+ * The segment's kept stripes ns[0, nkeep) (whole copies of a whole-copy
+ * source, chunk_reloc_begin): each verified and put right from a good
+ * copy before the switch drops the others; buf ends as the segment's
+ * best bytes, what the new stripes get.  Inside the segment's copy
+ * fence, as the copy: no write of it lands meanwhile.
+ */
+static int reloc_keep(struct core *c, uint64_t logical, uint64_t off, uint64_t n, uint8_t *buf,
+		      bool meta, const uint32_t *exp, const uint8_t *have,
+		      const struct chunk_stripe *ns, int nkeep, struct keep_buf *kb,
+		      struct mend_loss *ml)
+{
+	int ret = keep_first(c, logical, off, n, buf, meta, exp, have, &ns[0], kb->fixed, ml);
+
+	for (int k = 1; !ret && k < nkeep; k++)
+		ret = keep_other(c, logical, off, n, buf, kb->tmp, meta, exp, have, &ns[k], kb->fixed);
 	return ret;
 }
 
@@ -216,26 +379,156 @@ static int reloc_write(struct core *c, uint64_t off, uint64_t n, const uint8_t *
 }
 
 /*
+ * have[i] = 1 where sector i of [logical, +nsect sectors) starts a node
+ * the extent tree lists and the last commit wrote (a newer one may not
+ * be on the devices yet: the commit writing it writes every stripe, old
+ * and new, after this segment's fence).  Outside the copy fence, as the
+ * checksums: tree searches take tree locks a writer waiting may hold.
+ */
+static int meta_load_live(struct core *c, uint64_t logical, uint32_t nsect, uint8_t *have)
+{
+	uint64_t end = logical + (uint64_t)nsect * CORE_SECTORSIZE;
+	uint64_t durable = __atomic_load_n(&c->generation, __ATOMIC_ACQUIRE);
+	struct key k = { logical, 0, 0 };
+	struct path p;
+	int ret;
+
+	memset(have, 0, nsect);
+	btree_path_init(&p);
+	for (ret = btree_search_ge(core_tree(c, CT_EXTENT), &k, &p); !ret; ret = btree_next(&p)) {
+		struct extent_item ei;
+		uint32_t sz = 0;
+		const void *v;
+
+		btree_item_key(&p, p.slots[0], &k);
+		if (k.objectid >= end)
+			break;
+		if (k.type != KEY_METADATA_ITEM || k.objectid < logical)
+			continue;
+		v = btree_item_ptr(&p, p.slots[0], &sz);
+		if (sz < sizeof(ei))
+			continue;
+		memcpy(&ei, v, sizeof(ei));
+		if (ei.generation <= durable)
+			have[(k.objectid - logical) / CORE_SECTORSIZE] = 1;
+	}
+	btree_path_release(&p);
+	return ret < 0 ? ret : 0;
+}
+
+/* What reloc_copy knows of one chunk's move. */
+struct reloc_job {
+	uint64_t logical, type, new_type;
+	const struct chunk_stripe *ns;
+	int nn, nkeep;
+	const struct chunk_geom *g;
+};
+
+/* Buffers for a segment: its bytes, expected checksums and live map. */
+struct reloc_bufs {
+	uint8_t *buf, *have;
+	uint32_t *exp;
+	struct keep_buf kb;
+};
+
+/*
+ * Segment [off, +n) of the chunk: what to verify (checksums or live
+ * nodes) loaded first, then inside its copy fence the kept stripes
+ * verified and mended (reloc_keep) or the segment read (reloc_read),
+ * and written to the new stripes.
+ */
+static int reloc_segment(struct core *c, const struct reloc_job *j, uint64_t off, uint64_t n,
+			 struct reloc_bufs *b, struct mend_loss *ml)
+{
+	uint32_t nsect = (uint32_t)(n / CORE_SECTORSIZE);
+	bool meta = !(j->type & BG_DATA);
+	bool parity = (j->type & BG_PARITY) != 0;
+	uint64_t logical = j->logical + off;
+	int ret;
+
+	/* outside the copy fence: tree searches take tree locks, which a
+	 * writer waiting for the segment may hold */
+	if (meta && parity)
+		ret = -EOPNOTSUPP;	/* its nodes are found in the rows: mend_parity_nodes */
+	else
+		ret = meta ? meta_load_live(c, logical, nsect, b->have) :
+			     data_load_csums(c, logical, nsect, b->exp, b->have);
+	if (ret)
+		memset(b->have, 0, VOLUME_SEG / CORE_SECTORSIZE);	/* unverified: copied as read */
+	copy_fence_begin(c, logical, n);
+	if (j->nkeep)
+		ret = reloc_keep(c, logical, off, n, b->buf, meta, meta ? NULL : b->exp, b->have,
+				 j->ns, j->nkeep, &b->kb, ml);
+	else
+		ret = reloc_read(c, logical, n, b->buf, meta, parity, meta ? NULL : b->exp,
+				 meta && parity ? NULL : b->have, ml);
+	if (!ret && j->nn > j->nkeep)
+		ret = reloc_write(c, off, n, b->buf, j->ns, j->nn, j->nkeep, j->new_type, j->g);
+	copy_fence_end(c);
+	return ret;
+}
+
+static void reloc_bufs_free(struct reloc_bufs *b)
+{
+	free(b->buf);
+	free(b->exp);
+	free(b->have);
+	free(b->kb.tmp);
+	free(b->kb.fixed);
+}
+
+static int reloc_bufs_alloc(struct reloc_bufs *b, int nkeep)
+{
+	uint32_t nsect = (uint32_t)(VOLUME_SEG / CORE_SECTORSIZE);
+
+	memset(b, 0, sizeof(*b));
+	b->buf = aligned_alloc(4096, VOLUME_SEG);
+	b->exp = calloc(nsect, sizeof(*b->exp));
+	b->have = calloc(nsect, 1);
+	b->kb.fixed = calloc(nsect, 1);
+	if (nkeep > 1)
+		b->kb.tmp = aligned_alloc(4096, VOLUME_SEG);
+	if (!b->buf || !b->exp || !b->have || !b->kb.fixed || (nkeep > 1 && !b->kb.tmp)) {
+		reloc_bufs_free(b);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Blocks no copy verified: counted on the volume's operation, for its
+ * end to say (volume_lost_say). */
+static void note_loss(struct core *c, const struct mend_loss *ml)
+{
+	if (!ml->n || !c->vol)
+		return;
+	if (__atomic_fetch_add(&c->vol->lost_blocks, ml->n, __ATOMIC_RELAXED) == 0)
+		__atomic_store_n(&c->vol->lost_first, ml->first, __ATOMIC_RELAXED);
+	if (ml->n > 8)
+		core_log(c, "relocation: %llu blocks from %llu on: no copy verifies",
+			 (unsigned long long)ml->n, (unsigned long long)ml->first);
+}
+
+/*
  * Copy [logical, +len) of one chunk to its new stripes, segment by
- * segment (reloc_read, reloc_write).  A raid5/6 target takes segments
- * of whole rows (len is whole rows: chunk_reloc_begin picked the stripe
- * count so), each row written once, fresh, with its parity.  Returns 0,
- * -ECANCELED when *cancel was set, or the I/O error.
+ * segment (reloc_segment), the kept stripes verified and mended on the
+ * way.  A raid5/6 target takes segments of whole rows (len is whole
+ * rows: chunk_reloc_begin picked the stripe count so), each row written
+ * once, fresh, with its parity.  A segment where a block no copy
+ * verifies is done once more: its checksums were loaded before the
+ * fence, and a sector freed and written anew since (a commit between)
+ * fails them without being bad.  Returns 0, -ECANCELED when *cancel
+ * was set, or the I/O error.
  */
 static int reloc_copy(struct core *c, uint64_t logical, uint64_t len, uint64_t type,
 		      const struct chunk_stripe *ns, int nn, int nkeep, uint64_t new_type,
 		      const int *cancel)
 {
-	uint32_t nsect = (uint32_t)(VOLUME_SEG / CORE_SECTORSIZE);
-	bool meta = !(type & BG_DATA);
 	struct chunk_geom g = { 0 };
+	struct reloc_job j = { logical, type, new_type, ns, nn, nkeep, &g };
 	uint64_t seg = VOLUME_SEG;
-	uint32_t *exp = NULL;
-	uint8_t *buf, *have = NULL;
+	struct reloc_bufs b;
 	int ret = 0;
 
-	if (nn == nkeep)
-		return 0;	/* a kept stripe only: nothing to copy */
 	if (new_type & BG_PARITY) {
 		g = (struct chunk_geom){ .logical = logical, .length = len, .type = new_type,
 					 .num_stripes = nn, .nparity = chunk_parity_count(new_type) };
@@ -247,42 +540,29 @@ static int reloc_copy(struct core *c, uint64_t logical, uint64_t len, uint64_t t
 		if (g.ndata < 2 || len % ((uint64_t)g.ndata * CORE_SECTORSIZE))
 			return -EINVAL;	/* chunk_reloc_begin picks whole rows */
 	}
-	buf = aligned_alloc(4096, VOLUME_SEG);
-	if (!meta) {
-		exp = calloc(nsect, sizeof(*exp));
-		have = calloc(nsect, 1);
-	}
-	if (!buf || (!meta && (!exp || !have))) {
-		free(buf);
-		free(exp);
-		free(have);
+	if (reloc_bufs_alloc(&b, nkeep))
 		return -ENOMEM;
-	}
 	for (uint64_t off = 0, n = 0; off < len && !ret; off += n) {
+		struct mend_loss ml = { 0, 0, false };
+
 		n = len - off < seg ? len - off : seg;
 		if (cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED)) {
 			ret = -ECANCELED;
 			break;
 		}
-		/* checksums first, outside the copy fence: tree searches
-		 * take tree locks, which a writer waiting for the segment
-		 * may hold */
-		if (!meta && data_load_csums(c, logical + off, (uint32_t)(n / CORE_SECTORSIZE),
-					     exp, have))
-			memset(have, 0, nsect);	/* unverified: copied as read */
-		copy_fence_begin(c, logical + off, n);
-		ret = reloc_read(c, logical + off, n, buf, meta, (type & BG_PARITY) != 0, exp, have);
-		if (!ret)
-			ret = reloc_write(c, off, n, buf, ns, nn, nkeep, new_type, &g);
-		copy_fence_end(c);
+		ret = reloc_segment(c, &j, off, n, &b, &ml);
+		if (!ret && ml.n) {
+			ml = (struct mend_loss){ 0, 0, true };
+			ret = reloc_segment(c, &j, off, n, &b, &ml);
+			note_loss(c, &ml);
+		}
 		if (!ret && c->vol)	/* progress by bytes (volume_op_plan) */
 			__atomic_fetch_add(&c->vol->bytes_done, n, __ATOMIC_RELAXED);
 	}
-	for (int i = nkeep; !ret && i < nn; i++)
+	/* the new stripes, and the kept ones a mend wrote */
+	for (int i = 0; !ret && i < nn; i++)
 		ret = dev_flush(ns[i].dev);
-	free(buf);
-	free(exp);
-	free(have);
+	reloc_bufs_free(&b);
 	return ret;
 }
 

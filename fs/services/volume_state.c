@@ -85,7 +85,30 @@ void volume_op_plan(struct volume *v, int op, const struct chunk_ref *ch, int n)
 	__atomic_store_n(&v->chunks_total, (uint64_t)n, __ATOMIC_RELAXED);
 	__atomic_store_n(&v->bytes_total, bytes, __ATOMIC_RELAXED);
 	__atomic_store_n(&v->op, op, __ATOMIC_RELAXED);
+	__atomic_store_n(&v->lost_blocks, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&v->lost_first, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&v->op_running, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * Why an error and not a stop at the first such block: every copy of it
+ * failed its checksum before the move, so a read of it failed before as
+ * after, and stopping would keep every conversion and device removal
+ * from finishing until the file holding it is found; why not success:
+ * the user asked for the chunks to be moved safely, and must learn that
+ * some bytes were gone already (the log names each block).
+ */
+int volume_lost_say(struct core *c, struct volume *v, int ret, char *msg, size_t mlen)
+{
+	uint64_t n = __atomic_load_n(&v->lost_blocks, __ATOMIC_RELAXED);
+
+	if (ret || !n)
+		return ret;
+	return volume_say(c, -EIO, msg, mlen, "every chunk moved, but %llu block(s) had no copy that "
+			  "verifies, the first at logical %llu (the log names them): unreadable before "
+			  "the move as after, moved as they were; delete or rewrite the files holding them",
+			  (unsigned long long)n,
+			  (unsigned long long)__atomic_load_n(&v->lost_first, __ATOMIC_RELAXED));
 }
 
 /* A chunk is finished (or skipped): done becomes exactly the bytes of the

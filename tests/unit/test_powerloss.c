@@ -1312,7 +1312,7 @@ static void convert_meta_run(unsigned k)
  */
 static void convert_split_run(unsigned k)
 {
-	uint64_t n[3] = { 0, 0, 0 }, m[3] = { 0, 0, 0 };
+	uint64_t n[4] = { 0, 0, 0, BG_DATA }, m[4] = { 0, 0, 0, BG_DATA };
 
 	chunk_for_each(core, count_data, n);
 	w_create("s0");

@@ -1924,6 +1924,154 @@ out:
 }
 
 /*
+ * A conversion that keeps old copies and drops the rest (to single: copy
+ * 0; raid1c3 -> raid1: copies 0 and 1; dup -> raid1: copy 0 beside a new
+ * one): with copy `bad` of the fs root node and of a data sector damaged
+ * (and, all_bad, every other copy of that sector too), the balance must
+ * mend the kept copy from another first.  After it (and a reopen: the
+ * node cache must not answer) every item and extent reads, a scrub finds
+ * nothing to repair, fsck clean; with every copy of the sector bad, the
+ * balance ends with -EIO naming its logical address, and the rest reads
+ * as before.  Failed on the old code: the kept copy went unread, the
+ * root node read EIO (to single) or scrub found the kept copy bad.
+ */
+struct keep_want {
+	const char *tag;
+	int ndev;
+	uint64_t from, to;
+	int bad;
+	bool all_bad;
+};
+
+/* Format and fill the closed volume v, then damage copy w->bad of the fs
+ * root node and of a sector of ext[1] (every copy of the sector,
+ * all_bad); *sect: that sector's logical. */
+static int keep_damage(struct vol *v, const struct keep_want *w, uint64_t *ext, uint64_t *sect)
+{
+	struct { char path[256]; uint64_t phys; uint32_t off; } d[CHUNK_MAX_STRIPES + 1];
+	struct core *c = NULL;
+	int nd = 0, ret;
+
+	MUST(vol_format(v, w->from, w->from, NULL));
+	MUST(vol_open(v, &c));
+	MUST(populate(c, ext));
+	*sect = ext[1] + 5 * CORE_SECTORSIZE;
+	for (int m = 0; m < CHUNK_MAX_STRIPES; m++) {
+		const char *p = NULL;
+		uint64_t ph = copy_phys(c, *sect, CORE_SECTORSIZE, m, &p);
+
+		if (ph && (m == w->bad || w->all_bad)) {
+			snprintf(d[nd].path, sizeof(d[nd].path), "%s", p);
+			d[nd].off = 17 + 40 * (uint32_t)m;	/* a different byte on each copy */
+			d[nd++].phys = ph;
+		}
+		ph = copy_phys(c, subvol_root(c, FS_TREE_OBJECTID)->bytenr, c->nodesize, m, &p);
+		if (ph && m == w->bad) {
+			snprintf(d[nd].path, sizeof(d[nd].path), "%s", p);
+			d[nd].off = 300;
+			d[nd++].phys = ph;
+		}
+	}
+	MUST(mount_close(c));
+	c = NULL;
+	ret = nd >= (w->all_bad ? 3 : 2) ? 0 : -ENOENT;
+	for (int i = 0; !ret && i < nd; i++)
+		ret = t_poke(d[i].path, d[i].phys + d[i].off, 0x5a);
+	return ret;
+out:
+	if (c)
+		mount_close(c);
+	return -EIO;
+}
+
+/* The balance to w->to, waited for: its result, its message in msg. */
+static int keep_balance(struct core *c, const struct keep_want *w, char *msg, size_t mlen)
+{
+	struct volume_balance_status s;
+	int r = volume_balance_start(c, (int64_t)w->to, (int64_t)w->to, msg, mlen);
+
+	if (r)
+		return r;
+	r = balance_wait(c);
+	volume_balance_status(c, &s);
+	snprintf(msg, mlen, "%s", s.msg);
+	if (r)
+		printf("# %s: balance: %s\n", w->tag, msg);
+	return r;
+}
+
+static void keep_case(const struct keep_want *w)
+{
+	struct vol v = { 0 };
+	uint64_t sz[3] = { 96ull << 20, 96ull << 20, 96ull << 20 }, ext[NEXT], sect = 0;
+	char name[200], msg[256] = "", at[32];
+	struct scrub_opts so = { 0 };
+	struct scrub_progress sp;
+	struct core *c = NULL;
+	int r;
+#define N(s) (snprintf(name, sizeof(name), "%s: %s", w->tag, s), name)
+
+	MUST(vol_make(&v, w->ndev, sz));
+	if (keep_damage(&v, w, ext, &sect)) {
+		printf("FAIL: %s: no copies found to damage\n", w->tag);
+		fails++;
+		goto out;
+	}
+	MUST(vol_open(&v, &c));
+	CHECK(N("before: the items read, the extent reads unless every copy is bad"),
+	      verify_all_items(c) && extent_reads(c, ext[1], EXTLEN, 2) == !w->all_bad);
+	r = keep_balance(c, w, msg, sizeof(msg));
+	snprintf(at, sizeof(at), "%llu", (unsigned long long)sect);
+	if (w->all_bad)
+		CHECK(N("the balance ends with -EIO naming the sector no copy has"),
+		      r == -EIO && strstr(msg, at) != NULL);
+	else
+		CHECK(N("the balance finishes"), r == 0);
+	CHECK(N("every chunk has the new profile"), profiles_ok(c, w->to, w->to));
+	MUST(mount_close(c));
+	c = NULL;
+	MUST(vol_open(&v, &c));
+	if (w->all_bad) {
+		bool rest = verify_all_items(c);
+		for (int e = 0; e < NEXT; e++)
+			rest &= e == 1 || extent_reads(c, ext[e], EXTLEN, (unsigned)e + 1);
+		CHECK(N("after a reopen: everything readable before reads, the lost sector still not"),
+		      rest && !extent_reads(c, ext[1], EXTLEN, 2));
+	} else {
+		CHECK(N("after a reopen: every item and extent reads"), verify_all(c, ext));
+		MUST(scrub_run(c, &so, &sp));
+		CHECK(N("a scrub finds nothing to repair (every kept copy was mended)"),
+		      sp.meta_errors == 0 && sp.data_errors == 0 && sp.corrected_bytes == 0 &&
+		      sp.uncorrectable_bytes == 0 && sp.checked_bytes > 0);
+	}
+	MUST(mount_close(c));
+	c = NULL;
+	if (!w->all_bad)
+		CHECK_VFSCK(N("fsck clean"), &v);
+out:
+	if (c)
+		mount_close(c);
+	vol_rm(&v);
+#undef N
+}
+
+static void keep_cases(void)
+{
+	static const struct keep_want w[] = {
+		{ "raid1 -> single, kept copy 0 bad", 2, CORE_PROFILE_RAID1, CORE_PROFILE_SINGLE, 0, false },
+		{ "dup -> single, kept copy 0 bad", 1, CORE_PROFILE_DUP, CORE_PROFILE_SINGLE, 0, false },
+		{ "raid1c3 -> raid1, kept copy 1 bad", 3, CORE_PROFILE_RAID1C3, CORE_PROFILE_RAID1, 1,
+		  false },
+		{ "dup -> raid1, kept copy 0 bad", 2, CORE_PROFILE_DUP, CORE_PROFILE_RAID1, 0, false },
+		{ "raid1 -> single, every copy of a sector bad", 2, CORE_PROFILE_RAID1,
+		  CORE_PROFILE_SINGLE, 0, true },
+	};
+
+	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+		keep_case(&w[i]);
+}
+
+/*
  * Online device add, balance with conversion, device remove, through the
  * engine API (the ioctls call the same functions).
  */
@@ -3594,6 +3742,10 @@ int main(void)
 		resync_meta_case("resync verify raid6 metadata", 4, CORE_PROFILE_RAID6);
 		return fails ? 1 : 0;
 	}
+	if (getenv("RAID_CASE") && !strcmp(getenv("RAID_CASE"), "keep")) {
+		keep_cases();
+		return fails ? 1 : 0;
+	}
 	if (getenv("RAID_CASE") && !strcmp(getenv("RAID_CASE"), "resync_beside")) {
 		resync_writes_beside();
 		striped_resync_writes("raid5 rebuild beside writes", 3, CORE_PROFILE_RAID5, 1, 0);
@@ -3631,6 +3783,7 @@ int main(void)
 	stale_striped("raid1c3 resync", 3, CORE_PROFILE_RAID1C3, CORE_PROFILE_RAID1C3, 2);
 	volume_ops();
 	raid10_convert();
+	keep_cases();
 	parity_convert();
 	split_turns_stripes();
 	packed_split_convert("packed raid6 -> dup", 4, CORE_PROFILE_RAID6, 64);
