@@ -16,7 +16,10 @@
  *   - ins_len > 0: an interior node with fewer than 2 free pointers is
  *     split before descending into it (so a child split always finds room
  *     in its parent); a leaf without room for the item is split; a root
- *     that needs splitting first grows a new root above it.
+ *     that needs splitting first grows a new root above it.  Under
+ *     locking=groups:N that check holds one group of the node only, so
+ *     it is a hint: a child split checks again under the groups it
+ *     inserts with (tail_extend) and starts again when the node filled.
  *   - ins_len < 0: a node below a quarter full is merged with, or refilled
  *     from, a sibling; a root with a single child is replaced by the child.
  * Separators follow B+-tree rules (node.h), so no change ever has to
@@ -160,7 +163,11 @@
  * without room holds the parent's group g alone (for writing), waits for
  * the child's groups, and only then extends the hold to g+1..N-1 by
  * trylock (tail_extend: out of lock order, so it never waits); when one is
- * busy it drops them and restarts asking for the tail as before.  Group 0
+ * busy it drops them and restarts asking for the tail as before.  So it
+ * does when the parent has filled meanwhile: the room seen with group g
+ * alone says nothing of threads in regions above g, whose splits hold
+ * their own tails and add pointers while we wait for the child (the
+ * soak's "parent unexpectedly full"; tests/unit/btree_mem split-race).  Group 0
  * and stale regions still ask for every group.  The restart that raises
  * wlevel for a split asks for the child's groups at once (one restart
  * where there were two, each write-locking the parent's group), and a
@@ -268,6 +275,19 @@
 #include <string.h>
 
 #define MAX_RESTARTS 10000
+
+/* Test hooks: compiled in only with BTREE_TEST_HOOKS (btree.mk builds a
+ * copy of this file with it for tests/unit/btree_mem; btree.h). */
+#ifdef BTREE_TEST_HOOKS
+struct btree_test_hooks btree_test_hooks;
+#define TEST_HOOK(name) do {							\
+	void (*h_)(void) = __atomic_load_n(&btree_test_hooks.name, __ATOMIC_ACQUIRE); \
+	if (h_)									\
+		h_();								\
+} while (0)
+#else
+#define TEST_HOOK(name) do { } while (0)
+#endif
 
 enum { L_NONE = 0, L_READ = 1, L_WRITE = 2 };
 
@@ -1463,10 +1483,29 @@ static int tail_extend(struct path *p, int l)
 		return 1;
 	if (g == 0 || regions_stale(n))
 		return 0;
+	TEST_HOOK(extend);
 	for (i = g + 1; i < NG(n); i++)
 		if (!glock_trylock(&n->groups[i].l, GLOCK_WRITE))
 			break;
-	if (i < NG(n)) {
+	/*
+	 * Room for the child's new pointer, known only now.  The descent
+	 * checked node_full(n) holding group g alone, and that keeps no
+	 * other thread from adding a pointer to n: a child split in a region
+	 * above g holds that region's tail g'..N-1 (g' > g), none of it
+	 * ours.  So between the check and here (we waited for the child's
+	 * groups meanwhile) other threads' splits may have filled n — the
+	 * soak's "leaf split: parent unexpectedly full" under groups:64 at
+	 * 4 KiB, where a region is one or two pointers and 16 threads split
+	 * leaves of one parent.  Every shifter holds group N-1, so under the
+	 * tail nritems is exact and this check is the one that counts.  A
+	 * full n fails like a busy group: the caller restarts asking for the
+	 * tail (want_shift), whose descent checks node_full under the tail
+	 * it keeps until the split, so it splits n (or grows the root)
+	 * first.  A restart, not a retry: nothing was changed yet, and the
+	 * condition that sent us back is exactly what the next descent
+	 * acts on.
+	 */
+	if (i < NG(n) || node_full(D(n), cache_nodesize(n->nc))) {
 		while (i-- > g + 1)
 			glock_unlock(&n->groups[i].l, GLOCK_WRITE);
 		return 0;

@@ -168,4 +168,21 @@ int btree_drop_batch(struct txn *t, struct root *r, struct btree_drop *d, int bu
 /* Tree id of a root (its objectid in the root tree). */
 uint64_t btree_root_id(const struct root *r);
 
+#ifdef BTREE_TEST_HOOKS
+/*
+ * Tests only: fs/btree/btree.mk compiles a copy of btree.c with
+ * BTREE_TEST_HOOKS for tests/unit/btree_mem; the engine has none.  Each
+ * hook, when set, is called by the searching thread at one moment, so a
+ * test can hold that thread there while others run.
+ *   extend: a search holds one group of a node for writing and every
+ *           group of the child about to split below it, and is about to
+ *           take the node's groups above its own to insert the child's
+ *           new pointer (tail_extend, btree.c).
+ */
+struct btree_test_hooks {
+	void (*extend)(void);
+};
+extern struct btree_test_hooks btree_test_hooks;
+#endif
+
 #endif

@@ -25,6 +25,11 @@
  *     write-locks under groups:16, at the right edge and at random places;
  *   - 16 threads inserting, resizing, deleting, looking up and scanning in
  *     one leaf, each checked against its model (groups:16 and groups:4);
+ *   - 16 threads splitting leaves of one root left room for one more
+ *     pointer, one of them held by a test hook (btree.h) between its room
+ *     check and taking the root's groups above its own (split-race,
+ *     groups:16 and 64 at 4 KiB; every lock type and cowlock in make
+ *     soak);
  *   - multi-threaded stress (inserts, lookups, deletes): every lock type
  *     under node and groups:4, and node, groups:4/16/64 x cowlock=leaf/path
  *     at 4 and 16 KiB nodes under rwlock;
@@ -49,6 +54,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1526,6 +1532,184 @@ static void test_threads(uint32_t nodesize, enum glock_type type, unsigned group
 }
 
 /*
+ * Leaf splits racing under one nearly full parent (locking=groups:N, 4
+ * KiB nodes).  A root at level 1 holding node_ptr_cap - 2 pointers over
+ * full leaves, with fresh regions, and 16 threads each inserting one key
+ * in the middle of a different leaf, so each must split its leaf and add
+ * a pointer to the root.  The first split leaves the root without room
+ * for two more (node_full), so every later splitter must grow the root
+ * first.  The soak's failure (threads-4096-*-groups:64-x16, ~1 run in
+ * 10 of the matrix): a thread checks the root's room holding its own
+ * root group alone, waits for its leaf's groups, and meanwhile a thread
+ * in a region above splits its leaf and adds a pointer (its tail holds
+ * none of the first one's group); the first thread then takes the
+ * groups above its own by trylock and meets a full parent: "leaf split:
+ * parent unexpectedly full", -EUCLEAN.  The test hook (btree.h) holds
+ * one thread, the waiter (its key in the middle of the root), at exactly
+ * that moment — one root group, every group of its leaf, before the
+ * tail — until a thread in a region above has put its leaf's new
+ * pointer in the root: the race, on every run where one gets there
+ * (counted: "driven").  The others start once the waiter is held, so it
+ * is the first to check.  Each run checks every insert, the tree and its
+ * item count.
+ */
+#define SR_T 16
+/* Items of ~1 KiB: three fill a 4 KiB leaf, so a run's setup is ~360
+ * inserts and many runs are cheap. */
+#define SR_ITEM 1000
+
+static struct {
+	const uint8_t *root;	/* the root node's bytes (level 1, this run) */
+	uint32_t full;		/* its pointers once another split went in */
+	int armed;	/* the waiter is still to be held, this run */
+	int held;	/* the waiter is (or was) held in the hook */
+	int driven;	/* runs where a pointer went in while it was held */
+} sr;
+static __thread int sr_is_waiter;
+
+/*
+ * btree_test_hooks.extend: the waiter, once per run, stays here until
+ * another thread's leaf split has put its pointer in the root (read
+ * racily: the split that wrote it may still be running).  That thread
+ * does not finish its insert meanwhile (its search starts again, finds
+ * the root full and waits for the waiter's group to grow it), nor may
+ * any other get through (those in lower regions queue behind the
+ * waiter's group), so the wait has a bound (~2 s) instead of hanging; it
+ * only decides whether the run drove the race, never whether it passes.
+ */
+static void sr_extend_hook(void)
+{
+	if (!sr_is_waiter || !__atomic_exchange_n(&sr.armed, 0, __ATOMIC_SEQ_CST))
+		return;
+	__atomic_store_n(&sr.held, 1, __ATOMIC_SEQ_CST);
+	for (int i = 0; i < 20000; i++) {
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (nb_nritems(sr.root) >= sr.full) {
+			__atomic_fetch_add(&sr.driven, 1, __ATOMIC_SEQ_CST);
+			return;
+		}
+		usleep(100);
+	}
+}
+
+struct sr_arg {
+	struct core *c;
+	struct root *r;
+	uint64_t id;
+	int waiter, ret;
+};
+
+static void *sr_worker(void *arg)
+{
+	struct sr_arg *w = arg;
+	struct key k = { w->id, 1, 0 };
+	uint8_t buf[SR_ITEM];
+
+	fill(buf, &k, sizeof(buf), 1);
+	sr_is_waiter = w->waiter;
+	/* the others start once the waiter is held (or done without it) */
+	while (!w->waiter && !__atomic_load_n(&sr.held, __ATOMIC_SEQ_CST))
+		sched_yield();
+	w->ret = btree_insert(fx_txn(w->c), w->r, &k, buf, sizeof(buf));
+	if (w->waiter)	/* not held (no tail to extend): let the others go */
+		__atomic_store_n(&sr.held, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+static void test_split_race(enum glock_type type, unsigned groups, bool cowpath, int runs)
+{
+	const uint32_t ns = 4096, cap = node_ptr_cap(ns);
+	char name[112], sb[48];
+	int failed = 0, run, setup = 1;
+
+	snprintf(name, sizeof(name), "split-race-%u-%s-x%d", ns,
+		 scheme_name(sb, sizeof(sb), type, groups, cowpath), SR_T);
+	if (skip_name(name))
+		return;
+	sr.driven = 0;
+	btree_test_hooks.extend = sr_extend_hook;
+	/* every run, failed or not (a fresh core each): the count of failed
+	 * runs is the figure the fix is judged by */
+	for (run = 0; run < runs && setup; run++) {
+		struct core *c = fx_create(ns, 4000, type, groups, 64ull << 20);
+		struct txn *tx = fx_txn(c);
+		pthread_t th[SR_T];
+		struct sr_arg w[SR_T];
+		struct root r;
+		struct shape sh = { 0 };
+		uint8_t buf[SR_ITEM];
+		uint64_t n;
+		struct key k1 = { 1, 1, 0 };
+		int bad = 0;
+
+		fx_set_cow_lock_path(c, cowpath);
+		btree_root_init(&r, c, FS_TREE_OBJECTID, 0, 0, 0);
+		btree_root_create_empty(tx, &r);
+		setup = 0;
+		/* keys 4i ascending until the root (level 1) is two pointers
+		 * short of node_full; the last leaf may be part full */
+		for (n = 0; r.level < 1 || nb_nritems(r.node->data) < cap - 3; n++) {
+			struct key k = { 4 * n, 1, 0 };
+
+			fill(buf, &k, sizeof(buf), 1);
+			CHECKV(name, btree_insert(tx, &r, &k, buf, sizeof(buf)) == 0, "setup insert %"
+			       PRIu64, n);
+		}
+		/* key 1 splits the first leaf, in the root's group 0: that
+		 * takes every root group, and their release deals the root's
+		 * regions afresh (appends had piled into the last one) */
+		fill(buf, &k1, sizeof(buf), 1);
+		CHECKV(name, btree_insert(tx, &r, &k1, buf, sizeof(buf)) == 0, "setup insert 1");
+		CHECKV(name, r.level == 1 && nb_nritems(r.node->data) == cap - 2,
+		       "setup: root level %d, %u pointers", r.level, nb_nritems(r.node->data));
+		setup = 1;
+		/* key 4i+1 for i spread over the tree, never in the first or
+		 * last leaf: a different full leaf for each thread */
+		sr.root = r.node->data;
+		sr.full = cap - 1;
+		sr.armed = 1;
+		sr.held = 0;
+		for (int i = 0; i < SR_T; i++) {
+			w[i] = (struct sr_arg){ c, &r, 4 * ((uint64_t)(i + 1) * n / (SR_T + 2)) + 1,
+						i == SR_T / 2, 0 };
+			pthread_create(&th[i], NULL, sr_worker, &w[i]);
+		}
+		for (int i = 0; i < SR_T; i++)
+			pthread_join(th[i], NULL);
+		for (int i = 0; i < SR_T; i++)
+			if (w[i].ret) {
+				if (!failed)
+					printf("# %s: run %d: insert %" PRIu64 "%s: %d\n", name, run,
+					       w[i].id, w[i].waiter ? " (the waiter)" : "", w[i].ret);
+				bad = 1;
+			}
+		if (!bad && (fx_commit(c) || check_tree(&r, &sh, name) ||
+			     sh.items != n + 1 + SR_T)) {
+			if (!failed)
+				printf("# %s: run %d: commit, tree check or %" PRIu64 " items (want %"
+				       PRIu64 ")\n", name, run, sh.items, n + 1 + SR_T);
+			bad = 1;
+		}
+		failed += bad;
+out:
+		btree_root_release(&r);
+		fx_destroy(c);
+	}
+	btree_test_hooks.extend = NULL;
+	if (!setup)
+		return;		/* failed above */
+	printf("# %s: %d of %d runs failed; the waiter held while another split filled the "
+	       "root in %d\n", name, failed, run, sr.driven);
+	if (failed)
+		FAILF(name, "%d of %d runs failed (seed %llu)", failed, run, seed);
+	/* a setup that no longer reaches the moment tests nothing */
+	else if (sr.driven < run / 2)
+		FAILF(name, "the race was driven in %d of %d runs only", sr.driven, run);
+	else
+		printf("PASS: %s (%d runs)\n", name, run);
+}
+
+/*
  * Mixed concurrent churn: each thread owns the keys id % n == tid and keeps
  * its own model of them; it inserts, updates (size changes), deletes and
  * looks up its keys, and now and then scans the whole tree with btree_next
@@ -2070,6 +2254,13 @@ int main(void)
 	test_csum();
 	test_enospc();
 threads:
+	/* leaf splits racing under a nearly full root: groups:64 and 16 at
+	 * 4 KiB, where a root region holds 1-2 or ~8 pointers (make soak:
+	 * every lock type and cowlock) */
+	for (int ti = 0; ti < (full ? 3 : 1); ti++)
+		for (int gi = 2; gi < 4; gi++)
+			for (int cp = 0; cp < (full ? 2 : 1); cp++)
+				test_split_race(types[ti], groupsv[gi], cp, quick ? 10 : 30);
 	if (full) {
 		for (int ti = 0; ti < 3; ti++)
 			for (int gi = 0; gi < 4; gi++)
