@@ -754,13 +754,18 @@ static uint64_t cut_unit(struct core *c, uint64_t logical, uint64_t type, uint64
  * (1 MiB write extents laid end to end from a sector that is no MiB
  * multiple cross every boundary).  Any extent's start is a cut no extent
  * crosses (extents never overlap), a raid5/6 group starts every extent
- * on a row, and a written extent never crosses a multiple of 8 MiB
+ * on a row, and a merge never makes an extent cross a multiple of 8 MiB
  * (data.h's DATA_MERGE_GRID: file.c merges a sequential write's 1 MiB
- * pieces up to that), so a packed chunk of written data has a cut at
- * each such multiple and each extent's start: with fit at least 8 MiB
- * always one below fit where the unit takes it (always for a dup,
+ * pieces up to that).  One piece of at most 1 MiB laid off the MiB grid
+ * may still cross such a multiple on its own (it is then merged with
+ * neither neighbour: test_powerloss convert_split has one over 40 MiB),
+ * so a packed chunk of written data has a cut at each extent's start,
+ * and one within 1 MiB below each such multiple: with fit at least
+ * 9 MiB always one below fit where the unit takes it (always for a dup,
  * single or mirrored target: the unit is then the source's row); with
- * fit under 8 MiB when an extent starts below it.
+ * less when an extent starts below it.  Reads join extents back to
+ * back on disk across the cut into one range (fs/items/file.c): their
+ * pieces stop at each chunk's end (chunk_map_piece).
  * Letting an extent straddle two chunks would touch every reader of the
  * mapping (reads, scrub, fsck, log replay, the allocator's per-group
  * frees); relocating straddling extents to new addresses would rewrite

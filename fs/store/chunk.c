@@ -376,11 +376,20 @@ uint64_t chunk_map_piece(struct core *c, uint64_t logical, uint64_t len)
 
 	glock_read(&c->chunks.lock);
 	ch = covering_locked(c, logical, 1);
-	if (ch && (ch->type & BG_PARITY)) {
-		uint64_t left = ch->logical + ch->length - logical;
-		n = left < len ? left : len;	/* parity_read takes any range */
-	} else if (ch && (ch->type & BG_RAID10)) {
+	if (ch && (ch->type & BG_RAID10)) {
 		uint64_t left = CHUNK_STRIPE_LEN - (logical - ch->logical) % CHUNK_STRIPE_LEN;
+		n = left < len ? left : len;
+	} else if (ch) {
+		/* every profile ends at the chunk's end (parity_read takes
+		 * any range inside it): a file read joins extents that lie
+		 * back to back on disk into one range (fs/items/file.c
+		 * read_run), and two such extents may sit in two chunks
+		 * whose logical ranges touch — a chunk split to fit between
+		 * two extents, or a file that filled one chunk to its end
+		 * and went on at the next one's start.  Cutting only raid10
+		 * elements, a 1 MiB read piece straddled that boundary and
+		 * the read failed -EIO ("not inside one chunk"). */
+		uint64_t left = ch->logical + ch->length - logical;
 		n = left < len ? left : len;
 	}
 	glock_read_unlock(&c->chunks.lock);

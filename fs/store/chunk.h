@@ -143,8 +143,10 @@ uint64_t chunk_unallocated(struct core *c);
 int chunk_flush_devs(struct core *c, const char *what);
 /*
  * The bytes of [logical, +len) from logical that chunk_map_lookup maps
- * in one go (a raid10 element ends at a 64 KiB boundary; other profiles
- * map the whole chunk): callers that cross them loop over pieces.
+ * in one go: up to the end of the raid10 element (a 64 KiB boundary) or,
+ * for every other profile, of the chunk: callers that cross them loop
+ * over pieces.  A range may span chunks (a read of extents back to back
+ * on disk across two touching chunks); len when no chunk holds logical.
  */
 uint64_t chunk_map_piece(struct core *c, uint64_t logical, uint64_t len);
 /* The layout of the chunk holding logical: 0, or -EIO. */

@@ -361,8 +361,10 @@ out:
 
 /*
  * Whole sectors [s, e) into out, in pieces of at most PIECE_SECTS sectors,
- * each inside one chunk (extents never cross chunks, so piece boundaries
- * inside an extent are safe) and, on raid10, inside one stripe element.
+ * each inside one chunk and, on raid10, inside one stripe element
+ * (chunk_map_piece cuts both).  An extent never crosses a chunk, but the
+ * range may hold several extents back to back on disk (a file read's
+ * run), and those can lie in two chunks whose logical ranges touch.
  */
 static int read_whole(struct core *c, uint64_t s, uint64_t e, uint8_t *out,
 		      const struct data_csums *k)

@@ -134,7 +134,8 @@ int data_spans_map(struct core *c, struct data_spans *sp)
 			continue;
 		}
 		bytes += in->len;
-		/* pieces inside one chunk element (raid10), as read_whole */
+		/* pieces inside one chunk and one raid10 element, as
+		 * read_whole: a run of extents may span two chunks */
 		for (uint64_t p = a; p < b && !ret;) {
 			uint64_t q = p + chunk_map_piece(c, p, b - p);
 			if (q <= p)

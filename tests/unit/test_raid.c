@@ -14,6 +14,8 @@
 #include "fs/store/chunk.h"
 #include "fs/store/dev.h"
 #include "fs/store/parity.h"
+#include "fs/trees/data_span.h"
+#include "fs/ops/fsops.h"
 #include "fs/btree/node.h"
 #include "fs/store/discard.h"
 #include "fs/services/scrub.h"
@@ -883,6 +885,54 @@ static bool extent_reads(struct core *c, uint64_t l, uint64_t len, unsigned seed
 	return ok;
 }
 
+/*
+ * Extents l[0..n) of len bytes each, back to back on disk (seed + i the
+ * fill of l[i]), read in one data_read as a file read's run reads them
+ * (fs/items/file.c read_run), and through the zero-copy spans: pieces of
+ * 1 MiB from the first one's start, one straddling where l[1] starts
+ * when that is no MiB multiple from l[0] (a chunk cut there).
+ */
+static bool range_reads(struct core *c, const uint64_t *l, uint64_t len, int n, unsigned seed)
+{
+	uint64_t all = len * (uint64_t)n;
+	uint8_t *b = malloc(all), *w = malloc(all);
+	struct data_spans *sp = malloc(sizeof(*sp));
+	bool ok = b && w && sp;
+
+	for (int i = 0; ok && i < n; i++) {
+		ok &= i == 0 || l[i] == l[i - 1] + len;
+		fill(w + (uint64_t)i * len, len, seed + (unsigned)i);
+	}
+	if (ok) {
+		int r = data_read(c, l[0], b, all);
+		if (r)
+			printf("# data_read %llu+%llu: %s\n", (unsigned long long)l[0],
+			       (unsigned long long)all, strerror(-r));
+		ok = r == 0 && memcmp(b, w, all) == 0;
+	}
+	if (ok) {	/* 1 MiB (a FUSE read's most) around l[1]'s start */
+		uint64_t at = l[1] - (1ull << 19), off = at - l[0];
+		data_spans_init(sp);
+		int r = data_spans_add(c, sp, at, 1ull << 20);
+		if (!r && !(r = data_spans_map(c, sp))) {
+			for (int i = 0, o = 0; i < sp->n && ok; o += (int)sp->v[i].len, i++)
+				ok = sp->v[i].fd >= 0 ? pread(sp->v[i].fd, b + o, sp->v[i].len,
+							      (off_t)sp->v[i].pos) == (ssize_t)sp->v[i].len
+						      : !!memcpy(b + o, sp->v[i].mem, sp->v[i].len);
+			data_spans_done(c, sp);
+		} else if (r == -EAGAIN) {	/* not served zero-copy: the ordinary way */
+			r = data_spans_read(c, sp, b);
+		}
+		if (r)
+			printf("# spans %llu+1 MiB: %s\n", (unsigned long long)at, strerror(-r));
+		ok = ok && r == 0 && memcmp(b, w + off, 1ull << 20) == 0;
+	}
+	free(b);
+	free(w);
+	free(sp);
+	return ok;
+}
+
 /* The chunk holding logical: start, length, first stripe's physical. */
 struct chunk_at { uint64_t logical, start, len, phys, type; int n; };
 static int find_chunk(const struct chunk *ch, void *arg)
@@ -1065,6 +1115,8 @@ static void chunk_split_case(void)
 	for (int i = 0; i < 10; i++)
 		ok &= extent_reads(c, ext[i], len, (unsigned)i + 1);
 	CHECK("split: every extent reads", ok);
+	CHECK("split: extents back to back across the cut read as one range",
+	      ext[8] == h2.start && range_reads(c, &ext[7], len, 2, 8));
 	/* the halves take new extents (the fence is gone) and frees */
 	MUST(drop_extent(c, ext[9], len));
 	MUST(txn_commit(c, COMMIT_SYNC));
@@ -2510,6 +2562,103 @@ out:
 }
 
 /*
+ * A file read across a chunk split to fit (test_powerloss's
+ * convert_split, live): three 64 MiB devices, raid1 data; small files
+ * then a 26 MiB one written in one go (1 MiB pieces from a sector no MiB
+ * multiple, merged up to DATA_MERGE_GRID), fsync'd; a balance to dup
+ * must split the first data chunk, between two of the file's extents
+ * that lie back to back on disk.  A file read joins such extents into
+ * one range (fs/items/file.c read_run) and reads it in 1 MiB pieces from
+ * its start: a piece straddled the cut, and the read failed -EIO ("not
+ * inside one chunk") until chunk_map_piece cut every profile's pieces at
+ * the chunk's end.  Reads of 2 MiB every 256 KiB over the whole file
+ * (one of them straddles any cut), before and after 20000 bytes
+ * rewritten at 1 MiB (which moves where a read's run starts), and whole.
+ */
+static void split_file_read(void)
+{
+	struct vol v = { 0 };
+	uint64_t MB = 1ull << 20, sz[3] = { 64 * MB, 64 * MB, 64 * MB };
+	size_t flen = 26 << 20, small[3] = { 300000, 70000, 2000 };
+	struct fsops_cred cr = { .uid = 0, .gid = 0, .umask = 022 };
+	struct core_opts o;
+	struct core *c = NULL;
+	struct fsctx *fs = NULL;
+	struct stat st;
+	uint8_t *w = malloc(flen), *b = malloc(flen);
+	char msg[256];
+	uint64_t ino = 0;
+	bool ok = w && b;
+
+	MUST(ok ? 0 : -ENOMEM);
+	MUST(vol_make(&v, 3, sz));
+	MUST(vol_format(&v, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, NULL));
+	MUST(vol_open(&v, &c));
+	core_opts_default(&o);
+	o.commit_interval_s = 3600;
+	MUST(fsops_mount(c, &o, &fs));
+	for (int i = 0; i < 3; i++) {	/* the file after them: off the MiB grid */
+		char name[8];
+		snprintf(name, sizeof(name), "c%d", i);
+		fill(w, small[i], (unsigned)i + 1);
+		MUST(fsops_mknod(fs, ROOT_DIR_INO, name, S_IFREG | 0644, 0, &cr, &st));
+		fsops_forget(fs, st.st_ino, 1);
+		MUST(fsops_write(fs, st.st_ino, w, small[i], 0) == (ssize_t)small[i] ? 0 : -EIO);
+	}
+	MUST(txn_commit(c, COMMIT_SYNC));
+	struct chunk_count before = { BG_DATA, 0, 0 }, after = { BG_DATA, 0, 0 };
+	chunk_for_each(c, count_chunks, &before);
+	MUST(fsops_mknod(fs, ROOT_DIR_INO, "s0", S_IFREG | 0644, 0, &cr, &st));
+	ino = st.st_ino;
+	fill(w, flen, 9);
+	MUST(fsops_write(fs, ino, w, flen, 0) == (ssize_t)flen ? 0 : -EIO);
+	MUST(fsops_fsync(fs, ino, 1));
+	int r = volume_balance_start(c, (int64_t)CORE_PROFILE_DUP, -1, msg, sizeof(msg));
+	if (!r)
+		r = balance_wait(c);
+	if (r) {
+		struct volume_balance_status bs;
+		volume_balance_status(c, &bs);
+		printf("# split file read: balance: %s\n", bs.msg);
+	}
+	chunk_for_each(c, count_chunks, &after);
+	CHECK("split file read: the conversion to dup splits a data chunk",
+	      r == 0 && after.n > before.n && profiles_ok(c, CORE_PROFILE_DUP, CORE_PROFILE_RAID1));
+	for (int pass = 0; pass < 2; pass++) {
+		int bad = 0;
+		for (uint64_t off = 0; off + 2 * MB <= flen; off += MB / 4) {
+			ssize_t n = fsops_read(fs, ino, b, 2 * MB, off);
+			if (n != (ssize_t)(2 * MB) || memcmp(b, w + off, 2 * MB)) {
+				if (!bad++)
+					printf("# split file read: 2 MiB at %llu: %zd\n",
+					       (unsigned long long)off, n);
+			}
+		}
+		ssize_t n = fsops_read(fs, ino, b, flen, 0);
+		CHECKF("split file read", pass ? "after a rewrite at 1 MiB, every read across the cut "
+		       "reads back" : "every read across the cut reads back",
+		       !bad && n == (ssize_t)flen && !memcmp(b, w, flen));
+		fill(w + MB, 20000, 10);	/* the run of a read from 0 starts after it */
+		MUST(fsops_write(fs, ino, w + MB, 20000, MB) == 20000 ? 0 : -EIO);
+		MUST(fsops_fsync(fs, ino, 0));
+	}
+	fsops_forget(fs, ino, 1);
+	fsops_unmount(fs);
+	fs = NULL;
+	MUST(mount_close(c));
+	c = NULL;
+	CHECK_VFSCK("split file read: fsck clean", &v);
+out:
+	if (fs)
+		fsops_unmount(fs);
+	if (c)
+		mount_close(c);
+	free(w);
+	free(b);
+	vol_rm(&v);
+}
+
+/*
  * Device removal from a four-device raid5 volume: the chunks on it move
  * to raid5 rows on the other three, every extent reads back; a second
  * removal (two would be left) is refused with the profile named; the
@@ -3742,6 +3891,11 @@ int main(void)
 		resync_meta_case("resync verify raid6 metadata", 4, CORE_PROFILE_RAID6);
 		return fails ? 1 : 0;
 	}
+	if (getenv("RAID_CASE") && !strcmp(getenv("RAID_CASE"), "split")) {
+		chunk_split_case();
+		split_file_read();
+		return fails ? 1 : 0;
+	}
 	if (getenv("RAID_CASE") && !strcmp(getenv("RAID_CASE"), "keep")) {
 		keep_cases();
 		return fails ? 1 : 0;
@@ -3788,6 +3942,7 @@ int main(void)
 	split_turns_stripes();
 	packed_split_convert("packed raid6 -> dup", 4, CORE_PROFILE_RAID6, 64);
 	packed_split_convert("packed raid5 -> dup", 4, CORE_PROFILE_RAID5, 64);
+	split_file_read();
 	parity_remove();
 	parity_replace_missing();
 	parity_replace_two();
