@@ -2575,6 +2575,94 @@ out:
  * (one of them straddles any cut), before and after 20000 bytes
  * rewritten at 1 MiB (which moves where a read's run starts), and whole.
  */
+/* Data chunks whose logical ranges touch: the end of one where another starts. */
+struct touch { uint64_t end[64], start[64]; int ne, ns; };
+static int note_data_chunk(const struct chunk *ch, void *arg)
+{
+	struct touch *t = arg;
+
+	if ((ch->type & BG_DATA) && t->ne < 64) {
+		t->end[t->ne++] = ch->logical + ch->length;
+		t->start[t->ns++] = ch->logical;
+	}
+	return 0;
+}
+
+/*
+ * The other way to touching chunks, with no split: a file written
+ * sequentially until its data chunk is full goes on at the start of the
+ * next one, which the allocator placed right after it.  Its extents lie
+ * back to back on disk across the chunks' boundary; a read of them is
+ * one run (file.c read_run), read in pieces that must stop at the
+ * chunk's end (chunk_map_piece): before, a piece straddled it and the
+ * read failed -EIO.  2 MiB reads every 256 KiB and the whole file.
+ */
+static void touching_chunks_read(void)
+{
+	struct vol v = { 0 };
+	uint64_t MB = 1ull << 20, sz[1] = { 512 * MB };
+	struct fsops_cred cr = { .uid = 0, .gid = 0, .umask = 022 };
+	struct core_opts o;
+	struct core *c = NULL;
+	struct fsctx *fs = NULL;
+	struct stat st;
+	struct touch t = { .ne = 0 };
+	size_t flen = 0;
+	uint8_t *w = NULL, *b = NULL;
+	uint64_t ino = 0;
+	int touching = 0, bad = 0;
+
+	MUST(vol_make(&v, 1, sz));
+	MUST(vol_format(&v, CORE_PROFILE_SINGLE, CORE_PROFILE_DUP, NULL));
+	MUST(vol_open(&v, &c));
+	core_opts_default(&o);
+	o.commit_interval_s = 3600;
+	MUST(fsops_mount(c, &o, &fs));
+	chunk_for_each(c, note_data_chunk, &t);
+	MUST(t.ne == 1 ? 0 : -EINVAL);
+	flen = (size_t)(t.end[0] - t.start[0]) + 24 * MB;	/* past the first chunk */
+	w = malloc(flen);
+	b = malloc(flen);
+	MUST(w && b ? 0 : -ENOMEM);
+	fill(w, flen, 11);
+	MUST(fsops_mknod(fs, ROOT_DIR_INO, "t0", S_IFREG | 0644, 0, &cr, &st));
+	ino = st.st_ino;
+	for (size_t off = 0; off < flen; off += MB)
+		MUST(fsops_write(fs, ino, w + off, MB, off) == (ssize_t)MB ? 0 : -EIO);
+	MUST(txn_commit(c, COMMIT_SYNC));
+	t.ne = t.ns = 0;
+	chunk_for_each(c, note_data_chunk, &t);
+	for (int i = 0; i < t.ne; i++)
+		for (int j = 0; j < t.ns; j++)
+			touching += t.end[i] == t.start[j];
+	printf("# touching chunks: %d data chunks, %d boundaries where one ends and another starts\n",
+	       t.ne, touching);
+	CHECK("touching chunks: the file filled its chunk and went on in one right after it "
+	      "(the premise)", t.ne >= 2 && touching >= 1);
+	for (uint64_t off = 0; off + 2 * MB <= flen; off += MB / 4) {
+		ssize_t n = fsops_read(fs, ino, b, 2 * MB, off);
+		if ((n != (ssize_t)(2 * MB) || memcmp(b, w + off, 2 * MB)) && !bad++)
+			printf("# touching chunks: 2 MiB at %llu: %zd\n", (unsigned long long)off, n);
+	}
+	ssize_t n = fsops_read(fs, ino, b, flen, 0);
+	CHECK("touching chunks: every read across the boundary reads back",
+	      !bad && n == (ssize_t)flen && !memcmp(b, w, flen));
+	fsops_forget(fs, ino, 1);
+	fsops_unmount(fs);
+	fs = NULL;
+	MUST(mount_close(c));
+	c = NULL;
+	CHECK_VFSCK("touching chunks: fsck clean", &v);
+out:
+	if (fs)
+		fsops_unmount(fs);
+	if (c)
+		mount_close(c);
+	free(w);
+	free(b);
+	vol_rm(&v);
+}
+
 static void split_file_read(void)
 {
 	struct vol v = { 0 };
@@ -3894,6 +3982,7 @@ int main(void)
 	if (getenv("RAID_CASE") && !strcmp(getenv("RAID_CASE"), "split")) {
 		chunk_split_case();
 		split_file_read();
+		touching_chunks_read();
 		return fails ? 1 : 0;
 	}
 	if (getenv("RAID_CASE") && !strcmp(getenv("RAID_CASE"), "keep")) {
@@ -3943,6 +4032,7 @@ int main(void)
 	packed_split_convert("packed raid6 -> dup", 4, CORE_PROFILE_RAID6, 64);
 	packed_split_convert("packed raid5 -> dup", 4, CORE_PROFILE_RAID5, 64);
 	split_file_read();
+	touching_chunks_read();
 	parity_remove();
 	parity_replace_missing();
 	parity_replace_two();
