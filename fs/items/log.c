@@ -773,6 +773,16 @@ static int log_wait_record(struct core *c, struct log_state *ls, uint64_t my)
 
 /* ---- fsync ----------------------------------------------------------------- */
 
+/* An fsync the caller commits for instead (fsops_fsync): counted in
+ * log_fallbacks.  Returns 1, log_fsync's "not covered". */
+static int count_fallback(struct log_state *ls)
+{
+	glock_write(&ls->lock);
+	ls->st.fallbacks++;
+	glock_write_unlock(&ls->lock);
+	return 1;
+}
+
 int log_fsync(struct fsctx *fs, uint64_t ino)
 {
 	struct core *c = fs->core;
@@ -794,7 +804,7 @@ int log_fsync(struct fsctx *fs, uint64_t ino)
 		t0 = glock_now_ns();
 	ret = txn_join(c, 1, 0, &t);
 	if (ret)
-		return ret == -EROFS ? ret : 1;
+		return ret == -EROFS ? ret : count_fallback(ls);
 	transid = txn_transid(t);
 	/* the log extends the last durable commit: wait for a commit still
 	 * in its write phase (commits are pipelined, txn.c); holding the
@@ -803,7 +813,7 @@ int log_fsync(struct fsctx *fs, uint64_t ino)
 		txn_wait_written(c);
 	if (__atomic_load_n(&c->generation, __ATOMIC_ACQUIRE) + 1 != transid) {
 		txn_end(t);
-		return c->aborted ? c->aborted : 1;
+		return c->aborted ? c->aborted : count_fallback(ls);
 	}
 	ret = inode_get(fs, ino, &ip);
 	if (ret) {
@@ -901,9 +911,7 @@ out:
 	/* the caller commits for each of these (fsops_fsync): a failed
 	 * batch (-errno, the waiters' too) is as much a fallback as 1 */
 	if (ret == 1 || (ret < 0 && ret != -EROFS && ret != -ENOENT)) {
-		glock_write(&ls->lock);
-		ls->st.fallbacks++;
-		glock_write_unlock(&ls->lock);
+		count_fallback(ls);
 	}
 	if (PROBE_ON(LOG_SYNC_END))
 		GLASSFS_LOG_SYNC_END(ino, ret, nitems, (uint64_t)b.len,
