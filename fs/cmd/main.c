@@ -74,7 +74,7 @@ static void usage(FILE *f)
 "  fsync=log|commit   fsync through the fsync log (default) or a full commit\n"
 "  inode_spread=on|off  each directory numbers its children from a block of its\n"
 "                     own (on) or every inode takes the next number (off, default)\n"
-"  threads=N          maximum FUSE worker threads (default 16)\n"
+"  threads=N          maximum FUSE worker threads, 1 to 100000 (default 16)\n"
 "  log=FILE           messages of a background daemon go to FILE (default: dropped)\n"
 "  writelog=FILE      record every device write (with its bytes), discard and\n"
 "                     flush, in order, to FILE, for power-loss replay tests\n"
@@ -232,7 +232,7 @@ static const char *opt_range(const char *opt)
 		{ "commit=", "commit=SECONDS, 1 to 1000000" },
 		{ "cache=", "cache=SIZE, at least 1M, e.g. 256M" },
 		{ "dirty=", "dirty=SIZE, e.g. 64M; 0: commit only on time and sync" },
-		{ "threads=", "threads=N, 1 to 1000000" },
+		{ "threads=", "threads=N, 1 to 100000" },
 		{ "locktype=", "locktype=rwlock, mutex or spin" },
 		{ "discard_iops=", "discard_iops=N per second, 0 for no limit" },
 		{ "discard_bps=", "discard_bps=SIZE per second, e.g. 64M, 0 for no limit" },
@@ -449,7 +449,11 @@ static int parse_opt(struct options *o, const char *opt)
 			return 0;
 		}
 	} else if (v && has_prefix(opt, "threads=")) {
-		if (parse_uint(v, &o->threads) == 0 && o->threads >= 1)
+		/* at most 100,000 workers, each a thread with its stack: more
+		 * than the kernel's FUSE queue keeps busy (a typo's million
+		 * was accepted); the lock module copes with any number of
+		 * waiters (fs/base/lock.c) */
+		if (parse_uint(v, &o->threads) == 0 && o->threads >= 1 && o->threads <= 100000)
 			return 0;
 	} else if (v && has_prefix(opt, "entry_timeout=")) {
 		if (parse_double(v, &o->entry_timeout) == 0)
