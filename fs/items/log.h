@@ -98,7 +98,8 @@ void log_destroy(struct core *c);
 int log_fsync(struct fsctx *fs, uint64_t ino);
 
 /*
- * The transaction whose log holds records, 0 when none does.  An inode
+ * The transaction of the newest record the log queued (0: none yet); an
+ * older one than the running transaction means none in it.  An inode
  * loaded into memory takes it as its fsync_transid (inode.h): the one it
  * had before the kernel forgot it is gone, and one of those records may
  * be its own.

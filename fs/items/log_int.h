@@ -153,7 +153,9 @@ struct log_state {
 	uint64_t arena, arena_end;	/* the rest of the transaction's arena (reserve) */
 	uint64_t arena_len;		/* the next arena's size, 0: LOG_ARENA_MIN */
 	uint64_t txn_bytes;		/* segment bytes of this transaction */
-	uint64_t txn_recs;		/* records queued in this transaction */
+	uint64_t rec_transid;		/* transaction of the newest record queued
+					 * (atomic: log_record_transid reads it
+					 * without the lock) */
 	uint64_t durable_writes;	/* dev_writes() before the leader's last flush */
 	struct htable_set names;	/* inodes whose names changed */
 	struct htable_set dirs;		/* directories that lost a name */
