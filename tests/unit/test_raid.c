@@ -1765,9 +1765,7 @@ static void striped_resync_writes(const char *tag, int ndev, uint64_t dprof, int
 	core_opts_default(&o);
 	o.commit_interval_s = 3600;
 	o.degraded = true;
-	for (int k = 0; k < ndev; k++)
-		if (k != away)
-			devs[n++] = v.devs[k];
+	n = vol_devs_but(&v, away, devs);
 	MUST(mount_open(devs, n, &o, &c));
 	for (int i = 0; i < 24; i++)
 		MUST(put_extent(c, 1u << 20, 300u + (unsigned)i, &more[i]));
@@ -1807,10 +1805,7 @@ static void striped_resync_writes(const char *tag, int ndev, uint64_t dprof, int
 	for (int gone = 0; gone < ndev; gone++) {
 		if (gone == away)
 			continue;
-		n = 0;
-		for (int k = 0; k < ndev; k++)
-			if (k != gone)
-				devs[n++] = v.devs[k];
+		n = vol_devs_but(&v, gone, devs);
 		if (mount_open(devs, n, &o, &c) == 0) {
 			ok = true;
 			for (int i = 0; i < 24 && ok; i++)
@@ -1855,9 +1850,7 @@ static void stale_striped(const char *tag, int ndev, uint64_t dprof, uint64_t mp
 	core_opts_default(&o);
 	o.commit_interval_s = 3600;
 	o.degraded = true;
-	for (int k = 0; k < ndev; k++)
-		if (k != away)
-			devs[n++] = v.devs[k];
+	n = vol_devs_but(&v, away, devs);
 	MUST(mount_open(devs, n, &o, &c));
 	MUST(populate(c, ext));
 	MUST(mount_close(c));
@@ -1875,10 +1868,7 @@ static void stale_striped(const char *tag, int ndev, uint64_t dprof, uint64_t mp
 	for (int gone = 0; gone < ndev; gone++) {
 		if (gone == away)
 			continue;
-		n = 0;
-		for (int k = 0; k < ndev; k++)
-			if (k != gone)
-				devs[n++] = v.devs[k];
+		n = vol_devs_but(&v, gone, devs);
 		if (mount_open(devs, n, &o, &c) == 0) {
 			served += verify_all(c, ext);
 			mount_close(c);
@@ -2956,11 +2946,7 @@ static void parity_trim(void)
 	o.readonly = true;
 	for (int gone = 0; gone < 3; gone++) {
 		const char *devs[2];
-		int n = 0;
-		for (int k = 0; k < 3; k++)
-			if (k != gone)
-				devs[n++] = v.devs[k];
-		if (mount_open(devs, 2, &o, &c) == 0) {
+		if (mount_open(devs, vol_devs_but(&v, gone, devs), &o, &c) == 0) {
 			live.c = c;
 			served += pset_reads(&live);
 			mount_close(c);
