@@ -107,36 +107,44 @@ static __attribute__((unused)) int t_fsck_bin(char *bin, size_t n)
 }
 
 /*
- * Run fsck.glassfs on an image: its exit code, or -1 when the binary is
- * not built (then callers skip).  Output goes to stdout only on failure.
+ * Run fsck.glassfs on an image (t_fsck), or on a volume's devices given as
+ * one space-separated list, its output in LOG.fsck (t_fsck_devs): the
+ * exit code, or -1 when the binary is not built (then callers skip).
+ * Output goes to stdout only on failure.
  */
 static bool t_fsck_quiet;	/* an error is what the case expects */
 
-static __attribute__((unused)) int t_fsck(const char *img)
+static __attribute__((unused)) int t_fsck_devs(const char *devs, const char *log)
 {
-	char bin[512], cmd[1200];
+	char bin[512], cmd[2048];
 	int st;
 
 	if (t_fsck_bin(bin, sizeof(bin)))
 		return -1;
 	/* -c: these volumes hold raw test items, not files */
-	snprintf(cmd, sizeof(cmd), "%s -n -c %s > %s.fsck 2>&1", bin, img, img);
+	snprintf(cmd, sizeof(cmd), "%s -n -c %s > %s.fsck 2>&1", bin, devs, log);
 	st = system(cmd);
 	st = WIFEXITED(st) ? WEXITSTATUS(st) : 99;
 	if (st && !t_fsck_quiet) {
-		snprintf(cmd, sizeof(cmd), "head -30 %s.fsck", img);
+		snprintf(cmd, sizeof(cmd), "head -30 %s.fsck", log);
 		if (system(cmd) < 0)
 			st = 99;
 	}
-	snprintf(cmd, sizeof(cmd), "%s.fsck", img);
+	snprintf(cmd, sizeof(cmd), "%s.fsck", log);
 	unlink(cmd);
 	return st;
 }
-#define CHECK_FSCK(name, img) do { \
-	int _f = t_fsck(img); \
+
+static __attribute__((unused)) int t_fsck(const char *img)
+{
+	return t_fsck_devs(img, img);
+}
+#define CHECK_FSCK_DEVS(name, devs, log) do { \
+	int _f = t_fsck_devs(devs, log); \
 	if (_f < 0) printf("SKIP: %s: fsck.glassfs not built\n", name); \
 	else CHECK(name, _f == 0); \
 } while (0)
+#define CHECK_FSCK(name, img) CHECK_FSCK_DEVS(name, img, img)
 
 static __attribute__((unused)) struct key t_key(uint64_t i)
 {

@@ -103,26 +103,12 @@ static int open2(const char *const *devs, struct core **c)
 }
 
 
-/* fsck.glassfs -n -c over both devices: its exit code, -1 when not built. */
-static int fsck2(const char *a, const char *b)
-{
-	char bin[512], cmd[1400];
-	int st;
-
-	if (t_fsck_bin(bin, sizeof(bin)))
-		return -1;
-	snprintf(cmd, sizeof(cmd), "%s -n -c %s %s > %s.fsck 2>&1", bin, a, b, a);
-	st = system(cmd);
-	st = WIFEXITED(st) ? WEXITSTATUS(st) : 99;
-	if (st) {
-		snprintf(cmd, sizeof(cmd), "head -30 %s.fsck", a);
-		if (system(cmd) < 0)
-			st = 99;
-	}
-	snprintf(cmd, sizeof(cmd), "%s.fsck", a);
-	unlink(cmd);
-	return st;
-}
+/* fsck.glassfs -n -c over both devices, as CHECK_FSCK (core_test.h). */
+#define CHECK_FSCK2(name, a, b) do { \
+	char _d[600]; \
+	snprintf(_d, sizeof(_d), "%s %s", a, b); \
+	CHECK_FSCK_DEVS(name, _d, a); \
+} while (0)
 
 /* Does every copy of the EXTLEN bytes at logical hold put_extent's
  * bytes of seed (and so match the checksums written with them)? */
@@ -144,6 +130,46 @@ static bool copies_hold(struct core *c, uint64_t logical, unsigned seed)
 	return ok;
 }
 
+/*
+ * Cases 5 and 7's volume: two devices of size bytes (data profile dprof,
+ * raid1 metadata) holding one committed put_extent (seed 1) whose copy
+ * `copy` has its first sector damaged, opened again so that no cache
+ * holds it: *c, *e, and cp[] its copies as the reopened volume maps
+ * them.  0, or -1 with a FAIL said (the caller cleans up).
+ */
+static int bad_copy_volume(char a[256], char b[256], uint64_t size, const char *tag,
+			   uint64_t dprof, int copy, struct core **c, uint64_t *e,
+			   struct chunk_copy *cp)
+{
+	const char *devs[2] = { a, b };
+	char bad[256];
+	uint64_t ph;
+
+	if (t_image(a, 256, size) || t_image(b, 256, size))
+		return -1;
+	struct format_opts fo = { .label = tag, .nodesize = 4096, .force = true,
+				  .data_profile = dprof, .meta_profile = CORE_PROFILE_RAID1 };
+	if (mount_format(devs, 2, &fo) || t_open2(devs, 3600, c) || put_extent(*c, 1, e) ||
+	    txn_commit(*c, COMMIT_SYNC))
+		return -1;
+	if (chunk_map_lookup(*c, *e, EXTLEN, cp, NULL) != 2) {
+		printf("FAIL: %s: an extent without two copies\n", tag);
+		fails++;
+		return -1;
+	}
+	snprintf(bad, sizeof(bad), "%s", cp[copy].dev->path);
+	ph = cp[copy].physical;
+	mount_close(*c);
+	*c = NULL;
+	if (t_poke(bad, ph + 5, 0x10) || t_open2(devs, 3600, c) ||
+	    chunk_map_lookup(*c, *e, EXTLEN, cp, NULL) != 2) {
+		printf("FAIL: %s: reopening the volume with copy %d bad\n", tag, copy);
+		fails++;
+		return -1;
+	}
+	return 0;
+}
+
 #define RACE_READ_MS 300	/* each read of the bad copy's device */
 
 /*
@@ -160,38 +186,19 @@ static bool copies_hold(struct core *c, uint64_t logical, unsigned seed)
  */
 static void race_reuse(void)
 {
-	char a[256] = "", b[256] = "", bad[256];
-	const char *devs[2] = { a, b };
+	char a[256] = "", b[256] = "";
 	struct core *c = NULL;
 	struct chunk_copy cp[CHUNK_MAX_STRIPES];
 	struct bg_scrub s = { 0 };
 	struct scrub_opts so = { .readonly = true };
 	struct scrub_progress sp;
-	uint64_t e, e2 = 0, tmp, ph, t0, wait_ns;
+	uint64_t e, e2 = 0, tmp, t0, wait_ns;
 	bool started = false;
 	pthread_t th;
 	struct txn *t;
 
-	MUST(t_image(a, sizeof(a), 64ull << 20));
-	MUST(t_image(b, sizeof(b), 64ull << 20));
-	struct format_opts fo = { .label = "race", .nodesize = 4096, .force = true,
-				  .data_profile = CORE_PROFILE_RAID1,
-				  .meta_profile = CORE_PROFILE_RAID1 };
-	MUST(mount_format(devs, 2, &fo));
-	MUST(t_open2(devs, 3600, &c));
-	MUST(put_extent(c, 1, &e));
-	MUST(txn_commit(c, COMMIT_SYNC));
-	if (chunk_map_lookup(c, e, EXTLEN, cp, NULL) != 2) {
-		printf("FAIL: race: a raid1 extent without two copies\n");
-		fails++;
+	if (bad_copy_volume(a, b, 64ull << 20, "race", CORE_PROFILE_RAID1, 1, &c, &e, cp))
 		goto out;
-	}
-	snprintf(bad, sizeof(bad), "%s", cp[1].dev->path);
-	ph = cp[1].physical;
-	MUST(mount_close(c));
-	c = NULL;
-	MUST(t_poke(bad, ph + 5, 0x10));	/* copy 1, sector 0 */
-	MUST(t_open2(devs, 3600, &c));
 	/* the trees a free and commit touch, read now: only scrub meets
 	 * the slow device below */
 	MUST(put_extent(c, 2, &tmp));
@@ -241,11 +248,7 @@ static void race_reuse(void)
 	      sp.data_errors == 0 && sp.meta_errors == 0 && sp.read_errors == 0);
 	MUST(mount_close(c));
 	c = NULL;
-	int f = fsck2(a, b);
-	if (f < 0)
-		printf("SKIP: race: fsck.glassfs not built\n");
-	else
-		CHECK("race: fsck clean", f == 0);
+	CHECK_FSCK2("race: fsck clean", a, b);
 out:
 	if (started)
 		pthread_join(th, NULL);
@@ -380,39 +383,19 @@ out:
 
 static void repair_beside_balance(void)
 {
-	char a[256] = "", b[256] = "", bad[256], msg[256];
-	const char *devs[2] = { a, b };
+	char a[256] = "", b[256] = "", msg[256];
 	struct core *c = NULL;
 	struct chunk_copy cp[CHUNK_MAX_STRIPES], cq[CHUNK_MAX_STRIPES];
 	struct bg_scrub s = { 0 };
 	struct scrub_opts so = { .readonly = true };
 	struct scrub_progress sp;
 	struct volume_balance_status st = { 0 };
-	uint64_t e, ph;
+	uint64_t e;
 	bool started = false;
 	pthread_t th;
 
-	MUST(t_image(a, sizeof(a), 256ull << 20));
-	MUST(t_image(b, sizeof(b), 256ull << 20));
-	struct format_opts fo = { .label = "reloc", .nodesize = 4096, .force = true,
-				  .data_profile = CORE_PROFILE_DUP,
-				  .meta_profile = CORE_PROFILE_RAID1 };
-	MUST(mount_format(devs, 2, &fo));
-	MUST(t_open2(devs, 3600, &c));
-	MUST(put_extent(c, 1, &e));
-	MUST(txn_commit(c, COMMIT_SYNC));
-	if (chunk_map_lookup(c, e, EXTLEN, cp, NULL) != 2) {
-		printf("FAIL: balance: a dup extent without two copies\n");
-		fails++;
+	if (bad_copy_volume(a, b, 256ull << 20, "balance", CORE_PROFILE_DUP, 0, &c, &e, cp))
 		goto out;
-	}
-	snprintf(bad, sizeof(bad), "%s", cp[0].dev->path);
-	ph = cp[0].physical;
-	MUST(mount_close(c));
-	c = NULL;
-	MUST(t_poke(bad, ph + 5, 0x10));	/* copy 0, sector 0 */
-	MUST(t_open2(devs, 3600, &c));
-	MUST(chunk_map_lookup(c, e, EXTLEN, cp, NULL));
 	/* the tree nodes scrub and the copy look up, cached now (a report
 	 * only scrub): the slow read below is scrub's read of copy 0 */
 	MUST(scrub_run(c, &so, &sp));
@@ -450,11 +433,7 @@ static void repair_beside_balance(void)
 	      sp.uncorrectable_bytes == 0);
 	MUST(mount_close(c));
 	c = NULL;
-	int f = fsck2(a, b);
-	if (f < 0)
-		printf("SKIP: balance: fsck.glassfs not built\n");
-	else
-		CHECK("balance: fsck clean", f == 0);
+	CHECK_FSCK2("balance: fsck clean", a, b);
 out:
 	if (started)
 		pthread_join(th, NULL);
