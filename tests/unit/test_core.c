@@ -634,6 +634,16 @@ static pthread_cond_t ra_gate_cond = PTHREAD_COND_INITIALIZER;
 static bool ra_gate_closed;
 static int ra_gated;
 
+/* Caller holds ra_gate_lock: counted in ra_gated until the gate opens. */
+static void gate_wait_locked(void)
+{
+	ra_gated++;
+	pthread_cond_broadcast(&ra_gate_cond);
+	while (ra_gate_closed)
+		pthread_cond_wait(&ra_gate_cond, &ra_gate_lock);
+	ra_gated--;
+}
+
 int posix_fadvise(int fd, off_t off, off_t len, int advice)
 {
 	if (advice == POSIX_FADV_WILLNEED && __atomic_load_n(&ra_watching, __ATOMIC_ACQUIRE)) {
@@ -643,11 +653,7 @@ int posix_fadvise(int fd, off_t off, off_t len, int advice)
 	}
 	if (advice == POSIX_FADV_WILLNEED && !pthread_equal(pthread_self(), ra_reader)) {
 		pthread_mutex_lock(&ra_gate_lock);
-		ra_gated++;
-		pthread_cond_broadcast(&ra_gate_cond);
-		while (ra_gate_closed)
-			pthread_cond_wait(&ra_gate_cond, &ra_gate_lock);
-		ra_gated--;
+		gate_wait_locked();
 		pthread_mutex_unlock(&ra_gate_lock);
 	}
 	return syscall(SYS_fadvise64, fd, (long)off, (long)len, advice) < 0 ? errno : 0;
@@ -869,11 +875,7 @@ int sync_file_range(int fd, off_t off, off_t len, unsigned int flags)
 			wb_ranges[wb_nranges].off = (uint64_t)off;
 			wb_ranges[wb_nranges++].len = (uint64_t)len;
 		}
-		ra_gated++;
-		pthread_cond_broadcast(&ra_gate_cond);
-		while (ra_gate_closed)
-			pthread_cond_wait(&ra_gate_cond, &ra_gate_lock);
-		ra_gated--;
+		gate_wait_locked();
 		pthread_mutex_unlock(&ra_gate_lock);
 	}
 	return syscall(SYS_sync_file_range, fd, (long)off, (long)len, flags) < 0 ? -1 : 0;
