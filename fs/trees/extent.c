@@ -119,10 +119,10 @@ bool extent_ref_sole_new(struct core *c, uint64_t bytenr, uint64_t len)
 	struct dref_ent *e;
 	bool r;
 
-	glock_lock(&c->dref_lock, GLOCK_WRITE);
+	glock_lock(&c->dref_lock, GLOCK_READ);
 	e = dref_find(&c->drefs, bytenr, -1, true);
 	r = e && e->d.is_new && e->d.delta == 1 && !e->shared && e->d.len == len;
-	glock_unlock(&c->dref_lock, GLOCK_WRITE);
+	glock_unlock(&c->dref_lock, GLOCK_READ);
 	return r;
 }
 
