@@ -6,7 +6,8 @@
  * collapse and insert range), inline <-> extents, sparse offsets)
  * compared byte for byte with an in-memory model, also after a remount;
  * the disk layout of a file written out of order by 4 threads;
- * names, links, renames, orphans and xattrs.  SEED=n replays.
+ * names, links, renames, orphans and xattrs; a write again in place
+ * whose device write fails.  SEED=n replays.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -25,6 +26,7 @@
 #include "fs/txn/txn.h"
 #include "fs/btree/btree.h"
 #include "fs/items/inode.h"
+#include "fs/store/dev.h"
 #include "items_test.h"
 
 #include "check.h"
@@ -1179,6 +1181,55 @@ out:
 }
 
 /*
+ * A write again in place (write_again) whose device write fails: the
+ * write says so (never success), the volume stops taking writes, and
+ * after a remount the file is what the last commit left — the block the
+ * transaction's copy on write made, and the bytes over it, were never
+ * reachable.  fsck clean.
+ */
+static void rewrite_fails(void)
+{
+	static char img3[] = "/tmp/glassfs-items3-XXXXXX";
+	unsigned char w[4096], r[4096];
+	struct stat st;
+	uint64_t ino, n0;
+	ssize_t got;
+
+	if (items_setup(img3, "items3", (off_t)48 << 20) < 0 || !fs)
+		goto out;
+	CHECK("rewrite-fails: create",
+	      fsops_mknod(fs, ROOT_DIR_INO, "rf", S_IFREG | 0644, 0, &root_cr, &st) == 0);
+	ino = st.st_ino;
+	memset(w, 0x11, sizeof(w));
+	CHECK("rewrite-fails: committed bytes", fsops_write(fs, ino, w, 4096, 0) == 4096);
+	fsops_sync(fs);
+	memset(w, 0x22, sizeof(w));
+	CHECK("rewrite-fails: copied once in the transaction", fsops_write(fs, ino, w, 4096, 0) == 4096);
+	n0 = core->data_rewrites;
+	CHECK("rewrite-fails: then written in place (the path below)",
+	      fsops_write(fs, ino, w, 4096, 0) == 4096 && core->data_rewrites == ++n0);
+	dev_set_fail(core->devs[0], DEV_WRITE, true);
+	memset(w, 0x33, sizeof(w));
+	got = fsops_write(fs, ino, w, 4096, 0);
+	dev_set_fail(core->devs[0], DEV_WRITE, false);
+	CHECK("rewrite-fails: the failed write in place is an error, not counted",
+	      got < 0 && core->data_rewrites == n0);
+	CHECK("rewrite-fails: the volume takes no more writes",
+	      fsops_write(fs, ino, w, 4096, 0) < 0);
+	items_unmount();
+	CHECK("rewrite-fails: remount", items_mount(img3) == 0);
+	if (fs) {
+		got = fsops_read(fs, ino, r, 4096, 0);
+		CHECK("rewrite-fails: the file holds the last commit's bytes",
+		      got == 4096 && r[0] == 0x11 && r[4095] == 0x11);
+		CHECK("rewrite-fails: unmount", items_unmount() == 0);
+	}
+	fsck_clean("rewrite-fails", img3);
+out:
+	unlink(img3);
+}
+
+/*
  * A full volume: a file truncated down to a size inside a block.  The
  * block's tail must read as zeros for a later extension, so it is copied
  * with the tail zeroed (copy on write) — a new block the volume does not
@@ -1356,5 +1407,6 @@ int main(void)
 	unlink(img);
 	inline_enospc();
 	truncate_enospc();
+	rewrite_fails();
 	return fails ? 1 : 0;
 }
