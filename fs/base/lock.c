@@ -14,14 +14,15 @@
  *   bits 0-18   R   readers holding the lock
  *
  * Limits: WW counts 2,047 waiting writers and glock.waiters 65,535
- * sleeping readers.  The daemon's threads= allows up to 1,000,000 FUSE
+ * sleeping readers.  The daemon's threads= allows up to 100,000 FUSE
  * workers, so both can be reached (2,048 writers of one file): a writer
  * that finds WW full and a reader that finds waiters full wait awake,
  * uncounted (sched_yield between tries; writer_unannounced and
  * reader_uncounted in glock_stats) — a count past its field carried
  * into W (the lock read free while held) or wrapped to 0 (a release
- * woke nobody).  R (524,287 holders) is not guarded, on the fast path:
- * it would take that many threads inside one lock at once.  woken_us is
+ * woke nobody).  R (GLOCK_MAX_HOLDERS, 524,287) is not guarded, on the
+ * fast path: main.c's threads= cap stays below it (a static assertion
+ * there), with room for the daemon's own few threads.  woken_us is
  * 16 bits of microseconds and wraps in 65 ms (now_us: harmless).
  *
  * Writer preference: a reader enters only while W == 0 and WW == 0, so a
@@ -100,6 +101,7 @@
 #define LK_WW_MASK	0x7ff00000u
 #define LK_K		0x00080000u
 #define LK_R_MASK	0x0007ffffu
+_Static_assert(LK_R_MASK == GLOCK_MAX_HOLDERS, "lock.h's GLOCK_MAX_HOLDERS is R's field");
 
 #define WAKE_WRITER	1u
 #define WAKE_READER	2u

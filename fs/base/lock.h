@@ -56,6 +56,13 @@ enum glock_mode {		/* the probe's "mode" argument */
 };
 
 /*
+ * Threads that can hold one read lock at once (the R field of the lock
+ * word, lock.c).  Not guarded on the fast path: whoever starts threads
+ * that take glocks keeps their number below it (main.c's threads= cap).
+ */
+#define GLOCK_MAX_HOLDERS 524287u
+
+/*
  * A lock.  Small (fits in a node's in-memory header many times over) and
  * zero-initialisable apart from glock_init().  Fields below `state` are
  * descriptive: they only feed the probes.

@@ -34,9 +34,18 @@
 #include "fs/ops/mount.h"
 #include "fs/fuse/fuse_ops.h"
 #include "fs/core/core.h"
+#include "fs/base/lock.h"
 #include "fs/store/dev_writelog.h"
 
 #define MAX_DEVS 16
+
+/* threads=: the most FUSE workers; every one may hold a glock, so the
+ * cap stays below what a lock's reader count holds (lock.h), with room
+ * for the daemon's own threads (commit, cleaner, scrub, write-behind) */
+#define THREADS_MAX 100000
+#define STR_(x) #x
+#define STR(x) STR_(x)
+_Static_assert(THREADS_MAX + 1024 < GLOCK_MAX_HOLDERS, "threads= could fill a lock's reader count");
 
 struct options {
 	struct core_opts core;
@@ -74,7 +83,7 @@ static void usage(FILE *f)
 "  fsync=log|commit   fsync through the fsync log (default) or a full commit\n"
 "  inode_spread=on|off  each directory numbers its children from a block of its\n"
 "                     own (on) or every inode takes the next number (off, default)\n"
-"  threads=N          maximum FUSE worker threads, 1 to 100000 (default 16)\n"
+"  threads=N          maximum FUSE worker threads, 1 to " STR(THREADS_MAX) " (default 16)\n"
 "  log=FILE           messages of a background daemon go to FILE (default: dropped)\n"
 "  writelog=FILE      record every device write (with its bytes), discard and\n"
 "                     flush, in order, to FILE, for power-loss replay tests\n"
@@ -232,7 +241,7 @@ static const char *opt_range(const char *opt)
 		{ "commit=", "commit=SECONDS, 1 to 1000000" },
 		{ "cache=", "cache=SIZE, at least 1M, e.g. 256M" },
 		{ "dirty=", "dirty=SIZE, e.g. 64M; 0: commit only on time and sync" },
-		{ "threads=", "threads=N, 1 to 100000" },
+		{ "threads=", "threads=N, 1 to " STR(THREADS_MAX) },
 		{ "locktype=", "locktype=rwlock, mutex or spin" },
 		{ "discard_iops=", "discard_iops=N per second, 0 for no limit" },
 		{ "discard_bps=", "discard_bps=SIZE per second, e.g. 64M, 0 for no limit" },
@@ -453,7 +462,7 @@ static int parse_opt(struct options *o, const char *opt)
 		 * than the kernel's FUSE queue keeps busy (a typo's million
 		 * was accepted); the lock module copes with any number of
 		 * waiters (fs/base/lock.c) */
-		if (parse_uint(v, &o->threads) == 0 && o->threads >= 1 && o->threads <= 100000)
+		if (parse_uint(v, &o->threads) == 0 && o->threads >= 1 && o->threads <= THREADS_MAX)
 			return 0;
 	} else if (v && has_prefix(opt, "entry_timeout=")) {
 		if (parse_double(v, &o->entry_timeout) == 0)
