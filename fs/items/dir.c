@@ -87,6 +87,26 @@ int dir_room(struct fsctx *fs, uint64_t dir, const char *name, size_t len)
 	return run_room(fs, (size_t)ret, len);
 }
 
+int dir_ref_room(struct fsctx *fs, uint64_t ino, uint64_t parent, size_t len, long gone)
+{
+	struct key k = mkkey(ino, KEY_INODE_REF, parent);
+	void *buf;
+	int ret = fsctx_read_item(fs, &k, 512, &buf);
+	size_t size;
+
+	if (ret == -ENOENT)
+		return 0;
+	if (ret < 0)
+		return ret;
+	free(buf);
+	size = (size_t)ret;
+	if (gone >= 0)
+		size -= sizeof(struct inode_ref) + (size_t)gone;
+	if (size + sizeof(struct inode_ref) + len > btree_max_item_size(fs->root))
+		return -EMLINK;
+	return 0;
+}
+
 /* The entry for name in a run, copied to hit: 0, or -ENOENT. */
 static int run_find(const char *buf, size_t size, const char *name, size_t len,
 		    struct dir_hit *hit)

@@ -35,6 +35,18 @@ void dir_set_name_hash(uint64_t (*fn)(const char *name, size_t len));
  * its hash already fill their item (checked before any change). */
 int dir_room(struct fsctx *fs, uint64_t dir, const char *name, size_t len);
 
+/*
+ * Can ino take one more name of len bytes in parent?  Every name of an
+ * inode in one directory lives in one INODE_REF item, so a file with
+ * many hard links in a directory fills it (about 230 names of 60 bytes
+ * at 16 KiB nodes).  0, or -EMLINK (what link(2) and rename(2) say of
+ * "too many links"; kernel btrfs without extended refs says the same),
+ * checked before any change.  gone: the length of a name of ino in
+ * parent that the same operation removes (a rename within one
+ * directory), or -1.
+ */
+int dir_ref_room(struct fsctx *fs, uint64_t ino, uint64_t parent, size_t len, long gone);
+
 /* Find name in dir: 0 and *hit, -ENOENT, -errno. */
 int dir_lookup(struct fsctx *fs, uint64_t dir, const char *name, size_t len,
 	       struct dir_hit *hit);

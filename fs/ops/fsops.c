@@ -467,6 +467,8 @@ int fsops_link(struct fsctx *fs, uint64_t ino, uint64_t newparent, const char *n
 		ret = -EEXIST;
 	if (ret == -ENOENT)
 		ret = dir_room(fs, newparent, newname, strlen(newname));
+	if (ret == 0)
+		ret = dir_ref_room(fs, ip->ino, newparent, strlen(newname), -1);
 	if (ret < 0)
 		goto out;
 	changed = true;
@@ -709,6 +711,13 @@ int fsops_rename(struct fsctx *fs, uint64_t parent, const char *name,
 			ret = 0;
 			goto out;
 		}
+		/* each takes the other's name: its INODE_REF in the other's
+		 * directory grows (within one directory: by the difference) */
+		ret = dir_ref_room(fs, si->ino, dp->ino, dlen, sp == dp ? (long)slen : -1);
+		if (ret == 0)
+			ret = dir_ref_room(fs, di->ino, sp->ino, slen, sp == dp ? (long)dlen : -1);
+		if (ret < 0)
+			goto out;
 		changed = true;
 		log_note_names(t, si->ino);
 		log_note_names(t, di->ino);
@@ -757,6 +766,9 @@ int fsops_rename(struct fsctx *fs, uint64_t parent, const char *name,
 		if (ret < 0)
 			goto out;
 	}
+	ret = dir_ref_room(fs, si->ino, dp->ino, dlen, sp == dp ? (long)slen : -1);
+	if (ret < 0)
+		goto out;
 	changed = true;
 	ret = 0;
 	log_note_names(t, si->ino);

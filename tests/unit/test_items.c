@@ -220,6 +220,73 @@ static void data_model(unsigned seed)
 	free(w);
 }
 
+/*
+ * Every name of an inode in one directory shares one INODE_REF item, so
+ * hard links to one file in one directory fill it (stress-ng's link
+ * stressor: EOVERFLOW from the item's growth aborted the transaction and
+ * the volume went read-only, losing the uncommitted writes).  link and
+ * rename must say EMLINK before changing anything; the volume stays
+ * writable and the uncommitted bytes of another file survive.
+ */
+static void many_links(void)
+{
+	struct stat st, f, x, dat;
+	char name[128], name2[160], w[4096];
+	int made = 0, ret = 0;
+	uint64_t ml;
+
+	memset(w, 0x5a, sizeof(w));
+	CHECK("links: mkdir", fsops_mkdir(fs, ROOT_DIR_INO, "ml", 0755, &root_cr, &st) == 0);
+	ml = st.st_ino;
+	CHECK("links: create", fsops_mknod(fs, ml, "f", S_IFREG | 0644, 0, &root_cr, &f) == 0);
+	CHECK("links: create x", fsops_mknod(fs, ml, "x", S_IFREG | 0644, 0, &root_cr, &x) == 0);
+	CHECK("links: data file", fsops_mknod(fs, ROOT_DIR_INO, "ml-data", S_IFREG | 0644, 0,
+					      &root_cr, &dat) == 0 &&
+	      fsops_write(fs, dat.st_ino, w, sizeof(w), 0) == (ssize_t)sizeof(w));
+	for (int i = 0; i < 100000; i++) {
+		snprintf(name, sizeof(name), "stress-ng-link-%06d-%0*d", i, 40, i);
+		ret = fsops_link(fs, f.st_ino, ml, name, &st);
+		if (ret)
+			break;
+		fsops_forget(fs, f.st_ino, 1);
+		made++;
+	}
+	CHECK("links: a full INODE_REF refuses the link with EMLINK", ret == -EMLINK && made > 50);
+	CHECK("links: the volume still takes writes", !core_readonly(core) &&
+	      fsops_mknod(fs, ml, "after", S_IFREG | 0644, 0, &root_cr, &st) == 0);
+	CHECK("links: nlink counts the names made",
+	      fsops_getattr(fs, f.st_ino, &st) == 0 && st.st_nlink == (nlink_t)made + 1);
+	/* rename into the directory, from outside it and within it */
+	CHECK("links: a name outside", fsops_link(fs, f.st_ino, ROOT_DIR_INO, "ml-out", &st) == 0);
+	snprintf(name2, sizeof(name2), "moved-in-%0*d", 110, 1);
+	CHECK("links: rename into the full directory: EMLINK",
+	      fsops_rename(fs, ROOT_DIR_INO, "ml-out", ml, name2, 0) == -EMLINK);
+	snprintf(name, sizeof(name), "stress-ng-link-%06d-%0*d", 0, 40, 0);
+	CHECK("links: rename within it to a longer name: EMLINK",
+	      fsops_rename(fs, ml, name, ml, name2, 0) == -EMLINK);
+	CHECK("links: rename within it to a shorter name",
+	      fsops_rename(fs, ml, name, ml, "s", 0) == 0);
+	CHECK("links: exchange giving f a long name in the full directory: EMLINK",
+	      fsops_rename(fs, ml, "x", ml, "x2", 0) == 0 &&
+	      fsops_rename(fs, ml, "x2", ml, name2, 0) == 0 &&
+	      fsops_rename(fs, ROOT_DIR_INO, "ml-out", ml, name2, FSOPS_RENAME_EXCHANGE) == -EMLINK);
+	CHECK("links: still writable, bytes intact", !core_readonly(core) &&
+	      fsops_read(fs, dat.st_ino, name, sizeof(name), 0) == (ssize_t)sizeof(name) &&
+	      (unsigned char)name[0] == 0x5a && (unsigned char)name[127] == 0x5a);
+	CHECK("links: unlink every name", fsops_unlink(fs, ml, "s") == 0);
+	for (int i = 1; i < made; i++) {
+		snprintf(name, sizeof(name), "stress-ng-link-%06d-%0*d", i, 40, i);
+		if (fsops_unlink(fs, ml, name)) {
+			CHECK("links: unlink every name", 0);
+			break;
+		}
+	}
+	CHECK("links: two names left", fsops_getattr(fs, f.st_ino, &st) == 0 && st.st_nlink == 2);
+	fsops_forget(fs, f.st_ino, 1);
+	fsops_forget(fs, x.st_ino, 1);
+	fsops_forget(fs, dat.st_ino, 1);
+}
+
 static void names(void)
 {
 	struct stat st, a, d;
@@ -1396,6 +1463,7 @@ int main(void)
 		read_fallback_walks();
 		data_model(seed);
 		names();
+		many_links();
 		threads(seed);
 		CHECK("final unmount", items_unmount() == 0);
 		fsck_clean("final", img);
