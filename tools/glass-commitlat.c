@@ -32,9 +32,9 @@ static const char doc[] =
 static const char *const phases[] = { "?", "wait writers", "run refs",
 	"free space", "write nodes", "flush", "super", "discard", "unpin" };
 static const char *const reasons[] = { "?", "periodic", "sync", "unmount",
-	"dirty threshold", "fsync", "other" };
+	"dirty threshold", "fsync", "other", "space" };
 #define NPHASES 8
-#define NREASONS 6
+#define NREASONS 7
 
 static void report(struct commitlat_bpf *skel)
 {

@@ -28,7 +28,7 @@ provider glassfs {
 	probe txn__start(uint64_t transid);
 	/* @ an operation joined the running transaction */
 	probe txn__join(uint64_t transid);
-	/* @ a commit begins; reason: 1 periodic, 2 sync, 3 unmount, 4 dirty threshold, 5 fsync, 6 other */
+	/* @ a commit begins; reason: 1 periodic, 2 sync, 3 unmount, 4 dirty threshold, 5 fsync, 6 other, 7 space (an operation found no space that a commit frees) */
 	probe commit__start(uint64_t transid, int reason);
 	/* @ a commit phase ended; phase: 1 wait writers, 2 run refs, 3 free space, 4 write nodes, 5 flush, 6 super, 7 discard, 8 unpin */
 	probe commit__phase(uint64_t transid, int phase, uint64_t dur_ns);

@@ -27,6 +27,8 @@
 #include "fs/btree/meta.h"	/* core_generation() */
 #include "fs/items/log.h"
 #include "fs/items/subvol.h"
+#include "fs/format/format.h"	/* BG_DATA, BG_METADATA */
+#include "fs/store/alloc.h"	/* alloc_space_open: commit_for_space */
 
 #define LINK_MAX_COUNT 65000
 
@@ -74,6 +76,45 @@ static int join(struct fsctx *fs, unsigned nr_items, unsigned flags, struct txn 
 	if (fs->readonly)
 		return -EROFS;
 	return txn_join(fs->core, nr_items, flags, t);
+}
+
+/*
+ * Space a commit gives back.  Blocks freed in the running transaction (a
+ * file overwritten, truncated or deleted, B-tree nodes copied) stay
+ * pinned until it commits (alloc.h), so a volume can say ENOSPC with
+ * much of its space one commit away: overwriting a 600 MiB file on a
+ * 1 GiB volume did, and with the writeback cache the kernel then drops
+ * the pages it could not write back.  Kernel btrfs commits before it
+ * gives up; so do we, once per operation, with no handle held (a commit
+ * waits for every handle) and no inode lock (only the caller's
+ * reference).  True when the commit freed space: the caller tries once
+ * more.  On a volume that is really full every failing operation costs
+ * a commit of what is dirty, as in btrfs.
+ */
+static bool commit_for_space(struct fsctx *fs)
+{
+	struct core *c = fs->core;
+	uint64_t t, d0, m0, d1, m1;
+
+	if (fs->readonly || core_readonly(c))
+		return false;
+	alloc_space_open(c, BG_DATA, &t, &d0);
+	alloc_space_open(c, BG_METADATA, &t, &m0);
+	if (txn_commit(c, COMMIT_ENOSPC) < 0)
+		return false;
+	alloc_space_open(c, BG_DATA, &t, &d1);
+	alloc_space_open(c, BG_METADATA, &t, &m1);
+	return d1 > d0 || m1 > m0;
+}
+
+/* join, and on ENOSPC once more after a commit that gave space back */
+static int join_space(struct fsctx *fs, unsigned nr_items, unsigned flags, struct txn **t)
+{
+	int ret = join(fs, nr_items, flags, t);
+
+	if (ret == -ENOSPC && commit_for_space(fs))
+		ret = join(fs, nr_items, flags, t);
+	return ret;
 }
 
 static int check_name(const char *name)
@@ -203,7 +244,7 @@ int fsops_setattr_as(struct fsctx *fs, uint64_t ino, const struct stat *in, int 
 		return ret;
 	if ((valid & FSOPS_SET_SIZE) && (uint64_t)in->st_size < ip->item.size)
 		shrink = true;
-	ret = join(fs, 8, shrink ? TXN_USE_RESERVE : 0, &t);
+	ret = join_space(fs, 8, shrink ? TXN_USE_RESERVE : 0, &t);
 	if (ret < 0) {
 		inode_put(fs, ip);
 		return ret;
@@ -321,7 +362,7 @@ static int make_node(struct fsctx *fs, uint64_t parent, const char *name, mode_t
 	ret = inode_get(fs, parent, &dp);
 	if (ret < 0)
 		return ret;
-	ret = join(fs, 8, 0, &t);
+	ret = join_space(fs, 8, 0, &t);
 	if (ret < 0) {
 		inode_put(fs, dp);
 		return ret;
@@ -441,7 +482,7 @@ int fsops_link(struct fsctx *fs, uint64_t ino, uint64_t newparent, const char *n
 		inode_put(fs, ip);
 		return ret;
 	}
-	ret = join(fs, 8, 0, &t);
+	ret = join_space(fs, 8, 0, &t);
 	if (ret < 0)
 		goto put;
 	struct inode *lk[2] = { ip, dp };
@@ -573,7 +614,7 @@ static int remove_name(struct fsctx *fs, uint64_t parent, const char *name, bool
 		inode_put(fs, dp);
 		return -ENOTDIR;
 	}
-	ret = join(fs, 8, TXN_USE_RESERVE, &t);
+	ret = join_space(fs, 8, TXN_USE_RESERVE, &t);
 	if (ret < 0) {
 		inode_put(fs, dp);
 		return ret;
@@ -661,7 +702,7 @@ int fsops_rename(struct fsctx *fs, uint64_t parent, const char *name,
 		ret = -ENOTDIR;
 		goto put;
 	}
-	ret = join(fs, 16, 0, &t);
+	ret = join_space(fs, 16, 0, &t);
 	if (ret < 0) {
 		t = NULL;
 		goto put;
@@ -868,7 +909,7 @@ static void drop_privs(struct inode *ip, const struct fsops_cred *cr)
 static int open_truncate(struct fsctx *fs, struct inode *ip, const struct fsops_cred *cr)
 {
 	struct txn *t;
-	int ret = join(fs, 8, TXN_USE_RESERVE, &t);
+	int ret = join_space(fs, 8, TXN_USE_RESERVE, &t);
 
 	if (ret < 0)
 		return ret;
@@ -980,20 +1021,15 @@ ssize_t fsops_write(struct fsctx *fs, uint64_t ino, const void *buf, size_t size
 	return fsops_write_as(fs, ino, buf, size, off, NULL);
 }
 
-ssize_t fsops_write_as(struct fsctx *fs, uint64_t ino, const void *buf, size_t size,
-		       uint64_t off, const struct fsops_cred *cr)
+/* One try of a write: bytes written (short only when space ran out), or -errno. */
+static ssize_t write_once(struct fsctx *fs, struct inode *ip, const void *buf, size_t size,
+			  uint64_t off, const struct fsops_cred *cr)
 {
-	struct inode *ip;
 	struct txn *t;
-	ssize_t ret = inode_get(fs, ino, &ip);
+	ssize_t ret = join(fs, 8 + (unsigned)(size / (256 * 1024)) * 4, 0, &t);
 
 	if (ret < 0)
 		return ret;
-	ret = join(fs, 8 + (unsigned)(size / (256 * 1024)) * 4, 0, &t);
-	if (ret < 0) {
-		inode_put(fs, ip);
-		return ret;
-	}
 	inode_lock(ip);
 	if (!S_ISREG(ip->item.mode)) {
 		ret = -EINVAL;
@@ -1024,8 +1060,33 @@ ssize_t fsops_write_as(struct fsctx *fs, uint64_t ino, const void *buf, size_t s
 	int e = txn_end(t);
 	if (ret >= 0 && e < 0)
 		ret = e;
-	inode_put(fs, ip);
 	return ret;
+}
+
+ssize_t fsops_write_as(struct fsctx *fs, uint64_t ino, const void *buf, size_t size,
+		       uint64_t off, const struct fsops_cred *cr)
+{
+	struct inode *ip;
+	ssize_t ret = inode_get(fs, ino, &ip);
+	size_t done = 0;
+	bool committed = false;
+
+	if (ret < 0)
+		return ret;
+	/* a write the space ran out in (ENOSPC, or short) goes on after a
+	 * commit that gave space back (commit_for_space), once */
+	for (;;) {
+		ret = write_once(fs, ip, (const char *)buf + done, size - done, off + done, cr);
+		if (ret > 0)
+			done += (size_t)ret;
+		if (done == size || (ret < 0 && ret != -ENOSPC) || ret == 0)
+			break;
+		if (committed || !commit_for_space(fs))
+			break;
+		committed = true;
+	}
+	inode_put(fs, ip);
+	return done ? (ssize_t)done : ret;
 }
 
 int fsops_fsync(struct fsctx *fs, uint64_t ino, int datasync)
@@ -1080,21 +1141,15 @@ int fsops_fallocate(struct fsctx *fs, uint64_t ino, int mode, uint64_t off, uint
 	return fsops_fallocate_as(fs, ino, mode, off, len, NULL);
 }
 
-int fsops_fallocate_as(struct fsctx *fs, uint64_t ino, int mode, uint64_t off, uint64_t len,
-		       const struct fsops_cred *cr)
+static int fallocate_once(struct fsctx *fs, struct inode *ip, int mode, uint64_t off,
+			  uint64_t len, const struct fsops_cred *cr)
 {
-	struct inode *ip;
 	struct txn *t;
-	int ret = inode_get(fs, ino, &ip);
+	int ret = join(fs, 16, (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_COLLAPSE_RANGE)) ?
+		       TXN_USE_RESERVE : 0, &t);
 
 	if (ret < 0)
 		return ret;
-	ret = join(fs, 16, (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_COLLAPSE_RANGE)) ?
-		   TXN_USE_RESERVE : 0, &t);
-	if (ret < 0) {
-		inode_put(fs, ip);
-		return ret;
-	}
 	inode_lock(ip);
 	if (S_ISDIR(ip->item.mode))
 		ret = -EISDIR;
@@ -1121,8 +1176,25 @@ int fsops_fallocate_as(struct fsctx *fs, uint64_t ino, int mode, uint64_t off, u
 	}
 	inode_unlock(ip);
 	int e = txn_end(t);
-	inode_put(fs, ip);
 	return ret < 0 ? ret : e;
+}
+
+int fsops_fallocate_as(struct fsctx *fs, uint64_t ino, int mode, uint64_t off, uint64_t len,
+		       const struct fsops_cred *cr)
+{
+	struct inode *ip;
+	int ret = inode_get(fs, ino, &ip);
+
+	if (ret < 0)
+		return ret;
+	ret = fallocate_once(fs, ip, mode, off, len, cr);
+	/* the pieces already placed stay: the second try fills the rest
+	 * (not a collapse or insert: those move the file's tail, twice) */
+	if (ret == -ENOSPC && !(mode & (FALLOC_FL_COLLAPSE_RANGE | FALLOC_FL_INSERT_RANGE)) &&
+	    commit_for_space(fs))
+		ret = fallocate_once(fs, ip, mode, off, len, cr);
+	inode_put(fs, ip);
+	return ret;
 }
 
 int64_t fsops_lseek(struct fsctx *fs, uint64_t ino, uint64_t off, int whence)
@@ -1288,7 +1360,7 @@ static int xattr_change(struct fsctx *fs, uint64_t ino, const char *name,
 
 	if (ret < 0)
 		return ret;
-	ret = join(fs, 4, remove ? TXN_USE_RESERVE : 0, &t);
+	ret = join_space(fs, 4, remove ? TXN_USE_RESERVE : 0, &t);
 	if (ret < 0) {
 		inode_put(fs, ip);
 		return ret;

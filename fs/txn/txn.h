@@ -30,6 +30,7 @@ enum txn_flags {
 enum commit_reason {		/* the commit__start probe's "reason" */
 	COMMIT_PERIODIC = 1, COMMIT_SYNC = 2, COMMIT_UNMOUNT = 3,
 	COMMIT_DIRTY = 4, COMMIT_FSYNC = 5, COMMIT_OTHER = 6,
+	COMMIT_ENOSPC = 7,	/* space freed in the running transaction, wanted now */
 };
 
 /*
