@@ -729,6 +729,7 @@ int main(int argc, char **argv)
 	d.writeback = o.writeback;
 	d.splice = o.splice;
 	d.max_read = o.max_read;
+	d.threads = o.threads;
 	d.mountpoint = realpath(o.mnt, NULL);	/* freed at exit */
 	se = fuse_session_new(&args, &fuse_ll_ops, sizeof(fuse_ll_ops), &d);
 	if (!se) {

@@ -82,13 +82,27 @@ static inline struct fsctx *FS(fuse_req_t req, fuse_ino_t ino)
 
 /* Open files and directories per subvolume: a subvolume with any is busy
  * for deletion (subvol_delete). */
+/* A handle open for writing: counted on its inode (gl_lseek), before the
+ * reply that lets the kernel release it, taken back with the release. */
+static void writer_note(fuse_req_t req, fuse_ino_t ino, const struct fuse_file_info *fi,
+			int delta)
+{
+	if ((fi->flags & O_ACCMODE) != O_RDONLY)
+		fsops_writers(FS(req, ino), I(ino), delta);
+}
+
 static void opened(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int n)
 {
 	struct fsctx *fs = FS(req, ino);
 
 	__atomic_fetch_add(&fs->open_files, n, __ATOMIC_SEQ_CST);
-	if (fuse_reply_open(req, fi) != 0)	/* interrupted: no release will come */
+	if (n)
+		writer_note(req, ino, fi, +1);
+	if (fuse_reply_open(req, fi) != 0) {	/* interrupted: no release will come */
 		__atomic_fetch_sub(&fs->open_files, n, __ATOMIC_SEQ_CST);
+		if (n)
+			writer_note(req, ino, fi, -1);
+	}
 }
 
 /* Give back a lookup counted for a reply that did not reach the kernel. */
@@ -514,8 +528,10 @@ static void gl_create(fuse_req_t req, fuse_ino_t parent_, const char *name, mode
 	fi->keep_cache = 1;
 	fi->noflush = 1;
 	__atomic_fetch_add(&FS(req, parent_)->open_files, 1, __ATOMIC_SEQ_CST);
+	writer_note(req, st.st_ino, fi, +1);
 	if (fuse_reply_create(req, &e, fi) != 0) {
 		__atomic_fetch_sub(&FS(req, parent_)->open_files, 1, __ATOMIC_SEQ_CST);
+		writer_note(req, st.st_ino, fi, -1);
 		forget_nodeid(req, st.st_ino, 1);
 	}
 }
@@ -665,8 +681,8 @@ static void gl_release(fuse_req_t req, fuse_ino_t ino_, struct fuse_file_info *f
 	uint64_t ino = I(ino_);
 	uint64_t t0 = op_start(OP_RELEASE, ino);
 
-	(void)fi;
 	__atomic_fetch_sub(&FS(req, ino_)->open_files, 1, __ATOMIC_SEQ_CST);
+	writer_note(req, ino_, fi, -1);
 	reply_err(req, OP_RELEASE, ino, t0, 0);
 }
 
@@ -883,6 +899,27 @@ static void gl_lseek(fuse_req_t req, fuse_ino_t ino_, off_t off, int whence,
 	if (off < 0) {
 		reply_err(req, OP_LSEEK, ino, t0, -EINVAL);
 		return;
+	}
+	/*
+	 * The kernel sends SEEK_DATA and SEEK_HOLE without writing its dirty
+	 * pages back first (fuse_lseek), so with the writeback cache a file
+	 * open for writing may hold data, and a size, we have not seen: the
+	 * answer would be a hole (or ENXIO) where the writer's bytes are, and
+	 * a sparse-aware copy (cp, tar -S) would skip them.  Invalidating
+	 * the file's pages from off on makes the kernel write the dirty ones
+	 * back first (launder: WRITEs other workers answer, so not with one
+	 * worker thread) and wait for them.  Files nobody writes to have no
+	 * dirty pages (a close writes them back): their cache stays.
+	 */
+	if (D(req)->writeback && (whence == SEEK_DATA || whence == SEEK_HOLE) &&
+	    fsops_writers(FS(req, ino_), ino, 0) > 0) {
+		if (D(req)->threads < 2) {
+			/* no worker to answer the WRITEs: the kernel's own
+			 * answer instead (data up to its size), for good */
+			reply_err(req, OP_LSEEK, ino, t0, -ENOSYS);
+			return;
+		}
+		fuse_lowlevel_notify_inval_inode(D(req)->se, ino_, off, 0);
 	}
 	r = fsops_lseek(FS(req, ino_), ino, (uint64_t)off, whence);
 	if (!replied_err(req, OP_LSEEK, ino, t0, r))

@@ -32,6 +32,7 @@ struct glassfs_daemon {
 					 * replies go the ordinary way */
 	unsigned max_read;		/* the max_read mount option (0: none); gl_init
 					 * gives libfuse the same (it refuses INIT else) */
+	unsigned threads;		/* threads= (the most FUSE workers): gl_lseek */
 	struct fuse_session *se;
 	const char *mountpoint;		/* absolute, or NULL (subvolume delete: busy cwd check) */
 	struct scrub_service *scrub;	/* fs/services/scrub.h: made at init, freed at destroy */

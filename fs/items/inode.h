@@ -54,6 +54,11 @@ struct inode {
 	 * (inode_new): the next one and the end, [ino_next, ino_end) empty
 	 * when none is held; guarded by lock */
 	uint64_t ino_next, ino_end;
+	/* handles open for writing (fsops_writers; atomic): with the
+	 * kernel's writeback cache the files that may have dirty pages the
+	 * engine has not seen yet.  The kernel holds a lookup while a file
+	 * is open, so the inode stays cached meanwhile */
+	uint32_t writers;
 	/* guarded by the icache lock: */
 	uint64_t nlookup;		/* kernel lookup count (FUSE forget) */
 	uint32_t refs;			/* engine references (inode_get/inode_put) */

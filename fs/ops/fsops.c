@@ -941,6 +941,18 @@ int fsops_open(struct fsctx *fs, uint64_t ino, int flags, const struct fsops_cre
 	return ret;
 }
 
+int fsops_writers(struct fsctx *fs, uint64_t ino, int delta)
+{
+	struct inode *ip;
+	int ret = inode_get(fs, ino, &ip);
+
+	if (ret < 0)
+		return ret;
+	ret = (int)__atomic_add_fetch(&ip->writers, (uint32_t)delta, __ATOMIC_SEQ_CST);
+	inode_put(fs, ip);
+	return ret;
+}
+
 /*
  * The atime of a read or a readdir, which the caller found stale for the
  * mount's mode (inode_atime_stale: relatime, strictatime, noatime) under

@@ -80,6 +80,9 @@ ssize_t fsops_readlink(struct fsctx *fs, uint64_t ino, char *buf, size_t size);
  * moves mtime and ctime (FUSE's atomic O_TRUNC: no SETATTR follows); cr
  * is the caller's (only its uid counts: setuid survives root's O_TRUNC). */
 int fsops_open(struct fsctx *fs, uint64_t ino, int flags, const struct fsops_cred *cr);
+/* Handles open for writing on ino: delta +1 when one opens, -1 when it is
+ * released, 0 to ask.  The count after the change, or -errno. */
+int fsops_writers(struct fsctx *fs, uint64_t ino, int delta);
 ssize_t fsops_read(struct fsctx *fs, uint64_t ino, void *buf, size_t size, uint64_t off);
 /*
  * fsops_read whose reply is sent by reply(arg, sp, bytes) with the file's

@@ -265,6 +265,31 @@ static int run(int argc, char **argv)
 		printf("%lld\n", (long long)r);
 		return 0;
 	}
+	if (!strcmp(op, "writeseek")) {	/* writeseek PATH OFF LEN */
+		/* write LEN bytes at OFF and, the writer still open, seek
+		 * with a second descriptor (a sparse-aware copy beside a
+		 * writer): prints "data=D hole=H" for SEEK_DATA 0 and
+		 * SEEK_HOLE OFF, -1 for an error */
+		NEED(4);
+		off_t off = strtoll(argv[2], NULL, 0);
+		size_t len = strtoull(argv[3], NULL, 0);
+		char *buf = malloc(len);
+		fd = open(argv[1], O_RDWR | O_CREAT, 0644);
+		if (fd < 0 || !buf)
+			return -1;
+		memset(buf, 0xab, len);
+		if (pwrite(fd, buf, len, off) != (ssize_t)len)
+			return -1;
+		int rd = open(argv[1], O_RDONLY);
+		if (rd < 0)
+			return -1;
+		off_t d = lseek(rd, 0, SEEK_DATA), h = lseek(rd, off, SEEK_HOLE);
+		printf("data=%lld hole=%lld\n", (long long)d, (long long)h);
+		close(rd);
+		close(fd);
+		free(buf);
+		return 0;
+	}
 	if (!strcmp(op, "pwrite") || !strcmp(op, "verify")) {	/* OP PATH OFF LEN SEED */
 		NEED(5);
 		uint64_t off = strtoull(argv[2], NULL, 0), len = strtoull(argv[3], NULL, 0);
