@@ -12,8 +12,10 @@
  * entries for it (new entries and attributes from our replies, parent
  * attributes after a directory change, the target's after unlink/rename,
  * size/times after writes).  So no fuse_lowlevel_notify_inval_* call is
- * needed but one: a write that cleared setuid/setgid (gl_write), since the
- * kernel does not refresh the mode after a write; one is owed wherever the
+ * needed but these: a write or O_TRUNC open that cleared setuid/setgid
+ * (gl_write, gl_open), since the kernel does not refresh the mode after
+ * them, and SEEK_DATA/SEEK_HOLE beside a writer (gl_lseek), to have the
+ * kernel's dirty pages written back first; one is owed wherever the
  * engine starts changing names or attributes on its own (a future
  * snapshot/receive/repair service).
  * Files are opened keep_cache (the page cache stays valid across opens)
