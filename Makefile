@@ -159,7 +159,8 @@ demo-picture:
 # 20,000 each, on top of the fixed ones; about 2 hours each at ~150 ops/s),
 # and the B-tree model tests under every lock scheme (BTREE_MATRIX=full:
 # node, groups:4/16/64 x cowlock=leaf/path x rwlock/mutex/spin, 4 and
-# 16 KiB nodes; BTREE_TIMEOUT=s, 4 h by default).
+# 16 KiB nodes; BTREE_TIMEOUT=s, 4 h by default), and stress-ng's whole
+# filesystem class with --verify, 60 s a stressor (STRESSNG_SECONDS=s).
 soak: deps
 	$(Q)$(MAKE) --no-print-directory test-build
 	$(Q)CRASH_ROUNDS=$${CRASH_ROUNDS:-500} BIGDIR_FILES=$${BIGDIR_FILES:-1000000} \
@@ -177,3 +178,5 @@ soak: deps
 	$(Q)BTREE_MATRIX=full TEST_TIMEOUT=$${BTREE_TIMEOUT:-14400} OUT=$(OUT) tests/run.sh btree_mem
 	$(Q)ORACLE_ROUNDS=$${ORACLE_ROUNDS:-50} ORACLE_OPS=$${ORACLE_OPS:-20000} \
 		TEST_TIMEOUT=$${ORACLE_TIMEOUT:-28800} OUT=$(OUT) tests/run.sh oracle
+	$(Q)STRESSNG_CLASS=1 STRESSNG_SECONDS=$${STRESSNG_SECONDS:-60} TEST_TIMEOUT=$${STRESSNG_TIMEOUT:-7200} \
+		OUT=$(OUT) tests/run.sh stressng.test
