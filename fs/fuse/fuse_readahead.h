@@ -7,9 +7,14 @@
  * default, and the INIT reply's max_readahead can only lower it.  With
  * 128 KiB a sequential reader keeps one or two READs of 256 KiB in flight,
  * so the daemon's time per READ (wake-up, lookup, checksums, reply) sets
- * the rate; a window of 4 MiB (what kernel btrfs gives its mounts) keeps
- * up to nine 1 MiB READs in flight and both ends busy at once.  Only root
- * may write the bdi's knob: without it the window stays as it was.
+ * the rate; a window of 2 MiB keeps two to six READs of up to max_read
+ * in flight (eleven at most), and the daemon's workers verify and reply some while the
+ * reader copies others.  Wider is not better: each step up costs the
+ * reader CPU (its pages are filled further ahead of its copy: 327, 352
+ * and 384 ms of fio per warm 512 MiB read at 1, 2 and 4 MiB), and on a
+ * loaded machine 4 MiB read slower than 1 or 2 (docs/benchmarks.md).
+ * Only root may write the bdi's knob: without it the window stays as it
+ * was.
  *
  * Used by the glassfs daemon and by the memfs ceiling (tests/bench), so
  * this file needs nothing but libc.
