@@ -59,6 +59,7 @@ struct options {
 	bool writeback;		/* writeback_cache=on|off (default on: docs/mount-options.md) */
 	bool splice;		/* splice=on|off (docs/mount-options.md) */
 	unsigned max_read;	/* max_read=BYTES forwarded, or set for splice (main) */
+	unsigned readahead_kb;	/* readahead_kb=N (docs/mount-options.md) */
 	char fuse_opts[4096];	/* forwarded to libfuse, comma-separated */
 	const char *log;	/* log=FILE: daemon messages in the background */
 	const char *writelog;	/* writelog=FILE: the devices' write log (tests) */
@@ -93,6 +94,8 @@ static void usage(FILE *f)
 "                     large requests; off: every write is a round trip)\n"
 "  splice=on|off      reads replied by splicing the verified device bytes to the\n"
 "                     kernel, one copy instead of two (default on)\n"
+"  readahead_kb=N     the kernel's read-ahead window for the mount, in KiB\n"
+"                     (default 2048; 0: the kernel's own, 128; needs root)\n"
 "  ro | rw            read-only / read-write\n"
 "  discard=off|sync|async  discard freed extents: never (default), inside the\n"
 "                     commit, or queued in the background; bare 'discard' = sync\n"
@@ -484,6 +487,15 @@ static int parse_opt(struct options *o, const char *opt)
 		}
 		fprintf(stderr, "glassfs: bad value in option '%s' (splice=on|off)\n", opt);
 		return -EINVAL;
+	} else if (v && has_prefix(opt, "readahead_kb=")) {
+		char *end;
+		unsigned long n = strtoul(v, &end, 10);
+		if (*v >= '0' && *v <= '9' && !*end && n <= 1u << 20) {	/* 1 GiB: sysfs's own bound is higher */
+			o->readahead_kb = (unsigned)n;
+			return 0;
+		}
+		fprintf(stderr, "glassfs: bad value in option '%s' (readahead_kb=0..1048576)\n", opt);
+		return -EINVAL;
 	} else if (v && has_prefix(opt, "negative_timeout=")) {
 		if (parse_double(v, &o->neg_timeout) == 0)
 			return 0;
@@ -520,6 +532,7 @@ static int parse_args(struct options *o, int argc, char **argv)
 	o->entry_timeout = o->attr_timeout = o->neg_timeout = 10.0;
 	o->writeback = true;
 	o->splice = true;
+	o->readahead_kb = 2048;		/* why: fs/fuse/fuse_readahead.h */
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -731,6 +744,8 @@ int main(int argc, char **argv)
 	d.max_read = o.max_read;
 	d.threads = o.threads;
 	d.mountpoint = realpath(o.mnt, NULL);	/* freed at exit */
+	d.ra.mountpoint = d.mountpoint;
+	d.ra.kb = o.readahead_kb;
 	se = fuse_session_new(&args, &fuse_ll_ops, sizeof(fuse_ll_ops), &d);
 	if (!se) {
 		fprintf(stderr, "glassfs: cannot start a FUSE session (options: %s)\n", optstr);

@@ -495,6 +495,8 @@ static void gl_open(fuse_req_t req, fuse_ino_t ino_, struct fuse_file_info *fi)
 		return;
 	fi->keep_cache = 1;	/* every change passes through us: the page cache stays valid */
 	fi->noflush = 1;	/* flush has nothing to do here: spare close() a round trip */
+	/* before the reply: the kernel sizes this file's read-ahead after it */
+	fuse_readahead_apply(&D(req)->ra);
 	opened(req, ino_, fi, 1);
 }
 
@@ -529,6 +531,7 @@ static void gl_create(fuse_req_t req, fuse_ino_t parent_, const char *name, mode
 	fill_entry(d, &e, &st);
 	fi->keep_cache = 1;
 	fi->noflush = 1;
+	fuse_readahead_apply(&d->ra);	/* as gl_open */
 	__atomic_fetch_add(&FS(req, parent_)->open_files, 1, __ATOMIC_SEQ_CST);
 	writer_note(req, st.st_ino, fi, +1);
 	if (fuse_reply_create(req, &e, fi) != 0) {

@@ -12,6 +12,7 @@
 #endif
 #include <fuse_lowlevel.h>
 #include "fs/ops/fsops.h"
+#include "fs/fuse/fuse_readahead.h"
 
 struct glassfs_daemon {
 	struct core *core;		/* fixed while mounted */
@@ -33,6 +34,9 @@ struct glassfs_daemon {
 	unsigned max_read;		/* the max_read mount option (0: none); gl_init
 					 * gives libfuse the same (it refuses INIT else) */
 	unsigned threads;		/* threads= (the most FUSE workers): gl_lseek */
+	/* readahead_kb=: the mount's read-ahead window, set at the first
+	 * OPEN or CREATE (fuse_readahead.h) */
+	struct fuse_readahead ra;
 	struct fuse_session *se;
 	const char *mountpoint;		/* absolute, or NULL (subvolume delete: busy cwd check) */
 	struct scrub_service *scrub;	/* fs/services/scrub.h: made at init, freed at destroy */

@@ -7,7 +7,7 @@ MEMFS_FUSE_LIBS   := $(shell pkg-config --libs fuse3 2>/dev/null || echo -lfuse3
 
 BENCH_BINS += $(OUT)/bench/memfs
 $(OUT)/obj/tests/bench/memfs.o: EXTRA_CFLAGS += $(MEMFS_FUSE_CFLAGS)
-$(OUT)/bench/memfs: $(OUT)/obj/tests/bench/memfs.o
+$(OUT)/bench/memfs: $(OUT)/obj/tests/bench/memfs.o $(OUT)/obj/fs/fuse/fuse_readahead.o
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(FP_FLAGS) -o $@ $^ $(MEMFS_FUSE_LIBS) -lpthread

@@ -28,7 +28,8 @@
  * attributes and negative entries; at most 16 worker threads, 10 idle; no
  * clone_fd; default_permissions; parallel dirops on; writeback cache as
  * -o writeback says (glassfs's default is in fs/fuse/fuse_ops.c gl_init;
- * the bench passes the same choice to both).
+ * the bench passes the same choice to both); a read-ahead window of
+ * 2 MiB (-o readahead_kb=N, glassfs's readahead_kb=, fs/fuse/fuse_readahead.h).
  *
  * Inode numbers handed to the kernel are node pointers (root is 1), as in
  * libfuse's passthrough_ll; st_ino is a separate sequence number.
@@ -42,6 +43,7 @@
 #define FUSE_USE_VERSION 312
 
 #include <fuse_lowlevel.h>
+#include "fs/fuse/fuse_readahead.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -105,6 +107,7 @@ struct memfs {
 	struct mnode root;
 	double entry_timeout, attr_timeout, negative_timeout;
 	int writeback;
+	struct fuse_readahead ra;	/* readahead_kb=, set at the first open */
 	pthread_mutex_t seq_lock;	/* guards next_ino */
 	uint64_t next_ino;
 	pthread_mutex_t count_lock;	/* guards nnodes, nbytes */
@@ -632,6 +635,7 @@ static void memfs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	}
 	fi->fh = 0;
 	fi->noflush = 1;	/* as glassfs: close() needs no FLUSH round trip */
+	fuse_readahead_apply(&memfs_of(req)->ra);
 	if (fuse_reply_create(req, &e, fi) == -ENOENT)
 		forget_one(memfs_of(req), e.ino, 1);	/* the caller went away */
 }
@@ -721,6 +725,7 @@ static void memfs_open(fuse_req_t req, fuse_ino_t ino,
 	}
 	fi->fh = 0;
 	fi->noflush = 1;
+	fuse_readahead_apply(&fs->ra);	/* as glassfs's gl_open */
 	fuse_reply_open(req, fi);
 }
 
@@ -902,6 +907,7 @@ struct memfs_opts {
 	char *entry_timeout, *attr_timeout, *negative_timeout;
 	int writeback;
 	unsigned threads;
+	unsigned readahead_kb;
 };
 
 #define MEMFS_OPT(t, p) { t, offsetof(struct memfs_opts, p), 0 }
@@ -911,6 +917,7 @@ static const struct fuse_opt memfs_optspec[] = {
 	MEMFS_OPT("negative_timeout=%s", negative_timeout),
 	{ "writeback", offsetof(struct memfs_opts, writeback), 1 },
 	MEMFS_OPT("threads=%u", threads),
+	MEMFS_OPT("readahead_kb=%u", readahead_kb),
 	FUSE_OPT_END
 };
 
@@ -939,7 +946,8 @@ static void usage(const char *prog)
 	       "    -o attr_timeout=S      attribute cache time (default 10)\n"
 	       "    -o negative_timeout=S  cache ENOENT this long (default 10, 0 = off)\n"
 	       "    -o threads=N           maximum worker threads (default 16)\n"
-	       "    -o writeback           enable the kernel writeback cache\n",
+	       "    -o writeback           enable the kernel writeback cache\n"
+	       "    -o readahead_kb=N      the mount's read-ahead window (default 2048, 0 = the kernel's)\n",
 	       prog);
 	fuse_cmdline_help();
 	fuse_lowlevel_help();
@@ -974,6 +982,7 @@ int main(int argc, char *argv[])
 		goto out_args;
 	}
 	mopts.threads = 16;
+	mopts.readahead_kb = 2048;	/* glassfs's default */
 	if (fuse_opt_parse(&args, &mopts, memfs_optspec, NULL) == -1)
 		goto out_args;
 	if (mopts.threads < 1) {
@@ -992,6 +1001,8 @@ int main(int argc, char *argv[])
 			  &fs->negative_timeout))
 		goto out_fs;
 	fs->writeback = mopts.writeback;
+	fs->ra.mountpoint = copts.mountpoint;
+	fs->ra.kb = mopts.readahead_kb;
 	pthread_mutex_init(&fs->seq_lock, NULL);
 	pthread_mutex_init(&fs->count_lock, NULL);
 	fs->next_ino = 2;
