@@ -231,8 +231,8 @@ static void chown_drop_privs(struct inode *ip, const struct fsops_cred *cr)
 	ip->item.mode = m;
 }
 
-int fsops_setattr_as(struct fsctx *fs, uint64_t ino, const struct stat *in, int valid,
-		     struct stat *out, const struct fsops_cred *cr)
+static int setattr_once(struct fsctx *fs, uint64_t ino, const struct stat *in, int valid,
+			struct stat *out, const struct fsops_cred *cr)
 {
 	struct inode *ip;
 	struct txn *t;
@@ -335,6 +335,18 @@ out:
 	inode_unlock(ip);
 	ret = finish(t, ret, changed, "setattr");
 	inode_put(fs, ip);
+	return ret;
+}
+
+int fsops_setattr_as(struct fsctx *fs, uint64_t ino, const struct stat *in, int valid,
+		     struct stat *out, const struct fsops_cred *cr)
+{
+	int ret = setattr_once(fs, ino, in, valid, out, cr);
+
+	/* a truncate into a block copies it first: an ENOSPC there changed
+	 * nothing (file.h), and the size comes before every other change */
+	if (ret == -ENOSPC && (valid & FSOPS_SET_SIZE) && commit_for_space(fs))
+		ret = setattr_once(fs, ino, in, valid, out, cr);
 	return ret;
 }
 
