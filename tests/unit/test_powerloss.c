@@ -814,6 +814,11 @@ static void rewrite_setup(unsigned k)
 }
 static void rewrite_run(unsigned k)
 {
+	uint64_t n0 = fs->core->data_rewrites;
+	struct stat st;
+
+	/* held as the kernel holds an open file's inode (see rewrite_multi_run) */
+	STEP(fsops_lookup(fs, dir_ino, "r", &st));
 	w_write("r", 8192, 4096, k + 2);	/* copied */
 	w_write("r", 8192, 4096, k + 3);	/* in place */
 	w_write("r", 32768, 4096, k + 4);
@@ -831,6 +836,15 @@ static void rewrite_run(unsigned k)
 	w_write("r", 32768, 8192, k + 13);
 	w_write("r", 32768, 8192, k + 14);
 	w_fsync("r", 1);
+	/* as the comments say: 5 in place (raid5/6 data: none) */
+	uint64_t got = fs->core->data_rewrites - n0;
+	uint64_t want = prof->dprof == CORE_PROFILE_RAID5 || prof->dprof == CORE_PROFILE_RAID6 ? 0 : 5;
+	if (got != want) {
+		printf("FAIL: %s: %llu blocks written in place, not %llu\n", wname,
+		       (unsigned long long)got, (unsigned long long)want);
+		wfail++;
+	}
+	fsops_forget(fs, st.st_ino, 1);
 }
 
 /*
