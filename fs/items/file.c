@@ -468,31 +468,43 @@ static int write_blocks(struct txn *t, struct fsctx *fs, struct inode *ip,
 }
 
 /*
- * Write [a, a+len) (aligned) in place when one extent of the running
- * transaction maps exactly that range: the block a random overwrite got
- * from its copy on write earlier in the transaction (issue 22: ~58% of
- * a 5 s run of random 4 KiB writes).  No commit points at it and only
- * this file's one item ever did (data_rewrite_ok); no fsync log record
- * may hold it either — a crash would replay the record with the
- * checksums of the bytes written over — so never once the file was
- * fsynced in this transaction (merge_last's rule, ip->fsync_transid).
- * Copying on write again cost a new block (in a sparse image, a hole:
- * the host allocates), two reference changes and the item's rewrite,
- * and grew the image by the write until the commit.  v[0..n): the items
- * overlapping the range.  1 written, 0 not (the caller copies on
- * write), -errno.
+ * Write [a, a+len) (aligned) in place when extents of the running
+ * transaction map exactly that range, each whole: the blocks random
+ * overwrites got from their copy on write earlier in the transaction
+ * (issue 22: ~58% of a 5 s run of random 4 KiB writes), one or several
+ * (the writeback cache merges adjacent dirty pages into one WRITE, and
+ * each page may have been copied by a WRITE of its own).  No commit
+ * points at them and only this file's one item ever did
+ * (data_rewrite_ok, asked of every extent before any is written); no
+ * fsync log record may hold them either — a crash would replay the
+ * record with the checksums of the bytes written over — so never once
+ * the file was fsynced in this transaction (merge_last's rule,
+ * ip->fsync_transid).  Copying on write again cost a new block (in a
+ * sparse image, a hole: the host allocates), two reference changes per
+ * extent and the items' rewrite, and grew the image by the write until
+ * the commit.  v[0..n): the items overlapping the range.  1 written, 0
+ * not (the caller copies on write), -errno.
  */
 static int write_again(struct txn *t, struct inode *ip, uint64_t a, const char *buf,
 		       uint64_t len, const struct fext *v, int n)
 {
-	const struct fext *e = &v[0];
-	int ret;
+	uint64_t cur = a;
+	int ret = 0;
 
-	if (n != 1 || e->type != FE_REG || e->generation != txn_transid(t) || e->off != a ||
-	    e->len != len || e->doff || e->disk_len != len || ip->fsyncing ||
-	    txn_transid(t) <= ip->fsync_transid || !data_rewrite_ok(t, e->disk_logical, len))
+	if (n < 1 || ip->fsyncing || txn_transid(t) <= ip->fsync_transid)
 		return 0;
-	ret = data_rewrite(t, e->disk_logical, buf, len);
+	for (int i = 0; i < n; i++) {
+		const struct fext *e = &v[i];
+		if (e->type != FE_REG || e->generation != txn_transid(t) || e->off != cur ||
+		    e->doff || e->disk_len != e->len || e->len > a + len - cur ||
+		    !data_rewrite_ok(t, e->disk_logical, e->len))
+			return 0;
+		cur += e->len;
+	}
+	if (cur != a + len)
+		return 0;
+	for (int i = 0; i < n && ret == 0; i++)
+		ret = data_rewrite(t, v[i].disk_logical, buf + (v[i].off - a), v[i].len);
 	return ret < 0 ? fail(t, ret, "file write again") : 1;
 }
 

@@ -13,6 +13,12 @@
  *   the commit thread counts) wall_us_per_op=... node_lookups_per_op=
  *   node cache hits and misses per write (B-tree nodes visited: a count,
  *   steady under load, unlike the times) dev_writes_per_op=...
+ *   With -x PCT, that percent of the writes cover two blocks (B bytes
+ *   each, side by side) instead of one, as the writeback cache sends
+ *   two adjacent dirty pages as one WRITE (issue 22: a WRITE over two
+ *   blocks each copied on write earlier in the transaction goes in place
+ *   as two extents); rewrites_per_op counts the extents written in
+ *   place (data_rewrites).
  *   With -t T (threads, default 1) the N writes are shared by T threads
  *   writing the one file, as the daemon's FUSE workers do with the
  *   writeback cache's WRITEs, and the lock module's counts per write
@@ -22,7 +28,7 @@
  *   of those, made while a writer woken earlier had not run yet).
  *
  * Usage: wrbench -i IMAGE [-s FILE_MiB (512)] [-n WRITES (100000)] [-b BYTES (4096)]
- *                [-S SEED] [-t THREADS (1)]
+ *                [-S SEED] [-t THREADS (1)] [-x PCT_TWO_BLOCKS (0)]
  * Exit: 0, or 1 with the failing operation and its errno on stderr.
  */
 #include <errno.h>
@@ -63,7 +69,7 @@ struct writer {
 	struct fsctx *fs;
 	const struct fsops_cred *cr;
 	uint64_t ino;
-	long n, blocks, bs;
+	long n, blocks, bs, two_pct;
 	unsigned seed;
 	int err;
 	pthread_t th;
@@ -72,18 +78,22 @@ struct writer {
 static void *write_random(void *arg)
 {
 	struct writer *w = arg;
-	char *buf = malloc((size_t)w->bs);
+	char *buf = malloc(2 * (size_t)w->bs);
 
 	if (!buf) {
 		w->err = ENOMEM;
 		return NULL;
 	}
-	memset(buf, 0xa5, (size_t)w->bs);
+	memset(buf, 0xa5, 2 * (size_t)w->bs);
 	for (long i = 0; i < w->n; i++) {
-		uint64_t off = (uint64_t)(rand_r(&w->seed) % w->blocks) * (uint64_t)w->bs;
+		long blk = rand_r(&w->seed) % w->blocks;
+		long len = w->bs;
+		if (w->two_pct && rand_r(&w->seed) % 100 < w->two_pct && blk + 1 < w->blocks)
+			len *= 2;
+		uint64_t off = (uint64_t)blk * (uint64_t)w->bs;
 		buf[0] = (char)i;
-		ssize_t r = fsops_write_as(w->fs, w->ino, buf, (size_t)w->bs, off, w->cr);
-		if (r != w->bs) {
+		ssize_t r = fsops_write_as(w->fs, w->ino, buf, (size_t)len, off, w->cr);
+		if (r != len) {
 			w->err = r < 0 ? (int)-r : EIO;
 			break;
 		}
@@ -95,7 +105,7 @@ static void *write_random(void *arg)
 int main(int argc, char **argv)
 {
 	const char *img = NULL;
-	long mib = 512, n = 100000, bs = 4096, nthreads = 1;
+	long mib = 512, n = 100000, bs = 4096, nthreads = 1, two_pct = 0;
 	unsigned seed = 1;
 	struct core_opts o;
 	struct format_opts fo = { .label = "wrbench", .force = true };
@@ -107,7 +117,7 @@ int main(int argc, char **argv)
 	int opt, ret, fd;
 
 	core_opts_default(&o);
-	while ((opt = getopt(argc, argv, "i:s:n:b:S:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "i:s:n:b:S:t:x:")) != -1) {
 		switch (opt) {
 		case 'i': img = optarg; break;
 		case 's': mib = atol(optarg); break;
@@ -115,13 +125,14 @@ int main(int argc, char **argv)
 		case 'b': bs = atol(optarg); break;
 		case 'S': seed = (unsigned)atol(optarg); break;
 		case 't': nthreads = atol(optarg); break;
+		case 'x': two_pct = atol(optarg); break;
 		default: img = NULL; optind = argc; break;
 		}
 	}
 	if (!img || mib < 1 || n < 1 || bs < 4096 || bs % 4096 || bs > (1 << 20) ||
-	    nthreads < 1 || nthreads > 64) {
+	    nthreads < 1 || nthreads > 64 || two_pct < 0 || two_pct > 100) {
 		fprintf(stderr, "usage: wrbench -i IMAGE [-s FILE_MiB] [-n WRITES] [-b BYTES] [-S SEED] "
-			"[-t THREADS]\n");
+			"[-t THREADS] [-x PCT_TWO_BLOCKS]\n");
 		return 2;
 	}
 	fd = open(img, O_RDWR | O_CREAT | O_TRUNC, 0600);
@@ -162,7 +173,7 @@ int main(int argc, char **argv)
 	for (long t = 0; t < nthreads; t++) {
 		w[t] = (struct writer){ .fs = fs, .cr = &cr, .ino = (uint64_t)st.st_ino,
 					.n = n / nthreads + (t < n % nthreads), .blocks = blocks,
-					.bs = bs, .seed = seed + (unsigned)t };
+					.bs = bs, .two_pct = two_pct, .seed = seed + (unsigned)t };
 		if (nthreads == 1)
 			write_random(&w[t]);
 		else if (pthread_create(&w[t].th, NULL, write_random, &w[t]))
@@ -182,14 +193,16 @@ int main(int argc, char **argv)
 	}
 	printf("phase=randwrite ops=%ld bs=%ld file_mib=%ld threads=%ld us_per_op=%.2f wall_us_per_op=%.2f "
 	       "node_lookups_per_op=%.2f dev_writes_per_op=%.2f inode_waits_per_op=%.3f "
-	       "writer_sleeps_per_op=%.3f writer_wakes_per_op=%.3f writer_rewakes_per_op=%.3f\n",
+	       "writer_sleeps_per_op=%.3f writer_wakes_per_op=%.3f writer_rewakes_per_op=%.3f "
+	       "two_block_pct=%ld rewrites_per_op=%.3f\n",
 	       n, bs, mib, nthreads, (c1 - c0) / (double)n, (w1 - w0) / (double)n,
 	       (double)(s1.cache_hits + s1.cache_misses - s0.cache_hits - s0.cache_misses) / (double)n,
 	       (double)(s1.dev_write_ios - s0.dev_write_ios) / (double)n,
 	       (double)(l1.waits[GLOCK_CLASS_INODE] - l0.waits[GLOCK_CLASS_INODE]) / (double)n,
 	       (double)(l1.writer_sleeps - l0.writer_sleeps) / (double)n,
 	       (double)(l1.writer_wakes - l0.writer_wakes) / (double)n,
-	       (double)(l1.writer_rewakes - l0.writer_rewakes) / (double)n);
+	       (double)(l1.writer_rewakes - l0.writer_rewakes) / (double)n, two_pct,
+	       (double)(s1.data_rewrites - s0.data_rewrites) / (double)n);
 	free(buf);
 	fsops_unmount(fs);
 	ret = mount_close(c);

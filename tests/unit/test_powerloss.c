@@ -814,6 +814,11 @@ static void rewrite_setup(unsigned k)
 }
 static void rewrite_run(unsigned k)
 {
+	uint64_t n0 = fs->core->data_rewrites;
+	struct stat st;
+
+	/* held as the kernel holds an open file's inode (see rewrite_multi_run) */
+	STEP(fsops_lookup(fs, dir_ino, "r", &st));
 	w_write("r", 8192, 4096, k + 2);	/* copied */
 	w_write("r", 8192, 4096, k + 3);	/* in place */
 	w_write("r", 32768, 4096, k + 4);
@@ -831,6 +836,69 @@ static void rewrite_run(unsigned k)
 	w_write("r", 32768, 8192, k + 13);
 	w_write("r", 32768, 8192, k + 14);
 	w_fsync("r", 1);
+	/* as the comments say: 5 in place (raid5/6 data: none) */
+	uint64_t got = fs->core->data_rewrites - n0;
+	uint64_t want = prof->dprof == CORE_PROFILE_RAID5 || prof->dprof == CORE_PROFILE_RAID6 ? 0 : 5;
+	if (got != want) {
+		printf("FAIL: %s: %llu blocks written in place, not %llu\n", wname,
+		       (unsigned long long)got, (unsigned long long)want);
+		wfail++;
+	}
+	fsops_forget(fs, st.st_ino, 1);
+}
+
+/*
+ * One WRITE over several whole extents this transaction's copy on write
+ * made, written in place extent by extent (fs/items/file.c,
+ * write_again): three blocks copied by WRITEs of their own, then WRITEs
+ * over two and over all three of them, another file's fsync between,
+ * then the file's own fsync (copied from then on), a commit, and the
+ * same again.  A crash anywhere shows each file as its last durable
+ * state had it: no block written in place is reachable before a commit
+ * or a record holds it, and each extent's checksums match its bytes.
+ */
+static void rewrite_multi_setup(unsigned k)
+{
+	w_create("m");
+	w_write("m", 0, 65536, k);
+	w_create("o");
+	w_write("o", 0, 4000, k + 1);
+}
+static void rewrite_multi_run(unsigned k)
+{
+	uint64_t n0 = fs->core->data_rewrites;
+	struct stat st;
+
+	/* held as the kernel holds an open file's inode: one loaded again
+	 * takes the log's newest record's transaction as its last fsync's
+	 * (inode_cache.c), and "o"'s record would stop the writes in place */
+	STEP(fsops_lookup(fs, dir_ino, "m", &st));
+	w_write("m", 16384, 4096, k + 2);	/* copied, backwards: */
+	w_write("m", 12288, 4096, k + 3);	/* three extents */
+	w_write("m", 8192, 4096, k + 4);
+	w_write("m", 8192, 8192, k + 5);	/* two in place */
+	w_write("m", 8192, 12288, k + 6);	/* three in place */
+	w_write("o", 0, 100, k + 7);
+	w_fsync("o", 1);			/* another file's record */
+	w_write("m", 12288, 8192, k + 8);	/* two in place */
+	w_fsync("m", 1);
+	w_write("m", 8192, 12288, k + 9);	/* logged: copied */
+	w_sync();
+	w_write("m", 40960, 4096, k + 10);	/* copied */
+	w_write("m", 36864, 4096, k + 11);
+	w_write("m", 36864, 8192, k + 12);	/* in place */
+	w_write("m", 36864, 8192, k + 13);
+	w_fsync("m", 1);
+	/* the path under test ran: 2 + 3 + 2 + 2 + 2 extents in place
+	 * (raid5/6 data: none, its rows are written whole once) */
+	uint64_t got = fs->core->data_rewrites - n0;
+	uint64_t want = prof->dprof == CORE_PROFILE_RAID5 || prof->dprof == CORE_PROFILE_RAID6 ? 0 : 11;
+	if (got != want) {
+		printf("FAIL: %s: %llu extents written in place, not %llu\n", wname,
+		       (unsigned long long)got, (unsigned long long)want);
+		wfail++;
+	}
+	fsops_forget(fs, st.st_ino, 1);
 }
 
 /*
@@ -1485,6 +1553,7 @@ static const struct workload workloads[] = {
 	{ "punch_fsync", punch_setup, punch_run, NULL },
 	{ "fsyncrand_fdatasync", fsyncrand_setup, fsyncrand_run, NULL },
 	{ "rewrite_fdatasync", rewrite_setup, rewrite_run, NULL },
+	{ "rewrite_multi_fdatasync", rewrite_multi_setup, rewrite_multi_run, NULL },
 	{ "concurrent_fdatasync", concurrent_setup, concurrent_run, NULL },
 	{ "unlink_fsyncdir", unlink_setup, unlink_run, NULL },
 	{ "xattr_fsync", xattr_setup, xattr_run, NULL },
