@@ -11,6 +11,8 @@
 #include "core_test.h"
 #include "fs/ops/fsops.h"
 #include "fs/items/log.h"
+#include "fs/items/log_int.h"
+#include "fs/store/chunk.h"
 #include "fs/store/dev.h"
 #include "fs/base/crc32c.h"
 
@@ -598,6 +600,110 @@ static void arena_fill_enospc(unsigned k)
 	af_check("host full", f, before, want);
 out:
 	host_set(HOST_OK);
+}
+
+/* Write segment h (its checksum made again) at logical `at` of the closed
+ * volume on img, every copy: 0 or -errno. */
+static int seg_put(struct log_seg_hdr *h, uint64_t at)
+{
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	struct core *c = NULL;
+	int n, ret = t_open(img, true, &c), fd;
+
+	if (ret)
+		return ret;
+	n = chunk_map_lookup(c, at, h->len, cp, NULL);
+	h->bytenr = at;
+	h->csum = crc32c(0, (const uint8_t *)h + 4, h->len - 4);
+	fd = open(img, O_RDWR);
+	for (int i = 0; i < n && fd >= 0 && !ret; i++)
+		ret = pwrite(fd, h, h->len, (off_t)cp[i].physical) == (ssize_t)h->len ? 0 : -EIO;
+	if (fd >= 0)
+		close(fd);
+	mount_close(c);
+	return n <= 0 ? -ENOENT : fd < 0 ? -errno : ret;
+}
+
+/*
+ * fsck sees a log segment written over an earlier one of its chain
+ * (log_check's chain_geometry).  A log of two segments (two files'
+ * fsyncs), then, after the crash, the image changed two ways: the second
+ * segment's `next` made to name the first (the next fsync would have
+ * written over the log), and the second segment written over the first,
+ * in the slot (a chain of seq 2 where seq 1 belongs: replay finds no log
+ * there, and everything both fsyncs made durable is gone).  Both read
+ * as a valid log / no log on the old code (log_check > 0 / 0, fsck
+ * clean); now log_check fails and fsck is unclean.
+ */
+static void chain_overwritten(unsigned k)
+{
+	struct log_seg_hdr *s1 = NULL, *s2 = NULL;
+	uint64_t a, b;
+	FILE *devnull = fopen("/dev/null", "w");
+	int rc = 0;
+
+	MUST(t_format(img, 0));
+	MUST(mount_rw(CORE_FSYNC_LOG));
+	MUST(put(ROOT_DIR_INO, "ca", 3000, k + 11, &a));
+	MUST(put(ROOT_DIR_INO, "cb", 3000, k + 12, &b));
+	MUST(fsops_sync(fs));
+	unsigned char blk[5000];
+	fill(blk, sizeof(blk), k + 13);
+	MUST(fsops_write(fs, a, blk, sizeof(blk), 0) == (ssize_t)sizeof(blk) ? 0 : -EIO);
+	MUST(fsops_fsync(fs, a, 0));
+	fill(blk, sizeof(blk), k + 14);
+	MUST(fsops_write(fs, b, blk, sizeof(blk), 0) == (ssize_t)sizeof(blk) ? 0 : -EIO);
+	MUST(fsops_fsync(fs, b, 0));
+	crash();
+	MUST(t_open(img, true, &core));
+	rc = log_check(core, devnull);
+	if (core->sb.log_slot && !log_read_seg(core, core->sb.log_slot, &s1) && s1->next)
+		log_read_seg(core, s1->next, &s2);
+	mount_close(core);
+	core = NULL;
+	printf("# chain: log_check %d, segments at %llu and %llu\n", rc,
+	       s1 ? (unsigned long long)s1->bytenr : 0ull, s2 ? (unsigned long long)s2->bytenr : 0ull);
+	CHECK("chain: two fsyncs, a valid log of two segments", rc == 2 && s1 && s2 &&
+	      s1->seq == 1 && s2->seq == 2 && s2->prev == s1->bytenr);
+	MUST(s1 && s2 ? 0 : -ENOENT);
+	CHECK("chain: fsck clean as it is", t_fsck(img) == 0);
+
+	/* the second segment's next slot over the first segment */
+	uint64_t at2 = s2->bytenr, next2 = s2->next, len2 = s2->next_len;
+	s2->next = s1->bytenr;
+	s2->next_len = s1->len;
+	MUST(seg_put(s2, at2));
+	MUST(t_open(img, true, &core));
+	rc = log_check(core, devnull);
+	mount_close(core);
+	core = NULL;
+	printf("# chain: next over the first segment: log_check %d\n", rc);
+	CHECK("chain: a next slot over an earlier segment: log_check fails", rc == -EUCLEAN);
+	CHECK("chain: a next slot over an earlier segment: fsck unclean", t_fsck(img) != 0);
+
+	/* the second segment (its own next again) written over the first */
+	s2->next = next2;
+	s2->next_len = len2;
+	MUST(seg_put(s2, at2));
+	MUST(s2->len <= s1->len ? 0 : -ENOSPC);
+	s2->prev = 0;
+	MUST(seg_put(s2, s1->bytenr));
+	MUST(t_open(img, true, &core));
+	bool pending = log_pending(core);
+	rc = log_check(core, devnull);
+	mount_close(core);
+	core = NULL;
+	printf("# chain: seq 2 in the slot: pending %d, log_check %d\n", pending, rc);
+	CHECK("chain: a later segment over the first: log_check fails", rc == -EUCLEAN);
+	CHECK("chain: a later segment over the first: fsck unclean", t_fsck(img) != 0);
+out:
+	if (core)
+		mount_close(core);
+	core = NULL;
+	free(s1);
+	free(s2);
+	if (devnull)
+		fclose(devnull);
 }
 
 /*
@@ -1339,6 +1445,7 @@ int main(void)
 	concurrent_arenas(k);
 	arena_fill_enospc(k);
 	join_enospc();
+	chain_overwritten(k);
 out:
 	if (fs)
 		fsops_unmount(fs);
