@@ -25,6 +25,7 @@
 #include "fs/format/items_format.h"
 #include "fs/format/format.h"
 #include "fs/items/subvol.h"
+#include "fs/services/scrub.h"
 
 #include <dirent.h>
 #include <signal.h>
@@ -1206,6 +1207,53 @@ static void on_kill(int sig)
 	raise(sig);
 }
 
+static int c_meta_item(struct txn *t, struct core *c)
+{
+	struct root *r = fsr(c);
+	struct key k = { r->bytenr, KEY_METADATA_ITEM, (uint64_t)r->level };
+
+	return btree_delete(t, core_tree(c, CT_EXTENT), &k);
+}
+
+/*
+ * A node's reference item missing: -y makes it again, with the
+ * generation the node's header names (the one allocation recorded), not
+ * the repair's: scrub holds every node to its item's generation, and a
+ * repaired volume must scrub clean.  Failed with the repair's generation
+ * (the fs root's two copies "stale": two node errors, uncorrectable).
+ */
+static void meta_item_case(void)
+{
+	static const struct ccase cc = {
+		"a node's reference item missing (made again with the node's generation)",
+		c_meta_item, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false,
+		false };
+	struct scrub_opts so = { .readonly = true };
+	struct scrub_progress sp;
+	struct core *c = NULL;
+	int n1, y, n2;
+
+	if (prepare(&cc))
+		return;
+	snprintf(out, sizeof(out), "%s.fsck", img);
+	n1 = fsck("-n");
+	y = fsck("-y");
+	n2 = fsck("-n");
+	CHECK("a node's reference item missing: detected (-n 4), repaired (-y 1), clean after (-n 0)",
+	      n1 == 4 && y == 1 && n2 == 0);
+	/* read-only: a read-write mount may copy the node (and free it) */
+	MUST(t_open(img, true, &c));
+	MUST(scrub_run(c, &so, &sp));
+	printf("# %s: scrub after: %llu node errors, %llu uncorrectable\n", cc.name,
+	       (unsigned long long)sp.meta_errors, (unsigned long long)sp.uncorrectable_bytes);
+	CHECK("a node's reference item made again: a scrub after the repair finds nothing",
+	      sp.meta_errors == 0 && sp.uncorrectable_bytes == 0 && sp.nodes > 0);
+out:
+	if (c)
+		mount_close(c);
+	unlink(out);
+}
+
 int main(int argc, char **argv)
 {
 	t_seed_init();
@@ -1234,6 +1282,8 @@ int main(int argc, char **argv)
 	}
 	if (argc < 2 || strstr("log", argv[1]))
 		log_case();
+	if (argc < 2 || strstr("reference item", argv[1]))
+		meta_item_case();
 	for (size_t i = 0; i < sizeof(rcases) / sizeof(rcases[0]); i++)
 		if (argc < 2 || strstr(rcases[i].name, argv[1]))
 			raid_csum_case(&rcases[i]);

@@ -5,14 +5,17 @@
  * runs, report-only mode, and damage with no good copy left
  * (uncorrectable, reads give EIO); a repair racing the free and reuse
  * of the block it repairs; a commit beside scrub waits for one piece; a
- * repair beside a balance moving its chunk.  SCRUB_CASE=race, commit or
- * balance runs that case alone.
+ * repair beside a balance moving its chunk; a node copy of another
+ * generation than its extent item's.  SCRUB_CASE=race, commit, balance
+ * or generation runs that case alone.
  */
 #include "core_test.h"
 #include "fs/store/chunk.h"
 #include "fs/store/dev.h"
 #include "fs/services/scrub.h"
 #include "fs/services/volume.h"
+#include "fs/btree/node.h"
+#include "fs/trees/extent.h"
 
 #include <pthread.h>
 
@@ -445,6 +448,132 @@ out:
 		unlink(b);
 }
 
+/* Rewrite the node copy at physical ph of img with generation gen, its
+ * checksum made again: what a lost write leaves (the block's bytes from
+ * an earlier life at the same address, sound on their own). */
+static int forge_generation(const char *img, uint64_t ph, uint32_t nodesize, uint64_t gen)
+{
+	uint8_t *b = malloc(nodesize);
+	int fd = open(img, O_RDWR), ret = -EIO;
+
+	if (b && fd >= 0 && pread(fd, b, nodesize, (off_t)ph) == (ssize_t)nodesize) {
+		nb_set_generation(b, gen);
+		put_le32(b + NH_CSUM, node_csum(b, nodesize));
+		ret = pwrite(fd, b, nodesize, (off_t)ph) == (ssize_t)nodesize ? 0 : -EIO;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(b);
+	return ret;
+}
+
+/*
+ * 8. A node copy whose checksum holds but whose header names another
+ * generation than its extent item records (a lost write: the block's
+ * bytes from before it was freed and reused).  Copy 0 of the fs tree's
+ * root forged so: with copy 1 good, scrub reports it (a node error, the
+ * device's generation counter) and rewrites it from copy 1; with copy 1
+ * damaged too, nothing verifies: uncorrectable, and copy 1 is not
+ * "repaired" with copy 0's stale bytes.  Failed on the old code: scrub
+ * saw copy 0 as good (no error; copy 1 rewritten from it).
+ */
+static void stale_generation(bool other_bad)
+{
+	const char *tag = other_bad ? "generation, other copy bad" : "generation";
+	char a[256] = "", b[256] = "", p0[256], p1[256], name[160];
+	const char *devs[2] = { a, b };
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	struct scrub_opts so = { 0 };
+	struct scrub_progress sp;
+	struct core *c = NULL;
+	uint64_t root, ph0, ph1, gen, ext, gerr0 = 0, gerr1 = 0, errs[DEV_ERR_NR];
+	uint8_t *before = NULL, *after = NULL;
+#define N(x) (snprintf(name, sizeof(name), "%s: %s", tag, x), name)
+
+	MUST(t_image(a, sizeof(a), 64ull << 20));
+	MUST(t_image(b, sizeof(b), 64ull << 20));
+	struct format_opts fo = { .label = "gen", .nodesize = 4096, .force = true,
+				  .data_profile = CORE_PROFILE_RAID1,
+				  .meta_profile = CORE_PROFILE_RAID1 };
+	MUST(mount_format(devs, 2, &fo));
+	MUST(open2(devs, &c));
+	for (unsigned i = 0; i < 4; i++)
+		MUST(put_extent(c, i + 1, &ext));
+	MUST(txn_commit(c, COMMIT_SYNC));
+	root = subvol_root(c, FS_TREE_OBJECTID)->bytenr;
+	MUST(chunk_map_lookup(c, root, c->nodesize, cp, NULL) == 2 ? 0 : -ENOENT);
+	snprintf(p0, sizeof(p0), "%s", cp[0].dev->path);
+	snprintf(p1, sizeof(p1), "%s", cp[1].dev->path);
+	ph0 = cp[0].physical;
+	ph1 = cp[1].physical;
+	{
+		struct extent_item ei;
+		uint64_t l;
+		MUST(extent_lookup(c, root, false, &ei, &l));
+		gen = ei.generation;
+	}
+	MUST(mount_close(c));
+	c = NULL;
+	MUST(gen > 1 ? 0 : -EINVAL);
+	MUST(forge_generation(p0, ph0, 4096, gen - 1));
+	if (other_bad)
+		MUST(t_poke(p1, ph1 + 200, 0x10));
+	before = malloc(4096);
+	after = malloc(4096);
+	MUST(before && after ? 0 : -ENOMEM);
+	{
+		int fd = open(p1, O_RDONLY);
+		MUST(fd >= 0 && pread(fd, before, 4096, (off_t)ph1) == 4096 ? 0 : -EIO);
+		close(fd);
+	}
+	MUST(open2(devs, &c));
+	for (int i = 0; i < c->ndevs; i++) {
+		dev_errors(c->devs[i], errs, false);
+		if (!strcmp(c->devs[i]->path, p0))
+			gerr0 = errs[DEV_ERR_GENERATION];
+	}
+	MUST(scrub_run(c, &so, &sp));
+	for (int i = 0; i < c->ndevs; i++) {
+		dev_errors(c->devs[i], errs, false);
+		if (!strcmp(c->devs[i]->path, p0))
+			gerr1 = errs[DEV_ERR_GENERATION];
+	}
+	printf("# %s: scrub: %llu node errors, %llu corrected, %llu uncorrectable, generation "
+	       "errors on copy 0's device +%llu\n", tag, (unsigned long long)sp.meta_errors,
+	       (unsigned long long)sp.corrected_bytes, (unsigned long long)sp.uncorrectable_bytes,
+	       (unsigned long long)(gerr1 - gerr0));
+	if (!other_bad) {
+		CHECK(N("the stale copy is a node error, counted as a generation error"),
+		      sp.meta_errors == 1 && gerr1 == gerr0 + 1);
+		CHECK(N("rewritten from the good copy"),
+		      sp.corrected_bytes == 4096 && sp.uncorrectable_bytes == 0);
+		MUST(scrub_run(c, &so, &sp));
+		CHECK(N("a second scrub finds nothing"),
+		      sp.meta_errors == 0 && sp.corrected_bytes == 0 && sp.uncorrectable_bytes == 0);
+		MUST(mount_close(c));
+		c = NULL;
+		CHECK_FSCK2(N("fsck clean"), a, b);
+	} else {
+		int fd = open(p1, O_RDONLY);
+		MUST(fd >= 0 && pread(fd, after, 4096, (off_t)ph1) == 4096 ? 0 : -EIO);
+		close(fd);
+		CHECK(N("no copy verifies: both node errors, uncorrectable"),
+		      sp.meta_errors == 2 && sp.uncorrectable_bytes == 4096);
+		CHECK(N("the damaged copy is not rewritten with the stale one's bytes"),
+		      sp.corrected_bytes == 0 && !memcmp(before, after, 4096));
+	}
+out:
+	if (c)
+		mount_close(c);
+	free(before);
+	free(after);
+	if (a[0])
+		unlink(a);
+	if (b[0])
+		unlink(b);
+#undef N
+}
+
 int main(void)
 {
 	char a[256], b[256];
@@ -467,6 +596,11 @@ int main(void)
 	}
 	if (getenv("SCRUB_CASE") && !strcmp(getenv("SCRUB_CASE"), "balance")) {
 		repair_beside_balance();
+		return fails ? 1 : 0;
+	}
+	if (getenv("SCRUB_CASE") && !strcmp(getenv("SCRUB_CASE"), "generation")) {
+		stale_generation(false);
+		stale_generation(true);
 		return fails ? 1 : 0;
 	}
 	MUST(t_image(a, sizeof(a), 64ull << 20));
@@ -587,5 +721,7 @@ out:
 	race_reuse();
 	commit_beside();
 	repair_beside_balance();
+	stale_generation(false);
+	stale_generation(true);
 	return fails ? 1 : 0;
 }
