@@ -59,7 +59,9 @@ static bool cancelled(const struct scrub *s)
 	return __atomic_load_n(&s->o->cancel, __ATOMIC_RELAXED) != 0;
 }
 
-/* Sleep until read_bytes fits the rate since t0. */
+/* Sleep until read_bytes fits the rate since t0: after each node and
+ * each piece (at most PIECE_SECTORS per copy read ahead of the rate),
+ * never under a handle. */
 static void rate_wait(struct scrub *s)
 {
 	uint64_t rate = s->o->rate_bytes_per_s, want, el;
@@ -412,6 +414,7 @@ static int scrub_data(struct scrub *s, uint64_t logical, uint64_t len)
 			PADD(skipped_bytes, step);
 		}
 		ret = let_go(t, ret);
+		rate_wait(s);	/* per piece, and with no handle held: a commit never waits on it */
 	}
 	return ret;
 }
@@ -430,7 +433,9 @@ static int scrub_node_held(struct scrub *s, uint64_t bytenr)
 		scrub_node(s, bytenr, gen);
 	else
 		PADD(skipped_bytes, s->c->nodesize);
-	return let_go(t, 0);
+	ret = let_go(t, 0);
+	rate_wait(s);
+	return ret;
 }
 
 /* Up to max extent/metadata keys at or after *cursor. Returns how many. */
@@ -657,7 +662,6 @@ int scrub_run(struct core *c, struct scrub_opts *o, struct scrub_progress *p)
 		if (PROBE_ON(SCRUB_PROGRESS))
 			GLASSFS_SCRUB_PROGRESS(p->checked_bytes, p->corrected_bytes,
 					       p->uncorrectable_bytes, p->total_check_bytes);
-		rate_wait(&s);
 	}
 	for (int m = 0; m < CHUNK_MAX_STRIPES; m++)
 		free(s.buf[m]);
