@@ -8,7 +8,7 @@
  * repair beside a balance moving its chunk; a node copy of another
  * generation than its extent item's.  SCRUB_CASE=race, commit, balance
  * or generation runs that case alone; the rate limit within one extent
- * (SCRUB_CASE=rate).
+ * (SCRUB_CASE=rate); a node freed and reused under its repair (nreuse).
  */
 #include "core_test.h"
 #include "fs/store/chunk.h"
@@ -646,6 +646,139 @@ out:
 		unlink(b);
 }
 
+/* How many committed nodes lie below address at (the nodes scrub's walk,
+ * in address order, meets before it), and at's generation. */
+static int nodes_below(struct core *c, uint64_t at, uint64_t *below, uint64_t *gen)
+{
+	struct key k = { 0, 0, 0 };
+	struct path p;
+	int ret;
+
+	*below = 0;
+	btree_path_init(&p);
+	for (ret = btree_search_ge(core_tree(c, CT_EXTENT), &k, &p); !ret; ret = btree_next(&p)) {
+		struct extent_item ei;
+		uint32_t sz = 0;
+		const void *v;
+
+		btree_item_key(&p, p.slots[0], &k);
+		if (k.type != KEY_METADATA_ITEM)
+			continue;
+		if (k.objectid >= at) {
+			v = btree_item_ptr(&p, p.slots[0], &sz);
+			if (k.objectid != at || sz < sizeof(ei))
+				ret = -ENOENT;
+			else
+				memcpy(&ei, v, sizeof(ei)), *gen = ei.generation;
+			break;
+		}
+		(*below)++;
+	}
+	btree_path_release(&p);
+	return ret < 0 ? ret : ret > 0 ? -ENOENT : 0;
+}
+
+/*
+ * 10. A node freed and reused while scrub repairs it (case 5 for a
+ * node).  Copy 1 of the fs tree's root (a leaf) is bad and its device
+ * reads slowly, so scrub sits between reading the good copy and
+ * rewriting the bad one.  Meanwhile the test commits a change to the
+ * fs tree (the node is copied and freed), then fills new nodes until
+ * one takes the freed address.  Scrub must not write the old node over
+ * the new one: the free's commit waits for scrub's handle.  After, every
+ * copy of the node now there verifies (a second scrub finds nothing),
+ * fsck clean.  Fails when scrub holds no handle (hold() returning none):
+ * the old bytes land on the new node's copy 1.
+ */
+#define NREUSE_READ_MS 150	/* each read of the bad copy's device */
+
+static void node_reuse(void)
+{
+	char a[256] = "", b[256] = "", bad[256];
+	const char *devs[2] = { a, b };
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	struct bg_scrub s = { 0 };
+	struct scrub_opts so = { .readonly = true };
+	struct scrub_progress sp;
+	struct core *c = NULL;
+	struct dev *slow = NULL;
+	uint64_t f, gen = 0, below, ext, ph, t0, wait_ns = 0, gen2 = 0, n = 0;
+	bool started = false, reused = false;
+	pthread_t th;
+
+	MUST(t_image(a, sizeof(a), 64ull << 20));
+	MUST(t_image(b, sizeof(b), 64ull << 20));
+	struct format_opts fo = { .label = "nreuse", .nodesize = 4096, .force = true,
+				  .data_profile = CORE_PROFILE_RAID1,
+				  .meta_profile = CORE_PROFILE_RAID1 };
+	MUST(mount_format(devs, 2, &fo));
+	MUST(open2(devs, &c));
+	for (unsigned i = 0; i < 8; i++)
+		MUST(put_extent(c, i + 1, &ext));
+	MUST(txn_commit(c, COMMIT_SYNC));
+	f = subvol_root(c, FS_TREE_OBJECTID)->bytenr;
+	MUST(nodes_below(c, f, &below, &gen));
+	MUST(chunk_map_lookup(c, f, c->nodesize, cp, NULL) == 2 ? 0 : -ENOENT);
+	snprintf(bad, sizeof(bad), "%s", cp[1].dev->path);
+	ph = cp[1].physical;
+	MUST(mount_close(c));
+	c = NULL;
+	MUST(t_poke(bad, ph + 300, 0x10));
+	MUST(open2(devs, &c));
+	for (int i = 0; i < c->ndevs; i++)
+		if (!strcmp(c->devs[i]->path, bad))
+			slow = c->devs[i];
+	MUST(slow ? 0 : -ENOENT);
+	printf("node reuse: the fs root %llu (generation %llu), %llu nodes before it in the walk\n",
+	       (unsigned long long)f, (unsigned long long)gen, (unsigned long long)below);
+	dev_set_latency(slow, DEV_READ, NREUSE_READ_MS * 1000000ull);
+	s.c = c;
+	MUST(-pthread_create(&th, NULL, scrub_main, &s));
+	started = true;
+	for (int i = 0; i < 30000 && __atomic_load_n(&s.p.nodes, __ATOMIC_RELAXED) <= below; i++)
+		usleep(1000);
+	/* scrub is at node f: a change to the fs tree copies it */
+	t0 = glock_now_ns();
+	MUST(put_extent(c, 100, &ext));
+	MUST(txn_commit(c, COMMIT_SYNC));
+	wait_ns = glock_now_ns() - t0;
+	/* new nodes until one takes f's address (the free is durable now) */
+	for (unsigned i = 0; i < 40 && !reused; i++) {
+		struct extent_item ei;
+		uint64_t l;
+		MUST(t_insert_items(c, 1000 + n, 60, 100));
+		n += 60;
+		MUST(txn_commit(c, COMMIT_SYNC));
+		reused = extent_lookup(c, f, false, &ei, &l) == 0 && ei.generation > gen;
+		gen2 = reused ? ei.generation : 0;
+	}
+	pthread_join(th, NULL);
+	started = false;
+	dev_set_latency(slow, DEV_READ, 0);
+	printf("node reuse: the free's commit took %.0f ms beside the repair; scrub corrected %llu "
+	       "bytes; address %llu taken again by generation %llu\n", (double)wait_ns / 1e6,
+	       (unsigned long long)s.p.corrected_bytes, (unsigned long long)f,
+	       (unsigned long long)gen2);
+	CHECK("node reuse: scrub ran and repaired the bad copy it read",
+	      s.ret == 0 && s.p.corrected_bytes == 4096);
+	CHECK("node reuse: a new node took the freed address", reused);
+	MUST(scrub_run(c, &so, &sp));
+	CHECK("node reuse: a second scrub finds every copy good",
+	      sp.meta_errors == 0 && sp.data_errors == 0 && sp.read_errors == 0 && sp.nodes > 0);
+	MUST(mount_close(c));
+	c = NULL;
+	CHECK_FSCK2("node reuse: fsck clean", a, b);
+out:
+	if (started)
+		pthread_join(th, NULL);
+	if (c)
+		mount_close(c);
+	if (a[0])
+		unlink(a);
+	if (b[0])
+		unlink(b);
+}
+
 int main(void)
 {
 	char a[256], b[256];
@@ -668,6 +801,10 @@ int main(void)
 	}
 	if (getenv("SCRUB_CASE") && !strcmp(getenv("SCRUB_CASE"), "balance")) {
 		repair_beside_balance();
+		return fails ? 1 : 0;
+	}
+	if (getenv("SCRUB_CASE") && !strcmp(getenv("SCRUB_CASE"), "nreuse")) {
+		node_reuse();
 		return fails ? 1 : 0;
 	}
 	if (getenv("SCRUB_CASE") && !strcmp(getenv("SCRUB_CASE"), "rate")) {
@@ -800,5 +937,6 @@ out:
 	stale_generation(false);
 	stale_generation(true);
 	rate_per_piece();
+	node_reuse();
 	return fails ? 1 : 0;
 }
