@@ -151,10 +151,12 @@ int log_read_seg(struct core *c, uint64_t at, struct log_seg_hdr **out)
 		if (len > LOG_BLOCK) {
 			free(h);
 			h = aligned_alloc(4096, len);
-			ret = h ? read_verified(c, at, h, len, verify_seg) : -ENOMEM;
-		} else {
-			ret = verify_seg(c, h, at, len);
 		}
+		/* whole, from every copy in turn, a one-block segment too: a
+		 * copy whose header holds and whose body does not (a bad
+		 * sector past the header) must not end the search — the log
+		 * would read as torn there, and every fsync after it lost */
+		ret = h ? read_verified(c, at, h, len, verify_seg) : -ENOMEM;
 	}
 	if (ret) {
 		free(h);

@@ -707,6 +707,83 @@ out:
 }
 
 /*
+ * A raid1 log whose one-block segment is bad on copy 0 past its header
+ * (a bad sector in the records): replay reads it from copy 1 and brings
+ * the fsync back.  Failed on the old code: log_read_seg checked a
+ * one-block segment's body only on the copy whose header held, so the
+ * log read as torn at its first segment and the fsync was lost
+ * (test_powerloss convert_keep_log found it: a balance keeping copy 0).
+ */
+static void raid1_seg_body_bad(unsigned k)
+{
+	static char i1[256], i2[256];
+	const char *devs2[2] = { i1, i2 };
+	struct format_opts fo = { .label = "unit", .force = true,
+				  .meta_profile = CORE_PROFILE_RAID1,
+				  .data_profile = CORE_PROFILE_RAID1 };
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	unsigned char old[8192], blk[4096], got[8192];
+	char bad[256] = "";
+	struct core_opts o;
+	struct log_stats l;
+	struct stat st;
+	uint64_t f, ph = 0;
+	int r;
+
+	i1[0] = i2[0] = 0;
+	MUST(t_image(i1, sizeof(i1), 256ull << 20));
+	MUST(t_image(i2, sizeof(i2), 256ull << 20));
+	MUST(mount_format(devs2, 2, &fo));
+	core_opts_default(&o);
+	o.commit_interval_s = 3600;
+	MUST(mount_open(devs2, 2, &o, &core));
+	MUST(fsops_mount(core, &o, &fs));
+	MUST(fsops_mknod(fs, ROOT_DIR_INO, "sb", S_IFREG | 0644, 0, &cr, &st));
+	f = st.st_ino;
+	fill(old, sizeof(old), k + 40);
+	MUST(fsops_write(fs, f, old, sizeof(old), 0) == (ssize_t)sizeof(old) ? 0 : -EIO);
+	MUST(fsops_sync(fs));
+	fill(blk, sizeof(blk), k + 41);
+	MUST(fsops_write(fs, f, blk, sizeof(blk), 0) == (ssize_t)sizeof(blk) ? 0 : -EIO);
+	MUST(fsops_fsync(fs, f, 1));	/* one segment, in the slot */
+	crash();
+	o.readonly = true;
+	r = mount_open(devs2, 2, &o, &core);
+	o.readonly = false;
+	MUST(r);
+	if (core->sb.log_slot && chunk_map_lookup(core, core->sb.log_slot, 4096, cp, NULL) == 2) {
+		snprintf(bad, sizeof(bad), "%s", cp[0].dev->path);
+		ph = cp[0].physical;
+	}
+	mount_close(core);
+	core = NULL;
+	MUST(bad[0] ? 0 : -ENOENT);
+	MUST(t_poke(bad, ph + 300, 0x5a));	/* past the 104-byte header */
+	r = mount_open(devs2, 2, &o, &core);
+	if (!r)
+		r = fsops_mount(core, &o, &fs);
+	CHECK("raid1, a segment's body bad on copy 0: the replay mounts", r == 0);
+	if (!r) {
+		log_stats(core, &l);
+		memcpy(old, blk, sizeof(blk));
+		CHECK("raid1, a segment's body bad on copy 0: the fsync'd block is back (read from copy 1)",
+		      fsops_read(fs, f, got, sizeof(got), 0) == (ssize_t)sizeof(got) &&
+		      memcmp(got, old, sizeof(got)) == 0 && l.rejected == 0 && !log_pending(core));
+	}
+out:
+	if (fs)
+		fsops_unmount(fs);
+	fs = NULL;
+	if (core)
+		mount_close(core);
+	core = NULL;
+	if (i1[0])
+		unlink(i1);
+	if (i2[0])
+		unlink(i2);
+}
+
+/*
  * log_fsync's early return when it cannot join a transaction (no room
  * for its metadata: txn_join -ENOSPC): the caller commits instead, and
  * that fsync counts in log_fallbacks like every other that commits
@@ -1446,6 +1523,7 @@ int main(void)
 	arena_fill_enospc(k);
 	join_enospc();
 	chain_overwritten(k);
+	raid1_seg_body_bad(k);
 out:
 	if (fs)
 		fsops_unmount(fs);
