@@ -1990,7 +1990,28 @@ struct keep_want {
 	 * during the balance (a kept stripe's read error, not a checksum
 	 * mismatch), its bytes bad behind the error */
 	bool read_err;
+	/* copy `bad` of the fs root node is a sound node of an earlier
+	 * generation (a lost write), and no sector is damaged */
+	bool stale_node;
 };
+
+/* Rewrite the node copy at physical ph of img as generation gen, its
+ * checksum made again: what a lost write leaves. */
+static int forge_node_gen(const char *img, uint64_t ph, uint32_t nodesize, uint64_t gen)
+{
+	uint8_t *b = malloc(nodesize);
+	int fd = open(img, O_RDWR), ret = -EIO;
+
+	if (b && fd >= 0 && pread(fd, b, nodesize, (off_t)ph) == (ssize_t)nodesize) {
+		nb_set_generation(b, gen);
+		put_le32(b + NH_CSUM, node_csum(b, nodesize));
+		ret = pwrite(fd, b, nodesize, (off_t)ph) == (ssize_t)nodesize ? 0 : -EIO;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(b);
+	return ret;
+}
 
 /* Format and fill the closed volume v, then damage copy w->bad of the fs
  * root node and of a sector of ext[1] (every copy of the sector,
@@ -2009,6 +2030,19 @@ static int keep_damage(struct vol *v, const struct keep_want *w, uint64_t *ext, 
 	MUST(vol_open(v, &c));
 	MUST(populate(c, ext));
 	root = subvol_root(c, FS_TREE_OBJECTID)->bytenr;
+	if (w->stale_node) {
+		const char *p = NULL;
+		uint64_t ph = copy_phys(c, root, c->nodesize, w->bad, &p);
+		uint64_t gen = subvol_root(c, FS_TREE_OBJECTID)->generation;
+		uint32_t ns = c->nodesize;
+		*sect = root;
+		if (!ph || gen < 2)
+			goto out;
+		snprintf(d[0].path, sizeof(d[0].path), "%s", p);
+		MUST(mount_close(c));
+		c = NULL;
+		return forge_node_gen(d[0].path, ph, ns, gen - 1);
+	}
 	*sect = w->node_all_bad ? root : ext[1] + 5 * CORE_SECTORSIZE;
 	for (int m = 0; m < CHUNK_MAX_STRIPES; m++) {
 		const char *p = NULL;
@@ -2148,19 +2182,21 @@ static void keep_cases(void)
 {
 	static const struct keep_want w[] = {
 		{ "raid1 -> single, kept copy 0 bad", 2, CORE_PROFILE_RAID1, CORE_PROFILE_SINGLE, 0,
-		  false, false, false },
+		  false, false, false, false },
 		{ "dup -> single, kept copy 0 bad", 1, CORE_PROFILE_DUP, CORE_PROFILE_SINGLE, 0,
-		  false, false, false },
+		  false, false, false, false },
 		{ "raid1c3 -> raid1, kept copy 1 bad", 3, CORE_PROFILE_RAID1C3, CORE_PROFILE_RAID1, 1,
-		  false, false, false },
+		  false, false, false, false },
 		{ "dup -> raid1, kept copy 0 bad", 2, CORE_PROFILE_DUP, CORE_PROFILE_RAID1, 0,
-		  false, false, false },
+		  false, false, false, false },
 		{ "raid1 -> single, every copy of a sector bad", 2, CORE_PROFILE_RAID1,
-		  CORE_PROFILE_SINGLE, 0, true, false, false },
+		  CORE_PROFILE_SINGLE, 0, true, false, false, false },
 		{ "raid1 -> single, every copy of a node bad", 2, CORE_PROFILE_RAID1,
-		  CORE_PROFILE_SINGLE, 0, false, true, false },
+		  CORE_PROFILE_SINGLE, 0, false, true, false, false },
 		{ "raid1c3 -> raid1, kept copy 0 unreadable and bad", 3, CORE_PROFILE_RAID1C3,
-		  CORE_PROFILE_RAID1, 0, false, false, true },
+		  CORE_PROFILE_RAID1, 0, false, false, true, false },
+		{ "raid1 -> single, kept copy 0 of a node a lost write", 2, CORE_PROFILE_RAID1,
+		  CORE_PROFILE_SINGLE, 0, false, false, false, true },
 	};
 
 	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
