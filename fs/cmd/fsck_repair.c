@@ -621,9 +621,11 @@ static int fix_meta_refs(struct txn *t, struct core *c, const struct fsck_fix *x
 			alloc_pin(c, x->a, c->nodesize);
 		return ret;
 	}
-	if (n != (int)sizeof(ei))	/* the generation that wrote it, as allocation records */
-		ei = (struct extent_item){ 0, node_gen(c, x->a, txn_transid(t)),
-					   EXTENT_FLAG_TREE_BLOCK, x->w };
+	if (n != (int)sizeof(ei))
+		ei = (struct extent_item){ 0, txn_transid(t), EXTENT_FLAG_TREE_BLOCK, x->w };
+	/* the generation that wrote it, as allocation records (and an item
+	 * that says another is put right) */
+	ei.generation = node_gen(c, x->a, ei.generation);
 	ei.refs = x->v;
 	return btree_update(t, ext, &k, &ei, sizeof(ei));
 }

@@ -26,6 +26,7 @@
 #include "fs/format/format.h"
 #include "fs/items/subvol.h"
 #include "fs/services/scrub.h"
+#include "fs/btree/node.h"
 
 #include <dirent.h>
 #include <signal.h>
@@ -635,6 +636,20 @@ static int raw_node(void)
 	return t_poke(img, node_phys + 200, 0xff);
 }
 
+/* The fs root's reference item records another generation than the
+ * node's header names. */
+static int c_meta_gen(struct txn *t, struct core *c)
+{
+	struct root *r = fsr(c);
+	struct key k = { r->bytenr, KEY_METADATA_ITEM, (uint64_t)r->level };
+	struct extent_item ei;
+
+	if (btree_lookup(core_tree(c, CT_EXTENT), &k, &ei, sizeof(ei)) != (int)sizeof(ei))
+		return -EINVAL;
+	ei.generation += 1000;
+	return btree_update(t, core_tree(c, CT_EXTENT), &k, &ei, sizeof(ei));
+}
+
 struct ccase {
 	const char *name;
 	int (*corrupt)(struct txn *t, struct core *c);
@@ -697,6 +712,8 @@ static const struct ccase cases[] = {
 	{ "unreadable node with one copy (cannot repair: image untouched)", c_unreadable,
 	  CORE_PROFILE_SINGLE, 1u << F_C | 1u << F_A | 1u << F_B, 4, NULL, NULL, false,
 	  "cannot be read from any copy", false, raw_node, true, true },
+	{ "a node's reference item records another generation (made the node's)", c_meta_gen,
+	  CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
 };
 
 /* The case's image, damaged.  0, or -1 (FAIL printed). */
@@ -1222,6 +1239,54 @@ static int c_meta_item(struct txn *t, struct core *c)
  * repaired volume must scrub clean.  Failed with the repair's generation
  * (the fs root's two copies "stale": two node errors, uncorrectable).
  */
+/*
+ * A dup node's second copy a sound node of an earlier generation (a lost
+ * write): fsck -n reports it (every copy is held to the generation the
+ * tree accepted), where it read as clean before.
+ */
+static void stale_copy_case(void)
+{
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	struct core *c = NULL;
+	uint64_t ph = 0, gen = 0;
+	uint8_t *b = NULL;
+	int fd = -1, n1;
+
+	if (make_image(CORE_PROFILE_DUP, false, false)) {
+		printf("FAIL: stale node copy: making the image\n");
+		fails++;
+		return;
+	}
+	MUST(t_open(img, true, &c));
+	if (chunk_map_lookup(c, fsr(c)->bytenr, c->nodesize, cp, NULL) == 2) {
+		ph = cp[1].physical;
+		gen = fsr(c)->generation;
+	}
+	uint32_t ns = c->nodesize;
+	mount_close(c);
+	c = NULL;
+	MUST(ph && gen > 1 ? 0 : -ENOENT);
+	b = malloc(ns);
+	fd = open(img, O_RDWR);
+	MUST(b && fd >= 0 && pread(fd, b, ns, (off_t)ph) == (ssize_t)ns ? 0 : -EIO);
+	nb_set_generation(b, gen - 1);
+	put_le32(b + NH_CSUM, node_csum(b, ns));
+	MUST(pwrite(fd, b, ns, (off_t)ph) == (ssize_t)ns ? 0 : -EIO);
+	snprintf(out, sizeof(out), "%s.fsck", img);
+	n1 = fsck("-n");
+	char cmd[700];
+	snprintf(cmd, sizeof(cmd), "grep -q 'copy 2 .* is bad: generation' %s", out);
+	CHECK("a node copy of an earlier generation: fsck -n reports it (4)",
+	      n1 == 4 && sh(cmd) == 0);
+	unlink(out);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(b);
+	if (c)
+		mount_close(c);
+}
+
 static void meta_item_case(void)
 {
 	static const struct ccase cc = {
@@ -1284,6 +1349,8 @@ int main(int argc, char **argv)
 		log_case();
 	if (argc < 2 || strstr("reference item", argv[1]))
 		meta_item_case();
+	if (argc < 2 || strstr("stale copy", argv[1]))
+		stale_copy_case();
 	for (size_t i = 0; i < sizeof(rcases) / sizeof(rcases[0]); i++)
 		if (argc < 2 || strstr(rcases[i].name, argv[1]))
 			raid_csum_case(&rcases[i]);
