@@ -145,7 +145,7 @@ struct fsck {
 	uint64_t fixable;
 	bool fst_bad;
 	uint64_t unreadable;	/* nodes no copy of which could be read */
-	struct fsck_map node_level;	/* node bytenr -> level + 1 */
+	struct fsck_map node_level;	/* node bytenr -> level + 1; aux = its generation */
 	/* FE_REG ranges of data extents (checksum coverage): extent, start, len */
 	struct reg_range { uint64_t ext, start, len; } *regs;
 	size_t nregs, capregs;
@@ -335,11 +335,18 @@ static void check_parity_node(struct fsck *f, uint64_t bytenr, struct node_expec
 }
 
 /* The walk read one good copy; every other copy must verify too. */
-static void check_node_copies(struct fsck *f, uint64_t bytenr)
+/* Every copy of the node at bytenr, held to gen: the generation of the
+ * copy the tree read accepted (held to its parent's pointer) — a sound
+ * copy of another generation is a lost write, which a read of the
+ * other copies would hide. */
+static void check_node_copies(struct fsck *f, uint64_t bytenr, uint64_t gen)
 {
 	struct core *c = f->c;
 	struct chunk_copy cp[CHUNK_MAX_STRIPES];
-	struct node_expect e = { c->nodesize, bytenr, c->sb.fsid, 0, -1, 0, 0 };
+	struct node_expect e = { c->nodesize, bytenr, c->sb.fsid, 0, -1, gen, 0 };
+	/* a device whose superblock missed commits (a degraded mount wrote
+	 * without it) holds earlier generations by design until its resync */
+	struct node_expect any = { c->nodesize, bytenr, c->sb.fsid, 0, -1, 0, 0 };
 	int n = chunk_map_lookup(c, bytenr, c->nodesize, cp, NULL);
 	uint8_t *buf;
 	char why[160];
@@ -360,7 +367,7 @@ static void check_node_copies(struct fsck *f, uint64_t bytenr)
 			fsck_error(f, "node %llu: copy %d on %s at %llu: read error",
 				   (unsigned long long)bytenr, m + 1, cp[m].dev->path,
 				   (unsigned long long)cp[m].physical);
-		else if (node_verify(buf, &e, why, sizeof(why)))
+		else if (node_verify(buf, cp[m].dev->stale ? &any : &e, why, sizeof(why)))
 			fsck_error(f, "node %llu: copy %d on %s at %llu is bad: %s",
 				   (unsigned long long)bytenr, m + 1, cp[m].dev->path,
 				   (unsigned long long)cp[m].physical, why);
@@ -418,9 +425,11 @@ static int visit_node(const struct node_info *ni, void *arg)
 	f->nodes_seen++;
 	progress_update(&f->prog, f->nodes_seen * f->c->nodesize, f->meta_total);
 	struct uent *lv = umap_get(&f->node_level, ni->bytenr, true);
-	if (lv)
+	if (lv) {
 		lv->count = (uint64_t)ni->level + 1;
-	check_node_copies(f, ni->bytenr);
+		lv->aux = ni->generation;
+	}
+	check_node_copies(f, ni->bytenr, ni->generation);
 	if (f->verbose) {
 		struct chunk_copy cp[CHUNK_MAX_STRIPES];
 		int n = chunk_map_lookup(f->c, ni->bytenr, f->c->nodesize, cp, NULL);
@@ -477,7 +486,8 @@ static const char *tree_name(enum core_tree t)
 struct ext_scan {
 	struct fsck_map meta_items;	/* bytenr -> refs (from METADATA_ITEMs) */
 	struct fsck_map data_items;	/* logical -> refs; aux = len */
-	struct fsck_map meta_level;	/* bytenr -> its METADATA_ITEM's key offset + 1 */
+	struct fsck_map meta_level;	/* bytenr -> its METADATA_ITEM's key offset + 1;
+					 * aux = the item's generation */
 };
 
 static uint64_t s_meta_level(struct ext_scan *s, uint64_t bytenr)
@@ -549,8 +559,10 @@ static int ext_item_seen(void *arg, const struct key *ik, const void *ptr, uint3
 	e->count = ei.refs ? ei.refs : ~0ull;
 	if (!data) {
 		struct uent *lv = umap_get(&s->meta_level, ik->objectid, true);
-		if (lv)
+		if (lv) {
 			lv->count = ik->offset + 1;
+			lv->aux = ei.generation;
+		}
 	}
 	e->aux = data ? ik->offset : ei.owner;
 	if (!ei.refs)
@@ -587,7 +599,15 @@ static void compare_refs(struct fsck *f, struct ext_scan *s)
 			fsck_error(f, "extent tree: node %llu has %llu references recorded, %llu found",
 				   (unsigned long long)n->h.key, (unsigned long long)e->count,
 				   (unsigned long long)n->count);
-		if (!e || e->count != n->count)
+		/* the generation that allocated it is the one that wrote
+		 * it (scrub and balance hold every copy to the item's) */
+		struct uent *ml = e ? umap_get(&s->meta_level, n->h.key, false) : NULL;
+		bool gen_bad = ml && lv && lv->aux && ml->aux != lv->aux;
+		if (gen_bad)
+			fsck_error(f, "extent tree: node %llu has generation %llu, its reference item "
+				   "records %llu", (unsigned long long)n->h.key,
+				   (unsigned long long)lv->aux, (unsigned long long)ml->aux);
+		if (!e || e->count != n->count || gen_bad)
 			fsck_fix(f, &x);
 	}
 	htable_for_each(&s->meta_items.t, i, h) {

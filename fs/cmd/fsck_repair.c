@@ -18,6 +18,8 @@
 #include "fs/store/parity.h"
 #include "fs/txn/txn.h"
 #include "fs/btree/btree.h"
+#include "fs/btree/node.h"
+#include "fs/store/meta_io.h"
 #include "fs/trees/data.h"
 #include "fs/base/crc32c.h"
 #include "fs/format/items_format.h"
@@ -586,6 +588,20 @@ static int fix_refile(struct txn *t, struct root *r, const struct fsck_fix *x)
 	return n < 0 && n != -ENOENT ? n : ret;
 }
 
+/* The generation in the header of the node at bytenr (what its extent
+ * item records: scrub holds the node to it); dflt when it cannot be read. */
+static uint64_t node_gen(struct core *c, uint64_t bytenr, uint64_t dflt)
+{
+	struct node_expect e = { c->nodesize, bytenr, c->sb.fsid, 0, -1, 0, 0 };
+	uint8_t *b = malloc(c->nodesize);
+	uint64_t g = dflt;
+
+	if (b && meta_read(c, bytenr, b, node_verify_quiet, &e) == 0)
+		g = nb_generation(b);
+	free(b);
+	return g;
+}
+
 /* rebuilt: the free-space tree was rebuilt in this pass (a leaked node is
  * free already, and may hold a node this pass wrote) */
 static int fix_meta_refs(struct txn *t, struct core *c, const struct fsck_fix *x, bool rebuilt)
@@ -607,6 +623,9 @@ static int fix_meta_refs(struct txn *t, struct core *c, const struct fsck_fix *x
 	}
 	if (n != (int)sizeof(ei))
 		ei = (struct extent_item){ 0, txn_transid(t), EXTENT_FLAG_TREE_BLOCK, x->w };
+	/* the generation that wrote it, as allocation records (and an item
+	 * that says another is put right) */
+	ei.generation = node_gen(c, x->a, ei.generation);
 	ei.refs = x->v;
 	return btree_update(t, ext, &k, &ei, sizeof(ei));
 }

@@ -171,7 +171,9 @@ int glassctl_device(int argc, char **argv)
 			return rc;
 		rc = glassctl_device(3, rm);
 		if (rc)
-			fprintf(stderr, "glassctl: replace: %s was added, %s was not removed (see above)\n",
+			/* not removed, or removed with blocks no copy verified
+			 * (the daemon's message above says which) */
+			fprintf(stderr, "glassctl: replace: %s was added; removing %s reported an error (see above)\n",
 				argv[2], argv[1]);
 		return rc;
 	}

@@ -151,10 +151,12 @@ int log_read_seg(struct core *c, uint64_t at, struct log_seg_hdr **out)
 		if (len > LOG_BLOCK) {
 			free(h);
 			h = aligned_alloc(4096, len);
-			ret = h ? read_verified(c, at, h, len, verify_seg) : -ENOMEM;
-		} else {
-			ret = verify_seg(c, h, at, len);
 		}
+		/* whole, from every copy in turn, a one-block segment too: a
+		 * copy whose header holds and whose body does not (a bad
+		 * sector past the header) must not end the search — the log
+		 * would read as torn there, and every fsync after it lost */
+		ret = h ? read_verified(c, at, h, len, verify_seg) : -ENOMEM;
 	}
 	if (ret) {
 		free(h);
@@ -467,6 +469,73 @@ static int verify_last_seg(struct core *c, const struct log_seg_hdr *h, bool *dr
 	return ndrop;
 }
 
+static bool spans_meet(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
+{
+	return a < b + blen && b < a + alen;
+}
+
+/*
+ * fsck only (log_check): a segment written over an earlier one of its
+ * chain is invisible to the chain's walk, which ends the log at the first
+ * segment that does not continue it as at a torn write (replay must: a
+ * crash tears writes).  So the chain's geometry is checked: no segment
+ * lies over an earlier one, no segment's `next` slot (where the segment
+ * after it goes) over any segment up to it (the next fsync would write
+ * over the log); and what stands where the walk ended — the slot itself
+ * (*slot: the log starts there and nothing continues it) or the last
+ * segment's `next` — is no later segment of the same log, which would
+ * mean the one that belonged there was written over.  -EUCLEAN, said.
+ */
+static int chain_geometry(struct core *c, const struct seg *v, int n, FILE *out)
+{
+	struct log_seg_hdr *h;
+	uint64_t at = 0, want = 1, log_id = 0, gen = c->generation;
+
+	for (int i = 0; i < n; i++) {
+		const struct log_seg_hdr *s = v[i].h;
+		uint64_t nlen = s->next_len ? s->next_len : LOG_BLOCK;
+
+		for (int j = 0; j <= i; j++) {
+			const struct log_seg_hdr *e = v[j].h;
+			if (j < i && spans_meet(s->bytenr, s->len, e->bytenr, e->len)) {
+				if (out)
+					fprintf(out, "fsync log: segment %llu (seq %llu) lies over segment "
+						"%llu (seq %llu) of its chain\n",
+						(unsigned long long)s->bytenr, (unsigned long long)s->seq,
+						(unsigned long long)e->bytenr, (unsigned long long)e->seq);
+				return -EUCLEAN;
+			}
+			if (s->next && spans_meet(s->next, nlen, e->bytenr, e->len)) {
+				if (out)
+					fprintf(out, "fsync log: segment %llu (seq %llu) reserves %llu+%llu "
+						"for the next segment, over segment %llu (seq %llu) of its "
+						"chain\n", (unsigned long long)s->bytenr,
+						(unsigned long long)s->seq, (unsigned long long)s->next,
+						(unsigned long long)nlen, (unsigned long long)e->bytenr,
+						(unsigned long long)e->seq);
+				return -EUCLEAN;
+			}
+		}
+	}
+	if (n) {
+		at = v[n - 1].h->next;
+		want = v[n - 1].h->seq + 1;
+		log_id = v[n - 1].h->log_id;
+		gen = v[n - 1].h->parent_gen;
+	} else if (!c->sb.log_root) {
+		at = c->sb.log_slot;
+	}
+	if (!at || log_read_seg(c, at, &h))
+		return 0;
+	bool over = h->parent_gen == gen && (!n || h->log_id == log_id) && h->seq > want;
+	if (over && out)
+		fprintf(out, "fsync log: segment seq %llu stands at %llu, where seq %llu belongs: "
+			"a later segment was written over it (the log from there is lost)\n",
+			(unsigned long long)h->seq, (unsigned long long)at, (unsigned long long)want);
+	free(h);
+	return over ? -EUCLEAN : 0;
+}
+
 int log_check(struct core *c, FILE *out)
 {
 	struct seg *v;
@@ -475,7 +544,7 @@ int log_check(struct core *c, FILE *out)
 	struct htable_set based = { 0 };	/* inodes with a whole record so far */
 
 	if (!log_pending(c))
-		return 0;
+		return chain_geometry(c, NULL, 0, out);	/* the slot written over? */
 	if (out) {
 		/* where the superblock's segment lies: tests damage it there.
 		 * A log that starts in the slot has no segment the superblock
@@ -491,6 +560,8 @@ int log_check(struct core *c, FILE *out)
 				(unsigned long long)cp[0].physical);
 	}
 	ret = read_chain(c, &v, &n, &unflushed, out);
+	if (!ret)
+		ret = chain_geometry(c, v, n, out);
 	if (!ret && unflushed) {
 		drop = calloc(v[n - 1].h->nrecords + 1, sizeof(*drop));
 		ret = drop ? verify_last_seg(c, v[n - 1].h, drop, out) : -ENOMEM;

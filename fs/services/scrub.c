@@ -59,7 +59,9 @@ static bool cancelled(const struct scrub *s)
 	return __atomic_load_n(&s->o->cancel, __ATOMIC_RELAXED) != 0;
 }
 
-/* Sleep until read_bytes fits the rate since t0. */
+/* Sleep until read_bytes fits the rate since t0: after each node and
+ * each piece (at most PIECE_SECTORS per copy read ahead of the rate),
+ * never under a handle. */
 static void rate_wait(struct scrub *s)
 {
 	uint64_t rate = s->o->rate_bytes_per_s, want, el;
@@ -151,12 +153,21 @@ static void scrub_parity_node(struct scrub *s, uint64_t bytenr, struct node_expe
 			 strerror(-ret));
 }
 
-static void scrub_node(struct scrub *s, uint64_t bytenr)
+/*
+ * The node at bytenr, which its extent item says generation gen wrote
+ * (allocated: a node is written in the transaction that allocates it and
+ * never after).  A copy whose checksum holds but whose header names
+ * another generation is bad (a lost write: the block's bytes from an
+ * earlier life, before it was freed and reused): reported as a
+ * generation error and rewritten from a copy of the right generation,
+ * never used to rewrite another copy.
+ */
+static void scrub_node(struct scrub *s, uint64_t bytenr, uint64_t gen)
 {
 	struct core *c = s->c;
 	struct scrub_progress *p = s->p;
 	struct chunk_copy cp[CHUNK_MAX_STRIPES];
-	struct node_expect e = { c->nodesize, bytenr, c->sb.fsid, 0, -1, 0, 0 };
+	struct node_expect e = { c->nodesize, bytenr, c->sb.fsid, 0, -1, gen, 0 };
 	bool bad[CHUNK_MAX_STRIPES] = { false };
 	int n = chunk_map_lookup(c, bytenr, c->nodesize, cp, NULL), good = -1;
 	char why[160];
@@ -360,7 +371,8 @@ static int let_go(struct txn *t, int ret)
  * for; a data extent's bytes were written before its transaction
  * committed (data_write), so a piece never waits for a commit.
  */
-static bool still_listed(struct scrub *s, uint64_t bytenr, bool data, uint64_t len)
+static bool still_listed(struct scrub *s, uint64_t bytenr, bool data, uint64_t len,
+			 uint64_t *gen)
 {
 	struct extent_item ei;
 	uint64_t l = 0;
@@ -369,6 +381,8 @@ static bool still_listed(struct scrub *s, uint64_t bytenr, bool data, uint64_t l
 		return false;
 	if (!data && ei.generation > __atomic_load_n(&s->c->generation, __ATOMIC_ACQUIRE))
 		txn_wait_written(s->c);
+	if (gen)
+		*gen = ei.generation;
 	return !data || l == len;
 }
 
@@ -391,7 +405,7 @@ static int scrub_data(struct scrub *s, uint64_t logical, uint64_t len)
 		ret = hold(s, &t);
 		if (ret)
 			return ret;
-		if (still_listed(s, logical, true, len)) {
+		if (still_listed(s, logical, true, len, NULL)) {
 			ret = scrub_data_step(s, pos, logical + len - pos, &step);
 			if (!step)	/* cannot happen (a piece is a sector at least): never loop */
 				step = logical + len - pos;
@@ -400,6 +414,7 @@ static int scrub_data(struct scrub *s, uint64_t logical, uint64_t len)
 			PADD(skipped_bytes, step);
 		}
 		ret = let_go(t, ret);
+		rate_wait(s);	/* per piece, and with no handle held: a commit never waits on it */
 	}
 	return ret;
 }
@@ -409,15 +424,18 @@ static int scrub_node_held(struct scrub *s, uint64_t bytenr)
 {
 	struct scrub_progress *p = s->p;
 	struct txn *t;
+	uint64_t gen = 0;
 	int ret = hold(s, &t);
 
 	if (ret)
 		return ret;
-	if (still_listed(s, bytenr, false, 0))
-		scrub_node(s, bytenr);
+	if (still_listed(s, bytenr, false, 0, &gen))
+		scrub_node(s, bytenr, gen);
 	else
 		PADD(skipped_bytes, s->c->nodesize);
-	return let_go(t, 0);
+	ret = let_go(t, 0);
+	rate_wait(s);
+	return ret;
 }
 
 /* Up to max extent/metadata keys at or after *cursor. Returns how many. */
@@ -644,7 +662,6 @@ int scrub_run(struct core *c, struct scrub_opts *o, struct scrub_progress *p)
 		if (PROBE_ON(SCRUB_PROGRESS))
 			GLASSFS_SCRUB_PROGRESS(p->checked_bytes, p->corrected_bytes,
 					       p->uncorrectable_bytes, p->total_check_bytes);
-		rate_wait(&s);
 	}
 	for (int m = 0; m < CHUNK_MAX_STRIPES; m++)
 		free(s.buf[m]);

@@ -11,8 +11,12 @@
  * reused since it was read), and a commit waits for one piece, not for a
  * batch.  Under the handle a unit is checked again against the extent
  * tree first: one freed since the batch was listed is skipped (counted
- * in skipped_bytes).  The rate limit sleeps between batches, with no
- * handle.  Only committed extents are scrubbed: blocks written by the
+ * in skipped_bytes).  The rate limit sleeps after each node and each
+ * piece, with no handle (a batch's extents may be many MiB: one sleep
+ * per batch let a whole batch go at full speed).  A node copy is held to
+ * the generation its extent item records: a sound copy of another
+ * generation (a lost write) is bad, and never a source for a repair.
+ * Only committed extents are scrubbed: blocks written by the
  * running transaction have no extent item yet.  A relocation moving the
  * chunk meanwhile frees its old stripes only after a commit (so after
  * the repair); a repair of an old stripe the copy has already passed is

@@ -84,7 +84,7 @@ static void *balance_thread(void *arg)
 	free(l.v);
 	/* every chunk moved, but blocks no copy verified: an error all the same */
 	bool lost = !ret && __atomic_load_n(&v->lost_blocks, __ATOMIC_RELAXED);
-	ret = volume_lost_say(c, v, ret, msg, sizeof(msg));
+	ret = volume_lost_say(c, v, ret, "every chunk moved", msg, sizeof(msg));
 	glock_write(&v->lock);
 	v->result = ret;
 	snprintf(v->msg, sizeof(v->msg), "%s", ret ? msg : "");

@@ -272,7 +272,10 @@ static int note_absent(struct core *c, const struct key *k, const void *item, ui
  * changed, when a chunk had every copy on missing devices (that data is
  * gone) or raid1 would have too few devices.  A failure midway leaves the
  * chunks moved so far moved (each switch is committed) and the rest as
- * they were: running it again continues.
+ * they were: running it again continues.  Blocks the surviving copies
+ * had bad (no copy verifies) are rebuilt as they were and end it with
+ * -EIO naming the first, the devices dropped all the same
+ * (volume_lost_say), as a plain removal and a balance end.
  */
 static int remove_missing(struct core *c, char *msg, size_t mlen)
 {
@@ -340,17 +343,12 @@ static int remove_missing(struct core *c, char *msg, size_t mlen)
 		snprintf(ok + len, sizeof(ok) - (size_t)len,
 			 " removed: %d chunk%s rebuilt on the %d present device%s", l.n,
 			 l.n == 1 ? "" : "s", c->ndevs, c->ndevs == 1 ? "" : "s");
-	len = (int)strlen(ok);
-	if (__atomic_load_n(&v->lost_blocks, __ATOMIC_RELAXED) && (size_t)len < sizeof(ok))
-		/* the surviving copy had them bad: lost with the device, not by
-		 * the rebuild (volume_reloc.c logs each) */
-		snprintf(ok + len, sizeof(ok) - (size_t)len,
-			 "; %llu block(s) no copy verifies, the first at logical %llu (see the log)",
-			 (unsigned long long)__atomic_load_n(&v->lost_blocks, __ATOMIC_RELAXED),
-			 (unsigned long long)__atomic_load_n(&v->lost_first, __ATOMIC_RELAXED));
 	ret = volume_commit(c, t, ret, msg, mlen, "removing the missing devices", ok);
 	if (!ret && msg && mlen)
 		snprintf(msg, mlen, "%s", ok);
+	/* the surviving copy had blocks bad: lost with the device, not by
+	 * the rebuild (volume_reloc.c logs each); -EIO as a balance ends */
+	ret = volume_lost_say(c, v, ret, ok, msg, mlen);
 out:
 	free(l.v);
 	volume_release(v);
@@ -437,6 +435,10 @@ int volume_dev_remove(struct core *c, const char *path, char *msg, size_t mlen)
 	if (wipe_supers(d))
 		core_log(c, "%s removed, but its superblocks could not be wiped", path);
 	core_log(c, "device %s removed", path);
+	/* blocks no copy verified, moved as they were: -EIO, as a balance
+	 * and `remove missing` end, once the device is gone */
+	snprintf(what, sizeof(what), "%s removed", path);
+	ret = volume_lost_say(c, v, 0, what, msg, mlen);
 	d->readonly = true;	/* nothing of ours writes it again */
 	dev_unclaim(d);		/* free for mkfs or another volume now */
 	glock_write(&v->lock);

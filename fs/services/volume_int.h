@@ -113,9 +113,11 @@ void volume_op_plan(struct volume *v, int op, const struct chunk_ref *ch, int n)
 /* A chunk is finished (or skipped): done becomes exactly the bytes of the
  * chunks finished so far, whatever its segments added. */
 void volume_op_done(struct volume *v, uint64_t *base, uint64_t length);
-/* An operation that moved everything (ret 0) but blocks no copy
- * verified: -EIO, said with the first and the count; else ret. */
-int volume_lost_say(struct core *c, struct volume *v, int ret, char *msg, size_t mlen);
+/* An operation that did its work (ret 0; done says what, "every chunk
+ * moved") but met blocks no copy verified: -EIO, said with the first
+ * and the count; else ret. */
+int volume_lost_say(struct core *c, struct volume *v, int ret, const char *done, char *msg,
+		    size_t mlen);
 /* A handle for a volume operation; says why when there is none. */
 int volume_join(struct core *c, unsigned items, struct txn **t, char *msg, size_t mlen);
 /* End handle t and commit if all went well; says why not (see the .c). */

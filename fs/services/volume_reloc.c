@@ -23,6 +23,7 @@
 #include "fs/store/parity.h"
 #include "fs/trees/data.h"
 #include "fs/btree/btree.h"
+#include "fs/btree/node.h"
 #include "fs/txn/txn.h"
 #include "fs/base/crc32c.h"
 #include "fs/base/probe.h"
@@ -34,7 +35,10 @@
 
 /* Does block [b, b + bs) of the segment verify?  Data: every sector with
  * a checksum matches it; metadata: a node for this address whose own
- * checksum matches.  Unused space verifies as data, never as a node. */
+ * checksum matches, of the generation its extent item records when exp
+ * is given (exp[0]: its low 32 bits, meta_load_live) — a copy of another
+ * generation is a lost write, the block's bytes from an earlier life,
+ * sound on their own.  Unused space verifies as data, never as a node. */
 static bool block_ok(const uint8_t *b, uint64_t logical, uint32_t bs,
 		     bool meta, const uint32_t *exp, const uint8_t *have)
 {
@@ -43,7 +47,8 @@ static bool block_ok(const uint8_t *b, uint64_t logical, uint32_t bs,
 		uint64_t at;
 		memcpy(&want, b, 4);
 		memcpy(&at, b + 48, 8);
-		return want == got && at == logical;
+		return want == got && at == logical &&
+		       (!exp || (uint32_t)nb_generation(b) == exp[0]);
 	}
 	for (uint32_t s = 0; s < bs / CORE_SECTORSIZE; s++)
 		if (have[s] && crc32c(0, b + (size_t)s * CORE_SECTORSIZE, CORE_SECTORSIZE) != exp[s])
@@ -382,10 +387,14 @@ static int reloc_write(struct core *c, uint64_t off, uint64_t n, const uint8_t *
  * have[i] = 1 where sector i of [logical, +nsect sectors) starts a node
  * the extent tree lists and the last commit wrote (a newer one may not
  * be on the devices yet: the commit writing it writes every stripe, old
- * and new, after this segment's fence).  Outside the copy fence, as the
- * checksums: tree searches take tree locks a writer waiting may hold.
+ * and new, after this segment's fence), and gen[i] the low 32 bits of
+ * the generation its item records (block_ok holds the node's header to
+ * it: a transaction 2^32 commits apart is the only one it cannot tell).
+ * Outside the copy fence, as the checksums: tree searches take tree
+ * locks a writer waiting may hold.
  */
-static int meta_load_live(struct core *c, uint64_t logical, uint32_t nsect, uint8_t *have)
+static int meta_load_live(struct core *c, uint64_t logical, uint32_t nsect, uint8_t *have,
+			  uint32_t *gen)
 {
 	uint64_t end = logical + (uint64_t)nsect * CORE_SECTORSIZE;
 	uint64_t durable = __atomic_load_n(&c->generation, __ATOMIC_ACQUIRE);
@@ -409,8 +418,10 @@ static int meta_load_live(struct core *c, uint64_t logical, uint32_t nsect, uint
 		if (sz < sizeof(ei))
 			continue;
 		memcpy(&ei, v, sizeof(ei));
-		if (ei.generation <= durable)
+		if (ei.generation <= durable) {
 			have[(k.objectid - logical) / CORE_SECTORSIZE] = 1;
+			gen[(k.objectid - logical) / CORE_SECTORSIZE] = (uint32_t)ei.generation;
+		}
 	}
 	btree_path_release(&p);
 	return ret < 0 ? ret : 0;
@@ -424,7 +435,8 @@ struct reloc_job {
 	const struct chunk_geom *g;
 };
 
-/* Buffers for a segment: its bytes, expected checksums and live map. */
+/* Buffers for a segment: its bytes, what to expect (data: checksums;
+ * metadata: node generations, meta_load_live) and the live map. */
 struct reloc_bufs {
 	uint8_t *buf, *have;
 	uint32_t *exp;
@@ -451,16 +463,16 @@ static int reloc_segment(struct core *c, const struct reloc_job *j, uint64_t off
 	if (meta && parity)
 		ret = -EOPNOTSUPP;	/* its nodes are found in the rows: mend_parity_nodes */
 	else
-		ret = meta ? meta_load_live(c, logical, nsect, b->have) :
+		ret = meta ? meta_load_live(c, logical, nsect, b->have, b->exp) :
 			     data_load_csums(c, logical, nsect, b->exp, b->have);
 	if (ret)
 		memset(b->have, 0, VOLUME_SEG / CORE_SECTORSIZE);	/* unverified: copied as read */
 	copy_fence_begin(c, logical, n);
 	if (j->nkeep)
-		ret = reloc_keep(c, logical, off, n, b->buf, meta, meta ? NULL : b->exp, b->have,
+		ret = reloc_keep(c, logical, off, n, b->buf, meta, b->exp, b->have,
 				 j->ns, j->nkeep, &b->kb, ml);
 	else
-		ret = reloc_read(c, logical, n, b->buf, meta, parity, meta ? NULL : b->exp,
+		ret = reloc_read(c, logical, n, b->buf, meta, parity, meta && parity ? NULL : b->exp,
 				 meta && parity ? NULL : b->have, ml);
 	if (!ret && j->nn > j->nkeep)
 		ret = reloc_write(c, off, n, b->buf, j->ns, j->nn, j->nkeep, j->new_type, j->g);

@@ -91,23 +91,28 @@ void volume_op_plan(struct volume *v, int op, const struct chunk_ref *ch, int n)
 }
 
 /*
+ * Every operation that moves chunks ends so (balance, device remove,
+ * device remove missing), its work done: done says what was done.
  * Why an error and not a stop at the first such block: every copy of it
  * failed its checksum before the move, so a read of it failed before as
  * after, and stopping would keep every conversion and device removal
  * from finishing until the file holding it is found; why not success:
  * the user asked for the chunks to be moved safely, and must learn that
  * some bytes were gone already (the log names each block).
+ * A device removal so ended has removed the device (running it again
+ * would find nothing to do): the error says the removal happened.
  */
-int volume_lost_say(struct core *c, struct volume *v, int ret, char *msg, size_t mlen)
+int volume_lost_say(struct core *c, struct volume *v, int ret, const char *done, char *msg,
+		    size_t mlen)
 {
 	uint64_t n = __atomic_load_n(&v->lost_blocks, __ATOMIC_RELAXED);
 
 	if (ret || !n)
 		return ret;
-	return volume_say(c, -EIO, msg, mlen, "every chunk moved, but %llu block(s) had no copy that "
+	return volume_say(c, -EIO, msg, mlen, "%s, but %llu block(s) had no copy that "
 			  "verifies, the first at logical %llu (the log names them): unreadable before "
 			  "the move as after, moved as they were; delete or rewrite the files holding them",
-			  (unsigned long long)n,
+			  done, (unsigned long long)n,
 			  (unsigned long long)__atomic_load_n(&v->lost_first, __ATOMIC_RELAXED));
 }
 

@@ -25,6 +25,8 @@
 #include "fs/format/items_format.h"
 #include "fs/format/format.h"
 #include "fs/items/subvol.h"
+#include "fs/services/scrub.h"
+#include "fs/btree/node.h"
 
 #include <dirent.h>
 #include <signal.h>
@@ -634,6 +636,20 @@ static int raw_node(void)
 	return t_poke(img, node_phys + 200, 0xff);
 }
 
+/* The fs root's reference item records another generation than the
+ * node's header names. */
+static int c_meta_gen(struct txn *t, struct core *c)
+{
+	struct root *r = fsr(c);
+	struct key k = { r->bytenr, KEY_METADATA_ITEM, (uint64_t)r->level };
+	struct extent_item ei;
+
+	if (btree_lookup(core_tree(c, CT_EXTENT), &k, &ei, sizeof(ei)) != (int)sizeof(ei))
+		return -EINVAL;
+	ei.generation += 1000;
+	return btree_update(t, core_tree(c, CT_EXTENT), &k, &ei, sizeof(ei));
+}
+
 struct ccase {
 	const char *name;
 	int (*corrupt)(struct txn *t, struct core *c);
@@ -696,6 +712,8 @@ static const struct ccase cases[] = {
 	{ "unreadable node with one copy (cannot repair: image untouched)", c_unreadable,
 	  CORE_PROFILE_SINGLE, 1u << F_C | 1u << F_A | 1u << F_B, 4, NULL, NULL, false,
 	  "cannot be read from any copy", false, raw_node, true, true },
+	{ "a node's reference item records another generation (made the node's)", c_meta_gen,
+	  CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
 };
 
 /* The case's image, damaged.  0, or -1 (FAIL printed). */
@@ -1206,6 +1224,101 @@ static void on_kill(int sig)
 	raise(sig);
 }
 
+static int c_meta_item(struct txn *t, struct core *c)
+{
+	struct root *r = fsr(c);
+	struct key k = { r->bytenr, KEY_METADATA_ITEM, (uint64_t)r->level };
+
+	return btree_delete(t, core_tree(c, CT_EXTENT), &k);
+}
+
+/*
+ * A node's reference item missing: -y makes it again, with the
+ * generation the node's header names (the one allocation recorded), not
+ * the repair's: scrub holds every node to its item's generation, and a
+ * repaired volume must scrub clean.  Failed with the repair's generation
+ * (the fs root's two copies "stale": two node errors, uncorrectable).
+ */
+/*
+ * A dup node's second copy a sound node of an earlier generation (a lost
+ * write): fsck -n reports it (every copy is held to the generation the
+ * tree accepted), where it read as clean before.
+ */
+static void stale_copy_case(void)
+{
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	struct core *c = NULL;
+	uint64_t ph = 0, gen = 0;
+	uint8_t *b = NULL;
+	int fd = -1, n1;
+
+	if (make_image(CORE_PROFILE_DUP, false, false)) {
+		printf("FAIL: stale node copy: making the image\n");
+		fails++;
+		return;
+	}
+	MUST(t_open(img, true, &c));
+	if (chunk_map_lookup(c, fsr(c)->bytenr, c->nodesize, cp, NULL) == 2) {
+		ph = cp[1].physical;
+		gen = fsr(c)->generation;
+	}
+	uint32_t ns = c->nodesize;
+	mount_close(c);
+	c = NULL;
+	MUST(ph && gen > 1 ? 0 : -ENOENT);
+	b = malloc(ns);
+	fd = open(img, O_RDWR);
+	MUST(b && fd >= 0 && pread(fd, b, ns, (off_t)ph) == (ssize_t)ns ? 0 : -EIO);
+	nb_set_generation(b, gen - 1);
+	put_le32(b + NH_CSUM, node_csum(b, ns));
+	MUST(pwrite(fd, b, ns, (off_t)ph) == (ssize_t)ns ? 0 : -EIO);
+	snprintf(out, sizeof(out), "%s.fsck", img);
+	n1 = fsck("-n");
+	char cmd[700];
+	snprintf(cmd, sizeof(cmd), "grep -q 'copy 2 .* is bad: generation' %s", out);
+	CHECK("a node copy of an earlier generation: fsck -n reports it (4)",
+	      n1 == 4 && sh(cmd) == 0);
+	unlink(out);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(b);
+	if (c)
+		mount_close(c);
+}
+
+static void meta_item_case(void)
+{
+	static const struct ccase cc = {
+		"a node's reference item missing (made again with the node's generation)",
+		c_meta_item, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false,
+		false };
+	struct scrub_opts so = { .readonly = true };
+	struct scrub_progress sp;
+	struct core *c = NULL;
+	int n1, y, n2;
+
+	if (prepare(&cc))
+		return;
+	snprintf(out, sizeof(out), "%s.fsck", img);
+	n1 = fsck("-n");
+	y = fsck("-y");
+	n2 = fsck("-n");
+	CHECK("a node's reference item missing: detected (-n 4), repaired (-y 1), clean after (-n 0)",
+	      n1 == 4 && y == 1 && n2 == 0);
+	/* read-only: a read-write mount may copy the node (and free it) */
+	MUST(t_open(img, true, &c));
+	MUST(scrub_run(c, &so, &sp));
+	printf("# %s: scrub after: %llu node errors, %llu uncorrectable\n", cc.name,
+	       (unsigned long long)sp.meta_errors, (unsigned long long)sp.uncorrectable_bytes);
+	CHECK("a node's reference item made again: a scrub after the repair finds nothing",
+	      sp.meta_errors == 0 && sp.uncorrectable_bytes == 0 && sp.nodes > 0);
+out:
+	if (c)
+		mount_close(c);
+	unlink(out);
+}
+
 int main(int argc, char **argv)
 {
 	t_seed_init();
@@ -1234,6 +1347,10 @@ int main(int argc, char **argv)
 	}
 	if (argc < 2 || strstr("log", argv[1]))
 		log_case();
+	if (argc < 2 || strstr("reference item", argv[1]))
+		meta_item_case();
+	if (argc < 2 || strstr("stale copy", argv[1]))
+		stale_copy_case();
 	for (size_t i = 0; i < sizeof(rcases) / sizeof(rcases[0]); i++)
 		if (argc < 2 || strstr(rcases[i].name, argv[1]))
 			raid_csum_case(&rcases[i]);

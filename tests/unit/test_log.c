@@ -11,6 +11,8 @@
 #include "core_test.h"
 #include "fs/ops/fsops.h"
 #include "fs/items/log.h"
+#include "fs/items/log_int.h"
+#include "fs/store/chunk.h"
 #include "fs/store/dev.h"
 #include "fs/base/crc32c.h"
 
@@ -598,6 +600,255 @@ static void arena_fill_enospc(unsigned k)
 	af_check("host full", f, before, want);
 out:
 	host_set(HOST_OK);
+}
+
+/* Write segment h (its checksum made again) at logical `at` of the closed
+ * volume on img, every copy: 0 or -errno. */
+static int seg_put(struct log_seg_hdr *h, uint64_t at)
+{
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	struct core *c = NULL;
+	int n, ret = t_open(img, true, &c), fd;
+
+	if (ret)
+		return ret;
+	n = chunk_map_lookup(c, at, h->len, cp, NULL);
+	h->bytenr = at;
+	h->csum = crc32c(0, (const uint8_t *)h + 4, h->len - 4);
+	fd = open(img, O_RDWR);
+	for (int i = 0; i < n && fd >= 0 && !ret; i++)
+		ret = pwrite(fd, h, h->len, (off_t)cp[i].physical) == (ssize_t)h->len ? 0 : -EIO;
+	if (fd >= 0)
+		close(fd);
+	mount_close(c);
+	return n <= 0 ? -ENOENT : fd < 0 ? -errno : ret;
+}
+
+/*
+ * fsck sees a log segment written over an earlier one of its chain
+ * (log_check's chain_geometry).  A log of two segments (two files'
+ * fsyncs), then, after the crash, the image changed two ways: the second
+ * segment's `next` made to name the first (the next fsync would have
+ * written over the log), and the second segment written over the first,
+ * in the slot (a chain of seq 2 where seq 1 belongs: replay finds no log
+ * there, and everything both fsyncs made durable is gone).  Both read
+ * as a valid log / no log on the old code (log_check > 0 / 0, fsck
+ * clean); now log_check fails and fsck is unclean.
+ */
+static void chain_overwritten(unsigned k)
+{
+	struct log_seg_hdr *s1 = NULL, *s2 = NULL;
+	uint64_t a, b;
+	FILE *devnull = fopen("/dev/null", "w");
+	int rc = 0;
+
+	MUST(t_format(img, 0));
+	MUST(mount_rw(CORE_FSYNC_LOG));
+	MUST(put(ROOT_DIR_INO, "ca", 3000, k + 11, &a));
+	MUST(put(ROOT_DIR_INO, "cb", 3000, k + 12, &b));
+	MUST(fsops_sync(fs));
+	unsigned char blk[5000];
+	fill(blk, sizeof(blk), k + 13);
+	MUST(fsops_write(fs, a, blk, sizeof(blk), 0) == (ssize_t)sizeof(blk) ? 0 : -EIO);
+	MUST(fsops_fsync(fs, a, 0));
+	fill(blk, sizeof(blk), k + 14);
+	MUST(fsops_write(fs, b, blk, sizeof(blk), 0) == (ssize_t)sizeof(blk) ? 0 : -EIO);
+	MUST(fsops_fsync(fs, b, 0));
+	crash();
+	MUST(t_open(img, true, &core));
+	rc = log_check(core, devnull);
+	if (core->sb.log_slot && !log_read_seg(core, core->sb.log_slot, &s1) && s1->next)
+		log_read_seg(core, s1->next, &s2);
+	mount_close(core);
+	core = NULL;
+	printf("# chain: log_check %d, segments at %llu and %llu\n", rc,
+	       s1 ? (unsigned long long)s1->bytenr : 0ull, s2 ? (unsigned long long)s2->bytenr : 0ull);
+	CHECK("chain: two fsyncs, a valid log of two segments", rc == 2 && s1 && s2 &&
+	      s1->seq == 1 && s2->seq == 2 && s2->prev == s1->bytenr);
+	MUST(s1 && s2 ? 0 : -ENOENT);
+	CHECK("chain: fsck clean as it is", t_fsck(img) == 0);
+
+	/* the second segment's next slot over the first segment */
+	uint64_t at2 = s2->bytenr, next2 = s2->next, len2 = s2->next_len;
+	s2->next = s1->bytenr;
+	s2->next_len = s1->len;
+	MUST(seg_put(s2, at2));
+	MUST(t_open(img, true, &core));
+	rc = log_check(core, devnull);
+	mount_close(core);
+	core = NULL;
+	printf("# chain: next over the first segment: log_check %d\n", rc);
+	CHECK("chain: a next slot over an earlier segment: log_check fails", rc == -EUCLEAN);
+	CHECK("chain: a next slot over an earlier segment: fsck unclean", t_fsck(img) != 0);
+
+	/* the second segment (its own next again) written over the first */
+	s2->next = next2;
+	s2->next_len = len2;
+	MUST(seg_put(s2, at2));
+	MUST(s2->len <= s1->len ? 0 : -ENOSPC);
+	s2->prev = 0;
+	MUST(seg_put(s2, s1->bytenr));
+	MUST(t_open(img, true, &core));
+	bool pending = log_pending(core);
+	rc = log_check(core, devnull);
+	mount_close(core);
+	core = NULL;
+	printf("# chain: seq 2 in the slot: pending %d, log_check %d\n", pending, rc);
+	CHECK("chain: a later segment over the first: log_check fails", rc == -EUCLEAN);
+	CHECK("chain: a later segment over the first: fsck unclean", t_fsck(img) != 0);
+out:
+	if (core)
+		mount_close(core);
+	core = NULL;
+	free(s1);
+	free(s2);
+	if (devnull)
+		fclose(devnull);
+}
+
+/*
+ * A raid1 log whose one-block segment is bad on copy 0 past its header
+ * (a bad sector in the records): replay reads it from copy 1 and brings
+ * the fsync back.  Failed on the old code: log_read_seg checked a
+ * one-block segment's body only on the copy whose header held, so the
+ * log read as torn at its first segment and the fsync was lost
+ * (test_powerloss convert_keep_log found it: a balance keeping copy 0).
+ */
+static void raid1_seg_body_bad(unsigned k)
+{
+	static char i1[256], i2[256];
+	const char *devs2[2] = { i1, i2 };
+	struct format_opts fo = { .label = "unit", .force = true,
+				  .meta_profile = CORE_PROFILE_RAID1,
+				  .data_profile = CORE_PROFILE_RAID1 };
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	unsigned char old[8192], blk[4096], got[8192];
+	char bad[256] = "";
+	struct core_opts o;
+	struct log_stats l;
+	struct stat st;
+	uint64_t f, ph = 0;
+	int r;
+
+	i1[0] = i2[0] = 0;
+	MUST(t_image(i1, sizeof(i1), 256ull << 20));
+	MUST(t_image(i2, sizeof(i2), 256ull << 20));
+	MUST(mount_format(devs2, 2, &fo));
+	core_opts_default(&o);
+	o.commit_interval_s = 3600;
+	MUST(mount_open(devs2, 2, &o, &core));
+	MUST(fsops_mount(core, &o, &fs));
+	MUST(fsops_mknod(fs, ROOT_DIR_INO, "sb", S_IFREG | 0644, 0, &cr, &st));
+	f = st.st_ino;
+	fill(old, sizeof(old), k + 40);
+	MUST(fsops_write(fs, f, old, sizeof(old), 0) == (ssize_t)sizeof(old) ? 0 : -EIO);
+	MUST(fsops_sync(fs));
+	fill(blk, sizeof(blk), k + 41);
+	MUST(fsops_write(fs, f, blk, sizeof(blk), 0) == (ssize_t)sizeof(blk) ? 0 : -EIO);
+	MUST(fsops_fsync(fs, f, 1));	/* one segment, in the slot */
+	crash();
+	o.readonly = true;
+	r = mount_open(devs2, 2, &o, &core);
+	o.readonly = false;
+	MUST(r);
+	if (core->sb.log_slot && chunk_map_lookup(core, core->sb.log_slot, 4096, cp, NULL) == 2) {
+		snprintf(bad, sizeof(bad), "%s", cp[0].dev->path);
+		ph = cp[0].physical;
+	}
+	mount_close(core);
+	core = NULL;
+	MUST(bad[0] ? 0 : -ENOENT);
+	MUST(t_poke(bad, ph + 300, 0x5a));	/* past the 104-byte header */
+	r = mount_open(devs2, 2, &o, &core);
+	if (!r)
+		r = fsops_mount(core, &o, &fs);
+	CHECK("raid1, a segment's body bad on copy 0: the replay mounts", r == 0);
+	if (!r) {
+		log_stats(core, &l);
+		memcpy(old, blk, sizeof(blk));
+		CHECK("raid1, a segment's body bad on copy 0: the fsync'd block is back (read from copy 1)",
+		      fsops_read(fs, f, got, sizeof(got), 0) == (ssize_t)sizeof(got) &&
+		      memcmp(got, old, sizeof(got)) == 0 && l.rejected == 0 && !log_pending(core));
+	}
+out:
+	if (fs)
+		fsops_unmount(fs);
+	fs = NULL;
+	if (core)
+		mount_close(core);
+	core = NULL;
+	if (i1[0])
+		unlink(i1);
+	if (i2[0])
+		unlink(i2);
+}
+
+/*
+ * log_fsync's early return when it cannot join a transaction (no room
+ * for its metadata: txn_join -ENOSPC): the caller commits instead, and
+ * that fsync counts in log_fallbacks like every other that commits
+ * (fails on 5ab9529^: +0).  A 64 MiB volume of its own: the file's
+ * change first, then fallocate until its data chunks hold every
+ * unallocated byte, then items in the running transaction until a join
+ * of one item is refused; nothing is committed (a crash ends it).
+ */
+static void join_enospc(void)
+{
+	char keep[256];
+	unsigned char blk[4096];
+	struct log_stats l0, l1;
+	struct stat st;
+	uint64_t f, big, n = 0;
+	int r = 0, fr = 0, joins_refused = 0;
+
+	snprintf(keep, sizeof(keep), "%s", img);
+	MUST(t_image(img, sizeof(img), 64ull << 20));
+	MUST(t_format(img, 0));
+	MUST(mount_rw(CORE_FSYNC_LOG));
+	MUST(fsops_mknod(fs, ROOT_DIR_INO, "f", S_IFREG | 0644, 0, &cr, &st));
+	f = st.st_ino;
+	MUST(fsops_mknod(fs, ROOT_DIR_INO, "big", S_IFREG | 0644, 0, &cr, &st));
+	big = st.st_ino;
+	MUST(fsops_sync(fs));
+	fill(blk, sizeof(blk), 77);
+	MUST(fsops_write(fs, f, blk, sizeof(blk), 0) == (ssize_t)sizeof(blk) ? 0 : -EIO);
+	for (uint64_t off = 0; !fr && off < (64ull << 20); off += 1u << 20)
+		fr = fsops_fallocate(fs, big, 0, off, 1u << 20);
+	/* metadata full: joins of fewer and fewer items, down to one */
+	for (uint64_t batch = 256; batch;) {
+		r = t_insert_items(core, 1000000 + n, batch, 200);
+		if (!r)
+			n += batch;
+		else if (r == -ENOSPC)
+			batch /= 4;	/* 1, then 0: a join of one was refused */
+		else
+			break;
+	}
+	if (r == -ENOSPC) {
+		struct txn *t;
+		int jr = txn_join(core, 1, 0, &t);
+		if (!jr)
+			txn_end(t);
+		joins_refused = jr == -ENOSPC;
+	}
+	printf("# join ENOSPC: fallocate ended %d, %llu items inserted, last %d, a join of one "
+	       "item refused: %d\n", fr, (unsigned long long)n, r, joins_refused);
+	CHECK("join ENOSPC: the data chunks are full and a join of one item is refused",
+	      fr == -ENOSPC && joins_refused == 1 && !core->aborted);
+	log_stats(core, &l0);
+	r = log_fsync(fs, f);
+	log_stats(core, &l1);
+	printf("# join ENOSPC: log_fsync %d, syncs +%llu, fallbacks +%llu\n", r,
+	       (unsigned long long)(l1.syncs - l0.syncs),
+	       (unsigned long long)(l1.fallbacks - l0.fallbacks));
+	CHECK("join ENOSPC: log_fsync says 'commit instead' and counts a fallback",
+	      r == 1 && l1.syncs == l0.syncs && l1.fallbacks == l0.fallbacks + 1);
+	crash();
+out:
+	if (fs && core)
+		crash();
+	unlink(img);
+	snprintf(img, sizeof(img), "%s", keep);
 }
 
 int main(void)
@@ -1270,6 +1521,9 @@ int main(void)
 	}
 	concurrent_arenas(k);
 	arena_fill_enospc(k);
+	join_enospc();
+	chain_overwritten(k);
+	raid1_seg_body_bad(k);
 out:
 	if (fs)
 		fsops_unmount(fs);

@@ -33,7 +33,9 @@
  * committed; the switch committed, the old stripes free); convert_busy
  * writes and fsyncs beside the balance thread; convert_split (soak or
  * WORKLOAD=convert_split) converts to dup a chunk that must be split
- * between extents, states falling between the split and the moves.
+ * between extents, states falling between the split and the moves;
+ * convert_keep_log converts to single (old stripe 0 kept) with a pending
+ * fsync log bad on that copy.
  * Opt-in profiles with a
  * workload of their own: convert2 (convert_two_chunks: two data chunks
  * moved by one balance, the states between their switches counted),
@@ -84,6 +86,8 @@
 #include "core_test.h"
 #include "fs/ops/fsops.h"
 #include "fs/items/log.h"
+#include "fs/items/log_int.h"
+#include "fs/store/dev.h"
 #include "fs/items/subvol.h"
 #include "fs/services/volume.h"
 #include "fs/store/chunk.h"
@@ -1369,6 +1373,64 @@ static void convert_meta_run(unsigned k)
 }
 
 /*
+ * A conversion that keeps old stripes (raid1 -> single: stripe 0 kept,
+ * the others dropped at the switch) while an fsync log is pending, each
+ * of its segments bad on copy 0 (a write through the device layer, in
+ * the write log like any other).  The log's blocks have no extent item,
+ * so the balance neither verifies nor mends them (volume_reloc.c), and
+ * needs not: a state before a chunk's switch reads the log from any copy
+ * (replay verifies each), and the switch's commit makes the log obsolete
+ * in the same superblock write.  Every state keeps what the fsyncs
+ * acknowledged, before, inside and after the balance.  Failed before
+ * log_read_seg read a one-block segment whole from every copy: it
+ * checked the body only on the copy whose header held, so states before
+ * the first switch found no log (c1 and n0 lost: flush@34, flush@38 and
+ * the epoch states around them).
+ */
+static int damage_log_copy0(void)
+{
+	uint64_t at = core->sb.log_root ? 0 : core->sb.log_slot;
+	int n = 0;
+
+	while (at) {
+		struct chunk_copy cp[CHUNK_MAX_STRIPES];
+		struct log_seg_hdr *h;
+		uint8_t blk[4096];
+
+		if (log_read_seg(core, at, &h))
+			break;
+		bool ours = h->parent_gen == core->generation;
+		uint64_t next = h->next;
+		free(h);
+		if (!ours || chunk_map_lookup(core, at, sizeof(blk), cp, NULL) < 2 ||
+		    dev_read(cp[0].dev, cp[0].physical, blk, sizeof(blk)))
+			break;
+		blk[200] ^= 0x5a;	/* past the header: the checksum fails */
+		if (dev_write(cp[0].dev, cp[0].physical, blk, sizeof(blk)))
+			break;
+		n++;
+		at = next;
+	}
+	return n;
+}
+
+static void convert_keep_log_run(unsigned k)
+{
+	convert_start(k, 30000);	/* two fsyncs: two segments, no commit */
+	int n = damage_log_copy0();
+	if (n < 1) {
+		printf("FAIL: %s: no pending log segment to damage\n", wname);
+		wfail++;
+	}
+	w_balance2(CORE_PROFILE_SINGLE, CORE_PROFILE_SINGLE);
+	w_write("n0", 30000, 5000, k + 7);
+	w_fsync("n0", 1);
+	w_create("n1");
+	w_write("n1", 0, 20000, k + 8);
+	w_fsync("n1", 0);
+}
+
+/*
  * A conversion that must split (issue 21): raid1 -> dup wants both copies
  * of the 24 MiB data chunk on one device, and no 64 MiB device has 48 MiB
  * free, so the chunk is cut where no extent crosses, a commit of its own,
@@ -1564,6 +1626,7 @@ static const struct workload workloads[] = {
 	{ "convert_busy", convert_setup, convert_busy_run, "convert" },
 	{ "convert_meta", convert_setup, convert_meta_run, "convert" },
 	{ "convert_split", convert_setup, convert_split_run, "convert" },
+	{ "convert_keep_log", convert_setup, convert_keep_log_run, "convert" },
 	{ "convert_two_chunks", convert2_setup, convert2_run, "convert2" },
 	{ "volume_busy", convert_setup, volume_busy_run, "raid5remove" },
 	{ "volume_busy", convert_setup, volume_busy_run, "raid6remove" },

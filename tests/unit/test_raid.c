@@ -1983,34 +1983,82 @@ struct keep_want {
 	uint64_t from, to;
 	int bad;
 	bool all_bad;
+	/* every copy of the fs root node bad (and no data sector): the
+	 * balance ends -EIO naming the node, nothing else is lost */
+	bool node_all_bad;
+	/* the device holding copy `bad` of the sector fails every read
+	 * during the balance (a kept stripe's read error, not a checksum
+	 * mismatch), its bytes bad behind the error */
+	bool read_err;
+	/* copy `bad` of the fs root node is a sound node of an earlier
+	 * generation (a lost write), and no sector is damaged */
+	bool stale_node;
 };
+
+/* Rewrite the node copy at physical ph of img as generation gen, its
+ * checksum made again: what a lost write leaves. */
+static int forge_node_gen(const char *img, uint64_t ph, uint32_t nodesize, uint64_t gen)
+{
+	uint8_t *b = malloc(nodesize);
+	int fd = open(img, O_RDWR), ret = -EIO;
+
+	if (b && fd >= 0 && pread(fd, b, nodesize, (off_t)ph) == (ssize_t)nodesize) {
+		nb_set_generation(b, gen);
+		put_le32(b + NH_CSUM, node_csum(b, nodesize));
+		ret = pwrite(fd, b, nodesize, (off_t)ph) == (ssize_t)nodesize ? 0 : -EIO;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(b);
+	return ret;
+}
 
 /* Format and fill the closed volume v, then damage copy w->bad of the fs
  * root node and of a sector of ext[1] (every copy of the sector,
- * all_bad); *sect: that sector's logical. */
-static int keep_damage(struct vol *v, const struct keep_want *w, uint64_t *ext, uint64_t *sect)
+ * all_bad; every copy of the node and no sector, node_all_bad); *sect:
+ * that sector's logical (node_all_bad: the node's), sect_dev the path
+ * of its copy w->bad. */
+static int keep_damage(struct vol *v, const struct keep_want *w, uint64_t *ext, uint64_t *sect,
+		       char *sect_dev, size_t dlen)
 {
 	struct { char path[256]; uint64_t phys; uint32_t off; } d[CHUNK_MAX_STRIPES + 1];
 	struct core *c = NULL;
+	uint64_t root;
 	int nd = 0, ret;
 
 	MUST(vol_format(v, w->from, w->from, NULL));
 	MUST(vol_open(v, &c));
 	MUST(populate(c, ext));
-	*sect = ext[1] + 5 * CORE_SECTORSIZE;
+	root = subvol_root(c, FS_TREE_OBJECTID)->bytenr;
+	if (w->stale_node) {
+		const char *p = NULL;
+		uint64_t ph = copy_phys(c, root, c->nodesize, w->bad, &p);
+		uint64_t gen = subvol_root(c, FS_TREE_OBJECTID)->generation;
+		uint32_t ns = c->nodesize;
+		*sect = root;
+		if (!ph || gen < 2)
+			goto out;
+		snprintf(d[0].path, sizeof(d[0].path), "%s", p);
+		MUST(mount_close(c));
+		c = NULL;
+		return forge_node_gen(d[0].path, ph, ns, gen - 1);
+	}
+	*sect = w->node_all_bad ? root : ext[1] + 5 * CORE_SECTORSIZE;
 	for (int m = 0; m < CHUNK_MAX_STRIPES; m++) {
 		const char *p = NULL;
 		uint64_t ph = copy_phys(c, *sect, CORE_SECTORSIZE, m, &p);
 
-		if (ph && (m == w->bad || w->all_bad)) {
+		if (ph && m == w->bad)
+			snprintf(sect_dev, dlen, "%s", p);
+		if (ph && !w->node_all_bad && (m == w->bad || w->all_bad)) {
 			snprintf(d[nd].path, sizeof(d[nd].path), "%s", p);
 			d[nd].off = 17 + 40 * (uint32_t)m;	/* a different byte on each copy */
 			d[nd++].phys = ph;
 		}
-		ph = copy_phys(c, subvol_root(c, FS_TREE_OBJECTID)->bytenr, c->nodesize, m, &p);
-		if (ph && m == w->bad) {
+		ph = copy_phys(c, root, c->nodesize, m, &p);
+		if (ph && (m == w->bad || w->node_all_bad)) {
 			snprintf(d[nd].path, sizeof(d[nd].path), "%s", p);
-			d[nd].off = 300;
+			d[nd].off = 300 + 8 * (uint32_t)m;
 			d[nd++].phys = ph;
 		}
 	}
@@ -2046,26 +2094,46 @@ static void keep_case(const struct keep_want *w)
 {
 	struct vol v = { 0 };
 	uint64_t sz[3] = { 96ull << 20, 96ull << 20, 96ull << 20 }, ext[NEXT], sect = 0;
-	char name[200], msg[256] = "", at[32];
+	char name[200], msg[256] = "", at[32], sect_dev[256] = "";
 	struct scrub_opts so = { 0 };
 	struct scrub_progress sp;
 	struct core *c = NULL;
+	struct dev *rerr = NULL;
 	int r;
 #define N(s) (snprintf(name, sizeof(name), "%s: %s", w->tag, s), name)
 
 	MUST(vol_make(&v, w->ndev, sz));
-	if (keep_damage(&v, w, ext, &sect)) {
+	if (keep_damage(&v, w, ext, &sect, sect_dev, sizeof(sect_dev))) {
 		printf("FAIL: %s: no copies found to damage\n", w->tag);
 		fails++;
 		goto out;
 	}
 	MUST(vol_open(&v, &c));
 	CHECK(N("before: the items read, the extent reads unless every copy is bad"),
-	      verify_all_items(c) && extent_reads(c, ext[1], EXTLEN, 2) == !w->all_bad);
+	      verify_all_items(c) == !w->node_all_bad &&
+	      extent_reads(c, ext[1], EXTLEN, 2) == !w->all_bad);
+	for (int i = 0; w->read_err && i < c->ndevs; i++)
+		if (!strcmp(c->devs[i]->path, sect_dev))
+			rerr = c->devs[i];
+	if (w->read_err && !rerr) {
+		printf("FAIL: %s: no device %s\n", w->tag, sect_dev);
+		fails++;
+		goto out;
+	}
+	if (rerr)
+		dev_set_fail(rerr, DEV_READ, true);
+	uint64_t rerrs0 = rerr ? rerr->err[DEV_ERR_READ] : 0;
 	r = keep_balance(c, w, msg, sizeof(msg));
+	if (rerr) {
+		dev_set_fail(rerr, DEV_READ, false);
+		printf("# %s: %llu reads of %s failed during the balance\n", w->tag,
+		       (unsigned long long)(rerr->err[DEV_ERR_READ] - rerrs0), rerr->path);
+		CHECK(N("the kept copy's device failed reads during the balance"),
+		      rerr->err[DEV_ERR_READ] > rerrs0);
+	}
 	snprintf(at, sizeof(at), "%llu", (unsigned long long)sect);
-	if (w->all_bad)
-		CHECK(N("the balance ends with -EIO naming the sector no copy has"),
+	if (w->all_bad || w->node_all_bad)
+		CHECK(N("the balance ends with -EIO naming the block no copy has"),
 		      r == -EIO && strstr(msg, at) != NULL);
 	else
 		CHECK(N("the balance finishes"), r == 0);
@@ -2073,7 +2141,20 @@ static void keep_case(const struct keep_want *w)
 	MUST(mount_close(c));
 	c = NULL;
 	MUST(vol_open(&v, &c));
-	if (w->all_bad) {
+	if (w->node_all_bad) {
+		bool rest = true;
+		for (int e = 0; e < NEXT; e++)
+			rest &= extent_reads(c, ext[e], EXTLEN, (unsigned)e + 1);
+		CHECK(N("after a reopen: every extent reads, the lost node's items still not"),
+		      rest && !verify_all_items(c));
+		MUST(scrub_run(c, &so, &sp));
+		printf("# %s: scrub: %llu node errors, %llu uncorrectable bytes, %llu data errors\n",
+		       w->tag, (unsigned long long)sp.meta_errors,
+		       (unsigned long long)sp.uncorrectable_bytes, (unsigned long long)sp.data_errors);
+		CHECK(N("a scrub finds the one lost node and nothing else"),
+		      sp.uncorrectable_bytes == c->nodesize && sp.data_errors == 0 &&
+		      sp.corrected_bytes == 0 && sp.read_errors == 0);
+	} else if (w->all_bad) {
 		bool rest = verify_all_items(c);
 		for (int e = 0; e < NEXT; e++)
 			rest &= e == 1 || extent_reads(c, ext[e], EXTLEN, (unsigned)e + 1);
@@ -2088,7 +2169,7 @@ static void keep_case(const struct keep_want *w)
 	}
 	MUST(mount_close(c));
 	c = NULL;
-	if (!w->all_bad)
+	if (!w->all_bad && !w->node_all_bad)
 		CHECK_VFSCK(N("fsck clean"), &v);
 out:
 	if (c)
@@ -2100,17 +2181,105 @@ out:
 static void keep_cases(void)
 {
 	static const struct keep_want w[] = {
-		{ "raid1 -> single, kept copy 0 bad", 2, CORE_PROFILE_RAID1, CORE_PROFILE_SINGLE, 0, false },
-		{ "dup -> single, kept copy 0 bad", 1, CORE_PROFILE_DUP, CORE_PROFILE_SINGLE, 0, false },
+		{ "raid1 -> single, kept copy 0 bad", 2, CORE_PROFILE_RAID1, CORE_PROFILE_SINGLE, 0,
+		  false, false, false, false },
+		{ "dup -> single, kept copy 0 bad", 1, CORE_PROFILE_DUP, CORE_PROFILE_SINGLE, 0,
+		  false, false, false, false },
 		{ "raid1c3 -> raid1, kept copy 1 bad", 3, CORE_PROFILE_RAID1C3, CORE_PROFILE_RAID1, 1,
-		  false },
-		{ "dup -> raid1, kept copy 0 bad", 2, CORE_PROFILE_DUP, CORE_PROFILE_RAID1, 0, false },
+		  false, false, false, false },
+		{ "dup -> raid1, kept copy 0 bad", 2, CORE_PROFILE_DUP, CORE_PROFILE_RAID1, 0,
+		  false, false, false, false },
 		{ "raid1 -> single, every copy of a sector bad", 2, CORE_PROFILE_RAID1,
-		  CORE_PROFILE_SINGLE, 0, true },
+		  CORE_PROFILE_SINGLE, 0, true, false, false, false },
+		{ "raid1 -> single, every copy of a node bad", 2, CORE_PROFILE_RAID1,
+		  CORE_PROFILE_SINGLE, 0, false, true, false, false },
+		{ "raid1c3 -> raid1, kept copy 0 unreadable and bad", 3, CORE_PROFILE_RAID1C3,
+		  CORE_PROFILE_RAID1, 0, false, false, true, false },
+		{ "raid1 -> single, kept copy 0 of a node a lost write", 2, CORE_PROFILE_RAID1,
+		  CORE_PROFILE_SINGLE, 0, false, false, false, true },
 	};
 
 	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
 		keep_case(&w[i]);
+}
+
+/*
+ * A device removal whose surviving copies have a block no copy verifies
+ * ends as a balance does (volume_lost_say): the removal done, -EIO naming
+ * the block.  missing: `device remove missing` of the device holding copy
+ * 1 of a sector whose copy 0 (the survivor) is bad; else a plain remove
+ * of the device holding copy 0, every copy of the sector bad.  The rest
+ * reads after, and after a reopen of what is left.  Failed on the old
+ * code: both returned 0 (a plain remove said nothing, `remove missing`
+ * named the block in a success message).
+ */
+static void remove_lost_case(bool missing)
+{
+	const char *tag = missing ? "remove missing, survivor bad" : "remove, every copy bad";
+	struct vol v = { 0 };
+	uint64_t sz[3] = { 96ull << 20, 96ull << 20, 96ull << 20 }, ext[NEXT], sect;
+	const char *left[3], *p0 = NULL, *p1 = NULL;
+	char name[200], msg[512] = "", at[32], d0[256], d1[256];
+	uint64_t ph0, ph1;
+	struct core *c = NULL;
+	int gone = -1, r, nleft;
+#define N(s) (snprintf(name, sizeof(name), "%s: %s", tag, s), name)
+
+	MUST(vol_make(&v, 3, sz));
+	MUST(vol_format(&v, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, NULL));
+	MUST(vol_open(&v, &c));
+	MUST(populate(c, ext));
+	sect = ext[1] + 5 * CORE_SECTORSIZE;
+	ph0 = copy_phys(c, sect, CORE_SECTORSIZE, 0, &p0);
+	ph1 = copy_phys(c, sect, CORE_SECTORSIZE, 1, &p1);
+	MUST(ph0 && ph1 ? 0 : -ENOENT);
+	snprintf(d0, sizeof(d0), "%s", p0);	/* the device's own goes at close */
+	snprintf(d1, sizeof(d1), "%s", p1);
+	MUST(mount_close(c));
+	c = NULL;
+	for (int k = 0; k < v.n; k++)
+		if (!strcmp(v.devs[k], missing ? d1 : d0))
+			gone = k;
+	MUST(gone >= 0 ? 0 : -ENOENT);
+	MUST(t_poke(d0, ph0 + 17, 0x5a));
+	if (!missing)
+		MUST(t_poke(d1, ph1 + 57, 0x5a));
+	nleft = vol_devs_but(&v, gone, left);
+	if (missing)
+		MUST(vol_open_degraded(left, nleft, &c));
+	else
+		MUST(vol_open(&v, &c));
+	r = volume_dev_remove(c, missing ? "missing" : v.devs[gone], msg, sizeof(msg));
+	printf("# %s: %d: %s\n", tag, r, msg);
+	snprintf(at, sizeof(at), "%llu", (unsigned long long)sect);
+	CHECK(N("ends with -EIO naming the block, saying the device was removed"),
+	      r == -EIO && strstr(msg, at) && strstr(msg, "removed"));
+	CHECK(N("the device is gone"), c->ndevs == 2 && c->sb.num_devices == 2);
+	bool rest = verify_all_items(c);
+	for (int e = 0; e < NEXT; e++)
+		rest &= e == 1 || extent_reads(c, ext[e], EXTLEN, (unsigned)e + 1);
+	CHECK(N("every other item and extent reads, the lost sector not"),
+	      rest && !extent_reads(c, ext[1], EXTLEN, 2));
+	MUST(mount_close(c));
+	c = NULL;
+	{
+		struct core_opts o;	/* not degraded: no device is missing now */
+		core_opts_default(&o);
+		o.commit_interval_s = 3600;
+		r = mount_open(left, nleft, &o, &c);
+	}
+	CHECK(N("what is left opens, not degraded"), r == 0);
+	if (!r) {
+		rest = verify_all_items(c);
+		for (int e = 0; e < NEXT; e++)
+			rest &= e == 1 || extent_reads(c, ext[e], EXTLEN, (unsigned)e + 1);
+		CHECK(N("after a reopen: the same"), rest);
+	}
+out:
+	if (c)
+		mount_close(c);
+	vol_rm(&v);
+#undef N
 }
 
 /*
@@ -3973,6 +4142,8 @@ int main(void)
 	}
 	if (getenv("RAID_CASE") && !strcmp(getenv("RAID_CASE"), "keep")) {
 		keep_cases();
+		remove_lost_case(true);
+		remove_lost_case(false);
 		return fails ? 1 : 0;
 	}
 	if (getenv("RAID_CASE") && !strcmp(getenv("RAID_CASE"), "resync_beside")) {
@@ -4013,6 +4184,8 @@ int main(void)
 	volume_ops();
 	raid10_convert();
 	keep_cases();
+	remove_lost_case(true);
+	remove_lost_case(false);
 	parity_convert();
 	split_turns_stripes();
 	packed_split_convert("packed raid6 -> dup", 4, CORE_PROFILE_RAID6, 64);

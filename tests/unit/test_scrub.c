@@ -5,14 +5,18 @@
  * runs, report-only mode, and damage with no good copy left
  * (uncorrectable, reads give EIO); a repair racing the free and reuse
  * of the block it repairs; a commit beside scrub waits for one piece; a
- * repair beside a balance moving its chunk.  SCRUB_CASE=race, commit or
- * balance runs that case alone.
+ * repair beside a balance moving its chunk; a node copy of another
+ * generation than its extent item's.  SCRUB_CASE=race, commit, balance
+ * or generation runs that case alone; the rate limit within one extent
+ * (SCRUB_CASE=rate); a node freed and reused under its repair (nreuse).
  */
 #include "core_test.h"
 #include "fs/store/chunk.h"
 #include "fs/store/dev.h"
 #include "fs/services/scrub.h"
 #include "fs/services/volume.h"
+#include "fs/btree/node.h"
+#include "fs/trees/extent.h"
 
 #include <pthread.h>
 
@@ -445,6 +449,336 @@ out:
 		unlink(b);
 }
 
+/* Rewrite the node copy at physical ph of img with generation gen, its
+ * checksum made again: what a lost write leaves (the block's bytes from
+ * an earlier life at the same address, sound on their own). */
+static int forge_generation(const char *img, uint64_t ph, uint32_t nodesize, uint64_t gen)
+{
+	uint8_t *b = malloc(nodesize);
+	int fd = open(img, O_RDWR), ret = -EIO;
+
+	if (b && fd >= 0 && pread(fd, b, nodesize, (off_t)ph) == (ssize_t)nodesize) {
+		nb_set_generation(b, gen);
+		put_le32(b + NH_CSUM, node_csum(b, nodesize));
+		ret = pwrite(fd, b, nodesize, (off_t)ph) == (ssize_t)nodesize ? 0 : -EIO;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(b);
+	return ret;
+}
+
+/*
+ * 8. A node copy whose checksum holds but whose header names another
+ * generation than its extent item records (a lost write: the block's
+ * bytes from before it was freed and reused).  Copy 0 of the fs tree's
+ * root forged so: with copy 1 good, scrub reports it (a node error, the
+ * device's generation counter) and rewrites it from copy 1; with copy 1
+ * damaged too, nothing verifies: uncorrectable, and copy 1 is not
+ * "repaired" with copy 0's stale bytes.  Failed on the old code: scrub
+ * saw copy 0 as good (no error; copy 1 rewritten from it).
+ */
+static void stale_generation(bool other_bad)
+{
+	const char *tag = other_bad ? "generation, other copy bad" : "generation";
+	char a[256] = "", b[256] = "", p0[256], p1[256], name[160];
+	const char *devs[2] = { a, b };
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	struct scrub_opts so = { 0 };
+	struct scrub_progress sp;
+	struct core *c = NULL;
+	uint64_t root, ph0, ph1, gen, ext, gerr0 = 0, gerr1 = 0, errs[DEV_ERR_NR];
+	uint8_t *before = NULL, *after = NULL;
+#define N(x) (snprintf(name, sizeof(name), "%s: %s", tag, x), name)
+
+	MUST(t_image(a, sizeof(a), 64ull << 20));
+	MUST(t_image(b, sizeof(b), 64ull << 20));
+	struct format_opts fo = { .label = "gen", .nodesize = 4096, .force = true,
+				  .data_profile = CORE_PROFILE_RAID1,
+				  .meta_profile = CORE_PROFILE_RAID1 };
+	MUST(mount_format(devs, 2, &fo));
+	MUST(open2(devs, &c));
+	for (unsigned i = 0; i < 4; i++)
+		MUST(put_extent(c, i + 1, &ext));
+	MUST(txn_commit(c, COMMIT_SYNC));
+	root = subvol_root(c, FS_TREE_OBJECTID)->bytenr;
+	MUST(chunk_map_lookup(c, root, c->nodesize, cp, NULL) == 2 ? 0 : -ENOENT);
+	snprintf(p0, sizeof(p0), "%s", cp[0].dev->path);
+	snprintf(p1, sizeof(p1), "%s", cp[1].dev->path);
+	ph0 = cp[0].physical;
+	ph1 = cp[1].physical;
+	{
+		struct extent_item ei;
+		uint64_t l;
+		MUST(extent_lookup(c, root, false, &ei, &l));
+		gen = ei.generation;
+	}
+	MUST(mount_close(c));
+	c = NULL;
+	MUST(gen > 1 ? 0 : -EINVAL);
+	MUST(forge_generation(p0, ph0, 4096, gen - 1));
+	if (other_bad)
+		MUST(t_poke(p1, ph1 + 200, 0x10));
+	before = malloc(4096);
+	after = malloc(4096);
+	MUST(before && after ? 0 : -ENOMEM);
+	{
+		int fd = open(p1, O_RDONLY);
+		MUST(fd >= 0 && pread(fd, before, 4096, (off_t)ph1) == 4096 ? 0 : -EIO);
+		close(fd);
+	}
+	MUST(open2(devs, &c));
+	for (int i = 0; i < c->ndevs; i++) {
+		dev_errors(c->devs[i], errs, false);
+		if (!strcmp(c->devs[i]->path, p0))
+			gerr0 = errs[DEV_ERR_GENERATION];
+	}
+	MUST(scrub_run(c, &so, &sp));
+	for (int i = 0; i < c->ndevs; i++) {
+		dev_errors(c->devs[i], errs, false);
+		if (!strcmp(c->devs[i]->path, p0))
+			gerr1 = errs[DEV_ERR_GENERATION];
+	}
+	printf("# %s: scrub: %llu node errors, %llu corrected, %llu uncorrectable, generation "
+	       "errors on copy 0's device +%llu\n", tag, (unsigned long long)sp.meta_errors,
+	       (unsigned long long)sp.corrected_bytes, (unsigned long long)sp.uncorrectable_bytes,
+	       (unsigned long long)(gerr1 - gerr0));
+	if (!other_bad) {
+		CHECK(N("the stale copy is a node error, counted as a generation error"),
+		      sp.meta_errors == 1 && gerr1 == gerr0 + 1);
+		CHECK(N("rewritten from the good copy"),
+		      sp.corrected_bytes == 4096 && sp.uncorrectable_bytes == 0);
+		MUST(scrub_run(c, &so, &sp));
+		CHECK(N("a second scrub finds nothing"),
+		      sp.meta_errors == 0 && sp.corrected_bytes == 0 && sp.uncorrectable_bytes == 0);
+		MUST(mount_close(c));
+		c = NULL;
+		CHECK_FSCK2(N("fsck clean"), a, b);
+	} else {
+		int fd = open(p1, O_RDONLY);
+		MUST(fd >= 0 && pread(fd, after, 4096, (off_t)ph1) == 4096 ? 0 : -EIO);
+		close(fd);
+		CHECK(N("no copy verifies: both node errors, uncorrectable"),
+		      sp.meta_errors == 2 && sp.uncorrectable_bytes == 4096);
+		CHECK(N("the damaged copy is not rewritten with the stale one's bytes"),
+		      sp.corrected_bytes == 0 && !memcmp(before, after, 4096));
+	}
+out:
+	if (c)
+		mount_close(c);
+	free(before);
+	free(after);
+	if (a[0])
+		unlink(a);
+	if (b[0])
+		unlink(b);
+#undef N
+}
+
+#define RATE_EXT (8u << 20)
+#define RATE_BPS (4ull << 20)
+
+/*
+ * 9. The rate limit within one extent: a volume of one 8 MiB raid1
+ * extent (16 MiB to read, both copies) scrubbed at 4 MiB/s.  Read 300 ms
+ * in, the bytes scrub has checked stay within what the rate allows
+ * since it started, plus two pieces per copy (it sleeps after each node and
+ * piece).  A slow machine only checks fewer.  Failed on the old code,
+ * which slept only after a batch: the whole extent went at full speed.
+ */
+static void rate_per_piece(void)
+{
+	char a[256] = "", b[256] = "";
+	const char *devs[2] = { a, b };
+	struct bg_scrub s = { 0 };
+	struct scrub_progress mid;
+	struct core *c = NULL;
+	uint8_t *buf = malloc(RATE_EXT);
+	uint64_t l, t0;
+	bool started = false;
+	pthread_t th;
+	struct txn *t;
+
+	MUST(buf ? 0 : -ENOMEM);
+	MUST(t_image(a, sizeof(a), 64ull << 20));
+	MUST(t_image(b, sizeof(b), 64ull << 20));
+	struct format_opts fo = { .label = "rate", .nodesize = 4096, .force = true,
+				  .data_profile = CORE_PROFILE_RAID1,
+				  .meta_profile = CORE_PROFILE_RAID1 };
+	MUST(mount_format(devs, 2, &fo));
+	MUST(open2(devs, &c));
+	for (unsigned i = 0; i < RATE_EXT; i++)
+		buf[i] = (uint8_t)(i * 7 + (i >> 12));
+	MUST(txn_join(c, 4, 0, &t));
+	int r = data_alloc(t, RATE_EXT, &l);
+	if (!r)
+		r = data_write(t, l, buf, RATE_EXT);
+	MUST(txn_end(t));
+	MUST(r);
+	MUST(txn_commit(c, COMMIT_SYNC));
+	s.c = c;
+	s.o.rate_bytes_per_s = RATE_BPS;
+	t0 = glock_now_ns();
+	MUST(-pthread_create(&th, NULL, scrub_main, &s));
+	started = true;
+	usleep(300000);
+	scrub_progress_read(&s.p, &mid);
+	double el = (double)(glock_now_ns() - t0) / 1e9;
+	scrub_cancel(&s.o);
+	pthread_join(th, NULL);
+	started = false;
+	uint64_t allow = (uint64_t)(el * (double)RATE_BPS) + 4 * (256u << 10) + (64u << 10);
+	printf("rate per piece: %llu bytes checked %.3f s in at %llu B/s (allowed %llu)\n",
+	       (unsigned long long)mid.checked_bytes, el, (unsigned long long)RATE_BPS,
+	       (unsigned long long)allow);
+	CHECK("rate per piece: within one extent, bytes checked keep to the rate",
+	      mid.checked_bytes > 0 && mid.checked_bytes <= allow && mid.running == 1);
+	CHECK("rate per piece: cancelled", s.ret == -ECANCELED);
+out:
+	if (started)
+		pthread_join(th, NULL);
+	if (c)
+		mount_close(c);
+	free(buf);
+	if (a[0])
+		unlink(a);
+	if (b[0])
+		unlink(b);
+}
+
+/* How many committed nodes lie below address at (the nodes scrub's walk,
+ * in address order, meets before it), and at's generation. */
+static int nodes_below(struct core *c, uint64_t at, uint64_t *below, uint64_t *gen)
+{
+	struct key k = { 0, 0, 0 };
+	struct path p;
+	int ret;
+
+	*below = 0;
+	btree_path_init(&p);
+	for (ret = btree_search_ge(core_tree(c, CT_EXTENT), &k, &p); !ret; ret = btree_next(&p)) {
+		struct extent_item ei;
+		uint32_t sz = 0;
+		const void *v;
+
+		btree_item_key(&p, p.slots[0], &k);
+		if (k.type != KEY_METADATA_ITEM)
+			continue;
+		if (k.objectid >= at) {
+			v = btree_item_ptr(&p, p.slots[0], &sz);
+			if (k.objectid != at || sz < sizeof(ei))
+				ret = -ENOENT;
+			else
+				memcpy(&ei, v, sizeof(ei)), *gen = ei.generation;
+			break;
+		}
+		(*below)++;
+	}
+	btree_path_release(&p);
+	return ret < 0 ? ret : ret > 0 ? -ENOENT : 0;
+}
+
+/*
+ * 10. A node freed and reused while scrub repairs it (case 5 for a
+ * node).  Copy 1 of the fs tree's root (a leaf) is bad and its device
+ * reads slowly, so scrub sits between reading the good copy and
+ * rewriting the bad one.  Meanwhile the test commits a change to the
+ * fs tree (the node is copied and freed), then fills new nodes until
+ * one takes the freed address.  Scrub must not write the old node over
+ * the new one: the free's commit waits for scrub's handle.  After, every
+ * copy of the node now there verifies (a second scrub finds nothing),
+ * fsck clean.  Fails when scrub holds no handle (hold() returning none):
+ * the old bytes land on the new node's copy 1.
+ */
+#define NREUSE_READ_MS 150	/* each read of the bad copy's device */
+
+static void node_reuse(void)
+{
+	char a[256] = "", b[256] = "", bad[256];
+	const char *devs[2] = { a, b };
+	struct chunk_copy cp[CHUNK_MAX_STRIPES];
+	struct bg_scrub s = { 0 };
+	struct scrub_opts so = { .readonly = true };
+	struct scrub_progress sp;
+	struct core *c = NULL;
+	struct dev *slow = NULL;
+	uint64_t f, gen = 0, below, ext, ph, t0, wait_ns = 0, gen2 = 0, n = 0;
+	bool started = false, reused = false;
+	pthread_t th;
+
+	MUST(t_image(a, sizeof(a), 64ull << 20));
+	MUST(t_image(b, sizeof(b), 64ull << 20));
+	struct format_opts fo = { .label = "nreuse", .nodesize = 4096, .force = true,
+				  .data_profile = CORE_PROFILE_RAID1,
+				  .meta_profile = CORE_PROFILE_RAID1 };
+	MUST(mount_format(devs, 2, &fo));
+	MUST(open2(devs, &c));
+	for (unsigned i = 0; i < 8; i++)
+		MUST(put_extent(c, i + 1, &ext));
+	MUST(txn_commit(c, COMMIT_SYNC));
+	f = subvol_root(c, FS_TREE_OBJECTID)->bytenr;
+	MUST(nodes_below(c, f, &below, &gen));
+	MUST(chunk_map_lookup(c, f, c->nodesize, cp, NULL) == 2 ? 0 : -ENOENT);
+	snprintf(bad, sizeof(bad), "%s", cp[1].dev->path);
+	ph = cp[1].physical;
+	MUST(mount_close(c));
+	c = NULL;
+	MUST(t_poke(bad, ph + 300, 0x10));
+	MUST(open2(devs, &c));
+	for (int i = 0; i < c->ndevs; i++)
+		if (!strcmp(c->devs[i]->path, bad))
+			slow = c->devs[i];
+	MUST(slow ? 0 : -ENOENT);
+	printf("node reuse: the fs root %llu (generation %llu), %llu nodes before it in the walk\n",
+	       (unsigned long long)f, (unsigned long long)gen, (unsigned long long)below);
+	dev_set_latency(slow, DEV_READ, NREUSE_READ_MS * 1000000ull);
+	s.c = c;
+	MUST(-pthread_create(&th, NULL, scrub_main, &s));
+	started = true;
+	for (int i = 0; i < 30000 && __atomic_load_n(&s.p.nodes, __ATOMIC_RELAXED) <= below; i++)
+		usleep(1000);
+	/* scrub is at node f: a change to the fs tree copies it */
+	t0 = glock_now_ns();
+	MUST(put_extent(c, 100, &ext));
+	MUST(txn_commit(c, COMMIT_SYNC));
+	wait_ns = glock_now_ns() - t0;
+	/* new nodes until one takes f's address (the free is durable now) */
+	for (unsigned i = 0; i < 40 && !reused; i++) {
+		struct extent_item ei;
+		uint64_t l;
+		MUST(t_insert_items(c, 1000 + n, 60, 100));
+		n += 60;
+		MUST(txn_commit(c, COMMIT_SYNC));
+		reused = extent_lookup(c, f, false, &ei, &l) == 0 && ei.generation > gen;
+		gen2 = reused ? ei.generation : 0;
+	}
+	pthread_join(th, NULL);
+	started = false;
+	dev_set_latency(slow, DEV_READ, 0);
+	printf("node reuse: the free's commit took %.0f ms beside the repair; scrub corrected %llu "
+	       "bytes; address %llu taken again by generation %llu\n", (double)wait_ns / 1e6,
+	       (unsigned long long)s.p.corrected_bytes, (unsigned long long)f,
+	       (unsigned long long)gen2);
+	CHECK("node reuse: scrub ran and repaired the bad copy it read",
+	      s.ret == 0 && s.p.corrected_bytes == 4096);
+	CHECK("node reuse: a new node took the freed address", reused);
+	MUST(scrub_run(c, &so, &sp));
+	CHECK("node reuse: a second scrub finds every copy good",
+	      sp.meta_errors == 0 && sp.data_errors == 0 && sp.read_errors == 0 && sp.nodes > 0);
+	MUST(mount_close(c));
+	c = NULL;
+	CHECK_FSCK2("node reuse: fsck clean", a, b);
+out:
+	if (started)
+		pthread_join(th, NULL);
+	if (c)
+		mount_close(c);
+	if (a[0])
+		unlink(a);
+	if (b[0])
+		unlink(b);
+}
+
 int main(void)
 {
 	char a[256], b[256];
@@ -467,6 +801,19 @@ int main(void)
 	}
 	if (getenv("SCRUB_CASE") && !strcmp(getenv("SCRUB_CASE"), "balance")) {
 		repair_beside_balance();
+		return fails ? 1 : 0;
+	}
+	if (getenv("SCRUB_CASE") && !strcmp(getenv("SCRUB_CASE"), "nreuse")) {
+		node_reuse();
+		return fails ? 1 : 0;
+	}
+	if (getenv("SCRUB_CASE") && !strcmp(getenv("SCRUB_CASE"), "rate")) {
+		rate_per_piece();
+		return fails ? 1 : 0;
+	}
+	if (getenv("SCRUB_CASE") && !strcmp(getenv("SCRUB_CASE"), "generation")) {
+		stale_generation(false);
+		stale_generation(true);
 		return fails ? 1 : 0;
 	}
 	MUST(t_image(a, sizeof(a), 64ull << 20));
@@ -587,5 +934,9 @@ out:
 	race_reuse();
 	commit_beside();
 	repair_beside_balance();
+	stale_generation(false);
+	stale_generation(true);
+	rate_per_piece();
+	node_reuse();
 	return fails ? 1 : 0;
 }
