@@ -157,7 +157,7 @@ int log_cseq_replace(struct cseq *s, struct cpos from, size_t count, struct cent
 		free(tmp);
 		return ret;
 	}
-	if (old)
+	if (i)
 		memcpy(tmp, s->c[a]->e, i * sizeof(*tmp));
 	if (n)
 		memcpy(tmp + i, nv, n * sizeof(*nv));
