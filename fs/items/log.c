@@ -67,8 +67,11 @@
  * every change since the commit (16.5 KB on average) and one passed
  * LOG_RECORD_COMMIT, so that fsync committed, every ~190-300 fsyncs.
  * The transaction then goes on until the commit interval, a log of
- * LOG_COMMIT_BYTES, or a kept capture of LOG_ICACHE_ENTRIES entries
- * (~1,300-1,500 such fsyncs) asks the commit thread for a commit.
+ * LOG_COMMIT_BYTES (~16,000 such fsyncs), or kept captures holding
+ * LOG_ICACHE_BYTES of memory for one file or LOG_ICACHE_VOL_BYTES for
+ * the volume ask the commit thread for a commit.  (A capture of 4,096
+ * entries asked for one while a capture was one sorted array, moved
+ * after each change: every ~1,300-1,500 fsyncs; log_cseq.c.)
  * Replay applies per inode its last whole record and the deltas after
  * it, in log order; a delta with no record of its inode before it is
  * corruption (fsck says so, log_check).
@@ -135,12 +138,10 @@ void log_centries_free(struct centry *e, size_t n)
 /* Forget an inode's capture (the slot becomes free). */
 void log_capcache_free(struct capcache *ic)
 {
-	log_centries_free(ic->e, ic->ne);
-	free(ic->e);
+	log_cseq_free(&ic->e);
 	free(ic->notes);
-	ic->e = NULL;
 	ic->notes = NULL;
-	ic->ne = ic->ecap = ic->nnotes = ic->notecap = 0;
+	ic->nnotes = ic->notecap = 0;
 	ic->gen = ic->transid = ic->used = 0;
 	ic->logged = false;
 	/* ino is read without ls->lock (log_note_extent) */
@@ -872,18 +873,20 @@ int log_fsync(struct fsctx *fs, uint64_t ino)
 				    (isnew ? LOG_REC_NEW : 0) | (delta ? LOG_REC_DELTA : 0), 0 };
 	glock_write(&ls->lock);
 	my = log_enqueue(ls, transid, b.p, b.len, flush_data, &ret);
-	bool big = false;
-	for (int i = 0; i < LOG_ICACHE_N && my; i++)
+	size_t kept = 0, mine = 0;
+	for (int i = 0; i < LOG_ICACHE_N && my; i++) {
 		if (ls->ic[i].ino == ino && ls->ic[i].transid == transid) {
 			ls->ic[i].logged = true;
-			big = ls->ic[i].ne > LOG_ICACHE_ENTRIES;
+			mine = ls->ic[i].e.bytes;
 		}
+		kept += ls->ic[i].e.bytes;
+	}
 	glock_write_unlock(&ls->lock);
 	glock_write_unlock(&ls->cap_lock);
 	/* deltas keep the transaction going where whole records grew past
 	 * LOG_RECORD_COMMIT and committed; its kept capture grows by a few
-	 * entries a write, and a capture moves those after each change */
-	if (big)
+	 * hundred bytes a write: bounded per file and per volume (log_int.h) */
+	if (mine > LOG_ICACHE_BYTES || kept > LOG_ICACHE_VOL_BYTES)
 		ask_commit(c);
 	if (my)
 		ret = log_wait_record(c, ls, my);

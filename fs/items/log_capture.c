@@ -11,7 +11,7 @@
  * (LOG_ICACHE_N, the least recently fsync'd goes) is kept for the
  * running transaction as entries — items of this transaction and runs
  * of committed ones, ascending by file offset, no run wider than one
- * leaf — and file.c notes, under the inode's lock, the offset of every
+ * leaf, in chunks (log_cseq.c) — and file.c notes, under the inode's lock, the offset of every
  * extent item it writes or deletes (log_note_extent).  The next fsync
  * reads again only each noted offset and the entries whose ranges hold
  * it (update_extents): an entry no note falls in describes items that
@@ -23,7 +23,8 @@
  * of data written in this transaction do not change: a sector is written
  * once, and a write in place changes the item reading it).  A commit, a
  * new transaction, a failed capture or too many notes (LOG_ICACHE_NOTES)
- * forget the kept capture; the inode's generation must match too.
+ * forget the kept capture (one grown past LOG_ICACHE_BYTES asks for a
+ * commit, log.c); the inode's generation must match too.
  * GLASSFS_LOG_VERIFY checks the kept entries whole against a fresh
  * capture for a delta too (check_reuse): a change nobody noted would
  * leave a stale item beside the delta's.
@@ -144,11 +145,6 @@ static int capture_head(struct fsctx *fs, uint64_t ino, struct buf *b, uint32_t 
 		return ret;
 	return b->err;
 }
-
-struct cvec {
-	struct centry *e;
-	size_t n, cap;		/* cap in bytes (log_bytes_reserve) */
-};
 
 static int cvec_push(struct cvec *v, const struct centry *x)
 {
@@ -272,10 +268,11 @@ static int cmp_u64(const void *a, const void *b)
  * them changed).  Takes v's entries.
  */
 static int update_extents_copy(struct fsctx *fs, uint64_t ino, uint64_t transid,
-			       struct cvec *v, uint64_t *notes, size_t nnotes, uint64_t *walked)
+			       struct cseq *v, uint64_t *notes, size_t nnotes, uint64_t *walked)
 {
 	struct cvec nv = { 0 };
-	size_t i = 0;
+	struct cpos i = { 0, 0 };
+	struct centry *y;	/* the kept entry at i */
 	int ret = 0;
 
 	qsort(notes, nnotes, sizeof(*notes), cmp_u64);
@@ -292,70 +289,55 @@ static int update_extents_copy(struct fsctx *fs, uint64_t ino, uint64_t transid,
 				lo = x->start;
 			log_centries_free(x, 1);
 		}
-		while (i < v->n && v->e[i].end <= lo)
-			if ((ret = cvec_push(&nv, &v->e[i])))
+		for (; (y = log_cseq_at(v, i)) && y->end <= lo; log_cseq_next(v, &i)) {
+			if ((ret = cvec_push(&nv, y)))
 				break;
-			else
-				v->e[i++] = (struct centry){ 0 };
+			*y = (struct centry){ 0 };
+		}
 		if (ret)
 			break;
-		while (i < v->n && v->e[i].start < hi) {
-			if (v->e[i].start < lo)
-				lo = v->e[i].start;
-			if (v->e[i].end > hi)
-				hi = v->e[i].end;
-			log_centries_free(&v->e[i], 1);
-			v->e[i++] = (struct centry){ 0 };
+		for (; (y = log_cseq_at(v, i)) && y->start < hi; log_cseq_next(v, &i)) {
+			if (y->start < lo)
+				lo = y->start;
+			if (y->end > hi)
+				hi = y->end;
+			log_centries_free(y, 1);
+			*y = (struct centry){ 0 };
 		}
 		while (j + 1 < nnotes && notes[j + 1] < hi)
 			j++;
 		ret = scan_extents(fs, ino, transid, lo, hi, false, &nv, walked);
 	}
-	for (; i < v->n && !ret; i++) {
-		if ((ret = cvec_push(&nv, &v->e[i])))
+	for (; !ret && (y = log_cseq_at(v, i)); log_cseq_next(v, &i)) {
+		if ((ret = cvec_push(&nv, y)))
 			break;
-		v->e[i] = (struct centry){ 0 };
+		*y = (struct centry){ 0 };
 	}
-	log_centries_free(v->e, v->n);
-	free(v->e);
+	log_cseq_free(v);
 	if (ret) {
 		log_centries_free(nv.e, nv.n);
 		free(nv.e);
-		nv = (struct cvec){ 0 };
+		return ret;
 	}
-	*v = nv;
-	return ret;
-}
-
-/* The first entry of v whose end is past off (v->n when none). */
-static size_t entry_after(const struct cvec *v, uint64_t off)
-{
-	size_t lo = 0, hi = v->n;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (v->e[mid].end <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return log_cseq_from_vec(v, &nv);
 }
 
 /*
  * update_extents_copy's result, in place: the entries each noted offset
  * falls in (found by binary search) are replaced by a reading of their
  * key range, from the last range back, so the entries before a range
- * keep their places.  A fsync of one 4 KiB write costs a search and a
- * move of the entries after it, not a copy of every entry (a transaction
- * of thousands of fsyncs keeps thousands of them).  A reading that ends
- * past its range (not expected: a committed item read there was in an
- * entry of the range) goes the copying way.  Sorts notes.
+ * keep their keys (each range's entries are found again by key).  A
+ * fsync of one 4 KiB write costs a search and a change of one chunk of
+ * the sequence (log_cseq.c), not a move of every entry after it (a
+ * transaction of thousands of fsyncs keeps tens of thousands of them).
+ * A reading that ends past its range (not expected: a committed item
+ * read there was in an entry of the range) goes the copying way.  Sorts
+ * notes.
  */
-static int update_extents(struct fsctx *fs, uint64_t ino, uint64_t transid, struct cvec *v,
+static int update_extents(struct fsctx *fs, uint64_t ino, uint64_t transid, struct cseq *v,
 			  uint64_t *notes, size_t nnotes, uint64_t *walked)
 {
-	struct range { uint64_t lo, hi; size_t i0, i1; } *r = malloc(nnotes * sizeof(*r));
+	struct range { uint64_t lo, hi; } *r = malloc(nnotes * sizeof(*r));
 	size_t nr = 0;
 	int ret = 0;
 
@@ -368,48 +350,41 @@ static int update_extents(struct fsctx *fs, uint64_t ino, uint64_t transid, stru
 			free(r);
 			return -E2BIG;
 		}
-		size_t i0 = entry_after(v, lo), i1 = i0;
-		while (i1 < v->n && v->e[i1].start < hi) {
-			if (v->e[i1].start < lo)
-				lo = v->e[i1].start;
-			if (v->e[i1].end > hi)
-				hi = v->e[i1].end;
-			i1++;
+		struct cpos p = log_cseq_find(v, lo);
+		struct centry *x;
+		for (; (x = log_cseq_at(v, p)) && x->start < hi; log_cseq_next(v, &p)) {
+			if (x->start < lo)
+				lo = x->start;
+			if (x->end > hi)
+				hi = x->end;
 		}
-		if (nr && (lo < r[nr - 1].hi || i0 < r[nr - 1].i1)) {
-			struct range *p = &r[nr - 1];
-			if (lo < p->lo)
-				p->lo = lo;
-			if (hi > p->hi)
-				p->hi = hi;
-			if (i0 < p->i0)
-				p->i0 = i0;
-			if (i1 > p->i1)
-				p->i1 = i1;
+		/* notes ascend: a range that shares an entry with the one
+		 * before starts below that one's end */
+		if (nr && lo < r[nr - 1].hi) {
+			if (lo < r[nr - 1].lo)
+				r[nr - 1].lo = lo;
+			if (hi > r[nr - 1].hi)
+				r[nr - 1].hi = hi;
 		} else {
-			r[nr++] = (struct range){ lo, hi, i0, i1 };
+			r[nr++] = (struct range){ lo, hi };
 		}
 	}
 	for (size_t k = nr; k-- > 0 && !ret;) {
 		struct cvec nv = { 0 };
+		/* the range's entries: from the first ending past lo, while
+		 * they start below hi (no entry straddles either end) */
+		struct cpos p0 = log_cseq_find(v, r[k].lo), p = p0;
+		size_t count = 0;
+		struct centry *x;
+		for (; (x = log_cseq_at(v, p)) && x->start < r[k].hi; log_cseq_next(v, &p))
+			count++;
 		ret = scan_extents(fs, ino, transid, r[k].lo, r[k].hi, false, &nv, walked);
 		if (!ret && nv.n && nv.e[nv.n - 1].end > r[k].hi)
 			ret = 1;	/* past its range: the copying way */
-		if (!ret && v->n - (r[k].i1 - r[k].i0) + nv.n > v->n &&
-		    log_bytes_reserve((char **)&v->e, &v->cap,
-				      (v->n - (r[k].i1 - r[k].i0) + nv.n) * sizeof(*v->e),
-				      64 * sizeof(*v->e)))
-			ret = -ENOMEM;
-		if (ret) {
+		if (!ret)
+			ret = log_cseq_replace(v, p0, count, nv.e, nv.n);
+		if (ret)
 			log_centries_free(nv.e, nv.n);
-			free(nv.e);
-			break;
-		}
-		log_centries_free(v->e + r[k].i0, r[k].i1 - r[k].i0);
-		memmove(v->e + r[k].i0 + nv.n, v->e + r[k].i1, (v->n - r[k].i1) * sizeof(*v->e));
-		if (nv.n)
-			memcpy(v->e + r[k].i0, nv.e, nv.n * sizeof(*v->e));
-		v->n = v->n - (r[k].i1 - r[k].i0) + nv.n;
 		free(nv.e);
 	}
 	free(r);
@@ -451,32 +426,38 @@ static int capture_csums(struct core *c, const struct ext_ref *e, struct buf *b,
  * 0), no runs.
  */
 static int emit_extents(struct core *c, struct log_state *ls, uint64_t ino, uint64_t transid,
-			struct cvec *v, const uint64_t *only, size_t nonly, struct buf *b,
+			struct cseq *v, const uint64_t *only, size_t nonly, struct buf *b,
 			uint32_t *nitems, bool *parity)
 {
 	struct log_keep_run *keep = NULL;
-	size_t nkeep = 0, keepcap = 0, *ix = NULL, nix = 0;
+	size_t nkeep = 0, keepcap = 0, nix = 0, most = only ? nonly : v->n;
+	struct centry **ix = NULL;
 	struct ext_ref *exts = NULL;
 	bool extend = false;	/* the last run may grow: nothing logged since it */
+	struct cpos at = { 0, 0 };
 	int ret = 0;
 
-	if (v->n) {
-		ix = malloc(v->n * sizeof(*ix));
-		exts = malloc(v->n * sizeof(*exts));
+	/* a delta's items are its noted offsets' alone: room for those, not
+	 * for the whole capture at every fsync */
+	if (most) {
+		ix = malloc(most * sizeof(*ix));
+		exts = malloc(most * sizeof(*exts));
 		if (!ix || !exts) {
 			free(ix);
 			free(exts);
 			return -ENOMEM;
 		}
 	}
-	for (size_t s = 0; s < (only ? nonly : v->n) && !ret && !b->err; s++) {
-		size_t i = s;
+	for (size_t s = 0; s < most && !ret && !b->err; s++) {
+		struct centry *x;
 		if (only) {	/* a delta: the items at the noted offsets alone */
-			i = entry_after(v, only[s]);
-			if (i == v->n || v->e[i].count || v->e[i].start != only[s])
+			x = log_cseq_at(v, log_cseq_find(v, only[s]));
+			if (!x || x->count || x->start != only[s])
 				continue;
+		} else {
+			x = log_cseq_at(v, at);
+			log_cseq_next(v, &at);
 		}
-		struct centry *x = &v->e[i];
 		if (x->count) {
 			ret = keep_run_add(&keep, &nkeep, &keepcap,
 					   extend && x->jf && keep[nkeep - 1].end == x->start,
@@ -508,7 +489,7 @@ static int emit_extents(struct core *c, struct log_state *ls, uint64_t ino, uint
 			dup = exts[k].logical == rs && exts[k].len == re - rs;
 		if (!dup) {
 			exts[nix] = (struct ext_ref){ rs, re - rs, fe->disk_logical };
-			ix[nix++] = i;
+			ix[nix++] = x;
 			*parity |= chunk_map_is_parity(c, rs);
 		}
 	}
@@ -520,7 +501,7 @@ static int emit_extents(struct core *c, struct log_state *ls, uint64_t ino, uint
 			put_item(b, nitems, LOG_EXT_RUNS, &k, keep, (uint32_t)(nkeep * sizeof(*keep)));
 	}
 	for (size_t k = 0; k < nix && !ret && !b->err; k++) {
-		struct centry *x = &v->e[ix[k]];
+		struct centry *x = ix[k];
 		if (x->ext_old < 0) {
 			struct extent_item ei;
 			uint64_t len;
@@ -541,6 +522,7 @@ static int emit_extents(struct core *c, struct log_state *ls, uint64_t ino, uint
 			x->csums = cb.p;
 			x->csum_len = (uint32_t)cb.len;
 			x->csum_items = cn;
+			log_cseq_account_csums(v, x);
 		}
 		void *to = log_buf_grow(b, x->csum_len);
 		if (to) {
@@ -571,17 +553,17 @@ static int check_reuse(struct fsctx *fs, struct log_state *ls, uint64_t ino, uin
  * noted offset inside a run of committed items would need that item's
  * bytes, which the capture does not keep.
  */
-static bool delta_ok(const struct cvec *v, uint64_t *notes, size_t nnotes, size_t *nd)
+static bool delta_ok(const struct cseq *v, uint64_t *notes, size_t nnotes, size_t *nd)
 {
-	size_t n = 0, i = 0;
+	size_t n = 0;
 
 	for (size_t j = 0; j < nnotes; j++)
 		if (!n || notes[n - 1] != notes[j])
 			notes[n++] = notes[j];
 	*nd = n;
 	for (size_t j = 0; j < n; j++) {
-		i = entry_after(v, notes[j]);
-		if (i < v->n && v->e[i].count && v->e[i].start <= notes[j])
+		const struct centry *x = log_cseq_at(v, log_cseq_find(v, notes[j]));
+		if (x && x->count && x->start <= notes[j])
 			return false;
 	}
 	return true;
@@ -618,10 +600,8 @@ int log_capture_inode(struct fsctx *fs, struct inode *ip, uint64_t transid, stru
 		log_capcache_free(ic);
 		__atomic_store_n(&ic->ino, ino, __ATOMIC_RELEASE);
 	}
-	if (full) {
-		log_centries_free(ic->e, ic->ne);
-		ic->ne = 0;
-	}
+	if (full)
+		log_cseq_free(&ic->e);
 	/* this capture is not in the log until log_fsync queues its record */
 	logged = !full && ic->logged;
 	ic->logged = false;
@@ -635,10 +615,15 @@ int log_capture_inode(struct fsctx *fs, struct inode *ip, uint64_t transid, stru
 	glock_write_unlock(&ls->lock);
 
 	/* no note can come while we read: writers hold the inode's lock */
-	struct cvec v = { ic->e, ic->ne, ic->ecap };
-	if (full)
-		ret = scan_extents(fs, ino, transid, 0, UINT64_MAX, true, &v, walked);
-	else if (nnotes)
+	struct cseq v = ic->e;
+	if (full) {
+		struct cvec fv = { 0 };
+		ret = scan_extents(fs, ino, transid, 0, UINT64_MAX, true, &fv, walked);
+		if (!ret)
+			ret = log_cseq_from_vec(&v, &fv);
+		log_centries_free(fv.e, fv.n);	/* left by a failed scan */
+		free(fv.e);
+	} else if (nnotes)
 		ret = update_extents(fs, ino, transid, &v, notes, nnotes, walked);
 	*reused = !full;
 	size_t from = b->len;
@@ -676,9 +661,7 @@ int log_capture_inode(struct fsctx *fs, struct inode *ip, uint64_t transid, stru
 		}
 	}
 	glock_write(&ls->lock);
-	ic->e = v.e;
-	ic->ne = v.n;
-	ic->ecap = v.cap;
+	ic->e = v;
 	if (ret)
 		log_capcache_free(ic);	/* a commit follows, or the next reads all */
 	glock_write_unlock(&ls->lock);
@@ -696,14 +679,19 @@ int log_capture_inode(struct fsctx *fs, struct inode *ip, uint64_t transid, stru
 static int check_reuse(struct fsctx *fs, struct log_state *ls, uint64_t ino, uint64_t transid,
 		       const struct buf *b, size_t from, uint32_t nitems)
 {
-	struct cvec v = { 0 };
+	struct cvec fv = { 0 };
+	struct cseq v = { 0 };
 	struct buf full = { .unbounded = true };
 	uint32_t n = 0;
 	uint64_t walked = 0;
 	bool parity = false;
 	int ret;
 
-	ret = scan_extents(fs, ino, transid, 0, UINT64_MAX, true, &v, &walked);
+	ret = scan_extents(fs, ino, transid, 0, UINT64_MAX, true, &fv, &walked);
+	if (!ret)
+		ret = log_cseq_from_vec(&v, &fv);
+	log_centries_free(fv.e, fv.n);
+	free(fv.e);
 	if (!ret)
 		ret = emit_extents(fs->core, ls, ino, transid, &v, NULL, 0, &full, &n, &parity);
 	if (!ret && (n != nitems || full.len != b->len - from ||
@@ -714,8 +702,7 @@ static int check_reuse(struct fsctx *fs, struct log_state *ls, uint64_t ino, uin
 			n == nitems && full.len == b->len - from ? " (other bytes)" : "");
 		abort();
 	}
-	log_centries_free(v.e, v.n);
-	free(v.e);
+	log_cseq_free(&v);
 	free(full.p);
 	return ret;
 }

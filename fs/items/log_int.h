@@ -117,16 +117,59 @@ struct centry {
 	uint32_t csum_len, csum_items;
 };
 
+/* A flat run of entries: what a reading of the B-tree makes. */
+struct cvec {
+	struct centry *e;
+	size_t n, cap;		/* cap in bytes (log_bytes_reserve) */
+};
+
+/* A kept capture's entries in chunks (log_cseq.c): a change moves one
+ * chunk's entries, not every entry after it. */
+#define CSEQ_CHUNK	64
+struct cchunk {
+	uint32_t n;
+	struct centry e[CSEQ_CHUNK];
+};
+struct cseq {
+	struct cchunk **c;	/* in order, none empty */
+	size_t nc, ccap;
+	size_t n;		/* entries */
+	size_t bytes;		/* memory held: chunks, items, checksums */
+};
+struct cpos {
+	size_t c, i;		/* chunk, entry in it; c == nc: the end */
+};
+void log_cseq_free(struct cseq *s);
+/* The first entry whose end is past off (the end when none). */
+struct cpos log_cseq_find(const struct cseq *s, uint64_t off);
+struct centry *log_cseq_at(const struct cseq *s, struct cpos p);	/* NULL: the end */
+void log_cseq_next(const struct cseq *s, struct cpos *p);
+/* The count entries from `from` freed and the n of nv put in their
+ * place (taken; on -ENOMEM nothing changed and nv is the caller's). */
+int log_cseq_replace(struct cseq *s, struct cpos from, size_t count, struct centry *nv, size_t n);
+/* v's entries appended (taken, also on failure: then freed). */
+int log_cseq_from_vec(struct cseq *s, struct cvec *v);
+/* x's checksums were just read and kept with it: count them. */
+void log_cseq_account_csums(struct cseq *s, const struct centry *x);
+
 #define LOG_ICACHE_N	8	/* inodes whose last capture is kept */
 #define LOG_ICACHE_NOTES 1024	/* noted offsets kept; past it all are read */
-#define LOG_ICACHE_ENTRIES 4096	/* a kept capture this long asks for a commit */
+/*
+ * A kept capture holding this much memory (cseq.bytes) asks for a commit,
+ * and so do the kept captures of a volume together holding
+ * LOG_ICACHE_VOL_BYTES.  fio's 4 KiB random writes with an fsync each
+ * keep ~350 bytes a write: a capture of 16 MiB is ~48,000 fsyncs, past
+ * the log's own LOG_COMMIT_BYTES (64 MiB of segments, ~16,000 such
+ * fsyncs), which then asks first.
+ */
+#define LOG_ICACHE_BYTES	(16u << 20)
+#define LOG_ICACHE_VOL_BYTES	(48u << 20)
 
 struct capcache {
 	uint64_t ino, gen, transid;	/* ino 0: a free slot */
 	uint64_t *notes;		/* offsets noted since the capture */
 	size_t nnotes, notecap;
-	struct centry *e;
-	size_t ne, ecap;		/* ecap in bytes, as notecap */
+	struct cseq e;
 	uint64_t used;			/* ls->ic_clock at the last capture */
 	bool logged;			/* the last capture went into the log as a
 					 * record: the next may be a delta of it */

@@ -13,6 +13,9 @@
  *   the commit thread counts) wall_us_per_op=... node_lookups_per_op=
  *   node cache hits and misses per write (B-tree nodes visited: a count,
  *   steady under load, unlike the times) dev_writes_per_op=...
+ *   dev_flushes_per_op, commits_per_10k.  With -f, each write is
+ *   followed by fsops_fsync (datasync): phase=fsyncrand, a database's
+ *   pattern, the fsync log's cost per fsync in the engine (issue 22).
  *   With -x PCT, that percent of the writes cover two blocks (B bytes
  *   each, side by side) instead of one, as the writeback cache sends
  *   two adjacent dirty pages as one WRITE (issue 22: a WRITE over two
@@ -28,7 +31,7 @@
  *   of those, made while a writer woken earlier had not run yet).
  *
  * Usage: wrbench -i IMAGE [-s FILE_MiB (512)] [-n WRITES (100000)] [-b BYTES (4096)]
- *                [-S SEED] [-t THREADS (1)] [-x PCT_TWO_BLOCKS (0)]
+ *                [-S SEED] [-t THREADS (1)] [-x PCT_TWO_BLOCKS (0)] [-f]
  * Exit: 0, or 1 with the failing operation and its errno on stderr.
  */
 #include <errno.h>
@@ -70,6 +73,7 @@ struct writer {
 	const struct fsops_cred *cr;
 	uint64_t ino;
 	long n, blocks, bs, two_pct;
+	bool fsync;		/* -f: fdatasync after each write */
 	unsigned seed;
 	int err;
 	pthread_t th;
@@ -97,6 +101,10 @@ static void *write_random(void *arg)
 			w->err = r < 0 ? (int)-r : EIO;
 			break;
 		}
+		if (w->fsync && (r = fsops_fsync(w->fs, w->ino, 1))) {
+			w->err = (int)-r;
+			break;
+		}
 	}
 	free(buf);
 	return NULL;
@@ -107,6 +115,7 @@ int main(int argc, char **argv)
 	const char *img = NULL;
 	long mib = 512, n = 100000, bs = 4096, nthreads = 1, two_pct = 0;
 	unsigned seed = 1;
+	bool fsync = false;
 	struct core_opts o;
 	struct format_opts fo = { .label = "wrbench", .force = true };
 	struct fsops_cred cr = { .uid = 0, .gid = 0, .umask = 022,
@@ -117,7 +126,7 @@ int main(int argc, char **argv)
 	int opt, ret, fd;
 
 	core_opts_default(&o);
-	while ((opt = getopt(argc, argv, "i:s:n:b:S:t:x:")) != -1) {
+	while ((opt = getopt(argc, argv, "i:s:n:b:S:t:x:f")) != -1) {
 		switch (opt) {
 		case 'i': img = optarg; break;
 		case 's': mib = atol(optarg); break;
@@ -126,13 +135,14 @@ int main(int argc, char **argv)
 		case 'S': seed = (unsigned)atol(optarg); break;
 		case 't': nthreads = atol(optarg); break;
 		case 'x': two_pct = atol(optarg); break;
+		case 'f': fsync = true; break;
 		default: img = NULL; optind = argc; break;
 		}
 	}
 	if (!img || mib < 1 || n < 1 || bs < 4096 || bs % 4096 || bs > (1 << 20) ||
 	    nthreads < 1 || nthreads > 64 || two_pct < 0 || two_pct > 100) {
 		fprintf(stderr, "usage: wrbench -i IMAGE [-s FILE_MiB] [-n WRITES] [-b BYTES] [-S SEED] "
-			"[-t THREADS] [-x PCT_TWO_BLOCKS]\n");
+			"[-t THREADS] [-x PCT_TWO_BLOCKS] [-f]\n");
 		return 2;
 	}
 	fd = open(img, O_RDWR | O_CREAT | O_TRUNC, 0600);
@@ -173,7 +183,7 @@ int main(int argc, char **argv)
 	for (long t = 0; t < nthreads; t++) {
 		w[t] = (struct writer){ .fs = fs, .cr = &cr, .ino = (uint64_t)st.st_ino,
 					.n = n / nthreads + (t < n % nthreads), .blocks = blocks,
-					.bs = bs, .two_pct = two_pct, .seed = seed + (unsigned)t };
+					.bs = bs, .two_pct = two_pct, .fsync = fsync, .seed = seed + (unsigned)t };
 		if (nthreads == 1)
 			write_random(&w[t]);
 		else if (pthread_create(&w[t].th, NULL, write_random, &w[t]))
@@ -191,13 +201,17 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	printf("phase=randwrite ops=%ld bs=%ld file_mib=%ld threads=%ld us_per_op=%.2f wall_us_per_op=%.2f "
-	       "node_lookups_per_op=%.2f dev_writes_per_op=%.2f inode_waits_per_op=%.3f "
+	printf("phase=%s ops=%ld bs=%ld file_mib=%ld threads=%ld us_per_op=%.2f wall_us_per_op=%.2f "
+	       "node_lookups_per_op=%.2f dev_writes_per_op=%.2f dev_flushes_per_op=%.2f "
+	       "commits_per_10k=%.1f inode_waits_per_op=%.3f "
 	       "writer_sleeps_per_op=%.3f writer_wakes_per_op=%.3f writer_rewakes_per_op=%.3f "
 	       "two_block_pct=%ld rewrites_per_op=%.3f\n",
-	       n, bs, mib, nthreads, (c1 - c0) / (double)n, (w1 - w0) / (double)n,
+	       fsync ? "fsyncrand" : "randwrite", n, bs, mib, nthreads, (c1 - c0) / (double)n,
+	       (w1 - w0) / (double)n,
 	       (double)(s1.cache_hits + s1.cache_misses - s0.cache_hits - s0.cache_misses) / (double)n,
 	       (double)(s1.dev_write_ios - s0.dev_write_ios) / (double)n,
+	       (double)(s1.dev_flushes - s0.dev_flushes) / (double)n,
+	       (double)(s1.commits - s0.commits) * 1e4 / (double)n,
 	       (double)(l1.waits[GLOCK_CLASS_INODE] - l0.waits[GLOCK_CLASS_INODE]) / (double)n,
 	       (double)(l1.writer_sleeps - l0.writer_sleeps) / (double)n,
 	       (double)(l1.writer_wakes - l0.writer_wakes) / (double)n,
