@@ -54,7 +54,15 @@ fs_mount() {
 
 fs_umount() {
 	[ $REAL = 1 ] || return 0
-	fusermount3 -u "$MNT" || return 1
+	# a file closed a moment ago may still be open: the last fput of a
+	# process that just exited runs after it (EBUSY), so try for 5 s
+	local i
+	for i in $(seq 1 50); do
+		fusermount3 -u "$MNT" 2>"$TMPD/umount.err" && break
+		grep -q busy "$TMPD/umount.err" || { cat "$TMPD/umount.err" >&2; return 1; }
+		[ "$i" = 50 ] && { cat "$TMPD/umount.err" >&2; return 1; }
+		sleep 0.1
+	done
 	wait "$DPID"
 	local rc=$?
 	DPID=
