@@ -95,7 +95,7 @@ static void usage(FILE *f)
 "  splice=on|off      reads replied by splicing the verified device bytes to the\n"
 "                     kernel, one copy instead of two (default on)\n"
 "  readahead_kb=N     the kernel's read-ahead window for the mount, in KiB\n"
-"                     (default 2048; 0: the kernel's own, 128; needs root)\n"
+"                     (default 0: the kernel's own, 128; 2048 for cached reads; needs root)\n"
 "  ro | rw            read-only / read-write\n"
 "  discard=off|sync|async  discard freed extents: never (default), inside the\n"
 "                     commit, or queued in the background; bare 'discard' = sync\n"
@@ -532,7 +532,7 @@ static int parse_args(struct options *o, int argc, char **argv)
 	o->entry_timeout = o->attr_timeout = o->neg_timeout = 10.0;
 	o->writeback = true;
 	o->splice = true;
-	o->readahead_kb = 2048;		/* why: fs/fuse/fuse_readahead.h */
+	o->readahead_kb = 0;		/* the kernel's: why, fs/fuse/fuse_readahead.h */
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {

@@ -28,8 +28,8 @@
  * attributes and negative entries; at most 16 worker threads, 10 idle; no
  * clone_fd; default_permissions; parallel dirops on; writeback cache as
  * -o writeback says (glassfs's default is in fs/fuse/fuse_ops.c gl_init;
- * the bench passes the same choice to both); a read-ahead window of
- * 2 MiB (-o readahead_kb=N, glassfs's readahead_kb=, fs/fuse/fuse_readahead.h).
+ * the bench passes the same choice to both); the read-ahead window
+ * glassfs has (-o readahead_kb=N, glassfs's readahead_kb=, fs/fuse/fuse_readahead.h).
  *
  * Inode numbers handed to the kernel are node pointers (root is 1), as in
  * libfuse's passthrough_ll; st_ino is a separate sequence number.
@@ -947,7 +947,7 @@ static void usage(const char *prog)
 	       "    -o negative_timeout=S  cache ENOENT this long (default 10, 0 = off)\n"
 	       "    -o threads=N           maximum worker threads (default 16)\n"
 	       "    -o writeback           enable the kernel writeback cache\n"
-	       "    -o readahead_kb=N      the mount's read-ahead window (default 2048, 0 = the kernel's)\n",
+	       "    -o readahead_kb=N      the mount's read-ahead window (default 0: the kernel's)\n",
 	       prog);
 	fuse_cmdline_help();
 	fuse_lowlevel_help();
@@ -982,7 +982,7 @@ int main(int argc, char *argv[])
 		goto out_args;
 	}
 	mopts.threads = 16;
-	mopts.readahead_kb = 2048;	/* glassfs's default */
+	mopts.readahead_kb = 0;		/* glassfs's default: the kernel's window */
 	if (fuse_opt_parse(&args, &mopts, memfs_optspec, NULL) == -1)
 		goto out_args;
 	if (mopts.threads < 1) {
