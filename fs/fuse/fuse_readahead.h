@@ -14,8 +14,8 @@
  * and 384 ms of fio per warm 512 MiB read at 1, 2 and 4 MiB), and on a
  * loaded machine 4 MiB read slower than 1 or 2 (docs/benchmarks.md).
  * And a cold read (the image read from the disk) went slower at 2 MiB
- * than at the kernel's 128 KiB in five of seven datapath.bench
- * comparisons (0.65-0.85x) and no faster in the other two
+ * than at the kernel's 128 KiB in five of six datapath.bench
+ * comparisons (0.65-0.85x) and no faster in the sixth
  * (docs/benchmarks.md), so the default is 0: the kernel's window.  Only
  * root may write the bdi's knob: without it the window stays as it was.
  *
