@@ -8,6 +8,7 @@
 #include "fs/core/core_types.h"
 #include "fs/txn/txn.h"
 #include "fs/btree/btree.h"
+#include "fs/btree/node.h"
 #include "fs/trees/data.h"
 
 #include <errno.h>
@@ -89,6 +90,26 @@ static __attribute__((unused)) int t_poke(const char *img, uint64_t off, uint8_t
 	if (!ret && pwrite(fd, &b, 1, (off_t)off) != 1)
 		ret = -EIO;
 	close(fd);
+	return ret;
+}
+
+/* Rewrite the node copy at physical ph of img as generation gen, its
+ * checksum made again: what a lost write leaves (the block's bytes from an
+ * earlier life at the same address, sound on their own). */
+static __attribute__((unused)) int t_forge_node_gen(const char *img, uint64_t ph,
+						    uint32_t nodesize, uint64_t gen)
+{
+	uint8_t *b = malloc(nodesize);
+	int fd = open(img, O_RDWR), ret = -EIO;
+
+	if (b && fd >= 0 && pread(fd, b, nodesize, (off_t)ph) == (ssize_t)nodesize) {
+		nb_set_generation(b, gen);
+		put_le32(b + NH_CSUM, node_csum(b, nodesize));
+		ret = pwrite(fd, b, nodesize, (off_t)ph) == (ssize_t)nodesize ? 0 : -EIO;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(b);
 	return ret;
 }
 

@@ -1995,24 +1995,6 @@ struct keep_want {
 	bool stale_node;
 };
 
-/* Rewrite the node copy at physical ph of img as generation gen, its
- * checksum made again: what a lost write leaves. */
-static int forge_node_gen(const char *img, uint64_t ph, uint32_t nodesize, uint64_t gen)
-{
-	uint8_t *b = malloc(nodesize);
-	int fd = open(img, O_RDWR), ret = -EIO;
-
-	if (b && fd >= 0 && pread(fd, b, nodesize, (off_t)ph) == (ssize_t)nodesize) {
-		nb_set_generation(b, gen);
-		put_le32(b + NH_CSUM, node_csum(b, nodesize));
-		ret = pwrite(fd, b, nodesize, (off_t)ph) == (ssize_t)nodesize ? 0 : -EIO;
-	}
-	if (fd >= 0)
-		close(fd);
-	free(b);
-	return ret;
-}
-
 /* Format and fill the closed volume v, then damage copy w->bad of the fs
  * root node and of a sector of ext[1] (every copy of the sector,
  * all_bad; every copy of the node and no sector, node_all_bad); *sect:
@@ -2041,7 +2023,7 @@ static int keep_damage(struct vol *v, const struct keep_want *w, uint64_t *ext, 
 		snprintf(d[0].path, sizeof(d[0].path), "%s", p);
 		MUST(mount_close(c));
 		c = NULL;
-		return forge_node_gen(d[0].path, ph, ns, gen - 1);
+		return t_forge_node_gen(d[0].path, ph, ns, gen - 1);
 	}
 	*sect = w->node_all_bad ? root : ext[1] + 5 * CORE_SECTORSIZE;
 	for (int m = 0; m < CHUNK_MAX_STRIPES; m++) {

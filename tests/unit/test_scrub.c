@@ -449,25 +449,6 @@ out:
 		unlink(b);
 }
 
-/* Rewrite the node copy at physical ph of img with generation gen, its
- * checksum made again: what a lost write leaves (the block's bytes from
- * an earlier life at the same address, sound on their own). */
-static int forge_generation(const char *img, uint64_t ph, uint32_t nodesize, uint64_t gen)
-{
-	uint8_t *b = malloc(nodesize);
-	int fd = open(img, O_RDWR), ret = -EIO;
-
-	if (b && fd >= 0 && pread(fd, b, nodesize, (off_t)ph) == (ssize_t)nodesize) {
-		nb_set_generation(b, gen);
-		put_le32(b + NH_CSUM, node_csum(b, nodesize));
-		ret = pwrite(fd, b, nodesize, (off_t)ph) == (ssize_t)nodesize ? 0 : -EIO;
-	}
-	if (fd >= 0)
-		close(fd);
-	free(b);
-	return ret;
-}
-
 /*
  * 8. A node copy whose checksum holds but whose header names another
  * generation than its extent item records (a lost write: the block's
@@ -516,7 +497,7 @@ static void stale_generation(bool other_bad)
 	MUST(mount_close(c));
 	c = NULL;
 	MUST(gen > 1 ? 0 : -EINVAL);
-	MUST(forge_generation(p0, ph0, 4096, gen - 1));
+	MUST(t_forge_node_gen(p0, ph0, 4096, gen - 1));
 	if (other_bad)
 		MUST(t_poke(p1, ph1 + 200, 0x10));
 	before = malloc(4096);
