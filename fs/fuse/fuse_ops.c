@@ -93,17 +93,15 @@ static void writer_note(fuse_req_t req, fuse_ino_t ino, const struct fuse_file_i
 		fsops_writers(FS(req, ino), I(ino), delta);
 }
 
-static void opened(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int n)
+static void opened(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct fsctx *fs = FS(req, ino);
 
-	__atomic_fetch_add(&fs->open_files, n, __ATOMIC_SEQ_CST);
-	if (n)
-		writer_note(req, ino, fi, +1);
+	__atomic_fetch_add(&fs->open_files, 1, __ATOMIC_SEQ_CST);
+	writer_note(req, ino, fi, +1);
 	if (fuse_reply_open(req, fi) != 0) {	/* interrupted: no release will come */
-		__atomic_fetch_sub(&fs->open_files, n, __ATOMIC_SEQ_CST);
-		if (n)
-			writer_note(req, ino, fi, -1);
+		__atomic_fetch_sub(&fs->open_files, 1, __ATOMIC_SEQ_CST);
+		writer_note(req, ino, fi, -1);
 	}
 }
 
@@ -497,7 +495,7 @@ static void gl_open(fuse_req_t req, fuse_ino_t ino_, struct fuse_file_info *fi)
 	fi->noflush = 1;	/* flush has nothing to do here: spare close() a round trip */
 	/* before the reply: the kernel sizes this file's read-ahead after it */
 	fuse_readahead_apply(&D(req)->ra);
-	opened(req, ino_, fi, 1);
+	opened(req, ino_, fi);
 }
 
 static void gl_create(fuse_req_t req, fuse_ino_t parent_, const char *name, mode_t mode,
@@ -707,7 +705,7 @@ static void gl_opendir(fuse_req_t req, fuse_ino_t ino_, struct fuse_file_info *f
 	int ret = fsops_opendir(FS(req, ino_), ino);
 
 	if (!replied_err(req, OP_OPENDIR, ino, t0, ret))
-		opened(req, ino_, fi, 1);
+		opened(req, ino_, fi);
 }
 
 struct rd_buf {
