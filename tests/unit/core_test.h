@@ -307,6 +307,38 @@ static __attribute__((unused)) int t_insert_items(struct core *c, uint64_t from,
 	return ret ? ret : e;
 }
 
+/* A data extent of len bytes holding buf, allocated at goal or past it
+ * (0: anywhere), in a transaction of its own, not committed: *l. */
+static __attribute__((unused)) int t_write_extent(struct core *c, const void *buf, uint64_t len,
+						  uint64_t goal, uint64_t *l)
+{
+	struct txn *t;
+	int ret = txn_join(c, 4, 0, &t);
+
+	if (ret)
+		return ret;
+	ret = data_alloc_goal(t, len, goal, l);
+	if (!ret)
+		ret = data_write(t, *l, buf, len);
+	int e = txn_end(t);
+	return ret ? ret : e;
+}
+
+/* Drop the reference to the extent at l of len bytes, in a transaction
+ * that may use the reserve (a free must get through on a full volume),
+ * not committed. */
+static __attribute__((unused)) int t_free_extent(struct core *c, uint64_t l, uint64_t len)
+{
+	struct txn *t;
+	int ret = txn_join(c, 4, TXN_USE_RESERVE, &t);
+
+	if (ret)
+		return ret;
+	ret = data_ref(t, l, len, -1);
+	int e = txn_end(t);
+	return ret ? ret : e;
+}
+
 /* Count items [from, from+n) present with the right contents; *err gets
  * the last lookup error other than -ENOENT. */
 static __attribute__((unused)) uint64_t t_count_items(struct core *c, uint64_t from,
