@@ -187,6 +187,16 @@ static __attribute__((unused)) int t_open(const char *img, bool ro, struct core 
 	return mount_open(devs, 1, &o, c);
 }
 
+/* A case's end: its volume closed (c may be NULL), its image (named in
+ * img, or "") removed. */
+static __attribute__((unused)) void t_done(struct core *c, const char *img)
+{
+	if (c)
+		mount_close(c);
+	if (img[0])
+		unlink(img);
+}
+
 /* Patch bytes of a file (corruption tests). */
 static __attribute__((unused)) int t_poke(const char *img, uint64_t off, uint8_t xor_mask)
 {
