@@ -135,10 +135,7 @@ static int put_extents(struct core *c, unsigned n, uint64_t *ext)
 /* A case's end: the volume closed (c may be NULL), its images gone. */
 static void close_pair(struct core *c, const char *a, const char *b)
 {
-	if (c)
-		mount_close(c);
-	if (a[0])
-		unlink(a);
+	t_done(c, a);
 	if (b[0])
 		unlink(b);
 }
