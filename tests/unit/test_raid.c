@@ -61,6 +61,14 @@ static void vol_rm(struct vol *v)
 			unlink(v->img[i]);
 }
 
+/* A case's end: its volume closed (c may be NULL), its images removed. */
+static void vol_done(struct vol *v, struct core *c)
+{
+	if (c)
+		mount_close(c);
+	vol_rm(v);
+}
+
 static int vol_format(struct vol *v, uint64_t dprof, uint64_t mprof, const int8_t *rot)
 {
 	struct format_opts o = { .label = "raid", .nodesize = 4096, .force = true,
@@ -571,9 +579,7 @@ static void profile_case(const char *tag, int ndev, uint64_t dprof, uint64_t mpr
 				 .checked = 2 * (uint64_t)NEXT * EXTLEN, .extents = NEXT };
 	damage_scrub(&v, tag, all_read, ext, &w);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 #undef N
 }
 
@@ -648,9 +654,7 @@ static void failing_device(void)
 	c = NULL;
 	CHECK_VFSCK("raid1: fsck clean after the failing device and scrub", &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 	free(b);
 	free(r);
 }
@@ -696,9 +700,7 @@ static void rotational(void)
 	c = NULL;
 	CHECK_VFSCK("rotational: fsck clean", &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /* Mount-option fields: discard mode and device latency come from core_opts. */
@@ -739,10 +741,7 @@ static void opts_fields(void)
 	CHECK("no discard option: GLASSFS_DISCARD still applies", c->discard.mode == DISCARD_SYNC);
 	unsetenv("GLASSFS_DISCARD");
 out:
-	if (c)
-		mount_close(c);
-	c = NULL;
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /* A fresh extent of len bytes in its own committed transaction. */
@@ -843,9 +842,7 @@ static void async_discard_frees_at_once(void)
 	c = NULL;
 	CHECK_VFSCK("async discard: fsck clean", &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /*
@@ -898,9 +895,7 @@ static void async_discard_queue_full(void)
 	c = NULL;
 	CHECK_VFSCK("discard queue full: fsck clean", &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /* A data extent of len bytes holding fill(seed), committed. */
@@ -1181,9 +1176,7 @@ static void chunk_split_case(void)
 	c = NULL;
 	CHECK_VFSCK("split: fsck clean", &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 static uint64_t disk_bytes(const char *path)
@@ -1239,9 +1232,7 @@ static void trim_case(void)
 	c = NULL;
 	CHECK_VFSCK("trim: fsck clean after trim", &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 out0:
 	free(b);
 	free(w);
@@ -1299,9 +1290,7 @@ static void missing_device(void)
 	}
 	CHECK_VFSCK("degraded: both devices together still check clean", &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /* Where the sector at logical lives on a raid5/6 chunk: its data column
@@ -1527,9 +1516,7 @@ static void raid10_missing(void)
 	      served[2] >= 1 && refused[2] >= 1);
 	CHECK_VFSCK("raid10: all four devices still check clean", &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /*
@@ -1598,9 +1585,7 @@ static void failing_supers(void)
 	c = NULL;
 	CHECK_VFSCK("supers: fsck clean after skipped superblocks and scrub", &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /*
@@ -1665,9 +1650,7 @@ static void stale_device(void)
 	c = NULL;
 	CHECK_VFSCK("stale: fsck clean over both devices", &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /* The resync-with-writes cases' extents: 24 of 1 MiB (put_extent seeds
@@ -1756,9 +1739,7 @@ static void resync_writes_beside(void)
 	c = NULL;
 	CHECK_VFSCK("resync beside: fsck clean over both devices", &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /*
@@ -1814,9 +1795,7 @@ static void striped_resync_writes(const char *tag, int ndev, uint64_t dprof, int
 	      served_each_missing(&v, away, resync_writes_read, &rw) == ndev - 1);
 	CHECK_VFSCK(N("fsck clean over every device"), &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 #undef N
 }
 
@@ -1853,9 +1832,7 @@ static void stale_striped(const char *tag, int ndev, uint64_t dprof, uint64_t mp
 	      served_each_missing(&v, away, all_read, ext) == ndev - 1);
 	CHECK_VFSCK(N("fsck clean over every device"), &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 #undef N
 }
 
@@ -1950,9 +1927,7 @@ static void raid10_convert(void)
 	c = NULL;
 	CHECK_VFSCK("raid10 conversions: fsck clean", &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /*
@@ -2144,9 +2119,7 @@ static void keep_case(const struct keep_want *w)
 	if (!w->all_bad && !w->node_all_bad)
 		CHECK_VFSCK(N("fsck clean"), &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 #undef N
 }
 
@@ -2246,9 +2219,7 @@ static void remove_lost_case(bool missing)
 		CHECK(N("after a reopen: the same"), rest);
 	}
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 #undef N
 }
 
@@ -2310,10 +2281,8 @@ static void volume_ops(void)
 	c = NULL;
 	CHECK_VFSCK("volume: fsck clean after add, convert and remove", &v);
 out:
-	if (c)
-		mount_close(c);
 	v.n = 3;
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /* Extents of assorted lengths (whole rows, a padded last row, several
@@ -2545,10 +2514,8 @@ static void parity_convert(void)
 	ps->c = c;
 	CHECK("parity convert: after a remount every extent reads back", pset_reads(ps));
 out:
-	if (c)
-		mount_close(c);
+	vol_done(&v, c);
 	free(ps);
-	vol_rm(&v);
 }
 
 /*
@@ -2596,9 +2563,7 @@ static void split_turns_stripes(void)
 		ok &= extent_reads(c, l[i], MB / 2, 40u + (unsigned)i);
 	CHECK("split turns stripes: after a remount every extent reads back", ok);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /* Chunks of a type and how many of them are no MiB multiple long. */
@@ -2679,9 +2644,7 @@ static void packed_split_convert(const char *what, int ndev, uint64_t prof, uint
 		ok &= extent_reads(c, l[i], len[i], (unsigned)i + 1);
 	CHECKF(what, "after a remount every extent reads back", ok);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /*
@@ -2813,11 +2776,9 @@ static void touching_chunks_read(void)
 out:
 	if (fs)
 		fsops_unmount(fs);
-	if (c)
-		mount_close(c);
+	vol_done(&v, c);
 	free(w);
 	free(b);
-	vol_rm(&v);
 }
 
 static void split_file_read(void)
@@ -2869,11 +2830,9 @@ static void split_file_read(void)
 out:
 	if (fs)
 		fsops_unmount(fs);
-	if (c)
-		mount_close(c);
+	vol_done(&v, c);
 	free(w);
 	free(b);
-	vol_rm(&v);
 }
 
 /*
@@ -2907,11 +2866,9 @@ static void parity_remove(void)
 			  "raid5 remove: the three devices left mount alone, every extent reads back",
 			  "raid5 remove: fsck clean on the three devices"));
 out:
-	if (c)
-		mount_close(c);
 	v.n = 4;
+	vol_done(&v, c);
 	free(ps);
-	vol_rm(&v);
 }
 
 /*
@@ -2972,11 +2929,9 @@ static void parity_replace_missing(void)
 		"raid6 replace: fsck clean on the new set",
 		"replace missing" }));
 out:
-	if (c)
-		mount_close(c);
 	v.n = 5;
+	vol_done(&v, c);
 	free(ps);
-	vol_rm(&v);
 }
 
 /*
@@ -3106,10 +3061,8 @@ static void parity_trim(void)
 	      served_each_missing(&v, -1, pset_reads_on, &live) == 3);
 	CHECK_VFSCK("raid5 trim: fsck clean after the trim", &v);
 out:
-	if (c)
-		mount_close(c);
+	vol_done(&v, c);
 	free(ps);
-	vol_rm(&v);
 }
 
 /*
@@ -3156,11 +3109,9 @@ static void parity_replace_two(void)
 		"raid6 replace two: fsck clean on the new set",
 		"replace two missing" }));
 out:
-	if (c)
-		mount_close(c);
 	v.n = 6;
+	vol_done(&v, c);
 	free(ps);
-	vol_rm(&v);
 }
 
 /*
@@ -3240,10 +3191,8 @@ static void mirror3_two_lost(void)
 	}
 	CHECK_VFSCK("raid6 + raid1c3: fsck clean over every device", &v);
 out:
-	if (c)
-		mount_close(c);
+	vol_done(&v, c);
 	free(ps);
-	vol_rm(&v);
 }
 
 /*
@@ -3306,10 +3255,8 @@ static void mirror_convert(void)
 	v.n = 3;
 	CHECK_VFSCK("raid1c3 conversions: fsck clean on the three devices left", &v);
 out:
-	if (c)
-		mount_close(c);
 	v.n = 4;
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /*
@@ -3360,9 +3307,7 @@ static void mirror_trim(void)
 	CHECK("raid1c3 trim: each device alone serves the live extent and every item", alone == 3);
 	CHECK_VFSCK("raid1c3 trim: fsck clean", &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /* The copy of a mirrored logical byte a resync reads first (the last
@@ -3512,9 +3457,7 @@ static void resync_verify_case(const char *tag, int ndev, uint64_t prof)
 	c = NULL;
 	CHECK(N("the returning device serves every read it holds (no bad copy spread to it)"), served);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 #undef N
 }
 
@@ -3565,9 +3508,7 @@ static void mirror3_two_bad(void)
 	c = NULL;
 	CHECK_VFSCK("raid1c3, two copies bad: fsck clean after the scrub", &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /* ---- raid5/6 metadata ------------------------------------------------------ */
@@ -3766,9 +3707,7 @@ static void meta_parity_case(const char *tag, int ndev, uint64_t prof, uint32_t 
 	c = NULL;
 	CHECK_VFSCK(N("fsck clean after the repair"), &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 #undef N
 }
 
@@ -3864,9 +3803,7 @@ static void meta_parity_convert(void)
 	CHECK("metadata convert: after a remount every node walks, every item reads",
 	      walk_all(c, &w) && meta_items_ok(c) && t_count_items(c, MITEMS, mw.next, &err) == mw.next);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /*
@@ -3936,9 +3873,7 @@ static void meta_parity_shared_rows(void)
 	c = NULL;
 	CHECK_VFSCK("shared rows: fsck clean", &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /*
@@ -4081,9 +4016,7 @@ scrub:
 	c = NULL;
 	CHECK_VFSCK(N("fsck clean"), &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 	free(nb);
 #undef N
 }
