@@ -711,6 +711,16 @@ out:
 	return 0;
 }
 
+/* v[0..n) in a random order (Fisher-Yates, n - 1 draws from rs). */
+static void shuffle(uint64_t *v, uint64_t n, uint64_t *rs)
+{
+	for (uint64_t i = n - 1; i > 0; i--) {
+		uint64_t j = rnd(rs) % (i + 1), t = v[i];
+		v[i] = v[j];
+		v[j] = t;
+	}
+}
+
 /* ---- two items of a new object in one descent (btree_insert_pair) ------- */
 
 static void test_pair(uint32_t nodesize)
@@ -746,11 +756,7 @@ static void test_pair(uint32_t nodesize)
 	 * "too big for one leaf together" (the two-descent fallback) */
 	for (uint64_t i = 0; i < n; i++)
 		order[i] = 2 * i + 1;
-	for (uint64_t i = n - 1; i > 0; i--) {
-		uint64_t j = rnd(&rs) % (i + 1), t = order[i];
-		order[i] = order[j];
-		order[j] = t;
-	}
+	shuffle(order, n, &rs);
 	for (uint64_t i = 0; i < n; i++) {
 		struct key k1 = { order[i], 1, 0 }, k2 = { order[i], 12, rnd(&rs) % 1000 };
 		uint32_t cap = i % 97 == 0 ? max : 300;
@@ -857,11 +863,7 @@ static void test_two(uint32_t nodesize)
 	}
 	for (uint64_t i = 0; i < n; i++)
 		order[i] = i;
-	for (uint64_t i = n - 1; i > 0; i--) {
-		uint64_t j = rnd(&rs) % (i + 1), t = order[i];
-		order[i] = order[j];
-		order[j] = t;
-	}
+	shuffle(order, n, &rs);
 	for (uint64_t i = 0; i < n; i++) {
 		struct key k1 = { 257, 108, 16 * order[i] + 4 }, k2 = { 257, 108, 16 * order[i] + 8 };
 		uint32_t cap = i % 97 == 0 ? max / 2 + 2 : 120;
