@@ -17,6 +17,7 @@
 #include "fs/core/core.h"
 #include "fs/ops/fsops.h"
 #include "check.h"
+#include "tmp_image.h"
 
 static struct core *core;
 static struct fsctx *fs;
@@ -45,12 +46,12 @@ static int items_unmount(void)
 
 /*
  * The start of every items-layer test: the seed (SEED=n replays one; it is
- * printed either way), a SIZE-byte image made from the mkstemp template
- * IMG, formatted (NODESIZE=n from the environment picks the node size)
- * and mounted.  Returns the seed; -1 when the image cannot even be made.
- * A failed format or mount is a FAIL, and leaves `fs` NULL.
+ * printed either way), a SIZE-byte image (t_image: its name into IMG, of
+ * N bytes), formatted (NODESIZE=n from the environment picks the node
+ * size) and mounted.  Returns the seed; -1 when the image cannot even be
+ * made.  A failed format or mount is a FAIL, and leaves `fs` NULL.
  */
-static long items_setup(char *img, const char *label, off_t size)
+static long items_setup(char *img, size_t n, const char *label, off_t size)
 {
 	const char *e = getenv("SEED");
 	unsigned seed = e ? (unsigned)strtoul(e, NULL, 0) : (unsigned)(time(NULL) ^ getpid());
@@ -58,12 +59,11 @@ static long items_setup(char *img, const char *label, off_t size)
 	struct format_opts fo = { .label = label, .nodesize = 0, .force = true };
 
 	printf("seed: %u\n", seed);
-	int fd = mkstemp(img);
-	if (fd < 0 || ftruncate(fd, size) < 0) {
-		printf("FAIL: setup: %s\n", strerror(errno));
+	int ret = t_image(img, n, (uint64_t)size);
+	if (ret) {
+		printf("FAIL: setup: %s\n", strerror(-ret));
 		return -1;
 	}
-	close(fd);
 	if (getenv("NODESIZE"))
 		fo.nodesize = (uint32_t)atoi(getenv("NODESIZE"));
 	CHECK("format", mount_format(devs, 1, &fo) == 0);

@@ -31,7 +31,7 @@
 
 #include "check.h"
 
-static char img[] = "/tmp/glassfs-items-XXXXXX";
+static char img[256];
 static struct fsops_cred root_cr = { .uid = 0, .gid = 0, .umask = 0 };
 
 #define MODEL_MAX (6u << 20)
@@ -1309,13 +1309,13 @@ static void fsck_clean(const char *what, const char *image)
  */
 static void inline_enospc(void)
 {
-	static char img2[] = "/tmp/glassfs-items2-XXXXXX";
+	static char img2[256];
 	static char blk[1 << 20];
 	struct stat st;
 	uint64_t inl;
 	int n = 0;
 
-	if (items_setup(img2, "items2", (off_t)48 << 20) < 0 || !fs)
+	if (items_setup(img2, sizeof(img2), "items2", (off_t)48 << 20) < 0 || !fs)
 		goto out;
 	memset(blk, 0x5a, sizeof(blk));
 	CHECK("inline-enospc: create",
@@ -1347,13 +1347,13 @@ out:
  */
 static void rewrite_fails(void)
 {
-	static char img3[] = "/tmp/glassfs-items3-XXXXXX";
+	static char img3[256];
 	unsigned char w[4096], r[4096];
 	struct stat st;
 	uint64_t ino, n0;
 	ssize_t got;
 
-	if (items_setup(img3, "items3", (off_t)48 << 20) < 0 || !fs)
+	if (items_setup(img3, sizeof(img3), "items3", (off_t)48 << 20) < 0 || !fs)
 		goto out;
 	CHECK("rewrite-fails: create",
 	      fsops_mknod(fs, ROOT_DIR_INO, "rf", S_IFREG | 0644, 0, &root_cr, &st) == 0);
@@ -1398,12 +1398,12 @@ out:
  */
 static void truncate_enospc(void)
 {
-	static char img3[] = "/tmp/glassfs-items3-XXXXXX";
+	static char img3[256];
 	static char blk[1 << 20];
 	struct stat st, in = { .st_size = 5000 };
 	uint64_t ino;
 
-	if (items_setup(img3, "items3", (off_t)48 << 20) < 0 || !fs)
+	if (items_setup(img3, sizeof(img3), "items3", (off_t)48 << 20) < 0 || !fs)
 		goto out;
 	memset(blk, 0x3c, sizeof(blk));
 	CHECK("truncate-enospc: create",
@@ -1539,7 +1539,7 @@ out:
 
 int main(void)
 {
-	long r = items_setup(img, "items", (off_t)512 << 20);
+	long r = items_setup(img, sizeof(img), "items", (off_t)512 << 20);
 
 	if (r < 0)
 		return 1;

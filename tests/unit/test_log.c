@@ -207,6 +207,45 @@ static int put(uint64_t parent, const char *name, size_t n, unsigned key, uint64
 	return ret;
 }
 
+/* A file NAME in parent of nb extents of bsz bytes, want's bytes (made
+ * fill(key)), written last block first so that no two extents merge, and
+ * committed: *ino. */
+static int extents_file(uint64_t parent, const char *name, unsigned char *want, size_t nb,
+			size_t bsz, unsigned key, uint64_t *ino)
+{
+	struct stat st;
+	int ret;
+
+	fill(want, nb * bsz, key);
+	ret = fsops_mknod(fs, parent, name, S_IFREG | 0644, 0, &cr, &st);
+	for (size_t i = nb; i-- > 0 && !ret;)
+		if (fsops_write(fs, st.st_ino, want + i * bsz, bsz, i * bsz) != (ssize_t)bsz)
+			ret = -EIO;
+	if (!ret)
+		*ino = st.st_ino;
+	return ret ? ret : fsops_sync(fs);
+}
+
+/* A crash, then a mount that replays the log: "TAG: replayed" (nothing
+ * left pending) and "TAG: WHAT" (file f reads back want's n bytes, read
+ * into got).  0, or the mount's error. */
+static int crash_reads_back(const char *tag, const char *what, uint64_t f,
+			    const unsigned char *want, unsigned char *got, size_t n)
+{
+	char name[300];
+	int ret;
+
+	crash();
+	ret = mount_rw(CORE_FSYNC_LOG);
+	if (ret)
+		return ret;
+	snprintf(name, sizeof(name), "%s: replayed", tag);
+	CHECK(name, !log_pending(core));
+	snprintf(name, sizeof(name), "%s: %s", tag, what);
+	CHECK(name, fsops_read(fs, f, got, n, 0) == (ssize_t)n && memcmp(got, want, n) == 0);
+	return 0;
+}
+
 /* fsync each of inos: all through the log, no commit? */
 static bool fsyncs_by_log(const uint64_t *inos, int n)
 {
@@ -969,13 +1008,7 @@ int main(void)
 		unsigned char *want = malloc((size_t)NB * BSZ), *got = malloc((size_t)NB * BSZ);
 		uint64_t f;
 		MUST(want && got ? 0 : -ENOMEM);
-		fill(want, (size_t)NB * BSZ, k + 7);
-		MUST(fsops_mknod(fs, d, "frag", S_IFREG | 0644, 0, &cr, &st));
-		f = st.st_ino;
-		for (int i = NB - 1; i >= 0; i--)
-			MUST(fsops_write(fs, f, want + (size_t)i * BSZ, BSZ, (uint64_t)i * BSZ) == BSZ ?
-			     0 : -EIO);
-		MUST(fsops_sync(fs));
+		MUST(extents_file(d, "frag", want, NB, BSZ, k + 7, &f));
 		fill(want + 3000 * BSZ, BSZ, k + 8);
 		MUST(fsops_write(fs, f, want + 3000 * BSZ, BSZ, 3000 * BSZ) == BSZ ? 0 : -EIO);
 		MUST(fsops_fallocate(fs, f, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
@@ -991,12 +1024,8 @@ int main(void)
 		       (unsigned long long)(w1.walked - w0.walked));
 		CHECK("6000 extents: record capture reads the changed leaves, not every item",
 		      w1.walked - w0.walked < 1000);
-		crash();
-		MUST(mount_rw(CORE_FSYNC_LOG));
-		CHECK("6000 extents: replayed", !log_pending(core));
-		CHECK("6000 extents: rewritten block, punched block and the rest",
-		      fsops_read(fs, f, got, (size_t)NB * BSZ, 0) == (ssize_t)NB * BSZ &&
-		      memcmp(got, want, (size_t)NB * BSZ) == 0);
+		MUST(crash_reads_back("6000 extents", "rewritten block, punched block and the rest",
+				      f, want, got, (size_t)NB * BSZ));
 		free(want);
 		free(got);
 	}
@@ -1021,13 +1050,7 @@ int main(void)
 		unsigned char *want = calloc((size_t)NB + 64, BSZ), *got = malloc(((size_t)NB + 64) * BSZ);
 		uint64_t f;
 		MUST(want && got ? 0 : -ENOMEM);
-		fill(want, fl, k + 30);
-		MUST(fsops_mknod(fs, d, "fsyncrand", S_IFREG | 0644, 0, &cr, &st));
-		f = st.st_ino;
-		for (int i = NB - 1; i >= 0; i--)
-			MUST(fsops_write(fs, f, want + (size_t)i * BSZ, BSZ, (uint64_t)i * BSZ) == BSZ ?
-			     0 : -EIO);
-		MUST(fsops_sync(fs));
+		MUST(extents_file(d, "fsyncrand", want, NB, BSZ, k + 30, &f));
 		struct core_stats s0, s1;
 		struct log_stats l0, l1;
 		mount_stats(core, &s0);
@@ -1110,13 +1133,7 @@ int main(void)
 		unsigned char *want = malloc(fl), *got = malloc(fl);
 		uint64_t f;
 		MUST(want && got ? 0 : -ENOMEM);
-		fill(want, fl, k + 50);
-		MUST(fsops_mknod(fs, d, "fsyncdb", S_IFREG | 0644, 0, &cr, &st));
-		f = st.st_ino;
-		for (int i = NB - 1; i >= 0; i--)	/* backwards: an extent each */
-			MUST(fsops_write(fs, f, want + (size_t)i * BSZ, BSZ, (uint64_t)i * BSZ) == BSZ ?
-			     0 : -EIO);
-		MUST(fsops_sync(fs));
+		MUST(extents_file(d, "fsyncdb", want, NB, BSZ, k + 50, &f));
 		struct core_stats s0, s1;
 		struct log_stats l0, l1;
 		mount_stats(core, &s0);
@@ -1155,11 +1172,7 @@ int main(void)
 		 * an image file's host allocates once per arena, not per fsync */
 		CHECK("400 fsyncs of random writes: log segments go where the volume wrote "
 		      "before (< 4 of 400 into space never written)", fresh_segs < 4);
-		crash();
-		MUST(mount_rw(CORE_FSYNC_LOG));
-		CHECK("400 fsyncs of random writes: replayed", !log_pending(core));
-		CHECK("400 fsyncs of random writes: every write back",
-		      fsops_read(fs, f, got, fl, 0) == (ssize_t)fl && memcmp(got, want, fl) == 0);
+		MUST(crash_reads_back("400 fsyncs of random writes", "every write back", f, want, got, fl));
 		free(want);
 		free(got);
 	}
@@ -1182,13 +1195,7 @@ int main(void)
 		unsigned char *want = malloc(fl), *got = malloc(fl);
 		uint64_t f;
 		MUST(want && got ? 0 : -ENOMEM);
-		fill(want, fl, k + 70);
-		MUST(fsops_mknod(fs, d, "fsyncdb2", S_IFREG | 0644, 0, &cr, &st));
-		f = st.st_ino;
-		for (int i = NB - 1; i >= 0; i--)	/* backwards: an extent each */
-			MUST(fsops_write(fs, f, want + (size_t)i * BSZ, BSZ, (uint64_t)i * BSZ) == BSZ ?
-			     0 : -EIO);
-		MUST(fsops_sync(fs));
+		MUST(extents_file(d, "fsyncdb2", want, NB, BSZ, k + 70, &f));
 		/* without GLASSFS_LOG_VERIFY (tests/run.sh sets it): its fresh
 		 * capture at every fsync reads every item and checksum of this
 		 * transaction, 2,500 times (40 s here); the kept capture in
@@ -1228,11 +1235,8 @@ int main(void)
 		       (unsigned long long)(l1.deltas - l0.deltas));
 		CHECK("2500 fsyncs, a kept capture past 4096 entries: every one by the log, "
 		      "no commit", byl == OPS && s1.commits == s0.commits);
-		crash();
-		MUST(mount_rw(CORE_FSYNC_LOG));
-		CHECK("2500 fsyncs, a kept capture past 4096 entries: replayed", !log_pending(core));
-		CHECK("2500 fsyncs, a kept capture past 4096 entries: every write back",
-		      fsops_read(fs, f, got, fl, 0) == (ssize_t)fl && memcmp(got, want, fl) == 0);
+		MUST(crash_reads_back("2500 fsyncs, a kept capture past 4096 entries", "every write back",
+				      f, want, got, fl));
 		if (verify) {
 			setenv("GLASSFS_LOG_VERIFY", verify, 1);
 			free(verify);

@@ -809,13 +809,33 @@ static void w_sync(void)
  * as its last durable state had it: nothing written in place is
  * reachable before a commit or a record holds it.
  */
-static void rewrite_setup(unsigned k)
+/* The rewrite workloads' committed state: file name of 64 KiB, and "o"
+ * (the other file, whose fsync logs a record among the writes). */
+static void rewrite_files(const char *name, unsigned k)
 {
-	w_create("r");
-	w_write("r", 0, 65536, k);
+	w_create(name);
+	w_write(name, 0, 65536, k);
 	w_create("o");
 	w_write("o", 0, 4000, k + 1);
 }
+
+/* The rewrite workloads ran the path under test: want blocks or extents
+ * (what) written in place since the count was n0; none when the data is
+ * raid5/6, whose rows are written whole once. */
+static void written_in_place(uint64_t n0, uint64_t want, const char *what)
+{
+	uint64_t got = fs->core->data_rewrites - n0;
+
+	if (prof->dprof == CORE_PROFILE_RAID5 || prof->dprof == CORE_PROFILE_RAID6)
+		want = 0;
+	if (got != want) {
+		printf("FAIL: %s: %llu %s written in place, not %llu\n", wname,
+		       (unsigned long long)got, what, (unsigned long long)want);
+		wfail++;
+	}
+}
+
+static void rewrite_setup(unsigned k) { rewrite_files("r", k); }
 static void rewrite_run(unsigned k)
 {
 	uint64_t n0 = fs->core->data_rewrites;
@@ -840,14 +860,7 @@ static void rewrite_run(unsigned k)
 	w_write("r", 32768, 8192, k + 13);
 	w_write("r", 32768, 8192, k + 14);
 	w_fsync("r", 1);
-	/* as the comments say: 5 in place (raid5/6 data: none) */
-	uint64_t got = fs->core->data_rewrites - n0;
-	uint64_t want = prof->dprof == CORE_PROFILE_RAID5 || prof->dprof == CORE_PROFILE_RAID6 ? 0 : 5;
-	if (got != want) {
-		printf("FAIL: %s: %llu blocks written in place, not %llu\n", wname,
-		       (unsigned long long)got, (unsigned long long)want);
-		wfail++;
-	}
+	written_in_place(n0, 5, "blocks");	/* as the comments say */
 	fsops_forget(fs, st.st_ino, 1);
 }
 
@@ -861,13 +874,7 @@ static void rewrite_run(unsigned k)
  * state had it: no block written in place is reachable before a commit
  * or a record holds it, and each extent's checksums match its bytes.
  */
-static void rewrite_multi_setup(unsigned k)
-{
-	w_create("m");
-	w_write("m", 0, 65536, k);
-	w_create("o");
-	w_write("o", 0, 4000, k + 1);
-}
+static void rewrite_multi_setup(unsigned k) { rewrite_files("m", k); }
 static void rewrite_multi_run(unsigned k)
 {
 	uint64_t n0 = fs->core->data_rewrites;
@@ -893,15 +900,7 @@ static void rewrite_multi_run(unsigned k)
 	w_write("m", 36864, 8192, k + 12);	/* in place */
 	w_write("m", 36864, 8192, k + 13);
 	w_fsync("m", 1);
-	/* the path under test ran: 2 + 3 + 2 + 2 + 2 extents in place
-	 * (raid5/6 data: none, its rows are written whole once) */
-	uint64_t got = fs->core->data_rewrites - n0;
-	uint64_t want = prof->dprof == CORE_PROFILE_RAID5 || prof->dprof == CORE_PROFILE_RAID6 ? 0 : 11;
-	if (got != want) {
-		printf("FAIL: %s: %llu extents written in place, not %llu\n", wname,
-		       (unsigned long long)got, (unsigned long long)want);
-		wfail++;
-	}
+	written_in_place(n0, 2 + 3 + 2 + 2 + 2, "extents");
 	fsops_forget(fs, st.st_ino, 1);
 }
 
