@@ -111,7 +111,11 @@ static int keep_run_add(struct log_keep_run **keep, size_t *nkeep, size_t *cap, 
 }
 
 /* The items of ino before its extents (inode item, names, xattrs), in
- * full; its names' parents to parents. */
+ * full; its names' parents to parents.  Extended refs (INODE_EXTREF)
+ * stay out: an inode the log covers has the names of the last commit
+ * (a link, unlink or rename makes its fsync commit: log.h), which replay
+ * keeps, and a new inode's first name is always a plain INODE_REF; so a
+ * file with thousands of names still logs a few hundred bytes. */
 static int capture_head(struct fsctx *fs, uint64_t ino, struct buf *b, uint32_t *nitems,
 			uint64_t *parents, int *nparents, int maxparents, uint64_t *walked)
 {
@@ -128,6 +132,10 @@ static int capture_head(struct fsctx *fs, uint64_t ino, struct buf *b, uint32_t 
 		if (ik.objectid != ino || ik.type >= KEY_EXTENT_DATA)
 			break;
 		(*walked)++;
+		if (ik.type == KEY_INODE_EXTREF) {
+			ret = btree_next(&p);
+			continue;
+		}
 		const void *ptr = btree_item_ptr(&p, p.slots[0], &size);
 		put_item(b, nitems, LOG_FS_ITEM, &ik, ptr, size);
 		if (ik.type == KEY_INODE_REF) {
