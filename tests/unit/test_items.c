@@ -1278,31 +1278,6 @@ static int fill_up(const char *prefix, size_t size)
 	return n;
 }
 
-/* fsck.glassfs -n of this build (as core_test.h's t_fsck finds it) on an
- * unmounted image: clean, its first lines shown when not */
-static void fsck_clean(const char *what, const char *image)
-{
-	const char *o = getenv("OUT") ? getenv("OUT") : "build";
-	const char *root = getenv("GLASSFS_ROOT") ? getenv("GLASSFS_ROOT") : ".";
-	char cmd[1200], label[64];
-
-	if (o[0] == '/')
-		snprintf(cmd, sizeof(cmd), "%s/bin/fsck.glassfs", o);
-	else
-		snprintf(cmd, sizeof(cmd), "%s/%s/bin/fsck.glassfs", root, o);
-	snprintf(label, sizeof(label), "%s: fsck clean", what);
-	if (access(cmd, X_OK) < 0) {
-		printf("SKIP: %s: fsck.glassfs not built\n", label);
-		return;
-	}
-	size_t l = strlen(cmd);
-	snprintf(cmd + l, sizeof(cmd) - l, " -n %s 2>&1 | grep -v '^fsck.glassfs: ' | head -5", image);
-	int st = system(cmd);	/* its lines show only when not clean */
-	snprintf(cmd + l, sizeof(cmd) - l, " -n %s >/dev/null 2>&1", image);
-	st = system(cmd);
-	CHECK(label, WIFEXITED(st) && WEXITSTATUS(st) == 0);
-}
-
 /*
  * A full volume: an inline file grown past the inline limit with room
  * for one block only.  Its data moves to that block, then the write's own
