@@ -13,6 +13,10 @@
  *               against a model after each step, after a commit and after
  *               a remount, fsck clean each time; then every name unlinked
  *               and no back reference left.
+ *   full_extref the one limit below it: an extended ref filled by names
+ *               sharing a hash (made in a raw transaction): link, rename
+ *               and exchange to a name of that hash say EMLINK and change
+ *               nothing; with the item gone they succeed.
  *   link_limit  the link count stops at LINK_MAX_COUNT (65,000): EMLINK
  *               past it, the volume still writable, fsck clean.
  *   fsck_damage extended refs damaged in a raw transaction (one
@@ -322,6 +326,95 @@ static void unlink_all(void)
 	check_model("unlinked all");
 }
 
+/* ---- a full extended ref ------------------------------------------------ */
+
+/*
+ * The one limit below the link count: names whose (parent, name) share a
+ * 64-bit hash share an extended ref, which can fill.  No test can find
+ * such names, so the item of "target"'s hash is filled with other names
+ * in a transaction of its own (misfiled, as fsck would say; it goes
+ * before any commit), for a name too long for what a full INODE_REF has
+ * left.  With the INODE_REF full too, link, rename and
+ * exchange to "target" say EMLINK before changing anything; with the
+ * item gone they succeed.
+ */
+static void full_extref(void)
+{
+	struct stat st, c, o;
+	char name[80];
+	int r = 0;
+	/* longer than what a full INODE_REF has left (less than one entry
+	 * of the 60-byte names) */
+	static const char T[] = "target-with-a-name-longer-than-any-gap-a-full-INODE_REF-leaves-"
+				"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx";
+
+	CHECK("full extref: mkdir", fsops_mkdir(fs, ROOT_DIR_INO, "col", 0755, &root_cr, &st) == 0);
+	uint64_t col = st.st_ino;
+	CHECK("full extref: create", fsops_mknod(fs, col, "c", S_IFREG | 0644, 0, &root_cr, &c) == 0 &&
+	      fsops_mknod(fs, col, "o", S_IFREG | 0644, 0, &root_cr, &o) == 0);
+	for (int i = 0; i < 1200 && !r; i++) {	/* past a 64 KiB INODE_REF */
+		snprintf(name, sizeof(name), "c-%05d-%049d", i, i);
+		r = fsops_link(fs, c.st_ino, col, name, &st);
+		if (!r)
+			fsops_forget(fs, c.st_ino, 1);
+	}
+	CHECK("full extref: 1200 names", r == 0);
+
+	uint32_t max = btree_max_item_size(fs->root), n = 0;
+	uint8_t *b = malloc(max);
+	struct key k = { c.st_ino, KEY_INODE_EXTREF, extref_hash(col, T, strlen(T)) };
+	for (int i = 0; n + sizeof(struct inode_extref) + 40 <= max; i++) {
+		struct inode_extref *x = (void *)(b + n);
+		*x = (struct inode_extref){ col, 1000000 + (uint64_t)i, 40 };
+		snprintf(name, sizeof(name), "%040d", i);
+		memcpy(x->name, name, 40);
+		n += (uint32_t)sizeof(*x) + 40;
+	}
+	struct txn *t;
+	int ret = txn_join(core, 4, 0, &t);
+	if (!ret) {
+		ret = btree_insert(t, fs->root, &k, b, n);
+		txn_end(t);
+	}
+	CHECK("full extref: the item of target's hash filled", ret == 0);
+	snprintf(name, sizeof(name), "c-%05d-%049d", 7, 7);
+	CHECK("full extref: link to target is EMLINK",
+	      fsops_link(fs, c.st_ino, col, T, &st) == -EMLINK);
+	CHECK("full extref: rename to target is EMLINK",
+	      fsops_rename(fs, col, name, col, T, 0) == -EMLINK);
+	CHECK("full extref: exchange giving c the name target is EMLINK",
+	      fsops_rename(fs, col, "o", col, T, 0) == 0 &&
+	      fsops_rename(fs, col, name, col, T, FSOPS_RENAME_EXCHANGE) == -EMLINK);
+	CHECK("full extref: nothing changed",
+	      fsops_getattr(fs, c.st_ino, &st) == 0 && st.st_nlink == 1201 &&
+	      fsops_lookup(fs, col, name, &st) == 0 && st.st_ino == c.st_ino &&
+	      fsops_lookup(fs, col, T, &st) == 0 && st.st_ino == o.st_ino &&
+	      !core_readonly(core));
+	fsops_forget(fs, c.st_ino, 1);
+	fsops_forget(fs, o.st_ino, 1);
+	ret = txn_join(core, 4, 0, &t);
+	if (!ret) {
+		ret = btree_delete(t, fs->root, &k);
+		txn_end(t);
+	}
+	free(b);
+	CHECK("full extref: with the item gone, the exchange goes",
+	      ret == 0 && fsops_rename(fs, col, name, col, T, FSOPS_RENAME_EXCHANGE) == 0 &&
+	      fsops_lookup(fs, col, T, &st) == 0 && st.st_ino == c.st_ino);
+	fsops_forget(fs, c.st_ino, 1);
+	CHECK("full extref: unlink c's names", fsops_unlink(fs, col, T) == 0 &&
+	      fsops_unlink(fs, col, name) == 0 && fsops_unlink(fs, col, "c") == 0);
+	for (int i = 0; i < 1200 && !r; i++) {
+		if (i == 7)
+			continue;
+		snprintf(name, sizeof(name), "c-%05d-%049d", i, i);
+		r = fsops_unlink(fs, col, name);
+	}
+	CHECK("full extref: no name left",
+	      r == 0 && count_items(fs->root, c.st_ino, KEY_INODE_EXTREF) == 0 &&
+	      count_items(fs->root, c.st_ino, KEY_INODE_REF) == 0);
+}
+
 /* ---- the link count's limit ---------------------------------------------- */
 
 static void link_limit(void)
@@ -478,6 +571,8 @@ int main(void)
 			fsck_damage();
 		if (fs)
 			unlink_all();
+		if (fs)
+			full_extref();
 		if (fs)
 			link_limit();
 		CHECK("final unmount", items_unmount() == 0);
