@@ -863,12 +863,13 @@ int fsck_repair_apply(struct core *c, const struct fsck_fix *v, size_t n)
 			ret = fix_add_ref(t, r, x);
 			break;
 		case FIX_DEL_REF:
-			if (x->k.type == KEY_INODE_EXTREF)
+			if (x->k.type == KEY_INODE_EXTREF) {
 				ret = iref_ext_del_index(t, r, x->a, x->k.offset, x->b, x->v);
-			if (ret == -ENOENT)	/* gone since the check: as remove_record */
-				ret = 0;
-			else
+				if (ret == -ENOENT)	/* gone since the check: as remove_record */
+					ret = 0;
+			} else {
 				ret = remove_record(t, r, &x->k, x->v, false);
+			}
 			break;
 		case FIX_LOST_FOUND:
 			ret = fix_lost_found(t, r, x);

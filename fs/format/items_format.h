@@ -118,31 +118,6 @@
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "glassfs items are used in place and need a little-endian host"
-/* The INODE_EXTREF key offset of name in directory parent: FNV-1a 64
- * over the parent's 8 bytes (little endian) then the name, with the
- * final mix of name_hash.  Part of the on-disk format: never change it. */
-static inline uint64_t extref_hash(uint64_t parent, const char *name, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-	for (int i = 0; i < 8; i++) {
-		h ^= (uint8_t)(parent >> (8 * i));
-		h *= 0x100000001b3ULL;
-	}
-	for (size_t i = 0; i < len; i++) {
-		h ^= (uint8_t)name[i];
-		h *= 0x100000001b3ULL;
-	}
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	return h;
-}
-
-/* The most names an inode has (its nlink; a directory's counts its
- * subdirectories): link(2) and mkdir(2) say EMLINK past it, as ext4's
- * EXT4_LINK_MAX. */
-#define LINK_MAX_COUNT 65000
-
 #endif
 
 struct item_time {
