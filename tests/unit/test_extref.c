@@ -19,6 +19,8 @@
  *               nothing; with the item gone they succeed.
  *   link_limit  the link count stops at LINK_MAX_COUNT (65,000): EMLINK
  *               past it, the volume still writable, fsck clean.
+ *   dir_limit   the same for a directory's count of subdirectories:
+ *               mkdir, and a rename or exchange moving a directory in.
  *   fsck_damage extended refs damaged in a raw transaction (one
  *               overrunning its item, one deleted, one in the wrong hash
  *               slot, a stale one naming nothing): fsck -n finds them
@@ -455,6 +457,54 @@ static void link_limit(void)
 	CHECK("limit: commit", fsops_sync(fs) == 0);
 }
 
+/*
+ * A directory's link count counts its subdirectories: mkdir stops at
+ * LINK_MAX_COUNT, and so must a rename or an exchange that moves a
+ * directory into it from another parent (a rename within it or over a
+ * directory in it leaves the count as it is).
+ */
+static void dir_limit(void)
+{
+	struct stat st;
+	char name[32];
+	int r = 0;
+	uint32_t n = 2;
+
+	CHECK("dir limit: mkdir", fsops_mkdir(fs, ROOT_DIR_INO, "full", 0755, &root_cr, &st) == 0 &&
+	      fsops_mkdir(fs, ROOT_DIR_INO, "outside", 0755, &root_cr, &st) == 0 &&
+	      fsops_mknod(fs, st.st_ino, "file", S_IFREG | 0644, 0, &root_cr, &st) == 0);
+	fsops_forget(fs, st.st_ino, 1);
+	CHECK("dir limit: lookup", fsops_lookup(fs, ROOT_DIR_INO, "full", &st) == 0);
+	uint64_t full = st.st_ino;
+	CHECK("dir limit: lookup outside", fsops_lookup(fs, ROOT_DIR_INO, "outside", &st) == 0);
+	uint64_t out = st.st_ino;
+	CHECK("dir limit: a file in full",
+	      fsops_mknod(fs, full, "f", S_IFREG | 0644, 0, &root_cr, &st) == 0);
+	fsops_forget(fs, st.st_ino, 1);
+	while (n < LINK_MAX_COUNT) {
+		snprintf(name, sizeof(name), "%u", n);
+		r = fsops_mkdir(fs, full, name, 0755, &root_cr, &st);
+		if (r)
+			break;
+		fsops_forget(fs, st.st_ino, 1);
+		n++;
+	}
+	CHECK("dir limit: subdirectories up to nlink 65000", n == LINK_MAX_COUNT &&
+	      fsops_mkdir(fs, full, "one-more", 0755, &root_cr, &st) == -EMLINK);
+	CHECK("dir limit: a directory renamed in from outside is EMLINK",
+	      fsops_mkdir(fs, out, "sub", 0755, &root_cr, &st) == 0 &&
+	      fsops_rename(fs, out, "sub", full, "sub", 0) == -EMLINK);
+	fsops_forget(fs, st.st_ino, 1);
+	CHECK("dir limit: an exchange moving a directory in is EMLINK",
+	      fsops_rename(fs, out, "sub", full, "f", FSOPS_RENAME_EXCHANGE) == -EMLINK);
+	CHECK("dir limit: renames within it and over a directory in it go",
+	      fsops_rename(fs, full, "2", full, "two", 0) == 0 &&
+	      fsops_rename(fs, out, "sub", full, "two", 0) == 0);
+	CHECK("dir limit: nlink stays 65000",
+	      fsops_getattr(fs, full, &st) == 0 && st.st_nlink == LINK_MAX_COUNT);
+	CHECK("dir limit: commit", fsops_sync(fs) == 0);
+}
+
 /* ---- fsck of damaged extended refs -------------------------------------- */
 
 /* The first INODE_EXTREF item of ino at or after hash `from`: its key and
@@ -575,6 +625,8 @@ int main(void)
 			full_extref();
 		if (fs)
 			link_limit();
+		if (fs)
+			dir_limit();
 		CHECK("final unmount", items_unmount() == 0);
 		fsck_clean("final", img);
 	}
