@@ -12,6 +12,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <stdio.h>
+#include <sys/wait.h>
 
 #include "fs/ops/mount.h"
 #include "fs/core/core.h"
@@ -69,6 +71,52 @@ static long items_setup(char *img, size_t n, const char *label, off_t size)
 	CHECK("format", mount_format(devs, 1, &fo) == 0);
 	CHECK("mount", items_mount(img) == 0);
 	return seed;
+}
+
+/*
+ * fsck.glassfs FLAGS of this build (OUT, GLASSFS_ROOT as core_test.h's
+ * t_fsck finds it) on an unmounted image, run once: its exit code, -1
+ * when it is not built.  With show, its first lines (but its own
+ * chatter) go to stdout.
+ */
+static __attribute__((unused)) int items_fsck(const char *flags, const char *image, bool show)
+{
+	const char *o = getenv("OUT") ? getenv("OUT") : "build";
+	const char *root = getenv("GLASSFS_ROOT") ? getenv("GLASSFS_ROOT") : ".";
+	char cmd[1400];
+
+	if (o[0] == '/')
+		snprintf(cmd, sizeof(cmd), "%s/bin/fsck.glassfs", o);
+	else
+		snprintf(cmd, sizeof(cmd), "%s/%s/bin/fsck.glassfs", root, o);
+	if (access(cmd, X_OK) < 0)
+		return -1;
+	size_t l = strlen(cmd);
+	snprintf(cmd + l, sizeof(cmd) - l, " %s %s > %s.fsck 2>&1", flags, image, image);
+	int st = system(cmd);
+	st = WIFEXITED(st) ? WEXITSTATUS(st) : 99;
+	fflush(stdout);		/* its lines after ours */
+	snprintf(cmd, sizeof(cmd), "grep -v '^fsck.glassfs: ' %s.fsck | head -8", image);
+	if (show && system(cmd) < 0)
+		st = 99;
+	snprintf(cmd, sizeof(cmd), "%s.fsck", image);
+	unlink(cmd);
+	return st;
+}
+
+/* fsck.glassfs -n on an unmounted image: clean, its first lines shown
+ * when not */
+static __attribute__((unused)) void fsck_clean(const char *what, const char *image)
+{
+	char label[96];
+	int st = items_fsck("-n", image, true);
+
+	snprintf(label, sizeof(label), "%s: fsck clean", what);
+	if (st < 0) {
+		printf("SKIP: %s: fsck.glassfs not built\n", label);
+		return;
+	}
+	CHECK(label, st == 0);
 }
 
 #endif

@@ -718,6 +718,56 @@ static void link_run(unsigned k)
 	w_fsync("new2", 0);
 }
 
+/*
+ * Names past a full INODE_REF (extended refs, fs/items/iref.h): 400
+ * untracked names of 200 bytes fill x's INODE_REF at any node size (64
+ * KiB holds ~310), then tracked names go to extended refs.  A link or
+ * rename makes its fsync commit; a data fsync of a file with extended
+ * refs goes through the log (its record leaves them out: replay keeps
+ * the tree's).  A crash anywhere shows each fsync'd name, with the
+ * content of its last durable version.
+ */
+static void extref_setup(unsigned k)
+{
+	struct name *x;
+	struct stat st;
+	char longname[208];
+
+	w_create("x");
+	w_write("x", 0, 6000, k);
+	x = nm("x");
+	for (int i = 0; i < 400; i++) {
+		snprintf(longname, sizeof(longname), "%03d-%0196d", i, i);
+		STEP(fsops_link(fs, x->ino, dir_ino, longname, &st));
+		fsops_forget(fs, x->ino, 1);
+	}
+}
+static void extref_run(unsigned k)
+{
+	struct log_stats a, b;
+
+	w_link("x", "l1");		/* an extended ref */
+	w_fsync("x", 0);		/* names changed: a commit */
+	log_stats(core, &a);
+	w_write("x", 6000, 3000, k + 1);
+	w_fsync("l1", 1);		/* by the log */
+	log_stats(core, &b);
+	if (b.syncs != a.syncs + 1) {
+		printf("FAIL: %s: the data fsync of a file with extended refs committed "
+		       "(log syncs %llu -> %llu)\n", wname, (unsigned long long)a.syncs,
+		       (unsigned long long)b.syncs);
+		wfail++;
+	}
+	w_rename("l1", "l2");		/* an extended ref moves */
+	w_link("x", "l3");
+	w_fsync("l3", 0);
+	w_write("x", 0, 100, k + 2);
+	w_fsync("x", 1);
+	w_unlink("l2");
+	w_link("x", "l4");
+	w_fsync("x", 0);
+}
+
 static void truncate_setup(unsigned k) { w_create("t"); w_write("t", 0, 30000, k); }
 static void truncate_run(unsigned k)
 {
@@ -1610,6 +1660,7 @@ static const struct workload workloads[] = {
 	{ "inline_fsync", inline_setup, inline_run, NULL },
 	{ "rename_over_fsyncdir", rename_setup, rename_run, NULL },
 	{ "link_fsync", link_setup, link_run, NULL },
+	{ "extref_fsync", extref_setup, extref_run, NULL },
 	{ "truncate_fsync", truncate_setup, truncate_run, NULL },
 	{ "punch_fsync", punch_setup, punch_run, NULL },
 	{ "fsyncrand_fdatasync", fsyncrand_setup, fsyncrand_run, NULL },
