@@ -49,7 +49,7 @@
 
 #define NNAMES 5000
 
-static char img[] = "/tmp/glassfs-extref-XXXXXX";
+static char img[256];
 static struct fsops_cred root_cr = { .uid = 0, .gid = 0, .umask = 0 };
 
 /* Where name i of the file is: never made, gone, as made in d, renamed
@@ -611,7 +611,7 @@ static void fsck_damage(void)
 
 int main(void)
 {
-	long seed = items_setup(img, "extref", (off_t)384 << 20);
+	long seed = items_setup(img, sizeof(img), "extref", (off_t)384 << 20);
 
 	if (seed < 0)
 		return 1;
