@@ -92,7 +92,7 @@ static const struct argp_option opts[] = {
 	{ "per-thread", OPT_PER_THREAD, NULL, 0, "Root frame COMM-TID instead of COMM (one root per thread)", 0 },
 	{ "stack-storage-size", OPT_STORAGE, "N", 0, "Distinct stacks kept (default 65536)", 0 },
 	{ "pprof", OPT_PPROF, "FILE", 0, "Also write a gzip'ed pprof profile (values: samples and cpu ns; wall ns with --wall)", 0 },
-	{ "cost", OPT_COST, NULL, 0, "Print the sampling program's run count and time (turns on the kernel's BPF run-time statistics for the run)", 0 },
+	{ "cost", OPT_COST, NULL, 0, "Print the sampling program's run count and time, and with --wall the context-switch and wakeup programs' (turns on the kernel's BPF run-time statistics for the run)", 0 },
 	{ "verbose", 'v', NULL, 0, "Verbose libbpf output and symbolizer counts", 0 },
 	{},
 };
@@ -493,6 +493,20 @@ static int attach_perf(struct bpf_program *prog, struct bpf_link ***links, int *
 	return 0;
 }
 
+/* --cost: prog's runs and time in the window (BPF run-time statistics on). */
+static void report_cost(struct bpf_program *prog, const char *what, double secs)
+{
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+		return;
+	fprintf(stderr, TOOL ": cost: %llu %s in %.0f ns each on average: %.4f %% of one CPU\n",
+		(unsigned long long)info.run_cnt, what,
+		info.run_cnt ? (double)info.run_time_ns / info.run_cnt : 0.0,
+		secs > 0 ? 100.0 * info.run_time_ns / 1e9 / secs : 0.0);
+}
+
 static int64_t ns_of(const struct timespec *t)
 {
 	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
@@ -622,15 +636,13 @@ int main(int argc, char **argv)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t_mono1);
 	if (stats_fd >= 0) {
-		struct bpf_prog_info info = { 0 };
-		__u32 len = sizeof(info);
 		double secs = (ns_of(&t_mono1) - ns_of(&t_mono0)) / 1e9;
 
-		if (!bpf_obj_get_info_by_fd(bpf_program__fd(skel->progs.do_sample), &info, &len))
-			fprintf(stderr, TOOL ": cost: %llu samples in %.0f ns each on average: %.4f %% of one CPU\n",
-				(unsigned long long)info.run_cnt,
-				info.run_cnt ? (double)info.run_time_ns / info.run_cnt : 0.0,
-				secs > 0 ? 100.0 * info.run_time_ns / 1e9 / secs : 0.0);
+		report_cost(skel->progs.do_sample, "samples", secs);
+		if (oskel) {
+			report_cost(oskel->progs.sched_switch, "context switches", secs);
+			report_cost(oskel->progs.sched_wakeup, "wakeups", secs);
+		}
 		close(stats_fd);
 		stats_fd = -1;
 	}
