@@ -332,6 +332,44 @@ static int run(int argc, char **argv)
 		free(buf);
 		return close(fd);
 	}
+	if (!strcmp(op, "either")) {	/* either PATH OFF LEN SEED1 SEED2: each 4 KiB block is one's */
+		/* One read of the range: a block compared with two seeds in
+		 * two reads could change between them (the kernel's cached
+		 * copy of a write that failed at writeback, then the
+		 * daemon's, once the kernel drops the page). */
+		NEED(6);
+		uint64_t off = strtoull(argv[2], NULL, 0), len = strtoull(argv[3], NULL, 0);
+		uint64_t s1 = strtoull(argv[4], NULL, 0), s2 = strtoull(argv[5], NULL, 0);
+		unsigned char *buf = malloc(len ? len : 1);
+		ssize_t r;
+		fd = open(argv[1], O_RDONLY);
+		if (fd < 0 || !buf) {
+			free(buf);
+			return -1;
+		}
+		r = pread(fd, buf, len, off);
+		close(fd);
+		if (r != (ssize_t)len) {
+			free(buf);
+			errno = r < 0 ? errno : EIO;
+			return -1;
+		}
+		for (uint64_t b = 0; b < len; b += 4096) {
+			int m1 = 1, m2 = 1;
+			for (uint64_t i = b; i < len && i < b + 4096 && (m1 || m2); i++) {
+				m1 &= buf[i] == pat(s1, off + i);
+				m2 &= buf[i] == pat(s2, off + i);
+			}
+			if (!m1 && !m2) {
+				fprintf(stderr, "block at %llu is neither seed\n", (unsigned long long)(off + b));
+				free(buf);
+				errno = EUCLEAN;
+				return -1;
+			}
+		}
+		free(buf);
+		return 0;
+	}
 	if (!strcmp(op, "zeros")) {	/* zeros PATH OFF LEN: the range reads as zeros */
 		NEED(4);
 		uint64_t off = strtoull(argv[2], NULL, 0), len = strtoull(argv[3], NULL, 0);
