@@ -83,11 +83,11 @@ static int join(struct fsctx *fs, unsigned nr_items, unsigned flags, struct txn 
  * much of its space one commit away: overwriting a 600 MiB file on a
  * 1 GiB volume did, and with the writeback cache the kernel then drops
  * the pages it could not write back.  Kernel btrfs commits before it
- * gives up; so do we, once per operation, with no handle held (a commit
- * waits for every handle) and no inode lock (only the caller's
- * reference).  True when the commit freed space: the caller tries once
- * more.  On a volume that is really full every failing operation costs
- * a commit of what is dirty, as in btrfs.
+ * gives up; so do we, with no handle held (a commit waits for every
+ * handle) and no inode lock (only the caller's reference).  True when the
+ * commit freed space: the caller tries again, up to SPACE_COMMITS times
+ * (space_retry).  On a volume that is really full every failing
+ * operation costs a commit of what is dirty, as in btrfs.
  */
 static bool commit_for_space(struct fsctx *fs)
 {
@@ -105,12 +105,31 @@ static bool commit_for_space(struct fsctx *fs)
 	return d1 > d0 || m1 > m0;
 }
 
-/* join, and on ENOSPC once more after a commit that gave space back */
+/*
+ * Commits one operation may make for space, each of which gave space
+ * back.  More than one: operations that run at once (the writeback
+ * cache's WRITEs, up to the kernel's max_background in flight) each
+ * commit and race for what it freed, and a writer that lost the race
+ * to the others once said ENOSPC on a volume with the space for it
+ * (fulldisk.test's overwrite at load 5: 2 runs in 4).  Bounded: a
+ * volume that is really full stops at the first commit that frees
+ * nothing.
+ */
+#define SPACE_COMMITS	8
+
+/* After ret: another try?  A commit that gave space back, while *n of
+ * this operation's commits are left. */
+static bool space_retry(struct fsctx *fs, int ret, int *n)
+{
+	return ret == -ENOSPC && (*n)-- > 0 && commit_for_space(fs);
+}
+
+/* join, and on ENOSPC again after each commit that gave space back */
 static int join_space(struct fsctx *fs, unsigned nr_items, unsigned flags, struct txn **t)
 {
-	int ret = join(fs, nr_items, flags, t);
+	int n = SPACE_COMMITS, ret = join(fs, nr_items, flags, t);
 
-	if (ret == -ENOSPC && commit_for_space(fs))
+	while (space_retry(fs, ret, &n))
 		ret = join(fs, nr_items, flags, t);
 	return ret;
 }
@@ -339,11 +358,11 @@ out:
 int fsops_setattr_as(struct fsctx *fs, uint64_t ino, const struct stat *in, int valid,
 		     struct stat *out, const struct fsops_cred *cr)
 {
-	int ret = setattr_once(fs, ino, in, valid, out, cr);
+	int n = SPACE_COMMITS, ret = setattr_once(fs, ino, in, valid, out, cr);
 
 	/* a truncate into a block copies it first: an ENOSPC there changed
 	 * nothing (file.h), and the size comes before every other change */
-	if (ret == -ENOSPC && (valid & FSOPS_SET_SIZE) && commit_for_space(fs))
+	while ((valid & FSOPS_SET_SIZE) && space_retry(fs, ret, &n))
 		ret = setattr_once(fs, ino, in, valid, out, cr);
 	return ret;
 }
@@ -1102,21 +1121,21 @@ ssize_t fsops_write_as(struct fsctx *fs, uint64_t ino, const void *buf, size_t s
 	struct inode *ip;
 	ssize_t ret = inode_get(fs, ino, &ip);
 	size_t done = 0;
-	bool committed = false;
+	int n = SPACE_COMMITS;
 
 	if (ret < 0)
 		return ret;
-	/* a write the space ran out in (ENOSPC, or short) goes on after a
-	 * commit that gave space back (commit_for_space), once */
+	/* a write the space ran out in (ENOSPC, or short) goes on after
+	 * each commit that gave space back (space_retry); the bytes it
+	 * placed stay, and a try that placed some earns the commits back */
 	for (;;) {
 		ret = write_once(fs, ip, (const char *)buf + done, size - done, off + done, cr);
-		if (ret > 0)
+		if (ret > 0) {
 			done += (size_t)ret;
-		if (done == size || (ret < 0 && ret != -ENOSPC) || ret == 0)
+			n = SPACE_COMMITS;
+		}
+		if (done == size || ret == 0 || !space_retry(fs, ret > 0 ? -ENOSPC : (int)ret, &n))
 			break;
-		if (committed || !commit_for_space(fs))
-			break;
-		committed = true;
 	}
 	inode_put(fs, ip);
 	return done ? (ssize_t)done : ret;
@@ -1216,15 +1235,15 @@ int fsops_fallocate_as(struct fsctx *fs, uint64_t ino, int mode, uint64_t off, u
 		       const struct fsops_cred *cr)
 {
 	struct inode *ip;
-	int ret = inode_get(fs, ino, &ip);
+	int n = SPACE_COMMITS, ret = inode_get(fs, ino, &ip);
 
 	if (ret < 0)
 		return ret;
 	ret = fallocate_once(fs, ip, mode, off, len, cr);
-	/* the pieces already placed stay: the second try fills the rest
-	 * (not a collapse or insert: those move the file's tail, twice) */
-	if (ret == -ENOSPC && !(mode & (FALLOC_FL_COLLAPSE_RANGE | FALLOC_FL_INSERT_RANGE)) &&
-	    commit_for_space(fs))
+	/* the pieces already placed stay: a later try fills the rest (not a
+	 * collapse or insert: those move the file's tail, twice) */
+	while (!(mode & (FALLOC_FL_COLLAPSE_RANGE | FALLOC_FL_INSERT_RANGE)) &&
+	       space_retry(fs, ret, &n))
 		ret = fallocate_once(fs, ip, mode, off, len, cr);
 	inode_put(fs, ip);
 	return ret;
