@@ -129,7 +129,8 @@ bool data_rewrite_ok(struct txn *t, uint64_t logical, uint64_t len)
 /*
  * The checksums of sectors [logical, +len) of buf, written into the
  * items that hold them (each found by key: the one keyed at the sector,
- * else the one before it), in place through a copy-on-write search.
+ * else the one before it), in place through a copy-on-write search: one
+ * search an item (two more when the search's leaf starts past at).
  */
 static int csum_patch(struct txn *t, uint64_t logical, const void *buf, uint64_t len)
 {
@@ -144,9 +145,16 @@ static int csum_patch(struct txn *t, uint64_t logical, const void *buf, uint64_t
 
 		btree_path_init(&p);
 		ret = btree_search(t, r, &k, &p, 0, 1);
-		if (ret == 1) {
-			/* inside an item keyed before at: find its key (a
-			 * copy-on-write path cannot step back), then go there */
+		if (ret == 1 && p.slots[0] > 0) {
+			p.slots[0]--;	/* the item before, in the same leaf */
+			ret = 0;
+		} else if (ret == 1) {
+			/* at slot 0: the item holding at, if any, is in the
+			 * leaf before (a search lands past the end of the leaf
+			 * whose last key is below at, so only a leaf whose
+			 * parent's key sits below its first comes here): find
+			 * its key (a copy-on-write path cannot step back), then
+			 * go there */
 			btree_path_release(&p);
 			btree_path_init(&p);
 			ret = btree_search(NULL, r, &k, &p, 0, 0);
