@@ -801,6 +801,22 @@ static void w_sync(void)
 		ack(&m.n[i], pos);
 }
 
+/* The path under test ran: want writes in place since data_rewrites was
+ * n0 (raid5/6 data: none, its rows are written whole once); else the
+ * workload fails (its states are not checked). */
+static void in_place(uint64_t n0, uint64_t want, const char *what)
+{
+	uint64_t got = fs->core->data_rewrites - n0;
+
+	if (prof->dprof == CORE_PROFILE_RAID5 || prof->dprof == CORE_PROFILE_RAID6)
+		want = 0;
+	if (got != want) {
+		printf("FAIL: %s: %llu %s written in place, not %llu\n", wname,
+		       (unsigned long long)got, what, (unsigned long long)want);
+		wfail++;
+	}
+}
+
 /*
  * Blocks written again in place (fs/items/file.c, write_again): a block
  * this transaction's copy on write made is overwritten where it is, the
@@ -841,14 +857,7 @@ static void rewrite_run(unsigned k)
 	w_write("r", 32768, 8192, k + 13);
 	w_write("r", 32768, 8192, k + 14);
 	w_fsync("r", 1);
-	/* as the comments say: 5 in place (raid5/6 data: none) */
-	uint64_t got = fs->core->data_rewrites - n0;
-	uint64_t want = prof->dprof == CORE_PROFILE_RAID5 || prof->dprof == CORE_PROFILE_RAID6 ? 0 : 5;
-	if (got != want) {
-		printf("FAIL: %s: %llu blocks written in place, not %llu\n", wname,
-		       (unsigned long long)got, (unsigned long long)want);
-		wfail++;
-	}
+	in_place(n0, 5, "blocks");	/* as the comments say */
 	fsops_forget(fs, st.st_ino, 1);
 }
 
@@ -894,15 +903,7 @@ static void rewrite_multi_run(unsigned k)
 	w_write("m", 36864, 8192, k + 12);	/* in place */
 	w_write("m", 36864, 8192, k + 13);
 	w_fsync("m", 1);
-	/* the path under test ran: 2 + 3 + 2 + 2 + 2 extents in place
-	 * (raid5/6 data: none, its rows are written whole once) */
-	uint64_t got = fs->core->data_rewrites - n0;
-	uint64_t want = prof->dprof == CORE_PROFILE_RAID5 || prof->dprof == CORE_PROFILE_RAID6 ? 0 : 11;
-	if (got != want) {
-		printf("FAIL: %s: %llu extents written in place, not %llu\n", wname,
-		       (unsigned long long)got, (unsigned long long)want);
-		wfail++;
-	}
+	in_place(n0, 2 + 3 + 2 + 2 + 2, "extents");	/* as the comments say */
 	fsops_forget(fs, st.st_ino, 1);
 }
 
@@ -944,14 +945,7 @@ static void rewrite_part_run(unsigned k)
 	w_write("p", 135168, 8192, k + 9);	/* in place */
 	w_write("p", 188416, 4096, k + 10);	/* in place, its last block */
 	w_fsync("p", 1);
-	/* as the comments say: 5 in place (raid5/6 data: none) */
-	uint64_t got = fs->core->data_rewrites - n0;
-	uint64_t want = prof->dprof == CORE_PROFILE_RAID5 || prof->dprof == CORE_PROFILE_RAID6 ? 0 : 5;
-	if (got != want) {
-		printf("FAIL: %s: %llu parts written in place, not %llu\n", wname,
-		       (unsigned long long)got, (unsigned long long)want);
-		wfail++;
-	}
+	in_place(n0, 5, "parts");	/* as the comments say */
 	fsops_forget(fs, st.st_ino, 1);
 }
 
