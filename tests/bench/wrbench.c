@@ -14,7 +14,9 @@
  *   node cache hits and misses per write (B-tree nodes visited: a count,
  *   steady under load, unlike the times) dev_writes_per_op=...
  *   dev_write_kib_per_op (bytes written to the devices: data, nodes,
- *   log segments and the log's arena zero fills),
+ *   log segments and the log's arena zero fills), log_arenas and
+ *   log_arena_fills (arenas the fsync log reserved, and of those the
+ *   ones written with zeros: a hole of the image under them),
  *   dev_flushes_per_op, commits_per_10k.  With -f, each write is
  *   followed by fsops_fsync (datasync): phase=fsyncrand, a database's
  *   pattern, the fsync log's cost per fsync in the engine (issue 22).
@@ -55,6 +57,7 @@
 #include "fs/core/core.h"
 #include "fs/format/keys.h"
 #include "fs/ops/fsops.h"
+#include "fs/items/log.h"
 
 static double cpu_us(void)
 {
@@ -184,7 +187,9 @@ int main(int argc, char **argv)
 	struct writer w[64];
 	struct core_stats s0, s1;
 	struct glock_stats l0, l1;
+	struct log_stats g0, g1;
 	mount_stats(c, &s0);
+	log_stats(c, &g0);
 	glock_stats_read(&l0);
 	double c0 = cpu_us(), w0 = wall_us();
 	for (long t = 0; t < nthreads; t++) {
@@ -201,6 +206,7 @@ int main(int argc, char **argv)
 			pthread_join(w[t].th, NULL);
 	double c1 = cpu_us(), w1 = wall_us();
 	mount_stats(c, &s1);
+	log_stats(c, &g1);
 	glock_stats_read(&l1);
 	for (long t = 0; t < nthreads; t++) {
 		if (w[t].err) {
@@ -213,7 +219,7 @@ int main(int argc, char **argv)
 	       "dev_flushes_per_op=%.2f "
 	       "commits_per_10k=%.1f inode_waits_per_op=%.3f "
 	       "writer_sleeps_per_op=%.3f writer_wakes_per_op=%.3f writer_rewakes_per_op=%.3f "
-	       "two_block_pct=%ld rewrites_per_op=%.3f\n",
+	       "two_block_pct=%ld rewrites_per_op=%.3f log_arenas=%llu log_arena_fills=%llu\n",
 	       fsync ? "fsyncrand" : "randwrite", n, bs, mib, nthreads, (c1 - c0) / (double)n,
 	       (w1 - w0) / (double)n,
 	       (double)(s1.cache_hits + s1.cache_misses - s0.cache_hits - s0.cache_misses) / (double)n,
@@ -225,7 +231,8 @@ int main(int argc, char **argv)
 	       (double)(l1.writer_sleeps - l0.writer_sleeps) / (double)n,
 	       (double)(l1.writer_wakes - l0.writer_wakes) / (double)n,
 	       (double)(l1.writer_rewakes - l0.writer_rewakes) / (double)n, two_pct,
-	       (double)(s1.data_rewrites - s0.data_rewrites) / (double)n);
+	       (double)(s1.data_rewrites - s0.data_rewrites) / (double)n,
+	       (unsigned long long)(g1.arenas - g0.arenas), (unsigned long long)(g1.fills - g0.fills));
 	free(buf);
 	fsops_unmount(fs);
 	ret = mount_close(c);
