@@ -15,9 +15,10 @@
 
 /* ---- profile types and units ---------------------------------------- */
 
-/* PT_WALL: glass-profile --wall's wall-clock view, on-CPU time and
- * off-CPU blocks under "[oncpu]"/"[offcpu]" frames; counts ns, as every
- * time type (the agent converts the tool's microseconds). */
+/* PT_WALL: glass-profile --wall's wall-clock view, on-CPU time,
+ * runnable waits and blocks under "[oncpu]"/"[runqueue]"/"[offcpu]"
+ * frames; counts ns, as every time type (the agent converts the tool's
+ * microseconds). */
 enum agg_ptype { PT_OFFCPU, PT_WAKEUP, PT_LOCKWAIT, PT_ONCPU, PT_WALL, PT_NTYPES };
 enum agg_units { UNITS_NS, UNITS_SAMPLES };
 

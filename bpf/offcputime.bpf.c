@@ -34,6 +34,18 @@
  * daemon blocks there once per request, and those blocks are not
  * contention, so they are neither timed nor unwound.
  * The iter/task program, run once at the end, adds sleeps still in progress.
+ *
+ * The wall-clock view (glass-profile --wall) sets two more:
+ *   runq   a block's runnable part is recorded apart, flagged
+ *          OFFCPU_F_RUNQ with state R: all of a block that began with a
+ *          preemption (the task stayed runnable), and, of a sleep, the
+ *          time from its wakeup (tp_btf/sched_wakeup) to its switch-in; a
+ *          new thread's wait from its first wakeup (sched_wakeup_new) to
+ *          its first run is one too.  The scheduler's run_delay
+ *          (/proc/PID/task/TID/schedstat, second field) counts the same.
+ *   oncpu  each thread's time on a CPU, switch-in to switch-out, summed
+ *          in `runtime` by thread: the on-CPU half measured, not
+ *          estimated from samples.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -66,6 +78,8 @@ const volatile bool defer_ustack = true;	/* user stacks at sys_exit (else at swi
 const volatile bool resume_ustack = false;	/* ... at the return to user mode (rseq_update) */
 const volatile __u64 fuse_dev_read_addr = 0;	/* kallsyms fuse_dev_read */
 const volatile __u64 user_min_addr = 4096;	/* vm.mmap_min_addr: nothing is mapped below */
+const volatile bool runq = false;	/* runnable time apart (OFFCPU_F_RUNQ) */
+const volatile bool oncpu = false;	/* on-CPU time per thread into `runtime` */
 
 struct waker {
 	__u64 kstack, ustack;
@@ -77,6 +91,7 @@ struct pending {
 	__u64 kstack;
 	__u64 delta;
 	__u32 state;
+	__u32 flags;		/* OFFCPU_F_RUNQ */
 	struct waker w;
 };
 
@@ -86,6 +101,9 @@ struct task_info {
 	__u64 ustack;		/* eager, or taken at switch-out outside a syscall */
 	__u32 state;
 	__u32 defer;		/* user stack deferred to syscall exit */
+	__u64 woken;		/* runq: wakeup time of the current block, 0 none */
+	__u64 run_start;	/* oncpu: switch-in time, 0 when not on a CPU */
+	__u64 exec;		/* oncpu: se.sum_exec_runtime at the last switch */
 	struct waker w;		/* --wakeup: who woke the current block */
 	__u32 npending;
 	struct pending pend[OFFCPU_PENDING];
@@ -108,6 +126,15 @@ struct {
 	__uint(max_entries, MAX_ENTRIES);
 } counts SEC(".maps");
 
+/* oncpu: thread id -> its time on a CPU in the window */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct offcpu_run);
+	__uint(max_entries, MAX_ENTRIES);
+} runtime SEC(".maps");
+
 STACKTAB_SCRATCH(scratch, NSLOTS);
 
 /* counters, seen, events: the tracers' shared maps. */
@@ -115,8 +142,8 @@ STACKTAB_SCRATCH(scratch, NSLOTS);
 #define TRACEMAPS_SEEN		MAX_ENTRIES
 #include "tracemaps.h"
 
-static __always_inline bool allow(struct task_struct *t, unsigned int state,
-				  bool preempt)
+/* Is t a traced thread (whatever its state)? */
+static __always_inline bool allow_task(struct task_struct *t)
 {
 	__u32 pid = t->pid, tgid = t->tgid;
 	bool kthread = t->flags & PF_KTHREAD;
@@ -130,6 +157,14 @@ static __always_inline bool allow(struct task_struct *t, unsigned int state,
 	if (user_only && kthread)
 		return false;
 	if (kernel_only && !kthread)
+		return false;
+	return true;
+}
+
+static __always_inline bool allow(struct task_struct *t, unsigned int state,
+				  bool preempt)
+{
+	if (!allow_task(t))
 		return false;
 	if (targ_state >= 0) {
 		int s = preempt ? 0 : (int)(state & 3);
@@ -393,6 +428,150 @@ static __always_inline bool has_rseq(struct task_struct *t)
 	return BPF_CORE_READ(r, rseq) != NULL;
 }
 
+/* The pending blocks of a task get its user stack (or none: NOUSER). */
+static __always_inline void flush_pending(struct task_struct *t,
+					  struct task_info *s, __u64 ustack,
+					  __u32 flags)
+{
+	__u32 n = s->npending;
+
+	for (int i = 0; i < OFFCPU_PENDING; i++) {
+		if (i >= n)
+			break;
+		record(t, NULL, &s->pend[i].w, s->pend[i].kstack, ustack,
+		       s->pend[i].delta, s->pend[i].state,
+		       flags | s->pend[i].flags);
+	}
+	s->npending = 0;
+}
+
+/* Park a block (or a block's part) until its user stack is taken. */
+static __always_inline void park(struct task_info *s, __u64 kh, __u64 delta,
+				 __u32 state, __u32 flags)
+{
+	__u32 n = s->npending;
+
+	if (n >= OFFCPU_PENDING) {
+		/* A syscall that blocks again and again (a FUSE worker's read
+		 * of /dev/fuse): fold into the last block if the stack matches. */
+		if (s->pend[OFFCPU_PENDING - 1].kstack == kh &&
+		    s->pend[OFFCPU_PENDING - 1].flags == flags) {
+			s->pend[OFFCPU_PENDING - 1].delta += delta;
+			return;
+		}
+		tracemaps_count(OC_PENDING_OVERFLOW);
+		return;
+	}
+	s->pend[n & (OFFCPU_PENDING - 1)].kstack = kh;
+	s->pend[n & (OFFCPU_PENDING - 1)].delta = delta;
+	s->pend[n & (OFFCPU_PENDING - 1)].state = state;
+	s->pend[n & (OFFCPU_PENDING - 1)].flags = flags;
+	if (wakeup && !flags)
+		s->pend[n & (OFFCPU_PENDING - 1)].w = s->w;
+	else
+		s->pend[n & (OFFCPU_PENDING - 1)].w.pid = 0;
+	s->npending = n + 1;
+}
+
+/* oncpu: add ns to t's time on a CPU.  One new entry per thread, at its
+ * first switch-out in the window; its comm is refreshed every time (a
+ * thread names itself after it starts). */
+static __always_inline void run_add(struct task_struct *t, __u64 ns)
+{
+	struct offcpu_run *r, zero = {};
+	__u32 pid = t->pid;
+
+	r = bpf_map_lookup_elem(&runtime, &pid);
+	if (!r) {
+		zero.tgid = t->tgid;
+		zero.flags = (t->flags & PF_KTHREAD) ? OFFCPU_F_KTHREAD : 0;
+		if (bpf_map_update_elem(&runtime, &pid, &zero, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&runtime, &pid)) {
+			tracemaps_count(OC_RUNTIME_FULL);
+			return;
+		}
+		r = bpf_map_lookup_elem(&runtime, &pid);
+		if (!r)
+			return;
+	}
+	bpf_probe_read_kernel_str(r->comm, sizeof(r->comm), t->comm);
+	__sync_fetch_and_add(&r->ns, ns);
+	__sync_fetch_and_add(&r->slices, 1);
+}
+
+/*
+ * runq: the runnable part of a block of delta ns that ends at end: all of
+ * it after a preemption (state R), the time since the wakeup after a sleep.
+ */
+static __always_inline __u64 runq_part(struct task_info *s, __u64 delta, __u64 end)
+{
+	if (!runq)
+		return 0;
+	if (s->state == 0)
+		return delta;
+	if (s->woken && s->woken >= s->start && s->woken <= end)
+		return end - s->woken;
+	return 0;
+}
+
+/*
+ * A block of delta ns that ended at end, with kernel stack kh: recorded,
+ * or parked until its user stack is taken, its runnable part apart.
+ */
+static __always_inline void end_block(struct task_struct *t, struct task_info *s,
+				      __u64 kh, __u64 delta, __u64 end)
+{
+	__u64 rq = runq_part(s, delta, end);
+
+	if (!s->defer) {
+		if (delta > rq)
+			record(t, s, &s->w, kh, s->ustack, delta - rq, s->state, 0);
+		if (rq)
+			record(t, s, NULL, kh, s->ustack, rq, 0, OFFCPU_F_RUNQ);
+		return;
+	}
+	if (delta > rq)
+		park(s, kh, delta - rq, s->state, 0);
+	if (rq)
+		park(s, kh, rq, 0, OFFCPU_F_RUNQ);
+}
+
+/*
+ * oncpu: t leaves its CPU.  Its slice began at its switch-in, normally.
+ * Under load the sched_switch tracepoint sometimes never names a thread
+ * coming back on its CPU after a preemption (seen on 6.18 in a VM, by
+ * this program and by bpftrace's tracepoint:sched:sched_switch alike:
+ * schedstat counts the arrival, no event carries it; a few per 1,000
+ * switches of a thread on a contended CPU, 5-60 ms of its time).  Its
+ * block is then still open here and no slice began: the interval since
+ * the block's start holds both.  The scheduler's CPU time of the thread
+ * since its last switch (se.sum_exec_runtime, brought up to date before
+ * the tracepoint) is the slice; the rest, the block, runnable or not as
+ * it began.  Without this both were lost.
+ */
+static __always_inline void run_end(struct task_struct *t, __u64 *now)
+{
+	struct task_info *s = bpf_task_storage_get(&tasks, t, 0, 0);
+	__u64 exec = t->se.sum_exec_runtime, gap, ran;
+
+	if (!s)
+		return;
+	if (s->run_start) {
+		run_add(t, clock(now) - s->run_start);
+	} else if (s->start && exec > s->exec) {
+		gap = clock(now) > s->start ? *now - s->start : 0;
+		ran = exec - s->exec < gap ? exec - s->exec : gap;
+		tracemaps_count(OC_UNSEEN_SWITCH_IN);
+		run_add(t, ran);
+		if (gap - ran >= min_ns && gap - ran <= max_ns)
+			end_block(t, s, 0, gap - ran, s->start + gap - ran);
+		s->start = 0;
+		s->woken = 0;
+	}
+	s->run_start = 0;
+	s->exec = exec;
+}
+
 static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 				       unsigned int prev_state, bool preempt,
 				       __u64 *now)
@@ -400,6 +579,8 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 	struct task_info *s;
 	bool kthread;
 
+	if (oncpu && allow_task(prev))
+		run_end(prev, now);
 	/* A task's last switch-out (do_task_dead): it never comes back. */
 	if (!preempt && (prev_state & TASK_DEAD))
 		return;
@@ -415,11 +596,13 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 		return;
 	}
 	kthread = prev->flags & PF_KTHREAD;
+	s->exec = prev->se.sum_exec_runtime;
 	s->start = clock(now);
 	s->state = preempt ? 0 : prev_state & 3;
 	s->kstack = 0;
 	s->ustack = 0;
 	s->defer = 0;
+	s->woken = 0;
 	s->w.pid = 0;
 	if (eager)
 		s->kstack = take_stack(ctx, SLOT_SWITCH, false);
@@ -435,28 +618,12 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev,
 			    take_ustack(ctx, SLOT_SWITCH);
 }
 
-/* The pending blocks of a task get its user stack (or none: NOUSER). */
-static __always_inline void flush_pending(struct task_struct *t,
-					  struct task_info *s, __u64 ustack,
-					  __u32 flags)
-{
-	__u32 n = s->npending;
-
-	for (int i = 0; i < OFFCPU_PENDING; i++) {
-		if (i >= n)
-			break;
-		record(t, NULL, &s->pend[i].w, s->pend[i].kstack, ustack,
-		       s->pend[i].delta, s->pend[i].state, flags);
-	}
-	s->npending = 0;
-}
-
 static __always_inline void switch_in(struct task_struct *next, __u64 *now)
 {
 	struct task_info *s;
 	struct stack_ips *buf;
 	__u64 delta, kh = 0;
-	__u32 slot = SLOT_SWITCH, n;
+	__u32 slot = SLOT_SWITCH;
 	long bytes;
 
 	/* Only tasks that passed switch_out() have a start time: the same
@@ -464,13 +631,25 @@ static __always_inline void switch_in(struct task_struct *next, __u64 *now)
 	if ((targ_tgid && next->tgid != targ_tgid) ||
 	    (targ_pid && next->pid != targ_pid) || !next->pid)
 		return;
-	s = bpf_task_storage_get(&tasks, next, 0, 0);
+	if (oncpu && allow_task(next)) {
+		s = bpf_task_storage_get(&tasks, next, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!s) {
+			tracemaps_count(OC_STORAGE_FAIL);
+			return;
+		}
+		s->run_start = clock(now);
+		s->exec = next->se.sum_exec_runtime;
+	} else {
+		s = bpf_task_storage_get(&tasks, next, 0, 0);
+	}
 	if (!s || !s->start)
 		return;
 	delta = clock(now) - s->start;
-	s->start = 0;
-	if (delta < min_ns || delta > max_ns)
+	if (delta < min_ns || delta > max_ns) {
+		s->start = 0;
+		s->woken = 0;
 		return;
+	}
 	if (!eager) {
 		buf = bpf_map_lookup_elem(&scratch, &slot);
 		if (!buf)
@@ -481,27 +660,9 @@ static __always_inline void switch_in(struct task_struct *next, __u64 *now)
 		else
 			kh = stack_store(buf, bytes, false);
 	}
-	if (!s->defer) {
-		record(next, s, &s->w, kh, s->ustack, delta, s->state, 0);
-		return;
-	}
-	n = s->npending;
-	if (n >= OFFCPU_PENDING) {
-		/* A syscall that blocks again and again (a FUSE worker's read
-		 * of /dev/fuse): fold into the last block if the stack matches. */
-		if (s->pend[OFFCPU_PENDING - 1].kstack == kh) {
-			s->pend[OFFCPU_PENDING - 1].delta += delta;
-			return;
-		}
-		tracemaps_count(OC_PENDING_OVERFLOW);
-		return;
-	}
-	s->pend[n & (OFFCPU_PENDING - 1)].kstack = kh;
-	s->pend[n & (OFFCPU_PENDING - 1)].delta = delta;
-	s->pend[n & (OFFCPU_PENDING - 1)].state = s->state;
-	if (wakeup)
-		s->pend[n & (OFFCPU_PENDING - 1)].w = s->w;
-	s->npending = n + 1;
+	end_block(next, s, kh, delta, *now);
+	s->start = 0;
+	s->woken = 0;
 }
 
 SEC("tp_btf/sched_switch")
@@ -544,6 +705,44 @@ SEC("tp_btf/rseq_update")
 int BPF_PROG(rseq_update, struct task_struct *t)
 {
 	flush_own_pending(ctx);
+	return 0;
+}
+
+/* runq: the current block of p turns runnable (its sleep ends here). */
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(sched_wakeup, struct task_struct *p)
+{
+	struct task_info *s;
+
+	if (!runq || (targ_tgid && p->tgid != targ_tgid) || (targ_pid && p->pid != targ_pid))
+		return 0;
+	s = bpf_task_storage_get(&tasks, p, 0, 0);
+	if (s && s->start && !s->woken)
+		s->woken = bpf_ktime_get_ns();
+	return 0;
+}
+
+/* runq: a new thread waits for its first run: a runnable block with no
+ * user stack (the thread has not run a user instruction yet). */
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(sched_wakeup_new, struct task_struct *p)
+{
+	struct task_info *s;
+
+	if (!runq || !allow_task(p))
+		return 0;
+	s = bpf_task_storage_get(&tasks, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!s) {
+		tracemaps_count(OC_STORAGE_FAIL);
+		return 0;
+	}
+	s->start = s->woken = bpf_ktime_get_ns();
+	s->exec = p->se.sum_exec_runtime;
+	s->state = 0;
+	s->kstack = 0;
+	s->ustack = 0;
+	s->defer = 0;
+	s->w.pid = 0;
 	return 0;
 }
 
@@ -667,7 +866,7 @@ int inprogress(struct bpf_iter__task *ctx)
 	struct task_struct *t = ctx->task;
 	struct task_info *s;
 	struct stack_ips *buf;
-	__u64 now, delta, kh = 0, uh = 0;
+	__u64 now, delta, rq, kh = 0, uh = 0;
 	__u32 slot = SLOT_ITER, flags = OFFCPU_F_INPROGRESS;
 	long bytes;
 
@@ -683,16 +882,22 @@ int inprogress(struct bpf_iter__task *ctx)
 				break;
 			record(t, NULL, &s->pend[i].w, s->pend[i].kstack,
 			       uh, s->pend[i].delta, s->pend[i].state,
-			       uh ? 0 : OFFCPU_F_NOUSER);
+			       (uh ? 0 : OFFCPU_F_NOUSER) | s->pend[i].flags);
 		}
 		s->npending = 0;
 	}
+	now = bpf_ktime_get_ns();
+	/* oncpu: a thread on a CPU as the window closes */
+	if (oncpu && s->run_start) {
+		run_add(t, now > s->run_start ? now - s->run_start : 0);
+		s->run_start = 0;
+	}
 	if (!s->start)
 		return 0;
-	now = bpf_ktime_get_ns();
 	delta = now > s->start ? now - s->start : 0;
 	if (delta < min_ns || delta > max_ns)
 		return 0;
+	rq = runq_part(s, delta, now);
 	s->start = 0;
 	if (!s->kstack) {
 		buf = bpf_map_lookup_elem(&scratch, &slot);
@@ -707,7 +912,12 @@ int inprogress(struct bpf_iter__task *ctx)
 		if (!uh)
 			flags |= OFFCPU_F_NOUSER;
 	}
-	record(t, s, &s->w, kh, s->defer ? uh : s->ustack, delta, s->state, flags);
+	if (!s->defer)
+		uh = s->ustack;
+	if (delta > rq)
+		record(t, s, &s->w, kh, uh, delta - rq, s->state, flags);
+	if (rq)
+		record(t, s, NULL, kh, uh, rq, 0, flags | OFFCPU_F_RUNQ);
 	tracemaps_count(OC_INPROGRESS);
 	return 0;
 }
@@ -717,7 +927,10 @@ int inprogress(struct bpf_iter__task *ctx)
  * a sleep that began before the tool and outlasts it is not missed.  Their
  * user stack is deferred to the syscall exit, or, when user stacks are
  * taken at switch-out, walked now from the saved registers (the task is
- * asleep: its user stack cannot change before it runs).
+ * asleep: its user stack cannot change before it runs).  With runq, tasks
+ * runnable on a runqueue (state R, not on a CPU) start a runnable block
+ * the same way; with oncpu, tasks on a CPU start their on-CPU time.  A task
+ * that switched since the programs attached has its times already.
  */
 SEC("iter.s/task")
 int seed(struct bpf_iter__task *ctx)
@@ -726,16 +939,26 @@ int seed(struct bpf_iter__task *ctx)
 	struct task_info *s;
 	unsigned int state;
 
-	if (!t || t == bpf_get_current_task_btf())
+	if (!t)
 		return 0;
+	if (t->on_cpu || t == bpf_get_current_task_btf()) {
+		if (!oncpu || !allow_task(t))
+			return 0;
+		s = bpf_task_storage_get(&tasks, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (s && !s->run_start && !s->start)
+			s->run_start = bpf_ktime_get_ns();
+		return 0;
+	}
 	state = t->__state;
-	if (!state || t->on_cpu || !allow(t, state, false) || idle_fuse_read(t))
+	if ((!state && !runq) || !allow(t, state, false) || idle_fuse_read(t))
 		return 0;
 	s = bpf_task_storage_get(&tasks, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!s || s->start)
 		return 0;
 	s->start = bpf_ktime_get_ns();
+	s->exec = t->se.sum_exec_runtime;
 	s->state = state & 3;
+	s->woken = 0;
 	s->kstack = 0;
 	s->ustack = 0;
 	s->w.pid = 0;

@@ -21,6 +21,7 @@
 #define OFFCPU_F_INPROGRESS	0x1	/* still off-CPU when the run ended */
 #define OFFCPU_F_NOUSER		0x2	/* user stack could not be taken */
 #define OFFCPU_F_KTHREAD	0x4
+#define OFFCPU_F_RUNQ		0x8	/* runnable, waiting on a runqueue (rodata runq) */
 
 struct offcpu_key {
 	__u32 tgid;
@@ -42,6 +43,20 @@ struct offcpu_val {
 	__u64 count;
 };
 
+/*
+ * rodata oncpu: a thread's time on a CPU in the window, measured at its
+ * context switches (switch-in to switch-out), in the `runtime` map under
+ * its thread id.  glass-profile --wall spreads it over the thread's
+ * sampled stacks.
+ */
+struct offcpu_run {
+	__u64 ns;
+	__u64 slices;		/* switch-ins counted */
+	__u32 tgid;
+	__u32 flags;		/* OFFCPU_F_KTHREAD */
+	char comm[OFFCPU_COMM_LEN];
+};
+
 /* Per-CPU counters (array index), summed and printed at exit. */
 enum offcpu_counter {
 	OC_BLOCKS,		/* blocks that passed the filters */
@@ -57,6 +72,8 @@ enum offcpu_counter {
 	OC_STORAGE_FAIL,	/* task storage could not be created */
 	OC_IDLE_SKIPPED,	/* --no-idle: blocks in a /dev/fuse read not tracked */
 	OC_EARLY_USTACK,	/* user stacks taken at switch-out, before the block's length was known */
+	OC_RUNTIME_FULL,	/* rodata oncpu: a thread's on-CPU time lost (`runtime` full, no memory) */
+	OC_UNSEEN_SWITCH_IN,	/* rodata oncpu: a thread back on a CPU with no sched_switch naming it */
 	OC_NR,
 };
 

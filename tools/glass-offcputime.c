@@ -224,6 +224,8 @@ static const char *counter_names[OC_NR] = {
 	[OC_STORAGE_FAIL] = "blocks lost (task storage allocation failed)",
 	[OC_IDLE_SKIPPED] = "blocks of idle FUSE workers ignored (--no-idle)",
 	[OC_EARLY_USTACK] = "user stacks taken at switch-out (runnable switch-outs: before the block's length is known)",
+	[OC_RUNTIME_FULL] = "threads' on-CPU time lost (runtime map full or no memory)",
+	[OC_UNSEEN_SWITCH_IN] = "switch-ins no sched_switch event reported",
 };
 
 /* Entries in a BPF hash map (a key walk). */
@@ -527,6 +529,11 @@ int main(int argc, char **argv)
 			"switch-out of the blocks that pass the filters");
 	if (!env.wakeup)
 		bpf_program__set_autoload(skel->progs.sched_waking, false);
+	/* glass-profile --wall's runnable split and on-CPU time (rodata runq,
+	 * oncpu): not this tool's output. */
+	bpf_program__set_autoload(skel->progs.sched_wakeup, false);
+	bpf_program__set_autoload(skel->progs.sched_wakeup_new, false);
+	bpf_map__set_max_entries(skel->maps.runtime, 1);
 
 	err = offcputime_bpf__load(skel);
 	if (err) {

@@ -2,17 +2,28 @@
 /*
  * glass-profile — on-CPU time by kernel + user stack, sampled by a perf
  * event (software cpu-clock, one per CPU, at -F Hz: hardware counters are
- * often absent in VMs), and, with --wall, the wall-clock view: the same
- * samples turned into time plus every off-CPU block with its duration
- * (glass-offcputime's BPF side, bpf/offcputime.bpf.c, loaded beside ours),
- * in one folded profile where each thread's total is its wall-clock time
- * over the window.
+ * often absent in VMs), and, with --wall, the wall-clock view: each
+ * thread's window split three ways, in one folded profile where each
+ * thread's total is its wall-clock time over the window.  glass-
+ * offcputime's BPF side (bpf/offcputime.bpf.c), loaded beside ours, times
+ * every context switch of the traced threads:
+ *
+ *   [oncpu]     time on a CPU, measured from switch-in to switch-out per
+ *               thread and spread over the thread's sampled stacks in
+ *               proportion to their samples (a thread that ran but was
+ *               never sampled: one "[unsampled]" frame).  Samples only
+ *               say where; how long is measured, so lost or unlucky
+ *               samples (a loaded machine slicing the thread) move time
+ *               between the thread's stacks, not out of its total.
+ *   [runqueue]  runnable, waiting for a CPU: preempted, or woken and not
+ *               yet running (the scheduler's run_delay in schedstat)
+ *   [offcpu]    blocked (sleeping, waiting for I/O or a lock), up to the
+ *               wakeup
  *
  * Output: human-readable stacks (default) or folded (-f: comm as root
  * frame, user frames, then kernel frames suffixed "_[k]"; value: samples,
- * or microseconds with --wall).  --wall puts "[oncpu]" or "[offcpu]" as
- * the frame under the comm, so each thread's time splits into its two
- * halves and glass-flamegraph colours them apart.
+ * or microseconds with --wall).  --wall puts the half's frame under the
+ * comm, so glass-flamegraph colours them apart.
  */
 #include <argp.h>
 #include <bpf/bpf.h>
@@ -53,7 +64,10 @@ static struct env {
 const char *argp_program_version = TOOL " " GLASSFS_VERSION;
 static const char doc[] =
 "Sample on-CPU stacks (kernel and user) at a fixed frequency; with --wall,\n"
-"join them with off-CPU time into one wall-clock profile.\n"
+"join them with off-CPU time into one wall-clock profile: each thread's\n"
+"window split into [oncpu] (time on a CPU, measured at context switches,\n"
+"spread over the sampled stacks), [runqueue] (runnable, waiting for a CPU)\n"
+"and [offcpu] (blocked).\n"
 "\n"
 "USAGE: glass-profile [-p PID | -t TID] [-F HZ] [-f] [--wall] [-d SECONDS]\n"
 "\n"
@@ -74,11 +88,11 @@ static const struct argp_option opts[] = {
 	{ "frequency", 'F', "HZ", 0, "Samples per second per CPU (default 99)", 0 },
 	{ "duration", 'd', "SECONDS", 0, "Trace for SECONDS (default: until Ctrl-C)", 0 },
 	{ "folded", 'f', NULL, 0, "Folded output for flame graphs (value: samples; us with --wall)", 0 },
-	{ "wall", OPT_WALL, NULL, 0, "Wall-clock view: on-CPU samples as time plus off-CPU blocks, under [oncpu]/[offcpu] frames (value: us)", 0 },
+	{ "wall", OPT_WALL, NULL, 0, "Wall-clock view: measured on-CPU time over the sampled stacks, runnable waits and blocks, under [oncpu]/[runqueue]/[offcpu] frames (value: us)", 0 },
 	{ "per-thread", OPT_PER_THREAD, NULL, 0, "Root frame COMM-TID instead of COMM (one root per thread)", 0 },
 	{ "stack-storage-size", OPT_STORAGE, "N", 0, "Distinct stacks kept (default 65536)", 0 },
 	{ "pprof", OPT_PPROF, "FILE", 0, "Also write a gzip'ed pprof profile (values: samples and cpu ns; wall ns with --wall)", 0 },
-	{ "cost", OPT_COST, NULL, 0, "Print the sampling program's run count and time (turns on the kernel's BPF run-time statistics for the run)", 0 },
+	{ "cost", OPT_COST, NULL, 0, "Print the sampling program's run count and time, and with --wall the context-switch and wakeup programs' (turns on the kernel's BPF run-time statistics for the run)", 0 },
 	{ "verbose", 'v', NULL, 0, "Verbose libbpf output and symbolizer counts", 0 },
 	{},
 };
@@ -116,6 +130,9 @@ struct ctx {
 	struct mmapwatch *mw;	/* NULL: no mmap log, snapshots only */
 	struct pprof *pp;
 	__u64 period_ns;	/* CPU time one sample stands for */
+	/* --wall: the on-CPU half, measured vs sampled (stderr at the end) */
+	__u64 measured_ns, sampled_ns, estimated_ns;
+	size_t measured_threads, unsampled_threads, estimated_stacks;
 };
 
 /* A process seen first (either ring buffer): its maps snapshot or, with
@@ -142,11 +159,14 @@ static int on_offcpu_event(void *c, void *data, size_t len)
 
 /*
  * One stack out: folded line or pprof sample (or both), or the
- * human-readable block.  marker is "[oncpu]"/"[offcpu]" (--wall) or NULL.
+ * human-readable block.  marker is "[oncpu]"/"[runqueue]"/"[offcpu]"
+ * (--wall) or NULL; leaf, if not NULL, is the only frame above it (no
+ * stacks: the on-CPU time of a thread never sampled).
  */
 static int emit(struct ctx *x, int stacks_fd, __u32 tgid, __u32 pid,
 		const char *comm, bool kthread, __u64 kh, __u64 uh,
-		const char *marker, __u64 value, const int64_t *pvals)
+		const char *marker, const char *leaf, __u64 value,
+		const int64_t *pvals)
 {
 	static __u64 kips[STACK_MAX_DEPTH], uips[STACK_MAX_DEPTH];
 	static struct frames fr;
@@ -171,17 +191,21 @@ static int emit(struct ctx *x, int stacks_fd, __u32 tgid, __u32 pid,
 		for (size_t i = 0; i < fr.n; i++)
 			printf("    %s\n", fr.f[i]);
 		frames__reset(&fr);
+		if (leaf)
+			printf("    %s\n", leaf);
 		printf("    -                %s (%u)%s%s\n        %llu %s\n\n", comm, pid,
 		       marker ? " " : "", marker ? marker : "",
 		       (unsigned long long)value, env.wall ? "us" : "samples");
 		if (!x->pp)
 			return 0;
 	}
+	if (leaf)
+		frames__push(&fr, leaf, NULL);
 	if (have_k && !env.no_kstack)
 		frames__kernel(&fr, x->ks, (uint64_t *)kips, true);
 	if (have_u && !env.no_ustack)
 		frames__user(&fr, x->sc, tgid, (uint64_t *)uips);
-	else if (!kthread && !env.no_ustack)
+	else if (!kthread && !env.no_ustack && !leaf)
 		frames__push(&fr, "[missing user stack]", NULL);
 	if (marker)
 		frames__push(&fr, marker, NULL);
@@ -205,23 +229,110 @@ struct oentry {
 	struct offcpu_val v;
 };
 
-static int print_oncpu(struct ctx *x, struct profile_bpf *skel)
+/* --wall: a thread's measured on-CPU time, and its samples as they are
+ * spread (sum: samples of the thread; done: samples handed out so far). */
+struct rentry {
+	__u32 pid;
+	struct offcpu_run v;
+	__u64 sum, done;
+};
+
+static int rentry_cmp(const void *a, const void *b)
+{
+	__u32 x = ((const struct rentry *)a)->pid, y = ((const struct rentry *)b)->pid;
+
+	return x < y ? -1 : x > y;
+}
+
+static struct rentry *rentry_find(struct rentry *r, size_t n, __u32 pid)
+{
+	struct rentry key = { .pid = pid };
+
+	return n ? bsearch(&key, r, n, sizeof(*r), rentry_cmp) : NULL;
+}
+
+/*
+ * The share of a thread's measured on-CPU time that a stack with n of its
+ * samples stands for: cumulative, so the thread's stacks add up to the
+ * measured time to the nanosecond whatever the order.
+ */
+static __u64 spread(struct rentry *r, __u64 n)
+{
+	unsigned __int128 ns = r->v.ns;
+	__u64 a = ns * r->done / r->sum, b;
+
+	r->done += n;
+	b = ns * r->done / r->sum;
+	return b - a;
+}
+
+/*
+ * The on-CPU half.  Without --wall: samples (pprof: samples and their
+ * period's CPU time).  With --wall: each thread's measured on-CPU time
+ * spread over its sampled stacks; a thread that ran without a sample
+ * gets "[unsampled]"; a thread with samples but no measured time (the
+ * runtime map was full) keeps samples x period, counted as estimated.
+ */
+static int print_oncpu(struct ctx *x, struct profile_bpf *skel,
+		       struct offcputime_bpf *o)
 {
 	struct pentry *e = NULL;
+	struct rentry *r = NULL, *t;
 	size_t n = bpfutil__map_top(bpf_map__fd(skel->maps.counts), sizeof(e->k),
 				    offsetof(struct pentry, n), sizeof(*e), NULL,
 				    offsetof(struct pentry, n), (void **)&e);
+	size_t nr = 0;
 	int stacks_fd = bpf_map__fd(skel->maps.stacks), err = 0;
 
+	if (o) {
+		nr = bpfutil__map_read(bpf_map__fd(o->maps.runtime), sizeof(r->pid),
+				       offsetof(struct rentry, v), sizeof(*r), NULL,
+				       (void **)&r);
+		for (size_t i = 0; i < nr; i++) {
+			r[i].sum = r[i].done = 0;
+			x->measured_ns += r[i].v.ns;
+		}
+		x->measured_threads = nr;
+		qsort(r, nr, sizeof(*r), rentry_cmp);
+		for (size_t i = 0; env.verbose && i < nr; i++)
+			fprintf(stderr, TOOL ": thread %u (%.*s): %.6f s on a CPU in %llu slices\n",
+				r[i].pid, OFFCPU_COMM_LEN, r[i].v.comm, r[i].v.ns / 1e9,
+				(unsigned long long)r[i].v.slices);
+		for (size_t i = 0; i < n; i++)
+			if ((t = rentry_find(r, nr, e[i].k.pid)))
+				t->sum += e[i].n;
+	}
 	for (size_t i = 0; i < n && !err; i++) {
 		__u64 ns = e[i].n * x->period_ns;
-		int64_t v2[2] = { e[i].n, ns }, v1[1] = { ns };
+		int64_t v2[2] = { e[i].n, ns }, v1[1];
 
+		x->sampled_ns += ns;
+		if (o) {
+			t = rentry_find(r, nr, e[i].k.pid);
+			if (t && t->v.ns) {
+				ns = spread(t, e[i].n);
+			} else {
+				x->estimated_ns += ns;
+				x->estimated_stacks++;
+			}
+		}
+		v1[0] = ns;
 		err = emit(x, stacks_fd, e[i].k.tgid, e[i].k.pid, e[i].k.comm,
 			   e[i].k.flags & PROFILE_F_KTHREAD, e[i].k.kstack,
-			   e[i].k.ustack, env.wall ? "[oncpu]" : NULL,
+			   e[i].k.ustack, env.wall ? "[oncpu]" : NULL, NULL,
 			   env.wall ? ns / 1000 : e[i].n, env.wall ? v1 : v2);
 	}
+	for (size_t i = 0; i < nr && !err; i++) {
+		int64_t v1[1] = { r[i].v.ns };
+
+		if (r[i].sum || !r[i].v.ns)
+			continue;
+		x->unsampled_threads++;
+		err = emit(x, stacks_fd, r[i].v.tgid, r[i].pid, r[i].v.comm,
+			   r[i].v.flags & OFFCPU_F_KTHREAD, 0, 0, "[oncpu]",
+			   "[unsampled]", r[i].v.ns / 1000, v1);
+	}
+	free(r);
 	free(e);
 	return err;
 }
@@ -239,7 +350,9 @@ static int print_offcpu(struct ctx *x, struct offcputime_bpf *skel)
 
 		err = emit(x, stacks_fd, e[i].k.tgid, e[i].k.pid, e[i].k.comm,
 			   e[i].k.flags & OFFCPU_F_KTHREAD, e[i].k.kstack,
-			   e[i].k.ustack, "[offcpu]", e[i].v.total_ns / 1000, v1);
+			   e[i].k.ustack,
+			   e[i].k.flags & OFFCPU_F_RUNQ ? "[runqueue]" : "[offcpu]",
+			   NULL, e[i].v.total_ns / 1000, v1);
 	}
 	free(e);
 	return err;
@@ -261,11 +374,33 @@ static const char *oc_names[OC_NR] = {
 	[OC_STACKS_FULL] = "off-CPU stacks lost (stack table full or no memory: raise --stack-storage-size if full)",
 	[OC_COUNTS_FULL] = "off-CPU blocks lost (aggregation map full: raise --stack-storage-size)",
 	[OC_STORAGE_FAIL] = "off-CPU blocks lost (task storage allocation failed)",
+	[OC_RUNTIME_FULL] = "threads' measured on-CPU time lost (runtime map full or no memory: raise --stack-storage-size if full)",
+	[OC_UNSEEN_SWITCH_IN] = "switch-ins no sched_switch event reported (slice and block split by the scheduler's CPU time)",
 };
+
+/* Runs of prog the kernel skipped (another BPF program in progress on
+ * that CPU): samples or context switches the profile never saw. */
+static void report_misses(struct bpf_program *prog, const char *what)
+{
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info);
+
+	if (prog && bpf_program__fd(prog) >= 0 &&
+	    !bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) &&
+	    info.recursion_misses)
+		fprintf(stderr, TOOL ": %llu %s missed by the kernel (BPF recursion check)\n",
+			(unsigned long long)info.recursion_misses, what);
+}
 
 static void report_counters(struct profile_bpf *p, struct offcputime_bpf *o)
 {
 	unsigned long long sum;
+
+	report_misses(p->progs.do_sample, "samples");
+	if (o) {
+		report_misses(o->progs.sched_switch, "context switches");
+		report_misses(o->progs.sched_wakeup, "wakeups");
+	}
 
 	for (__u32 c = 0; c < PC_NR; c++)
 		if (!bpfutil__percpu_sum(bpf_map__fd(p->maps.counters), c, &sum) &&
@@ -279,7 +414,8 @@ static void report_counters(struct profile_bpf *p, struct offcputime_bpf *o)
 }
 
 /* glass-offcputime's BPF side, set up for the wall-clock view: every
- * block of the traced threads from 1 us, user stacks at switch-out. */
+ * block of the traced threads from 1 us, user stacks at switch-out, the
+ * runnable part of each apart (runq), each thread's on-CPU time (oncpu). */
 static struct offcputime_bpf *offcpu_open(struct ctx *x)
 {
 	struct offcputime_bpf *o = offcputime_bpf__open();
@@ -299,8 +435,11 @@ static struct offcputime_bpf *offcpu_open(struct ctx *x)
 	o->rodata->resume_ustack = false;
 	o->rodata->fuse_dev_read_addr = ksyms__addr(x->ks, "fuse_dev_read");
 	o->rodata->user_min_addr = bpfutil__mmap_min_addr();
+	o->rodata->runq = true;
+	o->rodata->oncpu = true;
 	bpf_map__set_max_entries(o->maps.stacks, env.stack_storage);
 	bpf_map__set_max_entries(o->maps.counts, env.stack_storage);
+	bpf_map__set_max_entries(o->maps.runtime, env.stack_storage);
 	bpf_program__set_autoload(o->progs.sys_exit, false);
 	bpf_program__set_autoload(o->progs.rseq_update, false);
 	bpf_program__set_autoload(o->progs.sched_waking, false);
@@ -312,6 +451,7 @@ static struct offcputime_bpf *offcpu_open(struct ctx *x)
 	/* sched_switch may store two new stacks in one run (bpfutil.h). */
 	bpfutil__prime_map(bpf_map__fd(o->maps.stacks));
 	bpfutil__prime_map(bpf_map__fd(o->maps.counts));
+	bpfutil__prime_map(bpf_map__fd(o->maps.runtime));
 	return o;
 }
 
@@ -351,6 +491,20 @@ static int attach_perf(struct bpf_program *prog, struct bpf_link ***links, int *
 		}
 	}
 	return 0;
+}
+
+/* --cost: prog's runs and time in the window (BPF run-time statistics on). */
+static void report_cost(struct bpf_program *prog, const char *what, double secs)
+{
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+		return;
+	fprintf(stderr, TOOL ": cost: %llu %s in %.0f ns each on average: %.4f %% of one CPU\n",
+		(unsigned long long)info.run_cnt, what,
+		info.run_cnt ? (double)info.run_time_ns / info.run_cnt : 0.0,
+		secs > 0 ? 100.0 * info.run_time_ns / 1e9 / secs : 0.0);
 }
 
 static int64_t ns_of(const struct timespec *t)
@@ -477,18 +631,18 @@ int main(int argc, char **argv)
 	if (oskel) {
 		bpf_link__destroy(oskel->links.sched_switch);
 		oskel->links.sched_switch = NULL;
+		bpf_link__destroy(oskel->links.sched_wakeup_new);
+		oskel->links.sched_wakeup_new = NULL;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t_mono1);
 	if (stats_fd >= 0) {
-		struct bpf_prog_info info = { 0 };
-		__u32 len = sizeof(info);
 		double secs = (ns_of(&t_mono1) - ns_of(&t_mono0)) / 1e9;
 
-		if (!bpf_obj_get_info_by_fd(bpf_program__fd(skel->progs.do_sample), &info, &len))
-			fprintf(stderr, TOOL ": cost: %llu samples in %.0f ns each on average: %.4f %% of one CPU\n",
-				(unsigned long long)info.run_cnt,
-				info.run_cnt ? (double)info.run_time_ns / info.run_cnt : 0.0,
-				secs > 0 ? 100.0 * info.run_time_ns / 1e9 / secs : 0.0);
+		report_cost(skel->progs.do_sample, "samples", secs);
+		if (oskel) {
+			report_cost(oskel->progs.sched_switch, "context switches", secs);
+			report_cost(oskel->progs.sched_wakeup, "wakeups", secs);
+		}
 		close(stats_fd);
 		stats_fd = -1;
 	}
@@ -511,7 +665,7 @@ int main(int argc, char **argv)
 		}
 		pprof__set_time(x.pp, ns_of(&t_start), ns_of(&t_mono1) - ns_of(&t_mono0));
 	}
-	err = print_oncpu(&x, skel);
+	err = print_oncpu(&x, skel, oskel);
 	if (!err && oskel)
 		err = print_offcpu(&x, oskel);
 	fflush(stdout);
@@ -525,6 +679,13 @@ int main(int argc, char **argv)
 	if (!err && x.pp)
 		err = pprof__write(x.pp, env.pprof, TOOL);
 	report_counters(skel, oskel);
+	if (oskel)
+		fprintf(stderr, TOOL ": on-CPU: %.6f s measured at context switches (%zu threads, %zu never sampled), %.6f s in samples x period\n",
+			x.measured_ns / 1e9, x.measured_threads, x.unsampled_threads,
+			x.sampled_ns / 1e9);
+	if (x.estimated_ns)
+		fprintf(stderr, TOOL ": %.6f s of on-CPU time estimated from samples (%zu stacks of threads without a measured time)\n",
+			x.estimated_ns / 1e9, x.estimated_stacks);
 	/* The window, for checking a wall-clock profile's per-thread totals. */
 	fprintf(stderr, TOOL ": window %.6f s, sample period %llu ns\n",
 		(ns_of(&t_mono1) - ns_of(&t_mono0)) / 1e9, (unsigned long long)x.period_ns);

@@ -21,7 +21,8 @@
  *                   empty file means no samples
  *   wakeup.folded   wakeup stacks, folded
  *   wall.folded     the wall-clock view (glass-profile --wall -f): each
- *                   stack under "[oncpu]" or "[offcpu]"; drawn with both
+ *                   stack under "[oncpu]", "[runqueue]" or "[offcpu]"
+ *                   (the last two the off-CPU half); drawn with both
  *                   halves coloured, and tabled per thread group (FUSE
  *                   workers, commit thread, cleaner, ...); optional
  *                   "wall_unit" in meta.json (default "us")
@@ -348,7 +349,8 @@ static void put_num(FILE *f, uint64_t v)
  * comm, so a stack's group comes from its frames: the thread function
  * (commit_thread, cleaner_thread, discard_thread, balance/scrub/resync),
  * else FUSE (libfuse's loop, fs/fuse's ops, the kernel's fuse_dev_read),
- * else its root frame.  Its half is the "[oncpu]"/"[offcpu]" frame.
+ * else its root frame.  Its half is the "[oncpu]" frame, or the
+ * "[offcpu]" or "[runqueue]" frame (off a CPU: blocked, or runnable).
  */
 static const struct { const char *frame, *group; } wall_groups[] = {
 	{ "commit_thread", "commit thread" },
@@ -382,7 +384,8 @@ static void wall_classify(const struct folded_stack *fs, char *group,
 		}
 		if (n == 7 && !memcmp(fr, "[oncpu]", 7))
 			*half = 1;
-		else if (n == 8 && !memcmp(fr, "[offcpu]", 8))
+		else if ((n == 8 && !memcmp(fr, "[offcpu]", 8)) ||
+			 (n == 10 && !memcmp(fr, "[runqueue]", 10)))
 			*half = 2;
 		for (size_t i = 0; !group[0] && i < sizeof(wall_groups) / sizeof(wall_groups[0]); i++)
 			if (n == strlen(wall_groups[i].frame) &&

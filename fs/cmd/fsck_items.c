@@ -22,6 +22,7 @@
 #include "fs/items/subvol.h"
 #include "fs/items/dir.h"
 #include "fs/cmd/fsck.h"
+#include "fs/core/core_types.h"
 #include "fs/btree/btree.h"
 #include "fs/format/items_format.h"
 #include "fs/format/format.h"
@@ -31,7 +32,7 @@
 struct ino_info {
 	struct hnode h;			/* key = the inode number; first (fsck_map) */
 	uint32_t mode, nlink;
-	uint32_t refs;			/* names in INODE_REF items */
+	uint32_t refs;			/* names in INODE_REF and INODE_EXTREF items */
 	uint32_t entries;		/* DIR_INDEX entries naming it */
 	uint32_t unindexed;		/* DIR_ITEM entries naming it that have no DIR_INDEX */
 	uint32_t subdirs;		/* DIR_INDEX entries of type DT_DIR in it */
@@ -331,6 +332,69 @@ static void check_extent(struct fsck *f, struct obj *o, const struct key *k,
 }
 
 /*
+ * An INODE_EXTREF item: entries well formed, each in the slot its (parent,
+ * name) hashes to, on a volume whose superblock says it may hold them.
+ * Its names count as back references of the inode (against its entries
+ * and link count, below).  A malformed or misfiled item goes (-y); the
+ * back references it held are made again from the names in the pass
+ * after (FIX_ADD_REF: into the INODE_REF if it has room, else extended).
+ */
+/* Every entry of INODE_EXTREF k well formed and in its hash slot? */
+static bool extref_sound(const struct key *k, const char *buf, uint32_t size)
+{
+	uint32_t off = 0;
+
+	while (off < size) {
+		const struct inode_extref *x = (const void *)(buf + off);
+		if (off + sizeof(*x) > size || off + sizeof(*x) + x->name_len > size ||
+		    x->name_len == 0 || x->name_len > 255 ||
+		    extref_hash(x->parent, x->name, x->name_len) != k->offset)
+			return false;
+		off += (uint32_t)sizeof(*x) + x->name_len;
+	}
+	return size != 0;
+}
+
+static void check_extref(struct fsck *f, struct fsck_map *m, const struct key *k,
+			 const char *buf, uint32_t size)
+{
+	struct ino_info *ii = imap_get(m, k->objectid);
+	uint32_t off = 0, n = 0;
+
+	if (cur_tree && !(cur_tree->core->sb.features & SUPER_FEAT_EXTREF))
+		fsck_error(f, "inode %llu: INODE_EXTREF on a volume without SUPER_FEAT_EXTREF",
+			   (unsigned long long)k->objectid);
+	if (size == 0) {
+		fsck_error(f, "inode %llu: empty INODE_EXTREF %llu", (unsigned long long)k->objectid,
+			   (unsigned long long)k->offset);
+		bad_item(f, k, false);
+		return;
+	}
+	while (off < size) {
+		const struct inode_extref *x = (const void *)(buf + off);
+		if (off + sizeof(*x) > size || off + sizeof(*x) + x->name_len > size ||
+		    x->name_len == 0 || x->name_len > 255) {
+			fsck_error(f, "inode %llu: INODE_EXTREF %llu: entry overruns the item",
+				   (unsigned long long)k->objectid, (unsigned long long)k->offset);
+			bad_item(f, k, false);
+			break;
+		}
+		if (extref_hash(x->parent, x->name, x->name_len) != k->offset) {
+			fsck_error(f, "inode %llu: INODE_EXTREF %llu holds '%.*s' of dir %llu, which "
+				   "hashes elsewhere", (unsigned long long)k->objectid,
+				   (unsigned long long)k->offset, (int)x->name_len, x->name,
+				   (unsigned long long)x->parent);
+			bad_item(f, k, false);
+			break;
+		}
+		n++;
+		off += (uint32_t)sizeof(*x) + x->name_len;
+	}
+	if (ii && off == size)
+		ii->refs += n;
+}
+
+/*
  * The second walks over the directory entries (fsck_walk): every entry of
  * every DIR_ITEM and DIR_INDEX item to fn, with the item's key.
  */
@@ -403,7 +467,11 @@ static void queue_dangling(struct dent_walk *w, const struct key *k, const struc
  * entry of that index in (ino, dir); each INODE_REF entry with no such
  * DIR_INDEX goes.  A second walk, run only when such inodes were found.
  */
-struct bref { uint64_t ino, dir, index; bool index_side, matched; };
+struct bref {
+	uint64_t ino, dir, index;
+	uint64_t hash;			/* an extended ref's key offset, else 0 */
+	bool index_side, matched, ext;
+};
 
 static int cmp_bref(const void *a, const void *b)
 {
@@ -420,15 +488,20 @@ static int cmp_bref(const void *a, const void *b)
 
 struct bref_walk { struct fsck_map *m; struct bref *v; size_t n, cap; bool oom; };
 
-/* One DIR_INDEX or INODE_REF item: its (inode, dir, index) triples of
- * inodes marked badref. */
+/* One DIR_INDEX, INODE_REF or INODE_EXTREF item: its (inode, dir,
+ * index) triples of inodes marked badref. */
 static int bref_item(void *arg, const struct key *k, const void *d, uint32_t size)
 {
 	struct bref_walk *w = arg;
 	const char *buf = d;
 	uint32_t off = 0;
 
-	while ((k->type == KEY_DIR_INDEX || k->type == KEY_INODE_REF) && off < size) {
+	/* a malformed or misfiled extended ref goes in this pass (check_extref):
+	 * none of its names count, so each is made again */
+	if (k->type == KEY_INODE_EXTREF && !extref_sound(k, buf, size))
+		return 0;
+	while ((k->type == KEY_DIR_INDEX || k->type == KEY_INODE_REF ||
+		k->type == KEY_INODE_EXTREF) && off < size) {
 		uint64_t ino, dir, index;
 		if (k->type == KEY_DIR_INDEX) {
 			const struct dir_entry *de = (const void *)buf;
@@ -436,6 +509,12 @@ static int bref_item(void *arg, const struct key *k, const void *d, uint32_t siz
 				break;
 			ino = de->ino, dir = k->objectid, index = k->offset;
 			off = size;
+		} else if (k->type == KEY_INODE_EXTREF) {
+			const struct inode_extref *x = (const void *)(buf + off);
+			if (off + sizeof(*x) > size || off + sizeof(*x) + x->name_len > size)
+				break;
+			ino = k->objectid, dir = x->parent, index = x->index;
+			off += (uint32_t)sizeof(*x) + x->name_len;
 		} else {
 			const struct inode_ref *r = (const void *)(buf + off);
 			if (off + sizeof(*r) > size || off + sizeof(*r) + r->name_len > size)
@@ -456,7 +535,10 @@ static int bref_item(void *arg, const struct key *k, const void *d, uint32_t siz
 			w->v = nv;
 			w->cap = cap;
 		}
-		w->v[w->n++] = (struct bref){ ino, dir, index, k->type == KEY_DIR_INDEX, false };
+		w->v[w->n++] = (struct bref){ ino, dir, index,
+					      k->type == KEY_INODE_EXTREF ? k->offset : 0,
+					      k->type == KEY_DIR_INDEX, false,
+					      k->type == KEY_INODE_EXTREF };
 	}
 	return 0;
 }
@@ -483,6 +565,10 @@ static void queue_backrefs(struct fsck *f, struct root *fsroot, struct fsck_map 
 		if (v[i].index_side) {
 			struct key ik = { v[i].dir, KEY_DIR_INDEX, v[i].index };
 			fix(f, FIX_ADD_REF, v[i].ino, 0, &ik);
+		} else if (v[i].ext) {
+			struct fsck_fix x = { FIX_DEL_REF, cur_tree_id, v[i].ino, v[i].dir, v[i].index,
+					      0, { v[i].ino, KEY_INODE_EXTREF, v[i].hash } };
+			fsck_fix(f, &x);
 		} else {
 			struct key rk = { v[i].ino, KEY_INODE_REF, v[i].dir };
 			fix(f, FIX_DEL_REF, v[i].ino, v[i].index, &rk);
@@ -581,6 +667,9 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 				}
 				break;
 			}
+			case KEY_INODE_EXTREF:
+				check_extref(f, &m, &k, buf, size);
+				break;
 			case KEY_XATTR_ITEM: {
 				uint32_t off = 0;
 				bool refile = false;

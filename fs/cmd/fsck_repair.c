@@ -25,6 +25,7 @@
 #include "fs/format/items_format.h"
 #include "fs/format/format.h"
 #include "fs/items/dir.h"
+#include "fs/items/iref.h"
 #include "fs/items/subvol.h"
 #include "fs/ops/mount.h"
 
@@ -101,15 +102,14 @@ static void now(struct item_time *it)
 	it->nsec = (uint32_t)ts.tv_nsec;
 }
 
-/* Name ino (type) in dir: DIR_ITEM, DIR_INDEX, INODE_REF; dir's size,
+/* Name ino (type) in dir: DIR_ITEM, DIR_INDEX, back reference; dir's size,
  * dir_seq (and nlink for a subdirectory) follow. */
 static int link_name(struct txn *t, struct root *r, uint64_t dir, uint64_t ino, uint8_t type,
 		     const char *name, uint16_t len)
 {
 	struct inode_item d;
-	uint8_t eb[sizeof(struct dir_entry) + 256], rb[sizeof(struct inode_ref) + 256];
+	uint8_t eb[sizeof(struct dir_entry) + 256];
 	struct dir_entry *de = (void *)eb;
-	struct inode_ref *ir = (void *)rb;
 	int ret = get_inode(r, dir, &d);
 
 	if (ret)
@@ -118,14 +118,11 @@ static int link_name(struct txn *t, struct root *r, uint64_t dir, uint64_t ino, 
 	memcpy(de->name, name, len);
 	struct key ki = { dir, KEY_DIR_ITEM, name_hash(name, len) };
 	struct key kx = { dir, KEY_DIR_INDEX, d.dir_seq };
-	struct key kr = { ino, KEY_INODE_REF, dir };
 	ret = item_append(t, r, &ki, de, (uint32_t)(sizeof(*de) + len));
 	if (!ret)
 		ret = btree_insert(t, r, &kx, de, (uint32_t)(sizeof(*de) + len));
-	*ir = (struct inode_ref){ d.dir_seq, len };
-	memcpy(ir->name, name, len);
 	if (!ret)
-		ret = item_append(t, r, &kr, ir, (uint32_t)(sizeof(*ir) + len));
+		ret = iref_add(t, r, ino, dir, name, len, d.dir_seq);
 	if (ret)
 		return ret;
 	d.dir_seq++;
@@ -235,6 +232,8 @@ static int fix_lost_found(struct txn *t, struct root *r, const struct fsck_fix *
 		return 0;
 	/* the names it had are gone: its back references with them */
 	ret = del_items(t, r, x->a, KEY_INODE_REF);
+	if (!ret)
+		ret = del_items(t, r, x->a, KEY_INODE_EXTREF);
 	if (!ret) {
 		struct key ok = { ORPHAN_OBJECTID, KEY_ORPHAN_ITEM, x->a };
 		ret = btree_delete(t, r, &ok);
@@ -379,20 +378,17 @@ static int fix_add_dentry(struct txn *t, struct root *r, const struct fsck_fix *
 	return item_append(t, r, &ki, eb, (uint32_t)n);
 }
 
-/* DIR_INDEX x->k names inode x->a: its back reference, from the entry. */
+/* DIR_INDEX x->k names inode x->a: its back reference, from the entry
+ * (in an INODE_EXTREF when the INODE_REF is full, as link does). */
 static int fix_add_ref(struct txn *t, struct root *r, const struct fsck_fix *x)
 {
-	uint8_t eb[sizeof(struct dir_entry) + 256], rb[sizeof(struct inode_ref) + 256];
+	uint8_t eb[sizeof(struct dir_entry) + 256];
 	struct dir_entry *de = (void *)eb;
-	struct inode_ref *ir = (void *)rb;
 	int n = btree_lookup(r, &x->k, eb, sizeof(eb));
 
 	if (n < (int)sizeof(*de) || de->ino != x->a)
 		return n < 0 ? n : -EUCLEAN;
-	*ir = (struct inode_ref){ x->k.offset, de->name_len };
-	memcpy(ir->name, de->name, de->name_len);
-	struct key kr = { x->a, KEY_INODE_REF, x->k.objectid };
-	return item_append(t, r, &kr, ir, (uint32_t)(sizeof(*ir) + de->name_len));
+	return iref_add(t, r, x->a, x->k.objectid, de->name, de->name_len, x->k.offset);
 }
 
 static int set_type(uint8_t *buf, uint32_t *n, uint32_t off, uint32_t sz, const void *arg)
@@ -418,30 +414,14 @@ static int fix_dentry_type(struct txn *t, struct root *r, const struct fsck_fix 
 }
 
 /* Does inode ino exist and have a back reference (ino, dir) of this index
- * and name? */
+ * and name (plain or extended)? */
 static bool backref_says(struct root *r, uint64_t ino, uint64_t dir, uint64_t index,
 			 const char *name, uint16_t len)
 {
-	struct key k = { ino, KEY_INODE_REF, dir };
-	uint32_t max = btree_max_item_size(r), off = 0, sz;
-	uint8_t *buf = malloc(max);
 	struct inode_item it;
 	uint64_t idx;
-	bool yes = false;
-	int n;
 
-	if (!buf)
-		return false;
-	n = btree_lookup(r, &k, buf, max);
-	while (!get_inode(r, ino, &it) && n > 0 &&
-	       record_at(buf, (uint32_t)n, off, false, &idx, &sz)) {
-		const struct inode_ref *ir = (const void *)(buf + off);
-		if (idx == index && ir->name_len == len && !memcmp(ir->name, name, len))
-			yes = true;
-		off += sz;
-	}
-	free(buf);
-	return yes;
+	return !get_inode(r, ino, &it) && !iref_find(r, ino, dir, name, len, &idx) && idx == index;
 }
 
 /*
@@ -883,7 +863,13 @@ int fsck_repair_apply(struct core *c, const struct fsck_fix *v, size_t n)
 			ret = fix_add_ref(t, r, x);
 			break;
 		case FIX_DEL_REF:
-			ret = remove_record(t, r, &x->k, x->v, false);
+			if (x->k.type == KEY_INODE_EXTREF) {
+				ret = iref_ext_del_index(t, r, x->a, x->k.offset, x->b, x->v);
+				if (ret == -ENOENT)	/* gone since the check: as remove_record */
+					ret = 0;
+			} else {
+				ret = remove_record(t, r, &x->k, x->v, false);
+			}
 			break;
 		case FIX_LOST_FOUND:
 			ret = fix_lost_found(t, r, x);

@@ -96,6 +96,10 @@ struct core {
 	 * not reused at once.
 	 */
 	bool log_pins_frees;
+	/* SUPER_FEAT_* bits the volume's items need since this mount (atomic
+	 * OR): an INODE_EXTREF written sets SUPER_FEAT_EXTREF (iref.c); each
+	 * commit's superblock takes them (iref_commit_super) */
+	uint64_t iref_features;
 
 	/* profile bits (BG_MIRROR/BG_DUP/BG_RAID10/BG_PARITY/0) of new chunks, by core_type_index() */
 	uint64_t profile[3];

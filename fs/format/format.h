@@ -122,6 +122,15 @@
  *                        Set by every commit of a mount with the log,
  *                        kept after; a log hanging from a superblock
  *                        without it holds whole records only.
+ *   SUPER_FEAT_EXTREF    an fs tree may hold INODE_EXTREF items
+ *                        (items_format.h): a reader that knows none would
+ *                        miss those names (fsck: "unknown item type";
+ *                        unlink: a name with no back reference).  Set by
+ *                        the first commit after one is written (any
+ *                        mount: nothing else turns it on), kept after;
+ *                        mkfs does not set it, so a volume whose inodes
+ *                        never outgrew an INODE_REF stays readable by
+ *                        code that predates extended refs.
  *
  * Data checksums: one crc32c (le32) per 4 KiB sector; an EXTENT_CSUM item
  * at key offset L covers sectors [L, L + 4096 * (item size / 4)).  Items
@@ -209,7 +218,8 @@ _Static_assert(sizeof(struct super_block) == SUPER_SIZE, "superblock is 4 KiB");
 _Static_assert(sizeof(struct dev_item) == 98, "dev_item layout");
 #define SUPER_FEAT_LOG_SLOT	(1ull << 0)
 #define SUPER_FEAT_LOG_DELTA	(1ull << 1)
-#define SUPER_FEAT_KNOWN	(SUPER_FEAT_LOG_SLOT | SUPER_FEAT_LOG_DELTA)
+#define SUPER_FEAT_EXTREF	(1ull << 2)
+#define SUPER_FEAT_KNOWN	(SUPER_FEAT_LOG_SLOT | SUPER_FEAT_LOG_DELTA | SUPER_FEAT_EXTREF)
 
 /* dev_item.type: the device came back stale and its resync (volume_resync.c) has
  * not committed its end; the next full mount starts the resync over. */

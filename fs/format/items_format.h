@@ -38,6 +38,26 @@
  *     0   8  index        the DIR_INDEX sequence of this name in parent
  *     8   2  name_len
  *    10   n  name         (no NUL)
+ *   The item is never larger than the largest item of a leaf
+ *   (btree_max_item_size): about 230 names of 60 bytes at 16 KiB nodes.
+ *   A name that does not fit goes to an INODE_EXTREF item; the first name
+ *   of an inode in a directory always goes here, so a directory (one name)
+ *   and any inode with few names have INODE_REFs only.
+ *
+ * INODE_EXTREF key (ino, 13, extref_hash(parent, name)) inode_extref entries
+ * ------------------------------------------------------------------------
+ *   Extended back references, btrfs's INODE_EXTREF: the names of ino that
+ *   did not fit in the INODE_REF of their directory, each item holding the
+ *   names whose (parent, name) share a hash (a packed run, as DIR_ITEM), so
+ *   one inode takes any number of names in one directory: the link count
+ *   (at most 65,000, as ext4; EMLINK past it) bounds them, not an item.
+ *     0   8  parent       the directory holding the name
+ *     8   8  index        the DIR_INDEX sequence of this name in parent
+ *    16   2  name_len
+ *    18   n  name         (no NUL)
+ *   Written only when the INODE_REF (ino, parent) has no room for the
+ *   name; a name in either counts once, found in the INODE_REF first.  A
+ *   volume that holds one has SUPER_FEAT_EXTREF (format.h).
  *
  * DIR_ITEM     key (dir, 84, name_hash(name))          dir_entry entries
  * DIR_INDEX    key (dir, 96, seq)                      one dir_entry
@@ -135,6 +155,14 @@ struct inode_ref {
 	char name[];
 } __attribute__((packed));
 
+struct inode_extref {
+	uint64_t parent;
+	uint64_t index;
+	uint16_t name_len;
+	char name[];
+} __attribute__((packed));
+_Static_assert(sizeof(struct inode_extref) == 18, "inode_extref layout");
+
 struct dir_entry {
 	uint64_t ino;
 	uint64_t index;
@@ -179,5 +207,30 @@ static inline uint64_t name_hash(const char *name, size_t len)
 	h ^= h >> 33;
 	return h;
 }
+
+/* The INODE_EXTREF key offset of name in directory parent: FNV-1a 64
+ * over the parent's 8 bytes (little endian) then the name, with the
+ * final mix of name_hash.  Part of the on-disk format: never change it. */
+static inline uint64_t extref_hash(uint64_t parent, const char *name, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (int i = 0; i < 8; i++) {
+		h ^= (uint8_t)(parent >> (8 * i));
+		h *= 0x100000001b3ULL;
+	}
+	for (size_t i = 0; i < len; i++) {
+		h ^= (uint8_t)name[i];
+		h *= 0x100000001b3ULL;
+	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return h;
+}
+
+/* The most names an inode has (its nlink; a directory's counts its
+ * subdirectories): link(2) and mkdir(2) say EMLINK past it, as ext4's
+ * EXT4_LINK_MAX. */
+#define LINK_MAX_COUNT 65000
 
 #endif

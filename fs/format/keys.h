@@ -37,6 +37,8 @@ static inline int key_cmp(const struct key *a, const struct key *b)
 /* --- item types of the fs trees (owned by the items layer) ------------ */
 #define KEY_INODE_ITEM		1	/* (ino, 1, 0): struct inode_item */
 #define KEY_INODE_REF		12	/* (ino, 12, parent): names of ino in parent */
+#define KEY_INODE_EXTREF	13	/* (ino, 13, extref_hash(parent, name)): names
+					 * past a full INODE_REF (SUPER_FEAT_EXTREF) */
 #define KEY_XATTR_ITEM		24	/* (ino, 24, hash(name)): xattrs */
 #define KEY_ORPHAN_ITEM		48	/* (ORPHAN_OBJECTID, 48, ino) */
 #define KEY_DIR_ITEM		84	/* (dir, 84, hash(name)): lookup by name */

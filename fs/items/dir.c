@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * dir.c — directory entries and inode back references.
+ * dir.c — directory entries; the inode back references they keep in
+ * step are iref.c's.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include "fs/core/core_types.h"
 #include "fs/items/dir.h"
 #include "fs/items/dcache.h"
+#include "fs/items/iref.h"
 
 /* An item that must exist does not: the one corruption helper
  * (core_corrupt: logs where, forces the volume read-only), then -EIO. */
@@ -87,24 +89,10 @@ int dir_room(struct fsctx *fs, uint64_t dir, const char *name, size_t len)
 	return run_room(fs, (size_t)ret, len);
 }
 
-int dir_ref_room(struct fsctx *fs, uint64_t ino, uint64_t parent, size_t len, long gone)
+int dir_ref_room(struct fsctx *fs, uint64_t ino, uint64_t parent, const char *name,
+		 size_t len, const char *gone, size_t gone_len)
 {
-	struct key k = mkkey(ino, KEY_INODE_REF, parent);
-	void *buf;
-	int ret = fsctx_read_item(fs, &k, 512, &buf);
-	size_t size;
-
-	if (ret == -ENOENT)
-		return 0;
-	if (ret < 0)
-		return ret;
-	free(buf);
-	size = (size_t)ret;
-	if (gone >= 0)
-		size -= sizeof(struct inode_ref) + (size_t)gone;
-	if (size + sizeof(struct inode_ref) + len > btree_max_item_size(fs->root))
-		return -EMLINK;
-	return 0;
+	return iref_room(fs->root, ino, parent, name, len, gone, gone_len);
 }
 
 /* The entry for name in a run, copied to hit: 0, or -ENOENT. */
@@ -247,20 +235,6 @@ static int run_append_to(struct txn *t, struct fsctx *fs, const struct key *k,
 	return ret;
 }
 
-/* Append an entry to a run item (or create it). */
-static int run_append(struct txn *t, struct fsctx *fs, const struct key *k,
-		      const void *entry, size_t esz)
-{
-	void *buf = NULL;
-	int ret = fsctx_read_item(fs, k, 512, &buf);
-
-	if (ret == -ENOENT)
-		return run_append_to(t, fs, k, NULL, 0, entry, esz);
-	if (ret < 0)
-		return ret;
-	return run_append_to(t, fs, k, buf, (size_t)ret, entry, esz);
-}
-
 /* Remove the bytes [off, off+esz) from a run item, deleting it when empty. */
 static int run_cut(struct txn *t, struct fsctx *fs, const struct key *k,
 		   char *buf, size_t size, size_t off, size_t esz)
@@ -289,47 +263,17 @@ uint32_t dir_new_ref(struct inode *dir, const char *name, size_t len, void *buf,
 	return ref_entry(buf, name, len, *index);
 }
 
-/* Add a name to ino's INODE_REF run for parent (append, or create it). */
-static int ref_add(struct txn *t, struct fsctx *fs, uint64_t ino, uint64_t parent,
-		   const char *name, size_t len, uint64_t index)
-{
-	char ebuf[DIR_REF_MAX];
-	struct key k = mkkey(ino, KEY_INODE_REF, parent);
-
-	return run_append(t, fs, &k, ebuf, ref_entry(ebuf, name, len, index));
-}
-
+/* Remove name in parent from ino's back references: one must be there. */
 static int ref_del(struct txn *t, struct fsctx *fs, uint64_t ino, uint64_t parent,
 		   const char *name, size_t len)
 {
-	struct key k = mkkey(ino, KEY_INODE_REF, parent);
-	void *buf;
-	int ret = fsctx_read_item(fs, &k, 512, &buf);
-	size_t off = 0, size;
+	int ret = iref_del(t, fs->root, ino, parent, name, len, NULL);
 
-	if (ret < 0)
-		return ret == -ENOENT ? corrupt(fs, "no INODE_REF item for", ino, parent) : ret;
-	size = (size_t)ret;
-	ret = 1;	/* not found yet */
-	while (off + sizeof(struct inode_ref) <= size) {
-		struct inode_ref *r = (void *)((char *)buf + off);
-		size_t esz = sizeof(*r) + r->name_len;
-		if (r->name_len == len && memcmp(r->name, name, len) == 0) {
-			ret = run_cut(t, fs, &k, buf, size, off, esz);
-			break;
-		}
-		off += esz;
+	if (ret == -ENOENT) {
+		fprintf(stderr, "  no back reference '%.*s' of inode %llu in dir %llu\n", (int)len,
+			name, (unsigned long long)ino, (unsigned long long)parent);
+		ret = corrupt(fs, "name missing in the back references of", ino, parent);
 	}
-	if (ret == 1) {
-		ret = corrupt(fs, "name missing in INODE_REF of", ino, parent);
-		for (off = 0; off + sizeof(struct inode_ref) <= size;) {
-			struct inode_ref *r = (void *)((char *)buf + off);
-			fprintf(stderr, "  INODE_REF holds index %llu name '%.*s'; wanted '%.*s'\n",
-				(unsigned long long)r->index, (int)r->name_len, r->name, (int)len, name);
-			off += sizeof(*r) + r->name_len;
-		}
-	}
-	free(buf);
 	return ret;
 }
 
@@ -368,7 +312,7 @@ int dir_add_prepared(struct txn *t, struct fsctx *fs, struct inode *dir, const c
 	else if (linked)		/* written with the new inode's INODE_ITEM */
 		;
 	else
-		ret = ref_add(t, fs, ino, dir->ino, name, len, seq);
+		ret = iref_add(t, fs->root, ino, dir->ino, name, len, seq);
 	if (ret < 0)
 		return ret;
 	dir->item.size += 2 * len;

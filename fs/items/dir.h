@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dir.h — directory entries: DIR_ITEM (lookup by name hash), DIR_INDEX
- * (readdir order) and the INODE_REF back references (items_format.h).
+ * (readdir order) and the back references of the inodes they name
+ * (INODE_REF, INODE_EXTREF: iref.h; items_format.h).
  *
  * Callers hold the directory's inode lock (write for changes, read for
  * lookups that must not race a change; lookups are also safe unlocked
@@ -36,16 +37,16 @@ void dir_set_name_hash(uint64_t (*fn)(const char *name, size_t len));
 int dir_room(struct fsctx *fs, uint64_t dir, const char *name, size_t len);
 
 /*
- * Can ino take one more name of len bytes in parent?  Every name of an
- * inode in one directory lives in one INODE_REF item, so a file with
- * many hard links in a directory fills it (about 230 names of 60 bytes
- * at 16 KiB nodes).  0, or -EMLINK (what link(2) and rename(2) say of
- * "too many links"; kernel btrfs without extended refs says the same),
- * checked before any change.  gone: the length of a name of ino in
- * parent that the same operation removes (a rename within one
- * directory), or -1.
+ * Can ino take one more name of len bytes in parent?  Names go to the
+ * INODE_REF item of (ino, parent) and, once it is full, to INODE_EXTREF
+ * items (iref.h), so this says no only when the extended ref of the
+ * name's (parent, name) hash is full too: -EMLINK (what link(2) says of
+ * "too many links"), checked before any change.  The link count's limit
+ * (LINK_MAX_COUNT) is the caller's.  gone: a name of ino in parent that
+ * the same operation removes (a rename within one directory), or NULL.
  */
-int dir_ref_room(struct fsctx *fs, uint64_t ino, uint64_t parent, size_t len, long gone);
+int dir_ref_room(struct fsctx *fs, uint64_t ino, uint64_t parent, const char *name,
+		 size_t len, const char *gone, size_t gone_len);
 
 /* Find name in dir: 0 and *hit, -ENOENT, -errno. */
 int dir_lookup(struct fsctx *fs, uint64_t dir, const char *name, size_t len,
@@ -101,7 +102,8 @@ void dir_cache_counts(struct fsctx *fs, uint64_t *hits, uint64_t *misses);
 
 /* 1 if dir has no entries, 0 if it has, -errno. */
 int dir_is_empty(struct fsctx *fs, uint64_t dir);
-/* The parent of directory ino (from its INODE_REF); the root is its own. */
+/* The parent of directory ino (from its INODE_REF: a directory has one
+ * name, always a plain ref); the root is its own. */
 int dir_parent(struct fsctx *fs, uint64_t ino, uint64_t *parent);
 
 /*

@@ -56,7 +56,7 @@
  * since (log_note_extent: file.c notes each), the extent items now at
  * those offsets and the checksums of the data they read that the last
  * commit does not hold.  Replay deletes the inode's items except its
- * INODE_REFs and the extent items at offsets not in LOG_EXT_DELTA, then
+ * back references and the extent items at offsets not in LOG_EXT_DELTA, then
  * inserts the logged ones: what the record before left, changed exactly
  * where the file changed.  An fsync writes a delta when the inode's
  * last capture in this transaction is in the log (capture and queueing

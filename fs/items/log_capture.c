@@ -110,10 +110,21 @@ static int keep_run_add(struct log_keep_run **keep, size_t *nkeep, size_t *cap, 
 	return 0;
 }
 
-/* The items of ino before its extents (inode item, names, xattrs), in
- * full; its names' parents to parents. */
-static int capture_head(struct fsctx *fs, uint64_t ino, struct buf *b, uint32_t *nitems,
-			uint64_t *parents, int *nparents, int maxparents, uint64_t *walked)
+/*
+ * The items of ino before its extents (inode item, names, xattrs), in
+ * full; its names' parents to parents.  Back references only for a new
+ * inode (names: replay gives it its names from them): an inode the log
+ * covers otherwise has the names of the last commit (a link, unlink or
+ * rename makes its fsync commit: log.h), which replay keeps.  A new
+ * inode's names are plain INODE_REFs (its first name always is, and a
+ * second one makes its fsync commit), so extended refs never go in: a
+ * file with thousands of names logs what a file with one does, where its
+ * full INODE_REF alone (up to the largest item, 64 KiB at 64 KiB nodes)
+ * once passed LOG_RECORD_COMMIT and made every fsync of it commit.
+ */
+static int capture_head(struct fsctx *fs, uint64_t ino, bool names, struct buf *b,
+			uint32_t *nitems, uint64_t *parents, int *nparents, int maxparents,
+			uint64_t *walked)
 {
 	struct path p;
 	struct key k = mkkey(ino, 0, 0), ik;
@@ -128,6 +139,10 @@ static int capture_head(struct fsctx *fs, uint64_t ino, struct buf *b, uint32_t 
 		if (ik.objectid != ino || ik.type >= KEY_EXTENT_DATA)
 			break;
 		(*walked)++;
+		if (ik.type == KEY_INODE_EXTREF || (!names && ik.type == KEY_INODE_REF)) {
+			ret = btree_next(&p);
+			continue;
+		}
 		const void *ptr = btree_item_ptr(&p, p.slots[0], &size);
 		put_item(b, nitems, LOG_FS_ITEM, &ik, ptr, size);
 		if (ik.type == KEY_INODE_REF) {
@@ -582,7 +597,8 @@ int log_capture_inode(struct fsctx *fs, struct inode *ip, uint64_t transid, stru
 	int ret;
 
 	*delta = false;
-	ret = capture_head(fs, ino, b, nitems, parents, nparents, maxparents, walked);
+	ret = capture_head(fs, ino, gen == transid, b, nitems, parents, nparents, maxparents,
+			   walked);
 	if (ret)
 		return ret;
 	glock_write(&ls->lock);

@@ -683,7 +683,8 @@ static ssize_t kept(const struct log_keep_run *keep, size_t n, uint64_t off)
 }
 
 /*
- * Delete every item of ino except its INODE_REFs and the EXTENT_DATA items
+ * Delete every item of ino except its back references (INODE_REF,
+ * INODE_EXTREF: names the log does not change) and the EXTENT_DATA items
  * inside the keep runs (each run's count of them must be there), dropping
  * data refs.  A delta (del, ascending le64 offsets, ndel of them, packed)
  * keeps every EXTENT_DATA item but those with keys at del.
@@ -718,7 +719,7 @@ static int drop_inode_items(struct txn *t, struct fsctx *fs, uint64_t ino,
 			} else if (ik.type == KEY_EXTENT_DATA &&
 				   (r = kept(keep, nkeep, ik.offset)) >= 0) {
 				seen[r]++;
-			} else if (ik.type != KEY_INODE_REF) {
+			} else if (ik.type != KEY_INODE_REF && ik.type != KEY_INODE_EXTREF) {
 				break;
 			}
 			ret = btree_next(&p);
@@ -810,7 +811,7 @@ static int replay_record(struct txn *t, struct fsctx *fs, const struct log_rec_h
 		(*items)++;
 		switch (ih->kind) {
 		case LOG_FS_ITEM:
-			if (k.type == KEY_INODE_REF)
+			if (k.type == KEY_INODE_REF || k.type == KEY_INODE_EXTREF)
 				break;	/* names: kept, or added by dir_add below */
 			if (k.type == KEY_EXTENT_DATA && ih->size >= sizeof(struct file_extent)) {
 				const struct file_extent *fe = data;

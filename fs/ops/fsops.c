@@ -30,8 +30,6 @@
 #include "fs/format/format.h"	/* BG_DATA, BG_METADATA */
 #include "fs/store/alloc.h"	/* alloc_space_open: commit_for_space */
 
-#define LINK_MAX_COUNT 65000
-
 static void fill_stat(const struct fsctx *fs, const struct inode *ip, struct stat *st)
 {
 	const struct inode_item *it = &ip->item;
@@ -521,7 +519,7 @@ int fsops_link(struct fsctx *fs, uint64_t ino, uint64_t newparent, const char *n
 	if (ret == -ENOENT)
 		ret = dir_room(fs, newparent, newname, strlen(newname));
 	if (ret == 0)
-		ret = dir_ref_room(fs, ip->ino, newparent, strlen(newname), -1);
+		ret = dir_ref_room(fs, ip->ino, newparent, newname, strlen(newname), NULL, 0);
 	if (ret < 0)
 		goto out;
 	changed = true;
@@ -764,11 +762,19 @@ int fsops_rename(struct fsctx *fs, uint64_t parent, const char *name,
 			ret = 0;
 			goto out;
 		}
-		/* each takes the other's name: its INODE_REF in the other's
-		 * directory grows (within one directory: by the difference) */
-		ret = dir_ref_room(fs, si->ino, dp->ino, dlen, sp == dp ? (long)slen : -1);
+		/* each takes the other's name: its back references in the
+		 * other's directory grow (within one directory: its own name
+		 * goes first) */
+		ret = dir_ref_room(fs, si->ino, dp->ino, newname, dlen, sp == dp ? name : NULL, slen);
 		if (ret == 0)
-			ret = dir_ref_room(fs, di->ino, sp->ino, slen, sp == dp ? (long)dlen : -1);
+			ret = dir_ref_room(fs, di->ino, sp->ino, name, slen,
+					   sp == dp ? newname : NULL, dlen);
+		/* a directory that changes parent raises its new parent's
+		 * link count: LINK_MAX_COUNT holds there too, as in mkdir */
+		bool sd = S_ISDIR(si->item.mode), dd = S_ISDIR(di->item.mode);
+		if (ret == 0 && sp != dp && sd != dd &&
+		    (sd ? dp : sp)->item.nlink >= LINK_MAX_COUNT)
+			ret = -EMLINK;
 		if (ret < 0)
 			goto out;
 		changed = true;
@@ -819,7 +825,10 @@ int fsops_rename(struct fsctx *fs, uint64_t parent, const char *name,
 		if (ret < 0)
 			goto out;
 	}
-	ret = dir_ref_room(fs, si->ino, dp->ino, dlen, sp == dp ? (long)slen : -1);
+	ret = dir_ref_room(fs, si->ino, dp->ino, newname, dlen, sp == dp ? name : NULL, slen);
+	if (ret == 0 && S_ISDIR(si->item.mode) && sp != dp && !di &&
+	    dp->item.nlink >= LINK_MAX_COUNT)
+		ret = -EMLINK;	/* dp would gain a subdirectory past the limit */
 	if (ret < 0)
 		goto out;
 	changed = true;

@@ -19,6 +19,7 @@
 #include "fs/trees/extent.h"
 #include "fs/txn/txn.h"
 #include "fs/items/log.h"
+#include "fs/items/iref.h"
 #include "fs/btree/btree.h"
 #include "fs/base/crc32c.h"
 #include "fs/btree/cache.h"
@@ -40,6 +41,14 @@
 int (*const mount_scrub_entry)(struct core *, struct scrub_opts *, struct scrub_progress *) =
 	scrub_run;
 
+/* The commit's superblock moment: the fsync log names its next slot, the
+ * back references' feature bits go in. */
+static void commit_super(struct core *c, struct super_block *sb)
+{
+	log_commit_slot(c, sb);
+	iref_commit_super(c, sb);
+}
+
 static struct core *core_alloc(const struct core_opts *o)
 {
 	struct core *c = calloc(1, sizeof(*c));
@@ -56,7 +65,7 @@ static struct core *core_alloc(const struct core_opts *o)
 	txn_set_commit_hooks(c, &(struct txn_commit_hooks){
 		.root_items = subvol_update_root_items,
 		.critical = log_commit_clear,
-		.super = log_commit_slot,
+		.super = commit_super,
 	});
 	chunk_map_init(&c->chunks);
 	alloc_init(&c->alloc);

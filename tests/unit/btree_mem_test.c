@@ -341,6 +341,36 @@ bad:
 	return -1;
 }
 
+/* Committed, the tree is sound (check_tree, its shape in *sh) and every
+ * block in use is one of its nodes.  0, or 1 with a FAIL said. */
+static int committed_sound(struct core *c, struct root *r, struct shape *sh, const char *name)
+{
+	if (fx_commit(c) || check_tree(r, sh, name))
+		return 1;
+	if (fx_used_blocks(c) != sh->nodes) {
+		FAILF(name, "blocks %" PRIu64 " != nodes %" PRIu64, fx_used_blocks(c), sh->nodes);
+		return 1;
+	}
+	return 0;
+}
+
+/* Committed, the tree is sound and holds m's items and no others, in
+ * order.  0, or -1 with a FAIL said. */
+static int committed_as_model(struct core *c, struct root *r, const struct model *m,
+			      const char *name)
+{
+	struct shape sh;
+
+	fx_commit(c);
+	if (check_tree(r, &sh, name) || compare_forward(r, m, name))
+		return -1;
+	if (sh.items != m->n) {
+		FAILF(name, "%" PRIu64 " items, model %zu", sh.items, m->n);
+		return -1;
+	}
+	return 0;
+}
+
 static int compare_backward(struct root *r, const struct model *m, const char *name)
 {
 	struct path p;
@@ -681,6 +711,16 @@ out:
 	return 0;
 }
 
+/* v[0..n) in a random order (Fisher-Yates, n - 1 draws from rs). */
+static void shuffle(uint64_t *v, uint64_t n, uint64_t *rs)
+{
+	for (uint64_t i = n - 1; i > 0; i--) {
+		uint64_t j = rnd(rs) % (i + 1), t = v[i];
+		v[i] = v[j];
+		v[j] = t;
+	}
+}
+
 /* ---- two items of a new object in one descent (btree_insert_pair) ------- */
 
 static void test_pair(uint32_t nodesize)
@@ -716,11 +756,7 @@ static void test_pair(uint32_t nodesize)
 	 * "too big for one leaf together" (the two-descent fallback) */
 	for (uint64_t i = 0; i < n; i++)
 		order[i] = 2 * i + 1;
-	for (uint64_t i = n - 1; i > 0; i--) {
-		uint64_t j = rnd(&rs) % (i + 1), t = order[i];
-		order[i] = order[j];
-		order[j] = t;
-	}
+	shuffle(order, n, &rs);
 	for (uint64_t i = 0; i < n; i++) {
 		struct key k1 = { order[i], 1, 0 }, k2 = { order[i], 12, rnd(&rs) % 1000 };
 		uint32_t cap = i % 97 == 0 ? max : 300;
@@ -773,18 +809,9 @@ static void test_pair(uint32_t nodesize)
 		CHECKV(name, btree_insert_pair(tx, &r, &x, b1, 8, &y, b2, 8) == -EINVAL,
 		       "two objects not -EINVAL");
 	}
-	fx_commit(c);
-	{
-		struct shape sh;
-
-		if (check_tree(&r, &sh, name) || compare_forward(&r, &m, name))
-			goto out;
-		if (sh.items != m.n) {
-			FAILF(name, "%" PRIu64 " items, model %zu", sh.items, m.n);
-			goto out;
-		}
-		CHECKV(name, splits_seen > 10, "only %d pair inserts split a leaf", splits_seen);
-	}
+	if (committed_as_model(c, &r, &m, name))
+		goto out;
+	CHECKV(name, splits_seen > 10, "only %d pair inserts split a leaf", splits_seen);
 	printf("PASS: %s\n", name);
 out:
 	free(m.v);
@@ -836,11 +863,7 @@ static void test_two(uint32_t nodesize)
 	}
 	for (uint64_t i = 0; i < n; i++)
 		order[i] = i;
-	for (uint64_t i = n - 1; i > 0; i--) {
-		uint64_t j = rnd(&rs) % (i + 1), t = order[i];
-		order[i] = order[j];
-		order[j] = t;
-	}
+	shuffle(order, n, &rs);
 	for (uint64_t i = 0; i < n; i++) {
 		struct key k1 = { 257, 108, 16 * order[i] + 4 }, k2 = { 257, 108, 16 * order[i] + 8 };
 		uint32_t cap = i % 97 == 0 ? max / 2 + 2 : 120;
@@ -889,22 +912,13 @@ static void test_two(uint32_t nodesize)
 		CHECKV(name, btree_insert_two(tx, &r, &x, b1, 8, &g, b2, 8) == -EINVAL,
 		       "keys out of order not -EINVAL");
 	}
-	fx_commit(c);
-	{
-		struct shape sh;
-
-		if (check_tree(&r, &sh, name) || compare_forward(&r, &m, name))
-			goto out;
-		if (sh.items != m.n) {
-			FAILF(name, "%" PRIu64 " items, model %zu", sh.items, m.n);
-			goto out;
-		}
-		/* k2 alone in the random part (a pair at a leaf's start, or
-		 * too big) depends on the seed; the refusals above always
-		 * take that path */
-		CHECKV(name, one_descent > (int)n / 2,
-		       "%d pairs in one descent, %d k2 alone", one_descent, k2_alone);
-	}
+	if (committed_as_model(c, &r, &m, name))
+		goto out;
+	/* k2 alone in the random part (a pair at a leaf's start, or too
+	 * big) depends on the seed; the refusals above always take that
+	 * path */
+	CHECKV(name, one_descent > (int)n / 2,
+	       "%d pairs in one descent, %d k2 alone", one_descent, k2_alone);
 	printf("PASS: %s (%d in one descent, %d k2 alone)\n", name, one_descent, k2_alone);
 out:
 	free(m.v);
@@ -1930,16 +1944,12 @@ static void test_threads_mixed(uint32_t nodesize, enum glock_type type, unsigned
 		}
 		if (err)
 			break;
-		if (fx_commit(c) || check_tree(&r, &sh, name)) {
+		if (committed_sound(c, &r, &sh, name)) {
 			err = 1;
 			break;
 		}
 		if (sh.depth > maxdepth)
 			maxdepth = sh.depth;
-		if (fx_used_blocks(c) != sh.nodes) {
-			FAILF(name, "blocks %" PRIu64 " != nodes %" PRIu64, fx_used_blocks(c), sh.nodes);
-			err = 1;
-		}
 	}
 	if (!err && (sh.depth != 1 || sh.items != 0)) {
 		FAILF(name, "after deleting everything: depth %d, %" PRIu64 " items", sh.depth, sh.items);
@@ -2011,16 +2021,12 @@ static void test_leaf_threads(uint32_t nodesize, unsigned groups, bool cow_path,
 				err = 1;
 		if (err)
 			break;
-		if (fx_commit(c) || check_tree(&r, &sh, name)) {
+		if (committed_sound(c, &r, &sh, name)) {
 			err = 1;
 			break;
 		}
 		if ((int)sh.leaves > maxleaves)
 			maxleaves = (int)sh.leaves;
-		if (fx_used_blocks(c) != sh.nodes) {
-			FAILF(name, "blocks %" PRIu64 " != nodes %" PRIu64, fx_used_blocks(c), sh.nodes);
-			err = 1;
-		}
 	}
 	if (!err && (sh.depth != 1 || sh.items != 0)) {
 		FAILF(name, "after deleting everything: depth %d, %" PRIu64 " items", sh.depth, sh.items);

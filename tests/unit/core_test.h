@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "tmp_image.h"
 
 static unsigned t_seed;
 
@@ -42,22 +43,6 @@ static void t_seed_init(void)
 	printf("seed: %u\n", t_seed);
 }
 
-/* A sparse image file of size bytes; path in buf. */
-static int t_image(char *buf, size_t n, uint64_t size)
-{
-	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-	snprintf(buf, n, "%s/glassfs-unit-XXXXXX", dir);
-	int fd = mkstemp(buf);
-	if (fd < 0)
-		return -errno;
-	if (ftruncate(fd, (off_t)size) < 0) {
-		close(fd);
-		return -errno;
-	}
-	close(fd);
-	return 0;
-}
-
 static __attribute__((unused)) int t_format(const char *img, uint32_t nodesize)
 {
 	const char *devs[1] = { img };
@@ -73,6 +58,16 @@ static __attribute__((unused)) int t_open(const char *img, bool ro, struct core 
 	o.readonly = ro;
 	o.commit_interval_s = 3600;	/* tests commit explicitly */
 	return mount_open(devs, 1, &o, c);
+}
+
+/* A case's end: its volume closed (c may be NULL), its image (named in
+ * img, or "") removed. */
+static __attribute__((unused)) void t_done(struct core *c, const char *img)
+{
+	if (c)
+		mount_close(c);
+	if (img[0])
+		unlink(img);
 }
 
 /* Patch bytes of a file (corruption tests). */
@@ -191,6 +186,38 @@ static __attribute__((unused)) int t_insert_items(struct core *c, uint64_t from,
 		memcpy(buf, &i, 8);
 		ret = btree_insert(t, subvol_root(c, FS_TREE_OBJECTID), &k, buf, size);
 	}
+	int e = txn_end(t);
+	return ret ? ret : e;
+}
+
+/* A data extent of len bytes holding buf, allocated at goal or past it
+ * (0: anywhere), in a transaction of its own, not committed: *l. */
+static __attribute__((unused)) int t_write_extent(struct core *c, const void *buf, uint64_t len,
+						  uint64_t goal, uint64_t *l)
+{
+	struct txn *t;
+	int ret = txn_join(c, 4, 0, &t);
+
+	if (ret)
+		return ret;
+	ret = data_alloc_goal(t, len, goal, l);
+	if (!ret)
+		ret = data_write(t, *l, buf, len);
+	int e = txn_end(t);
+	return ret ? ret : e;
+}
+
+/* Drop the reference to the extent at l of len bytes, in a transaction
+ * that may use the reserve (a free must get through on a full volume),
+ * not committed. */
+static __attribute__((unused)) int t_free_extent(struct core *c, uint64_t l, uint64_t len)
+{
+	struct txn *t;
+	int ret = txn_join(c, 4, TXN_USE_RESERVE, &t);
+
+	if (ret)
+		return ret;
+	ret = data_ref(t, l, len, -1);
 	int e = txn_end(t);
 	return ret ? ret : e;
 }

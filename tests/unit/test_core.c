@@ -22,6 +22,18 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/* A 160 MiB image of nodesize-byte nodes (name in img), formatted (the
+ * case's check fmt_check) and opened: 0, or -errno. */
+static int fresh_volume(char *img, size_t n, uint32_t nodesize, const char *fmt_check,
+			struct core **c)
+{
+	int ret = t_image(img, n, 160ull << 20);
+
+	if (ret)
+		return ret;
+	CHECK(fmt_check, t_format(img, nodesize) == 0);
+	return t_open(img, false, c);
+}
 
 static uint64_t node_physical(struct core *c, uint64_t bytenr)
 {
@@ -40,9 +52,7 @@ static void run(uint32_t nodesize)
 
 	img[0] = 0;
 #define N(s) (snprintf(name, sizeof(name), "[%u] %s", nodesize, s), name)
-	MUST(t_image(img, sizeof(img), 160ull << 20));
-	CHECK(N("format"), t_format(img, nodesize) == 0);
-	MUST(t_open(img, false, &c));
+	MUST(fresh_volume(img, sizeof(img), nodesize, N("format"), &c));
 	CHECK(N("fresh volume: generation 1"), core_generation(c) == 1 &&
 	      core_nodesize(c) == nodesize && strcmp(core_label(c), "unit") == 0);
 	CHECK(N("fs tree present"), subvol_root(c, FS_TREE_OBJECTID) != NULL);
@@ -452,10 +462,7 @@ static void threaded(uint32_t nodesize)
 	CHECK(N("threads: every item (and no deleted one) after reopen"), found == expect);
 	CHECK(N("threads: every data block after reopen"), data_ok);
 out:
-	if (c)
-		mount_close(c);
-	if (img[0])
-		unlink(img);
+	t_done(c, img);
 #undef N
 }
 
@@ -607,10 +614,7 @@ static void pipelined(uint32_t nodesize)
 out:
 	if (th_started)
 		pthread_join(th, NULL);
-	if (c)
-		mount_close(c);
-	if (img[0])
-		unlink(img);
+	t_done(c, img);
 #undef N
 }
 
@@ -678,16 +682,10 @@ static void seq_readahead(uint32_t nodesize)
 	img[0] = 0;
 #define N(s) (snprintf(name, sizeof(name), "[%u] readahead: %s", nodesize, s), name)
 	MUST(buf ? 0 : -ENOMEM);
-	MUST(t_image(img, sizeof(img), 160ull << 20));
-	CHECK(N("format"), t_format(img, nodesize) == 0);
-	MUST(t_open(img, false, &c));
+	MUST(fresh_volume(img, sizeof(img), nodesize, N("format"), &c));
 	memset(buf, 0x5a, MiB);
-	for (uint64_t i = 0; i < n && ok; i++) {
-		struct txn *t;
-		MUST(txn_join(c, 4, 0, &t));
-		ok = data_alloc(t, MiB, &logical[i]) == 0 && data_write(t, logical[i], buf, MiB) == 0;
-		txn_end(t);
-	}
+	for (uint64_t i = 0; i < n && ok; i++)
+		ok = t_write_extent(c, buf, MiB, 0, &logical[i]) == 0;
 	CHECK(N("24 MiB written"), ok && txn_commit(c, COMMIT_SYNC) == 0);
 	CHECK(N("written in order"), logical[n - 1] == logical[0] + (n - 1) * MiB);
 
@@ -734,10 +732,7 @@ static void seq_readahead(uint32_t nodesize)
 	CHECK(N("two interleaved streams both read ahead"),
 	      ok && a.dev_readahead_bytes - b.dev_readahead_bytes >= 2 * 8 * MiB);
 out:
-	if (c)
-		mount_close(c);
-	if (img[0])
-		unlink(img);
+	t_done(c, img);
 	free(buf);
 #undef N
 }
@@ -764,9 +759,7 @@ static void ra_queue_full(uint32_t nodesize)
 
 	img[0] = 0;
 #define N(s) (snprintf(name, sizeof(name), "[%u] readahead queue full: %s", nodesize, s), name)
-	MUST(t_image(img, sizeof(img), 160ull << 20));
-	CHECK(N("format"), t_format(img, nodesize) == 0);
-	MUST(t_open(img, false, &c));
+	MUST(fresh_volume(img, sizeof(img), nodesize, N("format"), &c));
 	struct dev *d = c->devs[0];
 	MUST(c->ra.thread.started && d->size >= (uint64_t)(total + 2) * 3 * MiB ? 0 : -EINVAL);
 
@@ -840,10 +833,7 @@ out:
 	pthread_cond_broadcast(&ra_gate_cond);
 	pthread_mutex_unlock(&ra_gate_lock);
 	__atomic_store_n(&ra_watching, false, __ATOMIC_RELEASE);
-	if (c)
-		mount_close(c);
-	if (img[0])
-		unlink(img);
+	t_done(c, img);
 #undef N
 }
 
@@ -900,20 +890,14 @@ static void seq_writebehind(uint32_t nodesize)
 	img[0] = 0;
 #define N(s) (snprintf(name, sizeof(name), "[%u] writebehind: %s", nodesize, s), name)
 	MUST(buf ? 0 : -ENOMEM);
-	MUST(t_image(img, sizeof(img), 160ull << 20));
-	CHECK(N("format"), t_format(img, nodesize) == 0);
-	MUST(t_open(img, false, &c));
+	MUST(fresh_volume(img, sizeof(img), nodesize, N("format"), &c));
 	memset(buf, 0x6b, MiB);
 	wb_writer = pthread_self();
 	mount_stats(c, &b);
 	__atomic_store_n(&wb_calls, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&wb_bytes, 0, __ATOMIC_RELAXED);
-	for (uint64_t i = 0; i < n && ok; i++) {
-		struct txn *t;
-		MUST(txn_join(c, 4, 0, &t));
-		ok = data_alloc(t, MiB, &logical) == 0 && data_write(t, logical, buf, MiB) == 0;
-		txn_end(t);
-	}
+	for (uint64_t i = 0; i < n && ok; i++)
+		ok = t_write_extent(c, buf, MiB, 0, &logical) == 0;
 	dev_readahead_wait(c);
 	mount_stats(c, &a);
 	CHECK(N("32 MiB written"), ok);
@@ -932,21 +916,14 @@ static void seq_writebehind(uint32_t nodesize)
 	CHECK(N("commit"), txn_commit(c, COMMIT_SYNC) == 0);
 
 	mount_stats(c, &b);
-	for (int i = 0; i < 64 && ok; i++) {
-		struct txn *t;
-		MUST(txn_join(c, 4, 0, &t));
-		ok = data_alloc(t, 4096, &logical) == 0 && data_write(t, logical, buf, 4096) == 0;
-		txn_end(t);
-	}
+	for (int i = 0; i < 64 && ok; i++)
+		ok = t_write_extent(c, buf, 4096, 0, &logical) == 0;
 	dev_readahead_wait(c);
 	mount_stats(c, &a);
 	CHECK(N("small writes ask for nothing"),
 	      ok && a.dev_writebehind_ios == b.dev_writebehind_ios);
 out:
-	if (c)
-		mount_close(c);
-	if (img[0])
-		unlink(img);
+	t_done(c, img);
 	free(buf);
 #undef N
 }
@@ -974,9 +951,7 @@ static void wb_queue_full(uint32_t nodesize)
 	img[0] = 0;
 #define N(s) (snprintf(name, sizeof(name), "[%u] writebehind queue full: %s", nodesize, s), name)
 	MUST(buf && got ? 0 : -ENOMEM);
-	MUST(t_image(img, sizeof(img), 160ull << 20));
-	CHECK(N("format"), t_format(img, nodesize) == 0);
-	MUST(t_open(img, false, &c));
+	MUST(fresh_volume(img, sizeof(img), nodesize, N("format"), &c));
 	struct dev *d = c->devs[0];
 	MUST(c->ra.thread.started ? 0 : -EINVAL);
 	wb_writer = ra_reader = pthread_self();
@@ -992,11 +967,7 @@ static void wb_queue_full(uint32_t nodesize)
 #define PIECE(i) (memset(buf, 0x30 + (int)(i), MiB), buf)
 #define WRITE_UNTIL(cond) \
 	while (ok && nw < 40 && !(cond)) { \
-		struct txn *t; \
-		MUST(txn_join(c, 4, 0, &t)); \
-		ok = data_alloc(t, MiB, &logical[nw]) == 0 && \
-		     data_write(t, logical[nw], PIECE(nw), MiB) == 0; \
-		txn_end(t); \
+		ok = t_write_extent(c, PIECE(nw), MiB, 0, &logical[nw]) == 0; \
 		nw++; \
 		mount_stats(c, &a); \
 	}
@@ -1073,10 +1044,7 @@ out:
 	wb_ranges_on = false;
 	pthread_cond_broadcast(&ra_gate_cond);
 	pthread_mutex_unlock(&ra_gate_lock);
-	if (c)
-		mount_close(c);
-	if (img[0])
-		unlink(img);
+	t_done(c, img);
 	free(buf);
 	free(got);
 #undef N

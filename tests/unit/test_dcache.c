@@ -32,7 +32,7 @@
 
 #define NNAMES 16
 
-static char img[] = "/tmp/glassfs-dcache-XXXXXX";
+static char img[256];
 static const struct fsops_cred cr = { .uid = 0, .gid = 0, .umask = 022 };
 
 static uint64_t ino_of(uint64_t dir, const char *name)
@@ -247,7 +247,7 @@ static void test_race(uint64_t root, unsigned seed)
 
 int main(void)
 {
-	long seed = items_setup(img, "dcache", 256ll << 20);
+	long seed = items_setup(img, sizeof(img), "dcache", 256ll << 20);
 	uint64_t root = ROOT_DIR_INO;
 
 	if (seed < 0 || !fs)

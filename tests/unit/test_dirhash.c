@@ -33,7 +33,7 @@ static uint64_t narrow_hash(const char *name, size_t len)
 	return name_hash(name, len) & HASH_MASK;
 }
 
-static char img[] = "/tmp/glassfs-dirhash-XXXXXX";
+static char img[256];
 static const struct fsops_cred cr = { .uid = 0, .gid = 0, .umask = 022 };
 
 /* readdir that takes at most `room` entries per call, like a small reply. */
@@ -215,7 +215,7 @@ static void collisions(unsigned seed)
 int main(void)
 {
 	dir_set_name_hash(narrow_hash);
-	long r = items_setup(img, "dirhash", (off_t)128 << 20);
+	long r = items_setup(img, sizeof(img), "dirhash", (off_t)128 << 20);
 
 	if (r < 0)
 		return 1;

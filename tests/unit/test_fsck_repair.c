@@ -667,54 +667,79 @@ struct ccase {
 	bool untouched;		/* want_y 4: the repair must not write to the image */
 };
 
-static const struct ccase cases[] = {
-	{ "free-space tree disagrees with the extent tree", c_free_space, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
-	{ "wrong extent reference counts (data and node)", c_extent_refs, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
-	{ "wrong link counts (file, hard-linked file, dir)", c_link_counts, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
-	{ "orphan items (named inode, missing inode)", c_orphans, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
-	{ "directory index disagrees with its entries", c_dir_index, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
-	{ "back references disagree with the names (missing, stale)", c_backrefs, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
-	{ "entries naming a missing inode (removed)", c_missing_inode, CORE_PROFILE_DUP, 1u << F_B, 1, NULL, NULL, false, NULL, false, NULL, false, false },
-	{ "inode nobody names (to /lost+found)", c_unnamed, CORE_PROFILE_DUP, 1u << F_C, 1, "lost+found", NULL, false, NULL, false, NULL, false, false },
-	{ "checksums missing, dup copies agree (recomputed)", c_csum, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
-	{ "checksums missing, dup copies differ (cannot repair)", c_csum_differ, CORE_PROFILE_DUP, 1u << F_A, 4, NULL,
-	  NULL, false, "cannot be told", false, NULL, false, false },
-	{ "checksums missing, single copy (cannot repair)", c_csum, CORE_PROFILE_SINGLE, 1u << F_A, 4, NULL,
-	  NULL, false, "nothing to verify", false, NULL, false, false },
-	{ "all at once: free space, refs, orphans, checksums, unnamed and missing inodes", c_combined,
-	  CORE_PROFILE_DUP, 1u << F_B | 1u << F_C, 1, "lost+found", NULL, false, NULL, false, NULL, false, false },
-	{ "link counts and directory index in a snapshot (shared leaves)", c_snapshot, CORE_PROFILE_DUP, 0, 1,
-	  NULL, NULL, true, NULL, false, NULL, false, false },
-	{ "preen (-p): link counts (safe: repaired)", c_link_counts, CORE_PROFILE_DUP, 0, 1,
-	  NULL, "-p", false, NULL, false, NULL, false, false },
-	{ "preen (-p): orphan items (safe: repaired)", c_orphans, CORE_PROFILE_DUP, 0, 1,
-	  NULL, "-p", false, NULL, false, NULL, false, false },
-	{ "preen (-p): free-space tree (safe: repaired)", c_free_space, CORE_PROFILE_DUP, 0, 1,
-	  NULL, "-p", false, NULL, false, NULL, false, false },
-	{ "preen (-p): inode nobody names (needs -y: refused, then -y)", c_unnamed, CORE_PROFILE_DUP, 1u << F_C, 4,
-	  NULL, "-p", false, "run fsck.glassfs -y", true, NULL, false, false },
-	{ "entry types disagree with the inodes' modes (both halves, one half)", c_dentry_type,
-	  CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
-	{ "preen (-p): entry types (safe: repaired)", c_dentry_type,
-	  CORE_PROFILE_DUP, 0, 1, NULL, "-p", false, NULL, false, NULL, false, false },
-	{ "index and entry of the same number disagree (the back reference decides)",
-	  c_index_conflict, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
-	{ "malformed and unknown items (removed, rebuilt from their other halves)", c_bad_items,
-	  CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
-	{ "names filed under another hash: a directory entry, an xattr (moved)", c_misfiled,
-	  CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
-	{ "damaged superblock copy (rewritten from the good one)", c_none, CORE_PROFILE_DUP, 0, 1,
-	  NULL, NULL, false, NULL, false, raw_super, false, false },
-	{ "preen (-p): damaged superblock copy (safe: repaired)", c_none, CORE_PROFILE_DUP, 0, 1,
-	  NULL, "-p", false, NULL, false, raw_super, false, false },
-	{ "subvolume name without its back reference (made from its twin)", c_subvol_name,
-	  CORE_PROFILE_DUP, 0, 1, NULL, NULL, true, NULL, false, NULL, false, false },
-	{ "unreadable node with one copy (cannot repair: image untouched)", c_unreadable,
-	  CORE_PROFILE_SINGLE, 1u << F_C | 1u << F_A | 1u << F_B, 4, NULL, NULL, false,
-	  "cannot be read from any copy", false, raw_node, true, true },
-	{ "a node's reference item records another generation (made the node's)", c_meta_gen,
-	  CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false, false },
+/* The cases, by name: crash_case and worse_case pick theirs from here. */
+enum {
+	C_FREE_SPACE, C_EXTENT_REFS, C_LINK_COUNTS, C_ORPHANS, C_DIR_INDEX, C_BACKREFS,
+	C_MISSING_INODE, C_UNNAMED, C_CSUM, C_CSUM_DIFFER, C_CSUM_SINGLE, C_COMBINED,
+	C_SNAPSHOT, C_PREEN_LINK_COUNTS, C_PREEN_ORPHANS, C_PREEN_FREE_SPACE, C_PREEN_UNNAMED,
+	C_DENTRY_TYPE, C_PREEN_DENTRY_TYPE, C_INDEX_CONFLICT, C_BAD_ITEMS, C_MISFILED, C_SUPER,
+	C_PREEN_SUPER, C_SUBVOL_NAME, C_UNREADABLE, C_META_GEN, NCASES
 };
+
+static const struct ccase cases[] = {
+	[C_FREE_SPACE] = { "free-space tree disagrees with the extent tree",
+	  c_free_space, CORE_PROFILE_DUP, .want_y = 1 },
+	[C_EXTENT_REFS] = { "wrong extent reference counts (data and node)",
+	  c_extent_refs, CORE_PROFILE_DUP, .want_y = 1 },
+	[C_LINK_COUNTS] = { "wrong link counts (file, hard-linked file, dir)",
+	  c_link_counts, CORE_PROFILE_DUP, .want_y = 1 },
+	[C_ORPHANS] = { "orphan items (named inode, missing inode)",
+	  c_orphans, CORE_PROFILE_DUP, .want_y = 1 },
+	[C_DIR_INDEX] = { "directory index disagrees with its entries",
+	  c_dir_index, CORE_PROFILE_DUP, .want_y = 1 },
+	[C_BACKREFS] = { "back references disagree with the names (missing, stale)",
+	  c_backrefs, CORE_PROFILE_DUP, .want_y = 1 },
+	[C_MISSING_INODE] = { "entries naming a missing inode (removed)",
+	  c_missing_inode, CORE_PROFILE_DUP, .damaged = 1u << F_B, .want_y = 1 },
+	[C_UNNAMED] = { "inode nobody names (to /lost+found)",
+	  c_unnamed, CORE_PROFILE_DUP, .damaged = 1u << F_C, .want_y = 1,
+	  .lost_found = "lost+found" },
+	[C_CSUM] = { "checksums missing, dup copies agree (recomputed)",
+	  c_csum, CORE_PROFILE_DUP, .want_y = 1 },
+	[C_CSUM_DIFFER] = { "checksums missing, dup copies differ (cannot repair)",
+	  c_csum_differ, CORE_PROFILE_DUP, .damaged = 1u << F_A, .want_y = 4,
+	  .reason = "cannot be told" },
+	[C_CSUM_SINGLE] = { "checksums missing, single copy (cannot repair)",
+	  c_csum, CORE_PROFILE_SINGLE, .damaged = 1u << F_A, .want_y = 4,
+	  .reason = "nothing to verify" },
+	[C_COMBINED] = { "all at once: free space, refs, orphans, checksums, unnamed and missing inodes",
+	  c_combined, CORE_PROFILE_DUP, .damaged = 1u << F_B | 1u << F_C, .want_y = 1,
+	  .lost_found = "lost+found" },
+	[C_SNAPSHOT] = { "link counts and directory index in a snapshot (shared leaves)",
+	  c_snapshot, CORE_PROFILE_DUP, .want_y = 1, .snap = true },
+	[C_PREEN_LINK_COUNTS] = { "preen (-p): link counts (safe: repaired)",
+	  c_link_counts, CORE_PROFILE_DUP, .want_y = 1, .flag = "-p" },
+	[C_PREEN_ORPHANS] = { "preen (-p): orphan items (safe: repaired)",
+	  c_orphans, CORE_PROFILE_DUP, .want_y = 1, .flag = "-p" },
+	[C_PREEN_FREE_SPACE] = { "preen (-p): free-space tree (safe: repaired)",
+	  c_free_space, CORE_PROFILE_DUP, .want_y = 1, .flag = "-p" },
+	[C_PREEN_UNNAMED] = { "preen (-p): inode nobody names (needs -y: refused, then -y)",
+	  c_unnamed, CORE_PROFILE_DUP, .damaged = 1u << F_C, .want_y = 4, .flag = "-p",
+	  .reason = "run fsck.glassfs -y", .then_y = true },
+	[C_DENTRY_TYPE] = { "entry types disagree with the inodes' modes (both halves, one half)",
+	  c_dentry_type, CORE_PROFILE_DUP, .want_y = 1 },
+	[C_PREEN_DENTRY_TYPE] = { "preen (-p): entry types (safe: repaired)",
+	  c_dentry_type, CORE_PROFILE_DUP, .want_y = 1, .flag = "-p" },
+	[C_INDEX_CONFLICT] = { "index and entry of the same number disagree (the back reference decides)",
+	  c_index_conflict, CORE_PROFILE_DUP, .want_y = 1 },
+	[C_BAD_ITEMS] = { "malformed and unknown items (removed, rebuilt from their other halves)",
+	  c_bad_items, CORE_PROFILE_DUP, .want_y = 1 },
+	[C_MISFILED] = { "names filed under another hash: a directory entry, an xattr (moved)",
+	  c_misfiled, CORE_PROFILE_DUP, .want_y = 1 },
+	[C_SUPER] = { "damaged superblock copy (rewritten from the good one)",
+	  c_none, CORE_PROFILE_DUP, .want_y = 1, .raw = raw_super },
+	[C_PREEN_SUPER] = { "preen (-p): damaged superblock copy (safe: repaired)",
+	  c_none, CORE_PROFILE_DUP, .want_y = 1, .flag = "-p", .raw = raw_super },
+	[C_SUBVOL_NAME] = { "subvolume name without its back reference (made from its twin)",
+	  c_subvol_name, CORE_PROFILE_DUP, .want_y = 1, .snap = true },
+	[C_UNREADABLE] = { "unreadable node with one copy (cannot repair: image untouched)",
+	  c_unreadable, CORE_PROFILE_SINGLE, .damaged = 1u << F_C | 1u << F_A | 1u << F_B,
+	  .want_y = 4, .reason = "cannot be read from any copy", .raw = raw_node,
+	  .meta_single = true, .untouched = true },
+	[C_META_GEN] = { "a node's reference item records another generation (made the node's)",
+	  c_meta_gen, CORE_PROFILE_DUP, .want_y = 1 },
+};
+_Static_assert(sizeof(cases) / sizeof(cases[0]) == NCASES, "a case without its name");
 
 /* The case's image, damaged.  0, or -1 (FAIL printed). */
 static int prepare(const struct ccase *cc)
@@ -952,9 +977,9 @@ static void worse_case(const struct ccase *cc)
 		printf("PASS: a repair pass that makes the volume worse is undone (%s): -y 4, the same %ld errors after, "
 		       "then -y repairs it\n", cc->name, e0);
 	else {
-		printf("FAIL: a repair pass that makes the volume worse is undone: -n %d (%ld errors), bad -y %d "
-		       "(said %d), -n %d (%ld errors), -y %d, -n %d, verify %s\n", n1, e0, y, said, n2, e1, y2,
-		       n3, why);
+		printf("FAIL: a repair pass that makes the volume worse is undone (%s): -n %d (%ld errors), "
+		       "bad -y %d (said %d), -n %d (%ld errors), -y %d, -n %d, verify %s\n", cc->name, n1, e0,
+		       y, said, n2, e1, y2, n3, why);
 		fails++;
 		show_out();
 	}
@@ -1333,8 +1358,8 @@ int main(int argc, char **argv)
 		if (argc < 2 || strstr(cases[i].name, argv[1]))
 			run_case(&cases[i]);
 	if (argc < 2 || strstr("crash", argv[1])) {
-		crash_case(&cases[0]);		/* free-space tree rebuilt */
-		crash_case(&cases[7]);		/* lost+found made, an inode moved there */
+		crash_case(&cases[C_FREE_SPACE]);	/* free-space tree rebuilt */
+		crash_case(&cases[C_UNNAMED]);	/* lost+found made, an inode moved there */
 	}
 	if (argc < 2 || strstr("log", argv[1]))
 		log_case();
@@ -1346,7 +1371,7 @@ int main(int argc, char **argv)
 		if (argc < 2 || strstr(rcases[i].name, argv[1]))
 			raid_csum_case(&rcases[i]);
 	if (argc < 2 || strstr("worse", argv[1]))
-		worse_case(&cases[3]);		/* orphan items: 2 errors, the bad pass makes 3 */
+		worse_case(&cases[C_ORPHANS]);	/* 2 errors; the bad pass makes 3 */
 	/* repairs refused while checking only, and the usage rules */
 	snprintf(out, sizeof(out), "%s.fsck", img);
 	if (!make_image(CORE_PROFILE_DUP, false, false)) {

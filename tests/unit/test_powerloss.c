@@ -719,6 +719,56 @@ static void link_run(unsigned k)
 	w_fsync("new2", 0);
 }
 
+/*
+ * Names past a full INODE_REF (extended refs, fs/items/iref.h): 400
+ * untracked names of 200 bytes fill x's INODE_REF at any node size (64
+ * KiB holds ~310), then tracked names go to extended refs.  A link or
+ * rename makes its fsync commit; a data fsync of a file with extended
+ * refs goes through the log (its record leaves them out: replay keeps
+ * the tree's).  A crash anywhere shows each fsync'd name, with the
+ * content of its last durable version.
+ */
+static void extref_setup(unsigned k)
+{
+	struct name *x;
+	struct stat st;
+	char longname[208];
+
+	w_create("x");
+	w_write("x", 0, 6000, k);
+	x = nm("x");
+	for (int i = 0; i < 400; i++) {
+		snprintf(longname, sizeof(longname), "%03d-%0196d", i, i);
+		STEP(fsops_link(fs, x->ino, dir_ino, longname, &st));
+		fsops_forget(fs, x->ino, 1);
+	}
+}
+static void extref_run(unsigned k)
+{
+	struct log_stats a, b;
+
+	w_link("x", "l1");		/* an extended ref */
+	w_fsync("x", 0);		/* names changed: a commit */
+	log_stats(core, &a);
+	w_write("x", 6000, 3000, k + 1);
+	w_fsync("l1", 1);		/* by the log */
+	log_stats(core, &b);
+	if (b.syncs != a.syncs + 1) {
+		printf("FAIL: %s: the data fsync of a file with extended refs committed "
+		       "(log syncs %llu -> %llu)\n", wname, (unsigned long long)a.syncs,
+		       (unsigned long long)b.syncs);
+		wfail++;
+	}
+	w_rename("l1", "l2");		/* an extended ref moves */
+	w_link("x", "l3");
+	w_fsync("l3", 0);
+	w_write("x", 0, 100, k + 2);
+	w_fsync("x", 1);
+	w_unlink("l2");
+	w_link("x", "l4");
+	w_fsync("x", 0);
+}
+
 static void truncate_setup(unsigned k) { w_create("t"); w_write("t", 0, 30000, k); }
 static void truncate_run(unsigned k)
 {
@@ -801,10 +851,29 @@ static void w_sync(void)
 		ack(&m.n[i], pos);
 }
 
-/* The path under test ran: want writes in place since data_rewrites was
- * n0 (raid5/6 data: none, its rows are written whole once); else the
- * workload fails (its states are not checked). */
-static void in_place(uint64_t n0, uint64_t want, const char *what)
+/*
+ * Blocks written again in place (fs/items/file.c, write_again): a block
+ * this transaction's copy on write made is overwritten where it is, the
+ * whole of a merged extent too, while another file's fsync logs a
+ * record; then the file's own fsync (its blocks copied from then on),
+ * a commit, and the same again.  A crash anywhere must show each file
+ * as its last durable state had it: nothing written in place is
+ * reachable before a commit or a record holds it.
+ */
+/* The rewrite workloads' committed state: file name of 64 KiB, and "o"
+ * (the other file, whose fsync logs a record among the writes). */
+static void rewrite_files(const char *name, unsigned k)
+{
+	w_create(name);
+	w_write(name, 0, 65536, k);
+	w_create("o");
+	w_write("o", 0, 4000, k + 1);
+}
+
+/* The rewrite workloads ran the path under test: want blocks or extents
+ * (what) written in place since the count was n0; none when the data is
+ * raid5/6, whose rows are written whole once. */
+static void written_in_place(uint64_t n0, uint64_t want, const char *what)
 {
 	uint64_t got = fs->core->data_rewrites - n0;
 
@@ -817,22 +886,7 @@ static void in_place(uint64_t n0, uint64_t want, const char *what)
 	}
 }
 
-/*
- * Blocks written again in place (fs/items/file.c, write_again): a block
- * this transaction's copy on write made is overwritten where it is, the
- * whole of a merged extent too, while another file's fsync logs a
- * record; then the file's own fsync (its blocks copied from then on),
- * a commit, and the same again.  A crash anywhere must show each file
- * as its last durable state had it: nothing written in place is
- * reachable before a commit or a record holds it.
- */
-static void rewrite_setup(unsigned k)
-{
-	w_create("r");
-	w_write("r", 0, 65536, k);
-	w_create("o");
-	w_write("o", 0, 4000, k + 1);
-}
+static void rewrite_setup(unsigned k) { rewrite_files("r", k); }
 static void rewrite_run(unsigned k)
 {
 	uint64_t n0 = fs->core->data_rewrites;
@@ -857,7 +911,7 @@ static void rewrite_run(unsigned k)
 	w_write("r", 32768, 8192, k + 13);
 	w_write("r", 32768, 8192, k + 14);
 	w_fsync("r", 1);
-	in_place(n0, 5, "blocks");	/* as the comments say */
+	written_in_place(n0, 5, "blocks");	/* as the comments say */
 	fsops_forget(fs, st.st_ino, 1);
 }
 
@@ -871,13 +925,7 @@ static void rewrite_run(unsigned k)
  * state had it: no block written in place is reachable before a commit
  * or a record holds it, and each extent's checksums match its bytes.
  */
-static void rewrite_multi_setup(unsigned k)
-{
-	w_create("m");
-	w_write("m", 0, 65536, k);
-	w_create("o");
-	w_write("o", 0, 4000, k + 1);
-}
+static void rewrite_multi_setup(unsigned k) { rewrite_files("m", k); }
 static void rewrite_multi_run(unsigned k)
 {
 	uint64_t n0 = fs->core->data_rewrites;
@@ -903,7 +951,7 @@ static void rewrite_multi_run(unsigned k)
 	w_write("m", 36864, 8192, k + 12);	/* in place */
 	w_write("m", 36864, 8192, k + 13);
 	w_fsync("m", 1);
-	in_place(n0, 2 + 3 + 2 + 2 + 2, "extents");	/* as the comments say */
+	written_in_place(n0, 2 + 3 + 2 + 2 + 2, "extents");
 	fsops_forget(fs, st.st_ino, 1);
 }
 
@@ -945,7 +993,7 @@ static void rewrite_part_run(unsigned k)
 	w_write("p", 135168, 8192, k + 9);	/* in place */
 	w_write("p", 188416, 4096, k + 10);	/* in place, its last block */
 	w_fsync("p", 1);
-	in_place(n0, 5, "parts");	/* as the comments say */
+	written_in_place(n0, 5, "parts");	/* as the comments say */
 	fsops_forget(fs, st.st_ino, 1);
 }
 
@@ -1655,6 +1703,7 @@ static const struct workload workloads[] = {
 	{ "inline_fsync", inline_setup, inline_run, NULL },
 	{ "rename_over_fsyncdir", rename_setup, rename_run, NULL },
 	{ "link_fsync", link_setup, link_run, NULL },
+	{ "extref_fsync", extref_setup, extref_run, NULL },
 	{ "truncate_fsync", truncate_setup, truncate_run, NULL },
 	{ "punch_fsync", punch_setup, punch_run, NULL },
 	{ "fsyncrand_fdatasync", fsyncrand_setup, fsyncrand_run, NULL },

@@ -61,6 +61,14 @@ static void vol_rm(struct vol *v)
 			unlink(v->img[i]);
 }
 
+/* A case's end: its volume closed (c may be NULL), its images removed. */
+static void vol_done(struct vol *v, struct core *c)
+{
+	if (c)
+		mount_close(c);
+	vol_rm(v);
+}
+
 static int vol_format(struct vol *v, uint64_t dprof, uint64_t mprof, const int8_t *rot)
 {
 	struct format_opts o = { .label = "raid", .nodesize = 4096, .force = true,
@@ -74,6 +82,18 @@ static int vol_open(struct vol *v, struct core **c)
 	core_opts_default(&o);
 	o.commit_interval_s = 3600;
 	return mount_open(v->devs, v->n, &o, c);
+}
+
+/* A volume of n new images of sizes[] bytes, formatted with data profile
+ * dprof and metadata mprof, opened: most cases' start. */
+static int vol_up(struct vol *v, int n, const uint64_t *sizes, uint64_t dprof, uint64_t mprof,
+		  struct core **c)
+{
+	int ret = vol_make(v, n, sizes);
+
+	if (!ret)
+		ret = vol_format(v, dprof, mprof, NULL);
+	return ret ? ret : vol_open(v, c);
 }
 
 /* A writable degraded open of the n devices left of a volume. */
@@ -96,6 +116,30 @@ static int vol_open_degraded_ro(const char **devs, int n, struct core **c)
 	o.degraded = true;
 	o.readonly = true;
 	return mount_open(devs, n, &o, c);
+}
+
+/* v opened with device dev's op (DEV_READ, DEV_WRITE) taking us
+ * microseconds each: a resync slow enough to act beside. */
+static int vol_open_slow(struct vol *v, int dev, int op, uint64_t us, struct core **c)
+{
+	struct core_opts o;
+	core_opts_default(&o);
+	o.commit_interval_s = 3600;
+	o.dev_lat_dev_us[dev][op] = us;
+	o.dev_lat_dev_set[dev] = (uint8_t)(1u << op);
+	return mount_open(v->devs, v->n, &o, c);
+}
+
+/* Wait (5 s at most) until the resync begun at open has copied
+ * something: the stats then in *st. */
+static void resync_begun(struct core *c, struct core_stats *st)
+{
+	for (int i = 0; i < 5000; i++) {
+		mount_stats(c, st);
+		if (st->resync_done_bytes)
+			break;
+		usleep(1000);
+	}
 }
 
 /* The devices of v but the one at index away, into left (v->n - 1 of
@@ -283,9 +327,7 @@ static void parallel_flush(void)
 	uint64_t sz[2] = { 64ull << 20, 64ull << 20 };
 	struct core *c = NULL;
 
-	MUST(vol_make(&v, 2, sz));
-	MUST(vol_format(&v, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, NULL));
-	MUST(vol_open(&v, &c));
+	MUST(vol_up(&v, 2, sz, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, &c));
 	MUST(t_insert_items(c, 0, 10, 100));
 	MUST(txn_commit(c, COMMIT_SYNC));
 	fm.dev[0] = c->devs[0];
@@ -471,6 +513,27 @@ static bool all_read(struct core *c, void *ext)
 	return verify_all(c, ext);
 }
 
+/* Each device of v but `away` (-1: none) missing in turn, the others
+ * opened degraded and read-only: how many opened and read right
+ * (reads(c, arg)). */
+static int served_each_missing(struct vol *v, int away, bool (*reads)(struct core *, void *),
+			       void *arg)
+{
+	const char *devs[6];
+	struct core *c;
+	int served = 0;
+
+	for (int gone = 0; gone < v->n; gone++) {
+		if (gone == away)
+			continue;
+		if (vol_open_degraded_ro(devs, vol_devs_but(v, gone, devs), &c) == 0) {
+			served += reads(c, arg);
+			mount_close(c);
+		}
+	}
+	return served;
+}
+
 static void profile_case(const char *tag, int ndev, uint64_t dprof, uint64_t mprof)
 {
 	struct vol v = { 0 };
@@ -482,9 +545,7 @@ static void profile_case(const char *tag, int ndev, uint64_t dprof, uint64_t mpr
 	uint64_t nphys, dphys, nodesize = 0;
 #define N(s) (snprintf(name, sizeof(name), "%s: %s", tag, s), name)
 
-	MUST(vol_make(&v, ndev, sz));
-	MUST(vol_format(&v, dprof, mprof, NULL));
-	MUST(vol_open(&v, &c));
+	MUST(vol_up(&v, ndev, sz, dprof, mprof, &c));
 	CHECK(N("new chunks have the profiles asked for"), profiles_ok(c, dprof, mprof));
 	MUST(populate(c, ext));
 	CHECK(N("chunks created later keep the profiles"), profiles_ok(c, dprof, mprof));
@@ -518,9 +579,7 @@ static void profile_case(const char *tag, int ndev, uint64_t dprof, uint64_t mpr
 				 .checked = 2 * (uint64_t)NEXT * EXTLEN, .extents = NEXT };
 	damage_scrub(&v, tag, all_read, ext, &w);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 #undef N
 }
 
@@ -536,9 +595,7 @@ static void failing_device(void)
 
 	if (!b || !r)
 		goto out;
-	MUST(vol_make(&v, 2, sz));
-	MUST(vol_format(&v, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, NULL));
-	MUST(vol_open(&v, &c));
+	MUST(vol_up(&v, 2, sz, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, &c));
 	MUST(populate(c, ext));
 	MUST(mount_close(c));
 	MUST(vol_open(&v, &c));
@@ -597,9 +654,7 @@ static void failing_device(void)
 	c = NULL;
 	CHECK_VFSCK("raid1: fsck clean after the failing device and scrub", &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 	free(b);
 	free(r);
 }
@@ -645,9 +700,7 @@ static void rotational(void)
 	c = NULL;
 	CHECK_VFSCK("rotational: fsck clean", &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /* Mount-option fields: discard mode and device latency come from core_opts. */
@@ -688,10 +741,7 @@ static void opts_fields(void)
 	CHECK("no discard option: GLASSFS_DISCARD still applies", c->discard.mode == DISCARD_SYNC);
 	unsetenv("GLASSFS_DISCARD");
 out:
-	if (c)
-		mount_close(c);
-	c = NULL;
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /* A fresh extent of len bytes in its own committed transaction. */
@@ -792,9 +842,7 @@ static void async_discard_frees_at_once(void)
 	c = NULL;
 	CHECK_VFSCK("async discard: fsck clean", &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /*
@@ -847,9 +895,7 @@ static void async_discard_queue_full(void)
 	c = NULL;
 	CHECK_VFSCK("discard queue full: fsck clean", &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /* A data extent of len bytes holding fill(seed), committed. */
@@ -1019,9 +1065,7 @@ static void chunk_split_case(void)
 	int nx = 0;
 	bool ok;
 
-	MUST(vol_make(&v, 1, sz));
-	MUST(vol_format(&v, 0, 0, NULL));
-	MUST(vol_open(&v, &c));
+	MUST(vol_up(&v, 1, sz, 0, 0, &c));
 	/* fence first: three 768 KiB extents on an empty chunk skip the MiB
 	 * boundaries they would cross */
 	MUST(one_extent(c, 4096, &f[0]));
@@ -1132,9 +1176,7 @@ static void chunk_split_case(void)
 	c = NULL;
 	CHECK_VFSCK("split: fsck clean", &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 static uint64_t disk_bytes(const char *path)
@@ -1171,9 +1213,7 @@ static void trim_case(void)
 
 	if (!b || !w)
 		goto out0;
-	MUST(vol_make(&v, 1, sz));
-	MUST(vol_format(&v, CORE_PROFILE_DUP, CORE_PROFILE_DUP, NULL));
-	MUST(vol_open(&v, &c));
+	MUST(vol_up(&v, 1, sz, CORE_PROFILE_DUP, CORE_PROFILE_DUP, &c));
 	MUST(populate(c, ext));
 	MUST(free_but_last(c, ext));
 	uint64_t before = disk_bytes(v.img[0]);
@@ -1192,9 +1232,7 @@ static void trim_case(void)
 	c = NULL;
 	CHECK_VFSCK("trim: fsck clean after trim", &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 out0:
 	free(b);
 	free(w);
@@ -1208,9 +1246,7 @@ static void missing_device(void)
 	struct core *c = NULL;
 	struct core_opts o;
 
-	MUST(vol_make(&v, 2, sz));
-	MUST(vol_format(&v, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, NULL));
-	MUST(vol_open(&v, &c));
+	MUST(vol_up(&v, 2, sz, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, &c));
 	MUST(populate(c, ext));
 	MUST(mount_close(c));
 	c = NULL;
@@ -1254,9 +1290,7 @@ static void missing_device(void)
 	}
 	CHECK_VFSCK("degraded: both devices together still check clean", &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /* Where the sector at logical lives on a raid5/6 chunk: its data column
@@ -1341,9 +1375,7 @@ static void parity_case(const char *tag, int ndev, uint64_t prof)
 
 	MUST(ob && ow ? 0 : -ENOMEM);
 	fill(ow, ODDLEN, 77);
-	MUST(vol_make(&v, ndev, sz));
-	MUST(vol_format(&v, prof, CORE_PROFILE_RAID1, NULL));
-	MUST(vol_open(&v, &c));
+	MUST(vol_up(&v, ndev, sz, prof, CORE_PROFILE_RAID1, &c));
 	MUST(populate(c, ext));
 	{
 		struct txn *t;
@@ -1444,9 +1476,7 @@ static void raid10_missing(void)
 	struct core_opts o;
 	int served[3] = { 0 }, refused[3] = { 0 }, wrong = 0;
 
-	MUST(vol_make(&v, 4, sz));
-	MUST(vol_format(&v, CORE_PROFILE_RAID10, CORE_PROFILE_RAID10, NULL));
-	MUST(vol_open(&v, &c));
+	MUST(vol_up(&v, 4, sz, CORE_PROFILE_RAID10, CORE_PROFILE_RAID10, &c));
 	MUST(populate(c, ext));
 	MUST(mount_close(c));
 	c = NULL;
@@ -1486,9 +1516,7 @@ static void raid10_missing(void)
 	      served[2] >= 1 && refused[2] >= 1);
 	CHECK_VFSCK("raid10: all four devices still check clean", &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /*
@@ -1504,9 +1532,7 @@ static void failing_supers(void)
 	struct core_stats st;
 	uint64_t d0, gen;
 
-	MUST(vol_make(&v, 2, sz));
-	MUST(vol_format(&v, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, NULL));
-	MUST(vol_open(&v, &c));
+	MUST(vol_up(&v, 2, sz, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, &c));
 	MUST(populate(c, ext));
 	/* a commit with device 2 failing every write: nodes and superblock
 	 * go to device 1 only, the commit succeeds */
@@ -1559,9 +1585,7 @@ static void failing_supers(void)
 	c = NULL;
 	CHECK_VFSCK("supers: fsck clean after skipped superblocks and scrub", &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /*
@@ -1576,45 +1600,32 @@ static void stale_device(void)
 	struct vol v = { 0 };
 	uint64_t sz[2] = { 64ull << 20, 64ull << 20 }, ext[NEXT];
 	struct core *c = NULL;
-	struct core_opts o;
 	struct core_stats st;
 	const char *one[1];
 
 	MUST(vol_make(&v, 2, sz));
 	MUST(vol_format(&v, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, NULL));
-	core_opts_default(&o);
-	o.commit_interval_s = 3600;
-	o.degraded = true;
 	one[0] = v.devs[0];
-	MUST(mount_open(one, 1, &o, &c));
+	MUST(vol_open_degraded(one, 1, &c));
 	CHECK("stale: a degraded open is writable", !core_readonly(c));
 	MUST(populate(c, ext));
 	MUST(mount_close(c));
 	c = NULL;
-	o.degraded = false;
 	/* slow writes on device 2 (50 ms each): the resync takes a while,
 	 * the open does not wait for it; closed in the middle, the next
 	 * open starts over */
-	o.dev_lat_dev_us[1][DEV_WRITE] = 50000;
-	o.dev_lat_dev_set[1] = 1u << DEV_WRITE;
 	uint64_t t0 = glock_now_ns();
-	MUST(mount_open(v.devs, 2, &o, &c));
+	MUST(vol_open_slow(&v, 1, DEV_WRITE, 50000, &c));
 	uint64_t open_ns = glock_now_ns() - t0;
 	CHECK("stale: the open does not wait for the resync: the device is still read last",
 	      c->devs[1]->stale);
-	for (int i = 0; i < 3000; i++) {
-		mount_stats(c, &st);
-		if (st.resync_done_bytes)
-			break;
-		usleep(1000);
-	}
+	resync_begun(c, &st);
 	CHECK("stale: resync progress in core_stats",
 	      st.resync_bytes > 0 && st.resync_done_bytes > 0 && st.resync_done_bytes < st.resync_bytes);
 	CHECK("stale: everything reads during the resync", verify_all(c, ext));
 	MUST(mount_close(c));	/* cancels it */
 	c = NULL;
-	o.dev_lat_dev_set[1] = 0;
-	MUST(mount_open(v.devs, 2, &o, &c));
+	MUST(vol_open(&v, &c));
 	CHECK("stale: a resync cut short starts over at the next open", c->devs[1]->stale);
 	volume_resync_wait(c);
 	mount_stats(c, &st);
@@ -1626,24 +1637,40 @@ static void stale_device(void)
 	CHECK("stale: everything reads after the resync", verify_all(c, ext));
 	MUST(mount_close(c));
 	c = NULL;
-	MUST(mount_open(v.devs, 2, &o, &c));
+	MUST(vol_open(&v, &c));
 	CHECK("stale: after a finished resync the next open finds nothing stale",
 	      !c->devs[0]->stale && !c->devs[1]->stale);
 	MUST(mount_close(c));
 	c = NULL;
-	o.degraded = true;
-	o.readonly = true;
 	one[0] = v.devs[1];
-	MUST(mount_open(one, 1, &o, &c));
+	MUST(vol_open_degraded_ro(one, 1, &c));
 	CHECK("stale: the resynced device alone serves what was written while it was away",
 	      c->generation > 2 && verify_all(c, ext));
 	MUST(mount_close(c));
 	c = NULL;
 	CHECK_VFSCK("stale: fsck clean over both devices", &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
+}
+
+/* The resync-with-writes cases' extents: 24 of 1 MiB (put_extent seeds
+ * more_seed + i) the resync copies, 6 of 256 KiB (during_seed + i)
+ * written while it ran. */
+struct resync_writes {
+	const uint64_t *more, *during;
+	unsigned more_seed, during_seed;
+};
+
+static bool resync_writes_read(struct core *c, void *arg)
+{
+	const struct resync_writes *rw = arg;
+	bool ok = true;
+
+	for (int i = 0; i < 24 && ok; i++)
+		ok = extent_reads(c, rw->more[i], 1u << 20, rw->more_seed + (unsigned)i);
+	for (int i = 0; i < 6 && ok; i++)
+		ok = extent_reads(c, rw->during[i], 256u << 10, rw->during_seed + (unsigned)i);
+	return ok;
 }
 
 /*
@@ -1663,39 +1690,25 @@ static void resync_writes_beside(void)
 	struct vol v = { 0 };
 	uint64_t sz[2] = { 96ull << 20, 96ull << 20 }, more[24], during[6];
 	struct core *c = NULL;
-	struct core_opts o;
 	struct core_stats st0, st1;
 	struct glock_stats g0, g1;
 	const char *one[1];
 
-	MUST(vol_make(&v, 2, sz));
-	MUST(vol_format(&v, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, NULL));
-	core_opts_default(&o);
-	o.commit_interval_s = 3600;
 	/* 24 MiB on both (raid1 chunks; a resync copies what is in use),
 	 * then items written with device 1 away */
-	MUST(mount_open(v.devs, 2, &o, &c));
+	MUST(vol_up(&v, 2, sz, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, &c));
 	for (int i = 0; i < 24; i++)
 		MUST(put_extent(c, 1u << 20, 100u + (unsigned)i, &more[i]));
 	MUST(mount_close(c));
 	c = NULL;
-	o.degraded = true;
 	one[0] = v.devs[0];
-	MUST(mount_open(one, 1, &o, &c));
+	MUST(vol_open_degraded(one, 1, &c));
 	MUST(t_insert_items(c, 0, NITEMS, 100));	/* metadata only: no new chunk */
 	MUST(txn_commit(c, COMMIT_SYNC));
 	MUST(mount_close(c));
 	c = NULL;
-	o.degraded = false;
-	o.dev_lat_dev_us[0][DEV_READ] = 10000;
-	o.dev_lat_dev_set[0] = 1u << DEV_READ;
-	MUST(mount_open(v.devs, 2, &o, &c));
-	for (int i = 0; i < 5000; i++) {
-		mount_stats(c, &st0);
-		if (st0.resync_done_bytes)
-			break;
-		usleep(1000);
-	}
+	MUST(vol_open_slow(&v, 0, DEV_READ, 10000, &c));
+	resync_begun(c, &st0);
 	glock_stats_read(&g0);
 	for (int i = 0; i < 6; i++)
 		MUST(put_extent(c, 256u << 10, 200u + (unsigned)i, &during[i]));
@@ -1717,25 +1730,16 @@ static void resync_writes_beside(void)
 	CHECK("resync beside: the resync finishes", !c->devs[1]->stale);
 	MUST(mount_close(c));
 	c = NULL;
-	o.dev_lat_dev_set[0] = 0;
-	o.degraded = true;
-	o.readonly = true;
 	one[0] = v.devs[1];
-	MUST(mount_open(one, 1, &o, &c));
-	bool ok = verify_all_items(c);
-	for (int i = 0; i < 24 && ok; i++)
-		ok = extent_reads(c, more[i], 1u << 20, 100u + (unsigned)i);
-	for (int i = 0; i < 6 && ok; i++)
-		ok = extent_reads(c, during[i], 256u << 10, 200u + (unsigned)i);
+	MUST(vol_open_degraded_ro(one, 1, &c));
+	struct resync_writes rw = { more, during, 100, 200 };
 	CHECK("resync beside: the returning device alone serves everything, the writes during the resync too",
-	      ok);
+	      verify_all_items(c) && resync_writes_read(c, &rw));
 	MUST(mount_close(c));
 	c = NULL;
 	CHECK_VFSCK("resync beside: fsck clean over both devices", &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /*
@@ -1748,39 +1752,26 @@ out:
  * device missing, every extent reads: those the rebuild made and those
  * written during it.
  */
+
 static void striped_resync_writes(const char *tag, int ndev, uint64_t dprof, int away, int slow)
 {
 	struct vol v = { 0 };
 	uint64_t sz[4] = { 96ull << 20, 96ull << 20, 96ull << 20, 96ull << 20 }, more[24], during[6];
 	struct core *c = NULL;
-	struct core_opts o;
 	struct core_stats st0, st1;
 	const char *devs[4];
 	char name[200];
-	int n = 0, served = 0;
 #define N(s) (snprintf(name, sizeof(name), "%s: %s", tag, s), name)
 
 	MUST(vol_make(&v, ndev, sz));
 	MUST(vol_format(&v, dprof, CORE_PROFILE_RAID1, NULL));
-	core_opts_default(&o);
-	o.commit_interval_s = 3600;
-	o.degraded = true;
-	n = vol_devs_but(&v, away, devs);
-	MUST(mount_open(devs, n, &o, &c));
+	MUST(vol_open_degraded(devs, vol_devs_but(&v, away, devs), &c));
 	for (int i = 0; i < 24; i++)
 		MUST(put_extent(c, 1u << 20, 300u + (unsigned)i, &more[i]));
 	MUST(mount_close(c));
 	c = NULL;
-	o.degraded = false;
-	o.dev_lat_dev_us[slow][DEV_READ] = 10000;
-	o.dev_lat_dev_set[slow] = 1u << DEV_READ;
-	MUST(mount_open(v.devs, ndev, &o, &c));
-	for (int i = 0; i < 5000; i++) {
-		mount_stats(c, &st0);
-		if (st0.resync_done_bytes)
-			break;
-		usleep(1000);
-	}
+	MUST(vol_open_slow(&v, slow, DEV_READ, 10000, &c));
+	resync_begun(c, &st0);
 	for (int i = 0; i < 6; i++)
 		MUST(put_extent(c, 256u << 10, 400u + (unsigned)i, &during[i]));
 	mount_stats(c, &st1);
@@ -1799,31 +1790,12 @@ static void striped_resync_writes(const char *tag, int ndev, uint64_t dprof, int
 	CHECK(N("the writes made during the rebuild read back"), ok);
 	MUST(mount_close(c));
 	c = NULL;
-	o.dev_lat_dev_set[slow] = 0;
-	o.degraded = true;
-	o.readonly = true;
-	for (int gone = 0; gone < ndev; gone++) {
-		if (gone == away)
-			continue;
-		n = vol_devs_but(&v, gone, devs);
-		if (mount_open(devs, n, &o, &c) == 0) {
-			ok = true;
-			for (int i = 0; i < 24 && ok; i++)
-				ok = extent_reads(c, more[i], 1u << 20, 300u + (unsigned)i);
-			for (int i = 0; i < 6 && ok; i++)
-				ok = extent_reads(c, during[i], 256u << 10, 400u + (unsigned)i);
-			served += ok;
-			mount_close(c);
-		}
-		c = NULL;
-	}
+	struct resync_writes rw = { more, during, 300, 400 };
 	CHECK(N("then any other device missing: every extent reads, the rebuilt and the new"),
-	      served == ndev - 1);
+	      served_each_missing(&v, away, resync_writes_read, &rw) == ndev - 1);
 	CHECK_VFSCK(N("fsck clean over every device"), &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 #undef N
 }
 
@@ -1838,50 +1810,29 @@ static void stale_striped(const char *tag, int ndev, uint64_t dprof, uint64_t mp
 	struct vol v = { 0 };
 	uint64_t sz[4] = { 64ull << 20, 64ull << 20, 64ull << 20, 64ull << 20 }, ext[NEXT];
 	struct core *c = NULL;
-	struct core_opts o;
 	struct core_stats st;
 	const char *devs[4];
 	char name[200];
-	int n = 0, served = 0;
 #define N(s) (snprintf(name, sizeof(name), "%s: %s", tag, s), name)
 
 	MUST(vol_make(&v, ndev, sz));
 	MUST(vol_format(&v, dprof, mprof, NULL));
-	core_opts_default(&o);
-	o.commit_interval_s = 3600;
-	o.degraded = true;
-	n = vol_devs_but(&v, away, devs);
-	MUST(mount_open(devs, n, &o, &c));
+	MUST(vol_open_degraded(devs, vol_devs_but(&v, away, devs), &c));
 	MUST(populate(c, ext));
 	MUST(mount_close(c));
 	c = NULL;
-	o.degraded = false;
-	MUST(mount_open(v.devs, ndev, &o, &c));
+	MUST(vol_open(&v, &c));
 	volume_resync_wait(c);
 	mount_stats(c, &st);
 	CHECK(N("the returning device is resynced"), !c->devs[away]->stale && st.resync_bytes > 0);
 	CHECK(N("everything reads after the resync"), verify_all(c, ext));
 	MUST(mount_close(c));
 	c = NULL;
-	o.degraded = true;
-	o.readonly = true;
-	for (int gone = 0; gone < ndev; gone++) {
-		if (gone == away)
-			continue;
-		n = vol_devs_but(&v, gone, devs);
-		if (mount_open(devs, n, &o, &c) == 0) {
-			served += verify_all(c, ext);
-			mount_close(c);
-		}
-		c = NULL;
-	}
 	CHECK(N("then any other device missing: every read served (the resynced stripes are right)"),
-	      served == ndev - 1);
+	      served_each_missing(&v, away, all_read, ext) == ndev - 1);
 	CHECK_VFSCK(N("fsck clean over every device"), &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 #undef N
 }
 
@@ -1899,6 +1850,28 @@ static int balance_wait(struct core *c)
 	return -ETIMEDOUT;
 }
 
+/* A balance to data profile d and metadata profile m (-1: left as they
+ * are), waited for: its result.  Why it failed (refused, cancelled, the
+ * status's message) is printed after what, unless NULL. */
+static int balance_run(struct core *c, int64_t d, int64_t m, const char *what)
+{
+	struct volume_balance_status bs;
+	char msg[256];
+	int r = volume_balance_start(c, d, m, msg, sizeof(msg));
+
+	if (r) {
+		if (what)
+			printf("# %s: %s\n", what, msg);
+		return r;
+	}
+	r = balance_wait(c);
+	if (r && what) {
+		volume_balance_status(c, &bs);
+		printf("# %s: %s\n", what, r == -ECANCELED ? "cancelled" : bs.msg);
+	}
+	return r;
+}
+
 static int count_on(const struct chunk *ch, void *arg)
 {
 	const struct dev *d = ((const struct dev **)arg)[0];
@@ -1914,16 +1887,12 @@ static int count_on(const struct chunk *ch, void *arg)
 static void convert_step(struct core *c, uint64_t d, uint64_t m, const char *what,
 			 const uint64_t *ext)
 {
-	char name[200], msg[256];
-	int r = volume_balance_start(c, (int64_t)d, (int64_t)m, msg, sizeof(msg));
+	char name[200];
+	int r = balance_run(c, (int64_t)d, (int64_t)m, what);
 
-	if (!r)
-		r = balance_wait(c);
 	snprintf(name, sizeof(name), "convert %s: finishes, every chunk converted, every byte reads",
 		 what);
 	CHECK(name, r == 0 && profiles_ok(c, d, m) && verify_all(c, ext));
-	if (r)
-		printf("# %s: %s\n", what, msg);
 }
 
 /*
@@ -1945,9 +1914,7 @@ static void raid10_convert(void)
 		{ CORE_PROFILE_RAID1, CORE_PROFILE_DUP, "raid10 -> raid1 data, dup metadata" },
 	};
 
-	MUST(vol_make(&v, 4, sz));
-	MUST(vol_format(&v, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, NULL));
-	MUST(vol_open(&v, &c));
+	MUST(vol_up(&v, 4, sz, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, &c));
 	MUST(populate(c, ext));
 	for (size_t k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
 		convert_step(c, steps[k].d, steps[k].m, steps[k].name, ext);
@@ -1960,9 +1927,7 @@ static void raid10_convert(void)
 	c = NULL;
 	CHECK_VFSCK("raid10 conversions: fsck clean", &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /*
@@ -2154,9 +2119,7 @@ static void keep_case(const struct keep_want *w)
 	if (!w->all_bad && !w->node_all_bad)
 		CHECK_VFSCK(N("fsck clean"), &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 #undef N
 }
 
@@ -2207,9 +2170,7 @@ static void remove_lost_case(bool missing)
 	int gone = -1, r, nleft;
 #define N(s) (snprintf(name, sizeof(name), "%s: %s", tag, s), name)
 
-	MUST(vol_make(&v, 3, sz));
-	MUST(vol_format(&v, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, NULL));
-	MUST(vol_open(&v, &c));
+	MUST(vol_up(&v, 3, sz, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, &c));
 	MUST(populate(c, ext));
 	sect = ext[1] + 5 * CORE_SECTORSIZE;
 	ph0 = copy_phys(c, sect, CORE_SECTORSIZE, 0, &p0);
@@ -2258,9 +2219,7 @@ static void remove_lost_case(bool missing)
 		CHECK(N("after a reopen: the same"), rest);
 	}
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 #undef N
 }
 
@@ -2299,10 +2258,8 @@ static void volume_ops(void)
 	CHECK("volume: every data chunk is raid1 after the convert", pc.n > 0 && pc.wrong == 0);
 	CHECK("volume: everything reads after the convert", verify_all(c, ext));
 	CHECK("volume: raid1 -> single -> raid1 data converts (keeping a stripe each way)",
-	      volume_balance_start(c, (int64_t)CORE_PROFILE_SINGLE, -1, msg, sizeof(msg)) == 0 &&
-	      balance_wait(c) == 0 && verify_all(c, ext) &&
-	      volume_balance_start(c, (int64_t)CORE_PROFILE_RAID1, -1, msg, sizeof(msg)) == 0 &&
-	      balance_wait(c) == 0 && verify_all(c, ext));
+	      balance_run(c, (int64_t)CORE_PROFILE_SINGLE, -1, NULL) == 0 && verify_all(c, ext) &&
+	      balance_run(c, (int64_t)CORE_PROFILE_RAID1, -1, NULL) == 0 && verify_all(c, ext));
 	CHECK("volume: removing a device under raid1 with 2 devices is refused",
 	      volume_dev_remove(c, v.devs[0], msg, sizeof(msg)) == -EINVAL);
 	CHECK("volume: add a third device", volume_dev_add(c, v.devs[2], msg, sizeof(msg)) == 0);
@@ -2324,10 +2281,8 @@ static void volume_ops(void)
 	c = NULL;
 	CHECK_VFSCK("volume: fsck clean after add, convert and remove", &v);
 out:
-	if (c)
-		mount_close(c);
 	v.n = 3;
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /* Extents of assorted lengths (whole rows, a padded last row, several
@@ -2376,6 +2331,13 @@ static bool pset_reads(struct pset *ps)
 	if (bad)
 		printf("# %d of %d extents do not read back\n", bad, n);
 	return n > 0 && bad == 0;
+}
+
+/* pset_reads on volume c (served_each_missing's reads). */
+static bool pset_reads_on(struct core *c, void *ps)
+{
+	((struct pset *)ps)->c = c;
+	return pset_reads(ps);
 }
 
 /* A writer beside a balance: small extents until *stop. */
@@ -2552,10 +2514,8 @@ static void parity_convert(void)
 	ps->c = c;
 	CHECK("parity convert: after a remount every extent reads back", pset_reads(ps));
 out:
-	if (c)
-		mount_close(c);
+	vol_done(&v, c);
 	free(ps);
-	vol_rm(&v);
 }
 
 /*
@@ -2574,9 +2534,7 @@ static void split_turns_stripes(void)
 	struct txn *t;
 	bool ok = true;
 
-	MUST(vol_make(&v, 3, sz));
-	MUST(vol_format(&v, CORE_PROFILE_RAID5, CORE_PROFILE_RAID1, NULL));
-	MUST(vol_open(&v, &c));
+	MUST(vol_up(&v, 3, sz, CORE_PROFILE_RAID5, CORE_PROFILE_RAID1, &c));
 	for (int i = 0; i < 8; i++)
 		MUST(put_extent(c, MB / 2, 40u + (unsigned)i, &l[i]));
 	ch = chunk_of(c, l[0]);
@@ -2605,9 +2563,7 @@ static void split_turns_stripes(void)
 		ok &= extent_reads(c, l[i], MB / 2, 40u + (unsigned)i);
 	CHECK("split turns stripes: after a remount every extent reads back", ok);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /* Chunks of a type and how many of them are no MiB multiple long. */
@@ -2640,13 +2596,11 @@ static void packed_split_convert(const char *what, int ndev, uint64_t prof, uint
 	uint64_t l[64], len[64], end;
 	struct core *c = NULL;
 	struct chunk_at ch;
-	char msg[256], name[200];
+	char name[200];
 	int n = 0;
 	bool ok = true;
 
-	MUST(vol_make(&v, ndev, sz));
-	MUST(vol_format(&v, prof, CORE_PROFILE_RAID1, NULL));
-	MUST(vol_open(&v, &c));
+	MUST(vol_up(&v, ndev, sz, prof, CORE_PROFILE_RAID1, &c));
 	len[0] = MB / 2;
 	MUST(put_extent(c, len[0], 1, &l[0]));
 	ch = chunk_of(c, l[0]);
@@ -2669,14 +2623,7 @@ static void packed_split_convert(const char *what, int ndev, uint64_t prof, uint
 	      end - (l[n - 1] + len[n - 1]) < row);
 	CHECKF(what, "extents cross every MiB boundary of the chunk",
 	      chunk_split_point(c, ch.start, ch.len - 1, ch.len, MB) == 0);
-	int r = volume_balance_start(c, (int64_t)CORE_PROFILE_DUP, -1, msg, sizeof(msg));
-	if (!r)
-		r = balance_wait(c);
-	if (r) {
-		struct volume_balance_status bs;
-		volume_balance_status(c, &bs);
-		printf("# %s: %s\n", what, r == -ECANCELED ? "cancelled" : bs.msg);
-	}
+	int r = balance_run(c, (int64_t)CORE_PROFILE_DUP, -1, what);
 	struct chunk_count cc = { BG_DATA, 0, 0 };
 	chunk_for_each(c, count_chunks, &cc);
 	printf("# a %llu MiB chunk; %d data chunks after the conversion, %d of them no MiB "
@@ -2697,9 +2644,7 @@ static void packed_split_convert(const char *what, int ndev, uint64_t prof, uint
 		ok &= extent_reads(c, l[i], len[i], (unsigned)i + 1);
 	CHECKF(what, "after a remount every extent reads back", ok);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /*
@@ -2729,6 +2674,55 @@ static int note_data_chunk(const struct chunk *ch, void *arg)
 	return 0;
 }
 
+/* v opened, with the file operations (fsops) on top: the cases that
+ * write files. */
+static int vol_mount_fs(struct vol *v, struct core **c, struct fsctx **fs)
+{
+	struct core_opts o;
+	int ret = vol_open(v, c);
+
+	if (ret)
+		return ret;
+	core_opts_default(&o);
+	o.commit_interval_s = 3600;
+	return fsops_mount(*c, &o, fs);
+}
+
+/* Does file ino read back w's flen bytes, in 2 MiB reads every 256 KiB
+ * (each across whatever boundary lies there) and whole (into b)?  The
+ * first wrong 2 MiB read is printed after tag. */
+static bool reads_across(struct fsctx *fs, uint64_t ino, const uint8_t *w, uint8_t *b, size_t flen,
+			 const char *tag)
+{
+	const uint64_t MB = 1ull << 20;
+	int bad = 0;
+
+	for (uint64_t off = 0; off + 2 * MB <= flen; off += MB / 4) {
+		ssize_t n = fsops_read(fs, ino, b, 2 * MB, off);
+		if ((n != (ssize_t)(2 * MB) || memcmp(b, w + off, 2 * MB)) && !bad++)
+			printf("# %s: 2 MiB at %llu: %zd\n", tag, (unsigned long long)off, n);
+	}
+	ssize_t n = fsops_read(fs, ino, b, flen, 0);
+	return !bad && n == (ssize_t)flen && !memcmp(b, w, flen);
+}
+
+/* A file case's end: ino forgotten, *fs and *c closed, fsck clean over
+ * v (CHECK fsck).  0, or mount_close's error. */
+static int vol_unmount_fs(struct vol *v, struct core **c, struct fsctx **fs, uint64_t ino,
+			  const char *fsck)
+{
+	int ret;
+
+	fsops_forget(*fs, ino, 1);
+	fsops_unmount(*fs);
+	*fs = NULL;
+	ret = mount_close(*c);
+	*c = NULL;
+	if (!ret)
+		CHECK_VFSCK(fsck, v);
+	return ret;
+}
+
 /*
  * The other way to touching chunks, with no split: a file written
  * sequentially until its data chunk is full goes on at the start of the
@@ -2743,7 +2737,6 @@ static void touching_chunks_read(void)
 	struct vol v = { 0 };
 	uint64_t MB = 1ull << 20, sz[1] = { 512 * MB };
 	struct fsops_cred cr = { .uid = 0, .gid = 0, .umask = 022 };
-	struct core_opts o;
 	struct core *c = NULL;
 	struct fsctx *fs = NULL;
 	struct stat st;
@@ -2751,14 +2744,11 @@ static void touching_chunks_read(void)
 	size_t flen = 0;
 	uint8_t *w = NULL, *b = NULL;
 	uint64_t ino = 0;
-	int touching = 0, bad = 0;
+	int touching = 0;
 
 	MUST(vol_make(&v, 1, sz));
 	MUST(vol_format(&v, CORE_PROFILE_SINGLE, CORE_PROFILE_DUP, NULL));
-	MUST(vol_open(&v, &c));
-	core_opts_default(&o);
-	o.commit_interval_s = 3600;
-	MUST(fsops_mount(c, &o, &fs));
+	MUST(vol_mount_fs(&v, &c, &fs));
 	chunk_for_each(c, note_data_chunk, &t);
 	MUST(t.ne == 1 ? 0 : -EINVAL);
 	flen = (size_t)(t.end[0] - t.start[0]) + 24 * MB;	/* past the first chunk */
@@ -2780,28 +2770,15 @@ static void touching_chunks_read(void)
 	       t.ne, touching);
 	CHECK("touching chunks: the file filled its chunk and went on in one right after it "
 	      "(the premise)", t.ne >= 2 && touching >= 1);
-	for (uint64_t off = 0; off + 2 * MB <= flen; off += MB / 4) {
-		ssize_t n = fsops_read(fs, ino, b, 2 * MB, off);
-		if ((n != (ssize_t)(2 * MB) || memcmp(b, w + off, 2 * MB)) && !bad++)
-			printf("# touching chunks: 2 MiB at %llu: %zd\n", (unsigned long long)off, n);
-	}
-	ssize_t n = fsops_read(fs, ino, b, flen, 0);
 	CHECK("touching chunks: every read across the boundary reads back",
-	      !bad && n == (ssize_t)flen && !memcmp(b, w, flen));
-	fsops_forget(fs, ino, 1);
-	fsops_unmount(fs);
-	fs = NULL;
-	MUST(mount_close(c));
-	c = NULL;
-	CHECK_VFSCK("touching chunks: fsck clean", &v);
+	      reads_across(fs, ino, w, b, flen, "touching chunks"));
+	MUST(vol_unmount_fs(&v, &c, &fs, ino, "touching chunks: fsck clean"));
 out:
 	if (fs)
 		fsops_unmount(fs);
-	if (c)
-		mount_close(c);
+	vol_done(&v, c);
 	free(w);
 	free(b);
-	vol_rm(&v);
 }
 
 static void split_file_read(void)
@@ -2810,22 +2787,17 @@ static void split_file_read(void)
 	uint64_t MB = 1ull << 20, sz[3] = { 64 * MB, 64 * MB, 64 * MB };
 	size_t flen = 26 << 20, small[3] = { 300000, 70000, 2000 };
 	struct fsops_cred cr = { .uid = 0, .gid = 0, .umask = 022 };
-	struct core_opts o;
 	struct core *c = NULL;
 	struct fsctx *fs = NULL;
 	struct stat st;
 	uint8_t *w = malloc(flen), *b = malloc(flen);
-	char msg[256];
 	uint64_t ino = 0;
 	bool ok = w && b;
 
 	MUST(ok ? 0 : -ENOMEM);
 	MUST(vol_make(&v, 3, sz));
 	MUST(vol_format(&v, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, NULL));
-	MUST(vol_open(&v, &c));
-	core_opts_default(&o);
-	o.commit_interval_s = 3600;
-	MUST(fsops_mount(c, &o, &fs));
+	MUST(vol_mount_fs(&v, &c, &fs));
 	for (int i = 0; i < 3; i++) {	/* the file after them: off the MiB grid */
 		char name[8];
 		snprintf(name, sizeof(name), "c%d", i);
@@ -2842,49 +2814,25 @@ static void split_file_read(void)
 	fill(w, flen, 9);
 	MUST(fsops_write(fs, ino, w, flen, 0) == (ssize_t)flen ? 0 : -EIO);
 	MUST(fsops_fsync(fs, ino, 1));
-	int r = volume_balance_start(c, (int64_t)CORE_PROFILE_DUP, -1, msg, sizeof(msg));
-	if (!r)
-		r = balance_wait(c);
-	if (r) {
-		struct volume_balance_status bs;
-		volume_balance_status(c, &bs);
-		printf("# split file read: balance: %s\n", bs.msg);
-	}
+	int r = balance_run(c, (int64_t)CORE_PROFILE_DUP, -1, "split file read: balance");
 	chunk_for_each(c, count_chunks, &after);
 	CHECK("split file read: the conversion to dup splits a data chunk",
 	      r == 0 && after.n > before.n && profiles_ok(c, CORE_PROFILE_DUP, CORE_PROFILE_RAID1));
 	for (int pass = 0; pass < 2; pass++) {
-		int bad = 0;
-		for (uint64_t off = 0; off + 2 * MB <= flen; off += MB / 4) {
-			ssize_t n = fsops_read(fs, ino, b, 2 * MB, off);
-			if (n != (ssize_t)(2 * MB) || memcmp(b, w + off, 2 * MB)) {
-				if (!bad++)
-					printf("# split file read: 2 MiB at %llu: %zd\n",
-					       (unsigned long long)off, n);
-			}
-		}
-		ssize_t n = fsops_read(fs, ino, b, flen, 0);
 		CHECKF("split file read", pass ? "after a rewrite at 1 MiB, every read across the cut "
 		       "reads back" : "every read across the cut reads back",
-		       !bad && n == (ssize_t)flen && !memcmp(b, w, flen));
+		       reads_across(fs, ino, w, b, flen, "split file read"));
 		fill(w + MB, 20000, 10);	/* the run of a read from 0 starts after it */
 		MUST(fsops_write(fs, ino, w + MB, 20000, MB) == 20000 ? 0 : -EIO);
 		MUST(fsops_fsync(fs, ino, 0));
 	}
-	fsops_forget(fs, ino, 1);
-	fsops_unmount(fs);
-	fs = NULL;
-	MUST(mount_close(c));
-	c = NULL;
-	CHECK_VFSCK("split file read: fsck clean", &v);
+	MUST(vol_unmount_fs(&v, &c, &fs, ino, "split file read: fsck clean"));
 out:
 	if (fs)
 		fsops_unmount(fs);
-	if (c)
-		mount_close(c);
+	vol_done(&v, c);
 	free(w);
 	free(b);
-	vol_rm(&v);
 }
 
 /*
@@ -2918,11 +2866,40 @@ static void parity_remove(void)
 			  "raid5 remove: the three devices left mount alone, every extent reads back",
 			  "raid5 remove: fsck clean on the three devices"));
 out:
+	v.n = 4;
+	vol_done(&v, c);
+	free(ps);
+}
+
+/*
+ * The raid6 replace cases (the volume's data raid6, metadata raid1, on
+ * devices 0-3 of v; 4 and up blank): a degraded open of the nleft
+ * devices of left, every extent of ps read; device replace missing with
+ * the next 4 - nleft devices of v; every extent and item read again; the
+ * new set of four (left, then the added) mounted whole, fsck clean.
+ * what[] names the checks, in that order, then the replace's error
+ * message.  0, or -errno (the volume closed).
+ */
+static int replace_case(struct vol *v, struct pset *ps, const char **left, int nleft,
+			const char *const what[6])
+{
+	struct core *c;
+	int nadd = 4 - nleft;
+	int ret = vol_open_degraded(left, nleft, &c);
+
+	if (ret)
+		return ret;
+	ps->c = c;
+	CHECK(what[0], pset_reads(ps));
+	CHECK(what[1], replace_missing(c, &v->devs[4], nadd, what[5]) && c->ndevs == 4 &&
+	      profiles_ok(c, CORE_PROFILE_RAID6, CORE_PROFILE_RAID1));
+	CHECK(what[2], pset_reads(ps) && verify_all_items(c));
+	for (int i = 0; i < nadd; i++)
+		left[nleft + i] = v->devs[4 + i];
+	ret = pset_remount(&c, left, 4, ps, what[3], what[4]);
 	if (c)
 		mount_close(c);
-	v.n = 4;
-	free(ps);
-	vol_rm(&v);
+	return ret;
 }
 
 /*
@@ -2944,23 +2921,17 @@ static void parity_replace_missing(void)
 	MUST(mount_close(c));
 	c = NULL;
 	left[0] = v.devs[0], left[1] = v.devs[1], left[2] = v.devs[3];
-	MUST(vol_open_degraded(left, 3, &c));
-	ps->c = c;
-	CHECK("raid6 replace: degraded (one of four missing), every extent reads back", pset_reads(ps));
-	CHECK("raid6 replace: add NEW, remove missing: no stripe left on the missing device",
-	      replace_missing(c, &v.devs[4], 1, "replace missing") && c->ndevs == 4 &&
-	      profiles_ok(c, CORE_PROFILE_RAID6, CORE_PROFILE_RAID1));
-	CHECK("raid6 replace: every extent reads back", pset_reads(ps) && verify_all_items(c));
-	left[2] = v.devs[3], left[3] = v.devs[4];
-	MUST(pset_remount(&c, left, 4, ps,
-			  "raid6 replace: the new set of four mounts (not degraded), every extent reads back",
-			  "raid6 replace: fsck clean on the new set"));
+	MUST(replace_case(&v, ps, left, 3, (const char *const[6]){
+		"raid6 replace: degraded (one of four missing), every extent reads back",
+		"raid6 replace: add NEW, remove missing: no stripe left on the missing device",
+		"raid6 replace: every extent reads back",
+		"raid6 replace: the new set of four mounts (not degraded), every extent reads back",
+		"raid6 replace: fsck clean on the new set",
+		"replace missing" }));
 out:
-	if (c)
-		mount_close(c);
 	v.n = 5;
+	vol_done(&v, c);
 	free(ps);
-	vol_rm(&v);
 }
 
 /*
@@ -3044,21 +3015,15 @@ static void parity_trim(void)
 	uint64_t before = 0, after = 0, freed = 0;
 	struct pset *ps = calloc(1, sizeof(*ps));
 	struct core *c = NULL;
-	struct core_opts o;
 	struct txn *t;
-	char msg[256];
 	struct vol v = { 0 };
-	int served = 0;
 
 	MUST(ps ? 0 : -ENOMEM);
-	MUST(vol_make(&v, 3, sz));
-	MUST(vol_format(&v, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, NULL));
-	MUST(vol_open(&v, &c));
+	MUST(vol_up(&v, 3, sz, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, &c));
 	ps->c = c;
 	for (int i = 0; i < 32; i++)
 		MUST(pset_add(ps, lens[i % 8]));
-	MUST(volume_balance_start(c, (int64_t)CORE_PROFILE_RAID5, -1, msg, sizeof(msg)));
-	MUST(balance_wait(c));
+	MUST(balance_run(c, (int64_t)CORE_PROFILE_RAID5, -1, "raid5 trim: balance"));
 	CHECK("raid5 trim: the raid1 data converted to raid5, every extent reads back",
 	      profiles_ok(c, CORE_PROFILE_RAID5, CORE_PROFILE_RAID1) && pset_reads(ps));
 	/* a first trim punches what was free before (the old raid1 stripes
@@ -3092,26 +3057,12 @@ static void parity_trim(void)
 	CHECK("raid5 trim: every live extent reads back", pset_reads(&live));
 	MUST(mount_close(c));
 	c = NULL;
-	core_opts_default(&o);
-	o.degraded = true;
-	o.readonly = true;
-	for (int gone = 0; gone < 3; gone++) {
-		const char *devs[2];
-		if (mount_open(devs, vol_devs_but(&v, gone, devs), &o, &c) == 0) {
-			live.c = c;
-			served += pset_reads(&live);
-			mount_close(c);
-		}
-		c = NULL;
-	}
 	CHECK("raid5 trim: with any one device missing every live extent is rebuilt right (3 of 3)",
-	      served == 3);
+	      served_each_missing(&v, -1, pset_reads_on, &live) == 3);
 	CHECK_VFSCK("raid5 trim: fsck clean after the trim", &v);
 out:
-	if (c)
-		mount_close(c);
+	vol_done(&v, c);
 	free(ps);
-	vol_rm(&v);
 }
 
 /*
@@ -3150,23 +3101,17 @@ static void parity_replace_two(void)
 	for (int k = 0; k < 4; k++)
 		if (!(lose & (1u << k)))
 			left[n++] = v.devs[k];
-	MUST(vol_open_degraded(left, 2, &c));
-	ps->c = c;
-	CHECK("raid6 replace two: two of four missing, every extent reads back", pset_reads(ps));
-	CHECK("raid6 replace two: add two, remove missing: every chunk on present devices, data raid6",
-	      replace_missing(c, &v.devs[4], 2, "replace two missing") && c->ndevs == 4 &&
-	      profiles_ok(c, CORE_PROFILE_RAID6, CORE_PROFILE_RAID1));
-	CHECK("raid6 replace two: every extent and item reads back", pset_reads(ps) && verify_all_items(c));
-	left[2] = v.devs[4], left[3] = v.devs[5];
-	MUST(pset_remount(&c, left, 4, ps,
-			  "raid6 replace two: the new set of four mounts (not degraded), every extent reads back",
-			  "raid6 replace two: fsck clean on the new set"));
+	MUST(replace_case(&v, ps, left, 2, (const char *const[6]){
+		"raid6 replace two: two of four missing, every extent reads back",
+		"raid6 replace two: add two, remove missing: every chunk on present devices, data raid6",
+		"raid6 replace two: every extent and item reads back",
+		"raid6 replace two: the new set of four mounts (not degraded), every extent reads back",
+		"raid6 replace two: fsck clean on the new set",
+		"replace two missing" }));
 out:
-	if (c)
-		mount_close(c);
 	v.n = 6;
+	vol_done(&v, c);
 	free(ps);
-	vol_rm(&v);
 }
 
 /*
@@ -3188,9 +3133,7 @@ static void mirror3_two_lost(void)
 	char name[200];
 
 	MUST(ps ? 0 : -ENOMEM);
-	MUST(vol_make(&v, 4, sz));
-	MUST(vol_format(&v, CORE_PROFILE_RAID6, CORE_PROFILE_RAID1C3, NULL));
-	MUST(vol_open(&v, &c));
+	MUST(vol_up(&v, 4, sz, CORE_PROFILE_RAID6, CORE_PROFILE_RAID1C3, &c));
 	ps->c = c;
 	CHECK("raid6 + raid1c3: new chunks have the profiles",
 	      profiles_ok(c, CORE_PROFILE_RAID6, CORE_PROFILE_RAID1C3));
@@ -3238,11 +3181,8 @@ static void mirror3_two_lost(void)
 		CHECK("raid6 + raid1c3: both returning devices are resynced",
 		      !c->devs[0]->stale && !c->devs[1]->stale && st.resync_bytes > 0 && st.repaired == 2);
 		/* chunks the degraded mount made with fewer copies go back */
-		char msg[256];
-		int r = volume_balance_start(c, (int64_t)CORE_PROFILE_RAID6, (int64_t)CORE_PROFILE_RAID1C3,
-					     msg, sizeof(msg));
-		if (!r)
-			r = balance_wait(c);
+		int r = balance_run(c, (int64_t)CORE_PROFILE_RAID6, (int64_t)CORE_PROFILE_RAID1C3,
+				    "raid6 + raid1c3: balance");
 		ps->c = c;
 		CHECK("raid6 + raid1c3: a balance converts what the degraded mount wrote back",
 		      r == 0 && profiles_ok(c, CORE_PROFILE_RAID6, CORE_PROFILE_RAID1C3) && pset_reads(ps));
@@ -3251,10 +3191,8 @@ static void mirror3_two_lost(void)
 	}
 	CHECK_VFSCK("raid6 + raid1c3: fsck clean over every device", &v);
 out:
-	if (c)
-		mount_close(c);
+	vol_done(&v, c);
 	free(ps);
-	vol_rm(&v);
 }
 
 /*
@@ -3280,9 +3218,7 @@ static void mirror_convert(void)
 	struct core *c = NULL;
 	char msg[256];
 
-	MUST(vol_make(&v, 4, sz));
-	MUST(vol_format(&v, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, NULL));
-	MUST(vol_open(&v, &c));
+	MUST(vol_up(&v, 4, sz, CORE_PROFILE_RAID1, CORE_PROFILE_RAID1, &c));
 	MUST(populate(c, ext));
 	for (size_t k = 0; k < sizeof(steps) / sizeof(steps[0]); k++) {
 		convert_step(c, steps[k].d, steps[k].m, steps[k].name, ext);
@@ -3319,10 +3255,8 @@ static void mirror_convert(void)
 	v.n = 3;
 	CHECK_VFSCK("raid1c3 conversions: fsck clean on the three devices left", &v);
 out:
-	if (c)
-		mount_close(c);
 	v.n = 4;
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /*
@@ -3340,9 +3274,7 @@ static void mirror_trim(void)
 	struct core_opts o;
 	int alone = 0;
 
-	MUST(vol_make(&v, 3, sz));
-	MUST(vol_format(&v, CORE_PROFILE_RAID1C3, CORE_PROFILE_RAID1C3, NULL));
-	MUST(vol_open(&v, &c));
+	MUST(vol_up(&v, 3, sz, CORE_PROFILE_RAID1C3, CORE_PROFILE_RAID1C3, &c));
 	MUST(populate(c, ext));
 	MUST(free_but_last(c, ext));
 	for (int i = 0; i < 3; i++)
@@ -3375,9 +3307,7 @@ static void mirror_trim(void)
 	CHECK("raid1c3 trim: each device alone serves the live extent and every item", alone == 3);
 	CHECK_VFSCK("raid1c3 trim: fsck clean", &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /* The copy of a mirrored logical byte a resync reads first (the last
@@ -3472,9 +3402,7 @@ static void resync_verify_case(const char *tag, int ndev, uint64_t prof)
 	int away = ndev - 1, n = 0, served = 0;
 #define N(s_) (snprintf(name, sizeof(name), "%s: %s", tag, s_), name)
 
-	MUST(vol_make(&v, ndev, sz));
-	MUST(vol_format(&v, prof, (prof & BG_PARITY) ? CORE_PROFILE_RAID1 : prof, NULL));
-	MUST(vol_open(&v, &c));
+	MUST(vol_up(&v, ndev, sz, prof, (prof & BG_PARITY) ? CORE_PROFILE_RAID1 : prof, &c));
 	MUST(populate(c, ext));
 	MUST(mount_close(c));
 	c = NULL;
@@ -3529,9 +3457,7 @@ static void resync_verify_case(const char *tag, int ndev, uint64_t prof)
 	c = NULL;
 	CHECK(N("the returning device serves every read it holds (no bad copy spread to it)"), served);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 #undef N
 }
 
@@ -3551,9 +3477,7 @@ static void mirror3_two_bad(void)
 	uint64_t phys[4];
 	int k = 0;
 
-	MUST(vol_make(&v, 3, sz));
-	MUST(vol_format(&v, CORE_PROFILE_RAID1C3, CORE_PROFILE_RAID1C3, NULL));
-	MUST(vol_open(&v, &c));
+	MUST(vol_up(&v, 3, sz, CORE_PROFILE_RAID1C3, CORE_PROFILE_RAID1C3, &c));
 	MUST(populate(c, ext));
 	MUST(mount_close(c));
 	c = NULL;
@@ -3584,9 +3508,7 @@ static void mirror3_two_bad(void)
 	c = NULL;
 	CHECK_VFSCK("raid1c3, two copies bad: fsck clean after the scrub", &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /* ---- raid5/6 metadata ------------------------------------------------------ */
@@ -3785,9 +3707,7 @@ static void meta_parity_case(const char *tag, int ndev, uint64_t prof, uint32_t 
 	c = NULL;
 	CHECK_VFSCK(N("fsck clean after the repair"), &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 #undef N
 }
 
@@ -3883,9 +3803,7 @@ static void meta_parity_convert(void)
 	CHECK("metadata convert: after a remount every node walks, every item reads",
 	      walk_all(c, &w) && meta_items_ok(c) && t_count_items(c, MITEMS, mw.next, &err) == mw.next);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /*
@@ -3955,9 +3873,7 @@ static void meta_parity_shared_rows(void)
 	c = NULL;
 	CHECK_VFSCK("shared rows: fsck clean", &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 }
 
 /*
@@ -4100,9 +4016,7 @@ scrub:
 	c = NULL;
 	CHECK_VFSCK(N("fsck clean"), &v);
 out:
-	if (c)
-		mount_close(c);
-	vol_rm(&v);
+	vol_done(&v, c);
 	free(nb);
 #undef N
 }

@@ -60,15 +60,8 @@ static void *worker_main(void *arg)
 
 	while (!__atomic_load_n(&w->stop, __ATOMIC_RELAXED) && !w->err) {
 		int i = (int)(w->n % 64);
-		if (w->n >= 64) {	/* drop an old one: its space gets reused */
-			struct txn *t;
-			w->err = txn_join(w->c, 4, TXN_USE_RESERVE, &t);
-			if (w->err)
-				break;
-			w->err = data_ref(t, l[i], EXTLEN, -1);
-			int e = txn_end(t);
-			w->err = w->err ? w->err : e;
-		}
+		if (w->n >= 64)	/* drop an old one: its space gets reused */
+			w->err = t_free_extent(w->c, l[i], EXTLEN);
 		if (!w->err)
 			w->err = put_extent(w->c, seed++, &l[i]);
 		w->n++;
@@ -104,6 +97,47 @@ static int t_open2(const char *const *devs, unsigned commit_s, struct core **c)
 static int open2(const char *const *devs, struct core **c)
 {
 	return t_open2(devs, 1, c);
+}
+
+/*
+ * Every case's volume: two images of size bytes (names in a and b, for
+ * close_pair), formatted with data profile dprof and raid1 metadata,
+ * labelled label, and opened with a periodic commit every commit_s
+ * seconds (3600: the case commits itself) into *c.
+ */
+static int pair_volume(char a[256], char b[256], uint64_t size, const char *label,
+		       uint64_t dprof, unsigned commit_s, struct core **c)
+{
+	const char *devs[2] = { a, b };
+	struct format_opts fo = { .label = label, .nodesize = 4096, .force = true,
+				  .data_profile = dprof, .meta_profile = CORE_PROFILE_RAID1 };
+	int ret = t_image(a, 256, size);
+
+	if (!ret)
+		ret = t_image(b, 256, size);
+	if (!ret)
+		ret = mount_format(devs, 2, &fo);
+	return ret ? ret : t_open2(devs, commit_s, c);
+}
+
+/* n put_extents (seeds 1..n; their addresses in ext[], unless NULL),
+ * committed. */
+static int put_extents(struct core *c, unsigned n, uint64_t *ext)
+{
+	uint64_t l;
+	int ret = 0;
+
+	for (unsigned i = 0; i < n && !ret; i++)
+		ret = put_extent(c, i + 1, ext ? &ext[i] : &l);
+	return ret ? ret : txn_commit(c, COMMIT_SYNC);
+}
+
+/* A case's end: the volume closed (c may be NULL), its images gone. */
+static void close_pair(struct core *c, const char *a, const char *b)
+{
+	t_done(c, a);
+	if (b[0])
+		unlink(b);
 }
 
 
@@ -149,12 +183,7 @@ static int bad_copy_volume(char a[256], char b[256], uint64_t size, const char *
 	char bad[256];
 	uint64_t ph;
 
-	if (t_image(a, 256, size) || t_image(b, 256, size))
-		return -1;
-	struct format_opts fo = { .label = tag, .nodesize = 4096, .force = true,
-				  .data_profile = dprof, .meta_profile = CORE_PROFILE_RAID1 };
-	if (mount_format(devs, 2, &fo) || t_open2(devs, 3600, c) || put_extent(*c, 1, e) ||
-	    txn_commit(*c, COMMIT_SYNC))
+	if (pair_volume(a, b, size, tag, dprof, 3600, c) || put_extents(*c, 1, e))
 		return -1;
 	if (chunk_map_lookup(*c, *e, EXTLEN, cp, NULL) != 2) {
 		printf("FAIL: %s: an extent without two copies\n", tag);
@@ -199,17 +228,13 @@ static void race_reuse(void)
 	uint64_t e, e2 = 0, tmp, t0, wait_ns;
 	bool started = false;
 	pthread_t th;
-	struct txn *t;
 
 	if (bad_copy_volume(a, b, 64ull << 20, "race", CORE_PROFILE_RAID1, 1, &c, &e, cp))
 		goto out;
 	/* the trees a free and commit touch, read now: only scrub meets
 	 * the slow device below */
 	MUST(put_extent(c, 2, &tmp));
-	MUST(txn_join(c, 4, TXN_USE_RESERVE, &t));
-	int r = data_ref(t, tmp, EXTLEN, -1);
-	MUST(txn_end(t));
-	MUST(r);
+	MUST(t_free_extent(c, tmp, EXTLEN));
 	MUST(txn_commit(c, COMMIT_SYNC));
 	MUST(chunk_map_lookup(c, e, EXTLEN, cp, NULL));
 	dev_set_latency(cp[1].dev, DEV_READ, RACE_READ_MS * 1000000ull);
@@ -221,21 +246,13 @@ static void race_reuse(void)
 	for (int i = 0; i < 30000 && !__atomic_load_n(&s.p.extents, __ATOMIC_RELAXED); i++)
 		usleep(1000);
 	t0 = glock_now_ns();
-	MUST(txn_join(c, 4, TXN_USE_RESERVE, &t));
-	r = data_ref(t, e, EXTLEN, -1);
-	MUST(txn_end(t));
-	MUST(r);
+	MUST(t_free_extent(c, e, EXTLEN));
 	MUST(txn_commit(c, COMMIT_SYNC));
 	wait_ns = glock_now_ns() - t0;
-	MUST(txn_join(c, 4, 0, &t));
 	uint8_t nb[EXTLEN];
 	for (unsigned i = 0; i < EXTLEN; i++)
 		nb[i] = (uint8_t)(i * 17 + 3);
-	r = data_alloc_goal(t, EXTLEN, e, &e2);
-	if (!r)
-		r = data_write(t, e2, nb, EXTLEN);
-	MUST(txn_end(t));
-	MUST(r);
+	MUST(t_write_extent(c, nb, EXTLEN, e, &e2));
 	MUST(txn_commit(c, COMMIT_SYNC));
 	pthread_join(th, NULL);
 	started = false;
@@ -256,12 +273,7 @@ static void race_reuse(void)
 out:
 	if (started)
 		pthread_join(th, NULL);
-	if (c)
-		mount_close(c);
-	if (a[0])
-		unlink(a);
-	if (b[0])
-		unlink(b);
+	close_pair(c, a, b);
 }
 
 
@@ -286,31 +298,18 @@ out:
 static void commit_beside(void)
 {
 	char a[256] = "", b[256] = "";
-	const char *devs[2] = { a, b };
 	struct core *c = NULL;
 	struct bg_scrub s = { 0 };
 	bool started = false;
-	uint64_t t0, e, ex[STALL_N];
+	uint64_t t0, ex[STALL_N];
 	pthread_t th;
 	struct txn *t;
 	static uint8_t buf[STALL_EXT];
 
-	MUST(t_image(a, sizeof(a), 256ull << 20));
-	MUST(t_image(b, sizeof(b), 256ull << 20));
-	struct format_opts fo = { .label = "stall", .nodesize = 4096, .force = true,
-				  .data_profile = CORE_PROFILE_RAID1,
-				  .meta_profile = CORE_PROFILE_RAID1 };
-	MUST(mount_format(devs, 2, &fo));
-	MUST(t_open2(devs, 3600, &c));
+	MUST(pair_volume(a, b, 256ull << 20, "stall", CORE_PROFILE_RAID1, 3600, &c));
 	for (unsigned i = 0; i < STALL_N; i++) {
 		memset(buf, (int)i, sizeof(buf));
-		MUST(txn_join(c, 4, 0, &t));
-		int r = data_alloc(t, STALL_EXT, &e);
-		if (!r)
-			r = data_write(t, e, buf, STALL_EXT);
-		MUST(txn_end(t));
-		MUST(r);
-		ex[i] = e;
+		MUST(t_write_extent(c, buf, STALL_EXT, 0, &ex[i]));
 	}
 	MUST(txn_commit(c, COMMIT_SYNC));
 	for (int d = 0; d < c->ndevs; d++)
@@ -359,12 +358,7 @@ static void commit_beside(void)
 out:
 	if (started)
 		pthread_join(th, NULL);
-	if (c)
-		mount_close(c);
-	if (a[0])
-		unlink(a);
-	if (b[0])
-		unlink(b);
+	close_pair(c, a, b);
 }
 
 
@@ -441,12 +435,7 @@ static void repair_beside_balance(void)
 out:
 	if (started)
 		pthread_join(th, NULL);
-	if (c)
-		mount_close(c);
-	if (a[0])
-		unlink(a);
-	if (b[0])
-		unlink(b);
+	close_pair(c, a, b);
 }
 
 /*
@@ -468,20 +457,12 @@ static void stale_generation(bool other_bad)
 	struct scrub_opts so = { 0 };
 	struct scrub_progress sp;
 	struct core *c = NULL;
-	uint64_t root, ph0, ph1, gen, ext, gerr0 = 0, gerr1 = 0, errs[DEV_ERR_NR];
+	uint64_t root, ph0, ph1, gen, gerr0 = 0, gerr1 = 0, errs[DEV_ERR_NR];
 	uint8_t *before = NULL, *after = NULL;
 #define N(x) (snprintf(name, sizeof(name), "%s: %s", tag, x), name)
 
-	MUST(t_image(a, sizeof(a), 64ull << 20));
-	MUST(t_image(b, sizeof(b), 64ull << 20));
-	struct format_opts fo = { .label = "gen", .nodesize = 4096, .force = true,
-				  .data_profile = CORE_PROFILE_RAID1,
-				  .meta_profile = CORE_PROFILE_RAID1 };
-	MUST(mount_format(devs, 2, &fo));
-	MUST(open2(devs, &c));
-	for (unsigned i = 0; i < 4; i++)
-		MUST(put_extent(c, i + 1, &ext));
-	MUST(txn_commit(c, COMMIT_SYNC));
+	MUST(pair_volume(a, b, 64ull << 20, "gen", CORE_PROFILE_RAID1, 1, &c));
+	MUST(put_extents(c, 4, NULL));
 	root = subvol_root(c, FS_TREE_OBJECTID)->bytenr;
 	MUST(chunk_map_lookup(c, root, c->nodesize, cp, NULL) == 2 ? 0 : -ENOENT);
 	snprintf(p0, sizeof(p0), "%s", cp[0].dev->path);
@@ -545,14 +526,9 @@ static void stale_generation(bool other_bad)
 		      sp.corrected_bytes == 0 && !memcmp(before, after, 4096));
 	}
 out:
-	if (c)
-		mount_close(c);
+	close_pair(c, a, b);
 	free(before);
 	free(after);
-	if (a[0])
-		unlink(a);
-	if (b[0])
-		unlink(b);
 #undef N
 }
 
@@ -570,7 +546,6 @@ out:
 static void rate_per_piece(void)
 {
 	char a[256] = "", b[256] = "";
-	const char *devs[2] = { a, b };
 	struct bg_scrub s = { 0 };
 	struct scrub_progress mid;
 	struct core *c = NULL;
@@ -578,24 +553,12 @@ static void rate_per_piece(void)
 	uint64_t l, t0;
 	bool started = false;
 	pthread_t th;
-	struct txn *t;
 
 	MUST(buf ? 0 : -ENOMEM);
-	MUST(t_image(a, sizeof(a), 64ull << 20));
-	MUST(t_image(b, sizeof(b), 64ull << 20));
-	struct format_opts fo = { .label = "rate", .nodesize = 4096, .force = true,
-				  .data_profile = CORE_PROFILE_RAID1,
-				  .meta_profile = CORE_PROFILE_RAID1 };
-	MUST(mount_format(devs, 2, &fo));
-	MUST(open2(devs, &c));
+	MUST(pair_volume(a, b, 64ull << 20, "rate", CORE_PROFILE_RAID1, 1, &c));
 	for (unsigned i = 0; i < RATE_EXT; i++)
 		buf[i] = (uint8_t)(i * 7 + (i >> 12));
-	MUST(txn_join(c, 4, 0, &t));
-	int r = data_alloc(t, RATE_EXT, &l);
-	if (!r)
-		r = data_write(t, l, buf, RATE_EXT);
-	MUST(txn_end(t));
-	MUST(r);
+	MUST(t_write_extent(c, buf, RATE_EXT, 0, &l));
 	MUST(txn_commit(c, COMMIT_SYNC));
 	s.c = c;
 	s.o.rate_bytes_per_s = RATE_BPS;
@@ -618,13 +581,8 @@ static void rate_per_piece(void)
 out:
 	if (started)
 		pthread_join(th, NULL);
-	if (c)
-		mount_close(c);
+	close_pair(c, a, b);
 	free(buf);
-	if (a[0])
-		unlink(a);
-	if (b[0])
-		unlink(b);
 }
 
 /* How many committed nodes lie below address at (the nodes scrub's walk,
@@ -687,16 +645,8 @@ static void node_reuse(void)
 	bool started = false, reused = false;
 	pthread_t th;
 
-	MUST(t_image(a, sizeof(a), 64ull << 20));
-	MUST(t_image(b, sizeof(b), 64ull << 20));
-	struct format_opts fo = { .label = "nreuse", .nodesize = 4096, .force = true,
-				  .data_profile = CORE_PROFILE_RAID1,
-				  .meta_profile = CORE_PROFILE_RAID1 };
-	MUST(mount_format(devs, 2, &fo));
-	MUST(open2(devs, &c));
-	for (unsigned i = 0; i < 8; i++)
-		MUST(put_extent(c, i + 1, &ext));
-	MUST(txn_commit(c, COMMIT_SYNC));
+	MUST(pair_volume(a, b, 64ull << 20, "nreuse", CORE_PROFILE_RAID1, 1, &c));
+	MUST(put_extents(c, 8, NULL));
 	f = subvol_root(c, FS_TREE_OBJECTID)->bytenr;
 	MUST(nodes_below(c, f, &below, &gen));
 	MUST(chunk_map_lookup(c, f, c->nodesize, cp, NULL) == 2 ? 0 : -ENOENT);
@@ -752,13 +702,26 @@ static void node_reuse(void)
 out:
 	if (started)
 		pthread_join(th, NULL);
-	if (c)
-		mount_close(c);
-	if (a[0])
-		unlink(a);
-	if (b[0])
-		unlink(b);
+	close_pair(c, a, b);
 }
+
+static void stale_generations(void)
+{
+	stale_generation(false);
+	stale_generation(true);
+}
+
+/* The cases after main's, in the order they run; SCRUB_CASE=NAME runs
+ * one alone. */
+static const struct { const char *name; void (*run)(void); } cases[] = {
+	{ "race", race_reuse },
+	{ "commit", commit_beside },
+	{ "balance", repair_beside_balance },
+	{ "generation", stale_generations },
+	{ "rate", rate_per_piece },
+	{ "nreuse", node_reuse },
+};
+#define NCASES (sizeof(cases) / sizeof(cases[0]))
 
 int main(void)
 {
@@ -772,41 +735,14 @@ int main(void)
 
 	t_seed_init();
 	a[0] = b[0] = 0;
-	if (getenv("SCRUB_CASE") && !strcmp(getenv("SCRUB_CASE"), "race")) {
-		race_reuse();
+	if (getenv("SCRUB_CASE")) {
+		for (size_t i = 0; i < NCASES; i++)
+			if (!strcmp(getenv("SCRUB_CASE"), cases[i].name))
+				cases[i].run();
 		return fails ? 1 : 0;
 	}
-	if (getenv("SCRUB_CASE") && !strcmp(getenv("SCRUB_CASE"), "commit")) {
-		commit_beside();
-		return fails ? 1 : 0;
-	}
-	if (getenv("SCRUB_CASE") && !strcmp(getenv("SCRUB_CASE"), "balance")) {
-		repair_beside_balance();
-		return fails ? 1 : 0;
-	}
-	if (getenv("SCRUB_CASE") && !strcmp(getenv("SCRUB_CASE"), "nreuse")) {
-		node_reuse();
-		return fails ? 1 : 0;
-	}
-	if (getenv("SCRUB_CASE") && !strcmp(getenv("SCRUB_CASE"), "rate")) {
-		rate_per_piece();
-		return fails ? 1 : 0;
-	}
-	if (getenv("SCRUB_CASE") && !strcmp(getenv("SCRUB_CASE"), "generation")) {
-		stale_generation(false);
-		stale_generation(true);
-		return fails ? 1 : 0;
-	}
-	MUST(t_image(a, sizeof(a), 64ull << 20));
-	MUST(t_image(b, sizeof(b), 64ull << 20));
-	struct format_opts fo = { .label = "scrub", .nodesize = 4096, .force = true,
-				  .data_profile = CORE_PROFILE_RAID1,
-				  .meta_profile = CORE_PROFILE_RAID1 };
-	MUST(mount_format(devs, 2, &fo));
-	MUST(open2(devs, &c));
-	for (unsigned i = 0; i < 16; i++)
-		MUST(put_extent(c, i + 1, &ext[i]));
-	MUST(txn_commit(c, COMMIT_SYNC));
+	MUST(pair_volume(a, b, 64ull << 20, "scrub", CORE_PROFILE_RAID1, 1, &c));
+	MUST(put_extents(c, 16, ext));
 
 	/* 1. online: a workload runs while scrub loops; nothing is reported bad */
 	{
@@ -906,18 +842,8 @@ int main(void)
 		CHECK("other extents read", data_read(c, ext[4], buf, EXTLEN) == 0);
 	}
 out:
-	if (c)
-		mount_close(c);
-	if (a[0])
-		unlink(a);
-	if (b[0])
-		unlink(b);
-	race_reuse();
-	commit_beside();
-	repair_beside_balance();
-	stale_generation(false);
-	stale_generation(true);
-	rate_per_piece();
-	node_reuse();
+	close_pair(c, a, b);
+	for (size_t i = 0; i < NCASES; i++)
+		cases[i].run();
 	return fails ? 1 : 0;
 }

@@ -356,8 +356,9 @@ struct layout {
 	int diff;
 	double maxdelta;
 	/* Wall-clock profiles (glass-profile --wall): the subtree under an
-	 * "[oncpu]" or "[offcpu]" frame takes the hot or the off-CPU palette,
-	 * whatever o->palette says, so the two halves read apart. */
+	 * "[oncpu]" frame takes the hot palette, the one under "[offcpu]" or
+	 * "[runqueue]" (runnable, waiting for a CPU: off it too) the off-CPU
+	 * palette, whatever o->palette says, so the halves read apart. */
 	int half;		/* 0 none, 1 on-CPU, 2 off-CPU */
 	uint32_t half_depth;
 };
@@ -403,14 +404,16 @@ static struct rgb frame_colour(const struct layout *L, const struct node *nd,
 	return palette_colour(frame_palette(L), is_kernel(nd), v1, v2, v3);
 }
 
-/* Pre-order walk: enter or leave an "[oncpu]"/"[offcpu]" subtree. */
+/* Pre-order walk: enter or leave an "[oncpu]"/"[offcpu]"/"[runqueue]"
+ * subtree. */
 static void track_half(struct layout *L, const struct node *nd)
 {
 	if (L->half && nd->depth <= L->half_depth)
 		L->half = 0;
 	if (!L->half && nd->len == 7 && !memcmp(nd->name, "[oncpu]", 7))
 		L->half = 1;
-	else if (!L->half && nd->len == 8 && !memcmp(nd->name, "[offcpu]", 8))
+	else if (!L->half && ((nd->len == 8 && !memcmp(nd->name, "[offcpu]", 8)) ||
+			      (nd->len == 10 && !memcmp(nd->name, "[runqueue]", 10))))
 		L->half = 2;
 	else
 		return;

@@ -18,9 +18,11 @@
  *     blank lines are skipped;
  *   - an empty frame (";;", a leading or trailing ';') is an error;
  *   - a frame ending in "_[k]" is a kernel frame, and the frames under a
- *     "[oncpu]" or "[offcpu]" frame are the on-CPU or off-CPU half of a
- *     wall-clock profile (glass-profile --wall) (rendering conventions
- *     only: the parser treats them as any other name).
+ *     "[oncpu]" frame are the on-CPU half of a wall-clock profile
+ *     (glass-profile --wall), those under "[offcpu]" (blocked) or
+ *     "[runqueue]" (runnable, waiting for a CPU) its off-CPU half
+ *     (rendering conventions only: the parser treats them as any other
+ *     name).
  *
  * Parsing aggregates: the same stack seen twice has its counts summed; the
  * set remembers the order in which distinct stacks were first seen (a

@@ -30,10 +30,11 @@ export function normalizeDiff(d) {
 }
 
 // The half of a wall-clock stack (glass-profile --wall): 'on-CPU' under
-// an "[oncpu]" frame, 'off-CPU' under "[offcpu]", else null.
+// an "[oncpu]" frame, 'off-CPU' under "[offcpu]" or "[runqueue]", else null.
 export function stackHalf(stack) {
 	const f = String(stack).split(';');
-	return f.includes('[oncpu]') ? 'on-CPU' : f.includes('[offcpu]') ? 'off-CPU' : null;
+	return f.includes('[oncpu]') ? 'on-CPU' :
+		f.includes('[offcpu]') || f.includes('[runqueue]') ? 'off-CPU' : null;
 }
 
 // Frames whose share moved the most, each stack blamed on its deepest

@@ -113,12 +113,12 @@ export function blameFrame(stack) {
 }
 
 // The half of a wall-clock profile (glass-profile --wall) node N is in:
-// 'on' at or under an "[oncpu]" frame, 'off' at or under "[offcpu]",
-// else null.
+// 'on' at or under an "[oncpu]" frame, 'off' at or under "[offcpu]" or
+// "[runqueue]" (runnable, waiting for a CPU), else null.
 export function wallHalf(n) {
 	for (; n && n.parent; n = n.parent) {
 		if (n.name === '[oncpu]') return 'on';
-		if (n.name === '[offcpu]') return 'off';
+		if (n.name === '[offcpu]' || n.name === '[runqueue]') return 'off';
 	}
 	return null;
 }
@@ -130,7 +130,8 @@ export function wallHalf(n) {
 export function frameColor(name, half) {
 	const h = hash32(name);
 	const r = (h % 1000) / 1000, r2 = ((h >>> 10) % 1000) / 1000;
-	const k = frameFamily(name) === 'kernel' && name !== '[oncpu]' && name !== '[offcpu]';
+	const k = frameFamily(name) === 'kernel' && name !== '[oncpu]' && name !== '[offcpu]' &&
+		name !== '[runqueue]';
 	if (half === 'on')
 		return k ? `hsl(${180 + 15 * r} ${50 + 20 * r2}% ${55 + 10 * r2}%)`
 			: `hsl(${0 + 48 * r} ${72 + 15 * r2}% ${62 + 8 * r2}%)`;
