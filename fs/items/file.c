@@ -469,42 +469,52 @@ static int write_blocks(struct txn *t, struct fsctx *fs, struct inode *ip,
 
 /*
  * Write [a, a+len) (aligned) in place when extents of the running
- * transaction map exactly that range, each whole: the blocks random
- * overwrites got from their copy on write earlier in the transaction
- * (issue 22: ~58% of a 5 s run of random 4 KiB writes), one or several
- * (the writeback cache merges adjacent dirty pages into one WRITE, and
- * each page may have been copied by a WRITE of its own).  No commit
- * points at them and only this file's one item ever did
- * (data_rewrite_ok, asked of every extent before any is written); no
- * fsync log record may hold them either — a crash would replay the
- * record with the checksums of the bytes written over — so never once
- * the file was fsynced in this transaction (merge_last's rule,
- * ip->fsync_transid).  Copying on write again cost a new block (in a
- * sparse image, a hole: the host allocates), two reference changes per
- * extent and the items' rewrite, and grew the image by the write until
- * the commit.  v[0..n): the items overlapping the range.  1 written, 0
- * not (the caller copies on write), -errno.
+ * transaction map all of it, each item mapping its whole extent: the
+ * blocks random overwrites got from their copy on write earlier in the
+ * transaction (issue 22: ~58% of a 5 s run of random 4 KiB writes), one
+ * or several (the writeback cache merges adjacent dirty pages into one
+ * WRITE, and each page may have been copied by a WRITE of its own), or
+ * a part of a longer one (a file written in this transaction and then
+ * overwritten here and there: copying that part on write split the
+ * extent, and its pieces, each a reference of one extent, were never
+ * in place again).  No commit points at them and only this file's one
+ * item ever did (data_rewrite_ok, asked of every extent before any is
+ * written); no fsync log record may hold them either — a crash would
+ * replay the record with the checksums of the bytes written over — so
+ * never once the file was fsynced in this transaction (merge_last's
+ * rule, ip->fsync_transid).  Copying on write again cost a new block (in
+ * a sparse image, a hole: the host allocates), two reference changes
+ * per extent and the items' rewrite (three items for a split), and grew
+ * the image by the write until the commit.  In place, the items stay as
+ * they are: nothing for log_note_extent.  v[0..n): the items overlapping
+ * the range.  1 written, 0 not (the caller copies on write), -errno.
  */
 static int write_again(struct txn *t, struct inode *ip, uint64_t a, const char *buf,
 		       uint64_t len, const struct fext *v, int n)
 {
-	uint64_t cur = a;
+	uint64_t cur = a, end = a + len;
 	int ret = 0;
 
 	if (n < 1 || ip->fsyncing || txn_transid(t) <= ip->fsync_transid)
 		return 0;
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < n && cur < end; i++) {
 		const struct fext *e = &v[i];
-		if (e->type != FE_REG || e->generation != txn_transid(t) || e->off != cur ||
-		    e->doff || e->disk_len != e->len || e->len > a + len - cur ||
-		    !data_rewrite_ok(t, e->disk_logical, e->len))
+		if (e->type != FE_REG || e->generation != txn_transid(t) || e->off > cur ||
+		    e->off + e->len <= cur || e->doff || e->disk_len != e->len ||
+		    !data_rewrite_ok(t, e->disk_logical, e->disk_len))
 			return 0;
-		cur += e->len;
+		cur = e->off + e->len;
 	}
-	if (cur != a + len)
+	if (cur < end)
 		return 0;
-	for (int i = 0; i < n && ret == 0; i++)
-		ret = data_rewrite(t, v[i].disk_logical, buf + (v[i].off - a), v[i].len);
+	for (int i = 0; i < n && ret == 0; i++) {
+		const struct fext *e = &v[i];
+		uint64_t s = e->off > a ? e->off : a;
+		uint64_t x = e->off + e->len < end ? e->off + e->len : end;
+		if (s < x)
+			ret = data_rewrite(t, e->disk_logical, e->disk_len,
+					   e->disk_logical + (s - e->off), buf + (s - a), x - s);
+	}
 	return ret < 0 ? fail(t, ret, "file write again") : 1;
 }
 

@@ -29,8 +29,8 @@
  * transaction LOG_ARENA_MIN, each next one twice the last, up to
  * LOG_ARENA) and carves slots and segments from it in order (a slot's bytes past the segment
  * written there go back to it); a new arena is written with zeros when
- * it is reserved (image files only: not block devices, not raid5/6
- * chunks).  On a volume in a sparse image file a segment then lands
+ * it is reserved over a hole of an image file (not block devices, not
+ * raid5/6 chunks, not space the image already has blocks for).  On a volume in a sparse image file a segment then lands
  * where the host file already has blocks: the host allocates once per
  * arena, not at every fsync's flush (a journal commit of ext4 each, when
  * segments walked forward through space the volume never wrote).  An
@@ -372,28 +372,26 @@ int log_add_seg(struct log_state *ls, uint64_t logical, uint64_t len)
 }
 
 /*
- * Write zeros over a new arena: on a volume in image files (sparse: the
- * space a volume never wrote is a hole of the host's file) the host
- * allocates the arena's blocks at the next flush, once, instead of one
- * segment's blocks at every fsync's flush (a journal commit each on
- * ext4).  Not on block devices (nothing to allocate) or raid5/6 chunks
+ * Write zeros over a new arena where the host has no blocks yet: on a
+ * volume in image files (sparse: the space a volume never wrote is a
+ * hole of the host's file) the host allocates the arena's blocks at the
+ * next flush, once, instead of one segment's blocks at every fsync's
+ * flush (a journal commit each on ext4).  An arena over space every copy
+ * already has blocks for (written before: an earlier arena, nodes, data
+ * since freed) is not written: the zeros would allocate nothing and cost
+ * a third of the bytes an fsync writes (meta_allocated, SEEK_HOLE on each
+ * device).  Not on block devices (nothing to allocate) or raid5/6 chunks
  * (their rows are written whole, with parity, by the segments).  Best
- * effort: a failure only leaves the holes.
+ * effort: a failure only leaves the holes.  True when it wrote.
  */
-static void arena_fill(struct core *c, uint64_t at, uint64_t len)
+static bool arena_fill(struct core *c, uint64_t at, uint64_t len)
 {
-	struct chunk_copy cp[CHUNK_MAX_STRIPES];
-	int n = chunk_map_lookup(c, at, LOG_BLOCK, cp, NULL);
-	bool files = n > 0;
-
-	for (int i = 0; i < n; i++)
-		files &= !cp[i].dev->blockdev;
-	if (!files || chunk_map_is_parity(c, at) || len > LOG_ARENA)
-		return;
+	if (chunk_map_is_parity(c, at) || len > LOG_ARENA || meta_allocated(c, at, len))
+		return false;
 	/* never written: its pages stay the kernel's shared zero page, so
 	 * an arena costs no allocation or memset on the fsync's path */
 	static uint8_t zeros[LOG_ARENA] __attribute__((aligned(4096)));
-	(void)meta_write_copies(c, at, zeros, len, "fsync log arena");
+	return !meta_write_copies(c, at, zeros, len, "fsync log arena");
 }
 
 /*
@@ -422,8 +420,8 @@ static int reserve(struct core *c, struct log_state *ls, uint64_t len, uint64_t 
 	while (alen < len * 4 && alen < LOG_ARENA)
 		alen *= 2;
 	if (len * 4 <= alen && !alloc_reserve(c, BG_METADATA, alen, LOG_BLOCK, &at)) {
-		if (!alloc_bg_is_new(c, at))	/* else write_batch commits instead */
-			arena_fill(c, at, alen);
+		/* a new block group: write_batch commits instead */
+		bool filled = !alloc_bg_is_new(c, at) && arena_fill(c, at, alen);
 		glock_write(&ls->lock);
 		ret = log_add_seg(ls, at, alen);
 		if (!ret) {
@@ -431,6 +429,7 @@ static int reserve(struct core *c, struct log_state *ls, uint64_t len, uint64_t 
 			ls->arena_end = at + alen;
 			ls->arena_len = alen < LOG_ARENA ? alen * 2 : LOG_ARENA;
 			ls->st.arenas++;
+			ls->st.fills += filled;
 		}
 		glock_write_unlock(&ls->lock);
 		if (!ret) {

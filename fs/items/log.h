@@ -163,6 +163,7 @@ struct log_stats {
 				 * record before (LOG_REC_DELTA) */
 	uint64_t rec_bytes;	/* bytes of the records written (headers and items) */
 	uint64_t arenas;	/* LOG_ARENA reservations the log carved segments from */
+	uint64_t fills;		/* of which written with zeros first (a hole under them) */
 };
 void log_stats(struct core *c, struct log_stats *s);
 

@@ -132,7 +132,11 @@ struct cchunk {
 };
 struct cseq {
 	struct cchunk **c;	/* in order, none empty */
-	size_t nc, ccap;
+	/* last[k]: the end of chunk k's last entry, beside the pointers so
+	 * a search finds its chunk in one array, not a cache miss on
+	 * every chunk it looks at */
+	uint64_t *last;
+	size_t nc, ccap;	/* of c and of last */
 	size_t n;		/* entries */
 	size_t bytes;		/* memory held: chunks, items, checksums */
 };

@@ -440,6 +440,14 @@ int dev_discard(struct dev *d, uint64_t off, uint64_t len)
 	return ret;
 }
 
+bool dev_allocated(struct dev *d, uint64_t off, uint64_t len)
+{
+	if (d->blockdev)
+		return true;
+	off_t hole = lseek(d->fd, (off_t)off, SEEK_HOLE);
+	return hole >= 0 && (uint64_t)hole >= off + len;
+}
+
 void dev_set_latency(struct dev *d, enum dev_op op, uint64_t ns)
 {
 	d->lat_ns[op] = ns;

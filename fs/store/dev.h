@@ -83,6 +83,15 @@ int dev_flush(struct dev *d);
 void dev_flush_all(struct dev *const *devs, int n, int *err);
 /* Best effort: -EOPNOTSUPP when the device cannot discard. */
 int dev_discard(struct dev *d, uint64_t off, uint64_t len);
+/*
+ * [off, off + len) of d has its blocks: no hole of an image file there
+ * (SEEK_HOLE; past the end of the file is a hole), always on a block
+ * device.  A host filesystem that cannot tell holes reports the file as
+ * all data, so a hole may be missed, never invented; an lseek that fails
+ * answers false (the caller's fill costs a write, skipping it nothing
+ * worse than the host allocating later).
+ */
+bool dev_allocated(struct dev *d, uint64_t off, uint64_t len);
 
 void dev_set_latency(struct dev *d, enum dev_op op, uint64_t ns);
 /* Error injection: op on d fails with -EIO while on. */

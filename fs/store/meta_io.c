@@ -150,6 +150,24 @@ int meta_write_copies(struct core *c, uint64_t logical, const void *buf, uint64_
 	return 0;
 }
 
+bool meta_allocated(struct core *c, uint64_t logical, uint64_t len)
+{
+	struct chunk_copy cp[2 * CHUNK_MAX_STRIPES];
+	bool all = true;
+
+	glock_read(&c->reloc_lock);	/* the stripes a relocation fills too */
+	for (uint64_t off = 0; off < len && all;) {
+		uint64_t n = chunk_map_piece(c, logical + off, len - off);
+		int ncp = chunk_map_lookup_write(c, logical + off, n, cp);
+		all = ncp > 0;
+		for (int i = 0; i < ncp && all; i++)
+			all = dev_allocated(cp[i].dev, cp[i].physical, n);
+		off += n;
+	}
+	glock_read_unlock(&c->reloc_lock);
+	return all;
+}
+
 int meta_write(struct core *c, uint64_t bytenr, const void *buf)
 {
 	return meta_write_copies(c, bytenr, buf, c->nodesize, "metadata block");

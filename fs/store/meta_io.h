@@ -6,6 +6,7 @@
 #ifndef GLASSFS_META_IO_H
 #define GLASSFS_META_IO_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct core;
@@ -22,5 +23,12 @@ int meta_write(struct core *c, uint64_t bytenr, const void *buf);
 /* Write every copy; a failing copy degrades when another took it. */
 int meta_write_copies(struct core *c, uint64_t logical, const void *buf, uint64_t len,
 		      const char *what);
+
+/*
+ * Every present copy of [logical, + len) has its blocks on its device
+ * (dev_allocated): writing there allocates nothing on the host.  False
+ * when a copy has a hole or the range is not mapped.
+ */
+bool meta_allocated(struct core *c, uint64_t logical, uint64_t len);
 
 #endif

@@ -126,18 +126,101 @@ bool data_rewrite_ok(struct txn *t, uint64_t logical, uint64_t len)
 	return data_overwrite_ok(t, logical) && extent_ref_sole_new(txn_core(t), logical, len);
 }
 
-int data_rewrite(struct txn *t, uint64_t logical, const void *buf, uint64_t len)
+/*
+ * The checksums of sectors [logical, +len) of buf, written into the
+ * items that hold them (each found by key: the one keyed at the sector,
+ * else the one before it), in place through a copy-on-write search: one
+ * search an item (two more when the search's leaf starts past at).
+ */
+static int csum_patch(struct txn *t, uint64_t logical, const void *buf, uint64_t len)
+{
+	struct root *r = core_tree(txn_core(t), CT_CSUM);
+	uint64_t at = logical, end = logical + len;
+
+	while (at < end) {
+		struct key k = { CSUM_OBJECTID, KEY_EXTENT_CSUM, at }, ik;
+		struct path p;
+		uint32_t size;
+		int ret;
+
+		btree_path_init(&p);
+		ret = btree_search(t, r, &k, &p, 0, 1);
+		if (ret == 1 && p.slots[0] > 0) {
+			p.slots[0]--;	/* the item before, in the same leaf */
+			ret = 0;
+		} else if (ret == 1) {
+			/* at slot 0: the item holding at, if any, is in the
+			 * leaf before (a search lands past the end of the leaf
+			 * whose last key is below at, so only a leaf whose
+			 * parent's key sits below its first comes here): find
+			 * its key (a copy-on-write path cannot step back), then
+			 * go there */
+			btree_path_release(&p);
+			btree_path_init(&p);
+			ret = btree_search(NULL, r, &k, &p, 0, 0);
+			if (ret == 1)
+				ret = btree_prev(&p);
+			if (ret == 0)
+				btree_item_key(&p, p.slots[0], &k);
+			btree_path_release(&p);
+			if (ret)
+				return ret < 0 ? ret : -EUCLEAN;
+			btree_path_init(&p);
+			ret = btree_search(t, r, &k, &p, 0, 1);
+			if (ret == 1)
+				ret = -EUCLEAN;
+		}
+		if (ret) {
+			btree_path_release(&p);
+			return ret;
+		}
+		btree_item_key(&p, p.slots[0], &ik);
+		uint8_t *item = btree_item_ptr(&p, p.slots[0], &size);
+		uint64_t iend = ik.offset + (uint64_t)(size / CSUM_SIZE) * SECT;
+		if (ik.objectid != CSUM_OBJECTID || ik.type != KEY_EXTENT_CSUM || iend <= at) {
+			btree_path_release(&p);
+			return -EUCLEAN;
+		}
+		for (; at < end && at < iend; at += SECT) {
+			uint32_t crc = crc32c(0, (const uint8_t *)buf + (at - logical), SECT);
+			memcpy(item + (at - ik.offset) / SECT * CSUM_SIZE, &crc, CSUM_SIZE);
+		}
+		btree_path_release(&p);
+	}
+	return 0;
+}
+
+int data_rewrite(struct txn *t, uint64_t ext, uint64_t ext_len, uint64_t logical,
+		 const void *buf, uint64_t len)
 {
 	struct core *c = txn_core(t);
 	int ret = 0;
 
-	/* one sector: its one checksum item, keyed at logical, is replaced
-	 * by data_write's update; a longer extent may hold the items of the
-	 * pieces merged into it, at other keys: gone first */
-	if (len > SECT)
-		ret = data_csum_delete(t, logical, len);
-	if (!ret)
-		ret = data_write(t, logical, buf, len);
+	if (logical < ext || len > ext_len || logical - ext > ext_len - len || !len ||
+	    len % SECT || logical % SECT)
+		return -EINVAL;
+	if (c->aborted)
+		return -EROFS;
+	if (logical != ext || len != ext_len) {
+		/* a part: its sectors' checksums in the items that hold
+		 * them (data_write would add items over theirs) */
+		ret = meta_write_copies(c, logical, buf, len, "data block");
+		if (ret)
+			core_log(c, "data write at logical %llu+%llu failed: %s",
+				 (unsigned long long)logical, (unsigned long long)len,
+				 strerror(-ret));
+		if (!ret)
+			ret = csum_patch(t, logical, buf, len);
+	} else {
+		/* one sector: its one checksum item, keyed at logical, is
+		 * replaced by data_write's update; a longer extent may hold
+		 * the items of the pieces merged into it, at other keys: gone
+		 * first */
+		if (len > SECT)
+			ret = data_csum_delete(t, logical, len);
+		if (!ret)
+			ret = data_write(t, logical, buf, len);
+	}
 	if (!ret)
 		__atomic_fetch_add(&c->data_rewrites, 1, __ATOMIC_RELAXED);
 	return ret;

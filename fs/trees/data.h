@@ -66,11 +66,16 @@ bool data_overwrite_ok(struct txn *t, uint64_t logical);
  */
 bool data_rewrite_ok(struct txn *t, uint64_t logical, uint64_t len);
 /*
- * Write the whole extent [logical, +len) again (data_rewrite_ok said
- * yes): its bytes on every mirror and its checksums replaced.  Counted
- * in glassctl stats' data_rewrites.
+ * Write [logical, +len) again inside the extent [ext, +ext_len) that
+ * data_rewrite_ok said yes for, the whole of it or a part: the bytes on
+ * every mirror, and the checksums of those sectors replaced (a part's in
+ * the items that hold them, in place: their keys and sizes stay, so the
+ * extent's other sectors keep theirs).  -EINVAL when the range is not
+ * inside the extent, -EUCLEAN when a sector of it has no checksum item.
+ * Counted in glassctl stats' data_rewrites.
  */
-int data_rewrite(struct txn *t, uint64_t logical, const void *buf, uint64_t len);
+int data_rewrite(struct txn *t, uint64_t ext, uint64_t ext_len, uint64_t logical,
+		 const void *buf, uint64_t len);
 
 /*
  * Read and verify.  A block whose checksum does not match on any mirror

@@ -13,6 +13,10 @@
  *   the commit thread counts) wall_us_per_op=... node_lookups_per_op=
  *   node cache hits and misses per write (B-tree nodes visited: a count,
  *   steady under load, unlike the times) dev_writes_per_op=...
+ *   dev_write_kib_per_op (bytes written to the devices: data, nodes,
+ *   log segments and the log's arena zero fills), log_arenas and
+ *   log_arena_fills (arenas the fsync log reserved, and of those the
+ *   ones written with zeros: a hole of the image under them),
  *   dev_flushes_per_op, commits_per_10k.  With -f, each write is
  *   followed by fsops_fsync (datasync): phase=fsyncrand, a database's
  *   pattern, the fsync log's cost per fsync in the engine (issue 22).
@@ -22,6 +26,9 @@
  *   blocks each copied on write earlier in the transaction goes in place
  *   as two extents); rewrites_per_op counts the extents written in
  *   place (data_rewrites).
+ *   -c sets the periodic commit's interval: a long one (-c 3600) keeps
+ *   the commits of a run at the same writes whatever its speed (under
+ *   valgrind, say), so instruction counts of two builds compare.
  *   With -t T (threads, default 1) the N writes are shared by T threads
  *   writing the one file, as the daemon's FUSE workers do with the
  *   writeback cache's WRITEs, and the lock module's counts per write
@@ -31,7 +38,8 @@
  *   of those, made while a writer woken earlier had not run yet).
  *
  * Usage: wrbench -i IMAGE [-s FILE_MiB (512)] [-n WRITES (100000)] [-b BYTES (4096)]
- *                [-S SEED] [-t THREADS (1)] [-x PCT_TWO_BLOCKS (0)] [-f]
+ *                [-S SEED] [-t THREADS (1)] [-x PCT_TWO_BLOCKS (0)]
+ *                [-c COMMIT_INTERVAL_S (the engine's default)] [-f]
  * Exit: 0, or 1 with the failing operation and its errno on stderr.
  */
 #include <errno.h>
@@ -49,6 +57,7 @@
 #include "fs/core/core.h"
 #include "fs/format/keys.h"
 #include "fs/ops/fsops.h"
+#include "fs/items/log.h"
 
 static double cpu_us(void)
 {
@@ -126,7 +135,7 @@ int main(int argc, char **argv)
 	int opt, ret, fd;
 
 	core_opts_default(&o);
-	while ((opt = getopt(argc, argv, "i:s:n:b:S:t:x:f")) != -1) {
+	while ((opt = getopt(argc, argv, "i:s:n:b:S:t:x:c:f")) != -1) {
 		switch (opt) {
 		case 'i': img = optarg; break;
 		case 's': mib = atol(optarg); break;
@@ -135,6 +144,7 @@ int main(int argc, char **argv)
 		case 'S': seed = (unsigned)atol(optarg); break;
 		case 't': nthreads = atol(optarg); break;
 		case 'x': two_pct = atol(optarg); break;
+		case 'c': o.commit_interval_s = (uint32_t)atol(optarg); break;
 		case 'f': fsync = true; break;
 		default: img = NULL; optind = argc; break;
 		}
@@ -142,7 +152,7 @@ int main(int argc, char **argv)
 	if (!img || mib < 1 || n < 1 || bs < 4096 || bs % 4096 || bs > (1 << 20) ||
 	    nthreads < 1 || nthreads > 64 || two_pct < 0 || two_pct > 100) {
 		fprintf(stderr, "usage: wrbench -i IMAGE [-s FILE_MiB] [-n WRITES] [-b BYTES] [-S SEED] "
-			"[-t THREADS] [-x PCT_TWO_BLOCKS] [-f]\n");
+			"[-t THREADS] [-x PCT_TWO_BLOCKS] [-c COMMIT_INTERVAL_S] [-f]\n");
 		return 2;
 	}
 	fd = open(img, O_RDWR | O_CREAT | O_TRUNC, 0600);
@@ -177,7 +187,9 @@ int main(int argc, char **argv)
 	struct writer w[64];
 	struct core_stats s0, s1;
 	struct glock_stats l0, l1;
+	struct log_stats g0, g1;
 	mount_stats(c, &s0);
+	log_stats(c, &g0);
 	glock_stats_read(&l0);
 	double c0 = cpu_us(), w0 = wall_us();
 	for (long t = 0; t < nthreads; t++) {
@@ -194,6 +206,7 @@ int main(int argc, char **argv)
 			pthread_join(w[t].th, NULL);
 	double c1 = cpu_us(), w1 = wall_us();
 	mount_stats(c, &s1);
+	log_stats(c, &g1);
 	glock_stats_read(&l1);
 	for (long t = 0; t < nthreads; t++) {
 		if (w[t].err) {
@@ -202,21 +215,24 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("phase=%s ops=%ld bs=%ld file_mib=%ld threads=%ld us_per_op=%.2f wall_us_per_op=%.2f "
-	       "node_lookups_per_op=%.2f dev_writes_per_op=%.2f dev_flushes_per_op=%.2f "
+	       "node_lookups_per_op=%.2f dev_writes_per_op=%.2f dev_write_kib_per_op=%.2f "
+	       "dev_flushes_per_op=%.2f "
 	       "commits_per_10k=%.1f inode_waits_per_op=%.3f "
 	       "writer_sleeps_per_op=%.3f writer_wakes_per_op=%.3f writer_rewakes_per_op=%.3f "
-	       "two_block_pct=%ld rewrites_per_op=%.3f\n",
+	       "two_block_pct=%ld rewrites_per_op=%.3f log_arenas=%llu log_arena_fills=%llu\n",
 	       fsync ? "fsyncrand" : "randwrite", n, bs, mib, nthreads, (c1 - c0) / (double)n,
 	       (w1 - w0) / (double)n,
 	       (double)(s1.cache_hits + s1.cache_misses - s0.cache_hits - s0.cache_misses) / (double)n,
 	       (double)(s1.dev_write_ios - s0.dev_write_ios) / (double)n,
+	       (double)(s1.dev_write_bytes - s0.dev_write_bytes) / 1024.0 / (double)n,
 	       (double)(s1.dev_flushes - s0.dev_flushes) / (double)n,
 	       (double)(s1.commits - s0.commits) * 1e4 / (double)n,
 	       (double)(l1.waits[GLOCK_CLASS_INODE] - l0.waits[GLOCK_CLASS_INODE]) / (double)n,
 	       (double)(l1.writer_sleeps - l0.writer_sleeps) / (double)n,
 	       (double)(l1.writer_wakes - l0.writer_wakes) / (double)n,
 	       (double)(l1.writer_rewakes - l0.writer_rewakes) / (double)n, two_pct,
-	       (double)(s1.data_rewrites - s0.data_rewrites) / (double)n);
+	       (double)(s1.data_rewrites - s0.data_rewrites) / (double)n,
+	       (unsigned long long)(g1.arenas - g0.arenas), (unsigned long long)(g1.fills - g0.fills));
 	free(buf);
 	fsops_unmount(fs);
 	ret = mount_close(c);

@@ -101,6 +101,17 @@ int main(void)
 		CHECK("discarded range reads as zeros",
 		      dev_read(d, 1 << 20, b, 4096) == 0 && b[0] == 0 && b[4095] == 0);
 		CHECK("discard keeps the size", (uint64_t)st1.st_size == size);
+		/* dev_allocated against the punched hole: stat's block
+		 * count above is the outside witness that it is one */
+		CHECK("allocated: a discarded range is not",
+		      !dev_allocated(d, 1 << 20, 1 << 20) && !dev_allocated(d, (1 << 20) + 4096, 4096));
+		CHECK("allocated: a range reaching into a hole is not",
+		      !dev_allocated(d, (1 << 20) - 4096, 8192));
+		dev_write(d, (1 << 20) + 8192, a, 4096);
+		CHECK("allocated: a block written into the hole is",
+		      dev_allocated(d, (1 << 20) + 8192, 4096) &&
+		      !dev_allocated(d, (1 << 20) + 8192, 8192));
+		CHECK("allocated: past the end of the file is not", !dev_allocated(d, size, 4096));
 	}
 	dev_counters(d, &cnt);
 	CHECK("counters", cnt.write_ios >= 51 && cnt.read_ios >= 51 && cnt.flushes == 2 &&

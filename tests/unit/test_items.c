@@ -706,9 +706,10 @@ static int put_read(uint64_t ino, uint64_t off, size_t len, int v)
  * data_rewrites, the bytes and checksums new.  Never for a block of
  * the last commit, one an fsync log record of this transaction may hold
  * (fsynced file, also after the kernel forgot the inode and it was
- * loaded again), a write of part of an extent, or an extent two items
- * shared; an extent merged from two pieces (two checksum items) is
- * rewritten whole.  The final fsck checks the checksum tree.
+ * loaded again), or an extent two items shared; an extent merged from
+ * two pieces (two checksum items) is rewritten whole, and a part of it
+ * in place inside it (rewrite_part has more).  The final fsck checks
+ * the checksum tree.
  */
 static void rewrite_in_place(void)
 {
@@ -759,12 +760,13 @@ static void rewrite_in_place(void)
 	ok = put_read(ino, 65536, 8192, 0xb3);
 	CHECK("rewrite: the merged extent written whole in place",
 	      ok && disk_at(ino, 65536, NULL) == d1 && *n == n0 + 1);
-	/* part of it: copied, and the split leaves two items on it */
+	/* part of it: in place inside it, its one item as it was */
 	ok = put_read(ino, 65536 + 4096, 4096, 0xb4);
-	CHECK("rewrite: part of an extent is copied", ok && *n == n0 + 1 &&
-	      disk_at(ino, 65536 + 4096, NULL) != d1 + 4096);
-	ok = put_read(ino, 65536 + 4096, 4096, 0xb5);	/* that new block: in place */
-	CHECK("rewrite: the part's new block in place", ok && *n == n0 + 2);
+	CHECK("rewrite: part of an extent written in place inside it", ok && *n == n0 + 2 &&
+	      disk_at(ino, 65536, &dl) == d1 && dl == 8192 && !disk_at(ino, 65536 + 4096, NULL));
+	ok = put_read(ino, 65536 + 4096, 4096, 0xb5);
+	CHECK("rewrite: that part again, in place", ok && *n == n0 + 3 &&
+	      disk_at(ino, 65536, &dl) == d1 && dl == 8192);
 	fsops_sync(fs);
 	ok = 1;
 	for (int i = 0; i < 18 && ok; i++) {
@@ -777,6 +779,136 @@ static void rewrite_in_place(void)
 		     r[0] == want && r[4095] == want;
 	}
 	CHECK("rewrite: every block reads its newest bytes after the commit", ok);
+	fsops_forget(fs, ino, 1);
+}
+
+/*
+ * A part of a multi-block extent written in the running transaction
+ * (one item maps it, nothing else ever did) is overwritten in place
+ * inside it (file.c, write_again): its one item stays, the same disk
+ * bytes take the write, the checksums of those sectors change in the
+ * items that hold them (reads verify them, before and after the commit,
+ * and the final fsck walks the checksum tree).  Not once the file was
+ * fsynced in the transaction, not for a write that reaches past the
+ * extent into a hole, not for an extent two items share (a hole
+ * punched in it): those are copied.
+ */
+static void rewrite_part(void)
+{
+	uint64_t *n = &fs->core->data_rewrites, n0, d, dl = 0;
+	unsigned char want[65536 + 8192], r[65536 + 8192];
+	struct stat st;
+	uint64_t ino;
+	int ok;
+
+	CHECK("rewrite-part: create",
+	      fsops_mknod(fs, ROOT_DIR_INO, "rewrite-part", S_IFREG | 0644, 0, &root_cr, &st) == 0);
+	ino = st.st_ino;
+	fsops_sync(fs);
+	for (size_t i = 0; i < sizeof(want); i++)
+		want[i] = (unsigned char)(i * 7 + i / 4096);
+	ok = fsops_write(fs, ino, want, 65536, 0) == 65536;
+	d = disk_at(ino, 0, &dl);
+	CHECK("rewrite-part: one 64 KiB extent of this transaction (the premise)",
+	      ok && d && dl == 65536);
+	n0 = *n;
+	ok = put_read(ino, 16384, 4096, 0x71);
+	memset(want + 16384, 0x71, 4096);
+	CHECK("rewrite-part: a block inside it written in place, the extent whole",
+	      ok && *n == n0 + 1 && disk_at(ino, 0, &dl) == d && dl == 65536 &&
+	      !disk_at(ino, 16384, NULL));
+	/* 100 bytes inside a block (staged: the block read, patched) */
+	memset(want + 30000, 0x72, 100);
+	ok = fsops_write(fs, ino, want + 30000, 100, 30000) == 100;
+	CHECK("rewrite-part: bytes inside a block, in place", ok && *n == n0 + 2 &&
+	      disk_at(ino, 0, &dl) == d && dl == 65536);
+	/* a write over blocks 1-3 and 60-63 in one go, then each again */
+	ok = put_read(ino, 4096, 12288, 0x73) && put_read(ino, 49152, 16384, 0x74) &&
+	     put_read(ino, 4096, 4096, 0x75) && put_read(ino, 61440, 4096, 0x76);
+	memset(want + 4096, 0x73, 12288);
+	memset(want + 49152, 0x74, 16384);
+	memset(want + 4096, 0x75, 4096);
+	memset(want + 61440, 0x76, 4096);
+	CHECK("rewrite-part: every part in place, the extent whole",
+	      ok && *n == n0 + 6 && disk_at(ino, 0, &dl) == d && dl == 65536);
+	ok = fsops_read(fs, ino, r, 65536, 0) == 65536 && !memcmp(r, want, 65536);
+	CHECK("rewrite-part: the file reads as written (checksums verified)", ok);
+	fsops_sync(fs);
+	ok = fsops_read(fs, ino, r, 65536, 0) == 65536 && !memcmp(r, want, 65536);
+	CHECK("rewrite-part: after the commit: as written, the same extent",
+	      ok && disk_at(ino, 0, &dl) == d && dl == 65536);
+
+	/* a new 64 KiB extent, then the file fsynced: copied from then on */
+	ok = fsops_write(fs, ino, want, 65536, 0) == 65536;
+	d = disk_at(ino, 0, &dl);
+	CHECK("rewrite-part: fsync", ok && dl == 65536 && fsops_fsync(fs, ino, 1) == 0);
+	n0 = *n;
+	ok = put_read(ino, 8192, 4096, 0x77);
+	memset(want + 8192, 0x77, 4096);
+	CHECK("rewrite-part: after the file's fsync, part of an extent is copied",
+	      ok && *n == n0 && disk_at(ino, 8192, NULL) && disk_at(ino, 8192, NULL) != d + 8192);
+	fsops_sync(fs);
+
+	/* reaching past the extent into a hole: copied */
+	ok = fsops_write(fs, ino, want, 65536, 0) == 65536;
+	d = disk_at(ino, 0, &dl);
+	n0 = *n;
+	ok = ok && put_read(ino, 61440, 8192, 0x78);
+	memset(want + 61440, 0x78, 8192);
+	CHECK("rewrite-part: a write past the extent's end into a hole is copied",
+	      ok && dl == 65536 && *n == n0 && disk_at(ino, 61440, NULL) &&
+	      disk_at(ino, 61440, NULL) != d + 61440);
+	fsops_sync(fs);
+
+	/* a hole punched in a new extent: two items share it, copied */
+	ok = fsops_write(fs, ino, want, 65536, 0) == 65536 &&
+	     fsops_fallocate(fs, ino, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 20480, 4096) == 0;
+	memset(want + 20480, 0, 4096);
+	d = disk_at(ino, 0, NULL);
+	n0 = *n;
+	ok = ok && put_read(ino, 8192, 4096, 0x79);
+	memset(want + 8192, 0x79, 4096);
+	CHECK("rewrite-part: an extent two items share (a hole punched in it) is copied",
+	      ok && *n == n0 && disk_at(ino, 8192, NULL) && disk_at(ino, 8192, NULL) != d + 8192);
+	fsops_sync(fs);
+	ok = fsops_read(fs, ino, r, sizeof(want), 0) == 65536 + 4096 &&
+	     !memcmp(r, want, 65536 + 4096);
+	CHECK("rewrite-part: every byte as last written after the commit (68 KiB)", ok);
+	fsops_forget(fs, ino, 1);
+
+	/* 2,000 8 KiB extents (written backwards: none merges), their
+	 * checksum items over several leaves of the checksum tree, then the
+	 * second block of each written in place: some of those items end
+	 * their leaf (csum_patch's search for the block lands past them) */
+	enum { NX = 2000, XL = 8192 };
+	unsigned char blk[XL];
+	CHECK("rewrite-part: create a file of 2,000 extents",
+	      fsops_mknod(fs, ROOT_DIR_INO, "rewrite-parts", S_IFREG | 0644, 0, &root_cr,
+			  &st) == 0);
+	ino = st.st_ino;
+	fsops_sync(fs);
+	ok = 1;
+	for (int i = NX - 1; i >= 0 && ok; i--) {
+		memset(blk, 0x30 + i % 64, XL);
+		ok = fsops_write(fs, ino, blk, XL, (uint64_t)i * XL) == XL;
+	}
+	d = disk_at(ino, 0, &dl);
+	CHECK("rewrite-part: 2,000 extents of 8 KiB (the premise)", ok && d && dl == XL);
+	n0 = *n;
+	for (int i = 0; i < NX && ok; i++) {
+		memset(blk, 0x80 + i % 64, 4096);
+		ok = fsops_write(fs, ino, blk, 4096, (uint64_t)i * XL + 4096) == 4096;
+	}
+	CHECK("rewrite-part: the second block of each, in place", ok && *n == n0 + NX);
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < NX && ok; i++)
+			ok = fsops_read(fs, ino, blk, XL, (uint64_t)i * XL) == XL &&
+			     blk[0] == 0x30 + i % 64 && blk[4095] == 0x30 + i % 64 &&
+			     blk[4096] == 0x80 + i % 64 && blk[XL - 1] == 0x80 + i % 64;
+		CHECK(pass ? "rewrite-part: 2,000 extents read back after the commit"
+			   : "rewrite-part: 2,000 extents read back (checksums verified)", ok);
+		fsops_sync(fs);
+	}
 	fsops_forget(fs, ino, 1);
 }
 
@@ -827,15 +959,19 @@ static void rewrite_multi(void)
 	ok = put_read(ino, 16384, 8192, 0xc5);
 	CHECK("rewrite-multi: a WRITE over a committed block too is copied",
 	      ok && *n == n0 && disk_at(ino, 16384, NULL) != d3);
-	/* a whole extent and part of another: copied whole */
-	ok = put_read(ino, 12288, 8192, 0xc6);
-	CHECK("rewrite-multi: a WRITE over part of an extent is copied",
-	      ok && *n == n0 && disk_at(ino, 12288, NULL) != d2);
-	/* a 4 KiB extent and an 8 KiB one: both in place */
-	d2 = disk_at(ino, 12288, NULL);
+	/* a whole extent and the first half of the 8 KiB one just made:
+	 * both in place, the 8 KiB one not split */
+	d3 = disk_at(ino, 16384, &dl);
+	ok = dl == 8192 && put_read(ino, 12288, 8192, 0xc6);
+	CHECK("rewrite-multi: a WRITE over an extent and part of another, in place",
+	      ok && *n == n0 + 2 && disk_at(ino, 12288, NULL) == d2 &&
+	      disk_at(ino, 16384, &dl) == d3 && dl == 8192);
+	/* three extents, the last in part: each in place */
+	n0 = *n;
 	ok = put_read(ino, 8192, 12288, 0xc7);
-	CHECK("rewrite-multi: a WRITE over a 4 KiB and an 8 KiB extent, in place",
-	      ok && *n == n0 + 2 && disk_at(ino, 8192, NULL) == d1 && disk_at(ino, 12288, NULL) == d2);
+	CHECK("rewrite-multi: a WRITE over two 4 KiB extents and part of an 8 KiB one, in place",
+	      ok && *n == n0 + 3 && disk_at(ino, 8192, NULL) == d1 &&
+	      disk_at(ino, 12288, NULL) == d2 && disk_at(ino, 16384, NULL) == d3);
 	/* a block fallocate reserved in the last commit, then written whole:
 	 * an item of this transaction over all of an extent the last commit
 	 * holds (not new), beside a new one: copied */
@@ -1527,6 +1663,7 @@ int main(void)
 		interleaved();
 		seq_extents();
 		rewrite_in_place();
+		rewrite_part();
 		rewrite_multi();
 		read_runs();
 		write_lookups();

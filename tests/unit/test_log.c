@@ -33,13 +33,12 @@ static int nwrote;
 static bool armed;
 
 /*
- * While `tracking`: every 4 KiB block of the image written (`seen`), and
- * the log segments written to blocks not written before (`fresh_segs`):
- * on an image file each is a hole the host allocates at the flush, a
- * journal commit of ext4 in every fsync.
+ * While `tracking`: the log segments written into a hole of the image
+ * (`fresh_segs`, counted by pwrite64 below before the write): on an
+ * image file each is a hole the host allocates at the flush, a journal
+ * commit of ext4 in every fsync.
  */
-static uint8_t *seen;
-static uint64_t seen_blocks, fresh_segs;
+static uint64_t fresh_segs;
 static bool tracking;
 
 /*
@@ -94,25 +93,33 @@ static void segtrack_write(uint64_t off, const void *buf, uint64_t len)
 	pthread_mutex_unlock(&segtrack_mu);
 }
 
+/*
+ * While `filltrack`: the bytes of arena zero fills written (a write of
+ * at least 64 KiB of zeros: the test's data is never all zeros), where
+ * the first one went, and the log segments written in [seg_lo, seg_hi).
+ */
+static bool filltrack;
+static uint64_t fill_bytes, fill_at, seg_lo, seg_hi, seg_in;
+
 static void recorder(void *arg, const struct dev *d, int op, uint64_t off, const void *buf,
 		     uint64_t len)
 {
 	(void)arg;
 	(void)d;
+	if (filltrack && op == DEV_WRITE) {
+		if (len >= (64u << 10) && all_zero(buf, len)) {
+			fill_at = fill_bytes ? fill_at : off;
+			fill_bytes += len;
+		} else if (len >= 16 &&
+			   (!memcmp((const char *)buf + 8, "GlaaSLOG", 8) ||
+			    !memcmp((const char *)buf + 8, "GlaaSLG2", 8))) {
+			seg_in += off >= seg_lo && off < seg_hi;
+		}
+	}
 	if (__atomic_load_n(&segtrack, __ATOMIC_ACQUIRE) && op == DEV_WRITE)
 		segtrack_write(off, buf, len);
 	if (armed && op == DEV_WRITE && nwrote < (int)(sizeof(wrote) / sizeof(wrote[0])))
 		wrote[nwrote++] = (typeof(wrote[0])){ off, len };
-	if (tracking && op == DEV_WRITE) {
-		bool seg = len >= 16 && (!memcmp((const char *)buf + 8, "GlaaSLOG", 8) ||
-					 !memcmp((const char *)buf + 8, "GlaaSLG2", 8));
-		bool fresh = false;
-		for (uint64_t b = off / 4096; b < (off + len + 4095) / 4096 && b < seen_blocks; b++) {
-			fresh |= !(seen[b / 8] & (1u << (b % 8)));
-			seen[b / 8] |= (uint8_t)(1u << (b % 8));
-		}
-		fresh_segs += seg && fresh;
-	}
 }
 
 static int mount_rw(int fsync_mode)
@@ -425,6 +432,13 @@ static pthread_mutex_t host_mu = PTHREAD_MUTEX_INITIALIZER;
 
 ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
 {
+	if (__atomic_load_n(&tracking, __ATOMIC_ACQUIRE) && n >= 16 &&
+	    (!memcmp((const char *)buf + 8, "GlaaSLOG", 8) ||
+	     !memcmp((const char *)buf + 8, "GlaaSLG2", 8))) {
+		off64_t h = lseek64(fd, off, SEEK_HOLE);
+		if (h >= 0 && h < off + (off64_t)n)
+			__atomic_fetch_add(&fresh_segs, 1, __ATOMIC_RELAXED);
+	}
 	if (__atomic_load_n(&host_mode, __ATOMIC_ACQUIRE) != HOST_OK) {
 		bool fill = n >= (64u << 10) && all_zero(buf, n), refuse = false;
 		pthread_mutex_lock(&host_mu);
@@ -473,11 +487,27 @@ static uint64_t host_get(uint64_t *fills)
 	return r;
 }
 
-/* A fresh volume with one committed 64 KiB file af of fill(key): its ino. */
+/* img as a new sparse file of its size: nothing earlier tests wrote
+ * left allocated on the host (t_format alone writes only its blocks). */
+static int img_sparse(void)
+{
+	struct stat st;
+	int ret = stat(img, &st) ? -errno : 0;
+
+	if (!ret && (truncate(img, 0) || truncate(img, st.st_size)))
+		ret = -errno;
+	return ret;
+}
+
+/* A fresh volume on a sparse image with one committed 64 KiB file af of
+ * fill(key): its ino. */
 static int af_start(unsigned key, unsigned char *want, uint64_t *ino)
 {
 	struct stat st;
-	int ret = t_format(img, 0);
+	int ret = img_sparse();
+
+	if (!ret)
+		ret = t_format(img, 0);
 
 	if (!ret)
 		ret = mount_rw(CORE_FSYNC_LOG);
@@ -639,6 +669,154 @@ static void arena_fill_enospc(unsigned k)
 	af_check("host full", f, before, want);
 out:
 	host_set(HOST_OK);
+}
+
+/*
+ * Zeros over every hole of img in [off, off + len): the image reads the
+ * same (a hole reads as zeros), its host now has blocks there.
+ */
+static int img_allocate(uint64_t off, uint64_t len)
+{
+	static const uint8_t zeros[4096];
+	int fd = open(img, O_RDWR), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	for (uint64_t at = off; at < off + len && !ret; at += sizeof(zeros)) {
+		off_t h = lseek(fd, (off_t)at, SEEK_HOLE);
+		if (h >= 0 && (uint64_t)h < at + sizeof(zeros) &&
+		    pwrite(fd, zeros, sizeof(zeros), (off_t)at) != (ssize_t)sizeof(zeros))
+			ret = -EIO;
+	}
+	close(fd);
+	return ret;
+}
+
+/* No hole of img in [off, off + len). */
+static bool img_allocated(uint64_t off, uint64_t len)
+{
+	int fd = open(img, O_RDONLY);
+	off_t h = fd >= 0 ? lseek(fd, (off_t)off, SEEK_HOLE) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	return h >= 0 && (uint64_t)h >= off + len;
+}
+
+/*
+ * One arena's worth of fsyncs on a fresh volume (af_start, unmounted and
+ * mounted again, prep(at, len) on the image between): 4 KiB writes
+ * fsync'd until the log reserves its first arena, with the zero fills
+ * recorded, then until a segment lands in [at, at + len) (at 0: where the
+ * first fill went), *seg_in when one did.  The arenas reserved and the
+ * fills counted in *arenas and *fills (log_stats); the file's ino and
+ * content in *ino, want.
+ */
+static int fill_run(unsigned key, int (*prep)(uint64_t at, uint64_t len), uint64_t at,
+		    uint64_t len, unsigned char *want, uint64_t *ino, uint64_t *arenas,
+		    uint64_t *fills, bool *in)
+{
+	struct log_stats l0, l1;
+	int ret = af_start(key, want, ino), i = 0;
+
+	fsops_unmount(fs);
+	fs = NULL;
+	if (!ret)
+		ret = mount_close(core);
+	core = NULL;
+	if (!ret && prep)
+		ret = prep(at, len);
+	if (!ret)
+		ret = mount_rw(CORE_FSYNC_LOG);
+	if (ret)
+		return ret;
+	log_stats(core, &l0);
+	l1 = l0;
+	fill_bytes = fill_at = seg_in = 0;
+	seg_lo = at;
+	seg_hi = at + len;
+	filltrack = true;
+	for (; i < 128 && !ret && !seg_in && l1.arenas <= l0.arenas + 1; i++) {
+		ret = af_write(*ino, want, i, key + 1 + (unsigned)i) == 4096 ? 0 : -EIO;
+		if (!ret)
+			ret = fsops_fsync(fs, *ino, 1);
+		log_stats(core, &l1);
+		if (!seg_hi && fill_bytes) {
+			seg_lo = fill_at;
+			seg_hi = fill_at + LOG_ARENA_MIN;
+		}
+	}
+	filltrack = false;
+	*arenas = l1.arenas - l0.arenas;
+	*fills = l1.fills - l0.fills;
+	*in = seg_in > 0;
+	return ret;
+}
+
+/* A 4 KiB hole at 32 KiB into [at, at + len), the rest allocated. */
+static int img_allocate_but_one(uint64_t at, uint64_t len)
+{
+	int ret = img_allocate(at, len), fd = open(img, O_RDWR);
+
+	if (fd < 0)
+		return -errno;
+	if (!ret && fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			      (off_t)(at + (32u << 10)), 4096) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * A new arena's zero fill (fs/items/log.c, arena_fill) only where the
+ * image has a hole under it.  The same fresh volume and fsyncs three
+ * times: over the never-written space of a sparse image, the arena is
+ * written with zeros (its bytes, and no hole there after); over space
+ * the image file already has blocks for, not a byte of fill; with one
+ * 4 KiB hole inside it, the fill again.  Each time the log reserves its
+ * first arena of the transaction at the same place (checked: the
+ * segment that took it lands in it), and a crash replays the fsyncs.
+ */
+static void arena_fill_holes(unsigned k)
+{
+	unsigned char want[65536];
+	uint64_t f, arenas, fills, at;
+	bool in;
+
+	MUST(fill_run(k + 1, NULL, 0, 0, want, &f, &arenas, &fills, &in));
+	at = fill_at;
+	printf("# arena over holes: %llu arena, %llu zero-fill bytes at %llu\n",
+	       (unsigned long long)arenas, (unsigned long long)fill_bytes, (unsigned long long)at);
+	CHECK("arena over holes: one arena, written with zeros (its 64 KiB)",
+	      arenas == 1 && fills == 1 && fill_bytes == LOG_ARENA_MIN);
+	CHECK("arena over holes: a segment written inside it", in);
+	CHECK("arena over holes: no hole left under it", img_allocated(at, LOG_ARENA_MIN));
+	crash();
+	af_check("arena over holes", f, want, NULL);
+
+	MUST(fill_run(k + 1, img_allocate, at, LOG_ARENA_MIN, want, &f, &arenas, &fills, &in));
+	printf("# arena over allocated space: %llu arena, %llu zero-fill bytes\n",
+	       (unsigned long long)arenas, (unsigned long long)fill_bytes);
+	CHECK("arena over allocated space: the same place (a segment written inside it)",
+	      arenas == 1 && in);
+	CHECK("arena over allocated space: no zero fill written", fill_bytes == 0 && fills == 0);
+	crash();
+	af_check("arena over allocated space", f, want, NULL);
+
+	MUST(fill_run(k + 1, img_allocate_but_one, at, LOG_ARENA_MIN, want, &f, &arenas, &fills,
+		      &in));
+	printf("# arena over one 4 KiB hole: %llu arena, %llu zero-fill bytes at %llu\n",
+	       (unsigned long long)arenas, (unsigned long long)fill_bytes,
+	       (unsigned long long)fill_at);
+	CHECK("arena over one hole: the same place (a segment written inside it)",
+	      arenas == 1 && in);
+	CHECK("arena over one hole: written with zeros",
+	      fills == 1 && fill_bytes == LOG_ARENA_MIN && fill_at == at);
+	CHECK("arena over one hole: no hole left under it", img_allocated(at, LOG_ARENA_MIN));
+	crash();
+	af_check("arena over one hole", f, want, NULL);
+out:
+	return;
 }
 
 /* Write segment h (its checksum made again) at logical `at` of the closed
@@ -1219,11 +1397,8 @@ int main(void)
 		struct log_stats l0, l1;
 		mount_stats(core, &s0);
 		log_stats(core, &l0);
-		seen_blocks = (1ull << 30) / 4096;
-		seen = calloc(seen_blocks / 8, 1);
-		MUST(seen ? 0 : -ENOMEM);
 		fresh_segs = 0;
-		tracking = true;
+		__atomic_store_n(&tracking, true, __ATOMIC_RELEASE);
 		int byl = 0;
 		for (int i = 0; i < OPS; i++) {
 			size_t blk = (size_t)(t_rand() % NB);
@@ -1231,13 +1406,12 @@ int main(void)
 			MUST(fsops_write(fs, f, want + blk * BSZ, BSZ, blk * BSZ) == BSZ ? 0 : -EIO);
 			byl += fsyncs_by_log(&f, 1);
 		}
-		tracking = false;
-		free(seen);
+		__atomic_store_n(&tracking, false, __ATOMIC_RELEASE);
 		mount_stats(core, &s1);
 		log_stats(core, &l1);
 		printf("# %d fsyncs of 4 KiB random writes into 2000 extents: %d by the log, %llu "
 		       "commits, %llu segment bytes, %llu record bytes (%llu per fsync), %llu deltas, "
-		       "%llu segments written where nothing was since (%llu arenas)\n",
+		       "%llu segments written into a hole of the image (%llu arenas)\n",
 		       OPS, byl, (unsigned long long)(s1.commits - s0.commits),
 		       (unsigned long long)(l1.bytes - l0.bytes),
 		       (unsigned long long)(l1.rec_bytes - l0.rec_bytes),
@@ -1249,10 +1423,11 @@ int main(void)
 		CHECK("400 fsyncs of random writes: one 4 KiB log block each (the change since "
 		      "the last fsync, not every change since the commit)",
 		      l1.bytes - l0.bytes <= (uint64_t)OPS * 4096);
-		/* the log's 1 MiB arenas are written with zeros when reserved:
-		 * an image file's host allocates once per arena, not per fsync */
-		CHECK("400 fsyncs of random writes: log segments go where the volume wrote "
-		      "before (< 4 of 400 into space never written)", fresh_segs < 4);
+		/* the log's 1 MiB arenas are written with zeros when reserved
+		 * over a hole: an image file's host allocates once per arena,
+		 * not per fsync */
+		CHECK("400 fsyncs of random writes: log segments go where the image has blocks "
+		      "(< 4 of 400 into a hole)", fresh_segs < 4);
 		MUST(crash_reads_back("400 fsyncs of random writes", "every write back", f, want, got, fl));
 		free(want);
 		free(got);
@@ -1685,6 +1860,7 @@ int main(void)
 	}
 	concurrent_arenas(k);
 	arena_fill_enospc(k);
+	arena_fill_holes(k);
 	join_enospc();
 	many_names_fsync(k);
 	chain_overwritten(k);

@@ -55,6 +55,8 @@ static bool check(struct cseq *s, const uint32_t *ids, size_t n)
 	for (size_t c = 0; c < s->nc; c++) {
 		struct cchunk *ch = s->c[c];
 		ok &= ch->n >= 1 && ch->n <= CSEQ_CHUNK;
+		/* the search's index of last ends, as the keys stood */
+		ok &= ch->n >= 1 && s->last[c] == ch->e[ch->n - 1].end;
 		total += ch->n;
 		bytes += sizeof(*ch);
 		for (uint32_t i = 0; i < ch->n; i++, k++) {
@@ -64,6 +66,7 @@ static bool check(struct cseq *s, const uint32_t *ids, size_t n)
 			x->start = 2 * k;
 			x->end = 2 * k + 1;
 		}
+		s->last[c] = 2 * k - 1;	/* keys renumbered: the index with them */
 	}
 	ok &= total == n && bytes == s->bytes;
 	for (size_t off = 0; ok && off <= 2 * n; off++) {

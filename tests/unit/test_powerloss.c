@@ -12,7 +12,8 @@
  * version) and the log position at which an fsync, fdatasync, fsync of
  * the directory or commit that covered it returned (its acknowledgement).
  * Workloads: create, append, overwrite, 4 KiB writes each fdatasync'd
- * (fsync log deltas), three threads' fdatasyncs of one file sharing a
+ * (fsync log deltas), blocks written again in place (whole extents and
+ * parts of one), three threads' fdatasyncs of one file sharing a
  * segment (a dropped record's delta dropped with it), small (inline) files, rename
  * over an existing file, hard links, truncate down and up, punch hole,
  * unlink, xattr set and remove, a directory tree, snapshots taken between
@@ -955,6 +956,48 @@ static void rewrite_multi_run(unsigned k)
 }
 
 /*
+ * Parts of a multi-block extent of the running transaction written in
+ * place inside it (fs/items/file.c, write_again): a 128 KiB write makes
+ * one new extent, then 4 KiB, 3,000 bytes inside a block and 16 KiB of
+ * it are written over where they are (the extent's checksums patched in
+ * the items that hold them), another file's fsync between, then the
+ * file's own fsync — its record logs the extent with those checksums —
+ * and a write after it (copied), a commit, and the same on a new extent
+ * past the old end.  A crash anywhere shows the file as its last
+ * durable state had it: the fsync'd bytes, with checksums that match
+ * (reads verify them), from the log or the commit.
+ */
+static void rewrite_part_setup(unsigned k)
+{
+	w_create("p");
+	w_create("o");
+	w_write("o", 0, 4000, k + 1);
+}
+static void rewrite_part_run(unsigned k)
+{
+	uint64_t n0 = fs->core->data_rewrites;
+	struct stat st;
+
+	/* held as the kernel holds an open file's inode (see rewrite_multi_run) */
+	STEP(fsops_lookup(fs, dir_ino, "p", &st));
+	w_write("p", 0, 131072, k + 2);		/* one new extent */
+	w_write("p", 16384, 4096, k + 3);	/* in place, inside it */
+	w_write("p", 40000, 3000, k + 4);	/* in place (the block staged) */
+	w_write("o", 0, 100, k + 5);
+	w_fsync("o", 1);			/* another file's record */
+	w_write("p", 65536, 16384, k + 6);	/* in place */
+	w_fsync("p", 1);
+	w_write("p", 16384, 4096, k + 7);	/* logged: copied */
+	w_sync();
+	w_write("p", 131072, 65536, k + 8);	/* a new extent past the end */
+	w_write("p", 135168, 8192, k + 9);	/* in place */
+	w_write("p", 188416, 4096, k + 10);	/* in place, its last block */
+	w_fsync("p", 1);
+	written_in_place(n0, 5, "parts");	/* as the comments say */
+	fsops_forget(fs, st.st_ino, 1);
+}
+
+/*
  * Concurrent fsyncs of one file (fs/items/log_replay.c, verify_last_seg):
  * A writes the whole file and fdatasyncs; its batch's flush is held at
  * the gate while B and then C write different ranges inside A's and
@@ -1666,6 +1709,7 @@ static const struct workload workloads[] = {
 	{ "fsyncrand_fdatasync", fsyncrand_setup, fsyncrand_run, NULL },
 	{ "rewrite_fdatasync", rewrite_setup, rewrite_run, NULL },
 	{ "rewrite_multi_fdatasync", rewrite_multi_setup, rewrite_multi_run, NULL },
+	{ "rewrite_part_fdatasync", rewrite_part_setup, rewrite_part_run, NULL },
 	{ "concurrent_fdatasync", concurrent_setup, concurrent_run, NULL },
 	{ "unlink_fsyncdir", unlink_setup, unlink_run, NULL },
 	{ "xattr_fsync", xattr_setup, xattr_run, NULL },
