@@ -89,7 +89,9 @@ enum fsck_fix_kind {
 	FIX_ADD_INDEX,		/* DIR_ITEM k's entry of index v has no DIR_INDEX */
 	FIX_ADD_DENTRY,		/* DIR_INDEX k has no DIR_ITEM entry */
 	FIX_ADD_REF,		/* inode a has no back reference for DIR_INDEX k */
-	FIX_DEL_REF,		/* inode a's back reference (INODE_REF k, index v) names nothing */
+	FIX_DEL_REF,		/* inode a's back reference (INODE_REF k, index v, its
+				 * name's name_hash w, 0: any; or INODE_EXTREF k,
+				 * parent b, index v) names nothing */
 	FIX_LOST_FOUND,		/* inode a is named nowhere: into /lost+found (made,
 				 * if missing, as inode w: free in the tree); -y */
 	FIX_META_REFS,		/* node a (level in k.offset): refs = v (0: delete item) */
