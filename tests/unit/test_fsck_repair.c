@@ -421,6 +421,23 @@ static int c_backrefs(struct txn *t, struct core *c)
 	return ret ? ret : btree_insert(t, fsr(c), &k, b, sizeof(b));
 }
 
+static int c_backref_swap(struct txn *t, struct core *c)
+{
+	/* d/a's back reference "a2" replaced by a stale one (d, "ghost"):
+	 * two names, two back references, one of them wrong */
+	uint64_t ia;
+	int ret = name_index(c, files[F_A].ino, dir_d, &ia);
+	uint8_t b[2 * sizeof(struct inode_ref) + 6];
+	struct inode_ref *ir = (void *)b;
+	*ir = (struct inode_ref){ ia, 1 };
+	ir->name[0] = 'a';
+	ir = (void *)(b + sizeof(*ir) + 1);
+	*ir = (struct inode_ref){ 999, 5 };
+	memcpy(ir->name, "ghost", 5);
+	struct key k = { files[F_A].ino, KEY_INODE_REF, dir_d };
+	return ret ? ret : btree_update(t, fsr(c), &k, b, sizeof(b));
+}
+
 static int c_missing_inode(struct txn *t, struct core *c)
 {
 	/* d/b's INODE_ITEM lost: its names, back reference and extents dangle */
@@ -665,12 +682,13 @@ struct ccase {
 	int (*raw)(void);	/* damage made to the image file after the commit */
 	bool meta_single;	/* metadata single (one copy of each node) */
 	bool untouched;		/* want_y 4: the repair must not write to the image */
+	const char *says[2];	/* the first -n's output holds these (NULL: not checked) */
 };
 
 /* The cases, by name: crash_case and worse_case pick theirs from here. */
 enum {
 	C_FREE_SPACE, C_EXTENT_REFS, C_LINK_COUNTS, C_ORPHANS, C_DIR_INDEX, C_BACKREFS,
-	C_MISSING_INODE, C_UNNAMED, C_CSUM, C_CSUM_DIFFER, C_CSUM_SINGLE, C_COMBINED,
+	C_BACKREF_SWAP, C_MISSING_INODE, C_UNNAMED, C_CSUM, C_CSUM_DIFFER, C_CSUM_SINGLE, C_COMBINED,
 	C_SNAPSHOT, C_PREEN_LINK_COUNTS, C_PREEN_ORPHANS, C_PREEN_FREE_SPACE, C_PREEN_UNNAMED,
 	C_DENTRY_TYPE, C_PREEN_DENTRY_TYPE, C_INDEX_CONFLICT, C_BAD_ITEMS, C_MISFILED, C_SUPER,
 	C_PREEN_SUPER, C_SUBVOL_NAME, C_UNREADABLE, C_META_GEN, NCASES
@@ -689,6 +707,10 @@ static const struct ccase cases[] = {
 	  c_dir_index, CORE_PROFILE_DUP, .want_y = 1 },
 	[C_BACKREFS] = { "back references disagree with the names (missing, stale)",
 	  c_backrefs, CORE_PROFILE_DUP, .want_y = 1 },
+	[C_BACKREF_SWAP] = { "one back reference stale, one missing, on one inode (counts agree)",
+	  c_backref_swap, CORE_PROFILE_DUP, .want_y = 1,
+	  .says = { "back reference 'ghost' in dir [0-9]* (index 999) has no directory entry",
+		    "entry 'a2' (index [0-9]* -> [0-9]*) has no back reference" } },
 	[C_MISSING_INODE] = { "entries naming a missing inode (removed)",
 	  c_missing_inode, CORE_PROFILE_DUP, .damaged = 1u << F_B, .want_y = 1 },
 	[C_UNNAMED] = { "inode nobody names (to /lost+found)",
@@ -792,6 +814,14 @@ static void run_case(const struct ccase *cc)
 	char cmd[700];
 	snprintf(cmd, sizeof(cmd), "cp --sparse=always %s %s", img, before);
 	n1 = fsck("-n");
+	bool said_all = true;	/* what the first -n must say, from its output alone */
+	for (int i = 0; i < 2 && cc->says[i]; i++) {
+		snprintf(cmd, sizeof(cmd), "grep -q \"%s\" %s", cc->says[i], out);
+		if (sh(cmd) != 0) {
+			printf("# %s: the -n output lacks: %s\n", cc->name, cc->says[i]);
+			said_all = false;
+		}
+	}
 	bool copied = cc->untouched && sh(cmd) == 0;
 	y = fsck(cc->flag ? cc->flag : "-y");
 	snprintf(cmd, sizeof(cmd), "cmp -s %s %s", img, before);
@@ -827,7 +857,9 @@ static void run_case(const struct ccase *cc)
 		}
 		goto out;
 	}
-	bool ok = n1 == 4 && y == 1 && n2 == 0 && verify(cc->damaged, &why);
+	bool ok = n1 == 4 && y == 1 && n2 == 0 && said_all && verify(cc->damaged, &why);
+	if (!said_all)
+		why = "the -n output lacks a name (above)";
 	if (ok && cc->lost_found) {
 		struct fsctx *fs;
 		char name[32];
@@ -842,8 +874,8 @@ static void run_case(const struct ccase *cc)
 		}
 	}
 	if (ok) {
-		printf("PASS: %s: detected (-n 4), repaired (%s 1), clean after (-n 0), mounts, contents intact\n",
-		       cc->name, cc->flag ? cc->flag : "-y");
+		printf("PASS: %s: detected (-n 4%s), repaired (%s 1), clean after (-n 0), mounts, contents intact\n",
+		       cc->name, cc->says[0] ? ", each by name" : "", cc->flag ? cc->flag : "-y");
 	} else {
 		printf("FAIL: %s: -n %d, %s %d, -n after %d (want 4 1 0); verify: %s\n", cc->name, n1,
 		       cc->flag ? cc->flag : "-y", y, n2, why);
@@ -1308,7 +1340,7 @@ static void meta_item_case(void)
 	static const struct ccase cc = {
 		"a node's reference item missing (made again with the node's generation)",
 		c_meta_item, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false,
-		false };
+		false, { NULL, NULL } };
 	struct scrub_opts so = { .readonly = true };
 	struct scrub_progress sp;
 	struct core *c = NULL;
