@@ -112,6 +112,9 @@ enum fsck_fix_kind {
 				 * of its bytes at (a, w, v) */
 	FIX_REFILE,		/* DIR_ITEM or XATTR_ITEM k holds names that hash to
 				 * another slot: each moved to its own */
+	FIX_EXTREF_FEATURE,	/* the volume holds sound INODE_EXTREF items but its
+				 * superblock lacks SUPER_FEAT_EXTREF: the pass's
+				 * commit sets it */
 };
 
 struct fsck_fix {

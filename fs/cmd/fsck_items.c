@@ -357,15 +357,27 @@ static bool extref_sound(const struct key *k, const char *buf, uint32_t size)
 	return size != 0;
 }
 
+static bool extref_feat_queued;	/* FIX_EXTREF_FEATURE queued for this tree */
+
 static void check_extref(struct fsck *f, struct fsck_map *m, const struct key *k,
 			 const char *buf, uint32_t size)
 {
 	struct ino_info *ii = imap_get(m, k->objectid);
 	uint32_t off = 0, n = 0;
 
-	if (cur_tree && !(cur_tree->core->sb.features & SUPER_FEAT_EXTREF))
+	if (cur_tree && !(cur_tree->core->sb.features & SUPER_FEAT_EXTREF)) {
 		fsck_error(f, "inode %llu: INODE_EXTREF on a volume without SUPER_FEAT_EXTREF",
 			   (unsigned long long)k->objectid);
+		/* a sound one is kept and the volume says it holds them (one
+		 * repair per tree); an unsound one goes (below), and with it
+		 * the need for the bit */
+		if (!extref_sound(k, buf, size) || extref_feat_queued)
+			fsck_covered(f, 1);
+		else {
+			fix(f, FIX_EXTREF_FEATURE, 0, 0, NULL);
+			extref_feat_queued = true;
+		}
+	}
 	if (size == 0) {
 		fsck_error(f, "inode %llu: empty INODE_EXTREF %llu", (unsigned long long)k->objectid,
 			   (unsigned long long)k->offset);
@@ -736,6 +748,7 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 	cur_tree = fsroot;
 	cur_tree_id = btree_root_id(fsroot);
 	names_unsure = false;
+	extref_feat_queued = false;
 	uint64_t max_ino = ROOT_DIR_INO, del_obj = 0;
 	struct fsck_map m = { 0 };
 	struct obj o;

@@ -921,6 +921,11 @@ int fsck_repair_apply(struct core *c, const struct fsck_fix *v, size_t n)
 		case FIX_REFILE:
 			ret = fix_refile(t, r, x);
 			break;
+		case FIX_EXTREF_FEATURE:
+			iref_feature_extref(c);
+			printf("fsck.glassfs: extended refs kept: the superblock takes "
+			       "SUPER_FEAT_EXTREF at this pass's commit\n");
+			break;
 		}
 		if (ret == -EAGAIN) {	/* said why; left for the next pass or for good */
 			ret = 0;
