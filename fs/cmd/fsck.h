@@ -52,6 +52,10 @@ void *fsck_map_get(struct fsck_map *m, uint64_t key, size_t esize);
 /* Frees every entry and the table; the map is empty again. */
 void fsck_map_free(struct fsck_map *m);
 
+/* Room for one more element in the array *v of *n (capacity *cap): false
+ * when memory runs out (f then ends as an operational error, exit 8). */
+bool fsck_vec_room(struct fsck *f, void **v, size_t n, size_t *cap, size_t elem);
+
 /* Report one error (printed with its location, counted). */
 void fsck_error(struct fsck *f, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -507,6 +507,7 @@ static void queue_dangling(struct dent_walk *w, const struct key *k, const struc
 struct name {			/* one name seen, to be found on the other side */
 	struct key k;		/* its item: INODE_REF, INODE_EXTREF or DIR_INDEX */
 	uint64_t ino, dir, index;
+	uint32_t off;		/* a back reference's offset in its item */
 	uint16_t len;
 	char name[255];
 };
@@ -524,28 +525,15 @@ struct names {
 	size_t nadds, capadds;
 };
 
-static bool grow(void **v, size_t n, size_t *cap, size_t elem)
-{
-	if (n < *cap)
-		return true;
-	size_t nc = *cap ? *cap * 2 : 64;
-	void *nv = realloc(*v, nc * elem);
-	if (!nv)
-		return false;
-	*v = nv;
-	*cap = nc;
-	return true;
-}
-
 static void name_add(struct names *w, const struct key *k, uint64_t ino, uint64_t dir,
-		     uint64_t index, const char *name, uint16_t len)
+		     uint64_t index, uint32_t off, const char *name, uint16_t len)
 {
-	if (!grow((void **)&w->v, w->n, &w->cap, sizeof(*w->v))) {
+	if (!fsck_vec_room(w->f, (void **)&w->v, w->n, &w->cap, sizeof(*w->v))) {
 		w->oom = true;
 		return;
 	}
 	struct name *x = &w->v[w->n++];
-	*x = (struct name){ *k, ino, dir, index, len, { 0 } };
+	*x = (struct name){ *k, ino, dir, index, off, len, { 0 } };
 	memcpy(x->name, name, len);
 }
 
@@ -576,18 +564,18 @@ static int names_item(void *arg, const struct key *k, const void *d, uint32_t si
 		const struct dir_entry *de = (const void *)buf;
 		if (size >= sizeof(*de) && sizeof(*de) + de->name_len == size && de->name_len &&
 		    de->name_len <= 255 && de->type != DT_SUBVOL)
-			name_add(w, k, de->ino, k->objectid, k->offset, de->name, de->name_len);
+			name_add(w, k, de->ino, k->objectid, k->offset, 0, de->name, de->name_len);
 	} else if (k->type == KEY_INODE_REF && ref_sound(buf, size)) {
 		for (; off < size; off += (uint32_t)sizeof(struct inode_ref) +
 				      ((const struct inode_ref *)(buf + off))->name_len) {
 			const struct inode_ref *r = (const void *)(buf + off);
-			name_add(w, k, k->objectid, k->offset, r->index, r->name, r->name_len);
+			name_add(w, k, k->objectid, k->offset, r->index, off, r->name, r->name_len);
 		}
 	} else if (k->type == KEY_INODE_EXTREF && extref_sound(k, buf, size)) {
 		for (; off < size; off += (uint32_t)sizeof(struct inode_extref) +
 				      ((const struct inode_extref *)(buf + off))->name_len) {
 			const struct inode_extref *x = (const void *)(buf + off);
-			name_add(w, k, k->objectid, x->parent, x->index, x->name, x->name_len);
+			name_add(w, k, k->objectid, x->parent, x->index, off, x->name, x->name_len);
 		}
 	}
 	if (w->oom)
@@ -629,32 +617,49 @@ static bool entry_of(struct names *w, const struct name *x)
 	return false;
 }
 
-/* Does ino have the back reference (dir, name, index), in a sound item? */
-static bool backref_of(struct names *w, const struct name *x)
+/* Does the run of back references (INODE_REF, or INODE_EXTREF with ext)
+ * in buf (n bytes, sound) hold x's (dir, name, index) before offset end? */
+static bool run_has(const uint8_t *buf, uint32_t n, bool ext, const struct name *x, uint32_t end)
+{
+	for (uint32_t off = 0; off < n && off < end;) {
+		const struct inode_ref *r = (const void *)(buf + off);
+		const struct inode_extref *e = (const void *)(buf + off);
+		uint64_t index = ext ? e->index : r->index;
+		uint16_t len = ext ? e->name_len : r->name_len;
+		const char *name = ext ? e->name : r->name;
+		if ((!ext || e->parent == x->dir) && index == x->index && len == x->len &&
+		    !memcmp(name, x->name, x->len))
+			return true;
+		off += (uint32_t)(ext ? sizeof(*e) : sizeof(*r)) + len;
+	}
+	return false;
+}
+
+/* Does ino have a back reference (dir, name, index) in a sound item: its
+ * INODE_REF (before offset ref_end), or its INODE_EXTREF (before
+ * ext_end)? */
+static bool backref_has(struct names *w, const struct name *x, uint32_t ref_end, uint32_t ext_end)
 {
 	uint32_t max = btree_max_item_size(w->r);
 	struct key k = { x->ino, KEY_INODE_REF, x->dir };
-	int n = btree_lookup(w->r, &k, w->buf, max);
+	int n = ref_end ? btree_lookup(w->r, &k, w->buf, max) : 0;
 
-	if (n > 0 && ref_sound((const char *)w->buf, (uint32_t)n))
-		for (uint32_t off = 0; off < (uint32_t)n;) {
-			const struct inode_ref *r = (const void *)(w->buf + off);
-			if (r->index == x->index && r->name_len == x->len &&
-			    !memcmp(r->name, x->name, x->len))
-				return true;
-			off += (uint32_t)sizeof(*r) + r->name_len;
-		}
+	if (n > 0 && ref_sound((const char *)w->buf, (uint32_t)n) &&
+	    run_has(w->buf, (uint32_t)n, false, x, ref_end))
+		return true;
 	k = (struct key){ x->ino, KEY_INODE_EXTREF, extref_hash(x->dir, x->name, x->len) };
-	n = btree_lookup(w->r, &k, w->buf, max);
-	if (n > 0 && extref_sound(&k, (const char *)w->buf, (uint32_t)n))
-		for (uint32_t off = 0; off < (uint32_t)n;) {
-			const struct inode_extref *e = (const void *)(w->buf + off);
-			if (e->parent == x->dir && e->index == x->index && e->name_len == x->len &&
-			    !memcmp(e->name, x->name, x->len))
-				return true;
-			off += (uint32_t)sizeof(*e) + e->name_len;
-		}
-	return false;
+	n = ext_end ? btree_lookup(w->r, &k, w->buf, max) : 0;
+	return n > 0 && extref_sound(&k, (const char *)w->buf, (uint32_t)n) &&
+	       run_has(w->buf, (uint32_t)n, true, x, ext_end);
+}
+
+/* Is back reference x there twice, this the second: an equal record
+ * before it in its item, or (an extended one) in the INODE_REF? */
+static bool backref_twice(struct names *w, const struct name *x)
+{
+	if (x->k.type == KEY_INODE_REF)
+		return backref_has(w, x, x->off, 0);
+	return backref_has(w, x, UINT32_MAX, x->off);
 }
 
 /* The names of the batch, each looked up on the other side; each one
@@ -672,10 +677,18 @@ static void names_settle(struct names *w)
 		 * lost+found, its back references replaced (the links pass) */
 		if (!ii || !ii->has_item || (ref && ii->entries + ii->unindexed == 0))
 			continue;
-		if (ref ? entry_of(w, x) : backref_of(w, x))
+		/* more back references than names: one may be there twice
+		 * (its name matches, so only this finds it) */
+		bool twice = ref && ii->refs > ii->entries + ii->unindexed && backref_twice(w, x);
+		if (!twice && (ref ? entry_of(w, x) : backref_has(w, x, UINT32_MAX, UINT32_MAX)))
 			continue;
 		ii->name_errs++;
-		if (ref)
+		if (twice)
+			fsck_error(w->f, "inode %llu: back reference '%.*s' in dir %llu (index %llu%s) "
+				   "is there twice", (unsigned long long)x->ino, (int)x->len, x->name,
+				   (unsigned long long)x->dir, (unsigned long long)x->index,
+				   x->k.type == KEY_INODE_EXTREF ? ", extended" : "");
+		else if (ref)
 			fsck_error(w->f, "inode %llu: back reference '%.*s' in dir %llu (index %llu%s) "
 				   "has no directory entry", (unsigned long long)x->ino, (int)x->len,
 				   x->name, (unsigned long long)x->dir, (unsigned long long)x->index,
@@ -693,7 +706,7 @@ static void names_settle(struct names *w)
 		if (!ref) {
 			fx = (struct fsck_fix){ FIX_ADD_REF, cur_tree_id, x->ino, 0, 0, 0,
 						{ x->dir, KEY_DIR_INDEX, x->index } };
-			if (grow((void **)&w->adds, w->nadds, &w->capadds, sizeof(fx)))
+			if (fsck_vec_room(w->f, (void **)&w->adds, w->nadds, &w->capadds, sizeof(fx)))
 				w->adds[w->nadds++] = fx;
 			else
 				w->oom = true;

@@ -438,6 +438,18 @@ static int c_backref_swap(struct txn *t, struct core *c)
 	return ret ? ret : btree_update(t, fsr(c), &k, b, sizeof(b));
 }
 
+static int c_backref_twice(struct txn *t, struct core *c)
+{
+	/* /c's one back reference there twice (the same name and index) */
+	uint8_t b[2 * (sizeof(struct inode_ref) + 1)];
+	struct key k = { files[F_C].ino, KEY_INODE_REF, ROOT_DIR_INO };
+	int n = btree_lookup(fsr(c), &k, b, sizeof(b));
+	if (n != (int)sizeof(b) / 2)
+		return n < 0 ? n : -EINVAL;
+	memcpy(b + n, b, (size_t)n);
+	return btree_update(t, fsr(c), &k, b, sizeof(b));
+}
+
 /* d/a's name "a2" held by an extended ref (well formed, in its hash
  * slot), on this volume whose superblock lacks SUPER_FEAT_EXTREF (no name
  * here ever needed one) */
@@ -729,7 +741,7 @@ struct ccase {
 /* The cases, by name: crash_case and worse_case pick theirs from here. */
 enum {
 	C_FREE_SPACE, C_EXTENT_REFS, C_LINK_COUNTS, C_ORPHANS, C_DIR_INDEX, C_BACKREFS,
-	C_BACKREF_SWAP, C_EXTREF_NOFEAT, C_EXTREF_NOFEAT_BAD, C_MISSING_INODE, C_UNNAMED, C_CSUM, C_CSUM_DIFFER, C_CSUM_SINGLE, C_COMBINED,
+	C_BACKREF_SWAP, C_BACKREF_TWICE, C_EXTREF_NOFEAT, C_EXTREF_NOFEAT_BAD, C_MISSING_INODE, C_UNNAMED, C_CSUM, C_CSUM_DIFFER, C_CSUM_SINGLE, C_COMBINED,
 	C_SNAPSHOT, C_PREEN_LINK_COUNTS, C_PREEN_ORPHANS, C_PREEN_FREE_SPACE, C_PREEN_UNNAMED,
 	C_DENTRY_TYPE, C_PREEN_DENTRY_TYPE, C_INDEX_CONFLICT, C_BAD_ITEMS, C_MISFILED, C_SUPER,
 	C_PREEN_SUPER, C_SUBVOL_NAME, C_UNREADABLE, C_META_GEN, NCASES
@@ -752,6 +764,9 @@ static const struct ccase cases[] = {
 	  c_backref_swap, CORE_PROFILE_DUP, .want_y = 1,
 	  .says = { "back reference 'ghost' in dir [0-9]* (index 999) has no directory entry",
 		    "entry 'a2' (index [0-9]* -> [0-9]*) has no back reference" } },
+	[C_BACKREF_TWICE] = { "one back reference there twice (the same name and index)",
+	  c_backref_twice, CORE_PROFILE_DUP, .want_y = 1,
+	  .says = { "back reference 'c' in dir [0-9]* (index [0-9]*) is there twice" } },
 	[C_EXTREF_NOFEAT] = { "a sound extended ref on a volume without the feature bit (the bit set)",
 	  c_extref_nofeat, CORE_PROFILE_DUP, .want_y = 1,
 	  .says = { "INODE_EXTREF on a volume without SUPER_FEAT_EXTREF" }, .extref_feat = 1 },
