@@ -489,11 +489,14 @@ static void queue_dangling(struct dent_walk *w, const struct key *k, const struc
  * under each directory's, and a directory's entries sit together but the
  * back references naming it sit under each child; whichever way the two
  * lists are cut, one side is spread over the whole tree, so merging them
- * needs every name of the volume in memory (1 M names: some 40 MB of
- * (ino, dir, index, name hash) tuples per side) or an external sort.
- * Looked up from the side at hand, each name is found by one B-tree
- * search of its key, so memory is one batch of names (NAMES_BATCH, about
- * 300 KiB) whatever the volume holds; the price is two searches per name.
+ * needs every name of the volume in memory (1 M names: 32 MB of (ino,
+ * dir, index, name hash) tuples per side, 64 MB for both) or an external
+ * sort.  Looked up from the side at hand, each name is found by one
+ * B-tree search of its key, so memory is one batch of names whatever the
+ * volume holds: NAMES_BATCH of 312 bytes (312 KiB), the array doubling
+ * past it by at most one item's records (at 64 KiB nodes some 5,400 names
+ * of 2 bytes: 8,192 slots, 2.5 MiB at worst).  The price is a search or
+ * two per name.
  * The walk gathers a batch and releases its path before the lookups (no
  * lookup runs under the walk's leaf lock), then goes on from the next key.
  *
@@ -511,6 +514,8 @@ struct name {			/* one name seen, to be found on the other side */
 	uint16_t len;
 	char name[255];
 };
+
+_Static_assert(sizeof(struct name) == 312, "the batch's size in the comment above");
 
 struct names {
 	struct fsck *f;
