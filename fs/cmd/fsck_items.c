@@ -38,9 +38,9 @@ struct ino_info {
 	uint32_t entries;		/* DIR_INDEX entries naming it */
 	uint32_t unindexed;		/* DIR_ITEM entries naming it that have no DIR_INDEX */
 	uint32_t subdirs;		/* DIR_INDEX entries of type DT_DIR in it */
+	uint32_t name_errs;		/* its back references and entries unmatched by name */
 	uint8_t seen_type;		/* DT_* of the last entry naming it */
 	bool has_item, orphan;
-	uint32_t name_errs;		/* its back references and entries unmatched by name */
 	bool badtype;			/* an entry naming it may have the wrong type */
 };
 
