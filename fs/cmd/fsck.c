@@ -161,9 +161,7 @@ void fsck_covered(struct fsck *f, uint64_t n)
 	f->fixable += n;
 }
 
-/* Room for one more element in the array *v of *n (capacity *cap): false
- * (f->oom set) when memory runs out. */
-static bool vec_room(struct fsck *f, void **v, size_t n, size_t *cap, size_t elem)
+bool fsck_vec_room(struct fsck *f, void **v, size_t n, size_t *cap, size_t elem)
 {
 	if (n < *cap)
 		return true;
@@ -181,7 +179,7 @@ static bool vec_room(struct fsck *f, void **v, size_t n, size_t *cap, size_t ele
 void fsck_fix(struct fsck *f, const struct fsck_fix *x)
 {
 	f->fixable++;
-	if (f->repair && vec_room(f, (void **)&f->fixes, f->nfixes, &f->capfixes, sizeof(*x)))
+	if (f->repair && fsck_vec_room(f, (void **)&f->fixes, f->nfixes, &f->capfixes, sizeof(*x)))
 		f->fixes[f->nfixes++] = *x;
 }
 
@@ -397,7 +395,7 @@ static void count_leaf(struct fsck *f, const uint8_t *b)
 			count_data_ref(f, fe.disk_logical, fe.disk_len);
 		if (fe.type == FE_REG && fe.disk_logical && fe.num_bytes &&
 		    fe.offset + fe.num_bytes <= fe.disk_len) {
-			if (!vec_room(f, (void **)&f->regs, f->nregs, &f->capregs, sizeof(*f->regs)))
+			if (!fsck_vec_room(f, (void **)&f->regs, f->nregs, &f->capregs, sizeof(*f->regs)))
 				return;
 			f->regs[f->nregs++] = (struct reg_range){ fe.disk_logical,
 				fe.disk_logical + fe.offset, fe.num_bytes };

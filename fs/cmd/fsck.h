@@ -52,6 +52,10 @@ void *fsck_map_get(struct fsck_map *m, uint64_t key, size_t esize);
 /* Frees every entry and the table; the map is empty again. */
 void fsck_map_free(struct fsck_map *m);
 
+/* Room for one more element in the array *v of *n (capacity *cap): false
+ * when memory runs out (f then ends as an operational error, exit 8). */
+bool fsck_vec_room(struct fsck *f, void **v, size_t n, size_t *cap, size_t elem);
+
 /* Report one error (printed with its location, counted). */
 void fsck_error(struct fsck *f, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -89,7 +93,9 @@ enum fsck_fix_kind {
 	FIX_ADD_INDEX,		/* DIR_ITEM k's entry of index v has no DIR_INDEX */
 	FIX_ADD_DENTRY,		/* DIR_INDEX k has no DIR_ITEM entry */
 	FIX_ADD_REF,		/* inode a has no back reference for DIR_INDEX k */
-	FIX_DEL_REF,		/* inode a's back reference (INODE_REF k, index v) names nothing */
+	FIX_DEL_REF,		/* inode a's back reference (INODE_REF k, index v, its
+				 * name's name_hash w, 0: any; or INODE_EXTREF k,
+				 * parent b, index v) names nothing */
 	FIX_LOST_FOUND,		/* inode a is named nowhere: into /lost+found (made,
 				 * if missing, as inode w: free in the tree); -y */
 	FIX_META_REFS,		/* node a (level in k.offset): refs = v (0: delete item) */
@@ -110,6 +116,9 @@ enum fsck_fix_kind {
 				 * of its bytes at (a, w, v) */
 	FIX_REFILE,		/* DIR_ITEM or XATTR_ITEM k holds names that hash to
 				 * another slot: each moved to its own */
+	FIX_EXTREF_FEATURE,	/* the volume holds sound INODE_EXTREF items but its
+				 * superblock lacks SUPER_FEAT_EXTREF: the pass's
+				 * commit sets it */
 };
 
 struct fsck_fix {

@@ -9,9 +9,11 @@
  * One pass in key order: all items of an object are adjacent (keys sort
  * by objectid first), so per-object checks run when the objectid changes;
  * counts that span objects (links) are settled at the end.  Beside each
- * error it knows a repair for, it queues one (fsck_fix, fsck.h); entries
- * naming missing inodes and back references that disagree with the names
- * take a second walk, run only when the first found such errors.
+ * error it knows a repair for, it queues one (fsck_fix, fsck.h).  Back
+ * references are matched to the entries by name in a second walk
+ * (names_check: every name, in batches); entries naming missing inodes
+ * and entry types take a walk of their own, run only when the first
+ * found such errors.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -36,9 +38,9 @@ struct ino_info {
 	uint32_t entries;		/* DIR_INDEX entries naming it */
 	uint32_t unindexed;		/* DIR_ITEM entries naming it that have no DIR_INDEX */
 	uint32_t subdirs;		/* DIR_INDEX entries of type DT_DIR in it */
+	uint32_t name_errs;		/* its back references and entries unmatched by name */
 	uint8_t seen_type;		/* DT_* of the last entry naming it */
 	bool has_item, orphan;
-	bool badref;			/* back references to rebuild from its entries */
 	bool badtype;			/* an entry naming it may have the wrong type */
 };
 
@@ -355,15 +357,27 @@ static bool extref_sound(const struct key *k, const char *buf, uint32_t size)
 	return size != 0;
 }
 
+static bool extref_feat_queued;	/* FIX_EXTREF_FEATURE queued for this tree */
+
 static void check_extref(struct fsck *f, struct fsck_map *m, const struct key *k,
 			 const char *buf, uint32_t size)
 {
 	struct ino_info *ii = imap_get(m, k->objectid);
 	uint32_t off = 0, n = 0;
 
-	if (cur_tree && !(cur_tree->core->sb.features & SUPER_FEAT_EXTREF))
+	if (cur_tree && !(cur_tree->core->sb.features & SUPER_FEAT_EXTREF)) {
 		fsck_error(f, "inode %llu: INODE_EXTREF on a volume without SUPER_FEAT_EXTREF",
 			   (unsigned long long)k->objectid);
+		/* a sound one is kept and the volume says it holds them (one
+		 * repair per tree); an unsound one goes (below), and with it
+		 * the need for the bit */
+		if (!extref_sound(k, buf, size) || extref_feat_queued)
+			fsck_covered(f, 1);
+		else {
+			fix(f, FIX_EXTREF_FEATURE, 0, 0, NULL);
+			extref_feat_queued = true;
+		}
+	}
 	if (size == 0) {
 		fsck_error(f, "inode %llu: empty INODE_EXTREF %llu", (unsigned long long)k->objectid,
 			   (unsigned long long)k->offset);
@@ -462,120 +476,289 @@ static void queue_dangling(struct dent_walk *w, const struct key *k, const struc
 }
 
 /*
- * Back references of the inodes marked badref, made to agree with their
- * names: each (dir, index) a DIR_INDEX gives the inode needs an INODE_REF
- * entry of that index in (ino, dir); each INODE_REF entry with no such
- * DIR_INDEX goes.  A second walk, run only when such inodes were found.
+ * Back references against directory entries, name by name: each back
+ * reference (INODE_REF or INODE_EXTREF record: ino, parent, name, index)
+ * must have its entry (the DIR_INDEX (parent, index), or the DIR_ITEM
+ * entry of the name when that index is missing, naming ino by that name),
+ * and each DIR_INDEX entry (dir, index -> ino, name) must have its back
+ * reference (ino, dir, name, index).  Counts alone miss a stale reference
+ * beside a missing one on the same inode.
+ *
+ * Why point lookups and not a sort/merge of two lists: an inode's back
+ * references sit under its own objectid but the entries naming it sit
+ * under each directory's, and a directory's entries sit together but the
+ * back references naming it sit under each child; whichever way the two
+ * lists are cut, one side is spread over the whole tree, so merging them
+ * needs every name of the volume in memory (1 M names: 32 MB of (ino,
+ * dir, index, name hash) tuples per side, 64 MB for both) or an external
+ * sort.  Looked up from the side at hand, each name is found by one
+ * B-tree search of its key, so memory is one batch of names whatever the
+ * volume holds: NAMES_BATCH of 312 bytes (312 KiB), the array doubling
+ * past it by at most one item's records (at 64 KiB nodes some 5,400 names
+ * of 2 bytes: 8,192 slots, 2.5 MiB at worst).  The price is a search or
+ * two per name.
+ * The walk gathers a batch and releases its path before the lookups (no
+ * lookup runs under the walk's leaf lock), then goes on from the next key.
+ *
+ * Items the first walk found malformed go in this pass (FIX_DEL_BAD_ITEM),
+ * so a lookup trusts only sound ones: the names a malformed back
+ * reference held are missing here and made again (FIX_ADD_REF, queued
+ * after the deletion), in the same pass.
  */
-struct bref {
+#define NAMES_BATCH 1024
+
+struct name {			/* one name seen, to be found on the other side */
+	struct key k;		/* its item: INODE_REF, INODE_EXTREF or DIR_INDEX */
 	uint64_t ino, dir, index;
-	uint64_t hash;			/* an extended ref's key offset, else 0 */
-	bool index_side, matched, ext;
+	uint32_t off;		/* a back reference's offset in its item */
+	uint16_t len;
+	char name[255];
 };
 
-static int cmp_bref(const void *a, const void *b)
+_Static_assert(sizeof(struct name) == 312, "the batch's size in the comment above");
+
+struct names {
+	struct fsck *f;
+	struct fsck_map *m;
+	struct root *r;
+	struct name *v;
+	size_t n, cap;
+	struct key next;	/* where the walk goes on, when it stopped */
+	bool stopped, oom;
+	uint8_t *buf;		/* one item (btree_max_item_size) */
+	struct fsck_fix *adds;	/* FIX_ADD_REF repairs, queued after the removals */
+	size_t nadds, capadds;
+};
+
+static void name_add(struct names *w, const struct key *k, uint64_t ino, uint64_t dir,
+		     uint64_t index, uint32_t off, const char *name, uint16_t len)
 {
-	const struct bref *x = a, *y = b;
-
-	int c = key_cmp_u64(x->ino, y->ino);
-
-	if (!c)
-		c = key_cmp_u64(x->dir, y->dir);
-	if (!c)
-		c = key_cmp_u64(x->index, y->index);
-	return c ? c : (int)x->index_side - (int)y->index_side;
+	if (!fsck_vec_room(w->f, (void **)&w->v, w->n, &w->cap, sizeof(*w->v))) {
+		w->oom = true;
+		return;
+	}
+	struct name *x = &w->v[w->n++];
+	*x = (struct name){ *k, ino, dir, index, off, len, { 0 } };
+	memcpy(x->name, name, len);
 }
 
-struct bref_walk { struct fsck_map *m; struct bref *v; size_t n, cap; bool oom; };
-
-/* One DIR_INDEX, INODE_REF or INODE_EXTREF item: its (inode, dir,
- * index) triples of inodes marked badref. */
-static int bref_item(void *arg, const struct key *k, const void *d, uint32_t size)
+/* Is the INODE_REF item (buf, size) a whole run of records? */
+static bool ref_sound(const char *buf, uint32_t size)
 {
-	struct bref_walk *w = arg;
+	uint32_t off = 0;
+
+	while (off < size) {
+		const struct inode_ref *r = (const void *)(buf + off);
+		if (off + sizeof(*r) > size || off + sizeof(*r) + r->name_len > size ||
+		    r->name_len == 0 || r->name_len > 255)
+			return false;
+		off += (uint32_t)sizeof(*r) + r->name_len;
+	}
+	return size != 0;
+}
+
+/* fsck_walk: the names of one item into the batch; > 0 (stop) past
+ * NAMES_BATCH, with w->next the key after this item. */
+static int names_item(void *arg, const struct key *k, const void *d, uint32_t size)
+{
+	struct names *w = arg;
 	const char *buf = d;
 	uint32_t off = 0;
 
-	/* a malformed or misfiled extended ref goes in this pass (check_extref):
-	 * none of its names count, so each is made again */
-	if (k->type == KEY_INODE_EXTREF && !extref_sound(k, buf, size))
-		return 0;
-	while ((k->type == KEY_DIR_INDEX || k->type == KEY_INODE_REF ||
-		k->type == KEY_INODE_EXTREF) && off < size) {
-		uint64_t ino, dir, index;
-		if (k->type == KEY_DIR_INDEX) {
-			const struct dir_entry *de = (const void *)buf;
-			if (size < sizeof(*de) || de->type == DT_SUBVOL)
-				break;
-			ino = de->ino, dir = k->objectid, index = k->offset;
-			off = size;
-		} else if (k->type == KEY_INODE_EXTREF) {
-			const struct inode_extref *x = (const void *)(buf + off);
-			if (off + sizeof(*x) > size || off + sizeof(*x) + x->name_len > size)
-				break;
-			ino = k->objectid, dir = x->parent, index = x->index;
-			off += (uint32_t)sizeof(*x) + x->name_len;
-		} else {
+	if (k->type == KEY_DIR_INDEX) {
+		const struct dir_entry *de = (const void *)buf;
+		if (size >= sizeof(*de) && sizeof(*de) + de->name_len == size && de->name_len &&
+		    de->name_len <= 255 && de->type != DT_SUBVOL)
+			name_add(w, k, de->ino, k->objectid, k->offset, 0, de->name, de->name_len);
+	} else if (k->type == KEY_INODE_REF && ref_sound(buf, size)) {
+		for (; off < size; off += (uint32_t)sizeof(struct inode_ref) +
+				      ((const struct inode_ref *)(buf + off))->name_len) {
 			const struct inode_ref *r = (const void *)(buf + off);
-			if (off + sizeof(*r) > size || off + sizeof(*r) + r->name_len > size)
-				break;
-			ino = k->objectid, dir = k->offset, index = r->index;
-			off += (uint32_t)sizeof(*r) + r->name_len;
+			name_add(w, k, k->objectid, k->offset, r->index, off, r->name, r->name_len);
 		}
-		struct ino_info *t = imap_get(w->m, ino);
-		if (!t || !t->badref)
-			continue;
-		if (w->n == w->cap) {
-			size_t cap = w->cap ? w->cap * 2 : 64;
-			struct bref *nv = realloc(w->v, cap * sizeof(*nv));
-			if (!nv) {
-				w->oom = true;
-				return -ENOMEM;
-			}
-			w->v = nv;
-			w->cap = cap;
+	} else if (k->type == KEY_INODE_EXTREF && extref_sound(k, buf, size)) {
+		for (; off < size; off += (uint32_t)sizeof(struct inode_extref) +
+				      ((const struct inode_extref *)(buf + off))->name_len) {
+			const struct inode_extref *x = (const void *)(buf + off);
+			name_add(w, k, k->objectid, x->parent, x->index, off, x->name, x->name_len);
 		}
-		w->v[w->n++] = (struct bref){ ino, dir, index,
-					      k->type == KEY_INODE_EXTREF ? k->offset : 0,
-					      k->type == KEY_DIR_INDEX, false,
-					      k->type == KEY_INODE_EXTREF };
 	}
-	return 0;
+	if (w->oom)
+		return -ENOMEM;
+	if (w->n < NAMES_BATCH)
+		return 0;
+	/* the key after k (none after the last key there is) */
+	w->next = *k;
+	if (++w->next.offset == 0 && ++w->next.type == 0 && ++w->next.objectid == 0)
+		return 0;
+	w->stopped = true;
+	return 1;
 }
 
-static void queue_backrefs(struct fsck *f, struct root *fsroot, struct fsck_map *m)
+/* Does the entry (dir, index) name ino as x->name: its DIR_INDEX, or the
+ * DIR_ITEM entry of the name when the DIR_INDEX is not there (the first
+ * walk rebuilds that index)? */
+static bool entry_of(struct names *w, const struct name *x)
 {
-	struct bref_walk w = { m, NULL, 0, 0, false };
+	const struct dir_entry *de = (const void *)w->buf;
+	uint32_t max = btree_max_item_size(w->r);
+	struct key k = { x->dir, KEY_DIR_INDEX, x->index };
+	int n = btree_lookup(w->r, &k, w->buf, max);
 
-	fsck_walk(fsroot, &(struct key){ 0, 0, 0 }, bref_item, &w);
-	struct bref *v = w.v;
-	size_t n = w.n;
-	if (w.oom) {
-		free(v);
-		return;
+	if (n >= (int)sizeof(*de))
+		return de->ino == x->ino && de->name_len == x->len &&
+		       sizeof(*de) + de->name_len == (uint32_t)n && !memcmp(de->name, x->name, x->len);
+	k = (struct key){ x->dir, KEY_DIR_ITEM, name_hash(x->name, x->len) };
+	n = btree_lookup(w->r, &k, w->buf, max);
+	for (uint32_t off = 0; n > 0 && off + sizeof(*de) <= (uint32_t)n;) {
+		de = (const void *)(w->buf + off);
+		if (off + sizeof(*de) + de->name_len > (uint32_t)n)
+			break;
+		if (de->ino == x->ino && de->index == x->index && de->name_len == x->len &&
+		    !memcmp(de->name, x->name, x->len))
+			return true;
+		off += (uint32_t)sizeof(*de) + de->name_len;
 	}
-	qsort(v, n, sizeof(*v), cmp_bref);
-	for (size_t i = 0; i + 1 < n; i++)
-		if (!v[i].index_side && v[i + 1].index_side && v[i].ino == v[i + 1].ino &&
-		    v[i].dir == v[i + 1].dir && v[i].index == v[i + 1].index)
-			v[i].matched = v[i + 1].matched = true;
-	for (size_t i = 0; i < n; i++) {
-		if (v[i].matched)
+	return false;
+}
+
+/* Does the run of back references (INODE_REF, or INODE_EXTREF with ext)
+ * in buf (n bytes, sound) hold x's (dir, name, index) before offset end? */
+static bool run_has(const uint8_t *buf, uint32_t n, bool ext, const struct name *x, uint32_t end)
+{
+	for (uint32_t off = 0; off < n && off < end;) {
+		const struct inode_ref *r = (const void *)(buf + off);
+		const struct inode_extref *e = (const void *)(buf + off);
+		uint64_t index = ext ? e->index : r->index;
+		uint16_t len = ext ? e->name_len : r->name_len;
+		const char *name = ext ? e->name : r->name;
+		if ((!ext || e->parent == x->dir) && index == x->index && len == x->len &&
+		    !memcmp(name, x->name, x->len))
+			return true;
+		off += (uint32_t)(ext ? sizeof(*e) : sizeof(*r)) + len;
+	}
+	return false;
+}
+
+/* Does ino have a back reference (dir, name, index) in a sound item: its
+ * INODE_REF (before offset ref_end), or its INODE_EXTREF (before
+ * ext_end)? */
+static bool backref_has(struct names *w, const struct name *x, uint32_t ref_end, uint32_t ext_end)
+{
+	uint32_t max = btree_max_item_size(w->r);
+	struct key k = { x->ino, KEY_INODE_REF, x->dir };
+	int n = ref_end ? btree_lookup(w->r, &k, w->buf, max) : 0;
+
+	if (n > 0 && ref_sound((const char *)w->buf, (uint32_t)n) &&
+	    run_has(w->buf, (uint32_t)n, false, x, ref_end))
+		return true;
+	k = (struct key){ x->ino, KEY_INODE_EXTREF, extref_hash(x->dir, x->name, x->len) };
+	n = ext_end ? btree_lookup(w->r, &k, w->buf, max) : 0;
+	return n > 0 && extref_sound(&k, (const char *)w->buf, (uint32_t)n) &&
+	       run_has(w->buf, (uint32_t)n, true, x, ext_end);
+}
+
+/* Is back reference x there twice, this the second: an equal record
+ * before it in its item, or (an extended one) in the INODE_REF? */
+static bool backref_twice(struct names *w, const struct name *x)
+{
+	if (x->k.type == KEY_INODE_REF)
+		return backref_has(w, x, x->off, 0);
+	return backref_has(w, x, UINT32_MAX, x->off);
+}
+
+/* The names of the batch, each looked up on the other side; each one
+ * unmatched reported by name, counted on its inode (name_errs) and, when
+ * the names are sure, its repair queued. */
+static void names_settle(struct names *w)
+{
+	for (size_t i = 0; i < w->n; i++) {
+		const struct name *x = &w->v[i];
+		struct ino_info *ii = imap_get(w->m, x->ino);
+		bool ref = x->k.type != KEY_DIR_INDEX;
+
+		/* an object with no INODE_ITEM goes whole, and the entries
+		 * naming it with it; an inode named nowhere goes to
+		 * lost+found, its back references replaced (the links pass) */
+		if (!ii || !ii->has_item || (ref && ii->entries + ii->unindexed == 0))
 			continue;
-		if (v[i].index_side) {
-			struct key ik = { v[i].dir, KEY_DIR_INDEX, v[i].index };
-			fix(f, FIX_ADD_REF, v[i].ino, 0, &ik);
-		} else if (v[i].ext) {
-			struct fsck_fix x = { FIX_DEL_REF, cur_tree_id, v[i].ino, v[i].dir, v[i].index,
-					      0, { v[i].ino, KEY_INODE_EXTREF, v[i].hash } };
-			fsck_fix(f, &x);
-		} else {
-			struct key rk = { v[i].ino, KEY_INODE_REF, v[i].dir };
-			fix(f, FIX_DEL_REF, v[i].ino, v[i].index, &rk);
+		/* more back references than names: one may be there twice
+		 * (its name matches, so only this finds it) */
+		bool twice = ref && ii->refs > ii->entries + ii->unindexed && backref_twice(w, x);
+		if (!twice && (ref ? entry_of(w, x) : backref_has(w, x, UINT32_MAX, UINT32_MAX)))
+			continue;
+		ii->name_errs++;
+		if (twice)
+			fsck_error(w->f, "inode %llu: back reference '%.*s' in dir %llu (index %llu%s) "
+				   "is there twice", (unsigned long long)x->ino, (int)x->len, x->name,
+				   (unsigned long long)x->dir, (unsigned long long)x->index,
+				   x->k.type == KEY_INODE_EXTREF ? ", extended" : "");
+		else if (ref)
+			fsck_error(w->f, "inode %llu: back reference '%.*s' in dir %llu (index %llu%s) "
+				   "has no directory entry", (unsigned long long)x->ino, (int)x->len,
+				   x->name, (unsigned long long)x->dir, (unsigned long long)x->index,
+				   x->k.type == KEY_INODE_EXTREF ? ", extended" : "");
+		else
+			fsck_error(w->f, "dir %llu: entry '%.*s' (index %llu -> %llu) has no back "
+				   "reference", (unsigned long long)x->dir, (int)x->len, x->name,
+				   (unsigned long long)x->index, (unsigned long long)x->ino);
+		if (names_unsure) {
+			/* the entries are repaired first; the next pass decides */
+			fsck_covered(w->f, 1);
+			continue;
 		}
-		fsck_covered(f, (uint64_t)-1);	/* the inode's one error, counted above */
+		struct fsck_fix fx = { FIX_DEL_REF, cur_tree_id, x->ino, 0, x->index, 0, x->k };
+		if (!ref) {
+			fx = (struct fsck_fix){ FIX_ADD_REF, cur_tree_id, x->ino, 0, 0, 0,
+						{ x->dir, KEY_DIR_INDEX, x->index } };
+			if (fsck_vec_room(w->f, (void **)&w->adds, w->nadds, &w->capadds, sizeof(fx)))
+				w->adds[w->nadds++] = fx;
+			else
+				w->oom = true;
+			continue;
+		}
+		if (x->k.type == KEY_INODE_EXTREF)
+			fx.b = x->dir;
+		else
+			fx.w = name_hash(x->name, x->len);	/* the record of this name only */
+		fsck_fix(w->f, &fx);
 	}
-	free(v);
+	w->n = 0;
+}
+
+/* Every back reference and every DIR_INDEX entry of fsroot matched by
+ * (parent, name, index), in batches.  0, or -errno. */
+static int names_check(struct fsck *f, struct root *fsroot, struct fsck_map *m)
+{
+	struct names w = { .f = f, .m = m, .r = fsroot };
+	struct key from = { 0, 0, 0 };
+	int ret = 0;
+
+	w.buf = malloc(btree_max_item_size(fsroot));
+	if (!w.buf)
+		return -ENOMEM;
+	for (;;) {
+		w.stopped = false;
+		ret = fsck_walk(fsroot, &from, names_item, &w);
+		if (ret)
+			break;
+		names_settle(&w);
+		if (w.oom) {
+			ret = -ENOMEM;
+			break;
+		}
+		if (!w.stopped)
+			break;
+		from = w.next;
+	}
+	/* the removals first: a back reference replaced under the same
+	 * index goes before its successor is added */
+	for (size_t i = 0; !ret && i < w.nadds; i++)
+		fsck_fix(f, &w.adds[i]);
+	free(w.adds);
+	free(w.v);
+	free(w.buf);
+	return ret;
 }
 
 int fsck_items_check(struct fsck *f, struct root *fsroot)
@@ -583,6 +766,7 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 	cur_tree = fsroot;
 	cur_tree_id = btree_root_id(fsroot);
 	names_unsure = false;
+	extref_feat_queued = false;
 	uint64_t max_ino = ROOT_DIR_INO, del_obj = 0;
 	struct fsck_map m = { 0 };
 	struct obj o;
@@ -738,8 +922,14 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 		    (ii->badtype || ii->seen_type != dir_type_of(ii->mode)))
 			ii->badtype = types = names_unsure = true;
 	}
+	/* each name against its back reference, both ways: before the link
+	 * counts, which leave to it what it reported */
+	if ((ret = names_check(f, fsroot, &m))) {
+		fsck_map_free(&m);
+		return ret;
+	}
 	/* links, types, orphans */
-	bool root_ok = false, missing = false, badrefs = false;
+	bool root_ok = false, missing = false;
 	htable_for_each(&m.t, i, h) {
 		struct ino_info *ii = htable_entry(h, struct ino_info, h);
 		unsigned long long ino = h->key;
@@ -773,7 +963,9 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 		if (ii->badtype)
 			fsck_error(f, "inode %llu: an entry naming it has type %u, its mode is %o", ino,
 				   ii->seen_type, ii->mode);
-		if (ii->refs != ent)
+		/* counts that disagree with no name to show for it: a name
+		 * whose DIR_INDEX is rebuilt first, a back reference twice */
+		if (ii->refs != ent && !ii->name_errs)
 			fsck_error(f, "inode %llu: %u back references, %u directory entries", ino,
 				   ii->refs, ent);
 		uint32_t want = ii->nlink;
@@ -817,11 +1009,9 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 			continue;
 		}
 		/* named: the link count follows the names; a stale orphan item goes */
-		/* back references that disagree with the names: made to agree
-		 * (a second walk, below), once every name has its index */
-		ii->badref = ii->refs != ent && ent && !ii->unindexed;
-		badrefs |= ii->badref;
-		bool fixed_all = (ii->refs == ent || ii->badref) &&
+		/* back references that disagree with the names were each
+		 * reported and queued by name (names_check) */
+		bool fixed_all = (ii->refs == ent || ii->name_errs) &&
 			!ii->badtype &&
 			(ino == ROOT_DIR_INO ? !ent : !S_ISDIR(ii->mode) || ent == 1);
 		if (S_ISDIR(ii->mode) && ii->nlink == 0)
@@ -843,8 +1033,6 @@ int fsck_items_check(struct fsck *f, struct root *fsroot)
 		walk_dents(f, fsroot, &m, queue_type);
 	if (missing && !names_unsure)
 		walk_dents(f, fsroot, &m, queue_dangling);
-	if (badrefs)
-		queue_backrefs(f, fsroot, &m);
 	fsck_map_free(&m);
 	return 0;
 }

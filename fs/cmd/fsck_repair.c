@@ -335,6 +335,18 @@ static int remove_record(struct txn *t, struct root *r, const struct key *k, uin
 	return edit_record(t, r, k, index, dirent, cut_record, NULL);
 }
 
+/* cut_record for the INODE_REF record whose name hashes to *arg (0: any):
+ * a stale reference may share its index with the one that stays. */
+static int cut_ref_named(uint8_t *buf, uint32_t *n, uint32_t off, uint32_t sz, const void *arg)
+{
+	const struct inode_ref *ir = (const void *)(buf + off);
+	uint64_t h = *(const uint64_t *)arg;
+
+	if (h && name_hash(ir->name, ir->name_len) != h)
+		return 1;
+	return cut_record(buf, n, off, sz, NULL);
+}
+
 /* DIR_ITEM entry (dir k.objectid, hash k.offset, index v) -> DIR_INDEX. */
 static int fix_add_index(struct txn *t, struct root *r, const struct fsck_fix *x)
 {
@@ -868,7 +880,7 @@ int fsck_repair_apply(struct core *c, const struct fsck_fix *v, size_t n)
 				if (ret == -ENOENT)	/* gone since the check: as remove_record */
 					ret = 0;
 			} else {
-				ret = remove_record(t, r, &x->k, x->v, false);
+				ret = edit_record(t, r, &x->k, x->v, false, cut_ref_named, &x->w);
 			}
 			break;
 		case FIX_LOST_FOUND:
@@ -908,6 +920,11 @@ int fsck_repair_apply(struct core *c, const struct fsck_fix *v, size_t n)
 			break;
 		case FIX_REFILE:
 			ret = fix_refile(t, r, x);
+			break;
+		case FIX_EXTREF_FEATURE:
+			iref_feature_extref(c);
+			printf("fsck.glassfs: extended refs kept: the superblock takes "
+			       "SUPER_FEAT_EXTREF at this pass's commit\n");
 			break;
 		}
 		if (ret == -EAGAIN) {	/* said why; left for the next pass or for good */

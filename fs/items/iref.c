@@ -136,8 +136,7 @@ int iref_add(struct txn *t, struct root *r, uint64_t ino, uint64_t parent, const
 			n += (int)(sizeof(*e) + len);
 			/* before the handle ends: the commit of this
 			 * transaction reads it after every handle ended */
-			__atomic_or_fetch(&r->core->iref_features, SUPER_FEAT_EXTREF,
-					  __ATOMIC_RELEASE);
+			iref_feature_extref(r->core);
 		}
 	}
 	ret = n < 0 ? n : btree_update(t, r, &k, buf, (uint32_t)n);
@@ -237,6 +236,11 @@ int iref_ext_del_index(struct txn *t, struct root *r, uint64_t ino, uint64_t has
 	}
 	free(buf);
 	return n < 0 ? n : ret;
+}
+
+void iref_feature_extref(struct core *c)
+{
+	__atomic_or_fetch(&c->iref_features, SUPER_FEAT_EXTREF, __ATOMIC_RELEASE);
 }
 
 void iref_commit_super(struct core *c, struct super_block *sb)

@@ -61,6 +61,10 @@ int iref_find(struct root *r, uint64_t ino, uint64_t parent, const char *name, s
 int iref_ext_del_index(struct txn *t, struct root *r, uint64_t ino, uint64_t hash,
 		       uint64_t parent, uint64_t index);
 
+/* SUPER_FEAT_EXTREF on at the next commit of c (iref_add, when it writes
+ * an extended ref; fsck, for a volume that holds sound ones without it). */
+void iref_feature_extref(struct core *c);
+
 /* Commit (the superblock hook, fs/ops/mount.c): sb takes the feature bits
  * extended refs written since the mount need. */
 void iref_commit_super(struct core *c, struct super_block *sb);

@@ -77,9 +77,12 @@ static long items_setup(char *img, size_t n, const char *label, off_t size)
  * fsck.glassfs FLAGS of this build (OUT, GLASSFS_ROOT as core_test.h's
  * t_fsck finds it) on an unmounted image, run once: its exit code, -1
  * when it is not built.  With show, its first lines (but its own
- * chatter) go to stdout.
+ * chatter) go to stdout.  items_fsck_says: and *said, whether its output
+ * holds a line matching each of the n grep patterns in says.
  */
-static __attribute__((unused)) int items_fsck(const char *flags, const char *image, bool show)
+static __attribute__((unused)) int items_fsck_says(const char *flags, const char *image,
+						   bool show, const char *const *says, int n,
+						   bool *said)
 {
 	const char *o = getenv("OUT") ? getenv("OUT") : "build";
 	const char *root = getenv("GLASSFS_ROOT") ? getenv("GLASSFS_ROOT") : ".";
@@ -99,9 +102,21 @@ static __attribute__((unused)) int items_fsck(const char *flags, const char *ima
 	snprintf(cmd, sizeof(cmd), "grep -v '^fsck.glassfs: ' %s.fsck | head -8", image);
 	if (show && system(cmd) < 0)
 		st = 99;
+	for (int i = 0; i < n; i++) {
+		snprintf(cmd, sizeof(cmd), "grep -q \"%s\" %s.fsck", says[i], image);
+		if (system(cmd) != 0) {
+			printf("# fsck %s: no line matching: %s\n", flags, says[i]);
+			*said = false;
+		}
+	}
 	snprintf(cmd, sizeof(cmd), "%s.fsck", image);
 	unlink(cmd);
 	return st;
+}
+
+static __attribute__((unused)) int items_fsck(const char *flags, const char *image, bool show)
+{
+	return items_fsck_says(flags, image, show, NULL, 0, NULL);
 }
 
 /* fsck.glassfs -n on an unmounted image: clean, its first lines shown

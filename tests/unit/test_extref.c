@@ -26,6 +26,9 @@
  *               slot, a stale one naming nothing): fsck -n finds them
  *               (4), -y repairs them (1), -n is clean (0), the names and
  *               nlink are as before.
+ *   swap        one extended ref gone and a stale one put in (the counts
+ *               agree): fsck -n names both (4), -y repairs them (1), -n
+ *               is clean.
  *
  * The power-loss side (a link and fsync past the plain-ref limit, crash
  * states replayed from the write log) is test_powerloss's extref_fsync.
@@ -565,24 +568,70 @@ static int damage(struct txn *t, struct root *r)
 	return btree_insert(t, r, &k, b, sizeof(*x) + 5);
 }
 
-static void fsck_damage(void)
+/* What fsck -n must say of swap's damage (grep patterns), made by swap. */
+static char swap_says[2][400];
+
+/*
+ * One extended ref of f gone and a stale one (e, "ghost2") put in: f keeps
+ * as many back references as names, so only matching them by name finds
+ * either (the old fsck compared counts: clean).
+ */
+static int swap(struct txn *t, struct root *r)
+{
+	uint8_t b[4096];
+	struct key k;
+	int n = ext_item(r, ino_f, 0, &k, b, sizeof(b)), ret;
+
+	if (n < (int)sizeof(struct inode_extref))
+		return n < 0 ? n : -EINVAL;
+	const struct inode_extref *x = (const void *)b;
+	uint32_t sz = (uint32_t)sizeof(*x) + x->name_len;
+	snprintf(swap_says[0], sizeof(swap_says[0]),
+		 "dir %llu: entry '%.*s' (index %llu -> %llu) has no back reference",
+		 (unsigned long long)x->parent, (int)x->name_len, x->name,
+		 (unsigned long long)x->index, (unsigned long long)ino_f);
+	snprintf(swap_says[1], sizeof(swap_says[1]),
+		 "inode %llu: back reference 'ghost2' in dir %llu (index 999998, extended) has no "
+		 "directory entry", (unsigned long long)ino_f, (unsigned long long)dir_e);
+	if ((uint32_t)n == sz)
+		ret = btree_delete(t, r, &k);
+	else {
+		memmove(b, b + sz, (size_t)n - sz);
+		ret = btree_update(t, r, &k, b, (uint32_t)n - sz);
+	}
+	if (ret)
+		return ret;
+	struct inode_extref *g = (void *)b;
+	*g = (struct inode_extref){ dir_e, 999998, 6 };
+	memcpy(g->name, "ghost2", 6);
+	k = (struct key){ ino_f, KEY_INODE_EXTREF, extref_hash(dir_e, "ghost2", 6) };
+	return btree_insert(t, r, &k, b, sizeof(*g) + 6);
+}
+
+/* The volume unmounted, damaged by dmg in a raw transaction: fsck -n finds
+ * it (4; its output matching each of says), -y repairs it (1), -n is
+ * clean; remounted, the names and nlink are as before. */
+static void fsck_damage(const char *what, int (*dmg)(struct txn *t, struct root *r),
+			const char *const *says, int nsays)
 {
 	struct core *c = NULL;
 	struct txn *t;
+	char label[200];
 	int ret;
 
-	CHECK("damage: unmount", items_unmount() == 0);
+#define L(s) (snprintf(label, sizeof(label), "%s: %s", what, s), label)
+	CHECK(L("unmount"), items_unmount() == 0);
 	const char *devs[] = { img };
 	struct core_opts o;
 	core_opts_default(&o);
 	o.commit_interval_s = 3600;
 	if (mount_open(devs, 1, &o, &c)) {
-		CHECK("damage: open", 0);
+		CHECK(L("open"), 0);
 		return;
 	}
 	ret = txn_join(c, 16, 0, &t);
 	if (!ret) {
-		ret = damage(t, subvol_root(c, FS_TREE_OBJECTID));
+		ret = dmg(t, subvol_root(c, FS_TREE_OBJECTID));
 		int e = txn_end(t);
 		ret = ret ? ret : e;
 	}
@@ -590,23 +639,27 @@ static void fsck_damage(void)
 		ret = txn_commit(c, COMMIT_SYNC);
 	if (ret)
 		printf("# damaging: %s\n", strerror(-ret));
-	CHECK("damage: four extended refs damaged", ret == 0);
-	CHECK("damage: close", mount_close(c) == 0);
-	int n1 = items_fsck("-n", img, true);
+	CHECK(L("extended refs damaged"), ret == 0);
+	CHECK(L("close"), mount_close(c) == 0);
+	bool said = true;
+	int n1 = items_fsck_says("-n", img, true, says, nsays, &said);
 	if (n1 < 0) {
-		printf("SKIP: damage: fsck.glassfs not built\n");
-		CHECK("damage: remount", items_mount(img) == 0);
+		printf("SKIP: %s: fsck.glassfs not built\n", what);
+		CHECK(L("remount"), items_mount(img) == 0);
 		return;
 	}
-	CHECK("damage: fsck -n finds it (4)", n1 == 4);
+	CHECK(L("fsck -n finds it (4)"), n1 == 4);
+	if (nsays)
+		CHECK(L("fsck -n names each"), said);
 	int y = items_fsck("-y", img, true);
 	if (y != 1)
 		printf("# fsck -y: %d\n", y);
-	CHECK("damage: fsck -y repairs it (1)", y == 1);
-	fsck_clean("damage: after -y", img);
-	CHECK("damage: remount", items_mount(img) == 0);
+	CHECK(L("fsck -y repairs it (1)"), y == 1);
+	fsck_clean(L("after -y"), img);
+	CHECK(L("remount"), items_mount(img) == 0);
 	if (fs)
-		check_model("after the repair");
+		check_model(L("after the repair"));
+#undef L
 }
 
 int main(void)
@@ -618,7 +671,10 @@ int main(void)
 	if (fs) {
 		many_names();
 		if (fs)
-			fsck_damage();
+			fsck_damage("damage", damage, NULL, 0);
+		if (fs)
+			fsck_damage("swap", swap,
+				    (const char *const[]){ swap_says[0], swap_says[1] }, 2);
 		if (fs)
 			unlink_all();
 		if (fs)

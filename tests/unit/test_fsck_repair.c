@@ -421,6 +421,74 @@ static int c_backrefs(struct txn *t, struct core *c)
 	return ret ? ret : btree_insert(t, fsr(c), &k, b, sizeof(b));
 }
 
+static int c_backref_swap(struct txn *t, struct core *c)
+{
+	/* d/a's back reference "a2" replaced by a stale one (d, "ghost"):
+	 * two names, two back references, one of them wrong */
+	uint64_t ia;
+	int ret = name_index(c, files[F_A].ino, dir_d, &ia);
+	uint8_t b[2 * sizeof(struct inode_ref) + 6];
+	struct inode_ref *ir = (void *)b;
+	*ir = (struct inode_ref){ ia, 1 };
+	ir->name[0] = 'a';
+	ir = (void *)(b + sizeof(*ir) + 1);
+	*ir = (struct inode_ref){ 999, 5 };
+	memcpy(ir->name, "ghost", 5);
+	struct key k = { files[F_A].ino, KEY_INODE_REF, dir_d };
+	return ret ? ret : btree_update(t, fsr(c), &k, b, sizeof(b));
+}
+
+static int c_backref_twice(struct txn *t, struct core *c)
+{
+	/* /c's one back reference there twice (the same name and index) */
+	uint8_t b[2 * (sizeof(struct inode_ref) + 1)];
+	struct key k = { files[F_C].ino, KEY_INODE_REF, ROOT_DIR_INO };
+	int n = btree_lookup(fsr(c), &k, b, sizeof(b));
+	if (n != (int)sizeof(b) / 2)
+		return n < 0 ? n : -EINVAL;
+	memcpy(b + n, b, (size_t)n);
+	return btree_update(t, fsr(c), &k, b, sizeof(b));
+}
+
+/* d/a's name "a2" held by an extended ref (well formed, in its hash
+ * slot), on this volume whose superblock lacks SUPER_FEAT_EXTREF (no name
+ * here ever needed one) */
+static int c_extref_nofeat(struct txn *t, struct core *c)
+{
+	uint64_t ia, ia2;
+	uint8_t b[64];
+	int ret = name_index(c, files[F_A].ino, dir_d, &ia);
+	struct key k = { files[F_A].ino, KEY_INODE_REF, dir_d };
+	int n = ret ? ret : btree_lookup(fsr(c), &k, b, sizeof(b));
+	/* the INODE_REF holds "a" then "a2" (link order) */
+	const struct inode_ref *r2 = (const void *)(b + sizeof(struct inode_ref) + 1);
+	if (n != (int)(2 * sizeof(struct inode_ref) + 3) || r2->name_len != 2 ||
+	    memcmp(r2->name, "a2", 2))
+		return n < 0 ? n : -EINVAL;
+	ia2 = r2->index;
+	if (c->sb.features & SUPER_FEAT_EXTREF)
+		return -EEXIST;
+	ret = btree_update(t, fsr(c), &k, b, (uint32_t)sizeof(struct inode_ref) + 1);
+	struct inode_extref *x = (void *)b;
+	*x = (struct inode_extref){ dir_d, ia2, 2 };
+	memcpy(x->name, "a2", 2);
+	k = (struct key){ files[F_A].ino, KEY_INODE_EXTREF, extref_hash(dir_d, "a2", 2) };
+	(void)ia;
+	return ret ? ret : btree_insert(t, fsr(c), &k, b, sizeof(*x) + 2);
+}
+
+/* A malformed extended ref (its name overruns the item) of /c, on a
+ * volume without SUPER_FEAT_EXTREF: it goes, and the bit is not needed */
+static int c_extref_nofeat_bad(struct txn *t, struct core *c)
+{
+	uint8_t b[sizeof(struct inode_extref) + 4];
+	struct inode_extref *x = (void *)b;
+	*x = (struct inode_extref){ ROOT_DIR_INO, 12345, 40 };
+	memcpy(x->name, "junk", 4);
+	struct key k = { files[F_C].ino, KEY_INODE_EXTREF, extref_hash(ROOT_DIR_INO, "junk", 4) };
+	return btree_insert(t, fsr(c), &k, b, sizeof(b));
+}
+
 static int c_missing_inode(struct txn *t, struct core *c)
 {
 	/* d/b's INODE_ITEM lost: its names, back reference and extents dangle */
@@ -665,12 +733,15 @@ struct ccase {
 	int (*raw)(void);	/* damage made to the image file after the commit */
 	bool meta_single;	/* metadata single (one copy of each node) */
 	bool untouched;		/* want_y 4: the repair must not write to the image */
+	const char *says[2];	/* the first -n's output holds these (NULL: not checked) */
+	int extref_feat;	/* after the repair the superblock has SUPER_FEAT_EXTREF
+				 * (1) or not (-1); 0: not checked */
 };
 
 /* The cases, by name: crash_case and worse_case pick theirs from here. */
 enum {
 	C_FREE_SPACE, C_EXTENT_REFS, C_LINK_COUNTS, C_ORPHANS, C_DIR_INDEX, C_BACKREFS,
-	C_MISSING_INODE, C_UNNAMED, C_CSUM, C_CSUM_DIFFER, C_CSUM_SINGLE, C_COMBINED,
+	C_BACKREF_SWAP, C_BACKREF_TWICE, C_EXTREF_NOFEAT, C_EXTREF_NOFEAT_BAD, C_MISSING_INODE, C_UNNAMED, C_CSUM, C_CSUM_DIFFER, C_CSUM_SINGLE, C_COMBINED,
 	C_SNAPSHOT, C_PREEN_LINK_COUNTS, C_PREEN_ORPHANS, C_PREEN_FREE_SPACE, C_PREEN_UNNAMED,
 	C_DENTRY_TYPE, C_PREEN_DENTRY_TYPE, C_INDEX_CONFLICT, C_BAD_ITEMS, C_MISFILED, C_SUPER,
 	C_PREEN_SUPER, C_SUBVOL_NAME, C_UNREADABLE, C_META_GEN, NCASES
@@ -689,6 +760,20 @@ static const struct ccase cases[] = {
 	  c_dir_index, CORE_PROFILE_DUP, .want_y = 1 },
 	[C_BACKREFS] = { "back references disagree with the names (missing, stale)",
 	  c_backrefs, CORE_PROFILE_DUP, .want_y = 1 },
+	[C_BACKREF_SWAP] = { "one back reference stale, one missing, on one inode (counts agree)",
+	  c_backref_swap, CORE_PROFILE_DUP, .want_y = 1,
+	  .says = { "back reference 'ghost' in dir [0-9]* (index 999) has no directory entry",
+		    "entry 'a2' (index [0-9]* -> [0-9]*) has no back reference" } },
+	[C_BACKREF_TWICE] = { "one back reference there twice (the same name and index)",
+	  c_backref_twice, CORE_PROFILE_DUP, .want_y = 1,
+	  .says = { "back reference 'c' in dir [0-9]* (index [0-9]*) is there twice" } },
+	[C_EXTREF_NOFEAT] = { "a sound extended ref on a volume without the feature bit (the bit set)",
+	  c_extref_nofeat, CORE_PROFILE_DUP, .want_y = 1,
+	  .says = { "INODE_EXTREF on a volume without SUPER_FEAT_EXTREF" }, .extref_feat = 1 },
+	[C_EXTREF_NOFEAT_BAD] = { "a malformed extended ref on a volume without the feature bit (removed)",
+	  c_extref_nofeat_bad, CORE_PROFILE_DUP, .want_y = 1,
+	  .says = { "INODE_EXTREF on a volume without SUPER_FEAT_EXTREF",
+		    "INODE_EXTREF [0-9]*: entry overruns the item" }, .extref_feat = -1 },
 	[C_MISSING_INODE] = { "entries naming a missing inode (removed)",
 	  c_missing_inode, CORE_PROFILE_DUP, .damaged = 1u << F_B, .want_y = 1 },
 	[C_UNNAMED] = { "inode nobody names (to /lost+found)",
@@ -792,6 +877,14 @@ static void run_case(const struct ccase *cc)
 	char cmd[700];
 	snprintf(cmd, sizeof(cmd), "cp --sparse=always %s %s", img, before);
 	n1 = fsck("-n");
+	bool said_all = true;	/* what the first -n must say, from its output alone */
+	for (int i = 0; i < 2 && cc->says[i]; i++) {
+		snprintf(cmd, sizeof(cmd), "grep -q \"%s\" %s", cc->says[i], out);
+		if (sh(cmd) != 0) {
+			printf("# %s: the -n output lacks: %s\n", cc->name, cc->says[i]);
+			said_all = false;
+		}
+	}
 	bool copied = cc->untouched && sh(cmd) == 0;
 	y = fsck(cc->flag ? cc->flag : "-y");
 	snprintf(cmd, sizeof(cmd), "cmp -s %s %s", img, before);
@@ -827,7 +920,18 @@ static void run_case(const struct ccase *cc)
 		}
 		goto out;
 	}
-	bool ok = n1 == 4 && y == 1 && n2 == 0 && verify(cc->damaged, &why);
+	bool ok = n1 == 4 && y == 1 && n2 == 0 && said_all && verify(cc->damaged, &why);
+	if (!said_all)
+		why = "the -n output lacks a name (above)";
+	if (ok && cc->extref_feat && t_open(img, true, &c) == 0) {
+		bool has = c->sb.features & SUPER_FEAT_EXTREF;
+		mount_close(c);
+		c = NULL;
+		if (has != (cc->extref_feat > 0)) {
+			ok = false;
+			why = has ? "SUPER_FEAT_EXTREF set" : "SUPER_FEAT_EXTREF not set";
+		}
+	}
 	if (ok && cc->lost_found) {
 		struct fsctx *fs;
 		char name[32];
@@ -842,8 +946,8 @@ static void run_case(const struct ccase *cc)
 		}
 	}
 	if (ok) {
-		printf("PASS: %s: detected (-n 4), repaired (%s 1), clean after (-n 0), mounts, contents intact\n",
-		       cc->name, cc->flag ? cc->flag : "-y");
+		printf("PASS: %s: detected (-n 4%s), repaired (%s 1), clean after (-n 0), mounts, contents intact\n",
+		       cc->name, cc->says[0] ? ", each by name" : "", cc->flag ? cc->flag : "-y");
 	} else {
 		printf("FAIL: %s: -n %d, %s %d, -n after %d (want 4 1 0); verify: %s\n", cc->name, n1,
 		       cc->flag ? cc->flag : "-y", y, n2, why);
@@ -1308,7 +1412,7 @@ static void meta_item_case(void)
 	static const struct ccase cc = {
 		"a node's reference item missing (made again with the node's generation)",
 		c_meta_item, CORE_PROFILE_DUP, 0, 1, NULL, NULL, false, NULL, false, NULL, false,
-		false };
+		false, { NULL, NULL }, 0 };
 	struct scrub_opts so = { .readonly = true };
 	struct scrub_progress sp;
 	struct core *c = NULL;
