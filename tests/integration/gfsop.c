@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
@@ -28,7 +30,7 @@ static const struct { int e; const char *n; } errs[] = {
 	E(EPERM) E(ENOENT) E(EIO) E(EBADF) E(EACCES) E(EEXIST) E(EXDEV) E(ENOTDIR)
 	E(EISDIR) E(EINVAL) E(EFBIG) E(ENOSPC) E(EROFS) E(EMLINK) E(ERANGE)
 	E(ENAMETOOLONG) E(ENOTEMPTY) E(ELOOP) E(ENODATA) E(ENXIO) E(EOPNOTSUPP)
-	E(E2BIG) E(ENOTTY) E(EBUSY) E(ETXTBSY) E(ENOSYS) E(EUCLEAN)
+	E(E2BIG) E(ENOTTY) E(EBUSY) E(ETXTBSY) E(ENOSYS) E(EUCLEAN) E(EINTR)
 #undef E
 };
 
@@ -107,6 +109,71 @@ static int cmpstr(const void *a, const void *b)
 }
 
 #define NEED(n) do { if (argc < (n)) die_usage(); } while (0)
+
+static volatile sig_atomic_t alarms;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	alarms++;
+}
+
+/*
+ * sigsync: dirty LEN bytes of PATH with the pattern of SEED, then fsync,
+ * fdatasync and syncfs it, ROUNDS times, while an interval timer sends
+ * SIGALRM every 100 us to a handler installed without SA_RESTART — so a
+ * FUSE request in flight is interrupted (FUSE_INTERRUPT) over and over.
+ * Linux's syncfs(2) has no EINTR, and fsync/fdatasync on a kernel
+ * filesystem (ext4, the oracle) never give it for a caught signal: the
+ * file system must finish the work.  Any error fails (errno as is, so
+ * EXPECT names it); a write cut short by the signal is retried, as
+ * write(2) allows.  The caller checks the data with `verify` after a
+ * remount: durable, not only returned.
+ */
+static int sigsync(const char *path, uint64_t len, int rounds, uint64_t seed)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };	/* no SA_RESTART */
+	struct itimerval it = { { 0, 100 }, { 0, 100 } };
+	unsigned char *buf = malloc(1 << 16);
+	int fd = open(path, O_RDWR | O_CREAT, 0644), r = 0, e = 0;
+
+	if (fd < 0 || !buf) {
+		free(buf);
+		return -1;
+	}
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+	for (int i = 0; i < rounds && r == 0; i++) {
+		for (uint64_t off = 0; off < len && r == 0;) {
+			size_t n = len - off > (1 << 16) ? 1 << 16 : len - off;
+			for (size_t k = 0; k < n; k++)
+				buf[k] = pat(seed + (uint64_t)i, off + k);
+			ssize_t w = pwrite(fd, buf, n, off);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0)
+				r = -1;
+			else
+				off += (uint64_t)w;
+		}
+		if (r == 0 && (r = fsync(fd)) < 0)
+			fprintf(stderr, "sigsync: fsync round %d: %s\n", i, strerror(errno));
+		if (r == 0 && (r = fdatasync(fd)) < 0)
+			fprintf(stderr, "sigsync: fdatasync round %d: %s\n", i, strerror(errno));
+		if (r == 0 && (r = syncfs(fd)) < 0)
+			fprintf(stderr, "sigsync: syncfs round %d: %s\n", i, strerror(errno));
+	}
+	e = errno;
+	memset(&it, 0, sizeof(it));
+	setitimer(ITIMER_REAL, &it, NULL);
+	printf("alarms=%d\n", (int)alarms);
+	free(buf);
+	close(fd);
+	errno = e;
+	return r;
+}
+
 
 static int run(int argc, char **argv)
 {
@@ -237,13 +304,15 @@ static int run(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(op, "removexattr")) { NEED(3); return lremovexattr(argv[1], argv[2]); }
-	if (!strcmp(op, "fallocate")) {	/* fallocate PATH 0|keep|punch OFF LEN */
+	if (!strcmp(op, "fallocate")) {	/* fallocate PATH 0|keep|punch OFF LEN [MS] */
 		NEED(5);
 		int m = !strcmp(argv[2], "keep") ? FALLOC_FL_KEEP_SIZE :
 			!strcmp(argv[2], "punch") ? FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE : 0;
 		fd = open(argv[1], O_WRONLY);
 		if (fd < 0)
 			return -1;
+		if (argc > 5)	/* open, then wait MS: the call comes after a signal or stop */
+			usleep((useconds_t)atoi(argv[5]) * 1000);
 		int r = fallocate(fd, m, strtoll(argv[3], NULL, 0), strtoll(argv[4], NULL, 0));
 		int e = errno;
 		close(fd);
@@ -431,6 +500,22 @@ static int run(int argc, char **argv)
 		close(fd);
 		errno = e;
 		return r;
+	}
+	if (!strcmp(op, "syncfs")) {	/* syncfs PATH: syncfs(2) on PATH's filesystem */
+		NEED(2);
+		fd = open(argv[1], O_RDONLY | O_DIRECTORY);
+		if (fd < 0)
+			return -1;
+		int r = syncfs(fd);
+		int e = errno;
+		close(fd);
+		errno = e;
+		return r;
+	}
+	if (!strcmp(op, "sigsync")) {	/* sigsync PATH LEN ROUNDS SEED */
+		NEED(5);
+		return sigsync(argv[1], strtoull(argv[2], NULL, 0), atoi(argv[3]),
+			       strtoull(argv[4], NULL, 0));
 	}
 	if (!strcmp(op, "access")) {	/* access PATH r|w|x|f */
 		NEED(3);
