@@ -611,6 +611,7 @@ void alloc_unpin(struct core *c, bool (*fn)(void *arg, uint64_t logical, uint64_
 			} else {
 				range_clr(bg->used, i, j - i);
 				bg->used_bytes -= (j - i) * SECT;
+				a->given_back += (j - i) * SECT;
 				if (i < bg->cursor)
 					bg->cursor = i;
 			}
@@ -633,10 +634,21 @@ void alloc_release(struct core *c, uint64_t logical, uint64_t len)
 		range_clr(bg->held, s, n);
 		bg->used_bytes -= len;
 		bg->held_bytes -= len;
+		c->alloc.given_back += len;
 		if (s < bg->cursor)
 			bg->cursor = s;
 	}
 	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
+}
+
+uint64_t alloc_given_back(struct core *c)
+{
+	uint64_t n;
+
+	glock_lock(&c->alloc.lock, GLOCK_WRITE);
+	n = c->alloc.given_back;
+	glock_unlock(&c->alloc.lock, GLOCK_WRITE);
+	return n;
 }
 
 bool alloc_trim_take(struct core *c, uint64_t from, uint64_t maxlen, uint64_t *logical,

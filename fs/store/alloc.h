@@ -110,6 +110,9 @@ void alloc_unpin(struct core *c, bool (*fn)(void *arg, uint64_t logical, uint64_
 					    uint64_t flags), void *arg);
 /* A run kept by alloc_unpin's fn is now allocatable (already free on disk). */
 void alloc_release(struct core *c, uint64_t logical, uint64_t len);
+/* Bytes alloc_unpin and alloc_release have made allocatable since the
+ * mount: grows when a commit gives pinned space back. */
+uint64_t alloc_given_back(struct core *c);
 /* True when every sector of the range is allocated (fsck, tests). */
 /*
  * Batch trim: the first free run at or after logical `from` (at most

@@ -45,6 +45,9 @@ struct allocator {
 	 * it reusable at once), by bytenr; emptied at every commit. */
 	struct htable_set new_blocks;
 	uint64_t meta_cursor_bg;	/* hint: index of the last metadata bg used */
+	/* Bytes alloc_unpin and alloc_release made allocatable, ever: did a
+	 * commit give space back (fsops.c commit_for_space)? */
+	uint64_t given_back;
 };
 
 #endif
