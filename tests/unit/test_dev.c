@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "tmp_image.h"
 
 struct slow_discard { struct dev *d; int done; };
 
@@ -56,7 +57,7 @@ int main(void)
 {
 	const char *e = getenv("SEED");
 	unsigned seed = e ? (unsigned)strtoul(e, NULL, 0) : (unsigned)(time(NULL) ^ getpid());
-	char img[] = "/tmp/glassfs-dev-XXXXXX";
+	static char img[256];
 	const uint64_t size = 8 << 20;
 	struct dev *d = NULL, *ro = NULL;
 	struct dev_counters cnt;
@@ -65,12 +66,11 @@ int main(void)
 
 	printf("seed: %u\n", seed);
 	srand(seed);
-	fd = mkstemp(img);
-	if (fd < 0 || ftruncate(fd, (off_t)size) < 0 || !a || !b) {
-		printf("FAIL: setup: %s\n", strerror(errno));
+	fd = t_image(img, sizeof(img), size);
+	if (fd < 0 || !a || !b) {
+		printf("FAIL: setup: %s\n", strerror(fd < 0 ? -fd : errno));
 		return 1;
 	}
-	close(fd);
 	CHECK("open image", dev_open(img, 0, &d) == 0 && d->size == size && !d->blockdev);
 	if (!d)
 		goto out;
@@ -158,7 +158,7 @@ int main(void)
 	/* error model: a disk that starts failing after 3 writes, one that
 	 * cannot discard; other paths are untouched */
 	char spec[256];
-	snprintf(spec, sizeof(spec), "%s:write@3,nodiscard", img + 5);
+	snprintf(spec, sizeof(spec), "%s:write@3,nodiscard", strrchr(img, '/') + 1);
 	setenv("GLASSFS_DEV_FAIL", spec, 1);
 	ro = NULL;
 	if (dev_open(img, 0, &ro) == 0) {

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "tmp_image.h"
 
 static uint64_t ms_since(uint64_t t0)
 {
@@ -41,17 +42,16 @@ static void *close_later(void *arg)
 
 int main(void)
 {
-	char img[] = "/tmp/glassfs-claim-XXXXXX";
+	static char img[256];
 	struct dev *d = NULL, *x = NULL, *y = NULL;
 	char who[512];
 	uint64_t t0;
-	int fd = mkstemp(img);
+	int ret = t_image(img, sizeof(img), 4 << 20);
 
-	if (fd < 0 || ftruncate(fd, 4 << 20) < 0) {
-		printf("FAIL: setup: %s\n", strerror(errno));
+	if (ret < 0) {
+		printf("FAIL: setup: %s\n", strerror(-ret));
 		return 1;
 	}
-	close(fd);
 
 	CHECK("claim", dev_open(img, 0, &d) == 0);
 	t0 = glock_now_ns();
