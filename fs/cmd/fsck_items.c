@@ -23,6 +23,7 @@
 
 #include "fs/items/subvol.h"
 #include "fs/items/dir.h"
+#include "fs/items/iref.h"
 #include "fs/cmd/fsck.h"
 #include "fs/core/core_types.h"
 #include "fs/btree/btree.h"
@@ -341,19 +342,17 @@ static void check_extent(struct fsck *f, struct obj *o, const struct key *k,
  * back references it held are made again from the names in the pass
  * after (FIX_ADD_REF: into the INODE_REF if it has room, else extended).
  */
-/* Every entry of INODE_EXTREF k well formed and in its hash slot? */
-static bool extref_sound(const struct key *k, const char *buf, uint32_t size)
+/* Is back-reference item k (buf, size) a whole run of records, each
+ * name of 1..255 bytes, and, for an INODE_EXTREF, each in its hash slot? */
+static bool run_sound(const struct key *k, const char *buf, uint32_t size)
 {
-	uint32_t off = 0;
+	bool ext = k->type == KEY_INODE_EXTREF;
+	struct iref_ent e;
 
-	while (off < size) {
-		const struct inode_extref *x = (const void *)(buf + off);
-		if (off + sizeof(*x) > size || off + sizeof(*x) + x->name_len > size ||
-		    x->name_len == 0 || x->name_len > 255 ||
-		    extref_hash(x->parent, x->name, x->name_len) != k->offset)
+	for (uint32_t off = 0; off < size; off += e.size)
+		if (!iref_entry((const uint8_t *)buf, size, off, ext, &e) || e.len == 0 ||
+		    e.len > 255 || (ext && extref_hash(e.parent, e.name, e.len) != k->offset))
 			return false;
-		off += (uint32_t)sizeof(*x) + x->name_len;
-	}
 	return size != 0;
 }
 
@@ -371,7 +370,7 @@ static void check_extref(struct fsck *f, struct fsck_map *m, const struct key *k
 		/* a sound one is kept and the volume says it holds them (one
 		 * repair per tree); an unsound one goes (below), and with it
 		 * the need for the bit */
-		if (!extref_sound(k, buf, size) || extref_feat_queued)
+		if (!run_sound(k, buf, size) || extref_feat_queued)
 			fsck_covered(f, 1);
 		else {
 			fix(f, FIX_EXTREF_FEATURE, 0, 0, NULL);
@@ -542,46 +541,25 @@ static void name_add(struct names *w, const struct key *k, uint64_t ino, uint64_
 	memcpy(x->name, name, len);
 }
 
-/* Is the INODE_REF item (buf, size) a whole run of records? */
-static bool ref_sound(const char *buf, uint32_t size)
-{
-	uint32_t off = 0;
-
-	while (off < size) {
-		const struct inode_ref *r = (const void *)(buf + off);
-		if (off + sizeof(*r) > size || off + sizeof(*r) + r->name_len > size ||
-		    r->name_len == 0 || r->name_len > 255)
-			return false;
-		off += (uint32_t)sizeof(*r) + r->name_len;
-	}
-	return size != 0;
-}
-
 /* fsck_walk: the names of one item into the batch; > 0 (stop) past
  * NAMES_BATCH, with w->next the key after this item. */
 static int names_item(void *arg, const struct key *k, const void *d, uint32_t size)
 {
 	struct names *w = arg;
 	const char *buf = d;
-	uint32_t off = 0;
 
 	if (k->type == KEY_DIR_INDEX) {
 		const struct dir_entry *de = (const void *)buf;
 		if (size >= sizeof(*de) && sizeof(*de) + de->name_len == size && de->name_len &&
 		    de->name_len <= 255 && de->type != DT_SUBVOL)
 			name_add(w, k, de->ino, k->objectid, k->offset, 0, de->name, de->name_len);
-	} else if (k->type == KEY_INODE_REF && ref_sound(buf, size)) {
-		for (; off < size; off += (uint32_t)sizeof(struct inode_ref) +
-				      ((const struct inode_ref *)(buf + off))->name_len) {
-			const struct inode_ref *r = (const void *)(buf + off);
-			name_add(w, k, k->objectid, k->offset, r->index, off, r->name, r->name_len);
-		}
-	} else if (k->type == KEY_INODE_EXTREF && extref_sound(k, buf, size)) {
-		for (; off < size; off += (uint32_t)sizeof(struct inode_extref) +
-				      ((const struct inode_extref *)(buf + off))->name_len) {
-			const struct inode_extref *x = (const void *)(buf + off);
-			name_add(w, k, k->objectid, x->parent, x->index, off, x->name, x->name_len);
-		}
+	} else if ((k->type == KEY_INODE_REF || k->type == KEY_INODE_EXTREF) &&
+		   run_sound(k, buf, size)) {
+		bool ext = k->type == KEY_INODE_EXTREF;
+		struct iref_ent e;
+		for (uint32_t off = 0; iref_entry(d, size, off, ext, &e); off += e.size)
+			name_add(w, k, k->objectid, ext ? e.parent : k->offset, e.index, off, e.name,
+				 e.len);
 	}
 	if (w->oom)
 		return -ENOMEM;
@@ -626,17 +604,12 @@ static bool entry_of(struct names *w, const struct name *x)
  * in buf (n bytes, sound) hold x's (dir, name, index) before offset end? */
 static bool run_has(const uint8_t *buf, uint32_t n, bool ext, const struct name *x, uint32_t end)
 {
-	for (uint32_t off = 0; off < n && off < end;) {
-		const struct inode_ref *r = (const void *)(buf + off);
-		const struct inode_extref *e = (const void *)(buf + off);
-		uint64_t index = ext ? e->index : r->index;
-		uint16_t len = ext ? e->name_len : r->name_len;
-		const char *name = ext ? e->name : r->name;
-		if ((!ext || e->parent == x->dir) && index == x->index && len == x->len &&
-		    !memcmp(name, x->name, x->len))
+	struct iref_ent e;
+
+	for (uint32_t off = 0; off < end && iref_entry(buf, n, off, ext, &e); off += e.size)
+		if ((!ext || e.parent == x->dir) && e.index == x->index && e.len == x->len &&
+		    !memcmp(e.name, x->name, x->len))
 			return true;
-		off += (uint32_t)(ext ? sizeof(*e) : sizeof(*r)) + len;
-	}
 	return false;
 }
 
@@ -649,12 +622,12 @@ static bool backref_has(struct names *w, const struct name *x, uint32_t ref_end,
 	struct key k = { x->ino, KEY_INODE_REF, x->dir };
 	int n = ref_end ? btree_lookup(w->r, &k, w->buf, max) : 0;
 
-	if (n > 0 && ref_sound((const char *)w->buf, (uint32_t)n) &&
+	if (n > 0 && run_sound(&k, (const char *)w->buf, (uint32_t)n) &&
 	    run_has(w->buf, (uint32_t)n, false, x, ref_end))
 		return true;
 	k = (struct key){ x->ino, KEY_INODE_EXTREF, extref_hash(x->dir, x->name, x->len) };
 	n = ext_end ? btree_lookup(w->r, &k, w->buf, max) : 0;
-	return n > 0 && extref_sound(&k, (const char *)w->buf, (uint32_t)n) &&
+	return n > 0 && run_sound(&k, (const char *)w->buf, (uint32_t)n) &&
 	       run_has(w->buf, (uint32_t)n, true, x, ext_end);
 }
 

@@ -14,38 +14,29 @@
 #include "fs/format/items_format.h"
 #include "fs/items/iref.h"
 
-/* One entry of a run: INODE_REF (ext false: parent is the key's) or
- * INODE_EXTREF.  False past the run's end or for an entry overrunning it. */
-struct ent {
-	uint64_t parent, index;
-	const char *name;
-	uint16_t len;
-	uint32_t size;
-};
-
-static bool entry_at(const uint8_t *b, uint32_t n, uint32_t off, bool ext, struct ent *e)
+bool iref_entry(const uint8_t *b, uint32_t n, uint32_t off, bool ext, struct iref_ent *e)
 {
 	if (ext) {
 		const struct inode_extref *x = (const void *)(b + off);
 		if ((uint64_t)off + sizeof(*x) > n || (uint64_t)off + sizeof(*x) + x->name_len > n)
 			return false;
-		*e = (struct ent){ x->parent, x->index, x->name, x->name_len,
-				   (uint32_t)sizeof(*x) + x->name_len };
+		*e = (struct iref_ent){ x->parent, x->index, x->name, x->name_len,
+					(uint32_t)sizeof(*x) + x->name_len };
 	} else {
 		const struct inode_ref *r = (const void *)(b + off);
 		if ((uint64_t)off + sizeof(*r) > n || (uint64_t)off + sizeof(*r) + r->name_len > n)
 			return false;
-		*e = (struct ent){ 0, r->index, r->name, r->name_len,
-				   (uint32_t)sizeof(*r) + r->name_len };
+		*e = (struct iref_ent){ 0, r->index, r->name, r->name_len,
+					(uint32_t)sizeof(*r) + r->name_len };
 	}
 	return true;
 }
 
 /* The offset of (parent, name) in run b (n bytes), or -1; *e the entry. */
 static long run_find(const uint8_t *b, uint32_t n, bool ext, uint64_t parent, const char *name,
-		     size_t len, struct ent *e)
+		     size_t len, struct iref_ent *e)
 {
-	for (uint32_t off = 0; entry_at(b, n, off, ext, e); off += e->size)
+	for (uint32_t off = 0; iref_entry(b, n, off, ext, e); off += e->size)
 		if ((!ext || e->parent == parent) && e->len == len && !memcmp(e->name, name, len))
 			return off;
 	return -1;
@@ -74,7 +65,7 @@ static int get(struct root *r, const struct key *k, uint8_t *buf)
 static int size_without(struct root *r, const struct key *k, bool ext, uint64_t parent,
 			const char *gone, size_t gone_len, uint8_t *buf)
 {
-	struct ent e;
+	struct iref_ent e;
 	int n = get(r, k, buf);
 
 	if (n > 0 && gone && run_find(buf, (uint32_t)n, ext, parent, gone, gone_len, &e) >= 0)
@@ -160,7 +151,7 @@ static int cut_at(struct txn *t, struct root *r, const struct key *k, uint8_t *b
 static int cut(struct txn *t, struct root *r, const struct key *k, bool ext, uint64_t parent,
 	       const char *name, size_t len, uint64_t *index, uint8_t *buf)
 {
-	struct ent e;
+	struct iref_ent e;
 	int n = get(r, k, buf);
 	long off;
 
@@ -197,7 +188,7 @@ int iref_find(struct root *r, uint64_t ino, uint64_t parent, const char *name, s
 {
 	uint8_t *buf = malloc(btree_max_item_size(r));
 	struct key k = ref_key(ino, parent);
-	struct ent e;
+	struct iref_ent e;
 	int n, ret = -ENOENT;
 
 	if (!buf)
@@ -222,13 +213,13 @@ int iref_ext_del_index(struct txn *t, struct root *r, uint64_t ino, uint64_t has
 {
 	uint8_t *buf = malloc(btree_max_item_size(r));
 	struct key k = { ino, KEY_INODE_EXTREF, hash };
-	struct ent e;
+	struct iref_ent e;
 	int n, ret = -ENOENT;
 
 	if (!buf)
 		return -ENOMEM;
 	n = get(r, &k, buf);
-	for (uint32_t off = 0; n > 0 && entry_at(buf, (uint32_t)n, off, true, &e); off += e.size) {
+	for (uint32_t off = 0; n > 0 && iref_entry(buf, (uint32_t)n, off, true, &e); off += e.size) {
 		if (e.parent == parent && e.index == index) {
 			ret = cut_at(t, r, &k, buf, (uint32_t)n, off, e.size);
 			break;

@@ -28,6 +28,20 @@ struct txn;
 struct core;
 struct super_block;
 
+/* One entry of a run of back references: an INODE_REF's (parent 0: the
+ * item's key names it) or an INODE_EXTREF's; size: its bytes in the run. */
+struct iref_ent {
+	uint64_t parent, index;
+	const char *name;
+	uint16_t len;
+	uint32_t size;
+};
+
+/* The entry at off of a run b of n bytes (INODE_EXTREF when ext): false
+ * past the run's end or for an entry that overruns it.  Names of any
+ * length, also 0: fsck holds them to 1..255. */
+bool iref_entry(const uint8_t *b, uint32_t n, uint32_t off, bool ext, struct iref_ent *e);
+
 /*
  * Can ino take a name of len bytes in parent?  0, or -EMLINK when neither
  * the INODE_REF (ino, parent) nor the INODE_EXTREF of (parent, name) has
