@@ -193,19 +193,31 @@ struct file_extent {
 _Static_assert(sizeof(struct file_extent) == 49, "file_extent layout");
 #define FE_INLINE_HDR offsetof(struct file_extent, disk_logical)	/* 17 */
 
-/* Hash of a directory-entry or xattr name (FNV-1a 64 with a final mix).
- * Part of the on-disk format: never change it. */
-static inline uint64_t name_hash(const char *name, size_t len)
+/* FNV-1a 64 over len bytes, from h; the name hashes below start it at
+ * FNV_OFFSET and end it with hash_mix.  Part of the on-disk format. */
+#define FNV_OFFSET 0xcbf29ce484222325ULL
+static inline uint64_t fnv1a(uint64_t h, const void *p, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
 	for (size_t i = 0; i < len; i++) {
-		h ^= (uint8_t)name[i];
+		h ^= ((const uint8_t *)p)[i];
 		h *= 0x100000001b3ULL;
 	}
+	return h;
+}
+
+static inline uint64_t hash_mix(uint64_t h)
+{
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdULL;
 	h ^= h >> 33;
 	return h;
+}
+
+/* Hash of a directory-entry or xattr name (FNV-1a 64 with a final mix).
+ * Part of the on-disk format: never change it. */
+static inline uint64_t name_hash(const char *name, size_t len)
+{
+	return hash_mix(fnv1a(FNV_OFFSET, name, len));
 }
 
 /* The INODE_EXTREF key offset of name in directory parent: FNV-1a 64
@@ -213,19 +225,11 @@ static inline uint64_t name_hash(const char *name, size_t len)
  * final mix of name_hash.  Part of the on-disk format: never change it. */
 static inline uint64_t extref_hash(uint64_t parent, const char *name, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-	for (int i = 0; i < 8; i++) {
-		h ^= (uint8_t)(parent >> (8 * i));
-		h *= 0x100000001b3ULL;
-	}
-	for (size_t i = 0; i < len; i++) {
-		h ^= (uint8_t)name[i];
-		h *= 0x100000001b3ULL;
-	}
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	return h;
+	uint8_t le[8];
+
+	for (int i = 0; i < 8; i++)
+		le[i] = (uint8_t)(parent >> (8 * i));
+	return hash_mix(fnv1a(fnv1a(FNV_OFFSET, le, sizeof(le)), name, len));
 }
 
 /* The most names an inode has (its nlink; a directory's counts its
